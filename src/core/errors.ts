@@ -1,0 +1,69 @@
+import { ErrorCode, TASKS_EXTENSION_REQUIRED_CAPABILITIES } from '../protocol/constants.js';
+import type { JsonRpcErrorObject, JsonValue } from './task.js';
+
+/** Why the runtime itself failed a task (`data.reason` of its `-32603`). */
+export type RuntimeFailureReason = 'interrupted' | 'runtime_limit' | 'attempts_exhausted' | 'input_timeout';
+
+/**
+ * The one error type of the tasks layer. It carries a JSON-RPC `code` (and optional `data`), so the SDK
+ * serialises it as that error when a request handler throws it.
+ */
+export class TasksError extends Error {
+  override readonly name = 'TasksError';
+  constructor(
+    /** JSON-RPC error code, see {@link ErrorCode}. */
+    readonly code: number,
+    message: string,
+    readonly data?: JsonValue,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+
+  /** The wire error object. */
+  toJsonRpc(): JsonRpcErrorObject {
+    return this.data === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, data: this.data };
+  }
+}
+
+/**
+ * The unknown-task answer (2025-11-25 R45, SEP-2663 E39). A foreign, expired or other-generation task gets
+ * exactly this answer too, so existence never leaks (R49, E45).
+ */
+export function taskNotFound(): TasksError {
+  return new TasksError(ErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
+}
+
+/** `-32602` for malformed params. */
+export function invalidParams(message: string): TasksError {
+  return new TasksError(ErrorCode.InvalidParams, message);
+}
+
+/** `-32601` for an unknown or unadvertised method. */
+export function methodNotFound(method: string): TasksError {
+  return new TasksError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
+}
+
+/** `-32021` naming the Tasks Extension as the missing client capability (SEP-2663 E6, E41). */
+export function missingTasksExtension(): TasksError {
+  return new TasksError(ErrorCode.MissingRequiredClientCapability, 'Missing required client capability', {
+    requiredCapabilities: TASKS_EXTENSION_REQUIRED_CAPABILITIES as unknown as JsonValue,
+  });
+}
+
+/** `-32603` for failures the runtime creates itself, with `data.reason`. */
+export function runtimeFailure(reason: RuntimeFailureReason, message: string): JsonRpcErrorObject {
+  return { code: ErrorCode.InternalError, message, data: { reason } };
+}
+
+/** Whether `error` carries a usable JSON-RPC code (a {@link TasksError} or the SDK's `ProtocolError`). */
+export function hasJsonRpcCode(error: unknown): error is { code: number; message: string; data?: unknown } {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    Number.isSafeInteger((error as { code?: unknown }).code) &&
+    typeof (error as { message?: unknown }).message === 'string'
+  );
+}

@@ -1,0 +1,154 @@
+import type {
+  JsonObject,
+  JsonValue,
+  NewTask,
+  TaskGeneration,
+  TaskOutcome,
+  TaskRecord,
+  TaskStatus,
+} from './task.js';
+
+/**
+ * Kinds of rows in the append-only `task_events` log. Every committed change appends one row in the same
+ * transaction, so the log is the single source for wake-ups, notifications, the audit trail and replay.
+ * - `created`: task row inserted (status `working`).
+ * - `status`: status transition (payload: `{from, to}`).
+ * - `message`: statusMessage-only change (coalesced).
+ * - `attempt`: a run started (payload: `{attempt, leaseOwner}`).
+ * - `input`: input requests added or answered (next issue).
+ * - `expired`: TTL reached; the row is about to be deleted.
+ */
+export type TaskEventKind = 'created' | 'status' | 'message' | 'attempt' | 'input' | 'expired';
+
+/** One row of `task_events`. */
+export interface TaskEvent {
+  /** Monotonic, gap-free within one database; orders events across processes. */
+  seq: number;
+  taskId: string;
+  kind: TaskEventKind;
+  /** Status after the event (for `expired`: status at expiry). */
+  status: TaskStatus;
+  /** Epoch ms. */
+  at: number;
+  payload: JsonObject | null;
+}
+
+/** Limits which tasks a read may see: a read outside its scope answers like an unknown id. */
+export interface TaskScope {
+  /** Only tasks of this owner (`issuer|subject|tenant` or `anonymous`). */
+  ownerKey: string;
+  /** Only tasks of this protocol generation. */
+  generation?: TaskGeneration;
+  /** Epoch ms; a task with `expiresAt <= now` is invisible whether or not the sweeper has run. */
+  now: number;
+}
+
+/** A conditional status write. */
+export interface TransitionRequest {
+  /** New status. */
+  to: TaskStatus;
+  /**
+   * Statuses the task must currently have; defaults to every status from which `to` is allowed by the state
+   * machine. The write applies only when the current status is one of them (a conditional write).
+   */
+  from?: readonly TaskStatus[];
+  /** New statusMessage; `undefined` keeps the current one, `null` clears it. */
+  statusMessage?: string | null;
+  /** Stored in the same transaction; required for `completed` (kind `result`) and `failed` (kind `error`). */
+  outcome?: TaskOutcome;
+  /** When set, the write applies only while this instance holds the lease (a lost lease discards the outcome). */
+  leaseOwner?: string;
+  /** Clear the lease in the same write (any terminal transition and `input_required` do this). */
+  releaseLease?: boolean;
+  /** Epoch ms; becomes `lastUpdatedAt`. */
+  now: number;
+}
+
+/** Listener for committed events, called after the commit, in commit order. */
+export type TaskEventListener = (event: TaskEvent) => void;
+
+/**
+ * The storage port. One implementation per backend (`SqliteTaskStore` now, PostgreSQL later); every backend
+ * passes the same contract suite (`describeTaskStoreContract` in `mcp-tasks/testing`).
+ *
+ * Durability: every returned promise resolves only after its write is committed durably. Implementations may
+ * share one commit between concurrent writes (group commit) but never resolve before that commit.
+ *
+ * Errors: methods throw only for storage faults (a {@link TasksError} with `-32603`); a condition that does
+ * not hold is reported by the return value (`undefined` / `false`), never by an exception.
+ */
+export interface TaskStore {
+  /**
+   * Insert a task with status `working` and append its `created` event.
+   * Resolves after the commit (SEP-2663 E14: a `tasks/get` right after sees it).
+   * Throws `-32602` when `(ownerKey, idempotencyKey)` is already taken.
+   */
+  create(task: NewTask): Promise<TaskRecord>;
+
+  /** Read one task within `scope`; `undefined` when missing, foreign, of another generation or expired. */
+  get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined>;
+
+  /** Read one task without scope checks (runtime use only, never on behalf of a requestor). */
+  getUnscoped(taskId: string): Promise<TaskRecord | undefined>;
+
+  /** The stored result or error of a terminal task; `undefined` when not (yet) stored. */
+  getOutcome(taskId: string): Promise<TaskOutcome | undefined>;
+
+  /**
+   * Conditional status write (see {@link TransitionRequest}) plus its `status` event, in one transaction.
+   * Returns the updated task, or `undefined` when the task is missing or the condition did not hold
+   * (e.g. already terminal: terminal states never change).
+   */
+  transition(taskId: string, request: TransitionRequest): Promise<TaskRecord | undefined>;
+
+  /**
+   * Write statusMessage-only changes of non-terminal tasks in one transaction (one `message` event each).
+   * Callers coalesce; the store applies what it is given. Entries for terminal or missing tasks are ignored.
+   */
+  writeStatusMessages(entries: ReadonlyArray<{ taskId: string; statusMessage: string | null; now: number }>): Promise<void>;
+
+  /**
+   * One page of an owner's tasks of one generation, ordered by `seq` ascending, starting after `afterSeq`.
+   * Expired tasks are left out.
+   */
+  list(scope: TaskScope & { generation: TaskGeneration }, page: { afterSeq: number; limit: number }): Promise<TaskRecord[]>;
+
+  /**
+   * Start a run: `attempt += 1`, lease to `leaseOwner` until `leaseExpiresAt`, `attempt` event.
+   * Applies only while the task is `working` and the lease is held by `leaseOwner` or has lapsed.
+   */
+  startAttempt(taskId: string, leaseOwner: string, leaseExpiresAt: number, now: number): Promise<TaskRecord | undefined>;
+
+  /** Extend the leases `leaseOwner` holds on `taskIds`; returns the ids whose lease was renewed. */
+  renewLeases(leaseOwner: string, taskIds: readonly string[], leaseExpiresAt: number): Promise<string[]>;
+
+  /**
+   * Atomically take over up to `limit` `working` tasks whose lease lapsed before `now` (or that have none),
+   * giving the lease to `leaseOwner` until `leaseExpiresAt`. `input_required` tasks hold no lease and are skipped.
+   */
+  claimLapsed(leaseOwner: string, now: number, leaseExpiresAt: number, limit: number): Promise<TaskRecord[]>;
+
+  /** A journaled step value, or `undefined` when the step never completed. */
+  getStep(taskId: string, name: string): Promise<{ value: JsonValue } | undefined>;
+
+  /** Journal a completed step (first write wins; later writes for the same name are ignored). */
+  putStep(taskId: string, name: string, value: JsonValue): Promise<void>;
+
+  /**
+   * Expire up to `limit` tasks with `expiresAt <= now`: append an `expired` event, then delete the task and
+   * everything hanging off it. Returns the expired ids.
+   */
+  expireDue(now: number, limit: number): Promise<string[]>;
+
+  /** Committed events with `seq > afterSeq`, ascending, at most `limit` (the cross-process tail reads this). */
+  readEventsAfter(afterSeq: number, limit: number): Promise<TaskEvent[]>;
+
+  /** The highest committed event `seq` (0 when none). */
+  lastEventSeq(): Promise<number>;
+
+  /** Subscribe to events committed by this store instance; returns an unsubscribe function. */
+  onEvent(listener: TaskEventListener): () => void;
+
+  /** Finish pending writes and close the backend. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,101 @@
+/**
+ * The task model shared by every layer: what a task is, independent of the wire generation that created it.
+ * Times are epoch milliseconds internally; the protocol codecs turn them into ISO 8601 strings.
+ */
+
+/** Task status values, identical in both protocol generations (2025-11-25 R16, SEP-2663 E12). */
+export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+/** Every status, in lifecycle order. */
+export const TASK_STATUSES: readonly TaskStatus[] = Object.freeze([
+  'working',
+  'input_required',
+  'completed',
+  'failed',
+  'cancelled',
+]);
+
+/**
+ * The protocol generation that created a task. A task is visible only through its own generation:
+ * `v1` = experimental tasks of MCP 2025-11-25, `v2` = Tasks Extension `io.modelcontextprotocol/tasks` (2026-07-28).
+ */
+export type TaskGeneration = 'v1' | 'v2';
+
+/** A JSON value as stored and sent on the wire. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+/** A JSON object. */
+export type JsonObject = { [key: string]: JsonValue };
+
+/** A JSON-RPC error object (`{code, message, data?}`), stored verbatim for a failed task. */
+export interface JsonRpcErrorObject {
+  code: number;
+  message: string;
+  data?: JsonValue;
+}
+
+/**
+ * How a task ended, stored verbatim in its own table:
+ * - `result`: the tool's `CallToolResult` (also when `isError: true`);
+ * - `error`: a JSON-RPC error raised while running the tool.
+ */
+export type TaskOutcome = { kind: 'result'; result: JsonObject } | { kind: 'error'; error: JsonRpcErrorObject };
+
+/** A durable task row as the store returns it. */
+export interface TaskRecord {
+  /** 128 random bits, base64url (22 characters). */
+  taskId: string;
+  /** `issuer|subject|tenant` of the creator, or `anonymous`; every task operation compares it. */
+  ownerKey: string;
+  generation: TaskGeneration;
+  /** Protocol version of the creating request, e.g. `2025-11-25` or `2026-07-28`. */
+  protocolVersion: string;
+  toolName: string;
+  arguments: JsonObject;
+  /** Snapshot of the creating request's client capabilities (v1: from `initialize`; v2: from `_meta`). */
+  clientCapabilities: JsonObject;
+  /** `progressToken` of the creating `tools/call`, if any (2025-11-25 R36). */
+  progressToken: string | number | null;
+  status: TaskStatus;
+  statusMessage: string | null;
+  /** Epoch ms. */
+  createdAt: number;
+  /** Epoch ms. */
+  lastUpdatedAt: number;
+  /** Retention from `createdAt` in ms; `null` = unlimited. */
+  ttlMs: number | null;
+  /** Poll interval hint in ms. */
+  pollIntervalMs: number;
+  /** `createdAt + ttlMs`, or `null` when unlimited. Epoch ms. */
+  expiresAt: number | null;
+  /** Monotonic sequence number assigned at creation; orders `tasks/list` pages. */
+  seq: number;
+  /** Number of runs started so far (0 while queued). */
+  attempt: number;
+  /** Instance id of the process holding the lease, or `null`. */
+  leaseOwner: string | null;
+  /** Epoch ms at which the lease lapses, or `null`. */
+  leaseExpiresAt: number | null;
+  idempotencyKey: string | null;
+  requestDigest: string | null;
+}
+
+/** What a caller supplies to create a task; the store assigns `seq` and `attempt`. */
+export interface NewTask {
+  taskId: string;
+  ownerKey: string;
+  generation: TaskGeneration;
+  protocolVersion: string;
+  toolName: string;
+  arguments: JsonObject;
+  clientCapabilities: JsonObject;
+  progressToken: string | number | null;
+  statusMessage: string | null;
+  createdAt: number;
+  ttlMs: number | null;
+  pollIntervalMs: number;
+  /** Lease taken by the creating process so that recovery elsewhere leaves a queued task alone. */
+  leaseOwner: string | null;
+  leaseExpiresAt: number | null;
+  idempotencyKey?: string | null;
+  requestDigest?: string | null;
+}

@@ -1,0 +1,91 @@
+import type { z } from 'zod';
+import type { Logger } from './logger.js';
+import type { JsonObject, JsonValue } from './task.js';
+
+/**
+ * How a tool may be called:
+ * - `sync`: never a task (2025-11-25 `taskSupport: "forbidden"`; v2 always answers inline);
+ * - `task-optional`: a task when the requestor can take one (v1 `task` param; v2 declared extension), else inline;
+ * - `task-required`: only as a task (v1 `-32601` without `task`; v2 `-32021` without the extension).
+ */
+export type ToolExecution = 'sync' | 'task-optional' | 'task-required';
+
+/** A content block of a `CallToolResult` (text, image, resource, …) as plain JSON. */
+export type ContentBlock = { type: 'text'; text: string } | ({ type: string } & JsonObject);
+
+/** What a tool returns: the body of a `CallToolResult`. */
+export interface ToolResult {
+  content: ContentBlock[];
+  /** Must satisfy the tool's `outputSchema` when it has one. */
+  structuredContent?: JsonObject;
+  /** A tool-level failure (v1 task → `failed`; v2 task → `completed`, SEP-2663 E13). */
+  isError?: boolean;
+}
+
+/** Handed to a running tool. Every argument and return value is JSON-serialisable. */
+export interface ToolContext {
+  /** Aborted on cancellation, TTL expiry, runtime limit or shutdown. Check it at least every 10,000 lines. */
+  readonly signal: AbortSignal;
+  /** The task id, or `null` when the call runs inline (no task). */
+  readonly taskId: string | null;
+  /** Directories the operator allows tools to read (absolute, symlinks resolved). */
+  readonly roots: readonly string[];
+  /** Structured, redacting logger bound to this call. */
+  readonly logger: Logger;
+  /** Set statusMessage (capped at 512 characters, control characters stripped; written at most once a second). */
+  setStatus(message: string): void;
+  /** Report progress; becomes statusMessage `"<message> (done/total)"`. */
+  progress(done: number, total?: number, message?: string): void;
+  /**
+   * Run a side-effecting step once. Its JSON result is journaled under `name`; when the task is re-run after a
+   * crash, the journaled value is returned and `fn` is not called again. Names must be unique per task run.
+   */
+  step<T extends JsonValue>(name: string, fn: () => T | Promise<T>): Promise<T>;
+}
+
+/** Environment for `preflight` checks (before any task exists). */
+export interface PreflightContext {
+  readonly roots: readonly string[];
+}
+
+/**
+ * Thrown by a tool's `preflight` (or by `run` for a bad argument) to answer with a tool result carrying
+ * `isError: true` instead of a protocol error (SEP-1303: input validation errors are tool errors).
+ */
+export class ToolInputError extends Error {
+  override readonly name = 'ToolInputError';
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a registry holds tools of any argument type
+export type AnyToolDefinition = ToolDefinition<any>;
+
+/** A registered tool. Use {@link defineTool} to build one with typed arguments. */
+export interface ToolDefinition<Args = unknown> {
+  name: string;
+  title?: string;
+  description: string;
+  /** A zod object schema; its JSON Schema is advertised in `tools/list` and every call is validated with it. */
+  inputSchema: z.ZodType<Args, unknown>;
+  /** When present, `structuredContent` is validated against it before the result is stored. */
+  outputSchema?: z.ZodType<JsonObject>;
+  execution: ToolExecution;
+  /** Running it twice has the same effect as once: safe to re-run after a crash. */
+  idempotent?: boolean;
+  /** Every side effect goes through `ctx.step`: safe to re-run after a crash (steps are replayed). */
+  journaled?: boolean;
+  /** Cheap checks run before a task is created (e.g. path confinement); throw {@link ToolInputError}. */
+  preflight?(args: Args, context: PreflightContext): void | Promise<void>;
+  run(args: Args, context: ToolContext): Promise<ToolResult>;
+}
+
+/** Identity helper that infers `Args` from `inputSchema`. */
+export function defineTool<Schema extends z.ZodType<object>>(
+  definition: Omit<ToolDefinition<z.output<Schema>>, 'inputSchema'> & { inputSchema: Schema },
+): ToolDefinition<z.output<Schema>> {
+  return definition as unknown as ToolDefinition<z.output<Schema>>;
+}
+
+/** A text-only tool result. */
+export function textResult(text: string, extra?: { structuredContent?: JsonObject; isError?: boolean }): ToolResult {
+  return { content: [{ type: 'text', text }], ...extra };
+}

@@ -1,0 +1,49 @@
+/**
+ * Wire constants of both task generations: JSON-RPC error codes, reserved `_meta` keys, versions.
+ * Names follow the spec (base 2026-07-28 §8, 2025-11-25 tasks, SEP-2663).
+ */
+
+/** JSON-RPC and MCP error codes used by the tasks layer (base 2026-07-28 §8). */
+export const ErrorCode = Object.freeze({
+  /** Invalid JSON. */
+  ParseError: -32700,
+  /** Not a JSON-RPC request; also oversized bodies (HTTP 413). */
+  InvalidRequest: -32600,
+  /** Unknown method, `tasks/result` under v2, v1 `taskSupport` violations (R8, R10). */
+  MethodNotFound: -32601,
+  /** Bad params, unknown/foreign/expired task, bad cursor, cancel of a terminal v1 task. */
+  InvalidParams: -32602,
+  /** Internal error; runtime-made failures carry `data.reason`. */
+  InternalError: -32603,
+  /** HTTP header missing/invalid/≠ body (HTTP 400). */
+  HeaderMismatch: -32020,
+  /** Missing required client capability, `data.requiredCapabilities` (HTTP 400). */
+  MissingRequiredClientCapability: -32021,
+  /** Unsupported protocol version, `data.supported` / `data.requested` (HTTP 400). */
+  UnsupportedProtocolVersion: -32022,
+} as const);
+
+/** The Tasks Extension identifier (SEP-2663). */
+export const TASKS_EXTENSION_ID = 'io.modelcontextprotocol/tasks';
+/** `_meta` key linking task messages to a task in 2025-11-25 (R31). */
+export const RELATED_TASK_META_KEY = 'io.modelcontextprotocol/related-task';
+/** `_meta` key carrying the request's protocol version (2026-07-28 B2). */
+export const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
+/** `_meta` key carrying the request's client capabilities (2026-07-28 B2). */
+export const CLIENT_CAPABILITIES_META_KEY = 'io.modelcontextprotocol/clientCapabilities';
+/** `_meta` key carrying the client's self-reported identity (2026-07-28 B2). */
+export const CLIENT_INFO_META_KEY = 'io.modelcontextprotocol/clientInfo';
+/** `_meta` key tagging every message of a `subscriptions/listen` stream (2026-07-28 B19). */
+export const SUBSCRIPTION_ID_META_KEY = 'io.modelcontextprotocol/subscriptionId';
+/** Optional interim text for the model on a v1 `CreateTaskResult` (R15). */
+export const MODEL_IMMEDIATE_RESPONSE_META_KEY = 'io.modelcontextprotocol/model-immediate-response';
+
+/** The legacy revision that carries experimental tasks. */
+export const V1_PROTOCOL_VERSION = '2025-11-25';
+/** The stateless revision that carries the Tasks Extension. */
+export const V2_PROTOCOL_VERSION = '2026-07-28';
+
+/** `requiredCapabilities` payload of a `-32021` for the Tasks Extension (SEP-2663 E6, E41). */
+export const TASKS_EXTENSION_REQUIRED_CAPABILITIES = Object.freeze({
+  extensions: Object.freeze({ [TASKS_EXTENSION_ID]: Object.freeze({}) }),
+});
