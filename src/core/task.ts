@@ -3,8 +3,9 @@
  * Times are epoch milliseconds internally; the protocol codecs turn them into ISO 8601 strings.
  */
 
-/** Task status values, identical in both protocol generations (2025-11-25 R16, SEP-2663 E12). */
-export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+import type { JsonObject, TaskStatus } from '../protocol/types.js';
+
+export type { JsonObject, JsonRpcErrorObject, JsonValue, TaskOutcome, TaskStatus } from '../protocol/types.js';
 
 /** Every status, in lifecycle order. */
 export const TASK_STATUSES: readonly TaskStatus[] = Object.freeze([
@@ -20,25 +21,6 @@ export const TASK_STATUSES: readonly TaskStatus[] = Object.freeze([
  * `v1` = experimental tasks of MCP 2025-11-25, `v2` = Tasks Extension `io.modelcontextprotocol/tasks` (2026-07-28).
  */
 export type TaskGeneration = 'v1' | 'v2';
-
-/** A JSON value as stored and sent on the wire. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
-/** A JSON object. */
-export type JsonObject = { [key: string]: JsonValue };
-
-/** A JSON-RPC error object (`{code, message, data?}`), stored verbatim for a failed task. */
-export interface JsonRpcErrorObject {
-  code: number;
-  message: string;
-  data?: JsonValue;
-}
-
-/**
- * How a task ended, stored verbatim in its own table:
- * - `result`: the tool's `CallToolResult` (also when `isError: true`);
- * - `error`: a JSON-RPC error raised while running the tool.
- */
-export type TaskOutcome = { kind: 'result'; result: JsonObject } | { kind: 'error'; error: JsonRpcErrorObject };
 
 /** A durable task row as the store returns it. */
 export interface TaskRecord {

@@ -1,0 +1,110 @@
+import type { Logger } from '../core/logger.js';
+import type { TaskEvent, TaskStore } from '../core/store.js';
+
+/** Receives task events delivered by the {@link TaskEventHub}. */
+export type TaskEventSubscriber = (event: TaskEvent) => void;
+
+/**
+ * Fans committed task events out to in-process subscribers (v1 `tasks/result` waiters, cancellation of running
+ * tools, notifications). Events come from two sources, merged and de-duplicated by `seq`:
+ * - the local store's `onEvent` (immediate, for writes made by this process);
+ * - one per-process tail of `task_events` every `tailIntervalMs`, for writes made by other processes on the same
+ *   database. There is never one timer per waiting request.
+ */
+export class TaskEventHub {
+  private readonly byTask = new Map<string, Set<TaskEventSubscriber>>();
+  private readonly global = new Set<TaskEventSubscriber>();
+  /** Seqs delivered locally ahead of the tail cursor; pruned as the cursor passes them. */
+  private readonly deliveredAhead = new Set<number>();
+  private cursor = 0;
+  private tailTimer: NodeJS.Timeout | undefined;
+  private tailing = false;
+  private readonly unsubscribeStore: () => void;
+
+  constructor(
+    private readonly store: TaskStore,
+    private readonly logger: Logger,
+  ) {
+    this.unsubscribeStore = store.onEvent((event) => {
+      if (event.seq <= this.cursor || this.deliveredAhead.has(event.seq)) return;
+      this.deliveredAhead.add(event.seq);
+      this.deliver(event);
+    });
+  }
+
+  /**
+   * Start tailing `task_events` for changes committed by other processes.
+   * @param tailIntervalMs - how often the tail reads the log (ms).
+   */
+  async start(tailIntervalMs: number): Promise<void> {
+    this.cursor = await this.store.lastEventSeq();
+    this.tailTimer = setInterval(() => void this.tail(), tailIntervalMs);
+    this.tailTimer.unref();
+  }
+
+  /** Subscribe to events of one task; returns an unsubscribe function. */
+  subscribeTask(taskId: string, subscriber: TaskEventSubscriber): () => void {
+    let set = this.byTask.get(taskId);
+    if (!set) {
+      set = new Set();
+      this.byTask.set(taskId, set);
+    }
+    set.add(subscriber);
+    return () => {
+      const current = this.byTask.get(taskId);
+      if (!current) return;
+      current.delete(subscriber);
+      if (current.size === 0) this.byTask.delete(taskId);
+    };
+  }
+
+  /** Subscribe to every event; returns an unsubscribe function. */
+  subscribeAll(subscriber: TaskEventSubscriber): () => void {
+    this.global.add(subscriber);
+    return () => this.global.delete(subscriber);
+  }
+
+  /** Read and deliver everything committed since the cursor (also callable directly, e.g. in tests). */
+  async tail(): Promise<void> {
+    if (this.tailing) return;
+    this.tailing = true;
+    try {
+      for (;;) {
+        const events = await this.store.readEventsAfter(this.cursor, 500);
+        for (const event of events) {
+          this.cursor = event.seq;
+          if (this.deliveredAhead.delete(event.seq)) continue;
+          this.deliver(event);
+        }
+        if (events.length < 500) break;
+      }
+      for (const seq of this.deliveredAhead) if (seq <= this.cursor) this.deliveredAhead.delete(seq);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'task event tail failed; retrying at the next interval');
+    } finally {
+      this.tailing = false;
+    }
+  }
+
+  /** Stop tailing and drop every subscriber. */
+  close(): void {
+    if (this.tailTimer) clearInterval(this.tailTimer);
+    this.unsubscribeStore();
+    this.byTask.clear();
+    this.global.clear();
+  }
+
+  private deliver(event: TaskEvent): void {
+    for (const subscriber of this.global) this.safely(subscriber, event);
+    const set = this.byTask.get(event.taskId);
+    if (set) for (const subscriber of [...set]) this.safely(subscriber, event);
+  }
+
+  private safely(subscriber: TaskEventSubscriber, event: TaskEvent): void {
+    try {
+      subscriber(event);
+    } catch (error) {
+      this.logger.error({ err: error }, 'task event subscriber threw');
+    }
+  }
+}

@@ -1,0 +1,78 @@
+import { ErrorCode } from '../protocol/constants.js';
+import { hasJsonRpcCode } from '../core/errors.js';
+import type { JsonObject, JsonValue, TaskGeneration, TaskOutcome, TaskStatus } from '../core/task.js';
+import { ToolInputError, type AnyToolDefinition, type ToolResult } from '../core/tool.js';
+
+/** A tool run turned into what the store records. */
+export interface SettledRun {
+  status: Extract<TaskStatus, 'completed' | 'failed'>;
+  outcome: TaskOutcome;
+  /** Diagnostic statusMessage for failures (2025-11-25 R47, SEP-2663 E13); `undefined` keeps the current one. */
+  statusMessage?: string;
+}
+
+const STATUS_MESSAGE_LIMIT = 512;
+
+/** Strip control characters and cap the length of a statusMessage (never trust tool text on the wire). */
+export function sanitizeStatusMessage(message: string): string {
+  // eslint-disable-next-line no-control-regex -- removing control characters is the point
+  const clean = message.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
+  return clean.length > STATUS_MESSAGE_LIMIT ? `${clean.slice(0, STATUS_MESSAGE_LIMIT - 1)}…` : clean;
+}
+
+function firstText(result: ToolResult): string | undefined {
+  const block = result.content.find((item) => item.type === 'text' && typeof item.text === 'string');
+  return block ? String(block.text) : undefined;
+}
+
+/**
+ * Check a tool's return value against the MCP shape and its `outputSchema`, and turn it into a `CallToolResult`.
+ * @throws Error when the tool broke its contract (the caller maps it to `-32603`).
+ */
+export function toCallToolResult(tool: AnyToolDefinition, result: ToolResult): JsonObject {
+  if (!result || !Array.isArray(result.content)) {
+    throw new Error(`tool ${tool.name} returned no content array`);
+  }
+  if (tool.outputSchema && !result.isError) {
+    if (result.structuredContent === undefined) throw new Error(`tool ${tool.name} has an outputSchema but returned no structuredContent`);
+    const parsed = tool.outputSchema.safeParse(result.structuredContent);
+    if (!parsed.success) throw new Error(`tool ${tool.name} returned structuredContent that fails its outputSchema: ${parsed.error.message}`);
+  }
+  const body: JsonObject = { content: result.content as unknown as JsonValue[] };
+  if (result.structuredContent !== undefined) body.structuredContent = result.structuredContent;
+  if (result.isError) body.isError = true;
+  return body;
+}
+
+/** A tool result carrying `isError: true` with one text block (SEP-1303 input errors, v1 pre-2025-11-25 refusals). */
+export function toolErrorResult(message: string): JsonObject {
+  return { content: [{ type: 'text', text: message }], isError: true };
+}
+
+/**
+ * Map a tool's return value to the stored outcome. `isError: true` fails a v1 task (2025-11-25 R47) but completes
+ * a v2 task (SEP-2663 E13); either way `tasks/result` / `tasks/get` return that very result.
+ */
+export function settleResult(generation: TaskGeneration, result: JsonObject): SettledRun {
+  const isError = result.isError === true;
+  if (isError && generation === 'v1') {
+    const text = firstText(result as unknown as ToolResult);
+    return { status: 'failed', outcome: { kind: 'result', result }, statusMessage: sanitizeStatusMessage(text ?? 'Tool reported an error') };
+  }
+  return { status: 'completed', outcome: { kind: 'result', result } };
+}
+
+/**
+ * Map an exception thrown by a tool. A coded error (our `TasksError` or the SDK's `ProtocolError`) keeps its code
+ * and message; a {@link ToolInputError} becomes an `isError` tool result; anything else is `-32603`
+ * "Internal error in tool <name>" with the details left to the (redacted) log.
+ */
+export function settleThrown(generation: TaskGeneration, toolName: string, error: unknown): SettledRun {
+  if (error instanceof ToolInputError) return settleResult(generation, toolErrorResult(error.message));
+  if (hasJsonRpcCode(error)) {
+    const wire = { code: error.code, message: error.message, ...(error.data !== undefined ? { data: error.data as JsonValue } : {}) };
+    return { status: 'failed', outcome: { kind: 'error', error: wire }, statusMessage: sanitizeStatusMessage(error.message) };
+  }
+  const message = `Internal error in tool ${toolName}`;
+  return { status: 'failed', outcome: { kind: 'error', error: { code: ErrorCode.InternalError, message } }, statusMessage: message };
+}

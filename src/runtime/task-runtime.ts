@@ -1,0 +1,350 @@
+import type { Clock } from '../core/clock.js';
+import { runtimeFailure, taskNotFound, type RuntimeFailureReason } from '../core/errors.js';
+import { newTaskId } from '../core/ids.js';
+import { redactTaskId, type Logger } from '../core/logger.js';
+import { isTerminal } from '../core/state-machine.js';
+import type { TaskEvent, TaskScope, TaskStore } from '../core/store.js';
+import type { JsonObject, NewTask, TaskGeneration, TaskRecord } from '../core/task.js';
+import type { AnyToolDefinition } from '../core/tool.js';
+import { TaskEventHub } from './event-hub.js';
+import { settleResult, settleThrown, toCallToolResult, type SettledRun } from './outcome.js';
+import { StatusWriter } from './status-writer.js';
+import { createToolContext } from './tool-context.js';
+
+/** Timing and capacity settings of a {@link TaskRuntime}. All durations in milliseconds. */
+export interface RuntimeSettings {
+  /** Identifies this process in leases. */
+  instanceId: string;
+  /** Tools run at once by this process (async slots on the main thread). */
+  concurrency: number;
+  /** Lease length; a lease is renewed every `leaseMs / 3` while the task is queued or running here. */
+  leaseMs: number;
+  /** How often lapsed leases are looked for (recovery). */
+  recoveryIntervalMs: number;
+  /** How often expired tasks are deleted (reads hide them earlier). */
+  sweepIntervalMs: number;
+  /** How often `task_events` is tailed for other processes' writes. */
+  tailIntervalMs: number;
+  /** Coalescing window for statusMessage-only writes. */
+  statusFlushIntervalMs: number;
+  /** Longest single run of a tool; the task then fails with `data.reason: "runtime_limit"`. */
+  runtimeLimitMs: number;
+  /** Runs per task, first run included, before it fails with `data.reason: "attempts_exhausted"`. */
+  maxAttempts: number;
+  /** Allowed tool roots, handed to every tool context. */
+  roots: readonly string[];
+}
+
+/** Everything needed to create a task. */
+export interface CreateTaskInput {
+  tool: AnyToolDefinition;
+  ownerKey: string;
+  generation: TaskGeneration;
+  protocolVersion: string;
+  arguments: JsonObject;
+  clientCapabilities: JsonObject;
+  progressToken: string | number | null;
+  /** Effective retention in ms (already clamped by the caller), `null` = unlimited. */
+  ttlMs: number | null;
+  pollIntervalMs: number;
+}
+
+/** Why a running tool was aborted. */
+type AbortReason = 'cancelled' | 'expired' | 'runtime_limit' | 'lease_lost' | 'shutdown';
+
+interface RunningTask {
+  controller: AbortController;
+  record: TaskRecord;
+}
+
+/**
+ * Runs tools as durable tasks: creates tasks (committed before the caller answers), runs them in bounded async
+ * slots, holds and renews leases, recovers tasks whose lease lapsed (re-running idempotent or step-journaled
+ * tools, failing others as `interrupted`), enforces runtime limits and TTLs, and propagates cancellation.
+ */
+export class TaskRuntime {
+  readonly events: TaskEventHub;
+  private readonly statusWriter: StatusWriter;
+  private readonly tools: ReadonlyMap<string, AnyToolDefinition>;
+  private readonly queue: string[] = [];
+  private readonly queued = new Set<string>();
+  private readonly running = new Map<string, RunningTask>();
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly unsubscribe: () => void;
+  private closed = false;
+  /** Highest number of tools running at once since start (for tests and metrics). */
+  maxInFlight = 0;
+
+  constructor(
+    private readonly store: TaskStore,
+    tools: readonly AnyToolDefinition[],
+    private readonly settings: RuntimeSettings,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {
+    this.tools = new Map(tools.map((tool) => [tool.name, tool]));
+    this.events = new TaskEventHub(store, logger);
+    this.statusWriter = new StatusWriter(store, clock, logger, settings.statusFlushIntervalMs);
+    this.unsubscribe = this.events.subscribeAll((event) => this.onEvent(event));
+  }
+
+  /** Start background work: event tail, lease heartbeat, recovery (also once right away) and the TTL sweeper. */
+  async start(): Promise<void> {
+    await this.events.start(this.settings.tailIntervalMs);
+    const every = (ms: number, job: () => Promise<unknown>): void => {
+      const timer = setInterval(() => void job().catch((error) => this.logger.error({ err: error }, 'runtime job failed')), ms);
+      timer.unref();
+      this.timers.push(timer);
+    };
+    every(Math.max(1, Math.floor(this.settings.leaseMs / 3)), () => this.heartbeat());
+    every(this.settings.recoveryIntervalMs, () => this.recover());
+    every(this.settings.sweepIntervalMs, () => this.sweep());
+    await this.recover();
+  }
+
+  /** The registered tool called `name`, if any. */
+  tool(name: string): AnyToolDefinition | undefined {
+    return this.tools.get(name);
+  }
+
+  /** Every registered tool, in registration order. */
+  listTools(): AnyToolDefinition[] {
+    return [...this.tools.values()];
+  }
+
+  /**
+   * Create a task durably and queue it. Resolves after the commit, so a `tasks/get` sent after the reply finds it
+   * (SEP-2663 E14). The status message is "queued" while every slot is busy.
+   */
+  async createTask(input: CreateTaskInput): Promise<TaskRecord> {
+    const now = this.clock.now();
+    const busy = this.running.size + this.queue.length >= this.settings.concurrency;
+    const task: NewTask = {
+      taskId: newTaskId(),
+      ownerKey: input.ownerKey,
+      generation: input.generation,
+      protocolVersion: input.protocolVersion,
+      toolName: input.tool.name,
+      arguments: input.arguments,
+      clientCapabilities: input.clientCapabilities,
+      progressToken: input.progressToken,
+      statusMessage: busy ? 'queued' : null,
+      createdAt: now,
+      ttlMs: input.ttlMs,
+      pollIntervalMs: input.pollIntervalMs,
+      leaseOwner: this.settings.instanceId,
+      leaseExpiresAt: now + this.settings.leaseMs,
+    };
+    const record = await this.store.create(task);
+    this.enqueue(record.taskId);
+    return record;
+  }
+
+  /**
+   * Cancel a task (2025-11-25 R41, SEP-2663 E30): a conditional write non-terminal → `cancelled`, then the tool's
+   * `ctx.signal` fires (here, or in the process running it, through the event log). Any later outcome is discarded.
+   * @returns the cancelled task, or `undefined` when it was already terminal (the caller reads it to tell).
+   */
+  async cancel(taskId: string, statusMessage: string): Promise<TaskRecord | undefined> {
+    this.statusWriter.takePending(taskId);
+    const record = await this.store.transition(taskId, {
+      to: 'cancelled',
+      statusMessage,
+      releaseLease: true,
+      now: this.clock.now(),
+    });
+    if (record) this.abortLocal(taskId, 'cancelled');
+    return record;
+  }
+
+  /**
+   * Wait until the task is terminal and return it (v1 `tasks/result`, R24). Woken by the event hub; re-reads the
+   * task on every event of that task. Throws the unknown-task error when it disappears or expires meanwhile.
+   */
+  async waitForTerminal(taskId: string, scope: Omit<TaskScope, 'now'>, signal: AbortSignal): Promise<TaskRecord> {
+    let wake: () => void = () => {};
+    const unsubscribe = this.events.subscribeTask(taskId, () => wake());
+    try {
+      for (;;) {
+        const woken = new Promise<void>((resolve) => (wake = resolve));
+        const record = await this.store.get(taskId, { ...scope, now: this.clock.now() });
+        if (!record) throw taskNotFound();
+        if (isTerminal(record.status)) return record;
+        await this.until(woken, signal);
+        if (signal.aborted) throw signal.reason ?? new Error('aborted');
+      }
+    } finally {
+      unsubscribe();
+    }
+  }
+
+  /** Run a tool inline, without a task (sync tools, or clients that cannot take a task). */
+  async runInline(tool: AnyToolDefinition, args: unknown, signal: AbortSignal, logger: Logger): Promise<JsonObject> {
+    const context = createToolContext({ taskId: null, signal, roots: this.settings.roots, logger });
+    return toCallToolResult(tool, await tool.run(args, context));
+  }
+
+  /** Stop background work, abort local runs (their leases are released so a restart recovers them at once). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const timer of this.timers) clearInterval(timer);
+    this.unsubscribe();
+    const held = [...this.running.keys(), ...this.queue];
+    for (const taskId of this.running.keys()) this.abortLocal(taskId, 'shutdown');
+    this.queue.length = 0;
+    this.queued.clear();
+    await this.statusWriter.close();
+    if (held.length > 0) await this.store.renewLeases(this.settings.instanceId, held, this.clock.now()).catch(() => []);
+    this.events.close();
+  }
+
+  private enqueue(taskId: string): void {
+    if (this.closed || this.queued.has(taskId) || this.running.has(taskId)) return;
+    this.queued.add(taskId);
+    this.queue.push(taskId);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (!this.closed && this.running.size < this.settings.concurrency && this.queue.length > 0) {
+      const taskId = this.queue.shift() as string;
+      this.queued.delete(taskId);
+      const placeholder: RunningTask = { controller: new AbortController(), record: undefined as unknown as TaskRecord };
+      this.running.set(taskId, placeholder);
+      this.maxInFlight = Math.max(this.maxInFlight, this.running.size);
+      void this.execute(taskId, placeholder)
+        .catch((error) => this.logger.error({ err: error, taskId: redactTaskId(taskId) }, 'task execution failed'))
+        .finally(() => {
+          if (this.running.get(taskId) === placeholder) this.running.delete(taskId);
+          this.pump();
+        });
+    }
+  }
+
+  private async execute(taskId: string, slot: RunningTask): Promise<void> {
+    const startedAt = this.clock.now();
+    const record = await this.store.startAttempt(taskId, this.settings.instanceId, startedAt + this.settings.leaseMs, startedAt);
+    if (!record || slot.controller.signal.aborted) return;
+    slot.record = record;
+    const tool = this.tools.get(record.toolName);
+    if (!tool) {
+      await this.failByRuntime(record, 'interrupted', `Tool ${record.toolName} is not registered in this process`);
+      return;
+    }
+    const logger = this.logger.child({ taskId: redactTaskId(taskId), tool: tool.name, attempt: record.attempt });
+    const deadlineMs = Math.min(startedAt + this.settings.runtimeLimitMs, record.expiresAt ?? Number.POSITIVE_INFINITY);
+    const reasonAtDeadline: AbortReason = record.expiresAt !== null && record.expiresAt <= startedAt + this.settings.runtimeLimitMs ? 'expired' : 'runtime_limit';
+    const deadline = setTimeout(() => {
+      this.abortLocal(taskId, reasonAtDeadline);
+      if (reasonAtDeadline === 'runtime_limit') {
+        void this.failByRuntime(record, 'runtime_limit', `Tool ${tool.name} exceeded the runtime limit of ${this.settings.runtimeLimitMs} ms`);
+      }
+    }, Math.max(0, deadlineMs - startedAt));
+    deadline.unref();
+    this.statusWriter.set(taskId, null);
+    let settled: SettledRun;
+    try {
+      const args = tool.inputSchema.parse(record.arguments);
+      const context = createToolContext({
+        taskId,
+        signal: slot.controller.signal,
+        roots: this.settings.roots,
+        logger,
+        statusWriter: this.statusWriter,
+        store: this.store,
+      });
+      settled = settleResult(record.generation, toCallToolResult(tool, await tool.run(args, context)));
+    } catch (error) {
+      if (!slot.controller.signal.aborted && !(error instanceof Error && 'code' in error)) logger.error({ err: error }, 'tool threw');
+      settled = settleThrown(record.generation, tool.name, error);
+    } finally {
+      clearTimeout(deadline);
+    }
+    if (slot.controller.signal.aborted) {
+      logger.info({ reason: slot.controller.signal.reason }, 'tool run aborted; its outcome is discarded');
+      return;
+    }
+    const pending = this.statusWriter.takePending(taskId);
+    const written = await this.store.transition(taskId, {
+      to: settled.status,
+      outcome: settled.outcome,
+      statusMessage: settled.statusMessage ?? pending,
+      leaseOwner: this.settings.instanceId,
+      releaseLease: true,
+      now: this.clock.now(),
+    });
+    if (!written) logger.info({}, 'task changed meanwhile (cancelled, expired or lease lost); outcome discarded');
+  }
+
+  private async failByRuntime(record: TaskRecord, reason: RuntimeFailureReason, message: string): Promise<void> {
+    this.statusWriter.takePending(record.taskId);
+    await this.store.transition(record.taskId, {
+      to: 'failed',
+      outcome: { kind: 'error', error: runtimeFailure(reason, message) },
+      statusMessage: message,
+      releaseLease: true,
+      now: this.clock.now(),
+    });
+  }
+
+  private abortLocal(taskId: string, reason: AbortReason): void {
+    const running = this.running.get(taskId);
+    if (running && !running.controller.signal.aborted) running.controller.abort(reason);
+    if (this.queued.delete(taskId)) this.queue.splice(this.queue.indexOf(taskId), 1);
+  }
+
+  private onEvent(event: TaskEvent): void {
+    if (event.kind === 'expired') this.abortLocal(event.taskId, 'expired');
+    else if (event.kind === 'status' && event.status === 'cancelled') this.abortLocal(event.taskId, 'cancelled');
+  }
+
+  private async heartbeat(): Promise<void> {
+    const held = [...this.running.keys(), ...this.queue];
+    if (held.length === 0) return;
+    const renewed = new Set(await this.store.renewLeases(this.settings.instanceId, held, this.clock.now() + this.settings.leaseMs));
+    for (const taskId of this.running.keys()) {
+      const running = this.running.get(taskId);
+      // A run whose row no longer carries our lease (taken over after a stall, or already settled) must stop.
+      if (running?.record && !renewed.has(taskId)) this.abortLocal(taskId, 'lease_lost');
+    }
+  }
+
+  /** Take over tasks whose lease lapsed: re-run what is safe to re-run, fail the rest. */
+  async recover(): Promise<void> {
+    if (this.closed) return;
+    const now = this.clock.now();
+    const claimed = await this.store.claimLapsed(this.settings.instanceId, now, now + this.settings.leaseMs, 100);
+    for (const record of claimed) {
+      const tool = this.tools.get(record.toolName);
+      const neverStarted = record.attempt === 0;
+      const rerunnable = tool !== undefined && (tool.idempotent === true || tool.journaled === true);
+      if (tool && (neverStarted || rerunnable) && record.attempt < this.settings.maxAttempts) {
+        this.logger.info({ taskId: redactTaskId(record.taskId), attempt: record.attempt }, 'recovering task');
+        this.enqueue(record.taskId);
+      } else if (tool && rerunnable) {
+        await this.failByRuntime(record, 'attempts_exhausted', `Task ran ${record.attempt} times without finishing`);
+      } else {
+        await this.failByRuntime(record, 'interrupted', `Task was interrupted (server stopped while ${record.toolName} ran) and is not safe to re-run`);
+      }
+    }
+  }
+
+  /** Delete expired tasks (reads already hide them; this frees the rows and records `expired`). */
+  async sweep(): Promise<void> {
+    await this.store.expireDue(this.clock.now(), 500);
+  }
+
+  /** Resolve on the next event of the task (expiry arrives as the sweeper's `expired` event) or on abort. */
+  private until(woken: Promise<void>, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      signal.addEventListener('abort', done, { once: true });
+      void woken.then(done);
+    });
+  }
+}

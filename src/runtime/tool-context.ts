@@ -1,0 +1,60 @@
+import type { Logger } from '../core/logger.js';
+import type { TaskStore } from '../core/store.js';
+import type { JsonValue } from '../core/task.js';
+import type { ToolContext } from '../core/tool.js';
+import { sanitizeStatusMessage } from './outcome.js';
+import type { StatusWriter } from './status-writer.js';
+
+/** Format `ctx.progress` as a statusMessage: `"<message> (done/total)"` or `"<message> (done)"`. */
+export function progressMessage(done: number, total?: number, message?: string): string {
+  const counter = total === undefined ? `${done}` : `${done}/${total}`;
+  return `${message ?? 'progress'} (${counter})`;
+}
+
+/** What a tool context is built from. */
+export interface ToolContextInput {
+  taskId: string | null;
+  signal: AbortSignal;
+  roots: readonly string[];
+  logger: Logger;
+  /** Present for task runs: statusMessage and progress go through the coalescing writer. */
+  statusWriter?: StatusWriter;
+  /** Present for task runs: steps are journaled in the store. */
+  store?: TaskStore;
+  /** Observes every progress report (v1 progress notifications hang off this). */
+  onProgress?: (done: number, total: number | undefined, message: string) => void;
+}
+
+/**
+ * Build the `ctx` handed to `tool.run`. For a task, `step` journals results so a re-run after a crash replays them;
+ * for an inline call it simply runs the step.
+ */
+export function createToolContext(input: ToolContextInput): ToolContext {
+  const usedStepNames = new Set<string>();
+  const setStatus = (message: string): void => {
+    if (input.taskId !== null && input.statusWriter) input.statusWriter.set(input.taskId, sanitizeStatusMessage(message));
+  };
+  return {
+    signal: input.signal,
+    taskId: input.taskId,
+    roots: input.roots,
+    logger: input.logger,
+    setStatus,
+    progress(done, total, message) {
+      const text = progressMessage(done, total, message);
+      setStatus(text);
+      input.onProgress?.(done, total, text);
+    },
+    async step<T extends JsonValue>(name: string, fn: () => T | Promise<T>): Promise<T> {
+      if (usedStepNames.has(name)) throw new Error(`ctx.step name "${name}" used twice in one run; step names must be unique`);
+      usedStepNames.add(name);
+      const { taskId, store } = input;
+      if (taskId === null || !store) return fn();
+      const journaled = await store.getStep(taskId, name);
+      if (journaled) return journaled.value as T;
+      const value = await fn();
+      await store.putStep(taskId, name, value);
+      return value;
+    },
+  };
+}

@@ -1,0 +1,132 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
+import { systemClock, type Clock } from '../core/clock.js';
+import { newInstanceId } from '../core/ids.js';
+import { silentLogger, type Logger } from '../core/logger.js';
+import type { Authenticator } from '../core/owner.js';
+import type { TaskStore } from '../core/store.js';
+import type { AnyToolDefinition } from '../core/tool.js';
+import { TaskRuntime } from '../runtime/task-runtime.js';
+import { CursorCodec } from './cursor.js';
+import type { HandlerDeps } from './deps.js';
+import { createServerFactory } from './factory.js';
+import { createHttpFront, type HttpFront } from './http/node-handler.js';
+import { resolveLimits, type TasksServerLimits } from './options.js';
+
+/** Options of {@link createTasksServer}. */
+export interface CreateTasksServerOptions {
+  /** Tools to serve (see `defineTool`). Names must be unique. */
+  tools: readonly AnyToolDefinition[];
+  /** Where tasks live (e.g. `openSqliteTaskStore`). The server does not close it. */
+  store: TaskStore;
+  /** Secret that signs `tasks/list` cursors (see `loadServerSecret`); at least 16 bytes. */
+  secret: Buffer;
+  /** Bearer-token authentication. Without it one `anonymous` owner exists and v1 `tasks/list` is not offered (R51). */
+  auth?: Authenticator;
+  /** Absolute directories tools may read. @defaultValue [] */
+  roots?: readonly string[];
+  /** Limits and timings; see {@link TasksServerLimits}. */
+  limits?: Partial<TasksServerLimits>;
+  /** Host header allow-list for HTTP (DNS-rebinding protection); `null` disables it. @defaultValue localhost names */
+  allowedHosts?: string[] | null;
+  /** Origin allow-list (host names) for HTTP requests with an `Origin` header. @defaultValue localhost names */
+  allowedOrigins?: string[] | null;
+  /** @defaultValue a silent logger */
+  logger?: Logger;
+  /** @defaultValue the system clock */
+  clock?: Clock;
+  /** Lease owner id of this process. @defaultValue random */
+  instanceId?: string;
+  /** @defaultValue `{ name: "mcp-tasks", version: <package version> }` */
+  serverInfo?: { name: string; version: string };
+}
+
+/** A running tasks server. */
+export interface TasksServer {
+  /** Node `http` request handler for the MCP endpoint (`/mcp`). */
+  handleHttp(request: IncomingMessage, response: ServerResponse): Promise<void>;
+  /** Serve MCP over this process's stdin/stdout (both eras, same tools and store). */
+  serveStdio(): StdioServerHandle;
+  /** The task runtime (for embedding and tests). */
+  readonly runtime: TaskRuntime;
+  /** The HTTP front (legacy session count, for tests). */
+  readonly http: HttpFront;
+  /** Stop accepting work, abort local runs (their leases are released for recovery) and close sessions. */
+  close(): Promise<void>;
+}
+
+const LOCALHOST_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+/**
+ * Create a durable MCP tasks server for both protocol generations on one endpoint, start its runtime (recovery,
+ * leases, TTL sweeper, event tail) and return its HTTP handler, stdio runner and `close()`.
+ * @throws TasksError `-32602` for invalid limits (every problem listed) or duplicate tool names.
+ */
+export async function createTasksServer(options: CreateTasksServerOptions): Promise<TasksServer> {
+  const limits = resolveLimits(options.limits);
+  const logger = options.logger ?? silentLogger;
+  const clock = options.clock ?? systemClock;
+  const names = new Set<string>();
+  for (const tool of options.tools) {
+    if (names.has(tool.name)) throw new Error(`duplicate tool name: ${tool.name}`);
+    names.add(tool.name);
+  }
+  if (options.secret.length < 16) throw new Error('the server secret must be at least 16 bytes');
+  const roots = options.roots ?? [];
+  const runtime = new TaskRuntime(
+    options.store,
+    options.tools,
+    {
+      instanceId: options.instanceId ?? newInstanceId(),
+      concurrency: limits.concurrency,
+      leaseMs: limits.leaseMs,
+      recoveryIntervalMs: limits.recoveryIntervalMs,
+      sweepIntervalMs: limits.sweepIntervalMs,
+      tailIntervalMs: limits.tailIntervalMs,
+      statusFlushIntervalMs: limits.statusFlushIntervalMs,
+      runtimeLimitMs: limits.runtimeLimitMs,
+      maxAttempts: limits.maxAttempts,
+      roots,
+    },
+    clock,
+    logger,
+  );
+  const deps: HandlerDeps = {
+    runtime,
+    store: options.store,
+    limits,
+    cursors: new CursorCodec(options.secret),
+    clock,
+    logger,
+    roots,
+    authEnabled: options.auth !== undefined,
+    serverInfo: options.serverInfo ?? { name: 'mcp-tasks', version: '0.1.0' },
+  };
+  const factory = createServerFactory(deps);
+  const http = createHttpFront({
+    factory,
+    maxRequestBodyBytes: limits.maxRequestBodyBytes,
+    sessionIdleMs: limits.sessionIdleMs,
+    ...(options.auth ? { authenticator: options.auth } : {}),
+    allowedHosts: options.allowedHosts === undefined ? LOCALHOST_NAMES : options.allowedHosts,
+    allowedOrigins: options.allowedOrigins === undefined ? LOCALHOST_NAMES : options.allowedOrigins,
+    logger,
+  });
+  await runtime.start();
+  const stdioHandles: StdioServerHandle[] = [];
+  return {
+    handleHttp: (request, response) => http.handle(request, response),
+    serveStdio() {
+      const handle = serveStdio(factory, { legacy: 'serve', onerror: (error) => logger.debug({ err: error }, 'stdio error') });
+      stdioHandles.push(handle);
+      return handle;
+    },
+    runtime,
+    http,
+    async close() {
+      await Promise.allSettled(stdioHandles.map((handle) => handle.close()));
+      await http.close();
+      await runtime.close();
+    },
+  };
+}

@@ -1,0 +1,21 @@
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import type { TaskStore } from '../core/store.js';
+import type { TaskRuntime } from '../runtime/task-runtime.js';
+import type { CursorCodec } from './cursor.js';
+import type { TasksServerLimits } from './options.js';
+
+/** What request handlers share within one tasks server. */
+export interface HandlerDeps {
+  runtime: TaskRuntime;
+  store: TaskStore;
+  limits: Readonly<TasksServerLimits>;
+  cursors: CursorCodec;
+  clock: Clock;
+  logger: Logger;
+  /** Roots handed to tool preflight checks. */
+  roots: readonly string[];
+  /** Whether requestors are authenticated (enables v1 `tasks/list`, spec R51). */
+  authEnabled: boolean;
+  serverInfo: { name: string; version: string };
+}

@@ -1,0 +1,112 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpServerFactory } from '@modelcontextprotocol/server';
+import { hostHeaderValidation, originValidation, toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
+import type { Logger } from '../../core/logger.js';
+import { ANONYMOUS_OWNER_KEY, ownerKeyOf, type Authenticator } from '../../core/owner.js';
+import { ErrorCode } from '../../protocol/constants.js';
+import { readJsonBody } from './body.js';
+import { withSpecErrorStatus } from './error-status.js';
+import { LegacySessions } from './legacy-sessions.js';
+import { writeJsonRpcError } from './respond.js';
+
+/** Options of the HTTP front door. */
+export interface HttpFrontOptions {
+  factory: McpServerFactory;
+  /** Path of the MCP endpoint. @defaultValue "/mcp" */
+  path?: string;
+  /** Largest request body in bytes (HTTP 413 with `-32600` above it). */
+  maxRequestBodyBytes: number;
+  /** Idle time after which a legacy session is closed (ms). */
+  sessionIdleMs: number;
+  /** Bearer-token authentication; without it every request is the `anonymous` owner. */
+  authenticator?: Authenticator;
+  /** Host header allow-list (DNS-rebinding protection); `null` disables the check. */
+  allowedHosts: string[] | null;
+  /** Origin allow-list (host names) for requests that carry an `Origin` header; `null` disables the check. */
+  allowedOrigins: string[] | null;
+  logger: Logger;
+}
+
+/** A Node `(req, res)` handler serving both protocol eras on one endpoint. */
+export interface HttpFront {
+  handle(request: IncomingMessage, response: ServerResponse): Promise<void>;
+  readonly legacySessions: LegacySessions;
+  close(): Promise<void>;
+}
+
+/**
+ * The one Streamable HTTP endpoint: Host/Origin checks, bearer authentication (HTTP 401 before any task lookup),
+ * body limit (413 + `-32600`) and JSON parsing (`-32700`), then routing with the SDK's own `isLegacyRequest`:
+ * 2025-era traffic to the sessionful legacy leg, everything else to the stateless 2026-07-28 handler.
+ */
+export function createHttpFront(options: HttpFrontOptions): HttpFront {
+  const path = options.path ?? '/mcp';
+  const modern = createMcpHandler(options.factory, {
+    legacy: 'reject',
+    maxRequestBodySize: options.maxRequestBodyBytes,
+    onerror: (error) => options.logger.debug({ err: error }, 'modern request rejected'),
+  });
+  const modernNode = toNodeHandler({ fetch: async (request, requestOptions) => withSpecErrorStatus(await modern.fetch(request, requestOptions)) });
+  const legacySessions = new LegacySessions(options.factory, options.logger, options.sessionIdleMs);
+  const checkHost = options.allowedHosts ? hostHeaderValidation(options.allowedHosts) : undefined;
+  const checkOrigin = options.allowedOrigins ? originValidation(options.allowedOrigins) : undefined;
+
+  async function handle(request: IncomingMessage & { auth?: AuthInfo }, response: ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    if (url.pathname !== path) {
+      writeJsonRpcError(response, 404, null, ErrorCode.MethodNotFound, `Not found: ${url.pathname} (the MCP endpoint is ${path})`);
+      return;
+    }
+    if (checkHost && !checkHost(request, response)) return;
+    if (checkOrigin && request.headers.origin !== undefined && !checkOrigin(request, response)) return;
+
+    let ownerKey = ANONYMOUS_OWNER_KEY;
+    if (options.authenticator) {
+      const principal = options.authenticator.authenticate(request.headers.authorization);
+      if (!principal) {
+        const body = JSON.stringify({ error: 'invalid_token', error_description: 'Missing or invalid bearer token' });
+        response.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="mcp-tasks", error="invalid_token"' });
+        response.end(body);
+        return;
+      }
+      ownerKey = ownerKeyOf(principal);
+      request.auth = { token: '', clientId: principal.subject, scopes: [], extra: { ownerKey } };
+    } else {
+      request.auth = { token: '', clientId: ANONYMOUS_OWNER_KEY, scopes: [], extra: { ownerKey } };
+    }
+
+    let parsedBody: unknown;
+    if (request.method === 'POST') {
+      const body = await readJsonBody(request, options.maxRequestBodyBytes);
+      if (!body.ok) {
+        if (body.failure.kind === 'too_large') {
+          writeJsonRpcError(response, 413, null, ErrorCode.InvalidRequest, `Request body exceeds ${options.maxRequestBodyBytes} bytes`, { connection: 'close' });
+        } else {
+          writeJsonRpcError(response, 400, null, ErrorCode.ParseError, 'Parse error: the request body is not valid JSON');
+        }
+        return;
+      }
+      parsedBody = body.value;
+    }
+    const webRequest = await toWebRequest(request, parsedBody);
+    if (await isLegacyRequest(webRequest, parsedBody, { maxRequestBodySize: options.maxRequestBodyBytes })) {
+      await legacySessions.handle(request, response, parsedBody, ownerKey);
+    } else {
+      await modernNode(request, response, parsedBody);
+    }
+  }
+
+  return {
+    handle: (request, response) =>
+      handle(request, response).catch((error) => {
+        options.logger.error({ err: error }, 'HTTP request failed');
+        if (!response.headersSent) writeJsonRpcError(response, 500, null, ErrorCode.InternalError, 'Internal error');
+        else response.end();
+      }),
+    legacySessions,
+    async close() {
+      await legacySessions.close();
+      await modern.close();
+    },
+  };
+}

@@ -1,0 +1,106 @@
+import { TasksError } from '../core/errors.js';
+import { ErrorCode } from '../protocol/constants.js';
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+
+/**
+ * Tunable limits and timings of a tasks server. Every duration is in milliseconds.
+ * The four times users confuse are distinct: the HTTP request timeout (client side), the task runtime limit
+ * (`runtimeLimitMs`), the poll interval hint (`pollIntervalMs`) and the retention (`defaultTtlMs`/`maxTtlMs`).
+ */
+export interface TasksServerLimits {
+  /** Tools running at once in this process. @defaultValue 16 */
+  concurrency: number;
+  /** Retention when the requestor asks for none (v1) and always for v2; `null` = unlimited. @defaultValue 1 h */
+  defaultTtlMs: number | null;
+  /** Largest retention granted; requested v1 `ttl`s are clamped to it; `null` = unlimited allowed. @defaultValue 24 h */
+  maxTtlMs: number | null;
+  /** Smallest retention granted (smaller requests are raised to it). @defaultValue 1 s */
+  minTtlMs: number;
+  /** Poll interval hint sent as `pollInterval` / `pollIntervalMs`. @defaultValue 1 s */
+  pollIntervalMs: number;
+  /** Longest single run of a tool before the task fails (`data.reason: "runtime_limit"`); ≤ `maxTtlMs`. @defaultValue 1 h */
+  runtimeLimitMs: number;
+  /** Runs per task (first included) before it fails with `attempts_exhausted`. @defaultValue 3 */
+  maxAttempts: number;
+  /** Lease length for running and queued tasks; renewed every third of it. @defaultValue 15 s */
+  leaseMs: number;
+  /** Interval of the lapsed-lease scan. @defaultValue `leaseMs` */
+  recoveryIntervalMs: number;
+  /** Interval of the TTL sweeper (reads hide expired tasks regardless). @defaultValue 1 s */
+  sweepIntervalMs: number;
+  /** Interval of the per-process `task_events` tail that sees other processes' writes. @defaultValue 250 ms */
+  tailIntervalMs: number;
+  /** Window for coalescing statusMessage-only writes. @defaultValue 1 s */
+  statusFlushIntervalMs: number;
+  /** v1 `tasks/list` page size, 1–100. @defaultValue 50 */
+  listPageSize: number;
+  /** Largest accepted HTTP request body in bytes; larger bodies get HTTP 413 with `-32600`. @defaultValue 4 MiB */
+  maxRequestBodyBytes: number;
+  /** Legacy (2025-era) HTTP sessions idle longer than this are closed. @defaultValue 30 min */
+  sessionIdleMs: number;
+}
+
+/** Defaults of {@link TasksServerLimits}. */
+export const DEFAULT_LIMITS: Readonly<TasksServerLimits> = Object.freeze({
+  concurrency: 16,
+  defaultTtlMs: HOUR,
+  maxTtlMs: 24 * HOUR,
+  minTtlMs: SECOND,
+  pollIntervalMs: SECOND,
+  runtimeLimitMs: HOUR,
+  maxAttempts: 3,
+  leaseMs: 15 * SECOND,
+  recoveryIntervalMs: 15 * SECOND,
+  sweepIntervalMs: SECOND,
+  tailIntervalMs: 250,
+  statusFlushIntervalMs: SECOND,
+  listPageSize: 50,
+  maxRequestBodyBytes: 4 * 1024 * 1024,
+  sessionIdleMs: 30 * MINUTE,
+} satisfies TasksServerLimits);
+
+/**
+ * Merge partial limits over the defaults and validate them, reporting every problem at once.
+ * @throws TasksError `-32602` listing each invalid setting.
+ */
+export function resolveLimits(input: Partial<TasksServerLimits> = {}): Readonly<TasksServerLimits> {
+  const merged: TasksServerLimits = { ...DEFAULT_LIMITS, ...stripUndefined(input) };
+  if (input.leaseMs !== undefined && input.recoveryIntervalMs === undefined) merged.recoveryIntervalMs = merged.leaseMs;
+  const problems: string[] = [];
+  const positive = (name: keyof TasksServerLimits): void => {
+    const value = merged[name];
+    if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) problems.push(`${name} must be a positive integer (got ${String(value)})`);
+  };
+  for (const name of ['concurrency', 'minTtlMs', 'pollIntervalMs', 'runtimeLimitMs', 'maxAttempts', 'leaseMs', 'recoveryIntervalMs', 'sweepIntervalMs', 'tailIntervalMs', 'statusFlushIntervalMs', 'maxRequestBodyBytes', 'sessionIdleMs'] as const) {
+    positive(name);
+  }
+  for (const name of ['defaultTtlMs', 'maxTtlMs'] as const) {
+    const value = merged[name];
+    if (value !== null && (!Number.isInteger(value) || value <= 0)) problems.push(`${name} must be a positive integer or null (got ${String(value)})`);
+  }
+  if (!Number.isInteger(merged.listPageSize) || merged.listPageSize < 1 || merged.listPageSize > 100) problems.push(`listPageSize must be between 1 and 100 (got ${merged.listPageSize})`);
+  if (merged.maxTtlMs !== null) {
+    if (merged.runtimeLimitMs > merged.maxTtlMs) problems.push(`runtimeLimitMs (${merged.runtimeLimitMs}) must not exceed maxTtlMs (${merged.maxTtlMs}): a task would expire while still allowed to run`);
+    if (merged.defaultTtlMs === null || merged.defaultTtlMs > merged.maxTtlMs) problems.push(`defaultTtlMs (${String(merged.defaultTtlMs)}) must not exceed maxTtlMs (${merged.maxTtlMs})`);
+    if (merged.minTtlMs > merged.maxTtlMs) problems.push(`minTtlMs (${merged.minTtlMs}) must not exceed maxTtlMs (${merged.maxTtlMs})`);
+  }
+  if (problems.length > 0) throw new TasksError(ErrorCode.InvalidParams, `invalid server settings:\n- ${problems.join('\n- ')}`);
+  return Object.freeze(merged);
+}
+
+/**
+ * The retention a task gets (2025-11-25 R18/R19): the default when none is requested, otherwise the request clamped
+ * to `[minTtlMs, maxTtlMs]`.
+ */
+export function effectiveTtlMs(limits: Pick<TasksServerLimits, 'defaultTtlMs' | 'maxTtlMs' | 'minTtlMs'>, requested: number | undefined): number | null {
+  if (requested === undefined) return limits.defaultTtlMs;
+  const raised = Math.max(requested, limits.minTtlMs);
+  return limits.maxTtlMs === null ? raised : Math.min(raised, limits.maxTtlMs);
+}
+
+function stripUndefined<T extends object>(input: T): Partial<T> {
+  return Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,74 @@
+import type { Server, ServerContext } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { methodNotFound, taskNotFound, TasksError } from '../core/errors.js';
+import { isTerminal } from '../core/state-machine.js';
+import type { JsonObject } from '../core/task.js';
+import { ErrorCode } from '../protocol/constants.js';
+import { toV1Task, v1ListTasksResult, v1TaskPayloadResult } from '../protocol/v1/codec.js';
+import type { Caller } from './caller.js';
+import type { HandlerDeps } from './deps.js';
+import { guarded } from './guard.js';
+
+const TaskIdParams = z.looseObject({ taskId: z.string().min(1) });
+const ListParams = z.looseObject({ cursor: z.string().optional() });
+
+type CallerFor = (context: ServerContext) => Caller;
+
+/**
+ * Register the 2025-11-25 task methods (`tasks/get|result|list|cancel`) on a legacy-era SDK server.
+ * Every method re-checks the caller: the task must belong to the same owner and be a v1 task, else it is answered
+ * exactly like an unknown id (`-32602`, R45, R49). Sessions older than 2025-11-25 get `-32601`.
+ */
+export function registerV1TaskHandlers(server: Server, deps: HandlerDeps, callerFor: CallerFor): void {
+  const scoped = async (caller: Caller, taskId: string) => {
+    if (caller.generation !== 'v1') throw methodNotFound('tasks');
+    const record = await deps.store.get(taskId, { ownerKey: caller.ownerKey, generation: 'v1', now: deps.clock.now() });
+    if (!record) throw taskNotFound();
+    return record;
+  };
+
+  server.setRequestHandler('tasks/get', { params: TaskIdParams }, (params, context) =>
+    guarded(deps.logger, 'tasks/get', async () => toV1Task(await scoped(callerFor(context), params.taskId)) as unknown as JsonObject),
+  );
+
+  // R23–R26: block until terminal, then exactly the original result (with related-task _meta) or JSON-RPC error.
+  server.setRequestHandler('tasks/result', { params: TaskIdParams }, (params, context) =>
+    guarded(deps.logger, 'tasks/result', async () => {
+      const caller = callerFor(context);
+      await scoped(caller, params.taskId);
+      const record = await deps.runtime.waitForTerminal(params.taskId, { ownerKey: caller.ownerKey, generation: 'v1' }, context.mcpReq.signal);
+      if (record.status === 'cancelled') throw new TasksError(ErrorCode.InternalError, 'Task was cancelled');
+      const outcome = await deps.store.getOutcome(record.taskId);
+      if (!outcome) throw new TasksError(ErrorCode.InternalError, 'Task ended without a stored outcome');
+      if (outcome.kind === 'error') throw new TasksError(outcome.error.code, outcome.error.message, outcome.error.data);
+      return v1TaskPayloadResult(record.taskId, outcome.result);
+    }),
+  );
+
+  // R37–R39, R51: only offered when requestors are authenticated; keyset pages on the creation sequence.
+  server.setRequestHandler('tasks/list', { params: ListParams }, (params, context) =>
+    guarded(deps.logger, 'tasks/list', async () => {
+      const caller = callerFor(context);
+      if (caller.generation !== 'v1' || !deps.authEnabled) throw methodNotFound('tasks/list');
+      const afterSeq = params.cursor === undefined ? 0 : deps.cursors.decode(params.cursor, caller.ownerKey);
+      const pageSize = deps.limits.listPageSize;
+      const rows = await deps.store.list({ ownerKey: caller.ownerKey, generation: 'v1', now: deps.clock.now() }, { afterSeq, limit: pageSize + 1 });
+      const page = rows.slice(0, pageSize);
+      const last = page[page.length - 1];
+      const nextCursor = rows.length > pageSize && last ? deps.cursors.encode(last.seq, caller.ownerKey) : undefined;
+      return v1ListTasksResult(page, nextCursor) as unknown as JsonObject;
+    }),
+  );
+
+  // R40–R42: `cancelled` is written before the reply; a terminal task answers -32602.
+  server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, (params, context) =>
+    guarded(deps.logger, 'tasks/cancel', async () => {
+      const caller = callerFor(context);
+      const record = await scoped(caller, params.taskId);
+      const cancelled = isTerminal(record.status) ? undefined : await deps.runtime.cancel(record.taskId, 'Cancelled by requestor');
+      if (cancelled) return toV1Task(cancelled) as unknown as JsonObject;
+      const current = await scoped(caller, params.taskId);
+      throw new TasksError(ErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${current.status}'`);
+    }),
+  );
+}

@@ -1,0 +1,77 @@
+import type { Server, ServerContext } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { invalidParams, missingTasksExtension, taskNotFound } from '../core/errors.js';
+import { isTerminal } from '../core/state-machine.js';
+import type { JsonObject } from '../core/task.js';
+import { v2Acknowledgement, v2DetailedTask, v2GetTaskResult } from '../protocol/v2/codec.js';
+import type { Caller } from './caller.js';
+import type { HandlerDeps } from './deps.js';
+import { guarded } from './guard.js';
+
+// Params are checked only after the extension gate, so a non-declaring client always gets -32021 first (E41).
+const AnyParams = z.looseObject({});
+const TaskIdParams = z.looseObject({ taskId: z.string().min(1) });
+const InputResponsesSchema = z.record(z.string(), z.unknown());
+
+type CallerFor = (context: ServerContext) => Caller;
+
+function parse<T>(schema: z.ZodType<T>, method: string, params: unknown): T {
+  const parsed = schema.safeParse(params);
+  if (!parsed.success) throw invalidParams(`Invalid params for ${method}: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
+
+/**
+ * Register the Tasks Extension methods (`tasks/get|update|cancel`, SEP-2663) on a modern-era SDK server.
+ * Without the extension in this request's `_meta` every method answers `-32021` before any lookup (E41); a task
+ * that is unknown, foreign, expired or of the other generation is answered `-32602` (E39, E45).
+ */
+export function registerV2TaskHandlers(server: Server, deps: HandlerDeps, callerFor: CallerFor): void {
+  const scoped = async (caller: Caller, taskId: string) => {
+    const record = await deps.store.get(taskId, { ownerKey: caller.ownerKey, generation: 'v2', now: deps.clock.now() });
+    if (!record) throw taskNotFound();
+    return record;
+  };
+  const gate = (caller: Caller): void => {
+    if (caller.generation !== 'v2') throw missingTasksExtension();
+  };
+
+  // E19: a pure, repeatable read of the current variant, result or error inline.
+  server.setRequestHandler('tasks/get', { params: AnyParams }, (raw, context) =>
+    guarded(deps.logger, 'tasks/get', async () => {
+      const caller = callerFor(context);
+      gate(caller);
+      const { taskId } = parse(TaskIdParams, 'tasks/get', raw);
+      const record = await scoped(caller, taskId);
+      const outcome = isTerminal(record.status) ? await deps.store.getOutcome(record.taskId) : undefined;
+      return v2GetTaskResult(v2DetailedTask(record, outcome)) as unknown as JsonObject;
+    }),
+  );
+
+  // E25–E27: acknowledged; answers to keys that are not outstanding are ignored.
+  server.setRequestHandler('tasks/update', { params: AnyParams }, (raw, context) =>
+    guarded(deps.logger, 'tasks/update', async () => {
+      const caller = callerFor(context);
+      gate(caller);
+      const { taskId } = parse(TaskIdParams, 'tasks/update', raw);
+      // The SDK lifts `inputResponses` out of the params (MRTR plumbing) into ctx.mcpReq; entries that are not bare
+      // response objects are dropped there, which is what E27 asks for unusable answers anyway.
+      const inputResponses = context.mcpReq.inputResponses ?? (raw as { inputResponses?: unknown }).inputResponses;
+      parse(InputResponsesSchema, 'tasks/update', inputResponses);
+      await scoped(caller, taskId);
+      return v2Acknowledgement();
+    }),
+  );
+
+  // E30–E31: empty ack; a terminal task is left unchanged and still acknowledged.
+  server.setRequestHandler('tasks/cancel', { params: AnyParams }, (raw, context) =>
+    guarded(deps.logger, 'tasks/cancel', async () => {
+      const caller = callerFor(context);
+      gate(caller);
+      const { taskId } = parse(TaskIdParams, 'tasks/cancel', raw);
+      const record = await scoped(caller, taskId);
+      if (!isTerminal(record.status)) await deps.runtime.cancel(record.taskId, 'Cancelled by requestor');
+      return v2Acknowledgement();
+    }),
+  );
+}

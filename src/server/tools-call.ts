@@ -1,0 +1,110 @@
+import type { JSONRPCRequest, ServerContext } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { invalidParams, missingTasksExtension, TasksError, hasJsonRpcCode } from '../core/errors.js';
+import type { JsonObject } from '../core/task.js';
+import { ToolInputError, type AnyToolDefinition } from '../core/tool.js';
+import { ErrorCode } from '../protocol/constants.js';
+import { v1CreateTaskResult } from '../protocol/v1/codec.js';
+import { v2CreateTaskResult } from '../protocol/v2/codec.js';
+import { toolErrorResult } from '../runtime/outcome.js';
+import type { Caller } from './caller.js';
+import type { HandlerDeps } from './deps.js';
+import { effectiveTtlMs } from './options.js';
+
+const CallParamsSchema = z.looseObject({
+  name: z.string().min(1),
+  arguments: z.record(z.string(), z.unknown()).optional(),
+  _meta: z.looseObject({ progressToken: z.union([z.string(), z.number().int()]).optional() }).optional(),
+});
+
+/** v1 `params.task` (2025-11-25 `TaskMetadata`): `ttl` must be an integer ≥ 0 when present. */
+const V1TaskParamSchema = z.looseObject({ ttl: z.number().int().min(0).optional() });
+
+/**
+ * `tools/call` for every era, answered through the SDK's fallback handler so that task results are spec-exact
+ * (v1 nested `{task}` and v2 flat `resultType: "task"`, neither with a `content` key).
+ *
+ * Order of checks: params (`-32602`), unknown tool (`-32602`), task support (v1 `-32601` R8/R10; v2 `-32021` E6),
+ * arguments against the tool's `inputSchema` and its preflight (an `isError` tool result and no task, SEP-1303).
+ * Then either a task is created durably (and only then answered), or the tool runs inline.
+ */
+export async function handleToolsCall(deps: HandlerDeps, caller: Caller, request: JSONRPCRequest, context: ServerContext): Promise<JsonObject> {
+  const parsed = CallParamsSchema.safeParse(request.params ?? {});
+  if (!parsed.success) throw invalidParams(`Invalid params for tools/call: ${z.prettifyError(parsed.error)}`);
+  const params = parsed.data;
+  const tool = deps.runtime.tool(params.name);
+  if (!tool) throw invalidParams(`Unknown tool: ${params.name}`);
+
+  const asTask = decideTaskMode(caller, tool, params.task);
+  if (typeof asTask === 'object') return asTask;
+
+  const args = tool.inputSchema.safeParse(params.arguments ?? {});
+  if (!args.success) return toolErrorResult(`Invalid arguments for tool ${tool.name}: ${z.prettifyError(args.error)}`);
+  try {
+    await tool.preflight?.(args.data, { roots: deps.roots });
+  } catch (error) {
+    if (error instanceof ToolInputError) return toolErrorResult(error.message);
+    throw error;
+  }
+
+  if (asTask) {
+    const requestedTtl = caller.generation === 'v1' ? V1TaskParamSchema.safeParse(params.task) : undefined;
+    if (requestedTtl && !requestedTtl.success) throw invalidParams(`Invalid params for tools/call: task.ttl must be an integer >= 0`);
+    const record = await deps.runtime.createTask({
+      tool,
+      ownerKey: caller.ownerKey,
+      generation: caller.generation as 'v1' | 'v2',
+      protocolVersion: caller.protocolVersion,
+      arguments: (params.arguments ?? {}) as JsonObject,
+      clientCapabilities: caller.clientCapabilities,
+      progressToken: params._meta?.progressToken ?? null,
+      ttlMs: caller.generation === 'v1' ? effectiveTtlMs(deps.limits, requestedTtl?.data?.ttl) : deps.limits.defaultTtlMs,
+      pollIntervalMs: deps.limits.pollIntervalMs,
+    });
+    return caller.generation === 'v1' ? (v1CreateTaskResult(record) as unknown as JsonObject) : (v2CreateTaskResult(record) as unknown as JsonObject);
+  }
+  return runInline(deps, tool, args.data, context);
+}
+
+/**
+ * Whether this call becomes a task: `true`/`false`, or an `isError` result to answer at once (a task-required tool
+ * in a pre-2025-11-25 session, which has no way to take a task).
+ * @throws TasksError `-32601` (v1 taskSupport violation) or `-32021` (v2 task-required tool, undeclared extension).
+ */
+function decideTaskMode(caller: Caller, tool: AnyToolDefinition, taskParam: unknown): boolean | JsonObject {
+  if (caller.generation === 'v1') {
+    const wantsTask = taskParam !== undefined;
+    if (wantsTask && tool.execution === 'sync') {
+      throw new TasksError(ErrorCode.MethodNotFound, `Tool '${tool.name}' does not support task-augmented execution`);
+    }
+    if (!wantsTask && tool.execution === 'task-required') {
+      throw new TasksError(ErrorCode.MethodNotFound, `Tool '${tool.name}' requires task-augmented execution`);
+    }
+    return wantsTask;
+  }
+  if (caller.era === 'modern') {
+    if (tool.execution === 'sync') return false;
+    if (caller.generation === 'v2') return true;
+    if (tool.execution === 'task-required') throw missingTasksExtension();
+    return false;
+  }
+  if (tool.execution === 'task-required') {
+    return toolErrorResult(
+      `Tool '${tool.name}' runs only as a task, and this session negotiated MCP ${caller.protocolVersion || 'an older version'}, which has no tasks. ` +
+        `Connect with protocol 2025-11-25 (tasks) or 2026-07-28 with the io.modelcontextprotocol/tasks extension.`,
+    );
+  }
+  return false;
+}
+
+/** Run a tool without a task and answer with its `CallToolResult`. */
+async function runInline(deps: HandlerDeps, tool: AnyToolDefinition, args: unknown, context: ServerContext): Promise<JsonObject> {
+  try {
+    return await deps.runtime.runInline(tool, args, context.mcpReq.signal, deps.logger.child({ tool: tool.name }));
+  } catch (error) {
+    if (error instanceof ToolInputError) return toolErrorResult(error.message);
+    if (hasJsonRpcCode(error)) throw error;
+    deps.logger.error({ err: error, tool: tool.name }, 'tool threw');
+    throw new TasksError(ErrorCode.InternalError, `Internal error in tool ${tool.name}`);
+  }
+}

@@ -1,0 +1,58 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { Authenticator } from '../../src/core/owner.js';
+import type { AnyToolDefinition } from '../../src/core/tool.js';
+import { createTasksServer, type TasksServer } from '../../src/server/create-tasks-server.js';
+import type { TasksServerLimits } from '../../src/server/options.js';
+import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { makeTempDir } from './temp-dir.js';
+
+/** A real tasks server on a loopback port with a real SQLite file, for end-to-end tests. */
+export interface RunningTasksServer {
+  url: string;
+  server: TasksServer;
+  store: SqliteTaskStore;
+  dbPath: string;
+  http: HttpServer;
+  close(): Promise<void>;
+}
+
+/** Start a tasks server on 127.0.0.1 (random port) over a fresh database unless `dbPath` is given. */
+export async function startTasksServer(options: {
+  tools: AnyToolDefinition[];
+  auth?: Authenticator;
+  limits?: Partial<TasksServerLimits>;
+  roots?: string[];
+  dbPath?: string;
+}): Promise<RunningTasksServer> {
+  const temp = options.dbPath ? undefined : makeTempDir();
+  const dbPath = options.dbPath ?? join(temp!.dir, 'tasks.db');
+  const store = openSqliteTaskStore({ path: dbPath });
+  const server = await createTasksServer({
+    tools: options.tools,
+    store,
+    secret: randomBytes(32),
+    ...(options.auth ? { auth: options.auth } : {}),
+    roots: options.roots ?? [],
+    limits: { leaseMs: 2000, ...options.limits },
+  });
+  const http = createServer((request, response) => void server.handleHttp(request, response));
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const { port } = http.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    server,
+    store,
+    dbPath,
+    http,
+    async close() {
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+      await server.close();
+      await store.close();
+      temp?.remove();
+    },
+  };
+}
