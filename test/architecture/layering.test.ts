@@ -1,0 +1,80 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = resolve(import.meta.dirname, '../../src');
+
+/**
+ * Allowed import edges between top-level folders of `src/`:
+ * `protocol ← core ← {store, runtime, auth, tools} ← server ← cli` and `protocol ← client ← cli`.
+ * `testing` (the `mcp-tasks/testing` entry) sees core only; `index.ts` is the public API and may re-export any
+ * library layer but never the CLI.
+ */
+const ALLOWED: Record<string, readonly string[]> = {
+  protocol: ['protocol'],
+  core: ['protocol', 'core'],
+  store: ['protocol', 'core', 'store'],
+  runtime: ['protocol', 'core', 'runtime'],
+  auth: ['protocol', 'core', 'auth'],
+  tools: ['protocol', 'core', 'tools'],
+  server: ['protocol', 'core', 'store', 'runtime', 'auth', 'server'],
+  client: ['protocol', 'client'],
+  testing: ['protocol', 'core', 'testing'],
+  cli: ['protocol', 'core', 'store', 'runtime', 'auth', 'tools', 'server', 'client', 'cli'],
+  '(root)': ['protocol', 'core', 'store', 'runtime', 'auth', 'tools', 'server', 'client', 'testing'],
+};
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+function layerOf(file: string): string {
+  const parts = relative(SRC, file).split(sep);
+  return parts.length === 1 ? '(root)' : (parts[0] as string);
+}
+
+/** Relative import specifiers of a file (static `import`/`export … from` and dynamic `import()`). */
+export function relativeImports(source: string): string[] {
+  const found = new Set<string>();
+  for (const match of source.matchAll(/(?:import|export)\s[^'"]*?from\s*['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)|import\s+['"](\.{1,2}\/[^'"]+)['"]/g)) {
+    found.add((match[1] ?? match[2] ?? match[3]) as string);
+  }
+  return [...found];
+}
+
+describe('architecture', () => {
+  const files = sourceFiles(SRC);
+
+  it('every source file lives in a known layer', () => {
+    expect(files.length).toBeGreaterThan(20);
+    for (const file of files) expect(Object.keys(ALLOWED), relative(SRC, file)).toContain(layerOf(file));
+  });
+
+  it('imports only point down the layering protocol ← core ← {store, runtime, auth, tools} ← server ← cli, protocol ← client ← cli', () => {
+    const violations: string[] = [];
+    for (const file of files) {
+      const from = layerOf(file);
+      for (const specifier of relativeImports(readFileSync(file, 'utf8'))) {
+        const target = resolve(dirname(file), specifier);
+        if (!target.startsWith(SRC)) {
+          violations.push(`${relative(SRC, file)} imports outside src: ${specifier}`);
+          continue;
+        }
+        const to = layerOf(target.replace(/\.js$/, '.ts'));
+        if (!ALLOWED[from]?.includes(to)) violations.push(`${relative(SRC, file)} (${from}) → ${specifier} (${to})`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it('the checker sees a backwards edge (negative control)', () => {
+    const imports = relativeImports(`import { x } from '../server/factory.js';\nexport { y } from "./z.js";\nconst m = await import('../cli/main.js');`);
+    expect(imports).toEqual(['../server/factory.js', './z.js', '../cli/main.js']);
+    expect(ALLOWED.core).not.toContain('server');
+    expect(ALLOWED.client).not.toContain('core');
+  });
+});
