@@ -1,0 +1,62 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import { postModern } from './wire.js';
+
+const MAIN = resolve(import.meta.dirname, '../../dist/cli/main.js');
+
+/** A free TCP port on loopback. */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** A real `mcp-tasks serve` process (built `dist/`), for tests that kill and restart servers. */
+export interface ServerProcess {
+  url: string;
+  child: ChildProcess;
+  log(): string;
+  /** SIGKILL, no cleanup: leases stay held until they lapse. */
+  kill9(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Start `node dist/cli/main.js serve …extraArgs` on a free port and wait until it answers. */
+export async function startServerProcess(dataDir: string, extraArgs: string[] = []): Promise<ServerProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [MAIN, 'serve', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let output = '';
+  child.stderr?.on('data', (chunk) => (output += chunk));
+  const url = `http://127.0.0.1:${port}/mcp`;
+  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}):\n${output}`);
+    try {
+      if ((await postModern(url, 'server/discover')).status === 200) break;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error(`server did not start:\n${output}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url,
+    child,
+    log: () => output,
+    async kill9() {
+      child.kill('SIGKILL');
+      await exited;
+    },
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
