@@ -1,0 +1,92 @@
+import type { TaskEvent, TaskEventKind } from '../../core/store.js';
+import type {
+  JsonObject,
+  JsonRpcErrorObject,
+  NewTask,
+  TaskGeneration,
+  TaskOutcome,
+  TaskRecord,
+  TaskStatus,
+} from '../../core/task.js';
+import type { EventRow, TaskRow } from './sql.js';
+
+/**
+ * Conversions between driver rows and the core model. JSON columns hold `JSON.stringify` output and are read
+ * back with `JSON.parse`, so stored bodies round-trip verbatim. Enum columns are trusted: their CHECK
+ * constraints already refuse anything else.
+ */
+
+/** A `tasks` row as a {@link TaskRecord}. */
+export function toRecord(row: TaskRow): TaskRecord {
+  return {
+    taskId: row.task_id,
+    ownerKey: row.owner_key,
+    generation: row.generation as TaskGeneration,
+    protocolVersion: row.protocol_version,
+    toolName: row.tool_name,
+    arguments: JSON.parse(row.arguments) as JsonObject,
+    clientCapabilities: JSON.parse(row.client_capabilities) as JsonObject,
+    progressToken: row.progress_token === null ? null : (JSON.parse(row.progress_token) as string | number),
+    status: row.status as TaskStatus,
+    statusMessage: row.status_message,
+    createdAt: row.created_at,
+    lastUpdatedAt: row.last_updated_at,
+    ttlMs: row.ttl_ms,
+    pollIntervalMs: row.poll_interval_ms,
+    expiresAt: row.expires_at,
+    seq: row.seq,
+    attempt: row.attempt,
+    leaseOwner: row.lease_owner,
+    leaseExpiresAt: row.lease_expires_at,
+    idempotencyKey: row.idempotency_key,
+    requestDigest: row.request_digest,
+  };
+}
+
+/** Named parameters of `SQL.insertTask` for `task` (everything but `seq`). */
+export function newTaskParams(task: NewTask): Record<string, string | number | null> {
+  return {
+    taskId: task.taskId,
+    ownerKey: task.ownerKey,
+    generation: task.generation,
+    protocolVersion: task.protocolVersion,
+    toolName: task.toolName,
+    arguments: JSON.stringify(task.arguments),
+    clientCapabilities: JSON.stringify(task.clientCapabilities),
+    // JSON keeps a numeric token numeric (R36 echoes it back with its original type).
+    progressToken: task.progressToken === null ? null : JSON.stringify(task.progressToken),
+    statusMessage: task.statusMessage,
+    createdAt: task.createdAt,
+    ttlMs: task.ttlMs,
+    pollIntervalMs: task.pollIntervalMs,
+    expiresAt: task.ttlMs === null ? null : task.createdAt + task.ttlMs,
+    leaseOwner: task.leaseOwner,
+    leaseExpiresAt: task.leaseExpiresAt,
+    idempotencyKey: task.idempotencyKey ?? null,
+    requestDigest: task.requestDigest ?? null,
+  };
+}
+
+/** A `task_outcomes` row as a {@link TaskOutcome}. */
+export function toOutcome(row: { kind: string; body: string }): TaskOutcome {
+  return row.kind === 'error'
+    ? { kind: 'error', error: JSON.parse(row.body) as JsonRpcErrorObject }
+    : { kind: 'result', result: JSON.parse(row.body) as JsonObject };
+}
+
+/** The `body` column for `outcome`. */
+export function outcomeBody(outcome: TaskOutcome): string {
+  return JSON.stringify(outcome.kind === 'error' ? outcome.error : outcome.result);
+}
+
+/** A `task_events` row as a {@link TaskEvent}. */
+export function toEvent(row: EventRow): TaskEvent {
+  return {
+    seq: row.seq,
+    taskId: row.task_id,
+    kind: row.kind as TaskEventKind,
+    status: row.status as TaskStatus,
+    at: row.at,
+    payload: row.payload === null ? null : (JSON.parse(row.payload) as JsonObject),
+  };
+}

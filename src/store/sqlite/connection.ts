@@ -1,0 +1,55 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+
+/** Blocks the thread for `ms` (opening is synchronous; a store is opened once at startup). */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
+
+/**
+ * Switch the file to WAL. SQLite answers `SQLITE_BUSY` at once, without consulting busy_timeout, when another
+ * connection holds a lock during the switch, which happens whenever two processes open the same NEW file
+ * together. So retry with a short back-off until `busyTimeoutMs` is spent. A file already in WAL mode (every
+ * open after the first) returns on the first try.
+ */
+function enableWal(db: Database.Database, busyTimeoutMs: number): void {
+  const deadline = Date.now() + busyTimeoutMs;
+  for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
+    try {
+      const mode = db.pragma('journal_mode = WAL', { simple: true });
+      if (mode !== 'wal') throw new Error(`journal_mode is ${String(mode)}; WAL needs a database file`);
+      return;
+    } catch (error) {
+      if (!isBusy(error) || Date.now() >= deadline) throw error;
+      sleepSync(delay);
+    }
+  }
+}
+
+/**
+ * Open `path` (creating parent directories) with the settings every connection of the store needs:
+ * `busy_timeout` (first, so the steps after it wait for other openers), WAL, `synchronous=FULL` (each commit
+ * is fsynced before it returns, which is what "resolves after the commit" promises) and foreign keys (the
+ * child-row cascades depend on them).
+ * @throws the driver error; the connection is closed again.
+ */
+export function openConnection(path: string, busyTimeoutMs: number): Database.Database {
+  mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  try {
+    db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    enableWal(db, busyTimeoutMs);
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}

@@ -1,0 +1,185 @@
+import type Database from 'better-sqlite3';
+import { ErrorCode } from '../../protocol/constants.js';
+import { TasksError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import type { TaskEvent } from '../../core/store.js';
+import { SQL } from './sql.js';
+
+/**
+ * One queued write. `run` executes synchronously inside the batch transaction and pushes the events it
+ * appended onto `events`; those are published only if the whole batch commits.
+ */
+type Work<T> = (events: TaskEvent[]) => T;
+
+interface Pending {
+  run: Work<unknown>;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+interface Done {
+  op: Pending;
+  value: unknown;
+}
+
+/** Counters for tests and benchmarks. */
+export interface GroupCommitStats {
+  /** Write transactions committed (one per batch; migrations not counted). */
+  commits: number;
+  /** Operations whose result was committed. */
+  operations: number;
+}
+
+/**
+ * Wrap a driver error as the store's `-32603` storage fault, keeping the original as `cause`.
+ * A {@link TasksError} (e.g. an idempotency conflict) passes through unchanged.
+ */
+export function storageFault(error: unknown, action: string): TasksError {
+  if (error instanceof TasksError) return error;
+  const detail = error instanceof Error ? error.message : String(error);
+  return new TasksError(ErrorCode.InternalError, `Task store failed to ${action}: ${detail}`, undefined, { cause: error });
+}
+
+/**
+ * Group commit over one better-sqlite3 connection.
+ *
+ * Writes are queued and run together in ONE `BEGIN IMMEDIATE … COMMIT`, flushed on `setImmediate` (so every
+ * write issued in the same turn of the event loop shares a commit) or as soon as `maxBatch` are queued. Each
+ * operation runs inside its own SAVEPOINT: when it throws, only its own changes are rolled back and only its
+ * promise rejects. Promises settle only after `COMMIT` returned (with `synchronous=FULL` that means durable),
+ * and the committed events are handed to `publish` in commit order before any promise settles.
+ *
+ * The batch runs synchronously: nothing else on this connection can interleave, and reads issued between
+ * batches only ever see committed state.
+ */
+export class GroupCommitter {
+  private queue: Pending[] = [];
+  private timer: NodeJS.Immediate | undefined;
+  private flushing = false;
+  private closed = false;
+  private readonly statements;
+  readonly stats: GroupCommitStats = { commits: 0, operations: 0 };
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly maxBatch: number,
+    private readonly publish: (events: readonly TaskEvent[]) => void,
+    private readonly logger: Logger,
+  ) {
+    const prepare = (sql: string): Database.Statement => db.prepare(sql);
+    this.statements = {
+      begin: prepare(SQL.begin),
+      commit: prepare(SQL.commit),
+      rollback: prepare(SQL.rollback),
+      savepoint: prepare(SQL.savepoint),
+      release: prepare(SQL.release),
+      rollbackTo: prepare(SQL.rollbackTo),
+    };
+  }
+
+  /**
+   * Queue `run` for the next batch.
+   * @returns its result, after the batch committed; rejects with the operation's own error (a
+   *   {@link TasksError} as thrown, anything else as `-32603`) or with `-32603` when the batch could not commit.
+   */
+  enqueue<T>(run: Work<T>): Promise<T> {
+    if (this.closed) return Promise.reject(storageFault(new Error('store is closed'), 'write'));
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
+      if (this.queue.length >= this.maxBatch && !this.flushing) this.flush();
+      else this.schedule();
+    });
+  }
+
+  /** Whether a batch is running right now (i.e. the caller is an event listener of this batch). */
+  get busy(): boolean {
+    return this.flushing;
+  }
+
+  /** Run and commit everything queued, synchronously. Used by `close()`; must not be called while {@link busy}. */
+  drain(): void {
+    while (this.queue.length > 0) this.flush();
+  }
+
+  /** Refuse further writes. Call {@link drain} first. */
+  close(): void {
+    this.closed = true;
+    if (this.timer !== undefined) clearImmediate(this.timer);
+    this.timer = undefined;
+  }
+
+  private schedule(): void {
+    if (this.timer === undefined && this.queue.length > 0) this.timer = setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    if (this.timer !== undefined) clearImmediate(this.timer);
+    this.timer = undefined;
+    const batch = this.queue.splice(0, this.maxBatch);
+    if (batch.length > 0) {
+      this.flushing = true;
+      try {
+        this.runBatch(batch);
+      } finally {
+        this.flushing = false;
+      }
+    }
+    // Writes queued meanwhile (e.g. by an event listener) go into the next batch, after this turn.
+    this.schedule();
+  }
+
+  private runBatch(batch: Pending[]): void {
+    const s = this.statements;
+    try {
+      s.begin.run();
+    } catch (error) {
+      this.failAll(batch, error, 'begin a write transaction');
+      return;
+    }
+    const done: Done[] = [];
+    const events: TaskEvent[] = [];
+    const failed: Array<{ op: Pending; error: unknown }> = [];
+    try {
+      for (const op of batch) {
+        s.savepoint.run();
+        const opEvents: TaskEvent[] = [];
+        try {
+          const value = op.run(opEvents);
+          s.release.run();
+          done.push({ op, value });
+          events.push(...opEvents);
+        } catch (error) {
+          s.rollbackTo.run();
+          s.release.run();
+          if (!(error instanceof TasksError)) this.logger.warn({ err: error }, 'task store write failed');
+          failed.push({ op, error });
+        }
+      }
+      s.commit.run();
+    } catch (error) {
+      // The savepoint bookkeeping or COMMIT itself failed: nothing of this batch is durable.
+      this.rollback();
+      this.failAll(batch, error, 'commit');
+      return;
+    }
+    this.stats.commits += 1;
+    this.stats.operations += done.length;
+    this.publish(events);
+    for (const { op, value } of done) op.resolve(value);
+    for (const { op, error } of failed) op.reject(storageFault(error, 'write'));
+  }
+
+  private rollback(): void {
+    try {
+      if (this.db.inTransaction) this.statements.rollback.run();
+    } catch (error) {
+      this.logger.error({ err: error }, 'task store rollback failed');
+    }
+  }
+
+  private failAll(batch: readonly Pending[], error: unknown, action: string): void {
+    this.logger.error({ err: error, operations: batch.length }, `task store failed to ${action}`);
+    const fault = storageFault(error, action);
+    for (const op of batch) op.reject(fault);
+  }
+}

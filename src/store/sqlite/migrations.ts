@@ -1,0 +1,125 @@
+import type Database from 'better-sqlite3';
+
+/** One forward-only schema step. Versions start at 1 and are never edited once released. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/**
+ * Migration 1 already holds every column and table the later features need (input requests, steps,
+ * idempotency, leases, the event log), so those features add code, not schema churn.
+ *
+ * Tables are STRICT so a wrong type from a bug is rejected instead of silently stored. JSON columns are TEXT
+ * written by `JSON.stringify` and kept verbatim. Child rows cascade with their task, but `task_events` has no
+ * foreign key on purpose: the log is append-only and an `expired` event must outlive the deleted task.
+ */
+const V1_INITIAL = `
+CREATE TABLE tasks (
+  task_id             TEXT    NOT NULL PRIMARY KEY,
+  owner_key           TEXT    NOT NULL,
+  generation          TEXT    NOT NULL CHECK (generation IN ('v1', 'v2')),
+  protocol_version    TEXT    NOT NULL,
+  tool_name           TEXT    NOT NULL,
+  arguments           TEXT    NOT NULL,
+  client_capabilities TEXT    NOT NULL,
+  progress_token      TEXT,
+  status              TEXT    NOT NULL
+                      CHECK (status IN ('working', 'input_required', 'completed', 'failed', 'cancelled')),
+  status_message      TEXT,
+  created_at          INTEGER NOT NULL,
+  last_updated_at     INTEGER NOT NULL,
+  ttl_ms              INTEGER,
+  poll_interval_ms    INTEGER NOT NULL,
+  expires_at          INTEGER,
+  seq                 INTEGER NOT NULL UNIQUE,
+  attempt             INTEGER NOT NULL DEFAULT 0,
+  lease_owner         TEXT,
+  lease_expires_at    INTEGER,
+  idempotency_key     TEXT,
+  request_digest      TEXT
+) STRICT;
+
+-- tasks/list: keyset walk of one owner's tasks of one generation.
+CREATE INDEX tasks_by_owner ON tasks (owner_key, generation, seq);
+-- Sweeper: due tasks in expiry order; unlimited tasks are never due.
+CREATE INDEX tasks_by_expiry ON tasks (expires_at) WHERE expires_at IS NOT NULL;
+-- Recovery: working tasks whose lease lapsed.
+CREATE INDEX tasks_by_lease ON tasks (status, lease_expires_at);
+-- Idempotent create: one key per owner.
+CREATE UNIQUE INDEX tasks_by_idempotency ON tasks (owner_key, idempotency_key) WHERE idempotency_key IS NOT NULL;
+
+CREATE TABLE task_outcomes (
+  task_id TEXT NOT NULL PRIMARY KEY REFERENCES tasks (task_id) ON DELETE CASCADE,
+  kind    TEXT NOT NULL CHECK (kind IN ('result', 'error')),
+  body    TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE input_requests (
+  task_id     TEXT    NOT NULL REFERENCES tasks (task_id) ON DELETE CASCADE,
+  key         TEXT    NOT NULL,
+  request     TEXT    NOT NULL,
+  response    TEXT,
+  state       TEXT    NOT NULL CHECK (state IN ('pending', 'answered', 'superseded')),
+  created_at  INTEGER NOT NULL,
+  answered_at INTEGER,
+  PRIMARY KEY (task_id, key)
+) STRICT;
+
+CREATE TABLE task_steps (
+  task_id    TEXT    NOT NULL REFERENCES tasks (task_id) ON DELETE CASCADE,
+  name       TEXT    NOT NULL,
+  value      TEXT    NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (task_id, name)
+) STRICT;
+
+-- AUTOINCREMENT: seq values are never reused, even after the newest rows are deleted, so a tail never
+-- mistakes a new event for one it already read.
+CREATE TABLE task_events (
+  seq     INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+  task_id TEXT    NOT NULL,
+  kind    TEXT    NOT NULL CHECK (kind IN ('created', 'status', 'message', 'attempt', 'input', 'expired')),
+  status  TEXT    NOT NULL,
+  at      INTEGER NOT NULL,
+  payload TEXT
+) STRICT;
+`;
+
+/** Every migration, ascending by version. Append only. */
+export const MIGRATIONS: readonly Migration[] = Object.freeze([{ version: 1, name: 'initial', sql: V1_INITIAL }]);
+
+/**
+ * Bring `db` up to the newest schema version.
+ *
+ * Runs under `BEGIN IMMEDIATE`, so the write lock is taken before `schema_migrations` is read: when two
+ * processes open the same new file at once, the second one waits (busy_timeout), then finds the versions
+ * already applied and applies nothing. Either all pending migrations commit or none do.
+ *
+ * @param now epoch ms recorded as `applied_at`.
+ * @returns the versions this call applied (empty when the schema was current).
+ * @throws the driver error when a migration fails or the lock cannot be taken within busy_timeout.
+ */
+export function migrate(db: Database.Database, now: number, migrations: readonly Migration[] = MIGRATIONS): number[] {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    db.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT',
+    );
+    const current = (db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get() as { v: number }).v;
+    const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+    const applied: number[] = [];
+    for (const migration of migrations) {
+      if (migration.version <= current) continue;
+      db.exec(migration.sql);
+      record.run(migration.version, migration.name, now);
+      applied.push(migration.version);
+    }
+    db.exec('COMMIT');
+    return applied;
+  } catch (error) {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    throw error;
+  }
+}

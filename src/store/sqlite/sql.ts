@@ -1,0 +1,147 @@
+/**
+ * Every data statement of the SQLite store, in one place so that the conditions that settle races can be
+ * reviewed together. Schema lives in `migrations.ts`. Parameters are named (`@name`); lists of ids or
+ * statuses are bound as one JSON array and expanded with `json_each`, so each statement is prepared once.
+ */
+
+/** Columns of a task row, in the order {@link TaskRow} expects. */
+const TASK_COLUMNS = `task_id, owner_key, generation, protocol_version, tool_name, arguments, client_capabilities,
+  progress_token, status, status_message, created_at, last_updated_at, ttl_ms, poll_interval_ms, expires_at, seq,
+  attempt, lease_owner, lease_expires_at, idempotency_key, request_digest`;
+
+/** A `tasks` row as the driver returns it. */
+export interface TaskRow {
+  task_id: string;
+  owner_key: string;
+  generation: string;
+  protocol_version: string;
+  tool_name: string;
+  arguments: string;
+  client_capabilities: string;
+  progress_token: string | null;
+  status: string;
+  status_message: string | null;
+  created_at: number;
+  last_updated_at: number;
+  ttl_ms: number | null;
+  poll_interval_ms: number;
+  expires_at: number | null;
+  seq: number;
+  attempt: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  idempotency_key: string | null;
+  request_digest: string | null;
+}
+
+/** A `task_events` row as the driver returns it. */
+export interface EventRow {
+  seq: number;
+  task_id: string;
+  kind: string;
+  status: string;
+  at: number;
+  payload: string | null;
+}
+
+/** Visible = not expired at `@now`, whether or not the sweeper has run. */
+const VISIBLE = '(expires_at IS NULL OR expires_at > @now)';
+
+export const SQL = Object.freeze({
+  begin: 'BEGIN IMMEDIATE',
+  commit: 'COMMIT',
+  rollback: 'ROLLBACK',
+  savepoint: 'SAVEPOINT op',
+  release: 'RELEASE op',
+  rollbackTo: 'ROLLBACK TO op',
+
+  /** The task's `seq` is the seq of its `created` event: monotonic, unique and never reused, at no extra write. */
+  insertTask: `INSERT INTO tasks (task_id, owner_key, generation, protocol_version, tool_name, arguments,
+      client_capabilities, progress_token, status, status_message, created_at, last_updated_at, ttl_ms,
+      poll_interval_ms, expires_at, seq, attempt, lease_owner, lease_expires_at, idempotency_key, request_digest)
+    VALUES (@taskId, @ownerKey, @generation, @protocolVersion, @toolName, @arguments, @clientCapabilities,
+      @progressToken, 'working', @statusMessage, @createdAt, @createdAt, @ttlMs, @pollIntervalMs, @expiresAt, @seq,
+      0, @leaseOwner, @leaseExpiresAt, @idempotencyKey, @requestDigest)
+    RETURNING ${TASK_COLUMNS}`,
+
+  idempotencyTaken: 'SELECT 1 AS taken FROM tasks WHERE owner_key = @ownerKey AND idempotency_key = @idempotencyKey',
+
+  getScoped: `SELECT ${TASK_COLUMNS} FROM tasks
+    WHERE task_id = @taskId AND owner_key = @ownerKey AND (@generation IS NULL OR generation = @generation) AND ${VISIBLE}`,
+
+  getUnscoped: `SELECT ${TASK_COLUMNS} FROM tasks WHERE task_id = @taskId`,
+
+  getOutcome: 'SELECT kind, body FROM task_outcomes WHERE task_id = @taskId',
+
+  currentStatus: 'SELECT status FROM tasks WHERE task_id = @taskId',
+
+  /**
+   * The conditional write that settles cancel-vs-complete races: it applies only while the status is one of
+   * `@from` (and, when `@leaseOwner` is set, while that instance holds the lease).
+   */
+  transition: `UPDATE tasks SET
+      status = @to,
+      status_message = CASE WHEN @setMessage = 1 THEN @statusMessage ELSE status_message END,
+      last_updated_at = @now,
+      lease_owner = CASE WHEN @releaseLease = 1 THEN NULL ELSE lease_owner END,
+      lease_expires_at = CASE WHEN @releaseLease = 1 THEN NULL ELSE lease_expires_at END
+    WHERE task_id = @taskId
+      AND status IN (SELECT value FROM json_each(@from))
+      AND (@leaseOwner IS NULL OR lease_owner = @leaseOwner)
+    RETURNING ${TASK_COLUMNS}`,
+
+  insertOutcome: 'INSERT INTO task_outcomes (task_id, kind, body) VALUES (@taskId, @kind, @body)',
+
+  writeMessage: `UPDATE tasks SET status_message = @statusMessage, last_updated_at = @now
+    WHERE task_id = @taskId AND status IN ('working', 'input_required')
+    RETURNING status`,
+
+  list: `SELECT ${TASK_COLUMNS} FROM tasks
+    WHERE owner_key = @ownerKey AND generation = @generation AND seq > @afterSeq AND ${VISIBLE}
+    ORDER BY seq LIMIT @limit`,
+
+  /** A lease is lapsed when `lease_expires_at <= now` (the same boundary as task expiry). */
+  startAttempt: `UPDATE tasks SET attempt = attempt + 1, lease_owner = @leaseOwner, lease_expires_at = @leaseExpiresAt
+    WHERE task_id = @taskId AND status = 'working'
+      AND (lease_owner IS NULL OR lease_owner = @leaseOwner OR lease_expires_at IS NULL OR lease_expires_at <= @now)
+    RETURNING ${TASK_COLUMNS}`,
+
+  renewLeases: `UPDATE tasks SET lease_expires_at = @leaseExpiresAt
+    WHERE task_id IN (SELECT value FROM json_each(@taskIds)) AND lease_owner = @leaseOwner
+      AND status IN ('working', 'input_required')
+    RETURNING task_id`,
+
+  /**
+   * One statement, so the candidates are chosen and taken under the same write lock: two processes can never
+   * claim the same task. Tasks already past their TTL are left to the sweeper.
+   */
+  claimLapsed: `UPDATE tasks SET lease_owner = @leaseOwner, lease_expires_at = @leaseExpiresAt
+    WHERE task_id IN (
+      SELECT task_id FROM tasks
+      WHERE status = 'working' AND (lease_expires_at IS NULL OR lease_expires_at <= @now) AND ${VISIBLE}
+      ORDER BY lease_expires_at, seq LIMIT @limit)
+    RETURNING ${TASK_COLUMNS}`,
+
+  getStep: 'SELECT value FROM task_steps WHERE task_id = @taskId AND name = @name',
+
+  /** First write wins; a step of a task that no longer exists is dropped instead of violating the foreign key. */
+  putStep: `INSERT INTO task_steps (task_id, name, value, created_at)
+    SELECT @taskId, @name, @value, @now WHERE EXISTS (SELECT 1 FROM tasks WHERE task_id = @taskId)
+    ON CONFLICT (task_id, name) DO NOTHING`,
+
+  dueForExpiry: `SELECT task_id, status FROM tasks WHERE expires_at IS NOT NULL AND expires_at <= @now
+    ORDER BY expires_at, seq LIMIT @limit`,
+
+  /** Outcome, steps and input requests go with it (ON DELETE CASCADE); events stay. */
+  deleteTask: 'DELETE FROM tasks WHERE task_id = @taskId',
+
+  appendEvent: `INSERT INTO task_events (task_id, kind, status, at, payload)
+    VALUES (@taskId, @kind, @status, @at, @payload) RETURNING seq`,
+
+  eventsAfter: 'SELECT seq, task_id, kind, status, at, payload FROM task_events WHERE seq > @afterSeq ORDER BY seq LIMIT @limit',
+
+  lastEventSeq: 'SELECT COALESCE(MAX(seq), 0) AS seq FROM task_events',
+});
+
+/** Names of {@link SQL} statements. */
+export type StatementName = keyof typeof SQL;

@@ -1,0 +1,349 @@
+import type Database from 'better-sqlite3';
+import { systemClock, type Clock } from '../../core/clock.js';
+import { TasksError } from '../../core/errors.js';
+import { silentLogger, type Logger } from '../../core/logger.js';
+import { canTransition, sourcesOf } from '../../core/state-machine.js';
+import type { TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
+import type { JsonObject, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord } from '../../core/task.js';
+import { ErrorCode } from '../../protocol/constants.js';
+import { newTaskParams, outcomeBody, toEvent, toOutcome, toRecord } from './codec.js';
+import { openConnection } from './connection.js';
+import { GroupCommitter, storageFault, type GroupCommitStats } from './group-commit.js';
+import { migrate } from './migrations.js';
+import { SQL, type EventRow, type StatementName, type TaskRow } from './sql.js';
+
+/** Options of {@link openSqliteTaskStore}. */
+export interface SqliteTaskStoreOptions {
+  /** Database file; parent directories are created. Must be a real file (WAL needs one). */
+  path: string;
+  logger?: Logger;
+  /** Source of `created_at` for journaled steps and of `applied_at` for migrations. Default: wall clock. */
+  clock?: Clock;
+  /** How long a writer waits for another process's lock, in ms. Default 5000. */
+  busyTimeoutMs?: number;
+  /** Most writes per group commit; a full batch flushes at once. Default 256. */
+  maxBatchSize?: number;
+}
+
+/** Connection settings as SQLite reports them (see {@link SqliteTaskStore.pragmas}). */
+export interface SqlitePragmas {
+  /** `wal` for every store. */
+  journalMode: string;
+  /** `2` = FULL: each commit is fsynced before it returns. */
+  synchronous: number;
+  foreignKeys: boolean;
+  /** Ms. */
+  busyTimeout: number;
+}
+
+type Statements = Record<StatementName, Database.Statement>;
+
+/** Clamp a caller's page size to a non-negative integer SQLite accepts (a negative LIMIT means "no limit"). */
+function toLimit(limit: number): number {
+  return Number.isNaN(limit) ? 0 : Math.max(0, Math.min(Math.floor(limit), Number.MAX_SAFE_INTEGER));
+}
+
+/**
+ * Refuse a transition that would store an inconsistent task: `completed` needs a `result` outcome, `failed`
+ * needs an outcome (a JSON-RPC `error`, or for v1 a `result` with `isError: true`), other statuses take none.
+ */
+function checkOutcome(request: TransitionRequest): void {
+  const { to, outcome } = request;
+  const ok =
+    to === 'completed' ? outcome?.kind === 'result' : to === 'failed' ? outcome !== undefined : outcome === undefined;
+  if (!ok) {
+    throw new TasksError(ErrorCode.InternalError, `Task store refused transition to ${to}: outcome does not fit`);
+  }
+}
+
+/**
+ * The durable {@link TaskStore} on one SQLite file (better-sqlite3, WAL, `synchronous=FULL`).
+ *
+ * Writes go through a {@link GroupCommitter}: concurrent writes share one transaction and every promise
+ * resolves only after that transaction committed. Reads are synchronous statements on the same connection
+ * and therefore only ever see committed state. Several stores (processes) may open one file; SQLite's write
+ * lock serialises their batches and the conditional statements in `sql.ts` settle their races.
+ *
+ * Errors: storage faults reject with a {@link TasksError} `-32603` (driver error as `cause`), an idempotency
+ * conflict with `-32602`.
+ */
+export class SqliteTaskStore implements TaskStore {
+  /** Schema versions this instance applied when it opened (empty when another opener already had). */
+  readonly appliedMigrations: readonly number[];
+  private readonly stmt: Statements;
+  private readonly committer: GroupCommitter;
+  private readonly listeners = new Set<TaskEventListener>();
+  private closing: Promise<void> | undefined;
+
+  private constructor(
+    private readonly db: Database.Database,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    appliedMigrations: number[],
+    maxBatchSize: number,
+  ) {
+    this.appliedMigrations = Object.freeze(appliedMigrations);
+    this.stmt = Object.fromEntries(
+      Object.entries(SQL).map(([name, sql]) => [name, db.prepare(sql)]),
+    ) as Statements;
+    this.committer = new GroupCommitter(db, maxBatchSize, (events) => this.publish(events), logger);
+  }
+
+  /** See {@link openSqliteTaskStore}. */
+  static open(options: SqliteTaskStoreOptions): SqliteTaskStore {
+    const logger = (options.logger ?? silentLogger).child({ component: 'sqlite-task-store' });
+    const clock = options.clock ?? systemClock;
+    let db: Database.Database | undefined;
+    try {
+      db = openConnection(options.path, Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000)));
+      const applied = migrate(db, clock.now());
+      if (applied.length > 0) logger.info({ versions: applied }, 'task store schema migrated');
+      return new SqliteTaskStore(db, clock, logger, applied, Math.max(1, options.maxBatchSize ?? 256));
+    } catch (error) {
+      db?.close();
+      throw storageFault(error, 'open');
+    }
+  }
+
+  /** Connection settings as reported by SQLite (tests assert `wal` / `2`). */
+  pragmas(): SqlitePragmas {
+    return {
+      journalMode: String(this.db.pragma('journal_mode', { simple: true })),
+      synchronous: Number(this.db.pragma('synchronous', { simple: true })),
+      foreignKeys: Number(this.db.pragma('foreign_keys', { simple: true })) === 1,
+      busyTimeout: Number(this.db.pragma('busy_timeout', { simple: true })),
+    };
+  }
+
+  /** Group-commit counters: `commits` = write transactions committed, `operations` = writes they carried. */
+  stats(): GroupCommitStats {
+    return { ...this.committer.stats };
+  }
+
+  create(task: NewTask): Promise<TaskRecord> {
+    return this.committer.enqueue((events) => {
+      const idempotencyKey = task.idempotencyKey ?? null;
+      if (idempotencyKey !== null && this.stmt.idempotencyTaken.get({ ownerKey: task.ownerKey, idempotencyKey })) {
+        throw new TasksError(ErrorCode.InvalidParams, 'Idempotency key already used for another request');
+      }
+      // The created event comes first because its seq becomes the task's seq (see SQL.insertTask).
+      const { seq } = this.append(events, task.taskId, 'created', 'working', task.createdAt, null);
+      return toRecord(this.stmt.insertTask.get({ ...newTaskParams(task), seq }) as TaskRow);
+    });
+  }
+
+  async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
+    const row = this.read('read a task', () =>
+      this.stmt.getScoped.get({ taskId, ownerKey: scope.ownerKey, generation: scope.generation ?? null, now: scope.now }),
+    );
+    return row === undefined ? undefined : toRecord(row as TaskRow);
+  }
+
+  async getUnscoped(taskId: string): Promise<TaskRecord | undefined> {
+    const row = this.read('read a task', () => this.stmt.getUnscoped.get({ taskId }));
+    return row === undefined ? undefined : toRecord(row as TaskRow);
+  }
+
+  async getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
+    const row = this.read('read an outcome', () => this.stmt.getOutcome.get({ taskId }));
+    return row === undefined ? undefined : toOutcome(row as { kind: string; body: string });
+  }
+
+  /**
+   * See {@link TaskStore.transition}. `from` is intersected with the state machine's sources of `to`, so a
+   * terminal status never changes even when a caller lists it. Rejects with `-32603` (before writing) when
+   * the outcome does not fit `to` (see `checkOutcome`).
+   */
+  transition(taskId: string, request: TransitionRequest): Promise<TaskRecord | undefined> {
+    try {
+      checkOutcome(request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const from = (request.from ?? sourcesOf(request.to)).filter((status) => canTransition(status, request.to));
+    return this.committer.enqueue((events) => {
+      // Inside the write transaction nobody else can change the row, so this is exactly the status replaced.
+      const current = this.stmt.currentStatus.get({ taskId }) as { status: TaskRecord['status'] } | undefined;
+      if (current === undefined) return undefined;
+      const row = this.stmt.transition.get({
+        taskId,
+        to: request.to,
+        from: JSON.stringify(from),
+        setMessage: request.statusMessage === undefined ? 0 : 1,
+        statusMessage: request.statusMessage ?? null,
+        releaseLease: request.releaseLease === true ? 1 : 0,
+        leaseOwner: request.leaseOwner ?? null,
+        now: request.now,
+      }) as TaskRow | undefined;
+      if (row === undefined) return undefined;
+      if (request.outcome !== undefined) {
+        this.stmt.insertOutcome.run({ taskId, kind: request.outcome.kind, body: outcomeBody(request.outcome) });
+      }
+      this.append(events, taskId, 'status', request.to, request.now, { from: current.status, to: request.to });
+      return toRecord(row);
+    });
+  }
+
+  async writeStatusMessages(
+    entries: ReadonlyArray<{ taskId: string; statusMessage: string | null; now: number }>,
+  ): Promise<void> {
+    if (entries.length === 0) return;
+    await this.committer.enqueue((events) => {
+      for (const { taskId, statusMessage, now } of entries) {
+        const row = this.stmt.writeMessage.get({ taskId, statusMessage, now }) as { status: TaskRecord['status'] } | undefined;
+        if (row !== undefined) this.append(events, taskId, 'message', row.status, now, { statusMessage });
+      }
+    });
+  }
+
+  async list(
+    scope: TaskScope & { generation: TaskGeneration },
+    page: { afterSeq: number; limit: number },
+  ): Promise<TaskRecord[]> {
+    const rows = this.read('list tasks', () =>
+      this.stmt.list.all({
+        ownerKey: scope.ownerKey,
+        generation: scope.generation,
+        now: scope.now,
+        afterSeq: page.afterSeq,
+        limit: toLimit(page.limit),
+      }),
+    );
+    return (rows as TaskRow[]).map(toRecord);
+  }
+
+  /** See {@link TaskStore.startAttempt}. A lease is lapsed once `leaseExpiresAt <= now`. */
+  startAttempt(taskId: string, leaseOwner: string, leaseExpiresAt: number, now: number): Promise<TaskRecord | undefined> {
+    return this.committer.enqueue((events) => {
+      const row = this.stmt.startAttempt.get({ taskId, leaseOwner, leaseExpiresAt, now }) as TaskRow | undefined;
+      if (row === undefined) return undefined;
+      this.append(events, taskId, 'attempt', row.status as TaskRecord['status'], now, { attempt: row.attempt, leaseOwner });
+      return toRecord(row);
+    });
+  }
+
+  /** See {@link TaskStore.renewLeases}. Only non-terminal tasks; no event (renewals are invisible). */
+  async renewLeases(leaseOwner: string, taskIds: readonly string[], leaseExpiresAt: number): Promise<string[]> {
+    if (taskIds.length === 0) return [];
+    const renewed = await this.committer.enqueue(() =>
+      this.stmt.renewLeases.all({ leaseOwner, taskIds: JSON.stringify(taskIds), leaseExpiresAt }) as Array<{ task_id: string }>,
+    );
+    const ids = new Set(renewed.map((row) => row.task_id));
+    return taskIds.filter((id) => ids.has(id));
+  }
+
+  /**
+   * See {@link TaskStore.claimLapsed}. One `UPDATE … RETURNING` inside the write transaction, so concurrent
+   * claimers (in any process) get disjoint sets. Skips tasks already past their TTL; appends no event (a claim
+   * is followed by `startAttempt`, which does). Result ordered by `seq`.
+   */
+  async claimLapsed(leaseOwner: string, now: number, leaseExpiresAt: number, limit: number): Promise<TaskRecord[]> {
+    const rows = await this.committer.enqueue(
+      () => this.stmt.claimLapsed.all({ leaseOwner, now, leaseExpiresAt, limit: toLimit(limit) }) as TaskRow[],
+    );
+    return rows.map(toRecord).sort((a, b) => a.seq - b.seq);
+  }
+
+  async getStep(taskId: string, name: string): Promise<{ value: JsonValue } | undefined> {
+    const row = this.read('read a step', () => this.stmt.getStep.get({ taskId, name })) as { value: string } | undefined;
+    return row === undefined ? undefined : { value: JSON.parse(row.value) as JsonValue };
+  }
+
+  /** See {@link TaskStore.putStep}. A step of a missing task is dropped. */
+  async putStep(taskId: string, name: string, value: JsonValue): Promise<void> {
+    const json = JSON.stringify(value);
+    const now = this.clock.now();
+    await this.committer.enqueue(() => this.stmt.putStep.run({ taskId, name, value: json, now }));
+  }
+
+  async expireDue(now: number, limit: number): Promise<string[]> {
+    return this.committer.enqueue((events) => {
+      const due = this.stmt.dueForExpiry.all({ now, limit: toLimit(limit) }) as Array<{ task_id: string; status: string }>;
+      for (const { task_id: taskId, status } of due) {
+        this.append(events, taskId, 'expired', status as TaskRecord['status'], now, null);
+        this.stmt.deleteTask.run({ taskId });
+      }
+      return due.map((row) => row.task_id);
+    });
+  }
+
+  async readEventsAfter(afterSeq: number, limit: number): Promise<TaskEvent[]> {
+    const rows = this.read('read events', () => this.stmt.eventsAfter.all({ afterSeq, limit: toLimit(limit) }));
+    return (rows as EventRow[]).map(toEvent);
+  }
+
+  async lastEventSeq(): Promise<number> {
+    return (this.read('read events', () => this.stmt.lastEventSeq.get()) as { seq: number }).seq;
+  }
+
+  onEvent(listener: TaskEventListener): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  /** Commit every queued write, then close the connection. Later calls return the same promise. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      // Called from an event listener, the current batch is still on the stack: let it finish first.
+      while (this.committer.busy) await new Promise((resolve) => setImmediate(resolve));
+      this.committer.drain();
+      this.committer.close();
+      this.listeners.clear();
+      this.db.close();
+    })();
+    return this.closing;
+  }
+
+  /** Insert one `task_events` row inside the current batch and collect it for publication after COMMIT. */
+  private append(
+    events: TaskEvent[],
+    taskId: string,
+    kind: TaskEvent['kind'],
+    status: TaskEvent['status'],
+    at: number,
+    payload: JsonObject | null,
+  ): TaskEvent {
+    const row = this.stmt.appendEvent.get({
+      taskId,
+      kind,
+      status,
+      at,
+      payload: payload === null ? null : JSON.stringify(payload),
+    }) as { seq: number };
+    const event: TaskEvent = { seq: row.seq, taskId, kind, status, at, payload };
+    events.push(event);
+    return event;
+  }
+
+  private read<T>(action: string, run: () => T): T {
+    try {
+      return run();
+    } catch (error) {
+      throw storageFault(error, action);
+    }
+  }
+
+  private publish(events: readonly TaskEvent[]): void {
+    for (const event of events) {
+      for (const listener of [...this.listeners]) {
+        try {
+          listener(event);
+        } catch (error) {
+          // A faulty listener must not keep the others (or the writers) from learning about the commit.
+          this.logger.error({ err: error, kind: event.kind }, 'task event listener threw');
+        }
+      }
+    }
+  }
+}
+
+/**
+ * Open (creating if needed) a SQLite task store: WAL, `synchronous=FULL`, `busy_timeout`, foreign keys on,
+ * schema migrated under `BEGIN IMMEDIATE`.
+ * @throws {TasksError} `-32603` when the file cannot be opened, WAL is unavailable or a migration fails.
+ */
+export function openSqliteTaskStore(options: SqliteTaskStoreOptions): SqliteTaskStore {
+  return SqliteTaskStore.open(options);
+}
