@@ -1,0 +1,411 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TasksError } from '../core/errors.js';
+import { newTaskId } from '../core/ids.js';
+import type { TaskEvent, TaskStore } from '../core/store.js';
+import type { NewTask, TaskOutcome, TaskStatus } from '../core/task.js';
+import { FakeClock } from './fake-clock.js';
+
+/** A fresh, empty store and how to dispose of it (must tolerate a store the test already closed). */
+export interface TaskStoreFixture {
+  store: TaskStore;
+  cleanup(): Promise<void>;
+}
+
+const T0 = Date.UTC(2026, 0, 1);
+const ALICE = 'https://issuer.example|alice|acme';
+const BOB = 'https://issuer.example|bob|acme';
+const RESULT: TaskOutcome = {
+  kind: 'result',
+  result: { content: [{ type: 'text', text: 'héllo ✓ "quoted"\n' }], structuredContent: { n: 1.5, big: 2 ** 53 - 1, nested: [null, true, {}] }, isError: false },
+};
+const ERROR: TaskOutcome = { kind: 'error', error: { code: -32603, message: 'boom', data: { reason: 'interrupted', at: [1, 2] } } };
+
+/**
+ * Register the behavioural contract of the {@link TaskStore} port as a vitest suite. Every backend runs it
+ * unchanged; `makeStore` is called before each test and `cleanup` after it. Times are fixed epoch ms, so
+ * the suite never sleeps.
+ */
+export function describeTaskStoreContract(name: string, makeStore: () => Promise<TaskStoreFixture>): void {
+  describe(`TaskStore contract: ${name}`, () => {
+    let fixture: TaskStoreFixture;
+    let store: TaskStore;
+    let clock: FakeClock;
+
+    beforeEach(async () => {
+      fixture = await makeStore();
+      store = fixture.store;
+      clock = new FakeClock(T0);
+    });
+    afterEach(async () => {
+      await fixture.cleanup();
+    });
+
+    const newTask = (overrides: Partial<NewTask> = {}): NewTask => ({
+      taskId: newTaskId(),
+      ownerKey: ALICE,
+      generation: 'v2',
+      protocolVersion: '2026-07-28',
+      toolName: 'slow_tool',
+      arguments: { q: 'x', list: [1, 'two', null] },
+      clientCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+      progressToken: null,
+      statusMessage: null,
+      createdAt: clock.now(),
+      ttlMs: 60_000,
+      pollIntervalMs: 1_000,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      ...overrides,
+    });
+    const create = (overrides: Partial<NewTask> = {}) => store.create(newTask(overrides));
+    const eventsSince = async (seq: number) => store.readEventsAfter(seq, 10_000);
+    const complete = (taskId: string, extra: Partial<Parameters<TaskStore['transition']>[1]> = {}) =>
+      store.transition(taskId, { to: 'completed', outcome: RESULT, releaseLease: true, now: clock.now(), ...extra });
+    /** Reach `status` from `working` through an allowed path. */
+    const moveTo = async (taskId: string, status: TaskStatus) => {
+      const outcome = status === 'completed' ? RESULT : status === 'failed' ? ERROR : undefined;
+      return store.transition(taskId, { to: status, outcome, now: clock.now() });
+    };
+
+    describe('create', () => {
+      it('stores a working task with attempt 0, seq and expiresAt = createdAt + ttlMs, readable at once', async () => {
+        const input = newTask({ progressToken: 7, statusMessage: 'queued', idempotencyKey: 'k1', requestDigest: 'd1' });
+        const record = await store.create(input);
+        const { idempotencyKey, requestDigest, ...rest } = input;
+        expect(record).toMatchObject({ ...rest, idempotencyKey, requestDigest, status: 'working', attempt: 0 });
+        expect(record.lastUpdatedAt).toBe(input.createdAt);
+        expect(record.expiresAt).toBe(input.createdAt + 60_000);
+        expect(Number.isSafeInteger(record.seq) && record.seq > 0).toBe(true);
+        expect(await store.get(input.taskId, { ownerKey: ALICE, now: clock.now() })).toEqual(record);
+      });
+
+      it('keeps JSON fields and the progress token type; ttlMs null never expires', async () => {
+        const record = await create({ progressToken: 'tok-1', ttlMs: null, arguments: { deep: { a: [{ b: 'ü' }] } } });
+        expect(record).toMatchObject({ progressToken: 'tok-1', ttlMs: null, expiresAt: null, arguments: { deep: { a: [{ b: 'ü' }] } } });
+        expect(record.idempotencyKey).toBeNull();
+        expect(await store.get(record.taskId, { ownerKey: ALICE, now: Number.MAX_SAFE_INTEGER })).toEqual(record);
+      });
+
+      it('assigns strictly increasing seq and appends one created event each', async () => {
+        const start = await store.lastEventSeq();
+        const records = [];
+        for (let i = 0; i < 5; i += 1) records.push(await create());
+        const seqs = records.map((r) => r.seq);
+        expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
+        expect(new Set(seqs).size).toBe(5);
+        const events = await eventsSince(start);
+        expect(events.map((e) => [e.taskId, e.kind, e.status])).toEqual(records.map((r) => [r.taskId, 'created', 'working']));
+      });
+
+      it('rejects a second idempotency key of the same owner with -32602, not of another owner', async () => {
+        await create({ idempotencyKey: 'same', requestDigest: 'a' });
+        const error: unknown = await create({ idempotencyKey: 'same', requestDigest: 'b' }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(TasksError);
+        expect((error as TasksError).code).toBe(-32602);
+        await expect(create({ idempotencyKey: 'same', ownerKey: BOB })).resolves.toMatchObject({ ownerKey: BOB });
+        await expect(Promise.all([create(), create()])).resolves.toHaveLength(2);
+      });
+
+      it('a failing create among concurrent ones rejects alone; the others commit, events stay gap-free', async () => {
+        const start = await store.lastEventSeq();
+        const inputs = Array.from({ length: 10 }, (_, i) => newTask({ idempotencyKey: i === 9 ? 'k0' : `k${i}` }));
+        const settled = await Promise.allSettled(inputs.map((t) => store.create(t)));
+        expect(settled.filter((s) => s.status === 'rejected')).toHaveLength(1);
+        const rejected = settled[9] as PromiseRejectedResult;
+        expect((rejected.reason as TasksError).code).toBe(-32602);
+        for (const t of inputs.slice(0, 9)) expect(await store.getUnscoped(t.taskId)).toBeDefined();
+        expect(await store.getUnscoped(inputs[9]!.taskId)).toBeUndefined();
+        const seqs = (await eventsSince(start)).map((e) => e.seq);
+        expect(seqs).toEqual(Array.from({ length: 9 }, (_, i) => start + 1 + i));
+      });
+    });
+
+    describe('get', () => {
+      it('answers undefined for a missing id, another owner or another generation', async () => {
+        const { taskId } = await create({ generation: 'v1', protocolVersion: '2025-11-25' });
+        const now = clock.now();
+        expect(await store.get(taskId, { ownerKey: ALICE, now })).toBeDefined();
+        expect(await store.get(taskId, { ownerKey: ALICE, generation: 'v1', now })).toBeDefined();
+        expect(await store.get(taskId, { ownerKey: ALICE, generation: 'v2', now })).toBeUndefined();
+        expect(await store.get(taskId, { ownerKey: BOB, now })).toBeUndefined();
+        expect(await store.get(newTaskId(), { ownerKey: ALICE, now })).toBeUndefined();
+        expect(await store.getUnscoped(newTaskId())).toBeUndefined();
+      });
+
+      it('hides a task once expiresAt <= now even before the sweeper ran', async () => {
+        const record = await create({ ttlMs: 1_000 });
+        expect(await store.get(record.taskId, { ownerKey: ALICE, now: T0 + 999 })).toBeDefined();
+        expect(await store.get(record.taskId, { ownerKey: ALICE, now: T0 + 1_000 })).toBeUndefined();
+        expect(await store.getUnscoped(record.taskId)).toEqual(record);
+      });
+    });
+
+    describe('transition', () => {
+      it('goes working ⇄ input_required → completed, storing the outcome verbatim with a {from, to} event', async () => {
+        const { taskId } = await create();
+        const start = await store.lastEventSeq();
+        clock.advance(10);
+        expect(await store.transition(taskId, { to: 'input_required', releaseLease: true, now: clock.now() })).toMatchObject({
+          status: 'input_required',
+          lastUpdatedAt: T0 + 10,
+        });
+        expect(await store.transition(taskId, { to: 'working', now: clock.now() })).toMatchObject({ status: 'working' });
+        expect(await store.getOutcome(taskId)).toBeUndefined();
+        expect(await complete(taskId)).toMatchObject({ status: 'completed' });
+        expect(await store.getOutcome(taskId)).toEqual(RESULT);
+        const events = await eventsSince(start);
+        expect(events.map((e) => [e.kind, e.status, e.payload])).toEqual([
+          ['status', 'input_required', { from: 'working', to: 'input_required' }],
+          ['status', 'working', { from: 'input_required', to: 'working' }],
+          ['status', 'completed', { from: 'working', to: 'completed' }],
+        ]);
+      });
+
+      it('stores a JSON-RPC error of a failed task verbatim', async () => {
+        const { taskId } = await create();
+        expect(await store.transition(taskId, { to: 'failed', outcome: ERROR, now: clock.now() })).toMatchObject({ status: 'failed' });
+        expect(await store.getOutcome(taskId)).toEqual(ERROR);
+      });
+
+      it('keeps the statusMessage on undefined, clears it on null, replaces it on a string', async () => {
+        const { taskId } = await create({ statusMessage: 'start' });
+        const to = async (status: TaskStatus, statusMessage?: string | null) =>
+          (await store.transition(taskId, { to: status, statusMessage, now: clock.now() }))?.statusMessage;
+        expect(await to('input_required')).toBe('start');
+        expect(await to('working', null)).toBeNull();
+        expect(await to('input_required', 'need input')).toBe('need input');
+      });
+
+      it.each(['completed', 'failed', 'cancelled'] as const)('never changes a %s task, even when from lists it', async (terminal) => {
+        const { taskId } = await create();
+        const final = await moveTo(taskId, terminal);
+        const outcome = await store.getOutcome(taskId);
+        const start = await store.lastEventSeq();
+        for (const to of ['working', 'input_required', 'completed', 'failed', 'cancelled'] as const) {
+          const attempt = { to, outcome: to === 'completed' ? RESULT : to === 'failed' ? ERROR : undefined, now: clock.now() };
+          expect(await store.transition(taskId, attempt)).toBeUndefined();
+          expect(await store.transition(taskId, { ...attempt, from: [terminal] })).toBeUndefined();
+        }
+        expect(await store.getUnscoped(taskId)).toEqual(final);
+        expect(await store.getOutcome(taskId)).toEqual(outcome);
+        expect(await store.lastEventSeq()).toBe(start);
+      });
+
+      it('applies only when the current status is in from; a missing task answers undefined', async () => {
+        const { taskId } = await create();
+        expect(await store.transition(taskId, { to: 'cancelled', from: ['input_required'], now: clock.now() })).toBeUndefined();
+        expect((await store.getUnscoped(taskId))?.status).toBe('working');
+        expect(await store.transition(taskId, { to: 'cancelled', from: ['working'], now: clock.now() })).toMatchObject({ status: 'cancelled' });
+        expect(await store.getOutcome(taskId)).toBeUndefined();
+        expect(await store.transition(newTaskId(), { to: 'cancelled', now: clock.now() })).toBeUndefined();
+      });
+
+      it('with leaseOwner applies only while that instance holds the lease; releaseLease clears it', async () => {
+        const { taskId } = await create({ leaseOwner: 'i-a', leaseExpiresAt: T0 + 30_000 });
+        expect(await complete(taskId, { leaseOwner: 'i-b' })).toBeUndefined();
+        expect(await store.getOutcome(taskId)).toBeUndefined();
+        expect(await complete(taskId, { leaseOwner: 'i-a' })).toMatchObject({ status: 'completed', leaseOwner: null, leaseExpiresAt: null });
+      });
+
+      it('lets exactly one of a concurrent cancel and completion win', async () => {
+        for (let round = 0; round < 20; round += 1) {
+          const { taskId } = await create({ leaseOwner: 'i-a', leaseExpiresAt: T0 + 30_000 });
+          const cancel = store.transition(taskId, { to: 'cancelled', releaseLease: true, now: clock.now() });
+          const done = complete(taskId, { leaseOwner: 'i-a' });
+          const [cancelled, completed] = round % 2 === 0 ? await Promise.all([cancel, done]) : (await Promise.all([done, cancel])).reverse();
+          expect([cancelled, completed].filter((r) => r !== undefined)).toHaveLength(1);
+          const final = await store.getUnscoped(taskId);
+          expect(final?.status).toBe(cancelled ? 'cancelled' : 'completed');
+          expect(await store.getOutcome(taskId)).toEqual(cancelled ? undefined : RESULT);
+        }
+      });
+
+      it('rejects an outcome that does not fit the target status without writing', async () => {
+        const { taskId } = await create();
+        await expect(store.transition(taskId, { to: 'completed', now: clock.now() })).rejects.toBeInstanceOf(TasksError);
+        await expect(store.transition(taskId, { to: 'cancelled', outcome: RESULT, now: clock.now() })).rejects.toBeInstanceOf(TasksError);
+        expect((await store.getUnscoped(taskId))?.status).toBe('working');
+      });
+    });
+
+    describe('writeStatusMessages', () => {
+      it('updates non-terminal tasks with one message event each and ignores terminal or missing ones', async () => {
+        const [a, b, c] = await Promise.all([create(), create(), create()]);
+        await store.transition(b!.taskId, { to: 'input_required', now: clock.now() });
+        await moveTo(c!.taskId, 'cancelled');
+        const start = await store.lastEventSeq();
+        await store.writeStatusMessages([
+          { taskId: a!.taskId, statusMessage: '50%', now: T0 + 5 },
+          { taskId: b!.taskId, statusMessage: null, now: T0 + 6 },
+          { taskId: c!.taskId, statusMessage: 'late', now: T0 + 7 },
+          { taskId: newTaskId(), statusMessage: 'ghost', now: T0 + 8 },
+        ]);
+        expect(await store.getUnscoped(a!.taskId)).toMatchObject({ status: 'working', statusMessage: '50%', lastUpdatedAt: T0 + 5 });
+        expect(await store.getUnscoped(b!.taskId)).toMatchObject({ status: 'input_required', statusMessage: null });
+        expect((await store.getUnscoped(c!.taskId))?.statusMessage).toBeNull();
+        const events = await eventsSince(start);
+        expect(events.map((e) => [e.taskId, e.kind, e.status])).toEqual([
+          [a!.taskId, 'message', 'working'],
+          [b!.taskId, 'message', 'input_required'],
+        ]);
+      });
+    });
+
+    describe('list', () => {
+      it('pages one owner’s tasks of one generation by seq, leaving out expired ones', async () => {
+        const mine = [];
+        for (let i = 0; i < 5; i += 1) mine.push(await create({ ttlMs: i === 2 ? 500 : 60_000 }));
+        await create({ ownerKey: BOB });
+        await create({ generation: 'v1', protocolVersion: '2025-11-25' });
+        const scope = { ownerKey: ALICE, generation: 'v2' as const, now: T0 + 500 };
+        const first = await store.list(scope, { afterSeq: 0, limit: 2 });
+        expect(first.map((t) => t.taskId)).toEqual([mine[0]!.taskId, mine[1]!.taskId]);
+        const second = await store.list(scope, { afterSeq: first[1]!.seq, limit: 2 });
+        expect(second.map((t) => t.taskId)).toEqual([mine[3]!.taskId, mine[4]!.taskId]);
+        expect(await store.list(scope, { afterSeq: second[1]!.seq, limit: 2 })).toEqual([]);
+        expect(await store.list({ ...scope, generation: 'v1' }, { afterSeq: 0, limit: 10 })).toHaveLength(1);
+      });
+
+      it('a walk returns every task exactly once while tasks are created during it', async () => {
+        const created = [];
+        for (let i = 0; i < 5; i += 1) created.push((await create()).taskId);
+        const seen: string[] = [];
+        let afterSeq = 0;
+        for (;;) {
+          const page = await store.list({ ownerKey: ALICE, generation: 'v2', now: clock.now() }, { afterSeq, limit: 2 });
+          if (page.length === 0) break;
+          seen.push(...page.map((t) => t.taskId));
+          afterSeq = page[page.length - 1]!.seq;
+          if (created.length < 9) created.push((await create()).taskId, (await create()).taskId);
+        }
+        expect(seen).toEqual(created);
+      });
+    });
+
+    describe('leases', () => {
+      it('startAttempt counts runs and leases while working, honouring a live lease of another instance', async () => {
+        const { taskId } = await create({ leaseOwner: 'i-a', leaseExpiresAt: T0 + 1_000 });
+        const start = await store.lastEventSeq();
+        expect(await store.startAttempt(taskId, 'i-b', T0 + 2_000, T0 + 999)).toBeUndefined();
+        expect(await store.startAttempt(taskId, 'i-a', T0 + 2_000, T0)).toMatchObject({ attempt: 1, leaseOwner: 'i-a', leaseExpiresAt: T0 + 2_000 });
+        expect(await store.startAttempt(taskId, 'i-b', T0 + 9_000, T0 + 2_500)).toMatchObject({ attempt: 2, leaseOwner: 'i-b' });
+        const events = await eventsSince(start);
+        expect(events.map((e) => [e.kind, e.status, e.payload])).toEqual([
+          ['attempt', 'working', { attempt: 1, leaseOwner: 'i-a' }],
+          ['attempt', 'working', { attempt: 2, leaseOwner: 'i-b' }],
+        ]);
+        await store.transition(taskId, { to: 'input_required', releaseLease: true, now: T0 + 3_000 });
+        expect(await store.startAttempt(taskId, 'i-b', T0 + 9_000, T0 + 3_000)).toBeUndefined();
+        expect(await store.startAttempt(newTaskId(), 'i-b', T0 + 9_000, T0 + 3_000)).toBeUndefined();
+      });
+
+      it('renewLeases extends only the leases the caller holds', async () => {
+        const mine = await create({ leaseOwner: 'i-a', leaseExpiresAt: T0 + 1_000 });
+        const theirs = await create({ leaseOwner: 'i-b', leaseExpiresAt: T0 + 1_000 });
+        expect(await store.renewLeases('i-a', [mine.taskId, theirs.taskId, newTaskId()], T0 + 5_000)).toEqual([mine.taskId]);
+        expect((await store.getUnscoped(mine.taskId))?.leaseExpiresAt).toBe(T0 + 5_000);
+        expect((await store.getUnscoped(theirs.taskId))?.leaseExpiresAt).toBe(T0 + 1_000);
+        expect(await store.renewLeases('i-a', [], T0 + 5_000)).toEqual([]);
+      });
+
+      it('claimLapsed takes working tasks with a lapsed or no lease, up to limit, never twice', async () => {
+        const lapsed = await create({ leaseOwner: 'i-dead', leaseExpiresAt: T0 + 100 });
+        const none = await create();
+        const live = await create({ leaseOwner: 'i-b', leaseExpiresAt: T0 + 60_000 });
+        const waiting = await create();
+        await store.transition(waiting.taskId, { to: 'input_required', releaseLease: true, now: T0 });
+        const done = await create();
+        await moveTo(done.taskId, 'cancelled');
+        const now = T0 + 1_000;
+        // The port does not fix which lapsed task comes first, only that each is claimed once.
+        const first = await store.claimLapsed('i-c', now, now + 30_000, 1);
+        expect(first).toHaveLength(1);
+        expect(first[0]).toMatchObject({ leaseOwner: 'i-c', leaseExpiresAt: now + 30_000, status: 'working' });
+        const rest = await store.claimLapsed('i-c', now, now + 30_000, 10);
+        expect([...first, ...rest].map((t) => t.taskId).sort()).toEqual([lapsed.taskId, none.taskId].sort());
+        expect(await store.claimLapsed('i-d', now, now + 30_000, 10)).toEqual([]);
+        expect((await store.getUnscoped(live.taskId))?.leaseOwner).toBe('i-b');
+      });
+
+      it('concurrent claimers get disjoint sets', async () => {
+        const ids = (await Promise.all(Array.from({ length: 12 }, () => create()))).map((t) => t.taskId);
+        const claims = await Promise.all(['i-1', 'i-2', 'i-3'].map((owner) => store.claimLapsed(owner, T0 + 1, T0 + 30_000, 5)));
+        const claimed = claims.flat().map((t) => t.taskId);
+        expect(new Set(claimed).size).toBe(claimed.length);
+        expect([...claimed].sort()).toEqual([...ids].sort());
+      });
+    });
+
+    describe('steps', () => {
+      it('journals each step once: the first write wins', async () => {
+        const { taskId } = await create();
+        const other = await create();
+        expect(await store.getStep(taskId, 'fetch')).toBeUndefined();
+        await store.putStep(taskId, 'fetch', { rows: [1, 2] });
+        await store.putStep(taskId, 'fetch', { rows: [] });
+        expect(await store.getStep(taskId, 'fetch')).toEqual({ value: { rows: [1, 2] } });
+        expect(await store.getStep(other.taskId, 'fetch')).toBeUndefined();
+        for (const value of [null, false, 0, '', []]) {
+          await store.putStep(taskId, `v-${JSON.stringify(value)}`, value);
+          expect(await store.getStep(taskId, `v-${JSON.stringify(value)}`)).toEqual({ value });
+        }
+      });
+    });
+
+    describe('expireDue', () => {
+      it('expires due tasks up to limit, deletes what hangs off them and keeps the expired event', async () => {
+        const a = await create({ ttlMs: 100 });
+        const b = await create({ ttlMs: 200 });
+        const c = await create({ ttlMs: 5_000 });
+        const unlimited = await create({ ttlMs: null });
+        await complete(a.taskId);
+        await store.putStep(a.taskId, 's', 1);
+        const start = await store.lastEventSeq();
+        expect(await store.expireDue(T0 + 200, 1)).toEqual([a.taskId]);
+        expect(await store.expireDue(T0 + 200, 10)).toEqual([b.taskId]);
+        expect(await store.expireDue(T0 + 200, 10)).toEqual([]);
+        expect(await store.getUnscoped(a.taskId)).toBeUndefined();
+        expect(await store.getOutcome(a.taskId)).toBeUndefined();
+        expect(await store.getStep(a.taskId, 's')).toBeUndefined();
+        expect(await store.getUnscoped(c.taskId)).toBeDefined();
+        expect(await store.getUnscoped(unlimited.taskId)).toBeDefined();
+        const events = await eventsSince(start);
+        expect(events.map((e) => [e.taskId, e.kind, e.status, e.at])).toEqual([
+          [a.taskId, 'expired', 'completed', T0 + 200],
+          [b.taskId, 'expired', 'working', T0 + 200],
+        ]);
+      });
+    });
+
+    describe('events', () => {
+      it('calls listeners after commit, in commit order, with the seq readEventsAfter reports', async () => {
+        const start = await store.lastEventSeq();
+        const heard: TaskEvent[] = [];
+        const visible: Array<Promise<unknown>> = [];
+        const stop = store.onEvent((event) => {
+          heard.push(event);
+          if (event.kind === 'created') visible.push(store.getUnscoped(event.taskId));
+        });
+        const tasks = await Promise.all([create(), create(), create()]);
+        await complete(tasks[1]!.taskId);
+        await store.writeStatusMessages([{ taskId: tasks[0]!.taskId, statusMessage: 'x', now: T0 }]);
+        expect(heard).toEqual(await eventsSince(start));
+        expect(heard.map((e) => e.seq)).toEqual(Array.from({ length: 5 }, (_, i) => start + 1 + i));
+        for (const task of await Promise.all(visible)) expect(task).toBeDefined();
+        expect(await store.lastEventSeq()).toBe(start + 5);
+        expect((await store.readEventsAfter(start + 1, 2)).map((e) => e.seq)).toEqual([start + 2, start + 3]);
+        stop();
+        await create();
+        expect(heard).toHaveLength(5);
+      });
+    });
+
+    describe('close', () => {
+      it('commits writes still queued before it returns', async () => {
+        const pending = create();
+        await store.close();
+        await expect(pending).resolves.toMatchObject({ status: 'working' });
+      });
+    });
+  });
+}

@@ -1,0 +1,136 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TasksError } from '../../src/core/errors.js';
+import { MIGRATIONS, openSqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { migrate } from '../../src/store/sqlite/migrations.js';
+import { SQL } from '../../src/store/sqlite/sql.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+import { compileSqliteStoreForWorkers } from './helpers/compiled-store.js';
+import { GatedWorkers } from './helpers/gated-workers.js';
+
+const temp = makeTempDir();
+afterAll(() => temp.remove());
+
+const VERSIONS = MIGRATIONS.map((m) => m.version);
+
+function versionsIn(path: string): number[] {
+  const db = new Database(path, { readonly: true });
+  try {
+    return (db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as Array<{ version: number }>).map((r) => r.version);
+  } finally {
+    db.close();
+  }
+}
+
+describe('migrations across processes', () => {
+  let compiled: ReturnType<typeof compileSqliteStoreForWorkers>;
+  let workers: GatedWorkers;
+  beforeAll(() => {
+    compiled = compileSqliteStoreForWorkers();
+    workers = new GatedWorkers(2, compiled.moduleUrl);
+  });
+  afterAll(async () => {
+    await workers.terminate();
+    compiled.remove();
+  });
+
+  // `fresh`: no file yet, so the openers also contend for switching it to WAL. `empty-wal`: the file exists in
+  // WAL mode without a schema, so both reach the migration step at the same moment.
+  it.each(['fresh', 'empty-wal'])('two processes opening one %s file at once migrate it exactly once', async (kind) => {
+    type Report = { applied: number[]; pragmas: { journalMode: string; synchronous: number } };
+    for (let round = 0; round < 20; round += 1) {
+      const path = join(temp.dir, `${kind}-${round}.db`);
+      if (kind === 'empty-wal') {
+        const db = new Database(path);
+        db.pragma('journal_mode = WAL');
+        db.close();
+      }
+      const reports = (await workers.run([
+        { op: 'open', args: { path } },
+        { op: 'open', args: { path } },
+      ])) as Report[];
+      // One opener applied every version, the other none; both ended on a WAL, synchronous=FULL connection.
+      expect(reports.map((r) => r.applied.length).sort()).toEqual([0, VERSIONS.length]);
+      expect(reports.flatMap((r) => r.applied).sort()).toEqual(VERSIONS);
+      for (const { pragmas } of reports) expect(pragmas).toMatchObject({ journalMode: 'wal', synchronous: 2 });
+      expect(versionsIn(path)).toEqual(VERSIONS);
+    }
+  });
+});
+
+describe('migrations in one process', () => {
+  it('reopening a migrated file applies nothing', async () => {
+    const path = join(temp.dir, 'reopen.db');
+    const first = openSqliteTaskStore({ path });
+    const second = openSqliteTaskStore({ path });
+    expect(first.appliedMigrations).toEqual(VERSIONS);
+    expect(second.appliedMigrations).toEqual([]);
+    await Promise.all([first.close(), second.close()]);
+    expect(versionsIn(path)).toEqual(VERSIONS);
+  });
+
+  it('a failing migration leaves no trace (all pending versions commit or none)', () => {
+    const db = new Database(join(temp.dir, 'failing.db'));
+    const broken = [...MIGRATIONS, { version: 99, name: 'broken', sql: 'CREATE TABLE half (a INTEGER); SELECT nope FROM missing;' }];
+    expect(() => migrate(db, 0, broken)).toThrow(/missing/);
+    expect(db.inTransaction).toBe(false);
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE name IN ('half', 'tasks', 'schema_migrations')").all()).toEqual([]);
+    expect(migrate(db, 0)).toEqual(VERSIONS);
+    db.close();
+  });
+
+  it('reports a file it cannot open as a -32603 storage fault with the cause', () => {
+    const error: unknown = (() => {
+      try {
+        openSqliteTaskStore({ path: temp.dir });
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(error).toBeInstanceOf(TasksError);
+    expect((error as TasksError).code).toBe(-32603);
+    expect((error as TasksError).cause).toBeInstanceOf(Error);
+  });
+});
+
+describe('the first migration', () => {
+  const path = join(temp.dir, 'schema.db');
+  let db: Database.Database;
+  beforeAll(async () => {
+    await openSqliteTaskStore({ path }).close();
+    db = new Database(path, { readonly: true });
+  });
+  afterAll(() => db.close());
+
+  const columns = (table: string) => (db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).map((c) => c.name);
+  const cascades = (table: string) =>
+    (db.prepare(`PRAGMA foreign_key_list(${table})`).all() as Array<{ table: string; on_delete: string }>).map((f) => [f.table, f.on_delete]);
+  const plan = (sql: string, params: Record<string, unknown>) =>
+    (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as Array<{ detail: string }>).map((r) => r.detail).join('\n');
+
+  it('holds every table and column later features need', () => {
+    expect(columns('tasks')).toEqual([
+      'task_id', 'owner_key', 'generation', 'protocol_version', 'tool_name', 'arguments', 'client_capabilities',
+      'progress_token', 'status', 'status_message', 'created_at', 'last_updated_at', 'ttl_ms', 'poll_interval_ms',
+      'expires_at', 'seq', 'attempt', 'lease_owner', 'lease_expires_at', 'idempotency_key', 'request_digest',
+    ]);
+    expect(columns('task_outcomes')).toEqual(['task_id', 'kind', 'body']);
+    expect(columns('input_requests')).toEqual(['task_id', 'key', 'request', 'response', 'state', 'created_at', 'answered_at']);
+    expect(columns('task_steps')).toEqual(['task_id', 'name', 'value', 'created_at']);
+    expect(columns('task_events')).toEqual(['seq', 'task_id', 'kind', 'status', 'at', 'payload']);
+  });
+
+  it('cascades child rows with their task but keeps the event log independent', () => {
+    for (const table of ['task_outcomes', 'input_requests', 'task_steps']) expect(cascades(table)).toEqual([['tasks', 'CASCADE']]);
+    expect(cascades('task_events')).toEqual([]);
+  });
+
+  it('serves the hot paths from indexes', () => {
+    expect(plan(SQL.list, { ownerKey: 'o', generation: 'v2', afterSeq: 0, now: 0, limit: 10 })).toMatch(/USING INDEX tasks_by_owner/);
+    expect(plan(SQL.dueForExpiry, { now: 0, limit: 10 })).toMatch(/USING INDEX tasks_by_expiry/);
+    expect(plan(SQL.claimLapsed, { leaseOwner: 'i', now: 0, leaseExpiresAt: 1, limit: 10 })).toMatch(/USING INDEX tasks_by_lease/);
+    expect(plan(SQL.idempotencyTaken, { ownerKey: 'o', idempotencyKey: 'k' })).toMatch(/USING (COVERING )?INDEX tasks_by_idempotency/);
+  });
+});

@@ -1,0 +1,209 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TasksError } from '../../src/core/errors.js';
+import { newTaskId } from '../../src/core/ids.js';
+import type { TaskEvent } from '../../src/core/store.js';
+import type { NewTask } from '../../src/core/task.js';
+import { openSqliteTaskStore, type SqliteTaskStore, type SqliteTaskStoreOptions } from '../../src/store/sqlite/index.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+const T0 = Date.UTC(2026, 0, 1);
+
+function task(overrides: Partial<NewTask> = {}): NewTask {
+  return {
+    taskId: newTaskId(),
+    ownerKey: 'anonymous',
+    generation: 'v1',
+    protocolVersion: '2025-11-25',
+    toolName: 'echo',
+    arguments: {},
+    clientCapabilities: {},
+    progressToken: null,
+    statusMessage: null,
+    createdAt: T0,
+    ttlMs: 60_000,
+    pollIntervalMs: 500,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    ...overrides,
+  };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<TasksError> {
+  const error: unknown = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(TasksError);
+  return error as TasksError;
+}
+
+let temp: ReturnType<typeof makeTempDir>;
+let path: string;
+const opened: SqliteTaskStore[] = [];
+const raws: Database.Database[] = [];
+
+/** A store on the shared test file, closed after the test. */
+function open(options: Partial<SqliteTaskStoreOptions> = {}): SqliteTaskStore {
+  const store = openSqliteTaskStore({ path, ...options });
+  opened.push(store);
+  return store;
+}
+/** An independent raw connection on the same file: sees exactly what is committed. */
+function observer(): Database.Database {
+  const db = new Database(path);
+  db.pragma('busy_timeout = 5000');
+  raws.push(db);
+  return db;
+}
+
+beforeEach(() => {
+  temp = makeTempDir();
+  path = join(temp.dir, 'tasks.db');
+});
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((s) => s.close()));
+  for (const db of raws.splice(0)) db.close();
+  temp.remove();
+});
+
+describe('SqliteTaskStore connections', () => {
+  it('every connection reports journal_mode=wal and synchronous=2 (FULL)', () => {
+    const stores = [open(), open(), open({ path: join(temp.dir, 'other', 'deeper', 'b.db') })];
+    for (const store of stores) {
+      expect(store.pragmas()).toEqual({ journalMode: 'wal', synchronous: 2, foreignKeys: true, busyTimeout: 5000 });
+    }
+  });
+});
+
+describe('group commit', () => {
+  it('shares commits between concurrent creates and resolves each only once its row is committed', async () => {
+    const store = open();
+    const peek = observer().prepare('SELECT status FROM tasks WHERE task_id = ?');
+    const before = store.stats().commits;
+    const seenAtResolution = await Promise.all(
+      Array.from({ length: 64 }, () =>
+        store.create(task()).then((record) => ({
+          commits: store.stats().commits - before,
+          row: peek.get(record.taskId) as { status: string } | undefined,
+        })),
+      ),
+    );
+    const commits = store.stats().commits - before;
+    expect(commits).toBeLessThan(64);
+    for (const seen of seenAtResolution) {
+      expect(seen.commits).toBeGreaterThanOrEqual(1);
+      expect(seen.row).toEqual({ status: 'working' });
+    }
+  });
+
+  it('flushes a full batch at once: maxBatchSize 8 turns 64 creates into 8 commits', async () => {
+    const store = open({ maxBatchSize: 8 });
+    await Promise.all(Array.from({ length: 64 }, () => store.create(task())));
+    expect(store.stats()).toEqual({ commits: 8, operations: 64 });
+  });
+
+  it('rolls back only the failing operation of a batch (savepoint), leaving no orphan event', async () => {
+    const store = open();
+    const start = await store.lastEventSeq();
+    const duplicate = task();
+    const inputs = [task(), duplicate, task(), { ...task(), taskId: duplicate.taskId }, task()];
+    const settled = await Promise.allSettled(inputs.map((t) => store.create(t)));
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    const error = (settled[3] as PromiseRejectedResult).reason as TasksError;
+    expect(error).toBeInstanceOf(TasksError);
+    expect(error.code).toBe(-32603);
+    expect((error.cause as { code?: string }).code).toBe('SQLITE_CONSTRAINT_PRIMARYKEY');
+    expect(store.stats().commits).toBe(1);
+    // The duplicate's `created` event was inserted before its row failed; the savepoint took it back.
+    const events = await store.readEventsAfter(start, 100);
+    expect(events.map((e) => e.seq)).toEqual([start + 1, start + 2, start + 3, start + 4]);
+    expect(events.filter((e) => e.taskId === duplicate.taskId)).toHaveLength(1);
+  });
+
+  it('a throwing listener neither hides the commit from other listeners nor fails the write', async () => {
+    const store = open();
+    const heard: TaskEvent[] = [];
+    store.onEvent(() => {
+      throw new Error('listener bug');
+    });
+    store.onEvent((event) => heard.push(event));
+    const record = await store.create(task());
+    expect(heard.map((e) => [e.taskId, e.kind])).toEqual([[record.taskId, 'created']]);
+  });
+});
+
+describe('durability and faults', () => {
+  it('close() commits queued writes; a new store on the file sees them and the events', async () => {
+    const first = openSqliteTaskStore({ path });
+    const pending = Array.from({ length: 5 }, () => first.create(task()));
+    await first.close();
+    const ids = (await Promise.all(pending)).map((r) => r.taskId);
+    const second = open();
+    for (const id of ids) expect(await second.getUnscoped(id)).toBeDefined();
+    expect((await second.readEventsAfter(0, 100)).map((e) => e.taskId)).toEqual(ids);
+  });
+
+  it('another store on the file tails committed events through readEventsAfter', async () => {
+    const writer = open();
+    const tail = open();
+    const from = await tail.lastEventSeq();
+    const record = await writer.create(task());
+    await writer.transition(record.taskId, { to: 'cancelled', now: T0 + 1 });
+    expect((await tail.readEventsAfter(from, 10)).map((e) => [e.kind, e.status])).toEqual([
+      ['created', 'working'],
+      ['status', 'cancelled'],
+    ]);
+    expect(await tail.lastEventSeq()).toBe(from + 2);
+  });
+
+  it('a write blocked past busy_timeout rejects the batch with -32603; the store recovers afterwards', async () => {
+    const store = open({ busyTimeoutMs: 50 });
+    const blocker = observer();
+    blocker.exec('BEGIN IMMEDIATE');
+    const error = await rejection(store.create(task()));
+    expect(error.code).toBe(-32603);
+    expect((error.cause as { code?: string }).code).toMatch(/^SQLITE_BUSY/);
+    blocker.exec('ROLLBACK');
+    await expect(store.create(task())).resolves.toMatchObject({ status: 'working' });
+    expect(store.stats().commits).toBe(1);
+  });
+
+  it('reads and writes after close() reject with -32603 and the driver error as cause', async () => {
+    const store = open();
+    await store.close();
+    const read = await rejection(store.getUnscoped(newTaskId()));
+    expect(read.code).toBe(-32603);
+    expect(read.cause).toBeInstanceOf(Error);
+    expect((await rejection(store.create(task()))).code).toBe(-32603);
+  });
+
+  it('expiry deletes the input requests of a task too (cascade) and keeps the expired event', async () => {
+    const store = open();
+    const record = await store.create(task({ ttlMs: 10 }));
+    observer()
+      .prepare("INSERT INTO input_requests (task_id, key, request, state, created_at) VALUES (?, 'k', '{}', 'pending', ?)")
+      .run(record.taskId, T0);
+    await store.putStep(record.taskId, 'step', { ok: true });
+    expect(await store.expireDue(T0 + 10, 10)).toEqual([record.taskId]);
+    const db = observer();
+    for (const table of ['tasks', 'task_outcomes', 'input_requests', 'task_steps']) {
+      expect(db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get()).toEqual({ n: 0 });
+    }
+    expect(db.prepare("SELECT task_id FROM task_events WHERE kind = 'expired'").all()).toEqual([{ task_id: record.taskId }]);
+  });
+
+  it('claimLapsed from two stores on one file never hands out a task twice', async () => {
+    const a = open();
+    const b = open();
+    const ids = (await Promise.all(Array.from({ length: 40 }, () => a.create(task())))).map((r) => r.taskId);
+    const claims = await Promise.all([
+      a.claimLapsed('i-a', T0 + 1, T0 + 30_000, 25),
+      b.claimLapsed('i-b', T0 + 1, T0 + 30_000, 25),
+    ]);
+    const claimed = claims.flat().map((t) => t.taskId);
+    expect(claimed).toHaveLength(40);
+    expect(new Set(claimed)).toEqual(new Set(ids));
+  });
+});
