@@ -16,7 +16,7 @@ const STATUS_MESSAGE_LIMIT = 512;
 /** Strip control characters and cap the length of a statusMessage (never trust tool text on the wire). */
 export function sanitizeStatusMessage(message: string): string {
   // eslint-disable-next-line no-control-regex -- removing control characters is the point
-  const clean = message.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
+  const clean = message.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').replace(/ {2,}/g, ' ').trim();
   return clean.length > STATUS_MESSAGE_LIMIT ? `${clean.slice(0, STATUS_MESSAGE_LIMIT - 1)}…` : clean;
 }
 

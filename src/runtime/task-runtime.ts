@@ -72,6 +72,8 @@ export class TaskRuntime {
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly unsubscribe: () => void;
   private closed = false;
+  /** Creates committed or in flight but not yet queued; they count as busy slots for the "queued" message. */
+  private creating = 0;
   /** Highest number of tools running at once since start (for tests and metrics). */
   maxInFlight = 0;
 
@@ -118,7 +120,7 @@ export class TaskRuntime {
    */
   async createTask(input: CreateTaskInput): Promise<TaskRecord> {
     const now = this.clock.now();
-    const busy = this.running.size + this.queue.length >= this.settings.concurrency;
+    const busy = this.running.size + this.queue.length + this.creating >= this.settings.concurrency;
     const task: NewTask = {
       taskId: newTaskId(),
       ownerKey: input.ownerKey,
@@ -135,9 +137,14 @@ export class TaskRuntime {
       leaseOwner: this.settings.instanceId,
       leaseExpiresAt: now + this.settings.leaseMs,
     };
-    const record = await this.store.create(task);
-    this.enqueue(record.taskId);
-    return record;
+    this.creating += 1;
+    try {
+      const record = await this.store.create(task);
+      this.enqueue(record.taskId);
+      return record;
+    } finally {
+      this.creating -= 1;
+    }
   }
 
   /**
