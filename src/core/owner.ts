@@ -18,7 +18,7 @@ export function ownerKeyOf(principal: Principal): string {
 
 /**
  * Resolves the `Authorization` header of a request to a principal.
- * - `undefined` header or unknown token → `undefined` (the server answers HTTP 401 before any task lookup);
+ * A missing header or an unknown token gives `undefined`; the server then answers HTTP 401 before any task lookup.
  */
 export interface Authenticator {
   authenticate(authorizationHeader: string | undefined): Principal | undefined;

@@ -1,0 +1,29 @@
+/**
+ * The public server API of `mcp-tasks`. This file is the complete surface of the `.` entry: named exports only;
+ * anything added here becomes public API. The requestor library is `mcp-tasks/client`, test helpers are
+ * `mcp-tasks/testing`.
+ */
+export { createTasksServer, type CreateTasksServerOptions, type TasksServer } from './server/create-tasks-server.js';
+export { DEFAULT_LIMITS, resolveLimits, type TasksServerLimits } from './server/options.js';
+export { loadServerSecret } from './server/secret.js';
+export {
+  defineTool,
+  textResult,
+  ToolInputError,
+  type AnyToolDefinition,
+  type ContentBlock,
+  type PreflightContext,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolExecution,
+  type ToolResult,
+} from './core/tool.js';
+export { TasksError } from './core/errors.js';
+export { ErrorCode, TASKS_EXTENSION_ID } from './protocol/constants.js';
+export type { TaskEvent, TaskEventKind, TaskScope, TaskStore, TransitionRequest } from './core/store.js';
+export type { JsonObject, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord, TaskStatus } from './core/task.js';
+export type { Logger } from './core/logger.js';
+export type { Clock } from './core/clock.js';
+export type { Authenticator, Principal } from './core/owner.js';
+export { TokenFileAuthenticator, type TokenFile } from './auth/token-file.js';
+export { openSqliteTaskStore, SqliteTaskStore, type SqliteTaskStoreOptions } from './store/sqlite/index.js';
