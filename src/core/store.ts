@@ -9,8 +9,9 @@ import type {
 } from './task.js';
 
 /**
- * Kinds of rows in the append-only `task_events` log. Every committed change appends one row in the same
- * transaction, so the log is the single source for wake-ups, notifications, the audit trail and replay.
+ * Kinds of rows in the append-only `task_events` log. Every change a requestor can observe (creation, status,
+ * statusMessage, a new run, input, expiry) appends one row in the same transaction, so the log is the single source
+ * for wake-ups, notifications, the audit trail and replay. Lease renewals and journaled steps write no event.
  * - `created`: task row inserted (status `working`).
  * - `status`: status transition (payload: `{from, to}`).
  * - `message`: statusMessage-only change (coalesced).
@@ -54,7 +55,10 @@ export interface TransitionRequest {
   from?: readonly TaskStatus[];
   /** New statusMessage; `undefined` keeps the current one, `null` clears it. */
   statusMessage?: string | null;
-  /** Stored in the same transaction; required for `completed` (kind `result`) and `failed` (kind `error`). */
+  /**
+   * Stored in the same transaction: `completed` needs a `result`; `failed` needs an `error`, or (v1 only) a `result`
+   * with `isError: true`; other statuses take none. A mismatch is refused with `-32603` before anything is written.
+   */
   outcome?: TaskOutcome;
   /** When set, the write applies only while this instance holds the lease (a lost lease discards the outcome). */
   leaseOwner?: string;
@@ -123,7 +127,7 @@ export interface TaskStore {
   renewLeases(leaseOwner: string, taskIds: readonly string[], leaseExpiresAt: number): Promise<string[]>;
 
   /**
-   * Atomically take over up to `limit` `working` tasks whose lease lapsed before `now` (or that have none),
+   * Atomically take over up to `limit` unexpired `working` tasks whose lease lapsed (`leaseExpiresAt <= now`) or that have none,
    * giving the lease to `leaseOwner` until `leaseExpiresAt`. `input_required` tasks hold no lease and are skipped.
    */
   claimLapsed(leaseOwner: string, now: number, leaseExpiresAt: number, limit: number): Promise<TaskRecord[]>;
