@@ -1,0 +1,92 @@
+/**
+ * Tokenising and variable masking for the template miner: turns a log message into tokens in which the parts
+ * that obviously vary from one occurrence to the next (numbers, addresses, ids, hashes, paths) are replaced by
+ * the wildcard `<*>`. Masking happens before matching so that the parse tree routes and compares on the
+ * constant words of a message, which is what makes a fixed-depth tree work on real logs (Drain's "domain
+ * knowledge" preprocessing step, kept generic instead of per-system).
+ */
+
+/** The placeholder for a variable part of a template. */
+export const WILDCARD = '<*>';
+
+/**
+ * Whole-token patterns. A token matching one of them is a variable as a whole.
+ * - Paths (`/var/log/x.log`, `C:\Windows\x.dll`, `./a/b`) name files or URLs that differ per line.
+ * - Key/value tokens are handled below by masking only the value.
+ */
+const WHOLE_TOKEN_PATTERNS: readonly RegExp[] = [
+  // Unix-like absolute or relative paths and URLs with at least one separator after the first character.
+  /^[[(<"'{]*(?:[a-zA-Z][a-zA-Z0-9+.-]*:\/\/|\.{0,2}\/)[^\s]*$/,
+  // Windows paths.
+  /^[[(<"']*[a-zA-Z]:\\[^\s]*$/,
+];
+
+/**
+ * Parts of a token that are variable; replaced by the wildcard inside the token so that `blk_-123`,
+ * `sshd[4242]:` and `uid=0` keep their constant part (`blk_<*>`, `sshd[<*>]:`, `uid=<*>`).
+ * Order matters: the alternatives are tried left to right at each position.
+ */
+const VARIABLE_PART = new RegExp(
+  [
+    // IPv4 address, optionally with a port.
+    String.raw`\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?`,
+    // UUID.
+    String.raw`[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}`,
+    // Hexadecimal literal.
+    String.raw`0[xX][0-9a-fA-F]+`,
+    // MAC address or IPv6-ish groups.
+    String.raw`[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{0,4}){2,7}`,
+    // Hex ids and hashes: 6+ hex characters with at least one digit, not glued to other letters.
+    String.raw`(?<![a-zA-Z])(?=[a-fA-F]*\d)[0-9a-fA-F]{6,}(?![g-zG-Z])`,
+    // Numbers: optional sign when it cannot be a word hyphen, decimals, thousands separators.
+    String.raw`(?<![a-zA-Z0-9])-?\d+(?:[.,]\d+)*|\d+(?:[.,]\d+)*`,
+  ].join('|'),
+  'g',
+);
+
+
+/** A token that, once its variable parts are masked, has no letters or digits left (`sshd<*>` does not qualify). */
+const NOTHING_CONSTANT = /^(?:<\*>|[^\p{L}\p{N}])*$/u;
+const WHITESPACE = /\s+/;
+
+/**
+ * Masks the variable parts of one whitespace-free token.
+ *
+ * @returns `<*>` when the token is a variable as a whole (a path or URL, or nothing but numbers and
+ *   punctuation), else the token with its variable parts replaced by `<*>` (unchanged when nothing varies).
+ */
+export function maskToken(token: string): string {
+  // One pass over the characters decides which patterns can apply at all: most tokens are plain words, and
+  // most of the others are numbers, times or addresses without a letter, which need no pattern either.
+  let digits = false;
+  let letters = false;
+  let separators = false;
+  for (let i = 0; i < token.length; i++) {
+    const code = token.charCodeAt(i);
+    if (code >= 48 && code <= 57) digits = true;
+    else if (((code | 32) >= 97 && (code | 32) <= 122) || code > 127) letters = true;
+    else if (code === 47 || code === 92) separators = true;
+  }
+  if (separators && WHOLE_TOKEN_PATTERNS.some((pattern) => pattern.test(token))) return WILDCARD;
+  if (!digits) return token;
+  if (!letters) return WILDCARD;
+  const masked = token.replace(VARIABLE_PART, WILDCARD);
+  if (masked === token) return token;
+  return NOTHING_CONSTANT.test(masked) ? WILDCARD : masked;
+}
+
+/**
+ * Splits a message on whitespace and masks each token (see {@link maskToken}).
+ *
+ * @param maxTokens - tokens beyond this count are dropped, which bounds the cost of a pathological line.
+ * @returns the masked tokens; empty for a blank message.
+ */
+export function maskedTokens(message: string, maxTokens: number): string[] {
+  const tokens: string[] = [];
+  for (const raw of message.split(WHITESPACE)) {
+    if (raw === '') continue;
+    tokens.push(maskToken(raw));
+    if (tokens.length >= maxTokens) break;
+  }
+  return tokens;
+}

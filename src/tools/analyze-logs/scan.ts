@@ -1,0 +1,182 @@
+/**
+ * The work of `analyze_logs`: list the log files of a tree, stream every line once, count severities per file
+ * and per hour, and mine message templates. Memory is bounded by the caps below, not by the input size.
+ */
+import { forEachLine } from '../lines.js';
+import { mightContainSecret, redactSecrets } from '../secrets.js';
+import { walkFiles } from '../walk.js';
+import { countLine, emptyBucket, HourlyCounts, type BucketCounts, type SeverityCounts } from './counts.js';
+import { isGzip, logFileSelector } from './files.js';
+import { LineParser } from './line.js';
+import { TemplateMiner, templateText } from './miner.js';
+
+/** Options of {@link scanLogs}. */
+export interface ScanOptions {
+  /** Real path of a file or directory inside the roots. */
+  target: string;
+  /** Real paths of the allowed roots. */
+  roots: readonly string[];
+  /** Epoch ms; lines stamped earlier are skipped, or `null`. */
+  since: number | null;
+  /** Templates to report, most frequent first. */
+  top: number;
+  /** Extra glob of files to scan, or `null`. */
+  include: string | null;
+  signal: AbortSignal;
+  /** Called with files done and files in total, once before the first file and after each file. */
+  onProgress(done: number, total: number): void;
+  /** Reference time (epoch ms) for timestamps without a year. Default: now. */
+  now?: number;
+}
+
+/** One file's counts. */
+export type FileReport = BucketCounts & {
+  /** Relative to the scanned directory, `/`-separated. */
+  path: string;
+};
+
+/** One mined template. */
+export type TemplateReport = {
+  /** Message template, `<*>` at variable positions, secrets redacted. */
+  template: string;
+  /** Lines it covers. */
+  count: number;
+  /** The first line it covered, capped and with secrets redacted. */
+  example: string;
+};
+
+/** The scan's result (the tool's `structuredContent`). */
+/** A type alias rather than an interface so that it is assignable to `JsonObject`. */
+export type LogScanReport = {
+  path: string;
+  /** Log files read (including those that failed part-way). */
+  files: number;
+  /** Non-blank lines counted (those skipped by `since` excluded). */
+  lines: number;
+  /** Lines skipped because they are older than `since`. */
+  linesBeforeSince: number;
+  /** Files not read: not log files by name, or unreadable (see `failedFiles`). */
+  skippedFiles: number;
+  /** Symlinks skipped because their target escapes the roots. */
+  escapedSymlinks: number;
+  /** Whether the file list hit its cap and later files were ignored. */
+  truncated: boolean;
+  severities: SeverityCounts;
+  /** Per file in path order; at most {@link MAX_FILE_REPORTS}. */
+  perFile: FileReport[];
+  perFileTruncated: boolean;
+  /** Per UTC hour `YYYY-MM-DDTHH:00Z`, plus `unknown` (no timestamp) and `other` (beyond the hour cap). */
+  perHour: Record<string, BucketCounts>;
+  /** Distinct templates kept at the end of the scan. */
+  templateCount: number;
+  /** Rare templates dropped to stay within the template cap. */
+  evictedTemplates: number;
+  templates: TemplateReport[];
+  /** Files that could not be read (first {@link MAX_FAILURES}). */
+  failedFiles: { path: string; error: string }[];
+};
+
+/** Caps that bound memory and result size. */
+export const MAX_FILES = 100_000;
+export const MAX_FILE_REPORTS = 1000;
+export const MAX_HOURS = 2500;
+export const MAX_TEMPLATES = 10_000;
+export const MAX_FAILURES = 50;
+/** Characters kept of an example line. */
+const MAX_EXAMPLE_LENGTH = 500;
+/** Characters kept of a rendered template (at most 128 tokens are mined, but tokens can be long). */
+const MAX_TEMPLATE_LENGTH = 1000;
+
+/**
+ * Scans `options.target`; see the module comment.
+ *
+ * @throws the signal's reason when aborted.
+ */
+export async function scanLogs(options: ScanOptions): Promise<LogScanReport> {
+  const { signal } = options;
+  const walk = await walkFiles(options.target, { roots: options.roots, signal, maxFiles: MAX_FILES });
+  const selected = logFileSelector(options.include);
+  const logFiles = walk.files.filter((file) => selected(file.relative));
+  const now = options.now ?? Date.now();
+  const total = emptyBucket();
+  const hourly = new HourlyCounts(MAX_HOURS);
+  const miner = new TemplateMiner({ maxClusters: MAX_TEMPLATES, maxExampleLength: MAX_EXAMPLE_LENGTH });
+  const perFile: FileReport[] = [];
+  const failedFiles: LogScanReport['failedFiles'] = [];
+  let failures = 0;
+  let linesBeforeSince = 0;
+
+  options.onProgress(0, logFiles.length);
+  for (const [index, file] of logFiles.entries()) {
+    signal.throwIfAborted();
+    const counts: FileReport = { path: file.relative, ...emptyBucket() };
+    const parser = new LineParser(now);
+    // Lines without a timestamp (stack frames, continuations) follow the last timestamped line for `since`.
+    let keep = true;
+    try {
+      await forEachLine(
+        file.path,
+        (line) => {
+          if (line.trim() === '') return;
+          // Redacting before mining keeps secrets out of templates as well as examples.
+          const clean = mightContainSecret(line) ? redactSecrets(line) : line;
+          const parsed = parser.parse(clean);
+          if (options.since !== null) {
+            if (parsed.epochMs !== null) keep = parsed.epochMs >= options.since;
+            if (!keep) {
+              linesBeforeSince++;
+              return;
+            }
+          }
+          countLine(counts, parsed.severity);
+          countLine(total, parsed.severity);
+          hourly.add(parsed.epochMs, parsed.severity);
+          miner.add(parsed.message, clean);
+        },
+        { signal, gzip: isGzip(file.relative) },
+      );
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      failures++;
+      if (failedFiles.length < MAX_FAILURES) failedFiles.push({ path: file.relative, error: describe(error) });
+    }
+    if (perFile.length < MAX_FILE_REPORTS) perFile.push(counts);
+    options.onProgress(index + 1, logFiles.length);
+  }
+
+  const clusters = miner.clusters().sort((a, b) => b.count - a.count || a.id - b.id);
+  return {
+    path: options.target,
+    files: logFiles.length,
+    lines: total.lines,
+    linesBeforeSince,
+    skippedFiles: walk.files.length - logFiles.length + failures,
+    escapedSymlinks: walk.escapedSymlinks,
+    truncated: walk.truncated,
+    severities: total.severities,
+    perFile,
+    perFileTruncated: logFiles.length > perFile.length,
+    perHour: hourly.toJSON(),
+    templateCount: clusters.length,
+    evictedTemplates: miner.evicted,
+    templates: clusters.slice(0, options.top).map((cluster) => ({
+      template: cap(templateText(cluster), MAX_TEMPLATE_LENGTH),
+      count: cluster.count,
+      example: cluster.example,
+    })),
+    failedFiles,
+  };
+}
+
+function cap(text: string, length: number): string {
+  return text.length > length ? `${text.slice(0, length)}…` : text;
+}
+
+/** An error's code and message without a stack (paths in it are inside the roots). */
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code ? `${code}: ${error.message}` : error.message;
+  }
+  return String(error);
+}

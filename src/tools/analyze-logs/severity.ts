@@ -1,0 +1,63 @@
+/**
+ * Severity of a log line from its header: syslog `<pri>`, glog/logcat one-letter levels, level words in the
+ * spellings of common frameworks (`WARN`, `WARNING`, `[error]`, `Info`, `SEVERE`, `level=warn`, …).
+ */
+
+/** Normalised severities, most severe first. */
+export const SEVERITIES = ['FATAL', 'ERROR', 'WARN', 'INFO', 'DEBUG', 'TRACE'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+const WORDS: Record<string, Severity> = {
+  fatal: 'FATAL', critical: 'FATAL', crit: 'FATAL', emerg: 'FATAL', emergency: 'FATAL', alert: 'FATAL',
+  panic: 'FATAL', severe: 'FATAL',
+  error: 'ERROR', err: 'ERROR',
+  warn: 'WARN', warning: 'WARN',
+  info: 'INFO', information: 'INFO', notice: 'INFO',
+  debug: 'DEBUG', dbg: 'DEBUG', fine: 'DEBUG', finer: 'DEBUG', verbose: 'DEBUG', config: 'DEBUG',
+  trace: 'TRACE', finest: 'TRACE',
+};
+const LETTERS: Record<string, Severity> = { F: 'FATAL', A: 'FATAL', E: 'ERROR', W: 'WARN', I: 'INFO', D: 'DEBUG', V: 'TRACE' };
+/** syslog severity (pri % 8): emerg, alert, crit, err, warning, notice, info, debug. */
+const SYSLOG: readonly Severity[] = ['FATAL', 'FATAL', 'FATAL', 'ERROR', 'WARN', 'INFO', 'INFO', 'DEBUG'];
+
+const HEAD_LENGTH = 160;
+const PRI = /^<(\d{1,3})>/;
+/** glog `E0102 15:04:05.000000` and logcat brief `E/Tag(  123):`. */
+const LETTER_PREFIX = /^([FEWIDV])(?:\d{4} \d|\/)/;
+/** logcat threadtime: `  1702  2395 D WindowManager: …` */
+const LETTER_BEFORE_TAG = /(?:^|\s)([FEWIDVA]) +[^\s:]{1,64}: /;
+const WORD = new RegExp(String.raw`(?<![\w.\-/])(?:level[=:]\s*"?)?\[?(${Object.keys(WORDS).join('|')})\]?(?![\w\-/])(:?)`, 'gi');
+
+/**
+ * The severity of `line`, or `null` when its header names none.
+ *
+ * A level word counts when it is upper case (`ERROR`), bracketed (`[error]`), followed by a colon (`error:`),
+ * given as `level=…`, or is the first word after the timestamp (Windows CBS's `Info`): lower-case words inside a
+ * message ("connection error") are text, not a level.
+ *
+ * @param messageStart - index where the line's message begins after its timestamp (0 when there is none).
+ */
+export function parseSeverity(line: string, messageStart = 0): Severity | null {
+  const pri = PRI.exec(line);
+  if (pri) return SYSLOG[Number(pri[1]) % 8] ?? null;
+  const head = line.length > HEAD_LENGTH ? line.slice(0, HEAD_LENGTH) : line;
+  const letter = LETTER_PREFIX.exec(head);
+  if (letter) return LETTERS[letter[1] as string] ?? null;
+  WORD.lastIndex = 0;
+  for (let m = WORD.exec(head); m; m = WORD.exec(head)) {
+    const word = m[1] as string;
+    const text = m[0];
+    const firstAfterTimestamp = /^[\s\-:,|\]]*$/.test(head.slice(messageStart, m.index));
+    if (
+      word === word.toUpperCase() ||
+      text.startsWith('[') ||
+      text.toLowerCase().startsWith('level') ||
+      m[2] === ':' ||
+      firstAfterTimestamp
+    ) {
+      return WORDS[word.toLowerCase()] ?? null;
+    }
+  }
+  const tagged = LETTER_BEFORE_TAG.exec(head.slice(messageStart));
+  return tagged ? (LETTERS[tagged[1] as string] ?? null) : null;
+}

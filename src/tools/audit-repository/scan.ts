@@ -1,0 +1,150 @@
+/**
+ * The work of `audit_repository`: walk a source tree (without `.git`, `node_modules` and other vendored or
+ * generated directories), count files and lines per language, find the largest files and secret-like strings,
+ * and read recent commit activity. Secret values never enter the report: only their kind and a redacted preview.
+ */
+import { open } from 'node:fs/promises';
+import path from 'node:path';
+import { forEachLine } from '../lines.js';
+import { findSecrets, mightContainSecret, type SecretKind } from '../secrets.js';
+import { walkFiles } from '../walk.js';
+import { gitActivity, type GitActivity } from './git.js';
+import { hasBinaryExtension, languageOf } from './languages.js';
+
+/** Options of {@link auditRepository}. */
+export interface AuditOptions {
+  /** Real path of a directory inside the roots. */
+  target: string;
+  /** Real paths of the allowed roots. */
+  roots: readonly string[];
+  signal: AbortSignal;
+  /** Called with files done and files in total, once before the first file and after each file. */
+  onProgress(done: number, total: number): void;
+  /** Days of commit history to summarise. Default 90. */
+  historyDays?: number;
+}
+
+/** A secret-like string (its value is never included). */
+export type SecretReport = { path: string; line: number; kind: SecretKind; preview: string };
+
+/** The audit's result (the tool's `structuredContent`). */
+export type AuditReport = {
+  path: string;
+  /** Text files read. */
+  files: number;
+  lines: number;
+  /** Bytes of the text files read. */
+  bytes: number;
+  skipped: { binary: number; tooLarge: number; unreadable: number };
+  escapedSymlinks: number;
+  /** Whether the file list hit its cap. */
+  truncated: boolean;
+  /** Per language, most lines first. */
+  languages: { language: string; files: number; lines: number }[];
+  /** The largest files of any kind, biggest first, at most {@link MAX_LARGEST}. */
+  largestFiles: { path: string; bytes: number }[];
+  git: GitActivity;
+  /** Findings in path and line order, at most {@link MAX_SECRETS}. */
+  secrets: SecretReport[];
+  /** All findings, including those beyond the cap. */
+  secretCount: number;
+};
+
+export const MAX_FILES = 200_000;
+/** Files above this size are not read (generated bundles, data dumps). */
+export const MAX_FILE_BYTES = 2 * 1024 * 1024;
+export const MAX_LARGEST = 10;
+export const MAX_SECRETS = 200;
+/** Directory names never descended into: VCS metadata, dependencies, build output. */
+const SKIPPED_DIRECTORIES = new Set(['.git', '.hg', '.svn', 'node_modules', '.venv', 'venv', '__pycache__']);
+/** Bytes sniffed for a NUL to tell binary files without a telling extension. */
+const SNIFF_BYTES = 8192;
+
+/**
+ * Audits `options.target`; see the module comment.
+ *
+ * @throws the signal's reason when aborted.
+ */
+export async function auditRepository(options: AuditOptions): Promise<AuditReport> {
+  const { signal } = options;
+  const walk = await walkFiles(options.target, {
+    roots: options.roots,
+    signal,
+    maxFiles: MAX_FILES,
+    skipDirectory: (name) => SKIPPED_DIRECTORIES.has(name),
+  });
+  const report: AuditReport = {
+    path: options.target,
+    files: 0,
+    lines: 0,
+    bytes: 0,
+    skipped: { binary: 0, tooLarge: 0, unreadable: 0 },
+    escapedSymlinks: walk.escapedSymlinks,
+    truncated: walk.truncated,
+    languages: [],
+    largestFiles: [...walk.files]
+      .sort((a, b) => b.size - a.size || (a.relative < b.relative ? -1 : 1))
+      .slice(0, MAX_LARGEST)
+      .map((file) => ({ path: file.relative, bytes: file.size })),
+    git: await gitActivity(options.target, options.historyDays ?? 90, signal),
+    secrets: [],
+    secretCount: 0,
+  };
+  const languages = new Map<string, { files: number; lines: number }>();
+
+  options.onProgress(0, walk.files.length);
+  for (const [index, file] of walk.files.entries()) {
+    signal.throwIfAborted();
+    const name = path.posix.basename(file.relative);
+    if (file.size > MAX_FILE_BYTES) report.skipped.tooLarge++;
+    else if (hasBinaryExtension(name) || (await looksBinary(file.path))) report.skipped.binary++;
+    else {
+      let lineNumber = 0;
+      try {
+        await forEachLine(
+          file.path,
+          (line) => {
+            lineNumber++;
+            if (!mightContainSecret(line)) return;
+            for (const finding of findSecrets(line)) {
+              report.secretCount++;
+              if (report.secrets.length < MAX_SECRETS) {
+                report.secrets.push({ path: file.relative, line: lineNumber, kind: finding.kind, preview: finding.preview });
+              }
+            }
+          },
+          { signal },
+        );
+        const language = languageOf(name);
+        const counts = languages.get(language) ?? { files: 0, lines: 0 };
+        counts.files++;
+        counts.lines += lineNumber;
+        languages.set(language, counts);
+        report.files++;
+        report.lines += lineNumber;
+        report.bytes += file.size;
+      } catch {
+        if (signal.aborted) throw signal.reason;
+        report.skipped.unreadable++;
+      }
+    }
+    options.onProgress(index + 1, walk.files.length);
+  }
+  report.languages = [...languages]
+    .map(([language, counts]) => ({ language, ...counts }))
+    .sort((a, b) => b.lines - a.lines || (a.language < b.language ? -1 : 1));
+  return report;
+}
+
+/** Whether the head of the file contains a NUL byte (how git and grep tell binary files). */
+async function looksBinary(file: string): Promise<boolean> {
+  const handle = await open(file, 'r').catch(() => null);
+  if (!handle) return false;
+  try {
+    const buffer = Buffer.alloc(SNIFF_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0);
+    return buffer.subarray(0, bytesRead).includes(0);
+  } finally {
+    await handle.close();
+  }
+}

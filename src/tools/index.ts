@@ -1,0 +1,31 @@
+/**
+ * The built-in tools of the server. Tools here import only from `core/` and `protocol/`: the runtime hands
+ * them a `ToolContext` and they never reach into the server, the runtime or the store.
+ */
+import type { AnyToolDefinition } from '../core/tool.js';
+import { analyzeLogsTool } from './analyze-logs/tool.js';
+import { auditRepositoryTool } from './audit-repository/tool.js';
+
+export { writeDemoCorpus, type DemoCorpusOptions, type DemoCorpusSummary } from './demo-corpus.js';
+export { resolveInsideRoots } from './roots.js';
+
+/** Options of {@link builtinTools}. */
+export interface BuiltinToolsOptions {
+  /**
+   * Directories the tools may read (absolute). The runtime passes them to every call as `roots` of the tool
+   * context and of preflight checks; they are accepted here so that a caller states them where it builds the
+   * tool list.
+   */
+  roots: string[];
+}
+
+/**
+ * The built-in tool definitions: `analyze_logs` and `audit_repository`.
+ *
+ * @throws RangeError when a root is not an absolute path.
+ */
+export function builtinTools(options: BuiltinToolsOptions): AnyToolDefinition[] {
+  const relative = options.roots.find((root) => !root.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(root));
+  if (relative !== undefined) throw new RangeError(`tool roots must be absolute paths: ${relative}`);
+  return [analyzeLogsTool, auditRepositoryTool];
+}

@@ -1,0 +1,91 @@
+/**
+ * Streaming line reader for plain and gzip files: never holds more than one chunk and one (capped) line in
+ * memory, checks the abort signal and yields to the event loop every {@link CHECK_INTERVAL_LINES} lines.
+ */
+import { createReadStream } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import { CHECK_INTERVAL_LINES, yieldToEventLoop } from './yield.js';
+
+/** Options of {@link forEachLine}. */
+export interface LineReaderOptions {
+  signal: AbortSignal;
+  /** Decompress with gunzip while reading. */
+  gzip?: boolean;
+  /** Characters kept of a longer line (the rest is dropped). Default 16,384. */
+  maxLineLength?: number;
+}
+
+const CHUNK_BYTES = 256 * 1024;
+
+/**
+ * Calls `onLine` for every line of `file` (without its `\n` or `\r\n`; a final line without a terminator
+ * counts too).
+ *
+ * @returns the number of lines read.
+ * @throws the signal's reason when aborted; read and gunzip errors as they are.
+ */
+export async function forEachLine(
+  file: string,
+  onLine: (line: string) => void,
+  options: LineReaderOptions,
+): Promise<number> {
+  const maxLength = options.maxLineLength ?? 16_384;
+  // The signal also destroys the stream, so an abort is noticed while a read is pending (a slow disk or a pipe).
+  const source = createReadStream(file, { highWaterMark: CHUNK_BYTES, signal: options.signal });
+  let text: Readable = source;
+  if (options.gzip) {
+    const gunzip = createGunzip();
+    // pipeline destroys both streams on error or early exit, so a read error or a corrupt archive fails the
+    // iteration below; its own promise carries the same error and is only silenced here.
+    pipeline(source, gunzip).catch(() => {});
+    text = gunzip;
+  }
+  text.setEncoding('utf8');
+  let count = 0;
+  let sinceCheck = 0;
+  let carry = '';
+  let overlong = false;
+  const emit = (line: string) => {
+    onLine(line.endsWith('\r') ? line.slice(0, -1) : line);
+    count++;
+  };
+  try {
+    for await (const chunk of text as AsyncIterable<string>) {
+      let start = 0;
+      for (let end = chunk.indexOf('\n'); end !== -1; end = chunk.indexOf('\n', start)) {
+        const piece = chunk.slice(start, end);
+        start = end + 1;
+        emit(overlong ? carry : carry === '' ? capped(piece, maxLength) : capped(carry + piece, maxLength));
+        carry = '';
+        overlong = false;
+        if (++sinceCheck >= CHECK_INTERVAL_LINES) {
+          sinceCheck = 0;
+          options.signal.throwIfAborted();
+          await yieldToEventLoop();
+        }
+      }
+      if (!overlong) {
+        carry += chunk.slice(start);
+        // A line longer than the cap keeps its head only; the tail is skipped up to the next newline.
+        if (carry.length > maxLength) {
+          carry = carry.slice(0, maxLength);
+          overlong = true;
+        }
+      }
+    }
+    if (carry !== '') emit(carry);
+  } catch (error) {
+    throw options.signal.aborted ? options.signal.reason : error;
+  } finally {
+    text.destroy();
+    source.destroy();
+  }
+  options.signal.throwIfAborted();
+  return count;
+}
+
+function capped(line: string, maxLength: number): string {
+  return line.length > maxLength ? line.slice(0, maxLength) : line;
+}

@@ -1,0 +1,122 @@
+/**
+ * Confined directory walk shared by the file-reading tools. Symlinks are never followed out of the roots: a
+ * link whose target escapes every root is skipped and counted, a link to a file inside the roots is listed once
+ * (a file reached both directly and through links is listed under the name met first), and a link to a
+ * directory is not descended into (which also rules out cycles).
+ */
+import type { Dirent } from 'node:fs';
+import { opendir, realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { isInsideRoots } from './roots.js';
+import { yieldToEventLoop } from './yield.js';
+
+/** A regular file found by {@link walkFiles}. */
+export interface WalkedFile {
+  /** Real path to read. */
+  path: string;
+  /** Path relative to the walk's start, `/`-separated (for globs and display); the base name when it is a file. */
+  relative: string;
+  /** Size in bytes. */
+  size: number;
+}
+
+/** Options of {@link walkFiles}. */
+export interface WalkOptions {
+  /** Real paths of the allowed roots (see `realRoots`). */
+  roots: readonly string[];
+  signal: AbortSignal;
+  /** Directory names not descended into (e.g. `.git`). */
+  skipDirectory?(name: string): boolean;
+  /** Files listed at most; the walk stops there and reports `truncated`. */
+  maxFiles: number;
+}
+
+/** What {@link walkFiles} found. */
+export interface WalkResult {
+  /** In depth-first order, entries of a directory sorted by name. */
+  files: WalkedFile[];
+  /** Symlinks skipped because their target lies outside every root. */
+  escapedSymlinks: number;
+  /** Whether `maxFiles` was reached. */
+  truncated: boolean;
+}
+
+/** Entries between abort checks and event-loop yields (a directory of a million files must stay cancellable). */
+const CHECK_EVERY = 1000;
+
+/**
+ * Lists the regular files at or below `start`.
+ *
+ * @param start - a real path inside the roots (see `resolveInsideRoots`); a file yields just itself.
+ * @throws the signal's reason when aborted.
+ */
+export async function walkFiles(start: string, options: WalkOptions): Promise<WalkResult> {
+  const result: WalkResult = { files: [], escapedSymlinks: 0, truncated: false };
+  const info = await stat(start);
+  if (!info.isDirectory()) {
+    result.files.push({ path: start, relative: path.basename(start), size: info.size });
+    return result;
+  }
+  let seen = 0;
+  const listed = new Set<string>();
+  const pending: string[] = [''];
+  while (pending.length > 0) {
+    const relativeDir = pending.pop() as string;
+    const entries = await readSorted(path.join(start, relativeDir));
+    const subdirectories: string[] = [];
+    for (const entry of entries) {
+      if (++seen % CHECK_EVERY === 0) {
+        options.signal.throwIfAborted();
+        await yieldToEventLoop();
+      }
+      const relative = relativeDir === '' ? entry.name : `${relativeDir}/${entry.name}`;
+      const full = path.join(start, relative);
+      if (entry.isDirectory()) {
+        if (!options.skipDirectory?.(entry.name)) subdirectories.push(relative);
+        continue;
+      }
+      const file = entry.isFile()
+        ? { path: full, size: (await stat(full).catch(() => null))?.size }
+        : entry.isSymbolicLink()
+          ? await followFileLink(full, options.roots, result)
+          : null;
+      if (!file || file.size === undefined || listed.has(file.path)) continue;
+      if (result.files.length >= options.maxFiles) {
+        result.truncated = true;
+        return result;
+      }
+      listed.add(file.path);
+      result.files.push({ path: file.path, relative, size: file.size });
+    }
+    // Reverse so that popping visits subdirectories in name order.
+    pending.push(...subdirectories.reverse());
+  }
+  return result;
+}
+
+async function readSorted(directory: string): Promise<Dirent[]> {
+  const entries: Dirent[] = [];
+  try {
+    for await (const entry of await opendir(directory)) entries.push(entry);
+  } catch {
+    // An unreadable directory (permissions, removed meanwhile) is skipped rather than failing the whole walk.
+    return [];
+  }
+  return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** The target of a symlink when it is a regular file inside the roots; counts targets that escape. */
+async function followFileLink(
+  link: string,
+  roots: readonly string[],
+  result: WalkResult,
+): Promise<{ path: string; size: number } | null> {
+  const target = await realpath(link).catch(() => null);
+  if (target === null) return null;
+  if (!isInsideRoots(target, roots)) {
+    result.escapedSymlinks++;
+    return null;
+  }
+  const info = await stat(target).catch(() => null);
+  return info?.isFile() ? { path: target, size: info.size } : null;
+}

@@ -1,0 +1,60 @@
+/**
+ * Test helpers for the built-in tools: a hand-built ToolContext (the runtime normally provides it) and
+ * temporary directories on the real file system.
+ */
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { silentLogger } from '../../src/core/logger.js';
+import type { ToolContext } from '../../src/core/tool.js';
+import type { JsonValue } from '../../src/core/task.js';
+
+/** A ToolContext that records what the tool reports. */
+export interface RecordingContext extends ToolContext {
+  readonly controller: AbortController;
+  /** Every `progress` call as `[done, total, message]`. */
+  readonly progressCalls: [number, number | undefined, string | undefined][];
+  /** statusMessage as the runtime would render each progress call. */
+  readonly statuses: string[];
+}
+
+/**
+ * A context for calling a tool's `run` directly.
+ *
+ * @param onProgress - called after each progress report (e.g. to abort part-way).
+ */
+export function makeContext(
+  roots: readonly string[],
+  onProgress?: (done: number, total: number | undefined, context: RecordingContext) => void,
+): RecordingContext {
+  const controller = new AbortController();
+  const progressCalls: RecordingContext['progressCalls'] = [];
+  const statuses: string[] = [];
+  const context: RecordingContext = {
+    controller,
+    progressCalls,
+    statuses,
+    signal: controller.signal,
+    taskId: null,
+    roots,
+    logger: silentLogger,
+    setStatus(message) {
+      statuses.push(message);
+    },
+    progress(done, total, message) {
+      progressCalls.push([done, total, message]);
+      statuses.push(`${message ?? ''} ${done}${total === undefined ? '' : `/${total}`}`.trim());
+      onProgress?.(done, total, context);
+    },
+    async step<T extends JsonValue>(_name: string, fn: () => T | Promise<T>): Promise<T> {
+      return fn();
+    },
+  };
+  return context;
+}
+
+/** A fresh directory (real path) removed by the returned cleanup. */
+export async function makeTempDir(prefix: string): Promise<{ dir: string; cleanup(): Promise<void> }> {
+  const dir = await realpath(await mkdtemp(path.join(tmpdir(), `${prefix}-`)));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
