@@ -20,22 +20,22 @@ type CallerFor = (context: ServerContext) => Caller;
  * exactly like an unknown id (`-32602`, R45, R49). Sessions older than 2025-11-25 get `-32601`.
  */
 export function registerV1TaskHandlers(server: Server, deps: HandlerDeps, callerFor: CallerFor): void {
-  const scoped = async (caller: Caller, taskId: string) => {
-    if (caller.generation !== 'v1') throw methodNotFound('tasks');
+  const scoped = async (caller: Caller, method: string, taskId: string) => {
+    if (caller.generation !== 'v1') throw methodNotFound(method);
     const record = await deps.store.get(taskId, { ownerKey: caller.ownerKey, generation: 'v1', now: deps.clock.now() });
     if (!record) throw taskNotFound();
     return record;
   };
 
   server.setRequestHandler('tasks/get', { params: TaskIdParams }, (params, context) =>
-    guarded(deps.logger, 'tasks/get', async () => toV1Task(await scoped(callerFor(context), params.taskId)) as unknown as JsonObject),
+    guarded(deps.logger, 'tasks/get', async () => toV1Task(await scoped(callerFor(context), 'tasks/get', params.taskId)) as unknown as JsonObject),
   );
 
   // R23–R26: block until terminal, then exactly the original result (with related-task _meta) or JSON-RPC error.
   server.setRequestHandler('tasks/result', { params: TaskIdParams }, (params, context) =>
     guarded(deps.logger, 'tasks/result', async () => {
       const caller = callerFor(context);
-      await scoped(caller, params.taskId);
+      await scoped(caller, 'tasks/result', params.taskId);
       const record = await deps.runtime.waitForTerminal(params.taskId, { ownerKey: caller.ownerKey, generation: 'v1' }, context.mcpReq.signal);
       if (record.status === 'cancelled') throw new TasksError(ErrorCode.InternalError, 'Task was cancelled');
       const outcome = await deps.store.getOutcome(record.taskId);
@@ -64,10 +64,10 @@ export function registerV1TaskHandlers(server: Server, deps: HandlerDeps, caller
   server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, (params, context) =>
     guarded(deps.logger, 'tasks/cancel', async () => {
       const caller = callerFor(context);
-      const record = await scoped(caller, params.taskId);
+      const record = await scoped(caller, 'tasks/cancel', params.taskId);
       const cancelled = isTerminal(record.status) ? undefined : await deps.runtime.cancel(record.taskId, 'Cancelled by requestor');
       if (cancelled) return toV1Task(cancelled) as unknown as JsonObject;
-      const current = await scoped(caller, params.taskId);
+      const current = await scoped(caller, 'tasks/cancel', params.taskId);
       throw new TasksError(ErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${current.status}'`);
     }),
   );
