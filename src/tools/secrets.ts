@@ -27,13 +27,15 @@ interface Rule {
   kind: SecretKind;
   /** Global pattern; the value is capture group 1 when present, else the whole match. */
   pattern: RegExp;
-  /** Only reported by {@link findSecrets} when the value looks random (see {@link shannonEntropy}). */
+  /** Only reported by {@link findSecrets} when the value looks generated (see {@link looksGenerated}). */
   needsEntropy?: boolean;
 }
 
 /** Bits per character above which a 16+ character value is taken for a generated secret, not a word. */
 const MIN_ENTROPY_BITS = 3.5;
 const MIN_GENERIC_LENGTH = 16;
+/** Characters of generated tokens (base64, base64url, hex): code such as `z.string()` or `${token}` is not one. */
+const TOKEN_CHARACTERS = /^[A-Za-z0-9_\-+/=~.]+$/;
 
 const RULES: readonly Rule[] = [
   { kind: 'private-key', pattern: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/g },
@@ -42,7 +44,7 @@ const RULES: readonly Rule[] = [
   { kind: 'slack-token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/g },
   { kind: 'jwt', pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
   { kind: 'url-credentials', pattern: /[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^\s:/@]+:([^\s/@]+)@/g },
-  { kind: 'bearer-token', pattern: /\b[Bb]earer\s+([A-Za-z0-9._~+/=-]{8,})/g },
+  { kind: 'bearer-token', pattern: /\b[Bb]earer\s+([A-Za-z0-9._~+/=-]{8,})/g, needsEntropy: true },
   {
     kind: 'credential-assignment',
     pattern:
@@ -72,8 +74,22 @@ export function shannonEntropy(text: string): number {
 }
 
 /**
- * Secret-like strings in one line. Keyword assignments (`api_key = "…"`) count only when the value is long
- * and random-looking, which keeps `password = getenv(...)` and placeholders out of reports.
+ * Whether a value assigned to a credential keyword looks like a generated secret rather than code, a word or a
+ * placeholder: long, only token characters, letters and digits mixed, and high entropy.
+ */
+function looksGenerated(value: string): boolean {
+  return (
+    value.length >= MIN_GENERIC_LENGTH &&
+    TOKEN_CHARACTERS.test(value) &&
+    /\d/.test(value) &&
+    /[A-Za-z]/.test(value) &&
+    shannonEntropy(value) >= MIN_ENTROPY_BITS
+  );
+}
+
+/**
+ * Secret-like strings in one line. Keyword assignments (`api_key = "…"`) and bearer tokens count only when the
+ * value looks generated, which keeps `password = getenv(...)`, prose and placeholders out of reports.
  */
 export function findSecrets(line: string): SecretFinding[] {
   const findings: SecretFinding[] = [];
@@ -81,9 +97,7 @@ export function findSecrets(line: string): SecretFinding[] {
     rule.pattern.lastIndex = 0;
     for (let m = rule.pattern.exec(line); m; m = rule.pattern.exec(line)) {
       const value = m[1] ?? m[0];
-      if (rule.needsEntropy && (value.length < MIN_GENERIC_LENGTH || shannonEntropy(value) < MIN_ENTROPY_BITS)) {
-        continue;
-      }
+      if (rule.needsEntropy && !looksGenerated(value)) continue;
       const column = m.index + m[0].lastIndexOf(value);
       findings.push({ kind: rule.kind, column, preview: redactValue(value) });
     }
@@ -111,9 +125,11 @@ export function redactSecrets(text: string): string {
   let result = text;
   for (const rule of RULES) {
     rule.pattern.lastIndex = 0;
-    result = result.replace(rule.pattern, (match: string, value?: string) =>
-      typeof value === 'string' ? match.slice(0, match.lastIndexOf(value)) + redactValue(value) : redactValue(match),
-    );
+    result = result.replace(rule.pattern, (match: string, value?: string) => {
+      if (typeof value !== 'string') return redactValue(match);
+      const at = match.lastIndexOf(value);
+      return match.slice(0, at) + redactValue(value) + match.slice(at + value.length);
+    });
   }
   return result;
 }

@@ -48,6 +48,12 @@ const VARIABLE_PART = new RegExp(
 /** A token that, once its variable parts are masked, has no letters or digits left (`sshd<*>` does not qualify). */
 const NOTHING_CONSTANT = /^(?:<\*>|[^\p{L}\p{N}])*$/u;
 const WHITESPACE = /\s+/;
+/**
+ * Results for tokens mixing letters and digits (`host-03`, `ssh2`, `[exec-7]`), the only ones that need the
+ * costly pattern: they repeat often, so a small cache that is simply emptied when full saves most of the work.
+ */
+const mixedTokens = new Map<string, string>();
+const MIXED_CACHE_SIZE = 8192;
 
 /**
  * Masks the variable parts of one whitespace-free token.
@@ -70,9 +76,13 @@ export function maskToken(token: string): string {
   if (separators && WHOLE_TOKEN_PATTERNS.some((pattern) => pattern.test(token))) return WILDCARD;
   if (!digits) return token;
   if (!letters) return WILDCARD;
+  const cached = mixedTokens.get(token);
+  if (cached !== undefined) return cached;
   const masked = token.replace(VARIABLE_PART, WILDCARD);
-  if (masked === token) return token;
-  return NOTHING_CONSTANT.test(masked) ? WILDCARD : masked;
+  const result = masked === token || !NOTHING_CONSTANT.test(masked) ? masked : WILDCARD;
+  if (mixedTokens.size >= MIXED_CACHE_SIZE) mixedTokens.clear();
+  mixedTokens.set(token, result);
+  return result;
 }
 
 /**

@@ -26,7 +26,7 @@ const PRI = /^<(\d{1,3})>/;
 const LETTER_PREFIX = /^([FEWIDV])(?:\d{4} \d|\/)/;
 /** logcat threadtime: `  1702  2395 D WindowManager: …` */
 const LETTER_BEFORE_TAG = /(?:^|\s)([FEWIDVA]) +[^\s:]{1,64}: /;
-const WORD = new RegExp(String.raw`(?<![\w.\-/])(?:level[=:]\s*"?)?\[?(${Object.keys(WORDS).join('|')})\]?(?![\w\-/])(:?)`, 'gi');
+const WORD = new RegExp(String.raw`(?<![\w.\-/])(?:level"?\s*[=:]\s*"?)?\[?(${Object.keys(WORDS).join('|')})\]?(?![\w\-/])(:?)`, 'gi');
 
 /**
  * The severity of `line`, or `null` when its header names none.

@@ -15,6 +15,8 @@ export interface ParsedTimestamp {
   /** Span of the timestamp text in the line, `[start, end)`, including enclosing brackets. */
   start: number;
   end: number;
+  /** A BSD syslog (RFC 3164) timestamp, which is followed by `host tag[pid]:`. */
+  syslog: boolean;
 }
 
 const MONTHS = 'Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec';
@@ -41,6 +43,8 @@ interface Format {
   pattern: RegExp;
   /** Fields of a match, or an epoch when the format is an epoch. */
   fields(m: RegExpExecArray): Fields | number | null;
+  /** Whether a match is a BSD syslog timestamp. */
+  syslog?(m: RegExpExecArray): boolean;
 }
 
 const n = (text: string | undefined): number => Number(text);
@@ -70,6 +74,7 @@ const FORMATS: readonly Format[] = [
       year: m[7] ? n(m[7]) : null, month: MONTH_INDEX[m[1] as string] ?? -1, day: n(m[2]), hour: n(m[3]),
       minute: n(m[4]), second: n(m[5]), fraction: m[6],
     }),
+    syslog: (m) => m[7] === undefined,
   },
   {
     // Apache/nginx access: 10/Oct/2000:13:55:36 -0700
@@ -127,7 +132,8 @@ const FORMATS: readonly Format[] = [
 export class TimestampParser {
   private readonly now: number;
   private readonly referenceYear: number;
-  private lastFormat = 0;
+  /** Index of the format that matched the previous line; -1 before the first match. */
+  private lastFormat = -1;
 
   /** @param now - reference time in epoch ms for formats without a year. */
   constructor(now: number = Date.now()) {
@@ -138,8 +144,9 @@ export class TimestampParser {
   /** The timestamp at the head of `line`, or `null` when none parses to a valid date. */
   parse(line: string): ParsedTimestamp | null {
     const head = line.length > HEAD_LENGTH ? line.slice(0, HEAD_LENGTH) : line;
-    const preferred = this.tryFormat(this.lastFormat, head);
+    const preferred = this.lastFormat >= 0 ? this.tryFormat(this.lastFormat, head) : null;
     if (preferred) return preferred;
+    // Otherwise the earliest match wins: the line's own time comes first (BGL puts an epoch before a local time).
     let best: ParsedTimestamp | null = null;
     let bestFormat = -1;
     for (let i = 0; i < FORMATS.length; i++) {
@@ -168,7 +175,7 @@ export class TimestampParser {
       start--;
       end++;
     }
-    return { epochMs, start, end };
+    return { epochMs, start, end, syslog: format.syslog?.(m) ?? false };
   }
 
   private toEpoch(f: Fields): number | null {

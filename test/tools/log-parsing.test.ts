@@ -1,0 +1,165 @@
+import { describe, expect, it } from 'vitest';
+import { LineParser } from '../../src/tools/analyze-logs/line.js';
+import { maskedTokens } from '../../src/tools/analyze-logs/masking.js';
+import { TemplateMiner, templateText } from '../../src/tools/analyze-logs/miner.js';
+import { parseSeverity } from '../../src/tools/analyze-logs/severity.js';
+import { TimestampParser } from '../../src/tools/analyze-logs/timestamp.js';
+import { logFileSelector } from '../../src/tools/analyze-logs/files.js';
+
+const NOW = Date.UTC(2025, 5, 15, 12, 0, 0);
+
+describe('timestamps', () => {
+  const cases: [string, string][] = [
+    ['2024-01-02T03:04:05Z hello', '2024-01-02T03:04:05.000Z'],
+    ['2024-01-02T03:04:05.678+02:00 hello', '2024-01-02T01:04:05.678Z'],
+    ['2015-10-18 18:01:47,978 INFO [main] x', '2015-10-18T18:01:47.978Z'],
+    ['2016-09-28 04:30:30, Info CBS x', '2016-09-28T04:30:30.000Z'],
+    ['2024/03/01 13:55:36 [error] 12#0: x', '2024-03-01T13:55:36.000Z'],
+    ['- 1117838570 2005.06.03 R02-M1-N0 2005-06-03-15.42.50.675872 R02 RAS', '2005-06-03T22:42:50.000Z'],
+    ['Jun 14 15:16:01 combo sshd(pam_unix)[19939]: x', '2025-06-14T15:16:01.000Z'],
+    ['Dec 10 06:55:46 LabSZ sshd[24200]: x', '2024-12-10T06:55:46.000Z'],
+    ['10.0.0.1 - - [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.0" 200', '2000-10-10T20:55:36.000Z'],
+    ['[Sun Dec 04 04:47:44 2005] [notice] x', '2005-12-04T04:47:44.000Z'],
+    ['081109 203615 148 INFO dfs.DataNode: x', '2008-11-09T20:36:15.000Z'],
+    ['17/06/09 20:10:40 INFO spark.SecurityManager: x', '2017-06-09T20:10:40.000Z'],
+    ['20171223-22:15:29:606|Step_LSC|30002312|x', '2017-12-23T22:15:29.606Z'],
+    ['03-17 16:13:38.811  1702  2395 D WindowManager: x', '2025-03-17T16:13:38.811Z'],
+    ['I0102 15:04:05.000000 1 main.go:10] x', '2025-01-02T15:04:05.000Z'],
+    ['1700000000 host app: x', '2023-11-14T22:13:20.000Z'],
+    ['1700000000123 x', '2023-11-14T22:13:20.123Z'],
+  ];
+  it.each(cases)('parses %s', (line, iso) => {
+    const parsed = new TimestampParser(NOW).parse(line);
+    expect(parsed && new Date(parsed.epochMs).toISOString()).toBe(iso);
+  });
+
+  it('finds nothing in lines without a timestamp or with an impossible date', () => {
+    const parser = new TimestampParser(NOW);
+    expect(parser.parse('java.lang.NullPointerException: x')).toBeNull();
+    expect(parser.parse('\tat com.example.Foo.bar(Foo.java:10)')).toBeNull();
+    expect(parser.parse('2024-13-40T25:00:00Z nope')).toBeNull();
+    expect(parser.parse('12345 short numbers')).toBeNull();
+  });
+
+  it('removes the timestamp from the message and keeps the rest', () => {
+    const parser = new LineParser(NOW);
+    expect(parser.parse('[Sun Dec 04 04:47:44 2005] [error] mod_jk child in error state 6')).toEqual({
+      epochMs: Date.UTC(2005, 11, 4, 4, 47, 44),
+      severity: 'ERROR',
+      message: '[error] mod_jk child in error state 6',
+    });
+    expect(parser.parse('plain text').message).toBe('plain text');
+  });
+});
+
+describe('severities', () => {
+  const cases: [string, string | null][] = [
+    ['2024-01-01T00:00:00Z ERROR boom', 'ERROR'],
+    ['2015-07-29 17:41:44,747 - WARN  [SendWorker:1] - x', 'WARN'],
+    ['2016-09-28 04:30:30, Info                  CBS    Loaded', 'INFO'],
+    ['[Sun Dec 04 04:47:44 2005] [notice] x', 'INFO'],
+    ['2024/03/01 13:55:36 [crit] 12#0: x', 'FATAL'],
+    ['<11>Mar  1 00:00:00 host app: x', 'ERROR'],
+    ['<12>1 2024-01-01T00:00:00Z host app - - x', 'WARN'],
+    ['E0102 15:04:05.000000 1 main.go:10] x', 'ERROR'],
+    ['W/ActivityManager(  123): Slow operation', 'WARN'],
+    ['03-17 16:13:38.811  1702  2395 D WindowManager: x', 'DEBUG'],
+    ['03-17 16:13:38.811  1702  2395 E AndroidRuntime: x', 'ERROR'],
+    ['time=2024-01-01T00:00:00Z level=warning msg="disk"', 'WARN'],
+    ['{"level":"error","msg":"x"}', 'ERROR'],
+    ['Jun 14 15:16:01 combo kernel: SEVERE trouble', 'FATAL'],
+    ['Jun 14 15:16:01 combo sshd[1]: connection error from 1.2.3.4', null],
+    ['Jun 14 15:16:01 combo sshd[1]: error: maximum attempts', 'ERROR'],
+  ];
+  it.each(cases)('reads %s', (line, expected) => {
+    const stamp = new TimestampParser(NOW).parse(line);
+    expect(parseSeverity(line, stamp?.end ?? 0)).toBe(expected);
+  });
+});
+
+describe('masking', () => {
+  it('masks numbers, addresses, ids and paths while keeping constant parts of tokens', () => {
+    expect(
+      maskedTokens(
+        'PacketResponder 1 for block blk_-6952295868487656571 at 10.251.73.220:50010 sshd[24200]: uid=0 /var/log/x.log 0x1f 38101a0b-2096-447d-96ea-a692162415ae de9231d 18:01:47,978 tty=NODEVssh',
+        128,
+      ),
+    ).toEqual([
+      'PacketResponder', '<*>', 'for', 'block', 'blk_<*>', 'at', '<*>', 'sshd[<*>]:', 'uid=<*>', '<*>', '<*>', '<*>', '<*>', '<*>',
+      'tty=NODEVssh',
+    ]);
+  });
+
+  it('caps the number of tokens', () => {
+    expect(maskedTokens('a b c d e', 3)).toEqual(['a', 'b', 'c']);
+    expect(maskedTokens('   ', 3)).toEqual([]);
+  });
+});
+
+describe('template miner', () => {
+  it('groups messages that differ in variable positions and keeps distinct events apart', () => {
+    const miner = new TemplateMiner();
+    const ids = [
+      'Accepted password for alice from 10.0.0.1 port 22 ssh2',
+      'Accepted password for bob from 10.0.0.2 port 2222 ssh2',
+      'Failed password for invalid user admin from 10.0.0.3 port 22 ssh2',
+      'Failed password for invalid user test from 10.0.0.4 port 22 ssh2',
+      'Accepted password for carol from 10.0.0.5 port 1 ssh2',
+      'Connection closed',
+    ].map((message) => miner.add(message).id);
+    expect(ids).toEqual([1, 1, 2, 2, 1, 3]);
+    expect(miner.clusters().map((c) => [templateText(c), c.count, c.example])).toEqual([
+      ['Accepted password for <*> from <*> port <*> ssh<*>', 3, 'Accepted password for alice from 10.0.0.1 port 22 ssh2'],
+      ['Failed password for invalid user <*> from <*> port <*> ssh<*>', 2, 'Failed password for invalid user admin from 10.0.0.3 port 22 ssh2'],
+      ['Connection closed', 1, 'Connection closed'],
+    ]);
+  });
+
+  it('stays within its cluster cap by evicting the rarest groups', () => {
+    const miner = new TemplateMiner({ maxClusters: 100 });
+    for (let i = 0; i < 50; i++) miner.add('frequent event happened');
+    for (let i = 0; i < 1000; i++) miner.add(`unique${String.fromCharCode(97 + (i % 26))}${i.toString(36).replace(/\d/g, 'x')} ${i % 7 === 0 ? 'q' : 'r'}word${i}`);
+    expect(miner.clusters().length).toBeLessThanOrEqual(100);
+    expect(miner.evicted).toBeGreaterThan(0);
+    expect(miner.clusters().some((c) => templateText(c) === 'frequent event happened' && c.count === 50)).toBe(true);
+  });
+
+  it('caps the stored example and computes a lazy example only for new groups', () => {
+    const miner = new TemplateMiner({ maxExampleLength: 10 });
+    let calls = 0;
+    const example = () => {
+      calls++;
+      return 'x'.repeat(50);
+    };
+    miner.add('same message', example);
+    miner.add('same message', example);
+    expect(calls).toBe(1);
+    expect(miner.clusters()[0]?.example).toBe(`${'x'.repeat(10)}…`);
+  });
+});
+
+describe('log file selection', () => {
+  it('selects log names, rotations and gzip files but not data files', () => {
+    const selected = logFileSelector(null);
+    for (const name of ['a.log', 'x/a.log.1', 'x/a.log.2.gz', 'syslog', 'syslog.1', 'messages.3.gz', 'x/old.gz']) {
+      expect(selected(name)).toBe(true);
+    }
+    for (const name of ['a.csv', 'README.md', 'a.csv.gz', 'backup.tar.gz', 'x.tgz', 'catalog']) {
+      expect(selected(name)).toBe(false);
+    }
+    expect(logFileSelector('*.txt')('deep/dir/notes.txt')).toBe(true);
+    expect(logFileSelector('deep/*.txt')('deep/dir/notes.txt')).toBe(false);
+  });
+});
+
+describe('syslog headers', () => {
+  it('drops the host and pid of a syslog header but keeps the program', () => {
+    const parser = new LineParser(NOW);
+    expect(parser.parse('Jun 14 15:16:01 combo sshd(pam_unix)[19939]: authentication failure; uid=0').message).toBe(
+      'sshd(pam_unix): authentication failure; uid=0',
+    );
+    expect(parser.parse('Jun 14 15:16:02 web-7 kernel: eth0: link up').message).toBe('kernel: eth0: link up');
+    // Other formats keep their text: only syslog has a host there.
+    expect(parser.parse('2024-01-01T00:00:00Z Connection failed: timeout').message).toBe('Connection failed: timeout');
+  });
+});
