@@ -145,6 +145,13 @@ describe('analyze_logs', () => {
     expect(json).toContain('AKIA…');
   });
 
+  it('reports an unreadable file and goes on with the others', async () => {
+    await writeFile(path.join(root, 'app', 'broken.log.gz'), 'this is not gzip data\n');
+    const { report } = await analyze({ path: root });
+    expect(report).toMatchObject({ files: 2, lines: 11, skippedFiles: 4 });
+    expect(report.failedFiles).toEqual([{ path: 'app/broken.log.gz', error: expect.stringMatching(/header/) }]);
+  });
+
   it('reports progress per file', async () => {
     const { context } = await analyze({ path: root });
     expect(context.progressCalls).toEqual([

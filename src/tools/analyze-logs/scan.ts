@@ -49,9 +49,9 @@ export type TemplateReport = {
 /** A type alias rather than an interface so that it is assignable to `JsonObject`. */
 export type LogScanReport = {
   path: string;
-  /** Log files read (including those that failed part-way). */
+  /** Log files read to the end. */
   files: number;
-  /** Non-blank lines counted (those skipped by `since` excluded). */
+  /** Non-blank lines counted (those skipped by `since` excluded; lines read before a file failed included). */
   lines: number;
   /** Lines skipped because they are older than `since`. */
   linesBeforeSince: number;
@@ -86,6 +86,7 @@ export const MAX_FAILURES = 50;
 const MAX_EXAMPLE_LENGTH = 500;
 /** Characters kept of a rendered template (at most 128 tokens are mined, but tokens can be long). */
 const MAX_TEMPLATE_LENGTH = 1000;
+const NON_BLANK = /\S/;
 
 /**
  * Scans `options.target`; see the module comment.
@@ -117,7 +118,7 @@ export async function scanLogs(options: ScanOptions): Promise<LogScanReport> {
       await forEachLine(
         file.path,
         (line) => {
-          if (line.trim() === '') return;
+          if (!NON_BLANK.test(line)) return;
           // Redacting before mining keeps secrets out of templates as well as examples.
           const clean = mightContainSecret(line) ? redactSecrets(line) : line;
           const parsed = parser.parse(clean);
@@ -147,7 +148,7 @@ export async function scanLogs(options: ScanOptions): Promise<LogScanReport> {
   const clusters = miner.clusters().sort((a, b) => b.count - a.count || a.id - b.id);
   return {
     path: options.target,
-    files: logFiles.length,
+    files: logFiles.length - failures,
     lines: total.lines,
     linesBeforeSince,
     skippedFiles: walk.files.length - logFiles.length + failures,
