@@ -54,6 +54,8 @@ const WHITESPACE = /\s+/;
  */
 const mixedTokens = new Map<string, string>();
 const MIXED_CACHE_SIZE = 8192;
+/** Longer tokens are not cached, which bounds the cache's memory (8192 × 64 characters). */
+const MIXED_CACHE_TOKEN_LENGTH = 64;
 
 /**
  * Masks the variable parts of one whitespace-free token.
@@ -61,7 +63,7 @@ const MIXED_CACHE_SIZE = 8192;
  * @returns `<*>` when the token is a variable as a whole (a path or URL, or nothing but numbers and
  *   punctuation), else the token with its variable parts replaced by `<*>` (unchanged when nothing varies).
  */
-export function maskToken(token: string): string {
+function maskToken(token: string): string {
   // One pass over the characters decides which patterns can apply at all: most tokens are plain words, and
   // most of the others are numbers, times or addresses without a letter, which need no pattern either.
   let digits = false;
@@ -80,13 +82,16 @@ export function maskToken(token: string): string {
   if (cached !== undefined) return cached;
   const masked = token.replace(VARIABLE_PART, WILDCARD);
   const result = masked === token || !NOTHING_CONSTANT.test(masked) ? masked : WILDCARD;
-  if (mixedTokens.size >= MIXED_CACHE_SIZE) mixedTokens.clear();
-  mixedTokens.set(token, result);
+  if (token.length <= MIXED_CACHE_TOKEN_LENGTH) {
+    if (mixedTokens.size >= MIXED_CACHE_SIZE) mixedTokens.clear();
+    mixedTokens.set(token, result);
+  }
   return result;
 }
 
 /**
- * Splits a message on whitespace and masks each token (see {@link maskToken}).
+ * Splits a message on whitespace and masks each token: a token that is a path or URL, or nothing but numbers
+ * and punctuation, becomes `<*>`; in other tokens numbers, addresses, hex ids and UUIDs become `<*>`.
  *
  * @param maxTokens - tokens beyond this count are dropped, which bounds the cost of a pathological line.
  * @returns the masked tokens; empty for a blank message.
