@@ -70,6 +70,7 @@ describe('severities', () => {
     ['Jun 14 15:16:01 combo kernel: SEVERE trouble', 'FATAL'],
     ['Jun 14 15:16:01 combo sshd[1]: connection error from 1.2.3.4', null],
     ['Jun 14 15:16:01 combo sshd[1]: error: maximum attempts', 'ERROR'],
+    ['I/O error on device sda', null],
   ];
   it.each(cases)('reads %s', (line, expected) => {
     const stamp = new TimestampParser(NOW).parse(line);

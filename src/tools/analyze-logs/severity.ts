@@ -22,8 +22,8 @@ const SYSLOG: readonly Severity[] = ['FATAL', 'FATAL', 'FATAL', 'ERROR', 'WARN',
 
 const HEAD_LENGTH = 160;
 const PRI = /^<(\d{1,3})>/;
-/** glog `E0102 15:04:05.000000` and logcat brief `E/Tag(  123):`. */
-const LETTER_PREFIX = /^([FEWIDV])(?:\d{4} \d|\/)/;
+/** glog `E0102 15:04:05.000000` and logcat brief `E/Tag(  123):` (but not `I/O error`). */
+const LETTER_PREFIX = /^([FEWIDVA])(?:\d{4} \d|\/[^\s(:]+(?:\(\s*\d+\))?:)/;
 /** logcat threadtime: `  1702  2395 D WindowManager: …` */
 const LETTER_BEFORE_TAG = /(?:^|\s)([FEWIDVA]) +[^\s:]{1,64}: /;
 const WORD = new RegExp(String.raw`(?<![\w.\-/])(?:level"?\s*[=:]\s*"?)?\[?(${Object.keys(WORDS).join('|')})\]?(?![\w\-/])(:?)`, 'gi');
