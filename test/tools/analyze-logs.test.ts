@@ -155,11 +155,11 @@ describe('analyze_logs', () => {
   it('reports progress per file', async () => {
     const { context } = await analyze({ path: root });
     expect(context.progressCalls).toEqual([
-      [0, 2, 'scanned'],
-      [1, 2, 'scanned'],
-      [2, 2, 'scanned'],
+      [0, 2, 'scanned files'],
+      [1, 2, 'scanned files'],
+      [2, 2, 'scanned files'],
     ]);
-    expect(context.statuses.at(-1)).toBe('scanned 2/2');
+    expect(context.statuses.at(-1)).toBe('scanned files (2/2)');
   });
 
   it('validates its arguments with the input schema', () => {

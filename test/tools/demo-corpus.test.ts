@@ -74,6 +74,6 @@ describe('demo corpus', () => {
     expect(report.severities.WARN).toBeGreaterThan(0);
     expect(report.severities.INFO).toBeGreaterThan(0);
     expect(Object.keys(report.perHour).filter((hour) => hour.startsWith('2024-02-29')).length).toBeGreaterThan(1);
-    expect(context.statuses.at(-1)).toBe('scanned 32/32');
+    expect(context.statuses.at(-1)).toBe('scanned files (32/32)');
   });
 });

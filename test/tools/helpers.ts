@@ -14,7 +14,7 @@ export interface RecordingContext extends ToolContext {
   readonly controller: AbortController;
   /** Every `progress` call as `[done, total, message]`. */
   readonly progressCalls: [number, number | undefined, string | undefined][];
-  /** statusMessage as the runtime would render each progress call. */
+  /** statusMessage as the runtime renders each progress call (`"<message> (done/total)"`, see ToolContext). */
   readonly statuses: string[];
 }
 
@@ -43,7 +43,7 @@ export function makeContext(
     },
     progress(done, total, message) {
       progressCalls.push([done, total, message]);
-      statuses.push(`${message ?? ''} ${done}${total === undefined ? '' : `/${total}`}`.trim());
+      statuses.push(`${message ?? 'progress'} (${done}${total === undefined ? '' : `/${total}`})`);
       onProgress?.(done, total, context);
     },
     async step<T extends JsonValue>(_name: string, fn: () => T | Promise<T>): Promise<T> {

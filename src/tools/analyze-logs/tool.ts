@@ -98,7 +98,7 @@ export const analyzeLogsTool = defineTool({
       top: args.top,
       include: args.include ?? null,
       signal: ctx.signal,
-      onProgress: (done, total) => ctx.progress(done, total, 'scanned'),
+      onProgress: (done, total) => ctx.progress(done, total, 'scanned files'),
     });
     ctx.logger.info({ files: report.files, lines: report.lines, templates: report.templateCount }, 'logs analyzed');
     return textResult(summarize(report), { structuredContent: report });

@@ -75,7 +75,7 @@ export const auditRepositoryTool = defineTool({
       target,
       roots: await realRoots(ctx.roots),
       signal: ctx.signal,
-      onProgress: (done, total) => ctx.progress(done, total, 'scanned'),
+      onProgress: (done, total) => ctx.progress(done, total, 'scanned files'),
     });
     ctx.logger.info({ files: report.files, lines: report.lines, secrets: report.secretCount }, 'repository audited');
     return textResult(summarize(report), { structuredContent: report });
