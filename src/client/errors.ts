@@ -1,0 +1,128 @@
+import type { JsonRpcErrorObject, JsonValue } from '../protocol/types.js';
+import type { TaskSnapshot } from './types.js';
+
+/**
+ * Base class of every error the requestor library throws. `code` is the JSON-RPC error code when the server sent
+ * one (e.g. `-32602`), or `null` when the failure happened on this side (network, timeout, invalid reply).
+ */
+export class TasksClientError extends Error {
+  override name = 'TasksClientError';
+  constructor(
+    message: string,
+    /** JSON-RPC error code from the server, `null` when there is none. */
+    readonly code: number | null = null,
+    /** JSON-RPC `data` from the server, when present. */
+    readonly data?: JsonValue,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * The server could not be reached or the transport failed: refused connection, reset socket, HTTP 401/5xx,
+ * request timeout, lost legacy session. `retryable` says whether repeating a *read* (e.g. `tasks/get`) may succeed.
+ */
+export class TasksConnectionError extends TasksClientError {
+  override name = 'TasksConnectionError';
+  constructor(
+    message: string,
+    /** Whether a later read may succeed (timeouts, resets, HTTP 5xx/429, lost session); `false` for 401/403/404. */
+    readonly retryable: boolean,
+    options?: { cause?: unknown; httpStatus?: number; code?: number | null },
+  ) {
+    super(message, options?.code ?? null, undefined, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.httpStatus = options?.httpStatus;
+  }
+  /** HTTP status of the failed exchange, when one arrived. */
+  readonly httpStatus: number | undefined;
+}
+
+/**
+ * A `tools/call` was sent but its answer never arrived (connection lost, timeout, abort). The server may have
+ * started the call — possibly as a task — and this library never resends a `tools/call`. Find out before repeating
+ * it: a 2025-11-25 server that declares `tasks.list` can be asked with `listTasks()`; otherwise check on the server.
+ */
+export class ToolCallOutcomeUnknownError extends TasksConnectionError {
+  override name = 'ToolCallOutcomeUnknownError';
+  constructor(
+    message: string,
+    /** The tool that was called. */
+    readonly tool: string,
+    options?: { cause?: unknown; httpStatus?: number },
+  ) {
+    super(message, false, options);
+  }
+}
+
+/**
+ * The server answered with a JSON-RPC error (`code`, `data` as sent), sent a reply this library cannot accept
+ * (`code` `null`), or the connection lacks what the operation needs (`code` `-32601`, e.g. no `tasks.cancel`).
+ */
+export class TasksProtocolError extends TasksClientError {
+  override name = 'TasksProtocolError';
+}
+
+/** The task id is unknown to the server: never existed, expired and purged, or owned by someone else (`-32602`). */
+export class TaskNotFoundError extends TasksProtocolError {
+  override name = 'TaskNotFoundError';
+  constructor(
+    /** The task that was asked for. */
+    readonly taskId: string,
+    message = `Task ${taskId} not found (unknown, expired, or not visible to these credentials)`,
+    options?: { cause?: unknown },
+  ) {
+    super(message, -32602, undefined, options);
+  }
+}
+
+/** The task ended `failed` with a JSON-RPC error; `code`, `message` and `data` are that error's. */
+export class TaskFailedError extends TasksClientError {
+  override name = 'TaskFailedError';
+  constructor(
+    readonly taskId: string,
+    /** The error exactly as the server reported it. */
+    readonly error: JsonRpcErrorObject,
+    /** The terminal snapshot. */
+    readonly snapshot: TaskSnapshot,
+  ) {
+    super(error.message, error.code, error.data);
+  }
+}
+
+/** The task ended `cancelled`; there is no result. */
+export class TaskCancelledError extends TasksClientError {
+  override name = 'TaskCancelledError';
+  constructor(
+    readonly taskId: string,
+    /** The terminal snapshot. */
+    readonly snapshot: TaskSnapshot,
+  ) {
+    super(`Task ${taskId} was cancelled${snapshot.statusMessage ? `: ${snapshot.statusMessage}` : ''}`);
+  }
+}
+
+/** The wait deadline passed before the task ended. The task keeps running on the server; wait again to resume. */
+export class TaskTimeoutError extends TasksClientError {
+  override name = 'TaskTimeoutError';
+  constructor(
+    readonly taskId: string,
+    /** The deadline that passed (epoch ms). */
+    readonly deadline: number,
+    /** The last snapshot seen, if any poll succeeded. */
+    readonly snapshot: TaskSnapshot | undefined,
+  ) {
+    super(`Gave up waiting for task ${taskId} at ${new Date(deadline).toISOString()}; it is still ${snapshot?.status ?? 'running'} on the server`);
+  }
+}
+
+/** `getResult()` was called for a task that has not reached a terminal status yet. */
+export class TaskNotTerminalError extends TasksClientError {
+  override name = 'TaskNotTerminalError';
+  constructor(
+    readonly taskId: string,
+    readonly snapshot: TaskSnapshot,
+  ) {
+    super(`Task ${taskId} is still ${snapshot.status}; wait for it (waitForTask) before asking for its result`);
+  }
+}

@@ -1,0 +1,18 @@
+/**
+ * `mcp-tasks/client` — the requestor library for durable MCP tasks over both generations (2025-11-25 tasks, the
+ * 2026-07-28 Tasks Extension). This file is the complete public surface: every export here is public API.
+ */
+export { connectTasksClient, TasksClient, type CallToolOptions, type ConnectTasksClientOptions } from './tasks-client.js';
+export { TaskJournal, type JournalEntry } from './journal.js';
+export {
+  TasksClientError,
+  TasksConnectionError,
+  ToolCallOutcomeUnknownError,
+  TasksProtocolError,
+  TaskNotFoundError,
+  TaskFailedError,
+  TaskCancelledError,
+  TaskTimeoutError,
+  TaskNotTerminalError,
+} from './errors.js';
+export type { CallToolOutcome, CallToolResult, JsonRpcErrorObject, ProtocolChoice, TaskGeneration, TaskSnapshot, TaskStatus, WaitOptions } from './types.js';

@@ -1,0 +1,354 @@
+import type { FetchLike } from '@modelcontextprotocol/client';
+import { z } from 'zod';
+import { ErrorCode, TASKS_EXTENSION_ID, V1_PROTOCOL_VERSION } from '../protocol/constants.js';
+import { isAbort, neverDelivered } from './error-mapping.js';
+import { TaskCancelledError, TaskFailedError, TaskNotFoundError, TaskNotTerminalError, TasksConnectionError, TasksProtocolError, ToolCallOutcomeUnknownError } from './errors.js';
+import { TaskJournal } from './journal.js';
+import { McpSession, type SessionRequestOptions } from './session.js';
+import type { CallToolOutcome, CallToolResult, JsonRpcErrorObject, ProtocolChoice, TaskGeneration, TaskSnapshot, WaitOptions } from './types.js';
+import { callToolModern, type ToolsCallAnswer } from './v2-tools-call.js';
+import { abortReason, isTerminalStatus, pollUntilTerminal } from './wait.js';
+import { CallToolResultSchema, fromV1Task, fromV2Task, toCallToolResult, V1GetTaskResultSchema, V1ListTasksResultSchema, V1ToolsCallResultSchema, V2DetailedTaskSchema } from './wire-schemas.js';
+
+/** Options of {@link connectTasksClient}. */
+export interface ConnectTasksClientOptions {
+  /** The Streamable HTTP endpoint, e.g. `http://127.0.0.1:3100/mcp`. */
+  url: string | URL;
+  /** @defaultValue `'auto'` (2026-07-28 first, then a 2025-11-25 `initialize` session) */
+  protocol?: ProtocolChoice;
+  /** Bearer token, sent as `Authorization: Bearer <token>` on every request. Never written to the journal. */
+  token?: string;
+  /** Extra HTTP headers for every request (the protocol's own headers take precedence). */
+  headers?: Record<string, string>;
+  /** @defaultValue `{ name: 'mcp-tasks-client', version: '0.1.0' }` */
+  clientInfo?: { name: string; version: string };
+  /** Journal file for `resume`; `false` turns journaling off. @defaultValue {@link TaskJournal.defaultPath} */
+  journal?: string | false;
+  /** Timeout of each request, in ms (the `tools/call` of an inline tool may set its own). @defaultValue 30 000 */
+  requestTimeoutMs?: number;
+  /** `fetch` used for every HTTP request (proxies, instrumentation). @defaultValue global `fetch` */
+  fetch?: FetchLike;
+}
+
+/** Options of {@link TasksClient.callTool}. */
+export interface CallToolOptions {
+  /** Requested retention in ms (v1 `task.ttl`; the server may lower it). Ignored on v2, where the server decides. */
+  ttlMs?: number;
+  /** How long to wait for the `tools/call` answer, in ms. @defaultValue the client's `requestTimeoutMs` */
+  timeoutMs?: number;
+  /** Abandons waiting for the answer (the call may still have started: {@link ToolCallOutcomeUnknownError}). */
+  signal?: AbortSignal;
+}
+
+const DEFAULT_CLIENT_INFO = { name: 'mcp-tasks-client', version: '0.1.0' };
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+const AckSchema = z.looseObject({});
+
+/**
+ * Connect to an MCP endpoint and find out which task generation it offers.
+ * @throws TasksConnectionError when the endpoint cannot be reached or rejects the credentials (HTTP 401/403).
+ * @throws TasksProtocolError when it does not speak the requested protocol.
+ */
+export async function connectTasksClient(options: ConnectTasksClientOptions): Promise<TasksClient> {
+  const url = new URL(options.url);
+  const session = await McpSession.open({
+    url,
+    protocol: options.protocol ?? 'auto',
+    ...(options.token !== undefined ? { token: options.token } : {}),
+    ...(options.headers ? { headers: options.headers } : {}),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+    clientInfo: options.clientInfo ?? DEFAULT_CLIENT_INFO,
+    requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+  });
+  const journal = options.journal === false ? undefined : new TaskJournal(options.journal ?? TaskJournal.defaultPath());
+  return new TasksClient(session, url, journal, options);
+}
+
+/**
+ * A requestor for durable MCP tasks over either generation. Create it with {@link connectTasksClient}.
+ * It never sends a `tools/call` twice; everything else it sends is a read or an idempotent cancel.
+ */
+export class TasksClient {
+  /** The endpoint, normalised (`new URL(url).href`). */
+  readonly url: string;
+  /** The negotiated protocol version, e.g. `2026-07-28` or `2025-11-25`. */
+  readonly protocolVersion: string;
+  /**
+   * `v2` when the 2026-07-28 server advertises `io.modelcontextprotocol/tasks`; `v1` when a 2025-11-25 session
+   * has `tasks.requests.tools.call`; `null` when this connection offers no tasks (tools then run inline).
+   */
+  readonly generation: TaskGeneration | null;
+  /** What the server lets this client do with tasks beyond creating and reading them. */
+  readonly taskCapabilities: { cancel: boolean; list: boolean };
+  /** The journal, unless turned off. */
+  readonly journal: TaskJournal | undefined;
+
+  private taskSupport: Promise<Map<string, string>> | undefined;
+  private readonly requestTimeoutMs: number;
+
+  /** @internal Use {@link connectTasksClient}. */
+  constructor(
+    private readonly session: McpSession,
+    url: URL,
+    journal: TaskJournal | undefined,
+    private readonly options: ConnectTasksClientOptions,
+  ) {
+    this.url = url.href;
+    this.journal = journal;
+    this.protocolVersion = session.protocolVersion;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    const capabilities = session.serverCapabilities;
+    const legacyTasks = asObject(capabilities.tasks);
+    if (session.era === 'modern') {
+      this.generation = asObject(asObject(capabilities.extensions)?.[TASKS_EXTENSION_ID]) ? 'v2' : null;
+      this.taskCapabilities = { cancel: this.generation === 'v2', list: false };
+    } else {
+      const v1 = this.protocolVersion === V1_PROTOCOL_VERSION && asObject(asObject(asObject(legacyTasks?.requests)?.tools)?.call) !== undefined;
+      this.generation = v1 ? 'v1' : null;
+      this.taskCapabilities = { cancel: v1 && asObject(legacyTasks?.cancel) !== undefined, list: v1 && asObject(legacyTasks?.list) !== undefined };
+    }
+  }
+
+  /**
+   * Call a tool, as a task when the connection and the tool allow it: v1 sends `task: {ttl}` when the tool's
+   * `execution.taskSupport` is `optional` or `required`; v2 declares the extension and the server decides.
+   * A created task is journaled before this returns. Sent exactly once.
+   * @throws TasksProtocolError with the server's code when it refused the call (e.g. `-32602` unknown tool).
+   * @throws TasksConnectionError when the call certainly never reached the server.
+   * @throws ToolCallOutcomeUnknownError when it may have reached the server but no answer arrived.
+   */
+  async callTool(name: string, args: Record<string, unknown> = {}, options: CallToolOptions = {}): Promise<CallToolOutcome> {
+    if (options.ttlMs !== undefined && !(Number.isInteger(options.ttlMs) && options.ttlMs >= 0)) throw new RangeError(`ttlMs must be a non-negative integer (got ${options.ttlMs})`);
+    if (options.signal?.aborted) throw abortReason(options.signal); // not sent at all: nothing can have started
+    const timeoutMs = options.timeoutMs ?? this.requestTimeoutMs;
+    let answer: ToolsCallAnswer;
+    if (this.session.era === 'modern') {
+      answer = await callToolModern(name, args, {
+        url: new URL(this.url),
+        fetch: this.options.fetch ?? fetch,
+        ...(this.options.token !== undefined ? { token: this.options.token } : {}),
+        ...(this.options.headers ? { headers: this.options.headers } : {}),
+        clientInfo: this.options.clientInfo ?? DEFAULT_CLIENT_INFO,
+        declareTasks: this.generation === 'v2',
+        ...(options.signal ? { signal: options.signal } : {}),
+        timeoutMs,
+      });
+    } else {
+      answer = await this.callToolLegacy(name, args, options, timeoutMs);
+    }
+    if (answer.kind === 'result') return answer;
+    const generation = this.generation as TaskGeneration;
+    const journaled = await this.record(answer.task, name, generation);
+    return { kind: 'task', taskId: answer.task.taskId, generation, task: answer.task, journaled };
+  }
+
+  /**
+   * The task's current state (`tasks/get`).
+   * @throws TaskNotFoundError (`-32602`) for an unknown or expired task; it is dropped from the journal.
+   * @throws TasksProtocolError `-32601` when this connection has no tasks.
+   */
+  async getTask(taskId: string, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<TaskSnapshot> {
+    const generation = this.requireTasks('tasks/get');
+    const request: SessionRequestOptions = { ...options, resendOnLostSession: true };
+    const snapshot = await this.forTask(taskId, async () =>
+      generation === 'v1'
+        ? fromV1Task(await this.session.request('tasks/get', { taskId }, V1GetTaskResultSchema, request))
+        : fromV2Task(await this.session.request('tasks/get', { taskId }, V2DetailedTaskSchema, request)),
+    );
+    if (snapshot.taskId !== taskId) throw new TasksProtocolError(`tasks/get ${taskId}: the server answered for task ${snapshot.taskId}`);
+    return snapshot;
+  }
+
+  /**
+   * Poll `tasks/get` until the task is terminal, at the server's `pollInterval(Ms)` (default 1 s) ±20 % jitter,
+   * backing off on transient errors, never past the deadline. Returns the terminal snapshot.
+   * @throws TaskTimeoutError at the deadline — the task keeps running; wait again to resume.
+   * @throws TaskNotFoundError when the task is unknown or expired; the signal's reason when aborted.
+   */
+  async waitForTask(taskId: string, options: WaitOptions = {}): Promise<TaskSnapshot> {
+    this.requireTasks('tasks/get');
+    return pollUntilTerminal(taskId, (budget) => this.getTask(taskId, budget), { ...options, requestTimeoutMs: this.requestTimeoutMs });
+  }
+
+  /**
+   * The outcome of a terminal task: its `CallToolResult` (which may have `isError: true` — a tool error), fetched
+   * with v1 `tasks/result` or taken from the v2 snapshot. Delivery removes the task from the journal.
+   * @throws TaskFailedError for a JSON-RPC error outcome; TaskCancelledError for a cancelled task.
+   * @throws TaskNotTerminalError when the task is still running (call {@link waitForTask} first).
+   */
+  async getResult(taskId: string): Promise<CallToolResult> {
+    return this.deliver(await this.getTask(taskId));
+  }
+
+  /**
+   * Wait for a task — created by this client, by another process, or before a crash — and return its result
+   * ({@link waitForTask} then {@link getResult}). A journaled task must be resumed on the connection that created it.
+   * @throws TaskNotFoundError also when the journal places the task at another endpoint or generation.
+   */
+  async resume(taskId: string, options: WaitOptions = {}): Promise<CallToolResult> {
+    const entry = await this.journal?.get(taskId).catch(() => undefined);
+    if (entry && (entry.url !== this.url || entry.generation !== this.generation)) {
+      throw new TaskNotFoundError(
+        taskId,
+        `Task ${taskId} was created at ${entry.url} over tasks ${entry.generation} (MCP ${entry.protocolVersion}); ` +
+          `this client is connected to ${this.url} over ${this.generation ?? 'no tasks'} (MCP ${this.protocolVersion})`,
+      );
+    }
+    return this.deliver(await this.waitForTask(taskId, options));
+  }
+
+  /**
+   * Ask the server to cancel (v1 needs `tasks.cancel`). v1 answers with the task, now `cancelled` — or, when it
+   * had already ended, its terminal state; v2 only acknowledges (`undefined`), the task ends eventually (E31).
+   * The task is dropped from the journal.
+   * @throws TaskNotFoundError for an unknown task; TasksProtocolError `-32601` when cancelling is not offered.
+   */
+  async cancelTask(taskId: string): Promise<TaskSnapshot | undefined> {
+    const generation = this.requireTasks('tasks/cancel');
+    if (!this.taskCapabilities.cancel) throw new TasksProtocolError(`${this.url} does not offer tasks/cancel (no tasks.cancel capability)`, ErrorCode.MethodNotFound);
+    const request: SessionRequestOptions = { resendOnLostSession: true };
+    let snapshot: TaskSnapshot | undefined;
+    if (generation === 'v2') {
+      await this.forTask(taskId, () => this.session.request('tasks/cancel', { taskId }, AckSchema, request));
+    } else {
+      try {
+        snapshot = fromV1Task(await this.session.request('tasks/cancel', { taskId }, V1GetTaskResultSchema, request));
+      } catch (error) {
+        // R40: cancelling a terminal task is -32602, as is an unknown one; tasks/get tells them apart.
+        if (!(error instanceof TasksProtocolError && error.code === ErrorCode.InvalidParams)) throw error;
+        snapshot = await this.getTask(taskId);
+        if (!isTerminalStatus(snapshot.status)) throw error;
+      }
+    }
+    await this.forget(taskId);
+    return snapshot;
+  }
+
+  /**
+   * One page of this requestor's tasks (v1 `tasks/list`; only when the server declares `tasks.list`).
+   * @throws TasksProtocolError `-32601` when listing is not offered (always on v2, which has no `tasks/list`).
+   */
+  async listTasks(cursor?: string): Promise<{ tasks: TaskSnapshot[]; nextCursor?: string }> {
+    this.requireTasks('tasks/list');
+    if (!this.taskCapabilities.list) throw new TasksProtocolError(`${this.url} does not offer tasks/list (no tasks.list capability)`, ErrorCode.MethodNotFound);
+    const page = await this.session.request('tasks/list', cursor === undefined ? {} : { cursor }, V1ListTasksResultSchema, { resendOnLostSession: true });
+    return { tasks: page.tasks.map(fromV1Task), ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }) };
+  }
+
+  /** Close the connection. Tasks keep running on the server. */
+  async close(): Promise<void> {
+    await this.session.close();
+  }
+
+  private async callToolLegacy(name: string, args: Record<string, unknown>, options: CallToolOptions, timeoutMs: number): Promise<ToolsCallAnswer> {
+    const params: Record<string, unknown> = { name, arguments: args };
+    if (this.generation === 'v1' && ['optional', 'required'].includes(await this.taskSupportOf(name))) {
+      params.task = options.ttlMs === undefined ? {} : { ttl: options.ttlMs };
+    }
+    try {
+      // No resendOnLostSession: a tools/call is never sent twice, even when it provably did not run.
+      return await this.session.request('tools/call', params, V1ToolsCallResultSchema, { timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
+    } catch (error) {
+      throw this.undeliveredOrUnknown(name, error, options.signal);
+    }
+  }
+
+  /** Errors proving the call never ran pass through; anything else means it may have started. */
+  private undeliveredOrUnknown(name: string, error: unknown, signal: AbortSignal | undefined): Error {
+    if (error instanceof TasksProtocolError) return error;
+    if (error instanceof TasksConnectionError && (neverDelivered(error.cause) || (error.httpStatus !== undefined && error.httpStatus < 500))) return error;
+    const reason = signal?.aborted || isAbort(error) ? 'interrupted' : error instanceof Error ? error.message : String(error);
+    return new ToolCallOutcomeUnknownError(
+      `tools/call ${name} was sent to ${this.url} but no answer arrived (${reason}). The server may have started it; it was not resent. ` +
+        (this.taskCapabilities.list ? 'listTasks() shows the tasks it created. ' : 'Check on the server before calling again, unless the tool is safe to repeat.'),
+      name,
+      { cause: error },
+    );
+  }
+
+  /** `execution.taskSupport` per tool from `tools/list` (2025-11-25; absent means `forbidden`), fetched once. */
+  private async taskSupportOf(name: string): Promise<string> {
+    this.taskSupport ??= this.session.listTools().then((tools) => new Map(tools.map((tool) => [tool.name, tool.execution?.taskSupport ?? 'forbidden'])));
+    try {
+      return (await this.taskSupport).get(name) ?? 'forbidden';
+    } catch (error) {
+      this.taskSupport = undefined;
+      throw error;
+    }
+  }
+
+  private async deliver(snapshot: TaskSnapshot): Promise<CallToolResult> {
+    const { taskId } = snapshot;
+    if (!isTerminalStatus(snapshot.status)) throw new TaskNotTerminalError(taskId, snapshot);
+    if (this.generation === 'v1' && snapshot.status !== 'cancelled') return this.v1Payload(snapshot);
+    await this.forget(taskId);
+    if (snapshot.status === 'cancelled') throw new TaskCancelledError(taskId, snapshot);
+    if (snapshot.status === 'failed') throw new TaskFailedError(taskId, snapshot.error as JsonRpcErrorObject, snapshot);
+    return snapshot.result as CallToolResult;
+  }
+
+  /** v1 `tasks/result` for a terminal task: its result, or its JSON-RPC error replayed (R25). */
+  private async v1Payload(snapshot: TaskSnapshot): Promise<CallToolResult> {
+    const { taskId } = snapshot;
+    let result: CallToolResult;
+    try {
+      result = toCallToolResult(await this.session.request('tasks/result', { taskId }, CallToolResultSchema, { resendOnLostSession: true }));
+    } catch (error) {
+      if (!(error instanceof TasksProtocolError && error.code !== null)) throw error;
+      if (snapshot.status === 'failed') {
+        await this.forget(taskId);
+        const message = error.cause instanceof Error ? error.cause.message : error.message;
+        throw new TaskFailedError(taskId, { code: error.code, message, ...(error.data === undefined ? {} : { data: error.data }) }, snapshot);
+      }
+      if (error.code !== ErrorCode.InvalidParams) throw error;
+      // A completed task whose result cannot be read any more has expired in between.
+      await this.forget(taskId);
+      throw new TaskNotFoundError(taskId, undefined, { cause: error });
+    }
+    await this.forget(taskId);
+    return result;
+  }
+
+  private requireTasks(method: string): TaskGeneration {
+    if (this.generation) return this.generation;
+    throw new TasksProtocolError(`${method}: ${this.url} offers no tasks on this connection (MCP ${this.protocolVersion})`, ErrorCode.MethodNotFound);
+  }
+
+  /** Run a task request; a `-32602` becomes {@link TaskNotFoundError} and drops the task from the journal. */
+  private async forTask<T>(taskId: string, send: () => Promise<T>): Promise<T> {
+    try {
+      return await send();
+    } catch (error) {
+      if (error instanceof TasksProtocolError && error.code === ErrorCode.InvalidParams) {
+        await this.forget(taskId);
+        throw new TaskNotFoundError(taskId, undefined, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  private async record(task: TaskSnapshot, tool: string, generation: TaskGeneration): Promise<boolean> {
+    if (!this.journal) return false;
+    try {
+      await this.journal.add({ taskId: task.taskId, url: this.url, generation, protocolVersion: this.protocolVersion, tool, createdAt: task.createdAt });
+      return true;
+    } catch {
+      return false; // The task exists whatever happens to the journal; the caller still gets its id.
+    }
+  }
+
+  /** Drop a task from the journal — only an entry of this endpoint and generation (a wrong URL must not erase it). */
+  private async forget(taskId: string): Promise<void> {
+    if (!this.journal) return;
+    try {
+      const entry = await this.journal.get(taskId);
+      if (entry && entry.url === this.url && entry.generation === this.generation) await this.journal.remove(taskId);
+    } catch {
+      // Best effort: a stale entry only costs a failed resume later.
+    }
+  }
+}
+
+function asObject(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}

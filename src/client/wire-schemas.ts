@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import type { CallToolResult, TaskSnapshot } from './types.js';
+
+/**
+ * Validation of what servers send back, for both generations. Where the spec tells clients to be lenient the
+ * schemas are: a missing `resultType` inside a v2 `result` (X12), unknown extra keys. Where it does not, they are
+ * strict: integer, non-negative times (X10), `result` on `completed` and `error` on `failed` (E19).
+ * The SDK client strips the top-level `resultType` before these schemas run, so none of them reads it.
+ */
+
+const Status = z.enum(['working', 'input_required', 'completed', 'failed', 'cancelled']);
+const Milliseconds = z.number().int().min(0);
+
+/** `CallToolResult`: `content` is required in both revisions. */
+export const CallToolResultSchema = z.looseObject({
+  content: z.array(z.looseObject({ type: z.string() })),
+  structuredContent: z.record(z.string(), z.unknown()).optional(),
+  isError: z.boolean().optional(),
+  _meta: z.record(z.string(), z.unknown()).optional(),
+});
+
+const JsonRpcErrorSchema = z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() });
+
+const V1TaskSchema = z.looseObject({
+  taskId: z.string().min(1),
+  status: Status,
+  statusMessage: z.string().optional(),
+  createdAt: z.string(),
+  lastUpdatedAt: z.string(),
+  ttl: Milliseconds.nullable(),
+  pollInterval: Milliseconds.optional(),
+});
+
+/** 2025-11-25 `tasks/get` / `tasks/cancel` result (flat `Task`). */
+export const V1GetTaskResultSchema = V1TaskSchema;
+
+/** 2025-11-25 `tools/call` answer: a nested `CreateTaskResult`, or the plain result when the server ran it inline. */
+export const V1ToolsCallResultSchema = z.union([
+  z.looseObject({ task: V1TaskSchema }).transform((created) => ({ kind: 'task' as const, task: fromV1Task(created.task) })),
+  CallToolResultSchema.transform((result) => ({ kind: 'result' as const, result: toCallToolResult(result) })),
+]);
+
+/** 2025-11-25 `tasks/list` result. */
+export const V1ListTasksResultSchema = z.looseObject({ tasks: z.array(V1TaskSchema), nextCursor: z.string().optional() });
+
+const V2TaskFields = {
+  taskId: z.string().min(1),
+  status: Status,
+  statusMessage: z.string().optional(),
+  createdAt: z.string(),
+  lastUpdatedAt: z.string(),
+  ttlMs: Milliseconds.nullable(),
+  pollIntervalMs: Milliseconds.optional(),
+};
+
+/** 2026-07-28 `CreateTaskResult`: flat, `resultType: "task"` (read from the raw reply, which keeps it). */
+export const V2CreateTaskResultSchema = z.looseObject({ resultType: z.literal('task'), ...V2TaskFields });
+
+/** 2026-07-28 `DetailedTask` as `tasks/get` returns it, with the variant rules of E19. */
+export const V2DetailedTaskSchema = z
+  .looseObject({
+    ...V2TaskFields,
+    result: CallToolResultSchema.optional(),
+    error: JsonRpcErrorSchema.optional(),
+  })
+  .superRefine((task, context) => {
+    if (task.status === 'completed' && !task.result) context.addIssue({ code: 'custom', message: 'a completed task must carry result' });
+    if (task.status === 'failed' && !task.error) context.addIssue({ code: 'custom', message: 'a failed task must carry error' });
+  });
+
+/** The result without the 2026-07-28 `resultType` envelope key, so both generations hand back the same shape. */
+export function toCallToolResult(result: z.output<typeof CallToolResultSchema>): CallToolResult {
+  const { resultType: _envelope, ...rest } = result as typeof result & { resultType?: unknown };
+  return rest as CallToolResult;
+}
+
+/** A v1 `Task` as a {@link TaskSnapshot}. */
+export function fromV1Task(task: z.output<typeof V1TaskSchema>): TaskSnapshot {
+  return withOptional(
+    { taskId: task.taskId, status: task.status, createdAt: task.createdAt, lastUpdatedAt: task.lastUpdatedAt, ttlMs: task.ttl },
+    { statusMessage: task.statusMessage, pollIntervalMs: task.pollInterval },
+  );
+}
+
+/** A v2 `Task` / `DetailedTask` as a {@link TaskSnapshot}, keeping an inline result or error. */
+export function fromV2Task(task: z.output<typeof V2DetailedTaskSchema> | z.output<typeof V2CreateTaskResultSchema>): TaskSnapshot {
+  const detailed = task as z.output<typeof V2DetailedTaskSchema>;
+  return withOptional(
+    { taskId: task.taskId, status: task.status, createdAt: task.createdAt, lastUpdatedAt: task.lastUpdatedAt, ttlMs: task.ttlMs },
+    {
+      statusMessage: task.statusMessage,
+      pollIntervalMs: task.pollIntervalMs,
+      result: detailed.result ? toCallToolResult(detailed.result) : undefined,
+      error: detailed.error ? (detailed.error as TaskSnapshot['error']) : undefined,
+    },
+  );
+}
+
+// Optional keys are left out rather than set to `undefined`, so snapshots print and compare cleanly.
+function withOptional(base: TaskSnapshot, optional: Partial<TaskSnapshot>): TaskSnapshot {
+  const snapshot = { ...base } as Record<string, unknown>;
+  for (const [key, value] of Object.entries(optional)) if (value !== undefined) snapshot[key] = value;
+  return snapshot as unknown as TaskSnapshot;
+}

@@ -1,0 +1,88 @@
+import { readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TaskJournal, type JournalEntry } from '../../src/client/index.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+const entry = (taskId: string): JournalEntry => ({
+  taskId,
+  url: 'http://127.0.0.1:3100/mcp',
+  generation: 'v2',
+  protocolVersion: '2026-07-28',
+  tool: 'slow_compute',
+  createdAt: '2026-07-28T09:00:00.000Z',
+});
+
+describe('TaskJournal', () => {
+  const temps: Array<{ remove(): void }> = [];
+  const fresh = (): { dir: string; journal: TaskJournal } => {
+    const temp = makeTempDir('mcp-tasks-journal-');
+    temps.push(temp);
+    return { dir: temp.dir, journal: new TaskJournal(join(temp.dir, 'nested', 'tasks.json')) };
+  };
+  afterEach(() => {
+    for (const temp of temps.splice(0)) temp.remove();
+  });
+
+  it('defaults to MCP_TASKS_CLIENT_STATE, else ~/.mcp-tasks/tasks.json', () => {
+    expect(TaskJournal.defaultPath({ MCP_TASKS_CLIENT_STATE: '/tmp/x/state.json' })).toBe('/tmp/x/state.json');
+    expect(TaskJournal.defaultPath({})).toBe(join(homedir(), '.mcp-tasks', 'tasks.json'));
+  });
+
+  it('reads an absent file as empty, adds, replaces by id and removes', async () => {
+    const { journal } = fresh();
+    expect(await journal.list()).toEqual([]);
+    await journal.add(entry('a'));
+    await journal.add(entry('b'));
+    await journal.add({ ...entry('a'), tool: 'other' });
+    expect((await journal.list()).map((item) => [item.taskId, item.tool])).toEqual([
+      ['b', 'slow_compute'],
+      ['a', 'other'],
+    ]);
+    expect(await journal.remove('a')).toBe(true);
+    expect(await journal.remove('a')).toBe(false);
+    expect(await journal.get('b')).toEqual(entry('b'));
+  });
+
+  it('writes a versioned JSON file readable only by its owner, leaving no temporary or lock files', async () => {
+    const { journal } = fresh();
+    await journal.add(entry('a'));
+    expect(JSON.parse(readFileSync(journal.path, 'utf8'))).toEqual({ version: 1, tasks: [entry('a')] });
+    expect(statSync(journal.path).mode & 0o777).toBe(0o600);
+    expect(readdirSync(join(journal.path, '..'))).toEqual(['tasks.json']);
+  });
+
+  it('loses no entry when many writers race (lock file + atomic rename)', async () => {
+    const { journal } = fresh();
+    const ids = Array.from({ length: 40 }, (_, index) => `task-${index}`);
+    // Separate instances, as separate CLI processes would have.
+    await Promise.all(ids.map((id) => new TaskJournal(journal.path).add(entry(id))));
+    expect((await journal.list()).map((item) => item.taskId).sort()).toEqual([...ids].sort());
+    await Promise.all(ids.slice(0, 20).map((id) => new TaskJournal(journal.path).remove(id)));
+    expect((await journal.list()).map((item) => item.taskId).sort()).toEqual(ids.slice(20).sort());
+  });
+
+  it('moves a corrupt file aside instead of overwriting it, and skips malformed entries', async () => {
+    const { journal } = fresh();
+    await journal.add(entry('a'));
+    writeFileSync(journal.path, '{ not json');
+    expect(await journal.list()).toEqual([]);
+    await journal.add(entry('b'));
+    const names = readdirSync(join(journal.path, '..'));
+    expect(names.some((name) => name.startsWith('tasks.json.corrupt-'))).toBe(true);
+    writeFileSync(journal.path, JSON.stringify({ version: 1, tasks: [entry('c'), { taskId: 'half' }] }));
+    expect((await journal.list()).map((item) => item.taskId)).toEqual(['c']);
+  });
+
+  it('takes over a lock left behind by a crashed process once it is stale', async () => {
+    const { journal } = fresh();
+    await journal.add(entry('a'));
+    const lock = `${journal.path}.lock`;
+    writeFileSync(lock, '');
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(lock, old, old);
+    await journal.add(entry('b'));
+    expect((await journal.list()).map((item) => item.taskId)).toEqual(['a', 'b']);
+  });
+});
