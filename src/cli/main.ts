@@ -1,6 +1,9 @@
 #!/usr/bin/env node
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { callCommand } from './call.js';
+import { DEFAULT_URL, secondsOption } from './requestor.js';
 import { serve } from './serve.js';
+import { cancelCommand, getCommand, watchCommand } from './task-commands.js';
 import { ExitCode, UsageError } from './usage-error.js';
 
 /** Parse a non-negative integer option (milliseconds, counts). */
@@ -41,6 +44,36 @@ program
   .option('--max-attempts <n>', 'runs per task before attempts_exhausted', integerOption)
   .option('--log-level <level>', 'pino log level (logs go to stderr)', 'info')
   .action(serve);
+
+/** The connection flags of every requestor command. */
+function withConnectionOptions(command: Command): Command {
+  return command
+    .option('--url <url>', `MCP endpoint (default: the task's journal entry, then MCP_TASKS_URL, then ${DEFAULT_URL})`)
+    .addOption(new Option('--protocol <version>', 'auto tries 2026-07-28, then 2025-11-25 (default: the journal entry, else auto)').choices(['auto', '2025-11-25', '2026-07-28']))
+    .option('--token <token>', 'bearer token (default: MCP_TASKS_TOKEN, which stays out of the process list)')
+    .option('--json', 'machine-readable JSON on stdout');
+}
+
+const EXIT_CODES = 'exit codes: 0 completed, 1 tool error, 2 failed, 3 cancelled, 4 unknown or expired task, 5 connection or protocol error, 64 usage, 124 timed out (task keeps running), 130 interrupted (detached)';
+
+withConnectionOptions(program.command('call <tool>'))
+  .description('call a tool as a durable task: task id and live status on stderr, result on stdout (Ctrl-C detaches)')
+  .option('--args <json>', 'tool arguments as a JSON object; relative "path"/"root" become absolute', '{}')
+  .option('--detach', 'print the task id and exit once the task exists')
+  .option('--timeout <sec>', 'stop waiting after this many seconds (the task keeps running)', secondsOption)
+  .option('--ttl-ms <ms>', 'requested task retention (2025-11-25 only; the server may lower it)', integerOption)
+  .addHelpText('after', `\n${EXIT_CODES}\njournal of unfinished tasks: MCP_TASKS_CLIENT_STATE or ~/.mcp-tasks/tasks.json`)
+  .action(callCommand);
+
+withConnectionOptions(program.command('get <taskId>')).description("print a task's current state").action(getCommand);
+
+withConnectionOptions(program.command('watch <taskId>'))
+  .description('follow a task until it ends and print its result (Ctrl-C detaches)')
+  .option('--timeout <sec>', 'stop waiting after this many seconds (the task keeps running)', secondsOption)
+  .addHelpText('after', `\n${EXIT_CODES}`)
+  .action(watchCommand);
+
+withConnectionOptions(program.command('cancel <taskId>')).description('ask the server to cancel a task').action(cancelCommand);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   if (error instanceof UsageError) {

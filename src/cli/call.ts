@@ -1,0 +1,94 @@
+import { isAbsolute, resolve } from 'node:path';
+import { TasksClientError, type CallToolOutcome, type TasksClient } from '../client/index.js';
+import { detachOnInterrupt, followTask, INTERRUPTED_EXIT_CODE, openClient, printResult, reportFailure, resolveTarget, resultExitCode, resumeHint, type RequestorFlags } from './requestor.js';
+import { ExitCode, UsageError } from './usage-error.js';
+
+/** Options of `mcp-tasks call`, as commander parses them. */
+export interface CallFlags extends RequestorFlags {
+  /** Tool arguments as a JSON object. */
+  args: string;
+  detach?: boolean;
+  /** `--timeout` in ms (already converted from seconds). */
+  timeout?: number;
+  ttlMs?: number;
+}
+
+/** Top-level arguments holding filesystem paths; tools require them absolute, users type them relative. */
+const PATH_ARGUMENTS = ['path', 'root'];
+/** No `--timeout`: wait for the `tools/call` answer as long as a timer can (≈ 24.8 days, the setTimeout maximum). */
+const UNBOUNDED_MS = 2_147_483_647;
+
+/** Parse `--args`: a JSON object; relative `path`/`root` strings become absolute against the current directory. */
+export function parseToolArguments(json: string, cwd = process.cwd()): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch (error) {
+    throw new UsageError(`--args is not valid JSON: ${(error as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError('--args must be a JSON object, e.g. \'{"seconds": 2}\'');
+  const args = { ...(parsed as Record<string, unknown>) };
+  for (const key of PATH_ARGUMENTS) {
+    const value = args[key];
+    if (typeof value === 'string' && value.length > 0 && !isAbsolute(value)) args[key] = resolve(cwd, value);
+  }
+  return args;
+}
+
+/**
+ * `mcp-tasks call <tool>`: call a tool; when the server makes it a task, print its id at once (stderr), follow it
+ * with a live status line (stderr) and print the result (stdout). `--detach` stops after creation.
+ * Sets `process.exitCode` (0 completed, 1 tool error, 2 failed, 3 cancelled, 4 unknown, 5 connection/protocol,
+ * 124 timed out, 130 interrupted).
+ * @throws UsageError for malformed `--args` (exit 64).
+ */
+export async function callCommand(tool: string, flags: CallFlags): Promise<void> {
+  const args = parseToolArguments(flags.args);
+  const deadline = flags.timeout === undefined ? undefined : Date.now() + flags.timeout;
+  const target = await resolveTarget(flags);
+  const interrupt = detachOnInterrupt();
+  let client: TasksClient | undefined;
+  try {
+    client = await openClient(target, flags);
+    process.exitCode = await run(client, tool, args, flags, deadline, interrupt.signal);
+  } catch (error) {
+    if (interrupt.signal.aborted) process.stderr.write('mcp-tasks: interrupted\n');
+    process.exitCode = interrupt.signal.aborted ? INTERRUPTED_EXIT_CODE : reportFailure(error, flags);
+  } finally {
+    interrupt.dispose();
+    await client?.close();
+  }
+}
+
+async function run(client: TasksClient, tool: string, args: Record<string, unknown>, flags: CallFlags, deadline: number | undefined, signal: AbortSignal): Promise<number> {
+  let outcome: CallToolOutcome;
+  try {
+    outcome = await client.callTool(tool, args, {
+      ...(flags.ttlMs === undefined ? {} : { ttlMs: flags.ttlMs }),
+      timeoutMs: deadline === undefined ? UNBOUNDED_MS : Math.max(1, deadline - Date.now()),
+      signal,
+    });
+  } catch (error) {
+    if (signal.aborted && !(error instanceof TasksClientError)) {
+      process.stderr.write('mcp-tasks: interrupted before the call was sent\n');
+      return INTERRUPTED_EXIT_CODE;
+    }
+    // Interrupted or cut off mid-call: the message says the call may have started and was not resent.
+    const code = reportFailure(error, flags);
+    return signal.aborted ? INTERRUPTED_EXIT_CODE : code;
+  }
+  if (outcome.kind === 'result') {
+    printResult(outcome.result, flags);
+    return resultExitCode(outcome.result);
+  }
+  const { taskId } = outcome;
+  process.stderr.write(`mcp-tasks: task ${taskId} created (tasks ${outcome.generation}, MCP ${client.protocolVersion}, ${client.url})\n`);
+  if (flags.ttlMs !== undefined && outcome.generation === 'v2') process.stderr.write(`mcp-tasks: note: --ttl-ms has no effect on 2026-07-28; the server chose ${outcome.task.ttlMs === null ? 'unlimited retention' : `${outcome.task.ttlMs} ms`}\n`);
+  if (!outcome.journaled && client.journal) process.stderr.write(`mcp-tasks: warning: could not record the task in ${client.journal.path}\n`);
+  if (flags.detach) {
+    process.stdout.write(flags.json ? `${JSON.stringify({ taskId, generation: outcome.generation, protocolVersion: client.protocolVersion, task: outcome.task }, null, 2)}\n` : `${taskId}\n`);
+    process.stderr.write(`mcp-tasks: detached; follow it with: ${await resumeHint(client, taskId)}\n`);
+    return ExitCode.completed;
+  }
+  return followTask(client, taskId, flags, { ...(deadline === undefined ? {} : { deadline }), signal });
+}

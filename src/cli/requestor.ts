@@ -1,0 +1,176 @@
+import { InvalidArgumentError } from 'commander';
+import {
+  connectTasksClient,
+  TaskCancelledError,
+  TaskFailedError,
+  TaskJournal,
+  TaskNotFoundError,
+  TasksClientError,
+  TaskTimeoutError,
+  type CallToolResult,
+  type ProtocolChoice,
+  type TasksClient,
+} from '../client/index.js';
+import { StatusLine } from './status-line.js';
+import { ExitCode, UsageError } from './usage-error.js';
+
+/** Endpoint used when neither `--url`, the journal nor `MCP_TASKS_URL` names one (`mcp-tasks serve`'s default). */
+export const DEFAULT_URL = 'http://127.0.0.1:3100/mcp';
+/** Exit code when `--timeout` passes first, as GNU `timeout`; the task keeps running on the server. */
+export const TIMED_OUT_EXIT_CODE = 124;
+/** Exit code after Ctrl-C (128 + SIGINT): the CLI detached, the task keeps running. */
+export const INTERRUPTED_EXIT_CODE = 130;
+
+/** Flags shared by `call`, `get`, `watch` and `cancel`. */
+export interface RequestorFlags {
+  url?: string;
+  protocol?: ProtocolChoice;
+  token?: string;
+  json?: boolean;
+}
+
+/** Where to send requests for a command, and where that choice came from. */
+export interface Target {
+  url: string;
+  protocol: ProtocolChoice;
+  /** `flag`: given on the command line; `journal`: from the task's journal entry; `default`: `auto`. */
+  protocolSource: 'flag' | 'journal' | 'default';
+  journal: TaskJournal;
+}
+
+/** `--timeout <sec>`: a positive number of seconds, returned in milliseconds. */
+export function secondsOption(value: string): number {
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds <= 0) throw new InvalidArgumentError('expected a positive number of seconds');
+  return Math.round(seconds * 1000);
+}
+
+/**
+ * Resolve URL and protocol: flags first, then the task's journal entry (for `get`/`watch`/`cancel`), then
+ * `MCP_TASKS_URL`, then {@link DEFAULT_URL} with `auto`.
+ * @throws UsageError for a malformed URL (exit 64).
+ */
+export async function resolveTarget(flags: RequestorFlags, taskId?: string): Promise<Target> {
+  const journal = new TaskJournal(TaskJournal.defaultPath());
+  const entry = taskId === undefined ? undefined : await journal.get(taskId).catch(() => undefined);
+  const url = flags.url ?? entry?.url ?? process.env.MCP_TASKS_URL ?? DEFAULT_URL;
+  try {
+    new URL(url);
+  } catch {
+    throw new UsageError(`--url ${url}: not a URL`);
+  }
+  if (flags.protocol) return { url, protocol: flags.protocol, protocolSource: 'flag', journal };
+  if (entry && sameUrl(entry.url, url)) return { url, protocol: entry.protocolVersion as ProtocolChoice, protocolSource: 'journal', journal };
+  return { url, protocol: 'auto', protocolSource: 'default', journal };
+}
+
+function sameUrl(a: string, b: string): boolean {
+  try {
+    return new URL(a).href === new URL(b).href;
+  } catch {
+    return false; // a hand-edited journal entry
+  }
+}
+
+/** Connect for a command; the token comes from `--token` or `MCP_TASKS_TOKEN`. */
+export function openClient(target: Target, flags: RequestorFlags, protocol: ProtocolChoice = target.protocol): Promise<TasksClient> {
+  const token = flags.token ?? process.env.MCP_TASKS_TOKEN;
+  return connectTasksClient({ url: target.url, protocol, ...(token ? { token } : {}), journal: target.journal.path, clientInfo: { name: 'mcp-tasks-cli', version: '0.1.0' } });
+}
+
+/** How to pick the task up again (after Ctrl-C or `--timeout`): the bare id when the journal knows the task. */
+export async function resumeHint(client: TasksClient, taskId: string): Promise<string> {
+  const journaled = await client.journal?.get(taskId).catch(() => undefined);
+  return journaled ? `mcp-tasks watch ${taskId}` : `mcp-tasks watch ${taskId} --url ${client.url} --protocol ${client.protocolVersion}`;
+}
+
+/** Exit code of a finished command that produced `result`. */
+export function resultExitCode(result: CallToolResult): number {
+  return result.isError ? ExitCode.toolError : ExitCode.completed;
+}
+
+/** Print a tool result to stdout: its text content, or with `--json` a `{taskId?, status, result}` document. */
+export function printResult(result: CallToolResult, flags: RequestorFlags, taskId?: string): void {
+  if (flags.json) {
+    process.stdout.write(`${JSON.stringify({ ...(taskId ? { taskId } : {}), status: 'completed', result }, null, 2)}\n`);
+    return;
+  }
+  const text = resultText(result);
+  if (text.length > 0) process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  if (result.isError) process.stderr.write(`mcp-tasks: the tool reported an error${taskId ? ` (task ${taskId})` : ''}\n`);
+}
+
+/** The human-readable part of a result: its text blocks (other blocks named), else its structured content. */
+export function resultText(result: CallToolResult): string {
+  const parts = result.content.map((block) => (block.type === 'text' && typeof block.text === 'string' ? block.text : `[${block.type} content omitted; use --json]`));
+  if (parts.length === 0 && result.structuredContent) parts.push(JSON.stringify(result.structuredContent, null, 2));
+  return parts.join('\n');
+}
+
+/**
+ * Report a failure on stderr (and, with `--json`, a terminal task's outcome on stdout) and return the exit code:
+ * 2 failed, 3 cancelled, 4 unknown or expired, 124 timed out, 5 connection or protocol error.
+ */
+export function reportFailure(error: unknown, flags: RequestorFlags, hint?: string): number {
+  if (error instanceof TaskFailedError) {
+    if (flags.json) writeJson({ taskId: error.taskId, status: 'failed', error: error.error });
+    process.stderr.write(`mcp-tasks: task ${error.taskId} failed: ${error.error.message} (JSON-RPC ${error.error.code})\n`);
+    return ExitCode.failed;
+  }
+  if (error instanceof TaskCancelledError) {
+    if (flags.json) writeJson({ taskId: error.taskId, status: 'cancelled' });
+    process.stderr.write(`mcp-tasks: ${error.message}\n`);
+    return ExitCode.cancelled;
+  }
+  if (error instanceof TaskTimeoutError) {
+    process.stderr.write(`mcp-tasks: ${error.message}${hint ? `\n  resume with: ${hint}` : ''}\n`);
+    return TIMED_OUT_EXIT_CODE;
+  }
+  if (error instanceof TaskNotFoundError) {
+    process.stderr.write(`mcp-tasks: ${error.message}\n`);
+    return ExitCode.unknownOrExpired;
+  }
+  const message = error instanceof TasksClientError ? error.message : error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  process.stderr.write(`mcp-tasks: ${message}\n`);
+  return ExitCode.connectionOrProtocol;
+}
+
+function writeJson(document: unknown): void {
+  process.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
+}
+
+/**
+ * Ctrl-C handling for commands that wait: the first SIGINT aborts the returned signal (the command detaches and
+ * exits 130, the task keeps running); a second one gets Node's default (immediate exit).
+ */
+export function detachOnInterrupt(): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const onInterrupt = (): void => controller.abort();
+  process.once('SIGINT', onInterrupt);
+  return { signal: controller.signal, dispose: () => process.off('SIGINT', onInterrupt) };
+}
+
+/**
+ * The waiting part of `call` and `watch`: a live status line on stderr, polling under the deadline, then the
+ * result on stdout. Returns the exit code.
+ */
+export async function followTask(client: TasksClient, taskId: string, flags: RequestorFlags, options: { deadline?: number; signal: AbortSignal }): Promise<number> {
+  const status = new StatusLine(process.stderr, taskId);
+  try {
+    const result = await client.resume(taskId, {
+      ...(options.deadline === undefined ? {} : { deadline: options.deadline }),
+      signal: options.signal,
+      onUpdate: (snapshot) => status.update(snapshot),
+    });
+    status.clear();
+    printResult(result, flags, taskId);
+    return resultExitCode(result);
+  } catch (error) {
+    status.clear();
+    if (options.signal.aborted) {
+      process.stderr.write(`mcp-tasks: detached; task ${taskId} keeps running on the server\n  resume with: ${await resumeHint(client, taskId)}\n`);
+      return INTERRUPTED_EXIT_CODE;
+    }
+    return reportFailure(error, flags, error instanceof TaskTimeoutError ? await resumeHint(client, taskId) : undefined);
+  }
+}

@@ -1,0 +1,69 @@
+import type { TaskSnapshot } from '../client/index.js';
+
+const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+const REDRAW_MS = 250;
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+
+/** The stream a status line writes to (stderr); `isTTY`/`columns` decide the rendering. */
+export interface StatusStream {
+  write(text: string): unknown;
+  isTTY?: boolean;
+  columns?: number;
+}
+
+/**
+ * Live task progress on stderr. On a terminal: one line, redrawn in place with a spinner, the elapsed time, the
+ * status and `statusMessage`. Otherwise (pipes, CI logs): a plain line only when the status or message of a running
+ * task changes.
+ */
+export class StatusLine {
+  private readonly startedAt = Date.now();
+  private last: TaskSnapshot | undefined;
+  private printed = '';
+  private frame = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly stream: StatusStream,
+    private readonly taskId: string,
+  ) {}
+
+  /** Show a new snapshot. */
+  update(snapshot: TaskSnapshot): void {
+    const changed = snapshot.status !== this.last?.status || snapshot.statusMessage !== this.last?.statusMessage;
+    this.last = snapshot;
+    if (this.stream.isTTY) {
+      this.timer ??= setInterval(() => this.draw(), REDRAW_MS).unref();
+      this.draw();
+    } else if (changed && !TERMINAL.has(snapshot.status)) {
+      // The outcome itself is reported right after, once; a "completed" progress line would only repeat it.
+      this.stream.write(`mcp-tasks: task ${this.taskId} ${describe(snapshot)}\n`);
+    }
+  }
+
+  /** Erase the terminal line and stop redrawing (call before printing anything else). */
+  clear(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    if (this.stream.isTTY && this.printed) this.stream.write('\r\x1b[2K');
+    this.printed = '';
+  }
+
+  private draw(): void {
+    if (!this.last) return;
+    this.frame = (this.frame + 1) % SPINNER.length;
+    const elapsed = ((Date.now() - this.startedAt) / 1000).toFixed(1);
+    const line = `${SPINNER[this.frame]} ${elapsed}s ${describe(this.last)}`;
+    const width = Math.max(20, (this.stream.columns || 80) - 1); // 0 columns: a pseudo-terminal without a size
+    this.printed = line.length > width ? `${line.slice(0, width - 1)}…` : line;
+    this.stream.write(`\r\x1b[2K${this.printed}`);
+  }
+}
+
+function describe(snapshot: TaskSnapshot): string {
+  // Control characters in a server-provided message must not move the cursor or recolour the terminal.
+  const message = snapshot.statusMessage?.replace(/\p{Cc}+/gu, ' ').trim();
+  // This CLI answers no elicitation/sampling requests, so such a task waits until someone else answers or cancels it.
+  const status = snapshot.status === 'input_required' ? 'input_required (needs input this CLI cannot give)' : snapshot.status;
+  return message ? `${status}: ${message}` : status;
+}

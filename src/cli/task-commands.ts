@@ -1,0 +1,95 @@
+import { TaskNotFoundError, type TasksClient, type TaskSnapshot } from '../client/index.js';
+import { V1_PROTOCOL_VERSION } from '../protocol/constants.js';
+import { detachOnInterrupt, followTask, openClient, reportFailure, resolveTarget, resultText, type RequestorFlags } from './requestor.js';
+import { ExitCode } from './usage-error.js';
+
+/** Options of `mcp-tasks watch`. */
+export interface WatchFlags extends RequestorFlags {
+  /** `--timeout` in ms (already converted from seconds). */
+  timeout?: number;
+}
+
+/**
+ * Connect for one task id and run `use`. When nobody chose the protocol (no `--protocol`, not in the journal) and
+ * the 2026-07-28 connection does not know the task, a 2025-11-25 session is tried as well: a dual-era server keeps
+ * v1 tasks invisible to v2 requests. Returns the exit code; failures after connecting are reported on stderr.
+ */
+async function withTaskClient(taskId: string, flags: RequestorFlags, use: (client: TasksClient) => Promise<number>): Promise<number> {
+  const target = await resolveTarget(flags, taskId); // a UsageError here exits 64 through main
+  let client: TasksClient | undefined;
+  try {
+    client = await openClient(target, flags);
+    try {
+      return await use(client);
+    } catch (error) {
+      if (!(error instanceof TaskNotFoundError && target.protocolSource === 'default' && client.generation === 'v2')) throw error;
+      const legacy = await openClient(target, flags, V1_PROTOCOL_VERSION).catch(() => undefined);
+      if (legacy?.generation !== 'v1') {
+        await legacy?.close();
+        throw error;
+      }
+      await client.close();
+      client = legacy;
+      return await use(client);
+    }
+  } catch (error) {
+    return reportFailure(error, flags);
+  } finally {
+    await client?.close();
+  }
+}
+
+/** `mcp-tasks get <taskId>`: print the task's current state (exit 0 whatever the status; 4 unknown; 5 unreachable). */
+export async function getCommand(taskId: string, flags: RequestorFlags): Promise<void> {
+  process.exitCode = await withTaskClient(taskId, flags, async (client) => {
+    const snapshot = await client.getTask(taskId);
+    process.stdout.write(flags.json ? `${JSON.stringify(snapshot, null, 2)}\n` : describeSnapshot(snapshot, client));
+    return ExitCode.completed;
+  });
+}
+
+/** `mcp-tasks watch <taskId>`: follow a task to its end like `call` does, then print its result. */
+export async function watchCommand(taskId: string, flags: WatchFlags): Promise<void> {
+  const deadline = flags.timeout === undefined ? undefined : Date.now() + flags.timeout;
+  const interrupt = detachOnInterrupt();
+  try {
+    process.exitCode = await withTaskClient(taskId, flags, async (client) => {
+      await client.getTask(taskId); // finds the right connection before the status line starts
+      return followTask(client, taskId, flags, { ...(deadline === undefined ? {} : { deadline }), signal: interrupt.signal });
+    });
+  } finally {
+    interrupt.dispose();
+  }
+}
+
+/** `mcp-tasks cancel <taskId>`: request cancellation (exit 0 also when the task had already ended). */
+export async function cancelCommand(taskId: string, flags: RequestorFlags): Promise<void> {
+  process.exitCode = await withTaskClient(taskId, flags, async (client) => {
+    const snapshot = await client.cancelTask(taskId);
+    if (flags.json) {
+      process.stdout.write(`${JSON.stringify({ taskId, acknowledged: true, ...(snapshot ? { task: snapshot } : {}) }, null, 2)}\n`);
+    } else if (!snapshot) {
+      process.stdout.write(`task ${taskId}: cancellation requested (the server stops it cooperatively; see mcp-tasks get ${taskId})\n`);
+    } else {
+      process.stdout.write(snapshot.status === 'cancelled' ? `task ${taskId}: cancelled\n` : `task ${taskId}: already ${snapshot.status}, nothing to cancel\n`);
+    }
+    return ExitCode.completed;
+  });
+}
+
+function describeSnapshot(snapshot: TaskSnapshot, client: TasksClient): string {
+  const rows: Array<[string, string | undefined]> = [
+    ['task', snapshot.taskId],
+    ['status', snapshot.status],
+    ['message', snapshot.statusMessage],
+    ['created', snapshot.createdAt],
+    ['updated', snapshot.lastUpdatedAt],
+    ['ttl', snapshot.ttlMs === null ? 'unlimited' : `${snapshot.ttlMs} ms`],
+    ['poll', snapshot.pollIntervalMs === undefined ? undefined : `${snapshot.pollIntervalMs} ms`],
+    ['server', `${client.url} (tasks ${client.generation}, MCP ${client.protocolVersion})`],
+    ['error', snapshot.error ? `${snapshot.error.message} (JSON-RPC ${snapshot.error.code})` : undefined],
+  ];
+  const lines = rows.filter((row): row is [string, string] => row[1] !== undefined).map(([key, value]) => `${key.padEnd(8)} ${value}`);
+  if (snapshot.result) lines.push(`result${snapshot.result.isError ? ' (tool error)' : ''}:`, resultText(snapshot.result));
+  return `${lines.join('\n')}\n`;
+}
