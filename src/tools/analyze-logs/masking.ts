@@ -36,8 +36,9 @@ const VARIABLE_PART = new RegExp(
     String.raw`0[xX][0-9a-fA-F]+`,
     // MAC address or IPv6-ish groups.
     String.raw`[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{0,4}){2,7}`,
-    // Hex ids and hashes: 6+ hex characters with at least one digit, not glued to other letters.
-    String.raw`(?<![a-zA-Z])(?=[a-fA-F]*\d)[0-9a-fA-F]{6,}(?![g-zG-Z])`,
+    // Hex ids and hashes: 6+ hex characters with at least one digit, not glued to other letters or digits (so
+    // that `1234567kB` is a number with a unit rather than a hex id and a digit).
+    String.raw`(?<![a-zA-Z])(?=[a-fA-F]*\d)[0-9a-fA-F]{6,}(?![0-9a-zA-Z])`,
     // Numbers: optional sign when it cannot be a word hyphen, decimals, thousands separators.
     String.raw`(?<![a-zA-Z0-9])-?\d+(?:[.,]\d+)*|\d+(?:[.,]\d+)*`,
   ].join('|'),
@@ -48,6 +49,7 @@ const VARIABLE_PART = new RegExp(
 /** A token that, once its variable parts are masked, has no letters or digits left (`sshd<*>` does not qualify). */
 const NOTHING_CONSTANT = /^(?:<\*>|[^\p{L}\p{N}])*$/u;
 const WHITESPACE = /\s+/;
+const ADJACENT_WILDCARDS = /(?:<\*>){2,}/g;
 /**
  * Results for tokens mixing letters and digits (`host-03`, `ssh2`, `[exec-7]`), the only ones that need the
  * costly pattern: they repeat often, so a small cache that is simply emptied when full saves most of the work.
@@ -80,7 +82,7 @@ function maskToken(token: string): string {
   if (!letters) return WILDCARD;
   const cached = mixedTokens.get(token);
   if (cached !== undefined) return cached;
-  const masked = token.replace(VARIABLE_PART, WILDCARD);
+  const masked = token.replace(VARIABLE_PART, WILDCARD).replace(ADJACENT_WILDCARDS, WILDCARD);
   const result = masked === token || !NOTHING_CONSTANT.test(masked) ? masked : WILDCARD;
   if (token.length <= MIXED_CACHE_TOKEN_LENGTH) {
     if (mixedTokens.size >= MIXED_CACHE_SIZE) mixedTokens.clear();
