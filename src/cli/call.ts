@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { TasksClientError, type CallToolOutcome, type TasksClient } from '../client/index.js';
-import { detachOnInterrupt, followTask, INTERRUPTED_EXIT_CODE, openClient, printResult, reportFailure, resolveTarget, resultExitCode, resumeHint, type RequestorFlags } from './requestor.js';
+import { detachOnInterrupt, followTask, openClient, printResult, reportFailure, resolveTarget, resultExitCode, resumeHint, type RequestorFlags } from './requestor.js';
 import { ExitCode, UsageError } from './usage-error.js';
 
 /** Options of `mcp-tasks call`, as commander parses them. */
@@ -53,7 +53,7 @@ export async function callCommand(tool: string, flags: CallFlags): Promise<void>
     process.exitCode = await run(client, tool, args, flags, deadline, interrupt.signal);
   } catch (error) {
     if (interrupt.signal.aborted) process.stderr.write('mcp-tasks: interrupted\n');
-    process.exitCode = interrupt.signal.aborted ? INTERRUPTED_EXIT_CODE : reportFailure(error, flags);
+    process.exitCode = interrupt.signal.aborted ? ExitCode.interrupted : reportFailure(error, flags);
   } finally {
     interrupt.dispose();
     await client?.close();
@@ -71,11 +71,11 @@ async function run(client: TasksClient, tool: string, args: Record<string, unkno
   } catch (error) {
     if (signal.aborted && !(error instanceof TasksClientError)) {
       process.stderr.write('mcp-tasks: interrupted before the call was sent\n');
-      return INTERRUPTED_EXIT_CODE;
+      return ExitCode.interrupted;
     }
     // Interrupted or cut off mid-call: the message says the call may have started and was not resent.
     const code = reportFailure(error, flags);
-    return signal.aborted ? INTERRUPTED_EXIT_CODE : code;
+    return signal.aborted ? ExitCode.interrupted : code;
   }
   if (outcome.kind === 'result') {
     printResult(outcome.result, flags);

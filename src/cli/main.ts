@@ -2,6 +2,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { callCommand } from './call.js';
 import { DEFAULT_URL, secondsOption } from './requestor.js';
+import { demoCorpusCommand } from './demo-corpus.js';
 import { serve } from './serve.js';
 import { cancelCommand, getCommand, watchCommand } from './task-commands.js';
 import { ExitCode, UsageError } from './usage-error.js';
@@ -74,6 +75,16 @@ withConnectionOptions(program.command('watch <taskId>'))
   .action(watchCommand);
 
 withConnectionOptions(program.command('cancel <taskId>')).description('ask the server to cancel a task').action(cancelCommand);
+
+program
+  .command('demo-corpus')
+  .description('write a large synthetic tree of plain and gzipped logs (syslog, sshd, nginx, Hadoop, …) for the demo')
+  .requiredOption('--out <dir>', 'target directory (created)')
+  .option('--files <n>', 'number of log files', integerOption, 200)
+  .option('--lines <n>', 'lines per file', integerOption, 10000)
+  .option('--seed <n>', 'random seed; the same seed writes the same bytes', integerOption, 1)
+  .option('--gzip-ratio <r>', 'share of files written gzipped (0–1)', Number, 0.3)
+  .action(demoCorpusCommand);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   if (error instanceof UsageError) {

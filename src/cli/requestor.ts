@@ -16,10 +16,6 @@ import { ExitCode, UsageError } from './usage-error.js';
 
 /** Endpoint used when neither `--url`, the journal nor `MCP_TASKS_URL` names one (`mcp-tasks serve`'s default). */
 export const DEFAULT_URL = 'http://127.0.0.1:3100/mcp';
-/** Exit code when `--timeout` passes first, as GNU `timeout`; the task keeps running on the server. */
-export const TIMED_OUT_EXIT_CODE = 124;
-/** Exit code after Ctrl-C (128 + SIGINT): the CLI detached, the task keeps running. */
-export const INTERRUPTED_EXIT_CODE = 130;
 
 /** Flags shared by `call`, `get`, `watch` and `cancel`. */
 export interface RequestorFlags {
@@ -124,7 +120,7 @@ export function reportFailure(error: unknown, flags: RequestorFlags, hint?: stri
   }
   if (error instanceof TaskTimeoutError) {
     process.stderr.write(`mcp-tasks: ${error.message}${hint ? `\n  resume with: ${hint}` : ''}\n`);
-    return TIMED_OUT_EXIT_CODE;
+    return ExitCode.timedOut;
   }
   if (error instanceof TaskNotFoundError) {
     process.stderr.write(`mcp-tasks: ${error.message}\n`);
@@ -169,7 +165,7 @@ export async function followTask(client: TasksClient, taskId: string, flags: Req
     status.clear();
     if (options.signal.aborted) {
       process.stderr.write(`mcp-tasks: detached; task ${taskId} keeps running on the server\n  resume with: ${await resumeHint(client, taskId)}\n`);
-      return INTERRUPTED_EXIT_CODE;
+      return ExitCode.interrupted;
     }
     return reportFailure(error, flags, error instanceof TaskTimeoutError ? await resumeHint(client, taskId) : undefined);
   }

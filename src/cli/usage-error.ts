@@ -12,4 +12,8 @@ export const ExitCode = Object.freeze({
   unknownOrExpired: 4,
   connectionOrProtocol: 5,
   usage: 64,
+  /** `--timeout` reached; the task keeps running (like timeout(1)). */
+  timedOut: 124,
+  /** Ctrl-C: the command detached; the task keeps running (128 + SIGINT). */
+  interrupted: 130,
 } as const);
