@@ -5,7 +5,7 @@ import { TokenFileAuthenticator } from '../auth/token-file.js';
 import type { Logger } from '../core/logger.js';
 import type { AnyToolDefinition } from '../core/tool.js';
 import { createTasksServer } from '../server/create-tasks-server.js';
-import type { TasksServerLimits } from '../server/options.js';
+import { resolveLimits, type TasksServerLimits } from '../server/options.js';
 import { loadServerSecret } from '../server/secret.js';
 import { openSqliteTaskStore } from '../store/sqlite/index.js';
 import { conformanceFixtureTools } from '../tools/fixtures/conformance.js';
@@ -65,6 +65,15 @@ async function loadTools(options: ServeOptions, roots: string[]): Promise<AnyToo
   return tools;
 }
 
+/** Run a configuration step; its validation error (a `TasksError`) becomes a usage error (exit 64). */
+function asUsageError<T>(step: () => T): T {
+  try {
+    return step();
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
 /**
  * `mcp-tasks serve`: open the store, start the runtime and serve MCP over HTTP (default) or stdio until SIGINT/SIGTERM.
  * @throws UsageError for invalid combinations (e.g. a remote bind without authentication).
@@ -81,11 +90,10 @@ export async function serve(options: ServeOptions): Promise<void> {
   if (options.auth) {
     const [kind, file] = options.auth.split(/:(.*)/s);
     if (kind !== 'tokens' || !file) throw new UsageError(`--auth ${options.auth}: expected tokens:<file>`);
-    auth = TokenFileAuthenticator.fromFile(resolve(file));
+    auth = asUsageError(() => TokenFileAuthenticator.fromFile(resolve(file)));
   }
   const roots = resolveRoots(options.root);
   const tools = await loadTools(options, roots);
-  const store = openSqliteTaskStore({ path: storePath, logger });
   const limits: Partial<TasksServerLimits> = {
     concurrency: options.concurrency,
     leaseMs: options.leaseMs,
@@ -95,6 +103,8 @@ export async function serve(options: ServeOptions): Promise<void> {
     pollIntervalMs: options.pollIntervalMs,
     maxAttempts: options.maxAttempts,
   };
+  asUsageError(() => resolveLimits(limits));
+  const store = openSqliteTaskStore({ path: storePath, logger });
   const server = await createTasksServer({
     tools,
     store,

@@ -1,5 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineTool } from '../../src/core/tool.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
 import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
 import { postModern, postRaw, pollModernTask } from '../helpers/wire.js';
@@ -7,7 +9,16 @@ import { postModern, postRaw, pollModernTask } from '../helpers/wire.js';
 describe('2026-07-28 Tasks Extension over HTTP (exact wire)', () => {
   let running: RunningTasksServer;
   beforeAll(async () => {
-    running = await startTasksServer({ tools: conformanceFixtureTools() });
+    const crashing = defineTool({
+      name: 'crashing_job',
+      description: 'throws a plain Error carrying a secret',
+      execution: 'task-optional',
+      inputSchema: z.object({}),
+      async run() {
+        throw new Error('db password hunter2 rejected');
+      },
+    });
+    running = await startTasksServer({ tools: [...conformanceFixtureTools(), crashing] });
   });
   afterAll(async () => {
     await running.close();
@@ -60,6 +71,16 @@ describe('2026-07-28 Tasks Extension over HTTP (exact wire)', () => {
     expect(done.error).toEqual({ code: -32603, message: 'Simulated protocol error: upstream unavailable' });
     expect(done).not.toHaveProperty('result');
     expect(done.statusMessage).toBe('Simulated protocol error: upstream unavailable');
+  });
+
+  it('R46/E40 any other exception fails the task with -32603 "Internal error in tool <name>" and leaks nothing', async () => {
+    const created = await postModern(running.url, 'tools/call', { name: 'crashing_job', arguments: {} });
+    const done = await pollModernTask(running.url, String(created.body.result?.taskId));
+    expect(done.status).toBe('failed');
+    expect(done.error).toEqual({ code: -32603, message: 'Internal error in tool crashing_job' });
+    expect(JSON.stringify(done)).not.toContain('hunter2');
+    const inline = await postModern(running.url, 'tools/call', { name: 'crashing_job', arguments: {} }, { capabilities: {} });
+    expect(inline.body.error).toEqual({ code: -32603, message: 'Internal error in tool crashing_job' });
   });
 
   it('E30/E31 tasks/cancel acknowledges with an empty result and the task ends cancelled', async () => {

@@ -1,0 +1,45 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS, effectiveTtlMs, resolveLimits } from '../../src/server/options.js';
+import { loadServerSecret } from '../../src/server/secret.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+describe('server settings', () => {
+  it('a runtime limit above the maximum TTL is a start-up error, and every problem is reported at once', () => {
+    expect(() => resolveLimits({ runtimeLimitMs: 2 * 3_600_000, maxTtlMs: 3_600_000 })).toThrow(/runtimeLimitMs \(7200000\) must not exceed maxTtlMs/);
+    try {
+      resolveLimits({ concurrency: 0, listPageSize: 500, runtimeLimitMs: 10, maxTtlMs: 5, defaultTtlMs: 5 });
+      expect.unreachable();
+    } catch (error) {
+      const message = (error as Error).message;
+      expect(message).toMatch(/concurrency must be a positive integer/);
+      expect(message).toMatch(/listPageSize must be between 1 and 100/);
+      expect(message).toMatch(/runtimeLimitMs \(10\) must not exceed maxTtlMs \(5\)/);
+      expect((error as { code?: number }).code).toBe(-32602);
+    }
+    expect(resolveLimits()).toEqual(DEFAULT_LIMITS);
+  });
+
+  it('R18/R19 a requested v1 ttl is clamped into [minTtlMs, maxTtlMs]; none requested gets the default', () => {
+    const limits = { defaultTtlMs: 60_000, maxTtlMs: 120_000, minTtlMs: 1_000 };
+    expect(effectiveTtlMs(limits, undefined)).toBe(60_000);
+    expect(effectiveTtlMs(limits, 0)).toBe(1_000);
+    expect(effectiveTtlMs(limits, 90_000)).toBe(90_000);
+    expect(effectiveTtlMs(limits, 10_000_000)).toBe(120_000);
+    expect(effectiveTtlMs({ ...limits, maxTtlMs: null }, 10_000_000)).toBe(10_000_000);
+  });
+
+  it('the server secret is generated once into the data directory with mode 0600 and reused; MCP_TASKS_SECRET wins', () => {
+    const temp = makeTempDir();
+    try {
+      const first = loadServerSecret(temp.dir, {});
+      expect(first.length).toBe(32);
+      expect(statSync(join(temp.dir, 'secret')).mode & 0o777).toBe(0o600);
+      expect(loadServerSecret(temp.dir, {}).equals(first)).toBe(true);
+      expect(loadServerSecret(temp.dir, { MCP_TASKS_SECRET: 'from-the-environment' }).toString()).toBe('from-the-environment');
+    } finally {
+      temp.remove();
+    }
+  });
+});
