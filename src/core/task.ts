@@ -3,7 +3,7 @@
  * Times are epoch milliseconds internally; the protocol codecs turn them into ISO 8601 strings.
  */
 
-import type { JsonObject, TaskStatus } from '../protocol/types.js';
+import type { JsonObject, TaskStatus, TaskView } from '../protocol/types.js';
 
 export type { JsonObject, JsonRpcErrorObject, JsonValue, TaskOutcome, TaskStatus } from '../protocol/types.js';
 
@@ -22,10 +22,12 @@ export const TASK_STATUSES: readonly TaskStatus[] = Object.freeze([
  */
 export type TaskGeneration = 'v1' | 'v2';
 
-/** A durable task row as the store returns it. */
-export interface TaskRecord {
-  /** 128 random bits, base64url (22 characters). */
-  taskId: string;
+/**
+ * A durable task row as the store returns it: the wire-visible {@link TaskView} (`taskId` is 128 random bits,
+ * base64url; times in epoch ms; `ttlMs` retention from `createdAt`, `null` = unlimited) plus what only the server
+ * sees.
+ */
+export interface TaskRecord extends TaskView {
   /** `issuer|subject|tenant` of the creator, or `anonymous`; every task operation compares it. */
   ownerKey: string;
   generation: TaskGeneration;
@@ -37,16 +39,6 @@ export interface TaskRecord {
   clientCapabilities: JsonObject;
   /** `progressToken` of the creating `tools/call`, if any (2025-11-25 R36). */
   progressToken: string | number | null;
-  status: TaskStatus;
-  statusMessage: string | null;
-  /** Epoch ms. */
-  createdAt: number;
-  /** Epoch ms. */
-  lastUpdatedAt: number;
-  /** Retention from `createdAt` in ms; `null` = unlimited. */
-  ttlMs: number | null;
-  /** Poll interval hint in ms. */
-  pollIntervalMs: number;
   /** `createdAt + ttlMs`, or `null` when unlimited. Epoch ms. */
   expiresAt: number | null;
   /** Monotonic sequence number assigned at creation; orders `tasks/list` pages. */
