@@ -1,4 +1,5 @@
 import type {
+  InputRequestRecord,
   JsonObject,
   JsonValue,
   NewTask,
@@ -83,7 +84,7 @@ export type TaskEventListener = (event: TaskEvent) => void;
  */
 export interface TaskStore {
   /**
-   * Insert a task with status `working` and append its `created` event.
+   * Insert a task with status `working` (and its `steps`, if any) and append its `created` event.
    * Resolves after the commit (SEP-2663 E14: a `tasks/get` right after sees it).
    * Throws `-32602` when `(ownerKey, idempotencyKey)` is already taken.
    */
@@ -131,6 +132,48 @@ export interface TaskStore {
    * giving the lease to `leaseOwner` until `leaseExpiresAt`. `input_required` tasks hold no lease and are skipped.
    */
   claimLapsed(leaseOwner: string, now: number, leaseExpiresAt: number, limit: number): Promise<TaskRecord[]>;
+
+  /**
+   * Park a running task for input: insert `requests` as `pending` and move `working → input_required` in one
+   * transaction, only while `leaseOwner` holds the lease. The lease is cleared (a parked task holds none and
+   * recovery skips it) and the run that parked is not counted in `attempt` (`attempt -= 1`), since asking for
+   * input is not a failure. Appends an `input` event (payload `{added: [keys]}`) and the `status` event.
+   * @returns the parked task, or `undefined` when the condition did not hold (cancelled, expired, lease lost).
+   */
+  requestInput(
+    taskId: string,
+    requests: ReadonlyArray<{ key: string; request: JsonObject }>,
+    change: { leaseOwner: string; statusMessage: string | null; now: number },
+  ): Promise<TaskRecord | undefined>;
+
+  /** Every input request of a task (any state), in creation order; `[]` for a missing task. */
+  listInputRequests(taskId: string): Promise<InputRequestRecord[]>;
+
+  /**
+   * Apply answers to an `input_required` task in one transaction (SEP-2663 E25–E27):
+   * - `answers`: each key still `pending` becomes `answered` with its response (the first answer wins);
+   * - `retire`: each key still `pending` becomes `superseded` (e.g. an answer that failed `requestedSchema`),
+   *   keeping the rejected response;
+   * - `add`: new `pending` requests (a question asked again under a new key);
+   * - keys that are not pending are ignored and not reported as accepted.
+   * When no request is pending afterwards, the task moves `input_required → working` with no lease, so any
+   * process may start its next run. Appends an `input` event (payload `{answered, retired, added}`) when anything
+   * changed, plus the `status` event when it resumed. Nothing is written unless the task is `input_required`.
+   * @returns the keys answered or retired, and the task after the change (`undefined` when missing/not waiting).
+   */
+  answerInput(
+    taskId: string,
+    change: {
+      answers: ReadonlyArray<{ key: string; response: JsonObject }>;
+      retire: ReadonlyArray<{ key: string; response: JsonObject | null }>;
+      add: ReadonlyArray<{ key: string; request: JsonObject }>;
+      statusMessage?: string | null;
+      now: number;
+    },
+  ): Promise<{ accepted: string[]; task: TaskRecord | undefined }>;
+
+  /** Up to `limit` unexpired `input_required` tasks whose `lastUpdatedAt <= before` (the input-timeout sweep). */
+  listWaitingSince(before: number, limit: number): Promise<TaskRecord[]>;
 
   /** A journaled step value, or `undefined` when the step never completed. */
   getStep(taskId: string, name: string): Promise<{ value: JsonValue } | undefined>;

@@ -3,7 +3,7 @@
  * Times are epoch milliseconds internally; the protocol codecs turn them into ISO 8601 strings.
  */
 
-import type { JsonObject, TaskStatus, TaskView } from '../protocol/types.js';
+import type { JsonObject, JsonValue, TaskStatus, TaskView } from '../protocol/types.js';
 
 export type { JsonObject, JsonRpcErrorObject, JsonValue, TaskOutcome, TaskStatus } from '../protocol/types.js';
 
@@ -72,4 +72,27 @@ export interface NewTask {
   leaseExpiresAt: number | null;
   idempotencyKey?: string | null;
   requestDigest?: string | null;
+  /** Journaled steps written in the same transaction as the task (e.g. input gathered by MRTR before the task). */
+  steps?: Record<string, JsonValue>;
+}
+
+/** State of one input request of a task. */
+export type InputRequestState = 'pending' | 'answered' | 'superseded';
+
+/**
+ * One request a task made for input (SEP-2663 `inputRequests` entry, 2025-11-25 `elicitation/create`), with its
+ * answer once given. Keys are unique for the task's lifetime and never reused (E23).
+ */
+export interface InputRequestRecord {
+  taskId: string;
+  key: string;
+  /** `{method, params}` exactly as `inputRequests[key]` shows it. */
+  request: JsonObject;
+  /** The requestor's answer (`ElicitResult` …) once `answered`; for `superseded`, the rejected answer if any. */
+  response: JsonObject | null;
+  state: InputRequestState;
+  /** Epoch ms. */
+  createdAt: number;
+  /** Epoch ms, or `null` while pending. */
+  answeredAt: number | null;
 }

@@ -4,6 +4,7 @@ import { newTaskId } from '../core/ids.js';
 import type { TaskEvent, TaskStore } from '../core/store.js';
 import type { NewTask, TaskOutcome, TaskStatus } from '../core/task.js';
 import { FakeClock } from './fake-clock.js';
+import { describeInputRequestContract } from './store-contract-input.js';
 
 /** A fresh, empty store and how to dispose of it (must tolerate a store the test already closed). */
 export interface TaskStoreFixture {
@@ -399,6 +400,8 @@ export function describeTaskStoreContract(name: string, makeStore: () => Promise
         expect(heard).toHaveLength(5);
       });
     });
+
+    describeInputRequestContract({ store: () => store, t0: T0, create });
 
     describe('close', () => {
       it('commits writes still queued before it returns', async () => {

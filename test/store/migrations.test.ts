@@ -132,5 +132,36 @@ describe('the first migration', () => {
     expect(plan(SQL.dueForExpiry, { now: 0, limit: 10 })).toMatch(/USING INDEX tasks_by_expiry/);
     expect(plan(SQL.claimLapsed, { leaseOwner: 'i', now: 0, leaseExpiresAt: 1, limit: 10 })).toMatch(/USING INDEX tasks_by_lease/);
     expect(plan(SQL.idempotencyTaken, { ownerKey: 'o', idempotencyKey: 'k' })).toMatch(/USING (COVERING )?INDEX tasks_by_idempotency/);
+    // The input-timeout sweep walks the partial index in ORDER BY order, without a sort step.
+    const sweep = plan(SQL.waitingSince, { before: 0, limit: 10 });
+    expect(sweep).toMatch(/USING INDEX tasks_waiting/);
+    expect(sweep).not.toMatch(/TEMP B-TREE/);
+    const byTask = { taskId: 't', key: 'k', state: 'answered', response: null, now: 0 };
+    for (const sql of [SQL.listInputRequests, SQL.hasPendingInput, SQL.settleInputRequest]) {
+      expect(plan(sql, byTask)).toMatch(/USING (COVERING )?INDEX sqlite_autoindex_input_requests_1/);
+    }
+  });
+});
+
+describe('migration 2 (waiting index)', () => {
+  it('upgrades a version-1 file in place, keeping its data', async () => {
+    const path = join(temp.dir, 'v1.db');
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    expect(migrate(db, 0, MIGRATIONS.slice(0, 1))).toEqual([1]);
+    db.prepare(
+      `INSERT INTO tasks (task_id, owner_key, generation, protocol_version, tool_name, arguments, client_capabilities,
+        status, created_at, last_updated_at, poll_interval_ms, seq) VALUES ('t1', 'o', 'v2', 'p', 'x', '{}', '{}',
+        'input_required', 5, 5, 100, 1)`,
+    ).run();
+    db.close();
+    const store = openSqliteTaskStore({ path });
+    try {
+      expect(store.appliedMigrations).toEqual([2]);
+      expect((await store.listWaitingSince(5, 10)).map((t) => t.taskId)).toEqual(['t1']);
+    } finally {
+      await store.close();
+    }
+    expect(versionsIn(path)).toEqual(VERSIONS);
   });
 });

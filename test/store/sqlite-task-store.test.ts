@@ -134,6 +134,56 @@ describe('group commit', () => {
   });
 });
 
+describe('input requests', () => {
+  const ask = (key: string) => ({ key, request: { method: 'elicitation/create', params: { message: key } } });
+  async function parked(store: SqliteTaskStore, keys: string[]) {
+    const { taskId } = await store.create(task({ leaseOwner: 'i-a', leaseExpiresAt: T0 + 30_000 }));
+    await store.requestInput(taskId, keys.map(ask), { leaseOwner: 'i-a', statusMessage: 'waiting', now: T0 + 1 });
+    return taskId;
+  }
+
+  it('refuses to park with no request (it could never resume) before writing anything', async () => {
+    const store = open();
+    const { taskId } = await store.create(task({ leaseOwner: 'i-a', leaseExpiresAt: T0 + 30_000 }));
+    const start = await store.lastEventSeq();
+    const error = await rejection(store.requestInput(taskId, [], { leaseOwner: 'i-a', statusMessage: null, now: T0 }));
+    expect(error.code).toBe(-32603);
+    expect((await store.getUnscoped(taskId))?.status).toBe('working');
+    expect(await store.lastEventSeq()).toBe(start);
+  });
+
+  it('an answer that changes no request writes nothing, not even its statusMessage (the wait is not restarted)', async () => {
+    const store = open();
+    const taskId = await parked(store, ['a', 'b']);
+    await store.answerInput(taskId, { answers: [{ key: 'a', response: {} }], retire: [], add: [], now: T0 + 2 });
+    const before = await store.getUnscoped(taskId);
+    const again = { answers: [{ key: 'a', response: { late: true } }], retire: [], add: [], statusMessage: 'late', now: T0 + 9 };
+    expect(await store.answerInput(taskId, again)).toEqual({ accepted: [], task: before });
+    expect(await store.getUnscoped(taskId)).toEqual(before);
+    expect(before).toMatchObject({ statusMessage: 'waiting', lastUpdatedAt: T0 + 2 });
+  });
+
+  it('a reused key rolls back only its own operation of a shared batch', async () => {
+    const store = open();
+    const taskId = await parked(store, ['a']);
+    const start = await store.lastEventSeq();
+    const commits = store.stats().commits;
+    const settled = await Promise.allSettled([
+      store.create(task()),
+      store.answerInput(taskId, { answers: [{ key: 'a', response: {} }], retire: [], add: [ask('a')], now: T0 + 2 }),
+      store.create(task()),
+    ]);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(((settled[1] as PromiseRejectedResult).reason as TasksError).message).toMatch(/key "a" was already used/);
+    expect(store.stats().commits).toBe(commits + 1);
+    expect((await store.listInputRequests(taskId)).map((r) => r.state)).toEqual(['pending']);
+    expect((await store.readEventsAfter(start, 10)).map((e) => [e.seq, e.kind])).toEqual([
+      [start + 1, 'created'],
+      [start + 2, 'created'],
+    ]);
+  });
+});
+
 describe('durability and faults', () => {
   it('close() commits queued writes; a new store on the file sees them and the events', async () => {
     const first = openSqliteTaskStore({ path });

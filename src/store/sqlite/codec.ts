@@ -1,5 +1,7 @@
 import type { TaskEvent, TaskEventKind } from '../../core/store.js';
 import type {
+  InputRequestRecord,
+  InputRequestState,
   JsonObject,
   JsonRpcErrorObject,
   NewTask,
@@ -8,7 +10,7 @@ import type {
   TaskRecord,
   TaskStatus,
 } from '../../core/task.js';
-import type { EventRow, TaskRow } from './sql.js';
+import type { EventRow, InputRequestRow, TaskRow } from './sql.js';
 
 /**
  * Conversions between driver rows and the core model. JSON columns hold `JSON.stringify` output and are read
@@ -88,5 +90,18 @@ export function toEvent(row: EventRow): TaskEvent {
     status: row.status as TaskStatus,
     at: row.at,
     payload: row.payload === null ? null : (JSON.parse(row.payload) as JsonObject),
+  };
+}
+
+/** An `input_requests` row as an {@link InputRequestRecord}. */
+export function toInputRequest(row: InputRequestRow): InputRequestRecord {
+  return {
+    taskId: row.task_id,
+    key: row.key,
+    request: JSON.parse(row.request) as JsonObject,
+    response: row.response === null ? null : (JSON.parse(row.response) as JsonObject),
+    state: row.state as InputRequestState,
+    createdAt: row.created_at,
+    answeredAt: row.answered_at,
   };
 }

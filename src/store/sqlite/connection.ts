@@ -53,3 +53,24 @@ export function openConnection(path: string, busyTimeoutMs: number): Database.Da
     throw error;
   }
 }
+
+/** Connection settings as SQLite reports them (see `SqliteTaskStore.pragmas`). */
+export interface SqlitePragmas {
+  /** `wal` for every store. */
+  journalMode: string;
+  /** `2` = FULL: each commit is fsynced before it returns. */
+  synchronous: number;
+  foreignKeys: boolean;
+  /** Ms. */
+  busyTimeout: number;
+}
+
+/** Read back the settings {@link openConnection} applied. */
+export function readPragmas(db: Database.Database): SqlitePragmas {
+  return {
+    journalMode: String(db.pragma('journal_mode', { simple: true })),
+    synchronous: Number(db.pragma('synchronous', { simple: true })),
+    foreignKeys: Number(db.pragma('foreign_keys', { simple: true })) === 1,
+    busyTimeout: Number(db.pragma('busy_timeout', { simple: true })),
+  };
+}

@@ -2,8 +2,8 @@
 export {
   SqliteTaskStore,
   openSqliteTaskStore,
-  type SqlitePragmas,
   type SqliteTaskStoreOptions,
 } from './sqlite-task-store.js';
+export type { SqlitePragmas } from './connection.js';
 export type { GroupCommitStats } from './group-commit.js';
 export { MIGRATIONS, type Migration } from './migrations.js';

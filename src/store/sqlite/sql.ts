@@ -1,3 +1,5 @@
+import type Database from 'better-sqlite3';
+
 /**
  * Every data statement of the SQLite store, in one place so that the conditions that settle races can be
  * reviewed together. Schema lives in `migrations.ts`. Parameters are named (`@name`); lists of ids or
@@ -43,6 +45,19 @@ export interface EventRow {
   at: number;
   payload: string | null;
 }
+
+/** An `input_requests` row as the driver returns it. */
+export interface InputRequestRow {
+  task_id: string;
+  key: string;
+  request: string;
+  response: string | null;
+  state: string;
+  created_at: number;
+  answered_at: number | null;
+}
+
+const INPUT_REQUEST_COLUMNS = 'task_id, key, request, response, state, created_at, answered_at';
 
 /** Visible = not expired at `@now`, whether or not the sweeper has run. */
 const VISIBLE = '(expires_at IS NULL OR expires_at > @now)';
@@ -122,12 +137,78 @@ export const SQL = Object.freeze({
       ORDER BY lease_expires_at, seq LIMIT @limit)
     RETURNING ${TASK_COLUMNS}`,
 
+  /**
+   * Parks a running task for input. Applies only from `working`, only while `@leaseOwner` holds the lease and
+   * only before the TTL; the lease is released and the parking run is not counted (`attempt` never below 0).
+   * Whether the lease already lapsed does not matter: until another process claims it, the holder's write is as
+   * safe as a completion (see `transition`), and a claim takes the owner away, which makes this miss.
+   */
+  parkForInput: `UPDATE tasks SET
+      status = 'input_required',
+      status_message = @statusMessage,
+      last_updated_at = @now,
+      lease_owner = NULL,
+      lease_expires_at = NULL,
+      attempt = MAX(attempt - 1, 0)
+    WHERE task_id = @taskId AND status = 'working' AND lease_owner = @leaseOwner AND ${VISIBLE}
+    RETURNING ${TASK_COLUMNS}`,
+
+  /**
+   * Keys are unique for a task's lifetime (SEP-2663 E23): a taken key inserts nothing (`changes = 0`), and the
+   * caller then fails its whole operation instead of overwriting an answered or superseded request.
+   */
+  insertInputRequest: `INSERT INTO input_requests (task_id, key, request, response, state, created_at, answered_at)
+    VALUES (@taskId, @key, @request, NULL, 'pending', @now, NULL)
+    ON CONFLICT (task_id, key) DO NOTHING`,
+
+  /** Creation order; `rowid` breaks ties of one millisecond (and of one batch) by insertion order. */
+  listInputRequests: `SELECT ${INPUT_REQUEST_COLUMNS} FROM input_requests WHERE task_id = @taskId
+    ORDER BY created_at, rowid`,
+
+  /** The task, only while it waits for input and has not expired at `@now`. */
+  waitingTask: `SELECT ${TASK_COLUMNS} FROM tasks
+    WHERE task_id = @taskId AND status = 'input_required' AND ${VISIBLE}`,
+
+  /**
+   * The conditional write that settles concurrent answers: only a `pending` request changes, so of two answers
+   * to one key (from any processes) exactly one applies and the other sees `changes = 0`.
+   */
+  settleInputRequest: `UPDATE input_requests SET state = @state, response = @response, answered_at = @now
+    WHERE task_id = @taskId AND key = @key AND state = 'pending'`,
+
+  hasPendingInput: `SELECT EXISTS (SELECT 1 FROM input_requests WHERE task_id = @taskId AND state = 'pending') AS pending`,
+
+  /**
+   * Records that a waiting task's requests changed; with `@resume = 1` (nothing pending any more) it also moves
+   * `input_required → working` with no lease, so `claimLapsed` in any process starts the next run.
+   */
+  touchWaiting: `UPDATE tasks SET
+      status = CASE WHEN @resume = 1 THEN 'working' ELSE status END,
+      status_message = CASE WHEN @setMessage = 1 THEN @statusMessage ELSE status_message END,
+      last_updated_at = @now,
+      lease_owner = CASE WHEN @resume = 1 THEN NULL ELSE lease_owner END,
+      lease_expires_at = CASE WHEN @resume = 1 THEN NULL ELSE lease_expires_at END
+    WHERE task_id = @taskId AND status = 'input_required'
+    RETURNING ${TASK_COLUMNS}`,
+
+  /**
+   * The input-timeout sweep (served by the partial index `tasks_waiting`, migration 2). The port gives no `now`,
+   * so "unexpired" is judged at `@before` (<= now): a task that expired in between may be listed, which is
+   * harmless because the expiry sweeper deletes it anyway.
+   */
+  waitingSince: `SELECT ${TASK_COLUMNS} FROM tasks
+    WHERE status = 'input_required' AND last_updated_at <= @before AND (expires_at IS NULL OR expires_at > @before)
+    ORDER BY last_updated_at, seq LIMIT @limit`,
+
   getStep: 'SELECT value FROM task_steps WHERE task_id = @taskId AND name = @name',
 
   /** First write wins; a step of a task that no longer exists is dropped instead of violating the foreign key. */
   putStep: `INSERT INTO task_steps (task_id, name, value, created_at)
     SELECT @taskId, @name, @value, @now WHERE EXISTS (SELECT 1 FROM tasks WHERE task_id = @taskId)
     ON CONFLICT (task_id, name) DO NOTHING`,
+
+  /** Steps handed to `create` (the task row was inserted just before, so no existence check is needed). */
+  insertStep: 'INSERT INTO task_steps (task_id, name, value, created_at) VALUES (@taskId, @name, @value, @now)',
 
   dueForExpiry: `SELECT task_id, status FROM tasks WHERE expires_at IS NOT NULL AND expires_at <= @now
     ORDER BY expires_at, seq LIMIT @limit`,
@@ -145,3 +226,6 @@ export const SQL = Object.freeze({
 
 /** Names of {@link SQL} statements. */
 export type StatementName = keyof typeof SQL;
+
+/** Every {@link SQL} statement prepared on one connection. */
+export type Statements = Record<StatementName, Database.Statement>;

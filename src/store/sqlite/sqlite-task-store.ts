@@ -4,13 +4,31 @@ import { TasksError } from '../../core/errors.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { canTransition, sourcesOf } from '../../core/state-machine.js';
 import type { TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
-import type { JsonObject, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord } from '../../core/task.js';
+import type {
+  InputRequestRecord,
+  JsonObject,
+  JsonValue,
+  NewTask,
+  TaskGeneration,
+  TaskOutcome,
+  TaskRecord,
+} from '../../core/task.js';
 import { ErrorCode } from '../../protocol/constants.js';
-import { newTaskParams, outcomeBody, toEvent, toOutcome, toRecord } from './codec.js';
-import { openConnection } from './connection.js';
+import { newTaskParams, outcomeBody, toEvent, toInputRequest, toOutcome, toRecord } from './codec.js';
+import { openConnection, readPragmas, type SqlitePragmas } from './connection.js';
 import { GroupCommitter, storageFault, type GroupCommitStats } from './group-commit.js';
+import {
+  applyAnswers,
+  checkInputRequests,
+  parkForInput,
+  type AnswerInputChange,
+  type AnswerInputResult,
+  type BatchWriter,
+  type NewInputRequest,
+  type RequestInputChange,
+} from './input-requests.js';
 import { migrate } from './migrations.js';
-import { SQL, type EventRow, type StatementName, type TaskRow } from './sql.js';
+import { SQL, type EventRow, type InputRequestRow, type Statements, type TaskRow } from './sql.js';
 
 /** Options of {@link openSqliteTaskStore}. */
 export interface SqliteTaskStoreOptions {
@@ -24,19 +42,6 @@ export interface SqliteTaskStoreOptions {
   /** Most writes per group commit; a full batch flushes at once. Default 256. */
   maxBatchSize?: number;
 }
-
-/** Connection settings as SQLite reports them (see {@link SqliteTaskStore.pragmas}). */
-export interface SqlitePragmas {
-  /** `wal` for every store. */
-  journalMode: string;
-  /** `2` = FULL: each commit is fsynced before it returns. */
-  synchronous: number;
-  foreignKeys: boolean;
-  /** Ms. */
-  busyTimeout: number;
-}
-
-type Statements = Record<StatementName, Database.Statement>;
 
 /** Clamp a caller's page size to a non-negative integer SQLite accepts (a negative LIMIT means "no limit"). */
 function toLimit(limit: number): number {
@@ -107,12 +112,7 @@ export class SqliteTaskStore implements TaskStore {
 
   /** Connection settings as reported by SQLite (tests assert `wal` / `2`). */
   pragmas(): SqlitePragmas {
-    return {
-      journalMode: String(this.db.pragma('journal_mode', { simple: true })),
-      synchronous: Number(this.db.pragma('synchronous', { simple: true })),
-      foreignKeys: Number(this.db.pragma('foreign_keys', { simple: true })) === 1,
-      busyTimeout: Number(this.db.pragma('busy_timeout', { simple: true })),
-    };
+    return readPragmas(this.db);
   }
 
   /** Group-commit counters: `commits` = write transactions committed, `operations` = writes they carried. */
@@ -128,7 +128,12 @@ export class SqliteTaskStore implements TaskStore {
       }
       // The created event comes first because its seq becomes the task's seq (see SQL.insertTask).
       const { seq } = this.append(events, task.taskId, 'created', 'working', task.createdAt, null);
-      return toRecord(this.stmt.insertTask.get({ ...newTaskParams(task), seq }) as TaskRow);
+      const record = toRecord(this.stmt.insertTask.get({ ...newTaskParams(task), seq }) as TaskRow);
+      // Same savepoint as the row: input gathered before the task exists is never lost or half-written.
+      for (const [name, value] of Object.entries(task.steps ?? {})) {
+        this.stmt.insertStep.run({ taskId: task.taskId, name, value: JSON.stringify(value), now: task.createdAt });
+      }
+      return record;
     });
   }
 
@@ -244,6 +249,42 @@ export class SqliteTaskStore implements TaskStore {
     return rows.map(toRecord).sort((a, b) => a.seq - b.seq);
   }
 
+  /**
+   * See {@link TaskStore.requestInput}. Rejects with `-32603` before writing when `requests` is empty (such a task
+   * could never resume), and with `-32603` and nothing written when a key was already used by the task.
+   */
+  requestInput(taskId: string, requests: readonly NewInputRequest[], change: RequestInputChange): Promise<TaskRecord | undefined> {
+    try {
+      checkInputRequests(requests);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.committer.enqueue((events) => parkForInput(this.writer(events), taskId, requests, change));
+  }
+
+  async listInputRequests(taskId: string): Promise<InputRequestRecord[]> {
+    const rows = this.read('list input requests', () => this.stmt.listInputRequests.all({ taskId }));
+    return (rows as InputRequestRow[]).map(toInputRequest);
+  }
+
+  /**
+   * See {@link TaskStore.answerInput}. A task past its TTL counts as not waiting. A call that changes no request
+   * writes nothing (not even `statusMessage`). Rejects with `-32603` and nothing written when an added key was
+   * already used by the task.
+   */
+  answerInput(taskId: string, change: AnswerInputChange): Promise<AnswerInputResult> {
+    return this.committer.enqueue((events) => applyAnswers(this.writer(events), taskId, change));
+  }
+
+  /**
+   * See {@link TaskStore.listWaitingSince}. Oldest `lastUpdatedAt` first (ties by `seq`). Expiry is judged at
+   * `before`, the only time the port passes (see `SQL.waitingSince`).
+   */
+  async listWaitingSince(before: number, limit: number): Promise<TaskRecord[]> {
+    const rows = this.read('list waiting tasks', () => this.stmt.waitingSince.all({ before, limit: toLimit(limit) }));
+    return (rows as TaskRow[]).map(toRecord);
+  }
+
   async getStep(taskId: string, name: string): Promise<{ value: JsonValue } | undefined> {
     const row = this.read('read a step', () => this.stmt.getStep.get({ taskId, name })) as { value: string } | undefined;
     return row === undefined ? undefined : { value: JSON.parse(row.value) as JsonValue };
@@ -315,6 +356,16 @@ export class SqliteTaskStore implements TaskStore {
     const event: TaskEvent = { seq: row.seq, taskId, kind, status, at, payload };
     events.push(event);
     return event;
+  }
+
+  /** The current operation's view of the batch, for the functions in `input-requests.ts`. */
+  private writer(events: TaskEvent[]): BatchWriter {
+    return {
+      stmt: this.stmt,
+      append: (taskId, kind, status, at, payload) => {
+        this.append(events, taskId, kind, status, at, payload);
+      },
+    };
   }
 
   private read<T>(action: string, run: () => T): T {

@@ -3,7 +3,7 @@ import { Worker } from 'node:worker_threads';
 
 /** One command for one worker of {@link GatedWorkers.run}; see `workers/store-worker.mjs` for the ops. */
 export interface GatedCommand {
-  op: 'open' | 'attach' | 'cancel' | 'complete' | 'brokenCancel' | 'close';
+  op: 'open' | 'attach' | 'cancel' | 'complete' | 'brokenCancel' | 'answer' | 'close';
   args?: Record<string, unknown>;
   /** `first` acts as soon as released; `second` waits until `first` started, then `delayMs`. */
   role?: 'first' | 'second' | 'none';

@@ -55,6 +55,11 @@ const ops = {
     });
     return record?.status ?? null;
   },
+  /** Answer input requests of a waiting task; reports which keys this process won and the status it left. */
+  async answer({ taskId, answers }) {
+    const { accepted, task } = await store.answerInput(taskId, { answers, retire: [], add: [], now: Date.now() });
+    return { accepted, status: task?.status ?? null };
+  },
   /**
    * The deliberately broken writer of the negative control: an UNCONDITIONAL status update, i.e. the bug the
    * store's `WHERE status IN (…)` exists to prevent. It must never be copied into src/.

@@ -1,0 +1,137 @@
+import { TasksError } from '../../core/errors.js';
+import type { TaskEvent, TaskStore } from '../../core/store.js';
+import type { JsonObject, TaskRecord } from '../../core/task.js';
+import { ErrorCode } from '../../protocol/constants.js';
+import { toRecord } from './codec.js';
+import type { Statements, TaskRow } from './sql.js';
+
+/**
+ * The input-request operations of `SqliteTaskStore` (`requestInput`, `answerInput`), as functions that run
+ * synchronously inside one operation of a group-commit batch. Each runs under the batch's per-operation
+ * savepoint, so a throw (e.g. a reused key) takes back every row and event it wrote and nothing else.
+ */
+
+/** One request of `requestInput` / `answerInput`'s `add`, as the port declares it. */
+export type NewInputRequest = Parameters<TaskStore['requestInput']>[1][number];
+/** The `change` argument of `requestInput`, as the port declares it. */
+export type RequestInputChange = Parameters<TaskStore['requestInput']>[2];
+/** The `change` argument of `answerInput`, as the port declares it. */
+export type AnswerInputChange = Parameters<TaskStore['answerInput']>[1];
+/** What `answerInput` resolves with. */
+export type AnswerInputResult = Awaited<ReturnType<TaskStore['answerInput']>>;
+
+/** What the operations need from the batch they run in. */
+export interface BatchWriter {
+  readonly stmt: Statements;
+  /** Insert one `task_events` row in the current operation; it is published only if the batch commits. */
+  append(taskId: string, kind: TaskEvent['kind'], status: TaskEvent['status'], at: number, payload: JsonObject | null): void;
+}
+
+/**
+ * Refuse, before anything is written, a park that could never resume: with no request pending, no answer can
+ * ever arrive to move the task back to `working`. The runtime always asks for something, so this is a bug guard.
+ */
+export function checkInputRequests(requests: ReadonlyArray<NewInputRequest>): void {
+  if (requests.length === 0) {
+    throw new TasksError(ErrorCode.InternalError, 'Task store refused requestInput: no input requests given');
+  }
+}
+
+/**
+ * `working → input_required` with `requests` pending (see {@link TaskStore.requestInput}). The status event comes
+ * before the input event, so every event carries the status the task had right after it.
+ * @returns the parked task, or `undefined` when the task is not working, expired, or not leased to `leaseOwner`.
+ * @throws {TasksError} `-32603` when a key was already used by this task (the whole operation is rolled back).
+ */
+export function parkForInput(
+  w: BatchWriter,
+  taskId: string,
+  requests: ReadonlyArray<NewInputRequest>,
+  change: RequestInputChange,
+): TaskRecord | undefined {
+  const { leaseOwner, statusMessage, now } = change;
+  const row = w.stmt.parkForInput.get({ taskId, leaseOwner, statusMessage, now }) as TaskRow | undefined;
+  if (row === undefined) return undefined;
+  const added = insertRequests(w, taskId, requests, now);
+  w.append(taskId, 'status', 'input_required', now, { from: 'working', to: 'input_required' });
+  w.append(taskId, 'input', 'input_required', now, { added });
+  return toRecord(row);
+}
+
+/**
+ * Apply answers, retirements and new requests to a waiting task (see {@link TaskStore.answerInput}).
+ *
+ * Only requests still `pending` change (`SQL.settleInputRequest`), so duplicates, unknown keys and the loser of
+ * a concurrent answer are ignored. A call that changes no request writes nothing at all, not even its
+ * statusMessage or `lastUpdatedAt`: a retried or losing answer must not restart the input timeout
+ * (`listWaitingSince`). Answers apply before retirements, so a key listed in both is answered. The input event
+ * comes before the status event of a resume, so it still carries `input_required`, the status the answers were
+ * given in.
+ * @returns `accepted`: the answered keys, then the retired ones, each in the given order.
+ * @throws {TasksError} `-32603` when an added key was already used by this task (the whole operation is rolled back).
+ */
+export function applyAnswers(w: BatchWriter, taskId: string, change: AnswerInputChange): AnswerInputResult {
+  const { now } = change;
+  const waiting = w.stmt.waitingTask.get({ taskId, now }) as TaskRow | undefined;
+  if (waiting === undefined) return { accepted: [], task: undefined };
+  const answered = settle(w, taskId, change.answers, 'answered', now);
+  const retired = settle(w, taskId, change.retire, 'superseded', now);
+  const added = insertRequests(w, taskId, change.add, now);
+  if (answered.length === 0 && retired.length === 0 && added.length === 0) {
+    return { accepted: [], task: toRecord(waiting) };
+  }
+  const { pending } = w.stmt.hasPendingInput.get({ taskId }) as { pending: number };
+  const resume = pending === 0;
+  // Inside the write transaction the status read above still holds, so this update always applies.
+  const row = w.stmt.touchWaiting.get({
+    taskId,
+    resume: resume ? 1 : 0,
+    setMessage: change.statusMessage === undefined ? 0 : 1,
+    statusMessage: change.statusMessage ?? null,
+    now,
+  }) as TaskRow;
+  w.append(taskId, 'input', 'input_required', now, { answered, retired, added });
+  if (resume) w.append(taskId, 'status', 'working', now, { from: 'input_required', to: 'working' });
+  return { accepted: [...answered, ...retired], task: toRecord(row) };
+}
+
+/**
+ * Insert `requests` as pending. A key the task already used (in any state, or twice in `requests`) throws, so
+ * the caller's savepoint discards the whole operation: keys are chosen by the runtime and never reused, so a
+ * collision is a bug that must not half-apply.
+ * @returns the keys, in the given order.
+ */
+function insertRequests(w: BatchWriter, taskId: string, requests: ReadonlyArray<NewInputRequest>, now: number): string[] {
+  for (const { key, request } of requests) {
+    const { changes } = w.stmt.insertInputRequest.run({ taskId, key, request: JSON.stringify(request), now });
+    if (changes === 0) {
+      throw new TasksError(ErrorCode.InternalError, `Task store refused input request: key "${key}" was already used by this task`);
+    }
+  }
+  return requests.map((r) => r.key);
+}
+
+/**
+ * Move each listed request that is still pending to `state`, storing its response.
+ * @returns the keys that changed, in the given order (each at most once).
+ */
+function settle(
+  w: BatchWriter,
+  taskId: string,
+  entries: ReadonlyArray<{ key: string; response: JsonObject | null }>,
+  state: 'answered' | 'superseded',
+  now: number,
+): string[] {
+  const changed: string[] = [];
+  for (const { key, response } of entries) {
+    const { changes } = w.stmt.settleInputRequest.run({
+      taskId,
+      key,
+      state,
+      response: response === null ? null : JSON.stringify(response),
+      now,
+    });
+    if (changes === 1) changed.push(key);
+  }
+  return changed;
+}
