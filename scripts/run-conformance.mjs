@@ -24,6 +24,9 @@ export const SCENARIOS = [
   'tasks-request-state-removal',
   'tasks-request-headers',
   'tasks-required-task-error',
+  'tasks-mrtr-input',
+  'tasks-dispatch-and-envelope',
+  'tasks-mrtr-composition',
 ];
 
 const args = process.argv.slice(2);

@@ -17,7 +17,7 @@ import type {
  * - `status`: status transition (payload: `{from, to}`).
  * - `message`: statusMessage-only change (coalesced).
  * - `attempt`: a run started (payload: `{attempt, leaseOwner}`).
- * - `input`: input requests added or answered (next issue).
+ * - `input`: input requests added, answered or retired (payload `{added}` or `{answered, retired, added}`).
  * - `expired`: TTL reached; the row is about to be deleted.
  */
 export type TaskEventKind = 'created' | 'status' | 'message' | 'attempt' | 'input' | 'expired';
@@ -154,7 +154,8 @@ export interface TaskStore {
    * - `answers`: each key still `pending` becomes `answered` with its response (the first answer wins);
    * - `retire`: each key still `pending` becomes `superseded` (e.g. an answer that failed `requestedSchema`),
    *   keeping the rejected response;
-   * - `add`: new `pending` requests (a question asked again under a new key);
+   * - `add`: new `pending` requests (a question asked again under a new key); an entry with `replaces` is added
+   *   only if this call retired that key (so a question answered meanwhile elsewhere is not asked again);
    * - keys that are not pending are ignored and not reported as accepted.
    * When no request is pending afterwards, the task moves `input_required → working` with no lease, so any
    * process may start its next run. Appends an `input` event (payload `{answered, retired, added}`) when anything
@@ -166,7 +167,7 @@ export interface TaskStore {
     change: {
       answers: ReadonlyArray<{ key: string; response: JsonObject }>;
       retire: ReadonlyArray<{ key: string; response: JsonObject | null }>;
-      add: ReadonlyArray<{ key: string; request: JsonObject }>;
+      add: ReadonlyArray<{ key: string; request: JsonObject; replaces?: string }>;
       statusMessage?: string | null;
       now: number;
     },

@@ -22,6 +22,28 @@ export interface ToolResult {
   isError?: boolean;
 }
 
+/**
+ * A question for the user (MCP `elicitation/create`): a form described by a flat JSON Schema, or a URL to open.
+ * Form mode needs the client's `elicitation` (or `elicitation.form`) capability, URL mode `elicitation.url`.
+ */
+export type ElicitRequest =
+  | { mode?: 'form'; message: string; requestedSchema: JsonObject }
+  | { mode: 'url'; message: string; url: string; elicitationId: string };
+
+/** The user's answer (MCP `ElicitResult`): `accept` with `content` (form mode), `decline` or `cancel`. */
+export interface ElicitResult {
+  action: 'accept' | 'decline' | 'cancel';
+  content?: JsonObject;
+}
+
+/** Handed to a tool's `gather` phase (input collected before any task exists). */
+export interface GatherContext {
+  readonly signal: AbortSignal;
+  readonly roots: readonly string[];
+  /** Ask the user; resolves with the answer (2026-07-28: MRTR rounds on `tools/call`; 2025-11-25: a direct request). */
+  elicit(request: ElicitRequest): Promise<ElicitResult>;
+}
+
 /** Handed to a running tool. Every argument and return value is JSON-serialisable. */
 export interface ToolContext {
   /** Aborted on cancellation, TTL expiry, runtime limit or shutdown. Check it at least every 10,000 lines. */
@@ -41,6 +63,18 @@ export interface ToolContext {
    * crash, the journaled value is returned and `fn` is not called again. Names must be unique per task run.
    */
   step<T extends JsonValue>(name: string, fn: () => T | Promise<T>): Promise<T>;
+  /**
+   * Ask the user and wait for the answer. In a task, the task becomes `input_required` and this run ends (it holds
+   * no slot and no lease while it waits); when every outstanding question is answered the tool is run again from
+   * the start, `ctx.step` results and earlier answers are replayed, and this call returns the answer. Questions
+   * are identified by call order, so ask them in a deterministic order. Requires `elicits: true` on the tool.
+   * @throws TasksError `-32021` (the task fails) when the creating request did not declare elicitation support.
+   */
+  elicit(request: ElicitRequest): Promise<ElicitResult>;
+  /** Ask several questions at once (all outstanding together); resolves with the answers in the same order. */
+  elicitAll(requests: readonly ElicitRequest[]): Promise<ElicitResult[]>;
+  /** What the tool's `gather` phase returned (MRTR input collected before the task), or `undefined`. */
+  readonly gathered: JsonValue | undefined;
 }
 
 /** Environment for `preflight` checks (before any task exists). */
@@ -73,6 +107,16 @@ export interface ToolDefinition<Args = unknown> {
   idempotent?: boolean;
   /** Every side effect goes through `ctx.step`: safe to re-run after a crash (steps are replayed). */
   journaled?: boolean;
+  /**
+   * The tool calls `ctx.elicit`. Such a tool is re-run after every answer, so it must be `idempotent` or
+   * `journaled`; registering it otherwise is an error.
+   */
+  elicits?: boolean;
+  /**
+   * Input to collect before the task exists (SEP-2663 E16: MRTR rounds finish synchronously before
+   * `CreateTaskResult`). Its JSON return value reaches `run` as `ctx.gathered`.
+   */
+  gather?(args: Args, context: GatherContext): Promise<JsonValue>;
   /** Cheap checks run before a task is created (e.g. path confinement); throw {@link ToolInputError}. */
   preflight?(args: Args, context: PreflightContext): void | Promise<void>;
   run(args: Args, context: ToolContext): Promise<ToolResult>;

@@ -4,8 +4,10 @@ import { newTaskId } from '../core/ids.js';
 import { redactTaskId, type Logger } from '../core/logger.js';
 import { isTerminal } from '../core/state-machine.js';
 import type { TaskEvent, TaskScope, TaskStore } from '../core/store.js';
-import type { JsonObject, NewTask, TaskGeneration, TaskRecord } from '../core/task.js';
-import type { AnyToolDefinition } from '../core/tool.js';
+import type { JsonObject, JsonValue, NewTask, TaskGeneration, TaskRecord } from '../core/task.js';
+import type { AnyToolDefinition, ElicitRequest, ElicitResult } from '../core/tool.js';
+import { createTaskElicitor, ParkedForInput } from './elicitation.js';
+import { planAnswers } from './input-answers.js';
 import { TaskEventHub } from './event-hub.js';
 import { settleResult, settleThrown, toCallToolResult, type SettledRun } from './outcome.js';
 import { StatusWriter } from './status-writer.js';
@@ -33,7 +35,15 @@ export interface RuntimeSettings {
   maxAttempts: number;
   /** Allowed tool roots, handed to every tool context. */
   roots: readonly string[];
+  /** How long a task may wait for input (since its last input activity) before it fails with `input_timeout`. */
+  inputTimeoutMs: number;
 }
+
+/** The journaled step under which a tool's `gather` value is stored with its task. */
+export const GATHERED_STEP = '@gathered';
+
+/** Listener for progress reports of running tools (in this process only; progress is not persisted). */
+export type ProgressListener = (taskId: string, done: number, total: number | undefined, message: string) => void;
 
 /** Everything needed to create a task. */
 export interface CreateTaskInput {
@@ -47,10 +57,12 @@ export interface CreateTaskInput {
   /** Effective retention in ms (already clamped by the caller), `null` = unlimited. */
   ttlMs: number | null;
   pollIntervalMs: number;
+  /** What the tool's `gather` phase returned, stored with the task (`ctx.gathered`). */
+  gathered?: JsonValue;
 }
 
 /** Why a running tool was aborted. */
-type AbortReason = 'cancelled' | 'expired' | 'runtime_limit' | 'lease_lost' | 'shutdown';
+type AbortReason = 'cancelled' | 'expired' | 'runtime_limit' | 'lease_lost' | 'shutdown' | 'parked';
 
 interface RunningTask {
   controller: AbortController;
@@ -76,6 +88,7 @@ export class TaskRuntime {
   private creating = 0;
   /** Highest number of tools running at once since start (for tests and metrics). */
   maxInFlight = 0;
+  private readonly progressListeners = new Set<ProgressListener>();
 
   constructor(
     private readonly store: TaskStore,
@@ -84,6 +97,11 @@ export class TaskRuntime {
     private readonly clock: Clock,
     private readonly logger: Logger,
   ) {
+    for (const tool of tools) {
+      if (tool.elicits && !tool.idempotent && !tool.journaled) {
+        throw new Error(`tool ${tool.name} asks for input (elicits: true) but is neither idempotent nor journaled: it is re-run after every answer`);
+      }
+    }
     this.tools = new Map(tools.map((tool) => [tool.name, tool]));
     this.events = new TaskEventHub(store, logger);
     this.statusWriter = new StatusWriter(store, clock, logger, settings.statusFlushIntervalMs);
@@ -136,6 +154,7 @@ export class TaskRuntime {
       pollIntervalMs: input.pollIntervalMs,
       leaseOwner: this.settings.instanceId,
       leaseExpiresAt: now + this.settings.leaseMs,
+      ...(input.gathered === undefined ? {} : { steps: { [GATHERED_STEP]: input.gathered } }),
     };
     this.creating += 1;
     try {
@@ -168,7 +187,12 @@ export class TaskRuntime {
    * Wait until the task is terminal and return it (v1 `tasks/result`, R24). Woken by the event hub; re-reads the
    * task on every event of that task. Throws the unknown-task error when it disappears or expires meanwhile.
    */
-  async waitForTerminal(taskId: string, scope: Omit<TaskScope, 'now'>, signal: AbortSignal): Promise<TaskRecord> {
+  async waitForTerminal(
+    taskId: string,
+    scope: Omit<TaskScope, 'now'>,
+    signal: AbortSignal,
+    onUpdate?: (record: TaskRecord) => Promise<void>,
+  ): Promise<TaskRecord> {
     let wake: () => void = () => {};
     const unsubscribe = this.events.subscribeTask(taskId, () => wake());
     try {
@@ -177,6 +201,7 @@ export class TaskRuntime {
         const record = await this.store.get(taskId, { ...scope, now: this.clock.now() });
         if (!record) throw taskNotFound();
         if (isTerminal(record.status)) return record;
+        await onUpdate?.(record);
         await this.until(woken, signal);
         if (signal.aborted) throw signal.reason ?? new Error('aborted');
       }
@@ -185,10 +210,51 @@ export class TaskRuntime {
     }
   }
 
-  /** Run a tool inline, without a task (sync tools, or clients that cannot take a task). */
-  async runInline(tool: AnyToolDefinition, args: unknown, signal: AbortSignal, logger: Logger): Promise<JsonObject> {
-    const context = createToolContext({ taskId: null, signal, roots: this.settings.roots, logger });
+  /**
+   * Run a tool inline, without a task (sync tools, or clients that cannot take a task). `elicitAll` is how this
+   * call may ask the user (MRTR on 2026-07-28, a direct request in a 2025 session), if at all.
+   */
+  async runInline(
+    tool: AnyToolDefinition,
+    args: unknown,
+    signal: AbortSignal,
+    logger: Logger,
+    elicitAll?: (requests: readonly ElicitRequest[]) => Promise<ElicitResult[]>,
+    gathered?: JsonValue,
+  ): Promise<JsonObject> {
+    const context = createToolContext({
+      taskId: null,
+      signal,
+      roots: this.settings.roots,
+      logger,
+      toolName: tool.name,
+      elicits: tool.elicits === true,
+      ...(elicitAll ? { elicitAll } : {}),
+      ...(gathered === undefined ? {} : { gathered }),
+    });
     return toCallToolResult(tool, await tool.run(args, context));
+  }
+
+  /**
+   * Apply answers to a task's outstanding input requests (SEP-2663 `tasks/update`, 2025-11-25 elicitation
+   * replies): valid answers are stored durably, invalid ones retire their key and ask again, unknown or settled keys
+   * are ignored. When nothing is outstanding any more the task resumes here at once (or in any process, via
+   * recovery). The caller has already checked the owner.
+   * @returns the keys whose answers were taken (answered or retired).
+   */
+  async answerInput(taskId: string, responses: Readonly<Record<string, unknown>>): Promise<string[]> {
+    const requests = await this.store.listInputRequests(taskId);
+    const plan = planAnswers(requests, responses);
+    if (plan.answers.length === 0 && plan.retire.length === 0) return [];
+    const { accepted, task } = await this.store.answerInput(taskId, { ...plan, now: this.clock.now() });
+    if (task?.status === 'working' && task.leaseOwner === null) this.enqueue(taskId);
+    return accepted;
+  }
+
+  /** Observe progress reports of tools running in this process; returns an unsubscribe function. */
+  onProgress(listener: ProgressListener): () => void {
+    this.progressListeners.add(listener);
+    return () => this.progressListeners.delete(listener);
   }
 
   /** Stop background work, abort local runs (their leases are released so a restart recovers them at once). */
@@ -253,6 +319,14 @@ export class TaskRuntime {
     let settled: SettledRun;
     try {
       const args = tool.inputSchema.parse(record.arguments);
+      const gathered = tool.gather ? (await this.store.getStep(taskId, GATHERED_STEP))?.value : undefined;
+      const elicitor = createTaskElicitor({
+        record,
+        store: this.store,
+        leaseOwner: this.settings.instanceId,
+        now: () => this.clock.now(),
+        park: () => slot.controller.abort('parked' satisfies AbortReason),
+      });
       const context = createToolContext({
         taskId,
         signal: slot.controller.signal,
@@ -260,16 +334,27 @@ export class TaskRuntime {
         logger,
         statusWriter: this.statusWriter,
         store: this.store,
+        toolName: tool.name,
+        elicits: tool.elicits === true,
+        elicitAll: elicitor.elicitAll,
+        ...(gathered === undefined ? {} : { gathered }),
+        onProgress: (done, total, message) => {
+          for (const listener of this.progressListeners) listener(taskId, done, total, message);
+        },
       });
       settled = settleResult(record.generation, toCallToolResult(tool, await tool.run(args, context)));
     } catch (error) {
       if (!slot.controller.signal.aborted && !(error instanceof Error && 'code' in error)) logger.error({ err: error }, 'tool threw');
       settled = settleThrown(record.generation, tool.name, error);
+      if (error instanceof ParkedForInput && !slot.controller.signal.aborted) slot.controller.abort('parked' satisfies AbortReason);
     } finally {
       clearTimeout(deadline);
     }
     if (slot.controller.signal.aborted) {
-      logger.info({ reason: slot.controller.signal.reason }, 'tool run aborted; its outcome is discarded');
+      const reason = slot.controller.signal.reason;
+      // A parked run already wrote its input requests; the next run starts when they are answered.
+      this.statusWriter.takePending(taskId);
+      logger.info({ reason }, reason === 'parked' ? 'task parked for input' : 'tool run aborted; its outcome is discarded');
       return;
     }
     const pending = this.statusWriter.takePending(taskId);
@@ -339,7 +424,11 @@ export class TaskRuntime {
 
   /** Delete expired tasks (reads already hide them; this frees the rows and records `expired`). */
   async sweep(): Promise<void> {
-    await this.store.expireDue(this.clock.now(), 500);
+    const now = this.clock.now();
+    await this.store.expireDue(now, 500);
+    for (const record of await this.store.listWaitingSince(now - this.settings.inputTimeoutMs, 100)) {
+      await this.failByRuntime(record, 'input_timeout', `No answer to the task's input request within ${this.settings.inputTimeoutMs} ms`);
+    }
   }
 
   /** Resolve on the next event of the task (expiry arrives as the sweeper's `expired` event) or on abort. */

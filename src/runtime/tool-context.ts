@@ -1,7 +1,7 @@
 import type { Logger } from '../core/logger.js';
 import type { TaskStore } from '../core/store.js';
 import type { JsonValue } from '../core/task.js';
-import type { ToolContext } from '../core/tool.js';
+import type { ElicitRequest, ElicitResult, ToolContext } from '../core/tool.js';
 import { sanitizeStatusMessage } from './outcome.js';
 import type { StatusWriter } from './status-writer.js';
 
@@ -23,6 +23,14 @@ export interface ToolContextInput {
   store?: TaskStore;
   /** Observes every progress report (v1 progress notifications hang off this). */
   onProgress?: (done: number, total: number | undefined, message: string) => void;
+  /** Name of the tool, for error messages. */
+  toolName: string;
+  /** Whether the tool declared `elicits: true`; `ctx.elicit` refuses otherwise. */
+  elicits: boolean;
+  /** How questions are asked in this kind of run (task: park; inline: MRTR or a direct request); absent = cannot. */
+  elicitAll?: (requests: readonly ElicitRequest[]) => Promise<ElicitResult[]>;
+  /** Value of the tool's `gather` phase. */
+  gathered?: JsonValue;
 }
 
 /**
@@ -34,7 +42,18 @@ export function createToolContext(input: ToolContextInput): ToolContext {
   const setStatus = (message: string): void => {
     if (input.taskId !== null && input.statusWriter) input.statusWriter.set(input.taskId, sanitizeStatusMessage(message));
   };
+  const elicitAll = async (requests: readonly ElicitRequest[]): Promise<ElicitResult[]> => {
+    if (!input.elicits) throw new Error(`tool ${input.toolName} calls ctx.elicit but does not declare elicits: true`);
+    if (!input.elicitAll) throw new Error(`tool ${input.toolName} cannot ask for input in this kind of call`);
+    return input.elicitAll(requests);
+  };
   return {
+    gathered: input.gathered,
+    elicitAll,
+    async elicit(request) {
+      const [answer] = await elicitAll([request]);
+      return answer as ElicitResult;
+    },
     signal: input.signal,
     taskId: input.taskId,
     roots: input.roots,

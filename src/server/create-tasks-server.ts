@@ -3,7 +3,7 @@ import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server
 import { systemClock, type Clock } from '../core/clock.js';
 import { newInstanceId } from '../core/ids.js';
 import { silentLogger, type Logger } from '../core/logger.js';
-import type { Authenticator } from '../core/owner.js';
+import { ANONYMOUS_OWNER_KEY, type Authenticator } from '../core/owner.js';
 import type { TaskStore } from '../core/store.js';
 import type { AnyToolDefinition } from '../core/tool.js';
 import { TaskRuntime } from '../runtime/task-runtime.js';
@@ -11,6 +11,10 @@ import { CursorCodec } from './cursor.js';
 import type { HandlerDeps } from './deps.js';
 import { createServerFactory } from './factory.js';
 import { createHttpFront, type HttpFront } from './http/node-handler.js';
+import { TaskListenRoute } from './http/task-listen.js';
+import { createGatherStateCodec } from './input-gathering.js';
+import { InputRoutingStdioTransport } from './stdio-transport.js';
+import { isJsonRpcResponse, parseInputRequestId, routeInputResponse } from './v1-input.js';
 import { resolveLimits, type TasksServerLimits } from './options.js';
 
 /** Options of {@link createTasksServer}. */
@@ -86,6 +90,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
       statusFlushIntervalMs: limits.statusFlushIntervalMs,
       runtimeLimitMs: limits.runtimeLimitMs,
       maxAttempts: limits.maxAttempts,
+      inputTimeoutMs: limits.inputTimeoutMs,
       roots,
     },
     clock,
@@ -96,6 +101,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     store: options.store,
     limits,
     cursors: new CursorCodec(options.secret),
+    requestStates: createGatherStateCodec(options.secret),
     clock,
     logger,
     roots,
@@ -110,6 +116,8 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     ...(options.auth ? { authenticator: options.auth } : {}),
     allowedHosts: options.allowedHosts === undefined ? LOCALHOST_NAMES : options.allowedHosts,
     allowedOrigins: options.allowedOrigins === undefined ? LOCALHOST_NAMES : options.allowedOrigins,
+    routeResponse: (ownerKey, message) => routeInputResponse(deps, ownerKey, message),
+    taskListen: new TaskListenRoute(deps),
     logger,
   });
   await runtime.start();
@@ -117,7 +125,12 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
   return {
     handleHttp: (request, response) => http.handle(request, response),
     serveStdio() {
-      const handle = serveStdio(factory, { legacy: 'serve', onerror: (error) => logger.debug({ err: error }, 'stdio error') });
+      const transport = new InputRoutingStdioTransport(
+        (message) => isJsonRpcResponse(message) && parseInputRequestId(message.id) !== undefined,
+        (message) => routeInputResponse(deps, ANONYMOUS_OWNER_KEY, message),
+        (error) => logger.error({ err: error }, 'routing an elicitation reply failed'),
+      );
+      const handle = serveStdio(factory, { legacy: 'serve', transport, onerror: (error) => logger.debug({ err: error }, 'stdio error') });
       stdioHandles.push(handle);
       return handle;
     },

@@ -2,7 +2,9 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { TaskStore } from '../core/store.js';
 import type { TaskRuntime } from '../runtime/task-runtime.js';
+import type { RequestStateCodec } from '@modelcontextprotocol/server';
 import type { CursorCodec } from './cursor.js';
+import type { GatherState } from './input-gathering.js';
 import type { TasksServerLimits } from './options.js';
 
 /** What request handlers share within one tasks server. */
@@ -11,6 +13,8 @@ export interface HandlerDeps {
   store: TaskStore;
   limits: Readonly<TasksServerLimits>;
   cursors: CursorCodec;
+  /** Signs and verifies MRTR `requestState` (also passed to every SDK server as its `requestState.verify`). */
+  requestStates: RequestStateCodec<GatherState>;
   clock: Clock;
   logger: Logger;
   /** Roots handed to tool preflight checks. */

@@ -8,6 +8,13 @@ import { registerV1TaskHandlers } from './tasks-v1.js';
 import { registerV2TaskHandlers } from './tasks-v2.js';
 import { toolListEntry } from './tools-list.js';
 import { handleToolsCall } from './tools-call.js';
+import { V1SessionNotifier } from './v1-notifications.js';
+
+/** The `progressToken` of a request's `_meta`, if any. */
+function progressTokenOf(params: unknown): string | number | null {
+  const token = (params as { _meta?: { progressToken?: unknown } } | undefined)?._meta?.progressToken;
+  return typeof token === 'string' || typeof token === 'number' ? token : null;
+}
 
 /**
  * An SDK `Server` that advertises the legacy `tasks` capability only to sessions that negotiated 2025-11-25:
@@ -19,8 +26,9 @@ class TasksSdkServer extends Server {
     info: { name: string; version: string },
     capabilities: ServerCapabilities,
     private readonly era: Era,
+    verifyRequestState: (state: string, context: ServerContext) => Promise<unknown>,
   ) {
-    super(info, { capabilities });
+    super(info, { capabilities, requestState: { verify: verifyRequestState } });
   }
 
   override getCapabilities(): ServerCapabilities {
@@ -48,7 +56,7 @@ function capabilitiesFor(era: Era, authEnabled: boolean): ServerCapabilities {
  */
 export function createServerFactory(deps: HandlerDeps): McpServerFactory {
   return ({ era }) => {
-    const server = new TasksSdkServer(deps.serverInfo, capabilitiesFor(era, deps.authEnabled), era);
+    const server = new TasksSdkServer(deps.serverInfo, capabilitiesFor(era, deps.authEnabled), era, deps.requestStates.verify);
     const callerFor = (context: ServerContext) => callerOf(server, era, context);
 
     server.setRequestHandler('tools/list', (_request, context) =>
@@ -57,10 +65,15 @@ export function createServerFactory(deps: HandlerDeps): McpServerFactory {
         return { tools: deps.runtime.listTools().map((tool) => toolListEntry(tool, caller)) } as never;
       }),
     );
+    const notifier = era === 'legacy' ? new V1SessionNotifier(server, deps) : undefined;
+    if (notifier) server.onclose = () => notifier.close();
     server.fallbackRequestHandler = (request, context) =>
       guarded(deps.logger, request.method, async () => {
-        if (request.method === 'tools/call') return handleToolsCall(deps, callerFor(context), request, context) as never;
-        throw methodNotFound(request.method);
+        if (request.method !== 'tools/call') throw methodNotFound(request.method);
+        const result = await handleToolsCall(deps, callerFor(context), request, context);
+        const created = (result.task as { taskId?: unknown } | undefined)?.taskId;
+        if (notifier && typeof created === 'string') notifier.track(created, progressTokenOf(request.params));
+        return result as never;
       });
     if (era === 'legacy') registerV1TaskHandlers(server, deps, callerFor);
     else registerV2TaskHandlers(server, deps, callerFor);

@@ -41,6 +41,8 @@ export interface TasksServerLimits {
   maxRequestBodyBytes: number;
   /** Legacy (2025-era) HTTP sessions idle longer than this are closed. @defaultValue 30 min */
   sessionIdleMs: number;
+  /** A task waiting for input longer than this (since its last input activity) fails with `input_timeout`. @defaultValue 1 h */
+  inputTimeoutMs: number;
 }
 
 /** Defaults of {@link TasksServerLimits}. */
@@ -60,6 +62,7 @@ export const DEFAULT_LIMITS: Readonly<TasksServerLimits> = Object.freeze({
   listPageSize: 50,
   maxRequestBodyBytes: 4 * 1024 * 1024,
   sessionIdleMs: 30 * MINUTE,
+  inputTimeoutMs: HOUR,
 } satisfies TasksServerLimits);
 
 /**
@@ -74,7 +77,7 @@ export function resolveLimits(input: Partial<TasksServerLimits> = {}): Readonly<
     const value = merged[name];
     if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) problems.push(`${name} must be a positive integer (got ${String(value)})`);
   };
-  for (const name of ['concurrency', 'minTtlMs', 'pollIntervalMs', 'runtimeLimitMs', 'maxAttempts', 'leaseMs', 'recoveryIntervalMs', 'sweepIntervalMs', 'tailIntervalMs', 'statusFlushIntervalMs', 'maxRequestBodyBytes', 'sessionIdleMs'] as const) {
+  for (const name of ['concurrency', 'minTtlMs', 'pollIntervalMs', 'runtimeLimitMs', 'maxAttempts', 'leaseMs', 'recoveryIntervalMs', 'sweepIntervalMs', 'tailIntervalMs', 'statusFlushIntervalMs', 'maxRequestBodyBytes', 'sessionIdleMs', 'inputTimeoutMs'] as const) {
     positive(name);
   }
   for (const name of ['defaultTtlMs', 'maxTtlMs'] as const) {

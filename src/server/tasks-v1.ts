@@ -8,6 +8,7 @@ import { toV1Task, v1ListTasksResult, v1TaskPayloadResult } from '../protocol/v1
 import type { Caller } from './caller.js';
 import type { HandlerDeps } from './deps.js';
 import { guarded } from './guard.js';
+import { deliverInputRequests } from './v1-input.js';
 
 const TaskIdParams = z.looseObject({ taskId: z.string().min(1) });
 const ListParams = z.looseObject({ cursor: z.string().optional() });
@@ -36,7 +37,11 @@ export function registerV1TaskHandlers(server: Server, deps: HandlerDeps, caller
     guarded(deps.logger, 'tasks/result', async () => {
       const caller = callerFor(context);
       await scoped(caller, 'tasks/result', params.taskId);
-      const record = await deps.runtime.waitForTerminal(params.taskId, { ownerKey: caller.ownerKey, generation: 'v1' }, context.mcpReq.signal);
+      const sent = new Set<string>();
+      // R29: while the call is open, the task's questions reach the client on this call's stream.
+      const record = await deps.runtime.waitForTerminal(params.taskId, { ownerKey: caller.ownerKey, generation: 'v1' }, context.mcpReq.signal, (current) =>
+        deliverInputRequests(deps, server, current, context.mcpReq.id, sent),
+      );
       if (record.status === 'cancelled') throw new TasksError(ErrorCode.InternalError, 'Task was cancelled');
       const outcome = await deps.store.getOutcome(record.taskId);
       if (!outcome) throw new TasksError(ErrorCode.InternalError, 'Task ended without a stored outcome');

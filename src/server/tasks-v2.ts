@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { invalidParams, missingTasksExtension, taskNotFound } from '../core/errors.js';
 import { isTerminal } from '../core/state-machine.js';
 import type { JsonObject } from '../core/task.js';
-import { v2Acknowledgement, v2DetailedTask, v2GetTaskResult } from '../protocol/v2/codec.js';
+import { v2Acknowledgement, v2GetTaskResult } from '../protocol/v2/codec.js';
+import { detailedTask } from './detailed-task.js';
 import type { Caller } from './caller.js';
 import type { HandlerDeps } from './deps.js';
 import { guarded } from './guard.js';
@@ -43,8 +44,7 @@ export function registerV2TaskHandlers(server: Server, deps: HandlerDeps, caller
       gate(caller);
       const { taskId } = parse(TaskIdParams, 'tasks/get', raw);
       const record = await scoped(caller, taskId);
-      const outcome = isTerminal(record.status) ? await deps.store.getOutcome(record.taskId) : undefined;
-      return v2GetTaskResult(v2DetailedTask(record, outcome)) as unknown as JsonObject;
+      return v2GetTaskResult(await detailedTask(deps, record)) as unknown as JsonObject;
     }),
   );
 
@@ -56,9 +56,9 @@ export function registerV2TaskHandlers(server: Server, deps: HandlerDeps, caller
       const { taskId } = parse(TaskIdParams, 'tasks/update', raw);
       // The SDK lifts `inputResponses` out of the params (MRTR plumbing) into ctx.mcpReq; entries that are not bare
       // response objects are dropped there, which is what E27 asks for unusable answers anyway.
-      const inputResponses = context.mcpReq.inputResponses ?? (raw as { inputResponses?: unknown }).inputResponses;
-      parse(InputResponsesSchema, 'tasks/update', inputResponses);
-      await scoped(caller, taskId);
+      const inputResponses = parse(InputResponsesSchema, 'tasks/update', context.mcpReq.inputResponses ?? (raw as { inputResponses?: unknown }).inputResponses);
+      const record = await scoped(caller, taskId);
+      if (record.status === 'input_required') await deps.runtime.answerInput(record.taskId, inputResponses);
       return v2Acknowledgement();
     }),
   );

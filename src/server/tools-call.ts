@@ -1,14 +1,15 @@
 import type { JSONRPCRequest, ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { invalidParams, missingTasksExtension, TasksError, hasJsonRpcCode } from '../core/errors.js';
-import type { JsonObject } from '../core/task.js';
-import { ToolInputError, type AnyToolDefinition } from '../core/tool.js';
+import type { JsonObject, JsonValue } from '../core/task.js';
+import { ToolInputError, type AnyToolDefinition, type ElicitRequest, type ElicitResult } from '../core/tool.js';
 import { ErrorCode } from '../protocol/constants.js';
 import { v1CreateTaskResult } from '../protocol/v1/codec.js';
 import { v2CreateTaskResult } from '../protocol/v2/codec.js';
 import { toolErrorResult } from '../runtime/outcome.js';
 import type { Caller } from './caller.js';
 import type { HandlerDeps } from './deps.js';
+import { isNeedsInput, runWithCallInput } from './input-gathering.js';
 import { effectiveTtlMs } from './options.js';
 
 const CallParamsSchema = z.looseObject({
@@ -47,6 +48,20 @@ export async function handleToolsCall(deps: HandlerDeps, caller: Caller, request
     throw error;
   }
 
+  let gathered: JsonValue | undefined;
+  if (tool.gather) {
+    const gather = tool.gather.bind(tool);
+    const outcome = await runWithCallInput(caller, context, deps.requestStates, { tool: tool.name, args: params.arguments ?? {}, prefix: 'gather' }, (elicitor) =>
+      gather(args.data, {
+        signal: context.mcpReq.signal,
+        roots: deps.roots,
+        elicit: async (request) => (await elicitor.elicitAll([request]))[0] as ElicitResult,
+      }),
+    );
+    if ('inputRequired' in outcome) return outcome.inputRequired;
+    gathered = outcome.done;
+  }
+
   if (asTask) {
     const requestedTtl = caller.generation === 'v1' ? V1TaskParamSchema.safeParse(params.task) : undefined;
     if (requestedTtl && !requestedTtl.success) throw invalidParams(`Invalid params for tools/call: task.ttl must be an integer >= 0`);
@@ -60,10 +75,14 @@ export async function handleToolsCall(deps: HandlerDeps, caller: Caller, request
       progressToken: params._meta?.progressToken ?? null,
       ttlMs: caller.generation === 'v1' ? effectiveTtlMs(deps.limits, requestedTtl?.data?.ttl) : deps.limits.defaultTtlMs,
       pollIntervalMs: deps.limits.pollIntervalMs,
+      ...(gathered === undefined ? {} : { gathered }),
     });
     return caller.generation === 'v1' ? (v1CreateTaskResult(record) as unknown as JsonObject) : (v2CreateTaskResult(record) as unknown as JsonObject);
   }
-  return runInline(deps, tool, args.data, context);
+  const inline = await runWithCallInput(caller, context, deps.requestStates, { tool: tool.name, args: params.arguments ?? {}, prefix: 'input' }, (elicitor) =>
+    runInline(deps, tool, args.data, context, elicitor.elicitAll, gathered),
+  );
+  return 'inputRequired' in inline ? inline.inputRequired : inline.done;
 }
 
 /**
@@ -98,10 +117,18 @@ function decideTaskMode(caller: Caller, tool: AnyToolDefinition, taskParam: unkn
 }
 
 /** Run a tool without a task and answer with its `CallToolResult`. */
-async function runInline(deps: HandlerDeps, tool: AnyToolDefinition, args: unknown, context: ServerContext): Promise<JsonObject> {
+async function runInline(
+  deps: HandlerDeps,
+  tool: AnyToolDefinition,
+  args: unknown,
+  context: ServerContext,
+  elicitAll: (requests: readonly ElicitRequest[]) => Promise<ElicitResult[]>,
+  gathered: JsonValue | undefined,
+): Promise<JsonObject> {
   try {
-    return await deps.runtime.runInline(tool, args, context.mcpReq.signal, deps.logger.child({ tool: tool.name }));
+    return await deps.runtime.runInline(tool, args, context.mcpReq.signal, deps.logger.child({ tool: tool.name }), elicitAll, gathered);
   } catch (error) {
+    if (isNeedsInput(error)) throw error;
     if (error instanceof ToolInputError) return toolErrorResult(error.message);
     if (hasJsonRpcCode(error)) throw error;
     deps.logger.error({ err: error, tool: tool.name }, 'tool threw');

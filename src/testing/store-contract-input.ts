@@ -201,6 +201,29 @@ export function describeInputRequestContract(ctx: InputContractContext): void {
       expect(await eventsSince(start)).toEqual([['input', 'input_required', { answered: [], retired: ['q1', 'q2'], added: ['q1-again'] }]]);
     });
 
+    it('an added request that replaces a key is added only when this call retired that key', async () => {
+      const store = ctx.store();
+      const { taskId } = await running();
+      await park(taskId, ['q1', 'q2']);
+      // Another process answered q1 first: the stale "retire q1, ask again" must not add a question nobody awaits.
+      await respond(taskId, { answers: [answer('q1')] });
+      const { accepted } = await respond(taskId, {
+        retire: [{ key: 'q1', response: null }],
+        add: [{ key: 'q1.2', request: ask('q1?'), replaces: 'q1' }],
+      });
+      expect(accepted).toEqual([]);
+      expect((await states(taskId)).map(([key, state]) => [key, state])).toEqual([
+        ['q1', 'answered'],
+        ['q2', 'pending'],
+      ]);
+      await respond(taskId, { retire: [{ key: 'q2', response: null }], add: [{ key: 'q2.2', request: ask('q2?'), replaces: 'q2' }] });
+      expect((await store.listInputRequests(taskId)).map((r) => [r.key, r.state])).toEqual([
+        ['q1', 'answered'],
+        ['q2', 'superseded'],
+        ['q2.2', 'pending'],
+      ]);
+    });
+
     it('an added key the task already used fails the whole answerInput, writing nothing', async () => {
       const store = ctx.store();
       const { taskId } = await running();

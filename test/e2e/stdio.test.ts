@@ -77,7 +77,7 @@ describe('stdio: 2025-11-25 tasks with the SDK 1.32.2 client', () => {
   it('R1/R4/R51 initialize negotiates 2025-11-25 with tasks.cancel and tasks.requests.tools.call, and no tasks.list (no requestor identity)', async () => {
     expect(client.getServerCapabilities()?.tasks).toEqual({ cancel: {}, requests: { tools: { call: {} } } });
     const { tools } = await client.listTools();
-    expect(Object.fromEntries(tools.map((tool) => [tool.name, tool.execution?.taskSupport]))).toEqual({ greet: 'forbidden', slow_compute: 'optional', failing_job: 'required', protocol_error_job: 'optional' });
+    expect(Object.fromEntries(tools.map((tool) => [tool.name, tool.execution?.taskSupport]))).toMatchObject({ greet: 'forbidden', slow_compute: 'optional', failing_job: 'required', protocol_error_job: 'optional', confirm_delete: 'optional' });
   });
 
   it('R12–R14/R19/R23–R26 create, tasks/get, and tasks/result returning the CallToolResult with related-task _meta', async () => {

@@ -21,6 +21,7 @@ const SETTINGS: RuntimeSettings = {
   runtimeLimitMs: 60_000,
   maxAttempts: 3,
   roots: [],
+  inputTimeoutMs: 60_000,
 };
 
 /** A tool that waits until aborted, recording why. */

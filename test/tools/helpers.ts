@@ -49,6 +49,13 @@ export function makeContext(
     async step<T extends JsonValue>(_name: string, fn: () => T | Promise<T>): Promise<T> {
       return fn();
     },
+    gathered: undefined,
+    async elicit() {
+      throw new Error('this test context cannot ask for input');
+    },
+    async elicitAll() {
+      throw new Error('this test context cannot ask for input');
+    },
   };
   return context;
 }

@@ -7,6 +7,7 @@ import { ErrorCode } from '../../protocol/constants.js';
 import { readJsonBody } from './body.js';
 import { withSpecErrorStatus } from './error-status.js';
 import { LegacySessions } from './legacy-sessions.js';
+import { isTaskListenRequest, type TaskListenRoute } from './task-listen.js';
 import { writeJsonRpcError } from './respond.js';
 
 /** Options of the HTTP front door. */
@@ -24,6 +25,13 @@ export interface HttpFrontOptions {
   allowedHosts: string[] | null;
   /** Origin allow-list (host names) for requests that carry an `Origin` header; `null` disables the check. */
   allowedOrigins: string[] | null;
+  /**
+   * Takes a posted JSON-RPC response that answers one of our own server→client requests (v1 elicitation replies)
+   * before any session lookup, so a reply still lands after a restart; returns `false` for anything else.
+   */
+  routeResponse?: (ownerKey: string, message: unknown) => Promise<boolean>;
+  /** Serves `subscriptions/listen` requests that ask for task notifications (the SDK's filter has no `taskIds`). */
+  taskListen?: TaskListenRoute;
   logger: Logger;
 }
 
@@ -32,6 +40,15 @@ export interface HttpFront {
   handle(request: IncomingMessage, response: ServerResponse): Promise<void>;
   readonly legacySessions: LegacySessions;
   close(): Promise<void>;
+}
+
+/** Route a posted response (or a batch made only of responses) if every message is one of ours. */
+async function routeResponses(route: (ownerKey: string, message: unknown) => Promise<boolean>, ownerKey: string, body: unknown): Promise<boolean> {
+  const messages = Array.isArray(body) ? body : [body];
+  if (messages.length === 0) return false;
+  let handled = true;
+  for (const message of messages) handled = (await route(ownerKey, message)) && handled;
+  return handled;
 }
 
 /**
@@ -87,10 +104,16 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
         return;
       }
       parsedBody = body.value;
+      if (options.routeResponse && (await routeResponses(options.routeResponse, ownerKey, parsedBody))) {
+        response.writeHead(202).end();
+        return;
+      }
     }
     const webRequest = await toWebRequest(request, parsedBody);
     if (await isLegacyRequest(webRequest, parsedBody, { maxRequestBodySize: options.maxRequestBodyBytes })) {
       await legacySessions.handle(request, response, parsedBody, ownerKey);
+    } else if (options.taskListen && isTaskListenRequest(parsedBody)) {
+      await options.taskListen.serve(request, response, parsedBody, ownerKey);
     } else {
       await modernNode(request, response, parsedBody);
     }
@@ -105,6 +128,7 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
       }),
     legacySessions,
     async close() {
+      options.taskListen?.close();
       await legacySessions.close();
       await modern.close();
     },

@@ -76,7 +76,9 @@ export function applyAnswers(w: BatchWriter, taskId: string, change: AnswerInput
   if (waiting === undefined) return { accepted: [], task: undefined };
   const answered = settle(w, taskId, change.answers, 'answered', now);
   const retired = settle(w, taskId, change.retire, 'superseded', now);
-  const added = insertRequests(w, taskId, change.add, now);
+  // A replacement question goes in only if the answer it replaces was really retired by this call: when another
+  // process answered that key first, asking again would wait for a question that is already settled.
+  const added = insertRequests(w, taskId, change.add.filter((entry) => entry.replaces === undefined || retired.includes(entry.replaces)), now);
   if (answered.length === 0 && retired.length === 0 && added.length === 0) {
     return { accepted: [], task: toRecord(waiting) };
   }

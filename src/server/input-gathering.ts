@@ -1,0 +1,142 @@
+import { createHash, createHmac } from 'node:crypto';
+import { createRequestStateCodec, type RequestStateCodec, type ServerContext } from '@modelcontextprotocol/server';
+import { invalidParams } from '../core/errors.js';
+import type { JsonObject } from '../core/task.js';
+import type { ElicitRequest, ElicitResult } from '../core/tool.js';
+import { assertElicitationDeclared, toWireRequest } from '../runtime/elicitation.js';
+import { checkAnswer } from '../runtime/input-answers.js';
+import type { Caller } from './caller.js';
+import { ownerKeyFromContext } from './caller.js';
+
+/** What a `requestState` carries between MRTR rounds of one `tools/call` (signed, readable by the client). */
+export interface GatherState {
+  tool: string;
+  /** SHA-256 of the call's arguments: a retry with other arguments starts over. */
+  argsDigest: string;
+  /** Answers of earlier rounds, by key. */
+  answers: Record<string, JsonObject>;
+}
+
+/** Raised by an MRTR elicitor when answers are missing: the call answers `input_required` with these requests. */
+class NeedsInput extends Error {
+  constructor(readonly requests: JsonObject) {
+    super('input needed');
+  }
+}
+
+/** Whether `error` is the MRTR "answer missing" signal (it must pass through tool error handling untouched). */
+export function isNeedsInput(error: unknown): boolean {
+  return error instanceof NeedsInput;
+}
+
+/** SHA-256 over the JSON of `value` with sorted keys, base64url. */
+export function digestOf(value: unknown): string {
+  const canonical = (item: unknown): unknown =>
+    Array.isArray(item)
+      ? item.map(canonical)
+      : typeof item === 'object' && item !== null
+        ? Object.fromEntries(Object.keys(item).sort().map((key) => [key, canonical((item as Record<string, unknown>)[key])]))
+        : item;
+  return createHash('sha256').update(JSON.stringify(canonical(value))).digest('base64url');
+}
+
+/**
+ * The SDK's HMAC codec for MRTR `requestState` (B15): integrity-protected with a key derived from the server secret,
+ * expiring after 10 minutes, and bound to the owner and method, so state replayed by another principal or after
+ * expiry is refused by the SDK with `-32602` before our handler runs.
+ */
+export function createGatherStateCodec(secret: Buffer): RequestStateCodec<GatherState> {
+  const key = createHmac('sha256', secret).update('mcp-tasks requestState v1').digest();
+  return createRequestStateCodec<GatherState>({
+    key,
+    ttlSeconds: 600,
+    bind: (context) => `${ownerKeyFromContext(context)}\0${context.mcpReq.method}`,
+  });
+}
+
+/**
+ * The verified `requestState` of this round. The SDK runs our codec's `verify` before registered handlers; the
+ * fallback handler that answers `tools/call` may see the raw string instead, so verify it here in that case.
+ * @throws TasksError `-32602` "Invalid or expired requestState" for a forged, altered, expired or foreign state.
+ */
+async function verifiedState(codec: RequestStateCodec<GatherState>, context: ServerContext): Promise<GatherState | undefined> {
+  const state = context.mcpReq.requestState<GatherState | string>();
+  if (typeof state !== 'string') return state;
+  try {
+    return await codec.verify(state, context);
+  } catch {
+    throw invalidParams('Invalid or expired requestState');
+  }
+}
+
+/** How one `tools/call` may ask the user, with the answers gathered so far. */
+export interface CallElicitor {
+  elicitAll(requests: readonly ElicitRequest[]): Promise<ElicitResult[]>;
+}
+
+/**
+ * Run `phase` (a tool's `gather`, or an inline `run`) with an elicitor suited to the caller:
+ * - 2026-07-28: Multi Round-Trip Requests. A missing answer ends the call with `resultType: "input_required"`, one
+ *   question per round under keys `<prefix>-<n>`, and a signed `requestState` carrying the earlier answers; the
+ *   client's retry replays the phase with them (SEP-2322, SEP-2663 E16). An invalid answer is asked again.
+ * - 2025 sessions: a direct `elicitation/create` request to the client on this call's stream.
+ * @returns `{done}` with the phase's value, or `{inputRequired}` with the result to send.
+ * @throws TasksError `-32021` when the caller did not declare elicitation; `-32602` for a `requestState` minted for
+ *   another tool or other arguments.
+ */
+export async function runWithCallInput<T>(
+  caller: Caller,
+  context: ServerContext,
+  codec: RequestStateCodec<GatherState>,
+  call: { tool: string; args: unknown; prefix: string },
+  phase: (elicitor: CallElicitor) => Promise<T>,
+): Promise<{ done: T } | { inputRequired: JsonObject }> {
+  if (caller.era === 'legacy') {
+    return {
+      done: await phase({
+        async elicitAll(requests) {
+          const answers: ElicitResult[] = [];
+          for (const request of requests) {
+            assertElicitationDeclared(caller.clientCapabilities, request);
+            answers.push((await context.mcpReq.elicitInput(toWireRequest(request).params as never)) as ElicitResult);
+          }
+          return answers;
+        },
+      }),
+    };
+  }
+  const argsDigest = digestOf(call.args);
+  const state = await verifiedState(codec, context);
+  if (state !== undefined && (typeof state !== 'object' || state.tool !== call.tool || state.argsDigest !== argsDigest)) {
+    throw invalidParams('requestState does not belong to this tool call');
+  }
+  const answers: Record<string, JsonObject> = { ...(state?.answers ?? {}) };
+  const offered = context.mcpReq.inputResponses ?? {};
+  let counter = 0;
+  try {
+    const done = await phase({
+      async elicitAll(requests) {
+        const missing: JsonObject = {};
+        const results = requests.map((request) => {
+          const key = `${call.prefix}-${(counter += 1)}`;
+          const wire = toWireRequest(request);
+          const answer = answers[key] ?? offered[key];
+          if (answer !== undefined && checkAnswer(wire, answer).ok) {
+            answers[key] = answer as JsonObject;
+            return answer as unknown as ElicitResult;
+          }
+          assertElicitationDeclared(caller.clientCapabilities, request);
+          missing[key] = wire;
+          return undefined;
+        });
+        if (Object.keys(missing).length > 0) throw new NeedsInput(missing);
+        return results as ElicitResult[];
+      },
+    });
+    return { done };
+  } catch (error) {
+    if (!(error instanceof NeedsInput)) throw error;
+    const requestState = await codec.mint({ tool: call.tool, argsDigest, answers }, context);
+    return { inputRequired: { resultType: 'input_required', inputRequests: error.requests, requestState } as unknown as JsonObject };
+  }
+}
