@@ -12,7 +12,7 @@ import { JsonRpcResponseError, createTaskSessionFromClient, type RawClientDispat
 import type { JsonValue } from '@modelcontextprotocol/ext-tasks/core';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { McpError, type ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
 import { z } from 'zod';
 import { defineTool, textResult, type AnyToolDefinition } from '../../src/core/tool.js';
@@ -110,10 +110,20 @@ export interface V1HttpClient {
 }
 
 /** Connect an SDK 1.32.2 `Client` over Streamable HTTP (a new legacy session). */
-export async function connectV1Http(url: string, options: RecordingFetchOptions & { name?: string; http?: HttpRecorder } = {}): Promise<V1HttpClient> {
+export async function connectV1Http(
+  url: string,
+  options: RecordingFetchOptions & {
+    name?: string;
+    http?: HttpRecorder;
+    /** Client capabilities sent in `initialize` (e.g. `{ elicitation: { form: {} } }`). @defaultValue `{}` */
+    capabilities?: ClientCapabilities;
+    /** Wrap the recording fetch (e.g. to read the GET stream as it arrives). */
+    wrapFetch?: (recorded: HttpRecorder['fetch']) => HttpRecorder['fetch'];
+  } = {},
+): Promise<V1HttpClient> {
   const http = options.http ?? new HttpRecorder(options);
-  const transport = new V1HttpTransport(new URL(url), { fetch: http.fetch });
-  const client = new V1Client({ name: options.name ?? 'sdk-1.32.2-e2e', version: '1.0.0' }, { capabilities: {} });
+  const transport = new V1HttpTransport(new URL(url), { fetch: options.wrapFetch ? options.wrapFetch(http.fetch) : http.fetch });
+  const client = new V1Client({ name: options.name ?? 'sdk-1.32.2-e2e', version: '1.0.0' }, { capabilities: options.capabilities ?? {} });
   await client.connect(transport);
   return {
     client,
