@@ -20,8 +20,6 @@ const MAX_TASK_IDS = 1000;
 const MESSAGE_THROTTLE_MS = 1000;
 /** SSE comment keep-alive interval (ms). */
 const KEEP_ALIVE_MS = 15_000;
-/** List-changed filters we can honour: our tool, prompt and resource lists never change, so nothing is ever sent. */
-const STATIC_LIST_FILTERS = ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged'];
 
 type ListenBody = { jsonrpc: '2.0'; id: string | number; method: 'subscriptions/listen'; params: { notifications: { taskIds: unknown } & Record<string, unknown>; _meta?: Record<string, unknown> } };
 
@@ -79,9 +77,9 @@ export class TaskListenRoute {
     for (const taskId of new Set(requested as string[])) {
       if (await this.deps.store.get(taskId, { ownerKey, generation: 'v2', now })) accepted.add(taskId);
     }
-    const honoured: JsonObject = { taskIds: [...accepted] };
-    for (const filter of STATIC_LIST_FILTERS) if (body.params.notifications[filter] === true) honoured[filter] = true;
-    this.stream(response, body.id, accepted, honoured);
+    // Only taskIds is honoured: the server advertises no listChanged capability, so (as the SDK does for a listen
+    // without taskIds) the other filters are left out of the acknowledgement.
+    this.stream(response, body.id, accepted, { taskIds: [...accepted] });
   }
 
   /** End every open listen stream with its result (server shutdown). */
@@ -122,6 +120,11 @@ export class TaskListenRoute {
       }
     };
     const unsubscribe = this.deps.runtime.events.subscribeAll(onEvent);
+    // The state of each task at subscription time comes first, queued before any later event, so a client that
+    // subscribes to a task already waiting for input learns it at once and nothing in between is lost.
+    for (const taskId of accepted) {
+      chain = chain.then(() => this.snapshot(taskId, tag, write)).catch((error) => this.deps.logger.warn({ err: error }, 'task notification failed'));
+    }
     const keepAlive = setInterval(() => {
       if (!response.destroyed) response.write(': keep-alive\n\n');
     }, KEEP_ALIVE_MS);
@@ -140,11 +143,20 @@ export class TaskListenRoute {
     response.on('close', cleanup);
   }
 
+  /** The task as it is now. */
+  private async snapshot(taskId: string, tag: JsonObject, write: (message: unknown) => void): Promise<void> {
+    const record = await this.deps.store.getUnscoped(taskId);
+    if (record) write({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...(await detailedTask(this.deps, record)), _meta: tag } });
+  }
+
   /** One `notifications/tasks`: the task as of this event (its status and time), with result/error/inputRequests. */
   private async notify(event: TaskEvent, tag: JsonObject, write: (message: unknown) => void): Promise<void> {
     const record = await this.deps.store.getUnscoped(event.taskId);
     if (!record) return;
     const detailed = await detailedTask(this.deps, { ...record, status: event.status, lastUpdatedAt: event.at });
+    // The answer that resumed a task commits an `input` event (still input_required) and the `working` one together;
+    // by the time we read, nothing is outstanding, and an input_required task without requests is never a valid view.
+    if (detailed.status === 'input_required' && Object.keys(detailed.inputRequests ?? {}).length === 0) return;
     write({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...detailed, _meta: tag } });
   }
 }
