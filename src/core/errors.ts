@@ -57,13 +57,3 @@ export function missingTasksExtension(): TasksError {
 export function runtimeFailure(reason: RuntimeFailureReason, message: string): JsonRpcErrorObject {
   return { code: ErrorCode.InternalError, message, data: { reason } };
 }
-
-/** Whether `error` carries a usable JSON-RPC code (a {@link TasksError} or the SDK's `ProtocolError`). */
-export function hasJsonRpcCode(error: unknown): error is { code: number; message: string; data?: unknown } {
-  return (
-    typeof error === 'object' &&
-    error !== null &&
-    Number.isSafeInteger((error as { code?: unknown }).code) &&
-    typeof (error as { message?: unknown }).message === 'string'
-  );
-}

@@ -1,7 +1,7 @@
 import { ErrorCode } from '../protocol/constants.js';
-import { hasJsonRpcCode } from '../core/errors.js';
 import type { JsonObject, JsonValue, TaskGeneration, TaskOutcome, TaskStatus } from '../core/task.js';
 import { ToolInputError, type AnyToolDefinition, type ToolResult } from '../core/tool.js';
+import { toProtocolError } from './protocol-errors.js';
 
 /** A tool run turned into what the store records. */
 export interface SettledRun {
@@ -41,7 +41,9 @@ export function toCallToolResult(tool: AnyToolDefinition, result: ToolResult): J
   const body: JsonObject = { content: result.content as unknown as JsonValue[] };
   if (result.structuredContent !== undefined) body.structuredContent = result.structuredContent;
   if (result.isError) body.isError = true;
-  return body;
+  // Stored and sent as JSON: a value JSON cannot carry (BigInt, a cycle) is the tool's bug, reported now rather
+  // than as a failed store write that would look like a crash.
+  return JSON.parse(JSON.stringify(body)) as JsonObject;
 }
 
 /** A tool result carrying `isError: true` with one text block (SEP-1303 input errors, v1 pre-2025-11-25 refusals). */
@@ -69,10 +71,8 @@ export function settleResult(generation: TaskGeneration, result: JsonObject): Se
  */
 export function settleThrown(generation: TaskGeneration, toolName: string, error: unknown): SettledRun {
   if (error instanceof ToolInputError) return settleResult(generation, toolErrorResult(error.message));
-  if (hasJsonRpcCode(error)) {
-    const wire = { code: error.code, message: error.message, ...(error.data !== undefined ? { data: error.data as JsonValue } : {}) };
-    return { status: 'failed', outcome: { kind: 'error', error: wire }, statusMessage: sanitizeStatusMessage(error.message) };
-  }
+  const wire = toProtocolError(error);
+  if (wire) return { status: 'failed', outcome: { kind: 'error', error: wire }, statusMessage: sanitizeStatusMessage(wire.message) };
   const message = `Internal error in tool ${toolName}`;
   return { status: 'failed', outcome: { kind: 'error', error: { code: ErrorCode.InternalError, message } }, statusMessage: message };
 }

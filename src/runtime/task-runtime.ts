@@ -10,6 +10,7 @@ import { createTaskElicitor, ParkedForInput } from './elicitation.js';
 import { planAnswers } from './input-answers.js';
 import { TaskEventHub } from './event-hub.js';
 import { settleResult, settleThrown, toCallToolResult, type SettledRun } from './outcome.js';
+import { toProtocolError } from './protocol-errors.js';
 import { StatusWriter } from './status-writer.js';
 import { createToolContext } from './tool-context.js';
 
@@ -344,7 +345,7 @@ export class TaskRuntime {
       });
       settled = settleResult(record.generation, toCallToolResult(tool, await tool.run(args, context)));
     } catch (error) {
-      if (!slot.controller.signal.aborted && !(error instanceof Error && 'code' in error)) logger.error({ err: error }, 'tool threw');
+      if (!slot.controller.signal.aborted && !toProtocolError(error) && !(error instanceof ParkedForInput)) logger.error({ err: error }, 'tool threw');
       settled = settleThrown(record.generation, tool.name, error);
       if (error instanceof ParkedForInput && !slot.controller.signal.aborted) slot.controller.abort('parked' satisfies AbortReason);
     } finally {

@@ -1,5 +1,6 @@
 import type { Logger } from '../core/logger.js';
-import { hasJsonRpcCode, TasksError } from '../core/errors.js';
+import { TasksError } from '../core/errors.js';
+import { toProtocolError } from '../runtime/protocol-errors.js';
 import { ErrorCode } from '../protocol/constants.js';
 
 /**
@@ -11,7 +12,8 @@ export async function guarded<T>(logger: Logger, method: string, handler: () => 
   try {
     return await handler();
   } catch (error) {
-    if (hasJsonRpcCode(error)) throw error;
+    const wire = toProtocolError(error);
+    if (wire) throw new TasksError(wire.code, wire.message, wire.data);
     logger.error({ err: error, method }, 'request handler failed');
     throw new TasksError(ErrorCode.InternalError, 'Internal error', undefined, { cause: error });
   }

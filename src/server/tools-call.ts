@@ -1,6 +1,7 @@
 import type { JSONRPCRequest, ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { invalidParams, missingTasksExtension, TasksError, hasJsonRpcCode } from '../core/errors.js';
+import { invalidParams, missingTasksExtension, TasksError } from '../core/errors.js';
+import { toProtocolError } from '../runtime/protocol-errors.js';
 import type { JsonObject, JsonValue } from '../core/task.js';
 import { ToolInputError, type AnyToolDefinition, type ElicitRequest, type ElicitResult } from '../core/tool.js';
 import { ErrorCode } from '../protocol/constants.js';
@@ -130,8 +131,11 @@ async function runInline(
   } catch (error) {
     if (isNeedsInput(error)) throw error;
     if (error instanceof ToolInputError) return toolErrorResult(error.message);
-    if (hasJsonRpcCode(error)) throw error;
-    deps.logger.error({ err: error, tool: tool.name }, 'tool threw');
+    const wire = toProtocolError(error);
+    if (wire) throw new TasksError(wire.code, wire.message, wire.data);
+    // A client that went away aborts its inline call: expected, not an error worth a stack trace.
+    if (context.mcpReq.signal.aborted) deps.logger.debug({ tool: tool.name }, 'inline call aborted by the client');
+    else deps.logger.error({ err: error, tool: tool.name }, 'tool threw');
     throw new TasksError(ErrorCode.InternalError, `Internal error in tool ${tool.name}`);
   }
 }

@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { TasksError } from '../../src/core/errors.js';
 import { defineTool } from '../../src/core/tool.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
 import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
@@ -18,7 +19,18 @@ describe('2026-07-28 Tasks Extension over HTTP (exact wire)', () => {
         throw new Error('db password hunter2 rejected');
       },
     });
-    running = await startTasksServer({ tools: [...conformanceFixtureTools(), crashing] });
+    const coded = defineTool({
+      name: 'coded_job',
+      description: 'throws errors that look coded but are not protocol errors, or use an undefined reserved code',
+      execution: 'task-optional',
+      inputSchema: z.object({ kind: z.enum(['http', 'reserved', 'bigint']) }),
+      async run({ kind }) {
+        if (kind === 'http') throw Object.assign(new Error('upstream said 500 with password=hunter2'), { code: 500 });
+        if (kind === 'reserved') throw new TasksError(-32050, 'made-up reserved code');
+        return { content: [], structuredContent: { big: 10n as unknown as number } };
+      },
+    });
+    running = await startTasksServer({ tools: [...conformanceFixtureTools(), crashing, coded] });
   });
   afterAll(async () => {
     await running.close();
@@ -81,6 +93,19 @@ describe('2026-07-28 Tasks Extension over HTTP (exact wire)', () => {
     expect(JSON.stringify(done)).not.toContain('hunter2');
     const inline = await postModern(running.url, 'tools/call', { name: 'crashing_job', arguments: {} }, { capabilities: {} });
     expect(inline.body.error).toEqual({ code: -32603, message: 'Internal error in tool crashing_job' });
+  });
+
+  it('base §8 only deliberate protocol errors keep their code: a library error with code 500 is internal, an undefined reserved code becomes -32603', async () => {
+    const outcome = async (kind: string) => pollModernTask(running.url, String((await postModern(running.url, 'tools/call', { name: 'coded_job', arguments: { kind } })).body.result?.taskId));
+    expect((await outcome('http')).error).toEqual({ code: -32603, message: 'Internal error in tool coded_job' });
+    expect((await outcome('reserved')).error).toEqual({ code: -32603, message: 'made-up reserved code' });
+  });
+
+  it('a result JSON cannot carry fails the task at once as an internal error (not as a crash found later)', async () => {
+    const created = await postModern(running.url, 'tools/call', { name: 'coded_job', arguments: { kind: 'bigint' } });
+    const done = await pollModernTask(running.url, String(created.body.result?.taskId));
+    expect(done.status).toBe('failed');
+    expect(done.error).toEqual({ code: -32603, message: 'Internal error in tool coded_job' });
   });
 
   it('E30/E31 tasks/cancel acknowledges with an empty result and the task ends cancelled', async () => {
