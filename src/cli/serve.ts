@@ -1,5 +1,5 @@
 import { existsSync, realpathSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { resolve, join } from 'node:path';
 import { TokenFileAuthenticator } from '../auth/token-file.js';
 import type { Logger } from '../core/logger.js';
@@ -38,6 +38,7 @@ export interface ServeOptions {
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 /** Roots tools may read: the given ones, else the current directory and `/var/log`; symlinks resolved. */
 function resolveRoots(given: readonly string[]): string[] {
@@ -74,11 +75,28 @@ function asUsageError<T>(step: () => T): T {
   }
 }
 
+/** Bind to `port` on `host` before anything durable happens, so a busy or invalid port fails first. */
+function listen(http: ReturnType<typeof createServer>, port: number, host: string): Promise<number> {
+  return new Promise((resolveListen, reject) => {
+    http.once('error', (error: NodeJS.ErrnoException) => {
+      reject(new UsageError(error.code === 'EADDRINUSE' ? `port ${port} on ${host} is already in use` : `cannot listen on ${host}:${port}: ${error.message}`));
+    });
+    http.listen(port, host, () => {
+      const address = http.address();
+      resolveListen(typeof address === 'object' && address ? address.port : port);
+    });
+  });
+}
+
 /**
- * `mcp-tasks serve`: open the store, start the runtime and serve MCP over HTTP (default) or stdio until SIGINT/SIGTERM.
- * @throws UsageError for invalid combinations (e.g. a remote bind without authentication).
+ * `mcp-tasks serve`: check every setting, bind the port, then open the store, start the runtime and serve MCP over
+ * HTTP (default) or stdio until SIGINT/SIGTERM. Nothing is written to the data directory before the settings and
+ * the port are known to be good.
+ * @throws UsageError (exit 64) for invalid settings: a remote bind without authentication or a Host allow-list,
+ *   bad limits, token file or tool module, a short `MCP_TASKS_SECRET`, a busy port.
  */
 export async function serve(options: ServeOptions): Promise<void> {
+  if (!LOG_LEVELS.has(options.logLevel)) throw new UsageError(`--log-level ${options.logLevel}: expected one of ${[...LOG_LEVELS].join(', ')}`);
   const logger: Logger = createCliLogger(options.logLevel);
   const dataDir = resolve(options.dataDir);
   const storePath = process.env.MCP_TASKS_STORE ? resolve(process.env.MCP_TASKS_STORE) : join(dataDir, 'tasks.db');
@@ -86,6 +104,12 @@ export async function serve(options: ServeOptions): Promise<void> {
   if (!options.stdio && !loopback && !options.auth && !options.allowRemoteUnauthenticated) {
     throw new UsageError(`refusing to listen on ${options.host} without --auth; use --auth tokens:<file> or --allow-remote-unauthenticated`);
   }
+  if (!options.stdio && !loopback && !options.allowedHosts) {
+    throw new UsageError(
+      `listening on ${options.host} needs --allowed-hosts <host names clients use to reach this server> (the Host/Origin allow-list that stops DNS rebinding); --allowed-hosts '*' turns the check off`,
+    );
+  }
+  if (options.port > 65535) throw new UsageError(`--port ${options.port}: expected 0–65535`);
   let auth: TokenFileAuthenticator | undefined;
   if (options.auth) {
     const [kind, file] = options.auth.split(/:(.*)/s);
@@ -93,7 +117,9 @@ export async function serve(options: ServeOptions): Promise<void> {
     auth = asUsageError(() => TokenFileAuthenticator.fromFile(resolve(file)));
   }
   const roots = resolveRoots(options.root);
-  const tools = await loadTools(options, roots);
+  const tools = await loadTools(options, roots).catch((error: unknown) => {
+    throw error instanceof UsageError ? error : new UsageError(error instanceof Error ? error.message : String(error));
+  });
   const limits: Partial<TasksServerLimits> = {
     concurrency: options.concurrency,
     leaseMs: options.leaseMs,
@@ -104,6 +130,14 @@ export async function serve(options: ServeOptions): Promise<void> {
     maxAttempts: options.maxAttempts,
   };
   asUsageError(() => resolveLimits(limits));
+  const envSecret = process.env.MCP_TASKS_SECRET;
+  if (envSecret !== undefined && envSecret.length > 0 && Buffer.byteLength(envSecret) < 16) throw new UsageError('MCP_TASKS_SECRET must be at least 16 bytes');
+  const hostList = options.allowedHosts?.includes('*') ? null : options.allowedHosts;
+
+  let handle: ((request: IncomingMessage, response: ServerResponse) => void) | undefined;
+  const http = options.stdio ? undefined : createServer((request, response) => handle?.(request, response));
+  const port = http ? await listen(http, options.port, options.host) : 0;
+
   const store = openSqliteTaskStore({ path: storePath, logger });
   const server = await createTasksServer({
     tools,
@@ -112,8 +146,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     ...(auth ? { auth } : {}),
     roots,
     limits,
-    allowedHosts: loopback ? undefined : (options.allowedHosts ?? null),
-    allowedOrigins: loopback ? undefined : (options.allowedHosts ?? null),
+    ...(loopback ? {} : { allowedHosts: hostList ?? null, allowedOrigins: hostList ?? null }),
     logger,
   });
   const stop = async (): Promise<void> => {
@@ -121,30 +154,24 @@ export async function serve(options: ServeOptions): Promise<void> {
     await store.close();
   };
 
-  if (options.stdio) {
+  if (!http) {
     process.stderr.write(`mcp-tasks: serving MCP on stdio (store ${storePath}, ${tools.length} tools)\n`);
     server.serveStdio();
     process.stdin.on('end', () => void stop().then(() => process.exit(0)));
-  } else {
-    const http = createServer((request, response) => void server.handleHttp(request, response));
-    await new Promise<void>((resolveListen, reject) => {
-      http.once('error', reject);
-      http.listen(options.port, options.host, () => resolveListen());
-    });
-    const address = http.address();
-    const port = typeof address === 'object' && address ? address.port : options.port;
-    const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
-    process.stderr.write(
-      `mcp-tasks: serving http://${shownHost}:${port}/mcp\n` +
-        `  data dir: ${dataDir}\n  store:    ${storePath}\n  tools:    ${tools.map((tool) => tool.name).join(', ')}\n  roots:    ${roots.join(', ') || '(none)'}\n` +
-        `  auth:     ${auth ? 'bearer tokens' : 'off (one anonymous owner)'}\n`,
-    );
-    const shutdown = (): void => {
-      http.close();
-      http.closeAllConnections();
-      void stop().then(() => process.exit(0));
-    };
-    process.once('SIGINT', shutdown);
-    process.once('SIGTERM', shutdown);
+    return;
   }
+  handle = (request, response) => void server.handleHttp(request, response);
+  const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
+  process.stderr.write(
+    `mcp-tasks: serving http://${shownHost}:${port}/mcp\n` +
+      `  data dir: ${dataDir}\n  store:    ${storePath}\n  tools:    ${tools.map((tool) => tool.name).join(', ')}\n  roots:    ${roots.join(', ') || '(none)'}\n` +
+      `  auth:     ${auth ? 'bearer tokens' : 'off (one anonymous owner)'}\n`,
+  );
+  const shutdown = (): void => {
+    http.close();
+    http.closeAllConnections();
+    void stop().then(() => process.exit(0));
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
 }

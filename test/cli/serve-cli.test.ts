@@ -1,5 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
+import { existsSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -33,5 +36,72 @@ describe('mcp-tasks serve start-up checks', () => {
     const missing = serve(['--port', '0', '--auth', 'tokens:/nonexistent/tokens.json']);
     expect(missing.status).toBe(64);
     expect(missing.stderr).toMatch(/cannot read token file/);
+  });
+});
+
+describe('mcp-tasks serve refuses bad settings before touching the data directory', () => {
+  function serveIn(args: string[], env: Record<string, string> = {}) {
+    const temp = makeTempDir();
+    try {
+      const result = spawnSync(process.execPath, [MAIN, 'serve', '--data-dir', temp.dir, ...args], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, ...env } });
+      return { status: result.status, stderr: result.stderr, wroteStore: existsSync(join(temp.dir, 'tasks.db')) };
+    } finally {
+      temp.remove();
+    }
+  }
+
+  it('a non-loopback bind needs a Host allow-list even with authentication (DNS rebinding)', () => {
+    const tokens = makeTempDir();
+    try {
+      const file = join(tokens.dir, 'tokens.json');
+      writeFileSync(file, JSON.stringify({ tokens: [{ token: 'a-long-enough-token-1', issuer: 'i', subject: 's', tenant: 't' }] }));
+      const result = serveIn(['--host', '0.0.0.0', '--port', '0', '--auth', `tokens:${file}`]);
+      expect(result.status).toBe(64);
+      expect(result.stderr).toMatch(/needs --allowed-hosts/);
+    } finally {
+      tokens.remove();
+    }
+  });
+
+  it('bad port, log level, short secret and missing tool module are usage errors and create no store', () => {
+    for (const [args, env, message] of [
+      [['--port', '99999'], {}, /--port 99999/],
+      [['--port', '0', '--log-level', 'loud'], {}, /--log-level loud/],
+      [['--port', '0'], { MCP_TASKS_SECRET: 'abc' }, /at least 16 bytes/],
+      [['--port', '0', '--tools', '/nonexistent/tools.js'], {}, /nonexistent/],
+    ] as const) {
+      const result = serveIn([...args], env);
+      expect(result.status, args.join(' ')).toBe(64);
+      expect(result.stderr).toMatch(message);
+      expect(result.wroteStore).toBe(false);
+    }
+  });
+
+  it('a busy port is reported before the store is opened', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolveListen) => blocker.listen(0, '127.0.0.1', () => resolveListen()));
+    try {
+      const { port } = blocker.address() as AddressInfo;
+      const result = serveIn(['--port', String(port)]);
+      expect(result.status).toBe(64);
+      expect(result.stderr).toMatch(/already in use/);
+      expect(result.wroteStore).toBe(false);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('a token file listing one token twice, or a token with spaces, is refused', () => {
+    const tokens = makeTempDir();
+    try {
+      const twice = join(tokens.dir, 'twice.json');
+      writeFileSync(twice, JSON.stringify({ tokens: [{ token: 'same-token-0123456789', issuer: 'i', subject: 'alice', tenant: 't' }, { token: 'same-token-0123456789', issuer: 'i', subject: 'bob', tenant: 't' }] }));
+      expect(serveIn(['--port', '0', '--auth', `tokens:${twice}`]).stderr).toMatch(/listed twice/);
+      const spaced = join(tokens.dir, 'spaced.json');
+      writeFileSync(spaced, JSON.stringify({ tokens: [{ token: 'has space in it 1234567', issuer: 'i', subject: 's', tenant: 't' }] }));
+      expect(serveIn(['--port', '0', '--auth', `tokens:${spaced}`]).stderr).toMatch(/bearer-token characters/);
+    } finally {
+      tokens.remove();
+    }
   });
 });
