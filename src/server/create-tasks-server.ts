@@ -113,6 +113,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     factory,
     maxRequestBodyBytes: limits.maxRequestBodyBytes,
     sessionIdleMs: limits.sessionIdleMs,
+    maxSessions: limits.maxSessions,
     ...(options.auth ? { authenticator: options.auth } : {}),
     allowedHosts: options.allowedHosts === undefined ? LOCALHOST_NAMES : options.allowedHosts,
     allowedOrigins: options.allowedOrigins === undefined ? LOCALHOST_NAMES : options.allowedOrigins,

@@ -1,17 +1,29 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { invalidParams } from '../core/errors.js';
 
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
 /**
- * Opaque keyset cursors for v1 `tasks/list` (2025-11-25 R37, R39): the last `seq` of a page, HMAC-signed with the
- * server secret and bound to the owner, so a forged, altered or borrowed cursor is rejected with `-32602`.
+ * Opaque keyset cursors for v1 `tasks/list` (2025-11-25 R37, R39): the last `seq` of a page, sealed with
+ * AES-256-GCM under a key derived from the server secret, with the owner as associated data. A forged, altered or
+ * borrowed cursor is rejected with `-32602`, and the client cannot read the sequence number (which counts every
+ * tenant's tasks).
  */
 export class CursorCodec {
-  constructor(private readonly secret: Buffer) {}
+  private readonly key: Buffer;
+
+  constructor(secret: Buffer) {
+    this.key = createHmac('sha256', secret).update('mcp-tasks tasks/list cursor v1').digest();
+  }
 
   /** A cursor that continues after `seq` for `ownerKey`. */
   encode(seq: number, ownerKey: string): string {
-    const payload = Buffer.from(String(seq), 'utf8').toString('base64url');
-    return `${payload}.${this.sign(payload, ownerKey)}`;
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    cipher.setAAD(Buffer.from(ownerKey, 'utf8'));
+    const sealed = Buffer.concat([cipher.update(String(seq), 'utf8'), cipher.final()]);
+    return Buffer.concat([iv, sealed, cipher.getAuthTag()]).toString('base64url');
   }
 
   /**
@@ -19,17 +31,19 @@ export class CursorCodec {
    * @throws TasksError `-32602` "Invalid cursor" for anything not minted by {@link encode} for this owner.
    */
   decode(cursor: string, ownerKey: string): number {
-    const [payload, signature, extra] = cursor.split('.');
-    if (!payload || !signature || extra !== undefined) throw invalidParams('Invalid cursor');
-    const expected = Buffer.from(this.sign(payload, ownerKey), 'base64url');
-    const given = Buffer.from(signature, 'base64url');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalidParams('Invalid cursor');
-    const seq = Number(Buffer.from(payload, 'base64url').toString('utf8'));
+    const raw = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url') : Buffer.alloc(0);
+    if (raw.length <= IV_BYTES + TAG_BYTES) throw invalidParams('Invalid cursor');
+    let text: string;
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, IV_BYTES));
+      decipher.setAAD(Buffer.from(ownerKey, 'utf8'));
+      decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
+      text = Buffer.concat([decipher.update(raw.subarray(IV_BYTES, raw.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+    } catch {
+      throw invalidParams('Invalid cursor');
+    }
+    const seq = Number(text);
     if (!Number.isSafeInteger(seq) || seq < 0) throw invalidParams('Invalid cursor');
     return seq;
-  }
-
-  private sign(payload: string, ownerKey: string): string {
-    return createHmac('sha256', this.secret).update(`tasks/list\n${ownerKey}\n${payload}`).digest('base64url');
   }
 }

@@ -41,6 +41,8 @@ export interface TasksServerLimits {
   maxRequestBodyBytes: number;
   /** Legacy (2025-era) HTTP sessions idle longer than this are closed. @defaultValue 30 min */
   sessionIdleMs: number;
+  /** Most legacy (2025-era) HTTP sessions kept at once; the least recently used is closed first. @defaultValue 1000 */
+  maxSessions: number;
   /** A task waiting for input longer than this (since its last input activity) fails with `input_timeout`. @defaultValue 1 h */
   inputTimeoutMs: number;
 }
@@ -63,6 +65,7 @@ export const DEFAULT_LIMITS: Readonly<TasksServerLimits> = Object.freeze({
   maxRequestBodyBytes: 4 * 1024 * 1024,
   sessionIdleMs: 30 * MINUTE,
   inputTimeoutMs: HOUR,
+  maxSessions: 1000,
 } satisfies TasksServerLimits);
 
 /**
@@ -77,7 +80,7 @@ export function resolveLimits(input: Partial<TasksServerLimits> = {}): Readonly<
     const value = merged[name];
     if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) problems.push(`${name} must be a positive integer (got ${String(value)})`);
   };
-  for (const name of ['concurrency', 'minTtlMs', 'pollIntervalMs', 'runtimeLimitMs', 'maxAttempts', 'leaseMs', 'recoveryIntervalMs', 'sweepIntervalMs', 'tailIntervalMs', 'statusFlushIntervalMs', 'maxRequestBodyBytes', 'sessionIdleMs', 'inputTimeoutMs'] as const) {
+  for (const name of ['concurrency', 'minTtlMs', 'pollIntervalMs', 'runtimeLimitMs', 'maxAttempts', 'leaseMs', 'recoveryIntervalMs', 'sweepIntervalMs', 'tailIntervalMs', 'statusFlushIntervalMs', 'maxRequestBodyBytes', 'sessionIdleMs', 'inputTimeoutMs', 'maxSessions'] as const) {
     positive(name);
   }
   for (const name of ['defaultTtlMs', 'maxTtlMs'] as const) {

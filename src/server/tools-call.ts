@@ -19,8 +19,11 @@ const CallParamsSchema = z.looseObject({
   _meta: z.looseObject({ progressToken: z.union([z.string(), z.number().int()]).optional() }).optional(),
 });
 
-/** v1 `params.task` (2025-11-25 `TaskMetadata`): `ttl` must be an integer ≥ 0 when present. */
-const V1TaskParamSchema = z.looseObject({ ttl: z.number().int().min(0).optional() });
+/**
+ * v1 `params.task` (2025-11-25 `TaskMetadata`): an object whose `ttl`, when present, is an integer ≥ 0 (any size:
+ * larger than the maximum is clamped, R18).
+ */
+const V1TaskParamSchema = z.looseObject({ ttl: z.number().min(0).refine(Number.isInteger, 'an integer').optional() });
 
 /**
  * `tools/call` for every era, answered through the SDK's fallback handler so that task results are spec-exact
@@ -65,7 +68,7 @@ export async function handleToolsCall(deps: HandlerDeps, caller: Caller, request
 
   if (asTask) {
     const requestedTtl = caller.generation === 'v1' ? V1TaskParamSchema.safeParse(params.task) : undefined;
-    if (requestedTtl && !requestedTtl.success) throw invalidParams(`Invalid params for tools/call: task.ttl must be an integer >= 0`);
+    if (requestedTtl && !requestedTtl.success) throw invalidParams('Invalid params for tools/call: task must be an object whose optional ttl is an integer >= 0 (milliseconds)');
     const record = await deps.runtime.createTask({
       tool,
       ownerKey: caller.ownerKey,

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -74,6 +75,13 @@ describe('SqliteTaskStore connections', () => {
     for (const store of stores) {
       expect(store.pragmas()).toEqual({ journalMode: 'wal', synchronous: 2, foreignKeys: true, busyTimeout: 5000 });
     }
+  });
+
+  it('a new database and its WAL are readable by the owner only (task arguments and results may be confidential)', async () => {
+    const store = open({ path: join(temp.dir, 'private', 'tasks.db') });
+    await store.create(task());
+    for (const file of ['tasks.db', 'tasks.db-wal']) expect(statSync(join(temp.dir, 'private', file)).mode & 0o777, file).toBe(0o600);
+    expect(statSync(join(temp.dir, 'private')).mode & 0o777).toBe(0o700);
   });
 });
 

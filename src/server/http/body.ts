@@ -1,5 +1,21 @@
 import type { IncomingMessage } from 'node:http';
 
+/** How much of an oversized body is read and dropped so the client can read our 413 instead of a reset. */
+const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Discard the rest of an oversized body (up to {@link DRAIN_LIMIT_BYTES}), then report it: answering while the
+ * client is still sending makes many clients fail with EPIPE/ECONNRESET and never see the 413.
+ */
+async function tooLarge(request: IncomingMessage, limitBytes: number): Promise<{ ok: false; failure: BodyFailure }> {
+  let drained = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    drained += chunk.length;
+    if (drained > DRAIN_LIMIT_BYTES) break;
+  }
+  return { ok: false, failure: { kind: 'too_large', limitBytes } };
+}
+
 /** Why a request body could not be read. */
 export type BodyFailure = { kind: 'too_large'; limitBytes: number } | { kind: 'invalid_json' };
 
@@ -9,12 +25,12 @@ export type BodyFailure = { kind: 'too_large'; limitBytes: number } | { kind: 'i
  */
 export async function readJsonBody(request: IncomingMessage, limitBytes: number): Promise<{ ok: true; value: unknown } | { ok: false; failure: BodyFailure }> {
   const declared = Number(request.headers['content-length'] ?? Number.NaN);
-  if (Number.isFinite(declared) && declared > limitBytes) return { ok: false, failure: { kind: 'too_large', limitBytes } };
+  if (Number.isFinite(declared) && declared > limitBytes) return tooLarge(request, limitBytes);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > limitBytes) return { ok: false, failure: { kind: 'too_large', limitBytes } };
+    if (size > limitBytes) return tooLarge(request, limitBytes);
     chunks.push(chunk);
   }
   if (size === 0) return { ok: true, value: undefined };

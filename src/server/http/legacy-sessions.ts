@@ -3,6 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isInitializeRequest, type AuthInfo, type McpServerFactory } from '@modelcontextprotocol/server';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { Logger } from '../../core/logger.js';
+import { ErrorCode } from '../../protocol/constants.js';
+import { isJsonRpcResponse } from '../v1-input.js';
 import { writeJsonRpcError } from './respond.js';
 
 interface Session {
@@ -25,6 +27,8 @@ export class LegacySessions {
     private readonly factory: McpServerFactory,
     private readonly logger: Logger,
     private readonly idleMs: number,
+    /** Most sessions kept at once; a new one closes the least recently used (sessions hold no task state). */
+    private readonly maxSessions: number,
   ) {
     this.sweeper = setInterval(() => this.closeIdle(), Math.min(idleMs, 60_000));
     this.sweeper.unref();
@@ -45,7 +49,14 @@ export class LegacySessions {
         return;
       }
       session.lastSeenAt = Date.now();
+      // Map order is recency order, so eviction takes the least recently used session first.
+      this.sessions.delete(sessionId);
+      this.sessions.set(sessionId, session);
       await session.transport.handleRequest(request, response, parsedBody);
+      return;
+    }
+    if (request.method === 'POST' && isJsonRpcResponse(parsedBody)) {
+      writeJsonRpcError(response, 400, null, ErrorCode.InvalidRequest, 'Invalid request: a JSON-RPC response that answers no request of this server');
       return;
     }
     if (request.method !== 'POST' || !isInitializeRequest(parsedBody)) {
@@ -55,6 +66,7 @@ export class LegacySessions {
     const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
+        this.evictBeyond(this.maxSessions - 1);
         this.sessions.set(id, { transport, ownerKey, lastSeenAt: Date.now() });
       },
       onsessionclosed: (id) => {
@@ -76,6 +88,16 @@ export class LegacySessions {
     const sessions = [...this.sessions.values()];
     this.sessions.clear();
     await Promise.allSettled(sessions.map((session) => session.transport.close()));
+  }
+
+  /** Close the least recently used sessions until at most `limit` remain. */
+  private evictBeyond(limit: number): void {
+    for (const [id, session] of this.sessions) {
+      if (this.sessions.size <= limit) break;
+      this.sessions.delete(id);
+      this.logger.info({}, 'closing the least recently used legacy session (session limit reached)');
+      void session.transport.close().catch(() => {});
+    }
   }
 
   private closeIdle(): void {

@@ -19,6 +19,8 @@ export interface HttpFrontOptions {
   maxRequestBodyBytes: number;
   /** Idle time after which a legacy session is closed (ms). */
   sessionIdleMs: number;
+  /** Most legacy sessions kept at once. */
+  maxSessions: number;
   /** Bearer-token authentication; without it every request is the `anonymous` owner. */
   authenticator?: Authenticator;
   /** Host header allow-list (DNS-rebinding protection); `null` disables the check. */
@@ -64,7 +66,7 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
     onerror: (error) => options.logger.debug({ err: error }, 'modern request rejected'),
   });
   const modernNode = toNodeHandler({ fetch: async (request, requestOptions) => withSpecErrorStatus(await modern.fetch(request, requestOptions)) });
-  const legacySessions = new LegacySessions(options.factory, options.logger, options.sessionIdleMs);
+  const legacySessions = new LegacySessions(options.factory, options.logger, options.sessionIdleMs, options.maxSessions);
   const checkHost = options.allowedHosts ? hostHeaderValidation(options.allowedHosts) : undefined;
   const checkOrigin = options.allowedOrigins ? originValidation(options.allowedOrigins) : undefined;
 
@@ -72,6 +74,10 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
     const url = new URL(request.url ?? '/', 'http://localhost');
     if (url.pathname !== path) {
       writeJsonRpcError(response, 404, null, ErrorCode.MethodNotFound, `Not found: ${url.pathname} (the MCP endpoint is ${path})`);
+      return;
+    }
+    if (request.method !== 'POST' && request.method !== 'GET' && request.method !== 'DELETE') {
+      writeJsonRpcError(response, 405, null, ErrorCode.InvalidRequest, `Method not allowed: ${request.method}`, { allow: 'GET, POST, DELETE' });
       return;
     }
     if (checkHost && !checkHost(request, response)) return;
@@ -104,6 +110,10 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
         return;
       }
       parsedBody = body.value;
+      if (parsedBody === undefined) {
+        writeJsonRpcError(response, 400, null, ErrorCode.ParseError, 'Parse error: the request body is empty');
+        return;
+      }
       if (options.routeResponse && (await routeResponses(options.routeResponse, ownerKey, parsedBody))) {
         response.writeHead(202).end();
         return;

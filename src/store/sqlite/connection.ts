@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 
@@ -40,7 +40,10 @@ function enableWal(db: Database.Database, busyTimeoutMs: number): void {
  * @throws the driver error; the connection is closed again.
  */
 export function openConnection(path: string, busyTimeoutMs: number): Database.Database {
-  mkdirSync(dirname(path), { recursive: true });
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  // Task arguments and results may be confidential: create the file owner-only before SQLite does (its -wal and
+  // -shm files inherit the database file's permissions). An existing file keeps its mode.
+  closeSync(openSync(path, 'a', 0o600));
   const db = new Database(path);
   try {
     db.pragma(`busy_timeout = ${busyTimeoutMs}`);

@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
+import { RawLegacySession } from '../helpers/sse.js';
+import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { postRaw, readJsonRpc } from '../helpers/wire.js';
+
+describe('HTTP edges of the one endpoint', () => {
+  let running: RunningTasksServer;
+  beforeAll(async () => {
+    running = await startTasksServer({ tools: conformanceFixtureTools(), limits: { maxSessions: 2, maxTtlMs: 60_000, defaultTtlMs: 30_000, runtimeLimitMs: 60_000 } });
+  });
+  afterAll(async () => {
+    await running.close();
+  });
+
+  it('an empty POST body is a parse error (-32700, HTTP 400)', async () => {
+    const response = await postRaw(running.url, '');
+    expect(response.status).toBe(400);
+    expect(response.body.error?.code).toBe(-32700);
+  });
+
+  it('a JSON-RPC response that answers nothing of ours, outside a session, is an invalid request (-32600)', async () => {
+    const response = await postRaw(running.url, JSON.stringify({ jsonrpc: '2.0', id: 'x', result: {} }));
+    expect(response.status).toBe(400);
+    expect(response.body.error?.code).toBe(-32600);
+  });
+
+  it('PUT and OPTIONS get HTTP 405 with an Allow header', async () => {
+    for (const method of ['PUT', 'OPTIONS']) {
+      const response = await fetch(running.url, { method, headers: { 'content-type': 'application/json' }, body: method === 'PUT' ? '{}' : null });
+      expect(response.status, method).toBe(405);
+      expect(response.headers.get('allow')).toBe('GET, POST, DELETE');
+      await response.text();
+    }
+  });
+
+  it('a body just over 4 MiB is answered 413 (-32600) and the client reads it (the body is drained, not cut off)', async () => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { pad: 'x'.repeat(4 * 1024 * 1024 + 100) } });
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const response = await readJsonRpc(await fetch(running.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body }));
+      expect(response.status).toBe(413);
+      expect(response.body.error?.code).toBe(-32600);
+    }
+  });
+
+  it('R18 any integer ttl is accepted and clamped to the maximum, however large; a non-object task is -32602', async () => {
+    const session = await RawLegacySession.open(running.url);
+    for (const ttl of [9007199254740993, 1e300]) {
+      const created = await session.request('tools/call', { name: 'slow_compute', arguments: { seconds: 0 }, task: { ttl } });
+      expect((created.body.result?.task as { ttl: number }).ttl).toBe(60_000);
+    }
+    const bad = await session.request('tools/call', { name: 'slow_compute', arguments: { seconds: 0 }, task: 'x' });
+    expect(bad.body.error?.code).toBe(-32602);
+    const fractional = await session.request('tools/call', { name: 'slow_compute', arguments: { seconds: 0 }, task: { ttl: 1.5 } });
+    expect(fractional.body.error?.code).toBe(-32602);
+  });
+
+  it('legacy sessions are capped: the least recently used one is closed (404) when a new one would exceed the limit', async () => {
+    const first = await RawLegacySession.open(running.url);
+    const second = await RawLegacySession.open(running.url);
+    expect((await first.request('tools/list')).status).toBe(200);
+    const third = await RawLegacySession.open(running.url);
+    expect((await second.request('tools/list')).status).toBe(404);
+    expect((await first.request('tools/list')).status).toBe(200);
+    expect((await third.request('tools/list')).status).toBe(200);
+  });
+});
