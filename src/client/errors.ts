@@ -1,4 +1,5 @@
 import type { JsonRpcErrorObject, JsonValue } from '../protocol/types.js';
+import type { InputRequest } from './input.js';
 import type { TaskSnapshot } from './types.js';
 
 /**
@@ -124,5 +125,24 @@ export class TaskNotTerminalError extends TasksClientError {
     readonly snapshot: TaskSnapshot,
   ) {
     super(`Task ${taskId} is still ${snapshot.status}; wait for it (waitForTask) before asking for its result`);
+  }
+}
+
+/**
+ * A `tools/call` needs answers before the server goes on — a 2026-07-28 MRTR round (`resultType:
+ * "input_required"`) or a 2025-11-25 `elicitation/create` during the call — and the input handler gave none for
+ * `requests` (or the client has none). On 2026-07-28 the server has started nothing (it never assumes a retry,
+ * B17); call again with answers.
+ */
+export class InputNotAnsweredError extends TasksClientError {
+  override name = 'InputNotAnsweredError';
+  constructor(
+    /** The tool that was called. */
+    readonly tool: string,
+    /** The questions left without an answer. */
+    readonly requests: InputRequest[],
+    options?: { cause?: unknown },
+  ) {
+    super(`tools/call ${tool} needs input before it can go on: ${requests.map((request) => `${request.key} (${request.params.message})`).join('; ')}`, null, undefined, options);
   }
 }

@@ -2,7 +2,14 @@
  * `mcp-tasks/client` — the requestor library for durable MCP tasks over both generations (2025-11-25 tasks, the
  * 2026-07-28 Tasks Extension). This file is the complete public surface: every export here is public API.
  */
-export { connectTasksClient, TasksClient, type CallToolOptions, type ConnectTasksClientOptions } from './tasks-client.js';
+export {
+  connectTasksClient,
+  TasksClient,
+  type AnswerReport,
+  type AnswerTaskOptions,
+  type CallToolOptions,
+  type ConnectTasksClientOptions,
+} from './tasks-client.js';
 export { TaskJournal, type JournalEntry } from './journal.js';
 export {
   TasksClientError,
@@ -14,5 +21,8 @@ export {
   TaskCancelledError,
   TaskTimeoutError,
   TaskNotTerminalError,
+  InputNotAnsweredError,
 } from './errors.js';
+export type { ElicitAnswer, ElicitationParams, InputContext, InputHandler, InputRequest } from './input.js';
+export type { TaskSubscription } from './listen.js';
 export type { CallToolOutcome, CallToolResult, JsonRpcErrorObject, ProtocolChoice, TaskGeneration, TaskSnapshot, TaskStatus, WaitOptions } from './types.js';

@@ -1,9 +1,20 @@
-import { Client, SdkHttpError, StreamableHTTPClientTransport, type ClientCapabilities, type FetchLike, type VersionNegotiationMode } from '@modelcontextprotocol/client';
+import {
+  Client,
+  SdkHttpError,
+  StreamableHTTPClientTransport,
+  type ClientCapabilities,
+  type ElicitResult,
+  type FetchLike,
+  type JSONRPCMessage,
+  type VersionNegotiationMode,
+} from '@modelcontextprotocol/client';
 import type { z } from 'zod';
 import { TASKS_EXTENSION_ID, V1_PROTOCOL_VERSION, V2_PROTOCOL_VERSION } from '../protocol/constants.js';
 import { toClientError } from './error-mapping.js';
 import { TasksConnectionError, TasksProtocolError } from './errors.js';
+import { ELICITATION_CAPABILITY } from './input.js';
 import type { ProtocolChoice } from './types.js';
+import type { V1InputRouter } from './v1-input.js';
 
 /** How to reach and authenticate to one MCP endpoint. */
 export interface SessionOptions {
@@ -15,6 +26,11 @@ export interface SessionOptions {
   fetch?: FetchLike;
   /** Per-request timeout in ms. */
   requestTimeoutMs: number;
+  /**
+   * Declares form elicitation (in `initialize`, and in every 2026-07-28 request's `_meta`) and answers the
+   * server's 2025-11-25 `elicitation/create` requests through this router.
+   */
+  input?: V1InputRouter;
 }
 
 /** What a request may do besides sending itself. */
@@ -39,6 +55,34 @@ export interface ListedTool {
 // request (E1). On a 2025 `initialize` the key is inert — the extension is undefined there (SEP-2663 §3).
 const CAPABILITIES = { extensions: { [TASKS_EXTENSION_ID]: {} } } as ClientCapabilities;
 
+/** The capabilities a session declares: the Tasks Extension, plus form elicitation when it can answer. */
+export function sessionCapabilities(answersInput: boolean): ClientCapabilities {
+  return (answersInput ? { ...CAPABILITIES, elicitation: ELICITATION_CAPABILITY } : CAPABILITIES) as ClientCapabilities;
+}
+
+/**
+ * The SDK transport, keeping track of the JSON-RPC responses it is posting (answers to the server's requests),
+ * so that closing can wait until they have been delivered.
+ */
+class TrackingTransport extends StreamableHTTPClientTransport {
+  private readonly posting = new Set<Promise<unknown>>();
+
+  override send(message: JSONRPCMessage | JSONRPCMessage[], options?: Parameters<StreamableHTTPClientTransport['send']>[1]): Promise<void> {
+    const sent = super.send(message, options);
+    if (!Array.isArray(message) && !('method' in message)) {
+      const settled = sent.catch(() => {});
+      this.posting.add(settled);
+      void settled.then(() => this.posting.delete(settled));
+    }
+    return sent;
+  }
+
+  /** Resolves once every response posted so far was delivered (or failed). */
+  async flush(): Promise<void> {
+    await Promise.all([...this.posting]);
+  }
+}
+
 function negotiationMode(protocol: ProtocolChoice): VersionNegotiationMode {
   if (protocol === 'auto') return 'auto';
   return protocol === V2_PROTOCOL_VERSION ? { pin: V2_PROTOCOL_VERSION } : 'legacy';
@@ -54,6 +98,7 @@ export class McpSession {
   private constructor(
     private readonly options: SessionOptions,
     private client: Client,
+    private transport: TrackingTransport,
   ) {}
 
   /**
@@ -62,15 +107,19 @@ export class McpSession {
    * @throws TasksProtocolError when a pinned 2025-11-25 connection negotiated another version.
    */
   static async open(options: SessionOptions): Promise<McpSession> {
-    const client = await McpSession.connect(options, negotiationMode(options.protocol));
-    return new McpSession(options, client);
+    const { client, transport } = await McpSession.connect(options, negotiationMode(options.protocol));
+    return new McpSession(options, client, transport);
   }
 
-  private static async connect(options: SessionOptions, mode: VersionNegotiationMode): Promise<Client> {
-    const client = new Client(options.clientInfo, { capabilities: CAPABILITIES, versionNegotiation: { mode } });
+  private static async connect(options: SessionOptions, mode: VersionNegotiationMode): Promise<{ client: Client; transport: TrackingTransport }> {
+    const client = new Client(options.clientInfo, { capabilities: sessionCapabilities(options.input !== undefined), versionNegotiation: { mode } });
     // Background noise (the 2025 GET stream reconnecting, …) is not actionable; request failures surface anyway.
     client.onerror = () => {};
-    const transport = new StreamableHTTPClientTransport(options.url, {
+    const router = options.input;
+    if (router) {
+      client.setRequestHandler('elicitation/create', async (request, context) => (await router.handle(request as { params: Record<string, unknown> }, context.mcpReq.id, context.mcpReq.signal)) as ElicitResult);
+    }
+    const transport = new TrackingTransport(options.url, {
       ...(options.headers ? { requestInit: { headers: options.headers } } : {}),
       ...(options.token !== undefined ? { authProvider: { token: async () => options.token } } : {}),
       ...(options.fetch ? { fetch: options.fetch } : {}),
@@ -86,7 +135,7 @@ export class McpSession {
       await client.close().catch(() => {});
       throw new TasksProtocolError(`${options.url.href} negotiated MCP ${version ?? 'unknown'}, not ${V1_PROTOCOL_VERSION}`);
     }
-    return client;
+    return { client, transport };
   }
 
   /** `modern` (2026-07-28, stateless) or `legacy` (an `initialize` session). */
@@ -141,21 +190,33 @@ export class McpSession {
     }
   }
 
-  /** Close the connection (and the 2025 session's GET stream). */
+  /** Whether this session declared form elicitation (it was opened with an input router). */
+  get answersInput(): boolean {
+    return this.options.input !== undefined;
+  }
+
+  /** Wait until every answer posted to the server so far has been delivered (or failed). */
+  flush(): Promise<void> {
+    return this.transport.flush();
+  }
+
+  /** Close the connection (and the 2025 session's GET stream) once posted answers are delivered. */
   async close(): Promise<void> {
+    await this.flush();
     await this.client.close().catch(() => {});
   }
 
   private reinitialize(): Promise<void> {
     this.reconnecting ??= (async () => {
       const previous = this.protocolVersion;
-      const client = await McpSession.connect(this.options, 'legacy');
+      const { client, transport } = await McpSession.connect(this.options, 'legacy');
       if (client.getNegotiatedProtocolVersion() !== previous) {
         await client.close().catch(() => {});
         throw new TasksConnectionError(`${this.options.url.href} now negotiates MCP ${client.getNegotiatedProtocolVersion() ?? 'unknown'} instead of ${previous}`, false);
       }
       await this.client.close().catch(() => {});
       this.client = client;
+      this.transport = transport;
     })().finally(() => {
       this.reconnecting = undefined;
     });

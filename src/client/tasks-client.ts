@@ -2,12 +2,29 @@ import type { FetchLike } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { ErrorCode, TASKS_EXTENSION_ID, V1_PROTOCOL_VERSION } from '../protocol/constants.js';
 import { isAbort, neverDelivered } from './error-mapping.js';
-import { TaskCancelledError, TaskFailedError, TaskNotFoundError, TaskNotTerminalError, TasksConnectionError, TasksProtocolError, ToolCallOutcomeUnknownError } from './errors.js';
+import {
+  InputNotAnsweredError,
+  TaskCancelledError,
+  TaskFailedError,
+  TaskNotFoundError,
+  TaskNotTerminalError,
+  TasksConnectionError,
+  TasksProtocolError,
+  ToolCallOutcomeUnknownError,
+} from './errors.js';
+import { followUntilTerminal, type FollowPlan } from './follow.js';
+import { answersFromMap, ELICITATION_CAPABILITY, elicitationsOf, serializeHandler, type ElicitAnswer, type InputHandler, type InputRequest } from './input.js';
 import { TaskJournal } from './journal.js';
+import { listenToTasks, type TaskSubscription } from './listen.js';
+import type { ModernEndpoint } from './modern-http.js';
 import { McpSession, type SessionRequestOptions } from './session.js';
-import type { CallToolOutcome, CallToolResult, JsonRpcErrorObject, ProtocolChoice, TaskGeneration, TaskSnapshot, WaitOptions } from './types.js';
+import type { CallToolOutcome, CallToolResult, JsonRpcErrorObject, ProtocolChoice, TaskGeneration, TaskSnapshot, TaskStatus, WaitOptions } from './types.js';
+import { V1InputRouter } from './v1-input.js';
+import { answerV1Task, V1InputWait } from './v1-task-input.js';
+import { V2InputResponder } from './v2-input.js';
 import { callToolModern, type ToolsCallAnswer } from './v2-tools-call.js';
-import { abortReason, isTerminalStatus, pollUntilTerminal } from './wait.js';
+import { abortReason, isTerminalStatus, Waker } from './wait.js';
+import { watchSnapshots } from './watch.js';
 import { CallToolResultSchema, fromV1Task, fromV2Task, toCallToolResult, V1GetTaskResultSchema, V1ListTasksResultSchema, V1ToolsCallResultSchema, V2DetailedTaskSchema } from './wire-schemas.js';
 
 /** Options of {@link connectTasksClient}. */
@@ -28,6 +45,35 @@ export interface ConnectTasksClientOptions {
   requestTimeoutMs?: number;
   /** `fetch` used for every HTTP request (proxies, instrumentation). @defaultValue global `fetch` */
   fetch?: FetchLike;
+  /**
+   * Answers the server's questions (form elicitation): MRTR rounds of `tools/call`, the `inputRequests` of v2 tasks
+   * this client waits on (answered with `tasks/update`), and the `elicitation/create` requests of a 2025-11-25
+   * server (during `tools/call`, and on the `tasks/result` this client opens for an `input_required` task). Giving
+   * it declares the `elicitation: {form: {}}` capability (in `initialize` on 2025-11-25, in every request's `_meta`
+   * on 2026-07-28); without it the server cannot make the client's tasks ask (it fails them with `-32021`).
+   * It is asked one question at a time.
+   */
+  onInput?: InputHandler;
+}
+
+/** Options of {@link TasksClient.answerTask}. */
+export interface AnswerTaskOptions {
+  signal?: AbortSignal;
+  /** 2025-11-25 only: how long to wait for the server to send the first question, in ms. @defaultValue 10 000 */
+  firstQuestionTimeoutMs?: number;
+}
+
+/** What {@link TasksClient.answerTask} did. */
+export interface AnswerReport {
+  taskId: string;
+  /** The task's status before answering; nothing is asked unless it is `input_required`. */
+  status: TaskStatus;
+  /** The questions that were outstanding (v2) or arrived (v1), in order. */
+  asked: InputRequest[];
+  /** Keys whose answers were delivered. */
+  answered: string[];
+  /** Keys asked but left unanswered. */
+  left: string[];
 }
 
 /** Options of {@link TasksClient.callTool}. */
@@ -42,6 +88,7 @@ export interface CallToolOptions {
 
 const DEFAULT_CLIENT_INFO = { name: 'mcp-tasks-client', version: '0.1.0' };
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+const DEFAULT_FIRST_QUESTION_MS = 10_000;
 const AckSchema = z.looseObject({});
 
 /**
@@ -51,6 +98,8 @@ const AckSchema = z.looseObject({});
  */
 export async function connectTasksClient(options: ConnectTasksClientOptions): Promise<TasksClient> {
   const url = new URL(options.url);
+  const onInput = options.onInput ? serializeHandler(options.onInput) : undefined;
+  const router = onInput ? new V1InputRouter(onInput) : undefined;
   const session = await McpSession.open({
     url,
     protocol: options.protocol ?? 'auto',
@@ -59,9 +108,10 @@ export async function connectTasksClient(options: ConnectTasksClientOptions): Pr
     ...(options.fetch ? { fetch: options.fetch } : {}),
     clientInfo: options.clientInfo ?? DEFAULT_CLIENT_INFO,
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    ...(router ? { input: router } : {}),
   });
   const journal = options.journal === false ? undefined : new TaskJournal(options.journal ?? TaskJournal.defaultPath());
-  return new TasksClient(session, url, journal, options);
+  return new TasksClient(session, url, journal, options, onInput && router ? { handler: onInput, router } : undefined);
 }
 
 /**
@@ -92,6 +142,8 @@ export class TasksClient {
     url: URL,
     journal: TaskJournal | undefined,
     private readonly options: ConnectTasksClientOptions,
+    /** The serialized `onInput` and the router of 2025-11-25 questions, when the client answers input. */
+    private readonly input?: { handler: InputHandler; router: V1InputRouter },
   ) {
     this.url = url.href;
     this.journal = journal;
@@ -124,12 +176,9 @@ export class TasksClient {
     let answer: ToolsCallAnswer;
     if (this.session.era === 'modern') {
       answer = await callToolModern(name, args, {
-        url: new URL(this.url),
-        fetch: this.options.fetch ?? fetch,
-        ...(this.options.token !== undefined ? { token: this.options.token } : {}),
-        ...(this.options.headers ? { headers: this.options.headers } : {}),
-        clientInfo: this.options.clientInfo ?? DEFAULT_CLIENT_INFO,
+        ...this.modernEndpoint(),
         declareTasks: this.generation === 'v2',
+        ...(this.input ? { onInput: this.input.handler } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
         timeoutMs,
       });
@@ -160,14 +209,86 @@ export class TasksClient {
   }
 
   /**
-   * Poll `tasks/get` until the task is terminal, at the server's `pollInterval(Ms)` (default 1 s) ±20 % jitter,
-   * backing off on transient errors, never past the deadline. Returns the terminal snapshot.
+   * Follow the task until it is terminal and return the terminal snapshot: by polling `tasks/get` at the server's
+   * `pollInterval(Ms)` (default 1 s) ±20 % jitter, backing off on transient errors, never past the deadline — or,
+   * with `notifications` on a v2 connection, through `subscriptions/listen` while the server accepts it.
+   * With `onInput` the task's questions are answered on the way: v2 `inputRequests` (each key once, E22) with
+   * `tasks/update`; v1 by holding `tasks/result` open while the task needs input (R29).
    * @throws TaskTimeoutError at the deadline — the task keeps running; wait again to resume.
-   * @throws TaskNotFoundError when the task is unknown or expired; the signal's reason when aborted.
+   * @throws TaskNotFoundError when the task is unknown or expired; the signal's reason when aborted; whatever
+   *   `onInput` or `onUpdate` throw.
    */
   async waitForTask(taskId: string, options: WaitOptions = {}): Promise<TaskSnapshot> {
-    this.requireTasks('tasks/get');
-    return pollUntilTerminal(taskId, (budget) => this.getTask(taskId, budget), { ...options, requestTimeoutMs: this.requestTimeoutMs });
+    const generation = this.requireTasks('tasks/get');
+    const plan: FollowPlan = { poll: (budget) => this.getTask(taskId, budget), waker: new Waker() };
+    if (options.notifications && generation === 'v2') plan.subscribe = (signal) => this.subscribe([taskId], { signal });
+    let v1Input: V1InputWait | undefined;
+    if (this.input && generation === 'v2') {
+      const responder = new V2InputResponder(taskId, this.input.handler, (responses) => this.sendInputResponses(taskId, responses));
+      plan.react = (snapshot, signal) => responder.react(snapshot, signal);
+    } else if (this.input) {
+      v1Input = new V1InputWait(this.session, this.input.router, taskId, this.input.handler, plan.waker as Waker);
+      plan.react = v1Input.react;
+    }
+    try {
+      return await followUntilTerminal(taskId, plan, { ...options, requestTimeoutMs: this.requestTimeoutMs });
+    } finally {
+      v1Input?.close();
+    }
+  }
+
+  /**
+   * The task's snapshots as they change, until it is terminal (the terminal one included): pushed through
+   * `subscriptions/listen` when the server accepts it, else polled. Breaking out of the loop stops observing.
+   * Questions are answered on the way as in {@link waitForTask}.
+   * @throws as {@link waitForTask} (TaskTimeoutError only with a deadline).
+   */
+  watch(taskId: string, options: Omit<WaitOptions, 'notifications'> = {}): AsyncGenerator<TaskSnapshot> {
+    return watchSnapshots((waitOptions) => this.waitForTask(taskId, { ...waitOptions, notifications: true }), options);
+  }
+
+  /**
+   * Subscribe to pushed snapshots of tasks (2026-07-28 `subscriptions/listen` with `notifications.taskIds`). The
+   * server agrees only to the caller's own tasks (`taskIds` of the result); iteration ends when all of them are
+   * terminal, the server ends the stream, or on `close()`.
+   * @throws TasksProtocolError `-32601` on a connection without v2 tasks; the server's code when it refuses.
+   * @throws TasksConnectionError when the server cannot be reached.
+   */
+  async subscribe(taskIds: readonly string[], options: { signal?: AbortSignal } = {}): Promise<TaskSubscription> {
+    if (this.generation !== 'v2') throw new TasksProtocolError(`subscriptions/listen: task notifications need the 2026-07-28 Tasks Extension; ${this.url} offers ${this.generation ?? 'no tasks'} here`, ErrorCode.MethodNotFound);
+    return listenToTasks(this.modernEndpoint(), taskIds, options.signal);
+  }
+
+  /**
+   * Answer a task's outstanding questions now — from another process, or after the client that created the task
+   * went away — and return without waiting for the task to end. `answers` maps keys to answers (other keys are left
+   * alone) or is a handler; by default the client's `onInput`.
+   * v2: one `tasks/get`, then one `tasks/update` with the answers given (only outstanding keys, E24).
+   * v1: `tasks/result` is opened and the questions the server sends on it are answered; it is closed again once
+   * the handler is done with them and the task left `input_required` or no further question came for a second.
+   * @throws TasksProtocolError on v1 when this client was connected without `onInput` (the session must declare
+   *   elicitation to receive questions); TaskNotFoundError for an unknown task; what the handler throws.
+   */
+  async answerTask(taskId: string, answers?: Readonly<Record<string, ElicitAnswer>> | InputHandler, options: AnswerTaskOptions = {}): Promise<AnswerReport> {
+    const generation = this.requireTasks('tasks/update');
+    const given = answers ?? this.input?.handler;
+    if (!given) throw new TypeError('answerTask needs answers, or a client connected with onInput');
+    const handler = typeof given === 'function' ? given : answersFromMap(given);
+    const snapshot = await this.getTask(taskId, options.signal ? { signal: options.signal } : {});
+    const report: AnswerReport = { taskId, status: snapshot.status, asked: [], answered: [], left: [] };
+    if (snapshot.status !== 'input_required') return report;
+    const signal = options.signal ?? new AbortController().signal;
+    if (generation === 'v2') {
+      const responder = new V2InputResponder(taskId, handler, (responses) => this.sendInputResponses(taskId, responses));
+      await responder.react(snapshot, signal);
+      return { ...report, asked: elicitationsOf(snapshot.inputRequests ?? {}, taskId), answered: responder.answered, left: responder.left };
+    }
+    if (!this.input) throw new TasksProtocolError(`${this.url}: answering a 2025-11-25 task needs a session that declares elicitation; connect with onInput`);
+    const questions = await answerV1Task(this.session, this.input.router, taskId, handler, () => this.getTask(taskId), {
+      signal,
+      firstQuestionMs: options.firstQuestionTimeoutMs ?? DEFAULT_FIRST_QUESTION_MS,
+    });
+    return { ...report, asked: questions.arrived, answered: questions.answered, left: questions.left };
   }
 
   /**
@@ -245,12 +366,36 @@ export class TasksClient {
     if (this.generation === 'v1' && ['optional', 'required'].includes(await this.taskSupportOf(name))) {
       params.task = options.ttlMs === undefined ? {} : { ttl: options.ttlMs };
     }
+    const unanswered = this.input?.router.unansweredCallQuestions;
+    const before = unanswered?.length ?? 0;
     try {
       // No resendOnLostSession: a tools/call is never sent twice, even when it provably did not run.
       return await this.session.request('tools/call', params, V1ToolsCallResultSchema, { timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
     } catch (error) {
+      // The call failed after asking something this client could not answer: that is the reason to report.
+      if (unanswered && unanswered.length > before && error instanceof TasksProtocolError) throw new InputNotAnsweredError(name, unanswered.slice(before), { cause: error });
       throw this.undeliveredOrUnknown(name, error, options.signal);
     }
+  }
+
+  /** `tasks/update` with answers (v2); an unknown task becomes TaskNotFoundError. */
+  private async sendInputResponses(taskId: string, responses: Record<string, ElicitAnswer>): Promise<void> {
+    await this.forTask(taskId, () => this.session.request('tasks/update', { taskId, inputResponses: responses }, AckSchema, { resendOnLostSession: true }));
+  }
+
+  /** Where and as whom raw 2026-07-28 requests go, with this client's capabilities. */
+  private modernEndpoint(): ModernEndpoint {
+    return {
+      url: new URL(this.url),
+      fetch: this.options.fetch ?? fetch,
+      ...(this.options.token !== undefined ? { token: this.options.token } : {}),
+      ...(this.options.headers ? { headers: this.options.headers } : {}),
+      clientInfo: this.options.clientInfo ?? DEFAULT_CLIENT_INFO,
+      capabilities: {
+        ...(this.generation === 'v2' ? { extensions: { [TASKS_EXTENSION_ID]: {} } } : {}),
+        ...(this.input ? { elicitation: ELICITATION_CAPABILITY } : {}),
+      },
+    };
   }
 
   /** Errors proving the call never ran pass through; anything else means it may have started. */

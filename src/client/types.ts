@@ -40,6 +40,11 @@ export interface TaskSnapshot {
   result?: CallToolResult;
   /** v2 only: the inline JSON-RPC error of a `failed` task. */
   error?: JsonRpcErrorObject;
+  /**
+   * v2 only, on `input_required`: every outstanding question, key → `{method, params}` (E19). On 2025-11-25 the
+   * questions arrive as requests on the `tasks/result` stream instead and are not part of a snapshot.
+   */
+  inputRequests?: Record<string, { method: string; params?: Record<string, unknown> }>;
 }
 
 /** What `callTool` got back: a task to follow, or the tool's result at once (the call ran inline). */
@@ -63,6 +68,12 @@ export interface WaitOptions {
   timeoutMs?: number;
   /** Aborts the wait (never the task); the wait rejects with the signal's reason. */
   signal?: AbortSignal;
-  /** Called with every snapshot polled, in order. Exceptions thrown by it abort the wait. */
+  /** Called with every snapshot observed (polled or pushed), in order. Exceptions thrown by it abort the wait. */
   onUpdate?: (snapshot: TaskSnapshot) => void;
+  /**
+   * Observe the task through 2026-07-28 `subscriptions/listen` notifications instead of polling, when the server
+   * accepts the subscription; polling takes over when it refuses or the stream ends early. No effect on v1.
+   * @defaultValue false
+   */
+  notifications?: boolean;
 }

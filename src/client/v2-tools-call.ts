@@ -1,44 +1,37 @@
 import { randomUUID } from 'node:crypto';
-import type { FetchLike } from '@modelcontextprotocol/client';
 import { z } from 'zod';
-import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY, TASKS_EXTENSION_ID, V2_PROTOCOL_VERSION } from '../protocol/constants.js';
 import type { JsonValue } from '../protocol/types.js';
 import { neverDelivered, rootCause } from './error-mapping.js';
-import { TasksConnectionError, TasksProtocolError, ToolCallOutcomeUnknownError } from './errors.js';
+import { InputNotAnsweredError, TasksConnectionError, TasksProtocolError, ToolCallOutcomeUnknownError } from './errors.js';
+import { collectAnswers, elicitationsOf, type InputHandler } from './input.js';
+import { modernMeta, postModern, sseMessages, type ModernEndpoint } from './modern-http.js';
 import type { CallToolResult, TaskSnapshot } from './types.js';
 import { CallToolResultSchema, fromV2Task, toCallToolResult, V2CreateTaskResultSchema } from './wire-schemas.js';
 
 /**
- * The first `tools/call` of a 2026-07-28 task, sent without the SDK client: `@modelcontextprotocol/client` 2.4.0
+ * The `tools/call` of a 2026-07-28 connection, sent without the SDK client: `@modelcontextprotocol/client` 2.4.0
  * rejects a `resultType: "task"` answer with `UNSUPPORTED_RESULT_TYPE` — after the server has created the task.
- * One POST, never repeated: any doubt about delivery becomes a {@link ToolCallOutcomeUnknownError}.
+ * Each POST is sent once, never repeated: any doubt about delivery becomes a {@link ToolCallOutcomeUnknownError}.
+ * An MRTR `input_required` answer is followed by the protocol's own retry (a new request id carrying the answers
+ * and the echoed `requestState`, B16), which is not a repeat: the server started nothing for the earlier round.
  */
 
-/** Everything the raw POST needs; mirrors what the SDK transport sends. */
-export interface ModernCallOptions {
-  url: URL;
-  fetch: FetchLike;
-  token?: string;
-  headers?: Record<string, string>;
-  clientInfo: { name: string; version: string };
-  /** Declare the Tasks Extension in this request's `_meta` (only when the server advertises it, B10). */
+/** Everything the raw POSTs need. */
+export interface ModernCallOptions extends ModernEndpoint {
+  /** This request's capabilities declare the Tasks Extension (only when the server advertises it, B10). */
   declareTasks: boolean;
+  /** Answers MRTR questions; without one an `input_required` answer ends in {@link InputNotAnsweredError}. */
+  onInput?: InputHandler;
   signal?: AbortSignal;
-  /** How long to wait for the answer, in ms. */
+  /** How long to wait for each answer, in ms. */
   timeoutMs: number;
 }
 
-/** What a modern `tools/call` answered. */
+/** What a modern `tools/call` answered in the end. */
 export type ToolsCallAnswer = { kind: 'task'; task: TaskSnapshot } | { kind: 'result'; result: CallToolResult };
 
-const SENTINEL_PREFIX = '=?base64?';
-const SENTINEL_SUFFIX = '?=';
-
-/** SEP-2243 header value: plain printable ASCII as is, anything else (or sentinel look-alikes) as `=?base64?…?=`. */
-function encodeHeaderValue(value: string): string {
-  const plain = value.length > 0 && value === value.trim() && /^[\t\x20-\x7e]*$/.test(value) && !(value.startsWith(SENTINEL_PREFIX) && value.endsWith(SENTINEL_SUFFIX));
-  return plain ? value : `${SENTINEL_PREFIX}${Buffer.from(value, 'utf8').toString('base64')}${SENTINEL_SUFFIX}`;
-}
+/** MRTR rounds answered at most before the call is given up (a server asking forever is a server bug). */
+export const MAX_INPUT_ROUNDS = 10;
 
 const JsonRpcResponseSchema = z.looseObject({
   id: z.union([z.string(), z.number(), z.null()]),
@@ -47,42 +40,50 @@ const JsonRpcResponseSchema = z.looseObject({
 });
 type JsonRpcResponse = z.output<typeof JsonRpcResponseSchema>;
 
+const InputRequiredSchema = z.looseObject({
+  inputRequests: z.record(z.string(), z.unknown()).optional(),
+  requestState: z.string().optional(),
+});
+
+type RoundAnswer = ToolsCallAnswer | { kind: 'input_required'; inputRequests: Record<string, unknown>; requestState?: string };
+
 /**
- * Send `tools/call` once and interpret the answer.
- * @throws TasksProtocolError for a JSON-RPC error answer (the call did not run), an invalid answer, or an
- *   `input_required` (MRTR) answer, which this client does not fulfil.
- * @throws TasksConnectionError when the request certainly never arrived (refused, unresolvable, HTTP 4xx without a
+ * Call a tool: send `tools/call`, answer MRTR rounds through `onInput` (at most {@link MAX_INPUT_ROUNDS}), and
+ * return the task or the result.
+ * @throws TasksProtocolError for a JSON-RPC error answer (the call did not run) or an invalid answer.
+ * @throws InputNotAnsweredError when the server asks for input the handler does not give (nothing started).
+ * @throws TasksConnectionError when a request certainly never arrived (refused, unresolvable, HTTP 4xx without a
  *   JSON-RPC body).
- * @throws ToolCallOutcomeUnknownError when it may have arrived but no usable answer came back.
+ * @throws ToolCallOutcomeUnknownError when a request may have arrived but no usable answer came back.
  */
 export async function callToolModern(name: string, args: Record<string, unknown>, options: ModernCallOptions): Promise<ToolsCallAnswer> {
-  const id = `tools-call-${randomUUID()}`;
-  const capabilities = options.declareTasks ? { extensions: { [TASKS_EXTENSION_ID]: {} } } : {};
-  const body = {
-    jsonrpc: '2.0',
-    id,
-    method: 'tools/call',
-    params: {
-      name,
-      arguments: args,
-      _meta: { [PROTOCOL_VERSION_META_KEY]: V2_PROTOCOL_VERSION, [CLIENT_CAPABILITIES_META_KEY]: capabilities, [CLIENT_INFO_META_KEY]: options.clientInfo },
-    },
-  };
-  // One Headers object, so a caller's `mcp-name` in any letter case cannot become a duplicate header (-32020).
-  const headers = new Headers(options.headers);
-  headers.set('content-type', 'application/json');
-  headers.set('accept', 'application/json, text/event-stream');
-  headers.set('mcp-protocol-version', V2_PROTOCOL_VERSION);
-  headers.set('mcp-method', 'tools/call');
-  headers.set('mcp-name', encodeHeaderValue(name));
-  if (options.token !== undefined) headers.set('authorization', `Bearer ${options.token}`);
-  const signals = [AbortSignal.timeout(options.timeoutMs), ...(options.signal ? [options.signal] : [])];
-  const signal = AbortSignal.any(signals);
-  const url = options.url.href;
+  let retry: { inputResponses: Record<string, unknown>; requestState?: string } | undefined;
+  for (let round = 0; ; round++) {
+    const answer = await sendRound(name, args, options, retry);
+    if (answer.kind !== 'input_required') return answer;
+    if (round >= MAX_INPUT_ROUNDS) throw new TasksProtocolError(`tools/call ${name}: the server still asks for input after ${MAX_INPUT_ROUNDS} answered rounds; giving up`);
+    const requests = elicitationsOf(answer.inputRequests);
+    if (requests.length < Object.keys(answer.inputRequests).length) {
+      throw new TasksProtocolError(`tools/call ${name}: the server asked for input of a kind this client did not declare (E28)`);
+    }
+    const signal = options.signal ?? new AbortController().signal;
+    const responses = options.onInput ? await collectAnswers(requests, options.onInput, { signal, generation: options.declareTasks ? 'v2' : null }) : {};
+    const missing = requests.filter((request) => !Object.hasOwn(responses, request.key));
+    if (missing.length > 0) throw new InputNotAnsweredError(name, missing);
+    // B16: only the retry carries both fields, with requestState echoed byte for byte (never invented).
+    retry = { inputResponses: responses, ...(answer.requestState === undefined ? {} : { requestState: answer.requestState }) };
+  }
+}
 
+/** One POST of `tools/call` (the first, or an MRTR retry) and its interpreted answer. */
+async function sendRound(name: string, args: Record<string, unknown>, options: ModernCallOptions, retry: { inputResponses: Record<string, unknown>; requestState?: string } | undefined): Promise<RoundAnswer> {
+  const id = `tools-call-${randomUUID()}`;
+  const params = { name, arguments: args, ...retry, _meta: modernMeta(options) };
+  const signal = AbortSignal.any([AbortSignal.timeout(options.timeoutMs), ...(options.signal ? [options.signal] : [])]);
+  const url = options.url.href;
   let response: Response;
   try {
-    response = await options.fetch(options.url, { method: 'POST', headers, body: JSON.stringify(body), signal });
+    response = await postModern(options, { id, method: 'tools/call', params }, { name, signal });
   } catch (error) {
     if (neverDelivered(error)) throw new TasksConnectionError(`cannot reach ${url}: ${rootCause(error)}; tools/call ${name} was not sent`, false, { cause: error });
     throw outcomeUnknown(name, url, describeFailure(error, options.signal), error);
@@ -106,7 +107,7 @@ export async function callToolModern(name: string, args: Record<string, unknown>
   return interpret(name, message.result, options.declareTasks);
 }
 
-function interpret(name: string, result: Record<string, unknown>, declaredTasks: boolean): ToolsCallAnswer {
+function interpret(name: string, result: Record<string, unknown>, declaredTasks: boolean): RoundAnswer {
   const resultType = result.resultType ?? 'complete'; // B5: an answer without resultType is "complete"
   if (resultType === 'task') {
     if (!declaredTasks) throw new TasksProtocolError(`tools/call ${name}: the server created a task although this request did not declare the Tasks Extension (E3)`);
@@ -120,7 +121,12 @@ function interpret(name: string, result: Record<string, unknown>, declaredTasks:
     return { kind: 'result', result: toCallToolResult(parsed.data) };
   }
   if (resultType === 'input_required') {
-    throw new TasksProtocolError(`tools/call ${name}: the server asked for input (elicitation/sampling) before starting; this client cannot answer input requests`);
+    const parsed = InputRequiredSchema.safeParse(result);
+    // B14: at least one of the two; without questions there is nothing to answer.
+    if (!parsed.success || !parsed.data.inputRequests || Object.keys(parsed.data.inputRequests).length === 0) {
+      throw new TasksProtocolError(`tools/call ${name}: invalid input_required answer (no inputRequests)`);
+    }
+    return { kind: 'input_required', inputRequests: parsed.data.inputRequests, ...(parsed.data.requestState === undefined ? {} : { requestState: parsed.data.requestState }) };
   }
   throw new TasksProtocolError(`tools/call ${name}: unknown resultType ${JSON.stringify(resultType)}`);
 }
@@ -147,7 +153,12 @@ async function readAnswer(response: Response, id: string): Promise<JsonRpcRespon
     const parsed = JsonRpcResponseSchema.safeParse(value);
     return parsed.success && (parsed.data.id === id || (parsed.data.id === null && parsed.data.error !== undefined));
   };
-  if (type.includes('text/event-stream')) return readSseAnswer(response, matches);
+  if (type.includes('text/event-stream')) {
+    if (!response.body) return undefined;
+    // Notifications on the stream (progress, logs) are skipped; leaving the loop cancels the body.
+    for await (const message of sseMessages(response.body)) if (matches(message)) return message;
+    return undefined;
+  }
   const text = await response.text();
   if (!type.includes('application/json')) return undefined;
   let parsed: unknown;
@@ -157,38 +168,4 @@ async function readAnswer(response: Response, id: string): Promise<JsonRpcRespon
     return undefined;
   }
   return (Array.isArray(parsed) ? parsed : [parsed]).find(matches);
-}
-
-/** Read SSE events until the matching response; notifications on the stream (progress, logs) are skipped. */
-async function readSseAnswer(response: Response, matches: (value: unknown) => value is JsonRpcResponse): Promise<JsonRpcResponse | undefined> {
-  if (!response.body) return undefined;
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
-  let data: string[] = [];
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return undefined;
-      buffer += value;
-      const lines = buffer.split(/\r\n|\r|\n/);
-      buffer = lines.pop() ?? '';
-      for (const line of lines) {
-        if (line === '') {
-          const event = data.join('\n');
-          data = [];
-          if (event.length === 0) continue;
-          try {
-            const message: unknown = JSON.parse(event);
-            if (matches(message)) return message;
-          } catch {
-            // A non-JSON event is not ours; keep reading.
-          }
-        } else if (line.startsWith('data:')) {
-          data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
-        }
-      }
-    }
-  } finally {
-    await reader.cancel().catch(() => {});
-  }
 }

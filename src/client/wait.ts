@@ -1,3 +1,4 @@
+import { isAbort } from './error-mapping.js';
 import { TasksConnectionError, TaskTimeoutError } from './errors.js';
 import type { TaskSnapshot, WaitOptions } from './types.js';
 
@@ -35,35 +36,80 @@ export function abortReason(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new DOMException('The operation was aborted', 'AbortError');
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(abortReason(signal));
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(abortReason(signal as AbortSignal));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+/**
+ * Ends sleeps of a wait early, e.g. when an answer was sent or a v1 `tasks/result` returned, so the next poll
+ * happens at once instead of after the interval.
+ */
+export class Waker {
+  private readonly sleepers = new Set<() => void>();
+  private pending = false;
+
+  /** Wake the current sleep, or the next one if none is running. */
+  wake(): void {
+    if (this.sleepers.size === 0) this.pending = true;
+    for (const wake of this.sleepers) wake();
+  }
+
+  /** Sleep `ms`, or less when woken; resolves `true` when woken. Rejects with the signal's reason when aborted. */
+  sleep(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(abortReason(signal));
+      if (this.pending) {
+        this.pending = false;
+        return resolve(true);
+      }
+      const done = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        this.sleepers.delete(done);
+      };
+      const onAbort = (): void => {
+        done();
+        reject(abortReason(signal as AbortSignal));
+      };
+      const timer = setTimeout(() => {
+        done();
+        resolve(false);
+      }, ms);
+      this.sleepers.add(() => {
+        done();
+        resolve(true);
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
 }
 
 /** One poll: the budget caps the request so it cannot outlive the deadline. */
 export type PollOnce = (budget: { signal?: AbortSignal; timeoutMs: number }) => Promise<TaskSnapshot>;
+
+/** What a wait does with each non-terminal snapshot besides reporting it (answering input). */
+export interface PollHooks {
+  /**
+   * Runs after `onUpdate` for every non-terminal snapshot; resolves `true` to look again at once. A retryable
+   * {@link TasksConnectionError} counts as a transient failure (backoff, then the same snapshot is reacted to
+   * again); any other error ends the wait.
+   */
+  react?: (snapshot: TaskSnapshot) => Promise<boolean>;
+  /** Lets others end a sleep early. */
+  waker?: Waker;
+  /** The newest snapshot already seen (e.g. pushed before polling took over), for the first interval. */
+  last?: TaskSnapshot;
+}
 
 /**
  * Poll until the task is terminal, at the server's interval (`pollIntervalMs`, default 1 s) with ±20 % jitter.
  * Transient failures (a retryable {@link TasksConnectionError}) back off exponentially from the interval up to
  * 30 s; the 7th in a row is thrown. No request is sent at or after the deadline.
  * @throws TaskTimeoutError at the deadline (the task keeps running).
- * @throws the signal's reason when aborted; any non-transient error of `poll` (e.g. TaskNotFoundError) as is.
+ * @throws the signal's reason when aborted; any non-transient error of `poll` (e.g. TaskNotFoundError) or of the
+ *   hooks as is.
  */
-export async function pollUntilTerminal(taskId: string, poll: PollOnce, options: WaitOptions & { requestTimeoutMs: number }): Promise<TaskSnapshot> {
+export async function pollUntilTerminal(taskId: string, poll: PollOnce, options: WaitOptions & PollHooks & { requestTimeoutMs: number }): Promise<TaskSnapshot> {
   const deadline = resolveDeadline(options);
   const { signal } = options;
-  let last: TaskSnapshot | undefined;
+  const waker = options.waker ?? new Waker();
+  let last = options.last;
   let failures = 0;
   for (;;) {
     if (signal?.aborted) throw abortReason(signal);
@@ -73,23 +119,28 @@ export async function pollUntilTerminal(taskId: string, poll: PollOnce, options:
     let delay: number;
     try {
       const snapshot = await poll({ ...(signal ? { signal } : {}), timeoutMs: Math.min(options.requestTimeoutMs, remaining) });
-      failures = 0;
       last = snapshot;
       options.onUpdate?.(snapshot);
       if (isTerminalStatus(snapshot.status)) return snapshot;
-      delay = jittered(Math.max(MIN_POLL_INTERVAL_MS, snapshot.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS));
+      const again = (await options.react?.(snapshot)) ?? false;
+      failures = 0;
+      delay = again ? 0 : jittered(Math.max(MIN_POLL_INTERVAL_MS, snapshot.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS));
     } catch (error) {
       if (signal?.aborted) throw abortReason(signal);
-      if (!(error instanceof TasksConnectionError && error.retryable)) throw error;
-      if (deadline !== undefined && Date.now() >= deadline) throw new TaskTimeoutError(taskId, deadline, last);
+      const transient = error instanceof TasksConnectionError && error.retryable;
+      // A hook stopped at the deadline (its signal includes it) is the deadline, not a failure of its own.
+      if (deadline !== undefined && Date.now() >= deadline && (transient || isAbort(error))) throw new TaskTimeoutError(taskId, deadline, last);
+      if (!transient) throw error;
       failures += 1;
       if (failures > MAX_TRANSIENT_FAILURES) throw error;
       delay = jittered(Math.min(MAX_BACKOFF_MS, interval * 2 ** (failures - 1)));
     }
     if (deadline !== undefined && Date.now() + delay >= deadline) {
-      await sleep(Math.max(0, deadline - Date.now()), signal);
-      throw new TaskTimeoutError(taskId, deadline, last);
+      // Woken early (an answer went out), look once more; otherwise the deadline has come.
+      const woken = await waker.sleep(Math.max(0, deadline - Date.now()), signal);
+      if (!woken || Date.now() >= deadline) throw new TaskTimeoutError(taskId, deadline, last);
+      continue;
     }
-    await sleep(delay, signal);
+    if (delay > 0) await waker.sleep(delay, signal);
   }
 }

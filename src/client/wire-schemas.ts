@@ -20,6 +20,7 @@ export const CallToolResultSchema = z.looseObject({
 });
 
 const JsonRpcErrorSchema = z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() });
+const InputRequestsSchema = z.record(z.string(), z.looseObject({ method: z.string(), params: z.record(z.string(), z.unknown()).optional() }));
 
 const V1TaskSchema = z.looseObject({
   taskId: z.string().min(1),
@@ -56,16 +57,21 @@ const V2TaskFields = {
 /** 2026-07-28 `CreateTaskResult`: flat, `resultType: "task"` (read from the raw reply, which keeps it). */
 export const V2CreateTaskResultSchema = z.looseObject({ resultType: z.literal('task'), ...V2TaskFields });
 
-/** 2026-07-28 `DetailedTask` as `tasks/get` returns it, with the variant rules of E19. */
+/**
+ * 2026-07-28 `DetailedTask` as `tasks/get` returns it and `notifications/tasks` pushes it, with the variant rules
+ * of E19 (`inputRequests` may be empty: answers can be acknowledged before the status moves on, E25).
+ */
 export const V2DetailedTaskSchema = z
   .looseObject({
     ...V2TaskFields,
     result: CallToolResultSchema.optional(),
     error: JsonRpcErrorSchema.optional(),
+    inputRequests: InputRequestsSchema.optional(),
   })
   .superRefine((task, context) => {
     if (task.status === 'completed' && !task.result) context.addIssue({ code: 'custom', message: 'a completed task must carry result' });
     if (task.status === 'failed' && !task.error) context.addIssue({ code: 'custom', message: 'a failed task must carry error' });
+    if (task.status === 'input_required' && !task.inputRequests) context.addIssue({ code: 'custom', message: 'an input_required task must carry inputRequests' });
   });
 
 /** The result without the 2026-07-28 `resultType` envelope key, so both generations hand back the same shape. */
@@ -82,7 +88,7 @@ export function fromV1Task(task: z.output<typeof V1TaskSchema>): TaskSnapshot {
   );
 }
 
-/** A v2 `Task` / `DetailedTask` as a {@link TaskSnapshot}, keeping an inline result or error. */
+/** A v2 `Task` / `DetailedTask` as a {@link TaskSnapshot}, keeping an inline result, error or input requests. */
 export function fromV2Task(task: z.output<typeof V2DetailedTaskSchema> | z.output<typeof V2CreateTaskResultSchema>): TaskSnapshot {
   const detailed = task as z.output<typeof V2DetailedTaskSchema>;
   return withOptional(
@@ -92,6 +98,7 @@ export function fromV2Task(task: z.output<typeof V2DetailedTaskSchema> | z.outpu
       pollIntervalMs: task.pollIntervalMs,
       result: detailed.result ? toCallToolResult(detailed.result) : undefined,
       error: detailed.error ? (detailed.error as TaskSnapshot['error']) : undefined,
+      inputRequests: task.status === 'input_required' ? detailed.inputRequests : undefined,
     },
   );
 }

@@ -96,4 +96,34 @@ describe('@modelcontextprotocol/client 2.4.0 seams', () => {
       dir.remove();
     }
   });
+
+  it('seam E: setRequestHandler("elicitation/create") throws CAPABILITY_NOT_SUPPORTED unless elicitation was declared (so the session declares it)', () => {
+    const bare = new Client({ name: 'seam-test', version: '0' }, { capabilities: TASKS_CAPABILITY as never });
+    expect(() => bare.setRequestHandler('elicitation/create', async () => ({ action: 'cancel' }))).toThrow(expect.objectContaining({ code: SdkErrorCode.CapabilityNotSupported }));
+    const declaring = new Client({ name: 'seam-test', version: '0' }, { capabilities: { ...TASKS_CAPABILITY, elicitation: { form: {} } } as never });
+    expect(() => declaring.setRequestHandler('elicitation/create', async () => ({ action: 'cancel' }))).not.toThrow();
+  });
+
+  it('seam F: a 2025 elicitation/create on tasks/result reaches the handler with our request id and related-task _meta; the SDK checks the ElicitResult shape, not requestedSchema', async () => {
+    const client = new Client({ name: 'seam-test', version: '0' }, { capabilities: { elicitation: { form: {} } } as never, versionNegotiation: { mode: 'legacy' } });
+    client.onerror = () => {};
+    const seen: Array<{ id: unknown; meta: unknown }> = [];
+    client.setRequestHandler('elicitation/create', async (request, context) => {
+      seen.push({ id: context.mcpReq.id, meta: request.params._meta });
+      // First a content of the wrong type (the SDK posts it as is; the server re-asks), then a valid one.
+      return { action: 'accept', content: { confirm: seen.length === 1 ? 'yes' : true } };
+    });
+    await client.connect(new StreamableHTTPClientTransport(new URL(running.url)));
+    const created = (await client.request({ method: 'tools/call', params: { name: 'confirm_delete', arguments: { filename: 'f' }, task: {} } }, z.looseObject({}))) as { task: { taskId: string } };
+    const { taskId } = created.task;
+    let status = 'working';
+    while (status === 'working') status = ((await client.request({ method: 'tasks/get', params: { taskId } }, z.looseObject({}))) as { status: string }).status;
+    const result = await client.request({ method: 'tasks/result', params: { taskId } }, z.looseObject({}));
+    expect(result).toMatchObject({ content: [{ type: 'text', text: 'Deleted f' }] });
+    expect(seen).toEqual([
+      { id: `mcp-tasks-input/${taskId}/input-1`, meta: { 'io.modelcontextprotocol/related-task': { taskId } } },
+      { id: `mcp-tasks-input/${taskId}/input-1.2`, meta: { 'io.modelcontextprotocol/related-task': { taskId } } },
+    ]);
+    await client.close();
+  });
 });

@@ -34,15 +34,18 @@ export function countingTools(): { tools: AnyToolDefinition[]; runs: Map<string,
   return { tools, runs, total: () => [...runs.values()].reduce((sum, count) => sum + count, 0) };
 }
 
-/** A `fetch` that records, for every POST, the JSON-RPC method(s) in its body and when it was sent. */
+/** A `fetch` that records, for every POST, the JSON-RPC method(s) in its body, the messages and when they were sent. */
 export class RequestLog {
   readonly sent: Array<{ method: string; at: number; headers: Headers }> = [];
+  /** Every JSON-RPC message posted (requests, notifications and the client's responses), in order. */
+  readonly messages: Array<Record<string, unknown>> = [];
 
   readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     if (typeof init?.body === 'string') {
       try {
         const parsed = JSON.parse(init.body) as unknown;
         for (const message of (Array.isArray(parsed) ? parsed : [parsed]) as Array<{ method?: unknown }>) {
+          this.messages.push(message as Record<string, unknown>);
           if (typeof message.method === 'string') this.sent.push({ method: message.method, at: Date.now(), headers: new Headers(init.headers) });
         }
       } catch {
@@ -55,6 +58,31 @@ export class RequestLog {
   /** How many requests of `method` were sent. */
   count(method: string): number {
     return this.sent.filter((entry) => entry.method === method).length;
+  }
+
+  /** The `params` of every posted request of `method`, in order. */
+  params(method: string): Array<Record<string, unknown>> {
+    return this.messages.filter((message) => message.method === method).map((message) => (message.params ?? {}) as Record<string, unknown>);
+  }
+}
+
+/** A promise with its resolve function, for tools that wait until a test lets them go on. */
+export class Gate {
+  private release: () => void = () => {};
+  private current = new Promise<void>((resolve) => (this.release = resolve));
+
+  /** Resolves once opened. */
+  get opened(): Promise<void> {
+    return this.current;
+  }
+
+  open(): void {
+    this.release();
+  }
+
+  /** Close again for the next test. */
+  reset(): void {
+    this.current = new Promise<void>((resolve) => (this.release = resolve));
   }
 }
 
