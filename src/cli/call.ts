@@ -1,6 +1,9 @@
 import { isAbsolute, resolve } from 'node:path';
 import { TasksClientError, type CallToolOutcome, type TasksClient } from '../client/index.js';
-import { detachOnInterrupt, followTask, openClient, printResult, reportFailure, resolveTarget, resultExitCode, resumeHint, type RequestorFlags } from './requestor.js';
+import { ScriptedAnswers } from './prompt-answers.js';
+import { terminalPrompt } from './prompt-form.js';
+import { CliInput } from './prompt-resolver.js';
+import { answerHint, detachOnInterrupt, followTask, openClient, printResult, reportFailure, resolveTarget, resultExitCode, resumeHint, type RequestorFlags } from './requestor.js';
 import { ExitCode, UsageError } from './usage-error.js';
 
 /** Options of `mcp-tasks call`, as commander parses them. */
@@ -11,6 +14,10 @@ export interface CallFlags extends RequestorFlags {
   /** `--timeout` in ms (already converted from seconds). */
   timeout?: number;
   ttlMs?: number;
+  /** `--answers`: JSON answers for the questions the call may ask (see {@link ScriptedAnswers}). */
+  answers?: string;
+  /** `--detach-on-input`: exit (code 6) at a question nobody answers here instead of waiting for `mcp-tasks answer`. */
+  detachOnInput?: boolean;
 }
 
 /** Top-level arguments holding filesystem paths; tools require them absolute, users type them relative. */
@@ -38,29 +45,42 @@ export function parseToolArguments(json: string, cwd = process.cwd()): Record<st
 /**
  * `mcp-tasks call <tool>`: call a tool; when the server makes it a task, print its id at once (stderr), follow it
  * with a live status line (stderr) and print the result (stdout). `--detach` stops after creation.
+ * Questions the server asks (before the task, or while it runs) are answered from `--answers`, else with a form on
+ * the terminal, else left for `mcp-tasks answer` (the command keeps waiting, or exits 6 with `--detach-on-input`).
  * Sets `process.exitCode` (0 completed, 1 tool error, 2 failed, 3 cancelled, 4 unknown, 5 connection/protocol,
- * 124 timed out, 130 interrupted).
- * @throws UsageError for malformed `--args` (exit 64).
+ * 6 input needed, 124 timed out, 130 interrupted).
+ * @throws UsageError for malformed `--args` or `--answers` (exit 64).
  */
 export async function callCommand(tool: string, flags: CallFlags): Promise<void> {
   const args = parseToolArguments(flags.args);
+  const answers = flags.answers === undefined ? undefined : ScriptedAnswers.parse(flags.answers);
   const deadline = flags.timeout === undefined ? undefined : Date.now() + flags.timeout;
   const target = await resolveTarget(flags);
   const interrupt = detachOnInterrupt();
+  const prompt = terminalPrompt();
   let client: TasksClient | undefined;
+  const input = new CliInput({
+    ...(answers ? { answers } : {}),
+    ...(prompt ? { prompt } : {}),
+    detachOnInput: flags.detachOnInput === true,
+    answerCommand: (taskId) => answerHint(client as TasksClient, taskId),
+    stderr: process.stderr,
+  });
   try {
-    client = await openClient(target, flags);
-    process.exitCode = await run(client, tool, args, flags, deadline, interrupt.signal);
+    // Always able to answer (now, or later with `mcp-tasks answer`): declare elicitation, so the task may ask.
+    client = await openClient(target, flags, target.protocol, input.handler);
+    process.exitCode = await run(client, tool, args, flags, deadline, interrupt.signal, input);
   } catch (error) {
     if (interrupt.signal.aborted) process.stderr.write('mcp-tasks: interrupted\n');
     process.exitCode = interrupt.signal.aborted ? ExitCode.interrupted : reportFailure(error, flags);
   } finally {
     interrupt.dispose();
+    prompt?.close();
     await client?.close();
   }
 }
 
-async function run(client: TasksClient, tool: string, args: Record<string, unknown>, flags: CallFlags, deadline: number | undefined, signal: AbortSignal): Promise<number> {
+async function run(client: TasksClient, tool: string, args: Record<string, unknown>, flags: CallFlags, deadline: number | undefined, signal: AbortSignal, input: CliInput): Promise<number> {
   let outcome: CallToolOutcome;
   try {
     outcome = await client.callTool(tool, args, {
@@ -90,5 +110,5 @@ async function run(client: TasksClient, tool: string, args: Record<string, unkno
     process.stderr.write(`mcp-tasks: detached; follow it with: ${await resumeHint(client, taskId)}\n`);
     return ExitCode.completed;
   }
-  return followTask(client, taskId, flags, { ...(deadline === undefined ? {} : { deadline }), signal });
+  return followTask(client, taskId, flags, { ...(deadline === undefined ? {} : { deadline }), signal, input });
 }

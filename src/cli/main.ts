@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { answerCommand } from './answer.js';
 import { callCommand } from './call.js';
 import { DEFAULT_URL, secondsOption } from './requestor.js';
 import { demoCorpusCommand } from './demo-corpus.js';
@@ -57,13 +58,23 @@ function withConnectionOptions(command: Command): Command {
 
 const EXIT_CODES = 'exit codes: 0 completed, 1 tool error, 2 failed, 3 cancelled, 4 unknown or expired task, 5 connection or protocol error, 64 usage, 124 timed out (task keeps running), 130 interrupted (detached)';
 
+const ANSWERS_HELP = `answers (--answers '<json>'):
+  {"confirm": true}                   field values shared by every question (each takes the fields its form has)
+  {"input-2": {"confirm": false}}     values for the question with that key (wins over shared values)
+  [{"confirm": true}, {"action": "decline"}]   one entry per question, in the order they are asked
+  an entry may be {"action": "decline"}, {"action": "cancel"} or {"action": "accept", "content": {...}};
+  values are JSON typed as the form asks (true, 3, "text", ["a","b"]); missing optional fields take their default.
+  Questions not covered are asked with a form on a terminal; otherwise they wait for: mcp-tasks answer <taskId>`;
+
 withConnectionOptions(program.command('call <tool>'))
   .description('call a tool as a durable task: task id and live status on stderr, result on stdout (Ctrl-C detaches)')
   .option('--args <json>', 'tool arguments as a JSON object; relative "path"/"root" become absolute', '{}')
   .option('--detach', 'print the task id and exit once the task exists')
   .option('--timeout <sec>', 'stop waiting after this many seconds (the task keeps running)', secondsOption)
   .option('--ttl-ms <ms>', 'requested task retention (2025-11-25 only; the server may lower it)', integerOption)
-  .addHelpText('after', `\n${EXIT_CODES}\njournal of unfinished tasks: MCP_TASKS_CLIENT_STATE or ~/.mcp-tasks/tasks.json`)
+  .option('--answers <json>', 'answers for the questions the tool asks (see below); without them a terminal shows a form')
+  .option('--detach-on-input', 'exit with code 6 at a question nobody answers here, instead of waiting for `mcp-tasks answer`')
+  .addHelpText('after', `\n${ANSWERS_HELP}\n\n${EXIT_CODES}, 6 input needed (the task waits; answer it with mcp-tasks answer)\njournal of unfinished tasks: MCP_TASKS_CLIENT_STATE or ~/.mcp-tasks/tasks.json`)
   .action(callCommand);
 
 withConnectionOptions(program.command('get <taskId>')).description("print a task's current state").action(getCommand);
@@ -75,6 +86,12 @@ withConnectionOptions(program.command('watch <taskId>'))
   .action(watchCommand);
 
 withConnectionOptions(program.command('cancel <taskId>')).description('ask the server to cancel a task').action(cancelCommand);
+
+withConnectionOptions(program.command('answer <taskId>'))
+  .description('answer the questions a task waits on (from --answers, or a form on a terminal), then exit; the task goes on')
+  .option('--answers <json>', 'answers for the waiting questions (see below)')
+  .addHelpText('after', `\n${ANSWERS_HELP}\n\nexit codes: 0 answered (or nothing waiting), 4 unknown or expired task, 5 connection or protocol error, 6 questions left unanswered, 64 usage`)
+  .action(answerCommand);
 
 program
   .command('demo-corpus')

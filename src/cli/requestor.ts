@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from 'commander';
 import {
   connectTasksClient,
+  InputNotAnsweredError,
   TaskCancelledError,
   TaskFailedError,
   TaskJournal,
@@ -8,9 +9,11 @@ import {
   TasksClientError,
   TaskTimeoutError,
   type CallToolResult,
+  type InputHandler,
   type ProtocolChoice,
   type TasksClient,
 } from '../client/index.js';
+import { describeQuestion, exampleAnswers, INPUT_NEEDED_EXIT_CODE, InputLeftOpenError, type CliInput } from './prompt-resolver.js';
 import { StatusLine } from './status-line.js';
 import { ExitCode, UsageError } from './usage-error.js';
 
@@ -68,10 +71,26 @@ function sameUrl(a: string, b: string): boolean {
   }
 }
 
-/** Connect for a command; the token comes from `--token` or `MCP_TASKS_TOKEN`. */
-export function openClient(target: Target, flags: RequestorFlags, protocol: ProtocolChoice = target.protocol): Promise<TasksClient> {
+/**
+ * Connect for a command; the token comes from `--token` or `MCP_TASKS_TOKEN`. With `onInput` the connection
+ * declares form elicitation and answers the server's questions through it.
+ */
+export function openClient(target: Target, flags: RequestorFlags, protocol: ProtocolChoice = target.protocol, onInput?: InputHandler): Promise<TasksClient> {
   const token = flags.token ?? process.env.MCP_TASKS_TOKEN;
-  return connectTasksClient({ url: target.url, protocol, ...(token ? { token } : {}), journal: target.journal.path, clientInfo: { name: 'mcp-tasks-cli', version: '0.1.0' } });
+  return connectTasksClient({
+    url: target.url,
+    protocol,
+    ...(token ? { token } : {}),
+    journal: target.journal.path,
+    clientInfo: { name: 'mcp-tasks-cli', version: '0.1.0' },
+    ...(onInput ? { onInput } : {}),
+  });
+}
+
+/** The command that answers a task's questions from another shell: the bare id when the journal knows the task. */
+export async function answerHint(client: TasksClient, taskId: string): Promise<string> {
+  const journaled = await client.journal?.get(taskId).catch(() => undefined);
+  return journaled ? `mcp-tasks answer ${taskId}` : `mcp-tasks answer ${taskId} --url ${client.url} --protocol ${client.protocolVersion}`;
 }
 
 /** How to pick the task up again (after Ctrl-C or `--timeout`): the bare id when the journal knows the task. */
@@ -105,9 +124,16 @@ export function resultText(result: CallToolResult): string {
 
 /**
  * Report a failure on stderr (and, with `--json`, a terminal task's outcome on stdout) and return the exit code:
- * 2 failed, 3 cancelled, 4 unknown or expired, 124 timed out, 5 connection or protocol error.
+ * 2 failed, 3 cancelled, 4 unknown or expired, 6 input needed, 124 timed out, 5 connection or protocol error.
  */
 export function reportFailure(error: unknown, flags: RequestorFlags, hint?: string): number {
+  if (error instanceof InputNotAnsweredError) {
+    const questions = error.requests.map((request) => `  ${request.key}: ${request.params.message}\n${describeQuestion(request).replaceAll(/^ {2}/gm, '    ')}`).join('');
+    const example = error.requests[0] ? `  answer with: --answers ${exampleAnswers(error.requests[0])}\n` : '';
+    process.stderr.write(`mcp-tasks: ${error.tool} asks for input before it starts, and none was given:\n${questions}${example}`);
+    return INPUT_NEEDED_EXIT_CODE;
+  }
+  if (error instanceof InputLeftOpenError) return INPUT_NEEDED_EXIT_CODE; // the question and how to answer it are printed
   if (error instanceof TaskFailedError) {
     if (flags.json) writeJson({ taskId: error.taskId, status: 'failed', error: error.error });
     process.stderr.write(`mcp-tasks: task ${error.taskId} failed: ${error.error.message} (JSON-RPC ${error.error.code})\n`);
@@ -147,15 +173,18 @@ export function detachOnInterrupt(): { signal: AbortSignal; dispose(): void } {
 }
 
 /**
- * The waiting part of `call` and `watch`: a live status line on stderr, polling under the deadline, then the
- * result on stdout. Returns the exit code.
+ * The waiting part of `call` and `watch`: a live status line on stderr, notifications (or polling) under the
+ * deadline, questions answered through `input` (the client's `onInput`), then the result on stdout. Returns the
+ * exit code.
  */
-export async function followTask(client: TasksClient, taskId: string, flags: RequestorFlags, options: { deadline?: number; signal: AbortSignal }): Promise<number> {
-  const status = new StatusLine(process.stderr, taskId);
+export async function followTask(client: TasksClient, taskId: string, flags: RequestorFlags, options: { deadline?: number; signal: AbortSignal; input?: CliInput }): Promise<number> {
+  const status = new StatusLine(process.stderr, taskId, options.input !== undefined);
+  options.input?.attachStatus(status);
   try {
     const result = await client.resume(taskId, {
       ...(options.deadline === undefined ? {} : { deadline: options.deadline }),
       signal: options.signal,
+      notifications: true,
       onUpdate: (snapshot) => status.update(snapshot),
     });
     status.clear();

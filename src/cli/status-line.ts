@@ -22,22 +22,29 @@ export class StatusLine {
   private printed = '';
   private frame = 0;
   private timer: NodeJS.Timeout | undefined;
+  private suspended = false;
 
+  /**
+   * @param answersHere - this command answers the task's questions itself (it prints its own notice when it
+   *   cannot), so `input_required` is shown without the hint to answer from another shell.
+   */
   constructor(
     private readonly stream: StatusStream,
     private readonly taskId: string,
+    private readonly answersHere = false,
   ) {}
 
   /** Show a new snapshot. */
   update(snapshot: TaskSnapshot): void {
     const changed = snapshot.status !== this.last?.status || snapshot.statusMessage !== this.last?.statusMessage;
     this.last = snapshot;
+    if (this.suspended) return;
     if (this.stream.isTTY) {
       this.timer ??= setInterval(() => this.draw(), REDRAW_MS).unref();
       this.draw();
     } else if (changed && !TERMINAL.has(snapshot.status)) {
       // The outcome itself is reported right after, once; a "completed" progress line would only repeat it.
-      this.stream.write(`mcp-tasks: task ${this.taskId} ${describe(snapshot)}\n`);
+      this.stream.write(`mcp-tasks: task ${this.taskId} ${describe(snapshot, this.answersHere ? undefined : this.taskId)}\n`);
     }
   }
 
@@ -49,21 +56,31 @@ export class StatusLine {
     this.printed = '';
   }
 
+  /** Erase the line and draw nothing until the returned function is called (a form is on screen). */
+  suspend(): () => void {
+    this.clear();
+    this.suspended = true;
+    return () => {
+      this.suspended = false;
+      if (this.last && this.stream.isTTY) this.update(this.last);
+    };
+  }
+
   private draw(): void {
     if (!this.last) return;
     this.frame = (this.frame + 1) % SPINNER.length;
     const elapsed = ((Date.now() - this.startedAt) / 1000).toFixed(1);
-    const line = `${SPINNER[this.frame]} ${elapsed}s ${describe(this.last)}`;
+    const line = `${SPINNER[this.frame]} ${elapsed}s ${describe(this.last, this.answersHere ? undefined : this.taskId)}`;
     const width = Math.max(20, (this.stream.columns || 80) - 1); // 0 columns: a pseudo-terminal without a size
     this.printed = line.length > width ? `${line.slice(0, width - 1)}…` : line;
     this.stream.write(`\r\x1b[2K${this.printed}`);
   }
 }
 
-function describe(snapshot: TaskSnapshot): string {
+/** The status and message of a snapshot; `hintFor` adds how to answer an `input_required` task from elsewhere. */
+function describe(snapshot: TaskSnapshot, hintFor: string | undefined): string {
   // Control characters in a server-provided message must not move the cursor or recolour the terminal.
   const message = snapshot.statusMessage?.replace(/\p{Cc}+/gu, ' ').trim();
-  // This CLI answers no elicitation/sampling requests, so such a task waits until someone else answers or cancels it.
-  const status = snapshot.status === 'input_required' ? 'input_required (needs input this CLI cannot give)' : snapshot.status;
+  const status = snapshot.status === 'input_required' && hintFor !== undefined ? `input_required (answer with: mcp-tasks answer ${hintFor})` : snapshot.status;
   return message ? `${status}: ${message}` : status;
 }

@@ -1,5 +1,6 @@
-import { TaskNotFoundError, type TasksClient, type TaskSnapshot } from '../client/index.js';
+import { TaskNotFoundError, type InputHandler, type TasksClient, type TaskSnapshot } from '../client/index.js';
 import { V1_PROTOCOL_VERSION } from '../protocol/constants.js';
+import { describeField, formFields } from './prompt-schema.js';
 import { detachOnInterrupt, followTask, openClient, reportFailure, resolveTarget, resultText, type RequestorFlags } from './requestor.js';
 import { ExitCode } from './usage-error.js';
 
@@ -12,18 +13,19 @@ export interface WatchFlags extends RequestorFlags {
 /**
  * Connect for one task id and run `use`. When nobody chose the protocol (no `--protocol`, not in the journal) and
  * the 2026-07-28 connection does not know the task, a 2025-11-25 session is tried as well: a dual-era server keeps
- * v1 tasks invisible to v2 requests. Returns the exit code; failures after connecting are reported on stderr.
+ * v1 tasks invisible to v2 requests. `onInput` makes the connections answer questions. Returns the exit code;
+ * failures after connecting are reported on stderr.
  */
-async function withTaskClient(taskId: string, flags: RequestorFlags, use: (client: TasksClient) => Promise<number>): Promise<number> {
+export async function withTaskClient(taskId: string, flags: RequestorFlags, use: (client: TasksClient) => Promise<number>, onInput?: InputHandler): Promise<number> {
   const target = await resolveTarget(flags, taskId); // a UsageError here exits 64 through main
   let client: TasksClient | undefined;
   try {
-    client = await openClient(target, flags);
+    client = await openClient(target, flags, target.protocol, onInput);
     try {
       return await use(client);
     } catch (error) {
       if (!(error instanceof TaskNotFoundError && target.protocolSource === 'default' && client.generation === 'v2')) throw error;
-      const legacy = await openClient(target, flags, V1_PROTOCOL_VERSION).catch(() => undefined);
+      const legacy = await openClient(target, flags, V1_PROTOCOL_VERSION, onInput).catch(() => undefined);
       if (legacy?.generation !== 'v1') {
         await legacy?.close();
         throw error;
@@ -48,7 +50,10 @@ export async function getCommand(taskId: string, flags: RequestorFlags): Promise
   });
 }
 
-/** `mcp-tasks watch <taskId>`: follow a task to its end like `call` does, then print its result. */
+/**
+ * `mcp-tasks watch <taskId>`: follow a task to its end like `call` does (through notifications when the server
+ * offers them, else by polling), then print its result. It answers no questions: those are for `mcp-tasks answer`.
+ */
 export async function watchCommand(taskId: string, flags: WatchFlags): Promise<void> {
   const deadline = flags.timeout === undefined ? undefined : Date.now() + flags.timeout;
   const interrupt = detachOnInterrupt();
@@ -90,6 +95,11 @@ function describeSnapshot(snapshot: TaskSnapshot, client: TasksClient): string {
     ['error', snapshot.error ? `${snapshot.error.message} (JSON-RPC ${snapshot.error.code})` : undefined],
   ];
   const lines = rows.filter((row): row is [string, string] => row[1] !== undefined).map(([key, value]) => `${key.padEnd(8)} ${value}`);
+  for (const [key, request] of Object.entries(snapshot.inputRequests ?? {})) {
+    const fields = formFields(request.params?.requestedSchema).map((field) => `${field.name}: ${describeField(field)}`);
+    lines.push(`${'input'.padEnd(8)} ${key}: ${String(request.params?.message ?? request.method)}${fields.length > 0 ? ` (${fields.join('; ')})` : ''}`);
+  }
+  if (snapshot.status === 'input_required') lines.push(`${''.padEnd(8)} answer with: mcp-tasks answer ${snapshot.taskId}`);
   if (snapshot.result) lines.push(`result${snapshot.result.isError ? ' (tool error)' : ''}:`, resultText(snapshot.result));
   return `${lines.join('\n')}\n`;
 }

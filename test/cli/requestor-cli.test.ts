@@ -1,38 +1,15 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectTasksClient, TaskJournal } from '../../src/client/index.js';
 import type { Authenticator } from '../../src/core/owner.js';
 import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { countingTools } from '../client/support.js';
+import { cliRunner, ensureBuilt } from './support.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const MAIN = join(ROOT, 'dist/cli/main.js');
 const UNKNOWN_ID = 'Zz9Yy8Xx7Ww6Vv5Uu4Tt3S';
-
-function newestSource(dir: string): number {
-  return readdirSync(dir, { withFileTypes: true }).reduce((newest, entry) => {
-    const path = join(dir, entry.name);
-    return Math.max(newest, entry.isDirectory() ? newestSource(path) : entry.name.endsWith('.ts') ? statSync(path).mtimeMs : 0);
-  }, 0);
-}
-
-/** The CLI runs from dist: rebuild when any source is newer (tsc still emits when other folders have type errors). */
-function ensureBuilt(): void {
-  if (existsSync(MAIN) && statSync(MAIN).mtimeMs >= newestSource(join(ROOT, 'src'))) return;
-  spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'ignore' });
-  if (!existsSync(join(ROOT, 'dist/client/index.js'))) throw new Error('build failed: dist/client/index.js is missing');
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 describe('mcp-tasks call / get / watch / cancel (spawned CLI against a real server)', () => {
   const counting = countingTools();
@@ -43,28 +20,7 @@ describe('mcp-tasks call / get / watch / cancel (spawned CLI against a real serv
   delete env.MCP_TASKS_TOKEN;
   let running: RunningTasksServer;
 
-  const start = (args: string[], cwd = ROOT): { child: ChildProcess; done: Promise<Run>; stderrLine: (pattern: RegExp) => Promise<RegExpMatchArray> } => {
-    const child = spawn(process.execPath, [MAIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    const waiters: Array<() => void> = [];
-    child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      for (const wake of waiters.splice(0)) wake();
-    });
-    const done = new Promise<Run>((resolveRun) => child.on('close', (code) => resolveRun({ code, stdout, stderr })));
-    const stderrLine = async (pattern: RegExp): Promise<RegExpMatchArray> => {
-      for (;;) {
-        const match = stderr.match(pattern);
-        if (match) return match;
-        if (child.exitCode !== null) throw new Error(`CLI exited before printing ${pattern}: ${stderr}`);
-        await new Promise<void>((wake) => waiters.push(wake));
-      }
-    };
-    return { child, done, stderrLine };
-  };
-  const cli = (args: string[], cwd?: string): Promise<Run> => start(args, cwd).done;
+  const { start, cli } = cliRunner(env);
   const createdId = (stderr: string): string => stderr.match(/task (\S+) created/)?.[1] ?? '';
 
   beforeAll(async () => {
