@@ -44,6 +44,7 @@ program
   .option('--runtime-limit-ms <ms>', 'longest single run of a tool', integerOption)
   .option('--poll-interval-ms <ms>', 'poll interval hint', integerOption)
   .option('--max-attempts <n>', 'runs per task before attempts_exhausted', integerOption)
+  .option('--input-timeout-ms <ms>', 'how long a task may wait for an answer before it fails (input_timeout)', integerOption)
   .option('--log-level <level>', 'pino log level (logs go to stderr)', 'info')
   .action(serve);
 

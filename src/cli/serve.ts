@@ -35,6 +35,7 @@ export interface ServeOptions {
   runtimeLimitMs?: number;
   pollIntervalMs?: number;
   maxAttempts?: number;
+  inputTimeoutMs?: number;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
@@ -128,6 +129,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     runtimeLimitMs: options.runtimeLimitMs,
     pollIntervalMs: options.pollIntervalMs,
     maxAttempts: options.maxAttempts,
+    inputTimeoutMs: options.inputTimeoutMs,
   };
   asUsageError(() => resolveLimits(limits));
   const envSecret = process.env.MCP_TASKS_SECRET;
