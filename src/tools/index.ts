@@ -6,6 +6,7 @@ import type { AnyToolDefinition } from '../core/tool.js';
 import { analyzeLogsTool } from './analyze-logs/tool.js';
 import { auditRepositoryTool } from './audit-repository/tool.js';
 
+export { cleanupLogsTool, type CleanupLogsOptions } from './cleanup-logs/tool.js';
 export { writeDemoCorpus, type DemoCorpusOptions, type DemoCorpusSummary } from './demo-corpus.js';
 export { resolveInsideRoots } from './roots.js';
 

@@ -1,0 +1,66 @@
+/**
+ * Deleting exactly the confirmed files of a cleanup plan, each only when it is still the file that was listed.
+ */
+import { lstat, realpath, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { isInsideRoots } from '../roots.js';
+import type { Candidate } from './plan.js';
+
+/** Why a listed file was not deleted. */
+export type SkipReason = 'missing' | 'changed' | 'moved outside the writable roots' | `failed: ${string}`;
+
+/** What a deletion did, file by file. */
+export type DeletionReport = {
+  deleted: Array<{ path: string; size: number }>;
+  skipped: Array<{ path: string; reason: SkipReason }>;
+  /** Sum of the deleted files' sizes in bytes. */
+  freedBytes: number;
+};
+
+/** Options of {@link deleteConfirmed}. */
+export interface DeleteOptions {
+  /** Real paths of the writable roots. */
+  roots: readonly string[];
+  signal: AbortSignal;
+  onProgress(done: number, total: number): void;
+}
+
+/**
+ * Delete the listed files. Each is checked right before: it must still exist as a regular file with the listed
+ * size and modification time, and its directory must still resolve inside the writable roots (a directory
+ * swapped for a symlink is not followed); otherwise it is skipped and reported. Nothing else is touched.
+ * @throws the signal's reason when aborted between two files (those already deleted stay deleted).
+ */
+export async function deleteConfirmed(candidates: readonly Candidate[], options: DeleteOptions): Promise<DeletionReport> {
+  const report: DeletionReport = { deleted: [], skipped: [], freedBytes: 0 };
+  for (const [index, candidate] of candidates.entries()) {
+    options.signal.throwIfAborted();
+    const reason = await recheck(candidate, options.roots);
+    if (reason) {
+      report.skipped.push({ path: candidate.path, reason });
+    } else {
+      try {
+        await unlink(candidate.path);
+        report.deleted.push({ path: candidate.path, size: candidate.size });
+        report.freedBytes += candidate.size;
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        report.skipped.push({ path: candidate.path, reason: code === 'ENOENT' ? 'missing' : `failed: ${code ?? (error as Error).message}` });
+      }
+    }
+    options.onProgress(index + 1, candidates.length);
+  }
+  return report;
+}
+
+/** Why the file is no longer the one that was listed, or `undefined` when it still is. */
+async function recheck(candidate: Candidate, roots: readonly string[]): Promise<SkipReason | undefined> {
+  const stats = await lstat(candidate.path).catch(() => null);
+  if (!stats) return 'missing';
+  if (!stats.isFile() || stats.size !== candidate.size || stats.mtimeMs !== candidate.mtimeMs) return 'changed';
+  const directory = await realpath(path.dirname(candidate.path)).catch(() => null);
+  if (directory === null || path.join(directory, path.basename(candidate.path)) !== candidate.path || !isInsideRoots(candidate.path, roots)) {
+    return 'moved outside the writable roots';
+  }
+  return undefined;
+}

@@ -1,0 +1,164 @@
+/**
+ * The `cleanup_logs` tool: find old rotated logs below a writable root, show the user what would go and ask for
+ * confirmation (`ctx.elicit`), then delete exactly the confirmed list in one journaled step.
+ *
+ * Durability: the analysis is journaled (`ctx.step('analyse')`), so the list the user confirmed is the list that
+ * is deleted, however often the task is re-run (after the answer, or after a crash); the deletion is journaled
+ * too (`ctx.step('delete')`) and never repeated once it finished.
+ */
+import { stat } from 'node:fs/promises';
+import { z } from 'zod';
+import { defineTool, textResult, ToolInputError, type AnyToolDefinition, type ElicitResult } from '../../core/tool.js';
+import { realRoots, resolveInsideRoots } from '../roots.js';
+import { cleanupSelector, planCleanup, type CleanupPlan } from './plan.js';
+import { deleteConfirmed, type DeletionReport } from './remove.js';
+
+/** Options of {@link cleanupLogsTool}. */
+export interface CleanupLogsOptions {
+  /** Directories the tool may delete in (absolute; `serve --writable-root`). */
+  writableRoots: readonly string[];
+}
+
+const inputSchema = z.object({
+  path: z.string().min(1).describe('Absolute path of a log directory (or one file) inside a writable root.'),
+  olderThanDays: z.number().min(0).max(36_500).default(7).describe('Only files last modified more than this many days ago (0: any age).'),
+  include: z
+    .string()
+    .optional()
+    .describe('Glob of extra files to delete besides rotated logs (*.log.N, *.log.N.gz, *.log-YYYYMMDD, syslog.N, *.gz); relative to path.'),
+});
+
+const fileEntry = z.object({ path: z.string(), size: z.number().int() });
+const outputSchema = z.object({
+  path: z.string(),
+  cutoff: z.string(),
+  decision: z.enum(['nothing-to-delete', 'confirmed', 'declined', 'cancelled']),
+  candidates: z.array(fileEntry.extend({ modifiedAt: z.string() })),
+  candidateBytes: z.number().int(),
+  truncated: z.boolean(),
+  deleted: z.array(fileEntry),
+  skipped: z.array(z.object({ path: z.string(), reason: z.string() })),
+  freedBytes: z.number().int(),
+});
+type Output = z.output<typeof outputSchema>;
+
+const CONFIRM_SCHEMA = {
+  type: 'object',
+  properties: { confirm: { type: 'boolean', title: 'Delete these files', description: 'Nothing is deleted unless this is yes.', default: false } },
+  required: ['confirm'],
+};
+/** Files named in the confirmation message; the rest is counted. */
+const LISTED_IN_MESSAGE = 20;
+
+/** `1.2 MiB` */
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return unit === 0 ? `${bytes} B` : `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/** File names may hold control characters (newlines, escapes); they must not reshape the question. */
+const printable = (text: string): string => text.replace(/[\p{Cc}\p{Cf}]/gu, '?');
+
+/** The question: how many files, how much, which ones (the first {@link LISTED_IN_MESSAGE}), from where. */
+export function confirmationMessage(plan: CleanupPlan): string {
+  const count = plan.candidates.length;
+  const lines = plan.candidates.slice(0, LISTED_IN_MESSAGE).map((file) => `  ${printable(file.relative)}  ${formatBytes(file.size)}  ${new Date(file.mtimeMs).toISOString().slice(0, 16).replace('T', ' ')}`);
+  if (count > LISTED_IN_MESSAGE) lines.push(`  … and ${count - LISTED_IN_MESSAGE} more`);
+  return (
+    `Delete ${count} old log file${count === 1 ? '' : 's'} (${formatBytes(plan.totalBytes)}) in ${printable(plan.target)}, last modified before ${plan.cutoff}?\n` +
+    `${lines.join('\n')}${plan.truncated ? '\n(more files qualify; they are left for another cleanup)' : ''}`
+  );
+}
+
+/** The user's decision from the answer: only an accepted form with `confirm: true` confirms. */
+function decisionOf(answer: ElicitResult): Output['decision'] {
+  if (answer.action === 'cancel') return 'cancelled';
+  return answer.action === 'accept' && answer.content?.confirm === true ? 'confirmed' : 'declined';
+}
+
+function summary(plan: CleanupPlan, decision: Output['decision'], report?: DeletionReport): string {
+  if (decision === 'nothing-to-delete') return `Nothing to delete in ${plan.target}: no rotated log was last modified before ${plan.cutoff}.`;
+  if (!report) return `Nothing deleted (${decision}). ${plan.candidates.length} file(s), ${formatBytes(plan.totalBytes)}, were listed.`;
+  const skipped = report.skipped.map((file) => `\n  skipped ${file.path}: ${file.reason}`).join('');
+  return `Deleted ${report.deleted.length} of ${plan.candidates.length} file(s), ${formatBytes(report.freedBytes)} freed.${skipped}`;
+}
+
+/**
+ * The `cleanup_logs` tool, confined to `writableRoots`. Register it only when the operator named writable roots.
+ * @throws RangeError when a writable root is not an absolute path or none is given.
+ */
+export function cleanupLogsTool(options: CleanupLogsOptions): AnyToolDefinition {
+  if (options.writableRoots.length === 0) throw new RangeError('cleanup_logs needs at least one writable root');
+  const relative = options.writableRoots.find((root) => !root.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(root));
+  if (relative !== undefined) throw new RangeError(`writable roots must be absolute paths: ${relative}`);
+  const writableRoots = [...options.writableRoots];
+
+  const checkArguments = async (args: z.output<typeof inputSchema>): Promise<string> => {
+    if (args.include !== undefined) {
+      try {
+        cleanupSelector(args.include);
+      } catch {
+        throw new ToolInputError(`include is not a valid glob: ${args.include}`);
+      }
+    }
+    const target = await resolveInsideRoots(args.path, writableRoots);
+    const info = await stat(target);
+    if (!info.isDirectory() && !info.isFile()) throw new ToolInputError(`path is neither a directory nor a file: ${args.path}`);
+    return target;
+  };
+
+  return defineTool({
+    name: 'cleanup_logs',
+    title: 'Clean up old logs',
+    description:
+      'Finds rotated and compressed logs (app.log.1, app.log.2.gz, app.log-20240101, syslog.1, *.gz) — never a live *.log — ' +
+      'plus files matching include, last modified more than olderThanDays days ago, below a writable root; lists them with ' +
+      'size and date and asks for confirmation; then deletes exactly the confirmed files, skipping any that changed since.',
+    inputSchema,
+    outputSchema,
+    // The confirmed list lives in the task's journal; an inline call could not guarantee it.
+    execution: 'task-required',
+    journaled: true,
+    elicits: true,
+    async preflight(args) {
+      await checkArguments(args);
+    },
+    async run(args, ctx) {
+      const plan = await ctx.step('analyse', async () =>
+        planCleanup({
+          target: await checkArguments(args),
+          roots: await realRoots(writableRoots),
+          olderThanDays: args.olderThanDays,
+          ...(args.include === undefined ? {} : { include: args.include }),
+          now: Date.now(),
+          signal: ctx.signal,
+          onProgress: (done, total) => ctx.progress(done, total, 'checked files'),
+        }),
+      );
+      const base = {
+        path: plan.target,
+        cutoff: plan.cutoff,
+        candidates: plan.candidates.map((file) => ({ path: file.path, size: file.size, modifiedAt: new Date(file.mtimeMs).toISOString() })),
+        candidateBytes: plan.totalBytes,
+        truncated: plan.truncated,
+      };
+      if (plan.candidates.length === 0) {
+        return textResult(summary(plan, 'nothing-to-delete'), { structuredContent: { ...base, decision: 'nothing-to-delete', deleted: [], skipped: [], freedBytes: 0 } });
+      }
+      const decision = decisionOf(await ctx.elicit({ message: confirmationMessage(plan), requestedSchema: CONFIRM_SCHEMA }));
+      if (decision !== 'confirmed') return textResult(summary(plan, decision), { structuredContent: { ...base, decision, deleted: [], skipped: [], freedBytes: 0 } });
+      ctx.signal.throwIfAborted();
+      const report = await ctx.step('delete', async () =>
+        deleteConfirmed(plan.candidates, { roots: await realRoots(writableRoots), signal: ctx.signal, onProgress: (done, total) => ctx.progress(done, total, 'deleted files') }),
+      );
+      ctx.logger.info({ deleted: report.deleted.length, skipped: report.skipped.length, freedBytes: report.freedBytes }, 'logs cleaned up');
+      return textResult(summary(plan, decision, report), { structuredContent: { ...base, decision, ...report } });
+    },
+  });
+}
