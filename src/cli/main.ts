@@ -34,6 +34,7 @@ program
   .option('--no-builtins', 'do not register the built-in tools (analyze_logs, audit_repository)')
   .option('--fixtures <name>', 'also register fixture tools ("conformance")')
   .option('--root <dir>', 'directory tools may read (repeatable; default: current directory and /var/log)', collect, [])
+  .option('--writable-root <dir>', 'directory tools may delete in; registers cleanup_logs (repeatable; default: none)', collect, [])
   .option('--auth <spec>', 'authentication: tokens:<file> (JSON {"tokens":[{"token","issuer","subject","tenant"}]})')
   .option('--allow-remote-unauthenticated', 'allow a non-loopback bind without --auth')
   .option('--allowed-hosts <hosts>', 'Host/Origin allow-list for a non-loopback bind (comma separated)', (value) => value.split(','))

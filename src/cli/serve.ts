@@ -1,4 +1,4 @@
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { resolve, join } from 'node:path';
 import { TokenFileAuthenticator } from '../auth/token-file.js';
@@ -9,7 +9,7 @@ import { resolveLimits, type TasksServerLimits } from '../server/options.js';
 import { loadServerSecret } from '../server/secret.js';
 import { openSqliteTaskStore } from '../store/sqlite/index.js';
 import { conformanceFixtureTools } from '../tools/fixtures/conformance.js';
-import { builtinTools } from '../tools/index.js';
+import { builtinTools, cleanupLogsTool } from '../tools/index.js';
 import { createCliLogger } from './logger.js';
 import { loadToolModule } from './tool-modules.js';
 import { UsageError } from './usage-error.js';
@@ -24,6 +24,8 @@ export interface ServeOptions {
   builtins: boolean;
   fixtures?: string;
   root: string[];
+  /** `--writable-root`: directories tools may delete in (cleanup_logs is registered only when there is one). */
+  writableRoot: string[];
   auth?: string;
   allowRemoteUnauthenticated?: boolean;
   allowedHosts?: string[];
@@ -56,14 +58,24 @@ function resolveRoots(given: readonly string[]): string[] {
   return roots;
 }
 
-async function loadTools(options: ServeOptions, roots: string[]): Promise<AnyToolDefinition[]> {
+/** Directories tools may delete in: only those given (none by default), each an existing directory; symlinks resolved. */
+function resolveWritableRoots(given: readonly string[]): string[] {
+  return given.map((root) => {
+    const absolute = resolve(root);
+    if (!existsSync(absolute) || !statSync(absolute).isDirectory()) throw new UsageError(`--writable-root ${root}: no such directory`);
+    return realpathSync(absolute);
+  });
+}
+
+async function loadTools(options: ServeOptions, roots: string[], writableRoots: string[]): Promise<AnyToolDefinition[]> {
   const tools: AnyToolDefinition[] = [];
   if (options.builtins) tools.push(...builtinTools({ roots }));
+  if (options.builtins && writableRoots.length > 0) tools.push(cleanupLogsTool({ writableRoots }));
   if (options.fixtures !== undefined) {
     if (options.fixtures !== 'conformance') throw new UsageError(`--fixtures ${options.fixtures}: only "conformance" exists`);
     tools.push(...conformanceFixtureTools());
   }
-  for (const specifier of options.tools) tools.push(...(await loadToolModule(specifier, { roots, writableRoots: [] })));
+  for (const specifier of options.tools) tools.push(...(await loadToolModule(specifier, { roots, writableRoots })));
   return tools;
 }
 
@@ -118,7 +130,8 @@ export async function serve(options: ServeOptions): Promise<void> {
     auth = asUsageError(() => TokenFileAuthenticator.fromFile(resolve(file)));
   }
   const roots = resolveRoots(options.root);
-  const tools = await loadTools(options, roots).catch((error: unknown) => {
+  const writableRoots = resolveWritableRoots(options.writableRoot);
+  const tools = await loadTools(options, roots, writableRoots).catch((error: unknown) => {
     throw error instanceof UsageError ? error : new UsageError(error instanceof Error ? error.message : String(error));
   });
   const limits: Partial<TasksServerLimits> = {
@@ -167,6 +180,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   process.stderr.write(
     `mcp-tasks: serving http://${shownHost}:${port}/mcp\n` +
       `  data dir: ${dataDir}\n  store:    ${storePath}\n  tools:    ${tools.map((tool) => tool.name).join(', ')}\n  roots:    ${roots.join(', ') || '(none)'}\n` +
+      `  writable: ${writableRoots.join(', ') || '(none)'}\n` +
       `  auth:     ${auth ? 'bearer tokens' : 'off (one anonymous owner)'}\n`,
   );
   const shutdown = (): void => {
