@@ -34,7 +34,7 @@ export interface CliInputOptions {
 }
 
 /** Single quotes for a POSIX shell. */
-export function shellQuote(text: string): string {
+function shellQuote(text: string): string {
   return `'${text.replaceAll("'", "'\\''")}'`;
 }
 

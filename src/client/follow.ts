@@ -51,7 +51,7 @@ export async function followUntilTerminal(taskId: string, plan: FollowPlan, opti
   try {
     let last: TaskSnapshot | undefined;
     if (plan.subscribe) {
-      const pushed = await followPushed(taskId, plan.subscribe, plan.poll, { ...options, ...hooks, requestTimeoutMs: options.requestTimeoutMs }, signal);
+      const pushed = await followPushed(taskId, plan.subscribe, plan.poll, { ...options, ...hooks, ...(deadline === undefined ? {} : { deadline }) }, signal);
       if (pushed.terminal) return pushed.terminal;
       last = pushed.last;
       if (deadline !== undefined && Date.now() >= deadline) throw new TaskTimeoutError(taskId, deadline, last);
@@ -62,6 +62,7 @@ export async function followUntilTerminal(taskId: string, plan: FollowPlan, opti
   }
 }
 
+/** The wait's options with `deadline` resolved once (a relative `timeoutMs` must not move it). */
 type PushOptions = WaitOptions & { requestTimeoutMs: number; react?: (snapshot: TaskSnapshot) => Promise<boolean> };
 
 /**

@@ -78,7 +78,7 @@ export async function listenToTasks(endpoint: ModernEndpoint, taskIds: readonly 
     throw new TasksProtocolError(`subscriptions/listen: the stream from ${url} did not start with its acknowledgement (B18)`);
   }
   const accepted = ack.data.params.notifications?.taskIds?.filter((taskId) => taskIds.includes(taskId)) ?? [];
-  return new Subscription(id, accepted, messages, controller.signal, close);
+  return new Subscription(id, url, accepted, messages, controller.signal, close);
 }
 
 class Subscription implements TaskSubscription {
@@ -87,6 +87,7 @@ class Subscription implements TaskSubscription {
 
   constructor(
     private readonly id: string,
+    private readonly url: string,
     readonly taskIds: readonly string[],
     private readonly messages: AsyncGenerator<unknown>,
     private readonly signal: AbortSignal,
@@ -104,7 +105,8 @@ class Subscription implements TaskSubscription {
           next = await this.messages.next();
         } catch (error) {
           if (this.signal.aborted) return this.finish('local');
-          throw toClientError(error, 'subscriptions/listen', '');
+          this.finish('remote');
+          throw toClientError(error, 'subscriptions/listen', this.url);
         }
         if (next.done) return this.finish(this.signal.aborted ? 'local' : 'remote');
         const response = ResponseSchema.safeParse(next.value);

@@ -18,7 +18,7 @@ export type TaskAnswerer = (request: InputRequest) => Promise<ElicitAnswer | und
 const RelatedTaskSchema = z.looseObject({ taskId: z.string().min(1) });
 
 /** The key of a question from its JSON-RPC id: the mcp-tasks key when the id has that form, else the id itself. */
-export function keyOfRequestId(id: string | number, taskId: string | undefined): string {
+function keyOfRequestId(id: string | number, taskId: string | undefined): string {
   const text = String(id);
   const prefix = `${ID_PREFIX}${taskId ?? ''}/`;
   return taskId !== undefined && text.startsWith(prefix) && text.length > prefix.length ? text.slice(prefix.length) : text;

@@ -15,7 +15,7 @@ const AnyResult = z.looseObject({});
 /** setTimeout's largest delay: `tasks/result` may be held open for as long as the task runs. */
 const HELD_OPEN_MS = 2_147_483_647;
 /** After the last question was answered, how long more questions may take to arrive before `answerTask` stops (ms). */
-export const V1_QUIET_MS = 1000;
+const V1_QUIET_MS = 1000;
 
 /** One open `tasks/result` with an answerer attached for the task's questions. */
 class ResultStream {

@@ -31,7 +31,7 @@ export interface ModernCallOptions extends ModernEndpoint {
 export type ToolsCallAnswer = { kind: 'task'; task: TaskSnapshot } | { kind: 'result'; result: CallToolResult };
 
 /** MRTR rounds answered at most before the call is given up (a server asking forever is a server bug). */
-export const MAX_INPUT_ROUNDS = 10;
+const MAX_INPUT_ROUNDS = 10;
 
 const JsonRpcResponseSchema = z.looseObject({
   id: z.union([z.string(), z.number(), z.null()]),

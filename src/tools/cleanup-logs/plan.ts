@@ -37,7 +37,7 @@ export type CleanupPlan = {
 };
 
 /** Files one cleanup lists (and deletes) at most; the rest waits for the next run. */
-export const MAX_CANDIDATES = 2000;
+const MAX_CANDIDATES = 2000;
 /** Files one analysis walks at most. */
 const MAX_WALKED_FILES = 200_000;
 const DAY_MS = 86_400_000;

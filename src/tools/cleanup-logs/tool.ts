@@ -51,7 +51,7 @@ const CONFIRM_SCHEMA = {
 const LISTED_IN_MESSAGE = 20;
 
 /** `1.2 MiB` */
-export function formatBytes(bytes: number): string {
+function formatBytes(bytes: number): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let value = bytes;
   let unit = 0;
@@ -66,7 +66,7 @@ export function formatBytes(bytes: number): string {
 const printable = (text: string): string => text.replace(/[\p{Cc}\p{Cf}]/gu, '?');
 
 /** The question: how many files, how much, which ones (the first {@link LISTED_IN_MESSAGE}), from where. */
-export function confirmationMessage(plan: CleanupPlan): string {
+function confirmationMessage(plan: CleanupPlan): string {
   const count = plan.candidates.length;
   const lines = plan.candidates.slice(0, LISTED_IN_MESSAGE).map((file) => `  ${printable(file.relative)}  ${formatBytes(file.size)}  ${new Date(file.mtimeMs).toISOString().slice(0, 16).replace('T', ' ')}`);
   if (count > LISTED_IN_MESSAGE) lines.push(`  … and ${count - LISTED_IN_MESSAGE} more`);
