@@ -235,21 +235,24 @@ export function describeField(field: FormField): string {
   return parts.join(', ');
 }
 
-/** A plausible `--answers` object for a form (defaults, else the first option / true / 0 / "…"), for hints. */
-export function exampleContent(fields: readonly FormField[]): Record<string, FieldValue> {
-  const example: Record<string, FieldValue> = {};
-  for (const field of fields.filter((candidate) => candidate.required || candidate.default !== undefined)) {
-    example[field.name] =
-      field.default ??
-      (field.kind === 'boolean'
-        ? true
-        : field.kind === 'number' || field.kind === 'integer'
-          ? (field.minimum ?? 0)
-          : field.kind === 'choice'
-            ? (field.options?.[0]?.value ?? '')
-            : field.kind === 'choices'
-              ? (field.options ?? []).slice(0, Math.max(1, field.minItems ?? 1)).map((option) => option.value)
-              : '…');
+/** A value for a field in a hint: `true` for yes/no (confirming is what a hint is for), else the default, the first option(s), the minimum or 0, or "…". */
+function exampleValue(field: FormField): FieldValue {
+  if (field.kind === 'boolean') return true;
+  if (field.default !== undefined) return field.default;
+  switch (field.kind) {
+    case 'number':
+    case 'integer':
+      return field.minimum ?? 0;
+    case 'choice':
+      return field.options?.[0]?.value ?? '';
+    case 'choices':
+      return (field.options ?? []).slice(0, Math.max(1, field.minItems ?? 1)).map((option) => option.value);
+    default:
+      return '…';
   }
-  return example;
+}
+
+/** A plausible `--answers` object for a form (its required fields and those with a default), for hints. */
+export function exampleContent(fields: readonly FormField[]): Record<string, FieldValue> {
+  return Object.fromEntries(fields.filter((field) => field.required || field.default !== undefined).map((field) => [field.name, exampleValue(field)]));
 }

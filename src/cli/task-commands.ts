@@ -95,11 +95,13 @@ function describeSnapshot(snapshot: TaskSnapshot, client: TasksClient): string {
     ['error', snapshot.error ? `${snapshot.error.message} (JSON-RPC ${snapshot.error.code})` : undefined],
   ];
   const lines = rows.filter((row): row is [string, string] => row[1] !== undefined).map(([key, value]) => `${key.padEnd(8)} ${value}`);
+  const indent = ' '.repeat(9);
   for (const [key, request] of Object.entries(snapshot.inputRequests ?? {})) {
-    const fields = formFields(request.params?.requestedSchema).map((field) => `${field.name}: ${describeField(field)}`);
-    lines.push(`${'input'.padEnd(8)} ${key}: ${String(request.params?.message ?? request.method)}${fields.length > 0 ? ` (${fields.join('; ')})` : ''}`);
+    const [first, ...more] = String(request.params?.message ?? request.method).split('\n');
+    lines.push(`${'input'.padEnd(8)} ${key}: ${first}`, ...more.map((line) => `${indent}${line}`));
+    for (const field of formFields(request.params?.requestedSchema)) lines.push(`${indent}field ${field.name}: ${describeField(field)}`);
   }
-  if (snapshot.status === 'input_required') lines.push(`${''.padEnd(8)} answer with: mcp-tasks answer ${snapshot.taskId}`);
+  if (snapshot.status === 'input_required') lines.push(`${indent}answer with: mcp-tasks answer ${snapshot.taskId}`);
   if (snapshot.result) lines.push(`result${snapshot.result.isError ? ' (tool error)' : ''}:`, resultText(snapshot.result));
   return `${lines.join('\n')}\n`;
 }

@@ -104,7 +104,7 @@ describe('mcp-tasks call / answer with questions (spawned CLI against a real ser
     expect(run.stderr).toContain(`task ${id} needs input (input-1): Delete x?\n  confirm: yes/no, required\n  answer it with: mcp-tasks answer ${id} --answers '{"confirm":true}'\n`);
     const get = await cli(['get', id]);
     expect(get.stdout).toContain(`status   input_required\n`);
-    expect(get.stdout).toContain(`input    input-1: Delete x? (confirm: yes/no, required)\n`);
+    expect(get.stdout).toContain(`input    input-1: Delete x?\n         field confirm: yes/no, required\n         answer with: mcp-tasks answer ${id}\n`);
     const answered = await cli(['answer', id, '--answers', '{"confirm": false}']);
     expect(answered.code).toBe(0);
   });
