@@ -2,11 +2,13 @@ import { createWriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { once } from 'node:events';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { TemplateMiner } from '../../src/tools/analyze-logs/miner.js';
 import { analyzeLogsTool } from '../../src/tools/analyze-logs/tool.js';
 import { auditRepositoryTool } from '../../src/tools/audit-repository/tool.js';
 import { forEachLine } from '../../src/tools/lines.js';
-import { makeContext, makeTempDir } from './helpers.js';
+import { CLOCK_CHECK_LINES, MAX_SLICE_MS } from '../../src/tools/yield.js';
+import { highCardinalityLines, makeContext, makeTempDir } from './helpers.js';
 
 /** Writes `lines` log lines without building the file in memory. */
 async function writeLog(file: string, lines: number): Promise<void> {
@@ -20,6 +22,41 @@ async function writeLog(file: string, lines: number): Promise<void> {
   await once(out, 'finish');
 }
 
+/**
+ * Counts the work done between two turns of the event loop, as seen by a self-renewing `setImmediate`: a long
+ * scan holds the server for as long as it runs between turns, so the most work between two turns is what the
+ * tests bound. Work is counted, never timed, so that a slow or busy machine cannot fail them.
+ */
+function turnMeter() {
+  let running = true;
+  let lines = 0;
+  let comparisons = 0;
+  const most = { lines: 0, comparisons: 0 };
+  const turn = () => {
+    most.lines = Math.max(most.lines, lines);
+    most.comparisons = Math.max(most.comparisons, comparisons);
+    lines = 0;
+    comparisons = 0;
+    if (running) setImmediate(turn);
+  };
+  setImmediate(turn);
+  return {
+    count(lineCount: number, comparisonCount = 0) {
+      lines += lineCount;
+      comparisons += comparisonCount;
+    },
+    /** Stops the meter and returns the most work seen between two turns (the last stretch included). */
+    stop() {
+      running = false;
+      turn();
+      return most;
+    },
+  };
+}
+
+/** Milliseconds of fake time every line "takes" below: a slice fills up after a few lines. */
+const SLOW_LINE_MS = 2;
+
 describe('cancellation and cooperative scheduling', () => {
   let root: string;
   let cleanup: () => Promise<void>;
@@ -27,7 +64,11 @@ describe('cancellation and cooperative scheduling', () => {
   beforeEach(async () => {
     ({ dir: root, cleanup } = await makeTempDir('cancel'));
   });
-  afterEach(() => cleanup());
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    vi.useRealTimers();
+    await cleanup();
+  });
 
   it('stops reading a large file at the next check after an abort', async () => {
     const file = path.join(root, 'big.log');
@@ -64,6 +105,45 @@ describe('cancellation and cooperative scheduling', () => {
     expect(delivered).toBe(50_000);
     expect(immediateRanAt).toBeGreaterThan(0);
     expect(immediateRanAt).toBeLessThanOrEqual(10_000);
+  });
+
+  it('yields by elapsed time as well as by line count when lines are slow', async () => {
+    const file = path.join(root, 'big.log');
+    await writeLog(file, 5000);
+    // Only the clock the reader measures slices with is fake; setImmediate and I/O stay real.
+    vi.useFakeTimers({ toFake: ['performance'] });
+    const meter = turnMeter();
+    await forEachLine(
+      file,
+      () => {
+        vi.advanceTimersByTime(SLOW_LINE_MS);
+        meter.count(1);
+      },
+      { signal: new AbortController().signal },
+    );
+    // The clock is read every CLOCK_CHECK_LINES lines, and that many slow lines exceed the slice.
+    expect(CLOCK_CHECK_LINES * SLOW_LINE_MS).toBeGreaterThanOrEqual(MAX_SLICE_MS);
+    expect(meter.stop().lines).toBeLessThanOrEqual(CLOCK_CHECK_LINES);
+  });
+
+  it('keeps the work of analyze_logs between two event-loop turns bounded on high-cardinality input', async () => {
+    await writeFile(path.join(root, 'random.log'), `${highCardinalityLines(20_000).join('\n')}\n`);
+    vi.useFakeTimers({ toFake: ['performance'] });
+    const meter = turnMeter();
+    const add = TemplateMiner.prototype.add;
+    vi.spyOn(TemplateMiner.prototype, 'add').mockImplementation(function (this: TemplateMiner, ...args) {
+      vi.advanceTimersByTime(SLOW_LINE_MS);
+      const before = this.comparisons;
+      const cluster = add.apply(this, args);
+      meter.count(1, this.comparisons - before);
+      return cluster;
+    });
+    const result = await analyzeLogsTool.run({ path: root, top: 20 }, makeContext([root]));
+    const most = meter.stop();
+    expect(result.structuredContent).toMatchObject({ lines: 20_000 });
+    expect(most.lines).toBeLessThanOrEqual(CLOCK_CHECK_LINES);
+    // 100: the miner's default maxClustersPerLeaf, the most groups one message is compared with.
+    expect(most.comparisons).toBeLessThanOrEqual(CLOCK_CHECK_LINES * 100);
   });
 
   it('aborts analyze_logs part-way through a tree and rethrows the abort reason', async () => {

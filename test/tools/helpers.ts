@@ -65,3 +65,20 @@ export async function makeTempDir(prefix: string): Promise<{ dir: string; cleanu
   const dir = await realpath(await mkdtemp(path.join(tmpdir(), `${prefix}-`)));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
+
+/**
+ * `count` lines of four random six-letter words: the worst case for a template miner, as nothing repeats and
+ * nothing looks like a variable to mask. Seeded, so that a failure reproduces.
+ */
+export function highCardinalityLines(count: number, seed = 1): string[] {
+  // mulberry32: small, fast and good enough to make words that never repeat in practice.
+  let state = seed >>> 0;
+  const random = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+  const word = () => Array.from({ length: 6 }, () => String.fromCharCode(97 + Math.floor(random() * 26))).join('');
+  return Array.from({ length: count }, () => `${word()} ${word()} ${word()} ${word()}`);
+}

@@ -5,6 +5,7 @@ import { TemplateMiner, templateText } from '../../src/tools/analyze-logs/miner.
 import { parseSeverity } from '../../src/tools/analyze-logs/severity.js';
 import { TimestampParser } from '../../src/tools/analyze-logs/timestamp.js';
 import { logFileSelector } from '../../src/tools/analyze-logs/files.js';
+import { highCardinalityLines } from './helpers.js';
 
 const NOW = Date.UTC(2025, 5, 15, 12, 0, 0);
 
@@ -123,6 +124,32 @@ describe('template miner', () => {
     expect(miner.clusters().length).toBeLessThanOrEqual(100);
     expect(miner.evicted).toBeGreaterThan(0);
     expect(miner.clusters().some((c) => templateText(c) === 'frequent event happened' && c.count === 50)).toBe(true);
+  });
+
+  it('compares a message with at most maxClustersPerLeaf groups, however many distinct messages there are', () => {
+    // Random words fill the first tree levels and then all route through the wildcard branches into one leaf.
+    const miner = new TemplateMiner({ maxClustersPerLeaf: 100 });
+    let most = 0;
+    for (const [i, line] of highCardinalityLines(20_000).entries()) {
+      const before = miner.comparisons;
+      // A recurring message among them keeps its group: it is never the rarest of its leaf.
+      miner.add(i % 50 === 0 ? 'connection reset by peer' : line);
+      most = Math.max(most, miner.comparisons - before);
+    }
+    expect(most).toBeLessThanOrEqual(100);
+    expect(miner.clusters().find((c) => templateText(c) === 'connection reset by peer')?.count).toBe(400);
+  });
+
+  it('makes room in a full leaf by evicting its rarest group, the oldest among equals', () => {
+    // No prefix tokens: every message of a length shares one leaf.
+    const miner = new TemplateMiner({ prefixTokens: 0, maxClustersPerLeaf: 3 });
+    for (const message of ['alpha one', 'alpha one', 'beta two', 'gamma three', 'delta four']) miner.add(message);
+    expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([
+      ['alpha one', 2],
+      ['gamma three', 1],
+      ['delta four', 1],
+    ]);
+    expect(miner.evicted).toBe(1);
   });
 
   it('caps the stored example and computes a lazy example only for new groups', () => {

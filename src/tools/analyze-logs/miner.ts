@@ -3,7 +3,10 @@
  * each masked message by its token count and its leading tokens to a small set of candidate groups; the most
  * similar group absorbs the message when the share of equal tokens reaches a threshold, and positions that
  * differ become `<*>`. Everything is in memory and bounded: the number of groups is capped and the rarest ones
- * are evicted when the cap is hit. Pure API, no I/O, so the benchmark runs exactly the code the tool runs.
+ * are evicted when the cap is hit. So is the work per message: a leaf holds at most `maxClustersPerLeaf` groups,
+ * so a message is compared with at most that many, however many distinct messages the input has (without this
+ * cap, random words that the tree routes through its wildcard branches piled up in one leaf and every message
+ * was compared with thousands of groups). Pure API, no I/O, so the benchmark runs exactly the code the tool runs.
  */
 import { WILDCARD, maskedTokens } from './masking.js';
 
@@ -17,6 +20,11 @@ export interface MinerOptions {
   maxChildren?: number;
   /** Groups kept at most; on overflow the rarest tenth is evicted. Default 10,000. */
   maxClusters?: number;
+  /**
+   * Groups kept per leaf of the tree, which bounds the comparisons per message; a new group in a full leaf
+   * replaces the leaf's rarest (the oldest of the rarest). Default 100, like Drain's children per node.
+   */
+  maxClustersPerLeaf?: number;
   /** Tokens of a message considered; the rest are ignored. Default 128. */
   maxTokens?: number;
   /** Characters kept of a group's example. Default 500. */
@@ -52,18 +60,21 @@ export class TemplateMiner {
   private readonly similarity: number;
   private readonly maxChildren: number;
   private readonly maxClusters: number;
+  private readonly maxClustersPerLeaf: number;
   private readonly maxTokens: number;
   private readonly maxExampleLength: number;
   private readonly root = new Map<number, TreeNode>();
   private readonly live = new Set<Cluster>();
   private nextId = 1;
   private evictedCount = 0;
+  private comparisonCount = 0;
 
   constructor(options: MinerOptions = {}) {
     this.prefixTokens = options.prefixTokens ?? 2;
     this.similarity = options.similarity ?? 0.7;
     this.maxChildren = options.maxChildren ?? 100;
     this.maxClusters = options.maxClusters ?? 10_000;
+    this.maxClustersPerLeaf = options.maxClustersPerLeaf ?? 100;
     this.maxTokens = options.maxTokens ?? 128;
     this.maxExampleLength = options.maxExampleLength ?? 500;
   }
@@ -79,12 +90,13 @@ export class TemplateMiner {
   add(message: string, example: string | (() => string) = message): LogCluster {
     const tokens = maskedTokens(message, this.maxTokens);
     const leaf = this.leafFor(tokens);
-    const match = this.bestMatch(leaf, tokens);
+    const { match, rarest } = this.bestMatch(leaf, tokens);
     if (match) {
       mergeInto(match.tokens, tokens);
       match.count++;
       return match;
     }
+    if (rarest && leaf.length >= this.maxClustersPerLeaf) this.evict([rarest]);
     const text = typeof example === 'function' ? example() : example;
     const cluster: Cluster = {
       id: this.nextId++,
@@ -104,9 +116,17 @@ export class TemplateMiner {
     return [...this.live];
   }
 
-  /** Number of groups dropped so far because of the cap. */
+  /** Number of groups dropped so far because of the caps. */
   get evicted(): number {
     return this.evictedCount;
+  }
+
+  /**
+   * Message-to-group comparisons made so far: the miner's work, counted rather than timed so that tests can
+   * bound it on any machine.
+   */
+  get comparisons(): number {
+    return this.comparisonCount;
   }
 
   private leafFor(tokens: string[]): Cluster[] {
@@ -138,24 +158,53 @@ export class TemplateMiner {
     return created;
   }
 
-  private bestMatch(leaf: Cluster[], tokens: string[]): Cluster | null {
-    let best: Cluster | null = null;
-    let bestScore = -1;
-    let bestWildcards = -1;
+  /**
+   * The most similar group of the leaf that reaches the threshold (ties: the one with more wildcards, then the
+   * older), and the leaf's rarest group (ties: the older), found in the same pass so that a full leaf costs
+   * nothing extra to make room in.
+   */
+  private bestMatch(leaf: Cluster[], tokens: string[]): { match: Cluster | null; rarest: Cluster | null } {
+    const length = tokens.length;
+    // Positions that may differ in a group that still reaches the threshold: a comparison stops past them, which
+    // is what keeps a leaf of unrelated messages cheap (they differ early).
+    const allowedDifferences = length - minimumEqual(length, this.similarity);
+    let match: Cluster | null = null;
+    let matchEqual = -1;
+    let matchWildcards = -1;
+    let rarest: Cluster | null = null;
     for (const cluster of leaf) {
-      const [score, wildcards] = similarity(cluster.tokens, tokens);
-      if (score > bestScore || (score === bestScore && wildcards > bestWildcards)) {
-        best = cluster;
-        bestScore = score;
-        bestWildcards = wildcards;
+      this.comparisonCount++;
+      if (!rarest || cluster.count < rarest.count) rarest = cluster;
+      const template = cluster.tokens;
+      let differences = 0;
+      let wildcards = 0;
+      for (let i = 0; i < length && differences <= allowedDifferences; i++) {
+        const t = template[i];
+        // A wildcard facing a masked variable counts as equal; see `minimumEqual` for why.
+        if (t === WILDCARD) {
+          wildcards++;
+          if (tokens[i] !== WILDCARD) differences++;
+        } else if (t !== tokens[i]) differences++;
+      }
+      if (differences > allowedDifferences) continue;
+      const equal = length - differences;
+      if (equal > matchEqual || (equal === matchEqual && wildcards > matchWildcards)) {
+        match = cluster;
+        matchEqual = equal;
+        matchWildcards = wildcards;
       }
     }
-    return best && bestScore >= this.similarity ? best : null;
+    return { match, rarest };
   }
 
+  /** Batch eviction for the global cap: the rarest tenth, the older first among equals. */
   private evictRarest(): void {
     const ordered = [...this.live].sort((a, b) => a.count - b.count || a.id - b.id);
-    const victims = ordered.slice(0, Math.max(1, Math.floor(this.maxClusters / 10)));
+    this.evict(ordered.slice(0, Math.max(1, Math.floor(this.maxClusters / 10))));
+  }
+
+  /** Drops groups; each leaf holds at most `maxClustersPerLeaf`, so finding one in its leaf is cheap. */
+  private evict(victims: Cluster[]): void {
     for (const victim of victims) {
       this.live.delete(victim);
       const index = victim.leaf.indexOf(victim);
@@ -176,23 +225,18 @@ function routingKey(token: string): string {
 }
 
 /**
- * Share of the template's positions that the message repeats, plus the template's wildcard count for
- * tie-breaking. Unlike Drain's `seqDist`, a wildcard position counts as repeated when the message has a masked
- * variable there too: otherwise a message made mostly of numbers ("onExtend:<*> <*> <*> <*>") can never reach
- * the threshold and every occurrence opens a new group. A wildcard facing a word still counts as a difference,
- * which keeps templates from swallowing unrelated messages of the same length.
+ * The fewest positions of a `length`-token group a message must repeat to join it: the smallest `equal` with
+ * `equal / length >= similarity` (found by counting rather than by `ceil`, which floating point would skew).
+ * Unlike Drain's `seqDist`, a wildcard position counts as repeated when the message has a masked variable there
+ * too: otherwise a message made mostly of numbers ("onExtend:<*> <*> <*> <*>") can never reach the threshold and
+ * every occurrence opens a new group. A wildcard facing a word still counts as a difference, which keeps
+ * templates from swallowing unrelated messages of the same length.
  */
-function similarity(template: string[], tokens: string[]): [number, number] {
+function minimumEqual(length: number, similarity: number): number {
+  if (length === 0) return 0;
   let equal = 0;
-  let wildcards = 0;
-  for (let i = 0; i < template.length; i++) {
-    const t = template[i];
-    if (t === WILDCARD) {
-      wildcards++;
-      if (tokens[i] === WILDCARD) equal++;
-    } else if (t === tokens[i]) equal++;
-  }
-  return [template.length === 0 ? 1 : equal / template.length, wildcards];
+  while (equal < length && equal / length < similarity) equal++;
+  return equal;
 }
 
 function mergeInto(template: string[], tokens: string[]): void {
