@@ -1,18 +1,33 @@
 /**
  * Secret-like strings: detection for `audit_repository` and redaction for anything a tool echoes from files
- * (log examples and templates). A secret value never leaves this module unredacted.
+ * (log examples and templates, file names). A secret value never leaves this module unredacted.
+ *
+ * Detection and redaction share one set of rules but differ in how sure they must be: a finding is reported only
+ * when the value looks like a real secret (so that `token = z.string()` is not one), while redaction hides any
+ * value in a secret's place, because a false positive there costs a few characters of a log line and a false
+ * negative leaks the secret.
  */
 
+/** The kinds of secret a finding can be, for output schemas. */
+export const SECRET_KINDS = [
+  'private-key',
+  'aws-access-key-id',
+  'aws-secret-access-key',
+  'github-token',
+  'slack-token',
+  'stripe-key',
+  'google-api-key',
+  'npm-token',
+  'jwt',
+  'url-credentials',
+  'basic-auth',
+  'bearer-token',
+  'password',
+  'credential-assignment',
+] as const;
+
 /** What kind of secret a finding looks like. */
-export type SecretKind =
-  | 'private-key'
-  | 'aws-access-key-id'
-  | 'github-token'
-  | 'slack-token'
-  | 'jwt'
-  | 'credential-assignment'
-  | 'url-credentials'
-  | 'bearer-token';
+export type SecretKind = (typeof SECRET_KINDS)[number];
 
 /** A secret-like string found in a line. */
 export interface SecretFinding {
@@ -25,10 +40,19 @@ export interface SecretFinding {
 
 interface Rule {
   kind: SecretKind;
-  /** Global pattern; the value is capture group 1 when present, else the whole match. */
+  /**
+   * Global pattern with indices (`dg`); the value is the first capture group that took part in the match, or
+   * the whole match when none did.
+   */
   pattern: RegExp;
-  /** Only reported by {@link findSecrets} when the value looks generated (see {@link looksGenerated}). */
-  needsEntropy?: boolean;
+  /** Whether a matched value is a secret at all; both redaction and detection skip it otherwise. Default: yes. */
+  accept?(value: string): boolean;
+  /**
+   * Whether a finding is reported (see the module comment); redaction does not ask. Default: yes.
+   *
+   * @param quoted - whether the value follows a quote (an unquoted value never does).
+   */
+  report?(value: string, quoted: boolean): boolean;
 }
 
 /** Bits per character above which a 16+ character value is taken for a generated secret, not a word. */
@@ -36,22 +60,62 @@ const MIN_ENTROPY_BITS = 3.5;
 const MIN_GENERIC_LENGTH = 16;
 /** Characters of generated tokens (base64, base64url, hex): code such as `z.string()` or `${token}` is not one. */
 const TOKEN_CHARACTERS = /^[A-Za-z0-9_\-+/=~.]+$/;
+/**
+ * The value of an assignment: a quoted string as a whole (so `"correct horse battery"` is one value, not a
+ * value followed by two words left in the clear), else up to a space, quote or separator. Quotes may be
+ * escaped (`\"password\":\"…\"`, JSON logged inside a JSON string).
+ */
+const ASSIGNED_VALUE = String.raw`(?:\\?["'])?\s*[:=]\s*(?:\\?"([^"\\\n]*)|\\?'([^'\\\n]*)|([^\s"'\\,;&]+))`;
+/** Private key armour; the key's body lines follow on lines of their own (see {@link SecretRedactor}). */
+const PRIVATE_KEY_BEGIN = /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/;
+const PRIVATE_KEY_END = /-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/;
 
 const RULES: readonly Rule[] = [
-  { kind: 'private-key', pattern: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/g },
-  { kind: 'aws-access-key-id', pattern: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b/g },
-  { kind: 'github-token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b/g },
-  { kind: 'slack-token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/g },
-  { kind: 'jwt', pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
-  { kind: 'url-credentials', pattern: /[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^\s:/@]+:([^\s/@]+)@/g },
-  { kind: 'bearer-token', pattern: /\b[Bb]earer\s+([A-Za-z0-9._~+/=-]{8,})/g, needsEntropy: true },
+  // The header and whatever follows on its line: a key logged as one line (JSON-escaped newlines) or in one
+  // piece has its body there.
+  {
+    kind: 'private-key',
+    pattern: new RegExp(`${PRIVATE_KEY_BEGIN.source}(?:.*?${PRIVATE_KEY_END.source}|.*)`, 'dg'),
+  },
+  { kind: 'aws-access-key-id', pattern: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b/dg },
+  // 40 characters after the keyword, separated by `=`, `:` or just a space (the format of the AWS CLI's output).
+  {
+    kind: 'aws-secret-access-key',
+    pattern: /(?:aws[_-]?)?secret[_-]?access[_-]?key(?:\\?["'])?(?:\s*[:=]\s*|\s+)(?:\\?["'])?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])/dgi,
+  },
+  { kind: 'github-token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b/dg },
+  { kind: 'slack-token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/dg },
+  // Secret and restricted keys; publishable keys (`pk_`) are meant to be public.
+  { kind: 'stripe-key', pattern: /\b[rs]k_(?:live|test)_[0-9A-Za-z]{10,247}\b/dg },
+  { kind: 'google-api-key', pattern: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/dg },
+  { kind: 'npm-token', pattern: /\bnpm_[A-Za-z0-9]{36}(?![A-Za-z0-9])/dg },
+  { kind: 'jwt', pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/dg },
+  { kind: 'url-credentials', pattern: /[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^\s:/@]+:([^\s/@]+)@/dg },
+  // Only base64 of `user:password` counts, which keeps prose ("Basic authentication") out.
+  { kind: 'basic-auth', pattern: /\bbasic\s+([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])/dgi, accept: isBasicCredentials },
+  { kind: 'bearer-token', pattern: /\bbearer\s+([A-Za-z0-9._~+/=-]{8,})/dgi, report: looksLikeToken },
+  // Before the generic assignments: a password is reported whatever its entropy (`hunter2` is one).
+  {
+    kind: 'password',
+    pattern: new RegExp(`(?:passw(?:or)?d|passphrase|pwd)${ASSIGNED_VALUE}`, 'dgi'),
+    report: isPasswordLiteral,
+  },
   {
     kind: 'credential-assignment',
-    pattern:
-      /(?:api[_-]?key|apikey|secret(?:[_-]?key)?|access[_-]?key|auth[_-]?token|token|passw(?:or)?d|pwd|client[_-]?secret)["']?\s*[:=]\s*["']?([^\s"',;&]+)/gi,
-    needsEntropy: true,
+    pattern: new RegExp(
+      `(?:api[_-]?key|apikey|secret(?:[_-]?key)?|access[_-]?key|auth[_-]?token|token|client[_-]?secret)${ASSIGNED_VALUE}`,
+      'dgi',
+    ),
+    report: looksGenerated,
   },
 ];
+
+/**
+ * A cheap test that rules out most lines before the full rules run: every rule needs one of these substrings,
+ * so a line without any of them has nothing to redact or report.
+ */
+const HINT =
+  /A(?:KIA|SIA|GPA|IDA|ROA|NPA|Iza)|gh[pousr]_|github_pat_|xox[abposr]-|[rs]k_(?:live|test)_|npm_|eyJ|PRIVATE KEY|:\/\/[^\s:/@]+:[^\s/@]+@|[Bb](?:earer|EARER|asic|ASIC)|[Kk][Ee][Yy]|[Ss][Ee][Cc][Rr][Ee][Tt]|[Tt][Oo][Kk][Ee][Nn]|[Pp][Aa][Ss][Ss](?:[Ww]|[Pp][Hh])|[Pp][Ww][Dd]/;
 
 /**
  * A value shortened so that it identifies a finding without revealing it: at most its first 4 characters
@@ -78,58 +142,123 @@ export function shannonEntropy(text: string): number {
  * placeholder: long, only token characters, letters and digits mixed, and high entropy.
  */
 function looksGenerated(value: string): boolean {
-  return (
-    value.length >= MIN_GENERIC_LENGTH &&
-    TOKEN_CHARACTERS.test(value) &&
-    /\d/.test(value) &&
-    /[A-Za-z]/.test(value) &&
-    shannonEntropy(value) >= MIN_ENTROPY_BITS
-  );
+  return looksLikeToken(value) && /\d/.test(value) && /[A-Za-z]/.test(value);
 }
 
 /**
- * Secret-like strings in one line. Keyword assignments (`api_key = "…"`) and bearer tokens count only when the
- * value looks generated, which keeps `password = getenv(...)`, prose and placeholders out of reports.
+ * Whether a bearer value looks like a token rather than prose: long, only token characters, high entropy. Digits
+ * are not required: opaque tokens are often letters only, and "Bearer" is rarely followed by a 16-letter word.
  */
-export function findSecrets(line: string): SecretFinding[] {
-  const findings: SecretFinding[] = [];
+function looksLikeToken(value: string): boolean {
+  return value.length >= MIN_GENERIC_LENGTH && TOKEN_CHARACTERS.test(value) && shannonEntropy(value) >= MIN_ENTROPY_BITS;
+}
+
+/** Whether base64 `value` decodes to printable `user:password`, the content of a Basic authorization. */
+function isBasicCredentials(value: string): boolean {
+  return /^[\x20-\x7e]*:[\x20-\x7e]*$/.test(Buffer.from(value, 'base64').toString('latin1'));
+}
+
+/** Values assigned to a password name that are not passwords: placeholders, references and type names. */
+const NOT_A_PASSWORD =
+  /^(?:[*xX•.…_-]*|<[^>]*>|\$\{[^}]*\}?|\{\{.*|\{[^}]*\}|%\(?\w*\)?s|\$\w+|(?:none|null|nil|undefined|true|false|str|string|bool|int|number)\??)$/i;
+
+/**
+ * Whether a value assigned to a password name is a literal password, however guessable: a quoted string that is
+ * not a placeholder, or an unquoted value that is neither a placeholder, a reference (`${DB_PASSWORD}`, `$1`), a
+ * path (`pwd=/home/x`) nor code (`getenv(…)`, `args.password`).
+ */
+function isPasswordLiteral(value: string, quoted: boolean): boolean {
+  if (NOT_A_PASSWORD.test(value)) return false;
+  return quoted || !/^[~./]|[()[\]{}]|^[A-Za-z_]\w*\.[A-Za-z_]/.test(value);
+}
+
+/** One rule's match: the value and where it is in the text. */
+interface Match {
+  rule: Rule;
+  start: number;
+  end: number;
+  value: string;
+  quoted: boolean;
+}
+
+/** Every accepted match of every rule in `text`, rules in {@link RULES} order, each rule's in text order. */
+function matchAll(text: string): Match[] {
+  const matches: Match[] = [];
   for (const rule of RULES) {
     rule.pattern.lastIndex = 0;
-    for (let m = rule.pattern.exec(line); m; m = rule.pattern.exec(line)) {
-      const value = m[1] ?? m[0];
-      if (rule.needsEntropy && !looksGenerated(value)) continue;
-      const column = m.index + m[0].lastIndexOf(value);
-      findings.push({ kind: rule.kind, column, preview: redactValue(value) });
+    for (let m = rule.pattern.exec(text); m; m = rule.pattern.exec(text)) {
+      const group = m.findIndex((value, index) => index > 0 && value !== undefined);
+      const [start, end] = m.indices?.[group > 0 ? group : 0] ?? [m.index, m.index + m[0].length];
+      const value = text.slice(start, end);
+      if (value === '' || !(rule.accept?.(value) ?? true)) continue;
+      const before = text[start - 1];
+      matches.push({ rule, start, end, value, quoted: before === '"' || before === "'" });
     }
   }
-  return findings;
+  return matches;
 }
 
 /**
- * A cheap test that rules out most lines before the full {@link redactSecrets}: every rule needs one of these
- * substrings, so a line without any of them has nothing to redact.
+ * Secret-like strings in one line, one finding per value: where rules overlap (`AWS_SECRET_ACCESS_KEY=…` is also
+ * a generic `access_key=…`), the more specific rule, listed first, reports it.
  */
-const HINT =
-  /A(?:KIA|SIA|GPA|IDA|ROA|NPA)|gh[pousr]_|github_pat_|xox[abposr]-|eyJ|PRIVATE KEY|:\/\/[^\s:/@]+:[^\s/@]+@|[Bb]earer|[Kk][Ee][Yy]|[Ss][Ee][Cc][Rr][Ee][Tt]|[Tt][Oo][Kk][Ee][Nn]|[Pp][Aa][Ss][Ss][Ww]|[Pp][Ww][Dd]/;
-
-/** Whether `text` may contain something {@link redactSecrets} would redact (false means it certainly does not). */
-export function mightContainSecret(text: string): boolean {
-  return HINT.test(text);
+export function findSecrets(line: string): SecretFinding[] {
+  if (!HINT.test(line)) return [];
+  const kept: Match[] = [];
+  for (const match of matchAll(line)) {
+    if (!(match.rule.report?.(match.value, match.quoted) ?? true)) continue;
+    if (kept.some((other) => match.start < other.end && other.start < match.end)) continue;
+    kept.push(match);
+  }
+  return kept
+    .sort((a, b) => a.start - b.start)
+    .map((match) => ({ kind: match.rule.kind, column: match.start, preview: redactValue(match.value) }));
 }
 
 /**
- * `text` with every secret-like value replaced by its {@link redactValue} form. Redaction is broader than
- * detection: any value assigned to a credential keyword is redacted, random-looking or not.
+ * `text` with every secret-like value replaced by its {@link redactValue} form. Values matched by several rules
+ * are redacted as one span, so that no rule leaves part of another's value in the clear.
  */
 export function redactSecrets(text: string): string {
-  let result = text;
-  for (const rule of RULES) {
-    rule.pattern.lastIndex = 0;
-    result = result.replace(rule.pattern, (match: string, value?: string) => {
-      if (typeof value !== 'string') return redactValue(match);
-      const at = match.lastIndexOf(value);
-      return match.slice(0, at) + redactValue(value) + match.slice(at + value.length);
-    });
+  if (!HINT.test(text)) return text;
+  const spans: [start: number, end: number][] = [];
+  for (const { start, end } of matchAll(text).sort((a, b) => a.start - b.start)) {
+    const last = spans.at(-1);
+    if (last && start < last[1]) last[1] = Math.max(last[1], end);
+    else spans.push([start, end]);
   }
-  return result;
+  let result = '';
+  let at = 0;
+  for (const [start, end] of spans) {
+    result += text.slice(at, start) + redactValue(text.slice(start, end));
+    at = end;
+  }
+  return result + text.slice(at);
+}
+
+/** A run of base64 long enough to be key material, or a whole line of base64 (the short last line of a body). */
+const KEY_MATERIAL = /[A-Za-z0-9+/]{16,}={0,2}|^\s*[A-Za-z0-9+/]+={0,2}\s*$/g;
+
+/**
+ * Redacts the lines of one file in order. Unlike {@link redactSecrets} it remembers whether it is inside a
+ * private key block, whose body lines are bare base64 that nothing on the line itself tells from other data:
+ * between a `BEGIN … PRIVATE KEY` line and its `END` line (or the end of the file when `END` is missing), runs of
+ * base64 are redacted too. Use one instance per file.
+ */
+export class SecretRedactor {
+  private inPrivateKey = false;
+
+  /** The line with its secrets redacted. */
+  redact(line: string): string {
+    let text = line;
+    if (this.inPrivateKey) {
+      const end = PRIVATE_KEY_END.exec(line);
+      const body = end ? line.slice(0, end.index) : line;
+      text = body.replace(KEY_MATERIAL, (material) => redactValue(material.trim())) + line.slice(body.length);
+      if (end) this.inPrivateKey = false;
+    }
+    const begin = PRIVATE_KEY_BEGIN.exec(text);
+    if (begin && !PRIVATE_KEY_END.test(text.slice(begin.index))) this.inPrivateKey = true;
+    return redactSecrets(text);
+  }
 }

@@ -48,8 +48,10 @@ describe('audit_repository', () => {
       { path: 'deploy.pem', line: 1, kind: 'private-key', preview: '----…' },
       { path: 'src/config.py', line: 1, kind: 'aws-access-key-id', preview: 'AKIA…' },
       { path: 'src/config.py', line: 2, kind: 'credential-assignment', preview: 'Zx9Q…' },
+      // A default password is a password all the same.
+      { path: 'src/config.py', line: 3, kind: 'password', preview: 'ch…' },
     ]);
-    expect(report.secretCount).toBe(3);
+    expect(report.secretCount).toBe(4);
     const everything = JSON.stringify({ result, statuses: context.statuses });
     for (const value of [AWS_KEY, PEM_BODY, API_KEY, AWS_KEY.slice(4), API_KEY.slice(4)]) {
       expect(everything).not.toContain(value);

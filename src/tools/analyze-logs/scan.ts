@@ -1,9 +1,11 @@
 /**
  * The work of `analyze_logs`: list the log files of a tree, stream every line once, count severities per file
- * and per hour, and mine message templates. Memory is bounded by the caps below, not by the input size.
+ * and per hour, and mine message templates. Memory is bounded by the caps below, not by the input size. Secrets
+ * are redacted from everything the report echoes: lines before they are mined, and paths (a file can be named
+ * after a key).
  */
 import { forEachLine } from '../lines.js';
-import { mightContainSecret, redactSecrets } from '../secrets.js';
+import { redactSecrets, SecretRedactor } from '../secrets.js';
 import { walkFiles } from '../walk.js';
 import { countLine, emptyBucket, HourlyCounts, type BucketCounts, type SeverityCounts } from './counts.js';
 import { isGzip, logFileSelector } from './files.js';
@@ -110,8 +112,10 @@ export async function scanLogs(options: ScanOptions): Promise<LogScanReport> {
   options.onProgress(0, logFiles.length);
   for (const [index, file] of logFiles.entries()) {
     signal.throwIfAborted();
-    const counts: FileReport = { path: file.relative, ...emptyBucket() };
+    const relative = redactSecrets(file.relative);
+    const counts: FileReport = { path: relative, ...emptyBucket() };
     const parser = new LineParser(now);
+    const redactor = new SecretRedactor();
     // Lines without a timestamp (stack frames, continuations) follow the last timestamped line for `since`.
     let keep = true;
     try {
@@ -120,7 +124,7 @@ export async function scanLogs(options: ScanOptions): Promise<LogScanReport> {
         (line) => {
           if (!NON_BLANK.test(line)) return;
           // Redacting before mining keeps secrets out of templates as well as examples.
-          const clean = mightContainSecret(line) ? redactSecrets(line) : line;
+          const clean = redactor.redact(line);
           const parsed = parser.parse(clean);
           if (options.since !== null) {
             if (parsed.epochMs !== null) keep = parsed.epochMs >= options.since;
@@ -139,7 +143,7 @@ export async function scanLogs(options: ScanOptions): Promise<LogScanReport> {
     } catch (error) {
       if (signal.aborted) throw signal.reason;
       failures++;
-      if (failedFiles.length < MAX_FAILURES) failedFiles.push({ path: file.relative, error: describe(error) });
+      if (failedFiles.length < MAX_FAILURES) failedFiles.push({ path: relative, error: redactSecrets(describe(error)) });
     }
     if (perFile.length < MAX_FILE_REPORTS) perFile.push(counts);
     options.onProgress(index + 1, logFiles.length);
@@ -147,7 +151,7 @@ export async function scanLogs(options: ScanOptions): Promise<LogScanReport> {
 
   const clusters = miner.clusters().sort((a, b) => b.count - a.count || a.id - b.id);
   return {
-    path: options.target,
+    path: redactSecrets(options.target),
     files: logFiles.length - failures,
     lines: total.lines,
     linesBeforeSince,

@@ -1,12 +1,13 @@
 /**
  * The work of `audit_repository`: walk a source tree (without `.git`, `node_modules` and other vendored or
  * generated directories), count files and lines per language, find the largest files and secret-like strings,
- * and read recent commit activity. Secret values never enter the report: only their kind and a redacted preview.
+ * and read recent commit activity. Secret values never enter the report: only their kind and a redacted preview,
+ * and paths with secrets redacted (a file can be named after a key).
  */
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { forEachLine } from '../lines.js';
-import { findSecrets, mightContainSecret, type SecretKind } from '../secrets.js';
+import { findSecrets, redactSecrets, type SecretKind } from '../secrets.js';
 import { walkFiles } from '../walk.js';
 import { gitActivity, type GitActivity } from './git.js';
 import { hasBinaryExtension, languageOf } from './languages.js';
@@ -74,7 +75,7 @@ export async function auditRepository(options: AuditOptions): Promise<AuditRepor
     skipDirectory: (name) => SKIPPED_DIRECTORIES.has(name),
   });
   const report: AuditReport = {
-    path: options.target,
+    path: redactSecrets(options.target),
     files: 0,
     lines: 0,
     bytes: 0,
@@ -85,7 +86,7 @@ export async function auditRepository(options: AuditOptions): Promise<AuditRepor
     largestFiles: [...walk.files]
       .sort((a, b) => b.size - a.size || (a.relative < b.relative ? -1 : 1))
       .slice(0, MAX_LARGEST)
-      .map((file) => ({ path: file.relative, bytes: file.size })),
+      .map((file) => ({ path: redactSecrets(file.relative), bytes: file.size })),
     git: await gitActivity(options.target, options.historyDays ?? 90, signal),
     secrets: [],
     secretCount: 0,
@@ -99,17 +100,17 @@ export async function auditRepository(options: AuditOptions): Promise<AuditRepor
     if (file.size > MAX_FILE_BYTES) report.skipped.tooLarge++;
     else if (hasBinaryExtension(name) || (await looksBinary(file.path))) report.skipped.binary++;
     else {
+      const relative = redactSecrets(file.relative);
       let lineNumber = 0;
       try {
         await forEachLine(
           file.path,
           (line) => {
             lineNumber++;
-            if (!mightContainSecret(line)) return;
             for (const finding of findSecrets(line)) {
               report.secretCount++;
               if (report.secrets.length < MAX_SECRETS) {
-                report.secrets.push({ path: file.relative, line: lineNumber, kind: finding.kind, preview: finding.preview });
+                report.secrets.push({ path: relative, line: lineNumber, kind: finding.kind, preview: finding.preview });
               }
             }
           },

@@ -6,22 +6,12 @@ import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool, textResult, ToolInputError } from '../../core/tool.js';
 import { realRoots, resolveInsideRoots } from '../roots.js';
+import { SECRET_KINDS } from '../secrets.js';
 import { auditRepository, type AuditReport } from './scan.js';
 
 const inputSchema = z.object({
   path: z.string().min(1).describe('Absolute path of the repository (or a directory in it) to audit, inside the allowed roots.'),
 });
-
-const SECRET_KINDS = [
-  'private-key',
-  'aws-access-key-id',
-  'github-token',
-  'slack-token',
-  'jwt',
-  'credential-assignment',
-  'url-credentials',
-  'bearer-token',
-] as const;
 
 const count = z.number().int();
 const outputSchema = z.object({
@@ -60,7 +50,8 @@ export const auditRepositoryTool = defineTool({
   description:
     'Walks a source repository (skipping .git, node_modules, binary and very large files) and reports files and ' +
     'lines per language, the largest files, commit activity of the last 90 days, and secret-like strings ' +
-    '(private keys, cloud and chat tokens, credentials) by file and line with their values redacted. Read-only.',
+    '(private keys, cloud, payment, package registry and chat tokens, passwords and other credentials) by file and ' +
+    'line with their values redacted. Read-only.',
   inputSchema,
   outputSchema,
   execution: 'task-optional',
