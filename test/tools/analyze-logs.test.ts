@@ -5,6 +5,7 @@ import { gzip } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ToolInputError } from '../../src/core/tool.js';
 import { analyzeLogsTool } from '../../src/tools/analyze-logs/tool.js';
+import { logFileSelector } from '../../src/tools/analyze-logs/files.js';
 import type { LogScanReport } from '../../src/tools/analyze-logs/scan.js';
 import { makeContext, makeTempDir } from './helpers.js';
 
@@ -160,6 +161,28 @@ describe('analyze_logs', () => {
       [2, 2, 'scanned files'],
     ]);
     expect(context.statuses.at(-1)).toBe('scanned files (2/2)');
+  });
+
+  it('states in its description exactly which files it reads', () => {
+    const { description } = analyzeLogsTool;
+    const selected = logFileSelector();
+    const read: [string, string][] = [
+      ['app.log', '*.log'],
+      ['app.log.3', '*.log.N'],
+      ['syslog', 'syslog'],
+      ['messages.1', 'messages'],
+      ['dmesg', 'dmesg'],
+      ['app.log.2.gz', 'gzipped'],
+      ['trace.gz', 'every other *.gz'],
+    ];
+    for (const [name, mention] of read) {
+      expect(selected(name), name).toBe(true);
+      expect(description).toContain(mention);
+    }
+    for (const data of ['tar', 'csv', 'tsv', 'json', 'sql', 'xml', 'parquet']) {
+      expect(selected(`x.${data}.gz`)).toBe(false);
+      expect(description).toContain(`*.${data}.gz`);
+    }
   });
 
   it('validates its arguments with the input schema', () => {

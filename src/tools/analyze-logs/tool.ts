@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { defineTool, textResult, ToolInputError } from '../../core/tool.js';
 import { realRoots, resolveInsideRoots } from '../roots.js';
 import { SEVERITIES } from './severity.js';
-import { isValidGlob } from './files.js';
+import { isValidGlob, LOG_FILES_DESCRIPTION } from './files.js';
 import { scanLogs, type LogScanReport } from './scan.js';
 
 const inputSchema = z.object({
@@ -19,7 +19,10 @@ const inputSchema = z.object({
   include: z
     .string()
     .optional()
-    .describe('Glob of extra files to scan besides *.log, *.log.N and *.gz (e.g. "**/*.txt"); relative to path.'),
+    .describe(
+      'Glob of extra files to scan besides the log files named in the tool description (e.g. "**/*.txt"), relative ' +
+        'to path; a pattern without "/" matches file names at any depth.',
+    ),
 });
 
 const severityCounts = z.object({
@@ -78,9 +81,10 @@ export const analyzeLogsTool = defineTool({
   name: 'analyze_logs',
   title: 'Analyze logs',
   description:
-    'Scans a log file or a directory tree of logs (*.log, rotated *.log.N, gzip) and reports severities per ' +
-    'file and per UTC hour and the most frequent message templates (variable parts shown as <*>), each with ' +
-    'an example line (secrets redacted). Read-only.',
+    'Scans a log file or a directory tree of logs and reports severities per file and per UTC hour and the most ' +
+    'frequent message templates (variable parts shown as <*>), each with an example line (secrets redacted). ' +
+    `Reads, also when path is a single file: ${LOG_FILES_DESCRIPTION}. Other files are counted as skipped. ` +
+    'Read-only.',
   inputSchema,
   outputSchema,
   execution: 'task-optional',
