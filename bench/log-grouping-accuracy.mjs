@@ -1,7 +1,9 @@
 // Grouping accuracy of the analyze_logs template miner on the loghub 2k samples.
 //
-// Usage: npm run build && node bench/log-grouping-accuracy.mjs [LOGHUB_DIR]
+// Usage: npm run bench:grouping [-- LOGHUB_DIR]   (or: npm run build && node bench/log-grouping-accuracy.mjs [LOGHUB_DIR])
 // LOGHUB_DIR defaults to ../shared/data/loghub next to the repository; the files are read in place, never copied.
+// It holds one directory per system (Apache/Apache_2k.log and Apache/Apache_2k.log_structured.csv, …), as in
+// https://github.com/logpai/loghub.
 //
 // Metric ("Grouping Accuracy", Zhu et al., ICSE-SEIP 2019): a line is correct when the set of lines in its
 // predicted group equals the set of lines in its ground-truth event group. Two inputs are measured:
@@ -10,16 +12,40 @@
 // - raw: the whole lines of `<System>_2k.log` after the generic header stripping analyze_logs applies, i.e. what
 //   the tool sees in production with no per-system log format.
 // The miner runs with its defaults and no per-system settings in both.
+import { once } from 'node:events';
 import { createReadStream } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { TemplateMiner } from '../dist/tools/analyze-logs/miner.js';
-import { LineParser } from '../dist/tools/analyze-logs/line.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dataDir = path.resolve(process.argv[2] ?? path.join(here, '..', '..', 'shared', 'data', 'loghub'));
+
+/** Ends the run with a message instead of a stack trace: these are setup mistakes, not bugs. */
+function fail(message) {
+  console.error(message);
+  process.exit(1);
+}
+
+const systems = await readdir(dataDir, { withFileTypes: true })
+  .then((entries) => entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort())
+  .catch((error) => {
+    if (error.code !== 'ENOENT' && error.code !== 'ENOTDIR') throw error;
+    return fail(
+      `loghub data not found: ${dataDir} is not a directory.\n` +
+        'Pass the directory that holds the loghub systems (Apache/Apache_2k.log, …): ' +
+        'npm run bench:grouping -- /path/to/loghub',
+    );
+  });
+if (systems.length === 0) fail(`no loghub systems under ${dataDir}`);
+// Imported only now so that a missing build is reported as such, after the data check.
+const { TemplateMiner, LineParser } = await Promise.all([
+  import('../dist/tools/analyze-logs/miner.js'),
+  import('../dist/tools/analyze-logs/line.js'),
+])
+  .then(([miner, line]) => ({ ...miner, ...line }))
+  .catch((error) => fail(`cannot load dist/ (${error.message}): run npm run build first (npm run bench:grouping does).`));
 
 /** Parses one CSV record (RFC 4180 quoting); loghub records never span lines. */
 function parseCsvLine(line) {
@@ -46,7 +72,12 @@ function parseCsvLine(line) {
 
 async function readLines(file) {
   const lines = [];
-  const reader = readline.createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+  const input = createReadStream(file);
+  // Checked before reading so that an incomplete copy of loghub is reported by name rather than by a stack.
+  await once(input, 'open').catch((error) =>
+    fail(`cannot read ${file} (${error.code}): each system directory needs <System>_2k.log and <System>_2k.log_structured.csv`),
+  );
+  const reader = readline.createInterface({ input, crlfDelay: Infinity });
   for await (const line of reader) lines.push(line);
   return lines;
 }
@@ -92,15 +123,6 @@ const DRAIN_REFERENCE = {
 function mine(messages) {
   const miner = new TemplateMiner();
   return messages.map((message) => miner.add(message).id);
-}
-
-const systems = (await readdir(dataDir, { withFileTypes: true }))
-  .filter((entry) => entry.isDirectory())
-  .map((entry) => entry.name)
-  .sort();
-if (systems.length === 0) {
-  console.error(`no loghub systems under ${dataDir}`);
-  process.exit(1);
 }
 
 const rows = [];
