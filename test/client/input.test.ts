@@ -178,6 +178,33 @@ describe('answering input with mcp-tasks/client', () => {
       expect(log.count('tasks/get')).toBe(1); // the read right after subscribing; everything else was pushed
     });
 
+    it('watch() falls back to polling when listen is refused (HTTP 404, -32601) or its stream ends early', async () => {
+      for (const fault of ['refused', 'cut'] as const) {
+        const log = new RequestLog();
+        // Between client and server, subscriptions/listen is answered as by a server without it, or cut after the ack.
+        const fetchWithFault = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+          const response = await log.fetch(input, init);
+          if (!(typeof init?.body === 'string' && init.body.includes('"subscriptions/listen"'))) return response;
+          if (fault === 'refused') {
+            await response.body?.cancel();
+            return new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32601, message: 'Method not found' } }), { status: 404, headers: { 'content-type': 'application/json' } });
+          }
+          const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+          const first = await reader.read(); // the acknowledgement
+          await reader.cancel();
+          return new Response(first.value, { status: 200, headers: { 'content-type': 'text/event-stream' } });
+        };
+        const client = await connectTasksClient({ url: running.url, protocol: '2026-07-28', journal: false, fetch: fetchWithFault, onInput: () => accept({ confirm: true }) });
+        clients.push(client);
+        const taskId = taskIdOf(await client.callTool('confirm_delete', { filename: fault }));
+        const statuses: string[] = [];
+        for await (const snapshot of client.watch(taskId)) statuses.push(snapshot.status);
+        expect(statuses.at(-1), fault).toBe('completed');
+        expect(log.count('subscriptions/listen'), fault).toBe(1);
+        expect(log.count('tasks/get'), fault).toBeGreaterThanOrEqual(2); // polled after the fault
+      }
+    });
+
     it('subscribe() accepts only known tasks and ends when they are terminal', async () => {
       const client = await open('2026-07-28', { onInput: scripted({ 'input-1': { action: 'decline' } }).handler });
       const taskId = taskIdOf(await client.callTool('confirm_delete', { filename: 'a' }));
