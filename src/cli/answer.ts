@@ -1,7 +1,7 @@
 import type { AnswerReport, TasksClient } from '../client/index.js';
 import { ScriptedAnswers } from './prompt-answers.js';
 import { terminalPrompt } from './prompt-form.js';
-import { CliInput, INPUT_NEEDED_EXIT_CODE } from './prompt-resolver.js';
+import { CliInput } from './prompt-resolver.js';
 import { answerHint, detachOnInterrupt, type RequestorFlags } from './requestor.js';
 import { withTaskClient } from './task-commands.js';
 import { ExitCode } from './usage-error.js';
@@ -50,7 +50,7 @@ export async function answerCommand(taskId: string, flags: AnswerFlags): Promise
 }
 
 async function printReport(report: AnswerReport, client: TasksClient, flags: AnswerFlags): Promise<number> {
-  const code = report.left.length > 0 ? INPUT_NEEDED_EXIT_CODE : ExitCode.completed;
+  const code = report.left.length > 0 ? ExitCode.inputNeeded : ExitCode.completed;
   if (flags.json) {
     const asked = report.asked.map((request) => ({ key: request.key, message: request.params.message, ...(request.params.requestedSchema ? { requestedSchema: request.params.requestedSchema } : {}) }));
     process.stdout.write(`${JSON.stringify({ ...report, asked }, null, 2)}\n`);
@@ -63,7 +63,7 @@ async function printReport(report: AnswerReport, client: TasksClient, flags: Ans
   }
   if (report.asked.length === 0) {
     process.stdout.write(`task ${taskId} is input_required, but no question reached this client\n`);
-    return INPUT_NEEDED_EXIT_CODE;
+    return ExitCode.inputNeeded;
   }
   if (report.answered.length > 0) process.stdout.write(`task ${taskId}: answered ${report.answered.join(', ')}\n`);
   if (report.left.length > 0) process.stdout.write(`task ${taskId}: still waiting for ${report.left.join(', ')}\n`);

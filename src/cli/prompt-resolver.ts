@@ -3,8 +3,6 @@ import type { ScriptedAnswers } from './prompt-answers.js';
 import { PromptClosedError, type PromptSession } from './prompt-form.js';
 import { describeField, exampleContent, formFields } from './prompt-schema.js';
 
-/** Exit code of `call`/`answer` when a question stays unanswered and the command stops instead of waiting. */
-export const INPUT_NEEDED_EXIT_CODE = 6;
 
 /** Thrown by the CLI's input handler under `--detach-on-input` for a task question nobody answers here. */
 export class InputLeftOpenError extends Error {

@@ -13,7 +13,7 @@ import {
   type ProtocolChoice,
   type TasksClient,
 } from '../client/index.js';
-import { describeQuestion, exampleAnswers, INPUT_NEEDED_EXIT_CODE, InputLeftOpenError, type CliInput } from './prompt-resolver.js';
+import { describeQuestion, exampleAnswers, InputLeftOpenError, type CliInput } from './prompt-resolver.js';
 import { StatusLine } from './status-line.js';
 import { ExitCode, UsageError } from './usage-error.js';
 
@@ -131,9 +131,9 @@ export function reportFailure(error: unknown, flags: RequestorFlags, hint?: stri
     const questions = error.requests.map((request) => `  ${request.key}: ${request.params.message}\n${describeQuestion(request).replaceAll(/^ {2}/gm, '    ')}`).join('');
     const example = error.requests[0] ? `  answer with: --answers ${exampleAnswers(error.requests[0])}\n` : '';
     process.stderr.write(`mcp-tasks: ${error.tool} asks for input before it starts, and none was given:\n${questions}${example}`);
-    return INPUT_NEEDED_EXIT_CODE;
+    return ExitCode.inputNeeded;
   }
-  if (error instanceof InputLeftOpenError) return INPUT_NEEDED_EXIT_CODE; // the question and how to answer it are printed
+  if (error instanceof InputLeftOpenError) return ExitCode.inputNeeded; // the question and how to answer it are printed
   if (error instanceof TaskFailedError) {
     if (flags.json) writeJson({ taskId: error.taskId, status: 'failed', error: error.error });
     process.stderr.write(`mcp-tasks: task ${error.taskId} failed: ${error.error.message} (JSON-RPC ${error.error.code})\n`);

@@ -11,6 +11,8 @@ export const ExitCode = Object.freeze({
   cancelled: 3,
   unknownOrExpired: 4,
   connectionOrProtocol: 5,
+  /** The task waits for an answer that nobody gave here (`--detach-on-input`, or `answer` left questions open). */
+  inputNeeded: 6,
   usage: 64,
   /** `--timeout` reached; the task keeps running (like timeout(1)). */
   timedOut: 124,

@@ -65,6 +65,12 @@ export function assertElicitationDeclared(clientCapabilities: JsonObject, reques
   }
 }
 
+/** The statusMessage of a task waiting on `request` (an `inputRequests` entry). */
+export function waitingMessage(request: JsonObject): string {
+  const message = (request.params as JsonObject | undefined)?.message;
+  return sanitizeStatusMessage(`Waiting for input: ${typeof message === 'string' ? message : String(request.method)}`);
+}
+
 /** What a task run's `ctx.elicit` needs. */
 export interface TaskElicitorInput {
   record: TaskRecord;
@@ -107,7 +113,7 @@ export function createTaskElicitor(input: TaskElicitorInput): { elicitAll(reques
       });
       if (toAsk.length === 0 && !waiting) return answers;
       if (toAsk.length > 0) {
-        const message = sanitizeStatusMessage(`Waiting for input: ${requests[0]?.message ?? ''}`);
+        const message = waitingMessage((toAsk[0] as { request: JsonObject }).request);
         await input.store.requestInput(input.record.taskId, toAsk, { leaseOwner: input.leaseOwner, statusMessage: message, now: input.now() });
       }
       input.park();

@@ -6,7 +6,7 @@ import { isTerminal } from '../core/state-machine.js';
 import type { TaskEvent, TaskScope, TaskStore } from '../core/store.js';
 import type { JsonObject, JsonValue, NewTask, TaskGeneration, TaskRecord } from '../core/task.js';
 import type { AnyToolDefinition, ElicitRequest, ElicitResult } from '../core/tool.js';
-import { createTaskElicitor, ParkedForInput } from './elicitation.js';
+import { createTaskElicitor, ParkedForInput, waitingMessage } from './elicitation.js';
 import { planAnswers } from './input-answers.js';
 import { TaskEventHub } from './event-hub.js';
 import { settleResult, settleThrown, toCallToolResult, type SettledRun } from './outcome.js';
@@ -247,7 +247,12 @@ export class TaskRuntime {
     const requests = await this.store.listInputRequests(taskId);
     const plan = planAnswers(requests, responses);
     if (plan.answers.length === 0 && plan.retire.length === 0) return [];
-    const { accepted, task } = await this.store.answerInput(taskId, { ...plan, now: this.clock.now() });
+    // statusMessage follows what is still outstanding, so it never names a question already answered.
+    const settled = new Set([...plan.answers, ...plan.retire].map((entry) => entry.key));
+    const stillPending = [...requests.filter((request) => request.state === 'pending' && !settled.has(request.key)), ...plan.add];
+    const next = stillPending[0];
+    const statusMessage = plan.statusMessage ?? (next ? waitingMessage(next.request) : 'Input received; resuming');
+    const { accepted, task } = await this.store.answerInput(taskId, { ...plan, statusMessage, now: this.clock.now() });
     if (task?.status === 'working' && task.leaseOwner === null) this.enqueue(taskId);
     return accepted;
   }
