@@ -149,8 +149,15 @@ export async function serve(options: ServeOptions): Promise<void> {
   if (envSecret !== undefined && envSecret.length > 0 && Buffer.byteLength(envSecret) < 16) throw new UsageError('MCP_TASKS_SECRET must be at least 16 bytes');
   const hostList = options.allowedHosts?.includes('*') ? null : options.allowedHosts;
 
-  let handle: ((request: IncomingMessage, response: ServerResponse) => void) | undefined;
-  const http = options.stdio ? undefined : createServer((request, response) => handle?.(request, response));
+  // The port is bound before the store exists (so a busy port fails first); the few requests that could arrive in
+  // the milliseconds before the server is ready are told to retry.
+  const route: { handle?: (request: IncomingMessage, response: ServerResponse) => void } = {};
+  const http = options.stdio
+    ? undefined
+    : createServer((request, response) => {
+        if (route.handle) route.handle(request, response);
+        else response.writeHead(503, { 'retry-after': '1' }).end();
+      });
   const port = http ? await listen(http, options.port, options.host) : 0;
 
   const store = openSqliteTaskStore({ path: storePath, logger });
@@ -175,7 +182,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     process.stdin.on('end', () => void stop().then(() => process.exit(0)));
     return;
   }
-  handle = (request, response) => void server.handleHttp(request, response);
+  route.handle = (request, response) => void server.handleHttp(request, response);
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
   process.stderr.write(
     `mcp-tasks: serving http://${shownHost}:${port}/mcp\n` +

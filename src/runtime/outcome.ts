@@ -1,6 +1,7 @@
 import { ErrorCode } from '../protocol/constants.js';
 import type { JsonObject, JsonValue, TaskGeneration, TaskOutcome, TaskStatus } from '../core/task.js';
 import { ToolInputError, type AnyToolDefinition, type ToolResult } from '../core/tool.js';
+import { redactSecrets } from '../core/secrets.js';
 import { toProtocolError } from './protocol-errors.js';
 
 /** A tool run turned into what the store records. */
@@ -13,10 +14,13 @@ export interface SettledRun {
 
 const STATUS_MESSAGE_LIMIT = 512;
 
-/** Strip control characters and cap the length of a statusMessage (never trust tool text on the wire). */
+/**
+ * Make tool text fit for statusMessage (never trust it on the wire): secret-like values redacted, control
+ * characters stripped, length capped.
+ */
 export function sanitizeStatusMessage(message: string): string {
   // eslint-disable-next-line no-control-regex -- removing control characters is the point
-  const clean = message.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').replace(/ {2,}/g, ' ').trim();
+  const clean = redactSecrets(message).replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').replace(/ {2,}/g, ' ').trim();
   return clean.length > STATUS_MESSAGE_LIMIT ? `${clean.slice(0, STATUS_MESSAGE_LIMIT - 1)}…` : clean;
 }
 
@@ -72,7 +76,11 @@ export function settleResult(generation: TaskGeneration, result: JsonObject): Se
 export function settleThrown(generation: TaskGeneration, toolName: string, error: unknown): SettledRun {
   if (error instanceof ToolInputError) return settleResult(generation, toolErrorResult(error.message));
   const wire = toProtocolError(error);
-  if (wire) return { status: 'failed', outcome: { kind: 'error', error: wire }, statusMessage: sanitizeStatusMessage(wire.message) };
+  if (wire) {
+    // The tool chose this message, but it may quote what it was given; it goes into the store and to the client.
+    const redacted = { ...wire, message: redactSecrets(wire.message) };
+    return { status: 'failed', outcome: { kind: 'error', error: redacted }, statusMessage: sanitizeStatusMessage(wire.message) };
+  }
   const message = `Internal error in tool ${toolName}`;
   return { status: 'failed', outcome: { kind: 'error', error: { code: ErrorCode.InternalError, message } }, statusMessage: message };
 }

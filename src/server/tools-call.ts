@@ -1,6 +1,7 @@
 import type { JSONRPCRequest, ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { invalidParams, missingTasksExtension, TasksError } from '../core/errors.js';
+import { redactSecrets } from '../core/secrets.js';
 import { toProtocolError } from '../runtime/protocol-errors.js';
 import type { JsonObject, JsonValue } from '../core/task.js';
 import { ToolInputError, type AnyToolDefinition, type ElicitRequest, type ElicitResult } from '../core/tool.js';
@@ -135,7 +136,7 @@ async function runInline(
     if (isNeedsInput(error)) throw error;
     if (error instanceof ToolInputError) return toolErrorResult(error.message);
     const wire = toProtocolError(error);
-    if (wire) throw new TasksError(wire.code, wire.message, wire.data);
+    if (wire) throw new TasksError(wire.code, redactSecrets(wire.message), wire.data);
     // A client that went away aborts its inline call: expected, not an error worth a stack trace.
     if (context.mcpReq.signal.aborted) deps.logger.debug({ tool: tool.name }, 'inline call aborted by the client');
     else deps.logger.error({ err: error, tool: tool.name }, 'tool threw');

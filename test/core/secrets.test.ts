@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { findSecrets, redactSecrets, redactValue, SecretRedactor } from '../../src/tools/secrets.js';
-import { PLANTED_SECRETS } from './planted-secrets.js';
+import { findSecrets, redactSecrets, redactValue, SecretRedactor } from '../../src/core/secrets.js';
+import { PLANTED_SECRETS } from '../tools/planted-secrets.js';
 
 // Fake values assembled at run time so that scanners do not flag this file.
 const GITHUB = `ghp_${'a1B2c3D4e5F6g7H8i9J0'.repeat(2).slice(0, 36)}`;

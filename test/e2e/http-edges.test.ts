@@ -45,7 +45,7 @@ describe('HTTP edges of the one endpoint', () => {
 
   it('R18 any integer ttl is accepted and clamped to the maximum, however large; a non-object task is -32602', async () => {
     const session = await RawLegacySession.open(running.url);
-    for (const ttl of [9007199254740993, 1e300]) {
+    for (const ttl of [Number.MAX_SAFE_INTEGER + 2, 1e300]) {
       const created = await session.request('tools/call', { name: 'slow_compute', arguments: { seconds: 0 }, task: { ttl } });
       expect((created.body.result?.task as { ttl: number }).ttl).toBe(60_000);
     }

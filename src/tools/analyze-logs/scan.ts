@@ -5,7 +5,7 @@
  * after a key).
  */
 import { forEachLine } from '../lines.js';
-import { redactSecrets, SecretRedactor } from '../secrets.js';
+import { redactSecrets, SecretRedactor } from '../../core/secrets.js';
 import { walkFiles } from '../walk.js';
 import { countLine, emptyBucket, HourlyCounts, type BucketCounts, type SeverityCounts } from './counts.js';
 import { isGzip, logFileSelector } from './files.js';

@@ -7,7 +7,7 @@
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { forEachLine } from '../lines.js';
-import { findSecrets, redactSecrets, type SecretKind } from '../secrets.js';
+import { findSecrets, redactSecrets, type SecretKind } from '../../core/secrets.js';
 import { walkFiles } from '../walk.js';
 import { gitActivity, type GitActivity } from './git.js';
 import { hasBinaryExtension, languageOf } from './languages.js';

@@ -6,7 +6,7 @@ import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool, textResult, ToolInputError } from '../../core/tool.js';
 import { realRoots, resolveInsideRoots } from '../roots.js';
-import { SECRET_KINDS } from '../secrets.js';
+import { SECRET_KINDS } from '../../core/secrets.js';
 import { auditRepository, type AuditReport } from './scan.js';
 
 const inputSchema = z.object({
