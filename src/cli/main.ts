@@ -4,6 +4,7 @@ import { answerCommand } from './answer.js';
 import { callCommand } from './call.js';
 import { DEFAULT_URL, secondsOption } from './requestor.js';
 import { demoCorpusCommand } from './demo-corpus.js';
+import { protectDashTaskIds } from './task-id-argument.js';
 import { serve } from './serve.js';
 import { cancelCommand, getCommand, watchCommand } from './task-commands.js';
 import { ExitCode, UsageError } from './usage-error.js';
@@ -105,7 +106,7 @@ program
   .option('--gzip-ratio <r>', 'share of files written gzipped (0–1)', Number, 0.3)
   .action(demoCorpusCommand);
 
-program.parseAsync(process.argv).catch((error: unknown) => {
+program.parseAsync(protectDashTaskIds(process.argv)).catch((error: unknown) => {
   if (error instanceof UsageError) {
     process.stderr.write(`mcp-tasks: ${error.message}\n`);
     process.exit(ExitCode.usage);
