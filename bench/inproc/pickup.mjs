@@ -1,0 +1,76 @@
+// P4: pick-up latency, from a task's create being committed (the moment `tools/call` may answer) to its tool's
+// `run` starting, with N creators in a closed loop through the real runtime and SQLite store. In-process, because
+// both instants must come from one clock (performance.now()).
+// Run by the driver: node --expose-gc bench/inproc/pickup.mjs '{"dir", "clients", "warmupMs", "durationMs"}'
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { z } from 'zod';
+import { createTasksServer, defineTool, openSqliteTaskStore, textResult } from '../../dist/index.js';
+import { closedLoop, thisProcess } from '../lib/load.mjs';
+
+const options = JSON.parse(process.argv[2]);
+
+/** taskId → the instant its run started, or a waiter for it (the run may start before the creator asks). */
+const starts = new Map();
+
+function runStarted(taskId) {
+  const known = starts.get(taskId);
+  if (typeof known === 'number') {
+    starts.delete(taskId);
+    return Promise.resolve(known);
+  }
+  return new Promise((resolve) => starts.set(taskId, resolve));
+}
+
+const probe = defineTool({
+  name: 'pickup_probe',
+  description: 'Records when its run starts.',
+  execution: 'task-optional',
+  idempotent: true,
+  inputSchema: z.object({}),
+  async run(_args, ctx) {
+    const at = performance.now();
+    const waiter = starts.get(ctx.taskId);
+    if (typeof waiter === 'function') {
+      starts.delete(ctx.taskId);
+      waiter(at);
+    } else {
+      starts.set(ctx.taskId, at);
+    }
+    return textResult('ok');
+  },
+});
+
+const store = openSqliteTaskStore({ path: join(options.dir, 'tasks.db') });
+const server = await createTasksServer({ tools: [probe], store, secret: randomBytes(32) });
+const input = {
+  tool: probe,
+  ownerKey: 'anonymous',
+  generation: 'v2',
+  protocolVersion: '2026-07-28',
+  arguments: {},
+  clientCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+  progressToken: null,
+  ttlMs: 3_600_000,
+  pollIntervalMs: 1000,
+};
+
+const result = await closedLoop({
+  clients: options.clients,
+  setup: () => undefined,
+  iteration: async (_state, sample) => {
+    const called = performance.now();
+    const record = await server.runtime.createTask(input);
+    const committed = performance.now();
+    const started = await runStarted(record.taskId);
+    sample('fromCommit', started - committed);
+    sample('fromCall', started - called);
+  },
+  warmupMs: options.warmupMs,
+  durationMs: options.durationMs,
+  server: thisProcess,
+});
+await server.close();
+await store.close();
+process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -1,0 +1,58 @@
+// P5 (per task): heap and RSS a server retains per completed task. Creates `tasks` noop tasks through the real
+// runtime and SQLite store (`inFlight` at a time, each awaited until terminal) in `segments` equal batches and
+// takes settled memory (full collections) after a warm-up and after every batch, so lazy initialisation is not
+// charged to tasks and one-off steps do not decide the figure.
+// Run by the driver: node --expose-gc bench/inproc/retained.mjs '{"dir", "tasks", "segments", "warmup", "inFlight"}'
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { createTasksServer, openSqliteTaskStore } from '../../dist/index.js';
+import { growthPerUnit, settledMemory } from '../lib/load.mjs';
+import tools from '../tools.mjs';
+
+const options = JSON.parse(process.argv[2]);
+const noop = tools.find((tool) => tool.name === 'noop');
+const store = openSqliteTaskStore({ path: join(options.dir, 'tasks.db') });
+const server = await createTasksServer({ tools, store, secret: randomBytes(32) });
+const input = {
+  tool: noop,
+  ownerKey: 'anonymous',
+  generation: 'v2',
+  protocolVersion: '2026-07-28',
+  arguments: {},
+  clientCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+  progressToken: null,
+  ttlMs: 3_600_000,
+  pollIntervalMs: 1000,
+};
+
+/** Create `count` tasks, `inFlight` at a time, each awaited until terminal. */
+async function createCompleted(count) {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      next += 1;
+      const record = await server.runtime.createTask(input);
+      const done = await server.runtime.waitForTerminal(record.taskId, { ownerKey: 'anonymous', generation: 'v2' }, new AbortController().signal);
+      if (done.status !== 'completed') throw new Error(`task ended ${done.status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: options.inFlight }, worker));
+}
+
+await createCompleted(options.warmup);
+// Settled memory after the warm-up and after each of `segments` equal batches (see growthPerUnit).
+const perSegment = Math.ceil(options.tasks / options.segments);
+const samples = [await settledMemory()];
+const started = Date.now();
+for (let segment = 0; segment < options.segments; segment += 1) {
+  await createCompleted(perSegment);
+  samples.push(await settledMemory());
+}
+const seconds = (Date.now() - started) / 1000;
+await server.close();
+await store.close();
+const heap = growthPerUnit(samples, 'heapUsed', perSegment);
+const rss = growthPerUnit(samples, 'rss', perSegment);
+process.stdout.write(
+  `${JSON.stringify({ tasks: perSegment * options.segments, seconds, heapBytesPerTask: heap.median, heapOverallBytesPerTask: heap.overall, rssBytesPerTask: rss.overall, samples })}\n`,
+);

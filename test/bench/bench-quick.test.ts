@@ -1,0 +1,73 @@
+/**
+ * Smoke test of the benchmark suite: `node bench/run.mjs --quick` runs every suite against real child processes and
+ * writes its three result files with every figure. No timing is asserted: the figures of a quick run mean nothing.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/** Every figure of issue 4 at the default concurrency list (8,32). */
+const FIGURES = [
+  'baseline.sqlite.singleRow',
+  'baseline.sqlite.batch100',
+  'baseline.echo.c32',
+  'baseline.sdk24.c32',
+  'baseline.reference.roundTrip.c8',
+  'baseline.reference.roundTrip.c32',
+  'baseline.reference.tasksGet.c32',
+  'p1.v1.c8',
+  'p1.v1.c32',
+  'p1.v2.c8',
+  'p1.v2.c32',
+  'p2.v1.c32',
+  'p2.v2.c32',
+  'p3.store.c32',
+  'p3.http.c32',
+  'p4.pickup',
+  'p5.heapPerTask',
+  'p5.heapPerRequest.v1',
+  'p5.heapPerRequest.v2',
+  'polling.honouring',
+  'polling.mixed',
+];
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolveRun) => {
+    const child = spawn(process.execPath, [join(ROOT, 'bench', 'run.mjs'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('exit', (code) => resolveRun({ code, stdout, stderr }));
+  });
+}
+
+describe('npm run bench -- --quick', () => {
+  const out = mkdtempSync(join(tmpdir(), 'bench-quick-'));
+  afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+  it('runs every suite and writes JSON, markdown and SVG with every figure, ratio and goal', async () => {
+    const { code, stdout, stderr } = await run(['--quick', '--out', out]);
+    expect(code, stderr).toBe(0);
+    for (const extension of ['json', 'md', 'svg']) expect(existsSync(join(out, `latest.${extension}`))).toBe(true);
+
+    const result = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8'));
+    expect(result.meta.failure).toBeUndefined();
+    expect(Object.keys(result.figures).sort()).toEqual([...FIGURES].sort());
+    for (const key of FIGURES) {
+      expect(typeof result.figures[key].value, key).toBe('number');
+      expect(Number.isFinite(result.figures[key].value), key).toBe(true);
+    }
+    expect(result.goals.length).toBeGreaterThan(0);
+    for (const goal of result.goals) expect(typeof goal.pass, goal.id).toBe('boolean');
+
+    const table = readFileSync(join(out, 'latest.md'), 'utf8');
+    for (const key of FIGURES) expect(table).toContain(`\`${key}\``);
+    expect(stdout).toContain('| Goal | Target | Measured | Pass |');
+    expect(readFileSync(join(out, 'latest.svg'), 'utf8')).toMatch(/^<svg [^>]*>[\s\S]*<rect [\s\S]*<\/svg>\n$/);
+  }, 120_000);
+});
