@@ -13,6 +13,7 @@ import { createServerFactory } from './factory.js';
 import { createHttpFront, type HttpFront } from './http/node-handler.js';
 import { TaskListenRoute } from './http/task-listen.js';
 import { createGatherStateCodec } from './input-gathering.js';
+import { PollThrottle } from './poll-throttle.js';
 import { InputRoutingStdioTransport } from './stdio-transport.js';
 import { isJsonRpcResponse, parseInputRequestId, routeInputResponse } from './v1-input.js';
 import { resolveLimits, type TasksServerLimits } from './options.js';
@@ -60,6 +61,8 @@ export interface TasksServer {
 }
 
 const LOCALHOST_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+/** Longest a too-fast poll is held back (ms). */
+const MAX_POLL_DELAY_MS = 5000;
 
 /**
  * Create a durable MCP tasks server for both protocol generations on one endpoint, start its runtime (recovery,
@@ -102,6 +105,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     limits,
     cursors: new CursorCodec(options.secret),
     requestStates: createGatherStateCodec(options.secret),
+    polls: new PollThrottle(MAX_POLL_DELAY_MS),
     clock,
     logger,
     roots,

@@ -5,6 +5,7 @@ import type { TaskRuntime } from '../runtime/task-runtime.js';
 import type { RequestStateCodec } from '@modelcontextprotocol/server';
 import type { CursorCodec } from './cursor.js';
 import type { GatherState } from './input-gathering.js';
+import type { PollThrottle } from './poll-throttle.js';
 import type { TasksServerLimits } from './options.js';
 
 /** What request handlers share within one tasks server. */
@@ -13,6 +14,8 @@ export interface HandlerDeps {
   store: TaskStore;
   limits: Readonly<TasksServerLimits>;
   cursors: CursorCodec;
+  /** Remembers recent polls to slow down clients that poll faster than the hint. */
+  polls: PollThrottle;
   /** Signs and verifies MRTR `requestState` (also passed to every SDK server as its `requestState.verify`). */
   requestStates: RequestStateCodec<GatherState>;
   clock: Clock;

@@ -1,13 +1,14 @@
 import type { Server, ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { methodNotFound, taskNotFound, TasksError } from '../core/errors.js';
+import { methodNotFound, TasksError } from '../core/errors.js';
 import { isTerminal } from '../core/state-machine.js';
 import type { JsonObject } from '../core/task.js';
 import { ErrorCode } from '../protocol/constants.js';
-import { toV1Task, v1ListTasksResult, v1TaskPayloadResult } from '../protocol/v1/codec.js';
+import { toV1Task, v1ListTasksResult } from '../protocol/v1/codec.js';
 import type { Caller } from './caller.js';
 import type { HandlerDeps } from './deps.js';
 import { guarded } from './guard.js';
+import { readTaskV1, scopedTask, terminalPayloadV1 } from './task-reads.js';
 import { deliverInputRequests } from './v1-input.js';
 
 const TaskIdParams = z.looseObject({ taskId: z.string().min(1) });
@@ -23,13 +24,11 @@ type CallerFor = (context: ServerContext) => Caller;
 export function registerV1TaskHandlers(server: Server, deps: HandlerDeps, callerFor: CallerFor): void {
   const scoped = async (caller: Caller, method: string, taskId: string) => {
     if (caller.generation !== 'v1') throw methodNotFound(method);
-    const record = await deps.store.get(taskId, { ownerKey: caller.ownerKey, generation: 'v1', now: deps.clock.now() });
-    if (!record) throw taskNotFound();
-    return record;
+    return scopedTask(deps, caller, 'v1', taskId);
   };
 
   server.setRequestHandler('tasks/get', { params: TaskIdParams }, (params, context) =>
-    guarded(deps.logger, 'tasks/get', async () => toV1Task(await scoped(callerFor(context), 'tasks/get', params.taskId)) as unknown as JsonObject),
+    guarded(deps.logger, 'tasks/get', () => readTaskV1(deps, callerFor(context), params.taskId, context.mcpReq.signal)),
   );
 
   // R23–R26: block until terminal, then exactly the original result (with related-task _meta) or JSON-RPC error.
@@ -42,11 +41,7 @@ export function registerV1TaskHandlers(server: Server, deps: HandlerDeps, caller
       const record = await deps.runtime.waitForTerminal(params.taskId, { ownerKey: caller.ownerKey, generation: 'v1' }, context.mcpReq.signal, (current) =>
         deliverInputRequests(deps, server, current, context.mcpReq.id, sent),
       );
-      if (record.status === 'cancelled') throw new TasksError(ErrorCode.InternalError, 'Task was cancelled');
-      const outcome = await deps.store.getOutcome(record.taskId);
-      if (!outcome) throw new TasksError(ErrorCode.InternalError, 'Task ended without a stored outcome');
-      if (outcome.kind === 'error') throw new TasksError(outcome.error.code, outcome.error.message, outcome.error.data);
-      return v1TaskPayloadResult(record.taskId, outcome.result);
+      return terminalPayloadV1(deps, record);
     }),
   );
 

@@ -1,10 +1,9 @@
 import type { Server, ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { invalidParams, missingTasksExtension, taskNotFound } from '../core/errors.js';
+import { invalidParams, missingTasksExtension } from '../core/errors.js';
 import { isTerminal } from '../core/state-machine.js';
-import type { JsonObject } from '../core/task.js';
-import { v2Acknowledgement, v2GetTaskResult } from '../protocol/v2/codec.js';
-import { detailedTask } from './detailed-task.js';
+import { v2Acknowledgement } from '../protocol/v2/codec.js';
+import { readTaskV2, scopedTask } from './task-reads.js';
 import type { Caller } from './caller.js';
 import type { HandlerDeps } from './deps.js';
 import { guarded } from './guard.js';
@@ -28,11 +27,7 @@ function parse<T>(schema: z.ZodType<T>, method: string, params: unknown): T {
  * that is unknown, foreign, expired or of the other generation is answered `-32602` (E39, E45).
  */
 export function registerV2TaskHandlers(server: Server, deps: HandlerDeps, callerFor: CallerFor): void {
-  const scoped = async (caller: Caller, taskId: string) => {
-    const record = await deps.store.get(taskId, { ownerKey: caller.ownerKey, generation: 'v2', now: deps.clock.now() });
-    if (!record) throw taskNotFound();
-    return record;
-  };
+  const scoped = (caller: Caller, taskId: string) => scopedTask(deps, caller, 'v2', taskId);
   const gate = (caller: Caller): void => {
     if (caller.generation !== 'v2') throw missingTasksExtension();
   };
@@ -43,8 +38,7 @@ export function registerV2TaskHandlers(server: Server, deps: HandlerDeps, caller
       const caller = callerFor(context);
       gate(caller);
       const { taskId } = parse(TaskIdParams, 'tasks/get', raw);
-      const record = await scoped(caller, taskId);
-      return v2GetTaskResult(await detailedTask(deps, record)) as unknown as JsonObject;
+      return readTaskV2(deps, caller, taskId, context.mcpReq.signal);
     }),
   );
 

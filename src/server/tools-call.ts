@@ -67,27 +67,41 @@ export async function handleToolsCall(deps: HandlerDeps, caller: Caller, request
     gathered = outcome.done;
   }
 
-  if (asTask) {
-    const requestedTtl = caller.generation === 'v1' ? V1TaskParamSchema.safeParse(params.task) : undefined;
-    if (requestedTtl && !requestedTtl.success) throw invalidParams('Invalid params for tools/call: task must be an object whose optional ttl is an integer >= 0 (milliseconds)');
-    const record = await deps.runtime.createTask({
-      tool,
-      ownerKey: caller.ownerKey,
-      generation: caller.generation as 'v1' | 'v2',
-      protocolVersion: caller.protocolVersion,
-      arguments: (params.arguments ?? {}) as JsonObject,
-      clientCapabilities: caller.clientCapabilities,
-      progressToken: params._meta?.progressToken ?? null,
-      ttlMs: caller.generation === 'v1' ? effectiveTtlMs(deps.limits, requestedTtl?.data?.ttl) : deps.limits.defaultTtlMs,
-      pollIntervalMs: deps.limits.pollIntervalMs,
-      ...(gathered === undefined ? {} : { gathered }),
-    });
-    return caller.generation === 'v1' ? (v1CreateTaskResult(record) as unknown as JsonObject) : (v2CreateTaskResult(record) as unknown as JsonObject);
-  }
+  if (asTask) return createTaskForCall(deps, caller, tool, params, gathered);
   const inline = await runWithCallInput(caller, context, deps.requestStates, { tool: tool.name, args: params.arguments ?? {}, prefix: 'input' }, (elicitor) =>
     runInline(deps, tool, args.data, context, elicitor.elicitAll, gathered),
   );
   return 'inputRequired' in inline ? inline.inputRequired : inline.done;
+}
+
+/** The parts of `tools/call` params that shape a task. */
+export interface TaskCallParams {
+  arguments?: Record<string, unknown>;
+  task?: unknown;
+  _meta?: { progressToken?: string | number };
+}
+
+/**
+ * Create the task of a `tools/call` that was decided to become one, durably, and answer with its
+ * `CreateTaskResult` (v1 nested, R12; v2 flat, E8). Shared by the SDK path and the fast path.
+ * @throws TasksError `-32602` for a v1 `task` that is not an object with an integer `ttl` ≥ 0.
+ */
+export async function createTaskForCall(deps: HandlerDeps, caller: Caller, tool: AnyToolDefinition, params: TaskCallParams, gathered?: JsonValue): Promise<JsonObject> {
+  const requestedTtl = caller.generation === 'v1' ? V1TaskParamSchema.safeParse(params.task) : undefined;
+  if (requestedTtl && !requestedTtl.success) throw invalidParams('Invalid params for tools/call: task must be an object whose optional ttl is an integer >= 0 (milliseconds)');
+  const record = await deps.runtime.createTask({
+    tool,
+    ownerKey: caller.ownerKey,
+    generation: caller.generation as 'v1' | 'v2',
+    protocolVersion: caller.protocolVersion,
+    arguments: (params.arguments ?? {}) as JsonObject,
+    clientCapabilities: caller.clientCapabilities,
+    progressToken: params._meta?.progressToken ?? null,
+    ttlMs: caller.generation === 'v1' ? effectiveTtlMs(deps.limits, requestedTtl?.data?.ttl) : deps.limits.defaultTtlMs,
+    pollIntervalMs: deps.limits.pollIntervalMs,
+    ...(gathered === undefined ? {} : { gathered }),
+  });
+  return caller.generation === 'v1' ? (v1CreateTaskResult(record) as unknown as JsonObject) : (v2CreateTaskResult(record) as unknown as JsonObject);
 }
 
 /**

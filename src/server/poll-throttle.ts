@@ -1,0 +1,77 @@
+/**
+ * Polling protection (2025-11-25 R21/R52, SEP-2663 E18: servers MAY rate-limit clients that poll faster than the
+ * hint). Only repeated too-fast polls of the same non-terminal task by the same owner are throttled — never the
+ * first poll, never one that finds the task terminal — by raising the poll interval in the answer and delaying the
+ * answer until the interval has passed. No error is ever returned for polling too fast.
+ */
+
+/** A poll counts as too fast when it comes sooner than this share of the advertised interval after the previous. */
+const TOO_FAST_SHARE = 0.5;
+/** Too-fast polls in a row before the throttle acts (the first quick re-check after a create is normal). */
+const STRIKES_BEFORE_THROTTLE = 2;
+/** The advertised interval grows at most this many doublings for a persistent fast poller. */
+const MAX_DOUBLINGS = 4;
+/** Tracked (owner, task) pairs; the least recently polled is forgotten first. */
+const MAX_TRACKED = 100_000;
+
+/** What to do with one poll. */
+export interface PollAdvice {
+  /** The poll interval to put in this answer (ms). */
+  pollIntervalMs: number;
+  /** How long to hold the answer back (ms); 0 = answer now. */
+  delayMs: number;
+}
+
+interface PollState {
+  lastAt: number;
+  strikes: number;
+}
+
+/** Per-process memory of recent polls, bounded by {@link MAX_TRACKED}. */
+export class PollThrottle {
+  private readonly polls = new Map<string, PollState>();
+
+  constructor(private readonly maxDelayMs: number) {}
+
+  /**
+   * Record a `tasks/get` and advise on it.
+   * @param intervalMs - the task's advertised poll interval (ms)
+   * @param terminal - whether the poll found the task terminal (never throttled; tracking ends)
+   * @param now - epoch ms
+   */
+  observe(ownerKey: string, taskId: string, intervalMs: number, terminal: boolean, now: number): PollAdvice {
+    const key = `${ownerKey}\n${taskId}`;
+    const previous = this.polls.get(key);
+    if (terminal) {
+      if (previous) this.polls.delete(key);
+      return { pollIntervalMs: intervalMs, delayMs: 0 };
+    }
+    const elapsed = previous ? now - previous.lastAt : Number.POSITIVE_INFINITY;
+    const strikes = elapsed < intervalMs * TOO_FAST_SHARE ? (previous?.strikes ?? 0) + 1 : 0;
+    if (previous) this.polls.delete(key); // re-insert: Map order is recency order
+    this.polls.set(key, { lastAt: now, strikes });
+    if (this.polls.size > MAX_TRACKED) this.polls.delete(this.polls.keys().next().value as string);
+    if (strikes < STRIKES_BEFORE_THROTTLE) return { pollIntervalMs: intervalMs, delayMs: 0 };
+    const doublings = Math.min(strikes - STRIKES_BEFORE_THROTTLE + 1, MAX_DOUBLINGS);
+    return { pollIntervalMs: intervalMs * 2 ** doublings, delayMs: Math.min(Math.max(0, intervalMs - elapsed), this.maxDelayMs) };
+  }
+
+  /** Number of tracked pairs (for tests). */
+  get size(): number {
+    return this.polls.size;
+  }
+}
+
+/** Resolve after `ms`, or at once when `signal` aborts (a client that went away needs no answer). */
+export function holdBack(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms <= 0 || signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

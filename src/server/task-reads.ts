@@ -1,0 +1,58 @@
+import { methodNotFound, taskNotFound, TasksError } from '../core/errors.js';
+import { isTerminal } from '../core/state-machine.js';
+import type { JsonObject, TaskGeneration, TaskRecord } from '../core/task.js';
+import { ErrorCode } from '../protocol/constants.js';
+import { toV1Task, v1TaskPayloadResult } from '../protocol/v1/codec.js';
+import { v2GetTaskResult } from '../protocol/v2/codec.js';
+import type { Caller } from './caller.js';
+import type { HandlerDeps } from './deps.js';
+import { detailedTask } from './detailed-task.js';
+import { holdBack } from './poll-throttle.js';
+
+/**
+ * The task reads behind `tasks/get` (both generations) and v1 `tasks/result`, shared by the SDK handlers and the
+ * fast path so both answer identically.
+ */
+
+/** The caller's task of `generation`, or the unknown-task error (R45, E39; foreign/expired look the same, R49). */
+export async function scopedTask(deps: Pick<HandlerDeps, 'store' | 'clock'>, caller: Caller, generation: TaskGeneration, taskId: string): Promise<TaskRecord> {
+  const record = await deps.store.get(taskId, { ownerKey: caller.ownerKey, generation, now: deps.clock.now() });
+  if (!record) throw taskNotFound();
+  return record;
+}
+
+/**
+ * Read a task for `tasks/get` under the polling protection: a repeated too-fast poll of a non-terminal task is held
+ * back and answered with a raised poll interval, then read again so the answer is current.
+ */
+async function polledTask(deps: HandlerDeps, caller: Caller, generation: TaskGeneration, taskId: string, signal: AbortSignal): Promise<TaskRecord> {
+  const record = await scopedTask(deps, caller, generation, taskId);
+  const advice = deps.polls.observe(caller.ownerKey, taskId, record.pollIntervalMs, isTerminal(record.status), deps.clock.now());
+  if (advice.delayMs === 0 && advice.pollIntervalMs === record.pollIntervalMs) return record;
+  await holdBack(advice.delayMs, signal);
+  const current = advice.delayMs > 0 ? await scopedTask(deps, caller, generation, taskId) : record;
+  return isTerminal(current.status) ? current : { ...current, pollIntervalMs: advice.pollIntervalMs };
+}
+
+/** v2 `GetTaskResult` (E19): `resultType: "complete"` and the detailed task. */
+export async function readTaskV2(deps: HandlerDeps, caller: Caller, taskId: string, signal: AbortSignal): Promise<JsonObject> {
+  return v2GetTaskResult(await detailedTask(deps, await polledTask(deps, caller, 'v2', taskId, signal))) as unknown as JsonObject;
+}
+
+/** v1 `GetTaskResult`: the flat task, no related-task `_meta` (R33). `-32601` outside 2025-11-25 sessions. */
+export async function readTaskV1(deps: HandlerDeps, caller: Caller, taskId: string, signal: AbortSignal): Promise<JsonObject> {
+  if (caller.generation !== 'v1') throw methodNotFound('tasks/get');
+  return toV1Task(await polledTask(deps, caller, 'v1', taskId, signal)) as unknown as JsonObject;
+}
+
+/**
+ * What v1 `tasks/result` answers for a terminal task (R23, R25, R26, D4): the original `CallToolResult` with the
+ * related-task `_meta`, or the original JSON-RPC error thrown; a cancelled task answers `-32603` "Task was cancelled".
+ */
+export async function terminalPayloadV1(deps: Pick<HandlerDeps, 'store'>, record: TaskRecord): Promise<JsonObject> {
+  if (record.status === 'cancelled') throw new TasksError(ErrorCode.InternalError, 'Task was cancelled');
+  const outcome = await deps.store.getOutcome(record.taskId);
+  if (!outcome) throw new TasksError(ErrorCode.InternalError, 'Task ended without a stored outcome');
+  if (outcome.kind === 'error') throw new TasksError(outcome.error.code, outcome.error.message, outcome.error.data);
+  return v1TaskPayloadResult(record.taskId, outcome.result);
+}
