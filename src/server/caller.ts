@@ -49,8 +49,13 @@ export function callerOf(server: Server, era: Era, context: ServerContext): Call
     const protocolVersion = typeof envelope[PROTOCOL_VERSION_META_KEY] === 'string' ? (envelope[PROTOCOL_VERSION_META_KEY] as string) : '';
     return { era, generation: declaresTasksExtension(clientCapabilities) ? 'v2' : null, protocolVersion, clientCapabilities, ownerKey };
   }
+  return legacyCaller(server, ownerKey);
+}
+
+/** The {@link Caller} of a request in a 2025-era session, from what its `initialize` negotiated. */
+export function legacyCaller(server: Server, ownerKey: string): Caller {
   // Deprecated accessors are the documented way to read initialize-scoped state on a 2025-era session.
   const protocolVersion = server.getNegotiatedProtocolVersion() ?? '';
   const clientCapabilities = (server.getClientCapabilities() ?? {}) as JsonObject;
-  return { era, generation: protocolVersion === V1_PROTOCOL_VERSION ? 'v1' : null, protocolVersion, clientCapabilities, ownerKey };
+  return { era: 'legacy', generation: protocolVersion === V1_PROTOCOL_VERSION ? 'v1' : null, protocolVersion, clientCapabilities, ownerKey };
 }

@@ -12,6 +12,8 @@ import type { HandlerDeps } from './deps.js';
 import { createServerFactory } from './factory.js';
 import { createHttpFront, type HttpFront } from './http/node-handler.js';
 import { TaskListenRoute } from './http/task-listen.js';
+import { FastPath } from './http/fast-path.js';
+import type { LegacySessions } from './http/legacy-sessions.js';
 import { createGatherStateCodec } from './input-gathering.js';
 import { PollThrottle } from './poll-throttle.js';
 import { InputRoutingStdioTransport } from './stdio-transport.js';
@@ -42,6 +44,11 @@ export interface CreateTasksServerOptions {
   clock?: Clock;
   /** Lease owner id of this process. @defaultValue random */
   instanceId?: string;
+  /**
+   * Answer the hot task requests (task-creating `tools/call`, `tasks/get`, terminal v1 `tasks/result`) without the
+   * SDK's per-request machinery; responses are identical either way. @defaultValue true
+   */
+  fastPath?: boolean;
   /** @defaultValue `{ name: "mcp-tasks", version: <package version> }` */
   serverInfo?: { name: string; version: string };
 }
@@ -106,6 +113,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     cursors: new CursorCodec(options.secret),
     requestStates: createGatherStateCodec(options.secret),
     polls: new PollThrottle(MAX_POLL_DELAY_MS),
+    sessionNotifiers: new WeakMap(),
     clock,
     logger,
     roots,
@@ -123,6 +131,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     allowedOrigins: options.allowedOrigins === undefined ? LOCALHOST_NAMES : options.allowedOrigins,
     routeResponse: (ownerKey, message) => routeInputResponse(deps, ownerKey, message),
     taskListen: new TaskListenRoute(deps),
+    ...(options.fastPath === false ? {} : { fastPath: (sessions: LegacySessions) => new FastPath(deps, sessions) }),
     logger,
   });
   await runtime.start();

@@ -6,6 +6,7 @@ import type { RequestStateCodec } from '@modelcontextprotocol/server';
 import type { CursorCodec } from './cursor.js';
 import type { GatherState } from './input-gathering.js';
 import type { PollThrottle } from './poll-throttle.js';
+import type { V1SessionNotifier } from './v1-notifications.js';
 import type { TasksServerLimits } from './options.js';
 
 /** What request handlers share within one tasks server. */
@@ -16,6 +17,8 @@ export interface HandlerDeps {
   cursors: CursorCodec;
   /** Remembers recent polls to slow down clients that poll faster than the hint. */
   polls: PollThrottle;
+  /** The push notifier of each legacy session's SDK server (so tasks created on the fast path are pushed too). */
+  sessionNotifiers: WeakMap<object, V1SessionNotifier>;
   /** Signs and verifies MRTR `requestState` (also passed to every SDK server as its `requestState.verify`). */
   requestStates: RequestStateCodec<GatherState>;
   clock: Clock;

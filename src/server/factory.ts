@@ -10,11 +10,6 @@ import { toolListEntry } from './tools-list.js';
 import { handleToolsCall } from './tools-call.js';
 import { V1SessionNotifier } from './v1-notifications.js';
 
-/** The `progressToken` of a request's `_meta`, if any. */
-function progressTokenOf(params: unknown): string | number | null {
-  const token = (params as { _meta?: { progressToken?: unknown } } | undefined)?._meta?.progressToken;
-  return typeof token === 'string' || typeof token === 'number' ? token : null;
-}
 
 /**
  * An SDK `Server` that advertises the legacy `tasks` capability only to sessions that negotiated 2025-11-25:
@@ -66,13 +61,15 @@ export function createServerFactory(deps: HandlerDeps): McpServerFactory {
       }),
     );
     const notifier = era === 'legacy' ? new V1SessionNotifier(server, deps) : undefined;
-    if (notifier) server.onclose = () => notifier.close();
+    if (notifier) {
+      deps.sessionNotifiers.set(server, notifier);
+      server.onclose = () => notifier.close();
+    }
     server.fallbackRequestHandler = (request, context) =>
       guarded(deps.logger, request.method, async () => {
         if (request.method !== 'tools/call') throw methodNotFound(request.method);
         const result = await handleToolsCall(deps, callerFor(context), request, context);
-        const created = (result.task as { taskId?: unknown } | undefined)?.taskId;
-        if (notifier && typeof created === 'string') notifier.track(created, progressTokenOf(request.params));
+        notifier?.trackCreated(result, request.params);
         return result as never;
       });
     if (era === 'legacy') registerV1TaskHandlers(server, deps, callerFor);

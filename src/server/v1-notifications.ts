@@ -36,6 +36,14 @@ export class V1SessionNotifier {
     this.tracked.set(taskId, { progressToken, lastProgress: Number.NEGATIVE_INFINITY });
   }
 
+  /** Start pushing for the task a `tools/call` answer created, if it created one (`{task: {taskId}}`). */
+  trackCreated(result: Record<string, unknown>, requestParams: unknown): void {
+    const taskId = (result.task as { taskId?: unknown } | undefined)?.taskId;
+    if (typeof taskId !== 'string') return;
+    const token = (requestParams as { _meta?: { progressToken?: unknown } } | undefined)?._meta?.progressToken;
+    this.track(taskId, typeof token === 'string' || typeof token === 'number' ? token : null);
+  }
+
   /** Stop pushing (the session closed). */
   close(): void {
     for (const unsubscribe of this.unsubscribe) unsubscribe();

@@ -26,6 +26,8 @@ export async function startTasksServer(options: {
   limits?: Partial<TasksServerLimits>;
   roots?: string[];
   dbPath?: string;
+  /** Whether the fast path answers hot requests (default: the server's default, on). */
+  fastPath?: boolean;
 }): Promise<RunningTasksServer> {
   const temp = options.dbPath ? undefined : makeTempDir();
   const dbPath = options.dbPath ?? join(temp!.dir, 'tasks.db');
@@ -37,6 +39,7 @@ export async function startTasksServer(options: {
     ...(options.auth ? { auth: options.auth } : {}),
     roots: options.roots ?? [],
     limits: { leaseMs: 2000, ...options.limits },
+    ...(options.fastPath === undefined ? {} : { fastPath: options.fastPath }),
   });
   const http = createServer((request, response) => void server.handleHttp(request, response));
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isInitializeRequest, type AuthInfo, type McpServerFactory } from '@modelcontextprotocol/server';
+import { isInitializeRequest, type AuthInfo, type McpServerFactory, type Server } from '@modelcontextprotocol/server';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { Logger } from '../../core/logger.js';
 import { ErrorCode } from '../../protocol/constants.js';
@@ -9,6 +9,7 @@ import { writeJsonRpcError } from './respond.js';
 
 interface Session {
   transport: NodeStreamableHTTPServerTransport;
+  server: Server;
   ownerKey: string;
   lastSeenAt: number;
 }
@@ -34,6 +35,24 @@ export class LegacySessions {
     this.sweeper.unref();
   }
 
+  /**
+   * The SDK server of a live session of `ownerKey` (the fast path answers hot requests of it directly), marking
+   * the session as used; `undefined` for an unknown session or another owner's.
+   */
+  lookup(sessionId: string, ownerKey: string): Server | undefined {
+    return this.touch(sessionId, ownerKey)?.server;
+  }
+
+  /** The live session of `ownerKey`, marked as just used (Map order is recency order, so eviction takes the oldest). */
+  private touch(sessionId: string, ownerKey: string): Session | undefined {
+    const session = this.sessions.get(sessionId);
+    if (!session || session.ownerKey !== ownerKey) return undefined;
+    session.lastSeenAt = Date.now();
+    this.sessions.delete(sessionId);
+    this.sessions.set(sessionId, session);
+    return session;
+  }
+
   /** Number of open sessions. */
   get size(): number {
     return this.sessions.size;
@@ -43,15 +62,11 @@ export class LegacySessions {
   async handle(request: IncomingMessage & { auth?: AuthInfo }, response: ServerResponse, parsedBody: unknown, ownerKey: string): Promise<void> {
     const sessionId = request.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
-      const session = this.sessions.get(sessionId);
-      if (!session || session.ownerKey !== ownerKey) {
+      const session = this.touch(sessionId, ownerKey);
+      if (!session) {
         writeJsonRpcError(response, 404, null, -32001, 'Session not found');
         return;
       }
-      session.lastSeenAt = Date.now();
-      // Map order is recency order, so eviction takes the least recently used session first.
-      this.sessions.delete(sessionId);
-      this.sessions.set(sessionId, session);
       await session.transport.handleRequest(request, response, parsedBody);
       return;
     }
@@ -67,13 +82,13 @@ export class LegacySessions {
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
         this.evictBeyond(this.maxSessions - 1);
-        this.sessions.set(id, { transport, ownerKey, lastSeenAt: Date.now() });
+        this.sessions.set(id, { transport, server, ownerKey, lastSeenAt: Date.now() });
       },
       onsessionclosed: (id) => {
         this.sessions.delete(id);
       },
     });
-    const server = await this.factory({ era: 'legacy', ...(request.auth ? { authInfo: request.auth } : {}) });
+    const server = (await this.factory({ era: 'legacy', ...(request.auth ? { authInfo: request.auth } : {}) })) as Server;
     transport.onclose = () => {
       if (transport.sessionId) this.sessions.delete(transport.sessionId);
       void server.close().catch(() => {});

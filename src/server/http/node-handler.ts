@@ -8,6 +8,7 @@ import { readJsonBody } from './body.js';
 import { withSpecErrorStatus } from './error-status.js';
 import { LegacySessions } from './legacy-sessions.js';
 import { isTaskListenRequest, type TaskListenRoute } from './task-listen.js';
+import type { FastPath } from './fast-path.js';
 import { writeJsonRpcError } from './respond.js';
 
 /** Options of the HTTP front door. */
@@ -34,6 +35,8 @@ export interface HttpFrontOptions {
   routeResponse?: (ownerKey: string, message: unknown) => Promise<boolean>;
   /** Serves `subscriptions/listen` requests that ask for task notifications (the SDK's filter has no `taskIds`). */
   taskListen?: TaskListenRoute;
+  /** Builds the fast path for hot task requests (given the legacy sessions); absent = every request takes the SDK path. */
+  fastPath?: (sessions: LegacySessions) => FastPath;
   logger: Logger;
 }
 
@@ -67,6 +70,7 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
   });
   const modernNode = toNodeHandler({ fetch: async (request, requestOptions) => withSpecErrorStatus(await modern.fetch(request, requestOptions)) });
   const legacySessions = new LegacySessions(options.factory, options.logger, options.sessionIdleMs, options.maxSessions);
+  const fastPath = options.fastPath?.(legacySessions);
   const checkHost = options.allowedHosts ? hostHeaderValidation(options.allowedHosts) : undefined;
   const checkOrigin = options.allowedOrigins ? originValidation(options.allowedOrigins) : undefined;
 
@@ -118,6 +122,7 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
         response.writeHead(202).end();
         return;
       }
+      if (fastPath && (await fastPath.handle(request, response, parsedBody, ownerKey))) return;
     }
     const webRequest = await toWebRequest(request, parsedBody);
     if (await isLegacyRequest(webRequest, parsedBody, { maxRequestBodySize: options.maxRequestBodyBytes })) {

@@ -1,0 +1,174 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { TasksError } from '../../core/errors.js';
+import { isTerminal } from '../../core/state-machine.js';
+import type { JsonObject } from '../../core/task.js';
+import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, ErrorCode, PROTOCOL_VERSION_META_KEY, V1_PROTOCOL_VERSION, V2_PROTOCOL_VERSION } from '../../protocol/constants.js';
+import { toProtocolError } from '../../runtime/protocol-errors.js';
+import { declaresTasksExtension, legacyCaller, type Caller } from '../caller.js';
+import type { HandlerDeps } from '../deps.js';
+import { readTaskV1, readTaskV2, scopedTask, terminalPayloadV1 } from '../task-reads.js';
+import { createTaskForCall } from '../tools-call.js';
+import type { LegacySessions } from './legacy-sessions.js';
+
+/** A JSON-RPC request in its plain form. */
+interface PlainRequest {
+  jsonrpc: '2.0';
+  id: string | number;
+  method: string;
+  params: Record<string, unknown>;
+}
+
+const SERVER_INFO_META_KEY = 'io.modelcontextprotocol/serverInfo';
+const ENVELOPE_KEYS = new Set([PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY]);
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isPlainRequest(body: unknown): body is PlainRequest {
+  return (
+    isObject(body) && body.jsonrpc === '2.0' && typeof body.method === 'string' && isObject(body.params) &&
+    ((typeof body.id === 'string' && body.id.length > 0) || Number.isSafeInteger(body.id))
+  );
+}
+
+/** Whether the params hold only the given keys (anything else goes to the SDK, which knows what to do with it). */
+function onlyKeys(params: Record<string, unknown>, allowed: readonly string[]): boolean {
+  return Object.keys(params).every((key) => allowed.includes(key));
+}
+
+/**
+ * The fast path for the hot task requests (issue: performance, P1/P2): a task-creating `tools/call`, `tasks/get`
+ * and — in 2025-11-25 sessions — `tasks/result` of a terminal task, answered without building an SDK server and a
+ * web `Request` per request. It takes a request only in its plain, fully valid form (headers matching the body, a
+ * clean `_meta` envelope, known params) and hands everything else to the SDK, which owns every other answer
+ * (header mismatches, `-32021`, MRTR, inline runs, blocking `tasks/result`). Its answers are produced by the same
+ * functions the SDK handlers call, and `test/contract/fast-path.test.ts` proves them identical to the SDK path for
+ * every status and error.
+ */
+export class FastPath {
+  constructor(
+    private readonly deps: HandlerDeps,
+    private readonly sessions: LegacySessions,
+  ) {}
+
+  /** Answer `body` when it is one of the hot requests; `false` leaves it to the SDK path untouched. */
+  async handle(request: IncomingMessage, response: ServerResponse, body: unknown, ownerKey: string): Promise<boolean> {
+    if (!isPlainRequest(body) || request.method !== 'POST') return false;
+    const accept = request.headers.accept ?? '';
+    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return false;
+    if (Object.keys(request.headers).some((name) => name.startsWith('mcp-param-'))) return false;
+    const sessionId = request.headers['mcp-session-id'];
+    return typeof sessionId === 'string' ? this.legacy(request, response, body, ownerKey, sessionId) : this.modern(request, response, body, ownerKey);
+  }
+
+  private async modern(request: IncomingMessage, response: ServerResponse, body: PlainRequest, ownerKey: string): Promise<boolean> {
+    const meta = body.params._meta;
+    if (request.headers['mcp-protocol-version'] !== V2_PROTOCOL_VERSION || request.headers['mcp-method'] !== body.method || !isObject(meta)) return false;
+    if (!Object.keys(meta).every((key) => ENVELOPE_KEYS.has(key)) || meta[PROTOCOL_VERSION_META_KEY] !== V2_PROTOCOL_VERSION) return false;
+    const clientInfo = meta[CLIENT_INFO_META_KEY];
+    if (clientInfo !== undefined && !(isObject(clientInfo) && typeof clientInfo.name === 'string' && typeof clientInfo.version === 'string')) return false;
+    const clientCapabilities = meta[CLIENT_CAPABILITIES_META_KEY];
+    if (!isObject(clientCapabilities) || !declaresTasksExtension(clientCapabilities)) return false;
+    const caller: Caller = { era: 'modern', generation: 'v2', protocolVersion: V2_PROTOCOL_VERSION, clientCapabilities: clientCapabilities as JsonObject, ownerKey };
+    const name = request.headers['mcp-name'];
+    if (body.method === 'tasks/get') {
+      if (typeof body.params.taskId !== 'string' || body.params.taskId.length === 0 || name !== body.params.taskId || !onlyKeys(body.params, ['taskId', '_meta'])) return false;
+      const taskId = body.params.taskId;
+      await this.answer(response, body.id, 'json', () => readTaskV2(this.deps, caller, taskId, abortOnClose(response)));
+      return true;
+    }
+    if (body.method === 'tools/call') {
+      if (name !== body.params.name || !(await this.creatable(body.params))) return false;
+      await this.answer(response, body.id, 'json', () => this.createTask(caller, body.params));
+      return true;
+    }
+    return false;
+  }
+
+  private async legacy(request: IncomingMessage, response: ServerResponse, body: PlainRequest, ownerKey: string, sessionId: string): Promise<boolean> {
+    if (body.method !== 'tasks/get' && body.method !== 'tasks/result' && body.method !== 'tools/call') return false;
+    const server = this.sessions.lookup(sessionId, ownerKey);
+    if (!server) return false;
+    const version = request.headers['mcp-protocol-version'];
+    if (server.getNegotiatedProtocolVersion() !== V1_PROTOCOL_VERSION || (version !== undefined && version !== V1_PROTOCOL_VERSION)) return false;
+    const caller = legacyCaller(server, ownerKey);
+    const frame = { sessionId };
+    if (body.method === 'tools/call') {
+      if (body.params.task === undefined || !(await this.creatable(body.params))) return false;
+      await this.answer(response, body.id, frame, async () => {
+        const result = await this.createTask(caller, body.params);
+        this.deps.sessionNotifiers.get(server)?.trackCreated(result, body.params);
+        return result;
+      });
+      return true;
+    }
+    const taskId = body.params.taskId;
+    if (typeof taskId !== 'string' || taskId.length === 0 || !onlyKeys(body.params, ['taskId', '_meta'])) return false;
+    if (body.method === 'tasks/get') {
+      await this.answer(response, body.id, frame, () => readTaskV1(this.deps, caller, taskId, abortOnClose(response)));
+      return true;
+    }
+    // tasks/result: only a task that is already terminal; a pending one blocks (and may ask for input) on the SDK path.
+    const record = await this.deps.store.get(taskId, { ownerKey, generation: 'v1', now: this.deps.clock.now() });
+    if (!record || !isTerminal(record.status)) return false;
+    await this.answer(response, body.id, frame, async () => terminalPayloadV1(this.deps, await scopedTask(this.deps, caller, 'v1', taskId)));
+    return true;
+  }
+
+  /** Whether a `tools/call` simply creates a task: a task-capable tool without a gather phase, valid arguments, preflight passed. */
+  private async creatable(params: Record<string, unknown>): Promise<boolean> {
+    if (typeof params.name !== 'string' || !onlyKeys(params, ['name', 'arguments', 'task', '_meta'])) return false;
+    if (params.arguments !== undefined && !isObject(params.arguments)) return false;
+    const tool = this.deps.runtime.tool(params.name);
+    if (!tool || tool.execution === 'sync' || tool.gather) return false;
+    const args = tool.inputSchema.safeParse(params.arguments ?? {});
+    if (!args.success) return false;
+    try {
+      await tool.preflight?.(args.data, { roots: this.deps.roots });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private createTask(caller: Caller, params: Record<string, unknown>): Promise<JsonObject> {
+    const tool = this.deps.runtime.tool(params.name as string);
+    if (!tool) throw new TasksError(ErrorCode.InternalError, 'tool disappeared');
+    return createTaskForCall(this.deps, caller, tool, params as Parameters<typeof createTaskForCall>[3]);
+  }
+
+  /**
+   * Run `produce` and write its result or JSON-RPC error as the SDK would: a JSON body on the modern path
+   * (`_meta` serverInfo on results, B6), one SSE `message` event with the session id header in a 2025 session.
+   */
+  private async answer(response: ServerResponse, id: string | number, framing: 'json' | { sessionId: string }, produce: () => Promise<JsonObject>): Promise<void> {
+    let message: JsonObject;
+    try {
+      const result = await produce();
+      message = framing === 'json'
+        ? { result: { ...result, _meta: { ...((result._meta as JsonObject | undefined) ?? {}), [SERVER_INFO_META_KEY]: this.deps.serverInfo } }, jsonrpc: '2.0', id }
+        : { result, jsonrpc: '2.0', id };
+    } catch (error) {
+      const wire = toProtocolError(error);
+      if (!wire) this.deps.logger.error({ err: error }, 'fast path request failed');
+      message = { jsonrpc: '2.0', id, error: (wire ?? { code: ErrorCode.InternalError, message: 'Internal error' }) as unknown as JsonObject };
+    }
+    if (response.destroyed) return;
+    const text = JSON.stringify(message);
+    if (framing === 'json') {
+      response.writeHead(200, { 'content-type': 'application/json' }).end(text);
+    } else {
+      response
+        .writeHead(200, { 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'content-type': 'text/event-stream', 'mcp-session-id': framing.sessionId, 'x-accel-buffering': 'no' })
+        .end(`event: message\ndata: ${text}\n\n`);
+    }
+  }
+}
+
+/** An abort signal that fires when the client goes away before the answer (a held-back poll then ends early). */
+function abortOnClose(response: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  response.once('close', () => controller.abort());
+  return controller.signal;
+}
