@@ -14,6 +14,7 @@ import type {
   TaskRecord,
 } from '../../core/task.js';
 import { ErrorCode } from '../../protocol/constants.js';
+import { TerminalTaskCache } from './terminal-cache.js';
 import { newTaskParams, outcomeBody, toEvent, toInputRequest, toOutcome, toRecord } from './codec.js';
 import { openConnection, readPragmas, type SqlitePragmas } from './connection.js';
 import { GroupCommitter, storageFault, type GroupCommitStats } from './group-commit.js';
@@ -78,6 +79,7 @@ export class SqliteTaskStore implements TaskStore {
   private readonly stmt: Statements;
   private readonly committer: GroupCommitter;
   private readonly listeners = new Set<TaskEventListener>();
+  private readonly terminal = new TerminalTaskCache();
   private closing: Promise<void> | undefined;
 
   private constructor(
@@ -138,10 +140,15 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
+    const cached = this.terminal.lookup(taskId, scope);
+    if (cached.hit) return cached.record;
     const row = this.read('read a task', () =>
       this.stmt.getScoped.get({ taskId, ownerKey: scope.ownerKey, generation: scope.generation ?? null, now: scope.now }),
     );
-    return row === undefined ? undefined : toRecord(row as TaskRow);
+    if (row === undefined) return undefined;
+    const record = toRecord(row as TaskRow);
+    this.terminal.remember(record);
+    return record;
   }
 
   async getUnscoped(taskId: string): Promise<TaskRecord | undefined> {
@@ -150,8 +157,13 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
-    const row = this.read('read an outcome', () => this.stmt.getOutcome.get({ taskId }));
-    return row === undefined ? undefined : toOutcome(row as { kind: string; body: string });
+    const cached = this.terminal.outcome(taskId);
+    if (cached) return cached;
+    const row = this.read('read an outcome', () => this.stmt.getOutcome.get({ taskId })) as { kind: string; body: string } | undefined;
+    if (row === undefined) return undefined;
+    const outcome = toOutcome(row);
+    this.terminal.rememberOutcome(taskId, outcome, row.body.length);
+    return outcome;
   }
 
   /**
@@ -303,6 +315,7 @@ export class SqliteTaskStore implements TaskStore {
       for (const { task_id: taskId, status } of due) {
         this.append(events, taskId, 'expired', status as TaskRecord['status'], now, null);
         this.stmt.deleteTask.run({ taskId });
+        this.terminal.forget(taskId);
       }
       return due.map((row) => row.task_id);
     });

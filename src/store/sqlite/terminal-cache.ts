@@ -1,0 +1,61 @@
+import { isTerminal } from '../../core/state-machine.js';
+import type { TaskScope } from '../../core/store.js';
+import type { TaskOutcome, TaskRecord } from '../../core/task.js';
+
+/** Terminal tasks kept in memory at most (the least recently read is dropped first). */
+const MAX_ENTRIES = 4096;
+/** Outcomes larger than this (JSON characters) are read from SQLite every time rather than kept. */
+const MAX_OUTCOME_CHARS = 16 * 1024;
+
+interface Entry {
+  record: TaskRecord;
+  /** `undefined` until read; kept only when small. */
+  outcome?: TaskOutcome;
+}
+
+/**
+ * A read cache for terminal tasks, the hot target of repeated `tasks/get` and `tasks/result`. It is safe across
+ * processes because a terminal task never changes (terminal states are final, and statusMessage writes skip them)
+ * until it expires, and expiry is decided from `expiresAt` on every read, exactly as the SQL does; the sweeper's
+ * deletion only follows expiry. Bounded in entries and in outcome size.
+ */
+export class TerminalTaskCache {
+  private readonly entries = new Map<string, Entry>();
+
+  /** The cached task as `getScoped` would return it for `scope`: `undefined` when foreign, other generation or expired. */
+  lookup(taskId: string, scope: TaskScope): { hit: false } | { hit: true; record: TaskRecord | undefined } {
+    const entry = this.entries.get(taskId);
+    if (!entry) return { hit: false };
+    const { record } = entry;
+    if (record.expiresAt !== null && record.expiresAt <= scope.now) {
+      // Expired: gone for every reader from now on, whichever process's sweeper deletes the row.
+      this.entries.delete(taskId);
+      return { hit: true, record: undefined };
+    }
+    const visible = record.ownerKey === scope.ownerKey && (scope.generation === undefined || record.generation === scope.generation);
+    return { hit: true, record: visible ? record : undefined };
+  }
+
+  /** Keep `record` if it is terminal. */
+  remember(record: TaskRecord): void {
+    if (!isTerminal(record.status) || this.entries.has(record.taskId)) return;
+    this.entries.set(record.taskId, { record });
+    if (this.entries.size > MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value as string);
+  }
+
+  /** The cached outcome of a cached terminal task, if it was kept. */
+  outcome(taskId: string): TaskOutcome | undefined {
+    return this.entries.get(taskId)?.outcome;
+  }
+
+  /** Keep the outcome of a cached terminal task when it is small (`chars`: its JSON length). */
+  rememberOutcome(taskId: string, outcome: TaskOutcome, chars: number): void {
+    const entry = this.entries.get(taskId);
+    if (entry && chars <= MAX_OUTCOME_CHARS) entry.outcome = outcome;
+  }
+
+  /** Drop a task (it was deleted). */
+  forget(taskId: string): void {
+    this.entries.delete(taskId);
+  }
+}
