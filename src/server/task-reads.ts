@@ -21,26 +21,29 @@ export async function scopedTask(deps: Pick<HandlerDeps, 'store' | 'clock'>, cal
   return record;
 }
 
+/** The abort signal of a request, or a way to make one only when it is needed (most requests never wait). */
+export type SignalSource = AbortSignal | (() => AbortSignal);
+
 /**
  * Read a task for `tasks/get` under the polling protection: a repeated too-fast poll of a non-terminal task is held
  * back and answered with a raised poll interval, then read again so the answer is current.
  */
-async function polledTask(deps: HandlerDeps, caller: Caller, generation: TaskGeneration, taskId: string, signal: AbortSignal): Promise<TaskRecord> {
+async function polledTask(deps: HandlerDeps, caller: Caller, generation: TaskGeneration, taskId: string, signal: SignalSource): Promise<TaskRecord> {
   const record = await scopedTask(deps, caller, generation, taskId);
   const advice = deps.polls.observe(caller.ownerKey, taskId, record.pollIntervalMs, isTerminal(record.status), deps.clock.now());
   if (advice.delayMs === 0 && advice.pollIntervalMs === record.pollIntervalMs) return record;
-  await holdBack(advice.delayMs, signal);
+  if (advice.delayMs > 0) await holdBack(advice.delayMs, typeof signal === 'function' ? signal() : signal);
   const current = advice.delayMs > 0 ? await scopedTask(deps, caller, generation, taskId) : record;
   return isTerminal(current.status) ? current : { ...current, pollIntervalMs: advice.pollIntervalMs };
 }
 
 /** v2 `GetTaskResult` (E19): `resultType: "complete"` and the detailed task. */
-export async function readTaskV2(deps: HandlerDeps, caller: Caller, taskId: string, signal: AbortSignal): Promise<JsonObject> {
+export async function readTaskV2(deps: HandlerDeps, caller: Caller, taskId: string, signal: SignalSource): Promise<JsonObject> {
   return v2GetTaskResult(await detailedTask(deps, await polledTask(deps, caller, 'v2', taskId, signal))) as unknown as JsonObject;
 }
 
 /** v1 `GetTaskResult`: the flat task, no related-task `_meta` (R33). `-32601` outside 2025-11-25 sessions. */
-export async function readTaskV1(deps: HandlerDeps, caller: Caller, taskId: string, signal: AbortSignal): Promise<JsonObject> {
+export async function readTaskV1(deps: HandlerDeps, caller: Caller, taskId: string, signal: SignalSource): Promise<JsonObject> {
   if (caller.generation !== 'v1') throw methodNotFound('tasks/get');
   return toV1Task(await polledTask(deps, caller, 'v1', taskId, signal)) as unknown as JsonObject;
 }

@@ -75,7 +75,7 @@ export class FastPath {
     if (body.method === 'tasks/get') {
       if (typeof body.params.taskId !== 'string' || body.params.taskId.length === 0 || name !== body.params.taskId || !onlyKeys(body.params, ['taskId', '_meta'])) return false;
       const taskId = body.params.taskId;
-      await this.answer(response, body.id, 'json', () => readTaskV2(this.deps, caller, taskId, abortOnClose(response)));
+      await this.answer(response, body.id, 'json', () => readTaskV2(this.deps, caller, taskId, () => abortOnClose(response)));
       return true;
     }
     if (body.method === 'tools/call') {
@@ -106,7 +106,7 @@ export class FastPath {
     const taskId = body.params.taskId;
     if (typeof taskId !== 'string' || taskId.length === 0 || !onlyKeys(body.params, ['taskId', '_meta'])) return false;
     if (body.method === 'tasks/get') {
-      await this.answer(response, body.id, frame, () => readTaskV1(this.deps, caller, taskId, abortOnClose(response)));
+      await this.answer(response, body.id, frame, () => readTaskV1(this.deps, caller, taskId, () => abortOnClose(response)));
       return true;
     }
     // tasks/result: only a task that is already terminal; a pending one blocks (and may ask for input) on the SDK path.
@@ -156,12 +156,15 @@ export class FastPath {
     }
     if (response.destroyed) return;
     const text = JSON.stringify(message);
+    // One buffer with its length: a single write, no chunked framing.
     if (framing === 'json') {
-      response.writeHead(200, { 'content-type': 'application/json' }).end(text);
+      const payload = Buffer.from(text);
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': payload.length }).end(payload);
     } else {
+      const payload = Buffer.from(`event: message\ndata: ${text}\n\n`);
       response
-        .writeHead(200, { 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'content-type': 'text/event-stream', 'mcp-session-id': framing.sessionId, 'x-accel-buffering': 'no' })
-        .end(`event: message\ndata: ${text}\n\n`);
+        .writeHead(200, { 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'content-type': 'text/event-stream', 'mcp-session-id': framing.sessionId, 'x-accel-buffering': 'no', 'content-length': payload.length })
+        .end(payload);
     }
   }
 }
@@ -169,6 +172,8 @@ export class FastPath {
 /** An abort signal that fires when the client goes away before the answer (a held-back poll then ends early). */
 function abortOnClose(response: ServerResponse): AbortSignal {
   const controller = new AbortController();
-  response.once('close', () => controller.abort());
+  response.once('close', () => {
+    if (!response.writableFinished) controller.abort();
+  });
   return controller.signal;
 }
