@@ -69,6 +69,36 @@ export function newTaskParams(task: NewTask): Record<string, string | number | n
   };
 }
 
+/**
+ * The record of a task just inserted with `params` and `seq`, built without reading the row back (it is exactly
+ * what the insert wrote; the JSON columns are parsed from the very strings stored).
+ */
+export function insertedRecord(params: ReturnType<typeof newTaskParams>, seq: number): TaskRecord {
+  return toRecord({
+    task_id: params.taskId as string,
+    owner_key: params.ownerKey as string,
+    generation: params.generation as string,
+    protocol_version: params.protocolVersion as string,
+    tool_name: params.toolName as string,
+    arguments: params.arguments as string,
+    client_capabilities: params.clientCapabilities as string,
+    progress_token: params.progressToken as string | null,
+    status: 'working',
+    status_message: params.statusMessage as string | null,
+    created_at: params.createdAt as number,
+    last_updated_at: params.createdAt as number,
+    ttl_ms: params.ttlMs as number | null,
+    poll_interval_ms: params.pollIntervalMs as number,
+    expires_at: params.expiresAt as number | null,
+    seq,
+    attempt: 0,
+    lease_owner: params.leaseOwner as string | null,
+    lease_expires_at: params.leaseExpiresAt as number | null,
+    idempotency_key: params.idempotencyKey as string | null,
+    request_digest: params.requestDigest as string | null,
+  });
+}
+
 /** A `task_outcomes` row as a {@link TaskOutcome}. */
 export function toOutcome(row: { kind: string; body: string }): TaskOutcome {
   return row.kind === 'error'

@@ -15,7 +15,7 @@ import type {
 } from '../../core/task.js';
 import { ErrorCode } from '../../protocol/constants.js';
 import { TerminalTaskCache } from './terminal-cache.js';
-import { newTaskParams, outcomeBody, toEvent, toInputRequest, toOutcome, toRecord } from './codec.js';
+import { insertedRecord, newTaskParams, outcomeBody, toEvent, toInputRequest, toOutcome, toRecord } from './codec.js';
 import { openConnection, readPragmas, type SqlitePragmas } from './connection.js';
 import { GroupCommitter, storageFault, type GroupCommitStats } from './group-commit.js';
 import {
@@ -130,7 +130,9 @@ export class SqliteTaskStore implements TaskStore {
       }
       // The created event comes first because its seq becomes the task's seq (see SQL.insertTask).
       const { seq } = this.append(events, task.taskId, 'created', 'working', task.createdAt, null);
-      const record = toRecord(this.stmt.insertTask.get({ ...newTaskParams(task), seq }) as TaskRow);
+      const params = newTaskParams(task);
+      this.stmt.insertTask.run({ ...params, seq });
+      const record = insertedRecord(params, seq);
       // Same savepoint as the row: input gathered before the task exists is never lost or half-written.
       for (const [name, value] of Object.entries(task.steps ?? {})) {
         this.stmt.insertStep.run({ taskId: task.taskId, name, value: JSON.stringify(value), now: task.createdAt });
