@@ -84,7 +84,8 @@ export type TaskEventListener = (event: TaskEvent) => void;
  */
 export interface TaskStore {
   /**
-   * Insert a task with status `working` (and its `steps`, if any) and append its `created` event.
+   * Insert a task with status `working` (and its `steps`, if any) and append its `created` event; with `startNow`,
+   * also count the first run (`attempt = 1`) and append its `attempt` event.
    * Resolves after the commit (SEP-2663 E14: a `tasks/get` right after sees it).
    * Throws `-32602` when `(ownerKey, idempotencyKey)` is already taken.
    */

@@ -74,6 +74,13 @@ export interface NewTask {
   requestDigest?: string | null;
   /** Journaled steps written in the same transaction as the task (e.g. input gathered by MRTR before the task). */
   steps?: Record<string, JsonValue>;
+  /**
+   * The creating process starts the first run at once (it holds a free slot): the task is written with
+   * `attempt = 1` and its `attempt` event, saving the separate `startAttempt` write. Should that process die before
+   * the run really began, recovery treats the task as interrupted (the safe direction: never a second run of a
+   * tool that is not safe to re-run).
+   */
+  startNow?: boolean;
 }
 
 /** State of one input request of a task. */

@@ -60,6 +60,8 @@ export interface CreateTaskInput {
   pollIntervalMs: number;
   /** What the tool's `gather` phase returned, stored with the task (`ctx.gathered`). */
   gathered?: JsonValue;
+  /** Called once the task is committed and before its first run starts (e.g. to subscribe to its progress). */
+  onCreated?: (record: TaskRecord) => void;
 }
 
 /** Why a running tool was aborted. */
@@ -139,7 +141,7 @@ export class TaskRuntime {
    */
   async createTask(input: CreateTaskInput): Promise<TaskRecord> {
     const now = this.clock.now();
-    const busy = this.running.size + this.queue.length + this.creating >= this.settings.concurrency;
+    const busy = this.closed || this.running.size + this.queue.length + this.creating >= this.settings.concurrency;
     const task: NewTask = {
       taskId: newTaskId(),
       ownerKey: input.ownerKey,
@@ -156,11 +158,15 @@ export class TaskRuntime {
       leaseOwner: this.settings.instanceId,
       leaseExpiresAt: now + this.settings.leaseMs,
       ...(input.gathered === undefined ? {} : { steps: { [GATHERED_STEP]: input.gathered } }),
+      // A free slot is reserved (`creating`) until the commit, so the first run starts with the create: one write less.
+      startNow: !busy,
     };
     this.creating += 1;
     try {
       const record = await this.store.create(task);
-      this.enqueue(record.taskId);
+      input.onCreated?.(record);
+      if (task.startNow && !this.closed) this.launch(record.taskId, record);
+      else this.enqueue(record.taskId);
       return record;
     } finally {
       this.creating -= 1;
@@ -289,21 +295,26 @@ export class TaskRuntime {
     while (!this.closed && this.running.size < this.settings.concurrency && this.queue.length > 0) {
       const taskId = this.queue.shift() as string;
       this.queued.delete(taskId);
-      const placeholder: RunningTask = { controller: new AbortController(), record: undefined as unknown as TaskRecord };
-      this.running.set(taskId, placeholder);
-      this.maxInFlight = Math.max(this.maxInFlight, this.running.size);
-      void this.execute(taskId, placeholder)
-        .catch((error) => this.logger.error({ err: error, taskId: redactTaskId(taskId) }, 'task execution failed'))
-        .finally(() => {
-          if (this.running.get(taskId) === placeholder) this.running.delete(taskId);
-          this.pump();
-        });
+      this.launch(taskId);
     }
   }
 
-  private async execute(taskId: string, slot: RunningTask): Promise<void> {
+  /** Run a task in a slot: `started` when its run was already counted at creation, else after `startAttempt`. */
+  private launch(taskId: string, started?: TaskRecord): void {
+    const placeholder: RunningTask = { controller: new AbortController(), record: undefined as unknown as TaskRecord };
+    this.running.set(taskId, placeholder);
+    this.maxInFlight = Math.max(this.maxInFlight, this.running.size);
+    void this.execute(taskId, placeholder, started)
+      .catch((error) => this.logger.error({ err: error, taskId: redactTaskId(taskId) }, 'task execution failed'))
+      .finally(() => {
+        if (this.running.get(taskId) === placeholder) this.running.delete(taskId);
+        this.pump();
+      });
+  }
+
+  private async execute(taskId: string, slot: RunningTask, started?: TaskRecord): Promise<void> {
     const startedAt = this.clock.now();
-    const record = await this.store.startAttempt(taskId, this.settings.instanceId, startedAt + this.settings.leaseMs, startedAt);
+    const record = started ?? (await this.store.startAttempt(taskId, this.settings.instanceId, startedAt + this.settings.leaseMs, startedAt));
     if (!record || slot.controller.signal.aborted) return;
     slot.record = record;
     const tool = this.tools.get(record.toolName);
@@ -321,7 +332,7 @@ export class TaskRuntime {
       }
     }, Math.max(0, deadlineMs - startedAt));
     deadline.unref();
-    this.statusWriter.set(taskId, null);
+    if (record.statusMessage !== null) this.statusWriter.set(taskId, null);
     let settled: SettledRun;
     try {
       const args = tool.inputSchema.parse(record.arguments);

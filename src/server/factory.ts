@@ -68,9 +68,7 @@ export function createServerFactory(deps: HandlerDeps): McpServerFactory {
     server.fallbackRequestHandler = (request, context) =>
       guarded(deps.logger, request.method, async () => {
         if (request.method !== 'tools/call') throw methodNotFound(request.method);
-        const result = await handleToolsCall(deps, callerFor(context), request, context);
-        notifier?.trackCreated(result, request.params);
-        return result as never;
+        return (await handleToolsCall(deps, callerFor(context), request, context, notifier && ((record) => notifier.trackCreated(record)))) as never;
       });
     if (era === 'legacy') registerV1TaskHandlers(server, deps, callerFor);
     else registerV2TaskHandlers(server, deps, callerFor);

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { invalidParams, missingTasksExtension, TasksError } from '../core/errors.js';
 import { redactSecrets } from '../core/secrets.js';
 import { toProtocolError } from '../runtime/protocol-errors.js';
-import type { JsonObject, JsonValue } from '../core/task.js';
+import type { JsonObject, JsonValue, TaskRecord } from '../core/task.js';
 import { ToolInputError, type AnyToolDefinition, type ElicitRequest, type ElicitResult } from '../core/tool.js';
 import { ErrorCode } from '../protocol/constants.js';
 import { v1CreateTaskResult } from '../protocol/v1/codec.js';
@@ -34,7 +34,13 @@ const V1TaskParamSchema = z.looseObject({ ttl: z.number().min(0).refine(Number.i
  * arguments against the tool's `inputSchema` and its preflight (an `isError` tool result and no task, SEP-1303).
  * Then either a task is created durably (and only then answered), or the tool runs inline.
  */
-export async function handleToolsCall(deps: HandlerDeps, caller: Caller, request: JSONRPCRequest, context: ServerContext): Promise<JsonObject> {
+export async function handleToolsCall(
+  deps: HandlerDeps,
+  caller: Caller,
+  request: JSONRPCRequest,
+  context: ServerContext,
+  onCreated?: (record: TaskRecord) => void,
+): Promise<JsonObject> {
   const parsed = CallParamsSchema.safeParse(request.params ?? {});
   if (!parsed.success) throw invalidParams(`Invalid params for tools/call: ${z.prettifyError(parsed.error)}`);
   const params = parsed.data;
@@ -67,7 +73,7 @@ export async function handleToolsCall(deps: HandlerDeps, caller: Caller, request
     gathered = outcome.done;
   }
 
-  if (asTask) return createTaskForCall(deps, caller, tool, params, gathered);
+  if (asTask) return createTaskForCall(deps, caller, tool, params, gathered, onCreated);
   const inline = await runWithCallInput(caller, context, deps.requestStates, { tool: tool.name, args: params.arguments ?? {}, prefix: 'input' }, (elicitor) =>
     runInline(deps, tool, args.data, context, elicitor.elicitAll, gathered),
   );
@@ -86,7 +92,14 @@ export interface TaskCallParams {
  * `CreateTaskResult` (v1 nested, R12; v2 flat, E8). Shared by the SDK path and the fast path.
  * @throws TasksError `-32602` for a v1 `task` that is not an object with an integer `ttl` ≥ 0.
  */
-export async function createTaskForCall(deps: HandlerDeps, caller: Caller, tool: AnyToolDefinition, params: TaskCallParams, gathered?: JsonValue): Promise<JsonObject> {
+export async function createTaskForCall(
+  deps: HandlerDeps,
+  caller: Caller,
+  tool: AnyToolDefinition,
+  params: TaskCallParams,
+  gathered?: JsonValue,
+  onCreated?: (record: TaskRecord) => void,
+): Promise<JsonObject> {
   const requestedTtl = caller.generation === 'v1' ? V1TaskParamSchema.safeParse(params.task) : undefined;
   if (requestedTtl && !requestedTtl.success) throw invalidParams('Invalid params for tools/call: task must be an object whose optional ttl is an integer >= 0 (milliseconds)');
   const record = await deps.runtime.createTask({
@@ -100,6 +113,7 @@ export async function createTaskForCall(deps: HandlerDeps, caller: Caller, tool:
     ttlMs: caller.generation === 'v1' ? effectiveTtlMs(deps.limits, requestedTtl?.data?.ttl) : deps.limits.defaultTtlMs,
     pollIntervalMs: deps.limits.pollIntervalMs,
     ...(gathered === undefined ? {} : { gathered }),
+    ...(onCreated ? { onCreated } : {}),
   });
   return caller.generation === 'v1' ? (v1CreateTaskResult(record) as unknown as JsonObject) : (v2CreateTaskResult(record) as unknown as JsonObject);
 }

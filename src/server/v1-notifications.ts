@@ -1,5 +1,6 @@
 import type { Server } from '@modelcontextprotocol/server';
 import { isTerminal } from '../core/state-machine.js';
+import type { TaskRecord } from '../core/task.js';
 import { RELATED_TASK_META_KEY } from '../protocol/constants.js';
 import { toV1Task } from '../protocol/v1/codec.js';
 import type { HandlerDeps } from './deps.js';
@@ -36,12 +37,9 @@ export class V1SessionNotifier {
     this.tracked.set(taskId, { progressToken, lastProgress: Number.NEGATIVE_INFINITY });
   }
 
-  /** Start pushing for the task a `tools/call` answer created, if it created one (`{task: {taskId}}`). */
-  trackCreated(result: Record<string, unknown>, requestParams: unknown): void {
-    const taskId = (result.task as { taskId?: unknown } | undefined)?.taskId;
-    if (typeof taskId !== 'string') return;
-    const token = (requestParams as { _meta?: { progressToken?: unknown } } | undefined)?._meta?.progressToken;
-    this.track(taskId, typeof token === 'string' || typeof token === 'number' ? token : null);
+  /** Start pushing for a task this session's `tools/call` created (before its first run reports anything). */
+  trackCreated(record: TaskRecord): void {
+    this.track(record.taskId, record.progressToken);
   }
 
   /** Stop pushing (the session closed). */

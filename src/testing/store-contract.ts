@@ -80,6 +80,18 @@ export function describeTaskStoreContract(name: string, makeStore: () => Promise
         expect(await store.get(input.taskId, { ownerKey: ALICE, now: clock.now() })).toEqual(record);
       });
 
+      it('startNow counts the first run at creation: attempt 1 and an attempt event after the created one', async () => {
+        const before = await store.lastEventSeq();
+        const record = await create({ startNow: true, leaseOwner: 'i-a', leaseExpiresAt: clock.now() + 30_000 });
+        expect(record.attempt).toBe(1);
+        expect((await store.getUnscoped(record.taskId))?.attempt).toBe(1);
+        const events = (await store.readEventsAfter(before, 10)).filter((event) => event.taskId === record.taskId);
+        expect(events.map((event) => [event.kind, event.status, event.payload])).toEqual([
+          ['created', 'working', null],
+          ['attempt', 'working', { attempt: 1, leaseOwner: 'i-a' }],
+        ]);
+      });
+
       it('keeps JSON fields and the progress token type; ttlMs null never expires', async () => {
         const record = await create({ progressToken: 'tok-1', ttlMs: null, arguments: { deep: { a: [{ b: 'ü' }] } } });
         expect(record).toMatchObject({ progressToken: 'tok-1', ttlMs: null, expiresAt: null, arguments: { deep: { a: [{ b: 'ü' }] } } });

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TasksError } from '../../core/errors.js';
 import { isTerminal } from '../../core/state-machine.js';
-import type { JsonObject } from '../../core/task.js';
+import type { JsonObject, TaskRecord } from '../../core/task.js';
 import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, ErrorCode, PROTOCOL_VERSION_META_KEY, V1_PROTOCOL_VERSION, V2_PROTOCOL_VERSION } from '../../protocol/constants.js';
 import { toProtocolError } from '../../runtime/protocol-errors.js';
 import { declaresTasksExtension, legacyCaller, type Caller } from '../caller.js';
@@ -96,11 +96,8 @@ export class FastPath {
     const frame = { sessionId };
     if (body.method === 'tools/call') {
       if (body.params.task === undefined || !(await this.creatable(body.params))) return false;
-      await this.answer(response, body.id, frame, async () => {
-        const result = await this.createTask(caller, body.params);
-        this.deps.sessionNotifiers.get(server)?.trackCreated(result, body.params);
-        return result;
-      });
+      const notifier = this.deps.sessionNotifiers.get(server);
+      await this.answer(response, body.id, frame, () => this.createTask(caller, body.params, notifier && ((record) => notifier.trackCreated(record))));
       return true;
     }
     const taskId = body.params.taskId;
@@ -132,10 +129,10 @@ export class FastPath {
     }
   }
 
-  private createTask(caller: Caller, params: Record<string, unknown>): Promise<JsonObject> {
+  private createTask(caller: Caller, params: Record<string, unknown>, onCreated?: (record: TaskRecord) => void): Promise<JsonObject> {
     const tool = this.deps.runtime.tool(params.name as string);
     if (!tool) throw new TasksError(ErrorCode.InternalError, 'tool disappeared');
-    return createTaskForCall(this.deps, caller, tool, params as Parameters<typeof createTaskForCall>[3]);
+    return createTaskForCall(this.deps, caller, tool, params as Parameters<typeof createTaskForCall>[3], undefined, onCreated);
   }
 
   /**

@@ -66,6 +66,7 @@ export function newTaskParams(task: NewTask): Record<string, string | number | n
     leaseExpiresAt: task.leaseExpiresAt,
     idempotencyKey: task.idempotencyKey ?? null,
     requestDigest: task.requestDigest ?? null,
+    attempt: task.startNow === true ? 1 : 0,
   };
 }
 
@@ -91,7 +92,7 @@ export function insertedRecord(params: ReturnType<typeof newTaskParams>, seq: nu
     poll_interval_ms: params.pollIntervalMs as number,
     expires_at: params.expiresAt as number | null,
     seq,
-    attempt: 0,
+    attempt: params.attempt as number,
     lease_owner: params.leaseOwner as string | null,
     lease_expires_at: params.leaseExpiresAt as number | null,
     idempotency_key: params.idempotencyKey as string | null,

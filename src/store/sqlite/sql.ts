@@ -76,7 +76,7 @@ export const SQL = Object.freeze({
       poll_interval_ms, expires_at, seq, attempt, lease_owner, lease_expires_at, idempotency_key, request_digest)
     VALUES (@taskId, @ownerKey, @generation, @protocolVersion, @toolName, @arguments, @clientCapabilities,
       @progressToken, 'working', @statusMessage, @createdAt, @createdAt, @ttlMs, @pollIntervalMs, @expiresAt, @seq,
-      0, @leaseOwner, @leaseExpiresAt, @idempotencyKey, @requestDigest)`,
+      @attempt, @leaseOwner, @leaseExpiresAt, @idempotencyKey, @requestDigest)`,
 
   idempotencyTaken: 'SELECT 1 AS taken FROM tasks WHERE owner_key = @ownerKey AND idempotency_key = @idempotencyKey',
 

@@ -133,6 +133,7 @@ export class SqliteTaskStore implements TaskStore {
       const params = newTaskParams(task);
       this.stmt.insertTask.run({ ...params, seq });
       const record = insertedRecord(params, seq);
+      if (task.startNow === true) this.append(events, task.taskId, 'attempt', 'working', task.createdAt, { attempt: 1, leaseOwner: task.leaseOwner });
       // Same savepoint as the row: input gathered before the task exists is never lost or half-written.
       for (const [name, value] of Object.entries(task.steps ?? {})) {
         this.stmt.insertStep.run({ taskId: task.taskId, name, value: JSON.stringify(value), now: task.createdAt });
