@@ -43,6 +43,13 @@ const probe = defineTool({
 });
 
 const store = openSqliteTaskStore({ path: join(options.dir, 'tasks.db') });
+// The commit instant is when the store publishes the task's `created` event (right after COMMIT). The runtime may
+// start the tool before `createTask` resolves (it counts the first run at creation when a slot is free), so the
+// moment the caller regains control would come after the pick-up it should precede.
+const commits = new Map();
+store.onEvent((event) => {
+  if (event.kind === 'created') commits.set(event.taskId, performance.now());
+});
 const server = await createTasksServer({ tools: [probe], store, secret: randomBytes(32) });
 const input = {
   tool: probe,
@@ -62,7 +69,8 @@ const result = await closedLoop({
   iteration: async (_state, sample) => {
     const called = performance.now();
     const record = await server.runtime.createTask(input);
-    const committed = performance.now();
+    const committed = commits.get(record.taskId);
+    commits.delete(record.taskId);
     const started = await runStarted(record.taskId);
     sample('fromCommit', started - committed);
     sample('fromCall', started - called);

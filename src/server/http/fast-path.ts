@@ -143,9 +143,9 @@ export class FastPath {
     let message: JsonObject;
     try {
       const result = await produce();
-      message = framing === 'json'
-        ? { result: { ...result, _meta: { ...((result._meta as JsonObject | undefined) ?? {}), [SERVER_INFO_META_KEY]: this.deps.serverInfo } }, jsonrpc: '2.0', id }
-        : { result, jsonrpc: '2.0', id };
+      // `produce` builds a fresh object per answer, so the serverInfo stamp (B6) is added in place.
+      if (framing === 'json') result._meta = { ...((result._meta as JsonObject | undefined) ?? {}), [SERVER_INFO_META_KEY]: this.deps.serverInfo };
+      message = { result, jsonrpc: '2.0', id };
     } catch (error) {
       const wire = toProtocolError(error);
       if (!wire) this.deps.logger.error({ err: error }, 'fast path request failed');
