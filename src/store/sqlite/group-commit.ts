@@ -134,49 +134,24 @@ export class GroupCommitter {
    * batch run again with savepoints, so that the failure rejects that operation alone.
    */
   private runBatch(batch: Pending[]): void {
-    const s = this.statements;
-    try {
-      s.begin.run();
-    } catch (error) {
-      this.failAll(batch, error, 'begin a write transaction');
-      return;
-    }
+    if (!this.begin(batch)) return;
     const done: Done[] = [];
     const events: TaskEvent[] = [];
     try {
       for (const op of batch) done.push({ op, value: op.run(events) });
     } catch (error) {
       this.rollback();
-      if (batch.length === 1) {
-        if (!(error instanceof TasksError)) this.logger.warn({ err: error }, 'task store write failed');
-        (batch[0] as Pending).reject(storageFault(error, 'write'));
-      } else {
-        this.runBatchIsolated(batch);
-      }
+      if (batch.length === 1) this.rejectOne(batch[0] as Pending, error);
+      else this.runBatchIsolated(batch);
       return;
     }
-    try {
-      s.commit.run();
-    } catch (error) {
-      this.rollback();
-      this.failAll(batch, error, 'commit');
-      return;
-    }
-    this.stats.commits += 1;
-    this.stats.operations += done.length;
-    this.publish(events);
-    for (const { op, value } of done) op.resolve(value);
+    this.commit(batch, done, events, []);
   }
 
   /** The batch again, each operation under its own savepoint (after one of them failed). */
   private runBatchIsolated(batch: Pending[]): void {
     const s = this.statements;
-    try {
-      s.begin.run();
-    } catch (error) {
-      this.failAll(batch, error, 'begin a write transaction');
-      return;
-    }
+    if (!this.begin(batch)) return;
     const done: Done[] = [];
     const events: TaskEvent[] = [];
     const failed: Array<{ op: Pending; error: unknown }> = [];
@@ -192,13 +167,34 @@ export class GroupCommitter {
         } catch (error) {
           s.rollbackTo.run();
           s.release.run();
-          if (!(error instanceof TasksError)) this.logger.warn({ err: error }, 'task store write failed');
           failed.push({ op, error });
         }
       }
-      s.commit.run();
     } catch (error) {
-      // The savepoint bookkeeping or COMMIT itself failed: nothing of this batch is durable.
+      // The savepoint bookkeeping itself failed: nothing of this batch is durable.
+      this.rollback();
+      this.failAll(batch, error, 'commit');
+      return;
+    }
+    this.commit(batch, done, events, failed);
+  }
+
+  /** BEGIN IMMEDIATE; on failure every operation of the batch is rejected. */
+  private begin(batch: readonly Pending[]): boolean {
+    try {
+      this.statements.begin.run();
+      return true;
+    } catch (error) {
+      this.failAll(batch, error, 'begin a write transaction');
+      return false;
+    }
+  }
+
+  /** COMMIT, then publish the events and settle every operation (a failed COMMIT rejects the whole batch). */
+  private commit(batch: readonly Pending[], done: readonly Done[], events: readonly TaskEvent[], failed: ReadonlyArray<{ op: Pending; error: unknown }>): void {
+    try {
+      this.statements.commit.run();
+    } catch (error) {
       this.rollback();
       this.failAll(batch, error, 'commit');
       return;
@@ -207,7 +203,13 @@ export class GroupCommitter {
     this.stats.operations += done.length;
     this.publish(events);
     for (const { op, value } of done) op.resolve(value);
-    for (const { op, error } of failed) op.reject(storageFault(error, 'write'));
+    for (const { op, error } of failed) this.rejectOne(op, error);
+  }
+
+  /** Reject one operation that failed on its own (a condition of the port, or a storage fault). */
+  private rejectOne(op: Pending, error: unknown): void {
+    if (!(error instanceof TasksError)) this.logger.warn({ err: error }, 'task store write failed');
+    op.reject(storageFault(error, 'write'));
   }
 
   private rollback(): void {
