@@ -30,5 +30,3 @@ export function sourcesOf(to: TaskStatus): TaskStatus[] {
   return (Object.keys(ALLOWED_TRANSITIONS) as TaskStatus[]).filter((from) => canTransition(from, to));
 }
 
-/** The non-terminal statuses. */
-export const ACTIVE_STATUSES: readonly TaskStatus[] = Object.freeze(['working', 'input_required'] as TaskStatus[]);

@@ -3,18 +3,9 @@
  * Times are epoch milliseconds internally; the protocol codecs turn them into ISO 8601 strings.
  */
 
-import type { JsonObject, JsonValue, TaskStatus, TaskView } from '../protocol/types.js';
+import type { JsonObject, JsonValue, TaskView } from '../protocol/types.js';
 
 export type { JsonObject, JsonRpcErrorObject, JsonValue, TaskOutcome, TaskStatus } from '../protocol/types.js';
-
-/** Every status, in lifecycle order. */
-export const TASK_STATUSES: readonly TaskStatus[] = Object.freeze([
-  'working',
-  'input_required',
-  'completed',
-  'failed',
-  'cancelled',
-]);
 
 /**
  * The protocol generation that created a task. A task is visible only through its own generation:

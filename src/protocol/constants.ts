@@ -35,8 +35,6 @@ export const CLIENT_CAPABILITIES_META_KEY = 'io.modelcontextprotocol/clientCapab
 export const CLIENT_INFO_META_KEY = 'io.modelcontextprotocol/clientInfo';
 /** `_meta` key tagging every message of a `subscriptions/listen` stream (2026-07-28 B19). */
 export const SUBSCRIPTION_ID_META_KEY = 'io.modelcontextprotocol/subscriptionId';
-/** Optional interim text for the model on a v1 `CreateTaskResult` (R15). */
-export const MODEL_IMMEDIATE_RESPONSE_META_KEY = 'io.modelcontextprotocol/model-immediate-response';
 
 /** The legacy revision that carries experimental tasks. */
 export const V1_PROTOCOL_VERSION = '2025-11-25';

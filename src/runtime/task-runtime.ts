@@ -43,8 +43,8 @@ export interface RuntimeSettings {
 /** The journaled step under which a tool's `gather` value is stored with its task. */
 export const GATHERED_STEP = '@gathered';
 
-/** Listener for progress reports of running tools (in this process only; progress is not persisted). */
-export type ProgressListener = (taskId: string, done: number, total: number | undefined, message: string) => void;
+/** Listener for progress reports of one running task (in this process only; progress is not persisted). */
+export type ProgressListener = (done: number, total: number | undefined, message: string) => void;
 
 /** Everything needed to create a task. */
 export interface CreateTaskInput {
@@ -91,7 +91,7 @@ export class TaskRuntime {
   private creating = 0;
   /** Highest number of tools running at once since start (for tests and metrics). */
   maxInFlight = 0;
-  private readonly progressListeners = new Set<ProgressListener>();
+  private readonly progressListeners = new Map<string, Set<ProgressListener>>();
 
   constructor(
     private readonly store: TaskStore,
@@ -263,10 +263,18 @@ export class TaskRuntime {
     return accepted;
   }
 
-  /** Observe progress reports of tools running in this process; returns an unsubscribe function. */
-  onProgress(listener: ProgressListener): () => void {
-    this.progressListeners.add(listener);
-    return () => this.progressListeners.delete(listener);
+  /** Observe the progress reports of one task while it runs in this process; returns an unsubscribe function. */
+  onProgress(taskId: string, listener: ProgressListener): () => void {
+    let listeners = this.progressListeners.get(taskId);
+    if (!listeners) {
+      listeners = new Set();
+      this.progressListeners.set(taskId, listeners);
+    }
+    listeners.add(listener);
+    return () => {
+      listeners.delete(listener);
+      if (listeners.size === 0 && this.progressListeners.get(taskId) === listeners) this.progressListeners.delete(taskId);
+    };
   }
 
   /** Stop background work, abort local runs (their leases are released so a restart recovers them at once). */
@@ -356,7 +364,7 @@ export class TaskRuntime {
         elicitAll: elicitor.elicitAll,
         ...(gathered === undefined ? {} : { gathered }),
         onProgress: (done, total, message) => {
-          for (const listener of this.progressListeners) listener(taskId, done, total, message);
+          for (const listener of this.progressListeners.get(taskId) ?? []) listener(done, total, message);
         },
       });
       settled = settleResult(record.generation, toCallToolResult(tool, await tool.run(args, context)));

@@ -6,7 +6,7 @@ import { sanitizeStatusMessage } from './outcome.js';
 import type { StatusWriter } from './status-writer.js';
 
 /** Format `ctx.progress` as a statusMessage: `"<message> (done/total)"` or `"<message> (done)"`. */
-export function progressMessage(done: number, total?: number, message?: string): string {
+function progressMessage(done: number, total?: number, message?: string): string {
   const counter = total === undefined ? `${done}` : `${done}/${total}`;
   return `${message ?? 'progress'} (${counter})`;
 }

@@ -30,7 +30,7 @@ export function isNeedsInput(error: unknown): boolean {
 }
 
 /** SHA-256 over the JSON of `value` with sorted keys, base64url. */
-export function digestOf(value: unknown): string {
+function digestOf(value: unknown): string {
   const canonical = (item: unknown): unknown =>
     Array.isArray(item)
       ? item.map(canonical)

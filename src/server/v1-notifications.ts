@@ -8,6 +8,8 @@ import type { HandlerDeps } from './deps.js';
 interface Tracked {
   progressToken: string | number | null;
   lastProgress: number;
+  /** Ends this task's event and progress subscriptions. */
+  stop(): void;
 }
 
 /**
@@ -17,24 +19,30 @@ interface Tracked {
  * Both are optional conveniences (R35: requestors keep polling); they reach the client on its GET stream.
  */
 export class V1SessionNotifier {
+  /** Subscriptions are per task, so a session costs nothing when other tasks change. */
   private readonly tracked = new Map<string, Tracked>();
-  private readonly unsubscribe: Array<() => void>;
 
   constructor(
     private readonly server: Server,
     private readonly deps: Pick<HandlerDeps, 'runtime' | 'store' | 'logger'>,
-  ) {
-    this.unsubscribe = [
-      deps.runtime.events.subscribeAll((event) => {
-        if (event.kind === 'status' && this.tracked.has(event.taskId)) void this.statusChanged(event.taskId);
-      }),
-      deps.runtime.onProgress((taskId, done, total, message) => this.progress(taskId, done, total, message)),
-    ];
-  }
+  ) {}
 
   /** Start pushing for a task this session created. */
   track(taskId: string, progressToken: string | number | null): void {
-    this.tracked.set(taskId, { progressToken, lastProgress: Number.NEGATIVE_INFINITY });
+    const { events } = this.deps.runtime;
+    const unsubscribeEvents = events.subscribeTask(taskId, (event) => {
+      if (event.kind === 'status') void this.statusChanged(taskId);
+      else if (event.kind === 'expired') this.untrack(taskId);
+    });
+    const unsubscribeProgress = this.deps.runtime.onProgress(taskId, (done, total, message) => this.progress(taskId, done, total, message));
+    this.tracked.set(taskId, {
+      progressToken,
+      lastProgress: Number.NEGATIVE_INFINITY,
+      stop: () => {
+        unsubscribeEvents();
+        unsubscribeProgress();
+      },
+    });
   }
 
   /** Start pushing for a task this session's `tools/call` created (before its first run reports anything). */
@@ -44,14 +52,19 @@ export class V1SessionNotifier {
 
   /** Stop pushing (the session closed). */
   close(): void {
-    for (const unsubscribe of this.unsubscribe) unsubscribe();
+    for (const entry of this.tracked.values()) entry.stop();
     this.tracked.clear();
+  }
+
+  private untrack(taskId: string): void {
+    this.tracked.get(taskId)?.stop();
+    this.tracked.delete(taskId);
   }
 
   private async statusChanged(taskId: string): Promise<void> {
     const record = await this.deps.store.getUnscoped(taskId);
     if (!record) return;
-    if (isTerminal(record.status)) this.tracked.delete(taskId);
+    if (isTerminal(record.status)) this.untrack(taskId);
     await this.send({ method: 'notifications/tasks/status', params: toV1Task(record) as unknown as Record<string, unknown> });
   }
 

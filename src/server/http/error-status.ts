@@ -14,7 +14,7 @@ const STATUS_BY_CODE: ReadonlyMap<number, number> = new Map([
 ]);
 
 /** The spec's HTTP status for a JSON-RPC error code, or `undefined` when the spec leaves it open. */
-export function httpStatusForErrorCode(code: number): number | undefined {
+function httpStatusForErrorCode(code: number): number | undefined {
   return STATUS_BY_CODE.get(code);
 }
 
