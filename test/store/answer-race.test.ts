@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newTaskId } from '../../src/core/ids.js';
 import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { newTaskInput } from '../helpers/new-task.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { compileSqliteStoreForWorkers } from './helpers/compiled-store.js';
 import { GatedWorkers, type GatedCommand } from './helpers/gated-workers.js';
@@ -91,22 +91,7 @@ async function playRounds(file: string, mode: Mode, rounds: number): Promise<Rou
 
 async function parkedTask(store: SqliteTaskStore, round: number, keys: string[]): Promise<string> {
   const now = Date.now();
-  const { taskId } = await store.create({
-    taskId: newTaskId(),
-    ownerKey: 'anonymous',
-    generation: 'v2',
-    protocolVersion: '2026-07-28',
-    toolName: 'race',
-    arguments: { round },
-    clientCapabilities: {},
-    progressToken: null,
-    statusMessage: null,
-    createdAt: now,
-    ttlMs: null,
-    pollIntervalMs: 100,
-    leaseOwner: RUNNER,
-    leaseExpiresAt: now + 60_000,
-  });
+  const { taskId } = await store.create(newTaskInput({ toolName: 'race', arguments: { round }, createdAt: now, leaseOwner: RUNNER, leaseExpiresAt: now + 60_000 }));
   const requests = keys.map((key) => ({ key, request: { method: 'elicitation/create', params: { message: key } } }));
   const parked = await store.requestInput(taskId, requests, { leaseOwner: RUNNER, statusMessage: null, now });
   if (parked?.status !== 'input_required') throw new Error(`round ${round}: task was not parked`);

@@ -1,9 +1,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newTaskId } from '../../src/core/ids.js';
 import type { JsonObject } from '../../src/core/task.js';
 import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { newTaskInput } from '../helpers/new-task.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { compileSqliteStoreForWorkers } from './helpers/compiled-store.js';
 import { GatedWorkers, type GatedCommand } from './helpers/gated-workers.js';
@@ -62,23 +62,7 @@ async function playRounds(file: string, rounds: number, cancelOp: 'cancel' | 'br
       { op: 'attach', args: { path } },
     ]);
     for (let round = 0; round < rounds; round += 1) {
-      const now = Date.now();
-      const { taskId } = await main.create({
-        taskId: newTaskId(),
-        ownerKey: 'anonymous',
-        generation: 'v2',
-        protocolVersion: '2026-07-28',
-        toolName: 'race',
-        arguments: { round },
-        clientCapabilities: {},
-        progressToken: null,
-        statusMessage: null,
-        createdAt: now,
-        ttlMs: null,
-        pollIntervalMs: 100,
-        leaseOwner: RUNNER,
-        leaseExpiresAt: now + 60_000,
-      });
+      const { taskId } = await main.create(newTaskInput({ toolName: 'race', arguments: { round }, leaseOwner: RUNNER, leaseExpiresAt: Date.now() + 60_000 }));
       const result: JsonObject = { content: [{ type: 'text', text: `round ${round}` }], isError: false };
       const cancelFirst = round % 2 === 0;
       const delayMs = DELAYS_MS[Math.floor(round / 2) % DELAYS_MS.length];

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { waitForTaskStatus } from '../../src/testing/index.js';
+import { newTaskInput } from '../helpers/new-task.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 describe('waitForTaskStatus', () => {
@@ -10,8 +11,7 @@ describe('waitForTaskStatus', () => {
   afterEach(() => undefined);
 
   it('resolves on the committed transition and times out with a clear error otherwise', async () => {
-    const now = Date.now();
-    const task = await store.create({ taskId: 'CCCCCCCCCCCCCCCCCCCCCC', ownerKey: 'anonymous', generation: 'v2', protocolVersion: '2026-07-28', toolName: 't', arguments: {}, clientCapabilities: {}, progressToken: null, statusMessage: null, createdAt: now, ttlMs: 60_000, pollIntervalMs: 1000, leaseOwner: null, leaseExpiresAt: null });
+    const task = await store.create(newTaskInput({ ttlMs: 60_000 }));
     const waiting = waitForTaskStatus(store, task.taskId, ['completed']);
     await store.transition(task.taskId, { to: 'completed', outcome: { kind: 'result', result: { content: [] } }, now: Date.now() });
     expect((await waiting).status).toBe('completed');
