@@ -8,6 +8,7 @@ import type { JsonObject, JsonValue, NewTask, TaskGeneration, TaskRecord } from 
 import type { AnyToolDefinition, ElicitRequest, ElicitResult } from '../core/tool.js';
 import { createTaskElicitor, ParkedForInput, waitingMessage } from './elicitation.js';
 import { planAnswers } from './input-answers.js';
+import { judgeUnrenewedLease } from './lease-verdict.js';
 import { TaskEventHub } from './event-hub.js';
 import { settleResult, settleThrown, toCallToolResult, type SettledRun } from './outcome.js';
 import { toProtocolError } from './protocol-errors.js';
@@ -64,8 +65,11 @@ export interface CreateTaskInput {
   onCreated?: (record: TaskRecord) => void;
 }
 
-/** Why a running tool was aborted. */
-type AbortReason = 'cancelled' | 'expired' | 'runtime_limit' | 'lease_lost' | 'shutdown' | 'parked';
+/**
+ * Why a running tool was aborted. `lease_lost`: another owner holds the task's lease; `settled`: the task reached a
+ * terminal status elsewhere (its outcome is already decided).
+ */
+type AbortReason = 'cancelled' | 'expired' | 'runtime_limit' | 'lease_lost' | 'settled' | 'shutdown' | 'parked';
 
 interface RunningTask {
   controller: AbortController;
@@ -87,6 +91,8 @@ export class TaskRuntime {
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly unsubscribe: () => void;
   private closed = false;
+  /** A heartbeat is renewing or judging leases; ticks meanwhile are skipped, so renewals never pile up on a slow store. */
+  private heartbeating = false;
   /** Creates committed or in flight but not yet queued; they count as busy slots for the "queued" message. */
   private creating = 0;
   /** Highest number of tools running at once since start (for tests and metrics). */
@@ -416,23 +422,56 @@ export class TaskRuntime {
     else if (event.kind === 'status' && event.status === 'cancelled') this.abortLocal(event.taskId, 'cancelled');
   }
 
+  /**
+   * Renew the leases of every run and queued task of this process. Only the runs that were running when the renewal
+   * was sent are judged by its answer, each only while the same run is still in its slot: a run launched meanwhile
+   * holds a lease written after that snapshot. A run the renewal missed is judged from its row (see
+   * {@link judgeUnrenewedLease}): aborted as `lease_lost` only when another owner holds the lease (issue 9).
+   */
   private async heartbeat(): Promise<void> {
-    const held = [...this.running.keys(), ...this.queue];
+    if (this.heartbeating || this.closed) return;
+    const slots = new Map(this.running);
+    const held = [...slots.keys(), ...this.queue];
     if (held.length === 0) return;
-    const renewed = new Set(await this.store.renewLeases(this.settings.instanceId, held, this.clock.now() + this.settings.leaseMs));
-    for (const taskId of this.running.keys()) {
-      const running = this.running.get(taskId);
-      // A run whose row no longer carries our lease (taken over after a stall, or already settled) must stop.
-      if (running?.record && !renewed.has(taskId)) this.abortLocal(taskId, 'lease_lost');
+    this.heartbeating = true;
+    try {
+      const renewed = new Set(await this.store.renewLeases(this.settings.instanceId, held, this.clock.now() + this.settings.leaseMs));
+      for (const [taskId, slot] of slots) {
+        if (!renewed.has(taskId)) await this.checkLease(taskId, slot);
+      }
+    } finally {
+      this.heartbeating = false;
     }
   }
 
-  /** Take over tasks whose lease lapsed: re-run what is safe to re-run, fail the rest. */
+  /** Judge one run the renewal missed, from its row; see {@link judgeUnrenewedLease}. */
+  private async checkLease(taskId: string, slot: RunningTask): Promise<void> {
+    // A run still starting is judged by its own conditional `startAttempt`; a finished or aborted one needs nothing.
+    const current = (): boolean => this.running.get(taskId) === slot && slot.record !== undefined && !slot.controller.signal.aborted;
+    if (!current()) return;
+    const verdict = judgeUnrenewedLease(await this.store.getUnscoped(taskId), this.settings.instanceId);
+    if (!current()) return;
+    if (verdict.kind === 'retake') {
+      await this.store.renewLeases(this.settings.instanceId, [taskId], this.clock.now() + this.settings.leaseMs);
+    } else if (verdict.kind === 'abort') {
+      if (verdict.reason === 'lease_lost') {
+        this.logger.warn({ taskId: redactTaskId(taskId), leaseOwner: verdict.leaseOwner }, 'another owner holds the lease of a run of this process; aborting it');
+      }
+      this.abortLocal(taskId, verdict.reason);
+    }
+  }
+
+  /**
+   * Take over tasks whose lease lapsed: re-run what is safe to re-run, fail the rest. A claimed task that runs or
+   * waits in this very process only lapsed because this process was busy (issue 9): the claim has just renewed its
+   * lease, and the run goes on untouched.
+   */
   async recover(): Promise<void> {
     if (this.closed) return;
     const now = this.clock.now();
     const claimed = await this.store.claimLapsed(this.settings.instanceId, now, now + this.settings.leaseMs, 100);
     for (const record of claimed) {
+      if (this.running.has(record.taskId) || this.queued.has(record.taskId)) continue;
       const tool = this.tools.get(record.toolName);
       const neverStarted = record.attempt === 0;
       const rerunnable = tool !== undefined && (tool.idempotent === true || tool.journaled === true);

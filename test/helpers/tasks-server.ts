@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import type { Logger } from '../../src/core/logger.js';
 import type { Authenticator } from '../../src/core/owner.js';
+import type { TaskStore } from '../../src/core/store.js';
 import type { AnyToolDefinition } from '../../src/core/tool.js';
 import { createTasksServer, type TasksServer } from '../../src/server/create-tasks-server.js';
 import type { TasksServerLimits } from '../../src/server/options.js';
@@ -28,13 +30,20 @@ export async function startTasksServer(options: {
   dbPath?: string;
   /** Whether the fast path answers hot requests (default: the server's default, on). */
   fastPath?: boolean;
+  logger?: Logger;
+  /** Lease owner id of the server (default: random). */
+  instanceId?: string;
+  /** Wrap the real store before the server gets it (e.g. to inject latency); the wrapper must delegate every call. */
+  wrapStore?: (store: SqliteTaskStore) => TaskStore;
 }): Promise<RunningTasksServer> {
   const temp = options.dbPath ? undefined : makeTempDir();
   const dbPath = options.dbPath ?? join(temp!.dir, 'tasks.db');
   const store = openSqliteTaskStore({ path: dbPath });
   const server = await createTasksServer({
     tools: options.tools,
-    store,
+    store: options.wrapStore ? options.wrapStore(store) : store,
+    ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.instanceId ? { instanceId: options.instanceId } : {}),
     secret: randomBytes(32),
     ...(options.auth ? { auth: options.auth } : {}),
     roots: options.roots ?? [],
