@@ -18,6 +18,8 @@ export {
   type ToolExecution,
   type ToolResult,
 } from './core/tool.js';
+export { serverStatePaths, type PathConfinement, type ServerStateLocations, type ServerStatePath } from './core/confinement.js';
+export { confine, resolveInsideRoots, type Confinement } from './tools/roots.js';
 export { TasksError } from './core/errors.js';
 export { ErrorCode, TASKS_EXTENSION_ID } from './protocol/constants.js';
 export type { TaskEvent, TaskEventKind, TaskScope, TaskStore, TransitionRequest } from './core/store.js';

@@ -1,7 +1,8 @@
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { resolve, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { TokenFileAuthenticator } from '../auth/token-file.js';
+import { serverStatePaths, type ServerStatePath } from '../core/confinement.js';
 import type { Logger } from '../core/logger.js';
 import type { AnyToolDefinition } from '../core/tool.js';
 import { createTasksServer } from '../server/create-tasks-server.js';
@@ -9,7 +10,7 @@ import { resolveLimits, type TasksServerLimits } from '../server/options.js';
 import { loadServerSecret } from '../server/secret.js';
 import { openSqliteTaskStore } from '../store/sqlite/index.js';
 import { conformanceFixtureTools } from '../tools/fixtures/conformance.js';
-import { builtinTools, cleanupLogsTool } from '../tools/index.js';
+import { builtinTools, cleanupLogsTool, isInsideRoots } from '../tools/index.js';
 import { createCliLogger } from './logger.js';
 import { loadToolModule } from './tool-modules.js';
 import { UsageError } from './usage-error.js';
@@ -43,8 +44,29 @@ export interface ServeOptions {
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
-/** Roots tools may read: the given ones, else the current directory and `/var/log`; symlinks resolved. */
-function resolveRoots(given: readonly string[]): string[] {
+/** The real path of `target`, also when it does not exist yet: its nearest existing ancestor resolved, the rest appended. */
+function realPathOf(target: string): string {
+  const absolute = resolve(target);
+  if (existsSync(absolute)) return realpathSync(absolute);
+  const parent = dirname(absolute);
+  return parent === absolute ? absolute : join(realPathOf(parent), basename(absolute));
+}
+
+/** Server state with real paths too, to compare with real roots. */
+interface DeniedState extends ServerStatePath {
+  real: string;
+}
+
+/** The denied state a (real) root lies in, if any: such a root could give tools nothing but server state. */
+function stateContaining(root: string, denied: readonly DeniedState[]): DeniedState | undefined {
+  return denied.find((state) => isInsideRoots(root, [state.real]));
+}
+
+/**
+ * Roots tools may read: the given ones, else the current directory and `/var/log`; symlinks resolved. A given root
+ * inside the server state is a usage error; a default one is left out (and said so in `skipped`).
+ */
+function resolveRoots(given: readonly string[], denied: readonly DeniedState[], skipped: string[]): string[] {
   const wanted = given.length > 0 ? given : [process.cwd(), '/var/log'];
   const roots: string[] = [];
   for (const root of wanted) {
@@ -53,21 +75,36 @@ function resolveRoots(given: readonly string[]): string[] {
       if (given.length > 0) throw new UsageError(`--root ${root}: no such directory`);
       continue;
     }
-    roots.push(realpathSync(absolute));
+    const real = realpathSync(absolute);
+    const state = stateContaining(real, denied);
+    if (state && given.length > 0) throw new UsageError(`--root ${root} lies inside the ${state.what} ${state.path}, which tools may never read`);
+    if (state) skipped.push(`${real} (inside the ${state.what})`);
+    else roots.push(real);
   }
   return roots;
 }
 
-/** Directories tools may delete in: only those given (none by default), each an existing directory; symlinks resolved. */
-function resolveWritableRoots(given: readonly string[]): string[] {
+/** Directories tools may delete in: only those given (none by default), each an existing directory outside the server state; symlinks resolved. */
+function resolveWritableRoots(given: readonly string[], denied: readonly DeniedState[]): string[] {
   return given.map((root) => {
     const absolute = resolve(root);
     if (!existsSync(absolute) || !statSync(absolute).isDirectory()) throw new UsageError(`--writable-root ${root}: no such directory`);
-    return realpathSync(absolute);
+    const real = realpathSync(absolute);
+    const state = stateContaining(real, denied);
+    if (state) throw new UsageError(`--writable-root ${root} lies inside the ${state.what} ${state.path}, which tools may never touch`);
+    return real;
   });
 }
 
-async function loadTools(options: ServeOptions, roots: string[], writableRoots: string[]): Promise<AnyToolDefinition[]> {
+/** `"<path> (<what>, excluded from root <root>)"` for each denied path, for the start-up log. */
+function describeDenied(denied: readonly DeniedState[], roots: readonly string[]): string[] {
+  return denied.map((state) => {
+    const inside = [...new Set(roots)].filter((root) => isInsideRoots(state.real, [root]));
+    return `${state.path} (${state.what}${inside.length > 0 ? `, excluded from root ${inside.join(', ')}` : ''})`;
+  });
+}
+
+async function loadTools(options: ServeOptions, roots: string[], writableRoots: string[], deniedPaths: string[]): Promise<AnyToolDefinition[]> {
   const tools: AnyToolDefinition[] = [];
   if (options.builtins) tools.push(...builtinTools({ roots }));
   if (options.builtins && writableRoots.length > 0) tools.push(cleanupLogsTool({ writableRoots }));
@@ -75,8 +112,15 @@ async function loadTools(options: ServeOptions, roots: string[], writableRoots: 
     if (options.fixtures !== 'conformance') throw new UsageError(`--fixtures ${options.fixtures}: only "conformance" exists`);
     tools.push(...conformanceFixtureTools());
   }
-  for (const specifier of options.tools) tools.push(...(await loadToolModule(specifier, { roots, writableRoots })));
+  for (const specifier of options.tools) tools.push(...(await loadToolModule(specifier, { roots, writableRoots, deniedPaths })));
   return tools;
+}
+
+/** The token file of `--auth tokens:<file>`, absolute. */
+function tokenFileOf(spec: string): string {
+  const [kind, file] = spec.split(/:(.*)/s);
+  if (kind !== 'tokens' || !file) throw new UsageError(`--auth ${spec}: expected tokens:<file>`);
+  return resolve(file);
 }
 
 /** Run a configuration step; its validation error (a `TasksError`) becomes a usage error (exit 64). */
@@ -123,15 +167,16 @@ export async function serve(options: ServeOptions): Promise<void> {
     );
   }
   if (options.port > 65535) throw new UsageError(`--port ${options.port}: expected 0–65535`);
-  let auth: TokenFileAuthenticator | undefined;
-  if (options.auth) {
-    const [kind, file] = options.auth.split(/:(.*)/s);
-    if (kind !== 'tokens' || !file) throw new UsageError(`--auth ${options.auth}: expected tokens:<file>`);
-    auth = asUsageError(() => TokenFileAuthenticator.fromFile(resolve(file)));
-  }
-  const roots = resolveRoots(options.root);
-  const writableRoots = resolveWritableRoots(options.writableRoot);
-  const tools = await loadTools(options, roots, writableRoots).catch((error: unknown) => {
+  const tokenFile = options.auth === undefined ? undefined : tokenFileOf(options.auth);
+  const auth = tokenFile === undefined ? undefined : asUsageError(() => TokenFileAuthenticator.fromFile(tokenFile));
+  // The server's own state is denied to every tool whatever the roots (the checks in tools/roots.ts enforce it
+  // again on every path): the data directory (store, WAL/SHM, secret), a store elsewhere, the token file.
+  const denied: DeniedState[] = serverStatePaths({ dataDir, storePath, ...(tokenFile === undefined ? {} : { tokenFile }) }).map((state) => ({ ...state, real: realPathOf(state.path) }));
+  const deniedPaths = [...new Set(denied.flatMap((state) => [state.path, state.real]))];
+  const skippedRoots: string[] = [];
+  const roots = resolveRoots(options.root, denied, skippedRoots);
+  const writableRoots = resolveWritableRoots(options.writableRoot, denied);
+  const tools = await loadTools(options, roots, writableRoots, deniedPaths).catch((error: unknown) => {
     throw error instanceof UsageError ? error : new UsageError(error instanceof Error ? error.message : String(error));
   });
   const limits: Partial<TasksServerLimits> = {
@@ -167,6 +212,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     secret: loadServerSecret(dataDir),
     ...(auth ? { auth } : {}),
     roots,
+    deniedPaths,
     limits,
     ...(loopback ? {} : { allowedHosts: hostList ?? null, allowedOrigins: hostList ?? null }),
     logger,
@@ -175,9 +221,11 @@ export async function serve(options: ServeOptions): Promise<void> {
     await server.close();
     await store.close();
   };
+  const deniedLines = describeDenied(denied, [...roots, ...writableRoots]);
+  logger.info({ deniedPaths: deniedLines, skippedRoots }, 'server state is denied to tools and excluded from every root');
 
   if (!http) {
-    process.stderr.write(`mcp-tasks: serving MCP on stdio (store ${storePath}, ${tools.length} tools)\n`);
+    process.stderr.write(`mcp-tasks: serving MCP on stdio (store ${storePath}, ${tools.length} tools; denied to tools: ${deniedLines.join(', ')})\n`);
     server.serveStdio();
     process.stdin.on('end', () => void stop().then(() => process.exit(0)));
     return;
@@ -188,6 +236,8 @@ export async function serve(options: ServeOptions): Promise<void> {
     `mcp-tasks: serving http://${shownHost}:${port}/mcp\n` +
       `  data dir: ${dataDir}\n  store:    ${storePath}\n  tools:    ${tools.map((tool) => tool.name).join(', ')}\n  roots:    ${roots.join(', ') || '(none)'}\n` +
       `  writable: ${writableRoots.join(', ') || '(none)'}\n` +
+      `  denied:   ${deniedLines.join(',\n            ')}\n` +
+      (skippedRoots.length > 0 ? `  skipped:  ${skippedRoots.join(', ')}\n` : '') +
       `  auth:     ${auth ? 'bearer tokens' : 'off (one anonymous owner)'}\n`,
   );
   const shutdown = (): void => {

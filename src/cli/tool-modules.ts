@@ -6,6 +6,8 @@ import type { AnyToolDefinition } from '../core/tool.js';
 export interface ToolModuleOptions {
   roots: readonly string[];
   writableRoots: readonly string[];
+  /** The server's own state, never to be read or deleted whatever the roots (each call's context carries it too). */
+  deniedPaths: readonly string[];
 }
 
 /**

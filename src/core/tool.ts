@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { PathConfinement } from './confinement.js';
 import type { Logger } from './logger.js';
 import type { JsonObject, JsonValue } from './task.js';
 
@@ -36,22 +37,25 @@ export interface ElicitResult {
   content?: JsonObject;
 }
 
-/** Handed to a tool's `gather` phase (input collected before any task exists). */
-export interface GatherContext {
+/**
+ * Handed to a tool's `gather` phase (input collected before any task exists). `roots` and `deniedPaths` (see
+ * {@link PathConfinement}) bound every path the tool touches.
+ */
+export interface GatherContext extends PathConfinement {
   readonly signal: AbortSignal;
-  readonly roots: readonly string[];
   /** Ask the user; resolves with the answer (2026-07-28: MRTR rounds on `tools/call`; 2025-11-25: a direct request). */
   elicit(request: ElicitRequest): Promise<ElicitResult>;
 }
 
-/** Handed to a running tool. Every argument and return value is JSON-serialisable. */
-export interface ToolContext {
+/**
+ * Handed to a running tool. Every argument and return value is JSON-serialisable. `roots` and `deniedPaths` (see
+ * {@link PathConfinement}) bound every path the tool touches: resolve user paths with `resolveInsideRoots(path, ctx)`.
+ */
+export interface ToolContext extends PathConfinement {
   /** Aborted on cancellation, TTL expiry, runtime limit or shutdown. Check it at least every 10,000 lines. */
   readonly signal: AbortSignal;
   /** The task id, or `null` when the call runs inline (no task). */
   readonly taskId: string | null;
-  /** Directories the operator allows tools to read (absolute, symlinks resolved). */
-  readonly roots: readonly string[];
   /** Structured, redacting logger bound to this call. */
   readonly logger: Logger;
   /** Set statusMessage (capped at 512 characters, control characters stripped; written at most once a second). */
@@ -77,10 +81,8 @@ export interface ToolContext {
   readonly gathered: JsonValue | undefined;
 }
 
-/** Environment for `preflight` checks (before any task exists). */
-export interface PreflightContext {
-  readonly roots: readonly string[];
-}
+/** Environment for `preflight` checks (before any task exists): the same confinement as the run's. */
+export type PreflightContext = PathConfinement;
 
 /**
  * Thrown by a tool's `preflight` (or by `run` for a bad argument) to answer with a tool result carrying

@@ -37,6 +37,8 @@ export interface RuntimeSettings {
   maxAttempts: number;
   /** Allowed tool roots, handed to every tool context. */
   roots: readonly string[];
+  /** Paths no tool may touch whatever the roots (the server's own state), handed to every tool context with the roots. */
+  deniedPaths: readonly string[];
   /** How long a task may wait for input (since its last input activity) before it fails with `input_timeout`. */
   inputTimeoutMs: number;
 }
@@ -239,6 +241,7 @@ export class TaskRuntime {
       taskId: null,
       signal,
       roots: this.settings.roots,
+      deniedPaths: this.settings.deniedPaths,
       logger,
       toolName: tool.name,
       elicits: tool.elicits === true,
@@ -362,6 +365,7 @@ export class TaskRuntime {
         taskId,
         signal: slot.controller.signal,
         roots: this.settings.roots,
+        deniedPaths: this.settings.deniedPaths,
         logger,
         statusWriter: this.statusWriter,
         store: this.store,

@@ -16,6 +16,8 @@ export interface ToolContextInput {
   taskId: string | null;
   signal: AbortSignal;
   roots: readonly string[];
+  /** Paths no tool may touch, whatever the roots (see `PathConfinement`). */
+  deniedPaths: readonly string[];
   logger: Logger;
   /** Present for task runs: statusMessage and progress go through the coalescing writer. */
   statusWriter?: StatusWriter;
@@ -57,6 +59,7 @@ export function createToolContext(input: ToolContextInput): ToolContext {
     signal: input.signal,
     taskId: input.taskId,
     roots: input.roots,
+    deniedPaths: input.deniedPaths,
     logger: input.logger,
     setStatus,
     progress(done, total, message) {

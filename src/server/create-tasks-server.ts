@@ -32,6 +32,12 @@ export interface CreateTasksServerOptions {
   auth?: Authenticator;
   /** Absolute directories tools may read. @defaultValue [] */
   roots?: readonly string[];
+  /**
+   * Absolute paths no tool may read or delete whatever the roots: the server's own state (see
+   * `serverStatePaths`: the data directory with the store and secret, the token file). Handed to every tool
+   * context next to `roots`. @defaultValue []
+   */
+  deniedPaths?: readonly string[];
   /** Limits and timings; see {@link TasksServerLimits}. */
   limits?: Partial<TasksServerLimits>;
   /** Host header allow-list for HTTP (DNS-rebinding protection); `null` disables it. @defaultValue localhost names */
@@ -87,6 +93,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
   }
   if (options.secret.length < 16) throw new Error('the server secret must be at least 16 bytes');
   const roots = options.roots ?? [];
+  const deniedPaths = options.deniedPaths ?? [];
   const runtime = new TaskRuntime(
     options.store,
     options.tools,
@@ -102,6 +109,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
       maxAttempts: limits.maxAttempts,
       inputTimeoutMs: limits.inputTimeoutMs,
       roots,
+      deniedPaths,
     },
     clock,
     logger,
@@ -117,6 +125,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     clock,
     logger,
     roots,
+    deniedPaths,
     authEnabled: options.auth !== undefined,
     serverInfo: options.serverInfo ?? { name: 'mcp-tasks', version: '0.1.0' },
   };

@@ -23,8 +23,10 @@ export interface HandlerDeps {
   requestStates: RequestStateCodec<GatherState>;
   clock: Clock;
   logger: Logger;
-  /** Roots handed to tool preflight checks. */
+  /** Roots handed to tool preflight and gather checks. */
   roots: readonly string[];
+  /** Paths no tool may touch whatever the roots, handed to preflight and gather checks with the roots. */
+  deniedPaths: readonly string[];
   /** Whether requestors are authenticated (enables v1 `tasks/list`, spec R51). */
   authEnabled: boolean;
   serverInfo: { name: string; version: string };

@@ -53,7 +53,7 @@ export async function handleToolsCall(
   const args = tool.inputSchema.safeParse(params.arguments ?? {});
   if (!args.success) return toolErrorResult(`Invalid arguments for tool ${tool.name}: ${z.prettifyError(args.error)}`);
   try {
-    await tool.preflight?.(args.data, { roots: deps.roots });
+    await tool.preflight?.(args.data, { roots: deps.roots, deniedPaths: deps.deniedPaths });
   } catch (error) {
     if (error instanceof ToolInputError) return toolErrorResult(error.message);
     throw error;
@@ -66,6 +66,7 @@ export async function handleToolsCall(
       gather(args.data, {
         signal: context.mcpReq.signal,
         roots: deps.roots,
+        deniedPaths: deps.deniedPaths,
         elicit: async (request) => (await elicitor.elicitAll([request]))[0] as ElicitResult,
       }),
     );

@@ -8,7 +8,7 @@ import { auditRepositoryTool } from './audit-repository/tool.js';
 
 export { cleanupLogsTool, type CleanupLogsOptions } from './cleanup-logs/tool.js';
 export { writeDemoCorpus, type DemoCorpusOptions, type DemoCorpusSummary } from './demo-corpus.js';
-export { resolveInsideRoots } from './roots.js';
+export { isInsideRoots, resolveInsideRoots } from './roots.js';
 
 /** Options of {@link builtinTools}. */
 export interface BuiltinToolsOptions {

@@ -4,7 +4,7 @@
  * 20 ms, whichever comes first), so that lines that are slow to process (the cost of a line depends on the
  * input) cannot stall the server.
  */
-import { createReadStream } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
@@ -25,17 +25,18 @@ const CHUNK_BYTES = 256 * 1024;
  * Calls `onLine` for every line of `file` (without its `\n` or `\r\n`; a final line without a terminator
  * counts too).
  *
+ * @param file - opened by the caller (tools: `Confinement.openForReading`, so no denied file is read); closed here.
  * @returns the number of lines read.
  * @throws the signal's reason when aborted; read and gunzip errors as they are.
  */
 export async function forEachLine(
-  file: string,
+  file: FileHandle,
   onLine: (line: string) => void,
   options: LineReaderOptions,
 ): Promise<number> {
   const maxLength = options.maxLineLength ?? 16_384;
   // The signal also destroys the stream, so an abort is noticed while a read is pending (a slow disk or a pipe).
-  const source = createReadStream(file, { highWaterMark: CHUNK_BYTES, signal: options.signal });
+  const source = file.createReadStream({ highWaterMark: CHUNK_BYTES, signal: options.signal });
   let text: Readable = source;
   if (options.gzip) {
     const gunzip = createGunzip();

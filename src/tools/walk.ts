@@ -2,12 +2,15 @@
  * Confined directory walk shared by the file-reading tools. Symlinks are never followed out of the roots: a
  * link whose target escapes every root is skipped and counted, a link to a file inside the roots is listed once
  * (a file reached both directly and through links is listed under the name met first), and a link to a
- * directory is not descended into (which also rules out cycles).
+ * directory is not descended into (which also rules out cycles). Denied paths (the server's own state) are
+ * neither listed nor descended into, whether met by path, through a link, or by identity (a hard link or a bind
+ * mount); they are skipped silently, like files that are not there.
  */
 import type { Dirent } from 'node:fs';
 import { opendir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { isInsideRoots } from './roots.js';
+import { ToolInputError } from '../core/tool.js';
+import type { Confinement } from './roots.js';
 import { yieldToEventLoop } from './yield.js';
 
 /** A regular file found by {@link walkFiles}. */
@@ -22,8 +25,8 @@ export interface WalkedFile {
 
 /** Options of {@link walkFiles}. */
 export interface WalkOptions {
-  /** Real paths of the allowed roots (see `realRoots`). */
-  roots: readonly string[];
+  /** The allowed roots and the denied paths (see `confine`). */
+  confinement: Confinement;
   signal: AbortSignal;
   /** Directory names not descended into (e.g. `.git`). */
   skipDirectory?(name: string): boolean;
@@ -47,12 +50,15 @@ const CHECK_EVERY = 1000;
 /**
  * Lists the regular files at or below `start`.
  *
- * @param start - a real path inside the roots (see `resolveInsideRoots`); a file yields just itself.
- * @throws the signal's reason when aborted.
+ * @param start - a real path inside the roots (see `Confinement.resolvePath`); a file yields just itself.
+ * @throws ToolInputError when `start` is outside the roots or denied (checked again here: defence in depth);
+ *   the signal's reason when aborted.
  */
 export async function walkFiles(start: string, options: WalkOptions): Promise<WalkResult> {
+  const { confinement } = options;
   const result: WalkResult = { files: [], escapedSymlinks: 0, truncated: false };
   const info = await stat(start);
+  if (!confinement.allows(start) || confinement.isDeniedFile(info)) throw new ToolInputError(`path is outside the allowed roots or denied to tools: ${start}`);
   if (!info.isDirectory()) {
     result.files.push({ path: start, relative: path.basename(start), size: info.size });
     return result;
@@ -71,16 +77,15 @@ export async function walkFiles(start: string, options: WalkOptions): Promise<Wa
       }
       const relative = relativeDir === '' ? entry.name : `${relativeDir}/${entry.name}`;
       const full = path.join(start, relative);
+      if (confinement.isDenied(full)) continue;
       if (entry.isDirectory()) {
-        if (!options.skipDirectory?.(entry.name)) subdirectories.push(relative);
+        if (options.skipDirectory?.(entry.name)) continue;
+        const directory = await stat(full).catch(() => null);
+        if (directory && !confinement.isDeniedFile(directory)) subdirectories.push(relative);
         continue;
       }
-      const file = entry.isFile()
-        ? { path: full, size: (await stat(full).catch(() => null))?.size }
-        : entry.isSymbolicLink()
-          ? await followFileLink(full, options.roots, result)
-          : null;
-      if (!file || file.size === undefined || listed.has(file.path)) continue;
+      const file = entry.isFile() ? await regularFile(full, confinement) : entry.isSymbolicLink() ? await followFileLink(full, confinement, result) : null;
+      if (!file || listed.has(file.path)) continue;
       if (result.files.length >= options.maxFiles) {
         result.truncated = true;
         return result;
@@ -105,18 +110,19 @@ async function readSorted(directory: string): Promise<Dirent[]> {
   return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
-/** The target of a symlink when it is a regular file inside the roots; counts targets that escape. */
-async function followFileLink(
-  link: string,
-  roots: readonly string[],
-  result: WalkResult,
-): Promise<{ path: string; size: number } | null> {
+/** A regular file met in a listing, unless it is gone or denied by identity (a hard link to a denied file). */
+async function regularFile(full: string, confinement: Confinement): Promise<{ path: string; size: number } | null> {
+  const info = await stat(full).catch(() => null);
+  return info?.isFile() && !confinement.isDeniedFile(info) ? { path: full, size: info.size } : null;
+}
+
+/** The target of a symlink when it is a regular file inside the roots and not denied; counts targets that escape. */
+async function followFileLink(link: string, confinement: Confinement, result: WalkResult): Promise<{ path: string; size: number } | null> {
   const target = await realpath(link).catch(() => null);
-  if (target === null) return null;
-  if (!isInsideRoots(target, roots)) {
+  if (target === null || confinement.isDenied(target)) return null;
+  if (!confinement.allows(target)) {
     result.escapedSymlinks++;
     return null;
   }
-  const info = await stat(target).catch(() => null);
-  return info?.isFile() ? { path: target, size: info.size } : null;
+  return regularFile(target, confinement);
 }

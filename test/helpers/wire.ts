@@ -55,7 +55,14 @@ export async function postModern(
   url: string,
   method: string,
   params: Record<string, unknown> = {},
-  options: { capabilities?: object; headers?: Record<string, string>; token?: string; id?: string | number } = {},
+  options: {
+    capabilities?: object;
+    headers?: Record<string, string>;
+    token?: string;
+    id?: string | number;
+    /** Sees the raw response body (e.g. to scan every byte a client received). */
+    onBody?: (body: Buffer, status: number) => void;
+  } = {},
 ): Promise<WireResponse> {
   const name = method === 'tools/call' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined;
   const headers: Record<string, string> = {
@@ -68,7 +75,9 @@ export async function postModern(
     ...options.headers,
   };
   const body = { jsonrpc: '2.0', id: options.id ?? nextId++, method, params: { ...params, _meta: { ...modernMeta(options.capabilities), ...(params._meta as object | undefined) } } };
-  return readJsonRpc(await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) }));
+  const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
+  options.onBody?.(Buffer.from(await response.clone().arrayBuffer()), response.status);
+  return readJsonRpc(response);
 }
 
 /** POST a raw body with the given headers (for malformed-input tests). */

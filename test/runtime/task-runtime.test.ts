@@ -21,6 +21,7 @@ const SETTINGS: RuntimeSettings = {
   runtimeLimitMs: 60_000,
   maxAttempts: 3,
   roots: [],
+  deniedPaths: [],
   inputTimeoutMs: 60_000,
 };
 

@@ -109,7 +109,7 @@ describe('analyze_logs', () => {
   });
 
   it('rejects an invalid since as a tool input error, before and during the run', async () => {
-    await expect(analyzeLogsTool.preflight?.({ path: root, top: 20, since: 'yesterday' }, { roots: [root] })).rejects.toBeInstanceOf(
+    await expect(analyzeLogsTool.preflight?.({ path: root, top: 20, since: 'yesterday' }, { roots: [root], deniedPaths: [] })).rejects.toBeInstanceOf(
       ToolInputError,
     );
     await expect(analyze({ path: root, since: '2024-13-45T99:00:00Z' })).rejects.toBeInstanceOf(ToolInputError);
@@ -125,7 +125,7 @@ describe('analyze_logs', () => {
 
   it('answers a path outside the roots, a relative path or a bad glob with a tool input error in preflight', async () => {
     const preflight = (args: { path: string; include?: string }) =>
-      analyzeLogsTool.preflight?.({ top: 20, ...args }, { roots: [path.join(root, 'app')] });
+      analyzeLogsTool.preflight?.({ top: 20, ...args }, { roots: [path.join(root, 'app')], deniedPaths: [] });
     await expect(preflight({ path: path.join(root, 'data') })).rejects.toBeInstanceOf(ToolInputError);
     await expect(preflight({ path: 'app' })).rejects.toBeInstanceOf(ToolInputError);
     await expect(preflight({ path: path.join(root, 'app'), include: '[' })).rejects.toBeInstanceOf(ToolInputError);

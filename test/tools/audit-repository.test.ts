@@ -91,7 +91,7 @@ describe('audit_repository', () => {
   });
 
   it('rejects a file, a relative path and a path outside the roots in preflight', async () => {
-    const preflight = (p: string) => auditRepositoryTool.preflight?.({ path: p }, { roots: [path.join(root, 'src')] });
+    const preflight = (p: string) => auditRepositoryTool.preflight?.({ path: p }, { roots: [path.join(root, 'src')], deniedPaths: [] });
     await expect(preflight(path.join(root, 'src', 'index.ts'))).rejects.toThrow(/not a directory/);
     await expect(preflight('src')).rejects.toBeInstanceOf(ToolInputError);
     await expect(preflight(root)).rejects.toBeInstanceOf(ToolInputError);

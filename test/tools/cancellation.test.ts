@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { open, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { once } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -77,7 +77,7 @@ describe('cancellation and cooperative scheduling', () => {
     const reason = new Error('cancelled by test');
     let delivered = 0;
     const reading = forEachLine(
-      file,
+      await open(file),
       () => {
         if (++delivered === 25_000) controller.abort(reason);
       },
@@ -96,7 +96,7 @@ describe('cancellation and cooperative scheduling', () => {
     let delivered = 0;
     let immediateRanAt = -1;
     await forEachLine(
-      file,
+      await open(file),
       () => {
         if (++delivered === 1) setImmediate(() => (immediateRanAt = delivered));
       },
@@ -114,7 +114,7 @@ describe('cancellation and cooperative scheduling', () => {
     vi.useFakeTimers({ toFake: ['performance'] });
     const meter = turnMeter();
     await forEachLine(
-      file,
+      await open(file),
       () => {
         vi.advanceTimersByTime(SLOW_LINE_MS);
         meter.count(1);

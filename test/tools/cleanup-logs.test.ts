@@ -158,11 +158,11 @@ describe('cleanup_logs', () => {
 
   it('refuses a path outside the writable roots (also through a symlink) before and during the run', async () => {
     const context = cleanupContext([], new Map(), () => confirm);
-    await expect(tool.preflight?.(tool.inputSchema.parse({ path: outside }), { roots: [outside] })).rejects.toBeInstanceOf(ToolInputError);
+    await expect(tool.preflight?.(tool.inputSchema.parse({ path: outside }), { roots: [outside], deniedPaths: [] })).rejects.toBeInstanceOf(ToolInputError);
     await expect(tool.run(tool.inputSchema.parse({ path: outside }), context)).rejects.toThrow(/outside the allowed roots/);
     await expect(tool.run(tool.inputSchema.parse({ path: path.join(logs, 'escape.log.1') }), context)).rejects.toThrow(/outside the allowed roots/);
     await expect(tool.run(tool.inputSchema.parse({ path: 'relative/logs' }), context)).rejects.toThrow(/must be absolute/);
-    await expect(tool.preflight?.(tool.inputSchema.parse({ path: logs, include: '[oops' }), { roots: [] })).rejects.toThrow(/include is not a valid glob/);
+    await expect(tool.preflight?.(tool.inputSchema.parse({ path: logs, include: '[oops' }), { roots: [], deniedPaths: [] })).rejects.toThrow(/include is not a valid glob/);
     expect(context.asked).toEqual([]);
     expect(await listTree(outside)).toEqual(['secret.log.1']);
   });

@@ -22,10 +22,12 @@ export interface RecordingContext extends ToolContext {
  * A context for calling a tool's `run` directly.
  *
  * @param onProgress - called after each progress report (e.g. to abort part-way).
+ * @param deniedPaths - paths the tool must not touch (the server's state); none by default.
  */
 export function makeContext(
   roots: readonly string[],
   onProgress?: (done: number, total: number | undefined, context: RecordingContext) => void,
+  deniedPaths: readonly string[] = [],
 ): RecordingContext {
   const controller = new AbortController();
   const progressCalls: RecordingContext['progressCalls'] = [];
@@ -37,6 +39,7 @@ export function makeContext(
     signal: controller.signal,
     taskId: null,
     roots,
+    deniedPaths,
     logger: silentLogger,
     setStatus(message) {
       statuses.push(message);

@@ -2,9 +2,12 @@ import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ToolInputError } from '../../src/core/tool.js';
-import { realRoots, resolveInsideRoots } from '../../src/tools/roots.js';
+import { confine, resolveInsideRoots } from '../../src/tools/roots.js';
 import { walkFiles } from '../../src/tools/walk.js';
 import { makeTempDir } from './helpers.js';
+
+/** Only roots, nothing denied (what these tests are about; denied paths: roots-denied.test.ts). */
+const only = (...roots: string[]) => ({ roots, deniedPaths: [] });
 
 describe('path confinement', () => {
   let base: string;
@@ -25,41 +28,41 @@ describe('path confinement', () => {
 
   it('resolves a path inside a root to its real path', async () => {
     await symlink(path.join(root, 'logs'), path.join(root, 'alias'));
-    expect(await resolveInsideRoots(path.join(root, 'alias', 'app.log'), [root])).toBe(path.join(root, 'logs', 'app.log'));
-    expect(await resolveInsideRoots(root, [root])).toBe(root);
+    expect(await resolveInsideRoots(path.join(root, 'alias', 'app.log'), only(root))).toBe(path.join(root, 'logs', 'app.log'));
+    expect(await resolveInsideRoots(root, only(root))).toBe(root);
   });
 
   it('accepts roots given through a symlink', async () => {
     await symlink(root, path.join(base, 'root-link'));
     const inside = path.join(root, 'logs', 'app.log');
-    expect(await resolveInsideRoots(inside, [path.join(base, 'root-link')])).toBe(inside);
+    expect(await resolveInsideRoots(inside, only(path.join(base, 'root-link')))).toBe(inside);
   });
 
   it('rejects relative paths', async () => {
-    await expect(resolveInsideRoots('logs/app.log', [root])).rejects.toBeInstanceOf(ToolInputError);
-    await expect(resolveInsideRoots('.', [root])).rejects.toThrow(/absolute/);
+    await expect(resolveInsideRoots('logs/app.log', only(root))).rejects.toBeInstanceOf(ToolInputError);
+    await expect(resolveInsideRoots('.', only(root))).rejects.toThrow(/absolute/);
   });
 
   it('rejects paths outside every root, also through ..', async () => {
-    await expect(resolveInsideRoots(path.join(outside, 'secret.log'), [root])).rejects.toThrow(/outside the allowed roots/);
-    await expect(resolveInsideRoots(`${root}/../outside/secret.log`, [root])).rejects.toBeInstanceOf(ToolInputError);
-    await expect(resolveInsideRoots(`${root}-sibling`, [root])).rejects.toBeInstanceOf(ToolInputError);
+    await expect(resolveInsideRoots(path.join(outside, 'secret.log'), only(root))).rejects.toThrow(/outside the allowed roots/);
+    await expect(resolveInsideRoots(`${root}/../outside/secret.log`, only(root))).rejects.toBeInstanceOf(ToolInputError);
+    await expect(resolveInsideRoots(`${root}-sibling`, only(root))).rejects.toBeInstanceOf(ToolInputError);
   });
 
   it('rejects a symlink inside a root whose target escapes', async () => {
     await symlink(path.join(outside, 'secret.log'), path.join(root, 'escape.log'));
     await symlink(outside, path.join(root, 'escape-dir'));
-    await expect(resolveInsideRoots(path.join(root, 'escape.log'), [root])).rejects.toThrow(/outside the allowed roots/);
-    await expect(resolveInsideRoots(path.join(root, 'escape-dir', 'secret.log'), [root])).rejects.toBeInstanceOf(ToolInputError);
+    await expect(resolveInsideRoots(path.join(root, 'escape.log'), only(root))).rejects.toThrow(/outside the allowed roots/);
+    await expect(resolveInsideRoots(path.join(root, 'escape-dir', 'secret.log'), only(root))).rejects.toBeInstanceOf(ToolInputError);
   });
 
   it('rejects paths that do not exist', async () => {
-    await expect(resolveInsideRoots(path.join(root, 'missing.log'), [root])).rejects.toThrow(/does not exist/);
+    await expect(resolveInsideRoots(path.join(root, 'missing.log'), only(root))).rejects.toThrow(/does not exist/);
   });
 
   it('does not reveal whether a path outside the roots exists', async () => {
-    const missing = resolveInsideRoots(path.join(outside, 'missing.log'), [root]);
-    const existing = resolveInsideRoots(path.join(outside, 'secret.log'), [root]);
+    const missing = resolveInsideRoots(path.join(outside, 'missing.log'), only(root));
+    const existing = resolveInsideRoots(path.join(outside, 'secret.log'), only(root));
     await expect(missing).rejects.toThrow(/outside the allowed roots/);
     await expect(existing).rejects.toThrow(/outside the allowed roots/);
   });
@@ -70,8 +73,7 @@ describe('path confinement', () => {
     await symlink(path.join(root, 'logs', 'app.log'), path.join(root, 'inside.log'));
     await symlink(path.join(root, 'logs'), path.join(root, 'logs-alias'));
     await writeFile(path.join(root, 'logs', 'other.log'), 'other\n');
-    const roots = await realRoots([root]);
-    const result = await walkFiles(root, { roots, signal: new AbortController().signal, maxFiles: 100 });
+    const result = await walkFiles(root, { confinement: await confine(only(root)), signal: new AbortController().signal, maxFiles: 100 });
     expect(result.files.map((file) => file.relative)).toEqual(['inside.log', 'logs/other.log']);
     expect(result.files[0]?.path).toBe(path.join(root, 'logs', 'app.log'));
     expect(result.escapedSymlinks).toBe(2);
@@ -80,7 +82,7 @@ describe('path confinement', () => {
 
   it('stops listing at maxFiles and says so', async () => {
     for (let i = 0; i < 5; i++) await writeFile(path.join(root, `f${i}.log`), 'x\n');
-    const result = await walkFiles(root, { roots: [root], signal: new AbortController().signal, maxFiles: 3 });
+    const result = await walkFiles(root, { confinement: await confine(only(root)), signal: new AbortController().signal, maxFiles: 3 });
     expect(result.files).toHaveLength(3);
     expect(result.truncated).toBe(true);
   });

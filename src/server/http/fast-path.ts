@@ -122,7 +122,7 @@ export class FastPath {
     const args = tool.inputSchema.safeParse(params.arguments ?? {});
     if (!args.success) return false;
     try {
-      await tool.preflight?.(args.data, { roots: this.deps.roots });
+      await tool.preflight?.(args.data, { roots: this.deps.roots, deniedPaths: this.deps.deniedPaths });
       return true;
     } catch {
       return false;

@@ -6,6 +6,7 @@
  */
 import { forEachLine } from '../lines.js';
 import { redactSecrets, SecretRedactor } from '../../core/secrets.js';
+import type { Confinement } from '../roots.js';
 import { walkFiles } from '../walk.js';
 import { countLine, emptyBucket, HourlyCounts, type BucketCounts, type SeverityCounts } from './counts.js';
 import { isGzip, logFileSelector } from './files.js';
@@ -16,8 +17,8 @@ import { TemplateMiner, templateText } from './miner.js';
 export interface ScanOptions {
   /** Real path of a file or directory inside the roots. */
   target: string;
-  /** Real paths of the allowed roots. */
-  roots: readonly string[];
+  /** The allowed roots and the denied paths; every file is opened through it. */
+  confinement: Confinement;
   /** Epoch ms; lines stamped earlier are skipped, or `null`. */
   since: number | null;
   /** Templates to report, most frequent first. */
@@ -97,7 +98,7 @@ const NON_BLANK = /\S/;
  */
 export async function scanLogs(options: ScanOptions): Promise<LogScanReport> {
   const { signal } = options;
-  const walk = await walkFiles(options.target, { roots: options.roots, signal, maxFiles: MAX_FILES });
+  const walk = await walkFiles(options.target, { confinement: options.confinement, signal, maxFiles: MAX_FILES });
   const selected = logFileSelector(options.include);
   const logFiles = walk.files.filter((file) => selected(file.relative));
   const now = options.now ?? Date.now();
@@ -120,7 +121,7 @@ export async function scanLogs(options: ScanOptions): Promise<LogScanReport> {
     let keep = true;
     try {
       await forEachLine(
-        file.path,
+        await options.confinement.openForReading(file.path),
         (line) => {
           if (!NON_BLANK.test(line)) return;
           // Redacting before mining keeps secrets out of templates as well as examples.

@@ -3,8 +3,9 @@
  * {@link scanLogs}.
  */
 import { z } from 'zod';
+import type { PathConfinement } from '../../core/confinement.js';
 import { defineTool, textResult, ToolInputError } from '../../core/tool.js';
-import { realRoots, resolveInsideRoots } from '../roots.js';
+import { resolveConfined, type ConfinedPath } from '../roots.js';
 import { SEVERITIES } from './severity.js';
 import { isValidGlob, LOG_FILES_DESCRIPTION } from './files.js';
 import { scanLogs, type LogScanReport } from './scan.js';
@@ -68,12 +69,12 @@ export function parseSince(since: string | undefined): number | null {
   return epochMs;
 }
 
-async function checkArguments(args: Args, roots: readonly string[]): Promise<string> {
+async function checkArguments(args: Args, spec: PathConfinement): Promise<ConfinedPath> {
   parseSince(args.since);
   if (args.include !== undefined && !isValidGlob(args.include)) {
     throw new ToolInputError(`include is not a valid glob: ${args.include}`);
   }
-  return resolveInsideRoots(args.path, roots);
+  return resolveConfined(args.path, spec);
 }
 
 /** The `analyze_logs` tool definition. */
@@ -90,14 +91,14 @@ export const analyzeLogsTool = defineTool({
   execution: 'task-optional',
   idempotent: true,
   async preflight(args, context) {
-    await checkArguments(args, context.roots);
+    await checkArguments(args, context);
   },
   async run(args, ctx) {
     // Checked again: the tree may have changed between preflight and run (a task can start much later).
-    const target = await checkArguments(args, ctx.roots);
+    const { target, confinement } = await checkArguments(args, ctx);
     const report = await scanLogs({
       target,
-      roots: await realRoots(ctx.roots),
+      confinement,
       since: parseSince(args.since),
       top: args.top,
       include: args.include ?? null,

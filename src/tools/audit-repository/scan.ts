@@ -4,10 +4,10 @@
  * and read recent commit activity. Secret values never enter the report: only their kind and a redacted preview,
  * and paths with secrets redacted (a file can be named after a key).
  */
-import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { forEachLine } from '../lines.js';
 import { findSecrets, redactSecrets, type SecretKind } from '../../core/secrets.js';
+import type { Confinement } from '../roots.js';
 import { walkFiles } from '../walk.js';
 import { gitActivity, type GitActivity } from './git.js';
 import { hasBinaryExtension, languageOf } from './languages.js';
@@ -16,8 +16,8 @@ import { hasBinaryExtension, languageOf } from './languages.js';
 export interface AuditOptions {
   /** Real path of a directory inside the roots. */
   target: string;
-  /** Real paths of the allowed roots. */
-  roots: readonly string[];
+  /** The allowed roots and the denied paths; every file is opened through it. */
+  confinement: Confinement;
   signal: AbortSignal;
   /** Called with files done and files in total, once before the first file and after each file. */
   onProgress(done: number, total: number): void;
@@ -69,7 +69,7 @@ const SNIFF_BYTES = 8192;
 export async function auditRepository(options: AuditOptions): Promise<AuditReport> {
   const { signal } = options;
   const walk = await walkFiles(options.target, {
-    roots: options.roots,
+    confinement: options.confinement,
     signal,
     maxFiles: MAX_FILES,
     skipDirectory: (name) => SKIPPED_DIRECTORIES.has(name),
@@ -98,13 +98,13 @@ export async function auditRepository(options: AuditOptions): Promise<AuditRepor
     signal.throwIfAborted();
     const name = path.posix.basename(file.relative);
     if (file.size > MAX_FILE_BYTES) report.skipped.tooLarge++;
-    else if (hasBinaryExtension(name) || (await looksBinary(file.path))) report.skipped.binary++;
+    else if (hasBinaryExtension(name) || (await looksBinary(file.path, options.confinement))) report.skipped.binary++;
     else {
       const relative = redactSecrets(file.relative);
       let lineNumber = 0;
       try {
         await forEachLine(
-          file.path,
+          await options.confinement.openForReading(file.path),
           (line) => {
             lineNumber++;
             for (const finding of findSecrets(line)) {
@@ -138,8 +138,8 @@ export async function auditRepository(options: AuditOptions): Promise<AuditRepor
 }
 
 /** Whether the head of the file contains a NUL byte (how git and grep tell binary files). */
-async function looksBinary(file: string): Promise<boolean> {
-  const handle = await open(file, 'r').catch(() => null);
+async function looksBinary(file: string, confinement: Confinement): Promise<boolean> {
+  const handle = await confinement.openForReading(file).catch(() => null);
   if (!handle) return false;
   try {
     const buffer = Buffer.alloc(SNIFF_BYTES);

@@ -4,8 +4,9 @@
  */
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
+import type { PathConfinement } from '../../core/confinement.js';
 import { defineTool, textResult, ToolInputError } from '../../core/tool.js';
-import { realRoots, resolveInsideRoots } from '../roots.js';
+import { resolveConfined, type ConfinedPath } from '../roots.js';
 import { SECRET_KINDS } from '../../core/secrets.js';
 import { auditRepository, type AuditReport } from './scan.js';
 
@@ -37,10 +38,10 @@ const outputSchema = z.object({
   secretCount: count,
 });
 
-async function resolveDirectory(userPath: string, roots: readonly string[]): Promise<string> {
-  const target = await resolveInsideRoots(userPath, roots);
-  if (!(await stat(target)).isDirectory()) throw new ToolInputError(`path is not a directory: ${userPath}`);
-  return target;
+async function resolveDirectory(userPath: string, spec: PathConfinement): Promise<ConfinedPath> {
+  const confined = await resolveConfined(userPath, spec);
+  if (!(await stat(confined.target)).isDirectory()) throw new ToolInputError(`path is not a directory: ${userPath}`);
+  return confined;
 }
 
 /** The `audit_repository` tool definition. */
@@ -57,14 +58,14 @@ export const auditRepositoryTool = defineTool({
   execution: 'task-optional',
   idempotent: true,
   async preflight(args, context) {
-    await resolveDirectory(args.path, context.roots);
+    await resolveDirectory(args.path, context);
   },
   async run(args, ctx) {
     // Checked again: the tree may have changed between preflight and run (a task can start much later).
-    const target = await resolveDirectory(args.path, ctx.roots);
+    const { target, confinement } = await resolveDirectory(args.path, ctx);
     const report = await auditRepository({
       target,
-      roots: await realRoots(ctx.roots),
+      confinement,
       signal: ctx.signal,
       onProgress: (done, total) => ctx.progress(done, total, 'scanned files'),
     });

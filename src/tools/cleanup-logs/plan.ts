@@ -6,6 +6,7 @@
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import picomatch from 'picomatch';
+import type { Confinement } from '../roots.js';
 import { walkFiles } from '../walk.js';
 
 /** A file the plan would delete, with the size and modification time it had when listed. */
@@ -64,10 +65,10 @@ export function cleanupSelector(include?: string): (relative: string) => boolean
 
 /** Options of {@link planCleanup}. */
 export interface PlanOptions {
-  /** Real path inside the writable roots (see `resolveInsideRoots`). */
+  /** Real path inside the writable roots (see `resolveConfined`). */
   target: string;
-  /** Real paths of the writable roots. */
-  roots: readonly string[];
+  /** The writable roots and the denied paths. */
+  confinement: Confinement;
   olderThanDays: number;
   include?: string;
   /** The current time, epoch ms. */
@@ -85,9 +86,8 @@ export async function planCleanup(options: PlanOptions): Promise<CleanupPlan> {
   const selected = cleanupSelector(options.include);
   const cutoffMs = options.now - options.olderThanDays * DAY_MS;
   const info = await lstat(options.target);
-  const walked = info.isDirectory()
-    ? await walkFiles(options.target, { roots: options.roots, signal: options.signal, maxFiles: MAX_WALKED_FILES })
-    : { files: [{ path: options.target, relative: path.basename(options.target), size: info.size }], truncated: false };
+  // A single file goes through the walk too: it checks the confinement once more.
+  const walked = await walkFiles(options.target, { confinement: options.confinement, signal: options.signal, maxFiles: MAX_WALKED_FILES });
   const base = info.isDirectory() ? options.target : path.dirname(options.target);
   // A file reached through a link is listed under its target's path; keep only files met at their own path.
   const files = walked.files.filter((file) => file.path === path.join(base, file.relative) && selected(file.relative));

@@ -3,7 +3,7 @@
  */
 import { lstat, realpath, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { isInsideRoots } from '../roots.js';
+import type { Confinement } from '../roots.js';
 import type { Candidate } from './plan.js';
 
 /** Why a listed file was not deleted. */
@@ -19,8 +19,8 @@ export type DeletionReport = {
 
 /** Options of {@link deleteConfirmed}. */
 export interface DeleteOptions {
-  /** Real paths of the writable roots. */
-  roots: readonly string[];
+  /** The writable roots and the denied paths. */
+  confinement: Confinement;
   signal: AbortSignal;
   onProgress(done: number, total: number): void;
 }
@@ -35,7 +35,7 @@ export async function deleteConfirmed(candidates: readonly Candidate[], options:
   const report: DeletionReport = { deleted: [], skipped: [], freedBytes: 0 };
   for (const [index, candidate] of candidates.entries()) {
     options.signal.throwIfAborted();
-    const reason = await recheck(candidate, options.roots);
+    const reason = await recheck(candidate, options.confinement);
     if (reason) {
       report.skipped.push({ path: candidate.path, reason });
     } else {
@@ -54,12 +54,13 @@ export async function deleteConfirmed(candidates: readonly Candidate[], options:
 }
 
 /** Why the file is no longer the one that was listed, or `undefined` when it still is. */
-async function recheck(candidate: Candidate, roots: readonly string[]): Promise<SkipReason | undefined> {
+async function recheck(candidate: Candidate, confinement: Confinement): Promise<SkipReason | undefined> {
   const stats = await lstat(candidate.path).catch(() => null);
   if (!stats) return 'missing';
   if (!stats.isFile() || stats.size !== candidate.size || stats.mtimeMs !== candidate.mtimeMs) return 'changed';
   const directory = await realpath(path.dirname(candidate.path)).catch(() => null);
-  if (directory === null || path.join(directory, path.basename(candidate.path)) !== candidate.path || !isInsideRoots(candidate.path, roots)) {
+  const denied = directory === null || confinement.isDenied(directory) || confinement.isDeniedFile(stats);
+  if (denied || path.join(directory, path.basename(candidate.path)) !== candidate.path || !confinement.allows(candidate.path)) {
     return 'moved outside the writable roots';
   }
   return undefined;

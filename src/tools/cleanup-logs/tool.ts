@@ -9,13 +9,16 @@
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool, textResult, ToolInputError, type AnyToolDefinition, type ElicitResult } from '../../core/tool.js';
-import { realRoots, resolveInsideRoots } from '../roots.js';
+import { confine, resolveConfined, type ConfinedPath } from '../roots.js';
 import { cleanupSelector, planCleanup, type CleanupPlan } from './plan.js';
 import { deleteConfirmed, type DeletionReport } from './remove.js';
 
 /** Options of {@link cleanupLogsTool}. */
 export interface CleanupLogsOptions {
-  /** Directories the tool may delete in (absolute; `serve --writable-root`). */
+  /**
+   * Directories the tool may delete in (absolute; `serve --writable-root`). The denied paths of each call's
+   * context (the server's own state) stay off limits inside them.
+   */
   writableRoots: readonly string[];
 }
 
@@ -99,7 +102,7 @@ export function cleanupLogsTool(options: CleanupLogsOptions): AnyToolDefinition 
   if (relative !== undefined) throw new RangeError(`writable roots must be absolute paths: ${relative}`);
   const writableRoots = [...options.writableRoots];
 
-  const checkArguments = async (args: z.output<typeof inputSchema>): Promise<string> => {
+  const checkArguments = async (args: z.output<typeof inputSchema>, deniedPaths: readonly string[]): Promise<ConfinedPath> => {
     if (args.include !== undefined) {
       try {
         cleanupSelector(args.include);
@@ -107,10 +110,10 @@ export function cleanupLogsTool(options: CleanupLogsOptions): AnyToolDefinition 
         throw new ToolInputError(`include is not a valid glob: ${args.include}`);
       }
     }
-    const target = await resolveInsideRoots(args.path, writableRoots);
-    const info = await stat(target);
+    const confined = await resolveConfined(args.path, { roots: writableRoots, deniedPaths });
+    const info = await stat(confined.target);
     if (!info.isDirectory() && !info.isFile()) throw new ToolInputError(`path is neither a directory nor a file: ${args.path}`);
-    return target;
+    return confined;
   };
 
   return defineTool({
@@ -126,14 +129,13 @@ export function cleanupLogsTool(options: CleanupLogsOptions): AnyToolDefinition 
     execution: 'task-required',
     journaled: true,
     elicits: true,
-    async preflight(args) {
-      await checkArguments(args);
+    async preflight(args, context) {
+      await checkArguments(args, context.deniedPaths);
     },
     async run(args, ctx) {
       const plan = await ctx.step('analyse', async () =>
         planCleanup({
-          target: await checkArguments(args),
-          roots: await realRoots(writableRoots),
+          ...(await checkArguments(args, ctx.deniedPaths)),
           olderThanDays: args.olderThanDays,
           ...(args.include === undefined ? {} : { include: args.include }),
           now: Date.now(),
@@ -155,7 +157,7 @@ export function cleanupLogsTool(options: CleanupLogsOptions): AnyToolDefinition 
       if (decision !== 'confirmed') return textResult(summary(plan, decision), { structuredContent: { ...base, decision, deleted: [], skipped: [], freedBytes: 0 } });
       ctx.signal.throwIfAborted();
       const report = await ctx.step('delete', async () =>
-        deleteConfirmed(plan.candidates, { roots: await realRoots(writableRoots), signal: ctx.signal, onProgress: (done, total) => ctx.progress(done, total, 'deleted files') }),
+        deleteConfirmed(plan.candidates, { confinement: await confine({ roots: writableRoots, deniedPaths: ctx.deniedPaths }), signal: ctx.signal, onProgress: (done, total) => ctx.progress(done, total, 'deleted files') }),
       );
       ctx.logger.info({ deleted: report.deleted.length, skipped: report.skipped.length, freedBytes: report.freedBytes }, 'logs cleaned up');
       return textResult(summary(plan, decision, report), { structuredContent: { ...base, decision, ...report } });
