@@ -41,8 +41,9 @@ export interface SecretFinding {
 interface Rule {
   kind: SecretKind;
   /**
-   * Global pattern with indices (`dg`); the value is the first capture group that took part in the match, or
-   * the whole match when none did.
+   * Global pattern with indices (`dg`); the value is the group named `value` when the pattern has one, else the
+   * first capture group that took part in the match, else the whole match. It must run in linear time on any
+   * line (see {@link RULES}).
    */
   pattern: RegExp;
   /** Whether a matched value is a secret at all; both redaction and detection skip it otherwise. Default: yes. */
@@ -70,6 +71,11 @@ const ASSIGNED_VALUE = String.raw`(?:\\?["'])?\s*[:=]\s*(?:\\?"([^"\\\n]*)|\\?'(
 const PRIVATE_KEY_BEGIN = /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/;
 const PRIVATE_KEY_END = /-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/;
 
+/**
+ * Every rule runs in time linear in the line, whatever the line (checked by a property test): a pattern that scans
+ * an unbounded run and may then fail starts only where that run starts (a lookbehind), because starting again
+ * from every position of the run would read it once per position.
+ */
 const RULES: readonly Rule[] = [
   // The header and whatever follows on its line: a key logged as one line (JSON-escaped newlines) or in one
   // piece has its body there.
@@ -89,8 +95,15 @@ const RULES: readonly Rule[] = [
   { kind: 'stripe-key', pattern: /\b[rs]k_(?:live|test)_[0-9A-Za-z]{10,247}\b/dg },
   { kind: 'google-api-key', pattern: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/dg },
   { kind: 'npm-token', pattern: /\bnpm_[A-Za-z0-9]{36}(?![A-Za-z0-9])/dg },
-  { kind: 'jwt', pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/dg },
-  { kind: 'url-credentials', pattern: /[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^\s:/@]+:([^\s/@]+)@/dg },
+  // Three base64url segments, the first two JSON objects (`eyJ` is `{"`). Read from the start of the run of
+  // base64url characters, skipping (atomically: a lookahead with a back-reference) to its first `eyJ` at a word
+  // boundary: every later one in the run shares its end, so it could not succeed where the first one failed.
+  {
+    kind: 'jwt',
+    pattern: /(?<![A-Za-z0-9_-])(?=((?:(?!\beyJ)[A-Za-z0-9_-])*))\1(?<value>eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})/dg,
+  },
+  // The scheme is read from the start of its run (its first letter is where the scheme starts).
+  { kind: 'url-credentials', pattern: /(?<![a-zA-Z0-9+.-])[0-9+.-]*[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^\s:/@]+:([^\s/@]+)@/dg },
   // Only base64 of `user:password` counts, which keeps prose ("Basic authentication") out.
   { kind: 'basic-auth', pattern: /\bbasic\s+([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])/dgi, accept: isBasicCredentials },
   { kind: 'bearer-token', pattern: /\bbearer\s+([A-Za-z0-9._~+/=-]{8,})/dgi, report: looksLikeToken },
@@ -153,9 +166,13 @@ function looksLikeToken(value: string): boolean {
   return value.length >= MIN_GENERIC_LENGTH && TOKEN_CHARACTERS.test(value) && shannonEntropy(value) >= MIN_ENTROPY_BITS;
 }
 
+const PRINTABLE = /^[\x20-\x7e]*$/;
+
 /** Whether base64 `value` decodes to printable `user:password`, the content of a Basic authorization. */
 function isBasicCredentials(value: string): boolean {
-  return /^[\x20-\x7e]*:[\x20-\x7e]*$/.test(Buffer.from(value, 'base64').toString('latin1'));
+  // Two tests rather than `^[\x20-\x7e]*:[\x20-\x7e]*$`, which retries every colon and is quadratic on `::::…`.
+  const decoded = Buffer.from(value, 'base64').toString('latin1');
+  return decoded.includes(':') && PRINTABLE.test(decoded);
 }
 
 /** Values assigned to a password name that are not passwords: placeholders, references and type names. */
@@ -188,7 +205,7 @@ function matchAll(text: string): Match[] {
     rule.pattern.lastIndex = 0;
     for (let m = rule.pattern.exec(text); m; m = rule.pattern.exec(text)) {
       const group = m.findIndex((value, index) => index > 0 && value !== undefined);
-      const [start, end] = m.indices?.[group > 0 ? group : 0] ?? [m.index, m.index + m[0].length];
+      const [start, end] = m.indices?.groups?.['value'] ?? m.indices?.[group > 0 ? group : 0] ?? [m.index, m.index + m[0].length];
       const value = text.slice(start, end);
       if (value === '' || !(rule.accept?.(value) ?? true)) continue;
       const before = text[start - 1];
@@ -205,9 +222,14 @@ function matchAll(text: string): Match[] {
 export function findSecrets(line: string): SecretFinding[] {
   if (!HINT.test(line)) return [];
   const kept: Match[] = [];
+  // Characters already reported: checking a match against them costs its length, and the matches of one rule do
+  // not overlap, so the whole line costs its length times the number of rules (comparing every match with every
+  // kept one was quadratic in the findings of a line such as `pwd=1pwd=2pwd=3…`).
+  const reported = new Uint8Array(line.length);
   for (const match of matchAll(line)) {
     if (!(match.rule.report?.(match.value, match.quoted) ?? true)) continue;
-    if (kept.some((other) => match.start < other.end && other.start < match.end)) continue;
+    if (reported.subarray(match.start, match.end).includes(1)) continue;
+    reported.fill(1, match.start, match.end);
     kept.push(match);
   }
   return kept

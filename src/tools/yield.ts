@@ -16,6 +16,11 @@ export const MAX_SLICE_MS = 20;
  * {@link MAX_SLICE_MS}.
  */
 export const CLOCK_CHECK_LINES = 16;
+/**
+ * Characters between two clock reads, whatever the number of lines: the work per line is linear in its length
+ * (the per-line patterns are linear, checked by a property test), so long lines read the clock sooner.
+ */
+export const CLOCK_CHECK_CHARACTERS = 32 * 1024;
 
 /** Resolves on the next turn of the event loop, after pending I/O callbacks have run. */
 export function yieldToEventLoop(): Promise<void> {
@@ -28,17 +33,23 @@ export function yieldToEventLoop(): Promise<void> {
  */
 export class Pacer {
   private linesSinceYield = 0;
+  private charactersSinceClock = 0;
   private sliceStart = performance.now();
 
   constructor(private readonly signal: AbortSignal) {}
 
-  /** Counts one line; whether the slice is used up and the caller should `await pause()` now. */
-  due(): boolean {
+  /**
+   * Counts one line; whether the slice is used up and the caller should `await pause()` now.
+   *
+   * @param characters - the line's length, which the time it takes is proportional to.
+   */
+  due(characters = 0): boolean {
     const lines = ++this.linesSinceYield;
-    return (
-      lines >= CHECK_INTERVAL_LINES ||
-      (lines % CLOCK_CHECK_LINES === 0 && performance.now() - this.sliceStart >= MAX_SLICE_MS)
-    );
+    if (lines >= CHECK_INTERVAL_LINES) return true;
+    this.charactersSinceClock += characters;
+    if (lines % CLOCK_CHECK_LINES !== 0 && this.charactersSinceClock < CLOCK_CHECK_CHARACTERS) return false;
+    this.charactersSinceClock = 0;
+    return performance.now() - this.sliceStart >= MAX_SLICE_MS;
   }
 
   /**
@@ -50,6 +61,7 @@ export class Pacer {
     this.signal.throwIfAborted();
     await yieldToEventLoop();
     this.linesSinceYield = 0;
+    this.charactersSinceClock = 0;
     this.sliceStart = performance.now();
   }
 }

@@ -16,6 +16,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectTasksClient, type InputRequest } from '../../src/client/index.js';
 import { serverStatePaths } from '../../src/core/confinement.js';
@@ -361,6 +362,12 @@ describe('hard gate with --auth (token file inside the root) and --writable-root
     const copies = join(project.dir, 'logs', 'copies');
     mkdirSync(copies, { recursive: true });
     for (const file of ['secret', 'tasks.db', 'tasks.db-wal']) copyFileSync(join(project.dir, 'data', file), join(copies, file));
+    // The store file is binary, which the log tools never mine (issue 9 §2), so a text export of its rows (what a
+    // backup dump or a debug log would hold) carries the task ids to the scan here.
+    const db = new Database(join(project.dir, 'data', 'tasks.db'), { readonly: true });
+    const rows = db.prepare('SELECT task_id, owner_key, arguments FROM tasks').all() as Array<Record<string, string>>;
+    db.close();
+    writeFileSync(join(copies, 'tasks.dump'), rows.map((row) => `${row.task_id} ${row.owner_key} ${row.arguments}`).join('\n') + '\n');
     const control = new Answers();
     await callBothWays(server.url, control, 'analyze_logs', { path: copies, include: '*', top: 1000 }, tokenB);
     const labels = new Set(control.leaks(detector).map((leak) => leak.label));

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -151,6 +152,32 @@ describe('analyze_logs', () => {
     const { report } = await analyze({ path: root });
     expect(report).toMatchObject({ files: 2, lines: 11, skippedFiles: 4 });
     expect(report.failedFiles).toEqual([{ path: 'app/broken.log.gz', error: expect.stringMatching(/header/) }]);
+  });
+
+  it('never mines binary content, whatever the names and globs that selected the file', async () => {
+    const random = randomBytes(300 * 1024);
+    // Binary behind a log name, reached through a glob, and inside a gzip file (seen after decompression).
+    await writeFile(path.join(root, 'app', 'state.log'), Buffer.concat([Buffer.from('SQLite format 3\0'), random]));
+    await writeFile(path.join(root, 'data', 'core.dump'), random);
+    await writeFile(path.join(root, 'app', 'blob.log.2.gz'), await promisify(gzip)(random));
+    // A log that turns binary part-way (NUL padding after a crash): read up to there, then reported.
+    const padded = Buffer.concat([Buffer.from(`${'2024-03-01T12:00:00Z INFO before the crash\n'.repeat(7000)}`), Buffer.alloc(64 * 1024)]);
+    await writeFile(path.join(root, 'app', 'crashed.log'), padded);
+    const { result, report } = await analyze({ path: root, include: '**/*.dump' });
+    expect(report).toMatchObject({ files: 2, binaryFiles: 3, skippedFiles: 3 + 3 + 1 });
+    expect(report.lines).toBeGreaterThan(11);
+    expect(report.lines).toBeLessThanOrEqual(11 + 7000);
+    expect(report.perFile.map((file) => file.path)).toEqual(['app/crashed.log', 'app/service.log', 'app/service.log.1.gz']);
+    expect(report.failedFiles).toEqual([{ path: 'app/crashed.log', error: expect.stringMatching(/^binary content at byte \d+; not read from there$/) }]);
+    expect(JSON.stringify(report.templates)).not.toMatch(/\\u0000|\uFFFD/);
+    expect(result.content[0]).toMatchObject({ text: expect.stringContaining('3 files with binary content skipped.') });
+  });
+
+  it('keeps reading Latin-1 and UTF-8 text with terminal colours as text', async () => {
+    await writeFile(path.join(root, 'app', 'latin1.log'), Buffer.from('2024-03-01T12:00:00Z INFO café prêt à été\n'.repeat(50), 'latin1'));
+    await writeFile(path.join(root, 'app', 'colour.log'), '2024-03-01T12:00:00Z \u001b[31mERROR\u001b[0m 日本語 ✓\n'.repeat(50));
+    const { report } = await analyze({ path: root });
+    expect(report).toMatchObject({ files: 4, binaryFiles: 0, lines: 111 });
   });
 
   it('reports progress per file', async () => {

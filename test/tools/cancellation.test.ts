@@ -7,7 +7,7 @@ import { TemplateMiner } from '../../src/tools/analyze-logs/miner.js';
 import { analyzeLogsTool } from '../../src/tools/analyze-logs/tool.js';
 import { auditRepositoryTool } from '../../src/tools/audit-repository/tool.js';
 import { forEachLine } from '../../src/tools/lines.js';
-import { CLOCK_CHECK_LINES, MAX_SLICE_MS } from '../../src/tools/yield.js';
+import { CLOCK_CHECK_CHARACTERS, CLOCK_CHECK_LINES, MAX_SLICE_MS } from '../../src/tools/yield.js';
 import { highCardinalityLines, makeContext, makeTempDir } from './helpers.js';
 
 /** Writes `lines` log lines without building the file in memory. */
@@ -107,9 +107,8 @@ describe('cancellation and cooperative scheduling', () => {
     expect(immediateRanAt).toBeLessThanOrEqual(10_000);
   });
 
-  it('yields by elapsed time as well as by line count when lines are slow', async () => {
-    const file = path.join(root, 'big.log');
-    await writeLog(file, 5000);
+  /** Reads `file` with every line taking SLOW_LINE_MS of fake time; the most lines read between two turns. */
+  async function mostSlowLinesPerTurn(file: string): Promise<number> {
     // Only the clock the reader measures slices with is fake; setImmediate and I/O stay real.
     vi.useFakeTimers({ toFake: ['performance'] });
     const meter = turnMeter();
@@ -121,9 +120,25 @@ describe('cancellation and cooperative scheduling', () => {
       },
       { signal: new AbortController().signal },
     );
+    return meter.stop().lines;
+  }
+
+  it('yields by elapsed time as well as by line count when lines are slow', async () => {
+    const file = path.join(root, 'big.log');
+    await writeLog(file, 5000);
     // The clock is read every CLOCK_CHECK_LINES lines, and that many slow lines exceed the slice.
     expect(CLOCK_CHECK_LINES * SLOW_LINE_MS).toBeGreaterThanOrEqual(MAX_SLICE_MS);
-    expect(meter.stop().lines).toBeLessThanOrEqual(CLOCK_CHECK_LINES);
+    expect(await mostSlowLinesPerTurn(file)).toBeLessThanOrEqual(CLOCK_CHECK_LINES);
+  });
+
+  it('reads the clock by characters as well as by lines, so that a few long lines cannot fill a slice many times over', async () => {
+    const file = path.join(root, 'long.log');
+    const line = `2024-03-01T10:00:00Z INFO ${'x'.repeat(16_000)}\n`;
+    await writeFile(file, line.repeat(200));
+    // By lines alone the clock would be read every 16 lines; by characters it is read every 3 of these lines.
+    const linesPerClockRead = Math.ceil(CLOCK_CHECK_CHARACTERS / line.length);
+    expect(linesPerClockRead).toBeLessThan(CLOCK_CHECK_LINES);
+    expect(await mostSlowLinesPerTurn(file)).toBeLessThanOrEqual(Math.ceil(MAX_SLICE_MS / SLOW_LINE_MS) + linesPerClockRead);
   });
 
   it('keeps the work of analyze_logs between two event-loop turns bounded on high-cardinality input', async () => {

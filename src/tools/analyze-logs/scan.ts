@@ -2,9 +2,10 @@
  * The work of `analyze_logs`: list the log files of a tree, stream every line once, count severities per file
  * and per hour, and mine message templates. Memory is bounded by the caps below, not by the input size. Secrets
  * are redacted from everything the report echoes: lines before they are mined, and paths (a file can be named
- * after a key).
+ * after a key). Binary content is never mined, whatever the names and globs that selected the file: a file that
+ * is binary from its first chunk is skipped, one that turns binary later is read up to there.
  */
-import { forEachLine } from '../lines.js';
+import { BinaryContentError, forEachLine } from '../lines.js';
 import { redactSecrets, SecretRedactor } from '../../core/secrets.js';
 import type { Confinement } from '../roots.js';
 import { walkFiles } from '../walk.js';
@@ -58,8 +59,10 @@ export type LogScanReport = {
   lines: number;
   /** Lines skipped because they are older than `since`. */
   linesBeforeSince: number;
-  /** Files not read: not log files by name, or unreadable (see `failedFiles`). */
+  /** Files not read: not log files by name, binary (see `binaryFiles`), or unreadable (see `failedFiles`). */
   skippedFiles: number;
+  /** Selected files (by name or `include`) that are binary from their first chunk; not read, not in `perFile`. */
+  binaryFiles: number;
   /** Symlinks skipped because their target escapes the roots. */
   escapedSymlinks: number;
   /** Whether the file list hit its cap and later files were ignored. */
@@ -75,7 +78,10 @@ export type LogScanReport = {
   /** Rare templates dropped to stay within the template cap. */
   evictedTemplates: number;
   templates: TemplateReport[];
-  /** Files that could not be read (first {@link MAX_FAILURES}). */
+  /**
+   * Files that could not be read to the end (first {@link MAX_FAILURES}): unreadable, corrupt, or turning binary
+   * part-way (lines before that point are counted).
+   */
   failedFiles: { path: string; error: string }[];
 };
 
@@ -108,6 +114,7 @@ export async function scanLogs(options: ScanOptions): Promise<LogScanReport> {
   const perFile: FileReport[] = [];
   const failedFiles: LogScanReport['failedFiles'] = [];
   let failures = 0;
+  let binaryFiles = 0;
   let linesBeforeSince = 0;
 
   options.onProgress(0, logFiles.length);
@@ -139,10 +146,15 @@ export async function scanLogs(options: ScanOptions): Promise<LogScanReport> {
           hourly.add(parsed.epochMs, parsed.severity);
           miner.add(parsed.message, clean);
         },
-        { signal, gzip: isGzip(file.relative) },
+        { signal, gzip: isGzip(file.relative), rejectBinary: true },
       );
     } catch (error) {
       if (signal.aborted) throw signal.reason;
+      if (error instanceof BinaryContentError && error.byteOffset === 0) {
+        binaryFiles++;
+        options.onProgress(index + 1, logFiles.length);
+        continue;
+      }
       failures++;
       if (failedFiles.length < MAX_FAILURES) failedFiles.push({ path: relative, error: redactSecrets(describe(error)) });
     }
@@ -153,15 +165,16 @@ export async function scanLogs(options: ScanOptions): Promise<LogScanReport> {
   const clusters = miner.clusters().sort((a, b) => b.count - a.count || a.id - b.id);
   return {
     path: redactSecrets(options.target),
-    files: logFiles.length - failures,
+    files: logFiles.length - failures - binaryFiles,
     lines: total.lines,
     linesBeforeSince,
-    skippedFiles: walk.files.length - logFiles.length + failures,
+    skippedFiles: walk.files.length - logFiles.length + failures + binaryFiles,
+    binaryFiles,
     escapedSymlinks: walk.escapedSymlinks,
     truncated: walk.truncated,
     severities: total.severities,
     perFile,
-    perFileTruncated: logFiles.length > perFile.length,
+    perFileTruncated: logFiles.length - binaryFiles > perFile.length,
     perHour: hourly.toJSON(),
     templateCount: clusters.length,
     evictedTemplates: miner.evicted,

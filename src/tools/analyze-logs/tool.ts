@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { PathConfinement } from '../../core/confinement.js';
 import { defineTool, textResult, ToolInputError } from '../../core/tool.js';
+import { MAX_LINE_LENGTH } from '../lines.js';
 import { resolveConfined, type ConfinedPath } from '../roots.js';
 import { SEVERITIES } from './severity.js';
 import { isValidGlob, LOG_FILES_DESCRIPTION } from './files.js';
@@ -38,6 +39,7 @@ const outputSchema = z.object({
   lines: z.number().int(),
   linesBeforeSince: z.number().int(),
   skippedFiles: z.number().int(),
+  binaryFiles: z.number().int(),
   escapedSymlinks: z.number().int(),
   truncated: z.boolean(),
   severities: severityCounts,
@@ -84,8 +86,9 @@ export const analyzeLogsTool = defineTool({
   description:
     'Scans a log file or a directory tree of logs and reports severities per file and per UTC hour and the most ' +
     'frequent message templates (variable parts shown as <*>), each with an example line (secrets redacted). ' +
-    `Reads, also when path is a single file: ${LOG_FILES_DESCRIPTION}. Other files are counted as skipped. ` +
-    'Read-only.',
+    `Reads, also when path is a single file: ${LOG_FILES_DESCRIPTION}. Other files are counted as skipped, and so ` +
+    'are files whose content is binary (a NUL byte or mostly non-text bytes), whatever their name. Lines longer ' +
+    `than ${MAX_LINE_LENGTH.toLocaleString('en-US')} characters are cut there. Read-only.`,
   inputSchema,
   outputSchema,
   execution: 'task-optional',
@@ -125,6 +128,7 @@ function summarize(report: LogScanReport): string {
     `Severities: ${severities || 'none'}.`,
   ];
   if (report.linesBeforeSince > 0) lines.push(`${number(report.linesBeforeSince)} lines before "since" skipped.`);
+  if (report.binaryFiles > 0) lines.push(`${number(report.binaryFiles)} files with binary content skipped.`);
   if (report.escapedSymlinks > 0) lines.push(`${report.escapedSymlinks} symlinks leading outside the roots skipped.`);
   if (report.failedFiles.length > 0) lines.push(`${report.failedFiles.length} files could not be read.`);
   lines.push(`${number(report.templateCount)} message templates; most frequent:`);

@@ -5,6 +5,7 @@
  * and paths with secrets redacted (a file can be named after a key).
  */
 import path from 'node:path';
+import { isBinaryBlock } from '../binary.js';
 import { forEachLine } from '../lines.js';
 import { findSecrets, redactSecrets, type SecretKind } from '../../core/secrets.js';
 import type { Confinement } from '../roots.js';
@@ -58,7 +59,7 @@ export const MAX_LARGEST = 10;
 export const MAX_SECRETS = 200;
 /** Directory names never descended into: VCS metadata, dependencies, build output. */
 const SKIPPED_DIRECTORIES = new Set(['.git', '.hg', '.svn', 'node_modules', '.venv', 'venv', '__pycache__']);
-/** Bytes sniffed for a NUL to tell binary files without a telling extension. */
+/** Bytes sniffed to tell binary files without a telling extension (see {@link isBinaryBlock}). */
 const SNIFF_BYTES = 8192;
 
 /**
@@ -137,14 +138,14 @@ export async function auditRepository(options: AuditOptions): Promise<AuditRepor
   return report;
 }
 
-/** Whether the head of the file contains a NUL byte (how git and grep tell binary files). */
+/** Whether the head of the file is binary data (see {@link isBinaryBlock}). */
 async function looksBinary(file: string, confinement: Confinement): Promise<boolean> {
   const handle = await confinement.openForReading(file).catch(() => null);
   if (!handle) return false;
   try {
     const buffer = Buffer.alloc(SNIFF_BYTES);
     const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0);
-    return buffer.subarray(0, bytesRead).includes(0);
+    return isBinaryBlock(buffer.subarray(0, bytesRead));
   } finally {
     await handle.close();
   }

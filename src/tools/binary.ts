@@ -1,0 +1,65 @@
+/**
+ * Tells binary data from text by looking at bytes, not names: a tool that mines or scans lines must not read a
+ * database, an archive or a core dump that a glob (or a misleading name such as `app.log`) led it to. The rule is
+ * the usual one (git and grep look for a NUL; Perl's `-B` for a share of odd bytes): a block is binary when it
+ * holds a NUL byte, or when more than {@link MAX_ODD_SHARE} of its bytes are neither text characters (printable
+ * ASCII, tab, line breaks, form feed, backspace, ESC of terminal colours) nor part of valid UTF-8. Latin-1 text
+ * stays text: its accented letters are a few percent of the bytes.
+ */
+
+/** Share of odd bytes (see the module comment) above which a block is binary. */
+export const MAX_ODD_SHARE = 0.3;
+
+/**
+ * Whether `block` looks like binary data; see the module comment. Linear in the block's length.
+ *
+ * @param block - bytes as read (after decompression); a UTF-8 sequence cut by the block's end counts as text.
+ */
+export function isBinaryBlock(block: Uint8Array): boolean {
+  if (block.length === 0) return false;
+  if (block.indexOf(0) !== -1) return true;
+  let odd = 0;
+  for (let i = 0; i < block.length; i++) {
+    const byte = block[i] as number;
+    if (byte < 0x80) {
+      if ((byte < 0x20 && !TEXT_CONTROLS.has(byte)) || byte === 0x7f) odd++;
+      continue;
+    }
+    const length = utf8SequenceLength(block, i);
+    if (length === 0) odd++;
+    else i += length - 1;
+  }
+  return odd > block.length * MAX_ODD_SHARE;
+}
+
+/** Control characters found in text: backspace, tab, line feed, vertical tab, form feed, carriage return, ESC. */
+const TEXT_CONTROLS = new Set([0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x1b]);
+
+/**
+ * Length of the valid UTF-8 sequence that starts at `at` (2 to 4), or 0 when the bytes there are not one (a
+ * stray continuation byte, an overlong or surrogate form, a lead byte without its continuation). A sequence cut
+ * by the end of the block is taken as valid.
+ */
+function utf8SequenceLength(block: Uint8Array, at: number): number {
+  const lead = block[at] as number;
+  let length: number;
+  let min = 0x80;
+  let max = 0xbf;
+  if (lead >= 0xc2 && lead <= 0xdf) length = 2;
+  else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+    if (lead === 0xe0) min = 0xa0;
+    else if (lead === 0xed) max = 0x9f;
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+    if (lead === 0xf0) min = 0x90;
+    else if (lead === 0xf4) max = 0x8f;
+  } else return 0;
+  for (let k = 1; k < length; k++) {
+    if (at + k >= block.length) return k;
+    const next = block[at + k] as number;
+    // Only the second byte has the narrowed range; the others are plain continuation bytes.
+    if (k === 1 ? next < min || next > max : next < 0x80 || next > 0xbf) return 0;
+  }
+  return length;
+}
