@@ -44,7 +44,7 @@ program
   .option('--default-ttl-ms <ms>', 'default task retention', integerOption)
   .option('--max-ttl-ms <ms>', 'maximum task retention', integerOption)
   .option('--runtime-limit-ms <ms>', 'longest single run of a tool', integerOption)
-  .option('--poll-interval-ms <ms>', 'poll interval hint', integerOption)
+  .option('--poll-interval-ms <ms>', 'longest poll interval hint (young tasks get shorter ones)', integerOption)
   .option('--max-attempts <n>', 'runs per task before attempts_exhausted', integerOption)
   .option('--input-timeout-ms <ms>', 'how long a task may wait for an answer before it fails (input_timeout)', integerOption)
   .option('--log-level <level>', 'pino log level (logs go to stderr)', 'info')

@@ -19,7 +19,7 @@ export interface TasksServerLimits {
   maxTtlMs: number | null;
   /** Smallest retention granted (smaller requests are raised to it). @defaultValue 1 s */
   minTtlMs: number;
-  /** Poll interval hint sent as `pollInterval` / `pollIntervalMs`. @defaultValue 1 s */
+  /** Longest poll interval hint sent as `pollInterval` / `pollIntervalMs`; younger tasks get shorter ones (`server/poll-hint.ts`). @defaultValue 1 s */
   pollIntervalMs: number;
   /** Longest single run of a tool before the task fails (`data.reason: "runtime_limit"`); ≤ `maxTtlMs`. @defaultValue 1 h */
   runtimeLimitMs: number;

@@ -3,6 +3,10 @@
  * hint). Only repeated too-fast polls of the same non-terminal task by the same owner are throttled — never the
  * first poll, never one that finds the task terminal — by raising the poll interval in the answer and delaying the
  * answer until the interval has passed. No error is ever returned for polling too fast.
+ *
+ * The hint is adaptive (see `poll-hint.ts`: it grows with the task's age), so a poll is judged against the hint
+ * the previous answer gave, not against the larger one this answer will give: a client that honours each hint is
+ * never judged too fast.
  */
 
 /** A poll counts as too fast when it comes sooner than this share of the advertised interval after the previous. */
@@ -25,6 +29,8 @@ export interface PollAdvice {
 interface PollState {
   lastAt: number;
   strikes: number;
+  /** The hint (before any raise) the previous answer was based on, ms. */
+  hintMs: number;
 }
 
 /** Per-process memory of recent polls, bounded by {@link MAX_TRACKED}. */
@@ -34,8 +40,10 @@ export class PollThrottle {
   constructor(private readonly maxDelayMs: number) {}
 
   /**
-   * Record a `tasks/get` and advise on it.
-   * @param intervalMs - the task's advertised poll interval (ms)
+   * Record a `tasks/get` and advise on it. A poll is too fast when it comes sooner than half the hint of the
+   * previous answer; it is then held back until that hint has passed, and answered with this poll's hint doubled
+   * once per strike (at most {@link MAX_DOUBLINGS} times; the caller clamps it to what its generation allows).
+   * @param intervalMs - the task's poll hint for this answer (ms)
    * @param terminal - whether the poll found the task terminal (never throttled; tracking ends)
    * @param now - epoch ms
    */
@@ -47,13 +55,14 @@ export class PollThrottle {
       return { pollIntervalMs: intervalMs, delayMs: 0 };
     }
     const elapsed = previous ? now - previous.lastAt : Number.POSITIVE_INFINITY;
-    const strikes = elapsed < intervalMs * TOO_FAST_SHARE ? (previous?.strikes ?? 0) + 1 : 0;
+    const toldMs = previous?.hintMs ?? intervalMs;
+    const strikes = elapsed < toldMs * TOO_FAST_SHARE ? (previous?.strikes ?? 0) + 1 : 0;
     if (previous) this.polls.delete(key); // re-insert: Map order is recency order
-    this.polls.set(key, { lastAt: now, strikes });
+    this.polls.set(key, { lastAt: now, strikes, hintMs: intervalMs });
     if (this.polls.size > MAX_TRACKED) this.polls.delete(this.polls.keys().next().value as string);
     if (strikes < STRIKES_BEFORE_THROTTLE) return { pollIntervalMs: intervalMs, delayMs: 0 };
     const doublings = Math.min(strikes - STRIKES_BEFORE_THROTTLE + 1, MAX_DOUBLINGS);
-    return { pollIntervalMs: intervalMs * 2 ** doublings, delayMs: Math.min(Math.max(0, intervalMs - elapsed), this.maxDelayMs) };
+    return { pollIntervalMs: intervalMs * 2 ** doublings, delayMs: Math.min(Math.max(0, toldMs - elapsed), this.maxDelayMs) };
   }
 
   /** Number of tracked pairs (for tests). */

@@ -7,6 +7,7 @@ import { v2GetTaskResult } from '../protocol/v2/codec.js';
 import type { Caller } from './caller.js';
 import type { HandlerDeps } from './deps.js';
 import { detailedTask } from './detailed-task.js';
+import { clampPollHintMs, withPollHint } from './poll-hint.js';
 import { holdBack } from './poll-throttle.js';
 
 /**
@@ -25,16 +26,17 @@ export async function scopedTask(deps: Pick<HandlerDeps, 'store' | 'clock'>, cal
 export type SignalSource = AbortSignal | (() => AbortSignal);
 
 /**
- * Read a task for `tasks/get` under the polling protection: a repeated too-fast poll of a non-terminal task is held
- * back and answered with a raised poll interval, then read again so the answer is current.
+ * Read a task for `tasks/get` with the adaptive poll hint, under the polling protection: a repeated too-fast poll of
+ * a non-terminal task is held back and answered with a raised hint (still within its generation's range), then read
+ * again so the answer is current.
  */
 async function polledTask(deps: HandlerDeps, caller: Caller, generation: TaskGeneration, taskId: string, signal: SignalSource): Promise<TaskRecord> {
-  const record = await scopedTask(deps, caller, generation, taskId);
+  const record = withPollHint(await scopedTask(deps, caller, generation, taskId), deps.clock.now());
   const advice = deps.polls.observe(caller.ownerKey, taskId, record.pollIntervalMs, isTerminal(record.status), deps.clock.now());
   if (advice.delayMs === 0 && advice.pollIntervalMs === record.pollIntervalMs) return record;
   if (advice.delayMs > 0) await holdBack(advice.delayMs, typeof signal === 'function' ? signal() : signal);
-  const current = advice.delayMs > 0 ? await scopedTask(deps, caller, generation, taskId) : record;
-  return isTerminal(current.status) ? current : { ...current, pollIntervalMs: advice.pollIntervalMs };
+  const current = advice.delayMs > 0 ? withPollHint(await scopedTask(deps, caller, generation, taskId), deps.clock.now()) : record;
+  return isTerminal(current.status) ? current : { ...current, pollIntervalMs: clampPollHintMs(generation, advice.pollIntervalMs) };
 }
 
 /** v2 `GetTaskResult` (E19): `resultType: "complete"` and the detailed task. */

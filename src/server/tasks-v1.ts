@@ -7,6 +7,7 @@ import { ErrorCode } from '../protocol/constants.js';
 import { toV1Task, v1ListTasksResult } from '../protocol/v1/codec.js';
 import type { Caller } from './caller.js';
 import type { HandlerDeps } from './deps.js';
+import { withPollHint } from './poll-hint.js';
 import { guarded } from './guard.js';
 import { readTaskV1, scopedTask, terminalPayloadV1 } from './task-reads.js';
 import { deliverInputRequests } from './v1-input.js';
@@ -56,7 +57,8 @@ export function registerV1TaskHandlers(server: Server, deps: HandlerDeps, caller
       const page = rows.slice(0, pageSize);
       const last = page[page.length - 1];
       const nextCursor = rows.length > pageSize && last ? deps.cursors.encode(last.seq, caller.ownerKey) : undefined;
-      return v1ListTasksResult(page, nextCursor) as unknown as JsonObject;
+      const now = deps.clock.now();
+      return v1ListTasksResult(page.map((record) => withPollHint(record, now)), nextCursor) as unknown as JsonObject;
     }),
   );
 
@@ -66,7 +68,7 @@ export function registerV1TaskHandlers(server: Server, deps: HandlerDeps, caller
       const caller = callerFor(context);
       const record = await scoped(caller, 'tasks/cancel', params.taskId);
       const cancelled = isTerminal(record.status) ? undefined : await deps.runtime.cancel(record.taskId, 'Cancelled by requestor');
-      if (cancelled) return toV1Task(cancelled) as unknown as JsonObject;
+      if (cancelled) return toV1Task(withPollHint(cancelled, deps.clock.now())) as unknown as JsonObject;
       const current = await scoped(caller, 'tasks/cancel', params.taskId);
       throw new TasksError(ErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${current.status}'`);
     }),

@@ -13,6 +13,7 @@ import type { Caller } from './caller.js';
 import type { HandlerDeps } from './deps.js';
 import { isNeedsInput, runWithCallInput } from './input-gathering.js';
 import { effectiveTtlMs } from './options.js';
+import { withPollHint } from './poll-hint.js';
 
 const CallParamsSchema = z.looseObject({
   name: z.string().min(1),
@@ -116,7 +117,8 @@ export async function createTaskForCall(
     ...(gathered === undefined ? {} : { gathered }),
     ...(onCreated ? { onCreated } : {}),
   });
-  return caller.generation === 'v1' ? (v1CreateTaskResult(record) as unknown as JsonObject) : (v2CreateTaskResult(record) as unknown as JsonObject);
+  const answered = withPollHint(record, deps.clock.now());
+  return caller.generation === 'v1' ? (v1CreateTaskResult(answered) as unknown as JsonObject) : (v2CreateTaskResult(answered) as unknown as JsonObject);
 }
 
 /**

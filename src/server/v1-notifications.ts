@@ -4,6 +4,7 @@ import type { TaskRecord } from '../core/task.js';
 import { RELATED_TASK_META_KEY } from '../protocol/constants.js';
 import { toV1Task } from '../protocol/v1/codec.js';
 import type { HandlerDeps } from './deps.js';
+import { withPollHint } from './poll-hint.js';
 
 interface Tracked {
   progressToken: string | number | null;
@@ -24,7 +25,7 @@ export class V1SessionNotifier {
 
   constructor(
     private readonly server: Server,
-    private readonly deps: Pick<HandlerDeps, 'runtime' | 'store' | 'logger'>,
+    private readonly deps: Pick<HandlerDeps, 'runtime' | 'store' | 'logger' | 'clock'>,
   ) {}
 
   /** Start pushing for a task this session created. */
@@ -65,7 +66,7 @@ export class V1SessionNotifier {
     const record = await this.deps.store.getUnscoped(taskId);
     if (!record) return;
     if (isTerminal(record.status)) this.untrack(taskId);
-    await this.send({ method: 'notifications/tasks/status', params: toV1Task(record) as unknown as Record<string, unknown> });
+    await this.send({ method: 'notifications/tasks/status', params: toV1Task(withPollHint(record, this.deps.clock.now())) as unknown as Record<string, unknown> });
   }
 
   private progress(taskId: string, done: number, total: number | undefined, message: string): void {

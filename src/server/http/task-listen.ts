@@ -12,6 +12,7 @@ import {
 import { declaresTasksExtension } from '../caller.js';
 import type { HandlerDeps } from '../deps.js';
 import { detailedTask } from '../detailed-task.js';
+import { withPollHint } from '../poll-hint.js';
 import { writeJsonRpcError } from './respond.js';
 
 /** Most task ids one listen request may name. */
@@ -146,14 +147,14 @@ export class TaskListenRoute {
   /** The task as it is now. */
   private async snapshot(taskId: string, tag: JsonObject, write: (message: unknown) => void): Promise<void> {
     const record = await this.deps.store.getUnscoped(taskId);
-    if (record) write({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...(await detailedTask(this.deps, record)), _meta: tag } });
+    if (record) write({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...(await detailedTask(this.deps, withPollHint(record, this.deps.clock.now()))), _meta: tag } });
   }
 
   /** One `notifications/tasks`: the task as of this event (its status and time), with result/error/inputRequests. */
   private async notify(event: TaskEvent, tag: JsonObject, write: (message: unknown) => void): Promise<void> {
     const record = await this.deps.store.getUnscoped(event.taskId);
     if (!record) return;
-    const detailed = await detailedTask(this.deps, { ...record, status: event.status, lastUpdatedAt: event.at });
+    const detailed = await detailedTask(this.deps, withPollHint({ ...record, status: event.status, lastUpdatedAt: event.at }, this.deps.clock.now()));
     // The answer that resumed a task commits an `input` event (still input_required) and the `working` one together;
     // by the time we read, nothing is outstanding, and an input_required task without requests is never a valid view.
     if (detailed.status === 'input_required' && Object.keys(detailed.inputRequests ?? {}).length === 0) return;
