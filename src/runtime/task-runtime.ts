@@ -100,6 +100,8 @@ export class TaskRuntime {
   /** Highest number of tools running at once since start (for tests and metrics). */
   maxInFlight = 0;
   private readonly progressListeners = new Map<string, Set<ProgressListener>>();
+  /** Outcome writes of runs that have finished here and are not committed yet, by task id. */
+  private readonly outcomeWrites = new Map<string, Promise<unknown>>();
 
   constructor(
     private readonly store: TaskStore,
@@ -272,6 +274,15 @@ export class TaskRuntime {
     return accepted;
   }
 
+  /**
+   * The write of an outcome that a run in this process has already produced and that is not committed yet, if any.
+   * A read that finds such a task still `working` can wait for it — at most one group commit — instead of answering
+   * a state that is already over (a requestor would otherwise poll again for nothing).
+   */
+  pendingOutcome(taskId: string): Promise<unknown> | undefined {
+    return this.outcomeWrites.get(taskId);
+  }
+
   /** Observe the progress reports of one task while it runs in this process; returns an unsubscribe function. */
   onProgress(taskId: string, listener: ProgressListener): () => void {
     let listeners = this.progressListeners.get(taskId);
@@ -323,10 +334,13 @@ export class TaskRuntime {
     this.maxInFlight = Math.max(this.maxInFlight, this.running.size);
     void this.execute(taskId, placeholder, started)
       .catch((error) => this.logger.error({ err: error, taskId: redactTaskId(taskId) }, 'task execution failed'))
-      .finally(() => {
-        if (this.running.get(taskId) === placeholder) this.running.delete(taskId);
-        this.pump();
-      });
+      .finally(() => this.releaseSlot(taskId, placeholder));
+  }
+
+  /** Free `slot` (once; a later run of the same task has a slot of its own) and start queued tasks. */
+  private releaseSlot(taskId: string, slot: RunningTask): void {
+    if (this.running.get(taskId) === slot) this.running.delete(taskId);
+    this.pump();
   }
 
   private async execute(taskId: string, slot: RunningTask, started?: TaskRecord): Promise<void> {
@@ -393,7 +407,7 @@ export class TaskRuntime {
       return;
     }
     const pending = this.statusWriter.takePending(taskId);
-    const written = await this.store.transition(taskId, {
+    const write = this.store.transition(taskId, {
       to: settled.status,
       outcome: settled.outcome,
       statusMessage: settled.statusMessage ?? pending,
@@ -401,6 +415,15 @@ export class TaskRuntime {
       releaseLease: true,
       now: this.clock.now(),
     });
+    this.outcomeWrites.set(taskId, write);
+    // The tool is done: its slot goes to the next queued task now, whose start then shares this commit.
+    this.releaseSlot(taskId, slot);
+    let written: TaskRecord | undefined;
+    try {
+      written = await write;
+    } finally {
+      if (this.outcomeWrites.get(taskId) === write) this.outcomeWrites.delete(taskId);
+    }
     if (!written) logger.info({}, 'task changed meanwhile (cancelled, expired or lease lost); outcome discarded');
   }
 

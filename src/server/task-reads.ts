@@ -22,6 +22,19 @@ export async function scopedTask(deps: Pick<HandlerDeps, 'store' | 'clock'>, cal
   return record;
 }
 
+/**
+ * {@link scopedTask}, but a task whose run has already finished in this process and whose outcome is being
+ * committed is read after that commit (at most one group commit later), so a poll never answers `working` for
+ * work that is done.
+ */
+export async function currentTask(deps: Pick<HandlerDeps, 'store' | 'clock' | 'runtime'>, caller: Caller, generation: TaskGeneration, taskId: string): Promise<TaskRecord> {
+  const record = await scopedTask(deps, caller, generation, taskId);
+  const pending = isTerminal(record.status) ? undefined : deps.runtime.pendingOutcome(taskId);
+  if (!pending) return record;
+  await pending.catch(() => undefined);
+  return scopedTask(deps, caller, generation, taskId);
+}
+
 /** The abort signal of a request, or a way to make one only when it is needed (most requests never wait). */
 export type SignalSource = AbortSignal | (() => AbortSignal);
 
@@ -31,7 +44,7 @@ export type SignalSource = AbortSignal | (() => AbortSignal);
  * again so the answer is current.
  */
 async function polledTask(deps: HandlerDeps, caller: Caller, generation: TaskGeneration, taskId: string, signal: SignalSource): Promise<TaskRecord> {
-  const record = withPollHint(await scopedTask(deps, caller, generation, taskId), deps.clock.now());
+  const record = withPollHint(await currentTask(deps, caller, generation, taskId), deps.clock.now());
   const advice = deps.polls.observe(caller.ownerKey, taskId, record.pollIntervalMs, isTerminal(record.status), deps.clock.now());
   if (advice.delayMs === 0 && advice.pollIntervalMs === record.pollIntervalMs) return record;
   if (advice.delayMs > 0) await holdBack(advice.delayMs, typeof signal === 'function' ? signal() : signal);

@@ -6,7 +6,7 @@ import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, ErrorCode, PROTOCOL
 import { toProtocolError } from '../../runtime/protocol-errors.js';
 import { declaresTasksExtension, legacyCaller, type Caller } from '../caller.js';
 import type { HandlerDeps } from '../deps.js';
-import { readTaskV1, readTaskV2, scopedTask, terminalPayloadV1 } from '../task-reads.js';
+import { currentTask, readTaskV1, readTaskV2, scopedTask, terminalPayloadV1 } from '../task-reads.js';
 import { createTaskForCall } from '../tools-call.js';
 import type { LegacySessions } from './legacy-sessions.js';
 
@@ -106,8 +106,9 @@ export class FastPath {
       await this.answer(response, body.id, frame, () => readTaskV1(this.deps, caller, taskId, () => abortOnClose(response)));
       return true;
     }
-    // tasks/result: only a task that is already terminal; a pending one blocks (and may ask for input) on the SDK path.
-    const record = await this.deps.store.get(taskId, { ownerKey, generation: 'v1', now: this.deps.clock.now() });
+    // tasks/result: only a task that is terminal (or whose finished run is being committed); a pending one blocks
+    // (and may ask for input) on the SDK path.
+    const record = await currentTask(this.deps, caller, 'v1', taskId).catch(() => undefined);
     if (!record || !isTerminal(record.status)) return false;
     await this.answer(response, body.id, frame, async () => terminalPayloadV1(this.deps, await scopedTask(this.deps, caller, 'v1', taskId)));
     return true;
