@@ -19,12 +19,13 @@ import { p1 } from './suites/p1.mjs';
 import { p2 } from './suites/p2.mjs';
 import { p3 } from './suites/p3.mjs';
 import { p4 } from './suites/p4.mjs';
+import { hint } from './suites/hint.mjs';
 import { p5 } from './suites/p5.mjs';
 import { polling } from './suites/polling.mjs';
 
 const BENCH = fileURLToPath(new URL('.', import.meta.url));
 const ROOT = join(BENCH, '..');
-const SUITES = { p1, p2, p3, p4, p5, polling };
+const SUITES = { p1, hint, p2, p3, p4, p5, polling };
 
 /** Our server and tools run from dist/; build it when missing (an existing build is used as it is). */
 function ensureBuilt() {

@@ -12,7 +12,10 @@ const ROOT = join(BENCH, '..');
 export const OUR_CLI = join(ROOT, 'dist', 'cli', 'main.js');
 const TOOLS = join(BENCH, 'tools.mjs');
 
-/** A figure from a closed-loop result: `value` is the op rate, plus latency, errors and server CPU per op. */
+/**
+ * A figure from a closed-loop result: `value` is the op rate (every op started in the window, over the time until the
+ * last of them ended), plus latency p50/p99/max, errors and server CPU per op.
+ */
 export function loadFigure(label, unit, result, extra = {}) {
   return {
     label,
@@ -20,6 +23,8 @@ export function loadFigure(label, unit, result, extra = {}) {
     value: result.rate,
     p50Ms: result.p50Ms,
     p99Ms: result.p99Ms,
+    maxMs: result.maxMs,
+    drainMs: result.drainMs,
     errors: result.errors,
     ...(result.firstError ? { firstError: result.firstError } : {}),
     cpuUsPerOp: result.cpuUsPerOp,
@@ -53,7 +58,7 @@ export class RunContext {
   record(key, figure) {
     this.figures[key] = figure;
     const rate = Number.isFinite(figure.value) ? figure.value.toFixed(figure.value < 100 ? 2 : 0) : String(figure.value);
-    const latency = figure.p99Ms != null ? `  p50 ${figure.p50Ms.toFixed(2)} ms  p99 ${figure.p99Ms.toFixed(2)} ms` : '';
+    const latency = figure.p99Ms != null ? `  p50 ${figure.p50Ms.toFixed(2)} ms  p99 ${figure.p99Ms.toFixed(2)} ms  max ${figure.maxMs?.toFixed(2) ?? '?'} ms` : '';
     const errors = figure.errors ? `  ERRORS ${figure.errors} (${figure.firstError ?? ''})` : '';
     process.stderr.write(`  ${key}: ${rate} ${figure.unit}${latency}${errors}\n`);
   }

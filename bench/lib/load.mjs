@@ -1,9 +1,15 @@
 // Load generation and the arithmetic on its samples. The closed loop: N clients, each on its own keep-alive
 // connection, each starting its next iteration as soon as the previous one finished (no think time), first for a
-// warm-up (discarded), then for the measured window; server CPU time is sampled over IPC exactly at its edges.
+// warm-up (discarded), then for the measured window. Every iteration that STARTS inside the window is counted and
+// waited for, and the rate divides them by the time until the last of them ended: a stalled round trip stretches
+// the denominator instead of silently dropping out of the count. Server CPU time is sampled over IPC at the
+// window's start and when its last iteration ended.
 import { performance } from 'node:perf_hooks';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Iterations of the window still running this long after it closed are cut off and counted as errors. */
+const DRAIN_LIMIT_MS = 30_000;
 
 /** Percentile (nearest rank) of an ascending array, or null when empty. */
 function percentile(sorted, p) {
@@ -11,10 +17,11 @@ function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
-/** Summary of latency samples in ms: p50/p90/p99/max. */
+/** Summary of samples (latencies in ms, or counts): p50/p90/p99/max and the mean. */
 export function latencySummary(samples) {
   const sorted = Float64Array.from(samples).sort();
-  return { p50Ms: percentile(sorted, 50), p90Ms: percentile(sorted, 90), p99Ms: percentile(sorted, 99), maxMs: sorted.length ? sorted[sorted.length - 1] : null };
+  const mean = sorted.length ? sorted.reduce((sum, value) => sum + value, 0) / sorted.length : null;
+  return { p50Ms: percentile(sorted, 50), p90Ms: percentile(sorted, 90), p99Ms: percentile(sorted, 99), maxMs: sorted.length ? sorted[sorted.length - 1] : null, mean };
 }
 
 /** Server CPU µs per unit of work between two `usage()` samples. */
@@ -28,43 +35,57 @@ function cpuPer(before, after, units) {
  * Run a closed loop.
  * - `setup(index)` → per-client state (sessions, tasks), made before the clock starts and not measured;
  * - `iteration(state, sample)` → the number of HTTP requests it made (default 1); a throw counts as an error;
- *   `sample(name, ms)` records a named latency of its own (kept only inside the measured window);
+ *   `sample(name, value)` records a named sample of its own (kept only for iterations started in the window);
  * - `teardown(state)` closes the client;
  * - `server` (a ServerChild, or {@link thisProcess}) is sampled for CPU, RSS and event-loop delay at the window's edges.
- * Only iterations that complete inside the measured window count; latency is per iteration.
- * @returns {{ops, seconds, rate, requests, requestRate, errors, firstError, p50Ms, p90Ms, p99Ms, maxMs, cpuUsPerOp, cpuUsPerRequest, serverRssBytes, serverLoopDelay, samples}}
+ * Counted: every iteration started inside the window; `seconds` runs from the window's start until the last of
+ * them ended (at least the window). One still running {@link DRAIN_LIMIT_MS} after the window is an error whose
+ * latency is the time until it was cut off, so `maxMs` shows the stall.
+ * @returns {{ops, seconds, rate, requests, requestRate, errors, firstError, unfinished, p50Ms, p90Ms, p99Ms, maxMs, drainMs, cpuUsPerOp, cpuUsPerRequest, serverRssBytes, serverLoopDelay, samples}}
  */
 export async function closedLoop({ clients, setup, iteration, teardown, warmupMs, durationMs, server }) {
   const states = await Promise.all(Array.from({ length: clients }, (_, index) => setup(index)));
-  let phase = 'warmup';
+  // Without a warm-up the first iterations count (runs shorter than one round trip still measure something).
+  let phase = warmupMs > 0 ? 'warmup' : 'measure';
+  let before = phase === 'measure' ? await server?.usage({ resetLoopDelay: true }) : undefined;
+  let started = performance.now();
   const latencies = [];
   const named = new Map();
-  const sample = (name, ms) => {
-    if (phase !== 'measure') return;
+  const keep = (name, value) => {
     if (!named.has(name)) named.set(name, []);
-    named.get(name).push(ms);
+    named.get(name).push(value);
   };
+  const ignore = () => {};
   let ops = 0;
   let requests = 0;
   let errors = 0;
   let firstError;
+  let lastEnd = 0;
+  /** Start times of counted iterations still running. */
+  const running = new Set();
 
   const worker = async (state) => {
-    while (phase !== 'done') {
+    while (phase === 'warmup' || phase === 'measure') {
+      const counted = phase === 'measure';
       const started = performance.now();
+      const token = { started };
+      if (counted) running.add(token);
       try {
-        const made = (await iteration(state, sample)) ?? 1;
-        if (phase === 'measure') {
-          latencies.push(performance.now() - started);
+        const made = (await iteration(state, counted ? keep : ignore)) ?? 1;
+        if (counted && running.delete(token)) {
+          const ended = performance.now();
+          latencies.push(ended - started);
+          lastEnd = Math.max(lastEnd, ended);
           ops += 1;
           requests += made;
         }
       } catch (error) {
-        if (phase === 'done') break;
-        if (phase === 'measure') {
+        if (counted && running.delete(token)) {
+          lastEnd = Math.max(lastEnd, performance.now());
           errors += 1;
           firstError ??= error instanceof Error ? error.message : String(error);
         }
+        if (phase === 'done') break;
         // A refused or dropped connection fails at once; do not spin on it.
         await sleep(10);
       }
@@ -72,21 +93,38 @@ export async function closedLoop({ clients, setup, iteration, teardown, warmupMs
   };
 
   const workers = states.map((state) => worker(state));
-  await sleep(warmupMs);
-  const before = await server?.usage({ resetLoopDelay: true });
-  const started = performance.now();
-  phase = 'measure';
+  if (phase === 'warmup') {
+    await sleep(warmupMs);
+    before = await server?.usage({ resetLoopDelay: true });
+    started = performance.now();
+    phase = 'measure';
+  }
   await sleep(durationMs);
-  phase = 'done';
-  const seconds = (performance.now() - started) / 1000;
-  const after = await server?.usage({ resetLoopDelay: true });
-  // In-flight iterations finish (uncounted); a hung server is cut off so the run always ends.
+  phase = 'drain';
+  const windowEnd = performance.now();
+  // Iterations started in the window finish and count; a hung server is cut off so the run always ends.
   let timer;
-  const cutOff = new Promise((resolve) => (timer = setTimeout(resolve, 10_000, false)));
+  const cutOff = new Promise((resolve) => (timer = setTimeout(resolve, DRAIN_LIMIT_MS, false)));
   const settled = await Promise.race([Promise.all(workers).then(() => true), cutOff]);
   clearTimeout(timer);
+  let unfinished = 0;
+  if (!settled) {
+    const cut = performance.now();
+    for (const token of running) {
+      latencies.push(cut - token.started);
+      unfinished += 1;
+    }
+    running.clear();
+    errors += unfinished;
+    firstError ??= `${unfinished} round trips unfinished ${DRAIN_LIMIT_MS / 1000} s after the window`;
+    lastEnd = cut;
+  }
+  const end = Math.max(lastEnd, windowEnd);
+  const after = await server?.usage({ resetLoopDelay: true });
+  phase = 'done';
   await Promise.all(states.map((state) => teardown?.(state)));
   if (!settled) await Promise.all(workers);
+  const seconds = (end - started) / 1000;
   return {
     ops,
     seconds,
@@ -95,7 +133,9 @@ export async function closedLoop({ clients, setup, iteration, teardown, warmupMs
     requestRate: requests / seconds,
     errors,
     firstError,
+    unfinished,
     ...latencySummary(latencies),
+    drainMs: end - windowEnd,
     cpuUsPerOp: cpuPer(before, after, ops),
     cpuUsPerRequest: cpuPer(before, after, requests),
     serverRssBytes: after?.memory.rss ?? null,

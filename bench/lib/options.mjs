@@ -2,13 +2,13 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
-export const SUITES = ['p3', 'p4', 'p5', 'p1', 'p2', 'polling'];
+export const SUITES = ['p3', 'p4', 'p5', 'p1', 'hint', 'p2', 'polling'];
 
 export const USAGE = `usage: npm run bench -- [options]
 
   --quick               smoke-test sizes (runs of 0.3 s, few tasks and clients); the figures mean nothing
   --duration <s>        measured seconds per run (default 8)
-  --warmup <s>          warm-up seconds before each run, discarded (default 2)
+  --warmup <s>          warm-up seconds before each run, discarded (default 2; 0 counts the first round trips)
   --concurrency <list>  client counts for P1, comma separated (default 8,32); the highest is used by P2, P3,
                         P5 and the abusive pollers, the lowest by P4
   --only <list>         suites to run, comma separated: ${SUITES.join(', ')}
@@ -22,11 +22,11 @@ export const USAGE = `usage: npm run bench -- [options]
   --help`;
 
 const FULL = { duration: 8, warmup: 2, pollClients: 1000, pollIntervalMs: 1000, tasks: 100_000, requests: 50_000 };
-const QUICK = { duration: 0.3, warmup: 0.1, pollClients: 50, pollIntervalMs: 100, tasks: 1000, requests: 500 };
+const QUICK = { duration: 0.3, warmup: 0, pollClients: 50, pollIntervalMs: 100, tasks: 1000, requests: 500 };
 
-function positive(name, text) {
+function positive(name, text, { zero = false } = {}) {
   const value = Number(text);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} expects a positive number, got ${text}`);
+  if (!Number.isFinite(value) || value < 0 || (value === 0 && !zero)) throw new Error(`--${name} expects a ${zero ? 'non-negative' : 'positive'} number, got ${text}`);
   return value;
 }
 
@@ -50,7 +50,7 @@ export function parseOptions(argv, defaultOut) {
     },
   });
   const preset = values.quick ? QUICK : FULL;
-  const pick = (name, key) => (values[name] === undefined ? preset[key] : positive(name, values[name]));
+  const pick = (name, key) => (values[name] === undefined ? preset[key] : positive(name, values[name], { zero: name === 'warmup' }));
   const concurrency = values.concurrency.split(',').map((part) => Math.round(positive('concurrency', part)));
   const only = values.only ? values.only.split(',').map((name) => name.trim()) : SUITES;
   const unknown = only.filter((name) => !SUITES.includes(name));

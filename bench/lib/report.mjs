@@ -6,8 +6,8 @@ import { profilesMarkdown } from './profile.mjs';
 
 /** Which same-run figure each figure is compared with (`null` when it has no baseline). */
 function baselineOf(key, high) {
-  const roundTrip = /^p1\.v[12]\.c(\d+)$/.exec(key);
-  if (roundTrip) return `baseline.reference.roundTrip.c${roundTrip[1]}`;
+  const roundTrip = /^p1\.v[12](|blocking|honouring)\.c(\d+)$/.exec(key);
+  if (roundTrip) return `baseline.reference.${roundTrip[1] === '' ? 'roundTrip' : roundTrip[1]}.c${roundTrip[2]}`;
   if (/^p2\./.test(key) || key === `baseline.reference.tasksGet.c${high}` || key === `baseline.sdk24.c${high}`) return `baseline.echo.c${high}`;
   if (/^p3\./.test(key)) return 'baseline.sqlite.singleRow';
   return null;
@@ -16,16 +16,40 @@ function baselineOf(key, high) {
 /** P5: heap growth per request below this is collection noise; one leaked object per request is ≥ ~50 B. */
 const NO_GROWTH_BYTES_PER_REQUEST = 16;
 
-/** The goals of issue 4, each checked on one figure. `limit` is what the SVG draws next to the figure. */
-function goalsFor(high) {
+/** P1 round trips (issue 9): every flow at the highest concurrency, ≥ 3× the reference and none above 1 s. */
+const P1_FLOWS = [
+  ['v1', 'v1 re-poll 10 ms'],
+  ['v2', 'v2 re-poll 10 ms'],
+  ['v1blocking', 'v1 blocking tasks/result'],
+  ['v1honouring', 'v1 honouring the hint'],
+  ['v2honouring', 'v2 honouring the hint'],
+];
+const P1_MAX_MS = 1000;
+
+/**
+ * The goals of issues 4 and 9, each checked on one figure. `limit` is what the SVG draws next to the figure. Figures
+ * that carry their own bound (`goalMs`, the hint latencies) get a goal on their p99.
+ */
+function goalsFor(high, figures) {
   const ratioAtLeast = (target) => (figure, ratio) => ({ pass: ratio >= target, measured: `${ratio.toFixed(2)}×` });
   const atMost = (field, target, strict) => (figure) => ({
     pass: strict ? figure[field] < target : figure[field] <= target,
     measured: `${figure[field].toFixed(2)} ${field.endsWith('Ms') ? 'ms' : figure.unit.split(' ')[0]}`,
   });
   return [
-    { id: 'P1 v1', figure: `p1.v1.c${high}`, target: `≥ 3× reference round trips/s at ${high} clients`, check: ratioAtLeast(3), ratio: 3 },
-    { id: 'P1 v2', figure: `p1.v2.c${high}`, target: `≥ 3× reference round trips/s at ${high} clients`, check: ratioAtLeast(3), ratio: 3 },
+    ...P1_FLOWS.flatMap(([suffix, what]) => [
+      { id: `P1 ${what}`, figure: `p1.${suffix}.c${high}`, target: `≥ 3× reference (same flow) round trips/s at ${high} clients`, check: ratioAtLeast(3), ratio: 3 },
+      { id: `P1 ${what} max`, figure: `p1.${suffix}.c${high}`, target: `no round trip above ${P1_MAX_MS} ms`, check: atMost('maxMs', P1_MAX_MS, false), limit: { field: 'maxMs', value: P1_MAX_MS } },
+    ]),
+    ...Object.entries(figures)
+      .filter(([, figure]) => figure.goalMs != null)
+      .map(([key, figure]) => ({
+        id: `Hint ${key.replace(/^hint\./, '')}`,
+        figure: key,
+        target: `completion → seen p99 ≤ ${figure.goalMs} ms`,
+        check: atMost('p99Ms', figure.goalMs, false),
+        limit: { field: 'p99Ms', value: figure.goalMs },
+      })),
     { id: 'P2 v2', figure: `p2.v2.c${high}`, target: '≥ 0.6× echo req/s', check: ratioAtLeast(0.6), ratio: 0.6 },
     { id: 'P2 v1', figure: `p2.v1.c${high}`, target: '≥ 0.6× echo req/s', check: ratioAtLeast(0.6), ratio: 0.6 },
     { id: 'P3 rate', figure: `p3.store.c${high}`, target: '≥ 3× single-row commits/s', check: ratioAtLeast(3), ratio: 3 },
@@ -61,11 +85,11 @@ export function evaluate(figures, high) {
     const base = baselineOf(key, high);
     if (base && figures[base]?.value > 0) ratios[key] = { baseline: base, ratio: figures[key].value / figures[base].value };
   }
-  const goals = goalsFor(high).map((goal) => {
+  const goals = goalsFor(high, figures).map((goal) => {
     const figure = figures[goal.figure];
     const other = goal.other ? figures[goal.other] : undefined;
     const ratio = ratios[goal.figure]?.ratio;
-    const missing = !figure || (goal.ratio !== undefined && ratio === undefined) || (goal.other && !other) || figure.value == null;
+    const missing = !figure || (goal.ratio !== undefined && ratio === undefined) || (goal.other && !other) || figure.value == null || (goal.limit && figure[goal.limit.field] == null);
     const verdict = missing ? { pass: null, measured: 'not measured' } : goal.check(figure, ratio, other);
     return { id: goal.id, figure: goal.figure, target: goal.target, ...verdict, ...(goal.ratio ? { ratio: goal.ratio } : {}), ...(goal.limit ? { limit: goal.limit } : {}) };
   });
@@ -88,8 +112,10 @@ function notes(figure) {
     parts.push(`median of tenths; end − start ${number(figure.heapOverallBytesPerRequest, 1)} B/req; RSS ${number(figure.rssBytesPerRequest, 1)} B/req; ${number(figure.requestsPerSecond)} req/s`);
   }
   if (figure.abusiveRequestsPerSecond != null) {
-    parts.push(`abusive: ${number(figure.abusiveRequestsPerSecond)} req/s, p50 ${number(figure.abusiveP50Ms, 2)} ms, pollIntervalMs seen ${number(figure.abusiveMeanPollIntervalMs)}, ${figure.abusiveErrors} errors`);
+    parts.push(`abusive: ${number(figure.abusiveRequestsPerSecond)} req/s, p50 ${number(figure.abusiveP50Ms, 2)} / max ${number(figure.abusiveMaxMs)} ms, pollIntervalMs seen ${number(figure.abusiveMeanPollIntervalMs)}, ${figure.abusiveErrors} errors`);
   }
+  if (figure.pollsPerTask != null) parts.push(`${number(figure.pollsPerTask, 2)} tasks/get per task; ${number(figure.roundTripsPerSecond, 1)} rt/s, round trip max ${number(figure.roundTripMaxMs)} ms`);
+  if (figure.drainMs > 100) parts.push(`last round trip of the window ended ${number(figure.drainMs)} ms after it`);
   if (figure.serverPeakRssBytes != null) parts.push(`server peak RSS ${number(figure.serverPeakRssBytes / 2 ** 20, 1)} MiB`);
   if (figure.serverLoopDelay) parts.push(`server event-loop delay p99 ${number(figure.serverLoopDelay.p99Ms, 1)} / max ${number(figure.serverLoopDelay.maxMs, 1)} ms`);
   if (figure.driverLoopDelay) parts.push(`load generator's event-loop delay p99 ${number(figure.driverLoopDelay.p99Ms, 1)} / max ${number(figure.driverLoopDelay.maxMs, 1)} ms`);
@@ -106,18 +132,18 @@ export function markdown(result) {
     '',
     `Node ${meta.node}, ${meta.cpus} × ${meta.cpuModel}, ${meta.platform}; warm-up ${meta.warmupS} s, ${meta.durationS} s per run` +
       `${meta.quick ? ' (**--quick**: smoke-test durations, figures meaningless)' : ''}; commit ${meta.commit}. ` +
-      'Ratios divide figures of this run. Server CPU is the measured process\'s own `process.cpuUsage()` per operation.' +
+      'Ratios divide figures of this run. Rates count every operation started in the measured window and run until the last of them ended, so a stall lowers the rate and shows in max ms. Server CPU is the measured process\'s own `process.cpuUsage()` per operation.' +
       (meta.options.profile ? ' **--profile**: our server ran under the V8 profiler, so its figures include the profiler\'s overhead and its ratios understate it.' : ''),
     '',
-    '| Figure | Value | p50 ms | p99 ms | Errors | Server CPU µs/op | Ratio (to baseline) | Goal | Pass | Notes |',
-    '|---|---:|---:|---:|---:|---:|---|---|---|---|',
+    '| Figure | Value | p50 ms | p99 ms | max ms | Errors | Server CPU µs/op | Ratio (to baseline) | Goal | Pass | Notes |',
+    '|---|---:|---:|---:|---:|---:|---:|---|---|---|---|',
   ];
   for (const [key, figure] of Object.entries(figures)) {
     const ratio = ratios[key] ? `${number(ratios[key].ratio, 2)}× \`${ratios[key].baseline}\`` : '';
     const own = goals.filter((goal) => goal.figure === key);
     const digits = figure.value < 100 ? 2 : 0;
     lines.push(
-      `| \`${key}\` ${figure.label} | ${number(figure.value, digits)} ${figure.unit} | ${number(figure.p50Ms, 2)} | ${number(figure.p99Ms, 2)} | ${figure.errors ?? ''} | ` +
+      `| \`${key}\` ${figure.label} | ${number(figure.value, digits)} ${figure.unit} | ${number(figure.p50Ms, 2)} | ${number(figure.p99Ms, 2)} | ${number(figure.maxMs, 1)} | ${figure.errors ?? ''} | ` +
         `${number(figure.cpuUsPerOp, 1)} | ${ratio} | ${own.map((goal) => goal.target).join('; ')} | ${own.map((goal) => verdict(goal.pass)).join(' / ')} | ${notes(figure)} |`,
     );
   }

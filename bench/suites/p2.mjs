@@ -72,6 +72,7 @@ export async function p2(ctx) {
       rate: mean('rate'),
       p50Ms: mean('p50Ms'),
       p99Ms: mean('p99Ms'),
+      maxMs: Math.max(first.maxMs, second.maxMs),
       errors: first.errors + second.errors,
       cpuUsPerOp: mean('cpuUsPerOp'),
       cpuUsPerRequest: mean('cpuUsPerRequest'),

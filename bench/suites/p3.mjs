@@ -14,6 +14,7 @@ export async function p3(ctx) {
     value: singleRow.commitsPerSecond,
     p50Ms: singleRow.p50Ms,
     p99Ms: singleRow.p99Ms,
+    maxMs: singleRow.maxMs,
     cpuUsPerOp: singleRow.cpuUsPerRow,
   });
   ctx.record('baseline.sqlite.batch100', {
@@ -22,6 +23,7 @@ export async function p3(ctx) {
     value: batched.rowsPerSecond,
     p50Ms: batched.p50Ms,
     p99Ms: batched.p99Ms,
+    maxMs: batched.maxMs,
     cpuUsPerOp: batched.cpuUsPerRow,
   });
 

@@ -9,6 +9,7 @@ export async function p4(ctx) {
     value: fromCommit.p50Ms,
     p50Ms: fromCommit.p50Ms,
     p99Ms: fromCommit.p99Ms,
+    maxMs: fromCommit.maxMs,
     fromCallP50Ms: fromCall.p50Ms,
     fromCallP99Ms: fromCall.p99Ms,
     tasksPerSecond: result.rate,

@@ -1,0 +1,60 @@
+// The adaptive poll hint, seen from clients that honour it: for tools taking 0 ms (`noop`), 50 ms and 2 s
+// (`sleep_ms`), both generations, closed loops of clients that wait exactly each answered hint before polling again.
+// Reported: the time from a task becoming terminal (its `lastUpdatedAt`) to the client seeing it, p50/p99/max, and
+// tasks/get per task. Goal (issue 9): p99 ≤ max(hint floor, 2 × tool time) + 50 ms.
+import { V1_POLL_HINT_FLOOR_MS, V2_POLL_HINT_RANGE } from '../../dist/server/poll-hint.js';
+import { HONOUR_HINT, legacyRoundTrip, modernRoundTrip } from '../lib/flows.mjs';
+import { LegacySession, ModernClient } from '../lib/mcp.mjs';
+
+const TOOLS = [
+  { key: '0ms', ms: 0, tool: { name: 'noop', arguments: {} } },
+  { key: '50ms', ms: 50, tool: { name: 'sleep_ms', arguments: { ms: 50 } } },
+  { key: '2s', ms: 2000, tool: { name: 'sleep_ms', arguments: { ms: 2000 } } },
+];
+const FLOOR_MS = { v1: V1_POLL_HINT_FLOOR_MS, v2: V2_POLL_HINT_RANGE.minMs };
+/** Slack the goal allows on top of the hint schedule (request time, scheduling). */
+const SLACK_MS = 50;
+
+function loop(url, clients, generation, tool) {
+  if (generation === 'v1') {
+    return {
+      clients,
+      setup: () => new LegacySession(url).open(),
+      iteration: (session, sample) => legacyRoundTrip(session, { wait: HONOUR_HINT, tool, sample }),
+      teardown: (session) => session.close(),
+    };
+  }
+  return {
+    clients,
+    setup: () => new ModernClient(url),
+    iteration: (client, sample) => modernRoundTrip(client, { wait: HONOUR_HINT, tool, sample }),
+    teardown: (client) => client.close(),
+  };
+}
+
+export async function hint(ctx) {
+  const clients = ctx.concurrencyHigh;
+  for (const generation of ['v1', 'v2']) {
+    for (const { key, ms, tool } of TOOLS) {
+      await ctx.withServer(ctx.ours(), async (server) => {
+        const result = await ctx.load(server, loop(server.url, clients, generation, tool));
+        const seen = result.samples.completionToSeenMs ?? {};
+        ctx.record(`hint.${generation}.${key}`, {
+          label: `Honouring clients, ${generation}, ${ms} ms tool: completion → seen, ${clients} clients`,
+          unit: 'ms (p50)',
+          value: seen.p50Ms,
+          p50Ms: seen.p50Ms,
+          p99Ms: seen.p99Ms,
+          maxMs: seen.maxMs,
+          goalMs: Math.max(FLOOR_MS[generation], 2 * ms) + SLACK_MS,
+          pollsPerTask: result.samples.polls?.mean ?? null,
+          roundTripsPerSecond: result.rate,
+          roundTripMaxMs: result.maxMs,
+          errors: result.errors,
+          ...(result.firstError ? { firstError: result.firstError } : {}),
+          cpuUsPerOp: result.cpuUsPerOp,
+        });
+      });
+    }
+  }
+}
