@@ -1,3 +1,4 @@
+import { overrideStore } from './store-wrapper.js';
 import type { TaskStore, TransitionRequest } from '../../src/core/store.js';
 
 /** A {@link TaskStore} whose next terminal write (a run's outcome) can be held back; everything else goes through. */
@@ -27,11 +28,5 @@ export function withHeldOutcomes(store: TaskStore): HeldOutcomeStore {
       return { started, release };
     },
   };
-  return new Proxy(store, {
-    get(target, property) {
-      if (property in extra) return extra[property as keyof typeof extra];
-      const value = Reflect.get(target, property) as unknown;
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  }) as HeldOutcomeStore;
+  return overrideStore<HeldOutcomeStore>(store, extra);
 }

@@ -1,3 +1,4 @@
+import { overrideStore } from './store-wrapper.js';
 import type { TaskStore } from '../../src/core/store.js';
 
 /** Where the injected latency sits: before the renewal is written, or between its write and its answer. */
@@ -59,11 +60,5 @@ export function withLeaseLatency(store: TaskStore): LatentLeaseStore {
       return new Promise((resolve) => watchers.push(resolve));
     },
   };
-  return new Proxy(store, {
-    get(target, property) {
-      if (property in extra) return extra[property as keyof typeof extra];
-      const value = Reflect.get(target, property) as unknown;
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  }) as LatentLeaseStore;
+  return overrideStore<LatentLeaseStore>(store, extra);
 }
