@@ -1,0 +1,80 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import pg from 'pg';
+
+/**
+ * PostgreSQL for tests: the server comes from `MCP_TASKS_TEST_PG_URL` (set by `.ci/run`) or from the state file
+ * that `npm run pg:start` writes. Without either, a test that needs PostgreSQL FAILS with instructions; it never
+ * skips. Every caller gets its own database, copied from `template0`, so files and tests never share state.
+ */
+
+const STATE_FILE = resolve(import.meta.dirname, '../../.pg-test.json');
+
+const HOW_TO_START =
+  'start a private cluster with `npm run pg:start` (needs the PostgreSQL server binaries: apt-get install -y postgresql), ' +
+  'or set MCP_TASKS_TEST_PG_URL=postgres://user@host:port/db to a server where that user may CREATE DATABASE';
+
+/**
+ * URL of the PostgreSQL server the tests use (any database on it; they create their own).
+ * @throws Error saying how to start one when none is configured.
+ */
+export function testPostgresUrl(): string {
+  const fromEnv = process.env.MCP_TASKS_TEST_PG_URL;
+  if (fromEnv) return fromEnv;
+  try {
+    const state = JSON.parse(readFileSync(STATE_FILE, 'utf8')) as { url?: unknown };
+    if (typeof state.url === 'string') return state.url;
+  } catch {
+    // fall through to the instructions
+  }
+  throw new Error(`This test needs PostgreSQL and none is configured: ${HOW_TO_START}.`);
+}
+
+/** A database of its own for one test or file. */
+export interface TestDatabase {
+  /** Database name (`mcp_tasks_t_<random>`). */
+  name: string;
+  /** Connection URL of that database. */
+  url: string;
+  /** Drop it, ending any connection still open to it. */
+  drop(): Promise<void>;
+}
+
+/** Run one statement on the server's maintenance database. */
+async function admin(sql: string): Promise<void> {
+  const url = testPostgresUrl();
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+  try {
+    await client.connect();
+  } catch (error) {
+    throw new Error(`PostgreSQL at ${redact(url)} is not reachable (${(error as Error).message}): ${HOW_TO_START}.`, { cause: error });
+  }
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+}
+
+/** `url` pointing at `database` instead. */
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+/** Create a fresh, empty database (`CREATE DATABASE … TEMPLATE template0`). */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const name = `mcp_tasks_t_${randomBytes(6).toString('hex')}`;
+  await admin(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8'`);
+  return {
+    name,
+    url: withDatabase(testPostgresUrl(), name),
+    drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
+}
