@@ -19,6 +19,7 @@ export {
   type ToolResult,
 } from './core/tool.js';
 export { TasksError } from './core/errors.js';
+export { StoreError, type StoreErrorCode } from './core/store-error.js';
 export { ErrorCode, TASKS_EXTENSION_ID } from './protocol/constants.js';
 export type { TaskEvent, TaskEventKind, TaskScope, TaskStore, TransitionRequest } from './core/store.js';
 export type { JsonObject, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord, TaskStatus } from './core/task.js';

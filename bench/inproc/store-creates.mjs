@@ -27,7 +27,7 @@ function newTask() {
     ttlMs: 3_600_000,
     pollIntervalMs: 1000,
     leaseOwner: 'bench',
-    leaseExpiresAt: now + 15_000,
+    leaseMs: 15_000,
   };
 }
 

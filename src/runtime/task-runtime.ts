@@ -156,7 +156,7 @@ export class TaskRuntime {
       ttlMs: input.ttlMs,
       pollIntervalMs: input.pollIntervalMs,
       leaseOwner: this.settings.instanceId,
-      leaseExpiresAt: now + this.settings.leaseMs,
+      leaseMs: this.settings.leaseMs,
       ...(input.gathered === undefined ? {} : { steps: { [GATHERED_STEP]: input.gathered } }),
       // A free slot is reserved (`creating`) until the commit, so the first run starts with the create: one write less.
       startNow: !busy,
@@ -288,7 +288,7 @@ export class TaskRuntime {
     this.queue.length = 0;
     this.queued.clear();
     await this.statusWriter.close();
-    if (held.length > 0) await this.store.renewLeases(this.settings.instanceId, held, this.clock.now()).catch(() => []);
+    if (held.length > 0) await this.store.renewLeases(this.settings.instanceId, held, 0).catch(() => []);
     this.events.close();
   }
 
@@ -322,7 +322,7 @@ export class TaskRuntime {
 
   private async execute(taskId: string, slot: RunningTask, started?: TaskRecord): Promise<void> {
     const startedAt = this.clock.now();
-    const record = started ?? (await this.store.startAttempt(taskId, this.settings.instanceId, startedAt + this.settings.leaseMs, startedAt));
+    const record = started ?? (await this.store.startAttempt(taskId, this.settings.instanceId, this.settings.leaseMs));
     if (!record || slot.controller.signal.aborted) return;
     slot.record = record;
     const tool = this.tools.get(record.toolName);
@@ -419,7 +419,7 @@ export class TaskRuntime {
   private async heartbeat(): Promise<void> {
     const held = [...this.running.keys(), ...this.queue];
     if (held.length === 0) return;
-    const renewed = new Set(await this.store.renewLeases(this.settings.instanceId, held, this.clock.now() + this.settings.leaseMs));
+    const renewed = new Set(await this.store.renewLeases(this.settings.instanceId, held, this.settings.leaseMs));
     for (const taskId of this.running.keys()) {
       const running = this.running.get(taskId);
       // A run whose row no longer carries our lease (taken over after a stall, or already settled) must stop.
@@ -430,8 +430,7 @@ export class TaskRuntime {
   /** Take over tasks whose lease lapsed: re-run what is safe to re-run, fail the rest. */
   async recover(): Promise<void> {
     if (this.closed) return;
-    const now = this.clock.now();
-    const claimed = await this.store.claimLapsed(this.settings.instanceId, now, now + this.settings.leaseMs, 100);
+    const claimed = await this.store.claimLapsed(this.settings.instanceId, this.settings.leaseMs, 100);
     for (const record of claimed) {
       const tool = this.tools.get(record.toolName);
       const neverStarted = record.attempt === 0;
@@ -449,8 +448,8 @@ export class TaskRuntime {
 
   /** Delete expired tasks (reads already hide them; this frees the rows and records `expired`). */
   async sweep(): Promise<void> {
+    await this.store.expireDue(500);
     const now = this.clock.now();
-    await this.store.expireDue(now, 500);
     for (const record of await this.store.listWaitingSince(now - this.settings.inputTimeoutMs, 100)) {
       await this.failByRuntime(record, 'input_timeout', `No answer to the task's input request within ${this.settings.inputTimeoutMs} ms`);
     }

@@ -1,3 +1,4 @@
+import { expiresAtOf } from '../../core/store-rules.js';
 import type { TaskEvent, TaskEventKind } from '../../core/store.js';
 import type {
   InputRequestRecord,
@@ -45,8 +46,8 @@ export function toRecord(row: TaskRow): TaskRecord {
   };
 }
 
-/** Named parameters of `SQL.insertTask` for `task` (everything but `seq`). */
-export function newTaskParams(task: NewTask): Record<string, string | number | null> {
+/** Named parameters of `SQL.insertTask` for `task` (everything but `seq`); `now` (the store's clock) starts its lease. */
+export function newTaskParams(task: NewTask, now: number): Record<string, string | number | null> {
   return {
     taskId: task.taskId,
     ownerKey: task.ownerKey,
@@ -61,9 +62,9 @@ export function newTaskParams(task: NewTask): Record<string, string | number | n
     createdAt: task.createdAt,
     ttlMs: task.ttlMs,
     pollIntervalMs: task.pollIntervalMs,
-    expiresAt: task.ttlMs === null ? null : task.createdAt + task.ttlMs,
+    expiresAt: expiresAtOf(task.createdAt, task.ttlMs),
     leaseOwner: task.leaseOwner,
-    leaseExpiresAt: task.leaseExpiresAt,
+    leaseExpiresAt: task.leaseOwner === null || task.leaseMs === null ? null : now + task.leaseMs,
     idempotencyKey: task.idempotencyKey ?? null,
     requestDigest: task.requestDigest ?? null,
     attempt: task.startNow === true ? 1 : 0,

@@ -1,10 +1,10 @@
-import { isTerminal } from '../../core/state-machine.js';
-import type { TaskScope } from '../../core/store.js';
-import type { TaskOutcome, TaskRecord } from '../../core/task.js';
+import { isTerminal } from './state-machine.js';
+import type { TaskScope } from './store.js';
+import type { TaskOutcome, TaskRecord } from './task.js';
 
 /** Terminal tasks kept in memory at most (the least recently read is dropped first). */
 const MAX_ENTRIES = 4096;
-/** Outcomes larger than this (JSON characters) are read from SQLite every time rather than kept. */
+/** Outcomes larger than this (JSON characters) are read from the database every time rather than kept. */
 const MAX_OUTCOME_CHARS = 16 * 1024;
 
 interface Entry {
@@ -14,8 +14,9 @@ interface Entry {
 }
 
 /**
- * A read cache for terminal tasks, the hot target of repeated `tasks/get` and `tasks/result`. It is safe across
- * processes because a terminal task never changes (terminal states are final, and statusMessage writes skip them)
+ * A read cache for terminal tasks, the hot target of repeated `tasks/get` and `tasks/result`, shared by every store
+ * backend (a backend-neutral rule: it lives here, not in one store, until the task service takes it over). It is
+ * safe across processes because a terminal task never changes (terminal states are final, and statusMessage writes skip them)
  * until it expires, and expiry is decided from `expiresAt` on every read, exactly as the SQL does; the sweeper's
  * deletion only follows expiry. Bounded in entries and in outcome size.
  */
