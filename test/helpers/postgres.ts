@@ -6,7 +6,8 @@ import pg from 'pg';
 /**
  * PostgreSQL for tests: the server comes from `MCP_TASKS_TEST_PG_URL` (set by `.ci/run`) or from the state file
  * that `npm run pg:start` writes. Without either, a test that needs PostgreSQL FAILS with instructions; it never
- * skips. Every caller gets its own database, copied from `template0`, so files and tests never share state.
+ * skips. Every caller (a test file, usually in `beforeAll`) gets its own database, copied from `template0`, so
+ * files never share state; {@link emptyTaskStore} empties it between the tests of one file.
  */
 
 const STATE_FILE = resolve(import.meta.dirname, '../../.pg-test.json');
@@ -68,13 +69,35 @@ export function withDatabase(url: string, database: string): string {
   return parsed.toString();
 }
 
-/** Create a fresh, empty database (`CREATE DATABASE … TEMPLATE template0`). */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/**
+ * Create a fresh, empty database (`CREATE DATABASE … TEMPLATE template0`). Unless `durable`, its sessions commit
+ * with `synchronous_commit = off`: a commit is still a commit (visible, ordered, atomic) but does not wait for the
+ * WAL flush, which only matters if the test server crashes. Benchmarks ask for `durable`.
+ */
+export async function createTestDatabase(options: { durable?: boolean } = {}): Promise<TestDatabase> {
   const name = `mcp_tasks_t_${randomBytes(6).toString('hex')}`;
   await admin(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8'`);
+  if (options.durable !== true) await admin(`ALTER DATABASE ${name} SET synchronous_commit = off`);
   return {
     name,
     url: withDatabase(testPostgresUrl(), name),
     drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
+}
+
+/**
+ * Empty the task store schema of `url` (every task, event and child row; sequences and the feed counter back to
+ * zero), as if freshly migrated. A no-op before the first store opened the database.
+ */
+export async function emptyTaskStore(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ present: boolean }>("SELECT to_regclass('mcp_tasks.tasks') IS NOT NULL AS present");
+    if (!rows[0]?.present) return;
+    await client.query('TRUNCATE mcp_tasks.tasks, mcp_tasks.task_events RESTART IDENTITY CASCADE');
+    await client.query('UPDATE mcp_tasks.task_feed SET last_seq = 0');
+  } finally {
+    await client.end();
+  }
 }

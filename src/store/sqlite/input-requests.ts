@@ -1,7 +1,7 @@
 import { inputKeyReused } from '../../core/store-rules.js';
 import type { TaskEvent, TaskStore } from '../../core/store.js';
 import type { JsonObject, TaskRecord } from '../../core/task.js';
-import { toRecord } from './codec.js';
+import { toRecord } from '../codec.js';
 import type { Statements, TaskRow } from './sql.js';
 
 /**

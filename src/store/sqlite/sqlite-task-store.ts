@@ -13,7 +13,7 @@ import type {
   TaskOutcome,
   TaskRecord,
 } from '../../core/task.js';
-import { insertedRecord, newTaskParams, outcomeBody, toEvent, toInputRequest, toOutcome, toRecord } from './codec.js';
+import { insertedRecord, newTaskParams, outcomeBody, toEvent, toInputRequest, toOutcome, toRecord } from '../codec.js';
 import { openConnection, readPragmas, type SqlitePragmas } from './connection.js';
 import { GroupCommitter, storageFault, type GroupCommitStats } from './group-commit.js';
 import {

@@ -1,5 +1,5 @@
-import { expiresAtOf } from '../../core/store-rules.js';
-import type { TaskEvent, TaskEventKind } from '../../core/store.js';
+import { expiresAtOf } from '../core/store-rules.js';
+import type { TaskEvent, TaskEventKind } from '../core/store.js';
 import type {
   InputRequestRecord,
   InputRequestState,
@@ -10,14 +10,61 @@ import type {
   TaskOutcome,
   TaskRecord,
   TaskStatus,
-} from '../../core/task.js';
-import type { EventRow, InputRequestRow, TaskRow } from './sql.js';
+} from '../core/task.js';
 
 /**
- * Conversions between driver rows and the core model. JSON columns hold `JSON.stringify` output and are read
- * back with `JSON.parse`, so stored bodies round-trip verbatim. Enum columns are trusted: their CHECK
+ * Conversions between driver rows and the core model, shared by the SQL backends (SQLite and PostgreSQL use the
+ * same column names and types: JSON as text, times as integer epoch ms). JSON columns hold `JSON.stringify` output
+ * and are read back with `JSON.parse`, so stored bodies round-trip verbatim. Enum columns are trusted: their CHECK
  * constraints already refuse anything else.
  */
+
+/** A `tasks` row as the driver returns it. */
+export interface TaskRow {
+  task_id: string;
+  owner_key: string;
+  generation: string;
+  protocol_version: string;
+  tool_name: string;
+  arguments: string;
+  client_capabilities: string;
+  progress_token: string | null;
+  status: string;
+  status_message: string | null;
+  created_at: number;
+  last_updated_at: number;
+  ttl_ms: number | null;
+  poll_interval_ms: number;
+  expires_at: number | null;
+  seq: number;
+  attempt: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  idempotency_key: string | null;
+  request_digest: string | null;
+}
+
+/** A `task_events` row as the driver returns it. */
+export interface EventRow {
+  seq: number;
+  task_id: string;
+  kind: string;
+  status: string;
+  at: number;
+  payload: string | null;
+}
+
+/** An `input_requests` row as the driver returns it. */
+export interface InputRequestRow {
+  task_id: string;
+  key: string;
+  request: string;
+  response: string | null;
+  state: string;
+  created_at: number;
+  answered_at: number | null;
+}
+
 
 /** A `tasks` row as a {@link TaskRecord}. */
 export function toRecord(row: TaskRow): TaskRecord {

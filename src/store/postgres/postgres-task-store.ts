@@ -1,0 +1,448 @@
+import type pg from 'pg';
+import type { Clock } from '../../core/clock.js';
+import { silentLogger, type Logger } from '../../core/logger.js';
+import { StoreError } from '../../core/store-error.js';
+import { checkInputRequests, checkOutcome, idempotencyKeyTaken, toLimit, transitionSources } from '../../core/store-rules.js';
+import type { TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
+import { TerminalTaskCache } from '../../core/terminal-cache.js';
+import type { InputRequestRecord, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord } from '../../core/task.js';
+import { newTaskParams, outcomeBody, toEvent, toInputRequest, toOutcome, toRecord, type EventRow, type InputRequestRow, type TaskRow } from '../codec.js';
+import { PostgresBatcher, type BatchTx, type MergedWork, type PostgresBatchStats, type Settled } from './batch.js';
+import { createPool, sqlState, toStoreError, type PostgresConnectionOptions } from './connection.js';
+import { applyAnswers, parkForInput } from './input-requests.js';
+import { migrate } from './migrations.js';
+import { SQL } from './sql.js';
+
+/** Options of {@link openPostgresTaskStore}. */
+export interface PostgresTaskStoreOptions extends PostgresConnectionOptions {
+  logger?: Logger;
+  /**
+   * The store's clock for leases, expiry sweeps, `attempt`/`expired` event times and step stamps. Default: the
+   * database's `clock_timestamp()`, so every instance on the database judges a lease on the same clock (no
+   * host's clock skew can shorten or steal one). Tests pass a fake clock to drive those rules without sleeping.
+   */
+  clock?: Clock;
+  /** Most writes per batch transaction. Default 256. */
+  maxBatchSize?: number;
+  /** Batch transactions in flight at once (each holds a pool connection). Default 2. */
+  maxInFlightBatches?: number;
+}
+
+/**
+ * The durable {@link TaskStore} on PostgreSQL (node-postgres pool, schema `mcp_tasks`).
+ *
+ * Writes go through a {@link PostgresBatcher}: concurrent writes share a transaction (group commit), all creates of
+ * a batch are one multi-row INSERT, and every promise resolves only after its COMMIT (`synchronous_commit` as the
+ * server is configured; keep it `on` for the durability the port promises). Reads are single statements on the
+ * pool, so they see committed state only. Races between instances are settled by conditional statements and row
+ * locks (see `sql.ts`); claiming uses `FOR UPDATE SKIP LOCKED`. Event seqs come from a commit-ordered counter, so
+ * `readEventsAfter` tails lose nothing.
+ *
+ * Errors: a {@link StoreError} — `unavailable` for connection loss and timeouts (no call hangs longer than the
+ * connect or statement timeout), `conflict` for an idempotency key taken (also by a concurrent create elsewhere),
+ * `invalid` for a broken precondition of the port, `fault` otherwise.
+ */
+export class PostgresTaskStore implements TaskStore {
+  /** Schema versions this instance applied when it opened (empty when another instance already had). */
+  readonly appliedMigrations: readonly number[];
+  private readonly batcher: PostgresBatcher;
+  private readonly listeners = new Set<TaskEventListener>();
+  private readonly terminal = new TerminalTaskCache();
+  private readonly creates: MergedWork<NewTask, TaskRecord>;
+  private closing: Promise<void> | undefined;
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly clock: Clock | undefined,
+    private readonly logger: Logger,
+    appliedMigrations: number[],
+    options: { maxBatch: number; maxInFlight: number },
+  ) {
+    this.appliedMigrations = Object.freeze(appliedMigrations);
+    this.batcher = new PostgresBatcher(pool, options, (events) => this.publish(events), logger);
+    this.creates = { run: (tx, tasks) => this.insertTasks(tx, tasks) };
+  }
+
+  /** See {@link openPostgresTaskStore}. */
+  static async open(options: PostgresTaskStoreOptions): Promise<PostgresTaskStore> {
+    const logger = (options.logger ?? silentLogger).child({ component: 'postgres-task-store' });
+    const pool = createPool(options, logger);
+    try {
+      const client = await pool.connect().catch((error: unknown) => {
+        throw toStoreError(error, 'connect');
+      });
+      let applied: number[];
+      try {
+        applied = await migrate(client);
+      } finally {
+        client.release();
+      }
+      if (applied.length > 0) logger.info({ versions: applied }, 'task store schema migrated');
+      return new PostgresTaskStore(pool, options.clock, logger, applied, {
+        maxBatch: Math.max(1, Math.floor(options.maxBatchSize ?? 256)),
+        maxInFlight: Math.max(1, Math.floor(options.maxInFlightBatches ?? 2)),
+      });
+    } catch (error) {
+      await pool.end().catch(() => undefined);
+      throw toStoreError(error, 'open');
+    }
+  }
+
+  /** Batch counters: `commits` = write transactions, `operations` = writes they carried, `retries` after deadlocks. */
+  stats(): PostgresBatchStats {
+    return { ...this.batcher.stats };
+  }
+
+  /** The store's current time in epoch ms (the database's, unless opened with a clock). */
+  async now(): Promise<number> {
+    if (this.clock) return this.clock.now();
+    const rows = await this.read<{ now: number }>('read the clock', SQL.storeNow, [null]);
+    return (rows[0] as { now: number }).now;
+  }
+
+  create(task: NewTask): Promise<TaskRecord> {
+    return this.batcher.enqueueMerged(this.creates, task);
+  }
+
+  async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
+    const cached = this.terminal.lookup(taskId, scope);
+    if (cached.hit) return cached.record;
+    const [row] = await this.read<TaskRow>('read a task', SQL.getScoped, [taskId, scope.ownerKey, scope.generation ?? null, scope.now]);
+    if (row === undefined) return undefined;
+    const record = toRecord(row);
+    this.terminal.remember(record);
+    return record;
+  }
+
+  async getUnscoped(taskId: string): Promise<TaskRecord | undefined> {
+    const [row] = await this.read<TaskRow>('read a task', SQL.getUnscoped, [taskId]);
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  async getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
+    const cached = this.terminal.outcome(taskId);
+    if (cached) return cached;
+    const [row] = await this.read<{ kind: string; body: string }>('read an outcome', SQL.getOutcome, [taskId]);
+    if (row === undefined) return undefined;
+    const outcome = toOutcome(row);
+    this.terminal.rememberOutcome(taskId, outcome, row.body.length);
+    return outcome;
+  }
+
+  /** See {@link TaskStore.transition}: one statement locks the row, applies the condition and stores the outcome. */
+  transition(taskId: string, request: TransitionRequest): Promise<TaskRecord | undefined> {
+    try {
+      checkOutcome(request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const from = transitionSources(request);
+    const { outcome } = request;
+    return this.batcher.enqueue(async (tx) => {
+      const [row] = await tx.query<TaskRow & { from_status: TaskRecord['status'] }>(SQL.transition, [
+        taskId,
+        request.to,
+        request.statusMessage !== undefined,
+        request.statusMessage ?? null,
+        request.now,
+        request.releaseLease === true,
+        from,
+        request.leaseOwner ?? null,
+        outcome?.kind ?? null,
+        outcome === undefined ? null : outcomeBody(outcome),
+      ]);
+      if (row === undefined) return undefined;
+      tx.append(taskId, 'status', request.to, request.now, { from: row.from_status, to: request.to });
+      return toRecord(row);
+    });
+  }
+
+  async writeStatusMessages(entries: ReadonlyArray<{ taskId: string; statusMessage: string | null; now: number }>): Promise<void> {
+    if (entries.length === 0) return;
+    // One statement per group of distinct tasks: an UPDATE applies at most one source row per task.
+    const groups: Array<Array<(typeof entries)[number]>> = [];
+    for (const entry of entries) {
+      const group = groups.find((g) => !g.some((e) => e.taskId === entry.taskId));
+      if (group) group.push(entry);
+      else groups.push([entry]);
+    }
+    await this.batcher.enqueue(async (tx) => {
+      for (const group of groups) {
+        const rows = await tx.query<{ task_id: string; status: TaskRecord['status']; ord: number }>(SQL.writeMessages, [
+          group.map((e) => e.taskId),
+          group.map((e) => e.statusMessage),
+          group.map((e) => e.now),
+        ]);
+        for (const row of rows.sort((a, b) => a.ord - b.ord)) {
+          const entry = group[row.ord - 1] as (typeof entries)[number];
+          tx.append(entry.taskId, 'message', row.status, entry.now, { statusMessage: entry.statusMessage });
+        }
+      }
+    });
+  }
+
+  async list(scope: TaskScope & { generation: TaskGeneration }, page: { afterSeq: number; limit: number }): Promise<TaskRecord[]> {
+    const rows = await this.read<TaskRow>('list tasks', SQL.list, [scope.ownerKey, scope.generation, page.afterSeq, scope.now, toLimit(page.limit)]);
+    return rows.map(toRecord);
+  }
+
+  /** See {@link TaskStore.startAttempt}. A lease is lapsed once `leaseExpiresAt <= now` (the store's clock). */
+  startAttempt(taskId: string, leaseOwner: string, leaseMs: number): Promise<TaskRecord | undefined> {
+    return this.batcher.enqueue(async (tx) => {
+      const [row] = await tx.query<TaskRow & { store_now: number }>(SQL.startAttempt, [taskId, leaseOwner, this.clockNow(), leaseMs]);
+      if (row === undefined) return undefined;
+      tx.append(taskId, 'attempt', row.status as TaskRecord['status'], row.store_now, { attempt: row.attempt, leaseOwner });
+      return toRecord(row);
+    });
+  }
+
+  /** See {@link TaskStore.renewLeases}. Only non-terminal tasks; no event (renewals are invisible). */
+  async renewLeases(leaseOwner: string, taskIds: readonly string[], leaseMs: number): Promise<string[]> {
+    if (taskIds.length === 0) return [];
+    const rows = await this.batcher.enqueue((tx) => tx.query<{ task_id: string }>(SQL.renewLeases, [leaseOwner, taskIds, this.clockNow(), leaseMs]));
+    const ids = new Set(rows.map((row) => row.task_id));
+    return taskIds.filter((id) => ids.has(id));
+  }
+
+  /** See {@link TaskStore.claimLapsed}: `FOR UPDATE SKIP LOCKED`, no event; result ordered by `seq`. */
+  async claimLapsed(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]> {
+    const rows = await this.batcher.enqueue((tx) => tx.query<TaskRow>(SQL.claimLapsed, [leaseOwner, leaseMs, this.clockNow(), toLimit(limit)]));
+    return rows.map(toRecord).sort((a, b) => a.seq - b.seq);
+  }
+
+  /** See {@link TaskStore.requestInput}. Rejects with `invalid` (before writing) for no requests or a reused key. */
+  requestInput(
+    taskId: string,
+    requests: Parameters<TaskStore['requestInput']>[1],
+    change: Parameters<TaskStore['requestInput']>[2],
+  ): Promise<TaskRecord | undefined> {
+    try {
+      checkInputRequests(requests);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.batcher.enqueue((tx) => parkForInput(tx, taskId, requests, change));
+  }
+
+  async listInputRequests(taskId: string): Promise<InputRequestRecord[]> {
+    return (await this.read<InputRequestRow>('list input requests', SQL.listInputRequests, [taskId])).map(toInputRequest);
+  }
+
+  /** See {@link TaskStore.answerInput}. A call that changes no request writes nothing. */
+  answerInput(taskId: string, change: Parameters<TaskStore['answerInput']>[1]): ReturnType<TaskStore['answerInput']> {
+    return this.batcher.enqueue((tx) => applyAnswers(tx, taskId, change));
+  }
+
+  async listWaitingSince(before: number, limit: number): Promise<TaskRecord[]> {
+    return (await this.read<TaskRow>('list waiting tasks', SQL.waitingSince, [before, toLimit(limit)])).map(toRecord);
+  }
+
+  async getStep(taskId: string, name: string): Promise<{ value: JsonValue } | undefined> {
+    const [row] = await this.read<{ value: string }>('read a step', SQL.getStep, [taskId, name]);
+    return row === undefined ? undefined : { value: JSON.parse(row.value) as JsonValue };
+  }
+
+  /** See {@link TaskStore.putStep}. A step of a missing task is dropped. */
+  async putStep(taskId: string, name: string, value: JsonValue): Promise<void> {
+    const json = JSON.stringify(value);
+    await this.batcher.enqueue((tx) => tx.query(SQL.putStep, [taskId, name, json, this.clockNow()]));
+  }
+
+  /** See {@link TaskStore.expireDue}: judged on the store's clock; `SKIP LOCKED` between concurrent sweepers. */
+  async expireDue(limit: number): Promise<string[]> {
+    const ids = await this.batcher.enqueue(async (tx) => {
+      const rows = await tx.query<{ task_id: string; status: TaskRecord['status']; store_now: number }>(SQL.expireDue, [this.clockNow(), toLimit(limit)]);
+      for (const row of rows) tx.append(row.task_id, 'expired', row.status, row.store_now, null);
+      return rows.map((row) => row.task_id);
+    });
+    for (const id of ids) this.terminal.forget(id);
+    return ids;
+  }
+
+  async readEventsAfter(afterSeq: number, limit: number): Promise<TaskEvent[]> {
+    return (await this.read<EventRow>('read events', SQL.eventsAfter, [afterSeq, toLimit(limit)])).map(toEvent);
+  }
+
+  async lastEventSeq(): Promise<number> {
+    const [row] = await this.read<{ seq: number }>('read events', SQL.lastEventSeq, []);
+    return row?.seq ?? 0;
+  }
+
+  onEvent(listener: TaskEventListener): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  /** Commit every queued write, then close the pool. Later calls return the same promise. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.batcher.drain();
+      this.batcher.close();
+      this.listeners.clear();
+      await this.pool.end();
+    })();
+    return this.closing;
+  }
+
+  /** The time parameter of a statement: `null` (the database clock) unless the store has a clock of its own. */
+  private clockNow(): number | null {
+    return this.clock ? this.clock.now() : null;
+  }
+
+  /**
+   * Every create of one batch: idempotency keys checked in one query (taken ones, and repeats within the batch,
+   * are conflicts), then one multi-row INSERT for the tasks and one for their steps. Should the INSERT still hit a
+   * unique index (a concurrent create of another instance committed the same key meanwhile, or a duplicate id),
+   * the creates are inserted one at a time, each under its own savepoint, so only the failing ones reject.
+   */
+  private async insertTasks(tx: BatchTx, tasks: readonly NewTask[]): Promise<Array<Settled<TaskRecord>>> {
+    const results: Array<Settled<TaskRecord> | undefined> = tasks.map(() => undefined);
+    const taken = await this.takenKeys(tx, tasks);
+    const seen = new Set<string>();
+    const fresh: number[] = [];
+    tasks.forEach((task, i) => {
+      const key = task.idempotencyKey == null ? undefined : JSON.stringify([task.ownerKey, task.idempotencyKey]);
+      if (key !== undefined && (taken.has(key) || seen.has(key))) results[i] = { ok: false, error: idempotencyKeyTaken() };
+      else {
+        if (key !== undefined) seen.add(key);
+        fresh.push(i);
+      }
+    });
+    await tx.query(SQL.itemSavepoint);
+    try {
+      await this.insertRows(tx, fresh.map((i) => tasks[i] as NewTask), fresh, results);
+      await tx.query(SQL.itemRelease);
+    } catch (error) {
+      await tx.query(SQL.itemRollbackTo);
+      await tx.query(SQL.itemRelease);
+      if (sqlState(error) === undefined) throw error;
+      for (const i of fresh) {
+        await tx.query(SQL.itemSavepoint);
+        try {
+          await this.insertRows(tx, [tasks[i] as NewTask], [i], results);
+          await tx.query(SQL.itemRelease);
+        } catch (itemError) {
+          await tx.query(SQL.itemRollbackTo);
+          await tx.query(SQL.itemRelease);
+          if (sqlState(itemError) === undefined) throw itemError;
+          const conflict = sqlState(itemError) === '23505' && (itemError as { constraint?: string }).constraint === 'tasks_by_idempotency';
+          results[i] = { ok: false, error: conflict ? idempotencyKeyTaken() : itemError };
+        }
+      }
+    }
+    // Events in queue order, after every row of the batch is in.
+    tasks.forEach((task, i) => {
+      const result = results[i];
+      if (!result?.ok) return;
+      tx.append(task.taskId, 'created', 'working', task.createdAt, null);
+      if (task.startNow === true) tx.append(task.taskId, 'attempt', 'working', task.createdAt, { attempt: 1, leaseOwner: task.leaseOwner });
+    });
+    return results.map((result) => result ?? { ok: false, error: new StoreError('fault', 'Task store failed to write: create not settled') });
+  }
+
+  private async takenKeys(tx: BatchTx, tasks: readonly NewTask[]): Promise<Set<string>> {
+    const keyed = tasks.filter((task) => task.idempotencyKey != null);
+    if (keyed.length === 0) return new Set();
+    const rows = await tx.query<{ owner_key: string; idempotency_key: string }>(SQL.idempotencyTaken, [
+      keyed.map((t) => t.ownerKey),
+      keyed.map((t) => t.idempotencyKey),
+    ]);
+    return new Set(rows.map((row) => JSON.stringify([row.owner_key, row.idempotency_key])));
+  }
+
+  /** Insert `tasks` (and their steps) in two statements; records the created record at `indexes` in `results`. */
+  private async insertRows(tx: BatchTx, tasks: readonly NewTask[], indexes: readonly number[], results: Array<Settled<TaskRecord> | undefined>): Promise<void> {
+    if (tasks.length === 0) return;
+    const params = tasks.map((task) => newTaskParams(task, 0));
+    const column = (name: string) => params.map((p) => p[name] ?? null);
+    const rows = await tx.query<{ task_id: string; seq: number; lease_expires_at: number | null }>(SQL.insertTasks, [
+      this.clockNow(),
+      column('taskId'),
+      column('ownerKey'),
+      column('generation'),
+      column('protocolVersion'),
+      column('toolName'),
+      column('arguments'),
+      column('clientCapabilities'),
+      column('progressToken'),
+      column('statusMessage'),
+      column('createdAt'),
+      column('ttlMs'),
+      column('pollIntervalMs'),
+      column('expiresAt'),
+      column('attempt'),
+      column('leaseOwner'),
+      tasks.map((task) => (task.leaseOwner === null ? null : task.leaseMs)),
+      column('idempotencyKey'),
+      column('requestDigest'),
+    ]);
+    const byId = new Map(rows.map((row) => [row.task_id, row]));
+    const steps = tasks.flatMap((task) => Object.entries(task.steps ?? {}).map(([name, value]) => [task.taskId, name, JSON.stringify(value), task.createdAt] as const));
+    if (steps.length > 0) {
+      await tx.query(SQL.insertSteps, [steps.map((s) => s[0]), steps.map((s) => s[1]), steps.map((s) => s[2]), steps.map((s) => s[3])]);
+    }
+    tasks.forEach((task, k) => {
+      const row = byId.get(task.taskId) as { seq: number; lease_expires_at: number | null };
+      const p = params[k] as ReturnType<typeof newTaskParams>;
+      results[indexes[k] as number] = {
+        ok: true,
+        value: toRecord({
+          task_id: task.taskId,
+          owner_key: task.ownerKey,
+          generation: task.generation,
+          protocol_version: task.protocolVersion,
+          tool_name: task.toolName,
+          arguments: p.arguments as string,
+          client_capabilities: p.clientCapabilities as string,
+          progress_token: p.progressToken as string | null,
+          status: 'working',
+          status_message: task.statusMessage,
+          created_at: task.createdAt,
+          last_updated_at: task.createdAt,
+          ttl_ms: task.ttlMs,
+          poll_interval_ms: task.pollIntervalMs,
+          expires_at: p.expiresAt as number | null,
+          seq: row.seq,
+          attempt: p.attempt as number,
+          lease_owner: task.leaseOwner,
+          lease_expires_at: row.lease_expires_at,
+          idempotency_key: task.idempotencyKey ?? null,
+          request_digest: task.requestDigest ?? null,
+        }),
+      };
+    });
+  }
+
+  private async read<R extends pg.QueryResultRow>(action: string, sql: string, params: readonly unknown[]): Promise<R[]> {
+    if (this.closing) throw new StoreError('fault', `Task store failed to ${action}: store is closed`);
+    try {
+      return (await this.pool.query<R>(sql, params as unknown[])).rows;
+    } catch (error) {
+      throw toStoreError(error, action);
+    }
+  }
+
+  private publish(events: readonly TaskEvent[]): void {
+    for (const event of events) {
+      for (const listener of [...this.listeners]) {
+        try {
+          listener(event);
+        } catch (error) {
+          // A faulty listener must not keep the others (or the writers) from learning about the commit.
+          this.logger.error({ err: error, kind: event.kind }, 'task event listener threw');
+        }
+      }
+    }
+  }
+}
+
+/**
+ * Open a PostgreSQL task store: a pool on `options.url`, the schema migrated under an advisory lock.
+ * @throws {StoreError} `unavailable` when the server cannot be reached within the connect timeout,
+ *   `schema_mismatch` when the database holds a schema version this code does not know, `fault` otherwise.
+ */
+export function openPostgresTaskStore(options: PostgresTaskStoreOptions): Promise<PostgresTaskStore> {
+  return PostgresTaskStore.open(options);
+}
