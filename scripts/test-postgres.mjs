@@ -6,6 +6,8 @@
 //   node scripts/test-postgres.mjs start [--state FILE]   start one; print its URL; record it in FILE
 //   node scripts/test-postgres.mjs stop  [--state FILE]   stop it and delete its directory
 //   node scripts/test-postgres.mjs status [--state FILE]  print the recorded URL and whether it answers
+//   node scripts/test-postgres.mjs halt|resume [--state FILE]  stop the server keeping its data / start it again
+//                                                             on the same port (outage tests)
 //
 // FILE defaults to `.pg-test.json` in the repository root; test/helpers/postgres.ts reads it when
 // MCP_TASKS_TEST_PG_URL is not set, so `npm run pg:start` once is all a developer needs before `npm test`.
@@ -105,7 +107,7 @@ async function start() {
   ].join(' ');
   run('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', '-o', options, 'start']);
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  writeFileSync(stateFile, `${JSON.stringify({ url, port, dir, data }, null, 2)}\n`);
+  writeFileSync(stateFile, `${JSON.stringify({ url, port, dir, data, options }, null, 2)}\n`);
   process.stdout.write(`${url}\n`);
   process.stderr.write(`test-postgres: started on port ${port} (data ${data}); stop with: node scripts/test-postgres.mjs stop\n`);
 }
@@ -130,7 +132,19 @@ function status() {
   if (!up) process.exit(1);
 }
 
+function halt() {
+  const state = readState() ?? fail(`not started (no ${stateFile})`);
+  run('pg_ctl', ['-D', state.data, '-m', 'fast', '-w', 'stop']);
+}
+
+function resume() {
+  const state = readState() ?? fail(`not started (no ${stateFile})`);
+  run('pg_ctl', ['-D', state.data, '-l', join(state.dir, 'server.log'), '-w', '-t', '60', '-o', state.options, 'start']);
+}
+
 if (command === 'start') await start();
+else if (command === 'halt') halt();
+else if (command === 'resume') resume();
 else if (command === 'stop') stop();
 else if (command === 'status') status();
-else fail('usage: test-postgres.mjs start|stop|status [--state FILE]');
+else fail('usage: test-postgres.mjs start|stop|status|halt|resume [--state FILE]');

@@ -1,6 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import pg from 'pg';
 
 /**
@@ -100,4 +102,67 @@ export async function emptyTaskStore(url: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/** A PostgreSQL server of one test's own, for outages: stop and start it, or freeze it, without touching others. */
+export interface PrivateCluster {
+  /** `postgres://postgres@127.0.0.1:<port>/postgres`. */
+  url: string;
+  /** Stop the server (fast shutdown), keeping its data: connections are refused. */
+  halt(): void;
+  /** Start it again on the same port. */
+  resume(): void;
+  /** SIGSTOP the server and every backend: connections and queries hang (a partition or a frozen host). */
+  freeze(): void;
+  /** SIGCONT what {@link freeze} stopped. */
+  thaw(): void;
+  /** Stop it and delete its files. */
+  destroy(): void;
+}
+
+const SCRIPT = resolve(import.meta.dirname, '../../scripts/test-postgres.mjs');
+
+/** Start a private cluster with `scripts/test-postgres.mjs` (needs the PostgreSQL server binaries). */
+export function startPrivateCluster(): PrivateCluster {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-tasks-pgstate-'));
+  const stateFile = join(dir, 'state.json');
+  const script = (command: string): string => {
+    const result = spawnSync(process.execPath, [SCRIPT, command, '--state', stateFile], { encoding: 'utf8', timeout: 120_000 });
+    if (result.status !== 0) {
+      throw new Error(`test-postgres.mjs ${command} failed: ${result.stderr.trim()} (this test starts its own PostgreSQL: ${HOW_TO_START})`);
+    }
+    return result.stdout.trim();
+  };
+  const url = script('start');
+  const state = JSON.parse(readFileSync(stateFile, 'utf8')) as { data: string };
+  let frozen: number[] = [];
+  const signal = (pids: number[], name: NodeJS.Signals) => {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, name);
+      } catch {
+        // gone already
+      }
+    }
+  };
+  return {
+    url,
+    halt: () => void script('halt'),
+    resume: () => void script('resume'),
+    freeze() {
+      const postmaster = Number(readFileSync(join(state.data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      const children = spawnSync('ps', ['-o', 'pid=', '--ppid', String(postmaster)], { encoding: 'utf8' }).stdout.split('\n').map(Number).filter((pid) => pid > 0);
+      frozen = [postmaster, ...children];
+      signal(frozen, 'SIGSTOP');
+    },
+    thaw() {
+      signal(frozen, 'SIGCONT');
+      frozen = [];
+    },
+    destroy() {
+      if (frozen.length > 0) signal(frozen, 'SIGCONT');
+      spawnSync(process.execPath, [SCRIPT, 'stop', '--state', stateFile], { encoding: 'utf8', timeout: 120_000 });
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
