@@ -91,6 +91,23 @@ describe('two instances on one database: races settled by the database', () => {
     expect((await b.readEventsAfter(0, 100)).map((e) => e.taskId)).toEqual(created);
   });
 
+  it('a create whose task id exists rejects alone as a fault (the batch runs again isolated); the others commit', async () => {
+    const store = await open();
+    const existing = await store.create(newTaskInput());
+    const start = await store.lastEventSeq();
+    const inputs = [newTaskInput(), newTaskInput({ taskId: existing.taskId }), newTaskInput()];
+    const settled = await Promise.allSettled(inputs.map((input) => store.create(input)));
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const error = (settled[1] as PromiseRejectedResult).reason as StoreError;
+    expect(error).toBeInstanceOf(StoreError);
+    expect(error.code).toBe('fault');
+    expect((error.cause as { code?: string }).code).toBe('23505');
+    expect((await store.readEventsAfter(start, 10)).map((e) => [e.seq, e.taskId])).toEqual([
+      [start + 1, inputs[0]!.taskId],
+      [start + 2, inputs[2]!.taskId],
+    ]);
+  });
+
   it('cancel on one instance and completion on another: exactly one wins, every round', async () => {
     const [a, b] = await Promise.all([open(), open()]);
     for (let round = 0; round < 30; round += 1) {

@@ -25,10 +25,12 @@ export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
 /**
  * Operations of one kind that run together as one set-based step (e.g. every create of a batch as one multi-row
- * INSERT). `run` gets the items in queue order and settles each; it throws only when the step as a whole failed.
+ * INSERT). `run` gets the items in queue order and settles each. In the first run of a batch (`isolated` false) it
+ * may simply throw when the step fails; the batch is then run again with `isolated` true, where it must settle
+ * each item on its own (e.g. one savepoint per item) and throw only for failures of the transaction itself.
  */
 export interface MergedWork<I, T> {
-  run(tx: BatchTx, items: readonly I[]): Promise<Array<Settled<T>>>;
+  run(tx: BatchTx, items: readonly I[], isolated: boolean): Promise<Array<Settled<T>>>;
 }
 
 interface Pending {
@@ -200,7 +202,7 @@ export class PostgresBatcher {
         if (unit.kind === 'single') {
           settled.push({ op: unit.op, result: { ok: true, value: await unit.work(tx) } });
         } else {
-          const results = await unit.work.run(tx, unit.items);
+          const results = await unit.work.run(tx, unit.items, isolated);
           unit.ops.forEach((op, i) => settled.push({ op, result: results[i] ?? { ok: false, error: new Error('merged step settled no result') } }));
         }
         if (isolated) await client.query(SQL.release);
@@ -210,8 +212,8 @@ export class PostgresBatcher {
         const failed = (unit.kind === 'single' ? [unit.op] : unit.ops).map((op) => ({ op, result: { ok: false as const, error } }));
         if (!isolated) {
           await rollback(client);
-          // Alone in its batch: nothing else to save, so no second run.
-          return units.length === 1 ? { settled: failed, events: [], committed: false } : undefined;
+          // A single operation alone in its batch has nothing else to save: no second run.
+          return units.length === 1 && unit.kind === 'single' ? { settled: failed, events: [], committed: false } : undefined;
         }
         await client.query(SQL.rollbackTo);
         await client.query(SQL.release);

@@ -22,6 +22,8 @@ export const SCHEMA = 'mcp_tasks';
  * - `now_ms()` is the database clock in epoch ms (`clock_timestamp()`, not the transaction start), which judges
  *   leases and expiry sweeps for every instance alike.
  * JSON columns are `text` (bodies round-trip verbatim; nothing queries inside them); times are `bigint` epoch ms.
+ * `tasks.seq` has no UNIQUE index of its own: the sequence never repeats a value, and every index a create has to
+ * write costs throughput (a task row already feeds five).
  */
 const V1_INITIAL = `
 CREATE FUNCTION ${SCHEMA}.now_ms() RETURNS bigint LANGUAGE sql VOLATILE
@@ -46,7 +48,7 @@ CREATE TABLE ${SCHEMA}.tasks (
   ttl_ms              bigint,
   poll_interval_ms    bigint  NOT NULL,
   expires_at          bigint,
-  seq                 bigint  NOT NULL UNIQUE DEFAULT nextval('${SCHEMA}.task_seq'),
+  seq                 bigint  NOT NULL DEFAULT nextval('${SCHEMA}.task_seq'),
   attempt             integer NOT NULL DEFAULT 0,
   lease_owner         text,
   lease_expires_at    bigint,

@@ -60,7 +60,7 @@ export class PostgresTaskStore implements TaskStore {
   ) {
     this.appliedMigrations = Object.freeze(appliedMigrations);
     this.batcher = new PostgresBatcher(pool, options, (events) => this.publish(events), logger);
-    this.creates = { run: (tx, tasks) => this.insertTasks(tx, tasks) };
+    this.creates = { run: (tx, tasks, isolated) => this.insertTasks(tx, tasks, isolated) };
   }
 
   /** See {@link openPostgresTaskStore}. */
@@ -295,9 +295,10 @@ export class PostgresTaskStore implements TaskStore {
    * Every create of one batch: idempotency keys checked in one query (taken ones, and repeats within the batch,
    * are conflicts), then one multi-row INSERT for the tasks and one for their steps. Should the INSERT still hit a
    * unique index (a concurrent create of another instance committed the same key meanwhile, or a duplicate id),
-   * the creates are inserted one at a time, each under its own savepoint, so only the failing ones reject.
+   * the first run of the batch throws and the batch runs again `isolated`: then the creates are inserted one at a
+   * time, each under its own savepoint, so only the failing ones reject.
    */
-  private async insertTasks(tx: BatchTx, tasks: readonly NewTask[]): Promise<Array<Settled<TaskRecord>>> {
+  private async insertTasks(tx: BatchTx, tasks: readonly NewTask[], isolated: boolean): Promise<Array<Settled<TaskRecord>>> {
     const results: Array<Settled<TaskRecord> | undefined> = tasks.map(() => undefined);
     const taken = await this.takenKeys(tx, tasks);
     const seen = new Set<string>();
@@ -310,14 +311,9 @@ export class PostgresTaskStore implements TaskStore {
         fresh.push(i);
       }
     });
-    await tx.query(SQL.itemSavepoint);
-    try {
+    if (!isolated) {
       await this.insertRows(tx, fresh.map((i) => tasks[i] as NewTask), fresh, results);
-      await tx.query(SQL.itemRelease);
-    } catch (error) {
-      await tx.query(SQL.itemRollbackTo);
-      await tx.query(SQL.itemRelease);
-      if (sqlState(error) === undefined) throw error;
+    } else {
       for (const i of fresh) {
         await tx.query(SQL.itemSavepoint);
         try {
