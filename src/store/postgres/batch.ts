@@ -9,10 +9,13 @@ import { SQL } from './sql.js';
 /** An event an operation appended; its `seq` is assigned by the feed statement at the end of the batch. */
 export type StagedEvent = Omit<TaskEvent, 'seq'>;
 
+/** Run one statement on the batch's connection. */
+export type Query = <R extends pg.QueryResultRow>(sql: string, params?: readonly unknown[]) => Promise<R[]>;
+
 /** What an operation sees of the batch transaction it runs in. */
 export interface BatchTx {
   /** Run one statement in the batch transaction. */
-  query<R extends pg.QueryResultRow>(sql: string, params?: readonly unknown[]): Promise<R[]>;
+  query: Query;
   /** Append an event; it is written (with its seq) and published only if the whole batch commits. */
   append(taskId: string, kind: TaskEvent['kind'], status: TaskEvent['status'], at: number, payload: JsonObject | null): void;
 }
@@ -31,6 +34,12 @@ export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
  */
 export interface MergedWork<I, T> {
   run(tx: BatchTx, items: readonly I[], isolated: boolean): Promise<Array<Settled<T>>>;
+  /**
+   * Optional: the whole batch when it holds nothing but these items, as ONE autocommit statement that also takes
+   * its seqs from the feed counter and writes its events (one round trip instead of BEGIN … COMMIT). Returns the
+   * results and the committed events; a throw means nothing was written, and the batch runs the normal way.
+   */
+  runAlone?(query: Query, items: readonly I[]): Promise<{ results: Array<Settled<T>>; events: TaskEvent[] }>;
 }
 
 interface Pending {
@@ -60,12 +69,26 @@ export interface PostgresBatchStats {
   retries: number;
 }
 
-/** Outcome of one run of a batch transaction. */
+/** Outcome of one run of a batch. */
 interface RunResult {
   settled: Array<{ op: Pending; result: Settled<unknown> }>;
+  /** The events committed, with their seqs (ascending). */
   events: TaskEvent[];
   /** False when the batch's only operation failed and the transaction was rolled back. */
   committed: boolean;
+}
+
+/** A running batch, as the publication order sees it. */
+interface Running {
+  readonly id: number;
+}
+
+/** A committed batch whose events wait for publication. */
+interface Committed {
+  events: TaskEvent[];
+  settle(): void;
+  /** Batches that were running when this one committed: one of them may hold smaller seqs. */
+  waitFor: Set<Running>;
 }
 
 /** Deadlock and serialization failures: the database rolled the batch back; running it again is safe. */
@@ -75,7 +98,8 @@ const MAX_RETRIES = 3;
 /**
  * Group commit on PostgreSQL. Writes are queued and run together in one transaction per batch: a batch starts on
  * the next turn of the event loop (so writes issued together share it) while fewer than `maxInFlight` batches run;
- * writes issued meanwhile wait for the next one. Operations of a {@link MergedWork} kind run as one set-based step.
+ * writes issued meanwhile wait for the next one. Operations of a {@link MergedWork} kind run as one set-based step,
+ * and a batch of nothing but such items may run as one autocommit statement.
  *
  * Failure isolation as in the SQLite store: a batch first runs without savepoints; when one operation throws, the
  * transaction is rolled back and run again with a savepoint per operation, so the failure rejects that operation
@@ -85,17 +109,18 @@ const MAX_RETRIES = 3;
  * The event feed: the batch's events are written by ONE final statement that increments the single-row feed
  * counter and inserts the events with the seqs it handed out. The counter's row lock is held until COMMIT, so
  * concurrent batches (of any process) obtain seqs strictly in commit order, gap-free. Batches that append no event
- * never touch the counter. Events are published to `publish` in seq order, a batch's only after every earlier
- * batch of this store settled, and before that batch's promises settle.
+ * never touch the counter. Locally, events are published to `publish` in seq order — a committed batch waits for
+ * the batches still running when it committed, the only ones that can hold smaller seqs — and before that batch's
+ * promises settle.
  */
 export class PostgresBatcher {
   private queue: Queued[] = [];
-  private inFlight = 0;
+  private readonly running = new Set<Running>();
+  private nextId = 1;
   private scheduled = false;
   private closed = false;
   private idle: Array<() => void> = [];
-  /** Batches that obtained feed seqs, in counter order, until they publish (see {@link publishInOrder}). */
-  private readonly publishOrder: Array<{ done: boolean; events: TaskEvent[]; settle: () => void }> = [];
+  private readonly unpublished: Committed[] = [];
   readonly stats: PostgresBatchStats = { commits: 0, operations: 0, retries: 0 };
 
   constructor(
@@ -117,7 +142,7 @@ export class PostgresBatcher {
 
   /** Wait until every queued and running batch settled. */
   drain(): Promise<void> {
-    if (this.queue.length === 0 && this.inFlight === 0) return Promise.resolve();
+    if (this.queue.length === 0 && this.running.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.idle.push(resolve));
   }
 
@@ -135,23 +160,25 @@ export class PostgresBatcher {
   }
 
   private schedule(): void {
-    if (this.scheduled || this.queue.length === 0 || this.inFlight >= this.options.maxInFlight) return;
+    if (this.scheduled || this.queue.length === 0 || this.running.size >= this.options.maxInFlight) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      while (this.queue.length > 0 && this.inFlight < this.options.maxInFlight) {
-        const batch = this.queue.splice(0, this.options.maxBatch);
-        this.inFlight += 1;
-        void this.runBatch(toUnits(batch)).finally(() => {
-          this.inFlight -= 1;
+      while (this.queue.length > 0 && this.running.size < this.options.maxInFlight) {
+        const batch: Running = { id: this.nextId++ };
+        this.running.add(batch);
+        void this.runBatch(batch, toUnits(this.queue.splice(0, this.options.maxBatch))).finally(() => {
+          this.running.delete(batch);
+          for (const entry of this.unpublished) entry.waitFor.delete(batch);
+          this.publishReady();
           this.schedule();
-          if (this.queue.length === 0 && this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();
+          if (this.queue.length === 0 && this.running.size === 0) for (const resolve of this.idle.splice(0)) resolve();
         });
       }
     });
   }
 
-  private async runBatch(units: Unit[]): Promise<void> {
+  private async runBatch(batch: Running, units: Unit[]): Promise<void> {
     const ops = units.flatMap((unit) => (unit.kind === 'single' ? [unit.op] : unit.ops));
     let client: pg.PoolClient;
     try {
@@ -162,10 +189,22 @@ export class PostgresBatcher {
     }
     let broken: Error | undefined;
     try {
+      let alone: RunResult | undefined;
+      try {
+        alone = await this.runAlone(client, units);
+      } catch (error) {
+        broken = error instanceof Error ? error : undefined;
+        this.failAll(ops, error, 'write');
+        return;
+      }
+      if (alone) {
+        this.finish(batch, alone);
+        return;
+      }
       for (let attempt = 0; ; attempt += 1) {
         try {
           const run = (await this.runOnce(client, units, false)) ?? (await this.runOnce(client, units, true));
-          this.finish(run as RunResult);
+          this.finish(batch, run as RunResult);
           return;
         } catch (error) {
           await rollback(client);
@@ -185,10 +224,25 @@ export class PostgresBatcher {
     }
   }
 
+  /** A batch of one merged kind with a one-statement form: run it so; `undefined` when not possible or it failed. */
+  private async runAlone(client: pg.PoolClient, units: readonly Unit[]): Promise<RunResult | undefined> {
+    const [unit] = units;
+    if (units.length !== 1 || unit?.kind !== 'merged' || !unit.work.runAlone) return undefined;
+    try {
+      const { results, events } = await unit.work.runAlone(queryOf(client), unit.items);
+      return { settled: unit.ops.map((op, i) => ({ op, result: results[i] ?? { ok: false, error: new Error('merged step settled no result') } })), events, committed: true };
+    } catch (error) {
+      if (isUnavailable(error)) throw error;
+      // Nothing was written (one autocommit statement): the normal path isolates whatever failed.
+      return undefined;
+    }
+  }
+
   /**
    * Run the batch once in a transaction and commit it. Without `isolated`, the first failing operation makes the
-   * run return `undefined` (after ROLLBACK) so the caller runs it again isolated; a batch of one unit is settled
-   * right away instead. Throws for failures of the transaction itself (connection, timeout, deadlock, COMMIT).
+   * run return `undefined` (after ROLLBACK) so the caller runs it again isolated; a single operation alone in its
+   * batch is settled right away instead. Throws for failures of the transaction itself (connection, timeout,
+   * deadlock, COMMIT).
    */
   private async runOnce(client: pg.PoolClient, units: readonly Unit[], isolated: boolean): Promise<RunResult | undefined> {
     await client.query(SQL.begin);
@@ -196,7 +250,12 @@ export class PostgresBatcher {
     const settled: RunResult['settled'] = [];
     for (const unit of units) {
       const unitEvents: StagedEvent[] = [];
-      const tx = txOf(client, unitEvents);
+      const tx: BatchTx = {
+        query: queryOf(client),
+        append: (taskId, kind, status, at, payload) => {
+          unitEvents.push({ taskId, kind, status, at, payload });
+        },
+      };
       if (isolated) await client.query(SQL.savepoint);
       try {
         if (unit.kind === 'single') {
@@ -212,7 +271,6 @@ export class PostgresBatcher {
         const failed = (unit.kind === 'single' ? [unit.op] : unit.ops).map((op) => ({ op, result: { ok: false as const, error } }));
         if (!isolated) {
           await rollback(client);
-          // A single operation alone in its batch has nothing else to save: no second run.
           return units.length === 1 && unit.kind === 'single' ? { settled: failed, events: [], committed: false } : undefined;
         }
         await client.query(SQL.rollbackTo);
@@ -220,75 +278,42 @@ export class PostgresBatcher {
         settled.push(...failed);
       }
     }
-    const events = await this.appendEvents(client, staged);
-    try {
-      await client.query(SQL.commit);
-    } catch (error) {
-      this.abandon(events);
-      throw error;
-    }
+    const events = await appendEvents(client, staged);
+    await client.query(SQL.commit);
     return { settled, events, committed: true };
   }
 
-  /**
-   * The final statement: take `staged.length` seqs from the feed counter and insert the events with them. The
-   * batch is registered for publication here, in the order seqs were handed out.
-   */
-  private async appendEvents(client: pg.PoolClient, staged: readonly StagedEvent[]): Promise<TaskEvent[]> {
-    if (staged.length === 0) return [];
-    const { rows } = await client.query<{ seq: number }>(SQL.appendEvents, [
-      staged.length,
-      staged.map((e) => e.taskId),
-      staged.map((e) => e.kind),
-      staged.map((e) => e.status),
-      staged.map((e) => e.at),
-      staged.map((e) => (e.payload === null ? null : JSON.stringify(e.payload))),
-    ]);
-    // seq = base + ordinality, so ascending seqs are the staged events in order.
-    const seqs = rows.map((row) => row.seq).sort((a, b) => a - b);
-    const events = staged.map((event, i) => ({ seq: seqs[i] as number, ...event }));
-    // This batch got its seqs only after every earlier event-writing batch committed (the counter's row lock), and
-    // this process saw those batches' counter results before this one: registration order is commit order.
-    this.publishOrder.push({ done: false, events, settle: () => undefined });
-    return events;
-  }
-
-  /** After COMMIT: publish in feed order, then settle every operation of the batch. */
-  private finish(run: RunResult): void {
+  /** After COMMIT: publish in seq order (possibly after batches still running), then settle every operation. */
+  private finish(batch: Running, run: RunResult): void {
     if (run.committed) {
       this.stats.commits += 1;
       this.stats.operations += run.settled.filter((s) => s.result.ok).length;
     }
-    const settleAll = (): void => {
+    const settle = (): void => {
       for (const { op, result } of run.settled) {
         if (result.ok) op.resolve(result.value);
         else op.reject(this.rejection(result.error));
       }
     };
-    const entry = run.events.length > 0 ? this.publishOrder.find((e) => e.events === run.events) : undefined;
-    if (!entry) {
-      settleAll();
+    if (run.events.length === 0) {
+      settle();
       return;
     }
-    entry.done = true;
-    entry.settle = settleAll;
-    this.publishInOrder();
+    const waitFor = new Set([...this.running].filter((other) => other !== batch));
+    this.unpublished.push({ events: run.events, settle, waitFor });
+    this.publishReady();
   }
 
-  /** Publish (and settle) the leading batches whose commits are done; a later batch waits for earlier ones. */
-  private publishInOrder(): void {
-    while (this.publishOrder[0]?.done) {
-      const entry = this.publishOrder.shift()!;
+  /** Publish, in seq order, every committed batch that waits for no running batch any more. */
+  private publishReady(): void {
+    const ready = this.unpublished.filter((entry) => entry.waitFor.size === 0);
+    if (ready.length === 0) return;
+    ready.sort((a, b) => (a.events[0] as TaskEvent).seq - (b.events[0] as TaskEvent).seq);
+    for (const entry of ready) {
+      this.unpublished.splice(this.unpublished.indexOf(entry), 1);
       this.publish(entry.events);
       entry.settle();
     }
-  }
-
-  /** Drop the publication slot of a batch that obtained seqs but did not commit (its events never happened). */
-  private abandon(events: TaskEvent[]): void {
-    const index = this.publishOrder.findIndex((e) => e.events === events);
-    if (index >= 0) this.publishOrder.splice(index, 1);
-    this.publishInOrder();
   }
 
   private rejection(error: unknown): StoreError {
@@ -301,6 +326,24 @@ export class PostgresBatcher {
     const fault = toStoreError(error, action);
     for (const op of ops) op.reject(fault);
   }
+}
+
+/**
+ * The final statement of a batch transaction: take `staged.length` seqs from the feed counter and insert the events
+ * with them (`seq = base + ordinality`, so ascending seqs are the staged events in order).
+ */
+async function appendEvents(client: pg.PoolClient, staged: readonly StagedEvent[]): Promise<TaskEvent[]> {
+  if (staged.length === 0) return [];
+  const { rows } = await client.query<{ seq: number }>(SQL.appendEvents, [
+    staged.length,
+    staged.map((e) => e.taskId),
+    staged.map((e) => e.kind),
+    staged.map((e) => e.status),
+    staged.map((e) => e.at),
+    staged.map((e) => (e.payload === null ? null : JSON.stringify(e.payload))),
+  ]);
+  const seqs = rows.map((row) => row.seq).sort((a, b) => a - b);
+  return staged.map((event, i) => ({ seq: seqs[i] as number, ...event }));
 }
 
 /** Group queued entries into units: single operations in order; each merged kind at the position of its first item. */
@@ -325,14 +368,8 @@ function toUnits(batch: readonly Queued[]): Unit[] {
   return units;
 }
 
-function txOf(client: pg.PoolClient, events: StagedEvent[]): BatchTx {
-  return {
-    query: async <R extends pg.QueryResultRow>(sql: string, params?: readonly unknown[]) =>
-      (await client.query<R>(sql, params as unknown[] | undefined)).rows,
-    append: (taskId, kind, status, at, payload) => {
-      events.push({ taskId, kind, status, at, payload });
-    },
-  };
+function queryOf(client: pg.PoolClient): Query {
+  return async <R extends pg.QueryResultRow>(sql: string, params?: readonly unknown[]) => (await client.query<R>(sql, params as unknown[] | undefined)).rows;
 }
 
 /**

@@ -7,7 +7,7 @@ import type { TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequ
 import { TerminalTaskCache } from '../../core/terminal-cache.js';
 import type { InputRequestRecord, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord } from '../../core/task.js';
 import { newTaskParams, outcomeBody, toEvent, toInputRequest, toOutcome, toRecord, type EventRow, type InputRequestRow, type TaskRow } from '../codec.js';
-import { PostgresBatcher, type BatchTx, type MergedWork, type PostgresBatchStats, type Settled } from './batch.js';
+import { PostgresBatcher, type BatchTx, type MergedWork, type PostgresBatchStats, type Query, type Settled, type StagedEvent } from './batch.js';
 import { createPool, sqlState, toStoreError, type PostgresConnectionOptions } from './connection.js';
 import { applyAnswers, parkForInput } from './input-requests.js';
 import { migrate } from './migrations.js';
@@ -60,7 +60,10 @@ export class PostgresTaskStore implements TaskStore {
   ) {
     this.appliedMigrations = Object.freeze(appliedMigrations);
     this.batcher = new PostgresBatcher(pool, options, (events) => this.publish(events), logger);
-    this.creates = { run: (tx, tasks, isolated) => this.insertTasks(tx, tasks, isolated) };
+    this.creates = {
+      run: (tx, tasks, isolated) => this.insertTasks(tx, tasks, isolated),
+      runAlone: (query, tasks) => this.createAlone(query, tasks),
+    };
   }
 
   /** See {@link openPostgresTaskStore}. */
@@ -292,68 +295,77 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   /**
-   * Every create of one batch: idempotency keys checked in one query (taken ones, and repeats within the batch,
-   * are conflicts), then one multi-row INSERT for the tasks and one for their steps. Should the INSERT still hit a
-   * unique index (a concurrent create of another instance committed the same key meanwhile, or a duplicate id),
-   * the first run of the batch throws and the batch runs again `isolated`: then the creates are inserted one at a
-   * time, each under its own savepoint, so only the failing ones reject.
+   * Every create of one batch in one multi-row INSERT (and one for their steps). An `(owner, idempotency key)` that
+   * is taken — in the database, by a concurrent create of another instance, or earlier in this batch — is a
+   * conflict for that create alone. Should the INSERT fail (a task id that exists), the first run of the batch
+   * throws and the batch runs again `isolated`: then the creates are inserted one at a time, each under its own
+   * savepoint, so only the failing ones reject.
    */
   private async insertTasks(tx: BatchTx, tasks: readonly NewTask[], isolated: boolean): Promise<Array<Settled<TaskRecord>>> {
-    const results: Array<Settled<TaskRecord> | undefined> = tasks.map(() => undefined);
-    const taken = await this.takenKeys(tx, tasks);
-    const seen = new Set<string>();
-    const fresh: number[] = [];
-    tasks.forEach((task, i) => {
-      const key = task.idempotencyKey == null ? undefined : JSON.stringify([task.ownerKey, task.idempotencyKey]);
-      if (key !== undefined && (taken.has(key) || seen.has(key))) results[i] = { ok: false, error: idempotencyKeyTaken() };
-      else {
-        if (key !== undefined) seen.add(key);
-        fresh.push(i);
+    const plan = planCreates(tasks);
+    const groups = isolated ? plan.fresh.map((i) => [i]) : [plan.fresh];
+    for (const group of groups) {
+      const batch = group.map((i) => tasks[i] as NewTask);
+      if (!isolated) {
+        this.settleInserted(batch, group, plan.results, await this.insertRows(tx, batch));
+        continue;
       }
-    });
-    if (!isolated) {
-      await this.insertRows(tx, fresh.map((i) => tasks[i] as NewTask), fresh, results);
-    } else {
-      for (const i of fresh) {
-        await tx.query(SQL.itemSavepoint);
-        try {
-          await this.insertRows(tx, [tasks[i] as NewTask], [i], results);
-          await tx.query(SQL.itemRelease);
-        } catch (itemError) {
-          await tx.query(SQL.itemRollbackTo);
-          await tx.query(SQL.itemRelease);
-          if (sqlState(itemError) === undefined) throw itemError;
-          const conflict = sqlState(itemError) === '23505' && (itemError as { constraint?: string }).constraint === 'tasks_by_idempotency';
-          results[i] = { ok: false, error: conflict ? idempotencyKeyTaken() : itemError };
-        }
+      await tx.query(SQL.itemSavepoint);
+      try {
+        this.settleInserted(batch, group, plan.results, await this.insertRows(tx, batch));
+        await tx.query(SQL.itemRelease);
+      } catch (error) {
+        await tx.query(SQL.itemRollbackTo);
+        await tx.query(SQL.itemRelease);
+        if (sqlState(error) === undefined) throw error;
+        plan.results[group[0] as number] = { ok: false, error };
       }
     }
-    // Events in queue order, after every row of the batch is in.
-    tasks.forEach((task, i) => {
-      const result = results[i];
-      if (!result?.ok) return;
-      tx.append(task.taskId, 'created', 'working', task.createdAt, null);
-      if (task.startNow === true) tx.append(task.taskId, 'attempt', 'working', task.createdAt, { attempt: 1, leaseOwner: task.leaseOwner });
-    });
-    return results.map((result) => result ?? { ok: false, error: new StoreError('fault', 'Task store failed to write: create not settled') });
+    for (const event of createdEvents(tasks, plan.results)) tx.append(event.taskId, event.kind, event.status, event.at, event.payload);
+    return settledAll(plan.results);
   }
 
-  private async takenKeys(tx: BatchTx, tasks: readonly NewTask[]): Promise<Set<string>> {
-    const keyed = tasks.filter((task) => task.idempotencyKey != null);
-    if (keyed.length === 0) return new Set();
-    const rows = await tx.query<{ owner_key: string; idempotency_key: string }>(SQL.idempotencyTaken, [
-      keyed.map((t) => t.ownerKey),
-      keyed.map((t) => t.idempotencyKey),
+  /** A batch of creates alone: one autocommit statement writes rows, steps and events (see `SQL.createTasksAlone`). */
+  private async createAlone(query: Query, tasks: readonly NewTask[]): Promise<{ results: Array<Settled<TaskRecord>>; events: TaskEvent[] }> {
+    const plan = planCreates(tasks);
+    const fresh = plan.fresh.map((i) => tasks[i] as NewTask);
+    const candidates = createdEvents(fresh, fresh.map(() => ({ ok: true, value: undefined as unknown as TaskRecord })));
+    const steps = stepRows(fresh);
+    const rows = await query<InsertedRow & { feed_base: number }>(SQL.createTasksAlone, [
+      ...this.taskColumns(fresh),
+      steps.map((s) => s[0]),
+      steps.map((s) => s[1]),
+      steps.map((s) => s[2]),
+      steps.map((s) => s[3]),
+      candidates.map((e) => e.taskId),
+      candidates.map((e) => e.kind),
+      candidates.map((e) => e.status),
+      candidates.map((e) => e.at),
+      candidates.map((e) => (e.payload === null ? null : JSON.stringify(e.payload))),
     ]);
-    return new Set(rows.map((row) => JSON.stringify([row.owner_key, row.idempotency_key])));
+    this.settleInserted(fresh, plan.fresh, plan.results, rows);
+    const base = rows[0]?.feed_base ?? 0;
+    const events = createdEvents(tasks, plan.results).map((event, i) => ({ seq: base + i + 1, ...event }));
+    return { results: settledAll(plan.results), events };
   }
 
-  /** Insert `tasks` (and their steps) in two statements; records the created record at `indexes` in `results`. */
-  private async insertRows(tx: BatchTx, tasks: readonly NewTask[], indexes: readonly number[], results: Array<Settled<TaskRecord> | undefined>): Promise<void> {
-    if (tasks.length === 0) return;
+  /** Insert `tasks` and their steps; the rows the database inserted (a taken idempotency key is left out). */
+  private async insertRows(tx: BatchTx, tasks: readonly NewTask[]): Promise<InsertedRow[]> {
+    if (tasks.length === 0) return [];
+    const rows = await tx.query<InsertedRow>(SQL.insertTasks, this.taskColumns(tasks));
+    const inserted = new Set(rows.map((row) => row.task_id));
+    const steps = stepRows(tasks.filter((task) => inserted.has(task.taskId)));
+    if (steps.length > 0) {
+      await tx.query(SQL.insertSteps, [steps.map((s) => s[0]), steps.map((s) => s[1]), steps.map((s) => s[2]), steps.map((s) => s[3])]);
+    }
+    return rows;
+  }
+
+  /** Parameters `$1…$19` of the multi-row task INSERT. */
+  private taskColumns(tasks: readonly NewTask[]): unknown[] {
     const params = tasks.map((task) => newTaskParams(task, 0));
     const column = (name: string) => params.map((p) => p[name] ?? null);
-    const rows = await tx.query<{ task_id: string; seq: number; lease_expires_at: number | null }>(SQL.insertTasks, [
+    return [
       this.clockNow(),
       column('taskId'),
       column('ownerKey'),
@@ -373,41 +385,15 @@ export class PostgresTaskStore implements TaskStore {
       tasks.map((task) => (task.leaseOwner === null ? null : task.leaseMs)),
       column('idempotencyKey'),
       column('requestDigest'),
-    ]);
+    ];
+  }
+
+  /** Record the created task for every inserted row, and a conflict for every create the database skipped. */
+  private settleInserted(tasks: readonly NewTask[], indexes: readonly number[], results: Array<Settled<TaskRecord> | undefined>, rows: readonly InsertedRow[]): void {
     const byId = new Map(rows.map((row) => [row.task_id, row]));
-    const steps = tasks.flatMap((task) => Object.entries(task.steps ?? {}).map(([name, value]) => [task.taskId, name, JSON.stringify(value), task.createdAt] as const));
-    if (steps.length > 0) {
-      await tx.query(SQL.insertSteps, [steps.map((s) => s[0]), steps.map((s) => s[1]), steps.map((s) => s[2]), steps.map((s) => s[3])]);
-    }
     tasks.forEach((task, k) => {
-      const row = byId.get(task.taskId) as { seq: number; lease_expires_at: number | null };
-      const p = params[k] as ReturnType<typeof newTaskParams>;
-      results[indexes[k] as number] = {
-        ok: true,
-        value: toRecord({
-          task_id: task.taskId,
-          owner_key: task.ownerKey,
-          generation: task.generation,
-          protocol_version: task.protocolVersion,
-          tool_name: task.toolName,
-          arguments: p.arguments as string,
-          client_capabilities: p.clientCapabilities as string,
-          progress_token: p.progressToken as string | null,
-          status: 'working',
-          status_message: task.statusMessage,
-          created_at: task.createdAt,
-          last_updated_at: task.createdAt,
-          ttl_ms: task.ttlMs,
-          poll_interval_ms: task.pollIntervalMs,
-          expires_at: p.expiresAt as number | null,
-          seq: row.seq,
-          attempt: p.attempt as number,
-          lease_owner: task.leaseOwner,
-          lease_expires_at: row.lease_expires_at,
-          idempotency_key: task.idempotencyKey ?? null,
-          request_digest: task.requestDigest ?? null,
-        }),
-      };
+      const row = byId.get(task.taskId);
+      results[indexes[k] as number] = row ? { ok: true, value: createdRecord(task, row) } : { ok: false, error: idempotencyKeyTaken() };
     });
   }
 
@@ -441,4 +427,77 @@ export class PostgresTaskStore implements TaskStore {
  */
 export function openPostgresTaskStore(options: PostgresTaskStoreOptions): Promise<PostgresTaskStore> {
   return PostgresTaskStore.open(options);
+}
+
+/** What the task INSERT returns per inserted row. */
+interface InsertedRow {
+  task_id: string;
+  seq: number;
+  lease_expires_at: number | null;
+}
+
+/**
+ * Which creates of a batch go to the database: all but a repeat of an `(owner, idempotency key)` earlier in the
+ * batch (the first one wins; the repeat is a conflict at once).
+ */
+function planCreates(tasks: readonly NewTask[]): { fresh: number[]; results: Array<Settled<TaskRecord> | undefined> } {
+  const results: Array<Settled<TaskRecord> | undefined> = tasks.map(() => undefined);
+  const seen = new Set<string>();
+  const fresh: number[] = [];
+  tasks.forEach((task, i) => {
+    const key = task.idempotencyKey == null ? undefined : JSON.stringify([task.ownerKey, task.idempotencyKey]);
+    if (key !== undefined && seen.has(key)) results[i] = { ok: false, error: idempotencyKeyTaken() };
+    else {
+      if (key !== undefined) seen.add(key);
+      fresh.push(i);
+    }
+  });
+  return { fresh, results };
+}
+
+/** The events of the creates that succeeded, in queue order: `created`, then `attempt` for `startNow`. */
+function createdEvents(tasks: readonly NewTask[], results: ReadonlyArray<Settled<TaskRecord> | undefined>): StagedEvent[] {
+  return tasks.flatMap((task, i): StagedEvent[] => {
+    if (!results[i]?.ok) return [];
+    const created: StagedEvent = { taskId: task.taskId, kind: 'created', status: 'working', at: task.createdAt, payload: null };
+    if (task.startNow !== true) return [created];
+    return [created, { taskId: task.taskId, kind: 'attempt', status: 'working', at: task.createdAt, payload: { attempt: 1, leaseOwner: task.leaseOwner } }];
+  });
+}
+
+/** `[taskId, name, value JSON, createdAt]` for every journaled step of `tasks`. */
+function stepRows(tasks: readonly NewTask[]): Array<readonly [string, string, string, number]> {
+  return tasks.flatMap((task) => Object.entries(task.steps ?? {}).map(([name, value]) => [task.taskId, name, JSON.stringify(value), task.createdAt] as const));
+}
+
+function settledAll(results: ReadonlyArray<Settled<TaskRecord> | undefined>): Array<Settled<TaskRecord>> {
+  return results.map((result) => result ?? { ok: false, error: new StoreError('fault', 'Task store failed to write: create not settled') });
+}
+
+/** The record of a task just inserted, built from what was sent plus what only the database knew. */
+function createdRecord(task: NewTask, row: InsertedRow): TaskRecord {
+  const p = newTaskParams(task, 0);
+  return toRecord({
+    task_id: task.taskId,
+    owner_key: task.ownerKey,
+    generation: task.generation,
+    protocol_version: task.protocolVersion,
+    tool_name: task.toolName,
+    arguments: p.arguments as string,
+    client_capabilities: p.clientCapabilities as string,
+    progress_token: p.progressToken as string | null,
+    status: 'working',
+    status_message: task.statusMessage,
+    created_at: task.createdAt,
+    last_updated_at: task.createdAt,
+    ttl_ms: task.ttlMs,
+    poll_interval_ms: task.pollIntervalMs,
+    expires_at: p.expiresAt as number | null,
+    seq: row.seq,
+    attempt: p.attempt as number,
+    lease_owner: task.leaseOwner,
+    lease_expires_at: row.lease_expires_at,
+    idempotency_key: task.idempotencyKey ?? null,
+    request_digest: task.requestDigest ?? null,
+  });
 }

@@ -24,6 +24,22 @@ const NOW = (param: string): string => `n AS (SELECT COALESCE(${param}::bigint, 
 
 const INPUT_REQUEST_COLUMNS = 'task_id, key, request, response, state, created_at, answered_at';
 
+/** The multi-row task INSERT of a batch's creates (`$2…$19` are the column arrays, `n` the store's now). */
+const INSERT_TASKS = `INSERT INTO ${S}.tasks (task_id, owner_key, generation, protocol_version, tool_name, arguments,
+      client_capabilities, progress_token, status, status_message, created_at, last_updated_at, ttl_ms,
+      poll_interval_ms, expires_at, attempt, lease_owner, lease_expires_at, idempotency_key, request_digest)
+    SELECT v.task_id, v.owner_key, v.generation, v.protocol_version, v.tool_name, v.arguments, v.client_capabilities,
+      v.progress_token, 'working', v.status_message, v.created_at, v.created_at, v.ttl_ms, v.poll_interval_ms,
+      v.expires_at, v.attempt, v.lease_owner, CASE WHEN v.lease_ms IS NULL THEN NULL ELSE n.now + v.lease_ms END,
+      v.idempotency_key, v.request_digest
+    FROM n, unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+      $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::int[], $16::text[], $17::bigint[],
+      $18::text[], $19::text[]) WITH ORDINALITY AS v(task_id, owner_key, generation, protocol_version, tool_name, arguments,
+      client_capabilities, progress_token, status_message, created_at, ttl_ms, poll_interval_ms, expires_at, attempt,
+      lease_owner, lease_ms, idempotency_key, request_digest, ord)
+    ORDER BY v.ord
+    ON CONFLICT (owner_key, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`;
+
 export const SQL = Object.freeze({
   begin: 'BEGIN',
   commit: 'COMMIT',
@@ -50,30 +66,34 @@ export const SQL = Object.freeze({
   /** The counter, not MAX(seq): every seq up to it is committed and visible (it moves only at commits). */
   lastEventSeq: `SELECT last_seq AS seq FROM ${S}.task_feed`,
 
-  /** Which of the `(owner, key)` pairs are taken already (idempotent create). */
-  idempotencyTaken: `SELECT t.owner_key, t.idempotency_key FROM ${S}.tasks t
-    JOIN unnest($1::text[], $2::text[]) AS k(owner_key, idempotency_key)
-      ON t.owner_key = k.owner_key AND t.idempotency_key = k.idempotency_key`,
-
   /**
    * Every create of a batch in one statement. `seq` comes from the sequence (row order = array order); the lease
-   * starts at the store's now. Returns what only the database knows.
+   * starts at the store's now. A create whose `(owner, idempotency key)` is taken is skipped (`ON CONFLICT DO
+   * NOTHING`; also when another instance inserted it and has not committed yet: the statement waits for that
+   * transaction and then skips), so it is missing from the RETURNING rows: that is the conflict.
    */
   insertTasks: `WITH ${NOW('$1')}
-    INSERT INTO ${S}.tasks (task_id, owner_key, generation, protocol_version, tool_name, arguments,
-      client_capabilities, progress_token, status, status_message, created_at, last_updated_at, ttl_ms,
-      poll_interval_ms, expires_at, attempt, lease_owner, lease_expires_at, idempotency_key, request_digest)
-    SELECT v.task_id, v.owner_key, v.generation, v.protocol_version, v.tool_name, v.arguments, v.client_capabilities,
-      v.progress_token, 'working', v.status_message, v.created_at, v.created_at, v.ttl_ms, v.poll_interval_ms,
-      v.expires_at, v.attempt, v.lease_owner, CASE WHEN v.lease_ms IS NULL THEN NULL ELSE n.now + v.lease_ms END,
-      v.idempotency_key, v.request_digest
-    FROM n, unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-      $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::int[], $16::text[], $17::bigint[],
-      $18::text[], $19::text[]) WITH ORDINALITY AS v(task_id, owner_key, generation, protocol_version, tool_name, arguments,
-      client_capabilities, progress_token, status_message, created_at, ttl_ms, poll_interval_ms, expires_at, attempt,
-      lease_owner, lease_ms, idempotency_key, request_digest, ord)
-    ORDER BY v.ord
+    ${INSERT_TASKS}
     RETURNING task_id, seq, lease_expires_at`,
+
+  /**
+   * A batch of creates alone, as one autocommit statement (one round trip): the rows (as {@link SQL.insertTasks}),
+   * their steps, and their events with seqs from the feed counter, all for the inserted rows only. Events come in
+   * `$24…$28` in staged order; `feed_base + n` is the seq of the n-th event of an inserted task.
+   */
+  createTasksAlone: `WITH ${NOW('$1')},
+    ins AS (${INSERT_TASKS} RETURNING task_id, seq, lease_expires_at),
+    steps AS (INSERT INTO ${S}.task_steps (task_id, name, value, created_at)
+      SELECT s.task_id, s.name, s.value, s.created_at
+      FROM unnest($20::text[], $21::text[], $22::text[], $23::bigint[]) AS s(task_id, name, value, created_at)
+      JOIN ins ON ins.task_id = s.task_id),
+    ev AS (SELECT e.task_id, e.kind, e.status, e.at, e.payload, row_number() OVER (ORDER BY e.ord) AS ord
+      FROM unnest($24::text[], $25::text[], $26::text[], $27::bigint[], $28::text[]) WITH ORDINALITY AS e(task_id, kind, status, at, payload, ord)
+      JOIN ins ON ins.task_id = e.task_id),
+    f AS (UPDATE ${S}.task_feed SET last_seq = last_seq + (SELECT count(*) FROM ev) RETURNING last_seq - (SELECT count(*) FROM ev) AS base),
+    appended AS (INSERT INTO ${S}.task_events (seq, task_id, kind, status, at, payload)
+      SELECT f.base + ev.ord, ev.task_id, ev.kind, ev.status, ev.at, ev.payload FROM f, ev)
+    SELECT ins.task_id, ins.seq, ins.lease_expires_at, f.base AS feed_base FROM ins, f`,
 
   insertSteps: `INSERT INTO ${S}.task_steps (task_id, name, value, created_at)
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])`,
