@@ -14,10 +14,10 @@
 // Server binaries: $PG_BIN, else the newest /usr/lib/postgresql/<version>/bin (Debian), else initdb on PATH.
 import { spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './free-port.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -54,17 +54,6 @@ function run(binary, binArgs, { allowFailure = false } = {}) {
     fail(`${binary} failed (exit ${result.status}): ${(result.stderr || result.stdout || String(result.error ?? '')).trim()}`);
   }
   return result;
-}
-
-function freePort() {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolvePort(port));
-    });
-  });
 }
 
 function readState() {

@@ -29,6 +29,16 @@ export function transitionSources(request: Pick<TransitionRequest, 'to' | 'from'
   return (request.from ?? sourcesOf(request.to)).filter((status) => canTransition(status, request.to));
 }
 
+/**
+ * Everything a store checks before a conditional transition: the outcome fits ({@link checkOutcome}), and the
+ * statuses the write may apply from ({@link transitionSources}).
+ * @throws {StoreError} `invalid` when the outcome does not fit `request.to`.
+ */
+export function checkTransition(request: TransitionRequest): TaskStatus[] {
+  checkOutcome(request);
+  return transitionSources(request);
+}
+
 /** `createdAt + ttlMs` (epoch ms), or `null` for unlimited retention (`ttlMs: null`). */
 export function expiresAtOf(createdAt: number, ttlMs: number | null): number | null {
   return ttlMs === null ? null : createdAt + ttlMs;

@@ -55,6 +55,28 @@ export class TerminalTaskCache {
     if (entry && chars <= MAX_OUTCOME_CHARS) entry.outcome = outcome;
   }
 
+  /**
+   * Read-through `get`: the cached answer for a terminal task, else `load()` (the backend's scoped read), whose
+   * terminal result is remembered.
+   */
+  async read(taskId: string, scope: TaskScope, load: () => Promise<TaskRecord | undefined>): Promise<TaskRecord | undefined> {
+    const cached = this.lookup(taskId, scope);
+    if (cached.hit) return cached.record;
+    const record = await load();
+    if (record) this.remember(record);
+    return record;
+  }
+
+  /** Read-through `getOutcome`: the cached outcome, else `load()` (outcome and its JSON length), kept when small. */
+  async readOutcome(taskId: string, load: () => Promise<{ outcome: TaskOutcome; chars: number } | undefined>): Promise<TaskOutcome | undefined> {
+    const cached = this.outcome(taskId);
+    if (cached) return cached;
+    const loaded = await load();
+    if (!loaded) return undefined;
+    this.rememberOutcome(taskId, loaded.outcome, loaded.chars);
+    return loaded.outcome;
+  }
+
   /** Drop a task (it was deleted). */
   forget(taskId: string): void {
     this.entries.delete(taskId);

@@ -166,3 +166,21 @@ export function startPrivateCluster(): PrivateCluster {
     },
   };
 }
+
+/** Plain node-postgres clients a test opens (to hold locks, watch `pg_stat_activity`, inspect tables). */
+export function rawClients(): { connect(url: string): Promise<pg.Client>; endAll(): Promise<void> } {
+  const open: pg.Client[] = [];
+  return {
+    async connect(url) {
+      const client = new pg.Client({ connectionString: url });
+      // A database dropped WITH (FORCE) under an open client ends it; that is expected, not an error of the test.
+      client.on('error', () => undefined);
+      await client.connect();
+      open.push(client);
+      return client;
+    },
+    async endAll() {
+      for (const client of open.splice(0)) await client.end().catch(() => undefined);
+    },
+  };
+}

@@ -1,10 +1,10 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskEvent } from '../../src/core/store.js';
 import { openPostgresTaskStore, type PostgresTaskStore } from '../../src/store/postgres/index.js';
 import { SQL } from '../../src/store/postgres/sql.js';
 import { newTaskInput } from '../helpers/new-task.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { createTestDatabase, rawClients, type TestDatabase } from '../helpers/postgres.js';
 
 // The event feed on PostgreSQL: a tail that moves its cursor to the last seq it read must never skip an event
 // that commits later (a lost cancel or wake-up). A sequence gives neither gap-free nor commit-ordered numbers;
@@ -12,13 +12,13 @@ import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 
 let database: TestDatabase;
 const stores: PostgresTaskStore[] = [];
-const clients: pg.Client[] = [];
+const clients = rawClients();
 
 beforeAll(async () => {
   database = await createTestDatabase();
 });
 afterEach(async () => {
-  for (const client of clients.splice(0)) await client.end().catch(() => undefined);
+  await clients.endAll();
   await Promise.all(stores.splice(0).map((store) => store.close()));
 });
 afterAll(async () => {
@@ -31,14 +31,7 @@ async function open(): Promise<PostgresTaskStore> {
   return store;
 }
 
-async function raw(): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: database.url });
-  // A database dropped WITH (FORCE) under an open client ends it; that is expected, not an error of the test.
-  client.on('error', () => undefined);
-  await client.connect();
-  clients.push(client);
-  return client;
-}
+const raw = (): Promise<pg.Client> => clients.connect(database.url);
 
 /** Poll `check` every 10 ms until it holds (a test that hangs fails by the test timeout instead). */
 async function until(check: () => Promise<boolean>): Promise<void> {

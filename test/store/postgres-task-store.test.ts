@@ -1,18 +1,19 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { StoreError } from '../../src/core/store-error.js';
 import type { JsonObject } from '../../src/core/task.js';
 import { openPostgresTaskStore, type PostgresTaskStore, type PostgresTaskStoreOptions } from '../../src/store/postgres/index.js';
 import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
+import { expectStoreError } from '../../src/testing/store-contract.js';
 import { newTaskInput } from '../helpers/new-task.js';
-import { createTestDatabase, emptyTaskStore, withDatabase, testPostgresUrl, type TestDatabase } from '../helpers/postgres.js';
+import { createTestDatabase, emptyTaskStore, rawClients, withDatabase, testPostgresUrl, type TestDatabase } from '../helpers/postgres.js';
 
 // Behaviour only PostgreSQL has: several instances (pools) on one database, row locks, the database clock,
 // migrations under an advisory lock. Every race runs many rounds between two stores, each with its own pool.
 
 let database: TestDatabase;
 const stores: PostgresTaskStore[] = [];
-const clients: pg.Client[] = [];
+const clients = rawClients();
 
 beforeAll(async () => {
   database = await createTestDatabase();
@@ -21,7 +22,7 @@ beforeEach(async () => {
   await emptyTaskStore(database.url);
 });
 afterEach(async () => {
-  for (const client of clients.splice(0)) await client.end().catch(() => undefined);
+  await clients.endAll();
   await Promise.all(stores.splice(0).map((store) => store.close()));
 });
 afterAll(async () => {
@@ -34,23 +35,7 @@ async function open(options: Partial<PostgresTaskStoreOptions> = {}): Promise<Po
   return store;
 }
 
-async function raw(url = database.url): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url });
-  // A database dropped WITH (FORCE) under an open client ends it; that is expected, not an error of the test.
-  client.on('error', () => undefined);
-  await client.connect();
-  clients.push(client);
-  return client;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<StoreError> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(StoreError);
-  return error as StoreError;
-}
+const raw = (url = database.url): Promise<pg.Client> => clients.connect(url);
 
 const RESULT: JsonObject = { content: [{ type: 'text', text: 'done' }] };
 
@@ -247,21 +232,18 @@ describe('migrations', () => {
     await (await open()).close();
     const client = await raw();
     await client.query("INSERT INTO mcp_tasks.schema_migrations (version, name) VALUES (999, 'from the future')");
-    const newer = await rejection(openPostgresTaskStore({ url: database.url }));
-    expect(newer.code).toBe('schema_mismatch');
+    const newer = await expectStoreError(openPostgresTaskStore({ url: database.url }), 'schema_mismatch');
     expect(newer.message).toBe(`task store schema is version 999, newer than this mcp-tasks knows (${POSTGRES_MIGRATIONS.length}); upgrade mcp-tasks`);
     await client.query('DELETE FROM mcp_tasks.schema_migrations WHERE version = 999');
     await client.query("UPDATE mcp_tasks.schema_migrations SET name = 'someone else' WHERE version = 1");
-    const foreign = await rejection(openPostgresTaskStore({ url: database.url }));
-    expect(foreign.code).toBe('schema_mismatch');
+    const foreign = await expectStoreError(openPostgresTaskStore({ url: database.url }), 'schema_mismatch');
     expect(foreign.message).toMatch(/version 1 is "someone else", expected "initial"/);
     await client.query("UPDATE mcp_tasks.schema_migrations SET name = 'initial' WHERE version = 1");
     await expect(open()).resolves.toBeDefined();
   });
 
   it('a database that does not exist is a fault with the server message, not a hang', async () => {
-    const error = await rejection(openPostgresTaskStore({ url: withDatabase(testPostgresUrl(), 'mcp_tasks_no_such_db') }));
-    expect(error.code).toBe('fault');
+    const error = await expectStoreError(openPostgresTaskStore({ url: withDatabase(testPostgresUrl(), 'mcp_tasks_no_such_db') }), 'fault');
     expect(error.message).toMatch(/database "mcp_tasks_no_such_db" does not exist/);
   });
 });

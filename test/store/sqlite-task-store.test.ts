@@ -2,12 +2,13 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { StoreError, type StoreErrorCode } from '../../src/core/store-error.js';
+import type { StoreError } from '../../src/core/store-error.js';
 import { newTaskId } from '../../src/core/ids.js';
 import type { TaskEvent } from '../../src/core/store.js';
 import type { NewTask } from '../../src/core/task.js';
 import { openSqliteTaskStore, type SqliteTaskStore, type SqliteTaskStoreOptions } from '../../src/store/sqlite/index.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
+import { expectStoreError } from '../../src/testing/store-contract.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -30,16 +31,6 @@ function task(overrides: Partial<NewTask> = {}): NewTask {
     leaseMs: null,
     ...overrides,
   };
-}
-
-async function rejection(promise: Promise<unknown>, code: StoreErrorCode): Promise<StoreError> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(StoreError);
-  expect((error as StoreError).code).toBe(code);
-  return error as StoreError;
 }
 
 /** The clock of every store the tests open (leases and expiry sweeps are judged on it); back at T0 for each test. */
@@ -125,7 +116,7 @@ describe('group commit', () => {
     const inputs = [task(), duplicate, task(), { ...task(), taskId: duplicate.taskId }, task()];
     const settled = await Promise.allSettled(inputs.map((t) => store.create(t)));
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
-    const error = await rejection(Promise.reject((settled[3] as PromiseRejectedResult).reason), 'fault');
+    const error = await expectStoreError(Promise.reject((settled[3] as PromiseRejectedResult).reason), 'fault');
     expect((error.cause as { code?: string }).code).toBe('SQLITE_CONSTRAINT_PRIMARYKEY');
     expect(store.stats().commits).toBe(1);
     // The duplicate's `created` event was inserted before its row failed; the savepoint took it back.
@@ -158,7 +149,7 @@ describe('input requests', () => {
     const store = open();
     const { taskId } = await store.create(task({ leaseOwner: 'i-a', leaseMs: 30_000 }));
     const start = await store.lastEventSeq();
-    await rejection(store.requestInput(taskId, [], { leaseOwner: 'i-a', statusMessage: null, now: T0 }), 'invalid');
+    await expectStoreError(store.requestInput(taskId, [], { leaseOwner: 'i-a', statusMessage: null, now: T0 }), 'invalid');
     expect((await store.getUnscoped(taskId))?.status).toBe('working');
     expect(await store.lastEventSeq()).toBe(start);
   });
@@ -223,7 +214,7 @@ describe('durability and faults', () => {
     const store = open({ busyTimeoutMs: 50 });
     const blocker = observer();
     blocker.exec('BEGIN IMMEDIATE');
-    const error = await rejection(store.create(task()), 'unavailable');
+    const error = await expectStoreError(store.create(task()), 'unavailable');
     expect((error.cause as { code?: string }).code).toMatch(/^SQLITE_BUSY/);
     blocker.exec('ROLLBACK');
     await expect(store.create(task())).resolves.toMatchObject({ status: 'working' });
@@ -233,9 +224,9 @@ describe('durability and faults', () => {
   it('reads and writes after close() reject as a fault with the driver error as cause', async () => {
     const store = open();
     await store.close();
-    const read = await rejection(store.getUnscoped(newTaskId()), 'fault');
+    const read = await expectStoreError(store.getUnscoped(newTaskId()), 'fault');
     expect(read.cause).toBeInstanceOf(Error);
-    await rejection(store.create(task()), 'fault');
+    await expectStoreError(store.create(task()), 'fault');
   });
 
   it('expiry deletes the input requests of a task too (cascade) and keeps the expired event', async () => {

@@ -2,11 +2,12 @@ import type pg from 'pg';
 import type { Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { StoreError } from '../../core/store-error.js';
-import { checkInputRequests, checkOutcome, idempotencyKeyTaken, toLimit, transitionSources } from '../../core/store-rules.js';
+import { checkInputRequests, checkTransition, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
 import type { TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
+import { TaskEventListeners } from '../../core/task-event-listeners.js';
 import { TerminalTaskCache } from '../../core/terminal-cache.js';
 import type { InputRequestRecord, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord } from '../../core/task.js';
-import { newTaskParams, outcomeBody, toEvent, toInputRequest, toOutcome, toRecord, type EventRow, type InputRequestRow, type TaskRow } from '../codec.js';
+import { insertedRecord, newTaskParams, outcomeBody, toEvent, toInputRequest, toOutcome, toRecord, type EventRow, type InputRequestRow, type TaskRow } from '../codec.js';
 import { PostgresBatcher, type BatchTx, type MergedWork, type PostgresBatchStats, type Query, type Settled, type StagedEvent } from './batch.js';
 import { createPool, sqlState, toStoreError, type PostgresConnectionOptions } from './connection.js';
 import { applyAnswers, parkForInput } from './input-requests.js';
@@ -46,7 +47,7 @@ export class PostgresTaskStore implements TaskStore {
   /** Schema versions this instance applied when it opened (empty when another instance already had). */
   readonly appliedMigrations: readonly number[];
   private readonly batcher: PostgresBatcher;
-  private readonly listeners = new Set<TaskEventListener>();
+  private readonly listeners: TaskEventListeners;
   private readonly terminal = new TerminalTaskCache();
   private readonly creates: MergedWork<NewTask, TaskRecord>;
   private closing: Promise<void> | undefined;
@@ -59,7 +60,8 @@ export class PostgresTaskStore implements TaskStore {
     options: { maxBatch: number; maxInFlight: number },
   ) {
     this.appliedMigrations = Object.freeze(appliedMigrations);
-    this.batcher = new PostgresBatcher(pool, options, (events) => this.publish(events), logger);
+    this.listeners = new TaskEventListeners(logger);
+    this.batcher = new PostgresBatcher(pool, options, (events) => this.listeners.publish(events), logger);
     this.creates = {
       run: (tx, tasks, isolated) => this.insertTasks(tx, tasks, isolated),
       runAlone: (query, tasks) => this.createAlone(query, tasks),
@@ -107,14 +109,11 @@ export class PostgresTaskStore implements TaskStore {
     return this.batcher.enqueueMerged(this.creates, task);
   }
 
-  async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
-    const cached = this.terminal.lookup(taskId, scope);
-    if (cached.hit) return cached.record;
-    const [row] = await this.read<TaskRow>('read a task', SQL.getScoped, [taskId, scope.ownerKey, scope.generation ?? null, scope.now]);
-    if (row === undefined) return undefined;
-    const record = toRecord(row);
-    this.terminal.remember(record);
-    return record;
+  get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
+    return this.terminal.read(taskId, scope, async () => {
+      const [row] = await this.read<TaskRow>('read a task', SQL.getScoped, [taskId, scope.ownerKey, scope.generation ?? null, scope.now]);
+      return row === undefined ? undefined : toRecord(row);
+    });
   }
 
   async getUnscoped(taskId: string): Promise<TaskRecord | undefined> {
@@ -122,24 +121,16 @@ export class PostgresTaskStore implements TaskStore {
     return row === undefined ? undefined : toRecord(row);
   }
 
-  async getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
-    const cached = this.terminal.outcome(taskId);
-    if (cached) return cached;
-    const [row] = await this.read<{ kind: string; body: string }>('read an outcome', SQL.getOutcome, [taskId]);
-    if (row === undefined) return undefined;
-    const outcome = toOutcome(row);
-    this.terminal.rememberOutcome(taskId, outcome, row.body.length);
-    return outcome;
+  getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
+    return this.terminal.readOutcome(taskId, async () => {
+      const [row] = await this.read<{ kind: string; body: string }>('read an outcome', SQL.getOutcome, [taskId]);
+      return row === undefined ? undefined : { outcome: toOutcome(row), chars: row.body.length };
+    });
   }
 
   /** See {@link TaskStore.transition}: one statement locks the row, applies the condition and stores the outcome. */
-  transition(taskId: string, request: TransitionRequest): Promise<TaskRecord | undefined> {
-    try {
-      checkOutcome(request);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    const from = transitionSources(request);
+  async transition(taskId: string, request: TransitionRequest): Promise<TaskRecord | undefined> {
+    const from = checkTransition(request);
     const { outcome } = request;
     return this.batcher.enqueue(async (tx) => {
       const [row] = await tx.query<TaskRow & { from_status: TaskRecord['status'] }>(SQL.transition, [
@@ -272,10 +263,7 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   onEvent(listener: TaskEventListener): () => void {
-    this.listeners.add(listener);
-    return () => {
-      this.listeners.delete(listener);
-    };
+    return this.listeners.add(listener);
   }
 
   /** Commit every queued write, then close the pool. Later calls return the same promise. */
@@ -393,7 +381,9 @@ export class PostgresTaskStore implements TaskStore {
     const byId = new Map(rows.map((row) => [row.task_id, row]));
     tasks.forEach((task, k) => {
       const row = byId.get(task.taskId);
-      results[indexes[k] as number] = row ? { ok: true, value: createdRecord(task, row) } : { ok: false, error: idempotencyKeyTaken() };
+      // Exactly what the INSERT wrote, plus the seq and lease end only the database knew.
+      const record = row && insertedRecord({ ...newTaskParams(task, 0), leaseExpiresAt: row.lease_expires_at }, row.seq);
+      results[indexes[k] as number] = record ? { ok: true, value: record } : { ok: false, error: idempotencyKeyTaken() };
     });
   }
 
@@ -406,18 +396,6 @@ export class PostgresTaskStore implements TaskStore {
     }
   }
 
-  private publish(events: readonly TaskEvent[]): void {
-    for (const event of events) {
-      for (const listener of [...this.listeners]) {
-        try {
-          listener(event);
-        } catch (error) {
-          // A faulty listener must not keep the others (or the writers) from learning about the commit.
-          this.logger.error({ err: error, kind: event.kind }, 'task event listener threw');
-        }
-      }
-    }
-  }
 }
 
 /**
@@ -472,32 +450,4 @@ function stepRows(tasks: readonly NewTask[]): Array<readonly [string, string, st
 
 function settledAll(results: ReadonlyArray<Settled<TaskRecord> | undefined>): Array<Settled<TaskRecord>> {
   return results.map((result) => result ?? { ok: false, error: new StoreError('fault', 'Task store failed to write: create not settled') });
-}
-
-/** The record of a task just inserted, built from what was sent plus what only the database knew. */
-function createdRecord(task: NewTask, row: InsertedRow): TaskRecord {
-  const p = newTaskParams(task, 0);
-  return toRecord({
-    task_id: task.taskId,
-    owner_key: task.ownerKey,
-    generation: task.generation,
-    protocol_version: task.protocolVersion,
-    tool_name: task.toolName,
-    arguments: p.arguments as string,
-    client_capabilities: p.clientCapabilities as string,
-    progress_token: p.progressToken as string | null,
-    status: 'working',
-    status_message: task.statusMessage,
-    created_at: task.createdAt,
-    last_updated_at: task.createdAt,
-    ttl_ms: task.ttlMs,
-    poll_interval_ms: task.pollIntervalMs,
-    expires_at: p.expiresAt as number | null,
-    seq: row.seq,
-    attempt: p.attempt as number,
-    lease_owner: task.leaseOwner,
-    lease_expires_at: row.lease_expires_at,
-    idempotency_key: task.idempotencyKey ?? null,
-    request_digest: task.requestDigest ?? null,
-  });
 }

@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
-import { checkInputRequests, checkOutcome, idempotencyKeyTaken, toLimit, transitionSources } from '../../core/store-rules.js';
+import { checkInputRequests, checkTransition, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
+import { TaskEventListeners } from '../../core/task-event-listeners.js';
 import { TerminalTaskCache } from '../../core/terminal-cache.js';
 import type { TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
 import type {
@@ -62,7 +63,7 @@ export class SqliteTaskStore implements TaskStore {
   readonly appliedMigrations: readonly number[];
   private readonly stmt: Statements;
   private readonly committer: GroupCommitter;
-  private readonly listeners = new Set<TaskEventListener>();
+  private readonly listeners: TaskEventListeners;
   private readonly terminal = new TerminalTaskCache();
   private closing: Promise<void> | undefined;
 
@@ -77,7 +78,8 @@ export class SqliteTaskStore implements TaskStore {
     this.stmt = Object.fromEntries(
       Object.entries(SQL).map(([name, sql]) => [name, db.prepare(sql)]),
     ) as Statements;
-    this.committer = new GroupCommitter(db, maxBatchSize, (events) => this.publish(events), logger);
+    this.listeners = new TaskEventListeners(logger);
+    this.committer = new GroupCommitter(db, maxBatchSize, (events) => this.listeners.publish(events), logger);
   }
 
   /** See {@link openSqliteTaskStore}. */
@@ -126,16 +128,13 @@ export class SqliteTaskStore implements TaskStore {
     });
   }
 
-  async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
-    const cached = this.terminal.lookup(taskId, scope);
-    if (cached.hit) return cached.record;
-    const row = this.read('read a task', () =>
-      this.stmt.getScoped.get({ taskId, ownerKey: scope.ownerKey, generation: scope.generation ?? null, now: scope.now }),
-    );
-    if (row === undefined) return undefined;
-    const record = toRecord(row as TaskRow);
-    this.terminal.remember(record);
-    return record;
+  get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
+    return this.terminal.read(taskId, scope, async () => {
+      const row = this.read('read a task', () =>
+        this.stmt.getScoped.get({ taskId, ownerKey: scope.ownerKey, generation: scope.generation ?? null, now: scope.now }),
+      );
+      return row === undefined ? undefined : toRecord(row as TaskRow);
+    });
   }
 
   async getUnscoped(taskId: string): Promise<TaskRecord | undefined> {
@@ -143,14 +142,11 @@ export class SqliteTaskStore implements TaskStore {
     return row === undefined ? undefined : toRecord(row as TaskRow);
   }
 
-  async getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
-    const cached = this.terminal.outcome(taskId);
-    if (cached) return cached;
-    const row = this.read('read an outcome', () => this.stmt.getOutcome.get({ taskId })) as { kind: string; body: string } | undefined;
-    if (row === undefined) return undefined;
-    const outcome = toOutcome(row);
-    this.terminal.rememberOutcome(taskId, outcome, row.body.length);
-    return outcome;
+  getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
+    return this.terminal.readOutcome(taskId, async () => {
+      const row = this.read('read an outcome', () => this.stmt.getOutcome.get({ taskId })) as { kind: string; body: string } | undefined;
+      return row === undefined ? undefined : { outcome: toOutcome(row), chars: row.body.length };
+    });
   }
 
   /**
@@ -158,13 +154,8 @@ export class SqliteTaskStore implements TaskStore {
    * terminal status never changes even when a caller lists it. Rejects with `invalid` (before writing) when
    * the outcome does not fit `to` (see `checkOutcome`).
    */
-  transition(taskId: string, request: TransitionRequest): Promise<TaskRecord | undefined> {
-    try {
-      checkOutcome(request);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    const from = transitionSources(request);
+  async transition(taskId: string, request: TransitionRequest): Promise<TaskRecord | undefined> {
+    const from = checkTransition(request);
     return this.committer.enqueue((events) => {
       // Inside the write transaction nobody else can change the row, so this is exactly the status replaced.
       const current = this.stmt.currentStatus.get({ taskId }) as { status: TaskRecord['status'] } | undefined;
@@ -325,10 +316,7 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   onEvent(listener: TaskEventListener): () => void {
-    this.listeners.add(listener);
-    return () => {
-      this.listeners.delete(listener);
-    };
+    return this.listeners.add(listener);
   }
 
   /** Commit every queued write, then close the connection. Later calls return the same promise. */
@@ -383,18 +371,6 @@ export class SqliteTaskStore implements TaskStore {
     }
   }
 
-  private publish(events: readonly TaskEvent[]): void {
-    for (const event of events) {
-      for (const listener of [...this.listeners]) {
-        try {
-          listener(event);
-        } catch (error) {
-          // A faulty listener must not keep the others (or the writers) from learning about the commit.
-          this.logger.error({ err: error, kind: event.kind }, 'task event listener threw');
-        }
-      }
-    }
-  }
 }
 
 /**
