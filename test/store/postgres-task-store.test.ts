@@ -249,6 +249,27 @@ describe('migrations', () => {
 });
 
 describe('connections', () => {
+  it('a connection killed while its batch waits rejects that batch as unavailable; the process and the store live on', async () => {
+    const store = await open({ applicationName: 'mcp-tasks-killed-mid-batch' });
+    const { taskId } = await store.create(newTaskInput());
+    const holder = await raw();
+    await holder.query('BEGIN');
+    await holder.query('SELECT 1 FROM mcp_tasks.tasks WHERE task_id = $1 FOR UPDATE', [taskId]);
+    const waiting = store.transition(taskId, { to: 'cancelled', now: Date.now() });
+    const admin = await raw();
+    const blocked = "SELECT pid FROM pg_stat_activity WHERE application_name = 'mcp-tasks-killed-mid-batch' AND wait_event_type = 'Lock'";
+    let pids: number[] = [];
+    while (pids.length === 0) {
+      pids = (await admin.query<{ pid: number }>(blocked)).rows.map((r) => r.pid);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    // The server ends the connection under the checked-out client: an 'error' event nobody but the store handles.
+    await admin.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [pids]);
+    await expectStoreError(waiting, 'unavailable');
+    await holder.query('COMMIT');
+    await expect(store.transition(taskId, { to: 'cancelled', now: Date.now() })).resolves.toMatchObject({ status: 'cancelled' });
+  });
+
   it('connections killed by pg_terminate_backend are replaced: calls recover without a restart', async () => {
     const store = await open({ applicationName: 'mcp-tasks-terminated' });
     const { taskId } = await store.create(newTaskInput());

@@ -188,6 +188,12 @@ export class PostgresBatcher {
       return;
     }
     let broken: Error | undefined;
+    // A checked-out client has no pool listener: without this, a connection lost mid-batch (server shutdown) would
+    // be an unhandled 'error' event and end the process. The query in flight rejects on its own.
+    const onConnectionError = (error: Error): void => {
+      broken = error;
+    };
+    client.on('error', onConnectionError);
     try {
       let alone: RunResult | undefined;
       try {
@@ -219,6 +225,7 @@ export class PostgresBatcher {
         }
       }
     } finally {
+      client.removeListener('error', onConnectionError);
       // A connection that was lost or timed out is destroyed rather than handed to the next caller.
       client.release(broken);
     }

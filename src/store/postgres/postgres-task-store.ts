@@ -77,10 +77,17 @@ export class PostgresTaskStore implements TaskStore {
         throw toStoreError(error, 'connect');
       });
       let applied: number[];
+      let lost: Error | undefined;
+      // Checked out, the client has no pool listener: a connection lost now must reject, not crash the process.
+      const onConnectionError = (error: Error): void => {
+        lost = error;
+      };
+      client.on('error', onConnectionError);
       try {
         applied = await migrate(client);
       } finally {
-        client.release();
+        client.removeListener('error', onConnectionError);
+        client.release(lost);
       }
       if (applied.length > 0) logger.info({ versions: applied }, 'task store schema migrated');
       return new PostgresTaskStore(pool, options.clock, logger, applied, {
