@@ -21,11 +21,12 @@ import { p3 } from './suites/p3.mjs';
 import { p4 } from './suites/p4.mjs';
 import { hint } from './suites/hint.mjs';
 import { p5 } from './suites/p5.mjs';
+import { p6 } from './suites/p6.mjs';
 import { polling } from './suites/polling.mjs';
 
 const BENCH = fileURLToPath(new URL('.', import.meta.url));
 const ROOT = join(BENCH, '..');
-const SUITES = { p1, hint, p2, p3, p4, p5, polling };
+const SUITES = { p1, hint, p2, p3, p4, p5, p6, polling };
 
 /** Our server and tools run from dist/; build it when missing (an existing build is used as it is). */
 function ensureBuilt() {

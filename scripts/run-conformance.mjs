@@ -5,10 +5,10 @@
 // on Node 20). Usage: node scripts/run-conformance.mjs [--scenario name ...] [--keep-results]
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './free-port.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const toolsDir = join(root, 'tools', 'conformance');
@@ -48,17 +48,6 @@ function ensureInstalled() {
   console.log(`conformance: installing tools/conformance (npm ci)…`);
   const result = spawnSync('npm', ['ci', '--prefix', toolsDir, '--no-audit', '--no-fund'], { stdio: 'inherit' });
   if (result.status !== 0) throw new Error('npm ci --prefix tools/conformance failed');
-}
-
-function freePort() {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolvePort(port));
-    });
-  });
 }
 
 async function waitForServer(url, child) {

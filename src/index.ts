@@ -21,6 +21,7 @@ export {
 export { serverStatePaths, type PathConfinement, type ServerStateLocations, type ServerStatePath } from './core/confinement.js';
 export { confine, resolveInsideRoots, type Confinement } from './tools/roots.js';
 export { TasksError } from './core/errors.js';
+export { StoreError, type StoreErrorCode } from './core/store-error.js';
 export { ErrorCode, TASKS_EXTENSION_ID } from './protocol/constants.js';
 export type { TaskEvent, TaskEventKind, TaskScope, TaskStore, TransitionRequest } from './core/store.js';
 export type { JsonObject, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord, TaskStatus } from './core/task.js';

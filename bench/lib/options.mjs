@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
-export const SUITES = ['p3', 'p4', 'p5', 'p1', 'hint', 'p2', 'polling'];
+export const SUITES = ['p3', 'p4', 'p5', 'p1', 'hint', 'p2', 'polling', 'p6'];
 
 export const USAGE = `usage: npm run bench -- [options]
 

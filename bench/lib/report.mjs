@@ -10,6 +10,8 @@ function baselineOf(key, high) {
   if (roundTrip) return `baseline.reference.${roundTrip[1] === '' ? 'roundTrip' : roundTrip[1]}.c${roundTrip[2]}`;
   if (/^p2\./.test(key) || key === `baseline.reference.tasksGet.c${high}` || key === `baseline.sdk24.c${high}`) return `baseline.echo.c${high}`;
   if (/^p3\./.test(key)) return 'baseline.sqlite.singleRow';
+  const postgres = /^p6\.\w+\.c(\d+)$/.exec(key);
+  if (postgres) return `baseline.pg.singleRow.c${postgres[1]}`;
   return null;
 }
 
@@ -54,6 +56,7 @@ function goalsFor(high, figures) {
     { id: 'P2 v1', figure: `p2.v1.c${high}`, target: '≥ 0.6× echo req/s', check: ratioAtLeast(0.6), ratio: 0.6 },
     { id: 'P3 rate', figure: `p3.store.c${high}`, target: '≥ 3× single-row commits/s', check: ratioAtLeast(3), ratio: 3 },
     { id: 'P3 p99', figure: `p3.store.c${high}`, target: 'create p99 ≤ 10 ms', check: atMost('p99Ms', 10, false), limit: { field: 'p99Ms', value: 10 } },
+    { id: 'P6 rate', figure: `p6.store.c${high}`, target: '≥ 3× PostgreSQL single-row INSERT commits/s', check: ratioAtLeast(3), ratio: 3 },
     { id: 'P4 p50', figure: 'p4.pickup', target: 'p50 < 5 ms', check: atMost('p50Ms', 5, true), limit: { field: 'p50Ms', value: 5 } },
     { id: 'P4 p99', figure: 'p4.pickup', target: 'p99 < 20 ms', check: atMost('p99Ms', 20, true), limit: { field: 'p99Ms', value: 20 } },
     { id: 'P5 task', figure: 'p5.heapPerTask', target: '≤ 100 B heap per retained task', check: atMost('value', 100, false), limit: { field: 'value', value: 100 } },
@@ -104,6 +107,7 @@ function notes(figure) {
   const parts = [];
   if (figure.requestsPerOp > 1.01) parts.push(`${number(figure.requestsPerOp, 2)} req/op, ${number(figure.cpuUsPerRequest)} µs CPU/req`);
   if (figure.operationsPerCommit) parts.push(`${number(figure.operationsPerCommit, 1)} creates/commit`);
+  if (figure.maxMs != null) parts.push(`max latency ${number(figure.maxMs, 1)} ms`);
   if (figure.fromCallP50Ms != null) parts.push(`from the create call: p50 ${number(figure.fromCallP50Ms, 2)} / p99 ${number(figure.fromCallP99Ms, 2)} ms`);
   if (figure.rssBytesPerTask != null) {
     parts.push(`median of tenths; end − start ${number(figure.heapOverallBytesPerTask, 1)} B/task; RSS ${number(figure.rssBytesPerTask)} B/task; ${number(figure.tasksPerSecond)} tasks/s`);

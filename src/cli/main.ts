@@ -7,7 +7,7 @@ import { demoCorpusCommand } from './demo-corpus.js';
 import { protectDashTaskIds } from './task-id-argument.js';
 import { serve } from './serve.js';
 import { cancelCommand, getCommand, watchCommand } from './task-commands.js';
-import { ExitCode, UsageError } from './usage-error.js';
+import { ExitCode, StartupError, UsageError } from './usage-error.js';
 
 /** Parse a non-negative integer option (milliseconds, counts). */
 export function integerOption(value: string): number {
@@ -29,7 +29,8 @@ program
   .description('serve MCP (2025-11-25 tasks and the 2026-07-28 Tasks Extension) on one HTTP endpoint or on stdio')
   .option('--port <port>', 'HTTP port', integerOption, 3100)
   .option('--host <host>', 'HTTP bind address', '127.0.0.1')
-  .option('--data-dir <dir>', 'data directory (store, secret); MCP_TASKS_STORE overrides the database path', './data')
+  .option('--data-dir <dir>', 'data directory (SQLite store, secret)', './data')
+  .option('--store <store>', 'task store: postgres://… URL, or a SQLite file path (default: MCP_TASKS_STORE, else <data-dir>/tasks.db)')
   .option('--stdio', 'serve on stdin/stdout instead of HTTP')
   .option('--tools <module>', 'load tools from a module (repeatable)', collect, [])
   .option('--no-builtins', 'do not register the built-in tools (analyze_logs, audit_repository)')
@@ -110,6 +111,10 @@ program.parseAsync(protectDashTaskIds(process.argv)).catch((error: unknown) => {
   if (error instanceof UsageError) {
     process.stderr.write(`mcp-tasks: ${error.message}\n`);
     process.exit(ExitCode.usage);
+  }
+  if (error instanceof StartupError) {
+    process.stderr.write(`mcp-tasks: ${error.message}\n`);
+    process.exit(ExitCode.startupFailed);
   }
   process.stderr.write(`mcp-tasks: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(ExitCode.connectionOrProtocol);

@@ -8,18 +8,20 @@ import type { AnyToolDefinition } from '../core/tool.js';
 import { createTasksServer } from '../server/create-tasks-server.js';
 import { resolveLimits, type TasksServerLimits } from '../server/options.js';
 import { loadServerSecret } from '../server/secret.js';
-import { openSqliteTaskStore } from '../store/sqlite/index.js';
 import { conformanceFixtureTools } from '../tools/fixtures/conformance.js';
 import { builtinTools, cleanupLogsTool, isInsideRoots } from '../tools/index.js';
 import { createCliLogger } from './logger.js';
 import { loadToolModule } from './tool-modules.js';
-import { UsageError } from './usage-error.js';
+import { describeStore, openStore, resolveStoreSpec } from './store-spec.js';
+import { StartupError, UsageError } from './usage-error.js';
 
 /** Options of `mcp-tasks serve`, as commander parses them. */
 export interface ServeOptions {
   port: number;
   host: string;
   dataDir: string;
+  /** `--store`: a `postgres://` URL or a SQLite file path (default: `MCP_TASKS_STORE`, else `<dataDir>/tasks.db`). */
+  store?: string;
   stdio?: boolean;
   tools: string[];
   builtins: boolean;
@@ -151,12 +153,14 @@ function listen(http: ReturnType<typeof createServer>, port: number, host: strin
  * the port are known to be good.
  * @throws UsageError (exit 64) for invalid settings: a remote bind without authentication or a Host allow-list,
  *   bad limits, token file or tool module, a short `MCP_TASKS_SECRET`, a busy port.
+ * @throws StartupError (exit 1) when the store cannot be opened: unreachable, a newer schema, an unusable file.
  */
 export async function serve(options: ServeOptions): Promise<void> {
   if (!LOG_LEVELS.has(options.logLevel)) throw new UsageError(`--log-level ${options.logLevel}: expected one of ${[...LOG_LEVELS].join(', ')}`);
   const logger: Logger = createCliLogger(options.logLevel);
   const dataDir = resolve(options.dataDir);
-  const storePath = process.env.MCP_TASKS_STORE ? resolve(process.env.MCP_TASKS_STORE) : join(dataDir, 'tasks.db');
+  const storeSpec = resolveStoreSpec(options.store, process.env.MCP_TASKS_STORE, dataDir);
+  const storeShown = describeStore(storeSpec);
   const loopback = LOOPBACK.has(options.host);
   if (!options.stdio && !loopback && !options.auth && !options.allowRemoteUnauthenticated) {
     throw new UsageError(`refusing to listen on ${options.host} without --auth; use --auth tokens:<file> or --allow-remote-unauthenticated`);
@@ -171,7 +175,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   const auth = tokenFile === undefined ? undefined : asUsageError(() => TokenFileAuthenticator.fromFile(tokenFile));
   // The server's own state is denied to every tool whatever the roots (the checks in tools/roots.ts enforce it
   // again on every path): the data directory (store, WAL/SHM, secret), a store elsewhere, the token file.
-  const denied: DeniedState[] = serverStatePaths({ dataDir, storePath, ...(tokenFile === undefined ? {} : { tokenFile }) }).map((state) => ({ ...state, real: realPathOf(state.path) }));
+  const denied: DeniedState[] = serverStatePaths({ dataDir, ...(storeSpec.kind === 'sqlite' ? { storePath: storeSpec.path } : {}), ...(tokenFile === undefined ? {} : { tokenFile }) }).map((state) => ({ ...state, real: realPathOf(state.path) }));
   const deniedPaths = [...new Set(denied.flatMap((state) => [state.path, state.real]))];
   const skippedRoots: string[] = [];
   const roots = resolveRoots(options.root, denied, skippedRoots);
@@ -205,7 +209,11 @@ export async function serve(options: ServeOptions): Promise<void> {
       });
   const port = http ? await listen(http, options.port, options.host) : 0;
 
-  const store = openSqliteTaskStore({ path: storePath, logger });
+  const store = await openStore(storeSpec, logger).catch((error: unknown) => {
+    http?.close();
+    // One line: the store's message says what and why; no stack trace for an operator's configuration problem.
+    throw new StartupError(`cannot open the task store ${storeShown}: ${error instanceof Error ? error.message : String(error)}`);
+  });
   const server = await createTasksServer({
     tools,
     store,
@@ -225,7 +233,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   logger.info({ deniedPaths: deniedLines, skippedRoots }, 'server state is denied to tools and excluded from every root');
 
   if (!http) {
-    process.stderr.write(`mcp-tasks: serving MCP on stdio (store ${storePath}, ${tools.length} tools; denied to tools: ${deniedLines.join(', ')})\n`);
+    process.stderr.write(`mcp-tasks: serving MCP on stdio (store ${storeShown}, ${tools.length} tools; denied to tools: ${deniedLines.join(', ')})\n`);
     server.serveStdio();
     process.stdin.on('end', () => void stop().then(() => process.exit(0)));
     return;
@@ -234,7 +242,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
   process.stderr.write(
     `mcp-tasks: serving http://${shownHost}:${port}/mcp\n` +
-      `  data dir: ${dataDir}\n  store:    ${storePath}\n  tools:    ${tools.map((tool) => tool.name).join(', ')}\n  roots:    ${roots.join(', ') || '(none)'}\n` +
+      `  data dir: ${dataDir}\n  store:    ${storeShown}\n  tools:    ${tools.map((tool) => tool.name).join(', ')}\n  roots:    ${roots.join(', ') || '(none)'}\n` +
       `  writable: ${writableRoots.join(', ') || '(none)'}\n` +
       `  denied:   ${deniedLines.join(',\n            ')}\n` +
       (skippedRoots.length > 0 ? `  skipped:  ${skippedRoots.join(', ')}\n` : '') +

@@ -3,10 +3,20 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
+/**
+ * `serve` could not start for a reason outside the command line (the store is unreachable, has a newer schema, or
+ * cannot be opened); the CLI prints the one-line message and exits with code 1.
+ */
+export class StartupError extends Error {
+  override readonly name = 'StartupError';
+}
+
 /** Exit codes of the `mcp-tasks` CLI. */
 export const ExitCode = Object.freeze({
   completed: 0,
   toolError: 1,
+  /** `serve` could not start (see {@link StartupError}). */
+  startupFailed: 1,
   failed: 2,
   cancelled: 3,
   unknownOrExpired: 4,

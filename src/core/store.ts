@@ -24,7 +24,11 @@ export type TaskEventKind = 'created' | 'status' | 'message' | 'attempt' | 'inpu
 
 /** One row of `task_events`. */
 export interface TaskEvent {
-  /** Monotonic, gap-free within one database; orders events across processes. */
+  /**
+   * Position in the feed: gap-free and in commit order within one database, across every process writing to it.
+   * Every backend must guarantee that an event becomes visible to readers only after every event with a smaller
+   * `seq` is visible, so a reader that tails `seq > cursor` never skips one (see {@link TaskStore.readEventsAfter}).
+   */
   seq: number;
   taskId: string;
   kind: TaskEventKind;
@@ -58,7 +62,8 @@ export interface TransitionRequest {
   statusMessage?: string | null;
   /**
    * Stored in the same transaction: `completed` needs a `result`; `failed` needs an `error`, or (v1 only) a `result`
-   * with `isError: true`; other statuses take none. A mismatch is refused with `-32603` before anything is written.
+   * with `isError: true`; other statuses take none. A mismatch is refused with {@link StoreError} `invalid` before
+   * anything is written (`checkOutcome` in `core/store-rules.ts`).
    */
   outcome?: TaskOutcome;
   /** When set, the write applies only while this instance holds the lease (a lost lease discards the outcome). */
@@ -73,21 +78,28 @@ export interface TransitionRequest {
 export type TaskEventListener = (event: TaskEvent) => void;
 
 /**
- * The storage port. One implementation per backend (`SqliteTaskStore` now, PostgreSQL later); every backend
+ * The storage port. One implementation per backend (`SqliteTaskStore`, `PostgresTaskStore`); every backend
  * passes the same contract suite (`describeTaskStoreContract` in `mcp-tasks/testing`).
  *
  * Durability: every returned promise resolves only after its write is committed durably. Implementations may
  * share one commit between concurrent writes (group commit) but never resolve before that commit.
  *
- * Errors: methods throw only for storage faults (a {@link TasksError} with `-32603`); a condition that does
- * not hold is reported by the return value (`undefined` / `false`), never by an exception.
+ * Time: instants the caller passes (`now`, `createdAt`) are stored as given. Leases and expiry sweeps are judged
+ * on the store's own clock instead (SQLite: the clock it was opened with; PostgreSQL: the database's
+ * `clock_timestamp()`), so the caller passes lease *durations*: one clock decides whether a lease has lapsed, for
+ * every process sharing the database.
+ *
+ * Errors: methods throw only a {@link StoreError} (codes `conflict`, `invalid`, `unavailable`, `schema_mismatch`,
+ * `fault`; the server maps them to JSON-RPC errors in one place); a condition that does not hold is reported by the
+ * return value (`undefined` / `false` / `[]`), never by an exception.
  */
 export interface TaskStore {
   /**
    * Insert a task with status `working` (and its `steps`, if any) and append its `created` event; with `startNow`,
    * also count the first run (`attempt = 1`) and append its `attempt` event.
    * Resolves after the commit (SEP-2663 E14: a `tasks/get` right after sees it).
-   * Throws `-32602` when `(ownerKey, idempotencyKey)` is already taken.
+   * @throws {StoreError} `conflict` when `(ownerKey, idempotencyKey)` is already taken (also by a concurrent
+   *   create in another process); nothing of this task is written.
    */
   create(task: NewTask): Promise<TaskRecord>;
 
@@ -120,19 +132,28 @@ export interface TaskStore {
   list(scope: TaskScope & { generation: TaskGeneration }, page: { afterSeq: number; limit: number }): Promise<TaskRecord[]>;
 
   /**
-   * Start a run: `attempt += 1`, lease to `leaseOwner` until `leaseExpiresAt`, `attempt` event.
-   * Applies only while the task is `working` and the lease is held by `leaseOwner` or has lapsed.
+   * Start a run: `attempt += 1`, lease to `leaseOwner` for `leaseMs` from the store's now, `attempt` event (its `at`
+   * is the store's now). Applies only while the task is `working` and the lease is held by `leaseOwner` or has
+   * lapsed (`leaseExpiresAt <= now` on the store's clock).
+   * Port change (issue 11): takes a duration instead of the caller's `leaseExpiresAt` and `now`.
    */
-  startAttempt(taskId: string, leaseOwner: string, leaseExpiresAt: number, now: number): Promise<TaskRecord | undefined>;
-
-  /** Extend the leases `leaseOwner` holds on `taskIds`; returns the ids whose lease was renewed. */
-  renewLeases(leaseOwner: string, taskIds: readonly string[], leaseExpiresAt: number): Promise<string[]>;
+  startAttempt(taskId: string, leaseOwner: string, leaseMs: number): Promise<TaskRecord | undefined>;
 
   /**
-   * Atomically take over up to `limit` unexpired `working` tasks whose lease lapsed (`leaseExpiresAt <= now`) or that have none,
-   * giving the lease to `leaseOwner` until `leaseExpiresAt`. `input_required` tasks hold no lease and are skipped.
+   * Extend the leases `leaseOwner` holds on non-terminal `taskIds` to the store's now + `leaseMs`; returns the ids
+   * whose lease was renewed. `leaseMs = 0` lets them lapse at once (release for a fast takeover).
+   * Port change (issue 11): takes a duration instead of the caller's `leaseExpiresAt`.
    */
-  claimLapsed(leaseOwner: string, now: number, leaseExpiresAt: number, limit: number): Promise<TaskRecord[]>;
+  renewLeases(leaseOwner: string, taskIds: readonly string[], leaseMs: number): Promise<string[]>;
+
+  /**
+   * Atomically take over up to `limit` unexpired `working` tasks whose lease lapsed (`leaseExpiresAt <= now` on the
+   * store's clock) or that have none, leasing them to `leaseOwner` for `leaseMs`. `input_required` tasks hold no
+   * lease and are skipped. Concurrent claimers (any process) get disjoint sets; a backend with row locks skips rows
+   * another transaction holds instead of waiting for them.
+   * Port change (issue 11): takes a duration instead of the caller's `now` and `leaseExpiresAt`.
+   */
+  claimLapsed(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]>;
 
   /**
    * Park a running task for input: insert `requests` as `pending` and move `working → input_required` in one
@@ -184,15 +205,20 @@ export interface TaskStore {
   putStep(taskId: string, name: string, value: JsonValue): Promise<void>;
 
   /**
-   * Expire up to `limit` tasks with `expiresAt <= now`: append an `expired` event, then delete the task and
-   * everything hanging off it. Returns the expired ids.
+   * Expire up to `limit` tasks with `expiresAt <= now` on the store's clock: append an `expired` event (`at` = that
+   * now), then delete the task and everything hanging off it. Returns the expired ids.
+   * Port change (issue 11): the sweep judges expiry on the store's clock, so every process's sweeper agrees.
    */
-  expireDue(now: number, limit: number): Promise<string[]>;
+  expireDue(limit: number): Promise<string[]>;
 
-  /** Committed events with `seq > afterSeq`, ascending, at most `limit` (the cross-process tail reads this). */
+  /**
+   * Committed events with `seq > afterSeq`, ascending, at most `limit` (the cross-process tail reads this).
+   * Because `seq` is gap-free and assigned in commit order (see {@link TaskEvent.seq}), a tail that moves its
+   * cursor to the last `seq` it read never misses an event committed later, in any process.
+   */
   readEventsAfter(afterSeq: number, limit: number): Promise<TaskEvent[]>;
 
-  /** The highest committed event `seq` (0 when none). */
+  /** The highest committed event `seq` (0 when none); every event up to it is visible to `readEventsAfter`. */
   lastEventSeq(): Promise<number>;
 
   /** Subscribe to events committed by this store instance; returns an unsubscribe function. */

@@ -38,7 +38,7 @@ export interface TaskRecord extends TaskView {
   attempt: number;
   /** Instance id of the process holding the lease, or `null`. */
   leaseOwner: string | null;
-  /** Epoch ms at which the lease lapses, or `null`. */
+  /** Epoch ms at which the lease lapses, on the store's clock (PostgreSQL: the database's), or `null`. */
   leaseExpiresAt: number | null;
   idempotencyKey: string | null;
   requestDigest: string | null;
@@ -60,7 +60,12 @@ export interface NewTask {
   pollIntervalMs: number;
   /** Lease taken by the creating process so that recovery elsewhere leaves a queued task alone. */
   leaseOwner: string | null;
-  leaseExpiresAt: number | null;
+  /**
+   * Length of that lease in ms, measured on the store's clock (the record's `leaseExpiresAt` is the store's
+   * `now + leaseMs`); `null` without a lease owner. Port change (issue 11): the caller passes a duration, never an
+   * instant of its own clock, so clock skew between hosts cannot shorten or lengthen a lease.
+   */
+  leaseMs: number | null;
   idempotencyKey?: string | null;
   requestDigest?: string | null;
   /** Journaled steps written in the same transaction as the task (e.g. input gathered by MRTR before the task). */

@@ -166,7 +166,7 @@ export class TaskRuntime {
       ttlMs: input.ttlMs,
       pollIntervalMs: input.pollIntervalMs,
       leaseOwner: this.settings.instanceId,
-      leaseExpiresAt: now + this.settings.leaseMs,
+      leaseMs: this.settings.leaseMs,
       ...(input.gathered === undefined ? {} : { steps: { [GATHERED_STEP]: input.gathered } }),
       // A free slot is reserved (`creating`) until the commit, so the first run starts with the create: one write less.
       startNow: !busy,
@@ -308,7 +308,7 @@ export class TaskRuntime {
     this.queue.length = 0;
     this.queued.clear();
     await this.statusWriter.close();
-    if (held.length > 0) await this.store.renewLeases(this.settings.instanceId, held, this.clock.now()).catch(() => []);
+    if (held.length > 0) await this.store.renewLeases(this.settings.instanceId, held, 0).catch(() => []);
     this.events.close();
   }
 
@@ -345,7 +345,7 @@ export class TaskRuntime {
 
   private async execute(taskId: string, slot: RunningTask, started?: TaskRecord): Promise<void> {
     const startedAt = this.clock.now();
-    const record = started ?? (await this.store.startAttempt(taskId, this.settings.instanceId, startedAt + this.settings.leaseMs, startedAt));
+    const record = started ?? (await this.store.startAttempt(taskId, this.settings.instanceId, this.settings.leaseMs));
     if (!record || slot.controller.signal.aborted) return;
     slot.record = record;
     const tool = this.tools.get(record.toolName);
@@ -462,7 +462,7 @@ export class TaskRuntime {
     if (held.length === 0) return;
     this.heartbeating = true;
     try {
-      const renewed = new Set(await this.store.renewLeases(this.settings.instanceId, held, this.clock.now() + this.settings.leaseMs));
+      const renewed = new Set(await this.store.renewLeases(this.settings.instanceId, held, this.settings.leaseMs));
       for (const [taskId, slot] of slots) {
         if (!renewed.has(taskId)) await this.checkLease(taskId, slot);
       }
@@ -479,7 +479,7 @@ export class TaskRuntime {
     const verdict = judgeUnrenewedLease(await this.store.getUnscoped(taskId), this.settings.instanceId);
     if (!current()) return;
     if (verdict.kind === 'retake') {
-      await this.store.renewLeases(this.settings.instanceId, [taskId], this.clock.now() + this.settings.leaseMs);
+      await this.store.renewLeases(this.settings.instanceId, [taskId], this.settings.leaseMs);
     } else if (verdict.kind === 'abort') {
       if (verdict.reason === 'lease_lost') {
         this.logger.warn({ taskId: redactTaskId(taskId), leaseOwner: verdict.leaseOwner }, 'another owner holds the lease of a run of this process; aborting it');
@@ -495,8 +495,7 @@ export class TaskRuntime {
    */
   async recover(): Promise<void> {
     if (this.closed) return;
-    const now = this.clock.now();
-    const claimed = await this.store.claimLapsed(this.settings.instanceId, now, now + this.settings.leaseMs, 100);
+    const claimed = await this.store.claimLapsed(this.settings.instanceId, this.settings.leaseMs, 100);
     for (const record of claimed) {
       if (this.running.has(record.taskId) || this.queued.has(record.taskId)) continue;
       const tool = this.tools.get(record.toolName);
@@ -515,8 +514,8 @@ export class TaskRuntime {
 
   /** Delete expired tasks (reads already hide them; this frees the rows and records `expired`). */
   async sweep(): Promise<void> {
+    await this.store.expireDue(500);
     const now = this.clock.now();
-    await this.store.expireDue(now, 500);
     for (const record of await this.store.listWaitingSince(now - this.settings.inputTimeoutMs, 100)) {
       await this.failByRuntime(record, 'input_timeout', `No answer to the task's input request within ${this.settings.inputTimeoutMs} ms`);
     }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { TasksError } from '../core/errors.js';
 import { newTaskId } from '../core/ids.js';
+import { StoreError } from '../core/store-error.js';
+import type { FakeClock } from './fake-clock.js';
 import type { TaskEvent, TaskStore } from '../core/store.js';
 import type { JsonObject, NewTask, TaskRecord } from '../core/task.js';
 
@@ -8,6 +9,8 @@ import type { JsonObject, NewTask, TaskRecord } from '../core/task.js';
 export interface InputContractContext {
   /** The store of the running test. */
   store(): TaskStore;
+  /** The store's clock in the running test (starts at `t0`). */
+  clock(): FakeClock;
   /** Epoch ms every task of the suite is created at. */
   t0: number;
   /** Create a task of the default owner, `overrides` applied. */
@@ -34,8 +37,8 @@ export function describeInputRequestContract(ctx: InputContractContext): void {
     (await ctx.store().readEventsAfter(seq, 10_000)).map((e) => [e.kind, e.status, e.payload]);
   /** A task in its first run, leased to {@link RUNNER} (attempt 1). */
   const running = async (overrides: Partial<NewTask> = {}) => {
-    const { taskId } = await ctx.create({ leaseOwner: RUNNER, leaseExpiresAt: T0 + 30_000, ...overrides });
-    return (await ctx.store().startAttempt(taskId, RUNNER, T0 + 30_000, T0))!;
+    const { taskId } = await ctx.create({ leaseOwner: RUNNER, leaseMs: 30_000, ...overrides });
+    return (await ctx.store().startAttempt(taskId, RUNNER, 30_000))!;
   };
   const park = (taskId: string, names: string[], now = T0 + 10, statusMessage: string | null = 'need input') =>
     ctx.store().requestInput(taskId, keys(...names), { leaseOwner: RUNNER, statusMessage, now });
@@ -53,7 +56,7 @@ export function describeInputRequestContract(ctx: InputContractContext): void {
       await store.putStep(taskId, 'zero', 1);
       expect(await store.getStep(taskId, 'zero')).toEqual({ value: 0 });
       const refused = newTaskId();
-      await expect(ctx.create({ taskId: refused, steps: { gathered: 'other' }, idempotencyKey: 'once' })).rejects.toBeInstanceOf(TasksError);
+      await expect(ctx.create({ taskId: refused, steps: { gathered: 'other' }, idempotencyKey: 'once' })).rejects.toBeInstanceOf(StoreError);
       expect(await store.getStep(refused, 'gathered')).toBeUndefined();
     });
 
@@ -101,7 +104,7 @@ export function describeInputRequestContract(ctx: InputContractContext): void {
     });
 
     it('requestInput never takes attempt below 0 (a task parked before its first counted run)', async () => {
-      const { taskId } = await ctx.create({ leaseOwner: RUNNER, leaseExpiresAt: T0 + 30_000 });
+      const { taskId } = await ctx.create({ leaseOwner: RUNNER, leaseMs: 30_000 });
       expect(await park(taskId, ['a'])).toMatchObject({ status: 'input_required', attempt: 0 });
     });
 
@@ -110,12 +113,12 @@ export function describeInputRequestContract(ctx: InputContractContext): void {
       const { taskId } = await running();
       await park(taskId, ['a']);
       await respond(taskId, { answers: [answer('a')] });
-      const rerun = (await store.startAttempt(taskId, RUNNER, T0 + 60_000, T0 + 30))!;
+      const rerun = (await store.startAttempt(taskId, RUNNER, 60_000))!;
       const start = await store.lastEventSeq();
       for (const reused of [['c', 'a'], ['d', 'd']]) {
         const error: unknown = await park(taskId, reused, T0 + 40).catch((e: unknown) => e);
-        expect(error).toBeInstanceOf(TasksError);
-        expect((error as TasksError).code).toBe(-32603);
+        expect(error).toBeInstanceOf(StoreError);
+        expect((error as StoreError).code).toBe('invalid');
       }
       expect(await store.getUnscoped(taskId)).toEqual(rerun);
       expect(await states(taskId)).toEqual([['a', 'answered', accept(true)]]);
@@ -230,8 +233,8 @@ export function describeInputRequestContract(ctx: InputContractContext): void {
       const parked = await park(taskId, ['a', 'b']);
       const start = await store.lastEventSeq();
       const error: unknown = await respond(taskId, { answers: [answer('a')], add: keys('b') }).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(TasksError);
-      expect((error as TasksError).code).toBe(-32603);
+      expect(error).toBeInstanceOf(StoreError);
+      expect((error as StoreError).code).toBe('invalid');
       expect(await store.getUnscoped(taskId)).toEqual(parked);
       expect(await states(taskId)).toEqual([
         ['a', 'pending', null],
@@ -256,9 +259,10 @@ export function describeInputRequestContract(ctx: InputContractContext): void {
         ['status', 'working', { from: 'input_required', to: 'working' }],
       ]);
       // Recovery in another process starts the next run; the waiting task holds no lease and is left alone.
-      const claimed = await store.claimLapsed('i-b', T0 + 21, T0 + 60_000, 10);
+      ctx.clock().set(T0 + 21);
+      const claimed = await store.claimLapsed('i-b', 60_000, 10);
       expect(claimed.map((t) => [t.taskId, t.leaseOwner])).toEqual([[taskId, 'i-b']]);
-      expect(await store.startAttempt(taskId, 'i-b', T0 + 60_000, T0 + 21)).toMatchObject({ attempt: 1, leaseOwner: 'i-b' });
+      expect(await store.startAttempt(taskId, 'i-b', 60_000)).toMatchObject({ attempt: 1, leaseOwner: 'i-b' });
       expect(await store.getUnscoped(stillWaiting.taskId)).toMatchObject({ status: 'input_required', leaseOwner: null });
     });
 
@@ -267,7 +271,7 @@ export function describeInputRequestContract(ctx: InputContractContext): void {
       const { taskId } = await running();
       await park(taskId, ['a']);
       await respond(taskId, { answers: [answer('a')] });
-      await store.startAttempt(taskId, RUNNER, T0 + 60_000, T0 + 20);
+      await store.startAttempt(taskId, RUNNER, 60_000);
       await store.transition(taskId, { to: 'input_required', now: T0 + 21 });
       expect(await respond(taskId, { add: keys('b') })).toMatchObject({ accepted: [], task: { leaseOwner: RUNNER } });
       const { task } = await respond(taskId, { answers: [answer('b')] });
@@ -325,7 +329,8 @@ export function describeInputRequestContract(ctx: InputContractContext): void {
       const { taskId } = await running({ ttlMs: 100 });
       await park(taskId, ['a', 'b']);
       await respond(taskId, { answers: [answer('a')] });
-      expect(await store.expireDue(T0 + 100, 10)).toEqual([taskId]);
+      ctx.clock().set(T0 + 100);
+      expect(await store.expireDue(10)).toEqual([taskId]);
       expect(await store.listInputRequests(taskId)).toEqual([]);
     });
   });

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { TasksError } from '../core/errors.js';
+import type { Clock } from '../core/clock.js';
 import { newTaskId } from '../core/ids.js';
+import { StoreError, type StoreErrorCode } from '../core/store-error.js';
 import type { TaskEvent, TaskStore } from '../core/store.js';
 import type { NewTask, TaskOutcome, TaskStatus } from '../core/task.js';
 import { FakeClock } from './fake-clock.js';
@@ -10,6 +11,22 @@ import { describeInputRequestContract } from './store-contract-input.js';
 export interface TaskStoreFixture {
   store: TaskStore;
   cleanup(): Promise<void>;
+}
+
+/** What the suite hands `makeStore`: the store must judge leases and expiry sweeps on exactly this clock. */
+export interface TaskStoreFixtureContext {
+  clock: Clock;
+}
+
+/** Assert that `promise` rejects with a {@link StoreError} of `code`; returns the error. */
+export async function expectStoreError(promise: Promise<unknown>, code: StoreErrorCode): Promise<StoreError> {
+  const error: unknown = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(StoreError);
+  expect((error as StoreError).code).toBe(code);
+  return error as StoreError;
 }
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -23,19 +40,19 @@ const ERROR: TaskOutcome = { kind: 'error', error: { code: -32603, message: 'boo
 
 /**
  * Register the behavioural contract of the {@link TaskStore} port as a vitest suite. Every backend runs it
- * unchanged; `makeStore` is called before each test and `cleanup` after it. Times are fixed epoch ms, so
- * the suite never sleeps.
+ * unchanged; `makeStore` is called before each test and `cleanup` after it. Times are fixed epoch ms on a fake
+ * clock that `makeStore` must give the store as its clock (leases, expiry sweeps), so the suite never sleeps.
  */
-export function describeTaskStoreContract(name: string, makeStore: () => Promise<TaskStoreFixture>): void {
+export function describeTaskStoreContract(name: string, makeStore: (context: TaskStoreFixtureContext) => Promise<TaskStoreFixture>): void {
   describe(`TaskStore contract: ${name}`, () => {
     let fixture: TaskStoreFixture;
     let store: TaskStore;
     let clock: FakeClock;
 
     beforeEach(async () => {
-      fixture = await makeStore();
-      store = fixture.store;
       clock = new FakeClock(T0);
+      fixture = await makeStore({ clock });
+      store = fixture.store;
     });
     afterEach(async () => {
       await fixture.cleanup();
@@ -55,7 +72,7 @@ export function describeTaskStoreContract(name: string, makeStore: () => Promise
       ttlMs: 60_000,
       pollIntervalMs: 1_000,
       leaseOwner: null,
-      leaseExpiresAt: null,
+      leaseMs: null,
       ...overrides,
     });
     const create = (overrides: Partial<NewTask> = {}) => store.create(newTask(overrides));
@@ -72,8 +89,8 @@ export function describeTaskStoreContract(name: string, makeStore: () => Promise
       it('stores a working task with attempt 0, seq and expiresAt = createdAt + ttlMs, readable at once', async () => {
         const input = newTask({ progressToken: 7, statusMessage: 'queued', idempotencyKey: 'k1', requestDigest: 'd1' });
         const record = await store.create(input);
-        const { idempotencyKey, requestDigest, ...rest } = input;
-        expect(record).toMatchObject({ ...rest, idempotencyKey, requestDigest, status: 'working', attempt: 0 });
+        const { idempotencyKey, requestDigest, leaseMs: _leaseMs, ...rest } = input;
+        expect(record).toMatchObject({ ...rest, idempotencyKey, requestDigest, status: 'working', attempt: 0, leaseExpiresAt: null });
         expect(record.lastUpdatedAt).toBe(input.createdAt);
         expect(record.expiresAt).toBe(input.createdAt + 60_000);
         expect(Number.isSafeInteger(record.seq) && record.seq > 0).toBe(true);
@@ -82,8 +99,8 @@ export function describeTaskStoreContract(name: string, makeStore: () => Promise
 
       it('startNow counts the first run at creation: attempt 1 and an attempt event after the created one', async () => {
         const before = await store.lastEventSeq();
-        const record = await create({ startNow: true, leaseOwner: 'i-a', leaseExpiresAt: clock.now() + 30_000 });
-        expect(record.attempt).toBe(1);
+        const record = await create({ startNow: true, leaseOwner: 'i-a', leaseMs: 30_000 });
+        expect(record).toMatchObject({ attempt: 1, leaseOwner: 'i-a', leaseExpiresAt: T0 + 30_000 });
         expect((await store.getUnscoped(record.taskId))?.attempt).toBe(1);
         const events = (await store.readEventsAfter(before, 10)).filter((event) => event.taskId === record.taskId);
         expect(events.map((event) => [event.kind, event.status, event.payload])).toEqual([
@@ -110,11 +127,9 @@ export function describeTaskStoreContract(name: string, makeStore: () => Promise
         expect(events.map((e) => [e.taskId, e.kind, e.status])).toEqual(records.map((r) => [r.taskId, 'created', 'working']));
       });
 
-      it('rejects a second idempotency key of the same owner with -32602, not of another owner', async () => {
+      it('rejects a second idempotency key of the same owner as a conflict, not of another owner', async () => {
         await create({ idempotencyKey: 'same', requestDigest: 'a' });
-        const error: unknown = await create({ idempotencyKey: 'same', requestDigest: 'b' }).catch((e: unknown) => e);
-        expect(error).toBeInstanceOf(TasksError);
-        expect((error as TasksError).code).toBe(-32602);
+        await expectStoreError(create({ idempotencyKey: 'same', requestDigest: 'b' }), 'conflict');
         await expect(create({ idempotencyKey: 'same', ownerKey: BOB })).resolves.toMatchObject({ ownerKey: BOB });
         await expect(Promise.all([create(), create()])).resolves.toHaveLength(2);
       });
@@ -125,7 +140,7 @@ export function describeTaskStoreContract(name: string, makeStore: () => Promise
         const settled = await Promise.allSettled(inputs.map((t) => store.create(t)));
         expect(settled.filter((s) => s.status === 'rejected')).toHaveLength(1);
         const rejected = settled[9] as PromiseRejectedResult;
-        expect((rejected.reason as TasksError).code).toBe(-32602);
+        await expectStoreError(Promise.reject(rejected.reason), 'conflict');
         for (const t of inputs.slice(0, 9)) expect(await store.getUnscoped(t.taskId)).toBeDefined();
         expect(await store.getUnscoped(inputs[9]!.taskId)).toBeUndefined();
         const seqs = (await eventsSince(start)).map((e) => e.seq);
@@ -214,7 +229,7 @@ export function describeTaskStoreContract(name: string, makeStore: () => Promise
       });
 
       it('with leaseOwner applies only while that instance holds the lease; releaseLease clears it', async () => {
-        const { taskId } = await create({ leaseOwner: 'i-a', leaseExpiresAt: T0 + 30_000 });
+        const { taskId } = await create({ leaseOwner: 'i-a', leaseMs: 30_000 });
         expect(await complete(taskId, { leaseOwner: 'i-b' })).toBeUndefined();
         expect(await store.getOutcome(taskId)).toBeUndefined();
         expect(await complete(taskId, { leaseOwner: 'i-a' })).toMatchObject({ status: 'completed', leaseOwner: null, leaseExpiresAt: null });
@@ -222,7 +237,7 @@ export function describeTaskStoreContract(name: string, makeStore: () => Promise
 
       it('lets exactly one of a concurrent cancel and completion win', async () => {
         for (let round = 0; round < 20; round += 1) {
-          const { taskId } = await create({ leaseOwner: 'i-a', leaseExpiresAt: T0 + 30_000 });
+          const { taskId } = await create({ leaseOwner: 'i-a', leaseMs: 30_000 });
           const cancel = store.transition(taskId, { to: 'cancelled', releaseLease: true, now: clock.now() });
           const done = complete(taskId, { leaseOwner: 'i-a' });
           const [cancelled, completed] = round % 2 === 0 ? await Promise.all([cancel, done]) : (await Promise.all([done, cancel])).reverse();
@@ -235,8 +250,9 @@ export function describeTaskStoreContract(name: string, makeStore: () => Promise
 
       it('rejects an outcome that does not fit the target status without writing', async () => {
         const { taskId } = await create();
-        await expect(store.transition(taskId, { to: 'completed', now: clock.now() })).rejects.toBeInstanceOf(TasksError);
-        await expect(store.transition(taskId, { to: 'cancelled', outcome: RESULT, now: clock.now() })).rejects.toBeInstanceOf(TasksError);
+        await expectStoreError(store.transition(taskId, { to: 'completed', now: clock.now() }), 'invalid');
+        await expectStoreError(store.transition(taskId, { to: 'cancelled', outcome: RESULT, now: clock.now() }), 'invalid');
+        await expectStoreError(store.transition(taskId, { to: 'failed', now: clock.now() }), 'invalid');
         expect((await store.getUnscoped(taskId))?.status).toBe('working');
       });
     });
@@ -296,53 +312,67 @@ export function describeTaskStoreContract(name: string, makeStore: () => Promise
     });
 
     describe('leases', () => {
-      it('startAttempt counts runs and leases while working, honouring a live lease of another instance', async () => {
-        const { taskId } = await create({ leaseOwner: 'i-a', leaseExpiresAt: T0 + 1_000 });
+      it('startAttempt counts runs and leases on the store clock while working, honouring a live lease of another instance', async () => {
+        const { taskId } = await create({ leaseOwner: 'i-a', leaseMs: 1_000 });
         const start = await store.lastEventSeq();
-        expect(await store.startAttempt(taskId, 'i-b', T0 + 2_000, T0 + 999)).toBeUndefined();
-        expect(await store.startAttempt(taskId, 'i-a', T0 + 2_000, T0)).toMatchObject({ attempt: 1, leaseOwner: 'i-a', leaseExpiresAt: T0 + 2_000 });
-        expect(await store.startAttempt(taskId, 'i-b', T0 + 9_000, T0 + 2_500)).toMatchObject({ attempt: 2, leaseOwner: 'i-b' });
+        clock.set(T0 + 999);
+        expect(await store.startAttempt(taskId, 'i-b', 1_001)).toBeUndefined();
+        clock.set(T0);
+        expect(await store.startAttempt(taskId, 'i-a', 2_000)).toMatchObject({ attempt: 1, leaseOwner: 'i-a', leaseExpiresAt: T0 + 2_000 });
+        // A lease has lapsed once leaseExpiresAt <= now: exactly at its end another instance may start.
+        clock.set(T0 + 2_000);
+        expect(await store.startAttempt(taskId, 'i-b', 7_000)).toMatchObject({ attempt: 2, leaseOwner: 'i-b', leaseExpiresAt: T0 + 9_000 });
         const events = await eventsSince(start);
-        expect(events.map((e) => [e.kind, e.status, e.payload])).toEqual([
-          ['attempt', 'working', { attempt: 1, leaseOwner: 'i-a' }],
-          ['attempt', 'working', { attempt: 2, leaseOwner: 'i-b' }],
+        expect(events.map((e) => [e.kind, e.status, e.at, e.payload])).toEqual([
+          ['attempt', 'working', T0, { attempt: 1, leaseOwner: 'i-a' }],
+          ['attempt', 'working', T0 + 2_000, { attempt: 2, leaseOwner: 'i-b' }],
         ]);
+        clock.set(T0 + 3_000);
         await store.transition(taskId, { to: 'input_required', releaseLease: true, now: T0 + 3_000 });
-        expect(await store.startAttempt(taskId, 'i-b', T0 + 9_000, T0 + 3_000)).toBeUndefined();
-        expect(await store.startAttempt(newTaskId(), 'i-b', T0 + 9_000, T0 + 3_000)).toBeUndefined();
+        expect(await store.startAttempt(taskId, 'i-b', 6_000)).toBeUndefined();
+        expect(await store.startAttempt(newTaskId(), 'i-b', 6_000)).toBeUndefined();
       });
 
-      it('renewLeases extends only the leases the caller holds', async () => {
-        const mine = await create({ leaseOwner: 'i-a', leaseExpiresAt: T0 + 1_000 });
-        const theirs = await create({ leaseOwner: 'i-b', leaseExpiresAt: T0 + 1_000 });
-        expect(await store.renewLeases('i-a', [mine.taskId, theirs.taskId, newTaskId()], T0 + 5_000)).toEqual([mine.taskId]);
+      it('renewLeases extends only the leases the caller holds, from the store clock; 0 lets them lapse at once', async () => {
+        const mine = await create({ leaseOwner: 'i-a', leaseMs: 1_000 });
+        const theirs = await create({ leaseOwner: 'i-b', leaseMs: 1_000 });
+        const done = await create({ leaseOwner: 'i-a', leaseMs: 1_000 });
+        await moveTo(done.taskId, 'cancelled');
+        clock.set(T0 + 500);
+        expect(await store.renewLeases('i-a', [mine.taskId, theirs.taskId, done.taskId, newTaskId()], 4_500)).toEqual([mine.taskId]);
         expect((await store.getUnscoped(mine.taskId))?.leaseExpiresAt).toBe(T0 + 5_000);
         expect((await store.getUnscoped(theirs.taskId))?.leaseExpiresAt).toBe(T0 + 1_000);
-        expect(await store.renewLeases('i-a', [], T0 + 5_000)).toEqual([]);
+        expect(await store.renewLeases('i-a', [], 5_000)).toEqual([]);
+        expect(await store.renewLeases('i-a', [mine.taskId], 0)).toEqual([mine.taskId]);
+        expect((await store.getUnscoped(mine.taskId))?.leaseExpiresAt).toBe(T0 + 500);
+        expect((await store.claimLapsed('i-c', 30_000, 10)).map((t) => t.taskId)).toEqual([mine.taskId]);
       });
 
-      it('claimLapsed takes working tasks with a lapsed or no lease, up to limit, never twice', async () => {
-        const lapsed = await create({ leaseOwner: 'i-dead', leaseExpiresAt: T0 + 100 });
+      it('claimLapsed takes unexpired working tasks with a lapsed or no lease, up to limit, never twice', async () => {
+        const lapsed = await create({ leaseOwner: 'i-dead', leaseMs: 100 });
         const none = await create();
-        const live = await create({ leaseOwner: 'i-b', leaseExpiresAt: T0 + 60_000 });
+        const live = await create({ leaseOwner: 'i-b', leaseMs: 60_000 });
         const waiting = await create();
         await store.transition(waiting.taskId, { to: 'input_required', releaseLease: true, now: T0 });
         const done = await create();
         await moveTo(done.taskId, 'cancelled');
-        const now = T0 + 1_000;
+        const expired = await create({ ttlMs: 1_000 });
+        clock.set(T0 + 1_000);
         // The port does not fix which lapsed task comes first, only that each is claimed once.
-        const first = await store.claimLapsed('i-c', now, now + 30_000, 1);
+        const first = await store.claimLapsed('i-c', 30_000, 1);
         expect(first).toHaveLength(1);
-        expect(first[0]).toMatchObject({ leaseOwner: 'i-c', leaseExpiresAt: now + 30_000, status: 'working' });
-        const rest = await store.claimLapsed('i-c', now, now + 30_000, 10);
+        expect(first[0]).toMatchObject({ leaseOwner: 'i-c', leaseExpiresAt: T0 + 31_000, status: 'working' });
+        const rest = await store.claimLapsed('i-c', 30_000, 10);
         expect([...first, ...rest].map((t) => t.taskId).sort()).toEqual([lapsed.taskId, none.taskId].sort());
-        expect(await store.claimLapsed('i-d', now, now + 30_000, 10)).toEqual([]);
+        expect(await store.claimLapsed('i-d', 30_000, 10)).toEqual([]);
         expect((await store.getUnscoped(live.taskId))?.leaseOwner).toBe('i-b');
+        expect((await store.getUnscoped(expired.taskId))?.leaseOwner).toBeNull();
       });
 
       it('concurrent claimers get disjoint sets', async () => {
         const ids = (await Promise.all(Array.from({ length: 12 }, () => create()))).map((t) => t.taskId);
-        const claims = await Promise.all(['i-1', 'i-2', 'i-3'].map((owner) => store.claimLapsed(owner, T0 + 1, T0 + 30_000, 5)));
+        clock.set(T0 + 1);
+        const claims = await Promise.all(['i-1', 'i-2', 'i-3'].map((owner) => store.claimLapsed(owner, 30_000, 5)));
         const claimed = claims.flat().map((t) => t.taskId);
         expect(new Set(claimed).size).toBe(claimed.length);
         expect([...claimed].sort()).toEqual([...ids].sort());
@@ -374,9 +404,12 @@ export function describeTaskStoreContract(name: string, makeStore: () => Promise
         await complete(a.taskId);
         await store.putStep(a.taskId, 's', 1);
         const start = await store.lastEventSeq();
-        expect(await store.expireDue(T0 + 200, 1)).toEqual([a.taskId]);
-        expect(await store.expireDue(T0 + 200, 10)).toEqual([b.taskId]);
-        expect(await store.expireDue(T0 + 200, 10)).toEqual([]);
+        clock.set(T0 + 99);
+        expect(await store.expireDue(10)).toEqual([]);
+        clock.set(T0 + 200);
+        expect(await store.expireDue(1)).toEqual([a.taskId]);
+        expect(await store.expireDue(10)).toEqual([b.taskId]);
+        expect(await store.expireDue(10)).toEqual([]);
         expect(await store.getUnscoped(a.taskId)).toBeUndefined();
         expect(await store.getOutcome(a.taskId)).toBeUndefined();
         expect(await store.getStep(a.taskId, 's')).toBeUndefined();
@@ -413,7 +446,7 @@ export function describeTaskStoreContract(name: string, makeStore: () => Promise
       });
     });
 
-    describeInputRequestContract({ store: () => store, t0: T0, create });
+    describeInputRequestContract({ store: () => store, clock: () => clock, t0: T0, create });
 
     describe('close', () => {
       it('commits writes still queued before it returns', async () => {

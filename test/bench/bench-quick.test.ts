@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { testPostgresUrl } from '../helpers/postgres.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -44,11 +45,16 @@ const FIGURES = [
   'p5.heapPerRequest.v2',
   'polling.honouring',
   'polling.mixed',
+  // P6 runs on the tests' PostgreSQL server (required, like every PostgreSQL test).
+  'baseline.pg.singleRow.c32',
+  'p6.store.c32',
+  'p6.storeUnbatched.c32',
 ];
 
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolveRun) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bench', 'run.mjs'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = { ...process.env, MCP_TASKS_TEST_PG_URL: testPostgresUrl() };
+    const child = spawn(process.execPath, [join(ROOT, 'bench', 'run.mjs'), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));

@@ -123,9 +123,10 @@ describe('issue 9: a healthy server never aborts its own runs as lease_lost', ()
     const taskId = await hold(running, 'x');
     await gates.started('x');
     // Another process takes the lease over (as its recovery would after a stall): a second store on the same file.
-    const other = openSqliteTaskStore({ path: running.dbPath });
+    // Its clock runs ahead by ten leases, so this process's lease has lapsed in its eyes.
+    const other = openSqliteTaskStore({ path: running.dbPath, clock: { now: () => Date.now() + 10 * LEASE_MS } });
     cleanups.push(() => other.close());
-    const claimed = await other.claimLapsed('other-instance', Date.now() + 10 * LEASE_MS, Date.now() + 60_000, 10);
+    const claimed = await other.claimLapsed('other-instance', 60_000, 10);
     expect(claimed.map((task) => task.taskId)).toEqual([taskId]);
     await latent.nextRenewal();
     await expect.poll(() => logs.lines.filter((line) => line.fields.reason === 'lease_lost').length, { timeout: 5_000 }).toBe(1);

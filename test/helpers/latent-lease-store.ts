@@ -31,14 +31,14 @@ export function withLeaseLatency(store: TaskStore): LatentLeaseStore {
   let armed: { mode: LatencyMode; onStart: (ids: readonly string[]) => void; gate: Promise<void>; onAnswer: (ids: readonly string[]) => void } | undefined;
   const watchers: Array<(ids: readonly string[]) => void> = [];
 
-  const renewLeases = async (leaseOwner: string, taskIds: readonly string[], leaseExpiresAt: number): Promise<string[]> => {
+  const renewLeases = async (leaseOwner: string, taskIds: readonly string[], leaseMs: number): Promise<string[]> => {
     for (const watcher of watchers.splice(0)) watcher(taskIds);
     const hold = armed;
     armed = undefined;
-    if (!hold) return store.renewLeases(leaseOwner, taskIds, leaseExpiresAt);
+    if (!hold) return store.renewLeases(leaseOwner, taskIds, leaseMs);
     hold.onStart([...taskIds]);
     if (hold.mode === 'before-write') await hold.gate;
-    const renewed = await store.renewLeases(leaseOwner, taskIds, leaseExpiresAt);
+    const renewed = await store.renewLeases(leaseOwner, taskIds, leaseMs);
     if (hold.mode === 'after-write') await hold.gate;
     hold.onAnswer(renewed);
     return renewed;

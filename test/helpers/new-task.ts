@@ -18,7 +18,7 @@ export function newTaskInput(overrides: Partial<NewTask> = {}): NewTask {
     ttlMs: null,
     pollIntervalMs: 100,
     leaseOwner: null,
-    leaseExpiresAt: null,
+    leaseMs: null,
     ...overrides,
   };
 }

@@ -23,7 +23,7 @@ export function installPreIssue9Heartbeat(runtime: TaskRuntime): void {
   internals.heartbeat = async function preIssue9Heartbeat(this: RuntimeInternals): Promise<void> {
     const held = [...this.running.keys(), ...this.queue];
     if (held.length === 0) return;
-    const renewed = new Set(await this.store.renewLeases(this.settings.instanceId, held, this.clock.now() + this.settings.leaseMs));
+    const renewed = new Set(await this.store.renewLeases(this.settings.instanceId, held, this.settings.leaseMs));
     for (const taskId of this.running.keys()) {
       const running = this.running.get(taskId);
       if (running?.record && !renewed.has(taskId)) this.abortLocal(taskId, 'lease_lost');

@@ -27,10 +27,13 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-/** Start `node dist/cli/main.js serve …extraArgs` on a free port and wait until it answers. */
-export async function startServerProcess(dataDir: string, extraArgs: string[] = []): Promise<ServerProcess> {
+/** Start `node dist/cli/main.js serve …extraArgs` on a free port (with `env` added) and wait until it answers. */
+export async function startServerProcess(dataDir: string, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [MAIN, 'serve', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN, 'serve', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, ...env },
+  });
   let output = '';
   child.stderr?.on('data', (chunk) => (output += chunk));
   const url = `http://127.0.0.1:${port}/mcp`;

@@ -48,7 +48,7 @@ describe('TaskRuntime', () => {
 
   async function setup(tools: AnyToolDefinition[], settings: Partial<RuntimeSettings> = {}, clock: Clock = systemClock) {
     const temp = makeTempDir();
-    const store: SqliteTaskStore = openSqliteTaskStore({ path: join(temp.dir, 'tasks.db') });
+    const store: SqliteTaskStore = openSqliteTaskStore({ path: join(temp.dir, 'tasks.db'), clock });
     const runtime = new TaskRuntime(store, tools, { ...SETTINGS, ...settings }, clock, silentLogger);
     await runtime.start();
     const events: TaskEvent[] = [];
@@ -163,10 +163,10 @@ describe('TaskRuntime', () => {
     const fragile = defineTool({ name: 'fragile', description: 'unsafe', execution: 'task-optional', inputSchema: z.object({}), async run() { ran.push('fragile'); return textResult('ok'); } });
     const { store, runtime } = await setup([idempotent, fragile], { maxAttempts: 2 }, clock);
     const base = { ownerKey: 'anonymous', generation: 'v2' as const, protocolVersion: '2026-07-28', arguments: {}, clientCapabilities: {}, progressToken: null, statusMessage: null, createdAt: clock.now(), ttlMs: 600_000, pollIntervalMs: 1000 };
-    // Written by a "dead" process: leases already lapsed.
-    const exhausted = await store.create({ ...base, taskId: 'AAAAAAAAAAAAAAAAAAAAAA', toolName: 'again', leaseOwner: 'dead', leaseExpiresAt: clock.now() - 1 });
-    for (let attempt = 0; attempt < 2; attempt += 1) await store.startAttempt(exhausted.taskId, 'dead', clock.now() - 1, clock.now());
-    const queued = await store.create({ ...base, taskId: 'BBBBBBBBBBBBBBBBBBBBBB', toolName: 'fragile', leaseOwner: 'dead', leaseExpiresAt: clock.now() - 1 });
+    // Written by a "dead" process: leases already lapsed (0 ms long).
+    const exhausted = await store.create({ ...base, taskId: 'AAAAAAAAAAAAAAAAAAAAAA', toolName: 'again', leaseOwner: 'dead', leaseMs: 0 });
+    for (let attempt = 0; attempt < 2; attempt += 1) await store.startAttempt(exhausted.taskId, 'dead', 0);
+    const queued = await store.create({ ...base, taskId: 'BBBBBBBBBBBBBBBBBBBBBB', toolName: 'fragile', leaseOwner: 'dead', leaseMs: 0 });
 
     await runtime.recover();
     const scope = { ownerKey: 'anonymous' };

@@ -91,7 +91,7 @@ async function playRounds(file: string, mode: Mode, rounds: number): Promise<Rou
 
 async function parkedTask(store: SqliteTaskStore, round: number, keys: string[]): Promise<string> {
   const now = Date.now();
-  const { taskId } = await store.create(newTaskInput({ toolName: 'race', arguments: { round }, createdAt: now, leaseOwner: RUNNER, leaseExpiresAt: now + 60_000 }));
+  const { taskId } = await store.create(newTaskInput({ toolName: 'race', arguments: { round }, createdAt: now, leaseOwner: RUNNER, leaseMs: 60_000 }));
   const requests = keys.map((key) => ({ key, request: { method: 'elicitation/create', params: { message: key } } }));
   const parked = await store.requestInput(taskId, requests, { leaseOwner: RUNNER, statusMessage: null, now });
   if (parked?.status !== 'input_required') throw new Error(`round ${round}: task was not parked`);

@@ -62,7 +62,7 @@ async function playRounds(file: string, rounds: number, cancelOp: 'cancel' | 'br
       { op: 'attach', args: { path } },
     ]);
     for (let round = 0; round < rounds; round += 1) {
-      const { taskId } = await main.create(newTaskInput({ toolName: 'race', arguments: { round }, leaseOwner: RUNNER, leaseExpiresAt: Date.now() + 60_000 }));
+      const { taskId } = await main.create(newTaskInput({ toolName: 'race', arguments: { round }, leaseOwner: RUNNER, leaseMs: 60_000 }));
       const result: JsonObject = { content: [{ type: 'text', text: `round ${round}` }], isError: false };
       const cancelFirst = round % 2 === 0;
       const delayMs = DELAYS_MS[Math.floor(round / 2) % DELAYS_MS.length];

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TasksError } from '../../src/core/errors.js';
+import { StoreError } from '../../src/core/store-error.js';
 import { MIGRATIONS, openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { migrate } from '../../src/store/sqlite/migrations.js';
 import { SQL } from '../../src/store/sqlite/sql.js';
@@ -80,7 +80,27 @@ describe('migrations in one process', () => {
     db.close();
   });
 
-  it('reports a file it cannot open as a -32603 storage fault with the cause', () => {
+  it('refuses a file whose schema is newer than this code knows (schema_mismatch), writing nothing', async () => {
+    const path = join(temp.dir, 'newer.db');
+    await openSqliteTaskStore({ path }).close();
+    const db = new Database(path);
+    db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'from the future', 0)").run();
+    db.close();
+    const error: unknown = (() => {
+      try {
+        openSqliteTaskStore({ path });
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(error).toBeInstanceOf(StoreError);
+    expect((error as StoreError).code).toBe('schema_mismatch');
+    expect((error as StoreError).message).toMatch(/schema is version 999, newer than this mcp-tasks knows \(\d+\)/);
+    expect(versionsIn(path)).toEqual([...VERSIONS, 999]);
+  });
+
+  it('reports a file it cannot open as a storage fault with the cause', () => {
     const error: unknown = (() => {
       try {
         openSqliteTaskStore({ path: temp.dir });
@@ -89,9 +109,9 @@ describe('migrations in one process', () => {
       }
       return undefined;
     })();
-    expect(error).toBeInstanceOf(TasksError);
-    expect((error as TasksError).code).toBe(-32603);
-    expect((error as TasksError).cause).toBeInstanceOf(Error);
+    expect(error).toBeInstanceOf(StoreError);
+    expect((error as StoreError).code).toBe('fault');
+    expect((error as StoreError).cause).toBeInstanceOf(Error);
   });
 });
 

@@ -2,11 +2,13 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { TasksError } from '../../src/core/errors.js';
+import type { StoreError } from '../../src/core/store-error.js';
 import { newTaskId } from '../../src/core/ids.js';
 import type { TaskEvent } from '../../src/core/store.js';
 import type { NewTask } from '../../src/core/task.js';
 import { openSqliteTaskStore, type SqliteTaskStore, type SqliteTaskStoreOptions } from '../../src/store/sqlite/index.js';
+import { FakeClock } from '../../src/testing/fake-clock.js';
+import { expectStoreError } from '../../src/testing/store-contract.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -26,19 +28,13 @@ function task(overrides: Partial<NewTask> = {}): NewTask {
     ttlMs: 60_000,
     pollIntervalMs: 500,
     leaseOwner: null,
-    leaseExpiresAt: null,
+    leaseMs: null,
     ...overrides,
   };
 }
 
-async function rejection(promise: Promise<unknown>): Promise<TasksError> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(TasksError);
-  return error as TasksError;
-}
+/** The clock of every store the tests open (leases and expiry sweeps are judged on it); back at T0 for each test. */
+const clock = new FakeClock(T0);
 
 let temp: ReturnType<typeof makeTempDir>;
 let path: string;
@@ -47,7 +43,7 @@ const raws: Database.Database[] = [];
 
 /** A store on the shared test file, closed after the test. */
 function open(options: Partial<SqliteTaskStoreOptions> = {}): SqliteTaskStore {
-  const store = openSqliteTaskStore({ path, ...options });
+  const store = openSqliteTaskStore({ path, clock, ...options });
   opened.push(store);
   return store;
 }
@@ -60,6 +56,7 @@ function observer(): Database.Database {
 }
 
 beforeEach(() => {
+  clock.set(T0);
   temp = makeTempDir();
   path = join(temp.dir, 'tasks.db');
 });
@@ -119,9 +116,7 @@ describe('group commit', () => {
     const inputs = [task(), duplicate, task(), { ...task(), taskId: duplicate.taskId }, task()];
     const settled = await Promise.allSettled(inputs.map((t) => store.create(t)));
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
-    const error = (settled[3] as PromiseRejectedResult).reason as TasksError;
-    expect(error).toBeInstanceOf(TasksError);
-    expect(error.code).toBe(-32603);
+    const error = await expectStoreError(Promise.reject((settled[3] as PromiseRejectedResult).reason), 'fault');
     expect((error.cause as { code?: string }).code).toBe('SQLITE_CONSTRAINT_PRIMARYKEY');
     expect(store.stats().commits).toBe(1);
     // The duplicate's `created` event was inserted before its row failed; the savepoint took it back.
@@ -145,17 +140,16 @@ describe('group commit', () => {
 describe('input requests', () => {
   const ask = (key: string) => ({ key, request: { method: 'elicitation/create', params: { message: key } } });
   async function parked(store: SqliteTaskStore, keys: string[]) {
-    const { taskId } = await store.create(task({ leaseOwner: 'i-a', leaseExpiresAt: T0 + 30_000 }));
+    const { taskId } = await store.create(task({ leaseOwner: 'i-a', leaseMs: 30_000 }));
     await store.requestInput(taskId, keys.map(ask), { leaseOwner: 'i-a', statusMessage: 'waiting', now: T0 + 1 });
     return taskId;
   }
 
   it('refuses to park with no request (it could never resume) before writing anything', async () => {
     const store = open();
-    const { taskId } = await store.create(task({ leaseOwner: 'i-a', leaseExpiresAt: T0 + 30_000 }));
+    const { taskId } = await store.create(task({ leaseOwner: 'i-a', leaseMs: 30_000 }));
     const start = await store.lastEventSeq();
-    const error = await rejection(store.requestInput(taskId, [], { leaseOwner: 'i-a', statusMessage: null, now: T0 }));
-    expect(error.code).toBe(-32603);
+    await expectStoreError(store.requestInput(taskId, [], { leaseOwner: 'i-a', statusMessage: null, now: T0 }), 'invalid');
     expect((await store.getUnscoped(taskId))?.status).toBe('working');
     expect(await store.lastEventSeq()).toBe(start);
   });
@@ -182,7 +176,7 @@ describe('input requests', () => {
       store.create(task()),
     ]);
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    expect(((settled[1] as PromiseRejectedResult).reason as TasksError).message).toMatch(/key "a" was already used/);
+    expect(((settled[1] as PromiseRejectedResult).reason as StoreError).message).toMatch(/key "a" was already used/);
     expect(store.stats().commits).toBe(commits + 1);
     expect((await store.listInputRequests(taskId)).map((r) => r.state)).toEqual(['pending']);
     expect((await store.readEventsAfter(start, 10)).map((e) => [e.seq, e.kind])).toEqual([
@@ -216,25 +210,23 @@ describe('durability and faults', () => {
     expect(await tail.lastEventSeq()).toBe(from + 2);
   });
 
-  it('a write blocked past busy_timeout rejects the batch with -32603; the store recovers afterwards', async () => {
+  it('a write blocked past busy_timeout rejects the batch as unavailable; the store recovers afterwards', async () => {
     const store = open({ busyTimeoutMs: 50 });
     const blocker = observer();
     blocker.exec('BEGIN IMMEDIATE');
-    const error = await rejection(store.create(task()));
-    expect(error.code).toBe(-32603);
+    const error = await expectStoreError(store.create(task()), 'unavailable');
     expect((error.cause as { code?: string }).code).toMatch(/^SQLITE_BUSY/);
     blocker.exec('ROLLBACK');
     await expect(store.create(task())).resolves.toMatchObject({ status: 'working' });
     expect(store.stats().commits).toBe(1);
   });
 
-  it('reads and writes after close() reject with -32603 and the driver error as cause', async () => {
+  it('reads and writes after close() reject as a fault with the driver error as cause', async () => {
     const store = open();
     await store.close();
-    const read = await rejection(store.getUnscoped(newTaskId()));
-    expect(read.code).toBe(-32603);
+    const read = await expectStoreError(store.getUnscoped(newTaskId()), 'fault');
     expect(read.cause).toBeInstanceOf(Error);
-    expect((await rejection(store.create(task()))).code).toBe(-32603);
+    await expectStoreError(store.create(task()), 'fault');
   });
 
   it('expiry deletes the input requests of a task too (cascade) and keeps the expired event', async () => {
@@ -244,7 +236,8 @@ describe('durability and faults', () => {
       .prepare("INSERT INTO input_requests (task_id, key, request, state, created_at) VALUES (?, 'k', '{}', 'pending', ?)")
       .run(record.taskId, T0);
     await store.putStep(record.taskId, 'step', { ok: true });
-    expect(await store.expireDue(T0 + 10, 10)).toEqual([record.taskId]);
+    clock.set(T0 + 10);
+    expect(await store.expireDue(10)).toEqual([record.taskId]);
     const db = observer();
     for (const table of ['tasks', 'task_outcomes', 'input_requests', 'task_steps']) {
       expect(db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get()).toEqual({ n: 0 });
@@ -257,8 +250,8 @@ describe('durability and faults', () => {
     const b = open();
     const ids = (await Promise.all(Array.from({ length: 40 }, () => a.create(task())))).map((r) => r.taskId);
     const claims = await Promise.all([
-      a.claimLapsed('i-a', T0 + 1, T0 + 30_000, 25),
-      b.claimLapsed('i-b', T0 + 1, T0 + 30_000, 25),
+      a.claimLapsed('i-a', 30_000, 25),
+      b.claimLapsed('i-b', 30_000, 25),
     ]);
     const claimed = claims.flat().map((t) => t.taskId);
     expect(claimed).toHaveLength(40);
@@ -280,9 +273,10 @@ describe('terminal task cache', () => {
     expect(await store.get(created.taskId, { ...scope, generation: 'v2' })).toBeUndefined();
     expect(await store.get(created.taskId, { ...scope, now: T0 + 10_000 })).toBeUndefined();
     // Deleted by another process's sweeper: expiry already hides it; our own sweep forgets it.
-    await open().expireDue(T0 + 10_000, 10);
+    clock.set(T0 + 10_000);
+    await open().expireDue(10);
     expect(await store.get(created.taskId, { ...scope, now: T0 + 10_000 })).toBeUndefined();
-    await store.expireDue(T0 + 10_000, 10);
+    await store.expireDue(10);
     expect(await store.getOutcome(created.taskId)).toBeUndefined();
   });
 });

@@ -3,11 +3,11 @@ import { TasksError } from '../../core/errors.js';
 import { isTerminal } from '../../core/state-machine.js';
 import type { JsonObject, TaskRecord } from '../../core/task.js';
 import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, ErrorCode, PROTOCOL_VERSION_META_KEY, V1_PROTOCOL_VERSION, V2_PROTOCOL_VERSION } from '../../protocol/constants.js';
-import { toProtocolError } from '../../runtime/protocol-errors.js';
 import { declaresTasksExtension, legacyCaller, type Caller } from '../caller.js';
 import type { HandlerDeps } from '../deps.js';
 import { currentTask, readTaskV1, readTaskV2, scopedTask, terminalPayloadV1 } from '../task-reads.js';
 import { createTaskForCall } from '../tools-call.js';
+import { wireErrorOf } from '../store-errors.js';
 import type { LegacySessions } from './legacy-sessions.js';
 
 /** A JSON-RPC request in its plain form. */
@@ -148,7 +148,7 @@ export class FastPath {
       if (framing === 'json') result._meta = { ...((result._meta as JsonObject | undefined) ?? {}), [SERVER_INFO_META_KEY]: this.deps.serverInfo };
       message = { result, jsonrpc: '2.0', id };
     } catch (error) {
-      const wire = toProtocolError(error);
+      const wire = wireErrorOf(error, this.deps.logger);
       if (!wire) this.deps.logger.error({ err: error }, 'fast path request failed');
       message = { jsonrpc: '2.0', id, error: (wire ?? { code: ErrorCode.InternalError, message: 'Internal error' }) as unknown as JsonObject };
     }

@@ -1,6 +1,5 @@
 import type Database from 'better-sqlite3';
-import { ErrorCode } from '../../protocol/constants.js';
-import { TasksError } from '../../core/errors.js';
+import { StoreError } from '../../core/store-error.js';
 import type { Logger } from '../../core/logger.js';
 import type { TaskEvent } from '../../core/store.js';
 import { SQL } from './sql.js';
@@ -31,13 +30,16 @@ export interface GroupCommitStats {
 }
 
 /**
- * Wrap a driver error as the store's `-32603` storage fault, keeping the original as `cause`.
- * A {@link TasksError} (e.g. an idempotency conflict) passes through unchanged.
+ * Wrap a driver error as the store's {@link StoreError}, keeping the original as `cause`: `unavailable` when
+ * another process held the write lock past `busy_timeout` (retryable), `fault` otherwise. A {@link StoreError}
+ * (e.g. an idempotency conflict) passes through unchanged.
  */
-export function storageFault(error: unknown, action: string): TasksError {
-  if (error instanceof TasksError) return error;
+export function storageFault(error: unknown, action: string): StoreError {
+  if (error instanceof StoreError) return error;
   const detail = error instanceof Error ? error.message : String(error);
-  return new TasksError(ErrorCode.InternalError, `Task store failed to ${action}: ${detail}`, undefined, { cause: error });
+  const code = (error as { code?: unknown } | null)?.code;
+  const busy = typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+  return new StoreError(busy ? 'unavailable' : 'fault', `Task store failed to ${action}: ${detail}`, { cause: error });
 }
 
 /**
@@ -80,7 +82,8 @@ export class GroupCommitter {
   /**
    * Queue `run` for the next batch.
    * @returns its result, after the batch committed; rejects with the operation's own error (a
-   *   {@link TasksError} as thrown, anything else as `-32603`) or with `-32603` when the batch could not commit.
+   *   {@link StoreError} as thrown, anything else as `fault`) or with `fault`/`unavailable` when the batch could
+   *   not commit.
    */
   enqueue<T>(run: Work<T>): Promise<T> {
     if (this.closed) return Promise.reject(storageFault(new Error('store is closed'), 'write'));
@@ -208,7 +211,7 @@ export class GroupCommitter {
 
   /** Reject one operation that failed on its own (a condition of the port, or a storage fault). */
   private rejectOne(op: Pending, error: unknown): void {
-    if (!(error instanceof TasksError)) this.logger.warn({ err: error }, 'task store write failed');
+    if (!(error instanceof StoreError)) this.logger.warn({ err: error }, 'task store write failed');
     op.reject(storageFault(error, 'write'));
   }
 

@@ -1,8 +1,7 @@
-import { TasksError } from '../../core/errors.js';
+import { inputKeyReused } from '../../core/store-rules.js';
 import type { TaskEvent, TaskStore } from '../../core/store.js';
 import type { JsonObject, TaskRecord } from '../../core/task.js';
-import { ErrorCode } from '../../protocol/constants.js';
-import { toRecord } from './codec.js';
+import { toRecord } from '../codec.js';
 import type { Statements, TaskRow } from './sql.js';
 
 /**
@@ -28,20 +27,10 @@ export interface BatchWriter {
 }
 
 /**
- * Refuse, before anything is written, a park that could never resume: with no request pending, no answer can
- * ever arrive to move the task back to `working`. The runtime always asks for something, so this is a bug guard.
- */
-export function checkInputRequests(requests: ReadonlyArray<NewInputRequest>): void {
-  if (requests.length === 0) {
-    throw new TasksError(ErrorCode.InternalError, 'Task store refused requestInput: no input requests given');
-  }
-}
-
-/**
  * `working → input_required` with `requests` pending (see {@link TaskStore.requestInput}). The status event comes
  * before the input event, so every event carries the status the task had right after it.
  * @returns the parked task, or `undefined` when the task is not working, expired, or not leased to `leaseOwner`.
- * @throws {TasksError} `-32603` when a key was already used by this task (the whole operation is rolled back).
+ * @throws {StoreError} `invalid` when a key was already used by this task (the whole operation is rolled back).
  */
 export function parkForInput(
   w: BatchWriter,
@@ -68,7 +57,7 @@ export function parkForInput(
  * comes before the status event of a resume, so it still carries `input_required`, the status the answers were
  * given in.
  * @returns `accepted`: the answered keys, then the retired ones, each in the given order.
- * @throws {TasksError} `-32603` when an added key was already used by this task (the whole operation is rolled back).
+ * @throws {StoreError} `invalid` when an added key was already used by this task (the whole operation is rolled back).
  */
 export function applyAnswers(w: BatchWriter, taskId: string, change: AnswerInputChange): AnswerInputResult {
   const { now } = change;
@@ -106,9 +95,7 @@ export function applyAnswers(w: BatchWriter, taskId: string, change: AnswerInput
 function insertRequests(w: BatchWriter, taskId: string, requests: ReadonlyArray<NewInputRequest>, now: number): string[] {
   for (const { key, request } of requests) {
     const { changes } = w.stmt.insertInputRequest.run({ taskId, key, request: JSON.stringify(request), now });
-    if (changes === 0) {
-      throw new TasksError(ErrorCode.InternalError, `Task store refused input request: key "${key}" was already used by this task`);
-    }
+    if (changes === 0) throw inputKeyReused(key);
   }
   return requests.map((r) => r.key);
 }

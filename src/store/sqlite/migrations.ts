@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { StoreError } from '../../core/store-error.js';
 
 /** One forward-only schema step. Versions start at 1 and are never edited once released. */
 export interface Migration {
@@ -112,7 +113,8 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
  *
  * @param now epoch ms recorded as `applied_at`.
  * @returns the versions this call applied (empty when the schema was current).
- * @throws the driver error when a migration fails or the lock cannot be taken within busy_timeout.
+ * @throws {StoreError} `schema_mismatch` when the file holds a newer schema than `migrations` knows; the driver error
+ *   when a migration fails or the lock cannot be taken within busy_timeout.
  */
 export function migrate(db: Database.Database, now: number, migrations: readonly Migration[] = MIGRATIONS): number[] {
   db.exec('BEGIN IMMEDIATE');
@@ -121,6 +123,10 @@ export function migrate(db: Database.Database, now: number, migrations: readonly
       'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT',
     );
     const current = (db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get() as { v: number }).v;
+    const known = migrations.at(-1)?.version ?? 0;
+    if (current > known) {
+      throw new StoreError('schema_mismatch', `task store schema is version ${current}, newer than this mcp-tasks knows (${known}); upgrade mcp-tasks`);
+    }
     const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
     const applied: number[] = [];
     for (const migration of migrations) {

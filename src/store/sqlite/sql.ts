@@ -1,5 +1,7 @@
 import type Database from 'better-sqlite3';
 
+export type { EventRow, InputRequestRow, TaskRow } from '../codec.js';
+
 /**
  * Every data statement of the SQLite store, in one place so that the conditions that settle races can be
  * reviewed together. Schema lives in `migrations.ts`. Parameters are named (`@name`); lists of ids or
@@ -10,52 +12,6 @@ import type Database from 'better-sqlite3';
 const TASK_COLUMNS = `task_id, owner_key, generation, protocol_version, tool_name, arguments, client_capabilities,
   progress_token, status, status_message, created_at, last_updated_at, ttl_ms, poll_interval_ms, expires_at, seq,
   attempt, lease_owner, lease_expires_at, idempotency_key, request_digest`;
-
-/** A `tasks` row as the driver returns it. */
-export interface TaskRow {
-  task_id: string;
-  owner_key: string;
-  generation: string;
-  protocol_version: string;
-  tool_name: string;
-  arguments: string;
-  client_capabilities: string;
-  progress_token: string | null;
-  status: string;
-  status_message: string | null;
-  created_at: number;
-  last_updated_at: number;
-  ttl_ms: number | null;
-  poll_interval_ms: number;
-  expires_at: number | null;
-  seq: number;
-  attempt: number;
-  lease_owner: string | null;
-  lease_expires_at: number | null;
-  idempotency_key: string | null;
-  request_digest: string | null;
-}
-
-/** A `task_events` row as the driver returns it. */
-export interface EventRow {
-  seq: number;
-  task_id: string;
-  kind: string;
-  status: string;
-  at: number;
-  payload: string | null;
-}
-
-/** An `input_requests` row as the driver returns it. */
-export interface InputRequestRow {
-  task_id: string;
-  key: string;
-  request: string;
-  response: string | null;
-  state: string;
-  created_at: number;
-  answered_at: number | null;
-}
 
 const INPUT_REQUEST_COLUMNS = 'task_id, key, request, response, state, created_at, answered_at';
 

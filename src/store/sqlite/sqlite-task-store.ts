@@ -1,8 +1,9 @@
 import type Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../core/clock.js';
-import { TasksError } from '../../core/errors.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
-import { canTransition, sourcesOf } from '../../core/state-machine.js';
+import { checkInputRequests, checkTransition, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
+import { TaskEventListeners } from '../../core/task-event-listeners.js';
+import { TerminalTaskCache } from '../../core/terminal-cache.js';
 import type { TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
 import type {
   InputRequestRecord,
@@ -13,14 +14,11 @@ import type {
   TaskOutcome,
   TaskRecord,
 } from '../../core/task.js';
-import { ErrorCode } from '../../protocol/constants.js';
-import { TerminalTaskCache } from './terminal-cache.js';
-import { insertedRecord, newTaskParams, outcomeBody, toEvent, toInputRequest, toOutcome, toRecord } from './codec.js';
+import { insertedRecord, newTaskParams, outcomeBody, toEvent, toInputRequest, toOutcome, toRecord } from '../codec.js';
 import { openConnection, readPragmas, type SqlitePragmas } from './connection.js';
 import { GroupCommitter, storageFault, type GroupCommitStats } from './group-commit.js';
 import {
   applyAnswers,
-  checkInputRequests,
   parkForInput,
   type AnswerInputChange,
   type AnswerInputResult,
@@ -36,30 +34,16 @@ export interface SqliteTaskStoreOptions {
   /** Database file; parent directories are created. Must be a real file (WAL needs one). */
   path: string;
   logger?: Logger;
-  /** Source of `created_at` for journaled steps and of `applied_at` for migrations. Default: wall clock. */
+  /**
+   * The store's clock: judges leases (`startAttempt`, `renewLeases`, `claimLapsed`, a created task's lease) and the
+   * expiry sweep (`expireDue`), and stamps journaled steps and migrations. Default: wall clock. Tests pass the
+   * fake clock their runtime uses.
+   */
   clock?: Clock;
   /** How long a writer waits for another process's lock, in ms. Default 5000. */
   busyTimeoutMs?: number;
   /** Most writes per group commit; a full batch flushes at once. Default 256. */
   maxBatchSize?: number;
-}
-
-/** Clamp a caller's page size to a non-negative integer SQLite accepts (a negative LIMIT means "no limit"). */
-function toLimit(limit: number): number {
-  return Number.isNaN(limit) ? 0 : Math.max(0, Math.min(Math.floor(limit), Number.MAX_SAFE_INTEGER));
-}
-
-/**
- * Refuse a transition that would store an inconsistent task: `completed` needs a `result` outcome, `failed`
- * needs an outcome (a JSON-RPC `error`, or for v1 a `result` with `isError: true`), other statuses take none.
- */
-function checkOutcome(request: TransitionRequest): void {
-  const { to, outcome } = request;
-  const ok =
-    to === 'completed' ? outcome?.kind === 'result' : to === 'failed' ? outcome !== undefined : outcome === undefined;
-  if (!ok) {
-    throw new TasksError(ErrorCode.InternalError, `Task store refused transition to ${to}: outcome does not fit`);
-  }
 }
 
 /**
@@ -70,15 +54,16 @@ function checkOutcome(request: TransitionRequest): void {
  * and therefore only ever see committed state. Several stores (processes) may open one file; SQLite's write
  * lock serialises their batches and the conditional statements in `sql.ts` settle their races.
  *
- * Errors: storage faults reject with a {@link TasksError} `-32603` (driver error as `cause`), an idempotency
- * conflict with `-32602`.
+ * Errors: a {@link StoreError} — `fault` for storage faults (driver error as `cause`), `unavailable` when another
+ * process held the write lock past `busyTimeoutMs`, `conflict` for an idempotency key already taken, `invalid` for
+ * a broken precondition of the port.
  */
 export class SqliteTaskStore implements TaskStore {
   /** Schema versions this instance applied when it opened (empty when another opener already had). */
   readonly appliedMigrations: readonly number[];
   private readonly stmt: Statements;
   private readonly committer: GroupCommitter;
-  private readonly listeners = new Set<TaskEventListener>();
+  private readonly listeners: TaskEventListeners;
   private readonly terminal = new TerminalTaskCache();
   private closing: Promise<void> | undefined;
 
@@ -93,7 +78,8 @@ export class SqliteTaskStore implements TaskStore {
     this.stmt = Object.fromEntries(
       Object.entries(SQL).map(([name, sql]) => [name, db.prepare(sql)]),
     ) as Statements;
-    this.committer = new GroupCommitter(db, maxBatchSize, (events) => this.publish(events), logger);
+    this.listeners = new TaskEventListeners(logger);
+    this.committer = new GroupCommitter(db, maxBatchSize, (events) => this.listeners.publish(events), logger);
   }
 
   /** See {@link openSqliteTaskStore}. */
@@ -126,11 +112,11 @@ export class SqliteTaskStore implements TaskStore {
     return this.committer.enqueue((events) => {
       const idempotencyKey = task.idempotencyKey ?? null;
       if (idempotencyKey !== null && this.stmt.idempotencyTaken.get({ ownerKey: task.ownerKey, idempotencyKey })) {
-        throw new TasksError(ErrorCode.InvalidParams, 'Idempotency key already used for another request');
+        throw idempotencyKeyTaken();
       }
       // The created event comes first because its seq becomes the task's seq (see SQL.insertTask).
       const { seq } = this.append(events, task.taskId, 'created', 'working', task.createdAt, null);
-      const params = newTaskParams(task);
+      const params = newTaskParams(task, this.clock.now());
       this.stmt.insertTask.run({ ...params, seq });
       const record = insertedRecord(params, seq);
       if (task.startNow === true) this.append(events, task.taskId, 'attempt', 'working', task.createdAt, { attempt: 1, leaseOwner: task.leaseOwner });
@@ -142,16 +128,13 @@ export class SqliteTaskStore implements TaskStore {
     });
   }
 
-  async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
-    const cached = this.terminal.lookup(taskId, scope);
-    if (cached.hit) return cached.record;
-    const row = this.read('read a task', () =>
-      this.stmt.getScoped.get({ taskId, ownerKey: scope.ownerKey, generation: scope.generation ?? null, now: scope.now }),
-    );
-    if (row === undefined) return undefined;
-    const record = toRecord(row as TaskRow);
-    this.terminal.remember(record);
-    return record;
+  get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
+    return this.terminal.read(taskId, scope, async () => {
+      const row = this.read('read a task', () =>
+        this.stmt.getScoped.get({ taskId, ownerKey: scope.ownerKey, generation: scope.generation ?? null, now: scope.now }),
+      );
+      return row === undefined ? undefined : toRecord(row as TaskRow);
+    });
   }
 
   async getUnscoped(taskId: string): Promise<TaskRecord | undefined> {
@@ -159,28 +142,20 @@ export class SqliteTaskStore implements TaskStore {
     return row === undefined ? undefined : toRecord(row as TaskRow);
   }
 
-  async getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
-    const cached = this.terminal.outcome(taskId);
-    if (cached) return cached;
-    const row = this.read('read an outcome', () => this.stmt.getOutcome.get({ taskId })) as { kind: string; body: string } | undefined;
-    if (row === undefined) return undefined;
-    const outcome = toOutcome(row);
-    this.terminal.rememberOutcome(taskId, outcome, row.body.length);
-    return outcome;
+  getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
+    return this.terminal.readOutcome(taskId, async () => {
+      const row = this.read('read an outcome', () => this.stmt.getOutcome.get({ taskId })) as { kind: string; body: string } | undefined;
+      return row === undefined ? undefined : { outcome: toOutcome(row), chars: row.body.length };
+    });
   }
 
   /**
    * See {@link TaskStore.transition}. `from` is intersected with the state machine's sources of `to`, so a
-   * terminal status never changes even when a caller lists it. Rejects with `-32603` (before writing) when
+   * terminal status never changes even when a caller lists it. Rejects with `invalid` (before writing) when
    * the outcome does not fit `to` (see `checkOutcome`).
    */
-  transition(taskId: string, request: TransitionRequest): Promise<TaskRecord | undefined> {
-    try {
-      checkOutcome(request);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    const from = (request.from ?? sourcesOf(request.to)).filter((status) => canTransition(status, request.to));
+  async transition(taskId: string, request: TransitionRequest): Promise<TaskRecord | undefined> {
+    const from = checkTransition(request);
     return this.committer.enqueue((events) => {
       // Inside the write transaction nobody else can change the row, so this is exactly the status replaced.
       const current = this.stmt.currentStatus.get({ taskId }) as { status: TaskRecord['status'] } | undefined;
@@ -232,10 +207,11 @@ export class SqliteTaskStore implements TaskStore {
     return (rows as TaskRow[]).map(toRecord);
   }
 
-  /** See {@link TaskStore.startAttempt}. A lease is lapsed once `leaseExpiresAt <= now`. */
-  startAttempt(taskId: string, leaseOwner: string, leaseExpiresAt: number, now: number): Promise<TaskRecord | undefined> {
+  /** See {@link TaskStore.startAttempt}. A lease is lapsed once `leaseExpiresAt <= now` (the store's clock). */
+  startAttempt(taskId: string, leaseOwner: string, leaseMs: number): Promise<TaskRecord | undefined> {
     return this.committer.enqueue((events) => {
-      const row = this.stmt.startAttempt.get({ taskId, leaseOwner, leaseExpiresAt, now }) as TaskRow | undefined;
+      const now = this.clock.now();
+      const row = this.stmt.startAttempt.get({ taskId, leaseOwner, leaseExpiresAt: now + leaseMs, now }) as TaskRow | undefined;
       if (row === undefined) return undefined;
       this.append(events, taskId, 'attempt', row.status as TaskRecord['status'], now, { attempt: row.attempt, leaseOwner });
       return toRecord(row);
@@ -243,10 +219,13 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   /** See {@link TaskStore.renewLeases}. Only non-terminal tasks; no event (renewals are invisible). */
-  async renewLeases(leaseOwner: string, taskIds: readonly string[], leaseExpiresAt: number): Promise<string[]> {
+  async renewLeases(leaseOwner: string, taskIds: readonly string[], leaseMs: number): Promise<string[]> {
     if (taskIds.length === 0) return [];
-    const renewed = await this.committer.enqueue(() =>
-      this.stmt.renewLeases.all({ leaseOwner, taskIds: JSON.stringify(taskIds), leaseExpiresAt }) as Array<{ task_id: string }>,
+    const renewed = await this.committer.enqueue(
+      () =>
+        this.stmt.renewLeases.all({ leaseOwner, taskIds: JSON.stringify(taskIds), leaseExpiresAt: this.clock.now() + leaseMs }) as Array<{
+          task_id: string;
+        }>,
     );
     const ids = new Set(renewed.map((row) => row.task_id));
     return taskIds.filter((id) => ids.has(id));
@@ -257,16 +236,17 @@ export class SqliteTaskStore implements TaskStore {
    * claimers (in any process) get disjoint sets. Skips tasks already past their TTL; appends no event (a claim
    * is followed by `startAttempt`, which does). Result ordered by `seq`.
    */
-  async claimLapsed(leaseOwner: string, now: number, leaseExpiresAt: number, limit: number): Promise<TaskRecord[]> {
-    const rows = await this.committer.enqueue(
-      () => this.stmt.claimLapsed.all({ leaseOwner, now, leaseExpiresAt, limit: toLimit(limit) }) as TaskRow[],
-    );
+  async claimLapsed(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]> {
+    const rows = await this.committer.enqueue(() => {
+      const now = this.clock.now();
+      return this.stmt.claimLapsed.all({ leaseOwner, now, leaseExpiresAt: now + leaseMs, limit: toLimit(limit) }) as TaskRow[];
+    });
     return rows.map(toRecord).sort((a, b) => a.seq - b.seq);
   }
 
   /**
-   * See {@link TaskStore.requestInput}. Rejects with `-32603` before writing when `requests` is empty (such a task
-   * could never resume), and with `-32603` and nothing written when a key was already used by the task.
+   * See {@link TaskStore.requestInput}. Rejects with `invalid` before writing when `requests` is empty (such a task
+   * could never resume), and with `invalid` and nothing written when a key was already used by the task.
    */
   requestInput(taskId: string, requests: readonly NewInputRequest[], change: RequestInputChange): Promise<TaskRecord | undefined> {
     try {
@@ -284,7 +264,7 @@ export class SqliteTaskStore implements TaskStore {
 
   /**
    * See {@link TaskStore.answerInput}. A task past its TTL counts as not waiting. A call that changes no request
-   * writes nothing (not even `statusMessage`). Rejects with `-32603` and nothing written when an added key was
+   * writes nothing (not even `statusMessage`). Rejects with `invalid` and nothing written when an added key was
    * already used by the task.
    */
   answerInput(taskId: string, change: AnswerInputChange): Promise<AnswerInputResult> {
@@ -312,8 +292,10 @@ export class SqliteTaskStore implements TaskStore {
     await this.committer.enqueue(() => this.stmt.putStep.run({ taskId, name, value: json, now }));
   }
 
-  async expireDue(now: number, limit: number): Promise<string[]> {
+  /** See {@link TaskStore.expireDue}: judged at the store clock's now. */
+  async expireDue(limit: number): Promise<string[]> {
     return this.committer.enqueue((events) => {
+      const now = this.clock.now();
       const due = this.stmt.dueForExpiry.all({ now, limit: toLimit(limit) }) as Array<{ task_id: string; status: string }>;
       for (const { task_id: taskId, status } of due) {
         this.append(events, taskId, 'expired', status as TaskRecord['status'], now, null);
@@ -334,10 +316,7 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   onEvent(listener: TaskEventListener): () => void {
-    this.listeners.add(listener);
-    return () => {
-      this.listeners.delete(listener);
-    };
+    return this.listeners.add(listener);
   }
 
   /** Commit every queued write, then close the connection. Later calls return the same promise. */
@@ -392,24 +371,12 @@ export class SqliteTaskStore implements TaskStore {
     }
   }
 
-  private publish(events: readonly TaskEvent[]): void {
-    for (const event of events) {
-      for (const listener of [...this.listeners]) {
-        try {
-          listener(event);
-        } catch (error) {
-          // A faulty listener must not keep the others (or the writers) from learning about the commit.
-          this.logger.error({ err: error, kind: event.kind }, 'task event listener threw');
-        }
-      }
-    }
-  }
 }
 
 /**
  * Open (creating if needed) a SQLite task store: WAL, `synchronous=FULL`, `busy_timeout`, foreign keys on,
  * schema migrated under `BEGIN IMMEDIATE`.
- * @throws {TasksError} `-32603` when the file cannot be opened, WAL is unavailable or a migration fails.
+ * @throws {StoreError} `fault` when the file cannot be opened, WAL is unavailable or a migration fails.
  */
 export function openSqliteTaskStore(options: SqliteTaskStoreOptions): SqliteTaskStore {
   return SqliteTaskStore.open(options);

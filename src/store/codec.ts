@@ -1,4 +1,5 @@
-import type { TaskEvent, TaskEventKind } from '../../core/store.js';
+import { expiresAtOf } from '../core/store-rules.js';
+import type { TaskEvent, TaskEventKind } from '../core/store.js';
 import type {
   InputRequestRecord,
   InputRequestState,
@@ -9,14 +10,61 @@ import type {
   TaskOutcome,
   TaskRecord,
   TaskStatus,
-} from '../../core/task.js';
-import type { EventRow, InputRequestRow, TaskRow } from './sql.js';
+} from '../core/task.js';
 
 /**
- * Conversions between driver rows and the core model. JSON columns hold `JSON.stringify` output and are read
- * back with `JSON.parse`, so stored bodies round-trip verbatim. Enum columns are trusted: their CHECK
+ * Conversions between driver rows and the core model, shared by the SQL backends (SQLite and PostgreSQL use the
+ * same column names and types: JSON as text, times as integer epoch ms). JSON columns hold `JSON.stringify` output
+ * and are read back with `JSON.parse`, so stored bodies round-trip verbatim. Enum columns are trusted: their CHECK
  * constraints already refuse anything else.
  */
+
+/** A `tasks` row as the driver returns it. */
+export interface TaskRow {
+  task_id: string;
+  owner_key: string;
+  generation: string;
+  protocol_version: string;
+  tool_name: string;
+  arguments: string;
+  client_capabilities: string;
+  progress_token: string | null;
+  status: string;
+  status_message: string | null;
+  created_at: number;
+  last_updated_at: number;
+  ttl_ms: number | null;
+  poll_interval_ms: number;
+  expires_at: number | null;
+  seq: number;
+  attempt: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  idempotency_key: string | null;
+  request_digest: string | null;
+}
+
+/** A `task_events` row as the driver returns it. */
+export interface EventRow {
+  seq: number;
+  task_id: string;
+  kind: string;
+  status: string;
+  at: number;
+  payload: string | null;
+}
+
+/** An `input_requests` row as the driver returns it. */
+export interface InputRequestRow {
+  task_id: string;
+  key: string;
+  request: string;
+  response: string | null;
+  state: string;
+  created_at: number;
+  answered_at: number | null;
+}
+
 
 /** A `tasks` row as a {@link TaskRecord}. */
 export function toRecord(row: TaskRow): TaskRecord {
@@ -45,8 +93,8 @@ export function toRecord(row: TaskRow): TaskRecord {
   };
 }
 
-/** Named parameters of `SQL.insertTask` for `task` (everything but `seq`). */
-export function newTaskParams(task: NewTask): Record<string, string | number | null> {
+/** Named parameters of `SQL.insertTask` for `task` (everything but `seq`); `now` (the store's clock) starts its lease. */
+export function newTaskParams(task: NewTask, now: number): Record<string, string | number | null> {
   return {
     taskId: task.taskId,
     ownerKey: task.ownerKey,
@@ -61,9 +109,9 @@ export function newTaskParams(task: NewTask): Record<string, string | number | n
     createdAt: task.createdAt,
     ttlMs: task.ttlMs,
     pollIntervalMs: task.pollIntervalMs,
-    expiresAt: task.ttlMs === null ? null : task.createdAt + task.ttlMs,
+    expiresAt: expiresAtOf(task.createdAt, task.ttlMs),
     leaseOwner: task.leaseOwner,
-    leaseExpiresAt: task.leaseExpiresAt,
+    leaseExpiresAt: task.leaseOwner === null || task.leaseMs === null ? null : now + task.leaseMs,
     idempotencyKey: task.idempotencyKey ?? null,
     requestDigest: task.requestDigest ?? null,
     attempt: task.startNow === true ? 1 : 0,

@@ -1,10 +1,10 @@
-import { isTerminal } from '../../core/state-machine.js';
-import type { TaskScope } from '../../core/store.js';
-import type { TaskOutcome, TaskRecord } from '../../core/task.js';
+import { isTerminal } from './state-machine.js';
+import type { TaskScope } from './store.js';
+import type { TaskOutcome, TaskRecord } from './task.js';
 
 /** Terminal tasks kept in memory at most (the least recently read is dropped first). */
 const MAX_ENTRIES = 4096;
-/** Outcomes larger than this (JSON characters) are read from SQLite every time rather than kept. */
+/** Outcomes larger than this (JSON characters) are read from the database every time rather than kept. */
 const MAX_OUTCOME_CHARS = 16 * 1024;
 
 interface Entry {
@@ -14,8 +14,9 @@ interface Entry {
 }
 
 /**
- * A read cache for terminal tasks, the hot target of repeated `tasks/get` and `tasks/result`. It is safe across
- * processes because a terminal task never changes (terminal states are final, and statusMessage writes skip them)
+ * A read cache for terminal tasks, the hot target of repeated `tasks/get` and `tasks/result`, shared by every store
+ * backend (a backend-neutral rule: it lives here, not in one store, until the task service takes it over). It is
+ * safe across processes because a terminal task never changes (terminal states are final, and statusMessage writes skip them)
  * until it expires, and expiry is decided from `expiresAt` on every read, exactly as the SQL does; the sweeper's
  * deletion only follows expiry. Bounded in entries and in outcome size.
  */
@@ -52,6 +53,28 @@ export class TerminalTaskCache {
   rememberOutcome(taskId: string, outcome: TaskOutcome, chars: number): void {
     const entry = this.entries.get(taskId);
     if (entry && chars <= MAX_OUTCOME_CHARS) entry.outcome = outcome;
+  }
+
+  /**
+   * Read-through `get`: the cached answer for a terminal task, else `load()` (the backend's scoped read), whose
+   * terminal result is remembered.
+   */
+  async read(taskId: string, scope: TaskScope, load: () => Promise<TaskRecord | undefined>): Promise<TaskRecord | undefined> {
+    const cached = this.lookup(taskId, scope);
+    if (cached.hit) return cached.record;
+    const record = await load();
+    if (record) this.remember(record);
+    return record;
+  }
+
+  /** Read-through `getOutcome`: the cached outcome, else `load()` (outcome and its JSON length), kept when small. */
+  async readOutcome(taskId: string, load: () => Promise<{ outcome: TaskOutcome; chars: number } | undefined>): Promise<TaskOutcome | undefined> {
+    const cached = this.outcome(taskId);
+    if (cached) return cached;
+    const loaded = await load();
+    if (!loaded) return undefined;
+    this.rememberOutcome(taskId, loaded.outcome, loaded.chars);
+    return loaded.outcome;
   }
 
   /** Drop a task (it was deleted). */

@@ -1,0 +1,35 @@
+/**
+ * Why a {@link TaskStore} call failed, independent of the wire (the server maps each code to a JSON-RPC error in
+ * one place, `server/store-errors.ts`):
+ * - `conflict`: a uniqueness rule of the port refused the write, e.g. an idempotency key already taken by the same
+ *   owner. Nothing was written. Not retryable as is.
+ * - `invalid`: the caller broke a precondition of the port (an outcome that does not fit the target status, an input
+ *   request key used twice, a park with no request). Nothing was written. A bug of the caller, not of the backend.
+ * - `unavailable`: the backend could not be reached or did not answer in time (connection refused or lost, server
+ *   shutting down, pool exhausted past its timeout). Whether a write committed is unknown only when the connection
+ *   was lost during COMMIT; every write of the port is conditional, so a retry is safe. Retryable.
+ * - `schema_mismatch`: the database holds a schema version this code does not know (newer code migrated it, or it
+ *   is not an mcp-tasks database). Raised when a store opens; nothing is written.
+ * - `fault`: any other storage failure (SQL error, disk full, the store was closed).
+ */
+export type StoreErrorCode = 'conflict' | 'invalid' | 'unavailable' | 'schema_mismatch' | 'fault';
+
+/**
+ * The one error type of the store port. The message is one line meant for operators and logs; the driver error,
+ * if any, is the `cause`.
+ */
+export class StoreError extends Error {
+  override readonly name = 'StoreError';
+  constructor(
+    readonly code: StoreErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Whether `error` is a {@link StoreError}, optionally of one of `codes`. */
+export function isStoreError(error: unknown, ...codes: StoreErrorCode[]): error is StoreError {
+  return error instanceof StoreError && (codes.length === 0 || codes.includes(error.code));
+}

@@ -1,0 +1,69 @@
+/**
+ * Rules of the {@link TaskStore} port that hold for every backend, in one place so that no store copies them:
+ * which outcome a terminal status needs, which statuses a conditional transition may start from, when a task
+ * expires, and which input-request batches are acceptable. Stores call these before they write; the service layer
+ * will own them once it exists.
+ */
+import { canTransition, sourcesOf } from './state-machine.js';
+import { StoreError } from './store-error.js';
+import type { TaskStore, TransitionRequest } from './store.js';
+import type { TaskStatus } from './task.js';
+
+/**
+ * Refuse a transition that would store an inconsistent task: `completed` needs a `result` outcome, `failed`
+ * needs an outcome (a JSON-RPC `error`, or for v1 a `result` with `isError: true`), other statuses take none.
+ * @throws {StoreError} `invalid` when the outcome does not fit `request.to`.
+ */
+export function checkOutcome(request: TransitionRequest): void {
+  const { to, outcome } = request;
+  const ok =
+    to === 'completed' ? outcome?.kind === 'result' : to === 'failed' ? outcome !== undefined : outcome === undefined;
+  if (!ok) throw new StoreError('invalid', `Task store refused transition to ${to}: outcome does not fit`);
+}
+
+/**
+ * The statuses a conditional transition may apply from: the caller's `from` (default: every source of `to`)
+ * intersected with the state machine, so a terminal status never changes even when a caller lists it.
+ */
+export function transitionSources(request: Pick<TransitionRequest, 'to' | 'from'>): TaskStatus[] {
+  return (request.from ?? sourcesOf(request.to)).filter((status) => canTransition(status, request.to));
+}
+
+/**
+ * Everything a store checks before a conditional transition: the outcome fits ({@link checkOutcome}), and the
+ * statuses the write may apply from ({@link transitionSources}).
+ * @throws {StoreError} `invalid` when the outcome does not fit `request.to`.
+ */
+export function checkTransition(request: TransitionRequest): TaskStatus[] {
+  checkOutcome(request);
+  return transitionSources(request);
+}
+
+/** `createdAt + ttlMs` (epoch ms), or `null` for unlimited retention (`ttlMs: null`). */
+export function expiresAtOf(createdAt: number, ttlMs: number | null): number | null {
+  return ttlMs === null ? null : createdAt + ttlMs;
+}
+
+/**
+ * Refuse, before anything is written, a park that could never resume: with no request pending, no answer can
+ * ever arrive to move the task back to `working`. The runtime always asks for something, so this is a bug guard.
+ * @throws {StoreError} `invalid` when `requests` is empty.
+ */
+export function checkInputRequests(requests: Parameters<TaskStore['requestInput']>[1]): void {
+  if (requests.length === 0) throw new StoreError('invalid', 'Task store refused requestInput: no input requests given');
+}
+
+/** The `invalid` error for an input request key the task already used (keys are never reused, SEP-2663 E23). */
+export function inputKeyReused(key: string): StoreError {
+  return new StoreError('invalid', `Task store refused input request: key "${key}" was already used by this task`);
+}
+
+/** The `conflict` error for an idempotency key the owner already used for another task. */
+export function idempotencyKeyTaken(): StoreError {
+  return new StoreError('conflict', 'Idempotency key already used for another request');
+}
+
+/** Clamp a caller's page size or batch limit to a non-negative safe integer (a negative LIMIT means "all" in SQLite). */
+export function toLimit(limit: number): number {
+  return Number.isNaN(limit) ? 0 : Math.max(0, Math.min(Math.floor(limit), Number.MAX_SAFE_INTEGER));
+}

@@ -1,0 +1,35 @@
+import type { Logger } from '../core/logger.js';
+import { StoreError } from '../core/store-error.js';
+import type { JsonRpcErrorObject } from '../core/task.js';
+import { ErrorCode } from '../protocol/constants.js';
+import { toProtocolError } from '../runtime/protocol-errors.js';
+
+/**
+ * The one place where the store's error codes meet JSON-RPC (base 2026-07-28 §8):
+ * - `conflict` (an idempotency key already used for another request) → `-32602` with the store's message;
+ * - `unavailable` → `-32603` "Task store unavailable" (no driver detail: host names and ports stay in the log);
+ * - `invalid`, `schema_mismatch`, `fault` → `-32603` with the store's one-line message.
+ */
+export function storeErrorToWire(error: StoreError): JsonRpcErrorObject {
+  switch (error.code) {
+    case 'conflict':
+      return { code: ErrorCode.InvalidParams, message: error.message };
+    case 'unavailable':
+      return { code: ErrorCode.InternalError, message: 'Task store unavailable' };
+    default:
+      return { code: ErrorCode.InternalError, message: error.message };
+  }
+}
+
+/**
+ * The JSON-RPC error a request handler's thrown value stands for: a {@link StoreError} as mapped above (logged
+ * unless it is a conflict, which is the requestor's doing), a deliberate protocol error as itself, and `undefined`
+ * for anything else (the caller logs it and answers a generic `-32603`).
+ */
+export function wireErrorOf(error: unknown, logger: Logger): JsonRpcErrorObject | undefined {
+  if (error instanceof StoreError) {
+    if (error.code !== 'conflict') logger.error({ err: error, storeError: error.code }, 'task store failed');
+    return storeErrorToWire(error);
+  }
+  return toProtocolError(error);
+}

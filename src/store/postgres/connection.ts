@@ -1,0 +1,93 @@
+import pg from 'pg';
+import { StoreError } from '../../core/store-error.js';
+import type { Logger } from '../../core/logger.js';
+
+/** Connection settings of a {@link PostgresTaskStore}. All durations in ms. */
+export interface PostgresConnectionOptions {
+  /** `postgres://user:password@host:port/database?…` (libpq URL; `sslmode` and friends as node-postgres reads them). */
+  url: string;
+  /** Connections at most (one write batch or read holds one). Default 10. */
+  poolSize?: number;
+  /** How long to wait for a connection (new or from the pool) before a call fails as `unavailable`. Default 5000. */
+  connectTimeoutMs?: number;
+  /**
+   * Longest statement: the server cancels it (`statement_timeout`) and the client gives up shortly after, so a
+   * call fails as `unavailable` instead of hanging on a dead server or a lock. Default 15000.
+   */
+  statementTimeoutMs?: number;
+  /** `application_name` shown in `pg_stat_activity`. Default `mcp-tasks`. */
+  applicationName?: string;
+}
+
+const INT8_OID = 20;
+
+/**
+ * `bigint` columns (times in epoch ms, seqs, TTLs) as JS numbers. They stay below 2^53: epoch ms for the next
+ * 285,000 years, seqs far longer than any database lives.
+ */
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID && format !== 'binary' ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+/**
+ * A pool with the timeouts above. `idle_in_transaction_session_timeout` ends a session whose process froze inside a
+ * transaction, so its row locks (and the event feed counter) cannot stay held. Errors of idle connections (server
+ * restarted) are logged, never thrown: the pool replaces the connection on next use.
+ */
+export function createPool(options: PostgresConnectionOptions, logger: Logger): pg.Pool {
+  const statementTimeoutMs = Math.max(1, Math.floor(options.statementTimeoutMs ?? 15_000));
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: Math.max(1, Math.floor(options.poolSize ?? 10)),
+    connectionTimeoutMillis: Math.max(1, Math.floor(options.connectTimeoutMs ?? 5_000)),
+    idleTimeoutMillis: 30_000,
+    statement_timeout: statementTimeoutMs,
+    // Client side, a little later than the server's own cancel, for a server that no longer answers at all.
+    query_timeout: statementTimeoutMs + 2_000,
+    idle_in_transaction_session_timeout: Math.max(statementTimeoutMs * 2, 10_000),
+    application_name: options.applicationName ?? 'mcp-tasks',
+    keepAlive: true,
+    types,
+  });
+  pool.on('error', (error) => logger.warn({ err: error }, 'idle PostgreSQL connection failed; it is replaced on next use'));
+  return pool;
+}
+
+/** Node socket errors that mean "the server is not there (any more)". */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED']);
+
+/**
+ * SQLSTATEs that mean the server is unavailable or gave up on us: class 08 (connection exception), 53300
+ * (too many connections), 57014 (statement_timeout), 57P01–57P03 (shutdown, crash, not accepting connections yet).
+ */
+function unavailableSqlState(code: string): boolean {
+  return code.startsWith('08') || code === '53300' || code === '57014' || code === '57P01' || code === '57P02' || code === '57P03';
+}
+
+/** Messages node-postgres uses for connection loss and its own timeouts (they carry no code). */
+const UNAVAILABLE_MESSAGES = /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|not queryable|Client was closed|Connection ended/i;
+
+/** Whether `error` (from node-postgres) means the database is unreachable or too slow, rather than a SQL fault. */
+export function isUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && (NETWORK_CODES.has(code) || unavailableSqlState(code))) return true;
+  return error instanceof Error && UNAVAILABLE_MESSAGES.test(error.message);
+}
+
+/** SQLSTATE of a driver error, if any. */
+export function sqlState(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
+/**
+ * A driver error as the store's {@link StoreError} (the driver error as `cause`): `unavailable` for connection
+ * loss and timeouts, `fault` for anything else. A {@link StoreError} passes through unchanged.
+ */
+export function toStoreError(error: unknown, action: string): StoreError {
+  if (error instanceof StoreError) return error;
+  const detail = error instanceof Error ? error.message : String(error);
+  if (isUnavailable(error)) return new StoreError('unavailable', `Task store unavailable: cannot ${action} (${detail})`, { cause: error });
+  return new StoreError('fault', `Task store failed to ${action}: ${detail}`, { cause: error });
+}

@@ -1,0 +1,5 @@
+/** The PostgreSQL backend of the `TaskStore` port (`src/core/store.ts`), for several instances on one database. */
+export { PostgresTaskStore, openPostgresTaskStore, type PostgresTaskStoreOptions } from './postgres-task-store.js';
+export type { PostgresConnectionOptions } from './connection.js';
+export type { PostgresBatchStats } from './batch.js';
+export { POSTGRES_MIGRATIONS, SCHEMA as POSTGRES_SCHEMA, type PostgresMigration } from './migrations.js';

@@ -1,0 +1,172 @@
+import type pg from 'pg';
+import { StoreError } from '../../core/store-error.js';
+
+/** One forward-only schema step. Versions start at 1 and are never edited once released. */
+export interface PostgresMigration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** Everything lives in one schema, so the store can share a database with an application's own tables. */
+export const SCHEMA = 'mcp_tasks';
+
+/**
+ * The schema of migration 1 mirrors the SQLite store's (same columns, same meaning), with three differences that
+ * come from many writers instead of one:
+ * - `tasks.seq` comes from a sequence (it only orders `tasks/list`), while `task_events.seq` comes from the
+ *   single-row `task_feed` counter that every event-writing transaction increments as its last statement. The
+ *   counter's row lock is held until COMMIT, so event seqs are gap-free and assigned in commit order: a reader that
+ *   tails `seq > cursor` never misses an event committed late (see docs/adr/0001-execution-on-postgres.md).
+ * - `input_requests.position` (an identity) keeps creation order, which SQLite gets from `rowid`.
+ * - `now_ms()` is the database clock in epoch ms (`clock_timestamp()`, not the transaction start), which judges
+ *   leases and expiry sweeps for every instance alike.
+ * JSON columns are `text` (bodies round-trip verbatim; nothing queries inside them); times are `bigint` epoch ms.
+ * `tasks.seq` has no UNIQUE index of its own: the sequence never repeats a value, and every index a create has to
+ * write costs throughput (a task row already feeds five).
+ */
+const V1_INITIAL = `
+CREATE FUNCTION ${SCHEMA}.now_ms() RETURNS bigint LANGUAGE sql VOLATILE
+  AS $$ SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint $$;
+
+CREATE SEQUENCE ${SCHEMA}.task_seq;
+
+CREATE TABLE ${SCHEMA}.tasks (
+  task_id             text    NOT NULL PRIMARY KEY,
+  owner_key           text    NOT NULL,
+  generation          text    NOT NULL CHECK (generation IN ('v1', 'v2')),
+  protocol_version    text    NOT NULL,
+  tool_name           text    NOT NULL,
+  arguments           text    NOT NULL,
+  client_capabilities text    NOT NULL,
+  progress_token      text,
+  status              text    NOT NULL
+                      CHECK (status IN ('working', 'input_required', 'completed', 'failed', 'cancelled')),
+  status_message      text,
+  created_at          bigint  NOT NULL,
+  last_updated_at     bigint  NOT NULL,
+  ttl_ms              bigint,
+  poll_interval_ms    bigint  NOT NULL,
+  expires_at          bigint,
+  seq                 bigint  NOT NULL DEFAULT nextval('${SCHEMA}.task_seq'),
+  attempt             integer NOT NULL DEFAULT 0,
+  lease_owner         text,
+  lease_expires_at    bigint,
+  idempotency_key     text,
+  request_digest      text
+);
+ALTER SEQUENCE ${SCHEMA}.task_seq OWNED BY ${SCHEMA}.tasks.seq;
+
+-- tasks/list: keyset walk of one owner's tasks of one generation.
+CREATE INDEX tasks_by_owner ON ${SCHEMA}.tasks (owner_key, generation, seq);
+-- Sweeper: due tasks in expiry order; unlimited tasks are never due.
+CREATE INDEX tasks_by_expiry ON ${SCHEMA}.tasks (expires_at, seq) WHERE expires_at IS NOT NULL;
+-- Claiming: working tasks whose lease lapsed (or that have none).
+CREATE INDEX tasks_by_lease ON ${SCHEMA}.tasks (lease_expires_at NULLS FIRST, seq) WHERE status = 'working';
+-- Idempotent create: one key per owner (also settles concurrent creates from two instances).
+CREATE UNIQUE INDEX tasks_by_idempotency ON ${SCHEMA}.tasks (owner_key, idempotency_key) WHERE idempotency_key IS NOT NULL;
+-- The input-timeout sweep: the (few) waiting tasks, oldest first.
+CREATE INDEX tasks_waiting ON ${SCHEMA}.tasks (last_updated_at, seq) WHERE status = 'input_required';
+
+CREATE TABLE ${SCHEMA}.task_outcomes (
+  task_id text NOT NULL PRIMARY KEY REFERENCES ${SCHEMA}.tasks (task_id) ON DELETE CASCADE,
+  kind    text NOT NULL CHECK (kind IN ('result', 'error')),
+  body    text NOT NULL
+);
+
+CREATE TABLE ${SCHEMA}.input_requests (
+  task_id     text   NOT NULL REFERENCES ${SCHEMA}.tasks (task_id) ON DELETE CASCADE,
+  key         text   NOT NULL,
+  request     text   NOT NULL,
+  response    text,
+  state       text   NOT NULL CHECK (state IN ('pending', 'answered', 'superseded')),
+  created_at  bigint NOT NULL,
+  answered_at bigint,
+  position    bigint NOT NULL GENERATED ALWAYS AS IDENTITY,
+  PRIMARY KEY (task_id, key)
+);
+
+CREATE TABLE ${SCHEMA}.task_steps (
+  task_id    text   NOT NULL REFERENCES ${SCHEMA}.tasks (task_id) ON DELETE CASCADE,
+  name       text   NOT NULL,
+  value      text   NOT NULL,
+  created_at bigint NOT NULL,
+  PRIMARY KEY (task_id, name)
+);
+
+-- No foreign key: the log is append-only and an 'expired' event outlives its deleted task.
+CREATE TABLE ${SCHEMA}.task_events (
+  seq     bigint NOT NULL PRIMARY KEY,
+  task_id text   NOT NULL,
+  kind    text   NOT NULL CHECK (kind IN ('created', 'status', 'message', 'attempt', 'input', 'expired')),
+  status  text   NOT NULL,
+  at      bigint NOT NULL,
+  payload text
+);
+
+-- One row: the last event seq handed out. Updated by the last statement of every transaction that appends events.
+CREATE TABLE ${SCHEMA}.task_feed (
+  id       boolean NOT NULL PRIMARY KEY DEFAULT true CHECK (id),
+  last_seq bigint  NOT NULL
+);
+INSERT INTO ${SCHEMA}.task_feed (id, last_seq) VALUES (true, 0);
+`;
+
+/** Every migration, ascending by version. Append only. */
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([{ version: 1, name: 'initial', sql: V1_INITIAL }]);
+
+/** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */
+export const MIGRATION_LOCK_KEY = '7881702208213641075';
+
+/**
+ * Bring the database up to the newest schema version, in one transaction under a transaction-scoped advisory
+ * lock: when several instances start at once, one migrates and the others wait, then find nothing to do. DDL is
+ * transactional in PostgreSQL, so either every pending migration commits or none does.
+ *
+ * @returns the versions this call applied (empty when the schema was current).
+ * @throws {StoreError} `schema_mismatch` when the database holds a version this code does not know, or a known
+ *   version under another name (not this project's schema); driver errors as they come (the caller wraps them).
+ */
+export async function migrate(client: pg.ClientBase, migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS): Promise<number[]> {
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${SCHEMA}.schema_migrations (version integer NOT NULL PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    const { rows } = await client.query<{ version: number; name: string }>(`SELECT version, name FROM ${SCHEMA}.schema_migrations ORDER BY version`);
+    checkApplied(rows, migrations);
+    const current = rows.at(-1)?.version ?? 0;
+    const applied: number[] = [];
+    for (const migration of migrations) {
+      if (migration.version <= current) continue;
+      await client.query(migration.sql);
+      await client.query(`INSERT INTO ${SCHEMA}.schema_migrations (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
+      applied.push(migration.version);
+    }
+    await client.query('COMMIT');
+    return applied;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Refuse a schema this code did not write: a newer version, or a known version with another name. */
+function checkApplied(rows: ReadonlyArray<{ version: number; name: string }>, migrations: readonly PostgresMigration[]): void {
+  const known = migrations.at(-1)?.version ?? 0;
+  const newest = rows.at(-1)?.version ?? 0;
+  if (newest > known) {
+    throw new StoreError('schema_mismatch', `task store schema is version ${newest}, newer than this mcp-tasks knows (${known}); upgrade mcp-tasks`);
+  }
+  for (const row of rows) {
+    const expected = migrations.find((m) => m.version === row.version);
+    if (expected?.name !== row.name) {
+      throw new StoreError(
+        'schema_mismatch',
+        `task store schema version ${row.version} is "${row.name}", expected "${expected?.name ?? '(none)'}": ${SCHEMA}.schema_migrations was not written by mcp-tasks`,
+      );
+    }
+  }
+}

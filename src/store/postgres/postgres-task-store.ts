@@ -1,0 +1,460 @@
+import type pg from 'pg';
+import type { Clock } from '../../core/clock.js';
+import { silentLogger, type Logger } from '../../core/logger.js';
+import { StoreError } from '../../core/store-error.js';
+import { checkInputRequests, checkTransition, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
+import type { TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
+import { TaskEventListeners } from '../../core/task-event-listeners.js';
+import { TerminalTaskCache } from '../../core/terminal-cache.js';
+import type { InputRequestRecord, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord } from '../../core/task.js';
+import { insertedRecord, newTaskParams, outcomeBody, toEvent, toInputRequest, toOutcome, toRecord, type EventRow, type InputRequestRow, type TaskRow } from '../codec.js';
+import { PostgresBatcher, type BatchTx, type MergedWork, type PostgresBatchStats, type Query, type Settled, type StagedEvent } from './batch.js';
+import { createPool, sqlState, toStoreError, type PostgresConnectionOptions } from './connection.js';
+import { applyAnswers, parkForInput } from './input-requests.js';
+import { migrate } from './migrations.js';
+import { SQL } from './sql.js';
+
+/** Options of {@link openPostgresTaskStore}. */
+export interface PostgresTaskStoreOptions extends PostgresConnectionOptions {
+  logger?: Logger;
+  /**
+   * The store's clock for leases, expiry sweeps, `attempt`/`expired` event times and step stamps. Default: the
+   * database's `clock_timestamp()`, so every instance on the database judges a lease on the same clock (no
+   * host's clock skew can shorten or steal one). Tests pass a fake clock to drive those rules without sleeping.
+   */
+  clock?: Clock;
+  /** Most writes per batch transaction. Default 256. */
+  maxBatchSize?: number;
+  /** Batch transactions in flight at once (each holds a pool connection). Default 2. */
+  maxInFlightBatches?: number;
+}
+
+/**
+ * The durable {@link TaskStore} on PostgreSQL (node-postgres pool, schema `mcp_tasks`).
+ *
+ * Writes go through a {@link PostgresBatcher}: concurrent writes share a transaction (group commit), all creates of
+ * a batch are one multi-row INSERT, and every promise resolves only after its COMMIT (`synchronous_commit` as the
+ * server is configured; keep it `on` for the durability the port promises). Reads are single statements on the
+ * pool, so they see committed state only. Races between instances are settled by conditional statements and row
+ * locks (see `sql.ts`); claiming uses `FOR UPDATE SKIP LOCKED`. Event seqs come from a commit-ordered counter, so
+ * `readEventsAfter` tails lose nothing.
+ *
+ * Errors: a {@link StoreError} — `unavailable` for connection loss and timeouts (no call hangs longer than the
+ * connect or statement timeout), `conflict` for an idempotency key taken (also by a concurrent create elsewhere),
+ * `invalid` for a broken precondition of the port, `fault` otherwise.
+ */
+export class PostgresTaskStore implements TaskStore {
+  /** Schema versions this instance applied when it opened (empty when another instance already had). */
+  readonly appliedMigrations: readonly number[];
+  private readonly batcher: PostgresBatcher;
+  private readonly listeners: TaskEventListeners;
+  private readonly terminal = new TerminalTaskCache();
+  private readonly creates: MergedWork<NewTask, TaskRecord>;
+  private closing: Promise<void> | undefined;
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly clock: Clock | undefined,
+    private readonly logger: Logger,
+    appliedMigrations: number[],
+    options: { maxBatch: number; maxInFlight: number },
+  ) {
+    this.appliedMigrations = Object.freeze(appliedMigrations);
+    this.listeners = new TaskEventListeners(logger);
+    this.batcher = new PostgresBatcher(pool, options, (events) => this.listeners.publish(events), logger);
+    this.creates = {
+      run: (tx, tasks, isolated) => this.insertTasks(tx, tasks, isolated),
+      runAlone: (query, tasks) => this.createAlone(query, tasks),
+    };
+  }
+
+  /** See {@link openPostgresTaskStore}. */
+  static async open(options: PostgresTaskStoreOptions): Promise<PostgresTaskStore> {
+    const logger = (options.logger ?? silentLogger).child({ component: 'postgres-task-store' });
+    const pool = createPool(options, logger);
+    try {
+      const client = await pool.connect().catch((error: unknown) => {
+        throw toStoreError(error, 'connect');
+      });
+      let applied: number[];
+      let lost: Error | undefined;
+      // Checked out, the client has no pool listener: a connection lost now must reject, not crash the process.
+      const onConnectionError = (error: Error): void => {
+        lost = error;
+      };
+      client.on('error', onConnectionError);
+      try {
+        applied = await migrate(client);
+      } finally {
+        client.removeListener('error', onConnectionError);
+        client.release(lost);
+      }
+      if (applied.length > 0) logger.info({ versions: applied }, 'task store schema migrated');
+      return new PostgresTaskStore(pool, options.clock, logger, applied, {
+        maxBatch: Math.max(1, Math.floor(options.maxBatchSize ?? 256)),
+        maxInFlight: Math.max(1, Math.floor(options.maxInFlightBatches ?? 2)),
+      });
+    } catch (error) {
+      await pool.end().catch(() => undefined);
+      throw toStoreError(error, 'open');
+    }
+  }
+
+  /** Batch counters: `commits` = write transactions, `operations` = writes they carried, `retries` after deadlocks. */
+  stats(): PostgresBatchStats {
+    return { ...this.batcher.stats };
+  }
+
+  /** The store's current time in epoch ms (the database's, unless opened with a clock). */
+  async now(): Promise<number> {
+    if (this.clock) return this.clock.now();
+    const rows = await this.read<{ now: number }>('read the clock', SQL.storeNow, [null]);
+    return (rows[0] as { now: number }).now;
+  }
+
+  create(task: NewTask): Promise<TaskRecord> {
+    return this.batcher.enqueueMerged(this.creates, task);
+  }
+
+  get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
+    return this.terminal.read(taskId, scope, async () => {
+      const [row] = await this.read<TaskRow>('read a task', SQL.getScoped, [taskId, scope.ownerKey, scope.generation ?? null, scope.now]);
+      return row === undefined ? undefined : toRecord(row);
+    });
+  }
+
+  async getUnscoped(taskId: string): Promise<TaskRecord | undefined> {
+    const [row] = await this.read<TaskRow>('read a task', SQL.getUnscoped, [taskId]);
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
+    return this.terminal.readOutcome(taskId, async () => {
+      const [row] = await this.read<{ kind: string; body: string }>('read an outcome', SQL.getOutcome, [taskId]);
+      return row === undefined ? undefined : { outcome: toOutcome(row), chars: row.body.length };
+    });
+  }
+
+  /** See {@link TaskStore.transition}: one statement locks the row, applies the condition and stores the outcome. */
+  async transition(taskId: string, request: TransitionRequest): Promise<TaskRecord | undefined> {
+    const from = checkTransition(request);
+    const { outcome } = request;
+    return this.batcher.enqueue(async (tx) => {
+      const [row] = await tx.query<TaskRow & { from_status: TaskRecord['status'] }>(SQL.transition, [
+        taskId,
+        request.to,
+        request.statusMessage !== undefined,
+        request.statusMessage ?? null,
+        request.now,
+        request.releaseLease === true,
+        from,
+        request.leaseOwner ?? null,
+        outcome?.kind ?? null,
+        outcome === undefined ? null : outcomeBody(outcome),
+      ]);
+      if (row === undefined) return undefined;
+      tx.append(taskId, 'status', request.to, request.now, { from: row.from_status, to: request.to });
+      return toRecord(row);
+    });
+  }
+
+  async writeStatusMessages(entries: ReadonlyArray<{ taskId: string; statusMessage: string | null; now: number }>): Promise<void> {
+    if (entries.length === 0) return;
+    // One statement per group of distinct tasks: an UPDATE applies at most one source row per task.
+    const groups: Array<Array<(typeof entries)[number]>> = [];
+    for (const entry of entries) {
+      const group = groups.find((g) => !g.some((e) => e.taskId === entry.taskId));
+      if (group) group.push(entry);
+      else groups.push([entry]);
+    }
+    await this.batcher.enqueue(async (tx) => {
+      for (const group of groups) {
+        const rows = await tx.query<{ task_id: string; status: TaskRecord['status']; ord: number }>(SQL.writeMessages, [
+          group.map((e) => e.taskId),
+          group.map((e) => e.statusMessage),
+          group.map((e) => e.now),
+        ]);
+        for (const row of rows.sort((a, b) => a.ord - b.ord)) {
+          const entry = group[row.ord - 1] as (typeof entries)[number];
+          tx.append(entry.taskId, 'message', row.status, entry.now, { statusMessage: entry.statusMessage });
+        }
+      }
+    });
+  }
+
+  async list(scope: TaskScope & { generation: TaskGeneration }, page: { afterSeq: number; limit: number }): Promise<TaskRecord[]> {
+    const rows = await this.read<TaskRow>('list tasks', SQL.list, [scope.ownerKey, scope.generation, page.afterSeq, scope.now, toLimit(page.limit)]);
+    return rows.map(toRecord);
+  }
+
+  /** See {@link TaskStore.startAttempt}. A lease is lapsed once `leaseExpiresAt <= now` (the store's clock). */
+  startAttempt(taskId: string, leaseOwner: string, leaseMs: number): Promise<TaskRecord | undefined> {
+    return this.batcher.enqueue(async (tx) => {
+      const [row] = await tx.query<TaskRow & { store_now: number }>(SQL.startAttempt, [taskId, leaseOwner, this.clockNow(), leaseMs]);
+      if (row === undefined) return undefined;
+      tx.append(taskId, 'attempt', row.status as TaskRecord['status'], row.store_now, { attempt: row.attempt, leaseOwner });
+      return toRecord(row);
+    });
+  }
+
+  /** See {@link TaskStore.renewLeases}. Only non-terminal tasks; no event (renewals are invisible). */
+  async renewLeases(leaseOwner: string, taskIds: readonly string[], leaseMs: number): Promise<string[]> {
+    if (taskIds.length === 0) return [];
+    const rows = await this.batcher.enqueue((tx) => tx.query<{ task_id: string }>(SQL.renewLeases, [leaseOwner, taskIds, this.clockNow(), leaseMs]));
+    const ids = new Set(rows.map((row) => row.task_id));
+    return taskIds.filter((id) => ids.has(id));
+  }
+
+  /** See {@link TaskStore.claimLapsed}: `FOR UPDATE SKIP LOCKED`, no event; result ordered by `seq`. */
+  async claimLapsed(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]> {
+    const rows = await this.batcher.enqueue((tx) => tx.query<TaskRow>(SQL.claimLapsed, [leaseOwner, leaseMs, this.clockNow(), toLimit(limit)]));
+    return rows.map(toRecord).sort((a, b) => a.seq - b.seq);
+  }
+
+  /** See {@link TaskStore.requestInput}. Rejects with `invalid` (before writing) for no requests or a reused key. */
+  requestInput(
+    taskId: string,
+    requests: Parameters<TaskStore['requestInput']>[1],
+    change: Parameters<TaskStore['requestInput']>[2],
+  ): Promise<TaskRecord | undefined> {
+    try {
+      checkInputRequests(requests);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.batcher.enqueue((tx) => parkForInput(tx, taskId, requests, change));
+  }
+
+  async listInputRequests(taskId: string): Promise<InputRequestRecord[]> {
+    return (await this.read<InputRequestRow>('list input requests', SQL.listInputRequests, [taskId])).map(toInputRequest);
+  }
+
+  /** See {@link TaskStore.answerInput}. A call that changes no request writes nothing. */
+  answerInput(taskId: string, change: Parameters<TaskStore['answerInput']>[1]): ReturnType<TaskStore['answerInput']> {
+    return this.batcher.enqueue((tx) => applyAnswers(tx, taskId, change));
+  }
+
+  async listWaitingSince(before: number, limit: number): Promise<TaskRecord[]> {
+    return (await this.read<TaskRow>('list waiting tasks', SQL.waitingSince, [before, toLimit(limit)])).map(toRecord);
+  }
+
+  async getStep(taskId: string, name: string): Promise<{ value: JsonValue } | undefined> {
+    const [row] = await this.read<{ value: string }>('read a step', SQL.getStep, [taskId, name]);
+    return row === undefined ? undefined : { value: JSON.parse(row.value) as JsonValue };
+  }
+
+  /** See {@link TaskStore.putStep}. A step of a missing task is dropped. */
+  async putStep(taskId: string, name: string, value: JsonValue): Promise<void> {
+    const json = JSON.stringify(value);
+    await this.batcher.enqueue((tx) => tx.query(SQL.putStep, [taskId, name, json, this.clockNow()]));
+  }
+
+  /** See {@link TaskStore.expireDue}: judged on the store's clock; `SKIP LOCKED` between concurrent sweepers. */
+  async expireDue(limit: number): Promise<string[]> {
+    const ids = await this.batcher.enqueue(async (tx) => {
+      const rows = await tx.query<{ task_id: string; status: TaskRecord['status']; store_now: number }>(SQL.expireDue, [this.clockNow(), toLimit(limit)]);
+      for (const row of rows) tx.append(row.task_id, 'expired', row.status, row.store_now, null);
+      return rows.map((row) => row.task_id);
+    });
+    for (const id of ids) this.terminal.forget(id);
+    return ids;
+  }
+
+  async readEventsAfter(afterSeq: number, limit: number): Promise<TaskEvent[]> {
+    return (await this.read<EventRow>('read events', SQL.eventsAfter, [afterSeq, toLimit(limit)])).map(toEvent);
+  }
+
+  async lastEventSeq(): Promise<number> {
+    const [row] = await this.read<{ seq: number }>('read events', SQL.lastEventSeq, []);
+    return row?.seq ?? 0;
+  }
+
+  onEvent(listener: TaskEventListener): () => void {
+    return this.listeners.add(listener);
+  }
+
+  /** Commit every queued write, then close the pool. Later calls return the same promise. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.batcher.drain();
+      this.batcher.close();
+      this.listeners.clear();
+      await this.pool.end();
+    })();
+    return this.closing;
+  }
+
+  /** The time parameter of a statement: `null` (the database clock) unless the store has a clock of its own. */
+  private clockNow(): number | null {
+    return this.clock ? this.clock.now() : null;
+  }
+
+  /**
+   * Every create of one batch in one multi-row INSERT (and one for their steps). An `(owner, idempotency key)` that
+   * is taken — in the database, by a concurrent create of another instance, or earlier in this batch — is a
+   * conflict for that create alone. Should the INSERT fail (a task id that exists), the first run of the batch
+   * throws and the batch runs again `isolated`: then the creates are inserted one at a time, each under its own
+   * savepoint, so only the failing ones reject.
+   */
+  private async insertTasks(tx: BatchTx, tasks: readonly NewTask[], isolated: boolean): Promise<Array<Settled<TaskRecord>>> {
+    const plan = planCreates(tasks);
+    const groups = isolated ? plan.fresh.map((i) => [i]) : [plan.fresh];
+    for (const group of groups) {
+      const batch = group.map((i) => tasks[i] as NewTask);
+      if (!isolated) {
+        this.settleInserted(batch, group, plan.results, await this.insertRows(tx, batch));
+        continue;
+      }
+      await tx.query(SQL.itemSavepoint);
+      try {
+        this.settleInserted(batch, group, plan.results, await this.insertRows(tx, batch));
+        await tx.query(SQL.itemRelease);
+      } catch (error) {
+        await tx.query(SQL.itemRollbackTo);
+        await tx.query(SQL.itemRelease);
+        if (sqlState(error) === undefined) throw error;
+        plan.results[group[0] as number] = { ok: false, error };
+      }
+    }
+    for (const event of createdEvents(tasks, plan.results)) tx.append(event.taskId, event.kind, event.status, event.at, event.payload);
+    return settledAll(plan.results);
+  }
+
+  /** A batch of creates alone: one autocommit statement writes rows, steps and events (see `SQL.createTasksAlone`). */
+  private async createAlone(query: Query, tasks: readonly NewTask[]): Promise<{ results: Array<Settled<TaskRecord>>; events: TaskEvent[] }> {
+    const plan = planCreates(tasks);
+    const fresh = plan.fresh.map((i) => tasks[i] as NewTask);
+    const candidates = createdEvents(fresh, fresh.map(() => ({ ok: true, value: undefined as unknown as TaskRecord })));
+    const steps = stepRows(fresh);
+    const rows = await query<InsertedRow & { feed_base: number }>(SQL.createTasksAlone, [
+      ...this.taskColumns(fresh),
+      steps.map((s) => s[0]),
+      steps.map((s) => s[1]),
+      steps.map((s) => s[2]),
+      steps.map((s) => s[3]),
+      candidates.map((e) => e.taskId),
+      candidates.map((e) => e.kind),
+      candidates.map((e) => e.status),
+      candidates.map((e) => e.at),
+      candidates.map((e) => (e.payload === null ? null : JSON.stringify(e.payload))),
+    ]);
+    this.settleInserted(fresh, plan.fresh, plan.results, rows);
+    const base = rows[0]?.feed_base ?? 0;
+    const events = createdEvents(tasks, plan.results).map((event, i) => ({ seq: base + i + 1, ...event }));
+    return { results: settledAll(plan.results), events };
+  }
+
+  /** Insert `tasks` and their steps; the rows the database inserted (a taken idempotency key is left out). */
+  private async insertRows(tx: BatchTx, tasks: readonly NewTask[]): Promise<InsertedRow[]> {
+    if (tasks.length === 0) return [];
+    const rows = await tx.query<InsertedRow>(SQL.insertTasks, this.taskColumns(tasks));
+    const inserted = new Set(rows.map((row) => row.task_id));
+    const steps = stepRows(tasks.filter((task) => inserted.has(task.taskId)));
+    if (steps.length > 0) {
+      await tx.query(SQL.insertSteps, [steps.map((s) => s[0]), steps.map((s) => s[1]), steps.map((s) => s[2]), steps.map((s) => s[3])]);
+    }
+    return rows;
+  }
+
+  /** Parameters `$1…$19` of the multi-row task INSERT. */
+  private taskColumns(tasks: readonly NewTask[]): unknown[] {
+    const params = tasks.map((task) => newTaskParams(task, 0));
+    const column = (name: string) => params.map((p) => p[name] ?? null);
+    return [
+      this.clockNow(),
+      column('taskId'),
+      column('ownerKey'),
+      column('generation'),
+      column('protocolVersion'),
+      column('toolName'),
+      column('arguments'),
+      column('clientCapabilities'),
+      column('progressToken'),
+      column('statusMessage'),
+      column('createdAt'),
+      column('ttlMs'),
+      column('pollIntervalMs'),
+      column('expiresAt'),
+      column('attempt'),
+      column('leaseOwner'),
+      tasks.map((task) => (task.leaseOwner === null ? null : task.leaseMs)),
+      column('idempotencyKey'),
+      column('requestDigest'),
+    ];
+  }
+
+  /** Record the created task for every inserted row, and a conflict for every create the database skipped. */
+  private settleInserted(tasks: readonly NewTask[], indexes: readonly number[], results: Array<Settled<TaskRecord> | undefined>, rows: readonly InsertedRow[]): void {
+    const byId = new Map(rows.map((row) => [row.task_id, row]));
+    tasks.forEach((task, k) => {
+      const row = byId.get(task.taskId);
+      // Exactly what the INSERT wrote, plus the seq and lease end only the database knew.
+      const record = row && insertedRecord({ ...newTaskParams(task, 0), leaseExpiresAt: row.lease_expires_at }, row.seq);
+      results[indexes[k] as number] = record ? { ok: true, value: record } : { ok: false, error: idempotencyKeyTaken() };
+    });
+  }
+
+  private async read<R extends pg.QueryResultRow>(action: string, sql: string, params: readonly unknown[]): Promise<R[]> {
+    if (this.closing) throw new StoreError('fault', `Task store failed to ${action}: store is closed`);
+    try {
+      return (await this.pool.query<R>(sql, params as unknown[])).rows;
+    } catch (error) {
+      throw toStoreError(error, action);
+    }
+  }
+
+}
+
+/**
+ * Open a PostgreSQL task store: a pool on `options.url`, the schema migrated under an advisory lock.
+ * @throws {StoreError} `unavailable` when the server cannot be reached within the connect timeout,
+ *   `schema_mismatch` when the database holds a schema version this code does not know, `fault` otherwise.
+ */
+export function openPostgresTaskStore(options: PostgresTaskStoreOptions): Promise<PostgresTaskStore> {
+  return PostgresTaskStore.open(options);
+}
+
+/** What the task INSERT returns per inserted row. */
+interface InsertedRow {
+  task_id: string;
+  seq: number;
+  lease_expires_at: number | null;
+}
+
+/**
+ * Which creates of a batch go to the database: all but a repeat of an `(owner, idempotency key)` earlier in the
+ * batch (the first one wins; the repeat is a conflict at once).
+ */
+function planCreates(tasks: readonly NewTask[]): { fresh: number[]; results: Array<Settled<TaskRecord> | undefined> } {
+  const results: Array<Settled<TaskRecord> | undefined> = tasks.map(() => undefined);
+  const seen = new Set<string>();
+  const fresh: number[] = [];
+  tasks.forEach((task, i) => {
+    const key = task.idempotencyKey == null ? undefined : JSON.stringify([task.ownerKey, task.idempotencyKey]);
+    if (key !== undefined && seen.has(key)) results[i] = { ok: false, error: idempotencyKeyTaken() };
+    else {
+      if (key !== undefined) seen.add(key);
+      fresh.push(i);
+    }
+  });
+  return { fresh, results };
+}
+
+/** The events of the creates that succeeded, in queue order: `created`, then `attempt` for `startNow`. */
+function createdEvents(tasks: readonly NewTask[], results: ReadonlyArray<Settled<TaskRecord> | undefined>): StagedEvent[] {
+  return tasks.flatMap((task, i): StagedEvent[] => {
+    if (!results[i]?.ok) return [];
+    const created: StagedEvent = { taskId: task.taskId, kind: 'created', status: 'working', at: task.createdAt, payload: null };
+    if (task.startNow !== true) return [created];
+    return [created, { taskId: task.taskId, kind: 'attempt', status: 'working', at: task.createdAt, payload: { attempt: 1, leaseOwner: task.leaseOwner } }];
+  });
+}
+
+/** `[taskId, name, value JSON, createdAt]` for every journaled step of `tasks`. */
+function stepRows(tasks: readonly NewTask[]): Array<readonly [string, string, string, number]> {
+  return tasks.flatMap((task) => Object.entries(task.steps ?? {}).map(([name, value]) => [task.taskId, name, JSON.stringify(value), task.createdAt] as const));
+}
+
+function settledAll(results: ReadonlyArray<Settled<TaskRecord> | undefined>): Array<Settled<TaskRecord>> {
+  return results.map((result) => result ?? { ok: false, error: new StoreError('fault', 'Task store failed to write: create not settled') });
+}

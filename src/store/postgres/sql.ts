@@ -1,0 +1,240 @@
+import { SCHEMA } from './migrations.js';
+
+/**
+ * Every data statement of the PostgreSQL store, in one place so that the conditions that settle races can be
+ * reviewed together (schema: `migrations.ts`). Parameters are positional; lists are bound as arrays and expanded
+ * with `unnest`, so one statement serves any number of rows.
+ *
+ * Time: `$now` parameters are `NULL` in production, so `COALESCE($n, now_ms())` reads the database clock
+ * (`clock_timestamp()`, once per statement through the `n` CTE); a store opened with a clock (tests) passes that
+ * clock's time instead. Task rows are read under READ COMMITTED; every conditional write re-checks its condition
+ * on the newest row version (PostgreSQL's EvalPlanQual), so concurrent writers from any instance are settled by the
+ * database, as in SQLite.
+ */
+
+const S = SCHEMA;
+
+/** Columns of a task row, in the order `TaskRow` expects (`t.` qualified). */
+const TASK_COLUMNS = `t.task_id, t.owner_key, t.generation, t.protocol_version, t.tool_name, t.arguments, t.client_capabilities,
+  t.progress_token, t.status, t.status_message, t.created_at, t.last_updated_at, t.ttl_ms, t.poll_interval_ms, t.expires_at, t.seq,
+  t.attempt, t.lease_owner, t.lease_expires_at, t.idempotency_key, t.request_digest`;
+
+/** `now` in epoch ms for one statement: the given time, or the database clock (a CTE `n`, evaluated once). */
+const NOW = (param: string): string => `n AS (SELECT COALESCE(${param}::bigint, ${S}.now_ms()) AS now)`;
+
+const INPUT_REQUEST_COLUMNS = 'task_id, key, request, response, state, created_at, answered_at';
+
+/** The multi-row task INSERT of a batch's creates (`$2…$19` are the column arrays, `n` the store's now). */
+const INSERT_TASKS = `INSERT INTO ${S}.tasks (task_id, owner_key, generation, protocol_version, tool_name, arguments,
+      client_capabilities, progress_token, status, status_message, created_at, last_updated_at, ttl_ms,
+      poll_interval_ms, expires_at, attempt, lease_owner, lease_expires_at, idempotency_key, request_digest)
+    SELECT v.task_id, v.owner_key, v.generation, v.protocol_version, v.tool_name, v.arguments, v.client_capabilities,
+      v.progress_token, 'working', v.status_message, v.created_at, v.created_at, v.ttl_ms, v.poll_interval_ms,
+      v.expires_at, v.attempt, v.lease_owner, CASE WHEN v.lease_ms IS NULL THEN NULL ELSE n.now + v.lease_ms END,
+      v.idempotency_key, v.request_digest
+    FROM n, unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+      $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::int[], $16::text[], $17::bigint[],
+      $18::text[], $19::text[]) WITH ORDINALITY AS v(task_id, owner_key, generation, protocol_version, tool_name, arguments,
+      client_capabilities, progress_token, status_message, created_at, ttl_ms, poll_interval_ms, expires_at, attempt,
+      lease_owner, lease_ms, idempotency_key, request_digest, ord)
+    ORDER BY v.ord
+    ON CONFLICT (owner_key, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`;
+
+export const SQL = Object.freeze({
+  begin: 'BEGIN',
+  commit: 'COMMIT',
+  rollback: 'ROLLBACK',
+  savepoint: 'SAVEPOINT op',
+  release: 'RELEASE SAVEPOINT op',
+  rollbackTo: 'ROLLBACK TO SAVEPOINT op',
+  itemSavepoint: 'SAVEPOINT item',
+  itemRelease: 'RELEASE SAVEPOINT item',
+  itemRollbackTo: 'ROLLBACK TO SAVEPOINT item',
+
+  /**
+   * The event feed's only writer (see `PostgresBatcher`): `$1` seqs from the counter, whose row lock then stays
+   * held until COMMIT, and the events with them. `seq = base + ordinality`, so the seqs keep the staged order.
+   */
+  appendEvents: `WITH f AS (UPDATE ${S}.task_feed SET last_seq = last_seq + $1 RETURNING last_seq - $1 AS base)
+    INSERT INTO ${S}.task_events (seq, task_id, kind, status, at, payload)
+    SELECT f.base + e.ord, e.task_id, e.kind, e.status, e.at, e.payload
+    FROM f, unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[]) WITH ORDINALITY AS e(task_id, kind, status, at, payload, ord)
+    RETURNING seq`,
+
+  eventsAfter: `SELECT seq, task_id, kind, status, at, payload FROM ${S}.task_events WHERE seq > $1 ORDER BY seq LIMIT $2`,
+
+  /** The counter, not MAX(seq): every seq up to it is committed and visible (it moves only at commits). */
+  lastEventSeq: `SELECT last_seq AS seq FROM ${S}.task_feed`,
+
+  /**
+   * Every create of a batch in one statement. `seq` comes from the sequence (row order = array order); the lease
+   * starts at the store's now. A create whose `(owner, idempotency key)` is taken is skipped (`ON CONFLICT DO
+   * NOTHING`; also when another instance inserted it and has not committed yet: the statement waits for that
+   * transaction and then skips), so it is missing from the RETURNING rows: that is the conflict.
+   */
+  insertTasks: `WITH ${NOW('$1')}
+    ${INSERT_TASKS}
+    RETURNING task_id, seq, lease_expires_at`,
+
+  /**
+   * A batch of creates alone, as one autocommit statement (one round trip): the rows (as {@link SQL.insertTasks}),
+   * their steps, and their events with seqs from the feed counter, all for the inserted rows only. Events come in
+   * `$24…$28` in staged order; `feed_base + n` is the seq of the n-th event of an inserted task.
+   */
+  createTasksAlone: `WITH ${NOW('$1')},
+    ins AS (${INSERT_TASKS} RETURNING task_id, seq, lease_expires_at),
+    steps AS (INSERT INTO ${S}.task_steps (task_id, name, value, created_at)
+      SELECT s.task_id, s.name, s.value, s.created_at
+      FROM unnest($20::text[], $21::text[], $22::text[], $23::bigint[]) AS s(task_id, name, value, created_at)
+      JOIN ins ON ins.task_id = s.task_id),
+    ev AS (SELECT e.task_id, e.kind, e.status, e.at, e.payload, row_number() OVER (ORDER BY e.ord) AS ord
+      FROM unnest($24::text[], $25::text[], $26::text[], $27::bigint[], $28::text[]) WITH ORDINALITY AS e(task_id, kind, status, at, payload, ord)
+      JOIN ins ON ins.task_id = e.task_id),
+    f AS (UPDATE ${S}.task_feed SET last_seq = last_seq + (SELECT count(*) FROM ev) RETURNING last_seq - (SELECT count(*) FROM ev) AS base),
+    appended AS (INSERT INTO ${S}.task_events (seq, task_id, kind, status, at, payload)
+      SELECT f.base + ev.ord, ev.task_id, ev.kind, ev.status, ev.at, ev.payload FROM f, ev)
+    SELECT ins.task_id, ins.seq, ins.lease_expires_at, f.base AS feed_base FROM ins, f`,
+
+  insertSteps: `INSERT INTO ${S}.task_steps (task_id, name, value, created_at)
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])`,
+
+  getScoped: `SELECT ${TASK_COLUMNS} FROM ${S}.tasks t
+    WHERE t.task_id = $1 AND t.owner_key = $2 AND ($3::text IS NULL OR t.generation = $3) AND (t.expires_at IS NULL OR t.expires_at > $4)`,
+
+  getUnscoped: `SELECT ${TASK_COLUMNS} FROM ${S}.tasks t WHERE t.task_id = $1`,
+
+  getOutcome: `SELECT kind, body FROM ${S}.task_outcomes WHERE task_id = $1`,
+
+  /**
+   * The conditional write that settles cancel-vs-complete races, with its outcome, in one statement. `cur` locks the
+   * row and reads its newest status (the `from` of the event); the update applies only while that status is in `$7`
+   * and, when `$8` is set, while that instance holds the lease.
+   */
+  transition: `WITH cur AS (SELECT task_id, status FROM ${S}.tasks WHERE task_id = $1 FOR UPDATE),
+    upd AS (
+      UPDATE ${S}.tasks t SET
+        status = $2,
+        status_message = CASE WHEN $3::boolean THEN $4 ELSE t.status_message END,
+        last_updated_at = $5,
+        lease_owner = CASE WHEN $6::boolean THEN NULL ELSE t.lease_owner END,
+        lease_expires_at = CASE WHEN $6::boolean THEN NULL ELSE t.lease_expires_at END
+      FROM cur
+      WHERE t.task_id = cur.task_id AND cur.status = ANY($7::text[]) AND ($8::text IS NULL OR t.lease_owner = $8)
+      RETURNING cur.status AS from_status, ${TASK_COLUMNS}),
+    outcome AS (INSERT INTO ${S}.task_outcomes (task_id, kind, body) SELECT task_id, $9, $10 FROM upd WHERE $9::text IS NOT NULL)
+    SELECT * FROM upd`,
+
+  /** statusMessage-only changes of non-terminal tasks (one task per entry; duplicates are split by the caller). */
+  writeMessages: `UPDATE ${S}.tasks t SET status_message = e.message, last_updated_at = e.now
+    FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS e(task_id, message, now, ord)
+    WHERE t.task_id = e.task_id AND t.status IN ('working', 'input_required')
+    RETURNING t.task_id, t.status, e.ord`,
+
+  list: `SELECT ${TASK_COLUMNS} FROM ${S}.tasks t
+    WHERE t.owner_key = $1 AND t.generation = $2 AND t.seq > $3 AND (t.expires_at IS NULL OR t.expires_at > $4)
+    ORDER BY t.seq LIMIT $5`,
+
+  /** A lease is lapsed when `lease_expires_at <= now` (the store's clock), the same boundary as task expiry. */
+  startAttempt: `WITH ${NOW('$3')}
+    UPDATE ${S}.tasks t SET attempt = t.attempt + 1, lease_owner = $2, lease_expires_at = n.now + $4
+    FROM n
+    WHERE t.task_id = $1 AND t.status = 'working'
+      AND (t.lease_owner IS NULL OR t.lease_owner = $2 OR t.lease_expires_at IS NULL OR t.lease_expires_at <= n.now)
+    RETURNING n.now AS store_now, ${TASK_COLUMNS}`,
+
+  renewLeases: `WITH ${NOW('$3')}
+    UPDATE ${S}.tasks t SET lease_expires_at = n.now + $4
+    FROM n
+    WHERE t.task_id = ANY($2::text[]) AND t.lease_owner = $1 AND t.status IN ('working', 'input_required')
+    RETURNING t.task_id`,
+
+  /**
+   * Claiming with `FOR UPDATE SKIP LOCKED`: candidates are locked as they are chosen, and rows another transaction
+   * holds (a claim of another worker, a settling run) are skipped instead of waited for, so claimers never queue
+   * behind each other and never get the same task. The task row stays the only queue.
+   */
+  claimLapsed: `WITH ${NOW('$3')}, c AS (
+      SELECT t.task_id FROM ${S}.tasks t, n
+      WHERE t.status = 'working' AND (t.lease_expires_at IS NULL OR t.lease_expires_at <= n.now)
+        AND (t.expires_at IS NULL OR t.expires_at > n.now)
+      ORDER BY t.lease_expires_at NULLS FIRST, t.seq
+      LIMIT $4
+      FOR UPDATE OF t SKIP LOCKED)
+    UPDATE ${S}.tasks t SET lease_owner = $1, lease_expires_at = n.now + $2
+    FROM c, n
+    WHERE t.task_id = c.task_id
+    RETURNING ${TASK_COLUMNS}`,
+
+  /** See the SQLite store: only from `working`, only for the lease holder, only before the TTL; run not counted. */
+  parkForInput: `UPDATE ${S}.tasks t SET
+      status = 'input_required',
+      status_message = $3,
+      last_updated_at = $4,
+      lease_owner = NULL,
+      lease_expires_at = NULL,
+      attempt = GREATEST(t.attempt - 1, 0)
+    WHERE t.task_id = $1 AND t.status = 'working' AND t.lease_owner = $2 AND (t.expires_at IS NULL OR t.expires_at > $4)
+    RETURNING ${TASK_COLUMNS}`,
+
+  /** Keys are unique for a task's lifetime (SEP-2663 E23): a taken key (or one repeated in `$3`) inserts nothing. */
+  insertInputRequests: `INSERT INTO ${S}.input_requests (task_id, key, request, response, state, created_at, answered_at)
+    SELECT $1, r.key, r.request, NULL, 'pending', $2, NULL
+    FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS r(key, request, ord)
+    ORDER BY r.ord
+    ON CONFLICT (task_id, key) DO NOTHING
+    RETURNING key`,
+
+  listInputRequests: `SELECT ${INPUT_REQUEST_COLUMNS} FROM ${S}.input_requests WHERE task_id = $1 ORDER BY created_at, position`,
+
+  /** The task, locked, only while it waits for input and has not expired at `$2`: concurrent answers queue here. */
+  waitingTask: `SELECT ${TASK_COLUMNS} FROM ${S}.tasks t
+    WHERE t.task_id = $1 AND t.status = 'input_required' AND (t.expires_at IS NULL OR t.expires_at > $2)
+    FOR UPDATE`,
+
+  /** Only a `pending` request changes: of two answers to one key, exactly one applies. Keys in `$2` are distinct. */
+  settleInputRequests: `UPDATE ${S}.input_requests r SET state = $4, response = a.response, answered_at = $5
+    FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS a(key, response, ord)
+    WHERE r.task_id = $1 AND r.key = a.key AND r.state = 'pending'
+    RETURNING r.key, a.ord`,
+
+  hasPendingInput: `SELECT EXISTS (SELECT 1 FROM ${S}.input_requests WHERE task_id = $1 AND state = 'pending') AS pending`,
+
+  /** See the SQLite store: records the change; with `$2` (nothing pending) resumes to `working` with no lease. */
+  touchWaiting: `UPDATE ${S}.tasks t SET
+      status = CASE WHEN $2::boolean THEN 'working' ELSE t.status END,
+      status_message = CASE WHEN $3::boolean THEN $4 ELSE t.status_message END,
+      last_updated_at = $5,
+      lease_owner = CASE WHEN $2::boolean THEN NULL ELSE t.lease_owner END,
+      lease_expires_at = CASE WHEN $2::boolean THEN NULL ELSE t.lease_expires_at END
+    WHERE t.task_id = $1 AND t.status = 'input_required'
+    RETURNING ${TASK_COLUMNS}`,
+
+  /** The input-timeout sweep (partial index `tasks_waiting`); expiry judged at `$1` as in the SQLite store. */
+  waitingSince: `SELECT ${TASK_COLUMNS} FROM ${S}.tasks t
+    WHERE t.status = 'input_required' AND t.last_updated_at <= $1 AND (t.expires_at IS NULL OR t.expires_at > $1)
+    ORDER BY t.last_updated_at, t.seq LIMIT $2`,
+
+  getStep: `SELECT value FROM ${S}.task_steps WHERE task_id = $1 AND name = $2`,
+
+  /**
+   * First write wins. `FOR KEY SHARE` holds the task row against a concurrent delete (expiry) until commit, so a
+   * step of a task deleted meanwhile is dropped instead of violating the foreign key.
+   */
+  putStep: `INSERT INTO ${S}.task_steps (task_id, name, value, created_at)
+    SELECT t.task_id, $2, $3, (SELECT COALESCE($4::bigint, ${S}.now_ms())) FROM ${S}.tasks t WHERE t.task_id = $1 FOR KEY SHARE OF t
+    ON CONFLICT (task_id, name) DO NOTHING`,
+
+  /**
+   * Expire and delete due tasks (children cascade; events stay). `SKIP LOCKED`: two sweepers never wait for or
+   * double-count each other, and a task being written right now is simply taken by the next sweep.
+   */
+  expireDue: `WITH ${NOW('$1')}, due AS (
+      SELECT t.task_id FROM ${S}.tasks t, n
+      WHERE t.expires_at IS NOT NULL AND t.expires_at <= n.now
+      ORDER BY t.expires_at, t.seq LIMIT $2
+      FOR UPDATE OF t SKIP LOCKED),
+    del AS (DELETE FROM ${S}.tasks t USING due WHERE t.task_id = due.task_id RETURNING t.task_id, t.status, t.expires_at, t.seq)
+    SELECT del.task_id, del.status, n.now AS store_now FROM del, n ORDER BY del.expires_at, del.seq`,
+
+  storeNow: `SELECT COALESCE($1::bigint, ${S}.now_ms()) AS now`,
+});

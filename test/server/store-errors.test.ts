@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { TasksError } from '../../src/core/errors.js';
+import type { Logger } from '../../src/core/logger.js';
+import { StoreError, type StoreErrorCode } from '../../src/core/store-error.js';
+import { storeErrorToWire, wireErrorOf } from '../../src/server/store-errors.js';
+
+function recordingLogger(): Logger & { errors: unknown[] } {
+  const errors: unknown[] = [];
+  const logger = {
+    errors,
+    error: (obj: unknown) => void errors.push(obj),
+    warn: () => undefined,
+    info: () => undefined,
+    debug: () => undefined,
+    child: () => logger,
+  };
+  return logger as unknown as Logger & { errors: unknown[] };
+}
+
+describe('store errors on the wire (the one mapping, base §8)', () => {
+  it('keeps the wire answers the port gave before it had its own codes: conflict -32602, everything else -32603', () => {
+    const cases: Array<[StoreErrorCode, string, { code: number; message: string }]> = [
+      ['conflict', 'Idempotency key already used for another request', { code: -32602, message: 'Idempotency key already used for another request' }],
+      ['fault', 'Task store failed to write: disk I/O error', { code: -32603, message: 'Task store failed to write: disk I/O error' }],
+      ['invalid', 'Task store refused transition to completed: outcome does not fit', { code: -32603, message: 'Task store refused transition to completed: outcome does not fit' }],
+      ['schema_mismatch', 'task store schema is version 9', { code: -32603, message: 'task store schema is version 9' }],
+      // No driver detail for an outage: host names, ports and addresses stay in the log.
+      ['unavailable', 'Task store unavailable: cannot connect (connect ECONNREFUSED 10.0.0.5:5432)', { code: -32603, message: 'Task store unavailable' }],
+    ];
+    for (const [code, message, wire] of cases) expect(storeErrorToWire(new StoreError(code, message)), code).toEqual(wire);
+  });
+
+  it('logs store failures but not conflicts (the requestor caused those); passes protocol errors through; leaves other errors to the caller', () => {
+    const logger = recordingLogger();
+    expect(wireErrorOf(new StoreError('conflict', 'taken'), logger)).toEqual({ code: -32602, message: 'taken' });
+    expect(logger.errors).toHaveLength(0);
+    expect(wireErrorOf(new StoreError('unavailable', 'down'), logger)).toEqual({ code: -32603, message: 'Task store unavailable' });
+    expect(logger.errors).toHaveLength(1);
+    expect(wireErrorOf(new TasksError(-32602, 'bad cursor'), logger)).toEqual({ code: -32602, message: 'bad cursor' });
+    expect(wireErrorOf(new Error('boom'), logger)).toBeUndefined();
+  });
+});

@@ -1,0 +1,23 @@
+import { afterAll, beforeAll } from 'vitest';
+import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
+import { describeTaskStoreContract } from '../../src/testing/store-contract.js';
+import { createTestDatabase, emptyTaskStore, type TestDatabase } from '../helpers/postgres.js';
+
+// A real PostgreSQL server (npm run pg:start, or MCP_TASKS_TEST_PG_URL): a database of this file's own, emptied
+// before every test, and a new store (pool, caches) per test.
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(async () => {
+  await database?.drop();
+});
+
+describeTaskStoreContract('PostgresTaskStore', async ({ clock }) => {
+  await emptyTaskStore(database.url);
+  const store = await openPostgresTaskStore({ url: database.url, clock });
+  return {
+    store,
+    cleanup: () => store.close(),
+  };
+});
