@@ -93,7 +93,7 @@ describe('connecting: negotiation, capabilities, credentials', () => {
     try {
       const client = await connectTasksClient({ url, journal: false });
       expect([client.protocolVersion, client.generation, client.taskCapabilities]).toEqual(['2025-11-25', null, { cancel: false, list: false }]);
-      await expect(client.callTool('greet', { name: 'old' })).resolves.toEqual({ kind: 'result', result: { content: [{ type: 'text', text: 'Hi old' }] } });
+      await expect(client.callTool('greet', { name: 'old' })).resolves.toMatchObject({ kind: 'result', route: 'sync', result: { content: [{ type: 'text', text: 'Hi old' }] } });
       await expect(client.getTask('x')).rejects.toMatchObject({ code: -32601 });
       await client.close();
       const pinned = await connectTasksClient({ url, protocol: '2026-07-28', journal: false }).catch((caught: unknown) => caught);
