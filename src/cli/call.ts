@@ -101,6 +101,7 @@ async function run(client: TasksClient, tool: string, args: Record<string, unkno
     printResult(outcome.result, flags);
     return resultExitCode(outcome.result);
   }
+  if (outcome.kind !== 'task') throw new Error(`unexpected outcome ${outcome.kind}`);
   const { taskId } = outcome;
   process.stderr.write(`mcp-tasks: task ${taskId} created (tasks ${outcome.generation}, MCP ${client.protocolVersion}, ${client.url})\n`);
   if (flags.ttlMs !== undefined && outcome.generation === 'v2') process.stderr.write(`mcp-tasks: note: --ttl-ms has no effect on 2026-07-28; the server chose ${outcome.task.ttlMs === null ? 'unlimited retention' : `${outcome.task.ttlMs} ms`}\n`);

@@ -54,17 +54,18 @@ export class FaultProxy {
   static async start(targetUrl: string): Promise<FaultProxy> {
     const target = new URL(targetUrl);
     if (target.protocol !== 'http:') throw new TypeError(`the fault proxy forwards to http: URLs only (got ${target.protocol})`);
-    let proxy: FaultProxy | undefined;
-    const server = createServer((request, response) => proxy?.handle(request, response));
+    const holder: { proxy?: FaultProxy } = {};
+    const server = createServer((request, response) => holder.proxy?.handle(request, response));
     server.keepAliveTimeout = 5000;
     server.on('connection', (socket) => {
-      if (proxy?.isDown) return void socket.destroy();
-      proxy?.sockets.add(socket);
-      socket.on('close', () => proxy?.sockets.delete(socket));
+      const proxy = holder.proxy;
+      if (!proxy || proxy.isDown) return void socket.destroy();
+      proxy.sockets.add(socket);
+      socket.on('close', () => proxy.sockets.delete(socket));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    proxy = new FaultProxy(server, target);
-    return proxy;
+    holder.proxy = new FaultProxy(server, target);
+    return holder.proxy;
   }
 
   /** Whether connections are being reset right now. */
