@@ -27,9 +27,9 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-/** Start `node dist/cli/main.js serve …extraArgs` on a free port and wait until it answers. */
-export async function startServerProcess(dataDir: string, extraArgs: string[] = []): Promise<ServerProcess> {
-  const port = await freePort();
+/** Start `node dist/cli/main.js serve …extraArgs` on a free port (or `port`, to restart on the same URL) and wait until it answers. */
+export async function startServerProcess(dataDir: string, extraArgs: string[] = [], port?: number): Promise<ServerProcess> {
+  port ??= await freePort();
   const child = spawn(process.execPath, [MAIN, 'serve', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], { stdio: ['ignore', 'ignore', 'pipe'] });
   let output = '';
   child.stderr?.on('data', (chunk) => (output += chunk));
