@@ -34,6 +34,7 @@ describe('against the SDK 1.32 reference tasks server (2025-11-25)', () => {
     expect(manifest.tools).toEqual([
       { name: 'delay', taskMode: 'required' },
       { name: 'greet', taskMode: 'forbidden' },
+      { name: 'report', taskMode: 'required' },
     ]);
   });
 
@@ -73,6 +74,18 @@ describe('against the SDK 1.32 reference tasks server (2025-11-25)', () => {
     expect(watch.code).toBe(4);
     expect(watch.stderr).toContain('not found');
     expect(reference.toolCalls()).toBe(before);
+  });
+
+  it('outcome.immediateResponse carries the CreateTaskResult _meta "model-immediate-response" (R15); call prints it', async () => {
+    const client = await connectTasksClient({ url: reference.url, journal: false });
+    try {
+      const outcome = await client.callTool('report', { topic: 'logs' });
+      expect(outcome).toMatchObject({ kind: 'task', immediateResponse: 'Report on logs started; it takes a minute.' });
+    } finally {
+      await client.close();
+    }
+    const run = await cli(['call', 'report', '--args', '{"topic":"cli"}', '--url', reference.url]);
+    expect(run.stderr).toContain('mcp-tasks: server says: Report on cli started; it takes a minute.');
   });
 
   it('a greet (taskSupport forbidden) with --task required is refused by policy: exit 7, nothing sent', async () => {

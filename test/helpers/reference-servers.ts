@@ -84,6 +84,24 @@ export async function startSdkReferenceTasksServer(): Promise<ReferenceServer> {
         },
       },
     );
+    // Our one addition to the example: a task tool whose CreateTaskResult carries the R15 immediate response.
+    server.experimental.tasks.registerToolTask(
+      'report',
+      { description: 'Starts a report; tells the model so at once', inputSchema: { topic: z.string() } },
+      {
+        async createTask({ topic }, { taskStore: store, taskRequestedTtl }) {
+          const task = await store.createTask({ ttl: taskRequestedTtl });
+          void store.storeTaskResult(task.taskId, 'completed', { content: [{ type: 'text', text: `Report on ${topic}` }] }).catch(() => {});
+          return { task, _meta: { 'io.modelcontextprotocol/model-immediate-response': `Report on ${topic} started; it takes a minute.` } };
+        },
+        async getTask(_args, { taskId, taskStore: store }) {
+          return await store.getTask(taskId);
+        },
+        async getTaskResult(_args, { taskId, taskStore: store }) {
+          return (await store.getTaskResult(taskId)) as { content: Array<{ type: 'text'; text: string }> };
+        },
+      },
+    );
     return server;
   };
   const http = createServer((request, response) => {
