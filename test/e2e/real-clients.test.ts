@@ -11,7 +11,7 @@ import { MultiServerMCPClient } from '@langchain/mcp-adapters';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countingTools } from '../client/support.js';
 import { FaultProxy } from '../helpers/fault-proxy.js';
-import { clientHome, inspectorCli, mcpc } from '../helpers/real-clients.js';
+import { clientHome, inspectorCli, mcpc, mcpdo, mcpdoPrivateEnv } from '../helpers/real-clients.js';
 import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
 
 describe('real MCP clients against mcp-tasks', () => {
@@ -93,6 +93,42 @@ describe('real MCP clients against mcp-tasks', () => {
       expect(required.stdout + required.stderr).toContain('The job failed: simulated tool error');
       expect(counting.runs.get('failing_job')).toBe(runs + 1);
       expect(proxy.forwarded('tasks/get')).toBeGreaterThan(gets);
+    });
+  });
+
+  describe('mcpdo, the Inspector connection CLI 2.12.0', () => {
+    const home = clientHome('mcpdo-home-');
+    let env: NodeJS.ProcessEnv;
+    const json = async (...args: string[]): Promise<Record<string, unknown>> => {
+      const result = await mcpdo(['--format', 'json', '--connection', proxy.url, ...args], env);
+      return JSON.parse(result.stdout) as Record<string, unknown>;
+    };
+    beforeAll(async () => {
+      env = await mcpdoPrivateEnv(home.env);
+    });
+    afterAll(async () => {
+      await mcpdo(['daemon', 'stop'], env);
+      home.dispose();
+    });
+
+    it('--era legacy: tools/call --task runs a task; tasks/get reads it afterwards in the same connection', async () => {
+      expect((await mcpdo(['connect', proxy.url, '--era', 'legacy'], env)).code).toBe(0);
+      const calls = proxy.forwarded('tools/call');
+      const result = await json('tools/call', 'slow_compute', 'seconds:=0.3', 'label:=mcpdo', '--task');
+      expect(result).toMatchObject({ content: [{ type: 'text', text: 'Computed mcpdo after 0.3s' }] });
+      const taskId = (result._meta as Record<string, { taskId: string }>)['io.modelcontextprotocol/related-task']?.taskId;
+      expect(await json('tasks/get', taskId as string)).toMatchObject({ task: { taskId, status: 'completed' } });
+      expect(proxy.forwarded('tools/call')).toBe(calls + 1);
+      await mcpdo(['disconnect', proxy.url], env);
+    });
+
+    it('--era modern: a task-required tool runs as a task the server created', async () => {
+      expect((await mcpdo(['connect', proxy.url, '--era', 'modern'], env)).code).toBe(0);
+      const [gets, runs] = [proxy.forwarded('tasks/get'), counting.runs.get('failing_job') ?? 0];
+      expect(await json('tools/call', 'failing_job')).toMatchObject({ isError: true, content: [{ text: 'The job failed: simulated tool error' }] });
+      expect(counting.runs.get('failing_job')).toBe(runs + 1);
+      expect(proxy.forwarded('tasks/get')).toBeGreaterThan(gets);
+      await mcpdo(['disconnect', proxy.url], env);
     });
   });
 

@@ -8,7 +8,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const INSPECTOR_DIR = join(ROOT, 'tools', 'inspector');
@@ -68,4 +68,20 @@ export function inspectorCli(args: string[], env: NodeJS.ProcessEnv): Promise<Cl
 export function mcpc(args: string[], env: NodeJS.ProcessEnv): Promise<ClientRun> {
   if (!existsSync(MCPC)) throw new Error('@apify/mcpc is missing: run npm ci');
   return run(process.execPath, [join(ROOT, 'node_modules', '@apify', 'mcpc', 'bin', 'mcpc'), ...args], env);
+}
+
+/**
+ * `mcpdo …`, the Inspector's connection CLI: one named connection per server, held by a background daemon. The
+ * environment must come from {@link mcpdoPrivateEnv}, so the test's daemon is its own (`mcpdo daemon stop` ends it).
+ */
+export function mcpdo(args: string[], env: NodeJS.ProcessEnv): Promise<ClientRun> {
+  return run(process.execPath, [join(dirname(inspectorBin()), '..', '..', 'mcpdo', 'build', 'mcp-bin.js'), ...args], env);
+}
+
+/** `env` plus the variables of `mcpdo private`: an isolated, token-gated daemon for this test. */
+export async function mcpdoPrivateEnv(env: NodeJS.ProcessEnv): Promise<NodeJS.ProcessEnv> {
+  const printed = await mcpdo(['private'], env);
+  const exports = Object.fromEntries([...printed.stdout.matchAll(/^export (\w+)='([^']*)'$/gm)].map((match) => [match[1], match[2]]));
+  if (!exports.MCP_INSPECTOR_DAEMON_DIR) throw new Error(`mcpdo private printed no daemon directory: ${printed.stdout}${printed.stderr}`);
+  return { ...env, ...exports };
 }
