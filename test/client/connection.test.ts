@@ -71,6 +71,27 @@ describe('connecting: negotiation, capabilities, credentials', () => {
     await client.close();
   });
 
+  it('the manifest is built once per connection, and afresh after a new server/discover (never reused by server name)', async () => {
+    const log = new RequestLog();
+    const client = await connectTasksClient({ url: open.url, journal: false, fetch: log.fetch });
+    const first = await client.manifest();
+    expect(await client.manifest()).toBe(first);
+    expect(log.count('tools/list')).toBe(1);
+    expect(first).toMatchObject({ generation: 'v2', server: { name: 'mcp-tasks' }, session: { kind: 'discover' } });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const refreshed = await client.refreshManifest();
+    expect([log.count('server/discover'), log.count('tools/list')]).toEqual([2, 2]);
+    expect(Date.parse(refreshed.session.at)).toBeGreaterThan(Date.parse(first.session.at));
+    expect(refreshed.capabilitiesDigest).toBe(first.capabilitiesDigest);
+    // Another connection to the same server gets its own manifest, with its own session evidence.
+    const legacy = await connectTasksClient({ url: open.url, protocol: '2025-11-25', journal: false });
+    const v1 = await legacy.manifest();
+    expect(v1.session).toMatchObject({ kind: 'initialize', sessionId: expect.any(String) });
+    expect(v1.capabilitiesDigest).not.toBe(first.capabilitiesDigest);
+    await legacy.close();
+    await client.close();
+  });
+
   it('a 2025-11-25 pin runs initialize and reads the v1 capabilities', async () => {
     const log = new RequestLog();
     const client = await connectTasksClient({ url: open.url, protocol: '2025-11-25', journal: false, fetch: log.fetch });
