@@ -4,9 +4,7 @@ import { z } from 'zod';
 import { CORRELATION_ID_META_KEY, ErrorCode, IDEMPOTENCY_KEY_META_KEY, isValidIdempotencyKey, TASKS_EXTENSION_ID } from '../protocol/constants.js';
 import { buildCapabilityManifest, honoursIdempotencyKeys, taskGenerationOf, toolTaskMode, type CapabilityManifest } from '../protocol/manifest.js';
 import { resolveBudgets, type Budgets } from './budgets.js';
-import { isAbort, neverDelivered } from './error-mapping.js';
 import {
-  InputNotAnsweredError,
   TaskOutcomeUnknownError,
   TaskCancelledError,
   TaskFailedError,
@@ -28,10 +26,12 @@ import type { CallIdentity, CallToolOutcome, CallToolResult, JsonRpcErrorObject,
 import { V1InputRouter } from './v1-input.js';
 import { answerV1Task, V1InputWait } from './v1-task-input.js';
 import { V2InputResponder } from './v2-input.js';
+import { callToolLegacy } from './v1-tools-call.js';
 import { callToolModern, type ToolsCallAnswer } from './v2-tools-call.js';
-import { abortReason, DEFAULT_POLL_INTERVAL_MS, isTerminalStatus, POLL_JITTER, retryTransient, Waker } from './wait.js';
+import { JournalObserver, outcomeUnknown } from './observation.js';
+import { abortReason, isTerminalStatus, retryTransient, Waker } from './wait.js';
 import { watchSnapshots } from './watch.js';
-import { CallToolResultSchema, fromV1Task, fromV2Task, toCallToolResult, V1GetTaskResultSchema, V1ListTasksResultSchema, V1ToolsCallResultSchema, V2DetailedTaskSchema } from './wire-schemas.js';
+import { CallToolResultSchema, fromV1Task, fromV2Task, toCallToolResult, V1GetTaskResultSchema, V1ListTasksResultSchema, V2DetailedTaskSchema } from './wire-schemas.js';
 
 /** Options of {@link connectTasksClient}. */
 export interface ConnectTasksClientOptions {
@@ -319,7 +319,7 @@ export class TasksClient {
             timeoutMs,
             meta,
           })
-        : this.callToolLegacy(name, { ...params, _meta: meta }, timeoutMs, signal);
+        : callToolLegacy(this.session, this.input?.router, { ...params, _meta: meta }, { timeoutMs, signal, url: this.url, listable: this.taskCapabilities.list });
     let answer: ToolsCallAnswer;
     try {
       try {
@@ -551,19 +551,6 @@ export class TasksClient {
     await this.session.close();
   }
 
-  private async callToolLegacy(name: string, params: Record<string, unknown>, timeoutMs: number, signal: AbortSignal | undefined): Promise<ToolsCallAnswer> {
-    const unanswered = this.input?.router.unansweredCallQuestions;
-    const before = unanswered?.length ?? 0;
-    try {
-      // No resendOnLostSession: a tools/call is never sent twice, even when it provably did not run.
-      return await this.session.request('tools/call', params, V1ToolsCallResultSchema, { timeoutMs, ...(signal ? { signal } : {}) });
-    } catch (error) {
-      // The call failed after asking something this client could not answer: that is the reason to report.
-      if (unanswered && unanswered.length > before && error instanceof TasksProtocolError) throw new InputNotAnsweredError(name, unanswered.slice(before), { cause: error });
-      throw this.undeliveredOrUnknown(name, error, signal);
-    }
-  }
-
   /** `tasks/update` with answers (v2); an unknown task becomes TaskNotFoundError. */
   private async sendInputResponses(taskId: string, responses: Record<string, ElicitAnswer>): Promise<void> {
     await this.forTask(taskId, () => this.session.request('tasks/update', { taskId, inputResponses: responses }, AckSchema, { resendOnLostSession: true }));
@@ -582,19 +569,6 @@ export class TasksClient {
         ...(this.input ? { elicitation: ELICITATION_CAPABILITY } : {}),
       },
     };
-  }
-
-  /** Errors proving the call never ran pass through; anything else means it may have started. */
-  private undeliveredOrUnknown(name: string, error: unknown, signal: AbortSignal | undefined): Error {
-    if (error instanceof TasksProtocolError) return error;
-    if (error instanceof TasksConnectionError && (neverDelivered(error.cause) || (error.httpStatus !== undefined && error.httpStatus < 500))) return error;
-    const reason = signal?.aborted || isAbort(error) ? 'interrupted' : error instanceof Error ? error.message : String(error);
-    return new ToolCallOutcomeUnknownError(
-      `tools/call ${name} was sent to ${this.url} but no answer arrived (${reason}). The server may have started it; it was not resent. ` +
-        (this.taskCapabilities.list ? 'listTasks() shows the tasks it created. ' : 'Check on the server before calling again, unless the tool is safe to repeat.'),
-      name,
-      { cause: error },
-    );
   }
 
   private async deliver(snapshot: TaskSnapshot, options: Pick<WaitOptions, 'budgets' | 'onConnection' | 'signal'> = {}): Promise<CallToolResult> {
@@ -696,58 +670,6 @@ export class TasksClient {
     } catch {
       // Best effort: a stale entry only costs a failed resume later.
     }
-  }
-}
-
-/**
- * A failed observation of a task this client knew (seen in this wait, or journaled) means its outcome is unknown —
- * never that it failed: "not found" (expired, purged, not visible) and refused credentials become
- * {@link TaskOutcomeUnknownError}; anything else passes through.
- */
-function outcomeUnknown(taskId: string, error: unknown, last: TaskSnapshot | undefined, journaled: TaskStatus | undefined): unknown {
-  if (last === undefined && journaled === undefined) return error;
-  const status = last?.status ?? journaled;
-  if (error instanceof TaskNotFoundError) return new TaskOutcomeUnknownError(taskId, 'not_found', status, last, { cause: error });
-  if (error instanceof TasksConnectionError && (error.httpStatus === 401 || error.httpStatus === 403)) return new TaskOutcomeUnknownError(taskId, 'unauthorized', status, last, { cause: error });
-  return error;
-}
-
-/** Journal writes are at most this frequent per task while its status stays the same (ms). */
-const OBSERVATION_WRITE_MS = 5000;
-
-/**
- * Records what a wait observes in the task's journal entry — last status, `lastUpdatedAt`, next allowed poll —
- * on every status change and otherwise at most every {@link OBSERVATION_WRITE_MS}; writes are queued, never
- * awaited by the poll loop.
- */
-class JournalObserver {
-  private queue: Promise<unknown> = Promise.resolve();
-  private writtenAt = 0;
-  private status: TaskStatus | undefined;
-
-  constructor(
-    private readonly journal: TaskJournal | undefined,
-    private readonly entry: JournalEntry | undefined,
-  ) {
-    this.status = entry?.lastStatus;
-  }
-
-  /** Record a snapshot; the next allowed poll is the earliest the server's interval permits (interval × (1 − jitter)). */
-  observe(snapshot: TaskSnapshot): void {
-    if (!this.journal || !this.entry || isTerminalStatus(snapshot.status)) return;
-    const now = Date.now();
-    const nextPollAt = now + Math.round((snapshot.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS) * (1 - POLL_JITTER));
-    if (snapshot.status === this.status && now - this.writtenAt < OBSERVATION_WRITE_MS) return;
-    this.status = snapshot.status;
-    this.writtenAt = now;
-    const journal = this.journal;
-    const patch = { lastStatus: snapshot.status, lastUpdatedAt: snapshot.lastUpdatedAt, observedAt: new Date(now).toISOString(), nextPollAt: new Date(nextPollAt).toISOString() };
-    this.queue = this.queue.then(() => journal.update(snapshot.taskId, patch)).catch(() => {});
-  }
-
-  /** Resolves once every queued write is done. */
-  flush(): Promise<unknown> {
-    return this.queue;
   }
 }
 
