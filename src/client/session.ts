@@ -97,7 +97,7 @@ export class McpSession {
   /** When the current session was initialised or discovered (epoch ms). */
   private connectedAt = Date.now();
   /** Incremented on every new session (re-initialisation, re-discovery), so derived state knows it is stale. */
-  private generationCounter = 0;
+  private sessionCount = 0;
 
   private constructor(
     private readonly options: SessionOptions,
@@ -107,7 +107,7 @@ export class McpSession {
 
   /** Changes whenever the session was replaced (a lost 2025 session re-initialised, a 2026 `server/discover` repeated). */
   get epoch(): number {
-    return this.generationCounter;
+    return this.sessionCount;
   }
 
   /** When the current session was initialised (2025-11-25) or discovered (2026-07-28), epoch ms. */
@@ -138,7 +138,7 @@ export class McpSession {
     this.client = client;
     this.transport = transport;
     this.connectedAt = Date.now();
-    this.generationCounter += 1;
+    this.sessionCount += 1;
   }
 
   /**
@@ -258,7 +258,7 @@ export class McpSession {
       this.client = client;
       this.transport = transport;
       this.connectedAt = Date.now();
-      this.generationCounter += 1;
+      this.sessionCount += 1;
     })().finally(() => {
       this.reconnecting = undefined;
     });
