@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import { TasksClientError, type CallToolOutcome, type TasksClient } from '../client/index.js';
+import { TasksClientError, type CallToolOptions, type CallToolOutcome, type TaskPolicy, type TasksClient } from '../client/index.js';
 import { ScriptedAnswers } from './prompt-answers.js';
 import { terminalPrompt } from './prompt-form.js';
 import { CliInput } from './prompt-resolver.js';
@@ -18,7 +18,16 @@ export interface CallFlags extends RequestorFlags {
   answers?: string;
   /** `--detach-on-input`: exit (code 6) at a question nobody answers here instead of waiting for `mcp-tasks answer`. */
   detachOnInput?: boolean;
+  /** `--task`: the task policy. */
+  task?: TaskPolicy;
+  /** `--fallback` (only with `--task`). */
+  fallback?: 'sync' | 'reject' | 'handoff';
+  /** `--max-sync-ms`: bound of the sync fallback. */
+  maxSyncMs?: number;
 }
+
+/** `--fallback sync` without `--max-sync-ms` or `--timeout` is bounded by this (ms). */
+const DEFAULT_MAX_SYNC_MS = 300_000;
 
 /** Top-level arguments holding filesystem paths; tools require them absolute, users type them relative. */
 const PATH_ARGUMENTS = ['path', 'root'];
@@ -53,6 +62,8 @@ export function parseToolArguments(json: string, cwd = process.cwd()): Record<st
  */
 export async function callCommand(tool: string, flags: CallFlags): Promise<void> {
   const args = parseToolArguments(flags.args);
+  if (flags.fallback !== undefined && flags.task === undefined) throw new UsageError('--fallback needs --task required|preferred|forbidden');
+  if (flags.maxSyncMs !== undefined && flags.fallback !== 'sync') throw new UsageError('--max-sync-ms bounds --fallback sync only');
   const answers = flags.answers === undefined ? undefined : ScriptedAnswers.parse(flags.answers);
   const deadline = flags.timeout === undefined ? undefined : Date.now() + flags.timeout;
   const target = await resolveTarget(flags);
@@ -80,14 +91,21 @@ export async function callCommand(tool: string, flags: CallFlags): Promise<void>
   }
 }
 
+/** The `callTool` options of the command line: the create timeout from `--timeout`, the policy flags. */
+function policyOptions(flags: CallFlags, deadline: number | undefined): CallToolOptions {
+  const timeoutMs = deadline === undefined ? UNBOUNDED_MS : Math.max(1, deadline - Date.now());
+  return {
+    ...(flags.ttlMs === undefined ? {} : { ttlMs: flags.ttlMs }),
+    timeoutMs,
+    ...(flags.task === undefined ? {} : { task: flags.task, needs: {}, fallback: flags.fallback ?? 'reject' }),
+    ...(flags.fallback === 'sync' ? { maxSyncMs: flags.maxSyncMs ?? (deadline === undefined ? DEFAULT_MAX_SYNC_MS : timeoutMs) } : {}),
+  };
+}
+
 async function run(client: TasksClient, tool: string, args: Record<string, unknown>, flags: CallFlags, deadline: number | undefined, signal: AbortSignal, input: CliInput): Promise<number> {
   let outcome: CallToolOutcome;
   try {
-    outcome = await client.callTool(tool, args, {
-      ...(flags.ttlMs === undefined ? {} : { ttlMs: flags.ttlMs }),
-      timeoutMs: deadline === undefined ? UNBOUNDED_MS : Math.max(1, deadline - Date.now()),
-      signal,
-    });
+    outcome = await client.callTool(tool, args, { ...policyOptions(flags, deadline), signal });
   } catch (error) {
     if (signal.aborted && !(error instanceof TasksClientError)) {
       process.stderr.write('mcp-tasks: interrupted before the call was sent\n');
@@ -101,8 +119,15 @@ async function run(client: TasksClient, tool: string, args: Record<string, unkno
     printResult(outcome.result, flags);
     return resultExitCode(outcome.result);
   }
+  if (outcome.kind === 'handoff') {
+    process.stdout.write(`${JSON.stringify(outcome.handoff, null, 2)}\n`);
+    process.stderr.write(`mcp-tasks: handed off, nothing was sent (--task ${outcome.handoff.policy} --fallback handoff): ${outcome.handoff.missing.join('; ')}\n`);
+    return ExitCode.refusedByPolicy;
+  }
+  if (outcome.kind !== 'task') throw new Error(`unexpected outcome ${outcome.kind}`); // job APIs exist only in the library
   const { taskId } = outcome;
   process.stderr.write(`mcp-tasks: task ${taskId} created (tasks ${outcome.generation}, MCP ${client.protocolVersion}, ${client.url})\n`);
+  if (outcome.immediateResponse) process.stderr.write(`mcp-tasks: server says: ${outcome.immediateResponse.replace(/\p{Cc}+/gu, ' ')}\n`);
   if (flags.ttlMs !== undefined && outcome.generation === 'v2') process.stderr.write(`mcp-tasks: note: --ttl-ms has no effect on 2026-07-28; the server chose ${outcome.task.ttlMs === null ? 'unlimited retention' : `${outcome.task.ttlMs} ms`}\n`);
   if (!outcome.journaled && client.journal) process.stderr.write(`mcp-tasks: warning: could not record the task in ${client.journal.path}\n`);
   if (flags.detach) {

@@ -7,12 +7,21 @@ import { demoCorpusCommand } from './demo-corpus.js';
 import { protectDashTaskIds } from './task-id-argument.js';
 import { serve } from './serve.js';
 import { cancelCommand, getCommand, watchCommand } from './task-commands.js';
+import { inspectCommand } from './inspect.js';
+import { resumeCommand, tasksCommand } from './journal-commands.js';
 import { ExitCode, StartupError, UsageError } from './usage-error.js';
 
 /** Parse a non-negative integer option (milliseconds, counts). */
 export function integerOption(value: string): number {
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < 0) throw new InvalidArgumentError('expected a non-negative integer');
+  return parsed;
+}
+
+/** Parse a positive integer option. */
+function positiveIntegerOption(value: string): number {
+  const parsed = integerOption(value);
+  if (parsed === 0) throw new InvalidArgumentError('expected a positive integer');
   return parsed;
 }
 
@@ -60,7 +69,7 @@ function withConnectionOptions(command: Command): Command {
     .option('--json', 'machine-readable JSON on stdout');
 }
 
-const EXIT_CODES = 'exit codes: 0 completed, 1 tool error, 2 failed, 3 cancelled, 4 unknown or expired task, 5 connection or protocol error, 64 usage, 124 timed out (task keeps running), 130 interrupted (detached)';
+const EXIT_CODES = 'exit codes: 0 completed, 1 tool error, 2 failed, 3 cancelled, 4 unknown or expired task, 5 connection or protocol error, 7 refused by policy (nothing sent) or handed off, 8 outcome unknown (not treated as failed), 64 usage, 124 timed out (task keeps running), 130 interrupted (detached)';
 
 const ANSWERS_HELP = `answers (--answers '<json>'):
   {"confirm": true}                   field values shared by every question (each takes the fields its form has)
@@ -78,6 +87,9 @@ withConnectionOptions(program.command('call <tool>'))
   .option('--ttl-ms <ms>', 'requested task retention (2025-11-25 only; the server may lower it)', integerOption)
   .option('--answers <json>', 'answers for the questions the tool asks (see below); without them a terminal shows a form')
   .option('--detach-on-input', 'exit with code 6 at a question nobody answers here, instead of waiting for `mcp-tasks answer`')
+  .addOption(new Option('--task <policy>', 'task policy, decided against the server\'s manifest before sending: required, preferred or forbidden').choices(['required', 'preferred', 'forbidden']))
+  .addOption(new Option('--fallback <fallback>', 'when the policy cannot be met: sync (inline, bounded by --max-sync-ms), reject (exit 7) or handoff (a JSON record on stdout, exit 7); default reject').choices(['sync', 'reject', 'handoff']))
+  .option('--max-sync-ms <ms>', 'bound of --fallback sync, the HTTP request timeout (default: --timeout, else 300000)', positiveIntegerOption)
   .addHelpText('after', `\n${ANSWERS_HELP}\n\n${EXIT_CODES}, 6 input needed (the task waits; answer it with mcp-tasks answer)\njournal of unfinished tasks: MCP_TASKS_CLIENT_STATE or ~/.mcp-tasks/tasks.json`)
   .action(callCommand);
 
@@ -89,7 +101,31 @@ withConnectionOptions(program.command('watch <taskId>'))
   .addHelpText('after', `\n${EXIT_CODES}`)
   .action(watchCommand);
 
-withConnectionOptions(program.command('cancel <taskId>')).description('ask the server to cancel a task').action(cancelCommand);
+withConnectionOptions(program.command('cancel <taskId>'))
+  .description('ask the server to cancel a task, then report its final outcome (a task can still end completed)')
+  .option('--timeout <sec>', 'how long to wait for the final outcome (default 30)', secondsOption)
+  .action(cancelCommand);
+
+withConnectionOptions(program.command('inspect'))
+  .description("print the server's capability manifest: protocol, generation, session evidence, task operations, per-tool task mode")
+  .action(inspectCommand);
+
+program
+  .command('tasks')
+  .description('list the journal: unfinished tasks (last status, lastUpdatedAt, correlation id) and calls whose answer never arrived')
+  .option('--json', 'machine-readable JSON on stdout')
+  .addHelpText('after', '\njournal: MCP_TASKS_CLIENT_STATE or ~/.mcp-tasks/tasks.json')
+  .action(tasksCommand);
+
+program
+  .command('resume')
+  .description('follow every unfinished task of the journal to its end and print the results; take up calls whose answer never arrived')
+  .option('--url <url>', 'only tasks of this endpoint')
+  .option('--token <token>', 'bearer token (default: MCP_TASKS_TOKEN)')
+  .option('--json', 'machine-readable JSON on stdout')
+  .option('--timeout <sec>', 'stop waiting after this many seconds (the tasks keep running)', secondsOption)
+  .addHelpText('after', `\n${EXIT_CODES}`)
+  .action(resumeCommand);
 
 withConnectionOptions(program.command('answer <taskId>'))
   .description('answer the questions a task waits on (from --answers, or a form on a terminal), then exit; the task goes on')

@@ -1,7 +1,10 @@
 import { InvalidArgumentError } from 'commander';
 import {
+  CapabilityMissingError,
   connectTasksClient,
   InputNotAnsweredError,
+  TaskOutcomeUnknownError,
+  ToolCallOutcomeUnknownError,
   TaskCancelledError,
   TaskFailedError,
   TaskJournal,
@@ -9,6 +12,7 @@ import {
   TasksClientError,
   TaskTimeoutError,
   type CallToolResult,
+  type ConnectionEvent,
   type InputHandler,
   type ProtocolChoice,
   type TasksClient,
@@ -75,13 +79,13 @@ function sameUrl(a: string, b: string): boolean {
  * Connect for a command; the token comes from `--token` or `MCP_TASKS_TOKEN`. With `onInput` the connection
  * declares form elicitation and answers the server's questions through it.
  */
-export function openClient(target: Target, flags: RequestorFlags, protocol: ProtocolChoice = target.protocol, onInput?: InputHandler): Promise<TasksClient> {
+export function openClient(target: Pick<Target, 'url' | 'journal'>, flags: RequestorFlags, protocol: ProtocolChoice, onInput?: InputHandler, journal = true): Promise<TasksClient> {
   const token = flags.token ?? process.env.MCP_TASKS_TOKEN;
   return connectTasksClient({
     url: target.url,
     protocol,
     ...(token ? { token } : {}),
-    journal: target.journal.path,
+    journal: journal ? target.journal.path : false,
     clientInfo: { name: 'mcp-tasks-cli', version: '0.1.0' },
     ...(onInput ? { onInput } : {}),
   });
@@ -124,9 +128,25 @@ export function resultText(result: CallToolResult): string {
 
 /**
  * Report a failure on stderr (and, with `--json`, a terminal task's outcome on stdout) and return the exit code:
- * 2 failed, 3 cancelled, 4 unknown or expired, 6 input needed, 124 timed out, 5 connection or protocol error.
+ * 2 failed, 3 cancelled, 4 unknown or expired, 6 input needed, 7 refused by policy, 8 outcome unknown, 124 timed
+ * out, 5 connection or protocol error.
  */
 export function reportFailure(error: unknown, flags: RequestorFlags, hint?: string): number {
+  if (error instanceof CapabilityMissingError) {
+    if (flags.json) writeJson({ status: 'refused', tool: error.tool, policy: error.policy, missing: error.missing, capabilitiesDigest: error.capabilitiesDigest });
+    process.stderr.write(`mcp-tasks: refused by policy, nothing was sent: ${error.tool} needs a task (--task ${error.policy}) and:\n${error.missing.map((line) => `  - ${line}\n`).join('')}`);
+    return ExitCode.refusedByPolicy;
+  }
+  if (error instanceof TaskOutcomeUnknownError) {
+    if (flags.json) writeJson({ taskId: error.taskId, status: 'unknown', reason: error.reason, lastStatus: error.lastStatus ?? null });
+    process.stderr.write(`mcp-tasks: ${error.message}\n`);
+    return ExitCode.outcomeUnknown;
+  }
+  if (error instanceof ToolCallOutcomeUnknownError) {
+    if (flags.json) writeJson({ status: 'unknown', tool: error.tool });
+    process.stderr.write(`mcp-tasks: outcome unknown: ${error.message}\n`);
+    return ExitCode.outcomeUnknown;
+  }
   if (error instanceof InputNotAnsweredError) {
     const questions = error.requests.map((request) => `  ${request.key}: ${request.params.message}\n${describeQuestion(request).replaceAll(/^ {2}/gm, '    ')}`).join('');
     const example = error.requests[0] ? `  answer with: --answers ${exampleAnswers(error.requests[0])}\n` : '';
@@ -186,6 +206,7 @@ export async function followTask(client: TasksClient, taskId: string, flags: Req
       signal: options.signal,
       notifications: true,
       onUpdate: (snapshot) => status.update(snapshot),
+      onConnection: (event: ConnectionEvent) => status.connection(event),
     });
     status.clear();
     printResult(result, flags, taskId);

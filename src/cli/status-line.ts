@@ -1,4 +1,4 @@
-import type { TaskSnapshot } from '../client/index.js';
+import type { ConnectionEvent, TaskSnapshot } from '../client/index.js';
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 const REDRAW_MS = 250;
@@ -23,6 +23,8 @@ export class StatusLine {
   private frame = 0;
   private timer: NodeJS.Timeout | undefined;
   private suspended = false;
+  /** Restarts observed: progress that went back to fewer done steps of the same total. */
+  private restarts = 0;
 
   /**
    * @param answersHere - this command answers the task's questions itself (it prints its own notice when it
@@ -37,6 +39,13 @@ export class StatusLine {
   /** Show a new snapshot. */
   update(snapshot: TaskSnapshot): void {
     const changed = snapshot.status !== this.last?.status || snapshot.statusMessage !== this.last?.statusMessage;
+    const before = progressOf(this.last?.statusMessage);
+    const now = progressOf(snapshot.statusMessage);
+    if (before && now && now.total === before.total && now.done < before.done) {
+      // Recovery re-ran the task from the start (its process died): say so instead of jumping back silently.
+      this.restarts += 1;
+      this.notice(`task ${this.taskId} was restarted by the server (attempt ${this.restarts + 1} as seen here): progress starts again at ${now.done}/${now.total} (it was ${before.done}/${before.total})`);
+    }
     this.last = snapshot;
     if (this.suspended) return;
     if (this.stream.isTTY) {
@@ -46,6 +55,25 @@ export class StatusLine {
       // The outcome itself is reported right after, once; a "completed" progress line would only repeat it.
       this.stream.write(`mcp-tasks: task ${this.taskId} ${describe(snapshot, this.answersHere ? undefined : this.taskId)}\n`);
     }
+  }
+
+  /** Say that the server became unreachable or reachable again; the task keeps its id meanwhile. */
+  connection(event: ConnectionEvent): void {
+    if (event.state === 'unreachable') {
+      const reason = event.error.message.replace(/\s+/g, ' ');
+      this.notice(`server unreachable (${reason}); task ${this.taskId} keeps its id — retrying in ${(event.retryInMs / 1000).toFixed(1)} s`);
+    } else {
+      this.notice(`server reachable again after ${(event.downMs / 1000).toFixed(1)} s; following task ${this.taskId}`);
+    }
+  }
+
+  /** A line of its own above the status line. */
+  private notice(text: string): void {
+    const redraw = this.stream.isTTY && this.printed !== '';
+    if (redraw) this.stream.write('\r\x1b[2K');
+    this.printed = '';
+    this.stream.write(`mcp-tasks: ${text}\n`);
+    if (redraw && !this.suspended) this.draw();
   }
 
   /** Erase the terminal line and stop redrawing (call before printing anything else). */
@@ -75,6 +103,12 @@ export class StatusLine {
     this.printed = line.length > width ? `${line.slice(0, width - 1)}…` : line;
     this.stream.write(`\r\x1b[2K${this.printed}`);
   }
+}
+
+/** `done/total` progress in a status message, e.g. "scanned files (123/300)". */
+function progressOf(message: string | undefined): { done: number; total: number } | undefined {
+  const match = message?.match(/\((\d+)\/(\d+)\)/);
+  return match ? { done: Number(match[1]), total: Number(match[2]) } : undefined;
 }
 
 /** The status and message of a snapshot; `hintFor` adds how to answer an `input_required` task from elsewhere. */

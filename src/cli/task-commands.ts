@@ -1,4 +1,4 @@
-import { TaskNotFoundError, type InputHandler, type TasksClient, type TaskSnapshot } from '../client/index.js';
+import { TaskNotFoundError, TaskTimeoutError, type ConnectionEvent, type InputHandler, type TasksClient, type TaskSnapshot } from '../client/index.js';
 import { V1_PROTOCOL_VERSION } from '../protocol/constants.js';
 import { describeField, formFields } from './prompt-schema.js';
 import { detachOnInterrupt, followTask, openClient, reportFailure, resolveTarget, resultText, type RequestorFlags } from './requestor.js';
@@ -67,19 +67,49 @@ export async function watchCommand(taskId: string, flags: WatchFlags): Promise<v
   }
 }
 
-/** `mcp-tasks cancel <taskId>`: request cancellation (exit 0 also when the task had already ended). */
-export async function cancelCommand(taskId: string, flags: RequestorFlags): Promise<void> {
+/** Options of `mcp-tasks cancel`. */
+export interface CancelFlags extends RequestorFlags {
+  /** `--timeout` in ms: how long to wait for the final outcome after the request. */
+  timeout?: number;
+}
+
+/** How long `cancel` waits for the final outcome by default (ms). */
+const CANCEL_WAIT_MS = 30_000;
+
+/**
+ * `mcp-tasks cancel <taskId>`: request cancellation, then wait for the task's final outcome and report it — a task
+ * may still end `completed` (cancellation is cooperative, and a cancel can race the end). Exit 0 once the request
+ * was accepted (also when the task had already ended); the outcome is on stdout.
+ */
+export async function cancelCommand(taskId: string, flags: CancelFlags): Promise<void> {
   process.exitCode = await withTaskClient(taskId, flags, async (client) => {
-    const snapshot = await client.cancelTask(taskId);
+    const onConnection = (event: ConnectionEvent): void => {
+      process.stderr.write(event.state === 'unreachable' ? `mcp-tasks: server unreachable (${event.error.message}); task ${taskId} keeps its id — retrying in ${(event.retryInMs / 1000).toFixed(1)} s\n` : `mcp-tasks: server reachable again after ${(event.downMs / 1000).toFixed(1)} s\n`);
+    };
+    const answered = await client.cancelTask(taskId, { onConnection });
+    let final = answered && isFinal(answered.status) ? answered : undefined;
+    if (!final) {
+      process.stderr.write(`mcp-tasks: task ${taskId}: cancellation requested; waiting for the final outcome\n`);
+      final = await client.waitForTask(taskId, { timeoutMs: flags.timeout ?? CANCEL_WAIT_MS, onConnection }).catch((error: unknown) => {
+        if (error instanceof TaskTimeoutError) return undefined;
+        throw error;
+      });
+    }
     if (flags.json) {
-      process.stdout.write(`${JSON.stringify({ taskId, acknowledged: true, ...(snapshot ? { task: snapshot } : {}) }, null, 2)}\n`);
-    } else if (!snapshot) {
-      process.stdout.write(`task ${taskId}: cancellation requested (the server stops it cooperatively; see mcp-tasks get ${taskId})\n`);
+      process.stdout.write(`${JSON.stringify({ taskId, acknowledged: true, final: final?.status ?? null, ...(final ? { task: final } : {}) }, null, 2)}\n`);
+    } else if (!final) {
+      process.stdout.write(`task ${taskId}: cancellation requested; not final yet (see mcp-tasks get ${taskId})\n`);
+    } else if (answered?.status === final.status && answered.status !== 'cancelled') {
+      process.stdout.write(`task ${taskId}: already ${final.status}, nothing to cancel\n`);
     } else {
-      process.stdout.write(snapshot.status === 'cancelled' ? `task ${taskId}: cancelled\n` : `task ${taskId}: already ${snapshot.status}, nothing to cancel\n`);
+      process.stdout.write(final.status === 'cancelled' ? `task ${taskId}: cancelled\n` : `task ${taskId}: ${final.status} — it ended before the cancellation took effect\n`);
     }
     return ExitCode.completed;
   });
+}
+
+function isFinal(status: string): boolean {
+  return status === 'completed' || status === 'failed' || status === 'cancelled';
 }
 
 function describeSnapshot(snapshot: TaskSnapshot, client: TasksClient): string {

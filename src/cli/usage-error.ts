@@ -23,6 +23,10 @@ export const ExitCode = Object.freeze({
   connectionOrProtocol: 5,
   /** The task waits for an answer that nobody gave here (`--detach-on-input`, or `answer` left questions open). */
   inputNeeded: 6,
+  /** Refused by policy: the connection lacks a capability the call's `--task` policy needs (nothing was sent), or the call was handed off. */
+  refusedByPolicy: 7,
+  /** Outcome unknown: the call or task may have run, and this client cannot find out now (never treated as failed). */
+  outcomeUnknown: 8,
   usage: 64,
   /** `--timeout` reached; the task keeps running (like timeout(1)). */
   timedOut: 124,

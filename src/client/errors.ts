@@ -1,4 +1,4 @@
-import type { JsonRpcErrorObject, JsonValue } from '../protocol/types.js';
+import type { JsonRpcErrorObject, JsonValue, TaskStatus } from '../protocol/types.js';
 import type { InputRequest } from './input.js';
 import type { TaskSnapshot } from './types.js';
 
@@ -103,17 +103,23 @@ export class TaskCancelledError extends TasksClientError {
   }
 }
 
-/** The wait deadline passed before the task ended. The task keeps running on the server; wait again to resume. */
+/**
+ * The wait gave up before the task ended: its deadline passed, or a status budget (reads or time) was used up. The
+ * task keeps running on the server; wait again to resume.
+ */
 export class TaskTimeoutError extends TasksClientError {
   override name = 'TaskTimeoutError';
   constructor(
     readonly taskId: string,
-    /** The deadline that passed (epoch ms). */
+    /** When the wait gave up (epoch ms): the deadline, or the moment a budget ran out. */
     readonly deadline: number,
     /** The last snapshot seen, if any poll succeeded. */
     readonly snapshot: TaskSnapshot | undefined,
+    /** What ran out. @defaultValue `'deadline'` */
+    readonly budget: 'deadline' | 'statusReads' | 'statusMs' = 'deadline',
   ) {
-    super(`Gave up waiting for task ${taskId} at ${new Date(deadline).toISOString()}; it is still ${snapshot?.status ?? 'running'} on the server`);
+    const what = budget === 'deadline' ? `at ${new Date(deadline).toISOString()}` : budget === 'statusReads' ? '(status read budget used up)' : '(status time budget used up)';
+    super(`Gave up waiting for task ${taskId} ${what}; it is still ${snapshot?.status ?? 'running'} on the server`);
   }
 }
 
@@ -146,3 +152,65 @@ export class InputNotAnsweredError extends TasksClientError {
     super(`tools/call ${tool} needs input before it can go on: ${requests.map((request) => `${request.key} (${request.params.message})`).join('; ')}`, null, undefined, options);
   }
 }
+
+/**
+ * The call was refused by policy before anything was sent: the connection lacks what the call's task policy and
+ * needs require, and the fallback was `'reject'` (or could not apply, e.g. `'sync'` for a task-only tool).
+ * The CLI exits 7.
+ */
+export class CapabilityMissingError extends TasksClientError {
+  override name = 'CapabilityMissingError';
+  constructor(
+    /** The tool that was not called. */
+    readonly tool: string,
+    /** The call's task policy. */
+    readonly policy: 'required' | 'preferred' | 'forbidden',
+    /** What is missing, one sentence each. */
+    readonly missing: string[],
+    /** `capabilitiesDigest` of the manifest the decision was made on. */
+    readonly capabilitiesDigest: string,
+  ) {
+    super(`tools/call ${tool} not sent (task policy ${policy}): ${missing.join('; ')}`);
+  }
+}
+
+/**
+ * Why a task's outcome is unknown to this client:
+ * - `unreachable`: the server could not be reached within the reconciliation budget;
+ * - `not_found`: `tasks/get` answers "not found" for a task this client saw (expired, purged, or no longer visible
+ *   to these credentials);
+ * - `unauthorized`: the server now refuses the credentials (HTTP 401/403);
+ * - `result_unreachable`: the task is terminal but its result could not be retrieved within the result budget.
+ */
+export type OutcomeUnknownReason = 'unreachable' | 'not_found' | 'unauthorized' | 'result_unreachable';
+
+/**
+ * A task this client knew of can no longer be observed, so its outcome is unknown — never "failed": the work may
+ * have completed. Carries the last status seen (from this wait or from the journal). The CLI exits 8.
+ */
+export class TaskOutcomeUnknownError extends TasksClientError {
+  override name = 'TaskOutcomeUnknownError';
+  constructor(
+    readonly taskId: string,
+    readonly reason: OutcomeUnknownReason,
+    /** The last status observed, when any was. */
+    readonly lastStatus: TaskStatus | undefined,
+    /** The last snapshot observed in this process, when any was. */
+    readonly snapshot: TaskSnapshot | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `Outcome of task ${taskId} unknown (${REASON_TEXT[reason]}); last observed status: ${lastStatus ?? 'none'}. It was not treated as failed; check with mcp-tasks get ${taskId} once the server answers.`,
+      null,
+      undefined,
+      options,
+    );
+  }
+}
+
+const REASON_TEXT: Record<OutcomeUnknownReason, string> = {
+  unreachable: 'the server could not be reached within the reconciliation budget',
+  not_found: 'the server no longer knows the task: expired, purged, or not visible to these credentials',
+  unauthorized: 'the server refuses these credentials now',
+  result_unreachable: 'the task ended but its result could not be retrieved within the result budget',
+};

@@ -1,7 +1,7 @@
 import { TasksConnectionError, TaskTimeoutError } from './errors.js';
 import type { TaskSubscription } from './listen.js';
 import type { TaskSnapshot, WaitOptions } from './types.js';
-import { abortReason, isTerminalStatus, pollUntilTerminal, resolveDeadline, Waker, type PollOnce } from './wait.js';
+import { abortReason, isTerminalStatus, pollUntilTerminal, resolveDeadline, Waker, type PollHooks, type PollOnce } from './wait.js';
 
 /** Where one wait gets its snapshots, and what it does with them. */
 export interface FollowPlan {
@@ -15,6 +15,8 @@ export interface FollowPlan {
   react?: (snapshot: TaskSnapshot, signal: AbortSignal) => Promise<boolean>;
   /** Lets others (a returning v1 `tasks/result`) end a poll sleep early. */
   waker?: Waker;
+  /** What the journal knows (last status, next allowed poll) and hears back (each scheduled poll). */
+  hooks?: Pick<PollHooks, 'known' | 'notBefore'>;
 }
 
 /** setTimeout's largest delay (≈ 24.8 days); later deadlines are enforced by the poll loop alone. */
@@ -56,7 +58,7 @@ export async function followUntilTerminal(taskId: string, plan: FollowPlan, opti
       last = pushed.last;
       if (deadline !== undefined && Date.now() >= deadline) throw new TaskTimeoutError(taskId, deadline, last);
     }
-    return await pollUntilTerminal(taskId, plan.poll, { ...options, ...(deadline === undefined ? {} : { deadline }), ...hooks, ...(last ? { last } : {}) });
+    return await pollUntilTerminal(taskId, plan.poll, { ...options, ...plan.hooks, ...(deadline === undefined ? {} : { deadline }), ...hooks, ...(last ? { last } : {}) });
   } finally {
     clearTimeout(timer);
   }

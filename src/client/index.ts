@@ -10,9 +10,15 @@ export {
   type CallToolOptions,
   type ConnectTasksClientOptions,
 } from './tasks-client.js';
-export { TaskJournal, type JournalEntry } from './journal.js';
+export { TaskJournal, type JournalEntry, type PendingCallEntry } from './journal.js';
+export type { CapabilityManifest, SessionEvidence, TaskOperation, ToolTaskMode } from '../protocol/manifest.js';
+export type { CallNeeds, Fallback, HandoffRecord, JobApi, JobApiRequest, TaskPolicy } from './router.js';
+export type { Budgets } from './budgets.js';
 export {
   TasksClientError,
+  CapabilityMissingError,
+  TaskOutcomeUnknownError,
+  type OutcomeUnknownReason,
   TasksConnectionError,
   ToolCallOutcomeUnknownError,
   TasksProtocolError,
@@ -25,4 +31,4 @@ export {
 } from './errors.js';
 export type { ElicitAnswer, ElicitationParams, InputContext, InputHandler, InputRequest } from './input.js';
 export type { TaskSubscription } from './listen.js';
-export type { CallToolOutcome, CallToolResult, JsonRpcErrorObject, ProtocolChoice, TaskGeneration, TaskSnapshot, TaskStatus, WaitOptions } from './types.js';
+export type { CallIdentity, CallToolOutcome, CallToolResult, ConnectionEvent, JsonRpcErrorObject, ProtocolChoice, TaskGeneration, TaskSnapshot, TaskStatus, WaitOptions } from './types.js';

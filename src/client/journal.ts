@@ -4,6 +4,7 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+import type { TaskStatus } from '../protocol/types.js';
 
 /** One task the client created and has not delivered yet, enough to find it again after a crash. */
 export interface JournalEntry {
@@ -16,7 +17,43 @@ export interface JournalEntry {
   tool: string;
   /** The task's `createdAt` as the server sent it (ISO 8601). */
   createdAt: string;
+  /** The idempotency key the call carried (`_meta["dev.mcp-tasks/idempotency-key"]`). */
+  idempotencyKey?: string;
+  /** The correlation id the call carried (`_meta["dev.mcp-tasks/correlation-id"]`). */
+  correlationId?: string;
+  /** The last status observed. */
+  lastStatus?: TaskStatus;
+  /** The task's `lastUpdatedAt` at that observation (ISO 8601, as the server sent it). */
+  lastUpdatedAt?: string;
+  /** When this client made that observation (ISO 8601). */
+  observedAt?: string;
+  /** The earliest time the next status read is allowed (the server's interval plus jitter; ISO 8601). */
+  nextPollAt?: string;
 }
+
+/**
+ * A `tools/call` sent and not yet answered with a task or a result. Written before the call goes out, removed once
+ * the answer arrived, so a crash in between leaves evidence: `resume` then retries it with the same idempotency key
+ * when the server honours keys, and otherwise reports its outcome as unknown — it never re-sends blindly. The
+ * arguments are kept (mode 0600, like the rest of the file) only for that retry.
+ */
+export interface PendingCallEntry {
+  correlationId: string;
+  idempotencyKey: string;
+  url: string;
+  generation: 'v1' | 'v2' | null;
+  protocolVersion: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+  /** The v1 `task` parameter sent, if any (`{}` or `{ttl}`). */
+  task?: Record<string, unknown>;
+  /** When the call was sent (ISO 8601). */
+  sentAt: string;
+  /** The server declared that it honours idempotency keys when the call was sent. */
+  idempotencyHonoured: boolean;
+}
+
+const STATUSES = ['working', 'input_required', 'completed', 'failed', 'cancelled'] as const;
 
 const EntrySchema = z.object({
   taskId: z.string().min(1),
@@ -25,8 +62,31 @@ const EntrySchema = z.object({
   protocolVersion: z.string(),
   tool: z.string(),
   createdAt: z.string(),
+  idempotencyKey: z.string().optional(),
+  correlationId: z.string().optional(),
+  lastStatus: z.enum(STATUSES).optional(),
+  lastUpdatedAt: z.string().optional(),
+  observedAt: z.string().optional(),
+  nextPollAt: z.string().optional(),
 });
-const FileSchema = z.object({ version: z.literal(1), tasks: z.array(z.unknown()) });
+const PendingSchema = z.object({
+  correlationId: z.string().min(1),
+  idempotencyKey: z.string().min(1),
+  url: z.string().min(1),
+  generation: z.enum(['v1', 'v2']).nullable(),
+  protocolVersion: z.string(),
+  tool: z.string(),
+  arguments: z.record(z.string(), z.unknown()),
+  task: z.record(z.string(), z.unknown()).optional(),
+  sentAt: z.string(),
+  idempotencyHonoured: z.boolean(),
+});
+const FileSchema = z.object({ version: z.literal(1), tasks: z.array(z.unknown()), pending: z.array(z.unknown()).optional() });
+
+interface Contents {
+  tasks: JournalEntry[];
+  pending: PendingCallEntry[];
+}
 
 const LOCK_STALE_MS = 10_000;
 const LOCK_WAIT_MS = 5_000;
@@ -54,36 +114,73 @@ export class TaskJournal {
 
   /** Every recorded task, oldest first. */
   async list(): Promise<JournalEntry[]> {
-    return this.load();
+    return (await this.load()).tasks;
+  }
+
+  /** Calls sent whose answer never arrived (a crash in between), oldest first. */
+  async listPending(): Promise<PendingCallEntry[]> {
+    return (await this.load()).pending;
   }
 
   /** The entry for `taskId`, if recorded. */
   async get(taskId: string): Promise<JournalEntry | undefined> {
-    return (await this.load()).find((entry) => entry.taskId === taskId);
+    return (await this.load()).tasks.find((entry) => entry.taskId === taskId);
   }
 
-  /** Record a task (replacing an entry with the same id). */
-  async add(entry: JournalEntry): Promise<void> {
-    await this.mutate((entries) => [...entries.filter((existing) => existing.taskId !== entry.taskId), EntrySchema.parse(entry)]);
+  /** Record a task (replacing an entry with the same id); `settles` names a pending call it answers, which is dropped in the same write. */
+  async add(entry: JournalEntry, settles?: string): Promise<void> {
+    const parsed = EntrySchema.parse(entry) as JournalEntry;
+    await this.mutate(({ tasks, pending }) => ({
+      tasks: [...tasks.filter((existing) => existing.taskId !== entry.taskId), parsed],
+      pending: settles === undefined ? pending : pending.filter((call) => call.correlationId !== settles),
+    }));
+  }
+
+  /** Merge an observation into a task's entry; nothing happens when it is not recorded. */
+  async update(taskId: string, patch: Partial<Omit<JournalEntry, 'taskId'>>): Promise<void> {
+    await this.mutate(({ tasks, pending }) => {
+      const index = tasks.findIndex((entry) => entry.taskId === taskId);
+      if (index < 0) return undefined;
+      const next = [...tasks];
+      next[index] = EntrySchema.parse({ ...tasks[index], ...patch, taskId }) as JournalEntry;
+      return { tasks: next, pending };
+    });
   }
 
   /** Forget a task; `false` when it was not recorded. */
   async remove(taskId: string): Promise<boolean> {
     let removed = false;
-    await this.mutate((entries) => {
-      const kept = entries.filter((entry) => entry.taskId !== taskId);
-      removed = kept.length !== entries.length;
-      return removed ? kept : undefined;
+    await this.mutate(({ tasks, pending }) => {
+      const kept = tasks.filter((entry) => entry.taskId !== taskId);
+      removed = kept.length !== tasks.length;
+      return removed ? { tasks: kept, pending } : undefined;
     });
     return removed;
   }
 
-  private async load(): Promise<JournalEntry[]> {
+  /** Record a call about to be sent. */
+  async addPending(call: PendingCallEntry): Promise<void> {
+    const parsed = PendingSchema.parse(call) as PendingCallEntry;
+    await this.mutate(({ tasks, pending }) => ({ tasks, pending: [...pending.filter((existing) => existing.correlationId !== call.correlationId), parsed] }));
+  }
+
+  /** Forget a pending call (answered, or reported); `false` when it was not recorded. */
+  async removePending(correlationId: string): Promise<boolean> {
+    let removed = false;
+    await this.mutate(({ tasks, pending }) => {
+      const kept = pending.filter((call) => call.correlationId !== correlationId);
+      removed = kept.length !== pending.length;
+      return removed ? { tasks, pending: kept } : undefined;
+    });
+    return removed;
+  }
+
+  private async load(): Promise<Contents> {
     let text: string;
     try {
       text = await readFile(this.path, 'utf8');
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { tasks: [], pending: [] };
       throw error;
     }
     let parsed: z.output<typeof FileSchema>;
@@ -92,16 +189,18 @@ export class TaskJournal {
     } catch {
       // Hand-edited or foreign content: keep it for inspection instead of overwriting it, and start afresh.
       await rename(this.path, `${this.path}.corrupt-${Date.now()}`).catch(() => {});
-      return [];
+      return { tasks: [], pending: [] };
     }
-    return parsed.tasks.flatMap((entry) => {
-      const valid = EntrySchema.safeParse(entry);
-      return valid.success ? [valid.data] : [];
-    });
+    const valid = <T>(schema: z.ZodType<T>, items: unknown[]): T[] =>
+      items.flatMap((item) => {
+        const result = schema.safeParse(item);
+        return result.success ? [result.data] : [];
+      });
+    return { tasks: valid(EntrySchema, parsed.tasks) as JournalEntry[], pending: valid(PendingSchema, parsed.pending ?? []) as PendingCallEntry[] };
   }
 
   /** Read-modify-write under the lock; `change` returns `undefined` to leave the file untouched. */
-  private async mutate(change: (entries: JournalEntry[]) => JournalEntry[] | undefined): Promise<void> {
+  private async mutate(change: (contents: Contents) => Contents | undefined): Promise<void> {
     await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
     const release = await this.lock();
     try {
@@ -109,7 +208,7 @@ export class TaskJournal {
       if (next === undefined) return;
       const temporary = `${this.path}.${process.pid}.${randomUUID()}.tmp`;
       try {
-        await writeFile(temporary, `${JSON.stringify({ version: 1, tasks: next }, null, 2)}\n`, { mode: 0o600 });
+        await writeFile(temporary, `${JSON.stringify({ version: 1, tasks: next.tasks, ...(next.pending.length > 0 ? { pending: next.pending } : {}) }, null, 2)}\n`, { mode: 0o600 });
         await rename(temporary, this.path);
       } catch (error) {
         await rm(temporary, { force: true });

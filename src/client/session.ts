@@ -94,12 +94,52 @@ function negotiationMode(protocol: ProtocolChoice): VersionNegotiationMode {
  */
 export class McpSession {
   private reconnecting: Promise<void> | undefined;
+  /** When the current session was initialised or discovered (epoch ms). */
+  private connectedAt = Date.now();
+  /** Incremented on every new session (re-initialisation, re-discovery), so derived state knows it is stale. */
+  private sessionCount = 0;
 
   private constructor(
     private readonly options: SessionOptions,
     private client: Client,
     private transport: TrackingTransport,
   ) {}
+
+  /** Changes whenever the session was replaced (a lost 2025 session re-initialised, a 2026 `server/discover` repeated). */
+  get epoch(): number {
+    return this.sessionCount;
+  }
+
+  /** When the current session was initialised (2025-11-25) or discovered (2026-07-28), epoch ms. */
+  get establishedAt(): number {
+    return this.connectedAt;
+  }
+
+  /** The 2025-era `Mcp-Session-Id`, when the server minted one. */
+  get sessionId(): string | undefined {
+    return this.transport.sessionId;
+  }
+
+  /** `serverInfo` from `initialize` or `server/discover`. */
+  get serverInfo(): { name: string; version: string } | undefined {
+    const info = this.client.getServerVersion();
+    return info ? { name: info.name, version: info.version } : undefined;
+  }
+
+  /**
+   * Discover again (2026-07-28 only; a 2025 session keeps its session, whose capabilities cannot change): a fresh
+   * `server/discover` replaces the capabilities and serverInfo.
+   * @throws TasksConnectionError / TasksProtocolError as {@link open}.
+   */
+  async rediscover(): Promise<void> {
+    if (this.era !== 'modern') return;
+    const { client, transport } = await McpSession.connect(this.options, { pin: V2_PROTOCOL_VERSION });
+    await this.client.close().catch(() => {});
+    this.client = client;
+    this.transport = transport;
+    this.connectedAt = Date.now();
+    this.sessionCount += 1;
+  }
 
   /**
    * Connect and negotiate.
@@ -217,6 +257,8 @@ export class McpSession {
       await this.client.close().catch(() => {});
       this.client = client;
       this.transport = transport;
+      this.connectedAt = Date.now();
+      this.sessionCount += 1;
     })().finally(() => {
       this.reconnecting = undefined;
     });

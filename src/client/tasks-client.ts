@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import type { FetchLike } from '@modelcontextprotocol/client';
 import { z } from 'zod';
-import { ErrorCode, TASKS_EXTENSION_ID, V1_PROTOCOL_VERSION } from '../protocol/constants.js';
-import { isAbort, neverDelivered } from './error-mapping.js';
+import { CORRELATION_ID_META_KEY, ErrorCode, IDEMPOTENCY_KEY_META_KEY, isValidIdempotencyKey, TASKS_EXTENSION_ID } from '../protocol/constants.js';
+import { buildCapabilityManifest, honoursIdempotencyKeys, taskGenerationOf, toolTaskMode, type CapabilityManifest } from '../protocol/manifest.js';
+import { resolveBudgets, type Budgets } from './budgets.js';
 import {
-  InputNotAnsweredError,
+  TaskOutcomeUnknownError,
   TaskCancelledError,
   TaskFailedError,
   TaskNotFoundError,
@@ -14,18 +16,22 @@ import {
 } from './errors.js';
 import { followUntilTerminal, type FollowPlan } from './follow.js';
 import { answersFromMap, ELICITATION_CAPABILITY, elicitationsOf, serializeHandler, type ElicitAnswer, type InputHandler, type InputRequest } from './input.js';
-import { TaskJournal } from './journal.js';
+import { checkSyncFallback, runFallback } from './fallback.js';
+import { TaskJournal, type JournalEntry, type PendingCallEntry } from './journal.js';
 import { listenToTasks, type TaskSubscription } from './listen.js';
 import type { ModernEndpoint } from './modern-http.js';
 import { McpSession, type SessionRequestOptions } from './session.js';
-import type { CallToolOutcome, CallToolResult, JsonRpcErrorObject, ProtocolChoice, TaskGeneration, TaskSnapshot, TaskStatus, WaitOptions } from './types.js';
+import { decideRoute, type CallNeeds, type Fallback, type TaskPolicy } from './router.js';
+import type { CallIdentity, CallToolOutcome, CallToolResult, JsonRpcErrorObject, ProtocolChoice, TaskGeneration, TaskSnapshot, TaskStatus, WaitOptions } from './types.js';
 import { V1InputRouter } from './v1-input.js';
 import { answerV1Task, V1InputWait } from './v1-task-input.js';
 import { V2InputResponder } from './v2-input.js';
+import { callToolLegacy } from './v1-tools-call.js';
 import { callToolModern, type ToolsCallAnswer } from './v2-tools-call.js';
-import { abortReason, isTerminalStatus, Waker } from './wait.js';
+import { JournalObserver, outcomeUnknown } from './observation.js';
+import { abortReason, isTerminalStatus, retryTransient, Waker } from './wait.js';
 import { watchSnapshots } from './watch.js';
-import { CallToolResultSchema, fromV1Task, fromV2Task, toCallToolResult, V1GetTaskResultSchema, V1ListTasksResultSchema, V1ToolsCallResultSchema, V2DetailedTaskSchema } from './wire-schemas.js';
+import { CallToolResultSchema, fromV1Task, fromV2Task, toCallToolResult, V1GetTaskResultSchema, V1ListTasksResultSchema, V2DetailedTaskSchema } from './wire-schemas.js';
 
 /** Options of {@link connectTasksClient}. */
 export interface ConnectTasksClientOptions {
@@ -80,10 +86,25 @@ export interface AnswerReport {
 export interface CallToolOptions {
   /** Requested retention in ms (v1 `task.ttl`; the server may lower it). Ignored on v2, where the server decides. */
   ttlMs?: number;
-  /** How long to wait for the `tools/call` answer, in ms. @defaultValue the client's `requestTimeoutMs` */
+  /** How long to wait for the `tools/call` answer, in ms (`budgets.createMs` wins). @defaultValue the client's `requestTimeoutMs` */
   timeoutMs?: number;
   /** Abandons waiting for the answer (the call may still have started: {@link ToolCallOutcomeUnknownError}). */
   signal?: AbortSignal;
+  /**
+   * The task policy, decided against the {@link CapabilityManifest} before anything is sent. Without one the call
+   * becomes a task where the connection and tool allow it and runs inline otherwise (outcome `route: 'sync'`).
+   */
+  task?: TaskPolicy;
+  /** Task operations the call relies on (only with `task`). */
+  needs?: CallNeeds;
+  /** What to do when the policy cannot be met. @defaultValue `'reject'` (with `task`) */
+  fallback?: Fallback;
+  /** Bound of a `'sync'` fallback in ms; it becomes the HTTP request's timeout. Required for `'sync'`. */
+  maxSyncMs?: number;
+  /** Only `createMs` applies here: the timeout of the one `tools/call` request. */
+  budgets?: Pick<Budgets, 'createMs'>;
+  /** The idempotency key to send (1–255 printable ASCII). @defaultValue a random UUID */
+  idempotencyKey?: string;
 }
 
 const DEFAULT_CLIENT_INFO = { name: 'mcp-tasks-client', version: '0.1.0' };
@@ -133,7 +154,7 @@ export class TasksClient {
   /** The journal, unless turned off. */
   readonly journal: TaskJournal | undefined;
 
-  private taskSupport: Promise<Map<string, string>> | undefined;
+  private manifestCache: { epoch: number; manifest: Promise<CapabilityManifest> } | undefined;
   private readonly requestTimeoutMs: number;
 
   /** @internal Use {@link connectTasksClient}. */
@@ -151,44 +172,186 @@ export class TasksClient {
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     const capabilities = session.serverCapabilities;
     const legacyTasks = asObject(capabilities.tasks);
-    if (session.era === 'modern') {
-      this.generation = asObject(asObject(capabilities.extensions)?.[TASKS_EXTENSION_ID]) ? 'v2' : null;
-      this.taskCapabilities = { cancel: this.generation === 'v2', list: false };
-    } else {
-      const v1 = this.protocolVersion === V1_PROTOCOL_VERSION && asObject(asObject(asObject(legacyTasks?.requests)?.tools)?.call) !== undefined;
-      this.generation = v1 ? 'v1' : null;
-      this.taskCapabilities = { cancel: v1 && asObject(legacyTasks?.cancel) !== undefined, list: v1 && asObject(legacyTasks?.list) !== undefined };
-    }
+    this.generation = taskGenerationOf(this.protocolVersion, capabilities);
+    this.taskCapabilities =
+      this.generation === 'v2'
+        ? { cancel: true, list: false }
+        : { cancel: this.generation === 'v1' && asObject(legacyTasks?.cancel) !== undefined, list: this.generation === 'v1' && asObject(legacyTasks?.list) !== undefined };
   }
 
   /**
-   * Call a tool, as a task when the connection and the tool allow it: v1 sends `task: {ttl}` when the tool's
-   * `execution.taskSupport` is `optional` or `required`; v2 declares the extension and the server decides.
-   * A created task is journaled before this returns. Sent exactly once.
+   * The {@link CapabilityManifest} of this connection: built once per session (one `tools/list`), again after a
+   * lost 2025-11-25 session was re-initialised or {@link refreshManifest} repeated `server/discover`. Never shared
+   * between connections, whatever the server's name or version.
+   * @throws TasksConnectionError / TasksProtocolError when `tools/list` fails (the next call tries again).
+   */
+  manifest(): Promise<CapabilityManifest> {
+    const epoch = this.session.epoch;
+    if (this.manifestCache?.epoch !== epoch) {
+      const manifest = this.session.listTools().then((tools) =>
+        buildCapabilityManifest({
+          protocolVersion: this.session.protocolVersion,
+          capabilities: this.session.serverCapabilities,
+          serverInfo: this.session.serverInfo,
+          session:
+            this.session.era === 'modern'
+              ? { kind: 'discover', at: new Date(this.session.establishedAt).toISOString() }
+              : { kind: 'initialize', sessionId: this.session.sessionId ?? null, at: new Date(this.session.establishedAt).toISOString() },
+          tools,
+        }),
+      );
+      manifest.catch(() => {
+        if (this.manifestCache?.manifest === manifest) this.manifestCache = undefined;
+      });
+      this.manifestCache = { epoch, manifest };
+    }
+    return this.manifestCache.manifest;
+  }
+
+  /**
+   * Build the manifest afresh: on 2026-07-28 after a new `server/discover`, on 2025-11-25 from a new `tools/list`
+   * in the same session (its capabilities cannot change).
+   * @throws TasksProtocolError when the server now offers another task generation (connect again).
+   */
+  async refreshManifest(): Promise<CapabilityManifest> {
+    await this.session.rediscover();
+    this.manifestCache = undefined;
+    const manifest = await this.manifest();
+    if (manifest.generation !== this.generation) throw new TasksProtocolError(`${this.url} now offers tasks ${manifest.generation ?? 'none'} instead of ${this.generation ?? 'none'}; connect again`);
+    return manifest;
+  }
+
+  /**
+   * Call a tool. With a `task` policy the router compares the call's policy and needs with the
+   * {@link CapabilityManifest} first and, when they cannot be met, runs the chosen fallback without sending
+   * anything (`'reject'` → {@link CapabilityMissingError}). A task call sends v1 `task: {ttl}` (tool `optional` or
+   * `required`) or declares the v2 extension (the server decides; an inline answer is then simply the result).
+   * Every call carries an idempotency key and a correlation id in `_meta`; both are journaled with the task, and
+   * the call itself is journaled while its answer is outstanding. Sent once — resent once, with the same key, only
+   * when its answer was lost and the server declares that it honours idempotency keys.
+   * @throws CapabilityMissingError when refused by policy (nothing sent).
    * @throws TasksProtocolError with the server's code when it refused the call (e.g. `-32602` unknown tool).
    * @throws TasksConnectionError when the call certainly never reached the server.
    * @throws ToolCallOutcomeUnknownError when it may have reached the server but no answer arrived.
+   * @throws RangeError for a bad `ttlMs`, `maxSyncMs` or idempotency key.
    */
   async callTool(name: string, args: Record<string, unknown> = {}, options: CallToolOptions = {}): Promise<CallToolOutcome> {
     if (options.ttlMs !== undefined && !(Number.isInteger(options.ttlMs) && options.ttlMs >= 0)) throw new RangeError(`ttlMs must be a non-negative integer (got ${options.ttlMs})`);
+    if (options.idempotencyKey !== undefined && !isValidIdempotencyKey(options.idempotencyKey)) throw new RangeError('idempotencyKey must be 1–255 printable ASCII characters');
     if (options.signal?.aborted) throw abortReason(options.signal); // not sent at all: nothing can have started
-    const timeoutMs = options.timeoutMs ?? this.requestTimeoutMs;
-    let answer: ToolsCallAnswer;
-    if (this.session.era === 'modern') {
-      answer = await callToolModern(name, args, {
-        ...this.modernEndpoint(),
-        declareTasks: this.generation === 'v2',
-        ...(this.input ? { onInput: this.input.handler } : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
-        timeoutMs,
-      });
-    } else {
-      answer = await this.callToolLegacy(name, args, options, timeoutMs);
+    const identity: CallIdentity = { idempotencyKey: options.idempotencyKey ?? randomUUID(), correlationId: randomUUID() };
+    let timeoutMs = resolveBudgets(options.budgets).createMs ?? options.timeoutMs ?? this.requestTimeoutMs;
+    const manifest = this.generation === 'v1' || options.task !== undefined ? await this.manifest() : undefined;
+    let asTask = this.generation !== null && (manifest === undefined || toolTaskMode(manifest, name) !== 'forbidden');
+    if (options.task !== undefined && manifest) {
+      const needs = options.needs ?? {};
+      const decision = decideRoute(manifest, name, options.task, needs, this.input !== undefined);
+      if (decision.route === 'fallback') {
+        const fallback = options.fallback ?? 'reject';
+        const context = { ...identity, url: this.url, manifest, tool: name, args, policy: options.task, needs, missing: decision.missing };
+        if (fallback !== 'sync') return runFallback(fallback, context);
+        timeoutMs = checkSyncFallback(context, options.maxSyncMs);
+      }
+      asTask = decision.route === 'task';
     }
-    if (answer.kind === 'result') return answer;
+    const params: Record<string, unknown> = { name, arguments: args };
+    if (asTask && this.generation === 'v1') params.task = options.ttlMs === undefined ? {} : { ttl: options.ttlMs };
+    const answer = await this.sendCall(params, identity, asTask, timeoutMs, options.signal);
+    if (answer.kind === 'result') return { kind: 'result', result: answer.result, route: asTask ? 'task' : 'sync', ...identity };
+    return this.created(answer, name, identity);
+  }
+
+  /**
+   * Take up a call that a crashed process sent without receiving its answer (a {@link PendingCallEntry} of the
+   * journal): when this server declares that it honours idempotency keys, send it once more with the same key —
+   * the server answers with the task it created the first time, or runs it now if it never arrived. Otherwise
+   * nothing is sent and the call's outcome is reported unknown. Either way the pending entry is settled.
+   * @throws ToolCallOutcomeUnknownError when the server does not honour keys, or the resend's answer is lost too.
+   * @throws TaskNotFoundError when the entry belongs to another endpoint; errors of the resent call.
+   */
+  async resumeCall(pending: PendingCallEntry): Promise<CallToolOutcome> {
+    if (pending.url !== this.url || pending.protocolVersion !== this.protocolVersion) {
+      throw new TasksProtocolError(`the call of ${pending.tool} (correlation id ${pending.correlationId}) was sent to ${pending.url} over MCP ${pending.protocolVersion}; this client is connected to ${this.url} over MCP ${this.protocolVersion}`);
+    }
+    const identity: CallIdentity = { idempotencyKey: pending.idempotencyKey, correlationId: pending.correlationId };
+    if (!(pending.idempotencyHonoured && honoursIdempotencyKeys(this.generation, this.session.serverCapabilities))) {
+      await this.journal?.removePending(pending.correlationId).catch(() => false);
+      throw new ToolCallOutcomeUnknownError(
+        `tools/call ${pending.tool} was sent to ${pending.url} at ${pending.sentAt} (idempotency key ${pending.idempotencyKey}, correlation id ${pending.correlationId}) and its answer never arrived. ` +
+          'The server does not declare that it honours idempotency keys, so it was not resent: check on the server whether it ran.',
+        pending.tool,
+      );
+    }
+    const params: Record<string, unknown> = { name: pending.tool, arguments: pending.arguments, ...(pending.task ? { task: pending.task } : {}) };
+    const answer = await this.sendCall(params, identity, pending.task !== undefined || this.generation === 'v2', this.requestTimeoutMs, undefined, false);
+    if (answer.kind === 'result') return { kind: 'result', result: answer.result, route: 'task', ...identity };
+    return this.created(answer, pending.tool, identity);
+  }
+
+  /**
+   * Send one `tools/call` (with the identity in `_meta`), journaled as pending while its answer is outstanding.
+   * A lost answer is resent once with the same key when the server honours keys (and `retry` allows it).
+   */
+  private async sendCall(params: Record<string, unknown>, identity: CallIdentity, asTask: boolean, timeoutMs: number, signal: AbortSignal | undefined, retry = true): Promise<ToolsCallAnswer> {
+    const name = params.name as string;
+    const args = params.arguments as Record<string, unknown>;
+    const honoured = honoursIdempotencyKeys(this.generation, this.session.serverCapabilities);
+    const meta = { [IDEMPOTENCY_KEY_META_KEY]: identity.idempotencyKey, [CORRELATION_ID_META_KEY]: identity.correlationId };
+    const pending: PendingCallEntry = {
+      ...identity,
+      url: this.url,
+      generation: this.generation,
+      protocolVersion: this.protocolVersion,
+      tool: name,
+      arguments: args,
+      ...(params.task ? { task: params.task as Record<string, unknown> } : {}),
+      sentAt: new Date().toISOString(),
+      idempotencyHonoured: honoured,
+    };
+    await this.journal?.addPending(pending).catch(() => {}); // best effort: the call matters more than its evidence
+    const send = (): Promise<ToolsCallAnswer> =>
+      this.session.era === 'modern'
+        ? callToolModern(name, args, {
+            ...this.modernEndpoint(asTask),
+            declareTasks: asTask && this.generation === 'v2',
+            ...(this.input ? { onInput: this.input.handler } : {}),
+            ...(signal ? { signal } : {}),
+            timeoutMs,
+            meta,
+          })
+        : callToolLegacy(this.session, this.input?.router, { ...params, _meta: meta }, { timeoutMs, signal, url: this.url, listable: this.taskCapabilities.list });
+    let answer: ToolsCallAnswer;
+    try {
+      try {
+        answer = await send();
+      } catch (error) {
+        if (!(retry && honoured && error instanceof ToolCallOutcomeUnknownError && !signal?.aborted)) throw error;
+        // The server promised: same owner + key + tool + arguments → the existing task, never a second run.
+        answer = await send();
+      }
+    } catch (error) {
+      // Proof that nothing started (refused, answered with an error): no evidence worth keeping.
+      if (!(error instanceof ToolCallOutcomeUnknownError)) await this.journal?.removePending(identity.correlationId).catch(() => false);
+      throw error;
+    }
+    // A task settles the pending entry in the same write that records the task; an inline result needs none.
+    if (answer.kind === 'result') await this.journal?.removePending(identity.correlationId).catch(() => false);
+    return answer;
+  }
+
+  /** Journal a created task (settling its pending call) and describe it. */
+  private async created(answer: Extract<ToolsCallAnswer, { kind: 'task' }>, tool: string, identity: CallIdentity): Promise<CallToolOutcome> {
     const generation = this.generation as TaskGeneration;
-    const journaled = await this.record(answer.task, name, generation);
-    return { kind: 'task', taskId: answer.task.taskId, generation, task: answer.task, journaled };
+    const journaled = await this.record(answer.task, tool, generation, identity);
+    return {
+      kind: 'task',
+      taskId: answer.task.taskId,
+      generation,
+      task: answer.task,
+      journaled,
+      ...identity,
+      ...(answer.immediateResponse === undefined ? {} : { immediateResponse: answer.immediateResponse }),
+    };
   }
 
   /**
@@ -220,7 +383,16 @@ export class TasksClient {
    */
   async waitForTask(taskId: string, options: WaitOptions = {}): Promise<TaskSnapshot> {
     const generation = this.requireTasks('tasks/get');
-    const plan: FollowPlan = { poll: (budget) => this.getTask(taskId, budget), waker: new Waker() };
+    const entry = await this.ownEntry(taskId);
+    const observer = new JournalObserver(this.journal, entry);
+    const plan: FollowPlan = {
+      poll: (budget) => this.getTask(taskId, budget),
+      waker: new Waker(),
+      hooks: {
+        ...(entry?.lastStatus ? { known: entry.lastStatus } : {}),
+        ...(entry?.nextPollAt ? { notBefore: Date.parse(entry.nextPollAt) } : {}),
+      },
+    };
     if (options.notifications && generation === 'v2') plan.subscribe = (signal) => this.subscribe([taskId], { signal });
     let v1Input: V1InputWait | undefined;
     if (this.input && generation === 'v2') {
@@ -230,10 +402,19 @@ export class TasksClient {
       v1Input = new V1InputWait(this.session, this.input.router, taskId, this.input.handler, plan.waker as Waker);
       plan.react = v1Input.react;
     }
+    let last: TaskSnapshot | undefined;
+    const onUpdate = (snapshot: TaskSnapshot): void => {
+      last = snapshot;
+      observer.observe(snapshot);
+      options.onUpdate?.(snapshot);
+    };
     try {
-      return await followUntilTerminal(taskId, plan, { ...options, requestTimeoutMs: this.requestTimeoutMs });
+      return await followUntilTerminal(taskId, plan, { ...options, onUpdate, requestTimeoutMs: this.requestTimeoutMs });
+    } catch (error) {
+      throw outcomeUnknown(taskId, error, last, entry?.lastStatus);
     } finally {
       v1Input?.close();
+      await observer.flush();
     }
   }
 
@@ -315,25 +496,34 @@ export class TasksClient {
           `this client is connected to ${this.url} over ${this.generation ?? 'no tasks'} (MCP ${this.protocolVersion})`,
       );
     }
-    return this.deliver(await this.waitForTask(taskId, options));
+    return this.deliver(await this.waitForTask(taskId, options), options);
   }
 
   /**
    * Ask the server to cancel (v1 needs `tasks.cancel`). v1 answers with the task, now `cancelled` — or, when it
    * had already ended, its terminal state; v2 only acknowledges (`undefined`), the task ends eventually (E31).
-   * The task is dropped from the journal.
+   * The task is dropped from the journal. `tasks/cancel` is idempotent, so a request whose answer was lost is sent
+   * again through transient failures, within the reconciliation budget. The task may still end `completed`: follow
+   * it with {@link waitForTask} to learn the final outcome.
    * @throws TaskNotFoundError for an unknown task; TasksProtocolError `-32601` when cancelling is not offered.
+   * @throws TasksConnectionError when the server stayed unreachable for the whole reconciliation budget.
    */
-  async cancelTask(taskId: string): Promise<TaskSnapshot | undefined> {
+  async cancelTask(taskId: string, options: Pick<WaitOptions, 'budgets' | 'onConnection' | 'signal'> = {}): Promise<TaskSnapshot | undefined> {
     const generation = this.requireTasks('tasks/cancel');
     if (!this.taskCapabilities.cancel) throw new TasksProtocolError(`${this.url} does not offer tasks/cancel (no tasks.cancel capability)`, ErrorCode.MethodNotFound);
-    const request: SessionRequestOptions = { resendOnLostSession: true };
+    const request: SessionRequestOptions = { resendOnLostSession: true, ...(options.signal ? { signal: options.signal } : {}) };
+    const retrying = <T>(send: () => Promise<T>): Promise<T> =>
+      retryTransient(taskId, send, {
+        budgetMs: resolveBudgets(options.budgets).reconcileMs,
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.onConnection ? { onConnection: options.onConnection } : {}),
+      });
     let snapshot: TaskSnapshot | undefined;
     if (generation === 'v2') {
-      await this.forTask(taskId, () => this.session.request('tasks/cancel', { taskId }, AckSchema, request));
+      await this.forTask(taskId, () => retrying(() => this.session.request('tasks/cancel', { taskId }, AckSchema, request)));
     } else {
       try {
-        snapshot = fromV1Task(await this.session.request('tasks/cancel', { taskId }, V1GetTaskResultSchema, request));
+        snapshot = fromV1Task(await retrying(() => this.session.request('tasks/cancel', { taskId }, V1GetTaskResultSchema, request)));
       } catch (error) {
         // R40: cancelling a terminal task is -32602, as is an unknown one; tasks/get tells them apart.
         if (!(error instanceof TasksProtocolError && error.code === ErrorCode.InvalidParams)) throw error;
@@ -361,30 +551,13 @@ export class TasksClient {
     await this.session.close();
   }
 
-  private async callToolLegacy(name: string, args: Record<string, unknown>, options: CallToolOptions, timeoutMs: number): Promise<ToolsCallAnswer> {
-    const params: Record<string, unknown> = { name, arguments: args };
-    if (this.generation === 'v1' && ['optional', 'required'].includes(await this.taskSupportOf(name))) {
-      params.task = options.ttlMs === undefined ? {} : { ttl: options.ttlMs };
-    }
-    const unanswered = this.input?.router.unansweredCallQuestions;
-    const before = unanswered?.length ?? 0;
-    try {
-      // No resendOnLostSession: a tools/call is never sent twice, even when it provably did not run.
-      return await this.session.request('tools/call', params, V1ToolsCallResultSchema, { timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
-    } catch (error) {
-      // The call failed after asking something this client could not answer: that is the reason to report.
-      if (unanswered && unanswered.length > before && error instanceof TasksProtocolError) throw new InputNotAnsweredError(name, unanswered.slice(before), { cause: error });
-      throw this.undeliveredOrUnknown(name, error, options.signal);
-    }
-  }
-
   /** `tasks/update` with answers (v2); an unknown task becomes TaskNotFoundError. */
   private async sendInputResponses(taskId: string, responses: Record<string, ElicitAnswer>): Promise<void> {
     await this.forTask(taskId, () => this.session.request('tasks/update', { taskId, inputResponses: responses }, AckSchema, { resendOnLostSession: true }));
   }
 
-  /** Where and as whom raw 2026-07-28 requests go, with this client's capabilities. */
-  private modernEndpoint(): ModernEndpoint {
+  /** Where and as whom raw 2026-07-28 requests go, with this client's capabilities (the extension unless `declareTasks` is false). */
+  private modernEndpoint(declareTasks = true): ModernEndpoint {
     return {
       url: new URL(this.url),
       fetch: this.options.fetch ?? fetch,
@@ -392,53 +565,41 @@ export class TasksClient {
       ...(this.options.headers ? { headers: this.options.headers } : {}),
       clientInfo: this.options.clientInfo ?? DEFAULT_CLIENT_INFO,
       capabilities: {
-        ...(this.generation === 'v2' ? { extensions: { [TASKS_EXTENSION_ID]: {} } } : {}),
+        ...(this.generation === 'v2' && declareTasks ? { extensions: { [TASKS_EXTENSION_ID]: {} } } : {}),
         ...(this.input ? { elicitation: ELICITATION_CAPABILITY } : {}),
       },
     };
   }
 
-  /** Errors proving the call never ran pass through; anything else means it may have started. */
-  private undeliveredOrUnknown(name: string, error: unknown, signal: AbortSignal | undefined): Error {
-    if (error instanceof TasksProtocolError) return error;
-    if (error instanceof TasksConnectionError && (neverDelivered(error.cause) || (error.httpStatus !== undefined && error.httpStatus < 500))) return error;
-    const reason = signal?.aborted || isAbort(error) ? 'interrupted' : error instanceof Error ? error.message : String(error);
-    return new ToolCallOutcomeUnknownError(
-      `tools/call ${name} was sent to ${this.url} but no answer arrived (${reason}). The server may have started it; it was not resent. ` +
-        (this.taskCapabilities.list ? 'listTasks() shows the tasks it created. ' : 'Check on the server before calling again, unless the tool is safe to repeat.'),
-      name,
-      { cause: error },
-    );
-  }
-
-  /** `execution.taskSupport` per tool from `tools/list` (2025-11-25; absent means `forbidden`), fetched once. */
-  private async taskSupportOf(name: string): Promise<string> {
-    this.taskSupport ??= this.session.listTools().then((tools) => new Map(tools.map((tool) => [tool.name, tool.execution?.taskSupport ?? 'forbidden'])));
-    try {
-      return (await this.taskSupport).get(name) ?? 'forbidden';
-    } catch (error) {
-      this.taskSupport = undefined;
-      throw error;
-    }
-  }
-
-  private async deliver(snapshot: TaskSnapshot): Promise<CallToolResult> {
+  private async deliver(snapshot: TaskSnapshot, options: Pick<WaitOptions, 'budgets' | 'onConnection' | 'signal'> = {}): Promise<CallToolResult> {
     const { taskId } = snapshot;
     if (!isTerminalStatus(snapshot.status)) throw new TaskNotTerminalError(taskId, snapshot);
-    if (this.generation === 'v1' && snapshot.status !== 'cancelled') return this.v1Payload(snapshot);
+    if (this.generation === 'v1' && snapshot.status !== 'cancelled') return this.v1Payload(snapshot, options);
     await this.forget(taskId);
     if (snapshot.status === 'cancelled') throw new TaskCancelledError(taskId, snapshot);
     if (snapshot.status === 'failed') throw new TaskFailedError(taskId, snapshot.error as JsonRpcErrorObject, snapshot);
     return snapshot.result as CallToolResult;
   }
 
-  /** v1 `tasks/result` for a terminal task: its result, or its JSON-RPC error replayed (R25). */
-  private async v1Payload(snapshot: TaskSnapshot): Promise<CallToolResult> {
+  /**
+   * v1 `tasks/result` for a terminal task: its result, or its JSON-RPC error replayed (R25). Transient failures are
+   * retried within the result budget; after that the outcome is unknown (the task ended, its result was not read).
+   */
+  private async v1Payload(snapshot: TaskSnapshot, options: Pick<WaitOptions, 'budgets' | 'onConnection' | 'signal'>): Promise<CallToolResult> {
     const { taskId } = snapshot;
     let result: CallToolResult;
     try {
-      result = toCallToolResult(await this.session.request('tasks/result', { taskId }, CallToolResultSchema, { resendOnLostSession: true }));
+      const read = () => this.session.request('tasks/result', { taskId }, CallToolResultSchema, { resendOnLostSession: true, ...(options.signal ? { signal: options.signal } : {}) });
+      result = toCallToolResult(
+        await retryTransient(taskId, read, {
+          budgetMs: resolveBudgets(options.budgets).resultMs,
+          ...(options.signal ? { signal: options.signal } : {}),
+          ...(options.onConnection ? { onConnection: options.onConnection } : {}),
+          ...(snapshot.pollIntervalMs === undefined ? {} : { intervalMs: snapshot.pollIntervalMs }),
+        }),
+      );
     } catch (error) {
+      if (error instanceof TasksConnectionError && error.retryable) throw new TaskOutcomeUnknownError(taskId, 'result_unreachable', snapshot.status, snapshot, { cause: error });
       if (!(error instanceof TasksProtocolError && error.code !== null)) throw error;
       if (snapshot.status === 'failed') {
         await this.forget(taskId);
@@ -472,14 +633,32 @@ export class TasksClient {
     }
   }
 
-  private async record(task: TaskSnapshot, tool: string, generation: TaskGeneration): Promise<boolean> {
+  private async record(task: TaskSnapshot, tool: string, generation: TaskGeneration, identity: CallIdentity): Promise<boolean> {
     if (!this.journal) return false;
     try {
-      await this.journal.add({ taskId: task.taskId, url: this.url, generation, protocolVersion: this.protocolVersion, tool, createdAt: task.createdAt });
+      const entry: JournalEntry = {
+        taskId: task.taskId,
+        url: this.url,
+        generation,
+        protocolVersion: this.protocolVersion,
+        tool,
+        createdAt: task.createdAt,
+        ...identity,
+        lastStatus: task.status,
+        lastUpdatedAt: task.lastUpdatedAt,
+        observedAt: new Date().toISOString(),
+      };
+      await this.journal.add(entry, identity.correlationId);
       return true;
     } catch {
       return false; // The task exists whatever happens to the journal; the caller still gets its id.
     }
+  }
+
+  /** The journal entry of a task of this endpoint and generation, if any. */
+  private async ownEntry(taskId: string): Promise<JournalEntry | undefined> {
+    const entry = await this.journal?.get(taskId).catch(() => undefined);
+    return entry && entry.url === this.url && entry.generation === this.generation ? entry : undefined;
   }
 
   /** Drop a task from the journal — only an entry of this endpoint and generation (a wrong URL must not erase it). */

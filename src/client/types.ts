@@ -1,4 +1,6 @@
 import type { JsonRpcErrorObject, TaskStatus } from '../protocol/types.js';
+import type { Budgets } from './budgets.js';
+import type { HandoffRecord } from './router.js';
 
 export type { JsonRpcErrorObject, TaskStatus };
 
@@ -47,9 +49,25 @@ export interface TaskSnapshot {
   inputRequests?: Record<string, { method: string; params?: Record<string, unknown> }>;
 }
 
-/** What `callTool` got back: a task to follow, or the tool's result at once (the call ran inline). */
+/** The keys that identify one call: sent in its `_meta` and kept in the journal. */
+export interface CallIdentity {
+  /** Sent as `_meta["dev.mcp-tasks/idempotency-key"]`; a server that honours it never runs the call twice. */
+  idempotencyKey: string;
+  /** Sent as `_meta["dev.mcp-tasks/correlation-id"]`, to find the call in the server's logs. */
+  correlationId: string;
+}
+
+/**
+ * What `callTool` got back:
+ * - `task`: a task to follow;
+ * - `result`: the tool's result at once — `route: 'sync'` when this client chose an inline call (policy
+ *   `forbidden`, the `'sync'` fallback, or a connection without tasks and no policy), `'task'` when it asked for a
+ *   task and the server answered inline;
+ * - `jobApi`: the value the caller's job API returned;
+ * - `handoff`: a record for a person; nothing was sent.
+ */
 export type CallToolOutcome =
-  | {
+  | (CallIdentity & {
       kind: 'task';
       taskId: string;
       generation: TaskGeneration;
@@ -57,8 +75,29 @@ export type CallToolOutcome =
       task: TaskSnapshot;
       /** Whether the task was recorded in the journal for `resume` (false when the journal is off or unwritable). */
       journaled: boolean;
+      /**
+       * Text for the model while the task runs: v1 `_meta["io.modelcontextprotocol/model-immediate-response"]` of the
+       * `CreateTaskResult` (R15), on v2 the created task's `statusMessage`. Absent when the server gave none.
+       */
+      immediateResponse?: string;
+    })
+  | (CallIdentity & { kind: 'result'; result: CallToolResult; route: 'task' | 'sync' })
+  | (CallIdentity & { kind: 'jobApi'; value: unknown; missing: string[] })
+  | { kind: 'handoff'; handoff: HandoffRecord };
+
+/** A change in reachability while a task is observed: the client says so instead of freezing. */
+export type ConnectionEvent =
+  | {
+      state: 'unreachable';
+      taskId: string;
+      /** The failure (a retryable TasksConnectionError). */
+      error: Error;
+      /** When the outage began (epoch ms). */
+      since: number;
+      /** The next attempt comes after this many ms. */
+      retryInMs: number;
     }
-  | { kind: 'result'; result: CallToolResult };
+  | { state: 'reachable'; taskId: string; /** How long it was unreachable, ms. */ downMs: number };
 
 /** Options of `waitForTask` and `resume`. Without `deadline`/`timeoutMs` the wait is unbounded. */
 export interface WaitOptions {
@@ -76,4 +115,8 @@ export interface WaitOptions {
    * @defaultValue false
    */
   notifications?: boolean;
+  /** Status-read, result and reconciliation budgets (the create budget belongs to `callTool`). */
+  budgets?: Budgets;
+  /** Hears when the server becomes unreachable (each retry) and reachable again; the task keeps its id meanwhile. */
+  onConnection?: (event: ConnectionEvent) => void;
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { IMMEDIATE_RESPONSE_META_KEY } from '../protocol/constants.js';
 import type { JsonValue } from '../protocol/types.js';
 import { neverDelivered, rootCause } from './error-mapping.js';
 import { InputNotAnsweredError, TasksConnectionError, TasksProtocolError, ToolCallOutcomeUnknownError } from './errors.js';
@@ -25,10 +26,12 @@ export interface ModernCallOptions extends ModernEndpoint {
   signal?: AbortSignal;
   /** How long to wait for each answer, in ms. */
   timeoutMs: number;
+  /** More `_meta` for every round (idempotency key, correlation id). */
+  meta?: Record<string, unknown>;
 }
 
-/** What a modern `tools/call` answered in the end. */
-export type ToolsCallAnswer = { kind: 'task'; task: TaskSnapshot } | { kind: 'result'; result: CallToolResult };
+/** What a `tools/call` answered in the end (either generation); `immediateResponse` as R15 / the v2 initial statusMessage. */
+export type ToolsCallAnswer = { kind: 'task'; task: TaskSnapshot; immediateResponse?: string } | { kind: 'result'; result: CallToolResult };
 
 /** MRTR rounds answered at most before the call is given up (a server asking forever is a server bug). */
 const MAX_INPUT_ROUNDS = 10;
@@ -78,7 +81,7 @@ export async function callToolModern(name: string, args: Record<string, unknown>
 /** One POST of `tools/call` (the first, or an MRTR retry) and its interpreted answer. */
 async function sendRound(name: string, args: Record<string, unknown>, options: ModernCallOptions, retry: { inputResponses: Record<string, unknown>; requestState?: string } | undefined): Promise<RoundAnswer> {
   const id = `tools-call-${randomUUID()}`;
-  const params = { name, arguments: args, ...retry, _meta: modernMeta(options) };
+  const params = { name, arguments: args, ...retry, _meta: { ...options.meta, ...modernMeta(options) } };
   const signal = AbortSignal.any([AbortSignal.timeout(options.timeoutMs), ...(options.signal ? [options.signal] : [])]);
   const url = options.url.href;
   let response: Response;
@@ -113,7 +116,10 @@ function interpret(name: string, result: Record<string, unknown>, declaredTasks:
     if (!declaredTasks) throw new TasksProtocolError(`tools/call ${name}: the server created a task although this request did not declare the Tasks Extension (E3)`);
     const parsed = V2CreateTaskResultSchema.safeParse(result);
     if (!parsed.success) throw new TasksProtocolError(`tools/call ${name}: invalid CreateTaskResult (${z.prettifyError(parsed.error)})`);
-    return { kind: 'task', task: fromV2Task(parsed.data) };
+    const task = fromV2Task(parsed.data);
+    const meta = parsed.data._meta as Record<string, unknown> | undefined;
+    const immediate = typeof meta?.[IMMEDIATE_RESPONSE_META_KEY] === 'string' ? (meta[IMMEDIATE_RESPONSE_META_KEY] as string) : task.statusMessage;
+    return { kind: 'task', task, ...(immediate === undefined ? {} : { immediateResponse: immediate }) };
   }
   if (resultType === 'complete') {
     const parsed = CallToolResultSchema.safeParse(result);

@@ -1,6 +1,7 @@
+import { resolveBudgets } from './budgets.js';
 import { isAbort } from './error-mapping.js';
-import { TasksConnectionError, TaskTimeoutError } from './errors.js';
-import type { TaskSnapshot, WaitOptions } from './types.js';
+import { TaskOutcomeUnknownError, TasksConnectionError, TaskTimeoutError } from './errors.js';
+import type { TaskSnapshot, TaskStatus, WaitOptions } from './types.js';
 
 /** Poll interval when the server gives no hint (ms). */
 export const DEFAULT_POLL_INTERVAL_MS = 1000;
@@ -10,8 +11,6 @@ const MIN_POLL_INTERVAL_MS = 50;
 export const POLL_JITTER = 0.2;
 /** Ceiling of the exponential backoff after transient errors (ms). */
 const MAX_BACKOFF_MS = 30_000;
-/** Consecutive transient failures tolerated before the last one is thrown (≈ 1 min of backoff at 1 s polls). */
-const MAX_TRANSIENT_FAILURES = 6;
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
@@ -95,35 +94,55 @@ export interface PollHooks {
   waker?: Waker;
   /** The newest snapshot already seen (e.g. pushed before polling took over), for the first interval. */
   last?: TaskSnapshot;
+  /** The last status known from elsewhere (the journal), reported when the outcome becomes unknown before any poll succeeded. */
+  known?: TaskStatus;
+  /** No poll before this time (epoch ms): the server's interval, remembered across processes by the journal. */
+  notBefore?: number;
 }
 
 /**
  * Poll until the task is terminal, at the server's interval (`pollIntervalMs`, default 1 s) with ±20 % jitter.
  * Transient failures (a retryable {@link TasksConnectionError}) back off exponentially from the interval up to
- * 30 s; the 7th in a row is thrown. No request is sent at or after the deadline.
- * @throws TaskTimeoutError at the deadline (the task keeps running).
+ * 30 s, for as long as the reconciliation budget allows; `onConnection` hears of each outage and its end. Every
+ * request counts against the status budget. No request is sent at or after the deadline, and nothing (progress,
+ * pushed notifications) moves the deadline.
+ * @throws TaskTimeoutError at the deadline or when a status budget is used up (the task keeps running).
+ * @throws TaskOutcomeUnknownError when the server stayed unreachable for the whole reconciliation budget.
  * @throws the signal's reason when aborted; any non-transient error of `poll` (e.g. TaskNotFoundError) or of the
  *   hooks as is.
  */
 export async function pollUntilTerminal(taskId: string, poll: PollOnce, options: WaitOptions & PollHooks & { requestTimeoutMs: number }): Promise<TaskSnapshot> {
   const deadline = resolveDeadline(options);
   const { signal } = options;
+  const budgets = resolveBudgets(options.budgets);
+  const startedAt = Date.now();
+  const statusUntil = budgets.statusMs === undefined ? undefined : startedAt + budgets.statusMs;
   const waker = options.waker ?? new Waker();
   let last = options.last;
-  let failures = 0;
+  let outage: { since: number; failures: number } | undefined;
+  let reads = 0;
+  if (options.notBefore !== undefined && options.notBefore > Date.now()) {
+    const until = deadline === undefined ? options.notBefore : Math.min(deadline, options.notBefore);
+    await waker.sleep(until - Date.now(), signal);
+  }
   for (;;) {
     if (signal?.aborted) throw abortReason(signal);
-    const remaining = deadline === undefined ? options.requestTimeoutMs : deadline - Date.now();
+    const now = Date.now();
+    const remaining = deadline === undefined ? options.requestTimeoutMs : deadline - now;
     if (remaining <= 0) throw new TaskTimeoutError(taskId, deadline as number, last);
+    if (reads >= budgets.statusReads) throw new TaskTimeoutError(taskId, now, last, 'statusReads');
+    if (statusUntil !== undefined && now >= statusUntil) throw new TaskTimeoutError(taskId, now, last, 'statusMs');
     const interval = Math.max(MIN_POLL_INTERVAL_MS, last?.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS);
     let delay: number;
     try {
+      reads += 1;
       const snapshot = await poll({ ...(signal ? { signal } : {}), timeoutMs: Math.min(options.requestTimeoutMs, remaining) });
+      if (outage) options.onConnection?.({ state: 'reachable', taskId, downMs: Date.now() - outage.since });
+      outage = undefined;
       last = snapshot;
       options.onUpdate?.(snapshot);
       if (isTerminalStatus(snapshot.status)) return snapshot;
       const again = (await options.react?.(snapshot)) ?? false;
-      failures = 0;
       delay = again ? 0 : jittered(Math.max(MIN_POLL_INTERVAL_MS, snapshot.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS));
     } catch (error) {
       if (signal?.aborted) throw abortReason(signal);
@@ -131,9 +150,11 @@ export async function pollUntilTerminal(taskId: string, poll: PollOnce, options:
       // A hook stopped at the deadline (its signal includes it) is the deadline, not a failure of its own.
       if (deadline !== undefined && Date.now() >= deadline && (transient || isAbort(error))) throw new TaskTimeoutError(taskId, deadline, last);
       if (!transient) throw error;
-      failures += 1;
-      if (failures > MAX_TRANSIENT_FAILURES) throw error;
-      delay = jittered(Math.min(MAX_BACKOFF_MS, interval * 2 ** (failures - 1)));
+      outage ??= { since: Date.now(), failures: 0 };
+      outage.failures += 1;
+      if (Date.now() - outage.since >= budgets.reconcileMs) throw new TaskOutcomeUnknownError(taskId, 'unreachable', last?.status ?? options.known, last, { cause: error });
+      delay = Math.min(jittered(Math.min(MAX_BACKOFF_MS, interval * 2 ** (outage.failures - 1))), Math.max(MIN_POLL_INTERVAL_MS, outage.since + budgets.reconcileMs - Date.now()));
+      options.onConnection?.({ state: 'unreachable', taskId, error, since: outage.since, retryInMs: delay });
     }
     if (deadline !== undefined && Date.now() + delay >= deadline) {
       // Woken early (an answer went out), look once more; otherwise the deadline has come.
@@ -142,5 +163,35 @@ export async function pollUntilTerminal(taskId: string, poll: PollOnce, options:
       continue;
     }
     if (delay > 0) await waker.sleep(delay, signal);
+  }
+}
+
+/**
+ * Retry a read (`tasks/result`, `tasks/cancel`) through transient failures with the same backoff as polling, until
+ * `budgetMs` has passed since the first failure; `onConnection` hears of the outage.
+ * @throws the last transient error once the budget is used up; any other error at once; the signal's reason.
+ */
+export async function retryTransient<T>(
+  taskId: string,
+  read: () => Promise<T>,
+  options: { budgetMs: number; signal?: AbortSignal; onConnection?: WaitOptions['onConnection']; intervalMs?: number },
+): Promise<T> {
+  let outage: { since: number; failures: number } | undefined;
+  for (;;) {
+    try {
+      const value = await read();
+      if (outage) options.onConnection?.({ state: 'reachable', taskId, downMs: Date.now() - outage.since });
+      return value;
+    } catch (error) {
+      if (options.signal?.aborted) throw abortReason(options.signal);
+      if (!(error instanceof TasksConnectionError && error.retryable)) throw error;
+      outage ??= { since: Date.now(), failures: 0 };
+      outage.failures += 1;
+      const left = outage.since + options.budgetMs - Date.now();
+      if (left <= 0) throw error;
+      const delay = Math.min(left, jittered(Math.min(MAX_BACKOFF_MS, (options.intervalMs ?? DEFAULT_POLL_INTERVAL_MS) * 2 ** (outage.failures - 1))));
+      options.onConnection?.({ state: 'unreachable', taskId, error, since: outage.since, retryInMs: delay });
+      await new Waker().sleep(delay, options.signal);
+    }
   }
 }

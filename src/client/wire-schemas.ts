@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { IMMEDIATE_RESPONSE_META_KEY } from '../protocol/constants.js';
 import type { CallToolResult, TaskSnapshot } from './types.js';
 
 /**
@@ -37,7 +38,10 @@ export const V1GetTaskResultSchema = V1TaskSchema;
 
 /** 2025-11-25 `tools/call` answer: a nested `CreateTaskResult`, or the plain result when the server ran it inline. */
 export const V1ToolsCallResultSchema = z.union([
-  z.looseObject({ task: V1TaskSchema }).transform((created) => ({ kind: 'task' as const, task: fromV1Task(created.task) })),
+  z.looseObject({ task: V1TaskSchema, _meta: z.record(z.string(), z.unknown()).optional() }).transform((created) => {
+    const immediate = created._meta?.[IMMEDIATE_RESPONSE_META_KEY];
+    return { kind: 'task' as const, task: fromV1Task(created.task), ...(typeof immediate === 'string' ? { immediateResponse: immediate } : {}) };
+  }),
   CallToolResultSchema.transform((result) => ({ kind: 'result' as const, result: toCallToolResult(result) })),
 ]);
 

@@ -36,6 +36,29 @@ export const CLIENT_INFO_META_KEY = 'io.modelcontextprotocol/clientInfo';
 /** `_meta` key tagging every message of a `subscriptions/listen` stream (2026-07-28 B19). */
 export const SUBSCRIPTION_ID_META_KEY = 'io.modelcontextprotocol/subscriptionId';
 
+/** `_meta` key of a 2025-11-25 `CreateTaskResult`: text the host may give the model while the task runs (R15). */
+export const IMMEDIATE_RESPONSE_META_KEY = 'io.modelcontextprotocol/model-immediate-response';
+
+/**
+ * `_meta` key of a `tools/call` (either generation) carrying the requestor's idempotency key: 1–255 printable ASCII
+ * characters. Namespaced with a reverse-DNS prefix of our own because the key is not part of MCP: a server that does
+ * not know it ignores it. A server that honours it declares {@link IDEMPOTENCY_CAPABILITY_ID}.
+ */
+export const IDEMPOTENCY_KEY_META_KEY = 'dev.mcp-tasks/idempotency-key';
+/**
+ * The capability a server declares when it honours {@link IDEMPOTENCY_KEY_META_KEY} (same owner + key + tool and
+ * arguments → the existing task, no second run): `{}` under 2026-07-28 `capabilities.extensions` and under
+ * 2025-11-25 `capabilities.experimental`.
+ */
+export const IDEMPOTENCY_CAPABILITY_ID = 'dev.mcp-tasks/idempotency';
+/** `_meta` key of a `tools/call` carrying the requestor's correlation id, kept in its journal to find the call again in logs. */
+export const CORRELATION_ID_META_KEY = 'dev.mcp-tasks/correlation-id';
+
+/** Whether `key` is a valid idempotency key: 1–255 printable ASCII characters (0x20–0x7E). */
+export function isValidIdempotencyKey(key: string): boolean {
+  return /^[\x20-\x7e]{1,255}$/.test(key);
+}
+
 /** The legacy revision that carries experimental tasks. */
 export const V1_PROTOCOL_VERSION = '2025-11-25';
 /** The stateless revision that carries the Tasks Extension. */

@@ -7,8 +7,9 @@ const SRC = resolve(import.meta.dirname, '../../src');
 /**
  * Allowed import edges between top-level folders of `src/`:
  * `protocol ← core ← {store, runtime, auth, tools} ← server ← cli` and `protocol ← client ← cli`.
- * `testing` (the `mcp-tasks/testing` entry) sees core only; `index.ts` is the public API and may re-export any
- * library layer but never the CLI.
+ * `testing` (the `mcp-tasks/testing` entry) sees core only; `verify` (the contract and fault suite, with the
+ * fault proxy) drives servers from outside, so it sees protocol and client only; `index.ts` is the public API and
+ * may re-export any library layer but never the CLI.
  */
 const ALLOWED: Record<string, readonly string[]> = {
   protocol: ['protocol'],
@@ -20,7 +21,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   server: ['protocol', 'core', 'store', 'runtime', 'auth', 'server'],
   client: ['protocol', 'client'],
   testing: ['protocol', 'core', 'testing'],
-  cli: ['protocol', 'core', 'store', 'runtime', 'auth', 'tools', 'server', 'client', 'cli'],
+  verify: ['protocol', 'client', 'verify'],
+  cli: ['protocol', 'core', 'store', 'runtime', 'auth', 'tools', 'server', 'client', 'verify', 'cli'],
   '(root)': ['protocol', 'core', 'store', 'runtime', 'auth', 'tools', 'server', 'client', 'testing'],
 };
 

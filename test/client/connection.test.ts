@@ -71,6 +71,27 @@ describe('connecting: negotiation, capabilities, credentials', () => {
     await client.close();
   });
 
+  it('the manifest is built once per connection, and afresh after a new server/discover (never reused by server name)', async () => {
+    const log = new RequestLog();
+    const client = await connectTasksClient({ url: open.url, journal: false, fetch: log.fetch });
+    const first = await client.manifest();
+    expect(await client.manifest()).toBe(first);
+    expect(log.count('tools/list')).toBe(1);
+    expect(first).toMatchObject({ generation: 'v2', server: { name: 'mcp-tasks' }, session: { kind: 'discover' } });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const refreshed = await client.refreshManifest();
+    expect([log.count('server/discover'), log.count('tools/list')]).toEqual([2, 2]);
+    expect(Date.parse(refreshed.session.at)).toBeGreaterThan(Date.parse(first.session.at));
+    expect(refreshed.capabilitiesDigest).toBe(first.capabilitiesDigest);
+    // Another connection to the same server gets its own manifest, with its own session evidence.
+    const legacy = await connectTasksClient({ url: open.url, protocol: '2025-11-25', journal: false });
+    const v1 = await legacy.manifest();
+    expect(v1.session).toMatchObject({ kind: 'initialize', sessionId: expect.any(String) });
+    expect(v1.capabilitiesDigest).not.toBe(first.capabilitiesDigest);
+    await legacy.close();
+    await client.close();
+  });
+
   it('a 2025-11-25 pin runs initialize and reads the v1 capabilities', async () => {
     const log = new RequestLog();
     const client = await connectTasksClient({ url: open.url, protocol: '2025-11-25', journal: false, fetch: log.fetch });
@@ -93,7 +114,7 @@ describe('connecting: negotiation, capabilities, credentials', () => {
     try {
       const client = await connectTasksClient({ url, journal: false });
       expect([client.protocolVersion, client.generation, client.taskCapabilities]).toEqual(['2025-11-25', null, { cancel: false, list: false }]);
-      await expect(client.callTool('greet', { name: 'old' })).resolves.toEqual({ kind: 'result', result: { content: [{ type: 'text', text: 'Hi old' }] } });
+      await expect(client.callTool('greet', { name: 'old' })).resolves.toMatchObject({ kind: 'result', route: 'sync', result: { content: [{ type: 'text', text: 'Hi old' }] } });
       await expect(client.getTask('x')).rejects.toMatchObject({ code: -32601 });
       await client.close();
       const pinned = await connectTasksClient({ url, protocol: '2026-07-28', journal: false }).catch((caught: unknown) => caught);

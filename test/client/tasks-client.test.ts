@@ -81,7 +81,16 @@ describe.each(GENERATIONS)('TasksClient over MCP $protocol (tasks $generation)',
       protocolVersion: protocol,
       tool: 'slow_compute',
       createdAt: created.task.createdAt,
+      idempotencyKey: created.idempotencyKey,
+      correlationId: created.correlationId,
+      lastStatus: 'working',
+      lastUpdatedAt: created.task.lastUpdatedAt,
+      observedAt: expect.any(String),
     });
+    // Both keys went out in the call's _meta (R-less: our own namespaced keys) and are distinct.
+    const sent = log.params('tools/call')[0]?._meta as Record<string, unknown>;
+    expect([sent['dev.mcp-tasks/idempotency-key'], sent['dev.mcp-tasks/correlation-id']]).toEqual([created.idempotencyKey, created.correlationId]);
+    expect(created.idempotencyKey).not.toBe(created.correlationId);
 
     const updates: TaskSnapshot[] = [];
     const final = await client.waitForTask(created.taskId, { timeoutMs: 15_000, onUpdate: (snapshot) => updates.push(snapshot) });

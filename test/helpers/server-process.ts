@@ -27,9 +27,12 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-/** Start `node dist/cli/main.js serve …extraArgs` on a free port (with `env` added) and wait until it answers. */
-export async function startServerProcess(dataDir: string, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<ServerProcess> {
-  const port = await freePort();
+/**
+ * Start `node dist/cli/main.js serve …extraArgs` on a free port (or `port`, to restart on the same URL), with `env`
+ * added, and wait until it answers.
+ */
+export async function startServerProcess(dataDir: string, extraArgs: string[] = [], env: Record<string, string> = {}, port?: number): Promise<ServerProcess> {
+  port ??= await freePort();
   const child = spawn(process.execPath, [MAIN, 'serve', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, ...env },

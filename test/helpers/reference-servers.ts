@@ -1,0 +1,159 @@
+/**
+ * Servers we did not write, for testing our requestor against them:
+ * - the SDK 1.32 reference tasks server, built as the SDK's documented example builds it
+ *   (`examples/server/simpleStreamableHttp.ts`: `McpServer` with an `InMemoryTaskStore`, a session per
+ *   `initialize`, `registerToolTask` for the `delay` tool) — 2025-11-25 tasks only;
+ * - a plain SDK 2.4 server (`McpServer` + `createMcpHandler`) that offers no tasks at all.
+ * Both count the `tools/call` requests that reach them.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, McpServer as V2McpServer } from '@modelcontextprotocol/server';
+import { InMemoryTaskMessageQueue, InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+
+/** A running reference server. */
+export interface ReferenceServer {
+  url: string;
+  /** `tools/call` requests that reached the server. */
+  toolCalls(): number;
+  close(): Promise<void>;
+}
+
+function readJson(request: IncomingMessage): Promise<unknown> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      } catch {
+        resolve(undefined);
+      }
+    });
+  });
+}
+
+function countCalls(body: unknown): number {
+  return (Array.isArray(body) ? body : [body]).filter((message) => (message as { method?: unknown } | undefined)?.method === 'tools/call').length;
+}
+
+async function listen(server: Server, path = '/mcp'): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
+}
+
+async function shut(server: Server): Promise<void> {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+/** The SDK 1.32 reference tasks server (see the module comment); `delay {duration}` is its task tool. */
+export async function startSdkReferenceTasksServer(): Promise<ReferenceServer> {
+  const taskStore = new InMemoryTaskStore();
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  let calls = 0;
+  const getServer = (): McpServer => {
+    const server = new McpServer(
+      { name: 'simple-streamable-http-server', version: '1.0.0' },
+      { capabilities: { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }, taskStore, taskMessageQueue: new InMemoryTaskMessageQueue() },
+    );
+    server.registerTool('greet', { description: 'A simple greeting tool', inputSchema: { name: z.string() } }, async ({ name }) => ({ content: [{ type: 'text', text: `Hello, ${name}!` }] }));
+    server.experimental.tasks.registerToolTask(
+      'delay',
+      { description: 'Delays for a specified duration', inputSchema: { duration: z.number().default(5000) } },
+      {
+        async createTask({ duration }, { taskStore: store, taskRequestedTtl }) {
+          const task = await store.createTask({ ttl: taskRequestedTtl });
+          void (async () => {
+            await new Promise((resolve) => setTimeout(resolve, duration));
+            await store.storeTaskResult(task.taskId, 'completed', { content: [{ type: 'text', text: `Completed ${duration}ms delay` }] }).catch(() => {});
+          })();
+          return { task };
+        },
+        async getTask(_args, { taskId, taskStore: store }) {
+          return await store.getTask(taskId);
+        },
+        async getTaskResult(_args, { taskId, taskStore: store }) {
+          return (await store.getTaskResult(taskId)) as { content: Array<{ type: 'text'; text: string }> }; // the example returns the stored result as is
+        },
+      },
+    );
+    // Our one addition to the example: a task tool whose CreateTaskResult carries the R15 immediate response.
+    server.experimental.tasks.registerToolTask(
+      'report',
+      { description: 'Starts a report; tells the model so at once', inputSchema: { topic: z.string() } },
+      {
+        async createTask({ topic }, { taskStore: store, taskRequestedTtl }) {
+          const task = await store.createTask({ ttl: taskRequestedTtl });
+          void store.storeTaskResult(task.taskId, 'completed', { content: [{ type: 'text', text: `Report on ${topic}` }] }).catch(() => {});
+          return { task, _meta: { 'io.modelcontextprotocol/model-immediate-response': `Report on ${topic} started; it takes a minute.` } };
+        },
+        async getTask(_args, { taskId, taskStore: store }) {
+          return await store.getTask(taskId);
+        },
+        async getTaskResult(_args, { taskId, taskStore: store }) {
+          return (await store.getTaskResult(taskId)) as { content: Array<{ type: 'text'; text: string }> };
+        },
+      },
+    );
+    return server;
+  };
+  const http = createServer((request, response) => {
+    void (async () => {
+      const sessionId = request.headers['mcp-session-id'];
+      const body = request.method === 'POST' ? await readJson(request) : undefined;
+      calls += countCalls(body);
+      let transport = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
+      if (!transport && request.method === 'POST' && isInitializeRequest(body)) {
+        const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void transports.set(id, created) });
+        created.onclose = () => created.sessionId && transports.delete(created.sessionId);
+        await getServer().connect(created);
+        transport = created;
+      }
+      if (!transport) {
+        response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Bad Request: No valid session ID provided' }, id: null }));
+        return;
+      }
+      await transport.handleRequest(request, response, body);
+    })().catch(() => response.socket?.destroy());
+  });
+  const url = await listen(http);
+  return {
+    url,
+    toolCalls: () => calls,
+    async close() {
+      for (const transport of transports.values()) await transport.close().catch(() => {});
+      taskStore.cleanup();
+      await shut(http);
+    },
+  };
+}
+
+/** A plain SDK 2.4 server without tasks: `echo {text}` and `greet {name}`, 2026-07-28 only. */
+export async function startPlainSdkServer(): Promise<ReferenceServer> {
+  let calls = 0;
+  const handler = createMcpHandler(
+    () => {
+      const server = new V2McpServer({ name: 'plain-sdk-server', version: '2.4.0' });
+      server.registerTool('echo', { description: 'Echoes text', inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({ content: [{ type: 'text', text }] }));
+      return server;
+    },
+    { legacy: 'reject' },
+  );
+  const node = toNodeHandler(handler);
+  const http = createServer((request, response) => {
+    void (async () => {
+      const body = request.method === 'POST' ? await readJson(request) : undefined;
+      calls += countCalls(body);
+      await node(request, response, body);
+    })().catch(() => response.socket?.destroy());
+  });
+  const url = await listen(http);
+  return { url, toolCalls: () => calls, close: () => shut(http) };
+}
