@@ -255,7 +255,8 @@ describe('connections', () => {
     const holder = await raw();
     await holder.query('BEGIN');
     await holder.query('SELECT 1 FROM mcp_tasks.tasks WHERE task_id = $1 FOR UPDATE', [taskId]);
-    const waiting = store.transition(taskId, { to: 'cancelled', now: Date.now() });
+    // The handler is attached at once: the rejection can arrive before the terminating query below has answered.
+    const waiting = expectStoreError(store.transition(taskId, { to: 'cancelled', now: Date.now() }), 'unavailable');
     const admin = await raw();
     const blocked = "SELECT pid FROM pg_stat_activity WHERE application_name = 'mcp-tasks-killed-mid-batch' AND wait_event_type = 'Lock'";
     let pids: number[] = [];
@@ -265,7 +266,7 @@ describe('connections', () => {
     }
     // The server ends the connection under the checked-out client: an 'error' event nobody but the store handles.
     await admin.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [pids]);
-    await expectStoreError(waiting, 'unavailable');
+    await waiting;
     await holder.query('COMMIT');
     await expect(store.transition(taskId, { to: 'cancelled', now: Date.now() })).resolves.toMatchObject({ status: 'cancelled' });
   });
