@@ -4,7 +4,7 @@
  * `mcp-tasks/testing`.
  */
 export { createTasksServer, type CreateTasksServerOptions, type TasksServer } from './server/create-tasks-server.js';
-export { DEFAULT_LIMITS, resolveLimits, type TasksServerLimits } from './server/options.js';
+export { DEFAULT_LIMITS, resolveLimits, type TasksServerLimits } from './core/limits.js';
 export { loadServerSecret } from './server/secret.js';
 export {
   defineTool,

@@ -6,7 +6,7 @@ import { serverStatePaths, type ServerStatePath } from '../core/confinement.js';
 import type { Logger } from '../core/logger.js';
 import type { AnyToolDefinition } from '../core/tool.js';
 import { createTasksServer } from '../server/create-tasks-server.js';
-import { resolveLimits, type TasksServerLimits } from '../server/options.js';
+import { resolveLimits, type TasksServerLimits } from '../core/limits.js';
 import { loadServerSecret } from '../server/secret.js';
 import { conformanceFixtureTools } from '../tools/fixtures/conformance.js';
 import { builtinTools, cleanupLogsTool, isInsideRoots } from '../tools/index.js';

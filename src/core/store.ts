@@ -39,14 +39,16 @@ export interface TaskEvent {
   payload: JsonObject | null;
 }
 
-/** Limits which tasks a read may see: a read outside its scope answers like an unknown id. */
+/**
+ * Limits which tasks a read may see: a read outside its scope answers like an unknown id. Expiry is not part of
+ * it: a store returns a row until the sweep deletes it, and the layer above hides expired tasks (`visibleAt` in
+ * `core/store-rules.ts`), so no backend has to copy that rule. Port change (issue 11): `now` left the scope.
+ */
 export interface TaskScope {
   /** Only tasks of this owner (`issuer|subject|tenant` or `anonymous`). */
   ownerKey: string;
   /** Only tasks of this protocol generation. */
   generation?: TaskGeneration;
-  /** Epoch ms; a task with `expiresAt <= now` is invisible whether or not the sweeper has run. */
-  now: number;
 }
 
 /** A conditional status write. */
@@ -103,7 +105,10 @@ export interface TaskStore {
    */
   create(task: NewTask): Promise<TaskRecord>;
 
-  /** Read one task within `scope`; `undefined` when missing, foreign, of another generation or expired. */
+  /**
+   * Read one task within `scope`; `undefined` when missing, foreign or of another generation. A task past its
+   * `expiresAt` is still returned until `expireDue` deleted it (visibility is judged above the store).
+   */
   get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined>;
 
   /** Read one task without scope checks (runtime use only, never on behalf of a requestor). */
@@ -127,7 +132,7 @@ export interface TaskStore {
 
   /**
    * One page of an owner's tasks of one generation, ordered by `seq` ascending, starting after `afterSeq`.
-   * Expired tasks are left out.
+   * Like {@link get}, rows past their `expiresAt` are included until they are deleted.
    */
   list(scope: TaskScope & { generation: TaskGeneration }, page: { afterSeq: number; limit: number }): Promise<TaskRecord[]>;
 

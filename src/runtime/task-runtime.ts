@@ -3,6 +3,7 @@ import { runtimeFailure, taskNotFound, type RuntimeFailureReason } from '../core
 import { newTaskId } from '../core/ids.js';
 import { redactTaskId, type Logger } from '../core/logger.js';
 import { isTerminal } from '../core/state-machine.js';
+import { visibleAt } from '../core/store-rules.js';
 import type { TaskEvent, TaskScope, TaskStore } from '../core/store.js';
 import type { JsonObject, JsonValue, NewTask, TaskGeneration, TaskRecord } from '../core/task.js';
 import type { AnyToolDefinition, ElicitRequest, ElicitResult } from '../core/tool.js';
@@ -206,7 +207,7 @@ export class TaskRuntime {
    */
   async waitForTerminal(
     taskId: string,
-    scope: Omit<TaskScope, 'now'>,
+    scope: TaskScope,
     signal: AbortSignal,
     onUpdate?: (record: TaskRecord) => Promise<void>,
   ): Promise<TaskRecord> {
@@ -215,8 +216,8 @@ export class TaskRuntime {
     try {
       for (;;) {
         const woken = new Promise<void>((resolve) => (wake = resolve));
-        const record = await this.store.get(taskId, { ...scope, now: this.clock.now() });
-        if (!record) throw taskNotFound();
+        const record = await this.store.get(taskId, scope);
+        if (!record || !visibleAt(record, this.clock.now())) throw taskNotFound();
         if (isTerminal(record.status)) return record;
         await onUpdate?.(record);
         await this.until(woken, signal);

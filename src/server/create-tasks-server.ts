@@ -7,6 +7,7 @@ import { ANONYMOUS_OWNER_KEY, type Authenticator } from '../core/owner.js';
 import type { TaskStore } from '../core/store.js';
 import type { AnyToolDefinition } from '../core/tool.js';
 import { TaskRuntime } from '../runtime/task-runtime.js';
+import { TaskReads } from '../service/task-reads.js';
 import { CursorCodec } from './cursor.js';
 import type { HandlerDeps } from './deps.js';
 import { createServerFactory } from './factory.js';
@@ -18,7 +19,7 @@ import { createGatherStateCodec } from './input-gathering.js';
 import { PollThrottle } from './poll-throttle.js';
 import { InputRoutingStdioTransport } from './stdio-transport.js';
 import { isJsonRpcResponse, parseInputRequestId, routeInputResponse } from './v1-input.js';
-import { resolveLimits, type TasksServerLimits } from './options.js';
+import { resolveLimits, type TasksServerLimits } from '../core/limits.js';
 
 /** Options of {@link createTasksServer}. */
 export interface CreateTasksServerOptions {
@@ -117,6 +118,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
   const deps: HandlerDeps = {
     runtime,
     store: options.store,
+    reads: new TaskReads(options.store, clock),
     limits,
     cursors: new CursorCodec(options.secret),
     requestStates: createGatherStateCodec(options.secret),

@@ -13,8 +13,8 @@ export async function outstandingInputRequests(deps: Pick<HandlerDeps, 'store'>,
  * The `DetailedTask` of a task as `tasks/get` and `notifications/tasks` show it (SEP-2663 E19, E33): the result or
  * error inline when terminal, every outstanding request in `inputRequests` while `input_required`.
  */
-export async function detailedTask(deps: Pick<HandlerDeps, 'store'>, record: TaskRecord): Promise<V2DetailedTask> {
-  if (isTerminal(record.status)) return v2DetailedTask(record, await deps.store.getOutcome(record.taskId));
+export async function detailedTask(deps: Pick<HandlerDeps, 'store' | 'reads'>, record: TaskRecord): Promise<V2DetailedTask> {
+  if (isTerminal(record.status)) return v2DetailedTask(record, await deps.reads.outcome(record.taskId));
   if (record.status === 'input_required') return v2DetailedTask(record, undefined, await outstandingInputRequests(deps, record.taskId));
   return v2DetailedTask(record, undefined);
 }

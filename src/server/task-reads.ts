@@ -16,8 +16,8 @@ import { holdBack } from './poll-throttle.js';
  */
 
 /** The caller's task of `generation`, or the unknown-task error (R45, E39; foreign/expired look the same, R49). */
-export async function scopedTask(deps: Pick<HandlerDeps, 'store' | 'clock'>, caller: Caller, generation: TaskGeneration, taskId: string): Promise<TaskRecord> {
-  const record = await deps.store.get(taskId, { ownerKey: caller.ownerKey, generation, now: deps.clock.now() });
+export async function scopedTask(deps: Pick<HandlerDeps, 'reads'>, caller: Caller, generation: TaskGeneration, taskId: string): Promise<TaskRecord> {
+  const record = await deps.reads.get(taskId, { ownerKey: caller.ownerKey, generation });
   if (!record) throw taskNotFound();
   return record;
 }
@@ -27,7 +27,7 @@ export async function scopedTask(deps: Pick<HandlerDeps, 'store' | 'clock'>, cal
  * committed is read after that commit (at most one group commit later), so a poll never answers `working` for
  * work that is done.
  */
-export async function currentTask(deps: Pick<HandlerDeps, 'store' | 'clock' | 'runtime'>, caller: Caller, generation: TaskGeneration, taskId: string): Promise<TaskRecord> {
+export async function currentTask(deps: Pick<HandlerDeps, 'reads' | 'runtime'>, caller: Caller, generation: TaskGeneration, taskId: string): Promise<TaskRecord> {
   const record = await scopedTask(deps, caller, generation, taskId);
   const pending = isTerminal(record.status) ? undefined : deps.runtime.pendingOutcome(taskId);
   if (!pending) return record;
@@ -67,9 +67,9 @@ export async function readTaskV1(deps: HandlerDeps, caller: Caller, taskId: stri
  * What v1 `tasks/result` answers for a terminal task (R23, R25, R26, D4): the original `CallToolResult` with the
  * related-task `_meta`, or the original JSON-RPC error thrown; a cancelled task answers `-32603` "Task was cancelled".
  */
-export async function terminalPayloadV1(deps: Pick<HandlerDeps, 'store'>, record: TaskRecord): Promise<JsonObject> {
+export async function terminalPayloadV1(deps: Pick<HandlerDeps, 'reads'>, record: TaskRecord): Promise<JsonObject> {
   if (record.status === 'cancelled') throw new TasksError(ErrorCode.InternalError, 'Task was cancelled');
-  const outcome = await deps.store.getOutcome(record.taskId);
+  const outcome = await deps.reads.outcome(record.taskId);
   if (!outcome) throw new TasksError(ErrorCode.InternalError, 'Task ended without a stored outcome');
   if (outcome.kind === 'error') throw new TasksError(outcome.error.code, outcome.error.message, outcome.error.data);
   return v1TaskPayloadResult(record.taskId, outcome.result);

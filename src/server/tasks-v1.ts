@@ -52,13 +52,10 @@ export function registerV1TaskHandlers(server: Server, deps: HandlerDeps, caller
       const caller = callerFor(context);
       if (caller.generation !== 'v1' || !deps.authEnabled) throw methodNotFound('tasks/list');
       const afterSeq = params.cursor === undefined ? 0 : deps.cursors.decode(params.cursor, caller.ownerKey);
-      const pageSize = deps.limits.listPageSize;
-      const rows = await deps.store.list({ ownerKey: caller.ownerKey, generation: 'v1', now: deps.clock.now() }, { afterSeq, limit: pageSize + 1 });
-      const page = rows.slice(0, pageSize);
-      const last = page[page.length - 1];
-      const nextCursor = rows.length > pageSize && last ? deps.cursors.encode(last.seq, caller.ownerKey) : undefined;
+      const page = await deps.reads.list({ ownerKey: caller.ownerKey, generation: 'v1' }, afterSeq, deps.limits.listPageSize);
+      const nextCursor = page.nextAfterSeq === undefined ? undefined : deps.cursors.encode(page.nextAfterSeq, caller.ownerKey);
       const now = deps.clock.now();
-      return v1ListTasksResult(page.map((record) => withPollHint(record, now)), nextCursor) as unknown as JsonObject;
+      return v1ListTasksResult(page.tasks.map((record) => withPollHint(record, now)), nextCursor) as unknown as JsonObject;
     }),
   );
 

@@ -12,7 +12,7 @@ import { toolErrorResult } from '../runtime/outcome.js';
 import type { Caller } from './caller.js';
 import type { HandlerDeps } from './deps.js';
 import { isNeedsInput, runWithCallInput } from './input-gathering.js';
-import { effectiveTtlMs } from './options.js';
+import { ttlFor } from '../service/ttl-policy.js';
 import { withPollHint } from './poll-hint.js';
 
 const CallParamsSchema = z.looseObject({
@@ -112,7 +112,7 @@ export async function createTaskForCall(
     arguments: (params.arguments ?? {}) as JsonObject,
     clientCapabilities: caller.clientCapabilities,
     progressToken: params._meta?.progressToken ?? null,
-    ttlMs: caller.generation === 'v1' ? effectiveTtlMs(deps.limits, requestedTtl?.data?.ttl) : deps.limits.defaultTtlMs,
+    ttlMs: ttlFor(deps.limits, caller.generation as 'v1' | 'v2', requestedTtl?.data?.ttl),
     pollIntervalMs: deps.limits.pollIntervalMs,
     ...(gathered === undefined ? {} : { gathered }),
     ...(onCreated ? { onCreated } : {}),

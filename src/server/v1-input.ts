@@ -46,11 +46,11 @@ export function isJsonRpcResponse(message: unknown): message is JsonRpcResponseM
  * client could not ask the user and is recorded as `cancel`.
  * @returns `false` when the message is not a reply to one of our requests (the SDK handles it).
  */
-export async function routeInputResponse(deps: Pick<HandlerDeps, 'store' | 'runtime' | 'clock' | 'logger'>, ownerKey: string, message: unknown): Promise<boolean> {
+export async function routeInputResponse(deps: Pick<HandlerDeps, 'reads' | 'runtime' | 'logger'>, ownerKey: string, message: unknown): Promise<boolean> {
   if (!isJsonRpcResponse(message)) return false;
   const target = parseInputRequestId(message.id);
   if (!target) return false;
-  const task = await deps.store.get(target.taskId, { ownerKey, generation: 'v1', now: deps.clock.now() });
+  const task = await deps.reads.get(target.taskId, { ownerKey, generation: 'v1' });
   if (!task) {
     deps.logger.info({}, 'elicitation reply for an unknown or foreign task dropped');
     return true;

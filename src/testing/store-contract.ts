@@ -94,7 +94,7 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
         expect(record.lastUpdatedAt).toBe(input.createdAt);
         expect(record.expiresAt).toBe(input.createdAt + 60_000);
         expect(Number.isSafeInteger(record.seq) && record.seq > 0).toBe(true);
-        expect(await store.get(input.taskId, { ownerKey: ALICE, now: clock.now() })).toEqual(record);
+        expect(await store.get(input.taskId, { ownerKey: ALICE })).toEqual(record);
       });
 
       it('startNow counts the first run at creation: attempt 1 and an attempt event after the created one', async () => {
@@ -113,7 +113,9 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
         const record = await create({ progressToken: 'tok-1', ttlMs: null, arguments: { deep: { a: [{ b: 'ü' }] } } });
         expect(record).toMatchObject({ progressToken: 'tok-1', ttlMs: null, expiresAt: null, arguments: { deep: { a: [{ b: 'ü' }] } } });
         expect(record.idempotencyKey).toBeNull();
-        expect(await store.get(record.taskId, { ownerKey: ALICE, now: Number.MAX_SAFE_INTEGER })).toEqual(record);
+        clock.set(Number.MAX_SAFE_INTEGER);
+        expect(await store.expireDue(10)).toEqual([]);
+        expect(await store.get(record.taskId, { ownerKey: ALICE })).toEqual(record);
       });
 
       it('assigns strictly increasing seq and appends one created event each', async () => {
@@ -151,20 +153,22 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
     describe('get', () => {
       it('answers undefined for a missing id, another owner or another generation', async () => {
         const { taskId } = await create({ generation: 'v1', protocolVersion: '2025-11-25' });
-        const now = clock.now();
-        expect(await store.get(taskId, { ownerKey: ALICE, now })).toBeDefined();
-        expect(await store.get(taskId, { ownerKey: ALICE, generation: 'v1', now })).toBeDefined();
-        expect(await store.get(taskId, { ownerKey: ALICE, generation: 'v2', now })).toBeUndefined();
-        expect(await store.get(taskId, { ownerKey: BOB, now })).toBeUndefined();
-        expect(await store.get(newTaskId(), { ownerKey: ALICE, now })).toBeUndefined();
+        expect(await store.get(taskId, { ownerKey: ALICE })).toBeDefined();
+        expect(await store.get(taskId, { ownerKey: ALICE, generation: 'v1' })).toBeDefined();
+        expect(await store.get(taskId, { ownerKey: ALICE, generation: 'v2' })).toBeUndefined();
+        expect(await store.get(taskId, { ownerKey: BOB })).toBeUndefined();
+        expect(await store.get(newTaskId(), { ownerKey: ALICE })).toBeUndefined();
         expect(await store.getUnscoped(newTaskId())).toBeUndefined();
       });
 
-      it('hides a task once expiresAt <= now even before the sweeper ran', async () => {
+      it('returns a task past its expiresAt until expireDue deletes it (read visibility is judged above the store)', async () => {
         const record = await create({ ttlMs: 1_000 });
-        expect(await store.get(record.taskId, { ownerKey: ALICE, now: T0 + 999 })).toBeDefined();
-        expect(await store.get(record.taskId, { ownerKey: ALICE, now: T0 + 1_000 })).toBeUndefined();
-        expect(await store.getUnscoped(record.taskId)).toEqual(record);
+        clock.set(T0 + 1_000);
+        expect(await store.get(record.taskId, { ownerKey: ALICE })).toEqual(record);
+        expect(await store.list({ ownerKey: ALICE, generation: 'v2' }, { afterSeq: 0, limit: 10 })).toEqual([record]);
+        expect(await store.expireDue(10)).toEqual([record.taskId]);
+        expect(await store.get(record.taskId, { ownerKey: ALICE })).toBeUndefined();
+        expect(await store.getUnscoped(record.taskId)).toBeUndefined();
       });
     });
 
@@ -281,17 +285,21 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
     });
 
     describe('list', () => {
-      it('pages one owner’s tasks of one generation by seq, leaving out expired ones', async () => {
+      it('pages one owner’s tasks of one generation by seq; a row past its expiresAt stays until it is deleted', async () => {
         const mine = [];
         for (let i = 0; i < 5; i += 1) mine.push(await create({ ttlMs: i === 2 ? 500 : 60_000 }));
         await create({ ownerKey: BOB });
         await create({ generation: 'v1', protocolVersion: '2025-11-25' });
-        const scope = { ownerKey: ALICE, generation: 'v2' as const, now: T0 + 500 };
+        clock.set(T0 + 500);
+        const scope = { ownerKey: ALICE, generation: 'v2' as const };
+        const ids = (page: readonly { taskId: string }[]) => page.map((t) => t.taskId);
         const first = await store.list(scope, { afterSeq: 0, limit: 2 });
-        expect(first.map((t) => t.taskId)).toEqual([mine[0]!.taskId, mine[1]!.taskId]);
+        expect(ids(first)).toEqual([mine[0]!.taskId, mine[1]!.taskId]);
         const second = await store.list(scope, { afterSeq: first[1]!.seq, limit: 2 });
-        expect(second.map((t) => t.taskId)).toEqual([mine[3]!.taskId, mine[4]!.taskId]);
-        expect(await store.list(scope, { afterSeq: second[1]!.seq, limit: 2 })).toEqual([]);
+        expect(ids(second)).toEqual([mine[2]!.taskId, mine[3]!.taskId]);
+        expect(ids(await store.list(scope, { afterSeq: second[1]!.seq, limit: 2 }))).toEqual([mine[4]!.taskId]);
+        expect(await store.expireDue(10)).toEqual([mine[2]!.taskId]);
+        expect(ids(await store.list(scope, { afterSeq: first[1]!.seq, limit: 2 }))).toEqual([mine[3]!.taskId, mine[4]!.taskId]);
         expect(await store.list({ ...scope, generation: 'v1' }, { afterSeq: 0, limit: 10 })).toHaveLength(1);
       });
 
@@ -301,7 +309,7 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
         const seen: string[] = [];
         let afterSeq = 0;
         for (;;) {
-          const page = await store.list({ ownerKey: ALICE, generation: 'v2', now: clock.now() }, { afterSeq, limit: 2 });
+          const page = await store.list({ ownerKey: ALICE, generation: 'v2' }, { afterSeq, limit: 2 });
           if (page.length === 0) break;
           seen.push(...page.map((t) => t.taskId));
           afterSeq = page[page.length - 1]!.seq;

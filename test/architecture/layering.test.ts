@@ -6,24 +6,28 @@ const SRC = resolve(import.meta.dirname, '../../src');
 
 /**
  * Allowed import edges between top-level folders of `src/`:
- * `protocol ← core ← {store, runtime, auth, tools} ← server ← cli` and `protocol ← client ← cli`.
- * `testing` (the `mcp-tasks/testing` entry) sees core only; `verify` (the contract and fault suite, with the
- * fault proxy) drives servers from outside, so it sees protocol and client only; `index.ts` is the public API and
- * may re-export any library layer but never the CLI.
+ * `protocol ← core ← {store, execution, service, runtime, auth, tools} ← server ← cli` and `protocol ← client ← cli`.
+ * `service` (the task service, the one door of every entry path) sees core ports only, never a store
+ * implementation; `execution` (executors, the worker, the sweeper) never sees the service or the server, so a
+ * worker process carries no MCP server code. `testing` (the `mcp-tasks/testing` entry) sees core only; `verify`
+ * (the contract and fault suite, with the fault proxy) drives servers from outside, so it sees protocol and client
+ * only; `index.ts` is the public API and may re-export any library layer but never the CLI.
  */
 const ALLOWED: Record<string, readonly string[]> = {
   protocol: ['protocol'],
   core: ['protocol', 'core'],
   store: ['protocol', 'core', 'store'],
+  execution: ['protocol', 'core', 'execution'],
+  service: ['protocol', 'core', 'service'],
   runtime: ['protocol', 'core', 'runtime'],
   auth: ['protocol', 'core', 'auth'],
   tools: ['protocol', 'core', 'tools'],
-  server: ['protocol', 'core', 'store', 'runtime', 'auth', 'server'],
+  server: ['protocol', 'core', 'store', 'execution', 'service', 'runtime', 'auth', 'server'],
   client: ['protocol', 'client'],
   testing: ['protocol', 'core', 'testing'],
   verify: ['protocol', 'client', 'verify'],
-  cli: ['protocol', 'core', 'store', 'runtime', 'auth', 'tools', 'server', 'client', 'verify', 'cli'],
-  '(root)': ['protocol', 'core', 'store', 'runtime', 'auth', 'tools', 'server', 'client', 'testing'],
+  cli: ['protocol', 'core', 'store', 'execution', 'service', 'runtime', 'auth', 'tools', 'server', 'client', 'verify', 'cli'],
+  '(root)': ['protocol', 'core', 'store', 'execution', 'service', 'runtime', 'auth', 'tools', 'server', 'client', 'testing'],
 };
 
 function sourceFiles(dir: string): string[] {
@@ -56,7 +60,7 @@ describe('architecture', () => {
     for (const file of files) expect(Object.keys(ALLOWED), relative(SRC, file)).toContain(layerOf(file));
   });
 
-  it('imports only point down the layering protocol ← core ← {store, runtime, auth, tools} ← server ← cli, protocol ← client ← cli', () => {
+  it('imports only point down the layering protocol ← core ← {store, execution, service, runtime, auth, tools} ← server ← cli, protocol ← client ← cli', () => {
     const violations: string[] = [];
     for (const file of files) {
       const from = layerOf(file);
@@ -78,5 +82,8 @@ describe('architecture', () => {
     expect(imports).toEqual(['../server/factory.js', './z.js', '../cli/main.js']);
     expect(ALLOWED.core).not.toContain('server');
     expect(ALLOWED.client).not.toContain('core');
+    expect(ALLOWED.service).not.toContain('store');
+    expect(ALLOWED.execution).not.toContain('service');
+    expect(ALLOWED.execution).not.toContain('server');
   });
 });

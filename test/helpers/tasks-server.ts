@@ -7,7 +7,7 @@ import type { Authenticator } from '../../src/core/owner.js';
 import type { TaskStore } from '../../src/core/store.js';
 import type { AnyToolDefinition } from '../../src/core/tool.js';
 import { createTasksServer, type TasksServer } from '../../src/server/create-tasks-server.js';
-import type { TasksServerLimits } from '../../src/server/options.js';
+import type { TasksServerLimits } from '../../src/core/limits.js';
 import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { makeTempDir } from './temp-dir.js';
 

@@ -6,6 +6,7 @@ import { silentLogger } from '../../src/core/logger.js';
 import type { TaskEvent } from '../../src/core/store.js';
 import { defineTool, textResult, type AnyToolDefinition } from '../../src/core/tool.js';
 import { TaskRuntime, type RuntimeSettings } from '../../src/runtime/task-runtime.js';
+import { TaskReads } from '../../src/service/task-reads.js';
 import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -68,10 +69,11 @@ describe('TaskRuntime', () => {
     await expect.poll(() => events.some((event) => event.kind === 'attempt')).toBe(true);
     const waiting = runtime.waitForTerminal(task.taskId, { ownerKey: 'anonymous', generation: 'v2' }, new AbortController().signal);
 
+    const reads = new TaskReads(store, clock);
     clock.advance(4_999);
-    expect(await store.get(task.taskId, { ownerKey: 'anonymous', now: clock.now() })).toBeDefined();
+    expect(await reads.get(task.taskId, { ownerKey: 'anonymous' })).toBeDefined();
     clock.advance(1);
-    expect(await store.get(task.taskId, { ownerKey: 'anonymous', now: clock.now() })).toBeUndefined();
+    expect(await reads.get(task.taskId, { ownerKey: 'anonymous' })).toBeUndefined();
 
     await runtime.sweep();
     await expect(waiting).rejects.toMatchObject({ code: -32602 });

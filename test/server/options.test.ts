@@ -1,7 +1,8 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LIMITS, effectiveTtlMs, resolveLimits } from '../../src/server/options.js';
+import { DEFAULT_LIMITS, resolveLimits } from '../../src/core/limits.js';
+import { effectiveTtlMs } from '../../src/service/ttl-policy.js';
 import { loadServerSecret } from '../../src/server/secret.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 

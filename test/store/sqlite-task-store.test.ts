@@ -258,25 +258,3 @@ describe('durability and faults', () => {
     expect(new Set(claimed)).toEqual(new Set(ids));
   });
 });
-
-describe('terminal task cache', () => {
-  it('serves a terminal task read before with the same scope and expiry rules as the database, and forgets it on expiry', async () => {
-    const store = open();
-    const created = await store.create(task({ ttlMs: 10_000 }));
-    await store.transition(created.taskId, { to: 'completed', outcome: { kind: 'result', result: { content: [] } }, now: T0 + 1 });
-    const scope = { ownerKey: 'anonymous', generation: 'v1' as const, now: T0 + 2 };
-    expect((await store.get(created.taskId, scope))?.status).toBe('completed');
-    expect(await store.getOutcome(created.taskId)).toEqual({ kind: 'result', result: { content: [] } });
-    // From the cache now: the same answers the SQL would give.
-    expect((await store.get(created.taskId, scope))?.status).toBe('completed');
-    expect(await store.get(created.taskId, { ...scope, ownerKey: 'someone else' })).toBeUndefined();
-    expect(await store.get(created.taskId, { ...scope, generation: 'v2' })).toBeUndefined();
-    expect(await store.get(created.taskId, { ...scope, now: T0 + 10_000 })).toBeUndefined();
-    // Deleted by another process's sweeper: expiry already hides it; our own sweep forgets it.
-    clock.set(T0 + 10_000);
-    await open().expireDue(10);
-    expect(await store.get(created.taskId, { ...scope, now: T0 + 10_000 })).toBeUndefined();
-    await store.expireDue(10);
-    expect(await store.getOutcome(created.taskId)).toBeUndefined();
-  });
-});

@@ -44,7 +44,7 @@ export function isTaskListenRequest(body: unknown): body is ListenBody {
 export class TaskListenRoute {
   private readonly open = new Set<() => void>();
 
-  constructor(private readonly deps: Pick<HandlerDeps, 'store' | 'runtime' | 'clock' | 'logger'>) {}
+  constructor(private readonly deps: Pick<HandlerDeps, 'store' | 'reads' | 'runtime' | 'clock' | 'logger'>) {}
 
   /** Serve one listen request; `ownerKey` is the authenticated caller. */
   async serve(request: IncomingMessage, response: ServerResponse, body: ListenBody, ownerKey: string): Promise<void> {
@@ -73,10 +73,9 @@ export class TaskListenRoute {
       writeJsonRpcError(response, 400, body.id, ErrorCode.InvalidParams, `notifications.taskIds must be an array of at most ${MAX_TASK_IDS} task ids`);
       return;
     }
-    const now = this.deps.clock.now();
     const accepted = new Set<string>();
     for (const taskId of new Set(requested as string[])) {
-      if (await this.deps.store.get(taskId, { ownerKey, generation: 'v2', now })) accepted.add(taskId);
+      if (await this.deps.reads.get(taskId, { ownerKey, generation: 'v2' })) accepted.add(taskId);
     }
     // Only taskIds is honoured: the server advertises no listChanged capability, so (as the SDK does for a listen
     // without taskIds) the other filters are left out of the acknowledgement.

@@ -5,7 +5,6 @@ import { StoreError } from '../../core/store-error.js';
 import { checkInputRequests, checkTransition, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
 import type { TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
-import { TerminalTaskCache } from '../../core/terminal-cache.js';
 import type { InputRequestRecord, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord } from '../../core/task.js';
 import { insertedRecord, newTaskParams, outcomeBody, toEvent, toInputRequest, toOutcome, toRecord, type EventRow, type InputRequestRow, type TaskRow } from '../codec.js';
 import { PostgresBatcher, type BatchTx, type MergedWork, type PostgresBatchStats, type Query, type Settled, type StagedEvent } from './batch.js';
@@ -48,7 +47,6 @@ export class PostgresTaskStore implements TaskStore {
   readonly appliedMigrations: readonly number[];
   private readonly batcher: PostgresBatcher;
   private readonly listeners: TaskEventListeners;
-  private readonly terminal = new TerminalTaskCache();
   private readonly creates: MergedWork<NewTask, TaskRecord>;
   private closing: Promise<void> | undefined;
 
@@ -116,11 +114,9 @@ export class PostgresTaskStore implements TaskStore {
     return this.batcher.enqueueMerged(this.creates, task);
   }
 
-  get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
-    return this.terminal.read(taskId, scope, async () => {
-      const [row] = await this.read<TaskRow>('read a task', SQL.getScoped, [taskId, scope.ownerKey, scope.generation ?? null, scope.now]);
-      return row === undefined ? undefined : toRecord(row);
-    });
+  async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
+    const [row] = await this.read<TaskRow>('read a task', SQL.getScoped, [taskId, scope.ownerKey, scope.generation ?? null]);
+    return row === undefined ? undefined : toRecord(row);
   }
 
   async getUnscoped(taskId: string): Promise<TaskRecord | undefined> {
@@ -128,11 +124,9 @@ export class PostgresTaskStore implements TaskStore {
     return row === undefined ? undefined : toRecord(row);
   }
 
-  getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
-    return this.terminal.readOutcome(taskId, async () => {
-      const [row] = await this.read<{ kind: string; body: string }>('read an outcome', SQL.getOutcome, [taskId]);
-      return row === undefined ? undefined : { outcome: toOutcome(row), chars: row.body.length };
-    });
+  async getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
+    const [row] = await this.read<{ kind: string; body: string }>('read an outcome', SQL.getOutcome, [taskId]);
+    return row === undefined ? undefined : toOutcome(row);
   }
 
   /** See {@link TaskStore.transition}: one statement locks the row, applies the condition and stores the outcome. */
@@ -183,7 +177,7 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async list(scope: TaskScope & { generation: TaskGeneration }, page: { afterSeq: number; limit: number }): Promise<TaskRecord[]> {
-    const rows = await this.read<TaskRow>('list tasks', SQL.list, [scope.ownerKey, scope.generation, page.afterSeq, scope.now, toLimit(page.limit)]);
+    const rows = await this.read<TaskRow>('list tasks', SQL.list, [scope.ownerKey, scope.generation, page.afterSeq, toLimit(page.limit)]);
     return rows.map(toRecord);
   }
 
@@ -251,13 +245,11 @@ export class PostgresTaskStore implements TaskStore {
 
   /** See {@link TaskStore.expireDue}: judged on the store's clock; `SKIP LOCKED` between concurrent sweepers. */
   async expireDue(limit: number): Promise<string[]> {
-    const ids = await this.batcher.enqueue(async (tx) => {
+    return this.batcher.enqueue(async (tx) => {
       const rows = await tx.query<{ task_id: string; status: TaskRecord['status']; store_now: number }>(SQL.expireDue, [this.clockNow(), toLimit(limit)]);
       for (const row of rows) tx.append(row.task_id, 'expired', row.status, row.store_now, null);
       return rows.map((row) => row.task_id);
     });
-    for (const id of ids) this.terminal.forget(id);
-    return ids;
   }
 
   async readEventsAfter(afterSeq: number, limit: number): Promise<TaskEvent[]> {

@@ -98,8 +98,9 @@ export const SQL = Object.freeze({
   insertSteps: `INSERT INTO ${S}.task_steps (task_id, name, value, created_at)
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])`,
 
+  /** Scoped by owner and generation only: read visibility after `expiresAt` is judged above the store. */
   getScoped: `SELECT ${TASK_COLUMNS} FROM ${S}.tasks t
-    WHERE t.task_id = $1 AND t.owner_key = $2 AND ($3::text IS NULL OR t.generation = $3) AND (t.expires_at IS NULL OR t.expires_at > $4)`,
+    WHERE t.task_id = $1 AND t.owner_key = $2 AND ($3::text IS NULL OR t.generation = $3)`,
 
   getUnscoped: `SELECT ${TASK_COLUMNS} FROM ${S}.tasks t WHERE t.task_id = $1`,
 
@@ -131,8 +132,8 @@ export const SQL = Object.freeze({
     RETURNING t.task_id, t.status, e.ord`,
 
   list: `SELECT ${TASK_COLUMNS} FROM ${S}.tasks t
-    WHERE t.owner_key = $1 AND t.generation = $2 AND t.seq > $3 AND (t.expires_at IS NULL OR t.expires_at > $4)
-    ORDER BY t.seq LIMIT $5`,
+    WHERE t.owner_key = $1 AND t.generation = $2 AND t.seq > $3
+    ORDER BY t.seq LIMIT $4`,
 
   /** A lease is lapsed when `lease_expires_at <= now` (the store's clock), the same boundary as task expiry. */
   startAttempt: `WITH ${NOW('$3')}

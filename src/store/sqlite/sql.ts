@@ -15,7 +15,7 @@ const TASK_COLUMNS = `task_id, owner_key, generation, protocol_version, tool_nam
 
 const INPUT_REQUEST_COLUMNS = 'task_id, key, request, response, state, created_at, answered_at';
 
-/** Visible = not expired at `@now`, whether or not the sweeper has run. */
+/** Not expired at `@now`: the condition of writes that must not apply to an expired task (claim, park, answer). */
 const VISIBLE = '(expires_at IS NULL OR expires_at > @now)';
 
 export const SQL = Object.freeze({
@@ -36,8 +36,9 @@ export const SQL = Object.freeze({
 
   idempotencyTaken: 'SELECT 1 AS taken FROM tasks WHERE owner_key = @ownerKey AND idempotency_key = @idempotencyKey',
 
+  /** Scoped by owner and generation only: read visibility after `expiresAt` is judged above the store. */
   getScoped: `SELECT ${TASK_COLUMNS} FROM tasks
-    WHERE task_id = @taskId AND owner_key = @ownerKey AND (@generation IS NULL OR generation = @generation) AND ${VISIBLE}`,
+    WHERE task_id = @taskId AND owner_key = @ownerKey AND (@generation IS NULL OR generation = @generation)`,
 
   getUnscoped: `SELECT ${TASK_COLUMNS} FROM tasks WHERE task_id = @taskId`,
 
@@ -67,7 +68,7 @@ export const SQL = Object.freeze({
     RETURNING status`,
 
   list: `SELECT ${TASK_COLUMNS} FROM tasks
-    WHERE owner_key = @ownerKey AND generation = @generation AND seq > @afterSeq AND ${VISIBLE}
+    WHERE owner_key = @ownerKey AND generation = @generation AND seq > @afterSeq
     ORDER BY seq LIMIT @limit`,
 
   /** A lease is lapsed when `lease_expires_at <= now` (the same boundary as task expiry). */

@@ -3,7 +3,6 @@ import { systemClock, type Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { checkInputRequests, checkTransition, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
-import { TerminalTaskCache } from '../../core/terminal-cache.js';
 import type { TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
 import type {
   InputRequestRecord,
@@ -64,7 +63,6 @@ export class SqliteTaskStore implements TaskStore {
   private readonly stmt: Statements;
   private readonly committer: GroupCommitter;
   private readonly listeners: TaskEventListeners;
-  private readonly terminal = new TerminalTaskCache();
   private closing: Promise<void> | undefined;
 
   private constructor(
@@ -128,13 +126,9 @@ export class SqliteTaskStore implements TaskStore {
     });
   }
 
-  get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
-    return this.terminal.read(taskId, scope, async () => {
-      const row = this.read('read a task', () =>
-        this.stmt.getScoped.get({ taskId, ownerKey: scope.ownerKey, generation: scope.generation ?? null, now: scope.now }),
-      );
-      return row === undefined ? undefined : toRecord(row as TaskRow);
-    });
+  async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
+    const row = this.read('read a task', () => this.stmt.getScoped.get({ taskId, ownerKey: scope.ownerKey, generation: scope.generation ?? null }));
+    return row === undefined ? undefined : toRecord(row as TaskRow);
   }
 
   async getUnscoped(taskId: string): Promise<TaskRecord | undefined> {
@@ -142,11 +136,9 @@ export class SqliteTaskStore implements TaskStore {
     return row === undefined ? undefined : toRecord(row as TaskRow);
   }
 
-  getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
-    return this.terminal.readOutcome(taskId, async () => {
-      const row = this.read('read an outcome', () => this.stmt.getOutcome.get({ taskId })) as { kind: string; body: string } | undefined;
-      return row === undefined ? undefined : { outcome: toOutcome(row), chars: row.body.length };
-    });
+  async getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
+    const row = this.read('read an outcome', () => this.stmt.getOutcome.get({ taskId })) as { kind: string; body: string } | undefined;
+    return row === undefined ? undefined : toOutcome(row);
   }
 
   /**
@@ -199,7 +191,6 @@ export class SqliteTaskStore implements TaskStore {
       this.stmt.list.all({
         ownerKey: scope.ownerKey,
         generation: scope.generation,
-        now: scope.now,
         afterSeq: page.afterSeq,
         limit: toLimit(page.limit),
       }),
@@ -300,7 +291,6 @@ export class SqliteTaskStore implements TaskStore {
       for (const { task_id: taskId, status } of due) {
         this.append(events, taskId, 'expired', status as TaskRecord['status'], now, null);
         this.stmt.deleteTask.run({ taskId });
-        this.terminal.forget(taskId);
       }
       return due.map((row) => row.task_id);
     });

@@ -1,4 +1,4 @@
-import { TasksError } from '../core/errors.js';
+import { TasksError } from './errors.js';
 import { ErrorCode } from '../protocol/constants.js';
 
 const SECOND = 1000;
@@ -95,16 +95,6 @@ export function resolveLimits(input: Partial<TasksServerLimits> = {}): Readonly<
   }
   if (problems.length > 0) throw new TasksError(ErrorCode.InvalidParams, `invalid server settings:\n- ${problems.join('\n- ')}`);
   return Object.freeze(merged);
-}
-
-/**
- * The retention a task gets (2025-11-25 R18/R19): the default when none is requested, otherwise the request clamped
- * to `[minTtlMs, maxTtlMs]`.
- */
-export function effectiveTtlMs(limits: Pick<TasksServerLimits, 'defaultTtlMs' | 'maxTtlMs' | 'minTtlMs'>, requested: number | undefined): number | null {
-  if (requested === undefined) return limits.defaultTtlMs;
-  const raised = Math.max(requested, limits.minTtlMs);
-  return limits.maxTtlMs === null ? raised : Math.min(raised, limits.maxTtlMs);
 }
 
 function stripUndefined<T extends object>(input: T): Partial<T> {
