@@ -3,7 +3,14 @@
  * anything added here becomes public API. The requestor library is `mcp-tasks/client`, test helpers are
  * `mcp-tasks/testing`.
  */
-export { createTasksServer, type CreateTasksServerOptions, type TasksServer } from './server/create-tasks-server.js';
+export { createTasksServer, type CreateTasksServerOptions, type EmbeddedWorkerOptions, type TasksServer } from './server/create-tasks-server.js';
+export { createTaskWorker, type CreateTaskWorkerOptions, type TaskWorkerHandle } from './execution/create-task-worker.js';
+export type { TaskWorker } from './execution/task-worker.js';
+export type { CallOutcome, CallToolOptions, TaskDetails, TaskNotice, TaskService, TaskSubscription } from './service/task-service.js';
+export type { CallPlan, ToolCall } from './service/call-plan.js';
+export type { Caller, Negotiation, TaskCaller } from './service/caller.js';
+export type { TaskOperation, TaskOperationContext, TaskServiceHook } from './service/hooks.js';
+export type { ExecutionHost, ExecutionLogEntry, ExecutionOutcome, ExecutionRequest, Executor } from './core/executor.js';
 export { DEFAULT_LIMITS, resolveLimits, type TasksServerLimits } from './core/limits.js';
 export { loadServerSecret } from './server/secret.js';
 export {

@@ -11,7 +11,7 @@ const HOUR = 60 * MINUTE;
  * (`runtimeLimitMs`), the poll interval hint (`pollIntervalMs`) and the retention (`defaultTtlMs`/`maxTtlMs`).
  */
 export interface TasksServerLimits {
-  /** Tools running at once in this process. @defaultValue 16 */
+  /** Tools running at once in this process's worker. @defaultValue 16 */
   concurrency: number;
   /** Retention when the requestor asks for none (v1) and always for v2; `null` = unlimited. @defaultValue 1 h */
   defaultTtlMs: number | null;
@@ -29,6 +29,11 @@ export interface TasksServerLimits {
   leaseMs: number;
   /** Interval of the lapsed-lease scan. @defaultValue `leaseMs` */
   recoveryIntervalMs: number;
+  /**
+   * Interval at which a worker claims runnable tasks although no event announced one (the event feed wakes it at
+   * once; this is the fallback). @defaultValue 1 s
+   */
+  claimIntervalMs: number;
   /** Interval of the TTL sweeper (reads hide expired tasks regardless). @defaultValue 1 s */
   sweepIntervalMs: number;
   /** Interval of the per-process `task_events` tail that sees other processes' writes. @defaultValue 250 ms */
@@ -58,6 +63,7 @@ export const DEFAULT_LIMITS: Readonly<TasksServerLimits> = Object.freeze({
   maxAttempts: 3,
   leaseMs: 15 * SECOND,
   recoveryIntervalMs: 15 * SECOND,
+  claimIntervalMs: SECOND,
   sweepIntervalMs: SECOND,
   tailIntervalMs: 250,
   statusFlushIntervalMs: SECOND,
@@ -80,7 +86,7 @@ export function resolveLimits(input: Partial<TasksServerLimits> = {}): Readonly<
     const value = merged[name];
     if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) problems.push(`${name} must be a positive integer (got ${String(value)})`);
   };
-  for (const name of ['concurrency', 'minTtlMs', 'pollIntervalMs', 'runtimeLimitMs', 'maxAttempts', 'leaseMs', 'recoveryIntervalMs', 'sweepIntervalMs', 'tailIntervalMs', 'statusFlushIntervalMs', 'maxRequestBodyBytes', 'sessionIdleMs', 'inputTimeoutMs', 'maxSessions'] as const) {
+  for (const name of ['concurrency', 'minTtlMs', 'pollIntervalMs', 'runtimeLimitMs', 'maxAttempts', 'leaseMs', 'recoveryIntervalMs', 'claimIntervalMs', 'sweepIntervalMs', 'tailIntervalMs', 'statusFlushIntervalMs', 'maxRequestBodyBytes', 'sessionIdleMs', 'inputTimeoutMs', 'maxSessions'] as const) {
     positive(name);
   }
   for (const name of ['defaultTtlMs', 'maxTtlMs'] as const) {

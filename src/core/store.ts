@@ -152,6 +152,18 @@ export interface TaskStore {
   renewLeases(leaseOwner: string, taskIds: readonly string[], leaseMs: number): Promise<string[]>;
 
   /**
+   * Start runs of up to `limit` unexpired `working` tasks that no one holds a lease on (never leased since their
+   * creation, or resumed after their questions were answered), oldest `seq` first, in one write: `attempt += 1`,
+   * lease to `leaseOwner` for `leaseMs` from the store's now, one `attempt` event each (`at` = the store's now).
+   * Such a task has had no run since it was created or parked, so starting it needs no recovery decision. A task
+   * whose lease merely lapsed keeps its owner and is left to {@link claimLapsed}. Concurrent claimers (any
+   * process) get disjoint sets; a backend with row locks skips rows another transaction holds.
+   * Port addition (issue 11): the worker's claim of runnable tasks.
+   * @returns the started tasks, ascending by `seq`.
+   */
+  claimRunnable(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]>;
+
+  /**
    * Atomically take over up to `limit` unexpired `working` tasks whose lease lapsed (`leaseExpiresAt <= now` on the
    * store's clock) or that have none, leasing them to `leaseOwner` for `leaseMs`. `input_required` tasks hold no
    * lease and are skipped. Concurrent claimers (any process) get disjoint sets; a backend with row locks skips rows

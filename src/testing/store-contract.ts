@@ -356,6 +356,47 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
         expect((await store.claimLapsed('i-c', 30_000, 10)).map((t) => t.taskId)).toEqual([mine.taskId]);
       });
 
+      it('claimRunnable starts unleased working tasks oldest first, up to limit: attempt, lease and attempt event in one write', async () => {
+        const first = await create();
+        const second = await create({ statusMessage: 'queued' });
+        const leased = await create({ leaseOwner: 'i-b', leaseMs: 60_000 });
+        const lapsed = await create({ leaseOwner: 'i-dead', leaseMs: 100 });
+        const waiting = await create();
+        await store.transition(waiting.taskId, { to: 'input_required', releaseLease: true, now: T0 });
+        const done = await create();
+        await moveTo(done.taskId, 'cancelled');
+        const expired = await create({ ttlMs: 1_000 });
+        const third = await create({ ttlMs: 5_000 });
+        clock.set(T0 + 1_000);
+        const before = await store.lastEventSeq();
+        const started = await store.claimRunnable('i-c', 30_000, 2);
+        expect(started.map((t) => t.taskId)).toEqual([first.taskId, second.taskId]);
+        for (const task of started) expect(task).toMatchObject({ status: 'working', attempt: 1, leaseOwner: 'i-c', leaseExpiresAt: T0 + 31_000 });
+        expect(started[1]!.statusMessage).toBe('queued');
+        expect((await eventsSince(before)).map((e) => [e.taskId, e.kind, e.status, e.at, e.payload])).toEqual(
+          started.map((t) => [t.taskId, 'attempt', 'working', T0 + 1_000, { attempt: 1, leaseOwner: 'i-c' }]),
+        );
+        // A lapsed lease keeps its owner: that task needs a recovery decision (claimLapsed), not a plain start.
+        expect((await store.claimRunnable('i-d', 30_000, 10)).map((t) => t.taskId)).toEqual([third.taskId]);
+        expect(await store.claimRunnable('i-d', 30_000, 10)).toEqual([]);
+        expect((await store.getUnscoped(leased.taskId))?.leaseOwner).toBe('i-b');
+        expect((await store.getUnscoped(lapsed.taskId))).toMatchObject({ leaseOwner: 'i-dead', attempt: 0 });
+        expect((await store.getUnscoped(expired.taskId))).toMatchObject({ leaseOwner: null, attempt: 0 });
+        expect((await store.getUnscoped(waiting.taskId))).toMatchObject({ status: 'input_required', leaseOwner: null });
+        // A task whose answers resumed it is unleased again and runs on the next claim.
+        await store.transition(waiting.taskId, { to: 'working', now: T0 + 1_000 });
+        expect((await store.claimRunnable('i-d', 30_000, 10)).map((t) => t.taskId)).toEqual([waiting.taskId]);
+      });
+
+      it('concurrent claimRunnable calls start disjoint sets that cover every runnable task', async () => {
+        const ids = (await Promise.all(Array.from({ length: 12 }, () => create()))).map((t) => t.taskId);
+        const claims = await Promise.all([store.claimRunnable('i-a', 30_000, 5), store.claimRunnable('i-b', 30_000, 5), store.claimRunnable('i-c', 30_000, 5)]);
+        const claimed = claims.flat().map((t) => t.taskId);
+        expect(new Set(claimed).size).toBe(claimed.length);
+        expect(claimed.sort()).toEqual([...ids].sort());
+        for (const task of claims.flat()) expect(task.attempt).toBe(1);
+      });
+
       it('claimLapsed takes unexpired working tasks with a lapsed or no lease, up to limit, never twice', async () => {
         const lapsed = await create({ leaseOwner: 'i-dead', leaseMs: 100 });
         const none = await create();

@@ -199,6 +199,15 @@ export class PostgresTaskStore implements TaskStore {
     return taskIds.filter((id) => ids.has(id));
   }
 
+  /** See {@link TaskStore.claimRunnable}: `FOR UPDATE SKIP LOCKED`, one attempt event each; ordered by `seq`. */
+  async claimRunnable(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]> {
+    return this.batcher.enqueue(async (tx) => {
+      const rows = (await tx.query<TaskRow & { store_now: number }>(SQL.claimRunnable, [leaseOwner, leaseMs, this.clockNow(), toLimit(limit)])).sort((a, b) => a.seq - b.seq);
+      for (const row of rows) tx.append(row.task_id, 'attempt', 'working', row.store_now, { attempt: row.attempt, leaseOwner });
+      return rows.map(toRecord);
+    });
+  }
+
   /** See {@link TaskStore.claimLapsed}: `FOR UPDATE SKIP LOCKED`, no event; result ordered by `seq`. */
   async claimLapsed(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]> {
     const rows = await this.batcher.enqueue((tx) => tx.query<TaskRow>(SQL.claimLapsed, [leaseOwner, leaseMs, this.clockNow(), toLimit(limit)]));

@@ -150,6 +150,22 @@ export const SQL = Object.freeze({
     RETURNING t.task_id`,
 
   /**
+   * Runs of unleased working tasks (see the SQLite store), chosen with `FOR UPDATE SKIP LOCKED` like
+   * {@link SQL.claimLapsed}: claimers never get the same task and never wait for each other.
+   */
+  claimRunnable: `WITH ${NOW('$3')}, c AS (
+      SELECT t.task_id FROM ${S}.tasks t, n
+      WHERE t.status = 'working' AND t.lease_expires_at IS NULL AND t.lease_owner IS NULL
+        AND (t.expires_at IS NULL OR t.expires_at > n.now)
+      ORDER BY t.lease_expires_at NULLS FIRST, t.seq
+      LIMIT $4
+      FOR UPDATE OF t SKIP LOCKED)
+    UPDATE ${S}.tasks t SET attempt = t.attempt + 1, lease_owner = $1, lease_expires_at = n.now + $2
+    FROM c, n
+    WHERE t.task_id = c.task_id
+    RETURNING n.now AS store_now, ${TASK_COLUMNS}`,
+
+  /**
    * Claiming with `FOR UPDATE SKIP LOCKED`: candidates are locked as they are chosen, and rows another transaction
    * holds (a claim of another worker, a settling run) are skipped instead of waited for, so claimers never queue
    * behind each other and never get the same task. The task row stays the only queue.

@@ -77,6 +77,18 @@ export const SQL = Object.freeze({
       AND (lease_owner IS NULL OR lease_owner = @leaseOwner OR lease_expires_at IS NULL OR lease_expires_at <= @now)
     RETURNING ${TASK_COLUMNS}`,
 
+  /**
+   * Runs of unleased working tasks, chosen and started under the write lock (two processes never start the same
+   * one): the lease and the counted run in one statement. `lease_owner IS NULL` implies `lease_expires_at IS NULL`
+   * (every write clears both together), which lets `tasks_by_lease (status, lease_expires_at)` find them.
+   */
+  claimRunnable: `UPDATE tasks SET attempt = attempt + 1, lease_owner = @leaseOwner, lease_expires_at = @leaseExpiresAt
+    WHERE task_id IN (
+      SELECT task_id FROM tasks
+      WHERE status = 'working' AND lease_expires_at IS NULL AND lease_owner IS NULL AND ${VISIBLE}
+      ORDER BY seq LIMIT @limit)
+    RETURNING ${TASK_COLUMNS}`,
+
   renewLeases: `UPDATE tasks SET lease_expires_at = @leaseExpiresAt
     WHERE task_id IN (SELECT value FROM json_each(@taskIds)) AND lease_owner = @leaseOwner
       AND status IN ('working', 'input_required')

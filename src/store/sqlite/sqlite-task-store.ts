@@ -209,6 +209,16 @@ export class SqliteTaskStore implements TaskStore {
     });
   }
 
+  /** See {@link TaskStore.claimRunnable}: one `UPDATE … RETURNING` in the write transaction, plus the attempt events. */
+  async claimRunnable(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]> {
+    return this.committer.enqueue((events) => {
+      const now = this.clock.now();
+      const rows = (this.stmt.claimRunnable.all({ leaseOwner, now, leaseExpiresAt: now + leaseMs, limit: toLimit(limit) }) as TaskRow[]).sort((a, b) => a.seq - b.seq);
+      for (const row of rows) this.append(events, row.task_id, 'attempt', 'working', now, { attempt: row.attempt, leaseOwner });
+      return rows.map(toRecord);
+    });
+  }
+
   /** See {@link TaskStore.renewLeases}. Only non-terminal tasks; no event (renewals are invisible). */
   async renewLeases(leaseOwner: string, taskIds: readonly string[], leaseMs: number): Promise<string[]> {
     if (taskIds.length === 0) return [];
