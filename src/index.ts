@@ -1,7 +1,8 @@
 /**
  * The public server API of `mcp-tasks`. This file is the complete surface of the `.` entry: named exports only;
- * anything added here becomes public API. The requestor library is `mcp-tasks/client`, test helpers are
- * `mcp-tasks/testing`.
+ * anything added here becomes public API. Store drivers have entries of their own (`mcp-tasks/sqlite`,
+ * `mcp-tasks/postgres`), so importing the API loads no database driver; the requestor library is
+ * `mcp-tasks/client`, test helpers are `mcp-tasks/testing`.
  */
 export { createTasksServer, type CreateTasksServerOptions, type EmbeddedWorkerOptions, type TasksServer } from './server/create-tasks-server.js';
 export { createTaskWorker, type CreateTaskWorkerOptions, type TaskWorkerHandle } from './execution/create-task-worker.js';
@@ -27,6 +28,8 @@ export {
 } from './core/tool.js';
 export { serverStatePaths, type PathConfinement, type ServerStateLocations, type ServerStatePath } from './core/confinement.js';
 export { confine, resolveInsideRoots, type Confinement } from './tools/roots.js';
+export { loadToolSources, toolSourceOf, type ToolModuleOptions, type ToolSource } from './core/tool-source.js';
+export { BUILTIN_TOOL_SOURCE } from './tools/sources.js';
 export { TasksError } from './core/errors.js';
 export { StoreError, type StoreErrorCode } from './core/store-error.js';
 export { ErrorCode, TASKS_EXTENSION_ID } from './protocol/constants.js';
@@ -36,4 +39,3 @@ export type { Logger } from './core/logger.js';
 export type { Clock } from './core/clock.js';
 export type { Authenticator, Principal } from './core/owner.js';
 export { TokenFileAuthenticator, type TokenFile } from './auth/token-file.js';
-export { openSqliteTaskStore, SqliteTaskStore, type SqliteTaskStoreOptions } from './store/sqlite/index.js';

@@ -6,7 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
-import { createTasksServer, defineTool, openSqliteTaskStore, textResult } from '../../dist/index.js';
+import { createTasksServer, defineTool, textResult } from '../../dist/index.js';
+import { openSqliteTaskStore } from '../../dist/store/sqlite/index.js';
 import { closedLoop, thisProcess } from '../lib/load.mjs';
 
 const options = JSON.parse(process.argv[2]);

@@ -5,7 +5,8 @@
 // Run by the driver: node --expose-gc bench/inproc/retained.mjs '{"dir", "tasks", "segments", "warmup", "inFlight"}'
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { createTasksServer, openSqliteTaskStore } from '../../dist/index.js';
+import { createTasksServer } from '../../dist/index.js';
+import { openSqliteTaskStore } from '../../dist/store/sqlite/index.js';
 import { growthPerUnit, settledMemory } from '../lib/load.mjs';
 import tools from '../tools.mjs';
 

@@ -52,6 +52,12 @@ export interface TasksServerLimits {
   inputTimeoutMs: number;
 }
 
+/**
+ * How long a draining process (SIGTERM of `serve` or `worker`) lets runs finish before it aborts them with reason
+ * `shutdown` and releases their leases (ms). `--drain-ms` overrides it.
+ */
+export const DEFAULT_DRAIN_MS = 30 * SECOND;
+
 /** Defaults of {@link TasksServerLimits}. */
 export const DEFAULT_LIMITS: Readonly<TasksServerLimits> = Object.freeze({
   concurrency: 16,

@@ -81,10 +81,19 @@ export class TaskWorker {
   /** Highest number of runs at once since start (for tests and metrics). */
   maxInFlight = 0;
   private readonly running = new Map<string, Slot>();
-  /** Slots promised to creates and claims in flight. */
-  private reserved = 0;
+  /** Slots promised to creates in flight (the hand-off). */
+  private creating = 0;
+  /** Slots asked for by claims and recoveries in flight. */
+  private claiming = 0;
+  /**
+   * Tasks a claim started (leased, run counted) after their slot went to a create meanwhile: they run first when a
+   * slot frees, and their leases are renewed with the runs'. A create never waits for a claim in flight.
+   */
+  private readonly inHand: TaskRecord[] = [];
   /** Tasks being created into a reserved slot: their `created` event is no reason to claim. */
   private readonly reservedIds = new Set<string>();
+  /** Tasks whose `created` event arrived without their `attempt` event yet (a create into another worker's slot has both). */
+  private readonly maybeRunnable = new Set<string>();
   private readonly statusWriter: StatusWriter;
   private readonly progressListeners = new Map<string, Set<ProgressListener>>();
   /** Outcome writes of runs that have finished here and are not committed yet, by task id. */
@@ -97,7 +106,7 @@ export class TaskWorker {
   /** Bumped by every hint that a task may be runnable; `satisfied` is its value when a claim last came back short. */
   private wanted = 1;
   private satisfied = 0;
-  /** Claims in flight (their slots are reserved until they answer). */
+  /** Claims in flight (the slots they asked for are counted in `claiming` until they answer). */
   private readonly claims = new Set<Promise<void>>();
   private recovering = false;
   private recoverAgain = false;
@@ -188,26 +197,29 @@ export class TaskWorker {
    * just renewed its lease, and the run goes on untouched.
    */
   private async recoverOnce(): Promise<void> {
-    // Slots reserved by a claim in flight are not busy: wait for its answer before counting what is free.
+    // Slots asked for by a claim in flight are not busy: wait for its answer before counting what is free.
     while (this.claims.size > 0) await Promise.all(this.claims);
-    const limit = Math.min(this.free(), RECOVERY_BATCH);
+    const limit = Math.min(this.freeForClaims(), RECOVERY_BATCH);
     if (limit <= 0) return;
     const { store, tools, settings, logger } = this.options;
-    this.reserved += limit;
+    this.claiming += limit;
     let claimed: TaskRecord[];
     try {
       claimed = await store.claimLapsed(settings.instanceId, settings.leaseMs, limit);
     } finally {
-      this.reserved -= limit;
+      this.claiming -= limit;
     }
     for (const record of claimed) {
       if (this.running.has(record.taskId)) continue;
       const tool = tools.get(record.toolName);
       const neverStarted = record.attempt === 0;
       const rerunnable = tool !== undefined && (tool.idempotent === true || tool.journaled === true);
-      if (this.phase !== 'running') {
-        await store.renewLeases(settings.instanceId, [record.taskId], 0);
-      } else if (tool && (neverStarted || rerunnable) && record.attempt < settings.maxAttempts) {
+      if (tool && (neverStarted || rerunnable) && record.attempt < settings.maxAttempts) {
+        if (this.phase !== 'running' || this.freeSlots() <= 0) {
+          // Draining, or a create took the slot meanwhile: the lease just taken (no run counted) lapses again at once.
+          await store.renewLeases(settings.instanceId, [record.taskId], 0);
+          continue;
+        }
         logger.info({ taskId: redactTaskId(record.taskId), attempt: record.attempt }, 'recovering task');
         this.launch(record.taskId);
       } else if (tool && rerunnable) {
@@ -230,21 +242,21 @@ export class TaskWorker {
    */
   private claim(): void {
     if (this.phase !== 'running' || this.wanted === this.satisfied) return;
-    const limit = this.free();
+    const limit = this.freeForClaims();
     if (limit <= 0) return;
     const asked = this.wanted;
     const { store, settings, logger } = this.options;
-    this.reserved += limit;
+    this.claiming += limit;
     const claim: Promise<void> = store.claimRunnable(settings.instanceId, settings.leaseMs, limit).then(
       (records) => {
-        this.reserved -= limit;
+        this.claiming -= limit;
         this.claims.delete(claim);
         if (records.length < limit && this.wanted === asked) this.satisfied = asked;
         for (const record of records) this.startClaimed(record);
         this.claim();
       },
       (error: unknown) => {
-        this.reserved -= limit;
+        this.claiming -= limit;
         this.claims.delete(claim);
         logger.warn({ err: error }, 'claiming runnable tasks failed; retrying at the next hint');
       },
@@ -252,24 +264,21 @@ export class TaskWorker {
     this.claims.add(claim);
   }
 
-  /** Run a task this worker has just leased and started; a draining worker lets it go again at once. */
+  /** Run a task this worker has just leased and started: in a free slot, else first when one frees (its run is counted). */
   private startClaimed(record: TaskRecord): void {
-    if (this.phase === 'running') {
-      this.launch(record.taskId, record);
-      return;
-    }
-    void this.options.store.renewLeases(this.instanceId, [record.taskId], 0).catch(() => []);
+    if (this.freeSlots() > 0) this.launch(record.taskId, record);
+    else this.inHand.push(record);
   }
 
   private reserve(taskId: string): SlotReservation | undefined {
-    if (this.phase !== 'running' || this.free() <= 0) return undefined;
-    this.reserved += 1;
+    if (this.phase !== 'running' || this.freeSlots() <= 0) return undefined;
+    this.creating += 1;
     this.reservedIds.add(taskId);
     let settled = false;
     const settle = (): boolean => {
       if (settled) return false;
       settled = true;
-      this.reserved -= 1;
+      this.creating -= 1;
       this.reservedIds.delete(taskId);
       return true;
     };
@@ -281,13 +290,26 @@ export class TaskWorker {
         if (settle()) this.launch(record.taskId, record);
       },
       cancel: () => {
-        if (settle()) this.claim();
+        if (settle()) this.fillSlot();
       },
     };
   }
 
-  private free(): number {
-    return this.options.settings.concurrency - this.running.size - this.reserved;
+  /** Slots neither running nor promised to a create or a task in hand: what a create may take. */
+  private freeSlots(): number {
+    return this.options.settings.concurrency - this.running.size - this.creating - this.inHand.length;
+  }
+
+  /** {@link freeSlots} less what claims in flight asked for: what a new claim may ask for. */
+  private freeForClaims(): number {
+    return this.freeSlots() - this.claiming;
+  }
+
+  /** A slot became free: a task in hand runs first, else a claim. */
+  private fillSlot(): void {
+    const next = this.inHand.shift();
+    if (next) this.launch(next.taskId, next);
+    else this.claim();
   }
 
   /** Run a task in a slot: `started` when its run was already counted (created into a slot, or claimed), else after `startAttempt`. */
@@ -304,10 +326,11 @@ export class TaskWorker {
       });
   }
 
-  /** Free `slot` (once; a later run of the same task has a slot of its own) and claim into it. */
+  /** Free `slot` (once; a later run of the same task has a slot of its own) and fill it. */
   private releaseSlot(taskId: string, slot: Slot): void {
-    if (this.running.get(taskId) === slot) this.running.delete(taskId);
-    this.claim();
+    if (this.running.get(taskId) !== slot) return;
+    this.running.delete(taskId);
+    this.fillSlot();
   }
 
   private async execute(taskId: string, slot: Slot, started?: TaskRecord): Promise<void> {
@@ -401,8 +424,24 @@ export class TaskWorker {
   private onEvent(event: TaskEvent): void {
     if (event.kind === 'expired') this.abortLocal(event.taskId, 'expired');
     else if (event.kind === 'status' && event.status === 'cancelled') this.abortLocal(event.taskId, 'cancelled');
-    else if (event.kind === 'created' && !this.reservedIds.has(event.taskId)) this.hint();
     else if (event.kind === 'status' && event.status === 'working') this.hint();
+    else if (event.kind === 'created' && !this.reservedIds.has(event.taskId)) this.hintAfterBatch(event.taskId);
+    else if (event.kind === 'attempt') this.maybeRunnable.delete(event.taskId);
+  }
+
+  /**
+   * A task created elsewhere is a reason to claim unless its run started with its creation (a create into another
+   * worker's slot commits `created` and `attempt` together): events of one commit arrive in one synchronous batch,
+   * so the decision waits for the batch to end.
+   */
+  private hintAfterBatch(taskId: string): void {
+    this.maybeRunnable.add(taskId);
+    if (this.maybeRunnable.size > 1) return;
+    queueMicrotask(() => {
+      const runnable = this.maybeRunnable.size > 0;
+      this.maybeRunnable.clear();
+      if (runnable) this.hint();
+    });
   }
 
   private onProgress(taskId: string, listener: ProgressListener): () => void {
@@ -427,12 +466,21 @@ export class TaskWorker {
   private async heartbeat(): Promise<void> {
     if (this.heartbeating || this.phase === 'stopped') return;
     const slots = new Map(this.running);
-    if (slots.size === 0) return;
+    const inHand = [...this.inHand];
+    if (slots.size + inHand.length === 0) return;
     this.heartbeating = true;
     try {
-      const renewed = new Set(await this.options.store.renewLeases(this.instanceId, [...slots.keys()], this.options.settings.leaseMs));
+      const held = [...slots.keys(), ...inHand.map((record) => record.taskId)];
+      const renewed = new Set(await this.options.store.renewLeases(this.instanceId, held, this.options.settings.leaseMs));
       for (const [taskId, slot] of slots) {
         if (!renewed.has(taskId)) await this.checkLease(taskId, slot);
+      }
+      // A task in hand whose lease is not ours any more (cancelled, expired, taken) is dropped before it runs.
+      for (const record of inHand) {
+        if (renewed.has(record.taskId) || !this.inHand.includes(record)) continue;
+        const verdict = judgeUnrenewedLease(await this.options.store.getUnscoped(record.taskId), this.instanceId);
+        if (verdict.kind === 'retake') await this.options.store.renewLeases(this.instanceId, [record.taskId], this.options.settings.leaseMs);
+        else if (verdict.kind === 'abort') this.inHand.splice(this.inHand.indexOf(record), 1);
       }
     } finally {
       this.heartbeating = false;
@@ -461,13 +509,15 @@ export class TaskWorker {
     const wasRunning = this.phase === 'running';
     this.phase = 'draining';
     const ends = (): Array<Promise<void>> => [...this.running.values()].map((slot) => slot.ended);
-    if (wasRunning && this.running.size + this.reserved > 0 && ms > 0) {
+    const busy = (): boolean => this.running.size + this.creating + this.claiming + this.inHand.length > 0;
+    if (wasRunning && busy() && ms > 0) {
       logger.info({ runs: this.running.size, drainMs: ms }, 'draining: waiting for runs to finish');
       await settledWithin(ms, async () => {
-        while (this.running.size + this.reserved > 0) await Promise.all([...ends(), pause(10)]);
+        while (busy()) await Promise.all([...ends(), pause(10)]);
       });
     }
-    const left = [...this.running.keys()];
+    // Tasks still in hand never ran here: their leases go with the aborted runs' (recovery elsewhere decides).
+    const left = [...this.running.keys(), ...this.inHand.splice(0).map((record) => record.taskId)];
     for (const taskId of left) this.abortLocal(taskId, 'shutdown');
     if (left.length > 0) {
       logger.info({ runs: left.length }, 'drain: aborting runs that are still going (reason shutdown) and releasing their leases');

@@ -186,9 +186,11 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
   let stopping: Promise<void> | undefined;
   const drain = (drainMs: number): Promise<void> => {
     stopping ??= (async () => {
+      // Listen streams never end by themselves; blocking requests in flight are answered as their runs finish.
+      http.endStreams();
+      await execution?.stop(drainMs);
       await Promise.allSettled(stdioHandles.map((handle) => handle.close()));
       await http.close();
-      await execution?.stop(drainMs);
       await sweeper?.close();
       feed.close();
       await executor.close();

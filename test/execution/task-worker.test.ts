@@ -13,6 +13,7 @@ import type { TaskCaller } from '../../src/service/caller.js';
 import { TaskReads } from '../../src/service/task-reads.js';
 import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
+import { overrideStore } from '../helpers/store-wrapper.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const LIMITS: Partial<TasksServerLimits> = {
@@ -190,6 +191,63 @@ describe('TaskWorker', () => {
     const completed = await wait(queued.taskId);
     expect(completed.status).toBe('completed');
     expect(ran).toEqual(['fragile']);
+  });
+
+  it('a create never waits for a claim in flight: the claimed task is held (leased, renewed) and runs when a slot frees, never beyond concurrency', async () => {
+    const temp = makeTempDir();
+    cleanups.push(() => temp.remove());
+    const store = openSqliteTaskStore({ path: join(temp.dir, 'tasks.db') });
+    cleanups.push(() => store.close());
+    let inFlight = 0;
+    let maxSeen = 0;
+    const gates = new Map<string, () => void>();
+    const gated = defineTool({
+      name: 'gated',
+      description: 'runs until its gate opens',
+      execution: 'task-optional',
+      inputSchema: z.object({ key: z.string() }),
+      async run({ key }) {
+        inFlight += 1;
+        maxSeen = Math.max(maxSeen, inFlight);
+        await new Promise<void>((resolve) => gates.set(key, resolve));
+        inFlight -= 1;
+        return textResult(key);
+      },
+    });
+    // An API-only server will create one task that the worker claims.
+    const api = await createTasksServer({ tools: [gated], store, secret: randomBytes(32), limits: LIMITS, worker: false });
+    cleanups.push(() => api.close());
+    const plan = (key: string) => api.service.planCall(CALLER, { name: 'gated', arguments: { key }, progressToken: null });
+    // The worker's first claim is held open; meanwhile a create takes its only slot through the hand-off.
+    let releaseClaim!: () => void;
+    const claimHeld = new Promise<void>((resolve) => (releaseClaim = resolve));
+    let claims = 0;
+    const held = overrideStore<typeof store>(store, {
+      async claimRunnable(owner: string, leaseMs: number, limit: number) {
+        claims += 1;
+        if (claims === 1) await claimHeld;
+        return store.claimRunnable(owner, leaseMs, limit);
+      },
+    });
+    const server = await createTasksServer({ tools: [gated], store: held, secret: randomBytes(32), limits: { ...LIMITS, concurrency: 1, leaseMs: 600 }, instanceId: 'w' });
+    cleanups.push(() => server.close());
+    // Created by the API server while the worker has its slot free: the created event wakes a claim.
+    const queued = await api.service.callTool(CALLER, await plan('queued'));
+    await expect.poll(() => claims).toBe(1);
+    const direct = await server.service.callTool(CALLER, await plan('direct'));
+    expect(direct.kind === 'task' && direct.task).toMatchObject({ statusMessage: null, leaseOwner: 'w', attempt: 1 });
+    releaseClaim();
+    // The claim started the queued task although no slot is free: it is held, its lease renewed past several leases.
+    const queuedId = queued.kind === 'task' ? queued.task.taskId : '';
+    await expect.poll(async () => (await store.getUnscoped(queuedId))?.leaseOwner).toBe('w');
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await store.getUnscoped(queuedId)).toMatchObject({ status: 'working', leaseOwner: 'w', attempt: 1 });
+    expect(maxSeen).toBe(1);
+    gates.get('direct')!();
+    await expect.poll(() => gates.has('queued')).toBe(true);
+    gates.get('queued')!();
+    expect((await server.service.waitForTerminal(CALLER, queuedId, new AbortController().signal)).status).toBe('completed');
+    expect(maxSeen).toBe(1);
   });
 
   it('an API-only server (worker: false) never holds a lease: its tasks wait unleased until a worker claims them', async () => {

@@ -44,6 +44,9 @@ export interface HttpFrontOptions {
 export interface HttpFront {
   handle(request: IncomingMessage, response: ServerResponse): Promise<void>;
   readonly legacySessions: LegacySessions;
+  /** End every open listen stream with the listen request's own result (base §5), first thing of a shutdown. */
+  endStreams(): void;
+  /** End the streams, close every session and the SDK handler. */
   close(): Promise<void>;
 }
 
@@ -142,6 +145,7 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
         else response.end();
       }),
     legacySessions,
+    endStreams: () => options.taskListen?.close(),
     async close() {
       options.taskListen?.close();
       await legacySessions.close();
