@@ -68,6 +68,7 @@ withSharedOptions(program.command('serve'))
   .option('--no-worker', 'API only: run no tools and never hold a lease; tasks wait for `mcp-tasks worker` processes on the same store')
   .option('--allow-remote-unauthenticated', 'allow a non-loopback bind without --auth')
   .option('--allowed-hosts <hosts>', 'Host/Origin allow-list for a non-loopback bind (comma separated)', (value) => value.split(','))
+  .option('--dashboard', 'also serve the web dashboard at /dashboard on the same port (same authentication)')
   .action(async (options) => (await import('./serve.js')).serve(options));
 
 withSharedOptions(program.command('worker'))

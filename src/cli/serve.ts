@@ -1,5 +1,8 @@
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { TokenFileAuthenticator } from '../auth/token-file.js';
+import { ANONYMOUS_OWNER_KEY, ownerKeyOf } from '../core/owner.js';
+import { createDashboard, type Dashboard } from '../dashboard/http.js';
+import { TASK_SCOPES } from '../protocol/scopes.js';
 import { createTasksServer } from '../server/create-tasks-server.js';
 import { loadServerSecret } from '../server/secret.js';
 import { asUsageError, describeDenied, openConfiguredStore, resolveSettings, type SharedFlags } from './settings.js';
@@ -15,6 +18,8 @@ export interface ServeOptions extends SharedFlags {
   allowedHosts?: string[];
   /** `--no-worker` makes it `false`: an API-only server that never holds a lease. */
   worker: boolean;
+  /** Serve the web dashboard at `/dashboard` on the same port. */
+  dashboard?: boolean;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
@@ -98,7 +103,27 @@ export async function serve(options: ServeOptions): Promise<void> {
     process.stdin.on('end', () => void server.drain(settings.drainMs).then(() => store.close()).then(() => process.exit(0)));
     return;
   }
-  route.handle = (request, response) => void server.handleHttp(request, response);
+  let dashboard: Dashboard | undefined;
+  if (options.dashboard) {
+    dashboard = createDashboard({
+      service: server.service,
+      ...(auth
+        ? {
+            verify: async (token: string) => {
+              const principal = auth.authenticate(`Bearer ${token}`);
+              return principal ? { ownerKey: ownerKeyOf(principal), scopes: TASK_SCOPES } : undefined;
+            },
+          }
+        : {}),
+      anonymous: { ownerKey: ANONYMOUS_OWNER_KEY, scopes: TASK_SCOPES },
+      allowedHosts: loopback ? ['localhost', '127.0.0.1', '[::1]'] : (hostList ?? null),
+      logger,
+    });
+  }
+  route.handle = (request, response) => {
+    if (dashboard?.owns(request)) void dashboard.handle(request, response);
+    else void server.handleHttp(request, response);
+  };
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
   process.stderr.write(
     `mcp-tasks: serving http://${shownHost}:${port}/mcp\n` +
@@ -107,12 +132,14 @@ export async function serve(options: ServeOptions): Promise<void> {
       `  denied:   ${deniedLines.join(',\n            ')}\n` +
       (settings.skippedRoots.length > 0 ? `  skipped:  ${settings.skippedRoots.join(', ')}\n` : '') +
       `  auth:     ${auth ? 'bearer tokens' : 'off (one anonymous owner)'}\n` +
+      (dashboard ? `  dashboard: http://${shownHost}:${port}/dashboard\n` : '') +
       `  ${role}\n`,
   );
   onShutdownSignal(logger, async () => {
     // Stop accepting connections; requests in flight finish (idle keep-alive sockets close now).
     http.close();
     http.closeIdleConnections();
+    dashboard?.close();
     await server.drain(settings.drainMs);
     http.closeAllConnections();
     await store.close();

@@ -1,7 +1,7 @@
 import type { Caller } from './caller.js';
 
 /** The operations of the {@link TaskService}, each reached by every entry path that offers it. */
-export type TaskOperation = 'listTools' | 'callTool' | 'get' | 'list' | 'cancel' | 'answerInput' | 'waitForTerminal' | 'subscribe';
+export type TaskOperation = 'listTools' | 'callTool' | 'get' | 'list' | 'cancel' | 'answerInput' | 'waitForTerminal' | 'subscribe' | 'browse' | 'inspect' | 'watchVisible';
 
 /** What a hook learns about one operation before it runs. */
 export interface TaskOperationContext {

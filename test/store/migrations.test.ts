@@ -177,11 +177,21 @@ describe('migration 2 (waiting index)', () => {
     db.close();
     const store = openSqliteTaskStore({ path });
     try {
-      expect(store.appliedMigrations).toEqual([2]);
+      expect(store.appliedMigrations).toEqual([2, 3]);
       expect((await store.listWaitingSince(5, 10)).map((t) => t.taskId)).toEqual(['t1']);
     } finally {
       await store.close();
     }
     expect(versionsIn(path)).toEqual(VERSIONS);
+  });
+});
+
+describe('migration 3 (events by task)', () => {
+  it('the dashboard timeline reads one task’s events through task_events_by_task, not a scan of the log', () => {
+    const db = new Database(join(temp.dir, 'v3.db'));
+    migrate(db, 0);
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${SQL.taskEvents}`).all({ taskId: 't', limit: 10 }) as Array<{ detail: string }>).map((row) => row.detail).join('\n');
+    db.close();
+    expect(plan).toMatch(/USING (COVERING )?INDEX task_events_by_task/);
   });
 });

@@ -112,8 +112,16 @@ CREATE TABLE ${SCHEMA}.task_feed (
 INSERT INTO ${SCHEMA}.task_feed (id, last_seq) VALUES (true, 0);
 `;
 
+/** The dashboard's timeline reads one task's events (`TaskStore.listTaskEvents`) without scanning the log. */
+const V2_EVENTS_BY_TASK = `
+CREATE INDEX task_events_by_task ON ${SCHEMA}.task_events (task_id, seq);
+`;
+
 /** Every migration, ascending by version. Append only. */
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([{ version: 1, name: 'initial', sql: V1_INITIAL }]);
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
+  { version: 1, name: 'initial', sql: V1_INITIAL },
+  { version: 2, name: 'events by task', sql: V2_EVENTS_BY_TASK },
+]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */
 export const MIGRATION_LOCK_KEY = '7881702208213641075';

@@ -3,7 +3,7 @@ import type { Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { StoreError } from '../../core/store-error.js';
 import { checkInputRequests, checkTransition, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
-import type { TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
+import type { TaskBrowseQuery, TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
 import type { InputRequestRecord, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord } from '../../core/task.js';
 import { insertedRecord, newTaskParams, outcomeBody, toEvent, toInputRequest, toOutcome, toRecord, type EventRow, type InputRequestRow, type TaskRow } from '../codec.js';
@@ -259,6 +259,24 @@ export class PostgresTaskStore implements TaskStore {
       for (const row of rows) tx.append(row.task_id, 'expired', row.status, row.store_now, null);
       return rows.map((row) => row.task_id);
     });
+  }
+
+  async browse(query: TaskBrowseQuery): Promise<TaskRecord[]> {
+    const rows = await this.read<TaskRow>('browse tasks', SQL.browse, [
+      query.beforeSeq ?? Number.MAX_SAFE_INTEGER,
+      query.ownerKey ?? null,
+      query.statuses && query.statuses.length > 0 ? [...query.statuses] : null,
+      query.toolName ?? null,
+      query.createdFrom ?? null,
+      query.createdTo ?? null,
+      query.text ? query.text.toLowerCase() : null,
+      toLimit(query.limit),
+    ]);
+    return rows.map(toRecord);
+  }
+
+  async listTaskEvents(taskId: string, limit: number): Promise<TaskEvent[]> {
+    return (await this.read<EventRow>('read task events', SQL.taskEvents, [taskId, toLimit(limit)])).map(toEvent);
   }
 
   async readEventsAfter(afterSeq: number, limit: number): Promise<TaskEvent[]> {

@@ -98,10 +98,16 @@ const V2_WAITING_INDEX = `
 CREATE INDEX tasks_waiting ON tasks (status, last_updated_at, seq) WHERE status = 'input_required';
 `;
 
+/** The dashboard's timeline reads one task's events (`TaskStore.listTaskEvents`) without scanning the log. */
+const V3_EVENTS_BY_TASK = `
+CREATE INDEX task_events_by_task ON task_events (task_id, seq);
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'waiting index', sql: V2_WAITING_INDEX },
+  { version: 3, name: 'events by task', sql: V3_EVENTS_BY_TASK },
 ]);
 
 /**

@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { checkInputRequests, checkTransition, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
-import type { TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
+import type { TaskBrowseQuery, TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
 import type {
   InputRequestRecord,
   JsonObject,
@@ -304,6 +304,27 @@ export class SqliteTaskStore implements TaskStore {
       }
       return due.map((row) => row.task_id);
     });
+  }
+
+  async browse(query: TaskBrowseQuery): Promise<TaskRecord[]> {
+    const rows = this.read('browse tasks', () =>
+      this.stmt.browse.all({
+        beforeSeq: query.beforeSeq ?? Number.MAX_SAFE_INTEGER,
+        ownerKey: query.ownerKey ?? null,
+        statuses: query.statuses && query.statuses.length > 0 ? JSON.stringify(query.statuses) : null,
+        toolName: query.toolName ?? null,
+        createdFrom: query.createdFrom ?? null,
+        createdTo: query.createdTo ?? null,
+        text: query.text ? query.text.toLowerCase() : null,
+        limit: toLimit(query.limit),
+      }),
+    );
+    return (rows as TaskRow[]).map(toRecord);
+  }
+
+  async listTaskEvents(taskId: string, limit: number): Promise<TaskEvent[]> {
+    const rows = this.read('read task events', () => this.stmt.taskEvents.all({ taskId, limit: toLimit(limit) }));
+    return (rows as EventRow[]).map(toEvent);
   }
 
   async readEventsAfter(afterSeq: number, limit: number): Promise<TaskEvent[]> {
