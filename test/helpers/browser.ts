@@ -24,12 +24,12 @@ export function ensureDashboardBuilt(): void {
  * Launch headless Chromium with the flags that keep it off the network (platform notes). Throws — the test fails,
  * it is never skipped — when the browser is not installed.
  */
-export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium not found at ${CHROMIUM}: install it with \`apt-get install -y chromium\` (.ci/run does this), or point MCP_TASKS_CHROMIUM at a Chromium binary`);
+export async function launchChromium(executablePath = CHROMIUM): Promise<Browser> {
+  if (!existsSync(executablePath)) {
+    throw new Error(`Chromium not found at ${executablePath}: install it with \`apt-get install -y chromium\` (.ci/run does this), or point MCP_TASKS_CHROMIUM at a Chromium binary`);
   }
   return chromium.launch({
-    executablePath: CHROMIUM,
+    executablePath,
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-dev-shm-usage'],
   });
