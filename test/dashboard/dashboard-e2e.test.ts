@@ -2,12 +2,14 @@
  * The dashboard end to end (issue 16 acceptance): a real `mcp-tasks serve --dashboard --auth tokens:…` process, the
  * real CLI creating tasks, and headless Debian Chromium driven by playwright-core.
  */
+import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { cliRunner, ensureBuilt } from '../cli/support.js';
+import { cliRunner, ensureBuilt, MAIN } from '../cli/support.js';
 import { ensureDashboardBuilt, launchChromium } from '../helpers/browser.js';
+import { createTestDatabase } from '../helpers/postgres.js';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -197,4 +199,50 @@ describe('dashboard in a real browser (issue 16)', () => {
     await anonymous.close();
     await page.close();
   }, 60_000);
+});
+
+describe('dashboard live updates from another process (issue 16)', () => {
+  // PostgreSQL: the store for separate API and worker processes (issue 11).
+  it('without --auth (loopback, anonymous, no sign-in): a task run by a separate `mcp-tasks worker` shows its progress live in the page of `serve --no-worker --dashboard`', async () => {
+    ensureBuilt();
+    ensureDashboardBuilt();
+    const database = await createTestDatabase();
+    const temp = makeTempDir('mcp-tasks-dashboard-worker-');
+    const data = join(temp.dir, 'data');
+    const log = join(temp.dir, 'tool.log');
+    writeFileSync(log, '');
+    const browser = await launchChromium();
+    const server = await startServerProcess(data, ['--dashboard', '--no-worker', '--store', database.url, '--tools', FIXTURE, '--no-builtins']);
+    const worker = spawn(process.execPath, [MAIN, 'worker', '--data-dir', data, '--store', database.url, '--tools', FIXTURE, '--no-builtins', '--log-level', 'warn'], { stdio: 'ignore' });
+    try {
+      const base = server.url.replace(/\/mcp$/, '');
+      const page = await browser.newPage();
+      await page.goto(`${base}/dashboard`);
+      expect(page.url()).toBe(`${base}/dashboard`);
+      await expect.poll(() => page.locator('#live').textContent(), { timeout: 10_000 }).toBe('Live');
+      const run = await cliRunner({ ...process.env, MCP_TASKS_CLIENT_STATE: join(temp.dir, 'journal.json') }).cli(['call', 'slow_steps', '--url', server.url, '--args', JSON.stringify({ steps: 300, stepMs: 150, log }), '--detach', '--json']);
+      const taskId = /"taskId"\s*:\s*"([A-Za-z0-9_-]+)"/.exec(run.stdout + run.stderr)?.[1] as string;
+      expect(taskId, run.stderr).toBeDefined();
+      await page.locator(`tr[data-task-id="${taskId}"]`).waitFor({ timeout: 10_000 });
+      await page.goto(`${base}/dashboard/tasks/${taskId}`);
+      const step = async () => Number(/\((\d+)\//.exec((await page.locator('#status-message').textContent()) ?? '')?.[1] ?? 0);
+      await expect.poll(step, { timeout: 15_000 }).toBeGreaterThan(0);
+      const seen = await step();
+      // No reload: the change arrives over the page's event stream from the worker's commits.
+      await expect.poll(step, { timeout: 15_000 }).toBeGreaterThan(seen);
+      expect(readFileSync(log, 'utf8')).toContain('run');
+      await page.getByRole('button', { name: 'Cancel task' }).click();
+      await expect.poll(() => readFileSync(log, 'utf8'), { timeout: 15_000 }).toContain('aborted');
+    } finally {
+      if (worker.exitCode === null && worker.signalCode === null) {
+        const exited = new Promise((resolve) => worker.once('exit', resolve));
+        worker.kill('SIGTERM');
+        await exited;
+      }
+      await browser.close();
+      await server.stop();
+      await database.drop();
+      temp.remove();
+    }
+  }, 90_000);
 });
