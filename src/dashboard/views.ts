@@ -2,64 +2,10 @@ import type { TaskEvent } from '../core/store.js';
 import type { InputRequestRecord, JsonObject, JsonValue, TaskRecord } from '../core/task.js';
 import type { TaskInspection } from '../service/task-service.js';
 
-/**
- * The JSON the dashboard's page reads (`/dashboard/api/…`). Everything in it is untrusted text for the page (task
- * arguments, statusMessages and results come from requestors and tools): the page renders it as text only.
- */
+import type { BoundedJson, QuestionView, TaskPageView, TaskSummary } from './wire.js';
 
 /** Longest JSON text of a result, an error or the arguments sent to the page (characters); the rest is cut. */
 export const MAX_SHOWN_JSON_CHARS = 64 * 1024;
-
-/** One row of the task list. */
-export interface TaskSummary {
-  taskId: string;
-  seq: number;
-  status: TaskRecord['status'];
-  tool: string;
-  generation: TaskRecord['generation'];
-  owner: string;
-  /** Epoch ms. */
-  createdAt: number;
-  /** Epoch ms. */
-  lastUpdatedAt: number;
-  statusMessage: string | null;
-  /** From a statusMessage that ends in `(done/total)` (how `ctx.progress` writes it), else `null`. */
-  progress: { done: number; total: number } | null;
-  attempt: number;
-}
-
-/** JSON text of a value, cut at {@link MAX_SHOWN_JSON_CHARS}. */
-export interface BoundedJson {
-  text: string;
-  truncated: boolean;
-  /** Length of the full JSON text (characters). */
-  chars: number;
-}
-
-/** One question of an `input_required` task, with what the page needs to build its form. */
-export interface QuestionView {
-  key: string;
-  message: string;
-  /** `form` (answered with `requestedSchema`) or `url` (the answer happens elsewhere; the page can only decline). */
-  mode: 'form' | 'url';
-  requestedSchema: JsonObject | null;
-  url: string | null;
-}
-
-/** A task page. */
-export interface TaskPageView {
-  task: TaskSummary & { arguments: BoundedJson; ttlMs: number | null; expiresAt: number | null; protocolVersion: string };
-  events: Array<{ seq: number; kind: TaskEvent['kind']; status: TaskEvent['status']; at: number; detail: string | null }>;
-  result: BoundedJson | null;
-  error: BoundedJson | null;
-  questions: QuestionView[];
-  permissions: TaskInspection['permissions'];
-  /**
-   * The domain operations of the task and their outcomes (pending / confirmed / unknown / failed). `null`: the
-   * operation ledger (issue 12) has not landed, so there is nothing to show — never a made-up "confirmed".
-   */
-  operations: null;
-}
 
 const PROGRESS = /\((\d+)\/(\d+)\)$/;
 
@@ -111,7 +57,7 @@ function questionOf(request: InputRequestRecord): QuestionView {
     key: request.key,
     message: typeof params.message === 'string' ? params.message : '',
     mode: url ? 'url' : 'form',
-    requestedSchema: !url && params.requestedSchema && typeof params.requestedSchema === 'object' ? (params.requestedSchema as JsonObject) : null,
+    requestedSchema: !url && params.requestedSchema && typeof params.requestedSchema === 'object' ? (params.requestedSchema as QuestionView['requestedSchema']) : null,
     url: url && typeof params.url === 'string' ? params.url : null,
   };
 }

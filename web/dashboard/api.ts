@@ -1,67 +1,12 @@
-/** The dashboard's JSON API as the page uses it (shapes mirror `src/dashboard/views.ts`). */
+/** The dashboard's JSON API as the page uses it (shapes in `src/dashboard/wire.ts`, shared with the server). */
+import type { QuestionView, SchemaProperty, SessionView, TaskPageView, TaskStatusName, TaskSummary } from '../../src/dashboard/wire.js';
 
-export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
-
-export interface TaskSummary {
-  taskId: string;
-  seq: number;
-  status: TaskStatus;
-  tool: string;
-  generation: 'v1' | 'v2';
-  owner: string;
-  createdAt: number;
-  lastUpdatedAt: number;
-  statusMessage: string | null;
-  progress: { done: number; total: number } | null;
-  attempt: number;
-}
-
-export interface BoundedJson {
-  text: string;
-  truncated: boolean;
-  chars: number;
-}
-
-export interface JsonSchemaProperty {
-  type?: string;
-  title?: string;
-  description?: string;
-  enum?: unknown[];
-  oneOf?: Array<{ const?: unknown; title?: string }>;
-  enumNames?: string[];
-  format?: string;
-  minimum?: number;
-  maximum?: number;
-  minLength?: number;
-  maxLength?: number;
-  default?: unknown;
-  items?: { type?: string; enum?: unknown[]; anyOf?: Array<{ const?: unknown; title?: string }> };
-}
-
-export interface Question {
-  key: string;
-  message: string;
-  mode: 'form' | 'url';
-  requestedSchema: { type?: string; properties?: Record<string, JsonSchemaProperty>; required?: string[] } | null;
-  url: string | null;
-}
-
-export interface TaskPage {
-  task: TaskSummary & { arguments: BoundedJson; ttlMs: number | null; expiresAt: number | null; protocolVersion: string };
-  events: Array<{ seq: number; kind: string; status: TaskStatus; at: number; detail: string | null }>;
-  result: BoundedJson | null;
-  error: BoundedJson | null;
-  questions: Question[];
-  permissions: { cancel: boolean; answer: boolean };
-  operations: null;
-}
-
-export interface Session {
-  owner: string;
-  scopes: string[];
-  csrf: string;
-  signedIn: boolean;
-}
+export type { TaskSummary };
+export type TaskStatus = TaskStatusName;
+export type JsonSchemaProperty = SchemaProperty;
+export type Question = QuestionView;
+export type TaskPage = TaskPageView;
+export type Session = SessionView;
 
 /** An API answer other than 2xx. */
 export class ApiError extends Error {
