@@ -233,11 +233,14 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     // A comment now and then keeps proxies from closing an idle stream.
     const heartbeat = setInterval(() => response.write(': keep-alive\n\n'), 15_000);
     heartbeat.unref();
-    response.once('close', () => {
+    const end = (): void => {
       clearInterval(heartbeat);
       stop();
       streams.delete(response);
-    });
+    };
+    // The page may have gone while the subscription was being set up.
+    if (response.destroyed) end();
+    else response.once('close', end);
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
