@@ -55,6 +55,7 @@ function withSharedOptions(command: Command): Command {
     .option('--poll-interval-ms <ms>', 'longest poll interval hint (young tasks get shorter ones)', integerOption)
     .option('--max-attempts <n>', 'runs per task before attempts_exhausted', integerOption)
     .option('--input-timeout-ms <ms>', 'how long a task may wait for an answer before it fails (input_timeout)', integerOption)
+    .option('--min-result-retention-ms <ms>', 'least time the default TTL keeps the result of a run that hit the runtime limit (default 600000)', integerOption)
     .option('--drain-ms <ms>', 'on SIGTERM, how long runs may finish before they are aborted (reason shutdown) and released (default 30000)', integerOption)
     .option('--log-level <level>', 'pino log level (logs go to stderr)', 'info');
 }

@@ -40,6 +40,7 @@ export interface SharedFlags {
   pollIntervalMs?: number;
   maxAttempts?: number;
   inputTimeoutMs?: number;
+  minResultRetentionMs?: number;
   drainMs?: number;
   /** `--instance-id`: the lease owner id of this process (default: random). */
   instanceId?: string;
@@ -181,6 +182,7 @@ export async function resolveSettings(flags: SharedFlags): Promise<ResolvedSetti
     pollIntervalMs: flags.pollIntervalMs,
     maxAttempts: flags.maxAttempts,
     inputTimeoutMs: flags.inputTimeoutMs,
+    minResultRetentionMs: flags.minResultRetentionMs,
   };
   asUsageError(() => resolveLimits(limits));
   return {

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { StoreError } from '../../core/store-error.js';
-import { checkInputRequests, checkTransition, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
+import { checkInputRequests, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
 import type { TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
 import type { InputRequestRecord, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord } from '../../core/task.js';
@@ -252,11 +252,27 @@ export class PostgresTaskStore implements TaskStore {
     await this.batcher.enqueue((tx) => tx.query(SQL.putStep, [taskId, name, json, this.clockNow()]));
   }
 
+  /** See {@link TaskStore.releaseLeases}: lapsed on the store's clock, one `released` event each. */
+  async releaseLeases(leaseOwner: string, taskIds: readonly string[]): Promise<string[]> {
+    if (taskIds.length === 0) return [];
+    const rows = await this.batcher.enqueue(async (tx) => {
+      const released = await tx.query<{ task_id: string; store_now: number }>(SQL.releaseLeases, [leaseOwner, taskIds, this.clockNow()]);
+      for (const row of released) tx.append(row.task_id, 'released', 'working', row.store_now, { leaseOwner });
+      return released;
+    });
+    const ids = new Set(rows.map((row) => row.task_id));
+    return taskIds.filter((id) => ids.has(id));
+  }
+
+  /** See {@link TaskStore.compact}: nothing to do, autovacuum reclaims dead rows on its own. */
+  async compact(): Promise<void> {}
+
   /** See {@link TaskStore.expireDue}: judged on the store's clock; `SKIP LOCKED` between concurrent sweepers. */
   async expireDue(limit: number): Promise<string[]> {
     return this.batcher.enqueue(async (tx) => {
       const rows = await tx.query<{ task_id: string; status: TaskRecord['status']; store_now: number }>(SQL.expireDue, [this.clockNow(), toLimit(limit)]);
       for (const row of rows) tx.append(row.task_id, 'expired', row.status, row.store_now, null);
+      await tx.query(SQL.pruneTombstones, [this.clockNow(), toLimit(limit), EXPIRED_EVENT_RETENTION_MS]);
       return rows.map((row) => row.task_id);
     });
   }

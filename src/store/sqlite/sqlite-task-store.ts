@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
-import { checkInputRequests, checkTransition, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
+import { checkInputRequests, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
 import type { TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
 import type {
@@ -27,6 +27,9 @@ import {
 } from './input-requests.js';
 import { migrate } from './migrations.js';
 import { SQL, type EventRow, type InputRequestRow, type Statements, type TaskRow } from './sql.js';
+
+/** Free pages one {@link SqliteTaskStore.compact} returns to the file system (4 MiB at the default page size). */
+const VACUUM_PAGES = 1024;
 
 /** Options of {@link openSqliteTaskStore}. */
 export interface SqliteTaskStoreOptions {
@@ -89,6 +92,9 @@ export class SqliteTaskStore implements TaskStore {
       db = openConnection(options.path, Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000)));
       const applied = migrate(db, clock.now());
       if (applied.length > 0) logger.info({ versions: applied }, 'task store schema migrated');
+      if (Number(db.pragma('auto_vacuum', { simple: true })) === 0) {
+        logger.info({ path: options.path }, 'this store file was created without auto_vacuum: deleted tasks free pages for reuse, but the file never shrinks (see README, Retention)');
+      }
       return new SqliteTaskStore(db, clock, logger, applied, Math.max(1, options.maxBatchSize ?? 256));
     } catch (error) {
       db?.close();
@@ -293,6 +299,23 @@ export class SqliteTaskStore implements TaskStore {
     await this.committer.enqueue(() => this.stmt.putStep.run({ taskId, name, value: json, now }));
   }
 
+  /** See {@link TaskStore.releaseLeases}: lapsed at the store clock's now, one `released` event each. */
+  async releaseLeases(leaseOwner: string, taskIds: readonly string[]): Promise<string[]> {
+    if (taskIds.length === 0) return [];
+    const released = await this.committer.enqueue((events) => {
+      const now = this.clock.now();
+      const rows = this.stmt.releaseLeases.all({ leaseOwner, taskIds: JSON.stringify(taskIds), now }) as Array<{ task_id: string }>;
+      for (const row of rows) this.append(events, row.task_id, 'released', 'working', now, { leaseOwner });
+      return new Set(rows.map((row) => row.task_id));
+    });
+    return taskIds.filter((id) => released.has(id));
+  }
+
+  /** See {@link TaskStore.compact}: up to {@link VACUUM_PAGES} free pages back to the file system per call. */
+  async compact(): Promise<void> {
+    await this.committer.enqueue(() => this.db.pragma(`incremental_vacuum(${VACUUM_PAGES})`));
+  }
+
   /** See {@link TaskStore.expireDue}: judged at the store clock's now. */
   async expireDue(limit: number): Promise<string[]> {
     return this.committer.enqueue((events) => {
@@ -301,7 +324,9 @@ export class SqliteTaskStore implements TaskStore {
       for (const { task_id: taskId, status } of due) {
         this.append(events, taskId, 'expired', status as TaskRecord['status'], now, null);
         this.stmt.deleteTask.run({ taskId });
+        this.stmt.deleteTaskEvents.run({ taskId });
       }
+      this.stmt.pruneTombstones.run({ cutoff: now - EXPIRED_EVENT_RETENTION_MS, limit: toLimit(limit) });
       return due.map((row) => row.task_id);
     });
   }
