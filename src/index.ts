@@ -13,7 +13,7 @@ export type { Caller, Negotiation, TaskCaller } from './service/caller.js';
 export type { TaskOperation, TaskOperationContext, TaskServiceHook } from './service/hooks.js';
 export type { ExecutionHost, ExecutionLogEntry, ExecutionOutcome, ExecutionRequest, Executor } from './core/executor.js';
 export { DEFAULT_LIMITS, resolveLimits, type TasksServerLimits } from './core/limits.js';
-export { loadServerSecret } from './server/secret.js';
+export { loadServerSecret } from './server/signing-key.js';
 export {
   defineTool,
   textResult,

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { TokenFileAuthenticator } from '../auth/token-file.js';
 import { createTasksServer } from '../server/create-tasks-server.js';
-import { loadServerSecret } from '../server/secret.js';
+import { loadServerSecret } from '../server/signing-key.js';
 import { asUsageError, describeDenied, openConfiguredStore, resolveSettings, type SharedFlags } from './settings.js';
 import { onShutdownSignal } from './shutdown.js';
 import { UsageError } from './usage-error.js';

@@ -54,9 +54,9 @@ export interface TasksServerLimits {
   listPageSize: number;
   /** Largest accepted HTTP request body in bytes; larger bodies get HTTP 413 with `-32600`. @defaultValue 4 MiB */
   maxRequestBodyBytes: number;
-  /** Legacy (2025-era) HTTP sessions idle longer than this are closed. @defaultValue 30 min */
+  /** v1-generation (2025-11-25) HTTP sessions idle longer than this are closed. @defaultValue 30 min */
   sessionIdleMs: number;
-  /** Most legacy (2025-era) HTTP sessions kept at once; the least recently used is closed first. @defaultValue 1000 */
+  /** Most legacy (v1-generation (2025-11-25)) HTTP sessions kept at once; the least recently used is closed first. @defaultValue 1000 */
   maxSessions: number;
   /** A task waiting for input longer than this (since its last input activity) fails with `input_timeout`. @defaultValue 1 h */
   inputTimeoutMs: number;

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS, resolveLimits } from '../../src/core/limits.js';
 import { effectiveTtlMs } from '../../src/service/ttl-policy.js';
-import { loadServerSecret } from '../../src/server/secret.js';
+import { loadServerSecret } from '../../src/server/signing-key.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 describe('server settings', () => {

@@ -62,7 +62,7 @@ async function routeResponses(route: (ownerKey: string, message: unknown) => Pro
 /**
  * The one Streamable HTTP endpoint: Host/Origin checks, bearer authentication (HTTP 401 before any task lookup),
  * body limit (413 + `-32600`) and JSON parsing (`-32700`), then routing with the SDK's own `isLegacyRequest`:
- * 2025-era traffic to the sessionful legacy leg, everything else to the stateless 2026-07-28 handler.
+ * v1-generation (2025-11-25) traffic to the sessionful legacy leg, everything else to the stateless 2026-07-28 handler.
  */
 export function createHttpFront(options: HttpFrontOptions): HttpFront {
   const path = options.path ?? '/mcp';
