@@ -147,11 +147,12 @@ program
   .option('--threshold <name=value>', 'set a threshold (loadTasks, loadTaskMs, pollClients, pollWindowMs, maxPollSlowdown, backpressureTasks, maxCreateMs, maxTtlWaitMs, idSample, minIdBits, maxStatusChars, loadBudgetMs); repeatable', collect, [])
   .option('--parallel <n>', 'checks run at once (the load gate always runs alone)', positiveIntegerOption, 4)
   .option('--check-timeout-ms <ms>', 'longest one check may run', positiveIntegerOption, 60_000)
+  .option('--request-timeout-ms <ms>', 'longest one request may wait for its answer (a hang is a failure)', positiveIntegerOption, 15_000)
   .option('--json <file>', 'write the full report with every check\'s evidence as JSON ("-": stdout, the table then goes to stderr)')
   .option('--junit <file>', 'write a JUnit XML report')
   .option('--list', 'list the checks (with --json: as JSON) and exit')
   .option('--quiet', 'no progress lines on stderr')
-  .addHelpText('after', '\nexit codes: 0 every selected check of the deciding gates passed, 1 one failed, 2 none failed but some were skipped (not verified), 64 usage')
+  .addHelpText('after', '\nexit codes: 0 every selected check of the deciding gates passed, 1 one failed, 2 none failed but some were skipped (not verified), 5 server unreachable, 64 usage')
   .action(verifyCommand);
 
 program

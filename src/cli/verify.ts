@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { GATES, HARD_GATES, type Gate, type Generation } from '../verify/check.js';
-import { ALL_CHECKS, checkSpecLink, loadToolMap, parseThresholds, renderCheckList, renderJunit, renderText, runVerify, selectChecks, ToolMapError, type CheckResult } from '../verify/index.js';
-import { UsageError } from './usage-error.js';
+import { ALL_CHECKS, checkSpecLink, loadToolMap, parseThresholds, renderCheckList, renderJunit, renderText, runVerify, selectChecks, TargetUnreachableError, ToolMapError, type CheckResult, type VerifyReport } from '../verify/index.js';
+import { ExitCode, UsageError } from './usage-error.js';
 
 /** Options of `mcp-tasks verify`, as commander parses them. */
 export interface VerifyFlags {
@@ -16,6 +16,7 @@ export interface VerifyFlags {
   threshold: string[];
   parallel: number;
   checkTimeoutMs: number;
+  requestTimeoutMs: number;
   json?: string;
   junit?: string;
   list?: boolean;
@@ -44,7 +45,8 @@ function progressLine(result: CheckResult): string {
 /**
  * `mcp-tasks verify`: run the contract, fault, security and load suite against any MCP tasks server and give a
  * verdict per gate. Exit 0 when every selected check of the deciding gates (default: the hard gate, contract +
- * security) passed, 1 when one failed, 2 when none failed but some were skipped (not verified), 64 for usage errors.
+ * security) passed, 1 when one failed, 2 when none failed but some were skipped (not verified), 5 when the server
+ * cannot be reached at all, 64 for usage errors.
  */
 export async function verifyCommand(flags: VerifyFlags): Promise<void> {
   const generations = GENERATIONS[flags.protocol];
@@ -77,7 +79,9 @@ export async function verifyCommand(flags: VerifyFlags): Promise<void> {
   const selected = selectChecks(ALL_CHECKS, generations, only, exclude);
   if (selected.length === 0) throw new UsageError(`no check matches --only ${only.join(',')}${exclude.length > 0 ? ` --exclude ${exclude.join(',')}` : ''} for ${flags.protocol}; see mcp-tasks verify --list`);
   const toStdout = flags.json === '-';
-  const report = await runVerify({
+  let report: VerifyReport;
+  try {
+    report = await runVerify({
     target: { url: url.toString(), ...(tokenA ? { tokenA } : {}), ...(tokenB ? { tokenB } : {}) },
     generations,
     map,
@@ -87,8 +91,15 @@ export async function verifyCommand(flags: VerifyFlags): Promise<void> {
     failOn: failOnGates(flags.failOn),
     parallel: flags.parallel,
     checkTimeoutMs: flags.checkTimeoutMs,
+    requestTimeoutMs: flags.requestTimeoutMs,
     ...(flags.quiet ? {} : { onResult: (result: CheckResult) => void process.stderr.write(progressLine(result)) }),
-  });
+    });
+  } catch (error) {
+    if (!(error instanceof TargetUnreachableError)) throw error;
+    process.stderr.write(`mcp-tasks verify: ${error.message}\n`);
+    process.exitCode = ExitCode.connectionOrProtocol;
+    return;
+  }
   if (flags.json !== undefined && !toStdout) writeFileSync(flags.json, `${JSON.stringify(report, null, 2)}\n`);
   if (flags.junit !== undefined) writeFileSync(flags.junit, renderJunit(report));
   if (toStdout) {

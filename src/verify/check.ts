@@ -31,9 +31,11 @@ export type Severity = 'error' | 'warning';
 
 /**
  * What a check needs beyond a server URL. A check whose need is not met is skipped with that reason, never passed.
- * Tool roles come from the tool map (see `tool-map.ts`); `tokenB` is a second principal (`--token-b`).
+ * Tool roles come from the tool map (see `tool-map.ts`); `task` is any mapped tool that runs as a task (the slow one
+ * first); `tokenB` is a second principal (`--token-b`); `list` / `cancel` are the v1 `tasks.list` / `tasks.cancel`
+ * capabilities; `http` a plain-HTTP URL the fault proxy can forward to.
  */
-export type Need = 'slow' | 'toolError' | 'throws' | 'asksInput' | 'asksTwoInputs' | 'sync' | 'required' | 'sideEffect' | 'tokenB' | 'list' | 'listen' | 'http';
+export type Need = 'slow' | 'toolError' | 'throws' | 'asksInput' | 'asksTwoInputs' | 'sync' | 'required' | 'sideEffect' | 'task' | 'tokenB' | 'list' | 'cancel' | 'http';
 
 /** A registered check. */
 export interface CheckDefinition {
@@ -49,6 +51,8 @@ export interface CheckDefinition {
   readonly needs?: readonly Need[];
   /** Longest the check may run (ms); the runner aborts it after that. @defaultValue the run's `checkTimeoutMs` */
   readonly timeoutMs?: number;
+  /** Runs after all others, alone, so its timings are not disturbed (the load measurements). */
+  readonly alone?: boolean;
   run(ctx: CheckContext): Promise<void>;
 }
 

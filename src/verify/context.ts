@@ -136,9 +136,13 @@ export class CheckContext {
         if (this.generation === 'v1' && this.served.capabilities.tasks && !(this.served.capabilities.tasks as Record<string, unknown>).list) {
           skip('the server does not advertise tasks.list (R4; R51 forbids it without a requestor identity — pass --token-a to verify listing)');
         }
+      } else if (need === 'cancel') {
+        if (this.generation === 'v1' && !(this.served.capabilities.tasks as Record<string, unknown>).cancel) skip('the server does not advertise tasks.cancel (R4): tasks cannot be cancelled');
       } else if (need === 'http') {
         if (!this.target.url.startsWith('http://')) skip('the fault proxy forwards to http: URLs only; point --url at the plain-HTTP endpoint (e.g. behind the TLS terminator)');
-      } else if (need !== 'listen') {
+      } else if (need === 'task') {
+        this.taskTool();
+      } else {
         this.role(need);
       }
     }
@@ -163,6 +167,23 @@ export class CheckContext {
       }
     }
     return ref as NonNullable<ToolRoles[R]>;
+  }
+
+  /**
+   * A tool that runs as a task, for checks that only need one to exist: the slow tool, else the side-effect tool,
+   * the input tool, the tool-error, throwing or task-only tool — the first the map names and the server offers.
+   */
+  taskTool(): ToolRef {
+    const reasons: string[] = [];
+    for (const name of ['slow', 'sideEffect', 'asksInput', 'toolError', 'throws', 'required'] as const) {
+      try {
+        const ref = this.role(name);
+        return name === 'sideEffect' ? (ref as NonNullable<ToolRoles['sideEffect']>).tool : (ref as ToolRef);
+      } catch (error) {
+        reasons.push((error as Error).message);
+      }
+    }
+    skip(`no mapped tool can run as a task: ${reasons[0] ?? ''}`);
   }
 
   /** Arguments of a role's tool with placeholders filled in (`$key` defaults to this check's key). */

@@ -7,5 +7,6 @@ export { GATES, HARD_GATES, isPass, type CheckDefinition, type CheckResult, type
 export { runVerify, selectChecks, VerifyExit, type GateSummary, type VerifyOptions, type VerifyReport } from './runner.js';
 export { loadToolMap, parseThresholds, resolveToolMap, DEFAULT_ROLES, DEFAULT_THRESHOLDS, ToolMapError, type ToolMap, type ToolMapFile, type Thresholds } from './tool-map.js';
 export { checkSpecLink, specLink } from './rules.js';
+export { TargetUnreachableError } from './probe.js';
 export { renderCheckList, renderText } from './report/text.js';
 export { renderJunit } from './report/junit.js';

@@ -6,9 +6,14 @@
 import type { Generation } from './check.js';
 import type { GenerationProfile, Target, TargetProfile, ToolInfo } from './context.js';
 import { describe } from './expect.js';
-import type { Exchange, Recorder } from './wire/exchange.js';
+import { TransportError, type Exchange, type Recorder } from './wire/exchange.js';
 import { SessionOpenError, V1Session, v2Request, type Endpoint } from './wire/requests.js';
 import { V1_PROTOCOL_VERSION, V2_PROTOCOL_VERSION, TASKS_EXTENSION_ID } from '../protocol/constants.js';
+
+/** The target did not answer at all (refused, reset, timed out) on any generation. */
+export class TargetUnreachableError extends Error {
+  override readonly name = 'TargetUnreachableError';
+}
 
 /** Most `tools/list` pages read. */
 const MAX_TOOL_PAGES = 20;
@@ -19,7 +24,7 @@ function toolsOf(result: Record<string, unknown> | undefined): ToolInfo[] {
 }
 
 function why(error: unknown): string {
-  if (error instanceof SessionOpenError) return error.message;
+  if (error instanceof SessionOpenError || error instanceof TransportError) return error.message;
   return error instanceof Error ? error.message : String(error);
 }
 
@@ -88,5 +93,7 @@ export async function probeTarget(target: Target, generations: readonly Generati
   const profile: TargetProfile = {};
   if (generations.includes('v1')) profile.v1 = await probeV1(endpoint, target.tokenA);
   if (generations.includes('v2')) profile.v2 = await probeV2(endpoint, target.tokenA);
+  const answered = evidence.some((exchange) => exchange.response !== undefined);
+  if (!answered && evidence.length > 0) throw new TargetUnreachableError(`cannot reach ${target.url}: ${evidence[0]?.error ?? 'no answer'}`);
   return { profile, evidence };
 }

@@ -1,7 +1,6 @@
 /**
- * Runs the selected checks against a target and gives a verdict per gate. Checks of the recovery, cancellation,
- * contract, security and compatibility gates run a few at a time; the load gate runs last and alone, so its
- * timings are not disturbed by other checks. Every check has a time bound; a check that overruns it fails (a hang
+ * Runs the selected checks against a target and gives a verdict per gate. Checks run a few at a time; those that
+ * measure timings (the load gate's) run last and one by one, so other checks do not disturb them. Every check has a time bound; a check that overruns it fails (a hang
  * is a finding), and its tasks are cancelled all the same.
  */
 import { CheckFailed, CheckSkipped, GATES, HARD_GATES, isPass, type CheckDefinition, type CheckResult, type Gate, type Generation } from './check.js';
@@ -26,7 +25,7 @@ export interface VerifyOptions {
   exclude?: readonly string[];
   /** Gates whose failures make the exit code non-zero. @defaultValue the hard gate (contract, security) */
   failOn?: readonly Gate[];
-  /** Checks run at once (load checks always run alone). @defaultValue 4 */
+  /** Checks run at once (timing checks always run alone). @defaultValue 4 */
   parallel?: number;
   /** Bound of one check (ms), unless it sets its own. @defaultValue 60000 */
   checkTimeoutMs?: number;
@@ -184,13 +183,11 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyReport> {
     results.set(check, outcome);
     options.onResult?.(outcome);
   };
-  await pool(
-    selected.filter((check) => check.gate !== 'load'),
-    options.parallel ?? 4,
-    run,
-  );
+  // Long checks (by their declared bound) start first, so they do not become the tail of the run.
+  const together = selected.filter((check) => !check.alone).sort((a, b) => (b.timeoutMs ?? checkTimeoutMs) - (a.timeoutMs ?? checkTimeoutMs));
+  await pool(together, options.parallel ?? 4, run);
   const loadDeadline = Date.now() + options.map.thresholds.loadBudgetMs;
-  for (const check of selected.filter((entry) => entry.gate === 'load')) {
+  for (const check of selected.filter((entry) => entry.alone)) {
     if (Date.now() > loadDeadline) {
       const skipped = result(check, { status: 'skipped', message: `the load gate's time budget (loadBudgetMs ${options.map.thresholds.loadBudgetMs} ms) was used up`, durationMs: 0, evidence: [], measurements: {} });
       results.set(check, skipped);

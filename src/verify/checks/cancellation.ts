@@ -51,7 +51,7 @@ export const cancellationChecks: CheckDefinition[] = [
     title: 'cancel of a working task: v1 replies cancelled and it stays cancelled; v2 acks and the task ends and stays ended',
     gate: 'cancellation',
     rules: { v1: ['C-V1-21', 'R41', 'R42'], v2: ['C-V2-15', 'E30', 'E31'] },
-    needs: ['slow'],
+    needs: ['slow', 'cancel'],
     async run(ctx) {
       const wire = await ctx.wire('a');
       const task = await ctx.createTask(wire, ctx.role('slow'), { ms: 1200 });
@@ -70,7 +70,7 @@ export const cancellationChecks: CheckDefinition[] = [
     title: 'cancel of a task waiting in input_required ends it (v1: cancelled in the reply)',
     gate: 'cancellation',
     rules: { v1: ['R41', 'R16', 'C-V1-21'], v2: ['E30', 'E31', 'E12'] },
-    needs: ['asksInput'],
+    needs: ['asksInput', 'cancel'],
     async run(ctx) {
       const wire = await ctx.wire('a');
       const task = await ctx.createTask(wire, ctx.role('asksInput'));
@@ -86,7 +86,7 @@ export const cancellationChecks: CheckDefinition[] = [
     title: 'cancel of a completed, failed or cancelled task: v1 -32602, v2 an ack; the status is unchanged',
     gate: 'cancellation',
     rules: { v1: ['C-V1-22', 'R40', 'R16'], v2: ['C-V2-16', 'E30', 'E12'] },
-    needs: ['slow'],
+    needs: ['slow', 'cancel'],
     async run(ctx) {
       const wire = await ctx.wire('a');
       const ended: TaskState[] = [];
@@ -120,7 +120,7 @@ export const cancellationChecks: CheckDefinition[] = [
     title: 'tasks/result of a cancelled task answers at once (an error or a result), never blocks',
     gate: 'cancellation',
     rules: ['C-V1-26', 'D4', 'R23'],
-    needs: ['slow'],
+    needs: ['slow', 'cancel'],
     async run(ctx) {
       const wire = (await ctx.wire('a')) as V1TaskWire;
       const task = await ctx.createTask(wire, ctx.role('slow'), { ms: 30_000 });
@@ -137,7 +137,7 @@ export const cancellationChecks: CheckDefinition[] = [
     title: 'cancels racing completion: whichever wins, the terminal state never changes afterwards (v1: a "cancelled" reply sticks)',
     gate: 'cancellation',
     rules: { v1: ['R42', 'R16', 'R40'], v2: ['E31', 'E12', 'E30'] },
-    needs: ['slow'],
+    needs: ['slow', 'cancel'],
     timeoutMs: 60_000,
     async run(ctx) {
       const wire = await ctx.wire('a');

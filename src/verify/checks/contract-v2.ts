@@ -146,10 +146,10 @@ export const contractV2Checks: CheckDefinition[] = [
     title: 'tasks/get with Mcp-Name missing or naming another task gets -32020 (HTTP 400); a base64-encoded Mcp-Name is decoded',
     gate: 'contract',
     rules: ['C-V2-22', 'E38', 'C-BASE-10', 'B25'],
-    needs: ['slow'],
+    needs: ['task'],
     async run(ctx) {
       const wire = v2(ctx);
-      const task = await ctx.createTask(wire, ctx.role('slow'), { ms: 2000 });
+      const task = await ctx.createTask(wire, ctx.taskTool(), { ms: 2000 });
       const missing = await wire.request('tasks/get', { taskId: task.taskId }, { headers: { 'mcp-name': null } });
       expectError(missing, -32020, 'tasks/get without Mcp-Name');
       expectHttpStatus(missing, 400, '-32020 (missing Mcp-Name)');
@@ -176,10 +176,10 @@ export const contractV2Checks: CheckDefinition[] = [
     title: 'a declaring tools/call of a long tool answers a flat CreateTaskResult (resultType "task", ttlMs, no wrapper)',
     gate: 'contract',
     rules: ['C-V2-01', 'E2', 'E8', 'X3', 'X10'],
-    needs: ['slow'],
+    needs: ['task'],
     async run(ctx) {
       const wire = v2(ctx);
-      const slow = ctx.role('slow');
+      const slow = ctx.taskTool();
       const answer = await wire.call(slow.tool, ctx.args(slow, { ms: 3000 }));
       const result = expectResult(answer, `tools/call ${slow.tool} (declaring)`);
       expectThat(result.resultType === 'task', `a 3 s call answered resultType ${JSON.stringify(result.resultType)}, not "task" (the slow tool must become a task): ${describe(answer)}`, answer);
@@ -194,9 +194,9 @@ export const contractV2Checks: CheckDefinition[] = [
     gate: 'contract',
     severity: 'warning',
     rules: ['E11', 'R52'],
-    needs: ['slow'],
+    needs: ['task'],
     async run(ctx) {
-      const task = await ctx.createTask(v2(ctx), ctx.role('slow'), { ms: 1000 });
+      const task = await ctx.createTask(v2(ctx), ctx.taskTool(), { ms: 1000 });
       ctx.measure('ttlMs', String(task.raw.ttlMs));
       if (task.raw.ttlMs === null) fail('tasks are kept without limit (ttlMs: null; allowed by E11, but nothing is ever cleaned up)');
     },
@@ -219,10 +219,10 @@ export const contractV2Checks: CheckDefinition[] = [
     title: 'tasks/get right after CreateTaskResult finds the task',
     gate: 'contract',
     rules: ['C-V2-06', 'E14'],
-    needs: ['slow'],
+    needs: ['task'],
     async run(ctx) {
       const wire = v2(ctx);
-      const task = await ctx.createTask(wire, ctx.role('slow'), { ms: 2000 });
+      const task = await ctx.createTask(wire, ctx.taskTool(), { ms: 2000 });
       const answer = await wire.get(task.taskId);
       expectThat(wire.taskOf(answer)?.taskId === task.taskId, `tasks/get right after creation: ${describe(answer)} (E14: no CreateTaskResult before tasks/get succeeds)`, answer);
     },
@@ -364,11 +364,11 @@ export const contractV2Checks: CheckDefinition[] = [
     title: 'tasks/update of an unknown id, or without inputResponses, gets -32602',
     gate: 'contract',
     rules: ['C-V2-14', 'E26'],
-    needs: ['slow'],
+    needs: ['task'],
     async run(ctx) {
       const wire = v2(ctx);
       expectError(await wire.update(unknownTaskId(), { key: accept({}) }), -32602, 'tasks/update of an unknown id');
-      const task = await ctx.createTask(wire, ctx.role('slow'), { ms: 2000 });
+      const task = await ctx.createTask(wire, ctx.taskTool(), { ms: 2000 });
       expectError(await wire.update(task.taskId, undefined), -32602, 'tasks/update without inputResponses');
     },
   }),
@@ -409,10 +409,10 @@ export const contractV2Checks: CheckDefinition[] = [
     title: 'tasks/get, tasks/update and tasks/cancel from a request without the extension get -32021 (HTTP 400)',
     gate: 'contract',
     rules: ['C-V2-19', 'E41'],
-    needs: ['slow'],
+    needs: ['task'],
     async run(ctx) {
       const wire = v2(ctx);
-      const task = await ctx.createTask(wire, ctx.role('slow'), { ms: 2000 });
+      const task = await ctx.createTask(wire, ctx.taskTool(), { ms: 2000 });
       for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel']) {
         const params = method === 'tasks/update' ? { taskId: task.taskId, inputResponses: {} } : { taskId: task.taskId };
         expectMissingCapability(await wire.request(method, params, { capabilities: {} }), `${method} without the extension`);

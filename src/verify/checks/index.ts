@@ -5,6 +5,7 @@
 import type { CheckDefinition } from '../check.js';
 import { cancellationChecks } from './cancellation.js';
 import { compatibilityChecks } from './compatibility.js';
+import { contractBothChecks } from './contract-both.js';
 import { contractV1Checks } from './contract-v1.js';
 import { contractV2Checks } from './contract-v2.js';
 import { loadChecks } from './load.js';
@@ -12,4 +13,4 @@ import { recoveryChecks } from './recovery.js';
 import { securityChecks } from './security.js';
 
 /** Every check, each id once. */
-export const ALL_CHECKS: readonly CheckDefinition[] = Object.freeze([...contractV1Checks, ...contractV2Checks, ...securityChecks, ...recoveryChecks, ...cancellationChecks, ...compatibilityChecks, ...loadChecks]);
+export const ALL_CHECKS: readonly CheckDefinition[] = Object.freeze([...contractV1Checks, ...contractV2Checks, ...contractBothChecks, ...securityChecks, ...recoveryChecks, ...cancellationChecks, ...compatibilityChecks, ...loadChecks]);

@@ -198,7 +198,7 @@ export const recoveryChecks: CheckDefinition[] = [
     title: 'the transport is cut right after tasks/cancel is sent: a new connection sees the task end and stay ended',
     gate: 'recovery',
     rules: { v1: ['R41', 'R42', 'R16'], v2: ['E31', 'E30', 'E12'] },
-    needs: ['http', 'slow'],
+    needs: ['http', 'slow', 'cancel'],
     async run(ctx) {
       const { proxy, via } = await proxied(ctx);
       const wire = await ctx.wire('a', via);

@@ -88,12 +88,12 @@ export const securityChecks: CheckDefinition[] = [
     title: 'task ids are unique, opaque, not sequential and carry enough random bits',
     gate: 'security',
     rules: { v1: ['C-SEC-01', 'R13', 'R50'], v2: ['C-SEC-01', 'E44'] },
-    needs: ['slow'],
+    needs: ['task'],
     timeoutMs: 90_000,
     async run(ctx) {
       const wire = await wireFor(ctx, 'a');
       const ids: string[] = [];
-      for (let index = 0; index < ctx.thresholds.idSample; index += 1) ids.push((await ctx.createTask(wire, ctx.role('slow'), { ms: 100 })).taskId);
+      for (let index = 0; index < ctx.thresholds.idSample; index += 1) ids.push((await ctx.createTask(wire, ctx.taskTool(), { ms: 100 })).taskId);
       expectThat(new Set(ids).size === ids.length, `task ids repeat within ${ids.length} creations (R13)`);
       expectThat(!looksSequential(ids), `task ids look sequential: ${ids.slice(0, 4).join(', ')} … (R50, E44)`);
       const { bits, method } = estimateIdBits(ids);
@@ -109,10 +109,10 @@ export const securityChecks: CheckDefinition[] = [
     title: 'random and one-character-mutated ids are answered exactly like an unknown id: no hint of existence',
     gate: 'security',
     rules: { v1: ['C-SEC-05', 'R45', 'R50'], v2: ['C-SEC-05', 'E44', 'E39'] },
-    needs: ['slow'],
+    needs: ['task'],
     async run(ctx) {
       const wire = await wireFor(ctx, 'a');
-      const task = await ctx.createTask(wire, ctx.role('slow'), { ms: 2000 });
+      const task = await ctx.createTask(wire, ctx.taskTool(), { ms: 2000 });
       const id = task.taskId;
       const flip = (char: string): string => (char === 'a' ? 'b' : 'a');
       const guesses = [`${id.slice(0, -1)}${flip(id.slice(-1))}`, `${flip(id[0] as string)}${id.slice(1)}`, `${id.slice(0, id.length >> 1)}${flip(id[id.length >> 1] as string)}${id.slice((id.length >> 1) + 1)}`, `${id}x`, id.slice(0, -1)];
@@ -126,11 +126,11 @@ export const securityChecks: CheckDefinition[] = [
     title: "principal B reading A's task (tasks/get, v1 tasks/result) gets exactly the unknown-id answer",
     gate: 'security',
     rules: { v1: ['C-SEC-02', 'R49', 'D6'], v2: ['C-SEC-02', 'E45'] },
-    needs: ['slow', 'tokenB'],
+    needs: ['task', 'tokenB'],
     async run(ctx) {
       const wireA = await wireFor(ctx, 'a');
       const wireB = await wireFor(ctx, 'b');
-      const task = await ctx.createTask(wireA, ctx.role('slow'), { ms: 1500 });
+      const task = await ctx.createTask(wireA, ctx.taskTool(), { ms: 1500 });
       for (const [method, answer, reference, referenceId] of await crossOwnerReads(ctx, wireB, task.taskId)) {
         if (answer.response?.result) fail(`principal B's ${method} of A's task ${task.taskId} was answered with A's data: ${describe(answer)} (R49/E45)`, answer);
         expectLooksUnknown(answer, task.taskId, reference, referenceId, `principal B's ${method} of A's task`);
@@ -223,10 +223,10 @@ export const securityChecks: CheckDefinition[] = [
     title: 'a task is bound to its caller, not to the connection or session: the same principal reads it from a new session',
     gate: 'security',
     rules: { v1: ['R48', 'R22', 'R50'], v2: ['E45', 'E18', 'B1'] },
-    needs: ['slow'],
+    needs: ['task'],
     async run(ctx) {
       const first = await wireFor(ctx, 'a');
-      const task = await ctx.createTask(first, ctx.role('slow'), { ms: 1000 });
+      const task = await ctx.createTask(first, ctx.taskTool(), { ms: 1000 });
       const second = await wireFor(ctx, 'a');
       const answer = await second.get(task.taskId);
       expectThat(second.taskOf(answer)?.taskId === task.taskId, `the same principal, in a new ${ctx.generation === 'v1' ? 'session' : 'connection'}, cannot read its task ${task.taskId}: ${describe(answer)} (tasks bound to the session are lost on every reconnect; R48 binds them to the authorization context)`, answer);
@@ -238,11 +238,11 @@ export const securityChecks: CheckDefinition[] = [
     title: 'a request without a token, or with a wrong one, is refused (HTTP 401) or sees none of A\'s tasks',
     gate: 'security',
     rules: { v1: ['C-SEC-10', 'R48', 'R49'], v2: ['C-SEC-10', 'E45'] },
-    needs: ['slow'],
+    needs: ['task'],
     async run(ctx) {
       if (!ctx.target.tokenA) skip('verified without a token: pass --token-a to verify authentication');
       const wireA = await wireFor(ctx, 'a');
-      const task = await ctx.createTask(wireA, ctx.role('slow'), { ms: 1500 });
+      const task = await ctx.createTask(wireA, ctx.taskTool(), { ms: 1500 });
       for (const token of [undefined, `${ctx.target.tokenA}-wrong`]) {
         const label = token === undefined ? 'without a token' : 'with a wrong token';
         if (ctx.generation === 'v1') {
@@ -271,12 +271,12 @@ export const securityChecks: CheckDefinition[] = [
     title: "related-task _meta naming another principal's task gives no access to it and does not redirect a request",
     gate: 'security',
     rules: { v1: ['R32', 'R49', 'C-V1-24'], v2: ['E45', 'X9'] },
-    needs: ['slow', 'tokenB'],
+    needs: ['task', 'tokenB'],
     async run(ctx) {
       const wireA = await wireFor(ctx, 'a');
       const wireB = await wireFor(ctx, 'b');
-      const mine = await ctx.createTask(wireB, ctx.role('slow'), { ms: 1500 });
-      const theirs = await ctx.createTask(wireA, ctx.role('slow'), { ms: 1500 });
+      const mine = await ctx.createTask(wireB, ctx.taskTool(), { ms: 1500 });
+      const theirs = await ctx.createTask(wireA, ctx.taskTool(), { ms: 1500 });
       const unknown = unknownTaskId();
       const reference = await wireB.get(unknown);
       const forged = await wireB.get(theirs.taskId, { meta: { [RELATED_TASK_META_KEY]: { taskId: mine.taskId } } });

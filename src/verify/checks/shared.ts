@@ -66,6 +66,7 @@ export interface BothSpec {
   rules: Record<Generation, readonly string[]>;
   needs?: readonly Need[];
   timeoutMs?: number;
+  alone?: boolean;
   run(ctx: CheckContext): Promise<void>;
 }
 
@@ -80,6 +81,7 @@ export function both(spec: BothSpec): CheckDefinition[] {
     rules: spec.rules[generation],
     ...(spec.needs ? { needs: spec.needs } : {}),
     ...(spec.timeoutMs ? { timeoutMs: spec.timeoutMs } : {}),
+    ...(spec.alone ? { alone: true } : {}),
     run: spec.run,
   }));
 }

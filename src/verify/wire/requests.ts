@@ -133,6 +133,27 @@ export class V1Session {
     return postJsonRpc(this.endpoint.recorder, { url: this.endpoint.url, headers: this.headers(), body: { jsonrpc: '2.0', id, result }, signal: this.endpoint.signal, timeoutMs: this.endpoint.requestTimeoutMs });
   }
 
+  /**
+   * Open the session's GET SSE stream (where a server may send its requests, R29/R55) and hand every message to
+   * `onMessage` until `close()`; a server without one (405) or a failing stream is ignored.
+   */
+  openStream(onMessage: (message: unknown) => void | Promise<void>): { close(): void } {
+    const controller = new AbortController();
+    const headers = this.headers();
+    delete headers['content-type'];
+    headers.accept = 'text/event-stream';
+    void postJsonRpc(this.endpoint.recorder, {
+      url: this.endpoint.url,
+      headers,
+      body: undefined,
+      method: 'GET',
+      signal: AbortSignal.any([this.endpoint.signal, controller.signal]),
+      timeoutMs: 600_000,
+      onMessage,
+    }).catch(() => undefined);
+    return { close: () => controller.abort() };
+  }
+
   /** End the session (HTTP DELETE); failures are ignored — the server may not support it. */
   async close(): Promise<void> {
     if (!this.sessionId || this.endpoint.signal.aborted) return;
