@@ -10,7 +10,8 @@
  *   read on, as a recovery that re-runs finished work would show), `cancel-terminal-accepted` (v1 `tasks/cancel` of
  *   a terminal task answered with a `cancelled` task instead of `-32602`), `missing-32021` (a task-only tool called
  *   without the extension answered with an inline error result instead of `-32021`), `status-echo` (the tool's
- *   arguments echoed raw into `statusMessage`, control characters and secrets included).
+ *   arguments echoed raw into `statusMessage`, control characters and secrets included), `foreign-distinguishable`
+ *   (another principal's task answered "access denied" instead of exactly like an unknown id: its existence leaks).
  */
 import { writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -59,8 +60,8 @@ export function identityByTenant(tokenFile: string): Authenticator {
   };
 }
 
-/** The defects seeded on the wire. */
-export type WireDefect = 'terminal-regresses' | 'cancel-terminal-accepted' | 'missing-32021' | 'status-echo';
+/** The defects seeded on the wire (`none`: the front only relays, for negative controls). */
+export type WireDefect = 'terminal-regresses' | 'cancel-terminal-accepted' | 'missing-32021' | 'status-echo' | 'foreign-distinguishable' | 'none';
 
 interface Rpc {
   id?: unknown;
@@ -114,6 +115,12 @@ const REWRITES: Record<WireDefect, Rewrite> = {
     if (request.method !== 'tools/call' || answer.error?.code !== -32021) return undefined;
     return { answer: { jsonrpc: '2.0', id: answer.id, result: { resultType: 'complete', content: [{ type: 'text', text: 'This tool runs only as a task.' }], isError: true } } as Rpc, status: 200 };
   },
+  'foreign-distinguishable': (request, answer, state) => {
+    const id = request.params?.taskId;
+    if (!['tasks/get', 'tasks/cancel', 'tasks/result'].includes(String(request.method)) || answer.error?.code !== -32602 || typeof id !== 'string' || !state.created.has(id)) return undefined;
+    return { answer: { ...answer, error: { code: -32602, message: 'Access denied: the task belongs to another principal' } } };
+  },
+  none: () => undefined,
   'status-echo': (request, answer, state) => {
     if (request.method !== 'tasks/get' || !answer.result) return undefined;
     const label = state.labels.get(String(answer.result.taskId));
