@@ -14,13 +14,14 @@
  *   (another principal's task answered "access denied" instead of exactly like an unknown id: its existence leaks).
  */
 import { writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
 import type { Authenticator } from '../../src/core/owner.js';
 import type { TasksServerLimits } from '../../src/server/options.js';
 import { verifyFixtureTools } from '../../src/tools/fixtures/verify.js';
+import { readBody } from './fault-proxy.js';
 import { startTasksServer, type RunningTasksServer } from './tasks-server.js';
 
 /** Two principals of one tenant. */
@@ -127,13 +128,6 @@ const REWRITES: Record<WireDefect, Rewrite> = {
     return label === undefined ? undefined : { answer: { ...answer, result: { ...answer.result, statusMessage: `working on ${label}` } } };
   },
 };
-
-function readBody(request: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', () => resolve(Buffer.concat(chunks)));
-  });
-}
 
 function parse(text: string): Rpc | undefined {
   try {

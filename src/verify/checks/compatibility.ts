@@ -11,9 +11,20 @@ import { describe, expectError, expectResult, expectThat, fail, skip } from '../
 import type { ToolRef } from '../tool-map.js';
 import type { WireAnswer } from '../wire/exchange.js';
 import { SessionOpenError } from '../wire/requests.js';
-import { V1TaskWire } from '../wire/tasks.js';
+import { V1TaskWire, type TaskWire } from '../wire/tasks.js';
 import { expectMissingCapability } from './contract-v2.js';
-import { check } from './shared.js';
+import { check, optionalRole } from './shared.js';
+
+/**
+ * Call `ref` as a client with these capabilities (v1: in `wire`'s session, without `task`); a task created anyway
+ * is tracked for clean-up.
+ */
+async function callUndeclared(ctx: CheckContext, wire: TaskWire, ref: ToolRef, capabilities: Record<string, unknown> = {}): Promise<WireAnswer> {
+  const answer = await wire.call(ref.tool, ctx.args(ref, { ms: 200 }), wire.generation === 'v1' ? { task: false } : { capabilities });
+  const created = wire.createdTask(answer) ?? (answer.response?.result?.resultType === 'task' ? { taskId: String(answer.response.result.taskId) } : undefined);
+  if (created) ctx.track(wire, created.taskId);
+  return answer;
+}
 
 /** Fails unless an answer is an inline `CallToolResult` (content array, no task). */
 function expectInline(answer: WireAnswer, what: string): void {
@@ -21,11 +32,9 @@ function expectInline(answer: WireAnswer, what: string): void {
   expectThat(result.resultType !== 'task' && !('task' in result) && !('taskId' in result) && Array.isArray(result.content), `${what}: expected an inline CallToolResult, got ${describe(answer)}`, answer);
 }
 
-/** The slow tool, only when it is task-optional (a task-only tool cannot answer inline). */
-function optionalSlow(ctx: CheckContext): ToolRef {
-  const slow = ctx.role('slow');
-  if (ctx.generation === 'v1' && ctx.served.tools.get(slow.tool)?.taskSupport !== 'optional') skip(`the slow tool ${slow.tool} is not task-optional; nothing to run inline`);
-  return slow;
+/** {@link callUndeclared}, then {@link expectInline}. */
+async function expectInlineCall(ctx: CheckContext, wire: TaskWire, ref: ToolRef, what: string, capabilities: Record<string, unknown> = {}): Promise<void> {
+  expectInline(await callUndeclared(ctx, wire, ref, capabilities), what);
 }
 
 const LEGACY_ONLY = { tasks: { requests: { tools: { call: {} } }, list: {}, cancel: {} } };
@@ -38,9 +47,8 @@ export const compatibilityChecks: CheckDefinition[] = [
     rules: ['C-V2-03', 'E3'],
     needs: ['slow'],
     async run(ctx) {
-      const slow = optionalSlow(ctx);
-      const answer = await ctx.v2('a').call(slow.tool, ctx.args(slow, { ms: 200 }), { capabilities: {} });
-      if (answer.response?.result?.resultType === 'task') ctx.track(ctx.v2('a'), String(answer.response.result.taskId));
+      const slow = optionalRole(ctx, 'slow');
+      const answer = await callUndeclared(ctx, ctx.v2('a'), slow);
       if (answer.response?.error?.code === -32021) skip(`${slow.tool} is task-only on 2026-07-28 (-32021); map a task-optional slow tool`);
       expectInline(answer, `tools/call ${slow.tool} without the extension`);
     },
@@ -68,13 +76,11 @@ export const compatibilityChecks: CheckDefinition[] = [
     rules: ['C-V2-04', 'E3', 'B1'],
     needs: ['slow'],
     async run(ctx) {
-      const slow = optionalSlow(ctx);
+      const slow = optionalRole(ctx, 'slow');
       const wire = ctx.v2('a');
       await wire.request('server/discover');
       await ctx.createTask(wire, slow, { ms: 200 });
-      const answer = await wire.call(slow.tool, ctx.args(slow, { ms: 200 }), { capabilities: {} });
-      if (answer.response?.result?.resultType === 'task') ctx.track(wire, String(answer.response.result.taskId));
-      expectInline(answer, `tools/call ${slow.tool} without the extension, after declaring requests`);
+      await expectInlineCall(ctx, wire, slow, `tools/call ${slow.tool} without the extension, after declaring requests`);
     },
   }),
   check('v2', {
@@ -84,11 +90,9 @@ export const compatibilityChecks: CheckDefinition[] = [
     rules: ['C-V2-28', 'E3', 'E6'],
     needs: ['slow'],
     async run(ctx) {
-      const slow = optionalSlow(ctx);
+      const slow = optionalRole(ctx, 'slow');
       const wire = ctx.v2('a');
-      const answer = await wire.call(slow.tool, ctx.args(slow, { ms: 200 }), { capabilities: LEGACY_ONLY });
-      if (answer.response?.result?.resultType === 'task') ctx.track(wire, String(answer.response.result.taskId));
-      expectInline(answer, `tools/call ${slow.tool} declaring only the legacy tasks capability`);
+      await expectInlineCall(ctx, wire, slow, `tools/call ${slow.tool} declaring only the legacy tasks capability`, LEGACY_ONLY);
       const required = ctx.map.roles.required;
       if (required && ctx.served.tools.has(required.tool)) expectMissingCapability(await wire.call(required.tool, ctx.args(required, { ms: 200 }), { capabilities: LEGACY_ONLY }), `tools/call ${required.tool} declaring only the legacy capability`);
     },
@@ -100,9 +104,9 @@ export const compatibilityChecks: CheckDefinition[] = [
     rules: ['R9', 'R10', 'R5', 'D1'],
     needs: ['slow'],
     async run(ctx) {
-      const slow = optionalSlow(ctx);
+      const slow = optionalRole(ctx, 'slow');
       const wire = new V1TaskWire(await ctx.session('a', { capabilities: {} }));
-      expectInline(await wire.call(slow.tool, ctx.args(slow, { ms: 200 }), { task: false }), `tools/call ${slow.tool} from a client without tasks`);
+      await expectInlineCall(ctx, wire, slow, `tools/call ${slow.tool} from a client without tasks`);
       const required = ctx.map.roles.required;
       if (required && ctx.served.tools.get(required.tool)?.taskSupport === 'required') {
         const answer = await wire.call(required.tool, ctx.args(required, { ms: 200 }), { task: false });
@@ -121,9 +125,9 @@ export const compatibilityChecks: CheckDefinition[] = [
     rules: ['C-V2-29'],
     needs: ['slow'],
     async run(ctx) {
-      const slow = optionalSlow(ctx);
+      const slow = optionalRole(ctx, 'slow');
       const wire = new V1TaskWire(await ctx.session('a', { capabilities: { extensions: { [TASKS_EXTENSION_ID]: {} } } }));
-      expectInline(await wire.call(slow.tool, ctx.args(slow, { ms: 200 }), { task: false }), `tools/call ${slow.tool} in a session declaring only the extension`);
+      await expectInlineCall(ctx, wire, slow, `tools/call ${slow.tool} in a session declaring only the extension`);
     },
   }),
   check('v1', {

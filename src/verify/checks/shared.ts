@@ -5,7 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import type { CheckDefinition, Gate, Generation, Need, Severity } from '../check.js';
 import type { CheckContext } from '../context.js';
-import { describe, fail } from '../expect.js';
+import { describe, fail, skip } from '../expect.js';
+import type { ToolRef } from '../tool-map.js';
 import type { WireAnswer } from '../wire/exchange.js';
 import { TERMINAL_STATUSES } from '../wire/tasks.js';
 
@@ -96,4 +97,12 @@ export function percentile(values: readonly number[], p: number): number {
   if (values.length === 0) return 0;
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number;
+}
+
+/** A role's tool that must be task-optional on v1 (one that can also answer inline); skips otherwise. */
+export function optionalRole(ctx: CheckContext, role: 'slow' | 'asksInput'): ToolRef {
+  const ref = ctx.role(role);
+  const support = ctx.served.tools.get(ref.tool)?.taskSupport;
+  if (ctx.generation === 'v1' && support !== 'optional') skip(`the ${role} tool ${ref.tool} is not task-optional (taskSupport ${support ?? 'absent'}); nothing to run inline`);
+  return ref;
 }
