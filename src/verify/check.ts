@@ -90,8 +90,3 @@ export interface CheckResult {
   /** The exchange a failure (or warning) is about, when it is about one. */
   failedExchange?: Exchange;
 }
-
-/** Whether a status counts as a pass. */
-export function isPass(status: CheckStatus): boolean {
-  return status === 'passed' || status === 'warning';
-}

@@ -8,7 +8,6 @@ import type { Generation, Need } from './check.js';
 import { describe, expectResult, fail, skip } from './expect.js';
 import { argumentsFor, readCount, type Placeholders, type ToolMap, type ToolRef, type ToolRoles, type Thresholds } from './tool-map.js';
 import type { Exchange, Recorder, WireAnswer } from './wire/exchange.js';
-import { TransportError } from './wire/exchange.js';
 import { V1Session, type Endpoint, type V1SessionOptions } from './wire/requests.js';
 import { TERMINAL_STATUSES, V1TaskWire, V2TaskWire, type CallOptions, type TaskState, type TaskWire } from './wire/tasks.js';
 
@@ -296,9 +295,4 @@ export class CheckContext {
     for (const cleanup of this.cleanups) await cleanup().catch(() => undefined);
     for (const session of this.sessions) await session.close().catch(() => undefined);
   }
-}
-
-/** Whether an error is the server failing to answer (refused, reset, timeout) rather than a check's verdict. */
-export function isTransportError(error: unknown): error is TransportError {
-  return error instanceof TransportError;
 }

@@ -3,7 +3,7 @@
  * measure timings (the load gate's) run last and one by one, so other checks do not disturb them. Every check has a time bound; a check that overruns it fails (a hang
  * is a finding), and its tasks are cancelled all the same.
  */
-import { CheckFailed, CheckSkipped, GATES, HARD_GATES, isPass, type CheckDefinition, type CheckResult, type Gate, type Generation } from './check.js';
+import { CheckFailed, CheckSkipped, GATES, HARD_GATES, type CheckDefinition, type CheckResult, type Gate, type Generation } from './check.js';
 import { CheckContext, type Target, type TargetProfile } from './context.js';
 import { CheckFailedAt } from './expect.js';
 import { probeTarget } from './probe.js';
@@ -208,6 +208,3 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyReport> {
     exitCode: exitCodeOf(gates),
   };
 }
-
-/** Whether a result counts as passed (re-exported for reports). */
-export { isPass };

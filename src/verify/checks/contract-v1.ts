@@ -15,7 +15,7 @@ const TASK_SUPPORT_VALUES = new Set(['forbidden', 'optional', 'required']);
 const HUGE_TTL_MS = 2_000_000_000;
 
 /** The Task shape of 2025-11-25 (schema: `taskId`, `status`, `createdAt`, `lastUpdatedAt`, `ttl` required). */
-export function v1TaskShapeProblems(task: Record<string, unknown>): string[] {
+function v1TaskShapeProblems(task: Record<string, unknown>): string[] {
   const problems: string[] = [];
   if (typeof task.taskId !== 'string' || task.taskId.length === 0) problems.push('taskId is not a non-empty string');
   if (!['working', 'input_required', 'completed', 'failed', 'cancelled'].includes(String(task.status))) problems.push(`status ${JSON.stringify(task.status)} is not a task status`);

@@ -13,7 +13,7 @@ import type { TaskState, V2TaskWire } from '../wire/tasks.js';
 import { check, isTerminal, unknownTaskId } from './shared.js';
 
 /** The Task shape of the extension (`taskId`, `status`, `createdAt`, `lastUpdatedAt`, `ttlMs` required; integers). */
-export function v2TaskShapeProblems(task: Record<string, unknown>): string[] {
+function v2TaskShapeProblems(task: Record<string, unknown>): string[] {
   const problems: string[] = [];
   if (typeof task.taskId !== 'string' || task.taskId.length === 0) problems.push('taskId is not a non-empty string');
   if (!['working', 'input_required', 'completed', 'failed', 'cancelled'].includes(String(task.status))) problems.push(`status ${JSON.stringify(task.status)} is not a task status`);
