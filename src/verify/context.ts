@@ -53,6 +53,8 @@ export class CheckContext {
   private readonly started = Date.now();
   private readonly sessions: V1Session[] = [];
   private readonly created: Array<{ wire: TaskWire; taskId: string; status: string }> = [];
+  /** createdAt + ttl of the tasks this check created (epoch ms). */
+  private readonly expiries = new Map<string, number>();
   private readonly cleanups: Array<() => Promise<void>> = [];
   /** Every endpoint handed out, so clean-up can give them a live signal after the check's was aborted. */
   private readonly endpoints: Endpoint[] = [];
@@ -222,6 +224,8 @@ export class CheckContext {
     const task = wire.createdTask(answer);
     if (!task) fail(`tools/call ${ref.tool} as a task (${wire.generation}): expected a CreateTaskResult, got ${describe(answer)}`, answer);
     this.track(wire, task.taskId, task.status);
+    const ttl = task.raw.ttl ?? task.raw.ttlMs;
+    if (typeof ttl === 'number') this.expiries.set(task.taskId, Date.parse(String(task.raw.createdAt)) + ttl);
     return task;
   }
 
@@ -238,6 +242,11 @@ export class CheckContext {
   /** `tasks/get` that must succeed; returns the task. */
   async getTask(wire: TaskWire, taskId: string, what = `tasks/get ${taskId}`): Promise<{ task: TaskState; answer: WireAnswer }> {
     const answer = await wire.get(taskId);
+    const expiry = this.expiries.get(taskId);
+    if (answer.response?.error && expiry !== undefined && Date.now() > expiry) {
+      // Deleting a task after its TTL is allowed (R20, E20): the check's task outlived the server's retention.
+      fail(`${what}: ${describe(answer)} — the task's ttl ran out ${Date.now() - expiry} ms ago before it ended; the server's retention is shorter than this check needs here (give the test instance a longer TTL)`, answer);
+    }
     expectResult(answer, what);
     const task = wire.taskOf(answer);
     if (!task) fail(`${what}: the result is not a task`, answer);

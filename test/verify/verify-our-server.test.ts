@@ -18,8 +18,11 @@ delete env.MCP_TASKS_VERIFY_TOKEN_A;
 const { cli } = cliRunner(env);
 afterAll(() => temp.remove());
 
-/** Load figures small enough for a shared CI machine; the verdicts do not depend on them. */
-const TOOLS_MAP = { server: { concurrency: 4 }, thresholds: { loadTasks: 6, loadTaskMs: 500, pollClients: 4, pollWindowMs: 1000, backpressureTasks: 12, idSample: 16 } };
+/**
+ * Load figures small enough for a shared CI machine; the verdicts do not depend on them. The server's retention (8 s,
+ * so 2026-07-28 expiry can be seen) must outlast a task's queueing and run while other test files load the machine.
+ */
+const TOOLS_MAP = { server: { concurrency: 8 }, thresholds: { loadTasks: 12, loadTaskMs: 500, pollClients: 4, pollWindowMs: 1000, backpressureTasks: 12, idSample: 16 } };
 
 describe('mcp-tasks verify against our fixture server: both generations, two tokens', () => {
   let server: ServerProcess;
@@ -29,7 +32,7 @@ describe('mcp-tasks verify against our fixture server: both generations, two tok
   beforeAll(async () => {
     ensureBuilt();
     const tokenFile = writeTokenFile(temp.dir);
-    server = await startServerProcess(join(temp.dir, 'data'), ['--no-builtins', '--fixtures', 'verify', '--auth', `tokens:${tokenFile}`, '--poll-interval-ms', '100', '--default-ttl-ms', '5000', '--runtime-limit-ms', '5000', '--concurrency', '4']);
+    server = await startServerProcess(join(temp.dir, 'data'), ['--no-builtins', '--fixtures', 'verify', '--auth', `tokens:${tokenFile}`, '--poll-interval-ms', '100', '--default-ttl-ms', '8000', '--runtime-limit-ms', '8000', '--concurrency', '8']);
     writeFileSync(join(temp.dir, 'map.json'), JSON.stringify(TOOLS_MAP));
     run = await cli(['verify', '--url', server.url, '--protocol', 'both', '--token-a', TOKENS.a, '--tools-map', join(temp.dir, 'map.json'), '--parallel', '6', '--json', join(temp.dir, 'report.json'), '--junit', join(temp.dir, 'junit.xml')]);
     report = JSON.parse(readFileSync(join(temp.dir, 'report.json'), 'utf8')) as VerifyReport;
@@ -72,7 +75,7 @@ describe('mcp-tasks verify against our fixture server: both generations, two tok
       expect(result.status, `${result.id}: ${result.message}`).not.toBe('skipped');
       expect(result.measurements.errors, result.id).toBe(0);
     }
-    expect(report.results.find((result) => result.id === 'v2.load.concurrency')?.measurements).toMatchObject({ tasks: 6, completed: 6 });
+    expect(report.results.find((result) => result.id === 'v2.load.concurrency')?.measurements).toMatchObject({ tasks: 12, completed: 12 });
     expect(run.stdout).toContain('LOAD FIGURES');
   });
 
