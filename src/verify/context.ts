@@ -244,8 +244,8 @@ export class CheckContext {
     const answer = await wire.get(taskId);
     const expiry = this.expiries.get(taskId);
     if (answer.response?.error && expiry !== undefined && Date.now() > expiry) {
-      // Deleting a task after its TTL is allowed (R20, E20): the check's task outlived the server's retention.
-      fail(`${what}: ${describe(answer)} — the task's ttl ran out ${Date.now() - expiry} ms ago before it ended; the server's retention is shorter than this check needs here (give the test instance a longer TTL)`, answer);
+      // Deleting a task after its TTL is allowed (R20, E20), so this proves nothing either way: not verified.
+      skip(`${what}: ${describe(answer)} — the task's ttl ran out ${Date.now() - expiry} ms ago, before the check was done with it; the server's retention is too short for this check here (give the test instance a longer TTL)`);
     }
     expectResult(answer, what);
     const task = wire.taskOf(answer);
