@@ -9,6 +9,7 @@ import { serve } from './serve.js';
 import { cancelCommand, getCommand, watchCommand } from './task-commands.js';
 import { inspectCommand } from './inspect.js';
 import { resumeCommand, tasksCommand } from './journal-commands.js';
+import { verifyCommand } from './verify.js';
 import { ExitCode, StartupError, UsageError } from './usage-error.js';
 
 /** Parse a non-negative integer option (milliseconds, counts). */
@@ -43,7 +44,7 @@ program
   .option('--stdio', 'serve on stdin/stdout instead of HTTP')
   .option('--tools <module>', 'load tools from a module (repeatable)', collect, [])
   .option('--no-builtins', 'do not register the built-in tools (analyze_logs, audit_repository)')
-  .option('--fixtures <name>', 'also register fixture tools ("conformance")')
+  .option('--fixtures <name>', 'also register fixture tools: "conformance" (the official suite\'s tasks tools) or "verify" (those plus the side-effect counter mcp-tasks verify uses)')
   .option('--root <dir>', 'directory tools may read (repeatable; default: current directory and /var/log)', collect, [])
   .option('--writable-root <dir>', 'directory tools may delete in; registers cleanup_logs (repeatable; default: none)', collect, [])
   .option('--auth <spec>', 'authentication: tokens:<file> (JSON {"tokens":[{"token","issuer","subject","tenant"}]})')
@@ -132,6 +133,28 @@ withConnectionOptions(program.command('answer <taskId>'))
   .option('--answers <json>', 'answers for the waiting questions (see below)')
   .addHelpText('after', `\n${ANSWERS_HELP}\n\nexit codes: 0 answered (or nothing waiting), 4 unknown or expired task, 5 connection or protocol error, 6 questions left unanswered, 64 usage`)
   .action(answerCommand);
+
+program
+  .command('verify')
+  .description('run the contract, fault, security and load suite against any MCP tasks server; a verdict per gate')
+  .option('--url <url>', 'MCP endpoint to verify')
+  .addOption(new Option('--protocol <version>', 'generations to verify').choices(['2025-11-25', '2026-07-28', 'both']).default('both'))
+  .option('--token-a <token>', 'bearer token of principal A (default: MCP_TASKS_VERIFY_TOKEN_A)')
+  .option('--token-b <token>', 'bearer token of a second principal B, for the cross-owner checks (default: MCP_TASKS_VERIFY_TOKEN_B)')
+  .option('--tools-map <file>', 'JSON tool map: which tools are slow, fail, throw, ask for input, count side effects; server facts; thresholds')
+  .option('--only <ids>', 'run only these checks: ids, globs (v1.*), gates (security) or rule ids (C-SEC-02); comma separated, repeatable', collect, [])
+  .option('--exclude <ids>', 'leave these checks out (same patterns as --only)', collect, [])
+  .option('--fail-on <gates>', 'gates whose failures decide the exit code: hard (contract,security; default), all, or a list')
+  .option('--threshold <name=value>', 'set a threshold (loadTasks, loadTaskMs, pollClients, pollWindowMs, maxPollSlowdown, backpressureTasks, maxCreateMs, maxTtlWaitMs, idSample, minIdBits, maxStatusChars, loadBudgetMs); repeatable', collect, [])
+  .option('--parallel <n>', 'checks run at once (the load gate always runs alone)', positiveIntegerOption, 4)
+  .option('--check-timeout-ms <ms>', 'longest one check may run', positiveIntegerOption, 60_000)
+  .option('--request-timeout-ms <ms>', 'longest one request may wait for its answer (a hang is a failure)', positiveIntegerOption, 15_000)
+  .option('--json <file>', 'write the full report with every check\'s evidence as JSON ("-": stdout, the table then goes to stderr)')
+  .option('--junit <file>', 'write a JUnit XML report')
+  .option('--list', 'list the checks (with --json: as JSON) and exit')
+  .option('--quiet', 'no progress lines on stderr')
+  .addHelpText('after', '\nexit codes: 0 every selected check of the deciding gates passed, 1 one failed, 2 none failed but some were skipped (not verified), 5 server unreachable, 64 usage')
+  .action(verifyCommand);
 
 program
   .command('demo-corpus')

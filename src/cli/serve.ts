@@ -9,6 +9,7 @@ import { createTasksServer } from '../server/create-tasks-server.js';
 import { resolveLimits, type TasksServerLimits } from '../server/options.js';
 import { loadServerSecret } from '../server/secret.js';
 import { conformanceFixtureTools } from '../tools/fixtures/conformance.js';
+import { verifyFixtureTools } from '../tools/fixtures/verify.js';
 import { builtinTools, cleanupLogsTool, isInsideRoots } from '../tools/index.js';
 import { createCliLogger } from './logger.js';
 import { loadToolModule } from './tool-modules.js';
@@ -111,8 +112,9 @@ async function loadTools(options: ServeOptions, roots: string[], writableRoots: 
   if (options.builtins) tools.push(...builtinTools({ roots }));
   if (options.builtins && writableRoots.length > 0) tools.push(cleanupLogsTool({ writableRoots }));
   if (options.fixtures !== undefined) {
-    if (options.fixtures !== 'conformance') throw new UsageError(`--fixtures ${options.fixtures}: only "conformance" exists`);
-    tools.push(...conformanceFixtureTools());
+    if (options.fixtures === 'conformance') tools.push(...conformanceFixtureTools());
+    else if (options.fixtures === 'verify') tools.push(...verifyFixtureTools());
+    else throw new UsageError(`--fixtures ${options.fixtures}: expected "conformance" or "verify"`);
   }
   for (const specifier of options.tools) tools.push(...(await loadToolModule(specifier, { roots, writableRoots, deniedPaths })));
   return tools;

@@ -45,7 +45,8 @@ export async function startServerProcess(dataDir: string, extraArgs: string[] = 
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}):\n${output}`);
     try {
-      if ((await postModern(url, 'server/discover')).status === 200) break;
+      // 401: the server is up and wants a token (--auth).
+      if ([200, 401].includes((await postModern(url, 'server/discover')).status)) break;
     } catch {
       // not up yet
     }
