@@ -1,7 +1,6 @@
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { basename, dirname, join, resolve } from 'node:path';
-import { TokenFileAuthenticator } from '../auth/token-file.js';
 import { serverStatePaths, type ServerStatePath } from '../core/confinement.js';
 import type { Logger } from '../core/logger.js';
 import type { AnyToolDefinition } from '../core/tool.js';
@@ -11,12 +10,13 @@ import { loadServerSecret } from '../server/secret.js';
 import { conformanceFixtureTools } from '../tools/fixtures/conformance.js';
 import { builtinTools, cleanupLogsTool, isInsideRoots } from '../tools/index.js';
 import { createCliLogger } from './logger.js';
+import { resolveServeAuth, type ServeAuthOptions } from './serve-auth.js';
 import { loadToolModule } from './tool-modules.js';
 import { describeStore, openStore, resolveStoreSpec } from './store-spec.js';
 import { StartupError, UsageError } from './usage-error.js';
 
 /** Options of `mcp-tasks serve`, as commander parses them. */
-export interface ServeOptions {
+export interface ServeOptions extends ServeAuthOptions {
   port: number;
   host: string;
   dataDir: string;
@@ -29,7 +29,6 @@ export interface ServeOptions {
   root: string[];
   /** `--writable-root`: directories tools may delete in (cleanup_logs is registered only when there is one). */
   writableRoot: string[];
-  auth?: string;
   allowRemoteUnauthenticated?: boolean;
   allowedHosts?: string[];
   logLevel: string;
@@ -118,13 +117,6 @@ async function loadTools(options: ServeOptions, roots: string[], writableRoots: 
   return tools;
 }
 
-/** The token file of `--auth tokens:<file>`, absolute. */
-function tokenFileOf(spec: string): string {
-  const [kind, file] = spec.split(/:(.*)/s);
-  if (kind !== 'tokens' || !file) throw new UsageError(`--auth ${spec}: expected tokens:<file>`);
-  return resolve(file);
-}
-
 /** Run a configuration step; its validation error (a `TasksError`) becomes a usage error (exit 64). */
 function asUsageError<T>(step: () => T): T {
   try {
@@ -163,7 +155,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   const storeShown = describeStore(storeSpec);
   const loopback = LOOPBACK.has(options.host);
   if (!options.stdio && !loopback && !options.auth && !options.allowRemoteUnauthenticated) {
-    throw new UsageError(`refusing to listen on ${options.host} without --auth; use --auth tokens:<file> or --allow-remote-unauthenticated`);
+    throw new UsageError(`refusing to listen on ${options.host} without --auth; use --auth tokens:<file>, --auth jwt or --allow-remote-unauthenticated`);
   }
   if (!options.stdio && !loopback && !options.allowedHosts) {
     throw new UsageError(
@@ -171,8 +163,8 @@ export async function serve(options: ServeOptions): Promise<void> {
     );
   }
   if (options.port > 65535) throw new UsageError(`--port ${options.port}: expected 0–65535`);
-  const tokenFile = options.auth === undefined ? undefined : tokenFileOf(options.auth);
-  const auth = tokenFile === undefined ? undefined : asUsageError(() => TokenFileAuthenticator.fromFile(tokenFile));
+  const auth = await resolveServeAuth(options, logger);
+  const tokenFile = auth.tokenFile;
   // The server's own state is denied to every tool whatever the roots (the checks in tools/roots.ts enforce it
   // again on every path): the data directory (store, WAL/SHM, secret), a store elsewhere, the token file.
   const denied: DeniedState[] = serverStatePaths({ dataDir, ...(storeSpec.kind === 'sqlite' ? { storePath: storeSpec.path } : {}), ...(tokenFile === undefined ? {} : { tokenFile }) }).map((state) => ({ ...state, real: realPathOf(state.path) }));
@@ -181,8 +173,15 @@ export async function serve(options: ServeOptions): Promise<void> {
   const roots = resolveRoots(options.root, denied, skippedRoots);
   const writableRoots = resolveWritableRoots(options.writableRoot, denied);
   const tools = await loadTools(options, roots, writableRoots, deniedPaths).catch((error: unknown) => {
+    auth.close();
     throw error instanceof UsageError ? error : new UsageError(error instanceof Error ? error.message : String(error));
   });
+  // A misspelt tool name would leave the real tool without its scope.
+  const unscoped = auth.scopes.scopedTools().filter((name) => !tools.some((tool) => tool.name === name));
+  if (unscoped.length > 0) {
+    auth.close();
+    throw new UsageError(`--tool-scope names no served tool: ${unscoped.join(', ')} (tools: ${tools.map((tool) => tool.name).join(', ')})`);
+  }
   const limits: Partial<TasksServerLimits> = {
     concurrency: options.concurrency,
     leaseMs: options.leaseMs,
@@ -218,7 +217,9 @@ export async function serve(options: ServeOptions): Promise<void> {
     tools,
     store,
     secret: loadServerSecret(dataDir),
-    ...(auth ? { auth } : {}),
+    ...(auth.authenticator ? { auth: auth.authenticator } : {}),
+    ...(auth.oauth ? { oauth: auth.oauth } : {}),
+    scopes: auth.scopes,
     roots,
     deniedPaths,
     limits,
@@ -226,6 +227,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     logger,
   });
   const stop = async (): Promise<void> => {
+    auth.close();
     await server.close();
     await store.close();
   };
@@ -246,8 +248,10 @@ export async function serve(options: ServeOptions): Promise<void> {
       `  writable: ${writableRoots.join(', ') || '(none)'}\n` +
       `  denied:   ${deniedLines.join(',\n            ')}\n` +
       (skippedRoots.length > 0 ? `  skipped:  ${skippedRoots.join(', ')}\n` : '') +
-      `  auth:     ${auth ? 'bearer tokens' : 'off (one anonymous owner)'}\n`,
+      `  auth:     ${auth.describe}\n` +
+      (auth.scopes.scopedTools().length > 0 ? `  scopes:   ${auth.scopes.scopedTools().map((name) => `${name} needs ${auth.scopes.toolScopes(name).join(' ')}`).join(', ')}\n` : ''),
   );
+  if (auth.reload) process.on('SIGHUP', auth.reload);
   const shutdown = (): void => {
     http.close();
     http.closeAllConnections();
