@@ -13,6 +13,7 @@ import { createCliLogger } from './logger.js';
 import { resolveServeAuth, type ServeAuthOptions } from './serve-auth.js';
 import { loadToolModule } from './tool-modules.js';
 import { describeStore, openStore, resolveStoreSpec } from './store-spec.js';
+import { AesGcmFieldCipher } from '../store/field-cipher.js';
 import { StartupError, UsageError } from './usage-error.js';
 
 /** Options of `mcp-tasks serve`, as commander parses them. */
@@ -196,6 +197,8 @@ export async function serve(options: ServeOptions): Promise<void> {
   const envSecret = process.env.MCP_TASKS_SECRET;
   if (envSecret !== undefined && envSecret.length > 0 && Buffer.byteLength(envSecret) < 16) throw new UsageError('MCP_TASKS_SECRET must be at least 16 bytes');
   const hostList = options.allowedHosts?.includes('*') ? null : options.allowedHosts;
+  const encryption = asUsageError(() => AesGcmFieldCipher.fromEnvironment(process.env));
+  const encryptionShown = encryption instanceof AesGcmFieldCipher ? `AES-256-GCM, key id ${encryption.keyId}` : 'off (set MCP_TASKS_ENCRYPTION_KEY to encrypt arguments and answers)';
 
   // The port is bound before the store exists (so a busy port fails first); the few requests that could arrive in
   // the milliseconds before the server is ready are told to retry.
@@ -208,7 +211,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       });
   const port = http ? await listen(http, options.port, options.host) : 0;
 
-  const store = await openStore(storeSpec, logger).catch((error: unknown) => {
+  const store = await openStore(storeSpec, logger, encryption).catch((error: unknown) => {
     http?.close();
     // One line: the store's message says what and why; no stack trace for an operator's configuration problem.
     throw new StartupError(`cannot open the task store ${storeShown}: ${error instanceof Error ? error.message : String(error)}`);
@@ -235,7 +238,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   logger.info({ deniedPaths: deniedLines, skippedRoots }, 'server state is denied to tools and excluded from every root');
 
   if (!http) {
-    process.stderr.write(`mcp-tasks: serving MCP on stdio (store ${storeShown}, ${tools.length} tools; denied to tools: ${deniedLines.join(', ')})\n`);
+    process.stderr.write(`mcp-tasks: serving MCP on stdio (store ${storeShown}, ${tools.length} tools; at rest: ${encryptionShown}; denied to tools: ${deniedLines.join(', ')})\n`);
     server.serveStdio();
     process.stdin.on('end', () => void stop().then(() => process.exit(0)));
     return;
@@ -249,6 +252,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       `  denied:   ${deniedLines.join(',\n            ')}\n` +
       (skippedRoots.length > 0 ? `  skipped:  ${skippedRoots.join(', ')}\n` : '') +
       `  auth:     ${auth.describe}\n` +
+      `  at rest:  ${encryptionShown}\n` +
       (auth.scopes.scopedTools().length > 0 ? `  scopes:   ${auth.scopes.scopedTools().map((name) => `${name} needs ${auth.scopes.toolScopes(name).join(' ')}`).join(', ')}\n` : ''),
   );
   if (auth.reload) process.on('SIGHUP', auth.reload);
