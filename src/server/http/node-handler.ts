@@ -114,6 +114,8 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
       if (!body.ok) {
         if (body.failure.kind === 'too_large') {
           writeJsonRpcError(response, 413, null, ErrorCode.InvalidRequest, `Request body exceeds ${options.maxRequestBodyBytes} bytes`, { connection: 'close' });
+        } else if (body.failure.kind === 'too_deep') {
+          writeJsonRpcError(response, 400, null, ErrorCode.InvalidRequest, `Invalid request: the body nests arrays and objects deeper than ${body.failure.limit} levels`);
         } else {
           writeJsonRpcError(response, 400, null, ErrorCode.ParseError, 'Parse error: the request body is not valid JSON');
         }
