@@ -1,7 +1,6 @@
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { basename, dirname, join, resolve } from 'node:path';
-import { TokenFileAuthenticator } from '../auth/token-file.js';
 import { serverStatePaths, type ServerStatePath } from '../core/confinement.js';
 import type { Logger } from '../core/logger.js';
 import type { AnyToolDefinition } from '../core/tool.js';
@@ -12,12 +11,14 @@ import { conformanceFixtureTools } from '../tools/fixtures/conformance.js';
 import { verifyFixtureTools } from '../tools/fixtures/verify.js';
 import { builtinTools, cleanupLogsTool, isInsideRoots } from '../tools/index.js';
 import { createCliLogger } from './logger.js';
+import { resolveServeAuth, type ServeAuthOptions } from './serve-auth.js';
 import { loadToolModule } from './tool-modules.js';
 import { describeStore, openStore, resolveStoreSpec } from './store-spec.js';
+import { AesGcmFieldCipher } from '../store/field-cipher.js';
 import { StartupError, UsageError } from './usage-error.js';
 
 /** Options of `mcp-tasks serve`, as commander parses them. */
-export interface ServeOptions {
+export interface ServeOptions extends ServeAuthOptions {
   port: number;
   host: string;
   dataDir: string;
@@ -30,7 +31,6 @@ export interface ServeOptions {
   root: string[];
   /** `--writable-root`: directories tools may delete in (cleanup_logs is registered only when there is one). */
   writableRoot: string[];
-  auth?: string;
   allowRemoteUnauthenticated?: boolean;
   allowedHosts?: string[];
   logLevel: string;
@@ -120,13 +120,6 @@ async function loadTools(options: ServeOptions, roots: string[], writableRoots: 
   return tools;
 }
 
-/** The token file of `--auth tokens:<file>`, absolute. */
-function tokenFileOf(spec: string): string {
-  const [kind, file] = spec.split(/:(.*)/s);
-  if (kind !== 'tokens' || !file) throw new UsageError(`--auth ${spec}: expected tokens:<file>`);
-  return resolve(file);
-}
-
 /** Run a configuration step; its validation error (a `TasksError`) becomes a usage error (exit 64). */
 function asUsageError<T>(step: () => T): T {
   try {
@@ -165,7 +158,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   const storeShown = describeStore(storeSpec);
   const loopback = LOOPBACK.has(options.host);
   if (!options.stdio && !loopback && !options.auth && !options.allowRemoteUnauthenticated) {
-    throw new UsageError(`refusing to listen on ${options.host} without --auth; use --auth tokens:<file> or --allow-remote-unauthenticated`);
+    throw new UsageError(`refusing to listen on ${options.host} without --auth; use --auth tokens:<file>, --auth jwt or --allow-remote-unauthenticated`);
   }
   if (!options.stdio && !loopback && !options.allowedHosts) {
     throw new UsageError(
@@ -173,8 +166,8 @@ export async function serve(options: ServeOptions): Promise<void> {
     );
   }
   if (options.port > 65535) throw new UsageError(`--port ${options.port}: expected 0–65535`);
-  const tokenFile = options.auth === undefined ? undefined : tokenFileOf(options.auth);
-  const auth = tokenFile === undefined ? undefined : asUsageError(() => TokenFileAuthenticator.fromFile(tokenFile));
+  const auth = await resolveServeAuth(options, logger);
+  const tokenFile = auth.tokenFile;
   // The server's own state is denied to every tool whatever the roots (the checks in tools/roots.ts enforce it
   // again on every path): the data directory (store, WAL/SHM, secret), a store elsewhere, the token file.
   const denied: DeniedState[] = serverStatePaths({ dataDir, ...(storeSpec.kind === 'sqlite' ? { storePath: storeSpec.path } : {}), ...(tokenFile === undefined ? {} : { tokenFile }) }).map((state) => ({ ...state, real: realPathOf(state.path) }));
@@ -183,8 +176,15 @@ export async function serve(options: ServeOptions): Promise<void> {
   const roots = resolveRoots(options.root, denied, skippedRoots);
   const writableRoots = resolveWritableRoots(options.writableRoot, denied);
   const tools = await loadTools(options, roots, writableRoots, deniedPaths).catch((error: unknown) => {
+    auth.close();
     throw error instanceof UsageError ? error : new UsageError(error instanceof Error ? error.message : String(error));
   });
+  // A misspelt tool name would leave the real tool without its scope.
+  const unscoped = auth.scopes.scopedTools().filter((name) => !tools.some((tool) => tool.name === name));
+  if (unscoped.length > 0) {
+    auth.close();
+    throw new UsageError(`--tool-scope names no served tool: ${unscoped.join(', ')} (tools: ${tools.map((tool) => tool.name).join(', ')})`);
+  }
   const limits: Partial<TasksServerLimits> = {
     concurrency: options.concurrency,
     leaseMs: options.leaseMs,
@@ -199,6 +199,8 @@ export async function serve(options: ServeOptions): Promise<void> {
   const envSecret = process.env.MCP_TASKS_SECRET;
   if (envSecret !== undefined && envSecret.length > 0 && Buffer.byteLength(envSecret) < 16) throw new UsageError('MCP_TASKS_SECRET must be at least 16 bytes');
   const hostList = options.allowedHosts?.includes('*') ? null : options.allowedHosts;
+  const encryption = asUsageError(() => AesGcmFieldCipher.fromEnvironment(process.env));
+  const encryptionShown = encryption instanceof AesGcmFieldCipher ? `AES-256-GCM, key id ${encryption.keyId}` : 'off (set MCP_TASKS_ENCRYPTION_KEY to encrypt arguments and answers)';
 
   // The port is bound before the store exists (so a busy port fails first); the few requests that could arrive in
   // the milliseconds before the server is ready are told to retry.
@@ -211,7 +213,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       });
   const port = http ? await listen(http, options.port, options.host) : 0;
 
-  const store = await openStore(storeSpec, logger).catch((error: unknown) => {
+  const store = await openStore(storeSpec, logger, encryption).catch((error: unknown) => {
     http?.close();
     // One line: the store's message says what and why; no stack trace for an operator's configuration problem.
     throw new StartupError(`cannot open the task store ${storeShown}: ${error instanceof Error ? error.message : String(error)}`);
@@ -220,7 +222,9 @@ export async function serve(options: ServeOptions): Promise<void> {
     tools,
     store,
     secret: loadServerSecret(dataDir),
-    ...(auth ? { auth } : {}),
+    ...(auth.authenticator ? { auth: auth.authenticator } : {}),
+    ...(auth.oauth ? { oauth: auth.oauth } : {}),
+    scopes: auth.scopes,
     roots,
     deniedPaths,
     limits,
@@ -228,6 +232,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     logger,
   });
   const stop = async (): Promise<void> => {
+    auth.close();
     await server.close();
     await store.close();
   };
@@ -235,7 +240,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   logger.info({ deniedPaths: deniedLines, skippedRoots }, 'server state is denied to tools and excluded from every root');
 
   if (!http) {
-    process.stderr.write(`mcp-tasks: serving MCP on stdio (store ${storeShown}, ${tools.length} tools; denied to tools: ${deniedLines.join(', ')})\n`);
+    process.stderr.write(`mcp-tasks: serving MCP on stdio (store ${storeShown}, ${tools.length} tools; at rest: ${encryptionShown}; denied to tools: ${deniedLines.join(', ')})\n`);
     server.serveStdio();
     process.stdin.on('end', () => void stop().then(() => process.exit(0)));
     return;
@@ -248,8 +253,11 @@ export async function serve(options: ServeOptions): Promise<void> {
       `  writable: ${writableRoots.join(', ') || '(none)'}\n` +
       `  denied:   ${deniedLines.join(',\n            ')}\n` +
       (skippedRoots.length > 0 ? `  skipped:  ${skippedRoots.join(', ')}\n` : '') +
-      `  auth:     ${auth ? 'bearer tokens' : 'off (one anonymous owner)'}\n`,
+      `  auth:     ${auth.describe}\n` +
+      `  at rest:  ${encryptionShown}\n` +
+      (auth.scopes.scopedTools().length > 0 ? `  scopes:   ${auth.scopes.scopedTools().map((name) => `${name} needs ${auth.scopes.toolScopes(name).join(' ')}`).join(', ')}\n` : ''),
   );
+  if (auth.reload) process.on('SIGHUP', auth.reload);
   const shutdown = (): void => {
     http.close();
     http.closeAllConnections();

@@ -45,8 +45,9 @@ export async function startServerProcess(dataDir: string, extraArgs: string[] = 
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}):\n${output}`);
     try {
-      // 401: the server is up and wants a token (--auth).
-      if ([200, 401].includes((await postModern(url, 'server/discover')).status)) break;
+      // 401: up, and authenticating (the probe has no token).
+      const { status } = await postModern(url, 'server/discover');
+      if (status === 200 || status === 401) break;
     } catch {
       // not up yet
     }

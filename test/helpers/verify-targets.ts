@@ -54,9 +54,9 @@ export function startFixtureServer(auth: Authenticator, limits: Partial<TasksSer
 export function identityByTenant(tokenFile: string): Authenticator {
   const real = TokenFileAuthenticator.fromFile(tokenFile);
   return {
-    authenticate(header) {
-      const principal = real.authenticate(header);
-      return principal && { issuer: principal.issuer, subject: principal.tenant, tenant: principal.tenant };
+    async verify(token) {
+      const principal = await real.verify(token);
+      return { ...principal, subject: principal.tenant };
     },
   };
 }
