@@ -7,7 +7,8 @@ import type { TaskStore } from '../core/store.js';
 import type { AnyToolDefinition } from '../core/tool.js';
 import { loadToolSources, toolSourceOf, type ToolSource } from '../core/tool-source.js';
 import { isInsideRoots } from '../tools/roots.js';
-import { BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE } from '../tools/sources.js';
+import { BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE, VERIFY_FIXTURE_SOURCE } from '../tools/sources.js';
+import { AesGcmFieldCipher, type FieldCipher } from '../store/field-cipher.js';
 import { createCliLogger } from './logger.js';
 import { describeStore, openStore, resolveStoreSpec, type StoreSpec } from './store-spec.js';
 import { StartupError, UsageError } from './usage-error.js';
@@ -60,6 +61,13 @@ export interface ResolvedSettings {
   storeShown: string;
   /** `--auth` token file, absolute. */
   tokenFile: string | undefined;
+  /**
+   * At-rest encryption of arguments, answers and results (`MCP_TASKS_ENCRYPTION_KEY`): every process of a
+   * deployment needs the same key, the worker to read arguments and write results.
+   */
+  encryption: FieldCipher;
+  /** How `encryption` is described at start. */
+  encryptionShown: string;
   denied: DeniedState[];
   /** Absolute denied paths, as given and resolved, for every tool context. */
   deniedPaths: string[];
@@ -125,10 +133,11 @@ function resolveWritableRoots(given: readonly string[], denied: readonly DeniedS
   });
 }
 
-/** The token file of `--auth tokens:<file>`, absolute. */
-function tokenFileOf(spec: string): string {
+/** The token file of `--auth tokens:<file>`, absolute; none for `--auth jwt` (`serve-auth.ts` checks the rest). */
+function tokenFileOf(spec: string): string | undefined {
   const [kind, file] = spec.split(/:(.*)/s);
-  if (kind !== 'tokens' || !file) throw new UsageError(`--auth ${spec}: expected tokens:<file>`);
+  if (kind === 'jwt' && file === undefined) return undefined;
+  if (kind !== 'tokens' || !file) throw new UsageError(`--auth ${spec}: expected tokens:<file> or jwt`);
   return resolve(file);
 }
 
@@ -146,8 +155,9 @@ function toolSources(flags: SharedFlags): ToolSource[] {
   const sources: ToolSource[] = [];
   if (flags.builtins) sources.push(BUILTIN_TOOL_SOURCE);
   if (flags.fixtures !== undefined) {
-    if (flags.fixtures !== 'conformance') throw new UsageError(`--fixtures ${flags.fixtures}: only "conformance" exists`);
-    sources.push(CONFORMANCE_FIXTURE_SOURCE);
+    if (flags.fixtures === 'conformance') sources.push(CONFORMANCE_FIXTURE_SOURCE);
+    else if (flags.fixtures === 'verify') sources.push(VERIFY_FIXTURE_SOURCE);
+    else throw new UsageError(`--fixtures ${flags.fixtures}: expected "conformance" or "verify"`);
   }
   return [...sources, ...flags.tools.map((specifier) => toolSourceOf(specifier))];
 }
@@ -185,12 +195,15 @@ export async function resolveSettings(flags: SharedFlags): Promise<ResolvedSetti
     minResultRetentionMs: flags.minResultRetentionMs,
   };
   asUsageError(() => resolveLimits(limits));
+  const encryption = asUsageError(() => AesGcmFieldCipher.fromEnvironment(process.env));
   return {
     logger,
     dataDir,
     store,
     storeShown: describeStore(store),
     tokenFile,
+    encryption,
+    encryptionShown: encryption instanceof AesGcmFieldCipher ? `AES-256-GCM, key id ${encryption.keyId}` : 'off (set MCP_TASKS_ENCRYPTION_KEY to encrypt arguments and answers)',
     denied,
     deniedPaths,
     roots,
@@ -216,8 +229,8 @@ export function describeDenied(settings: Pick<ResolvedSettings, 'denied' | 'root
  * Open (and migrate) the configured store.
  * @throws StartupError (exit 1) with one line: what and why (unreachable, a newer schema, an unusable file).
  */
-export async function openConfiguredStore(settings: Pick<ResolvedSettings, 'store' | 'storeShown' | 'logger'>): Promise<TaskStore> {
-  return openStore(settings.store, settings.logger).catch((error: unknown) => {
+export async function openConfiguredStore(settings: Pick<ResolvedSettings, 'store' | 'storeShown' | 'logger' | 'encryption'>): Promise<TaskStore> {
+  return openStore(settings.store, settings.logger, settings.encryption).catch((error: unknown) => {
     // One line: the store's message says what and why; no stack trace for an operator's configuration problem.
     throw new StartupError(`cannot open the task store ${settings.storeShown}: ${error instanceof Error ? error.message : String(error)}`);
   });

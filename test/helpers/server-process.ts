@@ -45,7 +45,9 @@ export async function startServerProcess(dataDir: string, extraArgs: string[] = 
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}):\n${output}`);
     try {
-      if ((await postModern(url, 'server/discover')).status === 200) break;
+      // 401: up, and authenticating (the probe has no token).
+      const { status } = await postModern(url, 'server/discover');
+      if (status === 200 || status === 401) break;
     } catch {
       // not up yet
     }

@@ -13,7 +13,8 @@ import type {
   TaskOutcome,
   TaskRecord,
 } from '../../core/task.js';
-import { insertedRecord, newTaskParams, outcomeBody, toEvent, toInputRequest, toOutcome, toRecord } from '../codec.js';
+import { outcomeBody, RowCodec, toEvent, toOutcome } from '../codec.js';
+import type { FieldCipher } from '../field-cipher.js';
 import { openConnection, readPragmas, type SqlitePragmas } from './connection.js';
 import { GroupCommitter, storageFault, type GroupCommitStats } from './group-commit.js';
 import {
@@ -46,6 +47,11 @@ export interface SqliteTaskStoreOptions {
   busyTimeoutMs?: number;
   /** Most writes per group commit; a full batch flushes at once. Default 256. */
   maxBatchSize?: number;
+  /**
+   * Encrypts tool arguments, input requests and answers and journaled steps at rest (`AesGcmFieldCipher`).
+   * Default: none (plaintext; encrypted rows are then refused with a `fault` naming their key id).
+   */
+  encryption?: FieldCipher;
 }
 
 /**
@@ -74,6 +80,7 @@ export class SqliteTaskStore implements TaskStore {
     private readonly logger: Logger,
     appliedMigrations: number[],
     maxBatchSize: number,
+    private readonly codec: RowCodec,
   ) {
     this.appliedMigrations = Object.freeze(appliedMigrations);
     this.stmt = Object.fromEntries(
@@ -95,7 +102,7 @@ export class SqliteTaskStore implements TaskStore {
       if (Number(db.pragma('auto_vacuum', { simple: true })) === 0) {
         logger.info({ path: options.path }, 'this store file was created without auto_vacuum: deleted tasks free pages for reuse, but the file never shrinks (see README, Retention)');
       }
-      return new SqliteTaskStore(db, clock, logger, applied, Math.max(1, options.maxBatchSize ?? 256));
+      return new SqliteTaskStore(db, clock, logger, applied, Math.max(1, options.maxBatchSize ?? 256), new RowCodec(options.encryption));
     } catch (error) {
       db?.close();
       throw storageFault(error, 'open');
@@ -120,13 +127,13 @@ export class SqliteTaskStore implements TaskStore {
       }
       // The created event comes first because its seq becomes the task's seq (see SQL.insertTask).
       const { seq } = this.append(events, task.taskId, 'created', 'working', task.createdAt, null);
-      const params = newTaskParams(task, this.clock.now());
+      const params = this.codec.newTaskParams(task, this.clock.now());
       this.stmt.insertTask.run({ ...params, seq });
-      const record = insertedRecord(params, seq);
+      const record = this.codec.insertedRecord(task, params, seq);
       if (task.startNow === true) this.append(events, task.taskId, 'attempt', 'working', task.createdAt, { attempt: 1, leaseOwner: task.leaseOwner });
       // Same savepoint as the row: input gathered before the task exists is never lost or half-written.
       for (const [name, value] of Object.entries(task.steps ?? {})) {
-        this.stmt.insertStep.run({ taskId: task.taskId, name, value: JSON.stringify(value), now: task.createdAt });
+        this.stmt.insertStep.run({ taskId: task.taskId, name, value: this.codec.stepText(task.taskId, name, value), now: task.createdAt });
       }
       return record;
     });
@@ -134,12 +141,12 @@ export class SqliteTaskStore implements TaskStore {
 
   async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
     const row = this.read('read a task', () => this.stmt.getScoped.get({ taskId, ownerKey: scope.ownerKey, generation: scope.generation ?? null }));
-    return row === undefined ? undefined : toRecord(row as TaskRow);
+    return row === undefined ? undefined : this.codec.toRecord(row as TaskRow);
   }
 
   async getUnscoped(taskId: string): Promise<TaskRecord | undefined> {
     const row = this.read('read a task', () => this.stmt.getUnscoped.get({ taskId }));
-    return row === undefined ? undefined : toRecord(row as TaskRow);
+    return row === undefined ? undefined : this.codec.toRecord(row as TaskRow);
   }
 
   async getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
@@ -173,7 +180,7 @@ export class SqliteTaskStore implements TaskStore {
         this.stmt.insertOutcome.run({ taskId, kind: request.outcome.kind, body: outcomeBody(request.outcome) });
       }
       this.append(events, taskId, 'status', request.to, request.now, { from: current.status, to: request.to });
-      return toRecord(row);
+      return this.codec.toRecord(row);
     });
   }
 
@@ -201,7 +208,7 @@ export class SqliteTaskStore implements TaskStore {
         limit: toLimit(page.limit),
       }),
     );
-    return (rows as TaskRow[]).map(toRecord);
+    return (rows as TaskRow[]).map((row) => this.codec.toRecord(row));
   }
 
   /** See {@link TaskStore.startAttempt}. A lease is lapsed once `leaseExpiresAt <= now` (the store's clock). */
@@ -211,7 +218,7 @@ export class SqliteTaskStore implements TaskStore {
       const row = this.stmt.startAttempt.get({ taskId, leaseOwner, leaseExpiresAt: now + leaseMs, now }) as TaskRow | undefined;
       if (row === undefined) return undefined;
       this.append(events, taskId, 'attempt', row.status as TaskRecord['status'], now, { attempt: row.attempt, leaseOwner });
-      return toRecord(row);
+      return this.codec.toRecord(row);
     });
   }
 
@@ -221,7 +228,7 @@ export class SqliteTaskStore implements TaskStore {
       const now = this.clock.now();
       const rows = (this.stmt.claimRunnable.all({ leaseOwner, now, leaseExpiresAt: now + leaseMs, limit: toLimit(limit) }) as TaskRow[]).sort((a, b) => a.seq - b.seq);
       for (const row of rows) this.append(events, row.task_id, 'attempt', 'working', now, { attempt: row.attempt, leaseOwner });
-      return rows.map(toRecord);
+      return rows.map((row) => this.codec.toRecord(row));
     });
   }
 
@@ -248,7 +255,7 @@ export class SqliteTaskStore implements TaskStore {
       const now = this.clock.now();
       return this.stmt.claimLapsed.all({ leaseOwner, now, leaseExpiresAt: now + leaseMs, limit: toLimit(limit) }) as TaskRow[];
     });
-    return rows.map(toRecord).sort((a, b) => a.seq - b.seq);
+    return rows.map((row) => this.codec.toRecord(row)).sort((a, b) => a.seq - b.seq);
   }
 
   /**
@@ -266,7 +273,7 @@ export class SqliteTaskStore implements TaskStore {
 
   async listInputRequests(taskId: string): Promise<InputRequestRecord[]> {
     const rows = this.read('list input requests', () => this.stmt.listInputRequests.all({ taskId }));
-    return (rows as InputRequestRow[]).map(toInputRequest);
+    return (rows as InputRequestRow[]).map((row) => this.codec.toInputRequest(row));
   }
 
   /**
@@ -284,17 +291,17 @@ export class SqliteTaskStore implements TaskStore {
    */
   async listWaitingSince(before: number, limit: number): Promise<TaskRecord[]> {
     const rows = this.read('list waiting tasks', () => this.stmt.waitingSince.all({ before, limit: toLimit(limit) }));
-    return (rows as TaskRow[]).map(toRecord);
+    return (rows as TaskRow[]).map((row) => this.codec.toRecord(row));
   }
 
   async getStep(taskId: string, name: string): Promise<{ value: JsonValue } | undefined> {
     const row = this.read('read a step', () => this.stmt.getStep.get({ taskId, name })) as { value: string } | undefined;
-    return row === undefined ? undefined : { value: JSON.parse(row.value) as JsonValue };
+    return row === undefined ? undefined : { value: this.codec.stepValue(taskId, name, row.value) };
   }
 
   /** See {@link TaskStore.putStep}. A step of a missing task is dropped. */
   async putStep(taskId: string, name: string, value: JsonValue): Promise<void> {
-    const json = JSON.stringify(value);
+    const json = this.codec.stepText(taskId, name, value);
     const now = this.clock.now();
     await this.committer.enqueue(() => this.stmt.putStep.run({ taskId, name, value: json, now }));
   }
@@ -382,6 +389,7 @@ export class SqliteTaskStore implements TaskStore {
   private writer(events: TaskEvent[]): BatchWriter {
     return {
       stmt: this.stmt,
+      codec: this.codec,
       append: (taskId, kind, status, at, payload) => {
         this.append(events, taskId, kind, status, at, payload);
       },
