@@ -1,11 +1,19 @@
 /**
  * The public server API of `mcp-tasks`. This file is the complete surface of the `.` entry: named exports only;
- * anything added here becomes public API. The requestor library is `mcp-tasks/client`, test helpers are
- * `mcp-tasks/testing`.
+ * anything added here becomes public API. Store drivers have entries of their own (`mcp-tasks/sqlite`,
+ * `mcp-tasks/postgres`), so importing the API loads no database driver; the requestor library is
+ * `mcp-tasks/client`, test helpers are `mcp-tasks/testing`.
  */
-export { createTasksServer, type CreateTasksServerOptions, type TasksServer } from './server/create-tasks-server.js';
-export { DEFAULT_LIMITS, resolveLimits, type TasksServerLimits } from './server/options.js';
-export { loadServerSecret } from './server/secret.js';
+export { createTasksServer, type CreateTasksServerOptions, type EmbeddedWorkerOptions, type TasksServer } from './server/create-tasks-server.js';
+export { createTaskWorker, type CreateTaskWorkerOptions, type TaskWorkerHandle } from './execution/create-task-worker.js';
+export type { TaskWorker } from './execution/task-worker.js';
+export type { CallOutcome, CallToolOptions, TaskDetails, TaskNotice, TaskService, TaskSubscription } from './service/task-service.js';
+export type { CallPlan, ToolCall } from './service/call-plan.js';
+export type { Caller, Negotiation, TaskCaller } from './service/caller.js';
+export type { TaskOperation, TaskOperationContext, TaskServiceHook } from './service/hooks.js';
+export type { ExecutionHost, ExecutionLogEntry, ExecutionOutcome, ExecutionRequest, Executor } from './core/executor.js';
+export { DEFAULT_LIMITS, resolveLimits, type TasksServerLimits } from './core/limits.js';
+export { loadServerSecret } from './server/signing-key.js';
 export {
   defineTool,
   textResult,
@@ -20,6 +28,8 @@ export {
 } from './core/tool.js';
 export { serverStatePaths, type PathConfinement, type ServerStateLocations, type ServerStatePath } from './core/confinement.js';
 export { confine, resolveInsideRoots, type Confinement } from './tools/roots.js';
+export { loadToolSources, toolSourceOf, type ToolModuleOptions, type ToolSource } from './core/tool-source.js';
+export { BUILTIN_TOOL_SOURCE } from './tools/sources.js';
 export { TasksError } from './core/errors.js';
 export { StoreError, type StoreErrorCode } from './core/store-error.js';
 export { ErrorCode, TASKS_EXTENSION_ID } from './protocol/constants.js';
@@ -34,5 +44,4 @@ export { TokenFileAuthenticator, type TokenFile, type TokenFileOptions } from '.
 export { TokenFileWatcher, type TokenFileWatcherOptions } from './auth/token-file-watcher.js';
 export { JwtAuthenticator, DEFAULT_JWT_ALGORITHMS, type JwtAuthenticatorOptions } from './auth/jwt.js';
 export { discoverAuthorizationServer, type AuthorizationServerMetadata } from './auth/discovery.js';
-export { openSqliteTaskStore, SqliteTaskStore, type SqliteTaskStoreOptions } from './store/sqlite/index.js';
 export { AesGcmFieldCipher, NO_ENCRYPTION, parseEncryptionKey, type FieldCipher } from './store/field-cipher.js';

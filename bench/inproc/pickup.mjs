@@ -1,12 +1,13 @@
 // P4: pick-up latency, from a task's create being committed (the moment `tools/call` may answer) to its tool's
-// `run` starting, with N creators in a closed loop through the real runtime and SQLite store. In-process, because
+// `run` starting, with N creators in a closed loop through the real task service, worker and SQLite store. In-process, because
 // both instants must come from one clock (performance.now()).
 // Run by the driver: node --expose-gc bench/inproc/pickup.mjs '{"dir", "clients", "warmupMs", "durationMs"}'
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
-import { createTasksServer, defineTool, openSqliteTaskStore, textResult } from '../../dist/index.js';
+import { createTasksServer, defineTool, textResult } from '../../dist/index.js';
+import { openSqliteTaskStore } from '../../dist/store/sqlite/index.js';
 import { closedLoop, thisProcess } from '../lib/load.mjs';
 
 const options = JSON.parse(process.argv[2]);
@@ -43,32 +44,35 @@ const probe = defineTool({
 });
 
 const store = openSqliteTaskStore({ path: join(options.dir, 'tasks.db') });
-// The commit instant is when the store publishes the task's `created` event (right after COMMIT). The runtime may
-// start the tool before `createTask` resolves (it counts the first run at creation when a slot is free), so the
+// The commit instant is when the store publishes the task's `created` event (right after COMMIT). The worker may
+// start the tool before the create resolves (it counts the first run at creation when a slot is free), so the
 // moment the caller regains control would come after the pick-up it should precede.
 const commits = new Map();
 store.onEvent((event) => {
   if (event.kind === 'created') commits.set(event.taskId, performance.now());
 });
 const server = await createTasksServer({ tools: [probe], store, secret: randomBytes(32) });
-const input = {
-  tool: probe,
+// The task service's own door, as every adapter uses it: plan the call, then carry it out.
+const caller = {
   ownerKey: 'anonymous',
+  negotiation: 'per-request',
   generation: 'v2',
   protocolVersion: '2026-07-28',
-  arguments: {},
   clientCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } },
-  progressToken: null,
-  ttlMs: 3_600_000,
-  pollIntervalMs: 1000,
 };
+const toolName = probe.name;
+async function createTask() {
+  const outcome = await server.service.callTool(caller, await server.service.planCall(caller, { name: toolName, progressToken: null }));
+  if (outcome.kind !== 'task') throw new Error(`no task: ${JSON.stringify(outcome)}`);
+  return outcome.task;
+}
 
 const result = await closedLoop({
   clients: options.clients,
   setup: () => undefined,
   iteration: async (_state, sample) => {
     const called = performance.now();
-    const record = await server.runtime.createTask(input);
+    const record = await createTask();
     const committed = commits.get(record.taskId);
     commits.delete(record.taskId);
     const started = await runStarted(record.taskId);

@@ -1,11 +1,12 @@
 // P5 (per task): heap and RSS a server retains per completed task. Creates `tasks` noop tasks through the real
-// runtime and SQLite store (`inFlight` at a time, each awaited until terminal) in `segments` equal batches and
+// task service, worker and SQLite store (`inFlight` at a time, each awaited until terminal) in `segments` equal batches and
 // takes settled memory (full collections) after a warm-up and after every batch, so lazy initialisation is not
 // charged to tasks and one-off steps do not decide the figure.
 // Run by the driver: node --expose-gc bench/inproc/retained.mjs '{"dir", "tasks", "segments", "warmup", "inFlight"}'
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { createTasksServer, openSqliteTaskStore } from '../../dist/index.js';
+import { createTasksServer } from '../../dist/index.js';
+import { openSqliteTaskStore } from '../../dist/store/sqlite/index.js';
 import { growthPerUnit, settledMemory } from '../lib/load.mjs';
 import tools from '../tools.mjs';
 
@@ -13,17 +14,20 @@ const options = JSON.parse(process.argv[2]);
 const noop = tools.find((tool) => tool.name === 'noop');
 const store = openSqliteTaskStore({ path: join(options.dir, 'tasks.db') });
 const server = await createTasksServer({ tools, store, secret: randomBytes(32) });
-const input = {
-  tool: noop,
+// The task service's own door, as every adapter uses it: plan the call, then carry it out.
+const caller = {
   ownerKey: 'anonymous',
+  negotiation: 'per-request',
   generation: 'v2',
   protocolVersion: '2026-07-28',
-  arguments: {},
   clientCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } },
-  progressToken: null,
-  ttlMs: 3_600_000,
-  pollIntervalMs: 1000,
 };
+const toolName = noop.name;
+async function createTask() {
+  const outcome = await server.service.callTool(caller, await server.service.planCall(caller, { name: toolName, progressToken: null }));
+  if (outcome.kind !== 'task') throw new Error(`no task: ${JSON.stringify(outcome)}`);
+  return outcome.task;
+}
 
 /** Create `count` tasks, `inFlight` at a time, each awaited until terminal. */
 async function createCompleted(count) {
@@ -31,8 +35,8 @@ async function createCompleted(count) {
   const worker = async () => {
     while (next < count) {
       next += 1;
-      const record = await server.runtime.createTask(input);
-      const done = await server.runtime.waitForTerminal(record.taskId, { ownerKey: 'anonymous', generation: 'v2' }, new AbortController().signal);
+      const record = await createTask();
+      const done = await server.service.waitForTerminal(caller, record.taskId, new AbortController().signal);
       if (done.status !== 'completed') throw new Error(`task ended ${done.status}`);
     }
   };

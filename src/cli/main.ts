@@ -5,7 +5,6 @@ import { callCommand } from './call.js';
 import { DEFAULT_URL, secondsOption } from './requestor.js';
 import { demoCorpusCommand } from './demo-corpus.js';
 import { protectDashTaskIds } from './task-id-argument.js';
-import { serve } from './serve.js';
 import { cancelCommand, getCommand, watchCommand } from './task-commands.js';
 import { inspectCommand } from './inspect.js';
 import { resumeCommand, tasksCommand } from './journal-commands.js';
@@ -34,20 +33,41 @@ program.exitOverride((error) => {
   process.exit(error.exitCode === 0 ? 0 : ExitCode.usage);
 });
 
-program
-  .command('serve')
+/**
+ * The flags `serve` and `worker` share: one settings resolver (`settings.ts`) reads them for both, so a worker runs
+ * tools with the same roots, denied paths and limits as the API process.
+ */
+function withSharedOptions(command: Command): Command {
+  return command
+    .option('--data-dir <dir>', 'data directory (SQLite store, secret)', './data')
+    .option('--store <store>', 'task store: postgres://… URL, or a SQLite file path (default: MCP_TASKS_STORE, else <data-dir>/tasks.db)')
+    .option('--tools <module>', 'load tools from a module (repeatable)', collect, [])
+    .option('--no-builtins', 'do not register the built-in tools (analyze_logs, audit_repository)')
+    .option('--fixtures <name>', 'also register fixture tools: "conformance" (the official suite\'s tasks tools) or "verify" (those plus the side-effect counter mcp-tasks verify uses)')
+    .option('--root <dir>', 'directory tools may read (repeatable; default: current directory and /var/log)', collect, [])
+    .option('--writable-root <dir>', 'directory tools may delete in; registers cleanup_logs (repeatable; default: none)', collect, [])
+    .option('--auth <spec>', 'authentication (serve): tokens:<file> (JSON {"tokens":[{"token","issuer","subject","tenant","scopes"?}]}, reloaded on change and SIGHUP) or jwt (OAuth access tokens, see --issuer); a token file is never readable by tools')
+    .option('--instance-id <id>', 'lease owner id of this process (default: random)')
+    .option('--concurrency <n>', 'tools running at once', integerOption)
+    .option('--lease-ms <ms>', 'lease length of running tasks', integerOption)
+    .option('--default-ttl-ms <ms>', 'default task retention', integerOption)
+    .option('--max-ttl-ms <ms>', 'maximum task retention', integerOption)
+    .option('--runtime-limit-ms <ms>', 'longest single run of a tool', integerOption)
+    .option('--poll-interval-ms <ms>', 'longest poll interval hint (young tasks get shorter ones)', integerOption)
+    .option('--max-attempts <n>', 'runs per task before attempts_exhausted', integerOption)
+    .option('--input-timeout-ms <ms>', 'how long a task may wait for an answer before it fails (input_timeout)', integerOption)
+    .option('--min-result-retention-ms <ms>', 'least time the default TTL keeps the result of a run that hit the runtime limit (default 600000)', integerOption)
+    .option('--drain-ms <ms>', 'on SIGTERM, how long runs may finish before they are aborted (reason shutdown) and released (default 30000)', integerOption)
+    .option('--log-level <level>', 'pino log level (logs go to stderr)', 'info');
+}
+
+// Each role loads only its own modules: a worker process never loads the MCP server code.
+withSharedOptions(program.command('serve'))
   .description('serve MCP (2025-11-25 tasks and the 2026-07-28 Tasks Extension) on one HTTP endpoint or on stdio')
   .option('--port <port>', 'HTTP port', integerOption, 3100)
   .option('--host <host>', 'HTTP bind address', '127.0.0.1')
-  .option('--data-dir <dir>', 'data directory (SQLite store, secret)', './data')
-  .option('--store <store>', 'task store: postgres://… URL, or a SQLite file path (default: MCP_TASKS_STORE, else <data-dir>/tasks.db)')
   .option('--stdio', 'serve on stdin/stdout instead of HTTP')
-  .option('--tools <module>', 'load tools from a module (repeatable)', collect, [])
-  .option('--no-builtins', 'do not register the built-in tools (analyze_logs, audit_repository)')
-  .option('--fixtures <name>', 'also register fixture tools: "conformance" (the official suite\'s tasks tools) or "verify" (those plus the side-effect counter mcp-tasks verify uses)')
-  .option('--root <dir>', 'directory tools may read (repeatable; default: current directory and /var/log)', collect, [])
-  .option('--writable-root <dir>', 'directory tools may delete in; registers cleanup_logs (repeatable; default: none)', collect, [])
-  .option('--auth <spec>', 'authentication: tokens:<file> (JSON {"tokens":[{"token","issuer","subject","tenant","scopes"?}]}, reloaded on change and SIGHUP) or jwt (OAuth access tokens, see --issuer)')
+  .option('--no-worker', 'API only: run no tools and never hold a lease; tasks wait for `mcp-tasks worker` processes on the same store')
   .option('--issuer <url>', '--auth jwt: issuer identifier of the authorization server (its metadata gives the keys unless --jwks-url)')
   .option('--audience <url>', "--auth jwt: this server's public MCP URL, the resource tokens must be issued for (RFC 8707)")
   .option('--jwks-url <url>', "--auth jwt: the issuer's JSON Web Key Set (default: jwks_uri of its metadata)")
@@ -58,16 +78,13 @@ program
   .option('--tool-scope <tool=scope>', 'scope a tools/call of this tool needs (repeatable, e.g. analyze_logs=logs:read)', collect, [])
   .option('--allow-remote-unauthenticated', 'allow a non-loopback bind without --auth')
   .option('--allowed-hosts <hosts>', 'Host/Origin allow-list for a non-loopback bind (comma separated)', (value) => value.split(','))
-  .option('--concurrency <n>', 'tools running at once', integerOption)
-  .option('--lease-ms <ms>', 'lease length of running tasks', integerOption)
-  .option('--default-ttl-ms <ms>', 'default task retention', integerOption)
-  .option('--max-ttl-ms <ms>', 'maximum task retention', integerOption)
-  .option('--runtime-limit-ms <ms>', 'longest single run of a tool', integerOption)
-  .option('--poll-interval-ms <ms>', 'longest poll interval hint (young tasks get shorter ones)', integerOption)
-  .option('--max-attempts <n>', 'runs per task before attempts_exhausted', integerOption)
-  .option('--input-timeout-ms <ms>', 'how long a task may wait for an answer before it fails (input_timeout)', integerOption)
-  .option('--log-level <level>', 'pino log level (logs go to stderr)', 'info')
-  .action(serve);
+  .action(async (options) => (await import('./serve.js')).serve(options));
+
+withSharedOptions(program.command('worker'))
+  .description('run tasks of the store (no MCP endpoint): claim by lease, run tools, renew, recover, sweep; SIGTERM drains')
+  .option('--health-port <port>', 'serve GET /healthz on this port (default: none)', integerOption)
+  .option('--health-host <host>', 'bind address of --health-port', '127.0.0.1')
+  .action(async (options) => (await import('./worker.js')).worker(options));
 
 /** The connection flags of every requestor command. */
 function withConnectionOptions(command: Command): Command {

@@ -36,6 +36,11 @@ export function taskNotFound(): TasksError {
   return new TasksError(ErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
 }
 
+/** Whether `error` is the unknown-task answer of {@link taskNotFound}. */
+export function isTaskNotFound(error: unknown): boolean {
+  return error instanceof TasksError && error.code === ErrorCode.InvalidParams && error.message === taskNotFound().message;
+}
+
 /** `-32602` for malformed params. */
 export function invalidParams(message: string): TasksError {
   return new TasksError(ErrorCode.InvalidParams, message);

@@ -1,13 +1,13 @@
 /**
  * Rules of the {@link TaskStore} port that hold for every backend, in one place so that no store copies them:
  * which outcome a terminal status needs, which statuses a conditional transition may start from, when a task
- * expires, and which input-request batches are acceptable. Stores call these before they write; the service layer
- * will own them once it exists.
+ * expires and until when a reader sees it, and which input-request batches are acceptable. Stores call the write
+ * rules before they write (so the port refuses a bad write whoever calls it); the service applies visibility.
  */
 import { canTransition, sourcesOf } from './state-machine.js';
 import { StoreError } from './store-error.js';
 import type { TaskStore, TransitionRequest } from './store.js';
-import type { TaskStatus } from './task.js';
+import type { TaskRecord, TaskStatus } from './task.js';
 
 /**
  * Refuse a transition that would store an inconsistent task: `completed` needs a `result` outcome, `failed`
@@ -45,6 +45,15 @@ export function expiresAtOf(createdAt: number, ttlMs: number | null): number | n
 }
 
 /**
+ * Whether a requestor may still see `record` at `now` (epoch ms): a task is gone for every reader once
+ * `expiresAt <= now` (2025-11-25 R20, SEP-2663), whether or not a sweeper has deleted its row yet. Store reads do
+ * not apply this (they return a row until it is deleted); the service's reads do, for every backend alike.
+ */
+export function visibleAt(record: Pick<TaskRecord, 'expiresAt'>, now: number): boolean {
+  return record.expiresAt === null || record.expiresAt > now;
+}
+
+/**
  * Refuse, before anything is written, a park that could never resume: with no request pending, no answer can
  * ever arrive to move the task back to `working`. The runtime always asks for something, so this is a bug guard.
  * @throws {StoreError} `invalid` when `requests` is empty.
@@ -62,6 +71,12 @@ export function inputKeyReused(key: string): StoreError {
 export function idempotencyKeyTaken(): StoreError {
   return new StoreError('conflict', 'Idempotency key already used for another request');
 }
+
+/**
+ * How long an `expired` event outlives its task (ms, store clock): long enough for every process's tail (a few
+ * hundred ms behind) to deliver it, then `expireDue` deletes it with the rest of the task's history.
+ */
+export const EXPIRED_EVENT_RETENTION_MS = 10 * 60 * 1000;
 
 /** Clamp a caller's page size or batch limit to a non-negative safe integer (a negative LIMIT means "all" in SQLite). */
 export function toLimit(limit: number): number {

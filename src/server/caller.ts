@@ -1,26 +1,13 @@
-import type { Server, ServerContext } from '@modelcontextprotocol/server';
+import type { McpRequestContext, Server, ServerContext } from '@modelcontextprotocol/server';
 import { ANONYMOUS_OWNER_KEY } from '../core/owner.js';
-import type { JsonObject, TaskGeneration } from '../core/task.js';
+import type { JsonObject } from '../core/task.js';
 import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, TASKS_EXTENSION_ID, V1_PROTOCOL_VERSION } from '../protocol/constants.js';
+import type { Caller, Negotiation, TaskCaller } from '../service/caller.js';
 
-/** The protocol era an SDK server instance serves: one stateless 2026-07-28 request, or one 2025-era session. */
-export type Era = 'legacy' | 'modern';
-
-/** Everything a handler needs to know about who is calling and what they negotiated, for this one request. */
-export interface Caller {
-  era: Era;
-  /**
-   * Which task generation this request may use: `v1` in a session that negotiated 2025-11-25; `v2` for a
-   * 2026-07-28 request that declares `io.modelcontextprotocol/tasks` in its own `_meta` (SEP-2663 E1, E3);
-   * `null` otherwise (older sessions; modern requests without the extension).
-   */
-  generation: TaskGeneration | null;
-  protocolVersion: string;
-  /** The request's client capabilities (modern: its `_meta`; legacy: from `initialize`). */
-  clientCapabilities: JsonObject;
-  /** Task owner: `issuer|subject|tenant` from the verified token, or `anonymous`. */
-  ownerKey: string;
-}
+/**
+ * The one place where a {@link Caller} is built from what a request carries: the SDK handlers, the fast path and
+ * the elicitation-reply route all call these, so identity and negotiation are read the same way on every path.
+ */
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -37,25 +24,39 @@ export function ownerKeyFromContext(context: ServerContext): string {
   return typeof ownerKey === 'string' ? ownerKey : ANONYMOUS_OWNER_KEY;
 }
 
-/**
- * Work out the {@link Caller} of one request. Negotiation is per request on the modern era (B1: never from earlier
- * requests) and per session on the legacy era (the `initialize` result).
- */
-export function callerOf(server: Server, era: Era, context: ServerContext): Caller {
-  const ownerKey = ownerKeyFromContext(context);
-  if (era === 'modern') {
-    const envelope = (context.mcpReq.envelope ?? {}) as Record<string, unknown>;
-    const clientCapabilities = isPlainObject(envelope[CLIENT_CAPABILITIES_META_KEY]) ? (envelope[CLIENT_CAPABILITIES_META_KEY] as JsonObject) : {};
-    const protocolVersion = typeof envelope[PROTOCOL_VERSION_META_KEY] === 'string' ? (envelope[PROTOCOL_VERSION_META_KEY] as string) : '';
-    return { era, generation: declaresTasksExtension(clientCapabilities) ? 'v2' : null, protocolVersion, clientCapabilities, ownerKey };
-  }
-  return legacyCaller(server, ownerKey);
+/** How an SDK server instance negotiates, from the SDK's own `era` of its factory call (read here only). */
+export function negotiationOf(sdkProtocolEra: McpRequestContext['era']): Negotiation {
+  return sdkProtocolEra === 'modern' ? 'per-request' : 'per-session';
 }
 
-/** The {@link Caller} of a request in a 2025-era session, from what its `initialize` negotiated. */
-export function legacyCaller(server: Server, ownerKey: string): Caller {
-  // Deprecated accessors are the documented way to read initialize-scoped state on a 2025-era session.
+/**
+ * The caller of a 2026-07-28 request, from its own `_meta` envelope (B1: never from earlier requests): its
+ * protocol version and client capabilities; `v2` when the capabilities declare the Tasks Extension (E1, E3).
+ */
+export function requestCaller(ownerKey: string, envelope: Record<string, unknown>): Caller {
+  const clientCapabilities = isPlainObject(envelope[CLIENT_CAPABILITIES_META_KEY]) ? (envelope[CLIENT_CAPABILITIES_META_KEY] as JsonObject) : {};
+  const protocolVersion = typeof envelope[PROTOCOL_VERSION_META_KEY] === 'string' ? (envelope[PROTOCOL_VERSION_META_KEY] as string) : '';
+  return { ownerKey, negotiation: 'per-request', generation: declaresTasksExtension(clientCapabilities) ? 'v2' : null, protocolVersion, clientCapabilities };
+}
+
+/** The caller of a request in a v1-generation (2025-11-25) session, from what its `initialize` negotiated (`v1` on 2025-11-25). */
+export function sessionCaller(server: Server, ownerKey: string): Caller {
+  // Deprecated accessors are the documented way to read initialize-scoped state on a v1-generation (2025-11-25) session.
   const protocolVersion = server.getNegotiatedProtocolVersion() ?? '';
   const clientCapabilities = (server.getClientCapabilities() ?? {}) as JsonObject;
-  return { era: 'legacy', generation: protocolVersion === V1_PROTOCOL_VERSION ? 'v1' : null, protocolVersion, clientCapabilities, ownerKey };
+  return { ownerKey, negotiation: 'per-session', generation: protocolVersion === V1_PROTOCOL_VERSION ? 'v1' : null, protocolVersion, clientCapabilities };
+}
+
+/** The caller of one SDK handler invocation. */
+export function callerOf(server: Server, negotiation: Negotiation, context: ServerContext): Caller {
+  const ownerKey = ownerKeyFromContext(context);
+  return negotiation === 'per-request' ? requestCaller(ownerKey, (context.mcpReq.envelope ?? {}) as Record<string, unknown>) : sessionCaller(server, ownerKey);
+}
+
+/**
+ * The caller behind a client's reply to one of our v1 elicitation requests: known by its credentials only (the
+ * reply may reach any process, after any restart, outside the session that carried the question).
+ */
+export function replyCaller(ownerKey: string): TaskCaller {
+  return { ownerKey, negotiation: 'per-session', generation: 'v1', protocolVersion: V1_PROTOCOL_VERSION, clientCapabilities: {} };
 }

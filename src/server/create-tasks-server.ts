@@ -1,13 +1,23 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import { systemClock, type Clock } from '../core/clock.js';
+import { TaskEventFeed } from '../core/event-feed.js';
+import type { Executor } from '../core/executor.js';
 import { newInstanceId } from '../core/ids.js';
+import { resolveLimits, type TasksServerLimits } from '../core/limits.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import { ANONYMOUS_OWNER_KEY, type Authenticator } from '../core/owner.js';
 import { ScopePolicy } from '../core/scopes.js';
 import type { TaskStore } from '../core/store.js';
 import type { AnyToolDefinition } from '../core/tool.js';
-import { TaskRuntime } from '../runtime/task-runtime.js';
+import { ToolRegistry } from '../core/tool-registry.js';
+import { TasksError } from '../core/errors.js';
+import { createExecutionParts, type ExecutionParts } from '../execution/create-task-worker.js';
+import { InProcessExecutor } from '../execution/in-process-executor.js';
+import { Sweeper } from '../execution/sweeper.js';
+import type { TaskWorker } from '../execution/task-worker.js';
+import type { TaskServiceHook } from '../service/hooks.js';
+import { TaskService } from '../service/task-service.js';
 import { CursorCodec } from './cursor.js';
 import type { HandlerDeps } from './deps.js';
 import { createServerFactory } from './factory.js';
@@ -21,7 +31,13 @@ import { createGatherStateCodec } from './input-gathering.js';
 import { PollThrottle } from './poll-throttle.js';
 import { InputRoutingStdioTransport } from './stdio-transport.js';
 import { isJsonRpcResponse, parseInputRequestId, routeInputResponse } from './v1-input.js';
-import { resolveLimits, type TasksServerLimits } from './options.js';
+import { ErrorCode } from '../protocol/constants.js';
+
+/** The embedded worker of {@link createTasksServer}. */
+export interface EmbeddedWorkerOptions {
+  /** Runs the tools of task runs. @defaultValue in process (the isolated executor of a later stage plugs in here) */
+  executor?: Executor;
+}
 
 /** Options of {@link createTasksServer}. */
 export interface CreateTasksServerOptions {
@@ -58,6 +74,16 @@ export interface CreateTasksServerOptions {
   deniedPaths?: readonly string[];
   /** Limits and timings; see {@link TasksServerLimits}. */
   limits?: Partial<TasksServerLimits>;
+  /**
+   * Run tasks in this process too: `true` (the default) or options embeds a worker that claims and runs tasks;
+   * `false` makes an API-only server that never holds a lease — its tasks wait for a worker process
+   * (`createTaskWorker`, `mcp-tasks worker`) on the same store. @defaultValue true
+   */
+  worker?: boolean | EmbeddedWorkerOptions;
+  /** Sweep expired and timed-out tasks in this process (holds no lease). @defaultValue true */
+  sweeper?: boolean;
+  /** Run around every task service operation, for every entry path (see `TaskServiceHook`). @defaultValue none */
+  hooks?: readonly TaskServiceHook[];
   /** Host header allow-list for HTTP (DNS-rebinding protection); `null` disables it. @defaultValue localhost names */
   allowedHosts?: string[] | null;
   /** Origin allow-list (host names) for HTTP requests with an `Origin` header. @defaultValue localhost names */
@@ -66,7 +92,7 @@ export interface CreateTasksServerOptions {
   logger?: Logger;
   /** @defaultValue the system clock */
   clock?: Clock;
-  /** Lease owner id of this process. @defaultValue random */
+  /** Lease owner id of the embedded worker. @defaultValue random */
   instanceId?: string;
   /**
    * Answer the hot task requests (task-creating `tools/call`, `tasks/get`, terminal v1 `tasks/result`) without the
@@ -81,13 +107,20 @@ export interface CreateTasksServerOptions {
 export interface TasksServer {
   /** Node `http` request handler for the MCP endpoint (`/mcp`). */
   handleHttp(request: IncomingMessage, response: ServerResponse): Promise<void>;
-  /** Serve MCP over this process's stdin/stdout (both eras, same tools and store). */
+  /** Serve MCP over this process's stdin/stdout (both generations, same tools and store). */
   serveStdio(): StdioServerHandle;
-  /** The task runtime (for embedding and tests). */
-  readonly runtime: TaskRuntime;
-  /** The HTTP front (legacy session count, for tests). */
+  /** The task service every entry path goes through (for embedding and tests). */
+  readonly service: TaskService;
+  /** The embedded worker, or `undefined` for an API-only server (`worker: false`). */
+  readonly worker: TaskWorker | undefined;
+  /** The HTTP front (2025 session count, for tests). */
   readonly http: HttpFront;
-  /** Stop accepting work, abort local runs (their leases are released for recovery) and close sessions. */
+  /**
+   * Stop: end listen streams with their result and close sessions, then drain the worker — stop claiming, let runs
+   * finish for up to `drainMs`, abort the rest with `shutdown` and release their leases for another worker.
+   */
+  drain(drainMs: number): Promise<void>;
+  /** `drain(0)`: every run still going is aborted at once (its lease released for recovery). */
   close(): Promise<void>;
 }
 
@@ -104,55 +137,58 @@ function protectedResource(oauth: { resource: URL; issuer: string }, scopes: Sco
 const MAX_POLL_DELAY_MS = 5000;
 
 /**
- * Create a durable MCP tasks server for both protocol generations on one endpoint, start its runtime (recovery,
- * leases, TTL sweeper, event tail) and return its HTTP handler, stdio runner and `close()`.
- * @throws TasksError `-32602` for invalid limits (every problem listed) or duplicate tool names.
+ * Create a durable MCP tasks server for both protocol generations on one endpoint: the task service, its
+ * adapters (HTTP, stdio), and — unless `worker: false` — an embedded worker and the sweeper, started (recovery,
+ * leases, TTL sweeper, event tail) before this resolves.
+ * @throws TasksError `-32602` for invalid limits (every problem listed), duplicate tool names, an elicting tool
+ *   that is not safe to re-run, or a secret shorter than 16 bytes.
  */
 export async function createTasksServer(options: CreateTasksServerOptions): Promise<TasksServer> {
   const limits = resolveLimits(options.limits);
   const logger = options.logger ?? silentLogger;
   const clock = options.clock ?? systemClock;
-  const names = new Set<string>();
-  for (const tool of options.tools) {
-    if (names.has(tool.name)) throw new Error(`duplicate tool name: ${tool.name}`);
-    names.add(tool.name);
-  }
-  if (options.secret.length < 16) throw new Error('the server secret must be at least 16 bytes');
-  if (options.oauth && !options.auth) throw new Error('oauth needs auth (the authenticator that verifies its tokens)');
-  const roots = options.roots ?? [];
-  const deniedPaths = options.deniedPaths ?? [];
-  const runtime = new TaskRuntime(
-    options.store,
-    options.tools,
-    {
-      instanceId: options.instanceId ?? newInstanceId(),
-      concurrency: limits.concurrency,
-      leaseMs: limits.leaseMs,
-      recoveryIntervalMs: limits.recoveryIntervalMs,
-      sweepIntervalMs: limits.sweepIntervalMs,
-      tailIntervalMs: limits.tailIntervalMs,
-      statusFlushIntervalMs: limits.statusFlushIntervalMs,
-      runtimeLimitMs: limits.runtimeLimitMs,
-      maxAttempts: limits.maxAttempts,
-      inputTimeoutMs: limits.inputTimeoutMs,
-      roots,
-      deniedPaths,
-    },
+  const tools = new ToolRegistry(options.tools);
+  if (options.secret.length < 16) throw new TasksError(ErrorCode.InvalidParams, 'the server secret must be at least 16 bytes');
+  if (options.oauth && !options.auth) throw new TasksError(ErrorCode.InvalidParams, 'oauth needs auth (the authenticator that verifies its tokens)');
+  const confinement = { roots: options.roots ?? [], deniedPaths: options.deniedPaths ?? [] };
+  const feed = new TaskEventFeed(options.store, logger);
+  const executor = new InProcessExecutor(tools);
+  const embedded = options.worker === false ? undefined : options.worker === true || options.worker === undefined ? {} : options.worker;
+  const execution: ExecutionParts | undefined = embedded
+    ? createExecutionParts({
+        store: options.store,
+        tools,
+        feed,
+        limits,
+        instanceId: options.instanceId ?? newInstanceId(),
+        confinement,
+        executor: embedded.executor ?? executor,
+        sweeper: options.sweeper !== false,
+        clock,
+        logger,
+      })
+    : undefined;
+  const sweeper = execution ? undefined : options.sweeper === false ? undefined : new Sweeper(options.store, { sweepIntervalMs: limits.sweepIntervalMs, inputTimeoutMs: limits.inputTimeoutMs }, clock, logger);
+  const service = new TaskService({
+    store: options.store,
+    tools,
+    feed,
+    executor,
+    ...(execution ? { handOff: execution.worker.handOff } : {}),
+    limits,
+    confinement,
     clock,
     logger,
-  );
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+  });
   const deps: HandlerDeps = {
-    runtime,
-    store: options.store,
-    limits,
+    service,
     cursors: new CursorCodec(options.secret),
     requestStates: createGatherStateCodec(options.secret),
     polls: new PollThrottle(MAX_POLL_DELAY_MS),
     sessionNotifiers: new WeakMap(),
     clock,
     logger,
-    roots,
-    deniedPaths,
     authEnabled: options.auth !== undefined,
     serverInfo: options.serverInfo ?? { name: 'mcp-tasks', version: '0.1.0' },
   };
@@ -172,8 +208,24 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     ...(options.fastPath === false ? {} : { fastPath: (sessions: LegacySessions) => new FastPath(deps, sessions) }),
     logger,
   });
-  await runtime.start();
+  await feed.start(limits.tailIntervalMs);
+  await execution?.start();
+  sweeper?.start();
   const stdioHandles: StdioServerHandle[] = [];
+  let stopping: Promise<void> | undefined;
+  const drain = (drainMs: number): Promise<void> => {
+    stopping ??= (async () => {
+      // Listen streams never end by themselves; blocking requests in flight are answered as their runs finish.
+      http.endStreams();
+      await execution?.stop(drainMs);
+      await Promise.allSettled(stdioHandles.map((handle) => handle.close()));
+      await http.close();
+      await sweeper?.close();
+      feed.close();
+      await executor.close();
+    })();
+    return stopping;
+  };
   return {
     handleHttp: (request, response) => http.handle(request, response),
     serveStdio() {
@@ -186,12 +238,10 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
       stdioHandles.push(handle);
       return handle;
     },
-    runtime,
+    service,
+    worker: execution?.worker,
     http,
-    async close() {
-      await Promise.allSettled(stdioHandles.map((handle) => handle.close()));
-      await http.close();
-      await runtime.close();
-    },
+    drain,
+    close: () => drain(0),
   };
 }

@@ -1,20 +1,13 @@
-import { isTerminal } from '../core/state-machine.js';
-import type { JsonObject, TaskRecord } from '../core/task.js';
+import type { TaskRecord } from '../core/task.js';
 import { v2DetailedTask, type V2DetailedTask } from '../protocol/v2/codec.js';
-import type { HandlerDeps } from './deps.js';
-
-/** Every outstanding input request of a task as the `inputRequests` map (key → `{method, params}`). */
-export async function outstandingInputRequests(deps: Pick<HandlerDeps, 'store'>, taskId: string): Promise<JsonObject> {
-  const requests = await deps.store.listInputRequests(taskId);
-  return Object.fromEntries(requests.filter((request) => request.state === 'pending').map((request) => [request.key, request.request]));
-}
+import type { TaskDetails } from '../service/task-service.js';
 
 /**
  * The `DetailedTask` of a task as `tasks/get` and `notifications/tasks` show it (SEP-2663 E19, E33): the result or
- * error inline when terminal, every outstanding request in `inputRequests` while `input_required`.
+ * error inline when terminal, every outstanding request in `inputRequests` (key → `{method, params}`) while
+ * `input_required`.
  */
-export async function detailedTask(deps: Pick<HandlerDeps, 'store'>, record: TaskRecord): Promise<V2DetailedTask> {
-  if (isTerminal(record.status)) return v2DetailedTask(record, await deps.store.getOutcome(record.taskId));
-  if (record.status === 'input_required') return v2DetailedTask(record, undefined, await outstandingInputRequests(deps, record.taskId));
-  return v2DetailedTask(record, undefined);
+export function detailedTask(record: TaskRecord, details: TaskDetails): V2DetailedTask {
+  const inputRequests = details.inputRequests && Object.fromEntries(details.inputRequests.map((request) => [request.key, request.request]));
+  return v2DetailedTask(record, details.outcome, inputRequests);
 }

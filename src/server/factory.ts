@@ -1,7 +1,8 @@
 import { Server, type McpServerFactory, type ServerCapabilities, type ServerContext } from '@modelcontextprotocol/server';
 import { methodNotFound } from '../core/errors.js';
 import { TASKS_EXTENSION_ID, V1_PROTOCOL_VERSION } from '../protocol/constants.js';
-import { callerOf, type Era } from './caller.js';
+import type { Negotiation, TaskCaller } from '../service/caller.js';
+import { callerOf, negotiationOf } from './caller.js';
 import type { HandlerDeps } from './deps.js';
 import { guarded } from './guard.js';
 import { registerV1TaskHandlers } from './tasks-v1.js';
@@ -20,7 +21,7 @@ class TasksSdkServer extends Server {
   constructor(
     info: { name: string; version: string },
     capabilities: ServerCapabilities,
-    private readonly era: Era,
+    private readonly negotiation: Negotiation,
     verifyRequestState: (state: string, context: ServerContext) => Promise<unknown>,
   ) {
     super(info, { capabilities, requestState: { verify: verifyRequestState } });
@@ -28,7 +29,7 @@ class TasksSdkServer extends Server {
 
   override getCapabilities(): ServerCapabilities {
     const capabilities = super.getCapabilities();
-    if (this.era === 'legacy' && this.getNegotiatedProtocolVersion() !== V1_PROTOCOL_VERSION) {
+    if (this.negotiation === 'per-session' && this.getNegotiatedProtocolVersion() !== V1_PROTOCOL_VERSION) {
       const { tasks: _legacyTasks, ...rest } = capabilities as ServerCapabilities & { tasks?: unknown };
       return rest;
     }
@@ -37,30 +38,33 @@ class TasksSdkServer extends Server {
 }
 
 /**
- * Capabilities per era: the Tasks Extension on 2026-07-28 (never the legacy `tasks` object there, SEP-2663 §3);
- * on 2025-11-25 `tasks` with `cancel`, `requests.tools.call`, and `list` only when requestors are authenticated (R51).
+ * Capabilities per negotiation: the Tasks Extension on 2026-07-28 (never the legacy `tasks` object there, SEP-2663
+ * §3); in 2025 sessions `tasks` with `cancel`, `requests.tools.call`, and `list` only when requestors are
+ * authenticated (R51).
  */
-function capabilitiesFor(era: Era, authEnabled: boolean): ServerCapabilities {
-  if (era === 'modern') return { tools: {}, extensions: { [TASKS_EXTENSION_ID]: {} } } as ServerCapabilities;
+function capabilitiesFor(negotiation: Negotiation, authEnabled: boolean): ServerCapabilities {
+  if (negotiation === 'per-request') return { tools: {}, extensions: { [TASKS_EXTENSION_ID]: {} } } as ServerCapabilities;
   return { tools: {}, tasks: { ...(authEnabled ? { list: {} } : {}), cancel: {}, requests: { tools: { call: {} } } } } as ServerCapabilities;
 }
 
 /**
- * The SDK server factory: one instance per modern request, per legacy session, per stdio connection.
- * `tools/call` goes through the fallback handler (see `handleToolsCall`); the task methods are registered per era.
+ * The SDK server factory: one instance per 2026-07-28 request, per v1-generation session, per stdio connection.
+ * `tools/call` goes through the fallback handler (see `handleToolsCall`); the task methods are registered per
+ * negotiation. The SDK's `era` is read here and nowhere else.
  */
 export function createServerFactory(deps: HandlerDeps): McpServerFactory {
   return ({ era }) => {
-    const server = new TasksSdkServer(deps.serverInfo, capabilitiesFor(era, deps.authEnabled), era, deps.requestStates.verify);
-    const callerFor = (context: ServerContext) => callerOf(server, era, context);
+    const negotiation = negotiationOf(era);
+    const server = new TasksSdkServer(deps.serverInfo, capabilitiesFor(negotiation, deps.authEnabled), negotiation, deps.requestStates.verify);
+    const callerFor = (context: ServerContext) => callerOf(server, negotiation, context);
 
     server.setRequestHandler('tools/list', (_request, context) =>
       guarded(deps.logger, 'tools/list', async () => {
         const caller = callerFor(context);
-        return { tools: deps.runtime.listTools().map((tool) => toolListEntry(tool, caller)) } as never;
+        return { tools: (await deps.service.listTools(caller)).map((tool) => toolListEntry(tool, caller)) } as never;
       }),
     );
-    const notifier = era === 'legacy' ? new V1SessionNotifier(server, deps) : undefined;
+    const notifier = negotiation === 'per-session' ? new V1SessionNotifier(server, deps) : undefined;
     if (notifier) {
       deps.sessionNotifiers.set(server, notifier);
       server.onclose = () => notifier.close();
@@ -68,9 +72,10 @@ export function createServerFactory(deps: HandlerDeps): McpServerFactory {
     server.fallbackRequestHandler = (request, context) =>
       guarded(deps.logger, request.method, async () => {
         if (request.method !== 'tools/call') throw methodNotFound(request.method);
-        return (await handleToolsCall(deps, callerFor(context), request, context, notifier && ((record) => notifier.trackCreated(record)))) as never;
+        const caller = callerFor(context);
+        return (await handleToolsCall(deps, caller, request, context, notifier && ((record) => notifier.trackCreated(caller as TaskCaller, record)))) as never;
       });
-    if (era === 'legacy') registerV1TaskHandlers(server, deps, callerFor);
+    if (negotiation === 'per-session') registerV1TaskHandlers(server, deps, callerFor);
     else registerV2TaskHandlers(server, deps, callerFor);
     return server;
   };

@@ -1,11 +1,12 @@
 import { createHash, createHmac } from 'node:crypto';
 import { createRequestStateCodec, type RequestStateCodec, type ServerContext } from '@modelcontextprotocol/server';
+import { assertElicitationDeclared, toWireRequest } from '../core/elicitation.js';
 import { invalidParams } from '../core/errors.js';
 import type { JsonObject } from '../core/task.js';
-import type { ElicitRequest, ElicitResult } from '../core/tool.js';
-import { assertElicitationDeclared, toWireRequest } from '../runtime/elicitation.js';
-import { checkAnswer } from '../runtime/input-answers.js';
-import type { Caller } from './caller.js';
+import type { ElicitResult } from '../core/tool.js';
+import type { Caller } from '../service/caller.js';
+import { checkAnswer } from '../service/input-answers.js';
+import type { CallAsk, CallInteraction } from '../service/task-service.js';
 import { ownerKeyFromContext } from './caller.js';
 
 /** What a `requestState` carries between MRTR rounds of one `tools/call` (signed, readable by the client). */
@@ -15,18 +16,6 @@ export interface GatherState {
   argsDigest: string;
   /** Answers of earlier rounds, by key. */
   answers: Record<string, JsonObject>;
-}
-
-/** Raised by an MRTR elicitor when answers are missing: the call answers `input_required` with these requests. */
-class NeedsInput extends Error {
-  constructor(readonly requests: JsonObject) {
-    super('input needed');
-  }
-}
-
-/** Whether `error` is the MRTR "answer missing" signal (it must pass through tool error handling untouched). */
-export function isNeedsInput(error: unknown): boolean {
-  return error instanceof NeedsInput;
 }
 
 /** SHA-256 over the JSON of `value` with sorted keys, base64url. */
@@ -79,42 +68,50 @@ async function verifiedState(codec: RequestStateCodec<GatherState>, context: Ser
   }
 }
 
-/** How one `tools/call` may ask the user, with the answers gathered so far. */
-export interface CallElicitor {
-  elicitAll(requests: readonly ElicitRequest[]): Promise<ElicitResult[]>;
-}
-
 /**
- * Run `phase` (a tool's `gather`, or an inline `run`) with an elicitor suited to the caller:
+ * How one `tools/call` of the SDK path talks back (a {@link CallInteraction}):
  * - 2026-07-28: Multi Round-Trip Requests. A missing answer ends the call with `resultType: "input_required"`, one
  *   question per round under keys `<prefix>-<n>`, and a signed `requestState` carrying the earlier answers; the
  *   client's retry replays the phase with them (SEP-2322, SEP-2663 E16). An invalid answer is asked again.
  * - 2025 sessions: a direct `elicitation/create` request to the client on this call's stream.
- * @returns `{done}` with the phase's value, or `{inputRequired}` with the result to send.
- * @throws TasksError `-32021` when the caller did not declare elicitation; `-32602` for a `requestState` minted for
- *   another tool or other arguments.
+ * `withInput` throws TasksError `-32021` when the caller did not declare elicitation, and `-32602` for a
+ * `requestState` minted for another tool or other arguments (or forged, altered, expired, foreign).
  */
-export async function runWithCallInput<T>(
+export function callInteraction(
+  caller: Caller,
+  context: ServerContext,
+  codec: RequestStateCodec<GatherState>,
+  call: { tool: string; args: unknown },
+): CallInteraction {
+  return {
+    signal: context.mcpReq.signal,
+    withInput: (prefix, phase) =>
+      caller.negotiation === 'per-session' ? sessionRound(caller, context, phase) : requestRounds(caller, context, codec, { ...call, prefix }, phase),
+  };
+}
+
+/** A 2025 session asks the client directly, on the stream of this call, and waits for each answer. */
+async function sessionRound<T>(caller: Caller, context: ServerContext, phase: (ask: CallAsk) => Promise<T>): Promise<{ done: T }> {
+  return {
+    done: await phase(async (requests) => {
+      const answers: ElicitResult[] = [];
+      for (const request of requests) {
+        assertElicitationDeclared(caller.clientCapabilities, request);
+        answers.push((await context.mcpReq.elicitInput(toWireRequest(request).params as never)) as ElicitResult);
+      }
+      return { answers };
+    }),
+  };
+}
+
+/** One MRTR round of a 2026-07-28 call: the phase replayed with the answers so far, or the next `input_required`. */
+async function requestRounds<T>(
   caller: Caller,
   context: ServerContext,
   codec: RequestStateCodec<GatherState>,
   call: { tool: string; args: unknown; prefix: string },
-  phase: (elicitor: CallElicitor) => Promise<T>,
+  phase: (ask: CallAsk) => Promise<T>,
 ): Promise<{ done: T } | { inputRequired: JsonObject }> {
-  if (caller.era === 'legacy') {
-    return {
-      done: await phase({
-        async elicitAll(requests) {
-          const answers: ElicitResult[] = [];
-          for (const request of requests) {
-            assertElicitationDeclared(caller.clientCapabilities, request);
-            answers.push((await context.mcpReq.elicitInput(toWireRequest(request).params as never)) as ElicitResult);
-          }
-          return answers;
-        },
-      }),
-    };
-  }
   const argsDigest = digestOf(call.args);
   const state = await verifiedState(codec, context);
   if (state !== undefined && (typeof state !== 'object' || state.tool !== call.tool || state.argsDigest !== argsDigest)) {
@@ -123,30 +120,29 @@ export async function runWithCallInput<T>(
   const answers: Record<string, JsonObject> = { ...(state?.answers ?? {}) };
   const offered = context.mcpReq.inputResponses ?? {};
   let counter = 0;
+  const missing: JsonObject = {};
+  let done: T | undefined;
   try {
-    const done = await phase({
-      async elicitAll(requests) {
-        const missing: JsonObject = {};
-        const results = requests.map((request) => {
-          const key = `${call.prefix}-${(counter += 1)}`;
-          const wire = toWireRequest(request);
-          const answer = answers[key] ?? offered[key];
-          if (answer !== undefined && checkAnswer(wire, answer).ok) {
-            answers[key] = answer as JsonObject;
-            return answer as unknown as ElicitResult;
-          }
-          assertElicitationDeclared(caller.clientCapabilities, request);
-          missing[key] = wire;
-          return undefined;
-        });
-        if (Object.keys(missing).length > 0) throw new NeedsInput(missing);
-        return results as ElicitResult[];
-      },
+    done = await phase(async (requests) => {
+      const results = requests.map((request) => {
+        const key = `${call.prefix}-${(counter += 1)}`;
+        const wire = toWireRequest(request);
+        const answer = answers[key] ?? offered[key];
+        if (answer !== undefined && checkAnswer(wire, answer).ok) {
+          answers[key] = answer as JsonObject;
+          return answer as unknown as ElicitResult;
+        }
+        assertElicitationDeclared(caller.clientCapabilities, request);
+        missing[key] = wire;
+        return undefined;
+      });
+      return Object.keys(missing).length > 0 ? { parked: true } : { answers: results as ElicitResult[] };
     });
-    return { done };
   } catch (error) {
-    if (!(error instanceof NeedsInput)) throw error;
-    const requestState = await codec.mint({ tool: call.tool, argsDigest, answers }, context);
-    return { inputRequired: { resultType: 'input_required', inputRequests: error.requests, requestState } as unknown as JsonObject };
+    // Once an answer is missing the phase was told to stop; what it threw then is not the call's outcome.
+    if (Object.keys(missing).length === 0) throw error;
   }
+  if (Object.keys(missing).length === 0) return { done: done as T };
+  const requestState = await codec.mint({ tool: call.tool, argsDigest, answers }, context);
+  return { inputRequired: { resultType: 'input_required', inputRequests: missing, requestState } as unknown as JsonObject };
 }

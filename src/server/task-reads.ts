@@ -1,10 +1,10 @@
-import { methodNotFound, taskNotFound, TasksError } from '../core/errors.js';
+import { methodNotFound, TasksError } from '../core/errors.js';
 import { isTerminal } from '../core/state-machine.js';
-import type { JsonObject, TaskGeneration, TaskRecord } from '../core/task.js';
+import type { JsonObject, TaskRecord } from '../core/task.js';
 import { ErrorCode } from '../protocol/constants.js';
 import { toV1Task, v1TaskPayloadResult } from '../protocol/v1/codec.js';
 import { v2GetTaskResult } from '../protocol/v2/codec.js';
-import type { Caller } from './caller.js';
+import type { Caller, TaskCaller } from '../service/caller.js';
 import type { HandlerDeps } from './deps.js';
 import { detailedTask } from './detailed-task.js';
 import { clampPollHintMs, withPollHint } from './poll-hint.js';
@@ -12,28 +12,8 @@ import { holdBack } from './poll-throttle.js';
 
 /**
  * The task reads behind `tasks/get` (both generations) and v1 `tasks/result`, shared by the SDK handlers and the
- * fast path so both answer identically.
+ * fast path so both answer identically; the reads themselves are the service's.
  */
-
-/** The caller's task of `generation`, or the unknown-task error (R45, E39; foreign/expired look the same, R49). */
-export async function scopedTask(deps: Pick<HandlerDeps, 'store' | 'clock'>, caller: Caller, generation: TaskGeneration, taskId: string): Promise<TaskRecord> {
-  const record = await deps.store.get(taskId, { ownerKey: caller.ownerKey, generation, now: deps.clock.now() });
-  if (!record) throw taskNotFound();
-  return record;
-}
-
-/**
- * {@link scopedTask}, but a task whose run has already finished in this process and whose outcome is being
- * committed is read after that commit (at most one group commit later), so a poll never answers `working` for
- * work that is done.
- */
-export async function currentTask(deps: Pick<HandlerDeps, 'store' | 'clock' | 'runtime'>, caller: Caller, generation: TaskGeneration, taskId: string): Promise<TaskRecord> {
-  const record = await scopedTask(deps, caller, generation, taskId);
-  const pending = isTerminal(record.status) ? undefined : deps.runtime.pendingOutcome(taskId);
-  if (!pending) return record;
-  await pending.catch(() => undefined);
-  return scopedTask(deps, caller, generation, taskId);
-}
 
 /** The abort signal of a request, or a way to make one only when it is needed (most requests never wait). */
 export type SignalSource = AbortSignal | (() => AbortSignal);
@@ -43,33 +23,39 @@ export type SignalSource = AbortSignal | (() => AbortSignal);
  * a non-terminal task is held back and answered with a raised hint (still within its generation's range), then read
  * again so the answer is current.
  */
-async function polledTask(deps: HandlerDeps, caller: Caller, generation: TaskGeneration, taskId: string, signal: SignalSource): Promise<TaskRecord> {
-  const record = withPollHint(await currentTask(deps, caller, generation, taskId), deps.clock.now());
+async function polledTask(deps: HandlerDeps, caller: TaskCaller, taskId: string, signal: SignalSource): Promise<TaskRecord> {
+  const record = withPollHint(await deps.service.get(caller, taskId), deps.clock.now());
   const advice = deps.polls.observe(caller.ownerKey, taskId, record.pollIntervalMs, isTerminal(record.status), deps.clock.now());
   if (advice.delayMs === 0 && advice.pollIntervalMs === record.pollIntervalMs) return record;
   if (advice.delayMs > 0) await holdBack(advice.delayMs, typeof signal === 'function' ? signal() : signal);
-  const current = advice.delayMs > 0 ? withPollHint(await scopedTask(deps, caller, generation, taskId), deps.clock.now()) : record;
-  return isTerminal(current.status) ? current : { ...current, pollIntervalMs: clampPollHintMs(generation, advice.pollIntervalMs) };
+  const current = advice.delayMs > 0 ? withPollHint(await deps.service.get(caller, taskId), deps.clock.now()) : record;
+  return isTerminal(current.status) ? current : { ...current, pollIntervalMs: clampPollHintMs(caller.generation, advice.pollIntervalMs) };
 }
 
 /** v2 `GetTaskResult` (E19): `resultType: "complete"` and the detailed task. */
-export async function readTaskV2(deps: HandlerDeps, caller: Caller, taskId: string, signal: SignalSource): Promise<JsonObject> {
-  return v2GetTaskResult(await detailedTask(deps, await polledTask(deps, caller, 'v2', taskId, signal))) as unknown as JsonObject;
+export async function readTaskV2(deps: HandlerDeps, caller: TaskCaller, taskId: string, signal: SignalSource): Promise<JsonObject> {
+  const record = await polledTask(deps, caller, taskId, signal);
+  return v2GetTaskResult(detailedTask(record, await deps.service.details(caller, record))) as unknown as JsonObject;
+}
+
+/** The caller as a v1 task caller, or `-32601` for `method` outside 2025-11-25 sessions. */
+export function v1Caller(caller: Caller, method: string): TaskCaller {
+  if (caller.generation !== 'v1') throw methodNotFound(method);
+  return caller as TaskCaller;
 }
 
 /** v1 `GetTaskResult`: the flat task, no related-task `_meta` (R33). `-32601` outside 2025-11-25 sessions. */
 export async function readTaskV1(deps: HandlerDeps, caller: Caller, taskId: string, signal: SignalSource): Promise<JsonObject> {
-  if (caller.generation !== 'v1') throw methodNotFound('tasks/get');
-  return toV1Task(await polledTask(deps, caller, 'v1', taskId, signal)) as unknown as JsonObject;
+  return toV1Task(await polledTask(deps, v1Caller(caller, 'tasks/get'), taskId, signal)) as unknown as JsonObject;
 }
 
 /**
  * What v1 `tasks/result` answers for a terminal task (R23, R25, R26, D4): the original `CallToolResult` with the
  * related-task `_meta`, or the original JSON-RPC error thrown; a cancelled task answers `-32603` "Task was cancelled".
  */
-export async function terminalPayloadV1(deps: Pick<HandlerDeps, 'store'>, record: TaskRecord): Promise<JsonObject> {
+export async function terminalPayloadV1(deps: Pick<HandlerDeps, 'service'>, caller: TaskCaller, record: TaskRecord): Promise<JsonObject> {
   if (record.status === 'cancelled') throw new TasksError(ErrorCode.InternalError, 'Task was cancelled');
-  const outcome = await deps.store.getOutcome(record.taskId);
+  const { outcome } = await deps.service.details(caller, record);
   if (!outcome) throw new TasksError(ErrorCode.InternalError, 'Task ended without a stored outcome');
   if (outcome.kind === 'error') throw new TasksError(outcome.error.code, outcome.error.message, outcome.error.data);
   return v1TaskPayloadResult(record.taskId, outcome.result);

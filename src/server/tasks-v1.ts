@@ -1,15 +1,14 @@
 import type { Server, ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { methodNotFound, TasksError } from '../core/errors.js';
-import { isTerminal } from '../core/state-machine.js';
 import type { JsonObject } from '../core/task.js';
 import { ErrorCode } from '../protocol/constants.js';
 import { toV1Task, v1ListTasksResult } from '../protocol/v1/codec.js';
-import type { Caller } from './caller.js';
+import type { Caller } from '../service/caller.js';
 import type { HandlerDeps } from './deps.js';
 import { withPollHint } from './poll-hint.js';
 import { guarded } from './guard.js';
-import { readTaskV1, scopedTask, terminalPayloadV1 } from './task-reads.js';
+import { readTaskV1, terminalPayloadV1, v1Caller } from './task-reads.js';
 import { deliverInputRequests } from './v1-input.js';
 
 const TaskIdParams = z.looseObject({ taskId: z.string().min(1) });
@@ -18,16 +17,11 @@ const ListParams = z.looseObject({ cursor: z.string().optional() });
 type CallerFor = (context: ServerContext) => Caller;
 
 /**
- * Register the 2025-11-25 task methods (`tasks/get|result|list|cancel`) on a legacy-era SDK server.
- * Every method re-checks the caller: the task must belong to the same owner and be a v1 task, else it is answered
- * exactly like an unknown id (`-32602`, R45, R49). Sessions older than 2025-11-25 get `-32601`.
+ * Register the 2025-11-25 task methods (`tasks/get|result|list|cancel`) on an SDK server of the v1 generation (2025-11-25). Each one goes
+ * through the task service, which re-checks the caller: the task must belong to the same owner and be a v1 task,
+ * else it is answered exactly like an unknown id (`-32602`, R45, R49). Sessions older than 2025-11-25 get `-32601`.
  */
 export function registerV1TaskHandlers(server: Server, deps: HandlerDeps, callerFor: CallerFor): void {
-  const scoped = async (caller: Caller, method: string, taskId: string) => {
-    if (caller.generation !== 'v1') throw methodNotFound(method);
-    return scopedTask(deps, caller, 'v1', taskId);
-  };
-
   server.setRequestHandler('tasks/get', { params: TaskIdParams }, (params, context) =>
     guarded(deps.logger, 'tasks/get', () => readTaskV1(deps, callerFor(context), params.taskId, context.mcpReq.signal)),
   );
@@ -35,42 +29,35 @@ export function registerV1TaskHandlers(server: Server, deps: HandlerDeps, caller
   // R23–R26: block until terminal, then exactly the original result (with related-task _meta) or JSON-RPC error.
   server.setRequestHandler('tasks/result', { params: TaskIdParams }, (params, context) =>
     guarded(deps.logger, 'tasks/result', async () => {
-      const caller = callerFor(context);
-      await scoped(caller, 'tasks/result', params.taskId);
+      const caller = v1Caller(callerFor(context), 'tasks/result');
       const sent = new Set<string>();
       // R29: while the call is open, the task's questions reach the client on this call's stream.
-      const record = await deps.runtime.waitForTerminal(params.taskId, { ownerKey: caller.ownerKey, generation: 'v1' }, context.mcpReq.signal, (current) =>
-        deliverInputRequests(deps, server, current, context.mcpReq.id, sent),
+      const record = await deps.service.waitForTerminal(caller, params.taskId, context.mcpReq.signal, async (current) =>
+        deliverInputRequests(server, current, (await deps.service.details(caller, current)).inputRequests ?? [], context.mcpReq.id, sent),
       );
-      return terminalPayloadV1(deps, record);
+      return terminalPayloadV1(deps, caller, record);
     }),
   );
 
   // R37–R39, R51: only offered when requestors are authenticated; keyset pages on the creation sequence.
   server.setRequestHandler('tasks/list', { params: ListParams }, (params, context) =>
     guarded(deps.logger, 'tasks/list', async () => {
-      const caller = callerFor(context);
-      if (caller.generation !== 'v1' || !deps.authEnabled) throw methodNotFound('tasks/list');
+      const caller = v1Caller(callerFor(context), 'tasks/list');
+      if (!deps.authEnabled) throw methodNotFound('tasks/list');
       const afterSeq = params.cursor === undefined ? 0 : deps.cursors.decode(params.cursor, caller.ownerKey);
-      const pageSize = deps.limits.listPageSize;
-      const rows = await deps.store.list({ ownerKey: caller.ownerKey, generation: 'v1', now: deps.clock.now() }, { afterSeq, limit: pageSize + 1 });
-      const page = rows.slice(0, pageSize);
-      const last = page[page.length - 1];
-      const nextCursor = rows.length > pageSize && last ? deps.cursors.encode(last.seq, caller.ownerKey) : undefined;
+      const page = await deps.service.list(caller, afterSeq);
+      const nextCursor = page.nextAfterSeq === undefined ? undefined : deps.cursors.encode(page.nextAfterSeq, caller.ownerKey);
       const now = deps.clock.now();
-      return v1ListTasksResult(page.map((record) => withPollHint(record, now)), nextCursor) as unknown as JsonObject;
+      return v1ListTasksResult(page.tasks.map((record) => withPollHint(record, now)), nextCursor) as unknown as JsonObject;
     }),
   );
 
   // R40–R42: `cancelled` is written before the reply; a terminal task answers -32602.
   server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, (params, context) =>
     guarded(deps.logger, 'tasks/cancel', async () => {
-      const caller = callerFor(context);
-      const record = await scoped(caller, 'tasks/cancel', params.taskId);
-      const cancelled = isTerminal(record.status) ? undefined : await deps.runtime.cancel(record.taskId, 'Cancelled by requestor');
-      if (cancelled) return toV1Task(withPollHint(cancelled, deps.clock.now())) as unknown as JsonObject;
-      const current = await scoped(caller, 'tasks/cancel', params.taskId);
-      throw new TasksError(ErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${current.status}'`);
+      const { cancelled, task } = await deps.service.cancel(v1Caller(callerFor(context), 'tasks/cancel'), params.taskId);
+      if (cancelled) return toV1Task(withPollHint(task, deps.clock.now())) as unknown as JsonObject;
+      throw new TasksError(ErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${task.status}'`);
     }),
   );
 }

@@ -1,10 +1,9 @@
 import type { Server, ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { invalidParams, missingTasksExtension } from '../core/errors.js';
-import { isTerminal } from '../core/state-machine.js';
 import { v2Acknowledgement } from '../protocol/v2/codec.js';
-import { readTaskV2, scopedTask } from './task-reads.js';
-import type { Caller } from './caller.js';
+import type { Caller, TaskCaller } from '../service/caller.js';
+import { readTaskV2 } from './task-reads.js';
 import type { HandlerDeps } from './deps.js';
 import { guarded } from './guard.js';
 
@@ -21,22 +20,23 @@ function parse<T>(schema: z.ZodType<T>, method: string, params: unknown): T {
   return parsed.data;
 }
 
+/** The caller as a v2 task caller, or `-32021` before any lookup when its request lacks the extension (E41). */
+function v2Caller(caller: Caller): TaskCaller {
+  if (caller.generation !== 'v2') throw missingTasksExtension();
+  return caller as TaskCaller;
+}
+
 /**
- * Register the Tasks Extension methods (`tasks/get|update|cancel`, SEP-2663) on a modern-era SDK server.
- * Without the extension in this request's `_meta` every method answers `-32021` before any lookup (E41); a task
- * that is unknown, foreign, expired or of the other generation is answered `-32602` (E39, E45).
+ * Register the Tasks Extension methods (`tasks/get|update|cancel`, SEP-2663) on a 2026-07-28 SDK server, each
+ * through the task service. Without the extension in this request's `_meta` every method answers `-32021` before
+ * any lookup (E41); a task that is unknown, foreign, expired or of the other generation is answered `-32602` (E39,
+ * E45).
  */
 export function registerV2TaskHandlers(server: Server, deps: HandlerDeps, callerFor: CallerFor): void {
-  const scoped = (caller: Caller, taskId: string) => scopedTask(deps, caller, 'v2', taskId);
-  const gate = (caller: Caller): void => {
-    if (caller.generation !== 'v2') throw missingTasksExtension();
-  };
-
   // E19: a pure, repeatable read of the current variant, result or error inline.
   server.setRequestHandler('tasks/get', { params: AnyParams }, (raw, context) =>
     guarded(deps.logger, 'tasks/get', async () => {
-      const caller = callerFor(context);
-      gate(caller);
+      const caller = v2Caller(callerFor(context));
       const { taskId } = parse(TaskIdParams, 'tasks/get', raw);
       return readTaskV2(deps, caller, taskId, context.mcpReq.signal);
     }),
@@ -45,14 +45,12 @@ export function registerV2TaskHandlers(server: Server, deps: HandlerDeps, caller
   // E25–E27: acknowledged; answers to keys that are not outstanding are ignored.
   server.setRequestHandler('tasks/update', { params: AnyParams }, (raw, context) =>
     guarded(deps.logger, 'tasks/update', async () => {
-      const caller = callerFor(context);
-      gate(caller);
+      const caller = v2Caller(callerFor(context));
       const { taskId } = parse(TaskIdParams, 'tasks/update', raw);
       // The SDK lifts `inputResponses` out of the params (MRTR plumbing) into ctx.mcpReq; entries that are not bare
       // response objects are dropped there, which is what E27 asks for unusable answers anyway.
       const inputResponses = parse(InputResponsesSchema, 'tasks/update', context.mcpReq.inputResponses ?? (raw as { inputResponses?: unknown }).inputResponses);
-      const record = await scoped(caller, taskId);
-      if (record.status === 'input_required') await deps.runtime.answerInput(record.taskId, inputResponses);
+      await deps.service.answerInput(caller, taskId, inputResponses);
       return v2Acknowledgement();
     }),
   );
@@ -60,11 +58,9 @@ export function registerV2TaskHandlers(server: Server, deps: HandlerDeps, caller
   // E30–E31: empty ack; a terminal task is left unchanged and still acknowledged.
   server.setRequestHandler('tasks/cancel', { params: AnyParams }, (raw, context) =>
     guarded(deps.logger, 'tasks/cancel', async () => {
-      const caller = callerFor(context);
-      gate(caller);
+      const caller = v2Caller(callerFor(context));
       const { taskId } = parse(TaskIdParams, 'tasks/cancel', raw);
-      const record = await scoped(caller, taskId);
-      if (!isTerminal(record.status)) await deps.runtime.cancel(record.taskId, 'Cancelled by requestor');
+      await deps.service.cancel(caller, taskId);
       return v2Acknowledgement();
     }),
   );

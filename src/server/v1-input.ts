@@ -1,6 +1,8 @@
 import type { Server } from '@modelcontextprotocol/server';
-import type { TaskRecord } from '../core/task.js';
+import { isTaskNotFound } from '../core/errors.js';
+import type { InputRequestRecord, TaskRecord } from '../core/task.js';
 import { RELATED_TASK_META_KEY } from '../protocol/constants.js';
+import { replyCaller } from './caller.js';
 import type { HandlerDeps } from './deps.js';
 
 /**
@@ -41,33 +43,33 @@ export function isJsonRpcResponse(message: unknown): message is JsonRpcResponseM
 }
 
 /**
- * Route a client's reply to one of our elicitation requests into the task it belongs to. The reply counts only
- * for the task's owner (a foreign or unknown task is silently dropped: no existence leaks); an error reply means the
- * client could not ask the user and is recorded as `cancel`.
+ * Route a client's reply to one of our elicitation requests into the task it belongs to, through the task service
+ * (which checks the owner). The reply counts only for the task's owner (a foreign or unknown task is silently
+ * dropped: no existence leaks); an error reply means the client could not ask the user and is recorded as `cancel`.
  * @returns `false` when the message is not a reply to one of our requests (the SDK handles it).
  */
-export async function routeInputResponse(deps: Pick<HandlerDeps, 'store' | 'runtime' | 'clock' | 'logger'>, ownerKey: string, message: unknown): Promise<boolean> {
+export async function routeInputResponse(deps: Pick<HandlerDeps, 'service' | 'logger'>, ownerKey: string, message: unknown): Promise<boolean> {
   if (!isJsonRpcResponse(message)) return false;
   const target = parseInputRequestId(message.id);
   if (!target) return false;
-  const task = await deps.store.get(target.taskId, { ownerKey, generation: 'v1', now: deps.clock.now() });
-  if (!task) {
-    deps.logger.info({}, 'elicitation reply for an unknown or foreign task dropped');
-    return true;
-  }
   const answer = message.result ?? { action: 'cancel' };
-  await deps.runtime.answerInput(task.taskId, { [target.key]: answer });
+  try {
+    await deps.service.answerInput(replyCaller(ownerKey), target.taskId, { [target.key]: answer });
+  } catch (error) {
+    if (!isTaskNotFound(error)) throw error;
+    deps.logger.info({}, 'elicitation reply for an unknown or foreign task dropped');
+  }
   return true;
 }
 
 /**
- * Send every outstanding question of a parked v1 task to the client as `elicitation/create` on the stream of the
+ * Send the outstanding questions of a parked v1 task to the client as `elicitation/create` on the stream of the
  * `tasks/result` request `relatedRequestId`, each at most once per call (`sent` remembers them).
  */
-export async function deliverInputRequests(deps: Pick<HandlerDeps, 'store'>, server: Server, record: TaskRecord, relatedRequestId: string | number, sent: Set<string>): Promise<void> {
+export async function deliverInputRequests(server: Server, record: TaskRecord, pending: readonly InputRequestRecord[], relatedRequestId: string | number, sent: Set<string>): Promise<void> {
   if (record.status !== 'input_required' || !server.transport) return;
-  for (const request of await deps.store.listInputRequests(record.taskId)) {
-    if (request.state !== 'pending' || sent.has(request.key)) continue;
+  for (const request of pending) {
+    if (sent.has(request.key)) continue;
     sent.add(request.key);
     const params = { ...(request.request.params as Record<string, unknown>), _meta: { [RELATED_TASK_META_KEY]: { taskId: record.taskId } } };
     await server.transport.send({ jsonrpc: '2.0', id: inputRequestId(record.taskId, request.key), method: String(request.request.method), params }, { relatedRequestId });

@@ -3,14 +3,15 @@ import { isTerminal } from '../core/state-machine.js';
 import type { TaskRecord } from '../core/task.js';
 import { RELATED_TASK_META_KEY } from '../protocol/constants.js';
 import { toV1Task } from '../protocol/v1/codec.js';
+import type { TaskCaller } from '../service/caller.js';
+import type { TaskNotice, TaskSubscription } from '../service/task-service.js';
 import type { HandlerDeps } from './deps.js';
 import { withPollHint } from './poll-hint.js';
 
 interface Tracked {
   progressToken: string | number | null;
   lastProgress: number;
-  /** Ends this task's event and progress subscriptions. */
-  stop(): void;
+  subscription: TaskSubscription;
 }
 
 /**
@@ -18,6 +19,7 @@ interface Tracked {
  * every status change of a task created in this session, and `notifications/progress` with the original
  * `progressToken` (R36, with related-task `_meta`, R31) while it runs — never after a terminal status.
  * Both are optional conveniences (R35: requestors keep polling); they reach the client on its GET stream.
+ * Progress reaches it while the task runs in this process (an embedded worker); status changes from anywhere.
  */
 export class V1SessionNotifier {
   /** Subscriptions are per task, so a session costs nothing when other tasks change. */
@@ -25,45 +27,34 @@ export class V1SessionNotifier {
 
   constructor(
     private readonly server: Server,
-    private readonly deps: Pick<HandlerDeps, 'runtime' | 'store' | 'logger' | 'clock'>,
+    private readonly deps: Pick<HandlerDeps, 'service' | 'logger' | 'clock'>,
   ) {}
 
-  /** Start pushing for a task this session created. */
-  track(taskId: string, progressToken: string | number | null): void {
-    const { events } = this.deps.runtime;
-    const unsubscribeEvents = events.subscribeTask(taskId, (event) => {
-      if (event.kind === 'status') void this.statusChanged(taskId);
-      else if (event.kind === 'expired') this.untrack(taskId);
-    });
-    const unsubscribeProgress = this.deps.runtime.onProgress(taskId, (done, total, message) => this.progress(taskId, done, total, message));
-    this.tracked.set(taskId, {
-      progressToken,
-      lastProgress: Number.NEGATIVE_INFINITY,
-      stop: () => {
-        unsubscribeEvents();
-        unsubscribeProgress();
-      },
-    });
-  }
-
   /** Start pushing for a task this session's `tools/call` created (before its first run reports anything). */
-  trackCreated(record: TaskRecord): void {
-    this.track(record.taskId, record.progressToken);
+  trackCreated(caller: TaskCaller, record: TaskRecord): void {
+    const subscription = this.deps.service.watch(caller, record, (notice) => this.onNotice(record.taskId, notice));
+    this.tracked.set(record.taskId, { progressToken: record.progressToken, lastProgress: Number.NEGATIVE_INFINITY, subscription });
   }
 
   /** Stop pushing (the session closed). */
   close(): void {
-    for (const entry of this.tracked.values()) entry.stop();
+    for (const entry of this.tracked.values()) entry.subscription.close();
     this.tracked.clear();
   }
 
+  private onNotice(taskId: string, notice: TaskNotice): void {
+    if (notice.kind === 'progress') this.progress(taskId, notice.done, notice.total, notice.message);
+    else if (notice.event.kind === 'status') void this.statusChanged(taskId);
+    else if (notice.event.kind === 'expired') this.untrack(taskId);
+  }
+
   private untrack(taskId: string): void {
-    this.tracked.get(taskId)?.stop();
+    this.tracked.get(taskId)?.subscription.close();
     this.tracked.delete(taskId);
   }
 
   private async statusChanged(taskId: string): Promise<void> {
-    const record = await this.deps.store.getUnscoped(taskId);
+    const record = await this.tracked.get(taskId)?.subscription.read(taskId);
     if (!record) return;
     if (isTerminal(record.status)) this.untrack(taskId);
     await this.send({ method: 'notifications/tasks/status', params: toV1Task(withPollHint(record, this.deps.clock.now())) as unknown as Record<string, unknown> });

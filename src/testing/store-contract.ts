@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../core/clock.js';
 import { newTaskId } from '../core/ids.js';
 import { StoreError, type StoreErrorCode } from '../core/store-error.js';
+import { EXPIRED_EVENT_RETENTION_MS } from '../core/store-rules.js';
 import type { TaskEvent, TaskStore } from '../core/store.js';
 import type { NewTask, TaskOutcome, TaskStatus } from '../core/task.js';
 import { FakeClock } from './fake-clock.js';
@@ -94,7 +95,7 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
         expect(record.lastUpdatedAt).toBe(input.createdAt);
         expect(record.expiresAt).toBe(input.createdAt + 60_000);
         expect(Number.isSafeInteger(record.seq) && record.seq > 0).toBe(true);
-        expect(await store.get(input.taskId, { ownerKey: ALICE, now: clock.now() })).toEqual(record);
+        expect(await store.get(input.taskId, { ownerKey: ALICE })).toEqual(record);
       });
 
       it('startNow counts the first run at creation: attempt 1 and an attempt event after the created one', async () => {
@@ -113,7 +114,9 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
         const record = await create({ progressToken: 'tok-1', ttlMs: null, arguments: { deep: { a: [{ b: 'ü' }] } } });
         expect(record).toMatchObject({ progressToken: 'tok-1', ttlMs: null, expiresAt: null, arguments: { deep: { a: [{ b: 'ü' }] } } });
         expect(record.idempotencyKey).toBeNull();
-        expect(await store.get(record.taskId, { ownerKey: ALICE, now: Number.MAX_SAFE_INTEGER })).toEqual(record);
+        clock.set(Number.MAX_SAFE_INTEGER);
+        expect(await store.expireDue(10)).toEqual([]);
+        expect(await store.get(record.taskId, { ownerKey: ALICE })).toEqual(record);
       });
 
       it('assigns strictly increasing seq and appends one created event each', async () => {
@@ -151,20 +154,22 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
     describe('get', () => {
       it('answers undefined for a missing id, another owner or another generation', async () => {
         const { taskId } = await create({ generation: 'v1', protocolVersion: '2025-11-25' });
-        const now = clock.now();
-        expect(await store.get(taskId, { ownerKey: ALICE, now })).toBeDefined();
-        expect(await store.get(taskId, { ownerKey: ALICE, generation: 'v1', now })).toBeDefined();
-        expect(await store.get(taskId, { ownerKey: ALICE, generation: 'v2', now })).toBeUndefined();
-        expect(await store.get(taskId, { ownerKey: BOB, now })).toBeUndefined();
-        expect(await store.get(newTaskId(), { ownerKey: ALICE, now })).toBeUndefined();
+        expect(await store.get(taskId, { ownerKey: ALICE })).toBeDefined();
+        expect(await store.get(taskId, { ownerKey: ALICE, generation: 'v1' })).toBeDefined();
+        expect(await store.get(taskId, { ownerKey: ALICE, generation: 'v2' })).toBeUndefined();
+        expect(await store.get(taskId, { ownerKey: BOB })).toBeUndefined();
+        expect(await store.get(newTaskId(), { ownerKey: ALICE })).toBeUndefined();
         expect(await store.getUnscoped(newTaskId())).toBeUndefined();
       });
 
-      it('hides a task once expiresAt <= now even before the sweeper ran', async () => {
+      it('returns a task past its expiresAt until expireDue deletes it (read visibility is judged above the store)', async () => {
         const record = await create({ ttlMs: 1_000 });
-        expect(await store.get(record.taskId, { ownerKey: ALICE, now: T0 + 999 })).toBeDefined();
-        expect(await store.get(record.taskId, { ownerKey: ALICE, now: T0 + 1_000 })).toBeUndefined();
-        expect(await store.getUnscoped(record.taskId)).toEqual(record);
+        clock.set(T0 + 1_000);
+        expect(await store.get(record.taskId, { ownerKey: ALICE })).toEqual(record);
+        expect(await store.list({ ownerKey: ALICE, generation: 'v2' }, { afterSeq: 0, limit: 10 })).toEqual([record]);
+        expect(await store.expireDue(10)).toEqual([record.taskId]);
+        expect(await store.get(record.taskId, { ownerKey: ALICE })).toBeUndefined();
+        expect(await store.getUnscoped(record.taskId)).toBeUndefined();
       });
     });
 
@@ -281,17 +286,21 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
     });
 
     describe('list', () => {
-      it('pages one owner’s tasks of one generation by seq, leaving out expired ones', async () => {
+      it('pages one owner’s tasks of one generation by seq; a row past its expiresAt stays until it is deleted', async () => {
         const mine = [];
         for (let i = 0; i < 5; i += 1) mine.push(await create({ ttlMs: i === 2 ? 500 : 60_000 }));
         await create({ ownerKey: BOB });
         await create({ generation: 'v1', protocolVersion: '2025-11-25' });
-        const scope = { ownerKey: ALICE, generation: 'v2' as const, now: T0 + 500 };
+        clock.set(T0 + 500);
+        const scope = { ownerKey: ALICE, generation: 'v2' as const };
+        const ids = (page: readonly { taskId: string }[]) => page.map((t) => t.taskId);
         const first = await store.list(scope, { afterSeq: 0, limit: 2 });
-        expect(first.map((t) => t.taskId)).toEqual([mine[0]!.taskId, mine[1]!.taskId]);
+        expect(ids(first)).toEqual([mine[0]!.taskId, mine[1]!.taskId]);
         const second = await store.list(scope, { afterSeq: first[1]!.seq, limit: 2 });
-        expect(second.map((t) => t.taskId)).toEqual([mine[3]!.taskId, mine[4]!.taskId]);
-        expect(await store.list(scope, { afterSeq: second[1]!.seq, limit: 2 })).toEqual([]);
+        expect(ids(second)).toEqual([mine[2]!.taskId, mine[3]!.taskId]);
+        expect(ids(await store.list(scope, { afterSeq: second[1]!.seq, limit: 2 }))).toEqual([mine[4]!.taskId]);
+        expect(await store.expireDue(10)).toEqual([mine[2]!.taskId]);
+        expect(ids(await store.list(scope, { afterSeq: first[1]!.seq, limit: 2 }))).toEqual([mine[3]!.taskId, mine[4]!.taskId]);
         expect(await store.list({ ...scope, generation: 'v1' }, { afterSeq: 0, limit: 10 })).toHaveLength(1);
       });
 
@@ -301,7 +310,7 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
         const seen: string[] = [];
         let afterSeq = 0;
         for (;;) {
-          const page = await store.list({ ownerKey: ALICE, generation: 'v2', now: clock.now() }, { afterSeq, limit: 2 });
+          const page = await store.list({ ownerKey: ALICE, generation: 'v2' }, { afterSeq, limit: 2 });
           if (page.length === 0) break;
           seen.push(...page.map((t) => t.taskId));
           afterSeq = page[page.length - 1]!.seq;
@@ -346,6 +355,47 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
         expect(await store.renewLeases('i-a', [mine.taskId], 0)).toEqual([mine.taskId]);
         expect((await store.getUnscoped(mine.taskId))?.leaseExpiresAt).toBe(T0 + 500);
         expect((await store.claimLapsed('i-c', 30_000, 10)).map((t) => t.taskId)).toEqual([mine.taskId]);
+      });
+
+      it('claimRunnable starts unleased working tasks oldest first, up to limit: attempt, lease and attempt event in one write', async () => {
+        const first = await create();
+        const second = await create({ statusMessage: 'queued' });
+        const leased = await create({ leaseOwner: 'i-b', leaseMs: 60_000 });
+        const lapsed = await create({ leaseOwner: 'i-dead', leaseMs: 100 });
+        const waiting = await create();
+        await store.transition(waiting.taskId, { to: 'input_required', releaseLease: true, now: T0 });
+        const done = await create();
+        await moveTo(done.taskId, 'cancelled');
+        const expired = await create({ ttlMs: 1_000 });
+        const third = await create({ ttlMs: 5_000 });
+        clock.set(T0 + 1_000);
+        const before = await store.lastEventSeq();
+        const started = await store.claimRunnable('i-c', 30_000, 2);
+        expect(started.map((t) => t.taskId)).toEqual([first.taskId, second.taskId]);
+        for (const task of started) expect(task).toMatchObject({ status: 'working', attempt: 1, leaseOwner: 'i-c', leaseExpiresAt: T0 + 31_000 });
+        expect(started[1]!.statusMessage).toBe('queued');
+        expect((await eventsSince(before)).map((e) => [e.taskId, e.kind, e.status, e.at, e.payload])).toEqual(
+          started.map((t) => [t.taskId, 'attempt', 'working', T0 + 1_000, { attempt: 1, leaseOwner: 'i-c' }]),
+        );
+        // A lapsed lease keeps its owner: that task needs a recovery decision (claimLapsed), not a plain start.
+        expect((await store.claimRunnable('i-d', 30_000, 10)).map((t) => t.taskId)).toEqual([third.taskId]);
+        expect(await store.claimRunnable('i-d', 30_000, 10)).toEqual([]);
+        expect((await store.getUnscoped(leased.taskId))?.leaseOwner).toBe('i-b');
+        expect((await store.getUnscoped(lapsed.taskId))).toMatchObject({ leaseOwner: 'i-dead', attempt: 0 });
+        expect((await store.getUnscoped(expired.taskId))).toMatchObject({ leaseOwner: null, attempt: 0 });
+        expect((await store.getUnscoped(waiting.taskId))).toMatchObject({ status: 'input_required', leaseOwner: null });
+        // A task whose answers resumed it is unleased again and runs on the next claim.
+        await store.transition(waiting.taskId, { to: 'working', now: T0 + 1_000 });
+        expect((await store.claimRunnable('i-d', 30_000, 10)).map((t) => t.taskId)).toEqual([waiting.taskId]);
+      });
+
+      it('concurrent claimRunnable calls start disjoint sets that cover every runnable task', async () => {
+        const ids = (await Promise.all(Array.from({ length: 12 }, () => create()))).map((t) => t.taskId);
+        const claims = await Promise.all([store.claimRunnable('i-a', 30_000, 5), store.claimRunnable('i-b', 30_000, 5), store.claimRunnable('i-c', 30_000, 5)]);
+        const claimed = claims.flat().map((t) => t.taskId);
+        expect(new Set(claimed).size).toBe(claimed.length);
+        expect(claimed.sort()).toEqual([...ids].sort());
+        for (const task of claims.flat()) expect(task.attempt).toBe(1);
       });
 
       it('claimLapsed takes unexpired working tasks with a lapsed or no lease, up to limit, never twice', async () => {
@@ -420,6 +470,52 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
           [a.taskId, 'expired', 'completed', T0 + 200],
           [b.taskId, 'expired', 'working', T0 + 200],
         ]);
+      });
+
+      it('deletes a task’s events with it, keeps its expired event for EXPIRED_EVENT_RETENTION_MS, then deletes that too', async () => {
+        const gone = await create({ ttlMs: 1_000 });
+        const kept = await create({ ttlMs: null });
+        await store.writeStatusMessages([{ taskId: gone.taskId, statusMessage: 'half way', now: T0 + 1 }]);
+        await complete(gone.taskId);
+        await store.writeStatusMessages([{ taskId: kept.taskId, statusMessage: 'still here', now: T0 + 2 }]);
+        const kinds = async (taskId: string) => (await eventsSince(0)).filter((e) => e.taskId === taskId).map((e) => e.kind);
+        expect(await kinds(gone.taskId)).toEqual(['created', 'message', 'status']);
+        clock.set(T0 + 1_000);
+        expect(await store.expireDue(10)).toEqual([gone.taskId]);
+        expect(await kinds(gone.taskId)).toEqual(['expired']);
+        expect(await kinds(kept.taskId)).toEqual(['created', 'message']);
+        const lastSeq = await store.lastEventSeq();
+        clock.set(T0 + 1_000 + EXPIRED_EVENT_RETENTION_MS - 1);
+        await store.expireDue(10);
+        expect(await kinds(gone.taskId)).toEqual(['expired']);
+        clock.set(T0 + 1_000 + EXPIRED_EVENT_RETENTION_MS);
+        await store.expireDue(10);
+        expect(await kinds(gone.taskId)).toEqual([]);
+        expect(await kinds(kept.taskId)).toEqual(['created', 'message']);
+        // Deleting history never hands a seq out again: the next event comes after every one seen before.
+        expect(await store.lastEventSeq()).toBe(lastSeq);
+        await store.writeStatusMessages([{ taskId: kept.taskId, statusMessage: 'later', now: T0 + 3 }]);
+        expect((await eventsSince(lastSeq)).map((e) => [e.seq, e.kind])).toEqual([[lastSeq + 1, 'message']]);
+        await store.compact();
+      });
+    });
+
+    describe('releaseLeases', () => {
+      it('lets the caller’s leases of working tasks lapse now, keeping the owner, with one released event each', async () => {
+        const mine = await create({ leaseOwner: 'i-a', leaseMs: 30_000, startNow: true });
+        const theirs = await create({ leaseOwner: 'i-b', leaseMs: 30_000, startNow: true });
+        const waiting = await create({ leaseOwner: 'i-a', leaseMs: 30_000 });
+        await store.transition(waiting.taskId, { to: 'input_required', releaseLease: true, now: T0 });
+        clock.set(T0 + 500);
+        const before = await store.lastEventSeq();
+        expect(await store.releaseLeases('i-a', [mine.taskId, theirs.taskId, waiting.taskId, newTaskId()])).toEqual([mine.taskId]);
+        expect(await store.releaseLeases('i-a', [])).toEqual([]);
+        expect(await store.getUnscoped(mine.taskId)).toMatchObject({ leaseOwner: 'i-a', leaseExpiresAt: T0 + 500, attempt: 1 });
+        expect(await store.getUnscoped(theirs.taskId)).toMatchObject({ leaseOwner: 'i-b', leaseExpiresAt: T0 + 30_000 });
+        expect((await eventsSince(before)).map((e) => [e.taskId, e.kind, e.status, e.at, e.payload])).toEqual([[mine.taskId, 'released', 'working', T0 + 500, { leaseOwner: 'i-a' }]]);
+        // Released means lapsed: another worker's recovery takes it at once (its run was counted: a recovery decision).
+        expect((await store.claimLapsed('i-c', 30_000, 10)).map((t) => t.taskId)).toEqual([mine.taskId]);
+        expect(await store.claimRunnable('i-c', 30_000, 10)).toEqual([]);
       });
     });
 

@@ -455,7 +455,7 @@ describe('MRTR before a task, composed with task input (raw 2026-07-28 requests,
     const flipped = first.requestState[middle] === 'A' ? 'B' : 'A';
     const tampered = first.requestState.slice(0, middle) + flipped + first.requestState.slice(middle + 1);
     const answers = { 'gather-1': { action: 'accept', content: { name: 'Mallory' } } };
-    const listed = async () => (await running.store.list({ ownerKey: `${ISSUER}|alice|acme`, generation: 'v2', now: Date.now() }, { afterSeq: 0, limit: 1000 })).length;
+    const listed = async () => (await running.store.list({ ownerKey: `${ISSUER}|alice|acme`, generation: 'v2' }, { afterSeq: 0, limit: 1000 })).length;
     const tasksBefore = await listed();
 
     for (const state of [tampered, `${first.requestState}x`, 'v1.forged-state']) {

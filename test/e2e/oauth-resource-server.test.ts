@@ -98,7 +98,9 @@ describe('OAuth 2.1 resource server (--auth jwt) against oidc-provider', () => {
 
   it('C-SEC-10: missing, non-bearer, malformed, tampered, expired, foreign-audience, foreign-issuer and unknown-key tokens all get 401 with resource_metadata, before any task lookup', async () => {
     const good = await token(alice);
-    const created = await postModern(running.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0 } }, { token: good });
+    // A task that keeps working: a terminal one would be answered from the service's terminal-task cache, and the
+    // probe below (on the store) could not see the good token's lookup of the negative control.
+    const created = await postModern(running.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 30 } }, { token: good });
     const taskId = String(created.body.result?.taskId);
 
     issuer.accessTokenTtlS = 1;

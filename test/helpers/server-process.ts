@@ -68,3 +68,39 @@ export async function startServerProcess(dataDir: string, extraArgs: string[] = 
     },
   };
 }
+
+/** A real `mcp-tasks worker` process (built `dist/`). */
+export interface WorkerProcess {
+  child: ChildProcess;
+  log(): string;
+  /** SIGKILL, no cleanup: its leases stay held until they lapse. */
+  kill9(): Promise<void>;
+  /** Send `signal` (default SIGTERM: drain) and wait for the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Start `node dist/cli/main.js worker …args` with `env` added, and wait until it says it runs. */
+export async function startWorkerProcess(args: string[], env: Record<string, string> = {}): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, [MAIN, 'worker', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
+  let output = '';
+  child.stderr?.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+  const deadline = Date.now() + 20_000;
+  while (!/mcp-tasks: worker \S+ running/.test(output)) {
+    if (child.exitCode !== null) throw new Error(`worker exited early (${child.exitCode}):\n${output}`);
+    if (Date.now() > deadline) throw new Error(`worker did not start:\n${output}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return {
+    child,
+    log: () => output,
+    async kill9() {
+      child.kill('SIGKILL');
+      await exited;
+    },
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}

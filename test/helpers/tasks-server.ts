@@ -8,7 +8,8 @@ import type { ScopePolicy } from '../../src/core/scopes.js';
 import type { TaskStore } from '../../src/core/store.js';
 import type { AnyToolDefinition } from '../../src/core/tool.js';
 import { createTasksServer, type TasksServer } from '../../src/server/create-tasks-server.js';
-import type { TasksServerLimits } from '../../src/server/options.js';
+import type { TaskServiceHook } from '../../src/service/hooks.js';
+import type { TasksServerLimits } from '../../src/core/limits.js';
 import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { makeTempDir } from './temp-dir.js';
 
@@ -40,6 +41,10 @@ export async function startTasksServer(options: {
   instanceId?: string;
   /** Wrap the real store before the server gets it (e.g. to inject latency); the wrapper must delegate every call. */
   wrapStore?: (store: SqliteTaskStore) => TaskStore;
+  /** Hooks around every task service operation. */
+  hooks?: TaskServiceHook[];
+  /** `false`: an API-only server (no embedded worker). */
+  worker?: boolean;
 }): Promise<RunningTasksServer> {
   const temp = options.dbPath ? undefined : makeTempDir();
   const dbPath = options.dbPath ?? join(temp!.dir, 'tasks.db');
@@ -63,6 +68,8 @@ export async function startTasksServer(options: {
     roots: options.roots ?? [],
     limits: { leaseMs: 2000, ...options.limits },
     ...(options.fastPath === undefined ? {} : { fastPath: options.fastPath }),
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(options.worker === undefined ? {} : { worker: options.worker }),
   });
   route.handle = (request, response) => void server.handleHttp(request, response);
   return {

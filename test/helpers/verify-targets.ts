@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
 import type { Authenticator } from '../../src/core/owner.js';
-import type { TasksServerLimits } from '../../src/server/options.js';
+import type { TasksServerLimits } from '../../src/core/limits.js';
 import { verifyFixtureTools } from '../../src/tools/fixtures/verify.js';
 import { readBody } from './fault-proxy.js';
 import { startTasksServer, type RunningTasksServer } from './tasks-server.js';
@@ -43,7 +43,7 @@ export function writeTokenFile(dir: string): string {
 }
 
 /** Limits that keep a verify run short: fast poll hint, a short retention (so 2026-07-28 expiry can be seen). */
-export const FAST_LIMITS: Partial<TasksServerLimits> = { pollIntervalMs: 100, defaultTtlMs: 8000, concurrency: 8, runtimeLimitMs: 8000 };
+export const FAST_LIMITS: Partial<TasksServerLimits> = { pollIntervalMs: 100, defaultTtlMs: 8000, concurrency: 8, runtimeLimitMs: 8000, minResultRetentionMs: 0 };
 
 /** Our fixture server in this process with the `--fixtures verify` tools and the given authenticator. */
 export function startFixtureServer(auth: Authenticator, limits: Partial<TasksServerLimits> = FAST_LIMITS): Promise<RunningTasksServer> {

@@ -27,7 +27,7 @@ afterAll(async () => {
 /** Run every kind of call; each must reject as `unavailable` well within {@link BOUND_MS}. */
 async function expectUnavailable(taskId: string): Promise<void> {
   const calls: Array<[string, () => Promise<unknown>]> = [
-    ['get', () => store.get(taskId, { ownerKey: 'anonymous', now: Date.now() })],
+    ['get', () => store.get(taskId, { ownerKey: 'anonymous' })],
     ['create', () => store.create(newTaskInput())],
     ['transition', () => store.transition(taskId, { to: 'cancelled', now: Date.now() })],
     ['claimLapsed', () => store.claimLapsed('i-a', 10_000, 10)],

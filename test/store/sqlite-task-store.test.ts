@@ -70,8 +70,23 @@ describe('SqliteTaskStore connections', () => {
   it('every connection reports journal_mode=wal and synchronous=2 (FULL)', () => {
     const stores = [open(), open(), open({ path: join(temp.dir, 'other', 'deeper', 'b.db') })];
     for (const store of stores) {
-      expect(store.pragmas()).toEqual({ journalMode: 'wal', synchronous: 2, foreignKeys: true, busyTimeout: 5000 });
+      expect(store.pragmas()).toEqual({ journalMode: 'wal', synchronous: 2, foreignKeys: true, busyTimeout: 5000, autoVacuum: 2 });
     }
+  });
+
+  it('retention gives space back: expired tasks take their events along, and compact() shrinks the file (incremental vacuum)', async () => {
+    const store = open();
+    const big = 'x'.repeat(20_000);
+    for (let i = 0; i < 200; i += 1) await store.create(task({ ttlMs: 1_000, arguments: { big } }));
+    const db = observer();
+    const pages = () => (db.prepare('PRAGMA page_count').get() as { page_count: number }).page_count;
+    const before = pages();
+    clock.set(T0 + 1_000);
+    expect(await store.expireDue(500)).toHaveLength(200);
+    expect(db.prepare("SELECT COUNT(*) AS n FROM task_events WHERE kind <> 'expired'").get()).toEqual({ n: 0 });
+    await store.compact();
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    expect(pages()).toBeLessThan(before / 2);
   });
 
   it('a new database and its WAL are readable by the owner only (task arguments and results may be confidential)', async () => {
@@ -256,27 +271,5 @@ describe('durability and faults', () => {
     const claimed = claims.flat().map((t) => t.taskId);
     expect(claimed).toHaveLength(40);
     expect(new Set(claimed)).toEqual(new Set(ids));
-  });
-});
-
-describe('terminal task cache', () => {
-  it('serves a terminal task read before with the same scope and expiry rules as the database, and forgets it on expiry', async () => {
-    const store = open();
-    const created = await store.create(task({ ttlMs: 10_000 }));
-    await store.transition(created.taskId, { to: 'completed', outcome: { kind: 'result', result: { content: [] } }, now: T0 + 1 });
-    const scope = { ownerKey: 'anonymous', generation: 'v1' as const, now: T0 + 2 };
-    expect((await store.get(created.taskId, scope))?.status).toBe('completed');
-    expect(await store.getOutcome(created.taskId)).toEqual({ kind: 'result', result: { content: [] } });
-    // From the cache now: the same answers the SQL would give.
-    expect((await store.get(created.taskId, scope))?.status).toBe('completed');
-    expect(await store.get(created.taskId, { ...scope, ownerKey: 'someone else' })).toBeUndefined();
-    expect(await store.get(created.taskId, { ...scope, generation: 'v2' })).toBeUndefined();
-    expect(await store.get(created.taskId, { ...scope, now: T0 + 10_000 })).toBeUndefined();
-    // Deleted by another process's sweeper: expiry already hides it; our own sweep forgets it.
-    clock.set(T0 + 10_000);
-    await open().expireDue(10);
-    expect(await store.get(created.taskId, { ...scope, now: T0 + 10_000 })).toBeUndefined();
-    await store.expireDue(10);
-    expect(await store.getOutcome(created.taskId)).toBeUndefined();
   });
 });

@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { TasksError } from '../../core/errors.js';
-import { isTerminal } from '../../core/state-machine.js';
 import type { JsonObject, TaskRecord } from '../../core/task.js';
 import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, ErrorCode, PROTOCOL_VERSION_META_KEY, V1_PROTOCOL_VERSION, V2_PROTOCOL_VERSION } from '../../protocol/constants.js';
-import { declaresTasksExtension, legacyCaller, type Caller } from '../caller.js';
+import type { CallPlan } from '../../service/call-plan.js';
+import type { Caller, TaskCaller } from '../../service/caller.js';
+import { requestCaller, sessionCaller } from '../caller.js';
 import type { HandlerDeps } from '../deps.js';
-import { currentTask, readTaskV1, readTaskV2, scopedTask, terminalPayloadV1 } from '../task-reads.js';
-import { createTaskForCall } from '../tools-call.js';
+import { readTaskV1, readTaskV2, terminalPayloadV1 } from '../task-reads.js';
+import { callAnswer, toolCallOf } from '../tools-call.js';
 import { wireErrorOf } from '../store-errors.js';
 import type { LegacySessions } from './legacy-sessions.js';
 
@@ -68,19 +68,20 @@ export class FastPath {
     if (!Object.keys(meta).every((key) => ENVELOPE_KEYS.has(key)) || meta[PROTOCOL_VERSION_META_KEY] !== V2_PROTOCOL_VERSION) return false;
     const clientInfo = meta[CLIENT_INFO_META_KEY];
     if (clientInfo !== undefined && !(isObject(clientInfo) && typeof clientInfo.name === 'string' && typeof clientInfo.version === 'string')) return false;
-    const clientCapabilities = meta[CLIENT_CAPABILITIES_META_KEY];
-    if (!isObject(clientCapabilities) || !declaresTasksExtension(clientCapabilities)) return false;
-    const caller: Caller = { era: 'modern', generation: 'v2', protocolVersion: V2_PROTOCOL_VERSION, clientCapabilities: clientCapabilities as JsonObject, ownerKey };
+    if (!isObject(meta[CLIENT_CAPABILITIES_META_KEY])) return false;
+    const caller = requestCaller(ownerKey, meta);
+    if (caller.generation !== 'v2') return false;
     const name = request.headers['mcp-name'];
     if (body.method === 'tasks/get') {
       if (typeof body.params.taskId !== 'string' || body.params.taskId.length === 0 || name !== body.params.taskId || !onlyKeys(body.params, ['taskId', '_meta'])) return false;
       const taskId = body.params.taskId;
-      await this.answer(response, body.id, 'json', () => readTaskV2(this.deps, caller, taskId, () => abortOnClose(response)));
+      await this.answer(response, body.id, 'json', () => readTaskV2(this.deps, caller as TaskCaller, taskId, () => abortOnClose(response)));
       return true;
     }
     if (body.method === 'tools/call') {
-      if (name !== body.params.name || !(await this.creatable(body.params))) return false;
-      await this.answer(response, body.id, 'json', () => this.createTask(caller, body.params));
+      const plan = name === body.params.name ? await this.creatable(caller, body.params) : undefined;
+      if (!plan) return false;
+      await this.answer(response, body.id, 'json', async () => callAnswer(this.deps, caller, await this.deps.service.callTool(caller, plan)));
       return true;
     }
     return false;
@@ -92,12 +93,16 @@ export class FastPath {
     if (!server) return false;
     const version = request.headers['mcp-protocol-version'];
     if (server.getNegotiatedProtocolVersion() !== V1_PROTOCOL_VERSION || (version !== undefined && version !== V1_PROTOCOL_VERSION)) return false;
-    const caller = legacyCaller(server, ownerKey);
+    const caller = sessionCaller(server, ownerKey);
+    if (caller.generation !== 'v1') return false;
+    const v1 = caller as TaskCaller;
     const frame = { sessionId };
     if (body.method === 'tools/call') {
-      if (body.params.task === undefined || !(await this.creatable(body.params))) return false;
+      const plan = await this.creatable(caller, body.params);
+      if (!plan) return false;
       const notifier = this.deps.sessionNotifiers.get(server);
-      await this.answer(response, body.id, frame, () => this.createTask(caller, body.params, notifier && ((record) => notifier.trackCreated(record))));
+      const onCreated = notifier && ((record: TaskRecord) => notifier.trackCreated(v1, record));
+      await this.answer(response, body.id, frame, async () => callAnswer(this.deps, caller, await this.deps.service.callTool(caller, plan, onCreated ? { onCreated } : {})));
       return true;
     }
     const taskId = body.params.taskId;
@@ -108,32 +113,24 @@ export class FastPath {
     }
     // tasks/result: only a task that is terminal (or whose finished run is being committed); a pending one blocks
     // (and may ask for input) on the SDK path.
-    const record = await currentTask(this.deps, caller, 'v1', taskId).catch(() => undefined);
-    if (!record || !isTerminal(record.status)) return false;
-    await this.answer(response, body.id, frame, async () => terminalPayloadV1(this.deps, await scopedTask(this.deps, caller, 'v1', taskId)));
+    if (!(await this.deps.service.isSettled(v1, taskId).catch(() => false))) return false;
+    await this.answer(response, body.id, frame, async () => terminalPayloadV1(this.deps, v1, await this.deps.service.waitForTerminal(v1, taskId, abortOnClose(response))));
     return true;
   }
 
-  /** Whether a `tools/call` simply creates a task: a task-capable tool without a gather phase, valid arguments, preflight passed. */
-  private async creatable(params: Record<string, unknown>): Promise<boolean> {
-    if (typeof params.name !== 'string' || !onlyKeys(params, ['name', 'arguments', 'task', '_meta'])) return false;
-    if (params.arguments !== undefined && !isObject(params.arguments)) return false;
-    const tool = this.deps.runtime.tool(params.name);
-    if (!tool || tool.execution === 'sync' || tool.gather) return false;
-    const args = tool.inputSchema.safeParse(params.arguments ?? {});
-    if (!args.success) return false;
+  /**
+   * The service's plan when a `tools/call` in its plain form simply creates a task (no gather phase); `undefined`
+   * leaves the request to the SDK path, which then answers everything else, refusals included, itself.
+   */
+  private async creatable(caller: Caller, params: Record<string, unknown>): Promise<CallPlan | undefined> {
+    if (!onlyKeys(params, ['name', 'arguments', 'task', '_meta'])) return undefined;
+    if (params.arguments !== undefined && !isObject(params.arguments)) return undefined;
     try {
-      await tool.preflight?.(args.data, { roots: this.deps.roots, deniedPaths: this.deps.deniedPaths });
-      return true;
+      const plan = await this.deps.service.planCall(caller, toolCallOf(params));
+      return plan.kind === 'task' && plan.tool.gather === undefined ? plan : undefined;
     } catch {
-      return false;
+      return undefined;
     }
-  }
-
-  private createTask(caller: Caller, params: Record<string, unknown>, onCreated?: (record: TaskRecord) => void): Promise<JsonObject> {
-    const tool = this.deps.runtime.tool(params.name as string);
-    if (!tool) throw new TasksError(ErrorCode.InternalError, 'tool disappeared');
-    return createTaskForCall(this.deps, caller, tool, params as Parameters<typeof createTaskForCall>[3], undefined, onCreated);
   }
 
   /**

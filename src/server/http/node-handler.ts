@@ -51,6 +51,9 @@ export interface HttpFrontOptions {
 export interface HttpFront {
   handle(request: IncomingMessage, response: ServerResponse): Promise<void>;
   readonly legacySessions: LegacySessions;
+  /** End every open listen stream with the listen request's own result (base §5), first thing of a shutdown. */
+  endStreams(): void;
+  /** End the streams, close every session and the SDK handler. */
   close(): Promise<void>;
 }
 
@@ -66,7 +69,7 @@ async function routeResponses(route: (ownerKey: string, message: unknown) => Pro
 /**
  * The one Streamable HTTP endpoint: Host/Origin checks, bearer authentication (HTTP 401 before any task lookup),
  * body limit (413 + `-32600`) and JSON parsing (`-32700`), then routing with the SDK's own `isLegacyRequest`:
- * 2025-era traffic to the sessionful legacy leg, everything else to the stateless 2026-07-28 handler.
+ * v1-generation (2025-11-25) traffic to the sessionful legacy leg, everything else to the stateless 2026-07-28 handler.
  */
 export function createHttpFront(options: HttpFrontOptions): HttpFront {
   const path = options.path ?? '/mcp';
@@ -153,6 +156,7 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
         else response.end();
       }),
     legacySessions,
+    endStreams: () => options.taskListen?.close(),
     async close() {
       options.taskListen?.close();
       await legacySessions.close();

@@ -9,7 +9,9 @@ import {
   TASKS_EXTENSION_REQUIRED_CAPABILITIES,
   V2_PROTOCOL_VERSION,
 } from '../../protocol/constants.js';
-import { declaresTasksExtension } from '../caller.js';
+import type { TaskCaller } from '../../service/caller.js';
+import type { TaskSubscription } from '../../service/task-service.js';
+import { requestCaller } from '../caller.js';
 import type { HandlerDeps } from '../deps.js';
 import { detailedTask } from '../detailed-task.js';
 import { withPollHint } from '../poll-hint.js';
@@ -44,7 +46,7 @@ export function isTaskListenRequest(body: unknown): body is ListenBody {
 export class TaskListenRoute {
   private readonly open = new Set<() => void>();
 
-  constructor(private readonly deps: Pick<HandlerDeps, 'store' | 'runtime' | 'clock' | 'logger'>) {}
+  constructor(private readonly deps: Pick<HandlerDeps, 'service' | 'clock' | 'logger'>) {}
 
   /** Serve one listen request; `ownerKey` is the authenticated caller. */
   async serve(request: IncomingMessage, response: ServerResponse, body: ListenBody, ownerKey: string): Promise<void> {
@@ -64,7 +66,8 @@ export class TaskListenRoute {
       writeJson(response, 400, { jsonrpc: '2.0', id: body.id, error: { code: ErrorCode.UnsupportedProtocolVersion, message: 'Unsupported protocol version', data: { supported: [V2_PROTOCOL_VERSION], requested: version } } });
       return;
     }
-    if (!declaresTasksExtension(meta[CLIENT_CAPABILITIES_META_KEY])) {
+    const caller = requestCaller(ownerKey, meta);
+    if (caller.generation !== 'v2') {
       writeJson(response, 400, { jsonrpc: '2.0', id: body.id, error: { code: ErrorCode.MissingRequiredClientCapability, message: 'Missing required client capability', data: { requiredCapabilities: TASKS_EXTENSION_REQUIRED_CAPABILITIES } } });
       return;
     }
@@ -73,14 +76,13 @@ export class TaskListenRoute {
       writeJsonRpcError(response, 400, body.id, ErrorCode.InvalidParams, `notifications.taskIds must be an array of at most ${MAX_TASK_IDS} task ids`);
       return;
     }
-    const now = this.deps.clock.now();
-    const accepted = new Set<string>();
-    for (const taskId of new Set(requested as string[])) {
-      if (await this.deps.store.get(taskId, { ownerKey, generation: 'v2', now })) accepted.add(taskId);
-    }
+    const events = new EventRelay();
+    const subscription = await this.deps.service.subscribe(caller as TaskCaller, requested as string[], (notice) => {
+      if (notice.kind === 'event') events.push(notice.event);
+    });
     // Only taskIds is honoured: the server advertises no listChanged capability, so (as the SDK does for a listen
     // without taskIds) the other filters are left out of the acknowledgement.
-    this.stream(response, body.id, accepted, { taskIds: [...accepted] });
+    this.stream(response, body.id, subscription, events, { taskIds: [...subscription.taskIds] });
   }
 
   /** End every open listen stream with its result (server shutdown). */
@@ -88,7 +90,7 @@ export class TaskListenRoute {
     for (const end of [...this.open]) end();
   }
 
-  private stream(response: ServerResponse, subscriptionId: string | number, accepted: Set<string>, honoured: JsonObject): void {
+  private stream(response: ServerResponse, subscriptionId: string | number, subscription: TaskSubscription, events: EventRelay, honoured: JsonObject): void {
     const tag = { [SUBSCRIPTION_ID_META_KEY]: subscriptionId };
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     const write = (message: unknown): void => {
@@ -100,10 +102,9 @@ export class TaskListenRoute {
     const lastMessageAt = new Map<string, number>();
     const trailing = new Map<string, NodeJS.Timeout>();
     const push = (event: TaskEvent): void => {
-      chain = chain.then(() => this.notify(event, tag, write)).catch((error) => this.deps.logger.warn({ err: error }, 'task notification failed'));
+      chain = chain.then(() => this.notify(subscription, event, tag, write)).catch((error) => this.deps.logger.warn({ err: error }, 'task notification failed'));
     };
     const onEvent = (event: TaskEvent): void => {
-      if (!accepted.has(event.taskId)) return;
       if (event.kind === 'status' || event.kind === 'input') {
         clearTimeout(trailing.get(event.taskId));
         trailing.delete(event.taskId);
@@ -120,17 +121,17 @@ export class TaskListenRoute {
         else trailing.set(event.taskId, setTimeout(send, wait));
       }
     };
-    const unsubscribe = this.deps.runtime.events.subscribeAll(onEvent);
     // The state of each task at subscription time comes first, queued before any later event, so a client that
     // subscribes to a task already waiting for input learns it at once and nothing in between is lost.
-    for (const taskId of accepted) {
-      chain = chain.then(() => this.snapshot(taskId, tag, write)).catch((error) => this.deps.logger.warn({ err: error }, 'task notification failed'));
+    for (const taskId of subscription.taskIds) {
+      chain = chain.then(() => this.snapshot(subscription, taskId, tag, write)).catch((error) => this.deps.logger.warn({ err: error }, 'task notification failed'));
     }
+    events.attach(onEvent);
     const keepAlive = setInterval(() => {
       if (!response.destroyed) response.write(': keep-alive\n\n');
     }, KEEP_ALIVE_MS);
     const cleanup = (): void => {
-      unsubscribe();
+      subscription.close();
       clearInterval(keepAlive);
       for (const timer of trailing.values()) clearTimeout(timer);
       this.open.delete(end);
@@ -145,20 +146,43 @@ export class TaskListenRoute {
   }
 
   /** The task as it is now. */
-  private async snapshot(taskId: string, tag: JsonObject, write: (message: unknown) => void): Promise<void> {
-    const record = await this.deps.store.getUnscoped(taskId);
-    if (record) write({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...(await detailedTask(this.deps, withPollHint(record, this.deps.clock.now()))), _meta: tag } });
+  private async snapshot(subscription: TaskSubscription, taskId: string, tag: JsonObject, write: (message: unknown) => void): Promise<void> {
+    const record = await subscription.read(taskId);
+    if (!record) return;
+    const current = withPollHint(record, this.deps.clock.now());
+    write({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...detailedTask(current, await subscription.details(current)), _meta: tag } });
   }
 
   /** One `notifications/tasks`: the task as of this event (its status and time), with result/error/inputRequests. */
-  private async notify(event: TaskEvent, tag: JsonObject, write: (message: unknown) => void): Promise<void> {
-    const record = await this.deps.store.getUnscoped(event.taskId);
+  private async notify(subscription: TaskSubscription, event: TaskEvent, tag: JsonObject, write: (message: unknown) => void): Promise<void> {
+    const record = await subscription.read(event.taskId);
     if (!record) return;
-    const detailed = await detailedTask(this.deps, withPollHint({ ...record, status: event.status, lastUpdatedAt: event.at }, this.deps.clock.now()));
+    const asOfEvent = withPollHint({ ...record, status: event.status, lastUpdatedAt: event.at }, this.deps.clock.now());
+    const detailed = detailedTask(asOfEvent, await subscription.details(asOfEvent));
     // The answer that resumed a task commits an `input` event (still input_required) and the `working` one together;
     // by the time we read, nothing is outstanding, and an input_required task without requests is never a valid view.
     if (detailed.status === 'input_required' && Object.keys(detailed.inputRequests ?? {}).length === 0) return;
     write({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...detailed, _meta: tag } });
+  }
+}
+
+/**
+ * Holds the events a subscription delivers until the stream attaches its handler, so none committed between the
+ * subscription and the first write is lost.
+ */
+class EventRelay {
+  private held: TaskEvent[] | undefined = [];
+  private handler: ((event: TaskEvent) => void) | undefined;
+
+  push(event: TaskEvent): void {
+    if (this.handler) this.handler(event);
+    else this.held?.push(event);
+  }
+
+  attach(handler: (event: TaskEvent) => void): void {
+    this.handler = handler;
+    for (const event of this.held ?? []) handler(event);
+    this.held = undefined;
   }
 }
 

@@ -2,10 +2,9 @@ import type pg from 'pg';
 import type { Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { StoreError } from '../../core/store-error.js';
-import { checkInputRequests, checkTransition, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
+import { checkInputRequests, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
 import type { TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
-import { TerminalTaskCache } from '../../core/terminal-cache.js';
 import type { InputRequestRecord, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord } from '../../core/task.js';
 import { outcomeBody, RowCodec, toEvent, toOutcome, type EventRow, type InputRequestRow, type TaskRow } from '../codec.js';
 import type { FieldCipher } from '../field-cipher.js';
@@ -54,7 +53,6 @@ export class PostgresTaskStore implements TaskStore {
   readonly appliedMigrations: readonly number[];
   private readonly batcher: PostgresBatcher;
   private readonly listeners: TaskEventListeners;
-  private readonly terminal = new TerminalTaskCache();
   private readonly creates: MergedWork<NewTask, TaskRecord>;
   /** The insert parameters of each create, made once (a batch retried after a deadlock, or settled later, reuses them). */
   private readonly params = new WeakMap<NewTask, ReturnType<RowCodec['newTaskParams']>>();
@@ -125,11 +123,9 @@ export class PostgresTaskStore implements TaskStore {
     return this.batcher.enqueueMerged(this.creates, task);
   }
 
-  get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
-    return this.terminal.read(taskId, scope, async () => {
-      const [row] = await this.read<TaskRow>('read a task', SQL.getScoped, [taskId, scope.ownerKey, scope.generation ?? null, scope.now]);
-      return row === undefined ? undefined : this.codec.toRecord(row);
-    });
+  async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
+    const [row] = await this.read<TaskRow>('read a task', SQL.getScoped, [taskId, scope.ownerKey, scope.generation ?? null]);
+    return row === undefined ? undefined : this.codec.toRecord(row);
   }
 
   async getUnscoped(taskId: string): Promise<TaskRecord | undefined> {
@@ -137,11 +133,9 @@ export class PostgresTaskStore implements TaskStore {
     return row === undefined ? undefined : this.codec.toRecord(row);
   }
 
-  getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
-    return this.terminal.readOutcome(taskId, async () => {
-      const [row] = await this.read<{ kind: string; body: string }>('read an outcome', SQL.getOutcome, [taskId]);
-      return row === undefined ? undefined : { outcome: toOutcome(row), chars: row.body.length };
-    });
+  async getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
+    const [row] = await this.read<{ kind: string; body: string }>('read an outcome', SQL.getOutcome, [taskId]);
+    return row === undefined ? undefined : toOutcome(row);
   }
 
   /** See {@link TaskStore.transition}: one statement locks the row, applies the condition and stores the outcome. */
@@ -192,7 +186,7 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async list(scope: TaskScope & { generation: TaskGeneration }, page: { afterSeq: number; limit: number }): Promise<TaskRecord[]> {
-    const rows = await this.read<TaskRow>('list tasks', SQL.list, [scope.ownerKey, scope.generation, page.afterSeq, scope.now, toLimit(page.limit)]);
+    const rows = await this.read<TaskRow>('list tasks', SQL.list, [scope.ownerKey, scope.generation, page.afterSeq, toLimit(page.limit)]);
     return rows.map((row) => this.codec.toRecord(row));
   }
 
@@ -212,6 +206,15 @@ export class PostgresTaskStore implements TaskStore {
     const rows = await this.batcher.enqueue((tx) => tx.query<{ task_id: string }>(SQL.renewLeases, [leaseOwner, taskIds, this.clockNow(), leaseMs]));
     const ids = new Set(rows.map((row) => row.task_id));
     return taskIds.filter((id) => ids.has(id));
+  }
+
+  /** See {@link TaskStore.claimRunnable}: `FOR UPDATE SKIP LOCKED`, one attempt event each; ordered by `seq`. */
+  async claimRunnable(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]> {
+    return this.batcher.enqueue(async (tx) => {
+      const rows = (await tx.query<TaskRow & { store_now: number }>(SQL.claimRunnable, [leaseOwner, leaseMs, this.clockNow(), toLimit(limit)])).sort((a, b) => a.seq - b.seq);
+      for (const row of rows) tx.append(row.task_id, 'attempt', 'working', row.store_now, { attempt: row.attempt, leaseOwner });
+      return rows.map((row) => this.codec.toRecord(row));
+    });
   }
 
   /** See {@link TaskStore.claimLapsed}: `FOR UPDATE SKIP LOCKED`, no event; result ordered by `seq`. */
@@ -258,15 +261,29 @@ export class PostgresTaskStore implements TaskStore {
     await this.batcher.enqueue((tx) => tx.query(SQL.putStep, [taskId, name, json, this.clockNow()]));
   }
 
+  /** See {@link TaskStore.releaseLeases}: lapsed on the store's clock, one `released` event each. */
+  async releaseLeases(leaseOwner: string, taskIds: readonly string[]): Promise<string[]> {
+    if (taskIds.length === 0) return [];
+    const rows = await this.batcher.enqueue(async (tx) => {
+      const released = await tx.query<{ task_id: string; store_now: number }>(SQL.releaseLeases, [leaseOwner, taskIds, this.clockNow()]);
+      for (const row of released) tx.append(row.task_id, 'released', 'working', row.store_now, { leaseOwner });
+      return released;
+    });
+    const ids = new Set(rows.map((row) => row.task_id));
+    return taskIds.filter((id) => ids.has(id));
+  }
+
+  /** See {@link TaskStore.compact}: nothing to do, autovacuum reclaims dead rows on its own. */
+  async compact(): Promise<void> {}
+
   /** See {@link TaskStore.expireDue}: judged on the store's clock; `SKIP LOCKED` between concurrent sweepers. */
   async expireDue(limit: number): Promise<string[]> {
-    const ids = await this.batcher.enqueue(async (tx) => {
+    return this.batcher.enqueue(async (tx) => {
       const rows = await tx.query<{ task_id: string; status: TaskRecord['status']; store_now: number }>(SQL.expireDue, [this.clockNow(), toLimit(limit)]);
       for (const row of rows) tx.append(row.task_id, 'expired', row.status, row.store_now, null);
+      await tx.query(SQL.pruneTombstones, [this.clockNow(), toLimit(limit), EXPIRED_EVENT_RETENTION_MS]);
       return rows.map((row) => row.task_id);
     });
-    for (const id of ids) this.terminal.forget(id);
-    return ids;
   }
 
   async readEventsAfter(afterSeq: number, limit: number): Promise<TaskEvent[]> {

@@ -98,8 +98,9 @@ export const SQL = Object.freeze({
   insertSteps: `INSERT INTO ${S}.task_steps (task_id, name, value, created_at)
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])`,
 
+  /** Scoped by owner and generation only: read visibility after `expiresAt` is judged above the store. */
   getScoped: `SELECT ${TASK_COLUMNS} FROM ${S}.tasks t
-    WHERE t.task_id = $1 AND t.owner_key = $2 AND ($3::text IS NULL OR t.generation = $3) AND (t.expires_at IS NULL OR t.expires_at > $4)`,
+    WHERE t.task_id = $1 AND t.owner_key = $2 AND ($3::text IS NULL OR t.generation = $3)`,
 
   getUnscoped: `SELECT ${TASK_COLUMNS} FROM ${S}.tasks t WHERE t.task_id = $1`,
 
@@ -131,8 +132,8 @@ export const SQL = Object.freeze({
     RETURNING t.task_id, t.status, e.ord`,
 
   list: `SELECT ${TASK_COLUMNS} FROM ${S}.tasks t
-    WHERE t.owner_key = $1 AND t.generation = $2 AND t.seq > $3 AND (t.expires_at IS NULL OR t.expires_at > $4)
-    ORDER BY t.seq LIMIT $5`,
+    WHERE t.owner_key = $1 AND t.generation = $2 AND t.seq > $3
+    ORDER BY t.seq LIMIT $4`,
 
   /** A lease is lapsed when `lease_expires_at <= now` (the store's clock), the same boundary as task expiry. */
   startAttempt: `WITH ${NOW('$3')}
@@ -147,6 +148,22 @@ export const SQL = Object.freeze({
     FROM n
     WHERE t.task_id = ANY($2::text[]) AND t.lease_owner = $1 AND t.status IN ('working', 'input_required')
     RETURNING t.task_id`,
+
+  /**
+   * Runs of unleased working tasks (see the SQLite store), chosen with `FOR UPDATE SKIP LOCKED` like
+   * {@link SQL.claimLapsed}: claimers never get the same task and never wait for each other.
+   */
+  claimRunnable: `WITH ${NOW('$3')}, c AS (
+      SELECT t.task_id FROM ${S}.tasks t, n
+      WHERE t.status = 'working' AND t.lease_expires_at IS NULL AND t.lease_owner IS NULL
+        AND (t.expires_at IS NULL OR t.expires_at > n.now)
+      ORDER BY t.lease_expires_at NULLS FIRST, t.seq
+      LIMIT $4
+      FOR UPDATE OF t SKIP LOCKED)
+    UPDATE ${S}.tasks t SET attempt = t.attempt + 1, lease_owner = $1, lease_expires_at = n.now + $2
+    FROM c, n
+    WHERE t.task_id = c.task_id
+    RETURNING n.now AS store_now, ${TASK_COLUMNS}`,
 
   /**
    * Claiming with `FOR UPDATE SKIP LOCKED`: candidates are locked as they are chosen, and rows another transaction
@@ -225,16 +242,31 @@ export const SQL = Object.freeze({
     ON CONFLICT (task_id, name) DO NOTHING`,
 
   /**
-   * Expire and delete due tasks (children cascade; events stay). `SKIP LOCKED`: two sweepers never wait for or
-   * double-count each other, and a task being written right now is simply taken by the next sweep.
+   * Expire and delete due tasks: children cascade, and the task's events go too (retention; the `expired` event the
+   * batch appends afterwards stays as a tombstone). `SKIP LOCKED`: two sweepers never wait for or double-count each
+   * other, and a task being written right now is simply taken by the next sweep. (An event another operation of
+   * the same batch staged for the task is appended after this delete and outlives it.)
    */
   expireDue: `WITH ${NOW('$1')}, due AS (
       SELECT t.task_id FROM ${S}.tasks t, n
       WHERE t.expires_at IS NOT NULL AND t.expires_at <= n.now
       ORDER BY t.expires_at, t.seq LIMIT $2
       FOR UPDATE OF t SKIP LOCKED),
-    del AS (DELETE FROM ${S}.tasks t USING due WHERE t.task_id = due.task_id RETURNING t.task_id, t.status, t.expires_at, t.seq)
+    del AS (DELETE FROM ${S}.tasks t USING due WHERE t.task_id = due.task_id RETURNING t.task_id, t.status, t.expires_at, t.seq),
+    history AS (DELETE FROM ${S}.task_events e USING del WHERE e.task_id = del.task_id)
     SELECT del.task_id, del.status, n.now AS store_now FROM del, n ORDER BY del.expires_at, del.seq`,
+
+  /** Tombstones past their retention (`$1` = the cutoff on the store's clock), oldest first, at most `$2`. */
+  pruneTombstones: `WITH ${NOW('$1')}
+    DELETE FROM ${S}.task_events WHERE seq IN (
+      SELECT e.seq FROM ${S}.task_events e, n WHERE e.kind = 'expired' AND e.at <= n.now - $3 ORDER BY e.at LIMIT $2)`,
+
+  /** The lease lapses now on the store's clock; the owner stays, so the next claim is a recovery decision. */
+  releaseLeases: `WITH ${NOW('$3')}
+    UPDATE ${S}.tasks t SET lease_expires_at = n.now
+    FROM n
+    WHERE t.task_id = ANY($2::text[]) AND t.lease_owner = $1 AND t.status = 'working'
+    RETURNING t.task_id, n.now AS store_now`,
 
   storeNow: `SELECT COALESCE($1::bigint, ${S}.now_ms()) AS now`,
 });

@@ -15,7 +15,7 @@ const TASK_COLUMNS = `task_id, owner_key, generation, protocol_version, tool_nam
 
 const INPUT_REQUEST_COLUMNS = 'task_id, key, request, response, state, created_at, answered_at';
 
-/** Visible = not expired at `@now`, whether or not the sweeper has run. */
+/** Not expired at `@now`: the condition of writes that must not apply to an expired task (claim, park, answer). */
 const VISIBLE = '(expires_at IS NULL OR expires_at > @now)';
 
 export const SQL = Object.freeze({
@@ -36,8 +36,9 @@ export const SQL = Object.freeze({
 
   idempotencyTaken: 'SELECT 1 AS taken FROM tasks WHERE owner_key = @ownerKey AND idempotency_key = @idempotencyKey',
 
+  /** Scoped by owner and generation only: read visibility after `expiresAt` is judged above the store. */
   getScoped: `SELECT ${TASK_COLUMNS} FROM tasks
-    WHERE task_id = @taskId AND owner_key = @ownerKey AND (@generation IS NULL OR generation = @generation) AND ${VISIBLE}`,
+    WHERE task_id = @taskId AND owner_key = @ownerKey AND (@generation IS NULL OR generation = @generation)`,
 
   getUnscoped: `SELECT ${TASK_COLUMNS} FROM tasks WHERE task_id = @taskId`,
 
@@ -67,13 +68,25 @@ export const SQL = Object.freeze({
     RETURNING status`,
 
   list: `SELECT ${TASK_COLUMNS} FROM tasks
-    WHERE owner_key = @ownerKey AND generation = @generation AND seq > @afterSeq AND ${VISIBLE}
+    WHERE owner_key = @ownerKey AND generation = @generation AND seq > @afterSeq
     ORDER BY seq LIMIT @limit`,
 
   /** A lease is lapsed when `lease_expires_at <= now` (the same boundary as task expiry). */
   startAttempt: `UPDATE tasks SET attempt = attempt + 1, lease_owner = @leaseOwner, lease_expires_at = @leaseExpiresAt
     WHERE task_id = @taskId AND status = 'working'
       AND (lease_owner IS NULL OR lease_owner = @leaseOwner OR lease_expires_at IS NULL OR lease_expires_at <= @now)
+    RETURNING ${TASK_COLUMNS}`,
+
+  /**
+   * Runs of unleased working tasks, chosen and started under the write lock (two processes never start the same
+   * one): the lease and the counted run in one statement. `lease_owner IS NULL` implies `lease_expires_at IS NULL`
+   * (every write clears both together), which lets `tasks_by_lease (status, lease_expires_at)` find them.
+   */
+  claimRunnable: `UPDATE tasks SET attempt = attempt + 1, lease_owner = @leaseOwner, lease_expires_at = @leaseExpiresAt
+    WHERE task_id IN (
+      SELECT task_id FROM tasks
+      WHERE status = 'working' AND lease_expires_at IS NULL AND lease_owner IS NULL AND ${VISIBLE}
+      ORDER BY seq LIMIT @limit)
     RETURNING ${TASK_COLUMNS}`,
 
   renewLeases: `UPDATE tasks SET lease_expires_at = @leaseExpiresAt
@@ -168,15 +181,28 @@ export const SQL = Object.freeze({
   dueForExpiry: `SELECT task_id, status FROM tasks WHERE expires_at IS NOT NULL AND expires_at <= @now
     ORDER BY expires_at, seq LIMIT @limit`,
 
-  /** Outcome, steps and input requests go with it (ON DELETE CASCADE); events stay. */
+  /** Outcome, steps and input requests go with it (ON DELETE CASCADE); events by {@link SQL.deleteTaskEvents}. */
   deleteTask: 'DELETE FROM tasks WHERE task_id = @taskId',
+
+  /** The task's history, but the `expired` tombstone just appended (retention; served by `task_events_by_task`). */
+  deleteTaskEvents: "DELETE FROM task_events WHERE task_id = @taskId AND kind <> 'expired'",
+
+  /** Tombstones past their retention, oldest first (served by the partial index `task_events_expired`). */
+  pruneTombstones: `DELETE FROM task_events WHERE seq IN (
+      SELECT seq FROM task_events WHERE kind = 'expired' AND at <= @cutoff ORDER BY at LIMIT @limit)`,
+
+  /** The lease lapses now; the owner stays, so the next claim is a recovery decision (see `releaseLeases`). */
+  releaseLeases: `UPDATE tasks SET lease_expires_at = @now
+    WHERE task_id IN (SELECT value FROM json_each(@taskIds)) AND lease_owner = @leaseOwner AND status = 'working'
+    RETURNING task_id`,
 
   appendEvent: `INSERT INTO task_events (task_id, kind, status, at, payload)
     VALUES (@taskId, @kind, @status, @at, @payload) RETURNING seq`,
 
   eventsAfter: 'SELECT seq, task_id, kind, status, at, payload FROM task_events WHERE seq > @afterSeq ORDER BY seq LIMIT @limit',
 
-  lastEventSeq: 'SELECT COALESCE(MAX(seq), 0) AS seq FROM task_events',
+  /** The AUTOINCREMENT high-water mark, not `MAX(seq)`: retention may have deleted the newest events. */
+  lastEventSeq: "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'task_events'), 0) AS seq",
 });
 
 /** Names of {@link SQL} statements. */

@@ -1,9 +1,8 @@
 import type Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
-import { checkInputRequests, checkTransition, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
+import { checkInputRequests, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
-import { TerminalTaskCache } from '../../core/terminal-cache.js';
 import type { TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
 import type {
   InputRequestRecord,
@@ -29,6 +28,9 @@ import {
 } from './input-requests.js';
 import { migrate } from './migrations.js';
 import { SQL, type EventRow, type InputRequestRow, type Statements, type TaskRow } from './sql.js';
+
+/** Free pages one {@link SqliteTaskStore.compact} returns to the file system (4 MiB at the default page size). */
+const VACUUM_PAGES = 1024;
 
 /** Options of {@link openSqliteTaskStore}. */
 export interface SqliteTaskStoreOptions {
@@ -70,7 +72,6 @@ export class SqliteTaskStore implements TaskStore {
   private readonly stmt: Statements;
   private readonly committer: GroupCommitter;
   private readonly listeners: TaskEventListeners;
-  private readonly terminal = new TerminalTaskCache();
   private closing: Promise<void> | undefined;
 
   private constructor(
@@ -98,6 +99,9 @@ export class SqliteTaskStore implements TaskStore {
       db = openConnection(options.path, Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000)));
       const applied = migrate(db, clock.now());
       if (applied.length > 0) logger.info({ versions: applied }, 'task store schema migrated');
+      if (Number(db.pragma('auto_vacuum', { simple: true })) === 0) {
+        logger.info({ path: options.path }, 'this store file was created without auto_vacuum: deleted tasks free pages for reuse, but the file never shrinks (see README, Retention)');
+      }
       return new SqliteTaskStore(db, clock, logger, applied, Math.max(1, options.maxBatchSize ?? 256), new RowCodec(options.encryption));
     } catch (error) {
       db?.close();
@@ -135,13 +139,9 @@ export class SqliteTaskStore implements TaskStore {
     });
   }
 
-  get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
-    return this.terminal.read(taskId, scope, async () => {
-      const row = this.read('read a task', () =>
-        this.stmt.getScoped.get({ taskId, ownerKey: scope.ownerKey, generation: scope.generation ?? null, now: scope.now }),
-      );
-      return row === undefined ? undefined : this.codec.toRecord(row as TaskRow);
-    });
+  async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
+    const row = this.read('read a task', () => this.stmt.getScoped.get({ taskId, ownerKey: scope.ownerKey, generation: scope.generation ?? null }));
+    return row === undefined ? undefined : this.codec.toRecord(row as TaskRow);
   }
 
   async getUnscoped(taskId: string): Promise<TaskRecord | undefined> {
@@ -149,11 +149,9 @@ export class SqliteTaskStore implements TaskStore {
     return row === undefined ? undefined : this.codec.toRecord(row as TaskRow);
   }
 
-  getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
-    return this.terminal.readOutcome(taskId, async () => {
-      const row = this.read('read an outcome', () => this.stmt.getOutcome.get({ taskId })) as { kind: string; body: string } | undefined;
-      return row === undefined ? undefined : { outcome: toOutcome(row), chars: row.body.length };
-    });
+  async getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
+    const row = this.read('read an outcome', () => this.stmt.getOutcome.get({ taskId })) as { kind: string; body: string } | undefined;
+    return row === undefined ? undefined : toOutcome(row);
   }
 
   /**
@@ -206,7 +204,6 @@ export class SqliteTaskStore implements TaskStore {
       this.stmt.list.all({
         ownerKey: scope.ownerKey,
         generation: scope.generation,
-        now: scope.now,
         afterSeq: page.afterSeq,
         limit: toLimit(page.limit),
       }),
@@ -222,6 +219,16 @@ export class SqliteTaskStore implements TaskStore {
       if (row === undefined) return undefined;
       this.append(events, taskId, 'attempt', row.status as TaskRecord['status'], now, { attempt: row.attempt, leaseOwner });
       return this.codec.toRecord(row);
+    });
+  }
+
+  /** See {@link TaskStore.claimRunnable}: one `UPDATE … RETURNING` in the write transaction, plus the attempt events. */
+  async claimRunnable(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]> {
+    return this.committer.enqueue((events) => {
+      const now = this.clock.now();
+      const rows = (this.stmt.claimRunnable.all({ leaseOwner, now, leaseExpiresAt: now + leaseMs, limit: toLimit(limit) }) as TaskRow[]).sort((a, b) => a.seq - b.seq);
+      for (const row of rows) this.append(events, row.task_id, 'attempt', 'working', now, { attempt: row.attempt, leaseOwner });
+      return rows.map((row) => this.codec.toRecord(row));
     });
   }
 
@@ -299,6 +306,23 @@ export class SqliteTaskStore implements TaskStore {
     await this.committer.enqueue(() => this.stmt.putStep.run({ taskId, name, value: json, now }));
   }
 
+  /** See {@link TaskStore.releaseLeases}: lapsed at the store clock's now, one `released` event each. */
+  async releaseLeases(leaseOwner: string, taskIds: readonly string[]): Promise<string[]> {
+    if (taskIds.length === 0) return [];
+    const released = await this.committer.enqueue((events) => {
+      const now = this.clock.now();
+      const rows = this.stmt.releaseLeases.all({ leaseOwner, taskIds: JSON.stringify(taskIds), now }) as Array<{ task_id: string }>;
+      for (const row of rows) this.append(events, row.task_id, 'released', 'working', now, { leaseOwner });
+      return new Set(rows.map((row) => row.task_id));
+    });
+    return taskIds.filter((id) => released.has(id));
+  }
+
+  /** See {@link TaskStore.compact}: up to {@link VACUUM_PAGES} free pages back to the file system per call. */
+  async compact(): Promise<void> {
+    await this.committer.enqueue(() => this.db.pragma(`incremental_vacuum(${VACUUM_PAGES})`));
+  }
+
   /** See {@link TaskStore.expireDue}: judged at the store clock's now. */
   async expireDue(limit: number): Promise<string[]> {
     return this.committer.enqueue((events) => {
@@ -307,8 +331,9 @@ export class SqliteTaskStore implements TaskStore {
       for (const { task_id: taskId, status } of due) {
         this.append(events, taskId, 'expired', status as TaskRecord['status'], now, null);
         this.stmt.deleteTask.run({ taskId });
-        this.terminal.forget(taskId);
+        this.stmt.deleteTaskEvents.run({ taskId });
       }
+      this.stmt.pruneTombstones.run({ cutoff: now - EXPIRED_EVENT_RETENTION_MS, limit: toLimit(limit) });
       return due.map((row) => row.task_id);
     });
   }

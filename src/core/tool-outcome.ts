@@ -1,8 +1,8 @@
 import { ErrorCode } from '../protocol/constants.js';
-import type { JsonObject, JsonValue, TaskGeneration, TaskOutcome, TaskStatus } from '../core/task.js';
-import { ToolInputError, type AnyToolDefinition, type ToolResult } from '../core/tool.js';
-import { redactSecrets } from '../core/secrets.js';
-import { toProtocolError } from './protocol-errors.js';
+import type { JsonObject, JsonValue, TaskGeneration, TaskOutcome, TaskStatus } from './task.js';
+import type { ExecutionOutcome } from './executor.js';
+import type { AnyToolDefinition, ToolResult } from './tool.js';
+import { redactSecrets } from './redaction.js';
 
 /** A tool run turned into what the store records. */
 export interface SettledRun {
@@ -69,18 +69,22 @@ export function settleResult(generation: TaskGeneration, result: JsonObject): Se
 }
 
 /**
- * Map an exception thrown by a tool. A coded error (our `TasksError` or the SDK's `ProtocolError`) keeps its code
- * and message; a {@link ToolInputError} becomes an `isError` tool result; anything else is `-32603`
- * "Internal error in tool <name>" with the details left to the (redacted) log.
+ * Map how a task's run ended (an executor's outcome, parked and aborted runs aside: they record nothing) to what
+ * the store records. A coded error keeps its code and message, secrets redacted; a tool input error becomes an
+ * `isError` tool result; a crash is `-32603` "Internal error in tool <name>" (the details went to the log).
  */
-export function settleThrown(generation: TaskGeneration, toolName: string, error: unknown): SettledRun {
-  if (error instanceof ToolInputError) return settleResult(generation, toolErrorResult(error.message));
-  const wire = toProtocolError(error);
-  if (wire) {
-    // The tool chose this message, but it may quote what it was given; it goes into the store and to the client.
-    const redacted = { ...wire, message: redactSecrets(wire.message) };
-    return { status: 'failed', outcome: { kind: 'error', error: redacted }, statusMessage: sanitizeStatusMessage(wire.message) };
+export function settleExecution(generation: TaskGeneration, outcome: Exclude<ExecutionOutcome, { kind: 'parked' | 'aborted' }>): SettledRun {
+  switch (outcome.kind) {
+    case 'returned':
+      return settleResult(generation, outcome.result);
+    case 'input_error':
+      return settleResult(generation, toolErrorResult(outcome.message));
+    case 'protocol_error': {
+      // The tool chose this message, but it may quote what it was given; it goes into the store and to the client.
+      const redacted = { ...outcome.error, message: redactSecrets(outcome.error.message) };
+      return { status: 'failed', outcome: { kind: 'error', error: redacted }, statusMessage: sanitizeStatusMessage(outcome.error.message) };
+    }
+    case 'crashed':
+      return { status: 'failed', outcome: { kind: 'error', error: { code: ErrorCode.InternalError, message: outcome.message } }, statusMessage: outcome.message };
   }
-  const message = `Internal error in tool ${toolName}`;
-  return { status: 'failed', outcome: { kind: 'error', error: { code: ErrorCode.InternalError, message } }, statusMessage: message };
 }

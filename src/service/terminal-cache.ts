@@ -1,11 +1,11 @@
-import { isTerminal } from './state-machine.js';
-import type { TaskScope } from './store.js';
-import type { TaskOutcome, TaskRecord } from './task.js';
+import { isTerminal } from '../core/state-machine.js';
+import type { TaskScope } from '../core/store.js';
+import type { TaskOutcome, TaskRecord } from '../core/task.js';
 
 /** Terminal tasks kept in memory at most (the least recently read is dropped first). */
 const MAX_ENTRIES = 4096;
 /** Outcomes larger than this (JSON characters) are read from the database every time rather than kept. */
-const MAX_OUTCOME_CHARS = 16 * 1024;
+export const MAX_OUTCOME_CHARS = 16 * 1024;
 
 interface Entry {
   record: TaskRecord;
@@ -14,25 +14,20 @@ interface Entry {
 }
 
 /**
- * A read cache for terminal tasks, the hot target of repeated `tasks/get` and `tasks/result`, shared by every store
- * backend (a backend-neutral rule: it lives here, not in one store, until the task service takes it over). It is
- * safe across processes because a terminal task never changes (terminal states are final, and statusMessage writes skip them)
- * until it expires, and expiry is decided from `expiresAt` on every read, exactly as the SQL does; the sweeper's
- * deletion only follows expiry. Bounded in entries and in outcome size.
+ * A read cache for terminal tasks, the hot target of repeated `tasks/get` and `tasks/result`, in front of every
+ * store backend (a backend-neutral rule: it lives above the store). It is safe across processes because a terminal
+ * task never changes (terminal states are final, and statusMessage writes skip them) until it expires; expiry is
+ * judged by the reader on every read (`visibleAt`), and the sweeper's deletion only follows expiry. Bounded in
+ * entries and in outcome size.
  */
 export class TerminalTaskCache {
   private readonly entries = new Map<string, Entry>();
 
-  /** The cached task as `getScoped` would return it for `scope`: `undefined` when foreign, other generation or expired. */
+  /** The cached task as the store's scoped `get` would return it: `undefined` when foreign or of another generation. */
   lookup(taskId: string, scope: TaskScope): { hit: false } | { hit: true; record: TaskRecord | undefined } {
     const entry = this.entries.get(taskId);
     if (!entry) return { hit: false };
     const { record } = entry;
-    if (record.expiresAt !== null && record.expiresAt <= scope.now) {
-      // Expired: gone for every reader from now on, whichever process's sweeper deletes the row.
-      this.entries.delete(taskId);
-      return { hit: true, record: undefined };
-    }
     const visible = record.ownerKey === scope.ownerKey && (scope.generation === undefined || record.generation === scope.generation);
     return { hit: true, record: visible ? record : undefined };
   }
@@ -77,7 +72,7 @@ export class TerminalTaskCache {
     return loaded.outcome;
   }
 
-  /** Drop a task (it was deleted). */
+  /** Drop a task (it expired or was deleted). */
   forget(taskId: string): void {
     this.entries.delete(taskId);
   }

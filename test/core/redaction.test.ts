@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { TasksError } from '../../src/core/errors.js';
 import { serializeError } from '../../src/cli/logger.js';
-import { sanitizeStatusMessage, settleThrown } from '../../src/runtime/outcome.js';
+import { toProtocolError } from '../../src/core/protocol-errors.js';
+import { sanitizeStatusMessage, settleExecution } from '../../src/core/tool-outcome.js';
 
 const KEY = 'AKIAIOSFODNN7EXAMPLE';
 const STRIPE = 'sk_live_4eC39HqLyjWDarjtT1zdp7d1';
@@ -15,7 +16,8 @@ describe('secrets never reach statusMessage, stored errors or logs', () => {
   });
 
   it('a protocol error a tool throws is stored and shown with its secrets redacted', () => {
-    const settled = settleThrown('v2', 'upload', new TasksError(-32603, `upstream refused key ${KEY}`));
+    const error = toProtocolError(new TasksError(-32603, `upstream refused key ${KEY}`))!;
+    const settled = settleExecution('v2', { kind: 'protocol_error', error });
     expect(JSON.stringify(settled)).not.toContain(KEY);
     expect(settled.outcome).toMatchObject({ kind: 'error', error: { code: -32603 } });
   });

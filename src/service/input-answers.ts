@@ -1,8 +1,8 @@
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import { z } from 'zod';
 import type { InputRequestRecord, JsonObject } from '../core/task.js';
-import { nextKey, ordinalOfKey } from './elicitation.js';
-import { sanitizeStatusMessage } from './outcome.js';
+import { nextKey, ordinalOfKey } from '../core/elicitation.js';
+import { sanitizeStatusMessage } from '../core/tool-outcome.js';
 
 /** The change to apply to a task's input requests (the `answerInput` argument without `now`). */
 export interface AnswerPlan {

@@ -1,9 +1,8 @@
+import type { PathConfinement } from '../core/confinement.js';
+import type { ExecutionHost } from '../core/executor.js';
 import type { Logger } from '../core/logger.js';
-import type { TaskStore } from '../core/store.js';
 import type { JsonValue } from '../core/task.js';
 import type { ElicitRequest, ElicitResult, ToolContext } from '../core/tool.js';
-import { sanitizeStatusMessage } from './outcome.js';
-import type { StatusWriter } from './status-writer.js';
 
 /** Format `ctx.progress` as a statusMessage: `"<message> (done/total)"` or `"<message> (done)"`. */
 function progressMessage(done: number, total?: number, message?: string): string {
@@ -13,37 +12,30 @@ function progressMessage(done: number, total?: number, message?: string): string
 
 /** What a tool context is built from. */
 export interface ToolContextInput {
+  /** The task being run, or `null` inline (then `ctx.step` simply runs its function). */
   taskId: string | null;
   signal: AbortSignal;
-  roots: readonly string[];
-  /** Paths no tool may touch, whatever the roots (see `PathConfinement`). */
-  deniedPaths: readonly string[];
+  confinement: PathConfinement;
   logger: Logger;
-  /** Present for task runs: statusMessage and progress go through the coalescing writer. */
-  statusWriter?: StatusWriter;
-  /** Present for task runs: steps are journaled in the store. */
-  store?: TaskStore;
-  /** Observes every progress report (v1 progress notifications hang off this). */
-  onProgress?: (done: number, total: number | undefined, message: string) => void;
+  /** Answers the context's operations (status, progress, steps, questions). */
+  host: ExecutionHost;
   /** Name of the tool, for error messages. */
   toolName: string;
   /** Whether the tool declared `elicits: true`; `ctx.elicit` refuses otherwise. */
   elicits: boolean;
-  /** How questions are asked in this kind of run (task: park; inline: MRTR or a direct request); absent = cannot. */
+  /** How questions are asked in this run (through the host; absent = this run cannot ask). */
   elicitAll?: (requests: readonly ElicitRequest[]) => Promise<ElicitResult[]>;
   /** Value of the tool's `gather` phase. */
   gathered?: JsonValue;
 }
 
 /**
- * Build the `ctx` handed to `tool.run`. For a task, `step` journals results so a re-run after a crash replays them;
- * for an inline call it simply runs the step.
+ * Build the `ctx` handed to `tool.run`: every operation becomes a call of the {@link ExecutionHost}, so the same
+ * context works in process and, through messages, in an isolate. For a task, `step` journals results so a re-run
+ * after a crash replays them; inline it simply runs the step.
  */
 export function createToolContext(input: ToolContextInput): ToolContext {
   const usedStepNames = new Set<string>();
-  const setStatus = (message: string): void => {
-    if (input.taskId !== null && input.statusWriter) input.statusWriter.set(input.taskId, sanitizeStatusMessage(message));
-  };
   const elicitAll = async (requests: readonly ElicitRequest[]): Promise<ElicitResult[]> => {
     if (!input.elicits) throw new Error(`tool ${input.toolName} calls ctx.elicit but does not declare elicits: true`);
     if (!input.elicitAll) throw new Error(`tool ${input.toolName} cannot ask for input in this kind of call`);
@@ -58,24 +50,21 @@ export function createToolContext(input: ToolContextInput): ToolContext {
     },
     signal: input.signal,
     taskId: input.taskId,
-    roots: input.roots,
-    deniedPaths: input.deniedPaths,
+    roots: input.confinement.roots,
+    deniedPaths: input.confinement.deniedPaths,
     logger: input.logger,
-    setStatus,
+    setStatus: (message) => input.host.setStatus(message),
     progress(done, total, message) {
-      const text = progressMessage(done, total, message);
-      setStatus(text);
-      input.onProgress?.(done, total, text);
+      input.host.progress(done, total, progressMessage(done, total, message));
     },
     async step<T extends JsonValue>(name: string, fn: () => T | Promise<T>): Promise<T> {
       if (usedStepNames.has(name)) throw new Error(`ctx.step name "${name}" used twice in one run; step names must be unique`);
       usedStepNames.add(name);
-      const { taskId, store } = input;
-      if (taskId === null || !store) return fn();
-      const journaled = await store.getStep(taskId, name);
+      if (input.taskId === null) return fn();
+      const journaled = await input.host.getStep(name);
       if (journaled) return journaled.value as T;
       const value = await fn();
-      await store.putStep(taskId, name, value);
+      await input.host.putStep(name, value);
       return value;
     },
   };

@@ -1,19 +1,18 @@
-import type { Logger } from '../core/logger.js';
-import type { TaskEvent, TaskStore } from '../core/store.js';
-
-/** Receives task events delivered by the {@link TaskEventHub}. */
-export type TaskEventSubscriber = (event: TaskEvent) => void;
+import type { Logger } from './logger.js';
+import type { TaskEvent, TaskEventListener, TaskStore } from './store.js';
 
 /**
- * Fans committed task events out to in-process subscribers (v1 `tasks/result` waiters, cancellation of running
- * tools, notifications). Events come from two sources, merged and de-duplicated by `seq`:
+ * The event feed of one process: fans committed task events out to in-process subscribers (v1 `tasks/result`
+ * waiters, listen streams and session notifications of the service; cancellation, expiry and wake-ups of the
+ * worker). One feed per process serves the service and an embedded worker alike. Events come from two sources,
+ * merged and de-duplicated by `seq`, and reach subscribers in `seq` order per source:
  * - the local store's `onEvent` (immediate, for writes made by this process);
  * - one per-process tail of `task_events` every `tailIntervalMs`, for writes made by other processes on the same
  *   database. There is never one timer per waiting request.
  */
-export class TaskEventHub {
-  private readonly byTask = new Map<string, Set<TaskEventSubscriber>>();
-  private readonly global = new Set<TaskEventSubscriber>();
+export class TaskEventFeed {
+  private readonly byTask = new Map<string, Set<TaskEventListener>>();
+  private readonly global = new Set<TaskEventListener>();
   /** Seqs delivered locally ahead of the tail cursor; pruned as the cursor passes them. */
   private readonly deliveredAhead = new Set<number>();
   private cursor = 0;
@@ -43,7 +42,7 @@ export class TaskEventHub {
   }
 
   /** Subscribe to events of one task; returns an unsubscribe function. */
-  subscribeTask(taskId: string, subscriber: TaskEventSubscriber): () => void {
+  subscribeTask(taskId: string, subscriber: TaskEventListener): () => void {
     let set = this.byTask.get(taskId);
     if (!set) {
       set = new Set();
@@ -59,7 +58,7 @@ export class TaskEventHub {
   }
 
   /** Subscribe to every event; returns an unsubscribe function. */
-  subscribeAll(subscriber: TaskEventSubscriber): () => void {
+  subscribeAll(subscriber: TaskEventListener): () => void {
     this.global.add(subscriber);
     return () => this.global.delete(subscriber);
   }
@@ -100,7 +99,7 @@ export class TaskEventHub {
     if (set) for (const subscriber of [...set]) this.safely(subscriber, event);
   }
 
-  private safely(subscriber: TaskEventSubscriber, event: TaskEvent): void {
+  private safely(subscriber: TaskEventListener, event: TaskEvent): void {
     try {
       subscriber(event);
     } catch (error) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TaskRecord, TaskStatus } from '../../src/core/task.js';
-import { judgeUnrenewedLease } from '../../src/runtime/lease-verdict.js';
+import { judgeUnrenewedLease } from '../../src/execution/lease-verdict.js';
 
 const ME = 'me';
 

@@ -1,0 +1,26 @@
+import type { Logger } from '../core/logger.js';
+
+/**
+ * On the first SIGTERM or SIGINT run `stop` (a drain) and exit 0 when it is done, or 1 when it failed; a second
+ * signal while it runs exits at once (an operator who insists). Used by `serve` and `worker` alike.
+ */
+export function onShutdownSignal(logger: Logger, stop: () => Promise<void>): void {
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal during the drain: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, 'draining before exit');
+    stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'drain failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}

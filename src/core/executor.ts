@@ -1,0 +1,89 @@
+import type { PathConfinement } from './confinement.js';
+import type { JsonObject, JsonRpcErrorObject, JsonValue } from './task.js';
+import type { ElicitRequest, ElicitResult } from './tool.js';
+
+/**
+ * The executor port: run one tool call and report how it ended. The worker hands it claimed tasks, the service
+ * inline calls. Everything that crosses the port is JSON (a request, the context operations below, the outcome),
+ * so an isolated implementation (a worker thread or a child process that loads the tools by module specifier)
+ * can replace the in-process one without another interface: each context operation is one message.
+ */
+export interface Executor {
+  /**
+   * Run `request.toolName` with a `ToolContext` whose operations are answered by `host`. Never rejects for what
+   * the tool did: every ending is an {@link ExecutionOutcome}. `signal` aborts the run with a reason (`cancelled`,
+   * `expired`, `runtime_limit`, `lease_lost`, `shutdown`, …) that the tool sees as `ctx.signal.reason`; a run whose
+   * signal was aborted ends `aborted` whatever the tool returned afterwards, so its outcome can never be recorded.
+   * @throws only for a broken call of the port (an unknown tool name is the caller's bug: it checks first).
+   */
+  execute(request: ExecutionRequest, host: ExecutionHost, signal: AbortSignal): Promise<ExecutionOutcome>;
+  /** Release what the executor holds (threads, processes); runs still in progress are aborted first by their owners. */
+  close(): Promise<void>;
+}
+
+/** One run of a tool, JSON-serialisable. */
+export interface ExecutionRequest {
+  /** The task being run, or `null` for an inline call (no task: `ctx.step` just runs its function). */
+  taskId: string | null;
+  /** A tool the executor has loaded (see `ToolRegistry`, `ToolSource`). */
+  toolName: string;
+  /** The call's arguments as stored with the task or sent inline; the executor parses them with the tool's `inputSchema`. */
+  arguments: JsonObject;
+  /** What the tool's `gather` phase returned (`ctx.gathered`), if it has one. */
+  gathered?: JsonValue;
+  /** Where the tool may touch the file system (`ctx.roots`, `ctx.deniedPaths`). */
+  confinement: PathConfinement;
+  /** Fields every log line of the run carries (a redacted task id, the attempt; never secrets). */
+  logFields: Record<string, string | number>;
+}
+
+/** A log line of a running tool, as a message (the host writes it with its own, redacting logger). */
+export interface ExecutionLogEntry {
+  level: 'debug' | 'info' | 'warn' | 'error';
+  fields: JsonObject;
+  message: string;
+}
+
+/**
+ * The context operations of a running tool, answered by whoever asked for the run: the worker for a task (status
+ * coalescing, the step journal, parking), the service for an inline call (MRTR or a session's own elicitation).
+ * Arguments and results are JSON.
+ */
+export interface ExecutionHost {
+  /** `ctx.setStatus` (the host sanitises: control characters stripped, 512 characters, secrets redacted). */
+  setStatus(message: string): void;
+  /** `ctx.progress`, already formatted as its statusMessage (`"<message> (done/total)"`). */
+  progress(done: number, total: number | undefined, message: string): void;
+  /** A journaled step's value, or `undefined` when it never completed (always `undefined` inline). */
+  getStep(name: string): Promise<{ value: JsonValue } | undefined>;
+  /** Journal a completed step (first write wins; a no-op inline). */
+  putStep(name: string, value: JsonValue): Promise<void>;
+  /**
+   * `ctx.elicitAll`: the answers, or `parked` when the run must end here because a question is outstanding (a
+   * task parks for input and runs again once answered; an inline 2026-07-28 call answers `input_required`).
+   * @throws TasksError `-32021` when the creating request did not declare the elicitation a question needs.
+   */
+  elicit(requests: readonly ElicitRequest[]): Promise<{ answers: ElicitResult[] } | { parked: true }>;
+  /** Write a log line of the tool (`ctx.logger`). */
+  log(entry: ExecutionLogEntry): void;
+}
+
+/**
+ * How a run ended:
+ * - `returned`: the tool's `CallToolResult`, checked against the MCP shape and its `outputSchema`, as plain JSON;
+ * - `input_error`: the tool threw `ToolInputError` (an `isError` result, SEP-1303);
+ * - `protocol_error`: the tool threw a coded error (`TasksError`, the SDK's `ProtocolError`), as that JSON-RPC error;
+ * - `crashed`: anything else (a bug, a broken contract); the details went to the log, redacted, never to the wire;
+ * - `parked`: the run stopped at an outstanding question (see {@link ExecutionHost.elicit});
+ * - `aborted`: `signal` aborted before the run ended (`reason` as given); whatever the tool did is discarded.
+ */
+export type ExecutionOutcome =
+  | { kind: 'returned'; result: JsonObject }
+  | { kind: 'input_error'; message: string }
+  | { kind: 'protocol_error'; error: JsonRpcErrorObject }
+  | { kind: 'crashed'; message: string }
+  | { kind: 'parked' }
+  | { kind: 'aborted'; reason: string };
+
+/** The journaled step under which a tool's `gather` value is stored with its task (read back as `ctx.gathered`). */
+export const GATHERED_STEP = '@gathered';

@@ -1,0 +1,114 @@
+import { TasksError } from '../core/errors.js';
+import type { ExecutionHost, ExecutionLogEntry, ExecutionOutcome, ExecutionRequest, Executor } from '../core/executor.js';
+import type { Logger } from '../core/logger.js';
+import { toProtocolError } from '../core/protocol-errors.js';
+import type { JsonObject, JsonValue } from '../core/task.js';
+import { ToolInputError } from '../core/tool.js';
+import { toCallToolResult } from '../core/tool-outcome.js';
+import type { ToolRegistry } from '../core/tool-registry.js';
+import { ErrorCode } from '../protocol/constants.js';
+import { createToolContext } from './tool-context.js';
+
+/**
+ * Thrown out of `ctx.elicit` into the tool when the run parks for input: the run ends without an outcome and is
+ * started again once every outstanding question is answered. A tool must let it propagate (the run's signal is
+ * aborted too, so a tool that swallows it still stops).
+ */
+export class ParkedForInput extends Error {
+  override readonly name = 'ParkedForInput';
+  constructor() {
+    super('task parked until its input requests are answered');
+  }
+}
+
+/**
+ * The {@link Executor} that runs tools as async functions on this thread's event loop: cheapest, and what tests and
+ * tiny tools need. A tool that blocks the loop blocks the process (lease renewal included) — the isolated executor
+ * of the next stage runs tools elsewhere behind the same port.
+ */
+export class InProcessExecutor implements Executor {
+  constructor(private readonly tools: ToolRegistry) {}
+
+  async execute(request: ExecutionRequest, host: ExecutionHost, signal: AbortSignal): Promise<ExecutionOutcome> {
+    const tool = this.tools.get(request.toolName);
+    if (!tool) throw new TasksError(ErrorCode.InternalError, `Tool ${request.toolName} is not loaded by this executor`);
+    // The run's own signal: aborted by the caller's, or by this executor when the run parks.
+    const controller = new AbortController();
+    const follow = (): void => controller.abort(signal.reason);
+    if (signal.aborted) follow();
+    else signal.addEventListener('abort', follow, { once: true });
+    let parked = false;
+    const logger = hostLogger(host, request.logFields);
+    const context = createToolContext({
+      taskId: request.taskId,
+      signal: controller.signal,
+      confinement: request.confinement,
+      logger,
+      host,
+      toolName: tool.name,
+      elicits: tool.elicits === true,
+      elicitAll: async (requests) => {
+        const asked = await host.elicit(requests);
+        if ('answers' in asked) return asked.answers;
+        parked = true;
+        if (!controller.signal.aborted) controller.abort('parked');
+        throw new ParkedForInput();
+      },
+      ...(request.gathered === undefined ? {} : { gathered: request.gathered }),
+    });
+    let outcome: ExecutionOutcome;
+    try {
+      const args = tool.inputSchema.parse(request.arguments);
+      outcome = { kind: 'returned', result: toCallToolResult(tool, await tool.run(args, context)) };
+    } catch (error) {
+      outcome = classify(error, tool.name);
+      if (outcome.kind === 'crashed' && !signal.aborted && !parked) logger.error({ err: error }, 'tool threw');
+    } finally {
+      signal.removeEventListener('abort', follow);
+    }
+    if (signal.aborted) return { kind: 'aborted', reason: String(signal.reason) };
+    return parked ? { kind: 'parked' } : outcome;
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** What an exception thrown by a tool stands for (see {@link ExecutionOutcome}). */
+function classify(error: unknown, toolName: string): ExecutionOutcome {
+  if (error instanceof ToolInputError) return { kind: 'input_error', message: error.message };
+  const wire = toProtocolError(error);
+  if (wire) return { kind: 'protocol_error', error: wire };
+  return { kind: 'crashed', message: `Internal error in tool ${toolName}` };
+}
+
+/** An `Error` (or anything thrown) as JSON for a log line: name, message and stack, nothing else. */
+function errorFields(error: unknown): JsonValue {
+  if (error instanceof Error) return { type: error.name, message: error.message, ...(error.stack ? { stack: error.stack } : {}) };
+  return { message: String(error) };
+}
+
+/** The tool's `ctx.logger`: each line becomes an {@link ExecutionLogEntry} for the host, with `fields` bound. */
+function hostLogger(host: ExecutionHost, fields: Record<string, JsonValue>): Logger {
+  const write = (level: ExecutionLogEntry['level']) => (object: object, message?: string) => {
+    const line: JsonObject = { ...fields };
+    for (const [key, value] of Object.entries(object)) line[key] = key === 'err' ? errorFields(value) : toJson(value);
+    host.log({ level, fields: line, message: message ?? '' });
+  };
+  return {
+    debug: write('debug'),
+    info: write('info'),
+    warn: write('warn'),
+    error: write('error'),
+    child: (bindings) => hostLogger(host, { ...fields, ...(toJson(bindings) as JsonObject) }),
+  };
+}
+
+/** A logged value as JSON (what a message between threads could carry). */
+function toJson(value: unknown): JsonValue {
+  if (value instanceof Error) return errorFields(value);
+  try {
+    return JSON.parse(JSON.stringify(value ?? null)) as JsonValue;
+  } catch {
+    return String(value);
+  }
+}

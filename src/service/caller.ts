@@ -1,0 +1,32 @@
+import type { JsonObject, TaskGeneration } from '../core/task.js';
+
+/**
+ * How a caller negotiated what it may use: `per-request` for a 2026-07-28 request, which carries its protocol
+ * version and client capabilities in its own `_meta` (B1: never taken from earlier requests), or `per-session` for a
+ * v1-generation (2025-11-25) session, negotiated once by `initialize`.
+ */
+export type Negotiation = 'per-request' | 'per-session';
+
+/**
+ * Who is calling and what they negotiated, for one request. The server adapters build it in one place
+ * (`server/caller.ts`) and every {@link TaskService} operation takes it and re-checks the task's owner against it.
+ * Identity is `ownerKey` today; the authorization stage adds the token's scopes here.
+ */
+export interface Caller {
+  /** Task owner: `issuer|subject|tenant` from the verified token, or `anonymous` (2025-11-25 R48, SEP-2663 E45). */
+  ownerKey: string;
+  negotiation: Negotiation;
+  /**
+   * Which task generation this request may use: `v1` in a session that negotiated 2025-11-25; `v2` for a
+   * 2026-07-28 request that declares `io.modelcontextprotocol/tasks` in its own `_meta` (SEP-2663 E1, E3);
+   * `null` otherwise (older sessions; 2026-07-28 requests without the extension).
+   */
+  generation: TaskGeneration | null;
+  /** Protocol version of the request (`2025-11-25`, `2026-07-28`, …; empty when none was negotiated). */
+  protocolVersion: string;
+  /** The request's client capabilities (per request: its `_meta`; per session: from `initialize`). */
+  clientCapabilities: JsonObject;
+}
+
+/** A caller whose request may use tasks of its generation: what the task operations take. */
+export type TaskCaller = Caller & { generation: TaskGeneration };

@@ -1,0 +1,36 @@
+import type { Caller } from './caller.js';
+
+/** The operations of the {@link TaskService}, each reached by every entry path that offers it. */
+export type TaskOperation = 'listTools' | 'callTool' | 'get' | 'list' | 'cancel' | 'answerInput' | 'waitForTerminal' | 'subscribe';
+
+/** What a hook learns about one operation before it runs. */
+export interface TaskOperationContext {
+  readonly operation: TaskOperation;
+  readonly caller: Caller;
+  /** The task the operation is about (absent for `listTools`, `list`, `subscribe` and a `callTool` before its task exists). */
+  readonly taskId?: string;
+  /** The tool of a `callTool`. */
+  readonly tool?: string;
+  /** The tasks a `subscribe` asks for. */
+  readonly taskIds?: readonly string[];
+}
+
+/**
+ * The seam of the task service: a hook runs around every operation, for every entry path alike (SDK handlers, the
+ * HTTP fast path, stdio, listen streams, v1 elicitation replies), in the order hooks are given — the first one
+ * outermost. Authorization (scopes), quotas, idempotency, audit, metrics and tracing plug in here, once.
+ * A hook refuses an operation by throwing a `TasksError` (its code and message reach the wire, so say nothing a
+ * caller may not learn, e.g. whether another owner's task exists); it must call `next` at most once.
+ */
+export interface TaskServiceHook {
+  around<T>(context: TaskOperationContext, next: () => Promise<T>): Promise<T>;
+}
+
+/** Run `operation` inside `hooks` (first hook outermost). */
+export function runHooked<T>(hooks: readonly TaskServiceHook[], context: TaskOperationContext, operation: () => Promise<T>): Promise<T> {
+  const at = (index: number): Promise<T> => {
+    const hook = hooks[index];
+    return hook ? hook.around(context, () => at(index + 1)) : operation();
+  };
+  return at(0);
+}

@@ -1,0 +1,82 @@
+import type { Clock } from '../core/clock.js';
+import { visibleAt } from '../core/store-rules.js';
+import type { TaskScope, TaskStore } from '../core/store.js';
+import type { TaskGeneration, TaskOutcome, TaskRecord } from '../core/task.js';
+import { MAX_OUTCOME_CHARS, TerminalTaskCache } from './terminal-cache.js';
+
+/** One page of an owner's tasks, as {@link TaskReads.list} returns it. */
+export interface TaskPage {
+  /** The visible tasks of the page, ascending by `seq` (fewer than the page size when some had expired). */
+  tasks: TaskRecord[];
+  /** Where the next page starts (`afterSeq`), or `undefined` when this was the last page. */
+  nextAfterSeq: number | undefined;
+}
+
+/**
+ * Reads on behalf of requestors, with the rules every backend shares applied once above the store: a task past its
+ * `expiresAt` is gone (`visibleAt`, judged on this process's clock; the sweep deletes the row later on the store's
+ * clock), and terminal tasks are served from a {@link TerminalTaskCache}. Errors: the store's `StoreError`s pass
+ * through.
+ */
+export class TaskReads {
+  private readonly terminal = new TerminalTaskCache();
+
+  constructor(
+    private readonly store: TaskStore,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The task within `scope` as a requestor may see it now; `undefined` when missing, foreign, other generation or expired. */
+  async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
+    const record = await this.terminal.read(taskId, scope, () => this.store.get(taskId, scope));
+    if (record === undefined || visibleAt(record, this.clock.now())) return record;
+    this.terminal.forget(taskId);
+    return undefined;
+  }
+
+  /** The stored outcome of a terminal task (the caller has read the task within its scope first). */
+  outcome(taskId: string): Promise<TaskOutcome | undefined> {
+    return this.terminal.readOutcome(taskId, async () => {
+      const outcome = await this.store.getOutcome(taskId);
+      return outcome === undefined ? undefined : { outcome, chars: jsonCharsUpTo(outcome.kind === 'error' ? outcome.error : outcome.result, MAX_OUTCOME_CHARS + 1) };
+    });
+  }
+
+  /**
+   * One page of `limit` rows of an owner's tasks of one generation after `afterSeq`, expired ones left out. The
+   * cursor moves over every row read, visible or not, so a page of expired rows never stalls a walk.
+   */
+  async list(scope: TaskScope & { generation: TaskGeneration }, afterSeq: number, limit: number): Promise<TaskPage> {
+    const rows = await this.store.list(scope, { afterSeq, limit: limit + 1 });
+    const page = rows.slice(0, limit);
+    const now = this.clock.now();
+    const last = page[page.length - 1];
+    return { tasks: page.filter((record) => visibleAt(record, now)), nextAfterSeq: rows.length > limit && last ? last.seq : undefined };
+  }
+}
+
+/**
+ * The length of `value`'s JSON text, counted only up to `cap` (a larger value answers `cap`): sizing an outcome for
+ * the cache costs at most `cap` characters of work, however large the outcome is. Strings count their length plus
+ * quotes, so escapes make the estimate low by their backslashes only.
+ */
+export function jsonCharsUpTo(value: unknown, cap: number): number {
+  let total = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && total < cap) {
+    const item = stack.pop();
+    if (typeof item === 'string') total += item.length + 2;
+    else if (Array.isArray(item)) {
+      total += 1 + item.length;
+      for (let i = 0; i < item.length && total < cap; i += 1) stack.push(item[i]);
+    } else if (item !== null && typeof item === 'object') {
+      total += 1;
+      for (const key in item) {
+        if (total >= cap) break;
+        total += key.length + 4;
+        stack.push((item as Record<string, unknown>)[key]);
+      }
+    } else total += String(item).length;
+  }
+  return Math.min(total, cap);
+}

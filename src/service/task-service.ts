@@ -1,0 +1,446 @@
+import type { Clock } from '../core/clock.js';
+import type { PathConfinement } from '../core/confinement.js';
+import { waitingMessage } from '../core/elicitation.js';
+import { TasksError, taskNotFound } from '../core/errors.js';
+import type { TaskEventFeed } from '../core/event-feed.js';
+import { GATHERED_STEP, type ExecutionHost, type Executor } from '../core/executor.js';
+import type { WorkerHandOff } from '../core/hand-off.js';
+import { newTaskId } from '../core/ids.js';
+import type { TasksServerLimits } from '../core/limits.js';
+import type { Logger } from '../core/logger.js';
+import { redactSecrets } from '../core/redaction.js';
+import { isTerminal } from '../core/state-machine.js';
+import type { TaskEvent, TaskStore } from '../core/store.js';
+import type { InputRequestRecord, JsonObject, JsonValue, NewTask, TaskOutcome, TaskRecord } from '../core/task.js';
+import type { AnyToolDefinition, ElicitRequest, ElicitResult } from '../core/tool.js';
+import { toolErrorResult } from '../core/tool-outcome.js';
+import type { ToolRegistry } from '../core/tool-registry.js';
+import { ErrorCode } from '../protocol/constants.js';
+import { planCall, type CallPlan, type ToolCall } from './call-plan.js';
+import type { Caller, TaskCaller } from './caller.js';
+import { runHooked, type TaskOperationContext, type TaskServiceHook } from './hooks.js';
+import { planAnswers } from './input-answers.js';
+import { TaskReads, type TaskPage } from './task-reads.js';
+import { ttlFor } from './ttl-policy.js';
+
+/** What a {@link TaskService} is built from. */
+export interface TaskServiceOptions {
+  store: TaskStore;
+  tools: ToolRegistry;
+  /** This process's event feed (shared with an embedded worker). */
+  feed: TaskEventFeed;
+  /** Runs inline calls (sync tools, callers that cannot take a task). */
+  executor: Executor;
+  /** The embedded worker, when this process has one; without it tasks wait, unleased, for a worker elsewhere. */
+  handOff?: WorkerHandOff;
+  limits: Readonly<TasksServerLimits>;
+  /** Where tools may touch the file system (preflight, gather, inline runs). */
+  confinement: PathConfinement;
+  clock: Clock;
+  logger: Logger;
+  /** Run around every operation, first outermost (see {@link TaskServiceHook}). @defaultValue none */
+  hooks?: readonly TaskServiceHook[];
+}
+
+/** Asks the requestor of one call; `parked` when an answer is missing and the call must end with a question. */
+export type CallAsk = (requests: readonly ElicitRequest[]) => Promise<{ answers: ElicitResult[] } | { parked: true }>;
+
+/**
+ * How one `tools/call` request can talk back, supplied by the adapter that received it (MRTR rounds on
+ * 2026-07-28, elicitation requests in a 2025 session). A call that needs none — a plain task create — runs without.
+ */
+export interface CallInteraction {
+  /** Aborted when the request ends (the client went away): gather phases and inline runs see it. */
+  readonly signal: AbortSignal;
+  /**
+   * Run one phase (`gather`, or an inline run as `input`) that may ask questions through `ask`. When an answer is
+   * missing, the interaction has built the request's `input_required` answer and returns it instead of the phase's
+   * value (whatever the phase threw after `ask` said `parked`).
+   */
+  withInput<T>(prefix: 'gather' | 'input', phase: (ask: CallAsk) => Promise<T>): Promise<{ done: T } | { inputRequired: JsonObject }>;
+}
+
+/** Options of {@link TaskService.callTool}. */
+export interface CallToolOptions {
+  /** How the request talks back; a fast path passes none and may then only carry out a plain task create. */
+  interaction?: CallInteraction;
+  /** Called once the task is committed and before its first run (a v1 session subscribes to its notifications). */
+  onCreated?: (record: TaskRecord) => void;
+}
+
+/** How a `tools/call` was answered: a task created, a result (inline, or an `isError` refusal), or a question round. */
+export type CallOutcome =
+  | { kind: 'task'; task: TaskRecord }
+  | { kind: 'result'; result: JsonObject }
+  | { kind: 'input_required'; result: JsonObject };
+
+/** What a task adds to its record for a detailed view: the outcome when terminal, the open questions while waiting. */
+export interface TaskDetails {
+  outcome?: TaskOutcome;
+  /** Pending input requests in creation order (only for `input_required`). */
+  inputRequests?: InputRequestRecord[];
+}
+
+/** A change of a subscribed task: a committed event, or (for tasks running in this process) a progress report. */
+export type TaskNotice =
+  | { kind: 'event'; event: TaskEvent }
+  | { kind: 'progress'; taskId: string; done: number; total: number | undefined; message: string };
+
+/** An open subscription to some of a caller's tasks. */
+export interface TaskSubscription {
+  /** The tasks accepted: those of the caller's own that were visible when it subscribed (E45). */
+  readonly taskIds: readonly string[];
+  /** The current state of an accepted task (`undefined` once gone or expired, and for any other id). */
+  read(taskId: string): Promise<TaskRecord | undefined>;
+  /** See {@link TaskService.details}. */
+  details(record: TaskRecord): Promise<TaskDetails>;
+  /** Stop delivering. */
+  close(): void;
+}
+
+/** The statusMessage of a task that waits for a worker slot. */
+const QUEUED = 'queued';
+
+/**
+ * THE ONE DOOR: every entry path (SDK handlers, the HTTP fast path, stdio, listen streams, v1 elicitation replies)
+ * reaches tasks only through these operations, and each one takes the {@link Caller} and re-checks the task's owner
+ * and generation, answering a foreign, expired or other-generation task exactly like an unknown id (2025-11-25
+ * R45/R49, SEP-2663 E39/E45). Later issues hook in here once ({@link TaskServiceHook}). The service decides and
+ * records; it never runs a task's tool (that is the worker's, through the hand-off or the store) — only inline
+ * calls go to its executor.
+ *
+ * Errors: `TasksError` with the wire code (the adapters send it as is) and the store's `StoreError`s (mapped to
+ * the wire in `server/store-errors.ts`).
+ */
+export class TaskService {
+  private readonly reads: TaskReads;
+  private readonly hooks: readonly TaskServiceHook[];
+
+  constructor(private readonly options: TaskServiceOptions) {
+    this.reads = new TaskReads(options.store, options.clock);
+    this.hooks = options.hooks ?? [];
+  }
+
+  /** Every tool this caller may call (the adapter writes the `tools/list` entries). */
+  listTools(caller: Caller): Promise<AnyToolDefinition[]> {
+    return this.door({ operation: 'listTools', caller }, async () => this.options.tools.list());
+  }
+
+  /**
+   * Decide what a `tools/call` will do, before anything runs or is written: THE rule "may this call create a task"
+   * (see `planCall`). Runs no hook: deciding is not an operation yet, and a fast path may still leave the request
+   * to the full path.
+   * @throws TasksError `-32602` unknown tool or bad v1 `task`; `-32601` / `-32021` for task support violations.
+   */
+  planCall(caller: Caller, call: ToolCall): Promise<CallPlan> {
+    return planCall(this.options.tools, this.options.confinement, caller, call);
+  }
+
+  /**
+   * Carry out a plan made by {@link planCall}: the tool's `gather` phase (MRTR rounds or session elicitation), then
+   * the task created durably — answered only after its commit (SEP-2663 E14) — or the inline run.
+   * Without `options.interaction` only a plain task create (no `gather`) can be carried out: anything else is an
+   * internal error of the adapter.
+   */
+  callTool(caller: Caller, plan: CallPlan, options: CallToolOptions = {}): Promise<CallOutcome> {
+    const { interaction, onCreated } = options;
+    const tool = plan.kind === 'answer' ? plan.toolName : plan.tool.name;
+    return this.door({ operation: 'callTool', caller, tool }, async () => {
+      if (plan.kind === 'answer') return { kind: 'result', result: plan.result };
+      let gathered: JsonValue | undefined;
+      if (plan.tool.gather) {
+        const gather = plan.tool.gather.bind(plan.tool);
+        const { signal, withInput } = this.interactive(interaction, tool);
+        const phase = await withInput('gather', (ask) =>
+          gather(plan.args, { signal, roots: this.options.confinement.roots, deniedPaths: this.options.confinement.deniedPaths, elicit: (request) => askOne(ask, request) }),
+        );
+        if ('inputRequired' in phase) return { kind: 'input_required', result: phase.inputRequired };
+        gathered = phase.done;
+      }
+      if (plan.kind === 'task') return { kind: 'task', task: await this.create(taskCaller(caller), plan, gathered, onCreated) };
+      const { signal, withInput } = this.interactive(interaction, tool);
+      const inline = await withInput('input', (ask) => this.runInline(plan, ask, gathered, signal));
+      return 'inputRequired' in inline ? { kind: 'input_required', result: inline.inputRequired } : { kind: 'result', result: inline.done };
+    });
+  }
+
+  /**
+   * The caller's task as it is now. A task whose run has finished in this process and whose outcome is being
+   * committed is read after that commit (at most one group commit later), so a poll never answers `working` for
+   * work that is done.
+   * @throws TasksError `-32602` "Task not found" for a missing, foreign, expired or other-generation task.
+   */
+  get(caller: TaskCaller, taskId: string): Promise<TaskRecord> {
+    return this.door({ operation: 'get', caller, taskId }, () => this.current(caller, taskId));
+  }
+
+  /**
+   * Whether the caller's task is terminal now (`false` also when it is not visible to the caller). For an adapter
+   * that chooses between two paths of one operation (the fast path answers a terminal v1 `tasks/result` itself);
+   * the answer must come from the operation, never from this.
+   */
+  async isSettled(caller: TaskCaller, taskId: string): Promise<boolean> {
+    const record = await this.reads.get(taskId, { ownerKey: caller.ownerKey, generation: caller.generation });
+    return record !== undefined && isTerminal(record.status);
+  }
+
+  /**
+   * What a detailed view adds to `record` (read by this caller through this service): the stored outcome of a
+   * terminal task, the pending questions of an `input_required` one.
+   * @throws TasksError `-32602` "Task not found" when `record` is not the caller's (a record from elsewhere).
+   */
+  async details(caller: TaskCaller, record: TaskRecord): Promise<TaskDetails> {
+    if (record.ownerKey !== caller.ownerKey || record.generation !== caller.generation) throw taskNotFound();
+    if (isTerminal(record.status)) {
+      const outcome = await this.reads.outcome(record.taskId);
+      return outcome === undefined ? {} : { outcome };
+    }
+    if (record.status !== 'input_required') return {};
+    return { inputRequests: (await this.options.store.listInputRequests(record.taskId)).filter((request) => request.state === 'pending') };
+  }
+
+  /** One page of the caller's tasks of its generation after `afterSeq` (keyset on the creation sequence, R37). */
+  list(caller: TaskCaller, afterSeq: number): Promise<TaskPage> {
+    return this.door({ operation: 'list', caller }, () =>
+      this.reads.list({ ownerKey: caller.ownerKey, generation: caller.generation }, afterSeq, this.options.limits.listPageSize),
+    );
+  }
+
+  /**
+   * Cancel a task (2025-11-25 R41, SEP-2663 E30): a conditional write non-terminal → `cancelled`, committed before
+   * this resolves; the run's `ctx.signal` then fires wherever it runs (the worker follows the event feed). A later
+   * outcome of the tool is discarded.
+   * @returns `cancelled: false` with the task as it is when it was already terminal (also when it became terminal
+   *   just before the write).
+   * @throws TasksError `-32602` "Task not found".
+   */
+  cancel(caller: TaskCaller, taskId: string, statusMessage = 'Cancelled by requestor'): Promise<{ cancelled: boolean; task: TaskRecord }> {
+    return this.door({ operation: 'cancel', caller, taskId }, async () => {
+      const record = await this.scoped(caller, taskId);
+      if (isTerminal(record.status)) return { cancelled: false, task: record };
+      const cancelled = await this.options.store.transition(taskId, { to: 'cancelled', statusMessage, releaseLease: true, now: this.options.clock.now() });
+      return cancelled ? { cancelled: true, task: cancelled } : { cancelled: false, task: await this.scoped(caller, taskId) };
+    });
+  }
+
+  /**
+   * Apply answers to the task's outstanding questions (SEP-2663 `tasks/update`, 2025-11-25 elicitation replies):
+   * valid answers are stored durably, an invalid one retires its key and the question is asked again, unknown or
+   * settled keys are ignored (E27). When nothing is outstanding any more the task is `working` without a lease, and
+   * whichever worker claims it first runs it again.
+   * @returns the keys whose answers were taken (answered or retired); `[]` when the task does not wait for input.
+   * @throws TasksError `-32602` "Task not found".
+   */
+  answerInput(caller: TaskCaller, taskId: string, responses: Readonly<Record<string, unknown>>): Promise<string[]> {
+    return this.door({ operation: 'answerInput', caller, taskId }, async () => {
+      const record = await this.scoped(caller, taskId);
+      if (record.status !== 'input_required') return [];
+      const requests = await this.options.store.listInputRequests(taskId);
+      const plan = planAnswers(requests, responses);
+      if (plan.answers.length === 0 && plan.retire.length === 0) return [];
+      // statusMessage follows what is still outstanding, so it never names a question already answered.
+      const settled = new Set([...plan.answers, ...plan.retire].map((entry) => entry.key));
+      const stillPending = [...requests.filter((request) => request.state === 'pending' && !settled.has(request.key)), ...plan.add];
+      const next = stillPending[0];
+      const statusMessage = plan.statusMessage ?? (next ? waitingMessage(next.request) : 'Input received; resuming');
+      const { accepted } = await this.options.store.answerInput(taskId, { ...plan, statusMessage, now: this.options.clock.now() });
+      return accepted;
+    });
+  }
+
+  /**
+   * Wait until the task is terminal and return it (v1 `tasks/result`, R24). Woken by the event feed (this process's
+   * commits at once, other processes' through the tail); re-reads the task on every event of it.
+   * @param onUpdate - called with each non-terminal state seen (v1 delivers the task's questions from here)
+   * @throws TasksError `-32602` "Task not found" when the task is or becomes missing or expired; `signal`'s reason
+   *   when it aborts first.
+   */
+  waitForTerminal(caller: TaskCaller, taskId: string, signal: AbortSignal, onUpdate?: (record: TaskRecord) => Promise<void>): Promise<TaskRecord> {
+    return this.door({ operation: 'waitForTerminal', caller, taskId }, async () => {
+      let wake: () => void = () => {};
+      const unsubscribe = this.options.feed.subscribeTask(taskId, () => wake());
+      try {
+        for (;;) {
+          const woken = new Promise<void>((resolve) => (wake = resolve));
+          const record = await this.scoped(caller, taskId);
+          if (isTerminal(record.status)) return record;
+          await onUpdate?.(record);
+          await until(woken, signal);
+          if (signal.aborted) throw signal.reason ?? new Error('aborted');
+        }
+      } finally {
+        unsubscribe();
+      }
+    });
+  }
+
+  /**
+   * Subscribe to changes of some of the caller's tasks (v2 `subscriptions/listen`): only those visible to the caller
+   * now are accepted (E45); every committed event of an accepted task reaches `listener` in commit order.
+   * @param options.progress - also deliver progress reports of accepted tasks running in this process
+   */
+  subscribe(caller: TaskCaller, taskIds: readonly string[], listener: (notice: TaskNotice) => void, options: { progress?: boolean } = {}): Promise<TaskSubscription> {
+    return this.door({ operation: 'subscribe', caller, taskIds }, async () => {
+      const accepted: string[] = [];
+      for (const taskId of new Set(taskIds)) {
+        if (await this.reads.get(taskId, { ownerKey: caller.ownerKey, generation: caller.generation })) accepted.push(taskId);
+      }
+      return this.subscription(caller, accepted, listener, options.progress === true);
+    });
+  }
+
+  /**
+   * Follow a task this caller has just created ({@link CallInteraction.onCreated}): its events and, while it runs in
+   * this process, its progress (v1 session notifications). Synchronous, so nothing of the first run is missed.
+   * @throws TasksError `-32602` "Task not found" when `record` is not the caller's.
+   */
+  watch(caller: TaskCaller, record: TaskRecord, listener: (notice: TaskNotice) => void): TaskSubscription {
+    if (record.ownerKey !== caller.ownerKey || record.generation !== caller.generation) throw taskNotFound();
+    return this.subscription(caller, [record.taskId], listener, true);
+  }
+
+  private subscription(caller: TaskCaller, taskIds: string[], listener: (notice: TaskNotice) => void, progress: boolean): TaskSubscription {
+    const accepted = new Set(taskIds);
+    const { feed, handOff } = this.options;
+    const onEvent = (event: TaskEvent): void => listener({ kind: 'event', event });
+    const stops: Array<() => void> =
+      taskIds.length === 1
+        ? [feed.subscribeTask(taskIds[0] as string, onEvent)]
+        : [feed.subscribeAll((event) => {
+            if (accepted.has(event.taskId)) onEvent(event);
+          })];
+    if (progress && handOff) {
+      for (const taskId of taskIds) stops.push(handOff.onProgress(taskId, (done, total, message) => listener({ kind: 'progress', taskId, done, total, message })));
+    }
+    return {
+      taskIds,
+      read: async (taskId) => (accepted.has(taskId) ? this.reads.get(taskId, { ownerKey: caller.ownerKey, generation: caller.generation }) : undefined),
+      details: (record) => this.details(caller, record),
+      close: () => {
+        for (const stop of stops.splice(0)) stop();
+      },
+    };
+  }
+
+  /** Create the task of a `task` plan durably, with the embedded worker's lease when it has a free slot. */
+  private async create(caller: TaskCaller, plan: Extract<CallPlan, { kind: 'task' }>, gathered: JsonValue | undefined, onCreated?: (record: TaskRecord) => void): Promise<TaskRecord> {
+    const { limits, clock } = this.options;
+    const taskId = newTaskId();
+    const reservation = this.options.handOff?.reserve(taskId);
+    const task: NewTask = {
+      taskId,
+      ownerKey: caller.ownerKey,
+      generation: caller.generation,
+      protocolVersion: caller.protocolVersion,
+      toolName: plan.tool.name,
+      arguments: (plan.call.arguments ?? {}) as JsonObject,
+      clientCapabilities: caller.clientCapabilities,
+      progressToken: plan.call.progressToken,
+      statusMessage: reservation ? null : QUEUED,
+      createdAt: clock.now(),
+      ttlMs: ttlFor(limits, caller.generation, plan.requestedTtlMs),
+      pollIntervalMs: limits.pollIntervalMs,
+      leaseOwner: reservation?.leaseOwner ?? null,
+      leaseMs: reservation?.leaseMs ?? null,
+      startNow: reservation !== undefined,
+      ...(gathered === undefined ? {} : { steps: { [GATHERED_STEP]: gathered } }),
+    };
+    let record: TaskRecord;
+    try {
+      record = await this.options.store.create(task);
+    } catch (error) {
+      reservation?.cancel();
+      throw error;
+    }
+    try {
+      onCreated?.(record);
+    } catch (error) {
+      this.options.logger.error({ err: error }, 'onCreated of a new task threw');
+    }
+    reservation?.start(record);
+    return record;
+  }
+
+  /** Run an `inline` plan through the executor and answer with its `CallToolResult`. */
+  private async runInline(plan: Extract<CallPlan, { kind: 'inline' }>, ask: CallAsk, gathered: JsonValue | undefined, signal: AbortSignal): Promise<JsonObject> {
+    const { tool } = plan;
+    const logger = this.options.logger.child({ tool: tool.name });
+    const host: ExecutionHost = {
+      setStatus() {},
+      progress() {},
+      getStep: async () => undefined,
+      putStep: async () => {},
+      elicit: ask,
+      log: (entry) => logger[entry.level](entry.fields, entry.message),
+    };
+    const request = { taskId: null, toolName: tool.name, arguments: (plan.call.arguments ?? {}) as JsonObject, confinement: this.options.confinement, logFields: { tool: tool.name } };
+    const outcome = await this.options.executor.execute(gathered === undefined ? request : { ...request, gathered }, host, signal);
+    switch (outcome.kind) {
+      case 'returned':
+        return outcome.result;
+      case 'input_error':
+        return toolErrorResult(outcome.message);
+      case 'protocol_error':
+        throw new TasksError(outcome.error.code, redactSecrets(outcome.error.message), outcome.error.data);
+      case 'parked':
+        // The interaction recorded the missing answers and answers `input_required` (see CallInteraction.withInput).
+        throw new TasksError(ErrorCode.InternalError, `Internal error in tool ${tool.name}`);
+      case 'aborted':
+        // A client that went away aborts its inline call: expected, not an error worth a stack trace.
+        logger.debug({}, 'inline call aborted by the client');
+        throw new TasksError(ErrorCode.InternalError, `Internal error in tool ${tool.name}`);
+      case 'crashed':
+        throw new TasksError(ErrorCode.InternalError, outcome.message);
+    }
+  }
+
+  private interactive(interaction: CallInteraction | undefined, tool: string): CallInteraction {
+    if (!interaction) throw new TasksError(ErrorCode.InternalError, `tools/call of ${tool} needs a request that can answer input (a gather phase or an inline run)`);
+    return interaction;
+  }
+
+  /** The caller's visible task, or the unknown-task error. */
+  private async scoped(caller: TaskCaller, taskId: string): Promise<TaskRecord> {
+    const record = await this.reads.get(taskId, { ownerKey: caller.ownerKey, generation: caller.generation });
+    if (!record) throw taskNotFound();
+    return record;
+  }
+
+  private async current(caller: TaskCaller, taskId: string): Promise<TaskRecord> {
+    const record = await this.scoped(caller, taskId);
+    const pending = isTerminal(record.status) ? undefined : this.options.handOff?.pendingOutcome(taskId);
+    if (!pending) return record;
+    await pending.catch(() => undefined);
+    return this.scoped(caller, taskId);
+  }
+
+  private door<T>(context: TaskOperationContext, operation: () => Promise<T>): Promise<T> {
+    return runHooked(this.hooks, context, operation);
+  }
+}
+
+/** A caller whose plan became a task has a generation (`planCall` decides `task` only then). */
+function taskCaller(caller: Caller): TaskCaller {
+  if (caller.generation === null) throw new TasksError(ErrorCode.InternalError, 'a task plan for a caller without tasks');
+  return caller as TaskCaller;
+}
+
+/** One question through `ask` for a `gather` phase, which awaits the answer itself. */
+async function askOne(ask: CallAsk, request: ElicitRequest): Promise<ElicitResult> {
+  const asked = await ask([request]);
+  if ('answers' in asked) return asked.answers[0] as ElicitResult;
+  throw new TasksError(ErrorCode.InternalError, 'input required');
+}
+
+/** Resolve on `woken` or when `signal` aborts, whichever comes first. */
+function until(woken: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = (): void => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    signal.addEventListener('abort', done, { once: true });
+    void woken.then(done);
+  });
+}

@@ -1,0 +1,277 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { systemClock, type Clock } from '../../src/core/clock.js';
+import type { TasksServerLimits } from '../../src/core/limits.js';
+import { silentLogger } from '../../src/core/logger.js';
+import type { TaskEvent } from '../../src/core/store.js';
+import { defineTool, textResult, type AnyToolDefinition } from '../../src/core/tool.js';
+import { Sweeper } from '../../src/execution/sweeper.js';
+import { createTasksServer } from '../../src/server/create-tasks-server.js';
+import type { TaskCaller } from '../../src/service/caller.js';
+import { TaskReads } from '../../src/service/task-reads.js';
+import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { FakeClock } from '../../src/testing/fake-clock.js';
+import { overrideStore } from '../helpers/store-wrapper.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+const LIMITS: Partial<TasksServerLimits> = {
+  concurrency: 4,
+  leaseMs: 60_000,
+  recoveryIntervalMs: 60_000,
+  claimIntervalMs: 60_000,
+  sweepIntervalMs: 60_000,
+  tailIntervalMs: 60_000,
+  statusFlushIntervalMs: 60_000,
+  runtimeLimitMs: 60_000,
+  defaultTtlMs: 120_000,
+  minResultRetentionMs: 60_000,
+  maxAttempts: 3,
+  inputTimeoutMs: 60_000,
+};
+
+const CALLER: TaskCaller = { ownerKey: 'anonymous', negotiation: 'per-request', generation: 'v2', protocolVersion: '2026-07-28', clientCapabilities: {} };
+
+/** A tool that waits until aborted, recording why. */
+function waitingTool(name: string, seen: { reasons: unknown[] }): AnyToolDefinition {
+  return defineTool({
+    name,
+    description: 'waits for abort',
+    execution: 'task-optional',
+    inputSchema: z.object({}),
+    async run(_args, ctx) {
+      await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+      seen.reasons.push(ctx.signal.reason);
+      return textResult('late outcome that must be discarded');
+    },
+  });
+}
+
+/** The task worker behind the task service: created through the service, run by the embedded worker of one server. */
+describe('TaskWorker', () => {
+  const cleanups: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  async function setup(tools: AnyToolDefinition[], limits: Partial<TasksServerLimits> = {}, clock: Clock = systemClock) {
+    const temp = makeTempDir();
+    const store: SqliteTaskStore = openSqliteTaskStore({ path: join(temp.dir, 'tasks.db'), clock });
+    const server = await createTasksServer({ tools, store, secret: randomBytes(32), limits: { ...LIMITS, ...limits }, clock, instanceId: 'test-instance' });
+    const events: TaskEvent[] = [];
+    store.onEvent((event) => events.push(event));
+    cleanups.push(() => temp.remove(), () => store.close(), () => server.close());
+    const { service } = server;
+    const create = async (tool: AnyToolDefinition) => {
+      const outcome = await service.callTool(CALLER, await service.planCall(CALLER, { name: tool.name, progressToken: null }));
+      if (outcome.kind !== 'task') throw new Error(`no task: ${JSON.stringify(outcome)}`);
+      return outcome.task;
+    };
+    const wait = (taskId: string) => service.waitForTerminal(CALLER, taskId, new AbortController().signal);
+    return { store, server, service, worker: server.worker!, events, create, wait };
+  }
+
+  it('C-V2-23/R20 an expired task is invisible to reads before the sweeper runs; the sweep records `expired` and aborts the tool (fake clock)', async () => {
+    const clock = new FakeClock(1_000_000);
+    const seen = { reasons: [] as unknown[] };
+    const tool = waitingTool('wait', seen);
+    const { store, service, events, create, wait } = await setup([tool], { defaultTtlMs: 5_000, runtimeLimitMs: 5_000, minResultRetentionMs: 0 }, clock);
+    const task = await create(tool);
+    await expect.poll(() => events.some((event) => event.kind === 'attempt')).toBe(true);
+    const waiting = wait(task.taskId);
+    // Any event of the task may wake the wait once the task is expired; it then rejects before the assertion below
+    // awaits it (asserted there, not lost).
+    waiting.catch(() => undefined);
+
+    const reads = new TaskReads(store, clock);
+    clock.advance(4_999);
+    expect(await reads.get(task.taskId, { ownerKey: 'anonymous' })).toBeDefined();
+    clock.advance(1);
+    expect(await reads.get(task.taskId, { ownerKey: 'anonymous' })).toBeUndefined();
+    await expect(service.get(CALLER, task.taskId)).rejects.toMatchObject({ code: -32602 });
+
+    await new Sweeper(store, { sweepIntervalMs: 60_000, inputTimeoutMs: 60_000 }, clock, silentLogger).sweep();
+    await expect(waiting).rejects.toMatchObject({ code: -32602 });
+    expect(events.map((event) => event.kind)).toContain('expired');
+    await expect.poll(() => seen.reasons).toEqual(['expired']);
+    expect(await store.getUnscoped(task.taskId)).toBeUndefined();
+  });
+
+  it('R41/R42 cancellation aborts the running tool and discards its later outcome', async () => {
+    const seen = { reasons: [] as unknown[] };
+    const tool = waitingTool('wait', seen);
+    const { store, service, events, create } = await setup([tool]);
+    const task = await create(tool);
+    await expect.poll(() => events.some((event) => event.kind === 'attempt')).toBe(true);
+    const { cancelled, task: after } = await service.cancel(CALLER, task.taskId);
+    expect(cancelled).toBe(true);
+    expect(after.status).toBe('cancelled');
+    await expect.poll(() => seen.reasons).toEqual(['cancelled']);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await store.getUnscoped(task.taskId))?.status).toBe('cancelled');
+    expect(await store.getOutcome(task.taskId)).toBeUndefined();
+  });
+
+  it('statusMessage writes are coalesced: 500 updates become one write with the last value', async () => {
+    let release: () => void = () => {};
+    const tool = defineTool({
+      name: 'chatty',
+      description: 'many status updates',
+      execution: 'task-optional',
+      inputSchema: z.object({}),
+      async run(_args, ctx) {
+        for (let i = 1; i <= 500; i += 1) ctx.progress(i, 500, 'scanned');
+        await new Promise<void>((resolve) => (release = resolve));
+        ctx.setStatus('finishing\u0007 up');
+        return textResult('ok');
+      },
+    });
+    const { store, events, create, wait } = await setup([tool], { statusFlushIntervalMs: 25 });
+    const task = await create(tool);
+    await expect.poll(() => events.filter((event) => event.kind === 'message').length).toBe(1);
+    expect((await store.getUnscoped(task.taskId))?.statusMessage).toBe('scanned (500/500)');
+    release();
+    const done = await wait(task.taskId);
+    // The last message travels with the transition instead of being written separately; control characters are gone.
+    expect(done.statusMessage).toBe('finishing up');
+    expect(events.filter((event) => event.kind === 'message')).toHaveLength(1);
+  });
+
+  it('a run longer than runtimeLimitMs fails with data.reason "runtime_limit"', async () => {
+    const seen = { reasons: [] as unknown[] };
+    const tool = waitingTool('wait', seen);
+    const { store, create, wait } = await setup([tool], { runtimeLimitMs: 100 });
+    const task = await create(tool);
+    const done = await wait(task.taskId);
+    expect(done.status).toBe('failed');
+    expect(await store.getOutcome(task.taskId)).toMatchObject({ kind: 'error', error: { code: -32603, data: { reason: 'runtime_limit' } } });
+    expect(seen.reasons).toEqual(['runtime_limit']);
+  });
+
+  it('200 tasks at once all reach a terminal state and never more than `concurrency` run at once; queued ones hold no lease', async () => {
+    let inFlight = 0;
+    let maxSeen = 0;
+    const probe = defineTool({
+      name: 'probe',
+      description: 'counts concurrent runs',
+      execution: 'task-optional',
+      inputSchema: z.object({}),
+      async run() {
+        inFlight += 1;
+        maxSeen = Math.max(maxSeen, inFlight);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        inFlight -= 1;
+        return textResult('ok');
+      },
+    });
+    const { worker, create, wait } = await setup([probe], { concurrency: 16 });
+    const tasks = await Promise.all(Array.from({ length: 200 }, () => create(probe)));
+    const queued = tasks.filter((task) => task.statusMessage === 'queued');
+    expect(queued.length).toBeGreaterThan(0);
+    for (const task of queued) expect(task).toMatchObject({ leaseOwner: null, attempt: 0 });
+    const done = await Promise.all(tasks.map((task) => wait(task.taskId)));
+    expect(done.every((task) => task.status === 'completed')).toBe(true);
+    expect(maxSeen).toBe(16);
+    expect(worker.maxInFlight).toBe(16);
+  });
+
+  it('recovery: a re-runnable task that already used maxAttempts fails with "attempts_exhausted"; a never-started one runs', async () => {
+    const clock = new FakeClock(5_000_000);
+    const ran: string[] = [];
+    const idempotent = defineTool({ name: 'again', description: 'safe', execution: 'task-optional', idempotent: true, inputSchema: z.object({}), async run() { ran.push('again'); return textResult('ok'); } });
+    const fragile = defineTool({ name: 'fragile', description: 'unsafe', execution: 'task-optional', inputSchema: z.object({}), async run() { ran.push('fragile'); return textResult('ok'); } });
+    const { store, worker, wait } = await setup([idempotent, fragile], { maxAttempts: 2 }, clock);
+    const base = { ownerKey: 'anonymous', generation: 'v2' as const, protocolVersion: '2026-07-28', arguments: {}, clientCapabilities: {}, progressToken: null, statusMessage: null, createdAt: clock.now(), ttlMs: 600_000, pollIntervalMs: 1000 };
+    // Written by a "dead" process: leases already lapsed (0 ms long).
+    const exhausted = await store.create({ ...base, taskId: 'AAAAAAAAAAAAAAAAAAAAAA', toolName: 'again', leaseOwner: 'dead', leaseMs: 0 });
+    for (let attempt = 0; attempt < 2; attempt += 1) await store.startAttempt(exhausted.taskId, 'dead', 0);
+    const queued = await store.create({ ...base, taskId: 'BBBBBBBBBBBBBBBBBBBBBB', toolName: 'fragile', leaseOwner: 'dead', leaseMs: 0 });
+
+    await worker.recover();
+    const failed = await wait(exhausted.taskId);
+    expect(failed.status).toBe('failed');
+    expect(await store.getOutcome(exhausted.taskId)).toMatchObject({ kind: 'error', error: { data: { reason: 'attempts_exhausted' } } });
+    const completed = await wait(queued.taskId);
+    expect(completed.status).toBe('completed');
+    expect(ran).toEqual(['fragile']);
+  });
+
+  it('a create never waits for a claim in flight: the claimed task is held (leased, renewed) and runs when a slot frees, never beyond concurrency', async () => {
+    const temp = makeTempDir();
+    cleanups.push(() => temp.remove());
+    const store = openSqliteTaskStore({ path: join(temp.dir, 'tasks.db') });
+    cleanups.push(() => store.close());
+    let inFlight = 0;
+    let maxSeen = 0;
+    const gates = new Map<string, () => void>();
+    const gated = defineTool({
+      name: 'gated',
+      description: 'runs until its gate opens',
+      execution: 'task-optional',
+      inputSchema: z.object({ key: z.string() }),
+      async run({ key }) {
+        inFlight += 1;
+        maxSeen = Math.max(maxSeen, inFlight);
+        await new Promise<void>((resolve) => gates.set(key, resolve));
+        inFlight -= 1;
+        return textResult(key);
+      },
+    });
+    // An API-only server will create one task that the worker claims.
+    const api = await createTasksServer({ tools: [gated], store, secret: randomBytes(32), limits: LIMITS, worker: false });
+    cleanups.push(() => api.close());
+    const plan = (key: string) => api.service.planCall(CALLER, { name: 'gated', arguments: { key }, progressToken: null });
+    // The worker's first claim is held open; meanwhile a create takes its only slot through the hand-off.
+    let releaseClaim!: () => void;
+    const claimHeld = new Promise<void>((resolve) => (releaseClaim = resolve));
+    let claims = 0;
+    const held = overrideStore<typeof store>(store, {
+      async claimRunnable(owner: string, leaseMs: number, limit: number) {
+        claims += 1;
+        if (claims === 1) await claimHeld;
+        return store.claimRunnable(owner, leaseMs, limit);
+      },
+    });
+    const server = await createTasksServer({ tools: [gated], store: held, secret: randomBytes(32), limits: { ...LIMITS, concurrency: 1, leaseMs: 600 }, instanceId: 'w' });
+    cleanups.push(() => server.close());
+    // Created by the API server while the worker has its slot free: the created event wakes a claim.
+    const queued = await api.service.callTool(CALLER, await plan('queued'));
+    await expect.poll(() => claims).toBe(1);
+    const direct = await server.service.callTool(CALLER, await plan('direct'));
+    expect(direct.kind === 'task' && direct.task).toMatchObject({ statusMessage: null, leaseOwner: 'w', attempt: 1 });
+    releaseClaim();
+    // The claim started the queued task although no slot is free: it is held, its lease renewed past several leases.
+    const queuedId = queued.kind === 'task' ? queued.task.taskId : '';
+    await expect.poll(async () => (await store.getUnscoped(queuedId))?.leaseOwner).toBe('w');
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await store.getUnscoped(queuedId)).toMatchObject({ status: 'working', leaseOwner: 'w', attempt: 1 });
+    expect(maxSeen).toBe(1);
+    gates.get('direct')!();
+    await expect.poll(() => gates.has('queued')).toBe(true);
+    gates.get('queued')!();
+    expect((await server.service.waitForTerminal(CALLER, queuedId, new AbortController().signal)).status).toBe('completed');
+    expect(maxSeen).toBe(1);
+  });
+
+  it('an API-only server (worker: false) never holds a lease: its tasks wait unleased until a worker claims them', async () => {
+    const temp = makeTempDir();
+    cleanups.push(() => temp.remove());
+    const store = openSqliteTaskStore({ path: join(temp.dir, 'tasks.db') });
+    cleanups.push(() => store.close());
+    const tool = defineTool({ name: 'noop', description: 'nothing', execution: 'task-optional', inputSchema: z.object({}), async run() { return textResult('done'); } });
+    const api = await createTasksServer({ tools: [tool], store, secret: randomBytes(32), limits: LIMITS, worker: false });
+    cleanups.push(() => api.close());
+    expect(api.worker).toBeUndefined();
+    const outcome = await api.service.callTool(CALLER, await api.service.planCall(CALLER, { name: 'noop', progressToken: null }));
+    if (outcome.kind !== 'task') throw new Error('no task');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await store.getUnscoped(outcome.task.taskId)).toMatchObject({ status: 'working', statusMessage: 'queued', leaseOwner: null, attempt: 0 });
+
+    const { createTaskWorker } = await import('../../src/execution/create-task-worker.js');
+    const worker = await createTaskWorker({ store, tools: [tool], limits: LIMITS, instanceId: 'worker-1' });
+    cleanups.push(() => worker.close());
+    const done = await api.service.waitForTerminal(CALLER, outcome.task.taskId, new AbortController().signal);
+    expect(done).toMatchObject({ status: 'completed', leaseOwner: null, attempt: 1 });
+  });
+});
