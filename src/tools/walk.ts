@@ -21,6 +21,8 @@ export interface WalkedFile {
   relative: string;
   /** Size in bytes. */
   size: number;
+  /** Last modification, epoch ms. */
+  mtimeMs: number;
 }
 
 /** Options of {@link walkFiles}. */
@@ -60,7 +62,7 @@ export async function walkFiles(start: string, options: WalkOptions): Promise<Wa
   const info = await stat(start);
   if (!confinement.allows(start) || confinement.isDeniedFile(info)) throw new ToolInputError(`path is outside the allowed roots or denied to tools: ${start}`);
   if (!info.isDirectory()) {
-    result.files.push({ path: start, relative: path.basename(start), size: info.size });
+    result.files.push({ path: start, relative: path.basename(start), size: info.size, mtimeMs: info.mtimeMs });
     return result;
   }
   let seen = 0;
@@ -91,7 +93,7 @@ export async function walkFiles(start: string, options: WalkOptions): Promise<Wa
         return result;
       }
       listed.add(file.path);
-      result.files.push({ path: file.path, relative, size: file.size });
+      result.files.push({ path: file.path, relative, size: file.size, mtimeMs: file.mtimeMs });
     }
     // Reverse so that popping visits subdirectories in name order.
     pending.push(...subdirectories.reverse());
@@ -111,13 +113,13 @@ async function readSorted(directory: string): Promise<Dirent[]> {
 }
 
 /** A regular file met in a listing, unless it is gone or denied by identity (a hard link to a denied file). */
-async function regularFile(full: string, confinement: Confinement): Promise<{ path: string; size: number } | null> {
+async function regularFile(full: string, confinement: Confinement): Promise<{ path: string; size: number; mtimeMs: number } | null> {
   const info = await stat(full).catch(() => null);
-  return info?.isFile() && !confinement.isDeniedFile(info) ? { path: full, size: info.size } : null;
+  return info?.isFile() && !confinement.isDeniedFile(info) ? { path: full, size: info.size, mtimeMs: info.mtimeMs } : null;
 }
 
 /** The target of a symlink when it is a regular file inside the roots and not denied; counts targets that escape. */
-async function followFileLink(link: string, confinement: Confinement, result: WalkResult): Promise<{ path: string; size: number } | null> {
+async function followFileLink(link: string, confinement: Confinement, result: WalkResult): Promise<{ path: string; size: number; mtimeMs: number } | null> {
   const target = await realpath(link).catch(() => null);
   if (target === null || confinement.isDenied(target)) return null;
   if (!confinement.allows(target)) {
