@@ -54,7 +54,7 @@ export interface ScanOptions {
   step<T extends JsonValue>(name: string, fn: () => T | Promise<T>): Promise<T>;
   /** Reference time (epoch ms) for year-less dates of files without an mtime. Default: now. */
   now?: number;
-  /** A part is journaled after this much scanning time (ms). Default {@link PART_MS}. */
+  /** A part is journaled after at least this much scanning time (ms; 0: after every file). Default {@link PART_MS}. */
   partMs?: number;
   /** … or after this many bytes read. Default {@link PART_BYTES}. */
   partBytes?: number;
@@ -70,8 +70,12 @@ export const MAX_FAILURES = 50;
 export const MAX_EVENT_LINES = 1000;
 /** Characters kept of an example line. */
 const MAX_EXAMPLE_LENGTH = 500;
+/** The shortest time between two parts (ms); they grow to a tenth of the scan's time so far, up to {@link MAX_PART_MS}. */
 export const PART_MS = 5000;
+export const MAX_PART_MS = 5 * 60_000;
 export const PART_BYTES = 256 * 1024 * 1024;
+/** Bytes a part must hold before it may end inside a file for time's sake. */
+export const MIN_MID_FILE_PART_BYTES = 4 * 1024 * 1024;
 const NON_BLANK = /\S/;
 
 /** One file's counts. */
@@ -144,6 +148,7 @@ class ScanState {
   private partFiles = new Map<string, ScanPart['files'][number]>();
   private partHours = new HourlyCounts(MAX_HOURS);
   private partTemplates = new Map<number, TemplateStats>();
+  readonly startedAt = performance.now();
   partStartedAt = performance.now();
   partBytes = 0;
 
@@ -253,9 +258,18 @@ class ScanState {
     if (status === 'binary') this.perFile.delete(path);
   }
 
-  /** Whether the part being written is due (by scanning time or bytes read). */
-  partDue(partMs: number, partBytes: number): boolean {
-    return this.partBytes >= partBytes || performance.now() - this.partStartedAt >= partMs;
+  /**
+   * Whether the part being written is due: by bytes read, or by scanning time (inside a file only once it read
+   * {@link MIN_MID_FILE_PART_BYTES} since the part began, so that small files are never split).
+   */
+  partDue(partMs: number, partBytes: number, inFile: boolean): boolean {
+    if (this.partBytes >= partBytes) return true;
+    if (inFile && this.partBytes < MIN_MID_FILE_PART_BYTES) return false;
+    const now = performance.now();
+    // Parts grow with the scan (a tenth of its time so far), so a long scan writes tens of parts, not thousands,
+    // and a crash costs at most about a tenth of the work done.
+    const interval = partMs === 0 ? 0 : Math.min(MAX_PART_MS, Math.max(partMs, (now - this.startedAt) / 10));
+    return now - this.partStartedAt >= interval;
   }
 
   /** The part written so far (then a new one starts). */
@@ -358,7 +372,7 @@ export async function scanLogs(options: ScanOptions): Promise<LogScanReport> {
     const resume = index === start && position.path === file.relative && position.offset > 0 ? position : null;
     await scanFile(file, index, resume, { options, state, redactPath, redactPii, partMs, partBytes, journal });
     options.onProgress(index + 1, logFiles.length);
-    if (index + 1 < logFiles.length && state.partDue(partMs, partBytes)) {
+    if (index + 1 < logFiles.length && state.partDue(partMs, partBytes, false)) {
       await journal({ index: index + 1, path: (logFiles[index + 1] as WalkedFile).relative, offset: 0, parser: null, keep: true });
     }
   }
@@ -455,7 +469,7 @@ async function scanFile(file: WalkedFile, index: number, resume: Position | null
       return;
     }
     commit();
-    if (state.partDue(context.partMs, context.partBytes)) {
+    if (state.partDue(context.partMs, context.partBytes, true)) {
       await context.journal({ index, path: file.relative, offset, parser: (parser as FileLineParser).snapshot(), keep });
     }
     pending = { parsed, clean, lines: 1 };
