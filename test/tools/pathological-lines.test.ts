@@ -45,6 +45,9 @@ const ATOMS = [
   // Personal data, headers and severity words: e-mail parts, card digits, IPv6 groups, fields, levels.
   'a@b.co', '@', 'x.', '4111 ', '4111-', '::', 'ab:', '|', '[x]', '"', ' - ', 'INFO ', 'panic', 'error ', '5xx',
   'Caused by: ', '\tat ', 'Feb 29 ',
+  // Keywords of the secret rules added with the labelled corpus.
+  'machine ', 'login ', ' password ', '&sig=', '%2B', '"auth":"', 'glpat-', 'hooks.slack.com/services/T', '/B', 'AccountKey=',
+  'secret_key ', 'PAT=', 'redis://:',
 ];
 /** What may precede a long run: a timestamp or level, or a keyword that makes a rule scan what follows. */
 const HEADS = [
