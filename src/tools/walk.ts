@@ -7,7 +7,7 @@
  * mount); they are skipped silently, like files that are not there.
  */
 import type { Dirent } from 'node:fs';
-import { opendir, realpath, stat } from 'node:fs/promises';
+import { lstat, opendir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolInputError } from '../core/tool.js';
 import type { Confinement } from './roots.js';
@@ -32,6 +32,10 @@ export interface WalkOptions {
   signal: AbortSignal;
   /** Directory names not descended into (e.g. `.git`). */
   skipDirectory?(name: string): boolean;
+  /** Called before a directory's entries are listed (e.g. to read its `.gitignore`); `relative` is `''` at the start. */
+  enterDirectory?(relative: string, absolute: string): Promise<void>;
+  /** Entries left out (neither listed nor descended into), by `/`-separated relative path. */
+  exclude?(relative: string, isDirectory: boolean): boolean;
   /** Files listed at most; the walk stops there and reports `truncated`. */
   maxFiles: number;
 }
@@ -70,6 +74,7 @@ export async function walkFiles(start: string, options: WalkOptions): Promise<Wa
   const pending: string[] = [''];
   while (pending.length > 0) {
     const relativeDir = pending.pop() as string;
+    await options.enterDirectory?.(relativeDir, path.join(start, relativeDir));
     const entries = await readSorted(path.join(start, relativeDir));
     const subdirectories: string[] = [];
     for (const entry of entries) {
@@ -80,6 +85,7 @@ export async function walkFiles(start: string, options: WalkOptions): Promise<Wa
       const relative = relativeDir === '' ? entry.name : `${relativeDir}/${entry.name}`;
       const full = path.join(start, relative);
       if (confinement.isDenied(full)) continue;
+      if (options.exclude?.(relative, entry.isDirectory())) continue;
       if (entry.isDirectory()) {
         if (options.skipDirectory?.(entry.name)) continue;
         const directory = await stat(full).catch(() => null);
@@ -110,6 +116,20 @@ async function readSorted(directory: string): Promise<Dirent[]> {
     return [];
   }
   return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/**
+ * A file named by another listing (`git ls-files`), confined like a walked one: `relative` is joined to `start`
+ * (a real directory inside the roots), a symlink is followed only to a regular file inside the roots (one that
+ * escapes is counted in `result.escapedSymlinks`), and denied paths, directories and other non-files are left out.
+ */
+export async function confinedFile(start: string, relative: string, confinement: Confinement, result: WalkResult): Promise<WalkedFile | null> {
+  const full = path.join(start, relative);
+  if (path.relative(start, full).startsWith('..') || !confinement.allows(full)) return null;
+  const info = await lstat(full).catch(() => null);
+  if (!info) return null;
+  const file = info.isSymbolicLink() ? await followFileLink(full, confinement, result) : info.isFile() ? await regularFile(full, confinement) : null;
+  return file ? { path: file.path, relative, size: file.size, mtimeMs: file.mtimeMs } : null;
 }
 
 /** A regular file met in a listing, unless it is gone or denied by identity (a hard link to a denied file). */

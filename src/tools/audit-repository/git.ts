@@ -77,6 +77,24 @@ export async function gitActivity(directory: string, days: number, signal: Abort
   };
 }
 
+/**
+ * The files git would call part of the work tree below `directory`: tracked ones and untracked ones that no
+ * ignore rule excludes (`git ls-files --cached --others --exclude-standard`), `/`-separated and relative to it.
+ *
+ * @returns `null` when `directory` is not in a git work tree (or git is missing or refuses it).
+ * @throws only the signal's reason when aborted.
+ */
+export async function gitFiles(directory: string, signal: AbortSignal): Promise<string[] | null> {
+  try {
+    const output = await run(['-c', 'core.fsmonitor=false', '-C', directory, 'ls-files', '-z', '--cached', '--others', '--exclude-standard'], signal);
+    // A file both tracked and modified is listed once; an unmerged one once per stage.
+    return [...new Set(output.split('\0').filter((name) => name !== ''))];
+  } catch {
+    signal.throwIfAborted();
+    return null;
+  }
+}
+
 function run(args: string[], signal: AbortSignal): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(
