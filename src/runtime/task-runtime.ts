@@ -238,6 +238,7 @@ export class TaskRuntime {
     logger: Logger,
     elicitAll?: (requests: readonly ElicitRequest[]) => Promise<ElicitResult[]>,
     gathered?: JsonValue,
+    ownerKey?: string,
   ): Promise<JsonObject> {
     const context = createToolContext({
       taskId: null,
@@ -245,6 +246,9 @@ export class TaskRuntime {
       roots: this.settings.roots,
       deniedPaths: this.settings.deniedPaths,
       logger,
+      // Per-owner tool state only: an inline call journals no steps (it has no task id).
+      store: this.store,
+      ...(ownerKey === undefined ? {} : { ownerKey }),
       toolName: tool.name,
       elicits: tool.elicits === true,
       ...(elicitAll ? { elicitAll } : {}),
@@ -383,6 +387,7 @@ export class TaskRuntime {
         logger,
         statusWriter: this.statusWriter,
         store: this.store,
+        ownerKey: record.ownerKey,
         toolName: tool.name,
         elicits: tool.elicits === true,
         elicitAll: elicitor.elicitAll,

@@ -1,7 +1,7 @@
 import type { Logger } from '../core/logger.js';
 import type { TaskStore } from '../core/store.js';
 import type { JsonValue } from '../core/task.js';
-import type { ElicitRequest, ElicitResult, ToolContext } from '../core/tool.js';
+import type { ElicitRequest, ElicitResult, OwnerState, ToolContext } from '../core/tool.js';
 import { sanitizeStatusMessage } from './outcome.js';
 import type { StatusWriter } from './status-writer.js';
 
@@ -21,8 +21,10 @@ export interface ToolContextInput {
   logger: Logger;
   /** Present for task runs: statusMessage and progress go through the coalescing writer. */
   statusWriter?: StatusWriter;
-  /** Present for task runs: steps are journaled in the store. */
+  /** Steps are journaled in it for task runs (`taskId` set); per-owner tool state is kept in it for every run. */
   store?: TaskStore;
+  /** The caller's owner (`issuer|subject|tenant` or `anonymous`): whose `ownerState` the tool sees. */
+  ownerKey?: string;
   /** Observes every progress report (v1 progress notifications hang off this). */
   onProgress?: (done: number, total: number | undefined, message: string) => void;
   /** Name of the tool, for error messages. */
@@ -33,6 +35,26 @@ export interface ToolContextInput {
   elicitAll?: (requests: readonly ElicitRequest[]) => Promise<ElicitResult[]>;
   /** Value of the tool's `gather` phase. */
   gathered?: JsonValue;
+}
+
+/**
+ * `ctx.ownerState`: the store's tool state of this owner and tool. Without a store or an owner (a hand-built
+ * context) nothing can be kept: reads find nothing and writes fail loudly rather than pretend.
+ */
+function ownerState(input: ToolContextInput): OwnerState {
+  const { store, ownerKey, toolName } = input;
+  if (!store || ownerKey === undefined) {
+    return {
+      get: async () => undefined,
+      put: async () => {
+        throw new Error(`tool ${toolName} cannot keep state in this kind of call (no store or owner)`);
+      },
+    };
+  }
+  return {
+    get: (key) => store.getToolState(ownerKey, toolName, key),
+    put: (key, value) => store.putToolState(ownerKey, toolName, key, value, Date.now()),
+  };
 }
 
 /**
@@ -51,6 +73,7 @@ export function createToolContext(input: ToolContextInput): ToolContext {
   };
   return {
     gathered: input.gathered,
+    ownerState: ownerState(input),
     elicitAll,
     async elicit(request) {
       const [answer] = await elicitAll([request]);

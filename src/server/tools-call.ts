@@ -77,7 +77,7 @@ export async function handleToolsCall(
 
   if (asTask) return createTaskForCall(deps, caller, tool, params, gathered, onCreated);
   const inline = await runWithCallInput(caller, context, deps.requestStates, { tool: tool.name, args: params.arguments ?? {}, prefix: 'input' }, (elicitor) =>
-    runInline(deps, tool, args.data, context, elicitor.elicitAll, gathered),
+    runInline(deps, tool, args.data, context, elicitor.elicitAll, gathered, caller.ownerKey),
   );
   return 'inputRequired' in inline ? inline.inputRequired : inline.done;
 }
@@ -160,9 +160,10 @@ async function runInline(
   context: ServerContext,
   elicitAll: (requests: readonly ElicitRequest[]) => Promise<ElicitResult[]>,
   gathered: JsonValue | undefined,
+  ownerKey: string,
 ): Promise<JsonObject> {
   try {
-    return await deps.runtime.runInline(tool, args, context.mcpReq.signal, deps.logger.child({ tool: tool.name }), elicitAll, gathered);
+    return await deps.runtime.runInline(tool, args, context.mcpReq.signal, deps.logger.child({ tool: tool.name }), elicitAll, gathered, ownerKey);
   } catch (error) {
     if (isNeedsInput(error)) throw error;
     if (error instanceof ToolInputError) return toolErrorResult(error.message);

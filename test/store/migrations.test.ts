@@ -177,8 +177,34 @@ describe('migration 2 (waiting index)', () => {
     db.close();
     const store = openSqliteTaskStore({ path });
     try {
-      expect(store.appliedMigrations).toEqual([2]);
+      // 3 (tool state) comes with it.
+      expect(store.appliedMigrations).toEqual([2, 3]);
       expect((await store.listWaitingSince(5, 10)).map((t) => t.taskId)).toEqual(['t1']);
+    } finally {
+      await store.close();
+    }
+    expect(versionsIn(path)).toEqual(VERSIONS);
+  });
+});
+
+describe('migration 3 (tool state)', () => {
+  it('upgrades a version-2 file in place: tasks stay, and per-owner tool state can be kept', async () => {
+    const path = join(temp.dir, 'v2.db');
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    expect(migrate(db, 0, MIGRATIONS.slice(0, 2))).toEqual([1, 2]);
+    db.prepare(
+      `INSERT INTO tasks (task_id, owner_key, generation, protocol_version, tool_name, arguments, client_capabilities,
+        status, created_at, last_updated_at, poll_interval_ms, seq) VALUES ('t1', 'o', 'v2', 'p', 'x', '{}', '{}',
+        'working', 5, 5, 100, 1)`,
+    ).run();
+    db.close();
+    const store = openSqliteTaskStore({ path });
+    try {
+      expect(store.appliedMigrations).toEqual([3]);
+      expect((await store.getUnscoped('t1'))?.status).toBe('working');
+      await store.putToolState('o', 'check_infrastructure', 'snapshot', { n: 1 }, 10);
+      expect(await store.getToolState('o', 'check_infrastructure', 'snapshot')).toEqual({ n: 1 });
     } finally {
       await store.close();
     }

@@ -112,8 +112,23 @@ CREATE TABLE ${SCHEMA}.task_feed (
 INSERT INTO ${SCHEMA}.task_feed (id, last_seq) VALUES (true, 0);
 `;
 
+/** Per-owner state of tools, as in the SQLite store's migration 3 (no foreign key: it outlives tasks). */
+const V2_TOOL_STATE = `
+CREATE TABLE ${SCHEMA}.tool_state (
+  owner_key  text   NOT NULL,
+  tool       text   NOT NULL,
+  key        text   NOT NULL,
+  value      text   NOT NULL,
+  updated_at bigint NOT NULL,
+  PRIMARY KEY (owner_key, tool, key)
+);
+`;
+
 /** Every migration, ascending by version. Append only. */
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([{ version: 1, name: 'initial', sql: V1_INITIAL }]);
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
+  { version: 1, name: 'initial', sql: V1_INITIAL },
+  { version: 2, name: 'tool state', sql: V2_TOOL_STATE },
+]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */
 export const MIGRATION_LOCK_KEY = '7881702208213641075';

@@ -1,10 +1,10 @@
 import type Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
-import { checkInputRequests, checkTransition, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
+import { checkInputRequests, checkTransition, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys } from '../../core/store-rules.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
 import { TerminalTaskCache } from '../../core/terminal-cache.js';
-import type { TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
+import { MAX_TOOL_STATE_KEYS, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
 import type {
   InputRequestRecord,
   JsonObject,
@@ -290,6 +290,20 @@ export class SqliteTaskStore implements TaskStore {
     const json = JSON.stringify(value);
     const now = this.clock.now();
     await this.committer.enqueue(() => this.stmt.putStep.run({ taskId, name, value: json, now }));
+  }
+
+  async getToolState(ownerKey: string, tool: string, key: string): Promise<JsonValue | undefined> {
+    const row = this.read('read tool state', () => this.stmt.getToolState.get({ ownerKey, tool, key })) as { value: string } | undefined;
+    return row === undefined ? undefined : (JSON.parse(row.value) as JsonValue);
+  }
+
+  /** See {@link TaskStore.putToolState}; the key bound is checked in the write's transaction. */
+  async putToolState(ownerKey: string, tool: string, key: string, value: JsonValue, now: number): Promise<void> {
+    const json = toolStateJson(tool, key, value);
+    await this.committer.enqueue(() => {
+      const { changes } = this.stmt.putToolState.run({ ownerKey, tool, key, value: json, now, maxKeys: MAX_TOOL_STATE_KEYS });
+      if (changes === 0) throw tooManyToolStateKeys(MAX_TOOL_STATE_KEYS);
+    });
   }
 
   /** See {@link TaskStore.expireDue}: judged at the store clock's now. */
