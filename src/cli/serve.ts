@@ -29,6 +29,8 @@ export interface ServeOptions {
   root: string[];
   /** `--writable-root`: directories tools may delete in (cleanup_logs is registered only when there is one). */
   writableRoot: string[];
+  /** `--check-target`: host patterns check_infrastructure may reach (none: files only). */
+  checkTarget: string[];
   auth?: string;
   allowRemoteUnauthenticated?: boolean;
   allowedHosts?: string[];
@@ -108,7 +110,14 @@ function describeDenied(denied: readonly DeniedState[], roots: readonly string[]
 
 async function loadTools(options: ServeOptions, roots: string[], writableRoots: string[], deniedPaths: string[]): Promise<AnyToolDefinition[]> {
   const tools: AnyToolDefinition[] = [];
-  if (options.builtins) tools.push(...builtinTools({ roots }));
+  if (options.builtins) {
+    try {
+      tools.push(...builtinTools({ roots, checkTargets: options.checkTarget }));
+    } catch (error) {
+      if (error instanceof RangeError) throw new UsageError(error.message);
+      throw error;
+    }
+  }
   if (options.builtins && writableRoots.length > 0) tools.push(cleanupLogsTool({ writableRoots }));
   if (options.fixtures !== undefined) {
     if (options.fixtures !== 'conformance') throw new UsageError(`--fixtures ${options.fixtures}: only "conformance" exists`);
@@ -244,6 +253,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     `mcp-tasks: serving http://${shownHost}:${port}/mcp\n` +
       `  data dir: ${dataDir}\n  store:    ${storeShown}\n  tools:    ${tools.map((tool) => tool.name).join(', ')}\n  roots:    ${roots.join(', ') || '(none)'}\n` +
       `  writable: ${writableRoots.join(', ') || '(none)'}\n` +
+      (options.builtins ? `  checks:   ${options.checkTarget.join(', ') || '(no --check-target: check_infrastructure checks files only)'}\n` : '') +
       `  denied:   ${deniedLines.join(',\n            ')}\n` +
       (skippedRoots.length > 0 ? `  skipped:  ${skippedRoots.join(', ')}\n` : '') +
       `  auth:     ${auth ? 'bearer tokens' : 'off (one anonymous owner)'}\n`,

@@ -286,7 +286,7 @@ export function findSecrets(line: string): SecretFinding[] {
  * `text` with every secret-like value replaced by its {@link redactValue} form. Values matched by several rules
  * are redacted as one span, so that no rule leaves part of another's value in the clear.
  */
-export function redactSecrets(text: string): string {
+export function redactSecrets(text: string, replace: (value: string) => string = redactValue): string {
   if (!HINT.test(text)) return text;
   const spans: [start: number, end: number][] = [];
   for (const { start, end } of matchAll(text).sort((a, b) => a.start - b.start)) {
@@ -297,7 +297,7 @@ export function redactSecrets(text: string): string {
   let result = '';
   let at = 0;
   for (const [start, end] of spans) {
-    result += text.slice(at, start) + redactValue(text.slice(start, end));
+    result += text.slice(at, start) + replace(text.slice(start, end));
     at = end;
   }
   return result + text.slice(at);
@@ -316,16 +316,17 @@ export class SecretRedactor {
   private inPrivateKey = false;
 
   /** The line with its secrets redacted. */
-  redact(line: string): string {
+  /** @param replace - what a value becomes; default {@link redactValue} (a short preview). */
+  redact(line: string, replace: (value: string) => string = redactValue): string {
     let text = line;
     if (this.inPrivateKey) {
       const end = PRIVATE_KEY_END.exec(line);
       const body = end ? line.slice(0, end.index) : line;
-      text = body.replace(KEY_MATERIAL, (material) => redactValue(material.trim())) + line.slice(body.length);
+      text = body.replace(KEY_MATERIAL, (material) => replace(material.trim())) + line.slice(body.length);
       if (end) this.inPrivateKey = false;
     }
     const begin = PRIVATE_KEY_BEGIN.exec(text);
     if (begin && !PRIVATE_KEY_END.test(text.slice(begin.index))) this.inPrivateKey = true;
-    return redactSecrets(text);
+    return redactSecrets(text, replace);
   }
 }
