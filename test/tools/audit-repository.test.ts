@@ -83,13 +83,31 @@ describe('audit_repository', () => {
     await git(root, 'add', 'README.md');
     await git(root, 'commit', '-q', '-m', 'second');
     const { report, result } = await audit();
-    expect(report.git).toMatchObject({ available: true, reason: null, commits: 2, authors: [{ name: 'Test Author', commits: 2 }] });
+    expect(report.git).toMatchObject({ available: true, reason: null, commits: 2, authors: [{ name: 'Test Author', commits: 2 }], authorCount: 1 });
     expect((result.content[0] as { text: string }).text).toContain('Git: 2 commits since ');
     expect((result.content[0] as { text: string }).text).toContain(' by 1 author (Test Author 2).');
     expect(Object.values(report.git.perWeek).reduce((a, b) => a + b, 0)).toBe(2);
     expect(report.git.lastCommitAt).not.toBeNull();
     // .git itself is never walked.
     expect(report.largestFiles.some((file) => file.path.startsWith('.git/'))).toBe(false);
+  });
+
+  it('counts every author and says when the author and largest-file lists are cut', async () => {
+    await git(root, 'init', '-q');
+    // 12 authors: more than the 10 the structured report lists, and more than the 3 the text names.
+    for (let i = 1; i <= 12; i++) {
+      await writeFile(path.join(root, `file-${i}.txt`), `${'x'.repeat(100 * i)}\n`);
+      await git(root, 'add', `file-${i}.txt`);
+      await promisify(execFile)('git', ['-c', `user.name=Author ${String(i).padStart(2, '0')}`, '-c', 'user.email=a@example.com', 'commit', '-q', '-m', `c${i}`], { cwd: root });
+    }
+    const { report, result } = await audit();
+    expect(report.git.authors).toHaveLength(10);
+    expect(report.git.authorCount).toBe(12);
+    const text = (result.content[0] as { text: string }).text;
+    expect(text).toContain('Git: 12 commits since ');
+    expect(text).toContain(' by 12 authors (Author 01 1, Author 02 1, Author 03 1, and 9 more).');
+    expect(report.largestFiles).toHaveLength(10);
+    expect(text).toMatch(/^Largest files: (?:[^,]+ \([\d,]+ bytes\), ){5}and 5 more in structuredContent\.$/m);
   });
 
   /** The build output and data that ignore rules exclude, and what they keep. */

@@ -33,6 +33,7 @@ const outputSchema = z.object({
     since: z.string(),
     commits: count,
     authors: z.array(z.object({ name: z.string(), commits: count })),
+    authorCount: count,
     lastCommitAt: z.string().nullable(),
     perWeek: z.record(z.string(), count),
   }),
@@ -82,6 +83,7 @@ export const auditRepositoryTool = defineTool({
 const TEXT_LANGUAGES = 8;
 const TEXT_LARGEST = 5;
 const TEXT_SECRETS = 20;
+const TEXT_AUTHORS = 3;
 
 /** `1 file`, `2 files`. */
 function plural(count: number, one: string, many = `${one}s`): string {
@@ -104,15 +106,22 @@ function summarize(report: AuditReport): string {
   const moreLanguages = report.languages.length - languages.length;
   lines.push(`Languages (lines): ${languages.join(', ') || 'none'}${moreLanguages > 0 ? `, and ${plural(moreLanguages, 'more language')}` : ''}.`);
   if (report.largestFiles.length > 0) {
-    lines.push(`Largest files: ${report.largestFiles.slice(0, TEXT_LARGEST).map((f) => `${f.path} (${number(f.bytes)} bytes)`).join(', ')}.`);
+    const largest = report.largestFiles.slice(0, TEXT_LARGEST).map((f) => `${f.path} (${number(f.bytes)} bytes)`);
+    const moreLargest = report.largestFiles.length - largest.length;
+    lines.push(`Largest files: ${largest.join(', ')}${moreLargest > 0 ? `, and ${number(moreLargest)} more in structuredContent` : ''}.`);
   }
   const { git } = report;
-  lines.push(
-    git.available
-      ? `Git: ${plural(git.commits, 'commit')} since ${git.since.slice(0, 10)} by ${plural(git.authors.length, 'author')}` +
-          `${git.authors.length > 0 ? ` (${git.authors.slice(0, 3).map((a) => `${a.name} ${a.commits}`).join(', ')}${git.authors.length > 3 ? ', …' : ''})` : ''}.`
-      : `Git: ${git.reason}.`,
-  );
+  if (git.available) {
+    const named = git.authors.slice(0, TEXT_AUTHORS).map((a) => `${a.name} ${number(a.commits)}`);
+    const moreAuthors = git.authorCount - named.length;
+    if (moreAuthors > 0) named.push(`and ${number(moreAuthors)} more`);
+    lines.push(
+      `Git: ${plural(git.commits, 'commit')} since ${git.since.slice(0, 10)} by ${plural(git.authorCount, 'author')}` +
+        `${named.length > 0 ? ` (${named.join(', ')})` : ''}.`,
+    );
+  } else {
+    lines.push(`Git: ${git.reason}.`);
+  }
   const real = report.secretCount - report.fixtureSecretCount;
   lines.push(
     `Secret-like strings: ${number(report.secretCount)}` +
