@@ -1,18 +1,23 @@
 /**
- * `ctx.ownerState` through the real runtime and a real SQLite store: a tool keeps a document per owner between
- * calls, task runs and inline runs alike, and no owner sees another's (issue 17: check_infrastructure's snapshot is
- * per-owner state kept by the server, never a file).
+ * `ctx.ownerState` through the real runtime and each real store (a SQLite file, a PostgreSQL server): a tool keeps
+ * a document per owner between calls, task runs and inline runs alike, and no owner sees another's (issue 17:
+ * check_infrastructure's snapshot is per-owner state kept by the server, never a file).
  */
+import { createServer, type Server } from 'node:net';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { StoreError } from '../../src/core/store-error.js';
-import { MAX_TOOL_STATE_BYTES } from '../../src/core/store.js';
-import { defineTool, textResult } from '../../src/core/tool.js';
+import { MAX_TOOL_STATE_BYTES, type TaskStore } from '../../src/core/store.js';
+import { defineTool, textResult, type AnyToolDefinition } from '../../src/core/tool.js';
 import { TaskRuntime, type RuntimeSettings } from '../../src/runtime/task-runtime.js';
+import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { checkInfrastructureTool } from '../../src/tools/check-infrastructure/tool.js';
+import { createTestDatabase, emptyTaskStore, type TestDatabase } from '../helpers/postgres.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const SETTINGS: RuntimeSettings = {
@@ -60,35 +65,58 @@ const hoard = defineTool({
   },
 });
 
-describe('ctx.ownerState (runtime + SQLite store)', () => {
-  const cleanups: Array<() => Promise<void> | void> = [];
+/** Opens a fresh store of each kind; PostgreSQL from `npm run pg:start` (or MCP_TASKS_TEST_PG_URL), failing without one. */
+let database: TestDatabase | undefined;
+const STORES: [string, (dir: string) => Promise<TaskStore>][] = [
+  ['SQLite', async (dir) => openSqliteTaskStore({ path: join(dir, 'tasks.db') })],
+  ['PostgreSQL', async () => {
+    database ??= await createTestDatabase();
+    await emptyTaskStore(database.url);
+    return openPostgresTaskStore({ url: database.url });
+  }],
+];
+afterAll(async () => {
+  await database?.drop();
+});
+
+describe.each(STORES)('ctx.ownerState (runtime + %s store)', (_name, open) => {  const cleanups: Array<() => Promise<void> | void> = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  it('keeps a document per owner and tool across task and inline runs, apart from other owners', async () => {
+  /** A started runtime over a fresh store with `tools`, roots at a temp dir; all closed after the test. */
+  async function start(tools: AnyToolDefinition[]) {
     const temp = makeTempDir();
-    const store = openSqliteTaskStore({ path: join(temp.dir, 'tasks.db') });
-    const runtime = new TaskRuntime(store, [remember, hoard], SETTINGS, systemClock, silentLogger);
+    const store = await open(temp.dir);
+    const runtime = new TaskRuntime(store, tools, { ...SETTINGS, roots: [temp.dir] }, systemClock, silentLogger);
     await runtime.start();
     cleanups.push(() => temp.remove(), () => store.close(), () => runtime.close());
-    const signal = new AbortController().signal;
+    return { runtime, store, dir: temp.dir };
+  }
+
+  const signal = new AbortController().signal;
+  /** Runs `tool` as a task of `ownerKey` and returns its result. */
+  async function asTask(runtime: TaskRuntime, store: TaskStore, tool: AnyToolDefinition, ownerKey: string, args: unknown) {
+    const record = await runtime.createTask({
+      tool, ownerKey, generation: 'v2', protocolVersion: '2026-07-28', arguments: args, clientCapabilities: {},
+      progressToken: null, ttlMs: 60_000, pollIntervalMs: 1000,
+    });
+    await runtime.waitForTerminal(record.taskId, { ownerKey, generation: 'v2' }, signal);
+    const outcome = await store.getOutcome(record.taskId);
+    if (outcome?.kind !== 'result') throw new Error(`task ended without a result: ${JSON.stringify(outcome)}`);
+    return outcome.result as { content: { text: string }[]; structuredContent?: Record<string, unknown> };
+  }
+
+  it('keeps a document per owner and tool across task and inline runs, apart from other owners', async () => {
+    const { runtime, store } = await start([remember, hoard]);
     const inline = async (ownerKey: string, value: string) =>
       (await runtime.runInline(remember, { value }, signal, silentLogger, undefined, undefined, ownerKey)) as { content: { text: string }[] };
-    const asTask = async (ownerKey: string, value: string) => {
-      const record = await runtime.createTask({
-        tool: remember, ownerKey, generation: 'v2', protocolVersion: '2026-07-28', arguments: { value }, clientCapabilities: {},
-        progressToken: null, ttlMs: 60_000, pollIntervalMs: 1000,
-      });
-      await runtime.waitForTerminal(record.taskId, { ownerKey, generation: 'v2' }, signal);
-      const outcome = await store.getOutcome(record.taskId);
-      return outcome?.kind === 'result' ? ((outcome.result as { content: { text: string }[] }).content[0]?.text ?? '') : '';
-    };
+    const remembered = async (ownerKey: string, value: string) => (await asTask(runtime, store, remember, ownerKey, { value })).content[0]?.text ?? '';
     expect((await inline('alice', 'one')).content[0]?.text).toBe('null');
-    expect(await asTask('alice', 'two')).toBe('{"value":"one"}');
+    expect(await remembered('alice', 'two')).toBe('{"value":"one"}');
     expect((await inline('alice', 'three')).content[0]?.text).toBe('{"value":"two"}');
     // Bob has his own state; Alice's is untouched by him.
-    expect(await asTask('bob', 'b1')).toBe('null');
+    expect(await remembered('bob', 'b1')).toBe('null');
     expect((await inline('alice', 'four')).content[0]?.text).toBe('{"value":"three"}');
     expect(await store.getToolState('alice', 'remember', 'last')).toEqual({ value: 'four' });
     expect(await store.getToolState('bob', 'remember', 'last')).toEqual({ value: 'b1' });
@@ -96,5 +124,33 @@ describe('ctx.ownerState (runtime + SQLite store)', () => {
     expect(await store.getToolState('alice', 'hoard', 'last')).toBeUndefined();
     const refused = (await runtime.runInline(hoard, {}, signal, silentLogger, undefined, undefined, 'alice')) as { content: { text: string }[] };
     expect(refused.content[0]?.text).toBe('refused: invalid');
+  });
+
+  it('keeps check_infrastructure\'s snapshot in the store: a second run of an owner sees the changed file, another owner has none', async () => {
+    const tool = checkInfrastructureTool(['127.0.0.1']);
+    const { runtime, store, dir } = await start([tool]);
+    const port = await new Promise<number>((resolve) => {
+      const server: Server = createServer((socket) => socket.end()).listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port));
+      cleanups.push(() => new Promise<void>((done) => server.close(() => done())));
+    });
+    const file = join(dir, 'app.conf');
+    writeFileSync(file, 'workers = 4\n');
+    const args = { targets: [file, { tcp: `127.0.0.1:${port}` }] };
+    type Report = { results: { status: string; file?: { changed: boolean | null; diff: string | null } }[]; baseline: { previousRunAt: string | null } };
+    const report = async (ownerKey: string) => (await asTask(runtime, store, tool, ownerKey, args)).structuredContent as unknown as Report;
+
+    const first = await report('alice');
+    expect(first.baseline.previousRunAt).toBeNull();
+    expect(first.results.map((r) => r.status)).toEqual(['ok', 'ok']);
+    expect(await store.getToolState('alice', 'check_infrastructure', 'baseline:default')).toBeDefined();
+    writeFileSync(file, 'workers = 8\n');
+    const second = await report('alice');
+    expect(second.baseline.previousRunAt).not.toBeNull();
+    expect(second.results[0]).toMatchObject({ status: 'changed', file: { changed: true } });
+    expect(second.results[0]?.file?.diff).toContain('+workers = 8');
+    // Bob's first run compares with nothing: Alice's snapshot is hers.
+    const bob = await report('bob');
+    expect(bob.baseline.previousRunAt).toBeNull();
+    expect(bob.results[0]?.file?.changed).toBeNull();
   });
 });
