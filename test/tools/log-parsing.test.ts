@@ -40,6 +40,16 @@ describe('timestamps', () => {
     expect(epochMs === null ? null : new Date(epochMs).toISOString()).toBe(iso);
   });
 
+  it('finds the same timestamp whichever format matched the line before (the last format is tried first)', () => {
+    const fresh = cases.map(([line]) => stampOf(line));
+    for (const [before] of cases) {
+      cases.forEach(([line], i) => {
+        stampOf(before);
+        expect(stampOf(line), `${line} after ${before}`).toBe(fresh[i]);
+      });
+    }
+  });
+
   it('finds nothing in lines without a timestamp or with an impossible date', () => {
     expect(findTimestamp('java.lang.NullPointerException: x')).toBeNull();
     expect(findTimestamp('\tat com.example.Foo.bar(Foo.java:10)')).toBeNull();
@@ -65,6 +75,27 @@ describe('timestamps', () => {
       continuation: false,
     });
     expect(new FileLineParser(['plain text']).parse('plain text').message).toBe('plain text');
+  });
+});
+
+describe('severity of a line with a header: the message\'s first word, or its only one', () => {
+  const parse = (lines: string[], line: string) => new FileLineParser(lines, { referenceMs: NOW }).parse(line).severity;
+  const syslog = (message: string, i = 0) => `Jul  1 09:0${i}:13 host kernel[0]: ${message}`;
+  const sample = Array.from({ length: 8 }, (_, i) => syslog(`ARPT: 6207${i}.90: wl0: setup ${i}`, i));
+  it.each([
+    ['error: disk full', 'ERROR'],
+    ['WARNING: low memory', 'WARN'],
+    ['[warn] slow answer', 'WARN'],
+    ['Error reading block 7', 'ERROR'],
+    ['warning', 'WARN'],
+    ['critical', 'FATAL'],
+    // A level word later in the message is text, not the line's level.
+    ['ARPT: 1.5: IOPMPowerSource Information: onSleep', null],
+    ['Setting BTCoex Config: enable_2G:1', null],
+    ['info.example.com:80 close, 1020 bytes sent', null],
+    ['the error counter was reset', null],
+  ] as const)('%s → %s', (message, severity) => {
+    expect(parse(sample, syslog(message))).toBe(severity);
   });
 });
 

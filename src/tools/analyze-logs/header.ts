@@ -113,7 +113,6 @@ function closingBracket(line: string, start: number): number {
   return -1;
 }
 
-const ALL_DIGITS = /^-?\d+$/;
 const DATE_ONLY = /^\d{4}([./-])\d{2}\1\d{2}$/;
 const PRI = /^<(\d{1,3})>\d?/;
 const LEVEL_ASSIGNMENT = /^level=(\w+)$/i;
@@ -145,52 +144,91 @@ export function nextField(line: string, pos: number): HeaderField | null {
   return field;
 }
 
+/** A field; every one has the same shape (one hidden class for the engine). */
+function field(cls: FieldClass, start: number, end: number): HeaderField {
+  return { cls, start, end, padded: false, dash: false, timestamp: undefined, epochMs: undefined, level: undefined } as HeaderField;
+}
+
+/** Whether `token` is digits, optionally signed: no regular expression, this runs for most fields. */
+function allDigits(line: string, start: number, end: number): boolean {
+  let i = line.charCodeAt(start) === 45 ? start + 1 : start;
+  if (i >= end) return false;
+  for (; i < end; i++) {
+    const code = line.charCodeAt(i);
+    if (code < 48 || code > 57) return false;
+  }
+  return true;
+}
+
 function readField(line: string, i: number): HeaderField {
   const code = line.charCodeAt(i);
-  const make = (cls: FieldClass, end: number, extra?: Partial<HeaderField>): HeaderField => ({ cls, start: i, end, padded: false, ...extra });
-  if (code === 124) return make('S', i + 1);
+  if (code === 124) return field('S', i, i + 1);
   if (i === 0 && code === 60) {
     const pri = PRI.exec(line);
-    if (pri) return make('L', pri[0].length, { level: SYSLOG[Number(pri[1]) % 8] as Severity });
+    if (pri) {
+      const f = field('L', i, pri[0].length);
+      f.level = SYSLOG[Number(pri[1]) % 8] as Severity;
+      return f;
+    }
   }
   const stamp = timestampAt(line, i);
   if (stamp && boundaryAt(line, stamp.end)) {
-    return make('T', line.charCodeAt(stamp.end) === 44 ? stamp.end + 1 : stamp.end, { timestamp: stamp });
+    const f = field('T', i, line.charCodeAt(stamp.end) === 44 ? stamp.end + 1 : stamp.end);
+    f.timestamp = stamp;
+    return f;
   }
   if (code === 91) {
     const close = closingBracket(line, i);
     if (close > 0) {
       const inner = line.slice(i + 1, close).trim();
-      const level = headerLevel(inner) ?? levelWord(inner) ?? levelWord(inner.slice(inner.lastIndexOf(':') + 1));
-      const end = line.charCodeAt(close + 1) === 58 ? close + 2 : close + 1;
-      return make(level ? 'L' : 'B', end, level ? { level } : {});
+      const level = inner.length <= 32 ? (headerLevel(inner) ?? levelWord(inner) ?? levelWord(inner.slice(inner.lastIndexOf(':') + 1))) : null;
+      const f = field(level ? 'L' : 'B', i, line.charCodeAt(close + 1) === 58 ? close + 2 : close + 1);
+      if (level) f.level = level;
+      return f;
     }
   }
   let end = i;
   while (end < line.length && !isSpace(line.charCodeAt(end)) && line.charCodeAt(end) !== 124) end++;
-  const token = line.slice(i, end);
-  if (code === 34) return make('Q', end);
-  if (token === '-') return make('S', end, { dash: true });
-  if (token === '--' || token === ':') return make('S', end);
-  if (ALL_DIGITS.test(token)) {
-    const epochMs = token.length === 10 || token.length === 13 ? epochOf(token) : null;
-    return epochMs === null ? make('N', end) : make('E', end, { epochMs });
+  const length = end - i;
+  if (code === 34) return field('Q', i, end);
+  if (length === 1 && code === 45) {
+    const f = field('S', i, end);
+    f.dash = true;
+    return f;
   }
-  if (DATE_ONLY.test(token)) return make('D', end);
-  const last = token.charCodeAt(token.length - 1);
-  if (last === 58 && token.length >= 2) {
-    const base = token.slice(0, -1);
-    const level = headerLevel(base);
-    return level ? make('L', end, { level }) : make('G', end);
+  if ((length === 2 && code === 45 && line.charCodeAt(i + 1) === 45) || (length === 1 && code === 58)) return field('S', i, end);
+  if (allDigits(line, i, end)) {
+    const epochMs = length === 10 || length === 13 ? epochOf(line.slice(i, end)) : null;
+    if (epochMs === null) return field('N', i, end);
+    const f = field('E', i, end);
+    f.epochMs = epochMs;
+    return f;
   }
-  if (last === 93 && !token.startsWith('[')) return make('G', end);
-  const level = headerLevel(token) ?? (LEVEL_ASSIGNMENT.test(token) ? levelWord(token.slice(6)) : null);
-  if (level) return make('L', end, { level });
-  if (token.length === 1) {
-    const letter = levelLetter(token);
-    if (letter) return make('l', end, { level: letter });
+  if (length === 10 && DATE_ONLY.test(line.slice(i, end))) return field('D', i, end);
+  const last = line.charCodeAt(end - 1);
+  if (last === 58 && length >= 2) {
+    const level = length <= 12 ? headerLevel(line.slice(i, end - 1)) : null;
+    const f = field(level ? 'L' : 'G', i, end);
+    if (level) f.level = level;
+    return f;
   }
-  return make('W', end);
+  if (last === 93 && code !== 91) return field('G', i, end);
+  // Level words are short; `level=…` a little longer.
+  const level = length >= 3 && length <= 12 ? headerLevel(line.slice(i, end)) : length > 6 && length <= 20 && (code | 32) === 108 && LEVEL_ASSIGNMENT.test(line.slice(i, end)) ? levelWord(line.slice(i + 6, end)) : null;
+  if (level) {
+    const f = field('L', i, end);
+    f.level = level;
+    return f;
+  }
+  if (length === 1) {
+    const letter = levelLetter(line[i] as string);
+    if (letter) {
+      const f = field('l', i, end);
+      f.level = letter;
+      return f;
+    }
+  }
+  return field('W', i, end);
 }
 
 /** The first `max` fields of a line's head. */

@@ -5,7 +5,7 @@
  * Year-less timestamps get their year from a per-file {@link YearResolver}.
  */
 import { CONTINUATION, detectHeader, headerLevel, matchHeader, NO_HEADER, SAMPLE_LINES, type HeaderField, type HeaderFormat } from './header.js';
-import { parseSeverity, type Severity } from './severity.js';
+import { levelWord, parseSeverity, type Severity } from './severity.js';
 import {
   epochOfMatch, findTimestamp, YearResolver, yearHints, type TimestampFields, type TimestampMatch, type YearState,
 } from './timestamp.js';
@@ -84,13 +84,17 @@ export class FileLineParser {
     if (header) {
       const stamp = firstTimestamp(header.fields);
       const epochMs = stamp === null ? null : typeof stamp === 'number' ? stamp : epochOfMatch(stamp, this.years);
-      const level = header.fields.find((field) => field.level !== undefined)?.level ?? null;
+      let level: Severity | null = null;
+      let tag: HeaderField | null = null;
+      for (const field of header.fields) {
+        level ??= field.level ?? null;
+        // A tag names a component when it has a letter (`sshd[42]:`, not nginx's `38#0:`).
+        if (field.cls === 'G' && hasLetter(line, field.start, field.end)) tag = field;
+      }
       const message = accessRequest(withoutPrintkTime(line.slice(header.end).trim()));
-      // A tag names a component when it has a letter (`sshd[42]:`, not nginx's `38#0:`).
-      const tag = header.fields.findLast((field) => field.cls === 'G' && /[A-Za-z]/.test(line.slice(field.start, field.end)));
       return {
         epochMs,
-        severity: level ?? parseSeverity(message),
+        severity: level ?? leadingLevel(message),
         message,
         component: tag ? line.slice(tag.start, tag.end).replace(TAG_SUFFIX, '') || null : null,
         continuation: false,
@@ -127,6 +131,38 @@ export class FileLineParser {
     const stamp = findTimestamp(line);
     return { stamp, messageStart: stamp?.end ?? 0 };
   }
+}
+
+function hasLetter(line: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const code = line.charCodeAt(i) | 32;
+    if (code >= 97 && code <= 122) return true;
+  }
+  return false;
+}
+
+/**
+ * The level a message states with its first word, as syslog programs do (`error: …`, `WARNING: …`, `[warn] …`,
+ * `Error …`), or as its only word (HPC's `… 1 warning`): other lower-case words count only with a colon or
+ * brackets, so that prose does not. Only the first word is read (not the whole head, as {@link parseSeverity}
+ * does for lines without a header): a level word later in a message ("IOPMPowerSource Information:",
+ * "info.example.com:80") is text.
+ */
+function leadingLevel(message: string): Severity | null {
+  let end = 0;
+  while (end < message.length && end < 24 && message.charCodeAt(end) !== 32 && message.charCodeAt(end) !== 9) end++;
+  if (end < 3 || end >= 24) return null;
+  let start = 0;
+  let last = end;
+  const bracketed = message.charCodeAt(0) === 91 && message.charCodeAt(end - 1) === 93;
+  if (bracketed) {
+    start = 1;
+    last = end - 1;
+  }
+  const colon = message.charCodeAt(last - 1) === 58;
+  if (colon) last--;
+  const word = message.slice(start, last);
+  return bracketed || colon || end === message.length ? levelWord(word) : headerLevel(word);
 }
 
 /** The first timestamp or epoch of a header: a match to resolve, epoch ms, or `null`. */

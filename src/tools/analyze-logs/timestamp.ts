@@ -55,6 +55,8 @@ type Raw = Omit<TimestampFields, 'millis' | 'offsetMinutes' | 'weekday'> & {
 interface Format {
   /** Sticky (`y`): matched at a given position. */
   pattern: RegExp;
+  /** Whether a match can start with this character code (a cheap test before the pattern). */
+  starts: 'digit' | 'letter' | 'either';
   /** Fields of a match, or epoch ms when the format is an epoch, or `null` when out of range. */
   fields(m: RegExpExecArray): Raw | number | null;
   /** Whether a match is a BSD syslog timestamp. */
@@ -82,6 +84,7 @@ const FORMATS: readonly Format[] = [
     // ISO 8601 and its common relatives: 2024-01-02T03:04:05.678Z, 2015-10-18 18:01:47,978, 2024/01/02 03:04:05,
     // 2005-06-03-15.42.50.675872, 2017-05-16_13:53:08.
     pattern: /(?<!\d)(\d{4})([-/.])(\d{2})\2(\d{2})[T _-](\d{2})([:.])(\d{2})\6(\d{2})(?:[.,](\d{1,9}))?(Z|[+-]\d{2}:?\d{2}(?!\d))?/y,
+    starts: 'digit',
     fields: (m) => ({
       year: n(m[1]), month: n(m[3]) - 1, day: n(m[4]), hour: n(m[5]), minute: n(m[7]), second: n(m[8]),
       fraction: m[9], zone: m[10],
@@ -93,6 +96,7 @@ const FORMATS: readonly Format[] = [
       String.raw`(?:(${WEEKDAYS}) )?(${MONTHS}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?: (\d{4})(?!\d))?`,
       'y',
     ),
+    starts: 'letter',
     fields: (m) => ({
       year: m[8] ? n(m[8]) : null, month: MONTH_INDEX[m[2] as string] ?? -1, day: n(m[3]), hour: n(m[4]),
       minute: n(m[5]), second: n(m[6]), fraction: m[7], weekday: m[1],
@@ -102,6 +106,7 @@ const FORMATS: readonly Format[] = [
   {
     // Apache/nginx access: 10/Oct/2000:13:55:36 -0700
     pattern: new RegExp(String.raw`(\d{2})/(${MONTHS})/(\d{4}):(\d{2}):(\d{2}):(\d{2})(?: ([+-]\d{4}))?`, 'y'),
+    starts: 'digit',
     fields: (m) => ({
       year: n(m[3]), month: MONTH_INDEX[m[2] as string] ?? -1, day: n(m[1]), hour: n(m[4]), minute: n(m[5]),
       second: n(m[6]), zone: m[7],
@@ -110,6 +115,7 @@ const FORMATS: readonly Format[] = [
   {
     // HDFS: 081109 203615
     pattern: /(?<!\d)(\d{2})(\d{2})(\d{2}) (\d{2})(\d{2})(\d{2})(?!\d)/y,
+    starts: 'digit',
     fields: (m) => ({
       year: twoDigitYear(m[1]), month: n(m[2]) - 1, day: n(m[3]), hour: n(m[4]), minute: n(m[5]), second: n(m[6]),
     }),
@@ -117,6 +123,7 @@ const FORMATS: readonly Format[] = [
   {
     // Spark: 17/06/09 20:10:40
     pattern: /(?<!\d)(\d{2})\/(\d{2})\/(\d{2}) (\d{2}):(\d{2}):(\d{2})/y,
+    starts: 'digit',
     fields: (m) => ({
       year: twoDigitYear(m[1]), month: n(m[2]) - 1, day: n(m[3]), hour: n(m[4]), minute: n(m[5]), second: n(m[6]),
     }),
@@ -124,6 +131,7 @@ const FORMATS: readonly Format[] = [
   {
     // 20171223-22:15:29:606 (fields may lose their leading zero: 20171223-22:16:0:119)
     pattern: /(?<!\d)(\d{4})(\d{2})(\d{2})-(\d{1,2}):(\d{1,2}):(\d{1,2})(?:[:.](\d{1,3}))?/y,
+    starts: 'digit',
     fields: (m) => ({
       year: n(m[1]), month: n(m[2]) - 1, day: n(m[3]), hour: n(m[4]), minute: n(m[5]), second: n(m[6]),
       fraction: m[7],
@@ -132,6 +140,7 @@ const FORMATS: readonly Format[] = [
   {
     // Android logcat threadtime "03-17 16:13:38.811", glog "I0317 16:13:38.811000", Proxifier "10.30 16:49:06".
     pattern: /(?<![\d.-])[IWEF]?(\d{2})[-.]?(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?![\d:])/y,
+    starts: 'either',
     fields: (m) => ({
       year: null, month: n(m[1]) - 1, day: n(m[2]), hour: n(m[3]), minute: n(m[4]), second: n(m[5]),
       fraction: m[6],
@@ -146,6 +155,20 @@ const EPOCH_HEAD = /^(?:\S+ )?\[?(\d{10}(?:\.\d{1,6})?|\d{13})\]?(?=[\s,;|]|$)/;
 function mayStart(code: number): boolean {
   return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || code === 91;
 }
+
+const CALENDAR = new Set([...MONTHS.split('|'), ...WEEKDAYS.split('|')]);
+
+/** Whether format `format` can match at `at`: a digit for most, a month or weekday name, or a glog level letter. */
+function canStart(format: Format, text: string, at: number): boolean {
+  const code = text.charCodeAt(at);
+  const digit = code >= 48 && code <= 57;
+  if (format.starts === 'digit') return digit;
+  if (format.starts === 'letter') return code >= 65 && code <= 90 && CALENDAR.has(text.slice(at, at + 3));
+  return digit || ((code === 73 || code === 87 || code === 69 || code === 70) && (text.charCodeAt(at + 1) ^ 48) < 10);
+}
+
+/** The format that matched last: a file almost always keeps one, so it is tried first. */
+let lastFormat = 0;
 
 function toFields(raw: Raw): TimestampFields | null {
   const { month, day, hour, minute, second } = raw;
@@ -168,10 +191,24 @@ function toFields(raw: Raw): TimestampFields | null {
  * year): `Date.UTC` would silently roll it over into March.
  */
 export function epochInYear(fields: TimestampFields, year: number): number | null {
-  const ms = Date.UTC(year, fields.month, fields.day, fields.hour, fields.minute, fields.second, fields.millis);
-  const date = new Date(ms);
-  if (date.getUTCMonth() !== fields.month || date.getUTCDate() !== fields.day) return null;
-  return ms - fields.offsetMinutes * 60_000;
+  const day = dayStart(year, fields.month, fields.day);
+  if (day === null) return null;
+  return day + ((fields.hour * 60 + fields.minute) * 60 + fields.second) * 1000 + fields.millis - fields.offsetMinutes * 60_000;
+}
+
+/** Start of a day in epoch ms, or `null` when the date does not exist; memoised (lines share their days). */
+const days = new Map<number, number | null>();
+function dayStart(year: number, month: number, day: number): number | null {
+  const key = (year * 12 + month) * 32 + day;
+  let start = days.get(key);
+  if (start === undefined) {
+    const ms = Date.UTC(year, month, day);
+    const date = new Date(ms);
+    start = date.getUTCMonth() === month && date.getUTCDate() === day ? ms : null;
+    if (days.size >= 4096) days.clear();
+    days.set(key, start);
+  }
+  return start;
 }
 
 /** Epoch ms of fields with a year, or `null` for an impossible date. */
@@ -189,7 +226,10 @@ export function timestampAt(text: string, pos: number): TimestampMatch | null {
   if (pos >= text.length || !mayStart(text.charCodeAt(pos))) return null;
   const bracketed = text.charCodeAt(pos) === 91;
   const at = bracketed ? pos + 1 : pos;
-  for (const format of FORMATS) {
+  for (let k = 0; k < FORMATS.length; k++) {
+    const index = k === 0 ? lastFormat : k <= lastFormat ? k - 1 : k;
+    const format = FORMATS[index] as Format;
+    if (!canStart(format, text, at)) continue;
     format.pattern.lastIndex = at;
     const m = format.pattern.exec(text);
     if (!m) continue;
@@ -200,6 +240,7 @@ export function timestampAt(text: string, pos: number): TimestampMatch | null {
       if (text.charCodeAt(end) !== 93) continue;
       end++;
     }
+    lastFormat = index;
     return { start: pos, end, value, syslog: format.syslog?.(m) ?? false };
   }
   return null;
