@@ -12,6 +12,7 @@ import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { StoreError } from '../../src/core/store-error.js';
 import { MAX_TOOL_STATE_BYTES, type TaskStore } from '../../src/core/store.js';
+import type { JsonObject } from '../../src/core/task.js';
 import { defineTool, textResult, type AnyToolDefinition } from '../../src/core/tool.js';
 import { TaskRuntime, type RuntimeSettings } from '../../src/runtime/task-runtime.js';
 import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
@@ -96,7 +97,7 @@ describe.each(STORES)('ctx.ownerState (runtime + %s store)', (_name, open) => { 
 
   const signal = new AbortController().signal;
   /** Runs `tool` as a task of `ownerKey` and returns its result. */
-  async function asTask(runtime: TaskRuntime, store: TaskStore, tool: AnyToolDefinition, ownerKey: string, args: unknown) {
+  async function asTask(runtime: TaskRuntime, store: TaskStore, tool: AnyToolDefinition, ownerKey: string, args: JsonObject) {
     const record = await runtime.createTask({
       tool, ownerKey, generation: 'v2', protocolVersion: '2026-07-28', arguments: args, clientCapabilities: {},
       progressToken: null, ttlMs: 60_000, pollIntervalMs: 1000,
