@@ -1,7 +1,8 @@
 // Throughput and memory of a full analyze_logs scan on the demo corpus, against the same run's baseline of reading
 // and splitting the same files without analysis (issue 17).
 //
-// Usage: npm run bench:logs [-- --lines 2000000[,20000000]] [--files 40] [--runs 3] [--dist DIR] [--compare DIR]
+// Usage: npm run bench:logs [-- --lines 2000000[,20000000]] [--files 40] [--runs 3] [--corpora plain,gzip]
+//                            [--dist DIR] [--compare DIR]
 //
 // For every size it writes two demo corpora into a temp directory (`mcp-tasks demo-corpus`, seed 1): one all plain,
 // one all gzip. Each measurement runs in its own child process (so that peak RSS is that run's alone):
@@ -28,6 +29,7 @@ const { values } = parseArgs({
     lines: { type: 'string', default: '2000000' },
     files: { type: 'string', default: '40' },
     runs: { type: 'string', default: '3' },
+    corpora: { type: 'string', default: 'plain,gzip' },
     dist: { type: 'string', default: path.join(here, '..', 'dist') },
     compare: { type: 'string' },
     child: { type: 'string' },
@@ -106,7 +108,7 @@ async function main() {
   const rows = [];
   try {
     for (const lines of sizes) {
-      for (const [label, gzipRatio] of [['plain', '0'], ['gzip', '1']]) {
+      for (const [label, gzipRatio] of [['plain', '0'], ['gzip', '1']].filter(([name]) => values.corpora.split(',').includes(name))) {
         const dir = path.join(work, `${lines}-${label}`);
         process.stderr.write(`writing ${lines} lines (${label}) into ${dir}\n`);
         execFileSync(process.execPath, [cli, 'demo-corpus', '--out', dir, '--files', String(files),
