@@ -118,6 +118,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     `mcp-tasks: serving http://${shownHost}:${port}/mcp\n` +
       `  data dir: ${settings.dataDir}\n  store:    ${settings.storeShown}\n  tools:    ${tools.map((tool) => tool.name).join(', ')}\n  roots:    ${settings.roots.join(', ') || '(none)'}\n` +
       `  writable: ${settings.writableRoots.join(', ') || '(none)'}\n` +
+      (options.builtins ? `  checks:   ${options.checkTarget.join(', ') || '(no --check-target: check_infrastructure checks files only)'}\n` : '') +
       `  denied:   ${deniedLines.join(',\n            ')}\n` +
       (settings.skippedRoots.length > 0 ? `  skipped:  ${settings.skippedRoots.join(', ')}\n` : '') +
       `  auth:     ${auth.describe}\n` +

@@ -48,6 +48,22 @@ export interface GatherContext extends PathConfinement {
 }
 
 /**
+ * A tool's per-owner state: small JSON documents it keeps between calls of the same owner (the last snapshot a run
+ * compares with), namespaced by the tool's name and kept by the server in its task store — never in files, so no
+ * tool can read it as a file and no owner sees another's. Bounded: `MAX_TOOL_STATE_BYTES` (512 KiB) of JSON per
+ * document and `MAX_TOOL_STATE_KEYS` (64) keys per owner and tool (see `core/store.ts`).
+ */
+export interface OwnerState {
+  /** The document stored under `key` by an earlier call of this owner, or `undefined`. */
+  get(key: string): Promise<JsonValue | undefined>;
+  /**
+   * Stores (replaces) the document under `key`, durably.
+   * @throws StoreError `invalid` (nothing written) beyond the bounds.
+   */
+  put(key: string, value: JsonValue): Promise<void>;
+}
+
+/**
  * Handed to a running tool. Every argument and return value is JSON-serialisable. `roots` and `deniedPaths` (see
  * {@link PathConfinement}) bound every path the tool touches: resolve user paths with `resolveInsideRoots(path, ctx)`.
  */
@@ -79,6 +95,8 @@ export interface ToolContext extends PathConfinement {
   elicitAll(requests: readonly ElicitRequest[]): Promise<ElicitResult[]>;
   /** What the tool's `gather` phase returned (MRTR input collected before the task), or `undefined`. */
   readonly gathered: JsonValue | undefined;
+  /** This tool's state kept for the caller's owner between calls (see {@link OwnerState}). */
+  readonly ownerState: OwnerState;
 }
 
 /** Environment for `preflight` checks (before any task exists): the same confinement as the run's. */

@@ -407,6 +407,8 @@ export class TaskWorker {
       },
       getStep: (name) => store.getStep(taskId, name),
       putStep: (name, value) => store.putStep(taskId, name, value),
+      getOwnerState: (key) => store.getToolState(record.ownerKey, record.toolName, key),
+      putOwnerState: (key, value) => store.putToolState(record.ownerKey, record.toolName, key, value, clock.now()),
       elicit: createTaskElicitor({ record, store, leaseOwner: settings.instanceId, now: () => clock.now() }),
       log: (entry) => logger[entry.level](entry.fields, entry.message),
     };

@@ -159,7 +159,7 @@ export class TaskService {
       }
       if (plan.kind === 'task') return { kind: 'task', task: await this.create(taskCaller(caller), plan, gathered, onCreated) };
       const { signal, withInput } = this.interactive(interaction, tool);
-      const inline = await withInput('input', (ask) => this.runInline(plan, ask, gathered, signal));
+      const inline = await withInput('input', (ask) => this.runInline(caller, plan, ask, gathered, signal));
       return 'inputRequired' in inline ? { kind: 'input_required', result: inline.inputRequired } : { kind: 'result', result: inline.done };
     });
   }
@@ -362,14 +362,18 @@ export class TaskService {
   }
 
   /** Run an `inline` plan through the executor and answer with its `CallToolResult`. */
-  private async runInline(plan: Extract<CallPlan, { kind: 'inline' }>, ask: CallAsk, gathered: JsonValue | undefined, signal: AbortSignal): Promise<JsonObject> {
+  private async runInline(caller: Caller, plan: Extract<CallPlan, { kind: 'inline' }>, ask: CallAsk, gathered: JsonValue | undefined, signal: AbortSignal): Promise<JsonObject> {
     const { tool } = plan;
+    const { store, clock } = this.options;
     const logger = this.options.logger.child({ tool: tool.name });
     const host: ExecutionHost = {
       setStatus() {},
       progress() {},
       getStep: async () => undefined,
       putStep: async () => {},
+      // Per-owner tool state only: an inline call journals no steps (it has no task id).
+      getOwnerState: (key) => store.getToolState(caller.ownerKey, tool.name, key),
+      putOwnerState: (key, value) => store.putToolState(caller.ownerKey, tool.name, key, value, clock.now()),
       elicit: ask,
       log: (entry) => logger[entry.level](entry.fields, entry.message),
     };

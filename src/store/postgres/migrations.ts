@@ -125,10 +125,23 @@ CREATE INDEX task_events_by_task ON ${SCHEMA}.task_events (task_id);
 CREATE INDEX task_events_expired ON ${SCHEMA}.task_events (at) WHERE kind = 'expired';
 `;
 
+/** Per-owner state of tools, as in the SQLite store's migration 4 (no foreign key: it outlives tasks). */
+const V3_TOOL_STATE = `
+CREATE TABLE ${SCHEMA}.tool_state (
+  owner_key  text   NOT NULL,
+  tool       text   NOT NULL,
+  key        text   NOT NULL,
+  value      text   NOT NULL,
+  updated_at bigint NOT NULL,
+  PRIMARY KEY (owner_key, tool, key)
+);
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'event retention', sql: V2_EVENT_RETENTION },
+  { version: 3, name: 'tool state', sql: V3_TOOL_STATE },
 ]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */

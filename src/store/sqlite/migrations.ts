@@ -122,11 +122,27 @@ CREATE INDEX task_events_by_task ON task_events (task_id);
 CREATE INDEX task_events_expired ON task_events (at) WHERE kind = 'expired';
 `;
 
+/**
+ * Per-owner state of tools (`TaskStore.getToolState`): small JSON documents keyed by owner, tool and key, kept
+ * apart from tasks (no foreign key: they outlive every task and its expiry).
+ */
+const V4_TOOL_STATE = `
+CREATE TABLE tool_state (
+  owner_key  TEXT    NOT NULL,
+  tool       TEXT    NOT NULL,
+  key        TEXT    NOT NULL,
+  value      TEXT    NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (owner_key, tool, key)
+) STRICT;
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'waiting index', sql: V2_WAITING_INDEX },
   { version: 3, name: 'event retention', sql: V3_EVENT_RETENTION },
+  { version: 4, name: 'tool state', sql: V4_TOOL_STATE },
 ]);
 
 /**
