@@ -68,6 +68,7 @@ withSharedOptions(program.command('serve'))
   .option('--no-worker', 'API only: run no tools and never hold a lease; tasks wait for `mcp-tasks worker` processes on the same store')
   .option('--allow-remote-unauthenticated', 'allow a non-loopback bind without --auth')
   .option('--allowed-hosts <hosts>', 'Host/Origin allow-list for a non-loopback bind (comma separated)', (value) => value.split(','))
+  .option('--task-fallback-tools', 'for 2025-era clients that declare no tasks capability: task-required tools answer with a task id, followed through get_task_status / get_task_result / cancel_task')
   .action(async (options) => (await import('./serve.js')).serve(options));
 
 withSharedOptions(program.command('worker'))

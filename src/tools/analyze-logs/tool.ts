@@ -93,6 +93,9 @@ export const analyzeLogsTool = defineTool({
   outputSchema,
   execution: 'task-optional',
   idempotent: true,
+  immediateResponse: (args) =>
+    `Started scanning ${args.path} for severities and the most frequent message templates; ` +
+    'this takes seconds for a few megabytes of logs and a few minutes for gigabytes.',
   async preflight(args, context) {
     await checkArguments(args, context);
   },
