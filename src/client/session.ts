@@ -52,11 +52,8 @@ export interface ListedTool {
 }
 
 // The extension is declared on every connection: the SDK then puts it into the `_meta` envelope of every modern
-// request (E1). On a 2025 `initialize` the key is inert — the extension is undefined there (SEP-2663 §3) — and
-// `tasks` says this requestor takes task-augmented requests (2025-11-25 R1): servers that hide task-required tools
-// from hosts without task support (or offer them fallback tools) must see it. No `tasks.requests`: this client
-// runs no task-augmented requests of the server's itself.
-const CAPABILITIES = { tasks: {}, extensions: { [TASKS_EXTENSION_ID]: {} } } as ClientCapabilities;
+// request (E1). On a 2025 `initialize` the key is inert — the extension is undefined there (SEP-2663 §3).
+const CAPABILITIES = { extensions: { [TASKS_EXTENSION_ID]: {} } } as ClientCapabilities;
 
 /** The capabilities a session declares: the Tasks Extension, plus form elicitation when it can answer. */
 export function sessionCapabilities(answersInput: boolean): ClientCapabilities {

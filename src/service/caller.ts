@@ -34,8 +34,8 @@ export type TaskCaller = Caller & { generation: TaskGeneration };
 /**
  * Whether the caller declared that it takes tasks: on 2026-07-28 the Tasks Extension in this request's `_meta`
  * (SEP-2663 E1, E3); in a 2025-era session `capabilities.tasks` in its `initialize` on 2025-11-25 ("present if the
- * client supports task-augmented requests", R1). A client that declares nothing is a host without task support:
- * it sees no task-required tool, or with task fallback tools the separate job API (see `planCall`).
+ * client supports task-augmented requests", R1). With task fallback tools on, a 2025-era client that declares
+ * nothing is taken for a host without task support and offered the separate job API (see `planCall`).
  */
 export function declaresTaskSupport(caller: Caller): boolean {
   if (caller.negotiation === 'per-request') return caller.generation === 'v2';

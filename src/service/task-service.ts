@@ -137,16 +137,23 @@ export class TaskService {
   }
 
   /**
-   * Every tool this caller may call, as it may call it (the adapter writes the `tools/list` entries). A host
-   * without task support (see `declaresTaskSupport`) sees no task-required tool — SDK 1.x clients refuse them
-   * locally anyway — unless the task fallback tools are on: in a 2025-era session it then sees them as
-   * task-optional, followed by the fallback tools.
+   * Every tool this caller may call, as it may call it (the adapter writes the `tools/list` entries). With the
+   * task fallback tools on, a host without task support in a 2025-era session (see `declaresTaskSupport`) sees
+   * task-required tools as task-optional, followed by the fallback tools. Otherwise a caller that cannot take a
+   * task at all (a session before 2025-11-25, a 2026-07-28 request without the extension) sees no task-required
+   * tool; a 2025-11-25 session sees them as they are.
    */
   listTools(caller: Caller): Promise<ToolDescriptor[]> {
     return this.door({ operation: 'listTools', caller }, async () => {
       const tools: ToolDescriptor[] = this.options.tools.list();
       if (declaresTaskSupport(caller)) return tools;
-      if (!usesTaskFallbackTools(caller, this.planOptions)) return tools.filter((tool) => tool.execution !== 'task-required');
+      if (!usesTaskFallbackTools(caller, this.planOptions)) {
+        // A 2025-11-25 session may call task-required tools as tasks without declaring `capabilities.tasks` (the
+        // client-side capability describes it as a receiver: the MCP Inspector CLI and the SDK's tasks API declare
+        // none), so it keeps seeing them with `taskSupport: "required"` (R10). Only sessions that cannot take a
+        // task at all — before 2025-11-25, or 2026-07-28 without the extension — do not see them.
+        return caller.generation === 'v1' ? tools : tools.filter((tool) => tool.execution !== 'task-required');
+      }
       return [...tools.map((tool) => (tool.execution === 'task-required' ? asFallbackTool(tool) : tool)), ...FALLBACK_TOOLS];
     });
   }

@@ -2,7 +2,7 @@
  * `mcp-tasks serve --task-fallback-tools` as a user runs it (the built CLI, real HTTP, the built-in tools, the SDK
  * 1.32.2 client declaring no `capabilities.tasks`, 2025-11-25 R1): the task-required `cleanup_logs` answers with a
  * task id and its immediate response, and the fallback tools follow and cancel it. Without the flag the same host
- * does not see `cleanup_logs` at all (negative control).
+ * sees `cleanup_logs` as `taskSupport: "required"` and no fallback tools (negative control).
  */
 import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -39,14 +39,13 @@ describe('mcp-tasks serve --task-fallback-tools (issue 13 item 7)', () => {
     return server;
   };
 
-  it('R1 without the flag a host without task support does not see the task-required cleanup_logs', async () => {
+  it('R10 negative control: without the flag no fallback tools, and cleanup_logs stays taskSupport "required"', async () => {
     const server = await start('plain', []);
-    const host = await connectV1Http(server.url, { declareTasks: false });
+    const host = await connectV1Http(server.url);
     try {
-      const names = (await host.client.listTools()).tools.map((tool) => tool.name);
-      expect(names).toContain('analyze_logs');
-      expect(names).not.toContain('cleanup_logs');
-      expect(names).not.toContain('get_task_status');
+      const tools = Object.fromEntries((await host.client.listTools()).tools.map((tool) => [tool.name, tool]));
+      expect(tools.cleanup_logs?.execution).toEqual({ taskSupport: 'required' });
+      expect(Object.keys(tools)).not.toContain('get_task_status');
     } finally {
       await host.close();
     }
@@ -54,7 +53,7 @@ describe('mcp-tasks serve --task-fallback-tools (issue 13 item 7)', () => {
 
   it('R15 with the flag cleanup_logs answers with a task id and what it started; get_task_status follows it, cancel_task ends it', async () => {
     const server = await start('fallback', ['--task-fallback-tools']);
-    const host = await connectV1Http(server.url, { declareTasks: false, capabilities: { elicitation: { form: {} } } });
+    const host = await connectV1Http(server.url, { capabilities: { elicitation: { form: {} } } });
     try {
       const tools = Object.fromEntries((await host.client.listTools()).tools.map((tool) => [tool.name, tool]));
       expect(tools.cleanup_logs?.execution).toEqual({ taskSupport: 'optional' });
@@ -68,7 +67,7 @@ describe('mcp-tasks serve --task-fallback-tools (issue 13 item 7)', () => {
       // The tool lists what it would delete and asks: a host that cannot answer sees input_required, then cancels.
       let status = '';
       for (let attempt = 0; attempt < 100 && status !== 'input_required'; attempt += 1) {
-        status = String((await host.client.callTool({ name: 'get_task_status', arguments: { taskId } })).structuredContent?.status);
+        status = String(((await host.client.callTool({ name: 'get_task_status', arguments: { taskId } })).structuredContent as { status?: string } | undefined)?.status);
         if (status !== 'input_required') await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(status).toBe('input_required');

@@ -4,7 +4,8 @@
  * - `@apify/mcpc` 0.2.6 drives 2025-11-25 tasks (`--task`, `--detach`, `tasks-get|tasks-result|tasks-cancel`);
  * - the MCP Inspector CLI 2.12.0 on both generations (`--protocol-era legacy|modern`);
  * - `@langchain/mcp-adapters` 1.1.4, a client without task support: task-optional tools run inline; task-required
- *   tools are left out of its `tools/list` (the fallback-tools path is in task-fallback-tools.test.ts).
+ *   tools are refused clearly by its SDK 1.x client before anything is sent (with `--task-fallback-tools` it takes
+ *   the fallback path instead: task-fallback-tools.test.ts).
  */
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -132,7 +133,7 @@ describe('real MCP clients against mcp-tasks', () => {
   });
 
   describe('@langchain/mcp-adapters (no task support)', () => {
-    it('task-optional tools run inline; task-required tools are left out of its tools/list (it declares no capabilities.tasks, R1), so nothing is refused late', async () => {
+    it('task-optional tools run inline; task-required tools are refused clearly before anything is sent', async () => {
       const client = new MultiServerMCPClient({ mcpServers: { tasks: { transport: 'http', url: proxy.url } }, throwOnLoadError: true });
       try {
         const tools = await client.getTools();
@@ -141,10 +142,10 @@ describe('real MCP clients against mcp-tasks', () => {
         await expect(byName.get('slow_compute')?.invoke({ seconds: 0.2, label: 'langchain' })).resolves.toBe('Computed langchain after 0.2s');
         expect(proxy.forwarded('tasks/get')).toBe(gets); // inline: no task was created, none polled
 
-        // failing_job is task-required: a host without task support does not see it (the fallback path, with
-        // --task-fallback-tools, is tested in task-fallback-tools.test.ts); task-optional tools are all there.
-        expect(byName.has('failing_job')).toBe(false);
-        expect(byName.has('protocol_error_job')).toBe(true);
+        const calls = proxy.forwarded('tools/call');
+        const refused = await byName.get('failing_job')?.invoke({}).catch((caught: unknown) => caught);
+        expect(String((refused as Error).message)).toMatch(/requires task-based execution/);
+        expect(proxy.forwarded('tools/call')).toBe(calls);
       } finally {
         await client.close();
       }

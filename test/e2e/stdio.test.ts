@@ -66,7 +66,7 @@ describe('stdio: 2025-11-25 tasks with the SDK 1.32.2 client', () => {
 
   beforeAll(async () => {
     ensureBuilt();
-    client = new V1Client({ name: 'sdk-1.32.2-stdio', version: '1.0.0' }, { capabilities: { tasks: {} } });
+    client = new V1Client({ name: 'sdk-1.32.2-stdio', version: '1.0.0' });
     await client.connect(new V1StdioTransport(serverParameters(temp.dir)));
   }, 120_000);
   afterAll(async () => {

@@ -21,7 +21,7 @@ import type { TaskOperationContext, TaskServiceHook } from '../../src/service/ho
 import { FaultProxy } from '../helpers/fault-proxy.js';
 import { connectV1Http, rejection, type V1HttpClient } from '../helpers/official-clients.js';
 import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
-import { postModern } from '../helpers/wire.js';
+import { postModern, postRaw, type WireResponse } from '../helpers/wire.js';
 
 const ISSUER = 'https://issuer.test';
 const TOKEN_A = 'fallback-token-alice-0123456789';
@@ -65,6 +65,17 @@ function requiredTools(runs: Map<string, number>): AnyToolDefinition[] {
   ];
 }
 
+/** A raw 2025-era session negotiated at `protocolVersion` (for revisions the SDK clients do not offer). */
+async function legacySession(url: string, protocolVersion: string, token?: string): Promise<{ post(method: string, params: Record<string, unknown>): Promise<WireResponse> }> {
+  const auth: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  const init = await postRaw(url, JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw-legacy', version: '1.0.0' } } }), auth);
+  expect(init.body.result?.protocolVersion).toBe(protocolVersion);
+  const headers = { ...auth, 'mcp-session-id': String(init.headers.get('mcp-session-id')), 'mcp-protocol-version': protocolVersion };
+  await postRaw(url, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), headers);
+  let id = 1;
+  return { post: (method, params) => postRaw(url, JSON.stringify({ jsonrpc: '2.0', id: (id += 1), method, params }), headers) };
+}
+
 const text = (result: unknown): string => String(((result as { content?: Array<{ text?: string }> }).content ?? [])[0]?.text);
 /** What a LangChain MCP tool returned, as text: a string, or (with structuredContent) a text block. */
 const said = (value: unknown): string => (typeof value === 'string' ? value : String((value as { text?: unknown }).text));
@@ -102,11 +113,12 @@ describe('task fallback tools (issue 13 item 7)', () => {
   const call = (client: V1HttpClient, name: string, args: Record<string, unknown>) => client.client.callTool({ name, arguments: args });
 
   describe('without --task-fallback-tools', () => {
-    it('R1/R10 a client declaring no capabilities.tasks does not see task-required tools; calling one without task still answers -32601', async () => {
-      const host = await connectV1Http(plain.url, { declareTasks: false });
+    it('R10 a 2025-11-25 client sees task-required tools as "required" whatever it declares (the Inspector CLI and the SDK tasks API declare no capabilities.tasks); without task: -32601; no fallback tools', async () => {
+      const host = await connectV1Http(plain.url);
       try {
         const tools = await listed(host);
-        expect(Object.keys(tools).sort()).toEqual(['quick_echo']);
+        expect(Object.keys(tools)).toEqual(['report_job', 'quick_echo']);
+        expect(tools.report_job?.execution).toEqual({ taskSupport: 'required' });
         const refused = await rejection(host.client.request({ method: 'tools/call', params: { name: 'report_job', arguments: { seconds: 0, title: 'x' } } }, CallToolResultSchema));
         expect(refused.code).toBe(-32601);
       } finally {
@@ -114,8 +126,16 @@ describe('task fallback tools (issue 13 item 7)', () => {
       }
     });
 
+    it('a session before 2025-11-25 (2025-06-18, no tasks) does not see task-required tools; calling one by name is an isError result', async () => {
+      const session = await legacySession(plain.url, '2025-06-18');
+      const list = await session.post('tools/list', {});
+      expect((list.body.result?.tools as Array<{ name: string }>).map((tool) => tool.name)).toEqual(['quick_echo']);
+      const called = await session.post('tools/call', { name: 'report_job', arguments: { seconds: 0, title: 'x' } });
+      expect(called.body.result).toMatchObject({ isError: true });
+          });
+
     it('R1/R8 negative control: a client declaring capabilities.tasks sees the tool with taskSupport "required" and no fallback tools', async () => {
-      const requestor = await connectV1Http(plain.url);
+      const requestor = await connectV1Http(plain.url, { declareTasks: true });
       try {
         const tools = await listed(requestor);
         expect(tools.report_job?.execution).toEqual({ taskSupport: 'required' });
@@ -137,8 +157,8 @@ describe('task fallback tools (issue 13 item 7)', () => {
     let alice: V1HttpClient;
     let bob: V1HttpClient;
     beforeAll(async () => {
-      alice = await connectV1Http(fallback.url, { declareTasks: false, token: TOKEN_A });
-      bob = await connectV1Http(fallback.url, { declareTasks: false, token: TOKEN_B });
+      alice = await connectV1Http(fallback.url, { token: TOKEN_A });
+      bob = await connectV1Http(fallback.url, { token: TOKEN_B });
     });
     afterAll(async () => {
       await alice?.close();
@@ -230,8 +250,25 @@ describe('task fallback tools (issue 13 item 7)', () => {
       expect(withTask.code).toBe(-32601);
     });
 
+    it('a session before 2025-11-25 (2025-06-18) gets the fallback path too: the task-required tool answers with a task its fallback tools follow', async () => {
+      const session = await legacySession(fallback.url, '2025-06-18', TOKEN_A);
+      const list = await session.post('tools/list', {});
+      const tools = list.body.result?.tools as Array<{ name: string; execution?: unknown }>;
+      expect(tools.map((tool) => tool.name)).toEqual(['report_job', 'quick_echo', ...FALLBACK_NAMES]);
+      expect(tools[0]?.execution).toBeUndefined(); // no execution field before 2025-11-25
+      const started = await session.post('tools/call', { name: 'report_job', arguments: { seconds: 0, title: 'old' } });
+      const taskId = String(structured(started.body.result).taskId);
+      let result: Record<string, unknown> | undefined;
+      for (let attempt = 0; attempt < 100; attempt += 1) {
+        result = (await session.post('tools/call', { name: 'get_task_result', arguments: { taskId } })).body.result;
+        if (!text(result).includes('has not finished yet')) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(text(result)).toBe('Report old ready');
+    });
+
     it('R1 negative control: a client declaring capabilities.tasks gets no fallback tools (unknown tool -32602) and taskSupport "required"', async () => {
-      const requestor = await connectV1Http(fallback.url, { token: TOKEN_A });
+      const requestor = await connectV1Http(fallback.url, { token: TOKEN_A, declareTasks: true });
       try {
         const tools = await listed(requestor);
         expect(tools.report_job?.execution).toEqual({ taskSupport: 'required' });
