@@ -79,6 +79,7 @@ withSharedOptions(program.command('serve'))
   .option('--tool-scope <tool=scope>', 'scope a tools/call of this tool needs (repeatable, e.g. analyze_logs=logs:read)', collect, [])
   .option('--allow-remote-unauthenticated', 'allow a non-loopback bind without --auth')
   .option('--allowed-hosts <hosts>', 'Host/Origin allow-list for a non-loopback bind (comma separated)', (value) => value.split(','))
+  .option('--task-fallback-tools', 'for 2025-era clients that declare no tasks capability: task-required tools answer with a task id, followed through get_task_status / get_task_result / cancel_task')
   .action(async (options) => (await import('./serve.js')).serve(options));
 
 withSharedOptions(program.command('worker'))

@@ -15,6 +15,8 @@ export interface ServeOptions extends SharedFlags, ServeAuthOptions {
   allowedHosts?: string[];
   /** `--no-worker` makes it `false`: an API-only server that never holds a lease. */
   worker: boolean;
+  /** `--task-fallback-tools`: the separate job API for hosts without task support (see `taskFallbackTools`). */
+  taskFallbackTools?: boolean;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
@@ -93,6 +95,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     deniedPaths: settings.deniedPaths,
     limits: settings.limits,
     worker: options.worker,
+    taskFallbackTools: options.taskFallbackTools === true,
     ...(options.instanceId === undefined ? {} : { instanceId: options.instanceId }),
     ...(loopback ? {} : { allowedHosts: hostList ?? null, allowedOrigins: hostList ?? null }),
     logger,

@@ -137,10 +137,21 @@ export interface ToolDefinition<Args = unknown> {
    * `CreateTaskResult`). Its JSON return value reaches `run` as `ctx.gathered`.
    */
   gather?(args: Args, context: GatherContext): Promise<JsonValue>;
+  /**
+   * What the model may be told at once when the call becomes a task: what was started and roughly how long it
+   * takes (e.g. "Scanning /var/log for templates; usually under a minute"). Sent as the 2025-11-25
+   * `CreateTaskResult._meta["io.modelcontextprotocol/model-immediate-response"]` (R15) and as the task's initial
+   * `statusMessage` (both generations, SEP-2663 E11), after secret redaction, control-character stripping and the
+   * 512-character cap of every statusMessage. Called with the parsed arguments; a throw only omits the text.
+   */
+  immediateResponse?(args: Args): string;
   /** Cheap checks run before a task is created (e.g. path confinement); throw {@link ToolInputError}. */
   preflight?(args: Args, context: PreflightContext): void | Promise<void>;
   run(args: Args, context: ToolContext): Promise<ToolResult>;
 }
+
+/** What `tools/list` shows of a tool: its definition without the parts that run. */
+export type ToolDescriptor = Pick<AnyToolDefinition, 'name' | 'title' | 'description' | 'inputSchema' | 'outputSchema' | 'execution'>;
 
 /** Identity helper that infers `Args` from `inputSchema`. */
 export function defineTool<Schema extends z.ZodType<object>>(

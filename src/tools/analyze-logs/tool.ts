@@ -150,6 +150,9 @@ export const analyzeLogsTool = defineTool({
   execution: 'task-optional',
   idempotent: true,
   journaled: true,
+  immediateResponse: (args) =>
+    `Started scanning ${args.path} for severities and the most frequent message templates; ` +
+    'this takes seconds for a few megabytes of logs and a few minutes for gigabytes.',
   async preflight(args, context) {
     await checkArguments(args, context);
   },

@@ -63,6 +63,9 @@ export const auditRepositoryTool = defineTool({
   outputSchema,
   execution: 'task-optional',
   idempotent: true,
+  immediateResponse: (args) =>
+    `Started auditing the repository at ${args.path} (languages, largest files, commits of the last 90 days, ` +
+    'secret-like strings); this takes seconds for a small repository and a few minutes for a very large one.',
   async preflight(args, context) {
     await resolveDirectory(args.path, context);
   },

@@ -245,6 +245,9 @@ export function checkInfrastructureTool(checkTargets: readonly string[]): AnyToo
     execution: 'task-optional',
     idempotent: true,
     journaled: true,
+    immediateResponse: (args) =>
+      `Started checking ${args.targets.length} target${args.targets.length === 1 ? '' : 's'} (endpoints, ports, files); ` +
+      'this takes about as long as the slowest target, at most its timeout.',
     async preflight(args, context) {
       checkArguments(args, policy, context);
     },
