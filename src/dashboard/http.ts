@@ -9,7 +9,8 @@ import { ErrorCode } from '../protocol/constants.js';
 import type { TaskService } from '../service/task-service.js';
 import type { Viewer } from '../service/viewer.js';
 import { appShell, CONTENT_SECURITY_POLICY, loginPage } from './pages.js';
-import { cookieValue, DashboardSessions, processCsrfToken, sameToken, SESSION_COOKIE, type ViewerVerifier } from './sessions.js';
+import { cookieValue, DashboardSessions, processCsrfToken, sameToken, SESSION_COOKIE } from './sessions.js';
+import { DashboardUnavailableError, type ViewerVerifier } from './verifier.js';
 import { pageOf, summaryOf } from './views.js';
 
 /** Options of {@link createDashboard}. */
@@ -69,8 +70,8 @@ function send(response: ServerResponse, status: number, type: string, body: stri
   response.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type, 'cache-control': 'no-store', ...extra }).end(body);
 }
 
-function sendJson(response: ServerResponse, status: number, value: unknown): void {
-  send(response, status, 'application/json; charset=utf-8', JSON.stringify(value));
+function sendJson(response: ServerResponse, status: number, value: unknown, extra: Record<string, string> = {}): void {
+  send(response, status, 'application/json; charset=utf-8', JSON.stringify(value), extra);
 }
 
 async function readBody(request: IncomingMessage): Promise<string> {
@@ -146,7 +147,13 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     if (request.method !== 'POST') throw new HttpError(405, 'Method not allowed');
     checkSameOrigin(request);
     const token = new URLSearchParams(await readBody(request)).get('token')?.trim() ?? '';
-    const viewer = token.length > 0 ? await options.verify(token) : undefined;
+    let viewer: Viewer | undefined;
+    try {
+      viewer = token.length > 0 ? await options.verify(token) : undefined;
+    } catch (error) {
+      if (!(error instanceof DashboardUnavailableError)) throw error;
+      return send(response, 503, 'text/html; charset=utf-8', loginPage('The token cannot be checked right now (the authorization server is unreachable); try again shortly.'), { 'retry-after': '5' });
+    }
     if (!viewer) return send(response, 401, 'text/html; charset=utf-8', loginPage('That token was not accepted.'));
     const { id } = sessions.open(token, now());
     const cookie = `${SESSION_COOKIE}=${id}; HttpOnly; SameSite=Strict; Path=/dashboard; Max-Age=${Math.floor((options.sessionTtlMs ?? 8 * 3_600_000) / 1000)}${options.secureCookie ? '; Secure' : ''}`;
@@ -267,6 +274,8 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     } catch (error) {
       if (response.headersSent) return void response.end();
       if (error instanceof HttpError) return sendJson(response, error.status, { error: error.message });
+      // The authorization server cannot be asked now: neither signed in nor out; the session stays.
+      if (error instanceof DashboardUnavailableError) return sendJson(response, 503, { error: 'Sign-in cannot be checked right now; try again shortly' }, { 'retry-after': '5' });
       if (isTaskNotFound(error)) return sendJson(response, 404, { error: 'Task not found' });
       // The service's refusals: an action the viewer's scopes do not allow (-32600) or bad parameters.
       if (error instanceof TasksError) return sendJson(response, error.code === ErrorCode.InvalidRequest ? 403 : 400, { error: error.message });

@@ -1,11 +1,4 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Viewer } from '../service/viewer.js';
-
-/**
- * Verifies a bearer token for the dashboard and answers who it stands for (with its scopes), or `undefined` for a
- * refused token. The wiring supplies the server's own authenticator, so the dashboard never has rules of its own.
- */
-export type ViewerVerifier = (token: string) => Promise<Viewer | undefined>;
 
 /** One signed-in browser. The token stays on the server, so every request re-verifies it (revocation, expiry). */
 interface Session {

@@ -3,32 +3,33 @@
  * strict CSP, CSRF and same-origin refusals, and per-viewer visibility (own tasks; `admin:read` sees all owners,
  * read-only unless it also holds `tasks:cancel`) — each with the request that must succeed beside it.
  */
+import { writeFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
+import { silentLogger } from '../../src/core/logger.js';
 import { ownerKeyOf } from '../../src/core/owner.js';
 import { createDashboard } from '../../src/dashboard/http.js';
-import { Scope } from '../../src/protocol/scopes.js';
+import { viewerVerifier } from '../../src/dashboard/verifier.js';
+import { Scope, TASK_SCOPES } from '../../src/protocol/scopes.js';
 import type { Viewer } from '../../src/service/viewer.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
-import { silentLogger } from '../../src/core/logger.js';
 import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 import { postModern } from '../helpers/wire.js';
 
 const V2 = { capabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } };
 const principal = (subject: string) => ({ issuer: 'https://issuer.test', subject, tenant: 'acme' });
+/** Requestors (no `scopes`: the task scopes), an auditor (admin:read only) and an operator (admin:read + tasks:cancel). */
 const TOKENS = [
   { token: 'alice-token-0123456789', ...principal('alice') },
   { token: 'bob-token-0123456789ab', ...principal('bob') },
+  { token: 'auditor-token-0123456', ...principal('auditor'), scopes: [Scope.AdminRead] },
+  { token: 'operator-token-012345', ...principal('operator'), scopes: [Scope.AdminRead, Scope.TasksCancel] },
 ];
-/** Dashboard-only credentials: an auditor (admin:read) and an operator (admin:read + tasks:cancel). */
-const VIEWERS: Record<string, Viewer> = {
-  'alice-token-0123456789': { ownerKey: ownerKeyOf(principal('alice')), scopes: [Scope.TasksRead, Scope.TasksCancel, Scope.TasksAnswer] },
-  'bob-token-0123456789ab': { ownerKey: ownerKeyOf(principal('bob')), scopes: [Scope.TasksRead, Scope.TasksCancel, Scope.TasksAnswer] },
-  'auditor-token-0123456': { ownerKey: ownerKeyOf(principal('auditor')), scopes: [Scope.AdminRead] },
-  'operator-token-012345': { ownerKey: ownerKeyOf(principal('operator')), scopes: [Scope.AdminRead, Scope.TasksCancel] },
-};
+const ALICE: Viewer = { ownerKey: ownerKeyOf(principal('alice')), scopes: TASK_SCOPES };
 
 describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => {
   let running: RunningTasksServer;
@@ -37,11 +38,17 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
   let host: string;
   let aliceTask: string;
 
+  const temp = makeTempDir('mcp-tasks-dashboard-http-');
+
   beforeAll(async () => {
-    running = await startTasksServer({ tools: conformanceFixtureTools(), auth: new TokenFileAuthenticator({ tokens: TOKENS }) });
+    // One token file, read by main's authenticator, verifies both the MCP endpoint and the dashboard's sign-in.
+    const tokenFile = join(temp.dir, 'tokens.json');
+    writeFileSync(tokenFile, JSON.stringify({ tokens: TOKENS }));
+    const auth = TokenFileAuthenticator.fromFile(tokenFile);
+    running = await startTasksServer({ tools: conformanceFixtureTools(), auth });
     const dashboard = createDashboard({
       service: running.server.service,
-      verify: async (token) => VIEWERS[token],
+      verify: viewerVerifier(auth),
       anonymous: { ownerKey: 'anonymous', scopes: [] },
       allowedHosts: ['127.0.0.1'],
       logger: silentLogger,
@@ -59,6 +66,7 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
     http.closeAllConnections();
     await new Promise<void>((resolve) => http.close(() => resolve()));
     await running.close();
+    temp.remove();
   });
 
   async function signIn(token: string): Promise<{ cookie: string; csrf: string }> {
@@ -113,7 +121,7 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
     expect((await cancel({ 'x-csrf-token': 'wrong' })).status).toBe(403);
     expect((await cancel({ 'x-csrf-token': csrf, origin: 'https://evil.example' })).status).toBe(403);
     expect((await cancel({ 'x-csrf-token': csrf, 'sec-fetch-site': 'cross-site' })).status).toBe(403);
-    expect((await running.server.service.inspect(VIEWERS['alice-token-0123456789']!, taskId)).task.status).toBe('working');
+    expect((await running.server.service.inspect(ALICE, taskId)).task.status).toBe('working');
     const ok = await cancel({ 'x-csrf-token': csrf, origin: base });
     expect(ok.status).toBe(200);
     expect(((await ok.json()) as any).cancelled).toBe(true);
@@ -158,12 +166,12 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
     expect(page.permissions).toEqual({ cancel: false, answer: false });
     const refused = await fetch(`${base}/dashboard/api/tasks/${aliceTask}/cancel`, { method: 'POST', headers: { cookie: auditor.cookie, 'x-csrf-token': auditor.csrf, 'content-type': 'application/json' }, body: '{}' });
     expect(refused.status).toBe(403);
-    expect((await running.server.service.inspect(VIEWERS['alice-token-0123456789']!, aliceTask)).task.status).toBe('working');
+    expect((await running.server.service.inspect(ALICE, aliceTask)).task.status).toBe('working');
 
     const operator = await signIn('operator-token-012345');
     const cancelled = await fetch(`${base}/dashboard/api/tasks/${aliceTask}/cancel`, { method: 'POST', headers: { cookie: operator.cookie, 'x-csrf-token': operator.csrf, 'content-type': 'application/json' }, body: '{}' });
     expect(cancelled.status).toBe(200);
-    expect((await running.server.service.inspect(VIEWERS['alice-token-0123456789']!, aliceTask)).task.status).toBe('cancelled');
+    expect((await running.server.service.inspect(ALICE, aliceTask)).task.status).toBe('cancelled');
   });
 
   it('filters and keyset paging: a page boundary stays put while new tasks are created', async () => {

@@ -112,15 +112,43 @@ CREATE TABLE ${SCHEMA}.task_feed (
 INSERT INTO ${SCHEMA}.task_feed (id, last_seq) VALUES (true, 0);
 `;
 
-/** The dashboard's timeline reads one task's events (`TaskStore.listTaskEvents`) without scanning the log. */
-const V2_EVENTS_BY_TASK = `
+/**
+ * Event retention (issue 11), as in the SQLite store: a task's events are deleted with it (an index by task), the
+ * `expired` tombstone a little later (a partial index by time), and the `released` kind joins the log. Dead rows
+ * are PostgreSQL's autovacuum's to reclaim.
+ */
+const V2_EVENT_RETENTION = `
+ALTER TABLE ${SCHEMA}.task_events DROP CONSTRAINT task_events_kind_check;
+ALTER TABLE ${SCHEMA}.task_events ADD CONSTRAINT task_events_kind_check
+  CHECK (kind IN ('created', 'status', 'message', 'attempt', 'input', 'expired', 'released'));
+CREATE INDEX task_events_by_task ON ${SCHEMA}.task_events (task_id);
+CREATE INDEX task_events_expired ON ${SCHEMA}.task_events (at) WHERE kind = 'expired';
+`;
+
+/** Per-owner state of tools, as in the SQLite store's migration 4 (no foreign key: it outlives tasks). */
+const V3_TOOL_STATE = `
+CREATE TABLE ${SCHEMA}.tool_state (
+  owner_key  text   NOT NULL,
+  tool       text   NOT NULL,
+  key        text   NOT NULL,
+  value      text   NOT NULL,
+  updated_at bigint NOT NULL,
+  PRIMARY KEY (owner_key, tool, key)
+);
+`;
+
+/** The dashboard's timeline (`TaskStore.listTaskEvents`), as the SQLite store's migration 5: the by-task index gains `seq`. */
+const V4_TIMELINE_INDEX = `
+DROP INDEX ${SCHEMA}.task_events_by_task;
 CREATE INDEX task_events_by_task ON ${SCHEMA}.task_events (task_id, seq);
 `;
 
 /** Every migration, ascending by version. Append only. */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
-  { version: 2, name: 'events by task', sql: V2_EVENTS_BY_TASK },
+  { version: 2, name: 'event retention', sql: V2_EVENT_RETENTION },
+  { version: 3, name: 'tool state', sql: V3_TOOL_STATE },
+  { version: 4, name: 'timeline index', sql: V4_TIMELINE_INDEX },
 ]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */

@@ -98,8 +98,54 @@ const V2_WAITING_INDEX = `
 CREATE INDEX tasks_waiting ON tasks (status, last_updated_at, seq) WHERE status = 'input_required';
 `;
 
-/** The dashboard's timeline reads one task's events (`TaskStore.listTaskEvents`) without scanning the log. */
-const V3_EVENTS_BY_TASK = `
+/**
+ * Event retention (issue 11): a task's events are deleted with it (an index by task), the `expired` tombstone a
+ * little later (a partial index by time), and the `released` kind joins the log (a draining worker's leases, which
+ * other workers recover at once). SQLite cannot alter a CHECK constraint, so the table is rebuilt; its
+ * AUTOINCREMENT high-water mark is carried over, so no seq is ever handed out twice.
+ */
+const V3_EVENT_RETENTION = `
+CREATE TABLE task_events_v3 (
+  seq     INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+  task_id TEXT    NOT NULL,
+  kind    TEXT    NOT NULL CHECK (kind IN ('created', 'status', 'message', 'attempt', 'input', 'expired', 'released')),
+  status  TEXT    NOT NULL,
+  at      INTEGER NOT NULL,
+  payload TEXT
+) STRICT;
+INSERT INTO task_events_v3 (seq, task_id, kind, status, at, payload) SELECT seq, task_id, kind, status, at, payload FROM task_events;
+DELETE FROM sqlite_sequence WHERE name = 'task_events_v3';
+INSERT INTO sqlite_sequence (name, seq) SELECT 'task_events_v3', seq FROM sqlite_sequence WHERE name = 'task_events';
+DROP TABLE task_events;
+ALTER TABLE task_events_v3 RENAME TO task_events;
+CREATE INDEX task_events_by_task ON task_events (task_id);
+CREATE INDEX task_events_expired ON task_events (at) WHERE kind = 'expired';
+`;
+
+/**
+ * Per-owner state of tools (`TaskStore.getToolState`): small JSON documents keyed by owner, tool and key, kept
+ * apart from tasks (no foreign key: they outlive every task and its expiry).
+ */
+const V4_TOOL_STATE = `
+CREATE TABLE tool_state (
+  owner_key  TEXT    NOT NULL,
+  tool       TEXT    NOT NULL,
+  key        TEXT    NOT NULL,
+  value      TEXT    NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (owner_key, tool, key)
+) STRICT;
+`;
+
+/**
+ * The dashboard's timeline reads one task's events in commit order (`TaskStore.listTaskEvents`): the by-task index
+ * of migration 3 is declared as `(task_id, seq)`, as in PostgreSQL's migration 4. Here `seq` is the rowid, which
+ * every SQLite index already ends with, so the plan is the same as before (no sort step either way); the explicit
+ * column keeps both stores' indexes alike and the order independent of that rowid detail. It still serves
+ * retention's delete by task.
+ */
+const V5_TIMELINE_INDEX = `
+DROP INDEX task_events_by_task;
 CREATE INDEX task_events_by_task ON task_events (task_id, seq);
 `;
 
@@ -107,7 +153,9 @@ CREATE INDEX task_events_by_task ON task_events (task_id, seq);
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'waiting index', sql: V2_WAITING_INDEX },
-  { version: 3, name: 'events by task', sql: V3_EVENTS_BY_TASK },
+  { version: 3, name: 'event retention', sql: V3_EVENT_RETENTION },
+  { version: 4, name: 'tool state', sql: V4_TOOL_STATE },
+  { version: 5, name: 'timeline index', sql: V5_TIMELINE_INDEX },
 ]);
 
 /**
