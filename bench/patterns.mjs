@@ -52,7 +52,7 @@ const { parentPort, workerData } = require('node:worker_threads');
   const { dist, line } = workerData;
   const load = (m) => import(new URL(m, dist).href);
   const [{ SecretRedactor, findSecrets }, { LineParser }, { TemplateMiner }] = await Promise.all([
-    load('core/secrets.js'), load('tools/analyze-logs/line.js'), load('tools/analyze-logs/miner.js'),
+    load('core/redaction.js'), load('tools/analyze-logs/line.js'), load('tools/analyze-logs/miner.js'),
   ]);
   const once = () => {
     const start = performance.now();

@@ -3,7 +3,8 @@ import { SETTINGS, type ResolvedConfig } from './config/resolve.js';
 
 /** A value as `config print` shows it: secrets masked (a store URL keeps all but its password). */
 export function shownValue(key: string, value: unknown): unknown {
-  if (key === 'secret') return '***';
+  if (key === 'secret' || key === 'encryptionKey') return '***';
+  if (key === 'encryptionKeysOld' && Array.isArray(value)) return value.map(() => '***');
   if (key === 'store' && typeof value === 'string') return describeStore(resolveStoreSpec(value, undefined, '.'));
   return value;
 }

@@ -9,6 +9,7 @@ import { protectDashTaskIds } from './task-id-argument.js';
 import { cancelCommand, getCommand, watchCommand } from './task-commands.js';
 import { inspectCommand } from './inspect.js';
 import { resumeCommand, tasksCommand } from './journal-commands.js';
+import { verifyCommand } from './verify.js';
 import { ExitCode, StartupError, UsageError } from './usage-error.js';
 
 /** Parse a non-negative integer option (milliseconds, counts). */
@@ -47,6 +48,7 @@ const LIMIT_FLAGS: ReadonlyArray<[string, string]> = [
   ['--max-request-body-bytes <bytes>', 'largest HTTP request body (larger: HTTP 413)'],
   ['--session-idle-ms <ms>', '2025-era HTTP sessions idle longer are closed'],
   ['--max-sessions <n>', 'most 2025-era HTTP sessions kept at once'],
+  ['--min-result-retention-ms <ms>', 'least time the default TTL keeps the result of a run that hit the runtime limit (default 600000)'],
 ];
 
 const program = new Command();
@@ -68,16 +70,29 @@ function withSharedOptions(command: Command): Command {
     .option('--store <store>', 'task store: postgres://… URL, or a SQLite file path (default: MCP_TASKS_STORE, else <data-dir>/tasks.db)')
     .option('--tools <module>', 'load tools from a module (repeatable)', collect)
     .option('--no-builtins', 'do not register the built-in tools (analyze_logs, audit_repository)')
-    .option('--fixtures <name>', 'also register fixture tools ("conformance")')
+    .option('--fixtures <name>', 'also register fixture tools: "conformance" (the official suite\'s tasks tools) or "verify" (those plus the side-effect counter mcp-tasks verify uses)')
     .option('--root <dir>', 'directory tools may read (repeatable; default: current directory and /var/log)', collect)
     .option('--writable-root <dir>', 'directory tools may delete in; registers cleanup_logs (repeatable; default: none)', collect)
-    .option('--auth <spec>', 'authentication: tokens:<file> (JSON {"tokens":[{"token","issuer","subject","tenant"}]}); the file is never readable by tools')
+    .option('--auth <spec>', 'authentication (serve): tokens:<file> (JSON {"tokens":[{"token","issuer","subject","tenant","scopes"?}]}, reloaded on change and SIGHUP) or jwt (OAuth access tokens, see --issuer); a token file is never readable by tools')
     .option('--instance-id <id>', 'lease owner id of this process (default: random)')
     .option('--drain-ms <ms>', 'on SIGTERM, how long runs may finish before they are aborted (reason shutdown) and released (default 30000)')
     .option('--log-level <level>', 'pino log level (logs go to stderr) (default info)')
     .option('--allow-unpinned', 'start although the pins of the configuration do not match what is installed and configured');
   for (const [flag, help] of LIMIT_FLAGS) command.option(flag, help);
   return command;
+}
+
+/** The authentication flags of `serve` (also taken by `config print`, to show what serve would use). */
+function withServeAuthOptions(command: Command): Command {
+  return command
+    .option('--issuer <url>', '--auth jwt: issuer identifier of the authorization server (its metadata gives the keys unless --jwks-url)')
+    .option('--audience <url>', "--auth jwt: this server's public MCP URL, the resource tokens must be issued for (RFC 8707)")
+    .option('--jwks-url <url>', "--auth jwt: the issuer's JSON Web Key Set (default: jwks_uri of its metadata)")
+    .option('--tenant-claim <claim>', '--auth jwt: claim naming the tenant of the owner key issuer|subject|tenant (default tenant; absent = "")')
+    .option('--scope-claim <claim>', '--auth jwt: claim holding the scopes (default scope, else scp)')
+    .option('--jwks-max-age-ms <ms>', '--auth jwt: longest a fetched key set is trusted (a removed key stops working after it; default 600000)')
+    .option('--jwks-cooldown-ms <ms>', '--auth jwt: shortest time between key-set fetches for unknown key ids (default 30000)')
+    .option('--tool-scope <tool=scope>', 'scope a tools/call of this tool needs (repeatable, e.g. analyze_logs=logs:read)', collect);
 }
 
 /** Resolve the configuration of a command from its typed flags, the environment and its `--config` file. */
@@ -91,7 +106,7 @@ function configOf(command: Command): ResolvedConfig {
 }
 
 // Each role loads only its own modules: a worker process never loads the MCP server code.
-withSharedOptions(program.command('serve'))
+withServeAuthOptions(withSharedOptions(program.command('serve')))
   .description('serve MCP (2025-11-25 tasks and the 2026-07-28 Tasks Extension) on one HTTP endpoint or on stdio')
   .option('--port <port>', 'HTTP port (default 3100)')
   .option('--host <host>', 'HTTP bind address (default 127.0.0.1)')
@@ -110,7 +125,7 @@ withSharedOptions(program.command('worker'))
   .action(async (options: { allowUnpinned?: boolean }, command: Command) => (await import('./worker.js')).worker(configOf(command), options.allowUnpinned ? { allowUnpinned: true } : {}));
 
 const configCommand = program.command('config').description('the effective configuration');
-withSharedOptions(configCommand.command('print'))
+withServeAuthOptions(withSharedOptions(configCommand.command('print')))
   .description('print the effective configuration of serve/worker with these flags, the environment and --config: each value with its source; secrets masked')
   .option('--port <port>', 'as serve --port')
   .option('--host <host>', 'as serve --host')
@@ -198,6 +213,28 @@ withConnectionOptions(program.command('answer <taskId>'))
   .option('--answers <json>', 'answers for the waiting questions (see below)')
   .addHelpText('after', `\n${ANSWERS_HELP}\n\nexit codes: 0 answered (or nothing waiting), 4 unknown or expired task, 5 connection or protocol error, 6 questions left unanswered, 64 usage`)
   .action(answerCommand);
+
+program
+  .command('verify')
+  .description('run the contract, fault, security and load suite against any MCP tasks server; a verdict per gate')
+  .option('--url <url>', 'MCP endpoint to verify')
+  .addOption(new Option('--protocol <version>', 'generations to verify').choices(['2025-11-25', '2026-07-28', 'both']).default('both'))
+  .option('--token-a <token>', 'bearer token of principal A (default: MCP_TASKS_VERIFY_TOKEN_A)')
+  .option('--token-b <token>', 'bearer token of a second principal B, for the cross-owner checks (default: MCP_TASKS_VERIFY_TOKEN_B)')
+  .option('--tools-map <file>', 'JSON tool map: which tools are slow, fail, throw, ask for input, count side effects; server facts; thresholds')
+  .option('--only <ids>', 'run only these checks: ids, globs (v1.*), gates (security) or rule ids (C-SEC-02); comma separated, repeatable', collect, [])
+  .option('--exclude <ids>', 'leave these checks out (same patterns as --only)', collect, [])
+  .option('--fail-on <gates>', 'gates whose failures decide the exit code: hard (contract,security; default), all, or a list')
+  .option('--threshold <name=value>', 'set a threshold (loadTasks, loadTaskMs, pollClients, pollWindowMs, maxPollSlowdown, backpressureTasks, maxCreateMs, maxTtlWaitMs, idSample, minIdBits, maxStatusChars, loadBudgetMs); repeatable', collect, [])
+  .option('--parallel <n>', 'checks run at once (the load gate always runs alone)', positiveIntegerOption, 4)
+  .option('--check-timeout-ms <ms>', 'longest one check may run', positiveIntegerOption, 60_000)
+  .option('--request-timeout-ms <ms>', 'longest one request may wait for its answer (a hang is a failure)', positiveIntegerOption, 15_000)
+  .option('--json <file>', 'write the full report with every check\'s evidence as JSON ("-": stdout, the table then goes to stderr)')
+  .option('--junit <file>', 'write a JUnit XML report')
+  .option('--list', 'list the checks (with --json: as JSON) and exit')
+  .option('--quiet', 'no progress lines on stderr')
+  .addHelpText('after', '\nexit codes: 0 every selected check of the deciding gates passed, 1 one failed, 2 none failed but some were skipped (not verified), 5 server unreachable, 64 usage')
+  .action(verifyCommand);
 
 program
   .command('demo-corpus')

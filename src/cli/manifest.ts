@@ -7,6 +7,7 @@ import { connectTasksClient, type CapabilityManifest } from '../client/index.js'
 import { createTasksServer } from '../server/create-tasks-server.js';
 import { openSqliteTaskStore } from '../store/sqlite/index.js';
 import { V1_PROTOCOL_VERSION, V2_PROTOCOL_VERSION } from '../protocol/constants.js';
+import { TASK_SCOPES } from '../protocol/scopes.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { describeManifest } from './inspect.js';
 import { listen } from './serve.js';
@@ -26,13 +27,13 @@ export async function buildServedManifests(resolved: ResolvedConfig): Promise<Ca
   const settings = await resolveSettings(resolved);
   const directory = mkdtempSync(join(tmpdir(), 'mcp-tasks-manifest-'));
   const store = await openSqliteTaskStore({ path: join(directory, 'tasks.db') });
-  const authEnabled = settings.tokenFile !== undefined;
+  const authEnabled = resolved.config.auth !== undefined;
   const server = await createTasksServer({
     tools: settings.tools,
     store,
     secret: randomBytes(32),
     // With authentication configured the manifest shows the authenticated capabilities (e.g. v1 tasks/list, R51).
-    ...(authEnabled ? { auth: { authenticate: () => ({ issuer: 'manifest', subject: 'manifest', tenant: 'manifest' }) } } : {}),
+    ...(authEnabled ? { auth: { verify: async () => ({ issuer: 'manifest', subject: 'manifest', tenant: 'manifest', scopes: [...TASK_SCOPES] }) } } : {}),
     limits: settings.limits,
     worker: false,
     sweeper: false,

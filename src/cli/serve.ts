@@ -1,11 +1,11 @@
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
-import { TokenFileAuthenticator } from '../auth/token-file.js';
 import { createTasksServer } from '../server/create-tasks-server.js';
-import { loadServerSecret } from '../server/secret.js';
+import { loadServerSecret } from '../server/signing-key.js';
 import { TasksMetrics } from '../ops/metrics.js';
 import { handleProbe, type ProbeSources } from '../ops/probes.js';
 import type { ResolvedConfig } from './config/resolve.js';
-import { asUsageError, describeDenied, enforceConfiguredPins, openConfiguredStore, resolveSettings } from './settings.js';
+import { resolveServeAuth, type ServeAuthOptions } from './serve-auth.js';
+import { describeDenied, enforceConfiguredPins, openConfiguredStore, resolveSettings } from './settings.js';
 import { onShutdownSignal } from './shutdown.js';
 import { UsageError } from './usage-error.js';
 
@@ -48,7 +48,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   const options = { ...modes, port: http.port ?? 3100, host: http.host ?? '127.0.0.1', allowedHosts: http.allowedHosts, allowRemoteUnauthenticated: http.allowRemoteUnauthenticated, auth: resolved.config.auth };
   const loopback = LOOPBACK.has(options.host);
   if (!options.stdio && !loopback && !options.auth && !options.allowRemoteUnauthenticated) {
-    throw new UsageError(`refusing to listen on ${options.host} without --auth; use --auth tokens:<file> or --allow-remote-unauthenticated`);
+    throw new UsageError(`refusing to listen on ${options.host} without --auth; use --auth tokens:<file>, --auth jwt or --allow-remote-unauthenticated`);
   }
   if (!options.stdio && !loopback && !options.allowedHosts) {
     throw new UsageError(
@@ -57,8 +57,16 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   }
   const settings = await resolveSettings(resolved);
   enforceConfiguredPins(settings, modes.allowUnpinned === true);
-  const { logger, tokenFile, tools } = settings;
-  const auth = tokenFile === undefined ? undefined : asUsageError(() => TokenFileAuthenticator.fromFile(tokenFile));
+  const { logger, tools } = settings;
+  const { jwt = {}, toolScopes } = resolved.config;
+  const authOptions: ServeAuthOptions = { ...jwt, ...(options.auth === undefined ? {} : { auth: options.auth }), ...(toolScopes ? { toolScope: toolScopes } : {}), ...(options.stdio ? { stdio: true } : {}) };
+  const auth = await resolveServeAuth(authOptions, logger);
+  // A misspelt tool name would leave the real tool without its scope.
+  const unscoped = auth.scopes.scopedTools().filter((name) => !tools.some((tool) => tool.name === name));
+  if (unscoped.length > 0) {
+    auth.close();
+    throw new UsageError(`--tool-scope names no served tool: ${unscoped.join(', ')} (tools: ${tools.map((tool) => tool.name).join(', ')})`);
+  }
   const hostList = options.allowedHosts?.includes('*') ? null : options.allowedHosts;
 
   // The port is bound before the store exists (so a busy port fails first); the few requests that could arrive in
@@ -76,6 +84,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   const store = metrics.instrumentStore(
     await openConfiguredStore(settings).catch((error: unknown) => {
       listener?.close();
+      auth.close();
       throw error;
     }),
   );
@@ -83,7 +92,9 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     tools,
     store,
     secret: loadServerSecret(settings.dataDir, settings.secret === undefined ? {} : { MCP_TASKS_SECRET: settings.secret }),
-    ...(auth ? { auth } : {}),
+    ...(auth.authenticator ? { auth: auth.authenticator } : {}),
+    ...(auth.oauth ? { oauth: auth.oauth } : {}),
+    scopes: auth.scopes,
     roots: settings.roots,
     deniedPaths: settings.deniedPaths,
     limits: settings.limits,
@@ -99,12 +110,17 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   const probes: ProbeSources = { role: modes.worker ? 'serve' : 'api', instanceId: server.worker?.instanceId ?? settings.instanceId, store, draining: () => draining, metrics };
   const deniedLines = describeDenied(settings);
   logger.info({ deniedPaths: deniedLines, skippedRoots: settings.skippedRoots }, 'server state is denied to tools and excluded from every root');
+  const stop = async (): Promise<void> => {
+    await server.drain(settings.drainMs);
+    auth.close();
+    await store.close();
+  };
   const role = options.worker ? `worker: embedded (${server.worker?.instanceId})` : 'worker: none (--no-worker: tasks wait for a worker process)';
 
   if (!listener) {
-    process.stderr.write(`mcp-tasks: serving MCP on stdio (store ${settings.storeShown}, ${tools.length} tools, ${role}; denied to tools: ${deniedLines.join(', ')})\n`);
+    process.stderr.write(`mcp-tasks: serving MCP on stdio (store ${settings.storeShown}, ${tools.length} tools, ${role}; at rest: ${settings.encryptionShown}; denied to tools: ${deniedLines.join(', ')})\n`);
     server.serveStdio();
-    process.stdin.on('end', () => void server.drain(settings.drainMs).then(() => store.close()).then(() => process.exit(0)));
+    process.stdin.on('end', () => void stop().then(() => process.exit(0)));
     return;
   }
   route.handle = (request, response) => {
@@ -118,10 +134,13 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
       `  writable: ${settings.writableRoots.join(', ') || '(none)'}\n` +
       `  denied:   ${deniedLines.join(',\n            ')}\n` +
       (settings.skippedRoots.length > 0 ? `  skipped:  ${settings.skippedRoots.join(', ')}\n` : '') +
-      `  auth:     ${auth ? 'bearer tokens' : 'off (one anonymous owner)'}\n` +
+      `  auth:     ${auth.describe}\n` +
+      `  at rest:  ${settings.encryptionShown}\n` +
+      (auth.scopes.scopedTools().length > 0 ? `  scopes:   ${auth.scopes.scopedTools().map((name) => `${name} needs ${auth.scopes.toolScopes(name).join(' ')}`).join(', ')}\n` : '') +
       `  probes:   http://${shownHost}:${port}/healthz, /readyz, /metrics\n` +
       `  ${role}\n`,
   );
+  if (auth.reload) process.on('SIGHUP', auth.reload);
   onShutdownSignal(logger, async () => {
     // Not ready from now on (the load balancer stops sending); stop accepting connections; requests in flight
     // finish (idle keep-alive sockets close now).
@@ -130,6 +149,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     listener.closeIdleConnections();
     await server.drain(settings.drainMs);
     listener.closeAllConnections();
+    auth.close();
     await store.close();
   });
 }

@@ -7,7 +7,8 @@ import type { TaskStore } from '../core/store.js';
 import type { AnyToolDefinition } from '../core/tool.js';
 import { loadToolSources, toolSourceOf, type ToolSource } from '../core/tool-source.js';
 import { isInsideRoots } from '../tools/roots.js';
-import { BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE } from '../tools/sources.js';
+import { BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE, VERIFY_FIXTURE_SOURCE } from '../tools/sources.js';
+import { AesGcmFieldCipher, type FieldCipher } from '../store/field-cipher.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import type { McpTasksConfig } from './config/schema.js';
 import { createCliLogger } from './logger.js';
@@ -37,6 +38,13 @@ export interface ResolvedSettings {
   storeShown: string;
   /** `--auth` token file, absolute. */
   tokenFile: string | undefined;
+  /**
+   * At-rest encryption of arguments, answers and results (`MCP_TASKS_ENCRYPTION_KEY`): every process of a
+   * deployment needs the same key, the worker to read arguments and write results.
+   */
+  encryption: FieldCipher;
+  /** How `encryption` is described at start. */
+  encryptionShown: string;
   denied: DeniedState[];
   /** Absolute denied paths, as given and resolved, for every tool context. */
   deniedPaths: string[];
@@ -110,11 +118,12 @@ function resolveWritableRoots(given: readonly string[], denied: readonly DeniedS
   });
 }
 
-/** The token file of `--auth tokens:<file>`, absolute. */
+/** The token file of `--auth tokens:<file>`, absolute; none for `--auth jwt` (`serve-auth.ts` checks the rest). */
 function tokenFileOf(spec: string, problems: string[]): string | undefined {
   const [kind, file] = spec.split(/:(.*)/s);
+  if (kind === 'jwt' && file === undefined) return undefined;
   if (kind !== 'tokens' || !file) {
-    problems.push(`--auth ${spec}: expected tokens:<file>`);
+    problems.push(`--auth ${spec}: expected tokens:<file> or jwt`);
     return undefined;
   }
   return resolve(file);
@@ -134,6 +143,7 @@ function toolSources(config: McpTasksConfig): ToolSource[] {
   const sources: ToolSource[] = [];
   if (config.builtins !== false) sources.push(BUILTIN_TOOL_SOURCE);
   if (config.fixtures === 'conformance') sources.push(CONFORMANCE_FIXTURE_SOURCE);
+  else if (config.fixtures === 'verify') sources.push(VERIFY_FIXTURE_SOURCE);
   return [...sources, ...(config.tools ?? []).map((specifier) => toolSourceOf(specifier))];
 }
 
@@ -167,6 +177,13 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
   const tools = await loadToolSources(sources, { roots, writableRoots, deniedPaths }).catch((error: unknown) => {
     throw error instanceof UsageError ? error : new UsageError(error instanceof Error ? error.message : String(error));
   });
+  // The at-rest key is configuration too (env or file, never a flag): the cipher reads it as its variables.
+  const encryption = asUsageError(() =>
+    AesGcmFieldCipher.fromEnvironment({
+      ...(config.encryptionKey === undefined ? {} : { MCP_TASKS_ENCRYPTION_KEY: config.encryptionKey }),
+      ...(config.encryptionKeysOld === undefined ? {} : { MCP_TASKS_ENCRYPTION_KEYS_OLD: config.encryptionKeysOld.join(',') }),
+    }),
+  );
   return {
     resolved,
     logger,
@@ -174,6 +191,8 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
     store,
     storeShown: describeStore(store),
     tokenFile,
+    encryption,
+    encryptionShown: encryption instanceof AesGcmFieldCipher ? `AES-256-GCM, key id ${encryption.keyId}` : 'off (set MCP_TASKS_ENCRYPTION_KEY to encrypt arguments and answers)',
     denied,
     deniedPaths,
     roots,
@@ -201,8 +220,8 @@ export function describeDenied(settings: Pick<ResolvedSettings, 'denied' | 'root
  * Open (and migrate) the configured store.
  * @throws StartupError (exit 1) with one line: what and why (unreachable, a newer schema, an unusable file).
  */
-export async function openConfiguredStore(settings: Pick<ResolvedSettings, 'store' | 'storeShown' | 'logger'>): Promise<TaskStore> {
-  return openStore(settings.store, settings.logger).catch((error: unknown) => {
+export async function openConfiguredStore(settings: Pick<ResolvedSettings, 'store' | 'storeShown' | 'logger' | 'encryption'>): Promise<TaskStore> {
+  return openStore(settings.store, settings.logger, settings.encryption).catch((error: unknown) => {
     // One line: the store's message says what and why; no stack trace for an operator's configuration problem.
     throw new StartupError(`cannot open the task store ${settings.storeShown}: ${error instanceof Error ? error.message : String(error)}`);
   });

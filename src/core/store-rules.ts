@@ -72,6 +72,12 @@ export function idempotencyKeyTaken(): StoreError {
   return new StoreError('conflict', 'Idempotency key already used for another request');
 }
 
+/**
+ * How long an `expired` event outlives its task (ms, store clock): long enough for every process's tail (a few
+ * hundred ms behind) to deliver it, then `expireDue` deletes it with the rest of the task's history.
+ */
+export const EXPIRED_EVENT_RETENTION_MS = 10 * 60 * 1000;
+
 /** Clamp a caller's page size or batch limit to a non-negative safe integer (a negative LIMIT means "all" in SQLite). */
 export function toLimit(limit: number): number {
   return Number.isNaN(limit) ? 0 : Math.max(0, Math.min(Math.floor(limit), Number.MAX_SAFE_INTEGER));

@@ -2,7 +2,7 @@ import { ErrorCode } from '../protocol/constants.js';
 import type { JsonObject, JsonValue, TaskGeneration, TaskOutcome, TaskStatus } from './task.js';
 import type { ExecutionOutcome } from './executor.js';
 import type { AnyToolDefinition, ToolResult } from './tool.js';
-import { redactSecrets } from './secrets.js';
+import { redactSecrets } from './redaction.js';
 
 /** A tool run turned into what the store records. */
 export interface SettledRun {

@@ -19,7 +19,9 @@ const TIMEOUT_BATCH = 100;
  * Housekeeping every process may run, holding no lease and safe to run in many processes at once (each write is
  * conditional, and the PostgreSQL store sweeps with `SKIP LOCKED`): deletes tasks past their TTL (reads hide them
  * already; the sweep frees the rows and records `expired`, on the store's clock) and fails tasks that waited for
- * input longer than `inputTimeoutMs` (`data.reason: "input_timeout"`).
+ * input longer than `inputTimeoutMs` (`data.reason: "input_timeout"`). Retention goes with expiry: a task's
+ * events are deleted with it (its `expired` event a little later), and the store is asked to give freed space back
+ * (`compact`: SQLite's incremental vacuum; PostgreSQL's autovacuum needs nothing).
  */
 export class Sweeper {
   private timer: NodeJS.Timeout | undefined;
@@ -54,7 +56,8 @@ export class Sweeper {
 
   private async sweepOnce(): Promise<void> {
     try {
-      await this.store.expireDue(EXPIRE_BATCH);
+      const expired = await this.store.expireDue(EXPIRE_BATCH);
+      if (expired.length > 0) await this.store.compact();
       const { inputTimeoutMs } = this.settings;
       for (const record of await this.store.listWaitingSince(this.clock.now() - inputTimeoutMs, TIMEOUT_BATCH)) {
         await failByRuntime(this.store, record.taskId, 'input_timeout', `No answer to the task's input request within ${inputTimeoutMs} ms`, this.clock.now());

@@ -220,8 +220,9 @@ export class TaskWorker {
       const rerunnable = tool !== undefined && (tool.idempotent === true || tool.journaled === true);
       if (tool && (neverStarted || rerunnable) && record.attempt < settings.maxAttempts) {
         if (this.phase !== 'running' || this.freeSlots() <= 0) {
-          // Draining, or a create took the slot meanwhile: the lease just taken (no run counted) lapses again at once.
-          await store.renewLeases(settings.instanceId, [record.taskId], 0);
+          // Draining, or a create took the slot meanwhile: the lease just taken (no run counted) goes back at once,
+          // and the release event tells other workers.
+          await store.releaseLeases(settings.instanceId, [record.taskId]);
           continue;
         }
         logger.info({ taskId: redactTaskId(record.taskId), attempt: record.attempt }, 'recovering task');
@@ -442,6 +443,8 @@ export class TaskWorker {
     else if (event.kind === 'status' && event.status === 'working') this.hint();
     else if (event.kind === 'created' && !this.reservedIds.has(event.taskId)) this.hintAfterBatch(event.taskId);
     else if (event.kind === 'attempt') this.maybeRunnable.delete(event.taskId);
+    // Another worker drained and let its runs go: take them over now instead of a lease later.
+    else if (event.kind === 'released' && event.payload?.leaseOwner !== this.instanceId) void this.recover().catch((error: unknown) => this.options.logger.warn({ err: error }, 'recovery after a release failed'));
   }
 
   /**
@@ -542,7 +545,9 @@ export class TaskWorker {
     for (const timer of this.timers.splice(0)) clearInterval(timer);
     this.unsubscribe();
     await this.statusWriter.close();
-    if (left.length > 0) await this.options.store.renewLeases(this.instanceId, left, 0).catch(() => []);
+    if (left.length > 0) {
+      await this.options.store.releaseLeases(this.instanceId, left).catch((error: unknown) => logger.warn({ err: error }, 'releasing leases failed; they lapse on their own'));
+    }
   }
 }
 

@@ -25,8 +25,8 @@ export function ownerKeyFromContext(context: ServerContext): string {
 }
 
 /** How an SDK server instance negotiates, from the SDK's own `era` of its factory call (read here only). */
-export function negotiationOf(sdkEra: McpRequestContext['era']): Negotiation {
-  return sdkEra === 'modern' ? 'per-request' : 'per-session';
+export function negotiationOf(sdkProtocolEra: McpRequestContext['era']): Negotiation {
+  return sdkProtocolEra === 'modern' ? 'per-request' : 'per-session';
 }
 
 /**
@@ -39,9 +39,9 @@ export function requestCaller(ownerKey: string, envelope: Record<string, unknown
   return { ownerKey, negotiation: 'per-request', generation: declaresTasksExtension(clientCapabilities) ? 'v2' : null, protocolVersion, clientCapabilities };
 }
 
-/** The caller of a request in a 2025-era session, from what its `initialize` negotiated (`v1` on 2025-11-25). */
+/** The caller of a request in a v1-generation (2025-11-25) session, from what its `initialize` negotiated (`v1` on 2025-11-25). */
 export function sessionCaller(server: Server, ownerKey: string): Caller {
-  // Deprecated accessors are the documented way to read initialize-scoped state on a 2025-era session.
+  // Deprecated accessors are the documented way to read initialize-scoped state on a v1-generation (2025-11-25) session.
   const protocolVersion = server.getNegotiatedProtocolVersion() ?? '';
   const clientCapabilities = (server.getClientCapabilities() ?? {}) as JsonObject;
   return { ownerKey, negotiation: 'per-session', generation: protocolVersion === V1_PROTOCOL_VERSION ? 'v1' : null, protocolVersion, clientCapabilities };

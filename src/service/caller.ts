@@ -3,7 +3,7 @@ import type { JsonObject, TaskGeneration } from '../core/task.js';
 /**
  * How a caller negotiated what it may use: `per-request` for a 2026-07-28 request, which carries its protocol
  * version and client capabilities in its own `_meta` (B1: never taken from earlier requests), or `per-session` for a
- * 2025-era session, negotiated once by `initialize`.
+ * v1-generation (2025-11-25) session, negotiated once by `initialize`.
  */
 export type Negotiation = 'per-request' | 'per-session';
 

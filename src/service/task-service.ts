@@ -8,7 +8,7 @@ import type { WorkerHandOff } from '../core/hand-off.js';
 import { newTaskId } from '../core/ids.js';
 import type { TasksServerLimits } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
-import { redactSecrets } from '../core/secrets.js';
+import { redactSecrets } from '../core/redaction.js';
 import { isTerminal } from '../core/state-machine.js';
 import type { TaskEvent, TaskStore } from '../core/store.js';
 import type { InputRequestRecord, JsonObject, JsonValue, NewTask, TaskOutcome, TaskRecord } from '../core/task.js';

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../core/clock.js';
 import { newTaskId } from '../core/ids.js';
 import { StoreError, type StoreErrorCode } from '../core/store-error.js';
+import { EXPIRED_EVENT_RETENTION_MS } from '../core/store-rules.js';
 import type { TaskEvent, TaskStore } from '../core/store.js';
 import type { NewTask, TaskOutcome, TaskStatus } from '../core/task.js';
 import { FakeClock } from './fake-clock.js';
@@ -469,6 +470,52 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
           [a.taskId, 'expired', 'completed', T0 + 200],
           [b.taskId, 'expired', 'working', T0 + 200],
         ]);
+      });
+
+      it('deletes a task’s events with it, keeps its expired event for EXPIRED_EVENT_RETENTION_MS, then deletes that too', async () => {
+        const gone = await create({ ttlMs: 1_000 });
+        const kept = await create({ ttlMs: null });
+        await store.writeStatusMessages([{ taskId: gone.taskId, statusMessage: 'half way', now: T0 + 1 }]);
+        await complete(gone.taskId);
+        await store.writeStatusMessages([{ taskId: kept.taskId, statusMessage: 'still here', now: T0 + 2 }]);
+        const kinds = async (taskId: string) => (await eventsSince(0)).filter((e) => e.taskId === taskId).map((e) => e.kind);
+        expect(await kinds(gone.taskId)).toEqual(['created', 'message', 'status']);
+        clock.set(T0 + 1_000);
+        expect(await store.expireDue(10)).toEqual([gone.taskId]);
+        expect(await kinds(gone.taskId)).toEqual(['expired']);
+        expect(await kinds(kept.taskId)).toEqual(['created', 'message']);
+        const lastSeq = await store.lastEventSeq();
+        clock.set(T0 + 1_000 + EXPIRED_EVENT_RETENTION_MS - 1);
+        await store.expireDue(10);
+        expect(await kinds(gone.taskId)).toEqual(['expired']);
+        clock.set(T0 + 1_000 + EXPIRED_EVENT_RETENTION_MS);
+        await store.expireDue(10);
+        expect(await kinds(gone.taskId)).toEqual([]);
+        expect(await kinds(kept.taskId)).toEqual(['created', 'message']);
+        // Deleting history never hands a seq out again: the next event comes after every one seen before.
+        expect(await store.lastEventSeq()).toBe(lastSeq);
+        await store.writeStatusMessages([{ taskId: kept.taskId, statusMessage: 'later', now: T0 + 3 }]);
+        expect((await eventsSince(lastSeq)).map((e) => [e.seq, e.kind])).toEqual([[lastSeq + 1, 'message']]);
+        await store.compact();
+      });
+    });
+
+    describe('releaseLeases', () => {
+      it('lets the caller’s leases of working tasks lapse now, keeping the owner, with one released event each', async () => {
+        const mine = await create({ leaseOwner: 'i-a', leaseMs: 30_000, startNow: true });
+        const theirs = await create({ leaseOwner: 'i-b', leaseMs: 30_000, startNow: true });
+        const waiting = await create({ leaseOwner: 'i-a', leaseMs: 30_000 });
+        await store.transition(waiting.taskId, { to: 'input_required', releaseLease: true, now: T0 });
+        clock.set(T0 + 500);
+        const before = await store.lastEventSeq();
+        expect(await store.releaseLeases('i-a', [mine.taskId, theirs.taskId, waiting.taskId, newTaskId()])).toEqual([mine.taskId]);
+        expect(await store.releaseLeases('i-a', [])).toEqual([]);
+        expect(await store.getUnscoped(mine.taskId)).toMatchObject({ leaseOwner: 'i-a', leaseExpiresAt: T0 + 500, attempt: 1 });
+        expect(await store.getUnscoped(theirs.taskId)).toMatchObject({ leaseOwner: 'i-b', leaseExpiresAt: T0 + 30_000 });
+        expect((await eventsSince(before)).map((e) => [e.taskId, e.kind, e.status, e.at, e.payload])).toEqual([[mine.taskId, 'released', 'working', T0 + 500, { leaseOwner: 'i-a' }]]);
+        // Released means lapsed: another worker's recovery takes it at once (its run was counted: a recovery decision).
+        expect((await store.claimLapsed('i-c', 30_000, 10)).map((t) => t.taskId)).toEqual([mine.taskId]);
+        expect(await store.claimRunnable('i-c', 30_000, 10)).toEqual([]);
       });
     });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findSecrets, redactSecrets, redactValue, SecretRedactor } from '../../src/core/secrets.js';
+import { findSecrets, redactSecrets, redactValue, SecretRedactor } from '../../src/core/redaction.js';
 import { PLANTED_SECRETS } from '../tools/planted-secrets.js';
 
 // Fake values assembled at run time so that scanners do not flag this file.

@@ -146,7 +146,7 @@ export interface V2ClientOptions extends RecordingFetchOptions {
   http?: HttpRecorder;
 }
 
-/** A connected 2.4 client on the 2026-07-28 era over HTTP. */
+/** A connected 2.4 client on the 2026-07-28 generation (v2) over HTTP. */
 export interface V2HttpClient {
   client: V2Client;
   http: HttpRecorder;

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { findSecrets, SecretRedactor } from '../../src/core/secrets.js';
+import { findSecrets, SecretRedactor } from '../../src/core/redaction.js';
 import { LineParser } from '../../src/tools/analyze-logs/line.js';
 import { TemplateMiner } from '../../src/tools/analyze-logs/miner.js';
 import { FAMILIES, fill, REPORTED_LINE } from '../fixtures/pathological-lines.mjs';

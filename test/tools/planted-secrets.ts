@@ -2,7 +2,7 @@
  * One planted example of every secret kind, for the redaction and detection tests. The values are fake and
  * assembled at run time, so that secret scanners (and push protection) do not flag this file.
  */
-import { SECRET_KINDS, type SecretKind } from '../../src/core/secrets.js';
+import { SECRET_KINDS, type SecretKind } from '../../src/core/redaction.js';
 
 /** Lines of a file holding secrets of one kind, and the values that must never be echoed. */
 export interface PlantedSecret {

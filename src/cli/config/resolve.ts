@@ -59,6 +59,7 @@ const LIMIT_KINDS: Record<keyof typeof DEFAULT_LIMITS, LeafKind> = {
   sessionIdleMs: 'number',
   maxSessions: 'number',
   inputTimeoutMs: 'number',
+  minResultRetentionMs: 'number',
 };
 
 /** Every setting (a test checks this table against every leaf of {@link ConfigSchema}). */
@@ -73,6 +74,12 @@ export const SETTINGS: readonly SettingLeaf[] = Object.freeze([
   leaf('roots', 'list', { flag: '--root', attribute: 'root', path: true }),
   leaf('writableRoots', 'list', { flag: '--writable-root', attribute: 'writableRoot', path: true }),
   leaf('auth', 'string'),
+  ...['issuer', 'audience', 'jwksUrl', 'tenantClaim', 'scopeClaim'].map((name) => leaf(`jwt.${name}`, 'string')),
+  ...['jwksMaxAgeMs', 'jwksCooldownMs'].map((name) => leaf(`jwt.${name}`, 'number')),
+  leaf('toolScopes', 'list', { flag: '--tool-scope', attribute: 'toolScope' }),
+  // No flags: keys on the command line are visible in the process list.
+  { key: 'encryptionKey', kind: 'string', env: 'MCP_TASKS_ENCRYPTION_KEY', secret: true },
+  { key: 'encryptionKeysOld', kind: 'list', env: 'MCP_TASKS_ENCRYPTION_KEYS_OLD', secret: true },
   leaf('instanceId', 'string'),
   leaf('logLevel', 'string'),
   leaf('drainMs', 'number'),

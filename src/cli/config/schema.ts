@@ -30,6 +30,7 @@ export const LimitsConfigSchema = z
     sessionIdleMs: ms.describe('2025-era HTTP sessions idle longer are closed (default 1800000)'),
     maxSessions: z.number().int().positive().describe('most 2025-era HTTP sessions kept at once (default 1000)'),
     inputTimeoutMs: ms.describe('longest wait for an answer before input_timeout (default 3600000)'),
+    minResultRetentionMs: ms.describe('a task that runs to the runtime limit must keep its result this long (default 600000)'),
   })
   .partial()
   .strict();
@@ -58,10 +59,26 @@ export const ConfigSchema = z
     secret: z.string().min(16, 'must be at least 16 bytes').optional().describe('secret signing cursors and request states, ≥ 16 bytes (default: <dataDir>/secret); secret'),
     tools: z.array(z.string()).optional().describe('tool modules to load'),
     builtins: z.boolean().optional().describe('register the built-in tools (default true)'),
-    fixtures: z.literal('conformance').optional().describe('also register fixture tools'),
+    fixtures: z.enum(['conformance', 'verify']).optional().describe('also register fixture tools'),
     roots: z.array(z.string()).optional().describe('directories tools may read (default: current directory and /var/log)'),
     writableRoots: z.array(z.string()).optional().describe('directories tools may delete in (default none)'),
-    auth: z.string().optional().describe('authentication: tokens:<file>'),
+    auth: z.string().optional().describe('authentication: tokens:<file> or jwt'),
+    jwt: z
+      .object({
+        issuer: z.string().min(1).describe('auth jwt: issuer identifier of the authorization server'),
+        audience: z.string().min(1).describe("auth jwt: this server's public MCP URL, the resource tokens must be issued for (RFC 8707)"),
+        jwksUrl: z.string().min(1).describe("auth jwt: the issuer's JSON Web Key Set (default: jwks_uri of its metadata)"),
+        tenantClaim: z.string().min(1).describe('auth jwt: claim naming the tenant (default tenant)'),
+        scopeClaim: z.string().min(1).describe('auth jwt: claim holding the scopes (default scope, else scp)'),
+        jwksMaxAgeMs: ms.describe('auth jwt: longest a fetched key set is trusted (default 600000)'),
+        jwksCooldownMs: ms.describe('auth jwt: shortest time between key-set fetches for unknown key ids (default 30000)'),
+      })
+      .partial()
+      .strict()
+      .optional(),
+    toolScopes: z.array(z.string()).optional().describe('scope a tools/call of a tool needs, as tool=scope'),
+    encryptionKey: z.string().min(1).optional().describe('at-rest encryption key of arguments, answers and results; secret'),
+    encryptionKeysOld: z.array(z.string().min(1)).optional().describe('older keys still readable during a rotation; secret'),
     instanceId: z.string().min(1).optional().describe('lease owner id of this process (default random)'),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().describe('pino log level (default info)'),
     drainMs: z.number().int().min(0).optional().describe('on SIGTERM, how long runs may finish (default 30000)'),

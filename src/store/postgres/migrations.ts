@@ -112,8 +112,24 @@ CREATE TABLE ${SCHEMA}.task_feed (
 INSERT INTO ${SCHEMA}.task_feed (id, last_seq) VALUES (true, 0);
 `;
 
+/**
+ * Event retention (issue 11), as in the SQLite store: a task's events are deleted with it (an index by task), the
+ * `expired` tombstone a little later (a partial index by time), and the `released` kind joins the log. Dead rows
+ * are PostgreSQL's autovacuum's to reclaim.
+ */
+const V2_EVENT_RETENTION = `
+ALTER TABLE ${SCHEMA}.task_events DROP CONSTRAINT task_events_kind_check;
+ALTER TABLE ${SCHEMA}.task_events ADD CONSTRAINT task_events_kind_check
+  CHECK (kind IN ('created', 'status', 'message', 'attempt', 'input', 'expired', 'released'));
+CREATE INDEX task_events_by_task ON ${SCHEMA}.task_events (task_id);
+CREATE INDEX task_events_expired ON ${SCHEMA}.task_events (at) WHERE kind = 'expired';
+`;
+
 /** Every migration, ascending by version. Append only. */
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([{ version: 1, name: 'initial', sql: V1_INITIAL }]);
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
+  { version: 1, name: 'initial', sql: V1_INITIAL },
+  { version: 2, name: 'event retention', sql: V2_EVENT_RETENTION },
+]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */
 export const MIGRATION_LOCK_KEY = '7881702208213641075';

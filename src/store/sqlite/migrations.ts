@@ -98,10 +98,35 @@ const V2_WAITING_INDEX = `
 CREATE INDEX tasks_waiting ON tasks (status, last_updated_at, seq) WHERE status = 'input_required';
 `;
 
+/**
+ * Event retention (issue 11): a task's events are deleted with it (an index by task), the `expired` tombstone a
+ * little later (a partial index by time), and the `released` kind joins the log (a draining worker's leases, which
+ * other workers recover at once). SQLite cannot alter a CHECK constraint, so the table is rebuilt; its
+ * AUTOINCREMENT high-water mark is carried over, so no seq is ever handed out twice.
+ */
+const V3_EVENT_RETENTION = `
+CREATE TABLE task_events_v3 (
+  seq     INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+  task_id TEXT    NOT NULL,
+  kind    TEXT    NOT NULL CHECK (kind IN ('created', 'status', 'message', 'attempt', 'input', 'expired', 'released')),
+  status  TEXT    NOT NULL,
+  at      INTEGER NOT NULL,
+  payload TEXT
+) STRICT;
+INSERT INTO task_events_v3 (seq, task_id, kind, status, at, payload) SELECT seq, task_id, kind, status, at, payload FROM task_events;
+DELETE FROM sqlite_sequence WHERE name = 'task_events_v3';
+INSERT INTO sqlite_sequence (name, seq) SELECT 'task_events_v3', seq FROM sqlite_sequence WHERE name = 'task_events';
+DROP TABLE task_events;
+ALTER TABLE task_events_v3 RENAME TO task_events;
+CREATE INDEX task_events_by_task ON task_events (task_id);
+CREATE INDEX task_events_expired ON task_events (at) WHERE kind = 'expired';
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'waiting index', sql: V2_WAITING_INDEX },
+  { version: 3, name: 'event retention', sql: V3_EVENT_RETENTION },
 ]);
 
 /**

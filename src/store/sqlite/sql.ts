@@ -181,15 +181,28 @@ export const SQL = Object.freeze({
   dueForExpiry: `SELECT task_id, status FROM tasks WHERE expires_at IS NOT NULL AND expires_at <= @now
     ORDER BY expires_at, seq LIMIT @limit`,
 
-  /** Outcome, steps and input requests go with it (ON DELETE CASCADE); events stay. */
+  /** Outcome, steps and input requests go with it (ON DELETE CASCADE); events by {@link SQL.deleteTaskEvents}. */
   deleteTask: 'DELETE FROM tasks WHERE task_id = @taskId',
+
+  /** The task's history, but the `expired` tombstone just appended (retention; served by `task_events_by_task`). */
+  deleteTaskEvents: "DELETE FROM task_events WHERE task_id = @taskId AND kind <> 'expired'",
+
+  /** Tombstones past their retention, oldest first (served by the partial index `task_events_expired`). */
+  pruneTombstones: `DELETE FROM task_events WHERE seq IN (
+      SELECT seq FROM task_events WHERE kind = 'expired' AND at <= @cutoff ORDER BY at LIMIT @limit)`,
+
+  /** The lease lapses now; the owner stays, so the next claim is a recovery decision (see `releaseLeases`). */
+  releaseLeases: `UPDATE tasks SET lease_expires_at = @now
+    WHERE task_id IN (SELECT value FROM json_each(@taskIds)) AND lease_owner = @leaseOwner AND status = 'working'
+    RETURNING task_id`,
 
   appendEvent: `INSERT INTO task_events (task_id, kind, status, at, payload)
     VALUES (@taskId, @kind, @status, @at, @payload) RETURNING seq`,
 
   eventsAfter: 'SELECT seq, task_id, kind, status, at, payload FROM task_events WHERE seq > @afterSeq ORDER BY seq LIMIT @limit',
 
-  lastEventSeq: 'SELECT COALESCE(MAX(seq), 0) AS seq FROM task_events',
+  /** The AUTOINCREMENT high-water mark, not `MAX(seq)`: retention may have deleted the newest events. */
+  lastEventSeq: "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'task_events'), 0) AS seq",
 });
 
 /** Names of {@link SQL} statements. */

@@ -6,7 +6,7 @@
  * is binary from its first chunk is skipped, one that turns binary later is read up to there.
  */
 import { BinaryContentError, forEachLine } from '../lines.js';
-import { redactSecrets, SecretRedactor } from '../../core/secrets.js';
+import { redactSecrets, SecretRedactor } from '../../core/redaction.js';
 import type { Confinement } from '../roots.js';
 import { walkFiles } from '../walk.js';
 import { countLine, emptyBucket, HourlyCounts, type BucketCounts, type SeverityCounts } from './counts.js';

@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { isBinaryBlock } from '../binary.js';
 import { forEachLine } from '../lines.js';
-import { findSecrets, redactSecrets, type SecretKind } from '../../core/secrets.js';
+import { findSecrets, redactSecrets, type SecretKind } from '../../core/redaction.js';
 import type { Confinement } from '../roots.js';
 import { walkFiles } from '../walk.js';
 import { gitActivity, type GitActivity } from './git.js';

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { PathConfinement } from '../../core/confinement.js';
 import { defineTool, textResult, ToolInputError } from '../../core/tool.js';
 import { resolveConfined, type ConfinedPath } from '../roots.js';
-import { SECRET_KINDS } from '../../core/secrets.js';
+import { SECRET_KINDS } from '../../core/redaction.js';
 import { auditRepository, type AuditReport } from './scan.js';
 
 const inputSchema = z.object({
