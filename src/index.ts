@@ -44,5 +44,4 @@ export { TokenFileAuthenticator, type TokenFile, type TokenFileOptions } from '.
 export { TokenFileWatcher, type TokenFileWatcherOptions } from './auth/token-file-watcher.js';
 export { JwtAuthenticator, DEFAULT_JWT_ALGORITHMS, type JwtAuthenticatorOptions } from './auth/jwt.js';
 export { discoverAuthorizationServer, type AuthorizationServerMetadata } from './auth/discovery.js';
-export { openSqliteTaskStore, SqliteTaskStore, type SqliteTaskStoreOptions } from './store/sqlite/index.js';
 export { AesGcmFieldCipher, NO_ENCRYPTION, parseEncryptionKey, type FieldCipher } from './store/field-cipher.js';

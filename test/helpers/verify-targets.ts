@@ -43,7 +43,7 @@ export function writeTokenFile(dir: string): string {
 }
 
 /** Limits that keep a verify run short: fast poll hint, a short retention (so 2026-07-28 expiry can be seen). */
-export const FAST_LIMITS: Partial<TasksServerLimits> = { pollIntervalMs: 100, defaultTtlMs: 8000, concurrency: 8, runtimeLimitMs: 8000 };
+export const FAST_LIMITS: Partial<TasksServerLimits> = { pollIntervalMs: 100, defaultTtlMs: 8000, concurrency: 8, runtimeLimitMs: 8000, minResultRetentionMs: 0 };
 
 /** Our fixture server in this process with the `--fixtures verify` tools and the given authenticator. */
 export function startFixtureServer(auth: Authenticator, limits: Partial<TasksServerLimits> = FAST_LIMITS): Promise<RunningTasksServer> {

@@ -32,7 +32,7 @@ describe('mcp-tasks verify against our fixture server: both generations, two tok
   beforeAll(async () => {
     ensureBuilt();
     const tokenFile = writeTokenFile(temp.dir);
-    server = await startServerProcess(join(temp.dir, 'data'), ['--no-builtins', '--fixtures', 'verify', '--auth', `tokens:${tokenFile}`, '--poll-interval-ms', '100', '--default-ttl-ms', '8000', '--runtime-limit-ms', '8000', '--concurrency', '8']);
+    server = await startServerProcess(join(temp.dir, 'data'), ['--no-builtins', '--fixtures', 'verify', '--auth', `tokens:${tokenFile}`, '--poll-interval-ms', '100', '--default-ttl-ms', '8000', '--runtime-limit-ms', '8000', '--min-result-retention-ms', '0', '--concurrency', '8']);
     writeFileSync(join(temp.dir, 'map.json'), JSON.stringify(TOOLS_MAP));
     run = await cli(['verify', '--url', server.url, '--protocol', 'both', '--token-a', TOKENS.a, '--tools-map', join(temp.dir, 'map.json'), '--parallel', '6', '--json', join(temp.dir, 'report.json'), '--junit', join(temp.dir, 'junit.xml')]);
     report = JSON.parse(readFileSync(join(temp.dir, 'report.json'), 'utf8')) as VerifyReport;
