@@ -30,7 +30,7 @@ export const LimitsConfigSchema = z
     sessionIdleMs: ms.describe('2025-era HTTP sessions idle longer are closed (default 1800000)'),
     maxSessions: z.number().int().positive().describe('most 2025-era HTTP sessions kept at once (default 1000)'),
     inputTimeoutMs: ms.describe('longest wait for an answer before input_timeout (default 3600000)'),
-    minResultRetentionMs: ms.describe('a task that runs to the runtime limit must keep its result this long (default 600000)'),
+    minResultRetentionMs: z.number().int().min(0).describe('a task that runs to the runtime limit must keep its result this long (default 600000)'),
   })
   .partial()
   .strict();
