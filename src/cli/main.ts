@@ -116,6 +116,7 @@ withServeAuthOptions(withSharedOptions(program.command('serve')))
   .option('--allow-remote-unauthenticated', 'allow a non-loopback bind without --auth')
   .option('--allowed-hosts <hosts>', 'Host/Origin allow-list for a non-loopback bind (comma separated)')
   .option('--task-fallback-tools', 'for 2025-era clients that declare no tasks capability: task-required tools answer with a task id, followed through get_task_status / get_task_result / cancel_task')
+  .option('--dashboard', 'also serve the web dashboard at /dashboard on the same port (same authentication)')
   .action(async (options: { stdio?: boolean; worker: boolean; allowUnpinned?: boolean }, command: Command) =>
     (await import('./serve.js')).serve(configOf(command), { worker: options.worker, ...(options.stdio ? { stdio: true } : {}), ...(options.allowUnpinned ? { allowUnpinned: true } : {}) }),
   );

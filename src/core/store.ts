@@ -56,6 +56,30 @@ export interface TaskScope {
   generation?: TaskGeneration;
 }
 
+/**
+ * What the dashboard's task list asks for (issue 16): every filter optional, newest first, keyset-paged on `seq` so a
+ * page never shifts while tasks are created. Owner scoping is the caller's decision (the task service): `ownerKey`
+ * absent means every owner and is only used for an `admin:read` viewer.
+ */
+export interface TaskBrowseQuery {
+  /** Only this owner's tasks; absent = every owner. */
+  ownerKey?: string;
+  /** Only tasks in one of these statuses (absent or empty = any). */
+  statuses?: readonly TaskStatus[];
+  /** Only tasks of this tool. */
+  toolName?: string;
+  /** Only tasks created at or after this instant (epoch ms). */
+  createdFrom?: number;
+  /** Only tasks created before this instant (epoch ms). */
+  createdTo?: number;
+  /** Case-insensitive substring of the task id, tool name or statusMessage. */
+  text?: string;
+  /** Only tasks with `seq < beforeSeq` (the cursor of the next page); absent = from the newest. */
+  beforeSeq?: number;
+  /** Rows to return at most. */
+  limit: number;
+}
+
 /** A conditional status write. */
 export interface TransitionRequest {
   /** New status. */
@@ -147,6 +171,18 @@ export interface TaskStore {
    * Like {@link get}, rows past their `expiresAt` are included until they are deleted.
    */
   list(scope: TaskScope & { generation: TaskGeneration }, page: { afterSeq: number; limit: number }): Promise<TaskRecord[]>;
+
+  /**
+   * Tasks of any generation matching `query`, ordered by `seq` descending (newest first). Like {@link get}, rows
+   * past their `expiresAt` are included until they are deleted. Port addition (issue 16): the dashboard's list.
+   */
+  browse(query: TaskBrowseQuery): Promise<TaskRecord[]>;
+
+  /**
+   * The committed events of one task, ascending by `seq`, at most `limit` (the oldest first). Port addition
+   * (issue 16): the dashboard's timeline; `[]` for an unknown task.
+   */
+  listTaskEvents(taskId: string, limit: number): Promise<TaskEvent[]>;
 
   /**
    * Start a run: `attempt += 1`, lease to `leaseOwner` for `leaseMs` from the store's now, `attempt` event (its `at`

@@ -20,6 +20,7 @@ const HTTP_METHODS = new Set(['GET', 'POST', 'DELETE', 'HEAD', 'OPTIONS', 'PUT']
 const STORE_OPERATIONS = new Set([
   'create', 'get', 'getUnscoped', 'getOutcome', 'transition', 'writeStatusMessages', 'list', 'startAttempt', 'renewLeases', 'claimRunnable', 'claimLapsed',
   'requestInput', 'listInputRequests', 'answerInput', 'listWaitingSince', 'getStep', 'putStep', 'expireDue', 'readEventsAfter', 'lastEventSeq', 'schemaStatus',
+  'browse', 'listTaskEvents',
 ]);
 
 /** The metrics of one process. */

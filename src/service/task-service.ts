@@ -10,7 +10,8 @@ import type { TasksServerLimits } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import { redactSecrets } from '../core/redaction.js';
 import { isTerminal } from '../core/state-machine.js';
-import type { TaskEvent, TaskStore } from '../core/store.js';
+import { visibleAt } from '../core/store-rules.js';
+import type { TaskBrowseQuery, TaskEvent, TaskStore } from '../core/store.js';
 import type { InputRequestRecord, JsonObject, JsonValue, NewTask, TaskOutcome, TaskRecord } from '../core/task.js';
 import type { ElicitRequest, ElicitResult, ToolDescriptor } from '../core/tool.js';
 import { toolErrorResult } from '../core/tool-outcome.js';
@@ -23,6 +24,7 @@ import { runHooked, type TaskOperationContext, type TaskServiceHook } from './ho
 import { planAnswers } from './input-answers.js';
 import { TaskReads, type TaskPage } from './task-reads.js';
 import { ttlFor } from './ttl-policy.js';
+import { viewerCaller, viewerPermissions, viewerSees, type Viewer, type ViewerPermissions } from './viewer.js';
 
 /** What a {@link TaskService} is built from. */
 export interface TaskServiceOptions {
@@ -110,6 +112,28 @@ export interface TaskSubscription {
   /** Stop delivering. */
   close(): void;
 }
+
+/** What a viewer's task list asks for: the store's filters without the owner (the service sets it). */
+export type ViewerQuery = Omit<TaskBrowseQuery, 'ownerKey'>;
+
+/** One page of a viewer's list, newest first. */
+export interface ViewerPage {
+  tasks: TaskRecord[];
+  /** `beforeSeq` of the next (older) page, or `undefined` when this was the last one. */
+  nextBeforeSeq: number | undefined;
+}
+
+/** Everything a task page shows, read for one viewer. */
+export interface TaskInspection {
+  task: TaskRecord;
+  /** The task's committed events, oldest first (at most {@link MAX_TIMELINE_EVENTS}). */
+  events: TaskEvent[];
+  details: TaskDetails;
+  permissions: ViewerPermissions;
+}
+
+/** The most events a task page's timeline shows (a long run of progress messages is cut at the end). */
+export const MAX_TIMELINE_EVENTS = 500;
 
 /** The statusMessage of a task that waits for a worker slot. */
 const QUEUED = 'queued';
@@ -368,6 +392,102 @@ export class TaskService {
   }
 
   /**
+   * One page of the tasks a viewer sees (its own; every owner's with `admin:read`), of both generations, newest
+   * first, keyset-paged on `seq` so pages stay correct while tasks are created (issue 16). Expired tasks are left
+   * out; the cursor still moves past them.
+   */
+  browse(viewer: Viewer, query: ViewerQuery): Promise<ViewerPage> {
+    return this.door({ operation: 'browse', caller: viewerCaller(viewer) }, async () => {
+      const ownerScope = viewerSees(viewer, { ownerKey: '' }) ? {} : { ownerKey: viewer.ownerKey };
+      const rows = await this.options.store.browse({ ...query, ...ownerScope, limit: query.limit + 1 });
+      const page = rows.slice(0, query.limit);
+      const now = this.options.clock.now();
+      const last = page[page.length - 1];
+      return { tasks: page.filter((record) => visibleAt(record, now)), nextBeforeSeq: rows.length > query.limit && last ? last.seq : undefined };
+    });
+  }
+
+  /**
+   * A task as its page shows it to a viewer: the record, its event timeline, its outcome or open questions, and
+   * what the viewer may do with it.
+   * @throws TasksError `-32602` "Task not found" for a missing, expired or unseen task (never telling which).
+   */
+  inspect(viewer: Viewer, taskId: string): Promise<TaskInspection> {
+    return this.door({ operation: 'inspect', caller: viewerCaller(viewer), taskId }, async () => {
+      const task = await this.seenBy(viewer, taskId);
+      const [events, details] = await Promise.all([
+        this.options.store.listTaskEvents(taskId, MAX_TIMELINE_EVENTS),
+        this.details({ ...viewerCaller(viewer), ownerKey: task.ownerKey, generation: task.generation }, task),
+      ]);
+      return { task, events, details, permissions: viewerPermissions(viewer, task) };
+    });
+  }
+
+  /**
+   * Cancel a task for a viewer ({@link cancel} with the viewer's permission checked first).
+   * @throws TasksError `-32602` "Task not found" when unseen; `-32600` when the viewer may not cancel it.
+   */
+  async cancelFor(viewer: Viewer, taskId: string): Promise<{ cancelled: boolean; task: TaskRecord }> {
+    const task = await this.seenBy(viewer, taskId);
+    if (!viewerPermissions(viewer, task).cancel && !isTerminal(task.status)) throw new TasksError(ErrorCode.InvalidRequest, 'Not allowed: cancelling needs the tasks:cancel scope');
+    return this.cancel(ownerCaller(task), taskId, 'Cancelled from the dashboard');
+  }
+
+  /**
+   * Answer a task's questions for a viewer ({@link answerInput} with the viewer's permission checked first).
+   * @throws TasksError `-32602` "Task not found" when unseen; `-32600` when the viewer may not answer it.
+   */
+  async answerFor(viewer: Viewer, taskId: string, responses: Readonly<Record<string, unknown>>): Promise<string[]> {
+    const task = await this.seenBy(viewer, taskId);
+    if (task.status === 'input_required' && !viewerPermissions(viewer, task).answer) throw new TasksError(ErrorCode.InvalidRequest, 'Not allowed: answering needs the tasks:answer scope');
+    return this.answerInput(ownerCaller(task), taskId, responses);
+  }
+
+  /**
+   * Follow every change of the tasks a viewer sees, wherever they run (the event feed: this process's commits at
+   * once, other processes' through the tail). Each event is delivered with the task as it is now, after the
+   * visibility check; events of unseen tasks are dropped, and an `expired` one carries no record.
+   * @returns a function that stops delivery.
+   */
+  watchVisible(viewer: Viewer, listener: (event: TaskEvent, task: TaskRecord | undefined) => void): Promise<() => void> {
+    return this.door({ operation: 'watchVisible', caller: viewerCaller(viewer) }, async () => {
+      // An owner never changes, so one read per task decides for all its events.
+      const owners = new Map<string, string | undefined>();
+      const ownerOf = async (taskId: string): Promise<string | undefined> => {
+        if (owners.size > 10_000) owners.clear();
+        if (!owners.has(taskId)) owners.set(taskId, await this.ownerOf(taskId));
+        return owners.get(taskId);
+      };
+      let chain = Promise.resolve();
+      const stop = this.options.feed.subscribeAll((event) => {
+        // Delivered in feed order: each event waits for the reads of the ones before it.
+        chain = chain
+          .then(async () => {
+            const ownerKey = await ownerOf(event.taskId);
+            if (event.kind === 'expired') owners.delete(event.taskId);
+            if (ownerKey === undefined || !viewerSees(viewer, { ownerKey })) return;
+            listener(event, event.kind === 'expired' ? undefined : await this.reads.get(event.taskId, { ownerKey }));
+          })
+          .catch((error: unknown) => this.options.logger.warn({ err: error }, 'dashboard event delivery failed'));
+      });
+      return stop;
+    });
+  }
+
+  /** The task if the viewer sees it now; the unknown-task error otherwise. */
+  private async seenBy(viewer: Viewer, taskId: string): Promise<TaskRecord> {
+    const ownerKey = await this.ownerOf(taskId);
+    const task = ownerKey === undefined ? undefined : await this.reads.get(taskId, { ownerKey });
+    if (!task || !viewerSees(viewer, task)) throw taskNotFound();
+    return task;
+  }
+
+  /** Who owns a task (runtime read, never shown: callers decide visibility with it). */
+  private async ownerOf(taskId: string): Promise<string | undefined> {
+    return (await this.options.store.getUnscoped(taskId))?.ownerKey;
+  }
+
+  /**
    * The task operation of a fallback tool call, never blocking: `status` is `get`; `result` is `get` plus the
    * outcome once terminal (a host that never polls asks again later); `cancel` is `cancel`. An unknown (foreign,
    * expired) task is the tool error "Task not found", exactly as `tasks/get` would say it (R45, R49).
@@ -502,6 +622,11 @@ function asFallbackTool(tool: ToolDescriptor): ToolDescriptor {
 function taskCaller(caller: Caller): TaskCaller {
   if (caller.generation === null) throw new TasksError(ErrorCode.InternalError, 'a task plan for a caller without tasks');
   return caller as TaskCaller;
+}
+
+/** The owner of `task` as the caller of an operation a viewer was allowed to carry out on it. */
+function ownerCaller(task: TaskRecord): TaskCaller {
+  return { ownerKey: task.ownerKey, negotiation: 'per-request', generation: task.generation, protocolVersion: task.protocolVersion, clientCapabilities: task.clientCapabilities };
 }
 
 /** One question through `ask` for a `gather` phase, which awaits the answer itself. */

@@ -67,6 +67,7 @@ export const ConfigSchema = z
       .boolean()
       .optional()
       .describe('serve: 2025-era clients without a tasks capability get task ids and get_task_status / get_task_result / cancel_task (default false)'),
+    dashboard: z.boolean().optional().describe('serve: the web dashboard at /dashboard on the same port, behind the same authentication (default false)'),
     auth: z.string().optional().describe('authentication: tokens:<file> or jwt'),
     jwt: z
       .object({

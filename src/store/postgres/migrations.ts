@@ -137,11 +137,18 @@ CREATE TABLE ${SCHEMA}.tool_state (
 );
 `;
 
+/** The dashboard's timeline (`TaskStore.listTaskEvents`), as the SQLite store's migration 5: the by-task index gains `seq`. */
+const V4_TIMELINE_INDEX = `
+DROP INDEX ${SCHEMA}.task_events_by_task;
+CREATE INDEX task_events_by_task ON ${SCHEMA}.task_events (task_id, seq);
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'event retention', sql: V2_EVENT_RETENTION },
   { version: 3, name: 'tool state', sql: V3_TOOL_STATE },
+  { version: 4, name: 'timeline index', sql: V4_TIMELINE_INDEX },
 ]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */

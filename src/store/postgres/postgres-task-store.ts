@@ -3,7 +3,7 @@ import type { Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { StoreError } from '../../core/store-error.js';
 import { checkInputRequests, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys } from '../../core/store-rules.js';
-import { MAX_TOOL_STATE_KEYS, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
+import { MAX_TOOL_STATE_KEYS, type TaskBrowseQuery, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
 import type { InputRequestRecord, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord } from '../../core/task.js';
 import { outcomeBody, RowCodec, toEvent, toOutcome, type EventRow, type InputRequestRow, type TaskRow } from '../codec.js';
@@ -299,6 +299,24 @@ export class PostgresTaskStore implements TaskStore {
       await tx.query(SQL.pruneTombstones, [this.clockNow(), toLimit(limit), EXPIRED_EVENT_RETENTION_MS]);
       return rows.map((row) => row.task_id);
     });
+  }
+
+  async browse(query: TaskBrowseQuery): Promise<TaskRecord[]> {
+    const rows = await this.read<TaskRow>('browse tasks', SQL.browse, [
+      query.beforeSeq ?? Number.MAX_SAFE_INTEGER,
+      query.ownerKey ?? null,
+      query.statuses && query.statuses.length > 0 ? [...query.statuses] : null,
+      query.toolName ?? null,
+      query.createdFrom ?? null,
+      query.createdTo ?? null,
+      query.text ? query.text.toLowerCase() : null,
+      toLimit(query.limit),
+    ]);
+    return rows.map((row) => this.codec.toRecord(row));
+  }
+
+  async listTaskEvents(taskId: string, limit: number): Promise<TaskEvent[]> {
+    return (await this.read<EventRow>('read task events', SQL.taskEvents, [taskId, toLimit(limit)])).map(toEvent);
   }
 
   async readEventsAfter(afterSeq: number, limit: number): Promise<TaskEvent[]> {

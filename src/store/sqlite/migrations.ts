@@ -137,12 +137,25 @@ CREATE TABLE tool_state (
 ) STRICT;
 `;
 
+/**
+ * The dashboard's timeline reads one task's events in commit order (`TaskStore.listTaskEvents`): the by-task index
+ * of migration 3 is declared as `(task_id, seq)`, as in PostgreSQL's migration 4. Here `seq` is the rowid, which
+ * every SQLite index already ends with, so the plan is the same as before (no sort step either way); the explicit
+ * column keeps both stores' indexes alike and the order independent of that rowid detail. It still serves
+ * retention's delete by task.
+ */
+const V5_TIMELINE_INDEX = `
+DROP INDEX task_events_by_task;
+CREATE INDEX task_events_by_task ON task_events (task_id, seq);
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'waiting index', sql: V2_WAITING_INDEX },
   { version: 3, name: 'event retention', sql: V3_EVENT_RETENTION },
   { version: 4, name: 'tool state', sql: V4_TOOL_STATE },
+  { version: 5, name: 'timeline index', sql: V5_TIMELINE_INDEX },
 ]);
 
 /**

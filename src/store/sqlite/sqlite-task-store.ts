@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { checkInputRequests, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys } from '../../core/store-rules.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
-import { MAX_TOOL_STATE_KEYS, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
+import { MAX_TOOL_STATE_KEYS, type TaskBrowseQuery, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
 import type {
   InputRequestRecord,
   JsonObject,
@@ -351,6 +351,27 @@ export class SqliteTaskStore implements TaskStore {
       this.stmt.pruneTombstones.run({ cutoff: now - EXPIRED_EVENT_RETENTION_MS, limit: toLimit(limit) });
       return due.map((row) => row.task_id);
     });
+  }
+
+  async browse(query: TaskBrowseQuery): Promise<TaskRecord[]> {
+    const rows = this.read('browse tasks', () =>
+      this.stmt.browse.all({
+        beforeSeq: query.beforeSeq ?? Number.MAX_SAFE_INTEGER,
+        ownerKey: query.ownerKey ?? null,
+        statuses: query.statuses && query.statuses.length > 0 ? JSON.stringify(query.statuses) : null,
+        toolName: query.toolName ?? null,
+        createdFrom: query.createdFrom ?? null,
+        createdTo: query.createdTo ?? null,
+        text: query.text ? query.text.toLowerCase() : null,
+        limit: toLimit(query.limit),
+      }),
+    );
+    return (rows as TaskRow[]).map((row) => this.codec.toRecord(row));
+  }
+
+  async listTaskEvents(taskId: string, limit: number): Promise<TaskEvent[]> {
+    const rows = this.read('read task events', () => this.stmt.taskEvents.all({ taskId, limit: toLimit(limit) }));
+    return (rows as EventRow[]).map(toEvent);
   }
 
   async readEventsAfter(afterSeq: number, limit: number): Promise<TaskEvent[]> {
