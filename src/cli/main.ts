@@ -55,6 +55,7 @@ function withSharedOptions(command: Command): Command {
     .option('--poll-interval-ms <ms>', 'longest poll interval hint (young tasks get shorter ones)', integerOption)
     .option('--max-attempts <n>', 'runs per task before attempts_exhausted', integerOption)
     .option('--input-timeout-ms <ms>', 'how long a task may wait for an answer before it fails (input_timeout)', integerOption)
+    .option('--idempotency-window-ms <ms>', 'how long a tools/call idempotency key holds, independent of the TTL (default 24 h)', integerOption)
     .option('--drain-ms <ms>', 'on SIGTERM, how long runs may finish before they are aborted (reason shutdown) and released (default 30000)', integerOption)
     .option('--log-level <level>', 'pino log level (logs go to stderr)', 'info');
 }

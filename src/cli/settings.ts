@@ -40,6 +40,8 @@ export interface SharedFlags {
   pollIntervalMs?: number;
   maxAttempts?: number;
   inputTimeoutMs?: number;
+  /** `--idempotency-window-ms`: how long a `tools/call` idempotency key holds. */
+  idempotencyWindowMs?: number;
   drainMs?: number;
   /** `--instance-id`: the lease owner id of this process (default: random). */
   instanceId?: string;
@@ -181,6 +183,7 @@ export async function resolveSettings(flags: SharedFlags): Promise<ResolvedSetti
     pollIntervalMs: flags.pollIntervalMs,
     maxAttempts: flags.maxAttempts,
     inputTimeoutMs: flags.inputTimeoutMs,
+    idempotencyWindowMs: flags.idempotencyWindowMs,
   };
   asUsageError(() => resolveLimits(limits));
   return {

@@ -22,6 +22,7 @@ import { runHooked, type TaskOperationContext, type TaskServiceHook } from './ho
 import { planAnswers } from './input-answers.js';
 import { TaskReads, type TaskPage } from './task-reads.js';
 import { ttlFor } from './ttl-policy.js';
+import { keyClaim, replayOf, type KeyClaim } from './idempotency.js';
 
 /** What a {@link TaskService} is built from. */
 export interface TaskServiceOptions {
@@ -58,6 +59,11 @@ export interface CallInteraction {
    * value (whatever the phase threw after `ask` said `parked`).
    */
   withInput<T>(prefix: 'gather' | 'input', phase: (ask: CallAsk) => Promise<T>): Promise<{ done: T } | { inputRequired: JsonObject }>;
+  /**
+   * After a `withInput` that finished a multi-round phase: an idempotency key derived from the signed request state
+   * (the same for a replay of that final round, another for any other call), used when the client sent none.
+   */
+  derivedIdempotencyKey?(): string | undefined;
 }
 
 /** Options of {@link TaskService.callTool}. */
@@ -147,6 +153,11 @@ export class TaskService {
     const tool = plan.kind === 'answer' ? plan.toolName : plan.tool.name;
     return this.door({ operation: 'callTool', caller, tool }, async () => {
       if (plan.kind === 'answer') return { kind: 'result', result: plan.result };
+      const claimOf = (key: string): KeyClaim => keyClaim(caller, key, tool, plan.call.arguments ?? {}, this.options.limits.idempotencyWindowMs);
+      // A replay is answered before anything runs again: no gather questions, no inline run, no second task.
+      const sent = plan.call.idempotencyKey === undefined ? undefined : claimOf(plan.call.idempotencyKey);
+      const replayed = sent && (await this.replayed(sent));
+      if (replayed) return { kind: 'task', task: replayed };
       let gathered: JsonValue | undefined;
       if (plan.tool.gather) {
         const gather = plan.tool.gather.bind(plan.tool);
@@ -157,7 +168,20 @@ export class TaskService {
         if ('inputRequired' in phase) return { kind: 'input_required', result: phase.inputRequired };
         gathered = phase.done;
       }
-      if (plan.kind === 'task') return { kind: 'task', task: await this.create(taskCaller(caller), plan, gathered, onCreated) };
+      if (plan.kind === 'task') {
+        // Without a key of the client's, a finished MRTR phase derives one from its signed request state, so a
+        // replayed final round finds the task it created the first time.
+        const derived = sent ? undefined : interaction?.derivedIdempotencyKey?.();
+        const claim = sent ?? (derived === undefined ? undefined : claimOf(derived));
+        const again = derived === undefined || !claim ? undefined : await this.replayed(claim);
+        if (again) return { kind: 'task', task: again };
+        return { kind: 'task', task: await this.create(taskCaller(caller), plan, gathered, onCreated, claim) };
+      }
+      if (sent) {
+        // An inline call is answered once per key: the key is taken before the run.
+        const taken = await this.options.store.claimIdempotencyKey({ ...sent, taskId: null });
+        if (!taken.claimed) return { kind: 'task', task: await replayOf(taken.existing, sent, (id) => this.keyTask(sent, id)) };
+      }
       const { signal, withInput } = this.interactive(interaction, tool);
       const inline = await withInput('input', (ask) => this.runInline(plan, ask, gathered, signal));
       return 'inputRequired' in inline ? { kind: 'input_required', result: inline.inputRequired } : { kind: 'result', result: inline.done };
@@ -322,8 +346,23 @@ export class TaskService {
     };
   }
 
-  /** Create the task of a `task` plan durably, with the embedded worker's lease when it has a free slot. */
-  private async create(caller: TaskCaller, plan: Extract<CallPlan, { kind: 'task' }>, gathered: JsonValue | undefined, onCreated?: (record: TaskRecord) => void): Promise<TaskRecord> {
+  /** The task a live key of this caller points at (see `replayOf`), or `undefined` when the key is free. */
+  private async replayed(claim: KeyClaim): Promise<TaskRecord | undefined> {
+    const existing = await this.options.store.findIdempotencyKey({ ownerKey: claim.ownerKey, generation: claim.generation }, claim.key);
+    return existing && replayOf(existing, claim, (id) => this.keyTask(claim, id));
+  }
+
+  /** A key's task, read with the claim's owner and generation (a key never reveals another owner's task). */
+  private keyTask(claim: KeyClaim, taskId: string): Promise<TaskRecord | undefined> {
+    return this.reads.get(taskId, { ownerKey: claim.ownerKey, generation: claim.generation });
+  }
+
+  /**
+   * Create the task of a `task` plan durably, with the embedded worker's lease when it has a free slot. With a key
+   * claim, the key and the task are written in one transaction; a key taken meanwhile (another instance's
+   * concurrent call) answers with that call's task instead.
+   */
+  private async create(caller: TaskCaller, plan: Extract<CallPlan, { kind: 'task' }>, gathered: JsonValue | undefined, onCreated?: (record: TaskRecord) => void, claim?: KeyClaim): Promise<TaskRecord> {
     const { limits, clock } = this.options;
     const taskId = newTaskId();
     const reservation = this.options.handOff?.reserve(taskId);
@@ -347,7 +386,16 @@ export class TaskService {
     };
     let record: TaskRecord;
     try {
-      record = await this.options.store.create(task);
+      if (claim) {
+        const result = await this.options.store.claimIdempotencyKey({ ...claim, taskId }, task);
+        if (!result.claimed) {
+          reservation?.cancel();
+          return await replayOf(result.existing, claim, (id) => this.keyTask(claim, id));
+        }
+        record = result.task as TaskRecord;
+      } else {
+        record = await this.options.store.create(task);
+      }
     } catch (error) {
       reservation?.cancel();
       throw error;

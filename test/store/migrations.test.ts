@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { StoreError } from '../../src/core/store-error.js';
 import { MIGRATIONS, openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { migrate } from '../../src/store/sqlite/migrations.js';
@@ -177,11 +177,39 @@ describe('migration 2 (waiting index)', () => {
     db.close();
     const store = openSqliteTaskStore({ path });
     try {
-      expect(store.appliedMigrations).toEqual([2]);
+      expect(store.appliedMigrations).toEqual(MIGRATIONS.slice(1).map((m) => m.version));
       expect((await store.listWaitingSince(5, 10)).map((t) => t.taskId)).toEqual(['t1']);
     } finally {
       await store.close();
     }
     expect(versionsIn(path)).toEqual(VERSIONS);
+  });
+});
+
+describe('migration 3 (idempotency keys and operation ledger, issue 12)', () => {
+  let temp: ReturnType<typeof makeTempDir>;
+  beforeEach(() => {
+    temp = makeTempDir();
+  });
+  afterEach(() => temp.remove());
+
+  it('upgrades a version-2 file in place; the ledger tables start empty and tasks keep their rows', async () => {
+    const path = join(temp.dir, 'v2.db');
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    expect(migrate(db, 0, MIGRATIONS.slice(0, 2))).toEqual([1, 2]);
+    db.prepare(
+      `INSERT INTO tasks (task_id, owner_key, generation, protocol_version, tool_name, arguments, client_capabilities,
+        status, created_at, last_updated_at, poll_interval_ms, seq) VALUES ('t1', 'o', 'v2', 'p', 'x', '{}', '{}', 'working', 5, 5, 100, 1)`,
+    ).run();
+    db.close();
+    const store = openSqliteTaskStore({ path });
+    try {
+      expect(store.appliedMigrations).toEqual([3]);
+      expect(await store.getUnscoped('t1')).toMatchObject({ status: 'working' });
+      expect(await store.listOperations({ limit: 10 })).toEqual([]);
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -112,8 +112,45 @@ CREATE TABLE ${SCHEMA}.task_feed (
 INSERT INTO ${SCHEMA}.task_feed (id, last_seq) VALUES (true, 0);
 `;
 
+/** Issue 12: idempotency keys and the operation ledger (as SQLite migration 3: no foreign key to `tasks`, own retention). */
+const V2_LEDGER = `
+CREATE TABLE ${SCHEMA}.idempotency_keys (
+  owner_key      text   NOT NULL,
+  generation     text   NOT NULL CHECK (generation IN ('v1', 'v2')),
+  idem_key       text   NOT NULL,
+  tool_name      text   NOT NULL,
+  request_digest text   NOT NULL,
+  task_id        text,
+  created_at     bigint NOT NULL,
+  expires_at     bigint NOT NULL,
+  PRIMARY KEY (owner_key, generation, idem_key)
+);
+CREATE INDEX idempotency_keys_by_expiry ON ${SCHEMA}.idempotency_keys (expires_at);
+
+CREATE TABLE ${SCHEMA}.operations (
+  operation_id   text   NOT NULL PRIMARY KEY,
+  op_key         text   NOT NULL,
+  task_id        text   NOT NULL,
+  owner_key      text   NOT NULL,
+  tool_name      text   NOT NULL,
+  effect         text   NOT NULL,
+  target         text   NOT NULL,
+  object_version text,
+  status         text   NOT NULL CHECK (status IN ('pending', 'confirmed', 'failed', 'unknown')),
+  receipt        text,
+  detail         text,
+  created_at     bigint NOT NULL,
+  updated_at     bigint NOT NULL,
+  UNIQUE (task_id, op_key)
+);
+CREATE INDEX operations_by_owner ON ${SCHEMA}.operations (owner_key, status, created_at);
+`;
+
 /** Every migration, ascending by version. Append only. */
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([{ version: 1, name: 'initial', sql: V1_INITIAL }]);
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
+  { version: 1, name: 'initial', sql: V1_INITIAL },
+  { version: 2, name: 'idempotency keys and operation ledger', sql: V2_LEDGER },
+]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */
 export const MIGRATION_LOCK_KEY = '7881702208213641075';

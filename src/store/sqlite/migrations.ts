@@ -98,10 +98,49 @@ const V2_WAITING_INDEX = `
 CREATE INDEX tasks_waiting ON tasks (status, last_updated_at, seq) WHERE status = 'input_required';
 `;
 
+/**
+ * Issue 12: idempotency keys and the operation ledger, in tables of their own with no foreign key to `tasks`: a key
+ * stays used and an operation stays evidence after its task expired (each has its own retention). `tasks.idempotency_key`
+ * stays unused: a key's window is independent of the task's TTL, so a task row cannot hold it.
+ */
+const V3_LEDGER = `
+CREATE TABLE idempotency_keys (
+  owner_key      TEXT    NOT NULL,
+  generation     TEXT    NOT NULL CHECK (generation IN ('v1', 'v2')),
+  idem_key       TEXT    NOT NULL,
+  tool_name      TEXT    NOT NULL,
+  request_digest TEXT    NOT NULL,
+  task_id        TEXT,
+  created_at     INTEGER NOT NULL,
+  expires_at     INTEGER NOT NULL,
+  PRIMARY KEY (owner_key, generation, idem_key)
+) STRICT;
+CREATE INDEX idempotency_keys_by_expiry ON idempotency_keys (expires_at);
+
+CREATE TABLE operations (
+  operation_id   TEXT    NOT NULL PRIMARY KEY,
+  op_key         TEXT    NOT NULL,
+  task_id        TEXT    NOT NULL,
+  owner_key      TEXT    NOT NULL,
+  tool_name      TEXT    NOT NULL,
+  effect         TEXT    NOT NULL,
+  target         TEXT    NOT NULL,
+  object_version TEXT,
+  status         TEXT    NOT NULL CHECK (status IN ('pending', 'confirmed', 'failed', 'unknown')),
+  receipt        TEXT,
+  detail         TEXT,
+  created_at     INTEGER NOT NULL,
+  updated_at     INTEGER NOT NULL,
+  UNIQUE (task_id, op_key)
+) STRICT;
+CREATE INDEX operations_by_owner ON operations (owner_key, status, created_at);
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'waiting index', sql: V2_WAITING_INDEX },
+  { version: 3, name: 'idempotency keys and operation ledger', sql: V3_LEDGER },
 ]);
 
 /**
