@@ -150,6 +150,22 @@ withConnectionOptions(program.command('answer <taskId>'))
   .addHelpText('after', `\n${ANSWERS_HELP}\n\nexit codes: 0 answered (or nothing waiting), 4 unknown or expired task, 5 connection or protocol error, 6 questions left unanswered, 64 usage`)
   .action(answerCommand);
 
+const ops = program.command('ops').description('the operation ledger (operators; reads the store given by --store/--data-dir): list, show, reconcile');
+const withOpsFilters = (command: Command): Command =>
+  withSharedOptions(command).option('--owner <ownerKey>', 'only operations of this owner (issuer|subject|tenant)').option('--json', 'machine-readable JSON on stdout');
+withOpsFilters(ops.command('list'))
+  .description('list open operations (pending, unknown): effect, target, task, owner, receipt')
+  .option('--task <taskId>', 'only operations of this task')
+  .option('--status <list>', 'comma separated statuses (pending, confirmed, failed, unknown)')
+  .option('--all', 'every status')
+  .option('--limit <n>', 'at most this many (default 100)', integerOption)
+  .action(async (options) => (await import('./ops.js')).opsList(options));
+withOpsFilters(ops.command('show <operationId>')).description('print one operation').action(async (id, options) => (await import('./ops.js')).opsShow(id, options));
+withOpsFilters(ops.command('reconcile <operationId>'))
+  .description("ask the tool's reconciler (the system of record) whether the operation happened, and record the answer")
+  .addHelpText('after', '\nexit codes: 0 confirmed or not applied, 4 no such operation, 8 outcome still unknown')
+  .action(async (id, options) => (await import('./ops.js')).opsReconcile(id, options));
+
 program
   .command('demo-corpus')
   .description('write a large synthetic tree of plain and gzipped logs (syslog, sshd, nginx, Hadoop, …) for the demo')

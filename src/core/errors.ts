@@ -2,7 +2,7 @@ import { ErrorCode, TASKS_EXTENSION_REQUIRED_CAPABILITIES } from '../protocol/co
 import type { JsonRpcErrorObject, JsonValue } from './task.js';
 
 /** Why the runtime itself failed a task (`data.reason` of its `-32603`). */
-export type RuntimeFailureReason = 'interrupted' | 'runtime_limit' | 'attempts_exhausted' | 'input_timeout';
+export type RuntimeFailureReason = 'interrupted' | 'runtime_limit' | 'attempts_exhausted' | 'input_timeout' | 'outcome_unknown';
 
 /**
  * The one error type of the tasks layer. It carries a JSON-RPC `code` (and optional `data`), so the SDK

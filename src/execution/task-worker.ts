@@ -1,3 +1,4 @@
+import { newTaskId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
 import type { PathConfinement } from '../core/confinement.js';
 import type { TaskEventFeed } from '../core/event-feed.js';
@@ -357,7 +358,7 @@ export class TaskWorker {
     if (record.statusMessage !== null) this.statusWriter.set(taskId, null);
     let outcome: ExecutionOutcome;
     try {
-      const gathered = tool.gather ? (await store.getStep(taskId, GATHERED_STEP))?.value : undefined;
+      const gathered = tool.gather || tool.resolvesTasks?.length ? (await store.getStep(taskId, GATHERED_STEP))?.value : undefined;
       const request = { taskId, toolName: tool.name, arguments: record.arguments, confinement: settings.confinement, logFields };
       outcome = await executor.execute(gathered === undefined ? request : { ...request, gathered }, this.hostFor(record, logger), slot.controller.signal);
     } catch (error) {
@@ -408,6 +409,26 @@ export class TaskWorker {
       putStep: (name, value) => store.putStep(taskId, name, value),
       elicit: createTaskElicitor({ record, store, leaseOwner: settings.instanceId, now: () => clock.now() }),
       log: (entry) => logger[entry.level](entry.fields, entry.message),
+      openOperation: async (spec) => {
+        const operationId = newTaskId();
+        const operation = await store.openOperation({
+          operationId,
+          key: spec.key,
+          taskId,
+          ownerKey: record.ownerKey,
+          toolName: record.toolName,
+          effect: spec.effect,
+          target: spec.target,
+          objectVersion: spec.objectVersion ?? null,
+          createdAt: clock.now(),
+        });
+        return { operation, opened: operation.operationId === operationId };
+      },
+      settleOperation: async (operationId, settlement) => {
+        const settled = await store.settleOperation(operationId, { ...settlement, now: clock.now() });
+        if (settled && settled.taskId !== taskId) throw new Error(`operation ${operationId} is not an operation of this task`);
+        return settled;
+      },
     };
   }
 

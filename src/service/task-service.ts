@@ -23,6 +23,7 @@ import { planAnswers } from './input-answers.js';
 import { TaskReads, type TaskPage } from './task-reads.js';
 import { ttlFor } from './ttl-policy.js';
 import { keyClaim, replayOf, type KeyClaim } from './idempotency.js';
+import { resolveTaskInputs } from './task-inputs.js';
 
 /** What a {@link TaskService} is built from. */
 export interface TaskServiceOptions {
@@ -168,6 +169,12 @@ export class TaskService {
         if ('inputRequired' in phase) return { kind: 'input_required', result: phase.inputRequired };
         gathered = phase.done;
       }
+      // Task arguments (`fromTask`) are read here, as the caller, never by the tool (issue 12).
+      const { ownerKey, generation } = caller;
+      gathered ??= await resolveTaskInputs(plan.tool, plan.call.arguments ?? {}, {
+        get: async (id) => (generation === null ? undefined : this.reads.get(id, { ownerKey, generation })),
+        outcome: (id) => this.reads.outcome(id),
+      });
       if (plan.kind === 'task') {
         // Without a key of the client's, a finished MRTR phase derives one from its signed request state, so a
         // replayed final round finds the task it created the first time.
@@ -420,6 +427,9 @@ export class TaskService {
       putStep: async () => {},
       elicit: ask,
       log: (entry) => logger[entry.level](entry.fields, entry.message),
+      // Inline calls have no ledger (ctx.operation refuses before it gets here).
+      openOperation: () => Promise.reject(new TasksError(ErrorCode.InternalError, `Internal error in tool ${tool.name}`)),
+      settleOperation: () => Promise.reject(new TasksError(ErrorCode.InternalError, `Internal error in tool ${tool.name}`)),
     };
     const request = { taskId: null, toolName: tool.name, arguments: (plan.call.arguments ?? {}) as JsonObject, confinement: this.options.confinement, logFields: { tool: tool.name } };
     const outcome = await this.options.executor.execute(gathered === undefined ? request : { ...request, gathered }, host, signal);

@@ -1,14 +1,23 @@
 /**
  * The built-in tools as a tool module (see `ToolSource`): what `serve` and `worker` load unless `--no-builtins`.
- * `cleanup_logs` exists only with a writable root.
+ * `cleanup_logs` and `publish_report` exist only with a writable root.
  */
 import type { AnyToolDefinition } from '../core/tool.js';
 import type { ToolModuleOptions } from '../core/tool-source.js';
 import { cleanupLogsTool } from './cleanup-logs/tool.js';
 import { builtinTools } from './index.js';
+import { publishReportOperations, publishReportTool } from './publish-report/tool.js';
+
+/**
+ * The reconcilers of the built-in tools' effects (issue 12), by tool name: what `mcp-tasks ops reconcile` runs. The
+ * same objects are the tools' own `operations`.
+ */
+export function operations(options: ToolModuleOptions): Record<string, ReturnType<typeof publishReportOperations>> {
+  return options.writableRoots.length > 0 ? { publish_report: publishReportOperations(options.writableRoots) } : {};
+}
 
 export default function builtinToolModule(options: ToolModuleOptions): AnyToolDefinition[] {
   const tools = builtinTools({ roots: [...options.roots] });
-  if (options.writableRoots.length > 0) tools.push(cleanupLogsTool({ writableRoots: options.writableRoots }));
+  if (options.writableRoots.length > 0) tools.push(cleanupLogsTool({ writableRoots: options.writableRoots }), publishReportTool({ writableRoots: options.writableRoots }));
   return tools;
 }
