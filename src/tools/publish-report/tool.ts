@@ -50,6 +50,29 @@ async function repositoryOf(repo: string, writableRoots: readonly string[], deni
   return target;
 }
 
+/** How often a commit refused for another git's lock is tried again, and the pause between tries (ms). */
+const LOCK_RETRIES = 40;
+const LOCK_PAUSE_MS = 100;
+
+/**
+ * `git add` + `git commit`, tried again while another git process holds the repository's lock (git refuses before
+ * writing anything then, so a retry is safe). Still locked after every try: {@link OperationNotApplied}.
+ */
+async function commitWithRetry(repo: string, commit: readonly string[], path: string, signal: AbortSignal): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await git(repo, ['add', '--', path], signal);
+      await git(repo, commit, signal);
+      return;
+    } catch (error) {
+      if (!(error instanceof GitError && error.locked)) throw error;
+      if (attempt >= LOCK_RETRIES) throw new OperationNotApplied(error.message);
+      await new Promise((resolve) => setTimeout(resolve, LOCK_PAUSE_MS * (0.5 + Math.random())));
+      signal.throwIfAborted();
+    }
+  }
+}
+
 /** Reconciler of {@link GIT_COMMIT_EFFECT}: the commit that carries the operation's trailer, or none. */
 export function publishReportOperations(writableRoots: readonly string[]): Readonly<Record<string, OperationHandlers>> {
   return Object.freeze({
@@ -108,14 +131,7 @@ export function publishReportTool(options: { writableRoots: readonly string[] })
         const file = join(repo, path);
         await mkdir(dirname(file), { recursive: true });
         await writeFile(file, content);
-        try {
-          await git(repo, ['add', '--', path]);
-          await git(repo, ['commit', '--allow-empty', '-q', '-m', subject, '-m', `${OPERATION_TRAILER}: ${operationId}`, '--', path]);
-        } catch (error) {
-          // Another git held the lock: git refused before writing anything, so nothing happened.
-          if (error instanceof GitError && error.locked) throw new OperationNotApplied(error.message);
-          throw error;
-        }
+        await commitWithRetry(repo, ['commit', '--allow-empty', '-q', '-m', subject, '-m', `${OPERATION_TRAILER}: ${operationId}`, '--', path], path, ctx.signal);
         const commit = await commitOfOperation(repo, operationId);
         if (!commit) throw new Error('the commit was made but carries no Operation-Id trailer');
         return { commit, repo };
