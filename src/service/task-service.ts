@@ -11,6 +11,7 @@ import type { Logger } from '../core/logger.js';
 import { redactSecrets } from '../core/secrets.js';
 import { isTerminal } from '../core/state-machine.js';
 import type { TaskEvent, TaskStore } from '../core/store.js';
+import type { OperationRecord } from '../core/ledger.js';
 import type { InputRequestRecord, JsonObject, JsonValue, NewTask, TaskOutcome, TaskRecord } from '../core/task.js';
 import type { AnyToolDefinition, ElicitRequest, ElicitResult } from '../core/tool.js';
 import { toolErrorResult } from '../core/tool-outcome.js';
@@ -104,6 +105,9 @@ export interface TaskSubscription {
   /** Stop delivering. */
   close(): void;
 }
+
+/** Most operations `tasks/get` lists for one task. */
+const MAX_OPERATIONS_SHOWN = 100;
 
 /** The statusMessage of a task that waits for a worker slot. */
 const QUEUED = 'queued';
@@ -228,6 +232,16 @@ export class TaskService {
     }
     if (record.status !== 'input_required') return {};
     return { inputRequests: (await this.options.store.listInputRequests(record.taskId)).filter((request) => request.state === 'pending') };
+  }
+
+  /**
+   * The domain operations of `record` (read by this caller through this service), oldest first: what the system of
+   * record was asked to do and what it answered, kept apart from the task's status (issue 12).
+   * @throws TasksError `-32602` "Task not found" when `record` is not the caller's.
+   */
+  async operations(caller: TaskCaller, record: TaskRecord): Promise<OperationRecord[]> {
+    if (record.ownerKey !== caller.ownerKey || record.generation !== caller.generation) throw taskNotFound();
+    return this.options.store.listOperations({ taskId: record.taskId, ownerKey: caller.ownerKey, limit: MAX_OPERATIONS_SHOWN });
   }
 
   /** One page of the caller's tasks of its generation after `afterSeq` (keyset on the creation sequence, R37). */
