@@ -56,6 +56,7 @@ function withSharedOptions(command: Command): Command {
     .option('--max-attempts <n>', 'runs per task before attempts_exhausted', integerOption)
     .option('--input-timeout-ms <ms>', 'how long a task may wait for an answer before it fails (input_timeout)', integerOption)
     .option('--idempotency-window-ms <ms>', 'how long a tools/call idempotency key holds, independent of the TTL (default 24 h)', integerOption)
+    .option('--audit-retention-ms <ms>', 'how long audit entries are kept, independent of task TTLs (default 90 days)', integerOption)
     .option('--drain-ms <ms>', 'on SIGTERM, how long runs may finish before they are aborted (reason shutdown) and released (default 30000)', integerOption)
     .option('--log-level <level>', 'pino log level (logs go to stderr)', 'info');
 }
@@ -165,6 +166,15 @@ withOpsFilters(ops.command('reconcile <operationId>'))
   .description("ask the tool's reconciler (the system of record) whether the operation happened, and record the answer")
   .addHelpText('after', '\nexit codes: 0 confirmed or not applied, 4 no such operation, 8 outcome still unknown')
   .action(async (id, options) => (await import('./ops.js')).opsReconcile(id, options));
+
+withSharedOptions(program.command('audit'))
+  .description('print the audit trail of the store (--store/--data-dir): calls, task ends, approvals, operations, cancellations')
+  .option('--since <time>', 'only entries at or after this ISO 8601 time, or this long ago (30m, 24h, 7d)')
+  .option('--tool <name>', 'only entries of this tool')
+  .option('--owner <ownerKey>', 'only entries of this owner (issuer|subject|tenant)')
+  .option('--limit <n>', 'at most this many (default 1000)', integerOption)
+  .option('--json', 'JSON lines on stdout')
+  .action(async (options) => (await import('./audit.js')).auditCommand(options));
 
 program
   .command('demo-corpus')

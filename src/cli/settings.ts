@@ -42,6 +42,8 @@ export interface SharedFlags {
   inputTimeoutMs?: number;
   /** `--idempotency-window-ms`: how long a `tools/call` idempotency key holds. */
   idempotencyWindowMs?: number;
+  /** `--audit-retention-ms`: how long audit entries are kept. */
+  auditRetentionMs?: number;
   drainMs?: number;
   /** `--instance-id`: the lease owner id of this process (default: random). */
   instanceId?: string;
@@ -184,6 +186,7 @@ export async function resolveSettings(flags: SharedFlags): Promise<ResolvedSetti
     maxAttempts: flags.maxAttempts,
     inputTimeoutMs: flags.inputTimeoutMs,
     idempotencyWindowMs: flags.idempotencyWindowMs,
+    auditRetentionMs: flags.auditRetentionMs,
   };
   asUsageError(() => resolveLimits(limits));
   return {

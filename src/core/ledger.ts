@@ -97,7 +97,7 @@ export interface OperationFilter {
 }
 
 /** The idempotency-key and ledger methods every store implements. */
-export interface LedgerStore {
+export interface LedgerStore extends AuditStore {
   /** The live (unexpired on the store's clock) key of this owner and generation, or `undefined`. */
   findIdempotencyKey(scope: { ownerKey: string; generation: TaskGeneration }, key: string): Promise<IdempotencyRecord | undefined>;
 
@@ -118,4 +118,56 @@ export interface LedgerStore {
 
   /** Operations matching `filter`, oldest first. */
   listOperations(filter: OperationFilter): Promise<OperationRecord[]>;
+}
+
+/**
+ * Kinds of audit entries (append-only, kept after the task expired, own retention):
+ * `call` a `tools/call` (task created, answered inline, replayed, refused), `task.ended` a terminal status,
+ * `input.answered` an approval or refusal given through input, `operation` a ledger status change, `cancel` a
+ * cancellation request.
+ */
+export type AuditKind = 'call' | 'task.ended' | 'input.answered' | 'operation' | 'cancel';
+
+/**
+ * One audit entry. Holds identifiers the audit exists to keep (owner key = `issuer|subject|tenant`, task and
+ * operation ids, tool, argument digest, statuses, question keys, accept/decline) and NEVER tokens, personal claims
+ * (e-mail, name), raw arguments or answered values: writers pass only these fields.
+ */
+export interface AuditEntry {
+  at: number;
+  kind: AuditKind;
+  ownerKey: string;
+  /** Granted scopes of the caller, space separated, when authorization knows them. */
+  scopes: string | null;
+  tool: string | null;
+  taskId: string | null;
+  /** SHA-256 of the canonical tool + arguments (`ledger/digest.ts`). */
+  argumentsDigest: string | null;
+  /** The outcome in one word: task status, operation status, `accept`/`decline`/`cancel`, `replayed`, `refused`. */
+  outcome: string | null;
+  /** Identifiers only (question keys, operation id, effect, error code). */
+  detail: JsonObject | null;
+}
+
+/** A stored audit entry. */
+export interface AuditRecord extends AuditEntry {
+  seq: number;
+}
+
+/** Which audit entries to read (filters combine; ascending by `seq`). */
+export interface AuditFilter {
+  since?: number;
+  tool?: string;
+  ownerKey?: string;
+  afterSeq?: number;
+  limit: number;
+}
+
+/** The audit part of the storage port. */
+export interface AuditStore {
+  /** Append entries durably (one commit). */
+  appendAudit(entries: readonly AuditEntry[]): Promise<void>;
+  listAudit(filter: AuditFilter): Promise<AuditRecord[]>;
+  /** Delete up to `limit` entries older than `before` (epoch ms): the audit's own retention. Returns how many. */
+  purgeAudit(before: number, limit: number): Promise<number>;
 }

@@ -55,6 +55,8 @@ export interface TasksServerLimits {
    * a key outlives a purged task (a replay is then refused as already used). @defaultValue 24 h
    */
   idempotencyWindowMs: number;
+  /** How long audit entries are kept (their own retention, independent of task TTLs). @defaultValue 90 days */
+  auditRetentionMs: number;
 }
 
 /**
@@ -84,6 +86,7 @@ export const DEFAULT_LIMITS: Readonly<TasksServerLimits> = Object.freeze({
   inputTimeoutMs: HOUR,
   maxSessions: 1000,
   idempotencyWindowMs: 24 * HOUR,
+  auditRetentionMs: 90 * 24 * HOUR,
 } satisfies TasksServerLimits);
 
 /**
@@ -98,7 +101,7 @@ export function resolveLimits(input: Partial<TasksServerLimits> = {}): Readonly<
     const value = merged[name];
     if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) problems.push(`${name} must be a positive integer (got ${String(value)})`);
   };
-  for (const name of ['concurrency', 'minTtlMs', 'pollIntervalMs', 'runtimeLimitMs', 'maxAttempts', 'leaseMs', 'recoveryIntervalMs', 'claimIntervalMs', 'sweepIntervalMs', 'tailIntervalMs', 'statusFlushIntervalMs', 'maxRequestBodyBytes', 'sessionIdleMs', 'inputTimeoutMs', 'maxSessions', 'idempotencyWindowMs'] as const) {
+  for (const name of ['concurrency', 'minTtlMs', 'pollIntervalMs', 'runtimeLimitMs', 'maxAttempts', 'leaseMs', 'recoveryIntervalMs', 'claimIntervalMs', 'sweepIntervalMs', 'tailIntervalMs', 'statusFlushIntervalMs', 'maxRequestBodyBytes', 'sessionIdleMs', 'inputTimeoutMs', 'maxSessions', 'idempotencyWindowMs', 'auditRetentionMs'] as const) {
     positive(name);
   }
   for (const name of ['defaultTtlMs', 'maxTtlMs'] as const) {

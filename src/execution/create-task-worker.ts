@@ -94,7 +94,7 @@ export function createExecutionParts(input: {
     clock: input.clock,
     logger: input.logger,
   });
-  const sweeper = input.sweeper ? new Sweeper(input.store, { sweepIntervalMs: limits.sweepIntervalMs, inputTimeoutMs: limits.inputTimeoutMs }, input.clock, input.logger) : undefined;
+  const sweeper = input.sweeper ? new Sweeper(input.store, { sweepIntervalMs: limits.sweepIntervalMs, inputTimeoutMs: limits.inputTimeoutMs, auditRetentionMs: limits.auditRetentionMs }, input.clock, input.logger) : undefined;
   return {
     worker,
     sweeper,

@@ -9,11 +9,14 @@ export interface SweeperSettings {
   sweepIntervalMs: number;
   /** A task waiting for input longer than this (since its last input activity) fails with `input_timeout`. */
   inputTimeoutMs: number;
+  /** Audit entries older than this are deleted (the audit's own retention). @defaultValue 90 days */
+  auditRetentionMs?: number;
 }
 
 /** Most tasks one sweep expires, and most waiting tasks it times out. */
 const EXPIRE_BATCH = 500;
 const TIMEOUT_BATCH = 100;
+const DEFAULT_AUDIT_RETENTION_MS = 90 * 24 * 60 * 60 * 1000;
 
 /**
  * Housekeeping every process may run, holding no lease and safe to run in many processes at once (each write is
@@ -55,6 +58,7 @@ export class Sweeper {
   private async sweepOnce(): Promise<void> {
     try {
       await this.store.expireDue(EXPIRE_BATCH);
+      await this.store.purgeAudit(this.clock.now() - (this.settings.auditRetentionMs ?? DEFAULT_AUDIT_RETENTION_MS), EXPIRE_BATCH);
       const { inputTimeoutMs } = this.settings;
       for (const record of await this.store.listWaitingSince(this.clock.now() - inputTimeoutMs, TIMEOUT_BATCH)) {
         await failByRuntime(this.store, record.taskId, 'input_timeout', `No answer to the task's input request within ${inputTimeoutMs} ms`, this.clock.now());

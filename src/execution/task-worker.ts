@@ -1,4 +1,5 @@
 import { newTaskId } from '../core/ids.js';
+import { appendAudit, operationEntry, taskEndedEntry } from '../ledger/audit.js';
 import type { Clock } from '../core/clock.js';
 import type { PathConfinement } from '../core/confinement.js';
 import type { TaskEventFeed } from '../core/event-feed.js';
@@ -393,6 +394,7 @@ export class TaskWorker {
       if (this.outcomeWrites.get(taskId) === write) this.outcomeWrites.delete(taskId);
     }
     if (!written) logger.info({}, 'task changed meanwhile (cancelled, expired or lease lost); outcome discarded');
+    else await appendAudit(store, [taskEndedEntry(written, clock)], logger);
   }
 
   /** The context operations of one run, answered here: coalesced status, progress, the step journal, parking. */
@@ -422,11 +424,14 @@ export class TaskWorker {
           objectVersion: spec.objectVersion ?? null,
           createdAt: clock.now(),
         });
-        return { operation, opened: operation.operationId === operationId };
+        const opened = operation.operationId === operationId;
+        if (opened) await appendAudit(store, [operationEntry(operation, clock.now())], logger);
+        return { operation, opened };
       },
       settleOperation: async (operationId, settlement) => {
         const settled = await store.settleOperation(operationId, { ...settlement, now: clock.now() });
         if (settled && settled.taskId !== taskId) throw new Error(`operation ${operationId} is not an operation of this task`);
+        if (settled) await appendAudit(store, [operationEntry(settled, clock.now())], logger);
         return settled;
       },
     };

@@ -141,7 +141,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
         logger,
       })
     : undefined;
-  const sweeper = execution ? undefined : options.sweeper === false ? undefined : new Sweeper(options.store, { sweepIntervalMs: limits.sweepIntervalMs, inputTimeoutMs: limits.inputTimeoutMs }, clock, logger);
+  const sweeper = execution ? undefined : options.sweeper === false ? undefined : new Sweeper(options.store, { sweepIntervalMs: limits.sweepIntervalMs, inputTimeoutMs: limits.inputTimeoutMs, auditRetentionMs: limits.auditRetentionMs }, clock, logger);
   const service = new TaskService({
     store: options.store,
     tools,

@@ -23,6 +23,8 @@ import { runHooked, type TaskOperationContext, type TaskServiceHook } from './ho
 import { planAnswers } from './input-answers.js';
 import { TaskReads, type TaskPage } from './task-reads.js';
 import { ttlFor } from './ttl-policy.js';
+import { requestDigest } from '../ledger/digest.js';
+import { appendAudit, auditEntriesOf } from '../ledger/audit.js';
 import { keyClaim, replayOf, type KeyClaim } from './idempotency.js';
 import { resolveTaskInputs } from './task-inputs.js';
 
@@ -106,6 +108,9 @@ export interface TaskSubscription {
   close(): void;
 }
 
+/** The operations that change something: each leaves an audit entry. */
+const AUDITED: ReadonlySet<string> = new Set(['callTool', 'cancel', 'answerInput']);
+
 /** Most operations `tasks/get` lists for one task. */
 const MAX_OPERATIONS_SHOWN = 100;
 
@@ -156,7 +161,8 @@ export class TaskService {
   callTool(caller: Caller, plan: CallPlan, options: CallToolOptions = {}): Promise<CallOutcome> {
     const { interaction, onCreated } = options;
     const tool = plan.kind === 'answer' ? plan.toolName : plan.tool.name;
-    return this.door({ operation: 'callTool', caller, tool }, async () => {
+    const argumentsDigest = plan.kind === 'answer' ? undefined : requestDigest(tool, plan.call.arguments ?? {});
+    return this.door({ operation: 'callTool', caller, tool, ...(argumentsDigest ? { argumentsDigest } : {}) }, async () => {
       if (plan.kind === 'answer') return { kind: 'result', result: plan.result };
       const claimOf = (key: string): KeyClaim => keyClaim(caller, key, tool, plan.call.arguments ?? {}, this.options.limits.idempotencyWindowMs);
       // A replay is answered before anything runs again: no gather questions, no inline run, no second task.
@@ -277,7 +283,8 @@ export class TaskService {
    * @throws TasksError `-32602` "Task not found".
    */
   answerInput(caller: TaskCaller, taskId: string, responses: Readonly<Record<string, unknown>>): Promise<string[]> {
-    return this.door({ operation: 'answerInput', caller, taskId }, async () => {
+    const answers = Object.entries(responses).map(([key, response]) => ({ key, action: answerAction(response) }));
+    return this.door({ operation: 'answerInput', caller, taskId, answers }, async () => {
       const record = await this.scoped(caller, taskId);
       if (record.status !== 'input_required') return [];
       const requests = await this.options.store.listInputRequests(taskId);
@@ -487,7 +494,19 @@ export class TaskService {
   }
 
   private door<T>(context: TaskOperationContext, operation: () => Promise<T>): Promise<T> {
-    return runHooked(this.hooks, context, operation);
+    return runHooked(this.hooks, context, async () => {
+      if (!AUDITED.has(context.operation)) return operation();
+      // The audit trail (issue 12) records every change a caller asks for, after it happened or was refused.
+      const audited = { ...context, ownerKey: context.caller.ownerKey };
+      try {
+        const result = await operation();
+        await appendAudit(this.options.store, auditEntriesOf(audited, { result }, this.options.clock.now()), this.options.logger);
+        return result;
+      } catch (error) {
+        await appendAudit(this.options.store, auditEntriesOf(audited, { error }, this.options.clock.now()), this.options.logger);
+        throw error;
+      }
+    });
   }
 }
 
@@ -495,6 +514,12 @@ export class TaskService {
 function taskCaller(caller: Caller): TaskCaller {
   if (caller.generation === null) throw new TasksError(ErrorCode.InternalError, 'a task plan for a caller without tasks');
   return caller as TaskCaller;
+}
+
+/** The action of an answer for the audit (`accept`, `decline`, `cancel`), or `invalid`; never its values. */
+function answerAction(response: unknown): string {
+  const action = typeof response === 'object' && response !== null ? (response as { action?: unknown }).action : undefined;
+  return action === 'accept' || action === 'decline' || action === 'cancel' ? action : 'invalid';
 }
 
 /** One question through `ask` for a `gather` phase, which awaits the answer itself. */

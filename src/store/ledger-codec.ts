@@ -1,4 +1,4 @@
-import type { IdempotencyRecord, NewOperation, OperationRecord, OperationStatus } from '../core/ledger.js';
+import type { AuditEntry, AuditRecord, IdempotencyRecord, NewOperation, OperationRecord, OperationStatus } from '../core/ledger.js';
 import type { JsonObject, TaskGeneration } from '../core/task.js';
 
 /** An `idempotency_keys` row as both drivers return it (PostgreSQL `bigint` parsed to number by the pool). */
@@ -68,4 +68,40 @@ export function toOperationRecord(row: OperationRow): OperationRecord {
 export function newOperationValues(operation: NewOperation): unknown[] {
   const { operationId, key, taskId, ownerKey, toolName, effect, target, objectVersion, createdAt } = operation;
   return [operationId, key, taskId, ownerKey, toolName, effect, target, objectVersion, 'pending', null, null, createdAt, createdAt];
+}
+
+/** An `audit_log` row. */
+export interface AuditRow {
+  seq: number | string;
+  at: number | string;
+  kind: string;
+  owner_key: string;
+  scopes: string | null;
+  tool: string | null;
+  task_id: string | null;
+  arguments_digest: string | null;
+  outcome: string | null;
+  detail: string | null;
+}
+
+export const AUDIT_COLUMNS = 'at, kind, owner_key, scopes, tool, task_id, arguments_digest, outcome, detail';
+
+export function toAuditRecord(row: AuditRow): AuditRecord {
+  return {
+    seq: Number(row.seq),
+    at: Number(row.at),
+    kind: row.kind as AuditRecord['kind'],
+    ownerKey: row.owner_key,
+    scopes: row.scopes,
+    tool: row.tool,
+    taskId: row.task_id,
+    argumentsDigest: row.arguments_digest,
+    outcome: row.outcome,
+    detail: row.detail === null ? null : (JSON.parse(row.detail) as JsonObject),
+  };
+}
+
+/** The parameters of an audit INSERT, in {@link AUDIT_COLUMNS} order. */
+export function auditValues(entry: AuditEntry): unknown[] {
+  return [entry.at, entry.kind, entry.ownerKey, entry.scopes, entry.tool, entry.taskId, entry.argumentsDigest, entry.outcome, entry.detail === null ? null : JSON.stringify(entry.detail)];
 }

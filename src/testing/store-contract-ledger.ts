@@ -120,4 +120,22 @@ export function describeLedgerContract(ctx: LedgerContractContext): void {
       expect((await ctx.store().listOperations({ ownerKey: ALICE, statuses: ['pending'], limit: 1 })).map((o) => o.operationId)).toEqual([b.operationId]);
     });
   });
+
+  describe('audit log', () => {
+    const entry = (at: number, tool: string, ownerKey = ALICE) => ({ at, kind: 'call' as const, ownerKey, scopes: 'tasks:write', tool, taskId: 't', argumentsDigest: 'd', outcome: 'task working', detail: { n: 1 } });
+
+    it('appends in order, filters by time, tool and owner, and purges only entries older than its retention', async () => {
+      const t = ctx.clock().now();
+      await ctx.store().appendAudit([entry(t, 'a'), entry(t + 10, 'b')]);
+      await ctx.store().appendAudit([entry(t + 20, 'a', BOB)]);
+      const all = await ctx.store().listAudit({ limit: 10 });
+      expect(all.map((e) => [e.tool, e.ownerKey])).toEqual([['a', ALICE], ['b', ALICE], ['a', BOB]]);
+      expect(all[0]).toMatchObject({ scopes: 'tasks:write', detail: { n: 1 }, at: t });
+      expect(all[1]!.seq).toBeGreaterThan(all[0]!.seq);
+      expect((await ctx.store().listAudit({ since: t + 10, limit: 10 })).map((e) => e.tool)).toEqual(['b', 'a']);
+      expect((await ctx.store().listAudit({ tool: 'a', ownerKey: BOB, limit: 10 })).length).toBe(1);
+      expect(await ctx.store().purgeAudit(t + 10, 100)).toBe(1);
+      expect((await ctx.store().listAudit({ limit: 10 })).map((e) => e.at)).toEqual([t + 10, t + 20]);
+    });
+  });
 }

@@ -62,6 +62,14 @@ describe('issue 12: publish_report on a real git repository, exactly one commit 
     const [operation] = await operationsOf(dataDir, taskId);
     expect(operation).toMatchObject({ status: 'confirmed', effect: 'git.commit', target: repo, receipt: { commit: commits[0]?.slice(0, 40) } });
     expect(commits[0]).toContain(operation?.operationId);
+    // mcp-tasks audit shows the call, the operation and the end of the task, and ops list shows nothing open.
+    const audit = execFileSync(process.execPath, ['dist/cli/main.js', 'audit', '--data-dir', dataDir, '--tool', 'publish_report', '--json'], { encoding: 'utf8' });
+    const entries = audit.trim().split('\n').map((entry) => JSON.parse(entry) as { kind: string; outcome: string; taskId: string | null });
+    const kinds = entries.filter((entry) => entry.taskId === taskId).map((entry) => `${entry.kind}:${entry.outcome}`);
+    expect(kinds).toEqual(['call:task working', 'operation:pending', 'operation:confirmed', 'task.ended:completed', 'call:task completed']);
+    expect(entries.at(-1)).toMatchObject({ kind: 'call', outcome: 'refused', taskId: null, detail: { code: -32602 } });
+    const open = execFileSync(process.execPath, ['dist/cli/main.js', 'ops', 'list', '--data-dir', dataDir], { encoding: 'utf8' });
+    expect(open).toBe('no operations\n');
   });
 
   it('fromTask: the service resolves the caller\'s analyze_logs task and the report is its result', async () => {

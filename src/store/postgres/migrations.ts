@@ -144,12 +144,27 @@ CREATE TABLE ${SCHEMA}.operations (
   UNIQUE (task_id, op_key)
 );
 CREATE INDEX operations_by_owner ON ${SCHEMA}.operations (owner_key, status, created_at);
+
+-- Append-only: the store has no UPDATE for it, and only the retention purge deletes (oldest first).
+CREATE TABLE ${SCHEMA}.audit_log (
+  seq              bigserial NOT NULL PRIMARY KEY,
+  at               bigint    NOT NULL,
+  kind             text      NOT NULL,
+  owner_key        text      NOT NULL,
+  scopes           text,
+  tool             text,
+  task_id          text,
+  arguments_digest text,
+  outcome          text,
+  detail           text
+);
+CREATE INDEX audit_by_time ON ${SCHEMA}.audit_log (at);
 `;
 
 /** Every migration, ascending by version. Append only. */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
-  { version: 2, name: 'idempotency keys and operation ledger', sql: V2_LEDGER },
+  { version: 2, name: 'idempotency keys, operation ledger, audit log', sql: V2_LEDGER },
 ]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */

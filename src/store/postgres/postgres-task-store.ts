@@ -13,8 +13,8 @@ import { applyAnswers, parkForInput } from './input-requests.js';
 import { migrate } from './migrations.js';
 import { SQL } from './sql.js';
 import { LEDGER_SQL } from './ledger-sql.js';
-import type { IdempotencyClaim, IdempotencyClaimResult, IdempotencyRecord, NewOperation, OperationFilter, OperationRecord, OperationSettlement } from '../../core/ledger.js';
-import { newOperationValues, toIdempotencyRecord, toOperationRecord, type IdempotencyRow, type OperationRow } from '../ledger-codec.js';
+import type { AuditEntry, AuditFilter, AuditRecord, IdempotencyClaim, IdempotencyClaimResult, IdempotencyRecord, NewOperation, OperationFilter, OperationRecord, OperationSettlement } from '../../core/ledger.js';
+import { auditValues, newOperationValues, toAuditRecord, toIdempotencyRecord, toOperationRecord, type AuditRow, type IdempotencyRow, type OperationRow } from '../ledger-codec.js';
 
 /** Options of {@link openPostgresTaskStore}. */
 export interface PostgresTaskStoreOptions extends PostgresConnectionOptions {
@@ -165,6 +165,22 @@ export class PostgresTaskStore implements TaskStore {
   async listOperations(filter: OperationFilter): Promise<OperationRecord[]> {
     const rows = await this.read<OperationRow>('list operations', LEDGER_SQL.listOperations, [filter.ownerKey ?? null, filter.taskId ?? null, filter.statuses ?? null, toLimit(filter.limit)]);
     return rows.map(toOperationRecord);
+  }
+
+  async appendAudit(entries: readonly AuditEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const rows = entries.map(auditValues);
+    await this.batcher.enqueue((tx) => tx.query(LEDGER_SQL.appendAudit, rows[0]!.map((_, column) => rows.map((row) => row[column]))));
+  }
+
+  async listAudit(filter: AuditFilter): Promise<AuditRecord[]> {
+    const rows = await this.read<AuditRow>('read the audit log', LEDGER_SQL.listAudit, [filter.afterSeq ?? 0, filter.since ?? null, filter.tool ?? null, filter.ownerKey ?? null, toLimit(filter.limit)]);
+    return rows.map(toAuditRecord);
+  }
+
+  async purgeAudit(before: number, limit: number): Promise<number> {
+    const rows = await this.batcher.enqueue((tx) => tx.query(`${LEDGER_SQL.purgeAudit} RETURNING 1`, [before, toLimit(limit)]));
+    return rows.length;
   }
 
   async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {

@@ -1,4 +1,4 @@
-import { IDEMPOTENCY_COLUMNS, OPERATION_COLUMNS } from '../ledger-codec.js';
+import { AUDIT_COLUMNS, IDEMPOTENCY_COLUMNS, OPERATION_COLUMNS } from '../ledger-codec.js';
 
 /** Statements of the idempotency keys and the operation ledger (SQLite; schema: migration 3). */
 export const LEDGER_SQL = Object.freeze({
@@ -23,4 +23,10 @@ export const LEDGER_SQL = Object.freeze({
     WHERE (@ownerKey IS NULL OR owner_key = @ownerKey) AND (@taskId IS NULL OR task_id = @taskId)
       AND (@statuses IS NULL OR status IN (SELECT value FROM json_each(@statuses)))
     ORDER BY created_at, operation_id LIMIT @limit`,
+
+  appendAudit: `INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  listAudit: `SELECT seq, ${AUDIT_COLUMNS} FROM audit_log
+    WHERE seq > @afterSeq AND (@since IS NULL OR at >= @since) AND (@tool IS NULL OR tool = @tool) AND (@ownerKey IS NULL OR owner_key = @ownerKey)
+    ORDER BY seq LIMIT @limit`,
+  purgeAudit: 'DELETE FROM audit_log WHERE seq IN (SELECT seq FROM audit_log WHERE at < @before ORDER BY seq LIMIT @limit)',
 });

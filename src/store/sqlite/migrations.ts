@@ -134,13 +134,28 @@ CREATE TABLE operations (
   UNIQUE (task_id, op_key)
 ) STRICT;
 CREATE INDEX operations_by_owner ON operations (owner_key, status, created_at);
+
+-- Append-only: the store has no UPDATE for it, and only the retention purge deletes (oldest first).
+CREATE TABLE audit_log (
+  seq              INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+  at               INTEGER NOT NULL,
+  kind             TEXT    NOT NULL,
+  owner_key        TEXT    NOT NULL,
+  scopes           TEXT,
+  tool             TEXT,
+  task_id          TEXT,
+  arguments_digest TEXT,
+  outcome          TEXT,
+  detail           TEXT
+) STRICT;
+CREATE INDEX audit_by_time ON audit_log (at);
 `;
 
 /** Every migration, ascending by version. Append only. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'waiting index', sql: V2_WAITING_INDEX },
-  { version: 3, name: 'idempotency keys and operation ledger', sql: V3_LEDGER },
+  { version: 3, name: 'idempotency keys, operation ledger, audit log', sql: V3_LEDGER },
 ]);
 
 /**

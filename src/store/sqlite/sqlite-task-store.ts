@@ -27,8 +27,8 @@ import {
 } from './input-requests.js';
 import { migrate } from './migrations.js';
 import { LEDGER_SQL } from './ledger-sql.js';
-import type { IdempotencyClaim, IdempotencyClaimResult, IdempotencyRecord, NewOperation, OperationFilter, OperationRecord, OperationSettlement } from '../../core/ledger.js';
-import { newOperationValues, toIdempotencyRecord, toOperationRecord, type IdempotencyRow, type OperationRow } from '../ledger-codec.js';
+import type { AuditEntry, AuditFilter, AuditRecord, IdempotencyClaim, IdempotencyClaimResult, IdempotencyRecord, NewOperation, OperationFilter, OperationRecord, OperationSettlement } from '../../core/ledger.js';
+import { auditValues, newOperationValues, toAuditRecord, toIdempotencyRecord, toOperationRecord, type AuditRow, type IdempotencyRow, type OperationRow } from '../ledger-codec.js';
 import { SQL, type EventRow, type InputRequestRow, type Statements, type TaskRow } from './sql.js';
 
 /** Options of {@link openSqliteTaskStore}. */
@@ -174,6 +174,24 @@ export class SqliteTaskStore implements TaskStore {
       }),
     );
     return (rows as OperationRow[]).map(toOperationRecord);
+  }
+
+  appendAudit(entries: readonly AuditEntry[]): Promise<void> {
+    if (entries.length === 0) return Promise.resolve();
+    return this.committer.enqueue(() => {
+      for (const entry of entries) this.ledger.appendAudit.run(...auditValues(entry));
+    });
+  }
+
+  async listAudit(filter: AuditFilter): Promise<AuditRecord[]> {
+    const rows = this.read('read the audit log', () =>
+      this.ledger.listAudit.all({ afterSeq: filter.afterSeq ?? 0, since: filter.since ?? null, tool: filter.tool ?? null, ownerKey: filter.ownerKey ?? null, limit: toLimit(filter.limit) }),
+    );
+    return (rows as AuditRow[]).map(toAuditRecord);
+  }
+
+  purgeAudit(before: number, limit: number): Promise<number> {
+    return this.committer.enqueue(() => this.ledger.purgeAudit.run({ before, limit: toLimit(limit) }).changes);
   }
 
   /** Insert a task row, its events and steps inside the current batch (see {@link create}). */
