@@ -4,7 +4,7 @@
  */
 import type { AnyToolDefinition } from '../core/tool.js';
 import type { ToolModuleOptions } from '../core/tool-source.js';
-import { cleanupLogsTool } from './cleanup-logs/tool.js';
+import { cleanupLogsOperations, cleanupLogsTool } from './cleanup-logs/tool.js';
 import { builtinTools } from './index.js';
 import { publishReportOperations, publishReportTool } from './publish-report/tool.js';
 
@@ -13,7 +13,7 @@ import { publishReportOperations, publishReportTool } from './publish-report/too
  * same objects are the tools' own `operations`.
  */
 export function operations(options: ToolModuleOptions): Record<string, ReturnType<typeof publishReportOperations>> {
-  return options.writableRoots.length > 0 ? { publish_report: publishReportOperations(options.writableRoots) } : {};
+  return options.writableRoots.length > 0 ? { publish_report: publishReportOperations(options.writableRoots), cleanup_logs: cleanupLogsOperations } : {};
 }
 
 export default function builtinToolModule(options: ToolModuleOptions): AnyToolDefinition[] {
