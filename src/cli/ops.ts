@@ -51,16 +51,20 @@ export async function opsList(flags: OpsFlags): Promise<void> {
   });
 }
 
+/** The operation, when it exists and (with `--owner`) is that owner's; otherwise exit code 4 and `undefined`. */
+async function ownOperation(store: { getOperation(id: string): Promise<OperationRecord | undefined> }, operationId: string, flags: OpsFlags): Promise<OperationRecord | undefined> {
+  const op = await store.getOperation(operationId);
+  if (op && (!flags.owner || op.ownerKey === flags.owner)) return op;
+  process.stderr.write(`mcp-tasks: no operation ${operationId}\n`);
+  process.exitCode = 4;
+  return undefined;
+}
+
 /** `mcp-tasks ops show <operationId>`; exit code 4 when unknown. */
 export async function opsShow(operationId: string, flags: OpsFlags): Promise<void> {
   await withStore(flags, async (_settings, store) => {
-    const op = await store.getOperation(operationId);
-    if (!op || (flags.owner && op.ownerKey !== flags.owner)) {
-      process.stderr.write(`mcp-tasks: no operation ${operationId}\n`);
-      process.exitCode = 4;
-      return;
-    }
-    process.stdout.write(flags.json ? `${JSON.stringify(op, null, 2)}\n` : `${line(op)}\n`);
+    const op = await ownOperation(store, operationId, flags);
+    if (op) process.stdout.write(flags.json ? `${JSON.stringify(op, null, 2)}\n` : `${line(op)}\n`);
   });
 }
 
@@ -71,12 +75,7 @@ export async function opsShow(operationId: string, flags: OpsFlags): Promise<voi
  */
 export async function opsReconcile(operationId: string, flags: OpsFlags): Promise<void> {
   await withStore(flags, async (settings, store) => {
-    const existing = await store.getOperation(operationId);
-    if (!existing || (flags.owner && existing.ownerKey !== flags.owner)) {
-      process.stderr.write(`mcp-tasks: no operation ${operationId}\n`);
-      process.exitCode = 4;
-      return;
-    }
+    if (!(await ownOperation(store, operationId, flags))) return;
     const report = await reconcileStored(store, (tool) => settings.tools.find((t) => t.name === tool)?.operations, operationId, Date.now());
     if (!report) return;
     if (flags.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

@@ -24,13 +24,7 @@ export interface IdempotencyClaim {
 }
 
 /** A stored idempotency key. Times are epoch ms on the store's clock. */
-export interface IdempotencyRecord {
-  ownerKey: string;
-  generation: TaskGeneration;
-  key: string;
-  toolName: string;
-  requestDigest: string;
-  taskId: string | null;
+export interface IdempotencyRecord extends Omit<IdempotencyClaim, 'windowMs'> {
   createdAt: number;
   expiresAt: number;
 }

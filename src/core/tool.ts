@@ -87,7 +87,8 @@ export interface ToolContext extends PathConfinement {
    * A re-run (after a crash) never performs an operation that is `pending` or `unknown` again without asking the
    * tool's `operations[effect].reconcile` first: `confirmed` returns that receipt, `not_applied` performs,
    * `unknown` fails the task with `data.reason: "outcome_unknown"` and leaves the operation open for an operator.
-   * Only in a task (an inline call cannot be reconciled). Keys are unique per task.
+   * Only in a task (an inline call cannot be reconciled), and only for an effect the tool declares in `operations`
+   * (its reconciler). Keys are unique per task.
    * @throws TasksError `-32603` with `data: {reason: "outcome_unknown", operationId}`.
    */
   operation(spec: OperationSpec, perform: (operationId: string) => Promise<JsonObject>): Promise<OperationReceipt>;

@@ -47,6 +47,8 @@ export async function performOperation(
   spec: OperationSpec,
   perform: (operationId: string) => Promise<JsonObject>,
 ): Promise<OperationReceipt> {
+  // Every effect needs its reconciler before it may happen: a crash would otherwise leave an outcome nobody can decide.
+  if (!handlers?.[spec.effect]) throw new Error(`ctx.operation: the tool declares no reconciler for effect ${spec.effect} (its operations: { '${spec.effect}': { reconcile } })`);
   const { operation, opened } = await host.openOperation(spec);
   const confirmed = (record: OperationRecord, receipt: JsonObject, replayed: boolean): OperationReceipt => ({ operationId: record.operationId, receipt, replayed });
   if (operation.status === 'confirmed') return confirmed(operation, operation.receipt ?? {}, true);

@@ -247,6 +247,8 @@ export class TaskService {
    */
   async operations(caller: TaskCaller, record: TaskRecord): Promise<OperationRecord[]> {
     if (record.ownerKey !== caller.ownerKey || record.generation !== caller.generation) throw taskNotFound();
+    // Only tools that declare reconcilers can perform operations (ctx.operation refuses otherwise): no read for the rest.
+    if (!this.options.tools.get(record.toolName)?.operations) return [];
     return this.options.store.listOperations({ taskId: record.taskId, ownerKey: caller.ownerKey, limit: MAX_OPERATIONS_SHOWN });
   }
 
@@ -503,7 +505,8 @@ export class TaskService {
         await appendAudit(this.options.store, auditEntriesOf(audited, { result }, this.options.clock.now()), this.options.logger);
         return result;
       } catch (error) {
-        await appendAudit(this.options.store, auditEntriesOf(audited, { error }, this.options.clock.now()), this.options.logger);
+        // Not awaited: a refusal is answered at once, also while the store is down (the write then fails, logged).
+        void appendAudit(this.options.store, auditEntriesOf(audited, { error }, this.options.clock.now()), this.options.logger);
         throw error;
       }
     });

@@ -120,7 +120,7 @@ describe('serve on PostgreSQL', () => {
       await client.end();
       const result = serveFailing([], { MCP_TASKS_STORE: newer.url });
       expect(result.status).toBe(1);
-      expect(result.lines).toEqual([expect.stringMatching(/^mcp-tasks: cannot open the task store postgres:.*: task store schema is version 7, newer than this mcp-tasks knows \(1\); upgrade mcp-tasks$/)]);
+      expect(result.lines).toEqual([expect.stringMatching(/^mcp-tasks: cannot open the task store postgres:.*: task store schema is version 7, newer than this mcp-tasks knows \(2\); upgrade mcp-tasks$/)]);
     } finally {
       await newer.drop();
     }

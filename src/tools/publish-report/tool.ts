@@ -6,7 +6,7 @@
  * the run; the tool never reads the store).
  */
 import { mkdir, stat, writeFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
+import { dirname, isAbsolute, join, normalize, relative, sep } from 'node:path';
 import { z } from 'zod';
 import { defineTool, OperationNotApplied, textResult, ToolInputError, type AnyToolDefinition, type OperationHandlers } from '../../core/tool.js';
 import type { JsonObject } from '../../core/task.js';
@@ -23,7 +23,7 @@ export const GIT_COMMIT_EFFECT = 'git.commit';
 const inputSchema = z
   .object({
     repo: z.string().min(1).describe('A git repository (its work tree) inside a writable root.'),
-    path: z.string().min(1).max(512).describe('Where the report goes, relative to the repository (e.g. reports/errors.md).'),
+    path: z.string().min(1).max(4096).describe('Where the report goes: relative to the repository (e.g. reports/errors.md), or absolute inside it.'),
     content: z.string().optional().describe('The report text (Markdown). Give this or fromTask.'),
     fromTask: z.string().min(1).max(64).optional().describe('A completed task of yours (e.g. analyze_logs) whose result becomes the report.'),
     message: z.string().min(1).max(200).optional().describe('Commit subject (default: "Publish <path>").'),
@@ -32,10 +32,14 @@ const inputSchema = z
 
 const outputSchema = z.object({ repo: z.string(), path: z.string(), commit: z.string(), operationId: z.string(), replayed: z.boolean(), bytes: z.number().int() });
 
-/** A repository-relative path that stays inside the work tree and out of `.git`. @throws ToolInputError */
-function reportPath(path: string): string {
-  const normalized = normalize(path);
-  if (isAbsolute(path) || normalized.startsWith('..') || normalized.split(sep).includes('..')) throw new ToolInputError(`path must be relative and inside the repository: ${path}`);
+/**
+ * The report's path relative to the repository: given relative to it, or absolute inside it (`mcp-tasks call` makes a
+ * typed relative `path` absolute against the current directory). It must stay in the work tree and out of `.git`.
+ * @throws ToolInputError
+ */
+function reportPath(repo: string, path: string): string {
+  const normalized = isAbsolute(path) ? relative(repo, path) : normalize(path);
+  if (isAbsolute(normalized) || normalized.startsWith('..') || normalized.split(sep).includes('..')) throw new ToolInputError(`path must be inside the repository: ${path}`);
   if (normalized.split(sep)[0] === '.git' || normalized === '.') throw new ToolInputError(`path must name a file outside .git: ${path}`);
   return normalized;
 }
@@ -110,15 +114,14 @@ export function publishReportTool(options: { writableRoots: readonly string[] })
     resolvesTasks: ['fromTask'],
     operations: publishReportOperations(writableRoots),
     async preflight(args, context) {
-      reportPath(args.path);
       if (args.content !== undefined && Buffer.byteLength(args.content) > MAX_REPORT_BYTES) throw new ToolInputError(`content is larger than ${MAX_REPORT_BYTES} bytes`);
-      await repositoryOf(args.repo, writableRoots, context.deniedPaths);
+      reportPath(await repositoryOf(args.repo, writableRoots, context.deniedPaths), args.path);
     },
     async run(args, ctx) {
       // Only confined here: whether it is a repository is the effect's business, so a re-run after a crash reaches
       // the ledger (and reconciles) even when the repository is gone meanwhile.
       const { target: repo } = await resolveConfined(args.repo, { roots: writableRoots, deniedPaths: ctx.deniedPaths });
-      const path = reportPath(args.path);
+      const path = reportPath(repo, args.path);
       const content = args.content ?? reportFromResult(args.fromTask as string, (ctx.gathered as JsonObject | undefined)?.fromTask);
       if (Buffer.byteLength(content) > MAX_REPORT_BYTES) throw new ToolInputError(`the report is larger than ${MAX_REPORT_BYTES} bytes`);
       const subject = args.message ?? `Publish ${path}`;
