@@ -46,7 +46,7 @@ describe('issue 12: idempotency keys on tools/call (both generations)', () => {
         return textResult(what);
       },
     });
-    running = await startTasksServer({ tools: [counted, inline, asking], limits: { minTtlMs: 1000, defaultTtlMs: 1000 } });
+    running = await startTasksServer({ tools: [counted, inline, asking], limits: { minTtlMs: 1000, defaultTtlMs: 5000 } });
   });
   afterAll(async () => {
     await running.close();
@@ -109,7 +109,7 @@ describe('issue 12: idempotency keys on tools/call (both generations)', () => {
     const created = await call({ n: 7 }, 'k-purged');
     const taskId = (created.body.result as any).taskId as string;
     await pollModernTask(running.url, taskId);
-    await new Promise((resolve) => setTimeout(resolve, 1300));
+    await new Promise((resolve) => setTimeout(resolve, 5300)); // past the 5 s TTL (long enough for polls on a loaded machine)
     await running.store.expireDue(100);
     expect(await running.store.getUnscoped(taskId)).toBeUndefined();
     const replay = await call({ n: 7 }, 'k-purged');
