@@ -13,7 +13,7 @@ export type { Caller, Negotiation, TaskCaller } from './service/caller.js';
 export type { TaskOperation, TaskOperationContext, TaskServiceHook } from './service/hooks.js';
 export type { ExecutionHost, ExecutionLogEntry, ExecutionOutcome, ExecutionRequest, Executor } from './core/executor.js';
 export { DEFAULT_LIMITS, resolveLimits, type TasksServerLimits } from './core/limits.js';
-export { loadServerSecret } from './server/secret.js';
+export { loadServerSecret } from './server/signing-key.js';
 export {
   defineTool,
   textResult,
@@ -37,5 +37,11 @@ export type { TaskEvent, TaskEventKind, TaskScope, TaskStore, TransitionRequest 
 export type { JsonObject, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord, TaskStatus } from './core/task.js';
 export type { Logger } from './core/logger.js';
 export type { Clock } from './core/clock.js';
-export type { Authenticator, Principal } from './core/owner.js';
-export { TokenFileAuthenticator, type TokenFile } from './auth/token-file.js';
+export { AuthenticationError, ownerKeyOf, type AuthenticationFailure, type Authenticator, type Principal } from './core/owner.js';
+export { ScopePolicy } from './core/scopes.js';
+export { Scope, TASK_SCOPES, ADMIN_SCOPES } from './protocol/scopes.js';
+export { TokenFileAuthenticator, type TokenFile, type TokenFileOptions } from './auth/token-file.js';
+export { TokenFileWatcher, type TokenFileWatcherOptions } from './auth/token-file-watcher.js';
+export { JwtAuthenticator, DEFAULT_JWT_ALGORITHMS, type JwtAuthenticatorOptions } from './auth/jwt.js';
+export { discoverAuthorizationServer, type AuthorizationServerMetadata } from './auth/discovery.js';
+export { AesGcmFieldCipher, NO_ENCRYPTION, parseEncryptionKey, type FieldCipher } from './store/field-cipher.js';

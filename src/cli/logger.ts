@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import type { Logger } from '../core/logger.js';
-import { redactSecrets } from '../core/secrets.js';
+import { redactSecrets } from '../core/redaction.js';
 
 /** Errors are logged with secret-like values redacted from their message and stack (tools quote what they read). */
 export function serializeError(error: unknown): unknown {

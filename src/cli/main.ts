@@ -8,6 +8,7 @@ import { protectDashTaskIds } from './task-id-argument.js';
 import { cancelCommand, getCommand, watchCommand } from './task-commands.js';
 import { inspectCommand } from './inspect.js';
 import { resumeCommand, tasksCommand } from './journal-commands.js';
+import { verifyCommand } from './verify.js';
 import { ExitCode, StartupError, UsageError } from './usage-error.js';
 
 /** Parse a non-negative integer option (milliseconds, counts). */
@@ -41,11 +42,12 @@ function withSharedOptions(command: Command): Command {
     .option('--data-dir <dir>', 'data directory (SQLite store, secret)', './data')
     .option('--store <store>', 'task store: postgres://… URL, or a SQLite file path (default: MCP_TASKS_STORE, else <data-dir>/tasks.db)')
     .option('--tools <module>', 'load tools from a module (repeatable)', collect, [])
-    .option('--no-builtins', 'do not register the built-in tools (analyze_logs, audit_repository)')
-    .option('--fixtures <name>', 'also register fixture tools ("conformance")')
+    .option('--no-builtins', 'do not register the built-in tools (analyze_logs, audit_repository, check_infrastructure)')
+    .option('--fixtures <name>', 'also register fixture tools: "conformance" (the official suite\'s tasks tools) or "verify" (those plus the side-effect counter mcp-tasks verify uses)')
     .option('--root <dir>', 'directory tools may read (repeatable; default: current directory and /var/log)', collect, [])
     .option('--writable-root <dir>', 'directory tools may delete in; registers cleanup_logs (repeatable; default: none)', collect, [])
-    .option('--auth <spec>', 'authentication: tokens:<file> (JSON {"tokens":[{"token","issuer","subject","tenant"}]}); the file is never readable by tools')
+    .option('--check-target <pattern>', 'host check_infrastructure may reach: name, *.domain, IP or CIDR, optional :port (repeatable; default: none)', collect, [])
+    .option('--auth <spec>', 'authentication (serve): tokens:<file> (JSON {"tokens":[{"token","issuer","subject","tenant","scopes"?}]}, reloaded on change and SIGHUP) or jwt (OAuth access tokens, see --issuer); a token file is never readable by tools')
     .option('--instance-id <id>', 'lease owner id of this process (default: random)')
     .option('--concurrency <n>', 'tools running at once', integerOption)
     .option('--lease-ms <ms>', 'lease length of running tasks', integerOption)
@@ -55,6 +57,7 @@ function withSharedOptions(command: Command): Command {
     .option('--poll-interval-ms <ms>', 'longest poll interval hint (young tasks get shorter ones)', integerOption)
     .option('--max-attempts <n>', 'runs per task before attempts_exhausted', integerOption)
     .option('--input-timeout-ms <ms>', 'how long a task may wait for an answer before it fails (input_timeout)', integerOption)
+    .option('--min-result-retention-ms <ms>', 'least time the default TTL keeps the result of a run that hit the runtime limit (default 600000)', integerOption)
     .option('--idempotency-window-ms <ms>', 'how long a tools/call idempotency key holds, independent of the TTL (default 24 h)', integerOption)
     .option('--audit-retention-ms <ms>', 'how long audit entries are kept, independent of task TTLs (default 90 days)', integerOption)
     .option('--drain-ms <ms>', 'on SIGTERM, how long runs may finish before they are aborted (reason shutdown) and released (default 30000)', integerOption)
@@ -68,8 +71,17 @@ withSharedOptions(program.command('serve'))
   .option('--host <host>', 'HTTP bind address', '127.0.0.1')
   .option('--stdio', 'serve on stdin/stdout instead of HTTP')
   .option('--no-worker', 'API only: run no tools and never hold a lease; tasks wait for `mcp-tasks worker` processes on the same store')
+  .option('--issuer <url>', '--auth jwt: issuer identifier of the authorization server (its metadata gives the keys unless --jwks-url)')
+  .option('--audience <url>', "--auth jwt: this server's public MCP URL, the resource tokens must be issued for (RFC 8707)")
+  .option('--jwks-url <url>', "--auth jwt: the issuer's JSON Web Key Set (default: jwks_uri of its metadata)")
+  .option('--tenant-claim <claim>', '--auth jwt: claim naming the tenant of the owner key issuer|subject|tenant (default tenant; absent = "")')
+  .option('--scope-claim <claim>', '--auth jwt: claim holding the scopes (default scope, else scp)')
+  .option('--jwks-max-age-ms <ms>', '--auth jwt: longest a fetched key set is trusted (a removed key stops working after it; default 600000)', integerOption)
+  .option('--jwks-cooldown-ms <ms>', '--auth jwt: shortest time between key-set fetches for unknown key ids (default 30000)', integerOption)
+  .option('--tool-scope <tool=scope>', 'scope a tools/call of this tool needs (repeatable, e.g. analyze_logs=logs:read)', collect, [])
   .option('--allow-remote-unauthenticated', 'allow a non-loopback bind without --auth')
   .option('--allowed-hosts <hosts>', 'Host/Origin allow-list for a non-loopback bind (comma separated)', (value) => value.split(','))
+  .option('--task-fallback-tools', 'for 2025-era clients that declare no tasks capability: task-required tools answer with a task id, followed through get_task_status / get_task_result / cancel_task')
   .action(async (options) => (await import('./serve.js')).serve(options));
 
 withSharedOptions(program.command('worker'))
@@ -175,6 +187,28 @@ withSharedOptions(program.command('audit'))
   .option('--limit <n>', 'at most this many (default 1000)', integerOption)
   .option('--json', 'JSON lines on stdout')
   .action(async (options) => (await import('./audit.js')).auditCommand(options));
+
+program
+  .command('verify')
+  .description('run the contract, fault, security and load suite against any MCP tasks server; a verdict per gate')
+  .option('--url <url>', 'MCP endpoint to verify')
+  .addOption(new Option('--protocol <version>', 'generations to verify').choices(['2025-11-25', '2026-07-28', 'both']).default('both'))
+  .option('--token-a <token>', 'bearer token of principal A (default: MCP_TASKS_VERIFY_TOKEN_A)')
+  .option('--token-b <token>', 'bearer token of a second principal B, for the cross-owner checks (default: MCP_TASKS_VERIFY_TOKEN_B)')
+  .option('--tools-map <file>', 'JSON tool map: which tools are slow, fail, throw, ask for input, count side effects; server facts; thresholds')
+  .option('--only <ids>', 'run only these checks: ids, globs (v1.*), gates (security) or rule ids (C-SEC-02); comma separated, repeatable', collect, [])
+  .option('--exclude <ids>', 'leave these checks out (same patterns as --only)', collect, [])
+  .option('--fail-on <gates>', 'gates whose failures decide the exit code: hard (contract,security; default), all, or a list')
+  .option('--threshold <name=value>', 'set a threshold (loadTasks, loadTaskMs, pollClients, pollWindowMs, maxPollSlowdown, backpressureTasks, maxCreateMs, maxTtlWaitMs, idSample, minIdBits, maxStatusChars, loadBudgetMs); repeatable', collect, [])
+  .option('--parallel <n>', 'checks run at once (the load gate always runs alone)', positiveIntegerOption, 4)
+  .option('--check-timeout-ms <ms>', 'longest one check may run', positiveIntegerOption, 60_000)
+  .option('--request-timeout-ms <ms>', 'longest one request may wait for its answer (a hang is a failure)', positiveIntegerOption, 15_000)
+  .option('--json <file>', 'write the full report with every check\'s evidence as JSON ("-": stdout, the table then goes to stderr)')
+  .option('--junit <file>', 'write a JUnit XML report')
+  .option('--list', 'list the checks (with --json: as JSON) and exit')
+  .option('--quiet', 'no progress lines on stderr')
+  .addHelpText('after', '\nexit codes: 0 every selected check of the deciding gates passed, 1 one failed, 2 none failed but some were skipped (not verified), 5 server unreachable, 64 usage')
+  .action(verifyCommand);
 
 program
   .command('demo-corpus')

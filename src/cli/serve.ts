@@ -1,13 +1,13 @@
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
-import { TokenFileAuthenticator } from '../auth/token-file.js';
 import { createTasksServer } from '../server/create-tasks-server.js';
-import { loadServerSecret } from '../server/secret.js';
-import { asUsageError, describeDenied, openConfiguredStore, resolveSettings, type SharedFlags } from './settings.js';
+import { loadServerSecret } from '../server/signing-key.js';
+import { resolveServeAuth, type ServeAuthOptions } from './serve-auth.js';
+import { describeDenied, openConfiguredStore, resolveSettings, type SharedFlags } from './settings.js';
 import { onShutdownSignal } from './shutdown.js';
 import { UsageError } from './usage-error.js';
 
 /** Options of `mcp-tasks serve`, as commander parses them. */
-export interface ServeOptions extends SharedFlags {
+export interface ServeOptions extends SharedFlags, ServeAuthOptions {
   port: number;
   host: string;
   stdio?: boolean;
@@ -15,6 +15,8 @@ export interface ServeOptions extends SharedFlags {
   allowedHosts?: string[];
   /** `--no-worker` makes it `false`: an API-only server that never holds a lease. */
   worker: boolean;
+  /** `--task-fallback-tools`: the separate job API for hosts without task support (see `taskFallbackTools`). */
+  taskFallbackTools?: boolean;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
@@ -45,7 +47,7 @@ export function listen(http: HttpServer, port: number, host: string): Promise<nu
 export async function serve(options: ServeOptions): Promise<void> {
   const loopback = LOOPBACK.has(options.host);
   if (!options.stdio && !loopback && !options.auth && !options.allowRemoteUnauthenticated) {
-    throw new UsageError(`refusing to listen on ${options.host} without --auth; use --auth tokens:<file> or --allow-remote-unauthenticated`);
+    throw new UsageError(`refusing to listen on ${options.host} without --auth; use --auth tokens:<file>, --auth jwt or --allow-remote-unauthenticated`);
   }
   if (!options.stdio && !loopback && !options.allowedHosts) {
     throw new UsageError(
@@ -54,8 +56,14 @@ export async function serve(options: ServeOptions): Promise<void> {
   }
   if (options.port > 65535) throw new UsageError(`--port ${options.port}: expected 0–65535`);
   const settings = await resolveSettings(options);
-  const { logger, tokenFile, tools } = settings;
-  const auth = tokenFile === undefined ? undefined : asUsageError(() => TokenFileAuthenticator.fromFile(tokenFile));
+  const { logger, tools } = settings;
+  const auth = await resolveServeAuth(options, logger);
+  // A misspelt tool name would leave the real tool without its scope.
+  const unscoped = auth.scopes.scopedTools().filter((name) => !tools.some((tool) => tool.name === name));
+  if (unscoped.length > 0) {
+    auth.close();
+    throw new UsageError(`--tool-scope names no served tool: ${unscoped.join(', ')} (tools: ${tools.map((tool) => tool.name).join(', ')})`);
+  }
   const envSecret = process.env.MCP_TASKS_SECRET;
   if (envSecret !== undefined && envSecret.length > 0 && Buffer.byteLength(envSecret) < 16) throw new UsageError('MCP_TASKS_SECRET must be at least 16 bytes');
   const hostList = options.allowedHosts?.includes('*') ? null : options.allowedHosts;
@@ -73,29 +81,38 @@ export async function serve(options: ServeOptions): Promise<void> {
 
   const store = await openConfiguredStore(settings).catch((error: unknown) => {
     http?.close();
+    auth.close();
     throw error;
   });
   const server = await createTasksServer({
     tools,
     store,
     secret: loadServerSecret(settings.dataDir),
-    ...(auth ? { auth } : {}),
+    ...(auth.authenticator ? { auth: auth.authenticator } : {}),
+    ...(auth.oauth ? { oauth: auth.oauth } : {}),
+    scopes: auth.scopes,
     roots: settings.roots,
     deniedPaths: settings.deniedPaths,
     limits: settings.limits,
     worker: options.worker,
+    taskFallbackTools: options.taskFallbackTools === true,
     ...(options.instanceId === undefined ? {} : { instanceId: options.instanceId }),
     ...(loopback ? {} : { allowedHosts: hostList ?? null, allowedOrigins: hostList ?? null }),
     logger,
   });
   const deniedLines = describeDenied(settings);
   logger.info({ deniedPaths: deniedLines, skippedRoots: settings.skippedRoots }, 'server state is denied to tools and excluded from every root');
+  const stop = async (): Promise<void> => {
+    await server.drain(settings.drainMs);
+    auth.close();
+    await store.close();
+  };
   const role = options.worker ? `worker: embedded (${server.worker?.instanceId})` : 'worker: none (--no-worker: tasks wait for a worker process)';
 
   if (!http) {
-    process.stderr.write(`mcp-tasks: serving MCP on stdio (store ${settings.storeShown}, ${tools.length} tools, ${role}; denied to tools: ${deniedLines.join(', ')})\n`);
+    process.stderr.write(`mcp-tasks: serving MCP on stdio (store ${settings.storeShown}, ${tools.length} tools, ${role}; at rest: ${settings.encryptionShown}; denied to tools: ${deniedLines.join(', ')})\n`);
     server.serveStdio();
-    process.stdin.on('end', () => void server.drain(settings.drainMs).then(() => store.close()).then(() => process.exit(0)));
+    process.stdin.on('end', () => void stop().then(() => process.exit(0)));
     return;
   }
   route.handle = (request, response) => void server.handleHttp(request, response);
@@ -104,17 +121,22 @@ export async function serve(options: ServeOptions): Promise<void> {
     `mcp-tasks: serving http://${shownHost}:${port}/mcp\n` +
       `  data dir: ${settings.dataDir}\n  store:    ${settings.storeShown}\n  tools:    ${tools.map((tool) => tool.name).join(', ')}\n  roots:    ${settings.roots.join(', ') || '(none)'}\n` +
       `  writable: ${settings.writableRoots.join(', ') || '(none)'}\n` +
+      (options.builtins ? `  checks:   ${options.checkTarget.join(', ') || '(no --check-target: check_infrastructure checks files only)'}\n` : '') +
       `  denied:   ${deniedLines.join(',\n            ')}\n` +
       (settings.skippedRoots.length > 0 ? `  skipped:  ${settings.skippedRoots.join(', ')}\n` : '') +
-      `  auth:     ${auth ? 'bearer tokens' : 'off (one anonymous owner)'}\n` +
+      `  auth:     ${auth.describe}\n` +
+      `  at rest:  ${settings.encryptionShown}\n` +
+      (auth.scopes.scopedTools().length > 0 ? `  scopes:   ${auth.scopes.scopedTools().map((name) => `${name} needs ${auth.scopes.toolScopes(name).join(' ')}`).join(', ')}\n` : '') +
       `  ${role}\n`,
   );
+  if (auth.reload) process.on('SIGHUP', auth.reload);
   onShutdownSignal(logger, async () => {
     // Stop accepting connections; requests in flight finish (idle keep-alive sockets close now).
     http.close();
     http.closeIdleConnections();
     await server.drain(settings.drainMs);
     http.closeAllConnections();
+    auth.close();
     await store.close();
   });
 }

@@ -7,7 +7,8 @@ import type { TaskStore } from '../core/store.js';
 import type { AnyToolDefinition } from '../core/tool.js';
 import { loadToolSources, toolSourceOf, type ToolSource } from '../core/tool-source.js';
 import { isInsideRoots } from '../tools/roots.js';
-import { BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE } from '../tools/sources.js';
+import { BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE, VERIFY_FIXTURE_SOURCE } from '../tools/sources.js';
+import { AesGcmFieldCipher, type FieldCipher } from '../store/field-cipher.js';
 import { createCliLogger } from './logger.js';
 import { describeStore, openStore, resolveStoreSpec, type StoreSpec } from './store-spec.js';
 import { StartupError, UsageError } from './usage-error.js';
@@ -29,6 +30,8 @@ export interface SharedFlags {
   root: string[];
   /** `--writable-root`: directories tools may delete in (cleanup_logs is registered only when there is one). */
   writableRoot: string[];
+  /** `--check-target`: host patterns check_infrastructure may reach (none: files only). */
+  checkTarget: string[];
   /** `--auth tokens:<file>`: `serve` authenticates with it; for both, the file is server state denied to tools. */
   auth?: string;
   logLevel: string;
@@ -40,6 +43,7 @@ export interface SharedFlags {
   pollIntervalMs?: number;
   maxAttempts?: number;
   inputTimeoutMs?: number;
+  minResultRetentionMs?: number;
   /** `--idempotency-window-ms`: how long a `tools/call` idempotency key holds. */
   idempotencyWindowMs?: number;
   /** `--audit-retention-ms`: how long audit entries are kept. */
@@ -63,6 +67,13 @@ export interface ResolvedSettings {
   storeShown: string;
   /** `--auth` token file, absolute. */
   tokenFile: string | undefined;
+  /**
+   * At-rest encryption of arguments, answers and results (`MCP_TASKS_ENCRYPTION_KEY`): every process of a
+   * deployment needs the same key, the worker to read arguments and write results.
+   */
+  encryption: FieldCipher;
+  /** How `encryption` is described at start. */
+  encryptionShown: string;
   denied: DeniedState[];
   /** Absolute denied paths, as given and resolved, for every tool context. */
   deniedPaths: string[];
@@ -128,10 +139,11 @@ function resolveWritableRoots(given: readonly string[], denied: readonly DeniedS
   });
 }
 
-/** The token file of `--auth tokens:<file>`, absolute. */
-function tokenFileOf(spec: string): string {
+/** The token file of `--auth tokens:<file>`, absolute; none for `--auth jwt` (`serve-auth.ts` checks the rest). */
+function tokenFileOf(spec: string): string | undefined {
   const [kind, file] = spec.split(/:(.*)/s);
-  if (kind !== 'tokens' || !file) throw new UsageError(`--auth ${spec}: expected tokens:<file>`);
+  if (kind === 'jwt' && file === undefined) return undefined;
+  if (kind !== 'tokens' || !file) throw new UsageError(`--auth ${spec}: expected tokens:<file> or jwt`);
   return resolve(file);
 }
 
@@ -147,10 +159,11 @@ export function asUsageError<T>(step: () => T): T {
 /** The tool sources the flags name: built-ins unless `--no-builtins`, the fixtures, then every `--tools` module. */
 function toolSources(flags: SharedFlags): ToolSource[] {
   const sources: ToolSource[] = [];
-  if (flags.builtins) sources.push(BUILTIN_TOOL_SOURCE);
+  if (flags.builtins) sources.push(flags.checkTarget.length > 0 ? { ...BUILTIN_TOOL_SOURCE, options: { checkTargets: flags.checkTarget } } : BUILTIN_TOOL_SOURCE);
   if (flags.fixtures !== undefined) {
-    if (flags.fixtures !== 'conformance') throw new UsageError(`--fixtures ${flags.fixtures}: only "conformance" exists`);
-    sources.push(CONFORMANCE_FIXTURE_SOURCE);
+    if (flags.fixtures === 'conformance') sources.push(CONFORMANCE_FIXTURE_SOURCE);
+    else if (flags.fixtures === 'verify') sources.push(VERIFY_FIXTURE_SOURCE);
+    else throw new UsageError(`--fixtures ${flags.fixtures}: expected "conformance" or "verify"`);
   }
   return [...sources, ...flags.tools.map((specifier) => toolSourceOf(specifier))];
 }
@@ -185,16 +198,20 @@ export async function resolveSettings(flags: SharedFlags): Promise<ResolvedSetti
     pollIntervalMs: flags.pollIntervalMs,
     maxAttempts: flags.maxAttempts,
     inputTimeoutMs: flags.inputTimeoutMs,
+    minResultRetentionMs: flags.minResultRetentionMs,
     idempotencyWindowMs: flags.idempotencyWindowMs,
     auditRetentionMs: flags.auditRetentionMs,
   };
   asUsageError(() => resolveLimits(limits));
+  const encryption = asUsageError(() => AesGcmFieldCipher.fromEnvironment(process.env));
   return {
     logger,
     dataDir,
     store,
     storeShown: describeStore(store),
     tokenFile,
+    encryption,
+    encryptionShown: encryption instanceof AesGcmFieldCipher ? `AES-256-GCM, key id ${encryption.keyId}` : 'off (set MCP_TASKS_ENCRYPTION_KEY to encrypt arguments and answers)',
     denied,
     deniedPaths,
     roots,
@@ -220,8 +237,8 @@ export function describeDenied(settings: Pick<ResolvedSettings, 'denied' | 'root
  * Open (and migrate) the configured store.
  * @throws StartupError (exit 1) with one line: what and why (unreachable, a newer schema, an unusable file).
  */
-export async function openConfiguredStore(settings: Pick<ResolvedSettings, 'store' | 'storeShown' | 'logger'>): Promise<TaskStore> {
-  return openStore(settings.store, settings.logger).catch((error: unknown) => {
+export async function openConfiguredStore(settings: Pick<ResolvedSettings, 'store' | 'storeShown' | 'logger' | 'encryption'>): Promise<TaskStore> {
+  return openStore(settings.store, settings.logger, settings.encryption).catch((error: unknown) => {
     // One line: the store's message says what and why; no stack trace for an operator's configuration problem.
     throw new StartupError(`cannot open the task store ${settings.storeShown}: ${error instanceof Error ? error.message : String(error)}`);
   });

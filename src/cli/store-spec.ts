@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { Logger } from '../core/logger.js';
 import type { TaskStore } from '../core/store.js';
+import type { FieldCipher } from '../store/field-cipher.js';
 import { openPostgresTaskStore } from '../store/postgres/index.js';
 import { openSqliteTaskStore } from '../store/sqlite/index.js';
 
@@ -31,7 +32,10 @@ export function describeStore(spec: StoreSpec): string {
   }
 }
 
-/** Open the store `spec` names (migrating its schema). @throws {StoreError} as the backend's open does. */
-export async function openStore(spec: StoreSpec, logger: Logger): Promise<TaskStore> {
-  return spec.kind === 'sqlite' ? openSqliteTaskStore({ path: spec.path, logger }) : openPostgresTaskStore({ url: spec.url, logger });
+/**
+ * Open the store `spec` names (migrating its schema), encrypting at rest with `encryption`.
+ * @throws {StoreError} as the backend's open does.
+ */
+export async function openStore(spec: StoreSpec, logger: Logger, encryption: FieldCipher): Promise<TaskStore> {
+  return spec.kind === 'sqlite' ? openSqliteTaskStore({ path: spec.path, logger, encryption }) : openPostgresTaskStore({ url: spec.url, logger, encryption });
 }

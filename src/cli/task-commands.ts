@@ -12,7 +12,7 @@ export interface WatchFlags extends RequestorFlags {
 
 /**
  * Connect for one task id and run `use`. When nobody chose the protocol (no `--protocol`, not in the journal) and
- * the 2026-07-28 connection does not know the task, a 2025-11-25 session is tried as well: a dual-era server keeps
+ * the 2026-07-28 connection does not know the task, a 2025-11-25 session is tried as well: a dual-generation server keeps
  * v1 tasks invisible to v2 requests. `onInput` makes the connections answer questions. Returns the exit code;
  * failures after connecting are reported on stderr.
  */

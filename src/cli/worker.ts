@@ -75,10 +75,15 @@ export async function worker(options: WorkerOptions): Promise<void> {
       `  store:    ${settings.storeShown}\n  tools:    ${tools.map((tool) => tool.name).join(', ')}\n  roots:    ${settings.roots.join(', ') || '(none)'}\n` +
       `  writable: ${settings.writableRoots.join(', ') || '(none)'}\n` +
       `  denied:   ${deniedLines.join(',\n            ')}\n` +
+      `  at rest:  ${settings.encryptionShown}\n` +
       `  health:   ${healthPort === undefined ? 'off (--health-port N serves GET /healthz)' : `http://${options.healthHost}:${healthPort}/healthz`}\n`,
   );
+  // The worker's own timers are unref'd (a library must not hold its host's process open) and an SQLite store has
+  // no socket: without this the process would exit at once. Cleared by the drain.
+  const keepAlive = setInterval(() => {}, 2 ** 30);
   onShutdownSignal(logger, async () => {
     draining = true;
+    clearInterval(keepAlive);
     await handle.drain(settings.drainMs);
     await store.close();
     health?.close();

@@ -39,7 +39,7 @@ export interface SessionRequestOptions {
   /** Overrides the session's per-request timeout (ms). */
   timeoutMs?: number;
   /**
-   * Re-initialise and send again when a 2025-era session was lost (HTTP 404 on a session request, e.g. after a
+   * Re-initialise and send again when a v1-generation (2025-11-25) session was lost (HTTP 404 on a session request, e.g. after a
    * server restart). Only for requests that are safe to repeat; the 404 means the first one was never processed.
    */
   resendOnLostSession?: boolean;
@@ -90,7 +90,7 @@ function negotiationMode(protocol: ProtocolChoice): VersionNegotiationMode {
 
 /**
  * One connection of the official `@modelcontextprotocol/client` to an endpoint: negotiation, transport, auth
- * headers, and the typed error mapping. A 2025-era session lost to a server restart is re-initialised on demand.
+ * headers, and the typed error mapping. A v1-generation (2025-11-25) session lost to a server restart is re-initialised on demand.
  */
 export class McpSession {
   private reconnecting: Promise<void> | undefined;
@@ -115,7 +115,7 @@ export class McpSession {
     return this.connectedAt;
   }
 
-  /** The 2025-era `Mcp-Session-Id`, when the server minted one. */
+  /** The v1-generation (2025-11-25) `Mcp-Session-Id`, when the server minted one. */
   get sessionId(): string | undefined {
     return this.transport.sessionId;
   }
@@ -132,7 +132,7 @@ export class McpSession {
    * @throws TasksConnectionError / TasksProtocolError as {@link open}.
    */
   async rediscover(): Promise<void> {
-    if (this.era !== 'modern') return;
+    if (this.generation !== 'v2') return;
     const { client, transport } = await McpSession.connect(this.options, { pin: V2_PROTOCOL_VERSION });
     await this.client.close().catch(() => {});
     this.client = client;
@@ -178,9 +178,9 @@ export class McpSession {
     return { client, transport };
   }
 
-  /** `modern` (2026-07-28, stateless) or `legacy` (an `initialize` session). */
-  get era(): 'legacy' | 'modern' {
-    return this.client.getProtocolEra() ?? 'legacy';
+  /** `v2` (2026-07-28, stateless) or `v1` (2025-11-25, an `initialize` session); from the SDK's protocol era. */
+  get generation(): 'v1' | 'v2' {
+    return this.client.getProtocolEra() === 'modern' ? 'v2' : 'v1';
   }
 
   /** The negotiated protocol version, e.g. `2026-07-28` or `2025-11-25`. */
@@ -205,10 +205,10 @@ export class McpSession {
         ...(options.signal ? { signal: options.signal } : {}),
       }) as Promise<z.output<S>>;
     try {
-      // Inside the try: the SDK throws some refusals synchronously (e.g. a method its era does not allow).
+      // Inside the try: the SDK throws some refusals synchronously (e.g. a method its protocol generation does not allow).
       return await send();
     } catch (error) {
-      if (!(options.resendOnLostSession && this.era === 'legacy' && error instanceof SdkHttpError && error.status === 404)) {
+      if (!(options.resendOnLostSession && this.generation === 'v1' && error instanceof SdkHttpError && error.status === 404)) {
         throw toClientError(error, method, this.options.url.href);
       }
     }

@@ -194,7 +194,7 @@ export class TasksClient {
           capabilities: this.session.serverCapabilities,
           serverInfo: this.session.serverInfo,
           session:
-            this.session.era === 'modern'
+            this.session.generation === 'v2'
               ? { kind: 'discover', at: new Date(this.session.establishedAt).toISOString() }
               : { kind: 'initialize', sessionId: this.session.sessionId ?? null, at: new Date(this.session.establishedAt).toISOString() },
           tools,
@@ -310,7 +310,7 @@ export class TasksClient {
     };
     await this.journal?.addPending(pending).catch(() => {}); // best effort: the call matters more than its evidence
     const send = (): Promise<ToolsCallAnswer> =>
-      this.session.era === 'modern'
+      this.session.generation === 'v2'
         ? callToolModern(name, args, {
             ...this.modernEndpoint(asTask),
             declareTasks: asTask && this.generation === 'v2',

@@ -6,7 +6,7 @@ import type { ToolsCallAnswer } from './v2-tools-call.js';
 import { V1ToolsCallResultSchema } from './wire-schemas.js';
 
 /**
- * The `tools/call` of a 2025-era session, through the SDK client. Sent once: no resend on a lost session, even when
+ * The `tools/call` of a v1-generation (2025-11-25) session, through the SDK client. Sent once: no resend on a lost session, even when
  * it provably did not run; any doubt about delivery becomes a {@link ToolCallOutcomeUnknownError}.
  * @param params - the complete params (`name`, `arguments`, `task?`, `_meta`).
  * @throws InputNotAnsweredError when the call failed after asking something the router's handler did not answer.

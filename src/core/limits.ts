@@ -13,8 +13,18 @@ const HOUR = 60 * MINUTE;
 export interface TasksServerLimits {
   /** Tools running at once in this process's worker. @defaultValue 16 */
   concurrency: number;
-  /** Retention when the requestor asks for none (v1) and always for v2; `null` = unlimited. @defaultValue 1 h */
+  /**
+   * Retention when the requestor asks for none (v1) and always for v2; `null` = unlimited. It must exceed
+   * `runtimeLimitMs` by at least `minResultRetentionMs`, so that a task that runs to the runtime limit keeps its
+   * result that long. @defaultValue 2 h (the 1 h runtime limit plus a 1 h margin)
+   */
   defaultTtlMs: number | null;
+  /**
+   * Least time a task that runs to `runtimeLimitMs` keeps its result under the default TTL (`defaultTtlMs -
+   * runtimeLimitMs`); a policy that gives less is refused at start. A `ttl` a v1 requestor asks for is not held to it
+   * (it is honoured as asked, clamped to `[minTtlMs, maxTtlMs]`). @defaultValue 10 min
+   */
+  minResultRetentionMs: number;
   /** Largest retention granted; requested v1 `ttl`s are clamped to it; `null` = unlimited allowed. @defaultValue 24 h */
   maxTtlMs: number | null;
   /** Smallest retention granted (smaller requests are raised to it). @defaultValue 1 s */
@@ -44,9 +54,9 @@ export interface TasksServerLimits {
   listPageSize: number;
   /** Largest accepted HTTP request body in bytes; larger bodies get HTTP 413 with `-32600`. @defaultValue 4 MiB */
   maxRequestBodyBytes: number;
-  /** Legacy (2025-era) HTTP sessions idle longer than this are closed. @defaultValue 30 min */
+  /** v1-generation (2025-11-25) HTTP sessions idle longer than this are closed. @defaultValue 30 min */
   sessionIdleMs: number;
-  /** Most legacy (2025-era) HTTP sessions kept at once; the least recently used is closed first. @defaultValue 1000 */
+  /** Most legacy (v1-generation (2025-11-25)) HTTP sessions kept at once; the least recently used is closed first. @defaultValue 1000 */
   maxSessions: number;
   /** A task waiting for input longer than this (since its last input activity) fails with `input_timeout`. @defaultValue 1 h */
   inputTimeoutMs: number;
@@ -68,7 +78,8 @@ export const DEFAULT_DRAIN_MS = 30 * SECOND;
 /** Defaults of {@link TasksServerLimits}. */
 export const DEFAULT_LIMITS: Readonly<TasksServerLimits> = Object.freeze({
   concurrency: 16,
-  defaultTtlMs: HOUR,
+  defaultTtlMs: 2 * HOUR,
+  minResultRetentionMs: 10 * MINUTE,
   maxTtlMs: 24 * HOUR,
   minTtlMs: SECOND,
   pollIntervalMs: SECOND,
@@ -109,6 +120,13 @@ export function resolveLimits(input: Partial<TasksServerLimits> = {}): Readonly<
     if (value !== null && (!Number.isInteger(value) || value <= 0)) problems.push(`${name} must be a positive integer or null (got ${String(value)})`);
   }
   if (!Number.isInteger(merged.listPageSize) || merged.listPageSize < 1 || merged.listPageSize > 100) problems.push(`listPageSize must be between 1 and 100 (got ${merged.listPageSize})`);
+  if (!Number.isInteger(merged.minResultRetentionMs) || merged.minResultRetentionMs < 0) problems.push(`minResultRetentionMs must be a non-negative integer (got ${String(merged.minResultRetentionMs)})`);
+  else if (merged.defaultTtlMs !== null && merged.defaultTtlMs - merged.runtimeLimitMs < merged.minResultRetentionMs) {
+    problems.push(
+      `defaultTtlMs (${merged.defaultTtlMs}) must exceed runtimeLimitMs (${merged.runtimeLimitMs}) by at least minResultRetentionMs (${merged.minResultRetentionMs}): ` +
+        `a task that runs to the runtime limit would keep its result only ${Math.max(0, merged.defaultTtlMs - merged.runtimeLimitMs)} ms`,
+    );
+  }
   if (merged.maxTtlMs !== null) {
     if (merged.runtimeLimitMs > merged.maxTtlMs) problems.push(`runtimeLimitMs (${merged.runtimeLimitMs}) must not exceed maxTtlMs (${merged.maxTtlMs}): a task would expire while still allowed to run`);
     if (merged.defaultTtlMs === null || merged.defaultTtlMs > merged.maxTtlMs) problems.push(`defaultTtlMs (${String(merged.defaultTtlMs)}) must not exceed maxTtlMs (${merged.maxTtlMs})`);

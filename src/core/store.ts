@@ -19,16 +19,21 @@ import type {
  * - `message`: statusMessage-only change (coalesced).
  * - `attempt`: a run started (payload: `{attempt, leaseOwner}`).
  * - `input`: input requests added, answered or retired (payload `{added}` or `{answered, retired, added}`).
- * - `expired`: TTL reached; the row is about to be deleted.
+ * - `expired`: TTL reached; the row is about to be deleted (this event outlives it for
+ *   `EXPIRED_EVENT_RETENTION_MS`, so every tail sees it).
+ * - `released`: a draining worker gave up its lease of a running task (payload `{leaseOwner}`); the lease has lapsed
+ *   and any worker may recover the task now instead of after a lease.
+ * Retention: a task's events are deleted with the task (`expireDue`).
  */
-export type TaskEventKind = 'created' | 'status' | 'message' | 'attempt' | 'input' | 'expired';
+export type TaskEventKind = 'created' | 'status' | 'message' | 'attempt' | 'input' | 'expired' | 'released';
 
 /** One row of `task_events`. */
 export interface TaskEvent {
   /**
-   * Position in the feed: gap-free and in commit order within one database, across every process writing to it.
-   * Every backend must guarantee that an event becomes visible to readers only after every event with a smaller
-   * `seq` is visible, so a reader that tails `seq > cursor` never skips one (see {@link TaskStore.readEventsAfter}).
+   * Position in the feed: assigned gap-free and in commit order within one database, across every process writing
+   * to it. Every backend must guarantee that an event becomes visible to readers only after every event with a
+   * smaller `seq` is visible, so a reader that tails `seq > cursor` never skips one (see
+   * {@link TaskStore.readEventsAfter}). Retention later deletes the events of expired tasks; a seq is never reused.
    */
   seq: number;
   taskId: string;
@@ -76,6 +81,13 @@ export interface TransitionRequest {
   /** Epoch ms; becomes `lastUpdatedAt`. */
   now: number;
 }
+
+/** Bytes of JSON one tool-state document may take (see {@link TaskStore.putToolState}). */
+export const MAX_TOOL_STATE_BYTES = 512 * 1024;
+/** Keys one owner may hold per tool. */
+export const MAX_TOOL_STATE_KEYS = 64;
+/** Characters of a tool name or a key. */
+export const MAX_TOOL_STATE_NAME = 200;
 
 /** Listener for committed events, called after the commit, in commit order. */
 export type TaskEventListener = (event: TaskEvent) => void;
@@ -165,6 +177,14 @@ export interface TaskStore extends LedgerStore {
   claimRunnable(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]>;
 
   /**
+   * Give up the leases `leaseOwner` holds on `working` tasks among `taskIds`: the lease lapses at once on the store's
+   * clock (the owner stays, so the next claim is a recovery decision, like after a crash) and a `released` event is
+   * appended for each, which wakes other workers' recovery. Returns the ids released.
+   * Port addition (issue 11): the drain of a worker.
+   */
+  releaseLeases(leaseOwner: string, taskIds: readonly string[]): Promise<string[]>;
+
+  /**
    * Atomically take over up to `limit` unexpired `working` tasks whose lease lapsed (`leaseExpiresAt <= now` on the
    * store's clock) or that have none, leasing them to `leaseOwner` for `leaseMs`. `input_required` tasks hold no
    * lease and are skipped. Concurrent claimers (any process) get disjoint sets; a backend with row locks skips rows
@@ -223,11 +243,36 @@ export interface TaskStore extends LedgerStore {
   putStep(taskId: string, name: string, value: JsonValue): Promise<void>;
 
   /**
+   * One document of a tool's per-owner state (what a tool keeps between calls of one owner, e.g.
+   * check_infrastructure's last snapshot), or `undefined` when none is stored. Not tied to a task: it outlives
+   * tasks and their expiry. Scoped by `ownerKey` and `tool`; no caller ever reads another owner's state.
+   */
+  getToolState(ownerKey: string, tool: string, key: string): Promise<JsonValue | undefined>;
+
+  /**
+   * Store (replace) one document of a tool's per-owner state, at `now` (epoch ms).
+   * @throws {StoreError} `invalid` when the JSON exceeds {@link MAX_TOOL_STATE_BYTES}, a name is empty or longer
+   *   than {@link MAX_TOOL_STATE_NAME}, or the key is new and the owner already holds {@link MAX_TOOL_STATE_KEYS}
+   *   keys for the tool (checked in the write's own statement; two concurrent new keys may both pass); nothing is
+   *   written.
+   */
+  putToolState(ownerKey: string, tool: string, key: string, value: JsonValue, now: number): Promise<void>;
+
+  /**
    * Expire up to `limit` tasks with `expiresAt <= now` on the store's clock: append an `expired` event (`at` = that
-   * now), then delete the task and everything hanging off it. Returns the expired ids.
-   * Port change (issue 11): the sweep judges expiry on the store's clock, so every process's sweeper agrees.
+   * now), then delete the task, everything hanging off it and its other events. `expired` events older than
+   * `EXPIRED_EVENT_RETENTION_MS` are deleted too (up to `limit`). Returns the expired ids.
+   * Port changes (issue 11): the sweep judges expiry on the store's clock, so every process's sweeper agrees; a
+   * task's events go with it (retention).
    */
   expireDue(limit: number): Promise<string[]>;
+
+  /**
+   * Give storage freed by deletions back where the backend needs to be asked (SQLite: an incremental vacuum step on
+   * a file created with `auto_vacuum = INCREMENTAL`; PostgreSQL: nothing, autovacuum does it). Never required for
+   * correctness. Port addition (issue 11).
+   */
+  compact(): Promise<void>;
 
   /**
    * Committed events with `seq > afterSeq`, ascending, at most `limit` (the cross-process tail reads this).
@@ -236,7 +281,10 @@ export interface TaskStore extends LedgerStore {
    */
   readEventsAfter(afterSeq: number, limit: number): Promise<TaskEvent[]>;
 
-  /** The highest committed event `seq` (0 when none); every event up to it is visible to `readEventsAfter`. */
+  /**
+   * The highest committed event `seq` (0 when none), also when retention has deleted that event since; every event
+   * up to it that still exists is visible to `readEventsAfter`.
+   */
   lastEventSeq(): Promise<number>;
 
   /** Subscribe to events committed by this store instance; returns an unsubscribe function. */

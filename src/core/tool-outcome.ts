@@ -2,7 +2,7 @@ import { ErrorCode } from '../protocol/constants.js';
 import type { JsonObject, JsonValue, TaskGeneration, TaskOutcome, TaskStatus } from './task.js';
 import type { ExecutionOutcome } from './executor.js';
 import type { AnyToolDefinition, ToolResult } from './tool.js';
-import { redactSecrets } from './secrets.js';
+import { redactSecrets } from './redaction.js';
 
 /** A tool run turned into what the store records. */
 export interface SettledRun {
@@ -87,4 +87,22 @@ export function settleExecution(generation: TaskGeneration, outcome: Exclude<Exe
     case 'crashed':
       return { status: 'failed', outcome: { kind: 'error', error: { code: ErrorCode.InternalError, message: outcome.message } }, statusMessage: outcome.message };
   }
+}
+
+/**
+ * The tool's `immediateResponse` for `args` (already parsed by its `inputSchema`) made fit for statusMessage and
+ * the model (see {@link sanitizeStatusMessage}: secrets redacted, control characters stripped, 512 characters);
+ * `undefined` when the tool has none, it throws, or nothing is left.
+ */
+export function immediateResponseOf(tool: AnyToolDefinition, args: unknown): string | undefined {
+  if (!tool.immediateResponse) return undefined;
+  let text: unknown;
+  try {
+    text = tool.immediateResponse(args);
+  } catch {
+    return undefined;
+  }
+  if (typeof text !== 'string') return undefined;
+  const clean = sanitizeStatusMessage(text);
+  return clean.length > 0 ? clean : undefined;
 }

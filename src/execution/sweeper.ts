@@ -22,7 +22,10 @@ const DEFAULT_AUDIT_RETENTION_MS = 90 * 24 * 60 * 60 * 1000;
  * Housekeeping every process may run, holding no lease and safe to run in many processes at once (each write is
  * conditional, and the PostgreSQL store sweeps with `SKIP LOCKED`): deletes tasks past their TTL (reads hide them
  * already; the sweep frees the rows and records `expired`, on the store's clock) and fails tasks that waited for
- * input longer than `inputTimeoutMs` (`data.reason: "input_timeout"`).
+ * input longer than `inputTimeoutMs` (`data.reason: "input_timeout"`). Retention goes with expiry: a task's
+ * events are deleted with it (its `expired` event a little later), and the store is asked to give freed space back
+ * (`compact`: SQLite's incremental vacuum; PostgreSQL's autovacuum needs nothing). The audit trail has its own
+ * retention (`auditRetentionMs`): it outlives the tasks it records.
  */
 export class Sweeper {
   private timer: NodeJS.Timeout | undefined;
@@ -57,7 +60,8 @@ export class Sweeper {
 
   private async sweepOnce(): Promise<void> {
     try {
-      await this.store.expireDue(EXPIRE_BATCH);
+      const expired = await this.store.expireDue(EXPIRE_BATCH);
+      if (expired.length > 0) await this.store.compact();
       await this.store.purgeAudit(this.clock.now() - (this.settings.auditRetentionMs ?? DEFAULT_AUDIT_RETENTION_MS), EXPIRE_BATCH);
       const { inputTimeoutMs } = this.settings;
       for (const record of await this.store.listWaitingSince(this.clock.now() - inputTimeoutMs, TIMEOUT_BATCH)) {

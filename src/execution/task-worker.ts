@@ -8,7 +8,7 @@ import type { ProgressListener, SlotReservation, WorkerHandOff } from '../core/h
 import { redactTaskId, type Logger } from '../core/logger.js';
 import type { TaskEvent, TaskStore } from '../core/store.js';
 import type { TaskRecord } from '../core/task.js';
-import { sanitizeStatusMessage, settleExecution } from '../core/tool-outcome.js';
+import { immediateResponseOf, sanitizeStatusMessage, settleExecution } from '../core/tool-outcome.js';
 import type { ToolRegistry } from '../core/tool-registry.js';
 import { failByRuntime } from './fail-task.js';
 import { judgeUnrenewedLease } from './lease-verdict.js';
@@ -218,8 +218,9 @@ export class TaskWorker {
       const rerunnable = tool !== undefined && (tool.idempotent === true || tool.journaled === true);
       if (tool && (neverStarted || rerunnable) && record.attempt < settings.maxAttempts) {
         if (this.phase !== 'running' || this.freeSlots() <= 0) {
-          // Draining, or a create took the slot meanwhile: the lease just taken (no run counted) lapses again at once.
-          await store.renewLeases(settings.instanceId, [record.taskId], 0);
+          // Draining, or a create took the slot meanwhile: the lease just taken (no run counted) goes back at once,
+          // and the release event tells other workers.
+          await store.releaseLeases(settings.instanceId, [record.taskId]);
           continue;
         }
         logger.info({ taskId: redactTaskId(record.taskId), attempt: record.attempt }, 'recovering task');
@@ -355,8 +356,10 @@ export class TaskWorker {
       if (reasonAtDeadline === 'runtime_limit') void this.fail(record, 'runtime_limit', `Tool ${tool.name} exceeded the runtime limit of ${settings.runtimeLimitMs} ms`);
     }, Math.max(0, deadlineMs - startedAt));
     deadline.unref();
-    // A new run starts with an empty statusMessage ("queued" or the last run's words are over).
-    if (record.statusMessage !== null) this.statusWriter.set(taskId, null);
+    // A new run starts with the tool's immediate response, else empty ("queued" or the last run's words are over).
+    const parsed = tool.inputSchema.safeParse(record.arguments);
+    const initial = (parsed.success ? immediateResponseOf(tool, parsed.data) : undefined) ?? null;
+    if (record.statusMessage !== initial) this.statusWriter.set(taskId, initial);
     let outcome: ExecutionOutcome;
     try {
       const gathered = tool.gather || tool.resolvesTasks?.length ? (await store.getStep(taskId, GATHERED_STEP))?.value : undefined;
@@ -409,6 +412,8 @@ export class TaskWorker {
       },
       getStep: (name) => store.getStep(taskId, name),
       putStep: (name, value) => store.putStep(taskId, name, value),
+      getOwnerState: (key) => store.getToolState(record.ownerKey, record.toolName, key),
+      putOwnerState: (key, value) => store.putToolState(record.ownerKey, record.toolName, key, value, clock.now()),
       elicit: createTaskElicitor({ record, store, leaseOwner: settings.instanceId, now: () => clock.now() }),
       log: (entry) => logger[entry.level](entry.fields, entry.message),
       openOperation: async (spec) => {
@@ -453,6 +458,8 @@ export class TaskWorker {
     else if (event.kind === 'status' && event.status === 'working') this.hint();
     else if (event.kind === 'created' && !this.reservedIds.has(event.taskId)) this.hintAfterBatch(event.taskId);
     else if (event.kind === 'attempt') this.maybeRunnable.delete(event.taskId);
+    // Another worker drained and let its runs go: take them over now instead of a lease later.
+    else if (event.kind === 'released' && event.payload?.leaseOwner !== this.instanceId) void this.recover().catch((error: unknown) => this.options.logger.warn({ err: error }, 'recovery after a release failed'));
   }
 
   /**
@@ -553,7 +560,9 @@ export class TaskWorker {
     for (const timer of this.timers.splice(0)) clearInterval(timer);
     this.unsubscribe();
     await this.statusWriter.close();
-    if (left.length > 0) await this.options.store.renewLeases(this.instanceId, left, 0).catch(() => []);
+    if (left.length > 0) {
+      await this.options.store.releaseLeases(this.instanceId, left).catch((error: unknown) => logger.warn({ err: error }, 'releasing leases failed; they lapse on their own'));
+    }
   }
 }
 

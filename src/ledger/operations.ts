@@ -2,7 +2,7 @@ import { TasksError } from '../core/errors.js';
 import type { ExecutionHost } from '../core/executor.js';
 import type { OperationRecord } from '../core/ledger.js';
 import type { TaskStore } from '../core/store.js';
-import { redactSecrets } from '../core/secrets.js';
+import { redactSecrets } from '../core/redaction.js';
 import type { JsonObject } from '../core/task.js';
 import { OperationNotApplied, type OperationHandlers, type OperationReceipt, type OperationSpec, type ReconcileInput, type ReconcileVerdict } from '../core/tool.js';
 import { ErrorCode } from '../protocol/constants.js';

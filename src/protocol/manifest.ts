@@ -23,7 +23,7 @@ export type ToolTaskMode = 'forbidden' | 'optional' | 'required' | 'server-decid
 export type SessionEvidence =
   | {
       kind: 'initialize';
-      /** `Mcp-Session-Id` of the 2025-era HTTP session; `null` for a session-less transport. */
+      /** `Mcp-Session-Id` of the v1-generation (2025-11-25) HTTP session; `null` for a session-less transport. */
       sessionId: string | null;
       /** When the session was initialised (ISO 8601). */
       at: string;

@@ -7,6 +7,7 @@ import { newInstanceId } from '../core/ids.js';
 import { resolveLimits, type TasksServerLimits } from '../core/limits.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import { ANONYMOUS_OWNER_KEY, type Authenticator } from '../core/owner.js';
+import { ScopePolicy } from '../core/scopes.js';
 import type { TaskStore } from '../core/store.js';
 import type { AnyToolDefinition } from '../core/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
@@ -16,10 +17,13 @@ import { InProcessExecutor } from '../execution/in-process-executor.js';
 import { Sweeper } from '../execution/sweeper.js';
 import type { TaskWorker } from '../execution/task-worker.js';
 import type { TaskServiceHook } from '../service/hooks.js';
+import { FALLBACK_TOOLS } from '../service/fallback-tools.js';
 import { TaskService } from '../service/task-service.js';
 import { CursorCodec } from './cursor.js';
 import type { HandlerDeps } from './deps.js';
 import { createServerFactory } from './factory.js';
+import type { OAuthMetadata } from '@modelcontextprotocol/server';
+import type { ProtectedResource } from './http/bearer-auth.js';
 import { createHttpFront, type HttpFront } from './http/node-handler.js';
 import { TaskListenRoute } from './http/task-listen.js';
 import { FastPath } from './http/fast-path.js';
@@ -44,8 +48,23 @@ export interface CreateTasksServerOptions {
   store: TaskStore;
   /** Secret that signs `tasks/list` cursors (see `loadServerSecret`); at least 16 bytes. */
   secret: Buffer;
-  /** Bearer-token authentication. Without it one `anonymous` owner exists and v1 `tasks/list` is not offered (R51). */
+  /**
+   * Bearer-token authentication (`TokenFileAuthenticator`, `TokenFileWatcher`, `JwtAuthenticator`). Without it one
+   * `anonymous` owner exists, holding every scope, and v1 `tasks/list` is not offered (R51).
+   */
   auth?: Authenticator;
+  /**
+   * With `auth` verifying tokens of an OAuth authorization server: this server as a protected resource. Tokens must
+   * be issued for `resource` (RFC 8707 audience, checked again by the SDK's `expectedResource`), 401/403 challenges
+   * carry `resource_metadata`, and the RFC 9728 document is served at `/.well-known/oauth-protected-resource` and
+   * its path-suffixed variant. `resource` is the public URL clients use (behind a TLS proxy: the proxy's URL).
+   */
+  oauth?: { resource: URL; issuer: string };
+  /**
+   * Scope names: the task scopes and the per-tool scopes (`--tool-scope`). The HTTP front checks the method-level
+   * ones (HTTP 403 `insufficient_scope`). @defaultValue no tool scopes
+   */
+  scopes?: ScopePolicy;
   /** Absolute directories tools may read. @defaultValue [] */
   roots?: readonly string[];
   /**
@@ -81,6 +100,15 @@ export interface CreateTasksServerOptions {
    * SDK's per-request machinery; responses are identical either way. @defaultValue true
    */
   fastPath?: boolean;
+  /**
+   * Task fallback tools for hosts without task support (a 2025-era session whose client declares no
+   * `capabilities.tasks`): their calls of task-required tools answer at once with a text result naming the task,
+   * which they follow through the synchronous tools `get_task_status`, `get_task_result` and `cancel_task`
+   * (owner-bound and hooked like `tasks/get` / `tasks/cancel`). Without it such hosts do not see task-required
+   * tools. 2026-07-28 requests without the Tasks Extension keep their `-32021` either way (SEP-2663 E6).
+   * @defaultValue false
+   */
+  taskFallbackTools?: boolean;
   /** @defaultValue `{ name: "mcp-tasks", version: <package version> }` */
   serverInfo?: { name: string; version: string };
 }
@@ -107,6 +135,14 @@ export interface TasksServer {
 }
 
 const LOCALHOST_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+/** The SDK's protected-resource settings for `oauth` (its metadata builder reads only `issuer` of the AS metadata). */
+function protectedResource(oauth: { resource: URL; issuer: string }, scopes: ScopePolicy, name: string): ProtectedResource {
+  return {
+    url: oauth.resource,
+    metadata: { oauthMetadata: { issuer: oauth.issuer } as OAuthMetadata, resourceServerUrl: oauth.resource, scopesSupported: scopes.supported(), resourceName: name },
+  };
+}
 /** Longest a too-fast poll is held back (ms). */
 const MAX_POLL_DELAY_MS = 5000;
 
@@ -114,7 +150,8 @@ const MAX_POLL_DELAY_MS = 5000;
  * Create a durable MCP tasks server for both protocol generations on one endpoint: the task service, its
  * adapters (HTTP, stdio), and — unless `worker: false` — an embedded worker and the sweeper, started (recovery,
  * leases, TTL sweeper, event tail) before this resolves.
- * @throws TasksError `-32602` for invalid limits (every problem listed), duplicate tool names, an elicting tool
+ * @throws TasksError `-32602` for invalid limits (every problem listed), duplicate tool names (also with a task
+ *   fallback tool when `taskFallbackTools` is on), an elicting tool
  *   that is not safe to re-run, or a secret shorter than 16 bytes.
  */
 export async function createTasksServer(options: CreateTasksServerOptions): Promise<TasksServer> {
@@ -122,7 +159,10 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
   const logger = options.logger ?? silentLogger;
   const clock = options.clock ?? systemClock;
   const tools = new ToolRegistry(options.tools);
+  const shadowing = options.taskFallbackTools ? FALLBACK_TOOLS.find((fallback) => tools.get(fallback.name)) : undefined;
+  if (shadowing) throw new TasksError(ErrorCode.InvalidParams, `tool ${shadowing.name} has the name of a task fallback tool; rename it or serve without task fallback tools`);
   if (options.secret.length < 16) throw new TasksError(ErrorCode.InvalidParams, 'the server secret must be at least 16 bytes');
+  if (options.oauth && !options.auth) throw new TasksError(ErrorCode.InvalidParams, 'oauth needs auth (the authenticator that verifies its tokens)');
   const confinement = { roots: options.roots ?? [], deniedPaths: options.deniedPaths ?? [] };
   const feed = new TaskEventFeed(options.store, logger);
   const executor = new InProcessExecutor(tools);
@@ -153,6 +193,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     clock,
     logger,
     ...(options.hooks ? { hooks: options.hooks } : {}),
+    taskFallbackTools: options.taskFallbackTools === true,
   });
   const deps: HandlerDeps = {
     service,
@@ -166,12 +207,14 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     serverInfo: options.serverInfo ?? { name: 'mcp-tasks', version: '0.1.0' },
   };
   const factory = createServerFactory(deps);
+  const scopes = options.scopes ?? new ScopePolicy();
   const http = createHttpFront({
     factory,
     maxRequestBodyBytes: limits.maxRequestBodyBytes,
     sessionIdleMs: limits.sessionIdleMs,
     maxSessions: limits.maxSessions,
-    ...(options.auth ? { authenticator: options.auth } : {}),
+    ...(options.auth ? { auth: { authenticator: options.auth, scopes, ...(options.oauth ? { resource: protectedResource(options.oauth, scopes, deps.serverInfo.name) } : {}) } } : {}),
+    scopes,
     allowedHosts: options.allowedHosts === undefined ? LOCALHOST_NAMES : options.allowedHosts,
     allowedOrigins: options.allowedOrigins === undefined ? LOCALHOST_NAMES : options.allowedOrigins,
     routeResponse: (ownerKey, message) => routeInputResponse(deps, ownerKey, message),

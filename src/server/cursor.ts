@@ -32,7 +32,9 @@ export class CursorCodec {
    */
   decode(cursor: string, ownerKey: string): number {
     const raw = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url') : Buffer.alloc(0);
-    if (raw.length <= IV_BYTES + TAG_BYTES) throw invalidParams('Invalid cursor');
+    // Only the one encoding we mint: base64url leaves spare bits in the last character, so other spellings of the
+    // same bytes would otherwise pass (found by the hostile-input fuzzer).
+    if (raw.length <= IV_BYTES + TAG_BYTES || raw.toString('base64url') !== cursor) throw invalidParams('Invalid cursor');
     let text: string;
     try {
       const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, IV_BYTES));

@@ -13,7 +13,7 @@ export interface HandlerDeps {
   cursors: CursorCodec;
   /** Remembers recent polls to slow down clients that poll faster than the hint. */
   polls: PollThrottle;
-  /** The push notifier of each 2025-era session's SDK server (so tasks created on the fast path are pushed too). */
+  /** The push notifier of each v1-generation (2025-11-25) session's SDK server (so tasks created on the fast path are pushed too). */
   sessionNotifiers: WeakMap<object, V1SessionNotifier>;
   /** Signs and verifies MRTR `requestState` (also passed to every SDK server as its `requestState.verify`). */
   requestStates: RequestStateCodec<GatherState>;

@@ -50,7 +50,7 @@ function capabilitiesFor(negotiation: Negotiation, authEnabled: boolean): Server
 }
 
 /**
- * The SDK server factory: one instance per 2026-07-28 request, per 2025-era session, per stdio connection.
+ * The SDK server factory: one instance per 2026-07-28 request, per v1-generation session, per stdio connection.
  * `tools/call` goes through the fallback handler (see `handleToolsCall`); the task methods are registered per
  * negotiation. The SDK's `era` is read here and nowhere else.
  */

@@ -31,11 +31,21 @@ export interface GatherState {
  */
 export function createGatherStateCodec(secret: Buffer): RequestStateCodec<GatherState> {
   const key = createHmac('sha256', secret).update('mcp-tasks requestState v1').digest();
-  return createRequestStateCodec<GatherState>({
+  const codec = createRequestStateCodec<GatherState>({
     key,
     ttlSeconds: 600,
     bind: (context) => `${ownerKeyFromContext(context)}\0${context.mcpReq.method}`,
   });
+  return {
+    mint: (payload, context) => codec.mint(payload, context),
+    // Only the spelling the SDK mints: it decodes the MAC with atob, which ignores the spare bits of the last
+    // base64url character, so other spellings of the same MAC would pass (found by the hostile-input fuzzer).
+    verify(state, context) {
+      const mac = state.slice(state.lastIndexOf('.') + 1);
+      if (Buffer.from(mac, 'base64url').toString('base64url') !== mac) return Promise.reject(new Error('malformed'));
+      return codec.verify(state, context);
+    },
+  };
 }
 
 /**

@@ -1,13 +1,26 @@
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { JSONRPCMessage, MessageExtraInfo, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
+import { ErrorCode } from '../protocol/constants.js';
 
 /**
- * The SDK's stdio transport with one interception: JSON-RPC responses to our own server→client requests (v1
- * elicitation replies) are handed to `route` instead of the SDK, which never sent them and would drop them.
+ * The JSON-RPC error for a line that is JSON but not a JSON-RPC message (the SDK's schema refused it), or
+ * `undefined` for other transport errors. Lines that are not JSON at all never get here: the SDK skips them as
+ * stray output, by design.
+ */
+function unreadableLineError(error: Error): { code: number; message: string } | undefined {
+  return error.name === 'ZodError' ? { code: ErrorCode.InvalidRequest, message: 'Invalid request: the line is not a JSON-RPC message' } : undefined;
+}
+
+/**
+ * The SDK's stdio transport with two interceptions: JSON-RPC responses to our own server→client requests (v1
+ * elicitation replies) are handed to `route` instead of the SDK, which never sent them and would drop them; and a
+ * JSON line that is not a JSON-RPC message is answered `-32600` with `id: null` as JSON-RPC 2.0 §5 requires (the
+ * SDK only reports it to `onerror`, leaving the client waiting; found by the hostile-input fuzzer).
  */
 export class InputRoutingStdioTransport implements Transport {
   private readonly inner = new StdioServerTransport();
   private handler: ((message: JSONRPCMessage, extra?: MessageExtraInfo) => void) | undefined;
+  private errorHandler: ((error: Error) => void) | undefined;
 
   /**
    * @param ours - decides synchronously whether a message is a reply to one of our requests (others keep their order)
@@ -21,6 +34,11 @@ export class InputRoutingStdioTransport implements Transport {
     this.inner.onmessage = (message) => {
       if (ours(message)) void route(message).catch(onRouteError);
       else this.handler?.(message);
+    };
+    this.inner.onerror = (error) => {
+      const answer = unreadableLineError(error);
+      if (answer) void this.inner.send({ jsonrpc: '2.0', id: null, error: answer } as unknown as JSONRPCMessage).catch(() => undefined);
+      this.errorHandler?.(error);
     };
   }
 
@@ -41,11 +59,11 @@ export class InputRoutingStdioTransport implements Transport {
   }
 
   set onerror(handler: ((error: Error) => void) | undefined) {
-    this.inner.onerror = handler;
+    this.errorHandler = handler;
   }
 
   get onerror(): ((error: Error) => void) | undefined {
-    return this.inner.onerror;
+    return this.errorHandler;
   }
 
   start(): Promise<void> {

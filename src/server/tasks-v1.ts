@@ -17,7 +17,7 @@ const ListParams = z.looseObject({ cursor: z.string().optional() });
 type CallerFor = (context: ServerContext) => Caller;
 
 /**
- * Register the 2025-11-25 task methods (`tasks/get|result|list|cancel`) on a 2025-era SDK server. Each one goes
+ * Register the 2025-11-25 task methods (`tasks/get|result|list|cancel`) on an SDK server of the v1 generation (2025-11-25). Each one goes
  * through the task service, which re-checks the caller: the task must belong to the same owner and be a v1 task,
  * else it is answered exactly like an unknown id (`-32602`, R45, R49). Sessions older than 2025-11-25 get `-32601`.
  */

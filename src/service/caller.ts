@@ -3,14 +3,15 @@ import type { JsonObject, TaskGeneration } from '../core/task.js';
 /**
  * How a caller negotiated what it may use: `per-request` for a 2026-07-28 request, which carries its protocol
  * version and client capabilities in its own `_meta` (B1: never taken from earlier requests), or `per-session` for a
- * 2025-era session, negotiated once by `initialize`.
+ * v1-generation (2025-11-25) session, negotiated once by `initialize`.
  */
 export type Negotiation = 'per-request' | 'per-session';
 
 /**
  * Who is calling and what they negotiated, for one request. The server adapters build it in one place
  * (`server/caller.ts`) and every {@link TaskService} operation takes it and re-checks the task's owner against it.
- * Identity is `ownerKey` today; the authorization stage adds the token's scopes here.
+ * Identity is `ownerKey`; `scopes` are what the verified credential was granted (the HTTP front has already
+ * checked the method-level ones), recorded in the audit trail.
  */
 export interface Caller {
   /** Task owner: `issuer|subject|tenant` from the verified token, or `anonymous` (2025-11-25 R48, SEP-2663 E45). */
@@ -26,7 +27,29 @@ export interface Caller {
   protocolVersion: string;
   /** The request's client capabilities (per request: its `_meta`; per session: from `initialize`). */
   clientCapabilities: JsonObject;
+  /** Scopes granted to an authenticated caller (RFC 6749 §3.3 tokens); absent without authentication (anonymous). */
+  scopes?: readonly string[];
 }
 
 /** A caller whose request may use tasks of its generation: what the task operations take. */
 export type TaskCaller = Caller & { generation: TaskGeneration };
+
+/**
+ * Whether the caller declared that it takes tasks: on 2026-07-28 the Tasks Extension in this request's `_meta`
+ * (SEP-2663 E1, E3); in a 2025-era session `capabilities.tasks` in its `initialize` on 2025-11-25 ("present if the
+ * client supports task-augmented requests", R1). With task fallback tools on, a 2025-era client that declares
+ * nothing is taken for a host without task support and offered the separate job API (see `planCall`).
+ */
+export function declaresTaskSupport(caller: Caller): boolean {
+  if (caller.negotiation === 'per-request') return caller.generation === 'v2';
+  const tasks = caller.clientCapabilities.tasks;
+  return caller.generation === 'v1' && typeof tasks === 'object' && tasks !== null && !Array.isArray(tasks);
+}
+
+/**
+ * The task caller of a host without task support in a 2025-era session (see {@link declaresTaskSupport}): the
+ * tasks it creates through task fallback tools are 2025-11-25 tasks of its owner, read back only through those tools.
+ */
+export function fallbackTaskCaller(caller: Caller): TaskCaller {
+  return { ...caller, generation: 'v1' };
+}

@@ -1,10 +1,12 @@
 import { expiresAtOf } from '../core/store-rules.js';
+import { NO_ENCRYPTION, type FieldCipher } from './field-cipher.js';
 import type { TaskEvent, TaskEventKind } from '../core/store.js';
 import type {
   InputRequestRecord,
   InputRequestState,
   JsonObject,
   JsonRpcErrorObject,
+  JsonValue,
   NewTask,
   TaskGeneration,
   TaskOutcome,
@@ -66,86 +68,148 @@ export interface InputRequestRow {
 }
 
 
-/** A `tasks` row as a {@link TaskRecord}. */
-export function toRecord(row: TaskRow): TaskRecord {
-  return {
-    taskId: row.task_id,
-    ownerKey: row.owner_key,
-    generation: row.generation as TaskGeneration,
-    protocolVersion: row.protocol_version,
-    toolName: row.tool_name,
-    arguments: JSON.parse(row.arguments) as JsonObject,
-    clientCapabilities: JSON.parse(row.client_capabilities) as JsonObject,
-    progressToken: row.progress_token === null ? null : (JSON.parse(row.progress_token) as string | number),
-    status: row.status as TaskStatus,
-    statusMessage: row.status_message,
-    createdAt: row.created_at,
-    lastUpdatedAt: row.last_updated_at,
-    ttlMs: row.ttl_ms,
-    pollIntervalMs: row.poll_interval_ms,
-    expiresAt: row.expires_at,
-    seq: row.seq,
-    attempt: row.attempt,
-    leaseOwner: row.lease_owner,
-    leaseExpiresAt: row.lease_expires_at,
-    idempotencyKey: row.idempotency_key,
-    requestDigest: row.request_digest,
-  };
-}
-
-/** Named parameters of `SQL.insertTask` for `task` (everything but `seq`); `now` (the store's clock) starts its lease. */
-export function newTaskParams(task: NewTask, now: number): Record<string, string | number | null> {
-  return {
-    taskId: task.taskId,
-    ownerKey: task.ownerKey,
-    generation: task.generation,
-    protocolVersion: task.protocolVersion,
-    toolName: task.toolName,
-    arguments: JSON.stringify(task.arguments),
-    clientCapabilities: JSON.stringify(task.clientCapabilities),
-    // JSON keeps a numeric token numeric (R36 echoes it back with its original type).
-    progressToken: task.progressToken === null ? null : JSON.stringify(task.progressToken),
-    statusMessage: task.statusMessage,
-    createdAt: task.createdAt,
-    ttlMs: task.ttlMs,
-    pollIntervalMs: task.pollIntervalMs,
-    expiresAt: expiresAtOf(task.createdAt, task.ttlMs),
-    leaseOwner: task.leaseOwner,
-    leaseExpiresAt: task.leaseOwner === null || task.leaseMs === null ? null : now + task.leaseMs,
-    idempotencyKey: task.idempotencyKey ?? null,
-    requestDigest: task.requestDigest ?? null,
-    attempt: task.startNow === true ? 1 : 0,
-  };
-}
-
 /**
- * The record of a task just inserted with `params` and `seq`, built without reading the row back (it is exactly
- * what the insert wrote; the JSON columns are parsed from the very strings stored).
+ * Row conversions of the columns that can hold requestors' data — `tasks.arguments`, `input_requests.request` and
+ * `.response`, `task_steps.value` — through a {@link FieldCipher} (encrypted at rest when a key is configured; the
+ * plain cipher otherwise). Each value is bound to its column and row (task id, and key or step name), so a
+ * ciphertext moved elsewhere does not decrypt. One instance per store.
  */
-export function insertedRecord(params: ReturnType<typeof newTaskParams>, seq: number): TaskRecord {
-  return toRecord({
-    task_id: params.taskId as string,
-    owner_key: params.ownerKey as string,
-    generation: params.generation as string,
-    protocol_version: params.protocolVersion as string,
-    tool_name: params.toolName as string,
-    arguments: params.arguments as string,
-    client_capabilities: params.clientCapabilities as string,
-    progress_token: params.progressToken as string | null,
-    status: 'working',
-    status_message: params.statusMessage as string | null,
-    created_at: params.createdAt as number,
-    last_updated_at: params.createdAt as number,
-    ttl_ms: params.ttlMs as number | null,
-    poll_interval_ms: params.pollIntervalMs as number,
-    expires_at: params.expiresAt as number | null,
-    seq,
-    attempt: params.attempt as number,
-    lease_owner: params.leaseOwner as string | null,
-    lease_expires_at: params.leaseExpiresAt as number | null,
-    idempotency_key: params.idempotencyKey as string | null,
-    request_digest: params.requestDigest as string | null,
-  });
+export class RowCodec {
+  constructor(private readonly cipher: FieldCipher = NO_ENCRYPTION) {}
+
+  /** A `tasks` row as a {@link TaskRecord}. @throws StoreError `fault` when the arguments cannot be decrypted. */
+  toRecord(row: TaskRow): TaskRecord {
+    return {
+      taskId: row.task_id,
+      ownerKey: row.owner_key,
+      generation: row.generation as TaskGeneration,
+      protocolVersion: row.protocol_version,
+      toolName: row.tool_name,
+      arguments: JSON.parse(this.cipher.open(row.arguments, argumentsContext(row.task_id))) as JsonObject,
+      clientCapabilities: JSON.parse(row.client_capabilities) as JsonObject,
+      progressToken: row.progress_token === null ? null : (JSON.parse(row.progress_token) as string | number),
+      status: row.status as TaskStatus,
+      statusMessage: row.status_message,
+      createdAt: row.created_at,
+      lastUpdatedAt: row.last_updated_at,
+      ttlMs: row.ttl_ms,
+      pollIntervalMs: row.poll_interval_ms,
+      expiresAt: row.expires_at,
+      seq: row.seq,
+      attempt: row.attempt,
+      leaseOwner: row.lease_owner,
+      leaseExpiresAt: row.lease_expires_at,
+      idempotencyKey: row.idempotency_key,
+      requestDigest: row.request_digest,
+    };
+  }
+
+  /** Named parameters of the task insert for `task` (everything but `seq`); `now` (the store's clock) starts its lease. */
+  newTaskParams(task: NewTask, now: number): Record<string, string | number | null> {
+    return {
+      taskId: task.taskId,
+      ownerKey: task.ownerKey,
+      generation: task.generation,
+      protocolVersion: task.protocolVersion,
+      toolName: task.toolName,
+      arguments: this.cipher.seal(JSON.stringify(task.arguments), argumentsContext(task.taskId)),
+      clientCapabilities: JSON.stringify(task.clientCapabilities),
+      // JSON keeps a numeric token numeric (R36 echoes it back with its original type).
+      progressToken: task.progressToken === null ? null : JSON.stringify(task.progressToken),
+      statusMessage: task.statusMessage,
+      createdAt: task.createdAt,
+      ttlMs: task.ttlMs,
+      pollIntervalMs: task.pollIntervalMs,
+      expiresAt: expiresAtOf(task.createdAt, task.ttlMs),
+      leaseOwner: task.leaseOwner,
+      leaseExpiresAt: task.leaseOwner === null || task.leaseMs === null ? null : now + task.leaseMs,
+      idempotencyKey: task.idempotencyKey ?? null,
+      requestDigest: task.requestDigest ?? null,
+      attempt: task.startNow === true ? 1 : 0,
+    };
+  }
+
+  /**
+   * The record of `task` just inserted with `params` and `seq`, built without reading the row back (it is exactly
+   * what the insert wrote; encrypted arguments are taken from the task, not decrypted again).
+   */
+  insertedRecord(task: NewTask, params: ReturnType<RowCodec['newTaskParams']>, seq: number): TaskRecord {
+    const record = PLAIN.toRecord({
+      task_id: params.taskId as string,
+      owner_key: params.ownerKey as string,
+      generation: params.generation as string,
+      protocol_version: params.protocolVersion as string,
+      tool_name: params.toolName as string,
+      arguments: '{}',
+      client_capabilities: params.clientCapabilities as string,
+      progress_token: params.progressToken as string | null,
+      status: 'working',
+      status_message: params.statusMessage as string | null,
+      created_at: params.createdAt as number,
+      last_updated_at: params.createdAt as number,
+      ttl_ms: params.ttlMs as number | null,
+      poll_interval_ms: params.pollIntervalMs as number,
+      expires_at: params.expiresAt as number | null,
+      seq,
+      attempt: params.attempt as number,
+      lease_owner: params.leaseOwner as string | null,
+      lease_expires_at: params.leaseExpiresAt as number | null,
+      idempotency_key: params.idempotencyKey as string | null,
+      request_digest: params.requestDigest as string | null,
+    });
+    // A copy made the way a read makes it, so the caller never shares the object it passed in.
+    record.arguments = JSON.parse(this.cipher === NO_ENCRYPTION ? (params.arguments as string) : JSON.stringify(task.arguments)) as JsonObject;
+    return record;
+  }
+
+  /** The `request` column of input request `key` of `taskId`. */
+  requestText(taskId: string, key: string, request: JsonObject): string {
+    return this.cipher.seal(JSON.stringify(request), inputContext('request', taskId, key));
+  }
+
+  /** The `response` column of input request `key` of `taskId` (`null` stays `null`). */
+  responseText(taskId: string, key: string, response: JsonObject | null): string | null {
+    return response === null ? null : this.cipher.seal(JSON.stringify(response), inputContext('response', taskId, key));
+  }
+
+  /** An `input_requests` row as an {@link InputRequestRecord}. @throws StoreError `fault` when it cannot be decrypted. */
+  toInputRequest(row: InputRequestRow): InputRequestRecord {
+    return {
+      taskId: row.task_id,
+      key: row.key,
+      request: JSON.parse(this.cipher.open(row.request, inputContext('request', row.task_id, row.key))) as JsonObject,
+      response: row.response === null ? null : (JSON.parse(this.cipher.open(row.response, inputContext('response', row.task_id, row.key))) as JsonObject),
+      state: row.state as InputRequestState,
+      createdAt: row.created_at,
+      answeredAt: row.answered_at,
+    };
+  }
+
+  /** The `value` column of step `name` of `taskId`. */
+  stepText(taskId: string, name: string, value: JsonValue): string {
+    return this.cipher.seal(JSON.stringify(value), stepContext(taskId, name));
+  }
+
+  /** A stored step value. @throws StoreError `fault` when it cannot be decrypted. */
+  stepValue(taskId: string, name: string, text: string): JsonValue {
+    return JSON.parse(this.cipher.open(text, stepContext(taskId, name))) as JsonValue;
+  }
+}
+
+/** The codec without encryption (for values the codec builds itself). */
+const PLAIN = new RowCodec(NO_ENCRYPTION);
+
+// Contexts join with NUL, which no task id, key or step name the port accepts can contain.
+function argumentsContext(taskId: string): string {
+  return `tasks.arguments\u0000${taskId}`;
+}
+
+function inputContext(column: 'request' | 'response', taskId: string, key: string): string {
+  return `input_requests.${column}\u0000${taskId}\u0000${key}`;
+}
+
+function stepContext(taskId: string, name: string): string {
+  return `task_steps.value\u0000${taskId}\u0000${name}`;
 }
 
 /** A `task_outcomes` row as a {@link TaskOutcome}. */
@@ -169,18 +233,5 @@ export function toEvent(row: EventRow): TaskEvent {
     status: row.status as TaskStatus,
     at: row.at,
     payload: row.payload === null ? null : (JSON.parse(row.payload) as JsonObject),
-  };
-}
-
-/** An `input_requests` row as an {@link InputRequestRecord}. */
-export function toInputRequest(row: InputRequestRow): InputRequestRecord {
-  return {
-    taskId: row.task_id,
-    key: row.key,
-    request: JSON.parse(row.request) as JsonObject,
-    response: row.response === null ? null : (JSON.parse(row.response) as JsonObject),
-    state: row.state as InputRequestState,
-    createdAt: row.created_at,
-    answeredAt: row.answered_at,
   };
 }

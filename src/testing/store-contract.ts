@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../core/clock.js';
 import { newTaskId } from '../core/ids.js';
 import { StoreError, type StoreErrorCode } from '../core/store-error.js';
-import type { TaskEvent, TaskStore } from '../core/store.js';
+import { EXPIRED_EVENT_RETENTION_MS } from '../core/store-rules.js';
+import { MAX_TOOL_STATE_BYTES, MAX_TOOL_STATE_KEYS, MAX_TOOL_STATE_NAME, type TaskEvent, type TaskStore } from '../core/store.js';
 import type { NewTask, TaskOutcome, TaskStatus } from '../core/task.js';
 import { FakeClock } from './fake-clock.js';
 import { describeInputRequestContract } from './store-contract-input.js';
@@ -445,6 +446,47 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
       });
     });
 
+    describe('tool state', () => {
+      it('keeps one document per owner, tool and key: replaced by a put, never seen by another owner or tool', async () => {
+        expect(await store.getToolState(ALICE, 'check_infrastructure', 'snapshot')).toBeUndefined();
+        await store.putToolState(ALICE, 'check_infrastructure', 'snapshot', { targets: { a: 'sha256:1' } }, T0);
+        await store.putToolState(ALICE, 'check_infrastructure', 'snapshot', { targets: { a: 'sha256:2' } }, T0 + 1);
+        expect(await store.getToolState(ALICE, 'check_infrastructure', 'snapshot')).toEqual({ targets: { a: 'sha256:2' } });
+        expect(await store.getToolState(BOB, 'check_infrastructure', 'snapshot')).toBeUndefined();
+        expect(await store.getToolState(ALICE, 'analyze_logs', 'snapshot')).toBeUndefined();
+        await store.putToolState(BOB, 'check_infrastructure', 'snapshot', 'bob', T0);
+        expect(await store.getToolState(ALICE, 'check_infrastructure', 'snapshot')).toEqual({ targets: { a: 'sha256:2' } });
+        for (const value of [null, false, 0, '', [], 'héllo ✓ "quoted"\n']) {
+          await store.putToolState(ALICE, 'check_infrastructure', `v-${JSON.stringify(value)}`, value, T0);
+          expect(await store.getToolState(ALICE, 'check_infrastructure', `v-${JSON.stringify(value)}`)).toEqual(value);
+        }
+      });
+
+      it('outlives tasks: expiring every task leaves it in place', async () => {
+        await create({ ttlMs: 10 });
+        await store.putToolState(ALICE, 'check_infrastructure', 'snapshot', { kept: true }, T0);
+        clock.set(T0 + 1_000);
+        expect(await store.expireDue(100)).toHaveLength(1);
+        expect(await store.getToolState(ALICE, 'check_infrastructure', 'snapshot')).toEqual({ kept: true });
+      });
+
+      it('refuses a document over the size bound, a bad name, and a new key beyond the key bound, writing nothing', async () => {
+        const big = 'x'.repeat(MAX_TOOL_STATE_BYTES);
+        await expectStoreError(store.putToolState(ALICE, 'check_infrastructure', 'snapshot', big, T0), 'invalid');
+        expect(await store.getToolState(ALICE, 'check_infrastructure', 'snapshot')).toBeUndefined();
+        await expectStoreError(store.putToolState(ALICE, '', 'snapshot', 1, T0), 'invalid');
+        await expectStoreError(store.putToolState(ALICE, 'check_infrastructure', 'k'.repeat(MAX_TOOL_STATE_NAME + 1), 1, T0), 'invalid');
+        for (let i = 0; i < MAX_TOOL_STATE_KEYS; i++) await store.putToolState(ALICE, 'many', `k${i}`, i, T0);
+        await expectStoreError(store.putToolState(ALICE, 'many', 'one-too-many', 1, T0), 'invalid');
+        expect(await store.getToolState(ALICE, 'many', 'one-too-many')).toBeUndefined();
+        // An existing key is still replaced at the bound, and another owner or tool has a bound of its own.
+        await store.putToolState(ALICE, 'many', 'k0', 'again', T0);
+        expect(await store.getToolState(ALICE, 'many', 'k0')).toBe('again');
+        await store.putToolState(BOB, 'many', 'one-too-many', 1, T0);
+        await store.putToolState(ALICE, 'other', 'k', 1, T0);
+      });
+    });
+
     describe('expireDue', () => {
       it('expires due tasks up to limit, deletes what hangs off them and keeps the expired event', async () => {
         const a = await create({ ttlMs: 100 });
@@ -470,6 +512,52 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
           [a.taskId, 'expired', 'completed', T0 + 200],
           [b.taskId, 'expired', 'working', T0 + 200],
         ]);
+      });
+
+      it('deletes a task’s events with it, keeps its expired event for EXPIRED_EVENT_RETENTION_MS, then deletes that too', async () => {
+        const gone = await create({ ttlMs: 1_000 });
+        const kept = await create({ ttlMs: null });
+        await store.writeStatusMessages([{ taskId: gone.taskId, statusMessage: 'half way', now: T0 + 1 }]);
+        await complete(gone.taskId);
+        await store.writeStatusMessages([{ taskId: kept.taskId, statusMessage: 'still here', now: T0 + 2 }]);
+        const kinds = async (taskId: string) => (await eventsSince(0)).filter((e) => e.taskId === taskId).map((e) => e.kind);
+        expect(await kinds(gone.taskId)).toEqual(['created', 'message', 'status']);
+        clock.set(T0 + 1_000);
+        expect(await store.expireDue(10)).toEqual([gone.taskId]);
+        expect(await kinds(gone.taskId)).toEqual(['expired']);
+        expect(await kinds(kept.taskId)).toEqual(['created', 'message']);
+        const lastSeq = await store.lastEventSeq();
+        clock.set(T0 + 1_000 + EXPIRED_EVENT_RETENTION_MS - 1);
+        await store.expireDue(10);
+        expect(await kinds(gone.taskId)).toEqual(['expired']);
+        clock.set(T0 + 1_000 + EXPIRED_EVENT_RETENTION_MS);
+        await store.expireDue(10);
+        expect(await kinds(gone.taskId)).toEqual([]);
+        expect(await kinds(kept.taskId)).toEqual(['created', 'message']);
+        // Deleting history never hands a seq out again: the next event comes after every one seen before.
+        expect(await store.lastEventSeq()).toBe(lastSeq);
+        await store.writeStatusMessages([{ taskId: kept.taskId, statusMessage: 'later', now: T0 + 3 }]);
+        expect((await eventsSince(lastSeq)).map((e) => [e.seq, e.kind])).toEqual([[lastSeq + 1, 'message']]);
+        await store.compact();
+      });
+    });
+
+    describe('releaseLeases', () => {
+      it('lets the caller’s leases of working tasks lapse now, keeping the owner, with one released event each', async () => {
+        const mine = await create({ leaseOwner: 'i-a', leaseMs: 30_000, startNow: true });
+        const theirs = await create({ leaseOwner: 'i-b', leaseMs: 30_000, startNow: true });
+        const waiting = await create({ leaseOwner: 'i-a', leaseMs: 30_000 });
+        await store.transition(waiting.taskId, { to: 'input_required', releaseLease: true, now: T0 });
+        clock.set(T0 + 500);
+        const before = await store.lastEventSeq();
+        expect(await store.releaseLeases('i-a', [mine.taskId, theirs.taskId, waiting.taskId, newTaskId()])).toEqual([mine.taskId]);
+        expect(await store.releaseLeases('i-a', [])).toEqual([]);
+        expect(await store.getUnscoped(mine.taskId)).toMatchObject({ leaseOwner: 'i-a', leaseExpiresAt: T0 + 500, attempt: 1 });
+        expect(await store.getUnscoped(theirs.taskId)).toMatchObject({ leaseOwner: 'i-b', leaseExpiresAt: T0 + 30_000 });
+        expect((await eventsSince(before)).map((e) => [e.taskId, e.kind, e.status, e.at, e.payload])).toEqual([[mine.taskId, 'released', 'working', T0 + 500, { leaseOwner: 'i-a' }]]);
+        // Released means lapsed: another worker's recovery takes it at once (its run was counted: a recovery decision).
+        expect((await store.claimLapsed('i-c', 30_000, 10)).map((t) => t.taskId)).toEqual([mine.taskId]);
+        expect(await store.claimRunnable('i-c', 30_000, 10)).toEqual([]);
       });
     });
 

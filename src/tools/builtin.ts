@@ -1,6 +1,7 @@
 /**
  * The built-in tools as a tool module (see `ToolSource`): what `serve` and `worker` load unless `--no-builtins`.
- * `cleanup_logs` and `publish_report` exist only with a writable root.
+ * `cleanup_logs` and `publish_report` exist only with a writable root; `sourceOptions.checkTargets` (`--check-target`)
+ * are the hosts check_infrastructure may reach.
  */
 import type { AnyToolDefinition } from '../core/tool.js';
 import type { ToolModuleOptions } from '../core/tool-source.js';
@@ -17,7 +18,11 @@ export function operations(options: ToolModuleOptions): Record<string, ReturnTyp
 }
 
 export default function builtinToolModule(options: ToolModuleOptions): AnyToolDefinition[] {
-  const tools = builtinTools({ roots: [...options.roots] });
+  const checkTargets = options.sourceOptions?.checkTargets;
+  if (checkTargets !== undefined && !(Array.isArray(checkTargets) && checkTargets.every((target) => typeof target === 'string'))) {
+    throw new RangeError('built-in tools: checkTargets must be an array of host patterns');
+  }
+  const tools = builtinTools({ roots: [...options.roots], checkTargets: (checkTargets ?? []) as string[] });
   if (options.writableRoots.length > 0) tools.push(cleanupLogsTool({ writableRoots: options.writableRoots }), publishReportTool({ writableRoots: options.writableRoots }));
   return tools;
 }

@@ -5,3 +5,6 @@ export const BUILTIN_TOOL_SOURCE: ToolSource = Object.freeze({ module: new URL('
 
 /** The fixture tools the official conformance suite calls (`--fixtures conformance`). */
 export const CONFORMANCE_FIXTURE_SOURCE: ToolSource = Object.freeze({ module: new URL('./fixtures/conformance.js', import.meta.url).href, export: 'conformanceFixtureTools' });
+
+/** The `mcp-tasks verify` fixtures (`--fixtures verify`): the conformance tools plus a side-effect counter. */
+export const VERIFY_FIXTURE_SOURCE: ToolSource = Object.freeze({ module: new URL('./fixtures/verify.js', import.meta.url).href, export: 'verifyFixtureTools' });

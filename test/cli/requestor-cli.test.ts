@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectTasksClient, TaskJournal } from '../../src/client/index.js';
-import type { Authenticator } from '../../src/core/owner.js';
+import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
 import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { countingTools } from '../client/support.js';
@@ -115,7 +115,7 @@ describe('mcp-tasks call / get / watch / cancel (spawned CLI against a real serv
 
   it('sends the bearer token from MCP_TASKS_TOKEN; without it a secured server answers 401 and the CLI exits 5', async () => {
     const token = 'cli-token-0123456789abcdef';
-    const authenticator: Authenticator = { authenticate: (header) => (header === `Bearer ${token}` ? { issuer: 'test', subject: 'cli', tenant: 't' } : undefined) };
+    const authenticator = new TokenFileAuthenticator({ tokens: [{ token, issuer: 'test', subject: 'cli', tenant: 't' }] });
     const secured = await startTasksServer({ tools: counting.tools, auth: authenticator });
     try {
       const denied = await cli(['call', 'greet', '--args', '{"name":"x"}', '--url', secured.url]);

@@ -31,6 +31,14 @@ describe('mcp-tasks serve start-up checks', () => {
     expect(invalid.stderr).toMatch(/runtimeLimitMs \(7200000\) must not exceed maxTtlMs \(3600000\)/);
   });
 
+  it('refuses a TTL policy under which a run to the runtime limit keeps its result less than --min-result-retention-ms', () => {
+    const short = serve(['--port', '0', '--runtime-limit-ms', '3600000', '--default-ttl-ms', '3660000']);
+    expect(short.status).toBe(64);
+    expect(short.stderr).toMatch(/defaultTtlMs \(3660000\) must exceed runtimeLimitMs \(3600000\) by at least minResultRetentionMs \(600000\)/);
+    const shorter = serve(['--port', '0', '--runtime-limit-ms', '3600000', '--default-ttl-ms', '3660000', '--min-result-retention-ms', '120000']);
+    expect(shorter.stderr).toMatch(/by at least minResultRetentionMs \(120000\): a task that runs to the runtime limit would keep its result only 60000 ms/);
+  });
+
   it('rejects a malformed --auth spec and an unreadable token file', () => {
     expect(serve(['--port', '0', '--auth', 'oauth:x']).stderr).toMatch(/expected tokens:<file>/);
     const missing = serve(['--port', '0', '--auth', 'tokens:/nonexistent/tokens.json']);

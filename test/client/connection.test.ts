@@ -6,20 +6,19 @@ import { StreamableHTTPServerTransport as LegacyHttpTransport } from '@modelcont
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { connectTasksClient, TaskNotFoundError, TasksConnectionError, TasksProtocolError, type TasksClient } from '../../src/client/index.js';
-import type { Authenticator } from '../../src/core/owner.js';
+import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
 import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { countingTools, RequestLog } from './support.js';
 
 const ALICE = 'alice-token-0123456789';
 const BOB = 'bob-token-0123456789ab';
-const authenticator: Authenticator = {
-  authenticate(header) {
-    if (header === `Bearer ${ALICE}`) return { issuer: 'test', subject: 'alice', tenant: 't' };
-    if (header === `Bearer ${BOB}`) return { issuer: 'test', subject: 'bob', tenant: 't' };
-    return undefined;
-  },
-};
+const authenticator = new TokenFileAuthenticator({
+  tokens: [
+    { token: ALICE, issuer: 'test', subject: 'alice', tenant: 't' },
+    { token: BOB, issuer: 'test', subject: 'bob', tenant: 't' },
+  ],
+});
 
 describe('connecting: negotiation, capabilities, credentials', () => {
   const temp = makeTempDir('mcp-tasks-connection-');

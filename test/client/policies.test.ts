@@ -161,7 +161,7 @@ describe('immediate response on 2026-07-28', () => {
 
 describe('a task that expires while followed', () => {
   it.each(['2025-11-25', '2026-07-28'] as const)('over %s is reported as outcome unknown with its last status, never failed', async (protocol) => {
-    const running = await startTasksServer({ tools: countingTools().tools, limits: { pollIntervalMs: 100, defaultTtlMs: 1000 } });
+    const running = await startTasksServer({ tools: countingTools().tools, limits: { pollIntervalMs: 100, defaultTtlMs: 1000, runtimeLimitMs: 1000, minResultRetentionMs: 0 } });
     try {
       const client = await connectTasksClient({ url: running.url, protocol, journal: false });
       const created = await client.callTool('slow_compute', { seconds: 30 }, { ttlMs: 1000 });

@@ -15,6 +15,7 @@ import {
   type TasksClient,
   type TaskSnapshot,
 } from '../../src/client/index.js';
+import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { countingTools, RequestLog, startDroppingProxy } from './support.js';
@@ -264,7 +265,7 @@ describe.each(GENERATIONS)('TasksClient over MCP $protocol (tasks $generation)',
     const client = await open();
     const created = await client.callTool('slow_compute', { seconds: 0 }, { ttlMs: 120_000 });
     if (created.kind !== 'task') throw new Error('expected a task');
-    expect(created.task.ttlMs).toBe(generation === 'v1' ? 120_000 : 3_600_000);
+    expect(created.task.ttlMs).toBe(generation === 'v1' ? 120_000 : DEFAULT_LIMITS.defaultTtlMs);
     await client.resume(created.taskId, { timeoutMs: 15_000 });
   });
 });

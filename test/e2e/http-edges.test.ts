@@ -7,7 +7,7 @@ import { postRaw, readJsonRpc } from '../helpers/wire.js';
 describe('HTTP edges of the one endpoint', () => {
   let running: RunningTasksServer;
   beforeAll(async () => {
-    running = await startTasksServer({ tools: conformanceFixtureTools(), limits: { maxSessions: 2, maxTtlMs: 60_000, defaultTtlMs: 30_000, runtimeLimitMs: 60_000 } });
+    running = await startTasksServer({ tools: conformanceFixtureTools(), limits: { maxSessions: 2, maxTtlMs: 60_000, defaultTtlMs: 30_000, runtimeLimitMs: 30_000, minResultRetentionMs: 0 } });
   });
   afterAll(async () => {
     await running.close();

@@ -1,6 +1,7 @@
 /**
- * Owner isolation (acceptance 4) with the real official clients over HTTP: tasks are bound to the authenticated
- * principal (R48, E45). Another principal's task must look exactly like an id that never existed (R49, D6, C-SEC-02),
+ * Owner isolation (acceptance 4) with the real official clients over HTTP, once with token-file identities and once
+ * with JWT access tokens of two subjects of one tenant issued by a real authorization server (oidc-provider, issue
+ * 10 §1): tasks are bound to the authenticated principal (R48, E45). Another principal's task must look exactly like an id that never existed (R49, D6, C-SEC-02),
  * its cancel/update must not touch it (C-SEC-03), `tasks/list` must not show it (C-SEC-04), requests without valid
  * credentials stop at HTTP 401 before any task lookup (C-SEC-10), and the two task generations never see each other.
  */
@@ -10,7 +11,10 @@ import { resultFromTaskOutcome, type TaskEnabledSession } from '@modelcontextpro
 import { taskId as toTaskId } from '@modelcontextprotocol/ext-tasks/core';
 import { CallToolResultSchema, CreateTaskResultSchema, ListTasksResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { JwtAuthenticator } from '../../src/auth/jwt.js';
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
+import { ownerKeyOf } from '../../src/core/owner.js';
+import type { AnyToolDefinition } from '../../src/core/tool.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
 import {
   connectV1Http,
@@ -27,13 +31,60 @@ import {
   type V1HttpClient,
   type V2HttpClient,
 } from '../helpers/official-clients.js';
+import { TestAuthorizationServer } from '../helpers/authorization-server.js';
 import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
 import { postModern, postRaw } from '../helpers/wire.js';
 
 const ISSUER = 'https://issuer.e2e.test';
-const TOKEN_A = 'owner-a-token-0123456789abcdef';
-const TOKEN_B = 'owner-b-token-0123456789abcdef';
 const WRONG_TOKEN = 'not-a-known-token-0123456789';
+const LIMITS = { listPageSize: 2, pollIntervalMs: 50 };
+
+/** A server with two principals of one tenant, alice (A) and bob (B), and their bearer tokens. */
+interface Identities {
+  running: RunningTasksServer;
+  tokenA: string;
+  tokenB: string;
+  /** Owner keys of A and B as the server derives them. */
+  owners: string[];
+  close(): Promise<void>;
+}
+
+/** Static tokens from a token file. */
+async function tokenFileIdentities(tools: AnyToolDefinition[]): Promise<Identities> {
+  const [tokenA, tokenB] = ['owner-a-token-0123456789abcdef', 'owner-b-token-0123456789abcdef'];
+  const auth = new TokenFileAuthenticator({
+    tokens: [
+      { token: tokenA, issuer: ISSUER, subject: 'alice', tenant: 'acme' },
+      { token: tokenB, issuer: ISSUER, subject: 'bob', tenant: 'acme' },
+    ],
+  });
+  const running = await startTasksServer({ tools, auth, limits: LIMITS });
+  return { running, tokenA, tokenB, owners: [`${ISSUER}|alice|acme`, `${ISSUER}|bob|acme`], close: () => running.close() };
+}
+
+/** Client-credentials JWTs of two clients of the tenant `acme`, issued by oidc-provider for this server. */
+async function jwtIdentities(tools: AnyToolDefinition[]): Promise<Identities> {
+  const scope = 'tasks:read tasks:cancel tasks:answer';
+  const alice = { clientId: 'alice', secret: 'alice-secret-0123456789abcdef0123456789', tenant: 'acme', scope };
+  const bob = { clientId: 'bob', secret: 'bob-secret-0123456789abcdef0123456789ab', tenant: 'acme', scope };
+  const issuer = await TestAuthorizationServer.start({ clients: [alice, bob] });
+  const running = await startTasksServer({
+    tools,
+    auth: (url) => new JwtAuthenticator({ issuer: issuer.issuer, audience: url.href, jwksUrl: new URL(`${issuer.issuer}/jwks`) }),
+    oauthIssuer: issuer.issuer,
+    limits: LIMITS,
+  });
+  return {
+    running,
+    tokenA: await issuer.token(alice, { resource: running.url, scope }),
+    tokenB: await issuer.token(bob, { resource: running.url, scope }),
+    owners: ['alice', 'bob'].map((subject) => ownerKeyOf({ issuer: issuer.issuer, subject, tenant: 'acme' })),
+    async close() {
+      await running.close();
+      await issuer.close();
+    },
+  };
+}
 
 async function createV1Task(client: V1Client, name: string, args: Record<string, unknown>): Promise<string> {
   return (await client.request({ method: 'tools/call', params: { name, arguments: args } }, CreateTaskResultSchema, { task: {} })).task.taskId;
@@ -48,9 +99,15 @@ async function lastError(http: HttpRecorder, method: string): Promise<{ status: 
   return { status: http.lastStatus(method), error: (await http.lastResponse(method)).error };
 }
 
-describe('owner isolation with authentication (two principals A and B)', () => {
+describe.each([
+  { identity: 'token file', start: tokenFileIdentities },
+  { identity: 'JWT access tokens of oidc-provider, two subjects of one tenant', start: jwtIdentities },
+])('owner isolation with authentication (two principals A and B: $identity)', ({ start }) => {
   const gates = new Gates();
+  let identities: Identities;
   let running: RunningTasksServer;
+  let TOKEN_A: string;
+  let TOKEN_B: string;
   let v1A: V1HttpClient;
   let v1B: V1HttpClient;
   let v2A: V2HttpClient;
@@ -59,13 +116,8 @@ describe('owner isolation with authentication (two principals A and B)', () => {
   let sessionB: TaskEnabledSession;
 
   beforeAll(async () => {
-    const auth = new TokenFileAuthenticator({
-      tokens: [
-        { token: TOKEN_A, issuer: ISSUER, subject: 'alice', tenant: 'acme' },
-        { token: TOKEN_B, issuer: ISSUER, subject: 'bob', tenant: 'acme' },
-      ],
-    });
-    running = await startTasksServer({ tools: [...conformanceFixtureTools(), ...gatedTools(gates)], auth, limits: { listPageSize: 2, pollIntervalMs: 50 } });
+    identities = await start([...conformanceFixtureTools(), ...gatedTools(gates)]);
+    ({ running, tokenA: TOKEN_A, tokenB: TOKEN_B } = identities);
     v1A = await connectV1Http(running.url, { token: TOKEN_A, name: 'alice' });
     v1B = await connectV1Http(running.url, { token: TOKEN_B, name: 'bob' });
     v2A = await connectV2Http(running.url, { token: TOKEN_A });
@@ -77,7 +129,7 @@ describe('owner isolation with authentication (two principals A and B)', () => {
     await sessionA?.close();
     await sessionB?.close();
     for (const client of [v1A, v1B, v2A, v2B]) await client?.close();
-    await running?.close();
+    await identities?.close();
   });
 
   it("R49/D6/C-SEC-02 v1: B's tasks/get, tasks/result and tasks/cancel on A's task answer exactly like an unknown id", async () => {
@@ -238,7 +290,7 @@ describe('owner isolation with authentication (two principals A and B)', () => {
 
     // Only lookups made without an authenticated owner count: other clients of this suite (e.g. ext-tasks polling in
     // the background) look tasks up as alice or bob meanwhile, and those prove nothing either way.
-    const authenticatedOwners = new Set([`${ISSUER}|alice|acme`, `${ISSUER}|bob|acme`]);
+    const authenticatedOwners = new Set(identities.owners);
     const lookups: string[] = [];
     const authenticatedLookups: string[] = [];
     const store = running.store;

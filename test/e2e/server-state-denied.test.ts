@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectTasksClient, type InputRequest } from '../../src/client/index.js';
 import { serverStatePaths } from '../../src/core/confinement.js';
 import { createTasksServer } from '../../src/server/create-tasks-server.js';
-import { loadServerSecret } from '../../src/server/secret.js';
+import { loadServerSecret } from '../../src/server/signing-key.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { builtinTools } from '../../src/tools/index.js';
 import { LeakDetector, type Leak } from '../helpers/leak-detector.js';

@@ -18,7 +18,7 @@ import { postRaw } from '../helpers/wire.js';
 
 const MAX_TTL_MS = 60_000;
 const MIN_TTL_MS = 100;
-const LIMITS = { maxTtlMs: MAX_TTL_MS, defaultTtlMs: 30_000, runtimeLimitMs: 30_000, minTtlMs: MIN_TTL_MS, pollIntervalMs: 250 };
+const LIMITS = { maxTtlMs: MAX_TTL_MS, defaultTtlMs: 30_000, runtimeLimitMs: 30_000, minResultRetentionMs: 0, minTtlMs: MIN_TTL_MS, pollIntervalMs: 250 };
 
 type V1Task = { taskId: string; status: string; statusMessage?: string; createdAt: string; lastUpdatedAt: string; ttl: number | null; pollInterval?: number };
 

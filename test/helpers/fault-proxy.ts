@@ -85,7 +85,8 @@ function declare(message: Record<string, unknown>, strip = false): Record<string
   return message;
 }
 
-function readBody(request: IncomingMessage): Promise<Buffer> {
+/** The whole body of a request. */
+export function readBody(request: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', () => resolve(Buffer.concat(chunks)));

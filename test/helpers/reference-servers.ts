@@ -3,10 +3,16 @@
  * - the SDK 1.32 reference tasks server, built as the SDK's documented example builds it
  *   (`examples/server/simpleStreamableHttp.ts`: `McpServer` with an `InMemoryTaskStore`, a session per
  *   `initialize`, `registerToolTask` for the `delay` tool) — 2025-11-25 tasks only;
- * - a plain SDK 2.4 server (`McpServer` + `createMcpHandler`) that offers no tasks at all.
- * Both count the `tools/call` requests that reach them.
+ * - a plain SDK 2.4 server (`McpServer` + `createMcpHandler`) that offers no tasks at all;
+ * - the SDK 1.32's interactive tasks example itself (`examples/server/simpleTaskInteractive.js`, run as shipped in
+ *   a child process): `confirm_delete` (elicitation) and `write_haiku` (sampling), its own `tasks/get` and
+ *   `tasks/result` handlers.
+ * The first two count the `tools/call` requests that reach them.
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from '@modelcontextprotocol/node';
@@ -156,4 +162,44 @@ export async function startPlainSdkServer(): Promise<ReferenceServer> {
   });
   const url = await listen(http);
   return { url, toolCalls: () => calls, close: () => shut(http) };
+}
+
+/**
+ * The SDK 1.32 interactive tasks example, run as shipped (`PORT=<free> node …/simpleTaskInteractive.js`); it
+ * answers on `/mcp` once it prints its banner. 2025-11-25 tasks only; no `tasks.list`, no `tasks.cancel`.
+ */
+export async function startSdkInteractiveExample(): Promise<{ url: string; close(): Promise<void> }> {
+  const require = createRequire(import.meta.url);
+  const dist = dirname(dirname(dirname(require.resolve('@modelcontextprotocol/sdk/server/index.js'))));
+  const example = join(dist, 'esm/examples/server/simpleTaskInteractive.js');
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const port = (probe.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  const child = spawn(process.execPath, [example], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the SDK example did not start: ${output}`)), 15_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Starting server on')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the SDK example exited (${code}): ${output}`));
+    });
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    async close() {
+      child.kill('SIGINT');
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 3000))]);
+      if (child.exitCode === null) child.kill('SIGKILL');
+    },
+  };
 }

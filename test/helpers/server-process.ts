@@ -45,7 +45,9 @@ export async function startServerProcess(dataDir: string, extraArgs: string[] = 
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}):\n${output}`);
     try {
-      if ((await postModern(url, 'server/discover')).status === 200) break;
+      // 401: up, and authenticating (the probe has no token).
+      const { status } = await postModern(url, 'server/discover');
+      if (status === 200 || status === 401) break;
     } catch {
       // not up yet
     }
@@ -63,6 +65,42 @@ export async function startServerProcess(dataDir: string, extraArgs: string[] = 
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
       await exited;
+    },
+  };
+}
+
+/** A real `mcp-tasks worker` process (built `dist/`). */
+export interface WorkerProcess {
+  child: ChildProcess;
+  log(): string;
+  /** SIGKILL, no cleanup: its leases stay held until they lapse. */
+  kill9(): Promise<void>;
+  /** Send `signal` (default SIGTERM: drain) and wait for the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Start `node dist/cli/main.js worker …args` with `env` added, and wait until it says it runs. */
+export async function startWorkerProcess(args: string[], env: Record<string, string> = {}): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, [MAIN, 'worker', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
+  let output = '';
+  child.stderr?.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+  const deadline = Date.now() + 20_000;
+  while (!/mcp-tasks: worker \S+ running/.test(output)) {
+    if (child.exitCode !== null) throw new Error(`worker exited early (${child.exitCode}):\n${output}`);
+    if (Date.now() > deadline) throw new Error(`worker did not start:\n${output}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return {
+    child,
+    log: () => output,
+    async kill9() {
+      child.kill('SIGKILL');
+      await exited;
+    },
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
     },
   };
 }

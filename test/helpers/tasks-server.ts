@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server as HttpServer } from 'node:http';
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Logger } from '../../src/core/logger.js';
 import type { Authenticator } from '../../src/core/owner.js';
+import type { ScopePolicy } from '../../src/core/scopes.js';
 import type { TaskStore } from '../../src/core/store.js';
 import type { AnyToolDefinition } from '../../src/core/tool.js';
 import { createTasksServer, type TasksServer } from '../../src/server/create-tasks-server.js';
@@ -25,7 +26,11 @@ export interface RunningTasksServer {
 /** Start a tasks server on 127.0.0.1 (random port) over a fresh database unless `dbPath` is given. */
 export async function startTasksServer(options: {
   tools: AnyToolDefinition[];
-  auth?: Authenticator;
+  /** An authenticator, or one built for the server's URL once its port is known (a JWT audience is that URL). */
+  auth?: Authenticator | ((url: URL) => Authenticator);
+  /** This server as an OAuth protected resource of `issuer` (the resource is the server's URL). */
+  oauthIssuer?: string;
+  scopes?: ScopePolicy;
   limits?: Partial<TasksServerLimits>;
   roots?: string[];
   dbPath?: string;
@@ -40,28 +45,38 @@ export async function startTasksServer(options: {
   hooks?: TaskServiceHook[];
   /** `false`: an API-only server (no embedded worker). */
   worker?: boolean;
+  /** Task fallback tools for hosts without task support (`--task-fallback-tools`). */
+  taskFallbackTools?: boolean;
 }): Promise<RunningTasksServer> {
   const temp = options.dbPath ? undefined : makeTempDir();
   const dbPath = options.dbPath ?? join(temp!.dir, 'tasks.db');
   const store = openSqliteTaskStore({ path: dbPath });
+  // Listen first: the URL (and so a JWT audience) is known only once the port is.
+  const route: { handle?: (request: IncomingMessage, response: ServerResponse) => void } = {};
+  const http = createServer((request, response) => route.handle?.(request, response));
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const { port } = http.address() as AddressInfo;
+  const url = new URL(`http://127.0.0.1:${port}/mcp`);
+  const auth = typeof options.auth === 'function' ? options.auth(url) : options.auth;
   const server = await createTasksServer({
     tools: options.tools,
     store: options.wrapStore ? options.wrapStore(store) : store,
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.instanceId ? { instanceId: options.instanceId } : {}),
     secret: randomBytes(32),
-    ...(options.auth ? { auth: options.auth } : {}),
+    ...(auth ? { auth } : {}),
+    ...(options.oauthIssuer ? { oauth: { resource: url, issuer: options.oauthIssuer } } : {}),
+    ...(options.scopes ? { scopes: options.scopes } : {}),
     roots: options.roots ?? [],
     limits: { leaseMs: 2000, ...options.limits },
     ...(options.fastPath === undefined ? {} : { fastPath: options.fastPath }),
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(options.worker === undefined ? {} : { worker: options.worker }),
+    ...(options.taskFallbackTools ? { taskFallbackTools: true } : {}),
   });
-  const http = createServer((request, response) => void server.handleHttp(request, response));
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const { port } = http.address() as AddressInfo;
+  route.handle = (request, response) => void server.handleHttp(request, response);
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: url.href,
     server,
     store,
     dbPath,

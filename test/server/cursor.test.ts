@@ -25,4 +25,15 @@ describe('tasks/list cursors', () => {
       expect(() => codec.decode(candidate, owner)).toThrow(expect.objectContaining({ code: -32602, message: 'Invalid cursor' }));
     }
   });
+
+  it('R39 another spelling of the same bytes (spare bits of the last base64url character set) is refused too', () => {
+    // 12 + 4 + 16 bytes = 32 bytes = 43 characters: the last one carries 2 bits of data and 4 spare bits.
+    const cursor = codec.encode(1234, 'i|alice|t');
+    const last = cursor.at(-1) as string;
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const sameBytes = alphabet.split('').filter((char) => char !== last && Buffer.from(`${cursor.slice(0, -1)}${char}`, 'base64url').equals(Buffer.from(cursor, 'base64url')));
+    expect(sameBytes.length).toBeGreaterThan(0);
+    for (const char of sameBytes) expect(() => codec.decode(`${cursor.slice(0, -1)}${char}`, 'i|alice|t')).toThrow(expect.objectContaining({ message: 'Invalid cursor' }));
+    expect(codec.decode(cursor, 'i|alice|t')).toBe(1234);
+  });
 });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS, resolveLimits } from '../../src/core/limits.js';
 import { effectiveTtlMs } from '../../src/service/ttl-policy.js';
-import { loadServerSecret } from '../../src/server/secret.js';
+import { loadServerSecret } from '../../src/server/signing-key.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 describe('server settings', () => {
@@ -20,6 +20,23 @@ describe('server settings', () => {
       expect((error as { code?: number }).code).toBe(-32602);
     }
     expect(resolveLimits()).toEqual(DEFAULT_LIMITS);
+  });
+
+  it('retention: the default TTL must outlast a run to the runtime limit by minResultRetentionMs (default 10 min); defaults satisfy it', () => {
+    expect(DEFAULT_LIMITS.defaultTtlMs! - DEFAULT_LIMITS.runtimeLimitMs).toBeGreaterThanOrEqual(DEFAULT_LIMITS.minResultRetentionMs);
+    expect(DEFAULT_LIMITS.minResultRetentionMs).toBe(600_000);
+    // A run of the full hour would leave its result 5 minutes: refused, saying why.
+    expect(() => resolveLimits({ runtimeLimitMs: 3_600_000, defaultTtlMs: 3_900_000 })).toThrow(
+      /defaultTtlMs \(3900000\) must exceed runtimeLimitMs \(3600000\) by at least minResultRetentionMs \(600000\): a task that runs to the runtime limit would keep its result only 300000 ms/,
+    );
+    // Exactly the margin is enough; a shorter runtime limit or a smaller margin makes a short TTL acceptable.
+    expect(resolveLimits({ runtimeLimitMs: 3_600_000, defaultTtlMs: 4_200_000 }).defaultTtlMs).toBe(4_200_000);
+    expect(resolveLimits({ runtimeLimitMs: 60_000, defaultTtlMs: 660_000 }).defaultTtlMs).toBe(660_000);
+    expect(resolveLimits({ runtimeLimitMs: 30_000, defaultTtlMs: 30_000, minResultRetentionMs: 0 }).defaultTtlMs).toBe(30_000);
+    expect(() => resolveLimits({ minResultRetentionMs: -1 })).toThrow(/minResultRetentionMs must be a non-negative integer/);
+    // Unlimited retention keeps every result; a requested v1 ttl is the requestor's choice, not held to the rule.
+    expect(resolveLimits({ defaultTtlMs: null, maxTtlMs: null }).defaultTtlMs).toBeNull();
+    expect(effectiveTtlMs(resolveLimits(), 5_000)).toBe(5_000);
   });
 
   it('R18/R19 a requested v1 ttl is clamped into [minTtlMs, maxTtlMs]; none requested gets the default', () => {

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreError } from '../../src/core/store-error.js';
 import { MIGRATIONS, openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { migrate } from '../../src/store/sqlite/migrations.js';
@@ -156,6 +156,9 @@ describe('the first migration', () => {
     const sweep = plan(SQL.waitingSince, { before: 0, limit: 10 });
     expect(sweep).toMatch(/USING INDEX tasks_waiting/);
     expect(sweep).not.toMatch(/TEMP B-TREE/);
+    // Retention deletes a task's history and old tombstones by index, never by scanning the log.
+    expect(plan(SQL.deleteTaskEvents, { taskId: 't' })).toMatch(/USING INDEX task_events_by_task/);
+    expect(plan(SQL.pruneTombstones, { cutoff: 0, limit: 10 })).toMatch(/USING (COVERING )?INDEX task_events_expired/);
     const byTask = { taskId: 't', key: 'k', state: 'answered', response: null, now: 0 };
     for (const sql of [SQL.listInputRequests, SQL.hasPendingInput, SQL.settleInputRequest]) {
       expect(plan(sql, byTask)).toMatch(/USING (COVERING )?INDEX sqlite_autoindex_input_requests_1/);
@@ -177,7 +180,7 @@ describe('migration 2 (waiting index)', () => {
     db.close();
     const store = openSqliteTaskStore({ path });
     try {
-      expect(store.appliedMigrations).toEqual(MIGRATIONS.slice(1).map((m) => m.version));
+      expect(store.appliedMigrations).toEqual(VERSIONS.slice(1));
       expect((await store.listWaitingSince(5, 10)).map((t) => t.taskId)).toEqual(['t1']);
     } finally {
       await store.close();
@@ -186,18 +189,69 @@ describe('migration 2 (waiting index)', () => {
   });
 });
 
-describe('migration 3 (idempotency keys and operation ledger, issue 12)', () => {
-  let temp: ReturnType<typeof makeTempDir>;
-  beforeEach(() => {
-    temp = makeTempDir();
-  });
-  afterEach(() => temp.remove());
-
-  it('upgrades a version-2 file in place; the ledger tables start empty and tasks keep their rows', async () => {
+describe('migration 3 (event retention)', () => {
+  it('rebuilds the event log of a version-2 file keeping every event, and seqs go on after the highest ever handed out', async () => {
     const path = join(temp.dir, 'v2.db');
     const db = new Database(path);
     db.pragma('journal_mode = WAL');
     expect(migrate(db, 0, MIGRATIONS.slice(0, 2))).toEqual([1, 2]);
+    const append = db.prepare("INSERT INTO task_events (task_id, kind, status, at, payload) VALUES (?, 'created', 'working', 1, NULL)");
+    for (const task of ['a', 'b', 'c']) append.run(task);
+    // The newest event was deleted before the upgrade: its seq (3) must not come back.
+    db.prepare("DELETE FROM task_events WHERE task_id = 'c'").run();
+    db.close();
+    const store = openSqliteTaskStore({ path });
+    try {
+      expect(store.appliedMigrations).toEqual([3, 4, 5]);
+      expect((await store.readEventsAfter(0, 10)).map((e) => [e.seq, e.taskId])).toEqual([[1, 'a'], [2, 'b']]);
+      await store.writeStatusMessages([]);
+      const created = await store.create({ taskId: 'AAAAAAAAAAAAAAAAAAAAAA', ownerKey: 'o', generation: 'v2', protocolVersion: 'p', toolName: 'x', arguments: {}, clientCapabilities: {}, progressToken: null, statusMessage: null, createdAt: 1, ttlMs: null, pollIntervalMs: 100, leaseOwner: null, leaseMs: null });
+      expect(created.seq).toBe(4);
+      await expect(store.releaseLeases('i', [created.taskId])).resolves.toEqual([]);
+    } finally {
+      await store.close();
+    }
+    const check = new Database(path, { readonly: true });
+    try {
+      const kinds = (check.prepare("SELECT sql FROM sqlite_master WHERE name = 'task_events'").get() as { sql: string }).sql;
+      expect(kinds).toContain("'released'");
+    } finally {
+      check.close();
+    }
+  });
+});
+
+describe('migration 4 (tool state)', () => {
+  it('upgrades a version-3 file in place: tasks stay, and per-owner tool state can be kept', async () => {
+    const path = join(temp.dir, 'v3.db');
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    expect(migrate(db, 0, MIGRATIONS.slice(0, 3))).toEqual([1, 2, 3]);
+    db.prepare(
+      `INSERT INTO tasks (task_id, owner_key, generation, protocol_version, tool_name, arguments, client_capabilities,
+        status, created_at, last_updated_at, poll_interval_ms, seq) VALUES ('t1', 'o', 'v2', 'p', 'x', '{}', '{}',
+        'working', 5, 5, 100, 1)`,
+    ).run();
+    db.close();
+    const store = openSqliteTaskStore({ path });
+    try {
+      expect(store.appliedMigrations).toEqual([4, 5]);
+      expect((await store.getUnscoped('t1'))?.status).toBe('working');
+      await store.putToolState('o', 'check_infrastructure', 'snapshot', { n: 1 }, 10);
+      expect(await store.getToolState('o', 'check_infrastructure', 'snapshot')).toEqual({ n: 1 });
+    } finally {
+      await store.close();
+    }
+    expect(versionsIn(path)).toEqual(VERSIONS);
+  });
+});
+
+describe('migration 5 (idempotency keys, operation ledger, audit log, issue 12)', () => {
+  it('upgrades a version-4 file in place; the ledger tables start empty and tasks keep their rows', async () => {
+    const path = join(temp.dir, 'v4.db');
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    expect(migrate(db, 0, MIGRATIONS.slice(0, 4))).toEqual([1, 2, 3, 4]);
     db.prepare(
       `INSERT INTO tasks (task_id, owner_key, generation, protocol_version, tool_name, arguments, client_capabilities,
         status, created_at, last_updated_at, poll_interval_ms, seq) VALUES ('t1', 'o', 'v2', 'p', 'x', '{}', '{}', 'working', 5, 5, 100, 1)`,
@@ -205,11 +259,12 @@ describe('migration 3 (idempotency keys and operation ledger, issue 12)', () => 
     db.close();
     const store = openSqliteTaskStore({ path });
     try {
-      expect(store.appliedMigrations).toEqual([3]);
+      expect(store.appliedMigrations).toEqual([5]);
       expect(await store.getUnscoped('t1')).toMatchObject({ status: 'working' });
       expect(await store.listOperations({ limit: 10 })).toEqual([]);
     } finally {
       await store.close();
     }
+    expect(versionsIn(path)).toEqual(VERSIONS);
   });
 });

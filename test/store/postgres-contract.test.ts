@@ -1,4 +1,6 @@
 import { afterAll, beforeAll } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { AesGcmFieldCipher } from '../../src/store/field-cipher.js';
 import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
 import { describeTaskStoreContract } from '../../src/testing/store-contract.js';
 import { createTestDatabase, emptyTaskStore, type TestDatabase } from '../helpers/postgres.js';
@@ -16,6 +18,16 @@ afterAll(async () => {
 describeTaskStoreContract('PostgresTaskStore', async ({ clock }) => {
   await emptyTaskStore(database.url);
   const store = await openPostgresTaskStore({ url: database.url, clock });
+  return {
+    store,
+    cleanup: () => store.close(),
+  };
+});
+
+// The same contract with tool arguments, input requests/answers and steps encrypted at rest (issue 10 §3).
+describeTaskStoreContract('PostgresTaskStore (encrypted at rest)', async ({ clock }) => {
+  await emptyTaskStore(database.url);
+  const store = await openPostgresTaskStore({ url: database.url, clock, encryption: new AesGcmFieldCipher(randomBytes(32)) });
   return {
     store,
     cleanup: () => store.close(),

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { StoreError } from '../../src/core/store-error.js';
 import type { JsonObject } from '../../src/core/task.js';
 import { openPostgresTaskStore, type PostgresTaskStore, type PostgresTaskStoreOptions } from '../../src/store/postgres/index.js';
-import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
+import { migrate, POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { expectStoreError } from '../../src/testing/store-contract.js';
 import { newTaskInput } from '../helpers/new-task.js';
 import { createTestDatabase, emptyTaskStore, rawClients, withDatabase, testPostgresUrl, type TestDatabase } from '../helpers/postgres.js';
@@ -240,6 +240,47 @@ describe('migrations', () => {
     expect(foreign.message).toMatch(/version 1 is "someone else", expected "initial"/);
     await client.query("UPDATE mcp_tasks.schema_migrations SET name = 'initial' WHERE version = 1");
     await expect(open()).resolves.toBeDefined();
+  });
+
+  it('migration 2 (event retention) upgrades a version-1 database in place, keeping its events, and accepts released events', async () => {
+    const fresh = await createTestDatabase();
+    try {
+      const client = await raw(fresh.url);
+      expect(await migrate(client, POSTGRES_MIGRATIONS.slice(0, 1))).toEqual([1]);
+      await client.query("INSERT INTO mcp_tasks.task_events (seq, task_id, kind, status, at) VALUES (1, 't', 'created', 'working', 1)");
+      await client.query('UPDATE mcp_tasks.task_feed SET last_seq = 1');
+      const store = await openPostgresTaskStore({ url: fresh.url });
+      try {
+        expect(store.appliedMigrations).toEqual([2, 3, 4]);
+        expect((await store.readEventsAfter(0, 10)).map((e) => [e.seq, e.kind])).toEqual([[1, 'created']]);
+        const task = await store.create(newTaskInput({ leaseOwner: 'i-a', leaseMs: 30_000, startNow: true }));
+        expect(await store.releaseLeases('i-a', [task.taskId])).toEqual([task.taskId]);
+        expect((await store.readEventsAfter(1, 10)).map((e) => e.kind)).toEqual(['created', 'attempt', 'released']);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  it('migration 4 (idempotency keys, operation ledger, audit log) upgrades a version-3 database in place; the ledger starts empty', async () => {
+    const fresh = await createTestDatabase();
+    try {
+      const client = await raw(fresh.url);
+      expect(await migrate(client, POSTGRES_MIGRATIONS.slice(0, 3))).toEqual([1, 2, 3]);
+      const store = await openPostgresTaskStore({ url: fresh.url });
+      try {
+        expect(store.appliedMigrations).toEqual([4]);
+        expect(await store.listOperations({ limit: 10 })).toEqual([]);
+        const task = await store.create(newTaskInput());
+        expect((await store.getUnscoped(task.taskId))?.status).toBe('working');
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await fresh.drop();
+    }
   });
 
   it('a database that does not exist is a fault with the server message, not a hang', async () => {

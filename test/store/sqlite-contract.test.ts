@@ -1,4 +1,6 @@
 import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { AesGcmFieldCipher } from '../../src/store/field-cipher.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { describeTaskStoreContract } from '../../src/testing/store-contract.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -7,6 +9,19 @@ import { makeTempDir } from '../helpers/temp-dir.js';
 describeTaskStoreContract('SqliteTaskStore', async ({ clock }) => {
   const temp = makeTempDir();
   const store = openSqliteTaskStore({ path: join(temp.dir, 'nested', 'tasks.db'), clock });
+  return {
+    store,
+    async cleanup() {
+      await store.close();
+      temp.remove();
+    },
+  };
+});
+
+// The same contract with tool arguments, input requests/answers and steps encrypted at rest (issue 10 §3).
+describeTaskStoreContract('SqliteTaskStore (encrypted at rest)', async ({ clock }) => {
+  const temp = makeTempDir();
+  const store = openSqliteTaskStore({ path: join(temp.dir, 'tasks.db'), clock, encryption: new AesGcmFieldCipher(randomBytes(32)) });
   return {
     store,
     async cleanup() {

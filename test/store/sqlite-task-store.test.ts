@@ -70,8 +70,23 @@ describe('SqliteTaskStore connections', () => {
   it('every connection reports journal_mode=wal and synchronous=2 (FULL)', () => {
     const stores = [open(), open(), open({ path: join(temp.dir, 'other', 'deeper', 'b.db') })];
     for (const store of stores) {
-      expect(store.pragmas()).toEqual({ journalMode: 'wal', synchronous: 2, foreignKeys: true, busyTimeout: 5000 });
+      expect(store.pragmas()).toEqual({ journalMode: 'wal', synchronous: 2, foreignKeys: true, busyTimeout: 5000, autoVacuum: 2 });
     }
+  });
+
+  it('retention gives space back: expired tasks take their events along, and compact() shrinks the file (incremental vacuum)', async () => {
+    const store = open();
+    const big = 'x'.repeat(20_000);
+    for (let i = 0; i < 200; i += 1) await store.create(task({ ttlMs: 1_000, arguments: { big } }));
+    const db = observer();
+    const pages = () => (db.prepare('PRAGMA page_count').get() as { page_count: number }).page_count;
+    const before = pages();
+    clock.set(T0 + 1_000);
+    expect(await store.expireDue(500)).toHaveLength(200);
+    expect(db.prepare("SELECT COUNT(*) AS n FROM task_events WHERE kind <> 'expired'").get()).toEqual({ n: 0 });
+    await store.compact();
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    expect(pages()).toBeLessThan(before / 2);
   });
 
   it('a new database and its WAL are readable by the owner only (task arguments and results may be confidential)', async () => {

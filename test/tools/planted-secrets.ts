@@ -2,7 +2,7 @@
  * One planted example of every secret kind, for the redaction and detection tests. The values are fake and
  * assembled at run time, so that secret scanners (and push protection) do not flag this file.
  */
-import { SECRET_KINDS, type SecretKind } from '../../src/core/secrets.js';
+import { SECRET_KINDS, type SecretKind } from '../../src/core/redaction.js';
 
 /** Lines of a file holding secrets of one kind, and the values that must never be echoed. */
 export interface PlantedSecret {
@@ -35,7 +35,16 @@ export const PLANTED_SECRETS: readonly PlantedSecret[] = [
   secret('aws-access-key-id', (v) => `aws_access_key_id = ${v}`, join('AKIA', 'Q3EXAMPLE7TESTK1')),
   secret('aws-secret-access-key', (v) => `AWS_SECRET_ACCESS_KEY ${v}`, join('wJalrXUtnFEMI/K7MDENG/', 'bPxRfiCYEXAMPLEKEY')),
   secret('github-token', (v) => `git remote set-url origin ${v}`, join('ghp_', 'a1B2c3D4e5F6g7H8i9J0'.repeat(2).slice(0, 36))),
+  secret('gitlab-token', (v) => `GITLAB_TOKEN=${v}`, join('glpat-', 'x7Kq2mPz9Lw4', 'Rt8Vb3Nc')),
   secret('slack-token', (v) => `SLACK_BOT=${v}`, join('xoxb-', '1234567890-', 'abcdefghijKLMNOP')),
+  secret('slack-webhook', (v) => `url: https://hooks.slack.com/services/T0A1B2C3D/B4E5F6G7H/${v}`, join('Zq8Wn2Lx5Rv9', 'Tk3Mp7Yc1Hd4')),
+  secret(
+    'azure-storage-key',
+    (v) => `DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=${v};EndpointSuffix=core.windows.net`,
+    join('Q29uc3RhbnRseVJhbmRvbUJ5dGVzRm9yQXp1cmVTdG9y', 'YWdlS2V5VGVzdDEyMzQ1Njc4OTBhYmNkZWZnaGlqa2', '=='),
+  ),
+  secret('azure-sas-token', (v) => `https://acme.blob.core.windows.net/c/b?sv=2021-06-08&sp=r&sig=${v}`, join('k9Xw2Pq7Lm4Rt8Vb', '3Nc6Hd1Jz5Yf0Gs%2BQ%3D')),
+  secret('docker-auth', (v) => `{"auths":{"ghcr.io":{"auth":"${v}"}}}`, join('ZGVwbG95Olo5', 'cVhtNExyMnZQOHdL')),
   { kind: 'stripe-key', lines: STRIPE_KEYS.map((v) => `stripe.setApiKey("${v}")`), values: STRIPE_KEYS },
   secret('google-api-key', (v) => `maps key=${v}&libraries=places`, join('AIza', 'SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q')),
   secret('npm-token', (v) => `//registry.npmjs.org/:_authToken=${v}`, join('npm_', 'aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789')),

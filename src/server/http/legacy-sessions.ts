@@ -15,7 +15,7 @@ interface Session {
 }
 
 /**
- * The sessionful 2025-era leg: one SDK server and one streamable HTTP transport (POST, GET stream, DELETE) per
+ * The sessionful v1-generation (2025-11-25) leg: one SDK server and one streamable HTTP transport (POST, GET stream, DELETE) per
  * `Mcp-Session-Id`. Sessions carry no task state — tasks live in the store and are bound to the owner, so after a
  * restart an unknown session gets 404, the client initialises again and the same owner reads its old tasks.
  * A session is bound to the owner that created it; another owner presenting its id gets the same 404.

@@ -2,11 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpServerFactory } from '@modelcontextprotocol/server';
 import { hostHeaderValidation, originValidation, toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
 import type { Logger } from '../../core/logger.js';
-import { ANONYMOUS_OWNER_KEY, ownerKeyOf, type Authenticator } from '../../core/owner.js';
+import type { ScopePolicy } from '../../core/scopes.js';
 import { ErrorCode } from '../../protocol/constants.js';
+import { anonymousCaller, BearerAuth, type AuthenticatedCaller, type BearerAuthSettings } from './bearer-auth.js';
 import { readJsonBody } from './body.js';
 import { withSpecErrorStatus } from './error-status.js';
 import { LegacySessions } from './legacy-sessions.js';
+import { ResourceMetadataRoute } from './resource-metadata.js';
 import { isTaskListenRequest, type TaskListenRoute } from './task-listen.js';
 import type { FastPath } from './fast-path.js';
 import { writeJsonRpcError } from './respond.js';
@@ -22,8 +24,13 @@ export interface HttpFrontOptions {
   sessionIdleMs: number;
   /** Most legacy sessions kept at once. */
   maxSessions: number;
-  /** Bearer-token authentication; without it every request is the `anonymous` owner. */
-  authenticator?: Authenticator;
+  /**
+   * Bearer-token authentication (with the method-level scopes, and the protected-resource metadata when an
+   * authorization server issues the tokens); without it every request is the `anonymous` owner with every scope.
+   */
+  auth?: Omit<BearerAuthSettings, 'logger'>;
+  /** Scope names; used for the anonymous caller's scopes when `auth` is absent. */
+  scopes: ScopePolicy;
   /** Host header allow-list (DNS-rebinding protection); `null` disables the check. */
   allowedHosts: string[] | null;
   /** Origin allow-list (host names) for requests that carry an `Origin` header; `null` disables the check. */
@@ -62,7 +69,7 @@ async function routeResponses(route: (ownerKey: string, message: unknown) => Pro
 /**
  * The one Streamable HTTP endpoint: Host/Origin checks, bearer authentication (HTTP 401 before any task lookup),
  * body limit (413 + `-32600`) and JSON parsing (`-32700`), then routing with the SDK's own `isLegacyRequest`:
- * 2025-era traffic to the sessionful legacy leg, everything else to the stateless 2026-07-28 handler.
+ * v1-generation (2025-11-25) traffic to the sessionful legacy leg, everything else to the stateless 2026-07-28 handler.
  */
 export function createHttpFront(options: HttpFrontOptions): HttpFront {
   const path = options.path ?? '/mcp';
@@ -76,9 +83,17 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
   const fastPath = options.fastPath?.(legacySessions);
   const checkHost = options.allowedHosts ? hostHeaderValidation(options.allowedHosts) : undefined;
   const checkOrigin = options.allowedOrigins ? originValidation(options.allowedOrigins) : undefined;
+  const bearer = options.auth ? new BearerAuth({ ...options.auth, logger: options.logger }) : undefined;
+  const metadata = options.auth?.resource ? new ResourceMetadataRoute(options.auth.resource) : undefined;
+  const anonymous = anonymousCaller(options.scopes);
 
   async function handle(request: IncomingMessage & { auth?: AuthInfo }, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', 'http://localhost');
+    // Public discovery document: no Host/Origin or token check (it holds nothing but public configuration).
+    if (metadata?.matches(url.pathname)) {
+      await metadata.serve(request, response);
+      return;
+    }
     if (url.pathname !== path) {
       writeJsonRpcError(response, 404, null, ErrorCode.MethodNotFound, `Not found: ${url.pathname} (the MCP endpoint is ${path})`);
       return;
@@ -90,20 +105,11 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
     if (checkHost && !checkHost(request, response)) return;
     if (checkOrigin && request.headers.origin !== undefined && !checkOrigin(request, response)) return;
 
-    let ownerKey = ANONYMOUS_OWNER_KEY;
-    if (options.authenticator) {
-      const principal = options.authenticator.authenticate(request.headers.authorization);
-      if (!principal) {
-        const body = JSON.stringify({ error: 'invalid_token', error_description: 'Missing or invalid bearer token' });
-        response.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="mcp-tasks", error="invalid_token"' });
-        response.end(body);
-        return;
-      }
-      ownerKey = ownerKeyOf(principal);
-      request.auth = { token: '', clientId: principal.subject, scopes: [], extra: { ownerKey } };
-    } else {
-      request.auth = { token: '', clientId: ANONYMOUS_OWNER_KEY, scopes: [], extra: { ownerKey } };
-    }
+    // HTTP 401 before the body is even read, so an unauthenticated request never reaches a task lookup (C-SEC-10).
+    const caller: AuthenticatedCaller | undefined = bearer ? await bearer.authenticate(request, response) : anonymous;
+    if (!caller) return;
+    const ownerKey = caller.ownerKey;
+    request.auth = caller.authInfo;
 
     let parsedBody: unknown;
     if (request.method === 'POST') {
@@ -111,6 +117,8 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
       if (!body.ok) {
         if (body.failure.kind === 'too_large') {
           writeJsonRpcError(response, 413, null, ErrorCode.InvalidRequest, `Request body exceeds ${options.maxRequestBodyBytes} bytes`, { connection: 'close' });
+        } else if (body.failure.kind === 'too_deep') {
+          writeJsonRpcError(response, 400, null, ErrorCode.InvalidRequest, `Invalid request: the body nests arrays and objects deeper than ${body.failure.limit} levels`);
         } else {
           writeJsonRpcError(response, 400, null, ErrorCode.ParseError, 'Parse error: the request body is not valid JSON');
         }
@@ -121,6 +129,9 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
         writeJsonRpcError(response, 400, null, ErrorCode.ParseError, 'Parse error: the request body is empty');
         return;
       }
+      // Method-level scopes (HTTP 403 insufficient_scope), judged from the message alone; task-level re-checks
+      // (a task that continues) belong to the service door.
+      if (bearer && !(await bearer.authorize(caller, parsedBody, response))) return;
       if (options.routeResponse && (await routeResponses(options.routeResponse, ownerKey, parsedBody))) {
         response.writeHead(202).end();
         return;

@@ -1,7 +1,7 @@
 import { inputKeyReused } from '../../core/store-rules.js';
 import type { TaskStore } from '../../core/store.js';
 import type { JsonObject, TaskRecord } from '../../core/task.js';
-import { toRecord, type TaskRow } from '../codec.js';
+import type { RowCodec, TaskRow } from '../codec.js';
 import type { BatchTx } from './batch.js';
 import { SQL } from './sql.js';
 
@@ -23,6 +23,7 @@ type AnswerInputResult = Awaited<ReturnType<TaskStore['answerInput']>>;
  */
 export async function parkForInput(
   tx: BatchTx,
+  codec: RowCodec,
   taskId: string,
   requests: ReadonlyArray<NewInputRequest>,
   change: RequestInputChange,
@@ -30,10 +31,10 @@ export async function parkForInput(
   const { leaseOwner, statusMessage, now } = change;
   const [row] = await tx.query<TaskRow>(SQL.parkForInput, [taskId, leaseOwner, statusMessage, now]);
   if (row === undefined) return undefined;
-  const added = await insertRequests(tx, taskId, requests, now);
+  const added = await insertRequests(tx, codec, taskId, requests, now);
   tx.append(taskId, 'status', 'input_required', now, { from: 'working', to: 'input_required' });
   tx.append(taskId, 'input', 'input_required', now, { added });
-  return toRecord(row);
+  return codec.toRecord(row);
 }
 
 /**
@@ -42,30 +43,30 @@ export async function parkForInput(
  * several instances apply one after the other.
  * @throws {StoreError} `invalid` when an added key was already used by this task.
  */
-export async function applyAnswers(tx: BatchTx, taskId: string, change: AnswerInputChange): Promise<AnswerInputResult> {
+export async function applyAnswers(tx: BatchTx, codec: RowCodec, taskId: string, change: AnswerInputChange): Promise<AnswerInputResult> {
   const { now } = change;
   const [waiting] = await tx.query<TaskRow>(SQL.waitingTask, [taskId, now]);
   if (waiting === undefined) return { accepted: [], task: undefined };
-  const answered = await settle(tx, taskId, firstPerKey(change.answers), 'answered', now);
-  const retired = await settle(tx, taskId, firstPerKey(change.retire), 'superseded', now);
+  const answered = await settle(tx, codec, taskId, firstPerKey(change.answers), 'answered', now);
+  const retired = await settle(tx, codec, taskId, firstPerKey(change.retire), 'superseded', now);
   // A replacement question goes in only if the answer it replaces was really retired by this call.
   const add = change.add.filter((entry) => entry.replaces === undefined || retired.includes(entry.replaces));
-  const added = await insertRequests(tx, taskId, add, now);
-  if (answered.length === 0 && retired.length === 0 && added.length === 0) return { accepted: [], task: toRecord(waiting) };
+  const added = await insertRequests(tx, codec, taskId, add, now);
+  if (answered.length === 0 && retired.length === 0 && added.length === 0) return { accepted: [], task: codec.toRecord(waiting) };
   const [{ pending }] = (await tx.query<{ pending: boolean }>(SQL.hasPendingInput, [taskId])) as [{ pending: boolean }];
   const resume = !pending;
   const [row] = (await tx.query<TaskRow>(SQL.touchWaiting, [taskId, resume, change.statusMessage !== undefined, change.statusMessage ?? null, now])) as [TaskRow];
   tx.append(taskId, 'input', 'input_required', now, { answered, retired, added });
   if (resume) tx.append(taskId, 'status', 'working', now, { from: 'input_required', to: 'working' });
-  return { accepted: [...answered, ...retired], task: toRecord(row) };
+  return { accepted: [...answered, ...retired], task: codec.toRecord(row) };
 }
 
 /** Insert `requests` as pending; a key already used (or repeated) fails the operation. @returns the keys in order. */
-async function insertRequests(tx: BatchTx, taskId: string, requests: ReadonlyArray<NewInputRequest>, now: number): Promise<string[]> {
+async function insertRequests(tx: BatchTx, codec: RowCodec, taskId: string, requests: ReadonlyArray<NewInputRequest>, now: number): Promise<string[]> {
   if (requests.length === 0) return [];
   const keys = requests.map((r) => r.key);
   const inserted = new Set(
-    (await tx.query<{ key: string }>(SQL.insertInputRequests, [taskId, now, keys, requests.map((r) => JSON.stringify(r.request))])).map((r) => r.key),
+    (await tx.query<{ key: string }>(SQL.insertInputRequests, [taskId, now, keys, requests.map((r) => codec.requestText(taskId, r.key, r.request))])).map((r) => r.key),
   );
   if (inserted.size !== keys.length) {
     const seen = new Set<string>();
@@ -81,6 +82,7 @@ async function insertRequests(tx: BatchTx, taskId: string, requests: ReadonlyArr
  */
 async function settle(
   tx: BatchTx,
+  codec: RowCodec,
   taskId: string,
   entries: ReadonlyArray<{ key: string; response: JsonObject | null }>,
   state: 'answered' | 'superseded',
@@ -90,7 +92,7 @@ async function settle(
   const rows = await tx.query<{ key: string; ord: number }>(SQL.settleInputRequests, [
     taskId,
     entries.map((e) => e.key),
-    entries.map((e) => (e.response === null ? null : JSON.stringify(e.response))),
+    entries.map((e) => codec.responseText(taskId, e.key, e.response)),
     state,
     now,
   ]);

@@ -112,8 +112,33 @@ CREATE TABLE ${SCHEMA}.task_feed (
 INSERT INTO ${SCHEMA}.task_feed (id, last_seq) VALUES (true, 0);
 `;
 
-/** Issue 12: idempotency keys and the operation ledger (as SQLite migration 3: no foreign key to `tasks`, own retention). */
-const V2_LEDGER = `
+/**
+ * Event retention (issue 11), as in the SQLite store: a task's events are deleted with it (an index by task), the
+ * `expired` tombstone a little later (a partial index by time), and the `released` kind joins the log. Dead rows
+ * are PostgreSQL's autovacuum's to reclaim.
+ */
+const V2_EVENT_RETENTION = `
+ALTER TABLE ${SCHEMA}.task_events DROP CONSTRAINT task_events_kind_check;
+ALTER TABLE ${SCHEMA}.task_events ADD CONSTRAINT task_events_kind_check
+  CHECK (kind IN ('created', 'status', 'message', 'attempt', 'input', 'expired', 'released'));
+CREATE INDEX task_events_by_task ON ${SCHEMA}.task_events (task_id);
+CREATE INDEX task_events_expired ON ${SCHEMA}.task_events (at) WHERE kind = 'expired';
+`;
+
+/** Per-owner state of tools, as in the SQLite store's migration 4 (no foreign key: it outlives tasks). */
+const V3_TOOL_STATE = `
+CREATE TABLE ${SCHEMA}.tool_state (
+  owner_key  text   NOT NULL,
+  tool       text   NOT NULL,
+  key        text   NOT NULL,
+  value      text   NOT NULL,
+  updated_at bigint NOT NULL,
+  PRIMARY KEY (owner_key, tool, key)
+);
+`;
+
+/** Issue 12: idempotency keys and the operation ledger (as SQLite migration 5: no foreign key to `tasks`, own retention). */
+const V4_LEDGER = `
 CREATE TABLE ${SCHEMA}.idempotency_keys (
   owner_key      text   NOT NULL,
   generation     text   NOT NULL CHECK (generation IN ('v1', 'v2')),
@@ -164,7 +189,9 @@ CREATE INDEX audit_by_time ON ${SCHEMA}.audit_log (at);
 /** Every migration, ascending by version. Append only. */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
-  { version: 2, name: 'idempotency keys, operation ledger, audit log', sql: V2_LEDGER },
+  { version: 2, name: 'event retention', sql: V2_EVENT_RETENTION },
+  { version: 3, name: 'tool state', sql: V3_TOOL_STATE },
+  { version: 4, name: 'idempotency keys, operation ledger, audit log', sql: V4_LEDGER },
 ]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */

@@ -2,11 +2,12 @@ import type pg from 'pg';
 import type { Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { StoreError } from '../../core/store-error.js';
-import { checkInputRequests, checkTransition, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
-import type { TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
+import { checkInputRequests, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys } from '../../core/store-rules.js';
+import { MAX_TOOL_STATE_KEYS, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
 import type { InputRequestRecord, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord } from '../../core/task.js';
-import { insertedRecord, newTaskParams, outcomeBody, toEvent, toInputRequest, toOutcome, toRecord, type EventRow, type InputRequestRow, type TaskRow } from '../codec.js';
+import { outcomeBody, RowCodec, toEvent, toOutcome, type EventRow, type InputRequestRow, type TaskRow } from '../codec.js';
+import type { FieldCipher } from '../field-cipher.js';
 import { PostgresBatcher, type BatchTx, type MergedWork, type PostgresBatchStats, type Query, type Settled, type StagedEvent } from './batch.js';
 import { createPool, sqlState, toStoreError, type PostgresConnectionOptions } from './connection.js';
 import { applyAnswers, parkForInput } from './input-requests.js';
@@ -29,6 +30,11 @@ export interface PostgresTaskStoreOptions extends PostgresConnectionOptions {
   maxBatchSize?: number;
   /** Batch transactions in flight at once (each holds a pool connection). Default 2. */
   maxInFlightBatches?: number;
+  /**
+   * Encrypts tool arguments, input requests and answers and journaled steps at rest (`AesGcmFieldCipher`).
+   * Default: none (plaintext; encrypted rows are then refused with a `fault` naming their key id).
+   */
+  encryption?: FieldCipher;
 }
 
 /**
@@ -51,6 +57,8 @@ export class PostgresTaskStore implements TaskStore {
   private readonly batcher: PostgresBatcher;
   private readonly listeners: TaskEventListeners;
   private readonly creates: MergedWork<NewTask, TaskRecord>;
+  /** The insert parameters of each create, made once (a batch retried after a deadlock, or settled later, reuses them). */
+  private readonly params = new WeakMap<NewTask, ReturnType<RowCodec['newTaskParams']>>();
   private closing: Promise<void> | undefined;
 
   private constructor(
@@ -59,6 +67,7 @@ export class PostgresTaskStore implements TaskStore {
     private readonly logger: Logger,
     appliedMigrations: number[],
     options: { maxBatch: number; maxInFlight: number },
+    private readonly codec: RowCodec,
   ) {
     this.appliedMigrations = Object.freeze(appliedMigrations);
     this.listeners = new TaskEventListeners(logger);
@@ -94,7 +103,7 @@ export class PostgresTaskStore implements TaskStore {
       return new PostgresTaskStore(pool, options.clock, logger, applied, {
         maxBatch: Math.max(1, Math.floor(options.maxBatchSize ?? 256)),
         maxInFlight: Math.max(1, Math.floor(options.maxInFlightBatches ?? 2)),
-      });
+      }, new RowCodec(options.encryption));
     } catch (error) {
       await pool.end().catch(() => undefined);
       throw toStoreError(error, 'open');
@@ -185,12 +194,12 @@ export class PostgresTaskStore implements TaskStore {
 
   async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
     const [row] = await this.read<TaskRow>('read a task', SQL.getScoped, [taskId, scope.ownerKey, scope.generation ?? null]);
-    return row === undefined ? undefined : toRecord(row);
+    return row === undefined ? undefined : this.codec.toRecord(row);
   }
 
   async getUnscoped(taskId: string): Promise<TaskRecord | undefined> {
     const [row] = await this.read<TaskRow>('read a task', SQL.getUnscoped, [taskId]);
-    return row === undefined ? undefined : toRecord(row);
+    return row === undefined ? undefined : this.codec.toRecord(row);
   }
 
   async getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
@@ -217,7 +226,7 @@ export class PostgresTaskStore implements TaskStore {
       ]);
       if (row === undefined) return undefined;
       tx.append(taskId, 'status', request.to, request.now, { from: row.from_status, to: request.to });
-      return toRecord(row);
+      return this.codec.toRecord(row);
     });
   }
 
@@ -247,7 +256,7 @@ export class PostgresTaskStore implements TaskStore {
 
   async list(scope: TaskScope & { generation: TaskGeneration }, page: { afterSeq: number; limit: number }): Promise<TaskRecord[]> {
     const rows = await this.read<TaskRow>('list tasks', SQL.list, [scope.ownerKey, scope.generation, page.afterSeq, toLimit(page.limit)]);
-    return rows.map(toRecord);
+    return rows.map((row) => this.codec.toRecord(row));
   }
 
   /** See {@link TaskStore.startAttempt}. A lease is lapsed once `leaseExpiresAt <= now` (the store's clock). */
@@ -256,7 +265,7 @@ export class PostgresTaskStore implements TaskStore {
       const [row] = await tx.query<TaskRow & { store_now: number }>(SQL.startAttempt, [taskId, leaseOwner, this.clockNow(), leaseMs]);
       if (row === undefined) return undefined;
       tx.append(taskId, 'attempt', row.status as TaskRecord['status'], row.store_now, { attempt: row.attempt, leaseOwner });
-      return toRecord(row);
+      return this.codec.toRecord(row);
     });
   }
 
@@ -273,14 +282,14 @@ export class PostgresTaskStore implements TaskStore {
     return this.batcher.enqueue(async (tx) => {
       const rows = (await tx.query<TaskRow & { store_now: number }>(SQL.claimRunnable, [leaseOwner, leaseMs, this.clockNow(), toLimit(limit)])).sort((a, b) => a.seq - b.seq);
       for (const row of rows) tx.append(row.task_id, 'attempt', 'working', row.store_now, { attempt: row.attempt, leaseOwner });
-      return rows.map(toRecord);
+      return rows.map((row) => this.codec.toRecord(row));
     });
   }
 
   /** See {@link TaskStore.claimLapsed}: `FOR UPDATE SKIP LOCKED`, no event; result ordered by `seq`. */
   async claimLapsed(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]> {
     const rows = await this.batcher.enqueue((tx) => tx.query<TaskRow>(SQL.claimLapsed, [leaseOwner, leaseMs, this.clockNow(), toLimit(limit)]));
-    return rows.map(toRecord).sort((a, b) => a.seq - b.seq);
+    return rows.map((row) => this.codec.toRecord(row)).sort((a, b) => a.seq - b.seq);
   }
 
   /** See {@link TaskStore.requestInput}. Rejects with `invalid` (before writing) for no requests or a reused key. */
@@ -294,31 +303,61 @@ export class PostgresTaskStore implements TaskStore {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.batcher.enqueue((tx) => parkForInput(tx, taskId, requests, change));
+    return this.batcher.enqueue((tx) => parkForInput(tx, this.codec, taskId, requests, change));
   }
 
   async listInputRequests(taskId: string): Promise<InputRequestRecord[]> {
-    return (await this.read<InputRequestRow>('list input requests', SQL.listInputRequests, [taskId])).map(toInputRequest);
+    return (await this.read<InputRequestRow>('list input requests', SQL.listInputRequests, [taskId])).map((row) => this.codec.toInputRequest(row));
   }
 
   /** See {@link TaskStore.answerInput}. A call that changes no request writes nothing. */
   answerInput(taskId: string, change: Parameters<TaskStore['answerInput']>[1]): ReturnType<TaskStore['answerInput']> {
-    return this.batcher.enqueue((tx) => applyAnswers(tx, taskId, change));
+    return this.batcher.enqueue((tx) => applyAnswers(tx, this.codec, taskId, change));
   }
 
   async listWaitingSince(before: number, limit: number): Promise<TaskRecord[]> {
-    return (await this.read<TaskRow>('list waiting tasks', SQL.waitingSince, [before, toLimit(limit)])).map(toRecord);
+    return (await this.read<TaskRow>('list waiting tasks', SQL.waitingSince, [before, toLimit(limit)])).map((row) => this.codec.toRecord(row));
   }
 
   async getStep(taskId: string, name: string): Promise<{ value: JsonValue } | undefined> {
     const [row] = await this.read<{ value: string }>('read a step', SQL.getStep, [taskId, name]);
-    return row === undefined ? undefined : { value: JSON.parse(row.value) as JsonValue };
+    return row === undefined ? undefined : { value: this.codec.stepValue(taskId, name, row.value) };
   }
 
   /** See {@link TaskStore.putStep}. A step of a missing task is dropped. */
   async putStep(taskId: string, name: string, value: JsonValue): Promise<void> {
-    const json = JSON.stringify(value);
+    const json = this.codec.stepText(taskId, name, value);
     await this.batcher.enqueue((tx) => tx.query(SQL.putStep, [taskId, name, json, this.clockNow()]));
+  }
+
+  /** See {@link TaskStore.releaseLeases}: lapsed on the store's clock, one `released` event each. */
+  async releaseLeases(leaseOwner: string, taskIds: readonly string[]): Promise<string[]> {
+    if (taskIds.length === 0) return [];
+    const rows = await this.batcher.enqueue(async (tx) => {
+      const released = await tx.query<{ task_id: string; store_now: number }>(SQL.releaseLeases, [leaseOwner, taskIds, this.clockNow()]);
+      for (const row of released) tx.append(row.task_id, 'released', 'working', row.store_now, { leaseOwner });
+      return released;
+    });
+    const ids = new Set(rows.map((row) => row.task_id));
+    return taskIds.filter((id) => ids.has(id));
+  }
+
+  /** See {@link TaskStore.compact}: nothing to do, autovacuum reclaims dead rows on its own. */
+  async compact(): Promise<void> {}
+
+  /** See {@link TaskStore.getToolState}. */
+  async getToolState(ownerKey: string, tool: string, key: string): Promise<JsonValue | undefined> {
+    const [row] = await this.read<{ value: string }>('read tool state', SQL.getToolState, [ownerKey, tool, key]);
+    return row === undefined ? undefined : (JSON.parse(row.value) as JsonValue);
+  }
+
+  /** See {@link TaskStore.putToolState}; the key bound is checked in the write's own statement. */
+  async putToolState(ownerKey: string, tool: string, key: string, value: JsonValue, now: number): Promise<void> {
+    const json = toolStateJson(tool, key, value);
+    await this.batcher.enqueue(async (tx) => {
+      const written = await tx.query(SQL.putToolState, [ownerKey, tool, key, json, now, MAX_TOOL_STATE_KEYS]);
+      if (written.length === 0) throw tooManyToolStateKeys(MAX_TOOL_STATE_KEYS);
+    });
   }
 
   /** See {@link TaskStore.expireDue}: judged on the store's clock; `SKIP LOCKED` between concurrent sweepers. */
@@ -326,6 +365,7 @@ export class PostgresTaskStore implements TaskStore {
     return this.batcher.enqueue(async (tx) => {
       const rows = await tx.query<{ task_id: string; status: TaskRecord['status']; store_now: number }>(SQL.expireDue, [this.clockNow(), toLimit(limit)]);
       for (const row of rows) tx.append(row.task_id, 'expired', row.status, row.store_now, null);
+      await tx.query(SQL.pruneTombstones, [this.clockNow(), toLimit(limit), EXPIRED_EVENT_RETENTION_MS]);
       // Lapsed idempotency keys go with the same sweep (their window, not the TTL, decides).
       await tx.query(LEDGER_SQL.purgeKeys, [this.clockNow(), toLimit(limit)]);
       return rows.map((row) => row.task_id);
@@ -397,7 +437,7 @@ export class PostgresTaskStore implements TaskStore {
     const plan = planCreates(tasks);
     const fresh = plan.fresh.map((i) => tasks[i] as NewTask);
     const candidates = createdEvents(fresh, fresh.map(() => ({ ok: true, value: undefined as unknown as TaskRecord })));
-    const steps = stepRows(fresh);
+    const steps = stepRows(this.codec, fresh);
     const rows = await query<InsertedRow & { feed_base: number }>(SQL.createTasksAlone, [
       ...this.taskColumns(fresh),
       steps.map((s) => s[0]),
@@ -421,7 +461,7 @@ export class PostgresTaskStore implements TaskStore {
     if (tasks.length === 0) return [];
     const rows = await tx.query<InsertedRow>(SQL.insertTasks, this.taskColumns(tasks));
     const inserted = new Set(rows.map((row) => row.task_id));
-    const steps = stepRows(tasks.filter((task) => inserted.has(task.taskId)));
+    const steps = stepRows(this.codec, tasks.filter((task) => inserted.has(task.taskId)));
     if (steps.length > 0) {
       await tx.query(SQL.insertSteps, [steps.map((s) => s[0]), steps.map((s) => s[1]), steps.map((s) => s[2]), steps.map((s) => s[3])]);
     }
@@ -430,7 +470,7 @@ export class PostgresTaskStore implements TaskStore {
 
   /** Parameters `$1…$19` of the multi-row task INSERT. */
   private taskColumns(tasks: readonly NewTask[]): unknown[] {
-    const params = tasks.map((task) => newTaskParams(task, 0));
+    const params = tasks.map((task) => this.paramsOf(task));
     const column = (name: string) => params.map((p) => p[name] ?? null);
     return [
       this.clockNow(),
@@ -461,9 +501,15 @@ export class PostgresTaskStore implements TaskStore {
     tasks.forEach((task, k) => {
       const row = byId.get(task.taskId);
       // Exactly what the INSERT wrote, plus the seq and lease end only the database knew.
-      const record = row && insertedRecord({ ...newTaskParams(task, 0), leaseExpiresAt: row.lease_expires_at }, row.seq);
+      const record = row && this.codec.insertedRecord(task, { ...this.paramsOf(task), leaseExpiresAt: row.lease_expires_at }, row.seq);
       results[indexes[k] as number] = record ? { ok: true, value: record } : { ok: false, error: idempotencyKeyTaken() };
     });
+  }
+
+  private paramsOf(task: NewTask): ReturnType<RowCodec['newTaskParams']> {
+    let params = this.params.get(task);
+    if (!params) this.params.set(task, (params = this.codec.newTaskParams(task, 0)));
+    return params;
   }
 
   private async read<R extends pg.QueryResultRow>(action: string, sql: string, params: readonly unknown[]): Promise<R[]> {
@@ -523,8 +569,8 @@ function createdEvents(tasks: readonly NewTask[], results: ReadonlyArray<Settled
 }
 
 /** `[taskId, name, value JSON, createdAt]` for every journaled step of `tasks`. */
-function stepRows(tasks: readonly NewTask[]): Array<readonly [string, string, string, number]> {
-  return tasks.flatMap((task) => Object.entries(task.steps ?? {}).map(([name, value]) => [task.taskId, name, JSON.stringify(value), task.createdAt] as const));
+function stepRows(codec: RowCodec, tasks: readonly NewTask[]): Array<readonly [string, string, string, number]> {
+  return tasks.flatMap((task) => Object.entries(task.steps ?? {}).map(([name, value]) => [task.taskId, name, codec.stepText(task.taskId, name, value), task.createdAt] as const));
 }
 
 function settledAll(results: ReadonlyArray<Settled<TaskRecord> | undefined>): Array<Settled<TaskRecord>> {

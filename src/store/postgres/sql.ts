@@ -233,6 +233,16 @@ export const SQL = Object.freeze({
 
   getStep: `SELECT value FROM ${S}.task_steps WHERE task_id = $1 AND name = $2`,
 
+  getToolState: `SELECT value FROM ${S}.tool_state WHERE owner_key = $1 AND tool = $2 AND key = $3`,
+
+  /** Replaces a key, or adds one while the owner holds fewer than $6 for the tool (no row returned: refused). */
+  putToolState: `INSERT INTO ${S}.tool_state (owner_key, tool, key, value, updated_at)
+    SELECT $1, $2, $3, $4, $5
+    WHERE EXISTS (SELECT 1 FROM ${S}.tool_state WHERE owner_key = $1 AND tool = $2 AND key = $3)
+       OR (SELECT count(*) FROM ${S}.tool_state WHERE owner_key = $1 AND tool = $2) < $6
+    ON CONFLICT (owner_key, tool, key) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at
+    RETURNING 1 AS written`,
+
   /**
    * First write wins. `FOR KEY SHARE` holds the task row against a concurrent delete (expiry) until commit, so a
    * step of a task deleted meanwhile is dropped instead of violating the foreign key.
@@ -242,16 +252,31 @@ export const SQL = Object.freeze({
     ON CONFLICT (task_id, name) DO NOTHING`,
 
   /**
-   * Expire and delete due tasks (children cascade; events stay). `SKIP LOCKED`: two sweepers never wait for or
-   * double-count each other, and a task being written right now is simply taken by the next sweep.
+   * Expire and delete due tasks: children cascade, and the task's events go too (retention; the `expired` event the
+   * batch appends afterwards stays as a tombstone). `SKIP LOCKED`: two sweepers never wait for or double-count each
+   * other, and a task being written right now is simply taken by the next sweep. (An event another operation of
+   * the same batch staged for the task is appended after this delete and outlives it.)
    */
   expireDue: `WITH ${NOW('$1')}, due AS (
       SELECT t.task_id FROM ${S}.tasks t, n
       WHERE t.expires_at IS NOT NULL AND t.expires_at <= n.now
       ORDER BY t.expires_at, t.seq LIMIT $2
       FOR UPDATE OF t SKIP LOCKED),
-    del AS (DELETE FROM ${S}.tasks t USING due WHERE t.task_id = due.task_id RETURNING t.task_id, t.status, t.expires_at, t.seq)
+    del AS (DELETE FROM ${S}.tasks t USING due WHERE t.task_id = due.task_id RETURNING t.task_id, t.status, t.expires_at, t.seq),
+    history AS (DELETE FROM ${S}.task_events e USING del WHERE e.task_id = del.task_id)
     SELECT del.task_id, del.status, n.now AS store_now FROM del, n ORDER BY del.expires_at, del.seq`,
+
+  /** Tombstones past their retention (`$1` = the cutoff on the store's clock), oldest first, at most `$2`. */
+  pruneTombstones: `WITH ${NOW('$1')}
+    DELETE FROM ${S}.task_events WHERE seq IN (
+      SELECT e.seq FROM ${S}.task_events e, n WHERE e.kind = 'expired' AND e.at <= n.now - $3 ORDER BY e.at LIMIT $2)`,
+
+  /** The lease lapses now on the store's clock; the owner stays, so the next claim is a recovery decision. */
+  releaseLeases: `WITH ${NOW('$3')}
+    UPDATE ${S}.tasks t SET lease_expires_at = n.now
+    FROM n
+    WHERE t.task_id = ANY($2::text[]) AND t.lease_owner = $1 AND t.status = 'working'
+    RETURNING t.task_id, n.now AS store_now`,
 
   storeNow: `SELECT COALESCE($1::bigint, ${S}.now_ms()) AS now`,
 });

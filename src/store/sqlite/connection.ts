@@ -34,9 +34,10 @@ function enableWal(db: Database.Database, busyTimeoutMs: number): void {
 
 /**
  * Open `path` (creating parent directories) with the settings every connection of the store needs:
- * `busy_timeout` (first, so the steps after it wait for other openers), WAL, `synchronous=FULL` (each commit
- * is fsynced before it returns, which is what "resolves after the commit" promises) and foreign keys (the
- * child-row cascades depend on them).
+ * `busy_timeout` (first, so the steps after it wait for other openers), `auto_vacuum = INCREMENTAL` (takes effect
+ * only on a file that has no table yet: freed pages can then be given back with `incremental_vacuum`), WAL,
+ * `synchronous=FULL` (each commit is fsynced before it returns, which is what "resolves after the commit"
+ * promises) and foreign keys (the child-row cascades depend on them).
  * @throws the driver error; the connection is closed again.
  */
 export function openConnection(path: string, busyTimeoutMs: number): Database.Database {
@@ -47,6 +48,7 @@ export function openConnection(path: string, busyTimeoutMs: number): Database.Da
   const db = new Database(path);
   try {
     db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    db.pragma('auto_vacuum = INCREMENTAL');
     enableWal(db, busyTimeoutMs);
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
@@ -66,6 +68,8 @@ export interface SqlitePragmas {
   foreignKeys: boolean;
   /** Ms. */
   busyTimeout: number;
+  /** `2` = INCREMENTAL for files this version created; `0` = NONE for older files (until `VACUUM`ed, see README). */
+  autoVacuum: number;
 }
 
 /** Read back the settings {@link openConnection} applied. */
@@ -75,5 +79,6 @@ export function readPragmas(db: Database.Database): SqlitePragmas {
     synchronous: Number(db.pragma('synchronous', { simple: true })),
     foreignKeys: Number(db.pragma('foreign_keys', { simple: true })) === 1,
     busyTimeout: Number(db.pragma('busy_timeout', { simple: true })),
+    autoVacuum: Number(db.pragma('auto_vacuum', { simple: true })),
   };
 }

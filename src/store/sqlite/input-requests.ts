@@ -1,7 +1,7 @@
 import { inputKeyReused } from '../../core/store-rules.js';
 import type { TaskEvent, TaskStore } from '../../core/store.js';
 import type { JsonObject, TaskRecord } from '../../core/task.js';
-import { toRecord } from '../codec.js';
+import type { RowCodec } from '../codec.js';
 import type { Statements, TaskRow } from './sql.js';
 
 /**
@@ -22,6 +22,8 @@ export type AnswerInputResult = Awaited<ReturnType<TaskStore['answerInput']>>;
 /** What the operations need from the batch they run in. */
 export interface BatchWriter {
   readonly stmt: Statements;
+  /** The store's row codec (encrypts requests and answers when a key is configured). */
+  readonly codec: RowCodec;
   /** Insert one `task_events` row in the current operation; it is published only if the batch commits. */
   append(taskId: string, kind: TaskEvent['kind'], status: TaskEvent['status'], at: number, payload: JsonObject | null): void;
 }
@@ -44,7 +46,7 @@ export function parkForInput(
   const added = insertRequests(w, taskId, requests, now);
   w.append(taskId, 'status', 'input_required', now, { from: 'working', to: 'input_required' });
   w.append(taskId, 'input', 'input_required', now, { added });
-  return toRecord(row);
+  return w.codec.toRecord(row);
 }
 
 /**
@@ -69,7 +71,7 @@ export function applyAnswers(w: BatchWriter, taskId: string, change: AnswerInput
   // process answered that key first, asking again would wait for a question that is already settled.
   const added = insertRequests(w, taskId, change.add.filter((entry) => entry.replaces === undefined || retired.includes(entry.replaces)), now);
   if (answered.length === 0 && retired.length === 0 && added.length === 0) {
-    return { accepted: [], task: toRecord(waiting) };
+    return { accepted: [], task: w.codec.toRecord(waiting) };
   }
   const { pending } = w.stmt.hasPendingInput.get({ taskId }) as { pending: number };
   const resume = pending === 0;
@@ -83,7 +85,7 @@ export function applyAnswers(w: BatchWriter, taskId: string, change: AnswerInput
   }) as TaskRow;
   w.append(taskId, 'input', 'input_required', now, { answered, retired, added });
   if (resume) w.append(taskId, 'status', 'working', now, { from: 'input_required', to: 'working' });
-  return { accepted: [...answered, ...retired], task: toRecord(row) };
+  return { accepted: [...answered, ...retired], task: w.codec.toRecord(row) };
 }
 
 /**
@@ -94,7 +96,7 @@ export function applyAnswers(w: BatchWriter, taskId: string, change: AnswerInput
  */
 function insertRequests(w: BatchWriter, taskId: string, requests: ReadonlyArray<NewInputRequest>, now: number): string[] {
   for (const { key, request } of requests) {
-    const { changes } = w.stmt.insertInputRequest.run({ taskId, key, request: JSON.stringify(request), now });
+    const { changes } = w.stmt.insertInputRequest.run({ taskId, key, request: w.codec.requestText(taskId, key, request), now });
     if (changes === 0) throw inputKeyReused(key);
   }
   return requests.map((r) => r.key);
@@ -117,7 +119,7 @@ function settle(
       taskId,
       key,
       state,
-      response: response === null ? null : JSON.stringify(response),
+      response: w.codec.responseText(taskId, key, response),
       now,
     });
     if (changes === 1) changed.push(key);

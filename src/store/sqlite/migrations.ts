@@ -99,11 +99,50 @@ CREATE INDEX tasks_waiting ON tasks (status, last_updated_at, seq) WHERE status 
 `;
 
 /**
+ * Event retention (issue 11): a task's events are deleted with it (an index by task), the `expired` tombstone a
+ * little later (a partial index by time), and the `released` kind joins the log (a draining worker's leases, which
+ * other workers recover at once). SQLite cannot alter a CHECK constraint, so the table is rebuilt; its
+ * AUTOINCREMENT high-water mark is carried over, so no seq is ever handed out twice.
+ */
+const V3_EVENT_RETENTION = `
+CREATE TABLE task_events_v3 (
+  seq     INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+  task_id TEXT    NOT NULL,
+  kind    TEXT    NOT NULL CHECK (kind IN ('created', 'status', 'message', 'attempt', 'input', 'expired', 'released')),
+  status  TEXT    NOT NULL,
+  at      INTEGER NOT NULL,
+  payload TEXT
+) STRICT;
+INSERT INTO task_events_v3 (seq, task_id, kind, status, at, payload) SELECT seq, task_id, kind, status, at, payload FROM task_events;
+DELETE FROM sqlite_sequence WHERE name = 'task_events_v3';
+INSERT INTO sqlite_sequence (name, seq) SELECT 'task_events_v3', seq FROM sqlite_sequence WHERE name = 'task_events';
+DROP TABLE task_events;
+ALTER TABLE task_events_v3 RENAME TO task_events;
+CREATE INDEX task_events_by_task ON task_events (task_id);
+CREATE INDEX task_events_expired ON task_events (at) WHERE kind = 'expired';
+`;
+
+/**
+ * Per-owner state of tools (`TaskStore.getToolState`): small JSON documents keyed by owner, tool and key, kept
+ * apart from tasks (no foreign key: they outlive every task and its expiry).
+ */
+const V4_TOOL_STATE = `
+CREATE TABLE tool_state (
+  owner_key  TEXT    NOT NULL,
+  tool       TEXT    NOT NULL,
+  key        TEXT    NOT NULL,
+  value      TEXT    NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (owner_key, tool, key)
+) STRICT;
+`;
+
+/**
  * Issue 12: idempotency keys and the operation ledger, in tables of their own with no foreign key to `tasks`: a key
  * stays used and an operation stays evidence after its task expired (each has its own retention). `tasks.idempotency_key`
  * stays unused: a key's window is independent of the task's TTL, so a task row cannot hold it.
  */
-const V3_LEDGER = `
+const V5_LEDGER = `
 CREATE TABLE idempotency_keys (
   owner_key      TEXT    NOT NULL,
   generation     TEXT    NOT NULL CHECK (generation IN ('v1', 'v2')),
@@ -155,7 +194,9 @@ CREATE INDEX audit_by_time ON audit_log (at);
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'waiting index', sql: V2_WAITING_INDEX },
-  { version: 3, name: 'idempotency keys, operation ledger, audit log', sql: V3_LEDGER },
+  { version: 3, name: 'event retention', sql: V3_EVENT_RETENTION },
+  { version: 4, name: 'tool state', sql: V4_TOOL_STATE },
+  { version: 5, name: 'idempotency keys, operation ledger, audit log', sql: V5_LEDGER },
 ]);
 
 /**

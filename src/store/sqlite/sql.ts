@@ -170,6 +170,15 @@ export const SQL = Object.freeze({
 
   getStep: 'SELECT value FROM task_steps WHERE task_id = @taskId AND name = @name',
 
+  getToolState: 'SELECT value FROM tool_state WHERE owner_key = @ownerKey AND tool = @tool AND key = @key',
+
+  /** Replaces a key, or adds one while the owner holds fewer than @maxKeys for the tool (no row: refused). */
+  putToolState: `INSERT INTO tool_state (owner_key, tool, key, value, updated_at)
+    SELECT @ownerKey, @tool, @key, @value, @now
+    WHERE EXISTS (SELECT 1 FROM tool_state WHERE owner_key = @ownerKey AND tool = @tool AND key = @key)
+       OR (SELECT count(*) FROM tool_state WHERE owner_key = @ownerKey AND tool = @tool) < @maxKeys
+    ON CONFLICT (owner_key, tool, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+
   /** First write wins; a step of a task that no longer exists is dropped instead of violating the foreign key. */
   putStep: `INSERT INTO task_steps (task_id, name, value, created_at)
     SELECT @taskId, @name, @value, @now WHERE EXISTS (SELECT 1 FROM tasks WHERE task_id = @taskId)
@@ -181,15 +190,28 @@ export const SQL = Object.freeze({
   dueForExpiry: `SELECT task_id, status FROM tasks WHERE expires_at IS NOT NULL AND expires_at <= @now
     ORDER BY expires_at, seq LIMIT @limit`,
 
-  /** Outcome, steps and input requests go with it (ON DELETE CASCADE); events stay. */
+  /** Outcome, steps and input requests go with it (ON DELETE CASCADE); events by {@link SQL.deleteTaskEvents}. */
   deleteTask: 'DELETE FROM tasks WHERE task_id = @taskId',
+
+  /** The task's history, but the `expired` tombstone just appended (retention; served by `task_events_by_task`). */
+  deleteTaskEvents: "DELETE FROM task_events WHERE task_id = @taskId AND kind <> 'expired'",
+
+  /** Tombstones past their retention, oldest first (served by the partial index `task_events_expired`). */
+  pruneTombstones: `DELETE FROM task_events WHERE seq IN (
+      SELECT seq FROM task_events WHERE kind = 'expired' AND at <= @cutoff ORDER BY at LIMIT @limit)`,
+
+  /** The lease lapses now; the owner stays, so the next claim is a recovery decision (see `releaseLeases`). */
+  releaseLeases: `UPDATE tasks SET lease_expires_at = @now
+    WHERE task_id IN (SELECT value FROM json_each(@taskIds)) AND lease_owner = @leaseOwner AND status = 'working'
+    RETURNING task_id`,
 
   appendEvent: `INSERT INTO task_events (task_id, kind, status, at, payload)
     VALUES (@taskId, @kind, @status, @at, @payload) RETURNING seq`,
 
   eventsAfter: 'SELECT seq, task_id, kind, status, at, payload FROM task_events WHERE seq > @afterSeq ORDER BY seq LIMIT @limit',
 
-  lastEventSeq: 'SELECT COALESCE(MAX(seq), 0) AS seq FROM task_events',
+  /** The AUTOINCREMENT high-water mark, not `MAX(seq)`: retention may have deleted the newest events. */
+  lastEventSeq: "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'task_events'), 0) AS seq",
 });
 
 /** Names of {@link SQL} statements. */

@@ -1,9 +1,9 @@
 import type Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
-import { checkInputRequests, checkTransition, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
+import { checkInputRequests, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys } from '../../core/store-rules.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
-import type { TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
+import { MAX_TOOL_STATE_KEYS, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
 import type {
   InputRequestRecord,
   JsonObject,
@@ -13,7 +13,8 @@ import type {
   TaskOutcome,
   TaskRecord,
 } from '../../core/task.js';
-import { insertedRecord, newTaskParams, outcomeBody, toEvent, toInputRequest, toOutcome, toRecord } from '../codec.js';
+import { outcomeBody, RowCodec, toEvent, toOutcome } from '../codec.js';
+import type { FieldCipher } from '../field-cipher.js';
 import { openConnection, readPragmas, type SqlitePragmas } from './connection.js';
 import { GroupCommitter, storageFault, type GroupCommitStats } from './group-commit.js';
 import {
@@ -31,6 +32,9 @@ import type { AuditEntry, AuditFilter, AuditRecord, IdempotencyClaim, Idempotenc
 import { auditValues, newOperationValues, toAuditRecord, toIdempotencyRecord, toOperationRecord, type AuditRow, type IdempotencyRow, type OperationRow } from '../ledger-codec.js';
 import { SQL, type EventRow, type InputRequestRow, type Statements, type TaskRow } from './sql.js';
 
+/** Free pages one {@link SqliteTaskStore.compact} returns to the file system (4 MiB at the default page size). */
+const VACUUM_PAGES = 1024;
+
 /** Options of {@link openSqliteTaskStore}. */
 export interface SqliteTaskStoreOptions {
   /** Database file; parent directories are created. Must be a real file (WAL needs one). */
@@ -46,6 +50,11 @@ export interface SqliteTaskStoreOptions {
   busyTimeoutMs?: number;
   /** Most writes per group commit; a full batch flushes at once. Default 256. */
   maxBatchSize?: number;
+  /**
+   * Encrypts tool arguments, input requests and answers and journaled steps at rest (`AesGcmFieldCipher`).
+   * Default: none (plaintext; encrypted rows are then refused with a `fault` naming their key id).
+   */
+  encryption?: FieldCipher;
 }
 
 /**
@@ -75,6 +84,7 @@ export class SqliteTaskStore implements TaskStore {
     private readonly logger: Logger,
     appliedMigrations: number[],
     maxBatchSize: number,
+    private readonly codec: RowCodec,
   ) {
     this.appliedMigrations = Object.freeze(appliedMigrations);
     this.stmt = Object.fromEntries(
@@ -94,7 +104,10 @@ export class SqliteTaskStore implements TaskStore {
       db = openConnection(options.path, Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000)));
       const applied = migrate(db, clock.now());
       if (applied.length > 0) logger.info({ versions: applied }, 'task store schema migrated');
-      return new SqliteTaskStore(db, clock, logger, applied, Math.max(1, options.maxBatchSize ?? 256));
+      if (Number(db.pragma('auto_vacuum', { simple: true })) === 0) {
+        logger.info({ path: options.path }, 'this store file was created without auto_vacuum: deleted tasks free pages for reuse, but the file never shrinks (see README, Retention)');
+      }
+      return new SqliteTaskStore(db, clock, logger, applied, Math.max(1, options.maxBatchSize ?? 256), new RowCodec(options.encryption));
     } catch (error) {
       db?.close();
       throw storageFault(error, 'open');
@@ -198,25 +211,25 @@ export class SqliteTaskStore implements TaskStore {
   private insertNewTask(events: TaskEvent[], task: NewTask): TaskRecord {
     // The created event comes first because its seq becomes the task's seq (see SQL.insertTask).
     const { seq } = this.append(events, task.taskId, 'created', 'working', task.createdAt, null);
-    const params = newTaskParams(task, this.clock.now());
+    const params = this.codec.newTaskParams(task, this.clock.now());
     this.stmt.insertTask.run({ ...params, seq });
-    const record = insertedRecord(params, seq);
+    const record = this.codec.insertedRecord(task, params, seq);
     if (task.startNow === true) this.append(events, task.taskId, 'attempt', 'working', task.createdAt, { attempt: 1, leaseOwner: task.leaseOwner });
     // Same savepoint as the row: input gathered before the task exists is never lost or half-written.
     for (const [name, value] of Object.entries(task.steps ?? {})) {
-      this.stmt.insertStep.run({ taskId: task.taskId, name, value: JSON.stringify(value), now: task.createdAt });
+      this.stmt.insertStep.run({ taskId: task.taskId, name, value: this.codec.stepText(task.taskId, name, value), now: task.createdAt });
     }
     return record;
   }
 
   async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
     const row = this.read('read a task', () => this.stmt.getScoped.get({ taskId, ownerKey: scope.ownerKey, generation: scope.generation ?? null }));
-    return row === undefined ? undefined : toRecord(row as TaskRow);
+    return row === undefined ? undefined : this.codec.toRecord(row as TaskRow);
   }
 
   async getUnscoped(taskId: string): Promise<TaskRecord | undefined> {
     const row = this.read('read a task', () => this.stmt.getUnscoped.get({ taskId }));
-    return row === undefined ? undefined : toRecord(row as TaskRow);
+    return row === undefined ? undefined : this.codec.toRecord(row as TaskRow);
   }
 
   async getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
@@ -250,7 +263,7 @@ export class SqliteTaskStore implements TaskStore {
         this.stmt.insertOutcome.run({ taskId, kind: request.outcome.kind, body: outcomeBody(request.outcome) });
       }
       this.append(events, taskId, 'status', request.to, request.now, { from: current.status, to: request.to });
-      return toRecord(row);
+      return this.codec.toRecord(row);
     });
   }
 
@@ -278,7 +291,7 @@ export class SqliteTaskStore implements TaskStore {
         limit: toLimit(page.limit),
       }),
     );
-    return (rows as TaskRow[]).map(toRecord);
+    return (rows as TaskRow[]).map((row) => this.codec.toRecord(row));
   }
 
   /** See {@link TaskStore.startAttempt}. A lease is lapsed once `leaseExpiresAt <= now` (the store's clock). */
@@ -288,7 +301,7 @@ export class SqliteTaskStore implements TaskStore {
       const row = this.stmt.startAttempt.get({ taskId, leaseOwner, leaseExpiresAt: now + leaseMs, now }) as TaskRow | undefined;
       if (row === undefined) return undefined;
       this.append(events, taskId, 'attempt', row.status as TaskRecord['status'], now, { attempt: row.attempt, leaseOwner });
-      return toRecord(row);
+      return this.codec.toRecord(row);
     });
   }
 
@@ -298,7 +311,7 @@ export class SqliteTaskStore implements TaskStore {
       const now = this.clock.now();
       const rows = (this.stmt.claimRunnable.all({ leaseOwner, now, leaseExpiresAt: now + leaseMs, limit: toLimit(limit) }) as TaskRow[]).sort((a, b) => a.seq - b.seq);
       for (const row of rows) this.append(events, row.task_id, 'attempt', 'working', now, { attempt: row.attempt, leaseOwner });
-      return rows.map(toRecord);
+      return rows.map((row) => this.codec.toRecord(row));
     });
   }
 
@@ -325,7 +338,7 @@ export class SqliteTaskStore implements TaskStore {
       const now = this.clock.now();
       return this.stmt.claimLapsed.all({ leaseOwner, now, leaseExpiresAt: now + leaseMs, limit: toLimit(limit) }) as TaskRow[];
     });
-    return rows.map(toRecord).sort((a, b) => a.seq - b.seq);
+    return rows.map((row) => this.codec.toRecord(row)).sort((a, b) => a.seq - b.seq);
   }
 
   /**
@@ -343,7 +356,7 @@ export class SqliteTaskStore implements TaskStore {
 
   async listInputRequests(taskId: string): Promise<InputRequestRecord[]> {
     const rows = this.read('list input requests', () => this.stmt.listInputRequests.all({ taskId }));
-    return (rows as InputRequestRow[]).map(toInputRequest);
+    return (rows as InputRequestRow[]).map((row) => this.codec.toInputRequest(row));
   }
 
   /**
@@ -361,19 +374,51 @@ export class SqliteTaskStore implements TaskStore {
    */
   async listWaitingSince(before: number, limit: number): Promise<TaskRecord[]> {
     const rows = this.read('list waiting tasks', () => this.stmt.waitingSince.all({ before, limit: toLimit(limit) }));
-    return (rows as TaskRow[]).map(toRecord);
+    return (rows as TaskRow[]).map((row) => this.codec.toRecord(row));
   }
 
   async getStep(taskId: string, name: string): Promise<{ value: JsonValue } | undefined> {
     const row = this.read('read a step', () => this.stmt.getStep.get({ taskId, name })) as { value: string } | undefined;
-    return row === undefined ? undefined : { value: JSON.parse(row.value) as JsonValue };
+    return row === undefined ? undefined : { value: this.codec.stepValue(taskId, name, row.value) };
   }
 
   /** See {@link TaskStore.putStep}. A step of a missing task is dropped. */
   async putStep(taskId: string, name: string, value: JsonValue): Promise<void> {
-    const json = JSON.stringify(value);
+    const json = this.codec.stepText(taskId, name, value);
     const now = this.clock.now();
     await this.committer.enqueue(() => this.stmt.putStep.run({ taskId, name, value: json, now }));
+  }
+
+  /** See {@link TaskStore.releaseLeases}: lapsed at the store clock's now, one `released` event each. */
+  async releaseLeases(leaseOwner: string, taskIds: readonly string[]): Promise<string[]> {
+    if (taskIds.length === 0) return [];
+    const released = await this.committer.enqueue((events) => {
+      const now = this.clock.now();
+      const rows = this.stmt.releaseLeases.all({ leaseOwner, taskIds: JSON.stringify(taskIds), now }) as Array<{ task_id: string }>;
+      for (const row of rows) this.append(events, row.task_id, 'released', 'working', now, { leaseOwner });
+      return new Set(rows.map((row) => row.task_id));
+    });
+    return taskIds.filter((id) => released.has(id));
+  }
+
+  /** See {@link TaskStore.compact}: up to {@link VACUUM_PAGES} free pages back to the file system per call. */
+  async compact(): Promise<void> {
+    await this.committer.enqueue(() => this.db.pragma(`incremental_vacuum(${VACUUM_PAGES})`));
+  }
+
+  /** See {@link TaskStore.getToolState}. */
+  async getToolState(ownerKey: string, tool: string, key: string): Promise<JsonValue | undefined> {
+    const row = this.read('read tool state', () => this.stmt.getToolState.get({ ownerKey, tool, key })) as { value: string } | undefined;
+    return row === undefined ? undefined : (JSON.parse(row.value) as JsonValue);
+  }
+
+  /** See {@link TaskStore.putToolState}; the key bound is checked in the write's transaction. */
+  async putToolState(ownerKey: string, tool: string, key: string, value: JsonValue, now: number): Promise<void> {
+    const json = toolStateJson(tool, key, value);
+    await this.committer.enqueue(() => {
+      const { changes } = this.stmt.putToolState.run({ ownerKey, tool, key, value: json, now, maxKeys: MAX_TOOL_STATE_KEYS });
+      if (changes === 0) throw tooManyToolStateKeys(MAX_TOOL_STATE_KEYS);
+    });
   }
 
   /** See {@link TaskStore.expireDue}: judged at the store clock's now. */
@@ -384,7 +429,9 @@ export class SqliteTaskStore implements TaskStore {
       for (const { task_id: taskId, status } of due) {
         this.append(events, taskId, 'expired', status as TaskRecord['status'], now, null);
         this.stmt.deleteTask.run({ taskId });
+        this.stmt.deleteTaskEvents.run({ taskId });
       }
+      this.stmt.pruneTombstones.run({ cutoff: now - EXPIRED_EVENT_RETENTION_MS, limit: toLimit(limit) });
       // Lapsed idempotency keys go with the same sweep (their window, not the TTL, decides).
       this.ledger.purgeKeys.run({ now, limit: toLimit(limit) });
       return due.map((row) => row.task_id);
@@ -442,6 +489,7 @@ export class SqliteTaskStore implements TaskStore {
   private writer(events: TaskEvent[]): BatchWriter {
     return {
       stmt: this.stmt,
+      codec: this.codec,
       append: (taskId, kind, status, at, payload) => {
         this.append(events, taskId, kind, status, at, payload);
       },

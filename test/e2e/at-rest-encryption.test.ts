@@ -1,0 +1,148 @@
+/**
+ * At rest (issue 10 §3): with `MCP_TASKS_ENCRYPTION_KEY` set, a planted tool argument and a planted input answer
+ * appear nowhere in the SQLite file, its WAL and SHM, nor in any column of any PostgreSQL table (read raw); without
+ * the key they do (negative control). A wrong key gives a clear error and no crash; the old key as
+ * `MCP_TASKS_ENCRYPTION_KEYS_OLD` reads the old rows again (rotation).
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { freePort, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+import { pollModernTask, postModern } from '../helpers/wire.js';
+
+const TOOLS = resolve(import.meta.dirname, '../fixtures/at-rest-tools.mjs');
+const ELICITING = { elicitation: { form: {} }, extensions: { 'io.modelcontextprotocol/tasks': {} } };
+const TABLES = ['tasks', 'task_outcomes', 'input_requests', 'task_steps', 'task_events'];
+
+/** Run the vault tool to completion with a planted argument and a planted answer; returns the task id. */
+async function plant(url: string, secret: string, code: string): Promise<string> {
+  const created = await postModern(url, 'tools/call', { name: 'vault', arguments: { secret } }, { capabilities: ELICITING });
+  const taskId = String(created.body.result?.taskId);
+  expect(created.body.result?.resultType, JSON.stringify(created.body)).toBe('task');
+  await pollModernTask(url, taskId, { until: (status) => status === 'input_required' });
+  const answered = await postModern(url, 'tasks/update', { taskId, inputResponses: { 'input-1': { action: 'accept', content: { code } } } }, { capabilities: ELICITING });
+  expect(answered.body.error).toBeUndefined();
+  expect((await pollModernTask(url, taskId)).status).toBe('completed');
+  return taskId;
+}
+
+/** Every byte of the SQLite database, WAL and SHM files that exist now. */
+function sqliteBytes(dbPath: string): Buffer {
+  return Buffer.concat(['', '-wal', '-shm'].map((suffix) => `${dbPath}${suffix}`).filter(existsSync).map((file) => readFileSync(file)));
+}
+
+/** Every row of every table of the store, as text (a raw query, as someone with a database copy would read it). */
+async function postgresText(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const parts: string[] = [];
+    for (const table of TABLES) parts.push(...(await client.query<{ row: string }>(`SELECT t::text AS row FROM mcp_tasks.${table} t`)).rows.map((r) => r.row));
+    return parts.join('\n');
+  } finally {
+    await client.end();
+  }
+}
+
+const key = () => randomBytes(32).toString('base64');
+
+describe.each([
+  { backend: 'SQLite' as const },
+  { backend: 'PostgreSQL' as const },
+])('at-rest encryption on $backend', ({ backend }) => {
+  const temp = makeTempDir('mcp-tasks-at-rest-');
+  let database: TestDatabase | undefined;
+  const servers: ServerProcess[] = [];
+  const storeFor = (name: string) => (backend === 'SQLite' ? join(temp.dir, `${name}.db`) : (database as TestDatabase).url);
+  /** What a copy of the store reveals, while the server runs and after it stopped. */
+  async function storeContents(name: string): Promise<string> {
+    return backend === 'SQLite' ? sqliteBytes(storeFor(name)).toString('latin1') : postgresText(storeFor(name));
+  }
+  async function start(name: string, env: Record<string, string>, port?: number): Promise<ServerProcess> {
+    const server = await startServerProcess(join(temp.dir, `data-${name}`), ['--store', storeFor(name), '--tools', TOOLS, '--fixtures', 'conformance'], env, port);
+    servers.push(server);
+    return server;
+  }
+
+  beforeAll(async () => {
+    if (backend === 'PostgreSQL') database = await createTestDatabase();
+  });
+  afterAll(async () => {
+    for (const server of servers) await server.stop();
+    await database?.drop();
+    temp.remove();
+  });
+
+  it('without a key the planted argument and answer are in the store (negative control); with one they are nowhere', async () => {
+    for (const [name, env] of [['plain', {}], ['sealed', { MCP_TASKS_ENCRYPTION_KEY: key() }]] as const) {
+      if (backend === 'PostgreSQL') await new pg.Client({ connectionString: storeFor(name) }).connect().then((c) => c.query('DROP SCHEMA IF EXISTS mcp_tasks CASCADE').finally(() => c.end()));
+      const secret = `planted-argument-${randomBytes(8).toString('hex')}`;
+      const code = `planted-answer-${randomBytes(8).toString('hex')}`;
+      const server = await start(name, env);
+      await plant(server.url, secret, code);
+      const running = await storeContents(name);
+      await server.stop();
+      const stopped = await storeContents(name);
+      for (const contents of [running, stopped]) {
+        if (name === 'plain') {
+          expect(contents).toContain(secret);
+          expect(contents).toContain(code);
+        } else {
+          expect(contents).not.toContain(secret);
+          expect(contents).not.toContain(code);
+          expect(contents).toContain('enc1:');
+        }
+      }
+      if (name === 'sealed') expect(server.log()).not.toContain(env.MCP_TASKS_ENCRYPTION_KEY);
+    }
+  });
+
+  it('a wrong key answers a clear -32603 for the old task and serves new ones; the old key in MCP_TASKS_ENCRYPTION_KEYS_OLD reads it again', async () => {
+    if (backend === 'PostgreSQL') await new pg.Client({ connectionString: storeFor('rotate') }).connect().then((c) => c.query('DROP SCHEMA IF EXISTS mcp_tasks CASCADE').finally(() => c.end()));
+    const [first, second] = [key(), key()];
+    const port = await freePort();
+    let server = await start('rotate', { MCP_TASKS_ENCRYPTION_KEY: first }, port);
+    const old = await plant(server.url, 'old-secret', 'old-code');
+    await server.stop();
+
+    server = await start('rotate', { MCP_TASKS_ENCRYPTION_KEY: second }, port);
+    const refused = await postModern(server.url, 'tasks/get', { taskId: old });
+    expect(refused.status).toBe(200);
+    expect(refused.body.error).toMatchObject({ code: -32603, message: expect.stringMatching(/cannot decrypt task data: key id [0-9a-f]{16} is not configured \(add its key to MCP_TASKS_ENCRYPTION_KEYS_OLD\)/) });
+    const fresh = await postModern(server.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0 } });
+    expect((await pollModernTask(server.url, String(fresh.body.result?.taskId))).status).toBe('completed');
+    expect(server.child.exitCode).toBeNull();
+    await server.stop();
+
+    server = await start('rotate', { MCP_TASKS_ENCRYPTION_KEY: second, MCP_TASKS_ENCRYPTION_KEYS_OLD: first }, port);
+    expect((await postModern(server.url, 'tasks/get', { taskId: old })).body.result?.status).toBe('completed');
+    expect((await postModern(server.url, 'tasks/get', { taskId: String(fresh.body.result?.taskId) })).body.result?.status).toBe('completed');
+    await server.stop();
+
+    // No key at all for encrypted rows: the same clear answer, naming the variable to set.
+    server = await start('rotate', {}, port);
+    expect((await postModern(server.url, 'tasks/get', { taskId: old })).body.error?.message).toMatch(/holds encrypted data \(key id [0-9a-f]{16}\) but no encryption key is set \(MCP_TASKS_ENCRYPTION_KEY\)/);
+  });
+});
+
+describe('encryption settings', () => {
+  it('a malformed key is a usage error that never echoes the value', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const temp = makeTempDir();
+    try {
+      const main = resolve(import.meta.dirname, '../../dist/cli/main.js');
+      for (const env of [{ MCP_TASKS_ENCRYPTION_KEY: 'too-short-secret-value' }, { MCP_TASKS_ENCRYPTION_KEYS_OLD: key() }]) {
+        const result = spawnSync(process.execPath, [main, 'serve', '--data-dir', temp.dir, '--port', '0'], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, ...env } });
+        expect(result.status).toBe(64);
+        expect(result.stderr).toMatch(/MCP_TASKS_ENCRYPTION_KEY/);
+        expect(result.stderr).not.toContain('too-short-secret-value');
+      }
+    } finally {
+      temp.remove();
+    }
+  });
+});

@@ -1,0 +1,182 @@
+/**
+ * Issue 11 (roles): `mcp-tasks serve --no-worker` (API only) and `mcp-tasks worker` as separate real processes on
+ * one store — one SQLite file, and one PostgreSQL database. Observed only through HTTP, the store's rows and
+ * events (read through the store port) and the tool's own side-effect log.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { TaskStore } from '../../src/core/store.js';
+import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
+import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { ensureBuilt } from '../cli/support.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { startServerProcess, startWorkerProcess, type ServerProcess, type WorkerProcess } from '../helpers/server-process.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+import { pollModernTask, postModern } from '../helpers/wire.js';
+
+const TOOLS = resolve(import.meta.dirname, '../fixtures/worker-tools.mjs');
+const LEASE_MS = 1_500;
+
+interface Note {
+  event: 'start' | 'abort' | 'done';
+  taskId: string;
+  pid: number;
+  at: number;
+  reason?: string;
+}
+
+function notes(log: string): Note[] {
+  try {
+    return readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Note);
+  } catch {
+    return [];
+  }
+}
+
+async function until<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 15_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+for (const backend of ['sqlite', 'postgres'] as const) {
+  describe(`split roles on ${backend}: serve --no-worker + mcp-tasks worker`, () => {
+    const temp = makeTempDir();
+    let database: TestDatabase | undefined;
+    let storeArg: string;
+    let observer: TaskStore;
+    const processes: Array<ServerProcess | WorkerProcess> = [];
+
+    beforeAll(async () => {
+      ensureBuilt();
+      if (backend === 'postgres') {
+        database = await createTestDatabase();
+        storeArg = database.url;
+        observer = await openPostgresTaskStore({ url: storeArg });
+      } else {
+        storeArg = join(temp.dir, 'shared', 'tasks.db');
+        observer = openSqliteTaskStore({ path: storeArg });
+      }
+    });
+    afterEach(async () => {
+      for (const process of processes.splice(0).reverse()) await process.stop();
+    });
+    afterAll(async () => {
+      await observer?.close();
+      await database?.drop();
+      temp.remove();
+    });
+
+    const common = ['--store', '', '--no-builtins', '--tools', TOOLS, '--lease-ms', String(LEASE_MS)];
+    const shared = () => common.map((arg, i) => (i === 1 ? storeArg : arg));
+    const api = async () => {
+      const server = await startServerProcess(join(temp.dir, 'api'), ['--no-worker', '--instance-id', 'api-1', ...shared()]);
+      processes.push(server);
+      return server;
+    };
+    const worker = async (id: string, extra: string[] = []) => {
+      const started = await startWorkerProcess(['--data-dir', join(temp.dir, id), ...shared(), '--instance-id', id, '--log-level', 'info', ...extra]);
+      processes.push(started);
+      return started;
+    };
+    const call = async (url: string, args: Record<string, unknown>) => {
+      const created = await postModern(url, 'tools/call', { name: 'role_job', arguments: args });
+      const taskId = created.body.result?.taskId;
+      if (typeof taskId !== 'string') throw new Error(`no task: ${JSON.stringify(created.body)}`);
+      return taskId;
+    };
+    /** Every lease owner the store ever recorded for the task: from its rows over time and its attempt events. */
+    const leaseOwnersOf = async (taskId: string): Promise<string[]> =>
+      (await observer.readEventsAfter(0, 10_000)).filter((e) => e.taskId === taskId && e.kind === 'attempt').map((e) => String(e.payload?.leaseOwner));
+
+    it('a task created on the API process runs and completes on the worker; the API process never holds a lease', async () => {
+      const server = await api();
+      const log = join(temp.dir, 'complete.log');
+      const taskId = await call(server.url, { log, ms: 300 });
+      // Nobody runs it yet: the API-only server leaves it unleased and says so.
+      expect(await observer.getUnscoped(taskId)).toMatchObject({ status: 'working', statusMessage: 'queued', leaseOwner: null, attempt: 0 });
+      const w1 = await worker('worker-1');
+      // A worker that starts finds the unleased task by its recovery pass (leased first, run counted a moment later).
+      const running = await until('the worker to lease and start the task', async () => {
+        const row = await observer.getUnscoped(taskId);
+        return row?.leaseOwner && row.attempt > 0 ? row : undefined;
+      });
+      expect(running).toMatchObject({ leaseOwner: 'worker-1', attempt: 1 });
+      const done = await pollModernTask(server.url, taskId);
+      expect(done.status).toBe('completed');
+      expect(JSON.stringify(done.result)).toContain(`done in ${w1.child.pid}`);
+      expect(notes(log).map((n) => [n.event, n.pid])).toEqual([['start', w1.child.pid], ['done', w1.child.pid]]);
+      expect(await leaseOwnersOf(taskId)).toEqual(['worker-1']);
+      // The API process's id appears in no event and no row, ever.
+      expect(JSON.stringify(await observer.readEventsAfter(0, 10_000))).not.toContain('api-1');
+      expect(JSON.stringify(await observer.getUnscoped(taskId))).not.toContain('api-1');
+    });
+
+    it('cancel on the API process reaches the tool running in the worker within a second', async () => {
+      const server = await api();
+      await worker('worker-2');
+      const log = join(temp.dir, 'cancel.log');
+      const taskId = await call(server.url, { log });
+      await until('the run to start', () => notes(log).find((n) => n.event === 'start'));
+      const sentAt = Date.now();
+      expect((await postModern(server.url, 'tasks/cancel', { taskId })).body.result).toBeDefined();
+      const abort = await until('the abort in the worker', () => notes(log).find((n) => n.event === 'abort'), 5_000);
+      expect(abort.reason).toBe('cancelled');
+      expect(abort.at - sentAt).toBeLessThan(1_000);
+      expect((await postModern(server.url, 'tasks/get', { taskId })).body.result).toMatchObject({ status: 'cancelled' });
+    });
+
+    it('kill -9 of the worker mid-run: a restarted worker recovers the task and completes it', async () => {
+      const server = await api();
+      const first = await worker('worker-3');
+      const log = join(temp.dir, 'kill.log');
+      const taskId = await call(server.url, { log });
+      await until('the run to start', () => notes(log).find((n) => n.event === 'start'));
+      await first.kill9();
+      processes.splice(processes.indexOf(first), 1);
+      writeFileSync(`${log}.release`, '');
+      const second = await worker('worker-3');
+      const done = await pollModernTask(server.url, taskId, { timeoutMs: 20_000 });
+      expect(done.status).toBe('completed');
+      expect(notes(log).map((n) => [n.event, n.pid])).toEqual([['start', first.child.pid], ['start', second.child.pid], ['done', second.child.pid]]);
+      expect((await observer.getUnscoped(taskId))?.attempt).toBe(2);
+    });
+
+    it('SIGTERM drains: a run shorter than --drain-ms completes; a longer one is aborted with shutdown, released and recovered at once by another worker', async () => {
+      const server = await api();
+      // A long lease and recovery interval: only the released event can explain a quick takeover.
+      const slowLease = ['--lease-ms', '60000'];
+      const draining = await worker('worker-4', [...slowLease, '--drain-ms', '1500']);
+      const shortLog = join(temp.dir, 'drain-short.log');
+      const longLog = join(temp.dir, 'drain-long.log');
+      const short = await call(server.url, { log: shortLog, ms: 800 });
+      const long = await call(server.url, { log: longLog });
+      await until('both runs to start', () => notes(shortLog).length > 0 && notes(longLog).length > 0);
+      const other = await worker('worker-5', slowLease);
+      const stoppedAt = Date.now();
+      expect(await draining.stop('SIGTERM')).toBe(0);
+      const exitedAfter = Date.now() - stoppedAt;
+      expect(exitedAfter).toBeGreaterThanOrEqual(1_400);
+      expect(exitedAfter).toBeLessThan(10_000);
+      // The short run finished inside the drain, once, on the draining worker.
+      expect((await observer.getUnscoped(short))).toMatchObject({ status: 'completed', attempt: 1 });
+      expect(notes(shortLog).map((n) => [n.event, n.pid])).toEqual([['start', draining.child.pid], ['done', draining.child.pid]]);
+      // The long one was aborted with reason shutdown and its lease given back with a released event…
+      expect(notes(longLog).slice(0, 2).map((n) => [n.event, n.pid, n.reason])).toEqual([['start', draining.child.pid, undefined], ['abort', draining.child.pid, 'shutdown']]);
+      const events = (await observer.readEventsAfter(0, 10_000)).filter((e) => e.taskId === long);
+      expect(events.some((e) => e.kind === 'released' && e.payload?.leaseOwner === 'worker-4')).toBe(true);
+      // …and the other worker took it over at once: seconds, not its 60 s lease.
+      const restarted = await until('the other worker to start the long task', () => notes(longLog).find((n) => n.event === 'start' && n.pid === other.child.pid), 5_000);
+      expect(restarted.at - stoppedAt).toBeLessThan(5_000);
+      writeFileSync(`${longLog}.release`, '');
+      expect((await pollModernTask(server.url, long)).status).toBe('completed');
+      expect(await leaseOwnersOf(long)).toEqual(['worker-4', 'worker-5']);
+      expect(draining.log()).toMatch(/"reason":"shutdown".*tool run aborted; its outcome is discarded/);
+    });
+  });
+}

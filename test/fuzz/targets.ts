@@ -1,0 +1,191 @@
+/**
+ * The two transports of the hostile-input fuzzer, each against a real `mcp-tasks serve` process: raw HTTP
+ * requests (any method, headers and body bytes) and raw stdio lines (any bytes, answers matched by id).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
+import { resolve } from 'node:path';
+
+const MAIN = resolve(import.meta.dirname, '../../dist/cli/main.js');
+
+/** One raw HTTP exchange. */
+export interface HttpAnswer {
+  /** 0 when the server closed the connection without an answer (see `reset`). */
+  status: number;
+  /** The server reset the connection before answering (Node does that after a 431 for oversized headers). */
+  reset?: boolean;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  /** The JSON-RPC message of the answer (JSON body, or the last SSE `data:` message with a result or error). */
+  message?: { id?: unknown; result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
+}
+
+/** A request as the fuzzer builds it (the body is bytes: it may be anything). */
+export interface HttpProbe {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: Buffer | string;
+}
+
+function parseAnswer(text: string, type: string): HttpAnswer['message'] {
+  const candidates = type.includes('text/event-stream')
+    ? text.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trim())
+    : [text];
+  const messages = candidates.flatMap((candidate) => {
+    try {
+      return [JSON.parse(candidate) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
+  });
+  return ([...messages].reverse().find((message) => 'result' in message || 'error' in message) ?? messages[0]) as HttpAnswer['message'];
+}
+
+/**
+ * Send one raw HTTP request to `port` (node:http, so that Host, Content-Type and every other header go out as
+ * given) and read the whole answer.
+ * @throws Error when no answer arrives within `timeoutMs` (a hang) or the connection fails.
+ */
+export function sendHttp(port: number, probe: HttpProbe, timeoutMs: number): Promise<HttpAnswer> {
+  return new Promise((resolveAnswer, reject) => {
+    const body = probe.body === undefined ? undefined : Buffer.isBuffer(probe.body) ? probe.body : Buffer.from(probe.body);
+    const req = httpRequest(
+      { host: '127.0.0.1', port, method: probe.method, path: probe.path, headers: { ...(body ? { 'content-length': String(body.length) } : {}), ...probe.headers }, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          clearTimeout(timer);
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolveAnswer({ status: res.statusCode ?? 0, headers: res.headers, text, message: parseAnswer(text, String(res.headers['content-type'] ?? '')) });
+        });
+        res.on('error', reject);
+      },
+    );
+    const timer = setTimeout(() => {
+      req.destroy(new Error(`no answer within ${timeoutMs} ms (hang) to ${probe.method} ${probe.path}: ${String(body ?? '').slice(0, 200)}`));
+    }, timeoutMs);
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      if (error.code === 'ECONNRESET' || error.code === 'EPIPE') resolveAnswer({ status: 0, reset: true, headers: {}, text: '' });
+      else reject(error);
+    });
+    req.end(body);
+  });
+}
+
+/** A running `mcp-tasks serve` process. */
+export interface ServeProcess {
+  child: ChildProcess;
+  stderr(): string;
+  /** Whether it is still running (no crash). */
+  alive(): boolean;
+  /** SIGTERM, and wait for the exit. @returns the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Spawn `mcp-tasks serve …args` with stdin/stdout piped (stdio mode) or ignored (HTTP mode). */
+export function spawnServe(args: string[], env: Record<string, string> = {}, stdio: 'pipe' | 'http' = 'http'): ServeProcess {
+  const child = spawn(process.execPath, [MAIN, 'serve', ...args], {
+    stdio: [stdio === 'pipe' ? 'pipe' : 'ignore', stdio === 'pipe' ? 'pipe' : 'ignore', 'pipe'],
+    env: { ...process.env, ...env },
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+  return {
+    child,
+    stderr: () => stderr,
+    alive: () => child.exitCode === null && child.signalCode === null,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        if (stdio === 'pipe') child.stdin?.end();
+        else child.kill('SIGTERM');
+      }
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+/**
+ * Newline-delimited JSON-RPC over a stdio server process: lines go out as given, answers are matched to requests by
+ * id; answers with `id: null` (unreadable requests) are counted.
+ */
+export class StdioPeer {
+  private buffer = '';
+  private readonly waiting = new Map<string, (message: Record<string, unknown>) => void>();
+  private readonly early = new Map<string, Record<string, unknown>>();
+  /** Answers that carried `id: null`. */
+  nullIdAnswers: Array<Record<string, unknown>> = [];
+  /** Lines on stdout that were not JSON (must stay empty: only MCP goes to stdout). */
+  junk: string[] = [];
+
+  constructor(private readonly server: ServeProcess) {
+    server.child.stdout?.setEncoding('utf8');
+    server.child.stdout?.on('data', (chunk: string) => {
+      this.buffer += chunk;
+      let index: number;
+      while ((index = this.buffer.indexOf('\n')) >= 0) {
+        const line = this.buffer.slice(0, index);
+        this.buffer = this.buffer.slice(index + 1);
+        if (line.trim().length > 0) this.receive(line);
+      }
+    });
+  }
+
+  private receive(line: string): void {
+    let message: Record<string, unknown>;
+    try {
+      message = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      this.junk.push(line.slice(0, 200));
+      return;
+    }
+    if (message.id === null) {
+      this.nullIdAnswers.push(message);
+      return;
+    }
+    if (!('result' in message) && !('error' in message)) return; // a notification or a server request
+    const key = JSON.stringify(message.id);
+    const resolveWaiter = this.waiting.get(key);
+    if (resolveWaiter) {
+      this.waiting.delete(key);
+      resolveWaiter(message);
+    } else this.early.set(key, message);
+  }
+
+  /** Write one raw line (a newline is appended). */
+  write(line: string): void {
+    this.server.child.stdin?.write(`${line}\n`);
+  }
+
+  /**
+   * Write `line` and wait for the answer with `id`.
+   * @throws Error when none arrives within `timeoutMs` (a hang).
+   */
+  async request(id: string | number, line: string, timeoutMs: number): Promise<Record<string, unknown>> {
+    const key = JSON.stringify(id);
+    const answer = new Promise<Record<string, unknown>>((resolveAnswer, reject) => {
+      const early = this.early.get(key);
+      if (early) {
+        this.early.delete(key);
+        resolveAnswer(early);
+        return;
+      }
+      const timer = setTimeout(() => {
+        this.waiting.delete(key);
+        reject(new Error(`no answer within ${timeoutMs} ms (hang) to ${line.slice(0, 200)}`));
+      }, timeoutMs);
+      this.waiting.set(key, (message) => {
+        clearTimeout(timer);
+        resolveAnswer(message);
+      });
+    });
+    this.write(line);
+    return answer;
+  }
+}
