@@ -1,9 +1,10 @@
 import type { AuditRecord } from '../core/ledger.js';
-import { openConfiguredStore, resolveSettings, type SharedFlags } from './settings.js';
+import type { ResolvedConfig } from './config/resolve.js';
+import { openConfiguredStore, operatorConfig, resolveSettings } from './settings.js';
 import { UsageError } from './usage-error.js';
 
-/** Flags of `mcp-tasks audit`. */
-export interface AuditFlags extends SharedFlags {
+/** Flags of `mcp-tasks audit` beyond the configuration (the store comes from it). */
+export interface AuditFlags {
   since?: string;
   tool?: string;
   owner?: string;
@@ -33,9 +34,9 @@ function line(entry: AuditRecord): string {
 }
 
 /** `mcp-tasks audit`: the audit trail, oldest first (an operator command: it reads the store directly). */
-export async function auditCommand(flags: AuditFlags): Promise<void> {
+export async function auditCommand(resolved: ResolvedConfig, flags: AuditFlags): Promise<void> {
   const since = flags.since === undefined ? undefined : sinceOf(flags.since);
-  const settings = await resolveSettings({ ...flags, logLevel: flags.logLevel ?? 'warn' });
+  const settings = await resolveSettings(operatorConfig(resolved));
   const store = await openConfiguredStore(settings);
   try {
     const entries = await store.listAudit({ ...(since === undefined ? {} : { since }), ...(flags.tool ? { tool: flags.tool } : {}), ...(flags.owner ? { ownerKey: flags.owner } : {}), limit: flags.limit ?? 1000 });

@@ -1,10 +1,11 @@
 import { OPEN_OPERATION_STATUSES, type OperationRecord, type OperationStatus } from '../core/ledger.js';
 import { reconcileStored } from '../ledger/operations.js';
-import { openConfiguredStore, resolveSettings, type SharedFlags } from './settings.js';
+import type { ResolvedConfig } from './config/resolve.js';
+import { openConfiguredStore, operatorConfig, resolveSettings } from './settings.js';
 import { UsageError } from './usage-error.js';
 
-/** Flags of `mcp-tasks ops …`: the shared store and tool flags, plus filters. */
-export interface OpsFlags extends SharedFlags {
+/** Flags of `mcp-tasks ops …` beyond the configuration (store and tools come from it): filters and output. */
+export interface OpsFlags {
   json?: boolean;
   owner?: string;
   task?: string;
@@ -22,8 +23,8 @@ function line(op: OperationRecord): string {
 }
 
 /** Run `fn` with the configured store, closing it afterwards. */
-async function withStore<T>(flags: OpsFlags, fn: (settings: Awaited<ReturnType<typeof resolveSettings>>, store: Awaited<ReturnType<typeof openConfiguredStore>>) => Promise<T>): Promise<T> {
-  const settings = await resolveSettings({ ...flags, logLevel: flags.logLevel ?? 'warn' });
+async function withStore<T>(resolved: ResolvedConfig, fn: (settings: Awaited<ReturnType<typeof resolveSettings>>, store: Awaited<ReturnType<typeof openConfiguredStore>>) => Promise<T>): Promise<T> {
+  const settings = await resolveSettings(operatorConfig(resolved));
   const store = await openConfiguredStore(settings);
   try {
     return await fn(settings, store);
@@ -36,10 +37,10 @@ async function withStore<T>(flags: OpsFlags, fn: (settings: Awaited<ReturnType<t
  * `mcp-tasks ops list`: the open operations (`pending`, `unknown`) of the store, or those of `--status`/`--all`,
  * narrowed to `--owner` and `--task`. An operator command: it reads the store directly.
  */
-export async function opsList(flags: OpsFlags): Promise<void> {
+export async function opsList(resolved: ResolvedConfig, flags: OpsFlags): Promise<void> {
   const statuses = flags.all ? undefined : flags.status === undefined ? OPEN_OPERATION_STATUSES : flags.status.split(',');
   for (const status of statuses ?? []) if (!STATUSES.includes(status as OperationStatus)) throw new UsageError(`--status ${status}: expected ${STATUSES.join(', ')}`);
-  await withStore(flags, async (_settings, store) => {
+  await withStore(resolved, async (_settings, store) => {
     const ops = await store.listOperations({
       ...(flags.owner ? { ownerKey: flags.owner } : {}),
       ...(flags.task ? { taskId: flags.task } : {}),
@@ -61,8 +62,8 @@ async function ownOperation(store: { getOperation(id: string): Promise<Operation
 }
 
 /** `mcp-tasks ops show <operationId>`; exit code 4 when unknown. */
-export async function opsShow(operationId: string, flags: OpsFlags): Promise<void> {
-  await withStore(flags, async (_settings, store) => {
+export async function opsShow(resolved: ResolvedConfig, operationId: string, flags: OpsFlags): Promise<void> {
+  await withStore(resolved, async (_settings, store) => {
     const op = await ownOperation(store, operationId, flags);
     if (op) process.stdout.write(flags.json ? `${JSON.stringify(op, null, 2)}\n` : `${line(op)}\n`);
   });
@@ -73,8 +74,8 @@ export async function opsShow(operationId: string, flags: OpsFlags): Promise<voi
  * `serve`) and record what the system of record says. Exit 0 confirmed or not applied, 8 still unknown, 4 no such
  * operation.
  */
-export async function opsReconcile(operationId: string, flags: OpsFlags): Promise<void> {
-  await withStore(flags, async (settings, store) => {
+export async function opsReconcile(resolved: ResolvedConfig, operationId: string, flags: OpsFlags): Promise<void> {
+  await withStore(resolved, async (settings, store) => {
     if (!(await ownOperation(store, operationId, flags))) return;
     const report = await reconcileStored(store, (tool) => settings.tools.find((t) => t.name === tool)?.operations, operationId, Date.now());
     if (!report) return;

@@ -10,6 +10,8 @@ import { pollModernTask, postModern } from '../helpers/wire.js';
 
 // Planted secrets: the token, a password argument, an answered value, a personal claim-like e-mail argument.
 const TOKEN = 'tok-PLANTED-b7c1e0f2a9d84c3e';
+// The scopes the token grants: every audit entry of a request records them (identifiers, not secrets).
+const GRANTED = ['tasks:read', 'tasks:cancel', 'tasks:answer', 'reports:write'] as const;
 const PASSWORD = 'pw-PLANTED-4f9a1c77e2';
 const PIN = 'pin-PLANTED-90e3d1';
 const EMAIL = 'alice.PLANTED@example.org';
@@ -56,7 +58,7 @@ describe('issue 12: the audit trail records who did what, and never a secret', (
         return textResult('unreachable');
       },
     });
-    const auth = new TokenFileAuthenticator({ tokens: [{ token: TOKEN, issuer: 'https://issuer.example', subject: 'alice', tenant: 'acme' }] });
+    const auth = new TokenFileAuthenticator({ tokens: [{ token: TOKEN, issuer: 'https://issuer.example', subject: 'alice', tenant: 'acme', scopes: [...GRANTED] }] });
     running = await startTasksServer({ tools: [secretJob, askingJob, waitingJob], auth, logger: captured.logger });
   });
   afterAll(async () => {
@@ -91,9 +93,9 @@ describe('issue 12: the audit trail records who did what, and never a secret', (
       ['operation', 'confirmed'],
       ['task.ended', 'completed'],
     ]);
-    expect(audit.find((entry) => entry.taskId === secretTask && entry.kind === 'call')).toMatchObject({ ownerKey: OWNER, tool: 'secret_job', argumentsDigest: requestDigest('secret_job', args) });
-    expect(audit.find((entry) => entry.taskId === pinTask && entry.kind === 'input.answered')).toMatchObject({ ownerKey: OWNER, outcome: 'accept', detail: { key } });
-    expect(audit.find((entry) => entry.taskId === waitingTask && entry.kind === 'cancel')).toMatchObject({ ownerKey: OWNER, outcome: 'cancelled', tool: 'waiting_job' });
+    expect(audit.find((entry) => entry.taskId === secretTask && entry.kind === 'call')).toMatchObject({ ownerKey: OWNER, scopes: GRANTED.join(' '), tool: 'secret_job', argumentsDigest: requestDigest('secret_job', args) });
+    expect(audit.find((entry) => entry.taskId === pinTask && entry.kind === 'input.answered')).toMatchObject({ ownerKey: OWNER, scopes: GRANTED.join(' '), outcome: 'accept', detail: { key } });
+    expect(audit.find((entry) => entry.taskId === waitingTask && entry.kind === 'cancel')).toMatchObject({ ownerKey: OWNER, scopes: GRANTED.join(' '), outcome: 'cancelled', tool: 'waiting_job' });
 
     const haystack = JSON.stringify(audit) + JSON.stringify(captured.lines);
     expect(haystack.length).toBeGreaterThan(500);

@@ -46,7 +46,7 @@ describe('issue 12: idempotency keys on tools/call (both generations)', () => {
         return textResult(what);
       },
     });
-    running = await startTasksServer({ tools: [counted, inline, asking], limits: { minTtlMs: 1000, defaultTtlMs: 5000 } });
+    running = await startTasksServer({ tools: [counted, inline, asking], limits: { minTtlMs: 1000, defaultTtlMs: 5000, runtimeLimitMs: 4000, minResultRetentionMs: 0 } });
   });
   afterAll(async () => {
     await running.close();
