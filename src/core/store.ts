@@ -1,3 +1,4 @@
+import type { LedgerStore } from './ledger.js';
 import type {
   InputRequestRecord,
   JsonObject,
@@ -131,7 +132,7 @@ export type TaskEventListener = (event: TaskEvent) => void;
  * `fault`; the server maps them to JSON-RPC errors in one place); a condition that does not hold is reported by the
  * return value (`undefined` / `false` / `[]`), never by an exception.
  */
-export interface TaskStore {
+export interface TaskStore extends LedgerStore {
   /**
    * Insert a task with status `working` (and its `steps`, if any) and append its `created` event; with `startNow`,
    * also count the first run (`attempt = 1`) and append its `attempt` event.

@@ -1,4 +1,4 @@
-import type { McpRequestContext, Server, ServerContext } from '@modelcontextprotocol/server';
+import type { AuthInfo, McpRequestContext, Server, ServerContext } from '@modelcontextprotocol/server';
 import { ANONYMOUS_OWNER_KEY } from '../core/owner.js';
 import type { JsonObject } from '../core/task.js';
 import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, TASKS_EXTENSION_ID, V1_PROTOCOL_VERSION } from '../protocol/constants.js';
@@ -24,6 +24,12 @@ export function ownerKeyFromContext(context: ServerContext): string {
   return typeof ownerKey === 'string' ? ownerKey : ANONYMOUS_OWNER_KEY;
 }
 
+/** The scopes granted to an authenticated caller (for the audit trail), or `undefined` for the anonymous owner. */
+export function grantedScopes(authInfo: AuthInfo | undefined): readonly string[] | undefined {
+  const ownerKey = authInfo?.extra?.ownerKey;
+  return authInfo && typeof ownerKey === 'string' && ownerKey !== ANONYMOUS_OWNER_KEY ? authInfo.scopes : undefined;
+}
+
 /** How an SDK server instance negotiates, from the SDK's own `era` of its factory call (read here only). */
 export function negotiationOf(sdkProtocolEra: McpRequestContext['era']): Negotiation {
   return sdkProtocolEra === 'modern' ? 'per-request' : 'per-session';
@@ -33,24 +39,25 @@ export function negotiationOf(sdkProtocolEra: McpRequestContext['era']): Negotia
  * The caller of a 2026-07-28 request, from its own `_meta` envelope (B1: never from earlier requests): its
  * protocol version and client capabilities; `v2` when the capabilities declare the Tasks Extension (E1, E3).
  */
-export function requestCaller(ownerKey: string, envelope: Record<string, unknown>): Caller {
+export function requestCaller(ownerKey: string, envelope: Record<string, unknown>, scopes?: readonly string[]): Caller {
   const clientCapabilities = isPlainObject(envelope[CLIENT_CAPABILITIES_META_KEY]) ? (envelope[CLIENT_CAPABILITIES_META_KEY] as JsonObject) : {};
   const protocolVersion = typeof envelope[PROTOCOL_VERSION_META_KEY] === 'string' ? (envelope[PROTOCOL_VERSION_META_KEY] as string) : '';
-  return { ownerKey, negotiation: 'per-request', generation: declaresTasksExtension(clientCapabilities) ? 'v2' : null, protocolVersion, clientCapabilities };
+  return { ownerKey, negotiation: 'per-request', generation: declaresTasksExtension(clientCapabilities) ? 'v2' : null, protocolVersion, clientCapabilities, ...(scopes ? { scopes } : {}) };
 }
 
 /** The caller of a request in a v1-generation (2025-11-25) session, from what its `initialize` negotiated (`v1` on 2025-11-25). */
-export function sessionCaller(server: Server, ownerKey: string): Caller {
+export function sessionCaller(server: Server, ownerKey: string, scopes?: readonly string[]): Caller {
   // Deprecated accessors are the documented way to read initialize-scoped state on a v1-generation (2025-11-25) session.
   const protocolVersion = server.getNegotiatedProtocolVersion() ?? '';
   const clientCapabilities = (server.getClientCapabilities() ?? {}) as JsonObject;
-  return { ownerKey, negotiation: 'per-session', generation: protocolVersion === V1_PROTOCOL_VERSION ? 'v1' : null, protocolVersion, clientCapabilities };
+  return { ownerKey, negotiation: 'per-session', generation: protocolVersion === V1_PROTOCOL_VERSION ? 'v1' : null, protocolVersion, clientCapabilities, ...(scopes ? { scopes } : {}) };
 }
 
 /** The caller of one SDK handler invocation. */
 export function callerOf(server: Server, negotiation: Negotiation, context: ServerContext): Caller {
   const ownerKey = ownerKeyFromContext(context);
-  return negotiation === 'per-request' ? requestCaller(ownerKey, (context.mcpReq.envelope ?? {}) as Record<string, unknown>) : sessionCaller(server, ownerKey);
+  const scopes = grantedScopes(context.http?.authInfo);
+  return negotiation === 'per-request' ? requestCaller(ownerKey, (context.mcpReq.envelope ?? {}) as Record<string, unknown>, scopes) : sessionCaller(server, ownerKey, scopes);
 }
 
 /**

@@ -10,7 +10,8 @@ export type Negotiation = 'per-request' | 'per-session';
 /**
  * Who is calling and what they negotiated, for one request. The server adapters build it in one place
  * (`server/caller.ts`) and every {@link TaskService} operation takes it and re-checks the task's owner against it.
- * Identity is `ownerKey` today; the authorization stage adds the token's scopes here.
+ * Identity is `ownerKey`; `scopes` are what the verified credential was granted (the HTTP front has already
+ * checked the method-level ones), recorded in the audit trail.
  */
 export interface Caller {
   /** Task owner: `issuer|subject|tenant` from the verified token, or `anonymous` (2025-11-25 R48, SEP-2663 E45). */
@@ -26,6 +27,8 @@ export interface Caller {
   protocolVersion: string;
   /** The request's client capabilities (per request: its `_meta`; per session: from `initialize`). */
   clientCapabilities: JsonObject;
+  /** Scopes granted to an authenticated caller (RFC 6749 §3.3 tokens); absent without authentication (anonymous). */
+  scopes?: readonly string[];
 }
 
 /** A caller whose request may use tasks of its generation: what the task operations take. */

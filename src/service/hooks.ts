@@ -16,6 +16,10 @@ export interface TaskOperationContext {
   readonly tool?: string;
   /** The tasks a `subscribe` asks for. */
   readonly taskIds?: readonly string[];
+  /** `callTool`: SHA-256 of the canonical tool + arguments (never the arguments themselves). */
+  readonly argumentsDigest?: string;
+  /** `answerInput`: the action of each answer by key (never the answered values). */
+  readonly answers?: ReadonlyArray<{ key: string; action: string }>;
 }
 
 /**

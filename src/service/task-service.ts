@@ -12,6 +12,7 @@ import { redactSecrets } from '../core/redaction.js';
 import { isTerminal } from '../core/state-machine.js';
 import { visibleAt } from '../core/store-rules.js';
 import type { TaskBrowseQuery, TaskEvent, TaskStore } from '../core/store.js';
+import type { OperationRecord } from '../core/ledger.js';
 import type { InputRequestRecord, JsonObject, JsonValue, NewTask, TaskOutcome, TaskRecord } from '../core/task.js';
 import type { ElicitRequest, ElicitResult, ToolDescriptor } from '../core/tool.js';
 import { toolErrorResult } from '../core/tool-outcome.js';
@@ -25,6 +26,10 @@ import { planAnswers } from './input-answers.js';
 import { TaskReads, type TaskPage } from './task-reads.js';
 import { ttlFor } from './ttl-policy.js';
 import { viewerCaller, viewerPermissions, viewerSees, type Viewer, type ViewerPermissions } from './viewer.js';
+import { requestDigest } from '../ledger/digest.js';
+import { appendAudit, auditEntriesOf } from '../ledger/audit.js';
+import { keyClaim, replayOf, type KeyClaim } from './idempotency.js';
+import { resolveTaskInputs } from './task-inputs.js';
 
 /** What a {@link TaskService} is built from. */
 export interface TaskServiceOptions {
@@ -67,6 +72,11 @@ export interface CallInteraction {
    * value (whatever the phase threw after `ask` said `parked`).
    */
   withInput<T>(prefix: 'gather' | 'input', phase: (ask: CallAsk) => Promise<T>): Promise<{ done: T } | { inputRequired: JsonObject }>;
+  /**
+   * After a `withInput` that finished a multi-round phase: an idempotency key derived from the signed request state
+   * (the same for a replay of that final round, another for any other call), used when the client sent none.
+   */
+  derivedIdempotencyKey?(): string | undefined;
 }
 
 /** Options of {@link TaskService.callTool}. */
@@ -134,6 +144,12 @@ export interface TaskInspection {
 
 /** The most events a task page's timeline shows (a long run of progress messages is cut at the end). */
 export const MAX_TIMELINE_EVENTS = 500;
+
+/** The operations that change something: each leaves an audit entry. */
+const AUDITED: ReadonlySet<string> = new Set(['callTool', 'cancel', 'answerInput']);
+
+/** Most operations `tasks/get` lists for one task. */
+const MAX_OPERATIONS_SHOWN = 100;
 
 /** The statusMessage of a task that waits for a worker slot. */
 const QUEUED = 'queued';
@@ -203,8 +219,14 @@ export class TaskService {
     // A fallback tool is the task operation it stands for: that operation's door (owner, scopes), not callTool's.
     if (plan.kind === 'task_operation') return this.taskOperation(fallbackTaskCaller(caller), plan.operation, plan.taskId);
     const tool = plan.kind === 'answer' ? plan.toolName : plan.tool.name;
-    return this.door({ operation: 'callTool', caller, tool }, async () => {
+    const argumentsDigest = plan.kind === 'answer' ? undefined : requestDigest(tool, plan.call.arguments ?? {});
+    return this.door({ operation: 'callTool', caller, tool, ...(argumentsDigest ? { argumentsDigest } : {}) }, async () => {
       if (plan.kind === 'answer') return { kind: 'result', result: plan.result };
+      const claimOf = (key: string): KeyClaim => keyClaim(caller, key, tool, plan.call.arguments ?? {}, this.options.limits.idempotencyWindowMs);
+      // A replay is answered before anything runs again: no gather questions, no inline run, no second task.
+      const sent = plan.call.idempotencyKey === undefined ? undefined : claimOf(plan.call.idempotencyKey);
+      const replayed = sent && (await this.replayed(sent));
+      if (replayed) return { kind: plan.kind === 'fallback' ? 'fallback' : 'task', task: replayed };
       let gathered: JsonValue | undefined;
       if (plan.tool.gather) {
         const gather = plan.tool.gather.bind(plan.tool);
@@ -215,10 +237,30 @@ export class TaskService {
         if ('inputRequired' in phase) return { kind: 'input_required', result: phase.inputRequired };
         gathered = phase.done;
       }
+      // Task arguments (`fromTask`) are read here, as the caller, never by the tool (issue 12).
+      const { ownerKey } = caller;
+      const readGeneration = plan.kind === 'fallback' ? fallbackTaskCaller(caller).generation : caller.generation;
+      gathered ??= await resolveTaskInputs(plan.tool, plan.call.arguments ?? {}, {
+        get: async (id) => (readGeneration === null ? undefined : this.reads.get(id, { ownerKey, generation: readGeneration })),
+        outcome: (id) => this.reads.outcome(id),
+      });
       const immediate = plan.immediateResponse === undefined ? {} : { immediateResponse: plan.immediateResponse };
-      if (plan.kind === 'task') return { kind: 'task', task: await this.create(taskCaller(caller), plan, gathered, onCreated), ...immediate };
-      // A host without task support gets no task notifications: it follows the task through the fallback tools.
-      if (plan.kind === 'fallback') return { kind: 'fallback', task: await this.create(fallbackTaskCaller(caller), plan, gathered), ...immediate };
+      if (plan.kind === 'task' || plan.kind === 'fallback') {
+        // Without a key of the client's, a finished MRTR phase derives one from its signed request state, so a
+        // replayed final round finds the task it created the first time.
+        const derived = sent ? undefined : interaction?.derivedIdempotencyKey?.();
+        const claim = sent ?? (derived === undefined ? undefined : claimOf(derived));
+        const again = derived === undefined || !claim ? undefined : await this.replayed(claim);
+        if (again) return { kind: plan.kind, task: again };
+        if (plan.kind === 'task') return { kind: 'task', task: await this.create(taskCaller(caller), plan, gathered, onCreated, claim), ...immediate };
+        // A host without task support gets no task notifications: it follows the task through the fallback tools.
+        return { kind: 'fallback', task: await this.create(fallbackTaskCaller(caller), plan, gathered, undefined, claim), ...immediate };
+      }
+      if (sent) {
+        // An inline call is answered once per key: the key is taken before the run.
+        const taken = await this.options.store.claimIdempotencyKey({ ...sent, taskId: null });
+        if (!taken.claimed) return { kind: 'task', task: await replayOf(taken.existing, sent, (id) => this.keyTask(sent, id)) };
+      }
       const { signal, withInput } = this.interactive(interaction, tool);
       const inline = await withInput('input', (ask) => this.runInline(caller, plan, ask, gathered, signal));
       return 'inputRequired' in inline ? { kind: 'input_required', result: inline.inputRequired } : { kind: 'result', result: inline.done };
@@ -260,6 +302,18 @@ export class TaskService {
     return { inputRequests: (await this.options.store.listInputRequests(record.taskId)).filter((request) => request.state === 'pending') };
   }
 
+  /**
+   * The domain operations of `record` (read by this caller through this service), oldest first: what the system of
+   * record was asked to do and what it answered, kept apart from the task's status (issue 12).
+   * @throws TasksError `-32602` "Task not found" when `record` is not the caller's.
+   */
+  async operations(caller: TaskCaller, record: TaskRecord): Promise<OperationRecord[]> {
+    if (record.ownerKey !== caller.ownerKey || record.generation !== caller.generation) throw taskNotFound();
+    // Only tools that declare reconcilers can perform operations (ctx.operation refuses otherwise): no read for the rest.
+    if (!this.options.tools.get(record.toolName)?.operations) return [];
+    return this.options.store.listOperations({ taskId: record.taskId, ownerKey: caller.ownerKey, limit: MAX_OPERATIONS_SHOWN });
+  }
+
   /** One page of the caller's tasks of its generation after `afterSeq` (keyset on the creation sequence, R37). */
   list(caller: TaskCaller, afterSeq: number): Promise<TaskPage> {
     return this.door({ operation: 'list', caller }, () =>
@@ -295,7 +349,8 @@ export class TaskService {
    * @throws TasksError `-32602` "Task not found".
    */
   answerInput(caller: TaskCaller, taskId: string, responses: Readonly<Record<string, unknown>>): Promise<string[]> {
-    return this.door({ operation: 'answerInput', caller, taskId }, async () => {
+    const answers = Object.entries(responses).map(([key, response]) => ({ key, action: answerAction(response) }));
+    return this.door({ operation: 'answerInput', caller, taskId, answers }, async () => {
       const record = await this.scoped(caller, taskId);
       if (record.status !== 'input_required') return [];
       const requests = await this.options.store.listInputRequests(taskId);
@@ -389,6 +444,17 @@ export class TaskService {
         for (const stop of stops.splice(0)) stop();
       },
     };
+  }
+
+  /** The task a live key of this caller points at (see `replayOf`), or `undefined` when the key is free. */
+  private async replayed(claim: KeyClaim): Promise<TaskRecord | undefined> {
+    const existing = await this.options.store.findIdempotencyKey({ ownerKey: claim.ownerKey, generation: claim.generation }, claim.key);
+    return existing && replayOf(existing, claim, (id) => this.keyTask(claim, id));
+  }
+
+  /** A key's task, read with the claim's owner and generation (a key never reveals another owner's task). */
+  private keyTask(claim: KeyClaim, taskId: string): Promise<TaskRecord | undefined> {
+    return this.reads.get(taskId, { ownerKey: claim.ownerKey, generation: claim.generation });
   }
 
   /**
@@ -506,8 +572,12 @@ export class TaskService {
     }
   }
 
-  /** Create the task of a `task` or `fallback` plan durably, with the embedded worker's lease when it has a free slot. */
-  private async create(caller: TaskCaller, plan: RunPlan, gathered: JsonValue | undefined, onCreated?: (record: TaskRecord) => void): Promise<TaskRecord> {
+  /**
+   * Create the task of a `task` or `fallback` plan durably, with the embedded worker's lease when it has a free slot.
+   * With a key claim, the key and the task are written in one transaction; a key taken meanwhile (another
+   * instance's concurrent call) answers with that call's task instead.
+   */
+  private async create(caller: TaskCaller, plan: RunPlan, gathered: JsonValue | undefined, onCreated?: (record: TaskRecord) => void, claim?: KeyClaim): Promise<TaskRecord> {
     const { limits, clock } = this.options;
     const taskId = newTaskId();
     const reservation = this.options.handOff?.reserve(taskId);
@@ -532,7 +602,16 @@ export class TaskService {
     };
     let record: TaskRecord;
     try {
-      record = await this.options.store.create(task);
+      if (claim) {
+        const result = await this.options.store.claimIdempotencyKey({ ...claim, taskId }, task);
+        if (!result.claimed) {
+          reservation?.cancel();
+          return await replayOf(result.existing, claim, (id) => this.keyTask(claim, id));
+        }
+        record = result.task as TaskRecord;
+      } else {
+        record = await this.options.store.create(task);
+      }
     } catch (error) {
       reservation?.cancel();
       throw error;
@@ -561,6 +640,9 @@ export class TaskService {
       putOwnerState: (key, value) => store.putToolState(caller.ownerKey, tool.name, key, value, clock.now()),
       elicit: ask,
       log: (entry) => logger[entry.level](entry.fields, entry.message),
+      // Inline calls have no ledger (ctx.operation refuses before it gets here).
+      openOperation: () => Promise.reject(new TasksError(ErrorCode.InternalError, `Internal error in tool ${tool.name}`)),
+      settleOperation: () => Promise.reject(new TasksError(ErrorCode.InternalError, `Internal error in tool ${tool.name}`)),
     };
     const request = { taskId: null, toolName: tool.name, arguments: (plan.call.arguments ?? {}) as JsonObject, confinement: this.options.confinement, logFields: { tool: tool.name } };
     const outcome = await this.options.executor.execute(gathered === undefined ? request : { ...request, gathered }, host, signal);
@@ -604,7 +686,20 @@ export class TaskService {
   }
 
   private door<T>(context: TaskOperationContext, operation: () => Promise<T>): Promise<T> {
-    return runHooked(this.hooks, context, operation);
+    return runHooked(this.hooks, context, async () => {
+      if (!AUDITED.has(context.operation)) return operation();
+      // The audit trail (issue 12) records every change a caller asks for, after it happened or was refused.
+      const audited = { ...context, ownerKey: context.caller.ownerKey, ...(context.caller.scopes ? { scopes: context.caller.scopes } : {}) };
+      try {
+        const result = await operation();
+        await appendAudit(this.options.store, auditEntriesOf(audited, { result }, this.options.clock.now()), this.options.logger);
+        return result;
+      } catch (error) {
+        // Not awaited: a refusal is answered at once, also while the store is down (the write then fails, logged).
+        void appendAudit(this.options.store, auditEntriesOf(audited, { error }, this.options.clock.now()), this.options.logger);
+        throw error;
+      }
+    });
   }
 }
 
@@ -627,6 +722,12 @@ function taskCaller(caller: Caller): TaskCaller {
 /** The owner of `task` as the caller of an operation a viewer was allowed to carry out on it. */
 function ownerCaller(task: TaskRecord): TaskCaller {
   return { ownerKey: task.ownerKey, negotiation: 'per-request', generation: task.generation, protocolVersion: task.protocolVersion, clientCapabilities: task.clientCapabilities };
+}
+
+/** The action of an answer for the audit (`accept`, `decline`, `cancel`), or `invalid`; never its values. */
+function answerAction(response: unknown): string {
+  const action = typeof response === 'object' && response !== null ? (response as { action?: unknown }).action : undefined;
+  return action === 'accept' || action === 'decline' || action === 'cancel' ? action : 'invalid';
 }
 
 /** One question through `ask` for a `gather` phase, which awaits the answer itself. */

@@ -7,6 +7,7 @@ import { MAX_TOOL_STATE_BYTES, MAX_TOOL_STATE_KEYS, MAX_TOOL_STATE_NAME, type Ta
 import type { NewTask, TaskOutcome, TaskStatus } from '../core/task.js';
 import { FakeClock } from './fake-clock.js';
 import { describeInputRequestContract } from './store-contract-input.js';
+import { describeLedgerContract } from './store-contract-ledger.js';
 
 /** A fresh, empty store and how to dispose of it (must tolerate a store the test already closed). */
 export interface TaskStoreFixture {
@@ -621,6 +622,7 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
     });
 
     describeInputRequestContract({ store: () => store, clock: () => clock, t0: T0, create });
+    describeLedgerContract({ store: () => store, clock: () => clock, newTask });
 
     describe('close', () => {
       it('commits writes still queued before it returns', async () => {

@@ -277,3 +277,26 @@ describe('migration 5 (timeline index)', () => {
     }
   });
 });
+
+describe('migration 6 (idempotency keys, operation ledger, audit log, issue 12)', () => {
+  it('upgrades a version-5 file in place; the ledger tables start empty and tasks keep their rows', async () => {
+    const path = join(temp.dir, 'v5.db');
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    expect(migrate(db, 0, MIGRATIONS.slice(0, 5))).toEqual([1, 2, 3, 4, 5]);
+    db.prepare(
+      `INSERT INTO tasks (task_id, owner_key, generation, protocol_version, tool_name, arguments, client_capabilities,
+        status, created_at, last_updated_at, poll_interval_ms, seq) VALUES ('t1', 'o', 'v2', 'p', 'x', '{}', '{}', 'working', 5, 5, 100, 1)`,
+    ).run();
+    db.close();
+    const store = openSqliteTaskStore({ path });
+    try {
+      expect(store.appliedMigrations).toEqual([6]);
+      expect(await store.getUnscoped('t1')).toMatchObject({ status: 'working' });
+      expect(await store.listOperations({ limit: 10 })).toEqual([]);
+    } finally {
+      await store.close();
+    }
+    expect(versionsIn(path)).toEqual(VERSIONS);
+  });
+});

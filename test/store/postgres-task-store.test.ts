@@ -287,6 +287,25 @@ describe('migrations', () => {
     }
   });
 
+  it('migration 5 (idempotency keys, operation ledger, audit log) upgrades a version-4 database in place; the ledger starts empty', async () => {
+    const fresh = await createTestDatabase();
+    try {
+      const client = await raw(fresh.url);
+      expect(await migrate(client, POSTGRES_MIGRATIONS.slice(0, 4))).toEqual([1, 2, 3, 4]);
+      const store = await openPostgresTaskStore({ url: fresh.url });
+      try {
+        expect(store.appliedMigrations).toEqual([5]);
+        expect(await store.listOperations({ limit: 10 })).toEqual([]);
+        const task = await store.create(newTaskInput());
+        expect((await store.getUnscoped(task.taskId))?.status).toBe('working');
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await fresh.drop();
+    }
+  });
+
   it('a database that does not exist is a fault with the server message, not a hang', async () => {
     const error = await expectStoreError(openPostgresTaskStore({ url: withDatabase(testPostgresUrl(), 'mcp_tasks_no_such_db') }), 'fault');
     expect(error.message).toMatch(/database "mcp_tasks_no_such_db" does not exist/);

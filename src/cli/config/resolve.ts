@@ -60,6 +60,8 @@ const LIMIT_KINDS: Record<keyof typeof DEFAULT_LIMITS, LeafKind> = {
   maxSessions: 'number',
   inputTimeoutMs: 'number',
   minResultRetentionMs: 'number',
+  idempotencyWindowMs: 'number',
+  auditRetentionMs: 'number',
 };
 
 /** Every setting (a test checks this table against every leaf of {@link ConfigSchema}). */

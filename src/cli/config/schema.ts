@@ -31,6 +31,8 @@ export const LimitsConfigSchema = z
     maxSessions: z.number().int().positive().describe('most 2025-era HTTP sessions kept at once (default 1000)'),
     inputTimeoutMs: ms.describe('longest wait for an answer before input_timeout (default 3600000)'),
     minResultRetentionMs: z.number().int().min(0).describe('a task that runs to the runtime limit must keep its result this long (default 600000)'),
+    idempotencyWindowMs: ms.describe('how long a tools/call idempotency key holds, independent of the TTL (default 86400000: 24 h)'),
+    auditRetentionMs: ms.describe('how long audit entries are kept, independent of task TTLs (default 7776000000: 90 days)'),
   })
   .partial()
   .strict();

@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { JsonObject, TaskRecord } from '../../core/task.js';
 import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, ErrorCode, PROTOCOL_VERSION_META_KEY, V1_PROTOCOL_VERSION, V2_PROTOCOL_VERSION } from '../../protocol/constants.js';
 import type { CallPlan } from '../../service/call-plan.js';
 import type { Caller, TaskCaller } from '../../service/caller.js';
-import { requestCaller, sessionCaller } from '../caller.js';
+import { grantedScopes, requestCaller, sessionCaller } from '../caller.js';
 import type { HandlerDeps } from '../deps.js';
 import { readTaskV1, readTaskV2, terminalPayloadV1 } from '../task-reads.js';
 import { callAnswer, toolCallOf } from '../tools-call.js';
@@ -53,7 +54,7 @@ export class FastPath {
   ) {}
 
   /** Answer `body` when it is one of the hot requests; `false` leaves it to the SDK path untouched. */
-  async handle(request: IncomingMessage, response: ServerResponse, body: unknown, ownerKey: string): Promise<boolean> {
+  async handle(request: IncomingMessage & { auth?: AuthInfo }, response: ServerResponse, body: unknown, ownerKey: string): Promise<boolean> {
     if (!isPlainRequest(body) || request.method !== 'POST') return false;
     const accept = request.headers.accept ?? '';
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return false;
@@ -62,14 +63,14 @@ export class FastPath {
     return typeof sessionId === 'string' ? this.legacy(request, response, body, ownerKey, sessionId) : this.modern(request, response, body, ownerKey);
   }
 
-  private async modern(request: IncomingMessage, response: ServerResponse, body: PlainRequest, ownerKey: string): Promise<boolean> {
+  private async modern(request: IncomingMessage & { auth?: AuthInfo }, response: ServerResponse, body: PlainRequest, ownerKey: string): Promise<boolean> {
     const meta = body.params._meta;
     if (request.headers['mcp-protocol-version'] !== V2_PROTOCOL_VERSION || request.headers['mcp-method'] !== body.method || !isObject(meta)) return false;
     if (!Object.keys(meta).every((key) => ENVELOPE_KEYS.has(key)) || meta[PROTOCOL_VERSION_META_KEY] !== V2_PROTOCOL_VERSION) return false;
     const clientInfo = meta[CLIENT_INFO_META_KEY];
     if (clientInfo !== undefined && !(isObject(clientInfo) && typeof clientInfo.name === 'string' && typeof clientInfo.version === 'string')) return false;
     if (!isObject(meta[CLIENT_CAPABILITIES_META_KEY])) return false;
-    const caller = requestCaller(ownerKey, meta);
+    const caller = requestCaller(ownerKey, meta, grantedScopes(request.auth));
     if (caller.generation !== 'v2') return false;
     const name = request.headers['mcp-name'];
     if (body.method === 'tasks/get') {
@@ -87,13 +88,13 @@ export class FastPath {
     return false;
   }
 
-  private async legacy(request: IncomingMessage, response: ServerResponse, body: PlainRequest, ownerKey: string, sessionId: string): Promise<boolean> {
+  private async legacy(request: IncomingMessage & { auth?: AuthInfo }, response: ServerResponse, body: PlainRequest, ownerKey: string, sessionId: string): Promise<boolean> {
     if (body.method !== 'tasks/get' && body.method !== 'tasks/result' && body.method !== 'tools/call') return false;
     const server = this.sessions.lookup(sessionId, ownerKey);
     if (!server) return false;
     const version = request.headers['mcp-protocol-version'];
     if (server.getNegotiatedProtocolVersion() !== V1_PROTOCOL_VERSION || (version !== undefined && version !== V1_PROTOCOL_VERSION)) return false;
-    const caller = sessionCaller(server, ownerKey);
+    const caller = sessionCaller(server, ownerKey, grantedScopes(request.auth));
     if (caller.generation !== 'v1') return false;
     const v1 = caller as TaskCaller;
     const frame = { sessionId };

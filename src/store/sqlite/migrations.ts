@@ -149,6 +149,59 @@ DROP INDEX task_events_by_task;
 CREATE INDEX task_events_by_task ON task_events (task_id, seq);
 `;
 
+/**
+ * Issue 12: idempotency keys and the operation ledger, in tables of their own with no foreign key to `tasks`: a key
+ * stays used and an operation stays evidence after its task expired (each has its own retention). `tasks.idempotency_key`
+ * stays unused: a key's window is independent of the task's TTL, so a task row cannot hold it.
+ */
+const V6_LEDGER = `
+CREATE TABLE idempotency_keys (
+  owner_key      TEXT    NOT NULL,
+  generation     TEXT    NOT NULL CHECK (generation IN ('v1', 'v2')),
+  idem_key       TEXT    NOT NULL,
+  tool_name      TEXT    NOT NULL,
+  request_digest TEXT    NOT NULL,
+  task_id        TEXT,
+  created_at     INTEGER NOT NULL,
+  expires_at     INTEGER NOT NULL,
+  PRIMARY KEY (owner_key, generation, idem_key)
+) STRICT;
+CREATE INDEX idempotency_keys_by_expiry ON idempotency_keys (expires_at);
+
+CREATE TABLE operations (
+  operation_id   TEXT    NOT NULL PRIMARY KEY,
+  op_key         TEXT    NOT NULL,
+  task_id        TEXT    NOT NULL,
+  owner_key      TEXT    NOT NULL,
+  tool_name      TEXT    NOT NULL,
+  effect         TEXT    NOT NULL,
+  target         TEXT    NOT NULL,
+  object_version TEXT,
+  status         TEXT    NOT NULL CHECK (status IN ('pending', 'confirmed', 'failed', 'unknown')),
+  receipt        TEXT,
+  detail         TEXT,
+  created_at     INTEGER NOT NULL,
+  updated_at     INTEGER NOT NULL,
+  UNIQUE (task_id, op_key)
+) STRICT;
+CREATE INDEX operations_by_owner ON operations (owner_key, status, created_at);
+
+-- Append-only: the store has no UPDATE for it, and only the retention purge deletes (oldest first).
+CREATE TABLE audit_log (
+  seq              INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+  at               INTEGER NOT NULL,
+  kind             TEXT    NOT NULL,
+  owner_key        TEXT    NOT NULL,
+  scopes           TEXT,
+  tool             TEXT,
+  task_id          TEXT,
+  arguments_digest TEXT,
+  outcome          TEXT,
+  detail           TEXT
+) STRICT;
+CREATE INDEX audit_by_time ON audit_log (at);
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
@@ -156,6 +209,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 3, name: 'event retention', sql: V3_EVENT_RETENTION },
   { version: 4, name: 'tool state', sql: V4_TOOL_STATE },
   { version: 5, name: 'timeline index', sql: V5_TIMELINE_INDEX },
+  { version: 6, name: 'idempotency keys, operation ledger, audit log', sql: V6_LEDGER },
 ]);
 
 /**
