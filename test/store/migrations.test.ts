@@ -257,7 +257,7 @@ describe('migration 5 (timeline index)', () => {
     db.close();
     const store = openSqliteTaskStore({ path });
     try {
-      expect(store.appliedMigrations).toEqual([5]);
+      expect(store.appliedMigrations).toEqual([5, 6]);
       expect((await store.listTaskEvents('a', 10)).map((e) => e.seq)).toEqual([1, 3]);
     } finally {
       await store.close();
