@@ -80,6 +80,8 @@ function withSharedOptions(command: Command): Command {
     .option('--instance-id <id>', 'lease owner id of this process (default: random)')
     .option('--drain-ms <ms>', 'on SIGTERM, how long runs may finish before they are aborted (reason shutdown) and released (default 30000)')
     .option('--log-level <level>', 'pino log level (logs go to stderr) (default info)')
+    .option('--otlp-endpoint <url>', 'export OpenTelemetry traces over OTLP/HTTP (JSON) to <url>/v1/traces (default: OTEL_EXPORTER_OTLP_ENDPOINT, else no tracing)')
+    .option('--service-name <name>', 'service.name of exported spans (default: OTEL_SERVICE_NAME, else mcp-tasks)')
     .option('--allow-unpinned', 'start although the pins of the configuration do not match what is installed and configured');
   for (const [flag, help] of LIMIT_FLAGS) command.option(flag, help);
   return command;

@@ -10,6 +10,7 @@ import { handleProbe, type ProbeSources } from '../ops/probes.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { resolveServeAuth, type ServeAuthOptions } from './serve-auth.js';
 import { describeDenied, enforceConfiguredPins, openConfiguredStore, resolveSettings } from './settings.js';
+import { startProcessTracing } from './tracing-setup.js';
 import { onShutdownSignal } from './shutdown.js';
 import { UsageError } from './usage-error.js';
 
@@ -86,6 +87,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   const port = listener ? await listen(listener, options.port, options.host) : 0;
 
   const metrics = new TasksMetrics({ role: modes.worker ? 'serve' : 'api' });
+  const traces = await startProcessTracing(resolved, modes.worker ? 'serve' : 'api');
   const store = metrics.instrumentStore(
     await openConfiguredStore(settings).catch((error: unknown) => {
       listener?.close();
@@ -107,8 +109,10 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     taskFallbackTools: resolved.config.taskFallbackTools === true,
     ...(settings.instanceId === undefined ? {} : { instanceId: settings.instanceId }),
     ...(loopback ? {} : { allowedHosts: hostList ?? null, allowedOrigins: hostList ?? null }),
-    hooks: [metrics.serviceHook()],
+    // Tracing outermost: the request span covers the metrics and everything the call does.
+    hooks: [traces.tracing.serviceHook(), metrics.serviceHook()],
     workerObserver: metrics.workerObserver(),
+    runTracer: traces.tracing.runTracer(),
     pollObserver: metrics.pollObserver(),
     logger,
   });
@@ -120,6 +124,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     await server.drain(settings.drainMs);
     auth.close();
     await store.close();
+    await traces.shutdown();
   };
   const role = options.worker ? `worker: embedded (${server.worker?.instanceId})` : 'worker: none (--no-worker: tasks wait for a worker process)';
 
@@ -158,6 +163,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
       `  at rest:  ${settings.encryptionShown}\n` +
       (auth.scopes.scopedTools().length > 0 ? `  scopes:   ${auth.scopes.scopedTools().map((name) => `${name} needs ${auth.scopes.toolScopes(name).join(' ')}`).join(', ')}\n` : '') +
       `  probes:   http://${shownHost}:${port}/healthz, /readyz, /metrics\n` +
+      `  tracing:  ${traces.describe}\n` +
       (dashboard ? `  dashboard: http://${shownHost}:${port}/dashboard\n` : '') +
       `  ${role}\n`,
   );
@@ -173,5 +179,6 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     listener.closeAllConnections();
     auth.close();
     await store.close();
+    await traces.shutdown();
   });
 }

@@ -4,6 +4,7 @@ import { TasksMetrics } from '../ops/metrics.js';
 import { handleProbe, type ProbeSources } from '../ops/probes.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { describeDenied, enforceConfiguredPins, openConfiguredStore, resolveSettings } from './settings.js';
+import { startProcessTracing } from './tracing-setup.js';
 import { onShutdownSignal } from './shutdown.js';
 import { UsageError } from './usage-error.js';
 
@@ -43,9 +44,11 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
   enforceConfiguredPins(settings, modes.allowUnpinned === true);
   const { logger, tools } = settings;
   const metrics = new TasksMetrics({ role: 'worker' });
+  const traces = await startProcessTracing(resolved, 'worker');
   const store = metrics.instrumentStore(await openConfiguredStore(settings));
   const handle = await createTaskWorker({
     observer: metrics.workerObserver(),
+    tracer: traces.tracing.runTracer(),
     store,
     tools,
     roots: settings.roots,
@@ -72,6 +75,7 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
       `  writable: ${settings.writableRoots.join(', ') || '(none)'}\n` +
       `  denied:   ${deniedLines.join(',\n            ')}\n` +
       `  at rest:  ${settings.encryptionShown}\n` +
+      `  tracing:  ${traces.describe}\n` +
       `  health:   ${healthPort === undefined ? 'off (--health-port N serves GET /healthz, /readyz, /metrics)' : `http://${options.healthHost}:${healthPort}/healthz, /readyz, /metrics`}\n`,
   );
   // The worker's own timers are unref'd (a library must not hold its host's process open) and an SQLite store has
@@ -82,6 +86,7 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
     clearInterval(keepAlive);
     await handle.drain(settings.drainMs);
     await store.close();
+    await traces.shutdown();
     health?.close();
   });
 }

@@ -7,6 +7,7 @@ import { resolveLimits, type TasksServerLimits } from '../core/limits.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import type { TaskStore } from '../core/store.js';
 import type { WorkerObserver } from '../core/worker-observer.js';
+import type { RunTracer } from '../core/run-tracer.js';
 import type { AnyToolDefinition } from '../core/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { InProcessExecutor } from './in-process-executor.js';
@@ -39,6 +40,8 @@ export interface CreateTaskWorkerOptions {
   clock?: Clock;
   /** Told about runs, lease takeovers and cancellations (e.g. the Prometheus metrics of `mcp-tasks worker`). @defaultValue none */
   observer?: WorkerObserver;
+  /** Traces runs, steps and operations (e.g. `TasksTracing.runTracer()` of `mcp-tasks/ops`). @defaultValue none */
+  tracer?: RunTracer;
 }
 
 /** A running worker (see {@link createTaskWorker}). */
@@ -77,6 +80,7 @@ export function createExecutionParts(input: {
   clock: Clock;
   logger: Logger;
   observer?: WorkerObserver | undefined;
+  tracer?: RunTracer | undefined;
 }): ExecutionParts {
   const { limits } = input;
   const worker = new TaskWorker({
@@ -98,6 +102,7 @@ export function createExecutionParts(input: {
     clock: input.clock,
     logger: input.logger,
     ...(input.observer ? { observer: input.observer } : {}),
+    ...(input.tracer ? { tracer: input.tracer } : {}),
   });
   const sweeper = input.sweeper ? new Sweeper(input.store, { sweepIntervalMs: limits.sweepIntervalMs, inputTimeoutMs: limits.inputTimeoutMs, auditRetentionMs: limits.auditRetentionMs }, input.clock, input.logger) : undefined;
   return {
@@ -141,6 +146,7 @@ export async function createTaskWorker(options: CreateTaskWorkerOptions): Promis
     clock,
     logger,
     observer: options.observer,
+    tracer: options.tracer,
   });
   await feed.start(limits.tailIntervalMs);
   await parts.start();

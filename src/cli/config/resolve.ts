@@ -95,6 +95,9 @@ export const SETTINGS: readonly SettingLeaf[] = Object.freeze([
   leaf('http.allowRemoteUnauthenticated', 'boolean'),
   leaf('worker.healthPort', 'number'),
   leaf('worker.healthHost', 'string'),
+  // The OpenTelemetry SDK's own variable names, so a deployment that already sets them needs nothing else.
+  leaf('tracing.otlpEndpoint', 'string', { env: 'OTEL_EXPORTER_OTLP_ENDPOINT' }),
+  leaf('tracing.serviceName', 'string', { env: 'OTEL_SERVICE_NAME' }),
   ...['protocolVersions', 'allowedTools'].map((name): SettingLeaf => ({ key: `pins.${name}`, kind: 'list' })),
   { key: 'pins.sdk', kind: 'object' },
   ...['maxTtlMs', 'retentionMs'].map((name): SettingLeaf => ({ key: `pins.${name}`, kind: 'nullable-number' })),

@@ -109,6 +109,14 @@ export const ConfigSchema = z
       .partial()
       .strict()
       .optional(),
+    tracing: z
+      .object({
+        otlpEndpoint: z.url().describe('OTLP/HTTP base URL: traces are exported (JSON) to <url>/v1/traces; unset = no SDK registered (default none)'),
+        serviceName: z.string().min(1).describe('service.name resource attribute of exported spans (default mcp-tasks)'),
+      })
+      .partial()
+      .strict()
+      .optional(),
     pins: PinsConfigSchema.optional(),
   })
   .strict();
