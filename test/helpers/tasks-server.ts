@@ -6,6 +6,7 @@ import type { Logger } from '../../src/core/logger.js';
 import type { Authenticator } from '../../src/core/owner.js';
 import type { ScopePolicy } from '../../src/core/scopes.js';
 import type { TaskStore } from '../../src/core/store.js';
+import type { RunTracer } from '../../src/core/run-tracer.js';
 import type { AnyToolDefinition } from '../../src/core/tool.js';
 import { createTasksServer, type TasksServer } from '../../src/server/create-tasks-server.js';
 import type { TaskServiceHook } from '../../src/service/hooks.js';
@@ -47,6 +48,8 @@ export async function startTasksServer(options: {
   worker?: boolean;
   /** Task fallback tools for hosts without task support (`--task-fallback-tools`). */
   taskFallbackTools?: boolean;
+  /** Traces the embedded worker's runs. */
+  runTracer?: RunTracer;
 }): Promise<RunningTasksServer> {
   const temp = options.dbPath ? undefined : makeTempDir();
   const dbPath = options.dbPath ?? join(temp!.dir, 'tasks.db');
@@ -73,6 +76,7 @@ export async function startTasksServer(options: {
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(options.worker === undefined ? {} : { worker: options.worker }),
     ...(options.taskFallbackTools ? { taskFallbackTools: true } : {}),
+    ...(options.runTracer ? { runTracer: options.runTracer } : {}),
   });
   route.handle = (request, response) => void server.handleHttp(request, response);
   return {
