@@ -11,6 +11,7 @@ import type { ResolvedConfig } from './config/resolve.js';
 import { resolveServeAuth, type ServeAuthOptions } from './serve-auth.js';
 import { describeDenied, enforceConfiguredPins, openConfiguredStore, resolveSettings } from './settings.js';
 import { startProcessTracing } from './tracing-setup.js';
+import { shadowSettingsOf } from './shadow-settings.js';
 import { onShutdownSignal } from './shutdown.js';
 import { UsageError } from './usage-error.js';
 
@@ -95,6 +96,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
       throw error;
     }),
   );
+  metrics.readInputsFrom(store);
   const server = await createTasksServer({
     tools,
     store,
@@ -113,6 +115,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     hooks: [traces.tracing.serviceHook(), metrics.serviceHook()],
     workerObserver: metrics.workerObserver(),
     runTracer: traces.tracing.runTracer(),
+    ...(shadowSettingsOf(resolved) ? { shadow: shadowSettingsOf(resolved) } : {}),
     pollObserver: metrics.pollObserver(),
     logger,
   });

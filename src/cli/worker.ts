@@ -5,6 +5,7 @@ import { handleProbe, type ProbeSources } from '../ops/probes.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { describeDenied, enforceConfiguredPins, openConfiguredStore, resolveSettings } from './settings.js';
 import { startProcessTracing } from './tracing-setup.js';
+import { shadowSettingsOf } from './shadow-settings.js';
 import { onShutdownSignal } from './shutdown.js';
 import { UsageError } from './usage-error.js';
 
@@ -49,6 +50,7 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
   const handle = await createTaskWorker({
     observer: metrics.workerObserver(),
     tracer: traces.tracing.runTracer(),
+    ...(shadowSettingsOf(resolved) ? { shadow: shadowSettingsOf(resolved) } : {}),
     store,
     tools,
     roots: settings.roots,

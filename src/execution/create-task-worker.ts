@@ -8,6 +8,7 @@ import { silentLogger, type Logger } from '../core/logger.js';
 import type { TaskStore } from '../core/store.js';
 import type { WorkerObserver } from '../core/worker-observer.js';
 import type { RunTracer } from '../core/run-tracer.js';
+import type { ShadowSettings } from './shadow-watch.js';
 import type { AnyToolDefinition } from '../core/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { InProcessExecutor } from './in-process-executor.js';
@@ -40,8 +41,10 @@ export interface CreateTaskWorkerOptions {
   clock?: Clock;
   /** Told about runs, lease takeovers and cancellations (e.g. the Prometheus metrics of `mcp-tasks worker`). @defaultValue none */
   observer?: WorkerObserver;
-  /** Traces runs, steps and operations (e.g. `TasksTracing.runTracer()` of `mcp-tasks/ops`). @defaultValue none */
+  /** Traces runs, steps and operations (e.g. `TasksTracing.runTracer()`). @defaultValue none */
   tracer?: RunTracer;
+  /** Shadow mode: compare the tasks of these tools with the jobs they name (issue 15 item 8). @defaultValue none */
+  shadow?: ShadowSettings;
 }
 
 /** A running worker (see {@link createTaskWorker}). */
@@ -81,6 +84,7 @@ export function createExecutionParts(input: {
   logger: Logger;
   observer?: WorkerObserver | undefined;
   tracer?: RunTracer | undefined;
+  shadow?: ShadowSettings | undefined;
 }): ExecutionParts {
   const { limits } = input;
   const worker = new TaskWorker({
@@ -98,6 +102,7 @@ export function createExecutionParts(input: {
       runtimeLimitMs: limits.runtimeLimitMs,
       maxAttempts: limits.maxAttempts,
       confinement: input.confinement,
+      ...(input.shadow ? { shadow: input.shadow } : {}),
     },
     clock: input.clock,
     logger: input.logger,
@@ -147,6 +152,7 @@ export async function createTaskWorker(options: CreateTaskWorkerOptions): Promis
     logger,
     observer: options.observer,
     tracer: options.tracer,
+    shadow: options.shadow,
   });
   await feed.start(limits.tailIntervalMs);
   await parts.start();

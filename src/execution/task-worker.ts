@@ -1,10 +1,11 @@
 import { newTaskId } from '../core/ids.js';
-import { appendAudit, operationEntry, taskEndedEntry } from '../ledger/audit.js';
+import { appendAudit, operationEntry, shadowMismatchEntry, taskEndedEntry } from '../ledger/audit.js';
 import type { Clock } from '../core/clock.js';
 import type { PathConfinement } from '../core/confinement.js';
 import type { WorkerObserver } from '../core/worker-observer.js';
 import type { RunTrace, RunTracer } from '../core/run-tracer.js';
 import { TRACE_STEP, traceCarrierFromJson } from '../core/trace-context.js';
+import { inShadowMode, ShadowWatch, type ShadowSettings, type ShadowSink } from './shadow-watch.js';
 import type { TaskEventFeed } from '../core/event-feed.js';
 import { GATHERED_STEP, type ExecutionHost, type ExecutionOutcome, type Executor } from '../core/executor.js';
 import type { ProgressListener, SlotReservation, WorkerHandOff } from '../core/hand-off.js';
@@ -38,6 +39,8 @@ export interface TaskWorkerSettings {
   maxAttempts: number;
   /** Where tools may touch the file system, handed to every run. */
   confinement: PathConfinement;
+  /** Shadow mode: which tools' jobs are compared with their tasks (see `ShadowWatch`). @defaultValue none */
+  shadow?: ShadowSettings;
 }
 
 /** What a {@link TaskWorker} is built from. */
@@ -367,6 +370,7 @@ export class TaskWorker {
       trace?.end(outcome, message);
     };
     const logger = this.options.logger.child(logFields);
+    const shadow = tool.shadow && inShadowMode(settings.shadow, tool) ? new ShadowWatch(tool.shadow, record, settings.shadow as ShadowSettings, this.shadowSink(record, logger), logger) : undefined;
     const deadlineMs = Math.min(startedAt + settings.runtimeLimitMs, record.expiresAt ?? Number.POSITIVE_INFINITY);
     const reasonAtDeadline: AbortReason = record.expiresAt !== null && record.expiresAt <= startedAt + settings.runtimeLimitMs ? 'expired' : 'runtime_limit';
     const deadline = setTimeout(() => {
@@ -383,6 +387,7 @@ export class TaskWorker {
       const gathered = tool.gather || tool.resolvesTasks?.length ? (await store.getStep(taskId, GATHERED_STEP))?.value : undefined;
       const request = { taskId, toolName: tool.name, arguments: record.arguments, confinement: settings.confinement, logFields };
       const host = this.hostFor(record, logger);
+      if (shadow) host.observeShadowJob = (jobId) => shadow.observe(jobId);
       outcome = await executor.execute(gathered === undefined ? request : { ...request, gathered }, trace ? tracedHost(host, trace) : host, slot.controller.signal);
     } catch (error) {
       logger.error({ err: error }, 'executor failed');
@@ -393,12 +398,15 @@ export class TaskWorker {
     if (outcome.kind === 'parked' || outcome.kind === 'aborted' || slot.controller.signal.aborted) {
       // A parked run already wrote its input requests; the next run starts when they are answered.
       this.statusWriter.takePending(taskId);
-      ended(outcome.kind === 'parked' ? 'parked' : `aborted_${String(slot.controller.signal.reason ?? 'unknown')}`);
+      const reason = String(slot.controller.signal.reason ?? 'unknown');
+      void shadow?.finish(outcome.kind === 'parked' ? undefined : reason === 'cancelled' ? 'cancelled' : reason === 'runtime_limit' ? 'failed' : undefined);
+      ended(outcome.kind === 'parked' ? 'parked' : `aborted_${reason}`);
       logger.info({ reason: outcome.kind === 'parked' ? 'parked' : slot.controller.signal.reason }, outcome.kind === 'parked' ? 'task parked for input' : 'tool run aborted; its outcome is discarded');
       return;
     }
     const settled = settleExecution(record.generation, outcome);
     ended(settled.status, settled.statusMessage ?? undefined);
+    void shadow?.finish(settled.status === 'completed' || settled.status === 'failed' ? settled.status : undefined);
     const pending = this.statusWriter.takePending(taskId);
     const write = store.transition(taskId, {
       to: settled.status,
@@ -459,6 +467,19 @@ export class TaskWorker {
         if (settled && settled.taskId !== taskId) throw new Error(`operation ${operationId} is not an operation of this task`);
         if (settled) await appendAudit(store, [operationEntry(settled, clock.now())], logger);
         return settled;
+      },
+    };
+  }
+
+  /** Where the shadow watch of a run reports: the audit trail (`shadow.mismatch`) and the observer (metrics). */
+  private shadowSink(record: TaskRecord, logger: Logger): ShadowSink {
+    const { observer, store, clock } = this.options;
+    return {
+      checked: (result) => observer?.shadowChecked?.(record.toolName, result),
+      mismatch: async (difference) => {
+        observer?.shadowMismatch?.(record.toolName);
+        logger.warn({ phase: difference.phase, taskState: difference.taskState, jobState: difference.jobState }, 'shadow mode: the task and its job disagree');
+        await appendAudit(store, [shadowMismatchEntry(record, difference, clock.now())], logger);
       },
     };
   }

@@ -7,6 +7,8 @@ import type { Authenticator } from '../../src/core/owner.js';
 import type { ScopePolicy } from '../../src/core/scopes.js';
 import type { TaskStore } from '../../src/core/store.js';
 import type { RunTracer } from '../../src/core/run-tracer.js';
+import type { WorkerObserver } from '../../src/core/worker-observer.js';
+import type { ShadowSettings } from '../../src/execution/shadow-watch.js';
 import type { AnyToolDefinition } from '../../src/core/tool.js';
 import { createTasksServer, type TasksServer } from '../../src/server/create-tasks-server.js';
 import type { TaskServiceHook } from '../../src/service/hooks.js';
@@ -50,6 +52,10 @@ export async function startTasksServer(options: {
   taskFallbackTools?: boolean;
   /** Traces the embedded worker's runs. */
   runTracer?: RunTracer;
+  /** Told about the embedded worker's runs (metrics). */
+  workerObserver?: WorkerObserver;
+  /** Shadow mode of the embedded worker. */
+  shadow?: ShadowSettings;
 }): Promise<RunningTasksServer> {
   const temp = options.dbPath ? undefined : makeTempDir();
   const dbPath = options.dbPath ?? join(temp!.dir, 'tasks.db');
@@ -77,6 +83,8 @@ export async function startTasksServer(options: {
     ...(options.worker === undefined ? {} : { worker: options.worker }),
     ...(options.taskFallbackTools ? { taskFallbackTools: true } : {}),
     ...(options.runTracer ? { runTracer: options.runTracer } : {}),
+    ...(options.workerObserver ? { workerObserver: options.workerObserver } : {}),
+    ...(options.shadow ? { shadow: options.shadow } : {}),
   });
   route.handle = (request, response) => void server.handleHttp(request, response);
   return {
