@@ -93,7 +93,7 @@ export class TasksMetrics {
       registers,
       async collect(this: Gauge) {
         const store = inputs();
-        if (store) this.set((await store.listWaitingSince(Number.MAX_SAFE_INTEGER, INPUT_WAITING_CAP).catch(() => [])).length);
+        if (store) this.set((await store.listWaitingSince(Date.now(), INPUT_WAITING_CAP).catch(() => [])).length);
       },
     });
     const activeRuns = (): number => this.active;

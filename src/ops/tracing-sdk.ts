@@ -5,6 +5,11 @@
  * loads them, and they are optional peer dependencies of the package.
  */
 
+import type * as OtelApi from '@opentelemetry/api';
+import type * as OtelOtlp from '@opentelemetry/exporter-trace-otlp-http';
+import type * as OtelResources from '@opentelemetry/resources';
+import type * as OtelSdk from '@opentelemetry/sdk-trace-base';
+
 /** What {@link startOtlpTracing} is configured with. */
 export interface OtlpTracingOptions {
   /** OTLP/HTTP base URL (`OTEL_EXPORTER_OTLP_ENDPOINT` semantics): spans go to `<endpoint>/v1/traces`. */
@@ -32,7 +37,7 @@ const TRACES_PATH = '/v1/traces';
  * @throws Error naming the packages to install when the SDK packages are absent.
  */
 export async function startOtlpTracing(options: OtlpTracingOptions): Promise<OtlpTracing> {
-  let modules: [typeof import('@opentelemetry/api'), typeof import('@opentelemetry/sdk-trace-base'), typeof import('@opentelemetry/exporter-trace-otlp-http'), typeof import('@opentelemetry/resources')];
+  let modules: [typeof OtelApi, typeof OtelSdk, typeof OtelOtlp, typeof OtelResources];
   try {
     modules = await Promise.all([import('@opentelemetry/api'), import('@opentelemetry/sdk-trace-base'), import('@opentelemetry/exporter-trace-otlp-http'), import('@opentelemetry/resources')]);
   } catch (error) {
