@@ -97,6 +97,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     }),
   );
   metrics.readInputsFrom(store);
+  const shadow = shadowSettingsOf(resolved);
   const server = await createTasksServer({
     tools,
     store,
@@ -112,10 +113,10 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     ...(settings.instanceId === undefined ? {} : { instanceId: settings.instanceId }),
     ...(loopback ? {} : { allowedHosts: hostList ?? null, allowedOrigins: hostList ?? null }),
     // Tracing outermost: the request span covers the metrics and everything the call does.
-    hooks: [traces.tracing.serviceHook(), metrics.serviceHook()],
+    hooks: [...traces.hooks, metrics.serviceHook()],
     workerObserver: metrics.workerObserver(),
-    runTracer: traces.tracing.runTracer(),
-    ...(shadowSettingsOf(resolved) ? { shadow: shadowSettingsOf(resolved) } : {}),
+    ...(traces.runTracer ? { runTracer: traces.runTracer } : {}),
+    ...(shadow ? { shadow } : {}),
     pollObserver: metrics.pollObserver(),
     logger,
   });

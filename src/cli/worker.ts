@@ -46,11 +46,12 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
   const { logger, tools } = settings;
   const metrics = new TasksMetrics({ role: 'worker' });
   const traces = await startProcessTracing(resolved, 'worker');
+  const shadow = shadowSettingsOf(resolved);
   const store = metrics.instrumentStore(await openConfiguredStore(settings));
   const handle = await createTaskWorker({
     observer: metrics.workerObserver(),
-    tracer: traces.tracing.runTracer(),
-    ...(shadowSettingsOf(resolved) ? { shadow: shadowSettingsOf(resolved) } : {}),
+    ...(traces.runTracer ? { tracer: traces.runTracer } : {}),
+    ...(shadow ? { shadow } : {}),
     store,
     tools,
     roots: settings.roots,
