@@ -57,6 +57,8 @@ function withSharedOptions(command: Command): Command {
     .option('--max-attempts <n>', 'runs per task before attempts_exhausted', integerOption)
     .option('--input-timeout-ms <ms>', 'how long a task may wait for an answer before it fails (input_timeout)', integerOption)
     .option('--min-result-retention-ms <ms>', 'least time the default TTL keeps the result of a run that hit the runtime limit (default 600000)', integerOption)
+    .option('--executor <mode>', 'how tools run: isolated (each run in a worker thread; a blocking tool cannot stall leases or HTTP answers) or in-process (on the event loop; tests and tiny tools)', 'isolated')
+    .option('--abort-grace-ms <ms>', 'how long a cancelled, timed-out or drained tool may take to stop before its thread is terminated (default 5000)', integerOption)
     .option('--drain-ms <ms>', 'on SIGTERM, how long runs may finish before they are aborted (reason shutdown) and released (default 30000)', integerOption)
     .option('--log-level <level>', 'pino log level (logs go to stderr)', 'info');
 }

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import { createTasksServer } from '../server/create-tasks-server.js';
 import { loadServerSecret } from '../server/signing-key.js';
 import { resolveServeAuth, type ServeAuthOptions } from './serve-auth.js';
-import { describeDenied, openConfiguredStore, resolveSettings, type SharedFlags } from './settings.js';
+import { createConfiguredExecutor, describeDenied, openConfiguredStore, resolveSettings, type SharedFlags } from './settings.js';
 import { onShutdownSignal } from './shutdown.js';
 import { UsageError } from './usage-error.js';
 
@@ -82,9 +82,11 @@ export async function serve(options: ServeOptions): Promise<void> {
     auth.close();
     throw error;
   });
+  const executor = createConfiguredExecutor(settings);
   const server = await createTasksServer({
     tools,
     store,
+    executor,
     secret: loadServerSecret(settings.dataDir),
     ...(auth.authenticator ? { auth: auth.authenticator } : {}),
     ...(auth.oauth ? { oauth: auth.oauth } : {}),
@@ -101,6 +103,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   logger.info({ deniedPaths: deniedLines, skippedRoots: settings.skippedRoots }, 'server state is denied to tools and excluded from every root');
   const stop = async (): Promise<void> => {
     await server.drain(settings.drainMs);
+    await executor.close();
     auth.close();
     await store.close();
   };
@@ -122,6 +125,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       (settings.skippedRoots.length > 0 ? `  skipped:  ${settings.skippedRoots.join(', ')}\n` : '') +
       `  auth:     ${auth.describe}\n` +
       `  at rest:  ${settings.encryptionShown}\n` +
+      `  executor: ${settings.executorMode}\n` +
       (auth.scopes.scopedTools().length > 0 ? `  scopes:   ${auth.scopes.scopedTools().map((name) => `${name} needs ${auth.scopes.toolScopes(name).join(' ')}`).join(', ')}\n` : '') +
       `  ${role}\n`,
   );
@@ -132,6 +136,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     http.closeIdleConnections();
     await server.drain(settings.drainMs);
     http.closeAllConnections();
+    await executor.close();
     auth.close();
     await store.close();
   });

@@ -4,7 +4,11 @@ import { serverStatePaths, type ServerStatePath } from '../core/confinement.js';
 import { DEFAULT_DRAIN_MS, resolveLimits, type TasksServerLimits } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import type { TaskStore } from '../core/store.js';
+import type { Executor } from '../core/executor.js';
 import type { AnyToolDefinition } from '../core/tool.js';
+import { ToolRegistry } from '../core/tool-registry.js';
+import { InProcessExecutor } from '../execution/in-process-executor.js';
+import { IsolatedExecutor } from '../execution/isolated-executor.js';
 import { loadToolSources, toolSourceOf, type ToolSource } from '../core/tool-source.js';
 import { isInsideRoots } from '../tools/roots.js';
 import { BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE, VERIFY_FIXTURE_SOURCE } from '../tools/sources.js';
@@ -43,6 +47,10 @@ export interface SharedFlags {
   inputTimeoutMs?: number;
   minResultRetentionMs?: number;
   drainMs?: number;
+  /** `--executor`: `isolated` (default: a worker thread per run) or `in-process`. */
+  executor: string;
+  /** `--abort-grace-ms`: how long an aborted run may take to stop before its thread is terminated. */
+  abortGraceMs?: number;
   /** `--instance-id`: the lease owner id of this process (default: random). */
   instanceId?: string;
 }
@@ -82,6 +90,8 @@ export interface ResolvedSettings {
   limits: Partial<TasksServerLimits>;
   /** `--drain-ms`: how long SIGTERM lets runs finish before aborting them with `shutdown`. */
   drainMs: number;
+  /** `--executor`. */
+  executorMode: 'isolated' | 'in-process';
 }
 
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -193,8 +203,10 @@ export async function resolveSettings(flags: SharedFlags): Promise<ResolvedSetti
     maxAttempts: flags.maxAttempts,
     inputTimeoutMs: flags.inputTimeoutMs,
     minResultRetentionMs: flags.minResultRetentionMs,
+    abortGraceMs: flags.abortGraceMs,
   };
   asUsageError(() => resolveLimits(limits));
+  if (flags.executor !== 'isolated' && flags.executor !== 'in-process') throw new UsageError(`--executor ${flags.executor}: expected "isolated" or "in-process"`);
   const encryption = asUsageError(() => AesGcmFieldCipher.fromEnvironment(process.env));
   return {
     logger,
@@ -213,8 +225,28 @@ export async function resolveSettings(flags: SharedFlags): Promise<ResolvedSetti
     tools,
     limits,
     drainMs: flags.drainMs ?? DEFAULT_DRAIN_MS,
+    executorMode: flags.executor,
   };
 }
+
+/**
+ * The executor `--executor` names, for the resolved tools: `isolated` loads the same tool sources in each thread
+ * of a pool sized for the worker's slots plus inline calls; `in-process` runs them on this loop.
+ */
+export function createConfiguredExecutor(settings: ResolvedSettings): Executor {
+  if (settings.executorMode === 'in-process') return new InProcessExecutor(new ToolRegistry(settings.tools));
+  const limits = resolveLimits(settings.limits);
+  return new IsolatedExecutor({
+    sources: settings.toolSources,
+    moduleOptions: { roots: settings.roots, writableRoots: settings.writableRoots, deniedPaths: settings.deniedPaths },
+    maxThreads: limits.concurrency + INLINE_THREADS,
+    abortGraceMs: limits.abortGraceMs,
+    logger: settings.logger,
+  });
+}
+
+/** Threads of the isolated pool beyond the worker's slots, for inline (non-task) calls. */
+const INLINE_THREADS = 4;
 
 /** `"<path> (<what>, excluded from root <root>)"` for each denied path, for the start-up log. */
 export function describeDenied(settings: Pick<ResolvedSettings, 'denied' | 'roots' | 'writableRoots'>): string[] {

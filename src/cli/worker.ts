@@ -1,6 +1,6 @@
 import { createServer, type Server as HttpServer } from 'node:http';
 import { createTaskWorker, type TaskWorkerHandle } from '../execution/create-task-worker.js';
-import { describeDenied, openConfiguredStore, resolveSettings, type SharedFlags } from './settings.js';
+import { createConfiguredExecutor, describeDenied, openConfiguredStore, resolveSettings, type SharedFlags } from './settings.js';
 import { onShutdownSignal } from './shutdown.js';
 import { UsageError } from './usage-error.js';
 
@@ -56,9 +56,11 @@ export async function worker(options: WorkerOptions): Promise<void> {
   const settings = await resolveSettings(options);
   const { logger, tools } = settings;
   const store = await openConfiguredStore(settings);
+  const executor = createConfiguredExecutor(settings);
   const handle = await createTaskWorker({
     store,
     tools,
+    executor,
     roots: settings.roots,
     deniedPaths: settings.deniedPaths,
     limits: settings.limits,
@@ -76,6 +78,7 @@ export async function worker(options: WorkerOptions): Promise<void> {
       `  writable: ${settings.writableRoots.join(', ') || '(none)'}\n` +
       `  denied:   ${deniedLines.join(',\n            ')}\n` +
       `  at rest:  ${settings.encryptionShown}\n` +
+      `  executor: ${settings.executorMode}\n` +
       `  health:   ${healthPort === undefined ? 'off (--health-port N serves GET /healthz)' : `http://${options.healthHost}:${healthPort}/healthz`}\n`,
   );
   // The worker's own timers are unref'd (a library must not hold its host's process open) and an SQLite store has
@@ -85,6 +88,7 @@ export async function worker(options: WorkerOptions): Promise<void> {
     draining = true;
     clearInterval(keepAlive);
     await handle.drain(settings.drainMs);
+    await executor.close();
     await store.close();
     health?.close();
   });

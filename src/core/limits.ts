@@ -60,6 +60,12 @@ export interface TasksServerLimits {
   maxSessions: number;
   /** A task waiting for input longer than this (since its last input activity) fails with `input_timeout`. @defaultValue 1 h */
   inputTimeoutMs: number;
+  /**
+   * How long a run whose signal was aborted (cancel, runtime limit, TTL, drain) may take to stop before the isolated
+   * executor terminates its thread; a drain waits this long for aborted runs before releasing their leases anyway.
+   * @defaultValue 5 s
+   */
+  abortGraceMs: number;
 }
 
 /**
@@ -89,6 +95,7 @@ export const DEFAULT_LIMITS: Readonly<TasksServerLimits> = Object.freeze({
   sessionIdleMs: 30 * MINUTE,
   inputTimeoutMs: HOUR,
   maxSessions: 1000,
+  abortGraceMs: 5 * SECOND,
 } satisfies TasksServerLimits);
 
 /**
@@ -103,7 +110,7 @@ export function resolveLimits(input: Partial<TasksServerLimits> = {}): Readonly<
     const value = merged[name];
     if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) problems.push(`${name} must be a positive integer (got ${String(value)})`);
   };
-  for (const name of ['concurrency', 'minTtlMs', 'pollIntervalMs', 'runtimeLimitMs', 'maxAttempts', 'leaseMs', 'recoveryIntervalMs', 'claimIntervalMs', 'sweepIntervalMs', 'tailIntervalMs', 'statusFlushIntervalMs', 'maxRequestBodyBytes', 'sessionIdleMs', 'inputTimeoutMs', 'maxSessions'] as const) {
+  for (const name of ['concurrency', 'minTtlMs', 'pollIntervalMs', 'runtimeLimitMs', 'maxAttempts', 'leaseMs', 'recoveryIntervalMs', 'claimIntervalMs', 'sweepIntervalMs', 'tailIntervalMs', 'statusFlushIntervalMs', 'maxRequestBodyBytes', 'sessionIdleMs', 'inputTimeoutMs', 'maxSessions', 'abortGraceMs'] as const) {
     positive(name);
   }
   for (const name of ['defaultTtlMs', 'maxTtlMs'] as const) {
