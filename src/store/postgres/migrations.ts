@@ -125,10 +125,29 @@ CREATE INDEX task_events_by_task ON ${SCHEMA}.task_events (task_id);
 CREATE INDEX task_events_expired ON ${SCHEMA}.task_events (at) WHERE kind = 'expired';
 `;
 
+/**
+ * The process registry (issue 11 item 6), as in the SQLite store: one row per registered API or worker process,
+ * its heartbeat judged on the database clock.
+ */
+const V3_PROCESS_REGISTRY = `
+CREATE TABLE ${SCHEMA}.processes (
+  instance_id     text   NOT NULL PRIMARY KEY,
+  role            text   NOT NULL CHECK (role IN ('serve', 'api', 'worker')),
+  token           text   NOT NULL,
+  host            text   NOT NULL,
+  pid             int    NOT NULL,
+  settings_digest text   NOT NULL,
+  started_at      bigint NOT NULL,
+  heartbeat_at    bigint NOT NULL,
+  expires_at      bigint NOT NULL
+);
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'event retention', sql: V2_EVENT_RETENTION },
+  { version: 3, name: 'process registry', sql: V3_PROCESS_REGISTRY },
 ]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */

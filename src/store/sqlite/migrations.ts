@@ -122,11 +122,30 @@ CREATE INDEX task_events_by_task ON task_events (task_id);
 CREATE INDEX task_events_expired ON task_events (at) WHERE kind = 'expired';
 `;
 
+/**
+ * The process registry (issue 11 item 6): one row per registered API or worker process, its heartbeat judged on the
+ * store's clock. A process whose heartbeat lapsed is reaped with its leases.
+ */
+const V4_PROCESS_REGISTRY = `
+CREATE TABLE processes (
+  instance_id     TEXT    NOT NULL PRIMARY KEY,
+  role            TEXT    NOT NULL CHECK (role IN ('serve', 'api', 'worker')),
+  token           TEXT    NOT NULL,
+  host            TEXT    NOT NULL,
+  pid             INTEGER NOT NULL,
+  settings_digest TEXT    NOT NULL,
+  started_at      INTEGER NOT NULL,
+  heartbeat_at    INTEGER NOT NULL,
+  expires_at      INTEGER NOT NULL
+) STRICT;
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'waiting index', sql: V2_WAITING_INDEX },
   { version: 3, name: 'event retention', sql: V3_EVENT_RETENTION },
+  { version: 4, name: 'process registry', sql: V4_PROCESS_REGISTRY },
 ]);
 
 /**
