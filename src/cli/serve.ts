@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import { createTasksServer } from '../server/create-tasks-server.js';
 import { loadServerSecret } from '../server/signing-key.js';
 import { resolveServeAuth, type ServeAuthOptions } from './serve-auth.js';
-import { createConfiguredExecutor, describeDenied, openConfiguredStore, resolveSettings, type SharedFlags } from './settings.js';
+import { registerProcess } from '../execution/process-registration.js';
+import { createConfiguredExecutor, defaultInstanceId, describeDenied, openConfiguredStore, registrationFailure, resolveSettings, type SharedFlags } from './settings.js';
 import { onShutdownSignal } from './shutdown.js';
 import { UsageError } from './usage-error.js';
 
@@ -82,6 +83,24 @@ export async function serve(options: ServeOptions): Promise<void> {
     auth.close();
     throw error;
   });
+  const instanceId = options.instanceId ?? defaultInstanceId('serve', http ? port : 'stdio');
+  const registration = await registerProcess({
+    store,
+    instanceId,
+    role: options.worker ? 'serve' : 'api',
+    settingsDigest: settings.settingsDigest,
+    heartbeatMs: settings.heartbeatMs,
+    logger,
+    onLost: (holder) => {
+      process.stderr.write(`mcp-tasks: instance id ${instanceId} is now held by ${holder}; this process stops\n`);
+      process.exit(1);
+    },
+  }).catch(async (error: unknown) => {
+    http?.close();
+    auth.close();
+    await store.close();
+    throw registrationFailure(error);
+  });
   const executor = createConfiguredExecutor(settings);
   const server = await createTasksServer({
     tools,
@@ -95,7 +114,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     deniedPaths: settings.deniedPaths,
     limits: settings.limits,
     worker: options.worker,
-    ...(options.instanceId === undefined ? {} : { instanceId: options.instanceId }),
+    instanceId,
     ...(loopback ? {} : { allowedHosts: hostList ?? null, allowedOrigins: hostList ?? null }),
     logger,
   });
@@ -104,10 +123,11 @@ export async function serve(options: ServeOptions): Promise<void> {
   const stop = async (): Promise<void> => {
     await server.drain(settings.drainMs);
     await executor.close();
+    await registration.close();
     auth.close();
     await store.close();
   };
-  const role = options.worker ? `worker: embedded (${server.worker?.instanceId})` : 'worker: none (--no-worker: tasks wait for a worker process)';
+  const role = `instance ${instanceId}${registration.takenOver.length > 0 ? ` (took over ${registration.takenOver.length} tasks of its previous process)` : ''}, ${options.worker ? 'worker: embedded' : 'worker: none (--no-worker: tasks wait for a worker process)'}`;
 
   if (!http) {
     process.stderr.write(`mcp-tasks: serving MCP on stdio (store ${settings.storeShown}, ${tools.length} tools, ${role}; at rest: ${settings.encryptionShown}; denied to tools: ${deniedLines.join(', ')})\n`);
@@ -137,6 +157,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     await server.drain(settings.drainMs);
     http.closeAllConnections();
     await executor.close();
+    await registration.close();
     auth.close();
     await store.close();
   });

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { existsSync, realpathSync, statSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { serverStatePaths, type ServerStatePath } from '../core/confinement.js';
 import { DEFAULT_DRAIN_MS, resolveLimits, type TasksServerLimits } from '../core/limits.js';
@@ -9,6 +11,7 @@ import type { AnyToolDefinition } from '../core/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { InProcessExecutor } from '../execution/in-process-executor.js';
 import { IsolatedExecutor } from '../execution/isolated-executor.js';
+import { InstanceIdTaken } from '../execution/process-registration.js';
 import { loadToolSources, toolSourceOf, type ToolSource } from '../core/tool-source.js';
 import { isInsideRoots } from '../tools/roots.js';
 import { BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE, VERIFY_FIXTURE_SOURCE } from '../tools/sources.js';
@@ -51,8 +54,10 @@ export interface SharedFlags {
   executor: string;
   /** `--abort-grace-ms`: how long an aborted run may take to stop before its thread is terminated. */
   abortGraceMs?: number;
-  /** `--instance-id`: the lease owner id of this process (default: random). */
+  /** `--instance-id`: this process's id in the registry and the lease owner of its runs (default: see `defaultInstanceId`). */
   instanceId?: string;
+  /** `--heartbeat-ms`: interval of the process registry heartbeat (lapses after three missed). */
+  heartbeatMs?: number;
 }
 
 /** Server state with real paths too, to compare with real roots. */
@@ -92,6 +97,13 @@ export interface ResolvedSettings {
   drainMs: number;
   /** `--executor`. */
   executorMode: 'isolated' | 'in-process';
+  /**
+   * Digest of what must agree across every process of a deployment: roots, writable roots, tool names, the limits
+   * a run is held to, and the at-rest key id (see {@link settingsDigest}).
+   */
+  settingsDigest: string;
+  /** `--heartbeat-ms`. */
+  heartbeatMs: number;
 }
 
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -226,7 +238,43 @@ export async function resolveSettings(flags: SharedFlags): Promise<ResolvedSetti
     limits,
     drainMs: flags.drainMs ?? DEFAULT_DRAIN_MS,
     executorMode: flags.executor,
+    settingsDigest: settingsDigest({ roots, writableRoots, tools, limits: resolveLimits(limits), keyId: encryption instanceof AesGcmFieldCipher ? encryption.keyId : null }),
+    heartbeatMs: flags.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
   };
+}
+
+/**
+ * A registration that failed at start as the CLI reports it: a taken instance id or a settings mismatch is one
+ * line (exit 1); a store error too.
+ */
+export function registrationFailure(error: unknown): Error {
+  if (error instanceof StartupError) return error;
+  if (error instanceof InstanceIdTaken) return new StartupError(error.message);
+  return new StartupError(`cannot register this process in the task store: ${error instanceof Error ? error.message : String(error)}`);
+}
+
+/** Interval of the process registry heartbeat (ms); a process counts as gone after three missed beats. */
+export const DEFAULT_HEARTBEAT_MS = 1000;
+
+/**
+ * The settings digest of the process registry (issue 11 item 2): SHA-256 over roots, writable roots, the tool
+ * names, the limits that decide how a run is held (lease, runtime limit, attempts, input timeout, abort grace,
+ * TTLs) and the at-rest key id — never the key itself. Concurrency and intervals are per process and left out.
+ */
+export function settingsDigest(input: { roots: readonly string[]; writableRoots: readonly string[]; tools: readonly AnyToolDefinition[]; limits: Readonly<TasksServerLimits>; keyId: string | null }): string {
+  const { limits } = input;
+  const held = { leaseMs: limits.leaseMs, runtimeLimitMs: limits.runtimeLimitMs, maxAttempts: limits.maxAttempts, inputTimeoutMs: limits.inputTimeoutMs, abortGraceMs: limits.abortGraceMs, defaultTtlMs: limits.defaultTtlMs, maxTtlMs: limits.maxTtlMs, minTtlMs: limits.minTtlMs };
+  const canonical = JSON.stringify({ roots: [...input.roots].sort(), writableRoots: [...input.writableRoots].sort(), tools: input.tools.map((tool) => tool.name).sort(), limits: held, keyId: input.keyId });
+  return createHash('sha256').update(canonical).digest('hex').slice(0, 16);
+}
+
+/**
+ * The instance id of a process started without `--instance-id`: stable across restarts on one host, so a restarted
+ * process takes its predecessor's tasks over at once — `<host>:serve:<port>` (HTTP), `<host>:serve:stdio`,
+ * `<host>:worker` or `<host>:worker:<health port>`. Two workers on one host need an `--instance-id` each.
+ */
+export function defaultInstanceId(role: 'serve' | 'worker', port?: number | 'stdio'): string {
+  return [hostname(), role, ...(port === undefined ? [] : [String(port)])].join(':');
 }
 
 /**

@@ -1,6 +1,8 @@
 import { createServer, type Server as HttpServer } from 'node:http';
 import { createTaskWorker, type TaskWorkerHandle } from '../execution/create-task-worker.js';
-import { createConfiguredExecutor, describeDenied, openConfiguredStore, resolveSettings, type SharedFlags } from './settings.js';
+import { apiWithOtherSettings, registerProcess } from '../execution/process-registration.js';
+import { createConfiguredExecutor, defaultInstanceId, describeDenied, openConfiguredStore, registrationFailure, resolveSettings, type SharedFlags } from './settings.js';
+import { StartupError } from './usage-error.js';
 import { onShutdownSignal } from './shutdown.js';
 import { UsageError } from './usage-error.js';
 
@@ -56,6 +58,30 @@ export async function worker(options: WorkerOptions): Promise<void> {
   const settings = await resolveSettings(options);
   const { logger, tools } = settings;
   const store = await openConfiguredStore(settings);
+  const instanceId = options.instanceId ?? defaultInstanceId('worker', options.healthPort);
+  const registration = await (async () => {
+    const api = await apiWithOtherSettings(store, settings.settingsDigest);
+    if (api) {
+      throw new StartupError(
+        `settings differ from API process ${api.instanceId} (settings digest ${api.settingsDigest}, this worker ${settings.settingsDigest}): roots, writable roots, tools, run limits and the at-rest key must be the same on every process (mcp-tasks doctor lists them)`,
+      );
+    }
+    return registerProcess({
+      store,
+      instanceId,
+      role: 'worker',
+      settingsDigest: settings.settingsDigest,
+      heartbeatMs: settings.heartbeatMs,
+      logger,
+      onLost: (holder) => {
+        process.stderr.write(`mcp-tasks: instance id ${instanceId} is now held by ${holder}; this worker stops\n`);
+        process.exit(1);
+      },
+    });
+  })().catch(async (error: unknown) => {
+    await store.close();
+    throw registrationFailure(error);
+  });
   const executor = createConfiguredExecutor(settings);
   const handle = await createTaskWorker({
     store,
@@ -64,7 +90,7 @@ export async function worker(options: WorkerOptions): Promise<void> {
     roots: settings.roots,
     deniedPaths: settings.deniedPaths,
     limits: settings.limits,
-    ...(options.instanceId === undefined ? {} : { instanceId: options.instanceId }),
+    instanceId,
     logger,
   });
   let draining = false;
@@ -72,6 +98,19 @@ export async function worker(options: WorkerOptions): Promise<void> {
   const healthPort = health ? await listenHealth(health, options.healthPort as number, options.healthHost) : undefined;
   const deniedLines = describeDenied(settings);
   logger.info({ deniedPaths: deniedLines, skippedRoots: settings.skippedRoots }, 'server state is denied to tools and excluded from every root');
+  // The worker's own timers are unref'd (a library must not hold its host's process open) and an SQLite store has
+  // no socket: without this the process would exit at once. Cleared by the drain.
+  const keepAlive = setInterval(() => {}, 2 ** 30);
+  onShutdownSignal(logger, async () => {
+    draining = true;
+    clearInterval(keepAlive);
+    await handle.drain(settings.drainMs);
+    await executor.close();
+    await registration.close();
+    await store.close();
+    health?.close();
+  });
+  // Printed once a signal drains: whoever waits for this line may stop the worker at once.
   process.stderr.write(
     `mcp-tasks: worker ${handle.instanceId} running (no MCP endpoint)\n` +
       `  store:    ${settings.storeShown}\n  tools:    ${tools.map((tool) => tool.name).join(', ')}\n  roots:    ${settings.roots.join(', ') || '(none)'}\n` +
@@ -81,15 +120,4 @@ export async function worker(options: WorkerOptions): Promise<void> {
       `  executor: ${settings.executorMode}\n` +
       `  health:   ${healthPort === undefined ? 'off (--health-port N serves GET /healthz)' : `http://${options.healthHost}:${healthPort}/healthz`}\n`,
   );
-  // The worker's own timers are unref'd (a library must not hold its host's process open) and an SQLite store has
-  // no socket: without this the process would exit at once. Cleared by the drain.
-  const keepAlive = setInterval(() => {}, 2 ** 30);
-  onShutdownSignal(logger, async () => {
-    draining = true;
-    clearInterval(keepAlive);
-    await handle.drain(settings.drainMs);
-    await executor.close();
-    await store.close();
-    health?.close();
-  });
 }
