@@ -3,12 +3,13 @@ import { fileURLToPath } from 'node:url';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { TasksError } from '../core/errors.js';
+import { StoreError } from '../core/store-error.js';
 import type { ExecutionHost, ExecutionOutcome, ExecutionRequest, Executor } from '../core/executor.js';
 import type { Logger } from '../core/logger.js';
 import type { JsonValue } from '../core/task.js';
 import type { ElicitRequest } from '../core/tool.js';
 import type { ToolModuleOptions, ToolSource } from '../core/tool-source.js';
-import type { CrossedError, HostReply, ThreadMessage } from './isolated-messages.js';
+import type { CrossedError, HostMethod, HostReply, ThreadMessage } from './isolated-messages.js';
 import type { ThreadTask } from './isolated-thread.js';
 
 /** Options of an {@link IsolatedExecutor}. */
@@ -93,12 +94,14 @@ export class IsolatedExecutor implements Executor {
     else if (message.op === 'log') host.log(message.entry);
     else {
       const [first, second] = message.args;
-      const work: Promise<unknown> =
-        message.method === 'getStep'
-          ? host.getStep(String(first))
-          : message.method === 'putStep'
-            ? host.putStep(String(first), second as JsonValue)
-            : host.elicit(first as unknown as readonly ElicitRequest[]);
+      const operations: Record<HostMethod, () => Promise<unknown>> = {
+        getStep: () => host.getStep(String(first)),
+        putStep: () => host.putStep(String(first), second as JsonValue),
+        getOwnerState: () => host.getOwnerState(String(first)),
+        putOwnerState: () => host.putOwnerState(String(first), second as JsonValue),
+        elicit: () => host.elicit(first as unknown as readonly ElicitRequest[]),
+      };
+      const work = Promise.resolve().then(operations[message.method]);
       work.then(
         (value) => port.postMessage({ op: 'reply', id: message.id, ok: true, value: value as JsonValue | undefined } satisfies HostReply),
         (error: unknown) => port.postMessage({ op: 'reply', id: message.id, ok: false, error: crossed(error) } satisfies HostReply),
@@ -114,5 +117,6 @@ export class IsolatedExecutor implements Executor {
 
 function crossed(error: unknown): CrossedError {
   if (error instanceof TasksError) return { message: error.message, code: error.code, ...(error.data === undefined ? {} : { data: error.data }) };
+  if (error instanceof StoreError) return { message: error.message, storeCode: error.code };
   return { message: error instanceof Error ? error.message : String(error) };
 }

@@ -1,12 +1,13 @@
 import type { MessagePort } from 'node:worker_threads';
 import { TasksError } from '../core/errors.js';
+import { StoreError } from '../core/store-error.js';
 import type { ExecutionHost, ExecutionOutcome, ExecutionRequest } from '../core/executor.js';
 import type { JsonValue } from '../core/task.js';
 import type { ElicitRequest, ElicitResult } from '../core/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { loadToolSources, type ToolModuleOptions, type ToolSource } from '../core/tool-source.js';
 import { InProcessExecutor } from './in-process-executor.js';
-import type { HostReply, ThreadMessage } from './isolated-messages.js';
+import type { CrossedError, HostMethod, HostReply, ThreadMessage } from './isolated-messages.js';
 
 /**
  * The body of a thread of the isolated executor's pool (a piscina task module): it loads the tools from their
@@ -52,10 +53,10 @@ export default async function runInThread(task: ThreadTask): Promise<ExecutionOu
     if (!waiter) return;
     pending.delete(message.id);
     if (message.ok) waiter.resolve(message.value);
-    else waiter.reject(message.error.code === undefined ? new Error(message.error.message) : new TasksError(message.error.code, message.error.message, message.error.data));
+    else waiter.reject(rebuilt(message.error));
   });
   const send = (message: ThreadMessage): void => port.postMessage(message);
-  const call = (method: 'getStep' | 'putStep' | 'elicit', args: JsonValue[]): Promise<JsonValue | undefined> =>
+  const call = (method: HostMethod, args: JsonValue[]): Promise<JsonValue | undefined> =>
     new Promise((resolve, reject) => {
       const id = nextId++;
       pending.set(id, { resolve, reject });
@@ -69,6 +70,10 @@ export default async function runInThread(task: ThreadTask): Promise<ExecutionOu
     putStep: async (name, value) => {
       await call('putStep', [name, value]);
     },
+    getOwnerState: (key) => call('getOwnerState', [key]),
+    putOwnerState: async (key, value) => {
+      await call('putOwnerState', [key, value]);
+    },
     elicit: async (requests: readonly ElicitRequest[]) => (await call('elicit', [requests as unknown as JsonValue])) as unknown as { answers: ElicitResult[] } | { parked: true },
   };
   try {
@@ -77,4 +82,11 @@ export default async function runInThread(task: ThreadTask): Promise<ExecutionOu
   } finally {
     port.close();
   }
+}
+
+/** The error a host operation threw, as the tool would have seen it in process. */
+function rebuilt(error: CrossedError): Error {
+  if (error.code !== undefined) return new TasksError(error.code, error.message, error.data);
+  if (error.storeCode !== undefined) return new StoreError(error.storeCode, error.message);
+  return new Error(error.message);
 }

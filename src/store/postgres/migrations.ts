@@ -125,11 +125,23 @@ CREATE INDEX task_events_by_task ON ${SCHEMA}.task_events (task_id);
 CREATE INDEX task_events_expired ON ${SCHEMA}.task_events (at) WHERE kind = 'expired';
 `;
 
+/** Per-owner state of tools, as in the SQLite store's migration 4 (no foreign key: it outlives tasks). */
+const V3_TOOL_STATE = `
+CREATE TABLE ${SCHEMA}.tool_state (
+  owner_key  text   NOT NULL,
+  tool       text   NOT NULL,
+  key        text   NOT NULL,
+  value      text   NOT NULL,
+  updated_at bigint NOT NULL,
+  PRIMARY KEY (owner_key, tool, key)
+);
+`;
+
 /**
  * The process registry (issue 11 item 6), as in the SQLite store: one row per registered API or worker process,
  * its heartbeat judged on the database clock.
  */
-const V3_PROCESS_REGISTRY = `
+const V4_PROCESS_REGISTRY = `
 CREATE TABLE ${SCHEMA}.processes (
   instance_id     text   NOT NULL PRIMARY KEY,
   role            text   NOT NULL CHECK (role IN ('serve', 'api', 'worker')),
@@ -147,7 +159,8 @@ CREATE TABLE ${SCHEMA}.processes (
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'event retention', sql: V2_EVENT_RETENTION },
-  { version: 3, name: 'process registry', sql: V3_PROCESS_REGISTRY },
+  { version: 3, name: 'tool state', sql: V3_TOOL_STATE },
+  { version: 4, name: 'process registry', sql: V4_PROCESS_REGISTRY },
 ]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */

@@ -123,10 +123,25 @@ CREATE INDEX task_events_expired ON task_events (at) WHERE kind = 'expired';
 `;
 
 /**
+ * Per-owner state of tools (`TaskStore.getToolState`): small JSON documents keyed by owner, tool and key, kept
+ * apart from tasks (no foreign key: they outlive every task and its expiry).
+ */
+const V4_TOOL_STATE = `
+CREATE TABLE tool_state (
+  owner_key  TEXT    NOT NULL,
+  tool       TEXT    NOT NULL,
+  key        TEXT    NOT NULL,
+  value      TEXT    NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (owner_key, tool, key)
+) STRICT;
+`;
+
+/**
  * The process registry (issue 11 item 6): one row per registered API or worker process, its heartbeat judged on the
  * store's clock. A process whose heartbeat lapsed is reaped with its leases.
  */
-const V4_PROCESS_REGISTRY = `
+const V5_PROCESS_REGISTRY = `
 CREATE TABLE processes (
   instance_id     TEXT    NOT NULL PRIMARY KEY,
   role            TEXT    NOT NULL CHECK (role IN ('serve', 'api', 'worker')),
@@ -145,7 +160,8 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'waiting index', sql: V2_WAITING_INDEX },
   { version: 3, name: 'event retention', sql: V3_EVENT_RETENTION },
-  { version: 4, name: 'process registry', sql: V4_PROCESS_REGISTRY },
+  { version: 4, name: 'tool state', sql: V4_TOOL_STATE },
+  { version: 5, name: 'process registry', sql: V5_PROCESS_REGISTRY },
 ]);
 
 /**
