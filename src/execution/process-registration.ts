@@ -15,7 +15,7 @@ export interface ProcessRegistrationOptions {
   /** Heartbeat interval (ms); the registration lapses after three missed beats. */
   heartbeatMs: number;
   logger: Logger;
-  /** Another process took this id over (this one's heartbeat lapsed meanwhile): the caller must stop. */
+  /** Another live process holds this id now (this one's registration lapsed meanwhile): the caller must stop. */
   onLost(holder: string): void;
 }
 
@@ -95,10 +95,15 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
     beating = true;
     try {
       if (!(await store.heartbeatProcess(instanceId, entry.token, ttlMs))) {
-        const holder = (await store.listProcesses()).find((process) => process.instanceId === instanceId);
-        clearInterval(timer);
-        options.onLost(holder ? `${holder.role} pid ${holder.pid} on ${holder.host}` : 'nobody (the registration lapsed and was reaped)');
-        return;
+        // The registration lapsed and was reaped (this process or the store stalled for longer than the TTL; its
+        // leases were released then): register again, unless another live process holds the id now.
+        const again = await store.registerProcess(entry, ttlMs);
+        if (!again.registered) {
+          clearInterval(timer);
+          options.onLost(`${again.holder.role} pid ${again.holder.pid} on ${again.holder.host}`);
+          return;
+        }
+        logger.warn({ instanceId }, 'this process\'s registration had lapsed (its leases were released); registered again');
       }
       const reaped = await store.reapLapsedProcesses();
       if (reaped.instanceIds.length > 0) logger.warn({ instanceIds: reaped.instanceIds, tasks: reaped.taskIds.length }, 'processes stopped heartbeating; their leases were released');

@@ -235,7 +235,7 @@ describe('migration 4 (tool state)', () => {
     db.close();
     const store = openSqliteTaskStore({ path });
     try {
-      expect(store.appliedMigrations).toEqual([4]);
+      expect(store.appliedMigrations).toEqual(MIGRATIONS.slice(3).map((migration) => migration.version));
       expect((await store.getUnscoped('t1'))?.status).toBe('working');
       await store.putToolState('o', 'check_infrastructure', 'snapshot', { n: 1 }, 10);
       expect(await store.getToolState('o', 'check_infrastructure', 'snapshot')).toEqual({ n: 1 });
