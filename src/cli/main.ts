@@ -110,6 +110,16 @@ const ANSWERS_HELP = `answers (--answers '<json>'):
   values are JSON typed as the form asks (true, 3, "text", ["a","b"]); missing optional fields take their default.
   Questions not covered are asked with a form on a terminal; otherwise they wait for: mcp-tasks answer <taskId>`;
 
+program
+  .command('doctor')
+  .description('check a deployment\'s task store, reading only: reachability, schema version, clock skew, tasks no worker takes, orphaned events, processes and their settings digests; exit 1 on any FAIL')
+  .option('--store <store>', 'postgres://… URL or SQLite file (default: MCP_TASKS_STORE, else <data-dir>/tasks.db)')
+  .option('--data-dir <dir>', 'data directory of an embedded store', './data')
+  .option('--max-skew-ms <ms>', 'largest tolerated difference between this host\'s clock and the database\'s', integerOption, 1000)
+  .action(async (options) => {
+    process.exitCode = await (await import('./doctor.js')).doctor(options);
+  });
+
 withConnectionOptions(program.command('call <tool>'))
   .description('call a tool as a durable task: task id and live status on stderr, result on stdout (Ctrl-C detaches)')
   .option('--args <json>', 'tool arguments as a JSON object; relative "path"/"root" become absolute', '{}')
