@@ -73,7 +73,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       await queued(store);
       await store.close();
       const run = doctor(arg);
-      expect(run.status, run.stdout).toBe(0);
+      expect(run.status, run.lines.join('\n')).toBe(0);
       expect(run.lines.every((l) => l.startsWith('ok  '))).toBe(true);
       expect(run.line('store')).toMatch(/is reachable$/);
       expect(run.line('schema')).toMatch(/as this mcp-tasks expects$/);
