@@ -41,7 +41,9 @@ async function run(mode) {
   for (;;) {
     try {
       if ((await fetch(url.replace('/mcp', '/healthz'))).status < 500) break;
-    } catch {}
+    } catch {
+      // not listening yet
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
   const created = await post(url, 'tools/call', { name: 'busy_loop', arguments: { log: join(dir, 'log'), ms: BLOCK_MS, delayMs: 100 } });

@@ -99,9 +99,9 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       await new Promise((r) => setTimeout(r, 5));
       const run = doctor(arg);
       expect(run.status).toBe(1);
-      expect(run.line('tasks')).toMatch(/^FAIL  tasks\s+1 working tasks wait with a lapsed or no lease and no live worker is registered/);
-      expect(run.line('events')).toMatch(/^FAIL  events\s+1 events belong to tasks that no longer exist/);
-      expect(run.line('settings')).toMatch(/^FAIL  settings\s+settings digests differ: aaaa \(api-1\) vs bbbb \(api-2\)/);
+      expect(run.line('tasks')).toMatch(/^FAIL {2}tasks\s+1 working tasks wait with a lapsed or no lease and no live worker is registered/);
+      expect(run.line('events')).toMatch(/^FAIL {2}events\s+1 events belong to tasks that no longer exist/);
+      expect(run.line('settings')).toMatch(/^FAIL {2}settings\s+settings digests differ: aaaa \(api-1\) vs bbbb \(api-2\)/);
       expect(run.line('processes')).toMatch(/1 lapsed, reaped by the next live process \(w-gone\)/);
       expect(run.line('schema')).toMatch(/^ok/);
     });
@@ -112,14 +112,14 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       await sql(`INSERT INTO ${backend === 'postgres' ? 'mcp_tasks.' : ''}schema_migrations (version, name, applied_at) VALUES (99, 'from a newer mcp-tasks', ${backend === 'postgres' ? 'now()' : '0'})`);
       const run = doctor(arg);
       expect(run.status).toBe(1);
-      expect(run.line('schema')).toMatch(/^FAIL  schema\s+schema version 99 is newer than this mcp-tasks knows \(\d+\): upgrade mcp-tasks$/);
+      expect(run.line('schema')).toMatch(/^FAIL {2}schema\s+schema version 99 is newer than this mcp-tasks knows \(\d+\): upgrade mcp-tasks$/);
     });
 
     it('an unreachable store: one FAIL line, exit 1', () => {
       const run = doctor(backend === 'postgres' ? 'postgres://postgres:secret@127.0.0.1:1/nowhere' : join(temp.dir, 'missing', 'tasks.db'));
       expect(run.status).toBe(1);
       expect(run.lines).toHaveLength(1);
-      expect(run.lines[0]).toMatch(/^FAIL  store\s+\S+ cannot be read: /);
+      expect(run.lines[0]).toMatch(/^FAIL {2}store\s+\S+ cannot be read: /);
       expect(run.lines[0]).not.toContain('secret');
       expect(run.stderr).toBe('');
     });
@@ -134,7 +134,7 @@ describe('doctor findings that real stores here cannot show', () => {
     db.close();
     const run = doctor(path);
     expect(run.status).toBe(1);
-    expect(run.line('schema')).toMatch(/^FAIL  schema\s+schema version 2 is older than this mcp-tasks \(\d+\): the next serve or worker start migrates it$/);
+    expect(run.line('schema')).toMatch(/^FAIL {2}schema\s+schema version 2 is older than this mcp-tasks \(\d+\): the next serve or worker start migrates it$/);
     const check = new Database(path, { readonly: true });
     expect((check.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number }).v).toBe(2);
     check.close();
