@@ -89,7 +89,8 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
       throw error;
     }),
   );
-  const instanceId = settings.instanceId ?? defaultInstanceId('serve', listener ? port : 'stdio');
+  // stdio servers are spawned one per client, several on one store: each gets an id of its own (its pid).
+  const instanceId = settings.instanceId ?? defaultInstanceId('serve', listener ? port : `stdio-${process.pid}`);
   const registration = await registerProcess({
     store,
     instanceId,

@@ -254,10 +254,10 @@ export function settingsDigest(input: { roots: readonly string[]; writableRoots:
 
 /**
  * The instance id of a process started without `--instance-id`: stable across restarts on one host, so a restarted
- * process takes its predecessor's tasks over at once — `<host>:serve:<port>` (HTTP), `<host>:serve:stdio`,
+ * process takes its predecessor's tasks over at once — `<host>:serve:<port>` (HTTP), `<host>:serve:stdio-<pid>` (one per client),
  * `<host>:worker` or `<host>:worker:<health port>`. Two workers on one host need an `--instance-id` each.
  */
-export function defaultInstanceId(role: 'serve' | 'worker', port?: number | 'stdio'): string {
+export function defaultInstanceId(role: 'serve' | 'worker', port?: number | string): string {
   return [hostname(), role, ...(port === undefined ? [] : [String(port)])].join(':');
 }
 
