@@ -9,7 +9,8 @@ import { TasksMetrics } from '../ops/metrics.js';
 import { handleProbe, type ProbeSources } from '../ops/probes.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { resolveServeAuth, type ServeAuthOptions } from './serve-auth.js';
-import { describeDenied, enforceConfiguredPins, openConfiguredStore, resolveSettings } from './settings.js';
+import { registerProcess } from '../execution/process-registration.js';
+import { createConfiguredExecutor, defaultInstanceId, describeDenied, enforceConfiguredPins, openConfiguredStore, registrationFailure, resolveSettings } from './settings.js';
 import { startProcessTracing } from './tracing-setup.js';
 import { shadowSettingsOf } from './shadow-settings.js';
 import { onShutdownSignal } from './shutdown.js';
@@ -98,9 +99,30 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   );
   metrics.readInputsFrom(store);
   const shadow = shadowSettingsOf(resolved);
+  // stdio servers are spawned one per client, several on one store: each gets an id of its own (its pid).
+  const instanceId = settings.instanceId ?? defaultInstanceId('serve', listener ? port : `stdio-${process.pid}`);
+  const registration = await registerProcess({
+    store,
+    instanceId,
+    role: options.worker ? 'serve' : 'api',
+    settingsDigest: settings.settingsDigest,
+    heartbeatMs: settings.heartbeatMs,
+    logger,
+    onLost: (holder) => {
+      process.stderr.write(`mcp-tasks: instance id ${instanceId} is now held by ${holder}; this process stops\n`);
+      process.exit(1);
+    },
+  }).catch(async (error: unknown) => {
+    listener?.close();
+    auth.close();
+    await store.close();
+    throw registrationFailure(error);
+  });
+  const executor = createConfiguredExecutor(settings);
   const server = await createTasksServer({
     tools,
     store,
+    executor,
     secret: loadServerSecret(settings.dataDir, settings.secret === undefined ? {} : { MCP_TASKS_SECRET: settings.secret }),
     ...(auth.authenticator ? { auth: auth.authenticator } : {}),
     ...(auth.oauth ? { oauth: auth.oauth } : {}),
@@ -109,8 +131,8 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     deniedPaths: settings.deniedPaths,
     limits: settings.limits,
     worker: options.worker,
+    instanceId,
     taskFallbackTools: resolved.config.taskFallbackTools === true,
-    ...(settings.instanceId === undefined ? {} : { instanceId: settings.instanceId }),
     ...(loopback ? {} : { allowedHosts: hostList ?? null, allowedOrigins: hostList ?? null }),
     // Tracing outermost: the request span covers the metrics and everything the call does.
     hooks: [...traces.hooks, metrics.serviceHook()],
@@ -121,16 +143,18 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     logger,
   });
   let draining = false;
-  const probes: ProbeSources = { role: modes.worker ? 'serve' : 'api', instanceId: server.worker?.instanceId ?? settings.instanceId, store, draining: () => draining, metrics };
+  const probes: ProbeSources = { role: modes.worker ? 'serve' : 'api', instanceId, store, draining: () => draining, metrics };
   const deniedLines = describeDenied(settings);
   logger.info({ deniedPaths: deniedLines, skippedRoots: settings.skippedRoots }, 'server state is denied to tools and excluded from every root');
   const stop = async (): Promise<void> => {
     await server.drain(settings.drainMs);
+    await executor.close();
+    await registration.close();
     auth.close();
     await store.close();
     await traces.shutdown();
   };
-  const role = options.worker ? `worker: embedded (${server.worker?.instanceId})` : 'worker: none (--no-worker: tasks wait for a worker process)';
+  const role = `instance ${instanceId}${registration.takenOver.length > 0 ? ` (took over ${registration.takenOver.length} tasks of its previous process)` : ''}, ${options.worker ? 'worker: embedded' : 'worker: none (--no-worker: tasks wait for a worker process)'}`;
 
   if (!listener) {
     process.stderr.write(`mcp-tasks: serving MCP on stdio (store ${settings.storeShown}, ${tools.length} tools, ${role}; at rest: ${settings.encryptionShown}; denied to tools: ${deniedLines.join(', ')})\n`);
@@ -165,6 +189,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
       (settings.skippedRoots.length > 0 ? `  skipped:  ${settings.skippedRoots.join(', ')}\n` : '') +
       `  auth:     ${auth.describe}\n` +
       `  at rest:  ${settings.encryptionShown}\n` +
+      `  executor: ${settings.executorMode}\n` +
       (auth.scopes.scopedTools().length > 0 ? `  scopes:   ${auth.scopes.scopedTools().map((name) => `${name} needs ${auth.scopes.toolScopes(name).join(' ')}`).join(', ')}\n` : '') +
       `  probes:   http://${shownHost}:${port}/healthz, /readyz, /metrics\n` +
       `  tracing:  ${traces.describe}\n` +
@@ -181,6 +206,8 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     dashboard?.close();
     await server.drain(settings.drainMs);
     listener.closeAllConnections();
+    await executor.close();
+    await registration.close();
     auth.close();
     await store.close();
     await traces.shutdown();

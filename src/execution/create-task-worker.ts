@@ -103,6 +103,7 @@ export function createExecutionParts(input: {
       maxAttempts: limits.maxAttempts,
       confinement: input.confinement,
       ...(input.shadow ? { shadow: input.shadow } : {}),
+      abortGraceMs: limits.abortGraceMs,
     },
     clock: input.clock,
     logger: input.logger,

@@ -192,6 +192,24 @@ CREATE TABLE ${SCHEMA}.audit_log (
 CREATE INDEX audit_by_time ON ${SCHEMA}.audit_log (at);
 `;
 
+/**
+ * The process registry (issue 11 item 6), as in the SQLite store: one row per registered API or worker process,
+ * its heartbeat judged on the database clock.
+ */
+const V6_PROCESS_REGISTRY = `
+CREATE TABLE ${SCHEMA}.processes (
+  instance_id     text   NOT NULL PRIMARY KEY,
+  role            text   NOT NULL CHECK (role IN ('serve', 'api', 'worker')),
+  token           text   NOT NULL,
+  host            text   NOT NULL,
+  pid             int    NOT NULL,
+  settings_digest text   NOT NULL,
+  started_at      bigint NOT NULL,
+  heartbeat_at    bigint NOT NULL,
+  expires_at      bigint NOT NULL
+);
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
@@ -199,6 +217,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 3, name: 'tool state', sql: V3_TOOL_STATE },
   { version: 4, name: 'timeline index', sql: V4_TIMELINE_INDEX },
   { version: 5, name: 'idempotency keys, operation ledger, audit log', sql: V5_LEDGER },
+  { version: 6, name: 'process registry', sql: V6_PROCESS_REGISTRY },
 ]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */

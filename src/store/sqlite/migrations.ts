@@ -202,6 +202,24 @@ CREATE TABLE audit_log (
 CREATE INDEX audit_by_time ON audit_log (at);
 `;
 
+/**
+ * The process registry (issue 11 item 6): one row per registered API or worker process, its heartbeat judged on the
+ * store's clock. A process whose heartbeat lapsed is reaped with its leases.
+ */
+const V7_PROCESS_REGISTRY = `
+CREATE TABLE processes (
+  instance_id     TEXT    NOT NULL PRIMARY KEY,
+  role            TEXT    NOT NULL CHECK (role IN ('serve', 'api', 'worker')),
+  token           TEXT    NOT NULL,
+  host            TEXT    NOT NULL,
+  pid             INTEGER NOT NULL,
+  settings_digest TEXT    NOT NULL,
+  started_at      INTEGER NOT NULL,
+  heartbeat_at    INTEGER NOT NULL,
+  expires_at      INTEGER NOT NULL
+) STRICT;
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
@@ -210,6 +228,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 4, name: 'tool state', sql: V4_TOOL_STATE },
   { version: 5, name: 'timeline index', sql: V5_TIMELINE_INDEX },
   { version: 6, name: 'idempotency keys, operation ledger, audit log', sql: V6_LEDGER },
+  { version: 7, name: 'process registry', sql: V7_PROCESS_REGISTRY },
 ]);
 
 /**
