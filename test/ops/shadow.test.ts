@@ -6,10 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, textResult, type ShadowJobState } from '../../src/core/tool.js';
 import { TasksMetrics } from '../../src/ops/metrics.js';
-import { ensureBuilt, MAIN } from '../cli/support.js';
+import { join, resolve } from 'node:path';
+import { cliRunner, ensureBuilt, MAIN, type RunningCli } from '../cli/support.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
-import { metricValue, until } from './support.js';
+import { fetchText, metricValue, until } from './support.js';
 
 // Issue 15 item 8: shadow mode against a small real job API (HTTP) that this test runs. The tool submits its job
 // itself and names it with ctx.shadow.observe; the runtime only polls the adapter's status. One job deliberately
@@ -140,5 +142,42 @@ describe('shadow mode against a real job API (issue 15 item 8)', () => {
     const later = new Date(Date.now() + 60_000).toISOString();
     expect(JSON.parse((await report('--json', '--since', later)).stdout)).toMatchObject({ mismatches: 0, entries: [] });
     expect((await report('--tool', 'unshadowed_job')).stdout).toBe('shadow mismatches since ever: 0\n');
+  });
+});
+
+describe('shadow mode in a real serve process (isolated executor, the CLI default)', () => {
+  const temp = makeTempDir('mcp-tasks-shadow-');
+  const { start } = cliRunner({ ...process.env });
+  const store = join(temp.dir, 'tasks.db');
+  let jobApi: Awaited<ReturnType<typeof startJobApi>>;
+  let serve: RunningCli;
+  let base = '';
+  beforeAll(async () => {
+    ensureBuilt();
+    jobApi = await startJobApi();
+    const tools = resolve(import.meta.dirname, '../fixtures/shadow-tools.mjs');
+    serve = start(['serve', '--port', '0', '--store', store, '--data-dir', join(temp.dir, 'data'), '--no-builtins', '--tools', tools, '--log-level', 'error', '--root', temp.dir, '--shadow-tool', 'migrating_job', '--shadow-interval-ms', '40', '--shadow-settle-checks', '5']);
+    base = `http://127.0.0.1:${(await serve.stderrLine(/serving http:\/\/127\.0\.0\.1:(\d+)\/mcp/))[1]}`;
+  }, 60_000);
+  afterAll(() => {
+    if (serve?.child.exitCode === null) serve.child.kill('SIGKILL');
+    jobApi?.server.close();
+    temp.remove();
+  });
+
+  it('two runs, one job disagrees: /metrics and admin shadow-report show exactly one mismatch', async () => {
+    const ids: string[] = [];
+    for (const lie of [false, true]) {
+      const created = await postModern(`${base}/mcp`, 'tools/call', { name: 'migrating_job', arguments: { jobApi: jobApi.url, lie } });
+      ids.push(String(created.body.result?.taskId));
+      expect(await pollModernTask(`${base}/mcp`, ids.at(-1) as string)).toMatchObject({ status: 'completed' });
+    }
+    await until('the mismatch metric', async () => metricValue((await fetchText(`${base}/metrics`)).body, 'mcp_tasks_shadow_mismatches_total', { tool: 'migrating_job' }) === 1);
+    const { stdout } = await run(process.execPath, [MAIN, 'admin', 'shadow-report', '--store', store, '--data-dir', join(temp.dir, 'data'), '--json']);
+    const parsed = JSON.parse(stdout) as { mismatches: number; entries: Array<Record<string, string>> };
+    expect(parsed.mismatches).toBe(1);
+    expect(parsed.entries[0]).toMatchObject({ taskId: ids[1], phase: 'final', taskState: 'completed', jobState: 'failed' });
+    expect(jobApi.submissions()).toBe(2);
+    expect((jobApi.jobs.get('job-1')?.polls ?? 0) > 0).toBe(true);
   });
 });
