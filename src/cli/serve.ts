@@ -66,6 +66,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   const settings = await resolveSettings(resolved);
   enforceConfiguredPins(settings, modes.allowUnpinned === true);
   const { logger, tools } = settings;
+  const shadow = shadowSettingsOf(resolved, tools);
   const { jwt = {}, toolScopes } = resolved.config;
   const authOptions: ServeAuthOptions = { ...jwt, ...(options.auth === undefined ? {} : { auth: options.auth }), ...(toolScopes ? { toolScope: toolScopes } : {}), ...(options.stdio ? { stdio: true } : {}) };
   const auth = await resolveServeAuth(authOptions, logger);
@@ -98,7 +99,6 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     }),
   );
   metrics.readInputsFrom(store);
-  const shadow = shadowSettingsOf(resolved);
   // stdio servers are spawned one per client, several on one store: each gets an id of its own (its pid).
   const instanceId = settings.instanceId ?? defaultInstanceId('serve', listener ? port : `stdio-${process.pid}`);
   const registration = await registerProcess({

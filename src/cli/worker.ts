@@ -47,7 +47,7 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
   const { logger, tools } = settings;
   const metrics = new TasksMetrics({ role: 'worker' });
   const traces = await startProcessTracing(resolved, 'worker');
-  const shadow = shadowSettingsOf(resolved);
+  const shadow = shadowSettingsOf(resolved, tools);
   const store = metrics.instrumentStore(await openConfiguredStore(settings));
   const instanceId = settings.instanceId ?? defaultInstanceId('worker', options.healthPort);
   const registration = await (async () => {
