@@ -100,6 +100,9 @@ export type TaskEventListener = (event: TaskEvent) => void;
  * `fault`; the server maps them to JSON-RPC errors in one place); a condition that does not hold is reported by the
  * return value (`undefined` / `false` / `[]`), never by an exception.
  */
+/** Told that events were committed elsewhere; `lastSeq` is the feed's last seq after that commit, if known. */
+export type CommitWatcher = (lastSeq: number | undefined) => void;
+
 export interface TaskStore {
   /**
    * Insert a task with status `working` (and its `steps`, if any) and append its `created` event; with `startNow`,
@@ -265,6 +268,15 @@ export interface TaskStore {
 
   /** Subscribe to events committed by this store instance; returns an unsubscribe function. */
   onEvent(listener: TaskEventListener): () => void;
+
+  /**
+   * Optional push of commits made by *other* processes (PostgreSQL: `LISTEN mcp_tasks_feed`): `wake` is called
+   * soon after any commit that appended events, with the feed's last seq after it when known. Best effort — a
+   * backend may miss notifications while reconnecting (it then calls `wake(undefined)`), so a reader keeps polling
+   * `readEventsAfter` as the fallback. Absent (SQLite): readers poll only.
+   * @returns the function that stops watching.
+   */
+  watchCommits?(wake: CommitWatcher): () => Promise<void>;
 
   /** Finish pending writes and close the backend. */
   close(): Promise<void>;

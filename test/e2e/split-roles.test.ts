@@ -10,6 +10,7 @@ import type { TaskStore } from '../../src/core/store.js';
 import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { ensureBuilt } from '../cli/support.js';
+import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { startServerProcess, startWorkerProcess, type ServerProcess, type WorkerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -24,6 +25,12 @@ interface Note {
   pid: number;
   at: number;
   reason?: string;
+}
+
+async function openRawClient(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  return client;
 }
 
 function notes(log: string): Note[] {
@@ -177,6 +184,34 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect((await pollModernTask(server.url, long)).status).toBe('completed');
       expect(await leaseOwnersOf(long)).toEqual(['worker-4', 'worker-5']);
       expect(draining.log()).toMatch(/"reason":"shutdown".*tool run aborted; its outcome is discarded/);
+    });
+
+    if (backend === 'postgres') it('pg_terminate_backend of every LISTEN connection loses no pick-up and no cancel (reconnect + poll fallback)', async () => {
+      const server = await api();
+      await worker('worker-6');
+      const admin = await openRawClient(storeArg);
+      try {
+        const listeners = async () =>
+          (await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'mcp-tasks-listen'")).rows.map((r) => r.pid);
+        // The API process and the worker each keep one LISTEN connection.
+        const before = await until('both LISTEN connections', async () => ((await listeners()).length === 2 ? listeners() : undefined));
+        await admin.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [before]);
+        const log = join(temp.dir, 'listen-drop.log');
+        const taskId = await call(server.url, { log });
+        await until('the worker to pick the task up', () => notes(log).find((n) => n.event === 'start'), 5_000);
+        await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'mcp-tasks-listen'");
+        expect((await postModern(server.url, 'tasks/cancel', { taskId })).body.result).toBeDefined();
+        const abort = await until('the abort in the worker', () => notes(log).find((n) => n.event === 'abort'), 5_000);
+        expect(abort.reason).toBe('cancelled');
+        // Both came back on new connections.
+        const after = await until('the LISTEN connections to come back', async () => {
+          const pids = await listeners();
+          return pids.length === 2 && pids.every((pid) => !before.includes(pid)) ? pids : undefined;
+        });
+        expect(after).toHaveLength(2);
+      } finally {
+        await admin.end();
+      }
     });
   });
 }

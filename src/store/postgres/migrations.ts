@@ -10,6 +10,8 @@ export interface PostgresMigration {
 
 /** Everything lives in one schema, so the store can share a database with an application's own tables. */
 export const SCHEMA = 'mcp_tasks';
+/** The LISTEN/NOTIFY channel of the event feed: the payload is the feed counter after the notifying commit. */
+export const FEED_CHANNEL = 'mcp_tasks_feed';
 
 /**
  * The schema of migration 1 mirrors the SQLite store's (same columns, same meaning), with three differences that
@@ -125,10 +127,27 @@ CREATE INDEX task_events_by_task ON ${SCHEMA}.task_events (task_id);
 CREATE INDEX task_events_expired ON ${SCHEMA}.task_events (at) WHERE kind = 'expired';
 `;
 
+/**
+ * Cross-process wake-ups (issue 11 item 4): every commit that moves the feed counter also sends
+ * `NOTIFY mcp_tasks_feed, '<last_seq>'`. PostgreSQL delivers a notification only when its transaction commits, in
+ * commit order, so a listener that tails the feed on each one sees new events within a round trip; the payload lets
+ * a listener skip a tail for seqs it already has. The trigger covers every path that appends events.
+ */
+const V3_FEED_NOTIFY = `
+CREATE FUNCTION ${SCHEMA}.notify_feed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('${FEED_CHANNEL}', NEW.last_seq::text);
+  RETURN NULL;
+END
+$$;
+CREATE TRIGGER task_feed_notify AFTER UPDATE ON ${SCHEMA}.task_feed FOR EACH ROW EXECUTE FUNCTION ${SCHEMA}.notify_feed();
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'event retention', sql: V2_EVENT_RETENTION },
+  { version: 3, name: 'feed notify', sql: V3_FEED_NOTIFY },
 ]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */
