@@ -8,6 +8,7 @@ import type {
   TaskRecord,
   TaskStatus,
 } from './task.js';
+import type { SessionStore } from './session-store.js';
 
 /**
  * Kinds of rows in the append-only `task_events` log. Every change a requestor can observe (creation, status,
@@ -277,6 +278,9 @@ export interface TaskStore {
    * @returns the function that stops watching.
    */
   watchCommits?(wake: CommitWatcher): () => Promise<void>;
+
+  /** The v1 sessions kept next to the tasks, so any instance serves any session (issue 11 item 5). */
+  readonly sessions: SessionStore;
 
   /** Finish pending writes and close the backend. */
   close(): Promise<void>;

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { JsonObject, TaskRecord } from '../../core/task.js';
 import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, ErrorCode, PROTOCOL_VERSION_META_KEY, V1_PROTOCOL_VERSION, V2_PROTOCOL_VERSION } from '../../protocol/constants.js';
 import type { CallPlan } from '../../service/call-plan.js';
@@ -89,7 +90,7 @@ export class FastPath {
 
   private async legacy(request: IncomingMessage, response: ServerResponse, body: PlainRequest, ownerKey: string, sessionId: string): Promise<boolean> {
     if (body.method !== 'tasks/get' && body.method !== 'tasks/result' && body.method !== 'tools/call') return false;
-    const server = this.sessions.lookup(sessionId, ownerKey);
+    const server = await this.sessions.lookup(sessionId, ownerKey, (request as { auth?: AuthInfo }).auth);
     if (!server) return false;
     const version = request.headers['mcp-protocol-version'];
     if (server.getNegotiatedProtocolVersion() !== V1_PROTOCOL_VERSION || (version !== undefined && version !== V1_PROTOCOL_VERSION)) return false;

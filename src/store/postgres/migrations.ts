@@ -143,11 +143,25 @@ $$;
 CREATE TRIGGER task_feed_notify AFTER UPDATE ON ${SCHEMA}.task_feed FOR EACH ROW EXECUTE FUNCTION ${SCHEMA}.notify_feed();
 `;
 
+/** v1 sessions shared by every instance (issue 11 item 5); see `core/session-store.ts`. */
+const V4_SESSIONS = `
+CREATE TABLE ${SCHEMA}.sessions (
+  session_id       text   NOT NULL PRIMARY KEY,
+  owner_key        text   NOT NULL,
+  protocol_version text   NOT NULL,
+  initialize       text   NOT NULL,
+  created_at       bigint NOT NULL,
+  last_seen_at     bigint NOT NULL
+);
+CREATE INDEX sessions_by_last_seen ON ${SCHEMA}.sessions (last_seen_at);
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'event retention', sql: V2_EVENT_RETENTION },
   { version: 3, name: 'feed notify', sql: V3_FEED_NOTIFY },
+  { version: 4, name: 'sessions', sql: V4_SESSIONS },
 ]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */

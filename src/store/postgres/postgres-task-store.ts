@@ -12,7 +12,9 @@ import { PostgresBatcher, type BatchTx, type MergedWork, type PostgresBatchStats
 import { createPool, sqlState, toStoreError, type PostgresConnectionOptions } from './connection.js';
 import { listenForCommits } from './feed-listener.js';
 import { applyAnswers, parkForInput } from './input-requests.js';
-import { migrate } from './migrations.js';
+import type { SessionStore } from '../../core/session-store.js';
+import { sessionTable } from '../session-table.js';
+import { migrate, SCHEMA } from './migrations.js';
 import { SQL } from './sql.js';
 
 /** Options of {@link openPostgresTaskStore}. */
@@ -59,6 +61,8 @@ export class PostgresTaskStore implements TaskStore {
   private readonly params = new WeakMap<NewTask, ReturnType<RowCodec['newTaskParams']>>();
   private closing: Promise<void> | undefined;
   private readonly watchers = new Set<() => Promise<void>>();
+  /** v1 sessions in `mcp_tasks.sessions` (see {@link SessionStore}); single statements on the pool. */
+  readonly sessions: SessionStore = sessionTable((action, sql, params) => this.read(action, sql, params), `${SCHEMA}.sessions`, (n) => `$${n}`);
 
   private constructor(
     private readonly pool: pg.Pool,

@@ -122,11 +122,25 @@ CREATE INDEX task_events_by_task ON task_events (task_id);
 CREATE INDEX task_events_expired ON task_events (at) WHERE kind = 'expired';
 `;
 
+/** v1 sessions shared by every process on the file (issue 11 item 5); see `core/session-store.ts`. */
+const V4_SESSIONS = `
+CREATE TABLE sessions (
+  session_id       TEXT    NOT NULL PRIMARY KEY,
+  owner_key        TEXT    NOT NULL,
+  protocol_version TEXT    NOT NULL,
+  initialize       TEXT    NOT NULL,
+  created_at       INTEGER NOT NULL,
+  last_seen_at     INTEGER NOT NULL
+) STRICT;
+CREATE INDEX sessions_by_last_seen ON sessions (last_seen_at);
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'waiting index', sql: V2_WAITING_INDEX },
   { version: 3, name: 'event retention', sql: V3_EVENT_RETENTION },
+  { version: 4, name: 'sessions', sql: V4_SESSIONS },
 ]);
 
 /**
