@@ -1,12 +1,18 @@
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createTasksServer } from '../server/create-tasks-server.js';
-import { loadServerSecret } from '../server/signing-key.js';
+import { agreeOnServerSecret } from '../server/signing-key.js';
 import { resolveServeAuth, type ServeAuthOptions } from './serve-auth.js';
 import { describeDenied, openConfiguredStore, resolveSettings, type SharedFlags } from './settings.js';
 import { onShutdownSignal } from './shutdown.js';
-import { UsageError } from './usage-error.js';
+import { StartupError, UsageError } from './usage-error.js';
 
 /** Options of `mcp-tasks serve`, as commander parses them. */
+const SECRET_SHOWN = {
+  env: 'MCP_TASKS_SECRET (the store keeps its digest)',
+  'data-dir': '<data dir>/secret (the store keeps its digest)',
+  store: 'kept in the database (mcp_tasks.server_secret)',
+} as const;
+
 export interface ServeOptions extends SharedFlags, ServeAuthOptions {
   port: number;
   host: string;
@@ -82,10 +88,17 @@ export async function serve(options: ServeOptions): Promise<void> {
     auth.close();
     throw error;
   });
+  // Every instance of one store signs cursors and requestStates with one secret; a different one is refused here.
+  const agreed = await agreeOnServerSecret(store.serverSecret, { dataDir: settings.dataDir, keptInStore: settings.store.kind === 'postgres' }).catch(async (error: unknown) => {
+    http?.close();
+    auth.close();
+    await store.close();
+    throw new StartupError(`cannot agree on the server secret with store ${settings.storeShown}: ${error instanceof Error ? error.message : String(error)}`);
+  });
   const server = await createTasksServer({
     tools,
     store,
-    secret: loadServerSecret(settings.dataDir),
+    secret: agreed.secret,
     ...(auth.authenticator ? { auth: auth.authenticator } : {}),
     ...(auth.oauth ? { oauth: auth.oauth } : {}),
     scopes: auth.scopes,
@@ -122,6 +135,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       (settings.skippedRoots.length > 0 ? `  skipped:  ${settings.skippedRoots.join(', ')}\n` : '') +
       `  auth:     ${auth.describe}\n` +
       `  at rest:  ${settings.encryptionShown}\n` +
+      `  secret:   ${SECRET_SHOWN[agreed.source]}\n` +
       (auth.scopes.scopedTools().length > 0 ? `  scopes:   ${auth.scopes.scopedTools().map((name) => `${name} needs ${auth.scopes.toolScopes(name).join(' ')}`).join(', ')}\n` : '') +
       `  ${role}\n`,
   );

@@ -36,3 +36,18 @@ export interface SessionStore {
   /** Delete sessions last seen before `before` (epoch ms), at most `limit`; returns how many went. */
   deleteIdleSessions(before: number, limit: number): Promise<number>;
 }
+
+/**
+ * How the instances of one store agree on the server secret (issue 11 item 5): `verifier` — every instance brings
+ * the secret (`MCP_TASKS_SECRET`, or SQLite's `<dataDir>/secret`) and the store keeps only a salted scrypt digest
+ * of it; `kept` — the store keeps the secret itself (PostgreSQL without `MCP_TASKS_SECRET`).
+ */
+export type ServerSecretRecord =
+  | { mode: 'verifier'; salt: string; verifier: string; createdAt: number }
+  | { mode: 'kept'; secret: string; createdAt: number };
+
+/** The store's one server-secret record. */
+export interface ServerSecretStore {
+  /** Record `candidate` unless a record exists (the first instance wins, also in a race); returns the record that holds. */
+  claimServerSecret(candidate: ServerSecretRecord): Promise<ServerSecretRecord>;
+}

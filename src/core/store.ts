@@ -8,7 +8,7 @@ import type {
   TaskRecord,
   TaskStatus,
 } from './task.js';
-import type { SessionStore } from './session-store.js';
+import type { ServerSecretStore, SessionStore } from './session-store.js';
 
 /**
  * Kinds of rows in the append-only `task_events` log. Every change a requestor can observe (creation, status,
@@ -281,6 +281,9 @@ export interface TaskStore {
 
   /** The v1 sessions kept next to the tasks, so any instance serves any session (issue 11 item 5). */
   readonly sessions: SessionStore;
+
+  /** The record by which the instances of this store agree on one server secret. */
+  readonly serverSecret: ServerSecretStore;
 
   /** Finish pending writes and close the backend. */
   close(): Promise<void>;

@@ -1,4 +1,4 @@
-import type { SessionRecord, SessionStore } from '../core/session-store.js';
+import type { ServerSecretRecord, ServerSecretStore, SessionRecord, SessionStore } from '../core/session-store.js';
 import type { JsonObject } from '../core/task.js';
 
 /** One statement on the backend: rows for a SELECT/RETURNING, `[]` otherwise. Errors as the backend's `StoreError`. */
@@ -56,5 +56,23 @@ function toRecord(row: SessionRow): SessionRecord {
     initialize: JSON.parse(row.initialize) as JsonObject,
     createdAt: Number(row.created_at),
     lastSeenAt: Number(row.last_seen_at),
+  };
+}
+
+/** The {@link ServerSecretStore} of both backends over the one-row `server_secret` table. */
+export function serverSecretTable(query: SessionQuery, table: string, placeholder: (n: number) => string): ServerSecretStore {
+  const p = placeholder;
+  const insert = `INSERT INTO ${table} (id, mode, salt, verifier, secret, created_at) VALUES (1, ${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}) ON CONFLICT (id) DO NOTHING`;
+  const select = `SELECT mode, salt, verifier, secret, created_at FROM ${table} WHERE id = 1`;
+  return {
+    async claimServerSecret(candidate) {
+      const [salt, verifier, secret] = candidate.mode === 'verifier' ? [candidate.salt, candidate.verifier, null] : [null, null, candidate.secret];
+      await query('record the server secret', insert, [candidate.mode, salt, verifier, secret, candidate.createdAt]);
+      const row = (await query('read the server secret', select, []))[0] as { mode: string; salt: string | null; verifier: string | null; secret: string | null; created_at: number } | undefined;
+      if (!row) throw new Error('server_secret row missing after insert');
+      return row.mode === 'kept'
+        ? { mode: 'kept', secret: String(row.secret), createdAt: Number(row.created_at) }
+        : { mode: 'verifier', salt: String(row.salt), verifier: String(row.verifier), createdAt: Number(row.created_at) };
+    },
   };
 }

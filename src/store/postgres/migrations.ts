@@ -154,6 +154,16 @@ CREATE TABLE ${SCHEMA}.sessions (
   last_seen_at     bigint NOT NULL
 );
 CREATE INDEX sessions_by_last_seen ON ${SCHEMA}.sessions (last_seen_at);
+
+-- One row: how the instances of this store agree on the server secret (see server/signing-key.ts).
+CREATE TABLE ${SCHEMA}.server_secret (
+  id         bigint NOT NULL PRIMARY KEY CHECK (id = 1),
+  mode       text NOT NULL CHECK (mode IN ('verifier', 'kept')),
+  salt       text,
+  verifier   text,
+  secret     text,
+  created_at bigint NOT NULL
+);
 `;
 
 /** Every migration, ascending by version. Append only. */
@@ -161,7 +171,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'event retention', sql: V2_EVENT_RETENTION },
   { version: 3, name: 'feed notify', sql: V3_FEED_NOTIFY },
-  { version: 4, name: 'sessions', sql: V4_SESSIONS },
+  { version: 4, name: 'sessions and server secret', sql: V4_SESSIONS },
 ]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */

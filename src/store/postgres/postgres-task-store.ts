@@ -12,8 +12,8 @@ import { PostgresBatcher, type BatchTx, type MergedWork, type PostgresBatchStats
 import { createPool, sqlState, toStoreError, type PostgresConnectionOptions } from './connection.js';
 import { listenForCommits } from './feed-listener.js';
 import { applyAnswers, parkForInput } from './input-requests.js';
-import type { SessionStore } from '../../core/session-store.js';
-import { sessionTable } from '../session-table.js';
+import type { ServerSecretStore, SessionStore } from '../../core/session-store.js';
+import { serverSecretTable, sessionTable } from '../session-table.js';
 import { migrate, SCHEMA } from './migrations.js';
 import { SQL } from './sql.js';
 
@@ -63,6 +63,8 @@ export class PostgresTaskStore implements TaskStore {
   private readonly watchers = new Set<() => Promise<void>>();
   /** v1 sessions in `mcp_tasks.sessions` (see {@link SessionStore}); single statements on the pool. */
   readonly sessions: SessionStore = sessionTable((action, sql, params) => this.read(action, sql, params), `${SCHEMA}.sessions`, (n) => `$${n}`);
+  /** The server-secret record of this database (see {@link ServerSecretStore}). */
+  readonly serverSecret: ServerSecretStore = serverSecretTable((action, sql, params) => this.read(action, sql, params), `${SCHEMA}.server_secret`, (n) => `$${n}`);
 
   private constructor(
     private readonly pool: pg.Pool,

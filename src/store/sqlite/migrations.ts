@@ -133,6 +133,16 @@ CREATE TABLE sessions (
   last_seen_at     INTEGER NOT NULL
 ) STRICT;
 CREATE INDEX sessions_by_last_seen ON sessions (last_seen_at);
+
+-- One row: how the instances of this store agree on the server secret (see server/signing-key.ts).
+CREATE TABLE server_secret (
+  id         INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
+  mode       TEXT NOT NULL CHECK (mode IN ('verifier', 'kept')),
+  salt       TEXT,
+  verifier   TEXT,
+  secret     TEXT,
+  created_at INTEGER NOT NULL
+) STRICT;
 `;
 
 /** Every migration, ascending by version. Append only. */
@@ -140,7 +150,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'waiting index', sql: V2_WAITING_INDEX },
   { version: 3, name: 'event retention', sql: V3_EVENT_RETENTION },
-  { version: 4, name: 'sessions', sql: V4_SESSIONS },
+  { version: 4, name: 'sessions and server secret', sql: V4_SESSIONS },
 ]);
 
 /**
