@@ -1,4 +1,4 @@
-import type { ServerSecretRecord, ServerSecretStore, SessionRecord, SessionStore } from '../core/session-store.js';
+import type { ServerSecretStore, SessionRecord, SessionStore } from '../core/session-store.js';
 import type { JsonObject } from '../core/task.js';
 
 /** One statement on the backend: rows for a SELECT/RETURNING, `[]` otherwise. Errors as the backend's `StoreError`. */

@@ -5,7 +5,7 @@
  * land on a given instance ("create on A, cancel on B"), the test addresses that instance directly with the same
  * session. Observed through HTTP, the store's rows and the tools' own logs (which process ran what, and when).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -208,4 +208,74 @@ describe('several instances on one PostgreSQL: 2 API processes + 2 workers behin
     const resumed = notes(askLog).find((n) => n.event === 'done');
     expect(workerPids()).toContain(resumed?.pid);
   });
+
+  it('API drain: SIGTERM on an API process ends its listen stream with the listen request\'s own result (base §5), refuses new connections and exits 0', async () => {
+    const env = { MCP_TASKS_SECRET: SECRET };
+    const c = await startServerProcess(join(temp.dir, 'api-c'), ['--no-worker', '--instance-id', 'api-c', '--store', database.url, '--no-builtins', '--tools', TOOLS], env);
+    const log = join(temp.dir, 'drain-listen.log');
+    const taskId = String((await postModern(a.url, 'tools/call', { name: 'role_job', arguments: { log } })).body.result?.taskId);
+    const listen = await openListen(c.url, { taskIds: [taskId] }, { id: 'listen-c' });
+    try {
+      await listen.sse!.waitFor((m) => m.method === 'notifications/subscriptions/acknowledged', { what: 'the listen acknowledgement' });
+      const stopped = c.stop();
+      const end = await listen.sse!.waitFor((m) => m.id === 'listen-c', { what: 'the listen result' });
+      expect(end).toEqual({ jsonrpc: '2.0', id: 'listen-c', result: { resultType: 'complete', _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-c' } } });
+      await stopped;
+      expect(c.child.exitCode).toBe(0);
+      await expect(fetch(c.url, { method: 'POST', body: '{}' })).rejects.toThrow();
+    } finally {
+      listen.close();
+      writeFileSync(`${log}.release`, '');
+    }
+  });
+
+  it('rolling restart of both workers (SIGTERM, one after the other, each restarted) with tasks shorter than --drain-ms fails none', async () => {
+    const env = { MCP_TASKS_SECRET: SECRET };
+    const shared = ['--store', database.url, '--no-builtins', '--tools', TOOLS, '--concurrency', '4', '--drain-ms', '5000'];
+    // Two more workers that drain slowly enough; the fixed ones keep running meanwhile.
+    const start = (id: string) => startWorkerProcess(['--data-dir', join(temp.dir, id), ...shared, '--instance-id', id], env);
+    let rolling = [await start('roll-1'), await start('roll-2')];
+    const logs: string[] = [];
+    const taskIds: string[] = [];
+    let submitting = true;
+    const drained: Array<{ pid: number; at: number }> = [];
+    const submitter = (async () => {
+      for (let i = 0; submitting; i += 1) {
+        const log = join(temp.dir, `roll-${i}.log`);
+        logs.push(log);
+        const target = i % 2 === 0 ? a : b;
+        taskIds.push(String((await postModern(target.url, 'tools/call', { name: 'role_job', arguments: { log, ms: 200 + (i % 5) * 150 } })).body.result?.taskId));
+        await new Promise((r) => setTimeout(r, 40));
+      }
+    })();
+    try {
+      for (const [index, id] of ['roll-1', 'roll-2'].entries()) {
+        await new Promise((r) => setTimeout(r, 800));
+        drained.push({ pid: rolling[index]!.child.pid as number, at: Date.now() });
+        expect(await rolling[index]!.stop('SIGTERM')).toBe(0);
+        rolling[index] = await start(id);
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    } finally {
+      submitting = false;
+      await submitter;
+    }
+    try {
+      expect(taskIds.length).toBeGreaterThan(20);
+      for (const taskId of taskIds) {
+        const final = await until(`task ${taskId} terminal`, async () => {
+          const row = await observer.getUnscoped(taskId);
+          return row && ['completed', 'failed', 'cancelled'].includes(row.status) ? row : undefined;
+        }, 30_000);
+        expect(final.status).toBe('completed');
+      }
+      // No run was cut by a drain: every task started once and ended done.
+      const all = logs.flatMap((log) => notes(log));
+      expect(all.filter((n) => n.event === 'abort')).toEqual([]);
+      // The drains were real: runs of a worker already told to stop finished there after the signal.
+      expect(all.some((n) => n.event === 'done' && drained.some((d) => d.pid === n.pid && n.at > d.at))).toBe(true);
+    } finally {
+      for (const worker of rolling) await worker.stop();
+    }
+  }, 120_000);
 });
