@@ -82,6 +82,13 @@ export interface TransitionRequest {
   now: number;
 }
 
+/** Bytes of JSON one tool-state document may take (see {@link TaskStore.putToolState}). */
+export const MAX_TOOL_STATE_BYTES = 512 * 1024;
+/** Keys one owner may hold per tool. */
+export const MAX_TOOL_STATE_KEYS = 64;
+/** Characters of a tool name or a key. */
+export const MAX_TOOL_STATE_NAME = 200;
+
 /** Listener for committed events, called after the commit, in commit order. */
 export type TaskEventListener = (event: TaskEvent) => void;
 
@@ -239,6 +246,22 @@ export interface TaskStore {
   putStep(taskId: string, name: string, value: JsonValue): Promise<void>;
 
   /**
+   * One document of a tool's per-owner state (what a tool keeps between calls of one owner, e.g.
+   * check_infrastructure's last snapshot), or `undefined` when none is stored. Not tied to a task: it outlives
+   * tasks and their expiry. Scoped by `ownerKey` and `tool`; no caller ever reads another owner's state.
+   */
+  getToolState(ownerKey: string, tool: string, key: string): Promise<JsonValue | undefined>;
+
+  /**
+   * Store (replace) one document of a tool's per-owner state, at `now` (epoch ms).
+   * @throws {StoreError} `invalid` when the JSON exceeds {@link MAX_TOOL_STATE_BYTES}, a name is empty or longer
+   *   than {@link MAX_TOOL_STATE_NAME}, or the key is new and the owner already holds {@link MAX_TOOL_STATE_KEYS}
+   *   keys for the tool (checked in the write's own statement; two concurrent new keys may both pass); nothing is
+   *   written.
+   */
+  putToolState(ownerKey: string, tool: string, key: string, value: JsonValue, now: number): Promise<void>;
+
+  /**
    * Expire up to `limit` tasks with `expiresAt <= now` on the store's clock: append an `expired` event (`at` = that
    * now), then delete the task, everything hanging off it and its other events. `expired` events older than
    * `EXPIRED_EVENT_RETENTION_MS` are deleted too (up to `limit`). Returns the expired ids.
@@ -284,6 +307,13 @@ export interface TaskStore {
 
   /** The record by which the instances of this store agree on one server secret. */
   readonly serverSecret: ServerSecretStore;
+
+  /**
+   * The schema version the database has (`applied`, read from it now, so this also proves it answers) and the one
+   * this code expects (`expected`); readiness probes compare them.
+   * @throws {StoreError} when the store cannot be reached.
+   */
+  schemaStatus(): Promise<{ applied: number; expected: number }>;
 
   /** Finish pending writes and close the backend. */
   close(): Promise<void>;

@@ -9,6 +9,7 @@ import { silentLogger, type Logger } from '../core/logger.js';
 import { ANONYMOUS_OWNER_KEY, type Authenticator } from '../core/owner.js';
 import { ScopePolicy } from '../core/scopes.js';
 import type { TaskStore } from '../core/store.js';
+import type { WorkerObserver } from '../core/worker-observer.js';
 import type { AnyToolDefinition } from '../core/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { TasksError } from '../core/errors.js';
@@ -17,6 +18,7 @@ import { InProcessExecutor } from '../execution/in-process-executor.js';
 import { Sweeper } from '../execution/sweeper.js';
 import type { TaskWorker } from '../execution/task-worker.js';
 import type { TaskServiceHook } from '../service/hooks.js';
+import { FALLBACK_TOOLS } from '../service/fallback-tools.js';
 import { TaskService } from '../service/task-service.js';
 import { CursorCodec } from './cursor.js';
 import type { HandlerDeps } from './deps.js';
@@ -28,7 +30,7 @@ import { TaskListenRoute } from './http/task-listen.js';
 import { FastPath } from './http/fast-path.js';
 import type { LegacySessions } from './http/legacy-sessions.js';
 import { createGatherStateCodec } from './input-gathering.js';
-import { PollThrottle } from './poll-throttle.js';
+import { PollThrottle, type PollObserver } from './poll-throttle.js';
 import { InputRoutingStdioTransport } from './stdio-transport.js';
 import { isJsonRpcResponse, parseInputRequestId, routeInputResponse } from './v1-input.js';
 import { ErrorCode } from '../protocol/constants.js';
@@ -84,6 +86,10 @@ export interface CreateTasksServerOptions {
   sweeper?: boolean;
   /** Run around every task service operation, for every entry path (see `TaskServiceHook`). @defaultValue none */
   hooks?: readonly TaskServiceHook[];
+  /** Told about the embedded worker's runs (metrics). @defaultValue none */
+  workerObserver?: WorkerObserver;
+  /** Told about held-back polls and polls per task (metrics). @defaultValue none */
+  pollObserver?: PollObserver;
   /** Host header allow-list for HTTP (DNS-rebinding protection); `null` disables it. @defaultValue localhost names */
   allowedHosts?: string[] | null;
   /** Origin allow-list (host names) for HTTP requests with an `Origin` header. @defaultValue localhost names */
@@ -99,6 +105,15 @@ export interface CreateTasksServerOptions {
    * SDK's per-request machinery; responses are identical either way. @defaultValue true
    */
   fastPath?: boolean;
+  /**
+   * Task fallback tools for hosts without task support (a 2025-era session whose client declares no
+   * `capabilities.tasks`): their calls of task-required tools answer at once with a text result naming the task,
+   * which they follow through the synchronous tools `get_task_status`, `get_task_result` and `cancel_task`
+   * (owner-bound and hooked like `tasks/get` / `tasks/cancel`). Without it such hosts do not see task-required
+   * tools. 2026-07-28 requests without the Tasks Extension keep their `-32021` either way (SEP-2663 E6).
+   * @defaultValue false
+   */
+  taskFallbackTools?: boolean;
   /** @defaultValue `{ name: "mcp-tasks", version: <package version> }` */
   serverInfo?: { name: string; version: string };
 }
@@ -140,7 +155,8 @@ const MAX_POLL_DELAY_MS = 5000;
  * Create a durable MCP tasks server for both protocol generations on one endpoint: the task service, its
  * adapters (HTTP, stdio), and — unless `worker: false` — an embedded worker and the sweeper, started (recovery,
  * leases, TTL sweeper, event tail) before this resolves.
- * @throws TasksError `-32602` for invalid limits (every problem listed), duplicate tool names, an elicting tool
+ * @throws TasksError `-32602` for invalid limits (every problem listed), duplicate tool names (also with a task
+ *   fallback tool when `taskFallbackTools` is on), an elicting tool
  *   that is not safe to re-run, or a secret shorter than 16 bytes.
  */
 export async function createTasksServer(options: CreateTasksServerOptions): Promise<TasksServer> {
@@ -148,6 +164,8 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
   const logger = options.logger ?? silentLogger;
   const clock = options.clock ?? systemClock;
   const tools = new ToolRegistry(options.tools);
+  const shadowing = options.taskFallbackTools ? FALLBACK_TOOLS.find((fallback) => tools.get(fallback.name)) : undefined;
+  if (shadowing) throw new TasksError(ErrorCode.InvalidParams, `tool ${shadowing.name} has the name of a task fallback tool; rename it or serve without task fallback tools`);
   if (options.secret.length < 16) throw new TasksError(ErrorCode.InvalidParams, 'the server secret must be at least 16 bytes');
   if (options.oauth && !options.auth) throw new TasksError(ErrorCode.InvalidParams, 'oauth needs auth (the authenticator that verifies its tokens)');
   const confinement = { roots: options.roots ?? [], deniedPaths: options.deniedPaths ?? [] };
@@ -166,6 +184,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
         sweeper: options.sweeper !== false,
         clock,
         logger,
+        observer: options.workerObserver,
       })
     : undefined;
   const sweeper = execution ? undefined : options.sweeper === false ? undefined : new Sweeper(options.store, { sweepIntervalMs: limits.sweepIntervalMs, inputTimeoutMs: limits.inputTimeoutMs }, clock, logger);
@@ -180,12 +199,13 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     clock,
     logger,
     ...(options.hooks ? { hooks: options.hooks } : {}),
+    taskFallbackTools: options.taskFallbackTools === true,
   });
   const deps: HandlerDeps = {
     service,
     cursors: new CursorCodec(options.secret),
     requestStates: createGatherStateCodec(options.secret),
-    polls: new PollThrottle(MAX_POLL_DELAY_MS),
+    polls: new PollThrottle(MAX_POLL_DELAY_MS, options.pollObserver),
     sessionNotifiers: new WeakMap(),
     clock,
     logger,

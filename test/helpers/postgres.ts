@@ -97,7 +97,7 @@ export async function emptyTaskStore(url: string): Promise<void> {
   try {
     const { rows } = await client.query<{ present: boolean }>("SELECT to_regclass('mcp_tasks.tasks') IS NOT NULL AS present");
     if (!rows[0]?.present) return;
-    await client.query('TRUNCATE mcp_tasks.tasks, mcp_tasks.task_events, mcp_tasks.sessions RESTART IDENTITY CASCADE');
+    await client.query('TRUNCATE mcp_tasks.tasks, mcp_tasks.task_events, mcp_tasks.tool_state, mcp_tasks.sessions RESTART IDENTITY CASCADE');
     await client.query('UPDATE mcp_tasks.task_feed SET last_seq = 0');
   } finally {
     await client.end();

@@ -127,13 +127,25 @@ CREATE INDEX task_events_by_task ON ${SCHEMA}.task_events (task_id);
 CREATE INDEX task_events_expired ON ${SCHEMA}.task_events (at) WHERE kind = 'expired';
 `;
 
+/** Per-owner state of tools, as in the SQLite store's migration 4 (no foreign key: it outlives tasks). */
+const V3_TOOL_STATE = `
+CREATE TABLE ${SCHEMA}.tool_state (
+  owner_key  text   NOT NULL,
+  tool       text   NOT NULL,
+  key        text   NOT NULL,
+  value      text   NOT NULL,
+  updated_at bigint NOT NULL,
+  PRIMARY KEY (owner_key, tool, key)
+);
+`;
+
 /**
  * Cross-process wake-ups (issue 11 item 4): every commit that moves the feed counter also sends
  * `NOTIFY mcp_tasks_feed, '<last_seq>'`. PostgreSQL delivers a notification only when its transaction commits, in
  * commit order, so a listener that tails the feed on each one sees new events within a round trip; the payload lets
  * a listener skip a tail for seqs it already has. The trigger covers every path that appends events.
  */
-const V3_FEED_NOTIFY = `
+const V4_FEED_NOTIFY = `
 CREATE FUNCTION ${SCHEMA}.notify_feed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM pg_notify('${FEED_CHANNEL}', NEW.last_seq::text);
@@ -144,7 +156,7 @@ CREATE TRIGGER task_feed_notify AFTER UPDATE ON ${SCHEMA}.task_feed FOR EACH ROW
 `;
 
 /** v1 sessions shared by every instance (issue 11 item 5); see `core/session-store.ts`. */
-const V4_SESSIONS = `
+const V5_SESSIONS = `
 CREATE TABLE ${SCHEMA}.sessions (
   session_id       text   NOT NULL PRIMARY KEY,
   owner_key        text   NOT NULL,
@@ -170,8 +182,9 @@ CREATE TABLE ${SCHEMA}.server_secret (
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'event retention', sql: V2_EVENT_RETENTION },
-  { version: 3, name: 'feed notify', sql: V3_FEED_NOTIFY },
-  { version: 4, name: 'sessions and server secret', sql: V4_SESSIONS },
+  { version: 3, name: 'tool state', sql: V3_TOOL_STATE },
+  { version: 4, name: 'feed notify', sql: V4_FEED_NOTIFY },
+  { version: 5, name: 'sessions and server secret', sql: V5_SESSIONS },
 ]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */

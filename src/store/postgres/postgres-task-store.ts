@@ -2,8 +2,8 @@ import type pg from 'pg';
 import type { Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { StoreError } from '../../core/store-error.js';
-import { checkInputRequests, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
-import type { CommitWatcher, TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
+import { checkInputRequests, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys } from '../../core/store-rules.js';
+import { MAX_TOOL_STATE_KEYS, type CommitWatcher, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
 import type { InputRequestRecord, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord } from '../../core/task.js';
 import { outcomeBody, RowCodec, toEvent, toOutcome, type EventRow, type InputRequestRow, type TaskRow } from '../codec.js';
@@ -14,7 +14,7 @@ import { listenForCommits } from './feed-listener.js';
 import { applyAnswers, parkForInput } from './input-requests.js';
 import type { ServerSecretStore, SessionStore } from '../../core/session-store.js';
 import { serverSecretTable, sessionTable } from '../session-table.js';
-import { migrate, SCHEMA } from './migrations.js';
+import { migrate, POSTGRES_MIGRATIONS, SCHEMA } from './migrations.js';
 import { SQL } from './sql.js';
 
 /** Options of {@link openPostgresTaskStore}. */
@@ -285,6 +285,21 @@ export class PostgresTaskStore implements TaskStore {
   /** See {@link TaskStore.compact}: nothing to do, autovacuum reclaims dead rows on its own. */
   async compact(): Promise<void> {}
 
+  /** See {@link TaskStore.getToolState}. */
+  async getToolState(ownerKey: string, tool: string, key: string): Promise<JsonValue | undefined> {
+    const [row] = await this.read<{ value: string }>('read tool state', SQL.getToolState, [ownerKey, tool, key]);
+    return row === undefined ? undefined : (JSON.parse(row.value) as JsonValue);
+  }
+
+  /** See {@link TaskStore.putToolState}; the key bound is checked in the write's own statement. */
+  async putToolState(ownerKey: string, tool: string, key: string, value: JsonValue, now: number): Promise<void> {
+    const json = toolStateJson(tool, key, value);
+    await this.batcher.enqueue(async (tx) => {
+      const written = await tx.query(SQL.putToolState, [ownerKey, tool, key, json, now, MAX_TOOL_STATE_KEYS]);
+      if (written.length === 0) throw tooManyToolStateKeys(MAX_TOOL_STATE_KEYS);
+    });
+  }
+
   /** See {@link TaskStore.expireDue}: judged on the store's clock; `SKIP LOCKED` between concurrent sweepers. */
   async expireDue(limit: number): Promise<string[]> {
     return this.batcher.enqueue(async (tx) => {
@@ -302,6 +317,11 @@ export class PostgresTaskStore implements TaskStore {
   async lastEventSeq(): Promise<number> {
     const [row] = await this.read<{ seq: number }>('read events', SQL.lastEventSeq, []);
     return row?.seq ?? 0;
+  }
+
+  async schemaStatus(): Promise<{ applied: number; expected: number }> {
+    const [row] = await this.read<{ v: number }>('read the schema version', `SELECT COALESCE(MAX(version), 0)::int AS v FROM ${SCHEMA}.schema_migrations`, []);
+    return { applied: row?.v ?? 0, expected: Math.max(...POSTGRES_MIGRATIONS.map((migration) => migration.version)) };
   }
 
   onEvent(listener: TaskEventListener): () => void {

@@ -122,8 +122,23 @@ CREATE INDEX task_events_by_task ON task_events (task_id);
 CREATE INDEX task_events_expired ON task_events (at) WHERE kind = 'expired';
 `;
 
+/**
+ * Per-owner state of tools (`TaskStore.getToolState`): small JSON documents keyed by owner, tool and key, kept
+ * apart from tasks (no foreign key: they outlive every task and its expiry).
+ */
+const V4_TOOL_STATE = `
+CREATE TABLE tool_state (
+  owner_key  TEXT    NOT NULL,
+  tool       TEXT    NOT NULL,
+  key        TEXT    NOT NULL,
+  value      TEXT    NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (owner_key, tool, key)
+) STRICT;
+`;
+
 /** v1 sessions shared by every process on the file (issue 11 item 5); see `core/session-store.ts`. */
-const V4_SESSIONS = `
+const V5_SESSIONS = `
 CREATE TABLE sessions (
   session_id       TEXT    NOT NULL PRIMARY KEY,
   owner_key        TEXT    NOT NULL,
@@ -150,7 +165,8 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'waiting index', sql: V2_WAITING_INDEX },
   { version: 3, name: 'event retention', sql: V3_EVENT_RETENTION },
-  { version: 4, name: 'sessions and server secret', sql: V4_SESSIONS },
+  { version: 4, name: 'tool state', sql: V4_TOOL_STATE },
+  { version: 5, name: 'sessions and server secret', sql: V5_SESSIONS },
 ]);
 
 /**

@@ -1,9 +1,9 @@
 import type Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
-import { checkInputRequests, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
+import { checkInputRequests, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys } from '../../core/store-rules.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
-import type { TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
+import { MAX_TOOL_STATE_KEYS, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
 import type {
   InputRequestRecord,
   JsonObject,
@@ -28,7 +28,7 @@ import {
   type NewInputRequest,
   type RequestInputChange,
 } from './input-requests.js';
-import { migrate } from './migrations.js';
+import { migrate, MIGRATIONS } from './migrations.js';
 import { SQL, type EventRow, type InputRequestRow, type Statements, type TaskRow } from './sql.js';
 
 /** Free pages one {@link SqliteTaskStore.compact} returns to the file system (4 MiB at the default page size). */
@@ -342,6 +342,21 @@ export class SqliteTaskStore implements TaskStore {
     await this.committer.enqueue(() => this.db.pragma(`incremental_vacuum(${VACUUM_PAGES})`));
   }
 
+  /** See {@link TaskStore.getToolState}. */
+  async getToolState(ownerKey: string, tool: string, key: string): Promise<JsonValue | undefined> {
+    const row = this.read('read tool state', () => this.stmt.getToolState.get({ ownerKey, tool, key })) as { value: string } | undefined;
+    return row === undefined ? undefined : (JSON.parse(row.value) as JsonValue);
+  }
+
+  /** See {@link TaskStore.putToolState}; the key bound is checked in the write's transaction. */
+  async putToolState(ownerKey: string, tool: string, key: string, value: JsonValue, now: number): Promise<void> {
+    const json = toolStateJson(tool, key, value);
+    await this.committer.enqueue(() => {
+      const { changes } = this.stmt.putToolState.run({ ownerKey, tool, key, value: json, now, maxKeys: MAX_TOOL_STATE_KEYS });
+      if (changes === 0) throw tooManyToolStateKeys(MAX_TOOL_STATE_KEYS);
+    });
+  }
+
   /** See {@link TaskStore.expireDue}: judged at the store clock's now. */
   async expireDue(limit: number): Promise<string[]> {
     return this.committer.enqueue((events) => {
@@ -364,6 +379,11 @@ export class SqliteTaskStore implements TaskStore {
 
   async lastEventSeq(): Promise<number> {
     return (this.read('read events', () => this.stmt.lastEventSeq.get()) as { seq: number }).seq;
+  }
+
+  async schemaStatus(): Promise<{ applied: number; expected: number }> {
+    const row = this.read('read the schema version', () => this.db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get()) as { v: number };
+    return { applied: row.v, expected: Math.max(...MIGRATIONS.map((migration) => migration.version)) };
   }
 
   onEvent(listener: TaskEventListener): () => void {
