@@ -5,7 +5,7 @@
  * land on a given instance ("create on A, cancel on B"), the test addresses that instance directly with the same
  * session. Observed through HTTP, the store's rows and the tools' own logs (which process ran what, and when).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -17,6 +17,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { startRoundRobinProxy, type RoundRobinProxy } from '../helpers/round-robin-proxy.js';
 import { startServerProcess, startWorkerProcess, type ServerProcess, type WorkerProcess } from '../helpers/server-process.js';
 import { openListen, RawLegacySession } from '../helpers/sse.js';
+import { eventually, runNotes } from '../helpers/run-notes.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { postModern } from '../helpers/wire.js';
 
@@ -24,31 +25,8 @@ const TOOLS = resolve(import.meta.dirname, '../fixtures/worker-tools.mjs');
 const SECRET = 'several-instances-e2e-secret-0123456789abcdef';
 const CANCEL_ROUNDS = 20;
 
-interface Note {
-  event: 'start' | 'abort' | 'done';
-  taskId: string;
-  pid: number;
-  at: number;
-  reason?: string;
-}
-
-function notes(log: string): Note[] {
-  try {
-    return readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Note);
-  } catch {
-    return [];
-  }
-}
-
-async function until<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 15_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+const notes = runNotes;
+const until = eventually;
 
 function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;

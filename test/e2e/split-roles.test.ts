@@ -3,7 +3,7 @@
  * one store — one SQLite file, and one PostgreSQL database. Observed only through HTTP, the store's rows and
  * events (read through the store port) and the tool's own side-effect log.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskStore } from '../../src/core/store.js';
@@ -13,19 +13,12 @@ import { ensureBuilt } from '../cli/support.js';
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { startServerProcess, startWorkerProcess, type ServerProcess, type WorkerProcess } from '../helpers/server-process.js';
+import { eventually, runNotes } from '../helpers/run-notes.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 
 const TOOLS = resolve(import.meta.dirname, '../fixtures/worker-tools.mjs');
 const LEASE_MS = 1_500;
-
-interface Note {
-  event: 'start' | 'abort' | 'done';
-  taskId: string;
-  pid: number;
-  at: number;
-  reason?: string;
-}
 
 async function openRawClient(url: string): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: url });
@@ -33,23 +26,9 @@ async function openRawClient(url: string): Promise<pg.Client> {
   return client;
 }
 
-function notes(log: string): Note[] {
-  try {
-    return readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Note);
-  } catch {
-    return [];
-  }
-}
-
-async function until<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 15_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const notes = runNotes;
+/** Polls every 25 ms. */
+const until = <T>(what: string, probe: () => T | Promise<T>, timeoutMs = 15_000) => eventually(what, probe, timeoutMs, 25);
 
 for (const backend of ['sqlite', 'postgres'] as const) {
   describe(`split roles on ${backend}: serve --no-worker + mcp-tasks worker`, () => {
