@@ -220,6 +220,29 @@ CREATE TABLE processes (
 ) STRICT;
 `;
 
+/** v1 sessions shared by every process on the file (issue 11 item 5); see `core/session-store.ts`. */
+const V8_SESSIONS = `
+CREATE TABLE sessions (
+  session_id       TEXT    NOT NULL PRIMARY KEY,
+  owner_key        TEXT    NOT NULL,
+  protocol_version TEXT    NOT NULL,
+  initialize       TEXT    NOT NULL,
+  created_at       INTEGER NOT NULL,
+  last_seen_at     INTEGER NOT NULL
+) STRICT;
+CREATE INDEX sessions_by_last_seen ON sessions (last_seen_at);
+
+-- One row: how the instances of this store agree on the server secret (see server/signing-key.ts).
+CREATE TABLE server_secret (
+  id         INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
+  mode       TEXT NOT NULL CHECK (mode IN ('verifier', 'kept')),
+  salt       TEXT,
+  verifier   TEXT,
+  secret     TEXT,
+  created_at INTEGER NOT NULL
+) STRICT;
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
@@ -229,6 +252,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 5, name: 'timeline index', sql: V5_TIMELINE_INDEX },
   { version: 6, name: 'idempotency keys, operation ledger, audit log', sql: V6_LEDGER },
   { version: 7, name: 'process registry', sql: V7_PROCESS_REGISTRY },
+  { version: 8, name: 'sessions and server secret', sql: V8_SESSIONS },
 ]);
 
 /**
