@@ -83,6 +83,11 @@ function withSharedOptions(command: Command): Command {
     .option('--executor <mode>', 'how tools run: isolated (each run in a worker thread; a blocking tool cannot stall leases or HTTP answers) or in-process (on the event loop; tests and tiny tools) (default isolated)')
     .option('--drain-ms <ms>', 'on SIGTERM, how long runs may finish before they are aborted (reason shutdown) and released (default 30000)')
     .option('--log-level <level>', 'pino log level (logs go to stderr) (default info)')
+    .option('--otlp-endpoint <url>', 'export OpenTelemetry traces over OTLP/HTTP (JSON) to <url>/v1/traces (default: OTEL_EXPORTER_OTLP_ENDPOINT, else no tracing)')
+    .option('--shadow-tool <name>', 'shadow mode: compare the tasks of this tool with the job API its shadow adapter observes (repeatable; * = every tool with an adapter)', collect)
+    .option('--shadow-interval-ms <ms>', 'shadow mode: job poll interval while a task runs (default 1000)')
+    .option('--shadow-settle-checks <n>', 'shadow mode: polls after the task ended while the job still says working (default 3)')
+    .option('--service-name <name>', 'service.name of exported spans (default: OTEL_SERVICE_NAME, else mcp-tasks)')
     .option('--allow-unpinned', 'start although the pins of the configuration do not match what is installed and configured');
   for (const [flag, help] of LIMIT_FLAGS) command.option(flag, help);
   return command;
@@ -148,6 +153,15 @@ withSharedOptions(program.command('manifest'))
   .description('print the capability manifest this configuration advertises, per generation (the type `inspect --json` reads from a live server)')
   .option('--json', 'machine-readable JSON on stdout (diff it against `mcp-tasks inspect --json`)')
   .action(async (options: { json?: boolean }, command: Command) => (await import('./manifest.js')).manifestCommand(configOf(command), options.json === true));
+
+// Operator commands on the store; each subcommand lives in its own module.
+const adminCommand = program.command('admin').description('operator commands (they read or write the store directly)');
+withSharedOptions(adminCommand.command('shadow-report'))
+  .description('the differences shadow mode recorded between tasks and the job API they shadow, oldest first, counted per tool')
+  .option('--since <when>', 'only since this ISO 8601 time or duration ago (30m, 24h, 7d)')
+  .option('--tool <name>', 'only this tool')
+  .option('--json', 'machine-readable JSON on stdout')
+  .action(async (options: { since?: string; tool?: string; json?: boolean }, command: Command) => (await import('./shadow-report.js')).shadowReport(configOf(command), options));
 
 /** The connection flags of every requestor command. */
 function withConnectionOptions(command: Command): Command {

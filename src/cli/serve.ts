@@ -11,6 +11,8 @@ import type { ResolvedConfig } from './config/resolve.js';
 import { resolveServeAuth, type ServeAuthOptions } from './serve-auth.js';
 import { registerProcess } from '../execution/process-registration.js';
 import { createConfiguredExecutor, defaultInstanceId, describeDenied, enforceConfiguredPins, openConfiguredStore, registrationFailure, resolveSettings } from './settings.js';
+import { startProcessTracing } from './tracing-setup.js';
+import { shadowSettingsOf } from './shadow-settings.js';
 import { onShutdownSignal } from './shutdown.js';
 import { StartupError, UsageError } from './usage-error.js';
 
@@ -70,6 +72,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   const settings = await resolveSettings(resolved);
   enforceConfiguredPins(settings, modes.allowUnpinned === true);
   const { logger, tools } = settings;
+  const shadow = shadowSettingsOf(resolved, tools);
   const { jwt = {}, toolScopes } = resolved.config;
   const authOptions: ServeAuthOptions = { ...jwt, ...(options.auth === undefined ? {} : { auth: options.auth }), ...(toolScopes ? { toolScope: toolScopes } : {}), ...(options.stdio ? { stdio: true } : {}) };
   const auth = await resolveServeAuth(authOptions, logger);
@@ -93,6 +96,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   const port = listener ? await listen(listener, options.port, options.host) : 0;
 
   const metrics = new TasksMetrics({ role: modes.worker ? 'serve' : 'api' });
+  const traces = await startProcessTracing(resolved, modes.worker ? 'serve' : 'api');
   const store = metrics.instrumentStore(
     await openConfiguredStore(settings).catch((error: unknown) => {
       listener?.close();
@@ -100,6 +104,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
       throw error;
     }),
   );
+  metrics.readInputsFrom(store);
   // stdio servers are spawned one per client, several on one store: each gets an id of its own (its pid).
   const instanceId = settings.instanceId ?? defaultInstanceId('serve', listener ? port : `stdio-${process.pid}`);
   const registration = await registerProcess({
@@ -147,8 +152,11 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     instanceId,
     taskFallbackTools: resolved.config.taskFallbackTools === true,
     ...(loopback ? {} : { allowedHosts: hostList ?? null, allowedOrigins: hostList ?? null }),
-    hooks: [metrics.serviceHook()],
+    // Tracing outermost: the request span covers the metrics and everything the call does.
+    hooks: [...traces.hooks, metrics.serviceHook()],
     workerObserver: metrics.workerObserver(),
+    ...(traces.runTracer ? { runTracer: traces.runTracer } : {}),
+    ...(shadow ? { shadow } : {}),
     pollObserver: metrics.pollObserver(),
     logger,
   });
@@ -162,6 +170,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     await registration.close();
     auth.close();
     await store.close();
+    await traces.shutdown();
   };
   const role = `instance ${instanceId}${registration.takenOver.length > 0 ? ` (took over ${registration.takenOver.length} tasks of its previous process)` : ''}, ${options.worker ? 'worker: embedded' : 'worker: none (--no-worker: tasks wait for a worker process)'}`;
 
@@ -202,6 +211,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
       `  secret:   ${SECRET_SHOWN[agreed.source]}\n` +
       (auth.scopes.scopedTools().length > 0 ? `  scopes:   ${auth.scopes.scopedTools().map((name) => `${name} needs ${auth.scopes.toolScopes(name).join(' ')}`).join(', ')}\n` : '') +
       `  probes:   http://${shownHost}:${port}/healthz, /readyz, /metrics\n` +
+      `  tracing:  ${traces.describe}\n` +
       (dashboard ? `  dashboard: http://${shownHost}:${port}/dashboard\n` : '') +
       `  ${role}\n`,
   );
@@ -219,5 +229,6 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     await registration.close();
     auth.close();
     await store.close();
+    await traces.shutdown();
   });
 }

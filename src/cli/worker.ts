@@ -5,6 +5,8 @@ import { TasksMetrics } from '../ops/metrics.js';
 import { handleProbe, type ProbeSources } from '../ops/probes.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { createConfiguredExecutor, defaultInstanceId, describeDenied, enforceConfiguredPins, openConfiguredStore, registrationFailure, resolveSettings } from './settings.js';
+import { startProcessTracing } from './tracing-setup.js';
+import { shadowSettingsOf } from './shadow-settings.js';
 import { onShutdownSignal } from './shutdown.js';
 import { StartupError, UsageError } from './usage-error.js';
 
@@ -44,6 +46,8 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
   enforceConfiguredPins(settings, modes.allowUnpinned === true);
   const { logger, tools } = settings;
   const metrics = new TasksMetrics({ role: 'worker' });
+  const traces = await startProcessTracing(resolved, 'worker');
+  const shadow = shadowSettingsOf(resolved, tools);
   const store = metrics.instrumentStore(await openConfiguredStore(settings));
   const instanceId = settings.instanceId ?? defaultInstanceId('worker', options.healthPort);
   const registration = await (async () => {
@@ -72,6 +76,8 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
   const executor = createConfiguredExecutor(settings);
   const handle = await createTaskWorker({
     observer: metrics.workerObserver(),
+    ...(traces.runTracer ? { tracer: traces.runTracer } : {}),
+    ...(shadow ? { shadow } : {}),
     store,
     tools,
     executor,
@@ -103,6 +109,7 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
     await executor.close();
     await registration.close();
     await store.close();
+    await traces.shutdown();
     health?.close();
   });
   // Printed once a signal drains: whoever waits for this line may stop the worker at once.
@@ -113,6 +120,7 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
       `  denied:   ${deniedLines.join(',\n            ')}\n` +
       `  at rest:  ${settings.encryptionShown}\n` +
       `  executor: ${settings.executorMode}\n` +
+      `  tracing:  ${traces.describe}\n` +
       `  health:   ${healthPort === undefined ? 'off (--health-port N serves GET /healthz, /readyz, /metrics)' : `http://${options.healthHost}:${healthPort}/healthz, /readyz, /metrics`}\n`,
   );
 }

@@ -81,6 +81,8 @@ export interface ExecutionHost {
   openOperation(spec: OperationSpec): Promise<{ operation: OperationRecord; opened: boolean }>;
   /** `ctx.operation`, second half: a conditional status write of an operation of this task. */
   settleOperation(operationId: string, settlement: Omit<OperationSettlement, 'now'>): Promise<OperationRecord | undefined>;
+  /** `ctx.shadow.observe`: the job this run mirrors (a task in shadow mode polls it); absent = ignored (inline). */
+  observeShadowJob?(jobId: string): void;
 }
 
 /**

@@ -118,9 +118,9 @@ export interface LedgerStore extends AuditStore {
  * Kinds of audit entries (append-only, kept after the task expired, own retention):
  * `call` a `tools/call` (task created, answered inline, replayed, refused), `task.ended` a terminal status,
  * `input.answered` an approval or refusal given through input, `operation` a ledger status change, `cancel` a
- * cancellation request.
+ * cancellation request, `shadow.mismatch` a difference between a task and the job API it shadows (issue 15 item 8).
  */
-export type AuditKind = 'call' | 'task.ended' | 'input.answered' | 'operation' | 'cancel';
+export type AuditKind = 'call' | 'task.ended' | 'input.answered' | 'operation' | 'cancel' | 'shadow.mismatch';
 
 /**
  * One audit entry. Holds identifiers the audit exists to keep (owner key = `issuer|subject|tenant`, task and
@@ -153,6 +153,7 @@ export interface AuditFilter {
   since?: number;
   tool?: string;
   ownerKey?: string;
+  kind?: AuditKind;
   afterSeq?: number;
   limit: number;
 }

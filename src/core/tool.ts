@@ -110,6 +110,36 @@ export interface ToolContext extends PathConfinement {
    * @throws TasksError `-32603` with `data: {reason: "outcome_unknown", operationId}`.
    */
   operation(spec: OperationSpec, perform: (operationId: string) => Promise<JsonObject>): Promise<OperationReceipt>;
+  /** Shadow mode (issue 15 item 8): see {@link ShadowControl}. */
+  readonly shadow: ShadowControl;
+}
+
+/**
+ * How a tool that migrates from an existing job API names the job its run corresponds to. In shadow mode (the
+ * worker's `shadow.tools`) the runtime then polls the tool's {@link ShadowAdapter.status} while the task runs and
+ * at its end, and records every difference between the task's state and the job's. Outside shadow mode, and in
+ * an inline call, `observe` does nothing.
+ */
+export interface ShadowControl {
+  /** The job of the existing job API this run mirrors (e.g. the id the tool's own submission returned). Last call wins. */
+  observe(jobId: string): void;
+}
+
+/** A job's state as a shadow adapter reports it, in the task's terms (its state projection). */
+export type ShadowJobState = 'working' | 'completed' | 'failed' | 'cancelled';
+
+/**
+ * The adapter of a tool to the job API it replaces (`shadow` of its definition). Shadow mode only *observes*:
+ * it calls `status`, never `submit` (the job is the tool's own; the runtime never submits twice).
+ */
+export interface ShadowAdapter {
+  /** Submit a job to the existing API (declared for completeness of the migration; shadow mode never calls it). */
+  submit?(args: unknown, context: { signal: AbortSignal }): Promise<string>;
+  /**
+   * The job's current state. Must not change the job. A throw is logged and counted as an error, never a mismatch.
+   * @param jobId what the tool passed to `ctx.shadow.observe`.
+   */
+  status(jobId: string, context: { signal: AbortSignal }): Promise<ShadowJobState>;
 }
 
 /** What a tool declares about one effect before performing it (see {@link ToolContext.operation}). */
@@ -217,6 +247,8 @@ export interface ToolDefinition<Args = unknown> {
   resolvesTasks?: readonly string[];
   /** The reconcilers of the effects the tool performs through `ctx.operation`, by effect name. */
   operations?: Readonly<Record<string, OperationHandlers>>;
+  /** The tool's adapter to the job API it replaces, for shadow mode (see {@link ShadowAdapter}). */
+  shadow?: ShadowAdapter;
 }
 
 /** What `tools/list` shows of a tool: its definition without the parts that run. */

@@ -16,4 +16,8 @@ export interface WorkerObserver {
   orphanRecovered?(outcome: 'rerun' | 'interrupted' | 'attempts_exhausted'): void;
   /** A cancellation reached a running tool's `ctx.signal`. */
   cancelDelivered?(tool: string): void;
+  /** Shadow mode compared a task with its job (`error`: the adapter failed). */
+  shadowChecked?(tool: string, result: 'match' | 'mismatch' | 'error'): void;
+  /** Shadow mode recorded a difference (once per run, phase and pair of states). */
+  shadowMismatch?(tool: string): void;
 }

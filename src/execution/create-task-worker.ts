@@ -7,6 +7,8 @@ import { resolveLimits, type TasksServerLimits } from '../core/limits.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import type { TaskStore } from '../core/store.js';
 import type { WorkerObserver } from '../core/worker-observer.js';
+import type { RunTracer } from '../core/run-tracer.js';
+import type { ShadowSettings } from './shadow-watch.js';
 import type { AnyToolDefinition } from '../core/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { InProcessExecutor } from './in-process-executor.js';
@@ -39,6 +41,10 @@ export interface CreateTaskWorkerOptions {
   clock?: Clock;
   /** Told about runs, lease takeovers and cancellations (e.g. the Prometheus metrics of `mcp-tasks worker`). @defaultValue none */
   observer?: WorkerObserver;
+  /** Traces runs, steps and operations (e.g. `TasksTracing.runTracer()`). @defaultValue none */
+  tracer?: RunTracer;
+  /** Shadow mode: compare the tasks of these tools with the jobs they name (issue 15 item 8). @defaultValue none */
+  shadow?: ShadowSettings;
 }
 
 /** A running worker (see {@link createTaskWorker}). */
@@ -77,6 +83,8 @@ export function createExecutionParts(input: {
   clock: Clock;
   logger: Logger;
   observer?: WorkerObserver | undefined;
+  tracer?: RunTracer | undefined;
+  shadow?: ShadowSettings | undefined;
 }): ExecutionParts {
   const { limits } = input;
   const worker = new TaskWorker({
@@ -94,11 +102,13 @@ export function createExecutionParts(input: {
       runtimeLimitMs: limits.runtimeLimitMs,
       maxAttempts: limits.maxAttempts,
       confinement: input.confinement,
+      ...(input.shadow ? { shadow: input.shadow } : {}),
       abortGraceMs: limits.abortGraceMs,
     },
     clock: input.clock,
     logger: input.logger,
     ...(input.observer ? { observer: input.observer } : {}),
+    ...(input.tracer ? { tracer: input.tracer } : {}),
   });
   const sweeper = input.sweeper ? new Sweeper(input.store, { sweepIntervalMs: limits.sweepIntervalMs, inputTimeoutMs: limits.inputTimeoutMs, auditRetentionMs: limits.auditRetentionMs }, input.clock, input.logger) : undefined;
   return {
@@ -142,6 +152,8 @@ export async function createTaskWorker(options: CreateTaskWorkerOptions): Promis
     clock,
     logger,
     observer: options.observer,
+    tracer: options.tracer,
+    shadow: options.shadow,
   });
   await feed.start(limits.tailIntervalMs);
   await parts.start();

@@ -93,6 +93,7 @@ export class IsolatedExecutor implements Executor {
     if (message.op === 'setStatus') host.setStatus(message.message);
     else if (message.op === 'progress') host.progress(message.done, message.total, message.message);
     else if (message.op === 'log') host.log(message.entry);
+    else if (message.op === 'observeShadowJob') host.observeShadowJob?.(message.jobId);
     else {
       const [first, second] = message.args;
       const operations: Record<HostMethod, () => Promise<unknown>> = {

@@ -15,6 +15,7 @@ export type ThreadMessage =
   | { op: 'setStatus'; message: string }
   | { op: 'progress'; done: number; total: number | undefined; message: string }
   | { op: 'log'; entry: ExecutionLogEntry }
+  | { op: 'observeShadowJob'; jobId: string }
   | { op: 'call'; id: number; method: HostMethod; args: JsonValue[] };
 
 /** A thrown error as it crosses the port: a coded one (`TasksError`) keeps its JSON-RPC code and data. */

@@ -67,6 +67,7 @@ export default async function runInThread(task: ThreadTask): Promise<ExecutionOu
     setStatus: (message) => send({ op: 'setStatus', message }),
     progress: (done, total, message) => send({ op: 'progress', done, total, message }),
     log: (entry) => send({ op: 'log', entry }),
+    observeShadowJob: (jobId) => send({ op: 'observeShadowJob', jobId }),
     getStep: async (name) => (await call('getStep', [name])) as { value: JsonValue } | undefined,
     putStep: async (name, value) => {
       await call('putStep', [name, value]);

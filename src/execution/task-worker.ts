@@ -1,8 +1,11 @@
 import { newTaskId } from '../core/ids.js';
-import { appendAudit, operationEntry, taskEndedEntry } from '../ledger/audit.js';
+import { appendAudit, operationEntry, shadowMismatchEntry, taskEndedEntry } from '../ledger/audit.js';
 import type { Clock } from '../core/clock.js';
 import type { PathConfinement } from '../core/confinement.js';
 import type { WorkerObserver } from '../core/worker-observer.js';
+import type { RunTrace, RunTracer } from '../core/run-tracer.js';
+import { TRACE_STEP, traceCarrierFromJson } from '../core/trace-context.js';
+import { inShadowMode, ShadowWatch, type ShadowSettings, type ShadowSink } from './shadow-watch.js';
 import type { TaskEventFeed } from '../core/event-feed.js';
 import { GATHERED_STEP, type ExecutionHost, type ExecutionOutcome, type Executor } from '../core/executor.js';
 import type { ProgressListener, SlotReservation, WorkerHandOff } from '../core/hand-off.js';
@@ -36,6 +39,8 @@ export interface TaskWorkerSettings {
   maxAttempts: number;
   /** Where tools may touch the file system, handed to every run. */
   confinement: PathConfinement;
+  /** Shadow mode: which tools' jobs are compared with their tasks (see `ShadowWatch`). @defaultValue none */
+  shadow?: ShadowSettings;
   /** How long a drain waits for aborted runs (the isolated executor terminates a run's thread after it). */
   abortGraceMs: number;
 }
@@ -52,6 +57,8 @@ export interface TaskWorkerOptions {
   logger: Logger;
   /** Told about runs, takeovers and cancellations (metrics). @defaultValue none */
   observer?: WorkerObserver;
+  /** Traces each run (linked to the creating request's span) with its steps and operations. @defaultValue none */
+  tracer?: RunTracer;
 }
 
 /**
@@ -359,8 +366,13 @@ export class TaskWorker {
     const logFields = { taskId: redactTaskId(taskId), tool: tool.name, attempt: record.attempt };
     const observer = this.options.observer;
     observer?.runStarted?.({ tool: tool.name, generation: record.generation, attempt: record.attempt, queueWaitMs: Math.max(0, startedAt - (record.attempt <= 1 ? record.createdAt : record.lastUpdatedAt)) });
-    const ended = (outcome: string): void => observer?.runEnded?.({ tool: tool.name, generation: record.generation, outcome, durationMs: Math.max(0, clock.now() - startedAt) });
+    const trace = this.options.tracer ? await this.startTrace(this.options.tracer, record) : undefined;
+    const ended = (outcome: string, message?: string): void => {
+      observer?.runEnded?.({ tool: tool.name, generation: record.generation, outcome, durationMs: Math.max(0, clock.now() - startedAt) });
+      trace?.end(outcome, message);
+    };
     const logger = this.options.logger.child(logFields);
+    const shadow = tool.shadow && inShadowMode(settings.shadow, tool) ? new ShadowWatch(tool.shadow, record, settings.shadow as ShadowSettings, this.shadowSink(record, logger), logger) : undefined;
     const deadlineMs = Math.min(startedAt + settings.runtimeLimitMs, record.expiresAt ?? Number.POSITIVE_INFINITY);
     const reasonAtDeadline: AbortReason = record.expiresAt !== null && record.expiresAt <= startedAt + settings.runtimeLimitMs ? 'expired' : 'runtime_limit';
     const deadline = setTimeout(() => {
@@ -376,7 +388,9 @@ export class TaskWorker {
     try {
       const gathered = tool.gather || tool.resolvesTasks?.length ? (await store.getStep(taskId, GATHERED_STEP))?.value : undefined;
       const request = { taskId, toolName: tool.name, arguments: record.arguments, confinement: settings.confinement, logFields };
-      outcome = await executor.execute(gathered === undefined ? request : { ...request, gathered }, this.hostFor(record, logger), slot.controller.signal);
+      const host = this.hostFor(record, logger);
+      if (shadow) host.observeShadowJob = (jobId) => shadow.observe(jobId);
+      outcome = await executor.execute(gathered === undefined ? request : { ...request, gathered }, trace ? tracedHost(host, trace) : host, slot.controller.signal);
     } catch (error) {
       logger.error({ err: error }, 'executor failed');
       outcome = { kind: 'crashed', message: `Internal error in tool ${tool.name}` };
@@ -386,12 +400,15 @@ export class TaskWorker {
     if (outcome.kind === 'parked' || outcome.kind === 'aborted' || slot.controller.signal.aborted) {
       // A parked run already wrote its input requests; the next run starts when they are answered.
       this.statusWriter.takePending(taskId);
-      ended(outcome.kind === 'parked' ? 'parked' : `aborted_${String(slot.controller.signal.reason ?? 'unknown')}`);
+      const reason = String(slot.controller.signal.reason ?? 'unknown');
+      void shadow?.finish(outcome.kind === 'parked' ? undefined : reason === 'cancelled' ? 'cancelled' : reason === 'runtime_limit' ? 'failed' : undefined);
+      ended(outcome.kind === 'parked' ? 'parked' : `aborted_${reason}`);
       logger.info({ reason: outcome.kind === 'parked' ? 'parked' : slot.controller.signal.reason }, outcome.kind === 'parked' ? 'task parked for input' : 'tool run aborted; its outcome is discarded');
       return;
     }
     const settled = settleExecution(record.generation, outcome);
-    ended(settled.status);
+    ended(settled.status, settled.statusMessage ?? undefined);
+    void shadow?.finish(settled.status === 'completed' || settled.status === 'failed' ? settled.status : undefined);
     const pending = this.statusWriter.takePending(taskId);
     const write = store.transition(taskId, {
       to: settled.status,
@@ -454,6 +471,25 @@ export class TaskWorker {
         return settled;
       },
     };
+  }
+
+  /** Where the shadow watch of a run reports: the audit trail (`shadow.mismatch`) and the observer (metrics). */
+  private shadowSink(record: TaskRecord, logger: Logger): ShadowSink {
+    const { observer, store, clock } = this.options;
+    return {
+      checked: (result) => observer?.shadowChecked?.(record.toolName, result),
+      mismatch: async (difference) => {
+        observer?.shadowMismatch?.(record.toolName);
+        logger.warn({ phase: difference.phase, taskState: difference.taskState, jobState: difference.jobState }, 'shadow mode: the task and its job disagree');
+        await appendAudit(store, [shadowMismatchEntry(record, difference, clock.now())], logger);
+      },
+    };
+  }
+
+  /** The run's trace, linked to the context stored with the task (one read, only when tracing is on). */
+  private async startTrace(tracer: RunTracer, record: TaskRecord): Promise<RunTrace> {
+    const stored = await this.options.store.getStep(record.taskId, TRACE_STEP).catch(() => undefined);
+    return tracer.startRun({ taskId: record.taskId, tool: record.toolName, generation: record.generation, attempt: record.attempt, link: traceCarrierFromJson(stored?.value) });
   }
 
   private async fail(record: TaskRecord, reason: Parameters<typeof failByRuntime>[2], message: string): Promise<void> {
@@ -581,6 +617,43 @@ export class TaskWorker {
       await this.options.store.releaseLeases(this.instanceId, left).catch((error: unknown) => logger.warn({ err: error }, 'releasing leases failed; they lapse on their own'));
     }
   }
+}
+
+/**
+ * `host` with a span per `ctx.step` (from the journal lookup to the journal write) and per `ctx.operation` (from
+ * its pending row to its settlement): built from the context operations themselves, so it works for any executor.
+ */
+function tracedHost(host: ExecutionHost, trace: RunTrace): ExecutionHost {
+  const steps = new Map<string, (ending: { replayed: boolean }) => void>();
+  const operations = new Map<string, (status: string) => void>();
+  return {
+    ...host,
+    getStep: async (name) => {
+      const end = trace.step(name);
+      const journaled = await host.getStep(name);
+      if (journaled) end({ replayed: true });
+      else steps.set(name, end);
+      return journaled;
+    },
+    putStep: async (name, value) => {
+      await host.putStep(name, value);
+      steps.get(name)?.({ replayed: false });
+      steps.delete(name);
+    },
+    openOperation: async (spec) => {
+      const opened = await host.openOperation(spec);
+      const end = trace.operation({ key: spec.key, effect: spec.effect });
+      if (opened.operation.status === 'pending') operations.set(opened.operation.operationId, end);
+      else end(opened.operation.status);
+      return opened;
+    },
+    settleOperation: async (operationId, settlement) => {
+      const settled = await host.settleOperation(operationId, settlement);
+      operations.get(operationId)?.(settled?.status ?? settlement.status);
+      operations.delete(operationId);
+      return settled;
+    },
+  };
 }
 
 /** Resolve when `work` settles or after `ms`, whichever comes first. */

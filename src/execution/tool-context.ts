@@ -62,6 +62,11 @@ export function createToolContext(input: ToolContextInput): ToolContext {
     },
     signal: input.signal,
     taskId: input.taskId,
+    shadow: {
+      observe(jobId) {
+        if (typeof jobId === 'string' && jobId.length > 0) input.host.observeShadowJob?.(jobId);
+      },
+    },
     roots: input.confinement.roots,
     deniedPaths: input.confinement.deniedPaths,
     logger: input.logger,

@@ -67,3 +67,18 @@ export function taskEndedEntry(record: TaskRecord, clock: Clock, reason?: string
 export function operationEntry(operation: OperationRecord, at: number): AuditEntry {
   return { at, kind: 'operation', ownerKey: operation.ownerKey, scopes: null, tool: operation.toolName, taskId: operation.taskId, argumentsDigest: null, outcome: operation.status, detail: { operationId: operation.operationId, effect: operation.effect } };
 }
+
+/** The audit entry of a difference shadow mode found between a task and its job (`outcome` "task=<state> job=<state>"). */
+export function shadowMismatchEntry(record: Pick<TaskRecord, 'taskId' | 'toolName' | 'ownerKey'>, difference: { phase: string; taskState: string; jobState: string; jobId: string }, at: number): AuditEntry {
+  return {
+    at,
+    kind: 'shadow.mismatch',
+    ownerKey: record.ownerKey,
+    scopes: null,
+    tool: record.toolName,
+    taskId: record.taskId,
+    argumentsDigest: null,
+    outcome: `task=${difference.taskState} job=${difference.jobState}`,
+    detail: { phase: difference.phase, taskState: difference.taskState, jobState: difference.jobState, jobId: difference.jobId },
+  };
+}

@@ -25,6 +25,9 @@ const STORE_OPERATIONS = new Set([
   'claimIdempotencyKey', 'findIdempotencyKey', 'openOperation', 'settleOperation', 'getOperation', 'listOperations', 'appendAudit', 'listAudit', 'purgeAudit',
 ]);
 
+/** Most input-waiting tasks the gauge counts (one bounded store read per scrape). */
+const INPUT_WAITING_CAP = 10_000;
+
 /** The metrics of one process. */
 export class TasksMetrics {
   /** The registry `/metrics` serves (default process metrics included). */
@@ -48,7 +51,12 @@ export class TasksMetrics {
   private readonly storeLatency: Histogram<'operation' | 'outcome'>;
   private readonly httpRequests: Counter<'method' | 'code'>;
   private readonly httpDuration: Histogram<'method'>;
+  private readonly inputWait: Histogram<'tool'>;
+  private readonly shadowChecks: Counter<'tool' | 'result'>;
+  private readonly shadowMismatches: Counter<'tool'>;
   private active = 0;
+  /** The store the input-wait metrics read (see {@link TasksMetrics.readInputsFrom}). */
+  private inputs: Pick<TaskStore, 'listInputRequests' | 'listWaitingSince' | 'getUnscoped'> | undefined;
 
   constructor(options: { role: 'api' | 'worker' | 'serve'; defaultMetrics?: boolean }) {
     const registers = [this.registry];
@@ -75,6 +83,19 @@ export class TasksMetrics {
     this.storeLatency = histogram('mcp_tasks_store_operation_duration_seconds', 'Latency of task store operations.', FAST_BUCKETS, ['operation', 'outcome']);
     this.httpRequests = counter('mcp_tasks_http_requests_total', 'HTTP requests by method and status code.', ['method', 'code']);
     this.httpDuration = histogram('mcp_tasks_http_request_duration_seconds', 'HTTP request duration until the response ended (streams included).', RUN_BUCKETS, ['method']);
+    this.inputWait = histogram('mcp_tasks_input_wait_seconds', 'Time an input request waited for its answer (from the question to the accepted answer).', RUN_BUCKETS, ['tool']);
+    this.shadowChecks = counter('mcp_tasks_shadow_checks_total', 'Shadow mode comparisons of a task with its job: match, mismatch, error (the adapter failed).', ['tool', 'result']);
+    this.shadowMismatches = counter('mcp_tasks_shadow_mismatches_total', 'Differences shadow mode recorded between a task and its job (once per run, phase and pair of states).', ['tool']);
+    const inputs = (): typeof this.inputs => this.inputs;
+    new Gauge({
+      name: 'mcp_tasks_input_waiting_tasks',
+      help: `Unexpired tasks in input_required in the store (read at scrape time; at most ${INPUT_WAITING_CAP}).`,
+      registers,
+      async collect(this: Gauge) {
+        const store = inputs();
+        if (store) this.set((await store.listWaitingSince(Date.now(), INPUT_WAITING_CAP).catch(() => [])).length);
+      },
+    });
     const activeRuns = (): number => this.active;
     new Gauge({ name: 'mcp_tasks_active_runs', help: 'Tool runs in progress in this process.', registers, collect(this: Gauge) { this.set(activeRuns()); } });
   }
@@ -98,6 +119,7 @@ export class TasksMetrics {
             if (answer.cancelled) this.terminal.inc({ tool: answer.task.toolName, generation: answer.task.generation, status: 'cancelled' });
           } else if (context.operation === 'answerInput') {
             this.inputAnswers.inc();
+            if (context.taskId !== undefined) await this.observeInputWait(context.taskId, result as unknown as string[]);
           }
           return result;
         } catch (error) {
@@ -106,6 +128,27 @@ export class TasksMetrics {
         }
       },
     };
+  }
+
+  /**
+   * Read the input-wait metrics from `store`: `mcp_tasks_input_waiting_tasks` at scrape time, and each accepted
+   * answer's wait for `mcp_tasks_input_wait_seconds` (one `listInputRequests` read per answered call).
+   */
+  readInputsFrom(store: Pick<TaskStore, 'listInputRequests' | 'listWaitingSince' | 'getUnscoped'>): void {
+    this.inputs = store;
+  }
+
+  private async observeInputWait(taskId: string, accepted: readonly string[]): Promise<void> {
+    if (!this.inputs || accepted.length === 0) return;
+    const keys = new Set(accepted);
+    try {
+      const [requests, task] = await Promise.all([this.inputs.listInputRequests(taskId), this.inputs.getUnscoped(taskId)]);
+      for (const request of requests) {
+        if (keys.has(request.key) && request.answeredAt !== null) this.inputWait.observe({ tool: task?.toolName ?? 'unknown' }, Math.max(0, request.answeredAt - request.createdAt) / 1000);
+      }
+    } catch {
+      // A metric never fails the answer it measures.
+    }
   }
 
   /** The worker's observer port. */
@@ -124,6 +167,8 @@ export class TasksMetrics {
       leasesTakenOver: (count) => this.takeovers.inc(count),
       orphanRecovered: (outcome) => this.orphans.inc({ outcome }),
       cancelDelivered: (tool) => this.cancelsDelivered.inc({ tool }),
+      shadowChecked: (tool, result) => this.shadowChecks.inc({ tool, result }),
+      shadowMismatch: (tool) => this.shadowMismatches.inc({ tool }),
     };
   }
 

@@ -10,6 +10,8 @@ import { ANONYMOUS_OWNER_KEY, type Authenticator } from '../core/owner.js';
 import { ScopePolicy } from '../core/scopes.js';
 import type { TaskStore } from '../core/store.js';
 import type { WorkerObserver } from '../core/worker-observer.js';
+import type { RunTracer } from '../core/run-tracer.js';
+import type { ShadowSettings } from '../execution/shadow-watch.js';
 import type { AnyToolDefinition } from '../core/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { TasksError } from '../core/errors.js';
@@ -94,6 +96,10 @@ export interface CreateTasksServerOptions {
   hooks?: readonly TaskServiceHook[];
   /** Told about the embedded worker's runs (metrics). @defaultValue none */
   workerObserver?: WorkerObserver;
+  /** Traces the embedded worker's runs (see `TasksTracing`); the request spans are a hook of `hooks`. @defaultValue none */
+  runTracer?: RunTracer;
+  /** Shadow mode of the embedded worker (see `ShadowSettings`). @defaultValue none */
+  shadow?: ShadowSettings;
   /** Told about held-back polls and polls per task (metrics). @defaultValue none */
   pollObserver?: PollObserver;
   /** Host header allow-list for HTTP (DNS-rebinding protection); `null` disables it. @defaultValue localhost names */
@@ -191,6 +197,8 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
         clock,
         logger,
         observer: options.workerObserver,
+        tracer: options.runTracer,
+        shadow: options.shadow,
       })
     : undefined;
   const sweeper = execution ? undefined : options.sweeper === false ? undefined : new Sweeper(options.store, { sweepIntervalMs: limits.sweepIntervalMs, inputTimeoutMs: limits.inputTimeoutMs, auditRetentionMs: limits.auditRetentionMs }, clock, logger);

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { invalidParams } from '../core/errors.js';
 import { IDEMPOTENCY_KEY_META_KEY, isValidIdempotencyKey } from '../protocol/constants.js';
 import type { JsonObject, TaskRecord } from '../core/task.js';
+import { traceCarrierOf } from '../core/trace-context.js';
 import { v1CreateTaskResult } from '../protocol/v1/codec.js';
 import { v2CreateTaskResult } from '../protocol/v2/codec.js';
 import type { ToolCall } from '../service/call-plan.js';
@@ -28,6 +29,7 @@ export function toolCallOf(params: unknown): ToolCall {
   if (!parsed.success) throw invalidParams(`Invalid params for tools/call: ${z.prettifyError(parsed.error)}`);
   const { name, arguments: args, task, _meta } = parsed.data as z.infer<typeof CallParamsSchema> & { task?: unknown };
   const idempotencyKey = _meta?.[IDEMPOTENCY_KEY_META_KEY];
+  const trace = traceCarrierOf(_meta as { traceparent?: unknown; tracestate?: unknown } | undefined);
   if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || !isValidIdempotencyKey(idempotencyKey))) {
     throw invalidParams(`Invalid params for tools/call: _meta["${IDEMPOTENCY_KEY_META_KEY}"] must be a string of 1–255 printable ASCII characters`);
   }
@@ -37,6 +39,7 @@ export function toolCallOf(params: unknown): ToolCall {
     ...(task === undefined ? {} : { task }),
     progressToken: _meta?.progressToken ?? null,
     ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+    ...(trace ? { trace } : {}),
   };
 }
 

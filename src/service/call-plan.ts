@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { invalidParams, missingTasksExtension, TasksError } from '../core/errors.js';
 import type { PathConfinement } from '../core/confinement.js';
 import type { JsonObject } from '../core/task.js';
+import type { TraceCarrier } from '../core/trace-context.js';
 import { ToolInputError, type AnyToolDefinition } from '../core/tool.js';
 import { immediateResponseOf, toolErrorResult } from '../core/tool-outcome.js';
 import type { ToolRegistry } from '../core/tool-registry.js';
@@ -19,6 +20,8 @@ export interface ToolCall {
   progressToken: string | number | null;
   /** `_meta["dev.mcp-tasks/idempotency-key"]` (already checked: 1–255 printable ASCII), when sent. */
   idempotencyKey?: string;
+  /** `_meta.traceparent` / `_meta.tracestate` of the call, when a valid `traceparent` was sent (invalid ones are ignored, W3C). */
+  trace?: TraceCarrier;
 }
 
 /**

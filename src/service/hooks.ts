@@ -1,3 +1,4 @@
+import type { RequestTrace } from '../core/trace-context.js';
 import type { Caller } from './caller.js';
 
 /**
@@ -20,6 +21,12 @@ export interface TaskOperationContext {
   readonly argumentsDigest?: string;
   /** `answerInput`: the action of each answer by key (never the answered values). */
   readonly answers?: ReadonlyArray<{ key: string; action: string }>;
+  /**
+   * `callTool`: the request's W3C trace context (`_meta.traceparent`/`tracestate`, both generations). A tracing
+   * hook sets `trace.request` to its request span's context before calling `next`; a task created by the call
+   * stores `request ?? incoming`, and its runs link to it.
+   */
+  readonly trace?: RequestTrace;
 }
 
 /**

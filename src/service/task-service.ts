@@ -22,6 +22,7 @@ import { planCall, usesTaskFallbackTools, type CallPlan, type CallPlanOptions, t
 import { declaresTaskSupport, fallbackTaskCaller, type Caller, type TaskCaller } from './caller.js';
 import { FALLBACK_TOOLS, type FallbackOperation } from './fallback-tools.js';
 import { runHooked, type TaskOperationContext, type TaskServiceHook } from './hooks.js';
+import { TRACE_STEP, type RequestTrace, type TraceCarrier } from '../core/trace-context.js';
 import { planAnswers } from './input-answers.js';
 import { TaskReads, type TaskPage } from './task-reads.js';
 import { ttlFor } from './ttl-policy.js';
@@ -220,7 +221,8 @@ export class TaskService {
     if (plan.kind === 'task_operation') return this.taskOperation(fallbackTaskCaller(caller), plan.operation, plan.taskId);
     const tool = plan.kind === 'answer' ? plan.toolName : plan.tool.name;
     const argumentsDigest = plan.kind === 'answer' ? undefined : requestDigest(tool, plan.call.arguments ?? {});
-    return this.door({ operation: 'callTool', caller, tool, ...(argumentsDigest ? { argumentsDigest } : {}) }, async () => {
+    const trace: RequestTrace = plan.kind === 'answer' || !plan.call.trace ? {} : { incoming: plan.call.trace };
+    return this.door({ operation: 'callTool', caller, tool, ...(argumentsDigest ? { argumentsDigest } : {}), trace }, async () => {
       if (plan.kind === 'answer') return { kind: 'result', result: plan.result };
       const claimOf = (key: string): KeyClaim => keyClaim(caller, key, tool, plan.call.arguments ?? {}, this.options.limits.idempotencyWindowMs);
       // A replay is answered before anything runs again: no gather questions, no inline run, no second task.
@@ -252,9 +254,9 @@ export class TaskService {
         const claim = sent ?? (derived === undefined ? undefined : claimOf(derived));
         const again = derived === undefined || !claim ? undefined : await this.replayed(claim);
         if (again) return { kind: plan.kind, task: again };
-        if (plan.kind === 'task') return { kind: 'task', task: await this.create(taskCaller(caller), plan, gathered, onCreated, claim), ...immediate };
+        if (plan.kind === 'task') return { kind: 'task', task: await this.create(taskCaller(caller), plan, withTrace(gathered, trace), onCreated, claim), ...immediate };
         // A host without task support gets no task notifications: it follows the task through the fallback tools.
-        return { kind: 'fallback', task: await this.create(fallbackTaskCaller(caller), plan, gathered, undefined, claim), ...immediate };
+        return { kind: 'fallback', task: await this.create(fallbackTaskCaller(caller), plan, withTrace(gathered, trace), undefined, claim), ...immediate };
       }
       if (sent) {
         // An inline call is answered once per key: the key is taken before the run.
@@ -577,7 +579,7 @@ export class TaskService {
    * With a key claim, the key and the task are written in one transaction; a key taken meanwhile (another
    * instance's concurrent call) answers with that call's task instead.
    */
-  private async create(caller: TaskCaller, plan: RunPlan, gathered: JsonValue | undefined, onCreated?: (record: TaskRecord) => void, claim?: KeyClaim): Promise<TaskRecord> {
+  private async create(caller: TaskCaller, plan: RunPlan, { gathered, trace }: TaskStartData, onCreated?: (record: TaskRecord) => void, claim?: KeyClaim): Promise<TaskRecord> {
     const { limits, clock } = this.options;
     const taskId = newTaskId();
     const reservation = this.options.handOff?.reserve(taskId);
@@ -598,7 +600,7 @@ export class TaskService {
       leaseOwner: reservation?.leaseOwner ?? null,
       leaseMs: reservation?.leaseMs ?? null,
       startNow: reservation !== undefined,
-      ...(gathered === undefined ? {} : { steps: { [GATHERED_STEP]: gathered } }),
+      ...stepsOf(gathered, trace),
     };
     let record: TaskRecord;
     try {
@@ -748,4 +750,22 @@ function until(woken: Promise<void>, signal: AbortSignal): Promise<void> {
     signal.addEventListener('abort', done, { once: true });
     void woken.then(done);
   });
+}
+
+/** What a created task is written with besides its row: the `gather` value and the trace context its runs link to. */
+interface TaskStartData {
+  gathered: JsonValue | undefined;
+  trace: TraceCarrier | undefined;
+}
+
+function withTrace(gathered: JsonValue | undefined, trace: RequestTrace): TaskStartData {
+  return { gathered, trace: trace.request ?? trace.incoming };
+}
+
+/** The steps journaled in the create's transaction: `@gathered`, `@trace` (see `TRACE_STEP`). */
+function stepsOf(gathered: JsonValue | undefined, trace: TraceCarrier | undefined): { steps?: Record<string, JsonValue> } {
+  const steps: Record<string, JsonValue> = {};
+  if (gathered !== undefined) steps[GATHERED_STEP] = gathered;
+  if (trace) steps[TRACE_STEP] = { ...trace };
+  return Object.keys(steps).length === 0 ? {} : { steps };
 }

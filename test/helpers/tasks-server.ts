@@ -6,6 +6,9 @@ import type { Logger } from '../../src/core/logger.js';
 import type { Authenticator } from '../../src/core/owner.js';
 import type { ScopePolicy } from '../../src/core/scopes.js';
 import type { TaskStore } from '../../src/core/store.js';
+import type { RunTracer } from '../../src/core/run-tracer.js';
+import type { WorkerObserver } from '../../src/core/worker-observer.js';
+import type { ShadowSettings } from '../../src/execution/shadow-watch.js';
 import type { AnyToolDefinition } from '../../src/core/tool.js';
 import { createTasksServer, type TasksServer } from '../../src/server/create-tasks-server.js';
 import type { TaskServiceHook } from '../../src/service/hooks.js';
@@ -47,6 +50,12 @@ export async function startTasksServer(options: {
   worker?: boolean;
   /** Task fallback tools for hosts without task support (`--task-fallback-tools`). */
   taskFallbackTools?: boolean;
+  /** Traces the embedded worker's runs. */
+  runTracer?: RunTracer;
+  /** Told about the embedded worker's runs (metrics). */
+  workerObserver?: WorkerObserver;
+  /** Shadow mode of the embedded worker. */
+  shadow?: ShadowSettings;
 }): Promise<RunningTasksServer> {
   const temp = options.dbPath ? undefined : makeTempDir();
   const dbPath = options.dbPath ?? join(temp!.dir, 'tasks.db');
@@ -73,6 +82,9 @@ export async function startTasksServer(options: {
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(options.worker === undefined ? {} : { worker: options.worker }),
     ...(options.taskFallbackTools ? { taskFallbackTools: true } : {}),
+    ...(options.runTracer ? { runTracer: options.runTracer } : {}),
+    ...(options.workerObserver ? { workerObserver: options.workerObserver } : {}),
+    ...(options.shadow ? { shadow: options.shadow } : {}),
   });
   route.handle = (request, response) => void server.handleHttp(request, response);
   return {

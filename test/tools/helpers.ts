@@ -51,6 +51,7 @@ export function makeContext(
     },
     signal: controller.signal,
     taskId: null,
+    shadow: { observe() {} },
     roots,
     deniedPaths,
     logger: silentLogger,

@@ -98,6 +98,12 @@ export const SETTINGS: readonly SettingLeaf[] = Object.freeze([
   leaf('http.allowRemoteUnauthenticated', 'boolean'),
   leaf('worker.healthPort', 'number'),
   leaf('worker.healthHost', 'string'),
+  // The OpenTelemetry SDK's own variable names, so a deployment that already sets them needs nothing else.
+  leaf('tracing.otlpEndpoint', 'string', { env: 'OTEL_EXPORTER_OTLP_ENDPOINT' }),
+  leaf('tracing.serviceName', 'string', { env: 'OTEL_SERVICE_NAME' }),
+  leaf('shadow.tools', 'list', { env: 'MCP_TASKS_SHADOW_TOOLS', flag: '--shadow-tool', attribute: 'shadowTool' }),
+  leaf('shadow.intervalMs', 'number', { env: 'MCP_TASKS_SHADOW_INTERVAL_MS', flag: '--shadow-interval-ms', attribute: 'shadowIntervalMs' }),
+  leaf('shadow.settleChecks', 'number', { env: 'MCP_TASKS_SHADOW_SETTLE_CHECKS', flag: '--shadow-settle-checks', attribute: 'shadowSettleChecks' }),
   ...['protocolVersions', 'allowedTools'].map((name): SettingLeaf => ({ key: `pins.${name}`, kind: 'list' })),
   { key: 'pins.sdk', kind: 'object' },
   ...['maxTtlMs', 'retentionMs'].map((name): SettingLeaf => ({ key: `pins.${name}`, kind: 'nullable-number' })),

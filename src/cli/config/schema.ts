@@ -112,6 +112,23 @@ export const ConfigSchema = z
       .partial()
       .strict()
       .optional(),
+    tracing: z
+      .object({
+        otlpEndpoint: z.url().describe('OTLP/HTTP base URL: traces are exported (JSON) to <url>/v1/traces; unset = no SDK registered (default none)'),
+        serviceName: z.string().min(1).describe('service.name resource attribute of exported spans (default mcp-tasks)'),
+      })
+      .partial()
+      .strict()
+      .optional(),
+    shadow: z
+      .object({
+        tools: z.array(z.string().min(1)).describe('shadow mode: tools whose tasks are compared with the job API their shadow adapter observes ("*" = every tool with an adapter) (default none)'),
+        intervalMs: z.number().int().min(10).describe('shadow mode: how often a running task\'s job is polled (default 1000)'),
+        settleChecks: z.number().int().min(0).max(100).describe('shadow mode: polls after the task ended while the job still says working (default 3)'),
+      })
+      .partial()
+      .strict()
+      .optional(),
     pins: PinsConfigSchema.optional(),
   })
   .strict();

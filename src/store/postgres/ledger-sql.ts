@@ -43,9 +43,9 @@ export const LEDGER_SQL = Object.freeze({
   /** `$1…$9` arrays of the {@link AUDIT_COLUMNS}. */
   appendAudit: `INSERT INTO ${S}.audit_log (${AUDIT_COLUMNS})
     SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])`,
-  /** `$1` after seq, `$2` since, `$3` tool, `$4` owner (NULL = any), `$5` limit. */
+  /** `$1` after seq, `$2` since, `$3` tool, `$4` owner, `$6` kind (NULL = any), `$5` limit. */
   listAudit: `SELECT seq, ${AUDIT_COLUMNS} FROM ${S}.audit_log
-    WHERE seq > $1 AND ($2::bigint IS NULL OR at >= $2) AND ($3::text IS NULL OR tool = $3) AND ($4::text IS NULL OR owner_key = $4)
+    WHERE seq > $1 AND ($2::bigint IS NULL OR at >= $2) AND ($3::text IS NULL OR tool = $3) AND ($4::text IS NULL OR owner_key = $4) AND ($6::text IS NULL OR kind = $6)
     ORDER BY seq LIMIT $5`,
   purgeAudit: `DELETE FROM ${S}.audit_log WHERE seq IN (SELECT seq FROM ${S}.audit_log WHERE at < $1 ORDER BY seq LIMIT $2)`,
 });

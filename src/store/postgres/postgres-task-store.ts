@@ -194,7 +194,7 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async listAudit(filter: AuditFilter): Promise<AuditRecord[]> {
-    const rows = await this.read<AuditRow>('read the audit log', LEDGER_SQL.listAudit, [filter.afterSeq ?? 0, filter.since ?? null, filter.tool ?? null, filter.ownerKey ?? null, toLimit(filter.limit)]);
+    const rows = await this.read<AuditRow>('read the audit log', LEDGER_SQL.listAudit, [filter.afterSeq ?? 0, filter.since ?? null, filter.tool ?? null, filter.ownerKey ?? null, toLimit(filter.limit), filter.kind ?? null]);
     return rows.map(toAuditRecord);
   }
 

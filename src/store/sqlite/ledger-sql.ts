@@ -26,7 +26,7 @@ export const LEDGER_SQL = Object.freeze({
 
   appendAudit: `INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   listAudit: `SELECT seq, ${AUDIT_COLUMNS} FROM audit_log
-    WHERE seq > @afterSeq AND (@since IS NULL OR at >= @since) AND (@tool IS NULL OR tool = @tool) AND (@ownerKey IS NULL OR owner_key = @ownerKey)
+    WHERE seq > @afterSeq AND (@since IS NULL OR at >= @since) AND (@tool IS NULL OR tool = @tool) AND (@ownerKey IS NULL OR owner_key = @ownerKey) AND (@kind IS NULL OR kind = @kind)
     ORDER BY seq LIMIT @limit`,
   purgeAudit: 'DELETE FROM audit_log WHERE seq IN (SELECT seq FROM audit_log WHERE at < @before ORDER BY seq LIMIT @limit)',
 });

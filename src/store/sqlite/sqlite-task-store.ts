@@ -221,7 +221,7 @@ export class SqliteTaskStore implements TaskStore {
 
   async listAudit(filter: AuditFilter): Promise<AuditRecord[]> {
     const rows = this.read('read the audit log', () =>
-      this.ledger.listAudit.all({ afterSeq: filter.afterSeq ?? 0, since: filter.since ?? null, tool: filter.tool ?? null, ownerKey: filter.ownerKey ?? null, limit: toLimit(filter.limit) }),
+      this.ledger.listAudit.all({ afterSeq: filter.afterSeq ?? 0, since: filter.since ?? null, tool: filter.tool ?? null, ownerKey: filter.ownerKey ?? null, kind: filter.kind ?? null, limit: toLimit(filter.limit) }),
     );
     return (rows as AuditRow[]).map(toAuditRecord);
   }
