@@ -1,3 +1,4 @@
+import type { KillSwitchStore } from './kill-switch.js';
 import type { LedgerStore } from './ledger.js';
 import type {
   InputRequestRecord,
@@ -132,7 +133,7 @@ export type TaskEventListener = (event: TaskEvent) => void;
  * `fault`; the server maps them to JSON-RPC errors in one place); a condition that does not hold is reported by the
  * return value (`undefined` / `false` / `[]`), never by an exception.
  */
-export interface TaskStore extends LedgerStore {
+export interface TaskStore extends LedgerStore, KillSwitchStore {
   /**
    * Insert a task with status `working` (and its `steps`, if any) and append its `created` event; with `startNow`,
    * also count the first run (`attempt = 1`) and append its `attempt` event.

@@ -257,7 +257,7 @@ describe('migration 5 (timeline index)', () => {
     db.close();
     const store = openSqliteTaskStore({ path });
     try {
-      expect(store.appliedMigrations).toEqual([5, 6]);
+      expect(store.appliedMigrations).toEqual(VERSIONS.filter((version) => version > 4));
       expect((await store.listTaskEvents('a', 10)).map((e) => e.seq)).toEqual([1, 3]);
     } finally {
       await store.close();
@@ -291,9 +291,34 @@ describe('migration 6 (idempotency keys, operation ledger, audit log, issue 12)'
     db.close();
     const store = openSqliteTaskStore({ path });
     try {
-      expect(store.appliedMigrations).toEqual([6]);
+      expect(store.appliedMigrations).toEqual(VERSIONS.filter((version) => version > 5));
       expect(await store.getUnscoped('t1')).toMatchObject({ status: 'working' });
       expect(await store.listOperations({ limit: 10 })).toEqual([]);
+    } finally {
+      await store.close();
+    }
+    expect(versionsIn(path)).toEqual(VERSIONS);
+  });
+});
+
+describe('migration 7 (kill switches, issue 15)', () => {
+  it('upgrades a version-6 file in place: no switch is on, tasks keep their rows, and a switch can be set', async () => {
+    const path = join(temp.dir, 'v6.db');
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    expect(migrate(db, 0, MIGRATIONS.slice(0, 6))).toEqual([1, 2, 3, 4, 5, 6]);
+    db.prepare(
+      `INSERT INTO tasks (task_id, owner_key, generation, protocol_version, tool_name, arguments, client_capabilities,
+        status, created_at, last_updated_at, poll_interval_ms, seq) VALUES ('t1', 'o', 'v2', 'p', 'x', '{}', '{}', 'working', 5, 5, 100, 1)`,
+    ).run();
+    db.close();
+    const store = openSqliteTaskStore({ path });
+    try {
+      expect(store.appliedMigrations).toEqual([7]);
+      expect(await store.getUnscoped('t1')).toMatchObject({ status: 'working' });
+      expect(await store.listKillSwitches()).toEqual([]);
+      await store.setKillSwitch({ scope: '*', fallback: 'reject', reason: null, setBy: 'local', setAt: 1 });
+      expect(await store.listKillSwitches()).toHaveLength(1);
     } finally {
       await store.close();
     }

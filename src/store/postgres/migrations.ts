@@ -192,6 +192,17 @@ CREATE TABLE ${SCHEMA}.audit_log (
 CREATE INDEX audit_by_time ON ${SCHEMA}.audit_log (at);
 `;
 
+/** Version 6: the kill switch (issue 15), as SQLite's version 7. */
+const V6_KILL_SWITCHES = `
+CREATE TABLE ${SCHEMA}.kill_switches (
+  scope    text   NOT NULL PRIMARY KEY,
+  fallback text   CHECK (fallback IN ('sync', 'reject')),
+  reason   text,
+  set_by   text   NOT NULL,
+  set_at   bigint NOT NULL
+);
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
@@ -199,6 +210,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 3, name: 'tool state', sql: V3_TOOL_STATE },
   { version: 4, name: 'timeline index', sql: V4_TIMELINE_INDEX },
   { version: 5, name: 'idempotency keys, operation ledger, audit log', sql: V5_LEDGER },
+  { version: 6, name: 'kill switches', sql: V6_KILL_SWITCHES },
 ]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */

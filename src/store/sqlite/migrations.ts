@@ -202,6 +202,20 @@ CREATE TABLE audit_log (
 CREATE INDEX audit_by_time ON audit_log (at);
 `;
 
+/**
+ * Version 7: the kill switch (issue 15): one row per switched-off scope (`*` = every tool, else a tool name). Every
+ * instance re-reads the table every few hundred ms, so a change reaches all of them within a second.
+ */
+const V7_KILL_SWITCHES = `
+CREATE TABLE kill_switches (
+  scope    TEXT    NOT NULL PRIMARY KEY,
+  fallback TEXT    CHECK (fallback IN ('sync', 'reject')),
+  reason   TEXT,
+  set_by   TEXT    NOT NULL,
+  set_at   INTEGER NOT NULL
+) STRICT;
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
@@ -210,6 +224,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 4, name: 'tool state', sql: V4_TOOL_STATE },
   { version: 5, name: 'timeline index', sql: V5_TIMELINE_INDEX },
   { version: 6, name: 'idempotency keys, operation ledger, audit log', sql: V6_LEDGER },
+  { version: 7, name: 'kill switches', sql: V7_KILL_SWITCHES },
 ]);
 
 /**
