@@ -2,6 +2,7 @@ import { createServer, type Server as HttpServer } from 'node:http';
 import { createTaskWorker } from '../execution/create-task-worker.js';
 import { TasksMetrics } from '../ops/metrics.js';
 import { handleProbe, type ProbeSources } from '../ops/probes.js';
+import { KillSwitchCache } from '../ops/kill-switch.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { describeDenied, enforceConfiguredPins, openConfiguredStore, resolveSettings } from './settings.js';
 import { onShutdownSignal } from './shutdown.js';
@@ -55,7 +56,10 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
     logger,
   });
   let draining = false;
-  const probes: ProbeSources = { role: 'worker', instanceId: handle.instanceId, store, draining: () => draining, metrics };
+  // A worker obeys no kill switch (it finishes what was created) but reports it, so one probe shows the rollout state.
+  const killSwitch = new KillSwitchCache(store, logger, resolved.config.rollout?.killSwitchRefreshMs);
+  await killSwitch.start();
+  const probes: ProbeSources = { role: 'worker', instanceId: handle.instanceId, store, draining: () => draining, metrics, killSwitch };
   const health =
     options.healthPort === undefined
       ? undefined
@@ -80,6 +84,7 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
   onShutdownSignal(logger, async () => {
     draining = true;
     clearInterval(keepAlive);
+    killSwitch.stop();
     await handle.drain(settings.drainMs);
     await store.close();
     health?.close();

@@ -9,6 +9,7 @@ import type { TaskStore } from '../../src/core/store.js';
 import type { AnyToolDefinition } from '../../src/core/tool.js';
 import { createTasksServer, type TasksServer } from '../../src/server/create-tasks-server.js';
 import type { TaskServiceHook } from '../../src/service/hooks.js';
+import type { TaskModeGate } from '../../src/service/task-mode-gate.js';
 import type { TasksServerLimits } from '../../src/core/limits.js';
 import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { makeTempDir } from './temp-dir.js';
@@ -47,6 +48,8 @@ export async function startTasksServer(options: {
   worker?: boolean;
   /** Task fallback tools for hosts without task support (`--task-fallback-tools`). */
   taskFallbackTools?: boolean;
+  /** The kill switch / canary gate (issue 15). */
+  gate?: TaskModeGate;
 }): Promise<RunningTasksServer> {
   const temp = options.dbPath ? undefined : makeTempDir();
   const dbPath = options.dbPath ?? join(temp!.dir, 'tasks.db');
@@ -73,6 +76,7 @@ export async function startTasksServer(options: {
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(options.worker === undefined ? {} : { worker: options.worker }),
     ...(options.taskFallbackTools ? { taskFallbackTools: true } : {}),
+    ...(options.gate ? { gate: options.gate } : {}),
   });
   route.handle = (request, response) => void server.handleHttp(request, response);
   return {

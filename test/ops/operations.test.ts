@@ -94,13 +94,13 @@ describe('metrics and probes of an API process and a worker process', () => {
       expect((await fetchText(`${base}/healthz`)).status).toBe(200);
       const ready = await fetchText(`${base}/readyz`);
       expect(ready.status, ready.body).toBe(200);
-      const body = JSON.parse(ready.body) as { ready: boolean; checks: { store: { ok: boolean }; migrations: { ok: boolean; applied: number; expected: number }; draining: boolean; killSwitch: string } };
+      const body = JSON.parse(ready.body) as { ready: boolean; checks: { store: { ok: boolean }; migrations: { ok: boolean; applied: number; expected: number }; draining: boolean; killSwitch: { state: string } } };
       expect(body.ready).toBe(true);
       expect(body.checks.store.ok).toBe(true);
       expect(body.checks.migrations).toMatchObject({ ok: true });
       expect(body.checks.migrations.applied).toBe(body.checks.migrations.expected);
       expect(body.checks.draining).toBe(false);
-      expect(body.checks.killSwitch).toBe('not-built');
+      expect(body.checks.killSwitch.state).toBe('off');
       expect((await fetch(`${base}/readyz`, { method: 'POST' })).status).toBe(405);
     }
   });
