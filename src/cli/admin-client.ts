@@ -73,3 +73,14 @@ export async function adminRequest<T>(connection: AdminConnection & { url: strin
 export function adminExitCode(error: AdminApiError): number {
   return error.status === 400 ? ExitCode.usage : ExitCode.connectionOrProtocol;
 }
+
+/** Run an API call; an {@link AdminApiError} is printed on stderr and sets the exit code (5, or 64 for a 400). */
+export async function viaApi(call: () => Promise<void>): Promise<void> {
+  try {
+    await call();
+  } catch (error) {
+    if (!(error instanceof AdminApiError)) throw error;
+    process.stderr.write(`mcp-tasks: ${error.message}\n`);
+    process.exitCode = adminExitCode(error);
+  }
+}

@@ -4,7 +4,7 @@ import type { TaskStore } from '../core/store.js';
 import { AdminInputError, readInFlight, switchRecord, switchScope, type InFlight } from '../ops/admin.js';
 import type { KillSwitchState } from '../ops/kill-switch.js';
 import { KillSwitchCache } from '../ops/kill-switch.js';
-import { AdminApiError, adminExitCode, adminRequest, type AdminConnection } from './admin-client.js';
+import { adminRequest, viaApi, type AdminConnection } from './admin-client.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { openConfiguredStore, operatorConfig, resolveSettings } from './settings.js';
 import { ExitCode, UsageError } from './usage-error.js';
@@ -55,14 +55,6 @@ function printSwitch(answer: SwitchAnswer, json: boolean | undefined): void {
   process.stdout.write(`${[head, ...answer.switches.map((row) => describeSwitch(row, answer.defaultFallback))].join('\n')}\n`);
 }
 
-/** Report an API failure the CLI way (stderr, exit code) and return `true`; `false` for any other error. */
-function reported(error: unknown): boolean {
-  if (!(error instanceof AdminApiError)) return false;
-  process.stderr.write(`mcp-tasks: ${error.message}\n`);
-  process.exitCode = adminExitCode(error);
-  return true;
-}
-
 /**
  * `mcp-tasks admin kill-switch on|off|status [--tool NAME] [--fallback sync|reject] [--reason TEXT]`: in the store
  * given by `--store`/`--data-dir` (every instance on it sees the change within its refresh, 500 ms by default), or
@@ -73,9 +65,9 @@ export async function killSwitchCommand(resolved: ResolvedConfig, action: string
   if (action !== 'on' && (flags.fallback !== undefined || flags.reason !== undefined)) throw new UsageError('--fallback and --reason go with "on" only');
   if (action === 'status' && flags.tool !== undefined) throw new UsageError('status shows every switch; --tool goes with on and off');
   const { url } = flags;
-  try {
-    if (url !== undefined) {
-      const connection = { ...flags, url };
+  if (url !== undefined) {
+    const connection = { ...flags, url };
+    await viaApi(async () => {
       const answer =
         action === 'status'
           ? await adminRequest<SwitchAnswer>(connection, 'GET', 'kill-switch')
@@ -83,11 +75,8 @@ export async function killSwitchCommand(resolved: ResolvedConfig, action: string
             ? await adminRequest<SwitchAnswer>(connection, 'PUT', 'kill-switch', { ...(flags.tool ? { tool: flags.tool } : {}), ...(flags.fallback ? { fallback: flags.fallback } : {}), ...(flags.reason ? { reason: flags.reason } : {}) })
             : await adminRequest<SwitchAnswer>(connection, 'DELETE', `kill-switch${flags.tool ? `?tool=${encodeURIComponent(flags.tool)}` : ''}`);
       printSwitch(answer, flags.json);
-      return;
-    }
-  } catch (error) {
-    if (reported(error)) return;
-    throw error;
+    });
+    return;
   }
   await withStore(resolved, async (store, tools, defaultFallback) => {
     let cleared: boolean | undefined;
@@ -139,11 +128,7 @@ export async function watchAdminCommand(resolved: ResolvedConfig, flags: WatchFl
   };
   const { url } = flags;
   if (url !== undefined) {
-    try {
-      await loop(() => adminRequest<InFlight>({ ...flags, url }, 'GET', `in-flight?limit=${limit}`));
-    } catch (error) {
-      if (!reported(error)) throw error;
-    }
+    await viaApi(() => loop(() => adminRequest<InFlight>({ ...flags, url }, 'GET', `in-flight?limit=${limit}`)));
     return;
   }
   await withStore(resolved, (store) => loop(() => readInFlight(store, limit)));

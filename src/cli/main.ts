@@ -222,10 +222,16 @@ withConnectionOptions(program.command('answer <taskId>'))
   .addHelpText('after', `\n${ANSWERS_HELP}\n\nexit codes: 0 answered (or nothing waiting), 4 unknown or expired task, 5 connection or protocol error, 6 questions left unanswered, 64 usage`)
   .action(answerCommand);
 
+/** `--url` / `--token-file` of the operator commands: the server's /admin/… API instead of the store. */
+const withAdminUrl = (command: Command): Command =>
+  command
+    .option('--url <url>', "a server's URL (e.g. http://127.0.0.1:3100): use its /admin/ API instead of opening the store")
+    .option('--token-file <file>', 'bearer token for --url, read from this file (default: MCP_TASKS_TOKEN)');
+
 const ops = program.command('ops').description('the operation ledger (operators; reads the store given by --store/--data-dir): list, show, reconcile');
 const withOpsFilters = (command: Command): Command =>
   withSharedOptions(command).option('--owner <ownerKey>', 'only operations of this owner (issuer|subject|tenant)').option('--json', 'machine-readable JSON on stdout');
-withOpsFilters(ops.command('list'))
+withAdminUrl(withOpsFilters(ops.command('list')))
   .description('list open operations (pending, unknown): effect, target, task, owner, receipt')
   .option('--task <taskId>', 'only operations of this task')
   .option('--status <list>', 'comma separated statuses (pending, confirmed, failed, unknown)')
@@ -238,7 +244,7 @@ withOpsFilters(ops.command('reconcile <operationId>'))
   .addHelpText('after', '\nexit codes: 0 confirmed or not applied, 4 no such operation, 8 outcome still unknown')
   .action(async (id: string, options, command: Command) => (await import('./ops.js')).opsReconcile(configOf(command), id, options));
 
-withSharedOptions(program.command('audit'))
+withAdminUrl(withSharedOptions(program.command('audit')))
   .description('print the audit trail of the store (--store/--data-dir): calls, task ends, approvals, operations, cancellations')
   .option('--since <time>', 'only entries at or after this ISO 8601 time, or this long ago (30m, 24h, 7d)')
   .option('--tool <name>', 'only entries of this tool')
@@ -246,12 +252,6 @@ withSharedOptions(program.command('audit'))
   .option('--limit <n>', 'at most this many (default 1000)', integerOption)
   .option('--json', 'JSON lines on stdout')
   .action(async (options, command: Command) => (await import('./audit.js')).auditCommand(configOf(command), options));
-
-/** `--url` / `--token-file` of the operator commands: the server's /admin/… API instead of the store. */
-const withAdminUrl = (command: Command): Command =>
-  command
-    .option('--url <url>', "a server's URL (e.g. http://127.0.0.1:3100): use its /admin/ API instead of opening the store")
-    .option('--token-file <file>', 'bearer token for --url, read from this file (default: MCP_TASKS_TOKEN)');
 
 const admin = program.command('admin').description('operate a deployment: kill switch, rollback watcher (the store of --store/--data-dir, or a server with --url)');
 withAdminUrl(withSharedOptions(admin.command('kill-switch <action>')))

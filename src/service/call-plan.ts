@@ -30,14 +30,17 @@ export interface ToolCall {
  * - `fallback`: create the task likewise, but answer a host without task support with a text result naming the
  *   task and the task fallback tools (`taskFallbackTools`);
  * - `task_operation`: a call of a task fallback tool — the task operation it stands for;
- * - `inline`: run the tool within the request.
+ * - `inline`: run the tool within the request;
+ * - `refused`: the {@link TaskModeGate} refuses task mode and there is no inline fallback: `callTool` throws
+ *   `error` (`-31003`) inside the service door, so hooks (metrics, audit) see the refusal.
  */
 export type CallPlan =
   | { kind: 'answer'; toolName: string; result: JsonObject }
   | ({ kind: 'task' } & RunPlan)
   | ({ kind: 'fallback' } & RunPlan)
   | { kind: 'task_operation'; toolName: string; operation: FallbackOperation; taskId: string }
-  | ({ kind: 'inline' } & RunPlan);
+  | ({ kind: 'inline' } & RunPlan)
+  | { kind: 'refused'; toolName: string; error: TasksError; cohort?: 'canary' | 'stable' };
 
 /** How {@link planCall} decides beyond the caller and the tool. */
 export interface CallPlanOptions {
@@ -100,7 +103,9 @@ export async function planCall(tools: ToolRegistry, confinement: PathConfinement
   if (verdict && !verdict.allow) {
     // Only where the server decides (2026-07-28) may a refused task run inline instead: a 2025-11-25 session that
     // sent `task` was told the tool takes tasks, and a receiver may not silently ignore `task` — it gets -31003.
-    if (verdict.fallback !== 'sync' || tool.execution === 'task-required' || caller.negotiation !== 'per-request') throw killSwitchError(tool.name, verdict.reason);
+    if (verdict.fallback !== 'sync' || tool.execution === 'task-required' || caller.negotiation !== 'per-request') {
+      return { kind: 'refused', toolName: tool.name, error: killSwitchError(tool.name, verdict.reason), ...gated };
+    }
     mode = false;
     gated.maxSyncMs = verdict.maxSyncMs;
   }

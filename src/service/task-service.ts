@@ -221,11 +221,12 @@ export class TaskService {
     const { interaction, onCreated } = options;
     // A fallback tool is the task operation it stands for: that operation's door (owner, scopes), not callTool's.
     if (plan.kind === 'task_operation') return this.taskOperation(fallbackTaskCaller(caller), plan.operation, plan.taskId);
-    const tool = plan.kind === 'answer' ? plan.toolName : plan.tool.name;
-    const argumentsDigest = plan.kind === 'answer' ? undefined : requestDigest(tool, plan.call.arguments ?? {});
+    const tool = plan.kind === 'answer' || plan.kind === 'refused' ? plan.toolName : plan.tool.name;
+    const argumentsDigest = plan.kind === 'answer' || plan.kind === 'refused' ? undefined : requestDigest(tool, plan.call.arguments ?? {});
     const cohort = plan.kind === 'answer' ? undefined : plan.cohort;
     return this.door({ operation: 'callTool', caller, tool, ...(argumentsDigest ? { argumentsDigest } : {}), ...(cohort ? { cohort } : {}) }, async () => {
       if (plan.kind === 'answer') return { kind: 'result', result: plan.result };
+      if (plan.kind === 'refused') throw plan.error;
       const claimOf = (key: string): KeyClaim => keyClaim(caller, key, tool, plan.call.arguments ?? {}, this.options.limits.idempotencyWindowMs);
       // A replay is answered before anything runs again: no gather questions, no inline run, no second task.
       const sent = plan.call.idempotencyKey === undefined ? undefined : claimOf(plan.call.idempotencyKey);
