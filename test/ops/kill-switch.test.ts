@@ -12,7 +12,9 @@ import { GLOBAL_SWITCH } from '../../src/core/kill-switch.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { defineTool, textResult, type AnyToolDefinition } from '../../src/core/tool.js';
 import { KillSwitchCache } from '../../src/ops/kill-switch.js';
+import { TasksMetrics } from '../../src/ops/metrics.js';
 import { rolloutGate } from '../../src/ops/rollout.js';
+import { metricValue } from './support.js';
 import { connectV1Http, pollUntil, rejection, type V1HttpClient } from '../helpers/official-clients.js';
 import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
@@ -52,6 +54,7 @@ type Listed = { name: string; execution?: { taskSupport?: string } };
 describe('kill switch (issue 15 item 6) on both generations', () => {
   let running: RunningTasksServer;
   let cache: KillSwitchCache;
+  const metrics = new TasksMetrics({ role: 'api' });
   let existing: V1HttpClient;
   const opened: V1HttpClient[] = [];
   const newSession = async (): Promise<V1HttpClient> => {
@@ -76,6 +79,7 @@ describe('kill switch (issue 15 item 6) on both generations', () => {
     running = await startTasksServer({
       tools,
       limits: { pollIntervalMs: 100 },
+      hooks: [metrics.serviceHook()],
       gate: { verdict: (caller, tool) => rolloutGate(holder.cache as KillSwitchCache, { fallback: 'reject', maxSyncMs: 1000, canary: {} }).verdict(caller, tool) },
     });
     cache = new KillSwitchCache(running.store, silentLogger, 60_000);
@@ -116,6 +120,13 @@ describe('kill switch (issue 15 item 6) on both generations', () => {
       const v2 = await postModern(running.url, 'tools/call', { name, arguments: name === 'export_job' ? { ms: 10 } : {} });
       expect(v2.body.error, name).toMatchObject({ code: -31003, data: { reason: 'kill_switch', tool: name } });
     }
+
+    // Refusals pass the service door: counted by reason, and in the audit trail.
+    const exposition = (await metrics.exposition()).body;
+    expect(metricValue(exposition, 'mcp_tasks_calls_refused_total', { tool: 'export_job', reason: 'kill_switch' })).toBe(2);
+    expect(metricValue(exposition, 'mcp_tasks_calls_refused_total', { tool: 'task_only', reason: 'kill_switch' })).toBe(1);
+    const audit = await running.store.listAudit({ tool: 'task_only', limit: 100 });
+    expect(audit.some((entry) => entry.kind === 'call' && JSON.stringify(entry).includes('-31003'))).toBe(true);
 
     // Tasks created before stay observable, cancellable, and complete.
     const cancelled = await existing.client.experimental.tasks.cancelTask(toCancel.task.taskId);

@@ -294,10 +294,29 @@ describe('migrations', () => {
       expect(await migrate(client, POSTGRES_MIGRATIONS.slice(0, 4))).toEqual([1, 2, 3, 4]);
       const store = await openPostgresTaskStore({ url: fresh.url });
       try {
-        expect(store.appliedMigrations).toEqual([5]);
+        expect(store.appliedMigrations).toEqual(POSTGRES_MIGRATIONS.slice(4).map((m) => m.version));
         expect(await store.listOperations({ limit: 10 })).toEqual([]);
         const task = await store.create(newTaskInput());
         expect((await store.getUnscoped(task.taskId))?.status).toBe('working');
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  it('migration 6 (kill switches, issue 15) upgrades a version-5 database in place: no switch is on, a switch can be set', async () => {
+    const fresh = await createTestDatabase();
+    try {
+      const client = await raw(fresh.url);
+      expect(await migrate(client, POSTGRES_MIGRATIONS.slice(0, 5))).toEqual([1, 2, 3, 4, 5]);
+      const store = await openPostgresTaskStore({ url: fresh.url });
+      try {
+        expect(store.appliedMigrations).toEqual([6]);
+        expect(await store.listKillSwitches()).toEqual([]);
+        await store.setKillSwitch({ scope: '*', fallback: null, reason: null, setBy: 'local', setAt: 1 });
+        expect(await store.listKillSwitches()).toEqual([{ scope: '*', fallback: null, reason: null, setBy: 'local', setAt: 1 }]);
       } finally {
         await store.close();
       }
