@@ -265,7 +265,7 @@ describe('migration 5 (timeline index)', () => {
     db.close();
     const store = openSqliteTaskStore({ path });
     try {
-      expect(store.appliedMigrations).toEqual(VERSIONS.filter((version) => version > 4));
+      expect(store.appliedMigrations).toEqual(VERSIONS.slice(4));
       expect((await store.listTaskEvents('a', 10)).map((e) => e.seq)).toEqual([1, 3]);
     } finally {
       await store.close();
@@ -296,7 +296,7 @@ describe('migration 6 (idempotency keys, operation ledger, audit log, issue 12)'
     db.close();
     const store = openSqliteTaskStore({ path });
     try {
-      expect(store.appliedMigrations).toEqual(VERSIONS.filter((version) => version > 5));
+      expect(store.appliedMigrations).toEqual(VERSIONS.slice(5));
       expect(await store.getUnscoped('t1')).toMatchObject({ status: 'working' });
       expect(await store.listOperations({ limit: 10 })).toEqual([]);
     } finally {
@@ -306,17 +306,17 @@ describe('migration 6 (idempotency keys, operation ledger, audit log, issue 12)'
   });
 });
 
-describe('migration 7 (kill switches, issue 15)', () => {
-  it('upgrades a version-6 file in place: no switch is on, tasks keep their rows, and a switch can be set', async () => {
-    const path = join(temp.dir, 'v6.db');
+describe('migration 9 (kill switches, issue 15)', () => {
+  it('upgrades a version-8 file in place: no switch is on, tasks keep their rows, and a switch can be set', async () => {
+    const path = join(temp.dir, 'v8.db');
     const db = new Database(path);
     db.pragma('journal_mode = WAL');
-    expect(migrate(db, 0, MIGRATIONS.slice(0, 6))).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(migrate(db, 0, MIGRATIONS.slice(0, 8))).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     insertWorkingTask(db);
     db.close();
     const store = openSqliteTaskStore({ path });
     try {
-      expect(store.appliedMigrations).toEqual([7]);
+      expect(store.appliedMigrations).toEqual([9]);
       expect(await store.getUnscoped('t1')).toMatchObject({ status: 'working' });
       expect(await store.listKillSwitches()).toEqual([]);
       await store.setKillSwitch({ scope: '*', fallback: 'reject', reason: null, setBy: 'local', setAt: 1 });
