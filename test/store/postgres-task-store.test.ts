@@ -306,14 +306,14 @@ describe('migrations', () => {
     }
   });
 
-  it('migration 6 (kill switches, issue 15) upgrades a version-5 database in place: no switch is on, a switch can be set', async () => {
+  it('migration 9 (kill switches, issue 15) upgrades a version-8 database in place: no switch is on, a switch can be set', async () => {
     const fresh = await createTestDatabase();
     try {
       const client = await raw(fresh.url);
-      expect(await migrate(client, POSTGRES_MIGRATIONS.slice(0, 5))).toEqual([1, 2, 3, 4, 5]);
+      expect(await migrate(client, POSTGRES_MIGRATIONS.slice(0, 8))).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
       const store = await openPostgresTaskStore({ url: fresh.url });
       try {
-        expect(store.appliedMigrations).toEqual([6]);
+        expect(store.appliedMigrations).toEqual([9]);
         expect(await store.listKillSwitches()).toEqual([]);
         await store.setKillSwitch({ scope: '*', fallback: null, reason: null, setBy: 'local', setAt: 1 });
         expect(await store.listKillSwitches()).toEqual([{ scope: '*', fallback: null, reason: null, setBy: 'local', setAt: 1 }]);
