@@ -129,6 +129,9 @@ describe('kill switch across processes and the admin API', () => {
     const watched = await cli(['admin', 'watch', '--interval-ms', '300', '--timeout', '30', '--url', firstBase, '--token-file', tokenFileOf('reader')]);
     expect(watched.code, watched.stderr).toBe(0);
     expect(watched.stdout).toMatch(/safe to roll back/);
+    const storeWatch = await cli(['admin', 'watch', '--once', '--json', ...shared]);
+    expect(storeWatch.code, storeWatch.stderr).toBe(0);
+    expect(JSON.parse(storeWatch.stdout)).toMatchObject({ tasks: [], operations: [], settled: true });
     // The --store form reads the same store (no server involved).
     const status = await cli(['admin', 'kill-switch', 'status', '--json', ...shared]);
     expect(status.code, status.stderr).toBe(0);

@@ -69,3 +69,24 @@ describe('/readyz follows the store', () => {
     }
   });
 });
+
+describe('kill switch cache (what /readyz and the gate read)', () => {
+  const temp = makeTempDir();
+  afterAll(() => temp.remove());
+
+  it('a failed read keeps the last known switches and reports the error; before any read the state is unknown', async () => {
+    const store = await openSqliteTaskStore({ path: join(temp.dir, 'switch.db') });
+    const cache = new KillSwitchCache(store, silentLogger);
+    expect(cache.state()).toMatchObject({ state: 'unknown', readAt: null });
+    await store.setKillSwitch({ scope: 'export_job', fallback: 'sync', reason: null, setBy: 'local', setAt: 1 });
+    await cache.refresh();
+    expect(cache.state()).toMatchObject({ state: 'partial', switches: [{ scope: 'export_job' }] });
+    expect(cache.switchFor('export_job')?.fallback).toBe('sync');
+    expect(cache.switchFor('other')).toBeUndefined();
+    await store.close();
+    await cache.refresh();
+    // The store is gone: the switch stays in force (an outage neither turns it off nor on), and the error shows.
+    expect(cache.state()).toMatchObject({ state: 'partial', error: expect.any(String) });
+    expect(cache.switchFor('export_job')?.fallback).toBe('sync');
+  });
+});
