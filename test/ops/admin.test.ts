@@ -6,15 +6,13 @@
  */
 import { writeFileSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ListToolsResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { cliRunner, ensureBuilt, type RunningCli } from '../cli/support.js';
+import { ensureBuilt, type RunningCli } from '../cli/support.js';
 import { connectV1Http } from '../helpers/official-clients.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
-import { fetchText, until } from './support.js';
+import { fetchText, operatorProcesses, until } from './support.js';
 
-const TOOLS = resolve(import.meta.dirname, '../fixtures/progress-tools.mjs');
 const TOKENS = { reader: 'tok-reader-0123456789abcdef', writer: 'tok-writer-0123456789abcdef', requestor: 'tok-requestor-0123456789abcdef' };
 
 /** GET `url` with this Host header (fetch does not let a caller set Host). */
@@ -29,15 +27,8 @@ function statusWithHost(url: string, host: string): Promise<number> {
 }
 
 describe('kill switch across processes and the admin API', () => {
-  const temp = makeTempDir('mcp-tasks-admin-');
-  const env: NodeJS.ProcessEnv = { ...process.env, MCP_TASKS_CLIENT_STATE: join(temp.dir, 'journal.json') };
-  delete env.MCP_TASKS_URL;
-  delete env.MCP_TASKS_TOKEN;
-  const { start, cli } = cliRunner(env);
-  const store = join(temp.dir, 'tasks.db');
-  const log = join(temp.dir, 'runs.log');
+  const { temp, start, cli, log, shared } = operatorProcesses('mcp-tasks-admin-');
   const tokenFile = join(temp.dir, 'tokens.json');
-  const shared = ['--store', store, '--data-dir', join(temp.dir, 'data'), '--no-builtins', '--tools', TOOLS, '--log-level', 'warn', '--root', temp.dir];
   let first: RunningCli;
   let second: RunningCli;
   let firstBase = '';
