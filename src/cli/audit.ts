@@ -2,9 +2,10 @@ import type { AuditRecord } from '../core/ledger.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { openConfiguredStore, operatorConfig, resolveSettings } from './settings.js';
 import { UsageError } from './usage-error.js';
+import { adminRequest, viaApi, type AdminConnection } from './admin-client.js';
 
 /** Flags of `mcp-tasks audit` beyond the configuration (the store comes from it). */
-export interface AuditFlags {
+export interface AuditFlags extends AdminConnection {
   since?: string;
   tool?: string;
   owner?: string;
@@ -36,11 +37,19 @@ function line(entry: AuditRecord): string {
 /** `mcp-tasks audit`: the audit trail, oldest first (an operator command: it reads the store directly). */
 export async function auditCommand(resolved: ResolvedConfig, flags: AuditFlags): Promise<void> {
   const since = flags.since === undefined ? undefined : sinceOf(flags.since);
+  const print = (entries: AuditRecord[]): void => {
+    process.stdout.write(flags.json ? entries.map((entry) => JSON.stringify(entry)).join('\n') + (entries.length ? '\n' : '') : entries.length === 0 ? 'no audit entries\n' : `${entries.map(line).join('\n')}\n`);
+  };
+  if (flags.url !== undefined) {
+    const query = new URLSearchParams({ limit: String(flags.limit ?? 1000), ...(since === undefined ? {} : { since: String(since) }), ...(flags.tool ? { tool: flags.tool } : {}), ...(flags.owner ? { owner: flags.owner } : {}) });
+    await viaApi(() => adminRequest<{ entries: AuditRecord[] }>({ ...flags, url: flags.url as string }, 'GET', `audit?${query}`).then((answer) => print(answer.entries)));
+    return;
+  }
   const settings = await resolveSettings(operatorConfig(resolved));
   const store = await openConfiguredStore(settings);
   try {
     const entries = await store.listAudit({ ...(since === undefined ? {} : { since }), ...(flags.tool ? { tool: flags.tool } : {}), ...(flags.owner ? { ownerKey: flags.owner } : {}), limit: flags.limit ?? 1000 });
-    process.stdout.write(flags.json ? entries.map((entry) => JSON.stringify(entry)).join('\n') + (entries.length ? '\n' : '') : entries.length === 0 ? 'no audit entries\n' : `${entries.map(line).join('\n')}\n`);
+    print(entries);
   } finally {
     await store.close();
   }

@@ -88,7 +88,10 @@ function withSharedOptions(command: Command): Command {
     .option('--shadow-interval-ms <ms>', 'shadow mode: job poll interval while a task runs (default 1000)')
     .option('--shadow-settle-checks <n>', 'shadow mode: polls after the task ended while the job still says working (default 3)')
     .option('--service-name <name>', 'service.name of exported spans (default: OTEL_SERVICE_NAME, else mcp-tasks)')
-    .option('--allow-unpinned', 'start although the pins of the configuration do not match what is installed and configured');
+    .option('--allow-unpinned', 'start although the pins of the configuration do not match what is installed and configured')
+    .option('--kill-switch-fallback <fallback>', 'fallback of a kill switch or canary set without one: sync (inline where the tool may run inline) or reject (-31003) (default reject)')
+    .option('--max-sync-ms <ms>', 'longest inline run of the sync fallback; past it the call fails with -31003 sync_timeout (default 30000)')
+    .option('--kill-switch-refresh-ms <ms>', 'how often the stored kill switch is re-read (50–1000, default 500)');
   for (const [flag, help] of LIMIT_FLAGS) command.option(flag, help);
   return command;
 }
@@ -246,10 +249,16 @@ withConnectionOptions(program.command('answer <taskId>'))
   .addHelpText('after', `\n${ANSWERS_HELP}\n\nexit codes: 0 answered (or nothing waiting), 4 unknown or expired task, 5 connection or protocol error, 6 questions left unanswered, 64 usage`)
   .action(answerCommand);
 
+/** `--url` / `--token-file` of the operator commands: the server's /admin/… API instead of the store. */
+const withAdminUrl = (command: Command): Command =>
+  command
+    .option('--url <url>', "a server's URL (e.g. http://127.0.0.1:3100): use its /admin/ API instead of opening the store")
+    .option('--token-file <file>', 'bearer token for --url, read from this file (default: MCP_TASKS_TOKEN)');
+
 const ops = program.command('ops').description('the operation ledger (operators; reads the store given by --store/--data-dir): list, show, reconcile');
 const withOpsFilters = (command: Command): Command =>
   withSharedOptions(command).option('--owner <ownerKey>', 'only operations of this owner (issuer|subject|tenant)').option('--json', 'machine-readable JSON on stdout');
-withOpsFilters(ops.command('list'))
+withAdminUrl(withOpsFilters(ops.command('list')))
   .description('list open operations (pending, unknown): effect, target, task, owner, receipt')
   .option('--task <taskId>', 'only operations of this task')
   .option('--status <list>', 'comma separated statuses (pending, confirmed, failed, unknown)')
@@ -262,7 +271,7 @@ withOpsFilters(ops.command('reconcile <operationId>'))
   .addHelpText('after', '\nexit codes: 0 confirmed or not applied, 4 no such operation, 8 outcome still unknown')
   .action(async (id: string, options, command: Command) => (await import('./ops.js')).opsReconcile(configOf(command), id, options));
 
-withSharedOptions(program.command('audit'))
+withAdminUrl(withSharedOptions(program.command('audit')))
   .description('print the audit trail of the store (--store/--data-dir): calls, task ends, approvals, operations, cancellations')
   .option('--since <time>', 'only entries at or after this ISO 8601 time, or this long ago (30m, 24h, 7d)')
   .option('--tool <name>', 'only entries of this tool')
@@ -270,6 +279,25 @@ withSharedOptions(program.command('audit'))
   .option('--limit <n>', 'at most this many (default 1000)', integerOption)
   .option('--json', 'JSON lines on stdout')
   .action(async (options, command: Command) => (await import('./audit.js')).auditCommand(configOf(command), options));
+
+const admin = program.command('admin').description('operate a deployment: kill switch, rollback watcher (the store of --store/--data-dir, or a server with --url)');
+withAdminUrl(withSharedOptions(admin.command('kill-switch <action>')))
+  .description('on | off | status: switch task mode off for every tool or one (--tool); new task-augmented calls get the fallback, existing tasks go on')
+  .option('--tool <name>', 'only this tool (a tool switch wins over the global one)')
+  .addOption(new Option('--fallback <fallback>', 'with on: what new task-augmented calls get: sync (inline, bounded by the server\'s --max-sync-ms; only tools that may run inline, only where the server decides) or reject (-31003) (default: the server\'s --kill-switch-fallback)').choices(['sync', 'reject']))
+  .option('--reason <text>', 'with on: why (kept with the switch, shown by status)')
+  .option('--json', 'machine-readable JSON on stdout')
+  .addHelpText('after', '\nexit codes: 0 done, 5 server unreachable or refused (401/403), 64 usage or refused input')
+  .action(async (action: string, options, command: Command) => (await import('./admin.js')).killSwitchCommand(configOf(command), action, options));
+withAdminUrl(withSharedOptions(admin.command('watch')))
+  .description('rollback watcher: list non-terminal tasks and open domain operations, refreshing, until all are terminal')
+  .option('--once', 'print once and exit: 0 when nothing is in flight, 1 otherwise')
+  .option('--interval-ms <ms>', 'refresh interval (default 2000)', positiveIntegerOption)
+  .option('--limit <n>', 'at most this many tasks and operations each (default 100)', positiveIntegerOption)
+  .option('--timeout <sec>', 'give up after this many seconds (exit 124)', secondsOption)
+  .option('--json', 'one JSON object per refresh on stdout')
+  .addHelpText('after', '\nexit codes: 0 all terminal, 1 still in flight (--once), 5 server unreachable or refused, 124 --timeout')
+  .action(async (options, command: Command) => (await import('./admin.js')).watchAdminCommand(configOf(command), options));
 
 program
   .command('verify')

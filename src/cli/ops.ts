@@ -3,9 +3,10 @@ import { reconcileStored } from '../ledger/operations.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { openConfiguredStore, operatorConfig, resolveSettings } from './settings.js';
 import { UsageError } from './usage-error.js';
+import { adminRequest, viaApi, type AdminConnection } from './admin-client.js';
 
 /** Flags of `mcp-tasks ops …` beyond the configuration (store and tools come from it): filters and output. */
-export interface OpsFlags {
+export interface OpsFlags extends AdminConnection {
   json?: boolean;
   owner?: string;
   task?: string;
@@ -40,6 +41,15 @@ async function withStore<T>(resolved: ResolvedConfig, fn: (settings: Awaited<Ret
 export async function opsList(resolved: ResolvedConfig, flags: OpsFlags): Promise<void> {
   const statuses = flags.all ? undefined : flags.status === undefined ? OPEN_OPERATION_STATUSES : flags.status.split(',');
   for (const status of statuses ?? []) if (!STATUSES.includes(status as OperationStatus)) throw new UsageError(`--status ${status}: expected ${STATUSES.join(', ')}`);
+  const print = (ops: OperationRecord[]): void => {
+    if (flags.json) process.stdout.write(`${JSON.stringify(ops, null, 2)}\n`);
+    else process.stdout.write(ops.length === 0 ? 'no operations\n' : `${ops.map(line).join('\n')}\n`);
+  };
+  if (flags.url !== undefined) {
+    const query = new URLSearchParams({ status: statuses ? statuses.join(',') : 'all', limit: String(flags.limit ?? 100), ...(flags.owner ? { owner: flags.owner } : {}), ...(flags.task ? { task: flags.task } : {}) });
+    await viaApi(() => adminRequest<{ operations: OperationRecord[] }>({ ...flags, url: flags.url as string }, 'GET', `operations?${query}`).then((answer) => print(answer.operations)));
+    return;
+  }
   await withStore(resolved, async (_settings, store) => {
     const ops = await store.listOperations({
       ...(flags.owner ? { ownerKey: flags.owner } : {}),
@@ -47,8 +57,7 @@ export async function opsList(resolved: ResolvedConfig, flags: OpsFlags): Promis
       ...(statuses ? { statuses: statuses as OperationStatus[] } : {}),
       limit: flags.limit ?? 100,
     });
-    if (flags.json) process.stdout.write(`${JSON.stringify(ops, null, 2)}\n`);
-    else process.stdout.write(ops.length === 0 ? 'no operations\n' : `${ops.map(line).join('\n')}\n`);
+    print(ops);
   });
 }
 

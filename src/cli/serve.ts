@@ -7,6 +7,9 @@ import { createTasksServer } from '../server/create-tasks-server.js';
 import { agreeOnServerSecret } from '../server/signing-key.js';
 import { TasksMetrics } from '../ops/metrics.js';
 import { handleProbe, type ProbeSources } from '../ops/probes.js';
+import { KillSwitchCache } from '../ops/kill-switch.js';
+import { rolloutGate } from '../ops/rollout.js';
+import { createAdminApi } from '../ops/admin-api.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { resolveServeAuth, type ServeAuthOptions } from './serve-auth.js';
 import { registerProcess } from '../execution/process-registration.js';
@@ -137,6 +140,9 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     throw new StartupError(`cannot agree on the server secret with store ${settings.storeShown}: ${error instanceof Error ? error.message : String(error)}`);
   });
   const executor = createConfiguredExecutor(settings);
+  const rollout = resolved.config.rollout ?? {};
+  const killSwitch = new KillSwitchCache(store, logger, rollout.killSwitchRefreshMs);
+  await killSwitch.start();
   const server = await createTasksServer({
     tools,
     store,
@@ -154,6 +160,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     ...(loopback ? {} : { allowedHosts: hostList ?? null, allowedOrigins: hostList ?? null }),
     // Tracing outermost: the request span covers the metrics and everything the call does.
     hooks: [...traces.hooks, metrics.serviceHook()],
+    gate: rolloutGate(killSwitch, { fallback: rollout.fallback ?? 'reject', maxSyncMs: rollout.maxSyncMs ?? 30_000, canary: rollout.canary ?? {} }),
     workerObserver: metrics.workerObserver(),
     ...(traces.runTracer ? { runTracer: traces.runTracer } : {}),
     ...(shadow ? { shadow } : {}),
@@ -161,10 +168,11 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     logger,
   });
   let draining = false;
-  const probes: ProbeSources = { role: modes.worker ? 'serve' : 'api', instanceId, store, draining: () => draining, metrics };
+  const probes: ProbeSources = { role: modes.worker ? 'serve' : 'api', instanceId, store, draining: () => draining, metrics, killSwitch };
   const deniedLines = describeDenied(settings);
   logger.info({ deniedPaths: deniedLines, skippedRoots: settings.skippedRoots }, 'server state is denied to tools and excluded from every root');
   const stop = async (): Promise<void> => {
+    killSwitch.stop();
     await server.drain(settings.drainMs);
     await executor.close();
     await registration.close();
@@ -190,11 +198,20 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
       logger,
     });
   }
+  const admin = createAdminApi({
+    store,
+    killSwitch,
+    tools: tools.map((tool) => tool.name),
+    defaultFallback: rollout.fallback ?? 'reject',
+    authenticator: auth.authenticator,
+    allowedHosts: loopback ? ['localhost', '127.0.0.1', '[::1]'] : (hostList ?? null),
+  });
   route.handle = (request, response) => {
     metrics.observeHttp(request, response);
-    // Probes and metrics first (never behind sign-in), then the dashboard's /dashboard…, then MCP and /.well-known.
+    // Probes and metrics first (never behind sign-in), then /admin/… and the dashboard's /dashboard…, then MCP and /.well-known.
     if (handleProbe(probes, request, response)) return;
-    if (dashboard?.owns(request)) void dashboard.handle(request, response);
+    if (admin.owns(request)) void admin.handle(request, response);
+    else if (dashboard?.owns(request)) void dashboard.handle(request, response);
     else void server.handleHttp(request, response);
   };
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
@@ -212,6 +229,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
       (auth.scopes.scopedTools().length > 0 ? `  scopes:   ${auth.scopes.scopedTools().map((name) => `${name} needs ${auth.scopes.toolScopes(name).join(' ')}`).join(', ')}\n` : '') +
       `  probes:   http://${shownHost}:${port}/healthz, /readyz, /metrics\n` +
       `  tracing:  ${traces.describe}\n` +
+      `  admin:    http://${shownHost}:${port}/admin/ (kill-switch, in-flight, operations, audit; ${auth.authenticator ? 'scopes admin:read / admin:write' : 'no --auth: loopback clients only'})\n` +
       (dashboard ? `  dashboard: http://${shownHost}:${port}/dashboard\n` : '') +
       `  ${role}\n`,
   );
@@ -223,6 +241,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     listener.close();
     listener.closeIdleConnections();
     dashboard?.close();
+    killSwitch.stop();
     await server.drain(settings.drainMs);
     listener.closeAllConnections();
     await executor.close();

@@ -3,6 +3,7 @@ import { createTaskWorker } from '../execution/create-task-worker.js';
 import { apiWithOtherSettings, registerProcess } from '../execution/process-registration.js';
 import { TasksMetrics } from '../ops/metrics.js';
 import { handleProbe, type ProbeSources } from '../ops/probes.js';
+import { KillSwitchCache } from '../ops/kill-switch.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { createConfiguredExecutor, defaultInstanceId, describeDenied, enforceConfiguredPins, openConfiguredStore, registrationFailure, resolveSettings } from './settings.js';
 import { startProcessTracing } from './tracing-setup.js';
@@ -88,7 +89,10 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
     logger,
   });
   let draining = false;
-  const probes: ProbeSources = { role: 'worker', instanceId: handle.instanceId, store, draining: () => draining, metrics };
+  // A worker obeys no kill switch (it finishes what was created) but reports it, so one probe shows the rollout state.
+  const killSwitch = new KillSwitchCache(store, logger, resolved.config.rollout?.killSwitchRefreshMs);
+  await killSwitch.start();
+  const probes: ProbeSources = { role: 'worker', instanceId: handle.instanceId, store, draining: () => draining, metrics, killSwitch };
   const health =
     options.healthPort === undefined
       ? undefined
@@ -105,6 +109,7 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
   onShutdownSignal(logger, async () => {
     draining = true;
     clearInterval(keepAlive);
+    killSwitch.stop();
     await handle.drain(settings.drainMs);
     await executor.close();
     await registration.close();

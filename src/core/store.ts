@@ -1,3 +1,4 @@
+import type { KillSwitchStore } from './kill-switch.js';
 import type { LedgerStore } from './ledger.js';
 import type { NewProcessEntry, ProcessRecord, RegisterProcessResult } from './process-record.js';
 import type {
@@ -137,7 +138,7 @@ export type TaskEventListener = (event: TaskEvent) => void;
 /** Told that events were committed elsewhere; `lastSeq` is the feed's last seq after that commit, if known. */
 export type CommitWatcher = (lastSeq: number | undefined) => void;
 
-export interface TaskStore extends LedgerStore {
+export interface TaskStore extends LedgerStore, KillSwitchStore {
   /**
    * Insert a task with status `working` (and its `steps`, if any) and append its `created` event; with `startNow`,
    * also count the first run (`attempt = 1`) and append its `attempt` event.

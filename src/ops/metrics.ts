@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { TasksError } from '../core/errors.js';
 import type { TaskStore } from '../core/store.js';
+import { ErrorCode } from '../protocol/constants.js';
 import type { WorkerObserver } from '../core/worker-observer.js';
 import type { TaskServiceHook } from '../service/hooks.js';
 import type { CallOutcome } from '../service/task-service.js';
@@ -32,9 +34,10 @@ const INPUT_WAITING_CAP = 10_000;
 export class TasksMetrics {
   /** The registry `/metrics` serves (default process metrics included). */
   readonly registry = new Registry();
-  private readonly created: Counter<'tool' | 'generation'>;
+  private readonly created: Counter<'tool' | 'generation' | 'cohort'>;
+  private readonly refused: Counter<'tool' | 'reason'>;
   private readonly terminal: Counter<'tool' | 'generation' | 'status'>;
-  private readonly inline: Counter<'tool'>;
+  private readonly inline: Counter<'tool' | 'cohort'>;
   private readonly operations: Counter<'operation' | 'outcome'>;
   private readonly runDuration: Histogram<'tool' | 'outcome'>;
   private readonly queueWait: Histogram<'tool'>;
@@ -64,9 +67,11 @@ export class TasksMetrics {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
     const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> => new Counter({ name, help, labelNames, registers });
     const histogram = <L extends string>(name: string, help: string, buckets: number[], labelNames: readonly L[] = []): Histogram<L> => new Histogram({ name, help, buckets, labelNames, registers });
-    this.created = counter('mcp_tasks_tasks_created_total', 'Tasks created (durably, before their id was returned) by this process.', ['tool', 'generation']);
+    // cohort: canary | stable for a tool with a canary (issue 15 item 7), none otherwise — three values at most.
+    this.created = counter('mcp_tasks_tasks_created_total', 'Tasks created (durably, before their id was returned) by this process.', ['tool', 'generation', 'cohort']);
+    this.refused = counter('mcp_tasks_calls_refused_total', 'Task-augmented tools/call refused by the kill switch or the canary (-31003), by data.reason.', ['tool', 'reason']);
     this.terminal = counter('mcp_tasks_tasks_terminal_total', 'Tasks this process settled: completed/failed by a run, cancelled by a request.', ['tool', 'generation', 'status']);
-    this.inline = counter('mcp_tasks_calls_inline_total', 'tools/call answered without a task (sync tools, callers without tasks).', ['tool']);
+    this.inline = counter('mcp_tasks_calls_inline_total', 'tools/call answered without a task (sync tools, callers without tasks, the sync fallback).', ['tool', 'cohort']);
     this.operations = counter('mcp_tasks_service_operations_total', 'Task service operations (every entry path), by outcome (ok, error).', ['operation', 'outcome']);
     this.runs = counter('mcp_tasks_runs_total', 'Tool runs by how they ended (completed, failed, parked, aborted_<reason>).', ['tool', 'outcome']);
     this.runDuration = histogram('mcp_tasks_run_duration_seconds', 'Duration of one tool run.', RUN_BUCKETS, ['tool', 'outcome']);
@@ -109,8 +114,9 @@ export class TasksMetrics {
           this.operations.inc({ operation: context.operation, outcome: 'ok' });
           if (context.operation === 'callTool' && context.tool !== undefined) {
             const outcome = result as unknown as CallOutcome;
-            if (outcome.kind === 'task') this.created.inc({ tool: context.tool, generation: context.caller.generation ?? 'none' });
-            else if (outcome.kind === 'result') this.inline.inc({ tool: context.tool });
+            const cohort = context.cohort ?? 'none';
+            if (outcome.kind === 'task') this.created.inc({ tool: context.tool, generation: context.caller.generation ?? 'none', cohort });
+            else if (outcome.kind === 'result') this.inline.inc({ tool: context.tool, cohort });
           } else if (context.operation === 'get') {
             this.polls.inc({ generation: context.caller.generation ?? 'none' });
           } else if (context.operation === 'cancel') {
@@ -124,6 +130,10 @@ export class TasksMetrics {
           return result;
         } catch (error) {
           this.operations.inc({ operation: context.operation, outcome: 'error' });
+          if (error instanceof TasksError && error.code === ErrorCode.KillSwitch && context.tool !== undefined) {
+            const reason = (error.data as { reason?: string } | undefined)?.reason ?? 'kill_switch';
+            this.refused.inc({ tool: context.tool, reason });
+          }
           throw error;
         }
       },

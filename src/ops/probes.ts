@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TaskStore } from '../core/store.js';
+import type { KillSwitchCache, KillSwitchState } from './kill-switch.js';
 import type { TasksMetrics } from './metrics.js';
 
 /**
  * The operations endpoints of an API or worker process: `GET /healthz` (the process answers), `GET /readyz`
  * (ready to take traffic: the store answers within {@link STORE_CHECK_TIMEOUT_MS}, its schema is the one this code
- * expects, the process is not draining; the kill switch is reported once it exists) and `GET /metrics`
+ * expects, the process is not draining; the kill switch state is reported, never gating readiness) and `GET /metrics`
  * (Prometheus text). Kubernetes: liveness → /healthz, readiness → /readyz.
  */
 
@@ -21,8 +22,11 @@ export interface Readiness {
     store: { ok: boolean; latencyMs: number; error?: string };
     migrations: { ok: boolean; applied?: number; expected?: number };
     draining: boolean;
-    /** The kill switch is not built yet: reported as `not-built`, never as "off". */
-    killSwitch: 'not-built';
+    /**
+     * The stored kill switch as this process last read it (`unknown` before a first successful read). Reported,
+     * not a readiness condition: a switched-off server still serves the tasks it has.
+     */
+    killSwitch: KillSwitchState;
   };
 }
 
@@ -33,6 +37,7 @@ export interface ProbeSources {
   store: TaskStore;
   draining: () => boolean;
   metrics?: TasksMetrics | undefined;
+  killSwitch: KillSwitchCache;
 }
 
 /** Check readiness now (see the module comment). Never throws. */
@@ -60,7 +65,7 @@ export async function checkReadiness(sources: ProbeSources): Promise<Readiness> 
     ready: store.ok && migrations.ok && !draining,
     role: sources.role,
     instanceId: sources.instanceId,
-    checks: { store, migrations, draining, killSwitch: 'not-built' },
+    checks: { store, migrations, draining, killSwitch: sources.killSwitch.state() },
   };
 }
 

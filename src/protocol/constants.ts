@@ -21,7 +21,20 @@ export const ErrorCode = Object.freeze({
   MissingRequiredClientCapability: -32021,
   /** Unsupported protocol version, `data.supported` / `data.requested` (HTTP 400). */
   UnsupportedProtocolVersion: -32022,
+  /**
+   * Application code (issue 10 §2 owns the table; outside the spec-reserved −32768…−32000, base §8): the operator's
+   * kill switch or canary refuses a task-augmented call (`data.reason`: {@link KillSwitchReason}). Folded with the
+   * security branch's table when it lands.
+   */
+  KillSwitch: -31003,
 } as const);
+
+/**
+ * The stable `data.reason` of a {@link ErrorCode.KillSwitch} error: `kill_switch` (switched off, fallback `reject`,
+ * or a tool that runs only as a task), `canary` (the caller is outside the tool's canary), `sync_timeout` (the
+ * inline run of the `sync` fallback passed the server's `maxSyncMs`).
+ */
+export type KillSwitchReason = 'kill_switch' | 'canary' | 'sync_timeout';
 
 /** The Tasks Extension identifier (SEP-2663). */
 export const TASKS_EXTENSION_ID = 'io.modelcontextprotocol/tasks';

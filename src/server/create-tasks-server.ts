@@ -20,6 +20,7 @@ import { InProcessExecutor } from '../execution/in-process-executor.js';
 import { Sweeper } from '../execution/sweeper.js';
 import type { TaskWorker } from '../execution/task-worker.js';
 import type { TaskServiceHook } from '../service/hooks.js';
+import type { TaskModeGate } from '../service/task-mode-gate.js';
 import { FALLBACK_TOOLS } from '../service/fallback-tools.js';
 import { TaskService } from '../service/task-service.js';
 import { CursorCodec } from './cursor.js';
@@ -126,6 +127,11 @@ export interface CreateTasksServerOptions {
    * @defaultValue false
    */
   taskFallbackTools?: boolean;
+  /**
+   * Who may use task mode for which tool now: the kill switch and canary (issue 15). Refused callers see such a
+   * tool as it runs without a task in `tools/list` and get its fallback at `tools/call`. @defaultValue every caller
+   */
+  gate?: TaskModeGate;
   /** @defaultValue `{ name: "mcp-tasks", version: <package version> }` */
   serverInfo?: { name: string; version: string };
 }
@@ -214,6 +220,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     logger,
     ...(options.hooks ? { hooks: options.hooks } : {}),
     taskFallbackTools: options.taskFallbackTools === true,
+    ...(options.gate ? { gate: options.gate } : {}),
   });
   const deps: HandlerDeps = {
     service,

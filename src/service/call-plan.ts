@@ -9,6 +9,7 @@ import type { ToolRegistry } from '../core/tool-registry.js';
 import { ErrorCode } from '../protocol/constants.js';
 import { declaresTaskSupport, type Caller } from './caller.js';
 import { fallbackOperationOf, parseFallbackArguments, type FallbackOperation } from './fallback-tools.js';
+import { killSwitchError, type TaskModeGate } from './task-mode-gate.js';
 
 /** A `tools/call` as the adapters hand it over (params shape already checked: `name` is a non-empty string). */
 export interface ToolCall {
@@ -32,14 +33,17 @@ export interface ToolCall {
  * - `fallback`: create the task likewise, but answer a host without task support with a text result naming the
  *   task and the task fallback tools (`taskFallbackTools`);
  * - `task_operation`: a call of a task fallback tool — the task operation it stands for;
- * - `inline`: run the tool within the request.
+ * - `inline`: run the tool within the request;
+ * - `refused`: the {@link TaskModeGate} refuses task mode and there is no inline fallback: `callTool` throws
+ *   `error` (`-31003`) inside the service door, so hooks (metrics, audit) see the refusal.
  */
 export type CallPlan =
   | { kind: 'answer'; toolName: string; result: JsonObject }
   | ({ kind: 'task' } & RunPlan)
   | ({ kind: 'fallback' } & RunPlan)
   | { kind: 'task_operation'; toolName: string; operation: FallbackOperation; taskId: string }
-  | ({ kind: 'inline' } & RunPlan);
+  | ({ kind: 'inline' } & RunPlan)
+  | { kind: 'refused'; toolName: string; error: TasksError; cohort?: 'canary' | 'stable' };
 
 /** How {@link planCall} decides beyond the caller and the tool. */
 export interface CallPlanOptions {
@@ -49,6 +53,8 @@ export interface CallPlanOptions {
    * where such a call keeps its `-32021` (SEP-2663 E6).
    */
   taskFallbackTools: boolean;
+  /** The kill switch and canary (issue 15): consulted for every call that would create a task. @defaultValue none */
+  gate?: TaskModeGate;
 }
 
 /** What a `task` or `inline` plan carries. */
@@ -61,6 +67,10 @@ export interface RunPlan {
   requestedTtlMs: number | undefined;
   /** The tool's `immediateResponse` for these arguments, sanitised (task and fallback plans only). */
   immediateResponse?: string;
+  /** An inline run in place of a task refused by the {@link TaskModeGate} (`sync` fallback): its bound (ms). */
+  maxSyncMs?: number;
+  /** The canary cohort of the caller for this tool, when the tool has a canary (a bounded metrics label). */
+  cohort?: 'canary' | 'stable';
 }
 
 /**
@@ -89,8 +99,19 @@ export async function planCall(tools: ToolRegistry, confinement: PathConfinement
     if ('error' in parsed) return { kind: 'answer', toolName: call.name, result: toolErrorResult(`Invalid arguments for tool ${call.name}: ${parsed.error}`) };
     return { kind: 'task_operation', toolName: call.name, operation, taskId: parsed.taskId };
   }
-  const mode = fallbackHost && call.task === undefined && tool.execution === 'task-required' ? 'fallback' : decideTaskMode(caller, tool, call.task);
+  let mode = fallbackHost && call.task === undefined && tool.execution === 'task-required' ? 'fallback' : decideTaskMode(caller, tool, call.task);
   if (typeof mode === 'object') return { kind: 'answer', toolName: tool.name, result: mode };
+  const verdict = mode === false ? undefined : options.gate?.verdict(caller, tool.name);
+  const gated: Pick<RunPlan, 'maxSyncMs' | 'cohort'> = verdict?.cohort === undefined ? {} : { cohort: verdict.cohort };
+  if (verdict && !verdict.allow) {
+    // Only where the server decides (2026-07-28) may a refused task run inline instead: a 2025-11-25 session that
+    // sent `task` was told the tool takes tasks, and a receiver may not silently ignore `task` — it gets -31003.
+    if (verdict.fallback !== 'sync' || tool.execution === 'task-required' || caller.negotiation !== 'per-request') {
+      return { kind: 'refused', toolName: tool.name, error: killSwitchError(tool.name, verdict.reason), ...gated };
+    }
+    mode = false;
+    gated.maxSyncMs = verdict.maxSyncMs;
+  }
   const args = tool.inputSchema.safeParse(call.arguments ?? {});
   if (!args.success) return { kind: 'answer', toolName: tool.name, result: toolErrorResult(`Invalid arguments for tool ${tool.name}: ${z.prettifyError(args.error)}`) };
   try {
@@ -105,9 +126,9 @@ export async function planCall(tools: ToolRegistry, confinement: PathConfinement
     if (!parsed.success) throw invalidParams('Invalid params for tools/call: task must be an object whose optional ttl is an integer >= 0 (milliseconds)');
     requestedTtlMs = parsed.data.ttl;
   }
-  if (!mode) return { kind: 'inline', tool, call, args: args.data, requestedTtlMs };
+  if (!mode) return { kind: 'inline', tool, call, args: args.data, requestedTtlMs, ...gated };
   const immediateResponse = immediateResponseOf(tool, args.data);
-  const run: RunPlan = { tool, call, args: args.data, requestedTtlMs, ...(immediateResponse === undefined ? {} : { immediateResponse }) };
+  const run: RunPlan = { tool, call, args: args.data, requestedTtlMs, ...gated, ...(immediateResponse === undefined ? {} : { immediateResponse }) };
   return mode === 'fallback' ? { kind: 'fallback', ...run } : { kind: 'task', ...run };
 }
 

@@ -17,6 +17,8 @@ export interface TaskOperationContext {
   readonly tool?: string;
   /** The tasks a `subscribe` asks for. */
   readonly taskIds?: readonly string[];
+  /** `callTool` of a tool with a canary: the caller's cohort (a bounded metrics label). */
+  readonly cohort?: 'canary' | 'stable';
   /** `callTool`: SHA-256 of the canonical tool + arguments (never the arguments themselves). */
   readonly argumentsDigest?: string;
   /** `answerInput`: the action of each answer by key (never the answered values). */

@@ -23,6 +23,7 @@ import { declaresTaskSupport, fallbackTaskCaller, type Caller, type TaskCaller }
 import { FALLBACK_TOOLS, type FallbackOperation } from './fallback-tools.js';
 import { runHooked, type TaskOperationContext, type TaskServiceHook } from './hooks.js';
 import { TRACE_STEP, type RequestTrace, type TraceCarrier } from '../core/trace-context.js';
+import { gatedDescriptor, killSwitchError, type TaskModeGate } from './task-mode-gate.js';
 import { planAnswers } from './input-answers.js';
 import { TaskReads, type TaskPage } from './task-reads.js';
 import { ttlFor } from './ttl-policy.js';
@@ -55,6 +56,8 @@ export interface TaskServiceOptions {
    * them (`--task-fallback-tools`; see `CallPlanOptions`). @defaultValue false
    */
   taskFallbackTools?: boolean;
+  /** The kill switch and canary (issue 15): who may use task mode for which tool now. @defaultValue every caller, every tool */
+  gate?: TaskModeGate;
 }
 
 /** Asks the requestor of one call; `parked` when an answer is missing and the call must end with a question. */
@@ -174,7 +177,7 @@ export class TaskService {
   constructor(private readonly options: TaskServiceOptions) {
     this.reads = new TaskReads(options.store, options.clock);
     this.hooks = options.hooks ?? [];
-    this.planOptions = { taskFallbackTools: options.taskFallbackTools === true };
+    this.planOptions = { taskFallbackTools: options.taskFallbackTools === true, ...(options.gate ? { gate: options.gate } : {}) };
   }
 
   /**
@@ -186,7 +189,7 @@ export class TaskService {
    */
   listTools(caller: Caller): Promise<ToolDescriptor[]> {
     return this.door({ operation: 'listTools', caller }, async () => {
-      const tools: ToolDescriptor[] = this.options.tools.list();
+      const tools: ToolDescriptor[] = this.gatedTools(caller);
       if (declaresTaskSupport(caller)) return tools;
       if (!usesTaskFallbackTools(caller, this.planOptions)) {
         // A 2025-11-25 session may call task-required tools as tasks without declaring `capabilities.tasks` (the
@@ -219,11 +222,13 @@ export class TaskService {
     const { interaction, onCreated } = options;
     // A fallback tool is the task operation it stands for: that operation's door (owner, scopes), not callTool's.
     if (plan.kind === 'task_operation') return this.taskOperation(fallbackTaskCaller(caller), plan.operation, plan.taskId);
-    const tool = plan.kind === 'answer' ? plan.toolName : plan.tool.name;
-    const argumentsDigest = plan.kind === 'answer' ? undefined : requestDigest(tool, plan.call.arguments ?? {});
-    const trace: RequestTrace = plan.kind === 'answer' || !plan.call.trace ? {} : { incoming: plan.call.trace };
-    return this.door({ operation: 'callTool', caller, tool, ...(argumentsDigest ? { argumentsDigest } : {}), trace }, async () => {
+    const tool = plan.kind === 'answer' || plan.kind === 'refused' ? plan.toolName : plan.tool.name;
+    const argumentsDigest = plan.kind === 'answer' || plan.kind === 'refused' ? undefined : requestDigest(tool, plan.call.arguments ?? {});
+    const trace: RequestTrace = plan.kind === 'answer' || plan.kind === 'refused' || !plan.call.trace ? {} : { incoming: plan.call.trace };
+    const cohort = plan.kind === 'answer' ? undefined : plan.cohort;
+    return this.door({ operation: 'callTool', caller, tool, ...(argumentsDigest ? { argumentsDigest } : {}), ...(cohort ? { cohort } : {}), trace }, async () => {
       if (plan.kind === 'answer') return { kind: 'result', result: plan.result };
+      if (plan.kind === 'refused') throw plan.error;
       const claimOf = (key: string): KeyClaim => keyClaim(caller, key, tool, plan.call.arguments ?? {}, this.options.limits.idempotencyWindowMs);
       // A replay is answered before anything runs again: no gather questions, no inline run, no second task.
       const sent = plan.call.idempotencyKey === undefined ? undefined : claimOf(plan.call.idempotencyKey);
@@ -264,7 +269,7 @@ export class TaskService {
         if (!taken.claimed) return { kind: 'task', task: await replayOf(taken.existing, sent, (id) => this.keyTask(sent, id)) };
       }
       const { signal, withInput } = this.interactive(interaction, tool);
-      const inline = await withInput('input', (ask) => this.runInline(caller, plan, ask, gathered, signal));
+      const inline = await withInput('input', (ask) => bounded(plan, signal, (runSignal) => this.runInline(caller, plan, ask, gathered, runSignal)));
       return 'inputRequired' in inline ? { kind: 'input_required', result: inline.inputRequired } : { kind: 'result', result: inline.done };
     });
   }
@@ -667,6 +672,21 @@ export class TaskService {
     }
   }
 
+  /**
+   * The tools as this caller may use them now: a tool whose task mode the gate refuses is shown as it runs instead
+   * (see `gatedDescriptor`), so a new 2025-11-25 session sees `taskSupport: "forbidden"` and never sends `task`.
+   */
+  private gatedTools(caller: Caller): ToolDescriptor[] {
+    const tools: ToolDescriptor[] = this.options.tools.list();
+    const { gate } = this.options;
+    if (!gate || caller.generation === null) return tools;
+    return tools.flatMap((tool) => {
+      if (tool.execution === 'sync' || gate.verdict(caller, tool.name).allow) return [tool];
+      const shown = gatedDescriptor(tool);
+      return shown ? [shown] : [];
+    });
+  }
+
   private interactive(interaction: CallInteraction | undefined, tool: string): CallInteraction {
     if (!interaction) throw new TasksError(ErrorCode.InternalError, `tools/call of ${tool} needs a request that can answer input (a gather phase or an inline run)`);
     return interaction;
@@ -702,6 +722,30 @@ export class TaskService {
         throw error;
       }
     });
+  }
+}
+
+/**
+ * Run `run` with the request's signal, bounded by the plan's `maxSyncMs` when the inline run stands in for a task the
+ * gate refused: past it the run is aborted and the call fails with `-31003` `sync_timeout` (a tool that ignores its
+ * signal is not waited for).
+ */
+async function bounded<T>(plan: RunPlan, signal: AbortSignal, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const { maxSyncMs } = plan;
+  if (maxSyncMs === undefined) return run(signal);
+  const timeout = AbortSignal.timeout(maxSyncMs);
+  const combined = AbortSignal.any([signal, timeout]);
+  let onAbort: () => void = () => {};
+  const timedOut = new Promise<never>((_, reject) => {
+    onAbort = () => reject(killSwitchError(plan.tool.name, 'sync_timeout', maxSyncMs));
+    timeout.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    const result = await Promise.race([run(combined), timedOut]);
+    if (timeout.aborted) throw killSwitchError(plan.tool.name, 'sync_timeout', maxSyncMs);
+    return result;
+  } finally {
+    timeout.removeEventListener('abort', onAbort);
   }
 }
 

@@ -8,6 +8,7 @@ import type { NewTask, TaskOutcome, TaskStatus } from '../core/task.js';
 import { FakeClock } from './fake-clock.js';
 import { describeInputRequestContract } from './store-contract-input.js';
 import { describeLedgerContract } from './store-contract-ledger.js';
+import { describeKillSwitchContract } from './store-contract-kill-switch.js';
 import { describeProcessRegistryContract } from './store-contract-registry.js';
 
 /** A fresh, empty store and how to dispose of it (must tolerate a store the test already closed). */
@@ -624,6 +625,7 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
 
     describeInputRequestContract({ store: () => store, clock: () => clock, t0: T0, create });
     describeLedgerContract({ store: () => store, clock: () => clock, newTask });
+    describeKillSwitchContract({ store: () => store });
     describeProcessRegistryContract({ store: () => store, clock: () => clock, create });
 
     describe('sessions', () => {

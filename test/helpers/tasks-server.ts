@@ -12,6 +12,7 @@ import type { ShadowSettings } from '../../src/execution/shadow-watch.js';
 import type { AnyToolDefinition } from '../../src/core/tool.js';
 import { createTasksServer, type TasksServer } from '../../src/server/create-tasks-server.js';
 import type { TaskServiceHook } from '../../src/service/hooks.js';
+import type { TaskModeGate } from '../../src/service/task-mode-gate.js';
 import type { TasksServerLimits } from '../../src/core/limits.js';
 import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { makeTempDir } from './temp-dir.js';
@@ -56,6 +57,8 @@ export async function startTasksServer(options: {
   workerObserver?: WorkerObserver;
   /** Shadow mode of the embedded worker. */
   shadow?: ShadowSettings;
+  /** The kill switch / canary gate (issue 15). */
+  gate?: TaskModeGate;
 }): Promise<RunningTasksServer> {
   const temp = options.dbPath ? undefined : makeTempDir();
   const dbPath = options.dbPath ?? join(temp!.dir, 'tasks.db');
@@ -85,6 +88,7 @@ export async function startTasksServer(options: {
     ...(options.runTracer ? { runTracer: options.runTracer } : {}),
     ...(options.workerObserver ? { workerObserver: options.workerObserver } : {}),
     ...(options.shadow ? { shadow: options.shadow } : {}),
+    ...(options.gate ? { gate: options.gate } : {}),
   });
   route.handle = (request, response) => void server.handleHttp(request, response);
   return {

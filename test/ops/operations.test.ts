@@ -1,23 +1,12 @@
-import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliRunner, ensureBuilt, type RunningCli } from '../cli/support.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
-import { fetchText, metricValue, until } from './support.js';
+import { ensureBuilt, type RunningCli } from '../cli/support.js';
+import { fetchText, metricValue, operatorProcesses, until } from './support.js';
 
 // Metrics and probes of real `serve --no-worker` and `worker --health-port` processes on one SQLite file, driven
 // by the real requestor CLI (issue 15 items 3 and 5).
 
-const TOOLS = resolve(import.meta.dirname, '../fixtures/progress-tools.mjs');
-
 describe('metrics and probes of an API process and a worker process', () => {
-  const temp = makeTempDir('mcp-tasks-ops-');
-  const env: NodeJS.ProcessEnv = { ...process.env, MCP_TASKS_CLIENT_STATE: join(temp.dir, 'journal.json') };
-  delete env.MCP_TASKS_URL;
-  delete env.MCP_TASKS_TOKEN;
-  const { start, cli } = cliRunner(env);
-  const store = join(temp.dir, 'tasks.db');
-  const log = join(temp.dir, 'runs.log');
-  const shared = ['--store', store, '--data-dir', join(temp.dir, 'data'), '--no-builtins', '--tools', TOOLS, '--log-level', 'warn', '--root', temp.dir];
+  const { temp, start, cli, log, shared } = operatorProcesses('mcp-tasks-ops-');
   let api: RunningCli;
   let worker: RunningCli;
   let apiBase = '';
@@ -94,13 +83,13 @@ describe('metrics and probes of an API process and a worker process', () => {
       expect((await fetchText(`${base}/healthz`)).status).toBe(200);
       const ready = await fetchText(`${base}/readyz`);
       expect(ready.status, ready.body).toBe(200);
-      const body = JSON.parse(ready.body) as { ready: boolean; checks: { store: { ok: boolean }; migrations: { ok: boolean; applied: number; expected: number }; draining: boolean; killSwitch: string } };
+      const body = JSON.parse(ready.body) as { ready: boolean; checks: { store: { ok: boolean }; migrations: { ok: boolean; applied: number; expected: number }; draining: boolean; killSwitch: { state: string } } };
       expect(body.ready).toBe(true);
       expect(body.checks.store.ok).toBe(true);
       expect(body.checks.migrations).toMatchObject({ ok: true });
       expect(body.checks.migrations.applied).toBe(body.checks.migrations.expected);
       expect(body.checks.draining).toBe(false);
-      expect(body.checks.killSwitch).toBe('not-built');
+      expect(body.checks.killSwitch.state).toBe('off');
       expect((await fetch(`${base}/readyz`, { method: 'POST' })).status).toBe(405);
     }
   });

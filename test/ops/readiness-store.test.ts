@@ -7,6 +7,8 @@ import { cliRunner, ensureBuilt, type RunningCli } from '../cli/support.js';
 import { startPrivateCluster, type PrivateCluster } from '../helpers/postgres.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { fetchText, until } from './support.js';
+import { KillSwitchCache } from '../../src/ops/kill-switch.js';
+import { silentLogger } from '../../src/core/logger.js';
 
 // /readyz with the store down: a `serve` process on a PostgreSQL server of this file's own (never the shared one),
 // which the test stops and starts again. Needs the PostgreSQL server binaries; fails (never skips) without them.
@@ -53,17 +55,38 @@ describe('/readyz follows the store', () => {
     const path = join(temp.dir, 'behind.db');
     const store = await openSqliteTaskStore({ path });
     try {
-      const ready = await checkReadiness({ role: 'api', store, draining: () => false });
+      const ready = await checkReadiness({ role: 'api', store, draining: () => false, killSwitch: new KillSwitchCache(store, silentLogger) });
       expect(ready.ready).toBe(true);
       const raw = new Database(path);
       raw.prepare('DELETE FROM schema_migrations WHERE version = (SELECT MAX(version) FROM schema_migrations)').run();
       raw.close();
-      const behind = await checkReadiness({ role: 'api', store, draining: () => false });
+      const behind = await checkReadiness({ role: 'api', store, draining: () => false, killSwitch: new KillSwitchCache(store, silentLogger) });
       expect(behind.ready).toBe(false);
       expect(behind.checks.migrations.ok).toBe(false);
       expect(behind.checks.migrations.applied).toBeLessThan(behind.checks.migrations.expected as number);
     } finally {
       await store.close();
     }
+  });
+});
+
+describe('kill switch cache (what /readyz and the gate read)', () => {
+  const temp = makeTempDir();
+  afterAll(() => temp.remove());
+
+  it('a failed read keeps the last known switches and reports the error; before any read the state is unknown', async () => {
+    const store = await openSqliteTaskStore({ path: join(temp.dir, 'switch.db') });
+    const cache = new KillSwitchCache(store, silentLogger);
+    expect(cache.state()).toMatchObject({ state: 'unknown', readAt: null });
+    await store.setKillSwitch({ scope: 'export_job', fallback: 'sync', reason: null, setBy: 'local', setAt: 1 });
+    await cache.refresh();
+    expect(cache.state()).toMatchObject({ state: 'partial', switches: [{ scope: 'export_job' }] });
+    expect(cache.switchFor('export_job')?.fallback).toBe('sync');
+    expect(cache.switchFor('other')).toBeUndefined();
+    await store.close();
+    await cache.refresh();
+    // The store is gone: the switch stays in force (an outage neither turns it off nor on), and the error shows.
+    expect(cache.state()).toMatchObject({ state: 'partial', error: expect.any(String) });
+    expect(cache.switchFor('export_job')?.fallback).toBe('sync');
   });
 });

@@ -1,4 +1,24 @@
 /** Scraping `/metrics` and the probes of real processes. */
+import { join, resolve } from 'node:path';
+import { cliRunner } from '../cli/support.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+/** The progress tools (`stepped_job`) the operations tests serve. */
+export const PROGRESS_TOOLS = resolve(import.meta.dirname, '../fixtures/progress-tools.mjs');
+
+/**
+ * A temp dir, CLI runners with a private journal and no URL/token from the environment, and the flags every process
+ * of one test shares: one SQLite store, the progress tools, warn logs. Remove `temp` after the tests.
+ */
+export function operatorProcesses(prefix: string) {
+  const temp = makeTempDir(prefix);
+  const env: NodeJS.ProcessEnv = { ...process.env, MCP_TASKS_CLIENT_STATE: join(temp.dir, 'journal.json') };
+  delete env.MCP_TASKS_URL;
+  delete env.MCP_TASKS_TOKEN;
+  const store = join(temp.dir, 'tasks.db');
+  const shared = ['--store', store, '--data-dir', join(temp.dir, 'data'), '--no-builtins', '--tools', PROGRESS_TOOLS, '--log-level', 'warn', '--root', temp.dir];
+  return { temp, ...cliRunner(env), store, log: join(temp.dir, 'runs.log'), shared };
+}
 
 /** GET `url`; status and body text. */
 export async function fetchText(url: string): Promise<{ status: number; body: string }> {

@@ -14,6 +14,14 @@ afterAll(() => temp.remove());
 
 const VERSIONS = MIGRATIONS.map((m) => m.version);
 
+/** A `working` task row `t1` in a file at schema version ≥ 5 (the columns since version 1). */
+function insertWorkingTask(db: Database.Database): void {
+  db.prepare(
+    `INSERT INTO tasks (task_id, owner_key, generation, protocol_version, tool_name, arguments, client_capabilities,
+      status, created_at, last_updated_at, poll_interval_ms, seq) VALUES ('t1', 'o', 'v2', 'p', 'x', '{}', '{}', 'working', 5, 5, 100, 1)`,
+  ).run();
+}
+
 function versionsIn(path: string): number[] {
   const db = new Database(path, { readonly: true });
   try {
@@ -284,16 +292,35 @@ describe('migration 6 (idempotency keys, operation ledger, audit log, issue 12)'
     const db = new Database(path);
     db.pragma('journal_mode = WAL');
     expect(migrate(db, 0, MIGRATIONS.slice(0, 5))).toEqual([1, 2, 3, 4, 5]);
-    db.prepare(
-      `INSERT INTO tasks (task_id, owner_key, generation, protocol_version, tool_name, arguments, client_capabilities,
-        status, created_at, last_updated_at, poll_interval_ms, seq) VALUES ('t1', 'o', 'v2', 'p', 'x', '{}', '{}', 'working', 5, 5, 100, 1)`,
-    ).run();
+    insertWorkingTask(db);
     db.close();
     const store = openSqliteTaskStore({ path });
     try {
       expect(store.appliedMigrations).toEqual(VERSIONS.slice(5));
       expect(await store.getUnscoped('t1')).toMatchObject({ status: 'working' });
       expect(await store.listOperations({ limit: 10 })).toEqual([]);
+    } finally {
+      await store.close();
+    }
+    expect(versionsIn(path)).toEqual(VERSIONS);
+  });
+});
+
+describe('migration 9 (kill switches, issue 15)', () => {
+  it('upgrades a version-8 file in place: no switch is on, tasks keep their rows, and a switch can be set', async () => {
+    const path = join(temp.dir, 'v8.db');
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    expect(migrate(db, 0, MIGRATIONS.slice(0, 8))).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    insertWorkingTask(db);
+    db.close();
+    const store = openSqliteTaskStore({ path });
+    try {
+      expect(store.appliedMigrations).toEqual([9]);
+      expect(await store.getUnscoped('t1')).toMatchObject({ status: 'working' });
+      expect(await store.listKillSwitches()).toEqual([]);
+      await store.setKillSwitch({ scope: '*', fallback: 'reject', reason: null, setBy: 'local', setAt: 1 });
+      expect(await store.listKillSwitches()).toHaveLength(1);
     } finally {
       await store.close();
     }

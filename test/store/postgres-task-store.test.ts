@@ -306,6 +306,25 @@ describe('migrations', () => {
     }
   });
 
+  it('migration 9 (kill switches, issue 15) upgrades a version-8 database in place: no switch is on, a switch can be set', async () => {
+    const fresh = await createTestDatabase();
+    try {
+      const client = await raw(fresh.url);
+      expect(await migrate(client, POSTGRES_MIGRATIONS.slice(0, 8))).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      const store = await openPostgresTaskStore({ url: fresh.url });
+      try {
+        expect(store.appliedMigrations).toEqual([9]);
+        expect(await store.listKillSwitches()).toEqual([]);
+        await store.setKillSwitch({ scope: '*', fallback: null, reason: null, setBy: 'local', setAt: 1 });
+        expect(await store.listKillSwitches()).toEqual([{ scope: '*', fallback: null, reason: null, setBy: 'local', setAt: 1 }]);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await fresh.drop();
+    }
+  });
+
   it('a database that does not exist is a fault with the server message, not a hang', async () => {
     const error = await expectStoreError(openPostgresTaskStore({ url: withDatabase(testPostgresUrl(), 'mcp_tasks_no_such_db') }), 'fault');
     expect(error.message).toMatch(/database "mcp_tasks_no_such_db" does not exist/);

@@ -108,6 +108,10 @@ export const SETTINGS: readonly SettingLeaf[] = Object.freeze([
   { key: 'pins.sdk', kind: 'object' },
   ...['maxTtlMs', 'retentionMs'].map((name): SettingLeaf => ({ key: `pins.${name}`, kind: 'nullable-number' })),
   { key: 'pins.concurrency', kind: 'number' },
+  { key: 'rollout.fallback', kind: 'string', env: 'MCP_TASKS_KILL_SWITCH_FALLBACK', flag: '--kill-switch-fallback', attribute: 'killSwitchFallback' },
+  leaf('rollout.maxSyncMs', 'number'),
+  leaf('rollout.killSwitchRefreshMs', 'number'),
+  { key: 'rollout.canary', kind: 'object' },
   ...['owner', 'contact'].map((name): SettingLeaf => ({ key: `pins.${name}`, kind: 'string' })),
 ]);
 
@@ -129,6 +133,9 @@ const DEFAULTS: Record<string, unknown> = {
   'http.host': '127.0.0.1',
   'http.allowRemoteUnauthenticated': false,
   'worker.healthHost': '127.0.0.1',
+  'rollout.fallback': 'reject',
+  'rollout.maxSyncMs': 30_000,
+  'rollout.killSwitchRefreshMs': 500,
   ...Object.fromEntries(Object.entries(DEFAULT_LIMITS).map(([name, value]) => [`limits.${name}`, value])),
 };
 

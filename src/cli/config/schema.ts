@@ -53,6 +53,27 @@ export const PinsConfigSchema = z
   .partial()
   .strict();
 
+/** Task mode of one tool limited to a canary of owners (issue 15 item 7); the rest get the fallback. */
+export const CanaryConfigSchema = z
+  .object({
+    percent: z.number().min(0).max(100).describe('share of owners in the canary (stable: sha256 of the owner key, first 32 bits mod 10000 < percent × 100)'),
+    tenants: z.array(z.string().min(1)).describe('tenants always in the canary (the last part of the owner key issuer|subject|tenant)'),
+    fallback: z.enum(['sync', 'reject']).describe('what callers outside the canary get (default: rollout.fallback)'),
+  })
+  .partial()
+  .strict();
+
+/** Kill switch and canary (issue 15 items 6–7). */
+export const RolloutConfigSchema = z
+  .object({
+    fallback: z.enum(['sync', 'reject']).describe('default fallback of a kill switch set without one: sync (inline, where the tool may run inline) or reject (-31003) (default reject)'),
+    maxSyncMs: ms.describe('longest inline run of the sync fallback; past it the call fails with -31003 sync_timeout (default 30000)'),
+    killSwitchRefreshMs: z.number().int().min(50).max(1000).describe('how often the stored kill switch is re-read; every instance sees a change within this (default 500)'),
+    canary: z.record(z.string().min(1), CanaryConfigSchema).describe('tool name → its canary'),
+  })
+  .partial()
+  .strict();
+
 /** The configuration file and the effective configuration, one shape. */
 export const ConfigSchema = z
   .object({
@@ -130,6 +151,7 @@ export const ConfigSchema = z
       .strict()
       .optional(),
     pins: PinsConfigSchema.optional(),
+    rollout: RolloutConfigSchema.optional(),
   })
   .strict();
 

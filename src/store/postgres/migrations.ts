@@ -251,6 +251,17 @@ CREATE TABLE ${SCHEMA}.server_secret (
 );
 `;
 
+/** Version 9: the kill switch (issue 15), as SQLite's version 9. */
+const V9_KILL_SWITCHES = `
+CREATE TABLE ${SCHEMA}.kill_switches (
+  scope    text   NOT NULL PRIMARY KEY,
+  fallback text   CHECK (fallback IN ('sync', 'reject')),
+  reason   text,
+  set_by   text   NOT NULL,
+  set_at   bigint NOT NULL
+);
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
@@ -261,6 +272,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 6, name: 'process registry', sql: V6_PROCESS_REGISTRY },
   { version: 7, name: 'feed notify', sql: V7_FEED_NOTIFY },
   { version: 8, name: 'sessions and server secret', sql: V8_SESSIONS },
+  { version: 9, name: 'kill switches', sql: V9_KILL_SWITCHES },
 ]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */

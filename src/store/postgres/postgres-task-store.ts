@@ -19,6 +19,8 @@ import { serverSecretTable, sessionTable } from '../session-table.js';
 import { migrate, POSTGRES_MIGRATIONS, SCHEMA } from './migrations.js';
 import { SQL } from './sql.js';
 import { LEDGER_SQL } from './ledger-sql.js';
+import type { KillSwitchRecord } from '../../core/kill-switch.js';
+import { KILL_SWITCH_COLUMNS, killSwitchValues, toKillSwitchRecord, type KillSwitchRow } from '../kill-switch-codec.js';
 import type { AuditEntry, AuditFilter, AuditRecord, IdempotencyClaim, IdempotencyClaimResult, IdempotencyRecord, NewOperation, OperationFilter, OperationRecord, OperationSettlement } from '../../core/ledger.js';
 import { auditValues, newOperationValues, toAuditRecord, toIdempotencyRecord, toOperationRecord, type AuditRow, type IdempotencyRow, type OperationRow } from '../ledger-codec.js';
 
@@ -185,6 +187,26 @@ export class PostgresTaskStore implements TaskStore {
   async listOperations(filter: OperationFilter): Promise<OperationRecord[]> {
     const rows = await this.read<OperationRow>('list operations', LEDGER_SQL.listOperations, [filter.ownerKey ?? null, filter.taskId ?? null, filter.statuses ?? null, toLimit(filter.limit)]);
     return rows.map(toOperationRecord);
+  }
+
+  async listKillSwitches(): Promise<KillSwitchRecord[]> {
+    const rows = await this.read<KillSwitchRow>('read the kill switches', `SELECT ${KILL_SWITCH_COLUMNS} FROM ${SCHEMA}.kill_switches ORDER BY scope`, []);
+    return rows.map(toKillSwitchRecord);
+  }
+
+  async setKillSwitch(record: KillSwitchRecord): Promise<void> {
+    await this.batcher.enqueue((tx) =>
+      tx.query(
+        `INSERT INTO ${SCHEMA}.kill_switches (${KILL_SWITCH_COLUMNS}) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (scope) DO UPDATE SET fallback = EXCLUDED.fallback, reason = EXCLUDED.reason, set_by = EXCLUDED.set_by, set_at = EXCLUDED.set_at`,
+        killSwitchValues(record),
+      ),
+    );
+  }
+
+  async clearKillSwitch(scope: string): Promise<boolean> {
+    const rows = await this.batcher.enqueue((tx) => tx.query(`DELETE FROM ${SCHEMA}.kill_switches WHERE scope = $1 RETURNING 1`, [scope]));
+    return rows.length > 0;
   }
 
   async appendAudit(entries: readonly AuditEntry[]): Promise<void> {

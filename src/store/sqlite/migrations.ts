@@ -243,6 +243,20 @@ CREATE TABLE server_secret (
 ) STRICT;
 `;
 
+/**
+ * Version 9: the kill switch (issue 15): one row per switched-off scope (`*` = every tool, else a tool name). Every
+ * instance re-reads the table every few hundred ms, so a change reaches all of them within a second.
+ */
+const V9_KILL_SWITCHES = `
+CREATE TABLE kill_switches (
+  scope    TEXT    NOT NULL PRIMARY KEY,
+  fallback TEXT    CHECK (fallback IN ('sync', 'reject')),
+  reason   TEXT,
+  set_by   TEXT    NOT NULL,
+  set_at   INTEGER NOT NULL
+) STRICT;
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
@@ -253,6 +267,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 6, name: 'idempotency keys, operation ledger, audit log', sql: V6_LEDGER },
   { version: 7, name: 'process registry', sql: V7_PROCESS_REGISTRY },
   { version: 8, name: 'sessions and server secret', sql: V8_SESSIONS },
+  { version: 9, name: 'kill switches', sql: V9_KILL_SWITCHES },
 ]);
 
 /**

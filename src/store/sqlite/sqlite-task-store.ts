@@ -32,6 +32,8 @@ import {
 } from './input-requests.js';
 import { migrate, MIGRATIONS } from './migrations.js';
 import { LEDGER_SQL } from './ledger-sql.js';
+import type { KillSwitchRecord } from '../../core/kill-switch.js';
+import { KILL_SWITCH_COLUMNS, killSwitchValues, toKillSwitchRecord, type KillSwitchRow } from '../kill-switch-codec.js';
 import type { AuditEntry, AuditFilter, AuditRecord, IdempotencyClaim, IdempotencyClaimResult, IdempotencyRecord, NewOperation, OperationFilter, OperationRecord, OperationSettlement } from '../../core/ledger.js';
 import { auditValues, newOperationValues, toAuditRecord, toIdempotencyRecord, toOperationRecord, type AuditRow, type IdempotencyRow, type OperationRow } from '../ledger-codec.js';
 import { SQL, type EventRow, type InputRequestRow, type Statements, type TaskRow } from './sql.js';
@@ -210,6 +212,21 @@ export class SqliteTaskStore implements TaskStore {
       }),
     );
     return (rows as OperationRow[]).map(toOperationRecord);
+  }
+
+  async listKillSwitches(): Promise<KillSwitchRecord[]> {
+    const rows = this.read('read the kill switches', () => this.db.prepare(`SELECT ${KILL_SWITCH_COLUMNS} FROM kill_switches ORDER BY scope`).all());
+    return (rows as KillSwitchRow[]).map(toKillSwitchRecord);
+  }
+
+  setKillSwitch(record: KillSwitchRecord): Promise<void> {
+    return this.committer.enqueue(() => {
+      this.db.prepare(`INSERT OR REPLACE INTO kill_switches (${KILL_SWITCH_COLUMNS}) VALUES (?, ?, ?, ?, ?)`).run(...killSwitchValues(record));
+    });
+  }
+
+  clearKillSwitch(scope: string): Promise<boolean> {
+    return this.committer.enqueue(() => this.db.prepare('DELETE FROM kill_switches WHERE scope = ?').run(scope).changes > 0);
   }
 
   appendAudit(entries: readonly AuditEntry[]): Promise<void> {

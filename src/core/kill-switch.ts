@@ -1,0 +1,47 @@
+/**
+ * The kill switch as the store keeps it (issue 15 item 6): one row per scope, `*` for every tool or a tool's name.
+ * A row present means "on" for that scope; deleting it turns that scope off. Readers combine the rows with
+ * {@link switchFor}: a tool's own row wins over the global one, so a per-tool fallback can differ from the global.
+ */
+
+/**
+ * What a task-augmented call gets while its tool is switched off: `sync` — run inline (only tools that may run
+ * inline; bounded by the server's `maxSyncMs`), `reject` — the kill-switch error (`-31003`, `data.reason:
+ * "kill_switch"`).
+ */
+export type KillSwitchFallback = 'sync' | 'reject';
+
+/** The scope of the global switch. Tool names never equal it (tool names are `[A-Za-z0-9_.-]`). */
+export const GLOBAL_SWITCH = '*';
+
+/** One stored switch. */
+export interface KillSwitchRecord {
+  /** {@link GLOBAL_SWITCH} or a tool name. */
+  scope: string;
+  /** The fallback asked for when it was set; `null`: the server's configured default. */
+  fallback: KillSwitchFallback | null;
+  /** Why it was set (operator's text, at most 500 characters; never shown to requestors). */
+  reason: string | null;
+  /** Who set it: the admin caller's owner key, or `local` for the CLI on the store. */
+  setBy: string;
+  /** Epoch ms. */
+  setAt: number;
+}
+
+/** The kill-switch part of the task store (both backends; schema: the `kill_switches` migration). */
+export interface KillSwitchStore {
+  /** Every switch that is on, scope order. */
+  listKillSwitches(): Promise<KillSwitchRecord[]>;
+  /** Turn a scope on (insert or replace its row). */
+  setKillSwitch(record: KillSwitchRecord): Promise<void>;
+  /** Turn a scope off; `false` when it was not on. */
+  clearKillSwitch(scope: string): Promise<boolean>;
+}
+
+/** The switch that applies to `tool` among `records`: its own row, else the global one, else `undefined` (off). */
+export function switchFor(records: readonly KillSwitchRecord[], tool: string): KillSwitchRecord | undefined {
+  return records.find((record) => record.scope === tool) ?? records.find((record) => record.scope === GLOBAL_SWITCH);
+}
+
+/** Longest accepted `reason` (characters). */
+export const MAX_SWITCH_REASON_CHARS = 500;

@@ -1,0 +1,73 @@
+import { switchFor, type KillSwitchRecord, type KillSwitchStore } from '../core/kill-switch.js';
+import type { Logger } from '../core/logger.js';
+
+/** What `/readyz` and the admin API report about the kill switch. */
+export interface KillSwitchState {
+  /** `off`: no switch; `on`: the global switch; `partial`: only some tools; `unknown`: never read yet (store down). */
+  state: 'off' | 'on' | 'partial' | 'unknown';
+  switches: KillSwitchRecord[];
+  /** Epoch ms of the last successful read (`null`: none yet). */
+  readAt: number | null;
+  /** The last read's error, when it failed (the previous switches stay in force). */
+  error?: string;
+}
+
+/**
+ * This process's view of the stored kill switch: re-read every `refreshMs` (default 500 ms) on both stores alike,
+ * so a switch set by any instance or by `mcp-tasks admin kill-switch --store` reaches every instance within a
+ * second, and asked synchronously on the hot path. A failed read keeps the last known switches (a store outage
+ * neither turns a switch off nor on) and is logged once per outage.
+ */
+export class KillSwitchCache {
+  private switches: KillSwitchRecord[] = [];
+  private readAt: number | null = null;
+  private error: string | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private reading: Promise<void> | undefined;
+
+  constructor(
+    private readonly store: KillSwitchStore,
+    private readonly logger: Logger,
+    private readonly refreshMs = 500,
+  ) {}
+
+  /** Read now and then every `refreshMs`; resolves after the first read (failed or not). */
+  async start(): Promise<void> {
+    await this.refresh();
+    this.timer = setInterval(() => void this.refresh(), this.refreshMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** Re-read the store now (also after this process changed a switch, so its own answer is current at once). */
+  refresh(): Promise<void> {
+    this.reading ??= this.store
+      .listKillSwitches()
+      .then((switches) => {
+        if (this.error !== undefined) this.logger.info({}, 'kill switch readable again');
+        this.switches = switches;
+        this.readAt = Date.now();
+        this.error = undefined;
+      })
+      .catch((error: unknown) => {
+        const message = error instanceof Error ? error.message : String(error);
+        if (this.error === undefined) this.logger.warn({ err: error }, 'kill switch not readable; keeping the last known switches');
+        this.error = message;
+      })
+      .finally(() => (this.reading = undefined));
+    return this.reading;
+  }
+
+  /** The switch in force for `tool` (its own, else the global one), or `undefined` when task mode is on. */
+  switchFor(tool: string): KillSwitchRecord | undefined {
+    return switchFor(this.switches, tool);
+  }
+
+  state(): KillSwitchState {
+    const state = this.readAt === null ? 'unknown' : this.switches.length === 0 ? 'off' : this.switches.some((row) => row.scope === '*') ? 'on' : 'partial';
+    return { state, switches: [...this.switches], readAt: this.readAt, ...(this.error === undefined ? {} : { error: this.error }) };
+  }
+}
