@@ -11,7 +11,8 @@ import type { Viewer } from '../service/viewer.js';
 import { appShell, CONTENT_SECURITY_POLICY, loginPage } from './pages.js';
 import { cookieValue, DashboardSessions, processCsrfToken, sameToken, SESSION_COOKIE } from './sessions.js';
 import { DashboardUnavailableError, type ViewerVerifier } from './verifier.js';
-import { pageOf, summaryOf } from './views.js';
+import { operationOf, pageOf, reconcileViewOf, summaryOf } from './views.js';
+import type { OperationStatus } from '../core/ledger.js';
 
 /** Options of {@link createDashboard}. */
 export interface DashboardOptions {
@@ -43,6 +44,9 @@ export interface Dashboard {
 
 const PAGE_SIZE_MAX = 200;
 const STATUSES: readonly TaskStatus[] = ['working', 'input_required', 'completed', 'failed', 'cancelled'];
+const OPERATION_STATUSES: readonly OperationStatus[] = ['pending', 'confirmed', 'failed', 'unknown'];
+/** Most ledger rows the operations view lists. */
+const OPERATIONS_MAX = 500;
 /** Largest body of a dashboard POST (a token, an answer form). */
 const MAX_BODY_BYTES = 64 * 1024;
 const DEFAULT_ASSETS = resolve(dirname(fileURLToPath(import.meta.url)), '../../dist/dashboard/assets');
@@ -178,11 +182,20 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     }
     if (path === '/tasks' && request.method === 'GET') return sendJson(response, 200, await list(viewer, url.searchParams));
     if (path === '/events' && request.method === 'GET') return events(viewer, response);
+    if (path === '/overview' && request.method === 'GET') return sendJson(response, 200, await options.service.overviewFor(viewer));
+    if (path === '/operations' && request.method === 'GET') return sendJson(response, 200, await operations(viewer, url.searchParams));
+    const reconcile = /^\/operations\/([A-Za-z0-9_-]{1,64})\/reconcile$/.exec(path);
+    if (reconcile && request.method === 'POST') {
+      const report = await options.service.reconcileFor(viewer, reconcile[1] as string);
+      if (!report) throw new HttpError(404, 'Operation not found');
+      options.logger.info({ owner: viewer.ownerKey, operationId: report.operation.operationId, verdict: report.verdict.status, changed: report.changed }, 'dashboard reconcile');
+      return sendJson(response, 200, reconcileViewOf(report, viewer));
+    }
     const match = /^\/tasks\/([A-Za-z0-9_-]{1,64})(\/cancel|\/answer)?$/.exec(path);
     if (!match) throw new HttpError(404, 'Not found');
     const taskId = match[1] as string;
     const action = match[2];
-    if (action === undefined && request.method === 'GET') return sendJson(response, 200, pageOf(await options.service.inspect(viewer, taskId)));
+    if (action === undefined && request.method === 'GET') return sendJson(response, 200, pageOf(await options.service.inspect(viewer, taskId), viewer));
     if (action === '/cancel' && request.method === 'POST') {
       const { cancelled, task } = await options.service.cancelFor(viewer, taskId);
       return sendJson(response, 200, { cancelled, task: summaryOf(task) });
@@ -229,6 +242,15 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     return { tasks: page.tasks.map(summaryOf), nextBefore: page.nextBeforeSeq ?? null };
   }
 
+  /** `?status=unknown,pending` (default: `unknown`, the rows an operator must decide) or `?status=all`. */
+  async function operations(viewer: Viewer, params: URLSearchParams): Promise<unknown> {
+    const raw = params.get('status') ?? 'unknown';
+    const statuses = raw === 'all' ? undefined : raw.split(',').filter((value) => value !== '');
+    for (const status of statuses ?? []) if (!(OPERATION_STATUSES as readonly string[]).includes(status)) throw new HttpError(400, `status must be all or a list of ${OPERATION_STATUSES.join(', ')}`);
+    const rows = await options.service.operationsFor(viewer, { ...(statuses && statuses.length > 0 ? { statuses: statuses as OperationStatus[] } : {}), limit: OPERATIONS_MAX });
+    return { operations: rows.map((row) => operationOf(row.operation, row.mayReconcile)) };
+  }
+
   async function events(viewer: Viewer, response: ServerResponse): Promise<void> {
     response.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
     response.write('retry: 2000\n\n');
@@ -267,7 +289,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       }
       if (request.method !== 'GET') throw new HttpError(405, 'Method not allowed');
       if (!who) return void response.writeHead(303, { location: '/dashboard/login', 'cache-control': 'no-store' }).end();
-      if (url.pathname === '/dashboard' || url.pathname === '/dashboard/' || /^\/dashboard\/tasks\/[^/]+$/.test(url.pathname)) {
+      if (url.pathname === '/dashboard' || url.pathname === '/dashboard/' || url.pathname === '/dashboard/operations' || url.pathname === '/dashboard/overview' || /^\/dashboard\/tasks\/[^/]+$/.test(url.pathname)) {
         return send(response, 200, 'text/html; charset=utf-8', appShell());
       }
       throw new HttpError(404, 'Not found');

@@ -38,7 +38,7 @@ export function appShell(): string {
   return documentOf(
     'mcp-tasks dashboard',
     `<a class="skip" href="#main">Skip to content</a>
-<header class="top"><a class="brand" href="/dashboard">mcp-tasks</a><span id="who" class="who"></span><span id="live" class="live" role="status" aria-live="polite"></span><button id="logout" type="button" hidden>Sign out</button></header>
+<header class="top"><a class="brand" href="/dashboard">mcp-tasks</a><nav class="views" aria-label="Views"><a href="/dashboard">Tasks</a><a href="/dashboard/operations">Operations</a><a href="/dashboard/overview">Overview</a></nav><span id="who" class="who"></span><span id="live" class="live" role="status" aria-live="polite"></span><button id="logout" type="button" hidden>Sign out</button></header>
 <main id="main" tabindex="-1"><p>Loading…</p><noscript>The dashboard needs JavaScript.</noscript></main>`,
     true,
   );
