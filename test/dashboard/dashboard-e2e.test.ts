@@ -6,15 +6,14 @@ import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { cliRunner, ensureBuilt, MAIN } from '../cli/support.js';
-import { ensureDashboardBuilt, launchChromium } from '../helpers/browser.js';
+import { axeSerious, ensureDashboardBuilt, launchChromium } from '../helpers/browser.js';
 import { createTestDatabase } from '../helpers/postgres.js';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const FIXTURE = resolve(import.meta.dirname, '../fixtures/dashboard-tools.mjs');
-const AXE = resolve(import.meta.dirname, '../../node_modules/axe-core/axe.min.js');
 const ALICE = 'alice-token-0123456789abcdef';
 const BOB = 'bob-token-0123456789abcdefgh';
 
@@ -46,13 +45,6 @@ describe('dashboard in a real browser (issue 16)', () => {
     await page.waitForURL(`${base}/dashboard`);
     await page.close();
     return context;
-  }
-
-  async function axeSerious(page: Page): Promise<unknown[]> {
-    // evaluate() runs outside the page's CSP (which rightly refuses an injected inline script).
-    await page.evaluate(readFileSync(AXE, 'utf8'));
-    const violations = (await page.evaluate(async () => (await (globalThis as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> } }).axe.run()).violations)) as Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }>;
-    return violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical').map((violation) => ({ id: violation.id, impact: violation.impact, targets: violation.nodes.map((node) => node.target) }));
   }
 
   beforeAll(async () => {
