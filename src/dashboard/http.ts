@@ -8,7 +8,7 @@ import type { TaskStatus } from '../core/task.js';
 import { ErrorCode } from '../protocol/constants.js';
 import type { TaskService } from '../service/task-service.js';
 import type { Viewer } from '../service/viewer.js';
-import { OidcSignIn, SIGN_IN_COOKIE, SignInError, SignInUnavailableError } from './oidc-sign-in.js';
+import { SIGN_IN_COOKIE, SignInError, SignInUnavailableError, type OidcSignIn } from './oidc-sign-in.js';
 import { appShell, CONTENT_SECURITY_POLICY, loginPage, signedInPage } from './pages.js';
 import { cookieValue, DashboardSessions, processCsrfToken, sameToken, SESSION_COOKIE } from './sessions.js';
 import { DashboardUnavailableError, type ViewerVerifier } from './verifier.js';
