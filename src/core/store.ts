@@ -1,4 +1,5 @@
 import type { LedgerStore } from './ledger.js';
+import type { NewProcessEntry, ProcessRecord, RegisterProcessResult } from './process-record.js';
 import type {
   InputRequestRecord,
   JsonObject,
@@ -9,6 +10,7 @@ import type {
   TaskRecord,
   TaskStatus,
 } from './task.js';
+import type { ServerSecretStore, SessionStore } from './session-store.js';
 
 /**
  * Kinds of rows in the append-only `task_events` log. Every change a requestor can observe (creation, status,
@@ -132,6 +134,9 @@ export type TaskEventListener = (event: TaskEvent) => void;
  * `fault`; the server maps them to JSON-RPC errors in one place); a condition that does not hold is reported by the
  * return value (`undefined` / `false` / `[]`), never by an exception.
  */
+/** Told that events were committed elsewhere; `lastSeq` is the feed's last seq after that commit, if known. */
+export type CommitWatcher = (lastSeq: number | undefined) => void;
+
 export interface TaskStore extends LedgerStore {
   /**
    * Insert a task with status `working` (and its `steps`, if any) and append its `created` event; with `startNow`,
@@ -230,6 +235,34 @@ export interface TaskStore extends LedgerStore {
   claimLapsed(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]>;
 
   /**
+   * Register a process under `entry.instanceId` with a heartbeat lapsing `ttlMs` from the store's now. Refused
+   * (`registered: false`, nothing written) while another token holds the id with a live heartbeat, unless that
+   * token is `replaceToken` (the caller established that its process is gone). Port addition (issue 11 item 6).
+   */
+  registerProcess(entry: NewProcessEntry, ttlMs: number, replaceToken?: string): Promise<RegisterProcessResult>;
+
+  /** Renew the heartbeat of `instanceId` while `token` holds it; `false` when another token (or nobody) does. */
+  heartbeatProcess(instanceId: string, token: string, ttlMs: number): Promise<boolean>;
+
+  /** Remove the registration of `instanceId` if `token` holds it (a clean stop). */
+  deregisterProcess(instanceId: string, token: string): Promise<void>;
+
+  /** Every registered process, by instance id, `live` judged on the store's clock. */
+  listProcesses(): Promise<ProcessRecord[]>;
+
+  /**
+   * Make every lease `leaseOwner` holds on a `working` task lapse now (a `released` event each, which wakes other
+   * workers' recovery): the takeover of a process restarted under the same id. Returns the task ids.
+   */
+  releaseLeasesOf(leaseOwner: string): Promise<string[]>;
+
+  /**
+   * Delete the registrations whose heartbeat lapsed and release every lease their processes hold, in one
+   * transaction (as {@link releaseLeasesOf}). Returns the instance ids reaped and the tasks released.
+   */
+  reapLapsedProcesses(): Promise<{ instanceIds: string[]; taskIds: string[] }>;
+
+  /**
    * Park a running task for input: insert `requests` as `pending` and move `working → input_required` in one
    * transaction, only while `leaseOwner` holds the lease. The lease is cleared (a parked task holds none and
    * recovery skips it) and the run that parked is not counted in `attempt` (`attempt -= 1`), since asking for
@@ -325,6 +358,21 @@ export interface TaskStore extends LedgerStore {
 
   /** Subscribe to events committed by this store instance; returns an unsubscribe function. */
   onEvent(listener: TaskEventListener): () => void;
+
+  /**
+   * Optional push of commits made by *other* processes (PostgreSQL: `LISTEN mcp_tasks_feed`): `wake` is called
+   * soon after any commit that appended events, with the feed's last seq after it when known. Best effort — a
+   * backend may miss notifications while reconnecting (it then calls `wake(undefined)`), so a reader keeps polling
+   * `readEventsAfter` as the fallback. Absent (SQLite): readers poll only.
+   * @returns the function that stops watching.
+   */
+  watchCommits?(wake: CommitWatcher): () => Promise<void>;
+
+  /** The v1 sessions kept next to the tasks, so any instance serves any session (issue 11 item 5). */
+  readonly sessions: SessionStore;
+
+  /** The record by which the instances of this store agree on one server secret. */
+  readonly serverSecret: ServerSecretStore;
 
   /**
    * The schema version the database has (`applied`, read from it now, so this also proves it answers) and the one

@@ -94,6 +94,7 @@ export function createExecutionParts(input: {
       runtimeLimitMs: limits.runtimeLimitMs,
       maxAttempts: limits.maxAttempts,
       confinement: input.confinement,
+      abortGraceMs: limits.abortGraceMs,
     },
     clock: input.clock,
     logger: input.logger,

@@ -90,7 +90,7 @@ export class FastPath {
 
   private async legacy(request: IncomingMessage & { auth?: AuthInfo }, response: ServerResponse, body: PlainRequest, ownerKey: string, sessionId: string): Promise<boolean> {
     if (body.method !== 'tasks/get' && body.method !== 'tasks/result' && body.method !== 'tools/call') return false;
-    const server = this.sessions.lookup(sessionId, ownerKey);
+    const server = await this.sessions.lookup(sessionId, ownerKey, (request as { auth?: AuthInfo }).auth);
     if (!server) return false;
     const version = request.headers['mcp-protocol-version'];
     if (server.getNegotiatedProtocolVersion() !== V1_PROTOCOL_VERSION || (version !== undefined && version !== V1_PROTOCOL_VERSION)) return false;

@@ -3,14 +3,19 @@ import type { Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { StoreError } from '../../core/store-error.js';
 import { checkInputRequests, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys } from '../../core/store-rules.js';
-import { MAX_TOOL_STATE_KEYS, type TaskBrowseQuery, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
+import { MAX_TOOL_STATE_KEYS, type CommitWatcher, type TaskBrowseQuery, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
 import type { InputRequestRecord, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord } from '../../core/task.js';
 import { outcomeBody, RowCodec, toEvent, toOutcome, type EventRow, type InputRequestRow, type TaskRow } from '../codec.js';
 import type { FieldCipher } from '../field-cipher.js';
+import { toProcess, type ProcessRow } from '../process-row.js';
+import type { NewProcessEntry, ProcessRecord, RegisterProcessResult } from '../../core/process-record.js';
 import { PostgresBatcher, type BatchTx, type MergedWork, type PostgresBatchStats, type Query, type Settled, type StagedEvent } from './batch.js';
 import { createPool, sqlState, toStoreError, type PostgresConnectionOptions } from './connection.js';
+import { listenForCommits } from './feed-listener.js';
 import { applyAnswers, parkForInput } from './input-requests.js';
+import type { ServerSecretStore, SessionStore } from '../../core/session-store.js';
+import { serverSecretTable, sessionTable } from '../session-table.js';
 import { migrate, POSTGRES_MIGRATIONS, SCHEMA } from './migrations.js';
 import { SQL } from './sql.js';
 import { LEDGER_SQL } from './ledger-sql.js';
@@ -60,6 +65,11 @@ export class PostgresTaskStore implements TaskStore {
   /** The insert parameters of each create, made once (a batch retried after a deadlock, or settled later, reuses them). */
   private readonly params = new WeakMap<NewTask, ReturnType<RowCodec['newTaskParams']>>();
   private closing: Promise<void> | undefined;
+  private readonly watchers = new Set<() => Promise<void>>();
+  /** v1 sessions in `mcp_tasks.sessions` (see {@link SessionStore}); single statements on the pool. */
+  readonly sessions: SessionStore = sessionTable((action, sql, params) => this.read(action, sql, params), `${SCHEMA}.sessions`, (n) => `$${n}`);
+  /** The server-secret record of this database (see {@link ServerSecretStore}). */
+  readonly serverSecret: ServerSecretStore = serverSecretTable((action, sql, params) => this.read(action, sql, params), `${SCHEMA}.server_secret`, (n) => `$${n}`);
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -68,6 +78,7 @@ export class PostgresTaskStore implements TaskStore {
     appliedMigrations: number[],
     options: { maxBatch: number; maxInFlight: number },
     private readonly codec: RowCodec,
+    private readonly connection: PostgresConnectionOptions,
   ) {
     this.appliedMigrations = Object.freeze(appliedMigrations);
     this.listeners = new TaskEventListeners(logger);
@@ -103,7 +114,7 @@ export class PostgresTaskStore implements TaskStore {
       return new PostgresTaskStore(pool, options.clock, logger, applied, {
         maxBatch: Math.max(1, Math.floor(options.maxBatchSize ?? 256)),
         maxInFlight: Math.max(1, Math.floor(options.maxInFlightBatches ?? 2)),
-      }, new RowCodec(options.encryption));
+      }, new RowCodec(options.encryption), options);
     } catch (error) {
       await pool.end().catch(() => undefined);
       throw toStoreError(error, 'open');
@@ -342,6 +353,52 @@ export class PostgresTaskStore implements TaskStore {
     return taskIds.filter((id) => ids.has(id));
   }
 
+  /** See {@link TaskStore.registerProcess}: the id's row locked while it is judged, on the database clock. */
+  async registerProcess(entry: NewProcessEntry, ttlMs: number, replaceToken?: string): Promise<RegisterProcessResult> {
+    const params = [entry.instanceId, entry.role, entry.token, entry.host, entry.pid, entry.settingsDigest, this.clockNow(), ttlMs];
+    return this.batcher.enqueue(async (tx): Promise<RegisterProcessResult> => {
+      if ((await tx.query(SQL.insertProcess, params)).length > 0) return { registered: true, previous: undefined };
+      const [row] = await tx.query<ProcessRow & { store_now: number }>(SQL.lockProcess, [entry.instanceId, this.clockNow()]);
+      const previous = row ? toProcess(row, row.store_now) : undefined;
+      if (previous?.live && previous.token !== entry.token && previous.token !== replaceToken) return { registered: false, holder: previous };
+      await tx.query(previous ? SQL.replaceProcess : SQL.insertProcess, params);
+      return { registered: true, previous };
+    });
+  }
+
+  async heartbeatProcess(instanceId: string, token: string, ttlMs: number): Promise<boolean> {
+    const rows = await this.batcher.enqueue((tx) => tx.query(SQL.heartbeatProcess, [instanceId, token, this.clockNow(), ttlMs]));
+    return rows.length > 0;
+  }
+
+  async deregisterProcess(instanceId: string, token: string): Promise<void> {
+    await this.batcher.enqueue((tx) => tx.query(SQL.deleteProcess, [instanceId, token]));
+  }
+
+  async listProcesses(): Promise<ProcessRecord[]> {
+    return (await this.read<ProcessRow & { store_now: number }>('list processes', SQL.listProcesses, [this.clockNow()])).map((row) => toProcess(row, row.store_now));
+  }
+
+  /** See {@link TaskStore.releaseLeasesOf}: lapsed on the database clock, one `released` event each. */
+  async releaseLeasesOf(leaseOwner: string): Promise<string[]> {
+    return this.batcher.enqueue((tx) => this.releaseAllOf(tx, leaseOwner));
+  }
+
+  async reapLapsedProcesses(): Promise<{ instanceIds: string[]; taskIds: string[] }> {
+    return this.batcher.enqueue(async (tx) => {
+      const instanceIds = (await tx.query<{ instance_id: string }>(SQL.reapProcesses, [this.clockNow()])).map((row) => row.instance_id).sort();
+      const taskIds: string[] = [];
+      for (const instanceId of instanceIds) taskIds.push(...(await this.releaseAllOf(tx, instanceId)));
+      return { instanceIds, taskIds };
+    });
+  }
+
+  private async releaseAllOf(tx: BatchTx, leaseOwner: string): Promise<string[]> {
+    const rows = await tx.query<{ task_id: string; store_now: number }>(SQL.releaseLeasesOf, [leaseOwner, this.clockNow()]);
+    for (const row of rows) tx.append(row.task_id, 'released', 'working', row.store_now, { leaseOwner });
+    return rows.map((row) => row.task_id);
+  }
+
   /** See {@link TaskStore.compact}: nothing to do, autovacuum reclaims dead rows on its own. */
   async compact(): Promise<void> {}
 
@@ -408,9 +465,32 @@ export class PostgresTaskStore implements TaskStore {
     return this.listeners.add(listener);
   }
 
+  /**
+   * Wake-ups for commits of any process on this database over one dedicated `LISTEN mcp_tasks_feed` connection
+   * (`application_name` `<applicationName>-listen`), reconnecting with backoff; see {@link listenForCommits}.
+   */
+  watchCommits(wake: CommitWatcher): () => Promise<void> {
+    const stop = listenForCommits(
+      {
+        url: this.connection.url,
+        connectTimeoutMs: Math.max(1, Math.floor(this.connection.connectTimeoutMs ?? 5_000)),
+        applicationName: `${this.connection.applicationName ?? 'mcp-tasks'}-listen`,
+        logger: this.logger,
+      },
+      wake,
+    );
+    const unwatch = async (): Promise<void> => {
+      this.watchers.delete(unwatch);
+      await stop();
+    };
+    this.watchers.add(unwatch);
+    return unwatch;
+  }
+
   /** Commit every queued write, then close the pool. Later calls return the same promise. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      await Promise.all([...this.watchers].map((unwatch) => unwatch()));
       await this.batcher.drain();
       this.batcher.close();
       this.listeners.clear();

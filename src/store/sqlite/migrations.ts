@@ -202,6 +202,47 @@ CREATE TABLE audit_log (
 CREATE INDEX audit_by_time ON audit_log (at);
 `;
 
+/**
+ * The process registry (issue 11 item 6): one row per registered API or worker process, its heartbeat judged on the
+ * store's clock. A process whose heartbeat lapsed is reaped with its leases.
+ */
+const V7_PROCESS_REGISTRY = `
+CREATE TABLE processes (
+  instance_id     TEXT    NOT NULL PRIMARY KEY,
+  role            TEXT    NOT NULL CHECK (role IN ('serve', 'api', 'worker')),
+  token           TEXT    NOT NULL,
+  host            TEXT    NOT NULL,
+  pid             INTEGER NOT NULL,
+  settings_digest TEXT    NOT NULL,
+  started_at      INTEGER NOT NULL,
+  heartbeat_at    INTEGER NOT NULL,
+  expires_at      INTEGER NOT NULL
+) STRICT;
+`;
+
+/** v1 sessions shared by every process on the file (issue 11 item 5); see `core/session-store.ts`. */
+const V8_SESSIONS = `
+CREATE TABLE sessions (
+  session_id       TEXT    NOT NULL PRIMARY KEY,
+  owner_key        TEXT    NOT NULL,
+  protocol_version TEXT    NOT NULL,
+  initialize       TEXT    NOT NULL,
+  created_at       INTEGER NOT NULL,
+  last_seen_at     INTEGER NOT NULL
+) STRICT;
+CREATE INDEX sessions_by_last_seen ON sessions (last_seen_at);
+
+-- One row: how the instances of this store agree on the server secret (see server/signing-key.ts).
+CREATE TABLE server_secret (
+  id         INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
+  mode       TEXT NOT NULL CHECK (mode IN ('verifier', 'kept')),
+  salt       TEXT,
+  verifier   TEXT,
+  secret     TEXT,
+  created_at INTEGER NOT NULL
+) STRICT;
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
@@ -210,6 +251,8 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 4, name: 'tool state', sql: V4_TOOL_STATE },
   { version: 5, name: 'timeline index', sql: V5_TIMELINE_INDEX },
   { version: 6, name: 'idempotency keys, operation ledger, audit log', sql: V6_LEDGER },
+  { version: 7, name: 'process registry', sql: V7_PROCESS_REGISTRY },
+  { version: 8, name: 'sessions and server secret', sql: V8_SESSIONS },
 ]);
 
 /**
