@@ -204,7 +204,7 @@ describe('dashboard in a real browser (issue 16)', () => {
     await page.waitForURL(`${base}/dashboard/operations`);
     const row = page.locator('tr[data-operation-id]', { has: page.locator(`a[href="/dashboard/tasks/${taskId}"]`) });
     // The list reloads on the task's events: the row appears once the tool's operation is settled as unknown.
-    await expect.poll(async () => (await page.reload(), await row.count()), { timeout: 15_000, intervals: [300] }).toBe(1);
+    await expect.poll(async () => (await page.reload(), await row.count()), { timeout: 15_000, interval: 300 }).toBe(1);
     expect(await row.locator('.outcome').textContent()).toContain('unknown');
     const operationId = (await row.getAttribute('data-operation-id')) as string;
     expect(await axeSerious(page)).toEqual([]);
