@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { ANONYMOUS_OWNER_KEY } from '../core/owner.js';
 import { createDashboard, type Dashboard } from '../dashboard/http.js';
+import { discoverAuthorizationServer } from '../auth/discovery.js';
 import { OidcSignIn } from '../dashboard/oidc-sign-in.js';
 import { viewerVerifier } from '../dashboard/verifier.js';
 import { TASK_SCOPES } from '../protocol/scopes.js';
@@ -186,6 +187,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
         ? {
             oidc: new OidcSignIn({
               issuer: auth.oauth.issuer,
+              discover: (issuer) => discoverAuthorizationServer(issuer),
               clientId: dashboardOptions.clientId,
               resource: auth.oauth.resource.href,
               ...(dashboardOptions.scopes === undefined ? {} : { scopes: dashboardOptions.scopes }),

@@ -1,6 +1,15 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
-import { discoverAuthorizationServer, type AuthorizationServerMetadata } from '../auth/discovery.js';
+
+/** What the sign-in reads of the issuer's metadata (RFC 8414 / OpenID Connect Discovery). */
+export interface IssuerMetadata {
+  issuer: string;
+  jwks_uri: string;
+  authorization_endpoint?: unknown;
+  token_endpoint?: unknown;
+  code_challenge_methods_supported?: unknown;
+  [field: string]: unknown;
+}
 
 /** How the dashboard signs people in against the server's JWT issuer (authorization-code flow with PKCE). */
 export interface OidcSignInOptions {
@@ -14,6 +23,11 @@ export interface OidcSignInOptions {
   scopes?: string;
   /** Where the issuer sends the browser back; must be registered for the client. @defaultValue `<origin of the request>/dashboard/callback` */
   redirectUri?: string;
+  /**
+   * Fetch and check the issuer's metadata (the CLI passes `auth/discovery.ts`, the server's one discovery).
+   * @throws Error when the issuer cannot be reached or its metadata is unusable.
+   */
+  discover: (issuer: string) => Promise<IssuerMetadata>;
   /** Longest a sign-in may take from the redirect to the callback (ms). @defaultValue 10 min */
   pendingTtlMs?: number;
 }
@@ -62,7 +76,7 @@ function same(a: string, b: string): boolean {
  */
 export class OidcSignIn {
   private readonly pending = new Map<string, PendingSignIn>();
-  private metadata: Promise<AuthorizationServerMetadata> | undefined;
+  private metadata: Promise<IssuerMetadata> | undefined;
   private keys: ReturnType<typeof createRemoteJWKSet> | undefined;
   private readonly scope: string;
 
@@ -72,8 +86,8 @@ export class OidcSignIn {
   }
 
   /** The issuer's endpoints (discovered once; a failed discovery is tried again next time). */
-  private async discovered(): Promise<AuthorizationServerMetadata> {
-    this.metadata ??= discoverAuthorizationServer(this.options.issuer).catch((error: unknown) => {
+  private async discovered(): Promise<IssuerMetadata> {
+    this.metadata ??= this.options.discover(this.options.issuer).catch((error: unknown) => {
       this.metadata = undefined;
       throw new SignInUnavailableError(error instanceof Error ? error.message : String(error));
     });

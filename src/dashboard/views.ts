@@ -1,7 +1,7 @@
 import type { OperationRecord } from '../core/ledger.js';
 import type { TaskEvent } from '../core/store.js';
 import type { InputRequestRecord, JsonObject, JsonValue, TaskRecord } from '../core/task.js';
-import type { ReconcileReport } from '../ledger/operations.js';
+import type { ReconcileReport } from '../service/viewer-operations.js';
 import type { TaskInspection } from '../service/task-service.js';
 import { viewerMayReconcile, type Viewer } from '../service/viewer.js';
 

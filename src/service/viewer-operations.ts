@@ -6,6 +6,8 @@ import type { ToolRegistry } from '../core/tool-registry.js';
 import { ErrorCode } from '../protocol/constants.js';
 import { operationEntry, appendAudit } from '../ledger/audit.js';
 import { reconcileStored, type ReconcileReport } from '../ledger/operations.js';
+
+export type { ReconcileReport };
 import { viewerMayReconcile, viewerSees, type Viewer } from './viewer.js';
 
 /** Which ledger rows a viewer's operations view asks for (the owner is set from the viewer, never taken from it). */
