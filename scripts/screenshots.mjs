@@ -1,7 +1,8 @@
 // `npm run screenshots`: start a real `mcp-tasks serve --dashboard` on a free port (temp data dir, the dashboard
 // test tools plus the built-ins), create a few tasks with the real CLI — one running with progress, one waiting
 // for an approval, one finished analyze_logs run over a generated corpus — and let headless Debian Chromium
-// (playwright-core, /usr/bin/chromium) capture the list and two task pages into docs/.
+// (playwright-core, /usr/bin/chromium) capture the list, two task pages, the operations view (a payment whose
+// outcome is unknown, one reconciled) and the overview's charts into docs/.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -47,6 +48,10 @@ try {
   call('slow_steps', { steps: 3, stepMs: 100, log: join(temp, 'tool.log') }, '2025-11-25');
   const approval = call('approve_change', { change: 'rotate the signing keys of billing-api' });
   call('slow_steps', { steps: 600, stepMs: 200, log: join(temp, 'tool.log'), note: 'nightly export' });
+  const bank = join(temp, 'bank.txt');
+  writeFileSync(bank, '');
+  const paid = call('record_payment', { ledger: bank, amount: 120 });
+  call('record_payment', { ledger: bank, amount: 75 });
   const page = await (await browser.newContext({ viewport: { width: 1360, height: 760 } })).newPage();
   await page.goto(`${base}/dashboard/login`);
   await page.getByLabel('Bearer token').fill(token);
@@ -60,7 +65,23 @@ try {
   await page.goto(`${base}/dashboard/tasks/${analysis}`);
   await page.locator('h1 .badge', { hasText: 'completed' }).waitFor({ timeout: 60_000 });
   await page.screenshot({ path: join(root, 'docs/dashboard-task-result.png') });
-  console.log('wrote docs/dashboard-list.png, docs/dashboard-task-input.png, docs/dashboard-task-result.png');
+  // Operations: reconcile the first payment after the "bank" has its record; the second stays unknown.
+  await page.goto(`${base}/dashboard/operations?status=all`);
+  const paidRow = page.locator('tr[data-operation-id]', { has: page.locator(`a[href="/dashboard/tasks/${paid}"]`) });
+  for (let i = 0; (await paidRow.count()) === 0; i += 1) {
+    if (i > 100) throw new Error('the payment operation did not appear');
+    await page.waitForTimeout(200);
+    await page.reload();
+  }
+  writeFileSync(bank, `${await paidRow.getAttribute('data-operation-id')} PAY-20261202-0042\n`);
+  await paidRow.getByRole('button', { name: /Reconcile/ }).click();
+  await page.locator('#reconcile-status', { hasText: 'confirmed' }).waitFor();
+  await page.screenshot({ path: join(root, 'docs/dashboard-operations.png'), fullPage: true });
+  await page.goto(`${base}/dashboard/overview`);
+  await page.locator('#chart-timing').waitFor();
+  await page.waitForTimeout(500);
+  await page.screenshot({ path: join(root, 'docs/dashboard-overview.png'), fullPage: true });
+  console.log('wrote docs/dashboard-list.png, docs/dashboard-task-input.png, docs/dashboard-task-result.png, docs/dashboard-operations.png, docs/dashboard-overview.png');
 } finally {
   await browser.close();
   server.kill('SIGTERM');

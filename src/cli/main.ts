@@ -130,6 +130,11 @@ withServeAuthOptions(withSharedOptions(program.command('serve')))
   .option('--allowed-hosts <hosts>', 'Host/Origin allow-list for a non-loopback bind (comma separated)')
   .option('--task-fallback-tools', 'for 2025-era clients that declare no tasks capability: task-required tools answer with a task id, followed through get_task_status / get_task_result / cancel_task')
   .option('--dashboard', 'also serve the web dashboard at /dashboard on the same port (same authentication)')
+  .option('--dashboard-client-id <id>', 'auth jwt: the dashboard signs in at the issuer as this public client (authorization code + PKCE)')
+  .option('--dashboard-scopes <scopes>', 'auth jwt: scopes the dashboard sign-in asks for (default "tasks:read tasks:cancel tasks:answer")')
+  .option('--dashboard-redirect-uri <url>', 'auth jwt: redirect URI registered for the client (default <origin>/dashboard/callback)')
+  .option('--dashboard-secure-cookie', 'mark the dashboard session cookie Secure (behind TLS)')
+  .option('--dashboard-session-ttl-ms <ms>', 'dashboard session lifetime (default 28800000)')
   .action(async (options: { stdio?: boolean; worker: boolean; allowUnpinned?: boolean }, command: Command) =>
     (await import('./serve.js')).serve(configOf(command), { worker: options.worker, ...(options.stdio ? { stdio: true } : {}), ...(options.allowUnpinned ? { allowUnpinned: true } : {}) }),
   );

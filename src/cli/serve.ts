@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { ANONYMOUS_OWNER_KEY } from '../core/owner.js';
 import { createDashboard, type Dashboard } from '../dashboard/http.js';
+import { discoverAuthorizationServer } from '../auth/discovery.js';
+import { OidcSignIn } from '../dashboard/oidc-sign-in.js';
 import { viewerVerifier } from '../dashboard/verifier.js';
 import { TASK_SCOPES } from '../protocol/scopes.js';
 import { createTasksServer } from '../server/create-tasks-server.js';
@@ -86,6 +88,11 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     throw new UsageError(`--tool-scope names no served tool: ${unscoped.join(', ')} (tools: ${tools.map((tool) => tool.name).join(', ')})`);
   }
   const hostList = options.allowedHosts?.includes('*') ? null : options.allowedHosts;
+  const dashboardOptions = resolved.config.dashboardOptions ?? {};
+  if (dashboardOptions.clientId !== undefined && !auth.oauth) {
+    auth.close();
+    throw new UsageError('--dashboard-client-id (dashboardOptions.clientId) signs in at the JWT issuer: it needs --auth jwt');
+  }
 
   // The port is bound before the store exists (so a busy port fails first); the few requests that could arrive in
   // the milliseconds before the server is ready are told to retry.
@@ -193,6 +200,21 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     dashboard = createDashboard({
       service: server.service,
       ...(auth.authenticator ? { verify: viewerVerifier(auth.authenticator) } : {}),
+      ...(auth.oauth && dashboardOptions.clientId !== undefined
+        ? {
+            oidc: new OidcSignIn({
+              issuer: auth.oauth.issuer,
+              discover: (issuer) => discoverAuthorizationServer(issuer),
+              clientId: dashboardOptions.clientId,
+              resource: auth.oauth.resource.href,
+              ...(dashboardOptions.scopes === undefined ? {} : { scopes: dashboardOptions.scopes }),
+              ...(dashboardOptions.redirectUri === undefined ? {} : { redirectUri: dashboardOptions.redirectUri }),
+            }),
+            issuerName: auth.oauth.issuer,
+          }
+        : {}),
+      ...(dashboardOptions.secureCookie === undefined ? {} : { secureCookie: dashboardOptions.secureCookie }),
+      ...(dashboardOptions.sessionTtlMs === undefined ? {} : { sessionTtlMs: dashboardOptions.sessionTtlMs }),
       anonymous: { ownerKey: ANONYMOUS_OWNER_KEY, scopes: TASK_SCOPES },
       allowedHosts: loopback ? ['localhost', '127.0.0.1', '[::1]'] : (hostList ?? null),
       logger,

@@ -8,16 +8,25 @@ import type { TaskStatus } from '../core/task.js';
 import { ErrorCode } from '../protocol/constants.js';
 import type { TaskService } from '../service/task-service.js';
 import type { Viewer } from '../service/viewer.js';
-import { appShell, CONTENT_SECURITY_POLICY, loginPage } from './pages.js';
+import { SIGN_IN_COOKIE, SignInError, SignInUnavailableError, type OidcSignIn } from './oidc-sign-in.js';
+import { appShell, CONTENT_SECURITY_POLICY, loginPage, signedInPage } from './pages.js';
 import { cookieValue, DashboardSessions, processCsrfToken, sameToken, SESSION_COOKIE } from './sessions.js';
 import { DashboardUnavailableError, type ViewerVerifier } from './verifier.js';
-import { pageOf, summaryOf } from './views.js';
+import { operationOf, pageOf, reconcileViewOf, summaryOf } from './views.js';
+import type { OperationStatus } from '../core/ledger.js';
 
 /** Options of {@link createDashboard}. */
 export interface DashboardOptions {
   service: TaskService;
   /** Token verification of the server's authentication; absent = authentication off (one anonymous viewer). */
   verify?: ViewerVerifier;
+  /**
+   * JWT mode: sign in at the issuer (authorization-code flow with PKCE). Absent: the page takes a pasted token only
+   * (token-file mode, or JWT mode without a client id).
+   */
+  oidc?: OidcSignIn;
+  /** The issuer's name as the sign-in button shows it. */
+  issuerName?: string;
   /** The viewer when authentication is off. */
   anonymous: Viewer;
   /** Host names (no port) the page may be reached by; `null` = no check (as the MCP endpoint's `--allowed-hosts '*'`). */
@@ -43,6 +52,9 @@ export interface Dashboard {
 
 const PAGE_SIZE_MAX = 200;
 const STATUSES: readonly TaskStatus[] = ['working', 'input_required', 'completed', 'failed', 'cancelled'];
+const OPERATION_STATUSES: readonly OperationStatus[] = ['pending', 'confirmed', 'failed', 'unknown'];
+/** Most ledger rows the operations view lists. */
+const OPERATIONS_MAX = 500;
 /** Largest body of a dashboard POST (a token, an answer form). */
 const MAX_BODY_BYTES = 64 * 1024;
 const DEFAULT_ASSETS = resolve(dirname(fileURLToPath(import.meta.url)), '../../dist/dashboard/assets');
@@ -141,24 +153,70 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     if (origin !== undefined && (origin === 'null' || new URL(origin).host !== request.headers.host)) throw new HttpError(403, 'Cross-origin request refused');
   }
 
+  const cookieTtlS = Math.floor((options.sessionTtlMs ?? 8 * 3_600_000) / 1000);
+  const secure = options.secureCookie ? '; Secure' : '';
+  const loginOptions = options.oidc && options.issuerName !== undefined ? { issuer: options.issuerName } : {};
+  const loginHtml = (response: ServerResponse, status: number, error?: string, extra: Record<string, string> = {}): void => send(response, status, 'text/html; charset=utf-8', loginPage(error, loginOptions), extra);
+
+  /** Open a session for a verified token: the session cookie, then `done` (a redirect or a page). */
+  function openSession(viewer: Viewer, token: string, via: string): string {
+    const { id } = sessions.open(token, now());
+    options.logger.info({ owner: viewer.ownerKey, via }, 'dashboard sign-in');
+    return `${SESSION_COOKIE}=${id}; HttpOnly; SameSite=Strict; Path=/dashboard; Max-Age=${cookieTtlS}${secure}`;
+  }
+
+  /** A token's viewer; `undefined` when refused; `'unavailable'` when the verifier cannot decide now. */
+  async function verifyToken(token: string): Promise<Viewer | undefined | 'unavailable'> {
+    try {
+      return token.length > 0 ? await (options.verify as ViewerVerifier)(token) : undefined;
+    } catch (error) {
+      if (!(error instanceof DashboardUnavailableError)) throw error;
+      return 'unavailable';
+    }
+  }
+
+  const UNREACHABLE = 'The token cannot be checked right now (the authorization server is unreachable); try again shortly.';
+
   async function login(request: IncomingMessage, response: ServerResponse): Promise<void> {
     if (!options.verify) return void response.writeHead(303, { location: '/dashboard' }).end();
-    if (request.method === 'GET') return send(response, 200, 'text/html; charset=utf-8', loginPage());
+    if (request.method === 'GET') return loginHtml(response, 200);
     if (request.method !== 'POST') throw new HttpError(405, 'Method not allowed');
     checkSameOrigin(request);
     const token = new URLSearchParams(await readBody(request)).get('token')?.trim() ?? '';
-    let viewer: Viewer | undefined;
+    const viewer = await verifyToken(token);
+    if (viewer === 'unavailable') return loginHtml(response, 503, UNREACHABLE, { 'retry-after': '5' });
+    if (!viewer) return loginHtml(response, 401, 'That token was not accepted.');
+    response.writeHead(303, { ...SECURITY_HEADERS, location: '/dashboard', 'set-cookie': openSession(viewer, token, 'token'), 'cache-control': 'no-store' }).end();
+  }
+
+  /** `GET /dashboard/login/start`: to the issuer's authorization endpoint, `state` bound to this browser by a cookie. */
+  async function signInStart(request: IncomingMessage, response: ServerResponse, oidc: OidcSignIn): Promise<void> {
+    if (request.method !== 'GET') throw new HttpError(405, 'Method not allowed');
+    const origin = `${options.secureCookie ? 'https' : 'http'}://${request.headers.host ?? 'localhost'}`;
+    const { location, state } = await oidc.start(origin, now());
+    // SameSite=Lax: the issuer's redirect back is a top-level GET from its site, which Strict would strip.
+    const cookie = `${SIGN_IN_COOKIE}=${state}; HttpOnly; SameSite=Lax; Path=/dashboard; Max-Age=600${secure}`;
+    response.writeHead(303, { ...SECURITY_HEADERS, location, 'set-cookie': cookie, 'cache-control': 'no-store' }).end();
+  }
+
+  /** `GET /dashboard/callback?code&state`: redeem the code, verify the access token like any other, open a session. */
+  async function signInCallback(request: IncomingMessage, response: ServerResponse, url: URL, oidc: OidcSignIn): Promise<void> {
+    if (request.method !== 'GET') throw new HttpError(405, 'Method not allowed');
+    const clear = `${SIGN_IN_COOKIE}=; HttpOnly; SameSite=Lax; Path=/dashboard; Max-Age=0${secure}`;
+    let token: string;
     try {
-      viewer = token.length > 0 ? await options.verify(token) : undefined;
+      token = await oidc.finish(url.searchParams, cookieValue(request.headers.cookie, SIGN_IN_COOKIE), now());
     } catch (error) {
-      if (!(error instanceof DashboardUnavailableError)) throw error;
-      return send(response, 503, 'text/html; charset=utf-8', loginPage('The token cannot be checked right now (the authorization server is unreachable); try again shortly.'), { 'retry-after': '5' });
+      if (error instanceof SignInUnavailableError) return loginHtml(response, 503, `The issuer cannot be reached right now; try again shortly.`, { 'retry-after': '5', 'set-cookie': clear });
+      if (!(error instanceof SignInError)) throw error;
+      options.logger.warn({ reason: error.message }, 'dashboard sign-in refused');
+      return loginHtml(response, 400, `Sign-in failed: ${error.message}`, { 'set-cookie': clear });
     }
-    if (!viewer) return send(response, 401, 'text/html; charset=utf-8', loginPage('That token was not accepted.'));
-    const { id } = sessions.open(token, now());
-    const cookie = `${SESSION_COOKIE}=${id}; HttpOnly; SameSite=Strict; Path=/dashboard; Max-Age=${Math.floor((options.sessionTtlMs ?? 8 * 3_600_000) / 1000)}${options.secureCookie ? '; Secure' : ''}`;
-    options.logger.info({ owner: viewer.ownerKey }, 'dashboard sign-in');
-    response.writeHead(303, { ...SECURITY_HEADERS, location: '/dashboard', 'set-cookie': cookie, 'cache-control': 'no-store' }).end();
+    const viewer = await verifyToken(token);
+    if (viewer === 'unavailable') return loginHtml(response, 503, UNREACHABLE, { 'retry-after': '5', 'set-cookie': clear });
+    if (!viewer) return loginHtml(response, 401, 'The issuer signed you in, but its access token is not accepted by this server (audience, scopes or expiry).', { 'set-cookie': clear });
+    response.setHeader('set-cookie', [openSession(viewer, token, 'oidc'), clear]);
+    send(response, 200, 'text/html; charset=utf-8', signedInPage());
   }
 
   async function api(request: IncomingMessage, response: ServerResponse, url: URL, who: { viewer: Viewer; csrf: string; sessionId?: string }): Promise<void> {
@@ -178,11 +236,20 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     }
     if (path === '/tasks' && request.method === 'GET') return sendJson(response, 200, await list(viewer, url.searchParams));
     if (path === '/events' && request.method === 'GET') return events(viewer, response);
+    if (path === '/overview' && request.method === 'GET') return sendJson(response, 200, await options.service.overviewFor(viewer));
+    if (path === '/operations' && request.method === 'GET') return sendJson(response, 200, await operations(viewer, url.searchParams));
+    const reconcile = /^\/operations\/([A-Za-z0-9_-]{1,64})\/reconcile$/.exec(path);
+    if (reconcile && request.method === 'POST') {
+      const report = await options.service.reconcileFor(viewer, reconcile[1] as string);
+      if (!report) throw new HttpError(404, 'Operation not found');
+      options.logger.info({ owner: viewer.ownerKey, operationId: report.operation.operationId, verdict: report.verdict.status, changed: report.changed }, 'dashboard reconcile');
+      return sendJson(response, 200, reconcileViewOf(report, viewer));
+    }
     const match = /^\/tasks\/([A-Za-z0-9_-]{1,64})(\/cancel|\/answer)?$/.exec(path);
     if (!match) throw new HttpError(404, 'Not found');
     const taskId = match[1] as string;
     const action = match[2];
-    if (action === undefined && request.method === 'GET') return sendJson(response, 200, pageOf(await options.service.inspect(viewer, taskId)));
+    if (action === undefined && request.method === 'GET') return sendJson(response, 200, pageOf(await options.service.inspect(viewer, taskId), viewer));
     if (action === '/cancel' && request.method === 'POST') {
       const { cancelled, task } = await options.service.cancelFor(viewer, taskId);
       return sendJson(response, 200, { cancelled, task: summaryOf(task) });
@@ -229,6 +296,15 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     return { tasks: page.tasks.map(summaryOf), nextBefore: page.nextBeforeSeq ?? null };
   }
 
+  /** `?status=unknown,pending` (default: `unknown`, the rows an operator must decide) or `?status=all`. */
+  async function operations(viewer: Viewer, params: URLSearchParams): Promise<unknown> {
+    const raw = params.get('status') ?? 'unknown';
+    const statuses = raw === 'all' ? undefined : raw.split(',').filter((value) => value !== '');
+    for (const status of statuses ?? []) if (!(OPERATION_STATUSES as readonly string[]).includes(status)) throw new HttpError(400, `status must be all or a list of ${OPERATION_STATUSES.join(', ')}`);
+    const rows = await options.service.operationsFor(viewer, { ...(statuses && statuses.length > 0 ? { statuses: statuses as OperationStatus[] } : {}), limit: OPERATIONS_MAX });
+    return { operations: rows.map((row) => operationOf(row.operation, row.mayReconcile)) };
+  }
+
   async function events(viewer: Viewer, response: ServerResponse): Promise<void> {
     response.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
     response.write('retry: 2000\n\n');
@@ -255,6 +331,8 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     try {
       checkHost(request);
       if (url.pathname === '/dashboard/login') return await login(request, response);
+      if (options.oidc && options.verify && url.pathname === '/dashboard/login/start') return await signInStart(request, response, options.oidc);
+      if (options.oidc && options.verify && url.pathname === '/dashboard/callback') return await signInCallback(request, response, url, options.oidc);
       if (url.pathname.startsWith('/dashboard/assets/')) {
         const name = url.pathname.slice('/dashboard/assets/'.length);
         if (name !== 'app.js' && name !== 'app.css') throw new HttpError(404, 'Not found');
@@ -267,13 +345,15 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       }
       if (request.method !== 'GET') throw new HttpError(405, 'Method not allowed');
       if (!who) return void response.writeHead(303, { location: '/dashboard/login', 'cache-control': 'no-store' }).end();
-      if (url.pathname === '/dashboard' || url.pathname === '/dashboard/' || /^\/dashboard\/tasks\/[^/]+$/.test(url.pathname)) {
+      if (url.pathname === '/dashboard' || url.pathname === '/dashboard/' || url.pathname === '/dashboard/operations' || url.pathname === '/dashboard/overview' || /^\/dashboard\/tasks\/[^/]+$/.test(url.pathname)) {
         return send(response, 200, 'text/html; charset=utf-8', appShell());
       }
       throw new HttpError(404, 'Not found');
     } catch (error) {
       if (response.headersSent) return void response.end();
       if (error instanceof HttpError) return sendJson(response, error.status, { error: error.message });
+      if (error instanceof SignInUnavailableError) return loginHtml(response, 503, 'The issuer cannot be reached right now; try again shortly.', { 'retry-after': '5' });
+      if (error instanceof SignInError) return loginHtml(response, 502, `Sign-in cannot start: ${error.message}`);
       // The authorization server cannot be asked now: neither signed in nor out; the session stays.
       if (error instanceof DashboardUnavailableError) return sendJson(response, 503, { error: 'Sign-in cannot be checked right now; try again shortly' }, { 'retry-after': '5' });
       if (isTaskNotFound(error)) return sendJson(response, 404, { error: 'Task not found' });

@@ -38,25 +38,41 @@ export function appShell(): string {
   return documentOf(
     'mcp-tasks dashboard',
     `<a class="skip" href="#main">Skip to content</a>
-<header class="top"><a class="brand" href="/dashboard">mcp-tasks</a><span id="who" class="who"></span><span id="live" class="live" role="status" aria-live="polite"></span><button id="logout" type="button" hidden>Sign out</button></header>
+<header class="top"><a class="brand" href="/dashboard">mcp-tasks</a><nav class="views" aria-label="Views"><a href="/dashboard">Tasks</a><a href="/dashboard/operations">Operations</a><a href="/dashboard/overview">Overview</a></nav><span id="who" class="who"></span><span id="live" class="live" role="status" aria-live="polite"></span><button id="logout" type="button" hidden>Sign out</button></header>
 <main id="main" tabindex="-1"><p>Loading…</p><noscript>The dashboard needs JavaScript.</noscript></main>`,
     true,
   );
 }
 
-/** The sign-in page of token-file mode (a form posting the bearer token; `error` shown when the last try failed). */
-export function loginPage(error?: string): string {
+/**
+ * The sign-in page. Token-file mode: a form posting the bearer token. JWT mode with a client id: a link that starts
+ * the authorization-code flow with PKCE at the issuer, and the token form below it as the fallback (an access token
+ * of that issuer pasted by hand). `error` is shown when the last try failed.
+ */
+export function loginPage(error?: string, options: { issuer?: string } = {}): string {
+  const single = options.issuer === undefined;
   return documentOf(
     'Sign in · mcp-tasks',
     `<main id="main" class="login">
 <h1>Sign in to mcp-tasks</h1>
-<form method="post" action="/dashboard/login">
-<label for="token">Bearer token</label>
-<input id="token" name="token" type="password" autocomplete="off" required autofocus>
-${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>\n` : ''}<button type="submit">Sign in</button>
+${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>
+` : ''}${single ? '' : `<p><a id="sign-in-issuer" class="button" href="/dashboard/login/start">Sign in with ${escapeHtml(options.issuer as string)}</a></p>
+<h2>Or paste an access token</h2>
+`}<form method="post" action="/dashboard/login">
+<label for="token">${single ? 'Bearer token' : 'Access token'}</label>
+<input id="token" name="token" type="password" autocomplete="off" required${single ? ' autofocus' : ''}>
+<button type="submit">Sign in${single ? '' : ' with the token'}</button>
 </form>
-<p class="hint">Use a token from the server's token file. It is kept on the server; the browser holds only a session cookie.</p>
+<p class="hint">${single ? "Use a token from the server's token file." : 'An access token of that issuer for this server.'} It is kept on the server; the browser holds only a session cookie.</p>
 </main>`,
     false,
+  );
+}
+
+/** After a sign-in at the issuer: a same-site step (no script) so the SameSite=Strict session cookie goes with the next request. */
+export function signedInPage(): string {
+  return documentOf('Signed in · mcp-tasks', `<main id="main" class="login"><h1>Signed in</h1><p><a id="continue" href="/dashboard">Continue to the dashboard</a></p></main>`, false).replace(
+    '<meta charset="utf-8">',
+    '<meta charset="utf-8">\n<meta http-equiv="refresh" content="0;url=/dashboard">',
   );
 }

@@ -1,8 +1,11 @@
+import type { OperationRecord } from '../core/ledger.js';
 import type { TaskEvent } from '../core/store.js';
 import type { InputRequestRecord, JsonObject, JsonValue, TaskRecord } from '../core/task.js';
+import type { ReconcileReport } from '../service/viewer-operations.js';
 import type { TaskInspection } from '../service/task-service.js';
+import { viewerMayReconcile, type Viewer } from '../service/viewer.js';
 
-import type { BoundedJson, QuestionView, TaskPageView, TaskSummary } from './wire.js';
+import type { BoundedJson, OperationView, QuestionView, ReconcileView, TaskPageView, TaskSummary } from './wire.js';
 
 /** Longest JSON text of a result, an error or the arguments sent to the page (characters); the rest is cut. */
 export const MAX_SHOWN_JSON_CHARS = 64 * 1024;
@@ -62,7 +65,8 @@ function questionOf(request: InputRequestRecord): QuestionView {
   };
 }
 
-export function pageOf(inspection: TaskInspection): TaskPageView {
+/** A task page for `viewer` (who decides which operations it may reconcile). */
+export function pageOf(inspection: TaskInspection, viewer: Viewer): TaskPageView {
   const { task, events, details, permissions } = inspection;
   const outcome = details.outcome;
   return {
@@ -72,6 +76,37 @@ export function pageOf(inspection: TaskInspection): TaskPageView {
     error: outcome?.kind === 'error' ? boundedJson(outcome.error as unknown as JsonValue) : null,
     questions: (details.inputRequests ?? []).map(questionOf),
     permissions,
-    operations: null,
+    operations: inspection.operations.map((operation) => operationOf(operation, viewerMayReconcile(viewer, operation))),
+  };
+}
+
+/** A ledger row for the page; `mayReconcile` only for an open row (`pending`, `unknown`). */
+export function operationOf(operation: OperationRecord, mayReconcile: boolean): OperationView {
+  const open = operation.status === 'pending' || operation.status === 'unknown';
+  return {
+    operationId: operation.operationId,
+    key: operation.key,
+    taskId: operation.taskId,
+    owner: operation.ownerKey,
+    tool: operation.toolName,
+    effect: operation.effect,
+    target: operation.target,
+    objectVersion: operation.objectVersion,
+    status: operation.status,
+    receipt: operation.receipt ? boundedJson(operation.receipt) : null,
+    detail: operation.detail,
+    createdAt: operation.createdAt,
+    updatedAt: operation.updatedAt,
+    mayReconcile: open && mayReconcile,
+  };
+}
+
+/** What a reconcile answered, for the viewer who asked. */
+export function reconcileViewOf(report: ReconcileReport, viewer: Viewer): ReconcileView {
+  return {
+    verdict: report.verdict.status,
+    detail: report.verdict.status === 'unknown' ? report.verdict.detail : null,
+    changed: report.changed,
+    operation: operationOf(report.operation, viewerMayReconcile(viewer, report.operation)),
   };
 }

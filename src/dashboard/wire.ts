@@ -66,10 +66,56 @@ export interface TaskPageView {
   questions: QuestionView[];
   permissions: { cancel: boolean; answer: boolean };
   /**
-   * The domain operations of the task and their outcomes (pending / confirmed / unknown / failed). `null`: the
-   * operation ledger (issue 12) has not landed, so there is nothing to show — never a made-up "confirmed".
+   * The domain operations of the task and their outcomes (pending / confirmed / unknown / failed), oldest first:
+   * what the system of record answered, shown beside the task's status (a completed task is not a confirmed effect).
    */
-  operations: null;
+  operations: OperationView[];
+}
+
+export type OperationStatusName = 'pending' | 'confirmed' | 'failed' | 'unknown';
+
+/** One ledger row (issue 12) as the page shows it. */
+export interface OperationView {
+  operationId: string;
+  key: string;
+  taskId: string;
+  owner: string;
+  tool: string;
+  effect: string;
+  target: string;
+  objectVersion: string | null;
+  status: OperationStatusName;
+  receipt: BoundedJson | null;
+  detail: string | null;
+  createdAt: number;
+  updatedAt: number;
+  /** Whether this viewer may reconcile it (open rows only; see `viewerMayReconcile`). */
+  mayReconcile: boolean;
+}
+
+/** `GET /dashboard/api/operations?status=…`. */
+export interface OperationListView {
+  operations: OperationView[];
+}
+
+/** `POST /dashboard/api/operations/:id/reconcile`: what the system of record answered, and the row now. */
+export interface ReconcileView {
+  verdict: 'confirmed' | 'not_applied' | 'unknown';
+  /** Why it stays unknown (the reconciler's words, redacted). */
+  detail: string | null;
+  changed: boolean;
+  operation: OperationView;
+}
+
+/** `GET /dashboard/api/overview`: the last hour's tasks this viewer sees (times epoch ms, durations ms). */
+export interface OverviewView {
+  from: number;
+  to: number;
+  total: number;
+  sampled: boolean;
+  byStatus: Record<TaskStatusName, number>;
+  byTool: Array<{ tool: string; count: number }>;
+  buckets: Array<{ from: number; created: number; queueWaitMedianMs: number | null; queueWaitMaxMs: number | null; runTimeMedianMs: number | null; runTimeMaxMs: number | null }>;
 }
 
 /** `GET /dashboard/api/session`. */

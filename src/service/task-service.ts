@@ -32,6 +32,9 @@ import { requestDigest } from '../ledger/digest.js';
 import { appendAudit, auditEntriesOf } from '../ledger/audit.js';
 import { keyClaim, replayOf, type KeyClaim } from './idempotency.js';
 import { resolveTaskInputs } from './task-inputs.js';
+import { operationsSeenBy, reconcileSeenBy, type ViewerOperation, type ViewerOperationQuery } from './viewer-operations.js';
+import type { ReconcileReport } from '../ledger/operations.js';
+import { overviewSeenBy, type TaskOverview } from './viewer-overview.js';
 
 /** What a {@link TaskService} is built from. */
 export interface TaskServiceOptions {
@@ -143,6 +146,8 @@ export interface TaskInspection {
   /** The task's committed events, oldest first (at most {@link MAX_TIMELINE_EVENTS}). */
   events: TaskEvent[];
   details: TaskDetails;
+  /** The task's domain operations (ledger rows), oldest first, beside its status. */
+  operations: OperationRecord[];
   permissions: ViewerPermissions;
 }
 
@@ -488,11 +493,9 @@ export class TaskService {
   inspect(viewer: Viewer, taskId: string): Promise<TaskInspection> {
     return this.door({ operation: 'inspect', caller: viewerCaller(viewer), taskId }, async () => {
       const task = await this.seenBy(viewer, taskId);
-      const [events, details] = await Promise.all([
-        this.options.store.listTaskEvents(taskId, MAX_TIMELINE_EVENTS),
-        this.details({ ...viewerCaller(viewer), ownerKey: task.ownerKey, generation: task.generation }, task),
-      ]);
-      return { task, events, details, permissions: viewerPermissions(viewer, task) };
+      const owner = { ...viewerCaller(viewer), ownerKey: task.ownerKey, generation: task.generation };
+      const [events, details, operations] = await Promise.all([this.options.store.listTaskEvents(taskId, MAX_TIMELINE_EVENTS), this.details(owner, task), this.operations(owner, task)]);
+      return { task, events, details, operations, permissions: viewerPermissions(viewer, task) };
     });
   }
 
@@ -512,7 +515,7 @@ export class TaskService {
    */
   async answerFor(viewer: Viewer, taskId: string, responses: Readonly<Record<string, unknown>>): Promise<string[]> {
     const task = await this.seenBy(viewer, taskId);
-    if (task.status === 'input_required' && !viewerPermissions(viewer, task).answer) throw new TasksError(ErrorCode.InvalidRequest, 'Not allowed: answering needs the tasks:answer scope');
+    if (task.status === 'input_required' && !viewerPermissions(viewer, task).answer) throw new TasksError(ErrorCode.InvalidRequest, task.ownerKey === viewer.ownerKey ? 'Not allowed: answering needs the tasks:answer scope' : "Not allowed: answering another owner's task needs tasks:answer and admin:write");
     return this.answerInput(ownerCaller(task), taskId, responses);
   }
 
@@ -545,6 +548,27 @@ export class TaskService {
       });
       return stop;
     });
+  }
+
+  /** Counts and timings of the last hour's tasks a viewer sees, see {@link overviewSeenBy}. */
+  overviewFor(viewer: Viewer): Promise<TaskOverview> {
+    return this.door({ operation: 'overview', caller: viewerCaller(viewer) }, () => overviewSeenBy(this.options.store, viewer, this.options.clock.now()));
+  }
+
+  /** The ledger rows a viewer sees (its own tasks'; every owner's with `admin:read`), see {@link operationsSeenBy}. */
+  operationsFor(viewer: Viewer, query: ViewerOperationQuery): Promise<ViewerOperation[]> {
+    return this.door({ operation: 'operations', caller: viewerCaller(viewer) }, () => operationsSeenBy(this.options.store, viewer, query));
+  }
+
+  /**
+   * Reconcile an operation for a viewer (the ledger's reconcile behind the viewer's rules, see {@link reconcileSeenBy}).
+   * @returns `undefined` when there is no such operation or the viewer does not see it.
+   * @throws TasksError `-32600` when the viewer may not reconcile it.
+   */
+  reconcileFor(viewer: Viewer, operationId: string): Promise<ReconcileReport | undefined> {
+    return this.door({ operation: 'reconcile', caller: viewerCaller(viewer) }, () =>
+      reconcileSeenBy({ store: this.options.store, tools: this.options.tools, logger: this.options.logger, now: this.options.clock.now() }, viewer, operationId),
+    );
   }
 
   /** The task if the viewer sees it now; the unknown-task error otherwise. */

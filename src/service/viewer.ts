@@ -30,17 +30,30 @@ export function viewerSees(viewer: Viewer, record: Pick<TaskRecord, 'ownerKey'>)
 }
 
 /**
- * The action rule: cancelling needs `tasks:cancel`, answering `tasks:answer` — for a viewer's own tasks and, with
- * `admin:read`, for another owner's (an `admin:read` viewer without them is read-only). Actions on a terminal task
- * are never offered.
+ * The action rule: cancelling needs `tasks:cancel` — for a viewer's own tasks and, with `admin:read`, for another
+ * owner's. Answering needs `tasks:answer`, and for another owner's task also `admin:write`: an answer speaks for
+ * the owner (an approval), which is more than stopping its work. An `admin:read` viewer without them is read-only.
+ * Actions on a terminal task are never offered.
  */
 export function viewerPermissions(viewer: Viewer, record: Pick<TaskRecord, 'ownerKey' | 'status'>): ViewerPermissions {
   if (!viewerSees(viewer, record)) return { cancel: false, answer: false };
   const live = !isTerminal(record.status);
+  const own = record.ownerKey === viewer.ownerKey;
   return {
     cancel: live && viewer.scopes.includes(Scope.TasksCancel),
-    answer: record.status === 'input_required' && viewer.scopes.includes(Scope.TasksAnswer),
+    answer: record.status === 'input_required' && viewer.scopes.includes(Scope.TasksAnswer) && (own || viewer.scopes.includes(Scope.AdminWrite)),
   };
+}
+
+/**
+ * The reconcile rule (asking the system of record and recording its answer is a write): a viewer's own operation
+ * needs `tasks:cancel` or `admin:write`; another owner's needs `admin:write` (and `admin:read` to see it at all).
+ * `admin:read` alone never acts.
+ */
+export function viewerMayReconcile(viewer: Viewer, record: Pick<TaskRecord, 'ownerKey'>): boolean {
+  if (!viewerSees(viewer, record)) return false;
+  if (viewer.scopes.includes(Scope.AdminWrite)) return true;
+  return record.ownerKey === viewer.ownerKey && viewer.scopes.includes(Scope.TasksCancel);
 }
 
 /** The viewer as a {@link Caller} for the service's hooks (no protocol generation: a viewer is not an MCP request). */

@@ -6,15 +6,14 @@ import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { cliRunner, ensureBuilt, MAIN } from '../cli/support.js';
-import { ensureDashboardBuilt, launchChromium } from '../helpers/browser.js';
+import { axeSerious, ensureDashboardBuilt, launchChromium } from '../helpers/browser.js';
 import { createTestDatabase } from '../helpers/postgres.js';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const FIXTURE = resolve(import.meta.dirname, '../fixtures/dashboard-tools.mjs');
-const AXE = resolve(import.meta.dirname, '../../node_modules/axe-core/axe.min.js');
 const ALICE = 'alice-token-0123456789abcdef';
 const BOB = 'bob-token-0123456789abcdefgh';
 
@@ -46,13 +45,6 @@ describe('dashboard in a real browser (issue 16)', () => {
     await page.waitForURL(`${base}/dashboard`);
     await page.close();
     return context;
-  }
-
-  async function axeSerious(page: Page): Promise<unknown[]> {
-    // evaluate() runs outside the page's CSP (which rightly refuses an injected inline script).
-    await page.evaluate(readFileSync(AXE, 'utf8'));
-    const violations = (await page.evaluate(async () => (await (globalThis as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> } }).axe.run()).violations)) as Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }>;
-    return violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical').map((violation) => ({ id: violation.id, impact: violation.impact, targets: violation.nodes.map((node) => node.target) }));
   }
 
   beforeAll(async () => {
@@ -197,6 +189,78 @@ describe('dashboard in a real browser (issue 16)', () => {
     await anonymous.goto(`${base}/dashboard/login`);
     expect(await axeSerious(anonymous)).toEqual([]);
     await anonymous.close();
+    await page.close();
+  }, 60_000);
+
+  it('operations view: an unknown payment is listed for its owner only; Reconcile asks the system of record and shows the new outcome, also on the task page', async () => {
+    const bank = join(temp.dir, 'bank.txt');
+    writeFileSync(bank, '');
+    const taskId = await cliTask(ALICE, 'record_payment', { ledger: bank, amount: 5 });
+    const page = await alice.newPage();
+    const cspViolations: string[] = [];
+    page.on('console', (message) => message.text().includes('Content Security Policy') && cspViolations.push(message.text()));
+    await page.goto(`${base}/dashboard`);
+    await page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: 'Operations' }).click();
+    await page.waitForURL(`${base}/dashboard/operations`);
+    const row = page.locator('tr[data-operation-id]', { has: page.locator(`a[href="/dashboard/tasks/${taskId}"]`) });
+    // The list reloads on the task's events: the row appears once the tool's operation is settled as unknown.
+    await expect.poll(async () => (await page.reload(), await row.count()), { timeout: 15_000, interval: 300 }).toBe(1);
+    expect(await row.locator('.outcome').textContent()).toContain('unknown');
+    const operationId = (await row.getAttribute('data-operation-id')) as string;
+    expect(await axeSerious(page)).toEqual([]);
+
+    // Bob never sees it.
+    const bobPage = await bob.newPage();
+    await bobPage.goto(`${base}/dashboard/operations?status=all`);
+    await bobPage.locator('h1', { hasText: 'Domain operations' }).waitFor();
+    await bobPage.waitForLoadState('networkidle');
+    expect(await bobPage.locator(`tr[data-operation-id="${operationId}"]`).count()).toBe(0);
+    await bobPage.close();
+
+    // The bank has no record yet: still unknown, and it says why.
+    await row.getByRole('button', { name: /Reconcile/ }).click();
+    await expect.poll(() => page.locator('#reconcile-status').textContent(), { timeout: 10_000 }).toContain('still unknown (the bank has no record of it yet)');
+    // The bank's late answer arrives; reconcile again: confirmed, with the receipt, in place.
+    writeFileSync(bank, `${operationId} PAY-42\n`);
+    await page.locator(`tr[data-operation-id="${operationId}"]`).getByRole('button', { name: /Reconcile/ }).click();
+    await expect.poll(() => page.locator('#reconcile-status').textContent(), { timeout: 10_000 }).toContain(': confirmed.');
+    const settled = page.locator(`tr[data-operation-id="${operationId}"]`);
+    expect(await settled.locator('.outcome').textContent()).toContain('confirmed by the system of record');
+    expect(await settled.textContent()).toContain('PAY-42');
+    expect(await settled.getByRole('button', { name: /Reconcile/ }).count()).toBe(0);
+
+    // The task page: task state (failed) beside the domain outcome (confirmed).
+    await page.goto(`${base}/dashboard/tasks/${taskId}`);
+    await page.locator('h1 .badge', { hasText: 'failed' }).waitFor({ timeout: 10_000 });
+    expect(await page.locator('section.domain .outcome').textContent()).toContain('confirmed by the system of record');
+    expect(cspViolations).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  it('overview: counts by status and tool and the timing chart render with data (Chart.js under the strict CSP)', async () => {
+    const page = await alice.newPage();
+    const cspViolations: string[] = [];
+    page.on('console', (message) => message.text().includes('Content Security Policy') && cspViolations.push(message.text()));
+    await page.goto(`${base}/dashboard/overview`);
+    await page.locator('#chart-status').waitFor({ timeout: 10_000 });
+    const total = Number(/^(\d+) task/.exec((await page.locator('#overview-total').textContent()) ?? '')?.[1]);
+    expect(total).toBeGreaterThan(0);
+    // Every chart drew on its canvas (some pixels are not transparent).
+    for (const id of ['chart-status', 'chart-tool', 'chart-timing']) {
+      const painted = await page.evaluate((canvasId) => {
+        const canvas = (globalThis as unknown as { document: { getElementById(id: string): { getContext(kind: string): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } }; width: number; height: number } } }).document.getElementById(canvasId);
+        const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+        let count = 0;
+        for (let i = 3; i < data.length; i += 4) if ((data[i] as number) > 0) count += 1;
+        return count;
+      }, id);
+      expect(painted, id).toBeGreaterThan(100);
+    }
+    // The figures behind the charts: alice's tools, never bob's alone.
+    const tools = await page.locator('#chart-tool-h ~ details table tbody tr td:first-child').allTextContents();
+    expect(tools).toEqual(expect.arrayContaining(['slow_steps', 'approve_change', 'record_payment']));
+    expect(await axeSerious(page)).toEqual([]);
+    expect(cspViolations).toEqual([]);
     await page.close();
   }, 60_000);
 });

@@ -89,4 +89,14 @@ describe('serve: dashboard from the configuration, beside the probes (issue 16)'
     expect(run.status).toBe(64);
     expect(run.stderr).toContain('does not apply to --stdio');
   });
+
+  it('dashboardOptions.clientId (the PKCE sign-in) without --auth jwt is a usage error (exit 64), from the config file too', () => {
+    const file = join(temp.dir, 'client-id.json');
+    writeFileSync(file, JSON.stringify({ dashboard: true, dashboardOptions: { clientId: 'mcp-tasks-dashboard' } }));
+    const run = spawnSync(process.execPath, [MAIN, 'serve', '--config', file, '--port', '0', '--data-dir', join(temp.dir, 'client-id')], { encoding: 'utf8', input: '' });
+    expect(run.status).toBe(64);
+    expect(run.stderr).toContain('it needs --auth jwt');
+    const flag = spawnSync(process.execPath, [MAIN, 'serve', '--dashboard', '--dashboard-client-id', 'x', '--port', '0', '--data-dir', join(temp.dir, 'client-id-flag')], { encoding: 'utf8', input: '' });
+    expect(flag.status).toBe(64);
+  });
 });

@@ -20,6 +20,20 @@ export interface TestClient {
   scope: string;
 }
 
+/**
+ * A public client of the authorization-code flow with PKCE (a browser app such as the dashboard): no secret; the
+ * person signs in through the provider's own login and consent forms (its dev interactions: any login name becomes
+ * the subject).
+ */
+export interface TestPublicClient {
+  clientId: string;
+  redirectUris: string[];
+  /** Put into every access token as the `tenant` claim (omitted when absent). */
+  tenant?: string;
+  /** Scopes this client may ask for, space separated (`openid` is allowed besides). */
+  scope: string;
+}
+
 /** Every scope the provider knows (the server's fixed ones and the tool scopes the tests use). */
 const PROVIDER_SCOPES = ['tasks:read', 'tasks:cancel', 'tasks:answer', 'admin:read', 'admin:write', 'logs:read', 'repo:read'];
 
@@ -41,7 +55,9 @@ class MapAdapter {
   async find(id: string): Promise<Record<string, unknown> | undefined> {
     return MapAdapter.rows.get(this.key(id));
   }
-  async findByUid(): Promise<undefined> {
+  /** Sessions are found by uid in the code flow (the interaction names its session's uid). */
+  async findByUid(uid: string): Promise<Record<string, unknown> | undefined> {
+    for (const [key, row] of MapAdapter.rows) if (key.startsWith(`${this.model}:`) && row.uid === uid) return row;
     return undefined;
   }
   async findByUserCode(): Promise<undefined> {
@@ -67,6 +83,8 @@ export async function newSigningKey(): Promise<JWK> {
 /** Options of {@link TestAuthorizationServer.start}. */
 export interface AuthorizationServerOptions {
   clients: TestClient[];
+  /** Code-flow clients; with any, the provider's login and consent pages are on. */
+  publicClients?: TestPublicClient[];
   /** Signing keys, the first signs (default: one new key). Share them with another instance to test the issuer check. */
   keys?: JWK[];
 }
@@ -85,6 +103,7 @@ export class TestAuthorizationServer {
     readonly issuer: string,
     private readonly clients: TestClient[],
     keys: JWK[],
+    private readonly publicClients: TestPublicClient[] = [],
   ) {
     this.keys = keys;
     this.provider = this.build();
@@ -97,7 +116,7 @@ export class TestAuthorizationServer {
     const http = createServer((request, response) => route.handle?.(request, response));
     await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
     const { port } = http.address() as AddressInfo;
-    const server = new TestAuthorizationServer(http, `http://127.0.0.1:${port}`, options.clients, keys);
+    const server = new TestAuthorizationServer(http, `http://127.0.0.1:${port}`, options.clients, keys, options.publicClients);
     route.handle = (request, response) => {
       if ((request.url ?? '').startsWith('/jwks')) server.jwksRequests += 1;
       void server.provider.callback()(request, response);
@@ -150,23 +169,35 @@ export class TestAuthorizationServer {
 
   private build(): Provider {
     const provider = new Provider(this.issuer, {
-      clients: this.clients.map((client) => ({
-        client_id: client.clientId,
-        client_secret: client.secret,
-        grant_types: ['client_credentials'],
-        redirect_uris: [],
-        response_types: [],
-        scope: client.scope,
-        id_token_signed_response_alg: 'ES256',
-        ...(client.tenant === undefined ? {} : { tenant: client.tenant }),
-      })),
+      clients: [
+        ...this.clients.map((client) => ({
+          client_id: client.clientId,
+          client_secret: client.secret,
+          grant_types: ['client_credentials'],
+          redirect_uris: [],
+          response_types: [],
+          scope: client.scope,
+          id_token_signed_response_alg: 'ES256',
+          ...(client.tenant === undefined ? {} : { tenant: client.tenant }),
+        })),
+        ...this.publicClients.map((client) => ({
+          client_id: client.clientId,
+          token_endpoint_auth_method: 'none' as const,
+          grant_types: ['authorization_code'],
+          redirect_uris: client.redirectUris,
+          response_types: ['code'],
+          scope: `openid ${client.scope}`,
+          id_token_signed_response_alg: 'ES256',
+          ...(client.tenant === undefined ? {} : { tenant: client.tenant }),
+        })),
+      ],
       adapter: MapAdapter,
       extraClientMetadata: { properties: ['tenant'] },
       jwks: { keys: this.keys },
-      scopes: PROVIDER_SCOPES,
-      ttl: { ClientCredentials: () => this.accessTokenTtlS },
+      scopes: ['openid', ...PROVIDER_SCOPES],
+      ttl: { ClientCredentials: () => this.accessTokenTtlS, AccessToken: () => this.accessTokenTtlS },
       features: {
-        devInteractions: { enabled: false },
+        devInteractions: { enabled: this.publicClients.length > 0 },
         clientCredentials: { enabled: true },
         resourceIndicators: {
           enabled: true,
@@ -179,6 +210,11 @@ export class TestAuthorizationServer {
             jwt: { sign: { alg: 'ES256' } },
           }),
         },
+      },
+      // The provider's error page, as plain text a test can show when a browser flow goes wrong.
+      renderError: (ctx, out) => {
+        ctx.type = 'text/plain';
+        ctx.body = `authorization server error: ${String(out.error)}: ${String(out.error_description ?? '')}`;
       },
       extraTokenClaims: (ctx) => {
         const tenant = (ctx.oidc.client as unknown as { tenant?: string } | undefined)?.tenant;

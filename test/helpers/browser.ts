@@ -1,13 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, statSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 /** Debian's Chromium (`apt-get install -y chromium`); Playwright's own browser download is not used. */
 export const CHROMIUM = process.env.MCP_TASKS_CHROMIUM ?? '/usr/bin/chromium';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const ASSET = join(ROOT, 'dist/dashboard/assets/app.js');
+const AXE = join(ROOT, 'node_modules/axe-core/axe.min.js');
 
 function newest(dir: string): number {
   return readdirSync(dir, { withFileTypes: true }).reduce((max, entry) => Math.max(max, entry.isDirectory() ? newest(join(dir, entry.name)) : statSync(join(dir, entry.name)).mtimeMs), 0);
@@ -33,4 +34,12 @@ export async function launchChromium(executablePath = CHROMIUM): Promise<Browser
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-dev-shm-usage'],
   });
+}
+
+/** axe-core's serious and critical violations on `page` (empty = none), with the elements they concern. */
+export async function axeSerious(page: Page): Promise<unknown[]> {
+  // evaluate() runs outside the page's CSP (which rightly refuses an injected inline script).
+  await page.evaluate(readFileSync(AXE, 'utf8'));
+  const violations = (await page.evaluate(async () => (await (globalThis as unknown as { axe: { run(): Promise<{ violations: unknown[] }> } }).axe.run()).violations)) as Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }>;
+  return violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical').map((violation) => ({ id: violation.id, impact: violation.impact, targets: violation.nodes.map((node) => node.target) }));
 }

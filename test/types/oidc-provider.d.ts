@@ -21,6 +21,8 @@ declare module 'oidc-provider' {
         [feature: string]: unknown;
       };
       extraTokenClaims?: (ctx: ProviderContext, token: unknown) => Record<string, unknown> | undefined;
+      /** Koa context: set `type` and `body`. */
+      renderError?: (ctx: { type: string; body: unknown }, out: { error?: unknown; error_description?: unknown }, error: unknown) => void | Promise<void>;
       [option: string]: unknown;
     });
     callback(): (request: IncomingMessage, response: ServerResponse) => void;

@@ -1,5 +1,5 @@
 /** The dashboard's JSON API as the page uses it (shapes in `src/dashboard/wire.ts`, shared with the server). */
-import type { QuestionView, SchemaProperty, SessionView, TaskPageView, TaskStatusName, TaskSummary } from '../../src/dashboard/wire.js';
+import type { OperationListView, OperationView, OverviewView, QuestionView, ReconcileView, SchemaProperty, SessionView, TaskPageView, TaskStatusName, TaskSummary } from '../../src/dashboard/wire.js';
 
 export type { TaskSummary };
 export type TaskStatus = TaskStatusName;
@@ -7,6 +7,9 @@ export type JsonSchemaProperty = SchemaProperty;
 export type Question = QuestionView;
 export type TaskPage = TaskPageView;
 export type Session = SessionView;
+export type Operation = OperationView;
+export type Overview = OverviewView;
+export type Reconciled = ReconcileView;
 
 /** An API answer other than 2xx. */
 export class ApiError extends Error {
@@ -48,3 +51,6 @@ export const cancelTask = (taskId: string): Promise<{ cancelled: boolean }> => c
 export const answerTask = (taskId: string, responses: Record<string, unknown>): Promise<{ accepted: string[] }> =>
   call(`/tasks/${encodeURIComponent(taskId)}/answer`, { method: 'POST', body: JSON.stringify({ responses }) });
 export const logout = (): Promise<void> => call('/logout', { method: 'POST', body: '{}' });
+export const listOperations = (status: string): Promise<OperationListView> => call(`/operations?status=${encodeURIComponent(status)}`);
+export const reconcileOperation = (operationId: string): Promise<ReconcileView> => call(`/operations/${encodeURIComponent(operationId)}/reconcile`, { method: 'POST', body: '{}' });
+export const getOverview = (): Promise<OverviewView> => call('/overview');

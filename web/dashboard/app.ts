@@ -1,6 +1,8 @@
 import { answerTask, ApiError, cancelTask, getTask, listTasks, logout, session, type Session, type TaskPage, type TaskStatus, type TaskSummary } from './api.js';
 import { formatDuration, formatTime, h, replace } from './dom.js';
 import { questionForm } from './form.js';
+import { operationsTable, showOperations } from './operations.js';
+import { showOverview } from './overview.js';
 
 /**
  * The dashboard page: a task list (filters, keyset paging, live) at `/dashboard` and a task page at
@@ -11,7 +13,7 @@ import { questionForm } from './form.js';
 const STATUSES: TaskStatus[] = ['working', 'input_required', 'completed', 'failed', 'cancelled'];
 const main = document.getElementById('main') as HTMLElement;
 const live = document.getElementById('live') as HTMLElement;
-let current: { kind: 'list' | 'task'; refresh: (taskId: string) => void } | undefined;
+let current: { kind: 'list' | 'task' | 'operations' | 'overview'; refresh: (taskId: string) => void } | undefined;
 
 function badge(status: TaskStatus): HTMLElement {
   return h('span', { class: `badge s-${status}` }, status.replace('_', ' '));
@@ -113,7 +115,7 @@ async function showList(): Promise<void> {
     h('thead', {}, h('tr', {}, ...['Status', 'Tool / task id', 'Generation', 'Owner', 'Created', 'Last update', 'Elapsed', 'Status message'].map((title) => h('th', { scope: 'col' }, title)))),
     body,
   );
-  replace(main, h('h1', {}, 'Tasks'), filterForm(params), note, table, pager, operationsPlaceholder());
+  replace(main, h('h1', {}, 'Tasks'), filterForm(params), note, table, pager);
   document.title = 'Tasks · mcp-tasks';
 
   const firstPage = !params.has('before');
@@ -148,9 +150,14 @@ async function showList(): Promise<void> {
   };
 }
 
-function operationsPlaceholder(): HTMLElement {
-  // Placeholder for issue 12 (operation ledger, reconcile) and issue 15 (kill switch): nothing is shown as if it existed.
-  return h('section', { class: 'placeholder', 'aria-labelledby': 'ops-h' }, h('h2', { id: 'ops-h' }, 'Domain operations'), h('p', {}, 'Not available yet: the operation ledger, reconciliation and the kill switch arrive with issues 12 and 15.'));
+/** The task page's domain-outcome half: its ledger rows (or a plain "none"), beside the task state. */
+function domainOutcome(page: TaskPage): HTMLElement {
+  const status = h('p', { class: 'small', role: 'status', 'aria-live': 'polite' });
+  const body =
+    page.operations.length === 0
+      ? h('p', {}, 'This task declared no domain operations: there is no system-of-record outcome to show.')
+      : operationsTable(page.operations, status, false, 'Operations of this task, oldest first');
+  return h('section', { class: 'domain', 'aria-labelledby': 'ops-h' }, h('h2', { id: 'ops-h' }, 'Domain outcome'), body, status);
 }
 
 function jsonBlock(title: string, value: { text: string; truncated: boolean; chars: number } | null, id: string): HTMLElement | null {
@@ -246,7 +253,7 @@ async function showTask(taskId: string): Promise<void> {
         'div',
         { class: 'side-by-side' },
         h('section', { 'aria-labelledby': 'ts-h' }, h('h2', { id: 'ts-h' }, 'Task state'), h('p', {}, badge(task.status), ' ', task.status === 'completed' ? 'The task completed: a result is ready. This says nothing about what a system of record did.' : '')),
-        operationsPlaceholder(),
+        domainOutcome(page),
       ),
       questionsSection(page, render),
       jsonBlock('Result', page.result, 'res-h'),
@@ -276,7 +283,13 @@ async function route(focus = true): Promise<void> {
   const match = /^\/dashboard\/tasks\/([^/]+)$/.exec(location.pathname);
   try {
     if (match) await showTask(decodeURIComponent(match[1] as string));
-    else await showList();
+    else if (location.pathname === '/dashboard/operations') {
+      const refresh = debounce(await showOperations(main, navigate), 300);
+      current = { kind: 'operations', refresh };
+    } else if (location.pathname === '/dashboard/overview') {
+      const refresh = debounce(await showOverview(main), 1000);
+      current = { kind: 'overview', refresh };
+    } else await showList();
   } catch (error) {
     showError(error);
   }

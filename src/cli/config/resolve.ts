@@ -79,6 +79,10 @@ export const SETTINGS: readonly SettingLeaf[] = Object.freeze([
   leaf('checkTargets', 'list', { flag: '--check-target', attribute: 'checkTarget' }),
   leaf('taskFallbackTools', 'boolean'),
   leaf('dashboard', 'boolean'),
+  ...(['clientId', 'scopes', 'redirectUri', 'secureCookie', 'sessionTtlMs'] as const).map((name): SettingLeaf => {
+    const dashed = `dashboard${name[0]?.toUpperCase()}${name.slice(1)}`;
+    return { ...leaf(`dashboardOptions.${name}`, name === 'secureCookie' ? 'boolean' : name === 'sessionTtlMs' ? 'number' : 'string'), env: `MCP_TASKS_${snake(dashed)}`, flag: `--${kebab(dashed)}`, attribute: dashed };
+  }),
   leaf('auth', 'string'),
   ...['issuer', 'audience', 'jwksUrl', 'tenantClaim', 'scopeClaim'].map((name) => leaf(`jwt.${name}`, 'string')),
   ...['jwksMaxAgeMs', 'jwksCooldownMs'].map((name) => leaf(`jwt.${name}`, 'number')),

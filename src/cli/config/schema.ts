@@ -92,6 +92,17 @@ export const ConfigSchema = z
       .optional()
       .describe('serve: 2025-era clients without a tasks capability get task ids and get_task_status / get_task_result / cancel_task (default false)'),
     dashboard: z.boolean().optional().describe('serve: the web dashboard at /dashboard on the same port, behind the same authentication (default false)'),
+    dashboardOptions: z
+      .object({
+        clientId: z.string().min(1).describe('dashboard, auth jwt: client id of the dashboard at the issuer (a public client); turns on sign-in with the authorization-code flow and PKCE'),
+        scopes: z.string().min(1).describe('dashboard, auth jwt: scopes the sign-in asks for, space separated (default "tasks:read tasks:cancel tasks:answer"; openid is added)'),
+        redirectUri: z.string().url().describe('dashboard, auth jwt: redirect URI registered for the client (default <origin>/dashboard/callback of the request)'),
+        secureCookie: z.boolean().describe('dashboard: mark the session cookie Secure (behind a TLS-terminating proxy; default false)'),
+        sessionTtlMs: ms.describe('dashboard: session lifetime in ms (default 28800000; in JWT mode a session also ends when its access token expires)'),
+      })
+      .partial()
+      .strict()
+      .optional(),
     auth: z.string().optional().describe('authentication: tokens:<file> or jwt'),
     jwt: z
       .object({
