@@ -85,6 +85,8 @@ export interface CallToolOptions {
   interaction?: CallInteraction;
   /** Called once the task is committed and before its first run (a v1 session subscribes to its notifications). */
   onCreated?: (record: TaskRecord) => void;
+  /** The v1 session whose `tools/call` this is, recorded with the task ({@link NewTask.sessionId}). */
+  sessionId?: string;
 }
 
 /**
@@ -215,7 +217,7 @@ export class TaskService {
    * internal error of the adapter.
    */
   callTool(caller: Caller, plan: CallPlan, options: CallToolOptions = {}): Promise<CallOutcome> {
-    const { interaction, onCreated } = options;
+    const { interaction } = options;
     // A fallback tool is the task operation it stands for: that operation's door (owner, scopes), not callTool's.
     if (plan.kind === 'task_operation') return this.taskOperation(fallbackTaskCaller(caller), plan.operation, plan.taskId);
     const tool = plan.kind === 'answer' ? plan.toolName : plan.tool.name;
@@ -252,9 +254,9 @@ export class TaskService {
         const claim = sent ?? (derived === undefined ? undefined : claimOf(derived));
         const again = derived === undefined || !claim ? undefined : await this.replayed(claim);
         if (again) return { kind: plan.kind, task: again };
-        if (plan.kind === 'task') return { kind: 'task', task: await this.create(taskCaller(caller), plan, gathered, onCreated, claim), ...immediate };
+        if (plan.kind === 'task') return { kind: 'task', task: await this.create(taskCaller(caller), plan, gathered, options, claim), ...immediate };
         // A host without task support gets no task notifications: it follows the task through the fallback tools.
-        return { kind: 'fallback', task: await this.create(fallbackTaskCaller(caller), plan, gathered, undefined, claim), ...immediate };
+        return { kind: 'fallback', task: await this.create(fallbackTaskCaller(caller), plan, gathered, {}, claim), ...immediate };
       }
       if (sent) {
         // An inline call is answered once per key: the key is taken before the run.
@@ -577,7 +579,8 @@ export class TaskService {
    * With a key claim, the key and the task are written in one transaction; a key taken meanwhile (another
    * instance's concurrent call) answers with that call's task instead.
    */
-  private async create(caller: TaskCaller, plan: RunPlan, gathered: JsonValue | undefined, onCreated?: (record: TaskRecord) => void, claim?: KeyClaim): Promise<TaskRecord> {
+  private async create(caller: TaskCaller, plan: RunPlan, gathered: JsonValue | undefined, session: Pick<CallToolOptions, 'onCreated' | 'sessionId'>, claim?: KeyClaim): Promise<TaskRecord> {
+    const { onCreated, sessionId } = session;
     const { limits, clock } = this.options;
     const taskId = newTaskId();
     const reservation = this.options.handOff?.reserve(taskId);
@@ -599,6 +602,7 @@ export class TaskService {
       leaseMs: reservation?.leaseMs ?? null,
       startNow: reservation !== undefined,
       ...(gathered === undefined ? {} : { steps: { [GATHERED_STEP]: gathered } }),
+      ...(sessionId === undefined ? {} : { sessionId }),
     };
     let record: TaskRecord;
     try {

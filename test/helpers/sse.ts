@@ -194,6 +194,17 @@ export class RawLegacySession {
     return this.post({ jsonrpc: '2.0', id: this.nextId++, method, params });
   }
 
+  /** Open the session's GET stream (standalone SSE) at `url` (default: the session's URL). */
+  async getStream(url = this.url): Promise<OpenStream> {
+    const controller = new AbortController();
+    const response = await fetch(url, { method: 'GET', headers: { accept: 'text/event-stream', ...this.headers() }, signal: controller.signal });
+    const close = (): void => controller.abort();
+    if ((response.headers.get('content-type') ?? '').includes('text/event-stream') && response.body) {
+      return { status: response.status, headers: response.headers, sse: new SseMessages(response.body), close };
+    }
+    return { status: response.status, headers: response.headers, json: await readJsonRpc(response), close };
+  }
+
   /** One request whose answer stays open as a stream (e.g. `tasks/result`). */
   stream(method: string, params: Record<string, unknown> = {}): Promise<OpenStream> {
     return openStream(this.url, { jsonrpc: '2.0', id: this.nextId++, method, params }, this.headers());
