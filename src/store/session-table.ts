@@ -39,9 +39,7 @@ export function sessionTable(query: SessionQuery, table: string, placeholder: (n
   const get = `SELECT session_id, owner_key, protocol_version, initialize, created_at, last_seen_at FROM ${table} WHERE session_id = ${p(1)}`;
   const touch = `UPDATE ${table} SET last_seen_at = ${p(1)} WHERE session_id = ${p(2)} AND last_seen_at < ${p(3)}`;
   const remove = `DELETE FROM ${table} WHERE session_id = ${p(1)} RETURNING session_id`;
-  const openTasks = `SELECT e.task_id FROM ${taskTables.events} e JOIN ${taskTables.tasks} t ON t.task_id = e.task_id
-    WHERE e.kind = 'created' AND e.payload IS NOT NULL AND ${taskTables.payloadSessionId} = ${p(1)} AND t.status IN ('working', 'input_required')
-    ORDER BY e.seq LIMIT ${p(2)}`;
+  const openTasks = openSessionTasksSql(taskTables, p);
   const prune = `DELETE FROM ${table} WHERE session_id IN (SELECT session_id FROM ${table} WHERE last_seen_at < ${p(1)} ORDER BY last_seen_at LIMIT ${p(2)}) RETURNING session_id`;
   return {
     async putSession(record) {
@@ -64,6 +62,13 @@ export function sessionTable(query: SessionQuery, table: string, placeholder: (n
       return (await query('list a session\'s open tasks', openTasks, [sessionId, Math.max(1, Math.floor(limit))])).map((row) => String(row.task_id));
     },
   };
+}
+
+/** The query of {@link SessionStore.openSessionTasks} (parameters: session id, limit); exported for plan checks. */
+export function openSessionTasksSql(taskTables: SessionTaskTables, p: (n: number) => string): string {
+  return `SELECT e.task_id FROM ${taskTables.events} e JOIN ${taskTables.tasks} t ON t.task_id = e.task_id
+    WHERE e.kind = 'created' AND e.payload IS NOT NULL AND ${taskTables.payloadSessionId} = ${p(1)} AND t.status IN ('working', 'input_required')
+    ORDER BY e.seq LIMIT ${p(2)}`;
 }
 
 function toRecord(row: SessionRow): SessionRecord {
