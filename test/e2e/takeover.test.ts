@@ -24,6 +24,8 @@ import { pollModernTask, postModern } from '../helpers/wire.js';
 const TOOLS = resolve(import.meta.dirname, '../fixtures/worker-tools.mjs');
 /** The default lease: a takeover within seconds cannot be a lapsed lease. */
 const LEASE_MS = 15_000;
+/** One server secret for every process of a test (hex, 32 bytes). */
+const SECRET = 'ab'.repeat(32);
 
 interface Note {
   event: 'start' | 'abort' | 'done';
@@ -81,7 +83,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     const shared = () => ['--store', storeArg, '--no-builtins', '--tools', TOOLS, '--lease-ms', String(LEASE_MS)];
     const serve = async (name: string, extra: string[], port?: number) => {
-      const server = await startServerProcess(join(temp.dir, name), [...shared(), ...extra], {}, port);
+      // Each process has its own data dir on one store, so they share the secret through the environment (issue 11 item 5).
+      const server = await startServerProcess(join(temp.dir, name), [...shared(), ...extra], { MCP_TASKS_SECRET: SECRET }, port);
       processes.push(server);
       return server;
     };
