@@ -155,3 +155,33 @@ describe('a v1 session\'s GET stream on any instance carries its task notificati
     expect(onC.messages.filter((message) => message.method === 'notifications/tasks/status')).toEqual([]);
   });
 });
+
+describe('the same on SQLite: two `serve` processes (embedded workers) on one file', () => {
+  const temp = makeTempDir('mcp-tasks-session-streams-sqlite-');
+  let a: ServerProcess;
+  let b: ServerProcess;
+  const streams: OpenStream[] = [];
+
+  beforeAll(async () => {
+    ensureBuilt();
+    const env = { MCP_TASKS_SECRET: SECRET };
+    const shared = ['--store', join(temp.dir, 'tasks.db'), '--no-builtins', '--tools', TOOLS];
+    a = await startServerProcess(join(temp.dir, 'a'), [...shared, '--instance-id', 'serve-a'], env);
+    b = await startServerProcess(join(temp.dir, 'b'), [...shared, '--instance-id', 'serve-b'], env);
+  }, 60_000);
+  afterAll(async () => {
+    for (const stream of streams) stream.close();
+    await Promise.all([a?.stop(), b?.stop()]);
+    temp.remove();
+  });
+
+  it('GET stream on B, tools/call on A: B\'s stream gets working → completed (through the tail of the shared file)', async () => {
+    const session = await RawLegacySession.open(a.url);
+    const stream = await session.getStream(b.url);
+    streams.push(stream);
+    const onB = sseOf(stream);
+    const taskId = await createTask(session, a.url, { log: join(temp.dir, 'sqlite.log'), ms: 400 }, 1);
+    await onB.waitFor(isStatusOf(taskId, 'completed'), { what: 'completed on B\'s GET stream' });
+    expect(statusesOf(onB, taskId)).toEqual(['working', 'completed']);
+  });
+});
