@@ -1,4 +1,4 @@
-import type { JsonObject } from './task.js';
+import type { JsonObject, NewTask } from './task.js';
 
 /**
  * A 2025-11-25 (v1) session as every instance must know it (issue 11 item 5): what `initialize` negotiated, so a
@@ -35,6 +35,17 @@ export interface SessionStore {
   deleteSession(sessionId: string): Promise<boolean>;
   /** Delete sessions last seen before `before` (epoch ms), at most `limit`; returns how many went. */
   deleteIdleSessions(before: number, limit: number): Promise<number>;
+  /**
+   * Ids of the session's tasks that are not terminal (`working`, `input_required`), oldest first, at most `limit`:
+   * the tasks whose `created` event carries `{sessionId}` ({@link NewTask.sessionId}). A task leaves the list when
+   * it settles and is gone when the sweep deletes it (its events go with it). Session records are not consulted.
+   */
+  openSessionTasks(sessionId: string, limit: number): Promise<string[]>;
+}
+
+/** The `created` event's payload of `task`: `{sessionId}` for a task a v1 session created, `null` otherwise. */
+export function createdEventPayload(task: Pick<NewTask, 'sessionId'>): JsonObject | null {
+  return typeof task.sessionId === 'string' && task.sessionId.length > 0 ? { sessionId: task.sessionId } : null;
 }
 
 /**

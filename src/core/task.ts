@@ -77,6 +77,12 @@ export interface NewTask {
    * tool that is not safe to re-run).
    */
   startNow?: boolean;
+  /**
+   * The v1 (2025-11-25) session whose `tools/call` created the task (issue 11 item 5): recorded in the `created`
+   * event's payload (`{sessionId}`, see `createdEventPayload`), in the same write as the task and deleted with it, so
+   * the instance holding that session's GET stream finds the task wherever it was created.
+   */
+  sessionId?: string | null;
 }
 
 /** State of one input request of a task. */

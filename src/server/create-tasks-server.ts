@@ -26,6 +26,7 @@ import { TaskService } from '../service/task-service.js';
 import { CursorCodec } from './cursor.js';
 import type { HandlerDeps } from './deps.js';
 import { createServerFactory } from './factory.js';
+import { SessionStreams } from './session-streams.js';
 import type { OAuthMetadata } from '@modelcontextprotocol/server';
 import type { ProtectedResource } from './http/bearer-auth.js';
 import { createHttpFront, type HttpFront } from './http/node-handler.js';
@@ -234,6 +235,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     serverInfo: options.serverInfo ?? { name: 'mcp-tasks', version: '0.1.0' },
   };
   const factory = createServerFactory(deps);
+  const sessionStreams = new SessionStreams(feed, options.store.sessions, deps);
   const scopes = options.scopes ?? new ScopePolicy();
   const http = createHttpFront({
     factory,
@@ -241,6 +243,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     sessionIdleMs: limits.sessionIdleMs,
     maxSessions: limits.maxSessions,
     sessions: options.store.sessions,
+    onSessionStream: (sessionId, server, ownerKey, authInfo) => sessionStreams.attach(sessionId, server, ownerKey, authInfo),
     ...(options.auth ? { auth: { authenticator: options.auth, scopes, ...(options.oauth ? { resource: protectedResource(options.oauth, scopes, deps.serverInfo.name) } : {}) } } : {}),
     scopes,
     allowedHosts: options.allowedHosts === undefined ? LOCALHOST_NAMES : options.allowedHosts,
@@ -263,6 +266,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
       await Promise.allSettled(stdioHandles.map((handle) => handle.close()));
       await http.close();
       await sweeper?.close();
+      sessionStreams.close();
       feed.close();
       if (!options.executor) await executor.close();
     })();

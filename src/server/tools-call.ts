@@ -53,7 +53,9 @@ export async function handleToolsCall(deps: HandlerDeps, caller: Caller, request
   const call = toolCallOf(request.params);
   const plan = await deps.service.planCall(caller, call);
   const interaction = callInteraction(caller, context, deps.requestStates, { tool: call.name, args: call.arguments ?? {} });
-  return callAnswer(deps, caller, await deps.service.callTool(caller, plan, { interaction, ...(onCreated ? { onCreated } : {}) }));
+  // A v1 session's task is recorded with its session, so the instance holding the session's GET stream follows it.
+  const session = { ...(onCreated ? { onCreated } : {}), ...(caller.negotiation === 'per-session' && context.sessionId ? { sessionId: context.sessionId } : {}) };
+  return callAnswer(deps, caller, await deps.service.callTool(caller, plan, { interaction, ...session }));
 }
 
 /**

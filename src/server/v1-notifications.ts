@@ -1,6 +1,6 @@
 import type { Server } from '@modelcontextprotocol/server';
 import { isTerminal } from '../core/state-machine.js';
-import type { TaskRecord } from '../core/task.js';
+import type { TaskRecord, TaskStatus } from '../core/task.js';
 import { RELATED_TASK_META_KEY } from '../protocol/constants.js';
 import { toV1Task } from '../protocol/v1/codec.js';
 import type { TaskCaller } from '../service/caller.js';
@@ -11,6 +11,8 @@ import { withPollHint } from './poll-hint.js';
 interface Tracked {
   progressToken: string | number | null;
   lastProgress: number;
+  /** The status this session was last told (`null`: nothing sent yet), so one status is never sent twice in a row. */
+  lastStatus: TaskStatus | null;
   subscription: TaskSubscription;
 }
 
@@ -20,10 +22,16 @@ interface Tracked {
  * `progressToken` (R36, with related-task `_meta`, R31) while it runs — never after a terminal status.
  * Both are optional conveniences (R35: requestors keep polling); they reach the client on its GET stream.
  * Progress reaches it while the task runs in this process (an embedded worker); status changes from anywhere.
+ * Tasks come from two sides: {@link trackCreated} (a `tools/call` of this copy of the session) and {@link follow}
+ * (the instance holding the session's GET stream follows the session's tasks created on any instance, see
+ * `SessionStreams`); a task followed from both sides is tracked once.
  */
 export class V1SessionNotifier {
   /** Subscriptions are per task, so a session costs nothing when other tasks change. */
   private readonly tracked = new Map<string, Tracked>();
+  /** Tasks whose {@link follow} is subscribing (so a task named twice at once is followed once). */
+  private readonly following = new Set<string>();
+  private closed = false;
 
   constructor(
     private readonly server: Server,
@@ -32,14 +40,51 @@ export class V1SessionNotifier {
 
   /** Start pushing for a task this session's `tools/call` created (before its first run reports anything). */
   trackCreated(caller: TaskCaller, record: TaskRecord): void {
+    if (this.closed || this.tracked.has(record.taskId)) return;
     const subscription = this.deps.service.watch(caller, record, (notice) => this.onNotice(record.taskId, notice));
-    this.tracked.set(record.taskId, { progressToken: record.progressToken, lastProgress: Number.NEGATIVE_INFINITY, subscription });
+    this.tracked.set(record.taskId, { progressToken: record.progressToken, lastProgress: Number.NEGATIVE_INFINITY, lastStatus: null, subscription });
+  }
+
+  /**
+   * Follow a task of this session created on another instance (or before this copy of the session existed), and
+   * send its current status once, so the stream learns of it; later changes follow. A task this copy already tracks
+   * ({@link trackCreated}) is left as it is. The service re-checks the owner: another owner's task is not followed.
+   */
+  async follow(caller: TaskCaller, taskId: string): Promise<void> {
+    if (this.closed || this.following.has(taskId) || this.tracked.has(taskId)) return;
+    this.following.add(taskId);
+    try {
+      const subscription = await this.deps.service.subscribe(caller, [taskId], (notice) => this.onNotice(taskId, notice), { progress: true });
+      const record = subscription.taskIds.includes(taskId) ? await subscription.read(taskId) : undefined;
+      // Closed meanwhile, not the caller's, gone, or tracked by a `tools/call` of this copy meanwhile.
+      if (this.closed || !record || this.tracked.has(taskId)) {
+        subscription.close();
+        return;
+      }
+      this.tracked.set(taskId, { progressToken: record.progressToken, lastProgress: Number.NEGATIVE_INFINITY, lastStatus: null, subscription });
+      await this.statusChanged(taskId);
+    } catch (error) {
+      this.deps.logger.debug({ err: error }, 'following a session task failed');
+    } finally {
+      this.following.delete(taskId);
+    }
+  }
+
+  /** Whether the session closed (nothing more is pushed). */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Stop following every task (the GET stream that carried them ended); later tasks may still be tracked. */
+  untrackAll(): void {
+    for (const entry of this.tracked.values()) entry.subscription.close();
+    this.tracked.clear();
   }
 
   /** Stop pushing (the session closed). */
   close(): void {
-    for (const entry of this.tracked.values()) entry.subscription.close();
-    this.tracked.clear();
+    this.closed = true;
+    this.untrackAll();
   }
 
   private onNotice(taskId: string, notice: TaskNotice): void {
@@ -54,8 +99,13 @@ export class V1SessionNotifier {
   }
 
   private async statusChanged(taskId: string): Promise<void> {
-    const record = await this.tracked.get(taskId)?.subscription.read(taskId);
-    if (!record) return;
+    const entry = this.tracked.get(taskId);
+    const record = await entry?.subscription.read(taskId);
+    // Reads of overlapping changes may return one state twice, or finish after the task was untracked.
+    if (!entry || this.tracked.get(taskId) !== entry) return;
+    if (!record) return this.untrack(taskId);
+    if (record.status === entry.lastStatus) return;
+    entry.lastStatus = record.status;
     if (isTerminal(record.status)) this.untrack(taskId);
     await this.send({ method: 'notifications/tasks/status', params: toV1Task(withPollHint(record, this.deps.clock.now())) as unknown as Record<string, unknown> });
   }

@@ -92,6 +92,8 @@ export interface CallToolOptions {
   interaction?: CallInteraction;
   /** Called once the task is committed and before its first run (a v1 session subscribes to its notifications). */
   onCreated?: (record: TaskRecord) => void;
+  /** The v1 session whose `tools/call` this is, recorded with the task ({@link NewTask.sessionId}). */
+  sessionId?: string;
 }
 
 /**
@@ -224,7 +226,7 @@ export class TaskService {
    * internal error of the adapter.
    */
   callTool(caller: Caller, plan: CallPlan, options: CallToolOptions = {}): Promise<CallOutcome> {
-    const { interaction, onCreated } = options;
+    const { interaction } = options;
     // A fallback tool is the task operation it stands for: that operation's door (owner, scopes), not callTool's.
     if (plan.kind === 'task_operation') return this.taskOperation(fallbackTaskCaller(caller), plan.operation, plan.taskId);
     const tool = plan.kind === 'answer' || plan.kind === 'refused' ? plan.toolName : plan.tool.name;
@@ -264,9 +266,9 @@ export class TaskService {
         const claim = sent ?? (derived === undefined ? undefined : claimOf(derived));
         const again = derived === undefined || !claim ? undefined : await this.replayed(claim);
         if (again) return { kind: plan.kind, task: again };
-        if (plan.kind === 'task') return { kind: 'task', task: await this.create(taskCaller(caller), plan, withTrace(gathered, trace), onCreated, claim), ...immediate };
+        if (plan.kind === 'task') return { kind: 'task', task: await this.create(taskCaller(caller), plan, withTrace(gathered, trace), options, claim), ...immediate };
         // A host without task support gets no task notifications: it follows the task through the fallback tools.
-        return { kind: 'fallback', task: await this.create(fallbackTaskCaller(caller), plan, withTrace(gathered, trace), undefined, claim), ...immediate };
+        return { kind: 'fallback', task: await this.create(fallbackTaskCaller(caller), plan, withTrace(gathered, trace), {}, claim), ...immediate };
       }
       if (sent) {
         // An inline call is answered once per key: the key is taken before the run.
@@ -608,7 +610,8 @@ export class TaskService {
    * With a key claim, the key and the task are written in one transaction; a key taken meanwhile (another
    * instance's concurrent call) answers with that call's task instead.
    */
-  private async create(caller: TaskCaller, plan: RunPlan, { gathered, trace }: TaskStartData, onCreated?: (record: TaskRecord) => void, claim?: KeyClaim): Promise<TaskRecord> {
+  private async create(caller: TaskCaller, plan: RunPlan, { gathered, trace }: TaskStartData, session: Pick<CallToolOptions, 'onCreated' | 'sessionId'>, claim?: KeyClaim): Promise<TaskRecord> {
+    const { onCreated, sessionId } = session;
     const { limits, clock } = this.options;
     const taskId = newTaskId();
     const reservation = this.options.handOff?.reserve(taskId);
@@ -630,6 +633,7 @@ export class TaskService {
       leaseMs: reservation?.leaseMs ?? null,
       startNow: reservation !== undefined,
       ...stepsOf(gathered, trace),
+      ...(sessionId === undefined ? {} : { sessionId }),
     };
     let record: TaskRecord;
     try {

@@ -13,12 +13,24 @@ interface SessionRow {
   last_seen_at: number;
 }
 
+/** Where a backend keeps the tasks a session created (see {@link SessionStore.openSessionTasks}). */
+export interface SessionTaskTables {
+  /** Qualified names of the task and event tables. */
+  tasks: string;
+  events: string;
+  /**
+   * The backend's spelling of "the `sessionId` of the event payload `e.payload`", exactly as in the partial index
+   * `task_events_by_session` (so the lookup is an index probe).
+   */
+  payloadSessionId: string;
+}
+
 /**
  * The {@link SessionStore} of both backends over one table (same columns; JSON as text, times as epoch ms).
  * @param table - qualified table name (`sessions`, `mcp_tasks.sessions`).
  * @param placeholder - the n-th parameter's spelling (`?` for SQLite, `$n` for PostgreSQL).
  */
-export function sessionTable(query: SessionQuery, table: string, placeholder: (n: number) => string): SessionStore {
+export function sessionTable(query: SessionQuery, table: string, placeholder: (n: number) => string, taskTables: SessionTaskTables): SessionStore {
   const p = placeholder;
   const put = `INSERT INTO ${table} (session_id, owner_key, protocol_version, initialize, created_at, last_seen_at)
     VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)})
@@ -27,6 +39,7 @@ export function sessionTable(query: SessionQuery, table: string, placeholder: (n
   const get = `SELECT session_id, owner_key, protocol_version, initialize, created_at, last_seen_at FROM ${table} WHERE session_id = ${p(1)}`;
   const touch = `UPDATE ${table} SET last_seen_at = ${p(1)} WHERE session_id = ${p(2)} AND last_seen_at < ${p(3)}`;
   const remove = `DELETE FROM ${table} WHERE session_id = ${p(1)} RETURNING session_id`;
+  const openTasks = openSessionTasksSql(taskTables, p);
   const prune = `DELETE FROM ${table} WHERE session_id IN (SELECT session_id FROM ${table} WHERE last_seen_at < ${p(1)} ORDER BY last_seen_at LIMIT ${p(2)}) RETURNING session_id`;
   return {
     async putSession(record) {
@@ -45,7 +58,17 @@ export function sessionTable(query: SessionQuery, table: string, placeholder: (n
     async deleteIdleSessions(before, limit) {
       return (await query('prune idle sessions', prune, [before, Math.max(1, Math.floor(limit))])).length;
     },
+    async openSessionTasks(sessionId, limit) {
+      return (await query('list a session\'s open tasks', openTasks, [sessionId, Math.max(1, Math.floor(limit))])).map((row) => String(row.task_id));
+    },
   };
+}
+
+/** The query of {@link SessionStore.openSessionTasks} (parameters: session id, limit); exported for plan checks. */
+export function openSessionTasksSql(taskTables: SessionTaskTables, p: (n: number) => string): string {
+  return `SELECT e.task_id FROM ${taskTables.events} e JOIN ${taskTables.tasks} t ON t.task_id = e.task_id
+    WHERE e.kind = 'created' AND e.payload IS NOT NULL AND ${taskTables.payloadSessionId} = ${p(1)} AND t.status IN ('working', 'input_required')
+    ORDER BY e.seq LIMIT ${p(2)}`;
 }
 
 function toRecord(row: SessionRow): SessionRecord {

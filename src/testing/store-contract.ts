@@ -154,6 +154,33 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
       });
     });
 
+    describe('session tasks', () => {
+      it('a task of a v1 session names it in its created event; openSessionTasks lists the session\'s non-terminal tasks, oldest first, until they settle or are deleted', async () => {
+        const before = await store.lastEventSeq();
+        const first = await create({ generation: 'v1', sessionId: 's-1', ttlMs: 5_000 });
+        const second = await create({ generation: 'v1', sessionId: 's-1' });
+        const other = await create({ generation: 'v1', sessionId: 's-2' });
+        const none = await create();
+        const created = (await eventsSince(before)).filter((event) => event.kind === 'created');
+        expect(created.map((event) => [event.taskId, event.payload])).toEqual([
+          [first.taskId, { sessionId: 's-1' }],
+          [second.taskId, { sessionId: 's-1' }],
+          [other.taskId, { sessionId: 's-2' }],
+          [none.taskId, null],
+        ]);
+        expect(await store.sessions.openSessionTasks('s-1', 10)).toEqual([first.taskId, second.taskId]);
+        expect(await store.sessions.openSessionTasks('s-1', 1)).toEqual([first.taskId]);
+        expect(await store.sessions.openSessionTasks('s-2', 10)).toEqual([other.taskId]);
+        expect(await store.sessions.openSessionTasks('unknown', 10)).toEqual([]);
+        await moveTo(first.taskId, 'input_required');
+        await complete(second.taskId);
+        expect(await store.sessions.openSessionTasks('s-1', 10)).toEqual([first.taskId]);
+        clock.advance(5_001);
+        expect(await store.expireDue(10)).toContain(first.taskId);
+        expect(await store.sessions.openSessionTasks('s-1', 10)).toEqual([]);
+      });
+    });
+
     describe('get', () => {
       it('answers undefined for a missing id, another owner or another generation', async () => {
         const { taskId } = await create({ generation: 'v1', protocolVersion: '2025-11-25' });

@@ -110,6 +110,11 @@ export async function openStream(url: string, body: unknown, headers: Record<str
     body: JSON.stringify(body),
     signal: controller.signal,
   });
+  return asOpenStream(response, controller);
+}
+
+/** `response` read as SSE when it streams, else as one JSON-RPC answer; closing aborts `controller`. */
+async function asOpenStream(response: Response, controller: AbortController): Promise<OpenStream> {
   const close = (): void => controller.abort();
   if ((response.headers.get('content-type') ?? '').includes('text/event-stream') && response.body) {
     return { status: response.status, headers: response.headers, sse: new SseMessages(response.body), close };
@@ -192,6 +197,13 @@ export class RawLegacySession {
   /** One request, its whole answer read. */
   request(method: string, params: Record<string, unknown> = {}): Promise<WireResponse> {
     return this.post({ jsonrpc: '2.0', id: this.nextId++, method, params });
+  }
+
+  /** Open the session's GET stream (standalone SSE) at `url` (default: the session's URL). */
+  async getStream(url = this.url): Promise<OpenStream> {
+    const controller = new AbortController();
+    const response = await fetch(url, { method: 'GET', headers: { accept: 'text/event-stream', ...this.headers() }, signal: controller.signal });
+    return asOpenStream(response, controller);
   }
 
   /** One request whose answer stays open as a stream (e.g. `tasks/result`). */

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreError } from '../../src/core/store-error.js';
+import { openSessionTasksSql } from '../../src/store/session-table.js';
 import { MIGRATIONS, openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { migrate } from '../../src/store/sqlite/migrations.js';
 import { SQL } from '../../src/store/sqlite/sql.js';
@@ -167,6 +168,9 @@ describe('the first migration', () => {
     // Retention deletes a task's history and old tombstones by index, never by scanning the log.
     expect(plan(SQL.deleteTaskEvents, { taskId: 't' })).toMatch(/USING INDEX task_events_by_task/);
     expect(plan(SQL.pruneTombstones, { cutoff: 0, limit: 10 })).toMatch(/USING (COVERING )?INDEX task_events_expired/);
+    // The GET stream's instance finds a session's tasks by the partial index on the created event's sessionId.
+    const sessionTasks = openSessionTasksSql({ tasks: 'tasks', events: 'task_events', payloadSessionId: "json_extract(e.payload, '$.sessionId')" }, () => '?');
+    expect((db.prepare(`EXPLAIN QUERY PLAN ${sessionTasks}`).all('s', 10) as Array<{ detail: string }>).map((r) => r.detail).join('\n')).toMatch(/USING INDEX task_events_by_session/);
     const byTask = { taskId: 't', key: 'k', state: 'answered', response: null, now: 0 };
     for (const sql of [SQL.listInputRequests, SQL.hasPendingInput, SQL.settleInputRequest]) {
       expect(plan(sql, byTask)).toMatch(/USING (COVERING )?INDEX sqlite_autoindex_input_requests_1/);
@@ -316,7 +320,7 @@ describe('migration 9 (kill switches, issue 15)', () => {
     db.close();
     const store = openSqliteTaskStore({ path });
     try {
-      expect(store.appliedMigrations).toEqual([9]);
+      expect(store.appliedMigrations).toEqual(VERSIONS.slice(8));
       expect(await store.getUnscoped('t1')).toMatchObject({ status: 'working' });
       expect(await store.listKillSwitches()).toEqual([]);
       await store.setKillSwitch({ scope: '*', fallback: 'reject', reason: null, setBy: 'local', setAt: 1 });

@@ -103,7 +103,7 @@ export class FastPath {
       if (!plan) return false;
       const notifier = this.deps.sessionNotifiers.get(server);
       const onCreated = notifier && ((record: TaskRecord) => notifier.trackCreated(v1, record));
-      await this.answer(response, body.id, frame, async () => callAnswer(this.deps, caller, await this.deps.service.callTool(caller, plan, onCreated ? { onCreated } : {})));
+      await this.answer(response, body.id, frame, async () => callAnswer(this.deps, caller, await this.deps.service.callTool(caller, plan, { ...(onCreated ? { onCreated } : {}), sessionId })));
       return true;
     }
     const taskId = body.params.taskId;

@@ -25,6 +25,15 @@ interface Session {
   touchedAt: number;
 }
 
+/**
+ * Called when a session's GET stream opened on this instance (HTTP 200, SSE); returns the function to call when it
+ * ends (see `SessionStreams`).
+ */
+export type SessionStreamHook = (sessionId: string, server: Server, ownerKey: string, authInfo: AuthInfo | undefined) => () => void;
+
+/** The first bytes of a GET stream: an SSE comment, which clients ignore. */
+const STREAM_OPENED = new TextEncoder().encode(': stream open\n\n');
+
 /** Id of the replayed `initialize` that rebuilds a session on another instance (its answer goes nowhere). */
 const RESTORE_ID = 'mcp-tasks-restore';
 /** How often the local copies are checked against the store, so a DELETE on another instance ends their streams (ms). */
@@ -55,6 +64,8 @@ export class LegacySessions {
     /** Most sessions kept at once; a new one closes the least recently used (sessions hold no task state). */
     private readonly maxSessions: number,
     private readonly store: SessionStore,
+    /** Told of every GET stream opened here, so it can carry the session's tasks created on other instances. */
+    private readonly onStream?: SessionStreamHook,
   ) {
     const sweeper = setInterval(() => void this.closeIdle(), Math.min(idleMs, 60_000));
     const recheck = setInterval(() => void this.recheck(), RECHECK_MS);
@@ -185,7 +196,19 @@ export class LegacySessions {
         await this.store.deleteSession(id);
       },
     });
-    const session: Session = { transport, serve: toNodeHandler({ fetch: (request, options) => transport.handleRequest(request, options) }), server, ownerKey, lastSeenAt: 0, touchedAt: 0 };
+    const fetch = async (request: Request, options?: { authInfo?: AuthInfo; parsedBody?: unknown }): Promise<Response> => {
+      const answer = await transport.handleRequest(request, options);
+      if (request.method !== 'GET' || answer.status !== 200 || !answer.body || !transport.sessionId) return answer;
+      // Hooked once the SDK holds the stream, so nothing pushed from here on is dropped for want of it.
+      const ended = this.onStream?.(transport.sessionId, server, ownerKey, options?.authInfo);
+      if (ended && request.signal.aborted) ended();
+      else if (ended) request.signal.addEventListener('abort', ended, { once: true });
+      // An SSE comment first (and the end of the SDK's stream, e.g. the session closed, also ends the hook): Node sends the headers with the first byte, so the client has its 200 at once
+      // rather than at the first notification or keep-alive (up to 15 s later).
+      const opened = answer.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({ start: (controller) => controller.enqueue(STREAM_OPENED), flush: () => ended?.() }));
+      return new Response(opened, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
+    };
+    const session: Session = { transport, serve: toNodeHandler({ fetch }), server, ownerKey, lastSeenAt: 0, touchedAt: 0 };
     transport.onclose = () => {
       if (transport.sessionId && this.sessions.get(transport.sessionId) === session) this.sessions.delete(transport.sessionId);
       void server.close().catch(() => {});

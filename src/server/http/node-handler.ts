@@ -7,7 +7,7 @@ import { ErrorCode } from '../../protocol/constants.js';
 import { anonymousCaller, BearerAuth, type AuthenticatedCaller, type BearerAuthSettings } from './bearer-auth.js';
 import { readJsonBody } from './body.js';
 import { withSpecErrorStatus } from './error-status.js';
-import { LegacySessions } from './legacy-sessions.js';
+import { LegacySessions, type SessionStreamHook } from './legacy-sessions.js';
 import { ResourceMetadataRoute } from './resource-metadata.js';
 import { isTaskListenRequest, type TaskListenRoute } from './task-listen.js';
 import type { FastPath } from './fast-path.js';
@@ -27,6 +27,8 @@ export interface HttpFrontOptions {
   maxSessions: number;
   /** Where legacy sessions are recorded, so every instance on the store serves them (issue 11 item 5). */
   sessions: SessionStore;
+  /** Told of every legacy GET stream opened here (it then carries the session's tasks from every instance). */
+  onSessionStream?: SessionStreamHook;
   /**
    * Bearer-token authentication (with the method-level scopes, and the protected-resource metadata when an
    * authorization server issues the tokens); without it every request is the `anonymous` owner with every scope.
@@ -82,7 +84,7 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
     onerror: (error) => options.logger.debug({ err: error }, 'modern request rejected'),
   });
   const modernNode = toNodeHandler({ fetch: async (request, requestOptions) => withSpecErrorStatus(await modern.fetch(request, requestOptions)) });
-  const legacySessions = new LegacySessions(options.factory, options.logger, options.sessionIdleMs, options.maxSessions, options.sessions);
+  const legacySessions = new LegacySessions(options.factory, options.logger, options.sessionIdleMs, options.maxSessions, options.sessions, options.onSessionStream);
   const fastPath = options.fastPath?.(legacySessions);
   const checkHost = options.allowedHosts ? hostHeaderValidation(options.allowedHosts) : undefined;
   const checkOrigin = options.allowedOrigins ? originValidation(options.allowedOrigins) : undefined;

@@ -262,6 +262,14 @@ CREATE TABLE ${SCHEMA}.kill_switches (
 );
 `;
 
+/**
+ * The tasks a v1 session created (issue 11 item 5): the `created` event carries `{sessionId}` (written with the
+ * task, deleted with it); this partial index serves `SessionStore.openSessionTasks`.
+ */
+const V10_SESSION_TASKS = `
+CREATE INDEX task_events_by_session ON ${SCHEMA}.task_events (((payload::jsonb) ->> 'sessionId')) WHERE kind = 'created' AND payload IS NOT NULL;
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
@@ -273,6 +281,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 7, name: 'feed notify', sql: V7_FEED_NOTIFY },
   { version: 8, name: 'sessions and server secret', sql: V8_SESSIONS },
   { version: 9, name: 'kill switches', sql: V9_KILL_SWITCHES },
+  { version: 10, name: 'session tasks', sql: V10_SESSION_TASKS },
 ]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */

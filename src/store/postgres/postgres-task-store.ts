@@ -14,7 +14,7 @@ import { PostgresBatcher, type BatchTx, type MergedWork, type PostgresBatchStats
 import { createPool, sqlState, toStoreError, type PostgresConnectionOptions } from './connection.js';
 import { listenForCommits } from './feed-listener.js';
 import { applyAnswers, parkForInput } from './input-requests.js';
-import type { ServerSecretStore, SessionStore } from '../../core/session-store.js';
+import { createdEventPayload, type ServerSecretStore, type SessionStore } from '../../core/session-store.js';
 import { serverSecretTable, sessionTable } from '../session-table.js';
 import { migrate, POSTGRES_MIGRATIONS, SCHEMA } from './migrations.js';
 import { SQL } from './sql.js';
@@ -69,7 +69,11 @@ export class PostgresTaskStore implements TaskStore {
   private closing: Promise<void> | undefined;
   private readonly watchers = new Set<() => Promise<void>>();
   /** v1 sessions in `mcp_tasks.sessions` (see {@link SessionStore}); single statements on the pool. */
-  readonly sessions: SessionStore = sessionTable((action, sql, params) => this.read(action, sql, params), `${SCHEMA}.sessions`, (n) => `$${n}`);
+  readonly sessions: SessionStore = sessionTable((action, sql, params) => this.read(action, sql, params), `${SCHEMA}.sessions`, (n) => `$${n}`, {
+    tasks: `${SCHEMA}.tasks`,
+    events: `${SCHEMA}.task_events`,
+    payloadSessionId: "(e.payload::jsonb ->> 'sessionId')",
+  });
   /** The server-secret record of this database (see {@link ServerSecretStore}). */
   readonly serverSecret: ServerSecretStore = serverSecretTable((action, sql, params) => this.read(action, sql, params), `${SCHEMA}.server_secret`, (n) => `$${n}`);
 
@@ -687,7 +691,7 @@ function planCreates(tasks: readonly NewTask[]): { fresh: number[]; results: Arr
 function createdEvents(tasks: readonly NewTask[], results: ReadonlyArray<Settled<TaskRecord> | undefined>): StagedEvent[] {
   return tasks.flatMap((task, i): StagedEvent[] => {
     if (!results[i]?.ok) return [];
-    const created: StagedEvent = { taskId: task.taskId, kind: 'created', status: 'working', at: task.createdAt, payload: null };
+    const created: StagedEvent = { taskId: task.taskId, kind: 'created', status: 'working', at: task.createdAt, payload: createdEventPayload(task) };
     if (task.startNow !== true) return [created];
     return [created, { taskId: task.taskId, kind: 'attempt', status: 'working', at: task.createdAt, payload: { attempt: 1, leaseOwner: task.leaseOwner } }];
   });

@@ -257,6 +257,14 @@ CREATE TABLE kill_switches (
 ) STRICT;
 `;
 
+/**
+ * The tasks a v1 session created (issue 11 item 5): the `created` event carries `{sessionId}` (written with the
+ * task, deleted with it); this partial index serves `SessionStore.openSessionTasks`. Other events stay out of it.
+ */
+const V10_SESSION_TASKS = `
+CREATE INDEX task_events_by_session ON task_events (json_extract(payload, '$.sessionId')) WHERE kind = 'created' AND payload IS NOT NULL;
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
@@ -268,6 +276,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 7, name: 'process registry', sql: V7_PROCESS_REGISTRY },
   { version: 8, name: 'sessions and server secret', sql: V8_SESSIONS },
   { version: 9, name: 'kill switches', sql: V9_KILL_SWITCHES },
+  { version: 10, name: 'session tasks', sql: V10_SESSION_TASKS },
 ]);
 
 /**

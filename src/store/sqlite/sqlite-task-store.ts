@@ -18,7 +18,7 @@ import type {
 import { outcomeBody, RowCodec, toEvent, toOutcome } from '../codec.js';
 import type { FieldCipher } from '../field-cipher.js';
 import { openConnection, readPragmas, type SqlitePragmas } from './connection.js';
-import type { ServerSecretStore, SessionStore } from '../../core/session-store.js';
+import { createdEventPayload, type ServerSecretStore, type SessionStore } from '../../core/session-store.js';
 import { serverSecretTable, sessionTable, type SessionQuery } from '../session-table.js';
 import { GroupCommitter, storageFault, type GroupCommitStats } from './group-commit.js';
 import {
@@ -116,7 +116,7 @@ export class SqliteTaskStore implements TaskStore {
         return Promise.reject(storageFault(error, action));
       }
     };
-    this.sessions = sessionTable(query, 'sessions', () => '?');
+    this.sessions = sessionTable(query, 'sessions', () => '?', { tasks: 'tasks', events: 'task_events', payloadSessionId: "json_extract(e.payload, '$.sessionId')" });
     this.serverSecret = serverSecretTable(query, 'server_secret', () => '?');
   }
 
@@ -250,7 +250,7 @@ export class SqliteTaskStore implements TaskStore {
   /** Insert a task row, its events and steps inside the current batch (see {@link create}). */
   private insertNewTask(events: TaskEvent[], task: NewTask): TaskRecord {
     // The created event comes first because its seq becomes the task's seq (see SQL.insertTask).
-    const { seq } = this.append(events, task.taskId, 'created', 'working', task.createdAt, null);
+    const { seq } = this.append(events, task.taskId, 'created', 'working', task.createdAt, createdEventPayload(task));
     const params = this.codec.newTaskParams(task, this.clock.now());
     this.stmt.insertTask.run({ ...params, seq });
     const record = this.codec.insertedRecord(task, params, seq);
