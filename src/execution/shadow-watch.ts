@@ -6,8 +6,10 @@ import type { ShadowAdapter, ShadowJobState } from '../core/tool.js';
  * Shadow mode (issue 15 item 8): while a task of a tool with a {@link ShadowAdapter} runs, the job the tool named
  * with `ctx.shadow.observe(jobId)` is polled in the existing job API, and every difference between the task's
  * state projection (`working`, `completed`, `failed`, `cancelled`) and the job's is reported once per run:
- * - while the task runs (`phase: "running"`): the job `failed` or was `cancelled` (a job that completed first is
- *   what a tool waiting for its job sees last, so it is not a difference);
+ * - while the task runs (`phase: "running"`): the job `failed` or was `cancelled` and the task still runs after
+ *   `settleChecks` more polls (a job that ended first is what a tool waiting for its job sees last: a task that ends
+ *   within those polls is judged by the final comparison alone, so one disagreement is one mismatch; a job that
+ *   completed first is never a running difference);
  * - when the task ended (`phase: "final"`): the job's state differs from the task's terminal status, after up to
  *   `settleChecks` more polls while the job still says `working` (the two systems finish at slightly different
  *   instants).
@@ -20,7 +22,10 @@ export interface ShadowSettings {
   tools: readonly string[];
   /** Interval of the job polls while a task runs, and between the settle polls at its end. */
   intervalMs: number;
-  /** Polls after the task ended while the job still says `working`, before the difference is recorded. */
+  /**
+   * Polls after the task ended while the job still says `working`, and polls while the task runs after its job
+   * said `failed`/`cancelled`, before the difference is recorded.
+   */
   settleChecks: number;
 }
 
@@ -53,6 +58,8 @@ export class ShadowWatch {
   private readonly reported = new Set<string>();
   private polling: Promise<void> = Promise.resolve();
   private finished = false;
+  /** Consecutive running polls that found the job `failed`/`cancelled` (the settle of the running phase). */
+  private endedPolls = 0;
 
   constructor(
     private readonly adapter: ShadowAdapter,
@@ -98,7 +105,10 @@ export class ShadowWatch {
     if (this.finished) return;
     const jobState = await this.poll();
     if (jobState === undefined || this.finished) return;
-    // A job that completed while the task still runs is a tool about to see it: not a difference (see above).
+    // A job that ended while the task still runs is a tool about to see it (see above): a job that completed is
+    // no difference; one that failed or was cancelled is one once the task outlived `settleChecks` more polls.
+    this.endedPolls = jobState === 'failed' || jobState === 'cancelled' ? this.endedPolls + 1 : 0;
+    if (this.endedPolls > 0 && this.endedPolls <= this.settings.settleChecks) return;
     await this.compare('running', taskState, jobState === 'completed' ? 'working' : jobState);
   }
 

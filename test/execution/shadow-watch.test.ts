@@ -22,15 +22,34 @@ function watchOf(answers: Array<ShadowJobState | Error>, settleChecks = 2) {
 }
 
 describe('ShadowWatch', () => {
-  it('a job that fails while its task runs is one running-phase mismatch, however often it is polled; the final one is reported too', async () => {
-    const { watch, mismatches } = watchOf(['working', 'failed']);
+  it('a job that fails while its task runs on past the settle polls is one running-phase mismatch, however often it is polled; the final one is reported too', async () => {
+    const { watch, mismatches, polls } = watchOf(['working', 'failed']);
     watch.observe('j');
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    // The first poll says working, then the failure is seen by 2 settle polls and one more: the running mismatch.
+    while (mismatches.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(polls()).toBeGreaterThanOrEqual(4);
+    await new Promise((resolve) => setTimeout(resolve, 40));
     await watch.finish('completed');
     expect(mismatches).toEqual([
       { phase: 'running', taskState: 'working', jobState: 'failed', jobId: 'j' },
       { phase: 'final', taskState: 'completed', jobState: 'failed', jobId: 'j' },
     ]);
+  });
+
+  it('a task that ends within the settle polls after its job failed is judged by the final comparison alone (the race of two systems ending)', async () => {
+    // The job API says failed from the second poll on; the task ends while the running phase still settles.
+    const disagreeing = watchOf(['working', 'failed'], 5);
+    disagreeing.watch.observe('j');
+    while (disagreeing.polls() < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+    await disagreeing.watch.finish('completed');
+    expect(disagreeing.mismatches).toEqual([{ phase: 'final', taskState: 'completed', jobState: 'failed', jobId: 'j' }]);
+    // The tool saw its job fail and failed its task: no difference at all.
+    const agreeing = watchOf(['working', 'failed'], 5);
+    agreeing.watch.observe('j');
+    while (agreeing.polls() < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+    await agreeing.watch.finish('failed');
+    expect(agreeing.mismatches).toEqual([]);
+    expect(agreeing.checks.at(-1)).toBe('match');
   });
 
   it('a job that completes before its task is not a difference; nor one that is still working at the end but completes within the settle polls', async () => {
