@@ -1,7 +1,7 @@
 import type { Clock } from '../core/clock.js';
 import type { PathConfinement } from '../core/confinement.js';
 import { waitingMessage } from '../core/elicitation.js';
-import { TasksError, taskNotFound } from '../core/errors.js';
+import { isTaskNotFound, TasksError, taskNotFound } from '../core/errors.js';
 import type { TaskEventFeed } from '../core/event-feed.js';
 import { GATHERED_STEP, type ExecutionHost, type Executor } from '../core/executor.js';
 import type { WorkerHandOff } from '../core/hand-off.js';
@@ -18,7 +18,7 @@ import type { ToolRegistry } from '../core/tool-registry.js';
 import { ErrorCode } from '../protocol/constants.js';
 import { planCall, type CallPlan, type ToolCall } from './call-plan.js';
 import type { Caller, TaskCaller } from './caller.js';
-import { runHooked, type TaskOperationContext, type TaskServiceHook } from './hooks.js';
+import { admitTask, runHooked, type TaskOperation, type TaskOperationContext, type TaskServiceHook } from './hooks.js';
 import { planAnswers } from './input-answers.js';
 import { TaskReads, type TaskPage } from './task-reads.js';
 import { ttlFor } from './ttl-policy.js';
@@ -216,10 +216,10 @@ export class TaskService {
    */
   cancel(caller: TaskCaller, taskId: string, statusMessage = 'Cancelled by requestor'): Promise<{ cancelled: boolean; task: TaskRecord }> {
     return this.door({ operation: 'cancel', caller, taskId }, async () => {
-      const record = await this.scoped(caller, taskId);
+      const record = await this.scoped(caller, taskId, 'cancel');
       if (isTerminal(record.status)) return { cancelled: false, task: record };
       const cancelled = await this.options.store.transition(taskId, { to: 'cancelled', statusMessage, releaseLease: true, now: this.options.clock.now() });
-      return cancelled ? { cancelled: true, task: cancelled } : { cancelled: false, task: await this.scoped(caller, taskId) };
+      return cancelled ? { cancelled: true, task: cancelled } : { cancelled: false, task: await this.scoped(caller, taskId, 'cancel') };
     });
   }
 
@@ -233,7 +233,7 @@ export class TaskService {
    */
   answerInput(caller: TaskCaller, taskId: string, responses: Readonly<Record<string, unknown>>): Promise<string[]> {
     return this.door({ operation: 'answerInput', caller, taskId }, async () => {
-      const record = await this.scoped(caller, taskId);
+      const record = await this.scoped(caller, taskId, 'answerInput');
       if (record.status !== 'input_required') return [];
       const requests = await this.options.store.listInputRequests(taskId);
       const plan = planAnswers(requests, responses);
@@ -262,7 +262,7 @@ export class TaskService {
       try {
         for (;;) {
           const woken = new Promise<void>((resolve) => (wake = resolve));
-          const record = await this.scoped(caller, taskId);
+          const record = await this.scoped(caller, taskId, 'waitForTerminal');
           if (isTerminal(record.status)) return record;
           await onUpdate?.(record);
           await until(woken, signal);
@@ -283,7 +283,7 @@ export class TaskService {
     return this.door({ operation: 'subscribe', caller, taskIds }, async () => {
       const accepted: string[] = [];
       for (const taskId of new Set(taskIds)) {
-        if (await this.reads.get(taskId, { ownerKey: caller.ownerKey, generation: caller.generation })) accepted.push(taskId);
+        if (await this.scoped(caller, taskId, 'subscribe').then(() => true, (error: unknown) => (isTaskNotFound(error) ? false : Promise.reject(error)))) accepted.push(taskId);
       }
       return this.subscription(caller, accepted, listener, options.progress === true);
     });
@@ -399,19 +399,20 @@ export class TaskService {
     return interaction;
   }
 
-  /** The caller's visible task, or the unknown-task error. */
-  private async scoped(caller: TaskCaller, taskId: string): Promise<TaskRecord> {
+  /** The caller's visible task as `operation` may act on it (the hooks' {@link TaskServiceHook.admitTask}), or the unknown-task error. */
+  private async scoped(caller: TaskCaller, taskId: string, operation: TaskOperation): Promise<TaskRecord> {
     const record = await this.reads.get(taskId, { ownerKey: caller.ownerKey, generation: caller.generation });
     if (!record) throw taskNotFound();
+    admitTask(this.hooks, { operation, caller, taskId }, record);
     return record;
   }
 
   private async current(caller: TaskCaller, taskId: string): Promise<TaskRecord> {
-    const record = await this.scoped(caller, taskId);
+    const record = await this.scoped(caller, taskId, 'get');
     const pending = isTerminal(record.status) ? undefined : this.options.handOff?.pendingOutcome(taskId);
     if (!pending) return record;
     await pending.catch(() => undefined);
-    return this.scoped(caller, taskId);
+    return this.scoped(caller, taskId, 'get');
   }
 
   private door<T>(context: TaskOperationContext, operation: () => Promise<T>): Promise<T> {

@@ -31,7 +31,7 @@ const LIMITS: Partial<TasksServerLimits> = {
   inputTimeoutMs: 60_000,
 };
 
-const CALLER: TaskCaller = { ownerKey: 'anonymous', negotiation: 'per-request', generation: 'v2', protocolVersion: '2026-07-28', clientCapabilities: {} };
+const CALLER: TaskCaller = { ownerKey: 'anonymous', scopes: 'all', negotiation: 'per-request', generation: 'v2', protocolVersion: '2026-07-28', clientCapabilities: {} };
 
 /** A tool that waits until aborted, recording why. */
 function waitingTool(name: string, seen: { reasons: unknown[] }): AnyToolDefinition {

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JsonObject, TaskRecord } from '../../core/task.js';
 import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, ErrorCode, PROTOCOL_VERSION_META_KEY, V1_PROTOCOL_VERSION, V2_PROTOCOL_VERSION } from '../../protocol/constants.js';
 import type { CallPlan } from '../../service/call-plan.js';
-import type { Caller, TaskCaller } from '../../service/caller.js';
+import type { Caller, CallerIdentity, TaskCaller } from '../../service/caller.js';
 import { requestCaller, sessionCaller } from '../caller.js';
 import type { HandlerDeps } from '../deps.js';
 import { readTaskV1, readTaskV2, terminalPayloadV1 } from '../task-reads.js';
@@ -53,23 +53,23 @@ export class FastPath {
   ) {}
 
   /** Answer `body` when it is one of the hot requests; `false` leaves it to the SDK path untouched. */
-  async handle(request: IncomingMessage, response: ServerResponse, body: unknown, ownerKey: string): Promise<boolean> {
+  async handle(request: IncomingMessage, response: ServerResponse, body: unknown, identity: CallerIdentity): Promise<boolean> {
     if (!isPlainRequest(body) || request.method !== 'POST') return false;
     const accept = request.headers.accept ?? '';
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return false;
     if (Object.keys(request.headers).some((name) => name.startsWith('mcp-param-'))) return false;
     const sessionId = request.headers['mcp-session-id'];
-    return typeof sessionId === 'string' ? this.legacy(request, response, body, ownerKey, sessionId) : this.modern(request, response, body, ownerKey);
+    return typeof sessionId === 'string' ? this.legacy(request, response, body, identity, sessionId) : this.modern(request, response, body, identity);
   }
 
-  private async modern(request: IncomingMessage, response: ServerResponse, body: PlainRequest, ownerKey: string): Promise<boolean> {
+  private async modern(request: IncomingMessage, response: ServerResponse, body: PlainRequest, identity: CallerIdentity): Promise<boolean> {
     const meta = body.params._meta;
     if (request.headers['mcp-protocol-version'] !== V2_PROTOCOL_VERSION || request.headers['mcp-method'] !== body.method || !isObject(meta)) return false;
     if (!Object.keys(meta).every((key) => ENVELOPE_KEYS.has(key)) || meta[PROTOCOL_VERSION_META_KEY] !== V2_PROTOCOL_VERSION) return false;
     const clientInfo = meta[CLIENT_INFO_META_KEY];
     if (clientInfo !== undefined && !(isObject(clientInfo) && typeof clientInfo.name === 'string' && typeof clientInfo.version === 'string')) return false;
     if (!isObject(meta[CLIENT_CAPABILITIES_META_KEY])) return false;
-    const caller = requestCaller(ownerKey, meta);
+    const caller = requestCaller(identity, meta);
     if (caller.generation !== 'v2') return false;
     const name = request.headers['mcp-name'];
     if (body.method === 'tasks/get') {
@@ -87,13 +87,13 @@ export class FastPath {
     return false;
   }
 
-  private async legacy(request: IncomingMessage, response: ServerResponse, body: PlainRequest, ownerKey: string, sessionId: string): Promise<boolean> {
+  private async legacy(request: IncomingMessage, response: ServerResponse, body: PlainRequest, identity: CallerIdentity, sessionId: string): Promise<boolean> {
     if (body.method !== 'tasks/get' && body.method !== 'tasks/result' && body.method !== 'tools/call') return false;
-    const server = this.sessions.lookup(sessionId, ownerKey);
+    const server = this.sessions.lookup(sessionId, identity.ownerKey);
     if (!server) return false;
     const version = request.headers['mcp-protocol-version'];
     if (server.getNegotiatedProtocolVersion() !== V1_PROTOCOL_VERSION || (version !== undefined && version !== V1_PROTOCOL_VERSION)) return false;
-    const caller = sessionCaller(server, ownerKey);
+    const caller = sessionCaller(server, identity);
     if (caller.generation !== 'v1') return false;
     const v1 = caller as TaskCaller;
     const frame = { sessionId };
