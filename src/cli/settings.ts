@@ -43,6 +43,11 @@ export interface SharedFlags {
   inputTimeoutMs?: number;
   minResultRetentionMs?: number;
   drainMs?: number;
+  /** `serve` only: argument limits and per-owner quotas (issue 10 §2). */
+  maxArgumentBytes?: number;
+  maxArgumentDepth?: number;
+  maxActiveTasksPerOwner?: number;
+  maxCreatesPerMinute?: number;
   /** `--instance-id`: the lease owner id of this process (default: random). */
   instanceId?: string;
 }
@@ -193,6 +198,10 @@ export async function resolveSettings(flags: SharedFlags): Promise<ResolvedSetti
     maxAttempts: flags.maxAttempts,
     inputTimeoutMs: flags.inputTimeoutMs,
     minResultRetentionMs: flags.minResultRetentionMs,
+    maxArgumentBytes: flags.maxArgumentBytes,
+    maxArgumentDepth: flags.maxArgumentDepth,
+    maxActiveTasksPerOwner: flags.maxActiveTasksPerOwner,
+    maxCreatesPerMinute: flags.maxCreatesPerMinute,
   };
   asUsageError(() => resolveLimits(limits));
   const encryption = asUsageError(() => AesGcmFieldCipher.fromEnvironment(process.env));

@@ -58,6 +58,16 @@ export function missingTasksExtension(): TasksError {
   });
 }
 
+/**
+ * `-31001`: a per-owner quota is full and nothing was created (issue 10 §2); `data` carries the stable `reason`,
+ * the `limit` and `retryAfterMs` (ms until a retry can succeed: exact for the create rate, the poll interval for
+ * active tasks, which end when they end).
+ */
+export function quotaExceeded(reason: 'active_tasks' | 'create_rate', limit: number, retryAfterMs: number): TasksError {
+  const what = reason === 'active_tasks' ? `${limit} active tasks per owner (--max-active-tasks-per-owner)` : `${limit} task creates per minute per owner (--max-creates-per-minute)`;
+  return new TasksError(ErrorCode.QuotaExceeded, `Quota exceeded: at most ${what}; retry in ${retryAfterMs} ms`, { reason, limit, retryAfterMs });
+}
+
 /** `-32603` for failures the runtime creates itself, with `data.reason`. */
 export function runtimeFailure(reason: RuntimeFailureReason, message: string): JsonRpcErrorObject {
   return { code: ErrorCode.InternalError, message, data: { reason } };

@@ -60,6 +60,25 @@ export interface TasksServerLimits {
   maxSessions: number;
   /** A task waiting for input longer than this (since its last input activity) fails with `input_timeout`. @defaultValue 1 h */
   inputTimeoutMs: number;
+  /**
+   * Largest `tools/call` arguments, in bytes of their JSON text (UTF-8); larger → `-32602` naming this limit, nothing
+   * created (issue 10 §2). @defaultValue 1 MiB
+   */
+  maxArgumentBytes: number;
+  /** Deepest nesting of arrays/objects in `tools/call` arguments (the arguments object is level 1); deeper → `-32602`. @defaultValue 32 */
+  maxArgumentDepth: number;
+  /**
+   * Most non-terminal (`working`, `input_required`) tasks one owner may have at once; one more → quota error
+   * `-31001` with `data.reason: "active_tasks"`, nothing created. Counted in the store, so it holds across API
+   * instances. `null` = unlimited. @defaultValue null
+   */
+  maxActiveTasksPerOwner: number | null;
+  /**
+   * Most tasks one owner may create in any 60 s window; one more → `-31001` with `data.reason: "create_rate"` and
+   * `data.retryAfterMs` (when the oldest create of the window leaves it). Counted in the store. `null` = unlimited.
+   * @defaultValue null
+   */
+  maxCreatesPerMinute: number | null;
 }
 
 /**
@@ -89,6 +108,10 @@ export const DEFAULT_LIMITS: Readonly<TasksServerLimits> = Object.freeze({
   sessionIdleMs: 30 * MINUTE,
   inputTimeoutMs: HOUR,
   maxSessions: 1000,
+  maxArgumentBytes: 1024 * 1024,
+  maxArgumentDepth: 32,
+  maxActiveTasksPerOwner: null,
+  maxCreatesPerMinute: null,
 } satisfies TasksServerLimits);
 
 /**
@@ -103,10 +126,10 @@ export function resolveLimits(input: Partial<TasksServerLimits> = {}): Readonly<
     const value = merged[name];
     if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) problems.push(`${name} must be a positive integer (got ${String(value)})`);
   };
-  for (const name of ['concurrency', 'minTtlMs', 'pollIntervalMs', 'runtimeLimitMs', 'maxAttempts', 'leaseMs', 'recoveryIntervalMs', 'claimIntervalMs', 'sweepIntervalMs', 'tailIntervalMs', 'statusFlushIntervalMs', 'maxRequestBodyBytes', 'sessionIdleMs', 'inputTimeoutMs', 'maxSessions'] as const) {
+  for (const name of ['concurrency', 'minTtlMs', 'pollIntervalMs', 'runtimeLimitMs', 'maxAttempts', 'leaseMs', 'recoveryIntervalMs', 'claimIntervalMs', 'sweepIntervalMs', 'tailIntervalMs', 'statusFlushIntervalMs', 'maxRequestBodyBytes', 'sessionIdleMs', 'inputTimeoutMs', 'maxSessions', 'maxArgumentBytes', 'maxArgumentDepth'] as const) {
     positive(name);
   }
-  for (const name of ['defaultTtlMs', 'maxTtlMs'] as const) {
+  for (const name of ['defaultTtlMs', 'maxTtlMs', 'maxActiveTasksPerOwner', 'maxCreatesPerMinute'] as const) {
     const value = merged[name];
     if (value !== null && (!Number.isInteger(value) || value <= 0)) problems.push(`${name} must be a positive integer or null (got ${String(value)})`);
   }

@@ -78,6 +78,13 @@ export function idempotencyKeyTaken(): StoreError {
  */
 export const EXPIRED_EVENT_RETENTION_MS = 10 * 60 * 1000;
 
+/**
+ * How long an admitted create whose task row does not exist yet counts as an active task (ms; see
+ * `TaskStore.admitCreate`). A create commits milliseconds after its admission; the bound keeps a task that was
+ * created and already swept (a TTL of a few seconds) from counting as active any longer than this.
+ */
+export const ADMISSION_IN_FLIGHT_MS = 5000;
+
 /** Clamp a caller's page size or batch limit to a non-negative safe integer (a negative LIMIT means "all" in SQLite). */
 export function toLimit(limit: number): number {
   return Number.isNaN(limit) ? 0 : Math.max(0, Math.min(Math.floor(limit), Number.MAX_SAFE_INTEGER));

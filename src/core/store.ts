@@ -100,7 +100,38 @@ export type TaskEventListener = (event: TaskEvent) => void;
  * `fault`; the server maps them to JSON-RPC errors in one place); a condition that does not hold is reported by the
  * return value (`undefined` / `false` / `[]`), never by an exception.
  */
+/** What {@link TaskStore.admitCreate} checks for one owner before a task is created (issue 10 §2). */
+export interface CreateQuota {
+  /** The id the task will be created with (its admission counts as an active task until the row exists). */
+  taskId: string;
+  ownerKey: string;
+  /** Epoch ms of the create (the creating process's clock). */
+  now: number;
+  /** Most non-terminal tasks of the owner, admitted creates not yet inserted included; `null` = unlimited. */
+  maxActive: number | null;
+  /** Most creates of the owner in the `windowMs` before `now`; `null` = unlimited. */
+  maxCreates: number | null;
+  /** Length of the create-rate window (ms). */
+  windowMs: number;
+}
+
+/** The answer of {@link TaskStore.admitCreate}: admitted (and recorded), or which quota is full. */
+export type CreateAdmission =
+  | { admitted: true }
+  | { admitted: false; reason: 'active_tasks' }
+  | { admitted: false; reason: 'create_rate'; /** When the oldest create of the window leaves it (ms from `now`, ≥ 1). */ retryAfterMs: number };
+
 export interface TaskStore {
+  /**
+   * Admit one more create of `quota.ownerKey` under its quotas, atomically across every process on the store: the
+   * owner's non-terminal tasks plus admitted creates whose row does not exist yet, and its admissions in the window,
+   * are counted and — when both are below their limits — this admission is recorded, all under one lock of the
+   * owner (SQLite: the write lock; PostgreSQL: an advisory transaction lock on the owner key). Admissions older than
+   * the window are deleted on the way. An admission whose create then fails keeps counting until it leaves the window.
+   * @throws {StoreError} `unavailable` / `fault`.
+   */
+  admitCreate(quota: CreateQuota): Promise<CreateAdmission>;
+
   /**
    * Insert a task with status `working` (and its `steps`, if any) and append its `created` event; with `startNow`,
    * also count the first run (`attempt = 1`) and append its `attempt` event.

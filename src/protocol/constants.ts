@@ -21,6 +21,28 @@ export const ErrorCode = Object.freeze({
   MissingRequiredClientCapability: -32021,
   /** Unsupported protocol version, `data.supported` / `data.requested` (HTTP 400). */
   UnsupportedProtocolVersion: -32022,
+  /**
+   * Application codes (issue 10 §2), outside the spec-reserved −32768…−32000 (base §8); each comes with a stable
+   * `data.reason` ({@link ApplicationErrorReason}) and, where waiting helps, `data.retryAfterMs`.
+   * A per-owner quota is full; nothing was created.
+   */
+  QuotaExceeded: -31001,
+  /** The server sheds load (busy / backpressure); retry after `data.retryAfterMs`. Defined; nothing sheds load yet. */
+  ServerBusy: -31002,
+  /** The operator's kill switch refuses new work (reserved for the operations issue). */
+  KillSwitch: -31003,
+} as const);
+
+/** The stable `data.reason` of each application error code (issue 10 §2): the part clients branch on. */
+export const ApplicationErrorReason = Object.freeze({
+  /** `-31001`: the owner has `--max-active-tasks-per-owner` non-terminal tasks. */
+  ActiveTasks: 'active_tasks',
+  /** `-31001`: the owner created `--max-creates-per-minute` tasks in the last 60 s. */
+  CreateRate: 'create_rate',
+  /** `-31002`. */
+  Busy: 'busy',
+  /** `-31003`. */
+  KillSwitch: 'kill_switch',
 } as const);
 
 /** The Tasks Extension identifier (SEP-2663). */

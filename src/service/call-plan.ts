@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { checkArgumentLimits, type ArgumentLimits } from '../core/argument-limits.js';
 import { invalidParams, missingTasksExtension, TasksError } from '../core/errors.js';
 import type { PathConfinement } from '../core/confinement.js';
 import type { JsonObject } from '../core/task.js';
@@ -44,14 +45,17 @@ export interface RunPlan {
 const V1TaskParamSchema = z.looseObject({ ttl: z.number().min(0).refine(Number.isInteger, 'an integer').optional() });
 
 /**
- * THE rule "may this call create a task", for every entry path. Order of checks: unknown tool (`-32602`), task
+ * THE rule "may this call create a task", for every entry path. Order of checks: unknown tool (`-32602`), the
+ * argument size and depth limits (`-32602` naming the limit, issue 10 §2), task
  * support (v1 `-32601` R8/R10; v2 `-32021` E6), arguments against the tool's `inputSchema` and its preflight (an
  * `isError` answer, SEP-1303), and for a v1 task the shape of `params.task` (`-32602`).
  * @throws TasksError with the wire code of each refusal above.
  */
-export async function planCall(tools: ToolRegistry, confinement: PathConfinement, caller: Caller, call: ToolCall): Promise<CallPlan> {
+export async function planCall(tools: ToolRegistry, confinement: PathConfinement, limits: ArgumentLimits, caller: Caller, call: ToolCall): Promise<CallPlan> {
   const tool = tools.get(call.name);
   if (!tool) throw invalidParams(`Unknown tool: ${call.name}`);
+  const oversized = checkArgumentLimits(call.arguments, limits);
+  if (oversized) throw oversized;
   const mode = decideTaskMode(caller, tool, call.task);
   if (typeof mode === 'object') return { kind: 'answer', toolName: tool.name, result: mode };
   const args = tool.inputSchema.safeParse(call.arguments ?? {});

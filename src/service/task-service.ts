@@ -1,7 +1,7 @@
 import type { Clock } from '../core/clock.js';
 import type { PathConfinement } from '../core/confinement.js';
 import { waitingMessage } from '../core/elicitation.js';
-import { isTaskNotFound, TasksError, taskNotFound } from '../core/errors.js';
+import { isTaskNotFound, quotaExceeded, TasksError, taskNotFound } from '../core/errors.js';
 import type { TaskEventFeed } from '../core/event-feed.js';
 import { GATHERED_STEP, type ExecutionHost, type Executor } from '../core/executor.js';
 import type { WorkerHandOff } from '../core/hand-off.js';
@@ -98,6 +98,9 @@ export interface TaskSubscription {
   close(): void;
 }
 
+/** The window of `maxCreatesPerMinute` (ms). */
+const QUOTA_WINDOW_MS = 60_000;
+
 /** The statusMessage of a task that waits for a worker slot. */
 const QUEUED = 'queued';
 
@@ -133,7 +136,7 @@ export class TaskService {
    * @throws TasksError `-32602` unknown tool or bad v1 `task`; `-32601` / `-32021` for task support violations.
    */
   planCall(caller: Caller, call: ToolCall): Promise<CallPlan> {
-    return planCall(this.options.tools, this.options.confinement, caller, call);
+    return planCall(this.options.tools, this.options.confinement, this.options.limits, caller, call);
   }
 
   /**
@@ -326,6 +329,7 @@ export class TaskService {
   private async create(caller: TaskCaller, plan: Extract<CallPlan, { kind: 'task' }>, gathered: JsonValue | undefined, onCreated?: (record: TaskRecord) => void): Promise<TaskRecord> {
     const { limits, clock } = this.options;
     const taskId = newTaskId();
+    await this.admit(caller, taskId);
     const reservation = this.options.handOff?.reserve(taskId);
     const task: NewTask = {
       taskId,
@@ -359,6 +363,20 @@ export class TaskService {
     }
     reservation?.start(record);
     return record;
+  }
+
+  /**
+   * The per-owner quotas (issue 10 §2), counted in the store so that they hold across API instances.
+   * @throws TasksError `-31001` with `data.reason` `active_tasks` / `create_rate` and `data.retryAfterMs`.
+   */
+  private async admit(caller: TaskCaller, taskId: string): Promise<void> {
+    const { maxActiveTasksPerOwner: maxActive, maxCreatesPerMinute: maxCreates, pollIntervalMs } = this.options.limits;
+    if (maxActive === null && maxCreates === null) return;
+    const admission = await this.options.store.admitCreate({ taskId, ownerKey: caller.ownerKey, now: this.options.clock.now(), maxActive, maxCreates, windowMs: QUOTA_WINDOW_MS });
+    if (admission.admitted) return;
+    this.options.logger.info({ owner: caller.ownerKey, reason: admission.reason }, 'task create refused: quota');
+    if (admission.reason === 'create_rate') throw quotaExceeded('create_rate', maxCreates as number, admission.retryAfterMs);
+    throw quotaExceeded('active_tasks', maxActive as number, pollIntervalMs);
   }
 
   /** Run an `inline` plan through the executor and answer with its `CallToolResult`. */

@@ -7,6 +7,7 @@ import type { TaskEvent, TaskStore } from '../core/store.js';
 import type { NewTask, TaskOutcome, TaskStatus } from '../core/task.js';
 import { FakeClock } from './fake-clock.js';
 import { describeInputRequestContract } from './store-contract-input.js';
+import { describeQuotaContract } from './store-contract-quota.js';
 
 /** A fresh, empty store and how to dispose of it (must tolerate a store the test already closed). */
 export interface TaskStoreFixture {
@@ -543,6 +544,7 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
     });
 
     describeInputRequestContract({ store: () => store, clock: () => clock, t0: T0, create });
+    describeQuotaContract({ store: () => store, clock: () => clock, create });
 
     describe('close', () => {
       it('commits writes still queued before it returns', async () => {

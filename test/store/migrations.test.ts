@@ -202,7 +202,7 @@ describe('migration 3 (event retention)', () => {
     db.close();
     const store = openSqliteTaskStore({ path });
     try {
-      expect(store.appliedMigrations).toEqual([3]);
+      expect(store.appliedMigrations).toEqual([3, 4]);
       expect((await store.readEventsAfter(0, 10)).map((e) => [e.seq, e.taskId])).toEqual([[1, 'a'], [2, 'b']]);
       await store.writeStatusMessages([]);
       const created = await store.create({ taskId: 'AAAAAAAAAAAAAAAAAAAAAA', ownerKey: 'o', generation: 'v2', protocolVersion: 'p', toolName: 'x', arguments: {}, clientCapabilities: {}, progressToken: null, statusMessage: null, createdAt: 1, ttlMs: null, pollIntervalMs: 100, leaseOwner: null, leaseMs: null });

@@ -125,10 +125,23 @@ CREATE INDEX task_events_by_task ON ${SCHEMA}.task_events (task_id);
 CREATE INDEX task_events_expired ON ${SCHEMA}.task_events (at) WHERE kind = 'expired';
 `;
 
+/** Per-owner quotas (issue 10 §2), as in the SQLite store: admitted creates of the window, active tasks by owner. */
+const V3_OWNER_QUOTAS = `
+CREATE TABLE ${SCHEMA}.owner_creates (
+  task_id    text   NOT NULL PRIMARY KEY,
+  owner_key  text   NOT NULL,
+  created_at bigint NOT NULL
+);
+CREATE INDEX owner_creates_by_owner ON ${SCHEMA}.owner_creates (owner_key, created_at);
+CREATE INDEX owner_creates_by_time ON ${SCHEMA}.owner_creates (created_at);
+CREATE INDEX tasks_active_by_owner ON ${SCHEMA}.tasks (owner_key) WHERE status IN ('working', 'input_required');
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'event retention', sql: V2_EVENT_RETENTION },
+  { version: 3, name: 'owner quotas', sql: V3_OWNER_QUOTAS },
 ]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */

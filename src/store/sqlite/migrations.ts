@@ -122,11 +122,27 @@ CREATE INDEX task_events_by_task ON task_events (task_id);
 CREATE INDEX task_events_expired ON task_events (at) WHERE kind = 'expired';
 `;
 
+/**
+ * Per-owner quotas (issue 10 §2): one row per admitted create for the create-rate window (kept for the window only,
+ * so a short-lived task cannot leave the count early), and a partial index to count an owner's active tasks.
+ */
+const V4_OWNER_QUOTAS = `
+CREATE TABLE owner_creates (
+  task_id    TEXT    NOT NULL PRIMARY KEY,
+  owner_key  TEXT    NOT NULL,
+  created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX owner_creates_by_owner ON owner_creates (owner_key, created_at);
+CREATE INDEX owner_creates_by_time ON owner_creates (created_at);
+CREATE INDEX tasks_active_by_owner ON tasks (owner_key) WHERE status IN ('working', 'input_required');
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'waiting index', sql: V2_WAITING_INDEX },
   { version: 3, name: 'event retention', sql: V3_EVENT_RETENTION },
+  { version: 4, name: 'owner quotas', sql: V4_OWNER_QUOTAS },
 ]);
 
 /**

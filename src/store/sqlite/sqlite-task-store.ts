@@ -1,9 +1,9 @@
 import type Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
-import { checkInputRequests, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
+import { ADMISSION_IN_FLIGHT_MS, checkInputRequests, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
-import type { TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
+import type { CreateAdmission, CreateQuota, TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
 import type {
   InputRequestRecord,
   JsonObject,
@@ -117,6 +117,21 @@ export class SqliteTaskStore implements TaskStore {
   /** Group-commit counters: `commits` = write transactions committed, `operations` = writes they carried. */
   stats(): GroupCommitStats {
     return { ...this.committer.stats };
+  }
+
+  /** See {@link TaskStore.admitCreate}: one write transaction of the group commit (the SQLite write lock). */
+  admitCreate(quota: CreateQuota): Promise<CreateAdmission> {
+    return this.committer.enqueue(() => {
+      const { ownerKey, now } = quota;
+      this.stmt.pruneAdmissions.run({ cutoff: now - quota.windowMs });
+      if (quota.maxCreates !== null) {
+        const window = this.stmt.windowAdmissions.get({ ownerKey }) as { count: number; oldest: number | null };
+        if (window.count >= quota.maxCreates) return { admitted: false, reason: 'create_rate', retryAfterMs: Math.max(1, (window.oldest ?? now) + quota.windowMs - now) };
+      }
+      if (quota.maxActive !== null && (this.stmt.activeOfOwner.get({ ownerKey, inFlightSince: now - ADMISSION_IN_FLIGHT_MS }) as { count: number }).count >= quota.maxActive) return { admitted: false, reason: 'active_tasks' };
+      this.stmt.recordAdmission.run({ taskId: quota.taskId, ownerKey, now });
+      return { admitted: true };
+    });
   }
 
   create(task: NewTask): Promise<TaskRecord> {
