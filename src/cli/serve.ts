@@ -15,6 +15,8 @@ export interface ServeOptions extends SharedFlags, ServeAuthOptions {
   allowedHosts?: string[];
   /** `--no-worker` makes it `false`: an API-only server that never holds a lease. */
   worker: boolean;
+  /** `--task-fallback-tools`: the separate job API for hosts without task support (see `taskFallbackTools`). */
+  taskFallbackTools?: boolean;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
@@ -93,6 +95,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     deniedPaths: settings.deniedPaths,
     limits: settings.limits,
     worker: options.worker,
+    taskFallbackTools: options.taskFallbackTools === true,
     ...(options.instanceId === undefined ? {} : { instanceId: options.instanceId }),
     ...(loopback ? {} : { allowedHosts: hostList ?? null, allowedOrigins: hostList ?? null }),
     logger,
@@ -118,6 +121,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     `mcp-tasks: serving http://${shownHost}:${port}/mcp\n` +
       `  data dir: ${settings.dataDir}\n  store:    ${settings.storeShown}\n  tools:    ${tools.map((tool) => tool.name).join(', ')}\n  roots:    ${settings.roots.join(', ') || '(none)'}\n` +
       `  writable: ${settings.writableRoots.join(', ') || '(none)'}\n` +
+      (options.builtins ? `  checks:   ${options.checkTarget.join(', ') || '(no --check-target: check_infrastructure checks files only)'}\n` : '') +
       `  denied:   ${deniedLines.join(',\n            ')}\n` +
       (settings.skippedRoots.length > 0 ? `  skipped:  ${settings.skippedRoots.join(', ')}\n` : '') +
       `  auth:     ${auth.describe}\n` +

@@ -30,6 +30,8 @@ export interface SharedFlags {
   root: string[];
   /** `--writable-root`: directories tools may delete in (cleanup_logs is registered only when there is one). */
   writableRoot: string[];
+  /** `--check-target`: host patterns check_infrastructure may reach (none: files only). */
+  checkTarget: string[];
   /** `--auth tokens:<file>`: `serve` authenticates with it; for both, the file is server state denied to tools. */
   auth?: string;
   logLevel: string;
@@ -158,7 +160,7 @@ export function asUsageError<T>(step: () => T): T {
 /** The tool sources the flags name: built-ins unless `--no-builtins`, the fixtures, then every `--tools` module. */
 function toolSources(flags: SharedFlags): ToolSource[] {
   const sources: ToolSource[] = [];
-  if (flags.builtins) sources.push(BUILTIN_TOOL_SOURCE);
+  if (flags.builtins) sources.push(flags.checkTarget.length > 0 ? { ...BUILTIN_TOOL_SOURCE, options: { checkTargets: flags.checkTarget } } : BUILTIN_TOOL_SOURCE);
   if (flags.fixtures !== undefined) {
     if (flags.fixtures === 'conformance') sources.push(CONFORMANCE_FIXTURE_SOURCE);
     else if (flags.fixtures === 'verify') sources.push(VERIFY_FIXTURE_SOURCE);

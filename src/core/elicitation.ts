@@ -14,6 +14,22 @@ import { sanitizeStatusMessage } from './tool-outcome.js';
  */
 const KEY_PATTERN = /^input-(\d+)(?:\.(\d+))?$/;
 
+/**
+ * Most distinct `inputRequests` keys over one task's whole life (re-asks included): Claude Code, the most widely
+ * used 2026-07-28 tasks host, ignores every key after the 16th of a task. A tool asking for more fails the task
+ * with `data.reason: "input_limit"` instead of stalling it for such a host.
+ */
+export const MAX_INPUT_KEYS_PER_TASK = 16;
+
+/**
+ * Most times one question is asked (the first time included): an answer failing its `requestedSchema` is asked
+ * again under a new key up to this, and the last failing answer fails the task with `data.reason: "input_invalid"`.
+ */
+export const MAX_ASKS_PER_QUESTION = 3;
+
+/** Longest input key a host must accept (Claude Code's bound); every key minted here is far shorter (asserted in tests). */
+export const MAX_INPUT_KEY_LENGTH = 512;
+
 /** The call-order number of a task input key, or `undefined` for a key this runtime did not mint. */
 export function ordinalOfKey(key: string): number | undefined {
   const match = KEY_PATTERN.exec(key);

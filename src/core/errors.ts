@@ -1,8 +1,12 @@
 import { ErrorCode, TASKS_EXTENSION_REQUIRED_CAPABILITIES } from '../protocol/constants.js';
 import type { JsonRpcErrorObject, JsonValue } from './task.js';
 
-/** Why the runtime itself failed a task (`data.reason` of its `-32603`). */
-export type RuntimeFailureReason = 'interrupted' | 'runtime_limit' | 'attempts_exhausted' | 'input_timeout';
+/**
+ * Why the runtime itself failed a task (`data.reason` of its `-32603`). `input_invalid`: an answer still failed its
+ * schema when the question had been asked `MAX_ASKS_PER_QUESTION` times; `input_limit`: the tool asked for more
+ * than `MAX_INPUT_KEYS_PER_TASK` input keys over the task's life.
+ */
+export type RuntimeFailureReason = 'interrupted' | 'runtime_limit' | 'attempts_exhausted' | 'input_timeout' | 'input_invalid' | 'input_limit';
 
 /**
  * The one error type of the tasks layer. It carries a JSON-RPC `code` (and optional `data`), so the SDK

@@ -58,6 +58,13 @@ export interface ExecutionHost {
   getStep(name: string): Promise<{ value: JsonValue } | undefined>;
   /** Journal a completed step (first write wins; a no-op inline). */
   putStep(name: string, value: JsonValue): Promise<void>;
+  /** `ctx.ownerState.get`: the document this tool keeps for the run's owner under `key`, or `undefined`. */
+  getOwnerState(key: string): Promise<JsonValue | undefined>;
+  /**
+   * `ctx.ownerState.put`: replace the document under `key` for the run's owner, durably.
+   * @throws StoreError `invalid` (nothing written) beyond `MAX_TOOL_STATE_BYTES` / `MAX_TOOL_STATE_KEYS`.
+   */
+  putOwnerState(key: string, value: JsonValue): Promise<void>;
   /**
    * `ctx.elicitAll`: the answers, or `parked` when the run must end here because a question is outstanding (a
    * task parks for input and runs again once answered; an inline 2026-07-28 call answers `input_required`).

@@ -14,10 +14,15 @@ export const SECRET_KINDS = [
   'aws-access-key-id',
   'aws-secret-access-key',
   'github-token',
+  'gitlab-token',
   'slack-token',
+  'slack-webhook',
   'stripe-key',
   'google-api-key',
   'npm-token',
+  'azure-storage-key',
+  'azure-sas-token',
+  'docker-auth',
   'jwt',
   'url-credentials',
   'basic-auth',
@@ -87,10 +92,18 @@ const RULES: readonly Rule[] = [
   // 40 characters after the keyword, separated by `=`, `:` or just a space (the format of the AWS CLI's output).
   {
     kind: 'aws-secret-access-key',
-    pattern: /(?:aws[_-]?)?secret[_-]?access[_-]?key(?:\\?["'])?(?:\s*[:=]\s*|\s+)(?:\\?["'])?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])/dgi,
+    pattern: /(?:aws[_-]?)?secret[_-]?(?:access[_-]?)?key(?:\\?["'])?(?:\s*[:=]\s*|\s+)(?:\\?["'])?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])/dgi,
   },
   { kind: 'github-token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b/dg },
+  { kind: 'gitlab-token', pattern: /\bglpat-[A-Za-z0-9_-]{20,}/dg },
   { kind: 'slack-token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/dg },
+  { kind: 'slack-webhook', pattern: /hooks\.slack\.com\/services\/T[A-Z0-9]+\/B[A-Z0-9]+\/([A-Za-z0-9]{16,})/dg },
+  // An Azure storage account key: 88 characters of base64 in a connection string or after --account-key.
+  { kind: 'azure-storage-key', pattern: /(?:AccountKey\s*=\s*|--account-key[ =])([A-Za-z0-9+/]{86}==)/dg },
+  // The signature of an Azure shared access signature (a URL that grants access by itself).
+  { kind: 'azure-sas-token', pattern: /[?&]sig=((?:[A-Za-z0-9+/=]|%[0-9A-Fa-f]{2}){30,})/dg },
+  // A registry login in a Docker config: base64 of `user:password`.
+  { kind: 'docker-auth', pattern: /"auth"\s*:\s*"([A-Za-z0-9+/]{8,}={0,2})"/dg, accept: isBasicCredentials, report: (value) => !isPlaceholderCredentials(value) },
   // Secret and restricted keys; publishable keys (`pk_`) are meant to be public.
   { kind: 'stripe-key', pattern: /\b[rs]k_(?:live|test)_[0-9A-Za-z]{10,247}\b/dg },
   { kind: 'google-api-key', pattern: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/dg },
@@ -102,10 +115,20 @@ const RULES: readonly Rule[] = [
     kind: 'jwt',
     pattern: /(?<![A-Za-z0-9_-])(?=((?:(?!\beyJ)[A-Za-z0-9_-])*))\1(?<value>eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})/dg,
   },
-  // The scheme is read from the start of its run (its first letter is where the scheme starts).
-  { kind: 'url-credentials', pattern: /(?<![a-zA-Z0-9+.-])[0-9+.-]*[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^\s:/@]+:([^\s/@]+)@/dg },
+  // The scheme is read from the start of its run (its first letter is where the scheme starts). The user may be
+  // empty (`redis://:secret@host`); a placeholder password (`user:password@`, `${PGPASSWORD}`) is no secret.
+  {
+    kind: 'url-credentials',
+    pattern: /(?<![a-zA-Z0-9+.-])[0-9+.-]*[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^\s:/@]*:([^\s/@]+)@/dg,
+    accept: (value) => !isPlaceholder(value),
+  },
   // Only base64 of `user:password` counts, which keeps prose ("Basic authentication") out.
-  { kind: 'basic-auth', pattern: /\bbasic\s+([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])/dgi, accept: isBasicCredentials },
+  {
+    kind: 'basic-auth',
+    pattern: /\bbasic\s+([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])/dgi,
+    accept: isBasicCredentials,
+    report: (value) => !isPlaceholderCredentials(value),
+  },
   { kind: 'bearer-token', pattern: /\bbearer\s+([A-Za-z0-9._~+/=-]{8,})/dgi, report: looksLikeToken },
   // Before the generic assignments: a password is reported whatever its entropy (`hunter2` is one).
   {
@@ -113,10 +136,12 @@ const RULES: readonly Rule[] = [
     pattern: new RegExp(`(?:passw(?:or)?d|passphrase|pwd)${ASSIGNED_VALUE}`, 'dgi'),
     report: isPasswordLiteral,
   },
+  // ~/.netrc: `machine host login user password secret`.
+  { kind: 'password', pattern: /\bmachine\s+\S+\s+login\s+\S+\s+password\s+([^\s`'",;]+)/dg, report: (value) => !isPlaceholder(value) },
   {
     kind: 'credential-assignment',
     pattern: new RegExp(
-      `(?:api[_-]?key|apikey|secret(?:[_-]?key)?|access[_-]?key|auth[_-]?token|token|client[_-]?secret)${ASSIGNED_VALUE}`,
+      `(?:api[_-]?key|apikey|secret(?:[_-]?key)?|access[_-]?key|auth[_-]?token|token|client[_-]?secret|(?<![A-Za-z])pat)${ASSIGNED_VALUE}`,
       'dgi',
     ),
     report: looksGenerated,
@@ -128,7 +153,7 @@ const RULES: readonly Rule[] = [
  * so a line without any of them has nothing to redact or report.
  */
 const HINT =
-  /A(?:KIA|SIA|GPA|IDA|ROA|NPA|Iza)|gh[pousr]_|github_pat_|xox[abposr]-|[rs]k_(?:live|test)_|npm_|eyJ|PRIVATE KEY|:\/\/[^\s:/@]+:[^\s/@]+@|[Bb](?:earer|EARER|asic|ASIC)|[Kk][Ee][Yy]|[Ss][Ee][Cc][Rr][Ee][Tt]|[Tt][Oo][Kk][Ee][Nn]|[Pp][Aa][Ss][Ss](?:[Ww]|[Pp][Hh])|[Pp][Ww][Dd]/;
+  /A(?:KIA|SIA|GPA|IDA|ROA|NPA|Iza)|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|hooks\.slack|[rs]k_(?:live|test)_|npm_|eyJ|PRIVATE KEY|:\/\/[^\s:/@]*:[^\s/@]+@|[Bb](?:earer|EARER|asic|ASIC)|[Kk][Ee][Yy]|[Ss][Ee][Cc][Rr][Ee][Tt]|[Tt][Oo][Kk][Ee][Nn]|[Pp][Aa][Ss][Ss](?:[Ww]|[Pp][Hh])|[Pp][Ww][Dd]|[Pp][Aa][Tt]|sig=|"auth"|machine\s/;
 
 /**
  * A value shortened so that it identifies a finding without revealing it: at most its first 4 characters
@@ -175,9 +200,27 @@ function isBasicCredentials(value: string): boolean {
   return decoded.includes(':') && PRINTABLE.test(decoded);
 }
 
-/** Values assigned to a password name that are not passwords: placeholders, references and type names. */
-const NOT_A_PASSWORD =
-  /^(?:[*xX•.…_-]*|<[^>]*>|\$\{[^}]*\}?|\{\{.*|\{[^}]*\}|%\(?\w*\)?s|\$\w+|(?:none|null|nil|undefined|true|false|str|string|bool|int|number)\??)$/i;
+/**
+ * Values that stand for a secret rather than being one: masks (`****`, `xxxx`), references (`${DB_PASSWORD}`,
+ * `{{ .Values.password }}`, `%(password)s`, `$PASS`), type names, and the words people put where a value goes
+ * (`changeme`, `password`, `example`, `<your-password>`, `[REDACTED]`, `your_api_key`).
+ */
+const PLACEHOLDER =
+  /^(?:[*xX•.…_-]*|<[^>]*>|\[[^\]]*\]|\$\{.*|\{\{.*|\{[^}]*\}|%\(?\w*\)?s|\$\w+|(?:none|null|nil|undefined|true|false|str|string|bool|int|number)\??|(?:change[_-]?me|password|passwd|passw0rd|secret|example|sample|dummy|placeholder|redacted|test|testing|foo|bar|baz|xxx+|your[_-]?[\w-]*|my[_-]?(?:password|secret|token)|(?:dummy|fake|test|example)[\w-]*))$/i;
+/** What follows `passwd:` in /etc/nsswitch.conf: the sources of the password database, not a password. */
+const NSSWITCH_SOURCES = /^(?:files|compat|db|nis|nisplus|sss|systemd|ldap|winbind|hesiod|cache|usrfiles|altfiles|dns)$/;
+
+/** Whether a credential value is a placeholder or reference (see {@link PLACEHOLDER}). */
+function isPlaceholder(value: string): boolean {
+  return PLACEHOLDER.test(value);
+}
+
+/** Whether base64 `user:password` holds placeholders (`username:password`, `user:changeme`) rather than a login. */
+function isPlaceholderCredentials(value: string): boolean {
+  const decoded = Buffer.from(value, 'base64').toString('latin1');
+  const colon = decoded.indexOf(':');
+  return colon < 0 || isPlaceholder(decoded.slice(colon + 1));
+}
 
 /**
  * Whether a value assigned to a password name is a literal password, however guessable: a quoted string that is
@@ -185,7 +228,9 @@ const NOT_A_PASSWORD =
  * path (`pwd=/home/x`) nor code (`getenv(…)`, `args.password`).
  */
 function isPasswordLiteral(value: string, quoted: boolean): boolean {
-  if (NOT_A_PASSWORD.test(value)) return false;
+  // `password === undefined` compares, it does not assign; `passwd:` followed by punctuation is prose.
+  if (isPlaceholder(value) || value.startsWith('=') || !/[A-Za-z0-9]/.test(value)) return false;
+  if (!quoted && NSSWITCH_SOURCES.test(value)) return false;
   return quoted || !/^[~./]|[()[\]{}]|^[A-Za-z_]\w*\.[A-Za-z_]/.test(value);
 }
 
@@ -241,7 +286,7 @@ export function findSecrets(line: string): SecretFinding[] {
  * `text` with every secret-like value replaced by its {@link redactValue} form. Values matched by several rules
  * are redacted as one span, so that no rule leaves part of another's value in the clear.
  */
-export function redactSecrets(text: string): string {
+export function redactSecrets(text: string, replace: (value: string) => string = redactValue): string {
   if (!HINT.test(text)) return text;
   const spans: [start: number, end: number][] = [];
   for (const { start, end } of matchAll(text).sort((a, b) => a.start - b.start)) {
@@ -252,7 +297,7 @@ export function redactSecrets(text: string): string {
   let result = '';
   let at = 0;
   for (const [start, end] of spans) {
-    result += text.slice(at, start) + redactValue(text.slice(start, end));
+    result += text.slice(at, start) + replace(text.slice(start, end));
     at = end;
   }
   return result + text.slice(at);
@@ -271,16 +316,17 @@ export class SecretRedactor {
   private inPrivateKey = false;
 
   /** The line with its secrets redacted. */
-  redact(line: string): string {
+  /** @param replace - what a value becomes; default {@link redactValue} (a short preview). */
+  redact(line: string, replace: (value: string) => string = redactValue): string {
     let text = line;
     if (this.inPrivateKey) {
       const end = PRIVATE_KEY_END.exec(line);
       const body = end ? line.slice(0, end.index) : line;
-      text = body.replace(KEY_MATERIAL, (material) => redactValue(material.trim())) + line.slice(body.length);
+      text = body.replace(KEY_MATERIAL, (material) => replace(material.trim())) + line.slice(body.length);
       if (end) this.inPrivateKey = false;
     }
     const begin = PRIVATE_KEY_BEGIN.exec(text);
     if (begin && !PRIVATE_KEY_END.test(text.slice(begin.index))) this.inPrivateKey = true;
-    return redactSecrets(text);
+    return redactSecrets(text, replace);
   }
 }

@@ -6,8 +6,8 @@
  */
 import { canTransition, sourcesOf } from './state-machine.js';
 import { StoreError } from './store-error.js';
-import type { TaskStore, TransitionRequest } from './store.js';
-import type { TaskRecord, TaskStatus } from './task.js';
+import { MAX_TOOL_STATE_BYTES, MAX_TOOL_STATE_NAME, type TaskStore, type TransitionRequest } from './store.js';
+import type { JsonValue, TaskRecord, TaskStatus } from './task.js';
 
 /**
  * Refuse a transition that would store an inconsistent task: `completed` needs a `result` outcome, `failed`
@@ -88,4 +88,26 @@ export const ADMISSION_IN_FLIGHT_MS = 5000;
 /** Clamp a caller's page size or batch limit to a non-negative safe integer (a negative LIMIT means "all" in SQLite). */
 export function toLimit(limit: number): number {
   return Number.isNaN(limit) ? 0 : Math.max(0, Math.min(Math.floor(limit), Number.MAX_SAFE_INTEGER));
+}
+
+/**
+ * The JSON of a tool-state document, after the checks of {@link TaskStore.putToolState} that need no database.
+ * @throws {StoreError} `invalid` for an empty or overlong tool name or key, or a document over the size bound.
+ */
+export function toolStateJson(tool: string, key: string, value: JsonValue): string {
+  for (const [what, name] of [['tool name', tool], ['key', key]] as const) {
+    if (name.length === 0 || name.length > MAX_TOOL_STATE_NAME) {
+      throw new StoreError('invalid', `Task store refused tool state: the ${what} must have 1 to ${MAX_TOOL_STATE_NAME} characters`);
+    }
+  }
+  const json = JSON.stringify(value);
+  if (Buffer.byteLength(json) > MAX_TOOL_STATE_BYTES) {
+    throw new StoreError('invalid', `Task store refused tool state: ${Buffer.byteLength(json)} bytes exceed the ${MAX_TOOL_STATE_BYTES} bytes one document may take`);
+  }
+  return json;
+}
+
+/** The error of a new key beyond the per-owner bound. */
+export function tooManyToolStateKeys(max: number): StoreError {
+  return new StoreError('invalid', `Task store refused tool state: an owner may keep at most ${max} keys per tool`);
 }

@@ -81,6 +81,13 @@ export interface TransitionRequest {
   now: number;
 }
 
+/** Bytes of JSON one tool-state document may take (see {@link TaskStore.putToolState}). */
+export const MAX_TOOL_STATE_BYTES = 512 * 1024;
+/** Keys one owner may hold per tool. */
+export const MAX_TOOL_STATE_KEYS = 64;
+/** Characters of a tool name or a key. */
+export const MAX_TOOL_STATE_NAME = 200;
+
 /** Listener for committed events, called after the commit, in commit order. */
 export type TaskEventListener = (event: TaskEvent) => void;
 
@@ -264,6 +271,22 @@ export interface TaskStore {
 
   /** Journal a completed step (first write wins; later writes for the same name are ignored). */
   putStep(taskId: string, name: string, value: JsonValue): Promise<void>;
+
+  /**
+   * One document of a tool's per-owner state (what a tool keeps between calls of one owner, e.g.
+   * check_infrastructure's last snapshot), or `undefined` when none is stored. Not tied to a task: it outlives
+   * tasks and their expiry. Scoped by `ownerKey` and `tool`; no caller ever reads another owner's state.
+   */
+  getToolState(ownerKey: string, tool: string, key: string): Promise<JsonValue | undefined>;
+
+  /**
+   * Store (replace) one document of a tool's per-owner state, at `now` (epoch ms).
+   * @throws {StoreError} `invalid` when the JSON exceeds {@link MAX_TOOL_STATE_BYTES}, a name is empty or longer
+   *   than {@link MAX_TOOL_STATE_NAME}, or the key is new and the owner already holds {@link MAX_TOOL_STATE_KEYS}
+   *   keys for the tool (checked in the write's own statement; two concurrent new keys may both pass); nothing is
+   *   written.
+   */
+  putToolState(ownerKey: string, tool: string, key: string, value: JsonValue, now: number): Promise<void>;
 
   /**
    * Expire up to `limit` tasks with `expiresAt <= now` on the store's clock: append an `expired` event (`at` = that

@@ -88,3 +88,21 @@ export function settleExecution(generation: TaskGeneration, outcome: Exclude<Exe
       return { status: 'failed', outcome: { kind: 'error', error: { code: ErrorCode.InternalError, message: outcome.message } }, statusMessage: outcome.message };
   }
 }
+
+/**
+ * The tool's `immediateResponse` for `args` (already parsed by its `inputSchema`) made fit for statusMessage and
+ * the model (see {@link sanitizeStatusMessage}: secrets redacted, control characters stripped, 512 characters);
+ * `undefined` when the tool has none, it throws, or nothing is left.
+ */
+export function immediateResponseOf(tool: AnyToolDefinition, args: unknown): string | undefined {
+  if (!tool.immediateResponse) return undefined;
+  let text: unknown;
+  try {
+    text = tool.immediateResponse(args);
+  } catch {
+    return undefined;
+  }
+  if (typeof text !== 'string') return undefined;
+  const clean = sanitizeStatusMessage(text);
+  return clean.length > 0 ? clean : undefined;
+}

@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { invalidParams } from './errors.js';
+import type { JsonObject } from './task.js';
 import type { AnyToolDefinition } from './tool.js';
 
 /**
@@ -16,6 +17,8 @@ export interface ToolSource {
    * async). @defaultValue `default`, else `tools`
    */
   export?: string;
+  /** Options of this source alone, handed to its factory as `sourceOptions` (e.g. the built-ins' `checkTargets`). */
+  options?: JsonObject;
 }
 
 /** What a tool module's factory is given: the same confinement settings every process resolves. */
@@ -26,6 +29,8 @@ export interface ToolModuleOptions {
   writableRoots: readonly string[];
   /** The server's own state, never to be read or deleted whatever the roots (each call's context carries it too). */
   deniedPaths: readonly string[];
+  /** The loading source's own {@link ToolSource.options} (`{}` when it has none). */
+  sourceOptions?: JsonObject;
 }
 
 /**
@@ -47,7 +52,8 @@ export async function loadToolSources(sources: readonly ToolSource[], options: T
   for (const source of sources) {
     const module = (await import(source.module)) as Record<string, unknown>;
     const exported = source.export === undefined ? (module.default ?? module.tools) : module[source.export];
-    const loaded = typeof exported === 'function' ? await (exported as (o: ToolModuleOptions) => unknown)(options) : exported;
+    const factoryOptions: ToolModuleOptions = { ...options, sourceOptions: source.options ?? {} };
+    const loaded = typeof exported === 'function' ? await (exported as (o: ToolModuleOptions) => unknown)(factoryOptions) : exported;
     if (!Array.isArray(loaded) || !loaded.every((tool) => typeof tool?.name === 'string' && typeof tool?.run === 'function')) {
       throw invalidParams(`${source.module}${source.export ? ` (export ${source.export})` : ''}: expected an array of tools (defineTool) or a function returning one`);
     }

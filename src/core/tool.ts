@@ -48,6 +48,22 @@ export interface GatherContext extends PathConfinement {
 }
 
 /**
+ * A tool's per-owner state: small JSON documents it keeps between calls of the same owner (the last snapshot a run
+ * compares with), namespaced by the tool's name and kept by the server in its task store — never in files, so no
+ * tool can read it as a file and no owner sees another's. Bounded: `MAX_TOOL_STATE_BYTES` (512 KiB) of JSON per
+ * document and `MAX_TOOL_STATE_KEYS` (64) keys per owner and tool (see `core/store.ts`).
+ */
+export interface OwnerState {
+  /** The document stored under `key` by an earlier call of this owner, or `undefined`. */
+  get(key: string): Promise<JsonValue | undefined>;
+  /**
+   * Stores (replaces) the document under `key`, durably.
+   * @throws StoreError `invalid` (nothing written) beyond the bounds.
+   */
+  put(key: string, value: JsonValue): Promise<void>;
+}
+
+/**
  * Handed to a running tool. Every argument and return value is JSON-serialisable. `roots` and `deniedPaths` (see
  * {@link PathConfinement}) bound every path the tool touches: resolve user paths with `resolveInsideRoots(path, ctx)`.
  */
@@ -79,6 +95,8 @@ export interface ToolContext extends PathConfinement {
   elicitAll(requests: readonly ElicitRequest[]): Promise<ElicitResult[]>;
   /** What the tool's `gather` phase returned (MRTR input collected before the task), or `undefined`. */
   readonly gathered: JsonValue | undefined;
+  /** This tool's state kept for the caller's owner between calls (see {@link OwnerState}). */
+  readonly ownerState: OwnerState;
 }
 
 /** Environment for `preflight` checks (before any task exists): the same confinement as the run's. */
@@ -119,10 +137,21 @@ export interface ToolDefinition<Args = unknown> {
    * `CreateTaskResult`). Its JSON return value reaches `run` as `ctx.gathered`.
    */
   gather?(args: Args, context: GatherContext): Promise<JsonValue>;
+  /**
+   * What the model may be told at once when the call becomes a task: what was started and roughly how long it
+   * takes (e.g. "Scanning /var/log for templates; usually under a minute"). Sent as the 2025-11-25
+   * `CreateTaskResult._meta["io.modelcontextprotocol/model-immediate-response"]` (R15) and as the task's initial
+   * `statusMessage` (both generations, SEP-2663 E11), after secret redaction, control-character stripping and the
+   * 512-character cap of every statusMessage. Called with the parsed arguments; a throw only omits the text.
+   */
+  immediateResponse?(args: Args): string;
   /** Cheap checks run before a task is created (e.g. path confinement); throw {@link ToolInputError}. */
   preflight?(args: Args, context: PreflightContext): void | Promise<void>;
   run(args: Args, context: ToolContext): Promise<ToolResult>;
 }
+
+/** What `tools/list` shows of a tool: its definition without the parts that run. */
+export type ToolDescriptor = Pick<AnyToolDefinition, 'name' | 'title' | 'description' | 'inputSchema' | 'outputSchema' | 'execution'>;
 
 /** Identity helper that infers `Args` from `inputSchema`. */
 export function defineTool<Schema extends z.ZodType<object>>(

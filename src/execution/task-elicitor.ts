@@ -1,8 +1,9 @@
-import { assertElicitationDeclared, nextKey, ordinalOfKey, toWireRequest, waitingMessage } from '../core/elicitation.js';
+import { assertElicitationDeclared, MAX_INPUT_KEYS_PER_TASK, nextKey, ordinalOfKey, toWireRequest, waitingMessage } from '../core/elicitation.js';
 import type { ExecutionHost } from '../core/executor.js';
 import type { TaskStore } from '../core/store.js';
 import type { InputRequestRecord, JsonObject, TaskRecord } from '../core/task.js';
 import type { ElicitResult } from '../core/tool.js';
+import { failByRuntime } from './fail-task.js';
 
 /** What a task run's questions need. */
 export interface TaskElicitorInput {
@@ -16,6 +17,8 @@ export interface TaskElicitorInput {
  * `ctx.elicitAll` of a task run, as the host answers it: questions answered before are replayed from the store;
  * the first run that reaches an unanswered one parks the task — every question of that call outstanding at once,
  * `working → input_required` with no lease — and the run ends (`parked`). It runs again once all are answered.
+ * A question that would take the task past `MAX_INPUT_KEYS_PER_TASK` keys fails it (`data.reason: "input_limit"`)
+ * and ends the run the same way.
  */
 export function createTaskElicitor(input: TaskElicitorInput): ExecutionHost['elicit'] {
   let calls = 0;
@@ -43,6 +46,12 @@ export function createTaskElicitor(input: TaskElicitorInput): ExecutionHost['eli
       toAsk.push({ key: nextKey(ordinal, previous), request: toWireRequest(request) });
     });
     if (toAsk.length === 0 && !waiting) return { answers };
+    if (rows.length + toAsk.length > MAX_INPUT_KEYS_PER_TASK) {
+      // Hosts ignore keys past the 16th (see MAX_INPUT_KEYS_PER_TASK): fail now rather than wait for an answer that cannot come.
+      const message = `Tool ${input.record.toolName} asked for more than ${MAX_INPUT_KEYS_PER_TASK} inputs over this task's life (${rows.length} asked, ${toAsk.length} more)`;
+      await failByRuntime(input.store, input.record.taskId, 'input_limit', message, input.now());
+      return { parked: true };
+    }
     if (toAsk.length > 0) {
       const message = waitingMessage((toAsk[0] as { request: JsonObject }).request);
       await input.store.requestInput(input.record.taskId, toAsk, { leaseOwner: input.leaseOwner, statusMessage: message, now: input.now() });

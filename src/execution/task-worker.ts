@@ -6,7 +6,7 @@ import type { ProgressListener, SlotReservation, WorkerHandOff } from '../core/h
 import { redactTaskId, type Logger } from '../core/logger.js';
 import type { TaskEvent, TaskStore } from '../core/store.js';
 import type { TaskRecord } from '../core/task.js';
-import { sanitizeStatusMessage, settleExecution } from '../core/tool-outcome.js';
+import { immediateResponseOf, sanitizeStatusMessage, settleExecution } from '../core/tool-outcome.js';
 import type { ToolRegistry } from '../core/tool-registry.js';
 import { failByRuntime } from './fail-task.js';
 import { judgeUnrenewedLease } from './lease-verdict.js';
@@ -354,8 +354,10 @@ export class TaskWorker {
       if (reasonAtDeadline === 'runtime_limit') void this.fail(record, 'runtime_limit', `Tool ${tool.name} exceeded the runtime limit of ${settings.runtimeLimitMs} ms`);
     }, Math.max(0, deadlineMs - startedAt));
     deadline.unref();
-    // A new run starts with an empty statusMessage ("queued" or the last run's words are over).
-    if (record.statusMessage !== null) this.statusWriter.set(taskId, null);
+    // A new run starts with the tool's immediate response, else empty ("queued" or the last run's words are over).
+    const parsed = tool.inputSchema.safeParse(record.arguments);
+    const initial = (parsed.success ? immediateResponseOf(tool, parsed.data) : undefined) ?? null;
+    if (record.statusMessage !== initial) this.statusWriter.set(taskId, initial);
     let outcome: ExecutionOutcome;
     try {
       const gathered = tool.gather ? (await store.getStep(taskId, GATHERED_STEP))?.value : undefined;
@@ -407,6 +409,8 @@ export class TaskWorker {
       },
       getStep: (name) => store.getStep(taskId, name),
       putStep: (name, value) => store.putStep(taskId, name, value),
+      getOwnerState: (key) => store.getToolState(record.ownerKey, record.toolName, key),
+      putOwnerState: (key, value) => store.putToolState(record.ownerKey, record.toolName, key, value, clock.now()),
       elicit: createTaskElicitor({ record, store, leaseOwner: settings.instanceId, now: () => clock.now() }),
       log: (entry) => logger[entry.level](entry.fields, entry.message),
     };

@@ -2,7 +2,7 @@ import type { PathConfinement } from '../core/confinement.js';
 import type { ExecutionHost } from '../core/executor.js';
 import type { Logger } from '../core/logger.js';
 import type { JsonValue } from '../core/task.js';
-import type { ElicitRequest, ElicitResult, ToolContext } from '../core/tool.js';
+import type { ElicitRequest, ElicitResult, OwnerState, ToolContext } from '../core/tool.js';
 
 /** Format `ctx.progress` as a statusMessage: `"<message> (done/total)"` or `"<message> (done)"`. */
 function progressMessage(done: number, total?: number, message?: string): string {
@@ -30,6 +30,14 @@ export interface ToolContextInput {
 }
 
 /**
+ * `ctx.ownerState`: the tool state of the run's owner and tool, kept by the host in its store (a message in an
+ * isolate, like every other context operation).
+ */
+function ownerState(host: ExecutionHost): OwnerState {
+  return { get: (key) => host.getOwnerState(key), put: (key, value) => host.putOwnerState(key, value) };
+}
+
+/**
  * Build the `ctx` handed to `tool.run`: every operation becomes a call of the {@link ExecutionHost}, so the same
  * context works in process and, through messages, in an isolate. For a task, `step` journals results so a re-run
  * after a crash replays them; inline it simply runs the step.
@@ -43,6 +51,7 @@ export function createToolContext(input: ToolContextInput): ToolContext {
   };
   return {
     gathered: input.gathered,
+    ownerState: ownerState(input.host),
     elicitAll,
     async elicit(request) {
       const [answer] = await elicitAll([request]);

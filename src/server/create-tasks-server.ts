@@ -19,6 +19,7 @@ import { Sweeper } from '../execution/sweeper.js';
 import type { TaskWorker } from '../execution/task-worker.js';
 import type { TaskServiceHook } from '../service/hooks.js';
 import { ScopeCheck } from '../service/scope-check.js';
+import { FALLBACK_TOOLS } from '../service/fallback-tools.js';
 import { TaskService } from '../service/task-service.js';
 import { CursorCodec } from './cursor.js';
 import type { HandlerDeps } from './deps.js';
@@ -101,6 +102,15 @@ export interface CreateTasksServerOptions {
    * SDK's per-request machinery; responses are identical either way. @defaultValue true
    */
   fastPath?: boolean;
+  /**
+   * Task fallback tools for hosts without task support (a 2025-era session whose client declares no
+   * `capabilities.tasks`): their calls of task-required tools answer at once with a text result naming the task,
+   * which they follow through the synchronous tools `get_task_status`, `get_task_result` and `cancel_task`
+   * (owner-bound and hooked like `tasks/get` / `tasks/cancel`). Without it such hosts do not see task-required
+   * tools. 2026-07-28 requests without the Tasks Extension keep their `-32021` either way (SEP-2663 E6).
+   * @defaultValue false
+   */
+  taskFallbackTools?: boolean;
   /** @defaultValue `{ name: "mcp-tasks", version: <package version> }` */
   serverInfo?: { name: string; version: string };
 }
@@ -142,7 +152,8 @@ const MAX_POLL_DELAY_MS = 5000;
  * Create a durable MCP tasks server for both protocol generations on one endpoint: the task service, its
  * adapters (HTTP, stdio), and — unless `worker: false` — an embedded worker and the sweeper, started (recovery,
  * leases, TTL sweeper, event tail) before this resolves.
- * @throws TasksError `-32602` for invalid limits (every problem listed), duplicate tool names, an elicting tool
+ * @throws TasksError `-32602` for invalid limits (every problem listed), duplicate tool names (also with a task
+ *   fallback tool when `taskFallbackTools` is on), an elicting tool
  *   that is not safe to re-run, or a secret shorter than 16 bytes.
  */
 export async function createTasksServer(options: CreateTasksServerOptions): Promise<TasksServer> {
@@ -150,6 +161,8 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
   const logger = options.logger ?? silentLogger;
   const clock = options.clock ?? systemClock;
   const tools = new ToolRegistry(options.tools);
+  const shadowing = options.taskFallbackTools ? FALLBACK_TOOLS.find((fallback) => tools.get(fallback.name)) : undefined;
+  if (shadowing) throw new TasksError(ErrorCode.InvalidParams, `tool ${shadowing.name} has the name of a task fallback tool; rename it or serve without task fallback tools`);
   if (options.secret.length < 16) throw new TasksError(ErrorCode.InvalidParams, 'the server secret must be at least 16 bytes');
   if (options.oauth && !options.auth) throw new TasksError(ErrorCode.InvalidParams, 'oauth needs auth (the authenticator that verifies its tokens)');
   const confinement = { roots: options.roots ?? [], deniedPaths: options.deniedPaths ?? [] };
@@ -184,6 +197,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     logger,
     // The scope re-checks run first (outermost): nothing else of an operation happens on stale authority.
     hooks: [new ScopeCheck(scopes, logger), ...(options.hooks ?? [])],
+    taskFallbackTools: options.taskFallbackTools === true,
   });
   const deps: HandlerDeps = {
     service,

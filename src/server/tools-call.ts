@@ -8,6 +8,7 @@ import type { ToolCall } from '../service/call-plan.js';
 import type { Caller } from '../service/caller.js';
 import type { CallOutcome } from '../service/task-service.js';
 import type { HandlerDeps } from './deps.js';
+import { fallbackCreatedAnswer, fallbackOperationAnswer } from './fallback-answers.js';
 import { callInteraction } from './input-gathering.js';
 import { withPollHint } from './poll-hint.js';
 
@@ -41,9 +42,23 @@ export async function handleToolsCall(deps: HandlerDeps, caller: Caller, request
   return callAnswer(deps, caller, await deps.service.callTool(caller, plan, { interaction, ...(onCreated ? { onCreated } : {}) }));
 }
 
-/** The wire answer of a `tools/call` outcome: the `CreateTaskResult` of a task (v1 nested, R12; v2 flat, E8), or the result. */
+/**
+ * The wire answer of a `tools/call` outcome: the `CreateTaskResult` of a task (v1 nested with the immediate
+ * response in `_meta`, R12/R15; v2 flat, E8, whose initial statusMessage carries it), the text result of a task
+ * fallback tool or of a task started for a host without task support, or the result.
+ */
 export function callAnswer(deps: Pick<HandlerDeps, 'clock'>, caller: Caller, outcome: CallOutcome): JsonObject {
-  if (outcome.kind !== 'task') return outcome.result;
-  const answered = withPollHint(outcome.task, deps.clock.now());
-  return caller.generation === 'v1' ? (v1CreateTaskResult(answered) as unknown as JsonObject) : (v2CreateTaskResult(answered) as unknown as JsonObject);
+  const now = deps.clock.now();
+  switch (outcome.kind) {
+    case 'task': {
+      const answered = withPollHint(outcome.task, now);
+      return caller.generation === 'v1' ? (v1CreateTaskResult(answered, outcome.immediateResponse) as unknown as JsonObject) : (v2CreateTaskResult(answered) as unknown as JsonObject);
+    }
+    case 'fallback':
+      return fallbackCreatedAnswer(outcome.task, outcome.immediateResponse, now);
+    case 'task_operation':
+      return fallbackOperationAnswer(outcome, now);
+    default:
+      return outcome.result;
+  }
 }

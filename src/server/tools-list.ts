@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AnyToolDefinition, ToolExecution } from '../core/tool.js';
+import type { ToolDescriptor, ToolExecution } from '../core/tool.js';
 import type { JsonObject } from '../core/task.js';
 import type { Caller } from '../service/caller.js';
 
@@ -25,7 +25,7 @@ export function advertisedSchema(schema: z.ZodType, io: 'input' | 'output'): Jso
  * The `tools/list` entry of a tool for this caller: `execution.taskSupport` only in 2025-11-25 sessions (R8; the
  * field does not exist before 2025-11-25 nor in 2026-07-28, where the server alone decides, SEP-2663 E2).
  */
-export function toolListEntry(tool: AnyToolDefinition, caller: Caller): JsonObject {
+export function toolListEntry(tool: ToolDescriptor, caller: Caller): JsonObject {
   const entry: JsonObject = {
     name: tool.name,
     description: tool.description,

@@ -4,10 +4,11 @@ import { invalidParams, missingTasksExtension, TasksError } from '../core/errors
 import type { PathConfinement } from '../core/confinement.js';
 import type { JsonObject } from '../core/task.js';
 import { ToolInputError, type AnyToolDefinition } from '../core/tool.js';
-import { toolErrorResult } from '../core/tool-outcome.js';
+import { immediateResponseOf, toolErrorResult } from '../core/tool-outcome.js';
 import type { ToolRegistry } from '../core/tool-registry.js';
 import { ErrorCode } from '../protocol/constants.js';
-import type { Caller } from './caller.js';
+import { declaresTaskSupport, type Caller } from './caller.js';
+import { fallbackOperationOf, parseFallbackArguments, type FallbackOperation } from './fallback-tools.js';
 
 /** A `tools/call` as the adapters hand it over (params shape already checked: `name` is a non-empty string). */
 export interface ToolCall {
@@ -24,9 +25,29 @@ export interface ToolCall {
  * - `answer`: an `isError` tool result and no task (invalid arguments or a failed preflight, SEP-1303; a
  *   task-required tool in a session that has no tasks);
  * - `task`: create a durable task (after the tool's `gather` phase, if it has one);
+ * - `fallback`: create the task likewise, but answer a host without task support with a text result naming the
+ *   task and the task fallback tools (`taskFallbackTools`);
+ * - `task_operation`: a call of a task fallback tool — the task operation it stands for;
  * - `inline`: run the tool within the request.
  */
-export type CallPlan = { kind: 'answer'; toolName: string; result: JsonObject } | ({ kind: 'task' } & RunPlan) | ({ kind: 'inline' } & RunPlan);
+export type CallPlan =
+  | { kind: 'answer'; toolName: string; result: JsonObject }
+  | ({ kind: 'task' } & RunPlan)
+  | ({ kind: 'fallback' } & RunPlan)
+  | { kind: 'task_operation'; toolName: string; operation: FallbackOperation; taskId: string }
+  | ({ kind: 'inline' } & RunPlan);
+
+/** How {@link planCall} decides beyond the caller and the tool. */
+export interface CallPlanOptions {
+  /**
+   * Offer hosts without task support (see `declaresTaskSupport`) in 2025-era sessions the task fallback tools,
+   * and answer their calls of task-required tools with a task they follow through them. Never on 2026-07-28,
+   * where such a call keeps its `-32021` (SEP-2663 E6).
+   */
+  taskFallbackTools: boolean;
+  /** Size and depth limits of the arguments (issue 10 §2). */
+  argumentLimits: ArgumentLimits;
+}
 
 /** What a `task` or `inline` plan carries. */
 export interface RunPlan {
@@ -36,6 +57,8 @@ export interface RunPlan {
   args: unknown;
   /** The v1 `task.ttl` asked for (ms), before the TTL policy clamps it. */
   requestedTtlMs: number | undefined;
+  /** The tool's `immediateResponse` for these arguments, sanitised (task and fallback plans only). */
+  immediateResponse?: string;
 }
 
 /**
@@ -48,15 +71,26 @@ const V1TaskParamSchema = z.looseObject({ ttl: z.number().min(0).refine(Number.i
  * THE rule "may this call create a task", for every entry path. Order of checks: unknown tool (`-32602`), the
  * argument size and depth limits (`-32602` naming the limit, issue 10 §2), task
  * support (v1 `-32601` R8/R10; v2 `-32021` E6), arguments against the tool's `inputSchema` and its preflight (an
- * `isError` answer, SEP-1303), and for a v1 task the shape of `params.task` (`-32602`).
+ * `isError` answer, SEP-1303), and for a v1 task the shape of `params.task` (`-32602`). With
+ * `taskFallbackTools`, a host without task support in a 2025-era session calls the fallback tools by name, and its
+ * call of a task-required tool (without `params.task`) becomes a `fallback` plan instead of `-32601` / an `isError`
+ * answer — that host saw the tool as task-optional (see `tools/list`), so R10 does not apply to it.
  * @throws TasksError with the wire code of each refusal above.
  */
-export async function planCall(tools: ToolRegistry, confinement: PathConfinement, limits: ArgumentLimits, caller: Caller, call: ToolCall): Promise<CallPlan> {
+export async function planCall(tools: ToolRegistry, confinement: PathConfinement, caller: Caller, call: ToolCall, options: CallPlanOptions): Promise<CallPlan> {
+  const fallbackHost = usesTaskFallbackTools(caller, options);
   const tool = tools.get(call.name);
-  if (!tool) throw invalidParams(`Unknown tool: ${call.name}`);
-  const oversized = checkArgumentLimits(call.arguments, limits);
+  if (!tool) {
+    const operation = fallbackHost ? fallbackOperationOf(call.name) : undefined;
+    if (!operation) throw invalidParams(`Unknown tool: ${call.name}`);
+    if (call.task !== undefined) throw new TasksError(ErrorCode.MethodNotFound, `Tool '${call.name}' does not support task-augmented execution`);
+    const parsed = parseFallbackArguments(call.arguments);
+    if ('error' in parsed) return { kind: 'answer', toolName: call.name, result: toolErrorResult(`Invalid arguments for tool ${call.name}: ${parsed.error}`) };
+    return { kind: 'task_operation', toolName: call.name, operation, taskId: parsed.taskId };
+  }
+  const oversized = checkArgumentLimits(call.arguments, options.argumentLimits);
   if (oversized) throw oversized;
-  const mode = decideTaskMode(caller, tool, call.task);
+  const mode = fallbackHost && call.task === undefined && tool.execution === 'task-required' ? 'fallback' : decideTaskMode(caller, tool, call.task);
   if (typeof mode === 'object') return { kind: 'answer', toolName: tool.name, result: mode };
   const args = tool.inputSchema.safeParse(call.arguments ?? {});
   if (!args.success) return { kind: 'answer', toolName: tool.name, result: toolErrorResult(`Invalid arguments for tool ${tool.name}: ${z.prettifyError(args.error)}`) };
@@ -67,13 +101,20 @@ export async function planCall(tools: ToolRegistry, confinement: PathConfinement
     throw error;
   }
   let requestedTtlMs: number | undefined;
-  if (mode && caller.generation === 'v1') {
+  if (mode === true && caller.generation === 'v1') {
     const parsed = V1TaskParamSchema.safeParse(call.task);
     if (!parsed.success) throw invalidParams('Invalid params for tools/call: task must be an object whose optional ttl is an integer >= 0 (milliseconds)');
     requestedTtlMs = parsed.data.ttl;
   }
-  const run: RunPlan = { tool, call, args: args.data, requestedTtlMs };
-  return mode ? { kind: 'task', ...run } : { kind: 'inline', ...run };
+  if (!mode) return { kind: 'inline', tool, call, args: args.data, requestedTtlMs };
+  const immediateResponse = immediateResponseOf(tool, args.data);
+  const run: RunPlan = { tool, call, args: args.data, requestedTtlMs, ...(immediateResponse === undefined ? {} : { immediateResponse }) };
+  return mode === 'fallback' ? { kind: 'fallback', ...run } : { kind: 'task', ...run };
+}
+
+/** Whether this caller gets the task fallback tools: a host without task support in a 2025-era session, with the option on. */
+export function usesTaskFallbackTools(caller: Caller, options: CallPlanOptions): boolean {
+  return options.taskFallbackTools && caller.negotiation === 'per-session' && !declaresTaskSupport(caller);
 }
 
 /**

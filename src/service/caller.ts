@@ -42,3 +42,23 @@ export interface Caller extends CallerIdentity {
 
 /** A caller whose request may use tasks of its generation: what the task operations take. */
 export type TaskCaller = Caller & { generation: TaskGeneration };
+
+/**
+ * Whether the caller declared that it takes tasks: on 2026-07-28 the Tasks Extension in this request's `_meta`
+ * (SEP-2663 E1, E3); in a 2025-era session `capabilities.tasks` in its `initialize` on 2025-11-25 ("present if the
+ * client supports task-augmented requests", R1). With task fallback tools on, a 2025-era client that declares
+ * nothing is taken for a host without task support and offered the separate job API (see `planCall`).
+ */
+export function declaresTaskSupport(caller: Caller): boolean {
+  if (caller.negotiation === 'per-request') return caller.generation === 'v2';
+  const tasks = caller.clientCapabilities.tasks;
+  return caller.generation === 'v1' && typeof tasks === 'object' && tasks !== null && !Array.isArray(tasks);
+}
+
+/**
+ * The task caller of a host without task support in a 2025-era session (see {@link declaresTaskSupport}): the
+ * tasks it creates through task fallback tools are 2025-11-25 tasks of its owner, read back only through those tools.
+ */
+export function fallbackTaskCaller(caller: Caller): TaskCaller {
+  return { ...caller, generation: 'v1' };
+}

@@ -1,7 +1,10 @@
 import type { TaskRecord } from '../core/task.js';
 import type { Caller } from './caller.js';
 
-/** The operations of the {@link TaskService}, each reached by every entry path that offers it. */
+/**
+ * The operations of the {@link TaskService}, each reached by every entry path that offers it. The task fallback
+ * tools are these operations too: `get_task_status` and `get_task_result` are `get`, `cancel_task` is `cancel`.
+ */
 export type TaskOperation = 'listTools' | 'callTool' | 'get' | 'list' | 'cancel' | 'answerInput' | 'waitForTerminal' | 'subscribe';
 
 /** What a hook learns about one operation before it runs. */

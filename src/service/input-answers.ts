@@ -1,7 +1,7 @@
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import { z } from 'zod';
 import type { InputRequestRecord, JsonObject } from '../core/task.js';
-import { nextKey, ordinalOfKey } from '../core/elicitation.js';
+import { MAX_ASKS_PER_QUESTION, MAX_INPUT_KEYS_PER_TASK, nextKey, ordinalOfKey } from '../core/elicitation.js';
 import { sanitizeStatusMessage } from '../core/tool-outcome.js';
 
 /** The change to apply to a task's input requests (the `answerInput` argument without `now`). */
@@ -11,6 +11,12 @@ export interface AnswerPlan {
   add: Array<{ key: string; request: JsonObject; replaces?: string }>;
   /** Why answers were rejected, for statusMessage; `undefined` when none was. */
   statusMessage?: string;
+  /**
+   * Set when a rejected answer cannot be asked again: the question was asked `MAX_ASKS_PER_QUESTION` times
+   * (`input_invalid`), or a new key would exceed `MAX_INPUT_KEYS_PER_TASK` (`input_limit`). The task then fails
+   * with this `data.reason` and `message` instead of applying the plan.
+   */
+  fail?: { reason: 'input_invalid' | 'input_limit'; message: string };
 }
 
 const ElicitResultSchema = z.looseObject({
@@ -52,7 +58,8 @@ export function checkAnswer(request: JsonObject, response: unknown): { ok: true;
 /**
  * Turn a `tasks/update` `inputResponses` map (or one v1 elicitation reply) into the store change (SEP-2663 E27):
  * answers to pending keys are kept; keys that are not pending are ignored; an answer that fails its check retires
- * the key and asks the same question again under a new key, saying why in statusMessage.
+ * the key and asks the same question again under a new key, saying why in statusMessage — at most
+ * `MAX_ASKS_PER_QUESTION` asks per question and `MAX_INPUT_KEYS_PER_TASK` keys per task, else {@link AnswerPlan.fail}.
  */
 export function planAnswers(requests: readonly InputRequestRecord[], responses: Readonly<Record<string, unknown>>): AnswerPlan {
   const plan: AnswerPlan = { answers: [], retire: [], add: [] };
@@ -67,6 +74,14 @@ export function planAnswers(requests: readonly InputRequestRecord[], responses: 
     }
     const ordinal = ordinalOfKey(key);
     const sameQuestion = requests.filter((candidate) => ordinalOfKey(candidate.key) === ordinal);
+    if (sameQuestion.length >= MAX_ASKS_PER_QUESTION) {
+      plan.fail = { reason: 'input_invalid', message: sanitizeStatusMessage(`answer to ${key} rejected (${verdict.reason}); the question was asked ${sameQuestion.length} times, the most allowed (${MAX_ASKS_PER_QUESTION}), so the task fails`) };
+      return plan;
+    }
+    if (requests.length + plan.add.length >= MAX_INPUT_KEYS_PER_TASK) {
+      plan.fail = { reason: 'input_limit', message: sanitizeStatusMessage(`answer to ${key} rejected (${verdict.reason}); asking again would exceed ${MAX_INPUT_KEYS_PER_TASK} input keys for this task, so the task fails`) };
+      return plan;
+    }
     const newKey = ordinal === undefined ? `${key}.retry` : nextKey(ordinal, sameQuestion);
     plan.retire.push({ key, response: typeof response === 'object' && response !== null && !Array.isArray(response) ? (response as JsonObject) : null });
     plan.add.push({ key: newKey, request: row.request, replaces: key });

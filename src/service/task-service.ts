@@ -1,7 +1,7 @@
 import type { Clock } from '../core/clock.js';
 import type { PathConfinement } from '../core/confinement.js';
 import { waitingMessage } from '../core/elicitation.js';
-import { isTaskNotFound, quotaExceeded, TasksError, taskNotFound } from '../core/errors.js';
+import { isTaskNotFound, quotaExceeded, runtimeFailure, TasksError, taskNotFound } from '../core/errors.js';
 import type { TaskEventFeed } from '../core/event-feed.js';
 import { GATHERED_STEP, type ExecutionHost, type Executor } from '../core/executor.js';
 import type { WorkerHandOff } from '../core/hand-off.js';
@@ -12,12 +12,13 @@ import { redactSecrets } from '../core/redaction.js';
 import { isTerminal } from '../core/state-machine.js';
 import type { TaskEvent, TaskStore } from '../core/store.js';
 import type { InputRequestRecord, JsonObject, JsonValue, NewTask, TaskOutcome, TaskRecord } from '../core/task.js';
-import type { AnyToolDefinition, ElicitRequest, ElicitResult } from '../core/tool.js';
+import type { ElicitRequest, ElicitResult, ToolDescriptor } from '../core/tool.js';
 import { toolErrorResult } from '../core/tool-outcome.js';
 import type { ToolRegistry } from '../core/tool-registry.js';
 import { ErrorCode } from '../protocol/constants.js';
-import { planCall, type CallPlan, type ToolCall } from './call-plan.js';
-import type { Caller, TaskCaller } from './caller.js';
+import { planCall, usesTaskFallbackTools, type CallPlan, type CallPlanOptions, type RunPlan, type ToolCall } from './call-plan.js';
+import { declaresTaskSupport, fallbackTaskCaller, type Caller, type TaskCaller } from './caller.js';
+import { FALLBACK_TOOLS, type FallbackOperation } from './fallback-tools.js';
 import { admitTask, runHooked, type TaskOperation, type TaskOperationContext, type TaskServiceHook } from './hooks.js';
 import { planAnswers } from './input-answers.js';
 import { TaskReads, type TaskPage } from './task-reads.js';
@@ -40,6 +41,12 @@ export interface TaskServiceOptions {
   logger: Logger;
   /** Run around every operation, first outermost (see {@link TaskServiceHook}). @defaultValue none */
   hooks?: readonly TaskServiceHook[];
+  /**
+   * Offer hosts without task support in 2025-era sessions the task fallback tools (`get_task_status`,
+   * `get_task_result`, `cancel_task`) and answer their calls of task-required tools with a task to follow through
+   * them (`--task-fallback-tools`; see `CallPlanOptions`). @defaultValue false
+   */
+  taskFallbackTools?: boolean;
 }
 
 /** Asks the requestor of one call; `parked` when an answer is missing and the call must end with a question. */
@@ -68,9 +75,15 @@ export interface CallToolOptions {
   onCreated?: (record: TaskRecord) => void;
 }
 
-/** How a `tools/call` was answered: a task created, a result (inline, or an `isError` refusal), or a question round. */
+/**
+ * How a `tools/call` was answered: a task created (`immediateResponse`: the tool's sanitised text for the model,
+ * R15), a task created for a host without task support (`fallback`, answered as a text result), the task operation
+ * of a task fallback tool, a result (inline, or an `isError` refusal), or a question round.
+ */
 export type CallOutcome =
-  | { kind: 'task'; task: TaskRecord }
+  | { kind: 'task'; task: TaskRecord; immediateResponse?: string }
+  | { kind: 'fallback'; task: TaskRecord; immediateResponse?: string }
+  | { kind: 'task_operation'; operation: FallbackOperation; task: TaskRecord; details: TaskDetails; cancelled?: boolean }
   | { kind: 'result'; result: JsonObject }
   | { kind: 'input_required'; result: JsonObject };
 
@@ -118,15 +131,34 @@ const QUEUED = 'queued';
 export class TaskService {
   private readonly reads: TaskReads;
   private readonly hooks: readonly TaskServiceHook[];
+  private readonly planOptions: CallPlanOptions;
 
   constructor(private readonly options: TaskServiceOptions) {
     this.reads = new TaskReads(options.store, options.clock);
     this.hooks = options.hooks ?? [];
+    this.planOptions = { taskFallbackTools: options.taskFallbackTools === true, argumentLimits: options.limits };
   }
 
-  /** Every tool this caller may call (the adapter writes the `tools/list` entries). */
-  listTools(caller: Caller): Promise<AnyToolDefinition[]> {
-    return this.door({ operation: 'listTools', caller }, async () => this.options.tools.list());
+  /**
+   * Every tool this caller may call, as it may call it (the adapter writes the `tools/list` entries). With the
+   * task fallback tools on, a host without task support in a 2025-era session (see `declaresTaskSupport`) sees
+   * task-required tools as task-optional, followed by the fallback tools. Otherwise a caller that cannot take a
+   * task at all (a session before 2025-11-25, a 2026-07-28 request without the extension) sees no task-required
+   * tool; a 2025-11-25 session sees them as they are.
+   */
+  listTools(caller: Caller): Promise<ToolDescriptor[]> {
+    return this.door({ operation: 'listTools', caller }, async () => {
+      const tools: ToolDescriptor[] = this.options.tools.list();
+      if (declaresTaskSupport(caller)) return tools;
+      if (!usesTaskFallbackTools(caller, this.planOptions)) {
+        // A 2025-11-25 session may call task-required tools as tasks without declaring `capabilities.tasks` (the
+        // client-side capability describes it as a receiver: the MCP Inspector CLI and the SDK's tasks API declare
+        // none), so it keeps seeing them with `taskSupport: "required"` (R10). Only sessions that cannot take a
+        // task at all — before 2025-11-25, or 2026-07-28 without the extension — do not see them.
+        return caller.generation === 'v1' ? tools : tools.filter((tool) => tool.execution !== 'task-required');
+      }
+      return [...tools.map((tool) => (tool.execution === 'task-required' ? asFallbackTool(tool) : tool)), ...FALLBACK_TOOLS];
+    });
   }
 
   /**
@@ -136,7 +168,7 @@ export class TaskService {
    * @throws TasksError `-32602` unknown tool or bad v1 `task`; `-32601` / `-32021` for task support violations.
    */
   planCall(caller: Caller, call: ToolCall): Promise<CallPlan> {
-    return planCall(this.options.tools, this.options.confinement, this.options.limits, caller, call);
+    return planCall(this.options.tools, this.options.confinement, caller, call, this.planOptions);
   }
 
   /**
@@ -147,6 +179,8 @@ export class TaskService {
    */
   callTool(caller: Caller, plan: CallPlan, options: CallToolOptions = {}): Promise<CallOutcome> {
     const { interaction, onCreated } = options;
+    // A fallback tool is the task operation it stands for: that operation's door (owner, scopes), not callTool's.
+    if (plan.kind === 'task_operation') return this.taskOperation(fallbackTaskCaller(caller), plan.operation, plan.taskId);
     const tool = plan.kind === 'answer' ? plan.toolName : plan.tool.name;
     return this.door({ operation: 'callTool', caller, tool }, async () => {
       if (plan.kind === 'answer') return { kind: 'result', result: plan.result };
@@ -160,9 +194,12 @@ export class TaskService {
         if ('inputRequired' in phase) return { kind: 'input_required', result: phase.inputRequired };
         gathered = phase.done;
       }
-      if (plan.kind === 'task') return { kind: 'task', task: await this.create(taskCaller(caller), plan, gathered, onCreated) };
+      const immediate = plan.immediateResponse === undefined ? {} : { immediateResponse: plan.immediateResponse };
+      if (plan.kind === 'task') return { kind: 'task', task: await this.create(taskCaller(caller), plan, gathered, onCreated), ...immediate };
+      // A host without task support gets no task notifications: it follows the task through the fallback tools.
+      if (plan.kind === 'fallback') return { kind: 'fallback', task: await this.create(fallbackTaskCaller(caller), plan, gathered), ...immediate };
       const { signal, withInput } = this.interactive(interaction, tool);
-      const inline = await withInput('input', (ask) => this.runInline(plan, ask, gathered, signal));
+      const inline = await withInput('input', (ask) => this.runInline(caller, plan, ask, gathered, signal));
       return 'inputRequired' in inline ? { kind: 'input_required', result: inline.inputRequired } : { kind: 'result', result: inline.done };
     });
   }
@@ -229,7 +266,9 @@ export class TaskService {
   /**
    * Apply answers to the task's outstanding questions (SEP-2663 `tasks/update`, 2025-11-25 elicitation replies):
    * valid answers are stored durably, an invalid one retires its key and the question is asked again, unknown or
-   * settled keys are ignored (E27). When nothing is outstanding any more the task is `working` without a lease, and
+   * settled keys are ignored (E27). An invalid answer to a question already asked `MAX_ASKS_PER_QUESTION` times, or
+   * one whose re-ask would exceed `MAX_INPUT_KEYS_PER_TASK` keys, fails the task (`-32603`, `data.reason`
+   * `input_invalid` / `input_limit`). When nothing is outstanding any more the task is `working` without a lease, and
    * whichever worker claims it first runs it again.
    * @returns the keys whose answers were taken (answered or retired); `[]` when the task does not wait for input.
    * @throws TasksError `-32602` "Task not found".
@@ -240,6 +279,12 @@ export class TaskService {
       if (record.status !== 'input_required') return [];
       const requests = await this.options.store.listInputRequests(taskId);
       const plan = planAnswers(requests, responses);
+      if (plan.fail) {
+        // The question cannot be asked again (re-ask maximum or 16-key cap): the task fails, it does not stall.
+        const { reason, message } = plan.fail;
+        const failed = await this.options.store.transition(taskId, { to: 'failed', outcome: { kind: 'error', error: runtimeFailure(reason, message) }, statusMessage: message, releaseLease: true, now: this.options.clock.now() });
+        return failed ? Object.keys(responses).filter((key) => requests.some((request) => request.key === key && request.state === 'pending')) : [];
+      }
       if (plan.answers.length === 0 && plan.retire.length === 0) return [];
       // statusMessage follows what is still outstanding, so it never names a question already answered.
       const settled = new Set([...plan.answers, ...plan.retire].map((entry) => entry.key));
@@ -325,8 +370,27 @@ export class TaskService {
     };
   }
 
-  /** Create the task of a `task` plan durably, with the embedded worker's lease when it has a free slot. */
-  private async create(caller: TaskCaller, plan: Extract<CallPlan, { kind: 'task' }>, gathered: JsonValue | undefined, onCreated?: (record: TaskRecord) => void): Promise<TaskRecord> {
+  /**
+   * The task operation of a fallback tool call, never blocking: `status` is `get`; `result` is `get` plus the
+   * outcome once terminal (a host that never polls asks again later); `cancel` is `cancel`. An unknown (foreign,
+   * expired) task is the tool error "Task not found", exactly as `tasks/get` would say it (R45, R49).
+   */
+  private async taskOperation(caller: TaskCaller, operation: FallbackOperation, taskId: string): Promise<CallOutcome> {
+    try {
+      if (operation === 'cancel') {
+        const { cancelled, task } = await this.cancel(caller, taskId);
+        return { kind: 'task_operation', operation, task, details: {}, cancelled };
+      }
+      const task = await this.get(caller, taskId);
+      return { kind: 'task_operation', operation, task, details: await this.details(caller, task) };
+    } catch (error) {
+      if (isTaskNotFound(error)) return { kind: 'result', result: toolErrorResult(taskNotFound().message) };
+      throw error;
+    }
+  }
+
+  /** Create the task of a `task` or `fallback` plan durably, with the embedded worker's lease when it has a free slot. */
+  private async create(caller: TaskCaller, plan: RunPlan, gathered: JsonValue | undefined, onCreated?: (record: TaskRecord) => void): Promise<TaskRecord> {
     const { limits, clock } = this.options;
     const taskId = newTaskId();
     await this.admit(caller, taskId);
@@ -340,7 +404,8 @@ export class TaskService {
       arguments: (plan.call.arguments ?? {}) as JsonObject,
       clientCapabilities: caller.clientCapabilities,
       progressToken: plan.call.progressToken,
-      statusMessage: reservation ? null : QUEUED,
+      // The tool's immediate response is the task's first statusMessage (SEP-2663 E11); the worker keeps it on start.
+      statusMessage: plan.immediateResponse ?? (reservation ? null : QUEUED),
       createdAt: clock.now(),
       ttlMs: ttlFor(limits, caller.generation, plan.requestedTtlMs),
       pollIntervalMs: limits.pollIntervalMs,
@@ -380,14 +445,18 @@ export class TaskService {
   }
 
   /** Run an `inline` plan through the executor and answer with its `CallToolResult`. */
-  private async runInline(plan: Extract<CallPlan, { kind: 'inline' }>, ask: CallAsk, gathered: JsonValue | undefined, signal: AbortSignal): Promise<JsonObject> {
+  private async runInline(caller: Caller, plan: Extract<CallPlan, { kind: 'inline' }>, ask: CallAsk, gathered: JsonValue | undefined, signal: AbortSignal): Promise<JsonObject> {
     const { tool } = plan;
+    const { store, clock } = this.options;
     const logger = this.options.logger.child({ tool: tool.name });
     const host: ExecutionHost = {
       setStatus() {},
       progress() {},
       getStep: async () => undefined,
       putStep: async () => {},
+      // Per-owner tool state only: an inline call journals no steps (it has no task id).
+      getOwnerState: (key) => store.getToolState(caller.ownerKey, tool.name, key),
+      putOwnerState: (key, value) => store.putToolState(caller.ownerKey, tool.name, key, value, clock.now()),
       elicit: ask,
       log: (entry) => logger[entry.level](entry.fields, entry.message),
     };
@@ -436,6 +505,16 @@ export class TaskService {
   private door<T>(context: TaskOperationContext, operation: () => Promise<T>): Promise<T> {
     return runHooked(this.hooks, context, operation);
   }
+}
+
+/**
+ * A task-required tool as a host without task support sees it with the fallback tools: task-optional (it may call
+ * it without `params.task`), and without its `outputSchema` — the call answers with the task's text, and SDK
+ * clients check the structured content of every result against an advertised schema.
+ */
+function asFallbackTool(tool: ToolDescriptor): ToolDescriptor {
+  const { outputSchema: _answeredAsText, ...rest } = tool;
+  return { ...rest, execution: 'task-optional' };
 }
 
 /** A caller whose plan became a task has a generation (`planCall` decides `task` only then). */

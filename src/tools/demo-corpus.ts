@@ -4,7 +4,7 @@
  * (CSV, README) that a scan must skip. The same seed always gives the same bytes.
  */
 import { createWriteStream } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -40,6 +40,8 @@ export interface DemoCorpusSummary {
 const END_MS = Date.UTC(2024, 2, 1, 0, 0, 0);
 /** Each file covers this many hours; rotation N ends N windows earlier. */
 const WINDOW_HOURS = 6;
+/** The last hours of the newest files hold an incident (see `LogStyle.incident`). */
+const INCIDENT_HOURS = 2;
 /** Rotations per host and system before a new host is used. */
 const ROTATIONS = 4;
 /** Files written at once: gzip runs on the thread pool, so a few in flight keep the main thread generating. */
@@ -106,7 +108,8 @@ async function writeLogFile(
     while (written < lines) {
       // Events are spread evenly over the window with jitter, so timestamps only ever move forward.
       const at = Math.floor(windowEnd - WINDOW_HOURS * 3_600_000 + written * step + random.next() * step);
-      for (const line of style.event(random, at, host)) {
+      const incident = rotation === 0 && at >= END_MS - INCIDENT_HOURS * 3_600_000 ? style.incident?.(random, at, host) : null;
+      for (const line of incident ?? style.event(random, at, host)) {
         batch.push(line);
         written++;
       }
@@ -124,9 +127,12 @@ async function writeLogFile(
       callback(null, chunk);
     },
   });
-  const sink: Writable = createWriteStream(path.join(directory, name));
+  const file = path.join(directory, name);
+  const sink: Writable = createWriteStream(file);
   if (gzip) await pipeline(Readable.from(batches()), createGzip({ level: constants.Z_BEST_SPEED }), counter, sink);
   else await pipeline(Readable.from(batches()), counter, sink);
+  // Modified when its last line was written, as a real (rotated) log: dates without a year are read against it.
+  await utimes(file, new Date(windowEnd), new Date(windowEnd));
   return { lines: written, bytes };
 }
 

@@ -5,6 +5,7 @@
 import type { AnyToolDefinition } from '../core/tool.js';
 import { analyzeLogsTool } from './analyze-logs/tool.js';
 import { auditRepositoryTool } from './audit-repository/tool.js';
+import { checkInfrastructureTool } from './check-infrastructure/tool.js';
 
 export { cleanupLogsTool, type CleanupLogsOptions } from './cleanup-logs/tool.js';
 export { writeDemoCorpus, type DemoCorpusOptions, type DemoCorpusSummary } from './demo-corpus.js';
@@ -18,15 +19,20 @@ export interface BuiltinToolsOptions {
    * tool list.
    */
   roots: string[];
+  /**
+   * Host patterns check_infrastructure may reach (`serve --check-target`, see `check-infrastructure/targets.ts`);
+   * none by default: it then checks files only.
+   */
+  checkTargets?: readonly string[];
 }
 
 /**
- * The built-in tool definitions: `analyze_logs` and `audit_repository`.
+ * The built-in tool definitions: `analyze_logs`, `audit_repository` and `check_infrastructure`.
  *
- * @throws RangeError when a root is not an absolute path.
+ * @throws RangeError when a root is not an absolute path or a check target pattern does not parse.
  */
 export function builtinTools(options: BuiltinToolsOptions): AnyToolDefinition[] {
   const relative = options.roots.find((root) => !root.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(root));
   if (relative !== undefined) throw new RangeError(`tool roots must be absolute paths: ${relative}`);
-  return [analyzeLogsTool, auditRepositoryTool];
+  return [analyzeLogsTool, auditRepositoryTool, checkInfrastructureTool(options.checkTargets ?? [])];
 }

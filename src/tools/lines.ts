@@ -3,12 +3,12 @@
  * memory, checks the abort signal and yields to the event loop as a {@link Pacer} decides (every 10,000 lines or
  * 20 ms, whichever comes first), so that lines that are slow to process (the cost of a line depends on the
  * input) cannot stall the server. It can refuse binary content (see {@link isBinaryBlock}), checked on every
- * chunk as read, after decompression.
+ * chunk as read, after decompression. Lines are split on bytes, so every line comes with the byte offset where
+ * it starts, and a read can start at such an offset (to resume a scan inside a large file).
  */
 import type { FileHandle } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
 import { isBinaryBlock } from './binary.js';
 import { Pacer } from './yield.js';
@@ -22,6 +22,11 @@ export interface LineReaderOptions {
   maxLineLength?: number;
   /** Stop with a {@link BinaryContentError} at the first chunk that is binary data. Default: read it as text. */
   rejectBinary?: boolean;
+  /**
+   * Byte offset (of the decompressed content) to start at: a line start reported earlier. A plain file is read
+   * from there; a gzip file is decompressed from its start and the bytes before are skipped unread.
+   */
+  startOffset?: number;
 }
 
 /** Characters kept of a line by default: longer lines keep their head, the tail is skipped. */
@@ -37,24 +42,36 @@ export class BinaryContentError extends Error {
 }
 
 const CHUNK_BYTES = 256 * 1024;
+/** UTF-8 takes at most 4 bytes per character: the bytes of a line kept before it is decoded and cut. */
+const BYTES_PER_CHARACTER = 4;
+
+/**
+ * Called for every line; may return a promise, which is awaited before the next line (most handlers are
+ * synchronous and cost no promise).
+ *
+ * @param offset - byte offset of the line's start in the (decompressed) content.
+ */
+export type LineHandler = (line: string, offset: number) => void | Promise<void>;
 
 /**
  * Calls `onLine` for every line of `file` (without its `\n` or `\r\n`; a final line without a terminator
  * counts too).
  *
  * @param file - opened by the caller (tools: `Confinement.openForReading`, so no denied file is read); closed here.
- * @returns the number of lines read.
+ * @returns the number of lines read and the offset after the last byte read.
  * @throws the signal's reason when aborted; {@link BinaryContentError} (with `rejectBinary`); read and gunzip
- *   errors as they are.
+ *   errors as they are; what `onLine` throws.
  */
-export async function forEachLine(
-  file: FileHandle,
-  onLine: (line: string) => void,
-  options: LineReaderOptions,
-): Promise<number> {
+export async function forEachLine(file: FileHandle, onLine: LineHandler, options: LineReaderOptions): Promise<number> {
   const maxLength = options.maxLineLength ?? MAX_LINE_LENGTH;
+  const maxBytes = maxLength * BYTES_PER_CHARACTER;
+  const startOffset = options.startOffset ?? 0;
   // The signal also destroys the stream, so an abort is noticed while a read is pending (a slow disk or a pipe).
-  const source = file.createReadStream({ highWaterMark: CHUNK_BYTES, signal: options.signal });
+  const source = file.createReadStream({
+    highWaterMark: CHUNK_BYTES,
+    signal: options.signal,
+    ...(startOffset > 0 && !options.gzip ? { start: startOffset } : {}),
+  });
   let text: Readable = source;
   if (options.gzip) {
     const gunzip = createGunzip();
@@ -63,44 +80,63 @@ export async function forEachLine(
     pipeline(source, gunzip).catch(() => {});
     text = gunzip;
   }
-  // Decoded here rather than by the stream so that the bytes can be checked first; a character split between two
-  // chunks is kept by the decoder.
-  const decoder = new StringDecoder('utf8');
   const pacer = new Pacer(options.signal);
   let count = 0;
-  let bytes = 0;
-  let carry = '';
-  let overlong = false;
-  const emit = (line: string) => {
-    onLine(line.endsWith('\r') ? line.slice(0, -1) : line);
+  // Offset of the first byte of the current block in the content.
+  let blockOffset = options.gzip ? 0 : startOffset;
+  const skipUntil = options.gzip ? startOffset : 0;
+  // Bytes of the current line read in earlier blocks (at most maxBytes), and where the line started.
+  const carry: Buffer[] = [];
+  let carried = 0;
+  let lineStart = blockOffset;
+  const emit = async (bytes: Buffer, start: number) => {
+    let line = bytes.toString('utf8');
+    if (line.endsWith('\r')) line = line.slice(0, -1);
+    if (line.length > maxLength) line = line.slice(0, maxLength);
+    const pending = onLine(line, start);
+    if (pending) await pending;
     count++;
+    if (pacer.due(line.length)) await pacer.pause();
   };
   try {
-    for await (const block of text as AsyncIterable<Buffer>) {
-      if (options.rejectBinary && isBinaryBlock(block)) throw new BinaryContentError(bytes);
-      bytes += block.length;
-      const chunk = decoder.write(block);
-      let start = 0;
-      for (let end = chunk.indexOf('\n'); end !== -1; end = chunk.indexOf('\n', start)) {
-        const piece = chunk.slice(start, end);
-        start = end + 1;
-        const line = overlong ? carry : carry === '' ? capped(piece, maxLength) : capped(carry + piece, maxLength);
-        emit(line);
-        carry = '';
-        overlong = false;
-        if (pacer.due(line.length)) await pacer.pause();
+    for await (const chunk of text as AsyncIterable<Buffer>) {
+      let block = chunk;
+      if (blockOffset + block.length <= skipUntil) {
+        blockOffset += block.length;
+        lineStart = blockOffset;
+        continue;
       }
-      if (!overlong) {
-        carry += chunk.slice(start);
-        // A line longer than the cap keeps its head only; the tail is skipped up to the next newline.
-        if (carry.length > maxLength) {
-          carry = carry.slice(0, maxLength);
-          overlong = true;
+      if (blockOffset < skipUntil) {
+        block = block.subarray(skipUntil - blockOffset);
+        blockOffset = skipUntil;
+        lineStart = blockOffset;
+      }
+      if (options.rejectBinary && isBinaryBlock(block)) throw new BinaryContentError(blockOffset);
+      let from = 0;
+      for (let newline = block.indexOf(10); newline !== -1; newline = block.indexOf(10, from)) {
+        let bytes: Buffer;
+        if (carried > 0) {
+          carry.push(block.subarray(from, Math.max(from, Math.min(newline, from + maxBytes - carried))));
+          bytes = Buffer.concat(carry);
+          carry.length = 0;
+          carried = 0;
+        } else {
+          bytes = block.subarray(from, Math.min(newline, from + maxBytes));
         }
+        await emit(bytes, lineStart);
+        from = newline + 1;
+        lineStart = blockOffset + from;
       }
+      // The rest of the block starts (or continues) a line; beyond the cap its tail is dropped.
+      if (from < block.length && carried < maxBytes) {
+        const piece = block.subarray(from, Math.min(block.length, from + maxBytes - carried));
+        // Copied: the stream may reuse the block's memory.
+        carry.push(Buffer.from(piece));
+        carried += piece.length;
+      }
+      blockOffset += block.length;
     }
-    if (!overlong) carry = capped(carry + decoder.end(), maxLength);
-    if (carry !== '') emit(carry);
+    if (carried > 0) await emit(Buffer.concat(carry), lineStart);
   } catch (error) {
     throw options.signal.aborted ? options.signal.reason : error;
   } finally {
@@ -109,8 +145,4 @@ export async function forEachLine(
   }
   options.signal.throwIfAborted();
   return count;
-}
-
-function capped(line: string, maxLength: number): string {
-  return line.length > maxLength ? line.slice(0, maxLength) : line;
 }

@@ -7,7 +7,7 @@
  * mount); they are skipped silently, like files that are not there.
  */
 import type { Dirent } from 'node:fs';
-import { opendir, realpath, stat } from 'node:fs/promises';
+import { lstat, opendir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolInputError } from '../core/tool.js';
 import type { Confinement } from './roots.js';
@@ -21,6 +21,8 @@ export interface WalkedFile {
   relative: string;
   /** Size in bytes. */
   size: number;
+  /** Last modification, epoch ms. */
+  mtimeMs: number;
 }
 
 /** Options of {@link walkFiles}. */
@@ -30,6 +32,10 @@ export interface WalkOptions {
   signal: AbortSignal;
   /** Directory names not descended into (e.g. `.git`). */
   skipDirectory?(name: string): boolean;
+  /** Called before a directory's entries are listed (e.g. to read its `.gitignore`); `relative` is `''` at the start. */
+  enterDirectory?(relative: string, absolute: string): Promise<void>;
+  /** Entries left out (neither listed nor descended into), by `/`-separated relative path. */
+  exclude?(relative: string, isDirectory: boolean): boolean;
   /** Files listed at most; the walk stops there and reports `truncated`. */
   maxFiles: number;
 }
@@ -60,7 +66,7 @@ export async function walkFiles(start: string, options: WalkOptions): Promise<Wa
   const info = await stat(start);
   if (!confinement.allows(start) || confinement.isDeniedFile(info)) throw new ToolInputError(`path is outside the allowed roots or denied to tools: ${start}`);
   if (!info.isDirectory()) {
-    result.files.push({ path: start, relative: path.basename(start), size: info.size });
+    result.files.push({ path: start, relative: path.basename(start), size: info.size, mtimeMs: info.mtimeMs });
     return result;
   }
   let seen = 0;
@@ -68,6 +74,7 @@ export async function walkFiles(start: string, options: WalkOptions): Promise<Wa
   const pending: string[] = [''];
   while (pending.length > 0) {
     const relativeDir = pending.pop() as string;
+    await options.enterDirectory?.(relativeDir, path.join(start, relativeDir));
     const entries = await readSorted(path.join(start, relativeDir));
     const subdirectories: string[] = [];
     for (const entry of entries) {
@@ -78,6 +85,7 @@ export async function walkFiles(start: string, options: WalkOptions): Promise<Wa
       const relative = relativeDir === '' ? entry.name : `${relativeDir}/${entry.name}`;
       const full = path.join(start, relative);
       if (confinement.isDenied(full)) continue;
+      if (options.exclude?.(relative, entry.isDirectory())) continue;
       if (entry.isDirectory()) {
         if (options.skipDirectory?.(entry.name)) continue;
         const directory = await stat(full).catch(() => null);
@@ -91,7 +99,7 @@ export async function walkFiles(start: string, options: WalkOptions): Promise<Wa
         return result;
       }
       listed.add(file.path);
-      result.files.push({ path: file.path, relative, size: file.size });
+      result.files.push({ path: file.path, relative, size: file.size, mtimeMs: file.mtimeMs });
     }
     // Reverse so that popping visits subdirectories in name order.
     pending.push(...subdirectories.reverse());
@@ -110,14 +118,28 @@ async function readSorted(directory: string): Promise<Dirent[]> {
   return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
+/**
+ * A file named by another listing (`git ls-files`), confined like a walked one: `relative` is joined to `start`
+ * (a real directory inside the roots), a symlink is followed only to a regular file inside the roots (one that
+ * escapes is counted in `result.escapedSymlinks`), and denied paths, directories and other non-files are left out.
+ */
+export async function confinedFile(start: string, relative: string, confinement: Confinement, result: WalkResult): Promise<WalkedFile | null> {
+  const full = path.join(start, relative);
+  if (path.relative(start, full).startsWith('..') || !confinement.allows(full)) return null;
+  const info = await lstat(full).catch(() => null);
+  if (!info) return null;
+  const file = info.isSymbolicLink() ? await followFileLink(full, confinement, result) : info.isFile() ? await regularFile(full, confinement) : null;
+  return file ? { path: file.path, relative, size: file.size, mtimeMs: file.mtimeMs } : null;
+}
+
 /** A regular file met in a listing, unless it is gone or denied by identity (a hard link to a denied file). */
-async function regularFile(full: string, confinement: Confinement): Promise<{ path: string; size: number } | null> {
+async function regularFile(full: string, confinement: Confinement): Promise<{ path: string; size: number; mtimeMs: number } | null> {
   const info = await stat(full).catch(() => null);
-  return info?.isFile() && !confinement.isDeniedFile(info) ? { path: full, size: info.size } : null;
+  return info?.isFile() && !confinement.isDeniedFile(info) ? { path: full, size: info.size, mtimeMs: info.mtimeMs } : null;
 }
 
 /** The target of a symlink when it is a regular file inside the roots and not denied; counts targets that escape. */
-async function followFileLink(link: string, confinement: Confinement, result: WalkResult): Promise<{ path: string; size: number } | null> {
+async function followFileLink(link: string, confinement: Confinement, result: WalkResult): Promise<{ path: string; size: number; mtimeMs: number } | null> {
   const target = await realpath(link).catch(() => null);
   if (target === null || confinement.isDenied(target)) return null;
   if (!confinement.allows(target)) {

@@ -25,7 +25,7 @@ describe('secret detection', () => {
   });
 
   it('reports passwords assigned as literals whatever their entropy, but not code, references or placeholders', () => {
-    for (const line of ['password = "changeme"', 'passwd: hunter2', 'MYSQL_PWD=letmein', '{\\"password\\":\\"hunter2\\"}']) {
+    for (const line of ['password = "Winter2024!"', 'passwd: hunter2', 'MYSQL_PWD=letmein', '{\\"password\\":\\"hunter2\\"}']) {
       expect(findSecrets(line).map((f) => f.kind), line).toEqual(['password']);
     }
     for (const line of [
@@ -35,6 +35,9 @@ describe('secret detection', () => {
       'DB_PASSWORD=${DB_PASSWORD}',
       'password: "********"',
       'pwd=/home/user',
+      'password = "changeme"',
+      'passwd:         files systemd',
+      'if (password === undefined) return;',
     ]) {
       expect(findSecrets(line), line).toEqual([]);
     }

@@ -18,9 +18,9 @@ describe('tool sources', () => {
   });
 
   it('the built-in source gives the built-in tools, plus cleanup_logs only with a writable root; the sources are plain JSON', async () => {
-    expect((await loadToolSources([BUILTIN_TOOL_SOURCE], OPTIONS)).map((tool) => tool.name)).toEqual(['analyze_logs', 'audit_repository']);
+    expect((await loadToolSources([BUILTIN_TOOL_SOURCE], OPTIONS)).map((tool) => tool.name)).toEqual(['analyze_logs', 'audit_repository', 'check_infrastructure']);
     const writable = await loadToolSources([BUILTIN_TOOL_SOURCE], { ...OPTIONS, writableRoots: ['/tmp'] });
-    expect(writable.map((tool) => tool.name)).toEqual(['analyze_logs', 'audit_repository', 'cleanup_logs']);
+    expect(writable.map((tool) => tool.name)).toEqual(['analyze_logs', 'audit_repository', 'check_infrastructure', 'cleanup_logs']);
     for (const source of [BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE]) expect(JSON.parse(JSON.stringify(source))).toEqual(source);
   });
 
@@ -33,7 +33,7 @@ describe('tool sources', () => {
     expect(tools.map((tool) => tool.name)).toContain('slow_compute');
     const echo = tools.at(-1)!;
     expect(echo.name).toBe('echo_settings');
-    expect(JSON.parse(echo.description)).toEqual(OPTIONS);
+    expect(JSON.parse(echo.description)).toEqual({ ...OPTIONS, sourceOptions: {} });
     expect(toolSourceOf('some-package/tools')).toEqual({ module: 'some-package/tools' });
   });
 

@@ -4,8 +4,8 @@
  * - `@apify/mcpc` 0.2.6 drives 2025-11-25 tasks (`--task`, `--detach`, `tasks-get|tasks-result|tasks-cancel`);
  * - the MCP Inspector CLI 2.12.0 on both generations (`--protocol-era legacy|modern`);
  * - `@langchain/mcp-adapters` 1.1.4, a client without task support: task-optional tools run inline; task-required
- *   tools are refused clearly by its SDK 1.x client before anything is sent (today's behaviour; a fallback-tools
- *   path for such hosts comes later).
+ *   tools are refused clearly by its SDK 1.x client before anything is sent (with `--task-fallback-tools` it takes
+ *   the fallback path instead: task-fallback-tools.test.ts).
  */
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

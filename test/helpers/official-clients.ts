@@ -117,13 +117,18 @@ export async function connectV1Http(
     http?: HttpRecorder;
     /** Client capabilities sent in `initialize` (e.g. `{ elicitation: { form: {} } }`). @defaultValue `{}` */
     capabilities?: ClientCapabilities;
+    /**
+     * Also declare `tasks: {}` (2025-11-25 R1); without it, a server with task fallback tools takes this client for
+     * a host without task support. @defaultValue false (as the SDK client declares by default)
+     */
+    declareTasks?: boolean;
     /** Wrap the recording fetch (e.g. to read the GET stream as it arrives). */
     wrapFetch?: (recorded: HttpRecorder['fetch']) => HttpRecorder['fetch'];
   } = {},
 ): Promise<V1HttpClient> {
   const http = options.http ?? new HttpRecorder(options);
   const transport = new V1HttpTransport(new URL(url), { fetch: options.wrapFetch ? options.wrapFetch(http.fetch) : http.fetch });
-  const client = new V1Client({ name: options.name ?? 'sdk-1.32.2-e2e', version: '1.0.0' }, { capabilities: options.capabilities ?? {} });
+  const client = new V1Client({ name: options.name ?? 'sdk-1.32.2-e2e', version: '1.0.0' }, { capabilities: { ...(options.declareTasks === true ? { tasks: {} } : {}), ...options.capabilities } });
   await client.connect(transport);
   return {
     client,

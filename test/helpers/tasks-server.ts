@@ -45,6 +45,8 @@ export async function startTasksServer(options: {
   hooks?: TaskServiceHook[];
   /** `false`: an API-only server (no embedded worker). */
   worker?: boolean;
+  /** Task fallback tools for hosts without task support (`--task-fallback-tools`). */
+  taskFallbackTools?: boolean;
 }): Promise<RunningTasksServer> {
   const temp = options.dbPath ? undefined : makeTempDir();
   const dbPath = options.dbPath ?? join(temp!.dir, 'tasks.db');
@@ -70,6 +72,7 @@ export async function startTasksServer(options: {
     ...(options.fastPath === undefined ? {} : { fastPath: options.fastPath }),
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(options.worker === undefined ? {} : { worker: options.worker }),
+    ...(options.taskFallbackTools ? { taskFallbackTools: true } : {}),
   });
   route.handle = (request, response) => void server.handleHttp(request, response);
   return {

@@ -202,7 +202,7 @@ describe('migration 3 (event retention)', () => {
     db.close();
     const store = openSqliteTaskStore({ path });
     try {
-      expect(store.appliedMigrations).toEqual([3, 4]);
+      expect(store.appliedMigrations).toEqual(MIGRATIONS.map((m) => m.version).filter((v) => v >= 3));
       expect((await store.readEventsAfter(0, 10)).map((e) => [e.seq, e.taskId])).toEqual([[1, 'a'], [2, 'b']]);
       await store.writeStatusMessages([]);
       const created = await store.create({ taskId: 'AAAAAAAAAAAAAAAAAAAAAA', ownerKey: 'o', generation: 'v2', protocolVersion: 'p', toolName: 'x', arguments: {}, clientCapabilities: {}, progressToken: null, statusMessage: null, createdAt: 1, ttlMs: null, pollIntervalMs: 100, leaseOwner: null, leaseMs: null });
@@ -218,5 +218,30 @@ describe('migration 3 (event retention)', () => {
     } finally {
       check.close();
     }
+  });
+});
+
+describe('migration 4 (tool state)', () => {
+  it('upgrades a version-3 file in place: tasks stay, and per-owner tool state can be kept', async () => {
+    const path = join(temp.dir, 'v3.db');
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    expect(migrate(db, 0, MIGRATIONS.slice(0, 3))).toEqual([1, 2, 3]);
+    db.prepare(
+      `INSERT INTO tasks (task_id, owner_key, generation, protocol_version, tool_name, arguments, client_capabilities,
+        status, created_at, last_updated_at, poll_interval_ms, seq) VALUES ('t1', 'o', 'v2', 'p', 'x', '{}', '{}',
+        'working', 5, 5, 100, 1)`,
+    ).run();
+    db.close();
+    const store = openSqliteTaskStore({ path });
+    try {
+      expect(store.appliedMigrations).toEqual(MIGRATIONS.map((m) => m.version).filter((v) => v >= 4));
+      expect((await store.getUnscoped('t1'))?.status).toBe('working');
+      await store.putToolState('o', 'check_infrastructure', 'snapshot', { n: 1 }, 10);
+      expect(await store.getToolState('o', 'check_infrastructure', 'snapshot')).toEqual({ n: 1 });
+    } finally {
+      await store.close();
+    }
+    expect(versionsIn(path)).toEqual(VERSIONS);
   });
 });

@@ -153,7 +153,7 @@ describe('cancellation and cooperative scheduling', () => {
       meter.count(1, this.comparisons - before);
       return cluster;
     });
-    const result = await analyzeLogsTool.run({ path: root, top: 20 }, makeContext([root]));
+    const result = await analyzeLogsTool.run(analyzeLogsTool.inputSchema.parse({ path: root }), makeContext([root]));
     const most = meter.stop();
     expect(result.structuredContent).toMatchObject({ lines: 20_000 });
     expect(most.lines).toBeLessThanOrEqual(CLOCK_CHECK_LINES);
@@ -167,7 +167,7 @@ describe('cancellation and cooperative scheduling', () => {
     const context = makeContext([root], (done, _total, ctx) => {
       if (done === 2) ctx.controller.abort(reason);
     });
-    await expect(analyzeLogsTool.run({ path: root, top: 20 }, context)).rejects.toBe(reason);
+    await expect(analyzeLogsTool.run(analyzeLogsTool.inputSchema.parse({ path: root }), context)).rejects.toBe(reason);
     expect(context.progressCalls.map(([done]) => done)).toEqual([0, 1, 2]);
   });
 
@@ -178,7 +178,7 @@ describe('cancellation and cooperative scheduling', () => {
     const context = makeContext([root], (done, _total, ctx) => {
       if (done === 0) setImmediate(() => ctx.controller.abort(reason));
     });
-    await expect(analyzeLogsTool.run({ path: root, top: 20 }, context)).rejects.toBe(reason);
+    await expect(analyzeLogsTool.run(analyzeLogsTool.inputSchema.parse({ path: root }), context)).rejects.toBe(reason);
     expect(context.progressCalls.map(([done]) => done)).toEqual([0]);
   });
 

@@ -53,7 +53,7 @@ describe('demo corpus', () => {
     const out = path.join(base, 'corpus');
     const written = await writeDemoCorpus({ out, files: 32, lines: 500, seed: 3 });
     const context = makeContext([base]);
-    const result = await analyzeLogsTool.run({ path: out, top: 200 }, context);
+    const result = await analyzeLogsTool.run(analyzeLogsTool.inputSchema.parse({ path: out, top: 200 }), context);
     const report = result.structuredContent as unknown as LogScanReport;
     expect(report.files).toBe(32);
     expect(report.lines).toBe(written.lines);
@@ -61,19 +61,41 @@ describe('demo corpus', () => {
     expect(report.skippedFiles).toBe(1 + 1);
     expect(report.failedFiles).toEqual([]);
     const templates = report.templates.map((t) => t.template);
+    // Headers are stripped: templates are mined on messages (the tag is the component).
     for (const expected of [
-      '<*> INFO dfs.DataNode$PacketResponder: PacketResponder <*> for block blk_<*> terminating',
-      'sshd: Failed password for invalid user <*> from <*> port <*> ssh<*>',
-      '- INFO [NIOServerCxn.Factory:<*>/<*>:NIOServerCnxnFactory@<*>] - Accepted socket connection from <*>',
-      'CRON: (root) CMD (run-parts <*>',
-      'java.lang.IllegalStateException: order <*> has no payment',
+      'PacketResponder <*> for block blk_<*> terminating',
+      'Failed password for invalid user <*> from <*> port <*> ssh<*>',
+      'Accepted socket connection from <*>',
+      '(root) CMD (run-parts <*>)',
+      'Failed to process order <*>',
+      'GET <*> HTTP/<*> 2xx',
+      'GET <*> HTTP/<*> 5xx',
     ]) {
       expect(templates).toContain(expected);
     }
+    // A stack trace is one event under its first line, not templates of its own.
+    expect(templates.some((t) => t.includes('IllegalStateException') || t.startsWith('at '))).toBe(false);
+    expect(report.events).toBeLessThan(report.lines);
+    expect(report.templates.find((t) => t.template === 'Failed password for invalid user <*> from <*> port <*> ssh<*>')).toMatchObject({
+      component: 'sshd',
+      severity: 'WARN',
+      severitySource: 'implied',
+    });
+    // Every file was last written when its last line was: syslog dates get their year (2024, a leap year) from it.
+    expect(Object.keys(report.perHour).every((hour) => hour === 'unknown' || hour.startsWith('2024-02-29'))).toBe(true);
     expect(report.severities.ERROR).toBeGreaterThan(0);
     expect(report.severities.WARN).toBeGreaterThan(0);
     expect(report.severities.INFO).toBeGreaterThan(0);
     expect(Object.keys(report.perHour).filter((hour) => hour.startsWith('2024-02-29')).length).toBeGreaterThan(1);
     expect(context.statuses.at(-1)).toBe('scanned files (32/32)');
+  });
+
+  it('holds an incident in its last two hours that the report shows as new and spiking', async () => {
+    const out = path.join(base, 'incident');
+    await writeDemoCorpus({ out, files: 64, lines: 2000, seed: 1 });
+    const result = await analyzeLogsTool.run(analyzeLogsTool.inputSchema.parse({ path: out }), makeContext([base]));
+    const report = result.structuredContent as unknown as LogScanReport;
+    expect(report.trends.new.map((t) => t.template)).toContain('HikariPool-<*> - Connection is not available, request timed out after <*>ms.');
+    expect(report.trends.spiking.map((t) => t.template)).toContain('Out of memory: Killed process <*> (java) total-vm:<*>kB, anon-rss:<*>kB');
   });
 });

@@ -16,6 +16,8 @@ export interface RecordingContext extends ToolContext {
   readonly progressCalls: [number, number | undefined, string | undefined][];
   /** statusMessage as the runtime renders each progress call (`"<message> (done/total)"`, see ToolContext). */
   readonly statuses: string[];
+  /** What `ownerState.put` stored, as JSON (the runtime keeps it in the task store; see the store contract). */
+  readonly state: Map<string, string>;
 }
 
 /**
@@ -32,10 +34,21 @@ export function makeContext(
   const controller = new AbortController();
   const progressCalls: RecordingContext['progressCalls'] = [];
   const statuses: string[] = [];
+  const state = new Map<string, string>();
   const context: RecordingContext = {
     controller,
     progressCalls,
     statuses,
+    state,
+    ownerState: {
+      async get(key) {
+        const json = state.get(key);
+        return json === undefined ? undefined : (JSON.parse(json) as JsonValue);
+      },
+      async put(key, value) {
+        state.set(key, JSON.stringify(value));
+      },
+    },
     signal: controller.signal,
     taskId: null,
     roots,

@@ -1,13 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { LineParser } from '../../src/tools/analyze-logs/line.js';
+import { FileLineParser } from '../../src/tools/analyze-logs/line.js';
 import { maskedTokens } from '../../src/tools/analyze-logs/masking.js';
-import { TemplateMiner, templateText } from '../../src/tools/analyze-logs/miner.js';
-import { parseSeverity } from '../../src/tools/analyze-logs/severity.js';
-import { TimestampParser } from '../../src/tools/analyze-logs/timestamp.js';
+import { TemplateMiner, templateText, type LogCluster } from '../../src/tools/analyze-logs/miner.js';
+import { impliedSeverity, parseSeverity } from '../../src/tools/analyze-logs/severity.js';
+import { epochOfMatch, findTimestamp, YearResolver } from '../../src/tools/analyze-logs/timestamp.js';
 import { logFileSelector } from '../../src/tools/analyze-logs/files.js';
 import { highCardinalityLines } from './helpers.js';
 
 const NOW = Date.UTC(2025, 5, 15, 12, 0, 0);
+
+/** The epoch of the timestamp at the head of `line`, year-less dates placed before NOW. */
+function stampOf(line: string): number | null {
+  const match = findTimestamp(line);
+  return match && epochOfMatch(match, new YearResolver(NOW));
+}
 
 describe('timestamps', () => {
   const cases: [string, string][] = [
@@ -30,26 +36,66 @@ describe('timestamps', () => {
     ['1700000000123 x', '2023-11-14T22:13:20.123Z'],
   ];
   it.each(cases)('parses %s', (line, iso) => {
-    const parsed = new TimestampParser(NOW).parse(line);
-    expect(parsed && new Date(parsed.epochMs).toISOString()).toBe(iso);
+    const epochMs = stampOf(line);
+    expect(epochMs === null ? null : new Date(epochMs).toISOString()).toBe(iso);
+  });
+
+  it('finds the same timestamp whichever format matched the line before (the last format is tried first)', () => {
+    const fresh = cases.map(([line]) => stampOf(line));
+    for (const [before] of cases) {
+      cases.forEach(([line], i) => {
+        stampOf(before);
+        expect(stampOf(line), `${line} after ${before}`).toBe(fresh[i]);
+      });
+    }
   });
 
   it('finds nothing in lines without a timestamp or with an impossible date', () => {
-    const parser = new TimestampParser(NOW);
-    expect(parser.parse('java.lang.NullPointerException: x')).toBeNull();
-    expect(parser.parse('\tat com.example.Foo.bar(Foo.java:10)')).toBeNull();
-    expect(parser.parse('2024-13-40T25:00:00Z nope')).toBeNull();
-    expect(parser.parse('12345 short numbers')).toBeNull();
+    expect(findTimestamp('java.lang.NullPointerException: x')).toBeNull();
+    expect(findTimestamp('\tat com.example.Foo.bar(Foo.java:10)')).toBeNull();
+    expect(findTimestamp('2024-13-40T25:00:00Z nope')).toBeNull();
+    expect(findTimestamp('2023-02-29T10:00:00Z not a leap year')).toBeNull();
+    expect(findTimestamp('12345 short numbers')).toBeNull();
   });
 
-  it('removes the timestamp from the message and keeps the rest', () => {
-    const parser = new LineParser(NOW);
-    expect(parser.parse('[Sun Dec 04 04:47:44 2005] [error] mod_jk child in error state 6')).toEqual({
+  it('never rolls an impossible year-less date over into the next month', () => {
+    // 30 February exists in no year: no time rather than 2 March.
+    expect(stampOf('Feb 30 10:00:00 host app: x')).toBeNull();
+    // 29 February: the latest leap year not after the reference time.
+    expect(new Date(stampOf('Feb 29 10:00:00 host app: x') as number).toISOString()).toBe('2024-02-29T10:00:00.000Z');
+  });
+
+  it('removes the header from the message and keeps the rest', () => {
+    const line = '[Sun Dec 04 04:47:44 2005] [error] mod_jk child in error state 6';
+    expect(new FileLineParser([line], { referenceMs: NOW }).parse(line)).toEqual({
       epochMs: Date.UTC(2005, 11, 4, 4, 47, 44),
       severity: 'ERROR',
-      message: '[error] mod_jk child in error state 6',
+      message: 'mod_jk child in error state 6',
+      component: null,
+      continuation: false,
     });
-    expect(parser.parse('plain text').message).toBe('plain text');
+    expect(new FileLineParser(['plain text']).parse('plain text').message).toBe('plain text');
+  });
+});
+
+describe('severity of a line with a header: the message\'s first word, or its only one', () => {
+  const parse = (lines: string[], line: string) => new FileLineParser(lines, { referenceMs: NOW }).parse(line).severity;
+  const syslog = (message: string, i = 0) => `Jul  1 09:0${i}:13 host kernel[0]: ${message}`;
+  const sample = Array.from({ length: 8 }, (_, i) => syslog(`ARPT: 6207${i}.90: wl0: setup ${i}`, i));
+  it.each([
+    ['error: disk full', 'ERROR'],
+    ['WARNING: low memory', 'WARN'],
+    ['[warn] slow answer', 'WARN'],
+    ['Error reading block 7', 'ERROR'],
+    ['warning', 'WARN'],
+    ['critical', 'FATAL'],
+    // A level word later in the message is text, not the line's level.
+    ['ARPT: 1.5: IOPMPowerSource Information: onSleep', null],
+    ['Setting BTCoex Config: enable_2G:1', null],
+    ['info.example.com:80 close, 1020 bytes sent', null],
+    ['the error counter was reset', null],
+  ] as const)('%s → %s', (message, severity) => {
+    expect(parse(sample, syslog(message))).toBe(severity);
   });
 });
 
@@ -74,8 +120,24 @@ describe('severities', () => {
     ['I/O error on device sda', null],
   ];
   it.each(cases)('reads %s', (line, expected) => {
-    const stamp = new TimestampParser(NOW).parse(line);
-    expect(parseSeverity(line, stamp?.end ?? 0)).toBe(expected);
+    expect(parseSeverity(line, findTimestamp(line)?.end ?? 0)).toBe(expected);
+  });
+
+  const implied: [string, string | null][] = [
+    ['kernel: Kernel panic - not syncing: VFS', 'FATAL'],
+    ['panic: runtime error: index out of range', 'FATAL'],
+    ['Out of memory: Killed process <*> (java)', 'FATAL'],
+    ['EXT4-fs error (device sda1): ext4_find_entry', 'ERROR'],
+    ['Traceback (most recent call last):', 'ERROR'],
+    ['GET <*> HTTP/<*> 5xx', 'ERROR'],
+    ['Failed password for invalid user <*> from <*>', 'WARN'],
+    ['GET <*> HTTP/<*> 4xx', 'WARN'],
+    ['GET <*> HTTP/<*> 2xx', 'INFO'],
+    ['Build finished with 0 errors', null],
+    ['Started Session <*> of user <*>', null],
+  ];
+  it.each(implied)('infers from the words of %s', (template, expected) => {
+    expect(impliedSeverity(template)).toBe(expected);
   });
 });
 
@@ -102,19 +164,52 @@ describe('template miner', () => {
   it('groups messages that differ in variable positions and keeps distinct events apart', () => {
     const miner = new TemplateMiner();
     const ids = [
-      'Accepted password for alice from 10.0.0.1 port 22 ssh2',
-      'Accepted password for bob from 10.0.0.2 port 2222 ssh2',
-      'Failed password for invalid user admin from 10.0.0.3 port 22 ssh2',
-      'Failed password for invalid user test from 10.0.0.4 port 22 ssh2',
-      'Accepted password for carol from 10.0.0.5 port 1 ssh2',
+      'Accepted password for 1001 from 10.0.0.1 port 22 ssh2',
+      'Accepted password for 1002 from 10.0.0.2 port 2222 ssh2',
+      'Failed password for invalid user 7 from 10.0.0.3 port 22 ssh2',
+      'Failed password for invalid user 8 from 10.0.0.4 port 22 ssh2',
+      'Accepted password for 1003 from 10.0.0.5 port 1 ssh2',
       'Connection closed',
     ].map((message) => miner.add(message).id);
     expect(ids).toEqual([1, 1, 2, 2, 1, 3]);
     expect(miner.clusters().map((c) => [templateText(c), c.count, c.example])).toEqual([
-      ['Accepted password for <*> from <*> port <*> ssh<*>', 3, 'Accepted password for alice from 10.0.0.1 port 22 ssh2'],
-      ['Failed password for invalid user <*> from <*> port <*> ssh<*>', 2, 'Failed password for invalid user admin from 10.0.0.3 port 22 ssh2'],
+      ['Accepted password for <*> from <*> port <*> ssh<*>', 3, 'Accepted password for 1001 from 10.0.0.1 port 22 ssh2'],
+      ['Failed password for invalid user <*> from <*> port <*> ssh<*>', 2, 'Failed password for invalid user 7 from 10.0.0.3 port 22 ssh2'],
       ['Connection closed', 1, 'Connection closed'],
     ]);
+  });
+
+  it('keeps word variants apart (VM Started / Stopped) until a position shows more than four words, then merges them', () => {
+    const merges: [number, number][] = [];
+    const miner = new TemplateMiner({ onMerge: (from, into) => merges.push([from.id, into.id]) });
+    for (const state of ['Started', 'Paused', 'Resumed', 'Stopped', 'Started']) miner.add(`[instance: 42] VM ${state} (Lifecycle Event)`);
+    expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([
+      ['[instance: <*> VM Started (Lifecycle Event)', 2],
+      ['[instance: <*> VM Paused (Lifecycle Event)', 1],
+      ['[instance: <*> VM Resumed (Lifecycle Event)', 1],
+      ['[instance: <*> VM Stopped (Lifecycle Event)', 1],
+    ]);
+    const users = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank'].map((user) => miner.add(`session opened for user ${user} by (uid=0)`));
+    // The fifth distinct user shows the position is a variable: one template, the earlier variants merged into it.
+    expect(miner.clusters().filter((c) => templateText(c).startsWith('session')).map((c) => [templateText(c), c.count])).toEqual([
+      ['session opened for user <*> by (uid=<*>)', 6],
+    ]);
+    const survivor = users[0] as LogCluster;
+    expect(merges.filter(([, into]) => into === survivor.id).map(([from]) => from)).toEqual(users.slice(1, 4).map((c) => c.id));
+    expect(new Set(users.slice(4).map((c) => c.id))).toEqual(new Set([survivor.id]));
+  });
+
+  it('joins a template of another branch that differs only in its leading token, and counts weighted replays', () => {
+    const miner = new TemplateMiner();
+    for (const job of ['com.apple.A.daily', 'com.apple.B.hourly', 'com.apple.C.weekly']) {
+      miner.add(`${job}: scheduler_evaluate_activity told me to run this job; however, but the start time isn't for 439 seconds.`);
+    }
+    expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([
+      ["<*> scheduler_evaluate_activity told me to run this job; however, but the start time isn't for <*> seconds.", 3],
+    ]);
+    const replayed = miner.add('Cache warmed in <*> ms', 'example', 40);
+    expect(miner.add('Cache warmed in 12 ms')).toBe(replayed);
+    expect(replayed.count).toBe(41);
   });
 
   it('stays within its cluster cap by evicting the rarest groups', () => {
@@ -181,13 +276,14 @@ describe('log file selection', () => {
 });
 
 describe('syslog headers', () => {
-  it('drops the host and pid of a syslog header but keeps the program', () => {
-    const parser = new LineParser(NOW);
-    expect(parser.parse('Jun 14 15:16:01 combo sshd(pam_unix)[19939]: authentication failure; uid=0').message).toBe(
-      'sshd(pam_unix): authentication failure; uid=0',
-    );
-    expect(parser.parse('Jun 14 15:16:02 web-7 kernel: eth0: link up').message).toBe('kernel: eth0: link up');
+  it('drops the host, tag and pid of a syslog header, keeping the tag as the component', () => {
+    const lines = ['Jun 14 15:16:01 combo sshd(pam_unix)[19939]: authentication failure; uid=0', 'Jun 14 15:16:02 web-7 kernel: eth0: link up'];
+    const parser = new FileLineParser(lines, { referenceMs: NOW });
+    expect(parser.format.name).toBe('syslog');
+    expect(parser.parse(lines[0] as string)).toMatchObject({ message: 'authentication failure; uid=0', component: 'sshd(pam_unix)' });
+    expect(parser.parse(lines[1] as string)).toMatchObject({ message: 'eth0: link up', component: 'kernel' });
     // Other formats keep their text: only syslog has a host there.
-    expect(parser.parse('2024-01-01T00:00:00Z Connection failed: timeout').message).toBe('Connection failed: timeout');
+    const iso = ['2024-01-01T00:00:00Z Connection failed: timeout', '2024-01-01T00:00:01Z Retrying in 5 s'];
+    expect(new FileLineParser(iso).parse(iso[0] as string).message).toBe('Connection failed: timeout');
   });
 });

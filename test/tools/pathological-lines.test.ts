@@ -7,8 +7,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { findSecrets, SecretRedactor } from '../../src/core/redaction.js';
-import { LineParser } from '../../src/tools/analyze-logs/line.js';
+import { FileLineParser } from '../../src/tools/analyze-logs/line.js';
 import { TemplateMiner } from '../../src/tools/analyze-logs/miner.js';
+import { impliedSeverity } from '../../src/tools/analyze-logs/severity.js';
+import { piiRedactor } from '../../src/tools/pii.js';
 import { FAMILIES, fill, REPORTED_LINE } from '../fixtures/pathological-lines.mjs';
 import { growth } from '../helpers/growth.js';
 
@@ -19,11 +21,17 @@ const SMALL = LARGE / 16;
 /** Linear work grows 16 times from SMALL to LARGE, quadratic 256 times. */
 const MAX_RATIO = 64;
 
-/** The per-line work of analyze_logs (redaction, timestamp and severity, masking and mining) and of audit_repository. */
+const redactPii = piiRedactor(['email', 'card', 'ip']);
+
+/**
+ * The per-line work of analyze_logs (secret and personal-data redaction, header detection on the line as a
+ * sample, header, timestamp, year hints and severity, masking and mining, implied severity) and of
+ * audit_repository.
+ */
 function perLine(line: string): void {
-  const clean = new SecretRedactor().redact(line);
-  const parsed = new LineParser(NOW).parse(clean);
-  new TemplateMiner().add(parsed.message, clean);
+  const clean = redactPii(new SecretRedactor().redact(line));
+  const parsed = new FileLineParser([clean], { referenceMs: NOW }).parse(clean);
+  impliedSeverity(new TemplateMiner().add(parsed.message, clean).tokens.join(' '));
   findSecrets(line);
 }
 
@@ -34,10 +42,18 @@ const ATOMS = [
   'token ', 'secret_access_key ', 'password=', 'pwd ', 'Basic ', 'Bearer ', '-----BEGIN ', 'A ', 'PRIVATE KEY',
   '-----END ', 'ghp_', 'github_pat_', 'xoxb-', 'sk_live_', 'AKIA', 'AIza', 'npm_', '0x', 'level=', 'ERROR', 'E/',
   'Jun  4 ', '2024-01-02T03:04:05Z ', '10.0.0.', 'deadbeef', '-1', 'Ojo6',
+  // Personal data, headers and severity words: e-mail parts, card digits, IPv6 groups, fields, levels.
+  'a@b.co', '@', 'x.', '4111 ', '4111-', '::', 'ab:', '|', '[x]', '"', ' - ', 'INFO ', 'panic', 'error ', '5xx',
+  'Caused by: ', '\tat ', 'Feb 29 ',
+  // Keywords of the secret rules added with the labelled corpus.
+  'machine ', 'login ', ' password ', '&sig=', '%2B', '"auth":"', 'glpat-', 'hooks.slack.com/services/T', '/B', 'AccountKey=',
+  'secret_key ', 'PAT=', 'redis://:',
 ];
 /** What may precede a long run: a timestamp or level, or a keyword that makes a rule scan what follows. */
 const HEADS = [
   '', '2015-10-18 18:01:47 INFO ', '<13>Jun  4 15:16:01 host app[42]: ', 'E0102 15:04:05.000000 1 ', '[error] ',
+  '- 1117838570 2005.06.03 R02 2005-06-03-15.42.50.675872 R02 RAS KERNEL INFO ', '10.0.0.1 - - [10/Oct/2000:13:55:36 -0700] "GET ',
+  'mail ', '4111',
   'key ', 'token ', 'Authorization: Basic ', 'password', 'pwd=', '-----BEGIN ', 'see http', 'id=',
 ];
 const ENDS = ['', 'x', 'g', '!', ':', '@', '=', '\u0001'];

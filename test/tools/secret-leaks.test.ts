@@ -35,11 +35,11 @@ describe('secrets in files never reach tool output', () => {
 
   it('analyze_logs redacts them in templates, examples, paths and text', async () => {
     const context = makeContext([root]);
-    const result = await analyzeLogsTool.run({ path: root, top: 1000 }, context);
+    const result = await analyzeLogsTool.run(analyzeLogsTool.inputSchema.parse({ path: root, top: 1000 }), context);
     const report = result.structuredContent as unknown as LogScanReport;
     // Every line was mined, so every secret had its chance to leak.
     expect(report.lines).toBe(PLANTED_SECRETS.flatMap((secret) => secret.lines).length);
-    expect(report.templates.reduce((sum, template) => sum + template.count, 0)).toBe(report.lines);
+    expect(report.templates.reduce((sum, template) => sum + template.lines, 0)).toBe(report.lines);
     expect(report.perFile.map((file) => file.path)).toEqual(['broken AKIA….log.gz', 'leaked AKIA….log']);
     expect(report.failedFiles.map((file) => file.path)).toEqual(['broken AKIA….log.gz']);
     const seen = everything(result, context);

@@ -1,4 +1,4 @@
-import { RELATED_TASK_META_KEY } from '../constants.js';
+import { IMMEDIATE_RESPONSE_META_KEY, RELATED_TASK_META_KEY } from '../constants.js';
 import { isoTime } from '../time.js';
 import type { JsonObject, TaskView } from '../types.js';
 
@@ -28,9 +28,13 @@ export function toV1Task(view: TaskView): V1Task {
   return task;
 }
 
-/** `CreateTaskResult` of 2025-11-25: the task **nested** under `task`, no tool output (R12). */
-export function v1CreateTaskResult(view: TaskView): { task: V1Task } {
-  return { task: toV1Task(view) };
+/**
+ * `CreateTaskResult` of 2025-11-25: the task **nested** under `task`, no tool output (R12); with the tool's
+ * immediate response for the model as `_meta["io.modelcontextprotocol/model-immediate-response"]` (R15).
+ */
+export function v1CreateTaskResult(view: TaskView, immediateResponse?: string): { task: V1Task; _meta?: JsonObject } {
+  const task = toV1Task(view);
+  return immediateResponse === undefined ? { task } : { task, _meta: { [IMMEDIATE_RESPONSE_META_KEY]: immediateResponse } };
 }
 
 /** `ListTasksResult` (R37); `nextCursor` only while more tasks exist. */

@@ -125,8 +125,20 @@ CREATE INDEX task_events_by_task ON ${SCHEMA}.task_events (task_id);
 CREATE INDEX task_events_expired ON ${SCHEMA}.task_events (at) WHERE kind = 'expired';
 `;
 
+/** Per-owner state of tools, as in the SQLite store's migration 4 (no foreign key: it outlives tasks). */
+const V3_TOOL_STATE = `
+CREATE TABLE ${SCHEMA}.tool_state (
+  owner_key  text   NOT NULL,
+  tool       text   NOT NULL,
+  key        text   NOT NULL,
+  value      text   NOT NULL,
+  updated_at bigint NOT NULL,
+  PRIMARY KEY (owner_key, tool, key)
+);
+`;
+
 /** Per-owner quotas (issue 10 §2), as in the SQLite store: admitted creates of the window, active tasks by owner. */
-const V3_OWNER_QUOTAS = `
+const V4_OWNER_QUOTAS = `
 CREATE TABLE ${SCHEMA}.owner_creates (
   task_id    text   NOT NULL PRIMARY KEY,
   owner_key  text   NOT NULL,
@@ -141,7 +153,8 @@ CREATE INDEX tasks_active_by_owner ON ${SCHEMA}.tasks (owner_key) WHERE status I
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'event retention', sql: V2_EVENT_RETENTION },
-  { version: 3, name: 'owner quotas', sql: V3_OWNER_QUOTAS },
+  { version: 3, name: 'tool state', sql: V3_TOOL_STATE },
+  { version: 4, name: 'owner quotas', sql: V4_OWNER_QUOTAS },
 ]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */

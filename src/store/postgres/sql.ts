@@ -244,6 +244,16 @@ export const SQL = Object.freeze({
 
   getStep: `SELECT value FROM ${S}.task_steps WHERE task_id = $1 AND name = $2`,
 
+  getToolState: `SELECT value FROM ${S}.tool_state WHERE owner_key = $1 AND tool = $2 AND key = $3`,
+
+  /** Replaces a key, or adds one while the owner holds fewer than $6 for the tool (no row returned: refused). */
+  putToolState: `INSERT INTO ${S}.tool_state (owner_key, tool, key, value, updated_at)
+    SELECT $1, $2, $3, $4, $5
+    WHERE EXISTS (SELECT 1 FROM ${S}.tool_state WHERE owner_key = $1 AND tool = $2 AND key = $3)
+       OR (SELECT count(*) FROM ${S}.tool_state WHERE owner_key = $1 AND tool = $2) < $6
+    ON CONFLICT (owner_key, tool, key) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at
+    RETURNING 1 AS written`,
+
   /**
    * First write wins. `FOR KEY SHARE` holds the task row against a concurrent delete (expiry) until commit, so a
    * step of a task deleted meanwhile is dropped instead of violating the foreign key.

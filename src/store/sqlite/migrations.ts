@@ -123,10 +123,25 @@ CREATE INDEX task_events_expired ON task_events (at) WHERE kind = 'expired';
 `;
 
 /**
+ * Per-owner state of tools (`TaskStore.getToolState`): small JSON documents keyed by owner, tool and key, kept
+ * apart from tasks (no foreign key: they outlive every task and its expiry).
+ */
+const V4_TOOL_STATE = `
+CREATE TABLE tool_state (
+  owner_key  TEXT    NOT NULL,
+  tool       TEXT    NOT NULL,
+  key        TEXT    NOT NULL,
+  value      TEXT    NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (owner_key, tool, key)
+) STRICT;
+`;
+
+/**
  * Per-owner quotas (issue 10 §2): one row per admitted create for the create-rate window (kept for the window only,
  * so a short-lived task cannot leave the count early), and a partial index to count an owner's active tasks.
  */
-const V4_OWNER_QUOTAS = `
+const V5_OWNER_QUOTAS = `
 CREATE TABLE owner_creates (
   task_id    TEXT    NOT NULL PRIMARY KEY,
   owner_key  TEXT    NOT NULL,
@@ -142,7 +157,8 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'waiting index', sql: V2_WAITING_INDEX },
   { version: 3, name: 'event retention', sql: V3_EVENT_RETENTION },
-  { version: 4, name: 'owner quotas', sql: V4_OWNER_QUOTAS },
+  { version: 4, name: 'tool state', sql: V4_TOOL_STATE },
+  { version: 5, name: 'owner quotas', sql: V5_OWNER_QUOTAS },
 ]);
 
 /**

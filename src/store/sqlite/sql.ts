@@ -179,6 +179,15 @@ export const SQL = Object.freeze({
 
   getStep: 'SELECT value FROM task_steps WHERE task_id = @taskId AND name = @name',
 
+  getToolState: 'SELECT value FROM tool_state WHERE owner_key = @ownerKey AND tool = @tool AND key = @key',
+
+  /** Replaces a key, or adds one while the owner holds fewer than @maxKeys for the tool (no row: refused). */
+  putToolState: `INSERT INTO tool_state (owner_key, tool, key, value, updated_at)
+    SELECT @ownerKey, @tool, @key, @value, @now
+    WHERE EXISTS (SELECT 1 FROM tool_state WHERE owner_key = @ownerKey AND tool = @tool AND key = @key)
+       OR (SELECT count(*) FROM tool_state WHERE owner_key = @ownerKey AND tool = @tool) < @maxKeys
+    ON CONFLICT (owner_key, tool, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+
   /** First write wins; a step of a task that no longer exists is dropped instead of violating the foreign key. */
   putStep: `INSERT INTO task_steps (task_id, name, value, created_at)
     SELECT @taskId, @name, @value, @now WHERE EXISTS (SELECT 1 FROM tasks WHERE task_id = @taskId)

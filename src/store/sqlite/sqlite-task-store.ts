@@ -1,9 +1,9 @@
 import type Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
-import { ADMISSION_IN_FLIGHT_MS, checkInputRequests, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
+import { ADMISSION_IN_FLIGHT_MS, checkInputRequests, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys } from '../../core/store-rules.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
-import type { CreateAdmission, CreateQuota, TaskEvent, TaskEventListener, TaskScope, TaskStore, TransitionRequest } from '../../core/store.js';
+import { MAX_TOOL_STATE_KEYS, type CreateAdmission, type CreateQuota, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
 import type {
   InputRequestRecord,
   JsonObject,
@@ -336,6 +336,21 @@ export class SqliteTaskStore implements TaskStore {
   /** See {@link TaskStore.compact}: up to {@link VACUUM_PAGES} free pages back to the file system per call. */
   async compact(): Promise<void> {
     await this.committer.enqueue(() => this.db.pragma(`incremental_vacuum(${VACUUM_PAGES})`));
+  }
+
+  /** See {@link TaskStore.getToolState}. */
+  async getToolState(ownerKey: string, tool: string, key: string): Promise<JsonValue | undefined> {
+    const row = this.read('read tool state', () => this.stmt.getToolState.get({ ownerKey, tool, key })) as { value: string } | undefined;
+    return row === undefined ? undefined : (JSON.parse(row.value) as JsonValue);
+  }
+
+  /** See {@link TaskStore.putToolState}; the key bound is checked in the write's transaction. */
+  async putToolState(ownerKey: string, tool: string, key: string, value: JsonValue, now: number): Promise<void> {
+    const json = toolStateJson(tool, key, value);
+    await this.committer.enqueue(() => {
+      const { changes } = this.stmt.putToolState.run({ ownerKey, tool, key, value: json, now, maxKeys: MAX_TOOL_STATE_KEYS });
+      if (changes === 0) throw tooManyToolStateKeys(MAX_TOOL_STATE_KEYS);
+    });
   }
 
   /** See {@link TaskStore.expireDue}: judged at the store clock's now. */

@@ -1,22 +1,25 @@
 /**
- * Severity counters per scan, per file and per UTC hour. Hour buckets are capped so that a tree spanning years
- * (or a misparsed timestamp) cannot grow the result without bound.
+ * Counters per scan, per file and per UTC hour: lines, events (a multi-line event, such as a stack trace, is one
+ * event of several lines) and events per severity. Hour buckets are capped so that a tree spanning years (or a
+ * misparsed timestamp) cannot grow the result without bound.
  */
 import { SEVERITIES, type Severity } from './severity.js';
 
-/** Lines per severity; `UNKNOWN` counts lines whose header names no level. */
+/** Events per severity; `UNKNOWN` counts events whose lines state no level and whose template implies none. */
 export type SeverityCounts = Record<Severity | 'UNKNOWN', number>;
 
-/** Lines and their severities in one bucket. */
+/** Lines, events and their severities in one bucket. */
 export type BucketCounts = {
   lines: number;
+  events: number;
   severities: SeverityCounts;
 };
 
-/** Hour bucket key for lines without a parseable timestamp. */
+/** Hour bucket key for events without a usable timestamp. */
 export const UNKNOWN_HOUR = 'unknown';
-/** Hour bucket key for lines of hours beyond the bucket cap. */
+/** Hour bucket key for events of hours beyond the bucket cap. */
 export const OTHER_HOURS = 'other';
+export const HOUR_MS = 3_600_000;
 
 /** All-zero severity counters. */
 export function emptySeverityCounts(): SeverityCounts {
@@ -27,13 +30,31 @@ export function emptySeverityCounts(): SeverityCounts {
 
 /** A new empty bucket. */
 export function emptyBucket(): BucketCounts {
-  return { lines: 0, severities: emptySeverityCounts() };
+  return { lines: 0, events: 0, severities: emptySeverityCounts() };
 }
 
-/** Counts one line into a bucket. */
-export function countLine(bucket: BucketCounts, severity: Severity | null): void {
-  bucket.lines++;
+/** Counts one event of `lines` lines into a bucket. */
+export function countEvent(bucket: BucketCounts, severity: Severity | null, lines: number): void {
+  bucket.lines += lines;
+  bucket.events++;
   bucket.severities[severity ?? 'UNKNOWN']++;
+}
+
+/** Adds `from` into `into`. */
+export function addBucket(into: BucketCounts, from: BucketCounts): void {
+  into.lines += from.lines;
+  into.events += from.events;
+  for (const key of Object.keys(from.severities) as (keyof SeverityCounts)[]) into.severities[key] += from.severities[key];
+}
+
+/** Start of the UTC hour of `epochMs`. */
+export function hourStart(epochMs: number): number {
+  return epochMs - (((epochMs % HOUR_MS) + HOUR_MS) % HOUR_MS);
+}
+
+/** `YYYY-MM-DDTHH:00Z` of an hour start. */
+export function hourKey(hourStartMs: number): string {
+  return `${new Date(hourStartMs).toISOString().slice(0, 13)}:00Z`;
 }
 
 /** UTC hour buckets keyed `YYYY-MM-DDTHH:00Z`, plus {@link UNKNOWN_HOUR} and {@link OTHER_HOURS}. */
@@ -46,9 +67,17 @@ export class HourlyCounts {
   /** @param maxHours - distinct hours kept; later hours are counted under {@link OTHER_HOURS}. */
   constructor(private readonly maxHours: number) {}
 
-  /** Counts one line at `epochMs` (or without a timestamp when `null`). */
-  add(epochMs: number | null, severity: Severity | null): void {
-    countLine(this.bucket(epochMs === null ? UNKNOWN_HOUR : this.hourKey(epochMs)), severity);
+  /** Counts one event at `epochMs` (or without a timestamp when `null`); returns the bucket's key. */
+  add(epochMs: number | null, severity: Severity | null, lines: number): string {
+    const key = epochMs === null ? UNKNOWN_HOUR : this.hourKey(epochMs);
+    const bucket = this.bucket(key);
+    countEvent(bucket, severity, lines);
+    return bucket === this.buckets.get(key) ? key : OTHER_HOURS;
+  }
+
+  /** Adds buckets of another count (a journaled part of a scan) under their keys, within the cap. */
+  addAll(buckets: Readonly<Record<string, BucketCounts>>): void {
+    for (const [key, counts] of Object.entries(buckets)) addBucket(this.bucket(key), counts);
   }
 
   /** The buckets, hours in chronological order, then `other`, then `unknown`. */
@@ -58,10 +87,10 @@ export class HourlyCounts {
   }
 
   private hourKey(epochMs: number): string {
-    const hourStart = epochMs - (((epochMs % 3_600_000) + 3_600_000) % 3_600_000);
-    if (hourStart !== this.lastHourStart) {
-      this.lastHourStart = hourStart;
-      this.lastKey = `${new Date(hourStart).toISOString().slice(0, 13)}:00Z`;
+    const start = hourStart(epochMs);
+    if (start !== this.lastHourStart) {
+      this.lastHourStart = start;
+      this.lastKey = hourKey(start);
     }
     return this.lastKey;
   }

@@ -65,26 +65,47 @@ const MIXED_CACHE_SIZE = 8192;
 const MIXED_CACHE_TOKEN_LENGTH = 64;
 
 /**
+ * Month and weekday names: parts of a date written inside a message (`at Fri Jul  1 07:57:30 2005`), as variable
+ * as its digits.
+ */
+const OCTAL_ESCAPE = /\\0[0-7]{2}/g;
+/** A unit of size after a number (`5.2 KB`, `93.0 B`): part of the quantity, whose unit varies with it. */
+const SIZE_UNIT = /^(?:[KMGTPE]i?B|[kK]B|B)[,;)\]]*$/;
+
+const CALENDAR_WORDS = new Set('Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec Mon Tue Wed Thu Fri Sat Sun'.split(' '));
+
+/**
  * Masks the variable parts of one whitespace-free token.
  *
  * @returns `<*>` when the token is a variable as a whole (a path or URL, or nothing but numbers and
  *   punctuation), else the token with its variable parts replaced by `<*>` (unchanged when nothing varies).
  */
-function maskToken(token: string): string {
+function maskToken(raw: string): string {
+  // syslog-ng and others write quotes as octal escapes (`\042alt0\042`): read them as the quotes they are.
+  const token = raw.includes('\\0') ? raw.replace(OCTAL_ESCAPE, '"') : raw;
   // One pass over the characters decides which patterns can apply at all: most tokens are plain words, and
   // most of the others are numbers, times or addresses without a letter, which need no pattern either.
   let digits = false;
   let letters = false;
   let separators = false;
+  let slash = false;
+  let dots = 0;
   for (let i = 0; i < token.length; i++) {
     const code = token.charCodeAt(i);
     if (code >= 48 && code <= 57) digits = true;
     else if (((code | 32) >= 97 && (code | 32) <= 122) || code > 127) letters = true;
-    else if (code === 47 || code === 92) separators = true;
+    else if (code === 47 || code === 92) {
+      separators = true;
+      if (code === 47) slash = true;
+    } else if (code === 46) dots++;
   }
-  if (separators && WHOLE_TOKEN_PATTERNS.some((pattern) => pattern.test(token))) return WILDCARD;
-  if (!digits) return token;
+  if (separators && WHOLE_TOKEN_PATTERNS.some((pattern) => pattern.test(token))) return keepBrackets(token);
+  // `com.example.app/.ui.MainActivity`, `org.a.b/org.a.b.C`: a component name, as variable as a path.
+  if (slash && dots >= 2 && letters) return WILDCARD;
+  if (!digits) return token.length === 3 && CALENDAR_WORDS.has(token) ? WILDCARD : token;
   if (!letters) return WILDCARD;
+  // An HTTP status class (`5xx`, as access-log templates carry it) is a constant.
+  if (token.length === 3 && token[1] === 'x' && token[2] === 'x') return token;
   const cached = mixedTokens.get(token);
   if (cached !== undefined) return cached;
   const masked = token.replace(VARIABLE_PART, WILDCARD).replace(ADJACENT_WILDCARDS, WILDCARD);
@@ -94,6 +115,21 @@ function maskToken(token: string): string {
     mixedTokens.set(token, result);
   }
   return result;
+}
+
+const OPENING = '[(<"\'{';
+const CLOSING = ')]>"\'},;:';
+
+/**
+ * `<*>` for a path or URL, with the brackets and punctuation around it kept (`(run-parts /etc/cron.hourly)`
+ * ends in `<*>)`, not in a wildcard that swallowed the closing parenthesis).
+ */
+function keepBrackets(token: string): string {
+  let start = 0;
+  while (start < token.length && OPENING.includes(token[start] as string)) start++;
+  let end = token.length;
+  while (end > start + 1 && CLOSING.includes(token[end - 1] as string)) end--;
+  return `${token.slice(0, start)}${WILDCARD}${token.slice(end)}`;
 }
 
 /**
@@ -107,7 +143,7 @@ export function maskedTokens(message: string, maxTokens: number): string[] {
   const tokens: string[] = [];
   for (const raw of message.split(WHITESPACE)) {
     if (raw === '') continue;
-    tokens.push(maskToken(raw));
+    tokens.push(tokens.at(-1) === WILDCARD && raw.length <= 5 && SIZE_UNIT.test(raw) ? WILDCARD : maskToken(raw));
     if (tokens.length >= maxTokens) break;
   }
   return tokens;

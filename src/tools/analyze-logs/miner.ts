@@ -1,12 +1,21 @@
 /**
- * An online log template miner in the spirit of Drain (He et al., ICWS 2017): a fixed-depth parse tree routes
- * each masked message by its token count and its leading tokens to a small set of candidate groups; the most
- * similar group absorbs the message when the share of equal tokens reaches a threshold, and positions that
- * differ become `<*>`. Everything is in memory and bounded: the number of groups is capped and the rarest ones
- * are evicted when the cap is hit. So is the work per message: a leaf holds at most `maxClustersPerLeaf` groups,
- * so a message is compared with at most that many, however many distinct messages the input has (without this
- * cap, random words that the tree routes through its wildcard branches piled up in one leaf and every message
- * was compared with thousands of groups). Pure API, no I/O, so the benchmark runs exactly the code the tool runs.
+ * An online log template miner in the spirit of Drain (He et al., ICWS 2017), with the variants that loghub's
+ * ground truth (and a reader) tells apart. A fixed-depth parse tree routes each masked message by its token count
+ * and its leading tokens to a small set of candidate families; the most similar family absorbs the message when
+ * the share of equal tokens reaches a threshold. Where the family and the message differ:
+ * - in a word on both sides (`VM Started` / `VM Paused`, `en0` / `awdl0`), the position is *tracked*: each value
+ *   makes its own variant of the family, until the position shows more than `maxWordValues` distinct values,
+ *   when it becomes a variable and the variants that differed only there are merged (`user cyrus`, `user news`,
+ *   `user test`, `user root`, … are one template; `Started`, `Paused`, `Resumed`, `Stopped` are four);
+ * - otherwise (a masked variable facing a word, or two variables) the position becomes `<*>`.
+ * A message that misses its leaf joins a family of another leaf with the same length whose template is the same
+ * apart from the leading (routing) tokens: `com.apple.A: … told me to run this job` and `com.apple.B: …` are
+ * one family, the first token tracked like any other.
+ *
+ * The variants are the templates reported. Everything is in memory and bounded: the number of families is capped
+ * and the rarest are evicted when the cap is hit, each leaf holds at most `maxClustersPerLeaf` families (so a
+ * message is compared with at most that many, however many distinct messages the input has) and each family at
+ * most {@link MAX_VARIANTS} variants. Pure API, no I/O, so the benchmark runs exactly the code the tool runs.
  */
 import { WILDCARD, maskedTokens } from './masking.js';
 
@@ -14,125 +23,166 @@ import { WILDCARD, maskedTokens } from './masking.js';
 export interface MinerOptions {
   /** Leading tokens used for routing in the tree (Drain's `depth - 2`). Default 2. */
   prefixTokens?: number;
-  /** Minimum share (0..1) of a group's tokens a message must repeat to join it. Default 0.7. */
+  /** Minimum share (0..1) of a family's tokens a message must repeat to join it. Default {@link DEFAULT_SIMILARITY}. */
   similarity?: number;
+  /** Distinct words a position may show before it is a variable. Default {@link DEFAULT_WORD_VALUES}. */
+  maxWordValues?: number;
   /** Children per tree node before new tokens are routed through the wildcard child. Default 100. */
   maxChildren?: number;
-  /** Groups kept at most; on overflow the rarest tenth is evicted. Default 10,000. */
+  /** Families kept at most; on overflow the rarest tenth is evicted. Default 10,000. */
   maxClusters?: number;
   /**
-   * Groups kept per leaf of the tree, which bounds the comparisons per message; a new group in a full leaf
+   * Families kept per leaf of the tree, which bounds the comparisons per message; a new family in a full leaf
    * replaces the leaf's rarest (the oldest of the rarest). Default 100, like Drain's children per node.
    */
   maxClustersPerLeaf?: number;
   /** Tokens of a message considered; the rest are ignored. Default 128. */
   maxTokens?: number;
-  /** Characters kept of a group's example. Default 500. */
+  /** Characters kept of a template's example. Default 500. */
   maxExampleLength?: number;
+  /** Called when a template is merged into another (`from` is gone; its messages now count in `into`). */
+  onMerge?(from: LogCluster, into: LogCluster): void;
+  /** Called when a template is evicted to stay within the caps. */
+  onEvict?(cluster: LogCluster): void;
 }
 
-/** A message template and the messages it has absorbed. */
+export const DEFAULT_SIMILARITY = 0.7;
+export const DEFAULT_WORD_VALUES = 4;
+/** Variants kept per family; beyond, the tracked position with the most values becomes a variable. */
+export const MAX_VARIANTS = 32;
+
+/** A message template (a variant of a family) and the messages it has absorbed. */
 export interface LogCluster {
-  /** Unique for the miner's lifetime, in creation order; never reused after eviction. */
+  /** Unique for the miner's lifetime, in creation order; never reused after eviction or merge. */
   readonly id: number;
   /** Masked tokens with `<*>` at variable positions. */
   readonly tokens: string[];
-  /** Messages absorbed since creation. */
+  /** Messages absorbed since creation (merged templates included). */
   count: number;
-  /** The example given when the group was created, capped in length. */
+  /** The example given when the template was created, capped in length. */
   readonly example: string;
 }
 
 interface TreeNode {
   children: Map<string, TreeNode>;
   /** Only on leaves. */
-  clusters: Cluster[] | null;
+  families: Family[] | null;
 }
 
-interface Cluster extends LogCluster {
-  /** The leaf list that holds it, for eviction. */
-  leaf: Cluster[];
+interface Variant extends LogCluster {
+  family: Family;
+  key: string;
+}
+
+interface Family {
+  /** Template: `<*>` at variable positions; tracked positions hold the value of the family's first message. */
+  tokens: string[];
+  /** Positions whose words make variants, with the values seen. */
+  tracked: Map<number, Set<string>>;
+  variants: Map<string, Variant>;
+  count: number;
+  /** Creation order, for ties. */
+  order: number;
+  leaf: Family[];
+  /** Keys under which it is found from other leaves (see `siblingKey`, `skeletonKey`), or `null`. */
+  siblingKey: string | null;
+  skeletonKey: string | null;
 }
 
 /** Online template miner; see the module comment. */
 export class TemplateMiner {
   private readonly prefixTokens: number;
   private readonly similarity: number;
+  private readonly maxWordValues: number;
   private readonly maxChildren: number;
   private readonly maxClusters: number;
   private readonly maxClustersPerLeaf: number;
   private readonly maxTokens: number;
   private readonly maxExampleLength: number;
+  private readonly onMerge: MinerOptions['onMerge'];
+  private readonly onEvict: MinerOptions['onEvict'];
   private readonly root = new Map<number, TreeNode>();
-  private readonly live = new Set<Cluster>();
+  private readonly families = new Set<Family>();
+  private readonly siblings = new FamilyIndex();
+  private readonly skeletons = new FamilyIndex();
   private nextId = 1;
+  private nextOrder = 1;
   private evictedCount = 0;
   private comparisonCount = 0;
 
   constructor(options: MinerOptions = {}) {
     this.prefixTokens = options.prefixTokens ?? 2;
-    this.similarity = options.similarity ?? 0.7;
+    this.similarity = options.similarity ?? DEFAULT_SIMILARITY;
+    this.maxWordValues = options.maxWordValues ?? DEFAULT_WORD_VALUES;
     this.maxChildren = options.maxChildren ?? 100;
     this.maxClusters = options.maxClusters ?? 10_000;
     this.maxClustersPerLeaf = options.maxClustersPerLeaf ?? 100;
     this.maxTokens = options.maxTokens ?? 128;
     this.maxExampleLength = options.maxExampleLength ?? 500;
+    this.onMerge = options.onMerge;
+    this.onEvict = options.onEvict;
   }
 
   /**
    * Adds one message.
    *
-   * @param message - the message part of a log line (a timestamp prefix is best removed by the caller).
-   * @param example - what to keep as the group's example if a group is created (a function is called only
+   * @param message - the message part of a log line (its header is best removed by the caller).
+   * @param example - what to keep as the template's example if one is created (a function is called only
    *   then); defaults to `message`.
-   * @returns the group that absorbed the message (new or existing).
+   * @param weight - how many messages this stands for (a template replayed from a journaled part of a scan).
+   * @returns the template that absorbed the message (new or existing).
    */
-  add(message: string, example: string | (() => string) = message): LogCluster {
+  add(message: string, example: string | (() => string) = message, weight = 1): LogCluster {
     const tokens = maskedTokens(message, this.maxTokens);
     const leaf = this.leafFor(tokens);
     const { match, rarest } = this.bestMatch(leaf, tokens);
-    if (match) {
-      mergeInto(match.tokens, tokens);
-      match.count++;
-      return match;
-    }
+    const family = match ?? this.sibling(tokens);
+    if (family) return this.absorb(family, tokens, example, weight);
+    const longer = this.skeleton(tokens);
+    if (longer) return this.count(longer, weight);
     if (rarest && leaf.length >= this.maxClustersPerLeaf) this.evict([rarest]);
-    const text = typeof example === 'function' ? example() : example;
-    const cluster: Cluster = {
-      id: this.nextId++,
-      tokens,
-      count: 1,
-      example: text.length > this.maxExampleLength ? `${text.slice(0, this.maxExampleLength)}…` : text,
+    const created: Family = {
+      tokens: [...tokens],
+      tracked: new Map(),
+      variants: new Map(),
+      count: 0,
+      order: this.nextOrder++,
       leaf,
+      siblingKey: null,
+      skeletonKey: null,
     };
-    leaf.push(cluster);
-    this.live.add(cluster);
-    if (this.live.size > this.maxClusters) this.evictRarest();
-    return cluster;
+    leaf.push(created);
+    this.families.add(created);
+    this.index(created);
+    const variant = this.absorb(created, tokens, example, weight);
+    if (this.families.size > this.maxClusters) this.evictRarest();
+    return variant;
   }
 
-  /** The live groups, in creation order. */
+  /** The live templates, in creation order. */
   clusters(): LogCluster[] {
-    return [...this.live];
+    const all: Variant[] = [];
+    for (const family of this.families) all.push(...family.variants.values());
+    return all.sort((a, b) => a.id - b.id);
   }
 
-  /** Number of groups dropped so far because of the caps. */
+  /** Number of templates dropped so far because of the caps. */
   get evicted(): number {
     return this.evictedCount;
   }
 
   /**
-   * Message-to-group comparisons made so far: the miner's work, counted rather than timed so that tests can
+   * Message-to-family comparisons made so far: the miner's work, counted rather than timed so that tests can
    * bound it on any machine.
    */
   get comparisons(): number {
     return this.comparisonCount;
   }
 
-  private leafFor(tokens: string[]): Cluster[] {
+  private leafFor(tokens: string[]): Family[] {
     let byLength = this.root.get(tokens.length);
     if (!byLength) {
-      byLength = { children: new Map(), clusters: null };
+      byLength = { children: new Map(), families: null };
       this.root.set(tokens.length, byLength);
     }
     let node = byLength;
@@ -140,8 +190,8 @@ export class TemplateMiner {
     for (let i = 0; i < depth; i++) {
       node = this.child(node, routingKey(tokens[i] as string));
     }
-    node.clusters ??= [];
-    return node.clusters;
+    node.families ??= [];
+    return node.families;
   }
 
   private child(node: TreeNode, key: string): TreeNode {
@@ -152,44 +202,47 @@ export class TemplateMiner {
     const target = node.children.size >= this.maxChildren - 1 && key !== WILDCARD ? WILDCARD : key;
     let created = node.children.get(target);
     if (!created) {
-      created = { children: new Map(), clusters: null };
+      created = { children: new Map(), families: null };
       node.children.set(target, created);
     }
     return created;
   }
 
   /**
-   * The most similar group of the leaf that reaches the threshold (ties: the one with more wildcards, then the
-   * older), and the leaf's rarest group (ties: the older), found in the same pass so that a full leaf costs
+   * The most similar family of the leaf that reaches the threshold (ties: the one with more wildcards, then the
+   * older), and the leaf's rarest family (ties: the older), found in the same pass so that a full leaf costs
    * nothing extra to make room in.
    */
-  private bestMatch(leaf: Cluster[], tokens: string[]): { match: Cluster | null; rarest: Cluster | null } {
+  private bestMatch(leaf: Family[], tokens: string[]): { match: Family | null; rarest: Family | null } {
     const length = tokens.length;
-    // Positions that may differ in a group that still reaches the threshold: a comparison stops past them, which
+    // Positions that may differ in a family that still reaches the threshold: a comparison stops past them, which
     // is what keeps a leaf of unrelated messages cheap (they differ early).
     const allowedDifferences = length - minimumEqual(length, this.similarity);
-    let match: Cluster | null = null;
+    let match: Family | null = null;
     let matchEqual = -1;
     let matchWildcards = -1;
-    let rarest: Cluster | null = null;
-    for (const cluster of leaf) {
+    let rarest: Family | null = null;
+    for (const family of leaf) {
       this.comparisonCount++;
-      if (!rarest || cluster.count < rarest.count) rarest = cluster;
-      const template = cluster.tokens;
+      if (!rarest || family.count < rarest.count) rarest = family;
+      const template = family.tokens;
       let differences = 0;
       let wildcards = 0;
       for (let i = 0; i < length && differences <= allowedDifferences; i++) {
-        const t = template[i];
+        const t = template[i] as string;
         // A wildcard facing a masked variable counts as equal; see `minimumEqual` for why.
         if (t === WILDCARD) {
           wildcards++;
           if (tokens[i] !== WILDCARD) differences++;
-        } else if (t !== tokens[i]) differences++;
+        } else if (t !== tokens[i] && !family.tracked.get(i)?.has(tokens[i] as string) && !sameKey(t, tokens[i] as string)) {
+          // Two values of one key (`name=a` / `name=b`) count as equal here: the key is the constant part.
+          differences++;
+        }
       }
       if (differences > allowedDifferences) continue;
       const equal = length - differences;
       if (equal > matchEqual || (equal === matchEqual && wildcards > matchWildcards)) {
-        match = cluster;
+        match = family;
         matchEqual = equal;
         matchWildcards = wildcards;
       }
@@ -197,24 +250,188 @@ export class TemplateMiner {
     return { match, rarest };
   }
 
+  /** A family of another leaf whose template is the message's apart from the routing tokens, or `null`. */
+  private sibling(tokens: string[]): Family | null {
+    if (!siblingWorthy(tokens, this.prefixTokens)) return null;
+    const candidates = this.siblings.get(siblingKey(tokens, this.prefixTokens));
+    if (!candidates) return null;
+    for (const family of candidates) {
+      this.comparisonCount++;
+      let differs = false;
+      let changedAt = 0;
+      for (let i = 0; i < this.prefixTokens && !differs; i++) {
+        const t = family.tokens[i] as string;
+        differs = t !== tokens[i] && t !== WILDCARD && !(hasLetter(t) && hasLetter(tokens[i] as string));
+        if (t !== tokens[i]) changedAt++;
+      }
+      if (!differs && changedAt <= 1) return family;
+    }
+    return null;
+  }
+
+  /**
+   * A family of another length with the same constant tokens in the same order (`<*> bytes sent` and
+   * `<*> bytes (<*> KB) sent`): a value that spans a varying number of tokens. Needs three constant tokens.
+   */
+  private skeleton(tokens: string[]): Family | null {
+    const key = skeletonKey(tokens);
+    if (key === null) return null;
+    const candidates = this.skeletons.get(key);
+    this.comparisonCount += candidates ? 1 : 0;
+    return candidates?.[0] ?? null;
+  }
+
+  /** Counts a message in a family's most frequent variant (for a message that cannot be aligned with it). */
+  private count(family: Family, weight: number): Variant {
+    let most: Variant | null = null;
+    for (const variant of family.variants.values()) if (!most || variant.count > most.count) most = variant;
+    const variant = most as Variant;
+    variant.count += weight;
+    family.count += weight;
+    return variant;
+  }
+
+  /** Registers a family under its keys (again after its template changed). */
+  private index(family: Family): void {
+    const sibling = siblingWorthy(family.tokens, this.prefixTokens) ? siblingKey(family.tokens, this.prefixTokens) : null;
+    if (sibling !== family.siblingKey) {
+      this.siblings.remove(family.siblingKey, family);
+      this.siblings.add(sibling, family);
+      family.siblingKey = sibling;
+    }
+    const skeleton = skeletonKey(family.tokens);
+    if (skeleton !== family.skeletonKey) {
+      this.skeletons.remove(family.skeletonKey, family);
+      this.skeletons.add(skeleton, family);
+      family.skeletonKey = skeleton;
+    }
+  }
+
+  private unindex(family: Family): void {
+    this.siblings.remove(family.siblingKey, family);
+    this.skeletons.remove(family.skeletonKey, family);
+    family.siblingKey = null;
+    family.skeletonKey = null;
+  }
+
+  /** Adds a message to a family: tracks or wildcards the positions that differ, then counts it in its variant. */
+  private absorb(family: Family, tokens: string[], example: string | (() => string), weight: number): Variant {
+    let changed = false;
+    for (let i = 0; i < family.tokens.length; i++) {
+      const t = family.tokens[i] as string;
+      const token = tokens[i] as string;
+      if (t === WILDCARD || t === token) continue;
+      const values = family.tracked.get(i);
+      if (values) {
+        if (values.has(token)) continue;
+        values.add(token);
+        if (values.size > this.maxWordValues) {
+          this.makeVariable(family, i);
+          changed = true;
+        }
+      } else if (distinctWords(t, token) && this.maxWordValues >= 2) {
+        family.tracked.set(i, new Set([t, token]));
+        this.rekey(family);
+      } else {
+        this.makeVariable(family, i);
+        changed = true;
+      }
+    }
+    if (changed) this.index(family);
+    const key = variantKey(family, tokens);
+    let variant = family.variants.get(key);
+    if (!variant) {
+      if (family.variants.size >= MAX_VARIANTS) {
+        this.makeVariable(family, widestTracked(family));
+        this.index(family);
+        return this.absorb(family, tokens, example, weight);
+      }
+      const text = typeof example === 'function' ? example() : example;
+      variant = {
+        id: this.nextId++,
+        tokens: variantTokens(family, tokens),
+        count: 0,
+        example: text.length > this.maxExampleLength ? `${text.slice(0, this.maxExampleLength)}…` : text,
+        family,
+        key,
+      };
+      family.variants.set(key, variant);
+    }
+    variant.count += weight;
+    family.count += weight;
+    return variant;
+  }
+
+  /** Position `i` becomes `<*>` in the family and its variants; variants that now coincide are merged. */
+  private makeVariable(family: Family, i: number): void {
+    family.tokens[i] = WILDCARD;
+    const wasTracked = family.tracked.delete(i);
+    for (const variant of family.variants.values()) variant.tokens[i] = WILDCARD;
+    if (wasTracked) this.rekey(family);
+  }
+
+  /** Recomputes the variants' keys after the tracked positions changed, merging variants whose keys coincide. */
+  private rekey(family: Family): void {
+    const old = [...family.variants.values()].sort((a, b) => a.id - b.id);
+    family.variants.clear();
+    for (const variant of old) {
+      const key = variantKey(family, variant.tokens);
+      const into = family.variants.get(key);
+      if (!into) {
+        variant.key = key;
+        family.variants.set(key, variant);
+        continue;
+      }
+      into.count += variant.count;
+      this.onMerge?.(variant, into);
+    }
+  }
+
   /** Batch eviction for the global cap: the rarest tenth, the older first among equals. */
   private evictRarest(): void {
-    const ordered = [...this.live].sort((a, b) => a.count - b.count || a.id - b.id);
+    const ordered = [...this.families].sort((a, b) => a.count - b.count || a.order - b.order);
     this.evict(ordered.slice(0, Math.max(1, Math.floor(this.maxClusters / 10))));
   }
 
-  /** Drops groups; each leaf holds at most `maxClustersPerLeaf`, so finding one in its leaf is cheap. */
-  private evict(victims: Cluster[]): void {
+  /** Drops families; each leaf holds at most `maxClustersPerLeaf`, so finding one in its leaf is cheap. */
+  private evict(victims: Family[]): void {
     for (const victim of victims) {
-      this.live.delete(victim);
+      this.families.delete(victim);
+      this.unindex(victim);
       const index = victim.leaf.indexOf(victim);
       if (index >= 0) victim.leaf.splice(index, 1);
+      this.evictedCount += victim.variants.size;
+      for (const variant of victim.variants.values()) this.onEvict?.(variant);
     }
-    this.evictedCount += victims.length;
   }
 }
 
-/** Renders a group's template as text. */
+/** Families by a key; a family is listed once per key. */
+class FamilyIndex {
+  private readonly byKey = new Map<string, Family[]>();
+
+  get(key: string): Family[] | undefined {
+    return this.byKey.get(key);
+  }
+
+  add(key: string | null, family: Family): void {
+    if (key === null) return;
+    const list = this.byKey.get(key);
+    if (list) list.push(family);
+    else this.byKey.set(key, [family]);
+  }
+
+  remove(key: string | null, family: Family): void {
+    if (key === null) return;
+    const list = this.byKey.get(key);
+    if (!list) return;
+    const at = list.indexOf(family);
+    if (at >= 0) list.splice(at, 1);
+    if (list.length === 0) this.byKey.delete(key);
+  }
+}
+
+/** Renders a template as text. */
 export function templateText(cluster: LogCluster): string {
   return cluster.tokens.join(' ');
 }
@@ -224,8 +441,127 @@ function routingKey(token: string): string {
   return token.includes(WILDCARD) ? WILDCARD : token;
 }
 
+/** Whether a token has a constant part (a letter). */
+function hasLetter(token: string): boolean {
+  for (let i = 0; i < token.length; i++) {
+    const code = token.charCodeAt(i) | 32;
+    if (code >= 97 && code <= 122) return true;
+  }
+  return false;
+}
+
 /**
- * The fewest positions of a `length`-token group a message must repeat to join it: the smallest `equal` with
+ * Whether two different tokens at one position make variants rather than a variable: both have a letter, both
+ * or neither are partly masked, they are not two values of one key (`name=android` / `name=com.android.phone`),
+ * and partly masked ones differ in a word of two letters or more (`ee<*>` / `alt<*>` are interfaces, while
+ * `Thunderbird_A<*>` / `Thunderbird_B<*>` are ids `A8`, `B5` whose letter belongs to the number).
+ */
+function distinctWords(a: string, b: string): boolean {
+  if (a === WILDCARD || b === WILDCARD || !hasLetter(a) || !hasLetter(b)) return false;
+  // Dotted names (`com.apple.networkd`, `proxy.example.com`) name things, which vary like values.
+  if (dotted(a) || dotted(b)) return false;
+  const masked = a.includes(WILDCARD);
+  if (masked !== b.includes(WILDCARD)) return false;
+  if (sameKey(a, b)) return isEnumValue(a.slice(a.indexOf('=') + 1)) && isEnumValue(b.slice(b.indexOf('=') + 1));
+  if (!masked) return true;
+  let prefix = 0;
+  while (prefix < a.length && prefix < b.length && a[prefix] === b[prefix]) prefix++;
+  let suffix = 0;
+  while (suffix < a.length - prefix && suffix < b.length - prefix && a[a.length - 1 - suffix] === b[b.length - 1 - suffix]) suffix++;
+  return letters(a.slice(prefix, a.length - suffix)) >= 2 && letters(b.slice(prefix, b.length - suffix)) >= 2;
+}
+
+/** Whether a token has two dots between letters or digits: a host, package or bundle name. */
+function dotted(token: string): boolean {
+  let dots = 0;
+  for (let i = 1; i < token.length - 1; i++) if (token.charCodeAt(i) === 46 && token.charCodeAt(i + 1) !== 46) dots++;
+  return dots >= 2;
+}
+
+/** Whether two tokens are `key=value` with the same key. */
+function sameKey(a: string, b: string): boolean {
+  const equals = a.indexOf('=');
+  return equals > 0 && b.indexOf('=') === equals && a.startsWith(b.slice(0, equals));
+}
+
+const ENUM_VALUE = /^(?:true|false|[A-Z][A-Z0-9_]*)[,;)\]}]*$/;
+
+/**
+ * Whether a value reads like a state rather than a name: a boolean or an upper-case constant (`ACTION_DOWN`).
+ * Such values tell events apart (`mExpandedVisible=true` / `false`); names (`name=android`) do not.
+ */
+function isEnumValue(value: string): boolean {
+  return ENUM_VALUE.test(value);
+}
+
+function letters(text: string): number {
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i) | 32;
+    if (code >= 97 && code <= 122) count++;
+  }
+  return count;
+}
+
+/**
+ * Whether the tokens after the routing ones say enough to join a family of another leaf on them alone: at least
+ * two constant tokens, and at least half of them constant (`<*> <*> <*>` would join anything of its length).
+ */
+function siblingWorthy(tokens: readonly string[], prefixTokens: number): boolean {
+  const rest = tokens.length - prefixTokens;
+  if (rest <= 0) return false;
+  let constant = 0;
+  for (let i = prefixTokens; i < tokens.length; i++) if (!(tokens[i] as string).includes(WILDCARD)) constant++;
+  return constant >= 2 && constant * 2 >= rest;
+}
+
+/** Key of a family in the sibling index: length and the tokens after the routing ones. */
+function siblingKey(tokens: readonly string[], prefixTokens: number): string {
+  return `${tokens.length}\u0000${tokens.slice(prefixTokens).join('\u0000')}`;
+}
+
+/** Constant tokens needed for a skeleton match: fewer say too little to join templates of different lengths. */
+const MIN_SKELETON_TOKENS = 3;
+
+/** The constant tokens of a template in order, or `null` when there are too few (see `skeleton`). */
+function skeletonKey(tokens: readonly string[]): string | null {
+  let key = '';
+  let constant = 0;
+  for (const token of tokens) {
+    if (token.includes(WILDCARD)) continue;
+    key += `${token}\u0000`;
+    constant++;
+  }
+  return constant >= MIN_SKELETON_TOKENS ? key : null;
+}
+
+/** Key of a message's (or a variant's) variant: its values at the tracked positions. */
+function variantKey(family: Family, tokens: readonly string[]): string {
+  if (family.tracked.size === 0) return '';
+  const positions = [...family.tracked.keys()].sort((a, b) => a - b);
+  return positions.map((i) => `${i}=${tokens[i]}`).join('\u0000');
+}
+
+/** The template of a message's variant: the family's, with the message's values at tracked positions. */
+function variantTokens(family: Family, tokens: readonly string[]): string[] {
+  return family.tokens.map((t, i) => (family.tracked.has(i) ? (tokens[i] as string) : t));
+}
+
+/** The tracked position with the most values (made a variable when a family has too many variants). */
+function widestTracked(family: Family): number {
+  let widest = -1;
+  let most = -1;
+  for (const [i, values] of family.tracked) {
+    if (values.size > most) {
+      widest = i;
+      most = values.size;
+    }
+  }
+  return widest;
+}
+
+/**
+ * The fewest positions of a `length`-token family a message must repeat to join it: the smallest `equal` with
  * `equal / length >= similarity` (found by counting rather than by `ceil`, which floating point would skew).
  * Unlike Drain's `seqDist`, a wildcard position counts as repeated when the message has a masked variable there
  * too: otherwise a message made mostly of numbers ("onExtend:<*> <*> <*> <*>") can never reach the threshold and
@@ -237,10 +573,4 @@ function minimumEqual(length: number, similarity: number): number {
   let equal = 0;
   while (equal < length && equal / length < similarity) equal++;
   return equal;
-}
-
-function mergeInto(template: string[], tokens: string[]): void {
-  for (let i = 0; i < template.length; i++) {
-    if (template[i] !== tokens[i]) template[i] = WILDCARD;
-  }
 }

@@ -1,18 +1,34 @@
 /**
- * The work of `analyze_logs`: list the log files of a tree, stream every line once, count severities per file
- * and per hour, and mine message templates. Memory is bounded by the caps below, not by the input size. Secrets
- * are redacted from everything the report echoes: lines before they are mined, and paths (a file can be named
- * after a key). Binary content is never mined, whatever the names and globs that selected the file: a file that
- * is binary from its first chunk is skipped, one that turns binary later is read up to there.
+ * The work of `analyze_logs`: list the log files of a tree, stream every line once, group lines into events
+ * (a stack trace or traceback is one event), count events per file, per hour and per severity, and mine message
+ * templates with their stats. Memory is bounded by the caps below, not by the input size. Secrets, and the
+ * personal data the caller asks for, are redacted from everything the report echoes: lines before they are
+ * mined, and paths (a file can be named after a key). Binary content is never mined, whatever the names and
+ * globs that selected the file: a file that is binary from its first chunk is skipped, one that turns binary
+ * later is read up to there.
+ *
+ * Resumable: the scan journals its progress in parts (through `step`, the task's journal), each holding what it
+ * added since the previous one (counts, hours, templates with their stats) and where to go on: the next file,
+ * or a byte offset inside a large file with the state of its parser. A re-run after a crash merges the journaled
+ * parts back in and continues from the last one; completed files are not opened again.
  */
 import { BinaryContentError, forEachLine } from '../lines.js';
+import { Pacer } from '../yield.js';
 import { redactSecrets, SecretRedactor } from '../../core/redaction.js';
+import type { JsonValue } from '../../core/task.js';
+import { piiRedactor, type PiiKind } from '../pii.js';
 import type { Confinement } from '../roots.js';
-import { walkFiles } from '../walk.js';
-import { countLine, emptyBucket, HourlyCounts, type BucketCounts, type SeverityCounts } from './counts.js';
+import { walkFiles, type WalkedFile } from '../walk.js';
+import { addBucket, countEvent, emptyBucket, HourlyCounts, type BucketCounts } from './counts.js';
 import { isGzip, logFileSelector } from './files.js';
-import { LineParser } from './line.js';
-import { TemplateMiner, templateText } from './miner.js';
+import { SAMPLE_LINES } from './header.js';
+import { FileLineParser, type ParsedLine, type ParserState } from './line.js';
+import { TemplateMiner, type LogCluster } from './miner.js';
+import { buildReport, type LogScanReport, type ScanTotals } from './report.js';
+
+export type { LogScanReport, TemplateReport } from './report.js';
+import { impliedSeverity, type Severity } from './severity.js';
+import { countInto, emptyStats, mergeStats, statsToJson, type TemplateStats, type TemplateStatsJson } from './stats.js';
 
 /** Options of {@link scanLogs}. */
 export interface ScanOptions {
@@ -20,70 +36,29 @@ export interface ScanOptions {
   target: string;
   /** The allowed roots and the denied paths; every file is opened through it. */
   confinement: Confinement;
-  /** Epoch ms; lines stamped earlier are skipped, or `null`. */
+  /** Epoch ms; events stamped earlier are skipped, or `null` (see the tool's description for untimed lines). */
   since: number | null;
-  /** Templates to report, most frequent first. */
+  /** Templates to report per list. */
   top: number;
   /** Extra glob of files to scan, or `null`. */
   include: string | null;
+  /** Personal data to redact besides secrets. */
+  redact: readonly PiiKind[];
   signal: AbortSignal;
-  /** Called with files done and files in total, once before the first file and after each file. */
+  /** Called with files done and files in total: once before the first file (the resumed count) and after each. */
   onProgress(done: number, total: number): void;
-  /** Reference time (epoch ms) for timestamps without a year. Default: now. */
-  now?: number;
-}
-
-/** One file's counts. */
-export type FileReport = BucketCounts & {
-  /** Relative to the scanned directory, `/`-separated. */
-  path: string;
-};
-
-/** One mined template. */
-export type TemplateReport = {
-  /** Message template, `<*>` at variable positions, secrets redacted. */
-  template: string;
-  /** Lines it covers. */
-  count: number;
-  /** The first line it covered, capped and with secrets redacted. */
-  example: string;
-};
-
-/** The scan's result (the tool's `structuredContent`). */
-/** A type alias rather than an interface so that it is assignable to `JsonObject`. */
-export type LogScanReport = {
-  path: string;
-  /** Log files read to the end. */
-  files: number;
-  /** Non-blank lines counted (those skipped by `since` excluded; lines read before a file failed included). */
-  lines: number;
-  /** Lines skipped because they are older than `since`. */
-  linesBeforeSince: number;
-  /** Files not read: not log files by name, binary (see `binaryFiles`), or unreadable (see `failedFiles`). */
-  skippedFiles: number;
-  /** Selected files (by name or `include`) that are binary from their first chunk; not read, not in `perFile`. */
-  binaryFiles: number;
-  /** Symlinks skipped because their target escapes the roots. */
-  escapedSymlinks: number;
-  /** Whether the file list hit its cap and later files were ignored. */
-  truncated: boolean;
-  severities: SeverityCounts;
-  /** Per file in path order; at most {@link MAX_FILE_REPORTS}. */
-  perFile: FileReport[];
-  perFileTruncated: boolean;
-  /** Per UTC hour `YYYY-MM-DDTHH:00Z`, plus `unknown` (no timestamp) and `other` (beyond the hour cap). */
-  perHour: Record<string, BucketCounts>;
-  /** Distinct templates kept at the end of the scan. */
-  templateCount: number;
-  /** Rare templates dropped to stay within the template cap. */
-  evictedTemplates: number;
-  templates: TemplateReport[];
   /**
-   * Files that could not be read to the end (first {@link MAX_FAILURES}): unreadable, corrupt, or turning binary
-   * part-way (lines before that point are counted).
+   * Journals a part of the scan once (a task's `ctx.step`): returns the journaled value when there is one, else
+   * runs `fn` and journals its value.
    */
-  failedFiles: { path: string; error: string }[];
-};
+  step<T extends JsonValue>(name: string, fn: () => T | Promise<T>): Promise<T>;
+  /** Reference time (epoch ms) for year-less dates of files without an mtime. Default: now. */
+  now?: number;
+  /** A part is journaled after at least this much scanning time (ms; 0: after every file). Default {@link PART_MS}. */
+  partMs?: number;
+  /** … or after this many bytes read. Default {@link PART_BYTES}. */
+  partBytes?: number;
+}
 
 /** Caps that bound memory and result size. */
 export const MAX_FILES = 100_000;
@@ -91,11 +66,262 @@ export const MAX_FILE_REPORTS = 1000;
 export const MAX_HOURS = 2500;
 export const MAX_TEMPLATES = 10_000;
 export const MAX_FAILURES = 50;
+/** Lines of one event at most: a longer run of continuation lines starts a new event. */
+export const MAX_EVENT_LINES = 1000;
 /** Characters kept of an example line. */
 const MAX_EXAMPLE_LENGTH = 500;
-/** Characters kept of a rendered template (at most 128 tokens are mined, but tokens can be long). */
-const MAX_TEMPLATE_LENGTH = 1000;
+/** The shortest time between two parts (ms); they grow to a tenth of the scan's time so far, up to {@link MAX_PART_MS}. */
+export const PART_MS = 5000;
+export const MAX_PART_MS = 5 * 60_000;
+export const PART_BYTES = 256 * 1024 * 1024;
+/** Bytes a part must hold before it may end inside a file for time's sake. */
+export const MIN_MID_FILE_PART_BYTES = 4 * 1024 * 1024;
 const NON_BLANK = /\S/;
+
+/** One file's counts. */
+export type FileReport = BucketCounts & {
+  /** Relative to the scanned directory, `/`-separated, redacted. */
+  path: string;
+  /** Its header format (`syslog`, `log4j`, `learned`, `none` …). */
+  format: string;
+};
+
+/** Where a scan goes on. */
+type Position = {
+  /** Index in the file list, and that file's path (to find it again in a new listing). */
+  index: number;
+  path: string | null;
+  /** Byte offset inside the file (0: from its start). */
+  offset: number;
+  parser: ParserState | null;
+  /** Whether untimed lines are kept by `since` (they follow the last timestamped line). */
+  keep: boolean;
+};
+
+/** A journaled part of a scan: what it added, and where to go on. */
+type ScanPart = {
+  kind: 'part';
+  totals: ScanTotals;
+  files: { path: string; counts: BucketCounts; format: string; done: boolean; status: 'read' | 'binary' | 'failed'; error?: string }[];
+  hours: Record<string, BucketCounts>;
+  templates: { tokens: string[]; example: string; stats: TemplateStatsJson }[];
+  next: Position;
+};
+
+/** What a fresh slot of the journal holds once a run has passed it: a restart began there. */
+const RESUMED = { kind: 'resumed' } as const;
+
+function emptyTotals(): ScanTotals {
+  return { counts: emptyBucket(), linesBeforeSince: 0, eventsBeforeSince: 0, binaryFiles: 0, failures: 0, first: null, last: null };
+}
+
+function addTotals(into: ScanTotals, from: ScanTotals): void {
+  addBucket(into.counts, from.counts);
+  into.linesBeforeSince += from.linesBeforeSince;
+  into.eventsBeforeSince += from.eventsBeforeSince;
+  into.binaryFiles += from.binaryFiles;
+  into.failures += from.failures;
+  if (from.first !== null && (into.first === null || from.first < into.first)) into.first = from.first;
+  if (from.last !== null && (into.last === null || from.last > into.last)) into.last = from.last;
+}
+
+/** An event being read: its first line and how many lines it has so far. */
+interface PendingEvent {
+  parsed: ParsedLine;
+  clean: string;
+  lines: number;
+}
+
+/** Everything a scan accumulates, and the same kept apart for the part being written. */
+class ScanState {
+  readonly totals = emptyTotals();
+  readonly hourly = new HourlyCounts(MAX_HOURS);
+  readonly perFile = new Map<string, FileReport>();
+  readonly formats = new Map<string, number>();
+  readonly failedFiles: { path: string; error: string }[] = [];
+  readonly stats = new Map<number, TemplateStats>();
+  readonly implied = new Map<number, Severity | null>();
+  readonly miner: TemplateMiner;
+  resumedParts = 0;
+  // The part being written.
+  private part = emptyTotals();
+  private partFiles = new Map<string, ScanPart['files'][number]>();
+  private partHours = new HourlyCounts(MAX_HOURS);
+  private partTemplates = new Map<number, TemplateStats>();
+  readonly startedAt = performance.now();
+  partStartedAt = performance.now();
+  partBytes = 0;
+
+  constructor() {
+    this.miner = new TemplateMiner({
+      maxClusters: MAX_TEMPLATES,
+      maxExampleLength: MAX_EXAMPLE_LENGTH,
+      onMerge: (from, into) => {
+        for (const map of [this.stats, this.partTemplates]) {
+          const moved = map.get(from.id);
+          if (!moved) continue;
+          map.delete(from.id);
+          const target = map.get(into.id);
+          if (target) mergeStats(target, moved);
+          else map.set(into.id, moved);
+        }
+        this.implied.delete(from.id);
+      },
+      onEvict: (cluster) => {
+        this.stats.delete(cluster.id);
+        this.partTemplates.delete(cluster.id);
+        this.implied.delete(cluster.id);
+      },
+    });
+  }
+
+  /** The severity a template's words imply, computed once per template. */
+  impliedOf(cluster: LogCluster): Severity | null {
+    let implied = this.implied.get(cluster.id);
+    if (implied === undefined) {
+      implied = impliedSeverity(cluster.tokens.join(' '));
+      this.implied.set(cluster.id, implied);
+    }
+    return implied;
+  }
+
+  statsOf(map: Map<number, TemplateStats>, id: number): TemplateStats {
+    let stats = map.get(id);
+    if (!stats) {
+      stats = emptyStats();
+      map.set(id, stats);
+    }
+    return stats;
+  }
+
+  fileReport(path: string, format: string): FileReport {
+    let report = this.perFile.get(path);
+    if (!report) {
+      report = { path, format, ...emptyBucket() };
+      if (this.perFile.size < MAX_FILE_REPORTS) this.perFile.set(path, report);
+    }
+    return report;
+  }
+
+  partFile(path: string, format: string): ScanPart['files'][number] {
+    let entry = this.partFiles.get(path);
+    if (!entry) {
+      entry = { path, counts: emptyBucket(), format, done: false, status: 'read' };
+      this.partFiles.set(path, entry);
+    }
+    entry.format = format;
+    return entry;
+  }
+
+  /** Counts one event everywhere it counts. */
+  countEvent(event: { epochMs: number | null; severity: Severity | null; lines: number; file: FileReport }): void {
+    for (const totals of [this.totals, this.part]) {
+      countEvent(totals.counts, event.severity, event.lines);
+      if (event.epochMs !== null) {
+        if (totals.first === null || event.epochMs < totals.first) totals.first = event.epochMs;
+        if (totals.last === null || event.epochMs > totals.last) totals.last = event.epochMs;
+      }
+    }
+    this.hourly.add(event.epochMs, event.severity, event.lines);
+    this.partHours.add(event.epochMs, event.severity, event.lines);
+    countEvent(event.file, event.severity, event.lines);
+    countEvent(this.partFile(event.file.path, event.file.format).counts, event.severity, event.lines);
+  }
+
+  skipBySince(lines: number): void {
+    for (const totals of [this.totals, this.part]) {
+      totals.linesBeforeSince += lines;
+      totals.eventsBeforeSince++;
+    }
+  }
+
+  countTemplate(id: number, apply: (stats: TemplateStats) => void): void {
+    apply(this.statsOf(this.stats, id));
+    apply(this.statsOf(this.partTemplates, id));
+  }
+
+  fileDone(path: string, format: string, status: 'read' | 'binary' | 'failed', error?: string): void {
+    if (status === 'read') this.formats.set(format, (this.formats.get(format) ?? 0) + 1);
+    if (status === 'binary') {
+      this.totals.binaryFiles++;
+      this.part.binaryFiles++;
+    }
+    if (status === 'failed') {
+      this.totals.failures++;
+      this.part.failures++;
+      if (this.failedFiles.length < MAX_FAILURES) this.failedFiles.push({ path, error: error ?? 'unreadable' });
+    }
+    const entry = this.partFile(path, format);
+    entry.done = true;
+    entry.status = status;
+    if (error !== undefined) entry.error = error;
+    if (status === 'binary') this.perFile.delete(path);
+  }
+
+  /**
+   * Whether the part being written is due: by bytes read, or by scanning time (inside a file only once it read
+   * {@link MIN_MID_FILE_PART_BYTES} since the part began, so that small files are never split).
+   */
+  partDue(partMs: number, partBytes: number, inFile: boolean): boolean {
+    if (this.partBytes >= partBytes) return true;
+    if (inFile && this.partBytes < MIN_MID_FILE_PART_BYTES) return false;
+    const now = performance.now();
+    // Parts grow with the scan (a tenth of its time so far), so a long scan writes tens of parts, not thousands,
+    // and a crash costs at most about a tenth of the work done.
+    const interval = partMs === 0 ? 0 : Math.min(MAX_PART_MS, Math.max(partMs, (now - this.startedAt) / 10));
+    return now - this.partStartedAt >= interval;
+  }
+
+  /** The part written so far (then a new one starts). */
+  takePart(next: Position): ScanPart {
+    const templates: ScanPart['templates'] = [];
+    const live = new Map(this.miner.clusters().map((cluster) => [cluster.id, cluster]));
+    for (const [id, stats] of this.partTemplates) {
+      const cluster = live.get(id);
+      if (cluster) templates.push({ tokens: [...cluster.tokens], example: cluster.example, stats: statsToJson(stats) });
+    }
+    const part: ScanPart = {
+      kind: 'part',
+      totals: this.part,
+      files: [...this.partFiles.values()],
+      hours: this.partHours.toJSON(),
+      templates,
+      next,
+    };
+    this.part = emptyTotals();
+    this.partFiles = new Map();
+    this.partHours = new HourlyCounts(MAX_HOURS);
+    this.partTemplates = new Map();
+    this.partStartedAt = performance.now();
+    this.partBytes = 0;
+    return part;
+  }
+
+  /** Merges a journaled part back in. */
+  apply(part: ScanPart): void {
+    addTotals(this.totals, part.totals);
+    this.hourly.addAll(part.hours);
+    for (const file of part.files) {
+      if (file.status !== 'binary') addBucket(this.fileReport(file.path, file.format), file.counts);
+      if (file.done) {
+        if (file.status === 'read') this.formats.set(file.format, (this.formats.get(file.format) ?? 0) + 1);
+        if (file.status === 'binary') this.perFile.delete(file.path);
+        if (file.status === 'failed' && this.failedFiles.length < MAX_FAILURES) {
+          this.failedFiles.push({ path: file.path, error: file.error ?? 'unreadable' });
+        }
+      }
+    }
+    for (const template of part.templates) {
+      const cluster = this.miner.add(template.tokens.join(' '), template.example, template.stats.events);
+      mergeStats(this.statsOf(this.stats, cluster.id), { ...template.stats, recent: template.stats.recent });
+    }
+    this.resumedParts++;
+  }
+}
+
+function isPart(value: JsonValue): value is ScanPart & JsonValue {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && value['kind'] === 'part';
+}
 
 /**
  * Scans `options.target`; see the module comment.
@@ -107,88 +333,182 @@ export async function scanLogs(options: ScanOptions): Promise<LogScanReport> {
   const walk = await walkFiles(options.target, { confinement: options.confinement, signal, maxFiles: MAX_FILES });
   const selected = logFileSelector(options.include);
   const logFiles = walk.files.filter((file) => selected(file.relative));
-  const now = options.now ?? Date.now();
-  const total = emptyBucket();
-  const hourly = new HourlyCounts(MAX_HOURS);
-  const miner = new TemplateMiner({ maxClusters: MAX_TEMPLATES, maxExampleLength: MAX_EXAMPLE_LENGTH });
-  const perFile: FileReport[] = [];
-  const failedFiles: LogScanReport['failedFiles'] = [];
-  let failures = 0;
-  let binaryFiles = 0;
-  let linesBeforeSince = 0;
+  const state = new ScanState();
+  const redactPii = piiRedactor(options.redact);
+  const redactPath = (text: string) => redactPii(redactSecrets(text));
 
-  options.onProgress(0, logFiles.length);
-  for (const [index, file] of logFiles.entries()) {
-    signal.throwIfAborted();
-    const relative = redactSecrets(file.relative);
-    const counts: FileReport = { path: relative, ...emptyBucket() };
-    const parser = new LineParser(now);
-    const redactor = new SecretRedactor();
-    // Lines without a timestamp (stack frames, continuations) follow the last timestamped line for `since`.
-    let keep = true;
-    try {
-      await forEachLine(
-        await options.confinement.openForReading(file.path),
-        (line) => {
-          if (!NON_BLANK.test(line)) return;
-          // Redacting before mining keeps secrets out of templates as well as examples.
-          const clean = redactor.redact(line);
-          const parsed = parser.parse(clean);
-          if (options.since !== null) {
-            if (parsed.epochMs !== null) keep = parsed.epochMs >= options.since;
-            if (!keep) {
-              linesBeforeSince++;
-              return;
-            }
-          }
-          countLine(counts, parsed.severity);
-          countLine(total, parsed.severity);
-          hourly.add(parsed.epochMs, parsed.severity);
-          miner.add(parsed.message, clean);
-        },
-        { signal, gzip: isGzip(file.relative), rejectBinary: true },
-      );
-    } catch (error) {
-      if (signal.aborted) throw signal.reason;
-      if (error instanceof BinaryContentError && error.byteOffset === 0) {
-        binaryFiles++;
-        options.onProgress(index + 1, logFiles.length);
-        continue;
-      }
-      failures++;
-      if (failedFiles.length < MAX_FAILURES) failedFiles.push({ path: relative, error: redactSecrets(describe(error)) });
+  // Merge the parts a previous run journaled; the first free slot marks where this run starts.
+  let slot = 1;
+  let position: Position = { index: 0, path: null, offset: 0, parser: null, keep: true };
+  for (; ; slot++) {
+    let fresh = false;
+    const value = await options.step<JsonValue>(`analyze_logs/part-${slot}`, () => {
+      fresh = true;
+      return RESUMED;
+    });
+    if (fresh) break;
+    if (isPart(value)) {
+      state.apply(value);
+      position = value.next;
     }
-    if (perFile.length < MAX_FILE_REPORTS) perFile.push(counts);
+  }
+  const partMs = options.partMs ?? PART_MS;
+  const partBytes = options.partBytes ?? PART_BYTES;
+  const journal = async (next: Position): Promise<void> => {
+    const part = state.takePart(next);
+    await options.step(`analyze_logs/part-${++slot}`, () => part as unknown as JsonValue);
+  };
+
+  // A listing taken after a restart finds the file to go on with by its path (files may have come and gone).
+  let start = position.index;
+  if (position.path !== null) {
+    const found = logFiles.findIndex((file) => file.relative === position.path);
+    start = found >= 0 ? found : Math.min(position.index, logFiles.length);
+  }
+  options.onProgress(start, logFiles.length);
+  for (let index = start; index < logFiles.length; index++) {
+    signal.throwIfAborted();
+    const file = logFiles[index] as WalkedFile;
+    const resume = index === start && position.path === file.relative && position.offset > 0 ? position : null;
+    await scanFile(file, index, resume, { options, state, redactPath, redactPii, partMs, partBytes, journal });
     options.onProgress(index + 1, logFiles.length);
+    if (index + 1 < logFiles.length && state.partDue(partMs, partBytes, false)) {
+      await journal({ index: index + 1, path: (logFiles[index + 1] as WalkedFile).relative, offset: 0, parser: null, keep: true });
+    }
   }
 
-  const clusters = miner.clusters().sort((a, b) => b.count - a.count || a.id - b.id);
-  return {
-    path: redactSecrets(options.target),
-    files: logFiles.length - failures - binaryFiles,
-    lines: total.lines,
-    linesBeforeSince,
-    skippedFiles: walk.files.length - logFiles.length + failures + binaryFiles,
-    binaryFiles,
+  return buildReport({
+    path: redactPath(options.target),
+    logFiles: logFiles.length,
+    walkedFiles: walk.files.length,
     escapedSymlinks: walk.escapedSymlinks,
     truncated: walk.truncated,
-    severities: total.severities,
-    perFile,
-    perFileTruncated: logFiles.length - binaryFiles > perFile.length,
-    perHour: hourly.toJSON(),
-    templateCount: clusters.length,
-    evictedTemplates: miner.evicted,
-    templates: clusters.slice(0, options.top).map((cluster) => ({
-      template: cap(templateText(cluster), MAX_TEMPLATE_LENGTH),
-      count: cluster.count,
-      example: cluster.example,
+    totals: state.totals,
+    perFile: [...state.perFile.values()],
+    perHour: state.hourly.toJSON(),
+    formats: Object.fromEntries(state.formats),
+    failedFiles: state.failedFiles,
+    templates: state.miner.clusters().map((cluster) => ({
+      cluster,
+      stats: state.statsOf(state.stats, cluster.id),
+      implied: state.impliedOf(cluster),
     })),
-    failedFiles,
-  };
+    evictedTemplates: state.miner.evicted,
+    top: options.top,
+    resumedParts: state.resumedParts,
+  });
 }
 
-function cap(text: string, length: number): string {
-  return text.length > length ? `${text.slice(0, length)}…` : text;
+interface FileScanContext {
+  options: ScanOptions;
+  state: ScanState;
+  redactPath(text: string): string;
+  redactPii(text: string): string;
+  partMs: number;
+  partBytes: number;
+  journal(next: Position): Promise<void>;
+}
+
+/** Continuation lines that make an event an error whatever its first line says. */
+const ERROR_CONTINUATION = /^(?:\s*at |Caused by:|Traceback \(most recent call last\):|[\w$.]*(?:Exception|Error)(?::|$))/;
+
+/** Reads one file (from `resume.offset` when given), counting its events; journals parts at event boundaries. */
+async function scanFile(file: WalkedFile, index: number, resume: Position | null, context: FileScanContext): Promise<void> {
+  const { options, state } = context;
+  const relative = context.redactPath(file.relative);
+  const referenceMs = file.mtimeMs ?? options.now ?? Date.now();
+  const redactor = new SecretRedactor();
+  let parser: FileLineParser | null = resume?.parser ? FileLineParser.restore(resume.parser, { referenceMs }) : null;
+  if (parser) state.fileReport(relative, parser.format.name).format = parser.format.name;
+  let keep = resume?.keep ?? true;
+  let pending: PendingEvent | null = null;
+  const sample: { line: string; offset: number }[] = [];
+  const format = () => parser?.format.name ?? 'none';
+  // Listed from its start, also when it turns out to be unreadable (not when binary: binary files are not logs).
+  const report = state.fileReport(relative, format());
+
+  const commit = () => {
+    const event = pending;
+    pending = null;
+    if (!event) return;
+    const { parsed } = event;
+    // Untimed events (stack traces, continuations of a kind the parser does not know) follow the last timestamp.
+    if (options.since !== null) {
+      if (parsed.epochMs !== null) keep = parsed.epochMs >= options.since;
+      if (!keep) {
+        state.skipBySince(event.lines);
+        return;
+      }
+    }
+    const cluster = state.miner.add(parsed.message, event.clean);
+    const implied = state.impliedOf(cluster);
+    const severity = parsed.severity ?? implied;
+    state.countEvent({ epochMs: parsed.epochMs, severity, lines: event.lines, file: report });
+    state.countTemplate(cluster.id, (stats) =>
+      countInto(stats, {
+        epochMs: parsed.epochMs,
+        severity,
+        stated: parsed.severity !== null,
+        lines: event.lines,
+        fileOrdinal: index,
+        file: relative,
+        component: parsed.component,
+      }),
+    );
+  };
+
+  const handle = async (line: string, offset: number): Promise<void> => {
+    state.partBytes += line.length + 1;
+    if (!NON_BLANK.test(line)) return;
+    // Redacting before mining keeps secrets and personal data out of templates as well as examples.
+    const clean = context.redactPii(redactor.redact(line));
+    const parsed = (parser as FileLineParser).parse(clean);
+    if (parsed.continuation && pending && pending.lines < MAX_EVENT_LINES) {
+      pending.lines++;
+      if (pending.parsed.severity === null && ERROR_CONTINUATION.test(line)) pending.parsed.severity = 'ERROR';
+      return;
+    }
+    commit();
+    if (state.partDue(context.partMs, context.partBytes, true)) {
+      await context.journal({ index, path: file.relative, offset, parser: (parser as FileLineParser).snapshot(), keep });
+    }
+    pending = { parsed, clean, lines: 1 };
+  };
+
+  // The sampled lines are handled in one go after the detection: paced like any other lines.
+  const pacer = new Pacer(options.signal);
+  const startSampled = async () => {
+    parser = new FileLineParser(sample.map((entry) => entry.line), { referenceMs });
+    report.format = parser.format.name;
+    for (const entry of sample.splice(0)) {
+      await handle(entry.line, entry.offset);
+      if (pacer.due(entry.line.length)) await pacer.pause();
+    }
+  };
+
+  try {
+    await forEachLine(
+      await options.confinement.openForReading(file.path),
+      async (line, offset) => {
+        if (parser) return handle(line, offset);
+        // The header format and the year of year-less dates come from the first lines.
+        sample.push({ line, offset });
+        if (sample.length >= SAMPLE_LINES) await startSampled();
+      },
+      { signal: options.signal, gzip: isGzip(file.relative), rejectBinary: true, startOffset: resume?.offset ?? 0 },
+    );
+    if (!parser) await startSampled();
+    commit();
+    state.fileDone(relative, format(), 'read');
+  } catch (error) {
+    if (options.signal.aborted) throw options.signal.reason;
+    if (error instanceof BinaryContentError && error.byteOffset === 0) {
+      state.fileDone(relative, format(), 'binary');
+      return;
+    }
+    commit();
+    state.fileDone(relative, format(), 'failed', redactSecrets(describe(error)));
+  }
 }
 
 /** An error's code and message without a stack (paths in it are inside the roots). */

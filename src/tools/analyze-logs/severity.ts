@@ -20,6 +20,16 @@ const LETTERS: Record<string, Severity> = { F: 'FATAL', A: 'FATAL', E: 'ERROR', 
 /** syslog severity (pri % 8): emerg, alert, crit, err, warning, notice, info, debug. */
 const SYSLOG: readonly Severity[] = ['FATAL', 'FATAL', 'FATAL', 'ERROR', 'WARN', 'INFO', 'INFO', 'DEBUG'];
 
+/** The severity a level word names (`WARN`, `warning`, `Info`, `crit`…), or `null`; case-insensitive. */
+export function levelWord(word: string): Severity | null {
+  return Object.hasOwn(WORDS, word.toLowerCase()) ? (WORDS[word.toLowerCase()] as Severity) : null;
+}
+
+/** The severity of a one-letter level (logcat `D`, glog `E`), or `null`. */
+export function levelLetter(letter: string): Severity | null {
+  return Object.hasOwn(LETTERS, letter) ? (LETTERS[letter] as Severity) : null;
+}
+
 const HEAD_LENGTH = 160;
 const PRI = /^<(\d{1,3})>/;
 /** glog `E0102 15:04:05.000000` and logcat brief `E/Tag(  123):` (but not `I/O error`). */
@@ -61,3 +71,28 @@ export function parseSeverity(line: string, messageStart = 0): Severity | null {
   const tagged = LETTER_BEFORE_TAG.exec(head.slice(messageStart));
   return tagged ? (LETTERS[tagged[1] as string] ?? null) : null;
 }
+
+/**
+ * What a template's words imply when its lines state no level: `panic:`, `Kernel panic`, `FATAL`, `Out of memory`
+ * → FATAL; `error`, `exception`, `Traceback`, `segfault`, `core dumped`, an HTTP 5xx (`5xx` in an access-log
+ * template) → ERROR; `failed`, `failure`, `denied`, `refused`, `timed out`, `timeout`, `unreachable`, `cannot`,
+ * `could not`, `unable to`, `warning`, `deprecated`, an HTTP 4xx → WARN; an HTTP 1xx–3xx → INFO. Negated counts (`0 errors`, `no error`)
+ * imply nothing. Linear in the text.
+ */
+export function impliedSeverity(text: string): Severity | null {
+  if (IMPLIED_FATAL.test(text)) return 'FATAL';
+  if (IMPLIED_ERROR.test(text) && !NEGATED_ERROR.test(text)) return 'ERROR';
+  if (IMPLIED_WARN.test(text) && !NEGATED_WARN.test(text)) return 'WARN';
+  if (IMPLIED_INFO.test(text)) return 'INFO';
+  return null;
+}
+
+const IMPLIED_FATAL = /\bpanic\b|\bFATAL\b|\bout of memory\b|\boom-killer\b|\bemergency\b/i;
+const IMPLIED_ERROR =
+  /\berror(?:s|ed)?\b|\bexception\b|\bTraceback\b|\bsegfault\b|\bsegmentation fault\b|\bcore dumped\b|\bcrash(?:ed)?\b|\bcorrupt(?:ed|ion)?\b|(?:^|\s)5xx(?:\s|$)/i;
+const NEGATED_ERROR = /\b(?:0|no|zero|without) (?:errors?|exceptions?)\b/i;
+const IMPLIED_WARN =
+  /\bfail(?:ed|ure|s)?\b|\bdenied\b|\brefused\b|\btimed out\b|\btimeout\b|\bunreachable\b|\bcannot\b|\bcould not\b|\bcouldn't\b|\bunable to\b|\bwarn(?:ing)?s?\b|\bdeprecated\b|(?:^|\s)4xx(?:\s|$)/i;
+/** An access-log status 2xx or 3xx. */
+const IMPLIED_INFO = /(?:^|\s)[123]xx(?:\s|$)/;
+const NEGATED_WARN = /\b(?:0|no|zero|without) (?:failures?|warnings?)\b/i;

@@ -6,18 +6,24 @@ import { z } from 'zod';
 import type { PathConfinement } from '../../core/confinement.js';
 import { defineTool, textResult, ToolInputError } from '../../core/tool.js';
 import { MAX_LINE_LENGTH } from '../lines.js';
+import { DEFAULT_PII, PII_KINDS } from '../pii.js';
 import { resolveConfined, type ConfinedPath } from '../roots.js';
 import { SEVERITIES } from './severity.js';
 import { isValidGlob, LOG_FILES_DESCRIPTION } from './files.js';
-import { scanLogs, type LogScanReport } from './scan.js';
+import { scanLogs } from './scan.js';
+import { summarize } from './text-report.js';
 
 const inputSchema = z.object({
   path: z.string().min(1).describe('Absolute path of a log file or of a directory tree to scan (inside the allowed roots).'),
   since: z
     .string()
     .optional()
-    .describe('ISO 8601 date or date-time (UTC unless it has an offset); lines stamped earlier are skipped.'),
-  top: z.number().int().min(1).max(1000).default(20).describe('How many templates to return, most frequent first.'),
+    .describe(
+      'ISO 8601 date or date-time (UTC unless it has an offset); events stamped earlier are skipped. An event ' +
+        'without a usable timestamp (a continuation line, a line in an unknown format) follows the last ' +
+        'timestamped line before it in its file; one before the first timestamp of its file is kept.',
+    ),
+  top: z.number().int().min(1).max(1000).default(20).describe('How many templates each list of the report shows.'),
   include: z
     .string()
     .optional()
@@ -25,30 +31,73 @@ const inputSchema = z.object({
       'Glob of extra files to scan besides the log files named in the tool description (e.g. "**/*.txt"), relative ' +
         'to path; a pattern without "/" matches file names at any depth.',
     ),
+  redact: z
+    .array(z.enum(PII_KINDS))
+    .default([...DEFAULT_PII])
+    .describe(
+      'Personal data replaced in templates and examples: "email" (addresses), "card" (payment card numbers, ' +
+        'Luhn-checked), "ip" (IPv4 and IPv6 addresses). Default ["email","card"]; secrets are always redacted.',
+    ),
 });
 
 const severityCounts = z.object({
   ...Object.fromEntries(SEVERITIES.map((s) => [s, z.number().int()])),
   UNKNOWN: z.number().int(),
 });
-const bucket = z.object({ lines: z.number().int(), severities: severityCounts });
+const bucket = z.object({ lines: z.number().int(), events: z.number().int(), severities: severityCounts });
+const severityName = z.enum([...SEVERITIES, 'UNKNOWN']);
+const template = z.object({
+  template: z.string(),
+  severity: severityName,
+  severitySource: z.enum(['stated', 'implied', 'none']),
+  events: z.number().int(),
+  lines: z.number().int(),
+  severities: severityCounts,
+  firstSeen: z.string().nullable(),
+  lastSeen: z.string().nullable(),
+  files: z.number().int(),
+  fileSamples: z.array(z.string()),
+  component: z.string().nullable(),
+  example: z.string(),
+  trend: z.enum(['new', 'spike']).nullable(),
+  recentEvents: z.number().int(),
+  spikeFactor: z.number().nullable(),
+  peakHour: z.string().nullable(),
+});
 
 const outputSchema = z.object({
   path: z.string(),
   files: z.number().int(),
   lines: z.number().int(),
+  events: z.number().int(),
   linesBeforeSince: z.number().int(),
+  eventsBeforeSince: z.number().int(),
   skippedFiles: z.number().int(),
   binaryFiles: z.number().int(),
   escapedSymlinks: z.number().int(),
   truncated: z.boolean(),
+  timeRange: z.object({ first: z.string(), last: z.string() }).nullable(),
+  formats: z.record(z.string(), z.number().int()),
   severities: severityCounts,
-  perFile: z.array(bucket.extend({ path: z.string() })),
+  perFile: z.array(bucket.extend({ path: z.string(), format: z.string() })),
   perFileTruncated: z.boolean(),
   perHour: z.record(z.string(), bucket),
   templateCount: z.number().int(),
   evictedTemplates: z.number().int(),
-  templates: z.array(z.object({ template: z.string(), count: z.number().int(), example: z.string() })),
+  attention: z.array(template),
+  attentionCount: z.number().int(),
+  trends: z.object({
+    windowHours: z.number().int(),
+    from: z.string().nullable(),
+    to: z.string().nullable(),
+    baselineHours: z.number(),
+    new: z.array(template),
+    newCount: z.number().int(),
+    spiking: z.array(template),
+    spikingCount: z.number().int(),
+  }),
+  templates: z.array(template),
+  resumedParts: z.number().int(),
   failedFiles: z.array(z.object({ path: z.string(), error: z.string() })),
 });
 
@@ -84,15 +133,26 @@ export const analyzeLogsTool = defineTool({
   name: 'analyze_logs',
   title: 'Analyze logs',
   description:
-    'Scans a log file or a directory tree of logs and reports severities per file and per UTC hour and the most ' +
-    'frequent message templates (variable parts shown as <*>), each with an example line (secrets redacted). ' +
-    `Reads, also when path is a single file: ${LOG_FILES_DESCRIPTION}. Other files are counted as skipped, and so ` +
-    'are files whose content is binary (a NUL byte or mostly non-text bytes), whatever their name. Lines longer ' +
-    `than ${MAX_LINE_LENGTH.toLocaleString('en-US')} characters are cut there. Read-only.`,
+    'Scans a log file or a directory tree of logs and reports, for the person on call: the FATAL, ERROR and WARN ' +
+    'message templates first (variable parts shown as <*>, with counts, first and last seen, files and an ' +
+    'example), what is new or spiking in the last hours against the hours before, events per UTC hour as a ' +
+    'chart, and the most frequent templates. The header format of each file (timestamp, host, pid, level, ' +
+    'logger) is detected from its first lines so that templates are mined on the message; a stack trace or ' +
+    'traceback counts as one event; severity comes from the line, else from what the template implies. Secrets, ' +
+    'e-mail addresses and card numbers (and IP addresses on request) are redacted. Dates without a year get the ' +
+    "year that makes the file's sequence consistent (from its modification time, the order of its lines and " +
+    `dates inside messages). Reads, also when path is a single file: ${LOG_FILES_DESCRIPTION}. Other files are ` +
+    'counted as skipped, and so are files whose content is binary (a NUL byte or mostly non-text bytes), ' +
+    `whatever their name. Lines longer than ${MAX_LINE_LENGTH.toLocaleString('en-US')} characters are cut there. ` +
+    'As a task it is resumable: after a crash it continues after the last journaled part. Read-only.',
   inputSchema,
   outputSchema,
   execution: 'task-optional',
   idempotent: true,
+  journaled: true,
+  immediateResponse: (args) =>
+    `Started scanning ${args.path} for severities and the most frequent message templates; ` +
+    'this takes seconds for a few megabytes of logs and a few minutes for gigabytes.',
   async preflight(args, context) {
     await checkArguments(args, context);
   },
@@ -105,35 +165,12 @@ export const analyzeLogsTool = defineTool({
       since: parseSince(args.since),
       top: args.top,
       include: args.include ?? null,
+      redact: args.redact,
       signal: ctx.signal,
+      step: (name, fn) => ctx.step(name, fn),
       onProgress: (done, total) => ctx.progress(done, total, 'scanned files'),
     });
-    ctx.logger.info({ files: report.files, lines: report.lines, templates: report.templateCount }, 'logs analyzed');
+    ctx.logger.info({ files: report.files, lines: report.lines, templates: report.templateCount, resumedParts: report.resumedParts }, 'logs analyzed');
     return textResult(summarize(report), { structuredContent: report });
   },
 });
-
-const TEXT_TEMPLATES = 10;
-
-/** A short human-readable account of a report. */
-function summarize(report: LogScanReport): string {
-  const number = (n: number) => n.toLocaleString('en-US');
-  const severities = Object.entries(report.severities)
-    .filter(([, count]) => count > 0)
-    .map(([name, count]) => `${name} ${number(count)}`)
-    .join(', ');
-  const lines = [
-    `Scanned ${number(report.files)} log files (${number(report.skippedFiles)} other files skipped), ` +
-      `${number(report.lines)} lines under ${report.path}.`,
-    `Severities: ${severities || 'none'}.`,
-  ];
-  if (report.linesBeforeSince > 0) lines.push(`${number(report.linesBeforeSince)} lines before "since" skipped.`);
-  if (report.binaryFiles > 0) lines.push(`${number(report.binaryFiles)} files with binary content skipped.`);
-  if (report.escapedSymlinks > 0) lines.push(`${report.escapedSymlinks} symlinks leading outside the roots skipped.`);
-  if (report.failedFiles.length > 0) lines.push(`${report.failedFiles.length} files could not be read.`);
-  lines.push(`${number(report.templateCount)} message templates; most frequent:`);
-  for (const template of report.templates.slice(0, TEXT_TEMPLATES)) {
-    lines.push(`  ${number(template.count)} × ${template.template}`);
-  }
-  return lines.join('\n');
-}

@@ -15,6 +15,8 @@ export type GitActivity = {
   commits: number;
   /** Most active authors (by name) in the window, at most {@link MAX_AUTHORS}. */
   authors: { name: string; commits: number }[];
+  /** Distinct authors in the window (`authors` may list fewer). */
+  authorCount: number;
   /** Committer date of the newest commit in the window, ISO 8601, or `null`. */
   lastCommitAt: string | null;
   /** Commits per ISO week start (Monday, `YYYY-MM-DD`, UTC), oldest first. */
@@ -34,7 +36,7 @@ const DAY_MS = 86_400_000;
  */
 export async function gitActivity(directory: string, days: number, signal: AbortSignal, now = Date.now()): Promise<GitActivity> {
   const since = new Date(now - days * DAY_MS).toISOString();
-  const empty: GitActivity = { available: false, reason: null, since, commits: 0, authors: [], lastCommitAt: null, perWeek: {} };
+  const empty: GitActivity = { available: false, reason: null, since, commits: 0, authors: [], authorCount: 0, lastCommitAt: null, perWeek: {} };
   let output: string;
   try {
     output = await run(
@@ -72,9 +74,28 @@ export async function gitActivity(directory: string, days: number, signal: Abort
       .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
       .slice(0, MAX_AUTHORS)
       .map(([name, count]) => ({ name, commits: count })),
+    authorCount: authors.size,
     lastCommitAt,
     perWeek: Object.fromEntries([...perWeek].sort((a, b) => (a[0] < b[0] ? -1 : 1))),
   };
+}
+
+/**
+ * The files git would call part of the work tree below `directory`: tracked ones and untracked ones that no
+ * ignore rule excludes (`git ls-files --cached --others --exclude-standard`), `/`-separated and relative to it.
+ *
+ * @returns `null` when `directory` is not in a git work tree (or git is missing or refuses it).
+ * @throws only the signal's reason when aborted.
+ */
+export async function gitFiles(directory: string, signal: AbortSignal): Promise<string[] | null> {
+  try {
+    const output = await run(['-c', 'core.fsmonitor=false', '-C', directory, 'ls-files', '-z', '--cached', '--others', '--exclude-standard'], signal);
+    // A file both tracked and modified is listed once; an unmerged one once per stage.
+    return [...new Set(output.split('\0').filter((name) => name !== ''))];
+  } catch {
+    signal.throwIfAborted();
+    return null;
+  }
 }
 
 function run(args: string[], signal: AbortSignal): Promise<string> {

@@ -1,16 +1,20 @@
 /**
- * The work of `audit_repository`: walk a source tree (without `.git`, `node_modules` and other vendored or
- * generated directories), count files and lines per language, find the largest files and secret-like strings,
- * and read recent commit activity. Secret values never enter the report: only their kind and a redacted preview,
- * and paths with secrets redacted (a file can be named after a key).
+ * The work of `audit_repository`: list a source tree as its owner sees it — in a git work tree the files git
+ * lists (tracked, and untracked ones no ignore rule excludes), elsewhere the walk minus what its `.gitignore`
+ * files and the usual vendored directories exclude — then count files and lines per language, find the largest
+ * files and secret-like strings (marking those in test fixtures), and read recent commit activity. The server's
+ * own state is denied like everywhere (it is never listed, whatever git says). Secret values never enter the
+ * report: only their kind and a redacted preview, and paths with secrets redacted (a file can be named after a
+ * key).
  */
 import path from 'node:path';
 import { isBinaryBlock } from '../binary.js';
 import { forEachLine } from '../lines.js';
 import { findSecrets, redactSecrets, type SecretKind } from '../../core/redaction.js';
 import type { Confinement } from '../roots.js';
-import { walkFiles } from '../walk.js';
-import { gitActivity, type GitActivity } from './git.js';
+import { confinedFile, walkFiles, type WalkResult } from '../walk.js';
+import { gitActivity, gitFiles, type GitActivity } from './git.js';
+import { IgnoreRules } from './ignore-rules.js';
 import { hasBinaryExtension, languageOf } from './languages.js';
 
 /** Options of {@link auditRepository}. */
@@ -26,12 +30,19 @@ export interface AuditOptions {
   historyDays?: number;
 }
 
-/** A secret-like string (its value is never included). */
-export type SecretReport = { path: string; line: number; kind: SecretKind; preview: string };
+/**
+ * A secret-like string (its value is never included). `fixture`: the file is a test or a fixture (a `test/`,
+ * `fixtures/`, `__mocks__/` … directory, or `*.test.*`, `*_test.go`), where planted credentials are expected.
+ */
+export type SecretReport = { path: string; line: number; kind: SecretKind; preview: string; fixture: boolean };
 
 /** The audit's result (the tool's `structuredContent`). */
 export type AuditReport = {
   path: string;
+  /** How the files were listed: `git` (git ls-files) or `walk` (the tree minus .gitignore rules and vendored directories). */
+  listing: 'git' | 'walk';
+  /** Files and directories a .gitignore rule left out of a walk (`null` for a git listing, where git applies the rules). */
+  ignoredEntries: number | null;
   /** Text files read. */
   files: number;
   lines: number;
@@ -48,8 +59,9 @@ export type AuditReport = {
   git: GitActivity;
   /** Findings in path and line order, at most {@link MAX_SECRETS}. */
   secrets: SecretReport[];
-  /** All findings, including those beyond the cap. */
+  /** All findings, including those beyond the cap, and how many of them are in test fixtures. */
   secretCount: number;
+  fixtureSecretCount: number;
 };
 
 export const MAX_FILES = 200_000;
@@ -57,8 +69,19 @@ export const MAX_FILES = 200_000;
 export const MAX_FILE_BYTES = 2 * 1024 * 1024;
 export const MAX_LARGEST = 10;
 export const MAX_SECRETS = 200;
-/** Directory names never descended into: VCS metadata, dependencies, build output. */
+/** Directory names never descended into by a walk: VCS metadata, dependencies, caches. */
 const SKIPPED_DIRECTORIES = new Set(['.git', '.hg', '.svn', 'node_modules', '.venv', 'venv', '__pycache__']);
+/** Directories that hold tests and fixtures. */
+const FIXTURE_DIRECTORIES = new Set(['test', 'tests', '__tests__', 'spec', 'specs', 'fixture', 'fixtures', '__fixtures__', 'testdata', 'test-data', 'mocks', '__mocks__', 'e2e']);
+/** Test files by name: `x.test.ts`, `x.spec.js`, `x_test.go`, `test_x.py`. */
+const TEST_FILE = /\.(?:test|spec)\.[^./]+$|_test\.[^./]+$|^test_[^/]*\.py$/;
+
+/** Whether a relative path is a test or a fixture (see {@link SecretReport}). */
+export function isFixturePath(relative: string): boolean {
+  const parts = relative.split('/');
+  const name = parts.pop() as string;
+  return TEST_FILE.test(name) || parts.some((part) => FIXTURE_DIRECTORIES.has(part.toLowerCase()));
+}
 /** Bytes sniffed to tell binary files without a telling extension (see {@link isBinaryBlock}). */
 const SNIFF_BYTES = 8192;
 
@@ -69,14 +92,11 @@ const SNIFF_BYTES = 8192;
  */
 export async function auditRepository(options: AuditOptions): Promise<AuditReport> {
   const { signal } = options;
-  const walk = await walkFiles(options.target, {
-    confinement: options.confinement,
-    signal,
-    maxFiles: MAX_FILES,
-    skipDirectory: (name) => SKIPPED_DIRECTORIES.has(name),
-  });
+  const { walk, listing, ignoredEntries } = await listFiles(options);
   const report: AuditReport = {
     path: redactSecrets(options.target),
+    listing,
+    ignoredEntries,
     files: 0,
     lines: 0,
     bytes: 0,
@@ -91,6 +111,7 @@ export async function auditRepository(options: AuditOptions): Promise<AuditRepor
     git: await gitActivity(options.target, options.historyDays ?? 90, signal),
     secrets: [],
     secretCount: 0,
+    fixtureSecretCount: 0,
   };
   const languages = new Map<string, { files: number; lines: number }>();
 
@@ -102,6 +123,7 @@ export async function auditRepository(options: AuditOptions): Promise<AuditRepor
     else if (hasBinaryExtension(name) || (await looksBinary(file.path, options.confinement))) report.skipped.binary++;
     else {
       const relative = redactSecrets(file.relative);
+      const fixture = isFixturePath(file.relative);
       let lineNumber = 0;
       try {
         await forEachLine(
@@ -110,8 +132,9 @@ export async function auditRepository(options: AuditOptions): Promise<AuditRepor
             lineNumber++;
             for (const finding of findSecrets(line)) {
               report.secretCount++;
+              if (fixture) report.fixtureSecretCount++;
               if (report.secrets.length < MAX_SECRETS) {
-                report.secrets.push({ path: relative, line: lineNumber, kind: finding.kind, preview: finding.preview });
+                report.secrets.push({ path: relative, line: lineNumber, kind: finding.kind, preview: finding.preview, fixture });
               }
             }
           },
@@ -136,6 +159,39 @@ export async function auditRepository(options: AuditOptions): Promise<AuditRepor
     .map(([language, counts]) => ({ language, ...counts }))
     .sort((a, b) => b.lines - a.lines || (a.language < b.language ? -1 : 1));
   return report;
+}
+
+/**
+ * The files to audit: git's list in a git work tree, else a walk that leaves out vendored directories and what
+ * the tree's `.gitignore` files exclude.
+ */
+async function listFiles(options: AuditOptions): Promise<{ walk: WalkResult; listing: AuditReport['listing']; ignoredEntries: number | null }> {
+  const { target, confinement, signal } = options;
+  const listed = await gitFiles(target, signal);
+  if (listed) {
+    const walk: WalkResult = { files: [], escapedSymlinks: 0, truncated: false };
+    for (const relative of listed.sort()) {
+      signal.throwIfAborted();
+      if (walk.files.length >= MAX_FILES) {
+        walk.truncated = true;
+        break;
+      }
+      // Denied paths (the server's state) are left out whatever git says, as are links leading out of the roots.
+      const file = await confinedFile(target, relative, confinement, walk);
+      if (file) walk.files.push(file);
+    }
+    return { walk, listing: 'git', ignoredEntries: null };
+  }
+  const rules = new IgnoreRules(confinement);
+  const walk = await walkFiles(target, {
+    confinement,
+    signal,
+    maxFiles: MAX_FILES,
+    skipDirectory: (name) => SKIPPED_DIRECTORIES.has(name),
+    enterDirectory: (relative, absolute) => rules.enter(relative, absolute),
+    exclude: (relative, isDirectory) => rules.excludes(relative, isDirectory),
+  });
+  return { walk, listing: 'walk', ignoredEntries: rules.ignored };
 }
 
 /** Whether the head of the file is binary data (see {@link isBinaryBlock}). */

@@ -17,6 +17,8 @@ const inputSchema = z.object({
 const count = z.number().int();
 const outputSchema = z.object({
   path: z.string(),
+  listing: z.enum(['git', 'walk']),
+  ignoredEntries: count.nullable(),
   files: count,
   lines: count,
   bytes: count,
@@ -31,11 +33,13 @@ const outputSchema = z.object({
     since: z.string(),
     commits: count,
     authors: z.array(z.object({ name: z.string(), commits: count })),
+    authorCount: count,
     lastCommitAt: z.string().nullable(),
     perWeek: z.record(z.string(), count),
   }),
-  secrets: z.array(z.object({ path: z.string(), line: count, kind: z.enum(SECRET_KINDS), preview: z.string() })),
+  secrets: z.array(z.object({ path: z.string(), line: count, kind: z.enum(SECRET_KINDS), preview: z.string(), fixture: z.boolean() })),
   secretCount: count,
+  fixtureSecretCount: count,
 });
 
 async function resolveDirectory(userPath: string, spec: PathConfinement): Promise<ConfinedPath> {
@@ -49,14 +53,19 @@ export const auditRepositoryTool = defineTool({
   name: 'audit_repository',
   title: 'Audit repository',
   description:
-    'Walks a source repository (skipping .git, node_modules, binary and very large files) and reports files and ' +
-    'lines per language, the largest files, commit activity of the last 90 days, and secret-like strings ' +
-    '(private keys, cloud, payment, package registry and chat tokens, passwords and other credentials) by file and ' +
-    'line with their values redacted. Read-only.',
+    'Audits a source repository as its owner sees it: in a git work tree the files git lists (tracked, and ' +
+    'untracked ones no ignore rule excludes), elsewhere the tree minus its .gitignore rules and vendored ' +
+    'directories; binary and very large files are skipped. Reports files and lines per language, the largest ' +
+    'files, commit activity of the last 90 days, and secret-like strings (private keys, AWS, Google Cloud and ' +
+    'Azure keys, GitHub, GitLab, Slack and Stripe tokens, JWTs, passwords in URLs and other credentials) by file ' +
+    'and line with their values redacted, those in tests and fixtures marked as such. Read-only.',
   inputSchema,
   outputSchema,
   execution: 'task-optional',
   idempotent: true,
+  immediateResponse: (args) =>
+    `Started auditing the repository at ${args.path} (languages, largest files, commits of the last 90 days, ` +
+    'secret-like strings); this takes seconds for a small repository and a few minutes for a very large one.',
   async preflight(args, context) {
     await resolveDirectory(args.path, context);
   },
@@ -74,20 +83,60 @@ export const auditRepositoryTool = defineTool({
   },
 });
 
+const TEXT_LANGUAGES = 8;
+const TEXT_LARGEST = 5;
+const TEXT_SECRETS = 20;
+const TEXT_AUTHORS = 3;
+
+/** `1 file`, `2 files`. */
+function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count.toLocaleString('en-US')} ${count === 1 ? one : many}`;
+}
+
 /** A short human-readable account of a report (secret previews are already redacted). */
 function summarize(report: AuditReport): string {
   const number = (n: number) => n.toLocaleString('en-US');
+  const { skipped } = report;
+  const listing =
+    report.listing === 'git'
+      ? 'as git lists them'
+      : `walking the tree${report.ignoredEntries ? `, ${plural(report.ignoredEntries, 'file or directory', 'files and directories')} left out by .gitignore rules` : ''}`;
   const lines = [
-    `Audited ${number(report.files)} files, ${number(report.lines)} lines under ${report.path} ` +
-      `(skipped ${report.skipped.binary} binary, ${report.skipped.tooLarge} too large, ${report.skipped.unreadable} unreadable).`,
-    `Languages: ${report.languages.slice(0, 8).map((l) => `${l.language} ${number(l.lines)}`).join(', ') || 'none'}.`,
-    report.git.available
-      ? `Git: ${report.git.commits} commits since ${report.git.since.slice(0, 10)} by ${report.git.authors.length} authors.`
-      : `Git: ${report.git.reason}.`,
-    `Secret-like strings: ${report.secretCount}.`,
+    `Audited ${plural(report.files, 'file')}, ${plural(report.lines, 'line')} under ${report.path} (${listing}; skipped ` +
+      `${number(skipped.binary)} binary, ${number(skipped.tooLarge)} too large, ${number(skipped.unreadable)} unreadable).`,
   ];
-  for (const secret of report.secrets.slice(0, 20)) {
-    lines.push(`  ${secret.path}:${secret.line} ${secret.kind} ${secret.preview}`);
+  const languages = report.languages.slice(0, TEXT_LANGUAGES).map((l) => `${l.language} ${number(l.lines)}`);
+  const moreLanguages = report.languages.length - languages.length;
+  lines.push(`Languages (lines): ${languages.join(', ') || 'none'}${moreLanguages > 0 ? `, and ${plural(moreLanguages, 'more language')}` : ''}.`);
+  if (report.largestFiles.length > 0) {
+    const largest = report.largestFiles.slice(0, TEXT_LARGEST).map((f) => `${f.path} (${number(f.bytes)} bytes)`);
+    const moreLargest = report.largestFiles.length - largest.length;
+    lines.push(`Largest files: ${largest.join(', ')}${moreLargest > 0 ? `, and ${number(moreLargest)} more in structuredContent` : ''}.`);
   }
+  const { git } = report;
+  if (git.available) {
+    const named = git.authors.slice(0, TEXT_AUTHORS).map((a) => `${a.name} ${number(a.commits)}`);
+    const moreAuthors = git.authorCount - named.length;
+    if (moreAuthors > 0) named.push(`and ${number(moreAuthors)} more`);
+    lines.push(
+      `Git: ${plural(git.commits, 'commit')} since ${git.since.slice(0, 10)} by ${plural(git.authorCount, 'author')}` +
+        `${named.length > 0 ? ` (${named.join(', ')})` : ''}.`,
+    );
+  } else {
+    lines.push(`Git: ${git.reason}.`);
+  }
+  const real = report.secretCount - report.fixtureSecretCount;
+  lines.push(
+    `Secret-like strings: ${number(report.secretCount)}` +
+      (report.fixtureSecretCount > 0 ? ` (${number(real)} outside tests and fixtures, ${number(report.fixtureSecretCount)} in test fixtures)` : '') +
+      '.',
+  );
+  // Findings outside tests first: those are the ones to act on.
+  const ordered = [...report.secrets.filter((s) => !s.fixture), ...report.secrets.filter((s) => s.fixture)];
+  for (const secret of ordered.slice(0, TEXT_SECRETS)) {
+    lines.push(`  ${secret.path}:${secret.line} ${secret.kind} ${secret.preview}${secret.fixture ? ' [test fixture]' : ''}`);
+  }
+  const notShown = report.secretCount - Math.min(ordered.length, TEXT_SECRETS);
+  if (notShown > 0) lines.push(`  … ${plural(notShown, 'more finding')}${report.secretCount > report.secrets.length ? ' (the structured report lists the first 200)' : ' (see structuredContent)'}`);
   return lines.join('\n');
 }

@@ -129,6 +129,9 @@ export function cleanupLogsTool(options: CleanupLogsOptions): AnyToolDefinition 
     execution: 'task-required',
     journaled: true,
     elicits: true,
+    immediateResponse: (args) =>
+      `Started looking for rotated logs older than ${args.olderThanDays} days below ${args.path}; the list comes back ` +
+      'for confirmation within seconds (a minute for huge trees), and nothing is deleted before it is confirmed.',
     async preflight(args, context) {
       await checkArguments(args, context.deniedPaths);
     },

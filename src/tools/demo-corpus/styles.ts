@@ -17,6 +17,11 @@ export interface LogStyle {
    * @param host - the host name of the file.
    */
   event(random: Random, epochMs: number, host: string): string[];
+  /**
+   * Lines for an event during the incident of the corpus's last hours (see `INCIDENT_HOURS`), or `null` for an
+   * ordinary event: what `analyze_logs` reports as new or spiking.
+   */
+  incident?(random: Random, epochMs: number, host: string): string[] | null;
 }
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
@@ -154,6 +159,17 @@ const zookeeper: LogStyle = {
 const app: LogStyle = {
   directory: 'app',
   fileName: 'orders-service.log',
+  // The connection pool runs dry: an error never seen before.
+  incident(r, ms) {
+    if (r.next() >= 0.2) return null;
+    const time = `${isoTime(ms, 'T', '.')}Z`;
+    return [
+      `${time} ERROR [http-nio-8080-exec-${r.int(1, 40)}] c.e.orders.OrderRepository - HikariPool-1 - Connection is not available, request timed out after 30000ms.`,
+      'java.sql.SQLTransientConnectionException: HikariPool-1 - Connection is not available, request timed out after 30000ms.',
+      '\tat com.zaxxer.hikari.pool.HikariPool.createTimeoutException(HikariPool.java:696)',
+      '\tat com.example.orders.OrderRepository.save(OrderRepository.java:88)',
+    ];
+  },
   event(r, ms) {
     const time = `${isoTime(ms, 'T', '.')}Z`;
     const thread = `http-nio-8080-exec-${r.int(1, 40)}`;
@@ -185,6 +201,12 @@ const app: LogStyle = {
 const kernel: LogStyle = {
   directory: 'kernel',
   fileName: 'kern.log',
+  // The database host runs out of memory again and again.
+  incident(r, ms, host) {
+    if (r.next() >= 0.9) return null;
+    const head = `${syslogTime(ms)} ${host} kernel: [${r.int(1, 999999)}.${String(r.int(0, 999999)).padStart(6, '0')}]`;
+    return [`${head} Out of memory: Killed process ${r.int(1000, 65000)} (java) total-vm:${r.int(1e6, 9e6)}kB, anon-rss:${r.int(1e5, 9e5)}kB`];
+  },
   event(r, ms, host) {
     const head = `${syslogTime(ms)} ${host} kernel: [${r.int(1, 999999)}.${String(r.int(0, 999999)).padStart(6, '0')}]`;
     return [

@@ -1,0 +1,251 @@
+/**
+ * The structured report of `analyze_logs` (its `structuredContent`) built from what a scan accumulated: the
+ * templates that need attention (FATAL, ERROR, WARN) first, what is new or spiking in the last hours against the
+ * earlier baseline, and the most frequent templates, each with its severity, counts, first and last time seen,
+ * files and an example.
+ */
+import type { BucketCounts, SeverityCounts } from './counts.js';
+import { HOUR_MS, hourStart } from './counts.js';
+import type { LogCluster } from './miner.js';
+import type { FileReport } from './scan.js';
+import { SEVERITIES, type Severity } from './severity.js';
+import { templateSeverity, type TemplateStats } from './stats.js';
+
+/** Totals of a scan (or of a journaled part of one). */
+export type ScanTotals = {
+  counts: BucketCounts;
+  linesBeforeSince: number;
+  eventsBeforeSince: number;
+  binaryFiles: number;
+  failures: number;
+  /** Epoch ms of the earliest and latest timestamped event counted, or `null`. */
+  first: number | null;
+  last: number | null;
+};
+
+/** One template as reported. */
+export type TemplateReport = {
+  /** Message template, `<*>` at variable positions, secrets and personal data redacted. */
+  template: string;
+  /** What its lines state most often, else what its words imply (`UNKNOWN`: neither). */
+  severity: Severity | 'UNKNOWN';
+  severitySource: 'stated' | 'implied' | 'none';
+  /** Events it covers (a multi-line event once) and their lines. */
+  events: number;
+  lines: number;
+  severities: SeverityCounts;
+  /** ISO 8601 UTC of its first and last timestamped event, or `null`. */
+  firstSeen: string | null;
+  lastSeen: string | null;
+  /** Files it appears in (approximate for merged templates) and up to three of them. */
+  files: number;
+  fileSamples: string[];
+  /** The logger, program or tag of its first event (`sshd`, `dfs.DataNode`), or `null`. */
+  component: string | null;
+  /** The first line it covered, capped and redacted. */
+  example: string;
+  /** `new`: first seen in the trend window; `spike`: its rate there is several times the earlier one. */
+  trend: 'new' | 'spike' | null;
+  /** Events in the trend window, and how many times its earlier hourly rate that is (`null`: no earlier rate). */
+  recentEvents: number;
+  spikeFactor: number | null;
+  /** ISO 8601 UTC of its busiest hour in the trend window, or `null` (where the text chart marks a spike). */
+  peakHour: string | null;
+};
+
+/** The scan's result (the tool's `structuredContent`); a type alias so that it is assignable to `JsonObject`. */
+export type LogScanReport = {
+  path: string;
+  /** Log files read to the end. */
+  files: number;
+  /** Non-blank lines counted (those skipped by `since` excluded; lines read before a file failed included). */
+  lines: number;
+  /** Events counted: a line, or a line with its continuation lines (stack frames, traceback lines). */
+  events: number;
+  /** Lines and events skipped because they are older than `since`. */
+  linesBeforeSince: number;
+  eventsBeforeSince: number;
+  /** Files not read: not log files by name, binary (see `binaryFiles`), or unreadable (see `failedFiles`). */
+  skippedFiles: number;
+  /** Selected files (by name or `include`) that are binary from their first chunk; not read, not in `perFile`. */
+  binaryFiles: number;
+  /** Symlinks skipped because their target escapes the roots. */
+  escapedSymlinks: number;
+  /** Whether the file list hit its cap and later files were ignored. */
+  truncated: boolean;
+  /** ISO 8601 UTC of the earliest and latest timestamped event, or `null` when no line had a usable timestamp. */
+  timeRange: { first: string; last: string } | null;
+  /** Files per detected header format (`syslog`, `log4j`, `learned`, `none` …). */
+  formats: Record<string, number>;
+  severities: SeverityCounts;
+  /** Per file in path order; at most 1000. */
+  perFile: FileReport[];
+  perFileTruncated: boolean;
+  /** Per UTC hour `YYYY-MM-DDTHH:00Z`, plus `unknown` (no timestamp) and `other` (beyond the hour cap). */
+  perHour: Record<string, BucketCounts>;
+  /** Distinct templates kept at the end of the scan, and rare ones dropped to stay within the cap. */
+  templateCount: number;
+  evictedTemplates: number;
+  /** FATAL, ERROR and WARN templates, most severe first, then most frequent; at most `top` (of `attentionCount`). */
+  attention: TemplateReport[];
+  attentionCount: number;
+  /** What is new or spiking in the last `windowHours` hours of the logs against the hours before. */
+  trends: {
+    windowHours: number;
+    /** The window, ISO 8601 UTC hours, or `null` without timestamps. */
+    from: string | null;
+    to: string | null;
+    /** Hours of logs before the window: trends need at least `windowHours` of them. */
+    baselineHours: number;
+    new: TemplateReport[];
+    newCount: number;
+    spiking: TemplateReport[];
+    spikingCount: number;
+  };
+  /** Most frequent templates first; at most `top`. */
+  templates: TemplateReport[];
+  /** Journaled parts of an earlier run of this task merged in (0: the scan ran in one go). */
+  resumedParts: number;
+  /**
+   * Files that could not be read to the end (first 50): unreadable, corrupt, or turning binary part-way (lines
+   * before that point are counted).
+   */
+  failedFiles: { path: string; error: string }[];
+};
+
+/** Hours of the trend window. */
+export const TREND_WINDOW_HOURS = 6;
+/** A template spikes when its hourly rate in the window is this many times its earlier one… */
+export const SPIKE_FACTOR = 3;
+/** … and it has at least this many events in the window. */
+export const MIN_SPIKE_EVENTS = 10;
+/** Characters kept of a rendered template (at most 128 tokens are mined, but tokens can be long). */
+const MAX_TEMPLATE_LENGTH = 1000;
+
+/** What {@link buildReport} needs. */
+export interface ReportInput {
+  path: string;
+  logFiles: number;
+  walkedFiles: number;
+  escapedSymlinks: number;
+  truncated: boolean;
+  totals: ScanTotals;
+  perFile: FileReport[];
+  perHour: Record<string, BucketCounts>;
+  formats: Record<string, number>;
+  failedFiles: { path: string; error: string }[];
+  templates: { cluster: LogCluster; stats: TemplateStats; implied: Severity | null }[];
+  evictedTemplates: number;
+  top: number;
+  resumedParts: number;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+const RANK: Record<Severity | 'UNKNOWN', number> = { FATAL: 0, ERROR: 1, WARN: 2, INFO: 3, DEBUG: 4, TRACE: 5, UNKNOWN: 6 };
+
+/** The report; see the module comment. */
+export function buildReport(input: ReportInput): LogScanReport {
+  const { totals, top } = input;
+  const window = trendWindow(totals);
+  const all = input.templates.map(({ cluster, stats, implied }) => templateReport(cluster, stats, implied, window));
+  const byEvents = (a: TemplateReport, b: TemplateReport) => b.events - a.events;
+  const attention = all
+    .filter((t) => t.severity === 'FATAL' || t.severity === 'ERROR' || t.severity === 'WARN')
+    .sort((a, b) => RANK[a.severity] - RANK[b.severity] || byEvents(a, b));
+  const fresh = all.filter((t) => t.trend === 'new').sort((a, b) => RANK[a.severity] - RANK[b.severity] || b.recentEvents - a.recentEvents);
+  const spiking = all.filter((t) => t.trend === 'spike').sort((a, b) => (b.spikeFactor ?? 0) - (a.spikeFactor ?? 0) || b.recentEvents - a.recentEvents);
+  const read = input.logFiles - totals.failures - totals.binaryFiles;
+  return {
+    path: input.path,
+    files: read,
+    lines: totals.counts.lines,
+    events: totals.counts.events,
+    linesBeforeSince: totals.linesBeforeSince,
+    eventsBeforeSince: totals.eventsBeforeSince,
+    skippedFiles: input.walkedFiles - input.logFiles + totals.failures + totals.binaryFiles,
+    binaryFiles: totals.binaryFiles,
+    escapedSymlinks: input.escapedSymlinks,
+    truncated: input.truncated,
+    timeRange: totals.first === null || totals.last === null ? null : { first: iso(totals.first) as string, last: iso(totals.last) as string },
+    formats: input.formats,
+    severities: totals.counts.severities,
+    perFile: input.perFile,
+    perFileTruncated: input.logFiles - totals.binaryFiles > input.perFile.length,
+    perHour: input.perHour,
+    templateCount: all.length,
+    evictedTemplates: input.evictedTemplates,
+    attention: attention.slice(0, top),
+    attentionCount: attention.length,
+    trends: {
+      windowHours: TREND_WINDOW_HOURS,
+      from: window ? iso(window.start) : null,
+      to: window ? iso(window.end) : null,
+      baselineHours: window?.baselineHours ?? 0,
+      new: fresh.slice(0, top),
+      newCount: fresh.length,
+      spiking: spiking.slice(0, top),
+      spikingCount: spiking.length,
+    },
+    templates: [...all].sort(byEvents).slice(0, top),
+    resumedParts: input.resumedParts,
+    failedFiles: input.failedFiles,
+  };
+}
+
+interface TrendWindow {
+  /** First and last hour start of the window. */
+  start: number;
+  end: number;
+  baselineHours: number;
+}
+
+function trendWindow(totals: ScanTotals): TrendWindow | null {
+  if (totals.first === null || totals.last === null) return null;
+  const end = hourStart(totals.last);
+  const start = end - (TREND_WINDOW_HOURS - 1) * HOUR_MS;
+  return { start, end, baselineHours: Math.max(0, (start - hourStart(totals.first)) / HOUR_MS) };
+}
+
+function templateReport(cluster: LogCluster, stats: TemplateStats, implied: Severity | null, window: TrendWindow | null): TemplateReport {
+  const { severity, source } = templateSeverity(stats, implied);
+  let recent = 0;
+  let peak: number | null = null;
+  let peakCount = 0;
+  for (const [hour, count] of stats.recent) {
+    if (window && hour < window.start) continue;
+    recent += count;
+    if (count > peakCount) {
+      peak = hour;
+      peakCount = count;
+    }
+  }
+  const before = stats.timed - recent;
+  const trusted = window !== null && window.baselineHours >= TREND_WINDOW_HOURS;
+  const earlierRate = trusted && before > 0 ? before / window.baselineHours : null;
+  const factor = earlierRate === null ? null : recent / TREND_WINDOW_HOURS / earlierRate;
+  let trend: TemplateReport['trend'] = null;
+  if (trusted && stats.first !== null && stats.first >= window.start) trend = 'new';
+  else if (factor !== null && recent >= MIN_SPIKE_EVENTS && factor >= SPIKE_FACTOR) trend = 'spike';
+  const text = cluster.tokens.join(' ');
+  return {
+    template: text.length > MAX_TEMPLATE_LENGTH ? `${text.slice(0, MAX_TEMPLATE_LENGTH)}…` : text,
+    severity: severity ?? 'UNKNOWN',
+    severitySource: source,
+    events: stats.events,
+    lines: stats.lines,
+    severities: { ...stats.severities },
+    firstSeen: iso(stats.first),
+    lastSeen: iso(stats.last),
+    files: stats.files,
+    fileSamples: [...stats.fileSamples],
+    component: stats.component,
+    example: cluster.example,
+    trend,
+    recentEvents: recent,
+    spikeFactor: factor === null ? null : Math.round(factor * 10) / 10,
+    peakHour: iso(peak),
+  };
+}
+
+/** Severity names in report order, most severe first, `UNKNOWN` last. */
+export const REPORT_SEVERITIES: readonly (Severity | 'UNKNOWN')[] = [...SEVERITIES, 'UNKNOWN'];

@@ -1,0 +1,69 @@
+/**
+ * Personal data in text a tool echoes (log examples and templates): e-mail addresses, payment card numbers and,
+ * on request, IP addresses, each replaced by a placeholder (`<email>`, `<card>`, `<ip>`). Secrets are a separate
+ * matter (`core/redaction.ts`), redacted always.
+ *
+ * A card number is 14 to 19 digits, contiguous or grouped as cards print them (4-4-4-4, 4-4-4-4-3, American
+ * Express's 4-6-5, by spaces or dashes), standing alone (not part of a word, an id like `blk_…` or a longer
+ * number), starting with 2–6 (the issuers' ranges) and passing the Luhn check; a 13-digit epoch in milliseconds
+ * is not one, nor are the digit groups of a timestamp. Every pattern runs in time linear in the text: a run that
+ * may fail is only read from where it starts (a lookbehind), never again from each of its positions.
+ */
+
+/** What can be redacted. */
+export const PII_KINDS = ['email', 'card', 'ip'] as const;
+export type PiiKind = (typeof PII_KINDS)[number];
+/** Redacted unless the caller says otherwise: IP addresses are often what a log reader needs. */
+export const DEFAULT_PII: readonly PiiKind[] = ['email', 'card'];
+
+const EMAIL = /(?<![\w.%+-])[\w.%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w-])/g;
+/** Contiguous, or in the groups cards are printed in: 4-4-4-4(-3) and American Express's 4-6-5. */
+const CARD = /(?<![\w-])(?:[2-6]\d{13,18}|[2-6]\d{3}([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?|3[47]\d{2}([ -])\d{6}\2\d{5})(?![\w-])/g;
+const IPV4 = /(?<![\w.])(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}(?![\w.])/g;
+/** Four colons or more, so that times (`10:30:00`) are not addresses. */
+const IPV6 = /(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){4,7}[0-9A-Fa-f]{1,4}(?![\w:])/g;
+
+/** Cheap tests that rule out most text before the patterns run. */
+const MAY_HOLD: Record<PiiKind, (text: string) => boolean> = {
+  email: (text) => text.includes('@'),
+  card: (text) => /\d{4}/.test(text),
+  ip: (text) => text.includes('.') || text.includes(':'),
+};
+
+/** Whether the digits of `candidate` (separators ignored) pass the Luhn check. */
+export function luhnValid(candidate: string): boolean {
+  let sum = 0;
+  let double = false;
+  let digits = 0;
+  for (let i = candidate.length - 1; i >= 0; i--) {
+    const code = candidate.charCodeAt(i);
+    if (code < 48 || code > 57) continue;
+    let digit = code - 48;
+    if (double) {
+      digit *= 2;
+      if (digit > 9) digit -= 9;
+    }
+    sum += digit;
+    double = !double;
+    digits++;
+  }
+  return digits >= 14 && digits <= 19 && sum % 10 === 0;
+}
+
+/**
+ * A function that redacts the given kinds of personal data from a text.
+ *
+ * @param kinds - what to redact; an empty list returns the text unchanged.
+ */
+export function piiRedactor(kinds: readonly PiiKind[]): (text: string) => string {
+  const email = kinds.includes('email');
+  const card = kinds.includes('card');
+  const ip = kinds.includes('ip');
+  return (text) => {
+    let result = text;
+    if (email && MAY_HOLD.email(result)) result = result.replace(EMAIL, '<email>');
+    if (card && MAY_HOLD.card(result)) result = result.replace(CARD, (match) => (luhnValid(match) ? '<card>' : match));
+    if (ip && MAY_HOLD.ip(result)) result = result.replace(IPV4, '<ip>').replace(IPV6, '<ip>');
+    return result;
+  };
+}
