@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { ConfigError, flagsGiven, resolveConfig, type ResolvedConfig } from './config/resolve.js';
 import { answerCommand } from './answer.js';
 import { callCommand } from './call.js';
 import { DEFAULT_URL, secondsOption } from './requestor.js';
@@ -25,7 +26,34 @@ function positiveIntegerOption(value: string): number {
   return parsed;
 }
 
-const collect = (value: string, previous: string[]): string[] => [...previous, value];
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+
+/** The limits with a flag of their own, with their help (every limit also has a variable and a file key). */
+const LIMIT_FLAGS: ReadonlyArray<[string, string]> = [
+  ['--concurrency <n>', 'tools running at once'],
+  ['--lease-ms <ms>', 'lease length of running tasks'],
+  ['--default-ttl-ms <ms>', 'default task retention ("unlimited" for none)'],
+  ['--max-ttl-ms <ms>', 'maximum task retention ("unlimited" for none)'],
+  ['--min-ttl-ms <ms>', 'minimum task retention'],
+  ['--runtime-limit-ms <ms>', 'longest single run of a tool'],
+  ['--poll-interval-ms <ms>', 'longest poll interval hint (young tasks get shorter ones)'],
+  ['--max-attempts <n>', 'runs per task before attempts_exhausted'],
+  ['--input-timeout-ms <ms>', 'how long a task may wait for an answer before it fails (input_timeout)'],
+  ['--recovery-interval-ms <ms>', 'interval of the lapsed-lease scan (default: --lease-ms)'],
+  ['--claim-interval-ms <ms>', 'fallback claim interval'],
+  ['--sweep-interval-ms <ms>', 'interval of the TTL sweeper'],
+  ['--tail-interval-ms <ms>', 'interval of the cross-process event tail'],
+  ['--status-flush-interval-ms <ms>', 'window coalescing statusMessage writes'],
+  ['--list-page-size <n>', 'v1 tasks/list page size (1–100)'],
+  ['--max-request-body-bytes <bytes>', 'largest HTTP request body (larger: HTTP 413)'],
+  ['--session-idle-ms <ms>', '2025-era HTTP sessions idle longer are closed'],
+  ['--max-sessions <n>', 'most 2025-era HTTP sessions kept at once'],
+  ['--max-argument-bytes <bytes>', 'largest tools/call arguments, bytes of JSON (default 1048576); larger → -32602'],
+  ['--max-argument-depth <levels>', 'deepest nesting of tools/call arguments (default 32); deeper → -32602'],
+  ['--max-active-tasks-per-owner <n>', 'most working/input_required tasks per owner, counted in the store ("unlimited" for none, the default); more → -31001 active_tasks'],
+  ['--max-creates-per-minute <n>', 'most task creates per owner in any 60 s, counted in the store ("unlimited" for none, the default); more → -31001 create_rate with retryAfterMs'],
+  ['--min-result-retention-ms <ms>', 'least time the default TTL keeps the result of a run that hit the runtime limit (default 600000)'],
+];
 
 const program = new Command();
 program.name('mcp-tasks').description('Durable MCP tasks: server, requestor CLI and tools').showHelpAfterError();
@@ -34,63 +62,90 @@ program.exitOverride((error) => {
 });
 
 /**
- * The flags `serve` and `worker` share: one settings resolver (`settings.ts`) reads them for both, so a worker runs
- * tools with the same roots, denied paths and limits as the API process.
+ * The configuration flags of `serve`, `worker`, `config print` and `manifest`: one resolver (`config/resolve.ts`)
+ * reads them with the environment and the `--config` file, so a worker runs tools with the same roots, denied
+ * paths and limits as the API process. Flags carry no defaults and numbers stay text here: the resolver fills in
+ * defaults below the environment and the file, and reports every invalid value at once.
  */
 function withSharedOptions(command: Command): Command {
-  return command
-    .option('--data-dir <dir>', 'data directory (SQLite store, secret)', './data')
+  command
+    .option('--config <file>', 'configuration file (JSON, see mcp-tasks.schema.json; default: MCP_TASKS_CONFIG); precedence: flag > env > file > default')
+    .option('--data-dir <dir>', 'data directory (SQLite store, secret) (default ./data)')
     .option('--store <store>', 'task store: postgres://… URL, or a SQLite file path (default: MCP_TASKS_STORE, else <data-dir>/tasks.db)')
-    .option('--tools <module>', 'load tools from a module (repeatable)', collect, [])
+    .option('--tools <module>', 'load tools from a module (repeatable)', collect)
     .option('--no-builtins', 'do not register the built-in tools (analyze_logs, audit_repository, check_infrastructure)')
     .option('--fixtures <name>', 'also register fixture tools: "conformance" (the official suite\'s tasks tools) or "verify" (those plus the side-effect counter mcp-tasks verify uses)')
-    .option('--root <dir>', 'directory tools may read (repeatable; default: current directory and /var/log)', collect, [])
-    .option('--writable-root <dir>', 'directory tools may delete in; registers cleanup_logs (repeatable; default: none)', collect, [])
-    .option('--check-target <pattern>', 'host check_infrastructure may reach: name, *.domain, IP or CIDR, optional :port (repeatable; default: none)', collect, [])
+    .option('--root <dir>', 'directory tools may read (repeatable; default: current directory and /var/log)', collect)
+    .option('--writable-root <dir>', 'directory tools may delete in; registers cleanup_logs (repeatable; default: none)', collect)
+    .option('--check-target <pattern>', 'host check_infrastructure may reach: name, *.domain, IP or CIDR, optional :port (repeatable; default: none)', collect)
     .option('--auth <spec>', 'authentication (serve): tokens:<file> (JSON {"tokens":[{"token","issuer","subject","tenant","scopes"?}]}, reloaded on change and SIGHUP) or jwt (OAuth access tokens, see --issuer); a token file is never readable by tools')
     .option('--instance-id <id>', 'lease owner id of this process (default: random)')
-    .option('--concurrency <n>', 'tools running at once', integerOption)
-    .option('--lease-ms <ms>', 'lease length of running tasks', integerOption)
-    .option('--default-ttl-ms <ms>', 'default task retention', integerOption)
-    .option('--max-ttl-ms <ms>', 'maximum task retention', integerOption)
-    .option('--runtime-limit-ms <ms>', 'longest single run of a tool', integerOption)
-    .option('--poll-interval-ms <ms>', 'longest poll interval hint (young tasks get shorter ones)', integerOption)
-    .option('--max-attempts <n>', 'runs per task before attempts_exhausted', integerOption)
-    .option('--input-timeout-ms <ms>', 'how long a task may wait for an answer before it fails (input_timeout)', integerOption)
-    .option('--min-result-retention-ms <ms>', 'least time the default TTL keeps the result of a run that hit the runtime limit (default 600000)', integerOption)
-    .option('--drain-ms <ms>', 'on SIGTERM, how long runs may finish before they are aborted (reason shutdown) and released (default 30000)', integerOption)
-    .option('--log-level <level>', 'pino log level (logs go to stderr)', 'info');
+    .option('--drain-ms <ms>', 'on SIGTERM, how long runs may finish before they are aborted (reason shutdown) and released (default 30000)')
+    .option('--log-level <level>', 'pino log level (logs go to stderr) (default info)')
+    .option('--allow-unpinned', 'start although the pins of the configuration do not match what is installed and configured');
+  for (const [flag, help] of LIMIT_FLAGS) command.option(flag, help);
+  return command;
+}
+
+/** The authentication flags of `serve` (also taken by `config print`, to show what serve would use). */
+function withServeAuthOptions(command: Command): Command {
+  return command
+    .option('--issuer <url>', '--auth jwt: issuer identifier of the authorization server (its metadata gives the keys unless --jwks-url)')
+    .option('--audience <url>', "--auth jwt: this server's public MCP URL, the resource tokens must be issued for (RFC 8707)")
+    .option('--jwks-url <url>', "--auth jwt: the issuer's JSON Web Key Set (default: jwks_uri of its metadata)")
+    .option('--tenant-claim <claim>', '--auth jwt: claim naming the tenant of the owner key issuer|subject|tenant (default tenant; absent = "")')
+    .option('--scope-claim <claim>', '--auth jwt: claim holding the scopes (default scope, else scp)')
+    .option('--jwks-max-age-ms <ms>', '--auth jwt: longest a fetched key set is trusted (a removed key stops working after it; default 600000)')
+    .option('--jwks-cooldown-ms <ms>', '--auth jwt: shortest time between key-set fetches for unknown key ids (default 30000)')
+    .option('--tool-scope <tool=scope>', 'scope a tools/call of this tool needs (repeatable, e.g. analyze_logs=logs:read)', collect);
+}
+
+/** Resolve the configuration of a command from its typed flags, the environment and its `--config` file. */
+function configOf(command: Command): ResolvedConfig {
+  const options = command.opts<Record<string, unknown>>();
+  try {
+    return resolveConfig({ configFile: options.config as string | undefined, env: process.env, flags: flagsGiven(options, (name) => command.getOptionValueSource(name)) });
+  } catch (error) {
+    throw error instanceof ConfigError ? new UsageError(error.message) : error;
+  }
 }
 
 // Each role loads only its own modules: a worker process never loads the MCP server code.
-withSharedOptions(program.command('serve'))
+withServeAuthOptions(withSharedOptions(program.command('serve')))
   .description('serve MCP (2025-11-25 tasks and the 2026-07-28 Tasks Extension) on one HTTP endpoint or on stdio')
-  .option('--port <port>', 'HTTP port', integerOption, 3100)
-  .option('--host <host>', 'HTTP bind address', '127.0.0.1')
+  .option('--port <port>', 'HTTP port (default 3100)')
+  .option('--host <host>', 'HTTP bind address (default 127.0.0.1)')
   .option('--stdio', 'serve on stdin/stdout instead of HTTP')
   .option('--no-worker', 'API only: run no tools and never hold a lease; tasks wait for `mcp-tasks worker` processes on the same store')
-  .option('--issuer <url>', '--auth jwt: issuer identifier of the authorization server (its metadata gives the keys unless --jwks-url)')
-  .option('--audience <url>', "--auth jwt: this server's public MCP URL, the resource tokens must be issued for (RFC 8707)")
-  .option('--jwks-url <url>', "--auth jwt: the issuer's JSON Web Key Set (default: jwks_uri of its metadata)")
-  .option('--tenant-claim <claim>', '--auth jwt: claim naming the tenant of the owner key issuer|subject|tenant (default tenant; absent = "")')
-  .option('--scope-claim <claim>', '--auth jwt: claim holding the scopes (default scope, else scp)')
-  .option('--jwks-max-age-ms <ms>', '--auth jwt: longest a fetched key set is trusted (a removed key stops working after it; default 600000)', integerOption)
-  .option('--jwks-cooldown-ms <ms>', '--auth jwt: shortest time between key-set fetches for unknown key ids (default 30000)', integerOption)
-  .option('--max-argument-bytes <bytes>', 'largest tools/call arguments, bytes of JSON (default 1048576); larger → -32602', integerOption)
-  .option('--max-argument-depth <levels>', 'deepest nesting of tools/call arguments (default 32); deeper → -32602', integerOption)
-  .option('--max-active-tasks-per-owner <n>', 'most working/input_required tasks per owner, counted in the store (default unlimited); more → -31001 active_tasks', integerOption)
-  .option('--max-creates-per-minute <n>', 'most task creates per owner in any 60 s, counted in the store (default unlimited); more → -31001 create_rate with retryAfterMs', integerOption)
-  .option('--tool-scope <tool=scope>', 'scope a tools/call of this tool needs (repeatable, e.g. analyze_logs=logs:read)', collect, [])
   .option('--allow-remote-unauthenticated', 'allow a non-loopback bind without --auth')
-  .option('--allowed-hosts <hosts>', 'Host/Origin allow-list for a non-loopback bind (comma separated)', (value) => value.split(','))
+  .option('--allowed-hosts <hosts>', 'Host/Origin allow-list for a non-loopback bind (comma separated)')
   .option('--task-fallback-tools', 'for 2025-era clients that declare no tasks capability: task-required tools answer with a task id, followed through get_task_status / get_task_result / cancel_task')
-  .action(async (options) => (await import('./serve.js')).serve(options));
+  .action(async (options: { stdio?: boolean; worker: boolean; allowUnpinned?: boolean }, command: Command) =>
+    (await import('./serve.js')).serve(configOf(command), { worker: options.worker, ...(options.stdio ? { stdio: true } : {}), ...(options.allowUnpinned ? { allowUnpinned: true } : {}) }),
+  );
 
 withSharedOptions(program.command('worker'))
   .description('run tasks of the store (no MCP endpoint): claim by lease, run tools, renew, recover, sweep; SIGTERM drains')
-  .option('--health-port <port>', 'serve GET /healthz on this port (default: none)', integerOption)
-  .option('--health-host <host>', 'bind address of --health-port', '127.0.0.1')
-  .action(async (options) => (await import('./worker.js')).worker(options));
+  .option('--health-port <port>', 'serve GET /healthz, /readyz and /metrics on this port (default: none)')
+  .option('--health-host <host>', 'bind address of --health-port (default 127.0.0.1)')
+  .action(async (options: { allowUnpinned?: boolean }, command: Command) => (await import('./worker.js')).worker(configOf(command), options.allowUnpinned ? { allowUnpinned: true } : {}));
+
+const configCommand = program.command('config').description('the effective configuration');
+withServeAuthOptions(withSharedOptions(configCommand.command('print')))
+  .description('print the effective configuration of serve/worker with these flags, the environment and --config: each value with its source; secrets masked')
+  .option('--port <port>', 'as serve --port')
+  .option('--host <host>', 'as serve --host')
+  .option('--allow-remote-unauthenticated', 'as serve')
+  .option('--allowed-hosts <hosts>', 'as serve')
+  .option('--health-port <port>', 'as worker --health-port')
+  .option('--health-host <host>', 'as worker --health-host')
+  .option('--json', 'machine-readable JSON on stdout')
+  .action(async (options: { json?: boolean }, command: Command) => (await import('./config-print.js')).configPrint(configOf(command), options.json === true));
+
+withSharedOptions(program.command('manifest'))
+  .description('print the capability manifest this configuration advertises, per generation (the type `inspect --json` reads from a live server)')
+  .option('--json', 'machine-readable JSON on stdout (diff it against `mcp-tasks inspect --json`)')
+  .action(async (options: { json?: boolean }, command: Command) => (await import('./manifest.js')).manifestCommand(configOf(command), options.json === true));
 
 /** The connection flags of every requestor command. */
 function withConnectionOptions(command: Command): Command {

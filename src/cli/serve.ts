@@ -1,22 +1,21 @@
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createTasksServer } from '../server/create-tasks-server.js';
 import { loadServerSecret } from '../server/signing-key.js';
+import { TasksMetrics } from '../ops/metrics.js';
+import { handleProbe, type ProbeSources } from '../ops/probes.js';
+import type { ResolvedConfig } from './config/resolve.js';
 import { resolveServeAuth, type ServeAuthOptions } from './serve-auth.js';
-import { describeDenied, openConfiguredStore, resolveSettings, type SharedFlags } from './settings.js';
+import { describeDenied, enforceConfiguredPins, openConfiguredStore, resolveSettings } from './settings.js';
 import { onShutdownSignal } from './shutdown.js';
 import { UsageError } from './usage-error.js';
 
-/** Options of `mcp-tasks serve`, as commander parses them. */
-export interface ServeOptions extends SharedFlags, ServeAuthOptions {
-  port: number;
-  host: string;
+/** The modes of `mcp-tasks serve` that are not configuration (they choose what this one process is). */
+export interface ServeModes {
   stdio?: boolean;
-  allowRemoteUnauthenticated?: boolean;
-  allowedHosts?: string[];
   /** `--no-worker` makes it `false`: an API-only server that never holds a lease. */
   worker: boolean;
-  /** `--task-fallback-tools`: the separate job API for hosts without task support (see `taskFallbackTools`). */
-  taskFallbackTools?: boolean;
+  /** `--allow-unpinned`: start although the pins do not match what is installed and configured. */
+  allowUnpinned?: boolean;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
@@ -44,7 +43,9 @@ export function listen(http: HttpServer, port: number, host: string): Promise<nu
  *   bad limits, token file or tool module, a short `MCP_TASKS_SECRET`, a busy port.
  * @throws StartupError (exit 1) when the store cannot be opened: unreachable, a newer schema, an unusable file.
  */
-export async function serve(options: ServeOptions): Promise<void> {
+export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promise<void> {
+  const http = resolved.config.http ?? {};
+  const options = { ...modes, port: http.port ?? 3100, host: http.host ?? '127.0.0.1', allowedHosts: http.allowedHosts, allowRemoteUnauthenticated: http.allowRemoteUnauthenticated, auth: resolved.config.auth };
   const loopback = LOOPBACK.has(options.host);
   if (!options.stdio && !loopback && !options.auth && !options.allowRemoteUnauthenticated) {
     throw new UsageError(`refusing to listen on ${options.host} without --auth; use --auth tokens:<file>, --auth jwt or --allow-remote-unauthenticated`);
@@ -54,40 +55,43 @@ export async function serve(options: ServeOptions): Promise<void> {
       `listening on ${options.host} needs --allowed-hosts <host names clients use to reach this server> (the Host/Origin allow-list that stops DNS rebinding); --allowed-hosts '*' turns the check off`,
     );
   }
-  if (options.port > 65535) throw new UsageError(`--port ${options.port}: expected 0–65535`);
-  const settings = await resolveSettings(options);
+  const settings = await resolveSettings(resolved);
+  enforceConfiguredPins(settings, modes.allowUnpinned === true);
   const { logger, tools } = settings;
-  const auth = await resolveServeAuth(options, logger);
+  const { jwt = {}, toolScopes } = resolved.config;
+  const authOptions: ServeAuthOptions = { ...jwt, ...(options.auth === undefined ? {} : { auth: options.auth }), ...(toolScopes ? { toolScope: toolScopes } : {}), ...(options.stdio ? { stdio: true } : {}) };
+  const auth = await resolveServeAuth(authOptions, logger);
   // A misspelt tool name would leave the real tool without its scope.
   const unscoped = auth.scopes.scopedTools().filter((name) => !tools.some((tool) => tool.name === name));
   if (unscoped.length > 0) {
     auth.close();
     throw new UsageError(`--tool-scope names no served tool: ${unscoped.join(', ')} (tools: ${tools.map((tool) => tool.name).join(', ')})`);
   }
-  const envSecret = process.env.MCP_TASKS_SECRET;
-  if (envSecret !== undefined && envSecret.length > 0 && Buffer.byteLength(envSecret) < 16) throw new UsageError('MCP_TASKS_SECRET must be at least 16 bytes');
   const hostList = options.allowedHosts?.includes('*') ? null : options.allowedHosts;
 
   // The port is bound before the store exists (so a busy port fails first); the few requests that could arrive in
   // the milliseconds before the server is ready are told to retry.
   const route: { handle?: (request: IncomingMessage, response: ServerResponse) => void } = {};
-  const http = options.stdio
+  const listener = options.stdio
     ? undefined
     : createServer((request, response) => {
         if (route.handle) route.handle(request, response);
         else response.writeHead(503, { 'retry-after': '1' }).end();
       });
-  const port = http ? await listen(http, options.port, options.host) : 0;
+  const port = listener ? await listen(listener, options.port, options.host) : 0;
 
-  const store = await openConfiguredStore(settings).catch((error: unknown) => {
-    http?.close();
-    auth.close();
-    throw error;
-  });
+  const metrics = new TasksMetrics({ role: modes.worker ? 'serve' : 'api' });
+  const store = metrics.instrumentStore(
+    await openConfiguredStore(settings).catch((error: unknown) => {
+      listener?.close();
+      auth.close();
+      throw error;
+    }),
+  );
   const server = await createTasksServer({
     tools,
     store,
-    secret: loadServerSecret(settings.dataDir),
+    secret: loadServerSecret(settings.dataDir, settings.secret === undefined ? {} : { MCP_TASKS_SECRET: settings.secret }),
     ...(auth.authenticator ? { auth: auth.authenticator } : {}),
     ...(auth.oauth ? { oauth: auth.oauth } : {}),
     scopes: auth.scopes,
@@ -95,11 +99,16 @@ export async function serve(options: ServeOptions): Promise<void> {
     deniedPaths: settings.deniedPaths,
     limits: settings.limits,
     worker: options.worker,
-    taskFallbackTools: options.taskFallbackTools === true,
-    ...(options.instanceId === undefined ? {} : { instanceId: options.instanceId }),
+    taskFallbackTools: resolved.config.taskFallbackTools === true,
+    ...(settings.instanceId === undefined ? {} : { instanceId: settings.instanceId }),
     ...(loopback ? {} : { allowedHosts: hostList ?? null, allowedOrigins: hostList ?? null }),
+    hooks: [metrics.serviceHook()],
+    workerObserver: metrics.workerObserver(),
+    pollObserver: metrics.pollObserver(),
     logger,
   });
+  let draining = false;
+  const probes: ProbeSources = { role: modes.worker ? 'serve' : 'api', instanceId: server.worker?.instanceId ?? settings.instanceId, store, draining: () => draining, metrics };
   const deniedLines = describeDenied(settings);
   logger.info({ deniedPaths: deniedLines, skippedRoots: settings.skippedRoots }, 'server state is denied to tools and excluded from every root');
   const stop = async (): Promise<void> => {
@@ -109,33 +118,39 @@ export async function serve(options: ServeOptions): Promise<void> {
   };
   const role = options.worker ? `worker: embedded (${server.worker?.instanceId})` : 'worker: none (--no-worker: tasks wait for a worker process)';
 
-  if (!http) {
+  if (!listener) {
     process.stderr.write(`mcp-tasks: serving MCP on stdio (store ${settings.storeShown}, ${tools.length} tools, ${role}; at rest: ${settings.encryptionShown}; denied to tools: ${deniedLines.join(', ')})\n`);
     server.serveStdio();
     process.stdin.on('end', () => void stop().then(() => process.exit(0)));
     return;
   }
-  route.handle = (request, response) => void server.handleHttp(request, response);
+  route.handle = (request, response) => {
+    metrics.observeHttp(request, response);
+    if (!handleProbe(probes, request, response)) void server.handleHttp(request, response);
+  };
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
   process.stderr.write(
     `mcp-tasks: serving http://${shownHost}:${port}/mcp\n` +
       `  data dir: ${settings.dataDir}\n  store:    ${settings.storeShown}\n  tools:    ${tools.map((tool) => tool.name).join(', ')}\n  roots:    ${settings.roots.join(', ') || '(none)'}\n` +
       `  writable: ${settings.writableRoots.join(', ') || '(none)'}\n` +
-      (options.builtins ? `  checks:   ${options.checkTarget.join(', ') || '(no --check-target: check_infrastructure checks files only)'}\n` : '') +
+      (resolved.config.builtins !== false ? `  checks:   ${(resolved.config.checkTargets ?? []).join(', ') || '(no --check-target: check_infrastructure checks files only)'}\n` : '') +
       `  denied:   ${deniedLines.join(',\n            ')}\n` +
       (settings.skippedRoots.length > 0 ? `  skipped:  ${settings.skippedRoots.join(', ')}\n` : '') +
       `  auth:     ${auth.describe}\n` +
       `  at rest:  ${settings.encryptionShown}\n` +
       (auth.scopes.scopedTools().length > 0 ? `  scopes:   ${auth.scopes.scopedTools().map((name) => `${name} needs ${auth.scopes.toolScopes(name).join(' ')}`).join(', ')}\n` : '') +
+      `  probes:   http://${shownHost}:${port}/healthz, /readyz, /metrics\n` +
       `  ${role}\n`,
   );
   if (auth.reload) process.on('SIGHUP', auth.reload);
   onShutdownSignal(logger, async () => {
-    // Stop accepting connections; requests in flight finish (idle keep-alive sockets close now).
-    http.close();
-    http.closeIdleConnections();
+    // Not ready from now on (the load balancer stops sending); stop accepting connections; requests in flight
+    // finish (idle keep-alive sockets close now).
+    draining = true;
+    listener.close();
+    listener.closeIdleConnections();
     await server.drain(settings.drainMs);
-    http.closeAllConnections();
+    listener.closeAllConnections();
     auth.close();
     await store.close();
   });

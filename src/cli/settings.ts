@@ -9,7 +9,10 @@ import { loadToolSources, toolSourceOf, type ToolSource } from '../core/tool-sou
 import { isInsideRoots } from '../tools/roots.js';
 import { BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE, VERIFY_FIXTURE_SOURCE } from '../tools/sources.js';
 import { AesGcmFieldCipher, type FieldCipher } from '../store/field-cipher.js';
+import type { ResolvedConfig } from './config/resolve.js';
+import type { McpTasksConfig } from './config/schema.js';
 import { createCliLogger } from './logger.js';
+import { enforcePins } from './pins.js';
 import { describeStore, openStore, resolveStoreSpec, type StoreSpec } from './store-spec.js';
 import { StartupError, UsageError } from './usage-error.js';
 
@@ -19,41 +22,6 @@ import { StartupError, UsageError } from './usage-error.js';
  * limits and the drain time. Every problem is a {@link UsageError} (exit 64) reported before anything is written.
  */
 
-/** The flags both commands take, as commander parses them. */
-export interface SharedFlags {
-  dataDir: string;
-  /** `--store`: a `postgres://` URL or a SQLite file path (default: `MCP_TASKS_STORE`, else `<dataDir>/tasks.db`). */
-  store?: string;
-  tools: string[];
-  builtins: boolean;
-  fixtures?: string;
-  root: string[];
-  /** `--writable-root`: directories tools may delete in (cleanup_logs is registered only when there is one). */
-  writableRoot: string[];
-  /** `--check-target`: host patterns check_infrastructure may reach (none: files only). */
-  checkTarget: string[];
-  /** `--auth tokens:<file>`: `serve` authenticates with it; for both, the file is server state denied to tools. */
-  auth?: string;
-  logLevel: string;
-  concurrency?: number;
-  leaseMs?: number;
-  defaultTtlMs?: number;
-  maxTtlMs?: number;
-  runtimeLimitMs?: number;
-  pollIntervalMs?: number;
-  maxAttempts?: number;
-  inputTimeoutMs?: number;
-  minResultRetentionMs?: number;
-  drainMs?: number;
-  /** `serve` only: argument limits and per-owner quotas (issue 10 §2). */
-  maxArgumentBytes?: number;
-  maxArgumentDepth?: number;
-  maxActiveTasksPerOwner?: number;
-  maxCreatesPerMinute?: number;
-  /** `--instance-id`: the lease owner id of this process (default: random). */
-  instanceId?: string;
-}
-
 /** Server state with real paths too, to compare with real roots. */
 export interface DeniedState extends ServerStatePath {
   real: string;
@@ -61,6 +29,8 @@ export interface DeniedState extends ServerStatePath {
 
 /** What {@link resolveSettings} resolved. */
 export interface ResolvedSettings {
+  /** The effective configuration with the source of each value (`config print` shows it). */
+  resolved: ResolvedConfig;
   logger: Logger;
   dataDir: string;
   store: StoreSpec;
@@ -89,9 +59,11 @@ export interface ResolvedSettings {
   limits: Partial<TasksServerLimits>;
   /** `--drain-ms`: how long SIGTERM lets runs finish before aborting them with `shutdown`. */
   drainMs: number;
+  /** `--instance-id`. */
+  instanceId: string | undefined;
+  /** The server secret when configured (`MCP_TASKS_SECRET` or the file); else `<dataDir>/secret` is used. */
+  secret: string | undefined;
 }
-
-const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 /** The real path of `target`, also when it does not exist yet: its nearest existing ancestor resolved, the rest appended. */
 function realPathOf(target: string): string {
@@ -110,41 +82,50 @@ function stateContaining(root: string, denied: readonly DeniedState[]): DeniedSt
  * Roots tools may read: the given ones, else the current directory and `/var/log`; symlinks resolved. A given root
  * inside the server state is a usage error; a default one is left out (and said so in `skipped`).
  */
-function resolveRoots(given: readonly string[], denied: readonly DeniedState[], skipped: string[]): string[] {
+function resolveRoots(given: readonly string[], denied: readonly DeniedState[], skipped: string[], problems: string[]): string[] {
   const wanted = given.length > 0 ? given : [process.cwd(), '/var/log'];
   const roots: string[] = [];
   for (const root of wanted) {
     const absolute = resolve(root);
     if (!existsSync(absolute)) {
-      if (given.length > 0) throw new UsageError(`--root ${root}: no such directory`);
+      if (given.length > 0) problems.push(`--root ${root}: no such directory`);
       continue;
     }
     const real = realpathSync(absolute);
     const state = stateContaining(real, denied);
-    if (state && given.length > 0) throw new UsageError(`--root ${root} lies inside the ${state.what} ${state.path}, which tools may never read`);
-    if (state) skipped.push(`${real} (inside the ${state.what})`);
+    if (state && given.length > 0) problems.push(`--root ${root} lies inside the ${state.what} ${state.path}, which tools may never read`);
+    else if (state) skipped.push(`${real} (inside the ${state.what})`);
     else roots.push(real);
   }
   return roots;
 }
 
 /** Directories tools may delete in: only those given (none by default), each an existing directory outside the server state; symlinks resolved. */
-function resolveWritableRoots(given: readonly string[], denied: readonly DeniedState[]): string[] {
-  return given.map((root) => {
+function resolveWritableRoots(given: readonly string[], denied: readonly DeniedState[], problems: string[]): string[] {
+  return given.flatMap((root) => {
     const absolute = resolve(root);
-    if (!existsSync(absolute) || !statSync(absolute).isDirectory()) throw new UsageError(`--writable-root ${root}: no such directory`);
+    if (!existsSync(absolute) || !statSync(absolute).isDirectory()) {
+      problems.push(`--writable-root ${root}: no such directory`);
+      return [];
+    }
     const real = realpathSync(absolute);
     const state = stateContaining(real, denied);
-    if (state) throw new UsageError(`--writable-root ${root} lies inside the ${state.what} ${state.path}, which tools may never touch`);
-    return real;
+    if (state) {
+      problems.push(`--writable-root ${root} lies inside the ${state.what} ${state.path}, which tools may never touch`);
+      return [];
+    }
+    return [real];
   });
 }
 
 /** The token file of `--auth tokens:<file>`, absolute; none for `--auth jwt` (`serve-auth.ts` checks the rest). */
-function tokenFileOf(spec: string): string | undefined {
+function tokenFileOf(spec: string, problems: string[]): string | undefined {
   const [kind, file] = spec.split(/:(.*)/s);
   if (kind === 'jwt' && file === undefined) return undefined;
-  if (kind !== 'tokens' || !file) throw new UsageError(`--auth ${spec}: expected tokens:<file> or jwt`);
+  if (kind !== 'tokens' || !file) {
+    problems.push(`--auth ${spec}: expected tokens:<file> or jwt`);
+    return undefined;
+  }
   return resolve(file);
 }
 
@@ -157,57 +138,55 @@ export function asUsageError<T>(step: () => T): T {
   }
 }
 
-/** The tool sources the flags name: built-ins unless `--no-builtins`, the fixtures, then every `--tools` module. */
-function toolSources(flags: SharedFlags): ToolSource[] {
+/** The tool sources the configuration names: built-ins unless `builtins: false`, the fixtures, then every tool module. */
+function toolSources(config: McpTasksConfig): ToolSource[] {
   const sources: ToolSource[] = [];
-  if (flags.builtins) sources.push(flags.checkTarget.length > 0 ? { ...BUILTIN_TOOL_SOURCE, options: { checkTargets: flags.checkTarget } } : BUILTIN_TOOL_SOURCE);
-  if (flags.fixtures !== undefined) {
-    if (flags.fixtures === 'conformance') sources.push(CONFORMANCE_FIXTURE_SOURCE);
-    else if (flags.fixtures === 'verify') sources.push(VERIFY_FIXTURE_SOURCE);
-    else throw new UsageError(`--fixtures ${flags.fixtures}: expected "conformance" or "verify"`);
-  }
-  return [...sources, ...flags.tools.map((specifier) => toolSourceOf(specifier))];
+  const checkTargets = config.checkTargets ?? [];
+  if (config.builtins !== false) sources.push(checkTargets.length > 0 ? { ...BUILTIN_TOOL_SOURCE, options: { checkTargets } } : BUILTIN_TOOL_SOURCE);
+  if (config.fixtures === 'conformance') sources.push(CONFORMANCE_FIXTURE_SOURCE);
+  else if (config.fixtures === 'verify') sources.push(VERIFY_FIXTURE_SOURCE);
+  return [...sources, ...(config.tools ?? []).map((specifier) => toolSourceOf(specifier))];
 }
 
 /**
- * Resolve the shared settings of `serve` and `worker` (see the module comment).
- * @throws UsageError for a bad log level, `--auth`, root, writable root, tool module or limit.
+ * Resolve the shared settings of `serve` and `worker` from the effective configuration (see the module comment).
+ * Every problem of the paths and limits is reported at once.
+ * @throws UsageError listing a bad `auth`, root, writable root or limit; a tool module that fails to load.
  */
-export async function resolveSettings(flags: SharedFlags): Promise<ResolvedSettings> {
-  if (!LOG_LEVELS.has(flags.logLevel)) throw new UsageError(`--log-level ${flags.logLevel}: expected one of ${[...LOG_LEVELS].join(', ')}`);
-  const logger = createCliLogger(flags.logLevel);
-  const dataDir = resolve(flags.dataDir);
-  const store = resolveStoreSpec(flags.store, process.env.MCP_TASKS_STORE, dataDir);
-  const tokenFile = flags.auth === undefined ? undefined : tokenFileOf(flags.auth);
+export async function resolveSettings(resolved: ResolvedConfig): Promise<ResolvedSettings> {
+  const { config } = resolved;
+  const logger = createCliLogger(config.logLevel ?? 'info');
+  const problems: string[] = [];
+  const dataDir = resolve(config.dataDir ?? './data');
+  const store = resolveStoreSpec(config.store, undefined, dataDir);
+  const tokenFile = config.auth === undefined ? undefined : tokenFileOf(config.auth, problems);
   // The server's own state is denied to every tool whatever the roots (the checks in tools/roots.ts enforce it
   // again on every path): the data directory (store, WAL/SHM, secret), a store elsewhere, the token file.
   const denied: DeniedState[] = serverStatePaths({ dataDir, ...(store.kind === 'sqlite' ? { storePath: store.path } : {}), ...(tokenFile === undefined ? {} : { tokenFile }) }).map((state) => ({ ...state, real: realPathOf(state.path) }));
   const deniedPaths = [...new Set(denied.flatMap((state) => [state.path, state.real]))];
   const skippedRoots: string[] = [];
-  const roots = resolveRoots(flags.root, denied, skippedRoots);
-  const writableRoots = resolveWritableRoots(flags.writableRoot, denied);
-  const sources = toolSources(flags);
+  const roots = resolveRoots(config.roots ?? [], denied, skippedRoots, problems);
+  const writableRoots = resolveWritableRoots(config.writableRoots ?? [], denied, problems);
+  const limits: Partial<TasksServerLimits> = { ...config.limits };
+  try {
+    resolveLimits(limits);
+  } catch (error) {
+    problems.push(...(error instanceof Error ? error.message : String(error)).split('\n- ').slice(1));
+  }
+  if (problems.length > 0) throw new UsageError(`invalid configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n  - ${problems.join('\n  - ')}`);
+  const sources = toolSources(config);
   const tools = await loadToolSources(sources, { roots, writableRoots, deniedPaths }).catch((error: unknown) => {
     throw error instanceof UsageError ? error : new UsageError(error instanceof Error ? error.message : String(error));
   });
-  const limits: Partial<TasksServerLimits> = {
-    concurrency: flags.concurrency,
-    leaseMs: flags.leaseMs,
-    defaultTtlMs: flags.defaultTtlMs,
-    maxTtlMs: flags.maxTtlMs,
-    runtimeLimitMs: flags.runtimeLimitMs,
-    pollIntervalMs: flags.pollIntervalMs,
-    maxAttempts: flags.maxAttempts,
-    inputTimeoutMs: flags.inputTimeoutMs,
-    minResultRetentionMs: flags.minResultRetentionMs,
-    maxArgumentBytes: flags.maxArgumentBytes,
-    maxArgumentDepth: flags.maxArgumentDepth,
-    maxActiveTasksPerOwner: flags.maxActiveTasksPerOwner,
-    maxCreatesPerMinute: flags.maxCreatesPerMinute,
-  };
-  asUsageError(() => resolveLimits(limits));
-  const encryption = asUsageError(() => AesGcmFieldCipher.fromEnvironment(process.env));
+  // The at-rest key is configuration too (env or file, never a flag): the cipher reads it as its variables.
+  const encryption = asUsageError(() =>
+    AesGcmFieldCipher.fromEnvironment({
+      ...(config.encryptionKey === undefined ? {} : { MCP_TASKS_ENCRYPTION_KEY: config.encryptionKey }),
+      ...(config.encryptionKeysOld === undefined ? {} : { MCP_TASKS_ENCRYPTION_KEYS_OLD: config.encryptionKeysOld.join(',') }),
+    }),
+  );
   return {
+    resolved,
     logger,
     dataDir,
     store,
@@ -223,7 +202,9 @@ export async function resolveSettings(flags: SharedFlags): Promise<ResolvedSetti
     toolSources: sources,
     tools,
     limits,
-    drainMs: flags.drainMs ?? DEFAULT_DRAIN_MS,
+    drainMs: config.drainMs ?? DEFAULT_DRAIN_MS,
+    instanceId: config.instanceId,
+    secret: config.secret,
   };
 }
 
@@ -245,4 +226,18 @@ export async function openConfiguredStore(settings: Pick<ResolvedSettings, 'stor
     // One line: the store's message says what and why; no stack trace for an operator's configuration problem.
     throw new StartupError(`cannot open the task store ${settings.storeShown}: ${error instanceof Error ? error.message : String(error)}`);
   });
+}
+
+/**
+ * Check the configuration's pins against what this process is about to run (installed SDK versions, served
+ * protocol versions, registered tools, effective limits).
+ * @throws UsageError (exit 64) listing every mismatch, unless `allowUnpinned` (then each is a warning).
+ */
+export function enforceConfiguredPins(settings: Pick<ResolvedSettings, 'resolved' | 'tools' | 'limits' | 'logger'>, allowUnpinned: boolean): void {
+  const limits = resolveLimits(settings.limits);
+  enforcePins(
+    { config: settings.resolved.config, tools: settings.tools.map((tool) => tool.name), maxTtlMs: limits.maxTtlMs, defaultTtlMs: limits.defaultTtlMs, concurrency: limits.concurrency },
+    allowUnpinned,
+    (message) => settings.logger.warn({}, message),
+  );
 }

@@ -1,6 +1,9 @@
 import { createServer, type Server as HttpServer } from 'node:http';
-import { createTaskWorker, type TaskWorkerHandle } from '../execution/create-task-worker.js';
-import { describeDenied, openConfiguredStore, resolveSettings, type SharedFlags } from './settings.js';
+import { createTaskWorker } from '../execution/create-task-worker.js';
+import { TasksMetrics } from '../ops/metrics.js';
+import { handleProbe, type ProbeSources } from '../ops/probes.js';
+import type { ResolvedConfig } from './config/resolve.js';
+import { describeDenied, enforceConfiguredPins, openConfiguredStore, resolveSettings } from './settings.js';
 import { onShutdownSignal } from './shutdown.js';
 import { UsageError } from './usage-error.js';
 
@@ -10,27 +13,10 @@ import { UsageError } from './usage-error.js';
  * leases, recovers lapsed ones and sweeps, with the same settings resolver as `serve`.
  */
 
-/** Options of `mcp-tasks worker`, as commander parses them. */
-export interface WorkerOptions extends SharedFlags {
-  /** `--health-port`: serve `GET /healthz` here (none without it). */
-  healthPort?: number;
-  healthHost: string;
-}
-
-/**
- * A `/healthz` endpoint for orchestrators: 200 with `{status: "ok", instanceId, activeRuns}` while the worker runs,
- * 503 `{status: "draining"}` once it drains; 404 for any other path.
- */
-function healthServer(handle: TaskWorkerHandle, draining: () => boolean): HttpServer {
-  return createServer((request, response) => {
-    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
-    if (request.method !== 'GET' || path !== '/healthz') {
-      response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found' }));
-      return;
-    }
-    const body = draining() ? { status: 'draining', instanceId: handle.instanceId } : { status: 'ok', instanceId: handle.instanceId, activeRuns: handle.worker.activeRuns };
-    response.writeHead(draining() ? 503 : 200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-  });
+/** The modes of `mcp-tasks worker` that are not configuration. */
+export interface WorkerModes {
+  /** `--allow-unpinned`: start although the pins do not match. */
+  allowUnpinned?: boolean;
 }
 
 function listenHealth(server: HttpServer, port: number, host: string): Promise<number> {
@@ -51,22 +37,32 @@ function listenHealth(server: HttpServer, port: number, host: string): Promise<n
  * @throws UsageError (exit 64) for invalid settings or a busy health port.
  * @throws StartupError (exit 1) when the store cannot be opened.
  */
-export async function worker(options: WorkerOptions): Promise<void> {
-  if (options.healthPort !== undefined && options.healthPort > 65535) throw new UsageError(`--health-port ${options.healthPort}: expected 0–65535`);
-  const settings = await resolveSettings(options);
+export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Promise<void> {
+  const options = { healthPort: resolved.config.worker?.healthPort, healthHost: resolved.config.worker?.healthHost ?? '127.0.0.1' };
+  const settings = await resolveSettings(resolved);
+  enforceConfiguredPins(settings, modes.allowUnpinned === true);
   const { logger, tools } = settings;
-  const store = await openConfiguredStore(settings);
+  const metrics = new TasksMetrics({ role: 'worker' });
+  const store = metrics.instrumentStore(await openConfiguredStore(settings));
   const handle = await createTaskWorker({
+    observer: metrics.workerObserver(),
     store,
     tools,
     roots: settings.roots,
     deniedPaths: settings.deniedPaths,
     limits: settings.limits,
-    ...(options.instanceId === undefined ? {} : { instanceId: options.instanceId }),
+    ...(settings.instanceId === undefined ? {} : { instanceId: settings.instanceId }),
     logger,
   });
   let draining = false;
-  const health = options.healthPort === undefined ? undefined : healthServer(handle, () => draining);
+  const probes: ProbeSources = { role: 'worker', instanceId: handle.instanceId, store, draining: () => draining, metrics };
+  const health =
+    options.healthPort === undefined
+      ? undefined
+      : createServer((request, response) => {
+          metrics.observeHttp(request, response);
+          if (!handleProbe(probes, request, response)) response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found' }));
+        });
   const healthPort = health ? await listenHealth(health, options.healthPort as number, options.healthHost) : undefined;
   const deniedLines = describeDenied(settings);
   logger.info({ deniedPaths: deniedLines, skippedRoots: settings.skippedRoots }, 'server state is denied to tools and excluded from every root');
@@ -76,7 +72,7 @@ export async function worker(options: WorkerOptions): Promise<void> {
       `  writable: ${settings.writableRoots.join(', ') || '(none)'}\n` +
       `  denied:   ${deniedLines.join(',\n            ')}\n` +
       `  at rest:  ${settings.encryptionShown}\n` +
-      `  health:   ${healthPort === undefined ? 'off (--health-port N serves GET /healthz)' : `http://${options.healthHost}:${healthPort}/healthz`}\n`,
+      `  health:   ${healthPort === undefined ? 'off (--health-port N serves GET /healthz, /readyz, /metrics)' : `http://${options.healthHost}:${healthPort}/healthz, /readyz, /metrics`}\n`,
   );
   // The worker's own timers are unref'd (a library must not hold its host's process open) and an SQLite store has
   // no socket: without this the process would exit at once. Cleared by the drain.

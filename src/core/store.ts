@@ -320,6 +320,13 @@ export interface TaskStore {
   /** Subscribe to events committed by this store instance; returns an unsubscribe function. */
   onEvent(listener: TaskEventListener): () => void;
 
+  /**
+   * The schema version the database has (`applied`, read from it now, so this also proves it answers) and the one
+   * this code expects (`expected`); readiness probes compare them.
+   * @throws {StoreError} when the store cannot be reached.
+   */
+  schemaStatus(): Promise<{ applied: number; expected: number }>;
+
   /** Finish pending writes and close the backend. */
   close(): Promise<void>;
 }

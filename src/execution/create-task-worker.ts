@@ -6,6 +6,7 @@ import { newInstanceId } from '../core/ids.js';
 import { resolveLimits, type TasksServerLimits } from '../core/limits.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import type { TaskStore } from '../core/store.js';
+import type { WorkerObserver } from '../core/worker-observer.js';
 import type { AnyToolDefinition } from '../core/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { InProcessExecutor } from './in-process-executor.js';
@@ -36,6 +37,8 @@ export interface CreateTaskWorkerOptions {
   logger?: Logger;
   /** @defaultValue the system clock */
   clock?: Clock;
+  /** Told about runs, lease takeovers and cancellations (e.g. the Prometheus metrics of `mcp-tasks worker`). @defaultValue none */
+  observer?: WorkerObserver;
 }
 
 /** A running worker (see {@link createTaskWorker}). */
@@ -73,6 +76,7 @@ export function createExecutionParts(input: {
   sweeper: boolean;
   clock: Clock;
   logger: Logger;
+  observer?: WorkerObserver | undefined;
 }): ExecutionParts {
   const { limits } = input;
   const worker = new TaskWorker({
@@ -93,6 +97,7 @@ export function createExecutionParts(input: {
     },
     clock: input.clock,
     logger: input.logger,
+    ...(input.observer ? { observer: input.observer } : {}),
   });
   const sweeper = input.sweeper ? new Sweeper(input.store, { sweepIntervalMs: limits.sweepIntervalMs, inputTimeoutMs: limits.inputTimeoutMs }, input.clock, input.logger) : undefined;
   return {
@@ -135,6 +140,7 @@ export async function createTaskWorker(options: CreateTaskWorkerOptions): Promis
     sweeper: options.sweeper !== false,
     clock,
     logger,
+    observer: options.observer,
   });
   await feed.start(limits.tailIntervalMs);
   await parts.start();

@@ -1,5 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import type { PathConfinement } from '../core/confinement.js';
+import type { WorkerObserver } from '../core/worker-observer.js';
 import type { TaskEventFeed } from '../core/event-feed.js';
 import { GATHERED_STEP, type ExecutionHost, type ExecutionOutcome, type Executor } from '../core/executor.js';
 import type { ProgressListener, SlotReservation, WorkerHandOff } from '../core/hand-off.js';
@@ -45,6 +46,8 @@ export interface TaskWorkerOptions {
   settings: TaskWorkerSettings;
   clock: Clock;
   logger: Logger;
+  /** Told about runs, takeovers and cancellations (metrics). @defaultValue none */
+  observer?: WorkerObserver;
 }
 
 /**
@@ -209,6 +212,7 @@ export class TaskWorker {
     } finally {
       this.claiming -= limit;
     }
+    if (claimed.length > 0) this.options.observer?.leasesTakenOver?.(claimed.length);
     for (const record of claimed) {
       if (this.running.has(record.taskId)) continue;
       const tool = tools.get(record.toolName);
@@ -222,10 +226,13 @@ export class TaskWorker {
           continue;
         }
         logger.info({ taskId: redactTaskId(record.taskId), attempt: record.attempt }, 'recovering task');
+        this.options.observer?.orphanRecovered?.('rerun');
         this.launch(record.taskId);
       } else if (tool && rerunnable) {
+        this.options.observer?.orphanRecovered?.('attempts_exhausted');
         await this.fail(record, 'attempts_exhausted', `Task ran ${record.attempt} times without finishing`);
       } else {
+        this.options.observer?.orphanRecovered?.('interrupted');
         await this.fail(record, 'interrupted', `Task was interrupted (its worker stopped while ${record.toolName} ran) and is not safe to re-run`);
       }
     }
@@ -346,6 +353,9 @@ export class TaskWorker {
       return;
     }
     const logFields = { taskId: redactTaskId(taskId), tool: tool.name, attempt: record.attempt };
+    const observer = this.options.observer;
+    observer?.runStarted?.({ tool: tool.name, generation: record.generation, attempt: record.attempt, queueWaitMs: Math.max(0, startedAt - (record.attempt <= 1 ? record.createdAt : record.lastUpdatedAt)) });
+    const ended = (outcome: string): void => observer?.runEnded?.({ tool: tool.name, generation: record.generation, outcome, durationMs: Math.max(0, clock.now() - startedAt) });
     const logger = this.options.logger.child(logFields);
     const deadlineMs = Math.min(startedAt + settings.runtimeLimitMs, record.expiresAt ?? Number.POSITIVE_INFINITY);
     const reasonAtDeadline: AbortReason = record.expiresAt !== null && record.expiresAt <= startedAt + settings.runtimeLimitMs ? 'expired' : 'runtime_limit';
@@ -372,10 +382,12 @@ export class TaskWorker {
     if (outcome.kind === 'parked' || outcome.kind === 'aborted' || slot.controller.signal.aborted) {
       // A parked run already wrote its input requests; the next run starts when they are answered.
       this.statusWriter.takePending(taskId);
+      ended(outcome.kind === 'parked' ? 'parked' : `aborted_${String(slot.controller.signal.reason ?? 'unknown')}`);
       logger.info({ reason: outcome.kind === 'parked' ? 'parked' : slot.controller.signal.reason }, outcome.kind === 'parked' ? 'task parked for input' : 'tool run aborted; its outcome is discarded');
       return;
     }
     const settled = settleExecution(record.generation, outcome);
+    ended(settled.status);
     const pending = this.statusWriter.takePending(taskId);
     const write = store.transition(taskId, {
       to: settled.status,
@@ -423,7 +435,10 @@ export class TaskWorker {
 
   private abortLocal(taskId: string, reason: AbortReason): void {
     const slot = this.running.get(taskId);
-    if (slot && !slot.controller.signal.aborted) slot.controller.abort(reason);
+    if (slot && !slot.controller.signal.aborted) {
+      slot.controller.abort(reason);
+      if (reason === 'cancelled' && slot.record) this.options.observer?.cancelDelivered?.(slot.record.toolName);
+    }
   }
 
   private onEvent(event: TaskEvent): void {

@@ -10,6 +10,7 @@ import type { Authenticator } from '../core/owner.js';
 import { ANONYMOUS_IDENTITY } from './caller.js';
 import { ScopePolicy } from '../core/scopes.js';
 import type { TaskStore } from '../core/store.js';
+import type { WorkerObserver } from '../core/worker-observer.js';
 import type { AnyToolDefinition } from '../core/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { TasksError } from '../core/errors.js';
@@ -31,7 +32,7 @@ import { TaskListenRoute } from './http/task-listen.js';
 import { FastPath } from './http/fast-path.js';
 import type { LegacySessions } from './http/legacy-sessions.js';
 import { createGatherStateCodec } from './input-gathering.js';
-import { PollThrottle } from './poll-throttle.js';
+import { PollThrottle, type PollObserver } from './poll-throttle.js';
 import { InputRoutingStdioTransport } from './stdio-transport.js';
 import { isJsonRpcResponse, parseInputRequestId, routeInputResponse } from './v1-input.js';
 import { ErrorCode } from '../protocol/constants.js';
@@ -87,6 +88,10 @@ export interface CreateTasksServerOptions {
   sweeper?: boolean;
   /** Run around every task service operation, for every entry path (see `TaskServiceHook`). @defaultValue none */
   hooks?: readonly TaskServiceHook[];
+  /** Told about the embedded worker's runs (metrics). @defaultValue none */
+  workerObserver?: WorkerObserver;
+  /** Told about held-back polls and polls per task (metrics). @defaultValue none */
+  pollObserver?: PollObserver;
   /** Host header allow-list for HTTP (DNS-rebinding protection); `null` disables it. @defaultValue localhost names */
   allowedHosts?: string[] | null;
   /** Origin allow-list (host names) for HTTP requests with an `Origin` header. @defaultValue localhost names */
@@ -181,6 +186,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
         sweeper: options.sweeper !== false,
         clock,
         logger,
+        observer: options.workerObserver,
       })
     : undefined;
   const sweeper = execution ? undefined : options.sweeper === false ? undefined : new Sweeper(options.store, { sweepIntervalMs: limits.sweepIntervalMs, inputTimeoutMs: limits.inputTimeoutMs }, clock, logger);
@@ -203,7 +209,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     service,
     cursors: new CursorCodec(options.secret),
     requestStates: createGatherStateCodec(options.secret),
-    polls: new PollThrottle(MAX_POLL_DELAY_MS),
+    polls: new PollThrottle(MAX_POLL_DELAY_MS, options.pollObserver),
     sessionNotifiers: new WeakMap(),
     clock,
     logger,

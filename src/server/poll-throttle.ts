@@ -31,13 +31,26 @@ interface PollState {
   strikes: number;
   /** The hint (before any raise) the previous answer was based on, ms. */
   hintMs: number;
+  /** Polls of this task by this owner so far. */
+  count: number;
+}
+
+/** What a {@link PollThrottle} reports (metrics); must not throw. */
+export interface PollObserver {
+  /** A too-fast poll is held back for `delayMs`. */
+  heldBack?(delayMs: number): void;
+  /** A task was found terminal after `polls` polls (by one owner, since this process tracks it). */
+  polledToEnd?(polls: number): void;
 }
 
 /** Per-process memory of recent polls, bounded by {@link MAX_TRACKED}. */
 export class PollThrottle {
   private readonly polls = new Map<string, PollState>();
 
-  constructor(private readonly maxDelayMs: number) {}
+  constructor(
+    private readonly maxDelayMs: number,
+    private readonly observer: PollObserver = {},
+  ) {}
 
   /**
    * Record a `tasks/get` and advise on it. A poll is too fast when it comes sooner than half the hint of the
@@ -51,18 +64,23 @@ export class PollThrottle {
     const key = `${ownerKey}\n${taskId}`;
     const previous = this.polls.get(key);
     if (terminal) {
-      if (previous) this.polls.delete(key);
+      if (previous) {
+        this.polls.delete(key);
+        this.observer.polledToEnd?.(previous.count + 1);
+      }
       return { pollIntervalMs: intervalMs, delayMs: 0 };
     }
     const elapsed = previous ? now - previous.lastAt : Number.POSITIVE_INFINITY;
     const toldMs = previous?.hintMs ?? intervalMs;
     const strikes = elapsed < toldMs * TOO_FAST_SHARE ? (previous?.strikes ?? 0) + 1 : 0;
     if (previous) this.polls.delete(key); // re-insert: Map order is recency order
-    this.polls.set(key, { lastAt: now, strikes, hintMs: intervalMs });
+    this.polls.set(key, { lastAt: now, strikes, hintMs: intervalMs, count: (previous?.count ?? 0) + 1 });
     if (this.polls.size > MAX_TRACKED) this.polls.delete(this.polls.keys().next().value as string);
     if (strikes < STRIKES_BEFORE_THROTTLE) return { pollIntervalMs: intervalMs, delayMs: 0 };
     const doublings = Math.min(strikes - STRIKES_BEFORE_THROTTLE + 1, MAX_DOUBLINGS);
-    return { pollIntervalMs: intervalMs * 2 ** doublings, delayMs: Math.min(Math.max(0, toldMs - elapsed), this.maxDelayMs) };
+    const delayMs = Math.min(Math.max(0, toldMs - elapsed), this.maxDelayMs);
+    this.observer.heldBack?.(delayMs);
+    return { pollIntervalMs: intervalMs * 2 ** doublings, delayMs };
   }
 
   /** Number of tracked pairs (for tests). */

@@ -11,7 +11,7 @@ const SRC = resolve(import.meta.dirname, '../../src');
  * implementation; `execution` (executors, the worker, the sweeper) never sees the service or the server, so a
  * worker process carries no MCP server code. `testing` (the `mcp-tasks/testing` entry) sees core only; `verify`
  * (the contract and fault suite, with the fault proxy) drives servers from outside, so it sees protocol and client
- * only; `index.ts` is the public API and may re-export any library layer but never the CLI.
+ * only; `ops` (metrics, probes) sees core ports and the service's hook seam, and is wired in by the CLI; `index.ts` is the public API and may re-export any library layer but never the CLI.
  */
 const ALLOWED: Record<string, readonly string[]> = {
   protocol: ['protocol'],
@@ -21,11 +21,12 @@ const ALLOWED: Record<string, readonly string[]> = {
   service: ['protocol', 'core', 'service'],
   auth: ['protocol', 'core', 'auth'],
   tools: ['protocol', 'core', 'tools'],
+  ops: ['protocol', 'core', 'service', 'ops'],
   server: ['protocol', 'core', 'store', 'execution', 'service', 'auth', 'server'],
   client: ['protocol', 'client'],
   testing: ['protocol', 'core', 'testing'],
   verify: ['protocol', 'client', 'verify'],
-  cli: ['protocol', 'core', 'store', 'execution', 'service', 'auth', 'tools', 'server', 'client', 'verify', 'cli'],
+  cli: ['protocol', 'core', 'store', 'execution', 'service', 'auth', 'tools', 'server', 'ops', 'client', 'verify', 'cli'],
   '(root)': ['protocol', 'core', 'store', 'execution', 'service', 'auth', 'tools', 'server', 'client', 'testing'],
 };
 

@@ -73,9 +73,9 @@ describe('mcp-tasks serve refuses bad settings before touching the data director
 
   it('bad port, log level, short secret and missing tool module are usage errors and create no store', () => {
     for (const [args, env, message] of [
-      [['--port', '99999'], {}, /--port 99999/],
-      [['--port', '0', '--log-level', 'loud'], {}, /--log-level loud/],
-      [['--port', '0'], { MCP_TASKS_SECRET: 'abc' }, /at least 16 bytes/],
+      [['--port', '99999'], {}, /http\.port \(flag --port\): Too big/],
+      [['--port', '0', '--log-level', 'loud'], {}, /logLevel \(flag --log-level\): Invalid option/],
+      [['--port', '0'], { MCP_TASKS_SECRET: 'abc' }, /secret \(env MCP_TASKS_SECRET\): must be at least 16 bytes/],
       [['--port', '0', '--tools', '/nonexistent/tools.js'], {}, /nonexistent/],
     ] as const) {
       const result = serveIn([...args], env);

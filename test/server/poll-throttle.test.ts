@@ -26,6 +26,21 @@ describe('polling protection (E18, R21/R52)', () => {
     expect(throttle.observe('o', 't', 1000, false, 5000)).toEqual({ pollIntervalMs: 1000, delayMs: 0 });
   });
 
+  it('reports each held-back poll and, when a task is found terminal, how many polls it took (metrics)', () => {
+    const heldBack: number[] = [];
+    const polledToEnd: number[] = [];
+    const throttle = new PollThrottle(5000, { heldBack: (ms) => heldBack.push(ms), polledToEnd: (polls) => polledToEnd.push(polls) });
+    throttle.observe('o', 't', 1000, false, 0);
+    throttle.observe('o', 't', 1000, false, 100);
+    throttle.observe('o', 't', 1000, false, 200);
+    expect(heldBack).toEqual([900]);
+    throttle.observe('o', 't', 1000, true, 5000);
+    expect(polledToEnd).toEqual([4]);
+    // A task never polled before and found terminal at once is not tracked (nothing to report).
+    throttle.observe('o', 'u', 1000, true, 5000);
+    expect(polledToEnd).toEqual([4]);
+  });
+
   it('a poll is judged against the hint the previous answer gave, not the larger one a growing hint gives now', () => {
     const throttle = new PollThrottle(5000);
     throttle.observe('o', 't', 250, false, 0);

@@ -11,7 +11,7 @@ import type { FieldCipher } from '../field-cipher.js';
 import { PostgresBatcher, type BatchTx, type MergedWork, type PostgresBatchStats, type Query, type Settled, type StagedEvent } from './batch.js';
 import { createPool, sqlState, toStoreError, type PostgresConnectionOptions } from './connection.js';
 import { applyAnswers, parkForInput } from './input-requests.js';
-import { migrate } from './migrations.js';
+import { migrate, POSTGRES_MIGRATIONS, SCHEMA } from './migrations.js';
 import { SQL } from './sql.js';
 
 /** Options of {@link openPostgresTaskStore}. */
@@ -355,6 +355,11 @@ export class PostgresTaskStore implements TaskStore {
   async lastEventSeq(): Promise<number> {
     const [row] = await this.read<{ seq: number }>('read events', SQL.lastEventSeq, []);
     return row?.seq ?? 0;
+  }
+
+  async schemaStatus(): Promise<{ applied: number; expected: number }> {
+    const [row] = await this.read<{ v: number }>('read the schema version', `SELECT COALESCE(MAX(version), 0)::int AS v FROM ${SCHEMA}.schema_migrations`, []);
+    return { applied: row?.v ?? 0, expected: Math.max(...POSTGRES_MIGRATIONS.map((migration) => migration.version)) };
   }
 
   onEvent(listener: TaskEventListener): () => void {

@@ -26,7 +26,7 @@ import {
   type NewInputRequest,
   type RequestInputChange,
 } from './input-requests.js';
-import { migrate } from './migrations.js';
+import { migrate, MIGRATIONS } from './migrations.js';
 import { SQL, type EventRow, type InputRequestRow, type Statements, type TaskRow } from './sql.js';
 
 /** Free pages one {@link SqliteTaskStore.compact} returns to the file system (4 MiB at the default page size). */
@@ -375,6 +375,11 @@ export class SqliteTaskStore implements TaskStore {
 
   async lastEventSeq(): Promise<number> {
     return (this.read('read events', () => this.stmt.lastEventSeq.get()) as { seq: number }).seq;
+  }
+
+  async schemaStatus(): Promise<{ applied: number; expected: number }> {
+    const row = this.read('read the schema version', () => this.db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get()) as { v: number };
+    return { applied: row.v, expected: Math.max(...MIGRATIONS.map((migration) => migration.version)) };
   }
 
   onEvent(listener: TaskEventListener): () => void {

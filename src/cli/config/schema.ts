@@ -1,0 +1,123 @@
+import { z } from 'zod';
+
+/**
+ * THE definition of mcp-tasks configuration: the file (`--config mcp-tasks.json`), the environment variables and
+ * the flags of `serve` and `worker` all name these settings, and `mcp-tasks.schema.json` is generated from this
+ * schema (`npm run config:schema`; a test keeps it current). Durations are milliseconds, sizes bytes.
+ */
+
+const ms = z.number().int().positive();
+const port = z.number().int().min(0).max(65535);
+
+/** Limits and timings (`TasksServerLimits`); absent ones take the library defaults. */
+export const LimitsConfigSchema = z
+  .object({
+    concurrency: z.number().int().positive().describe('tools running at once in this process (default 16)'),
+    leaseMs: ms.describe('lease length of running and queued tasks (default 15000)'),
+    defaultTtlMs: ms.nullable().describe('retention when none is asked for; null = unlimited (default 3600000)'),
+    maxTtlMs: ms.nullable().describe('largest retention granted; null = unlimited (default 86400000)'),
+    minTtlMs: ms.describe('smallest retention granted (default 1000)'),
+    runtimeLimitMs: ms.describe('longest single run of a tool (default 3600000)'),
+    pollIntervalMs: ms.describe('longest poll interval hint (default 1000)'),
+    maxAttempts: z.number().int().positive().describe('runs per task before attempts_exhausted (default 3)'),
+    recoveryIntervalMs: ms.describe('interval of the lapsed-lease scan (default: leaseMs)'),
+    claimIntervalMs: ms.describe('fallback claim interval when no event announced work (default 1000)'),
+    sweepIntervalMs: ms.describe('interval of the TTL sweeper (default 1000)'),
+    tailIntervalMs: ms.describe('interval of the cross-process event tail (default 250)'),
+    statusFlushIntervalMs: ms.describe('window coalescing statusMessage writes (default 1000)'),
+    listPageSize: z.number().int().min(1).max(100).describe('v1 tasks/list page size (default 50)'),
+    maxRequestBodyBytes: z.number().int().positive().describe('largest HTTP request body; larger get HTTP 413 (default 4194304)'),
+    sessionIdleMs: ms.describe('2025-era HTTP sessions idle longer are closed (default 1800000)'),
+    maxSessions: z.number().int().positive().describe('most 2025-era HTTP sessions kept at once (default 1000)'),
+    inputTimeoutMs: ms.describe('longest wait for an answer before input_timeout (default 3600000)'),
+    minResultRetentionMs: z.number().int().min(0).describe('a task that runs to the runtime limit must keep its result this long (default 600000)'),
+    maxArgumentBytes: z.number().int().positive().describe('largest tools/call arguments in bytes of JSON; larger → -32602 (default 1048576)'),
+    maxArgumentDepth: z.number().int().positive().describe('deepest nesting of tools/call arguments; deeper → -32602 (default 32)'),
+    maxActiveTasksPerOwner: z.number().int().positive().nullable().describe('most working/input_required tasks per owner, counted in the store; more → -31001 active_tasks; null = unlimited (default null)'),
+    maxCreatesPerMinute: z.number().int().positive().nullable().describe('most task creates per owner in any 60 s, counted in the store; more → -31001 create_rate; null = unlimited (default null)'),
+  })
+  .partial()
+  .strict();
+
+/** What a rollout was verified with; a mismatch at start-up refuses to start unless `--allow-unpinned`. */
+export const PinsConfigSchema = z
+  .object({
+    protocolVersions: z.array(z.enum(['2025-11-25', '2026-07-28'])).min(1).describe('protocol versions this server must serve'),
+    sdk: z.record(z.string(), z.string()).describe('package name → exact installed version (e.g. {"@modelcontextprotocol/server": "2.4.0"})'),
+    allowedTools: z.array(z.string()).describe('the exact set of tools the server may register'),
+    maxTtlMs: ms.nullable().describe('limits.maxTtlMs must equal this'),
+    concurrency: z.number().int().positive().describe('limits.concurrency must equal this'),
+    retentionMs: ms.nullable().describe('limits.defaultTtlMs (retention of a task) must equal this'),
+    owner: z.string().describe('team that owns this deployment (shown by config print and manifest)'),
+    contact: z.string().describe('how to reach the owner (shown by config print and manifest)'),
+  })
+  .partial()
+  .strict();
+
+/** The configuration file and the effective configuration, one shape. */
+export const ConfigSchema = z
+  .object({
+    $schema: z.string().optional().describe('path or URL of mcp-tasks.schema.json (editor support; ignored)'),
+    dataDir: z.string().min(1).optional().describe('data directory: SQLite store, secret (default ./data)'),
+    store: z.string().min(1).optional().describe('postgres://… URL or SQLite file path (default <dataDir>/tasks.db); a URL password is secret'),
+    secret: z.string().min(16, 'must be at least 16 bytes').optional().describe('secret signing cursors and request states, ≥ 16 bytes (default: <dataDir>/secret); secret'),
+    tools: z.array(z.string()).optional().describe('tool modules to load'),
+    builtins: z.boolean().optional().describe('register the built-in tools (default true)'),
+    fixtures: z.enum(['conformance', 'verify']).optional().describe('also register fixture tools'),
+    roots: z.array(z.string()).optional().describe('directories tools may read (default: current directory and /var/log)'),
+    writableRoots: z.array(z.string()).optional().describe('directories tools may delete in (default none)'),
+    checkTargets: z.array(z.string()).optional().describe('hosts check_infrastructure may reach: name, *.domain, IP or CIDR, optional :port (default none: files only)'),
+    taskFallbackTools: z
+      .boolean()
+      .optional()
+      .describe('serve: 2025-era clients without a tasks capability get task ids and get_task_status / get_task_result / cancel_task (default false)'),
+    auth: z.string().optional().describe('authentication: tokens:<file> or jwt'),
+    jwt: z
+      .object({
+        issuer: z.string().min(1).describe('auth jwt: issuer identifier of the authorization server'),
+        audience: z.string().min(1).describe("auth jwt: this server's public MCP URL, the resource tokens must be issued for (RFC 8707)"),
+        jwksUrl: z.string().min(1).describe("auth jwt: the issuer's JSON Web Key Set (default: jwks_uri of its metadata)"),
+        tenantClaim: z.string().min(1).describe('auth jwt: claim naming the tenant (default tenant)'),
+        scopeClaim: z.string().min(1).describe('auth jwt: claim holding the scopes (default scope, else scp)'),
+        jwksMaxAgeMs: ms.describe('auth jwt: longest a fetched key set is trusted (default 600000)'),
+        jwksCooldownMs: ms.describe('auth jwt: shortest time between key-set fetches for unknown key ids (default 30000)'),
+      })
+      .partial()
+      .strict()
+      .optional(),
+    toolScopes: z.array(z.string()).optional().describe('scope a tools/call of a tool needs, as tool=scope'),
+    encryptionKey: z.string().min(1).optional().describe('at-rest encryption key of arguments, answers and results; secret'),
+    encryptionKeysOld: z.array(z.string().min(1)).optional().describe('older keys still readable during a rotation; secret'),
+    instanceId: z.string().min(1).optional().describe('lease owner id of this process (default random)'),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().describe('pino log level (default info)'),
+    drainMs: z.number().int().min(0).optional().describe('on SIGTERM, how long runs may finish (default 30000)'),
+    limits: LimitsConfigSchema.optional(),
+    http: z
+      .object({
+        port: port.describe('HTTP port of serve (default 3100)'),
+        host: z.string().min(1).describe('bind address of serve (default 127.0.0.1)'),
+        allowedHosts: z.array(z.string()).describe('Host/Origin allow-list for a non-loopback bind ("*" turns it off)'),
+        allowRemoteUnauthenticated: z.boolean().describe('allow a non-loopback bind without auth (default false)'),
+      })
+      .partial()
+      .strict()
+      .optional(),
+    worker: z
+      .object({
+        healthPort: port.describe('worker: serve /healthz, /readyz and /metrics on this port (default none)'),
+        healthHost: z.string().min(1).describe('bind address of healthPort (default 127.0.0.1)'),
+      })
+      .partial()
+      .strict()
+      .optional(),
+    pins: PinsConfigSchema.optional(),
+  })
+  .strict();
+
+/** A configuration file's content (and the merged effective configuration). */
+export type McpTasksConfig = z.infer<typeof ConfigSchema>;
+
+/** The JSON Schema of the configuration file, generated from {@link ConfigSchema} (draft 2020-12). */
+export function configJsonSchema(): Record<string, unknown> {
+  return { ...z.toJSONSchema(ConfigSchema, { target: 'draft-2020-12' }), $id: 'https://mcp-tasks.dev/schema/mcp-tasks.schema.json', title: 'mcp-tasks configuration' } as Record<string, unknown>;
+}

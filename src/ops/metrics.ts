@@ -1,0 +1,176 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { TaskStore } from '../core/store.js';
+import type { WorkerObserver } from '../core/worker-observer.js';
+import type { TaskServiceHook } from '../service/hooks.js';
+import type { CallOutcome } from '../service/task-service.js';
+
+/**
+ * The Prometheus metrics of one mcp-tasks process (API or worker), on `prom-client`. They are taken at four
+ * seams only: the task service door ({@link TasksMetrics.serviceHook}), the worker's observer port
+ * ({@link TasksMetrics.workerObserver}), the store port ({@link TasksMetrics.instrumentStore}) and the HTTP front
+ * ({@link TasksMetrics.observeHttp}). Labels are bounded: tool names of the registry, generations, statuses,
+ * operations, HTTP methods and status codes — never task ids or owners.
+ */
+
+const RUN_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600];
+const FAST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+const HTTP_METHODS = new Set(['GET', 'POST', 'DELETE', 'HEAD', 'OPTIONS', 'PUT']);
+/** Store methods timed (the port's operations; anything else is not a store operation). */
+const STORE_OPERATIONS = new Set([
+  'create', 'get', 'getUnscoped', 'getOutcome', 'transition', 'writeStatusMessages', 'list', 'startAttempt', 'renewLeases', 'claimRunnable', 'claimLapsed',
+  'requestInput', 'listInputRequests', 'answerInput', 'listWaitingSince', 'getStep', 'putStep', 'expireDue', 'readEventsAfter', 'lastEventSeq', 'schemaStatus',
+]);
+
+/** The metrics of one process. */
+export class TasksMetrics {
+  /** The registry `/metrics` serves (default process metrics included). */
+  readonly registry = new Registry();
+  private readonly created: Counter<'tool' | 'generation'>;
+  private readonly terminal: Counter<'tool' | 'generation' | 'status'>;
+  private readonly inline: Counter<'tool'>;
+  private readonly operations: Counter<'operation' | 'outcome'>;
+  private readonly runDuration: Histogram<'tool' | 'outcome'>;
+  private readonly queueWait: Histogram<'tool'>;
+  private readonly runs: Counter<'tool' | 'outcome'>;
+  private readonly takeovers: Counter;
+  private readonly orphans: Counter<'outcome'>;
+  private readonly cancelsRequested: Counter;
+  private readonly cancelsDelivered: Counter<'tool'>;
+  private readonly inputAnswers: Counter;
+  private readonly polls: Counter<'generation'>;
+  private readonly pollsHeldBack: Counter;
+  private readonly pollHoldSeconds: Counter;
+  private readonly pollsPerTask: Histogram;
+  private readonly storeLatency: Histogram<'operation' | 'outcome'>;
+  private readonly httpRequests: Counter<'method' | 'code'>;
+  private readonly httpDuration: Histogram<'method'>;
+  private active = 0;
+
+  constructor(options: { role: 'api' | 'worker' | 'serve'; defaultMetrics?: boolean }) {
+    const registers = [this.registry];
+    this.registry.setDefaultLabels({ role: options.role });
+    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+    const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> => new Counter({ name, help, labelNames, registers });
+    const histogram = <L extends string>(name: string, help: string, buckets: number[], labelNames: readonly L[] = []): Histogram<L> => new Histogram({ name, help, buckets, labelNames, registers });
+    this.created = counter('mcp_tasks_tasks_created_total', 'Tasks created (durably, before their id was returned) by this process.', ['tool', 'generation']);
+    this.terminal = counter('mcp_tasks_tasks_terminal_total', 'Tasks this process settled: completed/failed by a run, cancelled by a request.', ['tool', 'generation', 'status']);
+    this.inline = counter('mcp_tasks_calls_inline_total', 'tools/call answered without a task (sync tools, callers without tasks).', ['tool']);
+    this.operations = counter('mcp_tasks_service_operations_total', 'Task service operations (every entry path), by outcome (ok, error).', ['operation', 'outcome']);
+    this.runs = counter('mcp_tasks_runs_total', 'Tool runs by how they ended (completed, failed, parked, aborted_<reason>).', ['tool', 'outcome']);
+    this.runDuration = histogram('mcp_tasks_run_duration_seconds', 'Duration of one tool run.', RUN_BUCKETS, ['tool', 'outcome']);
+    this.queueWait = histogram('mcp_tasks_queue_wait_seconds', 'Time from creation (or from becoming runnable again) to the start of a run.', FAST_BUCKETS.concat([5, 15, 60, 300]), ['tool']);
+    this.takeovers = counter('mcp_tasks_lease_takeovers_total', 'Lapsed leases taken over by this worker.');
+    this.orphans = counter('mcp_tasks_orphans_recovered_total', 'Tasks of a lapsed lease: re-run, or failed (interrupted, attempts_exhausted).', ['outcome']);
+    this.cancelsRequested = counter('mcp_tasks_cancellations_requested_total', 'Cancellation requests accepted by the task service.');
+    this.cancelsDelivered = counter('mcp_tasks_cancellations_delivered_total', "Cancellations that reached a running tool's signal.", ['tool']);
+    this.inputAnswers = counter('mcp_tasks_input_answers_total', 'Answers to input requests accepted.');
+    this.polls = counter('mcp_tasks_polls_total', 'Task status reads (tasks/get) by generation.', ['generation']);
+    this.pollsHeldBack = counter('mcp_tasks_polls_held_back_total', 'Too-fast polls held back.');
+    this.pollHoldSeconds = counter('mcp_tasks_poll_hold_seconds_total', 'Total time too-fast polls were held back.');
+    this.pollsPerTask = histogram('mcp_tasks_polls_per_task', 'Polls a requestor made of one task until it found it terminal.', [1, 2, 3, 5, 10, 20, 50, 100, 500]);
+    this.storeLatency = histogram('mcp_tasks_store_operation_duration_seconds', 'Latency of task store operations.', FAST_BUCKETS, ['operation', 'outcome']);
+    this.httpRequests = counter('mcp_tasks_http_requests_total', 'HTTP requests by method and status code.', ['method', 'code']);
+    this.httpDuration = histogram('mcp_tasks_http_request_duration_seconds', 'HTTP request duration until the response ended (streams included).', RUN_BUCKETS, ['method']);
+    const activeRuns = (): number => this.active;
+    new Gauge({ name: 'mcp_tasks_active_runs', help: 'Tool runs in progress in this process.', registers, collect(this: Gauge) { this.set(activeRuns()); } });
+  }
+
+  /** Around every task service operation: counts, created tasks, polls, cancels, answers. */
+  serviceHook(): TaskServiceHook {
+    return {
+      around: async <T>(context: Parameters<TaskServiceHook['around']>[0], next: () => Promise<T>): Promise<T> => {
+        try {
+          const result = await next();
+          this.operations.inc({ operation: context.operation, outcome: 'ok' });
+          if (context.operation === 'callTool' && context.tool !== undefined) {
+            const outcome = result as unknown as CallOutcome;
+            if (outcome.kind === 'task') this.created.inc({ tool: context.tool, generation: context.caller.generation ?? 'none' });
+            else if (outcome.kind === 'result') this.inline.inc({ tool: context.tool });
+          } else if (context.operation === 'get') {
+            this.polls.inc({ generation: context.caller.generation ?? 'none' });
+          } else if (context.operation === 'cancel') {
+            this.cancelsRequested.inc();
+            const answer = result as unknown as { cancelled: boolean; task: { toolName: string; generation: string } };
+            if (answer.cancelled) this.terminal.inc({ tool: answer.task.toolName, generation: answer.task.generation, status: 'cancelled' });
+          } else if (context.operation === 'answerInput') {
+            this.inputAnswers.inc();
+          }
+          return result;
+        } catch (error) {
+          this.operations.inc({ operation: context.operation, outcome: 'error' });
+          throw error;
+        }
+      },
+    };
+  }
+
+  /** The worker's observer port. */
+  workerObserver(): WorkerObserver {
+    return {
+      runStarted: (run) => {
+        this.active += 1;
+        this.queueWait.observe({ tool: run.tool }, run.queueWaitMs / 1000);
+      },
+      runEnded: (run) => {
+        this.active -= 1;
+        this.runs.inc({ tool: run.tool, outcome: run.outcome });
+        this.runDuration.observe({ tool: run.tool, outcome: run.outcome }, run.durationMs / 1000);
+        if (run.outcome === 'completed' || run.outcome === 'failed') this.terminal.inc({ tool: run.tool, generation: run.generation, status: run.outcome });
+      },
+      leasesTakenOver: (count) => this.takeovers.inc(count),
+      orphanRecovered: (outcome) => this.orphans.inc({ outcome }),
+      cancelDelivered: (tool) => this.cancelsDelivered.inc({ tool }),
+    };
+  }
+
+  /** The poll throttle's observer. */
+  pollObserver(): { heldBack(delayMs: number): void; polledToEnd(polls: number): void } {
+    return {
+      heldBack: (delayMs) => {
+        this.pollsHeldBack.inc();
+        this.pollHoldSeconds.inc(delayMs / 1000);
+      },
+      polledToEnd: (polls) => this.pollsPerTask.observe(polls),
+    };
+  }
+
+  /** `store` with every port operation timed (the same object otherwise: `close` and event listeners pass through). */
+  instrumentStore<S extends TaskStore>(store: S): S {
+    const latency = this.storeLatency;
+    return new Proxy(store, {
+      get(target, property, receiver) {
+        const value: unknown = Reflect.get(target, property, receiver);
+        if (typeof property !== 'string' || typeof value !== 'function' || !STORE_OPERATIONS.has(property)) return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+        return (...args: unknown[]) => {
+          const end = latency.startTimer({ operation: property });
+          return (value as (...args: unknown[]) => Promise<unknown>).apply(target, args).then(
+            (result) => {
+              end({ outcome: 'ok' });
+              return result;
+            },
+            (error: unknown) => {
+              end({ outcome: 'error' });
+              throw error;
+            },
+          );
+        };
+      },
+    });
+  }
+
+  /** Count and time one HTTP request when its response ends. */
+  observeHttp(request: IncomingMessage, response: ServerResponse): void {
+    const method = HTTP_METHODS.has(request.method ?? '') ? (request.method as string) : 'OTHER';
+    const end = this.httpDuration.startTimer({ method });
+    response.once('close', () => {
+      end();
+      this.httpRequests.inc({ method, code: String(response.statusCode) });
+    });
+  }
+
+  /** The text exposition of every metric. */
+  async exposition(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}

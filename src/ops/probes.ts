@@ -1,0 +1,99 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TaskStore } from '../core/store.js';
+import type { TasksMetrics } from './metrics.js';
+
+/**
+ * The operations endpoints of an API or worker process: `GET /healthz` (the process answers), `GET /readyz`
+ * (ready to take traffic: the store answers within {@link STORE_CHECK_TIMEOUT_MS}, its schema is the one this code
+ * expects, the process is not draining; the kill switch is reported once it exists) and `GET /metrics`
+ * (Prometheus text). Kubernetes: liveness → /healthz, readiness → /readyz.
+ */
+
+/** Longest a readiness probe waits for the store (ms): a hung database is "not ready", not a hung probe. */
+export const STORE_CHECK_TIMEOUT_MS = 2000;
+
+/** What `/readyz` reports (the body, as JSON; HTTP 200 when `ready`, else 503). */
+export interface Readiness {
+  ready: boolean;
+  role: string;
+  instanceId: string | undefined;
+  checks: {
+    store: { ok: boolean; latencyMs: number; error?: string };
+    migrations: { ok: boolean; applied?: number; expected?: number };
+    draining: boolean;
+    /** The kill switch is not built yet: reported as `not-built`, never as "off". */
+    killSwitch: 'not-built';
+  };
+}
+
+/** What the probes read. */
+export interface ProbeSources {
+  role: 'api' | 'worker' | 'serve';
+  instanceId?: string | undefined;
+  store: TaskStore;
+  draining: () => boolean;
+  metrics?: TasksMetrics | undefined;
+}
+
+/** Check readiness now (see the module comment). Never throws. */
+export async function checkReadiness(sources: ProbeSources): Promise<Readiness> {
+  const started = performance.now();
+  let store: Readiness['checks']['store'];
+  let migrations: Readiness['checks']['migrations'] = { ok: false };
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const status = await Promise.race([
+      sources.store.schemaStatus(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${STORE_CHECK_TIMEOUT_MS} ms`)), STORE_CHECK_TIMEOUT_MS);
+      }),
+    ]);
+    store = { ok: true, latencyMs: Math.round(performance.now() - started) };
+    migrations = { ok: status.applied === status.expected, applied: status.applied, expected: status.expected };
+  } catch (error) {
+    store = { ok: false, latencyMs: Math.round(performance.now() - started), error: error instanceof Error ? error.message : String(error) };
+  } finally {
+    clearTimeout(timer);
+  }
+  const draining = sources.draining();
+  return {
+    ready: store.ok && migrations.ok && !draining,
+    role: sources.role,
+    instanceId: sources.instanceId,
+    checks: { store, migrations, draining, killSwitch: 'not-built' },
+  };
+}
+
+function json(response: ServerResponse, status: number, body: unknown): void {
+  response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(body));
+}
+
+/**
+ * Answer `request` when it is one of the operations endpoints; `false` for any other path (the caller serves it).
+ * Only GET (and HEAD) are answered; other methods on these paths get 405.
+ */
+export function handleProbe(sources: ProbeSources, request: IncomingMessage, response: ServerResponse): boolean {
+  const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+  if (path !== '/healthz' && path !== '/readyz' && path !== '/metrics') return false;
+  if (request.method !== 'GET' && request.method !== 'HEAD') {
+    response.writeHead(405, { allow: 'GET, HEAD' }).end();
+    return true;
+  }
+  if (path === '/healthz') {
+    json(response, 200, { status: sources.draining() ? 'draining' : 'ok', role: sources.role, instanceId: sources.instanceId });
+    return true;
+  }
+  if (path === '/readyz') {
+    void checkReadiness(sources).then((readiness) => json(response, readiness.ready ? 200 : 503, readiness));
+    return true;
+  }
+  if (!sources.metrics) {
+    json(response, 404, { error: 'metrics are off' });
+    return true;
+  }
+  sources.metrics.exposition().then(
+    ({ contentType, body }) => response.writeHead(200, { 'content-type': contentType }).end(body),
+    (error: unknown) => json(response, 500, { error: error instanceof Error ? error.message : String(error) }),
+  );
+  return true;
+}
