@@ -20,6 +20,11 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
+    // The dashboard's page runs in the browser.
+    files: ['web/**/*.ts'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
     files: ['src/**/*.ts'],
     ignores: ['src/cli/**'],
     rules: { 'no-console': 'error' },

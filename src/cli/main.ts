@@ -53,6 +53,8 @@ const LIMIT_FLAGS: ReadonlyArray<[string, string]> = [
   ['--max-active-tasks-per-owner <n>', 'most working/input_required tasks per owner, counted in the store ("unlimited" for none, the default); more → -31001 active_tasks'],
   ['--max-creates-per-minute <n>', 'most task creates per owner in any 60 s, counted in the store ("unlimited" for none, the default); more → -31001 create_rate with retryAfterMs'],
   ['--min-result-retention-ms <ms>', 'least time the default TTL keeps the result of a run that hit the runtime limit (default 600000)'],
+  ['--idempotency-window-ms <ms>', 'how long a tools/call idempotency key holds, independent of the TTL (default 24 h)'],
+  ['--audit-retention-ms <ms>', 'how long audit entries are kept, independent of task TTLs (default 90 days)'],
 ];
 
 const program = new Command();
@@ -120,6 +122,7 @@ withServeAuthOptions(withSharedOptions(program.command('serve')))
   .option('--allow-remote-unauthenticated', 'allow a non-loopback bind without --auth')
   .option('--allowed-hosts <hosts>', 'Host/Origin allow-list for a non-loopback bind (comma separated)')
   .option('--task-fallback-tools', 'for 2025-era clients that declare no tasks capability: task-required tools answer with a task id, followed through get_task_status / get_task_result / cancel_task')
+  .option('--dashboard', 'also serve the web dashboard at /dashboard on the same port (same authentication)')
   .action(async (options: { stdio?: boolean; worker: boolean; allowUnpinned?: boolean }, command: Command) =>
     (await import('./serve.js')).serve(configOf(command), { worker: options.worker, ...(options.stdio ? { stdio: true } : {}), ...(options.allowUnpinned ? { allowUnpinned: true } : {}) }),
   );
@@ -219,6 +222,31 @@ withConnectionOptions(program.command('answer <taskId>'))
   .option('--answers <json>', 'answers for the waiting questions (see below)')
   .addHelpText('after', `\n${ANSWERS_HELP}\n\nexit codes: 0 answered (or nothing waiting), 4 unknown or expired task, 5 connection or protocol error, 6 questions left unanswered, 64 usage`)
   .action(answerCommand);
+
+const ops = program.command('ops').description('the operation ledger (operators; reads the store given by --store/--data-dir): list, show, reconcile');
+const withOpsFilters = (command: Command): Command =>
+  withSharedOptions(command).option('--owner <ownerKey>', 'only operations of this owner (issuer|subject|tenant)').option('--json', 'machine-readable JSON on stdout');
+withOpsFilters(ops.command('list'))
+  .description('list open operations (pending, unknown): effect, target, task, owner, receipt')
+  .option('--task <taskId>', 'only operations of this task')
+  .option('--status <list>', 'comma separated statuses (pending, confirmed, failed, unknown)')
+  .option('--all', 'every status')
+  .option('--limit <n>', 'at most this many (default 100)', integerOption)
+  .action(async (options, command: Command) => (await import('./ops.js')).opsList(configOf(command), options));
+withOpsFilters(ops.command('show <operationId>')).description('print one operation').action(async (id: string, options, command: Command) => (await import('./ops.js')).opsShow(configOf(command), id, options));
+withOpsFilters(ops.command('reconcile <operationId>'))
+  .description("ask the tool's reconciler (the system of record) whether the operation happened, and record the answer")
+  .addHelpText('after', '\nexit codes: 0 confirmed or not applied, 4 no such operation, 8 outcome still unknown')
+  .action(async (id: string, options, command: Command) => (await import('./ops.js')).opsReconcile(configOf(command), id, options));
+
+withSharedOptions(program.command('audit'))
+  .description('print the audit trail of the store (--store/--data-dir): calls, task ends, approvals, operations, cancellations')
+  .option('--since <time>', 'only entries at or after this ISO 8601 time, or this long ago (30m, 24h, 7d)')
+  .option('--tool <name>', 'only entries of this tool')
+  .option('--owner <ownerKey>', 'only entries of this owner (issuer|subject|tenant)')
+  .option('--limit <n>', 'at most this many (default 1000)', integerOption)
+  .option('--json', 'JSON lines on stdout')
+  .action(async (options, command: Command) => (await import('./audit.js')).auditCommand(configOf(command), options));
 
 program
   .command('verify')

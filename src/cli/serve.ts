@@ -1,4 +1,8 @@
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import { ANONYMOUS_OWNER_KEY } from '../core/owner.js';
+import { createDashboard, type Dashboard } from '../dashboard/http.js';
+import { viewerVerifier } from '../dashboard/verifier.js';
+import { TASK_SCOPES } from '../protocol/scopes.js';
 import { createTasksServer } from '../server/create-tasks-server.js';
 import { loadServerSecret } from '../server/signing-key.js';
 import { TasksMetrics } from '../ops/metrics.js';
@@ -45,11 +49,12 @@ export function listen(http: HttpServer, port: number, host: string): Promise<nu
  */
 export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promise<void> {
   const http = resolved.config.http ?? {};
-  const options = { ...modes, port: http.port ?? 3100, host: http.host ?? '127.0.0.1', allowedHosts: http.allowedHosts, allowRemoteUnauthenticated: http.allowRemoteUnauthenticated, auth: resolved.config.auth };
+  const options = { ...modes, port: http.port ?? 3100, host: http.host ?? '127.0.0.1', allowedHosts: http.allowedHosts, allowRemoteUnauthenticated: http.allowRemoteUnauthenticated, auth: resolved.config.auth, dashboard: resolved.config.dashboard === true };
   const loopback = LOOPBACK.has(options.host);
   if (!options.stdio && !loopback && !options.auth && !options.allowRemoteUnauthenticated) {
     throw new UsageError(`refusing to listen on ${options.host} without --auth; use --auth tokens:<file>, --auth jwt or --allow-remote-unauthenticated`);
   }
+  if (options.stdio && options.dashboard) throw new UsageError("dashboard (--dashboard, MCP_TASKS_DASHBOARD or the config file's dashboard) is served over HTTP; it does not apply to --stdio");
   if (!options.stdio && !loopback && !options.allowedHosts) {
     throw new UsageError(
       `listening on ${options.host} needs --allowed-hosts <host names clients use to reach this server> (the Host/Origin allow-list that stops DNS rebinding); --allowed-hosts '*' turns the check off`,
@@ -124,9 +129,22 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     process.stdin.on('end', () => void stop().then(() => process.exit(0)));
     return;
   }
+  let dashboard: Dashboard | undefined;
+  if (options.dashboard) {
+    dashboard = createDashboard({
+      service: server.service,
+      ...(auth.authenticator ? { verify: viewerVerifier(auth.authenticator) } : {}),
+      anonymous: { ownerKey: ANONYMOUS_OWNER_KEY, scopes: TASK_SCOPES },
+      allowedHosts: loopback ? ['localhost', '127.0.0.1', '[::1]'] : (hostList ?? null),
+      logger,
+    });
+  }
   route.handle = (request, response) => {
     metrics.observeHttp(request, response);
-    if (!handleProbe(probes, request, response)) void server.handleHttp(request, response);
+    // Probes and metrics first (never behind sign-in), then the dashboard's /dashboard…, then MCP and /.well-known.
+    if (handleProbe(probes, request, response)) return;
+    if (dashboard?.owns(request)) void dashboard.handle(request, response);
+    else void server.handleHttp(request, response);
   };
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
   process.stderr.write(
@@ -140,6 +158,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
       `  at rest:  ${settings.encryptionShown}\n` +
       (auth.scopes.scopedTools().length > 0 ? `  scopes:   ${auth.scopes.scopedTools().map((name) => `${name} needs ${auth.scopes.toolScopes(name).join(' ')}`).join(', ')}\n` : '') +
       `  probes:   http://${shownHost}:${port}/healthz, /readyz, /metrics\n` +
+      (dashboard ? `  dashboard: http://${shownHost}:${port}/dashboard\n` : '') +
       `  ${role}\n`,
   );
   if (auth.reload) process.on('SIGHUP', auth.reload);
@@ -149,6 +168,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     draining = true;
     listener.close();
     listener.closeIdleConnections();
+    dashboard?.close();
     await server.drain(settings.drainMs);
     listener.closeAllConnections();
     auth.close();

@@ -149,6 +149,14 @@ function toolSources(config: McpTasksConfig): ToolSource[] {
 }
 
 /**
+ * The configuration of an operator command (`ops`, `audit`): the same settings as `serve` (store, tools, roots),
+ * with logs at `warn` unless a log level was configured, so its output is the answer, not start-up noise.
+ */
+export function operatorConfig(resolved: ResolvedConfig): ResolvedConfig {
+  return resolved.sources.get('logLevel') === 'default' ? { ...resolved, config: { ...resolved.config, logLevel: 'warn' } } : resolved;
+}
+
+/**
  * Resolve the shared settings of `serve` and `worker` from the effective configuration (see the module comment).
  * Every problem of the paths and limits is reported at once.
  * @throws UsageError listing a bad `auth`, root, writable root or limit; a tool module that fails to load.

@@ -115,7 +115,7 @@ function isFinal(status: string): boolean {
 function describeSnapshot(snapshot: TaskSnapshot, client: TasksClient): string {
   const rows: Array<[string, string | undefined]> = [
     ['task', snapshot.taskId],
-    ['status', snapshot.status],
+    ['status', snapshot.operations?.length ? `${snapshot.status.padEnd(14)} domain outcome: ${domainOutcome(snapshot.operations)}` : snapshot.status],
     ['message', snapshot.statusMessage],
     ['created', snapshot.createdAt],
     ['updated', snapshot.lastUpdatedAt],
@@ -132,6 +132,20 @@ function describeSnapshot(snapshot: TaskSnapshot, client: TasksClient): string {
     for (const field of formFields(request.params?.requestedSchema)) lines.push(`${indent}field ${field.name}: ${describeField(field)}`);
   }
   if (snapshot.status === 'input_required') lines.push(`${indent}answer with: mcp-tasks answer ${snapshot.taskId}`);
+  for (const op of snapshot.operations ?? []) lines.push(`${'op'.padEnd(8)} ${op.operationId}  ${op.effect}  ${op.status}${op.receipt ? `  ${JSON.stringify(op.receipt)}` : ''}`);
   if (snapshot.result) lines.push(`result${snapshot.result.isError ? ' (tool error)' : ''}:`, resultText(snapshot.result));
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * One word for what the system of record did, next to the task status: `confirmed` only when every operation is,
+ * `unknown` as soon as one is (an operator must look), else the statuses counted.
+ */
+function domainOutcome(operations: NonNullable<TaskSnapshot['operations']>): string {
+  const statuses = operations.map((op) => op.status);
+  if (statuses.every((status) => status === 'confirmed')) return `confirmed (${operations.length} operation${operations.length === 1 ? '' : 's'})`;
+  if (statuses.includes('unknown')) return 'unknown (mcp-tasks ops list)';
+  const counts = new Map<string, number>();
+  for (const status of statuses) counts.set(status, (counts.get(status) ?? 0) + 1);
+  return [...counts].map(([status, n]) => `${n} ${status}`).join(', ');
 }

@@ -327,7 +327,10 @@ export class TasksClient {
       } catch (error) {
         if (!(retry && honoured && error instanceof ToolCallOutcomeUnknownError && !signal?.aborted)) throw error;
         // The server promised: same owner + key + tool + arguments → the existing task, never a second run.
-        answer = await send();
+        answer = await send().catch((resent: unknown) => {
+          // "Key already used" without a task (an inline call, its result not kept): the outcome stays unknown.
+          throw resent instanceof TasksProtocolError && /^Idempotency key .* already used/.test(resent.message.replace(/^tools\/call[^:]*: /, '')) ? error : resent;
+        });
       }
     } catch (error) {
       // Proof that nothing started (refused, answered with an error): no evidence worth keeping.

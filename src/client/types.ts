@@ -1,3 +1,4 @@
+import type { OperationMetaEntry } from '../protocol/constants.js';
 import type { JsonRpcErrorObject, TaskStatus } from '../protocol/types.js';
 import type { Budgets } from './budgets.js';
 import type { HandoffRecord } from './router.js';
@@ -47,6 +48,11 @@ export interface TaskSnapshot {
    * questions arrive as requests on the `tasks/result` stream instead and are not part of a snapshot.
    */
   inputRequests?: Record<string, { method: string; params?: Record<string, unknown> }>;
+  /**
+   * The task's domain operations, when the server reports them (`_meta["dev.mcp-tasks/operations"]`, either
+   * generation, any status): what the system of record did, which the task status alone does not say.
+   */
+  operations?: OperationMetaEntry[];
 }
 
 /** The keys that identify one call: sent in its `_meta` and kept in the journal. */

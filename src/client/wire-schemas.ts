@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IMMEDIATE_RESPONSE_META_KEY } from '../protocol/constants.js';
+import { IMMEDIATE_RESPONSE_META_KEY, OPERATIONS_META_KEY } from '../protocol/constants.js';
 import type { CallToolResult, TaskSnapshot } from './types.js';
 
 /**
@@ -88,8 +88,20 @@ export function toCallToolResult(result: z.output<typeof CallToolResultSchema>):
 export function fromV1Task(task: z.output<typeof V1TaskSchema>): TaskSnapshot {
   return withOptional(
     { taskId: task.taskId, status: task.status, createdAt: task.createdAt, lastUpdatedAt: task.lastUpdatedAt, ttlMs: task.ttl },
-    { statusMessage: task.statusMessage, pollIntervalMs: task.pollInterval },
+    { statusMessage: task.statusMessage, pollIntervalMs: task.pollInterval, operations: operationsOf(task as { _meta?: unknown }) },
   );
+}
+
+const OperationsSchema = z.array(
+  z.looseObject({ operationId: z.string(), effect: z.string(), status: z.enum(['pending', 'confirmed', 'failed', 'unknown']), receipt: z.record(z.string(), z.unknown()).nullable() }),
+);
+
+/** `_meta["dev.mcp-tasks/operations"]` of a task result, when present and well-formed (else left out, never fatal). */
+function operationsOf(task: { _meta?: unknown }): TaskSnapshot['operations'] {
+  const meta = task._meta;
+  if (typeof meta !== 'object' || meta === null) return undefined;
+  const parsed = OperationsSchema.safeParse((meta as Record<string, unknown>)[OPERATIONS_META_KEY]);
+  return parsed.success ? parsed.data.map(({ operationId, effect, status, receipt }) => ({ operationId, effect, status, receipt })) : undefined;
 }
 
 /** A v2 `Task` / `DetailedTask` as a {@link TaskSnapshot}, keeping an inline result, error or input requests. */
@@ -103,6 +115,7 @@ export function fromV2Task(task: z.output<typeof V2DetailedTaskSchema> | z.outpu
       result: detailed.result ? toCallToolResult(detailed.result) : undefined,
       error: detailed.error ? (detailed.error as TaskSnapshot['error']) : undefined,
       inputRequests: task.status === 'input_required' ? detailed.inputRequests : undefined,
+      operations: operationsOf(task as { _meta?: unknown }),
     },
   );
 }

@@ -4,9 +4,10 @@ import type { JsonRpcErrorObject, JsonValue } from './task.js';
 /**
  * Why the runtime itself failed a task (`data.reason` of its `-32603`). `input_invalid`: an answer still failed its
  * schema when the question had been asked `MAX_ASKS_PER_QUESTION` times; `input_limit`: the tool asked for more
- * than `MAX_INPUT_KEYS_PER_TASK` input keys over the task's life.
+ * than `MAX_INPUT_KEYS_PER_TASK` input keys over the task's life; `outcome_unknown`: an operation's
+ * outcome could not be reconciled (issue 12).
  */
-export type RuntimeFailureReason = 'interrupted' | 'runtime_limit' | 'attempts_exhausted' | 'input_timeout' | 'input_invalid' | 'input_limit';
+export type RuntimeFailureReason = 'interrupted' | 'runtime_limit' | 'attempts_exhausted' | 'input_timeout' | 'input_invalid' | 'input_limit' | 'outcome_unknown';
 
 /**
  * The one error type of the tasks layer. It carries a JSON-RPC `code` (and optional `data`), so the SDK

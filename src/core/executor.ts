@@ -1,6 +1,7 @@
 import type { PathConfinement } from './confinement.js';
 import type { JsonObject, JsonRpcErrorObject, JsonValue } from './task.js';
-import type { ElicitRequest, ElicitResult } from './tool.js';
+import type { ElicitRequest, ElicitResult, OperationSpec } from './tool.js';
+import type { OperationRecord, OperationSettlement } from './ledger.js';
 
 /**
  * The executor port: run one tool call and report how it ended. The worker hands it claimed tasks, the service
@@ -73,6 +74,13 @@ export interface ExecutionHost {
   elicit(requests: readonly ElicitRequest[]): Promise<{ answers: ElicitResult[] } | { parked: true }>;
   /** Write a log line of the tool (`ctx.logger`). */
   log(entry: ExecutionLogEntry): void;
+  /**
+   * `ctx.operation`, first half: write the `pending` ledger row of this task's operation `spec.key`, or return the
+   * row an earlier run wrote (`opened: false`). Inline calls have no ledger: the host throws.
+   */
+  openOperation(spec: OperationSpec): Promise<{ operation: OperationRecord; opened: boolean }>;
+  /** `ctx.operation`, second half: a conditional status write of an operation of this task. */
+  settleOperation(operationId: string, settlement: Omit<OperationSettlement, 'now'>): Promise<OperationRecord | undefined>;
 }
 
 /**

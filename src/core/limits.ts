@@ -79,6 +79,13 @@ export interface TasksServerLimits {
    * @defaultValue null
    */
   maxCreatesPerMinute: number | null;
+  /**
+   * How long an idempotency key of `tools/call` holds (same key → the same task), independent of the task's TTL:
+   * a key outlives a purged task (a replay is then refused as already used). @defaultValue 24 h
+   */
+  idempotencyWindowMs: number;
+  /** How long audit entries are kept (their own retention, independent of task TTLs). @defaultValue 90 days */
+  auditRetentionMs: number;
 }
 
 /**
@@ -112,6 +119,8 @@ export const DEFAULT_LIMITS: Readonly<TasksServerLimits> = Object.freeze({
   maxArgumentDepth: 32,
   maxActiveTasksPerOwner: null,
   maxCreatesPerMinute: null,
+  idempotencyWindowMs: 24 * HOUR,
+  auditRetentionMs: 90 * 24 * HOUR,
 } satisfies TasksServerLimits);
 
 /**
@@ -126,7 +135,7 @@ export function resolveLimits(input: Partial<TasksServerLimits> = {}): Readonly<
     const value = merged[name];
     if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) problems.push(`${name} must be a positive integer (got ${String(value)})`);
   };
-  for (const name of ['concurrency', 'minTtlMs', 'pollIntervalMs', 'runtimeLimitMs', 'maxAttempts', 'leaseMs', 'recoveryIntervalMs', 'claimIntervalMs', 'sweepIntervalMs', 'tailIntervalMs', 'statusFlushIntervalMs', 'maxRequestBodyBytes', 'sessionIdleMs', 'inputTimeoutMs', 'maxSessions', 'maxArgumentBytes', 'maxArgumentDepth'] as const) {
+  for (const name of ['concurrency', 'minTtlMs', 'pollIntervalMs', 'runtimeLimitMs', 'maxAttempts', 'leaseMs', 'recoveryIntervalMs', 'claimIntervalMs', 'sweepIntervalMs', 'tailIntervalMs', 'statusFlushIntervalMs', 'maxRequestBodyBytes', 'sessionIdleMs', 'inputTimeoutMs', 'maxSessions', 'maxArgumentBytes', 'maxArgumentDepth', 'idempotencyWindowMs', 'auditRetentionMs'] as const) {
     positive(name);
   }
   for (const name of ['defaultTtlMs', 'maxTtlMs', 'maxActiveTasksPerOwner', 'maxCreatesPerMinute'] as const) {

@@ -1,3 +1,4 @@
+import type { LedgerStore } from './ledger.js';
 import type {
   InputRequestRecord,
   JsonObject,
@@ -56,6 +57,30 @@ export interface TaskScope {
   generation?: TaskGeneration;
 }
 
+/**
+ * What the dashboard's task list asks for (issue 16): every filter optional, newest first, keyset-paged on `seq` so a
+ * page never shifts while tasks are created. Owner scoping is the caller's decision (the task service): `ownerKey`
+ * absent means every owner and is only used for an `admin:read` viewer.
+ */
+export interface TaskBrowseQuery {
+  /** Only this owner's tasks; absent = every owner. */
+  ownerKey?: string;
+  /** Only tasks in one of these statuses (absent or empty = any). */
+  statuses?: readonly TaskStatus[];
+  /** Only tasks of this tool. */
+  toolName?: string;
+  /** Only tasks created at or after this instant (epoch ms). */
+  createdFrom?: number;
+  /** Only tasks created before this instant (epoch ms). */
+  createdTo?: number;
+  /** Case-insensitive substring of the task id, tool name or statusMessage. */
+  text?: string;
+  /** Only tasks with `seq < beforeSeq` (the cursor of the next page); absent = from the newest. */
+  beforeSeq?: number;
+  /** Rows to return at most. */
+  limit: number;
+}
+
 /** A conditional status write. */
 export interface TransitionRequest {
   /** New status. */
@@ -91,22 +116,6 @@ export const MAX_TOOL_STATE_NAME = 200;
 /** Listener for committed events, called after the commit, in commit order. */
 export type TaskEventListener = (event: TaskEvent) => void;
 
-/**
- * The storage port. One implementation per backend (`SqliteTaskStore`, `PostgresTaskStore`); every backend
- * passes the same contract suite (`describeTaskStoreContract` in `mcp-tasks/testing`).
- *
- * Durability: every returned promise resolves only after its write is committed durably. Implementations may
- * share one commit between concurrent writes (group commit) but never resolve before that commit.
- *
- * Time: instants the caller passes (`now`, `createdAt`) are stored as given. Leases and expiry sweeps are judged
- * on the store's own clock instead (SQLite: the clock it was opened with; PostgreSQL: the database's
- * `clock_timestamp()`), so the caller passes lease *durations*: one clock decides whether a lease has lapsed, for
- * every process sharing the database.
- *
- * Errors: methods throw only a {@link StoreError} (codes `conflict`, `invalid`, `unavailable`, `schema_mismatch`,
- * `fault`; the server maps them to JSON-RPC errors in one place); a condition that does not hold is reported by the
- * return value (`undefined` / `false` / `[]`), never by an exception.
- */
 /** What {@link TaskStore.admitCreate} checks for one owner before a task is created (issue 10 §2). */
 export interface CreateQuota {
   /** The id the task will be created with (its admission counts as an active task until the row exists). */
@@ -128,7 +137,23 @@ export type CreateAdmission =
   | { admitted: false; reason: 'active_tasks' }
   | { admitted: false; reason: 'create_rate'; /** When the oldest create of the window leaves it (ms from `now`, ≥ 1). */ retryAfterMs: number };
 
-export interface TaskStore {
+/**
+ * The storage port. One implementation per backend (`SqliteTaskStore`, `PostgresTaskStore`); every backend
+ * passes the same contract suite (`describeTaskStoreContract` in `mcp-tasks/testing`).
+ *
+ * Durability: every returned promise resolves only after its write is committed durably. Implementations may
+ * share one commit between concurrent writes (group commit) but never resolve before that commit.
+ *
+ * Time: instants the caller passes (`now`, `createdAt`) are stored as given. Leases and expiry sweeps are judged
+ * on the store's own clock instead (SQLite: the clock it was opened with; PostgreSQL: the database's
+ * `clock_timestamp()`), so the caller passes lease *durations*: one clock decides whether a lease has lapsed, for
+ * every process sharing the database.
+ *
+ * Errors: methods throw only a {@link StoreError} (codes `conflict`, `invalid`, `unavailable`, `schema_mismatch`,
+ * `fault`; the server maps them to JSON-RPC errors in one place); a condition that does not hold is reported by the
+ * return value (`undefined` / `false` / `[]`), never by an exception.
+ */
+export interface TaskStore extends LedgerStore {
   /**
    * Admit one more create of `quota.ownerKey` under its quotas, atomically across every process on the store: the
    * owner's non-terminal tasks plus admitted creates whose row does not exist yet, and its admissions in the window,
@@ -178,6 +203,18 @@ export interface TaskStore {
    * Like {@link get}, rows past their `expiresAt` are included until they are deleted.
    */
   list(scope: TaskScope & { generation: TaskGeneration }, page: { afterSeq: number; limit: number }): Promise<TaskRecord[]>;
+
+  /**
+   * Tasks of any generation matching `query`, ordered by `seq` descending (newest first). Like {@link get}, rows
+   * past their `expiresAt` are included until they are deleted. Port addition (issue 16): the dashboard's list.
+   */
+  browse(query: TaskBrowseQuery): Promise<TaskRecord[]>;
+
+  /**
+   * The committed events of one task, ascending by `seq`, at most `limit` (the oldest first). Port addition
+   * (issue 16): the dashboard's timeline; `[]` for an unknown task.
+   */
+  listTaskEvents(taskId: string, limit: number): Promise<TaskEvent[]>;
 
   /**
    * Start a run: `attempt += 1`, lease to `leaseOwner` for `leaseMs` from the store's now, `attempt` event (its `at`

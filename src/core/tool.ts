@@ -97,6 +97,66 @@ export interface ToolContext extends PathConfinement {
   readonly gathered: JsonValue | undefined;
   /** This tool's state kept for the caller's owner between calls (see {@link OwnerState}). */
   readonly ownerState: OwnerState;
+  /**
+   * Perform a consequential effect at most once, through the operation ledger (issue 12): a `pending` row is written
+   * durably before `perform` runs; `perform` gets the operation id (pass it downstream as the system of record's
+   * idempotency key) and returns a receipt, stored as `confirmed`. `perform` throwing {@link OperationNotApplied}
+   * records `failed` (nothing happened) and rethrows; anything else records `unknown`.
+   * A re-run (after a crash) never performs an operation that is `pending` or `unknown` again without asking the
+   * tool's `operations[effect].reconcile` first: `confirmed` returns that receipt, `not_applied` performs,
+   * `unknown` fails the task with `data.reason: "outcome_unknown"` and leaves the operation open for an operator.
+   * Only in a task (an inline call cannot be reconciled), and only for an effect the tool declares in `operations`
+   * (its reconciler). Keys are unique per task.
+   * @throws TasksError `-32603` with `data: {reason: "outcome_unknown", operationId}`.
+   */
+  operation(spec: OperationSpec, perform: (operationId: string) => Promise<JsonObject>): Promise<OperationReceipt>;
+}
+
+/** What a tool declares about one effect before performing it (see {@link ToolContext.operation}). */
+export interface OperationSpec {
+  /** Unique per task, stable across re-runs (e.g. `publish:reports/x.md`). */
+  key: string;
+  /** A key of the tool's `operations` (its reconciler), e.g. `git.commit`. */
+  effect: string;
+  /** What the effect touches (a repository, a file); shown to operators, so never a secret. */
+  target: string;
+  /** The version of the target the effect expects, when known (e.g. the branch head). */
+  objectVersion?: string;
+}
+
+/** A confirmed operation as `ctx.operation` returns it. */
+export interface OperationReceipt {
+  operationId: string;
+  receipt: JsonObject;
+  /** `true` when this run found the operation already confirmed (by an earlier run or by reconciliation). */
+  replayed: boolean;
+}
+
+/** The system of record's answer to "did operation X happen?" (see {@link OperationHandlers.reconcile}). */
+export type ReconcileVerdict = { status: 'confirmed'; receipt: JsonObject } | { status: 'not_applied' } | { status: 'unknown'; detail: string };
+
+/** What a reconciler is told about the operation it checks (a ledger row, no secrets). */
+export interface ReconcileInput {
+  operationId: string;
+  key: string;
+  effect: string;
+  target: string;
+  objectVersion: string | null;
+  taskId: string;
+}
+
+/**
+ * How a tool module checks an effect in its system of record: `operations: { [effect]: { reconcile } }`, a named
+ * export of the module and the `operations` of its definition, so the worker, `mcp-tasks ops reconcile` and any
+ * other process that loads the tools can run it. `reconcile` must not perform the effect.
+ */
+export interface OperationHandlers {
+  reconcile(operation: ReconcileInput): Promise<ReconcileVerdict>;
+}
+
+/** Thrown by a `perform` of {@link ToolContext.operation} when the system of record proves nothing happened. */
+export class OperationNotApplied extends Error {
+  override readonly name = 'OperationNotApplied';
 }
 
 /** Environment for `preflight` checks (before any task exists): the same confinement as the run's. */
@@ -148,6 +208,15 @@ export interface ToolDefinition<Args = unknown> {
   /** Cheap checks run before a task is created (e.g. path confinement); throw {@link ToolInputError}. */
   preflight?(args: Args, context: PreflightContext): void | Promise<void>;
   run(args: Args, context: ToolContext): Promise<ToolResult>;
+  /**
+   * Arguments that name another task of the caller (e.g. `fromTask`): the task service resolves each one present,
+   * with the caller's owner and generation check, before the task is created, and the run gets
+   * `ctx.gathered = { [argument]: { taskId, toolName, result } }` (the completed task's `CallToolResult`). A tool with
+   * `resolvesTasks` has no `gather` phase. Tools never read the store themselves.
+   */
+  resolvesTasks?: readonly string[];
+  /** The reconcilers of the effects the tool performs through `ctx.operation`, by effect name. */
+  operations?: Readonly<Record<string, OperationHandlers>>;
 }
 
 /** What `tools/list` shows of a tool: its definition without the parts that run. */

@@ -99,7 +99,7 @@ export function createExecutionParts(input: {
     logger: input.logger,
     ...(input.observer ? { observer: input.observer } : {}),
   });
-  const sweeper = input.sweeper ? new Sweeper(input.store, { sweepIntervalMs: limits.sweepIntervalMs, inputTimeoutMs: limits.inputTimeoutMs }, input.clock, input.logger) : undefined;
+  const sweeper = input.sweeper ? new Sweeper(input.store, { sweepIntervalMs: limits.sweepIntervalMs, inputTimeoutMs: limits.inputTimeoutMs, auditRetentionMs: limits.auditRetentionMs }, input.clock, input.logger) : undefined;
   return {
     worker,
     sweeper,

@@ -1,5 +1,7 @@
 import { runtimeFailure, type RuntimeFailureReason } from '../core/errors.js';
 import type { TaskStore } from '../core/store.js';
+import { silentLogger } from '../core/logger.js';
+import { appendAudit, taskEndedEntry } from '../ledger/audit.js';
 import type { TaskRecord } from '../core/task.js';
 
 /**
@@ -7,6 +9,8 @@ import type { TaskRecord } from '../core/task.js';
  * releasing any lease. A conditional write like any transition: a task that is terminal meanwhile stays as it is.
  * @returns the failed task, or `undefined` when it was terminal or gone.
  */
-export function failByRuntime(store: TaskStore, taskId: string, reason: RuntimeFailureReason, message: string, now: number): Promise<TaskRecord | undefined> {
-  return store.transition(taskId, { to: 'failed', outcome: { kind: 'error', error: runtimeFailure(reason, message) }, statusMessage: message, releaseLease: true, now });
+export async function failByRuntime(store: TaskStore, taskId: string, reason: RuntimeFailureReason, message: string, now: number): Promise<TaskRecord | undefined> {
+  const failed = await store.transition(taskId, { to: 'failed', outcome: { kind: 'error', error: runtimeFailure(reason, message) }, statusMessage: message, releaseLease: true, now });
+  if (failed) await appendAudit(store, [taskEndedEntry(failed, { now: () => now }, reason)], silentLogger);
+  return failed;
 }

@@ -55,6 +55,7 @@ export class InProcessExecutor implements Executor {
         throw new ParkedForInput();
       },
       ...(request.gathered === undefined ? {} : { gathered: request.gathered }),
+      ...(tool.operations ? { operations: tool.operations } : {}),
     });
     let outcome: ExecutionOutcome;
     try {

@@ -9,11 +9,14 @@ export interface SweeperSettings {
   sweepIntervalMs: number;
   /** A task waiting for input longer than this (since its last input activity) fails with `input_timeout`. */
   inputTimeoutMs: number;
+  /** Audit entries older than this are deleted (the audit's own retention). @defaultValue 90 days */
+  auditRetentionMs?: number;
 }
 
 /** Most tasks one sweep expires, and most waiting tasks it times out. */
 const EXPIRE_BATCH = 500;
 const TIMEOUT_BATCH = 100;
+const DEFAULT_AUDIT_RETENTION_MS = 90 * 24 * 60 * 60 * 1000;
 
 /**
  * Housekeeping every process may run, holding no lease and safe to run in many processes at once (each write is
@@ -21,7 +24,8 @@ const TIMEOUT_BATCH = 100;
  * already; the sweep frees the rows and records `expired`, on the store's clock) and fails tasks that waited for
  * input longer than `inputTimeoutMs` (`data.reason: "input_timeout"`). Retention goes with expiry: a task's
  * events are deleted with it (its `expired` event a little later), and the store is asked to give freed space back
- * (`compact`: SQLite's incremental vacuum; PostgreSQL's autovacuum needs nothing).
+ * (`compact`: SQLite's incremental vacuum; PostgreSQL's autovacuum needs nothing). The audit trail has its own
+ * retention (`auditRetentionMs`): it outlives the tasks it records.
  */
 export class Sweeper {
   private timer: NodeJS.Timeout | undefined;
@@ -58,6 +62,7 @@ export class Sweeper {
     try {
       const expired = await this.store.expireDue(EXPIRE_BATCH);
       if (expired.length > 0) await this.store.compact();
+      await this.store.purgeAudit(this.clock.now() - (this.settings.auditRetentionMs ?? DEFAULT_AUDIT_RETENTION_MS), EXPIRE_BATCH);
       const { inputTimeoutMs } = this.settings;
       for (const record of await this.store.listWaitingSince(this.clock.now() - inputTimeoutMs, TIMEOUT_BATCH)) {
         await failByRuntime(this.store, record.taskId, 'input_timeout', `No answer to the task's input request within ${inputTimeoutMs} ms`, this.clock.now());

@@ -1,3 +1,5 @@
+import { newTaskId } from '../core/ids.js';
+import { appendAudit, operationEntry, taskEndedEntry } from '../ledger/audit.js';
 import type { Clock } from '../core/clock.js';
 import type { PathConfinement } from '../core/confinement.js';
 import type { WorkerObserver } from '../core/worker-observer.js';
@@ -370,7 +372,7 @@ export class TaskWorker {
     if (record.statusMessage !== initial) this.statusWriter.set(taskId, initial);
     let outcome: ExecutionOutcome;
     try {
-      const gathered = tool.gather ? (await store.getStep(taskId, GATHERED_STEP))?.value : undefined;
+      const gathered = tool.gather || tool.resolvesTasks?.length ? (await store.getStep(taskId, GATHERED_STEP))?.value : undefined;
       const request = { taskId, toolName: tool.name, arguments: record.arguments, confinement: settings.confinement, logFields };
       outcome = await executor.execute(gathered === undefined ? request : { ...request, gathered }, this.hostFor(record, logger), slot.controller.signal);
     } catch (error) {
@@ -407,6 +409,7 @@ export class TaskWorker {
       if (this.outcomeWrites.get(taskId) === write) this.outcomeWrites.delete(taskId);
     }
     if (!written) logger.info({}, 'task changed meanwhile (cancelled, expired or lease lost); outcome discarded');
+    else await appendAudit(store, [taskEndedEntry(written, clock)], logger);
   }
 
   /** The context operations of one run, answered here: coalesced status, progress, the step journal, parking. */
@@ -425,6 +428,29 @@ export class TaskWorker {
       putOwnerState: (key, value) => store.putToolState(record.ownerKey, record.toolName, key, value, clock.now()),
       elicit: createTaskElicitor({ record, store, leaseOwner: settings.instanceId, now: () => clock.now() }),
       log: (entry) => logger[entry.level](entry.fields, entry.message),
+      openOperation: async (spec) => {
+        const operationId = newTaskId();
+        const operation = await store.openOperation({
+          operationId,
+          key: spec.key,
+          taskId,
+          ownerKey: record.ownerKey,
+          toolName: record.toolName,
+          effect: spec.effect,
+          target: spec.target,
+          objectVersion: spec.objectVersion ?? null,
+          createdAt: clock.now(),
+        });
+        const opened = operation.operationId === operationId;
+        if (opened) await appendAudit(store, [operationEntry(operation, clock.now())], logger);
+        return { operation, opened };
+      },
+      settleOperation: async (operationId, settlement) => {
+        const settled = await store.settleOperation(operationId, { ...settlement, now: clock.now() });
+        if (settled && settled.taskId !== taskId) throw new Error(`operation ${operationId} is not an operation of this task`);
+        if (settled) await appendAudit(store, [operationEntry(settled, clock.now())], logger);
+        return settled;
+      },
     };
   }
 

@@ -2,7 +2,8 @@ import type { PathConfinement } from '../core/confinement.js';
 import type { ExecutionHost } from '../core/executor.js';
 import type { Logger } from '../core/logger.js';
 import type { JsonValue } from '../core/task.js';
-import type { ElicitRequest, ElicitResult, OwnerState, ToolContext } from '../core/tool.js';
+import type { ElicitRequest, ElicitResult, OwnerState, ToolContext, ToolDefinition } from '../core/tool.js';
+import { performOperation } from '../ledger/operations.js';
 
 /** Format `ctx.progress` as a statusMessage: `"<message> (done/total)"` or `"<message> (done)"`. */
 function progressMessage(done: number, total?: number, message?: string): string {
@@ -27,6 +28,8 @@ export interface ToolContextInput {
   elicitAll?: (requests: readonly ElicitRequest[]) => Promise<ElicitResult[]>;
   /** Value of the tool's `gather` phase. */
   gathered?: JsonValue;
+  /** The tool's reconcilers (`ToolDefinition.operations`), for `ctx.operation` re-runs. */
+  operations?: ToolDefinition['operations'];
 }
 
 /**
@@ -65,6 +68,10 @@ export function createToolContext(input: ToolContextInput): ToolContext {
     setStatus: (message) => input.host.setStatus(message),
     progress(done, total, message) {
       input.host.progress(done, total, progressMessage(done, total, message));
+    },
+    async operation(spec, perform) {
+      if (input.taskId === null) throw new Error(`tool ${input.toolName} calls ctx.operation in an inline call; consequential effects need a task (execution: 'task-required')`);
+      return performOperation(input.host, input.operations, spec, perform);
     },
     async step<T extends JsonValue>(name: string, fn: () => T | Promise<T>): Promise<T> {
       if (usedStepNames.has(name)) throw new Error(`ctx.step name "${name}" used twice in one run; step names must be unique`);

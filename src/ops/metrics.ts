@@ -20,6 +20,9 @@ const HTTP_METHODS = new Set(['GET', 'POST', 'DELETE', 'HEAD', 'OPTIONS', 'PUT']
 const STORE_OPERATIONS = new Set([
   'create', 'get', 'getUnscoped', 'getOutcome', 'transition', 'writeStatusMessages', 'list', 'startAttempt', 'renewLeases', 'claimRunnable', 'claimLapsed',
   'requestInput', 'listInputRequests', 'answerInput', 'listWaitingSince', 'getStep', 'putStep', 'expireDue', 'readEventsAfter', 'lastEventSeq', 'schemaStatus',
+  'browse', 'listTaskEvents',
+  // The ledger (issue 12): a call with an idempotency key creates its task in claimIdempotencyKey.
+  'claimIdempotencyKey', 'findIdempotencyKey', 'openOperation', 'settleOperation', 'getOperation', 'listOperations', 'appendAudit', 'listAudit', 'purgeAudit',
 ]);
 
 /** The metrics of one process. */

@@ -73,6 +73,21 @@ export const IDEMPOTENCY_KEY_META_KEY = 'dev.mcp-tasks/idempotency-key';
  * 2025-11-25 `capabilities.experimental`.
  */
 export const IDEMPOTENCY_CAPABILITY_ID = 'dev.mcp-tasks/idempotency';
+/**
+ * `_meta` key of a `tasks/get` result (either generation, any status) listing the task's domain operations (issue 12):
+ * what the system of record did, next to what the protocol knows. Each entry: {@link OperationMetaEntry}.
+ */
+export const OPERATIONS_META_KEY = 'dev.mcp-tasks/operations';
+
+/** One entry of {@link OPERATIONS_META_KEY}: no target, no detail (operators see those with `mcp-tasks ops`). */
+export interface OperationMetaEntry {
+  operationId: string;
+  effect: string;
+  status: 'pending' | 'confirmed' | 'failed' | 'unknown';
+  /** The downstream id / evidence handle once confirmed, else `null`. */
+  receipt: Record<string, unknown> | null;
+}
+
 /** `_meta` key of a `tools/call` carrying the requestor's correlation id, kept in its journal to find the call again in logs. */
 export const CORRELATION_ID_META_KEY = 'dev.mcp-tasks/correlation-id';
 

@@ -189,7 +189,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
         observer: options.workerObserver,
       })
     : undefined;
-  const sweeper = execution ? undefined : options.sweeper === false ? undefined : new Sweeper(options.store, { sweepIntervalMs: limits.sweepIntervalMs, inputTimeoutMs: limits.inputTimeoutMs }, clock, logger);
+  const sweeper = execution ? undefined : options.sweeper === false ? undefined : new Sweeper(options.store, { sweepIntervalMs: limits.sweepIntervalMs, inputTimeoutMs: limits.inputTimeoutMs, auditRetentionMs: limits.auditRetentionMs }, clock, logger);
   const scopes = options.scopes ?? new ScopePolicy();
   const service = new TaskService({
     store: options.store,

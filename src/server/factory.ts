@@ -1,6 +1,6 @@
 import { Server, type McpServerFactory, type ServerCapabilities, type ServerContext } from '@modelcontextprotocol/server';
 import { methodNotFound } from '../core/errors.js';
-import { TASKS_EXTENSION_ID, V1_PROTOCOL_VERSION } from '../protocol/constants.js';
+import { IDEMPOTENCY_CAPABILITY_ID, TASKS_EXTENSION_ID, V1_PROTOCOL_VERSION } from '../protocol/constants.js';
 import type { Negotiation, TaskCaller } from '../service/caller.js';
 import { callerOf, negotiationOf } from './caller.js';
 import type { HandlerDeps } from './deps.js';
@@ -43,8 +43,10 @@ class TasksSdkServer extends Server {
  * authenticated (R51).
  */
 function capabilitiesFor(negotiation: Negotiation, authEnabled: boolean): ServerCapabilities {
-  if (negotiation === 'per-request') return { tools: {}, extensions: { [TASKS_EXTENSION_ID]: {} } } as ServerCapabilities;
-  return { tools: {}, tasks: { ...(authEnabled ? { list: {} } : {}), cancel: {}, requests: { tools: { call: {} } } } } as ServerCapabilities;
+  // Idempotency keys on tools/call are honoured on both generations (issue 12): declared as an extension on
+  // 2026-07-28 and under `experimental` in 2025 sessions, where a requestor that does not know it ignores it.
+  if (negotiation === 'per-request') return { tools: {}, extensions: { [TASKS_EXTENSION_ID]: {}, [IDEMPOTENCY_CAPABILITY_ID]: {} } } as ServerCapabilities;
+  return { tools: {}, experimental: { [IDEMPOTENCY_CAPABILITY_ID]: {} }, tasks: { ...(authEnabled ? { list: {} } : {}), cancel: {}, requests: { tools: { call: {} } } } } as ServerCapabilities;
 }
 
 /**

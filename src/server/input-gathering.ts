@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { createRequestStateCodec, type RequestStateCodec, type ServerContext } from '@modelcontextprotocol/server';
 import { assertElicitationDeclared, toWireRequest } from '../core/elicitation.js';
 import { invalidParams } from '../core/errors.js';
@@ -8,6 +8,7 @@ import type { Caller } from '../service/caller.js';
 import { checkAnswer } from '../service/input-answers.js';
 import type { CallAsk, CallInteraction } from '../service/task-service.js';
 import { ownerKeyFromContext } from './caller.js';
+import { digestOf } from '../ledger/digest.js';
 
 /** What a `requestState` carries between MRTR rounds of one `tools/call` (signed, readable by the client). */
 export interface GatherState {
@@ -16,17 +17,11 @@ export interface GatherState {
   argsDigest: string;
   /** Answers of earlier rounds, by key. */
   answers: Record<string, JsonObject>;
-}
-
-/** SHA-256 over the JSON of `value` with sorted keys, base64url. */
-function digestOf(value: unknown): string {
-  const canonical = (item: unknown): unknown =>
-    Array.isArray(item)
-      ? item.map(canonical)
-      : typeof item === 'object' && item !== null
-        ? Object.fromEntries(Object.keys(item).sort().map((key) => [key, canonical((item as Record<string, unknown>)[key])]))
-        : item;
-  return createHash('sha256').update(JSON.stringify(canonical(value))).digest('base64url');
+  /**
+   * Random, minted with the first round's state and carried by every later one: identifies this call across its
+   * rounds, so a replayed final round derives the same idempotency key (issue 12) and two calls never share one.
+   */
+  nonce?: string;
 }
 
 /**
@@ -83,10 +78,16 @@ export function callInteraction(
   codec: RequestStateCodec<GatherState>,
   call: { tool: string; args: unknown },
 ): CallInteraction {
+  let derivedKey: string | undefined;
   return {
     signal: context.mcpReq.signal,
-    withInput: (prefix, phase) =>
-      caller.negotiation === 'per-session' ? sessionRound(caller, context, phase) : requestRounds(caller, context, codec, { ...call, prefix }, phase),
+    withInput: async (prefix, phase) => {
+      if (caller.negotiation === 'per-session') return sessionRound(caller, context, phase);
+      const round = await requestRounds(caller, context, codec, { ...call, prefix }, phase);
+      if ('done' in round && round.nonce !== undefined) derivedKey = `mrtr:${digestOf({ tool: call.tool, nonce: round.nonce })}`;
+      return 'done' in round ? { done: round.done } : round;
+    },
+    derivedIdempotencyKey: () => derivedKey,
   };
 }
 
@@ -111,7 +112,7 @@ async function requestRounds<T>(
   codec: RequestStateCodec<GatherState>,
   call: { tool: string; args: unknown; prefix: string },
   phase: (ask: CallAsk) => Promise<T>,
-): Promise<{ done: T } | { inputRequired: JsonObject }> {
+): Promise<{ done: T; nonce: string | undefined } | { inputRequired: JsonObject }> {
   const argsDigest = digestOf(call.args);
   const state = await verifiedState(codec, context);
   if (state !== undefined && (typeof state !== 'object' || state.tool !== call.tool || state.argsDigest !== argsDigest)) {
@@ -142,7 +143,7 @@ async function requestRounds<T>(
     // Once an answer is missing the phase was told to stop; what it threw then is not the call's outcome.
     if (Object.keys(missing).length === 0) throw error;
   }
-  if (Object.keys(missing).length === 0) return { done: done as T };
-  const requestState = await codec.mint({ tool: call.tool, argsDigest, answers }, context);
+  if (Object.keys(missing).length === 0) return { done: done as T, nonce: state?.nonce };
+  const requestState = await codec.mint({ tool: call.tool, argsDigest, answers, nonce: state?.nonce ?? randomUUID() }, context);
   return { inputRequired: { resultType: 'input_required', inputRequests: missing, requestState } as unknown as JsonObject };
 }

@@ -1,7 +1,8 @@
 import { methodNotFound, TasksError } from '../core/errors.js';
 import { isTerminal } from '../core/state-machine.js';
 import type { JsonObject, TaskRecord } from '../core/task.js';
-import { ErrorCode } from '../protocol/constants.js';
+import { ErrorCode, OPERATIONS_META_KEY, type OperationMetaEntry } from '../protocol/constants.js';
+import type { OperationRecord } from '../core/ledger.js';
 import { toV1Task, v1TaskPayloadResult } from '../protocol/v1/codec.js';
 import { v2GetTaskResult } from '../protocol/v2/codec.js';
 import type { Caller, TaskCaller } from '../service/caller.js';
@@ -35,7 +36,20 @@ async function polledTask(deps: HandlerDeps, caller: TaskCaller, taskId: string,
 /** v2 `GetTaskResult` (E19): `resultType: "complete"` and the detailed task. */
 export async function readTaskV2(deps: HandlerDeps, caller: TaskCaller, taskId: string, signal: SignalSource): Promise<JsonObject> {
   const record = await polledTask(deps, caller, taskId, signal);
-  return v2GetTaskResult(detailedTask(record, await deps.service.details(caller, record))) as unknown as JsonObject;
+  const result = v2GetTaskResult(detailedTask(record, await deps.service.details(caller, record))) as unknown as JsonObject;
+  return withOperations(result, await deps.service.operations(caller, record));
+}
+
+/** `result` with `_meta["dev.mcp-tasks/operations"]` when the task has domain operations (any status, issue 12). */
+function withOperations(result: JsonObject, operations: readonly OperationRecord[]): JsonObject {
+  if (operations.length === 0) return result;
+  const meta = typeof result._meta === 'object' && result._meta !== null && !Array.isArray(result._meta) ? result._meta : {};
+  return { ...result, _meta: { ...meta, [OPERATIONS_META_KEY]: operations.map(operationMetaEntry) as unknown as JsonObject[] } };
+}
+
+/** The wire entry of an operation: id, effect, status, receipt (never target or detail). */
+function operationMetaEntry(operation: OperationRecord): OperationMetaEntry {
+  return { operationId: operation.operationId, effect: operation.effect, status: operation.status, receipt: operation.receipt };
 }
 
 /** The caller as a v1 task caller, or `-32601` for `method` outside 2025-11-25 sessions. */
@@ -46,7 +60,9 @@ export function v1Caller(caller: Caller, method: string): TaskCaller {
 
 /** v1 `GetTaskResult`: the flat task, no related-task `_meta` (R33). `-32601` outside 2025-11-25 sessions. */
 export async function readTaskV1(deps: HandlerDeps, caller: Caller, taskId: string, signal: SignalSource): Promise<JsonObject> {
-  return toV1Task(await polledTask(deps, v1Caller(caller, 'tasks/get'), taskId, signal)) as unknown as JsonObject;
+  const v1 = v1Caller(caller, 'tasks/get');
+  const record = await polledTask(deps, v1, taskId, signal);
+  return withOperations(toV1Task(record) as unknown as JsonObject, await deps.service.operations(v1, record));
 }
 
 /**

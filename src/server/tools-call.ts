@@ -1,6 +1,7 @@
 import type { JSONRPCRequest, ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { invalidParams } from '../core/errors.js';
+import { IDEMPOTENCY_KEY_META_KEY, isValidIdempotencyKey } from '../protocol/constants.js';
 import type { JsonObject, TaskRecord } from '../core/task.js';
 import { v1CreateTaskResult } from '../protocol/v1/codec.js';
 import { v2CreateTaskResult } from '../protocol/v2/codec.js';
@@ -15,7 +16,7 @@ import { withPollHint } from './poll-hint.js';
 const CallParamsSchema = z.looseObject({
   name: z.string().min(1),
   arguments: z.record(z.string(), z.unknown()).optional(),
-  _meta: z.looseObject({ progressToken: z.union([z.string(), z.number().int()]).optional() }).optional(),
+  _meta: z.looseObject({ progressToken: z.union([z.string(), z.number().int()]).optional(), [IDEMPOTENCY_KEY_META_KEY]: z.unknown().optional() }).optional(),
 });
 
 /**
@@ -26,7 +27,17 @@ export function toolCallOf(params: unknown): ToolCall {
   const parsed = CallParamsSchema.safeParse(params ?? {});
   if (!parsed.success) throw invalidParams(`Invalid params for tools/call: ${z.prettifyError(parsed.error)}`);
   const { name, arguments: args, task, _meta } = parsed.data as z.infer<typeof CallParamsSchema> & { task?: unknown };
-  return { name, ...(args === undefined ? {} : { arguments: args }), ...(task === undefined ? {} : { task }), progressToken: _meta?.progressToken ?? null };
+  const idempotencyKey = _meta?.[IDEMPOTENCY_KEY_META_KEY];
+  if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || !isValidIdempotencyKey(idempotencyKey))) {
+    throw invalidParams(`Invalid params for tools/call: _meta["${IDEMPOTENCY_KEY_META_KEY}"] must be a string of 1–255 printable ASCII characters`);
+  }
+  return {
+    name,
+    ...(args === undefined ? {} : { arguments: args }),
+    ...(task === undefined ? {} : { task }),
+    progressToken: _meta?.progressToken ?? null,
+    ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+  };
 }
 
 /**

@@ -18,6 +18,8 @@ export interface ToolCall {
   task?: unknown;
   /** `_meta.progressToken` of the call (2025-11-25 R36), or `null`. */
   progressToken: string | number | null;
+  /** `_meta["dev.mcp-tasks/idempotency-key"]` (already checked: 1–255 printable ASCII), when sent. */
+  idempotencyKey?: string;
 }
 
 /**

@@ -24,7 +24,7 @@ export interface CallerIdentity {
 /**
  * Who is calling and what they negotiated, for one request. The server adapters build it in one place
  * (`server/caller.ts`) and every {@link TaskService} operation takes it and re-checks the task's owner and the
- * credential's scopes against it.
+ * credential's scopes against it. The scopes are also what the audit trail records (none for the anonymous caller).
  */
 export interface Caller extends CallerIdentity {
   negotiation: Negotiation;

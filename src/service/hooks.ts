@@ -5,7 +5,7 @@ import type { Caller } from './caller.js';
  * The operations of the {@link TaskService}, each reached by every entry path that offers it. The task fallback
  * tools are these operations too: `get_task_status` and `get_task_result` are `get`, `cancel_task` is `cancel`.
  */
-export type TaskOperation = 'listTools' | 'callTool' | 'get' | 'list' | 'cancel' | 'answerInput' | 'waitForTerminal' | 'subscribe';
+export type TaskOperation = 'listTools' | 'callTool' | 'get' | 'list' | 'cancel' | 'answerInput' | 'waitForTerminal' | 'subscribe' | 'browse' | 'inspect' | 'watchVisible';
 
 /** What a hook learns about one operation before it runs. */
 export interface TaskOperationContext {
@@ -17,6 +17,10 @@ export interface TaskOperationContext {
   readonly tool?: string;
   /** The tasks a `subscribe` asks for. */
   readonly taskIds?: readonly string[];
+  /** `callTool`: SHA-256 of the canonical tool + arguments (never the arguments themselves). */
+  readonly argumentsDigest?: string;
+  /** `answerInput`: the action of each answer by key (never the answered values). */
+  readonly answers?: ReadonlyArray<{ key: string; action: string }>;
 }
 
 /**

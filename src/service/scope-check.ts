@@ -17,6 +17,11 @@ const OPERATION_SCOPES: Readonly<Record<TaskOperation, readonly string[]>> = Obj
   subscribe: [Scope.TasksRead],
   cancel: [Scope.TasksCancel],
   answerInput: [Scope.TasksAnswer],
+  // The dashboard's reads: the viewer rule (service/viewer.ts) decides on the session's current scopes — own tasks,
+  // every owner's with admin:read; its actions go through cancel / answerInput and are re-checked there.
+  browse: [],
+  inspect: [],
+  watchVisible: [],
 });
 
 /**

@@ -10,7 +10,9 @@ import type { TasksServerLimits } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import { redactSecrets } from '../core/redaction.js';
 import { isTerminal } from '../core/state-machine.js';
-import type { TaskEvent, TaskStore } from '../core/store.js';
+import { visibleAt } from '../core/store-rules.js';
+import type { TaskBrowseQuery, TaskEvent, TaskStore } from '../core/store.js';
+import type { OperationRecord } from '../core/ledger.js';
 import type { InputRequestRecord, JsonObject, JsonValue, NewTask, TaskOutcome, TaskRecord } from '../core/task.js';
 import type { ElicitRequest, ElicitResult, ToolDescriptor } from '../core/tool.js';
 import { toolErrorResult } from '../core/tool-outcome.js';
@@ -23,6 +25,11 @@ import { admitTask, runHooked, type TaskOperation, type TaskOperationContext, ty
 import { planAnswers } from './input-answers.js';
 import { TaskReads, type TaskPage } from './task-reads.js';
 import { ttlFor } from './ttl-policy.js';
+import { viewerCaller, viewerPermissions, viewerSees, type Viewer, type ViewerPermissions } from './viewer.js';
+import { requestDigest } from '../ledger/digest.js';
+import { appendAudit, auditEntriesOf } from '../ledger/audit.js';
+import { keyClaim, replayOf, type KeyClaim } from './idempotency.js';
+import { resolveTaskInputs } from './task-inputs.js';
 
 /** What a {@link TaskService} is built from. */
 export interface TaskServiceOptions {
@@ -65,6 +72,11 @@ export interface CallInteraction {
    * value (whatever the phase threw after `ask` said `parked`).
    */
   withInput<T>(prefix: 'gather' | 'input', phase: (ask: CallAsk) => Promise<T>): Promise<{ done: T } | { inputRequired: JsonObject }>;
+  /**
+   * After a `withInput` that finished a multi-round phase: an idempotency key derived from the signed request state
+   * (the same for a replay of that final round, another for any other call), used when the client sent none.
+   */
+  derivedIdempotencyKey?(): string | undefined;
 }
 
 /** Options of {@link TaskService.callTool}. */
@@ -113,6 +125,33 @@ export interface TaskSubscription {
 
 /** The window of `maxCreatesPerMinute` (ms). */
 const QUOTA_WINDOW_MS = 60_000;
+/** What a viewer's task list asks for: the store's filters without the owner (the service sets it). */
+export type ViewerQuery = Omit<TaskBrowseQuery, 'ownerKey'>;
+
+/** One page of a viewer's list, newest first. */
+export interface ViewerPage {
+  tasks: TaskRecord[];
+  /** `beforeSeq` of the next (older) page, or `undefined` when this was the last one. */
+  nextBeforeSeq: number | undefined;
+}
+
+/** Everything a task page shows, read for one viewer. */
+export interface TaskInspection {
+  task: TaskRecord;
+  /** The task's committed events, oldest first (at most {@link MAX_TIMELINE_EVENTS}). */
+  events: TaskEvent[];
+  details: TaskDetails;
+  permissions: ViewerPermissions;
+}
+
+/** The most events a task page's timeline shows (a long run of progress messages is cut at the end). */
+export const MAX_TIMELINE_EVENTS = 500;
+
+/** The operations that change something: each leaves an audit entry. */
+const AUDITED: ReadonlySet<string> = new Set(['callTool', 'cancel', 'answerInput']);
+
+/** Most operations `tasks/get` lists for one task. */
+const MAX_OPERATIONS_SHOWN = 100;
 
 /** The statusMessage of a task that waits for a worker slot. */
 const QUEUED = 'queued';
@@ -182,8 +221,14 @@ export class TaskService {
     // A fallback tool is the task operation it stands for: that operation's door (owner, scopes), not callTool's.
     if (plan.kind === 'task_operation') return this.taskOperation(fallbackTaskCaller(caller), plan.operation, plan.taskId);
     const tool = plan.kind === 'answer' ? plan.toolName : plan.tool.name;
-    return this.door({ operation: 'callTool', caller, tool }, async () => {
+    const argumentsDigest = plan.kind === 'answer' ? undefined : requestDigest(tool, plan.call.arguments ?? {});
+    return this.door({ operation: 'callTool', caller, tool, ...(argumentsDigest ? { argumentsDigest } : {}) }, async () => {
       if (plan.kind === 'answer') return { kind: 'result', result: plan.result };
+      const claimOf = (key: string): KeyClaim => keyClaim(caller, key, tool, plan.call.arguments ?? {}, this.options.limits.idempotencyWindowMs);
+      // A replay is answered before anything runs again: no gather questions, no inline run, no second task.
+      const sent = plan.call.idempotencyKey === undefined ? undefined : claimOf(plan.call.idempotencyKey);
+      const replayed = sent && (await this.replayed(sent));
+      if (replayed) return { kind: plan.kind === 'fallback' ? 'fallback' : 'task', task: replayed };
       let gathered: JsonValue | undefined;
       if (plan.tool.gather) {
         const gather = plan.tool.gather.bind(plan.tool);
@@ -194,10 +239,30 @@ export class TaskService {
         if ('inputRequired' in phase) return { kind: 'input_required', result: phase.inputRequired };
         gathered = phase.done;
       }
+      // Task arguments (`fromTask`) are read here, as the caller, never by the tool (issue 12).
+      const { ownerKey } = caller;
+      const readGeneration = plan.kind === 'fallback' ? fallbackTaskCaller(caller).generation : caller.generation;
+      gathered ??= await resolveTaskInputs(plan.tool, plan.call.arguments ?? {}, {
+        get: async (id) => (readGeneration === null ? undefined : this.reads.get(id, { ownerKey, generation: readGeneration })),
+        outcome: (id) => this.reads.outcome(id),
+      });
       const immediate = plan.immediateResponse === undefined ? {} : { immediateResponse: plan.immediateResponse };
-      if (plan.kind === 'task') return { kind: 'task', task: await this.create(taskCaller(caller), plan, gathered, onCreated), ...immediate };
-      // A host without task support gets no task notifications: it follows the task through the fallback tools.
-      if (plan.kind === 'fallback') return { kind: 'fallback', task: await this.create(fallbackTaskCaller(caller), plan, gathered), ...immediate };
+      if (plan.kind === 'task' || plan.kind === 'fallback') {
+        // Without a key of the client's, a finished MRTR phase derives one from its signed request state, so a
+        // replayed final round finds the task it created the first time.
+        const derived = sent ? undefined : interaction?.derivedIdempotencyKey?.();
+        const claim = sent ?? (derived === undefined ? undefined : claimOf(derived));
+        const again = derived === undefined || !claim ? undefined : await this.replayed(claim);
+        if (again) return { kind: plan.kind, task: again };
+        if (plan.kind === 'task') return { kind: 'task', task: await this.create(taskCaller(caller), plan, gathered, onCreated, claim), ...immediate };
+        // A host without task support gets no task notifications: it follows the task through the fallback tools.
+        return { kind: 'fallback', task: await this.create(fallbackTaskCaller(caller), plan, gathered, undefined, claim), ...immediate };
+      }
+      if (sent) {
+        // An inline call is answered once per key: the key is taken before the run.
+        const taken = await this.options.store.claimIdempotencyKey({ ...sent, taskId: null });
+        if (!taken.claimed) return { kind: 'task', task: await replayOf(taken.existing, sent, (id) => this.keyTask(sent, id)) };
+      }
       const { signal, withInput } = this.interactive(interaction, tool);
       const inline = await withInput('input', (ask) => this.runInline(caller, plan, ask, gathered, signal));
       return 'inputRequired' in inline ? { kind: 'input_required', result: inline.inputRequired } : { kind: 'result', result: inline.done };
@@ -239,6 +304,18 @@ export class TaskService {
     return { inputRequests: (await this.options.store.listInputRequests(record.taskId)).filter((request) => request.state === 'pending') };
   }
 
+  /**
+   * The domain operations of `record` (read by this caller through this service), oldest first: what the system of
+   * record was asked to do and what it answered, kept apart from the task's status (issue 12).
+   * @throws TasksError `-32602` "Task not found" when `record` is not the caller's.
+   */
+  async operations(caller: TaskCaller, record: TaskRecord): Promise<OperationRecord[]> {
+    if (record.ownerKey !== caller.ownerKey || record.generation !== caller.generation) throw taskNotFound();
+    // Only tools that declare reconcilers can perform operations (ctx.operation refuses otherwise): no read for the rest.
+    if (!this.options.tools.get(record.toolName)?.operations) return [];
+    return this.options.store.listOperations({ taskId: record.taskId, ownerKey: caller.ownerKey, limit: MAX_OPERATIONS_SHOWN });
+  }
+
   /** One page of the caller's tasks of its generation after `afterSeq` (keyset on the creation sequence, R37). */
   list(caller: TaskCaller, afterSeq: number): Promise<TaskPage> {
     return this.door({ operation: 'list', caller }, () =>
@@ -274,7 +351,8 @@ export class TaskService {
    * @throws TasksError `-32602` "Task not found".
    */
   answerInput(caller: TaskCaller, taskId: string, responses: Readonly<Record<string, unknown>>): Promise<string[]> {
-    return this.door({ operation: 'answerInput', caller, taskId }, async () => {
+    const answers = Object.entries(responses).map(([key, response]) => ({ key, action: answerAction(response) }));
+    return this.door({ operation: 'answerInput', caller, taskId, answers }, async () => {
       const record = await this.scoped(caller, taskId, 'answerInput');
       if (record.status !== 'input_required') return [];
       const requests = await this.options.store.listInputRequests(taskId);
@@ -370,6 +448,113 @@ export class TaskService {
     };
   }
 
+  /** The task a live key of this caller points at (see `replayOf`), or `undefined` when the key is free. */
+  private async replayed(claim: KeyClaim): Promise<TaskRecord | undefined> {
+    const existing = await this.options.store.findIdempotencyKey({ ownerKey: claim.ownerKey, generation: claim.generation }, claim.key);
+    return existing && replayOf(existing, claim, (id) => this.keyTask(claim, id));
+  }
+
+  /** A key's task, read with the claim's owner and generation (a key never reveals another owner's task). */
+  private keyTask(claim: KeyClaim, taskId: string): Promise<TaskRecord | undefined> {
+    return this.reads.get(taskId, { ownerKey: claim.ownerKey, generation: claim.generation });
+  }
+
+  /**
+   * One page of the tasks a viewer sees (its own; every owner's with `admin:read`), of both generations, newest
+   * first, keyset-paged on `seq` so pages stay correct while tasks are created (issue 16). Expired tasks are left
+   * out; the cursor still moves past them.
+   */
+  browse(viewer: Viewer, query: ViewerQuery): Promise<ViewerPage> {
+    return this.door({ operation: 'browse', caller: viewerCaller(viewer) }, async () => {
+      const ownerScope = viewerSees(viewer, { ownerKey: '' }) ? {} : { ownerKey: viewer.ownerKey };
+      const rows = await this.options.store.browse({ ...query, ...ownerScope, limit: query.limit + 1 });
+      const page = rows.slice(0, query.limit);
+      const now = this.options.clock.now();
+      const last = page[page.length - 1];
+      return { tasks: page.filter((record) => visibleAt(record, now)), nextBeforeSeq: rows.length > query.limit && last ? last.seq : undefined };
+    });
+  }
+
+  /**
+   * A task as its page shows it to a viewer: the record, its event timeline, its outcome or open questions, and
+   * what the viewer may do with it.
+   * @throws TasksError `-32602` "Task not found" for a missing, expired or unseen task (never telling which).
+   */
+  inspect(viewer: Viewer, taskId: string): Promise<TaskInspection> {
+    return this.door({ operation: 'inspect', caller: viewerCaller(viewer), taskId }, async () => {
+      const task = await this.seenBy(viewer, taskId);
+      const [events, details] = await Promise.all([
+        this.options.store.listTaskEvents(taskId, MAX_TIMELINE_EVENTS),
+        this.details({ ...viewerCaller(viewer), ownerKey: task.ownerKey, generation: task.generation }, task),
+      ]);
+      return { task, events, details, permissions: viewerPermissions(viewer, task) };
+    });
+  }
+
+  /**
+   * Cancel a task for a viewer ({@link cancel} with the viewer's permission checked first).
+   * @throws TasksError `-32602` "Task not found" when unseen; `-32600` when the viewer may not cancel it.
+   */
+  async cancelFor(viewer: Viewer, taskId: string): Promise<{ cancelled: boolean; task: TaskRecord }> {
+    const task = await this.seenBy(viewer, taskId);
+    if (!viewerPermissions(viewer, task).cancel && !isTerminal(task.status)) throw new TasksError(ErrorCode.InvalidRequest, 'Not allowed: cancelling needs the tasks:cancel scope');
+    return this.cancel(ownerCaller(task, viewer), taskId, 'Cancelled from the dashboard');
+  }
+
+  /**
+   * Answer a task's questions for a viewer ({@link answerInput} with the viewer's permission checked first).
+   * @throws TasksError `-32602` "Task not found" when unseen; `-32600` when the viewer may not answer it.
+   */
+  async answerFor(viewer: Viewer, taskId: string, responses: Readonly<Record<string, unknown>>): Promise<string[]> {
+    const task = await this.seenBy(viewer, taskId);
+    if (task.status === 'input_required' && !viewerPermissions(viewer, task).answer) throw new TasksError(ErrorCode.InvalidRequest, 'Not allowed: answering needs the tasks:answer scope');
+    return this.answerInput(ownerCaller(task, viewer), taskId, responses);
+  }
+
+  /**
+   * Follow every change of the tasks a viewer sees, wherever they run (the event feed: this process's commits at
+   * once, other processes' through the tail). Each event is delivered with the task as it is now, after the
+   * visibility check; events of unseen tasks are dropped, and an `expired` one carries no record.
+   * @returns a function that stops delivery.
+   */
+  watchVisible(viewer: Viewer, listener: (event: TaskEvent, task: TaskRecord | undefined) => void): Promise<() => void> {
+    return this.door({ operation: 'watchVisible', caller: viewerCaller(viewer) }, async () => {
+      // An owner never changes, so one read per task decides for all its events.
+      const owners = new Map<string, string | undefined>();
+      const ownerOf = async (taskId: string): Promise<string | undefined> => {
+        if (owners.size > 10_000) owners.clear();
+        if (!owners.has(taskId)) owners.set(taskId, await this.ownerOf(taskId));
+        return owners.get(taskId);
+      };
+      let chain = Promise.resolve();
+      const stop = this.options.feed.subscribeAll((event) => {
+        // Delivered in feed order: each event waits for the reads of the ones before it.
+        chain = chain
+          .then(async () => {
+            const ownerKey = await ownerOf(event.taskId);
+            if (event.kind === 'expired') owners.delete(event.taskId);
+            if (ownerKey === undefined || !viewerSees(viewer, { ownerKey })) return;
+            listener(event, event.kind === 'expired' ? undefined : await this.reads.get(event.taskId, { ownerKey }));
+          })
+          .catch((error: unknown) => this.options.logger.warn({ err: error }, 'dashboard event delivery failed'));
+      });
+      return stop;
+    });
+  }
+
+  /** The task if the viewer sees it now; the unknown-task error otherwise. */
+  private async seenBy(viewer: Viewer, taskId: string): Promise<TaskRecord> {
+    const ownerKey = await this.ownerOf(taskId);
+    const task = ownerKey === undefined ? undefined : await this.reads.get(taskId, { ownerKey });
+    if (!task || !viewerSees(viewer, task)) throw taskNotFound();
+    return task;
+  }
+
+  /** Who owns a task (runtime read, never shown: callers decide visibility with it). */
+  private async ownerOf(taskId: string): Promise<string | undefined> {
+    return (await this.options.store.getUnscoped(taskId))?.ownerKey;
+  }
+
   /**
    * The task operation of a fallback tool call, never blocking: `status` is `get`; `result` is `get` plus the
    * outcome once terminal (a host that never polls asks again later); `cancel` is `cancel`. An unknown (foreign,
@@ -389,8 +574,12 @@ export class TaskService {
     }
   }
 
-  /** Create the task of a `task` or `fallback` plan durably, with the embedded worker's lease when it has a free slot. */
-  private async create(caller: TaskCaller, plan: RunPlan, gathered: JsonValue | undefined, onCreated?: (record: TaskRecord) => void): Promise<TaskRecord> {
+  /**
+   * Create the task of a `task` or `fallback` plan durably, with the embedded worker's lease when it has a free slot.
+   * With a key claim, the key and the task are written in one transaction; a key taken meanwhile (another
+   * instance's concurrent call) answers with that call's task instead.
+   */
+  private async create(caller: TaskCaller, plan: RunPlan, gathered: JsonValue | undefined, onCreated?: (record: TaskRecord) => void, claim?: KeyClaim): Promise<TaskRecord> {
     const { limits, clock } = this.options;
     const taskId = newTaskId();
     await this.admit(caller, taskId);
@@ -416,7 +605,16 @@ export class TaskService {
     };
     let record: TaskRecord;
     try {
-      record = await this.options.store.create(task);
+      if (claim) {
+        const result = await this.options.store.claimIdempotencyKey({ ...claim, taskId }, task);
+        if (!result.claimed) {
+          reservation?.cancel();
+          return await replayOf(result.existing, claim, (id) => this.keyTask(claim, id));
+        }
+        record = result.task as TaskRecord;
+      } else {
+        record = await this.options.store.create(task);
+      }
     } catch (error) {
       reservation?.cancel();
       throw error;
@@ -459,6 +657,9 @@ export class TaskService {
       putOwnerState: (key, value) => store.putToolState(caller.ownerKey, tool.name, key, value, clock.now()),
       elicit: ask,
       log: (entry) => logger[entry.level](entry.fields, entry.message),
+      // Inline calls have no ledger (ctx.operation refuses before it gets here).
+      openOperation: () => Promise.reject(new TasksError(ErrorCode.InternalError, `Internal error in tool ${tool.name}`)),
+      settleOperation: () => Promise.reject(new TasksError(ErrorCode.InternalError, `Internal error in tool ${tool.name}`)),
     };
     const request = { taskId: null, toolName: tool.name, arguments: (plan.call.arguments ?? {}) as JsonObject, confinement: this.options.confinement, logFields: { tool: tool.name } };
     const outcome = await this.options.executor.execute(gathered === undefined ? request : { ...request, gathered }, host, signal);
@@ -503,7 +704,22 @@ export class TaskService {
   }
 
   private door<T>(context: TaskOperationContext, operation: () => Promise<T>): Promise<T> {
-    return runHooked(this.hooks, context, operation);
+    return runHooked(this.hooks, context, async () => {
+      if (!AUDITED.has(context.operation)) return operation();
+      // The audit trail (issue 12) records every change a caller asks for, after it happened or was refused.
+      // The anonymous caller ('all') has no credential, so no scopes to record.
+      const scopes = context.caller.scopes;
+      const audited = { ...context, ownerKey: context.caller.ownerKey, ...(scopes !== 'all' ? { scopes } : {}) };
+      try {
+        const result = await operation();
+        await appendAudit(this.options.store, auditEntriesOf(audited, { result }, this.options.clock.now()), this.options.logger);
+        return result;
+      } catch (error) {
+        // Not awaited: a refusal is answered at once, also while the store is down (the write then fails, logged).
+        void appendAudit(this.options.store, auditEntriesOf(audited, { error }, this.options.clock.now()), this.options.logger);
+        throw error;
+      }
+    });
   }
 }
 
@@ -521,6 +737,20 @@ function asFallbackTool(tool: ToolDescriptor): ToolDescriptor {
 function taskCaller(caller: Caller): TaskCaller {
   if (caller.generation === null) throw new TasksError(ErrorCode.InternalError, 'a task plan for a caller without tasks');
   return caller as TaskCaller;
+}
+
+/**
+ * The owner of `task` as the caller of an operation a viewer was allowed to carry out on it, with the viewer's
+ * scopes: the door re-checks them (tasks:cancel / tasks:answer and the task's tool scope) like for any caller.
+ */
+function ownerCaller(task: TaskRecord, viewer: Viewer): TaskCaller {
+  return { ownerKey: task.ownerKey, scopes: viewer.scopes, negotiation: 'per-request', generation: task.generation, protocolVersion: task.protocolVersion, clientCapabilities: task.clientCapabilities };
+}
+
+/** The action of an answer for the audit (`accept`, `decline`, `cancel`), or `invalid`; never its values. */
+function answerAction(response: unknown): string {
+  const action = typeof response === 'object' && response !== null ? (response as { action?: unknown }).action : undefined;
+  return action === 'accept' || action === 'decline' || action === 'cancel' ? action : 'invalid';
 }
 
 /** One question through `ask` for a `gather` phase, which awaits the answer itself. */

@@ -8,6 +8,7 @@ import type { NewTask, TaskOutcome, TaskStatus } from '../core/task.js';
 import { FakeClock } from './fake-clock.js';
 import { describeInputRequestContract } from './store-contract-input.js';
 import { describeQuotaContract } from './store-contract-quota.js';
+import { describeLedgerContract } from './store-contract-ledger.js';
 
 /** A fresh, empty store and how to dispose of it (must tolerate a store the test already closed). */
 export interface TaskStoreFixture {
@@ -321,6 +322,43 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
       });
     });
 
+    describe('browse', () => {
+      it('filters by owner, status, tool, creation time and text across generations, newest first, keyset-paged', async () => {
+        const a = await create({ toolName: 'analyze_logs', statusMessage: 'Scanning <script>' });
+        clock.set(T0 + 1_000);
+        const b = await create({ generation: 'v1', protocolVersion: '2025-11-25' });
+        const c = await create({ ownerKey: BOB });
+        await complete(b.taskId);
+        const ids = (page: readonly { taskId: string }[]) => page.map((t) => t.taskId);
+        expect(ids(await store.browse({ ownerKey: ALICE, limit: 10 }))).toEqual([b.taskId, a.taskId]);
+        expect(ids(await store.browse({ limit: 10 }))).toEqual([c.taskId, b.taskId, a.taskId]);
+        expect(ids(await store.browse({ ownerKey: ALICE, statuses: ['completed'], limit: 10 }))).toEqual([b.taskId]);
+        expect(ids(await store.browse({ ownerKey: ALICE, statuses: ['working', 'cancelled'], limit: 10 }))).toEqual([a.taskId]);
+        expect(ids(await store.browse({ toolName: 'analyze_logs', limit: 10 }))).toEqual([a.taskId]);
+        expect(ids(await store.browse({ createdFrom: T0 + 1_000, limit: 10 }))).toEqual([c.taskId, b.taskId]);
+        expect(ids(await store.browse({ createdTo: T0 + 1_000, limit: 10 }))).toEqual([a.taskId]);
+        expect(ids(await store.browse({ text: 'SCANNING <scr', limit: 10 }))).toEqual([a.taskId]);
+        expect(ids(await store.browse({ text: c.taskId.slice(3, 12), limit: 10 }))).toEqual([c.taskId]);
+        expect(ids(await store.browse({ text: '%', limit: 10 }))).toEqual([]);
+        const first = await store.browse({ limit: 2 });
+        await create();
+        expect(ids(await store.browse({ beforeSeq: first[1]!.seq, limit: 2 }))).toEqual([a.taskId]);
+      });
+    });
+
+    describe('listTaskEvents', () => {
+      it('returns one task’s events in commit order, bounded, and nothing for an unknown task', async () => {
+        const task = await create();
+        await create();
+        await complete(task.taskId);
+        const events = await store.listTaskEvents(task.taskId, 10);
+        expect(events.map((e) => [e.kind, e.status])).toEqual([['created', 'working'], ['status', 'completed']]);
+        expect(events.every((e) => e.taskId === task.taskId)).toBe(true);
+        expect(await store.listTaskEvents(task.taskId, 1)).toHaveLength(1);
+        expect(await store.listTaskEvents(newTaskId(), 10)).toEqual([]);
+      });
+    });
+
     describe('leases', () => {
       it('startAttempt counts runs and leases on the store clock while working, honouring a live lease of another instance', async () => {
         const { taskId } = await create({ leaseOwner: 'i-a', leaseMs: 1_000 });
@@ -586,6 +624,7 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
 
     describeInputRequestContract({ store: () => store, clock: () => clock, t0: T0, create });
     describeQuotaContract({ store: () => store, clock: () => clock, create });
+    describeLedgerContract({ store: () => store, clock: () => clock, newTask });
 
     describe('close', () => {
       it('commits writes still queued before it returns', async () => {

@@ -7,27 +7,31 @@ const SRC = resolve(import.meta.dirname, '../../src');
 /**
  * Allowed import edges between top-level folders of `src/`:
  * `protocol ← core ← {store, execution, service, auth, tools} ← server ← cli` and `protocol ← client ← cli`.
+ * `ledger` (idempotency digests, domain operations, reconciliation, audit; issue 12) sits behind the service and
+ * the worker: it sees core only, and the service and execution may use it.
  * `service` (the task service, the one door of every entry path) sees core ports only, never a store
  * implementation; `execution` (executors, the worker, the sweeper) never sees the service or the server, so a
  * worker process carries no MCP server code. `testing` (the `mcp-tasks/testing` entry) sees core only; `verify`
  * (the contract and fault suite, with the fault proxy) drives servers from outside, so it sees protocol and client
- * only; `ops` (metrics, probes) sees core ports and the service's hook seam, and is wired in by the CLI; `index.ts` is the public API and may re-export any library layer but never the CLI.
+ * only; `ops` (metrics, probes) sees core ports and the service's hook seam, and is wired in by the CLI; `dashboard` (the web UI's server side) reaches tasks only through the service; `index.ts` is the public API and may re-export any library layer but never the CLI.
  */
 const ALLOWED: Record<string, readonly string[]> = {
   protocol: ['protocol'],
   core: ['protocol', 'core'],
   store: ['protocol', 'core', 'store'],
-  execution: ['protocol', 'core', 'execution'],
-  service: ['protocol', 'core', 'service'],
+  ledger: ['protocol', 'core', 'ledger'],
+  execution: ['protocol', 'core', 'ledger', 'execution'],
+  service: ['protocol', 'core', 'ledger', 'service'],
   auth: ['protocol', 'core', 'auth'],
   tools: ['protocol', 'core', 'tools'],
   ops: ['protocol', 'core', 'service', 'ops'],
-  server: ['protocol', 'core', 'store', 'execution', 'service', 'auth', 'server'],
+  server: ['protocol', 'core', 'store', 'ledger', 'execution', 'service', 'auth', 'server'],
+  dashboard: ['protocol', 'core', 'service', 'dashboard'],
   client: ['protocol', 'client'],
   testing: ['protocol', 'core', 'testing'],
   verify: ['protocol', 'client', 'verify'],
-  cli: ['protocol', 'core', 'store', 'execution', 'service', 'auth', 'tools', 'server', 'ops', 'client', 'verify', 'cli'],
-  '(root)': ['protocol', 'core', 'store', 'execution', 'service', 'auth', 'tools', 'server', 'client', 'testing'],
+  cli: ['protocol', 'core', 'store', 'ledger', 'execution', 'service', 'auth', 'tools', 'server', 'ops', 'dashboard', 'client', 'verify', 'cli'],
+  '(root)': ['protocol', 'core', 'store', 'ledger', 'execution', 'service', 'auth', 'tools', 'server', 'client', 'testing'],
 };
 
 function sourceFiles(dir: string): string[] {

@@ -6,9 +6,9 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { TaskJournal } from '../../src/client/index.js';
-import { effectTools, FaultProxy } from '../helpers/fault-proxy.js';
+import { effectTools, FaultProxy, startIdempotentFront } from '../helpers/fault-proxy.js';
 import { freePort, startServerProcess } from '../helpers/server-process.js';
 import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -64,7 +64,10 @@ describe('mcp-tasks under faults (spawned CLI, real server, fault proxy)', () =>
   });
 
   it('a call whose answer is lost exits 8 (outcome unknown), is never resent, and stays listed by `tasks`', async () => {
-    proxy = await FaultProxy.start(running.url);
+    // Our server declares idempotency keys (issue 12); a front hides that, as a server that does not honour them.
+    const undeclared = await startIdempotentFront(running.url, { strip: true });
+    onTestFinished(() => undeclared.close());
+    proxy = await FaultProxy.start(undeclared.url);
     const tag = `cli-${++label}`;
     void proxy.arm({ method: 'tools/call', cut: 'drop-answer', downMs: 200 });
     const run = await cli(['call', 'effect_job', '--args', JSON.stringify({ label: tag, seconds: 0 }), '--url', proxy.url]);

@@ -157,8 +157,8 @@ describe('mcp-tasks call / get / watch / cancel (spawned CLI against a real serv
     expect(JSON.parse(watch.stdout)).toMatchObject({ taskId: created.taskId, status: 'completed', result: { content: [{ text: 'Computed v1 after 0.3s' }] } });
   });
 
-  it('--timeout stops waiting with exit 124 and the task keeps running', async () => {
-    const run = await cli(['call', 'slow_compute', '--args', '{"seconds":60}', '--url', running.url, '--timeout', '0.5']);
+  it('--timeout (3 s, so a loaded machine still gets the task id first) stops waiting with exit 124 and the task keeps running', async () => {
+    const run = await cli(['call', 'slow_compute', '--args', '{"seconds":60}', '--url', running.url, '--timeout', '3']);
     expect(run.code).toBe(124);
     const id = createdId(run.stderr);
     expect(run.stderr).toContain(`resume with: mcp-tasks watch ${id}`);

@@ -201,7 +201,7 @@ describe.each(GENERATIONS)('TasksClient over MCP $protocol (tasks $generation)',
     await journal.remove('elsewhere-task');
   });
 
-  it('surfaces a lost tools/call answer as ToolCallOutcomeUnknownError and never resends the call', async () => {
+  it('a lost tools/call answer is resent once with the same key (the server honours keys, issue 12) and runs once; lost again it surfaces as ToolCallOutcomeUnknownError', async () => {
     const proxy = await startDroppingProxy(running.url);
     try {
       const log = new RequestLog();
@@ -211,12 +211,12 @@ describe.each(GENERATIONS)('TasksClient over MCP $protocol (tasks $generation)',
       const runsBefore = counting.runs.get('slow_compute') ?? 0;
       proxy.dropping = true;
       const error = await client.callTool('slow_compute', { seconds: 0.1 }).catch((caught: unknown) => caught);
-      expect(error).toBeInstanceOf(ToolCallOutcomeUnknownError);
+      expect(error, String(error)).toBeInstanceOf(ToolCallOutcomeUnknownError);
       expect((error as Error).message).toMatch(/may have started it; it was not resent/);
       await sleep(500);
-      // The server did receive it and ran it exactly once; the client sent it exactly once.
+      // The server did receive it and ran it exactly once; the client resent it once, with the same key.
       expect(counting.runs.get('slow_compute')).toBe(runsBefore + 1);
-      expect(log.count('tools/call')).toBe(2);
+      expect(log.count('tools/call')).toBe(3);
     } finally {
       await proxy.close();
     }

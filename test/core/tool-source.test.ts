@@ -17,10 +17,10 @@ describe('tool sources', () => {
     for (const temp of temps.splice(0)) temp.remove();
   });
 
-  it('the built-in source gives the built-in tools, plus cleanup_logs only with a writable root; the sources are plain JSON', async () => {
+  it('the built-in source gives the built-in tools, plus cleanup_logs and publish_report only with a writable root; the sources are plain JSON', async () => {
     expect((await loadToolSources([BUILTIN_TOOL_SOURCE], OPTIONS)).map((tool) => tool.name)).toEqual(['analyze_logs', 'audit_repository', 'check_infrastructure']);
     const writable = await loadToolSources([BUILTIN_TOOL_SOURCE], { ...OPTIONS, writableRoots: ['/tmp'] });
-    expect(writable.map((tool) => tool.name)).toEqual(['analyze_logs', 'audit_repository', 'check_infrastructure', 'cleanup_logs']);
+    expect(writable.map((tool) => tool.name)).toEqual(['analyze_logs', 'audit_repository', 'check_infrastructure', 'cleanup_logs', 'publish_report']);
     for (const source of [BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE]) expect(JSON.parse(JSON.stringify(source))).toEqual(source);
   });
 

@@ -12,15 +12,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { freePort, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+import { IDEMPOTENCY_KEY_META_KEY } from '../../src/protocol/constants.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 
 const TOOLS = resolve(import.meta.dirname, '../fixtures/at-rest-tools.mjs');
 const ELICITING = { elicitation: { form: {} }, extensions: { 'io.modelcontextprotocol/tasks': {} } };
-const TABLES = ['tasks', 'task_outcomes', 'input_requests', 'task_steps', 'task_events'];
+const TABLES = ['tasks', 'task_outcomes', 'input_requests', 'task_steps', 'task_events', 'idempotency_keys', 'operations', 'audit_log'];
 
-/** Run the vault tool to completion with a planted argument and a planted answer; returns the task id. */
-async function plant(url: string, secret: string, code: string): Promise<string> {
-  const created = await postModern(url, 'tools/call', { name: 'vault', arguments: { secret } }, { capabilities: ELICITING });
+/**
+ * Run the vault tool to completion with a planted argument and a planted answer; returns the task id. With an
+ * idempotency key the task is written by the key's claim (its own insert path), which must encrypt as well.
+ */
+async function plant(url: string, secret: string, code: string, idempotencyKey?: string): Promise<string> {
+  const meta = idempotencyKey === undefined ? {} : { _meta: { [IDEMPOTENCY_KEY_META_KEY]: idempotencyKey } };
+  const created = await postModern(url, 'tools/call', { name: 'vault', arguments: { secret }, ...meta }, { capabilities: ELICITING });
   const taskId = String(created.body.result?.taskId);
   expect(created.body.result?.resultType, JSON.stringify(created.body)).toBe('task');
   await pollModernTask(url, taskId, { until: (status) => status === 'input_required' });
@@ -82,17 +87,21 @@ describe.each([
       if (backend === 'PostgreSQL') await new pg.Client({ connectionString: storeFor(name) }).connect().then((c) => c.query('DROP SCHEMA IF EXISTS mcp_tasks CASCADE').finally(() => c.end()));
       const secret = `planted-argument-${randomBytes(8).toString('hex')}`;
       const code = `planted-answer-${randomBytes(8).toString('hex')}`;
+      const keyed = `planted-keyed-argument-${randomBytes(8).toString('hex')}`;
       const server = await start(name, env);
       await plant(server.url, secret, code);
+      await plant(server.url, keyed, code, `at-rest-${name}`);
       const running = await storeContents(name);
       await server.stop();
       const stopped = await storeContents(name);
       for (const contents of [running, stopped]) {
         if (name === 'plain') {
           expect(contents).toContain(secret);
+          expect(contents).toContain(keyed);
           expect(contents).toContain(code);
         } else {
           expect(contents).not.toContain(secret);
+          expect(contents).not.toContain(keyed);
           expect(contents).not.toContain(code);
           expect(contents).toContain('enc1:');
         }

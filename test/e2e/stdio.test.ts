@@ -167,7 +167,7 @@ describe('stdio: the Tasks Extension with the 2.4 client (and ext-tasks)', () =>
   it('E1 the pinned 2026-07-28 era sees the extension capability', () => {
     expect(declaring.client.getProtocolEra()).toBe('modern');
     expect(declaring.client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
-    expect((declaring.client.getServerCapabilities() as Record<string, unknown>).extensions).toEqual({ [TASKS_EXTENSION]: {} });
+    expect((declaring.client.getServerCapabilities() as Record<string, unknown>).extensions).toEqual({ [TASKS_EXTENSION]: {}, 'dev.mcp-tasks/idempotency': {} });
   });
 
   it('E8/E14/E19 tools/call creates a task (resultType "task"); polling tasks/get with the 2.4 client reaches completed with the result inline', async () => {

@@ -39,7 +39,7 @@ describe('Tasks Extension over HTTP with client 2.4.0 and ext-tasks 0.2.2', () =
     expect(declaring.client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
     expect(declaring.http.lastStatus('server/discover')).toBe(200);
     const capabilities = declaring.client.getServerCapabilities() as Record<string, unknown>;
-    expect(capabilities.extensions).toEqual({ [TASKS_EXTENSION]: {} });
+    expect(capabilities.extensions).toEqual({ [TASKS_EXTENSION]: {}, 'dev.mcp-tasks/idempotency': {} });
     expect(capabilities).not.toHaveProperty('tasks');
     expect(session.capabilities).toMatchObject({ execution: true, cancellation: true, inputResponses: true, inventory: 'known-handles' });
   });

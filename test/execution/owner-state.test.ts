@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { randomBytes } from 'node:crypto';
-import type { TasksServerLimits } from '../../src/core/limits.js';
 import { StoreError } from '../../src/core/store-error.js';
 import { MAX_TOOL_STATE_BYTES, type TaskStore } from '../../src/core/store.js';
 import type { JsonObject } from '../../src/core/task.js';
@@ -21,21 +20,10 @@ import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { checkInfrastructureTool } from '../../src/tools/check-infrastructure/tool.js';
 import { createTestDatabase, emptyTaskStore, type TestDatabase } from '../helpers/postgres.js';
+import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
-const LIMITS: Partial<TasksServerLimits> = {
-  concurrency: 4,
-  leaseMs: 60_000,
-  recoveryIntervalMs: 60_000,
-  sweepIntervalMs: 60_000,
-  tailIntervalMs: 60_000,
-  statusFlushIntervalMs: 60_000,
-  runtimeLimitMs: 60_000,
-  defaultTtlMs: 120_000,
-  minResultRetentionMs: 60_000,
-  maxAttempts: 3,
-  inputTimeoutMs: 60_000,
-};
+const LIMITS = QUIET_LIMITS;
 
 /** A 2026-07-28 caller (every call a task) and a 2025-11-25 one calling without `task` (inline). */
 const taskCaller = (ownerKey: string): Caller => ({ ownerKey, scopes: 'all', negotiation: 'per-request', generation: 'v2', protocolVersion: '2026-07-28', clientCapabilities: {} });

@@ -14,22 +14,10 @@ import { TaskReads } from '../../src/service/task-reads.js';
 import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
 import { overrideStore } from '../helpers/store-wrapper.js';
+import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
-const LIMITS: Partial<TasksServerLimits> = {
-  concurrency: 4,
-  leaseMs: 60_000,
-  recoveryIntervalMs: 60_000,
-  claimIntervalMs: 60_000,
-  sweepIntervalMs: 60_000,
-  tailIntervalMs: 60_000,
-  statusFlushIntervalMs: 60_000,
-  runtimeLimitMs: 60_000,
-  defaultTtlMs: 120_000,
-  minResultRetentionMs: 60_000,
-  maxAttempts: 3,
-  inputTimeoutMs: 60_000,
-};
+const LIMITS: Partial<TasksServerLimits> = { ...QUIET_LIMITS, claimIntervalMs: 60_000 };
 
 const CALLER: TaskCaller = { ownerKey: 'anonymous', scopes: 'all', negotiation: 'per-request', generation: 'v2', protocolVersion: '2026-07-28', clientCapabilities: {} };
 

@@ -68,11 +68,18 @@ export function effectTools(): { tools: AnyToolDefinition[]; effects(label: stri
 const IDEMPOTENCY_CAPABILITY = 'dev.mcp-tasks/idempotency';
 const IDEMPOTENCY_KEY = 'dev.mcp-tasks/idempotency-key';
 
-/** Add the idempotency capability to an `initialize` / `server/discover` result. */
-function declare(message: Record<string, unknown>): Record<string, unknown> {
+/** Add the idempotency capability to an `initialize` / `server/discover` result (`strip`: remove it). */
+function declare(message: Record<string, unknown>, strip = false): Record<string, unknown> {
   const result = message.result as { capabilities?: Record<string, Record<string, unknown>> } | undefined;
   if (!result?.capabilities) return message;
   const capabilities = result.capabilities;
+  if (strip) {
+    for (const where of ['extensions', 'experimental']) {
+      if (capabilities[where]) delete capabilities[where][IDEMPOTENCY_CAPABILITY];
+      if (capabilities[where] && Object.keys(capabilities[where]).length === 0) delete capabilities[where];
+    }
+    return message;
+  }
   const where = capabilities.extensions ? 'extensions' : 'experimental';
   capabilities[where] = { ...capabilities[where], [IDEMPOTENCY_CAPABILITY]: {} };
   return message;
@@ -86,8 +93,11 @@ export function readBody(request: IncomingMessage): Promise<Buffer> {
   });
 }
 
-/** An HTTP front that honours idempotency keys on `tools/call` in front of `targetUrl`. */
-export async function startIdempotentFront(targetUrl: string): Promise<{ url: string; keys: string[]; replays: number; close(): Promise<void> }> {
+/**
+ * An HTTP front that honours idempotency keys on `tools/call` in front of `targetUrl` — or, with `strip`, one that
+ * hides the server's own declaration (a server that does not honour keys, for the client's side of that case).
+ */
+export async function startIdempotentFront(targetUrl: string, options: { strip?: boolean } = {}): Promise<{ url: string; keys: string[]; replays: number; close(): Promise<void> }> {
   const answers = new Map<string, { status: number; type: string; text: string }>();
   const state = { keys: [] as string[], replays: 0 };
   const server: Server = createServer((request, response) => {
@@ -99,7 +109,7 @@ export async function startIdempotentFront(targetUrl: string): Promise<{ url: st
       } catch {
         message = undefined;
       }
-      const key = message?.method === 'tools/call' ? message.params?._meta?.[IDEMPOTENCY_KEY] : undefined;
+      const key = message?.method === 'tools/call' && !options.strip ? message.params?._meta?.[IDEMPOTENCY_KEY] : undefined;
       if (typeof key === 'string') {
         state.keys.push(key);
         const seen = answers.get(key);
@@ -125,8 +135,8 @@ export async function startIdempotentFront(targetUrl: string): Promise<{ url: st
       let text = await upstream.text();
       if (rewrite) {
         text = type.includes('text/event-stream')
-          ? text.replaceAll(/^data: (.*)$/gm, (_line, json: string) => `data: ${JSON.stringify(declare(JSON.parse(json) as Record<string, unknown>))}`)
-          : JSON.stringify(declare(JSON.parse(text) as Record<string, unknown>));
+          ? text.replaceAll(/^data: (.*)$/gm, (_line, json: string) => `data: ${JSON.stringify(declare(JSON.parse(json) as Record<string, unknown>, options.strip))}`)
+          : JSON.stringify(declare(JSON.parse(text) as Record<string, unknown>, options.strip));
       }
       if (typeof key === 'string') answers.set(key, { status: upstream.status, type, text });
       response.writeHead(upstream.status, passthrough);

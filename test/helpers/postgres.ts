@@ -97,7 +97,7 @@ export async function emptyTaskStore(url: string): Promise<void> {
   try {
     const { rows } = await client.query<{ present: boolean }>("SELECT to_regclass('mcp_tasks.tasks') IS NOT NULL AS present");
     if (!rows[0]?.present) return;
-    await client.query('TRUNCATE mcp_tasks.tasks, mcp_tasks.task_events, mcp_tasks.tool_state RESTART IDENTITY CASCADE');
+    await client.query('TRUNCATE mcp_tasks.tasks, mcp_tasks.task_events, mcp_tasks.tool_state, mcp_tasks.idempotency_keys, mcp_tasks.operations, mcp_tasks.audit_log RESTART IDENTITY CASCADE');
     if ((await client.query("SELECT to_regclass('mcp_tasks.owner_creates') IS NOT NULL AS present")).rows[0]?.present) await client.query('TRUNCATE mcp_tasks.owner_creates');
     await client.query('UPDATE mcp_tasks.task_feed SET last_seq = 0');
   } finally {

@@ -59,7 +59,9 @@ describe('metrics and probes of an API process and a worker process', () => {
     expect(moved(apiBefore, apiAfter, 'mcp_tasks_tasks_created_total', { tool: 'stepped_job' })).toBe(1);
     expect(moved(apiBefore, apiAfter, 'mcp_tasks_service_operations_total', { operation: 'callTool', outcome: 'ok' })).toBe(1);
     expect(moved(apiBefore, apiAfter, 'mcp_tasks_http_requests_total', { method: 'POST', code: '200' })).toBeGreaterThan(0);
-    expect(moved(apiBefore, apiAfter, 'mcp_tasks_store_operation_duration_seconds_count', { operation: 'create', outcome: 'ok' })).toBe(1);
+    // The CLI sends an idempotency key with every call, so the task is created by the key's claim (issue 12).
+    expect(moved(apiBefore, apiAfter, 'mcp_tasks_store_operation_duration_seconds_count', { operation: 'claimIdempotencyKey', outcome: 'ok' })).toBe(1);
+    expect(moved(apiBefore, apiAfter, 'mcp_tasks_store_operation_duration_seconds_count', { operation: 'create', outcome: 'ok' })).toBe(0);
     expect(moved(workerBefore, workerAfter, 'mcp_tasks_runs_total', { tool: 'stepped_job', outcome: 'completed' })).toBe(1);
     expect(moved(workerBefore, workerAfter, 'mcp_tasks_tasks_terminal_total', { tool: 'stepped_job', status: 'completed' })).toBe(1);
     expect(moved(workerBefore, workerAfter, 'mcp_tasks_run_duration_seconds_count', { tool: 'stepped_job', outcome: 'completed' })).toBe(1);

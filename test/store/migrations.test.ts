@@ -202,7 +202,7 @@ describe('migration 3 (event retention)', () => {
     db.close();
     const store = openSqliteTaskStore({ path });
     try {
-      expect(store.appliedMigrations).toEqual(MIGRATIONS.map((m) => m.version).filter((v) => v >= 3));
+      expect(store.appliedMigrations).toEqual(VERSIONS.slice(2));
       expect((await store.readEventsAfter(0, 10)).map((e) => [e.seq, e.taskId])).toEqual([[1, 'a'], [2, 'b']]);
       await store.writeStatusMessages([]);
       const created = await store.create({ taskId: 'AAAAAAAAAAAAAAAAAAAAAA', ownerKey: 'o', generation: 'v2', protocolVersion: 'p', toolName: 'x', arguments: {}, clientCapabilities: {}, progressToken: null, statusMessage: null, createdAt: 1, ttlMs: null, pollIntervalMs: 100, leaseOwner: null, leaseMs: null });
@@ -235,10 +235,65 @@ describe('migration 4 (tool state)', () => {
     db.close();
     const store = openSqliteTaskStore({ path });
     try {
-      expect(store.appliedMigrations).toEqual(MIGRATIONS.map((m) => m.version).filter((v) => v >= 4));
+      expect(store.appliedMigrations).toEqual(VERSIONS.slice(3));
       expect((await store.getUnscoped('t1'))?.status).toBe('working');
       await store.putToolState('o', 'check_infrastructure', 'snapshot', { n: 1 }, 10);
       expect(await store.getToolState('o', 'check_infrastructure', 'snapshot')).toEqual({ n: 1 });
+    } finally {
+      await store.close();
+    }
+    expect(versionsIn(path)).toEqual(VERSIONS);
+  });
+});
+
+describe('migration 5 (timeline index)', () => {
+  it('upgrades a version-4 file in place: the timeline reads one task’s events in seq order by index, retention still deletes by it', async () => {
+    const path = join(temp.dir, 'v4.db');
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    expect(migrate(db, 0, MIGRATIONS.slice(0, 4))).toEqual([1, 2, 3, 4]);
+    const append = db.prepare("INSERT INTO task_events (task_id, kind, status, at, payload) VALUES (?, 'created', 'working', 1, NULL)");
+    for (const task of ['a', 'b', 'a']) append.run(task);
+    db.close();
+    const store = openSqliteTaskStore({ path });
+    try {
+      expect(store.appliedMigrations).toEqual(VERSIONS.slice(4));
+      expect((await store.listTaskEvents('a', 10)).map((e) => e.seq)).toEqual([1, 3]);
+    } finally {
+      await store.close();
+    }
+    expect(versionsIn(path)).toEqual(VERSIONS);
+    const check = new Database(path, { readonly: true });
+    try {
+      expect((check.prepare("SELECT sql FROM sqlite_master WHERE name = 'task_events_by_task'").get() as { sql: string }).sql).toMatch(/\(task_id, seq\)$/);
+      const plan = (sql: string, params: object) => (check.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as Array<{ detail: string }>).map((row) => row.detail).join('\n');
+      const timeline = plan(SQL.taskEvents, { taskId: 'a', limit: 10 });
+      expect(timeline).toMatch(/USING INDEX task_events_by_task/);
+      // (task_id, seq): the ORDER BY seq comes from the index, no sort step.
+      expect(timeline).not.toMatch(/TEMP B-TREE/);
+      expect(plan(SQL.deleteTaskEvents, { taskId: 'a' })).toMatch(/USING INDEX task_events_by_task/);
+    } finally {
+      check.close();
+    }
+  });
+});
+
+describe('migration 6 (idempotency keys, operation ledger, audit log, issue 12)', () => {
+  it('upgrades a version-5 file in place; the ledger tables start empty and tasks keep their rows', async () => {
+    const path = join(temp.dir, 'v5.db');
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    expect(migrate(db, 0, MIGRATIONS.slice(0, 5))).toEqual([1, 2, 3, 4, 5]);
+    db.prepare(
+      `INSERT INTO tasks (task_id, owner_key, generation, protocol_version, tool_name, arguments, client_capabilities,
+        status, created_at, last_updated_at, poll_interval_ms, seq) VALUES ('t1', 'o', 'v2', 'p', 'x', '{}', '{}', 'working', 5, 5, 100, 1)`,
+    ).run();
+    db.close();
+    const store = openSqliteTaskStore({ path });
+    try {
+      expect(store.appliedMigrations).toEqual(VERSIONS.slice(5));
+      expect(await store.getUnscoped('t1')).toMatchObject({ status: 'working' });
+      expect(await store.listOperations({ limit: 10 })).toEqual([]);
     } finally {
       await store.close();
     }

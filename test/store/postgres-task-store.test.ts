@@ -251,11 +251,53 @@ describe('migrations', () => {
       await client.query('UPDATE mcp_tasks.task_feed SET last_seq = 1');
       const store = await openPostgresTaskStore({ url: fresh.url });
       try {
-        expect(store.appliedMigrations).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version).filter((v) => v >= 2));
+        expect(store.appliedMigrations).toEqual(POSTGRES_MIGRATIONS.slice(1).map((m) => m.version));
         expect((await store.readEventsAfter(0, 10)).map((e) => [e.seq, e.kind])).toEqual([[1, 'created']]);
         const task = await store.create(newTaskInput({ leaseOwner: 'i-a', leaseMs: 30_000, startNow: true }));
         expect(await store.releaseLeases('i-a', [task.taskId])).toEqual([task.taskId]);
         expect((await store.readEventsAfter(1, 10)).map((e) => e.kind)).toEqual(['created', 'attempt', 'released']);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  it('migration 4 (timeline index) upgrades a version-3 database in place: one task’s events in seq order, retention still deletes them', async () => {
+    const fresh = await createTestDatabase();
+    try {
+      const client = await raw(fresh.url);
+      expect(await migrate(client, POSTGRES_MIGRATIONS.slice(0, 3))).toEqual([1, 2, 3]);
+      for (const [seq, taskId] of [[1, 'a'], [2, 'b'], [3, 'a']] as const) {
+        await client.query("INSERT INTO mcp_tasks.task_events (seq, task_id, kind, status, at) VALUES ($1, $2, 'created', 'working', 1)", [seq, taskId]);
+      }
+      await client.query('UPDATE mcp_tasks.task_feed SET last_seq = 3');
+      const store = await openPostgresTaskStore({ url: fresh.url });
+      try {
+        expect(store.appliedMigrations).toEqual(POSTGRES_MIGRATIONS.slice(3).map((m) => m.version));
+        expect((await store.listTaskEvents('a', 10)).map((e) => e.seq)).toEqual([1, 3]);
+      } finally {
+        await store.close();
+      }
+      const { rows } = await client.query("SELECT indexdef FROM pg_indexes WHERE schemaname = 'mcp_tasks' AND indexname = 'task_events_by_task'");
+      expect(rows).toEqual([{ indexdef: expect.stringMatching(/\(task_id, seq\)$/) }]);
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  it('migration 5 (idempotency keys, operation ledger, audit log) upgrades a version-4 database in place; the ledger starts empty', async () => {
+    const fresh = await createTestDatabase();
+    try {
+      const client = await raw(fresh.url);
+      expect(await migrate(client, POSTGRES_MIGRATIONS.slice(0, 4))).toEqual([1, 2, 3, 4]);
+      const store = await openPostgresTaskStore({ url: fresh.url });
+      try {
+        expect(store.appliedMigrations).toEqual(POSTGRES_MIGRATIONS.slice(4).map((m) => m.version));
+        expect(await store.listOperations({ limit: 10 })).toEqual([]);
+        const task = await store.create(newTaskInput());
+        expect((await store.getUnscoped(task.taskId))?.status).toBe('working');
       } finally {
         await store.close();
       }

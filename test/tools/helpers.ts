@@ -65,6 +65,11 @@ export function makeContext(
     async step<T extends JsonValue>(_name: string, fn: () => T | Promise<T>): Promise<T> {
       return fn();
     },
+    // No ledger here: the effect is performed at once (the ledger's own behaviour is tested end to end).
+    async operation(spec, perform) {
+      const operationId = `op-${spec.key}`;
+      return { operationId, receipt: await perform(operationId), replayed: false };
+    },
     gathered: undefined,
     async elicit() {
       throw new Error('this test context cannot ask for input');

@@ -64,6 +64,8 @@ const LIMIT_KINDS: Record<keyof typeof DEFAULT_LIMITS, LeafKind> = {
   maxArgumentDepth: 'number',
   maxActiveTasksPerOwner: 'nullable-number',
   maxCreatesPerMinute: 'nullable-number',
+  idempotencyWindowMs: 'number',
+  auditRetentionMs: 'number',
 };
 
 /** Every setting (a test checks this table against every leaf of {@link ConfigSchema}). */
@@ -79,6 +81,7 @@ export const SETTINGS: readonly SettingLeaf[] = Object.freeze([
   leaf('writableRoots', 'list', { flag: '--writable-root', attribute: 'writableRoot', path: true }),
   leaf('checkTargets', 'list', { flag: '--check-target', attribute: 'checkTarget' }),
   leaf('taskFallbackTools', 'boolean'),
+  leaf('dashboard', 'boolean'),
   leaf('auth', 'string'),
   ...['issuer', 'audience', 'jwksUrl', 'tenantClaim', 'scopeClaim'].map((name) => leaf(`jwt.${name}`, 'string')),
   ...['jwksMaxAgeMs', 'jwksCooldownMs'].map((name) => leaf(`jwt.${name}`, 'number')),
@@ -112,6 +115,7 @@ const DEFAULTS: Record<string, unknown> = {
   writableRoots: [],
   checkTargets: [],
   taskFallbackTools: false,
+  dashboard: false,
   logLevel: 'info',
   drainMs: DEFAULT_DRAIN_MS,
   'http.port': 3100,

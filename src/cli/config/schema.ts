@@ -35,6 +35,8 @@ export const LimitsConfigSchema = z
     maxArgumentDepth: z.number().int().positive().describe('deepest nesting of tools/call arguments; deeper → -32602 (default 32)'),
     maxActiveTasksPerOwner: z.number().int().positive().nullable().describe('most working/input_required tasks per owner, counted in the store; more → -31001 active_tasks; null = unlimited (default null)'),
     maxCreatesPerMinute: z.number().int().positive().nullable().describe('most task creates per owner in any 60 s, counted in the store; more → -31001 create_rate; null = unlimited (default null)'),
+    idempotencyWindowMs: ms.describe('how long a tools/call idempotency key holds, independent of the TTL (default 86400000: 24 h)'),
+    auditRetentionMs: ms.describe('how long audit entries are kept, independent of task TTLs (default 7776000000: 90 days)'),
   })
   .partial()
   .strict();
@@ -71,6 +73,7 @@ export const ConfigSchema = z
       .boolean()
       .optional()
       .describe('serve: 2025-era clients without a tasks capability get task ids and get_task_status / get_task_result / cancel_task (default false)'),
+    dashboard: z.boolean().optional().describe('serve: the web dashboard at /dashboard on the same port, behind the same authentication (default false)'),
     auth: z.string().optional().describe('authentication: tokens:<file> or jwt'),
     jwt: z
       .object({

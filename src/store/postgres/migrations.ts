@@ -137,8 +137,63 @@ CREATE TABLE ${SCHEMA}.tool_state (
 );
 `;
 
+/** The dashboard's timeline (`TaskStore.listTaskEvents`), as the SQLite store's migration 5: the by-task index gains `seq`. */
+const V4_TIMELINE_INDEX = `
+DROP INDEX ${SCHEMA}.task_events_by_task;
+CREATE INDEX task_events_by_task ON ${SCHEMA}.task_events (task_id, seq);
+`;
+
+/** Issue 12: idempotency keys and the operation ledger (as SQLite migration 6: no foreign key to `tasks`, own retention). */
+const V5_LEDGER = `
+CREATE TABLE ${SCHEMA}.idempotency_keys (
+  owner_key      text   NOT NULL,
+  generation     text   NOT NULL CHECK (generation IN ('v1', 'v2')),
+  idem_key       text   NOT NULL,
+  tool_name      text   NOT NULL,
+  request_digest text   NOT NULL,
+  task_id        text,
+  created_at     bigint NOT NULL,
+  expires_at     bigint NOT NULL,
+  PRIMARY KEY (owner_key, generation, idem_key)
+);
+CREATE INDEX idempotency_keys_by_expiry ON ${SCHEMA}.idempotency_keys (expires_at);
+
+CREATE TABLE ${SCHEMA}.operations (
+  operation_id   text   NOT NULL PRIMARY KEY,
+  op_key         text   NOT NULL,
+  task_id        text   NOT NULL,
+  owner_key      text   NOT NULL,
+  tool_name      text   NOT NULL,
+  effect         text   NOT NULL,
+  target         text   NOT NULL,
+  object_version text,
+  status         text   NOT NULL CHECK (status IN ('pending', 'confirmed', 'failed', 'unknown')),
+  receipt        text,
+  detail         text,
+  created_at     bigint NOT NULL,
+  updated_at     bigint NOT NULL,
+  UNIQUE (task_id, op_key)
+);
+CREATE INDEX operations_by_owner ON ${SCHEMA}.operations (owner_key, status, created_at);
+
+-- Append-only: the store has no UPDATE for it, and only the retention purge deletes (oldest first).
+CREATE TABLE ${SCHEMA}.audit_log (
+  seq              bigserial NOT NULL PRIMARY KEY,
+  at               bigint    NOT NULL,
+  kind             text      NOT NULL,
+  owner_key        text      NOT NULL,
+  scopes           text,
+  tool             text,
+  task_id          text,
+  arguments_digest text,
+  outcome          text,
+  detail           text
+);
+CREATE INDEX audit_by_time ON ${SCHEMA}.audit_log (at);
+`;
+
 /** Per-owner quotas (issue 10 §2), as in the SQLite store: admitted creates of the window, active tasks by owner. */
-const V4_OWNER_QUOTAS = `
+const V6_OWNER_QUOTAS = `
 CREATE TABLE ${SCHEMA}.owner_creates (
   task_id    text   NOT NULL PRIMARY KEY,
   owner_key  text   NOT NULL,
@@ -154,7 +209,9 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'event retention', sql: V2_EVENT_RETENTION },
   { version: 3, name: 'tool state', sql: V3_TOOL_STATE },
-  { version: 4, name: 'owner quotas', sql: V4_OWNER_QUOTAS },
+  { version: 4, name: 'timeline index', sql: V4_TIMELINE_INDEX },
+  { version: 5, name: 'idempotency keys, operation ledger, audit log', sql: V5_LEDGER },
+  { version: 6, name: 'owner quotas', sql: V6_OWNER_QUOTAS },
 ]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */

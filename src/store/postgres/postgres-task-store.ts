@@ -3,7 +3,7 @@ import type { Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { StoreError } from '../../core/store-error.js';
 import { ADMISSION_IN_FLIGHT_MS, checkInputRequests, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys } from '../../core/store-rules.js';
-import { MAX_TOOL_STATE_KEYS, type CreateAdmission, type CreateQuota, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
+import { MAX_TOOL_STATE_KEYS, type CreateAdmission, type CreateQuota, type TaskBrowseQuery, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
 import type { InputRequestRecord, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord } from '../../core/task.js';
 import { outcomeBody, RowCodec, toEvent, toOutcome, type EventRow, type InputRequestRow, type TaskRow } from '../codec.js';
@@ -13,6 +13,9 @@ import { createPool, sqlState, toStoreError, type PostgresConnectionOptions } fr
 import { applyAnswers, parkForInput } from './input-requests.js';
 import { migrate, POSTGRES_MIGRATIONS, SCHEMA } from './migrations.js';
 import { SQL } from './sql.js';
+import { LEDGER_SQL } from './ledger-sql.js';
+import type { AuditEntry, AuditFilter, AuditRecord, IdempotencyClaim, IdempotencyClaimResult, IdempotencyRecord, NewOperation, OperationFilter, OperationRecord, OperationSettlement } from '../../core/ledger.js';
+import { auditValues, newOperationValues, toAuditRecord, toIdempotencyRecord, toOperationRecord, type AuditRow, type IdempotencyRow, type OperationRow } from '../ledger-codec.js';
 
 /** Options of {@link openPostgresTaskStore}. */
 export interface PostgresTaskStoreOptions extends PostgresConnectionOptions {
@@ -168,6 +171,72 @@ export class PostgresTaskStore implements TaskStore {
 
   create(task: NewTask): Promise<TaskRecord> {
     return this.batcher.enqueueMerged(this.creates, task);
+  }
+
+  async findIdempotencyKey(scope: { ownerKey: string; generation: TaskGeneration }, key: string): Promise<IdempotencyRecord | undefined> {
+    const [row] = await this.read<IdempotencyRow>('read an idempotency key', LEDGER_SQL.findKey, [scope.ownerKey, scope.generation, key, this.clockNow()]);
+    return row === undefined ? undefined : toIdempotencyRecord(row);
+  }
+
+  /** See {@link LedgerStore.claimIdempotencyKey}: the unique key row settles concurrent claims of every instance. */
+  claimIdempotencyKey(claim: IdempotencyClaim, task?: NewTask): Promise<IdempotencyClaimResult> {
+    return this.batcher.enqueue(async (tx): Promise<IdempotencyClaimResult> => {
+      const scope = [claim.ownerKey, claim.generation, claim.key];
+      const won = await tx.query(LEDGER_SQL.claimKey, [...scope, claim.toolName, claim.requestDigest, claim.taskId, claim.windowMs, this.clockNow()]);
+      if (won.length === 0) {
+        const [row] = await tx.query<IdempotencyRow>(LEDGER_SQL.keyRow, scope);
+        return { claimed: false, existing: toIdempotencyRecord(row as IdempotencyRow) };
+      }
+      if (task === undefined) return { claimed: true };
+      const results: Array<Settled<TaskRecord> | undefined> = [undefined];
+      this.settleInserted([task], [0], results, await this.insertRows(tx, [task]));
+      const [result] = settledAll(results);
+      if (!result?.ok) throw result?.error;
+      for (const event of createdEvents([task], results)) tx.append(event.taskId, event.kind, event.status, event.at, event.payload);
+      return { claimed: true, task: result.value };
+    });
+  }
+
+  openOperation(operation: NewOperation): Promise<OperationRecord> {
+    return this.batcher.enqueue(async (tx) => {
+      await tx.query(LEDGER_SQL.insertOperation, newOperationValues(operation));
+      const [row] = await tx.query<OperationRow>(LEDGER_SQL.operationByKey, [operation.taskId, operation.key]);
+      return toOperationRecord(row as OperationRow);
+    });
+  }
+
+  settleOperation(operationId: string, settlement: OperationSettlement): Promise<OperationRecord | undefined> {
+    return this.batcher.enqueue(async (tx) => {
+      const receipt = settlement.receipt == null ? null : JSON.stringify(settlement.receipt);
+      const [row] = await tx.query<OperationRow>(LEDGER_SQL.settleOperation, [operationId, settlement.status, receipt, settlement.detail ?? null, settlement.now, settlement.from]);
+      return row === undefined ? undefined : toOperationRecord(row);
+    });
+  }
+
+  async getOperation(operationId: string): Promise<OperationRecord | undefined> {
+    const [row] = await this.read<OperationRow>('read an operation', LEDGER_SQL.operationById, [operationId]);
+    return row === undefined ? undefined : toOperationRecord(row);
+  }
+
+  async listOperations(filter: OperationFilter): Promise<OperationRecord[]> {
+    const rows = await this.read<OperationRow>('list operations', LEDGER_SQL.listOperations, [filter.ownerKey ?? null, filter.taskId ?? null, filter.statuses ?? null, toLimit(filter.limit)]);
+    return rows.map(toOperationRecord);
+  }
+
+  async appendAudit(entries: readonly AuditEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const rows = entries.map(auditValues);
+    await this.batcher.enqueue((tx) => tx.query(LEDGER_SQL.appendAudit, rows[0]!.map((_, column) => rows.map((row) => row[column]))));
+  }
+
+  async listAudit(filter: AuditFilter): Promise<AuditRecord[]> {
+    const rows = await this.read<AuditRow>('read the audit log', LEDGER_SQL.listAudit, [filter.afterSeq ?? 0, filter.since ?? null, filter.tool ?? null, filter.ownerKey ?? null, toLimit(filter.limit)]);
+    return rows.map(toAuditRecord);
+  }
+
+  async purgeAudit(before: number, limit: number): Promise<number> {
+    const rows = await this.batcher.enqueue((tx) => tx.query(`${LEDGER_SQL.purgeAudit} RETURNING 1`, [before, toLimit(limit)]));
+    return rows.length;
   }
 
   async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
@@ -344,8 +413,28 @@ export class PostgresTaskStore implements TaskStore {
       const rows = await tx.query<{ task_id: string; status: TaskRecord['status']; store_now: number }>(SQL.expireDue, [this.clockNow(), toLimit(limit)]);
       for (const row of rows) tx.append(row.task_id, 'expired', row.status, row.store_now, null);
       await tx.query(SQL.pruneTombstones, [this.clockNow(), toLimit(limit), EXPIRED_EVENT_RETENTION_MS]);
+      // Lapsed idempotency keys go with the same sweep (their window, not the TTL, decides).
+      await tx.query(LEDGER_SQL.purgeKeys, [this.clockNow(), toLimit(limit)]);
       return rows.map((row) => row.task_id);
     });
+  }
+
+  async browse(query: TaskBrowseQuery): Promise<TaskRecord[]> {
+    const rows = await this.read<TaskRow>('browse tasks', SQL.browse, [
+      query.beforeSeq ?? Number.MAX_SAFE_INTEGER,
+      query.ownerKey ?? null,
+      query.statuses && query.statuses.length > 0 ? [...query.statuses] : null,
+      query.toolName ?? null,
+      query.createdFrom ?? null,
+      query.createdTo ?? null,
+      query.text ? query.text.toLowerCase() : null,
+      toLimit(query.limit),
+    ]);
+    return rows.map((row) => this.codec.toRecord(row));
+  }
+
+  async listTaskEvents(taskId: string, limit: number): Promise<TaskEvent[]> {
+    return (await this.read<EventRow>('read task events', SQL.taskEvents, [taskId, toLimit(limit)])).map(toEvent);
   }
 
   async readEventsAfter(afterSeq: number, limit: number): Promise<TaskEvent[]> {

@@ -146,6 +146,19 @@ export const SQL = Object.freeze({
     WHERE t.owner_key = $1 AND t.generation = $2 AND t.seq > $3
     ORDER BY t.seq LIMIT $4`,
 
+  /** The dashboard's list (`TaskStore.browse`): every filter is optional (`NULL` = any), newest first. */
+  browse: `SELECT ${TASK_COLUMNS} FROM ${S}.tasks t
+    WHERE t.seq < $1
+      AND ($2::text IS NULL OR t.owner_key = $2)
+      AND ($3::text[] IS NULL OR t.status = ANY($3::text[]))
+      AND ($4::text IS NULL OR t.tool_name = $4)
+      AND ($5::bigint IS NULL OR t.created_at >= $5)
+      AND ($6::bigint IS NULL OR t.created_at < $6)
+      AND ($7::text IS NULL OR strpos(lower(t.task_id || ' ' || t.tool_name || ' ' || coalesce(t.status_message, '')), $7) > 0)
+    ORDER BY t.seq DESC LIMIT $8`,
+
+  taskEvents: `SELECT seq, task_id, kind, status, at, payload FROM ${S}.task_events WHERE task_id = $1 ORDER BY seq LIMIT $2`,
+
   /** A lease is lapsed when `lease_expires_at <= now` (the store's clock), the same boundary as task expiry. */
   startAttempt: `WITH ${NOW('$3')}
     UPDATE ${S}.tasks t SET attempt = t.attempt + 1, lease_owner = $2, lease_expires_at = n.now + $4

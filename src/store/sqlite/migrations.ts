@@ -138,10 +138,75 @@ CREATE TABLE tool_state (
 `;
 
 /**
+ * The dashboard's timeline reads one task's events in commit order (`TaskStore.listTaskEvents`): the by-task index
+ * of migration 3 is declared as `(task_id, seq)`, as in PostgreSQL's migration 4. Here `seq` is the rowid, which
+ * every SQLite index already ends with, so the plan is the same as before (no sort step either way); the explicit
+ * column keeps both stores' indexes alike and the order independent of that rowid detail. It still serves
+ * retention's delete by task.
+ */
+const V5_TIMELINE_INDEX = `
+DROP INDEX task_events_by_task;
+CREATE INDEX task_events_by_task ON task_events (task_id, seq);
+`;
+
+/**
+ * Issue 12: idempotency keys and the operation ledger, in tables of their own with no foreign key to `tasks`: a key
+ * stays used and an operation stays evidence after its task expired (each has its own retention). `tasks.idempotency_key`
+ * stays unused: a key's window is independent of the task's TTL, so a task row cannot hold it.
+ */
+const V6_LEDGER = `
+CREATE TABLE idempotency_keys (
+  owner_key      TEXT    NOT NULL,
+  generation     TEXT    NOT NULL CHECK (generation IN ('v1', 'v2')),
+  idem_key       TEXT    NOT NULL,
+  tool_name      TEXT    NOT NULL,
+  request_digest TEXT    NOT NULL,
+  task_id        TEXT,
+  created_at     INTEGER NOT NULL,
+  expires_at     INTEGER NOT NULL,
+  PRIMARY KEY (owner_key, generation, idem_key)
+) STRICT;
+CREATE INDEX idempotency_keys_by_expiry ON idempotency_keys (expires_at);
+
+CREATE TABLE operations (
+  operation_id   TEXT    NOT NULL PRIMARY KEY,
+  op_key         TEXT    NOT NULL,
+  task_id        TEXT    NOT NULL,
+  owner_key      TEXT    NOT NULL,
+  tool_name      TEXT    NOT NULL,
+  effect         TEXT    NOT NULL,
+  target         TEXT    NOT NULL,
+  object_version TEXT,
+  status         TEXT    NOT NULL CHECK (status IN ('pending', 'confirmed', 'failed', 'unknown')),
+  receipt        TEXT,
+  detail         TEXT,
+  created_at     INTEGER NOT NULL,
+  updated_at     INTEGER NOT NULL,
+  UNIQUE (task_id, op_key)
+) STRICT;
+CREATE INDEX operations_by_owner ON operations (owner_key, status, created_at);
+
+-- Append-only: the store has no UPDATE for it, and only the retention purge deletes (oldest first).
+CREATE TABLE audit_log (
+  seq              INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+  at               INTEGER NOT NULL,
+  kind             TEXT    NOT NULL,
+  owner_key        TEXT    NOT NULL,
+  scopes           TEXT,
+  tool             TEXT,
+  task_id          TEXT,
+  arguments_digest TEXT,
+  outcome          TEXT,
+  detail           TEXT
+) STRICT;
+CREATE INDEX audit_by_time ON audit_log (at);
+`;
+
+/**
  * Per-owner quotas (issue 10 §2): one row per admitted create for the create-rate window (kept for the window only,
  * so a short-lived task cannot leave the count early), and a partial index to count an owner's active tasks.
  */
-const V5_OWNER_QUOTAS = `
+const V7_OWNER_QUOTAS = `
 CREATE TABLE owner_creates (
   task_id    TEXT    NOT NULL PRIMARY KEY,
   owner_key  TEXT    NOT NULL,
@@ -158,7 +223,9 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 2, name: 'waiting index', sql: V2_WAITING_INDEX },
   { version: 3, name: 'event retention', sql: V3_EVENT_RETENTION },
   { version: 4, name: 'tool state', sql: V4_TOOL_STATE },
-  { version: 5, name: 'owner quotas', sql: V5_OWNER_QUOTAS },
+  { version: 5, name: 'timeline index', sql: V5_TIMELINE_INDEX },
+  { version: 6, name: 'idempotency keys, operation ledger, audit log', sql: V6_LEDGER },
+  { version: 7, name: 'owner quotas', sql: V7_OWNER_QUOTAS },
 ]);
 
 /**

@@ -80,6 +80,19 @@ export const SQL = Object.freeze({
     WHERE owner_key = @ownerKey AND generation = @generation AND seq > @afterSeq
     ORDER BY seq LIMIT @limit`,
 
+  /** The dashboard's list (`TaskStore.browse`): every filter is optional (`NULL` = any), newest first. */
+  browse: `SELECT ${TASK_COLUMNS} FROM tasks
+    WHERE seq < @beforeSeq
+      AND (@ownerKey IS NULL OR owner_key = @ownerKey)
+      AND (@statuses IS NULL OR status IN (SELECT value FROM json_each(@statuses)))
+      AND (@toolName IS NULL OR tool_name = @toolName)
+      AND (@createdFrom IS NULL OR created_at >= @createdFrom)
+      AND (@createdTo IS NULL OR created_at < @createdTo)
+      AND (@text IS NULL OR instr(lower(task_id || ' ' || tool_name || ' ' || coalesce(status_message, '')), @text) > 0)
+    ORDER BY seq DESC LIMIT @limit`,
+
+  taskEvents: 'SELECT seq, task_id, kind, status, at, payload FROM task_events WHERE task_id = @taskId ORDER BY seq LIMIT @limit',
+
   /** A lease is lapsed when `lease_expires_at <= now` (the same boundary as task expiry). */
   startAttempt: `UPDATE tasks SET attempt = attempt + 1, lease_owner = @leaseOwner, lease_expires_at = @leaseExpiresAt
     WHERE task_id = @taskId AND status = 'working'

@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { ADMISSION_IN_FLIGHT_MS, checkInputRequests, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys } from '../../core/store-rules.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
-import { MAX_TOOL_STATE_KEYS, type CreateAdmission, type CreateQuota, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
+import { MAX_TOOL_STATE_KEYS, type CreateAdmission, type CreateQuota, type TaskBrowseQuery, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
 import type {
   InputRequestRecord,
   JsonObject,
@@ -27,6 +27,9 @@ import {
   type RequestInputChange,
 } from './input-requests.js';
 import { migrate, MIGRATIONS } from './migrations.js';
+import { LEDGER_SQL } from './ledger-sql.js';
+import type { AuditEntry, AuditFilter, AuditRecord, IdempotencyClaim, IdempotencyClaimResult, IdempotencyRecord, NewOperation, OperationFilter, OperationRecord, OperationSettlement } from '../../core/ledger.js';
+import { auditValues, newOperationValues, toAuditRecord, toIdempotencyRecord, toOperationRecord, type AuditRow, type IdempotencyRow, type OperationRow } from '../ledger-codec.js';
 import { SQL, type EventRow, type InputRequestRow, type Statements, type TaskRow } from './sql.js';
 
 /** Free pages one {@link SqliteTaskStore.compact} returns to the file system (4 MiB at the default page size). */
@@ -70,6 +73,7 @@ export class SqliteTaskStore implements TaskStore {
   /** Schema versions this instance applied when it opened (empty when another opener already had). */
   readonly appliedMigrations: readonly number[];
   private readonly stmt: Statements;
+  private readonly ledger: Record<keyof typeof LEDGER_SQL, Database.Statement>;
   private readonly committer: GroupCommitter;
   private readonly listeners: TaskEventListeners;
   private closing: Promise<void> | undefined;
@@ -86,6 +90,7 @@ export class SqliteTaskStore implements TaskStore {
     this.stmt = Object.fromEntries(
       Object.entries(SQL).map(([name, sql]) => [name, db.prepare(sql)]),
     ) as Statements;
+    this.ledger = Object.fromEntries(Object.entries(LEDGER_SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Record<keyof typeof LEDGER_SQL, Database.Statement>;
     this.listeners = new TaskEventListeners(logger);
     this.committer = new GroupCommitter(db, maxBatchSize, (events) => this.listeners.publish(events), logger);
   }
@@ -140,18 +145,96 @@ export class SqliteTaskStore implements TaskStore {
       if (idempotencyKey !== null && this.stmt.idempotencyTaken.get({ ownerKey: task.ownerKey, idempotencyKey })) {
         throw idempotencyKeyTaken();
       }
-      // The created event comes first because its seq becomes the task's seq (see SQL.insertTask).
-      const { seq } = this.append(events, task.taskId, 'created', 'working', task.createdAt, null);
-      const params = this.codec.newTaskParams(task, this.clock.now());
-      this.stmt.insertTask.run({ ...params, seq });
-      const record = this.codec.insertedRecord(task, params, seq);
-      if (task.startNow === true) this.append(events, task.taskId, 'attempt', 'working', task.createdAt, { attempt: 1, leaseOwner: task.leaseOwner });
-      // Same savepoint as the row: input gathered before the task exists is never lost or half-written.
-      for (const [name, value] of Object.entries(task.steps ?? {})) {
-        this.stmt.insertStep.run({ taskId: task.taskId, name, value: this.codec.stepText(task.taskId, name, value), now: task.createdAt });
-      }
-      return record;
+      return this.insertNewTask(events, task);
     });
+  }
+
+  async findIdempotencyKey(scope: { ownerKey: string; generation: TaskGeneration }, key: string): Promise<IdempotencyRecord | undefined> {
+    const row = this.read('read an idempotency key', () => this.ledger.findKey.get({ ...scope, key, now: this.clock.now() }));
+    return row === undefined ? undefined : toIdempotencyRecord(row as IdempotencyRow);
+  }
+
+  /** See {@link LedgerStore.claimIdempotencyKey}: SQLite's write lock serialises claims of every process. */
+  claimIdempotencyKey(claim: IdempotencyClaim, task?: NewTask): Promise<IdempotencyClaimResult> {
+    return this.committer.enqueue((events): IdempotencyClaimResult => {
+      const now = this.clock.now();
+      const scope = { ownerKey: claim.ownerKey, generation: claim.generation, key: claim.key, now };
+      this.ledger.deleteLapsedKey.run(scope);
+      const { changes } = this.ledger.insertKey.run({ ...scope, toolName: claim.toolName, requestDigest: claim.requestDigest, taskId: claim.taskId, windowMs: claim.windowMs });
+      if (changes === 0) return { claimed: false, existing: toIdempotencyRecord(this.ledger.findKey.get(scope) as IdempotencyRow) };
+      return task === undefined ? { claimed: true } : { claimed: true, task: this.insertNewTask(events, task) };
+    });
+  }
+
+  openOperation(operation: NewOperation): Promise<OperationRecord> {
+    return this.committer.enqueue(() => {
+      this.ledger.insertOperation.run(...newOperationValues(operation));
+      return toOperationRecord(this.ledger.operationByKey.get({ taskId: operation.taskId, key: operation.key }) as OperationRow);
+    });
+  }
+
+  settleOperation(operationId: string, settlement: OperationSettlement): Promise<OperationRecord | undefined> {
+    return this.committer.enqueue(() => {
+      const row = this.ledger.settleOperation.get({
+        operationId,
+        status: settlement.status,
+        receipt: settlement.receipt == null ? null : JSON.stringify(settlement.receipt),
+        detail: settlement.detail ?? null,
+        now: settlement.now,
+        from: JSON.stringify(settlement.from),
+      });
+      return row === undefined ? undefined : toOperationRecord(row as OperationRow);
+    });
+  }
+
+  async getOperation(operationId: string): Promise<OperationRecord | undefined> {
+    const row = this.read('read an operation', () => this.ledger.operationById.get({ operationId }));
+    return row === undefined ? undefined : toOperationRecord(row as OperationRow);
+  }
+
+  async listOperations(filter: OperationFilter): Promise<OperationRecord[]> {
+    const rows = this.read('list operations', () =>
+      this.ledger.listOperations.all({
+        ownerKey: filter.ownerKey ?? null,
+        taskId: filter.taskId ?? null,
+        statuses: filter.statuses === undefined ? null : JSON.stringify(filter.statuses),
+        limit: toLimit(filter.limit),
+      }),
+    );
+    return (rows as OperationRow[]).map(toOperationRecord);
+  }
+
+  appendAudit(entries: readonly AuditEntry[]): Promise<void> {
+    if (entries.length === 0) return Promise.resolve();
+    return this.committer.enqueue(() => {
+      for (const entry of entries) this.ledger.appendAudit.run(...auditValues(entry));
+    });
+  }
+
+  async listAudit(filter: AuditFilter): Promise<AuditRecord[]> {
+    const rows = this.read('read the audit log', () =>
+      this.ledger.listAudit.all({ afterSeq: filter.afterSeq ?? 0, since: filter.since ?? null, tool: filter.tool ?? null, ownerKey: filter.ownerKey ?? null, limit: toLimit(filter.limit) }),
+    );
+    return (rows as AuditRow[]).map(toAuditRecord);
+  }
+
+  purgeAudit(before: number, limit: number): Promise<number> {
+    return this.committer.enqueue(() => this.ledger.purgeAudit.run({ before, limit: toLimit(limit) }).changes);
+  }
+
+  /** Insert a task row, its events and steps inside the current batch (see {@link create}). */
+  private insertNewTask(events: TaskEvent[], task: NewTask): TaskRecord {
+    // The created event comes first because its seq becomes the task's seq (see SQL.insertTask).
+    const { seq } = this.append(events, task.taskId, 'created', 'working', task.createdAt, null);
+    const params = this.codec.newTaskParams(task, this.clock.now());
+    this.stmt.insertTask.run({ ...params, seq });
+    const record = this.codec.insertedRecord(task, params, seq);
+    if (task.startNow === true) this.append(events, task.taskId, 'attempt', 'working', task.createdAt, { attempt: 1, leaseOwner: task.leaseOwner });
+    // Same savepoint as the row: input gathered before the task exists is never lost or half-written.
+    for (const [name, value] of Object.entries(task.steps ?? {})) {
+      this.stmt.insertStep.run({ taskId: task.taskId, name, value: this.codec.stepText(task.taskId, name, value), now: task.createdAt });
+    }
+    return record;
   }
 
   async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
@@ -364,8 +447,31 @@ export class SqliteTaskStore implements TaskStore {
         this.stmt.deleteTaskEvents.run({ taskId });
       }
       this.stmt.pruneTombstones.run({ cutoff: now - EXPIRED_EVENT_RETENTION_MS, limit: toLimit(limit) });
+      // Lapsed idempotency keys go with the same sweep (their window, not the TTL, decides).
+      this.ledger.purgeKeys.run({ now, limit: toLimit(limit) });
       return due.map((row) => row.task_id);
     });
+  }
+
+  async browse(query: TaskBrowseQuery): Promise<TaskRecord[]> {
+    const rows = this.read('browse tasks', () =>
+      this.stmt.browse.all({
+        beforeSeq: query.beforeSeq ?? Number.MAX_SAFE_INTEGER,
+        ownerKey: query.ownerKey ?? null,
+        statuses: query.statuses && query.statuses.length > 0 ? JSON.stringify(query.statuses) : null,
+        toolName: query.toolName ?? null,
+        createdFrom: query.createdFrom ?? null,
+        createdTo: query.createdTo ?? null,
+        text: query.text ? query.text.toLowerCase() : null,
+        limit: toLimit(query.limit),
+      }),
+    );
+    return (rows as TaskRow[]).map((row) => this.codec.toRecord(row));
+  }
+
+  async listTaskEvents(taskId: string, limit: number): Promise<TaskEvent[]> {
+    const rows = this.read('read task events', () => this.stmt.taskEvents.all({ taskId, limit: toLimit(limit) }));
+    return (rows as EventRow[]).map(toEvent);
   }
 
   async readEventsAfter(afterSeq: number, limit: number): Promise<TaskEvent[]> {

@@ -35,20 +35,8 @@ export interface TemplateStats {
   lastFile: number;
 }
 
-/** JSON form of {@link TemplateStats}. */
-export type TemplateStatsJson = {
-  events: number;
-  lines: number;
-  severities: SeverityCounts;
-  stated: number;
-  timed: number;
-  first: number | null;
-  last: number | null;
-  files: number;
-  fileSamples: string[];
-  component: string | null;
-  recent: [number, number][];
-};
+/** JSON form of {@link TemplateStats}: `recent` as `[hour, count]` pairs, `lastFile` left out. */
+export type TemplateStatsJson = Omit<TemplateStats, 'recent' | 'lastFile'> & { recent: [number, number][] };
 
 export function emptyStats(): TemplateStats {
   return {

@@ -17,12 +17,25 @@ export type DeletionReport = {
   freedBytes: number;
 };
 
+/** Why `remove` of {@link DeleteOptions.through} did not delete a file (nothing was deleted). */
+export class Skipped extends Error {
+  override readonly name = 'Skipped';
+  constructor(readonly reason: SkipReason) {
+    super(reason);
+  }
+}
+
 /** Options of {@link deleteConfirmed}. */
 export interface DeleteOptions {
   /** The writable roots and the denied paths. */
   confinement: Confinement;
   signal: AbortSignal;
   onProgress(done: number, total: number): void;
+  /**
+   * How each deletion is carried out: `remove` rechecks and unlinks the file, throwing {@link Skipped} when it did
+   * not. `cleanup_logs` passes each one through the operation ledger (`ctx.operation`). @defaultValue `remove()`
+   */
+  through?(candidate: Candidate, remove: () => Promise<void>): Promise<void>;
 }
 
 /**
@@ -35,18 +48,23 @@ export async function deleteConfirmed(candidates: readonly Candidate[], options:
   const report: DeletionReport = { deleted: [], skipped: [], freedBytes: 0 };
   for (const [index, candidate] of candidates.entries()) {
     options.signal.throwIfAborted();
-    const reason = await recheck(candidate, options.confinement);
-    if (reason) {
-      report.skipped.push({ path: candidate.path, reason });
-    } else {
+    const remove = async (): Promise<void> => {
+      const reason = await recheck(candidate, options.confinement);
+      if (reason) throw new Skipped(reason);
       try {
         await unlink(candidate.path);
-        report.deleted.push({ path: candidate.path, size: candidate.size });
-        report.freedBytes += candidate.size;
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
-        report.skipped.push({ path: candidate.path, reason: code === 'ENOENT' ? 'missing' : `failed: ${code ?? (error as Error).message}` });
+        throw new Skipped(code === 'ENOENT' ? 'missing' : `failed: ${code ?? (error as Error).message}`);
       }
+    };
+    try {
+      await (options.through ? options.through(candidate, remove) : remove());
+      report.deleted.push({ path: candidate.path, size: candidate.size });
+      report.freedBytes += candidate.size;
+    } catch (error) {
+      if (!(error instanceof Skipped)) throw error;
+      report.skipped.push({ path: candidate.path, reason: error.reason });
     }
     options.onProgress(index + 1, candidates.length);
   }

@@ -3,15 +3,16 @@
  * confirmation (`ctx.elicit`), then delete exactly the confirmed list in one journaled step.
  *
  * Durability: the analysis is journaled (`ctx.step('analyse')`), so the list the user confirmed is the list that
- * is deleted, however often the task is re-run (after the answer, or after a crash); the deletion is journaled
- * too (`ctx.step('delete')`) and never repeated once it finished.
+ * is deleted, however often the task is re-run (after the answer, or after a crash); each deletion is one
+ * operation of the ledger (`ctx.operation`, effect `fs.delete`), reconciled after a crash by checking whether the
+ * file still exists (issue 12).
  */
-import { stat } from 'node:fs/promises';
+import { lstat, stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { defineTool, textResult, ToolInputError, type AnyToolDefinition, type ElicitResult } from '../../core/tool.js';
+import { defineTool, OperationNotApplied, textResult, ToolInputError, type AnyToolDefinition, type ElicitResult, type OperationHandlers } from '../../core/tool.js';
 import { confine, resolveConfined, type ConfinedPath } from '../roots.js';
 import { cleanupSelector, planCleanup, type CleanupPlan } from './plan.js';
-import { deleteConfirmed, type DeletionReport } from './remove.js';
+import { deleteConfirmed, Skipped, type DeletionReport, type SkipReason } from './remove.js';
 
 /** Options of {@link cleanupLogsTool}. */
 export interface CleanupLogsOptions {
@@ -92,6 +93,24 @@ function summary(plan: CleanupPlan, decision: Output['decision'], report?: Delet
   return `Deleted ${report.deleted.length} of ${plan.candidates.length} file(s), ${formatBytes(report.freedBytes)} freed.${skipped}`;
 }
 
+/** The effect of one deletion (a key of {@link cleanupLogsOperations}). */
+export const FS_DELETE_EFFECT = 'fs.delete';
+
+/** Reconciler of {@link FS_DELETE_EFFECT}: a file that no longer exists was deleted; one that still does was not. */
+export const cleanupLogsOperations: Readonly<Record<string, OperationHandlers>> = Object.freeze({
+  [FS_DELETE_EFFECT]: {
+    async reconcile(operation) {
+      try {
+        await lstat(operation.target);
+        return { status: 'not_applied' };
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        return code === 'ENOENT' ? { status: 'confirmed', receipt: { deleted: operation.target } } : { status: 'unknown', detail: `cannot check ${operation.target}: ${code ?? 'error'}` };
+      }
+    },
+  },
+});
+
 /**
  * The `cleanup_logs` tool, confined to `writableRoots`. Register it only when the operator named writable roots.
  * @throws RangeError when a writable root is not an absolute path or none is given.
@@ -129,6 +148,7 @@ export function cleanupLogsTool(options: CleanupLogsOptions): AnyToolDefinition 
     execution: 'task-required',
     journaled: true,
     elicits: true,
+    operations: cleanupLogsOperations,
     immediateResponse: (args) =>
       `Started looking for rotated logs older than ${args.olderThanDays} days below ${args.path}; the list comes back ` +
       'for confirmation within seconds (a minute for huge trees), and nothing is deleted before it is confirmed.',
@@ -159,9 +179,26 @@ export function cleanupLogsTool(options: CleanupLogsOptions): AnyToolDefinition 
       const decision = decisionOf(await ctx.elicit({ message: confirmationMessage(plan), requestedSchema: CONFIRM_SCHEMA }));
       if (decision !== 'confirmed') return textResult(summary(plan, decision), { structuredContent: { ...base, decision, deleted: [], skipped: [], freedBytes: 0 } });
       ctx.signal.throwIfAborted();
-      const report = await ctx.step('delete', async () =>
-        deleteConfirmed(plan.candidates, { confinement: await confine({ roots: writableRoots, deniedPaths: ctx.deniedPaths }), signal: ctx.signal, onProgress: (done, total) => ctx.progress(done, total, 'deleted files') }),
-      );
+      const report = await deleteConfirmed(plan.candidates, {
+        confinement: await confine({ roots: writableRoots, deniedPaths: ctx.deniedPaths }),
+        signal: ctx.signal,
+        onProgress: (done, total) => ctx.progress(done, total, 'deleted files'),
+        through: async (candidate, remove) => {
+          const spec = { key: `delete:${candidate.path}`, effect: FS_DELETE_EFFECT, target: candidate.path, objectVersion: `${candidate.size}@${candidate.mtimeMs}` };
+          try {
+            await ctx.operation(spec, async () => {
+              await remove().catch((error: unknown) => {
+                // Not deleted, provably: the operation is `failed` and the file is reported as skipped.
+                throw error instanceof Skipped ? new OperationNotApplied(error.reason) : error;
+              });
+              return { deleted: candidate.path, size: candidate.size };
+            });
+          } catch (error) {
+            if (error instanceof OperationNotApplied) throw new Skipped(error.message as SkipReason);
+            throw error;
+          }
+        },
+      });
       ctx.logger.info({ deleted: report.deleted.length, skipped: report.skipped.length, freedBytes: report.freedBytes }, 'logs cleaned up');
       return textResult(summary(plan, decision, report), { structuredContent: { ...base, decision, ...report } });
     },

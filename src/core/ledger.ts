@@ -1,0 +1,167 @@
+import type { JsonObject, NewTask, TaskGeneration, TaskRecord } from './task.js';
+
+/**
+ * The domain-safety part of the storage port (issue 12): idempotency keys of `tools/call` and the operation
+ * ledger. Kept apart from task rows on purpose: both outlive the task they belong to (a key stays "used" after its
+ * task was purged; an operation is evidence of what the system of record was asked to do after the protocol
+ * record is gone). Same error policy as {@link TaskStore}: only `StoreError`s, conditions reported by return value.
+ */
+
+/** A requestor's claim of an idempotency key for one `tools/call`. */
+export interface IdempotencyClaim {
+  ownerKey: string;
+  /** Keys are scoped per generation: a task is visible only through the generation that created it. */
+  generation: TaskGeneration;
+  /** 1–255 printable ASCII (client-sent), or a key derived by the server (`mrtr:…`). */
+  key: string;
+  toolName: string;
+  /** SHA-256 of the canonical `{tool, arguments}` (base64url), see `ledger/digest.ts`. */
+  requestDigest: string;
+  /** The task the call creates, or `null` for a call answered inline. */
+  taskId: string | null;
+  /** How long the key holds, in ms, from the store's now (`--idempotency-window-ms`). */
+  windowMs: number;
+}
+
+/** A stored idempotency key. Times are epoch ms on the store's clock. */
+export interface IdempotencyRecord extends Omit<IdempotencyClaim, 'windowMs'> {
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** How a claim ended: the key is now this call's (and the task, when one was given, is created), or already taken. */
+export type IdempotencyClaimResult = { claimed: true; task?: TaskRecord } | { claimed: false; existing: IdempotencyRecord };
+
+/**
+ * Where an operation stands in the system of record:
+ * - `pending`: about to be performed (or performing); nothing known yet;
+ * - `confirmed`: the system of record accepted it (a receipt is stored);
+ * - `failed`: an error that proves nothing happened;
+ * - `unknown`: anything else (timeout, crash, lost connection): an operator or `reconcile` must decide.
+ */
+export type OperationStatus = 'pending' | 'confirmed' | 'failed' | 'unknown';
+
+/** The statuses an operator must look at (`mcp-tasks ops list` shows these by default). */
+export const OPEN_OPERATION_STATUSES: readonly OperationStatus[] = Object.freeze(['pending', 'unknown']);
+
+/** A ledger row: one consequential effect a tool declared with `ctx.operation`. Times are epoch ms. */
+export interface OperationRecord {
+  /** 128 random bits, base64url: passed to the system of record as its idempotency key. */
+  operationId: string;
+  /** The tool's own key for the effect, unique per task (e.g. `publish:<path>`). */
+  key: string;
+  taskId: string;
+  /** `issuer|subject|tenant` of the task's owner. */
+  ownerKey: string;
+  toolName: string;
+  /** The effect, named by the tool (a key of its `operations` export), e.g. `git.commit`. */
+  effect: string;
+  /** What the effect touches (a path, an account), no secrets. */
+  target: string;
+  /** The version of the target the effect expects, when the tool knows one (e.g. the branch head). */
+  objectVersion: string | null;
+  status: OperationStatus;
+  /** Downstream id / evidence handle, once confirmed. */
+  receipt: JsonObject | null;
+  /** Why it failed or is unknown (redacted). */
+  detail: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** What a tool declares before performing (see {@link OperationLedger.openOperation}). */
+export type NewOperation = Pick<OperationRecord, 'operationId' | 'key' | 'taskId' | 'ownerKey' | 'toolName' | 'effect' | 'target' | 'objectVersion' | 'createdAt'>;
+
+/** A conditional status write of an operation. */
+export interface OperationSettlement {
+  status: OperationStatus;
+  /** Only from these statuses (a confirmed operation is never reopened). */
+  from: readonly OperationStatus[];
+  receipt?: JsonObject | null;
+  detail?: string | null;
+  now: number;
+}
+
+/** Which operations to list (all filters combine). */
+export interface OperationFilter {
+  ownerKey?: string;
+  taskId?: string;
+  statuses?: readonly OperationStatus[];
+  limit: number;
+}
+
+/** The idempotency-key and ledger methods every store implements. */
+export interface LedgerStore extends AuditStore {
+  /** The live (unexpired on the store's clock) key of this owner and generation, or `undefined`. */
+  findIdempotencyKey(scope: { ownerKey: string; generation: TaskGeneration }, key: string): Promise<IdempotencyRecord | undefined>;
+
+  /**
+   * Claim a key atomically, replacing a lapsed one; with `task`, create that task (as {@link TaskStore.create}) in
+   * the same transaction, so a key never points at a task that was not written. Race-safe across processes: of two
+   * concurrent claims of one key exactly one gets `claimed: true`; the other gets the winner's committed row.
+   */
+  claimIdempotencyKey(claim: IdempotencyClaim, task?: NewTask): Promise<IdempotencyClaimResult>;
+
+  /** Write `pending` durably before the effect; when the task already has an operation under `key`, return that one unchanged. */
+  openOperation(operation: NewOperation): Promise<OperationRecord>;
+
+  /** Apply `settlement` when the operation's status is one of `settlement.from`; `undefined` otherwise or when missing. */
+  settleOperation(operationId: string, settlement: OperationSettlement): Promise<OperationRecord | undefined>;
+
+  getOperation(operationId: string): Promise<OperationRecord | undefined>;
+
+  /** Operations matching `filter`, oldest first. */
+  listOperations(filter: OperationFilter): Promise<OperationRecord[]>;
+}
+
+/**
+ * Kinds of audit entries (append-only, kept after the task expired, own retention):
+ * `call` a `tools/call` (task created, answered inline, replayed, refused), `task.ended` a terminal status,
+ * `input.answered` an approval or refusal given through input, `operation` a ledger status change, `cancel` a
+ * cancellation request.
+ */
+export type AuditKind = 'call' | 'task.ended' | 'input.answered' | 'operation' | 'cancel';
+
+/**
+ * One audit entry. Holds identifiers the audit exists to keep (owner key = `issuer|subject|tenant`, task and
+ * operation ids, tool, argument digest, statuses, question keys, accept/decline) and NEVER tokens, personal claims
+ * (e-mail, name), raw arguments or answered values: writers pass only these fields.
+ */
+export interface AuditEntry {
+  at: number;
+  kind: AuditKind;
+  ownerKey: string;
+  /** Granted scopes of the caller, space separated, when authorization knows them. */
+  scopes: string | null;
+  tool: string | null;
+  taskId: string | null;
+  /** SHA-256 of the canonical tool + arguments (`ledger/digest.ts`). */
+  argumentsDigest: string | null;
+  /** The outcome in one word: task status, operation status, `accept`/`decline`/`cancel`, `replayed`, `refused`. */
+  outcome: string | null;
+  /** Identifiers only (question keys, operation id, effect, error code). */
+  detail: JsonObject | null;
+}
+
+/** A stored audit entry. */
+export interface AuditRecord extends AuditEntry {
+  seq: number;
+}
+
+/** Which audit entries to read (filters combine; ascending by `seq`). */
+export interface AuditFilter {
+  since?: number;
+  tool?: string;
+  ownerKey?: string;
+  afterSeq?: number;
+  limit: number;
+}
+
+/** The audit part of the storage port. */
+export interface AuditStore {
+  /** Append entries durably (one commit). */
+  appendAudit(entries: readonly AuditEntry[]): Promise<void>;
+  listAudit(filter: AuditFilter): Promise<AuditRecord[]>;
+  /** Delete up to `limit` entries older than `before` (epoch ms): the audit's own retention. Returns how many. */
+  purgeAudit(before: number, limit: number): Promise<number>;
+}

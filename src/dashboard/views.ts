@@ -1,0 +1,77 @@
+import type { TaskEvent } from '../core/store.js';
+import type { InputRequestRecord, JsonObject, JsonValue, TaskRecord } from '../core/task.js';
+import type { TaskInspection } from '../service/task-service.js';
+
+import type { BoundedJson, QuestionView, TaskPageView, TaskSummary } from './wire.js';
+
+/** Longest JSON text of a result, an error or the arguments sent to the page (characters); the rest is cut. */
+export const MAX_SHOWN_JSON_CHARS = 64 * 1024;
+
+const PROGRESS = /\((\d+)\/(\d+)\)$/;
+
+export function summaryOf(task: TaskRecord): TaskSummary {
+  const match = PROGRESS.exec(task.statusMessage ?? '');
+  return {
+    taskId: task.taskId,
+    seq: task.seq,
+    status: task.status,
+    tool: task.toolName,
+    generation: task.generation,
+    owner: task.ownerKey,
+    createdAt: task.createdAt,
+    lastUpdatedAt: task.lastUpdatedAt,
+    statusMessage: task.statusMessage,
+    progress: match ? { done: Number(match[1]), total: Number(match[2]) } : null,
+    attempt: task.attempt,
+  };
+}
+
+export function boundedJson(value: JsonValue): BoundedJson {
+  const text = JSON.stringify(value, null, 2);
+  return text.length <= MAX_SHOWN_JSON_CHARS ? { text, truncated: false, chars: text.length } : { text: text.slice(0, MAX_SHOWN_JSON_CHARS), truncated: true, chars: text.length };
+}
+
+/** What an event adds in one line (`null` when its kind says it all). */
+function eventDetail(event: TaskEvent): string | null {
+  const payload = event.payload ?? {};
+  switch (event.kind) {
+    case 'status':
+      return `${String(payload.from)} → ${String(payload.to ?? event.status)}`;
+    case 'message':
+      return typeof payload.statusMessage === 'string' ? payload.statusMessage : null;
+    case 'attempt':
+      return `run ${String(payload.attempt)}`;
+    case 'input': {
+      const parts = (['added', 'answered', 'retired'] as const).flatMap((name) => (Array.isArray(payload[name]) && (payload[name] as JsonValue[]).length > 0 ? [`${name} ${(payload[name] as JsonValue[]).join(', ')}`] : []));
+      return parts.length > 0 ? parts.join('; ') : null;
+    }
+    default:
+      return null;
+  }
+}
+
+function questionOf(request: InputRequestRecord): QuestionView {
+  const params = (request.request.params ?? {}) as JsonObject;
+  const url = params.mode === 'url';
+  return {
+    key: request.key,
+    message: typeof params.message === 'string' ? params.message : '',
+    mode: url ? 'url' : 'form',
+    requestedSchema: !url && params.requestedSchema && typeof params.requestedSchema === 'object' ? (params.requestedSchema as QuestionView['requestedSchema']) : null,
+    url: url && typeof params.url === 'string' ? params.url : null,
+  };
+}
+
+export function pageOf(inspection: TaskInspection): TaskPageView {
+  const { task, events, details, permissions } = inspection;
+  const outcome = details.outcome;
+  return {
+    task: { ...summaryOf(task), arguments: boundedJson(task.arguments), ttlMs: task.ttlMs, expiresAt: task.expiresAt, protocolVersion: task.protocolVersion },
+    events: events.map((event) => ({ seq: event.seq, kind: event.kind, status: event.status, at: event.at, detail: eventDetail(event) })),
+    result: outcome?.kind === 'result' ? boundedJson(outcome.result) : null,
+    error: outcome?.kind === 'error' ? boundedJson(outcome.error as unknown as JsonValue) : null,
+    questions: (details.inputRequests ?? []).map(questionOf),
+    permissions,
+    operations: null,
+  };
+}

@@ -1,0 +1,52 @@
+import { isTerminal } from '../core/state-machine.js';
+import type { TaskRecord } from '../core/task.js';
+import { Scope } from '../protocol/scopes.js';
+import type { Caller } from './caller.js';
+
+/**
+ * A person looking at tasks through the dashboard (issue 16): an identity and its scopes, generation-agnostic (a
+ * viewer sees the tasks of both generations that its identity owns). The dashboard server builds it from a verified
+ * session on every request; nothing of it is taken from the browser.
+ */
+export interface Viewer {
+  /** `issuer|subject|tenant` of the verified credential, or `anonymous` when authentication is off. */
+  ownerKey: string;
+  /** OAuth scopes of the credential (see `protocol/scopes.ts`). */
+  scopes: readonly string[];
+}
+
+/** What a viewer may do with one task it can see. */
+export interface ViewerPermissions {
+  cancel: boolean;
+  answer: boolean;
+}
+
+/**
+ * The visibility rule, in one place: a viewer sees its own tasks, and every owner's with `admin:read`; a task it
+ * does not see answers exactly like an unknown id.
+ */
+export function viewerSees(viewer: Viewer, record: Pick<TaskRecord, 'ownerKey'>): boolean {
+  return record.ownerKey === viewer.ownerKey || viewer.scopes.includes(Scope.AdminRead);
+}
+
+/**
+ * The action rule: cancelling needs `tasks:cancel`, answering `tasks:answer` — for a viewer's own tasks and, with
+ * `admin:read`, for another owner's (an `admin:read` viewer without them is read-only). Actions on a terminal task
+ * are never offered.
+ */
+export function viewerPermissions(viewer: Viewer, record: Pick<TaskRecord, 'ownerKey' | 'status'>): ViewerPermissions {
+  if (!viewerSees(viewer, record)) return { cancel: false, answer: false };
+  const live = !isTerminal(record.status);
+  return {
+    cancel: live && viewer.scopes.includes(Scope.TasksCancel),
+    answer: record.status === 'input_required' && viewer.scopes.includes(Scope.TasksAnswer),
+  };
+}
+
+/**
+ * The viewer as a {@link Caller} for the service's hooks (no protocol generation: a viewer is not an MCP request),
+ * with the scopes of its session's credential, re-read on every request.
+ */
+export function viewerCaller(viewer: Viewer): Caller {
+  return { ownerKey: viewer.ownerKey, scopes: viewer.scopes, negotiation: 'per-request', generation: null, protocolVersion: '', clientCapabilities: {} };
+}

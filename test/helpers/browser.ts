@@ -1,0 +1,36 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, statSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+
+/** Debian's Chromium (`apt-get install -y chromium`); Playwright's own browser download is not used. */
+export const CHROMIUM = process.env.MCP_TASKS_CHROMIUM ?? '/usr/bin/chromium';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const ASSET = join(ROOT, 'dist/dashboard/assets/app.js');
+
+function newest(dir: string): number {
+  return readdirSync(dir, { withFileTypes: true }).reduce((max, entry) => Math.max(max, entry.isDirectory() ? newest(join(dir, entry.name)) : statSync(join(dir, entry.name)).mtimeMs), 0);
+}
+
+/** Bundle the dashboard's page when `dist/dashboard/assets` is missing or older than `web/` (as `npm run build` does). */
+export function ensureDashboardBuilt(): void {
+  if (existsSync(ASSET) && statSync(ASSET).mtimeMs >= newest(join(ROOT, 'web'))) return;
+  const run = spawnSync(process.execPath, [join(ROOT, 'scripts/build-dashboard.mjs')], { cwd: ROOT, encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`dashboard build failed:\n${run.stderr}`);
+}
+
+/**
+ * Launch headless Chromium with the flags that keep it off the network (platform notes). Throws — the test fails,
+ * it is never skipped — when the browser is not installed.
+ */
+export async function launchChromium(executablePath = CHROMIUM): Promise<Browser> {
+  if (!existsSync(executablePath)) {
+    throw new Error(`Chromium not found at ${executablePath}: install it with \`apt-get install -y chromium\` (.ci/run does this), or point MCP_TASKS_CHROMIUM at a Chromium binary`);
+  }
+  return chromium.launch({
+    executablePath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-dev-shm-usage'],
+  });
+}

@@ -1,0 +1,50 @@
+/** The dashboard's JSON API as the page uses it (shapes in `src/dashboard/wire.ts`, shared with the server). */
+import type { QuestionView, SchemaProperty, SessionView, TaskPageView, TaskStatusName, TaskSummary } from '../../src/dashboard/wire.js';
+
+export type { TaskSummary };
+export type TaskStatus = TaskStatusName;
+export type JsonSchemaProperty = SchemaProperty;
+export type Question = QuestionView;
+export type TaskPage = TaskPageView;
+export type Session = SessionView;
+
+/** An API answer other than 2xx. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+let csrf = '';
+
+async function call<T>(path: string, init: RequestInit = {}): Promise<T> {
+  const response = await fetch(`/dashboard/api${path}`, {
+    ...init,
+    credentials: 'same-origin',
+    headers: { accept: 'application/json', ...(init.method === 'POST' ? { 'content-type': 'application/json', 'x-csrf-token': csrf } : {}) },
+  });
+  if (response.status === 401) {
+    location.assign('/dashboard/login');
+    throw new ApiError(401, 'Signed out');
+  }
+  if (response.status === 204) return undefined as T;
+  const body = (await response.json().catch(() => ({}))) as { error?: string };
+  if (!response.ok) throw new ApiError(response.status, body.error ?? `HTTP ${response.status}`);
+  return body as T;
+}
+
+export async function session(): Promise<Session> {
+  const value = await call<Session>('/session');
+  csrf = value.csrf;
+  return value;
+}
+
+export const listTasks = (query: URLSearchParams): Promise<{ tasks: TaskSummary[]; nextBefore: number | null }> => call(`/tasks?${query.toString()}`);
+export const getTask = (taskId: string): Promise<TaskPage> => call(`/tasks/${encodeURIComponent(taskId)}`);
+export const cancelTask = (taskId: string): Promise<{ cancelled: boolean }> => call(`/tasks/${encodeURIComponent(taskId)}/cancel`, { method: 'POST', body: '{}' });
+export const answerTask = (taskId: string, responses: Record<string, unknown>): Promise<{ accepted: string[] }> =>
+  call(`/tasks/${encodeURIComponent(taskId)}/answer`, { method: 'POST', body: JSON.stringify({ responses }) });
+export const logout = (): Promise<void> => call('/logout', { method: 'POST', body: '{}' });
