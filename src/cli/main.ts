@@ -52,6 +52,8 @@ const LIMIT_FLAGS: ReadonlyArray<[string, string]> = [
   ['--max-argument-depth <levels>', 'deepest nesting of tools/call arguments (default 32); deeper → -32602'],
   ['--max-active-tasks-per-owner <n>', 'most working/input_required tasks per owner, counted in the store ("unlimited" for none, the default); more → -31001 active_tasks'],
   ['--max-creates-per-minute <n>', 'most task creates per owner in any 60 s, counted in the store ("unlimited" for none, the default); more → -31001 create_rate with retryAfterMs'],
+  ['--max-result-bytes <bytes>', 'largest tool result stored inline, bytes of JSON (default 4194304); larger → first part + resource_link read with resources/read'],
+  ['--max-stored-result-bytes <bytes>', 'largest tool result kept at all, bytes of JSON (default 67108864); larger → the task fails with result_too_large'],
   ['--min-result-retention-ms <ms>', 'least time the default TTL keeps the result of a run that hit the runtime limit (default 600000)'],
   ['--idempotency-window-ms <ms>', 'how long a tools/call idempotency key holds, independent of the TTL (default 24 h)'],
   ['--audit-retention-ms <ms>', 'how long audit entries are kept, independent of task TTLs (default 90 days)'],

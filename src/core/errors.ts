@@ -5,9 +5,9 @@ import type { JsonRpcErrorObject, JsonValue } from './task.js';
  * Why the runtime itself failed a task (`data.reason` of its `-32603`). `input_invalid`: an answer still failed its
  * schema when the question had been asked `MAX_ASKS_PER_QUESTION` times; `input_limit`: the tool asked for more
  * than `MAX_INPUT_KEYS_PER_TASK` input keys over the task's life; `outcome_unknown`: an operation's
- * outcome could not be reconciled (issue 12).
+ * outcome could not be reconciled (issue 12); `result_too_large`: the tool result exceeded `maxStoredResultBytes` (issue 10 §2).
  */
-export type RuntimeFailureReason = 'interrupted' | 'runtime_limit' | 'attempts_exhausted' | 'input_timeout' | 'input_invalid' | 'input_limit' | 'outcome_unknown';
+export type RuntimeFailureReason = 'interrupted' | 'runtime_limit' | 'attempts_exhausted' | 'input_timeout' | 'input_invalid' | 'input_limit' | 'outcome_unknown' | 'result_too_large';
 
 /**
  * The one error type of the tasks layer. It carries a JSON-RPC `code` (and optional `data`), so the SDK
@@ -39,6 +39,14 @@ export class TasksError extends Error {
  */
 export function taskNotFound(): TasksError {
   return new TasksError(ErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
+}
+
+/**
+ * `-32602` "Resource not found" (base 2026-07-28 §8: never the old `-32002`): the one answer of `resources/read` for a
+ * URI that is malformed, unknown, foreign or without content, so nothing is learnt about other owners' tasks.
+ */
+export function resourceNotFound(): TasksError {
+  return new TasksError(ErrorCode.InvalidParams, 'Resource not found');
 }
 
 /** Whether `error` is the unknown-task answer of {@link taskNotFound}. */

@@ -80,6 +80,17 @@ export interface TasksServerLimits {
    */
   maxCreatesPerMinute: number | null;
   /**
+   * Largest tool result a task stores inline, in bytes of its JSON text (UTF-8). A larger one completes the task with
+   * bounded content — its first part, a note and a `resource_link` to `mcp-tasks://tasks/{taskId}/result` — and the
+   * whole result is kept in chunks, read back with `resources/read` (issue 10 §2). @defaultValue 4 MiB
+   */
+  maxResultBytes: number;
+  /**
+   * Largest tool result kept at all (bytes of JSON); a larger one fails the task with `-32603`,
+   * `data.reason: "result_too_large"`, so the store stays bounded. At least `maxResultBytes`. @defaultValue 64 MiB
+   */
+  maxStoredResultBytes: number;
+  /**
    * How long an idempotency key of `tools/call` holds (same key → the same task), independent of the task's TTL:
    * a key outlives a purged task (a replay is then refused as already used). @defaultValue 24 h
    */
@@ -119,6 +130,8 @@ export const DEFAULT_LIMITS: Readonly<TasksServerLimits> = Object.freeze({
   maxArgumentDepth: 32,
   maxActiveTasksPerOwner: null,
   maxCreatesPerMinute: null,
+  maxResultBytes: 4 * 1024 * 1024,
+  maxStoredResultBytes: 64 * 1024 * 1024,
   idempotencyWindowMs: 24 * HOUR,
   auditRetentionMs: 90 * 24 * HOUR,
 } satisfies TasksServerLimits);
@@ -135,7 +148,7 @@ export function resolveLimits(input: Partial<TasksServerLimits> = {}): Readonly<
     const value = merged[name];
     if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) problems.push(`${name} must be a positive integer (got ${String(value)})`);
   };
-  for (const name of ['concurrency', 'minTtlMs', 'pollIntervalMs', 'runtimeLimitMs', 'maxAttempts', 'leaseMs', 'recoveryIntervalMs', 'claimIntervalMs', 'sweepIntervalMs', 'tailIntervalMs', 'statusFlushIntervalMs', 'maxRequestBodyBytes', 'sessionIdleMs', 'inputTimeoutMs', 'maxSessions', 'maxArgumentBytes', 'maxArgumentDepth', 'idempotencyWindowMs', 'auditRetentionMs'] as const) {
+  for (const name of ['concurrency', 'minTtlMs', 'pollIntervalMs', 'runtimeLimitMs', 'maxAttempts', 'leaseMs', 'recoveryIntervalMs', 'claimIntervalMs', 'sweepIntervalMs', 'tailIntervalMs', 'statusFlushIntervalMs', 'maxRequestBodyBytes', 'sessionIdleMs', 'inputTimeoutMs', 'maxSessions', 'maxArgumentBytes', 'maxArgumentDepth', 'maxResultBytes', 'maxStoredResultBytes', 'idempotencyWindowMs', 'auditRetentionMs'] as const) {
     positive(name);
   }
   for (const name of ['defaultTtlMs', 'maxTtlMs', 'maxActiveTasksPerOwner', 'maxCreatesPerMinute'] as const) {
@@ -150,6 +163,7 @@ export function resolveLimits(input: Partial<TasksServerLimits> = {}): Readonly<
         `a task that runs to the runtime limit would keep its result only ${Math.max(0, merged.defaultTtlMs - merged.runtimeLimitMs)} ms`,
     );
   }
+  if (merged.maxStoredResultBytes < merged.maxResultBytes) problems.push(`maxStoredResultBytes (${merged.maxStoredResultBytes}) must not be below maxResultBytes (${merged.maxResultBytes})`);
   if (merged.maxTtlMs !== null) {
     if (merged.runtimeLimitMs > merged.maxTtlMs) problems.push(`runtimeLimitMs (${merged.runtimeLimitMs}) must not exceed maxTtlMs (${merged.maxTtlMs}): a task would expire while still allowed to run`);
     if (merged.defaultTtlMs === null || merged.defaultTtlMs > merged.maxTtlMs) problems.push(`defaultTtlMs (${String(merged.defaultTtlMs)}) must not exceed maxTtlMs (${merged.maxTtlMs})`);

@@ -113,6 +113,12 @@ export const MAX_TOOL_STATE_KEYS = 64;
 /** Characters of a tool name or a key. */
 export const MAX_TOOL_STATE_NAME = 200;
 
+/**
+ * Bytes of one stored chunk of a large result (see {@link TaskStore.putResultChunks}): small enough that serving a
+ * result holds one chunk at a time, large enough that a 64 MiB result is 256 rows.
+ */
+export const RESULT_CHUNK_BYTES = 256 * 1024;
+
 /** Listener for committed events, called after the commit, in commit order. */
 export type TaskEventListener = (event: TaskEvent) => void;
 
@@ -163,6 +169,22 @@ export interface TaskStore extends LedgerStore {
    * @throws {StoreError} `unavailable` / `fault`.
    */
   admitCreate(quota: CreateQuota): Promise<CreateAdmission>;
+
+  /**
+   * Replace the stored chunks of `taskId`'s large result (issue 10 §2: the JSON text of a tool result above
+   * `maxResultBytes`, at most {@link RESULT_CHUNK_BYTES} each) with `chunks`, numbered 0… in order, in one
+   * transaction. The chunks belong to the task row: deleted with it (expiry, retention) by `ON DELETE CASCADE`.
+   * @returns `false`, writing nothing, when the task does not exist.
+   * @throws {StoreError} `invalid` for an empty or oversized chunk; `unavailable` / `fault`.
+   */
+  putResultChunks(taskId: string, chunks: readonly Uint8Array[]): Promise<boolean>;
+
+  /**
+   * Chunk `index` (0-based) of `taskId`'s large result, or `undefined` past the last one and for a task without one
+   * (read one at a time, so serving a result never holds more than one chunk).
+   * @throws {StoreError} `unavailable` / `fault`.
+   */
+  readResultChunk(taskId: string, index: number): Promise<Uint8Array | undefined>;
 
   /**
    * Insert a task with status `working` (and its `steps`, if any) and append its `created` event; with `startNow`,

@@ -94,6 +94,7 @@ export function createExecutionParts(input: {
       runtimeLimitMs: limits.runtimeLimitMs,
       maxAttempts: limits.maxAttempts,
       confinement: input.confinement,
+      resultLimits: { maxResultBytes: limits.maxResultBytes, maxStoredResultBytes: limits.maxStoredResultBytes },
     },
     clock: input.clock,
     logger: input.logger,

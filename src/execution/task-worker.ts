@@ -9,6 +9,7 @@ import type { ProgressListener, SlotReservation, WorkerHandOff } from '../core/h
 import { redactTaskId, type Logger } from '../core/logger.js';
 import type { TaskEvent, TaskStore } from '../core/store.js';
 import type { TaskRecord } from '../core/task.js';
+import { boundLargeResult, type ResultSizeLimits } from './large-result.js';
 import { immediateResponseOf, sanitizeStatusMessage, settleExecution } from '../core/tool-outcome.js';
 import type { ToolRegistry } from '../core/tool-registry.js';
 import { failByRuntime } from './fail-task.js';
@@ -36,6 +37,8 @@ export interface TaskWorkerSettings {
   maxAttempts: number;
   /** Where tools may touch the file system, handed to every run. */
   confinement: PathConfinement;
+  /** Result-size limits (bytes of JSON): above `maxResultBytes` the result is stored in chunks, above `maxStoredResultBytes` the task fails. */
+  resultLimits: ResultSizeLimits;
 }
 
 /** What a {@link TaskWorker} is built from. */
@@ -388,7 +391,7 @@ export class TaskWorker {
       logger.info({ reason: outcome.kind === 'parked' ? 'parked' : slot.controller.signal.reason }, outcome.kind === 'parked' ? 'task parked for input' : 'tool run aborted; its outcome is discarded');
       return;
     }
-    const settled = settleExecution(record.generation, outcome);
+    const settled = await boundLargeResult(store, taskId, settleExecution(record.generation, outcome), settings.resultLimits);
     ended(settled.status);
     const pending = this.statusWriter.takePending(taskId);
     const write = store.transition(taskId, {

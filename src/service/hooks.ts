@@ -5,7 +5,7 @@ import type { Caller } from './caller.js';
  * The operations of the {@link TaskService}, each reached by every entry path that offers it. The task fallback
  * tools are these operations too: `get_task_status` and `get_task_result` are `get`, `cancel_task` is `cancel`.
  */
-export type TaskOperation = 'listTools' | 'callTool' | 'get' | 'list' | 'cancel' | 'answerInput' | 'waitForTerminal' | 'subscribe' | 'browse' | 'inspect' | 'watchVisible';
+export type TaskOperation = 'listTools' | 'callTool' | 'get' | 'list' | 'cancel' | 'answerInput' | 'waitForTerminal' | 'subscribe' | 'browse' | 'inspect' | 'watchVisible' | 'readResource';
 
 /** What a hook learns about one operation before it runs. */
 export interface TaskOperationContext {

@@ -19,6 +19,7 @@ const OPERATION_SCOPES: Readonly<Record<TaskOperation, readonly string[]>> = Obj
   answerInput: [Scope.TasksAnswer],
   // The dashboard's reads: the viewer rule (service/viewer.ts) decides on the session's current scopes — own tasks,
   // every owner's with admin:read; its actions go through cancel / answerInput and are re-checked there.
+  readResource: [Scope.TasksRead],
   browse: [],
   inspect: [],
   watchVisible: [],
@@ -28,7 +29,7 @@ const OPERATION_SCOPES: Readonly<Record<TaskOperation, readonly string[]>> = Obj
  * Operations on a task that carry its tool's authority on: answering its questions (the run continues), reading
  * it, its result or its notifications. `cancel` is not among them — stopping work never needs the authority to do it.
  */
-const CARRIES_TOOL_AUTHORITY: ReadonlySet<TaskOperation> = new Set(['get', 'waitForTerminal', 'subscribe', 'answerInput']);
+const CARRIES_TOOL_AUTHORITY: ReadonlySet<TaskOperation> = new Set(['get', 'waitForTerminal', 'subscribe', 'answerInput', 'readResource']);
 
 /**
  * Scope re-checks in the service door (issue 10 §1), for every entry path alike: each operation is judged against

@@ -1,7 +1,7 @@
 import type { Clock } from '../core/clock.js';
 import type { PathConfinement } from '../core/confinement.js';
 import { waitingMessage } from '../core/elicitation.js';
-import { isTaskNotFound, quotaExceeded, runtimeFailure, TasksError, taskNotFound } from '../core/errors.js';
+import { isTaskNotFound, quotaExceeded, resourceNotFound, runtimeFailure, TasksError, taskNotFound } from '../core/errors.js';
 import type { TaskEventFeed } from '../core/event-feed.js';
 import { GATHERED_STEP, type ExecutionHost, type Executor } from '../core/executor.js';
 import type { WorkerHandOff } from '../core/hand-off.js';
@@ -18,6 +18,7 @@ import type { ElicitRequest, ElicitResult, ToolDescriptor } from '../core/tool.j
 import { toolErrorResult } from '../core/tool-outcome.js';
 import type { ToolRegistry } from '../core/tool-registry.js';
 import { ErrorCode } from '../protocol/constants.js';
+import { largeResultMetaOf, taskIdOfResultUri } from '../protocol/result-resource.js';
 import { planCall, usesTaskFallbackTools, type CallPlan, type CallPlanOptions, type RunPlan, type ToolCall } from './call-plan.js';
 import { declaresTaskSupport, fallbackTaskCaller, type Caller, type TaskCaller } from './caller.js';
 import { FALLBACK_TOOLS, type FallbackOperation } from './fallback-tools.js';
@@ -30,6 +31,7 @@ import { requestDigest } from '../ledger/digest.js';
 import { appendAudit, auditEntriesOf } from '../ledger/audit.js';
 import { keyClaim, replayOf, type KeyClaim } from './idempotency.js';
 import { resolveTaskInputs } from './task-inputs.js';
+import { resultResource, type ResultResource } from './result-resource.js';
 
 /** What a {@link TaskService} is built from. */
 export interface TaskServiceOptions {
@@ -287,6 +289,29 @@ export class TaskService {
   async isSettled(caller: TaskCaller, taskId: string): Promise<boolean> {
     const record = await this.reads.get(taskId, { ownerKey: caller.ownerKey, generation: caller.generation });
     return record !== undefined && isTerminal(record.status);
+  }
+
+  /**
+   * A large result of one of the caller's tasks (issue 10 §2: `resources/read` of `mcp-tasks://tasks/{taskId}/result`,
+   * any generation — the owner decides), needing `tasks:read` and the tool's scopes like `tasks/result`.
+   * @throws TasksError `-32602` "Resource not found" for a malformed URI and for a task that is unknown, expired,
+   *   foreign, refused by a scope check or without a large result — one answer for all (no existence leak).
+   */
+  async readResultResource(caller: Caller, uri: string): Promise<ResultResource> {
+    const taskId = taskIdOfResultUri(uri);
+    try {
+      return await this.door({ operation: 'readResource', caller, ...(taskId === undefined ? {} : { taskId }) }, async () => {
+        const record = taskId === undefined ? undefined : await this.reads.get(taskId, { ownerKey: caller.ownerKey });
+        if (!record) throw resourceNotFound();
+        admitTask(this.hooks, { operation: 'readResource', caller, taskId: record.taskId }, record);
+        const outcome = isTerminal(record.status) ? await this.reads.outcome(record.taskId) : undefined;
+        const large = outcome?.kind === 'result' ? largeResultMetaOf(outcome.result) : undefined;
+        if (!large || large.uri !== uri) throw resourceNotFound();
+        return resultResource(this.options.store, uri, record, large.bytes, this.options.clock.now());
+      });
+    } catch (error) {
+      throw isTaskNotFound(error) ? resourceNotFound() : error;
+    }
   }
 
   /**

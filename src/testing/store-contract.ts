@@ -9,6 +9,7 @@ import { FakeClock } from './fake-clock.js';
 import { describeInputRequestContract } from './store-contract-input.js';
 import { describeQuotaContract } from './store-contract-quota.js';
 import { describeLedgerContract } from './store-contract-ledger.js';
+import { describeResultChunkContract } from './store-contract-results.js';
 
 /** A fresh, empty store and how to dispose of it (must tolerate a store the test already closed). */
 export interface TaskStoreFixture {
@@ -625,6 +626,7 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
     describeInputRequestContract({ store: () => store, clock: () => clock, t0: T0, create });
     describeQuotaContract({ store: () => store, clock: () => clock, create });
     describeLedgerContract({ store: () => store, clock: () => clock, newTask });
+    describeResultChunkContract({ store: () => store, clock: () => clock, create });
 
     describe('close', () => {
       it('commits writes still queued before it returns', async () => {

@@ -64,6 +64,8 @@ const LIMIT_KINDS: Record<keyof typeof DEFAULT_LIMITS, LeafKind> = {
   maxArgumentDepth: 'number',
   maxActiveTasksPerOwner: 'nullable-number',
   maxCreatesPerMinute: 'nullable-number',
+  maxResultBytes: 'number',
+  maxStoredResultBytes: 'number',
   idempotencyWindowMs: 'number',
   auditRetentionMs: 'number',
 };

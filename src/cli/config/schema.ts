@@ -35,6 +35,8 @@ export const LimitsConfigSchema = z
     maxArgumentDepth: z.number().int().positive().describe('deepest nesting of tools/call arguments; deeper → -32602 (default 32)'),
     maxActiveTasksPerOwner: z.number().int().positive().nullable().describe('most working/input_required tasks per owner, counted in the store; more → -31001 active_tasks; null = unlimited (default null)'),
     maxCreatesPerMinute: z.number().int().positive().nullable().describe('most task creates per owner in any 60 s, counted in the store; more → -31001 create_rate; null = unlimited (default null)'),
+    maxResultBytes: z.number().int().positive().describe('largest tool result stored inline, bytes of JSON; larger → bounded content + resource_link to mcp-tasks://tasks/{taskId}/result (default 4194304)'),
+    maxStoredResultBytes: z.number().int().positive().describe('largest tool result kept at all, bytes of JSON; larger → the task fails with result_too_large (default 67108864)'),
     idempotencyWindowMs: ms.describe('how long a tools/call idempotency key holds, independent of the TTL (default 86400000: 24 h)'),
     auditRetentionMs: ms.describe('how long audit entries are kept, independent of task TTLs (default 7776000000: 90 days)'),
   })

@@ -8,6 +8,9 @@ import type { HandlerDeps } from '../deps.js';
 import { readTaskV1, readTaskV2, terminalPayloadV1 } from '../task-reads.js';
 import { callAnswer, toolCallOf } from '../tools-call.js';
 import { wireErrorOf } from '../store-errors.js';
+import type { ResultResource } from '../../service/result-resource.js';
+import { resourceResultFields } from '../result-resource.js';
+import { streamResourceResult } from './result-stream.js';
 import type { LegacySessions } from './legacy-sessions.js';
 
 /** A JSON-RPC request in its plain form. */
@@ -39,7 +42,8 @@ function onlyKeys(params: Record<string, unknown>, allowed: readonly string[]): 
 
 /**
  * The fast path for the hot task requests (issue: performance, P1/P2): a task-creating `tools/call`, `tasks/get`
- * and — in 2025-11-25 sessions — `tasks/result` of a terminal task, answered without building an SDK server and a
+ * and — in 2025-11-25 sessions — `tasks/result` of a terminal task, plus `resources/read` of a large result, which
+ * only this path streams without holding it (issue 10 §2), answered without building an SDK server and a
  * web `Request` per request. It takes a request only in its plain, fully valid form (headers matching the body, a
  * clean `_meta` envelope, known params) and hands everything else to the SDK, which owns every other answer
  * (header mismatches, `-32021`, MRTR, inline runs, blocking `tasks/result`). Its answers are produced by the same
@@ -78,6 +82,11 @@ export class FastPath {
       await this.answer(response, body.id, 'json', () => readTaskV2(this.deps, caller as TaskCaller, taskId, () => abortOnClose(response)));
       return true;
     }
+    if (body.method === 'resources/read') {
+      if (typeof body.params.uri !== 'string' || name !== body.params.uri || !onlyKeys(body.params, ['uri', '_meta'])) return false;
+      await this.streamResource(response, body.id, 'json', caller, body.params.uri);
+      return true;
+    }
     if (body.method === 'tools/call') {
       const plan = name === body.params.name ? await this.creatable(caller, body.params) : undefined;
       if (!plan) return false;
@@ -88,7 +97,7 @@ export class FastPath {
   }
 
   private async legacy(request: IncomingMessage, response: ServerResponse, body: PlainRequest, identity: CallerIdentity, sessionId: string): Promise<boolean> {
-    if (body.method !== 'tasks/get' && body.method !== 'tasks/result' && body.method !== 'tools/call') return false;
+    if (body.method !== 'tasks/get' && body.method !== 'tasks/result' && body.method !== 'tools/call' && body.method !== 'resources/read') return false;
     const server = this.sessions.lookup(sessionId, identity.ownerKey);
     if (!server) return false;
     const version = request.headers['mcp-protocol-version'];
@@ -105,6 +114,11 @@ export class FastPath {
       await this.answer(response, body.id, frame, async () => callAnswer(this.deps, caller, await this.deps.service.callTool(caller, plan, onCreated ? { onCreated } : {})));
       return true;
     }
+    if (body.method === 'resources/read') {
+      if (typeof body.params.uri !== 'string' || !onlyKeys(body.params, ['uri', '_meta'])) return false;
+      await this.streamResource(response, body.id, frame, caller, body.params.uri);
+      return true;
+    }
     const taskId = body.params.taskId;
     if (typeof taskId !== 'string' || taskId.length === 0 || !onlyKeys(body.params, ['taskId', '_meta'])) return false;
     if (body.method === 'tasks/get') {
@@ -116,6 +130,26 @@ export class FastPath {
     if (!(await this.deps.service.isSettled(v1, taskId).catch(() => false))) return false;
     await this.answer(response, body.id, frame, async () => terminalPayloadV1(this.deps, v1, await this.deps.service.waitForTerminal(v1, taskId, abortOnClose(response))));
     return true;
+  }
+
+  /**
+   * `resources/read` of a large task result, streamed from the store chunk by chunk (`result-stream.ts`); a refusal
+   * (`-32602` "Resource not found" for anything that is not the caller's large result) is answered like any other.
+   */
+  private async streamResource(response: ServerResponse, id: string | number, framing: 'json' | { sessionId: string }, caller: Caller, uri: string): Promise<void> {
+    let resource: ResultResource;
+    try {
+      resource = await this.deps.service.readResultResource(caller, uri);
+    } catch (error) {
+      await this.answer(response, id, framing, () => Promise.reject(error));
+      return;
+    }
+    const fields = resourceResultFields(caller.negotiation, resource);
+    if (framing === 'json') fields._meta = { [SERVER_INFO_META_KEY]: this.deps.serverInfo };
+    await streamResourceResult(response, id, framing, resource, fields).catch((error: unknown) => {
+      this.deps.logger.warn({ err: error, taskId: resource.taskId }, 'streaming a large result failed');
+      response.destroy();
+    });
   }
 
   /**

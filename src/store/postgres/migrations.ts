@@ -204,6 +204,16 @@ CREATE INDEX owner_creates_by_time ON ${SCHEMA}.owner_creates (created_at);
 CREATE INDEX tasks_active_by_owner ON ${SCHEMA}.tasks (owner_key) WHERE status IN ('working', 'input_required');
 `;
 
+/** Large results (issue 10 §2), as SQLite migration 8: chunks of a result above `maxResultBytes`, deleted with the task. */
+const V7_RESULT_CHUNKS = `
+CREATE TABLE ${SCHEMA}.result_chunks (
+  task_id     text    NOT NULL REFERENCES ${SCHEMA}.tasks (task_id) ON DELETE CASCADE,
+  chunk_index integer NOT NULL,
+  data        bytea   NOT NULL,
+  PRIMARY KEY (task_id, chunk_index)
+);
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
@@ -212,6 +222,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 4, name: 'timeline index', sql: V4_TIMELINE_INDEX },
   { version: 5, name: 'idempotency keys, operation ledger, audit log', sql: V5_LEDGER },
   { version: 6, name: 'owner quotas', sql: V6_OWNER_QUOTAS },
+  { version: 7, name: 'result chunks', sql: V7_RESULT_CHUNKS },
 ]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */

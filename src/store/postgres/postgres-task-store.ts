@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { StoreError } from '../../core/store-error.js';
-import { ADMISSION_IN_FLIGHT_MS, checkInputRequests, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys } from '../../core/store-rules.js';
+import { ADMISSION_IN_FLIGHT_MS, checkInputRequests, checkResultChunks, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys } from '../../core/store-rules.js';
 import { MAX_TOOL_STATE_KEYS, type CreateAdmission, type CreateQuota, type TaskBrowseQuery, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
 import type { InputRequestRecord, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord } from '../../core/task.js';
@@ -128,24 +128,46 @@ export class PostgresTaskStore implements TaskStore {
    * instance.
    */
   async admitCreate(quota: CreateQuota): Promise<CreateAdmission> {
-    if (this.closing) throw new StoreError('fault', 'Task store failed to admit a create: store is closed');
+    return this.inTransaction('admit a create', (client) => this.admitWithin(client, quota));
+  }
+
+  /** See {@link TaskStore.putResultChunks}: its own transaction (a 64 MiB result must not hold the write batch back). */
+  async putResultChunks(taskId: string, chunks: readonly Uint8Array[]): Promise<boolean> {
+    checkResultChunks(chunks);
+    return this.inTransaction('store result chunks', async (client) => {
+      if ((await client.query(SQL.lockTaskForChunks, [taskId])).rowCount === 0) return false;
+      await client.query(SQL.deleteResultChunks, [taskId]);
+      for (const [index, chunk] of chunks.entries()) await client.query(SQL.insertResultChunk, [taskId, index, Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)]);
+      return true;
+    });
+  }
+
+  /** See {@link TaskStore.readResultChunk}. */
+  async readResultChunk(taskId: string, index: number): Promise<Uint8Array | undefined> {
+    const [row] = await this.read<{ data: Buffer }>('read a result chunk', SQL.readResultChunk, [taskId, index]);
+    return row?.data;
+  }
+
+  /** Run `work` in a transaction of its own on one pooled client (rolled back, and the error mapped, when it throws). */
+  private async inTransaction<T>(action: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    if (this.closing) throw new StoreError('fault', `Task store failed to ${action}: store is closed`);
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
     } catch (error) {
-      throw toStoreError(error, 'admit a create');
+      throw toStoreError(error, action);
     }
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
-      const admission = await this.admitWithin(client, quota);
+      const result = await work(client);
       await client.query('COMMIT');
-      return admission;
+      return result;
     } catch (error) {
       await client.query('ROLLBACK').catch((rollbackError: unknown) => {
         broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
       });
-      throw toStoreError(error, 'admit a create');
+      throw toStoreError(error, action);
     } finally {
       client.release(broken);
     }

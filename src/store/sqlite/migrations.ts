@@ -217,6 +217,19 @@ CREATE INDEX owner_creates_by_time ON owner_creates (created_at);
 CREATE INDEX tasks_active_by_owner ON tasks (owner_key) WHERE status IN ('working', 'input_required');
 `;
 
+/**
+ * Large results (issue 10 §2): the JSON text of a tool result above `maxResultBytes`, in chunks of at most 256 KiB,
+ * read back one chunk at a time by `resources/read`; deleted with the task row (ON DELETE CASCADE).
+ */
+const V8_RESULT_CHUNKS = `
+CREATE TABLE result_chunks (
+  task_id     TEXT    NOT NULL REFERENCES tasks (task_id) ON DELETE CASCADE,
+  chunk_index INTEGER NOT NULL,
+  data        BLOB    NOT NULL,
+  PRIMARY KEY (task_id, chunk_index)
+) STRICT, WITHOUT ROWID;
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
@@ -226,6 +239,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 5, name: 'timeline index', sql: V5_TIMELINE_INDEX },
   { version: 6, name: 'idempotency keys, operation ledger, audit log', sql: V6_LEDGER },
   { version: 7, name: 'owner quotas', sql: V7_OWNER_QUOTAS },
+  { version: 8, name: 'result chunks', sql: V8_RESULT_CHUNKS },
 ]);
 
 /**

@@ -36,6 +36,12 @@ export const SQL = Object.freeze({
 
   idempotencyTaken: 'SELECT 1 AS taken FROM tasks WHERE owner_key = @ownerKey AND idempotency_key = @idempotencyKey',
 
+  /** Large results (issue 10 §2): replaced as a whole, read one chunk at a time. */
+  taskExists: 'SELECT 1 AS present FROM tasks WHERE task_id = @taskId',
+  deleteResultChunks: 'DELETE FROM result_chunks WHERE task_id = @taskId',
+  insertResultChunk: 'INSERT INTO result_chunks (task_id, chunk_index, data) VALUES (@taskId, @index, @data)',
+  readResultChunk: 'SELECT data FROM result_chunks WHERE task_id = @taskId AND chunk_index = @index',
+
   /** Quotas (issue 10 §2): admissions leave the count once they are older than the window. */
   pruneAdmissions: 'DELETE FROM owner_creates WHERE created_at <= @cutoff',
   windowAdmissions: 'SELECT COUNT(*) AS count, MIN(created_at) AS oldest FROM owner_creates WHERE owner_key = @ownerKey',

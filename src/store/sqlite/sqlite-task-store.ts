@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
-import { ADMISSION_IN_FLIGHT_MS, checkInputRequests, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys } from '../../core/store-rules.js';
+import { ADMISSION_IN_FLIGHT_MS, checkInputRequests, checkResultChunks, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys } from '../../core/store-rules.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
 import { MAX_TOOL_STATE_KEYS, type CreateAdmission, type CreateQuota, type TaskBrowseQuery, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
 import type {
@@ -137,6 +137,23 @@ export class SqliteTaskStore implements TaskStore {
       this.stmt.recordAdmission.run({ taskId: quota.taskId, ownerKey, now });
       return { admitted: true };
     });
+  }
+
+  /** See {@link TaskStore.putResultChunks}: one write transaction of the group commit. */
+  async putResultChunks(taskId: string, chunks: readonly Uint8Array[]): Promise<boolean> {
+    checkResultChunks(chunks);
+    return this.committer.enqueue(() => {
+      if (!this.stmt.taskExists.get({ taskId })) return false;
+      this.stmt.deleteResultChunks.run({ taskId });
+      chunks.forEach((chunk, index) => this.stmt.insertResultChunk.run({ taskId, index, data: chunk }));
+      return true;
+    });
+  }
+
+  /** See {@link TaskStore.readResultChunk}. */
+  async readResultChunk(taskId: string, index: number): Promise<Uint8Array | undefined> {
+    const row = this.read('read a result chunk', () => this.stmt.readResultChunk.get({ taskId, index }) as { data: Buffer } | undefined);
+    return row?.data;
   }
 
   create(task: NewTask): Promise<TaskRecord> {
