@@ -16,7 +16,10 @@ import { guarded } from './guard.js';
  */
 export function registerResultResourceHandlers(server: Server, deps: HandlerDeps, negotiation: Negotiation, callerFor: (context: ServerContext) => Caller): void {
   server.setRequestHandler('resources/read', (request, context) =>
-    guarded(deps.logger, 'resources/read', async () => (await bufferedResourceResult(negotiation, await deps.service.readResultResource(callerFor(context), request.params.uri))) as never),
+    guarded(deps.logger, 'resources/read', async () => {
+      const resource = await deps.service.readResultResource(callerFor(context), request.params.uri);
+      return (await oneBufferedReadAtATime(() => bufferedResourceResult(negotiation, resource))) as never;
+    }),
   );
   server.setRequestHandler('resources/list', () => Promise.resolve({ resources: [] }) as never);
   server.setRequestHandler('resources/templates/list', () => Promise.resolve({ resourceTemplates: [] }) as never);
@@ -30,6 +33,20 @@ export function registerResultResourceHandlers(server: Server, deps: HandlerDeps
  */
 export function resourceResultFields(negotiation: Negotiation, resource: ResultResource): JsonObject {
   return negotiation === 'per-request' ? { ttlMs: resource.ttlMs, cacheScope: 'private', resultType: 'complete' } : {};
+}
+
+let bufferedReads: Promise<unknown> = Promise.resolve();
+
+/**
+ * Assemble buffered reads one after another in this process, so concurrent ones do not each hold a whole result
+ * while reading chunks. This bounds the assembly only: the SDK's encoding of each answer follows, and at 64 MiB a
+ * buffered read peaks at several times the result's size (`npm run bench:results`) — the reason HTTP reads are
+ * streamed on the fast path.
+ */
+function oneBufferedReadAtATime<T>(read: () => Promise<T>): Promise<T> {
+  const turn = bufferedReads.then(read, read);
+  bufferedReads = turn.catch(() => undefined);
+  return turn;
 }
 
 /**

@@ -3,6 +3,9 @@ import { StringDecoder } from 'node:string_decoder';
 import type { JsonObject } from '../../core/task.js';
 import type { ResultResource } from '../../service/result-resource.js';
 
+/** Bytes of a chunk decoded, escaped and written at a time. */
+const WRITE_SLICE_BYTES = 16 * 1024;
+
 /** How the answer is framed: a JSON body (2026-07-28) or one SSE `message` event of a 2025 session. */
 export type StreamFraming = 'json' | { sessionId: string };
 
@@ -32,8 +35,12 @@ export async function streamResourceResult(response: ServerResponse, id: string 
   let bytes = 0;
   for await (const chunk of resource.chunks()) {
     bytes += chunk.byteLength;
-    const text = decoder.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-    if (!(await write(response, JSON.stringify(text).slice(1, -1)))) return;
+    // In slices: short-lived strings stay in V8's young generation (scavenged at once); a chunk-sized string would
+    // be a large object, kept until a full GC, and 64 MiB of them would pile up.
+    for (let offset = 0; offset < chunk.byteLength; offset += WRITE_SLICE_BYTES) {
+      const text = decoder.write(Buffer.from(chunk.buffer, chunk.byteOffset + offset, Math.min(WRITE_SLICE_BYTES, chunk.byteLength - offset)));
+      if (!(await write(response, JSON.stringify(text).slice(1, -1)))) return;
+    }
   }
   const last = decoder.end();
   if (bytes !== resource.bytes) {
