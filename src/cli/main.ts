@@ -57,6 +57,7 @@ const LIMIT_FLAGS: ReadonlyArray<[string, string]> = [
   ['--min-result-retention-ms <ms>', 'least time the default TTL keeps the result of a run that hit the runtime limit (default 600000)'],
   ['--idempotency-window-ms <ms>', 'how long a tools/call idempotency key holds, independent of the TTL (default 24 h)'],
   ['--audit-retention-ms <ms>', 'how long audit entries are kept, independent of task TTLs (default 90 days)'],
+  ['--abort-grace-ms <ms>', 'how long a cancelled, timed-out or drained tool may take to stop before its thread is terminated (default 5000)'],
 ];
 
 const program = new Command();
@@ -83,7 +84,9 @@ function withSharedOptions(command: Command): Command {
     .option('--writable-root <dir>', 'directory tools may delete in; registers cleanup_logs (repeatable; default: none)', collect)
     .option('--check-target <pattern>', 'host check_infrastructure may reach: name, *.domain, IP or CIDR, optional :port (repeatable; default: none)', collect)
     .option('--auth <spec>', 'authentication (serve): tokens:<file> (JSON {"tokens":[{"token","issuer","subject","tenant","scopes"?}]}, reloaded on change and SIGHUP) or jwt (OAuth access tokens, see --issuer); a token file is never readable by tools')
-    .option('--instance-id <id>', 'lease owner id of this process (default: random)')
+    .option('--instance-id <id>', 'stable id of this process in the registry and its leases; a restart under the same id takes over its tasks at once (default: <host>:serve:<port>, <host>:worker[:<health port>])')
+    .option('--heartbeat-ms <ms>', 'process registry heartbeat; a process is gone, its leases released, after three missed (default 1000)')
+    .option('--executor <mode>', 'how tools run: isolated (each run in a worker thread; a blocking tool cannot stall leases or HTTP answers) or in-process (on the event loop; tests and tiny tools) (default isolated)')
     .option('--drain-ms <ms>', 'on SIGTERM, how long runs may finish before they are aborted (reason shutdown) and released (default 30000)')
     .option('--log-level <level>', 'pino log level (logs go to stderr) (default info)')
     .option('--allow-unpinned', 'start although the pins of the configuration do not match what is installed and configured');
@@ -170,6 +173,16 @@ const ANSWERS_HELP = `answers (--answers '<json>'):
   an entry may be {"action": "decline"}, {"action": "cancel"} or {"action": "accept", "content": {...}};
   values are JSON typed as the form asks (true, 3, "text", ["a","b"]); missing optional fields take their default.
   Questions not covered are asked with a form on a terminal; otherwise they wait for: mcp-tasks answer <taskId>`;
+
+program
+  .command('doctor')
+  .description('check a deployment\'s task store, reading only: reachability, schema version, clock skew, tasks no worker takes, orphaned events, processes and their settings digests; exit 1 on any FAIL')
+  .option('--store <store>', 'postgres://… URL or SQLite file (default: MCP_TASKS_STORE, else <data-dir>/tasks.db)')
+  .option('--data-dir <dir>', 'data directory of an embedded store', './data')
+  .option('--max-skew-ms <ms>', 'largest tolerated difference between this host\'s clock and the database\'s', integerOption, 1000)
+  .action(async (options) => {
+    process.exitCode = await (await import('./doctor.js')).doctor(options);
+  });
 
 withConnectionOptions(program.command('call <tool>'))
   .description('call a tool as a durable task: task id and live status on stderr, result on stdout (Ctrl-C detaches)')

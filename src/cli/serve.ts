@@ -9,7 +9,8 @@ import { TasksMetrics } from '../ops/metrics.js';
 import { handleProbe, type ProbeSources } from '../ops/probes.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { resolveServeAuth, type ServeAuthOptions } from './serve-auth.js';
-import { describeDenied, enforceConfiguredPins, openConfiguredStore, resolveSettings } from './settings.js';
+import { registerProcess } from '../execution/process-registration.js';
+import { createConfiguredExecutor, defaultInstanceId, describeDenied, enforceConfiguredPins, openConfiguredStore, registrationFailure, resolveSettings } from './settings.js';
 import { onShutdownSignal } from './shutdown.js';
 import { UsageError } from './usage-error.js';
 
@@ -93,9 +94,30 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
       throw error;
     }),
   );
+  // stdio servers are spawned one per client, several on one store: each gets an id of its own (its pid).
+  const instanceId = settings.instanceId ?? defaultInstanceId('serve', listener ? port : `stdio-${process.pid}`);
+  const registration = await registerProcess({
+    store,
+    instanceId,
+    role: options.worker ? 'serve' : 'api',
+    settingsDigest: settings.settingsDigest,
+    heartbeatMs: settings.heartbeatMs,
+    logger,
+    onLost: (holder) => {
+      process.stderr.write(`mcp-tasks: instance id ${instanceId} is now held by ${holder}; this process stops\n`);
+      process.exit(1);
+    },
+  }).catch(async (error: unknown) => {
+    listener?.close();
+    auth.close();
+    await store.close();
+    throw registrationFailure(error);
+  });
+  const executor = createConfiguredExecutor(settings);
   const server = await createTasksServer({
     tools,
     store,
+    executor,
     secret: loadServerSecret(settings.dataDir, settings.secret === undefined ? {} : { MCP_TASKS_SECRET: settings.secret }),
     ...(auth.authenticator ? { auth: auth.authenticator } : {}),
     ...(auth.oauth ? { oauth: auth.oauth } : {}),
@@ -104,8 +126,8 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     deniedPaths: settings.deniedPaths,
     limits: settings.limits,
     worker: options.worker,
+    instanceId,
     taskFallbackTools: resolved.config.taskFallbackTools === true,
-    ...(settings.instanceId === undefined ? {} : { instanceId: settings.instanceId }),
     ...(loopback ? {} : { allowedHosts: hostList ?? null, allowedOrigins: hostList ?? null }),
     hooks: [metrics.serviceHook()],
     workerObserver: metrics.workerObserver(),
@@ -113,15 +135,17 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     logger,
   });
   let draining = false;
-  const probes: ProbeSources = { role: modes.worker ? 'serve' : 'api', instanceId: server.worker?.instanceId ?? settings.instanceId, store, draining: () => draining, metrics };
+  const probes: ProbeSources = { role: modes.worker ? 'serve' : 'api', instanceId, store, draining: () => draining, metrics };
   const deniedLines = describeDenied(settings);
   logger.info({ deniedPaths: deniedLines, skippedRoots: settings.skippedRoots }, 'server state is denied to tools and excluded from every root');
   const stop = async (): Promise<void> => {
     await server.drain(settings.drainMs);
+    await executor.close();
+    await registration.close();
     auth.close();
     await store.close();
   };
-  const role = options.worker ? `worker: embedded (${server.worker?.instanceId})` : 'worker: none (--no-worker: tasks wait for a worker process)';
+  const role = `instance ${instanceId}${registration.takenOver.length > 0 ? ` (took over ${registration.takenOver.length} tasks of its previous process)` : ''}, ${options.worker ? 'worker: embedded' : 'worker: none (--no-worker: tasks wait for a worker process)'}`;
 
   if (!listener) {
     process.stderr.write(`mcp-tasks: serving MCP on stdio (store ${settings.storeShown}, ${tools.length} tools, ${role}; at rest: ${settings.encryptionShown}; denied to tools: ${deniedLines.join(', ')})\n`);
@@ -156,6 +180,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
       (settings.skippedRoots.length > 0 ? `  skipped:  ${settings.skippedRoots.join(', ')}\n` : '') +
       `  auth:     ${auth.describe}\n` +
       `  at rest:  ${settings.encryptionShown}\n` +
+      `  executor: ${settings.executorMode}\n` +
       (auth.scopes.scopedTools().length > 0 ? `  scopes:   ${auth.scopes.scopedTools().map((name) => `${name} needs ${auth.scopes.toolScopes(name).join(' ')}`).join(', ')}\n` : '') +
       `  probes:   http://${shownHost}:${port}/healthz, /readyz, /metrics\n` +
       (dashboard ? `  dashboard: http://${shownHost}:${port}/dashboard\n` : '') +
@@ -171,6 +196,8 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     dashboard?.close();
     await server.drain(settings.drainMs);
     listener.closeAllConnections();
+    await executor.close();
+    await registration.close();
     auth.close();
     await store.close();
   });

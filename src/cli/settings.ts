@@ -1,10 +1,17 @@
+import { createHash } from 'node:crypto';
 import { existsSync, realpathSync, statSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { serverStatePaths, type ServerStatePath } from '../core/confinement.js';
 import { DEFAULT_DRAIN_MS, resolveLimits, type TasksServerLimits } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import type { TaskStore } from '../core/store.js';
+import type { Executor } from '../core/executor.js';
 import type { AnyToolDefinition } from '../core/tool.js';
+import { ToolRegistry } from '../core/tool-registry.js';
+import { InProcessExecutor } from '../execution/in-process-executor.js';
+import { IsolatedExecutor } from '../execution/isolated-executor.js';
+import { InstanceIdTaken } from '../execution/process-registration.js';
 import { loadToolSources, toolSourceOf, type ToolSource } from '../core/tool-source.js';
 import { isInsideRoots } from '../tools/roots.js';
 import { BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE, VERIFY_FIXTURE_SOURCE } from '../tools/sources.js';
@@ -59,6 +66,15 @@ export interface ResolvedSettings {
   limits: Partial<TasksServerLimits>;
   /** `--drain-ms`: how long SIGTERM lets runs finish before aborting them with `shutdown`. */
   drainMs: number;
+  /** `--executor`. */
+  executorMode: 'isolated' | 'in-process';
+  /**
+   * Digest of what must agree across every process of a deployment: roots, writable roots, tool names, the limits
+   * a run is held to, and the at-rest key id (see {@link settingsDigest}).
+   */
+  settingsDigest: string;
+  /** `--heartbeat-ms`. */
+  heartbeatMs: number;
   /** `--instance-id`. */
   instanceId: string | undefined;
   /** The server secret when configured (`MCP_TASKS_SECRET` or the file); else `<dataDir>/secret` is used. */
@@ -213,8 +229,64 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
     drainMs: config.drainMs ?? DEFAULT_DRAIN_MS,
     instanceId: config.instanceId,
     secret: config.secret,
+    executorMode: config.executor ?? 'isolated',
+    settingsDigest: settingsDigest({ roots, writableRoots, tools, limits: resolveLimits(limits), keyId: encryption instanceof AesGcmFieldCipher ? encryption.keyId : null }),
+    heartbeatMs: config.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
   };
 }
+
+/**
+ * A registration that failed at start as the CLI reports it: a taken instance id or a settings mismatch is one
+ * line (exit 1); a store error too.
+ */
+export function registrationFailure(error: unknown): Error {
+  if (error instanceof StartupError) return error;
+  if (error instanceof InstanceIdTaken) return new StartupError(error.message);
+  return new StartupError(`cannot register this process in the task store: ${error instanceof Error ? error.message : String(error)}`);
+}
+
+/** Interval of the process registry heartbeat (ms); a process counts as gone after three missed beats. */
+export const DEFAULT_HEARTBEAT_MS = 1000;
+
+/**
+ * The settings digest of the process registry (issue 11 item 2): SHA-256 over roots, writable roots, the tool
+ * names, the limits that decide how a run is held (lease, runtime limit, attempts, input timeout, abort grace,
+ * TTLs) and the at-rest key id — never the key itself. Concurrency and intervals are per process and left out.
+ */
+export function settingsDigest(input: { roots: readonly string[]; writableRoots: readonly string[]; tools: readonly AnyToolDefinition[]; limits: Readonly<TasksServerLimits>; keyId: string | null }): string {
+  const { limits } = input;
+  const held = { leaseMs: limits.leaseMs, runtimeLimitMs: limits.runtimeLimitMs, maxAttempts: limits.maxAttempts, inputTimeoutMs: limits.inputTimeoutMs, abortGraceMs: limits.abortGraceMs, defaultTtlMs: limits.defaultTtlMs, maxTtlMs: limits.maxTtlMs, minTtlMs: limits.minTtlMs };
+  const canonical = JSON.stringify({ roots: [...input.roots].sort(), writableRoots: [...input.writableRoots].sort(), tools: input.tools.map((tool) => tool.name).sort(), limits: held, keyId: input.keyId });
+  return createHash('sha256').update(canonical).digest('hex').slice(0, 16);
+}
+
+/**
+ * The instance id of a process started without `--instance-id`: stable across restarts on one host, so a restarted
+ * process takes its predecessor's tasks over at once — `<host>:serve:<port>` (HTTP), `<host>:serve:stdio-<pid>` (one per client),
+ * `<host>:worker` or `<host>:worker:<health port>`. Two workers on one host need an `--instance-id` each.
+ */
+export function defaultInstanceId(role: 'serve' | 'worker', port?: number | string): string {
+  return [hostname(), role, ...(port === undefined ? [] : [String(port)])].join(':');
+}
+
+/**
+ * The executor `--executor` names, for the resolved tools: `isolated` loads the same tool sources in each thread
+ * of a pool sized for the worker's slots plus inline calls; `in-process` runs them on this loop.
+ */
+export function createConfiguredExecutor(settings: ResolvedSettings): Executor {
+  if (settings.executorMode === 'in-process') return new InProcessExecutor(new ToolRegistry(settings.tools));
+  const limits = resolveLimits(settings.limits);
+  return new IsolatedExecutor({
+    sources: settings.toolSources,
+    moduleOptions: { roots: settings.roots, writableRoots: settings.writableRoots, deniedPaths: settings.deniedPaths },
+    maxThreads: limits.concurrency + INLINE_THREADS,
+    abortGraceMs: limits.abortGraceMs,
+    logger: settings.logger,
+  });
+}
+
+/** Threads of the isolated pool beyond the worker's slots, for inline (non-task) calls. */
+const INLINE_THREADS = 4;
 
 /** `"<path> (<what>, excluded from root <root>)"` for each denied path, for the start-up log. */
 export function describeDenied(settings: Pick<ResolvedSettings, 'denied' | 'roots' | 'writableRoots'>): string[] {

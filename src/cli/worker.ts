@@ -1,11 +1,12 @@
 import { createServer, type Server as HttpServer } from 'node:http';
 import { createTaskWorker } from '../execution/create-task-worker.js';
+import { apiWithOtherSettings, registerProcess } from '../execution/process-registration.js';
 import { TasksMetrics } from '../ops/metrics.js';
 import { handleProbe, type ProbeSources } from '../ops/probes.js';
 import type { ResolvedConfig } from './config/resolve.js';
-import { describeDenied, enforceConfiguredPins, openConfiguredStore, resolveSettings } from './settings.js';
+import { createConfiguredExecutor, defaultInstanceId, describeDenied, enforceConfiguredPins, openConfiguredStore, registrationFailure, resolveSettings } from './settings.js';
 import { onShutdownSignal } from './shutdown.js';
-import { UsageError } from './usage-error.js';
+import { StartupError, UsageError } from './usage-error.js';
 
 /**
  * `mcp-tasks worker`: the worker role alone. No MCP endpoint and no server code (the layering test keeps this
@@ -44,14 +45,40 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
   const { logger, tools } = settings;
   const metrics = new TasksMetrics({ role: 'worker' });
   const store = metrics.instrumentStore(await openConfiguredStore(settings));
+  const instanceId = settings.instanceId ?? defaultInstanceId('worker', options.healthPort);
+  const registration = await (async () => {
+    const api = await apiWithOtherSettings(store, settings.settingsDigest);
+    if (api) {
+      throw new StartupError(
+        `settings differ from API process ${api.instanceId} (settings digest ${api.settingsDigest}, this worker ${settings.settingsDigest}): roots, writable roots, tools, run limits and the at-rest key must be the same on every process (mcp-tasks doctor lists them)`,
+      );
+    }
+    return registerProcess({
+      store,
+      instanceId,
+      role: 'worker',
+      settingsDigest: settings.settingsDigest,
+      heartbeatMs: settings.heartbeatMs,
+      logger,
+      onLost: (holder) => {
+        process.stderr.write(`mcp-tasks: instance id ${instanceId} is now held by ${holder}; this worker stops\n`);
+        process.exit(1);
+      },
+    });
+  })().catch(async (error: unknown) => {
+    await store.close();
+    throw registrationFailure(error);
+  });
+  const executor = createConfiguredExecutor(settings);
   const handle = await createTaskWorker({
     observer: metrics.workerObserver(),
     store,
     tools,
+    executor,
     roots: settings.roots,
     deniedPaths: settings.deniedPaths,
     limits: settings.limits,
-    ...(settings.instanceId === undefined ? {} : { instanceId: settings.instanceId }),
+    instanceId,
     logger,
   });
   let draining = false;
@@ -66,14 +93,6 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
   const healthPort = health ? await listenHealth(health, options.healthPort as number, options.healthHost) : undefined;
   const deniedLines = describeDenied(settings);
   logger.info({ deniedPaths: deniedLines, skippedRoots: settings.skippedRoots }, 'server state is denied to tools and excluded from every root');
-  process.stderr.write(
-    `mcp-tasks: worker ${handle.instanceId} running (no MCP endpoint)\n` +
-      `  store:    ${settings.storeShown}\n  tools:    ${tools.map((tool) => tool.name).join(', ')}\n  roots:    ${settings.roots.join(', ') || '(none)'}\n` +
-      `  writable: ${settings.writableRoots.join(', ') || '(none)'}\n` +
-      `  denied:   ${deniedLines.join(',\n            ')}\n` +
-      `  at rest:  ${settings.encryptionShown}\n` +
-      `  health:   ${healthPort === undefined ? 'off (--health-port N serves GET /healthz, /readyz, /metrics)' : `http://${options.healthHost}:${healthPort}/healthz, /readyz, /metrics`}\n`,
-  );
   // The worker's own timers are unref'd (a library must not hold its host's process open) and an SQLite store has
   // no socket: without this the process would exit at once. Cleared by the drain.
   const keepAlive = setInterval(() => {}, 2 ** 30);
@@ -81,7 +100,19 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
     draining = true;
     clearInterval(keepAlive);
     await handle.drain(settings.drainMs);
+    await executor.close();
+    await registration.close();
     await store.close();
     health?.close();
   });
+  // Printed once a signal drains: whoever waits for this line may stop the worker at once.
+  process.stderr.write(
+    `mcp-tasks: worker ${handle.instanceId} running (no MCP endpoint)\n` +
+      `  store:    ${settings.storeShown}\n  tools:    ${tools.map((tool) => tool.name).join(', ')}\n  roots:    ${settings.roots.join(', ') || '(none)'}\n` +
+      `  writable: ${settings.writableRoots.join(', ') || '(none)'}\n` +
+      `  denied:   ${deniedLines.join(',\n            ')}\n` +
+      `  at rest:  ${settings.encryptionShown}\n` +
+      `  executor: ${settings.executorMode}\n` +
+      `  health:   ${healthPort === undefined ? 'off (--health-port N serves GET /healthz, /readyz, /metrics)' : `http://${options.healthHost}:${healthPort}/healthz, /readyz, /metrics`}\n`,
+  );
 }

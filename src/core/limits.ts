@@ -97,6 +97,12 @@ export interface TasksServerLimits {
   idempotencyWindowMs: number;
   /** How long audit entries are kept (their own retention, independent of task TTLs). @defaultValue 90 days */
   auditRetentionMs: number;
+  /**
+   * How long a run whose signal was aborted (cancel, runtime limit, TTL, drain) may take to stop before the isolated
+   * executor terminates its thread; a drain waits this long for aborted runs before releasing their leases anyway.
+   * @defaultValue 5 s
+   */
+  abortGraceMs: number;
 }
 
 /**
@@ -134,6 +140,7 @@ export const DEFAULT_LIMITS: Readonly<TasksServerLimits> = Object.freeze({
   maxStoredResultBytes: 64 * 1024 * 1024,
   idempotencyWindowMs: 24 * HOUR,
   auditRetentionMs: 90 * 24 * HOUR,
+  abortGraceMs: 5 * SECOND,
 } satisfies TasksServerLimits);
 
 /**
@@ -148,7 +155,7 @@ export function resolveLimits(input: Partial<TasksServerLimits> = {}): Readonly<
     const value = merged[name];
     if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) problems.push(`${name} must be a positive integer (got ${String(value)})`);
   };
-  for (const name of ['concurrency', 'minTtlMs', 'pollIntervalMs', 'runtimeLimitMs', 'maxAttempts', 'leaseMs', 'recoveryIntervalMs', 'claimIntervalMs', 'sweepIntervalMs', 'tailIntervalMs', 'statusFlushIntervalMs', 'maxRequestBodyBytes', 'sessionIdleMs', 'inputTimeoutMs', 'maxSessions', 'maxArgumentBytes', 'maxArgumentDepth', 'maxResultBytes', 'maxStoredResultBytes', 'idempotencyWindowMs', 'auditRetentionMs'] as const) {
+  for (const name of ['concurrency', 'minTtlMs', 'pollIntervalMs', 'runtimeLimitMs', 'maxAttempts', 'leaseMs', 'recoveryIntervalMs', 'claimIntervalMs', 'sweepIntervalMs', 'tailIntervalMs', 'statusFlushIntervalMs', 'maxRequestBodyBytes', 'sessionIdleMs', 'inputTimeoutMs', 'maxSessions', 'maxArgumentBytes', 'maxArgumentDepth', 'maxResultBytes', 'maxStoredResultBytes', 'idempotencyWindowMs', 'auditRetentionMs', 'abortGraceMs'] as const) {
     positive(name);
   }
   for (const name of ['defaultTtlMs', 'maxTtlMs', 'maxActiveTasksPerOwner', 'maxCreatesPerMinute'] as const) {

@@ -1,4 +1,5 @@
 import type { LedgerStore } from './ledger.js';
+import type { NewProcessEntry, ProcessRecord, RegisterProcessResult } from './process-record.js';
 import type {
   InputRequestRecord,
   JsonObject,
@@ -281,6 +282,34 @@ export interface TaskStore extends LedgerStore {
    * Port change (issue 11): takes a duration instead of the caller's `now` and `leaseExpiresAt`.
    */
   claimLapsed(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]>;
+
+  /**
+   * Register a process under `entry.instanceId` with a heartbeat lapsing `ttlMs` from the store's now. Refused
+   * (`registered: false`, nothing written) while another token holds the id with a live heartbeat, unless that
+   * token is `replaceToken` (the caller established that its process is gone). Port addition (issue 11 item 6).
+   */
+  registerProcess(entry: NewProcessEntry, ttlMs: number, replaceToken?: string): Promise<RegisterProcessResult>;
+
+  /** Renew the heartbeat of `instanceId` while `token` holds it; `false` when another token (or nobody) does. */
+  heartbeatProcess(instanceId: string, token: string, ttlMs: number): Promise<boolean>;
+
+  /** Remove the registration of `instanceId` if `token` holds it (a clean stop). */
+  deregisterProcess(instanceId: string, token: string): Promise<void>;
+
+  /** Every registered process, by instance id, `live` judged on the store's clock. */
+  listProcesses(): Promise<ProcessRecord[]>;
+
+  /**
+   * Make every lease `leaseOwner` holds on a `working` task lapse now (a `released` event each, which wakes other
+   * workers' recovery): the takeover of a process restarted under the same id. Returns the task ids.
+   */
+  releaseLeasesOf(leaseOwner: string): Promise<string[]>;
+
+  /**
+   * Delete the registrations whose heartbeat lapsed and release every lease their processes hold, in one
+   * transaction (as {@link releaseLeasesOf}). Returns the instance ids reaped and the tasks released.
+   */
+  reapLapsedProcesses(): Promise<{ instanceIds: string[]; taskIds: string[] }>;
 
   /**
    * Park a running task for input: insert `requests` as `pending` and move `working → input_required` in one

@@ -95,6 +95,7 @@ export function createExecutionParts(input: {
       maxAttempts: limits.maxAttempts,
       confinement: input.confinement,
       resultLimits: { maxResultBytes: limits.maxResultBytes, maxStoredResultBytes: limits.maxStoredResultBytes },
+      abortGraceMs: limits.abortGraceMs,
     },
     clock: input.clock,
     logger: input.logger,

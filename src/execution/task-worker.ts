@@ -39,6 +39,8 @@ export interface TaskWorkerSettings {
   confinement: PathConfinement;
   /** Result-size limits (bytes of JSON): above `maxResultBytes` the result is stored in chunks, above `maxStoredResultBytes` the task fails. */
   resultLimits: ResultSizeLimits;
+  /** How long a drain waits for aborted runs (the isolated executor terminates a run's thread after it). */
+  abortGraceMs: number;
 }
 
 /** What a {@link TaskWorker} is built from. */
@@ -69,8 +71,8 @@ interface Slot {
   ended: Promise<void>;
 }
 
-/** Longest wait for runs aborted by a drain to return before their leases are released anyway (ms). */
-const ABORT_GRACE_MS = 1000;
+/** Beyond the abort grace, how long a drain waits for runs whose threads were terminated to report back (ms). */
+const TERMINATION_MARGIN_MS = 500;
 /** Most lapsed tasks one recovery pass takes. */
 const RECOVERY_BATCH = 100;
 
@@ -572,7 +574,7 @@ export class TaskWorker {
     for (const taskId of left) this.abortLocal(taskId, 'shutdown');
     if (left.length > 0) {
       logger.info({ runs: left.length }, 'drain: aborting runs that are still going (reason shutdown) and releasing their leases');
-      await settledWithin(ABORT_GRACE_MS, () => Promise.all(ends()));
+      await settledWithin(this.options.settings.abortGraceMs + TERMINATION_MARGIN_MS, () => Promise.all(ends()));
     }
     this.phase = 'stopped';
     for (const timer of this.timers.splice(0)) clearInterval(timer);

@@ -39,7 +39,7 @@ import { ErrorCode } from '../protocol/constants.js';
 
 /** The embedded worker of {@link createTasksServer}. */
 export interface EmbeddedWorkerOptions {
-  /** Runs the tools of task runs. @defaultValue in process (the isolated executor of a later stage plugs in here) */
+  /** Runs the tools of task runs. @defaultValue the server's `executor` */
   executor?: Executor;
 }
 
@@ -84,6 +84,12 @@ export interface CreateTasksServerOptions {
    * (`createTaskWorker`, `mcp-tasks worker`) on the same store. @defaultValue true
    */
   worker?: boolean | EmbeddedWorkerOptions;
+  /**
+   * Runs the tools, inline calls and (unless `worker.executor`) task runs: `IsolatedExecutor` for a worker thread
+   * per run, so a blocking tool cannot stall leases or HTTP answers. Not closed by the server.
+   * @defaultValue an `InProcessExecutor` of `tools` (closed with the server)
+   */
+  executor?: Executor;
   /** Sweep expired and timed-out tasks in this process (holds no lease). @defaultValue true */
   sweeper?: boolean;
   /** Run around every task service operation, for every entry path (see `TaskServiceHook`). @defaultValue none */
@@ -172,7 +178,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
   if (options.oauth && !options.auth) throw new TasksError(ErrorCode.InvalidParams, 'oauth needs auth (the authenticator that verifies its tokens)');
   const confinement = { roots: options.roots ?? [], deniedPaths: options.deniedPaths ?? [] };
   const feed = new TaskEventFeed(options.store, logger);
-  const executor = new InProcessExecutor(tools);
+  const executor = options.executor ?? new InProcessExecutor(tools);
   const embedded = options.worker === false ? undefined : options.worker === true || options.worker === undefined ? {} : options.worker;
   const execution: ExecutionParts | undefined = embedded
     ? createExecutionParts({
@@ -245,7 +251,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
       await http.close();
       await sweeper?.close();
       feed.close();
-      await executor.close();
+      if (!options.executor) await executor.close();
     })();
     return stopping;
   };

@@ -10,6 +10,7 @@ import { describeInputRequestContract } from './store-contract-input.js';
 import { describeQuotaContract } from './store-contract-quota.js';
 import { describeLedgerContract } from './store-contract-ledger.js';
 import { describeResultChunkContract } from './store-contract-results.js';
+import { describeProcessRegistryContract } from './store-contract-registry.js';
 
 /** A fresh, empty store and how to dispose of it (must tolerate a store the test already closed). */
 export interface TaskStoreFixture {
@@ -627,6 +628,7 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
     describeQuotaContract({ store: () => store, clock: () => clock, create });
     describeLedgerContract({ store: () => store, clock: () => clock, newTask });
     describeResultChunkContract({ store: () => store, clock: () => clock, create });
+    describeProcessRegistryContract({ store: () => store, clock: () => clock, create });
 
     describe('close', () => {
       it('commits writes still queued before it returns', async () => {

@@ -74,8 +74,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     const common = ['--store', '', '--no-builtins', '--tools', TOOLS, '--lease-ms', String(LEASE_MS)];
     const shared = () => common.map((arg, i) => (i === 1 ? storeArg : arg));
-    const api = async () => {
-      const server = await startServerProcess(join(temp.dir, 'api'), ['--no-worker', '--instance-id', 'api-1', ...shared()]);
+    const api = async (extra: string[] = []) => {
+      const server = await startServerProcess(join(temp.dir, 'api'), ['--no-worker', '--instance-id', 'api-1', ...shared(), ...extra]);
       processes.push(server);
       return server;
     };
@@ -148,9 +148,10 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     });
 
     it('SIGTERM drains: a run shorter than --drain-ms completes; a longer one is aborted with shutdown, released and recovered at once by another worker', async () => {
-      const server = await api();
-      // A long lease and recovery interval: only the released event can explain a quick takeover.
+      // A long lease and recovery interval: only the released event can explain a quick takeover. The API process
+      // has the same settings as its workers (a worker with another settings digest refuses to start).
       const slowLease = ['--lease-ms', '60000'];
+      const server = await api(slowLease);
       const draining = await worker('worker-4', [...slowLease, '--drain-ms', '1500']);
       const shortLog = join(temp.dir, 'drain-short.log');
       const longLog = join(temp.dir, 'drain-long.log');

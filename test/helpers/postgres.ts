@@ -97,8 +97,9 @@ export async function emptyTaskStore(url: string): Promise<void> {
   try {
     const { rows } = await client.query<{ present: boolean }>("SELECT to_regclass('mcp_tasks.tasks') IS NOT NULL AS present");
     if (!rows[0]?.present) return;
-    await client.query('TRUNCATE mcp_tasks.tasks, mcp_tasks.task_events, mcp_tasks.tool_state, mcp_tasks.idempotency_keys, mcp_tasks.operations, mcp_tasks.audit_log RESTART IDENTITY CASCADE');
-    if ((await client.query("SELECT to_regclass('mcp_tasks.owner_creates') IS NOT NULL AS present")).rows[0]?.present) await client.query('TRUNCATE mcp_tasks.owner_creates');
+    // Every data table of the schema (tasks, events, the process registry, and whatever later migrations add).
+    const tables = await client.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = 'mcp_tasks' AND tablename NOT IN ('schema_migrations', 'task_feed')");
+    await client.query(`TRUNCATE ${tables.rows.map((row) => `mcp_tasks.${row.name}`).join(', ')} RESTART IDENTITY CASCADE`);
     await client.query('UPDATE mcp_tasks.task_feed SET last_seq = 0');
   } finally {
     await client.end();

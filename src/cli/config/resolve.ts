@@ -68,6 +68,7 @@ const LIMIT_KINDS: Record<keyof typeof DEFAULT_LIMITS, LeafKind> = {
   maxStoredResultBytes: 'number',
   idempotencyWindowMs: 'number',
   auditRetentionMs: 'number',
+  abortGraceMs: 'number',
 };
 
 /** Every setting (a test checks this table against every leaf of {@link ConfigSchema}). */
@@ -92,6 +93,8 @@ export const SETTINGS: readonly SettingLeaf[] = Object.freeze([
   { key: 'encryptionKey', kind: 'string', env: 'MCP_TASKS_ENCRYPTION_KEY', secret: true },
   { key: 'encryptionKeysOld', kind: 'list', env: 'MCP_TASKS_ENCRYPTION_KEYS_OLD', secret: true },
   leaf('instanceId', 'string'),
+  leaf('heartbeatMs', 'number'),
+  leaf('executor', 'string'),
   leaf('logLevel', 'string'),
   leaf('drainMs', 'number'),
   ...Object.entries(LIMIT_KINDS).map(([name, kind]) => leaf(`limits.${name}`, kind)),
@@ -120,6 +123,8 @@ const DEFAULTS: Record<string, unknown> = {
   dashboard: false,
   logLevel: 'info',
   drainMs: DEFAULT_DRAIN_MS,
+  heartbeatMs: 1000,
+  executor: 'isolated',
   'http.port': 3100,
   'http.host': '127.0.0.1',
   'http.allowRemoteUnauthenticated': false,

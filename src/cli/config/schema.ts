@@ -39,6 +39,7 @@ export const LimitsConfigSchema = z
     maxStoredResultBytes: z.number().int().positive().describe('largest tool result kept at all, bytes of JSON; larger → the task fails with result_too_large (default 67108864)'),
     idempotencyWindowMs: ms.describe('how long a tools/call idempotency key holds, independent of the TTL (default 86400000: 24 h)'),
     auditRetentionMs: ms.describe('how long audit entries are kept, independent of task TTLs (default 7776000000: 90 days)'),
+    abortGraceMs: ms.describe('how long an aborted tool may take to stop before its thread is terminated (default 5000)'),
   })
   .partial()
   .strict();
@@ -93,7 +94,9 @@ export const ConfigSchema = z
     toolScopes: z.array(z.string()).optional().describe('scope a tools/call of a tool needs, as tool=scope'),
     encryptionKey: z.string().min(1).optional().describe('at-rest encryption key of arguments, answers and results; secret'),
     encryptionKeysOld: z.array(z.string().min(1)).optional().describe('older keys still readable during a rotation; secret'),
-    instanceId: z.string().min(1).optional().describe('lease owner id of this process (default random)'),
+    instanceId: z.string().min(1).optional().describe('stable id of this process in the registry and its leases (default <host>:serve:<port>, <host>:worker[:<health port>])'),
+    heartbeatMs: z.number().int().positive().optional().describe('process registry heartbeat; gone after three missed (default 1000)'),
+    executor: z.enum(['isolated', 'in-process']).optional().describe('how tools run: a worker thread per run, or on the event loop (default isolated)'),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().describe('pino log level (default info)'),
     drainMs: z.number().int().min(0).optional().describe('on SIGTERM, how long runs may finish (default 30000)'),
     limits: LimitsConfigSchema.optional(),

@@ -25,7 +25,7 @@ const INT8_OID = 20;
  * `bigint` columns (times in epoch ms, seqs, TTLs) as JS numbers. They stay below 2^53: epoch ms for the next
  * 285,000 years, seqs far longer than any database lives.
  */
-const types = {
+export const BIGINT_AS_NUMBER = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
     oid === INT8_OID && format !== 'binary' ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
@@ -48,7 +48,7 @@ export function createPool(options: PostgresConnectionOptions, logger: Logger): 
     idle_in_transaction_session_timeout: Math.max(statementTimeoutMs * 2, 10_000),
     application_name: options.applicationName ?? 'mcp-tasks',
     keepAlive: true,
-    types,
+    types: BIGINT_AS_NUMBER,
   });
   pool.on('error', (error) => logger.warn({ err: error }, 'idle PostgreSQL connection failed; it is replaced on next use'));
   return pool;

@@ -192,8 +192,26 @@ CREATE TABLE ${SCHEMA}.audit_log (
 CREATE INDEX audit_by_time ON ${SCHEMA}.audit_log (at);
 `;
 
+/**
+ * The process registry (issue 11 item 6), as in the SQLite store: one row per registered API or worker process,
+ * its heartbeat judged on the database clock.
+ */
+const V6_PROCESS_REGISTRY = `
+CREATE TABLE ${SCHEMA}.processes (
+  instance_id     text   NOT NULL PRIMARY KEY,
+  role            text   NOT NULL CHECK (role IN ('serve', 'api', 'worker')),
+  token           text   NOT NULL,
+  host            text   NOT NULL,
+  pid             int    NOT NULL,
+  settings_digest text   NOT NULL,
+  started_at      bigint NOT NULL,
+  heartbeat_at    bigint NOT NULL,
+  expires_at      bigint NOT NULL
+);
+`;
+
 /** Per-owner quotas (issue 10 §2), as in the SQLite store: admitted creates of the window, active tasks by owner. */
-const V6_OWNER_QUOTAS = `
+const V7_OWNER_QUOTAS = `
 CREATE TABLE ${SCHEMA}.owner_creates (
   task_id    text   NOT NULL PRIMARY KEY,
   owner_key  text   NOT NULL,
@@ -204,8 +222,8 @@ CREATE INDEX owner_creates_by_time ON ${SCHEMA}.owner_creates (created_at);
 CREATE INDEX tasks_active_by_owner ON ${SCHEMA}.tasks (owner_key) WHERE status IN ('working', 'input_required');
 `;
 
-/** Large results (issue 10 §2), as SQLite migration 8: chunks of a result above `maxResultBytes`, deleted with the task. */
-const V7_RESULT_CHUNKS = `
+/** Large results (issue 10 §2), as SQLite migration 9: chunks of a result above `maxResultBytes`, deleted with the task. */
+const V8_RESULT_CHUNKS = `
 CREATE TABLE ${SCHEMA}.result_chunks (
   task_id     text    NOT NULL REFERENCES ${SCHEMA}.tasks (task_id) ON DELETE CASCADE,
   chunk_index integer NOT NULL,
@@ -221,8 +239,9 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 3, name: 'tool state', sql: V3_TOOL_STATE },
   { version: 4, name: 'timeline index', sql: V4_TIMELINE_INDEX },
   { version: 5, name: 'idempotency keys, operation ledger, audit log', sql: V5_LEDGER },
-  { version: 6, name: 'owner quotas', sql: V6_OWNER_QUOTAS },
-  { version: 7, name: 'result chunks', sql: V7_RESULT_CHUNKS },
+  { version: 6, name: 'process registry', sql: V6_PROCESS_REGISTRY },
+  { version: 7, name: 'owner quotas', sql: V7_OWNER_QUOTAS },
+  { version: 8, name: 'result chunks', sql: V8_RESULT_CHUNKS },
 ]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */

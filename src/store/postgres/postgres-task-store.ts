@@ -8,6 +8,8 @@ import { TaskEventListeners } from '../../core/task-event-listeners.js';
 import type { InputRequestRecord, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord } from '../../core/task.js';
 import { outcomeBody, RowCodec, toEvent, toOutcome, type EventRow, type InputRequestRow, type TaskRow } from '../codec.js';
 import type { FieldCipher } from '../field-cipher.js';
+import { toProcess, type ProcessRow } from '../process-row.js';
+import type { NewProcessEntry, ProcessRecord, RegisterProcessResult } from '../../core/process-record.js';
 import { PostgresBatcher, type BatchTx, type MergedWork, type PostgresBatchStats, type Query, type Settled, type StagedEvent } from './batch.js';
 import { createPool, sqlState, toStoreError, type PostgresConnectionOptions } from './connection.js';
 import { applyAnswers, parkForInput } from './input-requests.js';
@@ -409,6 +411,52 @@ export class PostgresTaskStore implements TaskStore {
     });
     const ids = new Set(rows.map((row) => row.task_id));
     return taskIds.filter((id) => ids.has(id));
+  }
+
+  /** See {@link TaskStore.registerProcess}: the id's row locked while it is judged, on the database clock. */
+  async registerProcess(entry: NewProcessEntry, ttlMs: number, replaceToken?: string): Promise<RegisterProcessResult> {
+    const params = [entry.instanceId, entry.role, entry.token, entry.host, entry.pid, entry.settingsDigest, this.clockNow(), ttlMs];
+    return this.batcher.enqueue(async (tx): Promise<RegisterProcessResult> => {
+      if ((await tx.query(SQL.insertProcess, params)).length > 0) return { registered: true, previous: undefined };
+      const [row] = await tx.query<ProcessRow & { store_now: number }>(SQL.lockProcess, [entry.instanceId, this.clockNow()]);
+      const previous = row ? toProcess(row, row.store_now) : undefined;
+      if (previous?.live && previous.token !== entry.token && previous.token !== replaceToken) return { registered: false, holder: previous };
+      await tx.query(previous ? SQL.replaceProcess : SQL.insertProcess, params);
+      return { registered: true, previous };
+    });
+  }
+
+  async heartbeatProcess(instanceId: string, token: string, ttlMs: number): Promise<boolean> {
+    const rows = await this.batcher.enqueue((tx) => tx.query(SQL.heartbeatProcess, [instanceId, token, this.clockNow(), ttlMs]));
+    return rows.length > 0;
+  }
+
+  async deregisterProcess(instanceId: string, token: string): Promise<void> {
+    await this.batcher.enqueue((tx) => tx.query(SQL.deleteProcess, [instanceId, token]));
+  }
+
+  async listProcesses(): Promise<ProcessRecord[]> {
+    return (await this.read<ProcessRow & { store_now: number }>('list processes', SQL.listProcesses, [this.clockNow()])).map((row) => toProcess(row, row.store_now));
+  }
+
+  /** See {@link TaskStore.releaseLeasesOf}: lapsed on the database clock, one `released` event each. */
+  async releaseLeasesOf(leaseOwner: string): Promise<string[]> {
+    return this.batcher.enqueue((tx) => this.releaseAllOf(tx, leaseOwner));
+  }
+
+  async reapLapsedProcesses(): Promise<{ instanceIds: string[]; taskIds: string[] }> {
+    return this.batcher.enqueue(async (tx) => {
+      const instanceIds = (await tx.query<{ instance_id: string }>(SQL.reapProcesses, [this.clockNow()])).map((row) => row.instance_id).sort();
+      const taskIds: string[] = [];
+      for (const instanceId of instanceIds) taskIds.push(...(await this.releaseAllOf(tx, instanceId)));
+      return { instanceIds, taskIds };
+    });
+  }
+
+  private async releaseAllOf(tx: BatchTx, leaseOwner: string): Promise<string[]> {
+    const rows = await tx.query<{ task_id: string; store_now: number }>(SQL.releaseLeasesOf, [leaseOwner, this.clockNow()]);
+    for (const row of rows) tx.append(row.task_id, 'released', 'working', row.store_now, { leaseOwner });
+    return rows.map((row) => row.task_id);
   }
 
   /** See {@link TaskStore.compact}: nothing to do, autovacuum reclaims dead rows on its own. */

@@ -310,5 +310,32 @@ export const SQL = Object.freeze({
     WHERE t.task_id = ANY($2::text[]) AND t.lease_owner = $1 AND t.status = 'working'
     RETURNING t.task_id, n.now AS store_now`,
 
+  /** Every lease of one owner lapses now (see `releaseLeasesOf`). */
+  releaseLeasesOf: `WITH ${NOW('$2')}
+    UPDATE ${S}.tasks t SET lease_expires_at = n.now
+    FROM n
+    WHERE t.lease_owner = $1 AND t.status = 'working' AND t.lease_expires_at > n.now
+    RETURNING t.task_id, n.now AS store_now`,
+
+  /** Register an instance id nobody holds; nothing when a row exists (waits for a concurrent inserter's commit). */
+  insertProcess: `WITH ${NOW('$7')}
+    INSERT INTO ${S}.processes (instance_id, role, token, host, pid, settings_digest, started_at, heartbeat_at, expires_at)
+    SELECT $1, $2, $3, $4, $5, $6, n.now, n.now, n.now + $8 FROM n
+    ON CONFLICT (instance_id) DO NOTHING RETURNING instance_id`,
+  /** The row of an instance id, locked for the registration that judges it, with the store's now. */
+  lockProcess: `SELECT p.*, COALESCE($2::bigint, ${S}.now_ms()) AS store_now FROM ${S}.processes p WHERE p.instance_id = $1 FOR UPDATE`,
+  replaceProcess: `WITH ${NOW('$7')}
+    UPDATE ${S}.processes p SET role = $2, token = $3, host = $4, pid = $5, settings_digest = $6, started_at = n.now,
+      heartbeat_at = n.now, expires_at = n.now + $8
+    FROM n WHERE p.instance_id = $1`,
+  heartbeatProcess: `WITH ${NOW('$3')}
+    UPDATE ${S}.processes p SET heartbeat_at = n.now, expires_at = n.now + $4 FROM n WHERE p.instance_id = $1 AND p.token = $2 RETURNING p.instance_id`,
+  deleteProcess: `DELETE FROM ${S}.processes WHERE instance_id = $1 AND token = $2`,
+  listProcesses: `WITH ${NOW('$1')} SELECT p.*, n.now AS store_now FROM n JOIN ${S}.processes p ON true ORDER BY p.instance_id`,
+  /** Lapsed registrations, deleted; `SKIP LOCKED` between concurrent reapers. */
+  reapProcesses: `WITH ${NOW('$1')}, lapsed AS (
+      SELECT p.instance_id FROM ${S}.processes p, n WHERE p.expires_at <= n.now FOR UPDATE OF p SKIP LOCKED)
+    DELETE FROM ${S}.processes p USING lapsed WHERE p.instance_id = lapsed.instance_id RETURNING p.instance_id`,
+
   storeNow: `SELECT COALESCE($1::bigint, ${S}.now_ms()) AS now`,
 });

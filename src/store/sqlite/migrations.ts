@@ -203,10 +203,28 @@ CREATE INDEX audit_by_time ON audit_log (at);
 `;
 
 /**
+ * The process registry (issue 11 item 6): one row per registered API or worker process, its heartbeat judged on the
+ * store's clock. A process whose heartbeat lapsed is reaped with its leases.
+ */
+const V7_PROCESS_REGISTRY = `
+CREATE TABLE processes (
+  instance_id     TEXT    NOT NULL PRIMARY KEY,
+  role            TEXT    NOT NULL CHECK (role IN ('serve', 'api', 'worker')),
+  token           TEXT    NOT NULL,
+  host            TEXT    NOT NULL,
+  pid             INTEGER NOT NULL,
+  settings_digest TEXT    NOT NULL,
+  started_at      INTEGER NOT NULL,
+  heartbeat_at    INTEGER NOT NULL,
+  expires_at      INTEGER NOT NULL
+) STRICT;
+`;
+
+/**
  * Per-owner quotas (issue 10 §2): one row per admitted create for the create-rate window (kept for the window only,
  * so a short-lived task cannot leave the count early), and a partial index to count an owner's active tasks.
  */
-const V7_OWNER_QUOTAS = `
+const V8_OWNER_QUOTAS = `
 CREATE TABLE owner_creates (
   task_id    TEXT    NOT NULL PRIMARY KEY,
   owner_key  TEXT    NOT NULL,
@@ -221,7 +239,7 @@ CREATE INDEX tasks_active_by_owner ON tasks (owner_key) WHERE status IN ('workin
  * Large results (issue 10 §2): the JSON text of a tool result above `maxResultBytes`, in chunks of at most 256 KiB,
  * read back one chunk at a time by `resources/read`; deleted with the task row (ON DELETE CASCADE).
  */
-const V8_RESULT_CHUNKS = `
+const V9_RESULT_CHUNKS = `
 CREATE TABLE result_chunks (
   task_id     TEXT    NOT NULL REFERENCES tasks (task_id) ON DELETE CASCADE,
   chunk_index INTEGER NOT NULL,
@@ -238,8 +256,9 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 4, name: 'tool state', sql: V4_TOOL_STATE },
   { version: 5, name: 'timeline index', sql: V5_TIMELINE_INDEX },
   { version: 6, name: 'idempotency keys, operation ledger, audit log', sql: V6_LEDGER },
-  { version: 7, name: 'owner quotas', sql: V7_OWNER_QUOTAS },
-  { version: 8, name: 'result chunks', sql: V8_RESULT_CHUNKS },
+  { version: 7, name: 'process registry', sql: V7_PROCESS_REGISTRY },
+  { version: 8, name: 'owner quotas', sql: V8_OWNER_QUOTAS },
+  { version: 9, name: 'result chunks', sql: V9_RESULT_CHUNKS },
 ]);
 
 /**

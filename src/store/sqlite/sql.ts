@@ -233,6 +233,22 @@ export const SQL = Object.freeze({
     WHERE task_id IN (SELECT value FROM json_each(@taskIds)) AND lease_owner = @leaseOwner AND status = 'working'
     RETURNING task_id`,
 
+  /** Every lease of one owner lapses now (the takeover of a process restarted or reaped; see `releaseLeasesOf`). */
+  releaseLeasesOf: `UPDATE tasks SET lease_expires_at = @now
+    WHERE lease_owner = @leaseOwner AND status = 'working' AND lease_expires_at > @now
+    RETURNING task_id`,
+
+  getProcess: 'SELECT * FROM processes WHERE instance_id = @instanceId',
+  listProcesses: 'SELECT * FROM processes ORDER BY instance_id',
+  lapsedProcesses: 'SELECT instance_id FROM processes WHERE expires_at <= @now ORDER BY instance_id',
+  upsertProcess: `INSERT INTO processes (instance_id, role, token, host, pid, settings_digest, started_at, heartbeat_at, expires_at)
+    VALUES (@instanceId, @role, @token, @host, @pid, @settingsDigest, @now, @now, @now + @ttlMs)
+    ON CONFLICT (instance_id) DO UPDATE SET role = excluded.role, token = excluded.token, host = excluded.host, pid = excluded.pid,
+      settings_digest = excluded.settings_digest, started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at, expires_at = excluded.expires_at`,
+  heartbeatProcess: 'UPDATE processes SET heartbeat_at = @now, expires_at = @now + @ttlMs WHERE instance_id = @instanceId AND token = @token',
+  deleteProcess: 'DELETE FROM processes WHERE instance_id = @instanceId AND token = @token',
+  deleteLapsedProcess: 'DELETE FROM processes WHERE instance_id = @instanceId AND expires_at <= @now',
+
   appendEvent: `INSERT INTO task_events (task_id, kind, status, at, payload)
     VALUES (@taskId, @kind, @status, @at, @payload) RETURNING seq`,
 

@@ -1,5 +1,7 @@
 import type Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../core/clock.js';
+import type { NewProcessEntry, ProcessRecord, RegisterProcessResult } from '../../core/process-record.js';
+import { toProcess, type ProcessRow } from '../process-row.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { ADMISSION_IN_FLIGHT_MS, checkInputRequests, checkResultChunks, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys } from '../../core/store-rules.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
@@ -34,6 +36,8 @@ import { SQL, type EventRow, type InputRequestRow, type Statements, type TaskRow
 
 /** Free pages one {@link SqliteTaskStore.compact} returns to the file system (4 MiB at the default page size). */
 const VACUUM_PAGES = 1024;
+
+
 
 /** Options of {@link openSqliteTaskStore}. */
 export interface SqliteTaskStoreOptions {
@@ -431,6 +435,55 @@ export class SqliteTaskStore implements TaskStore {
       return new Set(rows.map((row) => row.task_id));
     });
     return taskIds.filter((id) => released.has(id));
+  }
+
+  /** See {@link TaskStore.registerProcess}: judged and written in one transaction at the store clock's now. */
+  async registerProcess(entry: NewProcessEntry, ttlMs: number, replaceToken?: string): Promise<RegisterProcessResult> {
+    return this.committer.enqueue(() => {
+      const now = this.clock.now();
+      const row = this.stmt.getProcess.get({ instanceId: entry.instanceId }) as ProcessRow | undefined;
+      const previous = row ? toProcess(row, now) : undefined;
+      if (previous?.live && previous.token !== entry.token && previous.token !== replaceToken) return { registered: false, holder: previous };
+      this.stmt.upsertProcess.run({ ...entry, now, ttlMs });
+      return { registered: true, previous };
+    });
+  }
+
+  async heartbeatProcess(instanceId: string, token: string, ttlMs: number): Promise<boolean> {
+    return this.committer.enqueue(() => this.stmt.heartbeatProcess.run({ instanceId, token, ttlMs, now: this.clock.now() }).changes > 0);
+  }
+
+  async deregisterProcess(instanceId: string, token: string): Promise<void> {
+    await this.committer.enqueue(() => this.stmt.deleteProcess.run({ instanceId, token }));
+  }
+
+  async listProcesses(): Promise<ProcessRecord[]> {
+    const now = this.clock.now();
+    return (this.stmt.listProcesses.all() as ProcessRow[]).map((row) => toProcess(row, now));
+  }
+
+  /** See {@link TaskStore.releaseLeasesOf}: lapsed at the store clock's now, one `released` event each. */
+  async releaseLeasesOf(leaseOwner: string): Promise<string[]> {
+    return this.committer.enqueue((events) => this.releaseAllOf(events, leaseOwner, this.clock.now()));
+  }
+
+  async reapLapsedProcesses(): Promise<{ instanceIds: string[]; taskIds: string[] }> {
+    return this.committer.enqueue((events) => {
+      const now = this.clock.now();
+      const instanceIds = (this.stmt.lapsedProcesses.all({ now }) as Array<{ instance_id: string }>).map((row) => row.instance_id);
+      const taskIds: string[] = [];
+      for (const instanceId of instanceIds) {
+        taskIds.push(...this.releaseAllOf(events, instanceId, now));
+        this.stmt.deleteLapsedProcess.run({ instanceId, now });
+      }
+      return { instanceIds, taskIds };
+    });
+  }
+
+  private releaseAllOf(events: TaskEvent[], leaseOwner: string, now: number): string[] {
+    const rows = this.stmt.releaseLeasesOf.all({ leaseOwner, now }) as Array<{ task_id: string }>;
+    for (const row of rows) this.append(events, row.task_id, 'released', 'working', now, { leaseOwner });
+    return rows.map((row) => row.task_id);
   }
 
   /** See {@link TaskStore.compact}: up to {@link VACUUM_PAGES} free pages back to the file system per call. */

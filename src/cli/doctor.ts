@@ -1,0 +1,93 @@
+import type { StoreDiagnosis } from '../store/diagnosis.js';
+import { describeStore, resolveStoreSpec, type StoreSpec } from './store-spec.js';
+
+/**
+ * `mcp-tasks doctor [--store URL]`: check a deployment's store from the outside, reading only (issue 11 item 10).
+ * One line per finding, `ok` or `FAIL`; exit 0 when every finding is ok, 1 otherwise.
+ */
+
+/** Options of `mcp-tasks doctor`, as commander parses them. */
+export interface DoctorOptions {
+  store?: string;
+  dataDir: string;
+  /** Largest tolerated difference between this host's clock and the database's (ms). */
+  maxSkewMs: number;
+}
+
+/** One line of the report. */
+export interface Finding {
+  ok: boolean;
+  check: 'store' | 'schema' | 'clock' | 'tasks' | 'events' | 'processes' | 'settings' | 'secret';
+  message: string;
+}
+
+async function diagnose(spec: StoreSpec): Promise<StoreDiagnosis> {
+  if (spec.kind === 'sqlite') return (await import('../store/sqlite/diagnosis.js')).diagnoseSqliteStore(spec.path);
+  return (await import('../store/postgres/diagnosis.js')).diagnosePostgresStore(spec.url);
+}
+
+/** The findings of one diagnosis (see the module comment); pure, for tests of each rule. */
+export function findingsOf(d: StoreDiagnosis, maxSkewMs: number): Finding[] {
+  const findings: Finding[] = [];
+  const schema = d.schemaVersion === d.knownVersion;
+  findings.push({
+    ok: schema,
+    check: 'schema',
+    message: schema
+      ? `schema version ${d.schemaVersion}, as this mcp-tasks expects`
+      : d.schemaVersion > d.knownVersion
+        ? `schema version ${d.schemaVersion} is newer than this mcp-tasks knows (${d.knownVersion}): upgrade mcp-tasks`
+        : `schema version ${d.schemaVersion} is older than this mcp-tasks (${d.knownVersion}): the next serve or worker start migrates it`,
+  });
+  const skew = d.storeNow - d.hostNow;
+  findings.push({ ok: Math.abs(skew) <= maxSkewMs, check: 'clock', message: `store clock ${skew >= 0 ? '+' : ''}${skew} ms from this host's (at most ±${maxSkewMs} ms; leases and expiry use the store's clock)` });
+  const live = d.processes.filter((process) => process.live);
+  const workers = live.filter((process) => process.role !== 'api');
+  const stuck = d.waitingForWorker > 0 && workers.length === 0;
+  findings.push({
+    ok: !stuck,
+    check: 'tasks',
+    message: stuck
+      ? `${d.waitingForWorker} working tasks wait with a lapsed or no lease and no live worker is registered: start mcp-tasks worker (or serve without --no-worker)`
+      : `${d.waitingForWorker} working tasks wait for a worker; ${workers.length} live worker processes`,
+  });
+  findings.push({
+    ok: d.orphanedEvents === 0,
+    check: 'events',
+    message: d.orphanedEvents === 0 ? 'no orphaned events' : `${d.orphanedEvents} events belong to tasks that no longer exist (retention deletes them with their task)`,
+  });
+  const lapsed = d.processes.filter((process) => !process.live);
+  findings.push({
+    ok: true,
+    check: 'processes',
+    message: `${live.length} live (${live.map((process) => `${process.instanceId} ${process.role}`).join(', ') || 'none'})${lapsed.length > 0 ? `; ${lapsed.length} lapsed, reaped by the next live process (${lapsed.map((process) => process.instanceId).join(', ')})` : ''}`,
+  });
+  const digests = new Map<string, string[]>();
+  for (const process of live) digests.set(process.settingsDigest, [...(digests.get(process.settingsDigest) ?? []), process.instanceId]);
+  findings.push({
+    ok: digests.size <= 1,
+    check: 'settings',
+    message:
+      digests.size <= 1
+        ? `live processes share one settings digest${digests.size === 1 ? ` (${[...digests.keys()][0]})` : ''}`
+        : `settings digests differ: ${[...digests].map(([digest, ids]) => `${digest} (${ids.join(', ')})`).join(' vs ')} — roots, writable roots, tools, run limits and the at-rest key must match`,
+  });
+  // The slot for the shared-secret check (stage R3 keeps the secret in the store): nothing to compare yet.
+  findings.push({ ok: true, check: 'secret', message: 'not checked: this store keeps no shared secret (each process reads MCP_TASKS_SECRET or its data directory)' });
+  return findings;
+}
+
+/** Run the checks and print one line per finding; resolves with the exit code. */
+export async function doctor(options: DoctorOptions): Promise<number> {
+  const spec = resolveStoreSpec(options.store, process.env.MCP_TASKS_STORE, options.dataDir);
+  const shown = describeStore(spec);
+  let findings: Finding[];
+  try {
+    const diagnosis = await diagnose(spec);
+    findings = [{ ok: true, check: 'store', message: `${shown} is reachable` }, ...findingsOf(diagnosis, options.maxSkewMs)];
+  } catch (error) {
+    findings = [{ ok: false, check: 'store', message: `${shown} cannot be read: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}` }];
+  }
+  for (const finding of findings) process.stdout.write(`${finding.ok ? 'ok  ' : 'FAIL'}  ${finding.check.padEnd(9)} ${finding.message}\n`);
+  return findings.every((finding) => finding.ok) ? 0 : 1;
+}

@@ -1,0 +1,135 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Logger } from '../core/logger.js';
+import type { NewProcessEntry, ProcessRecord, ProcessRole } from '../core/process-record.js';
+import type { TaskStore } from '../core/store.js';
+
+/** Options of {@link registerProcess}. */
+export interface ProcessRegistrationOptions {
+  store: TaskStore;
+  /** Stable id: the lease owner of this process's runs. */
+  instanceId: string;
+  role: ProcessRole;
+  /** See `settingsDigest`. */
+  settingsDigest: string;
+  /** Heartbeat interval (ms); the registration lapses after three missed beats. */
+  heartbeatMs: number;
+  logger: Logger;
+  /** Another live process holds this id now (this one's registration lapsed meanwhile): the caller must stop. */
+  onLost(holder: string): void;
+}
+
+/** A process's registration (see {@link registerProcess}). */
+export interface ProcessRegistration {
+  readonly instanceId: string;
+  /** Tasks whose leases a predecessor under the same id still held, released at registration for this process's recovery. */
+  readonly takenOver: readonly string[];
+  /** Stop the heartbeat and remove the registration (a clean stop; leases were released by the drain). */
+  close(): Promise<void>;
+}
+
+/** Why a process may not start under its instance id; the CLI prints the message as one line (exit 1). */
+export class InstanceIdTaken extends Error {
+  override readonly name = 'InstanceIdTaken';
+  constructor(readonly holder: ProcessRecord) {
+    super(
+      `instance id ${holder.instanceId} is held by a live ${holder.role} process (host ${holder.host}, pid ${holder.pid}, heartbeat ${Math.max(0, holder.expiresAt - holder.heartbeatAt)} ms ahead); ` +
+        'give this process another --instance-id, or stop that one',
+    );
+  }
+}
+
+/** Heartbeats a registration may miss before it lapses. */
+const MISSED_BEATS = 3;
+
+/** Whether process `pid` exists on this host (signal 0 probes without signalling). */
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Register this process in the store's process registry (issue 11 item 6) and keep its heartbeat; every beat also
+ * reaps processes whose heartbeat lapsed, releasing all their leases at once (a `released` event wakes every
+ * worker's recovery). A live process under the same id refuses this one — except a predecessor known dead: on this
+ * host with a pid that no longer runs (or is this very pid: a container restarted as pid 1); one on another host is
+ * given one heartbeat lifetime to prove it lives. Once registered, every lease still held under the id is released,
+ * so a worker started next takes its predecessor's tasks over at once instead of a lease later.
+ * @throws InstanceIdTaken when a live process holds the id.
+ */
+export async function registerProcess(options: ProcessRegistrationOptions): Promise<ProcessRegistration> {
+  const { store, instanceId, logger } = options;
+  const ttlMs = options.heartbeatMs * MISSED_BEATS;
+  const entry: NewProcessEntry = {
+    instanceId,
+    role: options.role,
+    token: randomBytes(12).toString('hex'),
+    host: hostname(),
+    pid: process.pid,
+    settingsDigest: options.settingsDigest,
+  };
+  let result = await store.registerProcess(entry, ttlMs);
+  if (!result.registered) {
+    const { holder } = result;
+    const deadHere = holder.host === entry.host && (holder.pid === entry.pid || !pidAlive(holder.pid));
+    if (deadHere) {
+      result = await store.registerProcess(entry, ttlMs, holder.token);
+    } else {
+      // Elsewhere: alive only if it keeps beating. One heartbeat lifetime later a lapsed row is replaced by the store.
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, holder.expiresAt - holder.heartbeatAt) + options.heartbeatMs));
+      result = await store.registerProcess(entry, ttlMs);
+    }
+    if (!result.registered) throw new InstanceIdTaken(result.holder);
+  }
+  const takenOver = await store.releaseLeasesOf(instanceId);
+  if (result.previous || takenOver.length > 0) {
+    logger.info({ instanceId, previousPid: result.previous?.pid, tasks: takenOver.length }, 'took over from the previous process under this instance id');
+  }
+  let beating = false;
+  const beat = async (): Promise<void> => {
+    if (beating) return;
+    beating = true;
+    try {
+      if (!(await store.heartbeatProcess(instanceId, entry.token, ttlMs))) {
+        // The registration lapsed and was reaped (this process or the store stalled for longer than the TTL; its
+        // leases were released then): register again, unless another live process holds the id now.
+        const again = await store.registerProcess(entry, ttlMs);
+        if (!again.registered) {
+          clearInterval(timer);
+          options.onLost(`${again.holder.role} pid ${again.holder.pid} on ${again.holder.host}`);
+          return;
+        }
+        logger.warn({ instanceId }, 'this process\'s registration had lapsed (its leases were released); registered again');
+      }
+      const reaped = await store.reapLapsedProcesses();
+      if (reaped.instanceIds.length > 0) logger.warn({ instanceIds: reaped.instanceIds, tasks: reaped.taskIds.length }, 'processes stopped heartbeating; their leases were released');
+    } catch (error) {
+      logger.warn({ err: error }, 'process heartbeat failed; retrying at the next beat');
+    } finally {
+      beating = false;
+    }
+  };
+  const timer = setInterval(() => void beat(), options.heartbeatMs);
+  timer.unref();
+  return {
+    instanceId,
+    takenOver,
+    async close() {
+      clearInterval(timer);
+      await store.deregisterProcess(instanceId, entry.token).catch((error: unknown) => logger.warn({ err: error }, 'deregistering failed; the registration lapses on its own'));
+    },
+  };
+}
+
+/**
+ * Refuse a worker whose settings digest differs from a live API process's (`serve`, `serve --no-worker`) on the
+ * same store: it would run tools with other roots, limits or keys than the API promised.
+ * @returns the first live API process with another digest, or `undefined`.
+ */
+export async function apiWithOtherSettings(store: TaskStore, settingsDigest: string): Promise<ProcessRecord | undefined> {
+  return (await store.listProcesses()).find((process) => process.live && process.role !== 'worker' && process.settingsDigest !== settingsDigest);
+}

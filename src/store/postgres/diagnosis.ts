@@ -1,0 +1,41 @@
+import pg from 'pg';
+import type { StoreDiagnosis } from '../diagnosis.js';
+import { toProcess, type ProcessRow } from '../process-row.js';
+import { BIGINT_AS_NUMBER } from './connection.js';
+import { POSTGRES_MIGRATIONS, SCHEMA } from './migrations.js';
+
+/**
+ * Read a {@link StoreDiagnosis} of the PostgreSQL database at `url` in a read-only transaction (nothing is created,
+ * migrated or written), on the database's clock. Parts the schema does not have yet read as empty.
+ * @throws the driver's error when the database cannot be reached (after `connectTimeoutMs`).
+ */
+export async function diagnosePostgresStore(url: string, connectTimeoutMs = 5_000): Promise<StoreDiagnosis> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs, types: BIGINT_AS_NUMBER });
+  await client.connect();
+  try {
+    await client.query('BEGIN READ ONLY');
+    const scalar = async (sql: string): Promise<number> => Number((await client.query<{ n: string | number }>(sql)).rows[0]?.n ?? 0);
+    const has = async (table: string): Promise<boolean> => (await client.query('SELECT to_regclass($1) IS NOT NULL AS present', [`${SCHEMA}.${table}`])).rows[0]?.present === true;
+    const before = Date.now();
+    const storeNow = await scalar('SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS n');
+    const hostNow = Math.round((before + Date.now()) / 2);
+    const schemaVersion = (await has('schema_migrations')) ? await scalar(`SELECT COALESCE(MAX(version), 0) AS n FROM ${SCHEMA}.schema_migrations`) : 0;
+    const diagnosis: StoreDiagnosis = {
+      schemaVersion,
+      knownVersion: POSTGRES_MIGRATIONS.at(-1)?.version ?? 0,
+      storeNow,
+      hostNow,
+      waitingForWorker: (await has('tasks'))
+        ? await scalar(`SELECT COUNT(*) AS n FROM ${SCHEMA}.tasks WHERE status = 'working' AND (lease_expires_at IS NULL OR lease_expires_at <= ${storeNow})`)
+        : 0,
+      orphanedEvents: (await has('task_events'))
+        ? await scalar(`SELECT COUNT(*) AS n FROM ${SCHEMA}.task_events e WHERE e.kind <> 'expired' AND NOT EXISTS (SELECT 1 FROM ${SCHEMA}.tasks t WHERE t.task_id = e.task_id)`)
+        : 0,
+      processes: (await has('processes')) ? (await client.query<ProcessRow>(`SELECT * FROM ${SCHEMA}.processes ORDER BY instance_id`)).rows.map((row) => toProcess(row, storeNow)) : [],
+    };
+    await client.query('COMMIT');
+    return diagnosis;
+  } finally {
+    await client.end();
+  }
+}

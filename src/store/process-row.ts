@@ -1,0 +1,30 @@
+import type { ProcessRecord } from '../core/process-record.js';
+
+/** A `processes` row as both stores read it (bigints as numbers). */
+export interface ProcessRow {
+  instance_id: string;
+  role: ProcessRecord['role'];
+  token: string;
+  host: string;
+  pid: number;
+  settings_digest: string;
+  started_at: number;
+  heartbeat_at: number;
+  expires_at: number;
+}
+
+/** The registry record of `row`, `live` judged at `now` (the store's clock). */
+export function toProcess(row: ProcessRow, now: number): ProcessRecord {
+  return {
+    instanceId: row.instance_id,
+    role: row.role,
+    token: row.token,
+    host: row.host,
+    pid: row.pid,
+    settingsDigest: row.settings_digest,
+    startedAt: row.started_at,
+    heartbeatAt: row.heartbeat_at,
+    expiresAt: row.expires_at,
+    live: row.expires_at > now,
+  };
+}

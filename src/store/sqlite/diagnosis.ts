@@ -1,0 +1,30 @@
+import Database from 'better-sqlite3';
+import type { StoreDiagnosis } from '../diagnosis.js';
+import { toProcess, type ProcessRow } from '../process-row.js';
+import { MIGRATIONS } from './migrations.js';
+
+/**
+ * Read a {@link StoreDiagnosis} of the SQLite file at `path` over a read-only connection (nothing is created,
+ * migrated or written). Parts the file's schema does not have yet read as empty.
+ * @throws the driver's error when the file is missing or not a database.
+ */
+export function diagnoseSqliteStore(path: string): StoreDiagnosis {
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    const has = (table: string): boolean => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) !== undefined;
+    const count = (sql: string, params: unknown[] = []): number => (db.prepare(sql).get(...params) as { n: number }).n;
+    const schemaVersion = has('schema_migrations') ? count('SELECT COALESCE(MAX(version), 0) AS n FROM schema_migrations') : 0;
+    const now = Date.now();
+    return {
+      schemaVersion,
+      knownVersion: MIGRATIONS.at(-1)?.version ?? 0,
+      storeNow: now,
+      hostNow: now,
+      waitingForWorker: has('tasks') ? count("SELECT COUNT(*) AS n FROM tasks WHERE status = 'working' AND (lease_expires_at IS NULL OR lease_expires_at <= ?)", [now]) : 0,
+      orphanedEvents: has('task_events') ? count("SELECT COUNT(*) AS n FROM task_events e WHERE e.kind <> 'expired' AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.task_id = e.task_id)") : 0,
+      processes: has('processes') ? (db.prepare('SELECT * FROM processes ORDER BY instance_id').all() as ProcessRow[]).map((row) => toProcess(row, now)) : [],
+    };
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * `mcp-tasks doctor` (issue 11 item 10), run as a process against real stores — one SQLite file and one PostgreSQL
+ * database each — with every finding provoked through the store port or raw rows, and its negative (all ok, exit 0).
+ */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newTaskId } from '../../src/core/ids.js';
+import type { NewProcessEntry } from '../../src/core/process-record.js';
+import type { TaskStore } from '../../src/core/store.js';
+import { findingsOf } from '../../src/cli/doctor.js';
+import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
+import { migrate, MIGRATIONS } from '../../src/store/sqlite/migrations.js';
+import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { ensureBuilt, MAIN } from './support.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+const temp = makeTempDir();
+beforeAll(() => ensureBuilt());
+afterAll(() => temp.remove());
+
+function doctor(store: string, extra: string[] = []) {
+  const result = spawnSync(process.execPath, [MAIN, 'doctor', '--store', store, ...extra], { encoding: 'utf8', timeout: 30_000 });
+  const lines = result.stdout.trim().split('\n');
+  const line = (check: string) => lines.find((l) => new RegExp(`^(ok  |FAIL)  ${check}\\s`).test(l)) ?? '';
+  return { status: result.status, lines, line, stderr: result.stderr };
+}
+
+const process1 = (instanceId: string, role: NewProcessEntry['role'], settingsDigest = 'aaaa'): NewProcessEntry => ({ instanceId, role, token: `t-${instanceId}`, host: 'h', pid: 1, settingsDigest });
+const queued = (store: TaskStore) =>
+  store.create({ taskId: newTaskId(), ownerKey: 'o', generation: 'v2', protocolVersion: '2026-07-28', toolName: 't', arguments: {}, clientCapabilities: {}, progressToken: null, statusMessage: null, createdAt: Date.now(), ttlMs: 600_000, pollIntervalMs: 1000, leaseOwner: null, leaseMs: null });
+
+for (const backend of ['sqlite', 'postgres'] as const) {
+  describe(`mcp-tasks doctor on ${backend}`, () => {
+    let database: TestDatabase | undefined;
+    const databases: TestDatabase[] = [];
+    let n = 0;
+    /** A fresh, migrated store, its doctor argument, and a raw SQL runner. */
+    const fresh = async () => {
+      n += 1;
+      if (backend === 'postgres') {
+        database = await createTestDatabase();
+        databases.push(database);
+        const url = database.url;
+        const store = await openPostgresTaskStore({ url });
+        const sql = async (text: string) => {
+          const client = new pg.Client({ connectionString: url });
+          await client.connect();
+          await client.query(text).finally(() => client.end());
+        };
+        return { store, arg: url, sql };
+      }
+      const path = join(temp.dir, `doctor-${n}.db`);
+      const store = openSqliteTaskStore({ path });
+      const sql = async (text: string) => {
+        const db = new Database(path);
+        db.exec(text);
+        db.close();
+      };
+      return { store, arg: path, sql };
+    };
+    afterAll(async () => {
+      for (const db of databases) await db.drop();
+    });
+
+    it('a healthy store: every line ok, exit 0', async () => {
+      const { store, arg } = await fresh();
+      await store.registerProcess(process1('api-1', 'api'), 60_000);
+      await store.registerProcess(process1('w-1', 'worker'), 60_000);
+      await queued(store);
+      await store.close();
+      const run = doctor(arg);
+      expect(run.status, run.lines.join('\n')).toBe(0);
+      expect(run.lines.every((l) => l.startsWith('ok  '))).toBe(true);
+      expect(run.line('store')).toMatch(/is reachable$/);
+      expect(run.line('schema')).toMatch(/as this mcp-tasks expects$/);
+      expect(run.line('tasks')).toContain('1 working tasks wait for a worker; 1 live worker processes');
+      expect(run.line('processes')).toContain('2 live (api-1 api, w-1 worker)');
+      expect(run.line('settings')).toContain('share one settings digest (aaaa)');
+      expect(run.line('secret')).toMatch(/^ok/);
+    });
+
+    it('tasks stuck working with no live worker; orphaned events; settings digests that differ: FAIL each, exit 1', async () => {
+      const { store, arg, sql } = await fresh();
+      await queued(store);
+      await store.registerProcess(process1('api-1', 'api', 'aaaa'), 60_000);
+      await store.registerProcess(process1('api-2', 'api', 'bbbb'), 60_000);
+      // A worker whose heartbeat lapsed does not count.
+      await store.registerProcess(process1('w-gone', 'worker', 'aaaa'), 1);
+      await store.close();
+      await sql(
+        backend === 'postgres'
+          ? "INSERT INTO mcp_tasks.task_events (seq, task_id, kind, status, at, payload) VALUES (1000000, 'no-such-task', 'status', 'working', 1, NULL)"
+          : "INSERT INTO task_events (task_id, kind, status, at, payload) VALUES ('no-such-task', 'status', 'working', 1, NULL)",
+      );
+      await new Promise((r) => setTimeout(r, 5));
+      const run = doctor(arg);
+      expect(run.status).toBe(1);
+      expect(run.line('tasks')).toMatch(/^FAIL {2}tasks\s+1 working tasks wait with a lapsed or no lease and no live worker is registered/);
+      expect(run.line('events')).toMatch(/^FAIL {2}events\s+1 events belong to tasks that no longer exist/);
+      expect(run.line('settings')).toMatch(/^FAIL {2}settings\s+settings digests differ: aaaa \(api-1\) vs bbbb \(api-2\)/);
+      expect(run.line('processes')).toMatch(/1 lapsed, reaped by the next live process \(w-gone\)/);
+      expect(run.line('schema')).toMatch(/^ok/);
+    });
+
+    it('a schema newer than the code: FAIL schema, exit 1, nothing migrated', async () => {
+      const { store, arg, sql } = await fresh();
+      await store.close();
+      await sql(`INSERT INTO ${backend === 'postgres' ? 'mcp_tasks.' : ''}schema_migrations (version, name, applied_at) VALUES (99, 'from a newer mcp-tasks', ${backend === 'postgres' ? 'now()' : '0'})`);
+      const run = doctor(arg);
+      expect(run.status).toBe(1);
+      expect(run.line('schema')).toMatch(/^FAIL {2}schema\s+schema version 99 is newer than this mcp-tasks knows \(\d+\): upgrade mcp-tasks$/);
+    });
+
+    it('an unreachable store: one FAIL line, exit 1', () => {
+      const run = doctor(backend === 'postgres' ? 'postgres://postgres:secret@127.0.0.1:1/nowhere' : join(temp.dir, 'missing', 'tasks.db'));
+      expect(run.status).toBe(1);
+      expect(run.lines).toHaveLength(1);
+      expect(run.lines[0]).toMatch(/^FAIL {2}store\s+\S+ cannot be read: /);
+      expect(run.lines[0]).not.toContain('secret');
+      expect(run.stderr).toBe('');
+    });
+  });
+}
+
+describe('doctor findings that real stores here cannot show', () => {
+  it('an older schema (SQLite file of an earlier version): FAIL, and doctor does not migrate it', () => {
+    const path = join(temp.dir, 'older.db');
+    const db = new Database(path);
+    migrate(db, 0, MIGRATIONS.slice(0, 2));
+    db.close();
+    const run = doctor(path);
+    expect(run.status).toBe(1);
+    expect(run.line('schema')).toMatch(/^FAIL {2}schema\s+schema version 2 is older than this mcp-tasks \(\d+\): the next serve or worker start migrates it$/);
+    const check = new Database(path, { readonly: true });
+    expect((check.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number }).v).toBe(2);
+    check.close();
+  });
+
+  it('clock skew beyond --max-skew-ms fails; within it passes (the rule, on a diagnosis with a skewed database clock)', () => {
+    const base = { schemaVersion: 1, knownVersion: 1, hostNow: 1_000_000, waitingForWorker: 0, orphanedEvents: 0, processes: [] };
+    const skewed = findingsOf({ ...base, storeNow: 1_000_000 + 2_500 }, 1_000).find((f) => f.check === 'clock');
+    expect(skewed).toMatchObject({ ok: false, message: expect.stringContaining('store clock +2500 ms from this host') });
+    const fine = findingsOf({ ...base, storeNow: 1_000_000 - 300 }, 1_000).find((f) => f.check === 'clock');
+    expect(fine).toMatchObject({ ok: true, message: expect.stringContaining('-300 ms') });
+  });
+});

@@ -1,0 +1,170 @@
+/**
+ * Issue 11 item 6 / acceptance 4: the process registry and fast takeover, with real `mcp-tasks serve` and `worker`
+ * processes on one SQLite file and on one PostgreSQL database, observed through the store's rows and events and
+ * the tool's own run log.
+ * - kill -9 of a `serve` with a running task, restarted under the same instance id (the default: host + port): the
+ *   task runs again within 2 s of the restart, far inside its 15 s lease;
+ * - negative control: restarted under another id, nothing happens until the dead process's heartbeat lapses —
+ *   then its leases go at once (still well inside the lease);
+ * - two live processes with one id: the second exits 1 with one line; a worker whose settings digest differs from
+ *   the API's refuses to start the same way.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { TaskStore } from '../../src/core/store.js';
+import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
+import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { cliRunner, ensureBuilt } from '../cli/support.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { freePort, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+import { pollModernTask, postModern } from '../helpers/wire.js';
+
+const TOOLS = resolve(import.meta.dirname, '../fixtures/worker-tools.mjs');
+/** The default lease: a takeover within seconds cannot be a lapsed lease. */
+const LEASE_MS = 15_000;
+
+interface Note {
+  event: 'start' | 'abort' | 'done';
+  taskId: string;
+  pid: number;
+  at: number;
+}
+
+function notes(log: string): Note[] {
+  try {
+    return readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Note);
+  } catch {
+    return [];
+  }
+}
+
+async function until<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 15_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+for (const backend of ['sqlite', 'postgres'] as const) {
+  describe(`process registry and fast takeover on ${backend}`, () => {
+    const temp = makeTempDir();
+    const { start } = cliRunner(process.env);
+    let database: TestDatabase | undefined;
+    let storeArg: string;
+    let observer: TaskStore;
+    const processes: ServerProcess[] = [];
+
+    beforeAll(async () => {
+      ensureBuilt();
+      if (backend === 'postgres') {
+        database = await createTestDatabase();
+        storeArg = database.url;
+        observer = await openPostgresTaskStore({ url: storeArg });
+      } else {
+        storeArg = join(temp.dir, 'shared', 'tasks.db');
+        observer = openSqliteTaskStore({ path: storeArg });
+      }
+    });
+    afterEach(async () => {
+      for (const process of processes.splice(0).reverse()) await process.stop();
+    });
+    afterAll(async () => {
+      await observer?.close();
+      await database?.drop();
+      temp.remove();
+    });
+
+    const shared = () => ['--store', storeArg, '--no-builtins', '--tools', TOOLS, '--lease-ms', String(LEASE_MS)];
+    const serve = async (name: string, extra: string[], port?: number) => {
+      const server = await startServerProcess(join(temp.dir, name), [...shared(), ...extra], {}, port);
+      processes.push(server);
+      return server;
+    };
+    const kill9 = async (server: ServerProcess) => {
+      await server.kill9();
+      processes.splice(processes.indexOf(server), 1);
+    };
+    const call = async (url: string, log: string) => {
+      const created = await postModern(url, 'tools/call', { name: 'role_job', arguments: { log } });
+      const taskId = created.body.result?.taskId;
+      if (typeof taskId !== 'string') throw new Error(`no task: ${JSON.stringify(created.body)}`);
+      return taskId;
+    };
+    const attempts = async (taskId: string) => (await observer.readEventsAfter(0, 10_000)).filter((e) => e.taskId === taskId && e.kind === 'attempt');
+
+    it('kill -9 of serve mid-run, restarted under the same (default) instance id: the task runs again within 2 s, not a lease later', async () => {
+      const port = await freePort();
+      const first = await serve(`${backend}-same-1`, [], port);
+      const log = join(temp.dir, `${backend}-same.log`);
+      const taskId = await call(first.url, log);
+      await until('the run to start', () => notes(log).find((n) => n.event === 'start'));
+      const leaseOwner = (await observer.getUnscoped(taskId))?.leaseOwner;
+      expect(leaseOwner).toMatch(new RegExp(`:serve:${port}$`));
+      expect((await observer.listProcesses()).find((p) => p.instanceId === leaseOwner)).toMatchObject({ role: 'serve', pid: first.child.pid, live: true });
+      await kill9(first);
+      const second = await serve(`${backend}-same-2`, [], port);
+      const restartedAt = Date.now();
+      const rerun = await until('the second run', async () => (await attempts(taskId)).find((e) => e.payload?.attempt === 2), 5_000);
+      expect(rerun.payload?.leaseOwner).toBe(leaseOwner);
+      // Database time of the second attempt against this host's time of the restart: generous, and far inside the lease.
+      expect(rerun.at - restartedAt).toBeLessThan(2_000);
+      expect(second.log()).toContain('took over 1 tasks of its previous process');
+      const released = (await observer.readEventsAfter(0, 10_000)).filter((e) => e.taskId === taskId && e.kind === 'released');
+      expect(released.map((e) => e.payload?.leaseOwner)).toEqual([leaseOwner]);
+      writeFileSync(`${log}.release`, '');
+      expect((await pollModernTask(second.url, taskId)).status).toBe('completed');
+      expect(notes(log).map((n) => [n.event, n.pid])).toEqual([['start', first.child.pid], ['start', second.child.pid], ['done', second.child.pid]]);
+    });
+
+    it('negative control: restarted under another id, the task waits for the dead heartbeat to lapse, then its leases go at once', async () => {
+      // A 2 s heartbeat lapses 6 s after the last beat: the new process cannot take over in its first 2 s.
+      const first = await serve(`${backend}-other-1`, ['--instance-id', `${backend}-old`, '--heartbeat-ms', '2000']);
+      const log = join(temp.dir, `${backend}-other.log`);
+      const taskId = await call(first.url, log);
+      await until('the run to start', () => notes(log).find((n) => n.event === 'start'));
+      await kill9(first);
+      const killedAt = Date.now();
+      const second = await serve(`${backend}-other-2`, ['--instance-id', `${backend}-new`]);
+      const startedAt = Date.now();
+      await new Promise((r) => setTimeout(r, Math.max(0, 2_000 - (Date.now() - startedAt))));
+      const lastBeat = (await observer.listProcesses()).find((p) => p.instanceId === `${backend}-old`);
+      if (lastBeat && lastBeat.live) expect(await attempts(taskId)).toHaveLength(1);
+      const rerun = await until('the takeover after the heartbeat lapsed', async () => (await attempts(taskId)).find((e) => e.payload?.attempt === 2), LEASE_MS);
+      expect(rerun.payload?.leaseOwner).toBe(`${backend}-new`);
+      expect(rerun.at - killedAt).toBeLessThan(LEASE_MS - 3_000);
+      expect((await observer.listProcesses()).map((p) => p.instanceId)).not.toContain(`${backend}-old`);
+      expect(second.log()).toContain('processes stopped heartbeating; their leases were released');
+      writeFileSync(`${log}.release`, '');
+      expect((await pollModernTask(second.url, taskId)).status).toBe('completed');
+    });
+
+    it('a second live process with the same instance id exits 1 with one line', async () => {
+      await serve(`${backend}-dup-1`, ['--instance-id', `${backend}-dup`]);
+      const port = await freePort();
+      const run = await start(['serve', '--port', String(port), '--data-dir', join(temp.dir, `${backend}-dup-2`), ...shared(), '--instance-id', `${backend}-dup`]).done;
+      expect(run.code).toBe(1);
+      const lines = run.stderr.trim().split('\n');
+      expect(lines.at(-1)).toMatch(new RegExp(`instance id ${backend}-dup is held by a live serve process \\(host \\S+, pid \\d+`));
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+    });
+
+    it('a worker whose settings digest differs from the API process refuses to start (exit 1, one line)', async () => {
+      await serve(`${backend}-digest-api`, ['--no-worker', '--instance-id', `${backend}-api`]);
+      const run = await start(['worker', '--data-dir', join(temp.dir, `${backend}-digest-w`), ...shared(), '--instance-id', `${backend}-w`, '--runtime-limit-ms', '60000']).done;
+      expect(run.code).toBe(1);
+      expect(run.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`settings differ from API process ${backend}-api \\(settings digest [0-9a-f]{16}, this worker [0-9a-f]{16}\\)`));
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+      // The same settings start.
+      const same = start(['worker', '--data-dir', join(temp.dir, `${backend}-digest-w2`), ...shared(), '--instance-id', `${backend}-w2`]);
+      await same.stderrLine(/mcp-tasks: worker \S+ running/);
+      same.child.kill('SIGTERM');
+      const stopped = await same.done;
+      expect(stopped.code, stopped.stderr).toBe(0);
+    });
+  });
+}
