@@ -4,7 +4,7 @@ import { createDashboard, type Dashboard } from '../dashboard/http.js';
 import { viewerVerifier } from '../dashboard/verifier.js';
 import { TASK_SCOPES } from '../protocol/scopes.js';
 import { createTasksServer } from '../server/create-tasks-server.js';
-import { loadServerSecret } from '../server/signing-key.js';
+import { agreeOnServerSecret } from '../server/signing-key.js';
 import { TasksMetrics } from '../ops/metrics.js';
 import { handleProbe, type ProbeSources } from '../ops/probes.js';
 import type { ResolvedConfig } from './config/resolve.js';
@@ -12,7 +12,13 @@ import { resolveServeAuth, type ServeAuthOptions } from './serve-auth.js';
 import { registerProcess } from '../execution/process-registration.js';
 import { createConfiguredExecutor, defaultInstanceId, describeDenied, enforceConfiguredPins, openConfiguredStore, registrationFailure, resolveSettings } from './settings.js';
 import { onShutdownSignal } from './shutdown.js';
-import { UsageError } from './usage-error.js';
+import { StartupError, UsageError } from './usage-error.js';
+
+const SECRET_SHOWN = {
+  env: 'MCP_TASKS_SECRET (the store keeps its digest)',
+  'data-dir': '<data dir>/secret (the store keeps its digest)',
+  store: 'kept in the database (mcp_tasks.server_secret)',
+} as const;
 
 /** The modes of `mcp-tasks serve` that are not configuration (they choose what this one process is). */
 export interface ServeModes {
@@ -113,12 +119,24 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     await store.close();
     throw registrationFailure(error);
   });
+  // Every instance of one store signs cursors and requestStates with one secret; a different one is refused here.
+  const agreed = await agreeOnServerSecret(store.serverSecret, {
+    dataDir: settings.dataDir,
+    keptInStore: settings.store.kind === 'postgres',
+    env: settings.secret === undefined ? {} : { MCP_TASKS_SECRET: settings.secret },
+  }).catch(async (error: unknown) => {
+    listener?.close();
+    auth.close();
+    await registration.close();
+    await store.close();
+    throw new StartupError(`cannot agree on the server secret with store ${settings.storeShown}: ${error instanceof Error ? error.message : String(error)}`);
+  });
   const executor = createConfiguredExecutor(settings);
   const server = await createTasksServer({
     tools,
     store,
     executor,
-    secret: loadServerSecret(settings.dataDir, settings.secret === undefined ? {} : { MCP_TASKS_SECRET: settings.secret }),
+    secret: agreed.secret,
     ...(auth.authenticator ? { auth: auth.authenticator } : {}),
     ...(auth.oauth ? { oauth: auth.oauth } : {}),
     scopes: auth.scopes,
@@ -181,6 +199,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
       `  auth:     ${auth.describe}\n` +
       `  at rest:  ${settings.encryptionShown}\n` +
       `  executor: ${settings.executorMode}\n` +
+      `  secret:   ${SECRET_SHOWN[agreed.source]}\n` +
       (auth.scopes.scopedTools().length > 0 ? `  scopes:   ${auth.scopes.scopedTools().map((name) => `${name} needs ${auth.scopes.toolScopes(name).join(' ')}`).join(', ')}\n` : '') +
       `  probes:   http://${shownHost}:${port}/healthz, /readyz, /metrics\n` +
       (dashboard ? `  dashboard: http://${shownHost}:${port}/dashboard\n` : '') +

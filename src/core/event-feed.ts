@@ -7,8 +7,10 @@ import type { TaskEvent, TaskEventListener, TaskStore } from './store.js';
  * worker). One feed per process serves the service and an embedded worker alike. Events come from two sources,
  * merged and de-duplicated by `seq`, and reach subscribers in `seq` order per source:
  * - the local store's `onEvent` (immediate, for writes made by this process);
- * - one per-process tail of `task_events` every `tailIntervalMs`, for writes made by other processes on the same
- *   database. There is never one timer per waiting request.
+ * - one per-process tail of `task_events` for writes made by other processes on the same database: run at once when
+ *   the store pushes a commit ({@link TaskStore.watchCommits}: PostgreSQL LISTEN/NOTIFY), and every
+ *   `tailIntervalMs` regardless, the fallback that covers a dropped LISTEN connection and the only source on SQLite
+ *   (several processes on one file). There is never one timer per waiting request.
  */
 export class TaskEventFeed {
   private readonly byTask = new Map<string, Set<TaskEventListener>>();
@@ -18,6 +20,9 @@ export class TaskEventFeed {
   private cursor = 0;
   private tailTimer: NodeJS.Timeout | undefined;
   private tailing = false;
+  /** A wake-up arrived while a tail was reading: read once more when it ends (the wake may be past its read). */
+  private tailAgain = false;
+  private unwatch: (() => Promise<void>) | undefined;
   private readonly unsubscribeStore: () => void;
 
   constructor(
@@ -39,6 +44,11 @@ export class TaskEventFeed {
     this.cursor = await this.store.lastEventSeq();
     this.tailTimer = setInterval(() => void this.tail(), tailIntervalMs);
     this.tailTimer.unref();
+    this.unwatch = this.store.watchCommits?.((lastSeq) => {
+      // A commit whose events this process already has (its own, delivered by `onEvent`) needs no read.
+      if (lastSeq !== undefined && (lastSeq <= this.cursor || this.deliveredAhead.has(lastSeq))) return;
+      void this.tail();
+    });
   }
 
   /** Subscribe to events of one task; returns an unsubscribe function. */
@@ -65,19 +75,16 @@ export class TaskEventFeed {
 
   /** Read and deliver everything committed since the cursor (also callable directly, e.g. in tests). */
   async tail(): Promise<void> {
-    if (this.tailing) return;
+    if (this.tailing) {
+      this.tailAgain = true;
+      return;
+    }
     this.tailing = true;
     try {
-      for (;;) {
-        const events = await this.store.readEventsAfter(this.cursor, 500);
-        for (const event of events) {
-          this.cursor = event.seq;
-          if (this.deliveredAhead.delete(event.seq)) continue;
-          this.deliver(event);
-        }
-        if (events.length < 500) break;
-      }
-      for (const seq of this.deliveredAhead) if (seq <= this.cursor) this.deliveredAhead.delete(seq);
+      do {
+        this.tailAgain = false;
+        await this.tailOnce();
+      } while (this.tailAgain);
     } catch (error) {
       this.logger.warn({ err: error }, 'task event tail failed; retrying at the next interval');
     } finally {
@@ -85,9 +92,23 @@ export class TaskEventFeed {
     }
   }
 
-  /** Stop tailing and drop every subscriber. */
+  private async tailOnce(): Promise<void> {
+    for (;;) {
+      const events = await this.store.readEventsAfter(this.cursor, 500);
+      for (const event of events) {
+        this.cursor = event.seq;
+        if (this.deliveredAhead.delete(event.seq)) continue;
+        this.deliver(event);
+      }
+      if (events.length < 500) break;
+    }
+    for (const seq of this.deliveredAhead) if (seq <= this.cursor) this.deliveredAhead.delete(seq);
+  }
+
+  /** Stop tailing (and the store's commit push) and drop every subscriber. */
   close(): void {
     if (this.tailTimer) clearInterval(this.tailTimer);
+    void this.unwatch?.();
     this.unsubscribeStore();
     this.byTask.clear();
     this.global.clear();

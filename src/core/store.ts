@@ -10,6 +10,7 @@ import type {
   TaskRecord,
   TaskStatus,
 } from './task.js';
+import type { ServerSecretStore, SessionStore } from './session-store.js';
 
 /**
  * Kinds of rows in the append-only `task_events` log. Every change a requestor can observe (creation, status,
@@ -160,6 +161,9 @@ export type CreateAdmission =
  * `fault`; the server maps them to JSON-RPC errors in one place); a condition that does not hold is reported by the
  * return value (`undefined` / `false` / `[]`), never by an exception.
  */
+/** Told that events were committed elsewhere; `lastSeq` is the feed's last seq after that commit, if known. */
+export type CommitWatcher = (lastSeq: number | undefined) => void;
+
 export interface TaskStore extends LedgerStore {
   /**
    * Admit one more create of `quota.ownerKey` under its quotas, atomically across every process on the store: the
@@ -407,6 +411,21 @@ export interface TaskStore extends LedgerStore {
 
   /** Subscribe to events committed by this store instance; returns an unsubscribe function. */
   onEvent(listener: TaskEventListener): () => void;
+
+  /**
+   * Optional push of commits made by *other* processes (PostgreSQL: `LISTEN mcp_tasks_feed`): `wake` is called
+   * soon after any commit that appended events, with the feed's last seq after it when known. Best effort — a
+   * backend may miss notifications while reconnecting (it then calls `wake(undefined)`), so a reader keeps polling
+   * `readEventsAfter` as the fallback. Absent (SQLite): readers poll only.
+   * @returns the function that stops watching.
+   */
+  watchCommits?(wake: CommitWatcher): () => Promise<void>;
+
+  /** The v1 sessions kept next to the tasks, so any instance serves any session (issue 11 item 5). */
+  readonly sessions: SessionStore;
+
+  /** The record by which the instances of this store agree on one server secret. */
+  readonly serverSecret: ServerSecretStore;
 
   /**
    * The schema version the database has (`applied`, read from it now, so this also proves it answers) and the one

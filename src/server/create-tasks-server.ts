@@ -228,6 +228,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     maxRequestBodyBytes: limits.maxRequestBodyBytes,
     sessionIdleMs: limits.sessionIdleMs,
     maxSessions: limits.maxSessions,
+    sessions: options.store.sessions,
     ...(options.auth ? { auth: { authenticator: options.auth, scopes, ...(options.oauth ? { resource: protectedResource(options.oauth, scopes, deps.serverInfo.name) } : {}) } } : {}),
     scopes,
     allowedHosts: options.allowedHosts === undefined ? LOCALHOST_NAMES : options.allowedHosts,

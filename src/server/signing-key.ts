@@ -1,6 +1,7 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ServerSecretStore } from '../core/session-store.js';
 
 /**
  * The server secret that signs cursors (and, later, MRTR `requestState`): `MCP_TASKS_SECRET` when set, otherwise a
@@ -24,4 +25,63 @@ export function loadServerSecret(dataDir: string, env: NodeJS.ProcessEnv = proce
       return Buffer.from(readFileSync(path, 'utf8').trim(), 'base64url');
     }
   }
+}
+
+/** Where the secret of {@link agreeOnServerSecret} came from (shown at start). */
+export type ServerSecretSource = 'env' | 'data-dir' | 'store';
+
+/** Raised when this instance's secret is not the one the store's other instances use. */
+export class SecretMismatchError extends Error {
+  override readonly name = 'SecretMismatchError';
+}
+
+const SCRYPT_BYTES = 32;
+
+function digest(secret: Buffer, salt: string): Buffer {
+  return scryptSync(secret, Buffer.from(salt, 'base64url'), SCRYPT_BYTES);
+}
+
+/**
+ * The server secret every instance of one store must share (issue 11 item 5), agreed through the store's
+ * {@link ServerSecretStore} record; the first instance to start writes it:
+ * - `MCP_TASKS_SECRET` set (any store), or SQLite without it (`<dataDir>/secret`, see {@link loadServerSecret}):
+ *   the store keeps a salted scrypt digest (`verifier` mode), never the secret; an instance whose secret does not
+ *   match it is refused.
+ * - PostgreSQL without `MCP_TASKS_SECRET`: the secret is kept in the database (`kept` mode, random 32 bytes), readable
+ *   by whoever can read `mcp_tasks.server_secret`; every instance uses it. An instance that then brings
+ *   `MCP_TASKS_SECRET` must bring that same value.
+ * @throws SecretMismatchError naming what to fix, when this instance's secret differs from the recorded one.
+ */
+export async function agreeOnServerSecret(
+  store: ServerSecretStore,
+  options: { dataDir: string; keptInStore: boolean; env?: NodeJS.ProcessEnv; now?: number },
+): Promise<{ secret: Buffer; source: ServerSecretSource }> {
+  const env = options.env ?? process.env;
+  const fromEnv = env.MCP_TASKS_SECRET;
+  const now = options.now ?? Date.now();
+  if ((fromEnv === undefined || fromEnv.length === 0) && options.keptInStore) {
+    const record = await store.claimServerSecret({ mode: 'kept', secret: randomBytes(32).toString('base64url'), createdAt: now });
+    if (record.mode === 'kept') return { secret: Buffer.from(record.secret, 'base64url'), source: 'store' };
+    throw new SecretMismatchError('the instances of this store sign with MCP_TASKS_SECRET (the store keeps its digest): set the same MCP_TASKS_SECRET here');
+  }
+  const source: ServerSecretSource = fromEnv !== undefined && fromEnv.length > 0 ? 'env' : 'data-dir';
+  const secret = loadServerSecret(options.dataDir, env);
+  const salt = randomBytes(16).toString('base64url');
+  const record = await store.claimServerSecret({ mode: 'verifier', salt, verifier: digest(secret, salt).toString('base64url'), createdAt: now });
+  const matches =
+    record.mode === 'kept'
+      ? safeEqual(Buffer.from(record.secret, 'base64url'), secret)
+      : safeEqual(Buffer.from(record.verifier, 'base64url'), digest(secret, record.salt));
+  if (!matches) {
+    throw new SecretMismatchError(
+      source === 'env'
+        ? 'MCP_TASKS_SECRET differs from the secret the other instances of this store use: give every instance the same MCP_TASKS_SECRET'
+        : `the secret in ${join(options.dataDir, 'secret')} differs from the one the other instances of this store use: set the same MCP_TASKS_SECRET on every instance (or share the data directory)`,
+    );
+  }
+  return record.mode === 'kept' ? { secret: Buffer.from(record.secret, 'base64url'), source } : { secret, source };
+}
+
+function safeEqual(a: Buffer, b: Buffer): boolean {
+  return a.length === b.length && timingSafeEqual(a, b);
 }

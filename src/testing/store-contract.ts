@@ -630,6 +630,42 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
     describeResultChunkContract({ store: () => store, clock: () => clock, create });
     describeProcessRegistryContract({ store: () => store, clock: () => clock, create });
 
+    describe('sessions', () => {
+      const session = (sessionId: string, lastSeenAt = T0) => ({
+        sessionId,
+        ownerKey: 'owner-a',
+        protocolVersion: '2025-11-25',
+        initialize: { protocolVersion: '2025-11-25', capabilities: { elicitation: {} }, clientInfo: { name: 'c', version: '1' } },
+        createdAt: T0,
+        lastSeenAt,
+      });
+
+      it('keeps a session record verbatim and answers undefined for an unknown id', async () => {
+        await store.sessions.putSession(session('s-1'));
+        expect(await store.sessions.getSession('s-1')).toEqual(session('s-1'));
+        expect(await store.sessions.getSession('s-unknown')).toBeUndefined();
+      });
+
+      it('touch moves lastSeenAt forward only', async () => {
+        await store.sessions.putSession(session('s-2'));
+        await store.sessions.touchSession('s-2', T0 + 5_000);
+        await store.sessions.touchSession('s-2', T0 + 1_000);
+        expect((await store.sessions.getSession('s-2'))?.lastSeenAt).toBe(T0 + 5_000);
+      });
+
+      it('delete ends a session once; pruning takes only sessions idle since before the cutoff', async () => {
+        await store.sessions.putSession(session('s-3'));
+        expect(await store.sessions.deleteSession('s-3')).toBe(true);
+        expect(await store.sessions.deleteSession('s-3')).toBe(false);
+        expect(await store.sessions.getSession('s-3')).toBeUndefined();
+        await store.sessions.putSession(session('s-old', T0));
+        await store.sessions.putSession(session('s-new', T0 + 10_000));
+        expect(await store.sessions.deleteIdleSessions(T0 + 1, 100)).toBe(1);
+        expect(await store.sessions.getSession('s-old')).toBeUndefined();
+        expect(await store.sessions.getSession('s-new')).toBeDefined();
+      });
+    });
+
     describe('close', () => {
       it('commits writes still queued before it returns', async () => {
         const pending = create();

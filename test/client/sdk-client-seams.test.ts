@@ -86,7 +86,9 @@ describe('@modelcontextprotocol/client 2.4.0 seams', () => {
     try {
       const client = await sdkClient(server.url, 'legacy');
       expect(client.getNegotiatedProtocolVersion()).toBe('2025-11-25');
+      // Sessions outlive a process (they are in the store); one the store no longer has (pruned or deleted) is lost.
       await server.server.http.legacySessions.close();
+      expect(await server.store.sessions.deleteIdleSessions(Number.MAX_SAFE_INTEGER, 100)).toBe(1);
       const error = await client.request({ method: 'tasks/get', params: { taskId: 'x' } }, z.looseObject({})).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(SdkHttpError);
       expect((error as SdkHttpError).status).toBe(404);

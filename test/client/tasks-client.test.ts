@@ -16,6 +16,7 @@ import {
   type TaskSnapshot,
 } from '../../src/client/index.js';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
+import { openSqliteTaskStore } from '../../src/store/sqlite/sqlite-task-store.js';
 import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { countingTools, RequestLog, startDroppingProxy } from './support.js';
@@ -222,7 +223,10 @@ describe.each(GENERATIONS)('TasksClient over MCP $protocol (tasks $generation)',
     }
   });
 
-  it('keeps waiting across a server restart (backoff on connection errors; a lost 2025 session is re-initialised)', async () => {
+  it.each([
+    { sessionLost: false, shown: 'the 2025 session survives: it is in the store' },
+    { sessionLost: true, shown: 'a 2025 session the store no longer has is re-initialised' },
+  ])('keeps waiting across a server restart (backoff on connection errors; $shown)', async ({ sessionLost }) => {
     const dir = makeTempDir('mcp-tasks-restart-');
     const dbPath = join(dir.dir, 'tasks.db');
     let server = await startTasksServer({ tools: counting.tools, dbPath, limits: { pollIntervalMs: POLL_INTERVAL_MS } });
@@ -236,12 +240,17 @@ describe.each(GENERATIONS)('TasksClient over MCP $protocol (tasks $generation)',
       const waiting = client.resume(created.taskId, { timeoutMs: 30_000, onUpdate: (snapshot) => statuses.push(snapshot.status) });
       await sleep(300);
       await server.close();
+      if (sessionLost) {
+        const offline = openSqliteTaskStore({ path: dbPath });
+        await offline.sessions.deleteIdleSessions(Number.MAX_SAFE_INTEGER, 100);
+        await offline.close();
+      }
       await sleep(400);
       server = await startTasksServer({ tools: counting.tools, dbPath, limits: { pollIntervalMs: POLL_INTERVAL_MS } });
       proxy.retarget(server.url);
       await expect(waiting).resolves.toMatchObject({ content: [{ text: 'Computed restart after 1s' }] });
       expect(log.count('tools/call')).toBe(1);
-      if (generation === 'v1') expect(log.count('initialize')).toBe(2);
+      if (generation === 'v1') expect(log.count('initialize')).toBe(sessionLost ? 2 : 1);
     } finally {
       await proxy.close();
       await server.close();

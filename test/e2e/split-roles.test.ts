@@ -3,46 +3,32 @@
  * one store — one SQLite file, and one PostgreSQL database. Observed only through HTTP, the store's rows and
  * events (read through the store port) and the tool's own side-effect log.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskStore } from '../../src/core/store.js';
 import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { ensureBuilt } from '../cli/support.js';
+import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { startServerProcess, startWorkerProcess, type ServerProcess, type WorkerProcess } from '../helpers/server-process.js';
+import { eventually, runNotes } from '../helpers/run-notes.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 
 const TOOLS = resolve(import.meta.dirname, '../fixtures/worker-tools.mjs');
 const LEASE_MS = 1_500;
 
-interface Note {
-  event: 'start' | 'abort' | 'done';
-  taskId: string;
-  pid: number;
-  at: number;
-  reason?: string;
+async function openRawClient(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  return client;
 }
 
-function notes(log: string): Note[] {
-  try {
-    return readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Note);
-  } catch {
-    return [];
-  }
-}
-
-async function until<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 15_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const notes = runNotes;
+/** Polls every 25 ms. */
+const until = <T>(what: string, probe: () => T | Promise<T>, timeoutMs = 15_000) => eventually(what, probe, timeoutMs, 25);
 
 for (const backend of ['sqlite', 'postgres'] as const) {
   describe(`split roles on ${backend}: serve --no-worker + mcp-tasks worker`, () => {
@@ -178,6 +164,34 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect((await pollModernTask(server.url, long)).status).toBe('completed');
       expect(await leaseOwnersOf(long)).toEqual(['worker-4', 'worker-5']);
       expect(draining.log()).toMatch(/"reason":"shutdown".*tool run aborted; its outcome is discarded/);
+    });
+
+    if (backend === 'postgres') it('pg_terminate_backend of every LISTEN connection loses no pick-up and no cancel (reconnect + poll fallback)', async () => {
+      const server = await api();
+      await worker('worker-6');
+      const admin = await openRawClient(storeArg);
+      try {
+        const listeners = async () =>
+          (await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'mcp-tasks-listen'")).rows.map((r) => r.pid);
+        // The API process and the worker each keep one LISTEN connection.
+        const before = await until('both LISTEN connections', async () => ((await listeners()).length === 2 ? listeners() : undefined));
+        await admin.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [before]);
+        const log = join(temp.dir, 'listen-drop.log');
+        const taskId = await call(server.url, { log });
+        await until('the worker to pick the task up', () => notes(log).find((n) => n.event === 'start'), 5_000);
+        await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'mcp-tasks-listen'");
+        expect((await postModern(server.url, 'tasks/cancel', { taskId })).body.result).toBeDefined();
+        const abort = await until('the abort in the worker', () => notes(log).find((n) => n.event === 'abort'), 5_000);
+        expect(abort.reason).toBe('cancelled');
+        // Both came back on new connections.
+        const after = await until('the LISTEN connections to come back', async () => {
+          const pids = await listeners();
+          return pids.length === 2 && pids.every((pid) => !before.includes(pid)) ? pids : undefined;
+        });
+        expect(after).toHaveLength(2);
+      } finally {
+        await admin.end();
+      }
     });
   });
 }

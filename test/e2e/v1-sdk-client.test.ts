@@ -404,7 +404,7 @@ describe('2025-11-25 tasks across a server restart on the same SQLite file', () 
   const auth = new TokenFileAuthenticator({ tokens: [{ token: TOKENS.alice, issuer: ISSUER, subject: 'alice', tenant: 'acme' }] });
   afterAll(() => temp.remove());
 
-  it('R48 after a restart on the same SQLite file the old session id gets HTTP 404 and a new session of the same owner reads the old completed task and its result', async () => {
+  it('R48 after a restart on the same SQLite file the old session goes on (its record is in the store); once DELETEd its id gets HTTP 404 and a new session of the same owner reads the old completed task and its result', async () => {
     const first = await startTasksServer({ tools: conformanceFixtureTools(), auth, dbPath, limits: LIMITS });
     let session: V1HttpClient | undefined;
     let taskId: string;
@@ -422,19 +422,19 @@ describe('2025-11-25 tasks across a server restart on the same SQLite file', () 
 
     const second = await startTasksServer({ tools: conformanceFixtureTools(), auth, dbPath, limits: LIMITS });
     try {
-      // The same SDK client transport, resuming its old session id against the restarted server.
+      // The same SDK client transport, resuming its old session id against the restarted server: rebuilt from the store.
       const http = new HttpRecorder({ token: TOKENS.alice });
       const stale = new StreamableHTTPClientTransport(new URL(second.url), { fetch: http.fetch, sessionId: oldSessionId });
       const staleClient = new V1Client({ name: 'stale', version: '1.0.0' });
       await staleClient.connect(stale);
-      await expect(staleClient.listTools()).rejects.toThrow();
-      expect(http.lastStatus('tools/list')).toBe(404);
+      await expect(staleClient.listTools()).resolves.toMatchObject({ tools: expect.any(Array) });
+      expect(http.lastStatus('tools/list')).toBe(200);
+      const headers = { authorization: `Bearer ${TOKENS.alice}`, 'mcp-session-id': String(oldSessionId), 'mcp-protocol-version': '2025-11-25' };
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { taskId } });
+      expect((await postRaw(second.url, body, headers)).body.result).toMatchObject({ taskId, status: 'completed' });
+      await stale.terminateSession();
       await staleClient.close();
-      const raw = await postRaw(second.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { taskId } }), {
-        authorization: `Bearer ${TOKENS.alice}`,
-        'mcp-session-id': String(oldSessionId),
-        'mcp-protocol-version': '2025-11-25',
-      });
+      const raw = await postRaw(second.url, body, headers);
       expect(raw.status).toBe(404);
 
       const fresh = await connectV1Http(second.url, { token: TOKENS.alice });

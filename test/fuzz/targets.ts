@@ -89,7 +89,8 @@ export interface ServeProcess {
 export function spawnServe(args: string[], env: Record<string, string> = {}, stdio: 'pipe' | 'http' = 'http'): ServeProcess {
   const child = spawn(process.execPath, [MAIN, 'serve', ...args], {
     stdio: [stdio === 'pipe' ? 'pipe' : 'ignore', stdio === 'pipe' ? 'pipe' : 'ignore', 'pipe'],
-    env: { ...process.env, ...env },
+    // Processes of one store must share its secret (issue 11): one value for every process the fuzzer starts.
+    env: { MCP_TASKS_SECRET: 'fuzz-shared-secret-0123456789abcdef', ...process.env, ...env },
   });
   let stderr = '';
   child.stderr?.on('data', (chunk) => (stderr += chunk));

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { JsonObject, TaskRecord } from '../../core/task.js';
 import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, ErrorCode, PROTOCOL_VERSION_META_KEY, V1_PROTOCOL_VERSION, V2_PROTOCOL_VERSION } from '../../protocol/constants.js';
 import type { CallPlan } from '../../service/call-plan.js';
@@ -96,9 +97,9 @@ export class FastPath {
     return false;
   }
 
-  private async legacy(request: IncomingMessage, response: ServerResponse, body: PlainRequest, identity: CallerIdentity, sessionId: string): Promise<boolean> {
+  private async legacy(request: IncomingMessage & { auth?: AuthInfo }, response: ServerResponse, body: PlainRequest, identity: CallerIdentity, sessionId: string): Promise<boolean> {
     if (body.method !== 'tasks/get' && body.method !== 'tasks/result' && body.method !== 'tools/call' && body.method !== 'resources/read') return false;
-    const server = this.sessions.lookup(sessionId, identity.ownerKey);
+    const server = await this.sessions.lookup(sessionId, identity.ownerKey, request.auth);
     if (!server) return false;
     const version = request.headers['mcp-protocol-version'];
     if (server.getNegotiatedProtocolVersion() !== V1_PROTOCOL_VERSION || (version !== undefined && version !== V1_PROTOCOL_VERSION)) return false;

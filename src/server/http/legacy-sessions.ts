@@ -1,28 +1,52 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isInitializeRequest, type AuthInfo, type McpServerFactory, type Server } from '@modelcontextprotocol/server';
-import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import {
+  isInitializeRequest,
+  WebStandardStreamableHTTPServerTransport,
+  type AuthInfo,
+  type McpServerFactory,
+  type Server,
+} from '@modelcontextprotocol/server';
+import { toNodeHandler, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
 import type { Logger } from '../../core/logger.js';
+import type { SessionRecord, SessionStore } from '../../core/session-store.js';
+import type { JsonObject } from '../../core/task.js';
 import { ErrorCode } from '../../protocol/constants.js';
 import { isJsonRpcResponse } from '../v1-input.js';
 import { writeJsonRpcError } from './respond.js';
 
 interface Session {
-  transport: NodeStreamableHTTPServerTransport;
+  transport: WebStandardStreamableHTTPServerTransport;
+  serve: NodeMcpRequestHandler;
   server: Server;
   ownerKey: string;
   lastSeenAt: number;
+  /** When this instance last wrote `lastSeenAt` to the store. */
+  touchedAt: number;
 }
 
+/** Id of the replayed `initialize` that rebuilds a session on another instance (its answer goes nowhere). */
+const RESTORE_ID = 'mcp-tasks-restore';
+/** How often the local copies are checked against the store, so a DELETE on another instance ends their streams (ms). */
+const RECHECK_MS = 2_000;
+
 /**
- * The sessionful v1-generation (2025-11-25) leg: one SDK server and one streamable HTTP transport (POST, GET stream, DELETE) per
- * `Mcp-Session-Id`. Sessions carry no task state — tasks live in the store and are bound to the owner, so after a
- * restart an unknown session gets 404, the client initialises again and the same owner reads its old tasks.
+ * The sessionful v1-generation (2025-11-25) leg: one SDK server and one streamable HTTP transport (POST, GET stream,
+ * DELETE) per `Mcp-Session-Id`, rebuilt on demand on any instance (issue 11 item 5). The session record (owner,
+ * negotiated version, the client's `initialize` params) is kept in the store when the session starts, so a request
+ * of the session that reaches an instance which never saw it rebuilds the session there by replaying that
+ * `initialize` into a fresh server and transport with the same id; every request first reads the record, so a
+ * DELETE on any instance (which removes it) ends the session everywhere — other instances close their local copy
+ * at the next request or within {@link RECHECK_MS}. Sessions carry no task state — tasks live in the store, bound
+ * to the owner — so an id unknown to the store gets HTTP 404 and the client initialises again and reads its tasks.
  * A session is bound to the owner that created it; another owner presenting its id gets the same 404.
  */
 export class LegacySessions {
   private readonly sessions = new Map<string, Session>();
-  private readonly sweeper: NodeJS.Timeout;
+  /** Sessions being rebuilt here, so concurrent requests of one session rebuild it once. */
+  private readonly restoring = new Map<string, Promise<Session | undefined>>();
+  private readonly timers: NodeJS.Timeout[] = [];
+  private checking = false;
 
   constructor(
     private readonly factory: McpServerFactory,
@@ -30,30 +54,24 @@ export class LegacySessions {
     private readonly idleMs: number,
     /** Most sessions kept at once; a new one closes the least recently used (sessions hold no task state). */
     private readonly maxSessions: number,
+    private readonly store: SessionStore,
   ) {
-    this.sweeper = setInterval(() => this.closeIdle(), Math.min(idleMs, 60_000));
-    this.sweeper.unref();
+    const sweeper = setInterval(() => void this.closeIdle(), Math.min(idleMs, 60_000));
+    const recheck = setInterval(() => void this.recheck(), RECHECK_MS);
+    sweeper.unref();
+    recheck.unref();
+    this.timers.push(sweeper, recheck);
   }
 
   /**
-   * The SDK server of a live session of `ownerKey` (the fast path answers hot requests of it directly), marking
-   * the session as used; `undefined` for an unknown session or another owner's.
+   * The SDK server of a live session of `ownerKey` (the fast path answers hot requests of it directly), rebuilt
+   * here from the store if this instance does not hold it; `undefined` for an unknown session or another owner's.
    */
-  lookup(sessionId: string, ownerKey: string): Server | undefined {
-    return this.touch(sessionId, ownerKey)?.server;
+  async lookup(sessionId: string, ownerKey: string, authInfo?: AuthInfo): Promise<Server | undefined> {
+    return (await this.resolve(sessionId, ownerKey, authInfo))?.server;
   }
 
-  /** The live session of `ownerKey`, marked as just used (Map order is recency order, so eviction takes the oldest). */
-  private touch(sessionId: string, ownerKey: string): Session | undefined {
-    const session = this.sessions.get(sessionId);
-    if (!session || session.ownerKey !== ownerKey) return undefined;
-    session.lastSeenAt = Date.now();
-    this.sessions.delete(sessionId);
-    this.sessions.set(sessionId, session);
-    return session;
-  }
-
-  /** Number of open sessions. */
+  /** Number of sessions open on this instance. */
   get size(): number {
     return this.sessions.size;
   }
@@ -62,12 +80,12 @@ export class LegacySessions {
   async handle(request: IncomingMessage & { auth?: AuthInfo }, response: ServerResponse, parsedBody: unknown, ownerKey: string): Promise<void> {
     const sessionId = request.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
-      const session = this.touch(sessionId, ownerKey);
+      const session = await this.resolve(sessionId, ownerKey, request.auth);
       if (!session) {
         writeJsonRpcError(response, 404, null, -32001, 'Session not found');
         return;
       }
-      await session.transport.handleRequest(request, response, parsedBody);
+      await session.serve(request, response, parsedBody);
       return;
     }
     if (request.method === 'POST' && isJsonRpcResponse(parsedBody)) {
@@ -78,51 +96,158 @@ export class LegacySessions {
       writeJsonRpcError(response, 400, null, -32000, 'Bad Request: Mcp-Session-Id header is required');
       return;
     }
-    const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => {
-        this.evictBeyond(this.maxSessions - 1);
-        this.sessions.set(id, { transport, server, ownerKey, lastSeenAt: Date.now() });
-      },
-      onsessionclosed: (id) => {
-        this.sessions.delete(id);
-      },
+    const initialize = (parsedBody as { params: JsonObject }).params;
+    const session = await this.open(undefined, ownerKey, request.auth, async (id, server) => {
+      // Written before the initialize answer leaves, so the client's next request finds it on any instance.
+      const now = Date.now();
+      const protocolVersion = server.getNegotiatedProtocolVersion() ?? String(initialize.protocolVersion);
+      await this.store.putSession({ sessionId: id, ownerKey, protocolVersion, initialize, createdAt: now, lastSeenAt: now });
     });
-    const server = (await this.factory({ era: 'legacy', ...(request.auth ? { authInfo: request.auth } : {}) })) as Server;
-    transport.onclose = () => {
-      if (transport.sessionId) this.sessions.delete(transport.sessionId);
-      void server.close().catch(() => {});
-    };
-    await server.connect(transport);
-    await transport.handleRequest(request, response, parsedBody);
+    await session.serve(request, response, parsedBody);
   }
 
-  /** Close every session. */
+  /** Close every session held here (their records stay: other instances, or this one restarted, go on serving them). */
   async close(): Promise<void> {
-    clearInterval(this.sweeper);
+    for (const timer of this.timers.splice(0)) clearInterval(timer);
     const sessions = [...this.sessions.values()];
     this.sessions.clear();
     await Promise.allSettled(sessions.map((session) => session.transport.close()));
   }
 
+  /**
+   * The session `sessionId` of `ownerKey`: the store decides whether it exists (a local copy of a session deleted
+   * elsewhere is closed); held here, or rebuilt from its record.
+   */
+  private async resolve(sessionId: string, ownerKey: string, authInfo: AuthInfo | undefined): Promise<Session | undefined> {
+    const record = await this.store.getSession(sessionId);
+    if (!record) {
+      this.drop(sessionId, 'legacy session ended elsewhere; closing the local copy');
+      return undefined;
+    }
+    if (record.ownerKey !== ownerKey) return undefined;
+    const local = this.touch(sessionId, ownerKey);
+    if (local) return local;
+    let restoring = this.restoring.get(sessionId);
+    if (!restoring) {
+      restoring = this.restore(record, authInfo).finally(() => this.restoring.delete(sessionId));
+      this.restoring.set(sessionId, restoring);
+    }
+    return restoring;
+  }
+
+  /** Rebuild a session of another instance (or of this one before a restart) from its record. */
+  private async restore(record: SessionRecord, authInfo: AuthInfo | undefined): Promise<Session | undefined> {
+    const session = await this.open(record.sessionId, record.ownerKey, authInfo);
+    const post = async (message: Record<string, unknown>): Promise<number> => {
+      const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      if (message.method !== 'initialize') {
+        headers['mcp-session-id'] = record.sessionId;
+        headers['mcp-protocol-version'] = record.protocolVersion;
+      }
+      const body = JSON.stringify(message);
+      const answer = await session.transport.handleRequest(new Request('http://localhost/mcp', { method: 'POST', headers, body }), {
+        parsedBody: message,
+        ...(authInfo ? { authInfo } : {}),
+      });
+      await answer.text();
+      return answer.status;
+    };
+    const initialized = await post({ jsonrpc: '2.0', id: RESTORE_ID, method: 'initialize', params: record.initialize });
+    const notified = initialized === 200 ? await post({ jsonrpc: '2.0', method: 'notifications/initialized' }) : initialized;
+    if (initialized !== 200 || notified >= 300) {
+      this.logger.warn({ status: initialized }, 'rebuilding a legacy session from its record failed');
+      this.drop(record.sessionId, 'legacy session could not be rebuilt');
+      return undefined;
+    }
+    this.logger.debug({}, 'legacy session rebuilt from the store');
+    return session;
+  }
+
+  /**
+   * A fresh server and transport for the session `sessionId` (minted when `undefined`), held here once initialised.
+   * `recorded` runs inside the SDK's `onsessioninitialized`, before the initialize answer is sent.
+   */
+  private async open(sessionId: string | undefined, ownerKey: string, authInfo: AuthInfo | undefined, recorded?: (id: string, server: Server) => Promise<void>): Promise<Session> {
+    const server = (await this.factory({ era: 'legacy', ...(authInfo ? { authInfo } : {}) })) as Server;
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => sessionId ?? randomUUID(),
+      onsessioninitialized: async (id) => {
+        await recorded?.(id, server);
+        this.evictBeyond(this.maxSessions - 1);
+        const now = Date.now();
+        this.sessions.set(id, session);
+        session.lastSeenAt = now;
+        session.touchedAt = now;
+      },
+      // HTTP DELETE: the session ends on every instance.
+      onsessionclosed: async (id) => {
+        this.sessions.delete(id);
+        await this.store.deleteSession(id);
+      },
+    });
+    const session: Session = { transport, serve: toNodeHandler({ fetch: (request, options) => transport.handleRequest(request, options) }), server, ownerKey, lastSeenAt: 0, touchedAt: 0 };
+    transport.onclose = () => {
+      if (transport.sessionId && this.sessions.get(transport.sessionId) === session) this.sessions.delete(transport.sessionId);
+      void server.close().catch(() => {});
+    };
+    await server.connect(transport);
+    return session;
+  }
+
+  /** The live session of `ownerKey`, marked as just used (Map order is recency order, so eviction takes the oldest). */
+  private touch(sessionId: string, ownerKey: string): Session | undefined {
+    const session = this.sessions.get(sessionId);
+    if (!session || session.ownerKey !== ownerKey) return undefined;
+    const now = Date.now();
+    session.lastSeenAt = now;
+    this.sessions.delete(sessionId);
+    this.sessions.set(sessionId, session);
+    // The store's lastSeenAt decides idle pruning for every instance; written at most every idleMs / 4.
+    if (now - session.touchedAt >= this.idleMs / 4) {
+      session.touchedAt = now;
+      void this.store.touchSession(sessionId, now).catch((error: unknown) => this.logger.debug({ err: error }, 'touching a legacy session failed'));
+    }
+    return session;
+  }
+
+  /** Close the local copy of `sessionId`, if any (its record is not touched). */
+  private drop(sessionId: string, why: string): void {
+    const session = this.sessions.get(sessionId);
+    if (!session) return;
+    this.sessions.delete(sessionId);
+    this.logger.info({}, why);
+    void session.transport.close().catch(() => {});
+  }
+
   /** Close the least recently used sessions until at most `limit` remain. */
   private evictBeyond(limit: number): void {
-    for (const [id, session] of this.sessions) {
+    for (const id of this.sessions.keys()) {
       if (this.sessions.size <= limit) break;
-      this.sessions.delete(id);
-      this.logger.info({}, 'closing the least recently used legacy session (session limit reached)');
-      void session.transport.close().catch(() => {});
+      this.drop(id, 'closing the least recently used legacy session (session limit reached)');
     }
   }
 
-  private closeIdle(): void {
+  /** Close local copies idle here for `idleMs`, and delete records no instance has used for that long. */
+  private async closeIdle(): Promise<void> {
     const cutoff = Date.now() - this.idleMs;
     for (const [id, session] of this.sessions) {
-      if (session.lastSeenAt < cutoff) {
-        this.sessions.delete(id);
-        this.logger.info({}, 'closing idle legacy session');
-        void session.transport.close().catch(() => {});
+      if (session.lastSeenAt < cutoff) this.drop(id, 'closing idle legacy session');
+    }
+    await this.store.deleteIdleSessions(cutoff, 1_000).catch((error: unknown) => this.logger.debug({ err: error }, 'pruning idle legacy sessions failed'));
+  }
+
+  /** Close local copies whose record is gone (a DELETE on another instance, or pruned). */
+  private async recheck(): Promise<void> {
+    if (this.checking || this.sessions.size === 0) return;
+    this.checking = true;
+    try {
+      for (const id of [...this.sessions.keys()]) {
+        if (!(await this.store.getSession(id))) this.drop(id, 'legacy session ended elsewhere; closing the local copy');
       }
+    } catch (error) {
+      this.logger.debug({ err: error }, 'checking legacy sessions against the store failed');
+    } finally {
+      this.checking = false;
     }
   }
 }

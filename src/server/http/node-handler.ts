@@ -13,6 +13,7 @@ import { LegacySessions } from './legacy-sessions.js';
 import { ResourceMetadataRoute } from './resource-metadata.js';
 import { isTaskListenRequest, type TaskListenRoute } from './task-listen.js';
 import type { FastPath } from './fast-path.js';
+import type { SessionStore } from '../../core/session-store.js';
 import { writeJsonRpcError } from './respond.js';
 
 /** Options of the HTTP front door. */
@@ -26,6 +27,8 @@ export interface HttpFrontOptions {
   sessionIdleMs: number;
   /** Most legacy sessions kept at once. */
   maxSessions: number;
+  /** Where legacy sessions are recorded, so every instance on the store serves them (issue 11 item 5). */
+  sessions: SessionStore;
   /**
    * Bearer-token authentication (with the method-level scopes, and the protected-resource metadata when an
    * authorization server issues the tokens); without it every request is the `anonymous` owner with every scope.
@@ -81,7 +84,7 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
     onerror: (error) => options.logger.debug({ err: error }, 'modern request rejected'),
   });
   const modernNode = toNodeHandler({ fetch: async (request, requestOptions) => withSpecErrorStatus(await modern.fetch(request, requestOptions)) });
-  const legacySessions = new LegacySessions(options.factory, options.logger, options.sessionIdleMs, options.maxSessions);
+  const legacySessions = new LegacySessions(options.factory, options.logger, options.sessionIdleMs, options.maxSessions, options.sessions);
   const fastPath = options.fastPath?.(legacySessions);
   const checkHost = options.allowedHosts ? hostHeaderValidation(options.allowedHosts) : undefined;
   const checkOrigin = options.allowedOrigins ? originValidation(options.allowedOrigins) : undefined;

@@ -10,6 +10,8 @@ export interface PostgresMigration {
 
 /** Everything lives in one schema, so the store can share a database with an application's own tables. */
 export const SCHEMA = 'mcp_tasks';
+/** The LISTEN/NOTIFY channel of the event feed: the payload is the feed counter after the notifying commit. */
+export const FEED_CHANNEL = 'mcp_tasks_feed';
 
 /**
  * The schema of migration 1 mirrors the SQLite store's (same columns, same meaning), with three differences that
@@ -210,8 +212,47 @@ CREATE TABLE ${SCHEMA}.processes (
 );
 `;
 
+/**
+ * Cross-process wake-ups (issue 11 item 4): every commit that moves the feed counter also sends
+ * `NOTIFY mcp_tasks_feed, '<last_seq>'`. PostgreSQL delivers a notification only when its transaction commits, in
+ * commit order, so a listener that tails the feed on each one sees new events within a round trip; the payload lets
+ * a listener skip a tail for seqs it already has. The trigger covers every path that appends events.
+ */
+const V7_FEED_NOTIFY = `
+CREATE FUNCTION ${SCHEMA}.notify_feed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('${FEED_CHANNEL}', NEW.last_seq::text);
+  RETURN NULL;
+END
+$$;
+CREATE TRIGGER task_feed_notify AFTER UPDATE ON ${SCHEMA}.task_feed FOR EACH ROW EXECUTE FUNCTION ${SCHEMA}.notify_feed();
+`;
+
+/** v1 sessions shared by every instance (issue 11 item 5); see `core/session-store.ts`. */
+const V8_SESSIONS = `
+CREATE TABLE ${SCHEMA}.sessions (
+  session_id       text   NOT NULL PRIMARY KEY,
+  owner_key        text   NOT NULL,
+  protocol_version text   NOT NULL,
+  initialize       text   NOT NULL,
+  created_at       bigint NOT NULL,
+  last_seen_at     bigint NOT NULL
+);
+CREATE INDEX sessions_by_last_seen ON ${SCHEMA}.sessions (last_seen_at);
+
+-- One row: how the instances of this store agree on the server secret (see server/signing-key.ts).
+CREATE TABLE ${SCHEMA}.server_secret (
+  id         bigint NOT NULL PRIMARY KEY CHECK (id = 1),
+  mode       text NOT NULL CHECK (mode IN ('verifier', 'kept')),
+  salt       text,
+  verifier   text,
+  secret     text,
+  created_at bigint NOT NULL
+);
+`;
+
 /** Per-owner quotas (issue 10 §2), as in the SQLite store: admitted creates of the window, active tasks by owner. */
-const V7_OWNER_QUOTAS = `
+const V9_OWNER_QUOTAS = `
 CREATE TABLE ${SCHEMA}.owner_creates (
   task_id    text   NOT NULL PRIMARY KEY,
   owner_key  text   NOT NULL,
@@ -222,8 +263,8 @@ CREATE INDEX owner_creates_by_time ON ${SCHEMA}.owner_creates (created_at);
 CREATE INDEX tasks_active_by_owner ON ${SCHEMA}.tasks (owner_key) WHERE status IN ('working', 'input_required');
 `;
 
-/** Large results (issue 10 §2), as SQLite migration 9: chunks of a result above `maxResultBytes`, deleted with the task. */
-const V8_RESULT_CHUNKS = `
+/** Large results (issue 10 §2), as SQLite migration 10: chunks of a result above `maxResultBytes`, deleted with the task. */
+const V10_RESULT_CHUNKS = `
 CREATE TABLE ${SCHEMA}.result_chunks (
   task_id     text    NOT NULL REFERENCES ${SCHEMA}.tasks (task_id) ON DELETE CASCADE,
   chunk_index integer NOT NULL,
@@ -240,8 +281,10 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 4, name: 'timeline index', sql: V4_TIMELINE_INDEX },
   { version: 5, name: 'idempotency keys, operation ledger, audit log', sql: V5_LEDGER },
   { version: 6, name: 'process registry', sql: V6_PROCESS_REGISTRY },
-  { version: 7, name: 'owner quotas', sql: V7_OWNER_QUOTAS },
-  { version: 8, name: 'result chunks', sql: V8_RESULT_CHUNKS },
+  { version: 7, name: 'feed notify', sql: V7_FEED_NOTIFY },
+  { version: 8, name: 'sessions and server secret', sql: V8_SESSIONS },
+  { version: 9, name: 'owner quotas', sql: V9_OWNER_QUOTAS },
+  { version: 10, name: 'result chunks', sql: V10_RESULT_CHUNKS },
 ]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */

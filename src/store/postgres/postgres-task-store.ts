@@ -3,7 +3,7 @@ import type { Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { StoreError } from '../../core/store-error.js';
 import { ADMISSION_IN_FLIGHT_MS, checkInputRequests, checkResultChunks, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys } from '../../core/store-rules.js';
-import { MAX_TOOL_STATE_KEYS, type CreateAdmission, type CreateQuota, type TaskBrowseQuery, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
+import { MAX_TOOL_STATE_KEYS, type CreateAdmission, type CommitWatcher, type CreateQuota, type TaskBrowseQuery, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
 import type { InputRequestRecord, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord } from '../../core/task.js';
 import { outcomeBody, RowCodec, toEvent, toOutcome, type EventRow, type InputRequestRow, type TaskRow } from '../codec.js';
@@ -12,7 +12,10 @@ import { toProcess, type ProcessRow } from '../process-row.js';
 import type { NewProcessEntry, ProcessRecord, RegisterProcessResult } from '../../core/process-record.js';
 import { PostgresBatcher, type BatchTx, type MergedWork, type PostgresBatchStats, type Query, type Settled, type StagedEvent } from './batch.js';
 import { createPool, sqlState, toStoreError, type PostgresConnectionOptions } from './connection.js';
+import { listenForCommits } from './feed-listener.js';
 import { applyAnswers, parkForInput } from './input-requests.js';
+import type { ServerSecretStore, SessionStore } from '../../core/session-store.js';
+import { serverSecretTable, sessionTable } from '../session-table.js';
 import { migrate, POSTGRES_MIGRATIONS, SCHEMA } from './migrations.js';
 import { SQL } from './sql.js';
 import { LEDGER_SQL } from './ledger-sql.js';
@@ -62,6 +65,11 @@ export class PostgresTaskStore implements TaskStore {
   /** The insert parameters of each create, made once (a batch retried after a deadlock, or settled later, reuses them). */
   private readonly params = new WeakMap<NewTask, ReturnType<RowCodec['newTaskParams']>>();
   private closing: Promise<void> | undefined;
+  private readonly watchers = new Set<() => Promise<void>>();
+  /** v1 sessions in `mcp_tasks.sessions` (see {@link SessionStore}); single statements on the pool. */
+  readonly sessions: SessionStore = sessionTable((action, sql, params) => this.read(action, sql, params), `${SCHEMA}.sessions`, (n) => `$${n}`);
+  /** The server-secret record of this database (see {@link ServerSecretStore}). */
+  readonly serverSecret: ServerSecretStore = serverSecretTable((action, sql, params) => this.read(action, sql, params), `${SCHEMA}.server_secret`, (n) => `$${n}`);
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -70,6 +78,7 @@ export class PostgresTaskStore implements TaskStore {
     appliedMigrations: number[],
     options: { maxBatch: number; maxInFlight: number },
     private readonly codec: RowCodec,
+    private readonly connection: PostgresConnectionOptions,
   ) {
     this.appliedMigrations = Object.freeze(appliedMigrations);
     this.listeners = new TaskEventListeners(logger);
@@ -105,7 +114,7 @@ export class PostgresTaskStore implements TaskStore {
       return new PostgresTaskStore(pool, options.clock, logger, applied, {
         maxBatch: Math.max(1, Math.floor(options.maxBatchSize ?? 256)),
         maxInFlight: Math.max(1, Math.floor(options.maxInFlightBatches ?? 2)),
-      }, new RowCodec(options.encryption));
+      }, new RowCodec(options.encryption), options);
     } catch (error) {
       await pool.end().catch(() => undefined);
       throw toStoreError(error, 'open');
@@ -525,9 +534,32 @@ export class PostgresTaskStore implements TaskStore {
     return this.listeners.add(listener);
   }
 
+  /**
+   * Wake-ups for commits of any process on this database over one dedicated `LISTEN mcp_tasks_feed` connection
+   * (`application_name` `<applicationName>-listen`), reconnecting with backoff; see {@link listenForCommits}.
+   */
+  watchCommits(wake: CommitWatcher): () => Promise<void> {
+    const stop = listenForCommits(
+      {
+        url: this.connection.url,
+        connectTimeoutMs: Math.max(1, Math.floor(this.connection.connectTimeoutMs ?? 5_000)),
+        applicationName: `${this.connection.applicationName ?? 'mcp-tasks'}-listen`,
+        logger: this.logger,
+      },
+      wake,
+    );
+    const unwatch = async (): Promise<void> => {
+      this.watchers.delete(unwatch);
+      await stop();
+    };
+    this.watchers.add(unwatch);
+    return unwatch;
+  }
+
   /** Commit every queued write, then close the pool. Later calls return the same promise. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      await Promise.all([...this.watchers].map((unwatch) => unwatch()));
       await this.batcher.drain();
       this.batcher.close();
       this.listeners.clear();

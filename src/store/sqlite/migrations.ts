@@ -220,11 +220,34 @@ CREATE TABLE processes (
 ) STRICT;
 `;
 
+/** v1 sessions shared by every process on the file (issue 11 item 5); see `core/session-store.ts`. */
+const V8_SESSIONS = `
+CREATE TABLE sessions (
+  session_id       TEXT    NOT NULL PRIMARY KEY,
+  owner_key        TEXT    NOT NULL,
+  protocol_version TEXT    NOT NULL,
+  initialize       TEXT    NOT NULL,
+  created_at       INTEGER NOT NULL,
+  last_seen_at     INTEGER NOT NULL
+) STRICT;
+CREATE INDEX sessions_by_last_seen ON sessions (last_seen_at);
+
+-- One row: how the instances of this store agree on the server secret (see server/signing-key.ts).
+CREATE TABLE server_secret (
+  id         INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
+  mode       TEXT NOT NULL CHECK (mode IN ('verifier', 'kept')),
+  salt       TEXT,
+  verifier   TEXT,
+  secret     TEXT,
+  created_at INTEGER NOT NULL
+) STRICT;
+`;
+
 /**
  * Per-owner quotas (issue 10 §2): one row per admitted create for the create-rate window (kept for the window only,
  * so a short-lived task cannot leave the count early), and a partial index to count an owner's active tasks.
  */
-const V8_OWNER_QUOTAS = `
+const V9_OWNER_QUOTAS = `
 CREATE TABLE owner_creates (
   task_id    TEXT    NOT NULL PRIMARY KEY,
   owner_key  TEXT    NOT NULL,
@@ -239,7 +262,7 @@ CREATE INDEX tasks_active_by_owner ON tasks (owner_key) WHERE status IN ('workin
  * Large results (issue 10 §2): the JSON text of a tool result above `maxResultBytes`, in chunks of at most 256 KiB,
  * read back one chunk at a time by `resources/read`; deleted with the task row (ON DELETE CASCADE).
  */
-const V9_RESULT_CHUNKS = `
+const V10_RESULT_CHUNKS = `
 CREATE TABLE result_chunks (
   task_id     TEXT    NOT NULL REFERENCES tasks (task_id) ON DELETE CASCADE,
   chunk_index INTEGER NOT NULL,
@@ -257,8 +280,9 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 5, name: 'timeline index', sql: V5_TIMELINE_INDEX },
   { version: 6, name: 'idempotency keys, operation ledger, audit log', sql: V6_LEDGER },
   { version: 7, name: 'process registry', sql: V7_PROCESS_REGISTRY },
-  { version: 8, name: 'owner quotas', sql: V8_OWNER_QUOTAS },
-  { version: 9, name: 'result chunks', sql: V9_RESULT_CHUNKS },
+  { version: 8, name: 'sessions and server secret', sql: V8_SESSIONS },
+  { version: 9, name: 'owner quotas', sql: V9_OWNER_QUOTAS },
+  { version: 10, name: 'result chunks', sql: V10_RESULT_CHUNKS },
 ]);
 
 /**

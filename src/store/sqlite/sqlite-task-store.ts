@@ -18,6 +18,8 @@ import type {
 import { outcomeBody, RowCodec, toEvent, toOutcome } from '../codec.js';
 import type { FieldCipher } from '../field-cipher.js';
 import { openConnection, readPragmas, type SqlitePragmas } from './connection.js';
+import type { ServerSecretStore, SessionStore } from '../../core/session-store.js';
+import { serverSecretTable, sessionTable, type SessionQuery } from '../session-table.js';
 import { GroupCommitter, storageFault, type GroupCommitStats } from './group-commit.js';
 import {
   applyAnswers,
@@ -81,6 +83,10 @@ export class SqliteTaskStore implements TaskStore {
   private readonly committer: GroupCommitter;
   private readonly listeners: TaskEventListeners;
   private closing: Promise<void> | undefined;
+  /** v1 sessions on this file (see {@link SessionStore}); single statements outside the group commit. */
+  readonly sessions: SessionStore;
+  /** The server-secret record of this file (see {@link ServerSecretStore}). */
+  readonly serverSecret: ServerSecretStore;
 
   private constructor(
     private readonly db: Database.Database,
@@ -97,6 +103,19 @@ export class SqliteTaskStore implements TaskStore {
     this.ledger = Object.fromEntries(Object.entries(LEDGER_SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Record<keyof typeof LEDGER_SQL, Database.Statement>;
     this.listeners = new TaskEventListeners(logger);
     this.committer = new GroupCommitter(db, maxBatchSize, (events) => this.listeners.publish(events), logger);
+    const statements = new Map<string, Database.Statement>();
+    const query: SessionQuery = (action, sql, params) => {
+      try {
+        if (this.closing) throw new Error('store is closed');
+        let statement = statements.get(sql);
+        if (!statement) statements.set(sql, (statement = db.prepare(sql)));
+        return Promise.resolve(statement.reader ? (statement.all(...params) as Array<Record<string, unknown>>) : (statement.run(...params), []));
+      } catch (error) {
+        return Promise.reject(storageFault(error, action));
+      }
+    };
+    this.sessions = sessionTable(query, 'sessions', () => '?');
+    this.serverSecret = serverSecretTable(query, 'server_secret', () => '?');
   }
 
   /** See {@link openSqliteTaskStore}. */

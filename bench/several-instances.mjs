@@ -1,0 +1,236 @@
+#!/usr/bin/env node
+// P7 (issue 11): round trips/s with 2 API + 2 worker processes against 1 API + 1 worker on the same PostgreSQL
+// server, CPU per round trip (user+system of every mcp-tasks process, from /proc), pick-up latency create → tool
+// start, and cancel → abort latency across processes. Closed loop, C clients, D seconds; counting goes on until the last
+// started round trip ends, and the maximum latency is shown. Each configuration gets a fresh database.
+// A round trip is on v1 (2025-11-25): a task-augmented `tools/call` on one API process, then the blocking
+// `tasks/result` of the same session on the other (sessions live in the store), so no poll interval enters it.
+//
+//   npm run build && node bench/several-instances.mjs [--duration 8] [--clients 16] [--cancels 50] [--pg URL]
+//   (the URL defaults to MCP_TASKS_BENCH_PG_URL, else the cluster of `npm run pg:start`)
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const MAIN = join(ROOT, 'dist/cli/main.js');
+const TOOLS = join(ROOT, 'bench/instances/tools.mjs');
+const args = process.argv.slice(2);
+const flag = (name, fallback) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const DURATION_S = Number(flag('duration', 8));
+const CLIENTS = Number(flag('clients', 16));
+const CANCELS = Number(flag('cancels', 50));
+const PG_URL = flag('pg', process.env.MCP_TASKS_BENCH_PG_URL ?? JSON.parse(readFileSync(join(ROOT, '.pg-test.json'), 'utf8')).url);
+const SECRET = randomBytes(24).toString('hex');
+const CLK_TCK = 100;
+
+const pause = (ms) => new Promise((r) => setTimeout(r, ms));
+const freePort = () =>
+  new Promise((res) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => res(port));
+    });
+  });
+
+function cpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+  } catch {
+    return 0;
+  }
+}
+
+async function admin(sql) {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+function withDatabase(url, name) {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+function start(kind, argv, ready) {
+  const child = spawn(process.execPath, [MAIN, kind, ...argv], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, MCP_TASKS_SECRET: SECRET } });
+  let output = '';
+  child.stderr.on('data', (c) => (output += c));
+  return new Promise((res, rej) => {
+    const timer = setInterval(() => {
+      if (ready.test(output)) {
+        clearInterval(timer);
+        res({ child, stop: () => new Promise((done) => (child.exitCode !== null ? done() : (child.once('exit', done), child.kill('SIGTERM')))) });
+      } else if (child.exitCode !== null) {
+        clearInterval(timer);
+        rej(new Error(`${kind} exited: ${output}`));
+      }
+    }, 20);
+  });
+}
+
+let rpcId = 0;
+async function rpc(url, method, params) {
+  const name = method === 'tools/call' ? params.name : params.taskId;
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, ...(name ? { 'mcp-name': name } : {}) },
+    body: JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method, params: { ...params, _meta: { 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } }, 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'p7', version: '0' } } } }),
+  });
+  const text = await response.text();
+  const line = text.startsWith('{') ? text : text.split('\n').find((l) => l.startsWith('data: {'))?.slice(6);
+  return JSON.parse(line ?? '{}');
+}
+
+/** A raw 2025-11-25 session opened on `url`; `call(url, method, params)` posts to any instance with its id. */
+async function v1Session(url) {
+  const init = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'p7', version: '0' } } }),
+  });
+  const sessionId = init.headers.get('mcp-session-id');
+  await init.text();
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' };
+  await (await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
+  let id = 1;
+  return async (target, method, params) => {
+    const response = await fetch(target, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: id++, method, params }) });
+    const text = await response.text();
+    const line = text.startsWith('{') ? text : text.split('\n').find((l) => l.startsWith('data: {'))?.slice(6);
+    return JSON.parse(line ?? '{}');
+  };
+}
+
+const pct = (sorted, p) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]);
+
+async function deployment(apis, workers) {
+  const name = `mcp_tasks_p7_${randomBytes(4).toString('hex')}`;
+  await admin(`CREATE DATABASE ${name}`);
+  const url = withDatabase(PG_URL, name);
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-tasks-p7-'));
+  const procs = [];
+  const urls = [];
+  for (let i = 0; i < apis; i += 1) {
+    const port = await freePort();
+    procs.push(await start('serve', ['--no-worker', '--port', String(port), '--data-dir', join(dir, `api-${i}`), '--store', url, '--no-builtins', '--tools', TOOLS, '--log-level', 'warn', '--instance-id', `api-${i}`], /serving http/));
+    urls.push(`http://127.0.0.1:${port}/mcp`);
+  }
+  for (let i = 0; i < workers; i += 1) {
+    procs.push(await start('worker', ['--data-dir', join(dir, `w-${i}`), '--store', url, '--no-builtins', '--tools', TOOLS, '--concurrency', '32', '--log-level', 'info', '--instance-id', `w-${i}`], /worker \S+ running/));
+  }
+  return {
+    urls,
+    dir,
+    pids: procs.map((p) => p.child.pid),
+    async close() {
+      await Promise.all(procs.map((p) => p.stop()));
+      rmSync(dir, { recursive: true, force: true });
+      await admin(`DROP DATABASE ${name} WITH (FORCE)`);
+    },
+  };
+}
+
+async function roundTrips(d) {
+  const latencies = [];
+  const pickups = [];
+  let stopAt = 0;
+  const loop = async (client) => {
+    const home = client % d.urls.length;
+    const call = await v1Session(d.urls[home]);
+    while (Date.now() < stopAt) {
+      const sent = Date.now();
+      const created = await call(d.urls[home], 'tools/call', { name: 'p7_echo', arguments: {}, task: {} });
+      const taskId = created.result?.task?.taskId;
+      if (!taskId) throw new Error(`create failed: ${JSON.stringify(created)}`);
+      const result = await call(d.urls[(home + 1) % d.urls.length], 'tasks/result', { taskId });
+      const startedAt = Number(result.result?.content?.[0]?.text);
+      if (!Number.isFinite(startedAt)) throw new Error(`unexpected ${JSON.stringify(result)}`);
+      pickups.push(startedAt - sent);
+      latencies.push(Date.now() - sent);
+    }
+  };
+  // Warm-up second, discarded.
+  stopAt = Date.now() + 1000;
+  await Promise.all(Array.from({ length: CLIENTS }, (_, client) => loop(client)));
+  latencies.length = 0;
+  pickups.length = 0;
+  const cpu0 = d.pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
+  const t0 = Date.now();
+  stopAt = t0 + DURATION_S * 1000;
+  await Promise.all(Array.from({ length: CLIENTS }, (_, client) => loop(client)));
+  const elapsed = (Date.now() - t0) / 1000;
+  const cpu = d.pids.reduce((sum, pid) => sum + cpuMs(pid), 0) - cpu0;
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const picks = [...pickups].sort((a, b) => a - b);
+  return {
+    roundTrips: latencies.length,
+    perSecond: latencies.length / elapsed,
+    cpuMsPerRoundTrip: cpu / latencies.length,
+    p50: pct(sorted, 50),
+    p99: pct(sorted, 99),
+    max: sorted.at(-1),
+    pickupP50: pct(picks, 50),
+    pickupP99: pct(picks, 99),
+    pickupMax: picks.at(-1),
+  };
+}
+
+async function cancels(d) {
+  const log = join(d.dir, 'cancel.log');
+  const latencies = [];
+  const read = () => {
+    try {
+      return readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    } catch {
+      return [];
+    }
+  };
+  for (let i = 0; i < CANCELS; i += 1) {
+    const id = `c${i}`;
+    const created = await rpc(d.urls[i % d.urls.length], 'tools/call', { name: 'p7_wait', arguments: { log, id } });
+    const taskId = created.result?.taskId;
+    while (!read().some((n) => n.id === id && n.event === 'start')) await pause(2);
+    const sent = Date.now();
+    await rpc(d.urls[(i + 1) % d.urls.length], 'tasks/cancel', { taskId });
+    let abort;
+    while (!(abort = read().find((n) => n.id === id && n.event === 'abort'))) await pause(1);
+    latencies.push(abort.at - sent);
+  }
+  const sorted = latencies.sort((a, b) => a - b);
+  return { cancels: sorted.length, p50: pct(sorted, 50), p99: pct(sorted, 99), max: sorted.at(-1) };
+}
+
+const results = {};
+for (const [label, apis, workers] of [['1 API + 1 worker', 1, 1], ['2 API + 2 workers', 2, 2]]) {
+  const d = await deployment(apis, workers);
+  try {
+    results[label] = { ...(await roundTrips(d)), cancel: await cancels(d) };
+  } finally {
+    await d.close();
+  }
+}
+const one = results['1 API + 1 worker'];
+const two = results['2 API + 2 workers'];
+const f = (n, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+console.log(`P7 several instances on one PostgreSQL (${CLIENTS} clients, ${DURATION_S} s, cancels ${CANCELS})`);
+console.log('| deployment | round trips | rt/s | CPU ms/rt | rt p50 / p99 / max ms | pick-up p50 / p99 / max ms | cancel→abort p50 / p99 / max ms |');
+console.log('|---|---|---|---|---|---|---|');
+for (const [label, r] of Object.entries(results)) {
+  console.log(`| ${label} | ${r.roundTrips} | ${f(r.perSecond)} | ${f(r.cpuMsPerRoundTrip, 2)} | ${r.p50} / ${r.p99} / ${r.max} | ${r.pickupP50} / ${r.pickupP99} / ${r.pickupMax} | ${r.cancel.p50} / ${r.cancel.p99} / ${r.cancel.max} |`);
+}
+console.log(`ratio 2+2 / 1+1: round trips/s ×${f(two.perSecond / one.perSecond, 2)}, CPU per round trip ×${f(two.cpuMsPerRoundTrip / one.cpuMsPerRoundTrip, 2)}`);
