@@ -55,6 +55,8 @@ const server = await createTasksServer({ tools: [probe], store, secret: randomBy
 // The task service's own door, as every adapter uses it: plan the call, then carry it out.
 const caller = {
   ownerKey: 'anonymous',
+  // The anonymous caller of stdio / no --auth holds every scope (the service door re-checks scopes).
+  scopes: 'all',
   negotiation: 'per-request',
   generation: 'v2',
   protocolVersion: '2026-07-28',

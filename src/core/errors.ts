@@ -5,9 +5,9 @@ import type { JsonRpcErrorObject, JsonValue } from './task.js';
  * Why the runtime itself failed a task (`data.reason` of its `-32603`). `input_invalid`: an answer still failed its
  * schema when the question had been asked `MAX_ASKS_PER_QUESTION` times; `input_limit`: the tool asked for more
  * than `MAX_INPUT_KEYS_PER_TASK` input keys over the task's life; `outcome_unknown`: an operation's
- * outcome could not be reconciled (issue 12).
+ * outcome could not be reconciled (issue 12); `result_too_large`: the tool result exceeded `maxStoredResultBytes` (issue 10 §2).
  */
-export type RuntimeFailureReason = 'interrupted' | 'runtime_limit' | 'attempts_exhausted' | 'input_timeout' | 'input_invalid' | 'input_limit' | 'outcome_unknown';
+export type RuntimeFailureReason = 'interrupted' | 'runtime_limit' | 'attempts_exhausted' | 'input_timeout' | 'input_invalid' | 'input_limit' | 'outcome_unknown' | 'result_too_large';
 
 /**
  * The one error type of the tasks layer. It carries a JSON-RPC `code` (and optional `data`), so the SDK
@@ -41,6 +41,14 @@ export function taskNotFound(): TasksError {
   return new TasksError(ErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
 }
 
+/**
+ * `-32602` "Resource not found" (base 2026-07-28 §8: never the old `-32002`): the one answer of `resources/read` for a
+ * URI that is malformed, unknown, foreign or without content, so nothing is learnt about other owners' tasks.
+ */
+export function resourceNotFound(): TasksError {
+  return new TasksError(ErrorCode.InvalidParams, 'Resource not found');
+}
+
 /** Whether `error` is the unknown-task answer of {@link taskNotFound}. */
 export function isTaskNotFound(error: unknown): boolean {
   return error instanceof TasksError && error.code === ErrorCode.InvalidParams && error.message === taskNotFound().message;
@@ -61,6 +69,16 @@ export function missingTasksExtension(): TasksError {
   return new TasksError(ErrorCode.MissingRequiredClientCapability, 'Missing required client capability', {
     requiredCapabilities: TASKS_EXTENSION_REQUIRED_CAPABILITIES as unknown as JsonValue,
   });
+}
+
+/**
+ * `-31001`: a per-owner quota is full and nothing was created (issue 10 §2); `data` carries the stable `reason`,
+ * the `limit` and `retryAfterMs` (ms until a retry can succeed: exact for the create rate, the poll interval for
+ * active tasks, which end when they end).
+ */
+export function quotaExceeded(reason: 'active_tasks' | 'create_rate', limit: number, retryAfterMs: number): TasksError {
+  const what = reason === 'active_tasks' ? `${limit} active tasks per owner (--max-active-tasks-per-owner)` : `${limit} task creates per minute per owner (--max-creates-per-minute)`;
+  return new TasksError(ErrorCode.QuotaExceeded, `Quota exceeded: at most ${what}; retry in ${retryAfterMs} ms`, { reason, limit, retryAfterMs });
 }
 
 /** `-32603` for failures the runtime creates itself, with `data.reason`. */

@@ -61,6 +61,36 @@ export interface TasksServerLimits {
   /** A task waiting for input longer than this (since its last input activity) fails with `input_timeout`. @defaultValue 1 h */
   inputTimeoutMs: number;
   /**
+   * Largest `tools/call` arguments, in bytes of their JSON text (UTF-8); larger → `-32602` naming this limit, nothing
+   * created (issue 10 §2). @defaultValue 1 MiB
+   */
+  maxArgumentBytes: number;
+  /** Deepest nesting of arrays/objects in `tools/call` arguments (the arguments object is level 1); deeper → `-32602`. @defaultValue 32 */
+  maxArgumentDepth: number;
+  /**
+   * Most non-terminal (`working`, `input_required`) tasks one owner may have at once; one more → quota error
+   * `-31001` with `data.reason: "active_tasks"`, nothing created. Counted in the store, so it holds across API
+   * instances. `null` = unlimited. @defaultValue null
+   */
+  maxActiveTasksPerOwner: number | null;
+  /**
+   * Most tasks one owner may create in any 60 s window; one more → `-31001` with `data.reason: "create_rate"` and
+   * `data.retryAfterMs` (when the oldest create of the window leaves it). Counted in the store. `null` = unlimited.
+   * @defaultValue null
+   */
+  maxCreatesPerMinute: number | null;
+  /**
+   * Largest tool result a task stores inline, in bytes of its JSON text (UTF-8). A larger one completes the task with
+   * bounded content — its first part, a note and a `resource_link` to `mcp-tasks://tasks/{taskId}/result` — and the
+   * whole result is kept in chunks, read back with `resources/read` (issue 10 §2). @defaultValue 4 MiB
+   */
+  maxResultBytes: number;
+  /**
+   * Largest tool result kept at all (bytes of JSON); a larger one fails the task with `-32603`,
+   * `data.reason: "result_too_large"`, so the store stays bounded. At least `maxResultBytes`. @defaultValue 64 MiB
+   */
+  maxStoredResultBytes: number;
+  /**
    * How long an idempotency key of `tools/call` holds (same key → the same task), independent of the task's TTL:
    * a key outlives a purged task (a replay is then refused as already used). @defaultValue 24 h
    */
@@ -102,6 +132,12 @@ export const DEFAULT_LIMITS: Readonly<TasksServerLimits> = Object.freeze({
   sessionIdleMs: 30 * MINUTE,
   inputTimeoutMs: HOUR,
   maxSessions: 1000,
+  maxArgumentBytes: 1024 * 1024,
+  maxArgumentDepth: 32,
+  maxActiveTasksPerOwner: null,
+  maxCreatesPerMinute: null,
+  maxResultBytes: 4 * 1024 * 1024,
+  maxStoredResultBytes: 64 * 1024 * 1024,
   idempotencyWindowMs: 24 * HOUR,
   auditRetentionMs: 90 * 24 * HOUR,
   abortGraceMs: 5 * SECOND,
@@ -119,10 +155,10 @@ export function resolveLimits(input: Partial<TasksServerLimits> = {}): Readonly<
     const value = merged[name];
     if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) problems.push(`${name} must be a positive integer (got ${String(value)})`);
   };
-  for (const name of ['concurrency', 'minTtlMs', 'pollIntervalMs', 'runtimeLimitMs', 'maxAttempts', 'leaseMs', 'recoveryIntervalMs', 'claimIntervalMs', 'sweepIntervalMs', 'tailIntervalMs', 'statusFlushIntervalMs', 'maxRequestBodyBytes', 'sessionIdleMs', 'inputTimeoutMs', 'maxSessions', 'idempotencyWindowMs', 'auditRetentionMs', 'abortGraceMs'] as const) {
+  for (const name of ['concurrency', 'minTtlMs', 'pollIntervalMs', 'runtimeLimitMs', 'maxAttempts', 'leaseMs', 'recoveryIntervalMs', 'claimIntervalMs', 'sweepIntervalMs', 'tailIntervalMs', 'statusFlushIntervalMs', 'maxRequestBodyBytes', 'sessionIdleMs', 'inputTimeoutMs', 'maxSessions', 'maxArgumentBytes', 'maxArgumentDepth', 'maxResultBytes', 'maxStoredResultBytes', 'idempotencyWindowMs', 'auditRetentionMs', 'abortGraceMs'] as const) {
     positive(name);
   }
-  for (const name of ['defaultTtlMs', 'maxTtlMs'] as const) {
+  for (const name of ['defaultTtlMs', 'maxTtlMs', 'maxActiveTasksPerOwner', 'maxCreatesPerMinute'] as const) {
     const value = merged[name];
     if (value !== null && (!Number.isInteger(value) || value <= 0)) problems.push(`${name} must be a positive integer or null (got ${String(value)})`);
   }
@@ -134,6 +170,7 @@ export function resolveLimits(input: Partial<TasksServerLimits> = {}): Readonly<
         `a task that runs to the runtime limit would keep its result only ${Math.max(0, merged.defaultTtlMs - merged.runtimeLimitMs)} ms`,
     );
   }
+  if (merged.maxStoredResultBytes < merged.maxResultBytes) problems.push(`maxStoredResultBytes (${merged.maxStoredResultBytes}) must not be below maxResultBytes (${merged.maxResultBytes})`);
   if (merged.maxTtlMs !== null) {
     if (merged.runtimeLimitMs > merged.maxTtlMs) problems.push(`runtimeLimitMs (${merged.runtimeLimitMs}) must not exceed maxTtlMs (${merged.maxTtlMs}): a task would expire while still allowed to run`);
     if (merged.defaultTtlMs === null || merged.defaultTtlMs > merged.maxTtlMs) problems.push(`defaultTtlMs (${String(merged.defaultTtlMs)}) must not exceed maxTtlMs (${merged.maxTtlMs})`);

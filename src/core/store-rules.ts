@@ -6,6 +6,7 @@
  */
 import { canTransition, sourcesOf } from './state-machine.js';
 import { StoreError } from './store-error.js';
+import { RESULT_CHUNK_BYTES } from './store.js';
 import { MAX_TOOL_STATE_BYTES, MAX_TOOL_STATE_NAME, type TaskStore, type TransitionRequest } from './store.js';
 import type { JsonValue, TaskRecord, TaskStatus } from './task.js';
 
@@ -78,6 +79,13 @@ export function idempotencyKeyTaken(): StoreError {
  */
 export const EXPIRED_EVENT_RETENTION_MS = 10 * 60 * 1000;
 
+/**
+ * How long an admitted create whose task row does not exist yet counts as an active task (ms; see
+ * `TaskStore.admitCreate`). A create commits milliseconds after its admission; the bound keeps a task that was
+ * created and already swept (a TTL of a few seconds) from counting as active any longer than this.
+ */
+export const ADMISSION_IN_FLIGHT_MS = 5000;
+
 /** Clamp a caller's page size or batch limit to a non-negative safe integer (a negative LIMIT means "all" in SQLite). */
 export function toLimit(limit: number): number {
   return Number.isNaN(limit) ? 0 : Math.max(0, Math.min(Math.floor(limit), Number.MAX_SAFE_INTEGER));
@@ -103,4 +111,14 @@ export function toolStateJson(tool: string, key: string, value: JsonValue): stri
 /** The error of a new key beyond the per-owner bound. */
 export function tooManyToolStateKeys(max: number): StoreError {
   return new StoreError('invalid', `Task store refused tool state: an owner may keep at most ${max} keys per tool`);
+}
+
+/**
+ * The chunks of a large result as `TaskStore.putResultChunks` accepts them: each 1 to {@link RESULT_CHUNK_BYTES}
+ * bytes (an empty chunk would end a reader early; a larger one breaks the one-chunk-in-memory bound of serving).
+ * @throws {StoreError} `invalid`.
+ */
+export function checkResultChunks(chunks: readonly Uint8Array[]): void {
+  const bad = chunks.findIndex((chunk) => chunk.byteLength === 0 || chunk.byteLength > RESULT_CHUNK_BYTES);
+  if (bad >= 0) throw new StoreError('invalid', `Task store refused result chunk ${bad}: ${chunks[bad]?.byteLength ?? 0} bytes (1 to ${RESULT_CHUNK_BYTES} allowed)`);
 }

@@ -116,8 +116,35 @@ export const MAX_TOOL_STATE_KEYS = 64;
 /** Characters of a tool name or a key. */
 export const MAX_TOOL_STATE_NAME = 200;
 
+/**
+ * Bytes of one stored chunk of a large result (see {@link TaskStore.putResultChunks}): small enough that serving a
+ * result holds one chunk at a time, large enough that a 64 MiB result is 256 rows.
+ */
+export const RESULT_CHUNK_BYTES = 256 * 1024;
+
 /** Listener for committed events, called after the commit, in commit order. */
 export type TaskEventListener = (event: TaskEvent) => void;
+
+/** What {@link TaskStore.admitCreate} checks for one owner before a task is created (issue 10 §2). */
+export interface CreateQuota {
+  /** The id the task will be created with (its admission counts as an active task until the row exists). */
+  taskId: string;
+  ownerKey: string;
+  /** Epoch ms of the create (the creating process's clock). */
+  now: number;
+  /** Most non-terminal tasks of the owner, admitted creates not yet inserted included; `null` = unlimited. */
+  maxActive: number | null;
+  /** Most creates of the owner in the `windowMs` before `now`; `null` = unlimited. */
+  maxCreates: number | null;
+  /** Length of the create-rate window (ms). */
+  windowMs: number;
+}
+
+/** The answer of {@link TaskStore.admitCreate}: admitted (and recorded), or which quota is full. */
+export type CreateAdmission =
+  | { admitted: true }
+  | { admitted: false; reason: 'active_tasks' }
+  | { admitted: false; reason: 'create_rate'; /** When the oldest create of the window leaves it (ms from `now`, ≥ 1). */ retryAfterMs: number };
 
 /**
  * The storage port. One implementation per backend (`SqliteTaskStore`, `PostgresTaskStore`); every backend
@@ -139,6 +166,32 @@ export type TaskEventListener = (event: TaskEvent) => void;
 export type CommitWatcher = (lastSeq: number | undefined) => void;
 
 export interface TaskStore extends LedgerStore, KillSwitchStore {
+  /**
+   * Admit one more create of `quota.ownerKey` under its quotas, atomically across every process on the store: the
+   * owner's non-terminal tasks plus admitted creates whose row does not exist yet, and its admissions in the window,
+   * are counted and — when both are below their limits — this admission is recorded, all under one lock of the
+   * owner (SQLite: the write lock; PostgreSQL: an advisory transaction lock on the owner key). Admissions older than
+   * the window are deleted on the way. An admission whose create then fails keeps counting until it leaves the window.
+   * @throws {StoreError} `unavailable` / `fault`.
+   */
+  admitCreate(quota: CreateQuota): Promise<CreateAdmission>;
+
+  /**
+   * Replace the stored chunks of `taskId`'s large result (issue 10 §2: the JSON text of a tool result above
+   * `maxResultBytes`, at most {@link RESULT_CHUNK_BYTES} each) with `chunks`, numbered 0… in order, in one
+   * transaction. The chunks belong to the task row: deleted with it (expiry, retention) by `ON DELETE CASCADE`.
+   * @returns `false`, writing nothing, when the task does not exist.
+   * @throws {StoreError} `invalid` for an empty or oversized chunk; `unavailable` / `fault`.
+   */
+  putResultChunks(taskId: string, chunks: readonly Uint8Array[]): Promise<boolean>;
+
+  /**
+   * Chunk `index` (0-based) of `taskId`'s large result, or `undefined` past the last one and for a task without one
+   * (read one at a time, so serving a result never holds more than one chunk).
+   * @throws {StoreError} `unavailable` / `fault`.
+   */
+  readResultChunk(taskId: string, index: number): Promise<Uint8Array | undefined>;
+
   /**
    * Insert a task with status `working` (and its `steps`, if any) and append its `created` event; with `startNow`,
    * also count the first run (`attempt = 1`) and append its `attempt` event.

@@ -103,6 +103,7 @@ export function createExecutionParts(input: {
       maxAttempts: limits.maxAttempts,
       confinement: input.confinement,
       ...(input.shadow ? { shadow: input.shadow } : {}),
+      resultLimits: { maxResultBytes: limits.maxResultBytes, maxStoredResultBytes: limits.maxStoredResultBytes },
       abortGraceMs: limits.abortGraceMs,
     },
     clock: input.clock,

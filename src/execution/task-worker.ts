@@ -12,6 +12,7 @@ import type { ProgressListener, SlotReservation, WorkerHandOff } from '../core/h
 import { redactTaskId, type Logger } from '../core/logger.js';
 import type { TaskEvent, TaskStore } from '../core/store.js';
 import type { TaskRecord } from '../core/task.js';
+import { boundLargeResult, type ResultSizeLimits } from './large-result.js';
 import { immediateResponseOf, sanitizeStatusMessage, settleExecution } from '../core/tool-outcome.js';
 import type { ToolRegistry } from '../core/tool-registry.js';
 import { failByRuntime } from './fail-task.js';
@@ -41,6 +42,8 @@ export interface TaskWorkerSettings {
   confinement: PathConfinement;
   /** Shadow mode: which tools' jobs are compared with their tasks (see `ShadowWatch`). @defaultValue none */
   shadow?: ShadowSettings;
+  /** Result-size limits (bytes of JSON): above `maxResultBytes` the result is stored in chunks, above `maxStoredResultBytes` the task fails. */
+  resultLimits: ResultSizeLimits;
   /** How long a drain waits for aborted runs (the isolated executor terminates a run's thread after it). */
   abortGraceMs: number;
 }
@@ -406,7 +409,7 @@ export class TaskWorker {
       logger.info({ reason: outcome.kind === 'parked' ? 'parked' : slot.controller.signal.reason }, outcome.kind === 'parked' ? 'task parked for input' : 'tool run aborted; its outcome is discarded');
       return;
     }
-    const settled = settleExecution(record.generation, outcome);
+    const settled = await boundLargeResult(store, taskId, settleExecution(record.generation, outcome), settings.resultLimits);
     ended(settled.status, settled.statusMessage ?? undefined);
     void shadow?.finish(settled.status === 'completed' || settled.status === 'failed' ? settled.status : undefined);
     const pending = this.statusWriter.takePending(taskId);

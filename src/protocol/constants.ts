@@ -22,11 +22,27 @@ export const ErrorCode = Object.freeze({
   /** Unsupported protocol version, `data.supported` / `data.requested` (HTTP 400). */
   UnsupportedProtocolVersion: -32022,
   /**
-   * Application code (issue 10 §2 owns the table; outside the spec-reserved −32768…−32000, base §8): the operator's
-   * kill switch or canary refuses a task-augmented call (`data.reason`: {@link KillSwitchReason}). Folded with the
-   * security branch's table when it lands.
+   * Application codes (issue 10 §2), outside the spec-reserved −32768…−32000 (base §8); each comes with a stable
+   * `data.reason` ({@link ApplicationErrorReason}) and, where waiting helps, `data.retryAfterMs`.
+   * A per-owner quota is full; nothing was created.
    */
+  QuotaExceeded: -31001,
+  /** The server sheds load (busy / backpressure); retry after `data.retryAfterMs`. Defined; nothing sheds load yet. */
+  ServerBusy: -31002,
+  /** The operator's kill switch or canary refuses a task-augmented call (`data.reason`: {@link KillSwitchReason}). */
   KillSwitch: -31003,
+} as const);
+
+/** The stable `data.reason` of each application error code (issue 10 §2): the part clients branch on. */
+export const ApplicationErrorReason = Object.freeze({
+  /** `-31001`: the owner has `--max-active-tasks-per-owner` non-terminal tasks. */
+  ActiveTasks: 'active_tasks',
+  /** `-31001`: the owner created `--max-creates-per-minute` tasks in the last 60 s. */
+  CreateRate: 'create_rate',
+  /** `-31002`. */
+  Busy: 'busy',
+  /** `-31003` (and `canary`, `sync_timeout`: see {@link KillSwitchReason}). */
+  KillSwitch: 'kill_switch',
 } as const);
 
 /**

@@ -6,7 +6,8 @@ import type { Executor } from '../core/executor.js';
 import { newInstanceId } from '../core/ids.js';
 import { resolveLimits, type TasksServerLimits } from '../core/limits.js';
 import { silentLogger, type Logger } from '../core/logger.js';
-import { ANONYMOUS_OWNER_KEY, type Authenticator } from '../core/owner.js';
+import type { Authenticator } from '../core/owner.js';
+import { ANONYMOUS_IDENTITY } from './caller.js';
 import { ScopePolicy } from '../core/scopes.js';
 import type { TaskStore } from '../core/store.js';
 import type { WorkerObserver } from '../core/worker-observer.js';
@@ -21,6 +22,7 @@ import { Sweeper } from '../execution/sweeper.js';
 import type { TaskWorker } from '../execution/task-worker.js';
 import type { TaskServiceHook } from '../service/hooks.js';
 import type { TaskModeGate } from '../service/task-mode-gate.js';
+import { ScopeCheck } from '../service/scope-check.js';
 import { FALLBACK_TOOLS } from '../service/fallback-tools.js';
 import { TaskService } from '../service/task-service.js';
 import { CursorCodec } from './cursor.js';
@@ -209,6 +211,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
       })
     : undefined;
   const sweeper = execution ? undefined : options.sweeper === false ? undefined : new Sweeper(options.store, { sweepIntervalMs: limits.sweepIntervalMs, inputTimeoutMs: limits.inputTimeoutMs, auditRetentionMs: limits.auditRetentionMs }, clock, logger);
+  const scopes = options.scopes ?? new ScopePolicy();
   const service = new TaskService({
     store: options.store,
     tools,
@@ -219,7 +222,8 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     confinement,
     clock,
     logger,
-    ...(options.hooks ? { hooks: options.hooks } : {}),
+    // The scope re-checks run first (outermost): nothing else of an operation happens on stale authority.
+    hooks: [new ScopeCheck(scopes, logger), ...(options.hooks ?? [])],
     taskFallbackTools: options.taskFallbackTools === true,
     ...(options.gate ? { gate: options.gate } : {}),
   });
@@ -236,7 +240,6 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
   };
   const factory = createServerFactory(deps);
   const sessionStreams = new SessionStreams(feed, options.store.sessions, deps);
-  const scopes = options.scopes ?? new ScopePolicy();
   const http = createHttpFront({
     factory,
     maxRequestBodyBytes: limits.maxRequestBodyBytes,
@@ -248,7 +251,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     scopes,
     allowedHosts: options.allowedHosts === undefined ? LOCALHOST_NAMES : options.allowedHosts,
     allowedOrigins: options.allowedOrigins === undefined ? LOCALHOST_NAMES : options.allowedOrigins,
-    routeResponse: (ownerKey, message) => routeInputResponse(deps, ownerKey, message),
+    routeResponse: (identity, message) => routeInputResponse(deps, identity, message),
     taskListen: new TaskListenRoute(deps),
     ...(options.fastPath === false ? {} : { fastPath: (sessions: LegacySessions) => new FastPath(deps, sessions) }),
     logger,
@@ -277,7 +280,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     serveStdio() {
       const transport = new InputRoutingStdioTransport(
         (message) => isJsonRpcResponse(message) && parseInputRequestId(message.id) !== undefined,
-        (message) => routeInputResponse(deps, ANONYMOUS_OWNER_KEY, message),
+        (message) => routeInputResponse(deps, ANONYMOUS_IDENTITY, message),
         (error) => logger.error({ err: error }, 'routing an elicitation reply failed'),
       );
       const handle = serveStdio(factory, { legacy: 'serve', transport, onerror: (error) => logger.debug({ err: error }, 'stdio error') });

@@ -10,6 +10,7 @@ import { registerV2TaskHandlers } from './tasks-v2.js';
 import { toolListEntry } from './tools-list.js';
 import { handleToolsCall } from './tools-call.js';
 import { V1SessionNotifier } from './v1-notifications.js';
+import { registerResultResourceHandlers } from './result-resource.js';
 
 
 /**
@@ -45,8 +46,9 @@ class TasksSdkServer extends Server {
 function capabilitiesFor(negotiation: Negotiation, authEnabled: boolean): ServerCapabilities {
   // Idempotency keys on tools/call are honoured on both generations (issue 12): declared as an extension on
   // 2026-07-28 and under `experimental` in 2025 sessions, where a requestor that does not know it ignores it.
-  if (negotiation === 'per-request') return { tools: {}, extensions: { [TASKS_EXTENSION_ID]: {}, [IDEMPOTENCY_CAPABILITY_ID]: {} } } as ServerCapabilities;
-  return { tools: {}, experimental: { [IDEMPOTENCY_CAPABILITY_ID]: {} }, tasks: { ...(authEnabled ? { list: {} } : {}), cancel: {}, requests: { tools: { call: {} } } } } as ServerCapabilities;
+  // `resources`: large task results are read back with resources/read (issue 10 §2); nothing is listed.
+  if (negotiation === 'per-request') return { tools: {}, resources: {}, extensions: { [TASKS_EXTENSION_ID]: {}, [IDEMPOTENCY_CAPABILITY_ID]: {} } } as ServerCapabilities;
+  return { tools: {}, resources: {}, experimental: { [IDEMPOTENCY_CAPABILITY_ID]: {} }, tasks: { ...(authEnabled ? { list: {} } : {}), cancel: {}, requests: { tools: { call: {} } } } } as ServerCapabilities;
 }
 
 /**
@@ -66,6 +68,7 @@ export function createServerFactory(deps: HandlerDeps): McpServerFactory {
         return { tools: (await deps.service.listTools(caller)).map((tool) => toolListEntry(tool, caller)) } as never;
       }),
     );
+    registerResultResourceHandlers(server, deps, negotiation, callerFor);
     const notifier = negotiation === 'per-session' ? new V1SessionNotifier(server, deps) : undefined;
     if (notifier) {
       deps.sessionNotifiers.set(server, notifier);

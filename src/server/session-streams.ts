@@ -3,7 +3,7 @@ import type { TaskEventFeed } from '../core/event-feed.js';
 import type { SessionStore } from '../core/session-store.js';
 import type { TaskEvent } from '../core/store.js';
 import type { TaskCaller } from '../service/caller.js';
-import { grantedScopes, sessionCaller } from './caller.js';
+import { identityOf, sessionCaller } from './caller.js';
 import type { HandlerDeps } from './deps.js';
 import type { V1SessionNotifier } from './v1-notifications.js';
 
@@ -44,7 +44,7 @@ export class SessionStreams {
    */
   attach(sessionId: string, server: Server, ownerKey: string, authInfo?: AuthInfo): () => void {
     const notifier = this.deps.sessionNotifiers.get(server);
-    const caller = sessionCaller(server, ownerKey, grantedScopes(authInfo));
+    const caller = sessionCaller(server, { ownerKey, scopes: identityOf(authInfo).scopes });
     if (!this.enabled || !notifier || caller.generation !== 'v1') return () => {};
     const held = this.open.get(sessionId);
     if (held && held.notifier === notifier) held.count += 1;

@@ -2,6 +2,7 @@ import type { Server } from '@modelcontextprotocol/server';
 import { isTaskNotFound } from '../core/errors.js';
 import type { InputRequestRecord, TaskRecord } from '../core/task.js';
 import { RELATED_TASK_META_KEY } from '../protocol/constants.js';
+import type { CallerIdentity } from '../service/caller.js';
 import { replyCaller } from './caller.js';
 import type { HandlerDeps } from './deps.js';
 
@@ -48,13 +49,13 @@ export function isJsonRpcResponse(message: unknown): message is JsonRpcResponseM
  * dropped: no existence leaks); an error reply means the client could not ask the user and is recorded as `cancel`.
  * @returns `false` when the message is not a reply to one of our requests (the SDK handles it).
  */
-export async function routeInputResponse(deps: Pick<HandlerDeps, 'service' | 'logger'>, ownerKey: string, message: unknown): Promise<boolean> {
+export async function routeInputResponse(deps: Pick<HandlerDeps, 'service' | 'logger'>, identity: CallerIdentity, message: unknown): Promise<boolean> {
   if (!isJsonRpcResponse(message)) return false;
   const target = parseInputRequestId(message.id);
   if (!target) return false;
   const answer = message.result ?? { action: 'cancel' };
   try {
-    await deps.service.answerInput(replyCaller(ownerKey), target.taskId, { [target.key]: answer });
+    await deps.service.answerInput(replyCaller(identity), target.taskId, { [target.key]: answer });
   } catch (error) {
     if (!isTaskNotFound(error)) throw error;
     deps.logger.info({}, 'elicitation reply for an unknown or foreign task dropped');

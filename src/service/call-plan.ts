@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { checkArgumentLimits, type ArgumentLimits } from '../core/argument-limits.js';
 import { invalidParams, missingTasksExtension, TasksError } from '../core/errors.js';
 import type { PathConfinement } from '../core/confinement.js';
 import type { JsonObject } from '../core/task.js';
@@ -55,6 +56,8 @@ export interface CallPlanOptions {
   taskFallbackTools: boolean;
   /** The kill switch and canary (issue 15): consulted for every call that would create a task. @defaultValue none */
   gate?: TaskModeGate;
+  /** Size and depth limits of the arguments (issue 10 §2). */
+  argumentLimits: ArgumentLimits;
 }
 
 /** What a `task` or `inline` plan carries. */
@@ -80,7 +83,8 @@ export interface RunPlan {
 const V1TaskParamSchema = z.looseObject({ ttl: z.number().min(0).refine(Number.isInteger, 'an integer').optional() });
 
 /**
- * THE rule "may this call create a task", for every entry path. Order of checks: unknown tool (`-32602`), task
+ * THE rule "may this call create a task", for every entry path. Order of checks: unknown tool (`-32602`), the
+ * argument size and depth limits (`-32602` naming the limit, issue 10 §2), task
  * support (v1 `-32601` R8/R10; v2 `-32021` E6), arguments against the tool's `inputSchema` and its preflight (an
  * `isError` answer, SEP-1303), and for a v1 task the shape of `params.task` (`-32602`). With
  * `taskFallbackTools`, a host without task support in a 2025-era session calls the fallback tools by name, and its
@@ -99,6 +103,8 @@ export async function planCall(tools: ToolRegistry, confinement: PathConfinement
     if ('error' in parsed) return { kind: 'answer', toolName: call.name, result: toolErrorResult(`Invalid arguments for tool ${call.name}: ${parsed.error}`) };
     return { kind: 'task_operation', toolName: call.name, operation, taskId: parsed.taskId };
   }
+  const oversized = checkArgumentLimits(call.arguments, options.argumentLimits);
+  if (oversized) throw oversized;
   let mode = fallbackHost && call.task === undefined && tool.execution === 'task-required' ? 'fallback' : decideTaskMode(caller, tool, call.task);
   if (typeof mode === 'object') return { kind: 'answer', toolName: tool.name, result: mode };
   const verdict = mode === false ? undefined : options.gate?.verdict(caller, tool.name);

@@ -8,14 +8,25 @@ import type { JsonObject, TaskGeneration } from '../core/task.js';
 export type Negotiation = 'per-request' | 'per-session';
 
 /**
- * Who is calling and what they negotiated, for one request. The server adapters build it in one place
- * (`server/caller.ts`) and every {@link TaskService} operation takes it and re-checks the task's owner against it.
- * Identity is `ownerKey`; `scopes` are what the verified credential was granted (the HTTP front has already
- * checked the method-level ones), recorded in the audit trail.
+ * What a caller's credential grants: its OAuth scopes, or `'all'` for the anonymous caller of stdio and of an HTTP
+ * server without `--auth` (no credential exists to take a scope from; the operator runs it on loopback only).
  */
-export interface Caller {
+export type ScopeGrant = readonly string[] | 'all';
+
+/** Who is calling, as the credential of the current request says (re-read on every request, never cached). */
+export interface CallerIdentity {
   /** Task owner: `issuer|subject|tenant` from the verified token, or `anonymous` (2025-11-25 R48, SEP-2663 E45). */
   ownerKey: string;
+  /** The scopes of this request's credential (issue 10 §1): the service door re-checks them on every task operation. */
+  scopes: ScopeGrant;
+}
+
+/**
+ * Who is calling and what they negotiated, for one request. The server adapters build it in one place
+ * (`server/caller.ts`) and every {@link TaskService} operation takes it and re-checks the task's owner and the
+ * credential's scopes against it. The scopes are also what the audit trail records (none for the anonymous caller).
+ */
+export interface Caller extends CallerIdentity {
   negotiation: Negotiation;
   /**
    * Which task generation this request may use: `v1` in a session that negotiated 2025-11-25; `v2` for a
@@ -27,8 +38,6 @@ export interface Caller {
   protocolVersion: string;
   /** The request's client capabilities (per request: its `_meta`; per session: from `initialize`). */
   clientCapabilities: JsonObject;
-  /** Scopes granted to an authenticated caller (RFC 6749 §3.3 tokens); absent without authentication (anonymous). */
-  scopes?: readonly string[];
 }
 
 /** A caller whose request may use tasks of its generation: what the task operations take. */

@@ -1,11 +1,12 @@
 import type { RequestTrace } from '../core/trace-context.js';
+import type { TaskRecord } from '../core/task.js';
 import type { Caller } from './caller.js';
 
 /**
  * The operations of the {@link TaskService}, each reached by every entry path that offers it. The task fallback
  * tools are these operations too: `get_task_status` and `get_task_result` are `get`, `cancel_task` is `cancel`.
  */
-export type TaskOperation = 'listTools' | 'callTool' | 'get' | 'list' | 'cancel' | 'answerInput' | 'waitForTerminal' | 'subscribe' | 'browse' | 'inspect' | 'watchVisible' | 'operations' | 'reconcile' | 'overview';
+export type TaskOperation = 'listTools' | 'callTool' | 'get' | 'list' | 'cancel' | 'answerInput' | 'waitForTerminal' | 'subscribe' | 'browse' | 'inspect' | 'watchVisible' | 'operations' | 'reconcile' | 'overview' | 'readResource';
 
 /** What a hook learns about one operation before it runs. */
 export interface TaskOperationContext {
@@ -40,6 +41,18 @@ export interface TaskOperationContext {
  */
 export interface TaskServiceHook {
   around<T>(context: TaskOperationContext, next: () => Promise<T>): Promise<T>;
+  /**
+   * Called with the task an operation is about once the service has read it (owner and generation already
+   * checked) and before it acts on it — every read of the task inside the operation, so a long `waitForTerminal`
+   * is judged again on each wake-up. Throw a `TasksError` to refuse (the unknown-task answer, so a refusal never
+   * tells a task exists). Synchronous: it judges what the record and the caller say, no lookups.
+   */
+  admitTask?(context: TaskOperationContext, record: TaskRecord): void;
+}
+
+/** Run every hook's {@link TaskServiceHook.admitTask} on `record` (first hook first). */
+export function admitTask(hooks: readonly TaskServiceHook[], context: TaskOperationContext, record: TaskRecord): void {
+  for (const hook of hooks) hook.admitTask?.(context, record);
 }
 
 /** Run `operation` inside `hooks` (first hook outermost). */

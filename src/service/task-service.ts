@@ -1,7 +1,7 @@
 import type { Clock } from '../core/clock.js';
 import type { PathConfinement } from '../core/confinement.js';
 import { waitingMessage } from '../core/elicitation.js';
-import { isTaskNotFound, runtimeFailure, TasksError, taskNotFound } from '../core/errors.js';
+import { isTaskNotFound, quotaExceeded, resourceNotFound, runtimeFailure, TasksError, taskNotFound } from '../core/errors.js';
 import type { TaskEventFeed } from '../core/event-feed.js';
 import { GATHERED_STEP, type ExecutionHost, type Executor } from '../core/executor.js';
 import type { WorkerHandOff } from '../core/hand-off.js';
@@ -18,10 +18,11 @@ import type { ElicitRequest, ElicitResult, ToolDescriptor } from '../core/tool.j
 import { toolErrorResult } from '../core/tool-outcome.js';
 import type { ToolRegistry } from '../core/tool-registry.js';
 import { ErrorCode } from '../protocol/constants.js';
+import { largeResultMetaOf, taskIdOfResultUri } from '../protocol/result-resource.js';
 import { planCall, usesTaskFallbackTools, type CallPlan, type CallPlanOptions, type RunPlan, type ToolCall } from './call-plan.js';
 import { declaresTaskSupport, fallbackTaskCaller, type Caller, type TaskCaller } from './caller.js';
 import { FALLBACK_TOOLS, type FallbackOperation } from './fallback-tools.js';
-import { runHooked, type TaskOperationContext, type TaskServiceHook } from './hooks.js';
+import { admitTask, runHooked, type TaskOperation, type TaskOperationContext, type TaskServiceHook } from './hooks.js';
 import { TRACE_STEP, type RequestTrace, type TraceCarrier } from '../core/trace-context.js';
 import { gatedDescriptor, killSwitchError, type TaskModeGate } from './task-mode-gate.js';
 import { planAnswers } from './input-answers.js';
@@ -35,6 +36,7 @@ import { resolveTaskInputs } from './task-inputs.js';
 import { operationsSeenBy, reconcileSeenBy, type ViewerOperation, type ViewerOperationQuery } from './viewer-operations.js';
 import type { ReconcileReport } from '../ledger/operations.js';
 import { overviewSeenBy, type TaskOverview } from './viewer-overview.js';
+import { resultResource, type ResultResource } from './result-resource.js';
 
 /** What a {@link TaskService} is built from. */
 export interface TaskServiceOptions {
@@ -132,6 +134,8 @@ export interface TaskSubscription {
   close(): void;
 }
 
+/** The window of `maxCreatesPerMinute` (ms). */
+const QUOTA_WINDOW_MS = 60_000;
 /** What a viewer's task list asks for: the store's filters without the owner (the service sets it). */
 export type ViewerQuery = Omit<TaskBrowseQuery, 'ownerKey'>;
 
@@ -184,7 +188,7 @@ export class TaskService {
   constructor(private readonly options: TaskServiceOptions) {
     this.reads = new TaskReads(options.store, options.clock);
     this.hooks = options.hooks ?? [];
-    this.planOptions = { taskFallbackTools: options.taskFallbackTools === true, ...(options.gate ? { gate: options.gate } : {}) };
+    this.planOptions = { taskFallbackTools: options.taskFallbackTools === true, argumentLimits: options.limits, ...(options.gate ? { gate: options.gate } : {}) };
   }
 
   /**
@@ -302,6 +306,29 @@ export class TaskService {
   }
 
   /**
+   * A large result of one of the caller's tasks (issue 10 §2: `resources/read` of `mcp-tasks://tasks/{taskId}/result`,
+   * any generation — the owner decides), needing `tasks:read` and the tool's scopes like `tasks/result`.
+   * @throws TasksError `-32602` "Resource not found" for a malformed URI and for a task that is unknown, expired,
+   *   foreign, refused by a scope check or without a large result — one answer for all (no existence leak).
+   */
+  async readResultResource(caller: Caller, uri: string): Promise<ResultResource> {
+    const taskId = taskIdOfResultUri(uri);
+    try {
+      return await this.door({ operation: 'readResource', caller, ...(taskId === undefined ? {} : { taskId }) }, async () => {
+        const record = taskId === undefined ? undefined : await this.reads.get(taskId, { ownerKey: caller.ownerKey });
+        if (!record) throw resourceNotFound();
+        admitTask(this.hooks, { operation: 'readResource', caller, taskId: record.taskId }, record);
+        const outcome = isTerminal(record.status) ? await this.reads.outcome(record.taskId) : undefined;
+        const large = outcome?.kind === 'result' ? largeResultMetaOf(outcome.result) : undefined;
+        if (!large || large.uri !== uri) throw resourceNotFound();
+        return resultResource(this.options.store, uri, record, large.bytes, this.options.clock.now());
+      });
+    } catch (error) {
+      throw isTaskNotFound(error) ? resourceNotFound() : error;
+    }
+  }
+
+  /**
    * What a detailed view adds to `record` (read by this caller through this service): the stored outcome of a
    * terminal task, the pending questions of an `input_required` one.
    * @throws TasksError `-32602` "Task not found" when `record` is not the caller's (a record from elsewhere).
@@ -345,10 +372,10 @@ export class TaskService {
    */
   cancel(caller: TaskCaller, taskId: string, statusMessage = 'Cancelled by requestor'): Promise<{ cancelled: boolean; task: TaskRecord }> {
     return this.door({ operation: 'cancel', caller, taskId }, async () => {
-      const record = await this.scoped(caller, taskId);
+      const record = await this.scoped(caller, taskId, 'cancel');
       if (isTerminal(record.status)) return { cancelled: false, task: record };
       const cancelled = await this.options.store.transition(taskId, { to: 'cancelled', statusMessage, releaseLease: true, now: this.options.clock.now() });
-      return cancelled ? { cancelled: true, task: cancelled } : { cancelled: false, task: await this.scoped(caller, taskId) };
+      return cancelled ? { cancelled: true, task: cancelled } : { cancelled: false, task: await this.scoped(caller, taskId, 'cancel') };
     });
   }
 
@@ -365,7 +392,7 @@ export class TaskService {
   answerInput(caller: TaskCaller, taskId: string, responses: Readonly<Record<string, unknown>>): Promise<string[]> {
     const answers = Object.entries(responses).map(([key, response]) => ({ key, action: answerAction(response) }));
     return this.door({ operation: 'answerInput', caller, taskId, answers }, async () => {
-      const record = await this.scoped(caller, taskId);
+      const record = await this.scoped(caller, taskId, 'answerInput');
       if (record.status !== 'input_required') return [];
       const requests = await this.options.store.listInputRequests(taskId);
       const plan = planAnswers(requests, responses);
@@ -400,7 +427,7 @@ export class TaskService {
       try {
         for (;;) {
           const woken = new Promise<void>((resolve) => (wake = resolve));
-          const record = await this.scoped(caller, taskId);
+          const record = await this.scoped(caller, taskId, 'waitForTerminal');
           if (isTerminal(record.status)) return record;
           await onUpdate?.(record);
           await until(woken, signal);
@@ -421,7 +448,7 @@ export class TaskService {
     return this.door({ operation: 'subscribe', caller, taskIds }, async () => {
       const accepted: string[] = [];
       for (const taskId of new Set(taskIds)) {
-        if (await this.reads.get(taskId, { ownerKey: caller.ownerKey, generation: caller.generation })) accepted.push(taskId);
+        if (await this.scoped(caller, taskId, 'subscribe').then(() => true, (error: unknown) => (isTaskNotFound(error) ? false : Promise.reject(error)))) accepted.push(taskId);
       }
       return this.subscription(caller, accepted, listener, options.progress === true);
     });
@@ -508,7 +535,7 @@ export class TaskService {
   async cancelFor(viewer: Viewer, taskId: string): Promise<{ cancelled: boolean; task: TaskRecord }> {
     const task = await this.seenBy(viewer, taskId);
     if (!viewerPermissions(viewer, task).cancel && !isTerminal(task.status)) throw new TasksError(ErrorCode.InvalidRequest, 'Not allowed: cancelling needs the tasks:cancel scope');
-    return this.cancel(ownerCaller(task), taskId, 'Cancelled from the dashboard');
+    return this.cancel(ownerCaller(task, viewer), taskId, 'Cancelled from the dashboard');
   }
 
   /**
@@ -518,7 +545,7 @@ export class TaskService {
   async answerFor(viewer: Viewer, taskId: string, responses: Readonly<Record<string, unknown>>): Promise<string[]> {
     const task = await this.seenBy(viewer, taskId);
     if (task.status === 'input_required' && !viewerPermissions(viewer, task).answer) throw new TasksError(ErrorCode.InvalidRequest, task.ownerKey === viewer.ownerKey ? 'Not allowed: answering needs the tasks:answer scope' : "Not allowed: answering another owner's task needs tasks:answer and admin:write");
-    return this.answerInput(ownerCaller(task), taskId, responses);
+    return this.answerInput(ownerCaller(task, viewer), taskId, responses);
   }
 
   /**
@@ -614,6 +641,7 @@ export class TaskService {
     const { onCreated, sessionId } = session;
     const { limits, clock } = this.options;
     const taskId = newTaskId();
+    await this.admit(caller, taskId);
     const reservation = this.options.handOff?.reserve(taskId);
     const task: NewTask = {
       taskId,
@@ -658,6 +686,20 @@ export class TaskService {
     }
     reservation?.start(record);
     return record;
+  }
+
+  /**
+   * The per-owner quotas (issue 10 §2), counted in the store so that they hold across API instances.
+   * @throws TasksError `-31001` with `data.reason` `active_tasks` / `create_rate` and `data.retryAfterMs`.
+   */
+  private async admit(caller: TaskCaller, taskId: string): Promise<void> {
+    const { maxActiveTasksPerOwner: maxActive, maxCreatesPerMinute: maxCreates, pollIntervalMs } = this.options.limits;
+    if (maxActive === null && maxCreates === null) return;
+    const admission = await this.options.store.admitCreate({ taskId, ownerKey: caller.ownerKey, now: this.options.clock.now(), maxActive, maxCreates, windowMs: QUOTA_WINDOW_MS });
+    if (admission.admitted) return;
+    this.options.logger.info({ owner: caller.ownerKey, reason: admission.reason }, 'task create refused: quota');
+    if (admission.reason === 'create_rate') throw quotaExceeded('create_rate', maxCreates as number, admission.retryAfterMs);
+    throw quotaExceeded('active_tasks', maxActive as number, pollIntervalMs);
   }
 
   /** Run an `inline` plan through the executor and answer with its `CallToolResult`. */
@@ -720,26 +762,29 @@ export class TaskService {
     return interaction;
   }
 
-  /** The caller's visible task, or the unknown-task error. */
-  private async scoped(caller: TaskCaller, taskId: string): Promise<TaskRecord> {
+  /** The caller's visible task as `operation` may act on it (the hooks' {@link TaskServiceHook.admitTask}), or the unknown-task error. */
+  private async scoped(caller: TaskCaller, taskId: string, operation: TaskOperation): Promise<TaskRecord> {
     const record = await this.reads.get(taskId, { ownerKey: caller.ownerKey, generation: caller.generation });
     if (!record) throw taskNotFound();
+    admitTask(this.hooks, { operation, caller, taskId }, record);
     return record;
   }
 
   private async current(caller: TaskCaller, taskId: string): Promise<TaskRecord> {
-    const record = await this.scoped(caller, taskId);
+    const record = await this.scoped(caller, taskId, 'get');
     const pending = isTerminal(record.status) ? undefined : this.options.handOff?.pendingOutcome(taskId);
     if (!pending) return record;
     await pending.catch(() => undefined);
-    return this.scoped(caller, taskId);
+    return this.scoped(caller, taskId, 'get');
   }
 
   private door<T>(context: TaskOperationContext, operation: () => Promise<T>): Promise<T> {
     return runHooked(this.hooks, context, async () => {
       if (!AUDITED.has(context.operation)) return operation();
       // The audit trail (issue 12) records every change a caller asks for, after it happened or was refused.
-      const audited = { ...context, ownerKey: context.caller.ownerKey, ...(context.caller.scopes ? { scopes: context.caller.scopes } : {}) };
+      // The anonymous caller ('all') has no credential, so no scopes to record.
+      const scopes = context.caller.scopes;
+      const audited = { ...context, ownerKey: context.caller.ownerKey, ...(scopes !== 'all' ? { scopes } : {}) };
       try {
         const result = await operation();
         await appendAudit(this.options.store, auditEntriesOf(audited, { result }, this.options.clock.now()), this.options.logger);
@@ -793,9 +838,12 @@ function taskCaller(caller: Caller): TaskCaller {
   return caller as TaskCaller;
 }
 
-/** The owner of `task` as the caller of an operation a viewer was allowed to carry out on it. */
-function ownerCaller(task: TaskRecord): TaskCaller {
-  return { ownerKey: task.ownerKey, negotiation: 'per-request', generation: task.generation, protocolVersion: task.protocolVersion, clientCapabilities: task.clientCapabilities };
+/**
+ * The owner of `task` as the caller of an operation a viewer was allowed to carry out on it, with the viewer's
+ * scopes: the door re-checks them (tasks:cancel / tasks:answer and the task's tool scope) like for any caller.
+ */
+function ownerCaller(task: TaskRecord, viewer: Viewer): TaskCaller {
+  return { ownerKey: task.ownerKey, scopes: viewer.scopes, negotiation: 'per-request', generation: task.generation, protocolVersion: task.protocolVersion, clientCapabilities: task.clientCapabilities };
 }
 
 /** The action of an answer for the audit (`accept`, `decline`, `cancel`), or `invalid`; never its values. */

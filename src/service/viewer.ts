@@ -56,7 +56,10 @@ export function viewerMayReconcile(viewer: Viewer, record: Pick<TaskRecord, 'own
   return record.ownerKey === viewer.ownerKey && viewer.scopes.includes(Scope.TasksCancel);
 }
 
-/** The viewer as a {@link Caller} for the service's hooks (no protocol generation: a viewer is not an MCP request). */
+/**
+ * The viewer as a {@link Caller} for the service's hooks (no protocol generation: a viewer is not an MCP request),
+ * with the scopes of its session's credential, re-read on every request.
+ */
 export function viewerCaller(viewer: Viewer): Caller {
-  return { ownerKey: viewer.ownerKey, negotiation: 'per-request', generation: null, protocolVersion: '', clientCapabilities: {} };
+  return { ownerKey: viewer.ownerKey, scopes: viewer.scopes, negotiation: 'per-request', generation: null, protocolVersion: '', clientCapabilities: {} };
 }

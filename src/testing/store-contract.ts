@@ -7,8 +7,10 @@ import { MAX_TOOL_STATE_BYTES, MAX_TOOL_STATE_KEYS, MAX_TOOL_STATE_NAME, type Ta
 import type { NewTask, TaskOutcome, TaskStatus } from '../core/task.js';
 import { FakeClock } from './fake-clock.js';
 import { describeInputRequestContract } from './store-contract-input.js';
+import { describeQuotaContract } from './store-contract-quota.js';
 import { describeLedgerContract } from './store-contract-ledger.js';
 import { describeKillSwitchContract } from './store-contract-kill-switch.js';
+import { describeResultChunkContract } from './store-contract-results.js';
 import { describeProcessRegistryContract } from './store-contract-registry.js';
 
 /** A fresh, empty store and how to dispose of it (must tolerate a store the test already closed). */
@@ -651,8 +653,10 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
     });
 
     describeInputRequestContract({ store: () => store, clock: () => clock, t0: T0, create });
+    describeQuotaContract({ store: () => store, clock: () => clock, create });
     describeLedgerContract({ store: () => store, clock: () => clock, newTask });
     describeKillSwitchContract({ store: () => store });
+    describeResultChunkContract({ store: () => store, clock: () => clock, create });
     describeProcessRegistryContract({ store: () => store, clock: () => clock, create });
 
     describe('sessions', () => {

@@ -26,8 +26,8 @@ import { makeTempDir } from '../helpers/temp-dir.js';
 const LIMITS = QUIET_LIMITS;
 
 /** A 2026-07-28 caller (every call a task) and a 2025-11-25 one calling without `task` (inline). */
-const taskCaller = (ownerKey: string): Caller => ({ ownerKey, negotiation: 'per-request', generation: 'v2', protocolVersion: '2026-07-28', clientCapabilities: {} });
-const inlineCaller = (ownerKey: string): Caller => ({ ownerKey, negotiation: 'per-session', generation: 'v1', protocolVersion: '2025-11-25', clientCapabilities: {} });
+const taskCaller = (ownerKey: string): Caller => ({ ownerKey, scopes: 'all', negotiation: 'per-request', generation: 'v2', protocolVersion: '2026-07-28', clientCapabilities: {} });
+const inlineCaller = (ownerKey: string): Caller => ({ ownerKey, scopes: 'all', negotiation: 'per-session', generation: 'v1', protocolVersion: '2025-11-25', clientCapabilities: {} });
 
 /** Answers what it kept last time for this owner, then keeps `value`. */
 const remember = defineTool({

@@ -19,7 +19,7 @@ import { makeTempDir } from '../helpers/temp-dir.js';
 
 const LIMITS: Partial<TasksServerLimits> = { ...QUIET_LIMITS, claimIntervalMs: 60_000 };
 
-const CALLER: TaskCaller = { ownerKey: 'anonymous', negotiation: 'per-request', generation: 'v2', protocolVersion: '2026-07-28', clientCapabilities: {} };
+const CALLER: TaskCaller = { ownerKey: 'anonymous', scopes: 'all', negotiation: 'per-request', generation: 'v2', protocolVersion: '2026-07-28', clientCapabilities: {} };
 
 /** A tool that waits until aborted, recording why. */
 function waitingTool(name: string, seen: { reasons: unknown[] }): AnyToolDefinition {

@@ -16,7 +16,7 @@ import { postModern } from '../helpers/wire.js';
 import { metricValue } from './support.js';
 
 const owners = Array.from({ length: 1000 }, (_, index) => `https://issuer.example|user-${index}|tenant-${index % 37}`);
-const callerOf = (ownerKey: string): Caller => ({ ownerKey, negotiation: 'per-request', generation: 'v2', protocolVersion: '2026-07-28', clientCapabilities: {} });
+const callerOf = (ownerKey: string): Caller => ({ ownerKey, scopes: 'all', negotiation: 'per-request', generation: 'v2', protocolVersion: '2026-07-28', clientCapabilities: {} });
 
 describe('canary cohorts', () => {
   it('splits 1,000 owners within ±5 % of the percentage, for several percentages', () => {

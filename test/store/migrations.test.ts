@@ -60,8 +60,8 @@ describe('migrations across processes', () => {
         { op: 'open', args: { path } },
       ])) as Report[];
       // One opener applied every version, the other none; both ended on a WAL, synchronous=FULL connection.
-      expect(reports.map((r) => r.applied.length).sort()).toEqual([0, VERSIONS.length]);
-      expect(reports.flatMap((r) => r.applied).sort()).toEqual(VERSIONS);
+      expect(reports.map((r) => r.applied.length).sort((a, b) => a - b)).toEqual([0, VERSIONS.length]);
+      expect(reports.flatMap((r) => r.applied).sort((a, b) => a - b)).toEqual(VERSIONS);
       for (const { pragmas } of reports) expect(pragmas).toMatchObject({ journalMode: 'wal', synchronous: 2 });
       expect(versionsIn(path)).toEqual(VERSIONS);
     }

@@ -3,12 +3,15 @@ import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { JsonObject, TaskRecord } from '../../core/task.js';
 import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, ErrorCode, PROTOCOL_VERSION_META_KEY, V1_PROTOCOL_VERSION, V2_PROTOCOL_VERSION } from '../../protocol/constants.js';
 import type { CallPlan } from '../../service/call-plan.js';
-import type { Caller, TaskCaller } from '../../service/caller.js';
-import { grantedScopes, requestCaller, sessionCaller } from '../caller.js';
+import type { Caller, CallerIdentity, TaskCaller } from '../../service/caller.js';
+import { requestCaller, sessionCaller } from '../caller.js';
 import type { HandlerDeps } from '../deps.js';
 import { readTaskV1, readTaskV2, terminalPayloadV1 } from '../task-reads.js';
 import { callAnswer, toolCallOf } from '../tools-call.js';
 import { wireErrorOf } from '../store-errors.js';
+import type { ResultResource } from '../../service/result-resource.js';
+import { resourceResultFields } from '../result-resource.js';
+import { streamResourceResult } from './result-stream.js';
 import type { LegacySessions } from './legacy-sessions.js';
 
 /** A JSON-RPC request in its plain form. */
@@ -40,7 +43,8 @@ function onlyKeys(params: Record<string, unknown>, allowed: readonly string[]): 
 
 /**
  * The fast path for the hot task requests (issue: performance, P1/P2): a task-creating `tools/call`, `tasks/get`
- * and — in 2025-11-25 sessions — `tasks/result` of a terminal task, answered without building an SDK server and a
+ * and — in 2025-11-25 sessions — `tasks/result` of a terminal task, plus `resources/read` of a large result, which
+ * only this path streams without holding it (issue 10 §2), answered without building an SDK server and a
  * web `Request` per request. It takes a request only in its plain, fully valid form (headers matching the body, a
  * clean `_meta` envelope, known params) and hands everything else to the SDK, which owns every other answer
  * (header mismatches, `-32021`, MRTR, inline runs, blocking `tasks/result`). Its answers are produced by the same
@@ -54,29 +58,34 @@ export class FastPath {
   ) {}
 
   /** Answer `body` when it is one of the hot requests; `false` leaves it to the SDK path untouched. */
-  async handle(request: IncomingMessage & { auth?: AuthInfo }, response: ServerResponse, body: unknown, ownerKey: string): Promise<boolean> {
+  async handle(request: IncomingMessage, response: ServerResponse, body: unknown, identity: CallerIdentity): Promise<boolean> {
     if (!isPlainRequest(body) || request.method !== 'POST') return false;
     const accept = request.headers.accept ?? '';
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return false;
     if (Object.keys(request.headers).some((name) => name.startsWith('mcp-param-'))) return false;
     const sessionId = request.headers['mcp-session-id'];
-    return typeof sessionId === 'string' ? this.legacy(request, response, body, ownerKey, sessionId) : this.modern(request, response, body, ownerKey);
+    return typeof sessionId === 'string' ? this.legacy(request, response, body, identity, sessionId) : this.modern(request, response, body, identity);
   }
 
-  private async modern(request: IncomingMessage & { auth?: AuthInfo }, response: ServerResponse, body: PlainRequest, ownerKey: string): Promise<boolean> {
+  private async modern(request: IncomingMessage, response: ServerResponse, body: PlainRequest, identity: CallerIdentity): Promise<boolean> {
     const meta = body.params._meta;
     if (request.headers['mcp-protocol-version'] !== V2_PROTOCOL_VERSION || request.headers['mcp-method'] !== body.method || !isObject(meta)) return false;
     if (!Object.keys(meta).every((key) => ENVELOPE_KEYS.has(key)) || meta[PROTOCOL_VERSION_META_KEY] !== V2_PROTOCOL_VERSION) return false;
     const clientInfo = meta[CLIENT_INFO_META_KEY];
     if (clientInfo !== undefined && !(isObject(clientInfo) && typeof clientInfo.name === 'string' && typeof clientInfo.version === 'string')) return false;
     if (!isObject(meta[CLIENT_CAPABILITIES_META_KEY])) return false;
-    const caller = requestCaller(ownerKey, meta, grantedScopes(request.auth));
+    const caller = requestCaller(identity, meta);
     if (caller.generation !== 'v2') return false;
     const name = request.headers['mcp-name'];
     if (body.method === 'tasks/get') {
       if (typeof body.params.taskId !== 'string' || body.params.taskId.length === 0 || name !== body.params.taskId || !onlyKeys(body.params, ['taskId', '_meta'])) return false;
       const taskId = body.params.taskId;
       await this.answer(response, body.id, 'json', () => readTaskV2(this.deps, caller as TaskCaller, taskId, () => abortOnClose(response)));
+      return true;
+    }
+    if (body.method === 'resources/read') {
+      if (typeof body.params.uri !== 'string' || name !== body.params.uri || !onlyKeys(body.params, ['uri', '_meta'])) return false;
+      await this.streamResource(response, body.id, 'json', caller, body.params.uri);
       return true;
     }
     if (body.method === 'tools/call') {
@@ -88,13 +97,13 @@ export class FastPath {
     return false;
   }
 
-  private async legacy(request: IncomingMessage & { auth?: AuthInfo }, response: ServerResponse, body: PlainRequest, ownerKey: string, sessionId: string): Promise<boolean> {
-    if (body.method !== 'tasks/get' && body.method !== 'tasks/result' && body.method !== 'tools/call') return false;
-    const server = await this.sessions.lookup(sessionId, ownerKey, (request as { auth?: AuthInfo }).auth);
+  private async legacy(request: IncomingMessage & { auth?: AuthInfo }, response: ServerResponse, body: PlainRequest, identity: CallerIdentity, sessionId: string): Promise<boolean> {
+    if (body.method !== 'tasks/get' && body.method !== 'tasks/result' && body.method !== 'tools/call' && body.method !== 'resources/read') return false;
+    const server = await this.sessions.lookup(sessionId, identity.ownerKey, request.auth);
     if (!server) return false;
     const version = request.headers['mcp-protocol-version'];
     if (server.getNegotiatedProtocolVersion() !== V1_PROTOCOL_VERSION || (version !== undefined && version !== V1_PROTOCOL_VERSION)) return false;
-    const caller = sessionCaller(server, ownerKey, grantedScopes(request.auth));
+    const caller = sessionCaller(server, identity);
     if (caller.generation !== 'v1') return false;
     const v1 = caller as TaskCaller;
     const frame = { sessionId };
@@ -104,6 +113,11 @@ export class FastPath {
       const notifier = this.deps.sessionNotifiers.get(server);
       const onCreated = notifier && ((record: TaskRecord) => notifier.trackCreated(v1, record));
       await this.answer(response, body.id, frame, async () => callAnswer(this.deps, caller, await this.deps.service.callTool(caller, plan, { ...(onCreated ? { onCreated } : {}), sessionId })));
+      return true;
+    }
+    if (body.method === 'resources/read') {
+      if (typeof body.params.uri !== 'string' || !onlyKeys(body.params, ['uri', '_meta'])) return false;
+      await this.streamResource(response, body.id, frame, caller, body.params.uri);
       return true;
     }
     const taskId = body.params.taskId;
@@ -117,6 +131,26 @@ export class FastPath {
     if (!(await this.deps.service.isSettled(v1, taskId).catch(() => false))) return false;
     await this.answer(response, body.id, frame, async () => terminalPayloadV1(this.deps, v1, await this.deps.service.waitForTerminal(v1, taskId, abortOnClose(response))));
     return true;
+  }
+
+  /**
+   * `resources/read` of a large task result, streamed from the store chunk by chunk (`result-stream.ts`); a refusal
+   * (`-32602` "Resource not found" for anything that is not the caller's large result) is answered like any other.
+   */
+  private async streamResource(response: ServerResponse, id: string | number, framing: 'json' | { sessionId: string }, caller: Caller, uri: string): Promise<void> {
+    let resource: ResultResource;
+    try {
+      resource = await this.deps.service.readResultResource(caller, uri);
+    } catch (error) {
+      await this.answer(response, id, framing, () => Promise.reject(error));
+      return;
+    }
+    const fields = resourceResultFields(caller.negotiation, resource);
+    if (framing === 'json') fields._meta = { [SERVER_INFO_META_KEY]: this.deps.serverInfo };
+    await streamResourceResult(response, id, framing, resource, fields).catch((error: unknown) => {
+      this.deps.logger.warn({ err: error, taskId: resource.taskId }, 'streaming a large result failed');
+      response.destroy();
+    });
   }
 
   /**

@@ -4,6 +4,8 @@ import { hostHeaderValidation, originValidation, toNodeHandler, toWebRequest } f
 import type { Logger } from '../../core/logger.js';
 import type { ScopePolicy } from '../../core/scopes.js';
 import { ErrorCode } from '../../protocol/constants.js';
+import type { CallerIdentity } from '../../service/caller.js';
+import { identityOf } from '../caller.js';
 import { anonymousCaller, BearerAuth, type AuthenticatedCaller, type BearerAuthSettings } from './bearer-auth.js';
 import { readJsonBody } from './body.js';
 import { withSpecErrorStatus } from './error-status.js';
@@ -44,7 +46,7 @@ export interface HttpFrontOptions {
    * Takes a posted JSON-RPC response that answers one of our own server→client requests (v1 elicitation replies)
    * before any session lookup, so a reply still lands after a restart; returns `false` for anything else.
    */
-  routeResponse?: (ownerKey: string, message: unknown) => Promise<boolean>;
+  routeResponse?: (identity: CallerIdentity, message: unknown) => Promise<boolean>;
   /** Serves `subscriptions/listen` requests that ask for task notifications (the SDK's filter has no `taskIds`). */
   taskListen?: TaskListenRoute;
   /** Builds the fast path for hot task requests (given the legacy sessions); absent = every request takes the SDK path. */
@@ -63,11 +65,11 @@ export interface HttpFront {
 }
 
 /** Route a posted response (or a batch made only of responses) if every message is one of ours. */
-async function routeResponses(route: (ownerKey: string, message: unknown) => Promise<boolean>, ownerKey: string, body: unknown): Promise<boolean> {
+async function routeResponses(route: (identity: CallerIdentity, message: unknown) => Promise<boolean>, identity: CallerIdentity, body: unknown): Promise<boolean> {
   const messages = Array.isArray(body) ? body : [body];
   if (messages.length === 0) return false;
   let handled = true;
-  for (const message of messages) handled = (await route(ownerKey, message)) && handled;
+  for (const message of messages) handled = (await route(identity, message)) && handled;
   return handled;
 }
 
@@ -113,7 +115,7 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
     // HTTP 401 before the body is even read, so an unauthenticated request never reaches a task lookup (C-SEC-10).
     const caller: AuthenticatedCaller | undefined = bearer ? await bearer.authenticate(request, response) : anonymous;
     if (!caller) return;
-    const ownerKey = caller.ownerKey;
+    const identity = identityOf(caller.authInfo);
     request.auth = caller.authInfo;
 
     let parsedBody: unknown;
@@ -137,17 +139,17 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
       // Method-level scopes (HTTP 403 insufficient_scope), judged from the message alone; task-level re-checks
       // (a task that continues) belong to the service door.
       if (bearer && !(await bearer.authorize(caller, parsedBody, response))) return;
-      if (options.routeResponse && (await routeResponses(options.routeResponse, ownerKey, parsedBody))) {
+      if (options.routeResponse && (await routeResponses(options.routeResponse, identity, parsedBody))) {
         response.writeHead(202).end();
         return;
       }
-      if (fastPath && (await fastPath.handle(request, response, parsedBody, ownerKey))) return;
+      if (fastPath && (await fastPath.handle(request, response, parsedBody, identity))) return;
     }
     const webRequest = await toWebRequest(request, parsedBody);
     if (await isLegacyRequest(webRequest, parsedBody, { maxRequestBodySize: options.maxRequestBodyBytes })) {
-      await legacySessions.handle(request, response, parsedBody, ownerKey);
+      await legacySessions.handle(request, response, parsedBody, identity.ownerKey);
     } else if (options.taskListen && isTaskListenRequest(parsedBody)) {
-      await options.taskListen.serve(request, response, parsedBody, ownerKey);
+      await options.taskListen.serve(request, response, parsedBody, identity);
     } else {
       await modernNode(request, response, parsedBody);
     }

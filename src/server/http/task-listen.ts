@@ -9,7 +9,7 @@ import {
   TASKS_EXTENSION_REQUIRED_CAPABILITIES,
   V2_PROTOCOL_VERSION,
 } from '../../protocol/constants.js';
-import type { TaskCaller } from '../../service/caller.js';
+import type { CallerIdentity, TaskCaller } from '../../service/caller.js';
 import type { TaskSubscription } from '../../service/task-service.js';
 import { requestCaller } from '../caller.js';
 import type { HandlerDeps } from '../deps.js';
@@ -48,8 +48,8 @@ export class TaskListenRoute {
 
   constructor(private readonly deps: Pick<HandlerDeps, 'service' | 'clock' | 'logger'>) {}
 
-  /** Serve one listen request; `ownerKey` is the authenticated caller. */
-  async serve(request: IncomingMessage, response: ServerResponse, body: ListenBody, ownerKey: string): Promise<void> {
+  /** Serve one listen request; `identity` is the authenticated caller. */
+  async serve(request: IncomingMessage, response: ServerResponse, body: ListenBody, identity: CallerIdentity): Promise<void> {
     const meta = body.params._meta ?? {};
     const version = meta[PROTOCOL_VERSION_META_KEY];
     if (typeof version !== 'string' || typeof meta[CLIENT_CAPABILITIES_META_KEY] !== 'object') {
@@ -66,7 +66,7 @@ export class TaskListenRoute {
       writeJson(response, 400, { jsonrpc: '2.0', id: body.id, error: { code: ErrorCode.UnsupportedProtocolVersion, message: 'Unsupported protocol version', data: { supported: [V2_PROTOCOL_VERSION], requested: version } } });
       return;
     }
-    const caller = requestCaller(ownerKey, meta);
+    const caller = requestCaller(identity, meta);
     if (caller.generation !== 'v2') {
       writeJson(response, 400, { jsonrpc: '2.0', id: body.id, error: { code: ErrorCode.MissingRequiredClientCapability, message: 'Missing required client capability', data: { requiredCapabilities: TASKS_EXTENSION_REQUIRED_CAPABILITIES } } });
       return;

@@ -270,6 +270,28 @@ const V10_SESSION_TASKS = `
 CREATE INDEX task_events_by_session ON ${SCHEMA}.task_events (((payload::jsonb) ->> 'sessionId')) WHERE kind = 'created' AND payload IS NOT NULL;
 `;
 
+/** Per-owner quotas (issue 10 §2), as in the SQLite store: admitted creates of the window, active tasks by owner. */
+const V11_OWNER_QUOTAS = `
+CREATE TABLE ${SCHEMA}.owner_creates (
+  task_id    text   NOT NULL PRIMARY KEY,
+  owner_key  text   NOT NULL,
+  created_at bigint NOT NULL
+);
+CREATE INDEX owner_creates_by_owner ON ${SCHEMA}.owner_creates (owner_key, created_at);
+CREATE INDEX owner_creates_by_time ON ${SCHEMA}.owner_creates (created_at);
+CREATE INDEX tasks_active_by_owner ON ${SCHEMA}.tasks (owner_key) WHERE status IN ('working', 'input_required');
+`;
+
+/** Large results (issue 10 §2), as SQLite migration 12: chunks of a result above `maxResultBytes`, deleted with the task. */
+const V12_RESULT_CHUNKS = `
+CREATE TABLE ${SCHEMA}.result_chunks (
+  task_id     text    NOT NULL REFERENCES ${SCHEMA}.tasks (task_id) ON DELETE CASCADE,
+  chunk_index integer NOT NULL,
+  data        bytea   NOT NULL,
+  PRIMARY KEY (task_id, chunk_index)
+);
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
@@ -282,6 +304,8 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 8, name: 'sessions and server secret', sql: V8_SESSIONS },
   { version: 9, name: 'kill switches', sql: V9_KILL_SWITCHES },
   { version: 10, name: 'session tasks', sql: V10_SESSION_TASKS },
+  { version: 11, name: 'owner quotas', sql: V11_OWNER_QUOTAS },
+  { version: 12, name: 'result chunks', sql: V12_RESULT_CHUNKS },
 ]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */

@@ -2,8 +2,8 @@ import type pg from 'pg';
 import type { Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { StoreError } from '../../core/store-error.js';
-import { checkInputRequests, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys } from '../../core/store-rules.js';
-import { MAX_TOOL_STATE_KEYS, type CommitWatcher, type TaskBrowseQuery, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
+import { ADMISSION_IN_FLIGHT_MS, checkInputRequests, checkResultChunks, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys } from '../../core/store-rules.js';
+import { MAX_TOOL_STATE_KEYS, type CreateAdmission, type CommitWatcher, type CreateQuota, type TaskBrowseQuery, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
 import type { InputRequestRecord, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord } from '../../core/task.js';
 import { outcomeBody, RowCodec, toEvent, toOutcome, type EventRow, type InputRequestRow, type TaskRow } from '../codec.js';
@@ -137,6 +137,75 @@ export class PostgresTaskStore implements TaskStore {
     if (this.clock) return this.clock.now();
     const rows = await this.read<{ now: number }>('read the clock', SQL.storeNow, [null]);
     return (rows[0] as { now: number }).now;
+  }
+
+  /**
+   * See {@link TaskStore.admitCreate}: its own short transaction (not the write batch, so a full quota never holds a
+   * batch back) under an advisory lock of the owner key, which serialises the admissions of one owner across every
+   * instance.
+   */
+  async admitCreate(quota: CreateQuota): Promise<CreateAdmission> {
+    return this.inTransaction('admit a create', (client) => this.admitWithin(client, quota));
+  }
+
+  /** See {@link TaskStore.putResultChunks}: its own transaction (a 64 MiB result must not hold the write batch back). */
+  async putResultChunks(taskId: string, chunks: readonly Uint8Array[]): Promise<boolean> {
+    checkResultChunks(chunks);
+    return this.inTransaction('store result chunks', async (client) => {
+      if ((await client.query(SQL.lockTaskForChunks, [taskId])).rowCount === 0) return false;
+      await client.query(SQL.deleteResultChunks, [taskId]);
+      for (const [index, chunk] of chunks.entries()) await client.query(SQL.insertResultChunk, [taskId, index, Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)]);
+      return true;
+    });
+  }
+
+  /** See {@link TaskStore.readResultChunk}. */
+  async readResultChunk(taskId: string, index: number): Promise<Uint8Array | undefined> {
+    const [row] = await this.read<{ data: Buffer }>('read a result chunk', SQL.readResultChunk, [taskId, index]);
+    return row?.data;
+  }
+
+  /** Run `work` in a transaction of its own on one pooled client (rolled back, and the error mapped, when it throws). */
+  private async inTransaction<T>(action: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    if (this.closing) throw new StoreError('fault', `Task store failed to ${action}: store is closed`);
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw toStoreError(error, action);
+    }
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+      });
+      throw toStoreError(error, action);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  private async admitWithin(client: pg.PoolClient, quota: CreateQuota): Promise<CreateAdmission> {
+    const { ownerKey, now } = quota;
+    await client.query(SQL.lockOwner, [ownerKey]);
+    await client.query(SQL.pruneAdmissions, [now - quota.windowMs]);
+    if (quota.maxCreates !== null) {
+      const [window] = (await client.query<{ count: number; oldest: string | null }>(SQL.windowAdmissions, [ownerKey])).rows;
+      if (window && window.count >= quota.maxCreates) {
+        return { admitted: false, reason: 'create_rate', retryAfterMs: Math.max(1, (window.oldest === null ? now : Number(window.oldest)) + quota.windowMs - now) };
+      }
+    }
+    if (quota.maxActive !== null) {
+      const [active] = (await client.query<{ count: number }>(SQL.activeOfOwner, [ownerKey, now - ADMISSION_IN_FLIGHT_MS])).rows;
+      if (active && active.count >= quota.maxActive) return { admitted: false, reason: 'active_tasks' };
+    }
+    await client.query(SQL.recordAdmission, [quota.taskId, ownerKey, now]);
+    return { admitted: true };
   }
 
   create(task: NewTask): Promise<TaskRecord> {

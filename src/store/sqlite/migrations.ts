@@ -265,6 +265,34 @@ const V10_SESSION_TASKS = `
 CREATE INDEX task_events_by_session ON task_events (json_extract(payload, '$.sessionId')) WHERE kind = 'created' AND payload IS NOT NULL;
 `;
 
+/**
+ * Per-owner quotas (issue 10 §2): one row per admitted create for the create-rate window (kept for the window only,
+ * so a short-lived task cannot leave the count early), and a partial index to count an owner's active tasks.
+ */
+const V11_OWNER_QUOTAS = `
+CREATE TABLE owner_creates (
+  task_id    TEXT    NOT NULL PRIMARY KEY,
+  owner_key  TEXT    NOT NULL,
+  created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX owner_creates_by_owner ON owner_creates (owner_key, created_at);
+CREATE INDEX owner_creates_by_time ON owner_creates (created_at);
+CREATE INDEX tasks_active_by_owner ON tasks (owner_key) WHERE status IN ('working', 'input_required');
+`;
+
+/**
+ * Large results (issue 10 §2): the JSON text of a tool result above `maxResultBytes`, in chunks of at most 256 KiB,
+ * read back one chunk at a time by `resources/read`; deleted with the task row (ON DELETE CASCADE).
+ */
+const V12_RESULT_CHUNKS = `
+CREATE TABLE result_chunks (
+  task_id     TEXT    NOT NULL REFERENCES tasks (task_id) ON DELETE CASCADE,
+  chunk_index INTEGER NOT NULL,
+  data        BLOB    NOT NULL,
+  PRIMARY KEY (task_id, chunk_index)
+) STRICT, WITHOUT ROWID;
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
@@ -277,6 +305,8 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 8, name: 'sessions and server secret', sql: V8_SESSIONS },
   { version: 9, name: 'kill switches', sql: V9_KILL_SWITCHES },
   { version: 10, name: 'session tasks', sql: V10_SESSION_TASKS },
+  { version: 11, name: 'owner quotas', sql: V11_OWNER_QUOTAS },
+  { version: 12, name: 'result chunks', sql: V12_RESULT_CHUNKS },
 ]);
 
 /**

@@ -36,6 +36,21 @@ export const SQL = Object.freeze({
 
   idempotencyTaken: 'SELECT 1 AS taken FROM tasks WHERE owner_key = @ownerKey AND idempotency_key = @idempotencyKey',
 
+  /** Large results (issue 10 §2): replaced as a whole, read one chunk at a time. */
+  taskExists: 'SELECT 1 AS present FROM tasks WHERE task_id = @taskId',
+  deleteResultChunks: 'DELETE FROM result_chunks WHERE task_id = @taskId',
+  insertResultChunk: 'INSERT INTO result_chunks (task_id, chunk_index, data) VALUES (@taskId, @index, @data)',
+  readResultChunk: 'SELECT data FROM result_chunks WHERE task_id = @taskId AND chunk_index = @index',
+
+  /** Quotas (issue 10 §2): admissions leave the count once they are older than the window. */
+  pruneAdmissions: 'DELETE FROM owner_creates WHERE created_at <= @cutoff',
+  windowAdmissions: 'SELECT COUNT(*) AS count, MIN(created_at) AS oldest FROM owner_creates WHERE owner_key = @ownerKey',
+  /** Non-terminal tasks of the owner, plus admitted creates whose row is not written yet (see ADMISSION_IN_FLIGHT_MS). */
+  activeOfOwner: `SELECT (SELECT COUNT(*) FROM tasks WHERE owner_key = @ownerKey AND status IN ('working', 'input_required'))
+      + (SELECT COUNT(*) FROM owner_creates c WHERE c.owner_key = @ownerKey AND c.created_at > @inFlightSince
+          AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.task_id = c.task_id)) AS count`,
+  recordAdmission: 'INSERT OR REPLACE INTO owner_creates (task_id, owner_key, created_at) VALUES (@taskId, @ownerKey, @now)',
+
   /** Scoped by owner and generation only: read visibility after `expiresAt` is judged above the store. */
   getScoped: `SELECT ${TASK_COLUMNS} FROM tasks
     WHERE task_id = @taskId AND owner_key = @ownerKey AND (@generation IS NULL OR generation = @generation)`,

@@ -3,9 +3,9 @@ import { systemClock, type Clock } from '../../core/clock.js';
 import type { NewProcessEntry, ProcessRecord, RegisterProcessResult } from '../../core/process-record.js';
 import { toProcess, type ProcessRow } from '../process-row.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
-import { checkInputRequests, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys } from '../../core/store-rules.js';
+import { ADMISSION_IN_FLIGHT_MS, checkInputRequests, checkResultChunks, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys } from '../../core/store-rules.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
-import { MAX_TOOL_STATE_KEYS, type TaskBrowseQuery, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
+import { MAX_TOOL_STATE_KEYS, type CreateAdmission, type CreateQuota, type TaskBrowseQuery, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
 import type {
   InputRequestRecord,
   JsonObject,
@@ -147,6 +147,38 @@ export class SqliteTaskStore implements TaskStore {
   /** Group-commit counters: `commits` = write transactions committed, `operations` = writes they carried. */
   stats(): GroupCommitStats {
     return { ...this.committer.stats };
+  }
+
+  /** See {@link TaskStore.admitCreate}: one write transaction of the group commit (the SQLite write lock). */
+  admitCreate(quota: CreateQuota): Promise<CreateAdmission> {
+    return this.committer.enqueue(() => {
+      const { ownerKey, now } = quota;
+      this.stmt.pruneAdmissions.run({ cutoff: now - quota.windowMs });
+      if (quota.maxCreates !== null) {
+        const window = this.stmt.windowAdmissions.get({ ownerKey }) as { count: number; oldest: number | null };
+        if (window.count >= quota.maxCreates) return { admitted: false, reason: 'create_rate', retryAfterMs: Math.max(1, (window.oldest ?? now) + quota.windowMs - now) };
+      }
+      if (quota.maxActive !== null && (this.stmt.activeOfOwner.get({ ownerKey, inFlightSince: now - ADMISSION_IN_FLIGHT_MS }) as { count: number }).count >= quota.maxActive) return { admitted: false, reason: 'active_tasks' };
+      this.stmt.recordAdmission.run({ taskId: quota.taskId, ownerKey, now });
+      return { admitted: true };
+    });
+  }
+
+  /** See {@link TaskStore.putResultChunks}: one write transaction of the group commit. */
+  async putResultChunks(taskId: string, chunks: readonly Uint8Array[]): Promise<boolean> {
+    checkResultChunks(chunks);
+    return this.committer.enqueue(() => {
+      if (!this.stmt.taskExists.get({ taskId })) return false;
+      this.stmt.deleteResultChunks.run({ taskId });
+      chunks.forEach((chunk, index) => this.stmt.insertResultChunk.run({ taskId, index, data: chunk }));
+      return true;
+    });
+  }
+
+  /** See {@link TaskStore.readResultChunk}. */
+  async readResultChunk(taskId: string, index: number): Promise<Uint8Array | undefined> {
+    const row = this.read('read a result chunk', () => this.stmt.readResultChunk.get({ taskId, index }) as { data: Buffer } | undefined);
+    return row?.data;
   }
 
   create(task: NewTask): Promise<TaskRecord> {

@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { RESULT_CHUNK_BYTES, type TaskStore } from '../core/store.js';
+import type { NewTask, TaskRecord } from '../core/task.js';
+import type { FakeClock } from './fake-clock.js';
+import { expectStoreError } from './store-contract.js';
+
+/** What the large-result part of the contract suite needs from the suite around it. */
+export interface ResultChunkContractContext {
+  store(): TaskStore;
+  clock(): FakeClock;
+  /** Create a task, `overrides` applied (default owner, created now). */
+  create(overrides?: Partial<NewTask>): Promise<TaskRecord>;
+}
+
+/** `n` bytes that differ per position and per `seed` (so a swapped or stale chunk is noticed). */
+function bytes(n: number, seed: number): Uint8Array {
+  const data = new Uint8Array(n);
+  for (let index = 0; index < n; index += 1) data[index] = (index * 31 + seed) % 251;
+  return data;
+}
+
+/**
+ * The large-result part of the {@link TaskStore} contract (`putResultChunks` / `readResultChunk`, issue 10 §2):
+ * chunks read back byte-exact in order, a second write replaces the first, nothing is written for an unknown task,
+ * bad chunks are refused, and the chunks are deleted with their task (expiry) while another task's stay.
+ */
+export function describeResultChunkContract(context: ResultChunkContractContext): void {
+  describe('result chunks (large results)', () => {
+    it('reads back each chunk byte-exact by index, undefined past the last one and for a task without chunks', async () => {
+      const store = context.store();
+      const task = await context.create();
+      const other = await context.create();
+      const chunks = [bytes(RESULT_CHUNK_BYTES, 1), bytes(RESULT_CHUNK_BYTES, 2), bytes(17, 3)];
+      expect(await store.putResultChunks(task.taskId, chunks)).toBe(true);
+      for (const [index, chunk] of chunks.entries()) expect(Buffer.from((await store.readResultChunk(task.taskId, index))!)).toEqual(Buffer.from(chunk));
+      expect(await store.readResultChunk(task.taskId, 3)).toBeUndefined();
+      expect(await store.readResultChunk(other.taskId, 0)).toBeUndefined();
+    });
+
+    it('a second write replaces every chunk of the first (a re-run never mixes two results)', async () => {
+      const store = context.store();
+      const task = await context.create();
+      await store.putResultChunks(task.taskId, [bytes(100, 1), bytes(100, 2), bytes(100, 3)]);
+      expect(await store.putResultChunks(task.taskId, [bytes(50, 9)])).toBe(true);
+      expect(Buffer.from((await store.readResultChunk(task.taskId, 0))!)).toEqual(Buffer.from(bytes(50, 9)));
+      expect(await store.readResultChunk(task.taskId, 1)).toBeUndefined();
+    });
+
+    it('writes nothing for a task that does not exist (false)', async () => {
+      const store = context.store();
+      expect(await store.putResultChunks('Zz9Yy8Xx7Ww6Vv5Uu4Tt3S', [bytes(10, 1)])).toBe(false);
+      expect(await store.readResultChunk('Zz9Yy8Xx7Ww6Vv5Uu4Tt3S', 0)).toBeUndefined();
+    });
+
+    it('refuses an empty or oversized chunk with invalid, writing nothing (negative control: the bound itself is accepted)', async () => {
+      const store = context.store();
+      const task = await context.create();
+      await expectStoreError(store.putResultChunks(task.taskId, [bytes(10, 1), new Uint8Array(0)]), 'invalid');
+      await expectStoreError(store.putResultChunks(task.taskId, [bytes(RESULT_CHUNK_BYTES + 1, 1)]), 'invalid');
+      expect(await store.readResultChunk(task.taskId, 0)).toBeUndefined();
+      expect(await store.putResultChunks(task.taskId, [bytes(RESULT_CHUNK_BYTES, 1)])).toBe(true);
+    });
+
+    it('deletes the chunks with their task when it expires; another task keeps its chunks', async () => {
+      const store = context.store();
+      const clock = context.clock();
+      const short = await context.create({ ttlMs: 1000 });
+      const long = await context.create({ ttlMs: 60_000 });
+      await store.putResultChunks(short.taskId, [bytes(1000, 1), bytes(1000, 2)]);
+      await store.putResultChunks(long.taskId, [bytes(1000, 3)]);
+      clock.advance(1001);
+      expect(await store.expireDue(10)).toEqual([short.taskId]);
+      expect(await store.readResultChunk(short.taskId, 0)).toBeUndefined();
+      expect(await store.readResultChunk(short.taskId, 1)).toBeUndefined();
+      expect(Buffer.from((await store.readResultChunk(long.taskId, 0))!)).toEqual(Buffer.from(bytes(1000, 3)));
+    });
+  });
+}
