@@ -168,15 +168,6 @@ withSharedOptions(program.command('manifest'))
   .option('--json', 'machine-readable JSON on stdout (diff it against `mcp-tasks inspect --json`)')
   .action(async (options: { json?: boolean }, command: Command) => (await import('./manifest.js')).manifestCommand(configOf(command), options.json === true));
 
-// Operator commands on the store; each subcommand lives in its own module.
-const adminCommand = program.command('admin').description('operator commands (they read or write the store directly)');
-withSharedOptions(adminCommand.command('shadow-report'))
-  .description('the differences shadow mode recorded between tasks and the job API they shadow, oldest first, counted per tool')
-  .option('--since <when>', 'only since this ISO 8601 time or duration ago (30m, 24h, 7d)')
-  .option('--tool <name>', 'only this tool')
-  .option('--json', 'machine-readable JSON on stdout')
-  .action(async (options: { since?: string; tool?: string; json?: boolean }, command: Command) => (await import('./shadow-report.js')).shadowReport(configOf(command), options));
-
 /** The connection flags of every requestor command. */
 function withConnectionOptions(command: Command): Command {
   return command
@@ -291,7 +282,7 @@ withAdminUrl(withSharedOptions(program.command('audit')))
   .option('--json', 'JSON lines on stdout')
   .action(async (options, command: Command) => (await import('./audit.js')).auditCommand(configOf(command), options));
 
-const admin = program.command('admin').description('operate a deployment: kill switch, rollback watcher (the store of --store/--data-dir, or a server with --url)');
+const admin = program.command('admin').description('operate a deployment: kill switch, rollback watcher, shadow report (the store of --store/--data-dir, or a server with --url)');
 withAdminUrl(withSharedOptions(admin.command('kill-switch <action>')))
   .description('on | off | status: switch task mode off for every tool or one (--tool); new task-augmented calls get the fallback, existing tasks go on')
   .option('--tool <name>', 'only this tool (a tool switch wins over the global one)')
@@ -309,6 +300,12 @@ withAdminUrl(withSharedOptions(admin.command('watch')))
   .option('--json', 'one JSON object per refresh on stdout')
   .addHelpText('after', '\nexit codes: 0 all terminal, 1 still in flight (--once), 5 server unreachable or refused, 124 --timeout')
   .action(async (options, command: Command) => (await import('./admin.js')).watchAdminCommand(configOf(command), options));
+withSharedOptions(admin.command('shadow-report'))
+  .description('the differences shadow mode recorded between tasks and the job API they shadow, oldest first, counted per tool')
+  .option('--since <when>', 'only since this ISO 8601 time or duration ago (30m, 24h, 7d)')
+  .option('--tool <name>', 'only this tool')
+  .option('--json', 'machine-readable JSON on stdout')
+  .action(async (options: { since?: string; tool?: string; json?: boolean }, command: Command) => (await import('./shadow-report.js')).shadowReport(configOf(command), options));
 
 program
   .command('verify')
