@@ -47,7 +47,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       root = join(temp.dir, 'writable');
       repo = gitRepository(root);
       const store = backend === 'postgres' ? (database as TestDatabase).url : join(temp.dir, 'shared.db');
-      for (const name of ['a', 'b']) servers.push(await startServerProcess(join(temp.dir, `data-${name}`), ['--store', store, '--writable-root', root, '--root', root]));
+      for (const name of ['a', 'b']) servers.push(await startServerProcess(join(temp.dir, `data-${name}`), ['--store', store, '--writable-root', root, '--root', root], { MCP_TASKS_SECRET: 'cd'.repeat(32) }));
     });
     afterEach(async () => {
       for (const server of servers.splice(0)) await server.stop();
