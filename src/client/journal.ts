@@ -225,16 +225,31 @@ export class TaskJournal {
     for (;;) {
       try {
         const handle = await open(lockPath, 'wx', 0o600);
+        await handle.writeFile(String(process.pid));
         await handle.close();
         return () => rm(lockPath, { force: true });
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       }
-      // A lock left by a crashed process is taken over once it is clearly older than any real critical section.
+      // A lock left by a crashed process (kill -9 inside the critical section) is taken over at once when its holder
+      // is gone, else once it is clearly older than any real critical section (a holder on another host, a reused pid).
       const age = await stat(lockPath).then((info) => Date.now() - info.mtimeMs, () => 0);
-      if (age > LOCK_STALE_MS) await rm(lockPath, { force: true });
+      if (age > LOCK_STALE_MS || !(await holderAlive(lockPath))) await rm(lockPath, { force: true });
       else if (Date.now() > giveUpAt) throw new Error(`journal ${this.path} is locked by another process (${lockPath})`);
       else await sleep(LOCK_RETRY_MS);
     }
+  }
+}
+
+/** Whether the process whose pid a lock file holds still runs on this host (`true` when that cannot be told). */
+async function holderAlive(lockPath: string): Promise<boolean> {
+  const pid = Number(await readFile(lockPath, 'utf8').catch(() => ''));
+  // An empty file is a lock being written right now (or by an older version): its holder is alive.
+  if (!Number.isInteger(pid) || pid <= 0) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
   }
 }

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -85,6 +86,26 @@ describe('TaskJournal', () => {
     await journal.add(entry('b'));
     expect((await journal.list()).map((item) => item.taskId)).toEqual(['a', 'b']);
   });
+
+  it('takes over a fresh lock at once when the process that holds it is gone (kill -9 inside the critical section)', async () => {
+    const { journal } = fresh();
+    await journal.add(entry('a'));
+    const lock = `${journal.path}.lock`;
+    const gone = spawnSync(process.execPath, ['-e', '']).pid as number;
+    writeFileSync(lock, String(gone));
+    // A fresh lock of a live holder would make this throw after 5 s (the negative control below).
+    await journal.remove('a');
+    expect(await journal.list()).toEqual([]);
+  });
+
+  it('negative control: a fresh lock of a live process is waited for, then refused with a clear error', async () => {
+    const { journal } = fresh();
+    await journal.add(entry('a'));
+    const lock = `${journal.path}.lock`;
+    writeFileSync(lock, String(process.pid));
+    await expect(journal.remove('a')).rejects.toThrow(/is locked by another process/);
+    expect((await journal.list()).map((item) => item.taskId)).toEqual(['a']);
+  }, 15_000);
 
   it('keeps a pending call until the task that answers it is recorded, in the same write', async () => {
     const { journal } = fresh();
