@@ -57,6 +57,17 @@ describe('dashboard kill-switch panel in a real browser (issue 16, issue 15 item
     return page;
   }
 
+  /** POST `body` to the panel's API from `page` (its cookie; its session's CSRF token unless `csrf` is false): status and error. */
+  const postFromPage = (page: Page, body: string, csrf = true): Promise<[number, string | undefined]> =>
+    page.evaluate(
+      async ([text, withCsrf]) => {
+        const session = (await (await fetch('/dashboard/api/session')).json()) as { csrf: string };
+        const answer = await fetch('/dashboard/api/kill-switch', { method: 'POST', headers: { 'content-type': 'application/json', ...(withCsrf ? { 'x-csrf-token': session.csrf } : {}) }, body: text });
+        return [answer.status, ((await answer.json().catch(() => ({}))) as { error?: string }).error] as [number, string | undefined];
+      },
+      [body, csrf] as const,
+    );
+
   const adminApi = (method: string, query = '', body?: object) =>
     fetch(`${base}/admin/kill-switch${query}`, { method, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
 
@@ -116,14 +127,8 @@ describe('dashboard kill-switch panel in a real browser (issue 16, issue 15 item
     expect(await (await adminApi('GET')).json()).toMatchObject({ state: 'on', switches: [{ scope: '*', fallback: 'reject', reason: 'incident <b>42</b>', setBy: 'https://issuer.test|oncall|acme' }] });
 
     // Bad input through the same checks as the admin API: 400 with the reason, nothing changed.
-    const bad = await page.evaluate(async () => {
-      const session = (await (await fetch('/dashboard/api/session')).json()) as { csrf: string };
-      const post = async (body: string) => {
-        const answer = await fetch('/dashboard/api/kill-switch', { method: 'POST', headers: { 'content-type': 'application/json', 'x-csrf-token': session.csrf }, body });
-        return [answer.status, ((await answer.json()) as { error: string }).error];
-      };
-      return [await post('{"action":"on","tool":"no_such_tool"}'), await post('{"action":"on","fallback":"maybe"}'), await post('{"action":"toggle"}'), await post('not json')];
-    });
+    const bad = [];
+    for (const body of ['{"action":"on","tool":"no_such_tool"}', '{"action":"on","fallback":"maybe"}', '{"action":"toggle"}', 'not json']) bad.push(await postFromPage(page, body));
     expect(bad.map(([status]) => status)).toEqual([400, 400, 400, 400]);
     expect(bad[0]?.[1]).toContain('is not served here');
     expect(await (await adminApi('GET')).json()).toMatchObject({ state: 'on', switches: [{ scope: '*' }] });
@@ -166,12 +171,7 @@ describe('dashboard kill-switch panel in a real browser (issue 16, issue 15 item
       expect(await page.getByRole('button', { name: /Turn (on|off)/ }).count()).toBe(0);
       expect(await page.locator('#ks-read-only').textContent()).toContain('admin:write');
       expect(await axeSerious(page)).toEqual([]);
-      const forged = await page.evaluate(async () => {
-        const session = (await (await fetch('/dashboard/api/session')).json()) as { csrf: string };
-        const answer = await fetch('/dashboard/api/kill-switch', { method: 'POST', headers: { 'content-type': 'application/json', 'x-csrf-token': session.csrf }, body: JSON.stringify({ action: 'off' }) });
-        return answer.status;
-      });
-      expect(forged).toBe(403);
+      expect((await postFromPage(page, '{"action":"off"}'))[0]).toBe(403);
       expect(await (await adminApi('GET')).json()).toMatchObject({ state: 'on' });
       await page.close();
 
@@ -179,15 +179,10 @@ describe('dashboard kill-switch panel in a real browser (issue 16, issue 15 item
       const admin = await (contexts.admin as BrowserContext).newPage();
       await admin.goto(`${base}/dashboard/kill-switch`);
       await admin.locator('#ks-state').waitFor();
-      const allowed = await admin.evaluate(async () => {
-        const session = (await (await fetch('/dashboard/api/session')).json()) as { csrf: string };
-        return (await fetch('/dashboard/api/kill-switch', { method: 'POST', headers: { 'content-type': 'application/json', 'x-csrf-token': session.csrf }, body: JSON.stringify({ action: 'off' }) })).status;
-      });
-      expect(allowed).toBe(200);
+      expect((await postFromPage(admin, '{"action":"off"}'))[0]).toBe(200);
       expect(await (await adminApi('GET')).json()).toMatchObject({ state: 'off' });
       // Without the CSRF token even the admin is refused.
-      const noCsrf = await admin.evaluate(async () => (await fetch('/dashboard/api/kill-switch', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ action: 'on' }) })).status);
-      expect(noCsrf).toBe(403);
+      expect((await postFromPage(admin, '{"action":"on"}', false))[0]).toBe(403);
       expect(await (await adminApi('GET')).json()).toMatchObject({ state: 'off' });
       await admin.close();
     } finally {
@@ -202,13 +197,8 @@ describe('dashboard kill-switch panel in a real browser (issue 16, issue 15 item
     expect(await page.getByRole('link', { name: 'Kill switch' }).count()).toBe(0);
     await page.goto(`${base}/dashboard/kill-switch`);
     await page.getByRole('heading', { name: 'Not found' }).waitFor();
-    const statuses = await page.evaluate(async () => {
-      const session = (await (await fetch('/dashboard/api/session')).json()) as { csrf: string };
-      const read = await fetch('/dashboard/api/kill-switch');
-      const write = await fetch('/dashboard/api/kill-switch', { method: 'POST', headers: { 'content-type': 'application/json', 'x-csrf-token': session.csrf }, body: JSON.stringify({ action: 'on' }) });
-      return [read.status, write.status];
-    });
-    expect(statuses).toEqual([404, 404]);
+    const read = await page.evaluate(async () => (await fetch('/dashboard/api/kill-switch')).status);
+    expect([read, (await postFromPage(page, '{"action":"on"}'))[0]]).toEqual([404, 404]);
     expect(await (await adminApi('GET')).json()).toMatchObject({ state: 'off' });
     await page.close();
   }, 60_000);

@@ -1,0 +1,65 @@
+/**
+ * The kill-switch control shared by the admin API and the dashboard (issue 16 / issue 15 item 6), on a real SQLite
+ * file: the CLI's checks (unknown tool, bad fallback, long reason → KillSwitchInputError, nothing written), the write
+ * recorded with the caller as `setBy`, and the change signal the dashboard's event stream rides on — once per
+ * change, also for a write by another handle on the same file, and never for a refresh that found nothing new
+ * (the negative control: a signal on every refresh would be a busy feed).
+ */
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { KillSwitchInputError, type KillSwitchView } from '../../src/core/kill-switch.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { KillSwitchCache } from '../../src/ops/kill-switch.js';
+import { createKillSwitchControl } from '../../src/ops/kill-switch-control.js';
+import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+describe('kill-switch control (admin API and dashboard)', () => {
+  const temp = makeTempDir('mcp-tasks-ks-control-');
+  const path = join(temp.dir, 'tasks.db');
+  afterAll(() => temp.remove());
+
+  it('checks input like the CLI, records who set it, and signals each change once (another handle’s write too), never an unchanged refresh', async () => {
+    const store = openSqliteTaskStore({ path });
+    const other = openSqliteTaskStore({ path });
+    const cache = new KillSwitchCache(store, silentLogger, 60_000);
+    await cache.refresh();
+    const control = createKillSwitchControl({ store, cache, tools: ['export_job'], defaultFallback: 'reject', now: () => 1_700_000_000_000 });
+    const seen: KillSwitchView[] = [];
+    const unwatch = control.watch((view) => seen.push(view));
+    try {
+      for (const bad of [{ tool: 'no_such_tool' }, { fallback: 'maybe' }, { reason: 'x'.repeat(501) }, { tool: 42 }]) {
+        await expect(control.turnOn(bad, 'someone')).rejects.toBeInstanceOf(KillSwitchInputError);
+      }
+      await expect(control.turnOff('no_such_tool')).rejects.toBeInstanceOf(KillSwitchInputError);
+      expect(await store.listKillSwitches()).toEqual([]);
+      expect(seen).toEqual([]);
+
+      const on = await control.turnOn({ tool: 'export_job', fallback: 'sync', reason: 'incident 7' }, 'https://issuer.test|oncall|acme');
+      expect(on).toMatchObject({ state: 'partial', defaultFallback: 'reject', tools: ['export_job'], switches: [{ scope: 'export_job', fallback: 'sync', reason: 'incident 7', setBy: 'https://issuer.test|oncall|acme', setAt: 1_700_000_000_000 }] });
+      expect(seen.map((view) => view.state)).toEqual(['partial']);
+
+      // Unchanged refreshes (the cache's timer, a GET) say nothing.
+      await control.read();
+      await cache.refresh();
+      expect(seen).toHaveLength(1);
+
+      // Another handle on the same file (the CLI's --store form): seen at the next refresh.
+      await other.setKillSwitch({ scope: '*', fallback: null, reason: null, setBy: 'local', setAt: 1 });
+      await cache.refresh();
+      expect(seen.map((view) => view.state)).toEqual(['partial', 'on']);
+
+      expect(await control.turnOff(undefined)).toMatchObject({ cleared: true, state: 'partial' });
+      expect(await control.turnOff(undefined)).toMatchObject({ cleared: false, state: 'partial' });
+      expect((await control.turnOff('export_job')).state).toBe('off');
+      expect(seen.map((view) => view.state)).toEqual(['partial', 'on', 'partial', 'off']);
+
+      unwatch();
+      await control.turnOn({}, 'x');
+      expect(seen).toHaveLength(4);
+    } finally {
+      await store.close();
+      await other.close();
+    }
+  });
+});
