@@ -70,16 +70,19 @@ export class KillSwitchInputError extends Error {
 
 /**
  * The one way an authenticated operator surface (the `/admin/kill-switch` API, the dashboard's panel) reads and
- * changes the kill switch: input checked against the served tools, written to the store, and this process's cache
- * re-read at once so its next answer is current. The caller checks scopes first (`admin:read` / `admin:write`).
+ * changes the kill switch: input checked against the served tools, written to the store, audited (`kill_switch`
+ * entries: who, on/off, scope, fallback), and this process's cache re-read at once so its next answer is current. The caller checks scopes first (`admin:read` / `admin:write`).
  */
 export interface KillSwitchControl {
   /** Re-read the store and answer the state. */
   read(): Promise<KillSwitchView>;
   /** Turn a scope on, recorded as set by `setBy` (the caller's owner key). Throws {@link KillSwitchInputError}. */
   turnOn(request: { tool?: unknown; fallback?: unknown; reason?: unknown }, setBy: string): Promise<KillSwitchView>;
-  /** Turn a scope off (`tool` absent: the global switch); `cleared`: it was on. Throws {@link KillSwitchInputError}. */
-  turnOff(tool: string | undefined): Promise<KillSwitchView & { cleared: boolean }>;
+  /**
+   * Turn a scope off (`tool` absent: the global switch) on behalf of `by` (audited); `cleared`: it was on. Throws
+   * {@link KillSwitchInputError}.
+   */
+  turnOff(tool: string | undefined, by: string): Promise<KillSwitchView & { cleared: boolean }>;
   /**
    * Be told each time this process's view of the switches changes (a change by any instance, the CLI on the store,
    * or this process): at most once per cache refresh (default every 500 ms). Returns the unsubscribe.

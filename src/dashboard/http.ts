@@ -344,7 +344,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     const view =
       body.action === 'on'
         ? await control.turnOn({ tool, fallback: given(body.fallback), reason: given(body.reason) }, viewer.ownerKey)
-        : await control.turnOff(tool);
+        : await control.turnOff(tool, viewer.ownerKey);
     // Who and what, never the reason text (operator prose stays in the store).
     options.logger.info({ owner: viewer.ownerKey, action: body.action, scope: tool ?? '*', fallback: body.action === 'on' ? (given(body.fallback) ?? null) : undefined }, 'dashboard kill switch');
     return sendJson(response, 200, panelOf(view, viewer));

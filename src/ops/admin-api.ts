@@ -3,6 +3,7 @@ import { AuthenticationError, ownerKeyOf, type Authenticator } from '../core/own
 import type { TaskStore } from '../core/store.js';
 import { Scope } from '../protocol/scopes.js';
 import { KillSwitchInputError } from '../core/kill-switch.js';
+import { silentLogger, type Logger } from '../core/logger.js';
 import { AdminInputError, readAudit, readInFlight, readOperations } from './admin.js';
 import type { KillSwitchCache } from './kill-switch.js';
 import { createKillSwitchControl } from './kill-switch-control.js';
@@ -40,6 +41,8 @@ export interface AdminApiOptions {
   authenticator?: Authenticator | undefined;
   /** Host header allow-list (host names, DNS-rebinding protection, as the MCP endpoint's); `null`: no check. */
   allowedHosts: readonly string[] | null;
+  /** Told when a kill-switch change's audit entry cannot be written. @defaultValue silent */
+  logger?: Logger;
 }
 
 /** Largest admin request body (bytes). */
@@ -124,7 +127,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
   }
 
   // The same control the dashboard's panel uses: one set of checks, one write path.
-  const control = createKillSwitchControl({ store: options.store, cache: options.killSwitch, tools: options.tools, defaultFallback: options.defaultFallback });
+  const control = createKillSwitchControl({ store: options.store, cache: options.killSwitch, tools: options.tools, defaultFallback: options.defaultFallback, logger: options.logger ?? silentLogger });
 
   async function route(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', 'http://localhost');
@@ -146,8 +149,8 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
           return send(response, 200, await control.turnOn(body, setBy));
         }
         if (method === 'DELETE') {
-          await caller(request, Scope.AdminWrite);
-          return send(response, 200, await control.turnOff(url.searchParams.get('tool') ?? undefined));
+          const setBy = await caller(request, Scope.AdminWrite);
+          return send(response, 200, await control.turnOff(url.searchParams.get('tool') ?? undefined, setBy));
         }
         return allow('GET, PUT, DELETE');
       }

@@ -136,6 +136,12 @@ describe('dashboard kill-switch panel in a real browser (issue 16, issue 15 item
     await page.getByRole('button', { name: 'Turn off the kill switch for every tool' }).click();
     await expect.poll(() => page.locator('#ks-state').getAttribute('data-state'), { timeout: 10_000 }).toBe('off');
     expect(await call()).toEqual({ resultType: 'task' });
+    // Audited like the admin API's changes: the viewer, on then off, the global scope.
+    const audit = (await (await fetch(`${base}/admin/audit?owner=${encodeURIComponent('https://issuer.test|oncall|acme')}`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as { entries: Array<{ kind: string; outcome: string; detail: unknown }> };
+    expect(audit.entries.filter((entry) => entry.kind === 'kill_switch').map(({ outcome, detail }) => [outcome, detail])).toEqual([
+      ['on', { scope: '*', fallback: 'reject' }],
+      ['off', { scope: '*' }],
+    ]);
     await page.close();
   }, 90_000);
 

@@ -3,7 +3,8 @@
  * file: the CLI's checks (unknown tool, bad fallback, long reason → KillSwitchInputError, nothing written), the write
  * recorded with the caller as `setBy`, and the change signal the dashboard's event stream rides on — once per
  * change, also for a write by another handle on the same file, and never for a refresh that found nothing new
- * (the negative control: a signal on every refresh would be a busy feed).
+ * (the negative control: a signal on every refresh would be a busy feed); each change through it audited as
+ * `kill_switch` (who, on/off, scope, fallback; never the reason's prose).
  */
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -24,14 +25,14 @@ describe('kill-switch control (admin API and dashboard)', () => {
     const other = openSqliteTaskStore({ path });
     const cache = new KillSwitchCache(store, silentLogger, 60_000);
     await cache.refresh();
-    const control = createKillSwitchControl({ store, cache, tools: ['export_job'], defaultFallback: 'reject', now: () => 1_700_000_000_000 });
+    const control = createKillSwitchControl({ store, cache, tools: ['export_job'], defaultFallback: 'reject', logger: silentLogger, now: () => 1_700_000_000_000 });
     const seen: KillSwitchView[] = [];
     const unwatch = control.watch((view) => seen.push(view));
     try {
       for (const bad of [{ tool: 'no_such_tool' }, { fallback: 'maybe' }, { reason: 'x'.repeat(501) }, { tool: 42 }]) {
         await expect(control.turnOn(bad, 'someone')).rejects.toBeInstanceOf(KillSwitchInputError);
       }
-      await expect(control.turnOff('no_such_tool')).rejects.toBeInstanceOf(KillSwitchInputError);
+      await expect(control.turnOff('no_such_tool', 'someone')).rejects.toBeInstanceOf(KillSwitchInputError);
       expect(await store.listKillSwitches()).toEqual([]);
       expect(seen).toEqual([]);
 
@@ -49,14 +50,26 @@ describe('kill-switch control (admin API and dashboard)', () => {
       await cache.refresh();
       expect(seen.map((view) => view.state)).toEqual(['partial', 'on']);
 
-      expect(await control.turnOff(undefined)).toMatchObject({ cleared: true, state: 'partial' });
-      expect(await control.turnOff(undefined)).toMatchObject({ cleared: false, state: 'partial' });
-      expect((await control.turnOff('export_job')).state).toBe('off');
+      expect(await control.turnOff(undefined, 'https://issuer.test|oncall|acme')).toMatchObject({ cleared: true, state: 'partial' });
+      expect(await control.turnOff(undefined, 'https://issuer.test|oncall|acme')).toMatchObject({ cleared: false, state: 'partial' });
+      expect((await control.turnOff('export_job', 'https://issuer.test|oncall|acme')).state).toBe('off');
       expect(seen.map((view) => view.state)).toEqual(['partial', 'on', 'partial', 'off']);
 
       unwatch();
       await control.turnOn({}, 'x');
       expect(seen).toHaveLength(4);
+
+      // Every change through the control is audited (who, on/off, scope, fallback); refused input and the other
+      // handle's direct write are not (that one did not go through a control).
+      const audit = await store.listAudit({ kind: 'kill_switch', limit: 100 });
+      expect(audit.map(({ ownerKey, outcome, tool, detail }) => [ownerKey, outcome, tool, detail])).toEqual([
+        ['https://issuer.test|oncall|acme', 'on', 'export_job', { scope: 'export_job', fallback: 'sync' }],
+        ['https://issuer.test|oncall|acme', 'off', null, { scope: '*' }],
+        ['https://issuer.test|oncall|acme', 'already off', null, { scope: '*' }],
+        ['https://issuer.test|oncall|acme', 'off', 'export_job', { scope: 'export_job' }],
+        ['x', 'on', null, { scope: '*', fallback: null }],
+      ]);
+      expect(JSON.stringify(audit)).not.toContain('incident 7');
     } finally {
       await store.close();
       await other.close();
