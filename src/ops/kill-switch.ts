@@ -41,7 +41,8 @@ export class KillSwitchCache {
       .listKillSwitches()
       .then((switches) => {
         if (this.error !== undefined) this.logger.info({}, 'kill switch readable again');
-        const changed = JSON.stringify(switches) !== JSON.stringify(this.switches);
+        // A first read, a store readable again, or other rows: what an operator's view shows has changed.
+        const changed = this.readAt === null || this.error !== undefined || JSON.stringify(switches) !== JSON.stringify(this.switches);
         this.switches = switches;
         this.readAt = Date.now();
         this.error = undefined;
@@ -49,14 +50,20 @@ export class KillSwitchCache {
       })
       .catch((error: unknown) => {
         const message = error instanceof Error ? error.message : String(error);
-        if (this.error === undefined) this.logger.warn({ err: error }, 'kill switch not readable; keeping the last known switches');
+        const first = this.error === undefined;
+        if (first) this.logger.warn({ err: error }, 'kill switch not readable; keeping the last known switches');
         this.error = message;
+        // The start of an outage is news to a watching operator; its repeats are not.
+        if (first) for (const listener of this.listeners) listener();
       })
       .finally(() => (this.reading = undefined));
     return this.reading;
   }
 
-  /** Call `listener` after each read that found the switches changed; returns the unsubscribe. */
+  /**
+   * Call `listener` after each read that changed what {@link state} shows: other switches, the first read, the start
+   * or end of a store outage — never for a re-read that found the same. Returns the unsubscribe.
+   */
   onChange(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => void this.listeners.delete(listener);

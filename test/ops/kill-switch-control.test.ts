@@ -70,6 +70,21 @@ describe('kill-switch control (admin API and dashboard)', () => {
         ['x', 'on', null, { scope: '*', fallback: null }],
       ]);
       expect(JSON.stringify(audit)).not.toContain('incident 7');
+
+      // A store outage is signalled once when it starts and once when it ends (the switches stay in force meanwhile);
+      // the read fault is injected, a lost disk cannot be caused here.
+      const outage: Array<string | undefined> = [];
+      const stopOutage = control.watch((view) => outage.push(view.error === undefined ? view.state : 'error'));
+      const list = store.listKillSwitches.bind(store);
+      store.listKillSwitches = () => Promise.reject(new Error('disk gone'));
+      await cache.refresh();
+      await cache.refresh();
+      expect(cache.state()).toMatchObject({ state: 'on', error: 'disk gone' });
+      store.listKillSwitches = list;
+      await cache.refresh();
+      await cache.refresh();
+      expect(outage).toEqual(['error', 'on']);
+      stopOutage();
     } finally {
       await store.close();
       await other.close();
