@@ -2,7 +2,8 @@
 // test tools plus the built-ins), create a few tasks with the real CLI — one running with progress, one waiting
 // for an approval, one finished analyze_logs run over a generated corpus — and let headless Debian Chromium
 // (playwright-core, /usr/bin/chromium) capture the list, two task pages, the operations view (a payment whose
-// outcome is unknown, one reconciled) and the overview's charts into docs/.
+// outcome is unknown, one reconciled), the overview's charts and the kill-switch panel (the on-call viewer has
+// admin:read and admin:write) into docs/.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -25,7 +26,7 @@ const port = await new Promise((done) => {
   });
 });
 const token = 'screenshot-token-0123456789';
-writeFileSync(join(temp, 'tokens.json'), JSON.stringify({ tokens: [{ token, issuer: 'https://issuer.example', subject: 'dana', tenant: 'acme' }] }));
+writeFileSync(join(temp, 'tokens.json'), JSON.stringify({ tokens: [{ token, issuer: 'https://issuer.example', subject: 'dana', tenant: 'acme', scopes: ['tasks:read', 'tasks:cancel', 'tasks:answer', 'admin:read', 'admin:write'] }] }));
 execFileSync(process.execPath, [main, 'demo-corpus', '--out', join(temp, 'corpus'), '--files', '20', '--lines', '2000'], { stdio: 'ignore' });
 const server = spawn(process.execPath, [main, 'serve', '--port', String(port), '--data-dir', join(temp, 'data'), '--dashboard', '--auth', `tokens:${join(temp, 'tokens.json')}`, '--tools', join(root, 'test/fixtures/dashboard-tools.mjs'), '--root', temp, '--log-level', 'warn'], { stdio: 'ignore' });
 const base = `http://127.0.0.1:${port}`;
@@ -81,7 +82,15 @@ try {
   await page.locator('#chart-timing').waitFor();
   await page.waitForTimeout(500);
   await page.screenshot({ path: join(root, 'docs/dashboard-overview.png'), fullPage: true });
-  console.log('wrote docs/dashboard-list.png, docs/dashboard-task-input.png, docs/dashboard-task-result.png, docs/dashboard-operations.png, docs/dashboard-overview.png');
+  // Kill switch: one tool switched off from the page (fallback reject, with a reason).
+  await page.goto(`${base}/dashboard/kill-switch`);
+  await page.getByLabel('Tool').selectOption('record_payment');
+  await page.getByLabel('Fallback').selectOption('reject');
+  await page.getByLabel('Reason (optional)').fill('INC-4711: the bank API double-books; stop new payment tasks');
+  await page.getByRole('button', { name: 'Turn on' }).click();
+  await page.locator('#ks-state[data-state="partial"]').waitFor();
+  await page.screenshot({ path: join(root, 'docs/dashboard-kill-switch.png'), fullPage: true });
+  console.log('wrote docs/dashboard-list.png, docs/dashboard-task-input.png, docs/dashboard-task-result.png, docs/dashboard-operations.png, docs/dashboard-overview.png, docs/dashboard-kill-switch.png');
 } finally {
   await browser.close();
   server.kill('SIGTERM');

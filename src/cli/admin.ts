@@ -1,9 +1,10 @@
-import type { KillSwitchFallback, KillSwitchRecord } from '../core/kill-switch.js';
+import { KillSwitchInputError, type KillSwitchFallback, type KillSwitchRecord } from '../core/kill-switch.js';
 import { silentLogger } from '../core/logger.js';
 import type { TaskStore } from '../core/store.js';
-import { AdminInputError, readInFlight, switchRecord, switchScope, type InFlight } from '../ops/admin.js';
+import { AdminInputError, readInFlight, type InFlight } from '../ops/admin.js';
 import type { KillSwitchState } from '../ops/kill-switch.js';
 import { KillSwitchCache } from '../ops/kill-switch.js';
+import { createKillSwitchControl } from '../ops/kill-switch-control.js';
 import { adminRequest, viaApi, type AdminConnection } from './admin-client.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { openConfiguredStore, operatorConfig, resolveSettings } from './settings.js';
@@ -35,7 +36,7 @@ async function withStore<T>(resolved: ResolvedConfig, fn: (store: TaskStore, too
   try {
     return await fn(store, settings.tools.map((tool) => tool.name), resolved.config.rollout?.fallback ?? 'reject');
   } catch (error) {
-    throw error instanceof AdminInputError ? new UsageError(error.message) : error;
+    throw error instanceof AdminInputError || error instanceof KillSwitchInputError ? new UsageError(error.message) : error;
   } finally {
     await store.close();
   }
@@ -79,12 +80,10 @@ export async function killSwitchCommand(resolved: ResolvedConfig, action: string
     return;
   }
   await withStore(resolved, async (store, tools, defaultFallback) => {
-    let cleared: boolean | undefined;
-    if (action === 'on') await store.setKillSwitch(switchRecord({ tool: flags.tool, fallback: flags.fallback, reason: flags.reason }, tools, 'local', Date.now()));
-    if (action === 'off') cleared = await store.clearKillSwitch(switchScope(flags.tool, tools));
-    const cache = new KillSwitchCache(store, silentLogger);
-    await cache.refresh();
-    printSwitch({ ...cache.state(), defaultFallback, ...(cleared === undefined ? {} : { cleared }) }, flags.json);
+    // The admin API's and the dashboard's control: the same checks, the same `kill_switch` audit entry (by `local`).
+    const control = createKillSwitchControl({ store, cache: new KillSwitchCache(store, silentLogger), tools, defaultFallback, logger: silentLogger });
+    const answer = action === 'on' ? await control.turnOn({ tool: flags.tool, fallback: flags.fallback, reason: flags.reason }, 'local') : action === 'off' ? await control.turnOff(flags.tool, 'local') : await control.read();
+    printSwitch(answer, flags.json);
   });
 }
 

@@ -10,6 +10,7 @@ import { agreeOnServerSecret } from '../server/signing-key.js';
 import { TasksMetrics } from '../ops/metrics.js';
 import { handleProbe, type ProbeSources } from '../ops/probes.js';
 import { KillSwitchCache } from '../ops/kill-switch.js';
+import { createKillSwitchControl } from '../ops/kill-switch-control.js';
 import { rolloutGate } from '../ops/rollout.js';
 import { createAdminApi } from '../ops/admin-api.js';
 import type { ResolvedConfig } from './config/resolve.js';
@@ -215,6 +216,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
         : {}),
       ...(dashboardOptions.secureCookie === undefined ? {} : { secureCookie: dashboardOptions.secureCookie }),
       ...(dashboardOptions.sessionTtlMs === undefined ? {} : { sessionTtlMs: dashboardOptions.sessionTtlMs }),
+      killSwitch: createKillSwitchControl({ store, cache: killSwitch, tools: tools.map((tool) => tool.name), defaultFallback: rollout.fallback ?? 'reject', logger }),
       anonymous: { ownerKey: ANONYMOUS_OWNER_KEY, scopes: TASK_SCOPES },
       allowedHosts: loopback ? ['localhost', '127.0.0.1', '[::1]'] : (hostList ?? null),
       logger,
@@ -226,6 +228,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     tools: tools.map((tool) => tool.name),
     defaultFallback: rollout.fallback ?? 'reject',
     authenticator: auth.authenticator,
+    logger,
     allowedHosts: loopback ? ['localhost', '127.0.0.1', '[::1]'] : (hostList ?? null),
   });
   route.handle = (request, response) => {

@@ -120,7 +120,7 @@ export interface LedgerStore extends AuditStore {
  * `input.answered` an approval or refusal given through input, `operation` a ledger status change, `cancel` a
  * cancellation request, `shadow.mismatch` a difference between a task and the job API it shadows (issue 15 item 8).
  */
-export type AuditKind = 'call' | 'task.ended' | 'input.answered' | 'operation' | 'cancel' | 'shadow.mismatch';
+export type AuditKind = 'call' | 'task.ended' | 'input.answered' | 'operation' | 'cancel' | 'shadow.mismatch' | 'kill_switch';
 
 /**
  * One audit entry. Holds identifiers the audit exists to keep (owner key = `issuer|subject|tenant`, task and

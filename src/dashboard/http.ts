@@ -7,13 +7,15 @@ import type { Logger } from '../core/logger.js';
 import type { TaskStatus } from '../core/task.js';
 import { ErrorCode } from '../protocol/constants.js';
 import type { TaskService } from '../service/task-service.js';
-import type { Viewer } from '../service/viewer.js';
+import { viewerKillSwitch, type Viewer } from '../service/viewer.js';
+import { KillSwitchInputError, type KillSwitchControl, type KillSwitchView } from '../core/kill-switch.js';
 import { SIGN_IN_COOKIE, SignInError, SignInUnavailableError, type OidcSignIn } from './oidc-sign-in.js';
 import { appShell, CONTENT_SECURITY_POLICY, loginPage, signedInPage } from './pages.js';
 import { cookieValue, DashboardSessions, processCsrfToken, sameToken, SESSION_COOKIE } from './sessions.js';
 import { DashboardUnavailableError, type ViewerVerifier } from './verifier.js';
 import { operationOf, pageOf, reconcileViewOf, summaryOf } from './views.js';
 import type { OperationStatus } from '../core/ledger.js';
+import type { KillSwitchPanelView } from './wire.js';
 
 /** Options of {@link createDashboard}. */
 export interface DashboardOptions {
@@ -27,6 +29,11 @@ export interface DashboardOptions {
   oidc?: OidcSignIn;
   /** The issuer's name as the sign-in button shows it. */
   issuerName?: string;
+  /**
+   * The kill switch's control (the admin API's own); absent: no kill-switch panel. Viewers with `admin:read` see it,
+   * `admin:write` changes it.
+   */
+  killSwitch?: KillSwitchControl;
   /** The viewer when authentication is off. */
   anonymous: Viewer;
   /** Host names (no port) the page may be reached by; `null` = no check (as the MCP endpoint's `--allowed-hosts '*'`). */
@@ -228,8 +235,9 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     } else if (request.method !== 'GET') throw new HttpError(405, 'Method not allowed');
 
     if (path === '/session' && request.method === 'GET') {
-      return sendJson(response, 200, { owner: viewer.ownerKey, scopes: viewer.scopes, csrf: who.csrf, signedIn: options.verify !== undefined });
+      return sendJson(response, 200, { owner: viewer.ownerKey, scopes: viewer.scopes, csrf: who.csrf, signedIn: options.verify !== undefined, killSwitch: killSwitchRights(viewer) });
     }
+    if (path === '/kill-switch') return await killSwitch(request, response, viewer);
     if (path === '/logout' && request.method === 'POST') {
       sessions.close(who.sessionId);
       return send(response, 204, 'text/plain', '', { 'set-cookie': `${SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/dashboard; Max-Age=0` });
@@ -305,6 +313,43 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     return { operations: rows.map((row) => operationOf(row.operation, row.mayReconcile)) };
   }
 
+  function killSwitchRights(viewer: Viewer): { see: boolean; change: boolean } {
+    return options.killSwitch ? viewerKillSwitch(viewer) : { see: false, change: false };
+  }
+
+  const panelOf = (view: KillSwitchView, viewer: Viewer): KillSwitchPanelView => ({ ...view, mayChange: killSwitchRights(viewer).change });
+
+  /**
+   * `GET /dashboard/api/kill-switch`: the state; `POST` `{action: "on"|"off", tool?, fallback?, reason?}`: change it
+   * through the admin API's control (its checks, `setBy` = the viewer's owner key). Without `admin:read` the panel
+   * does not exist (404); with it but without `admin:write` a change is refused (403).
+   */
+  async function killSwitch(request: IncomingMessage, response: ServerResponse, viewer: Viewer): Promise<void> {
+    const control = options.killSwitch;
+    const rights = killSwitchRights(viewer);
+    if (!control || !rights.see) throw new HttpError(404, 'Not found');
+    if (request.method === 'GET') return sendJson(response, 200, panelOf(await control.read(), viewer));
+    if (!rights.change) throw new HttpError(403, 'Changing the kill switch needs the admin:write scope');
+    let body: { action?: unknown; tool?: unknown; fallback?: unknown; reason?: unknown };
+    try {
+      body = JSON.parse(await readBody(request)) as typeof body;
+    } catch {
+      throw new HttpError(400, 'The body is not JSON');
+    }
+    if (!body || typeof body !== 'object' || (body.action !== 'on' && body.action !== 'off')) throw new HttpError(400, 'Expected {"action": "on"|"off", "tool"?, "fallback"?, "reason"?}');
+    // An empty form field means "not given": every tool, the default fallback, no reason.
+    const given = (value: unknown): unknown => (value === '' || value === null ? undefined : value);
+    const tool = given(body.tool);
+    if (tool !== undefined && typeof tool !== 'string') throw new HttpError(400, 'tool: a tool name');
+    const view =
+      body.action === 'on'
+        ? await control.turnOn({ tool, fallback: given(body.fallback), reason: given(body.reason) }, viewer.ownerKey)
+        : await control.turnOff(tool, viewer.ownerKey);
+    // Who and what, never the reason text (operator prose stays in the store).
+    options.logger.info({ owner: viewer.ownerKey, action: body.action, scope: tool ?? '*', fallback: body.action === 'on' ? (given(body.fallback) ?? null) : undefined }, 'dashboard kill switch');
+    return sendJson(response, 200, panelOf(view, viewer));
+  }
+
   async function events(viewer: Viewer, response: ServerResponse): Promise<void> {
     response.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
     response.write('retry: 2000\n\n');
@@ -313,12 +358,16 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       const data = { event: { seq: event.seq, kind: event.kind, status: event.status, at: event.at, taskId: event.taskId }, task: task ? summaryOf(task) : null };
       response.write(`event: task\ndata: ${JSON.stringify(data)}\n\n`);
     });
+    // The kill switch rides the same stream for viewers who may see it: a change anywhere reaches this process's
+    // cache within its refresh (500 ms by default), which tells the stream; the page never polls for it.
+    const unwatch = options.killSwitch && killSwitchRights(viewer).see ? options.killSwitch.watch((view) => response.write(`event: kill-switch\ndata: ${JSON.stringify(panelOf(view, viewer))}\n\n`)) : undefined;
     // A comment now and then keeps proxies from closing an idle stream.
     const heartbeat = setInterval(() => response.write(': keep-alive\n\n'), 15_000);
     heartbeat.unref();
     const end = (): void => {
       clearInterval(heartbeat);
       stop();
+      unwatch?.();
       streams.delete(response);
     };
     // The page may have gone while the subscription was being set up.
@@ -345,7 +394,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       }
       if (request.method !== 'GET') throw new HttpError(405, 'Method not allowed');
       if (!who) return void response.writeHead(303, { location: '/dashboard/login', 'cache-control': 'no-store' }).end();
-      if (url.pathname === '/dashboard' || url.pathname === '/dashboard/' || url.pathname === '/dashboard/operations' || url.pathname === '/dashboard/overview' || /^\/dashboard\/tasks\/[^/]+$/.test(url.pathname)) {
+      if (url.pathname === '/dashboard' || url.pathname === '/dashboard/' || url.pathname === '/dashboard/operations' || url.pathname === '/dashboard/overview' || url.pathname === '/dashboard/kill-switch' || /^\/dashboard\/tasks\/[^/]+$/.test(url.pathname)) {
         return send(response, 200, 'text/html; charset=utf-8', appShell());
       }
       throw new HttpError(404, 'Not found');
@@ -356,6 +405,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       if (error instanceof SignInError) return loginHtml(response, 502, `Sign-in cannot start: ${error.message}`);
       // The authorization server cannot be asked now: neither signed in nor out; the session stays.
       if (error instanceof DashboardUnavailableError) return sendJson(response, 503, { error: 'Sign-in cannot be checked right now; try again shortly' }, { 'retry-after': '5' });
+      if (error instanceof KillSwitchInputError) return sendJson(response, 400, { error: error.message });
       if (isTaskNotFound(error)) return sendJson(response, 404, { error: 'Task not found' });
       // The service's refusals: an action the viewer's scopes do not allow (-32600) or bad parameters.
       if (error instanceof TasksError) return sendJson(response, error.code === ErrorCode.InvalidRequest ? 403 : 400, { error: error.message });

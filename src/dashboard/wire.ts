@@ -124,4 +124,29 @@ export interface SessionView {
   scopes: string[];
   csrf: string;
   signedIn: boolean;
+  /** What this viewer may do with the kill switch (`see`: admin:read or admin:write; `change`: admin:write). */
+  killSwitch: { see: boolean; change: boolean };
+}
+
+/** One stored kill switch as the panel shows it. */
+export interface KillSwitchRowView {
+  /** `*` (every tool) or a tool name. */
+  scope: string;
+  /** `null`: the server's default fallback. */
+  fallback: 'sync' | 'reject' | null;
+  reason: string | null;
+  setBy: string;
+  setAt: number;
+}
+
+/** `GET /dashboard/api/kill-switch` (and the `kill-switch` event of the live feed). */
+export interface KillSwitchPanelView {
+  state: 'off' | 'on' | 'partial' | 'unknown';
+  switches: KillSwitchRowView[];
+  readAt: number | null;
+  error?: string;
+  defaultFallback: 'sync' | 'reject';
+  tools: string[];
+  /** Whether this viewer may turn switches on and off (the server checks again on every POST). */
+  mayChange: boolean;
 }

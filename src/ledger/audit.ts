@@ -82,3 +82,13 @@ export function shadowMismatchEntry(record: Pick<TaskRecord, 'taskId' | 'toolNam
     detail: { phase: difference.phase, taskState: difference.taskState, jobState: difference.jobState, jobId: difference.jobId },
   };
 }
+
+/**
+ * The audit entry of a kill-switch change (issue 15 item 6): who (`ownerKey`: the operator's owner key, `local` for
+ * the CLI on the store), `outcome` `on` / `off` / `already off`, the tool (`null`: every tool) and, for `on`, the
+ * fallback asked for. The operator's reason stays in the switch row (prose, not an identifier).
+ */
+export function killSwitchEntry(change: { action: 'on' | 'off'; scope: string; fallback: string | null; cleared?: boolean; setBy: string }, at: number): AuditEntry {
+  const outcome = change.action === 'on' ? 'on' : change.cleared === false ? 'already off' : 'off';
+  return { at, kind: 'kill_switch', ownerKey: change.setBy, scopes: null, tool: change.scope === '*' ? null : change.scope, taskId: null, argumentsDigest: null, outcome, detail: { scope: change.scope, ...(change.action === 'on' ? { fallback: change.fallback } : {}) } };
+}

@@ -2,8 +2,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AuthenticationError, ownerKeyOf, type Authenticator } from '../core/owner.js';
 import type { TaskStore } from '../core/store.js';
 import { Scope } from '../protocol/scopes.js';
-import { AdminInputError, readAudit, readInFlight, readOperations, switchRecord, switchScope, type SwitchRequest } from './admin.js';
+import { KillSwitchInputError } from '../core/kill-switch.js';
+import { silentLogger, type Logger } from '../core/logger.js';
+import { AdminInputError, readAudit, readInFlight, readOperations } from './admin.js';
 import type { KillSwitchCache } from './kill-switch.js';
+import { createKillSwitchControl } from './kill-switch-control.js';
 
 /**
  * The operator's JSON API on the server (issue 15 item 6): `/admin/…`, plain HTTP + JSON, never JSON-RPC (the
@@ -13,7 +16,7 @@ import type { KillSwitchCache } from './kill-switch.js';
  *
  * | method | path | scope | body / query | answer |
  * |---|---|---|---|---|
- * | GET | /admin/kill-switch | admin:read | – | {@link KillSwitchState} + `defaultFallback` |
+ * | GET | /admin/kill-switch | admin:read | – | {@link KillSwitchView} (state + `defaultFallback`, `tools`) |
  * | PUT | /admin/kill-switch | admin:write | `{tool?, fallback?, reason?}` | the new state |
  * | DELETE | /admin/kill-switch | admin:write | `?tool=NAME` (absent: global) | the new state, `cleared` |
  * | GET | /admin/in-flight | admin:read | `?limit=` (default 100) | {@link InFlight} |
@@ -38,6 +41,8 @@ export interface AdminApiOptions {
   authenticator?: Authenticator | undefined;
   /** Host header allow-list (host names, DNS-rebinding protection, as the MCP endpoint's); `null`: no check. */
   allowedHosts: readonly string[] | null;
+  /** Told when a kill-switch change's audit entry cannot be written. @defaultValue silent */
+  logger?: Logger;
 }
 
 /** Largest admin request body (bytes). */
@@ -121,7 +126,8 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
     return ownerKeyOf(principal);
   }
 
-  const switchState = () => ({ ...options.killSwitch.state(), defaultFallback: options.defaultFallback });
+  // The same control the dashboard's panel uses: one set of checks, one write path.
+  const control = createKillSwitchControl({ store: options.store, cache: options.killSwitch, tools: options.tools, defaultFallback: options.defaultFallback, logger: options.logger ?? silentLogger });
 
   async function route(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', 'http://localhost');
@@ -134,22 +140,17 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
       case '/admin/kill-switch': {
         if (method === 'GET') {
           await caller(request, Scope.AdminRead);
-          await options.killSwitch.refresh();
-          return send(response, 200, switchState());
+          return send(response, 200, await control.read());
         }
         if (method === 'PUT') {
           const setBy = await caller(request, Scope.AdminWrite);
           const body = await readBody(request);
           if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpProblem(400, 'invalid_request', 'the body must be a JSON object {tool?, fallback?, reason?}');
-          await options.store.setKillSwitch(switchRecord(body as SwitchRequest, options.tools, setBy, Date.now()));
-          await options.killSwitch.refresh();
-          return send(response, 200, switchState());
+          return send(response, 200, await control.turnOn(body, setBy));
         }
         if (method === 'DELETE') {
-          await caller(request, Scope.AdminWrite);
-          const cleared = await options.store.clearKillSwitch(switchScope(url.searchParams.get('tool') ?? undefined, options.tools));
-          await options.killSwitch.refresh();
-          return send(response, 200, { ...switchState(), cleared });
+          const setBy = await caller(request, Scope.AdminWrite);
+          return send(response, 200, await control.turnOff(url.searchParams.get('tool') ?? undefined, setBy));
         }
         return allow('GET, PUT, DELETE');
       }
@@ -194,7 +195,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
       } catch (error) {
         if (response.headersSent) return void response.end();
         if (error instanceof HttpProblem) return send(response, error.status, { error: error.code, error_description: error.message, ...error.extra }, error.headers);
-        if (error instanceof AdminInputError) return send(response, 400, { error: 'invalid_request', error_description: error.message });
+        if (error instanceof AdminInputError || error instanceof KillSwitchInputError) return send(response, 400, { error: 'invalid_request', error_description: error.message });
         // A store error: the operator learns the store is the problem, not its internals.
         send(response, 503, { error: 'temporarily_unavailable', error_description: `the task store did not answer: ${error instanceof Error ? error.message : String(error)}` });
       }

@@ -1,16 +1,8 @@
-import { switchFor, type KillSwitchRecord, type KillSwitchStore } from '../core/kill-switch.js';
+import { switchFor, type KillSwitchRecord, type KillSwitchState, type KillSwitchStore } from '../core/kill-switch.js';
 import type { Logger } from '../core/logger.js';
 
-/** What `/readyz` and the admin API report about the kill switch. */
-export interface KillSwitchState {
-  /** `off`: no switch; `on`: the global switch; `partial`: only some tools; `unknown`: never read yet (store down). */
-  state: 'off' | 'on' | 'partial' | 'unknown';
-  switches: KillSwitchRecord[];
-  /** Epoch ms of the last successful read (`null`: none yet). */
-  readAt: number | null;
-  /** The last read's error, when it failed (the previous switches stay in force). */
-  error?: string;
-}
+/** What `/readyz` and the admin API report about the kill switch (defined in core, beside the store port). */
+export type { KillSwitchState };
 
 /**
  * This process's view of the stored kill switch: re-read every `refreshMs` (default 500 ms) on both stores alike,
@@ -24,6 +16,7 @@ export class KillSwitchCache {
   private error: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private reading: Promise<void> | undefined;
+  private readonly listeners = new Set<() => void>();
 
   constructor(
     private readonly store: KillSwitchStore,
@@ -48,17 +41,32 @@ export class KillSwitchCache {
       .listKillSwitches()
       .then((switches) => {
         if (this.error !== undefined) this.logger.info({}, 'kill switch readable again');
+        // A first read, a store readable again, or other rows: what an operator's view shows has changed.
+        const changed = this.readAt === null || this.error !== undefined || JSON.stringify(switches) !== JSON.stringify(this.switches);
         this.switches = switches;
         this.readAt = Date.now();
         this.error = undefined;
+        if (changed) for (const listener of this.listeners) listener();
       })
       .catch((error: unknown) => {
         const message = error instanceof Error ? error.message : String(error);
-        if (this.error === undefined) this.logger.warn({ err: error }, 'kill switch not readable; keeping the last known switches');
+        const first = this.error === undefined;
+        if (first) this.logger.warn({ err: error }, 'kill switch not readable; keeping the last known switches');
         this.error = message;
+        // The start of an outage is news to a watching operator; its repeats are not.
+        if (first) for (const listener of this.listeners) listener();
       })
       .finally(() => (this.reading = undefined));
     return this.reading;
+  }
+
+  /**
+   * Call `listener` after each read that changed what {@link state} shows: other switches, the first read, the start
+   * or end of a store outage — never for a re-read that found the same. Returns the unsubscribe.
+   */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
   }
 
   /** The switch in force for `tool` (its own, else the global one), or `undefined` when task mode is on. */

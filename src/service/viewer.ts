@@ -63,3 +63,12 @@ export function viewerMayReconcile(viewer: Viewer, record: Pick<TaskRecord, 'own
 export function viewerCaller(viewer: Viewer): Caller {
   return { ownerKey: viewer.ownerKey, scopes: viewer.scopes, negotiation: 'per-request', generation: null, protocolVersion: '', clientCapabilities: {} };
 }
+
+/**
+ * The kill-switch rule, as the admin API's: `admin:read` (or `admin:write`, which includes reading) sees the switch;
+ * only `admin:write` changes it. A viewer who may not see it is never told it exists (the dashboard answers 404).
+ */
+export function viewerKillSwitch(viewer: Viewer): { see: boolean; change: boolean } {
+  const change = viewer.scopes.includes(Scope.AdminWrite);
+  return { see: change || viewer.scopes.includes(Scope.AdminRead), change };
+}

@@ -1,5 +1,5 @@
 /** The dashboard's JSON API as the page uses it (shapes in `src/dashboard/wire.ts`, shared with the server). */
-import type { OperationListView, OperationView, OverviewView, QuestionView, ReconcileView, SchemaProperty, SessionView, TaskPageView, TaskStatusName, TaskSummary } from '../../src/dashboard/wire.js';
+import type { KillSwitchPanelView, OperationListView, OperationView, OverviewView, QuestionView, ReconcileView, SchemaProperty, SessionView, TaskPageView, TaskStatusName, TaskSummary } from '../../src/dashboard/wire.js';
 
 export type { TaskSummary };
 export type TaskStatus = TaskStatusName;
@@ -54,3 +54,6 @@ export const logout = (): Promise<void> => call('/logout', { method: 'POST', bod
 export const listOperations = (status: string): Promise<OperationListView> => call(`/operations?status=${encodeURIComponent(status)}`);
 export const reconcileOperation = (operationId: string): Promise<ReconcileView> => call(`/operations/${encodeURIComponent(operationId)}/reconcile`, { method: 'POST', body: '{}' });
 export const getOverview = (): Promise<OverviewView> => call('/overview');
+export type KillSwitchPanel = KillSwitchPanelView;
+export const getKillSwitch = (): Promise<KillSwitchPanelView> => call('/kill-switch');
+export const changeKillSwitch = (change: { action: 'on' | 'off'; tool?: string; fallback?: string; reason?: string }): Promise<KillSwitchPanelView> => call('/kill-switch', { method: 'POST', body: JSON.stringify(change) });

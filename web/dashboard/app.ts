@@ -1,7 +1,8 @@
-import { answerTask, ApiError, cancelTask, getTask, listTasks, logout, session, type Session, type TaskPage, type TaskStatus, type TaskSummary } from './api.js';
+import { answerTask, ApiError, cancelTask, getTask, listTasks, logout, session, type KillSwitchPanel, type Session, type TaskPage, type TaskStatus, type TaskSummary } from './api.js';
 import { formatDuration, formatTime, h, replace } from './dom.js';
 import { questionForm } from './form.js';
 import { operationsTable, showOperations } from './operations.js';
+import { showKillSwitch } from './kill-switch.js';
 import { showOverview } from './overview.js';
 
 /**
@@ -13,7 +14,7 @@ import { showOverview } from './overview.js';
 const STATUSES: TaskStatus[] = ['working', 'input_required', 'completed', 'failed', 'cancelled'];
 const main = document.getElementById('main') as HTMLElement;
 const live = document.getElementById('live') as HTMLElement;
-let current: { kind: 'list' | 'task' | 'operations' | 'overview'; refresh: (taskId: string) => void } | undefined;
+let current: { kind: 'list' | 'task' | 'operations' | 'overview' | 'kill-switch'; refresh: (taskId: string) => void; killSwitch?: (next: KillSwitchPanel) => void } | undefined;
 
 function badge(status: TaskStatus): HTMLElement {
   return h('span', { class: `badge s-${status}` }, status.replace('_', ' '));
@@ -286,6 +287,8 @@ async function route(focus = true): Promise<void> {
     else if (location.pathname === '/dashboard/operations') {
       const refresh = debounce(await showOperations(main, navigate), 300);
       current = { kind: 'operations', refresh };
+    } else if (location.pathname === '/dashboard/kill-switch') {
+      await showKillSwitchPage();
     } else if (location.pathname === '/dashboard/overview') {
       const refresh = debounce(await showOverview(main), 1000);
       current = { kind: 'overview', refresh };
@@ -294,6 +297,18 @@ async function route(focus = true): Promise<void> {
     showError(error);
   }
   if (focus) main.focus({ preventScroll: true });
+}
+
+async function showKillSwitchPage(): Promise<void> {
+  try {
+    const apply = await showKillSwitch(main);
+    current = { kind: 'kill-switch', refresh: () => undefined, killSwitch: apply };
+  } catch (error) {
+    // 404: this viewer has no admin:read; the page says so as for an unknown task.
+    if (!(error instanceof ApiError && error.status === 404)) throw error;
+    replace(main, h('h1', {}, 'Not found'), h('p', {}, 'There is nothing here that you can see.'), h('p', {}, h('a', { href: '/dashboard' }, 'Back to the task list')));
+    document.title = 'Not found · mcp-tasks';
+  }
 }
 
 function navigate(url: string): void {
@@ -309,6 +324,8 @@ function connect(): void {
     const { event } = JSON.parse((message as MessageEvent<string>).data) as { event: { taskId: string } };
     current?.refresh(event.taskId);
   });
+  // Only sent to viewers who may see the kill switch.
+  source.addEventListener('kill-switch', (message) => current?.killSwitch?.(JSON.parse((message as MessageEvent<string>).data) as KillSwitchPanel));
 }
 
 async function start(): Promise<void> {
@@ -320,6 +337,7 @@ async function start(): Promise<void> {
     return;
   }
   (document.getElementById('who') as HTMLElement).textContent = who.owner;
+  if (who.killSwitch.see) document.querySelector('nav.views')?.append(h('a', { href: '/dashboard/kill-switch' }, 'Kill switch'));
   const button = document.getElementById('logout') as HTMLButtonElement;
   if (who.signedIn) {
     button.hidden = false;
