@@ -15,8 +15,7 @@ import { rolloutGate } from '../ops/rollout.js';
 import { createAdminApi } from '../ops/admin-api.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { resolveServeAuth, type ServeAuthOptions } from './serve-auth.js';
-import { registerProcess } from '../execution/process-registration.js';
-import { createConfiguredExecutor, defaultInstanceId, describeDenied, enforceConfiguredPins, openConfiguredStore, registrationFailure, resolveSettings } from './settings.js';
+import { createConfiguredExecutor, defaultInstanceId, describeDenied, enforceConfiguredPins, openConfiguredStore, registerCliProcess, registrationFailure, resolveSettings } from './settings.js';
 import { startProcessTracing } from './tracing-setup.js';
 import { shadowSettingsOf } from './shadow-settings.js';
 import { onShutdownSignal } from './shutdown.js';
@@ -118,18 +117,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   metrics.readInputsFrom(store);
   // stdio servers are spawned one per client, several on one store: each gets an id of its own (its pid).
   const instanceId = settings.instanceId ?? defaultInstanceId('serve', listener ? port : `stdio-${process.pid}`);
-  const registration = await registerProcess({
-    store,
-    instanceId,
-    role: options.worker ? 'serve' : 'api',
-    settingsDigest: settings.settingsDigest,
-    heartbeatMs: settings.heartbeatMs,
-    logger,
-    onLost: (holder) => {
-      process.stderr.write(`mcp-tasks: instance id ${instanceId} is now held by ${holder}; this process stops\n`);
-      process.exit(1);
-    },
-  }).catch(async (error: unknown) => {
+  const registration = await registerCliProcess(store, settings, options.worker ? 'serve' : 'api', instanceId, logger).catch(async (error: unknown) => {
     listener?.close();
     auth.close();
     await store.close();

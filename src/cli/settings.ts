@@ -11,7 +11,7 @@ import type { AnyToolDefinition } from '../core/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { InProcessExecutor } from '../execution/in-process-executor.js';
 import { IsolatedExecutor } from '../execution/isolated-executor.js';
-import { InstanceIdTaken } from '../execution/process-registration.js';
+import { InstanceIdTaken, registerProcess, type ProcessRegistration } from '../execution/process-registration.js';
 import { loadToolSources, toolSourceOf, type ToolSource } from '../core/tool-source.js';
 import { isInsideRoots } from '../tools/roots.js';
 import { BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE, VERIFY_FIXTURE_SOURCE } from '../tools/sources.js';
@@ -233,6 +233,27 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
     settingsDigest: settingsDigest({ roots, writableRoots, tools, limits: resolveLimits(limits), keyId: encryption instanceof AesGcmFieldCipher ? encryption.keyId : null }),
     heartbeatMs: config.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
   };
+}
+
+/**
+ * Register this `serve` / `worker` process in the store's process registry (issue 11 item 6) under `instanceId`,
+ * with the settings digest and heartbeat of `settings`. Should another live process take the id over, this one
+ * writes one line and exits 1: two processes must never hold leases under one id.
+ * @throws what `registerProcess` throws (see {@link registrationFailure} for how the CLI reports it).
+ */
+export function registerCliProcess(store: TaskStore, settings: Pick<ResolvedSettings, 'settingsDigest' | 'heartbeatMs'>, role: 'serve' | 'api' | 'worker', instanceId: string, logger: Logger): Promise<ProcessRegistration> {
+  return registerProcess({
+    store,
+    instanceId,
+    role,
+    settingsDigest: settings.settingsDigest,
+    heartbeatMs: settings.heartbeatMs,
+    logger,
+    onLost: (holder) => {
+      process.stderr.write(`mcp-tasks: instance id ${instanceId} is now held by ${holder}; this ${role === 'worker' ? 'worker' : 'process'} stops\n`);
+      process.exit(1);
+    },
+  });
 }
 
 /**

@@ -1,11 +1,11 @@
 import { createServer, type Server as HttpServer } from 'node:http';
 import { createTaskWorker } from '../execution/create-task-worker.js';
-import { apiWithOtherSettings, registerProcess } from '../execution/process-registration.js';
+import { apiWithOtherSettings } from '../execution/process-registration.js';
 import { TasksMetrics } from '../ops/metrics.js';
 import { handleProbe, type ProbeSources } from '../ops/probes.js';
 import { KillSwitchCache } from '../ops/kill-switch.js';
 import type { ResolvedConfig } from './config/resolve.js';
-import { createConfiguredExecutor, defaultInstanceId, describeDenied, enforceConfiguredPins, openConfiguredStore, registrationFailure, resolveSettings } from './settings.js';
+import { createConfiguredExecutor, defaultInstanceId, describeDenied, enforceConfiguredPins, openConfiguredStore, registerCliProcess, registrationFailure, resolveSettings } from './settings.js';
 import { startProcessTracing } from './tracing-setup.js';
 import { shadowSettingsOf } from './shadow-settings.js';
 import { onShutdownSignal } from './shutdown.js';
@@ -58,18 +58,7 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
         `settings differ from API process ${api.instanceId} (settings digest ${api.settingsDigest}, this worker ${settings.settingsDigest}): roots, writable roots, tools, run limits and the at-rest key must be the same on every process (mcp-tasks doctor lists them)`,
       );
     }
-    return registerProcess({
-      store,
-      instanceId,
-      role: 'worker',
-      settingsDigest: settings.settingsDigest,
-      heartbeatMs: settings.heartbeatMs,
-      logger,
-      onLost: (holder) => {
-        process.stderr.write(`mcp-tasks: instance id ${instanceId} is now held by ${holder}; this worker stops\n`);
-        process.exit(1);
-      },
-    });
+    return registerCliProcess(store, settings, 'worker', instanceId, logger);
   })().catch(async (error: unknown) => {
     await store.close();
     throw registrationFailure(error);

@@ -7,13 +7,13 @@
  * - A tool that ignores its signal is terminated after `--abort-grace-ms` (its thread ended) on cancel and on the
  *   runtime limit, and the task settles as it would have (`cancelled`; `failed` with `data.reason: "runtime_limit"`).
  */
-import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { TaskStore } from '../../src/core/store.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { ensureBuilt } from '../cli/support.js';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { eventually, runNotes } from '../helpers/run-notes.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 
@@ -28,23 +28,7 @@ interface Note {
   at: number;
 }
 
-function notes(log: string): Note[] {
-  try {
-    return readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Note);
-  } catch {
-    return [];
-  }
-}
 
-async function until<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 15_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('tools off the lease loop (issue 11 item 2)', () => {
   ensureBuilt();
@@ -77,11 +61,11 @@ describe('tools off the lease loop (issue 11 item 2)', () => {
     const { server, store } = await serve(`block-${mode}`, ['--executor', mode]);
     const log = join(temp.dir, `block-${mode}.log`);
     const taskId = await create(server.url, 'busy_loop', { log, ms: BLOCK_MS });
-    const start = await until('the loop to start', () => notes(log).find((n) => n.event === 'start'));
+    const start = await eventually('the loop to start', () => runNotes<Note>(log).find((n) => n.event === 'start'));
     const askedAt = Date.now();
     const answer = await postModern(server.url, 'tasks/get', { taskId });
     const answeredMs = Date.now() - askedAt;
-    const spinning = notes(log).every((n) => n.event !== 'done');
+    const spinning = runNotes<Note>(log).every((n) => n.event !== 'done');
     const done = await pollModernTask(server.url, taskId, { timeoutMs: 20_000 });
     return { taskId, store, log, start, answer, answeredMs, spinning, done };
   };
@@ -93,7 +77,7 @@ describe('tools off the lease loop (issue 11 item 2)', () => {
     expect(run.answeredMs).toBeLessThan(1_000);
     expect(run.done.status).toBe('completed');
     // Ran exactly once, on a thread other than the main one, under one lease owner that never changed.
-    const runs = notes(run.log);
+    const runs = runNotes<Note>(run.log);
     expect(runs.map((n) => n.event)).toEqual(['start', 'done']);
     expect(runs[0]?.thread).not.toBe(0);
     const events = (await run.store.readEventsAfter(0, 10_000)).filter((e) => e.taskId === run.taskId);
@@ -106,18 +90,18 @@ describe('tools off the lease loop (issue 11 item 2)', () => {
     const run = await blockAndAsk('in-process');
     expect(run.answeredMs).toBeGreaterThan(1_000);
     expect(run.done.status).toBe('completed');
-    expect(notes(run.log).map((n) => n.event)).toEqual(['start', 'done']);
+    expect(runNotes<Note>(run.log).map((n) => n.event)).toEqual(['start', 'done']);
   });
 
   it('a tool that ignores its signal is terminated after --abort-grace-ms on cancel; the task is cancelled and the pool runs the next task', async () => {
     const { server } = await serve('ignore-cancel', ['--abort-grace-ms', '300']);
     const log = join(temp.dir, 'ignore-cancel.log');
     const taskId = await create(server.url, 'ignore_signal', { log });
-    await until('the run to start', () => notes(log).find((n) => n.event === 'start'));
+    await eventually('the run to start', () => runNotes<Note>(log).find((n) => n.event === 'start'));
     expect((await postModern(server.url, 'tasks/cancel', { taskId })).body.result).toBeDefined();
-    await until('the thread to be terminated', () => server.log().includes('its thread was terminated'), 5_000);
+    await eventually('the thread to be terminated', () => server.log().includes('its thread was terminated'), 5_000);
     expect((await postModern(server.url, 'tasks/get', { taskId })).body.result).toMatchObject({ status: 'cancelled' });
-    expect(notes(log).filter((n) => n.event === 'done')).toHaveLength(0);
+    expect(runNotes<Note>(log).filter((n) => n.event === 'done')).toHaveLength(0);
     // The pool replaced the thread: the next task runs and completes.
     const next = await create(server.url, 'busy_loop', { log: join(temp.dir, 'after.log'), ms: 10 });
     expect((await pollModernTask(server.url, next)).status).toBe('completed');
@@ -130,6 +114,6 @@ describe('tools off the lease loop (issue 11 item 2)', () => {
     const done = await pollModernTask(server.url, taskId, { timeoutMs: 10_000 });
     expect(done.status).toBe('failed');
     expect(JSON.stringify(done)).toContain('runtime_limit');
-    await until('the thread to be terminated', () => server.log().includes('its thread was terminated'), 5_000);
+    await eventually('the thread to be terminated', () => server.log().includes('its thread was terminated'), 5_000);
   });
 });

@@ -9,7 +9,7 @@
  * - two live processes with one id: the second exits 1 with one line; a worker whose settings digest differs from
  *   the API's refuses to start the same way.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskStore } from '../../src/core/store.js';
@@ -18,6 +18,7 @@ import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { cliRunner, ensureBuilt } from '../cli/support.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { freePort, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { eventually, runNotes } from '../helpers/run-notes.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 
@@ -27,30 +28,8 @@ const LEASE_MS = 15_000;
 /** One server secret for every process of a test (hex, 32 bytes). */
 const SECRET = 'ab'.repeat(32);
 
-interface Note {
-  event: 'start' | 'abort' | 'done';
-  taskId: string;
-  pid: number;
-  at: number;
-}
 
-function notes(log: string): Note[] {
-  try {
-    return readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Note);
-  } catch {
-    return [];
-  }
-}
 
-async function until<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 15_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 for (const backend of ['sqlite', 'postgres'] as const) {
   describe(`process registry and fast takeover on ${backend}`, () => {
@@ -105,14 +84,14 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const first = await serve(`${backend}-same-1`, [], port);
       const log = join(temp.dir, `${backend}-same.log`);
       const taskId = await call(first.url, log);
-      await until('the run to start', () => notes(log).find((n) => n.event === 'start'));
+      await eventually('the run to start', () => runNotes(log).find((n) => n.event === 'start'));
       const leaseOwner = (await observer.getUnscoped(taskId))?.leaseOwner;
       expect(leaseOwner).toMatch(new RegExp(`:serve:${port}$`));
       expect((await observer.listProcesses()).find((p) => p.instanceId === leaseOwner)).toMatchObject({ role: 'serve', pid: first.child.pid, live: true });
       await kill9(first);
       const second = await serve(`${backend}-same-2`, [], port);
       const restartedAt = Date.now();
-      const rerun = await until('the second run', async () => (await attempts(taskId)).find((e) => e.payload?.attempt === 2), 5_000);
+      const rerun = await eventually('the second run', async () => (await attempts(taskId)).find((e) => e.payload?.attempt === 2), 5_000);
       expect(rerun.payload?.leaseOwner).toBe(leaseOwner);
       // Database time of the second attempt against this host's time of the restart: generous, and far inside the lease.
       expect(rerun.at - restartedAt).toBeLessThan(2_000);
@@ -121,7 +100,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(released.map((e) => e.payload?.leaseOwner)).toEqual([leaseOwner]);
       writeFileSync(`${log}.release`, '');
       expect((await pollModernTask(second.url, taskId)).status).toBe('completed');
-      expect(notes(log).map((n) => [n.event, n.pid])).toEqual([['start', first.child.pid], ['start', second.child.pid], ['done', second.child.pid]]);
+      expect(runNotes(log).map((n) => [n.event, n.pid])).toEqual([['start', first.child.pid], ['start', second.child.pid], ['done', second.child.pid]]);
     });
 
     it('negative control: restarted under another id, the task waits for the dead heartbeat to lapse, then its leases go at once', async () => {
@@ -129,7 +108,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const first = await serve(`${backend}-other-1`, ['--instance-id', `${backend}-old`, '--heartbeat-ms', '2000']);
       const log = join(temp.dir, `${backend}-other.log`);
       const taskId = await call(first.url, log);
-      await until('the run to start', () => notes(log).find((n) => n.event === 'start'));
+      await eventually('the run to start', () => runNotes(log).find((n) => n.event === 'start'));
       await kill9(first);
       const killedAt = Date.now();
       const second = await serve(`${backend}-other-2`, ['--instance-id', `${backend}-new`]);
@@ -137,7 +116,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       await new Promise((r) => setTimeout(r, Math.max(0, 2_000 - (Date.now() - startedAt))));
       const lastBeat = (await observer.listProcesses()).find((p) => p.instanceId === `${backend}-old`);
       if (lastBeat && lastBeat.live) expect(await attempts(taskId)).toHaveLength(1);
-      const rerun = await until('the takeover after the heartbeat lapsed', async () => (await attempts(taskId)).find((e) => e.payload?.attempt === 2), LEASE_MS);
+      const rerun = await eventually('the takeover after the heartbeat lapsed', async () => (await attempts(taskId)).find((e) => e.payload?.attempt === 2), LEASE_MS);
       expect(rerun.payload?.leaseOwner).toBe(`${backend}-new`);
       expect(rerun.at - killedAt).toBeLessThan(LEASE_MS - 3_000);
       expect((await observer.listProcesses()).map((p) => p.instanceId)).not.toContain(`${backend}-old`);

@@ -10,10 +10,10 @@ export interface RunNote {
   reason?: string;
 }
 
-/** Every note in `log` so far (none while the file does not exist). */
-export function runNotes(log: string): RunNote[] {
+/** Every note in `log` so far (none while the file does not exist); `Note` for tools that log another shape. */
+export function runNotes<Note = RunNote>(log: string): Note[] {
   try {
-    return readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as RunNote);
+    return readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Note);
   } catch {
     return [];
   }
