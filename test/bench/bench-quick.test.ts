@@ -95,5 +95,5 @@ describe('npm run bench -- --quick', () => {
     expect(stdout).toContain('| Goal | Target | Measured | Pass |');
     expect(table).toContain('| p50 ms | p99 ms | max ms |');
     expect(readFileSync(join(out, 'latest.svg'), 'utf8')).toMatch(/^<svg [^>]*>[\s\S]*<rect [\s\S]*<\/svg>\n$/);
-  }, 180_000);
+  }, 600_000); // about 170 s on 2 quiet cores; the whole suite running beside it on those cores has taken longer than 180 s
 });
