@@ -5,15 +5,11 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { TaskStore } from '../../src/core/store.js';
-import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
-import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
-import { ensureBuilt } from '../cli/support.js';
+import { describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { startServerProcess, startWorkerProcess, type ServerProcess, type WorkerProcess } from '../helpers/server-process.js';
 import { eventually, runNotes } from '../helpers/run-notes.js';
+import { sharedStore } from '../helpers/shared-store.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 
@@ -33,33 +29,11 @@ const until = <T>(what: string, probe: () => T | Promise<T>, timeoutMs = 15_000)
 for (const backend of ['sqlite', 'postgres'] as const) {
   describe(`split roles on ${backend}: serve --no-worker + mcp-tasks worker`, () => {
     const temp = makeTempDir();
-    let database: TestDatabase | undefined;
-    let storeArg: string;
-    let observer: TaskStore;
-    const processes: Array<ServerProcess | WorkerProcess> = [];
-
-    beforeAll(async () => {
-      ensureBuilt();
-      if (backend === 'postgres') {
-        database = await createTestDatabase();
-        storeArg = database.url;
-        observer = await openPostgresTaskStore({ url: storeArg });
-      } else {
-        storeArg = join(temp.dir, 'shared', 'tasks.db');
-        observer = openSqliteTaskStore({ path: storeArg });
-      }
-    });
-    afterEach(async () => {
-      for (const process of processes.splice(0).reverse()) await process.stop();
-    });
-    afterAll(async () => {
-      await observer?.close();
-      await database?.drop();
-      temp.remove();
-    });
+    const fixture = sharedStore<ServerProcess | WorkerProcess>(backend, temp);
+    const { processes } = fixture;
 
     const common = ['--store', '', '--no-builtins', '--tools', TOOLS, '--lease-ms', String(LEASE_MS)];
-    const shared = () => common.map((arg, i) => (i === 1 ? storeArg : arg));
+    const shared = () => common.map((arg, i) => (i === 1 ? fixture.storeArg : arg));
     const api = async (extra: string[] = []) => {
       const server = await startServerProcess(join(temp.dir, 'api'), ['--no-worker', '--instance-id', 'api-1', ...shared(), ...extra]);
       processes.push(server);
@@ -78,18 +52,18 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     };
     /** Every lease owner the store ever recorded for the task: from its rows over time and its attempt events. */
     const leaseOwnersOf = async (taskId: string): Promise<string[]> =>
-      (await observer.readEventsAfter(0, 10_000)).filter((e) => e.taskId === taskId && e.kind === 'attempt').map((e) => String(e.payload?.leaseOwner));
+      (await fixture.observer.readEventsAfter(0, 10_000)).filter((e) => e.taskId === taskId && e.kind === 'attempt').map((e) => String(e.payload?.leaseOwner));
 
     it('a task created on the API process runs and completes on the worker; the API process never holds a lease', async () => {
       const server = await api();
       const log = join(temp.dir, 'complete.log');
       const taskId = await call(server.url, { log, ms: 300 });
       // Nobody runs it yet: the API-only server leaves it unleased and says so.
-      expect(await observer.getUnscoped(taskId)).toMatchObject({ status: 'working', statusMessage: 'queued', leaseOwner: null, attempt: 0 });
+      expect(await fixture.observer.getUnscoped(taskId)).toMatchObject({ status: 'working', statusMessage: 'queued', leaseOwner: null, attempt: 0 });
       const w1 = await worker('worker-1');
       // A worker that starts finds the unleased task by its recovery pass (leased first, run counted a moment later).
       const running = await until('the worker to lease and start the task', async () => {
-        const row = await observer.getUnscoped(taskId);
+        const row = await fixture.observer.getUnscoped(taskId);
         return row?.leaseOwner && row.attempt > 0 ? row : undefined;
       });
       expect(running).toMatchObject({ leaseOwner: 'worker-1', attempt: 1 });
@@ -99,8 +73,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(notes(log).map((n) => [n.event, n.pid])).toEqual([['start', w1.child.pid], ['done', w1.child.pid]]);
       expect(await leaseOwnersOf(taskId)).toEqual(['worker-1']);
       // The API process's id appears in no event and no row, ever.
-      expect(JSON.stringify(await observer.readEventsAfter(0, 10_000))).not.toContain('api-1');
-      expect(JSON.stringify(await observer.getUnscoped(taskId))).not.toContain('api-1');
+      expect(JSON.stringify(await fixture.observer.readEventsAfter(0, 10_000))).not.toContain('api-1');
+      expect(JSON.stringify(await fixture.observer.getUnscoped(taskId))).not.toContain('api-1');
     });
 
     it('cancel on the API process reaches the tool running in the worker within a second', async () => {
@@ -130,7 +104,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const done = await pollModernTask(server.url, taskId, { timeoutMs: 20_000 });
       expect(done.status).toBe('completed');
       expect(notes(log).map((n) => [n.event, n.pid])).toEqual([['start', first.child.pid], ['start', second.child.pid], ['done', second.child.pid]]);
-      expect((await observer.getUnscoped(taskId))?.attempt).toBe(2);
+      expect((await fixture.observer.getUnscoped(taskId))?.attempt).toBe(2);
     });
 
     it('SIGTERM drains: a run shorter than --drain-ms completes; a longer one is aborted with shutdown, released and recovered at once by another worker', async () => {
@@ -151,11 +125,11 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(exitedAfter).toBeGreaterThanOrEqual(1_400);
       expect(exitedAfter).toBeLessThan(10_000);
       // The short run finished inside the drain, once, on the draining worker.
-      expect((await observer.getUnscoped(short))).toMatchObject({ status: 'completed', attempt: 1 });
+      expect((await fixture.observer.getUnscoped(short))).toMatchObject({ status: 'completed', attempt: 1 });
       expect(notes(shortLog).map((n) => [n.event, n.pid])).toEqual([['start', draining.child.pid], ['done', draining.child.pid]]);
       // The long one was aborted with reason shutdown and its lease given back with a released event…
       expect(notes(longLog).slice(0, 2).map((n) => [n.event, n.pid, n.reason])).toEqual([['start', draining.child.pid, undefined], ['abort', draining.child.pid, 'shutdown']]);
-      const events = (await observer.readEventsAfter(0, 10_000)).filter((e) => e.taskId === long);
+      const events = (await fixture.observer.readEventsAfter(0, 10_000)).filter((e) => e.taskId === long);
       expect(events.some((e) => e.kind === 'released' && e.payload?.leaseOwner === 'worker-4')).toBe(true);
       // …and the other worker took it over at once: seconds, not its 60 s lease.
       const restarted = await until('the other worker to start the long task', () => notes(longLog).find((n) => n.event === 'start' && n.pid === other.child.pid), 5_000);
@@ -169,7 +143,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     if (backend === 'postgres') it('pg_terminate_backend of every LISTEN connection loses no pick-up and no cancel (reconnect + poll fallback)', async () => {
       const server = await api();
       await worker('worker-6');
-      const admin = await openRawClient(storeArg);
+      const admin = await openRawClient(fixture.storeArg);
       try {
         const listeners = async () =>
           (await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'mcp-tasks-listen'")).rows.map((r) => r.pid);

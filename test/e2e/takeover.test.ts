@@ -11,14 +11,11 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { TaskStore } from '../../src/core/store.js';
-import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
-import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
-import { cliRunner, ensureBuilt } from '../cli/support.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { describe, expect, it } from 'vitest';
+import { cliRunner } from '../cli/support.js';
 import { freePort, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import { eventually, runNotes } from '../helpers/run-notes.js';
+import { sharedStore } from '../helpers/shared-store.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 
@@ -28,39 +25,14 @@ const LEASE_MS = 15_000;
 /** One server secret for every process of a test (hex, 32 bytes). */
 const SECRET = 'ab'.repeat(32);
 
-
-
-
 for (const backend of ['sqlite', 'postgres'] as const) {
   describe(`process registry and fast takeover on ${backend}`, () => {
     const temp = makeTempDir();
     const { start } = cliRunner(process.env);
-    let database: TestDatabase | undefined;
-    let storeArg: string;
-    let observer: TaskStore;
-    const processes: ServerProcess[] = [];
+    const fixture = sharedStore<ServerProcess>(backend, temp);
+    const { processes } = fixture;
 
-    beforeAll(async () => {
-      ensureBuilt();
-      if (backend === 'postgres') {
-        database = await createTestDatabase();
-        storeArg = database.url;
-        observer = await openPostgresTaskStore({ url: storeArg });
-      } else {
-        storeArg = join(temp.dir, 'shared', 'tasks.db');
-        observer = openSqliteTaskStore({ path: storeArg });
-      }
-    });
-    afterEach(async () => {
-      for (const process of processes.splice(0).reverse()) await process.stop();
-    });
-    afterAll(async () => {
-      await observer?.close();
-      await database?.drop();
-      temp.remove();
-    });
-
-    const shared = () => ['--store', storeArg, '--no-builtins', '--tools', TOOLS, '--lease-ms', String(LEASE_MS)];
+    const shared = () => ['--store', fixture.storeArg, '--no-builtins', '--tools', TOOLS, '--lease-ms', String(LEASE_MS)];
     const serve = async (name: string, extra: string[], port?: number) => {
       // Each process has its own data dir on one store, so they share the secret through the environment (issue 11 item 5).
       const server = await startServerProcess(join(temp.dir, name), [...shared(), ...extra], { MCP_TASKS_SECRET: SECRET }, port);
@@ -77,7 +49,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       if (typeof taskId !== 'string') throw new Error(`no task: ${JSON.stringify(created.body)}`);
       return taskId;
     };
-    const attempts = async (taskId: string) => (await observer.readEventsAfter(0, 10_000)).filter((e) => e.taskId === taskId && e.kind === 'attempt');
+    const attempts = async (taskId: string) => (await fixture.observer.readEventsAfter(0, 10_000)).filter((e) => e.taskId === taskId && e.kind === 'attempt');
 
     it('kill -9 of serve mid-run, restarted under the same (default) instance id: the task runs again within 2 s, not a lease later', async () => {
       const port = await freePort();
@@ -85,9 +57,9 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const log = join(temp.dir, `${backend}-same.log`);
       const taskId = await call(first.url, log);
       await eventually('the run to start', () => runNotes(log).find((n) => n.event === 'start'));
-      const leaseOwner = (await observer.getUnscoped(taskId))?.leaseOwner;
+      const leaseOwner = (await fixture.observer.getUnscoped(taskId))?.leaseOwner;
       expect(leaseOwner).toMatch(new RegExp(`:serve:${port}$`));
-      expect((await observer.listProcesses()).find((p) => p.instanceId === leaseOwner)).toMatchObject({ role: 'serve', pid: first.child.pid, live: true });
+      expect((await fixture.observer.listProcesses()).find((p) => p.instanceId === leaseOwner)).toMatchObject({ role: 'serve', pid: first.child.pid, live: true });
       await kill9(first);
       const second = await serve(`${backend}-same-2`, [], port);
       const restartedAt = Date.now();
@@ -96,7 +68,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       // Database time of the second attempt against this host's time of the restart: generous, and far inside the lease.
       expect(rerun.at - restartedAt).toBeLessThan(2_000);
       expect(second.log()).toContain('took over 1 tasks of its previous process');
-      const released = (await observer.readEventsAfter(0, 10_000)).filter((e) => e.taskId === taskId && e.kind === 'released');
+      const released = (await fixture.observer.readEventsAfter(0, 10_000)).filter((e) => e.taskId === taskId && e.kind === 'released');
       expect(released.map((e) => e.payload?.leaseOwner)).toEqual([leaseOwner]);
       writeFileSync(`${log}.release`, '');
       expect((await pollModernTask(second.url, taskId)).status).toBe('completed');
@@ -114,12 +86,12 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const second = await serve(`${backend}-other-2`, ['--instance-id', `${backend}-new`]);
       const startedAt = Date.now();
       await new Promise((r) => setTimeout(r, Math.max(0, 2_000 - (Date.now() - startedAt))));
-      const lastBeat = (await observer.listProcesses()).find((p) => p.instanceId === `${backend}-old`);
+      const lastBeat = (await fixture.observer.listProcesses()).find((p) => p.instanceId === `${backend}-old`);
       if (lastBeat && lastBeat.live) expect(await attempts(taskId)).toHaveLength(1);
       const rerun = await eventually('the takeover after the heartbeat lapsed', async () => (await attempts(taskId)).find((e) => e.payload?.attempt === 2), LEASE_MS);
       expect(rerun.payload?.leaseOwner).toBe(`${backend}-new`);
       expect(rerun.at - killedAt).toBeLessThan(LEASE_MS - 3_000);
-      expect((await observer.listProcesses()).map((p) => p.instanceId)).not.toContain(`${backend}-old`);
+      expect((await fixture.observer.listProcesses()).map((p) => p.instanceId)).not.toContain(`${backend}-old`);
       expect(second.log()).toContain('processes stopped heartbeating; their leases were released');
       writeFileSync(`${log}.release`, '');
       expect((await pollModernTask(second.url, taskId)).status).toBe('completed');
