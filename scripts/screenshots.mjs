@@ -3,7 +3,7 @@
 // for an approval, one finished analyze_logs run over a generated corpus — and let headless Debian Chromium
 // (playwright-core, /usr/bin/chromium) capture the list, two task pages, the operations view (a payment whose
 // outcome is unknown, one reconciled), the overview's charts and the kill-switch panel (the on-call viewer has
-// admin:read and admin:write) into docs/.
+// admin:read and admin:write) into docs/images/.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -59,13 +59,13 @@ try {
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.waitForURL(`${base}/dashboard`);
   await page.waitForTimeout(2500);
-  await page.screenshot({ path: join(root, 'docs/dashboard-list.png') });
+  await page.screenshot({ path: join(root, 'docs/images/dashboard-list.png') });
   await page.goto(`${base}/dashboard/tasks/${approval}`);
   await page.locator('form.answer').waitFor();
-  await page.screenshot({ path: join(root, 'docs/dashboard-task-input.png'), fullPage: true });
+  await page.screenshot({ path: join(root, 'docs/images/dashboard-task-input.png'), fullPage: true });
   await page.goto(`${base}/dashboard/tasks/${analysis}`);
   await page.locator('h1 .badge', { hasText: 'completed' }).waitFor({ timeout: 60_000 });
-  await page.screenshot({ path: join(root, 'docs/dashboard-task-result.png') });
+  await page.screenshot({ path: join(root, 'docs/images/dashboard-task-result.png') });
   // Operations: reconcile the first payment after the "bank" has its record; the second stays unknown.
   await page.goto(`${base}/dashboard/operations?status=all`);
   const paidRow = page.locator('tr[data-operation-id]', { has: page.locator(`a[href="/dashboard/tasks/${paid}"]`) });
@@ -77,11 +77,11 @@ try {
   writeFileSync(bank, `${await paidRow.getAttribute('data-operation-id')} PAY-20261202-0042\n`);
   await paidRow.getByRole('button', { name: /Reconcile/ }).click();
   await page.locator('#reconcile-status', { hasText: 'confirmed' }).waitFor();
-  await page.screenshot({ path: join(root, 'docs/dashboard-operations.png'), fullPage: true });
+  await page.screenshot({ path: join(root, 'docs/images/dashboard-operations.png'), fullPage: true });
   await page.goto(`${base}/dashboard/overview`);
   await page.locator('#chart-timing').waitFor();
   await page.waitForTimeout(500);
-  await page.screenshot({ path: join(root, 'docs/dashboard-overview.png'), fullPage: true });
+  await page.screenshot({ path: join(root, 'docs/images/dashboard-overview.png'), fullPage: true });
   // Kill switch: one tool switched off from the page (fallback reject, with a reason).
   await page.goto(`${base}/dashboard/kill-switch`);
   await page.getByLabel('Tool').selectOption('record_payment');
@@ -89,8 +89,8 @@ try {
   await page.getByLabel('Reason (optional)').fill('INC-4711: the bank API double-books; stop new payment tasks');
   await page.getByRole('button', { name: 'Turn on' }).click();
   await page.locator('#ks-state[data-state="partial"]').waitFor();
-  await page.screenshot({ path: join(root, 'docs/dashboard-kill-switch.png'), fullPage: true });
-  console.log('wrote docs/dashboard-list.png, docs/dashboard-task-input.png, docs/dashboard-task-result.png, docs/dashboard-operations.png, docs/dashboard-overview.png, docs/dashboard-kill-switch.png');
+  await page.screenshot({ path: join(root, 'docs/images/dashboard-kill-switch.png'), fullPage: true });
+  console.log('wrote docs/images/dashboard-list.png, docs/images/dashboard-task-input.png, docs/images/dashboard-task-result.png, docs/images/dashboard-operations.png, docs/images/dashboard-overview.png, docs/images/dashboard-kill-switch.png');
 } finally {
   await browser.close();
   server.kill('SIGTERM');

@@ -138,7 +138,7 @@ describe('poison input on a real server (issue 9 §2)', () => {
 
   it('a run over its runtime limit ends failed with runtime_limit while other tasks complete', async () => {
     // In process: a 200 ms runtime limit also counts a fresh isolated thread's loading of the tool modules, which
-    // on a loaded machine can exceed it for the probe tasks themselves (see README, Isolated executor).
+    // on a loaded machine can exceed it for the probe tasks themselves (see docs/operations/workers.md, Isolated executor).
     const server = await start(join(temp.dir, 'data-limit'), ['--fixtures', 'conformance', '--runtime-limit-ms', '200', '--executor', 'in-process']);
     const probe = await completedTask(server.url, join(temp.dir, 'small'));
     const poisoned = await createTask(server.url, 'analyze_logs', { path: logs, top: 5 });

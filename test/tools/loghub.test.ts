@@ -1,8 +1,8 @@
 /**
  * The log parser on the real loghub 2k samples (read in place from ../shared/data/loghub, see bench/lib/loghub.mjs):
  * the header format detected per file strips exactly the header, so templates are mined on the message column,
- * and grouping the raw lines is as good as grouping the message column. The figures per system are in the README
- * (`npm run bench:grouping`); these tests guard what the issue asks for, with one setting for every system.
+ * and grouping the raw lines is as good as grouping the message column. The figures per system are in bench/results/
+ * (`npm run bench:grouping`, e.g. 2026-12-01-log-grouping-accuracy.md); these tests guard what the issue asks for, with one setting for every system.
  */
 import { describe, expect, it } from 'vitest';
 import { groupingAccuracy, locateLoghub, missingDataHelp, readSystem, SYSTEMS } from '../../bench/lib/loghub.mjs';

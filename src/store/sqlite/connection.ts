@@ -68,7 +68,7 @@ export interface SqlitePragmas {
   foreignKeys: boolean;
   /** Ms. */
   busyTimeout: number;
-  /** `2` = INCREMENTAL for files this version created; `0` = NONE for older files (until `VACUUM`ed, see README). */
+  /** `2` = INCREMENTAL for files this version created; `0` = NONE for older files (until `VACUUM`ed, see docs/operations/retention.md). */
   autoVacuum: number;
 }
 

@@ -130,7 +130,7 @@ export class SqliteTaskStore implements TaskStore {
       const applied = migrate(db, clock.now());
       if (applied.length > 0) logger.info({ versions: applied }, 'task store schema migrated');
       if (Number(db.pragma('auto_vacuum', { simple: true })) === 0) {
-        logger.info({ path: options.path }, 'this store file was created without auto_vacuum: deleted tasks free pages for reuse, but the file never shrinks (see README, Retention)');
+        logger.info({ path: options.path }, 'this store file was created without auto_vacuum: deleted tasks free pages for reuse, but the file never shrinks (see docs/operations/retention.md)');
       }
       return new SqliteTaskStore(db, clock, logger, applied, Math.max(1, options.maxBatchSize ?? 256), new RowCodec(options.encryption));
     } catch (error) {
