@@ -14,7 +14,7 @@ export const LimitsConfigSchema = z
   .object({
     concurrency: z.number().int().positive().describe('tools running at once in this process (default 16)'),
     leaseMs: ms.describe('lease length of running and queued tasks (default 15000)'),
-    defaultTtlMs: ms.nullable().describe('retention when none is asked for; null = unlimited (default 3600000)'),
+    defaultTtlMs: ms.nullable().describe('retention when none is asked for; null = unlimited (default 7200000)'),
     maxTtlMs: ms.nullable().describe('largest retention granted; null = unlimited (default 86400000)'),
     minTtlMs: ms.describe('smallest retention granted (default 1000)'),
     runtimeLimitMs: ms.describe('longest single run of a tool (default 3600000)'),
