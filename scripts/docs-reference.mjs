@@ -36,7 +36,9 @@ export async function loadProgram(mainModule) {
   if (programs.has(mainModule)) return programs.get(mainModule);
   const parseAsync = Command.prototype.parseAsync;
   let captured;
+  // A method, not an arrow function: commander calls it on the program, which is what we keep.
   Command.prototype.parseAsync = function capture() {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the program is exactly what this interception is for
     captured = this;
     return Promise.resolve(this);
   };
