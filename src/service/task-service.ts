@@ -8,14 +8,13 @@ import type { WorkerHandOff } from '../core/hand-off.js';
 import { newTaskId } from '../core/ids.js';
 import type { TasksServerLimits } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
-import { redactSecrets } from '../core/redaction.js';
 import { isTerminal } from '../core/state-machine.js';
 import { visibleAt } from '../core/store-rules.js';
 import type { TaskBrowseQuery, TaskEvent, TaskStore } from '../core/store.js';
 import type { OperationRecord } from '../core/ledger.js';
 import type { InputRequestRecord, JsonObject, JsonValue, NewTask, TaskOutcome, TaskRecord } from '../core/task.js';
 import type { ElicitRequest, ElicitResult, ToolDescriptor } from '../core/tool.js';
-import { toolErrorResult } from '../core/tool-outcome.js';
+import { sanitizeModelText, toolErrorResult } from '../core/tool-outcome.js';
 import type { ToolRegistry } from '../core/tool-registry.js';
 import { ErrorCode } from '../protocol/constants.js';
 import { largeResultMetaOf, taskIdOfResultUri } from '../protocol/result-resource.js';
@@ -729,7 +728,8 @@ export class TaskService {
       case 'input_error':
         return toolErrorResult(outcome.message);
       case 'protocol_error':
-        throw new TasksError(outcome.error.code, redactSecrets(outcome.error.message), outcome.error.data);
+        // Model-facing like a task's error (see settleExecution): one sanitised line.
+        throw new TasksError(outcome.error.code, sanitizeModelText(outcome.error.message), outcome.error.data);
       case 'parked':
         // The interaction recorded the missing answers and answers `input_required` (see CallInteraction.withInput).
         throw new TasksError(ErrorCode.InternalError, `Internal error in tool ${tool.name}`);
