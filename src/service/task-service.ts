@@ -10,7 +10,7 @@ import type { TasksServerLimits } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import { isTerminal } from '../core/state-machine.js';
 import { visibleAt } from '../core/store-rules.js';
-import type { TaskBrowseQuery, TaskEvent, TaskStore } from '../core/store.js';
+import type { CreateQuota, QuotaRefusal, TaskBrowseQuery, TaskEvent, TaskStore } from '../core/store.js';
 import type { OperationRecord } from '../core/ledger.js';
 import type { InputRequestRecord, JsonObject, JsonValue, NewTask, TaskOutcome, TaskRecord } from '../core/task.js';
 import type { ElicitRequest, ElicitResult, ToolDescriptor } from '../core/tool.js';
@@ -276,7 +276,8 @@ export class TaskService {
       if (sent) {
         // An inline call is answered once per key: the key is taken before the run.
         const taken = await this.options.store.claimIdempotencyKey({ ...sent, taskId: null });
-        if (!taken.claimed) return { kind: 'task', task: await replayOf(taken.existing, sent, (id) => this.keyTask(sent, id)) };
+        // Without a task no quota was asked for, so a claim that fails found the key taken.
+        if (!taken.claimed && 'existing' in taken) return { kind: 'task', task: await replayOf(taken.existing, sent, (id) => this.keyTask(sent, id)) };
       }
       const { signal, withInput } = this.interactive(interaction, tool);
       const inline = await withInput('input', (ask) => bounded(plan, signal, (runSignal) => this.runInline(caller, plan, ask, gathered, runSignal)));
@@ -634,13 +635,14 @@ export class TaskService {
   /**
    * Create the task of a `task` or `fallback` plan durably, with the embedded worker's lease when it has a free slot.
    * With a key claim, the key and the task are written in one transaction; a key taken meanwhile (another
-   * instance's concurrent call) answers with that call's task instead.
+   * instance's concurrent call) answers with that call's task instead. With per-owner quotas, the store admits the
+   * task in that same transaction.
+   * @throws TasksError `-31001` when a quota refuses the task (nothing written).
    */
   private async create(caller: TaskCaller, plan: RunPlan, { gathered, trace }: TaskStartData, session: Pick<CallToolOptions, 'onCreated' | 'sessionId'>, claim?: KeyClaim): Promise<TaskRecord> {
     const { onCreated, sessionId } = session;
     const { limits, clock } = this.options;
     const taskId = newTaskId();
-    await this.admit(caller, taskId);
     const reservation = this.options.handOff?.reserve(taskId);
     const task: NewTask = {
       taskId,
@@ -662,15 +664,22 @@ export class TaskService {
       ...stepsOf(gathered, trace),
       ...(sessionId === undefined ? {} : { sessionId }),
     };
+    const quota = this.quota();
     let record: TaskRecord;
     try {
       if (claim) {
-        const result = await this.options.store.claimIdempotencyKey({ ...claim, taskId }, task);
+        const result = await this.options.store.claimIdempotencyKey({ ...claim, taskId }, task, quota);
         if (!result.claimed) {
+          // A refusal is thrown (the catch below gives the reservation back); a taken key replays its task.
+          if ('refused' in result) throw this.refusal(caller, result.refused);
           reservation?.cancel();
           return await replayOf(result.existing, claim, (id) => this.keyTask(claim, id));
         }
         record = result.task as TaskRecord;
+      } else if (quota) {
+        const admission = await this.options.store.admitCreate(task, quota);
+        if (!admission.admitted) throw this.refusal(caller, admission);
+        record = admission.task;
       } else {
         record = await this.options.store.create(task);
       }
@@ -688,17 +697,20 @@ export class TaskService {
   }
 
   /**
-   * The per-owner quotas (issue 10 §2), counted in the store so that they hold across API instances.
-   * @throws TasksError `-31001` with `data.reason` `active_tasks` / `create_rate` and `data.retryAfterMs`.
+   * The per-owner quotas (issue 10 §2), checked by the store in the create's own transaction so that they are exact
+   * and hold across API instances (issue 23 §4); `undefined` when neither is set.
    */
-  private async admit(caller: TaskCaller, taskId: string): Promise<void> {
+  private quota(): CreateQuota | undefined {
+    const { maxActiveTasksPerOwner: maxActive, maxCreatesPerMinute: maxCreates } = this.options.limits;
+    return maxActive === null && maxCreates === null ? undefined : { maxActive, maxCreates, windowMs: QUOTA_WINDOW_MS };
+  }
+
+  /** The `-31001` of a create the store refused, with `data.reason` `active_tasks` / `create_rate` and `data.retryAfterMs`. */
+  private refusal(caller: TaskCaller, refused: QuotaRefusal): TasksError {
     const { maxActiveTasksPerOwner: maxActive, maxCreatesPerMinute: maxCreates, pollIntervalMs } = this.options.limits;
-    if (maxActive === null && maxCreates === null) return;
-    const admission = await this.options.store.admitCreate({ taskId, ownerKey: caller.ownerKey, now: this.options.clock.now(), maxActive, maxCreates, windowMs: QUOTA_WINDOW_MS });
-    if (admission.admitted) return;
-    this.options.logger.info({ owner: caller.ownerKey, reason: admission.reason }, 'task create refused: quota');
-    if (admission.reason === 'create_rate') throw quotaExceeded('create_rate', maxCreates as number, admission.retryAfterMs);
-    throw quotaExceeded('active_tasks', maxActive as number, pollIntervalMs);
+    this.options.logger.info({ owner: caller.ownerKey, reason: refused.reason }, 'task create refused: quota');
+    if (refused.reason === 'create_rate') return quotaExceeded('create_rate', maxCreates as number, refused.retryAfterMs);
+    return quotaExceeded('active_tasks', maxActive as number, pollIntervalMs);
   }
 
   /** Run an `inline` plan through the executor and answer with its `CallToolResult`. */
