@@ -17,7 +17,7 @@ import type { ElicitRequest, ElicitResult, ToolDescriptor } from '../core/tool.j
 import { sanitizeModelText, toolErrorResult } from '../core/tool-outcome.js';
 import type { ToolRegistry } from '../core/tool-registry.js';
 import { ErrorCode } from '../protocol/constants.js';
-import { largeResultMetaOf, taskIdOfResultUri } from '../protocol/result-resource.js';
+import { largeResultMetaOf, parseResultUri, resultChunkCount, resultResourceUri } from '../protocol/result-resource.js';
 import { planCall, usesTaskFallbackTools, type CallPlan, type CallPlanOptions, type RunPlan, type ToolCall } from './call-plan.js';
 import { declaresTaskSupport, fallbackTaskCaller, type Caller, type TaskCaller } from './caller.js';
 import { FALLBACK_TOOLS, type FallbackOperation } from './fallback-tools.js';
@@ -307,21 +307,23 @@ export class TaskService {
 
   /**
    * A large result of one of the caller's tasks (issue 10 §2: `resources/read` of `mcp-tasks://tasks/{taskId}/result`,
-   * any generation — the owner decides), needing `tasks:read` and the tool's scopes like `tasks/result`.
+   * or of one of its chunks `…/result/chunks/{index}`, issue 23 §5; any generation — the owner decides), needing
+   * `tasks:read` and the tool's scopes like `tasks/result`.
    * @throws TasksError `-32602` "Resource not found" for a malformed URI and for a task that is unknown, expired,
-   *   foreign, refused by a scope check or without a large result — one answer for all (no existence leak).
+   *   foreign, refused by a scope check or without a large result (or without that chunk) — one answer for all (no
+   *   existence leak).
    */
   async readResultResource(caller: Caller, uri: string): Promise<ResultResource> {
-    const taskId = taskIdOfResultUri(uri);
+    const named = parseResultUri(uri);
     try {
-      return await this.door({ operation: 'readResource', caller, ...(taskId === undefined ? {} : { taskId }) }, async () => {
-        const record = taskId === undefined ? undefined : await this.reads.get(taskId, { ownerKey: caller.ownerKey });
-        if (!record) throw resourceNotFound();
+      return await this.door({ operation: 'readResource', caller, ...(named === undefined ? {} : { taskId: named.taskId }) }, async () => {
+        const record = named === undefined ? undefined : await this.reads.get(named.taskId, { ownerKey: caller.ownerKey });
+        if (!record || !named) throw resourceNotFound();
         admitTask(this.hooks, { operation: 'readResource', caller, taskId: record.taskId }, record);
         const outcome = isTerminal(record.status) ? await this.reads.outcome(record.taskId) : undefined;
         const large = outcome?.kind === 'result' ? largeResultMetaOf(outcome.result) : undefined;
-        if (!large || large.uri !== uri) throw resourceNotFound();
-        return resultResource(this.options.store, uri, record, large.bytes, this.options.clock.now());
+        if (!large || large.uri !== resultResourceUri(record.taskId) || (named.chunk !== undefined && named.chunk >= resultChunkCount(large.bytes))) throw resourceNotFound();
+        return resultResource(this.options.store, uri, record, large.bytes, this.options.clock.now(), named.chunk);
       });
     } catch (error) {
       throw isTaskNotFound(error) ? resourceNotFound() : error;
