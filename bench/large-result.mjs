@@ -1,10 +1,17 @@
-// Peak RSS growth of the API process while it serves a 64 MiB task result with resources/read (issue 10 §2).
+// Peak RSS growth of the API process while it serves a 64 MiB task result with resources/read (issues 10 §2, 23 §5).
 //   npm run bench:results            (RESULT_BYTES=… READS=… to change the size and the repetitions)
 // Roles are split (serve --no-worker + mcp-tasks worker on one SQLite file), so the API process never held the
-// result: it only streams the stored chunks. Same-run figures: a baseline of tasks/get polls of the same task for
-// as long as one read takes, the streamed read (HTTP fast path) and the same read on the SDK path (buffered, the
-// request made ineligible for the fast path by one extra _meta key). RSS is sampled from /proc/<pid>/status every
-// 5 ms; growth = peak during the requests − RSS just before them. Linux only.
+// result: it only serves the stored chunks. Same-run figures, each way in a fresh API process:
+//   baseline   for each way, tasks/get polls of the same task for as long as that way's read took, on the same path
+//              (the SDK path builds a server per request: its own garbage is not the result's);
+//   streamed   a plain resources/read over HTTP (the fast path writes the answer chunk by chunk);
+//   +_meta     the same with one extra _meta key (which used to send the read to the SDK path, buffered);
+//   SDK whole  the whole read on the SDK path (the request made ineligible for the fast path by an extra param):
+//              refused with -31004 read_in_chunks, nothing read;
+//   SDK chunks every chunk resource read in order on the SDK path (the bounded way the refusal names).
+// RSS is sampled from /proc/<pid>/status every 5 ms; growth = peak during the requests − RSS just before them. The
+// goal (issue 23 §5): every way below 16 MiB of growth above its same-run baseline — a read must not cost memory in
+// proportion to the result. Linux only.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -33,10 +40,10 @@ const stopAll = () => { for (const child of children) child.kill('SIGKILL'); rmS
 process.on('exit', stopAll);
 
 let nextId = 1;
-async function rpc(method, params, { name, extraMeta } = {}) {
+async function rpc(method, params, { name, extraMeta, extraParams } = {}) {
   const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': V2, 'mcp-method': method };
   if (name) headers['mcp-name'] = name;
-  return fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params: { ...params, _meta: { ...ENVELOPE, ...extraMeta } } }) });
+  return fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params: { ...params, ...extraParams, _meta: { ...ENVELOPE, ...extraMeta } } }) });
 }
 const json = async (response) => { const text = await response.text(); return JSON.parse(text.startsWith('{') ? text : text.split('\n').filter((l) => l.startsWith('data: ')).pop().slice(6)); };
 
@@ -102,36 +109,83 @@ async function fresh(warmUp) {
   return api.pid;
 }
 const streamedRead = async () => drain(await rpc('resources/read', { uri }, { name: uri }));
-const bufferedRead = async () => drain(await rpc('resources/read', { uri }, { name: uri, extraMeta: { 'bench/sdk-path': true } }));
+const metaRead = async () => drain(await rpc('resources/read', { uri }, { name: uri, extraMeta: { 'bench/sdk-path': true } }));
+const sdkWholeRead = async () => {
+  const answer = await json(await rpc('resources/read', { uri }, { name: uri, extraParams: SDK_PATH }));
+  return { bytes: 0, complete: answer.error?.code === -31004, tail: JSON.stringify(answer).slice(0, 200), chunks: answer.error?.data?.chunks, wholeBytes: answer.error?.data?.bytes };
+};
+let chunkCount;
+let wholeBytes;
+const sdkChunkedRead = async () => {
+  let bytes = 0;
+  for (let index = 0; index < chunkCount; index += 1) {
+    const chunkUri = `${uri}/chunks/${index}`;
+    const answer = await json(await rpc('resources/read', { uri: chunkUri }, { name: chunkUri, extraParams: SDK_PATH }));
+    const blob = answer.result?.contents?.[0]?.blob;
+    if (typeof blob !== 'string') return { bytes, complete: false, tail: JSON.stringify(answer).slice(0, 200) };
+    bytes += Buffer.from(blob, 'base64').length;
+  }
+  return { bytes, complete: bytes === wholeBytes, tail: '' };
+};
 
-const streamReads = [];
-const pollRuns = [];
-const bufferedReads = [];
-let pid = await fresh(streamedRead);
-for (let round = 0; round < READS; round += 1) streamReads.push(await measured(pid, streamedRead));
-pid = await fresh(() => Promise.resolve());
-for (let round = 0; round < READS; round += 1) {
-  const until = performance.now() + streamReads[round].ms;
-  pollRuns.push(await measured(pid, async () => {
-    let n = 0;
-    while (performance.now() < until) { await (await rpc('tasks/get', { taskId }, { name: taskId })).arrayBuffer(); n += 1; }
-    return { polls: n };
-  }));
+/** Each way, and the path its same-run baseline polls on (the SDK path's own per-request cost is not the result's). */
+const SDK_PATH = { bench: 'sdk-path' };
+const WAYS = [
+  ['streamed', streamedRead, {}],
+  ['+_meta', metaRead, {}],
+  ['SDK whole', sdkWholeRead, SDK_PATH],
+  ['SDK chunks', sdkChunkedRead, SDK_PATH],
+];
+const runs = new Map();
+for (const [name, read] of WAYS) {
+  const pid = await fresh(read);
+  if (name === 'SDK whole') ({ chunks: chunkCount, wholeBytes } = await sdkWholeRead());
+  const rounds = [];
+  for (let round = 0; round < READS; round += 1) rounds.push(await measured(pid, read));
+  runs.set(name, rounds);
 }
-pid = await fresh(bufferedRead);
-for (let round = 0; round < READS; round += 1) bufferedReads.push(await measured(pid, bufferedRead));
-const rows = streamReads.map((streamed, i) => ({ streamed, polls: pollRuns[i], buffered: bufferedReads[i] }));
-for (const row of rows) for (const read of [row.streamed, row.buffered]) if (!read.outcome.complete) console.log(`incomplete answer, ends: ${JSON.stringify(read.outcome.tail)}`);
+/**
+ * The same-run baseline of a way: tasks/get polls of the task on the way's path (`extraParams`), round by round, for
+ * as long as that way's read took. The task is completed, so each poll carries its bounded result (~64 KiB).
+ */
+async function baselineFor(rounds, extraParams) {
+  const pid = await fresh(() => Promise.resolve());
+  const polls = [];
+  for (const read of rounds) {
+    const until = performance.now() + read.ms;
+    polls.push(await measured(pid, async () => {
+      let n = 0;
+      while (performance.now() < until) { await (await rpc('tasks/get', { taskId }, { name: taskId, extraParams })).arrayBuffer(); n += 1; }
+      return { polls: n };
+    }));
+  }
+  return polls;
+}
+const baselines = new Map();
+for (const [name, , path] of WAYS) baselines.set(name, await baselineFor(runs.get(name), path));
+for (const [name, rounds] of runs) for (const read of rounds) if (!read.outcome.complete) console.log(`${name}: incomplete answer, ends: ${JSON.stringify(read.outcome.tail)}`);
 
 const mib = (bytes) => (bytes / MiB).toFixed(1);
-const max = (pick) => Math.max(...rows.map(pick));
-console.log(`large result: ${mib(RESULT_BYTES)} MiB of text, ${READS} rounds, API process pid ${api.pid}, node ${process.version}`);
-console.log('round  baseline tasks/get (polls)   streamed resources/read (MiB body, ms)   SDK path buffered (ms)');
-rows.forEach((row, i) => console.log(`${String(i + 1).padStart(5)}  +${mib(row.polls.growth).padStart(6)} MiB (${row.polls.outcome.polls})        +${mib(row.streamed.growth).padStart(6)} MiB (${mib(row.streamed.outcome.bytes)}, ${row.streamed.ms.toFixed(0)} ms${row.streamed.outcome.complete ? '' : ', INCOMPLETE'})          +${mib(row.buffered.growth).padStart(6)} MiB (${row.buffered.ms.toFixed(0)} ms${row.buffered.outcome.complete ? '' : ', INCOMPLETE'})`));
-const streamedMax = max((r) => r.streamed.growth);
-const baselineMax = max((r) => r.polls.growth);
-const bufferedMax = max((r) => r.buffered.growth);
-console.log(`peak RSS growth while serving (max of rounds): streamed +${mib(streamedMax)} MiB (goal < 16 MiB), baseline +${mib(baselineMax)} MiB, buffered SDK path +${mib(bufferedMax)} MiB`);
-console.log(`ratios: streamed − baseline = +${mib(streamedMax - baselineMax)} MiB; streamed / buffered = ${(streamedMax / Math.max(1, bufferedMax)).toFixed(3)}`);
-console.log(`throughput streamed: ${(RESULT_BYTES / MiB / (Math.min(...rows.map((r) => r.streamed.ms)) / 1000)).toFixed(0)} MiB/s (best round), max latency ${max((r) => r.streamed.ms).toFixed(0)} ms`);
+const maxOf = (rounds, pick) => Math.max(...rounds.map(pick));
+console.log(`large result: ${mib(RESULT_BYTES)} MiB of text (${chunkCount} chunks), ${READS} rounds, node ${process.version}, ${new Date().toISOString()}`);
+console.log('growth of peak RSS per round; in brackets: what was read, how long it took, and the same-run baseline (tasks/get polls as long, on the same path)');
+console.log(`round  ${WAYS.map(([name]) => name.padEnd(46)).join('')}`);
+for (let i = 0; i < READS; i += 1) {
+  const cells = WAYS.map(([name]) => {
+    const read = runs.get(name)[i];
+    const base = baselines.get(name)[i];
+    const what = name === 'SDK whole' ? (read.outcome.complete ? 'refused -31004' : 'NOT REFUSED') : `${mib(read.outcome.bytes)} MiB${read.outcome.complete ? '' : ' INCOMPLETE'}`;
+    return `+${mib(read.growth).padStart(5)} MiB (${what}, ${read.ms.toFixed(0)} ms; base +${mib(base.growth)})`.padEnd(46);
+  });
+  console.log(`${String(i + 1).padStart(5)}  ${cells.join('')}`);
+}
+console.log('max of rounds (goal, issue 23 §5: each way < 16 MiB of growth above its same-run baseline):');
+for (const [name] of WAYS) {
+  const rounds = runs.get(name);
+  const growth = maxOf(rounds, (r) => r.growth);
+  const base = maxOf(baselines.get(name), (r) => r.growth);
+  console.log(`  ${name.padEnd(11)} +${mib(growth).padStart(5)} MiB, same-run baseline +${mib(base).padStart(5)} MiB (difference ${growth - base >= 0 ? '+' : ''}${mib(growth - base)} MiB)  ${growth - base < 16 * MiB ? 'within goal' : 'ABOVE GOAL'}, max latency ${maxOf(rounds, (r) => r.ms).toFixed(0)} ms`);
+}
+const streamed = runs.get('streamed');
+console.log(`throughput streamed: ${(RESULT_BYTES / MiB / (Math.min(...streamed.map((r) => r.ms)) / 1000)).toFixed(0)} MiB/s (best round)`);
 process.exit(0);

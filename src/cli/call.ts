@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { TasksClientError, type CallToolOptions, type CallToolOutcome, type TaskPolicy, type TasksClient } from '../client/index.js';
+import { toModelLine } from '../protocol/model-text.js';
 import { ScriptedAnswers } from './prompt-answers.js';
 import { terminalPrompt } from './prompt-form.js';
 import { CliInput } from './prompt-resolver.js';
@@ -127,7 +128,7 @@ async function run(client: TasksClient, tool: string, args: Record<string, unkno
   if (outcome.kind !== 'task') throw new Error(`unexpected outcome ${outcome.kind}`); // job APIs exist only in the library
   const { taskId } = outcome;
   process.stderr.write(`mcp-tasks: task ${taskId} created (tasks ${outcome.generation}, MCP ${client.protocolVersion}, ${client.url})\n`);
-  if (outcome.immediateResponse) process.stderr.write(`mcp-tasks: server says: ${outcome.immediateResponse.replace(/\p{Cc}+/gu, ' ')}\n`);
+  if (outcome.immediateResponse) process.stderr.write(`mcp-tasks: server says: ${toModelLine(outcome.immediateResponse)}\n`);
   if (flags.ttlMs !== undefined && outcome.generation === 'v2') process.stderr.write(`mcp-tasks: note: --ttl-ms has no effect on 2026-07-28; the server chose ${outcome.task.ttlMs === null ? 'unlimited retention' : `${outcome.task.ttlMs} ms`}\n`);
   if (!outcome.journaled && client.journal) process.stderr.write(`mcp-tasks: warning: could not record the task in ${client.journal.path}\n`);
   if (flags.detach) {

@@ -50,7 +50,7 @@ const LIMIT_FLAGS: ReadonlyArray<[string, string]> = [
   ['--max-sessions <n>', 'most 2025-era HTTP sessions kept at once'],
   ['--max-argument-bytes <bytes>', 'largest tools/call arguments, bytes of JSON (default 1048576); larger → -32602'],
   ['--max-argument-depth <levels>', 'deepest nesting of tools/call arguments (default 32); deeper → -32602'],
-  ['--max-active-tasks-per-owner <n>', 'most working/input_required tasks per owner, counted in the store ("unlimited" for none, the default); more → -31001 active_tasks'],
+  ['--max-active-tasks-per-owner <n>', 'most working/input_required, unexpired tasks per owner, counted exactly in the transaction of the create ("unlimited" for none, the default); more → -31001 active_tasks'],
   ['--max-creates-per-minute <n>', 'most task creates per owner in any 60 s, counted in the store ("unlimited" for none, the default); more → -31001 create_rate with retryAfterMs'],
   ['--max-result-bytes <bytes>', 'largest tool result stored inline, bytes of JSON (default 4194304); larger → first part + resource_link read with resources/read'],
   ['--max-stored-result-bytes <bytes>', 'largest tool result kept at all, bytes of JSON (default 67108864); larger → the task fails with result_too_large'],

@@ -1,4 +1,5 @@
 import type { ConnectionEvent, TaskSnapshot } from '../client/index.js';
+import { toModelLine } from '../protocol/model-text.js';
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 const REDRAW_MS = 250;
@@ -113,8 +114,9 @@ function progressOf(message: string | undefined): { done: number; total: number 
 
 /** The status and message of a snapshot; `hintFor` adds how to answer an `input_required` task from elsewhere. */
 function describe(snapshot: TaskSnapshot, hintFor: string | undefined): string {
-  // Control characters in a server-provided message must not move the cursor or recolour the terminal.
-  const message = snapshot.statusMessage?.replace(/\p{Cc}+/gu, ' ').trim();
+  // A server-provided message must not move the cursor, recolour the terminal or reorder the line: any server's
+  // text is shown by the rule ours keeps (one line, no control or bidi characters, bounded).
+  const message = snapshot.statusMessage === undefined ? undefined : toModelLine(snapshot.statusMessage);
   const status = snapshot.status === 'input_required' && hintFor !== undefined ? `input_required (answer with: mcp-tasks answer ${hintFor})` : snapshot.status;
   return message ? `${status}: ${message}` : status;
 }

@@ -6,7 +6,7 @@ import { TasksError } from './errors.js';
 import type { InputRequestRecord, JsonObject } from './task.js';
 import type { ElicitRequest } from './tool.js';
 import { ErrorCode } from '../protocol/constants.js';
-import { sanitizeStatusMessage } from './tool-outcome.js';
+import { sanitizeModelText } from './tool-outcome.js';
 
 /**
  * Input-request keys encode the call order of the question: `input-<n>` the first time question n is asked,
@@ -75,5 +75,5 @@ export function assertElicitationDeclared(clientCapabilities: JsonObject, reques
 /** The statusMessage of a task waiting on `request` (an `inputRequests` entry). */
 export function waitingMessage(request: JsonObject): string {
   const message = (request.params as JsonObject | undefined)?.message;
-  return sanitizeStatusMessage(`Waiting for input: ${typeof message === 'string' ? message : String(request.method)}`);
+  return sanitizeModelText(`Waiting for input: ${typeof message === 'string' ? message : String(request.method)}`);
 }

@@ -1,4 +1,5 @@
-import { ErrorCode, TASKS_EXTENSION_REQUIRED_CAPABILITIES } from '../protocol/constants.js';
+import { ApplicationErrorReason, ErrorCode, TASKS_EXTENSION_REQUIRED_CAPABILITIES } from '../protocol/constants.js';
+import { resultChunkUri, resultResourceUri } from '../protocol/result-resource.js';
 import type { JsonRpcErrorObject, JsonValue } from './task.js';
 
 /**
@@ -79,6 +80,21 @@ export function missingTasksExtension(): TasksError {
 export function quotaExceeded(reason: 'active_tasks' | 'create_rate', limit: number, retryAfterMs: number): TasksError {
   const what = reason === 'active_tasks' ? `${limit} active tasks per owner (--max-active-tasks-per-owner)` : `${limit} task creates per minute per owner (--max-creates-per-minute)`;
   return new TasksError(ErrorCode.QuotaExceeded, `Quota exceeded: at most ${what}; retry in ${retryAfterMs} ms`, { reason, limit, retryAfterMs });
+}
+
+/**
+ * `-31004`: the whole large result of `taskId` (`bytes` of JSON in `chunks` stored chunks) is more than this request
+ * path may hold in one message (`limit` bytes, issue 23 §5). The message and `data` name the two bounded ways to read
+ * it: a plain `resources/read` of the result URI over HTTP (streamed), or its chunk resources (`data.chunkUri` with
+ * `{index}` = 0 … chunks − 1: base64 blobs whose bytes, concatenated in order, are the result's JSON text).
+ */
+export function resultReadTooLarge(taskId: string, bytes: number, chunks: number, limit: number): TasksError {
+  const uri = resultResourceUri(taskId);
+  const message =
+    `Result is ${bytes} bytes of JSON, more than this request path answers in one message (${limit} bytes): read ${uri} with a ` +
+    `plain resources/read over HTTP (streamed), or in ${chunks} chunks ${resultChunkUri(taskId, 0)} … ${resultChunkUri(taskId, chunks - 1)} (base64 blobs, concatenated in order)`;
+  const chunkUri = `${uri}/chunks/{index}`;
+  return new TasksError(ErrorCode.ResultReadTooLarge, message, { reason: ApplicationErrorReason.ReadInChunks, uri, bytes, limit, chunks, chunkUri });
 }
 
 /** `-32603` for failures the runtime creates itself, with `data.reason`. */

@@ -1,3 +1,4 @@
+import type { CreateQuota, QuotaRefusal } from './store.js';
 import type { JsonObject, NewTask, TaskGeneration, TaskRecord } from './task.js';
 
 /**
@@ -29,8 +30,14 @@ export interface IdempotencyRecord extends Omit<IdempotencyClaim, 'windowMs'> {
   expiresAt: number;
 }
 
-/** How a claim ended: the key is now this call's (and the task, when one was given, is created), or already taken. */
-export type IdempotencyClaimResult = { claimed: true; task?: TaskRecord } | { claimed: false; existing: IdempotencyRecord };
+/**
+ * How a claim ended: the key is now this call's (and the task, when one was given, is created), already taken, or
+ * — with a quota — the key was free but the owner's quota refused the task (nothing written, the key stays free).
+ */
+export type IdempotencyClaimResult =
+  | { claimed: true; task?: TaskRecord }
+  | { claimed: false; existing: IdempotencyRecord }
+  | { claimed: false; refused: QuotaRefusal };
 
 /**
  * Where an operation stands in the system of record:
@@ -99,8 +106,11 @@ export interface LedgerStore extends AuditStore {
    * Claim a key atomically, replacing a lapsed one; with `task`, create that task (as {@link TaskStore.create}) in
    * the same transaction, so a key never points at a task that was not written. Race-safe across processes: of two
    * concurrent claims of one key exactly one gets `claimed: true`; the other gets the winner's committed row.
+   * With `quota` (and `task`), the task is admitted as {@link TaskStore.admitCreate} does, in the same transaction
+   * and under the same owner lock: a taken key answers `existing` whatever the quota; a free key with a full quota
+   * answers `refused` and leaves nothing behind.
    */
-  claimIdempotencyKey(claim: IdempotencyClaim, task?: NewTask): Promise<IdempotencyClaimResult>;
+  claimIdempotencyKey(claim: IdempotencyClaim, task?: NewTask, quota?: CreateQuota): Promise<IdempotencyClaimResult>;
 
   /** Write `pending` durably before the effect; when the task already has an operation under `key`, return that one unchanged. */
   openOperation(operation: NewOperation): Promise<OperationRecord>;

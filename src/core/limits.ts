@@ -68,9 +68,10 @@ export interface TasksServerLimits {
   /** Deepest nesting of arrays/objects in `tools/call` arguments (the arguments object is level 1); deeper → `-32602`. @defaultValue 32 */
   maxArgumentDepth: number;
   /**
-   * Most non-terminal (`working`, `input_required`) tasks one owner may have at once; one more → quota error
-   * `-31001` with `data.reason: "active_tasks"`, nothing created. Counted in the store, so it holds across API
-   * instances. `null` = unlimited. @defaultValue null
+   * Most active tasks — non-terminal (`working`, `input_required`) and not expired — one owner may have at once; one
+   * more → quota error `-31001` with `data.reason: "active_tasks"`, nothing created. Counted by the store in the
+   * create's own transaction, so it is exact (a task that ended or expired frees its slot at once) and holds across
+   * API instances (`TaskStore.admitCreate`). `null` = unlimited. @defaultValue null
    */
   maxActiveTasksPerOwner: number | null;
   /**

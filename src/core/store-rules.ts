@@ -7,7 +7,7 @@
 import { canTransition, sourcesOf } from './state-machine.js';
 import { StoreError } from './store-error.js';
 import { RESULT_CHUNK_BYTES } from './store.js';
-import { MAX_TOOL_STATE_BYTES, MAX_TOOL_STATE_NAME, type TaskStore, type TransitionRequest } from './store.js';
+import { MAX_TOOL_STATE_BYTES, MAX_TOOL_STATE_NAME, type CreateQuota, type QuotaRefusal, type TaskStore, type TransitionRequest } from './store.js';
 import type { JsonValue, TaskRecord, TaskStatus } from './task.js';
 
 /**
@@ -79,12 +79,26 @@ export function idempotencyKeyTaken(): StoreError {
  */
 export const EXPIRED_EVENT_RETENTION_MS = 10 * 60 * 1000;
 
+/** What a store counted for one owner under its lock (see `TaskStore.admitCreate`); a count is absent when unlimited. */
+export interface QuotaCounts {
+  /** Creates of the owner in the window, and the oldest one's `createdAt` (`null` when none). */
+  window?: { count: number; oldest: number | null };
+  /** Active tasks of the owner (non-terminal, not expired on the store's clock). */
+  active?: number;
+}
+
 /**
- * How long an admitted create whose task row does not exist yet counts as an active task (ms; see
- * `TaskStore.admitCreate`). A create commits milliseconds after its admission; the bound keeps a task that was
- * created and already swept (a TTL of a few seconds) from counting as active any longer than this.
+ * Which quota refuses one more create, given what the store counted (`undefined`: admitted). The create rate is
+ * checked first, so a client told to wait gets the longer of the two waits it could need.
  */
-export const ADMISSION_IN_FLIGHT_MS = 5000;
+export function quotaRefusal(quota: CreateQuota, createdAt: number, counts: QuotaCounts): QuotaRefusal | undefined {
+  const { window, active } = counts;
+  if (quota.maxCreates !== null && window && window.count >= quota.maxCreates) {
+    return { reason: 'create_rate', retryAfterMs: Math.max(1, (window.oldest ?? createdAt) + quota.windowMs - createdAt) };
+  }
+  if (quota.maxActive !== null && active !== undefined && active >= quota.maxActive) return { reason: 'active_tasks' };
+  return undefined;
+}
 
 /** Clamp a caller's page size or batch limit to a non-negative safe integer (a negative LIMIT means "all" in SQLite). */
 export function toLimit(limit: number): number {

@@ -125,26 +125,27 @@ export const RESULT_CHUNK_BYTES = 256 * 1024;
 /** Listener for committed events, called after the commit, in commit order. */
 export type TaskEventListener = (event: TaskEvent) => void;
 
-/** What {@link TaskStore.admitCreate} checks for one owner before a task is created (issue 10 §2). */
+/**
+ * The per-owner quotas a create is admitted under (issue 10 §2), checked in the create's own transaction (see
+ * {@link TaskStore.admitCreate}); the owner is the task's `ownerKey` and the instant its `createdAt`.
+ */
 export interface CreateQuota {
-  /** The id the task will be created with (its admission counts as an active task until the row exists). */
-  taskId: string;
-  ownerKey: string;
-  /** Epoch ms of the create (the creating process's clock). */
-  now: number;
-  /** Most non-terminal tasks of the owner, admitted creates not yet inserted included; `null` = unlimited. */
+  /**
+   * Most active tasks of the owner, the new one not counted: non-terminal (`working`, `input_required`) and not
+   * expired (`expiresAt` unset or after the store's now). `null` = unlimited.
+   */
   maxActive: number | null;
-  /** Most creates of the owner in the `windowMs` before `now`; `null` = unlimited. */
+  /** Most creates of the owner in the `windowMs` before `createdAt`; `null` = unlimited. */
   maxCreates: number | null;
   /** Length of the create-rate window (ms). */
   windowMs: number;
 }
 
-/** The answer of {@link TaskStore.admitCreate}: admitted (and recorded), or which quota is full. */
-export type CreateAdmission =
-  | { admitted: true }
-  | { admitted: false; reason: 'active_tasks' }
-  | { admitted: false; reason: 'create_rate'; /** When the oldest create of the window leaves it (ms from `now`, ≥ 1). */ retryAfterMs: number };
+/** Which quota refused a create (nothing was written). */
+export type QuotaRefusal = { reason: 'active_tasks' } | { reason: 'create_rate'; /** When the oldest create of the window leaves it (ms from `createdAt`, ≥ 1). */ retryAfterMs: number };
+
+/** The answer of {@link TaskStore.admitCreate}: the task created, or which quota is full. */
+export type CreateAdmission = { admitted: true; task: TaskRecord } | ({ admitted: false } & QuotaRefusal);
 
 /**
  * The storage port. One implementation per backend (`SqliteTaskStore`, `PostgresTaskStore`); every backend
@@ -167,14 +168,16 @@ export type CommitWatcher = (lastSeq: number | undefined) => void;
 
 export interface TaskStore extends LedgerStore, KillSwitchStore {
   /**
-   * Admit one more create of `quota.ownerKey` under its quotas, atomically across every process on the store: the
-   * owner's non-terminal tasks plus admitted creates whose row does not exist yet, and its admissions in the window,
-   * are counted and — when both are below their limits — this admission is recorded, all under one lock of the
-   * owner (SQLite: the write lock; PostgreSQL: an advisory transaction lock on the owner key). Admissions older than
-   * the window are deleted on the way. An admission whose create then fails keeps counting until it leaves the window.
-   * @throws {StoreError} `unavailable` / `fault`.
+   * Create `task` when its owner's quotas admit one more (issue 10 §2, issue 23 §4), in ONE transaction under one
+   * lock of the owner (SQLite: the write lock; PostgreSQL: an advisory transaction lock on the owner key, taken in
+   * the write batch): the owner's active tasks (see {@link CreateQuota.maxActive}) and its creates in the window are
+   * counted, and — when both are below their limits — the create is recorded for the window and the task inserted
+   * as {@link create} does. So the count is exact: a task that ended, was cancelled or expired frees its slot at
+   * once, and concurrent creates (of every process on the store) cannot exceed the limit. Creates older than the
+   * window are deleted on the way. A refused create writes nothing.
+   * @throws {StoreError} as {@link create}.
    */
-  admitCreate(quota: CreateQuota): Promise<CreateAdmission>;
+  admitCreate(task: NewTask, quota: CreateQuota): Promise<CreateAdmission>;
 
   /**
    * Replace the stored chunks of `taskId`'s large result (issue 10 §2: the JSON text of a tool result above

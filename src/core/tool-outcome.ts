@@ -3,6 +3,7 @@ import type { JsonObject, JsonValue, TaskGeneration, TaskOutcome, TaskStatus } f
 import type { ExecutionOutcome } from './executor.js';
 import type { AnyToolDefinition, ToolResult } from './tool.js';
 import { redactSecrets } from './redaction.js';
+import { toModelLine } from '../protocol/model-text.js';
 
 /** A tool run turned into what the store records. */
 export interface SettledRun {
@@ -12,16 +13,15 @@ export interface SettledRun {
   statusMessage?: string;
 }
 
-const STATUS_MESSAGE_LIMIT = 512;
-
 /**
- * Make tool text fit for statusMessage (never trust it on the wire): secret-like values redacted, control
- * characters stripped, length capped.
+ * The one sanitiser of model-facing short text (issue 23 §3): every `statusMessage`, immediate response and error
+ * `message` the server builds from tool text goes through it before it is stored or sent. Secret-like values are
+ * redacted, then the text is made to fit the rule of `protocol/model-text.ts` (one line; no Cc, Cf, Zl, Zp or
+ * invisible characters; compatibility forms folded; role markers such as `SYSTEM:` or `<|im_start|>` neutralised
+ * anywhere in the line; at most 512 UTF-16 code units). Tool *results* never go through it: they are data.
  */
-export function sanitizeStatusMessage(message: string): string {
-  // eslint-disable-next-line no-control-regex -- removing control characters is the point
-  const clean = redactSecrets(message).replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').replace(/ {2,}/g, ' ').trim();
-  return clean.length > STATUS_MESSAGE_LIMIT ? `${clean.slice(0, STATUS_MESSAGE_LIMIT - 1)}…` : clean;
+export function sanitizeModelText(text: string): string {
+  return toModelLine(text, { rewrite: redactSecrets });
 }
 
 function firstText(result: ToolResult): string | undefined {
@@ -63,7 +63,7 @@ export function settleResult(generation: TaskGeneration, result: JsonObject): Se
   const isError = result.isError === true;
   if (isError && generation === 'v1') {
     const text = firstText(result as unknown as ToolResult);
-    return { status: 'failed', outcome: { kind: 'result', result }, statusMessage: sanitizeStatusMessage(text ?? 'Tool reported an error') };
+    return { status: 'failed', outcome: { kind: 'result', result }, statusMessage: sanitizeModelText(text ?? 'Tool reported an error') };
   }
   return { status: 'completed', outcome: { kind: 'result', result } };
 }
@@ -80,9 +80,10 @@ export function settleExecution(generation: TaskGeneration, outcome: Exclude<Exe
     case 'input_error':
       return settleResult(generation, toolErrorResult(outcome.message));
     case 'protocol_error': {
-      // The tool chose this message, but it may quote what it was given; it goes into the store and to the client.
-      const redacted = { ...outcome.error, message: redactSecrets(outcome.error.message) };
-      return { status: 'failed', outcome: { kind: 'error', error: redacted }, statusMessage: sanitizeStatusMessage(outcome.error.message) };
+      // The tool chose this message, and it may quote what it was given (a log line, a file name): it goes into the
+      // store and to the client, where a model reads it, so it is model-facing text like the statusMessage.
+      const message = sanitizeModelText(outcome.error.message);
+      return { status: 'failed', outcome: { kind: 'error', error: { ...outcome.error, message } }, statusMessage: message };
     }
     case 'crashed':
       return { status: 'failed', outcome: { kind: 'error', error: { code: ErrorCode.InternalError, message: outcome.message } }, statusMessage: outcome.message };
@@ -91,7 +92,7 @@ export function settleExecution(generation: TaskGeneration, outcome: Exclude<Exe
 
 /**
  * The tool's `immediateResponse` for `args` (already parsed by its `inputSchema`) made fit for statusMessage and
- * the model (see {@link sanitizeStatusMessage}: secrets redacted, control characters stripped, 512 characters);
+ * the model (see {@link sanitizeModelText});
  * `undefined` when the tool has none, it throws, or nothing is left.
  */
 export function immediateResponseOf(tool: AnyToolDefinition, args: unknown): string | undefined {
@@ -103,6 +104,6 @@ export function immediateResponseOf(tool: AnyToolDefinition, args: unknown): str
     return undefined;
   }
   if (typeof text !== 'string') return undefined;
-  const clean = sanitizeStatusMessage(text);
+  const clean = sanitizeModelText(text);
   return clean.length > 0 ? clean : undefined;
 }

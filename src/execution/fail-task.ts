@@ -3,13 +3,16 @@ import type { TaskStore } from '../core/store.js';
 import { silentLogger } from '../core/logger.js';
 import { appendAudit, taskEndedEntry } from '../ledger/audit.js';
 import type { TaskRecord } from '../core/task.js';
+import { sanitizeModelText } from '../core/tool-outcome.js';
 
 /**
  * Fail a task for a reason of the runtime itself (`-32603` with `data.reason`, the message also as statusMessage),
  * releasing any lease. A conditional write like any transition: a task that is terminal meanwhile stays as it is.
  * @returns the failed task, or `undefined` when it was terminal or gone.
  */
-export async function failByRuntime(store: TaskStore, taskId: string, reason: RuntimeFailureReason, message: string, now: number): Promise<TaskRecord | undefined> {
+export async function failByRuntime(store: TaskStore, taskId: string, reason: RuntimeFailureReason, text: string, now: number): Promise<TaskRecord | undefined> {
+  // Runtime words, but they name the tool (its name comes from configuration): model-facing text all the same.
+  const message = sanitizeModelText(text);
   const failed = await store.transition(taskId, { to: 'failed', outcome: { kind: 'error', error: runtimeFailure(reason, message) }, statusMessage: message, releaseLease: true, now });
   if (failed) await appendAudit(store, [taskEndedEntry(failed, { now: () => now }, reason)], silentLogger);
   return failed;

@@ -13,7 +13,7 @@ import { redactTaskId, type Logger } from '../core/logger.js';
 import type { TaskEvent, TaskStore } from '../core/store.js';
 import type { TaskRecord } from '../core/task.js';
 import { boundLargeResult, type ResultSizeLimits } from './large-result.js';
-import { immediateResponseOf, sanitizeStatusMessage, settleExecution } from '../core/tool-outcome.js';
+import { immediateResponseOf, sanitizeModelText, settleExecution } from '../core/tool-outcome.js';
 import type { ToolRegistry } from '../core/tool-registry.js';
 import { failByRuntime } from './fail-task.js';
 import { judgeUnrenewedLease } from './lease-verdict.js';
@@ -439,9 +439,9 @@ export class TaskWorker {
     const { store, settings, clock } = this.options;
     const { taskId } = record;
     return {
-      setStatus: (message) => this.statusWriter.set(taskId, sanitizeStatusMessage(message)),
+      setStatus: (message) => this.statusWriter.set(taskId, sanitizeModelText(message)),
       progress: (done, total, message) => {
-        this.statusWriter.set(taskId, sanitizeStatusMessage(message));
+        this.statusWriter.set(taskId, sanitizeModelText(message));
         for (const listener of this.progressListeners.get(taskId) ?? []) listener(done, total, message);
       },
       getStep: (name) => store.getStep(taskId, name),

@@ -31,6 +31,12 @@ export const ErrorCode = Object.freeze({
   ServerBusy: -31002,
   /** The operator's kill switch or canary refuses a task-augmented call (`data.reason`: {@link KillSwitchReason}). */
   KillSwitch: -31003,
+  /**
+   * `resources/read` of a large result on a path that answers one whole message (stdio, HTTP requests the
+   * streaming fast path does not take) and a result above what that path may hold (issue 23 §5): nothing was read;
+   * `data: {reason: "read_in_chunks", uri, bytes, limit, chunks, chunkUri}` names the chunk resources to read instead.
+   */
+  ResultReadTooLarge: -31004,
 } as const);
 
 /** The stable `data.reason` of each application error code (issue 10 §2): the part clients branch on. */
@@ -43,6 +49,8 @@ export const ApplicationErrorReason = Object.freeze({
   Busy: 'busy',
   /** `-31003` (and `canary`, `sync_timeout`: see {@link KillSwitchReason}). */
   KillSwitch: 'kill_switch',
+  /** `-31004`: read the result's chunks (`data.chunkUri`, indexes 0 … `data.chunks` − 1), or stream it over HTTP. */
+  ReadInChunks: 'read_in_chunks',
 } as const);
 
 /**

@@ -1,6 +1,5 @@
-import { StringDecoder } from 'node:string_decoder';
 import type { Server, ServerContext } from '@modelcontextprotocol/server';
-import { TasksError } from '../core/errors.js';
+import { resultReadTooLarge, TasksError } from '../core/errors.js';
 import type { JsonObject } from '../core/task.js';
 import { ErrorCode } from '../protocol/constants.js';
 import type { Caller, Negotiation } from '../service/caller.js';
@@ -18,7 +17,7 @@ export function registerResultResourceHandlers(server: Server, deps: HandlerDeps
   server.setRequestHandler('resources/read', (request, context) =>
     guarded(deps.logger, 'resources/read', async () => {
       const resource = await deps.service.readResultResource(callerFor(context), request.params.uri);
-      return (await oneBufferedReadAtATime(() => bufferedResourceResult(negotiation, resource))) as never;
+      return (await bufferedResourceResult(negotiation, resource)) as never;
     }),
   );
   server.setRequestHandler('resources/list', () => Promise.resolve({ resources: [] }) as never);
@@ -35,37 +34,37 @@ export function resourceResultFields(negotiation: Negotiation, resource: ResultR
   return negotiation === 'per-request' ? { ttlMs: resource.ttlMs, cacheScope: 'private', resultType: 'complete' } : {};
 }
 
-let bufferedReads: Promise<unknown> = Promise.resolve();
-
 /**
- * Assemble buffered reads one after another in this process, so concurrent ones do not each hold a whole result
- * while reading chunks. This bounds the assembly only: the SDK's encoding of each answer follows, and at 64 MiB a
- * buffered read peaks at several times the result's size (`npm run bench:results`) — the reason HTTP reads are
- * streamed on the fast path.
+ * Most bytes of a whole large result answered in one message (1 MiB): what the SDK path may assemble per request
+ * (issue 23 §5). The SDK encodes one result object per answer, so a buffered read peaks at several times its size
+ * (about 6× at 64 MiB, `npm run bench:results`); at this bound that is a few MiB per request, whatever the result.
+ * Chunk resources (≤ 256 KiB each) are always within it.
  */
-function oneBufferedReadAtATime<T>(read: () => Promise<T>): Promise<T> {
-  const turn = bufferedReads.then(read, read);
-  bufferedReads = turn.catch(() => undefined);
-  return turn;
-}
+export const MAX_BUFFERED_RESULT_READ_BYTES = 1024 * 1024;
 
 /**
- * The whole `ReadResourceResult` of a large result, for the SDK path (stdio, and HTTP requests the fast path does
- * not take): the SDK encodes one result object per answer, so this path holds the result's text once (bounded by
- * `maxStoredResultBytes`). The HTTP fast path (`http/result-stream.ts`) streams it chunk by chunk instead.
+ * The whole `ReadResourceResult` of a large-result resource, for the SDK path (stdio, and HTTP requests the fast
+ * path does not take) and for chunk resources on any path: one answer per message, held once, bounded by
+ * {@link MAX_BUFFERED_RESULT_READ_BYTES}. A chunk is sent as a base64 `blob` (its bytes may end inside a character);
+ * the whole result as one JSON `text`. The HTTP fast path (`http/result-stream.ts`) streams a whole result instead.
+ * @throws TasksError `-31004` (`data.reason: "read_in_chunks"`) for a whole result above the bound: nothing is read,
+ *   and the error names the chunk resources and the streamed way to read it.
  * @throws TasksError `-32603` when the task was deleted while its chunks were read.
  */
 export async function bufferedResourceResult(negotiation: Negotiation, resource: ResultResource): Promise<JsonObject> {
-  const decoder = new StringDecoder('utf8');
-  const parts: string[] = [];
+  if (resource.chunk === undefined && resource.bytes > MAX_BUFFERED_RESULT_READ_BYTES) {
+    throw resultReadTooLarge(resource.taskId, resource.bytes, resource.totalChunks, MAX_BUFFERED_RESULT_READ_BYTES);
+  }
+  const parts: Buffer[] = [];
   let bytes = 0;
   for await (const chunk of resource.chunks()) {
     bytes += chunk.byteLength;
-    parts.push(decoder.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)));
+    parts.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
   }
-  parts.push(decoder.end());
   if (bytes !== resource.bytes) throw incompleteResult();
-  return { contents: [{ uri: resource.uri, mimeType: resource.mimeType, text: parts.join('') }], ...resourceResultFields(negotiation, resource) };
+  const data = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, bytes);
+  const content: JsonObject = resource.chunk === undefined ? { text: data.toString('utf8') } : { blob: data.toString('base64') };
+  return { contents: [{ uri: resource.uri, mimeType: resource.mimeType, ...content }], ...resourceResultFields(negotiation, resource) };
 }
 
 /** The task (and its chunks) went away while the result was read: answered as an error, never as partial content. */

@@ -2,7 +2,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/
 import { z } from 'zod';
 import type { InputRequestRecord, JsonObject } from '../core/task.js';
 import { MAX_ASKS_PER_QUESTION, MAX_INPUT_KEYS_PER_TASK, nextKey, ordinalOfKey } from '../core/elicitation.js';
-import { sanitizeStatusMessage } from '../core/tool-outcome.js';
+import { sanitizeModelText } from '../core/tool-outcome.js';
 
 /** The change to apply to a task's input requests (the `answerInput` argument without `now`). */
 export interface AnswerPlan {
@@ -75,11 +75,11 @@ export function planAnswers(requests: readonly InputRequestRecord[], responses: 
     const ordinal = ordinalOfKey(key);
     const sameQuestion = requests.filter((candidate) => ordinalOfKey(candidate.key) === ordinal);
     if (sameQuestion.length >= MAX_ASKS_PER_QUESTION) {
-      plan.fail = { reason: 'input_invalid', message: sanitizeStatusMessage(`answer to ${key} rejected (${verdict.reason}); the question was asked ${sameQuestion.length} times, the most allowed (${MAX_ASKS_PER_QUESTION}), so the task fails`) };
+      plan.fail = { reason: 'input_invalid', message: sanitizeModelText(`answer to ${key} rejected (${verdict.reason}); the question was asked ${sameQuestion.length} times, the most allowed (${MAX_ASKS_PER_QUESTION}), so the task fails`) };
       return plan;
     }
     if (requests.length + plan.add.length >= MAX_INPUT_KEYS_PER_TASK) {
-      plan.fail = { reason: 'input_limit', message: sanitizeStatusMessage(`answer to ${key} rejected (${verdict.reason}); asking again would exceed ${MAX_INPUT_KEYS_PER_TASK} input keys for this task, so the task fails`) };
+      plan.fail = { reason: 'input_limit', message: sanitizeModelText(`answer to ${key} rejected (${verdict.reason}); asking again would exceed ${MAX_INPUT_KEYS_PER_TASK} input keys for this task, so the task fails`) };
       return plan;
     }
     const newKey = ordinal === undefined ? `${key}.retry` : nextKey(ordinal, sameQuestion);
@@ -87,6 +87,6 @@ export function planAnswers(requests: readonly InputRequestRecord[], responses: 
     plan.add.push({ key: newKey, request: row.request, replaces: key });
     reasons.push(`answer to ${key} rejected (${verdict.reason}); asked again as ${newKey}`);
   }
-  if (reasons.length > 0) plan.statusMessage = sanitizeStatusMessage(reasons.join('; '));
+  if (reasons.length > 0) plan.statusMessage = sanitizeModelText(reasons.join('; '));
   return plan;
 }

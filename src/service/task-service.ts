@@ -8,17 +8,16 @@ import type { WorkerHandOff } from '../core/hand-off.js';
 import { newTaskId } from '../core/ids.js';
 import type { TasksServerLimits } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
-import { redactSecrets } from '../core/redaction.js';
 import { isTerminal } from '../core/state-machine.js';
 import { visibleAt } from '../core/store-rules.js';
-import type { TaskBrowseQuery, TaskEvent, TaskStore } from '../core/store.js';
+import type { CreateQuota, QuotaRefusal, TaskBrowseQuery, TaskEvent, TaskStore } from '../core/store.js';
 import type { OperationRecord } from '../core/ledger.js';
 import type { InputRequestRecord, JsonObject, JsonValue, NewTask, TaskOutcome, TaskRecord } from '../core/task.js';
 import type { ElicitRequest, ElicitResult, ToolDescriptor } from '../core/tool.js';
-import { toolErrorResult } from '../core/tool-outcome.js';
+import { sanitizeModelText, toolErrorResult } from '../core/tool-outcome.js';
 import type { ToolRegistry } from '../core/tool-registry.js';
 import { ErrorCode } from '../protocol/constants.js';
-import { largeResultMetaOf, taskIdOfResultUri } from '../protocol/result-resource.js';
+import { largeResultMetaOf, parseResultUri, resultChunkCount, resultResourceUri } from '../protocol/result-resource.js';
 import { planCall, usesTaskFallbackTools, type CallPlan, type CallPlanOptions, type RunPlan, type ToolCall } from './call-plan.js';
 import { declaresTaskSupport, fallbackTaskCaller, type Caller, type TaskCaller } from './caller.js';
 import { FALLBACK_TOOLS, type FallbackOperation } from './fallback-tools.js';
@@ -277,7 +276,8 @@ export class TaskService {
       if (sent) {
         // An inline call is answered once per key: the key is taken before the run.
         const taken = await this.options.store.claimIdempotencyKey({ ...sent, taskId: null });
-        if (!taken.claimed) return { kind: 'task', task: await replayOf(taken.existing, sent, (id) => this.keyTask(sent, id)) };
+        // Without a task no quota was asked for, so a claim that fails found the key taken.
+        if (!taken.claimed && 'existing' in taken) return { kind: 'task', task: await replayOf(taken.existing, sent, (id) => this.keyTask(sent, id)) };
       }
       const { signal, withInput } = this.interactive(interaction, tool);
       const inline = await withInput('input', (ask) => bounded(plan, signal, (runSignal) => this.runInline(caller, plan, ask, gathered, runSignal)));
@@ -307,21 +307,23 @@ export class TaskService {
 
   /**
    * A large result of one of the caller's tasks (issue 10 §2: `resources/read` of `mcp-tasks://tasks/{taskId}/result`,
-   * any generation — the owner decides), needing `tasks:read` and the tool's scopes like `tasks/result`.
+   * or of one of its chunks `…/result/chunks/{index}`, issue 23 §5; any generation — the owner decides), needing
+   * `tasks:read` and the tool's scopes like `tasks/result`.
    * @throws TasksError `-32602` "Resource not found" for a malformed URI and for a task that is unknown, expired,
-   *   foreign, refused by a scope check or without a large result — one answer for all (no existence leak).
+   *   foreign, refused by a scope check or without a large result (or without that chunk) — one answer for all (no
+   *   existence leak).
    */
   async readResultResource(caller: Caller, uri: string): Promise<ResultResource> {
-    const taskId = taskIdOfResultUri(uri);
+    const named = parseResultUri(uri);
     try {
-      return await this.door({ operation: 'readResource', caller, ...(taskId === undefined ? {} : { taskId }) }, async () => {
-        const record = taskId === undefined ? undefined : await this.reads.get(taskId, { ownerKey: caller.ownerKey });
-        if (!record) throw resourceNotFound();
+      return await this.door({ operation: 'readResource', caller, ...(named === undefined ? {} : { taskId: named.taskId }) }, async () => {
+        const record = named === undefined ? undefined : await this.reads.get(named.taskId, { ownerKey: caller.ownerKey });
+        if (!record || !named) throw resourceNotFound();
         admitTask(this.hooks, { operation: 'readResource', caller, taskId: record.taskId }, record);
         const outcome = isTerminal(record.status) ? await this.reads.outcome(record.taskId) : undefined;
         const large = outcome?.kind === 'result' ? largeResultMetaOf(outcome.result) : undefined;
-        if (!large || large.uri !== uri) throw resourceNotFound();
-        return resultResource(this.options.store, uri, record, large.bytes, this.options.clock.now());
+        if (!large || large.uri !== resultResourceUri(record.taskId) || (named.chunk !== undefined && named.chunk >= resultChunkCount(large.bytes))) throw resourceNotFound();
+        return resultResource(this.options.store, uri, record, large.bytes, this.options.clock.now(), named.chunk);
       });
     } catch (error) {
       throw isTaskNotFound(error) ? resourceNotFound() : error;
@@ -635,13 +637,14 @@ export class TaskService {
   /**
    * Create the task of a `task` or `fallback` plan durably, with the embedded worker's lease when it has a free slot.
    * With a key claim, the key and the task are written in one transaction; a key taken meanwhile (another
-   * instance's concurrent call) answers with that call's task instead.
+   * instance's concurrent call) answers with that call's task instead. With per-owner quotas, the store admits the
+   * task in that same transaction.
+   * @throws TasksError `-31001` when a quota refuses the task (nothing written).
    */
   private async create(caller: TaskCaller, plan: RunPlan, { gathered, trace }: TaskStartData, session: Pick<CallToolOptions, 'onCreated' | 'sessionId'>, claim?: KeyClaim): Promise<TaskRecord> {
     const { onCreated, sessionId } = session;
     const { limits, clock } = this.options;
     const taskId = newTaskId();
-    await this.admit(caller, taskId);
     const reservation = this.options.handOff?.reserve(taskId);
     const task: NewTask = {
       taskId,
@@ -663,15 +666,22 @@ export class TaskService {
       ...stepsOf(gathered, trace),
       ...(sessionId === undefined ? {} : { sessionId }),
     };
+    const quota = this.quota();
     let record: TaskRecord;
     try {
       if (claim) {
-        const result = await this.options.store.claimIdempotencyKey({ ...claim, taskId }, task);
+        const result = await this.options.store.claimIdempotencyKey({ ...claim, taskId }, task, quota);
         if (!result.claimed) {
+          // A refusal is thrown (the catch below gives the reservation back); a taken key replays its task.
+          if ('refused' in result) throw this.refusal(caller, result.refused);
           reservation?.cancel();
           return await replayOf(result.existing, claim, (id) => this.keyTask(claim, id));
         }
         record = result.task as TaskRecord;
+      } else if (quota) {
+        const admission = await this.options.store.admitCreate(task, quota);
+        if (!admission.admitted) throw this.refusal(caller, admission);
+        record = admission.task;
       } else {
         record = await this.options.store.create(task);
       }
@@ -689,17 +699,20 @@ export class TaskService {
   }
 
   /**
-   * The per-owner quotas (issue 10 §2), counted in the store so that they hold across API instances.
-   * @throws TasksError `-31001` with `data.reason` `active_tasks` / `create_rate` and `data.retryAfterMs`.
+   * The per-owner quotas (issue 10 §2), checked by the store in the create's own transaction so that they are exact
+   * and hold across API instances (issue 23 §4); `undefined` when neither is set.
    */
-  private async admit(caller: TaskCaller, taskId: string): Promise<void> {
+  private quota(): CreateQuota | undefined {
+    const { maxActiveTasksPerOwner: maxActive, maxCreatesPerMinute: maxCreates } = this.options.limits;
+    return maxActive === null && maxCreates === null ? undefined : { maxActive, maxCreates, windowMs: QUOTA_WINDOW_MS };
+  }
+
+  /** The `-31001` of a create the store refused, with `data.reason` `active_tasks` / `create_rate` and `data.retryAfterMs`. */
+  private refusal(caller: TaskCaller, refused: QuotaRefusal): TasksError {
     const { maxActiveTasksPerOwner: maxActive, maxCreatesPerMinute: maxCreates, pollIntervalMs } = this.options.limits;
-    if (maxActive === null && maxCreates === null) return;
-    const admission = await this.options.store.admitCreate({ taskId, ownerKey: caller.ownerKey, now: this.options.clock.now(), maxActive, maxCreates, windowMs: QUOTA_WINDOW_MS });
-    if (admission.admitted) return;
-    this.options.logger.info({ owner: caller.ownerKey, reason: admission.reason }, 'task create refused: quota');
-    if (admission.reason === 'create_rate') throw quotaExceeded('create_rate', maxCreates as number, admission.retryAfterMs);
-    throw quotaExceeded('active_tasks', maxActive as number, pollIntervalMs);
+    this.options.logger.info({ owner: caller.ownerKey, reason: refused.reason }, 'task create refused: quota');
+    if (refused.reason === 'create_rate') return quotaExceeded('create_rate', maxCreates as number, refused.retryAfterMs);
+    return quotaExceeded('active_tasks', maxActive as number, pollIntervalMs);
   }
 
   /** Run an `inline` plan through the executor and answer with its `CallToolResult`. */
@@ -729,7 +742,8 @@ export class TaskService {
       case 'input_error':
         return toolErrorResult(outcome.message);
       case 'protocol_error':
-        throw new TasksError(outcome.error.code, redactSecrets(outcome.error.message), outcome.error.data);
+        // Model-facing like a task's error (see settleExecution): one sanitised line.
+        throw new TasksError(outcome.error.code, sanitizeModelText(outcome.error.message), outcome.error.data);
       case 'parked':
         // The interaction recorded the missing answers and answers `input_required` (see CallInteraction.withInput).
         throw new TasksError(ErrorCode.InternalError, `Internal error in tool ${tool.name}`);

@@ -16,6 +16,11 @@ import { describeProcessRegistryContract } from './store-contract-registry.js';
 /** A fresh, empty store and how to dispose of it (must tolerate a store the test already closed). */
 export interface TaskStoreFixture {
   store: TaskStore;
+  /**
+   * Optional: a second store on the same database, as another process would open it (the fixture closes it in
+   * `cleanup`). Race checks then run across both, not only through one store's group commit.
+   */
+  peer?(): Promise<TaskStore>;
   cleanup(): Promise<void>;
 }
 
@@ -653,7 +658,7 @@ export function describeTaskStoreContract(name: string, makeStore: (context: Tas
     });
 
     describeInputRequestContract({ store: () => store, clock: () => clock, t0: T0, create });
-    describeQuotaContract({ store: () => store, clock: () => clock, create });
+    describeQuotaContract({ store: () => store, clock: () => clock, newTask, create, peer: async () => fixture.peer?.() });
     describeLedgerContract({ store: () => store, clock: () => clock, newTask });
     describeKillSwitchContract({ store: () => store });
     describeResultChunkContract({ store: () => store, clock: () => clock, create });

@@ -2,14 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { TasksError } from '../../src/core/errors.js';
 import { serializeError } from '../../src/cli/logger.js';
 import { toProtocolError } from '../../src/core/protocol-errors.js';
-import { sanitizeStatusMessage, settleExecution } from '../../src/core/tool-outcome.js';
+import { sanitizeModelText, settleExecution } from '../../src/core/tool-outcome.js';
 
 const KEY = 'AKIAIOSFODNN7EXAMPLE';
 const STRIPE = 'sk_live_4eC39HqLyjWDarjtT1zdp7d1';
 
 describe('secrets never reach statusMessage, stored errors or logs', () => {
   it('statusMessage set by a tool is redacted', () => {
-    const message = sanitizeStatusMessage(`uploading with ${KEY} and ${STRIPE}`);
+    const message = sanitizeModelText(`uploading with ${KEY} and ${STRIPE}`);
     expect(message).not.toContain(KEY);
     expect(message).not.toContain(STRIPE);
     expect(message).toMatch(/^uploading with /);

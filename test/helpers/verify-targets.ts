@@ -10,7 +10,10 @@
  *   read on, as a recovery that re-runs finished work would show), `cancel-terminal-accepted` (v1 `tasks/cancel` of
  *   a terminal task answered with a `cancelled` task instead of `-32602`), `missing-32021` (a task-only tool called
  *   without the extension answered with an inline error result instead of `-32021`), `status-echo` (the tool's
- *   arguments echoed raw into `statusMessage`, control characters and secrets included), `foreign-distinguishable`
+ *   arguments echoed raw into `statusMessage`, control characters and secrets included), `status-c0c1-only` (the
+ *   arguments echoed into `statusMessage` through the sanitiser this server had before issue 23 §3: secrets
+ *   redacted, C0/C1 controls removed, 512 characters — bidi controls, U+2028 and role markers kept),
+ *   `foreign-distinguishable`
  *   (another principal's task answered "access denied" instead of exactly like an unknown id: its existence leaks).
  */
 import { writeFileSync } from 'node:fs';
@@ -20,6 +23,7 @@ import { join } from 'node:path';
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
 import type { Authenticator } from '../../src/core/owner.js';
 import type { TasksServerLimits } from '../../src/core/limits.js';
+import { redactSecrets } from '../../src/core/redaction.js';
 import { verifyFixtureTools } from '../../src/tools/fixtures/verify.js';
 import { readBody } from './fault-proxy.js';
 import { startTasksServer, type RunningTasksServer } from './tasks-server.js';
@@ -62,7 +66,7 @@ export function identityByTenant(tokenFile: string): Authenticator {
 }
 
 /** The defects seeded on the wire (`none`: the front only relays, for negative controls). */
-export type WireDefect = 'terminal-regresses' | 'cancel-terminal-accepted' | 'missing-32021' | 'status-echo' | 'foreign-distinguishable' | 'none';
+export type WireDefect = 'terminal-regresses' | 'cancel-terminal-accepted' | 'missing-32021' | 'status-echo' | 'status-c0c1-only' | 'foreign-distinguishable' | 'none';
 
 interface Rpc {
   id?: unknown;
@@ -126,6 +130,14 @@ const REWRITES: Record<WireDefect, Rewrite> = {
     if (request.method !== 'tasks/get' || !answer.result) return undefined;
     const label = state.labels.get(String(answer.result.taskId));
     return label === undefined ? undefined : { answer: { ...answer, result: { ...answer.result, statusMessage: `working on ${label}` } } };
+  },
+  'status-c0c1-only': (request, answer, state) => {
+    if (request.method !== 'tasks/get' || !answer.result) return undefined;
+    const label = state.labels.get(String(answer.result.taskId));
+    if (label === undefined) return undefined;
+    // eslint-disable-next-line no-control-regex -- the old sanitiser removed exactly these
+    const old = `working on ${redactSecrets(label)}`.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').replace(/ {2,}/g, ' ').slice(0, 511);
+    return { answer: { ...answer, result: { ...answer.result, statusMessage: old } } };
   },
 };
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { AesGcmFieldCipher } from '../../src/store/field-cipher.js';
-import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
+import { openPostgresTaskStore, type PostgresTaskStore } from '../../src/store/postgres/index.js';
 import { describeTaskStoreContract } from '../../src/testing/store-contract.js';
 import { createTestDatabase, emptyTaskStore, type TestDatabase } from '../helpers/postgres.js';
 
@@ -15,12 +15,18 @@ afterAll(async () => {
   await database?.drop();
 });
 
+// The peer is a second store (its own pool) on the same database, as a second instance opens it.
 describeTaskStoreContract('PostgresTaskStore', async ({ clock }) => {
   await emptyTaskStore(database.url);
   const store = await openPostgresTaskStore({ url: database.url, clock });
+  let peer: Promise<PostgresTaskStore> | undefined;
   return {
     store,
-    cleanup: () => store.close(),
+    peer: () => (peer ??= openPostgresTaskStore({ url: database.url, clock })),
+    async cleanup() {
+      await (await peer)?.close();
+      await store.close();
+    },
   };
 });
 

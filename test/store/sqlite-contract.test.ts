@@ -1,17 +1,22 @@
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { AesGcmFieldCipher } from '../../src/store/field-cipher.js';
-import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { describeTaskStoreContract } from '../../src/testing/store-contract.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
-// A real file in a temp dir (nested, so parent-directory creation is exercised on every run).
+// A real file in a temp dir (nested, so parent-directory creation is exercised on every run); the peer is a second
+// store on the same file, as a second process opens it.
 describeTaskStoreContract('SqliteTaskStore', async ({ clock }) => {
   const temp = makeTempDir();
-  const store = openSqliteTaskStore({ path: join(temp.dir, 'nested', 'tasks.db'), clock });
+  const path = join(temp.dir, 'nested', 'tasks.db');
+  const store = openSqliteTaskStore({ path, clock });
+  let peer: SqliteTaskStore | undefined;
   return {
     store,
+    peer: async () => (peer ??= openSqliteTaskStore({ path, clock })),
     async cleanup() {
+      await peer?.close();
       await store.close();
       temp.remove();
     },

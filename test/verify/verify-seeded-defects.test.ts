@@ -71,6 +71,13 @@ const SEEDED: Seeded[] = [
     says: /statusMessage contains the planted secret/,
   },
   {
+    defect: 'status-c0c1-only',
+    what: 'statusMessage sanitised as before issue 23 §3 (secrets and C0/C1 gone; bidi, U+2028 and role markers kept)',
+    only: ['*.security.status-message', '*.security.guessed-ids'],
+    caughtBy: ['v1.security.status-message', 'v2.security.status-message'],
+    says: /statusMessage contains line or paragraph separator U\+2028, contains the role marker "SYSTEM:"/,
+  },
+  {
     defect: 'foreign-distinguishable',
     what: "another principal's task is answered \"access denied\" instead of exactly like an unknown id",
     only: ['*.security.cross-owner-read', '*.security.guessed-ids'],

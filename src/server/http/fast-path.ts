@@ -10,7 +10,7 @@ import { readTaskV1, readTaskV2, terminalPayloadV1 } from '../task-reads.js';
 import { callAnswer, toolCallOf } from '../tools-call.js';
 import { wireErrorOf } from '../store-errors.js';
 import type { ResultResource } from '../../service/result-resource.js';
-import { resourceResultFields } from '../result-resource.js';
+import { bufferedResourceResult, resourceResultFields } from '../result-resource.js';
 import { streamResourceResult } from './result-stream.js';
 import type { LegacySessions } from './legacy-sessions.js';
 
@@ -70,7 +70,10 @@ export class FastPath {
   private async modern(request: IncomingMessage, response: ServerResponse, body: PlainRequest, identity: CallerIdentity): Promise<boolean> {
     const meta = body.params._meta;
     if (request.headers['mcp-protocol-version'] !== V2_PROTOCOL_VERSION || request.headers['mcp-method'] !== body.method || !isObject(meta)) return false;
-    if (!Object.keys(meta).every((key) => ENVELOPE_KEYS.has(key)) || meta[PROTOCOL_VERSION_META_KEY] !== V2_PROTOCOL_VERSION) return false;
+    // Other `_meta` keys (a progress token, trace context) change no answer of resources/read, and the SDK path may
+    // not hold a large result (issue 23 §5): such a read is still streamed here.
+    const envelopeOnly = Object.keys(meta).every((key) => ENVELOPE_KEYS.has(key));
+    if ((!envelopeOnly && body.method !== 'resources/read') || meta[PROTOCOL_VERSION_META_KEY] !== V2_PROTOCOL_VERSION) return false;
     const clientInfo = meta[CLIENT_INFO_META_KEY];
     if (clientInfo !== undefined && !(isObject(clientInfo) && typeof clientInfo.name === 'string' && typeof clientInfo.version === 'string')) return false;
     if (!isObject(meta[CLIENT_CAPABILITIES_META_KEY])) return false;
@@ -134,8 +137,9 @@ export class FastPath {
   }
 
   /**
-   * `resources/read` of a large task result, streamed from the store chunk by chunk (`result-stream.ts`); a refusal
-   * (`-32602` "Resource not found" for anything that is not the caller's large result) is answered like any other.
+   * `resources/read` of a large task result, streamed from the store chunk by chunk (`result-stream.ts`); one chunk
+   * resource is answered whole; a refusal (`-32602` "Resource not found" for anything that is not the caller's large
+   * result or one of its chunks) is answered like any other.
    */
   private async streamResource(response: ServerResponse, id: string | number, framing: 'json' | { sessionId: string }, caller: Caller, uri: string): Promise<void> {
     let resource: ResultResource;
@@ -145,6 +149,8 @@ export class FastPath {
       await this.answer(response, id, framing, () => Promise.reject(error));
       return;
     }
+    // A chunk resource is small by construction: answered in one message, as on the SDK path.
+    if (resource.chunk !== undefined) return this.answer(response, id, framing, () => bufferedResourceResult(caller.negotiation, resource));
     const fields = resourceResultFields(caller.negotiation, resource);
     if (framing === 'json') fields._meta = { [SERVER_INFO_META_KEY]: this.deps.serverInfo };
     await streamResourceResult(response, id, framing, resource, fields).catch((error: unknown) => {

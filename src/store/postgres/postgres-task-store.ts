@@ -2,8 +2,8 @@ import type pg from 'pg';
 import type { Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { StoreError } from '../../core/store-error.js';
-import { ADMISSION_IN_FLIGHT_MS, checkInputRequests, checkResultChunks, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys } from '../../core/store-rules.js';
-import { MAX_TOOL_STATE_KEYS, type CreateAdmission, type CommitWatcher, type CreateQuota, type TaskBrowseQuery, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
+import { checkInputRequests, checkResultChunks, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys, quotaRefusal } from '../../core/store-rules.js';
+import { MAX_TOOL_STATE_KEYS, type CreateAdmission, type CommitWatcher, type CreateQuota, type QuotaRefusal, type TaskBrowseQuery, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
 import type { InputRequestRecord, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord } from '../../core/task.js';
 import { outcomeBody, RowCodec, toEvent, toOutcome, type EventRow, type InputRequestRow, type TaskRow } from '../codec.js';
@@ -140,12 +140,17 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   /**
-   * See {@link TaskStore.admitCreate}: its own short transaction (not the write batch, so a full quota never holds a
-   * batch back) under an advisory lock of the owner key, which serialises the admissions of one owner across every
-   * instance.
+   * See {@link TaskStore.admitCreate}: one operation of the write batch, under an advisory lock of the owner key
+   * (held to the batch's commit), which serialises the creates of one owner across every instance; a refusal
+   * returns at once and holds nothing back. Batches locking several owners in opposite orders may deadlock: the
+   * database aborts one and the batcher runs it again.
    */
-  async admitCreate(quota: CreateQuota): Promise<CreateAdmission> {
-    return this.inTransaction('admit a create', (client) => this.admitWithin(client, quota));
+  admitCreate(task: NewTask, quota: CreateQuota): Promise<CreateAdmission> {
+    return this.batcher.enqueue(async (tx): Promise<CreateAdmission> => {
+      const refused = await this.refusalFor(tx, task, quota);
+      if (refused) return { admitted: false, ...refused };
+      return { admitted: true, task: await this.insertOne(tx, task) };
+    });
   }
 
   /** See {@link TaskStore.putResultChunks}: its own transaction (a 64 MiB result must not hold the write batch back). */
@@ -190,22 +195,33 @@ export class PostgresTaskStore implements TaskStore {
     }
   }
 
-  private async admitWithin(client: pg.PoolClient, quota: CreateQuota): Promise<CreateAdmission> {
-    const { ownerKey, now } = quota;
-    await client.query(SQL.lockOwner, [ownerKey]);
-    await client.query(SQL.pruneAdmissions, [now - quota.windowMs]);
-    if (quota.maxCreates !== null) {
-      const [window] = (await client.query<{ count: number; oldest: string | null }>(SQL.windowAdmissions, [ownerKey])).rows;
-      if (window && window.count >= quota.maxCreates) {
-        return { admitted: false, reason: 'create_rate', retryAfterMs: Math.max(1, (window.oldest === null ? now : Number(window.oldest)) + quota.windowMs - now) };
-      }
-    }
-    if (quota.maxActive !== null) {
-      const [active] = (await client.query<{ count: number }>(SQL.activeOfOwner, [ownerKey, now - ADMISSION_IN_FLIGHT_MS])).rows;
-      if (active && active.count >= quota.maxActive) return { admitted: false, reason: 'active_tasks' };
-    }
-    await client.query(SQL.recordAdmission, [quota.taskId, ownerKey, now]);
-    return { admitted: true };
+  /**
+   * In a batch transaction, under the owner's advisory lock: which quota refuses `task`, or `undefined` after
+   * recording its create for the window (the caller inserts the task in the same transaction). After the lock each
+   * count sees every create of the owner committed before (READ COMMITTED: a fresh snapshot per statement).
+   */
+  private async refusalFor(tx: BatchTx, task: NewTask, quota: CreateQuota): Promise<QuotaRefusal | undefined> {
+    const { ownerKey, createdAt } = task;
+    await tx.query(SQL.lockOwner, [ownerKey]);
+    await tx.query(SQL.pruneAdmissions, [createdAt - quota.windowMs]);
+    const [window] = quota.maxCreates === null ? [] : await tx.query<{ count: number; oldest: string | null }>(SQL.windowAdmissions, [ownerKey]);
+    const [active] = quota.maxActive === null ? [] : await tx.query<{ count: number }>(SQL.activeOfOwner, [ownerKey, this.clockNow()]);
+    const refused = quotaRefusal(quota, createdAt, {
+      ...(window ? { window: { count: window.count, oldest: window.oldest === null ? null : Number(window.oldest) } } : {}),
+      ...(active ? { active: active.count } : {}),
+    });
+    if (!refused) await tx.query(SQL.recordAdmission, [task.taskId, ownerKey, createdAt]);
+    return refused;
+  }
+
+  /** Insert one task and append its events in a batch transaction (as {@link create}, but inside another operation). */
+  private async insertOne(tx: BatchTx, task: NewTask): Promise<TaskRecord> {
+    const results: Array<Settled<TaskRecord> | undefined> = [undefined];
+    this.settleInserted([task], [0], results, await this.insertRows(tx, [task]));
+    const [result] = settledAll(results);
+    if (!result?.ok) throw result?.error;
+    for (const event of createdEvents([task], results)) tx.append(event.taskId, event.kind, event.status, event.at, event.payload);
+    return result.value;
   }
 
   create(task: NewTask): Promise<TaskRecord> {
@@ -217,22 +233,27 @@ export class PostgresTaskStore implements TaskStore {
     return row === undefined ? undefined : toIdempotencyRecord(row);
   }
 
-  /** See {@link LedgerStore.claimIdempotencyKey}: the unique key row settles concurrent claims of every instance. */
-  claimIdempotencyKey(claim: IdempotencyClaim, task?: NewTask): Promise<IdempotencyClaimResult> {
+  /**
+   * See {@link LedgerStore.claimIdempotencyKey}: the unique key row settles concurrent claims of every instance. With
+   * a quota, the owner's advisory lock comes first (always before a key's row lock, so two claims cannot wait on each
+   * other crosswise); then a live key answers `existing`, and only a free one is counted against the quota.
+   */
+  claimIdempotencyKey(claim: IdempotencyClaim, task?: NewTask, quota?: CreateQuota): Promise<IdempotencyClaimResult> {
     return this.batcher.enqueue(async (tx): Promise<IdempotencyClaimResult> => {
       const scope = [claim.ownerKey, claim.generation, claim.key];
+      if (task && quota) {
+        await tx.query(SQL.lockOwner, [claim.ownerKey]);
+        const [live] = await tx.query<IdempotencyRow>(LEDGER_SQL.findKey, [...scope, this.clockNow()]);
+        if (live) return { claimed: false, existing: toIdempotencyRecord(live) };
+        const refused = await this.refusalFor(tx, task, quota);
+        if (refused) return { claimed: false, refused };
+      }
       const won = await tx.query(LEDGER_SQL.claimKey, [...scope, claim.toolName, claim.requestDigest, claim.taskId, claim.windowMs, this.clockNow()]);
       if (won.length === 0) {
         const [row] = await tx.query<IdempotencyRow>(LEDGER_SQL.keyRow, scope);
         return { claimed: false, existing: toIdempotencyRecord(row as IdempotencyRow) };
       }
-      if (task === undefined) return { claimed: true };
-      const results: Array<Settled<TaskRecord> | undefined> = [undefined];
-      this.settleInserted([task], [0], results, await this.insertRows(tx, [task]));
-      const [result] = settledAll(results);
-      if (!result?.ok) throw result?.error;
-      for (const event of createdEvents([task], results)) tx.append(event.taskId, event.kind, event.status, event.at, event.payload);
-      return { claimed: true, task: result.value };
+      return task === undefined ? { claimed: true } : { claimed: true, task: await this.insertOne(tx, task) };
     });
   }
 

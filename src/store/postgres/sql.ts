@@ -49,14 +49,13 @@ export const SQL = Object.freeze({
   deleteResultChunks: `DELETE FROM ${S}.result_chunks WHERE task_id = $1`,
   insertResultChunk: `INSERT INTO ${S}.result_chunks (task_id, chunk_index, data) VALUES ($1, $2, $3)`,
   readResultChunk: `SELECT data FROM ${S}.result_chunks WHERE task_id = $1 AND chunk_index = $2`,
-  /** Quotas (issue 10 §2), run in one transaction under `lockOwner` (see `TaskStore.admitCreate`). */
+  /** Quotas (issue 10 §2), run in the create's transaction under `lockOwner` (see `TaskStore.admitCreate`). */
   lockOwner: 'SELECT pg_advisory_xact_lock(hashtextextended($1::text, 7310)) AS locked',
   pruneAdmissions: `DELETE FROM ${S}.owner_creates WHERE created_at <= $1`,
   windowAdmissions: `SELECT COUNT(*)::int AS count, MIN(created_at) AS oldest FROM ${S}.owner_creates WHERE owner_key = $1`,
-  /** Non-terminal tasks of the owner, plus admitted creates whose row is not written yet (see ADMISSION_IN_FLIGHT_MS). */
-  activeOfOwner: `SELECT ((SELECT COUNT(*) FROM ${S}.tasks WHERE owner_key = $1 AND status IN ('working', 'input_required'))
-      + (SELECT COUNT(*) FROM ${S}.owner_creates c WHERE c.owner_key = $1 AND c.created_at > $2
-          AND NOT EXISTS (SELECT 1 FROM ${S}.tasks t WHERE t.task_id = c.task_id)))::int AS count`,
+  /** Active tasks of the owner: non-terminal and not expired on `$2` (NULL: the database clock; see `TaskStore.admitCreate`). */
+  activeOfOwner: `SELECT COUNT(*)::int AS count FROM ${S}.tasks
+    WHERE owner_key = $1 AND status IN ('working', 'input_required') AND (expires_at IS NULL OR expires_at > COALESCE($2::bigint, ${S}.now_ms()))`,
   recordAdmission: `INSERT INTO ${S}.owner_creates (task_id, owner_key, created_at) VALUES ($1, $2, $3)
     ON CONFLICT (task_id) DO UPDATE SET owner_key = EXCLUDED.owner_key, created_at = EXCLUDED.created_at`,
 

@@ -45,10 +45,9 @@ export const SQL = Object.freeze({
   /** Quotas (issue 10 §2): admissions leave the count once they are older than the window. */
   pruneAdmissions: 'DELETE FROM owner_creates WHERE created_at <= @cutoff',
   windowAdmissions: 'SELECT COUNT(*) AS count, MIN(created_at) AS oldest FROM owner_creates WHERE owner_key = @ownerKey',
-  /** Non-terminal tasks of the owner, plus admitted creates whose row is not written yet (see ADMISSION_IN_FLIGHT_MS). */
-  activeOfOwner: `SELECT (SELECT COUNT(*) FROM tasks WHERE owner_key = @ownerKey AND status IN ('working', 'input_required'))
-      + (SELECT COUNT(*) FROM owner_creates c WHERE c.owner_key = @ownerKey AND c.created_at > @inFlightSince
-          AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.task_id = c.task_id)) AS count`,
+  /** Active tasks of the owner: non-terminal and not expired (see `TaskStore.admitCreate`). */
+  activeOfOwner: `SELECT COUNT(*) AS count FROM tasks
+    WHERE owner_key = @ownerKey AND status IN ('working', 'input_required') AND (expires_at IS NULL OR expires_at > @now)`,
   recordAdmission: 'INSERT OR REPLACE INTO owner_creates (task_id, owner_key, created_at) VALUES (@taskId, @ownerKey, @now)',
 
   /** Scoped by owner and generation only: read visibility after `expiresAt` is judged above the store. */

@@ -3,9 +3,9 @@ import { systemClock, type Clock } from '../../core/clock.js';
 import type { NewProcessEntry, ProcessRecord, RegisterProcessResult } from '../../core/process-record.js';
 import { toProcess, type ProcessRow } from '../process-row.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
-import { ADMISSION_IN_FLIGHT_MS, checkInputRequests, checkResultChunks, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys } from '../../core/store-rules.js';
+import { checkInputRequests, checkResultChunks, checkTransition, EXPIRED_EVENT_RETENTION_MS, idempotencyKeyTaken, toLimit, toolStateJson, tooManyToolStateKeys, quotaRefusal } from '../../core/store-rules.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
-import { MAX_TOOL_STATE_KEYS, type CreateAdmission, type CreateQuota, type TaskBrowseQuery, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
+import { MAX_TOOL_STATE_KEYS, type CreateAdmission, type CreateQuota, type QuotaRefusal, type TaskBrowseQuery, type TaskEvent, type TaskEventListener, type TaskScope, type TaskStore, type TransitionRequest } from '../../core/store.js';
 import type {
   InputRequestRecord,
   JsonObject,
@@ -150,18 +150,27 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   /** See {@link TaskStore.admitCreate}: one write transaction of the group commit (the SQLite write lock). */
-  admitCreate(quota: CreateQuota): Promise<CreateAdmission> {
-    return this.committer.enqueue(() => {
-      const { ownerKey, now } = quota;
-      this.stmt.pruneAdmissions.run({ cutoff: now - quota.windowMs });
-      if (quota.maxCreates !== null) {
-        const window = this.stmt.windowAdmissions.get({ ownerKey }) as { count: number; oldest: number | null };
-        if (window.count >= quota.maxCreates) return { admitted: false, reason: 'create_rate', retryAfterMs: Math.max(1, (window.oldest ?? now) + quota.windowMs - now) };
-      }
-      if (quota.maxActive !== null && (this.stmt.activeOfOwner.get({ ownerKey, inFlightSince: now - ADMISSION_IN_FLIGHT_MS }) as { count: number }).count >= quota.maxActive) return { admitted: false, reason: 'active_tasks' };
-      this.stmt.recordAdmission.run({ taskId: quota.taskId, ownerKey, now });
-      return { admitted: true };
+  admitCreate(task: NewTask, quota: CreateQuota): Promise<CreateAdmission> {
+    return this.committer.enqueue((events): CreateAdmission => {
+      const refused = this.refusalFor(task, quota);
+      if (refused) return { admitted: false, ...refused };
+      return { admitted: true, task: this.insertCreated(events, task) };
     });
+  }
+
+  /**
+   * Under the write lock: which quota refuses `task` (nothing written), or `undefined` after recording its create
+   * for the window (the caller inserts the task in the same transaction).
+   */
+  private refusalFor(task: NewTask, quota: CreateQuota): QuotaRefusal | undefined {
+    const { ownerKey, createdAt } = task;
+    this.stmt.pruneAdmissions.run({ cutoff: createdAt - quota.windowMs });
+    const refused = quotaRefusal(quota, createdAt, {
+      ...(quota.maxCreates === null ? {} : { window: this.stmt.windowAdmissions.get({ ownerKey }) as { count: number; oldest: number | null } }),
+      ...(quota.maxActive === null ? {} : { active: (this.stmt.activeOfOwner.get({ ownerKey, now: this.clock.now() }) as { count: number }).count }),
+    });
+    if (!refused) this.stmt.recordAdmission.run({ taskId: task.taskId, ownerKey, now: createdAt });
+    return refused;
   }
 
   /** See {@link TaskStore.putResultChunks}: one write transaction of the group commit. */
@@ -182,13 +191,16 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   create(task: NewTask): Promise<TaskRecord> {
-    return this.committer.enqueue((events) => {
-      const idempotencyKey = task.idempotencyKey ?? null;
-      if (idempotencyKey !== null && this.stmt.idempotencyTaken.get({ ownerKey: task.ownerKey, idempotencyKey })) {
-        throw idempotencyKeyTaken();
-      }
-      return this.insertNewTask(events, task);
-    });
+    return this.committer.enqueue((events) => this.insertCreated(events, task));
+  }
+
+  /** Insert a new task as {@link create} does (refusing a taken legacy idempotency key), inside a write transaction. */
+  private insertCreated(events: TaskEvent[], task: NewTask): TaskRecord {
+    const idempotencyKey = task.idempotencyKey ?? null;
+    if (idempotencyKey !== null && this.stmt.idempotencyTaken.get({ ownerKey: task.ownerKey, idempotencyKey })) {
+      throw idempotencyKeyTaken();
+    }
+    return this.insertNewTask(events, task);
   }
 
   async findIdempotencyKey(scope: { ownerKey: string; generation: TaskGeneration }, key: string): Promise<IdempotencyRecord | undefined> {
@@ -197,11 +209,16 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   /** See {@link LedgerStore.claimIdempotencyKey}: SQLite's write lock serialises claims of every process. */
-  claimIdempotencyKey(claim: IdempotencyClaim, task?: NewTask): Promise<IdempotencyClaimResult> {
+  claimIdempotencyKey(claim: IdempotencyClaim, task?: NewTask, quota?: CreateQuota): Promise<IdempotencyClaimResult> {
     return this.committer.enqueue((events): IdempotencyClaimResult => {
       const now = this.clock.now();
       const scope = { ownerKey: claim.ownerKey, generation: claim.generation, key: claim.key, now };
       this.ledger.deleteLapsedKey.run(scope);
+      const taken = this.ledger.findKey.get(scope) as IdempotencyRow | undefined;
+      if (taken) return { claimed: false, existing: toIdempotencyRecord(taken) };
+      // The key is free: the quota decides whether this call creates anything (a taken key replays whatever the quota).
+      const refused = task && quota ? this.refusalFor(task, quota) : undefined;
+      if (refused) return { claimed: false, refused };
       const { changes } = this.ledger.insertKey.run({ ...scope, toolName: claim.toolName, requestDigest: claim.requestDigest, taskId: claim.taskId, windowMs: claim.windowMs });
       if (changes === 0) return { claimed: false, existing: toIdempotencyRecord(this.ledger.findKey.get(scope) as IdempotencyRow) };
       return task === undefined ? { claimed: true } : { claimed: true, task: this.insertNewTask(events, task) };

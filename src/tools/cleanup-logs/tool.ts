@@ -10,6 +10,7 @@
 import { lstat, stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool, OperationNotApplied, textResult, ToolInputError, type AnyToolDefinition, type ElicitResult, type OperationHandlers } from '../../core/tool.js';
+import { MODEL_TEXT_MAX_CHARS, toModelLine } from '../../protocol/model-text.js';
 import { confine, resolveConfined, type ConfinedPath } from '../roots.js';
 import { cleanupSelector, planCleanup, type CleanupPlan } from './plan.js';
 import { deleteConfirmed, Skipped, type DeletionReport, type SkipReason } from './remove.js';
@@ -66,8 +67,12 @@ function formatBytes(bytes: number): string {
   return unit === 0 ? `${bytes} B` : `${value.toFixed(1)} ${units[unit]}`;
 }
 
-/** File names may hold control characters (newlines, escapes); they must not reshape the question. */
-const printable = (text: string): string => text.replace(/[\p{Cc}\p{Cf}]/gu, '?');
+/**
+ * File names may hold line breaks, bidi overrides or a planted `SYSTEM:`; they must not reshape the question, which
+ * a model may read too (in `inputRequests`): each name is one line by the rule for model-facing text (a path is
+ * allowed twice its length).
+ */
+const printable = (text: string): string => toModelLine(text, { maxChars: 2 * MODEL_TEXT_MAX_CHARS });
 
 /** The question: how many files, how much, which ones (the first {@link LISTED_IN_MESSAGE}), from where. */
 function confirmationMessage(plan: CleanupPlan): string {

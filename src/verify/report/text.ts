@@ -11,7 +11,7 @@ const ANSWER_CHARS = 400;
 /** A printable one-line rendering: control characters escaped, long text cut. */
 export function printable(text: string, limit = ANSWER_CHARS): string {
   // eslint-disable-next-line no-control-regex -- escaping control characters is the point
-  const escaped = text.replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const escaped = text.replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
   return escaped.length > limit ? `${escaped.slice(0, limit)}…` : escaped;
 }
 
