@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isJsonContentType } from '@modelcontextprotocol/server';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isTaskNotFound, TasksError } from '../core/errors.js';
@@ -104,6 +105,17 @@ async function readBody(request: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/**
+ * HTTP 415 unless the request's Content-Type has the media type the route takes: `application/json` for the API's
+ * actions (the SDK's rule: parameters and case ignored), an HTML form for the sign-in page. A cross-site page can
+ * POST `text/plain` or a form without a CORS preflight; a route that takes only its own type never sees one.
+ */
+function requireContentType(request: IncomingMessage, type: 'json' | 'form'): void {
+  const header = request.headers['content-type'];
+  const ok = type === 'json' ? isJsonContentType(header) : (header ?? '').split(';', 1)[0]?.trim().toLowerCase() === 'application/x-www-form-urlencoded';
+  if (!ok) throw new HttpError(415, `Content-Type must be ${type === 'json' ? 'application/json' : 'application/x-www-form-urlencoded'}`);
+}
+
 function hostName(host: string): string {
   return host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : (host.split(':')[0] as string);
 }
@@ -113,7 +125,7 @@ function hostName(host: string): string {
  * session; the page shell and its bundled script; a JSON API over the {@link TaskService}'s viewer operations (the
  * one door, which decides what each viewer sees and may do); and one Server-Sent Events stream per page driven by
  * the event feed. Every response carries a strict CSP; every POST needs same-origin (`Origin`/`Sec-Fetch-Site`) and,
- * for the API, the session's CSRF token in `x-csrf-token`.
+ * for the API, the session's CSRF token in `x-csrf-token` and a JSON Content-Type (415 otherwise).
  */
 export function createDashboard(options: DashboardOptions): Dashboard {
   const now = options.now ?? Date.now;
@@ -189,6 +201,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     if (request.method === 'GET') return loginHtml(response, 200);
     if (request.method !== 'POST') throw new HttpError(405, 'Method not allowed');
     checkSameOrigin(request);
+    requireContentType(request, 'form');
     const token = new URLSearchParams(await readBody(request)).get('token')?.trim() ?? '';
     const viewer = await verifyToken(token);
     if (viewer === 'unavailable') return loginHtml(response, 503, UNREACHABLE, { 'retry-after': '5' });
@@ -232,6 +245,8 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     if (request.method === 'POST') {
       checkSameOrigin(request);
       if (!sameToken(who.csrf, request.headers['x-csrf-token'] as string | undefined)) throw new HttpError(403, 'Missing or wrong CSRF token');
+      // Every action, also those without a body (cancel, reconcile, logout): the page always sends JSON.
+      requireContentType(request, 'json');
     } else if (request.method !== 'GET') throw new HttpError(405, 'Method not allowed');
 
     if (path === '/session' && request.method === 'GET') {

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isJsonContentType } from '@modelcontextprotocol/server';
 import { AuthenticationError, ownerKeyOf, type Authenticator } from '../core/owner.js';
 import type { TaskStore } from '../core/store.js';
 import { Scope } from '../protocol/scopes.js';
@@ -24,7 +25,8 @@ import { createKillSwitchControl } from './kill-switch-control.js';
  * | GET | /admin/audit | admin:read | `?since=<epoch ms>&tool=&owner=&afterSeq=&limit=` | `{entries}` |
  *
  * Errors: 401 `invalid_token` (missing or refused token, `WWW-Authenticate: Bearer`), 403 `insufficient_scope`
- * (`scope` names the one needed) or `local_only`, 400 `invalid_request` (bad JSON, unknown tool, bad fallback),
+ * (`scope` names the one needed) or `local_only`, 415 `unsupported_media_type` (a body whose Content-Type is not
+ * `application/json`; checked after the token), 400 `invalid_request` (bad JSON, unknown tool, bad fallback),
  * 404 `not_found`, 405 `method_not_allowed`, 503 `temporarily_unavailable` (key set or store unreachable); each
  * with a JSON body `{error, error_description}`.
  */
@@ -67,7 +69,12 @@ function send(response: ServerResponse, status: number, body: unknown, headers: 
   response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(text), ...headers }).end(text);
 }
 
+/**
+ * The JSON body of a change: HTTP 415 unless the Content-Type is `application/json` (the SDK's media-type rule:
+ * parameters and case ignored), before a byte is read; 413 above {@link MAX_BODY_BYTES}; 400 for bad JSON.
+ */
 async function readBody(request: IncomingMessage): Promise<unknown> {
+  if (!isJsonContentType(request.headers['content-type'])) throw new HttpProblem(415, 'unsupported_media_type', 'Content-Type must be application/json');
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request as AsyncIterable<Buffer>) {

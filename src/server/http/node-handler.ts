@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpServerFactory } from '@modelcontextprotocol/server';
+import { createMcpHandler, isJsonContentType, isLegacyRequest, type AuthInfo, type McpServerFactory } from '@modelcontextprotocol/server';
 import { hostHeaderValidation, originValidation, toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
 import type { Logger } from '../../core/logger.js';
 import type { ScopePolicy } from '../../core/scopes.js';
@@ -75,7 +75,8 @@ async function routeResponses(route: (identity: CallerIdentity, message: unknown
 
 /**
  * The one Streamable HTTP endpoint: Host/Origin checks, bearer authentication (HTTP 401 before any task lookup),
- * body limit (413 + `-32600`) and JSON parsing (`-32700`), then routing with the SDK's own `isLegacyRequest`:
+ * Content-Type (415 + `-32000` unless `application/json`), body limit (413 + `-32600`) and JSON parsing
+ * (`-32700`), then routing with the SDK's own `isLegacyRequest`:
  * v1-generation (2025-11-25) traffic to the sessionful legacy leg, everything else to the stateless 2026-07-28 handler.
  */
 export function createHttpFront(options: HttpFrontOptions): HttpFront {
@@ -120,6 +121,14 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
 
     let parsedBody: unknown;
     if (request.method === 'POST') {
+      // HTTP 415 before the body is read, on every POST (both generations, both paths, the elicitation replies):
+      // a CORS-safelisted type (`text/plain`, a form) is what a cross-site page can send without a preflight.
+      // The SDK's own media-type rule (parameters and case ignored, `text/plain; a=application/json` refused) and
+      // its code, so the fast path and the SDK path answer alike; the SDK also checks it before the body size.
+      if (!isJsonContentType(request.headers['content-type'])) {
+        writeJsonRpcError(response, 415, null, ErrorCode.TransportRefused, 'Unsupported Media Type: Content-Type must be application/json');
+        return;
+      }
       const body = await readJsonBody(request, options.maxRequestBodyBytes);
       if (!body.ok) {
         if (body.failure.kind === 'too_large') {
