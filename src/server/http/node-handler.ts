@@ -64,19 +64,10 @@ export interface HttpFront {
   close(): Promise<void>;
 }
 
-/** Route a posted response (or a batch made only of responses) if every message is one of ours. */
-async function routeResponses(route: (identity: CallerIdentity, message: unknown) => Promise<boolean>, identity: CallerIdentity, body: unknown): Promise<boolean> {
-  const messages = Array.isArray(body) ? body : [body];
-  if (messages.length === 0) return false;
-  let handled = true;
-  for (const message of messages) handled = (await route(identity, message)) && handled;
-  return handled;
-}
-
 /**
  * The one Streamable HTTP endpoint: Host/Origin checks, bearer authentication (HTTP 401 before any task lookup),
- * Content-Type (415 + `-32000` unless `application/json`), body limit (413 + `-32600`) and JSON parsing
- * (`-32700`), then routing with the SDK's own `isLegacyRequest`:
+ * Content-Type (415 + `-32000` unless `application/json`), body limit (413 + `-32600`), JSON parsing (`-32700`)
+ * and one message per POST (a batch: 400 + `-32600`), then routing with the SDK's own `isLegacyRequest`:
  * v1-generation (2025-11-25) traffic to the sessionful legacy leg, everything else to the stateless 2026-07-28 handler.
  */
 export function createHttpFront(options: HttpFrontOptions): HttpFront {
@@ -145,10 +136,17 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
         writeJsonRpcError(response, 400, null, ErrorCode.ParseError, 'Parse error: the request body is empty');
         return;
       }
+      // One JSON-RPC message per POST, on both generations (base B23; neither schema has had a batch type since
+      // 2025-06-18): a batch — of requests, notifications or replies to our elicitations — is refused as a whole
+      // before any of it is looked at, so nothing in it runs and no element gets an answer of its own.
+      if (Array.isArray(parsedBody)) {
+        writeJsonRpcError(response, 400, null, ErrorCode.InvalidRequest, 'Invalid request: JSON-RPC batches are not accepted; send one message per POST');
+        return;
+      }
       // Method-level scopes (HTTP 403 insufficient_scope), judged from the message alone; task-level re-checks
       // (a task that continues) belong to the service door.
       if (bearer && !(await bearer.authorize(caller, parsedBody, response))) return;
-      if (options.routeResponse && (await routeResponses(options.routeResponse, identity, parsedBody))) {
+      if (options.routeResponse && (await options.routeResponse(identity, parsedBody))) {
         response.writeHead(202).end();
         return;
       }
