@@ -5,6 +5,7 @@ import type { TaskStore } from '../core/store.js';
 import { Scope } from '../protocol/scopes.js';
 import { KillSwitchInputError } from '../core/kill-switch.js';
 import { silentLogger, type Logger } from '../core/logger.js';
+import { discardBody, readRequestBody } from '../core/request-body.js';
 import { AdminInputError, readAudit, readInFlight, readOperations } from './admin.js';
 import type { KillSwitchCache } from './kill-switch.js';
 import { createKillSwitchControl } from './kill-switch-control.js';
@@ -71,19 +72,21 @@ function send(response: ServerResponse, status: number, body: unknown, headers: 
 
 /**
  * The JSON body of a change: HTTP 415 unless the Content-Type is `application/json` (the SDK's media-type rule:
- * parameters and case ignored), before a byte is read; 413 above {@link MAX_BODY_BYTES}; 400 for bad JSON.
+ * parameters and case ignored; the body is drained unparsed); 413 above {@link MAX_BODY_BYTES}; 400 for bad JSON,
+ * an empty body or a body cut short.
  */
 async function readBody(request: IncomingMessage): Promise<unknown> {
-  if (!isJsonContentType(request.headers['content-type'])) throw new HttpProblem(415, 'unsupported_media_type', 'Content-Type must be application/json');
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new HttpProblem(413, 'invalid_request', `body larger than ${MAX_BODY_BYTES} bytes`);
-    chunks.push(chunk);
+  if (!isJsonContentType(request.headers['content-type'])) {
+    await discardBody(request);
+    throw new HttpProblem(415, 'unsupported_media_type', 'Content-Type must be application/json');
   }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') return {};
+  const read = await readRequestBody(request, MAX_BODY_BYTES);
+  if (read.kind === 'too_large') throw new HttpProblem(413, 'invalid_request', `body larger than ${MAX_BODY_BYTES} bytes`, read.drained ? {} : { connection: 'close' });
+  // The connection ended before the body did: a client error (it was answered 503 "store" before the HTTP-layer fuzzer).
+  if (read.kind === 'aborted') throw new HttpProblem(400, 'invalid_request', 'the request body was cut short');
+  const text = read.bytes.toString('utf8');
+  // Not `{}`: a change whose body was lost (a request cut short, a body-less PUT) must not switch every tool off.
+  if (text.trim() === '') throw new HttpProblem(400, 'invalid_request', 'the body is empty: send a JSON object ({} for every tool)');
   try {
     return JSON.parse(text) as unknown;
   } catch {

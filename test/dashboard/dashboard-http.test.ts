@@ -17,7 +17,7 @@ import { Scope, TASK_SCOPES } from '../../src/protocol/scopes.js';
 import type { Viewer } from '../../src/service/viewer.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
 import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
-import { sendHttp } from '../helpers/raw-http.js';
+import { sendHttp, sendRawHttp } from '../helpers/raw-http.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { postModern } from '../helpers/wire.js';
 
@@ -141,6 +141,15 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
         expect([answer.status, JSON.parse(answer.text)], `${path} ${String(type)}`).toEqual([415, { error: 'Content-Type must be application/json' }]);
       }
     }
+    // An action runs only once its whole body is in and is JSON: not JSON, oversized, or cut short by the connection.
+    const cancelPath = `/dashboard/api/tasks/${taskId}/cancel`;
+    expect((await post(cancelPath, 'not json', 'application/json')).status).toBe(400);
+    const raw = (length: number, connection: string) => `POST ${cancelPath} HTTP/1.1\r\nHost: ${host}\r\nCookie: ${cookie}\r\nX-CSRF-Token: ${csrf}\r\nOrigin: ${base}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\nConnection: ${connection}\r\n\r\n`;
+    // Oversized, from a client still sending on a closing connection: it reads its 413 (the body is drained), not a reset.
+    const big = Buffer.alloc(3 * 1024 * 1024, 0x20);
+    expect((await sendRawHttp(port, { pieces: [Buffer.from(raw(big.length, 'close')), big.subarray(0, 1024 * 1024), big.subarray(1024 * 1024)], pauseMs: 5, readAfterSending: true }, 15_000)).status).toBe(413);
+    expect((await sendRawHttp(port, { pieces: [Buffer.from(`${raw(50, 'keep-alive')}{`)], halfClose: true }, 15_000)).status).toBeLessThan(500);
+    await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await running.server.service.inspect(ALICE, taskId)).task.status).toBe('working');
     // Still signed in (the refused logout closed nothing); the same cancel as JSON works.
     expect((await fetch(`${base}/dashboard/api/session`, { headers: { cookie } })).status).toBe(200);

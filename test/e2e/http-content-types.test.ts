@@ -20,7 +20,7 @@ import { ownerKeyOf } from '../../src/core/owner.js';
 import { createAdminApi } from '../../src/ops/admin-api.js';
 import { KillSwitchCache } from '../../src/ops/kill-switch.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
-import { sendHttp, type HttpAnswer } from '../helpers/raw-http.js';
+import { sendHttp, sendRawHttp, type HttpAnswer } from '../helpers/raw-http.js';
 import { RawLegacySession } from '../helpers/sse.js';
 import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -146,6 +146,16 @@ describe('issue 23 item 1: a POST whose body is not JSON gets HTTP 415 and runs 
     expect(count('order')).toBe(0);
   });
 
+  it('a client still sending a large text/plain body on a closing connection reads its 415, not a reset (the body is drained unparsed)', async () => {
+    const port = Number(new URL(fast.url).port);
+    const body = Buffer.alloc(3 * 1024 * 1024, 0x78);
+    const head = `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: text/plain\r\nAccept: application/json, text/event-stream\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`;
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const answer = await sendRawHttp(port, { pieces: [Buffer.from(head), body.subarray(0, 1024 * 1024), body.subarray(1024 * 1024)], pauseMs: 5, readAfterSending: true }, 15_000);
+      expect([answer.status, answer.message?.error?.code]).toEqual([415, -32000]);
+    }
+  });
+
   describe('the admin API', () => {
     let http: Server;
     let base: string;
@@ -171,6 +181,13 @@ describe('issue 23 item 1: a POST whose body is not JSON gets HTTP 415 and runs 
         expect(answer.status, String(type)).toBe(415);
         expect(JSON.parse(answer.text)).toMatchObject({ error: 'unsupported_media_type' });
       }
+      expect(await fast.store.listKillSwitches()).toEqual([]);
+      // A change whose body was lost — none at all, or cut short by the connection — changes nothing either.
+      const empty = await post(`${base}/admin/kill-switch`, '', { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` }, 'PUT');
+      expect([empty.status, JSON.parse(empty.text).error]).toEqual([400, 'invalid_request']);
+      const port = Number(new URL(base).port);
+      const cut = await sendRawHttp(port, { pieces: [Buffer.from(`PUT /admin/kill-switch HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nAuthorization: Bearer ${ADMIN}\r\nContent-Length: 100\r\n\r\n{"tool":`)], halfClose: true }, 15_000);
+      expect(cut.status).toBeLessThan(500);
       expect(await fast.store.listKillSwitches()).toEqual([]);
       expect((await put('application/json; charset=utf-8')).status).toBe(200);
       expect((await fast.store.listKillSwitches()).map((entry) => [entry.scope, entry.setBy])).toEqual([['slow_compute', ownerKeyOf({ ...principal, subject: 'ops' })]]);

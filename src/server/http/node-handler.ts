@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createMcpHandler, isJsonContentType, isLegacyRequest, type AuthInfo, type McpServerFactory } from '@modelcontextprotocol/server';
 import { hostHeaderValidation, originValidation, toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
 import type { Logger } from '../../core/logger.js';
+import { discardBody } from '../../core/request-body.js';
 import type { ScopePolicy } from '../../core/scopes.js';
 import { ErrorCode } from '../../protocol/constants.js';
 import type { CallerIdentity } from '../../service/caller.js';
@@ -112,17 +113,24 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
 
     let parsedBody: unknown;
     if (request.method === 'POST') {
-      // HTTP 415 before the body is read, on every POST (both generations, both paths, the elicitation replies):
+      // HTTP 415 before the body is parsed, on every POST (both generations, both paths, the elicitation replies):
       // a CORS-safelisted type (`text/plain`, a form) is what a cross-site page can send without a preflight.
       // The SDK's own media-type rule (parameters and case ignored, `text/plain; a=application/json` refused) and
       // its code, so the fast path and the SDK path answer alike; the SDK also checks it before the body size.
+      // The body is drained unparsed first (bounded, as for a 413), so a client still sending reads the 415
+      // instead of a connection reset (found by the HTTP-layer fuzzer).
       if (!isJsonContentType(request.headers['content-type'])) {
-        writeJsonRpcError(response, 415, null, ErrorCode.TransportRefused, 'Unsupported Media Type: Content-Type must be application/json');
+        const whole = await discardBody(request);
+        writeJsonRpcError(response, 415, null, ErrorCode.TransportRefused, 'Unsupported Media Type: Content-Type must be application/json', whole ? {} : { connection: 'close' });
         return;
       }
       const body = await readJsonBody(request, options.maxRequestBodyBytes);
       if (!body.ok) {
-        if (body.failure.kind === 'too_large') {
+        if (body.failure.kind === 'aborted') {
+          // The connection ended before the body did (Node's parser answers 400 where it still can): nothing ran.
+          options.logger.debug({ remote: request.socket.remoteAddress }, 'request body cut short; connection closed');
+          response.destroy();
+        } else if (body.failure.kind === 'too_large') {
           writeJsonRpcError(response, 413, null, ErrorCode.InvalidRequest, `Request body exceeds ${options.maxRequestBodyBytes} bytes`, { connection: 'close' });
         } else if (body.failure.kind === 'too_deep') {
           writeJsonRpcError(response, 400, null, ErrorCode.InvalidRequest, `Invalid request: the body nests arrays and objects deeper than ${body.failure.limit} levels`);
