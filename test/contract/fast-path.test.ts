@@ -1,14 +1,12 @@
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { TasksError } from '../../src/core/errors.js';
 import { defineTool, textResult } from '../../src/core/tool.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
+import { startBothPaths, type BothPaths } from '../helpers/both-paths.js';
 import { sendHttp, type HttpAnswer } from '../helpers/raw-http.js';
 import { RawLegacySession } from '../helpers/sse.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
+import type { RunningTasksServer } from '../helpers/tasks-server.js';
 import { modernMeta, postModern, type WireResponse } from '../helpers/wire.js';
 
 /**
@@ -86,8 +84,7 @@ function rawShape(answer: HttpAnswer): unknown {
 }
 
 describe('fast path answers exactly like the SDK path', () => {
-  const temp = makeTempDir();
-  const dbPath = join(temp.dir, 'tasks.db');
+  let both: BothPaths;
   let fast: RunningTasksServer;
   let sdk: RunningTasksServer;
   const ids: Record<string, string> = {};
@@ -102,8 +99,8 @@ describe('fast path answers exactly like the SDK path', () => {
 
   beforeAll(async () => {
     // A 1 ms poll hint keeps the polling protection out of the comparison (it only acts on polls < 0.5 ms apart).
-    fast = await startTasksServer({ tools, dbPath, fastPath: true, limits: { pollIntervalMs: 1 } });
-    sdk = await startTasksServer({ tools, dbPath, fastPath: false, limits: { pollIntervalMs: 1 } });
+    both = await startBothPaths({ tools, limits: { pollIntervalMs: 1 } });
+    ({ fast, sdk } = both);
     const create = async (name: string, args: object, capabilities?: object) =>
       String((await postModern(sdk.url, 'tools/call', { name, arguments: args }, capabilities ? { capabilities } : {})).body.result?.taskId);
     ids.working = await create('slow_compute', { seconds: 60 });
@@ -120,9 +117,7 @@ describe('fast path answers exactly like the SDK path', () => {
   });
   afterAll(async () => {
     await postModern(sdk.url, 'tasks/cancel', { taskId: ids.working });
-    await fast.close();
-    await sdk.close();
-    temp.remove();
+    await both.close();
   });
 
   it('v2 tasks/get for every status, an unknown id and a v1 id', async () => {
@@ -204,13 +199,7 @@ describe('fast path answers exactly like the SDK path', () => {
     }
     expect([...refusedTypes]).toEqual([415]);
     // Executed exactly when answered: one task per accepted tools/call, none for a refused one.
-    const db = new Database(dbPath, { readonly: true });
-    try {
-      const count = db.prepare("SELECT count(*) AS n FROM tasks WHERE json_extract(arguments, '$.label') = ?");
-      for (const { label, created } of labels) expect((count.get(label) as { n: number }).n, label).toBe(created ? 1 : 0);
-    } finally {
-      db.close();
-    }
+    for (const { label, created } of labels) expect(both.tasksLabelled(label), label).toBe(created ? 1 : 0);
     expect(labels.filter((entry) => entry.created).length).toBeGreaterThan(10);
     expect(labels.filter((entry) => !entry.created).length).toBeGreaterThan(20);
   });

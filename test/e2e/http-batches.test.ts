@@ -10,14 +10,12 @@
  * empty body (B23, C-BASE-09). Two servers on one database, with and without the fast path: the refusal is the
  * front door's, before either path.
  */
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
+import { startBothPaths, type BothPaths } from '../helpers/both-paths.js';
 import { sendHttp, type HttpAnswer } from '../helpers/raw-http.js';
 import { RawLegacySession } from '../helpers/sse.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
+import type { RunningTasksServer } from '../helpers/tasks-server.js';
 import { modernMeta } from '../helpers/wire.js';
 
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -34,27 +32,15 @@ function expectRefusedAsAWhole(answer: HttpAnswer, what: string): void {
 }
 
 describe('issue 23 item 2: B23 a JSON-RPC batch is refused as a whole on both generations', () => {
-  const temp = makeTempDir('mcp-tasks-batches-');
-  const dbPath = join(temp.dir, 'tasks.db');
+  let both: BothPaths;
   let fast: RunningTasksServer;
   let sdk: RunningTasksServer;
-  let count: (label: string) => number;
-  let statusOf: (taskId: string) => string | undefined;
 
   beforeAll(async () => {
-    fast = await startTasksServer({ tools: conformanceFixtureTools(), dbPath, fastPath: true });
-    sdk = await startTasksServer({ tools: conformanceFixtureTools(), dbPath, fastPath: false });
-    const db = new Database(dbPath, { readonly: true });
-    const byLabel = db.prepare("SELECT count(*) AS n FROM tasks WHERE json_extract(arguments, '$.label') = ?");
-    const byId = db.prepare('SELECT status FROM tasks WHERE task_id = ?');
-    count = (label) => (byLabel.get(label) as { n: number }).n;
-    statusOf = (taskId) => (byId.get(taskId) as { status: string } | undefined)?.status;
+    both = await startBothPaths({ tools: conformanceFixtureTools() });
+    ({ fast, sdk } = both);
   });
-  afterAll(async () => {
-    await fast.close();
-    await sdk.close();
-    temp.remove();
-  });
+  afterAll(() => both.close());
 
   for (const path of ['fast', 'sdk'] as const) {
     it(`2025-11-25 (${path} path): a batch of tools/call, tasks/cancel and tasks/list in a session → 400 -32600 as a whole; nothing created, cancelled or listed; each request alone works`, async () => {
@@ -76,10 +62,10 @@ describe('issue 23 item 2: B23 a JSON-RPC batch is refused as a whole on both ge
       expectRefusedAsAWhole(await post(server, [], session.headers()), 'empty');
       expectRefusedAsAWhole(await post(server, [{ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'batch', version: '0' } } }], {}), 'initialize');
       await new Promise((resolve) => setTimeout(resolve, 200));
-      expect([count(label), statusOf(working)]).toEqual([0, 'working']);
+      expect([both.tasksLabelled(label), both.statusOf(working)]).toEqual([0, 'working']);
       // The same messages one per POST are served; a lone notification gets 202 and no body.
       expect((await session.post(batch[0])).body.result?.task).toBeDefined();
-      expect(count(label)).toBe(1);
+      expect(both.tasksLabelled(label)).toBe(1);
       expect((await session.post(batch[1])).body.result?.status).toBe('cancelled');
       const notification = await post(server, { jsonrpc: '2.0', method: 'notifications/roots/list_changed' }, session.headers());
       expect([notification.status, notification.text]).toEqual([202, '']);
@@ -95,11 +81,11 @@ describe('issue 23 item 2: B23 a JSON-RPC batch is refused as a whole on both ge
       const note = { jsonrpc: '2.0', method: 'notifications/x-batch', params: { _meta: modernMeta() } };
       const noteHeaders = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'notifications/x-batch' };
       expectRefusedAsAWhole(await post(server, [note, note], noteHeaders), 'notifications');
-      expect(count(label)).toBe(0);
+      expect(both.tasksLabelled(label)).toBe(0);
       const alone = await post(server, note, noteHeaders);
       expect([alone.status, alone.text]).toEqual([202, '']);
       expect((await post(server, call, headers)).message?.result?.resultType).toBe('task');
-      expect(count(label)).toBe(1);
+      expect(both.tasksLabelled(label)).toBe(1);
     });
   }
 
@@ -107,15 +93,15 @@ describe('issue 23 item 2: B23 a JSON-RPC batch is refused as a whole on both ge
     const session = await RawLegacySession.open(fast.url, { capabilities: { elicitation: { form: {} } } });
     const created = await session.request('tools/call', { name: 'multi_input', arguments: {}, task: {} });
     const taskId = (created.body.result?.task as { taskId: string }).taskId;
-    await expect.poll(() => statusOf(taskId), { timeout: 15_000 }).toBe('input_required');
+    await expect.poll(() => both.statusOf(taskId), { timeout: 15_000 }).toBe('input_required');
     const replies = ['input-1', 'input-2'].map((key) => ({ jsonrpc: '2.0', id: `mcp-tasks-input/${taskId}/${key}`, result: { action: 'accept', content: { confirm: true } } }));
     for (const server of [fast, sdk]) {
       expectRefusedAsAWhole(await post(server, replies, session.headers()), 'replies');
       expectRefusedAsAWhole(await post(server, [replies[0]], session.headers()), 'one reply in a batch');
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(statusOf(taskId)).toBe('input_required');
+    expect(both.statusOf(taskId)).toBe('input_required');
     for (const reply of replies) expect((await post(fast, reply, session.headers())).status).toBe(202);
-    await expect.poll(() => statusOf(taskId), { timeout: 15_000 }).toBe('completed');
+    await expect.poll(() => both.statusOf(taskId), { timeout: 15_000 }).toBe('completed');
   });
 });

@@ -12,7 +12,6 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
 import { silentLogger } from '../../src/core/logger.js';
@@ -20,9 +19,10 @@ import { ownerKeyOf } from '../../src/core/owner.js';
 import { createAdminApi } from '../../src/ops/admin-api.js';
 import { KillSwitchCache } from '../../src/ops/kill-switch.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
+import { startBothPaths, type BothPaths } from '../helpers/both-paths.js';
 import { sendHttp, sendRawHttp, type HttpAnswer } from '../helpers/raw-http.js';
 import { RawLegacySession } from '../helpers/sse.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import type { RunningTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { modernMeta } from '../helpers/wire.js';
 
@@ -48,27 +48,18 @@ function v2(method: string, params: Record<string, unknown>, contentType: string
 
 describe('issue 23 item 1: a POST whose body is not JSON gets HTTP 415 and runs nothing', () => {
   const temp = makeTempDir('mcp-tasks-content-types-');
-  const dbPath = join(temp.dir, 'tasks.db');
+  let both: BothPaths;
   let fast: RunningTasksServer;
   let sdk: RunningTasksServer;
-  let count: (label: string) => number;
-  let statusOf: (taskId: string) => string | undefined;
 
   beforeAll(async () => {
     const tokenFile = join(temp.dir, 'tokens.json');
     writeFileSync(tokenFile, JSON.stringify({ tokens: [{ token: TOKEN, ...principal }, { token: ADMIN, ...principal, subject: 'ops', scopes: ['admin:write'] }] }));
-    const auth = TokenFileAuthenticator.fromFile(tokenFile);
-    fast = await startTasksServer({ tools: conformanceFixtureTools(), auth, dbPath, fastPath: true });
-    sdk = await startTasksServer({ tools: conformanceFixtureTools(), auth, dbPath, fastPath: false });
-    const db = new Database(dbPath, { readonly: true });
-    const byLabel = db.prepare("SELECT count(*) AS n FROM tasks WHERE json_extract(arguments, '$.label') = ?");
-    const byId = db.prepare('SELECT status FROM tasks WHERE task_id = ?');
-    count = (label) => (byLabel.get(label) as { n: number }).n;
-    statusOf = (taskId) => (byId.get(taskId) as { status: string } | undefined)?.status;
+    both = await startBothPaths({ tools: conformanceFixtureTools(), auth: TokenFileAuthenticator.fromFile(tokenFile) });
+    ({ fast, sdk } = both);
   });
   afterAll(async () => {
-    await fast.close();
-    await sdk.close();
+    await both.close();
     temp.remove();
   });
 
@@ -77,21 +68,21 @@ describe('issue 23 item 1: a POST whose body is not JSON gets HTTP 415 and runs 
       const url = (path === 'fast' ? fast : sdk).url;
       const create = (label: string, type: string | undefined) => post(url, ...v2('tools/call', { name: 'slow_compute', arguments: { seconds: 60, label } }, type, 'slow_compute'));
       const working = (await create(`v2-${path}-working`, 'application/json')).message?.result?.taskId as string;
-      expect(statusOf(working)).toBe('working');
+      expect(both.statusOf(working)).toBe('working');
       for (const type of REFUSED) {
         const label = `v2-${path}-${String(type)}`;
         for (const answer of [await create(label, type), await post(url, ...v2('tasks/cancel', { taskId: working }, type, working)), await post(url, ...v2('tasks/get', { taskId: working }, type, working))]) {
           expect([answer.status, answer.message?.error?.code, answer.message?.result], String(type)).toEqual([415, -32000, undefined]);
           expect(answer.message?.error?.message).toBe('Unsupported Media Type: Content-Type must be application/json');
         }
-        expect(count(label), label).toBe(0);
+        expect(both.tasksLabelled(label), label).toBe(0);
       }
-      expect(statusOf(working)).toBe('working');
+      expect(both.statusOf(working)).toBe('working');
       // The same requests as JSON (any parameters, any case) are served.
       expect((await create(`v2-${path}-json`, 'Application/JSON; charset=utf-8')).message?.result?.resultType).toBe('task');
-      expect(count(`v2-${path}-json`)).toBe(1);
+      expect(both.tasksLabelled(`v2-${path}-json`)).toBe(1);
       expect((await post(url, ...v2('tasks/cancel', { taskId: working }, 'application/json', working))).message?.result).toBeDefined();
-      await expect.poll(() => statusOf(working)).toBe('cancelled');
+      await expect.poll(() => both.statusOf(working)).toBe('cancelled');
     });
 
     it(`2025-11-25 (${path} path): tools/call, tasks/cancel and tasks/list in a session as a non-JSON type → 415; nothing created, cancelled or listed`, async () => {
@@ -105,9 +96,9 @@ describe('issue 23 item 1: a POST whose body is not JSON gets HTTP 415 and runs 
         const answers = [await create(label, type), await inSession({ jsonrpc: '2.0', id: 2, method: 'tasks/cancel', params: { taskId: working } }, type), await inSession({ jsonrpc: '2.0', id: 3, method: 'tasks/list', params: {} }, type)];
         for (const answer of answers) expect([answer.status, answer.message?.error?.code, answer.message?.result], String(type)).toEqual([415, -32000, undefined]);
         expect(answers.some((answer) => answer.text.includes(working))).toBe(false);
-        expect(count(label), label).toBe(0);
+        expect(both.tasksLabelled(label), label).toBe(0);
       }
-      expect(statusOf(working)).toBe('working');
+      expect(both.statusOf(working)).toBe('working');
       const listed = await inSession({ jsonrpc: '2.0', id: 4, method: 'tasks/list', params: {} }, 'application/json;charset=UTF-8');
       expect(JSON.stringify(listed.message?.result?.tasks)).toContain(working);
       await inSession({ jsonrpc: '2.0', id: 5, method: 'tasks/cancel', params: { taskId: working } }, 'application/json');
@@ -118,7 +109,7 @@ describe('issue 23 item 1: a POST whose body is not JSON gets HTTP 415 and runs 
     const session = await RawLegacySession.open(fast.url, { token: TOKEN, capabilities: ELICITING });
     const created = await session.request('tools/call', { name: 'confirm_delete', arguments: { filename: 'kept.txt' }, task: {} });
     const taskId = (created.body.result?.task as { taskId: string }).taskId;
-    await expect.poll(() => statusOf(taskId), { timeout: 15_000 }).toBe('input_required');
+    await expect.poll(() => both.statusOf(taskId), { timeout: 15_000 }).toBe('input_required');
     const reply = JSON.stringify({ jsonrpc: '2.0', id: `mcp-tasks-input/${taskId}/input-1`, result: { action: 'accept', content: { confirm: true } } });
     for (const url of [fast.url, sdk.url]) {
       for (const type of REFUSED) {
@@ -128,10 +119,10 @@ describe('issue 23 item 1: a POST whose body is not JSON gets HTTP 415 and runs 
     }
     // Still waiting for its answer: the refused replies reached nothing.
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(statusOf(taskId)).toBe('input_required');
+    expect(both.statusOf(taskId)).toBe('input_required');
     const accepted = await post(fast.url, reply, { ...session.headers(), 'content-type': 'application/json', accept: 'application/json, text/event-stream' });
     expect(accepted.status).toBe(202);
-    await expect.poll(() => statusOf(taskId), { timeout: 15_000 }).toBe('completed');
+    await expect.poll(() => both.statusOf(taskId), { timeout: 15_000 }).toBe('completed');
   });
 
   it('order of the checks as in the SDK: 401 before 415 (no token, text/plain), 415 before 413 (an oversized text/plain body is not read), 413 for an oversized JSON body', async () => {
@@ -143,7 +134,7 @@ describe('issue 23 item 1: a POST whose body is not JSON gets HTTP 415 and runs 
       const huge = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0, label: 'order', pad: 'x'.repeat(4 * 1024 * 1024 + 10) }, _meta: modernMeta() } });
       expect([(await post(url, huge, headers)).status, (await post(url, huge, { ...headers, 'content-type': 'application/json' })).status]).toEqual([415, 413]);
     }
-    expect(count('order')).toBe(0);
+    expect(both.tasksLabelled('order')).toBe(0);
   });
 
   it('a client still sending a large text/plain body on a closing connection reads its 415, not a reset (the body is drained unparsed)', async () => {
