@@ -97,12 +97,6 @@ export class ScopePolicy {
         return [];
     }
   }
-
-  /** {@link requiredForMessage} of every message of a body (a single message or a batch), without repeats. */
-  requiredForBody(body: unknown): string[] {
-    const messages = Array.isArray(body) ? body : [body];
-    return [...new Set(messages.flatMap((message) => this.requiredForMessage(message)))];
-  }
 }
 
 /** The scopes of `required` that `granted` lacks (empty: allowed). */

@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isJsonContentType } from '@modelcontextprotocol/server';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isTaskNotFound, TasksError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import { discardBody, readRequestBody } from '../core/request-body.js';
 import type { TaskStatus } from '../core/task.js';
 import { ErrorCode } from '../protocol/constants.js';
 import type { TaskService } from '../service/task-service.js';
@@ -93,15 +95,37 @@ function sendJson(response: ServerResponse, status: number, value: unknown, extr
   send(response, status, 'application/json; charset=utf-8', JSON.stringify(value), extra);
 }
 
+/** The whole body as text: 413 above {@link MAX_BODY_BYTES} (drained first), 400 when the connection ends before the body does. */
 async function readBody(request: IncomingMessage): Promise<string> {
-  let size = 0;
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new HttpError(413, `request body exceeds ${MAX_BODY_BYTES} bytes`);
-    chunks.push(chunk as Buffer);
+  const read = await readRequestBody(request, MAX_BODY_BYTES);
+  if (read.kind === 'too_large') throw new HttpError(413, `request body exceeds ${MAX_BODY_BYTES} bytes`);
+  if (read.kind === 'aborted') throw new HttpError(400, 'The request body was cut short');
+  return read.bytes.toString('utf8');
+}
+
+/** The body of an API action, parsed: 400 unless it is JSON (the page sends `{}` for actions without input). */
+async function readJson(request: IncomingMessage): Promise<unknown> {
+  const text = await readBody(request);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new HttpError(400, 'The body is not JSON');
   }
-  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * HTTP 415 unless the request's Content-Type has the media type the route takes: `application/json` for the API's
+ * actions (the SDK's rule: parameters and case ignored), an HTML form for the sign-in page; the body is drained
+ * unparsed first. A cross-site page can POST `text/plain` or a form without a CORS preflight; a route that takes
+ * only its own type never sees one.
+ */
+async function requireContentType(request: IncomingMessage, type: 'json' | 'form'): Promise<void> {
+  const header = request.headers['content-type'];
+  const ok = type === 'json' ? isJsonContentType(header) : (header ?? '').split(';', 1)[0]?.trim().toLowerCase() === 'application/x-www-form-urlencoded';
+  if (!ok) {
+    await discardBody(request);
+    throw new HttpError(415, `Content-Type must be ${type === 'json' ? 'application/json' : 'application/x-www-form-urlencoded'}`);
+  }
 }
 
 function hostName(host: string): string {
@@ -113,7 +137,7 @@ function hostName(host: string): string {
  * session; the page shell and its bundled script; a JSON API over the {@link TaskService}'s viewer operations (the
  * one door, which decides what each viewer sees and may do); and one Server-Sent Events stream per page driven by
  * the event feed. Every response carries a strict CSP; every POST needs same-origin (`Origin`/`Sec-Fetch-Site`) and,
- * for the API, the session's CSRF token in `x-csrf-token`.
+ * for the API, the session's CSRF token in `x-csrf-token` and a JSON Content-Type (415 otherwise).
  */
 export function createDashboard(options: DashboardOptions): Dashboard {
   const now = options.now ?? Date.now;
@@ -189,6 +213,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     if (request.method === 'GET') return loginHtml(response, 200);
     if (request.method !== 'POST') throw new HttpError(405, 'Method not allowed');
     checkSameOrigin(request);
+    await requireContentType(request, 'form');
     const token = new URLSearchParams(await readBody(request)).get('token')?.trim() ?? '';
     const viewer = await verifyToken(token);
     if (viewer === 'unavailable') return loginHtml(response, 503, UNREACHABLE, { 'retry-after': '5' });
@@ -229,15 +254,21 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   async function api(request: IncomingMessage, response: ServerResponse, url: URL, who: { viewer: Viewer; csrf: string; sessionId?: string }): Promise<void> {
     const { viewer } = who;
     const path = url.pathname.slice('/dashboard/api'.length);
+    let body: unknown;
     if (request.method === 'POST') {
       checkSameOrigin(request);
       if (!sameToken(who.csrf, request.headers['x-csrf-token'] as string | undefined)) throw new HttpError(403, 'Missing or wrong CSRF token');
+      // Every action, also those without input (cancel, reconcile, logout, for which the page sends `{}`), runs only
+      // once its whole body has arrived and is JSON: a request cut short, oversized or of another type runs nothing
+      // (found by the HTTP-layer fuzzer: a cancel ran before, and regardless of, its body).
+      await requireContentType(request, 'json');
+      body = await readJson(request);
     } else if (request.method !== 'GET') throw new HttpError(405, 'Method not allowed');
 
     if (path === '/session' && request.method === 'GET') {
       return sendJson(response, 200, { owner: viewer.ownerKey, scopes: viewer.scopes, csrf: who.csrf, signedIn: options.verify !== undefined, killSwitch: killSwitchRights(viewer) });
     }
-    if (path === '/kill-switch') return await killSwitch(request, response, viewer);
+    if (path === '/kill-switch') return await killSwitch(request, response, viewer, body);
     if (path === '/logout' && request.method === 'POST') {
       sessions.close(who.sessionId);
       return send(response, 204, 'text/plain', '', { 'set-cookie': `${SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/dashboard; Max-Age=0` });
@@ -263,12 +294,6 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       return sendJson(response, 200, { cancelled, task: summaryOf(task) });
     }
     if (action === '/answer' && request.method === 'POST') {
-      let body: unknown;
-      try {
-        body = JSON.parse(await readBody(request));
-      } catch {
-        throw new HttpError(400, 'The body is not JSON');
-      }
       const responses = (body as { responses?: unknown } | null)?.responses;
       if (!responses || typeof responses !== 'object' || Array.isArray(responses)) throw new HttpError(400, 'Expected {"responses": {key: ElicitResult}}');
       const accepted = await options.service.answerFor(viewer, taskId, responses as Record<string, unknown>);
@@ -324,18 +349,13 @@ export function createDashboard(options: DashboardOptions): Dashboard {
    * through the admin API's control (its checks, `setBy` = the viewer's owner key). Without `admin:read` the panel
    * does not exist (404); with it but without `admin:write` a change is refused (403).
    */
-  async function killSwitch(request: IncomingMessage, response: ServerResponse, viewer: Viewer): Promise<void> {
+  async function killSwitch(request: IncomingMessage, response: ServerResponse, viewer: Viewer, posted: unknown): Promise<void> {
     const control = options.killSwitch;
     const rights = killSwitchRights(viewer);
     if (!control || !rights.see) throw new HttpError(404, 'Not found');
     if (request.method === 'GET') return sendJson(response, 200, panelOf(await control.read(), viewer));
     if (!rights.change) throw new HttpError(403, 'Changing the kill switch needs the admin:write scope');
-    let body: { action?: unknown; tool?: unknown; fallback?: unknown; reason?: unknown };
-    try {
-      body = JSON.parse(await readBody(request)) as typeof body;
-    } catch {
-      throw new HttpError(400, 'The body is not JSON');
-    }
+    const body = posted as { action?: unknown; tool?: unknown; fallback?: unknown; reason?: unknown } | null;
     if (!body || typeof body !== 'object' || (body.action !== 'on' && body.action !== 'off')) throw new HttpError(400, 'Expected {"action": "on"|"off", "tool"?, "fallback"?, "reason"?}');
     // An empty form field means "not given": every tool, the default fallback, no reason.
     const given = (value: unknown): unknown => (value === '' || value === null ? undefined : value);

@@ -1,9 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isJsonContentType } from '@modelcontextprotocol/server';
 import { AuthenticationError, ownerKeyOf, type Authenticator } from '../core/owner.js';
 import type { TaskStore } from '../core/store.js';
 import { Scope } from '../protocol/scopes.js';
 import { KillSwitchInputError } from '../core/kill-switch.js';
 import { silentLogger, type Logger } from '../core/logger.js';
+import { discardBody, readRequestBody } from '../core/request-body.js';
 import { AdminInputError, readAudit, readInFlight, readOperations } from './admin.js';
 import type { KillSwitchCache } from './kill-switch.js';
 import { createKillSwitchControl } from './kill-switch-control.js';
@@ -24,7 +26,8 @@ import { createKillSwitchControl } from './kill-switch-control.js';
  * | GET | /admin/audit | admin:read | `?since=<epoch ms>&tool=&owner=&afterSeq=&limit=` | `{entries}` |
  *
  * Errors: 401 `invalid_token` (missing or refused token, `WWW-Authenticate: Bearer`), 403 `insufficient_scope`
- * (`scope` names the one needed) or `local_only`, 400 `invalid_request` (bad JSON, unknown tool, bad fallback),
+ * (`scope` names the one needed) or `local_only`, 415 `unsupported_media_type` (a body whose Content-Type is not
+ * `application/json`; checked after the token), 400 `invalid_request` (bad JSON, unknown tool, bad fallback),
  * 404 `not_found`, 405 `method_not_allowed`, 503 `temporarily_unavailable` (key set or store unreachable); each
  * with a JSON body `{error, error_description}`.
  */
@@ -67,16 +70,23 @@ function send(response: ServerResponse, status: number, body: unknown, headers: 
   response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(text), ...headers }).end(text);
 }
 
+/**
+ * The JSON body of a change: HTTP 415 unless the Content-Type is `application/json` (the SDK's media-type rule:
+ * parameters and case ignored; the body is drained unparsed); 413 above {@link MAX_BODY_BYTES}; 400 for bad JSON,
+ * an empty body or a body cut short.
+ */
 async function readBody(request: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new HttpProblem(413, 'invalid_request', `body larger than ${MAX_BODY_BYTES} bytes`);
-    chunks.push(chunk);
+  if (!isJsonContentType(request.headers['content-type'])) {
+    await discardBody(request);
+    throw new HttpProblem(415, 'unsupported_media_type', 'Content-Type must be application/json');
   }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') return {};
+  const read = await readRequestBody(request, MAX_BODY_BYTES);
+  if (read.kind === 'too_large') throw new HttpProblem(413, 'invalid_request', `body larger than ${MAX_BODY_BYTES} bytes`, read.drained ? {} : { connection: 'close' });
+  // The connection ended before the body did: a client error (it was answered 503 "store" before the HTTP-layer fuzzer).
+  if (read.kind === 'aborted') throw new HttpProblem(400, 'invalid_request', 'the request body was cut short');
+  const text = read.bytes.toString('utf8');
+  // Not `{}`: a change whose body was lost (a request cut short, a body-less PUT) must not switch every tool off.
+  if (text.trim() === '') throw new HttpProblem(400, 'invalid_request', 'the body is empty: send a JSON object ({} for every tool)');
   try {
     return JSON.parse(text) as unknown;
   } catch {

@@ -15,6 +15,16 @@ export const ErrorCode = Object.freeze({
   InvalidParams: -32602,
   /** Internal error; runtime-made failures carry `data.reason`. */
   InternalError: -32603,
+  /**
+   * The SDK's code for refusals by the HTTP transport itself, before any JSON-RPC handling: a POST whose
+   * Content-Type is not `application/json` (HTTP 415), an `Accept` without `application/json` and
+   * `text/event-stream` (406), a 2025-11-25 request without `Mcp-Session-Id` (400). It lies in the legacy
+   * implementation-defined range (base §8, "new code SHOULD NOT use"); kept because the SDK answers it on both
+   * generations and our answers must equal the SDK's (`test/contract/fast-path.test.ts`).
+   */
+  TransportRefused: -32000,
+  /** A 2025-11-25 `Mcp-Session-Id` the store does not know, or another owner's (HTTP 404: initialise again). */
+  SessionNotFound: -32001,
   /** HTTP header missing/invalid/≠ body (HTTP 400). */
   HeaderMismatch: -32020,
   /** Missing required client capability, `data.requiredCapabilities` (HTTP 400). */

@@ -17,6 +17,7 @@ import { Scope, TASK_SCOPES } from '../../src/protocol/scopes.js';
 import type { Viewer } from '../../src/service/viewer.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
 import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { sendHttp, sendRawHttp } from '../helpers/raw-http.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { postModern } from '../helpers/wire.js';
 
@@ -125,6 +126,41 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
     const ok = await cancel({ 'x-csrf-token': csrf, origin: base });
     expect(ok.status).toBe(200);
     expect(((await ok.json()) as any).cancelled).toBe(true);
+  });
+
+  it('issue 23: an action whose Content-Type is not JSON (text/plain, a form, multipart, none) gets 415 and cancels or answers nothing; the sign-in takes only its form', async () => {
+    const created = await postModern(running.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 30 } }, { ...V2, token: TOKENS[0]!.token });
+    const taskId = created.body.result?.taskId as string;
+    const { cookie, csrf } = await signIn(TOKENS[0]!.token);
+    const port = Number(host.split(':')[1]);
+    const post = (path: string, body: string, type: string | undefined, extra: Record<string, string> = { cookie, 'x-csrf-token': csrf, origin: base }) =>
+      sendHttp(port, { method: 'POST', path, headers: { ...extra, ...(type === undefined ? {} : { 'content-type': type }) }, body }, 15_000);
+    for (const type of ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', undefined]) {
+      for (const [path, body] of [[`/dashboard/api/tasks/${taskId}/cancel`, '{}'], [`/dashboard/api/tasks/${taskId}/answer`, '{"responses":{"input-1":{"action":"decline"}}}'], ['/dashboard/api/logout', '{}']]) {
+        const answer = await post(path as string, body as string, type);
+        expect([answer.status, JSON.parse(answer.text)], `${path} ${String(type)}`).toEqual([415, { error: 'Content-Type must be application/json' }]);
+      }
+    }
+    // An action runs only once its whole body is in and is JSON: not JSON, oversized, or cut short by the connection.
+    const cancelPath = `/dashboard/api/tasks/${taskId}/cancel`;
+    expect((await post(cancelPath, 'not json', 'application/json')).status).toBe(400);
+    const raw = (length: number, connection: string) => `POST ${cancelPath} HTTP/1.1\r\nHost: ${host}\r\nCookie: ${cookie}\r\nX-CSRF-Token: ${csrf}\r\nOrigin: ${base}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\nConnection: ${connection}\r\n\r\n`;
+    // Oversized, from a client still sending on a closing connection: it reads its 413 (the body is drained), not a reset.
+    const big = Buffer.alloc(3 * 1024 * 1024, 0x20);
+    expect((await sendRawHttp(port, { pieces: [Buffer.from(raw(big.length, 'close')), big.subarray(0, 1024 * 1024), big.subarray(1024 * 1024)], pauseMs: 5, readAfterSending: true }, 15_000)).status).toBe(413);
+    expect((await sendRawHttp(port, { pieces: [Buffer.from(`${raw(50, 'keep-alive')}{`)], halfClose: true }, 15_000)).status).toBeLessThan(500);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await running.server.service.inspect(ALICE, taskId)).task.status).toBe('working');
+    // Still signed in (the refused logout closed nothing); the same cancel as JSON works.
+    expect((await fetch(`${base}/dashboard/api/session`, { headers: { cookie } })).status).toBe(200);
+    expect((await post(`/dashboard/api/tasks/${taskId}/cancel`, '{}', 'application/json; charset=utf-8')).status).toBe(200);
+    expect((await running.server.service.inspect(ALICE, taskId)).task.status).toBe('cancelled');
+    // The sign-in page posts a form; anything else opens no session.
+    for (const [type, body] of [['application/json', JSON.stringify({ token: TOKENS[0]!.token })], ['text/plain', `token=${TOKENS[0]!.token}`], [undefined, `token=${TOKENS[0]!.token}`]]) {
+      const answer = await post('/dashboard/login', body as string, type, { origin: base });
+      expect([answer.status, answer.headers['set-cookie']], String(type)).toEqual([415, undefined]);
+    }
+    expect((await post('/dashboard/login', `token=${TOKENS[0]!.token}`, 'application/x-www-form-urlencoded;charset=UTF-8', { origin: base })).status).toBe(303);
   });
 
   it('a Host outside the allow-list is refused (DNS rebinding)', async () => {

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
+import { captureLogger } from '../helpers/capture-logger.js';
+import { sendRawHttp } from '../helpers/raw-http.js';
 import { RawLegacySession } from '../helpers/sse.js';
 import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
-import { postRaw, readJsonRpc } from '../helpers/wire.js';
+import { modernMeta, postRaw, readJsonRpc } from '../helpers/wire.js';
 
 describe('HTTP edges of the one endpoint', () => {
   let running: RunningTasksServer;
@@ -40,6 +42,25 @@ describe('HTTP edges of the one endpoint', () => {
       const response = await readJsonRpc(await fetch(running.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body }));
       expect(response.status).toBe(413);
       expect(response.body.error?.code).toBe(-32600);
+    }
+  });
+
+  it('a body cut short by the client (fewer bytes than its Content-Length, then the connection ends) runs nothing, answers no 5xx and is no server error in the log', async () => {
+    const capture = captureLogger();
+    const own = await startTasksServer({ tools: conformanceFixtureTools(), logger: capture.logger });
+    try {
+      const port = Number(new URL(own.url).port);
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0 }, _meta: modernMeta() } });
+      const head = `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: slow_compute\r\nContent-Length: ${body.length + 20}\r\n\r\n`;
+      for (const sent of [body, body.slice(0, 40)]) {
+        const answer = await sendRawHttp(port, { pieces: [Buffer.from(head + sent)], halfClose: true }, 15_000);
+        expect(answer.status).toBeLessThan(500);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await own.store.browse({ limit: 10 })).toEqual([]);
+      expect(capture.lines.filter((line) => line.level === 'error' || line.level === 'warn')).toEqual([]);
+    } finally {
+      await own.close();
     }
   });
 

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../src/server/http/body.js';
-import type { HttpAnswer, HttpProbe } from './targets.js';
+import type { HttpAnswer, HttpProbe } from '../helpers/raw-http.js';
 
 export type Generation = 'v1' | 'v2';
 

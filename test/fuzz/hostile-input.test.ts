@@ -22,7 +22,8 @@ import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { freePort } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { httpCases, stdioCases, stdioLine, V1, v1Probe, v2Probe, type Generation, type HttpCase, type StdioCase, type World } from './cases.js';
-import { sendHttp, spawnServe, StdioPeer, type HttpAnswer, type ServeProcess } from './targets.js';
+import { sendHttp, type HttpAnswer } from '../helpers/raw-http.js';
+import { spawnServe, StdioPeer, type ServeProcess } from './targets.js';
 
 const TOTAL = Number(process.env.FUZZ_MESSAGES ?? 10_000);
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_201);

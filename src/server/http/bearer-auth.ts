@@ -127,12 +127,12 @@ export class BearerAuth {
   }
 
   /**
-   * Refuse a body whose methods need scopes the caller lacks (see `ScopePolicy.requiredForBody`), with HTTP 403
+   * Refuse a message whose method needs scopes the caller lacks (see `ScopePolicy.requiredForMessage`), with HTTP 403
    * `insufficient_scope` naming the scopes required.
    * @returns `true` when the body may proceed.
    */
   async authorize(caller: AuthenticatedCaller, body: unknown, response: ServerResponse): Promise<boolean> {
-    const required = this.settings.scopes.requiredForBody(body);
+    const required = this.settings.scopes.requiredForMessage(body);
     if (required.length === 0) return true;
     const challenge = await requireScopes(...(required as [string, ...string[]]))({ request: body as never, authInfo: caller.authInfo });
     if (challenge === undefined) return true;

@@ -93,7 +93,7 @@ export class LegacySessions {
     if (typeof sessionId === 'string') {
       const session = await this.resolve(sessionId, ownerKey, request.auth);
       if (!session) {
-        writeJsonRpcError(response, 404, null, -32001, 'Session not found');
+        writeJsonRpcError(response, 404, null, ErrorCode.SessionNotFound, 'Session not found');
         return;
       }
       await session.serve(request, response, parsedBody);
@@ -104,7 +104,7 @@ export class LegacySessions {
       return;
     }
     if (request.method !== 'POST' || !isInitializeRequest(parsedBody)) {
-      writeJsonRpcError(response, 400, null, -32000, 'Bad Request: Mcp-Session-Id header is required');
+      writeJsonRpcError(response, 400, null, ErrorCode.TransportRefused, 'Bad Request: Mcp-Session-Id header is required');
       return;
     }
     const initialize = (parsedBody as { params: JsonObject }).params;

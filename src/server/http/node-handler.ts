@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpServerFactory } from '@modelcontextprotocol/server';
+import { createMcpHandler, isJsonContentType, isLegacyRequest, type AuthInfo, type McpServerFactory } from '@modelcontextprotocol/server';
 import { hostHeaderValidation, originValidation, toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
 import type { Logger } from '../../core/logger.js';
+import { discardBody } from '../../core/request-body.js';
 import type { ScopePolicy } from '../../core/scopes.js';
 import { ErrorCode } from '../../protocol/constants.js';
 import type { CallerIdentity } from '../../service/caller.js';
@@ -64,18 +65,10 @@ export interface HttpFront {
   close(): Promise<void>;
 }
 
-/** Route a posted response (or a batch made only of responses) if every message is one of ours. */
-async function routeResponses(route: (identity: CallerIdentity, message: unknown) => Promise<boolean>, identity: CallerIdentity, body: unknown): Promise<boolean> {
-  const messages = Array.isArray(body) ? body : [body];
-  if (messages.length === 0) return false;
-  let handled = true;
-  for (const message of messages) handled = (await route(identity, message)) && handled;
-  return handled;
-}
-
 /**
  * The one Streamable HTTP endpoint: Host/Origin checks, bearer authentication (HTTP 401 before any task lookup),
- * body limit (413 + `-32600`) and JSON parsing (`-32700`), then routing with the SDK's own `isLegacyRequest`:
+ * Content-Type (415 + `-32000` unless `application/json`), body limit (413 + `-32600`), JSON parsing (`-32700`)
+ * and one message per POST (a batch: 400 + `-32600`), then routing with the SDK's own `isLegacyRequest`:
  * v1-generation (2025-11-25) traffic to the sessionful legacy leg, everything else to the stateless 2026-07-28 handler.
  */
 export function createHttpFront(options: HttpFrontOptions): HttpFront {
@@ -120,9 +113,24 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
 
     let parsedBody: unknown;
     if (request.method === 'POST') {
+      // HTTP 415 before the body is parsed, on every POST (both generations, both paths, the elicitation replies):
+      // a CORS-safelisted type (`text/plain`, a form) is what a cross-site page can send without a preflight.
+      // The SDK's own media-type rule (parameters and case ignored, `text/plain; a=application/json` refused) and
+      // its code, so the fast path and the SDK path answer alike; the SDK also checks it before the body size.
+      // The body is drained unparsed first (bounded, as for a 413), so a client still sending reads the 415
+      // instead of a connection reset (found by the HTTP-layer fuzzer).
+      if (!isJsonContentType(request.headers['content-type'])) {
+        const whole = await discardBody(request);
+        writeJsonRpcError(response, 415, null, ErrorCode.TransportRefused, 'Unsupported Media Type: Content-Type must be application/json', whole ? {} : { connection: 'close' });
+        return;
+      }
       const body = await readJsonBody(request, options.maxRequestBodyBytes);
       if (!body.ok) {
-        if (body.failure.kind === 'too_large') {
+        if (body.failure.kind === 'aborted') {
+          // The connection ended before the body did (Node's parser answers 400 where it still can): nothing ran.
+          options.logger.debug({ remote: request.socket.remoteAddress }, 'request body cut short; connection closed');
+          response.destroy();
+        } else if (body.failure.kind === 'too_large') {
           writeJsonRpcError(response, 413, null, ErrorCode.InvalidRequest, `Request body exceeds ${options.maxRequestBodyBytes} bytes`, { connection: 'close' });
         } else if (body.failure.kind === 'too_deep') {
           writeJsonRpcError(response, 400, null, ErrorCode.InvalidRequest, `Invalid request: the body nests arrays and objects deeper than ${body.failure.limit} levels`);
@@ -136,10 +144,17 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
         writeJsonRpcError(response, 400, null, ErrorCode.ParseError, 'Parse error: the request body is empty');
         return;
       }
+      // One JSON-RPC message per POST, on both generations (base B23; neither schema has had a batch type since
+      // 2025-06-18): a batch — of requests, notifications or replies to our elicitations — is refused as a whole
+      // before any of it is looked at, so nothing in it runs and no element gets an answer of its own.
+      if (Array.isArray(parsedBody)) {
+        writeJsonRpcError(response, 400, null, ErrorCode.InvalidRequest, 'Invalid request: JSON-RPC batches are not accepted; send one message per POST');
+        return;
+      }
       // Method-level scopes (HTTP 403 insufficient_scope), judged from the message alone; task-level re-checks
       // (a task that continues) belong to the service door.
       if (bearer && !(await bearer.authorize(caller, parsedBody, response))) return;
-      if (options.routeResponse && (await routeResponses(options.routeResponse, identity, parsedBody))) {
+      if (options.routeResponse && (await options.routeResponse(identity, parsedBody))) {
         response.writeHead(202).end();
         return;
       }
