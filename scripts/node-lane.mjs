@@ -23,7 +23,7 @@
 // --summary FILE writes {node, passed, failed, seconds} for `.ci/run`; --prepare stops after steps 1–3 and prints
 // the lane's node binary. Exit status 1 when anything failed or nothing passed.
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { availableParallelism, homedir, tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -207,7 +207,7 @@ function newest(dir) {
 }
 
 /** Step 3: the lane tree — fresh copies of the project's files and the lane's better-sqlite3. */
-function syncTree(addon) {
+function syncTree(cache, addon) {
   const main = join(root, 'dist', 'cli', 'main.js');
   if (!existsSync(main) || statSync(main).mtimeMs < newest(join(root, 'src'))) {
     log('dist/ is older than src/: npm run build');
@@ -232,6 +232,15 @@ function syncTree(addon) {
     if (existsSync(join(modules, name))) continue;
     rmSync(join(modules, name), { force: true }); // a dangling link, if any
     symlinkSync(join(root, 'node_modules', name), join(modules, name));
+  }
+  // vitest's cache (the last durations, by which it starts the longest files first) lives with the lane's cache, so a
+  // fresh clone does not start the PostgreSQL contract, the longest file and one of the smallest, last.
+  const vitestCache = join(cache, 'vitest');
+  mkdirSync(vitestCache, { recursive: true });
+  const linked = lstatSync(join(modules, '.vite'), { throwIfNoEntry: false })?.isSymbolicLink() && readlinkSync(join(modules, '.vite'));
+  if (linked !== vitestCache) {
+    rmSync(join(modules, '.vite'), { recursive: true, force: true }); // a directory, or a link elsewhere: not followed
+    symlinkSync(vitestCache, join(modules, '.vite'));
   }
   const installed = join(modules, 'better-sqlite3');
   const stampOf = (dir) => (existsSync(join(dir, 'node-lane.json')) ? readFileSync(join(dir, 'node-lane.json'), 'utf8') : '');
@@ -271,7 +280,7 @@ function main() {
   const version = process.env.MCP_TASKS_NODE_LANE_VERSION || NODE_LANE_VERSION;
   const node = ensureNode(cache, version);
   const addon = ensureBetterSqlite3(cache, node);
-  const tree = syncTree(addon);
+  const tree = syncTree(cache, addon);
   const env = { ...process.env, PATH: `${join(node.dir, 'bin')}:${process.env.PATH}` };
   delete env.CI_JSON_REPORT; // `.ci/run`'s main report is not ours to overwrite
   // The addon the tree resolves is the lane's build (a Node 20 build would not load: another ABI).
@@ -286,7 +295,9 @@ function main() {
   const files = selectFiles(options.files);
   const reportFile = join(scratch(tmpdir(), 'node-lane-'), 'vitest.json');
   const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
-  const args = [vitest, 'run', ...files, '--reporter=default', '--reporter=json', `--outputFile.json=${reportFile}`];
+  // Two files at a time even on 2 cores (vitest's default there is one): the longest files wait on fsync (the store
+  // contracts) or on purpose (the executor's lease and grace periods), not on the CPU.
+  const args = [vitest, 'run', ...files, '--maxWorkers=2', '--reporter=default', '--reporter=json', `--outputFile.json=${reportFile}`];
   const status = spawnSync(node.binary, args, { cwd: tree, env, stdio: 'inherit' }).status;
   let report;
   try {
