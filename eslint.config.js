@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'tools/**', 'bench/results/**', 'data/**'] },
+  { ignores: ['.cache/**', 'dist/**', 'node_modules/**', 'tools/**', 'bench/results/**', 'data/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
