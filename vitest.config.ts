@@ -1,11 +1,62 @@
 import { defineConfig } from 'vitest/config';
+import SlowestFilesReporter from './test/helpers/slowest-files-reporter.js';
+
+/**
+ * Test tiers (docs/testing.md). Every `test/**\/*.test.ts` file belongs to exactly one of unit, contract and e2e —
+ * e2e takes whatever the other two do not name, so a new file always runs in `npm test`. `long` runs some e2e files
+ * again at full size and exists only when MCP_TASKS_TEST_LONG=1 (`npm run test:long`), so that running one file
+ * with `npx vitest run <file>` never runs it twice.
+ *
+ * - unit: needs nothing but Node — in-process, SQLite files, loopback HTTP inside the test process; includes the
+ *   task store contract on SQLite. `npm run test:unit`.
+ * - contract: the same store contract and the store-level rules against a real PostgreSQL server.
+ * - e2e: real processes (serve, worker, the CLI, real MCP clients, Chromium), several processes on one store,
+ *   and the chaos, fuzz and benchmark smoke runs at `npm test` size.
+ * - long: chaos (soak size), fuzz and the benchmark smoke at full size. `npm run test:long`.
+ */
+
+const UNIT = [
+  'test/{architecture,auth,client,contract,core,execution,protocol,server,service,store,testing,tools}/**/*.test.ts',
+  'test/cli/{prompt,task-id-argument}.test.ts',
+  'test/dashboard/dashboard-{http,jwt,operations}.test.ts',
+  'test/ops/{canary,input-wait-metrics,kill-switch,kill-switch-control,tracing}.test.ts',
+  'test/verify/verify-units.test.ts',
+];
+
+/** Files under the unit folders that need PostgreSQL. */
+const CONTRACT = ['test/store/postgres-*.test.ts', 'test/store/audit-kind-filter.test.ts', 'test/service/task-reads.test.ts', 'test/execution/owner-state.test.ts'];
+
+/** Run again at full size by `long`. */
+const LONG = ['test/chaos/**/*.test.ts', 'test/fuzz/**/*.test.ts', 'test/bench/bench-quick.test.ts'];
+
+/**
+ * Full sizes of the LONG files (`npm run test:long`; each can be overridden from the environment). In e2e they run
+ * at their own defaults: the same invariants on fewer messages, tasks, kills and benchmark suites.
+ */
+const LONG_SIZES = {
+  FUZZ_MESSAGES: process.env.FUZZ_MESSAGES ?? '100000',
+  CHAOS_TASKS: process.env.CHAOS_TASKS ?? '10000',
+  CHAOS_KILLS: process.env.CHAOS_KILLS ?? '30',
+  BENCH_SUITES: process.env.BENCH_SUITES ?? 'all',
+};
+
+const ALL = 'test/**/*.test.ts';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    reporters: process.env.CI_JSON_REPORT ? ['default', ['json', { outputFile: process.env.CI_JSON_REPORT }]] : ['default'],
+    reporters: [
+      'default',
+      new SlowestFilesReporter(),
+      ...(process.env.CI_JSON_REPORT ? [['json', { outputFile: process.env.CI_JSON_REPORT }] as const] : []),
+    ],
+    projects: [
+      { extends: true, test: { name: 'unit', include: UNIT, exclude: CONTRACT } },
+      { extends: true, test: { name: 'contract', include: CONTRACT } },
+      { extends: true, test: { name: 'e2e', include: [ALL], exclude: [...UNIT, ...CONTRACT] } },
+      ...(process.env.MCP_TASKS_TEST_LONG === '1' ? [{ extends: true, test: { name: 'long', include: LONG, env: LONG_SIZES } }] : []),
+    ],
   },
 });
