@@ -51,7 +51,11 @@ export async function startServerProcess(dataDir: string, extraArgs: string[] = 
     } catch {
       // not up yet
     }
-    if (Date.now() > deadline) throw new Error(`server did not start:\n${output}`);
+    if (Date.now() > deadline) {
+      // Never leave a half-started server behind: it would hold its port and store for the rest of the run.
+      child.kill('SIGKILL');
+      throw new Error(`server did not start:\n${output}`);
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
   return {
@@ -88,7 +92,10 @@ export async function startWorkerProcess(args: string[], env: Record<string, str
   const deadline = Date.now() + 20_000;
   while (!/mcp-tasks: worker \S+ running/.test(output)) {
     if (child.exitCode !== null) throw new Error(`worker exited early (${child.exitCode}):\n${output}`);
-    if (Date.now() > deadline) throw new Error(`worker did not start:\n${output}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`worker did not start:\n${output}`);
+    }
     await new Promise((r) => setTimeout(r, 25));
   }
   return {
