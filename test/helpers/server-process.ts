@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
+import { reaped } from './child-reaper.js';
 
 const MAIN = resolve(import.meta.dirname, '../../dist/cli/main.js');
 
@@ -64,10 +65,12 @@ export interface ServerProcess {
  */
 export async function startServerProcess(dataDir: string, extraArgs: string[] = [], env: Record<string, string> = {}, port?: number): Promise<ServerProcess> {
   port ??= await freePort();
-  const child = spawn(process.execPath, [MAIN, 'serve', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, ...env },
-  });
+  const child = reaped(
+    spawn(process.execPath, [MAIN, 'serve', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, ...env },
+    }),
+  );
   let output = '';
   child.stderr?.on('data', (chunk) => (output += chunk));
   const url = `http://127.0.0.1:${port}/mcp`;
@@ -101,7 +104,7 @@ export interface WorkerProcess {
 
 /** Start `node dist/cli/main.js worker …args` with `env` added, and wait until it says it runs. */
 export async function startWorkerProcess(args: string[], env: Record<string, string> = {}): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [MAIN, 'worker', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
+  const child = reaped(spawn(process.execPath, [MAIN, 'worker', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } }));
   let output = '';
   child.stderr?.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
