@@ -8,8 +8,8 @@ import SlowestFilesReporter from './test/helpers/slowest-files-reporter.js';
  * again at full size and exists only when MCP_TASKS_TEST_LONG=1 (`npm run test:long`), so that running one file
  * with `npx vitest run <file>` never runs it twice.
  *
- * - unit: needs nothing but Node — in-process, SQLite files, loopback HTTP inside the test process; includes the
- *   task store contract on SQLite. `npm run test:unit`.
+ * - unit: needs nothing but Node — in-process: SQLite files, servers on loopback HTTP inside the test process (the
+ *   in-process files of test/e2e too); includes the task store contract on SQLite. `npm run test:unit`.
  * - contract: the same store contract and the store-level rules against a real PostgreSQL server.
  * - e2e: real processes (serve, worker, the CLI, real MCP clients, Chromium), several processes on one store,
  *   and the chaos, fuzz and benchmark smoke runs at `npm test` size.
@@ -22,7 +22,11 @@ const UNIT = [
   'test/cli/{prompt,task-id-argument}.test.ts',
   'test/dashboard/dashboard-{http,jwt,operations}.test.ts',
   'test/ops/{canary,input-wait-metrics,kill-switch,kill-switch-control,tracing}.test.ts',
-  'test/verify/verify-units.test.ts',
+  'test/verify/verify-{units,seeded-defects}.test.ts',
+  // End to end over real HTTP, but the server runs inside the test process (startTasksServer): no child process.
+  'test/e2e/{audit,fallback-tool-scopes,fault-injection,http-edges,idempotency,immediate-response,input-bounds,input-v1,input-v2,large-results}.test.ts',
+  'test/e2e/{lease-renewal-race,notifications,oauth-resource-server,owner-isolation,quotas-and-limits,scope-lost-mid-task,task-fallback-tools}.test.ts',
+  'test/e2e/{v1-sdk-client,v2-http-wire,v2-official-client}.test.ts',
   // Not test/tools/pathological-lines: it compares the times of its own code on short and long lines against a
   // bound, and in a worker shared with other files its ratios came closer to the bound (2 failures in 7 runs under
   // load, none in 6 alone); e2e gives each file a process of its own.
