@@ -20,7 +20,7 @@
 // The cache (Node + built addon, ~230 MB) is reused when present: MCP_TASKS_NODE_LANE_CACHE, else
 // $XDG_CACHE_HOME/mcp-tasks/node-lts, else ~/.cache/mcp-tasks/node-lts. MCP_TASKS_NODE_LANE_VERSION runs another
 // version (its integrity is then checked by npm alone). PostgreSQL: MCP_TASKS_TEST_PG_URL or `npm run pg:start`.
-// --summary FILE writes {node, passed, failed, seconds} for `.ci/run`; --prepare stops after steps 1–3 and prints
+// --summary FILE (or NODE_LANE_SUMMARY) writes {node, passed, failed, seconds} for `.ci/run`; --prepare stops after steps 1–3 and prints
 // the lane's node binary. Exit status 1 when anything failed or nothing passed.
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -83,7 +83,7 @@ function run(command, args, options = {}) {
 }
 
 function parseArgs(argv) {
-  const options = { summary: undefined, prepare: false, files: [] };
+  const options = { summary: process.env.NODE_LANE_SUMMARY ? resolve(process.env.NODE_LANE_SUMMARY) : undefined, prepare: false, files: [] };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--summary') options.summary = resolve(argv[++i] ?? fail('--summary needs a file'));
     else if (argv[i] === '--prepare') options.prepare = true;

@@ -1,15 +1,15 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, flagsGiven, resolveConfig, type ResolvedConfig } from './config/resolve.js';
-import { answerCommand } from './answer.js';
-import { callCommand } from './call.js';
-import { DEFAULT_URL, secondsOption } from './requestor.js';
-import { demoCorpusCommand } from './demo-corpus.js';
+import type { AnswerFlags } from './answer.js';
+import type { CallFlags } from './call.js';
+import type { DemoCorpusFlags } from './demo-corpus.js';
+import type { ResumeFlags } from './journal-commands.js';
+import type { RequestorFlags } from './requestor.js';
+import { DEFAULT_URL, secondsOption } from './requestor-options.js';
+import type { CancelFlags, WatchFlags } from './task-commands.js';
+import type { VerifyFlags } from './verify.js';
 import { protectDashTaskIds } from './task-id-argument.js';
-import { cancelCommand, getCommand, watchCommand } from './task-commands.js';
-import { inspectCommand } from './inspect.js';
-import { resumeCommand, tasksCommand } from './journal-commands.js';
-import { verifyCommand } from './verify.js';
 import { ExitCode, StartupError, UsageError } from './usage-error.js';
 
 /** Parse a non-negative integer option (milliseconds, counts). */
@@ -125,7 +125,8 @@ function configOf(command: Command): ResolvedConfig {
   }
 }
 
-// Each role loads only its own modules: a worker process never loads the MCP server code.
+// Each command loads only its own modules when it runs: a worker process never loads the MCP server code, and no
+// process loads the client library, the verify suite or the built-in tools unless its command uses them.
 withServeAuthOptions(withSharedOptions(program.command('serve')))
   .description('serve MCP (2025-11-25 tasks and the 2026-07-28 Tasks Extension) on one HTTP endpoint or on stdio')
   .option('--port <port>', 'HTTP port (default 3100)')
@@ -209,31 +210,32 @@ withConnectionOptions(program.command('call <tool>'))
   .addOption(new Option('--fallback <fallback>', 'when the policy cannot be met: sync (inline, bounded by --max-sync-ms), reject (exit 7) or handoff (a JSON record on stdout, exit 7); default reject').choices(['sync', 'reject', 'handoff']))
   .option('--max-sync-ms <ms>', 'bound of --fallback sync, the HTTP request timeout (default: --timeout, else 300000)', positiveIntegerOption)
   .addHelpText('after', `\n${ANSWERS_HELP}\n\n${EXIT_CODES}, 6 input needed (the task waits; answer it with mcp-tasks answer)\njournal of unfinished tasks: MCP_TASKS_CLIENT_STATE or ~/.mcp-tasks/tasks.json`)
-  .action(callCommand);
+  .action(async (tool: string, flags: CallFlags) => (await import('./call.js')).callCommand(tool, flags));
 
-withConnectionOptions(program.command('get <taskId>')).description("print a task's current state").action(getCommand);
+withConnectionOptions(program.command('get <taskId>')).description("print a task's current state")
+  .action(async (taskId: string, flags: RequestorFlags) => (await import('./task-commands.js')).getCommand(taskId, flags));
 
 withConnectionOptions(program.command('watch <taskId>'))
   .description('follow a task until it ends and print its result (Ctrl-C detaches)')
   .option('--timeout <sec>', 'stop waiting after this many seconds (the task keeps running)', secondsOption)
   .addHelpText('after', `\n${EXIT_CODES}`)
-  .action(watchCommand);
+  .action(async (taskId: string, flags: WatchFlags) => (await import('./task-commands.js')).watchCommand(taskId, flags));
 
 withConnectionOptions(program.command('cancel <taskId>'))
   .description('ask the server to cancel a task, then report its final outcome (a task can still end completed)')
   .option('--timeout <sec>', 'how long to wait for the final outcome (default 30)', secondsOption)
-  .action(cancelCommand);
+  .action(async (taskId: string, flags: CancelFlags) => (await import('./task-commands.js')).cancelCommand(taskId, flags));
 
 withConnectionOptions(program.command('inspect'))
   .description("print the server's capability manifest: protocol, generation, session evidence, task operations, per-tool task mode")
-  .action(inspectCommand);
+  .action(async (flags: RequestorFlags) => (await import('./inspect.js')).inspectCommand(flags));
 
 program
   .command('tasks')
   .description('list the journal: unfinished tasks (last status, lastUpdatedAt, correlation id) and calls whose answer never arrived')
   .option('--json', 'machine-readable JSON on stdout')
   .addHelpText('after', '\njournal: MCP_TASKS_CLIENT_STATE or ~/.mcp-tasks/tasks.json')
-  .action(tasksCommand);
+  .action(async (flags: RequestorFlags) => (await import('./journal-commands.js')).tasksCommand(flags));
 
 program
   .command('resume')
@@ -243,13 +245,13 @@ program
   .option('--json', 'machine-readable JSON on stdout')
   .option('--timeout <sec>', 'stop waiting after this many seconds (the tasks keep running)', secondsOption)
   .addHelpText('after', `\n${EXIT_CODES}`)
-  .action(resumeCommand);
+  .action(async (flags: ResumeFlags) => (await import('./journal-commands.js')).resumeCommand(flags));
 
 withConnectionOptions(program.command('answer <taskId>'))
   .description('answer the questions a task waits on (from --answers, or a form on a terminal), then exit; the task goes on')
   .option('--answers <json>', 'answers for the waiting questions (see below)')
   .addHelpText('after', `\n${ANSWERS_HELP}\n\nexit codes: 0 answered (or nothing waiting), 4 unknown or expired task, 5 connection or protocol error, 6 questions left unanswered, 64 usage`)
-  .action(answerCommand);
+  .action(async (taskId: string, flags: AnswerFlags) => (await import('./answer.js')).answerCommand(taskId, flags));
 
 /** `--url` / `--token-file` of the operator commands: the server's /admin/… API instead of the store. */
 const withAdminUrl = (command: Command): Command =>
@@ -327,7 +329,7 @@ program
   .option('--list', 'list the checks (with --json: as JSON) and exit')
   .option('--quiet', 'no progress lines on stderr')
   .addHelpText('after', '\nexit codes: 0 every selected check of the deciding gates passed, 1 one failed, 2 none failed but some were skipped (not verified), 5 server unreachable, 64 usage')
-  .action(verifyCommand);
+  .action(async (flags: VerifyFlags) => (await import('./verify.js')).verifyCommand(flags));
 
 program
   .command('demo-corpus')
@@ -337,7 +339,7 @@ program
   .option('--lines <n>', 'lines per file', integerOption, 10000)
   .option('--seed <n>', 'random seed; the same seed writes the same bytes', integerOption, 1)
   .option('--gzip-ratio <r>', 'share of files written gzipped (0–1)', Number, 0.3)
-  .action(demoCorpusCommand);
+  .action(async (flags: DemoCorpusFlags) => (await import('./demo-corpus.js')).demoCorpusCommand(flags));
 
 program.parseAsync(protectDashTaskIds(process.argv)).catch((error: unknown) => {
   if (error instanceof UsageError) {

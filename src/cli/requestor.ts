@@ -1,4 +1,3 @@
-import { InvalidArgumentError } from 'commander';
 import {
   CapabilityMissingError,
   connectTasksClient,
@@ -18,11 +17,9 @@ import {
   type TasksClient,
 } from '../client/index.js';
 import { describeQuestion, exampleAnswers, InputLeftOpenError, type CliInput } from './prompt-resolver.js';
+import { DEFAULT_URL } from './requestor-options.js';
 import { StatusLine } from './status-line.js';
 import { ExitCode, UsageError } from './usage-error.js';
-
-/** Endpoint used when neither `--url`, the journal nor `MCP_TASKS_URL` names one (`mcp-tasks serve`'s default). */
-export const DEFAULT_URL = 'http://127.0.0.1:3100/mcp';
 
 /** Flags shared by `call`, `get`, `watch` and `cancel`. */
 export interface RequestorFlags {
@@ -39,13 +36,6 @@ export interface Target {
   /** `flag`: given on the command line; `journal`: from the task's journal entry; `default`: `auto`. */
   protocolSource: 'flag' | 'journal' | 'default';
   journal: TaskJournal;
-}
-
-/** `--timeout <sec>`: a positive number of seconds, returned in milliseconds. */
-export function secondsOption(value: string): number {
-  const seconds = Number(value);
-  if (!Number.isFinite(seconds) || seconds <= 0) throw new InvalidArgumentError('expected a positive number of seconds');
-  return Math.round(seconds * 1000);
 }
 
 /**

@@ -1,12 +1,12 @@
 /**
- * Issue 11 acceptance 3, the chaos run: CHAOS_TASKS tasks (default 1,000) — idempotent, step-journaled and
+ * Issue 11 acceptance 3, the chaos run: CHAOS_TASKS tasks (default 400) — idempotent, step-journaled and
  * non-idempotent tools, a third each — while the test kill -9s a process that runs tools CHAOS_KILLS times (default
- * 10) at random moments and restarts it. On PostgreSQL: one `serve --no-worker` + a stable worker + the killed worker.
+ * 4) at random moments and restarts it. On PostgreSQL: one `serve --no-worker` + a stable worker + the killed worker.
  * On SQLite: two `serve` processes (each with its embedded worker) on one file, the second one killed. Afterwards,
  * exactly as the issue lists: every task id the clients received is terminal and none is lost; idempotent and
  * journaled tasks completed; a non-idempotent task that completed has exactly one side-effect line, one that failed
  * (`interrupted`) at most one, none ever two; a journaled step whose result was recorded never ran again.
- * `npm run test:long` runs it with 10,000 tasks and 30 kills.
+ * `npm test` runs the defaults; `npm run test:long` (and `npm run chaos:soak`) 10,000 tasks and 30 kills.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -21,8 +21,10 @@ import { makeTempDir } from '../helpers/temp-dir.js';
 import { postModern } from '../helpers/wire.js';
 
 const TOOLS = resolve(import.meta.dirname, '../fixtures/chaos-tools.mjs');
-const TASKS = Number(process.env.CHAOS_TASKS ?? 1_000);
-const KILLS = Number(process.env.CHAOS_KILLS ?? 10);
+const TASKS = Number(process.env.CHAOS_TASKS ?? 400);
+const KILLS = Number(process.env.CHAOS_KILLS ?? 4);
+/** Each test's time: the kills, then the tasks draining (a soak run's 10,000 tasks take minutes). */
+const TIMEOUT_MS = Math.max(300_000, TASKS * 60);
 const CREATORS = 16;
 const SECRET = 'chaos-run-secret-0123456789abcdef0123';
 const TOOL_NAMES = ['chaos_idempotent', 'chaos_journaled', 'chaos_once'] as const;
@@ -79,7 +81,7 @@ async function runChaos(url: string, observer: TaskStore, victim: Killable, dir:
   const [created] = await Promise.all([createAll(url, dir), killRepeatedly(victim, kills)]);
   expect(kills).toHaveLength(KILLS);
   expect(created).toHaveLength(TASKS);
-  const deadline = Date.now() + 180_000;
+  const deadline = Date.now() + Math.max(180_000, TASKS * 30);
   const final = new Map<string, Awaited<ReturnType<TaskStore['getUnscoped']>>>();
   for (const { taskId } of created) {
     for (;;) {
@@ -172,7 +174,7 @@ describe(`chaos: ${TASKS} tasks while a tool-running process is killed -9 ${KILL
     await victim.ready;
     cleanup.push(() => victim.stop());
     await runChaos(api.url, observer, victim, dir);
-  }, 300_000);
+  }, TIMEOUT_MS);
 
   it('SQLite: two serve processes on one file, the second killed and restarted', async () => {
     ensureBuilt();
@@ -189,5 +191,5 @@ describe(`chaos: ${TASKS} tasks while a tool-running process is killed -9 ${KILL
     await victim.ready;
     cleanup.push(() => victim.stop());
     await runChaos(stable.url, observer, victim, dir);
-  }, 300_000);
+  }, TIMEOUT_MS);
 });

@@ -5,6 +5,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { reaped } from '../helpers/child-reaper.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 /** The built CLI entry point. */
@@ -67,7 +68,7 @@ export interface RunningCli {
 /** Runners for the CLI with `env` (read at each start, so a test may change it); stdin is not a terminal. */
 export function cliRunner(env: NodeJS.ProcessEnv): { start(args: string[], cwd?: string): RunningCli; cli(args: string[], cwd?: string): Promise<Run> } {
   const start = (args: string[], cwd = ROOT): RunningCli => {
-    const child = spawn(process.execPath, [MAIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = reaped(spawn(process.execPath, [MAIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] }));
     let stdout = '';
     let stderr = '';
     const waiters: Array<() => void> = [];

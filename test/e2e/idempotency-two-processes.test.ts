@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { IDEMPOTENCY_KEY_META_KEY } from '../../src/protocol/constants.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
@@ -33,25 +34,24 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     let temp: ReturnType<typeof makeTempDir>;
     let root: string;
     let repo: string;
+    let tests = 0;
     const servers: ServerProcess[] = [];
-    if (backend === 'postgres') {
-      beforeAll(async () => {
-        database = await createTestDatabase();
-      });
-      afterAll(async () => {
-        await database?.drop();
-      });
-    }
-    beforeEach(async () => {
+    // One pair of servers for the describe block (the tests use distinct keys), a fresh repository per test.
+    beforeAll(async () => {
       temp = makeTempDir();
       root = join(temp.dir, 'writable');
-      repo = gitRepository(root);
-      const store = backend === 'postgres' ? (database as TestDatabase).url : join(temp.dir, 'shared.db');
+      mkdirSync(root);
+      database = backend === 'postgres' ? await createTestDatabase() : undefined;
+      const store = database ? database.url : join(temp.dir, 'shared.db');
       for (const name of ['a', 'b']) servers.push(await startServerProcess(join(temp.dir, `data-${name}`), ['--store', store, '--writable-root', root, '--root', root], { MCP_TASKS_SECRET: 'cd'.repeat(32) }));
     });
-    afterEach(async () => {
+    afterAll(async () => {
       for (const server of servers.splice(0)) await server.stop();
-      temp.remove();
+      await database?.drop();
+      temp?.remove();
+    });
+    beforeEach(() => {
+      repo = gitRepository(root, `reports-${(tests += 1)}`);
     });
 
     const params = (key: string, content = '# same\n') => ({ name: 'publish_report', arguments: { repo, path: 'reports/race.md', content }, _meta: { [IDEMPOTENCY_KEY_META_KEY]: key } });

@@ -7,8 +7,8 @@
  * Every case must get its class's answer, never a 5xx, within the timeout; the server must still run; afterwards
  * the store must pass `checkStoreIntegrity`.
  *
- * `npm test` runs a fixed seed with FUZZ_MESSAGES (default 10,000) messages in all; `npm run fuzz` runs 100,000.
- * FUZZ_SEED changes the seed.
+ * `npm test` runs a fixed seed with FUZZ_MESSAGES (default 2,500) messages in all; `npm run test:long` and
+ * `npm run fuzz` run 100,000 (vitest.config.ts). FUZZ_SEED changes the seed.
  */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -25,7 +25,7 @@ import { httpCases, stdioCases, stdioLine, V1, v1Probe, v2Probe, type Generation
 import { sendHttp, type HttpAnswer } from '../helpers/raw-http.js';
 import { spawnServe, StdioPeer, type ServeProcess } from './targets.js';
 
-const TOTAL = Number(process.env.FUZZ_MESSAGES ?? 10_000);
+const TOTAL = Number(process.env.FUZZ_MESSAGES ?? 2_500);
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_201);
 /** Messages in flight at once (one property run). */
 const BATCH = 25;

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
-import { postModern } from './wire.js';
+import { reaped } from './child-reaper.js';
 
 const MAIN = resolve(import.meta.dirname, '../../dist/cli/main.js');
 
@@ -17,6 +17,38 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** How long a process may take to say it runs. */
+const START_TIMEOUT_MS = 20_000;
+
+/**
+ * Resolve when `pattern` appears in the process's stderr (`output()` so far, woken by each chunk); reject when it
+ * exits first or does not print it within START_TIMEOUT_MS — and then kill it: a half-started process must not hold
+ * its port and store (and CPU) for the rest of the run.
+ */
+function startedLine(child: ChildProcess, output: () => string, pattern: RegExp, what: string): Promise<void> {
+  return new Promise((resolveStart, reject) => {
+    const check = (): void => {
+      if (pattern.test(output())) finish();
+      else if (child.exitCode !== null || child.signalCode !== null) finish(new Error(`${what} exited early (${child.exitCode ?? child.signalCode}):\n${output()}`));
+    };
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      finish(new Error(`${what} did not start within ${START_TIMEOUT_MS} ms:\n${output()}`));
+    }, START_TIMEOUT_MS);
+    const finish = (error?: Error): void => {
+      clearTimeout(timer);
+      child.stderr?.off('data', check);
+      child.off('exit', check);
+      if (error) reject(error);
+      else resolveStart();
+    };
+    // Registered after the caller's own 'data' listener, so `output()` already holds each chunk.
+    child.stderr?.on('data', check);
+    child.once('exit', check);
+    check();
+  });
+}
+
 /** A real `mcp-tasks serve` process (built `dist/`), for tests that kill and restart servers. */
 export interface ServerProcess {
   url: string;
@@ -29,31 +61,22 @@ export interface ServerProcess {
 
 /**
  * Start `node dist/cli/main.js serve …extraArgs` on a free port (or `port`, to restart on the same URL), with `env`
- * added, and wait until it answers.
+ * added, and wait until it says it serves (its banner: the HTTP handler is in place).
  */
 export async function startServerProcess(dataDir: string, extraArgs: string[] = [], env: Record<string, string> = {}, port?: number): Promise<ServerProcess> {
   port ??= await freePort();
-  const child = spawn(process.execPath, [MAIN, 'serve', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, ...env },
-  });
+  const child = reaped(
+    spawn(process.execPath, [MAIN, 'serve', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, ...env },
+    }),
+  );
   let output = '';
   child.stderr?.on('data', (chunk) => (output += chunk));
   const url = `http://127.0.0.1:${port}/mcp`;
   const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}):\n${output}`);
-    try {
-      // 401: up, and authenticating (the probe has no token).
-      const { status } = await postModern(url, 'server/discover');
-      if (status === 200 || status === 401) break;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline) throw new Error(`server did not start:\n${output}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  // serve prints its banner once its HTTP handler is in place (src/cli/serve.ts).
+  await startedLine(child, () => output, /mcp-tasks: serving http:\/\//, 'server');
   return {
     url,
     child,
@@ -81,16 +104,11 @@ export interface WorkerProcess {
 
 /** Start `node dist/cli/main.js worker …args` with `env` added, and wait until it says it runs. */
 export async function startWorkerProcess(args: string[], env: Record<string, string> = {}): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [MAIN, 'worker', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
+  const child = reaped(spawn(process.execPath, [MAIN, 'worker', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } }));
   let output = '';
   child.stderr?.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
-  const deadline = Date.now() + 20_000;
-  while (!/mcp-tasks: worker \S+ running/.test(output)) {
-    if (child.exitCode !== null) throw new Error(`worker exited early (${child.exitCode}):\n${output}`);
-    if (Date.now() > deadline) throw new Error(`worker did not start:\n${output}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await startedLine(child, () => output, /mcp-tasks: worker \S+ running/, 'worker');
   return {
     child,
     log: () => output,
