@@ -111,7 +111,7 @@ describe('check_infrastructure', () => {
     expect(context.progressCalls.map(([done, total]) => [done, total])).toEqual(Array.from({ length: 8 }, (_, i) => [i, 7]));
   });
 
-  it('diffs a configuration file against the last run with its secrets redacted, and says when only a secret changed', async () => {
+  it('diffs a configuration file against the last run with its secrets redacted, and shows a changed secret as a changed line', async () => {
     const file = path.join(root, 'app.yaml');
     await writeFile(file, `port: 8080\ndb:\n  password: ${DB_PASSWORD_1}\n  pool: 10\nowner: ops@example.com\n`);
     const context = makeContext([root]);
@@ -129,6 +129,9 @@ describe('check_infrastructure', () => {
     expect(changed).toMatchObject({ status: 'changed', newSinceLastRun: true, file: { changed: true, previousDigest: first.report.results[0]?.file?.digest } });
     expect(changed?.file?.diff).toContain('-port: 8080');
     expect(changed?.file?.diff).toContain('+port: 9090');
+    // The password changed too: a changed line, never an unchanged context line (issue 26 item 14).
+    expect(changed?.file?.diff).toContain('-  password: <redacted>');
+    expect(changed?.file?.diff).toContain('+  password: <redacted>   (value changed, redacted)');
     const everything = JSON.stringify(second);
     for (const secret of [DB_PASSWORD_1, DB_PASSWORD_2, DB_PASSWORD_1.slice(4), DB_PASSWORD_2.slice(4)]) expect(everything).not.toContain(secret);
     expect(second.report.baseline.previousRunAt).toBe(first.report.checkedAt);
@@ -138,7 +141,9 @@ describe('check_infrastructure', () => {
     // Only the password changes now: a change without a visible difference.
     await writeFile(file, `port: 9090\ndb:\n  password: ${DB_PASSWORD_1}\n  pool: 10\nowner: ops@example.com\n`);
     const third = await check({ targets: [file] }, context);
-    expect(third.report.results[0]?.file).toMatchObject({ changed: true, diff: null, note: 'changed only in redacted values (secrets or personal data)' });
+    expect(third.report.results[0]?.file).toMatchObject({ changed: true, note: null });
+    expect(third.report.results[0]?.file?.diff).toContain('+  password: <redacted>   (value changed, redacted)');
+    expect(JSON.stringify(third)).not.toContain(DB_PASSWORD_1);
     // And with updateBaseline false, the next run compares with the same snapshot again.
     const fourth = await check({ targets: [file], updateBaseline: false }, context);
     expect(fourth.report.results[0]?.file?.changed).toBe(false);

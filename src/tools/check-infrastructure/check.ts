@@ -5,7 +5,7 @@
 import { isStoreError } from '../../core/store-error.js';
 import { ToolInputError } from '../../core/tool.js';
 import type { Confinement } from '../roots.js';
-import { compareFile, readFileState, type FileChange, type KeptFile } from './files.js';
+import { compareFile, keptFile, readFileState, type FileChange, type KeptFile } from './files.js';
 import { probeHttp, probeTcp, type TlsFacts } from './probes.js';
 import type { TargetPolicy } from './targets.js';
 
@@ -170,7 +170,7 @@ async function checkFile(
 ): Promise<KeptFile | null> {
   let state;
   try {
-    state = await readFileState(await settings.confinement.resolvePath(target.path as string), settings.confinement);
+    state = await readFileState(await settings.confinement.resolvePath(target.path as string), settings.confinement, previous?.salt);
   } catch (error) {
     if (!(error instanceof ToolInputError) && !isStoreError(error) && !(error as NodeJS.ErrnoException).code) throw error;
     result.error = error instanceof Error ? error.message : String(error);
@@ -190,5 +190,5 @@ async function checkFile(
     note: change?.note ?? (previous ? null : 'no earlier snapshot: this run is the baseline'),
   };
   if (change?.changed) problem('changed', `${previous?.digest.slice(0, 19)}… → ${state.digest.slice(0, 19)}…`);
-  return { digest: state.digest, bytes: state.bytes, text: state.text };
+  return keptFile(state);
 }

@@ -217,7 +217,9 @@ function boundedSnapshot(snapshot: Snapshot): Snapshot {
   const texts = Object.values(snapshot.targets).filter((t) => t.file?.text).sort((a, b) => (b.file?.text?.length ?? 0) - (a.file?.text?.length ?? 0));
   for (const kept of texts) {
     if (size() <= MAX_TOOL_STATE_BYTES - SNAPSHOT_MARGIN) break;
-    (kept.file as NonNullable<KeptTarget['file']>).text = null;
+    const file = kept.file as NonNullable<KeptTarget['file']>;
+    file.text = null;
+    file.lineTags = null;
   }
   return snapshot;
 }
