@@ -14,6 +14,7 @@ import { scanLogs, type LogScanReport, type ScanOptions } from '../../src/tools/
 import { Confinement, resolveConfined } from '../../src/tools/roots.js';
 import { writeDemoCorpus } from '../../src/tools/demo-corpus.js';
 import { makeTempDir } from './helpers.js';
+import { locateLoghub, missingDataHelp } from '../../bench/lib/loghub.mjs';
 
 /** A journal with the step contract of the task store: a journaled value is returned, `fn` runs otherwise. */
 class Journal {
@@ -76,6 +77,8 @@ describe('analyze_logs resumes after a crash', () => {
       formats: report.formats,
       timeRange: report.timeRange,
       templates: [...events].sort(),
+      // Each file once per template, however the templates merged and the parts were cut (issue 26 item 11).
+      templateFiles: report.templates.map((t) => `${t.template} :: ${t.files}`).sort(),
     };
   }
 
@@ -114,6 +117,17 @@ describe('analyze_logs resumes after a crash', () => {
     expect(resumed.progress[0]).toEqual([10, 24]);
     expect(resumed.progress.at(-1)).toEqual([24, 24]);
     expect(resumed.progress.map(([d]) => d)).toEqual(Array.from({ length: 15 }, (_, i) => 10 + i));
+  });
+
+  it('one file is one file: every template of a real single-file scan (loghub OpenSSH, read in place) is in exactly 1 file', async () => {
+    const loghub = locateLoghub();
+    if (!loghub.dir) throw new Error(missingDataHelp(loghub.missing));
+    const file = path.join(loghub.dir, 'OpenSSH', 'OpenSSH_2k.log');
+    const { target, confinement } = await resolveConfined(file, { roots: [path.dirname(file)], deniedPaths: [] });
+    const report = await scanLogs({ target, confinement, since: null, top: 1000, include: null, redact: [], signal: new AbortController().signal, step: new Journal().step, onProgress: () => {} });
+    expect(report.files).toBe(1);
+    expect(report.templates.length).toBeGreaterThan(5);
+    expect(report.templates.filter((t) => t.files !== 1).map((t) => `${t.template}: ${t.files}`)).toEqual([]);
   });
 
   it('resumes inside a large plain file at the journaled byte offset, and inside a gzip file by skipping what was read', async () => {

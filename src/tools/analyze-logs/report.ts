@@ -236,7 +236,7 @@ function templateReport(cluster: LogCluster, stats: TemplateStats, implied: Seve
     severities: { ...stats.severities },
     firstSeen: iso(stats.first),
     lastSeen: iso(stats.last),
-    files: stats.files,
+    files: stats.fileIds.size,
     fileSamples: [...stats.fileSamples],
     component: stats.component,
     example: cluster.example,

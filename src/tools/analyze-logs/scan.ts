@@ -28,7 +28,7 @@ import { buildReport, type LogScanReport, type ScanTotals } from './report.js';
 
 export type { LogScanReport, TemplateReport } from './report.js';
 import { impliedSeverity, type Severity } from './severity.js';
-import { countInto, emptyStats, mergeStats, statsToJson, type TemplateStats, type TemplateStatsJson } from './stats.js';
+import { countInto, emptyStats, mergeStats, statsFromJson, statsToJson, type TemplateStats, type TemplateStatsJson } from './stats.js';
 
 /** Options of {@link scanLogs}. */
 export interface ScanOptions {
@@ -143,6 +143,9 @@ class ScanState {
   readonly implied = new Map<number, Severity | null>();
   readonly miner: TemplateMiner;
   resumedParts = 0;
+  /** File ids of this run, by (redacted) path: the same path has one id, also across merged journal parts. */
+  private readonly fileIdsByPath = new Map<string, number>();
+  private readonly filePaths: string[] = [];
   // The part being written.
   private part = emptyTotals();
   private partFiles = new Map<string, ScanPart['files'][number]>();
@@ -183,6 +186,17 @@ class ScanState {
       this.implied.set(cluster.id, implied);
     }
     return implied;
+  }
+
+  /** This run's id of a file path. */
+  fileId(path: string): number {
+    let id = this.fileIdsByPath.get(path);
+    if (id === undefined) {
+      id = this.filePaths.length;
+      this.filePaths.push(path);
+      this.fileIdsByPath.set(path, id);
+    }
+    return id;
   }
 
   statsOf(map: Map<number, TemplateStats>, id: number): TemplateStats {
@@ -278,7 +292,7 @@ class ScanState {
     const live = new Map(this.miner.clusters().map((cluster) => [cluster.id, cluster]));
     for (const [id, stats] of this.partTemplates) {
       const cluster = live.get(id);
-      if (cluster) templates.push({ tokens: [...cluster.tokens], example: cluster.example, stats: statsToJson(stats) });
+      if (cluster) templates.push({ tokens: [...cluster.tokens], example: cluster.example, stats: statsToJson(stats, (fileId) => this.filePaths[fileId]!) });
     }
     const part: ScanPart = {
       kind: 'part',
@@ -313,7 +327,10 @@ class ScanState {
     }
     for (const template of part.templates) {
       const cluster = this.miner.add(template.tokens.join(' '), template.example, template.stats.events);
-      mergeStats(this.statsOf(this.stats, cluster.id), { ...template.stats, recent: template.stats.recent });
+      mergeStats(
+        this.statsOf(this.stats, cluster.id),
+        statsFromJson(template.stats, (path) => this.fileId(path)),
+      );
     }
     this.resumedParts++;
   }
@@ -426,6 +443,7 @@ async function scanFile(file: WalkedFile, index: number, resume: Position | null
   const format = () => parser?.format.name ?? 'none';
   // Listed from its start, also when it turns out to be unreadable (not when binary: binary files are not logs).
   const report = state.fileReport(relative, format());
+  const fileId = state.fileId(relative);
 
   const commit = () => {
     const event = pending;
@@ -450,7 +468,7 @@ async function scanFile(file: WalkedFile, index: number, resume: Position | null
         severity,
         stated: parsed.severity !== null,
         lines: event.lines,
-        fileOrdinal: index,
+        fileId,
         file: relative,
         component: parsed.component,
       }),

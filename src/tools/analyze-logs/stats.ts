@@ -1,9 +1,11 @@
 /**
  * What the scan keeps per template besides its text: events and lines, severities, first and last time seen,
  * the files it appears in (a count and a few names), its component, and events per recent hour (for what is new
- * or spiking). Bounded per template: {@link MAX_FILE_SAMPLES} names and {@link RECENT_HOURS} hours, so memory
- * grows with the number of templates, not of lines. Stats serialise to JSON so that a journaled part of a scan
- * can be merged back in after a restart.
+ * or spiking). Bounded per template: {@link MAX_FILE_SAMPLES} names, {@link RECENT_HOURS} hours and one bit per
+ * file of the scan (the exact set of files it appears in), so memory grows with templates and files, not lines.
+ * Stats serialise to JSON so that a journaled part of a scan can be merged back in after a restart; there the files
+ * are named by path, since file ids are local to one run (issue 26 item 11: merged templates and resumed parts
+ * count each file once).
  */
 import { emptySeverityCounts, hourStart, type SeverityCounts } from './counts.js';
 import type { Severity } from './severity.js';
@@ -12,6 +14,50 @@ import type { Severity } from './severity.js';
 export const MAX_FILE_SAMPLES = 3;
 /** Hours of events kept per template (the latest ones); older events count in `older`. */
 export const RECENT_HOURS = 48;
+
+/**
+ * A set of file ids (small integers handed out by the scan, one per path): a bitset that grows with the largest id,
+ * with its size kept, so that a template seen in every one of 500 files costs 64 bytes.
+ */
+export class FileIds {
+  private words = new Uint32Array(1);
+  private count = 0;
+
+  /** Number of distinct files. */
+  get size(): number {
+    return this.count;
+  }
+
+  add(id: number): void {
+    const word = id >>> 5;
+    if (word >= this.words.length) {
+      const grown = new Uint32Array(Math.max(word + 1, this.words.length * 2));
+      grown.set(this.words);
+      this.words = grown;
+    }
+    const bit = 1 << (id & 31);
+    if ((this.words[word]! & bit) === 0) {
+      this.words[word]! |= bit;
+      this.count++;
+    }
+  }
+
+  addAll(other: FileIds): void {
+    for (const id of other.ids()) this.add(id);
+  }
+
+  /** The ids, ascending. */
+  *ids(): Generator<number> {
+    for (let word = 0; word < this.words.length; word++) {
+      let bits = this.words[word]!;
+      while (bits !== 0) {
+        const low = bits & -bits;
+        yield word * 32 + (31 - Math.clz32(low));
+        bits ^= low;
+      }
+    }
+  }
+}
 
 /** Stats of one template. */
 export interface TemplateStats {
@@ -25,18 +71,21 @@ export interface TemplateStats {
   /** Epoch ms of the first and last timestamped event, or `null`. */
   first: number | null;
   last: number | null;
-  /** Files it appears in (approximate once templates have been merged: a file may count twice). */
-  files: number;
+  /** The files it appears in, by the scan's file id; the count is `fileIds.size`. */
+  fileIds: FileIds;
   fileSamples: string[];
   component: string | null;
   /** Events per hour start (epoch ms), the latest {@link RECENT_HOURS} hours only. */
   recent: Map<number, number>;
-  /** Scan-local ordinal of the last file counted in `files` (not serialised). */
+  /** Id of the last file added to `fileIds` (not serialised): most events follow one of the same file. */
   lastFile: number;
 }
 
-/** JSON form of {@link TemplateStats}: `recent` as `[hour, count]` pairs, `lastFile` left out. */
-export type TemplateStatsJson = Omit<TemplateStats, 'recent' | 'lastFile'> & { recent: [number, number][] };
+/**
+ * JSON form of {@link TemplateStats}: `recent` as `[hour, count]` pairs, the files by path (`files`), `lastFile`
+ * left out. A part journaled before paths were kept has a number in `files`; its file samples stand in for the list.
+ */
+export type TemplateStatsJson = Omit<TemplateStats, 'recent' | 'lastFile' | 'fileIds'> & { recent: [number, number][]; files: string[] | number };
 
 export function emptyStats(): TemplateStats {
   return {
@@ -47,7 +96,7 @@ export function emptyStats(): TemplateStats {
     timed: 0,
     first: null,
     last: null,
-    files: 0,
+    fileIds: new FileIds(),
     fileSamples: [],
     component: null,
     recent: new Map(),
@@ -62,7 +111,8 @@ export interface EventFacts {
   /** Whether the severity was stated by the line rather than implied by the template. */
   stated: boolean;
   lines: number;
-  fileOrdinal: number;
+  /** The scan's id of the file (one per path). */
+  fileId: number;
   file: string;
   component: string | null;
 }
@@ -79,9 +129,9 @@ export function countInto(stats: TemplateStats, event: EventFacts): void {
     if (stats.last === null || event.epochMs > stats.last) stats.last = event.epochMs;
     addRecent(stats.recent, hourStart(event.epochMs), 1);
   }
-  if (stats.lastFile !== event.fileOrdinal) {
-    stats.lastFile = event.fileOrdinal;
-    stats.files++;
+  if (stats.lastFile !== event.fileId) {
+    stats.lastFile = event.fileId;
+    stats.fileIds.add(event.fileId);
     if (stats.fileSamples.length < MAX_FILE_SAMPLES && !stats.fileSamples.includes(event.file)) stats.fileSamples.push(event.file);
   }
   stats.component ??= event.component;
@@ -102,8 +152,8 @@ function addRecent(recent: Map<number, number>, hour: number, count: number): vo
   }
 }
 
-/** Adds `from` into `into` (a template merged into another, or a journaled part of a scan). */
-export function mergeStats(into: TemplateStats, from: TemplateStats | TemplateStatsJson): void {
+/** Adds `from` into `into` (a template merged into another, or a journaled part read back by {@link statsFromJson}). */
+export function mergeStats(into: TemplateStats, from: TemplateStats): void {
   into.events += from.events;
   into.lines += from.lines;
   for (const key of Object.keys(from.severities) as (keyof SeverityCounts)[]) into.severities[key] += from.severities[key];
@@ -111,7 +161,7 @@ export function mergeStats(into: TemplateStats, from: TemplateStats | TemplateSt
   into.timed += from.timed;
   if (from.first !== null && (into.first === null || from.first < into.first)) into.first = from.first;
   if (from.last !== null && (into.last === null || from.last > into.last)) into.last = from.last;
-  into.files += from.files;
+  into.fileIds.addAll(from.fileIds);
   for (const file of from.fileSamples) {
     if (into.fileSamples.length < MAX_FILE_SAMPLES && !into.fileSamples.includes(file)) into.fileSamples.push(file);
   }
@@ -119,7 +169,8 @@ export function mergeStats(into: TemplateStats, from: TemplateStats | TemplateSt
   for (const [hour, count] of from.recent) addRecent(into.recent, hour, count);
 }
 
-export function statsToJson(stats: TemplateStats): TemplateStatsJson {
+/** `pathOf`: the path of a file id of this run. */
+export function statsToJson(stats: TemplateStats, pathOf: (id: number) => string): TemplateStatsJson {
   return {
     events: stats.events,
     lines: stats.lines,
@@ -128,10 +179,30 @@ export function statsToJson(stats: TemplateStats): TemplateStatsJson {
     timed: stats.timed,
     first: stats.first,
     last: stats.last,
-    files: stats.files,
+    files: [...stats.fileIds.ids()].map(pathOf),
     fileSamples: [...stats.fileSamples],
     component: stats.component,
     recent: [...stats.recent],
+  };
+}
+
+/** Stats read back from a journaled part; `idOf`: this run's id of a path. */
+export function statsFromJson(json: TemplateStatsJson, idOf: (path: string) => number): TemplateStats {
+  const fileIds = new FileIds();
+  for (const path of typeof json.files === 'number' ? json.fileSamples : json.files) fileIds.add(idOf(path));
+  return {
+    events: json.events,
+    lines: json.lines,
+    severities: { ...json.severities },
+    stated: json.stated,
+    timed: json.timed,
+    first: json.first,
+    last: json.last,
+    fileIds,
+    fileSamples: [...json.fileSamples],
+    component: json.component,
+    recent: new Map(json.recent),
+    lastFile: -1,
   };
 }
 
