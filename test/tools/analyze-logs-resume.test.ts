@@ -121,7 +121,7 @@ describe('analyze_logs resumes after a crash', () => {
 
   it('one file is one file: every template of a real single-file scan (loghub OpenSSH, read in place) is in exactly 1 file', async () => {
     const loghub = locateLoghub();
-    if (!loghub.dir) throw new Error(missingDataHelp(loghub.missing));
+    if (!loghub.dir) throw new Error(missingDataHelp(loghub.missing ?? "../shared/data/loghub"));
     const file = path.join(loghub.dir, 'OpenSSH', 'OpenSSH_2k.log');
     const { target, confinement } = await resolveConfined(file, { roots: [path.dirname(file)], deniedPaths: [] });
     const report = await scanLogs({ target, confinement, since: null, top: 1000, include: null, redact: [], signal: new AbortController().signal, step: new Journal().step, onProgress: () => {} });
