@@ -2,6 +2,10 @@
  * Issue 14 items 4 and 5: `mcp-tasks verify` (the built CLI) against our server (`mcp-tasks serve --fixtures verify
  * --auth tokens:FILE`, a real process) on both generations with two tokens. Every hard check must pass — a failure
  * or a skip fails this test, and so `npm test` — and the other gates report what they measured.
+ *
+ * Issue 26 item 9: the two commands are read from docs/verify.md ("To try it on our server"), so the docs' recipe is
+ * what runs here; the test adds only what a test needs (a port, a data dir, quiet logs, reports to assert on, load
+ * sizes for a shared CI machine) and nothing that changes a verdict.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,8 +17,9 @@ import { makeTempDir } from '../helpers/temp-dir.js';
 import { TOKENS, writeTokenFile } from '../helpers/verify-targets.js';
 
 const temp = makeTempDir('mcp-tasks-verify-');
-const env: NodeJS.ProcessEnv = { ...process.env, MCP_TASKS_VERIFY_TOKEN_B: TOKENS.b };
+const env: NodeJS.ProcessEnv = { ...process.env };
 delete env.MCP_TASKS_VERIFY_TOKEN_A;
+delete env.MCP_TASKS_VERIFY_TOKEN_B;
 const { cli } = cliRunner(env);
 afterAll(() => temp.remove());
 
@@ -22,7 +27,22 @@ afterAll(() => temp.remove());
  * Load figures small enough for a shared CI machine; the verdicts do not depend on them. The server's retention (8 s,
  * so 2026-07-28 expiry can be seen) must outlast a task's queueing and run while other test files load the machine.
  */
-const TOOLS_MAP = { server: { concurrency: 8 }, thresholds: { loadTasks: 12, loadTaskMs: 500, pollClients: 4, pollWindowMs: 1000, backpressureTasks: 12, idSample: 16 } };
+const TOOLS_MAP = { thresholds: { loadTasks: 12, loadTaskMs: 500, pollClients: 4, pollWindowMs: 1000, backpressureTasks: 12, idSample: 16 } };
+
+/** The arguments of the docs' command line that starts with `prefix` (in the recipe block of docs/verify.md). */
+function documentedArgs(prefix: string): string[] {
+  const docs = readFileSync(join(import.meta.dirname, '../../docs/verify.md'), 'utf8');
+  const recipe = docs.slice(docs.indexOf('To try it on our server'));
+  const line = recipe.split('\n').find((candidate) => candidate.startsWith(prefix));
+  if (!line) throw new Error(`docs/verify.md has no "${prefix}" line in its recipe`);
+  // The tokens are placeholders in the docs: <alice's token>, <bob's token>.
+  return line
+    .replace(/<alice's token>/g, TOKENS.a)
+    .replace(/<bob's token>/g, TOKENS.b)
+    .trim()
+    .split(/\s+/)
+    .slice(prefix.split(' ').length);
+}
 
 describe('mcp-tasks verify against our fixture server: both generations, two tokens', () => {
   let server: ServerProcess;
@@ -32,9 +52,14 @@ describe('mcp-tasks verify against our fixture server: both generations, two tok
   beforeAll(async () => {
     ensureBuilt();
     const tokenFile = writeTokenFile(temp.dir);
-    server = await startServerProcess(join(temp.dir, 'data'), ['--no-builtins', '--fixtures', 'verify', '--auth', `tokens:${tokenFile}`, '--poll-interval-ms', '100', '--default-ttl-ms', '8000', '--runtime-limit-ms', '8000', '--min-result-retention-ms', '0', '--concurrency', '8']);
+    const serveArgs = documentedArgs('mcp-tasks serve').map((arg) => (arg === 'tokens:tokens.json' ? `tokens:${tokenFile}` : arg));
+    expect(serveArgs).toContain(`tokens:${tokenFile}`);
+    // Added: a shorter poll hint, so that the run takes less time on a shared machine (no verdict depends on it).
+    server = await startServerProcess(join(temp.dir, 'data'), [...serveArgs, '--poll-interval-ms', '100']);
     writeFileSync(join(temp.dir, 'map.json'), JSON.stringify(TOOLS_MAP));
-    run = await cli(['verify', '--url', server.url, '--protocol', 'both', '--token-a', TOKENS.a, '--tools-map', join(temp.dir, 'map.json'), '--parallel', '6', '--json', join(temp.dir, 'report.json'), '--junit', join(temp.dir, 'junit.xml')]);
+    const verifyArgs = documentedArgs('mcp-tasks verify').map((arg) => (arg === 'http://127.0.0.1:3100/mcp' ? server.url : arg));
+    expect(verifyArgs).toEqual(expect.arrayContaining(['--token-a', TOKENS.a, '--token-b', TOKENS.b, server.url]));
+    run = await cli(['verify', ...verifyArgs, '--tools-map', join(temp.dir, 'map.json'), '--parallel', '6', '--json', join(temp.dir, 'report.json'), '--junit', join(temp.dir, 'junit.xml')]);
     report = JSON.parse(readFileSync(join(temp.dir, 'report.json'), 'utf8')) as VerifyReport;
   }, 150_000);
 
@@ -50,7 +75,7 @@ describe('mcp-tasks verify against our fixture server: both generations, two tok
     expect(report.exitCode).toBe(0);
   });
 
-  it('ran every hard check of both generations with two principals (B from MCP_TASKS_VERIFY_TOKEN_B), none skipped', () => {
+  it('ran every hard check of both generations with two principals (B from --token-b, as the docs run it), none skipped', () => {
     expect(report.target).toMatchObject({ generations: ['v1', 'v2'], tokenA: true, tokenB: true });
     expect(report.profile).toMatchObject({ v1: { served: true }, v2: { served: true } });
     const hard = report.results.filter((result) => result.gate === 'contract' || result.gate === 'security');

@@ -8,6 +8,8 @@ import { illegalTransition } from '../../src/verify/checks/shared.js';
 import { ALL_CHECKS, renderJunit, renderText, resolveToolMap, selectChecks, specLink, ToolMapError, parseThresholds, type CheckResult, type VerifyReport } from '../../src/verify/index.js';
 import { exitCodeOf, summarise } from '../../src/verify/runner.js';
 import { argumentsFor, readCount } from '../../src/verify/tool-map.js';
+import { summariseQueueMetrics } from '../../src/verify/checks/load.js';
+import { skipReason } from '../../src/verify/report/text.js';
 
 function result(overrides: Partial<CheckResult>): CheckResult {
   return { id: 'v1.x', title: 't', gate: 'contract', generation: 'v1', severity: 'error', rules: ['R45'], spec: specLink('R45'), status: 'passed', message: '', measurements: {}, durationMs: 1, evidence: [], ...overrides };
@@ -148,9 +150,48 @@ describe('reports', () => {
     expect(text).toContain('← HTTP 200 {"error":{"code":-32603,"message":"boom"}}');
     expect(text).toContain('\\u001b[31m');
     expect(text).not.toContain('\u001b');
-    expect(text).toContain('- v1.y');
-    expect(text).toContain('needs --token-b');
+    expect(text).toContain('- 1 check: needs --token-b');
+    expect(text).toContain('      v1.y');
     expect(text).toContain('exit 1');
+  });
+
+  it('issue 26 item 10: skips are grouped by reason across generations, most checks first, with how to get a full verdict', () => {
+    const missing = (generation: string) => `the server's ${generation} tools/list has no "slow_compute" (tool map role slow; set it with --tools-map)`;
+    const skipped = [
+      ...Array.from({ length: 12 }, (_, i) => result({ id: `v1.c${i}`, status: 'skipped', message: missing('v1') })),
+      ...Array.from({ length: 3 }, (_, i) => result({ id: `v2.c${i}`, status: 'skipped', message: `no mapped tool can run as a task: ${missing('v2')}` })),
+      result({ id: 'v1.list', status: 'skipped', message: 'needs --token-a' }),
+    ];
+    const text = renderText({ ...report, gates: summarise(skipped, ['contract', 'security']), results: skipped, exitCode: 2 });
+    const section = text.slice(text.indexOf('SKIPPED'));
+    expect(section).toContain('SKIPPED (16, 2 reasons)');
+    expect(section.match(/^ {2}- /gm)).toHaveLength(2);
+    expect(section).toMatch(/^ {2}- 15 checks: the server's tools\/list has no "slow_compute"/m);
+    expect(section).toContain('… (7 more; --json lists them)');
+    // Negative control: a different reason is its own group, after the larger one.
+    expect(section.indexOf('- 1 check: needs --token-a')).toBeGreaterThan(section.indexOf('- 15 checks'));
+    expect(section).toContain('mcp-tasks serve --fixtures verify');
+    expect(skipReason(`no mapped tool can run as a task: ${missing('v2')}`)).toBe(skipReason(missing('v1')));
+  });
+
+  it('issue 26 item 10: queue metrics are summarised as p50/p95 per histogram and sums per gauge, not raw lines', () => {
+    const text = [
+      '# HELP mcp_tasks_queue_wait_seconds time in queue',
+      'mcp_tasks_queue_wait_seconds_bucket{le="0.001",role="serve",tool="a"} 2',
+      'mcp_tasks_queue_wait_seconds_bucket{le="0.01",role="serve",tool="a"} 5',
+      'mcp_tasks_queue_wait_seconds_bucket{le="+Inf",role="serve",tool="a"} 6',
+      'mcp_tasks_queue_wait_seconds_bucket{le="0.001",role="serve",tool="b"} 0',
+      'mcp_tasks_queue_wait_seconds_bucket{le="0.01",role="serve",tool="b"} 3',
+      'mcp_tasks_queue_wait_seconds_bucket{le="+Inf",role="serve",tool="b"} 4',
+      'mcp_tasks_queue_wait_seconds_sum{role="serve",tool="a"} 0.02',
+      'mcp_tasks_queue_wait_seconds_count{role="serve",tool="a"} 6',
+      'mcp_tasks_queued_tasks{role="serve"} 3',
+      'mcp_tasks_queued_tasks{role="worker"} 4',
+      'process_cpu_seconds_total 12',
+    ].join('\n');
+    // 10 observations: 2 ≤ 1 ms, 8 ≤ 10 ms, 10 in all; the median is in the 10 ms bucket, the 95th beyond it.
+    expect(summariseQueueMetrics(text)).toBe('mcp_tasks_queue_wait_seconds p50≤0.01s p95>max n=10; mcp_tasks_queued_tasks=7');
+    expect(summariseQueueMetrics('process_cpu_seconds_total 12\n')).toBeUndefined();
   });
 
   it('JUnit XML is well formed: a failure element, a skipped element with its reason, no raw control characters', () => {

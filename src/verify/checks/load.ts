@@ -63,14 +63,57 @@ async function followToEnd(ctx: CheckContext, wire: TaskWire, taskId: string, ta
   return undefined;
 }
 
-/** Prometheus gauges whose names speak of queues, from the server's metrics endpoint. */
+/** Metric names that speak of queues. */
+const QUEUE_NAME = /queue|queued|pending|backlog/i;
+
+/**
+ * One line on the server's queue metrics from Prometheus text: per histogram, the bucket bounds at the median and
+ * the 95th percentile over all its series and the number of observations (`name p50≤0.005s p95≤0.25s n=24`); per
+ * gauge or counter, the sum over its series (`name=3`). `undefined` when nothing speaks of queues.
+ */
+export function summariseQueueMetrics(text: string): string | undefined {
+  const histograms = new Map<string, Map<number, number>>();
+  const values = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#') || line.trim() === '') continue;
+    const match = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})?\s+(\S+)/.exec(line);
+    if (!match) continue;
+    const [, name = '', labels = '', raw = ''] = match;
+    const value = Number(raw);
+    if (!QUEUE_NAME.test(name) || !Number.isFinite(value)) continue;
+    if (name.endsWith('_bucket')) {
+      const le = /(?:^|[{,])le="([^"]+)"/.exec(labels)?.[1];
+      if (le === undefined) continue;
+      const base = name.slice(0, -'_bucket'.length);
+      const buckets = histograms.get(base) ?? new Map<number, number>();
+      const bound = le === '+Inf' ? Number.POSITIVE_INFINITY : Number(le);
+      buckets.set(bound, (buckets.get(bound) ?? 0) + value);
+      histograms.set(base, buckets);
+    } else if (!name.endsWith('_sum') && !name.endsWith('_count')) {
+      values.set(name, (values.get(name) ?? 0) + value);
+    }
+  }
+  const parts: string[] = [];
+  for (const [name, buckets] of histograms) {
+    const bounds = [...buckets.entries()].sort(([a], [b]) => a - b);
+    const total = bounds.at(-1)?.[1] ?? 0;
+    const at = (q: number) => {
+      const bound = bounds.find(([, cumulative]) => cumulative >= q * total)?.[0];
+      return bound === undefined || bound === Number.POSITIVE_INFINITY ? '>max' : `≤${bound}s`;
+    };
+    parts.push(total === 0 ? `${name} n=0` : `${name} p50${at(0.5)} p95${at(0.95)} n=${total}`);
+  }
+  for (const [name, value] of values) parts.push(`${name}=${value}`);
+  return parts.length > 0 ? parts.join('; ') : undefined;
+}
+
+/** The server's queue metrics (see {@link summariseQueueMetrics}) from its metrics endpoint. */
 async function queueMetrics(ctx: CheckContext): Promise<string | undefined> {
   const url = ctx.map.server.metricsUrl ?? new URL('/metrics', ctx.target.url).toString();
   try {
     const response = await fetch(url, { signal: AbortSignal.timeout(3000), ...(ctx.target.tokenA ? { headers: { authorization: `Bearer ${ctx.target.tokenA}` } } : {}) });
     if (!response.ok || !(response.headers.get('content-type') ?? '').includes('text/plain')) return undefined;
-    const lines = (await response.text()).split('\n').filter((line) => !line.startsWith('#') && /queue|queued|pending|backlog/i.test(line.split(/[{\s]/)[0] ?? ''));
-    return lines.length > 0 ? lines.slice(0, 5).join('; ') : undefined;
+    return summariseQueueMetrics(await response.text());
   } catch {
     return undefined;
   }

@@ -1,6 +1,6 @@
 /**
  * The human report: one row per gate (passed / warnings / failed / skipped / verdict), then one entry per failure
- * with the request and the answer it is about, warnings, skips with their reasons, and the load figures.
+ * with the request and the answer it is about, warnings, skips grouped by reason, and the load figures.
  */
 import type { CheckDefinition, CheckResult } from '../check.js';
 import type { VerifyReport } from '../runner.js';
@@ -49,6 +49,39 @@ function figures(result: CheckResult): string {
     .join(' ');
 }
 
+/** One reason for checks of both generations, and for those that needed any task-capable tool. */
+export function skipReason(message: string): string {
+  return message.replace(/^no mapped tool can run as a task: /, '').replace(/\b(the server's) v[12] /g, '$1 ');
+}
+
+/** How many check ids a skip group names before `…`. */
+const SKIP_IDS_SHOWN = 8;
+
+/**
+ * Skipped checks grouped by reason (most checks first), each reason once with the ids it covers, and one line on
+ * how to get a full verdict: a server that skips 85 checks for one missing tool prints one group, not 85 entries.
+ * The JSON report (`--json`) keeps every check with its own reason and spec link.
+ */
+function skippedSection(lines: string[], skipped: CheckResult[]): void {
+  if (skipped.length === 0) return;
+  const groups = new Map<string, string[]>();
+  for (const result of skipped) {
+    const reason = skipReason(result.message);
+    groups.set(reason, [...(groups.get(reason) ?? []), result.id]);
+  }
+  lines.push('', `SKIPPED (${skipped.length}, ${groups.size === 1 ? 'one reason' : `${groups.size} reasons`}) — not verified, a skip is not a pass`);
+  for (const [reason, ids] of [...groups].sort(([, a], [, b]) => b.length - a.length)) {
+    lines.push(`  - ${ids.length === 1 ? '1 check' : `${ids.length} checks`}: ${printable(reason, 600)}`);
+    lines.push(`      ${ids.slice(0, SKIP_IDS_SHOWN).join(', ')}${ids.length > SKIP_IDS_SHOWN ? `, … (${ids.length - SKIP_IDS_SHOWN} more; --json lists them)` : ''}`);
+  }
+  if (skipped.some((result) => /--tools-map/.test(result.message))) {
+    lines.push(
+      '  For a full verdict: name your tools per role in a tool map (--tools-map FILE; docs/verify.md), or verify a server',
+      '  that serves the fixture tools (mcp-tasks serve --fixtures verify).',
+    );
+  }
+}
+
 /** Render a report for a terminal. */
 export function renderText(report: VerifyReport): string {
   const lines: string[] = [];
@@ -74,7 +107,7 @@ export function renderText(report: VerifyReport): string {
   };
   section('FAILED', '✗', report.results.filter((result) => result.status === 'failed'), true);
   section('WARNINGS', '!', report.results.filter((result) => result.status === 'warning'), true);
-  section('SKIPPED', '-', report.results.filter((result) => result.status === 'skipped'), false);
+  skippedSection(lines, report.results.filter((result) => result.status === 'skipped'));
   const load = report.results.filter((result) => result.gate === 'load' && result.status !== 'skipped');
   if (load.length > 0) {
     lines.push('', 'LOAD FIGURES');
