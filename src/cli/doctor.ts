@@ -1,9 +1,13 @@
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { StoreDiagnosis } from '../store/diagnosis.js';
 import { describeStore, resolveStoreSpec, type StoreSpec } from './store-spec.js';
 
 /**
  * `mcp-tasks doctor [--store URL]`: check a deployment's store from the outside, reading only (issue 11 item 10).
- * One line per finding, `ok` or `FAIL`; exit 0 when every finding is ok, 1 otherwise.
+ * One line per finding, `ok` or `FAIL`; exit 0 when every finding is ok, 1 otherwise. What the next `serve` or
+ * `worker` start creates by itself — a SQLite file not made yet, an empty database, an older schema — is reported
+ * `ok` with what will happen (issue 26 item 8); a newer schema than the code knows is a FAIL.
  */
 
 /** Options of `mcp-tasks doctor`, as commander parses them. */
@@ -29,15 +33,17 @@ async function diagnose(spec: StoreSpec): Promise<StoreDiagnosis> {
 /** The findings of one diagnosis (see the module comment); pure, for tests of each rule. */
 export function findingsOf(d: StoreDiagnosis, maxSkewMs: number): Finding[] {
   const findings: Finding[] = [];
-  const schema = d.schemaVersion === d.knownVersion;
   findings.push({
-    ok: schema,
+    ok: d.schemaVersion <= d.knownVersion,
     check: 'schema',
-    message: schema
-      ? `schema version ${d.schemaVersion}, as this mcp-tasks expects`
-      : d.schemaVersion > d.knownVersion
-        ? `schema version ${d.schemaVersion} is newer than this mcp-tasks knows (${d.knownVersion}): upgrade mcp-tasks`
-        : `schema version ${d.schemaVersion} is older than this mcp-tasks (${d.knownVersion}): the next serve or worker start migrates it`,
+    message:
+      d.schemaVersion === d.knownVersion
+        ? `schema version ${d.schemaVersion}, as this mcp-tasks expects`
+        : d.schemaVersion > d.knownVersion
+          ? `schema version ${d.schemaVersion} is newer than this mcp-tasks knows (${d.knownVersion}): upgrade mcp-tasks`
+          : d.schemaVersion === 0
+            ? `no schema yet (a fresh database): the first serve or worker start creates it (version ${d.knownVersion})`
+            : `schema version ${d.schemaVersion} is older than this mcp-tasks (${d.knownVersion}): the next serve or worker start migrates it`,
   });
   const skew = d.storeNow - d.hostNow;
   findings.push({ ok: Math.abs(skew) <= maxSkewMs, check: 'clock', message: `store clock ${skew >= 0 ? '+' : ''}${skew} ms from this host's (at most ±${maxSkewMs} ms; leases and expiry use the store's clock)` });
@@ -82,6 +88,11 @@ export async function doctor(options: DoctorOptions): Promise<number> {
   const spec = resolveStoreSpec(options.store, process.env.MCP_TASKS_STORE, options.dataDir);
   const shown = describeStore(spec);
   let findings: Finding[];
+  if (spec.kind === 'sqlite' && !existsSync(spec.path) && existsSync(dirname(spec.path))) {
+    // Nothing to diagnose, nothing wrong: serve and worker create the file. A wrong path looks the same, so say it.
+    process.stdout.write(`ok    store     ${shown} does not exist yet: the first serve or worker start creates it (if you expected a store there, check the path)\n`);
+    return 0;
+  }
   try {
     const diagnosis = await diagnose(spec);
     findings = [{ ok: true, check: 'store', message: `${shown} is reachable` }, ...findingsOf(diagnosis, options.maxSkewMs)];

@@ -3,6 +3,7 @@
  * database each — with every finding provoked through the store port or raw rows, and its negative (all ok, exit 0).
  */
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -115,6 +116,20 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(run.line('schema')).toMatch(/^FAIL {2}schema\s+schema version 99 is newer than this mcp-tasks knows \(\d+\): upgrade mcp-tasks$/);
     });
 
+    if (backend === 'postgres') {
+      it('issue 26 item 8: a fresh, empty database is not a failure: "no schema yet", exit 0, nothing created', async () => {
+        database = await createTestDatabase();
+        databases.push(database);
+        const run = doctor(database.url);
+        expect(run.status, run.stdout).toBe(0);
+        expect(run.line('schema')).toMatch(/^ok {4}schema\s+no schema yet \(a fresh database\): the first serve or worker start creates it/);
+        const client = new pg.Client({ connectionString: database.url });
+        await client.connect();
+        const tables = await client.query("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'").finally(() => client.end());
+        expect(tables.rows[0].n).toBe(0);
+      });
+    }
+
     it('an unreachable store: one FAIL line, exit 1', () => {
       const run = doctor(backend === 'postgres' ? 'postgres://postgres:secret@127.0.0.1:1/nowhere' : join(temp.dir, 'missing', 'tasks.db'));
       expect(run.status).toBe(1);
@@ -127,14 +142,22 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 }
 
 describe('doctor findings that real stores here cannot show', () => {
-  it('an older schema (SQLite file of an earlier version): FAIL, and doctor does not migrate it', () => {
+  it('issue 26 item 8: a SQLite file not created yet is ok (the first start creates it), exit 0, and doctor creates nothing', () => {
+    const path = join(temp.dir, 'not-yet.db');
+    const run = doctor(path);
+    expect(run.status).toBe(0);
+    expect(run.lines).toEqual([expect.stringMatching(/^ok {4}store\s+\S+not-yet\.db does not exist yet: the first serve or worker start creates it/)]);
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('an older schema (SQLite file of an earlier version): ok (the next start migrates it), and doctor does not migrate it', () => {
     const path = join(temp.dir, 'older.db');
     const db = new Database(path);
     migrate(db, 0, MIGRATIONS.slice(0, 2));
     db.close();
     const run = doctor(path);
-    expect(run.status).toBe(1);
-    expect(run.line('schema')).toMatch(/^FAIL {2}schema\s+schema version 2 is older than this mcp-tasks \(\d+\): the next serve or worker start migrates it$/);
+    expect(run.status).toBe(0);
+    expect(run.line('schema')).toMatch(/^ok {4}schema\s+schema version 2 is older than this mcp-tasks \(\d+\): the next serve or worker start migrates it$/);
     const check = new Database(path, { readonly: true });
     expect((check.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number }).v).toBe(2);
     check.close();
