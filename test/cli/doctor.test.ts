@@ -121,7 +121,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         database = await createTestDatabase();
         databases.push(database);
         const run = doctor(database.url);
-        expect(run.status, run.stdout).toBe(0);
+        expect(run.status, run.lines.join('\n')).toBe(0);
         expect(run.line('schema')).toMatch(/^ok {4}schema\s+no schema yet \(a fresh database\): the first serve or worker start creates it/);
         const client = new pg.Client({ connectionString: database.url });
         await client.connect();
