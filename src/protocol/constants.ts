@@ -87,6 +87,27 @@ export const SUBSCRIPTION_ID_META_KEY = 'io.modelcontextprotocol/subscriptionId'
 export const IMMEDIATE_RESPONSE_META_KEY = 'io.modelcontextprotocol/model-immediate-response';
 
 /**
+ * `_meta` key Claude Code reads a task's immediate response from, on a `CreateTaskResult` of either generation:
+ * `{ modelImmediateResponse: string }` (at most {@link AGENT_TASK_IMMEDIATE_RESPONSE_MAX_CHARS} characters). It
+ * ignores `statusMessage` and R15's key, so without this the model sees only a generic placeholder (issue 27 §1).
+ */
+export const AGENT_TASK_META_KEY = 'com.anthropic/agent-task';
+/** Longest immediate response Claude Code passes to the model (characters). */
+export const AGENT_TASK_IMMEDIATE_RESPONSE_MAX_CHARS = 20_000;
+
+/**
+ * The `_meta` of a `CreateTaskResult` that carries the tool's immediate response for the model, under both keys
+ * hosts read: R15's (2025-11-25, `io.modelcontextprotocol/model-immediate-response`) and Claude Code's
+ * (`com.anthropic/agent-task`). The text is already one sanitised line (src/protocol/model-text.ts).
+ */
+export function immediateResponseMeta(text: string): Record<string, unknown> {
+  return {
+    [IMMEDIATE_RESPONSE_META_KEY]: text,
+    [AGENT_TASK_META_KEY]: { modelImmediateResponse: text.slice(0, AGENT_TASK_IMMEDIATE_RESPONSE_MAX_CHARS) },
+  };
+}
+
+/**
  * `_meta` key of a `tools/call` (either generation) carrying the requestor's idempotency key: 1–255 printable ASCII
  * characters. Namespaced with a reverse-DNS prefix of our own because the key is not part of MCP: a server that does
  * not know it ignores it. A server that honours it declares {@link IDEMPOTENCY_CAPABILITY_ID}.

@@ -60,7 +60,8 @@ export async function handleToolsCall(deps: HandlerDeps, caller: Caller, request
 
 /**
  * The wire answer of a `tools/call` outcome: the `CreateTaskResult` of a task (v1 nested with the immediate
- * response in `_meta`, R12/R15; v2 flat, E8, whose initial statusMessage carries it), the text result of a task
+ * response in `_meta`, R12/R15; v2 flat, E8, whose initial statusMessage carries it, and both with Claude Code's
+ * `_meta["com.anthropic/agent-task"].modelImmediateResponse`), the text result of a task
  * fallback tool or of a task started for a host without task support, or the result.
  */
 export function callAnswer(deps: Pick<HandlerDeps, 'clock'>, caller: Caller, outcome: CallOutcome): JsonObject {
@@ -68,7 +69,7 @@ export function callAnswer(deps: Pick<HandlerDeps, 'clock'>, caller: Caller, out
   switch (outcome.kind) {
     case 'task': {
       const answered = withPollHint(outcome.task, now);
-      return caller.generation === 'v1' ? (v1CreateTaskResult(answered, outcome.immediateResponse) as unknown as JsonObject) : (v2CreateTaskResult(answered) as unknown as JsonObject);
+      return caller.generation === 'v1' ? (v1CreateTaskResult(answered, outcome.immediateResponse) as unknown as JsonObject) : (v2CreateTaskResult(answered, outcome.immediateResponse) as unknown as JsonObject);
     }
     case 'fallback':
       return fallbackCreatedAnswer(outcome.task, outcome.immediateResponse, now);

@@ -20,6 +20,8 @@ import { pollModernTask, postModern } from '../helpers/wire.js';
 import { PLANTED_SECRETS } from '../tools/planted-secrets.js';
 
 const IMMEDIATE = 'io.modelcontextprotocol/model-immediate-response';
+/** Where Claude Code reads it (issue 27 §1). */
+const AGENT_TASK = 'com.anthropic/agent-task';
 /** One-line planted secrets (the PEM block spans lines): each becomes part of a note the tool echoes. */
 const SECRET_LINES = PLANTED_SECRETS.filter((planted) => planted.lines.length === 1);
 
@@ -77,7 +79,7 @@ describe('immediate response (issue 13 item 6)', () => {
 
   it('R15 v1: CreateTaskResult._meta carries the text, the task keeps it as statusMessage while the tool runs', async () => {
     const created = await createV1('export_report', { name: 'Q3', seconds: 1 });
-    expect(created._meta).toEqual({ [IMMEDIATE]: 'Started exporting Q3; about 2 minutes.' });
+    expect(created._meta).toEqual({ [IMMEDIATE]: 'Started exporting Q3; about 2 minutes.', [AGENT_TASK]: { modelImmediateResponse: 'Started exporting Q3; about 2 minutes.' } });
     expect(created.task.statusMessage).toBe('Started exporting Q3; about 2 minutes.');
     // The worker starting the run keeps it (it only clears "queued" or an earlier run's words).
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -97,8 +99,17 @@ describe('immediate response (issue 13 item 6)', () => {
     const created = await postModern(running.url, 'tools/call', { name: 'export_report', arguments: { name: 'Q4', seconds: 1 } });
     expect(created.body.result).toMatchObject({ resultType: 'task', status: 'working', statusMessage: 'Started exporting Q4; about 2 minutes.' });
     const taskId = created.body.result?.taskId as string;
+    // Issue 27 §1: Claude Code ignores statusMessage and reads the text from _meta["com.anthropic/agent-task"].
+    expect(created.body.result?._meta).toMatchObject({ [IMMEDIATE]: 'Started exporting Q4; about 2 minutes.', [AGENT_TASK]: { modelImmediateResponse: 'Started exporting Q4; about 2 minutes.' } });
     expect((await postModern(running.url, 'tasks/get', { taskId })).body.result).toMatchObject({ statusMessage: 'Started exporting Q4; about 2 minutes.' });
     expect(await pollModernTask(running.url, taskId)).toMatchObject({ status: 'completed' });
+    // Negative control: a tool without an immediate response answers without _meta.
+    const silent = await postModern(running.url, 'tools/call', { name: 'silent_job', arguments: {} });
+    expect(silent.body.result).toMatchObject({ resultType: 'task' });
+    const meta = (silent.body.result?._meta ?? {}) as Record<string, unknown>;
+    expect(meta[AGENT_TASK]).toBeUndefined();
+    expect(meta[IMMEDIATE]).toBeUndefined();
+    await pollModernTask(running.url, silent.body.result?.taskId as string);
   });
 
   it('issue 13 §6 secrets in the text are redacted (and control characters stripped) in _meta, statusMessage and the store, on both generations', async () => {

@@ -1,4 +1,4 @@
-import { IMMEDIATE_RESPONSE_META_KEY, RELATED_TASK_META_KEY } from '../constants.js';
+import { immediateResponseMeta, RELATED_TASK_META_KEY } from '../constants.js';
 import { isoTime } from '../time.js';
 import type { JsonObject, TaskView } from '../types.js';
 
@@ -30,11 +30,12 @@ export function toV1Task(view: TaskView): V1Task {
 
 /**
  * `CreateTaskResult` of 2025-11-25: the task **nested** under `task`, no tool output (R12); with the tool's
- * immediate response for the model as `_meta["io.modelcontextprotocol/model-immediate-response"]` (R15).
+ * immediate response for the model as `_meta["io.modelcontextprotocol/model-immediate-response"]` (R15), and as
+ * Claude Code reads it (`_meta["com.anthropic/agent-task"].modelImmediateResponse`; see `immediateResponseMeta`).
  */
 export function v1CreateTaskResult(view: TaskView, immediateResponse?: string): { task: V1Task; _meta?: JsonObject } {
   const task = toV1Task(view);
-  return immediateResponse === undefined ? { task } : { task, _meta: { [IMMEDIATE_RESPONSE_META_KEY]: immediateResponse } };
+  return immediateResponse === undefined ? { task } : { task, _meta: immediateResponseMeta(immediateResponse) as JsonObject };
 }
 
 /** `ListTasksResult` (R37); `nextCursor` only while more tasks exist. */

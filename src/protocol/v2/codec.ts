@@ -1,3 +1,4 @@
+import { immediateResponseMeta } from '../constants.js';
 import { isoTime } from '../time.js';
 import type { JsonObject, JsonRpcErrorObject, TaskOutcome, TaskView } from '../types.js';
 
@@ -34,9 +35,11 @@ export function toV2Task(view: TaskView): V2Task {
   return task;
 }
 
-/** Flat `CreateTaskResult` with `resultType: "task"` and nothing else of the task's outcome (E8, X3). */
-export function v2CreateTaskResult(view: TaskView): V2Task & { resultType: 'task' } {
-  return { resultType: 'task', ...toV2Task(view) };
+/** Flat `CreateTaskResult` with `resultType: "task"` and nothing else of the task's outcome (E8, X3); `_meta` with the immediate response when the tool has one. */
+export function v2CreateTaskResult(view: TaskView, immediateResponse?: string): V2Task & { resultType: 'task'; _meta?: Record<string, unknown> } {
+  const created = { resultType: 'task' as const, ...toV2Task(view) };
+  // E11 carries the immediate response as the initial statusMessage; Claude Code reads only `_meta` (issue 27 §1).
+  return immediateResponse === undefined ? created : { ...created, _meta: immediateResponseMeta(immediateResponse) };
 }
 
 /**
