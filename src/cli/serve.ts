@@ -187,7 +187,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   let dashboard: Dashboard | undefined;
   if (options.dashboard) {
     dashboard = createDashboard({
-      service: server.service,
+      service: server.service.viewer,
       ...(auth.authenticator ? { verify: viewerVerifier(auth.authenticator) } : {}),
       ...(auth.oauth && dashboardOptions.clientId !== undefined
         ? {

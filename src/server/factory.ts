@@ -65,7 +65,7 @@ export function createServerFactory(deps: HandlerDeps): McpServerFactory {
     server.setRequestHandler('tools/list', (_request, context) =>
       guarded(deps.logger, 'tools/list', async () => {
         const caller = callerFor(context);
-        return { tools: (await deps.service.listTools(caller)).map((tool) => toolListEntry(tool, caller)) } as never;
+        return { tools: (await deps.service.calls.listTools(caller)).map((tool) => toolListEntry(tool, caller)) } as never;
       }),
     );
     registerResultResourceHandlers(server, deps, negotiation, callerFor);

@@ -5,8 +5,8 @@ import { invalidParams } from '../core/errors.js';
 import type { JsonObject } from '../core/task.js';
 import type { ElicitResult } from '../core/tool.js';
 import type { Caller } from '../service/caller.js';
-import { checkAnswer } from '../service/input-answers.js';
-import type { CallAsk, CallInteraction } from '../service/task-service.js';
+import { checkAnswer } from '../service/tasks/input-answers.js';
+import type { CallAsk, CallInteraction } from '../service/calls/call-service.js';
 import { ownerKeyFromContext } from './caller.js';
 import { digestOf } from '../ledger/digest.js';
 

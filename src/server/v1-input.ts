@@ -55,7 +55,7 @@ export async function routeInputResponse(deps: Pick<HandlerDeps, 'service' | 'lo
   if (!target) return false;
   const answer = message.result ?? { action: 'cancel' };
   try {
-    await deps.service.answerInput(replyCaller(identity), target.taskId, { [target.key]: answer });
+    await deps.service.tasks.answerInput(replyCaller(identity), target.taskId, { [target.key]: answer });
   } catch (error) {
     if (!isTaskNotFound(error)) throw error;
     deps.logger.info({}, 'elicitation reply for an unknown or foreign task dropped');

@@ -1,8 +1,8 @@
-import { TasksError } from '../core/errors.js';
-import type { KillSwitchFallback } from '../core/kill-switch.js';
-import type { ToolDescriptor } from '../core/tool.js';
-import { ErrorCode, type KillSwitchReason } from '../protocol/constants.js';
-import type { Caller } from './caller.js';
+import { TasksError } from '../../core/errors.js';
+import type { KillSwitchFallback } from '../../core/kill-switch.js';
+import type { ToolDescriptor } from '../../core/tool.js';
+import { ErrorCode, type KillSwitchReason } from '../../protocol/constants.js';
+import type { Caller } from '../caller.js';
 
 /**
  * Whether a caller may use task mode for a tool now (issue 15 items 6–7): `allow` (with the canary cohort the caller

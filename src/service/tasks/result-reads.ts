@@ -1,6 +1,6 @@
-import { RESULT_CHUNK_BYTES, type TaskStore } from '../core/store.js';
-import type { TaskRecord } from '../core/task.js';
-import { RESULT_CHUNK_MIME_TYPE, RESULT_READ_CHUNK_BYTES, RESULT_RESOURCE_MIME_TYPE, resultChunkCount } from '../protocol/result-resource.js';
+import { RESULT_CHUNK_BYTES, type TaskStore } from '../../core/store.js';
+import type { TaskRecord } from '../../core/task.js';
+import { RESULT_CHUNK_MIME_TYPE, RESULT_READ_CHUNK_BYTES, RESULT_RESOURCE_MIME_TYPE, resultChunkCount } from '../../protocol/result-resource.js';
 
 // A chunk resource lies inside one stored chunk.
 if (RESULT_CHUNK_BYTES % RESULT_READ_CHUNK_BYTES !== 0) throw new Error('RESULT_CHUNK_BYTES must be a multiple of RESULT_READ_CHUNK_BYTES');
