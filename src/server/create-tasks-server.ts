@@ -7,7 +7,7 @@ import { newInstanceId } from '../core/ids.js';
 import { resolveLimits, type TasksServerLimits } from '../core/limits.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import type { Authenticator } from '../core/owner.js';
-import { ANONYMOUS_IDENTITY } from './caller.js';
+import { ANONYMOUS_IDENTITY } from './request-caller.js';
 import { ScopePolicy } from '../core/scopes.js';
 import type { TaskStore } from '../core/store.js';
 import type { WorkerObserver } from '../core/worker-observer.js';
@@ -33,11 +33,11 @@ import type { ProtectedResource } from './http/bearer-auth.js';
 import { createHttpFront, type HttpFront } from './http/node-handler.js';
 import { TaskListenRoute } from './http/task-listen.js';
 import { FastPath } from './http/fast-path.js';
-import type { LegacySessions } from './http/legacy-sessions.js';
+import type { LegacySessions } from './http/v1-sessions.js';
 import { createGatherStateCodec } from './input-gathering.js';
 import type { PollObserver } from '../service/poll-throttle.js';
 import { InputRoutingStdioTransport } from './stdio-transport.js';
-import { isJsonRpcResponse, parseInputRequestId, routeInputResponse } from './v1-input.js';
+import { isJsonRpcResponse, parseInputRequestId, routeInputResponse } from './v1-elicitation.js';
 import { ErrorCode } from '../protocol/constants.js';
 
 /** The embedded worker of {@link createTasksServer}. */

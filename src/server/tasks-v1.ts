@@ -8,8 +8,8 @@ import type { Caller } from '../service/caller.js';
 import type { HandlerDeps } from './deps.js';
 import { withPollHint } from '../service/poll-hint.js';
 import { guarded } from './guard.js';
-import { readTaskV1, terminalPayloadV1, v1Caller } from './task-reads.js';
-import { deliverInputRequests } from './v1-input.js';
+import { readTaskV1, terminalPayloadV1, v1Caller } from './task-replies.js';
+import { deliverInputRequests } from './v1-elicitation.js';
 
 const TaskIdParams = z.looseObject({ taskId: z.string().min(1) });
 const ListParams = z.looseObject({ cursor: z.string().optional() });

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { invalidParams, missingTasksExtension } from '../core/errors.js';
 import { v2Acknowledgement } from '../protocol/v2/codec.js';
 import type { Caller, TaskCaller } from '../service/caller.js';
-import { readTaskV2 } from './task-reads.js';
+import { readTaskV2 } from './task-replies.js';
 import type { HandlerDeps } from './deps.js';
 import { guarded } from './guard.js';
 

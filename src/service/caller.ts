@@ -15,7 +15,7 @@ export type { ScopeGrant };
 
 /**
  * Who is calling and what they negotiated, for one request. The server adapters build it in one place
- * (`server/caller.ts`) and every task service operation (`service/services.ts`) takes it and re-checks the task's owner and the
+ * (`server/request-caller.ts`) and every task service operation (`service/services.ts`) takes it and re-checks the task's owner and the
  * credential's scopes against it. The scopes are also what the audit trail records (none for the anonymous caller).
  */
 export interface Caller extends CallerIdentity {

@@ -11,7 +11,7 @@ import {
 } from '../../protocol/constants.js';
 import type { CallerIdentity, TaskCaller } from '../../service/caller.js';
 import type { TaskSubscription } from '../../service/tasks/tasks-door.js';
-import { requestCaller } from '../caller.js';
+import { requestCaller } from '../request-caller.js';
 import type { HandlerDeps } from '../deps.js';
 import { detailedTask } from '../detailed-task.js';
 import { withPollHint } from '../../service/poll-hint.js';

@@ -9,7 +9,7 @@ import { isTerminal } from '../../core/state-machine.js';
 import type { TaskStore } from '../../core/store.js';
 import type { InputRequestRecord, TaskOutcome, TaskRecord } from '../../core/task.js';
 import type { ToolRegistry } from '../../core/tool-registry.js';
-import { largeResultMetaOf, parseResultUri, resultChunkCount, resultResourceUri } from '../../protocol/result-resource.js';
+import { largeResultMetaOf, parseResultUri, resultChunkCount, resultResourceUri } from '../../protocol/result-uri.js';
 import { assertOwns, type Actor, type TaskActor } from '../access.js';
 import type { Caller } from '../caller.js';
 import type { ServiceDoor } from '../door.js';

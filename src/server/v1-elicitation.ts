@@ -3,7 +3,7 @@ import { isTaskNotFound } from '../core/errors.js';
 import type { InputRequestRecord, TaskRecord } from '../core/task.js';
 import { RELATED_TASK_META_KEY } from '../protocol/constants.js';
 import type { CallerIdentity } from '../service/caller.js';
-import { replyCaller } from './caller.js';
+import { replyCaller } from './request-caller.js';
 import type { HandlerDeps } from './deps.js';
 
 /**
