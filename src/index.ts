@@ -7,8 +7,12 @@
 export { createTasksServer, type CreateTasksServerOptions, type EmbeddedWorkerOptions, type TasksServer } from './server/create-tasks-server.js';
 export { createTaskWorker, type CreateTaskWorkerOptions, type TaskWorkerHandle } from './execution/create-task-worker.js';
 export type { TaskWorker } from './execution/task-worker.js';
-export type { CallOutcome, CallToolOptions, TaskDetails, TaskNotice, TaskService, TaskSubscription } from './service/task-service.js';
-export type { CallPlan, ToolCall } from './service/call-plan.js';
+export type { CallOutcome, CallToolOptions, CallService } from './service/calls/call-service.js';
+export type { TaskDetails, TaskNotice, TaskPoll, TaskSubscription, TasksDoor } from './service/tasks/tasks-door.js';
+export type { ViewerService } from './service/viewer/viewer-service.js';
+export type { TaskServices } from './service/services.js';
+export type { Actor, ScopeGrant, TaskActor } from './service/access.js';
+export type { CallPlan, ToolCall } from './service/calls/call-plan.js';
 export type { Caller, Negotiation, TaskCaller } from './service/caller.js';
 export type { TaskOperation, TaskOperationContext, TaskServiceHook } from './service/hooks.js';
 export type { ExecutionHost, ExecutionLogEntry, ExecutionOutcome, ExecutionRequest, Executor } from './core/executor.js';

@@ -64,7 +64,7 @@ const caller = {
 };
 const toolName = probe.name;
 async function createTask() {
-  const outcome = await server.service.callTool(caller, await server.service.planCall(caller, { name: toolName, progressToken: null }));
+  const outcome = await server.service.calls.callTool(caller, await server.service.calls.planCall(caller, { name: toolName, progressToken: null }));
   if (outcome.kind !== 'task') throw new Error(`no task: ${JSON.stringify(outcome)}`);
   return outcome.task;
 }

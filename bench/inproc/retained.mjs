@@ -26,7 +26,7 @@ const caller = {
 };
 const toolName = noop.name;
 async function createTask() {
-  const outcome = await server.service.callTool(caller, await server.service.planCall(caller, { name: toolName, progressToken: null }));
+  const outcome = await server.service.calls.callTool(caller, await server.service.calls.planCall(caller, { name: toolName, progressToken: null }));
   if (outcome.kind !== 'task') throw new Error(`no task: ${JSON.stringify(outcome)}`);
   return outcome.task;
 }
@@ -38,7 +38,7 @@ async function createCompleted(count) {
     while (next < count) {
       next += 1;
       const record = await createTask();
-      const done = await server.service.waitForTerminal(caller, record.taskId, new AbortController().signal);
+      const done = await server.service.tasks.waitForTerminal(caller, record.taskId, new AbortController().signal);
       if (done.status !== 'completed') throw new Error(`task ended ${done.status}`);
     }
   };

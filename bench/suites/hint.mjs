@@ -3,7 +3,7 @@
 // Reported: the time from a task becoming terminal (its `lastUpdatedAt`) to the client seeing it, p50/p99/max, and
 // tasks/get per task. Goal (issue 9): p99 ≤ max(hint floor, 2 × tool time) + 50 ms. Our server runs with as many
 // slots as clients and its default `--poll-interval-ms` (1 s, the ceiling of the hint).
-import { V1_POLL_HINT_FLOOR_MS, V2_POLL_HINT_RANGE } from '../../dist/server/poll-hint.js';
+import { V1_POLL_HINT_FLOOR_MS, V2_POLL_HINT_RANGE } from '../../dist/service/poll-hint.js';
 import { HONOUR_HINT, legacyRoundTrip, modernRoundTrip } from '../lib/flows.mjs';
 import { LegacySession, ModernClient } from '../lib/mcp.mjs';
 

@@ -2,9 +2,9 @@ import { KillSwitchInputError, type KillSwitchFallback, type KillSwitchRecord } 
 import { silentLogger } from '../core/logger.js';
 import type { TaskStore } from '../core/store.js';
 import { AdminInputError, readInFlight, type InFlight } from '../ops/admin.js';
-import type { KillSwitchState } from '../ops/kill-switch.js';
-import { KillSwitchCache } from '../ops/kill-switch.js';
-import { createKillSwitchControl } from '../ops/kill-switch-control.js';
+import type { KillSwitchState } from '../ops/rollout/kill-switch.js';
+import { KillSwitchCache } from '../ops/rollout/kill-switch.js';
+import { createKillSwitchControl } from '../ops/rollout/kill-switch-control.js';
 import { adminRequest, viaApi, type AdminConnection } from './admin-client.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { openConfiguredStore, operatorConfig, resolveSettings } from './settings.js';

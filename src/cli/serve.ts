@@ -9,9 +9,9 @@ import { createTasksServer } from '../server/create-tasks-server.js';
 import { agreeOnServerSecret } from '../server/signing-key.js';
 import { TasksMetrics } from '../ops/metrics.js';
 import { handleProbe, type ProbeSources } from '../ops/probes.js';
-import { KillSwitchCache } from '../ops/kill-switch.js';
-import { createKillSwitchControl } from '../ops/kill-switch-control.js';
-import { rolloutGate } from '../ops/rollout.js';
+import { KillSwitchCache } from '../ops/rollout/kill-switch.js';
+import { createKillSwitchControl } from '../ops/rollout/kill-switch-control.js';
+import { rolloutGate } from '../ops/rollout/gate.js';
 import { createAdminApi } from '../ops/admin-api.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { resolveServeAuth, type ServeAuthOptions } from './serve-auth.js';
@@ -187,7 +187,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   let dashboard: Dashboard | undefined;
   if (options.dashboard) {
     dashboard = createDashboard({
-      service: server.service,
+      service: server.service.viewer,
       ...(auth.authenticator ? { verify: viewerVerifier(auth.authenticator) } : {}),
       ...(auth.oauth && dashboardOptions.clientId !== undefined
         ? {

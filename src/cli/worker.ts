@@ -3,7 +3,7 @@ import { createTaskWorker } from '../execution/create-task-worker.js';
 import { apiWithOtherSettings } from '../execution/process-registration.js';
 import { TasksMetrics } from '../ops/metrics.js';
 import { handleProbe, type ProbeSources } from '../ops/probes.js';
-import { KillSwitchCache } from '../ops/kill-switch.js';
+import { KillSwitchCache } from '../ops/rollout/kill-switch.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { createConfiguredExecutor, defaultInstanceId, describeDenied, enforceConfiguredPins, openConfiguredStore, registerCliProcess, registrationFailure, resolveSettings } from './settings.js';
 import { startProcessTracing } from './tracing-setup.js';

@@ -4,7 +4,7 @@ import { SUBSCRIPTION_ID_META_KEY } from '../protocol/constants.js';
 import type { JsonValue } from '../protocol/types.js';
 import { toClientError } from './error-mapping.js';
 import { TasksConnectionError, TasksProtocolError } from './errors.js';
-import { modernMeta, postModern, sseMessages, type ModernEndpoint } from './modern-http.js';
+import { modernMeta, postModern, sseMessages, type ModernEndpoint } from './v2-http.js';
 import type { TaskSnapshot } from './types.js';
 import { fromV2Task, V2DetailedTaskSchema } from './wire-schemas.js';
 

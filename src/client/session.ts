@@ -14,7 +14,7 @@ import { toClientError } from './error-mapping.js';
 import { TasksConnectionError, TasksProtocolError } from './errors.js';
 import { ELICITATION_CAPABILITY } from './input.js';
 import type { ProtocolChoice } from './types.js';
-import type { V1InputRouter } from './v1-input.js';
+import type { V1InputRouter } from './v1-input-router.js';
 
 /** How to reach and authenticate to one MCP endpoint. */
 export interface SessionOptions {

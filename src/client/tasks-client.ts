@@ -19,11 +19,11 @@ import { answersFromMap, ELICITATION_CAPABILITY, elicitationsOf, serializeHandle
 import { checkSyncFallback, runFallback } from './fallback.js';
 import { TaskJournal, type JournalEntry, type PendingCallEntry } from './journal.js';
 import { listenToTasks, type TaskSubscription } from './listen.js';
-import type { ModernEndpoint } from './modern-http.js';
+import type { ModernEndpoint } from './v2-http.js';
 import { McpSession, type SessionRequestOptions } from './session.js';
 import { decideRoute, type CallNeeds, type Fallback, type TaskPolicy } from './router.js';
 import type { CallIdentity, CallToolOutcome, CallToolResult, JsonRpcErrorObject, ProtocolChoice, TaskGeneration, TaskSnapshot, TaskStatus, WaitOptions } from './types.js';
-import { V1InputRouter } from './v1-input.js';
+import { V1InputRouter } from './v1-input-router.js';
 import { answerV1Task, V1InputWait } from './v1-task-input.js';
 import { V2InputResponder } from './v2-input.js';
 import { callToolLegacy } from './v1-tools-call.js';

@@ -1,7 +1,7 @@
 import { isAbort, neverDelivered } from './error-mapping.js';
 import { InputNotAnsweredError, TasksConnectionError, TasksProtocolError, ToolCallOutcomeUnknownError } from './errors.js';
 import type { McpSession } from './session.js';
-import type { V1InputRouter } from './v1-input.js';
+import type { V1InputRouter } from './v1-input-router.js';
 import type { ToolsCallAnswer } from './v2-tools-call.js';
 import { V1ToolsCallResultSchema } from './wire-schemas.js';
 

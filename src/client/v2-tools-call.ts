@@ -5,7 +5,7 @@ import type { JsonValue } from '../protocol/types.js';
 import { neverDelivered, rootCause } from './error-mapping.js';
 import { InputNotAnsweredError, TasksConnectionError, TasksProtocolError, ToolCallOutcomeUnknownError } from './errors.js';
 import { collectAnswers, elicitationsOf, type InputHandler } from './input.js';
-import { modernMeta, postModern, sseMessages, type ModernEndpoint } from './modern-http.js';
+import { modernMeta, postModern, sseMessages, type ModernEndpoint } from './v2-http.js';
 import type { CallToolResult, TaskSnapshot } from './types.js';
 import { CallToolResultSchema, fromV2Task, toCallToolResult, V2CreateTaskResultSchema } from './wire-schemas.js';
 

@@ -1,5 +1,5 @@
 import { ApplicationErrorReason, ErrorCode, TASKS_EXTENSION_REQUIRED_CAPABILITIES } from '../protocol/constants.js';
-import { resultChunkUri, resultResourceUri } from '../protocol/result-resource.js';
+import { resultChunkUri, resultResourceUri } from '../protocol/result-uri.js';
 import type { JsonRpcErrorObject, JsonValue } from './task.js';
 
 /**

@@ -29,7 +29,7 @@ export interface TasksServerLimits {
   maxTtlMs: number | null;
   /** Smallest retention granted (smaller requests are raised to it). @defaultValue 1 s */
   minTtlMs: number;
-  /** Longest poll interval hint sent as `pollInterval` / `pollIntervalMs`; younger tasks get shorter ones (`server/poll-hint.ts`). @defaultValue 1 s */
+  /** Longest poll interval hint sent as `pollInterval` / `pollIntervalMs`; younger tasks get shorter ones (`service/poll-hint.ts`). @defaultValue 1 s */
   pollIntervalMs: number;
   /** Longest single run of a tool before the task fails (`data.reason: "runtime_limit"`); ≤ `maxTtlMs`. @defaultValue 1 h */
   runtimeLimitMs: number;

@@ -8,8 +8,9 @@ import type { Logger } from '../core/logger.js';
 import { discardBody, readRequestBody } from '../core/request-body.js';
 import type { TaskStatus } from '../core/task.js';
 import { ErrorCode } from '../protocol/constants.js';
-import type { TaskService } from '../service/task-service.js';
-import { viewerKillSwitch, type Viewer } from '../service/viewer.js';
+import type { ViewerService } from '../service/viewer/viewer-service.js';
+import { killSwitchAccess } from '../service/access.js';
+import type { Viewer } from '../service/viewer/viewer.js';
 import { KillSwitchInputError, type KillSwitchControl, type KillSwitchView } from '../core/kill-switch.js';
 import { SIGN_IN_COOKIE, SignInError, SignInUnavailableError, type OidcSignIn } from './oidc-sign-in.js';
 import { appShell, CONTENT_SECURITY_POLICY, loginPage, signedInPage } from './pages.js';
@@ -21,7 +22,7 @@ import type { KillSwitchPanelView } from './wire.js';
 
 /** Options of {@link createDashboard}. */
 export interface DashboardOptions {
-  service: TaskService;
+  service: ViewerService;
   /** Token verification of the server's authentication; absent = authentication off (one anonymous viewer). */
   verify?: ViewerVerifier;
   /**
@@ -134,7 +135,7 @@ function hostName(host: string): string {
 
 /**
  * The dashboard (issue 16): a login page for bearer tokens (token-file mode) that opens an HttpOnly, SameSite=Strict
- * session; the page shell and its bundled script; a JSON API over the {@link TaskService}'s viewer operations (the
+ * session; the page shell and its bundled script; a JSON API over the {@link ViewerService} (the
  * one door, which decides what each viewer sees and may do); and one Server-Sent Events stream per page driven by
  * the event feed. Every response carries a strict CSP; every POST needs same-origin (`Origin`/`Sec-Fetch-Site`) and,
  * for the API, the session's CSRF token in `x-csrf-token` and a JSON Content-Type (415 otherwise).
@@ -275,11 +276,11 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     }
     if (path === '/tasks' && request.method === 'GET') return sendJson(response, 200, await list(viewer, url.searchParams));
     if (path === '/events' && request.method === 'GET') return events(viewer, response);
-    if (path === '/overview' && request.method === 'GET') return sendJson(response, 200, await options.service.overviewFor(viewer));
+    if (path === '/overview' && request.method === 'GET') return sendJson(response, 200, await options.service.overview(viewer));
     if (path === '/operations' && request.method === 'GET') return sendJson(response, 200, await operations(viewer, url.searchParams));
     const reconcile = /^\/operations\/([A-Za-z0-9_-]{1,64})\/reconcile$/.exec(path);
     if (reconcile && request.method === 'POST') {
-      const report = await options.service.reconcileFor(viewer, reconcile[1] as string);
+      const report = await options.service.reconcile(viewer, reconcile[1] as string);
       if (!report) throw new HttpError(404, 'Operation not found');
       options.logger.info({ owner: viewer.ownerKey, operationId: report.operation.operationId, verdict: report.verdict.status, changed: report.changed }, 'dashboard reconcile');
       return sendJson(response, 200, reconcileViewOf(report, viewer));
@@ -290,13 +291,13 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     const action = match[2];
     if (action === undefined && request.method === 'GET') return sendJson(response, 200, pageOf(await options.service.inspect(viewer, taskId), viewer));
     if (action === '/cancel' && request.method === 'POST') {
-      const { cancelled, task } = await options.service.cancelFor(viewer, taskId);
+      const { cancelled, task } = await options.service.cancel(viewer, taskId);
       return sendJson(response, 200, { cancelled, task: summaryOf(task) });
     }
     if (action === '/answer' && request.method === 'POST') {
       const responses = (body as { responses?: unknown } | null)?.responses;
       if (!responses || typeof responses !== 'object' || Array.isArray(responses)) throw new HttpError(400, 'Expected {"responses": {key: ElicitResult}}');
-      const accepted = await options.service.answerFor(viewer, taskId, responses as Record<string, unknown>);
+      const accepted = await options.service.answer(viewer, taskId, responses as Record<string, unknown>);
       return sendJson(response, 200, { accepted });
     }
     throw new HttpError(405, 'Method not allowed');
@@ -334,12 +335,12 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     const raw = params.get('status') ?? 'unknown';
     const statuses = raw === 'all' ? undefined : raw.split(',').filter((value) => value !== '');
     for (const status of statuses ?? []) if (!(OPERATION_STATUSES as readonly string[]).includes(status)) throw new HttpError(400, `status must be all or a list of ${OPERATION_STATUSES.join(', ')}`);
-    const rows = await options.service.operationsFor(viewer, { ...(statuses && statuses.length > 0 ? { statuses: statuses as OperationStatus[] } : {}), limit: OPERATIONS_MAX });
+    const rows = await options.service.operations(viewer, { ...(statuses && statuses.length > 0 ? { statuses: statuses as OperationStatus[] } : {}), limit: OPERATIONS_MAX });
     return { operations: rows.map((row) => operationOf(row.operation, row.mayReconcile)) };
   }
 
   function killSwitchRights(viewer: Viewer): { see: boolean; change: boolean } {
-    return options.killSwitch ? viewerKillSwitch(viewer) : { see: false, change: false };
+    return options.killSwitch ? killSwitchAccess(viewer) : { see: false, change: false };
   }
 
   const panelOf = (view: KillSwitchView, viewer: Viewer): KillSwitchPanelView => ({ ...view, mayChange: killSwitchRights(viewer).change });

@@ -1,5 +1,5 @@
 import { AuthenticationError, ownerKeyOf, type Authenticator } from '../core/owner.js';
-import type { Viewer } from '../service/viewer.js';
+import type { Viewer } from '../service/viewer/viewer.js';
 
 /**
  * Verifies a bearer token for the dashboard and answers who it stands for (with its scopes), or `undefined` for a

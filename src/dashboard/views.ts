@@ -1,9 +1,10 @@
 import type { OperationRecord } from '../core/ledger.js';
 import type { TaskEvent } from '../core/store.js';
 import type { InputRequestRecord, JsonObject, JsonValue, TaskRecord } from '../core/task.js';
-import type { ReconcileReport } from '../service/viewer-operations.js';
-import type { TaskInspection } from '../service/task-service.js';
-import { viewerMayReconcile, type Viewer } from '../service/viewer.js';
+import type { ReconcileReport } from '../service/viewer/operations.js';
+import type { TaskInspection } from '../service/viewer/viewer.js';
+import { mayReconcile } from '../service/access.js';
+import type { Viewer } from '../service/viewer/viewer.js';
 
 import type { BoundedJson, OperationView, QuestionView, ReconcileView, TaskPageView, TaskSummary } from './wire.js';
 
@@ -76,7 +77,7 @@ export function pageOf(inspection: TaskInspection, viewer: Viewer): TaskPageView
     error: outcome?.kind === 'error' ? boundedJson(outcome.error as unknown as JsonValue) : null,
     questions: (details.inputRequests ?? []).map(questionOf),
     permissions,
-    operations: inspection.operations.map((operation) => operationOf(operation, viewerMayReconcile(viewer, operation))),
+    operations: inspection.operations.map((operation) => operationOf(operation, mayReconcile(viewer, operation))),
   };
 }
 
@@ -107,6 +108,6 @@ export function reconcileViewOf(report: ReconcileReport, viewer: Viewer): Reconc
     verdict: report.verdict.status,
     detail: report.verdict.status === 'unknown' ? report.verdict.detail : null,
     changed: report.changed,
-    operation: operationOf(report.operation, viewerMayReconcile(viewer, report.operation)),
+    operation: operationOf(report.operation, mayReconcile(viewer, report.operation)),
   };
 }

@@ -2,7 +2,7 @@ import { RESULT_CHUNK_BYTES, type TaskStore } from '../core/store.js';
 import type { JsonObject, JsonValue } from '../core/task.js';
 import type { SettledRun } from '../core/tool-outcome.js';
 import { ErrorCode } from '../protocol/constants.js';
-import { LARGE_RESULT_META_KEY, RESULT_RESOURCE_MIME_TYPE, resultResourceUri, type LargeResultMeta } from '../protocol/result-resource.js';
+import { LARGE_RESULT_META_KEY, RESULT_RESOURCE_MIME_TYPE, resultResourceUri, type LargeResultMeta } from '../protocol/result-uri.js';
 
 /** The result-size limits of `TasksServerLimits` (bytes of JSON text, UTF-8). */
 export interface ResultSizeLimits {

@@ -7,8 +7,8 @@ import { KillSwitchInputError } from '../core/kill-switch.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import { discardBody, readRequestBody } from '../core/request-body.js';
 import { AdminInputError, readAudit, readInFlight, readOperations } from './admin.js';
-import type { KillSwitchCache } from './kill-switch.js';
-import { createKillSwitchControl } from './kill-switch-control.js';
+import type { KillSwitchCache } from './rollout/kill-switch.js';
+import { createKillSwitchControl } from './rollout/kill-switch-control.js';
 
 /**
  * The operator's JSON API on the server (issue 15 item 6): `/admin/…`, plain HTTP + JSON, never JSON-RPC (the

@@ -5,7 +5,7 @@ import type { TaskStore } from '../core/store.js';
 import { ErrorCode } from '../protocol/constants.js';
 import type { WorkerObserver } from '../core/worker-observer.js';
 import type { TaskServiceHook } from '../service/hooks.js';
-import type { CallOutcome } from '../service/task-service.js';
+import type { CallOutcome } from '../service/calls/call-service.js';
 
 /**
  * The Prometheus metrics of one mcp-tasks process (API or worker), on `prom-client`. They are taken at four
@@ -115,10 +115,10 @@ export class TasksMetrics {
           if (context.operation === 'callTool' && context.tool !== undefined) {
             const outcome = result as unknown as CallOutcome;
             const cohort = context.cohort ?? 'none';
-            if (outcome.kind === 'task') this.created.inc({ tool: context.tool, generation: context.caller.generation ?? 'none', cohort });
+            if (outcome.kind === 'task') this.created.inc({ tool: context.tool, generation: context.generation ?? 'none', cohort });
             else if (outcome.kind === 'result') this.inline.inc({ tool: context.tool, cohort });
           } else if (context.operation === 'get') {
-            this.polls.inc({ generation: context.caller.generation ?? 'none' });
+            this.polls.inc({ generation: context.generation ?? 'none' });
           } else if (context.operation === 'cancel') {
             this.cancelsRequested.inc();
             const answer = result as unknown as { cancelled: boolean; task: { toolName: string; generation: string } };

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TaskStore } from '../core/store.js';
-import type { KillSwitchCache, KillSwitchState } from './kill-switch.js';
+import type { KillSwitchCache, KillSwitchState } from './rollout/kill-switch.js';
 import type { TasksMetrics } from './metrics.js';
 
 /**

@@ -2,7 +2,7 @@ import type * as OtelApi from '@opentelemetry/api';
 import type { RunTrace, RunTracer } from '../core/run-tracer.js';
 import { formatTraceparent, parseTraceparent, type TraceCarrier } from '../core/trace-context.js';
 import type { TaskServiceHook } from '../service/hooks.js';
-import type { CallOutcome } from '../service/task-service.js';
+import type { CallOutcome } from '../service/calls/call-service.js';
 
 /**
  * OpenTelemetry traces of one mcp-tasks process on `@opentelemetry/api` (an optional peer dependency, loaded
@@ -69,7 +69,7 @@ export class TasksTracing {
         const parent = remoteContext(api, context.trace?.incoming);
         const span = api.trace.getTracer(TRACER_NAME).startSpan(
           `tools/call ${context.tool ?? ''}`.trim(),
-          { kind: api.SpanKind.SERVER, attributes: { [A.tool]: context.tool ?? '', [A.generation]: context.caller.generation ?? 'none' } },
+          { kind: api.SpanKind.SERVER, attributes: { [A.tool]: context.tool ?? '', [A.generation]: context.generation ?? 'none' } },
           parent,
         );
         const carrier = carrierOf(api, span);

@@ -7,7 +7,7 @@ import { newInstanceId } from '../core/ids.js';
 import { resolveLimits, type TasksServerLimits } from '../core/limits.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import type { Authenticator } from '../core/owner.js';
-import { ANONYMOUS_IDENTITY } from './caller.js';
+import { ANONYMOUS_IDENTITY } from './request-caller.js';
 import { ScopePolicy } from '../core/scopes.js';
 import type { TaskStore } from '../core/store.js';
 import type { WorkerObserver } from '../core/worker-observer.js';
@@ -21,11 +21,10 @@ import { InProcessExecutor } from '../execution/in-process-executor.js';
 import { Sweeper } from '../execution/sweeper.js';
 import type { TaskWorker } from '../execution/task-worker.js';
 import type { TaskServiceHook } from '../service/hooks.js';
-import type { TaskModeGate } from '../service/task-mode-gate.js';
+import type { TaskModeGate } from '../service/calls/task-mode-gate.js';
 import { ScopeCheck } from '../service/scope-check.js';
-import { FALLBACK_TOOLS } from '../service/fallback-tools.js';
-import { TaskService } from '../service/task-service.js';
-import { CursorCodec } from './cursor.js';
+import { FALLBACK_TOOLS } from '../service/calls/fallback-tools.js';
+import { createTaskServices, type TaskServices } from '../service/services.js';
 import type { HandlerDeps } from './deps.js';
 import { createServerFactory } from './factory.js';
 import { SessionStreams } from './session-streams.js';
@@ -34,11 +33,11 @@ import type { ProtectedResource } from './http/bearer-auth.js';
 import { createHttpFront, type HttpFront } from './http/node-handler.js';
 import { TaskListenRoute } from './http/task-listen.js';
 import { FastPath } from './http/fast-path.js';
-import type { LegacySessions } from './http/legacy-sessions.js';
+import type { LegacySessions } from './http/v1-sessions.js';
 import { createGatherStateCodec } from './input-gathering.js';
-import { PollThrottle, type PollObserver } from './poll-throttle.js';
+import type { PollObserver } from '../service/poll-throttle.js';
 import { InputRoutingStdioTransport } from './stdio-transport.js';
-import { isJsonRpcResponse, parseInputRequestId, routeInputResponse } from './v1-input.js';
+import { isJsonRpcResponse, parseInputRequestId, routeInputResponse } from './v1-elicitation.js';
 import { ErrorCode } from '../protocol/constants.js';
 
 /** The embedded worker of {@link createTasksServer}. */
@@ -146,7 +145,7 @@ export interface TasksServer {
   /** Serve MCP over this process's stdin/stdout (both generations, same tools and store). */
   serveStdio(): StdioServerHandle;
   /** The task service every entry path goes through (for embedding and tests). */
-  readonly service: TaskService;
+  readonly service: TaskServices;
   /** The embedded worker, or `undefined` for an API-only server (`worker: false`). */
   readonly worker: TaskWorker | undefined;
   /** The HTTP front (2025 session count, for tests). */
@@ -169,8 +168,6 @@ function protectedResource(oauth: { resource: URL; issuer: string }, scopes: Sco
     metadata: { oauthMetadata: { issuer: oauth.issuer } as OAuthMetadata, resourceServerUrl: oauth.resource, scopesSupported: scopes.supported(), resourceName: name },
   };
 }
-/** Longest a too-fast poll is held back (ms). */
-const MAX_POLL_DELAY_MS = 5000;
 
 /**
  * Create a durable MCP tasks server for both protocol generations on one endpoint: the task service, its
@@ -212,7 +209,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     : undefined;
   const sweeper = execution ? undefined : options.sweeper === false ? undefined : new Sweeper(options.store, { sweepIntervalMs: limits.sweepIntervalMs, inputTimeoutMs: limits.inputTimeoutMs, auditRetentionMs: limits.auditRetentionMs }, clock, logger);
   const scopes = options.scopes ?? new ScopePolicy();
-  const service = new TaskService({
+  const service = createTaskServices({
     store: options.store,
     tools,
     feed,
@@ -226,12 +223,12 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     hooks: [new ScopeCheck(scopes, logger), ...(options.hooks ?? [])],
     taskFallbackTools: options.taskFallbackTools === true,
     ...(options.gate ? { gate: options.gate } : {}),
+    secret: options.secret,
+    ...(options.pollObserver ? { pollObserver: options.pollObserver } : {}),
   });
   const deps: HandlerDeps = {
     service,
-    cursors: new CursorCodec(options.secret),
     requestStates: createGatherStateCodec(options.secret),
-    polls: new PollThrottle(MAX_POLL_DELAY_MS, options.pollObserver),
     sessionNotifiers: new WeakMap(),
     clock,
     logger,

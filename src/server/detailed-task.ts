@@ -1,6 +1,6 @@
 import type { TaskRecord } from '../core/task.js';
 import { v2DetailedTask, type V2DetailedTask } from '../protocol/v2/codec.js';
-import type { TaskDetails } from '../service/task-service.js';
+import type { TaskDetails } from '../service/tasks/tasks-door.js';
 
 /**
  * The `DetailedTask` of a task as `tasks/get` and `notifications/tasks` show it (SEP-2663 E19, E33): the result or

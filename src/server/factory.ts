@@ -2,7 +2,7 @@ import { Server, type McpServerFactory, type ServerCapabilities, type ServerCont
 import { methodNotFound } from '../core/errors.js';
 import { IDEMPOTENCY_CAPABILITY_ID, TASKS_EXTENSION_ID, V1_PROTOCOL_VERSION } from '../protocol/constants.js';
 import type { Negotiation, TaskCaller } from '../service/caller.js';
-import { callerOf, negotiationOf } from './caller.js';
+import { callerOf, negotiationOf } from './request-caller.js';
 import type { HandlerDeps } from './deps.js';
 import { guarded } from './guard.js';
 import { registerV1TaskHandlers } from './tasks-v1.js';
@@ -10,7 +10,7 @@ import { registerV2TaskHandlers } from './tasks-v2.js';
 import { toolListEntry } from './tools-list.js';
 import { handleToolsCall } from './tools-call.js';
 import { V1SessionNotifier } from './v1-notifications.js';
-import { registerResultResourceHandlers } from './result-resource.js';
+import { registerResultResourceHandlers } from './result-read-handler.js';
 
 
 /**
@@ -65,7 +65,7 @@ export function createServerFactory(deps: HandlerDeps): McpServerFactory {
     server.setRequestHandler('tools/list', (_request, context) =>
       guarded(deps.logger, 'tools/list', async () => {
         const caller = callerFor(context);
-        return { tools: (await deps.service.listTools(caller)).map((tool) => toolListEntry(tool, caller)) } as never;
+        return { tools: (await deps.service.calls.listTools(caller)).map((tool) => toolListEntry(tool, caller)) } as never;
       }),
     );
     registerResultResourceHandlers(server, deps, negotiation, callerFor);

@@ -2,8 +2,8 @@ import type { JsonObject, TaskRecord } from '../core/task.js';
 import { isTerminal } from '../core/state-machine.js';
 import { toolErrorResult } from '../core/tool-outcome.js';
 import { isoTime } from '../protocol/time.js';
-import type { CallOutcome } from '../service/task-service.js';
-import { withPollHint } from './poll-hint.js';
+import type { CallOutcome } from '../service/calls/call-service.js';
+import { withPollHint } from '../service/poll-hint.js';
 
 /**
  * The tool results of the task fallback tools (`--task-fallback-tools`) for hosts without task support: text a

@@ -5,9 +5,9 @@ import { invalidParams } from '../core/errors.js';
 import type { JsonObject } from '../core/task.js';
 import type { ElicitResult } from '../core/tool.js';
 import type { Caller } from '../service/caller.js';
-import { checkAnswer } from '../service/input-answers.js';
-import type { CallAsk, CallInteraction } from '../service/task-service.js';
-import { ownerKeyFromContext } from './caller.js';
+import { checkAnswer } from '../service/tasks/input-answers.js';
+import type { CallAsk, CallInteraction } from '../service/calls/call-service.js';
+import { ownerKeyFromContext } from './request-caller.js';
 import { digestOf } from '../ledger/digest.js';
 
 /** What a `requestState` carries between MRTR rounds of one `tools/call` (signed, readable by the client). */

@@ -3,7 +3,7 @@ import type { TaskEventFeed } from '../core/event-feed.js';
 import type { SessionStore } from '../core/session-store.js';
 import type { TaskEvent } from '../core/store.js';
 import type { TaskCaller } from '../service/caller.js';
-import { identityOf, sessionCaller } from './caller.js';
+import { identityOf, sessionCaller } from './request-caller.js';
 import type { HandlerDeps } from './deps.js';
 import type { V1SessionNotifier } from './v1-notifications.js';
 

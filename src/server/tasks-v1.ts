@@ -6,10 +6,10 @@ import { ErrorCode } from '../protocol/constants.js';
 import { toV1Task, v1ListTasksResult } from '../protocol/v1/codec.js';
 import type { Caller } from '../service/caller.js';
 import type { HandlerDeps } from './deps.js';
-import { withPollHint } from './poll-hint.js';
+import { withPollHint } from '../service/poll-hint.js';
 import { guarded } from './guard.js';
-import { readTaskV1, terminalPayloadV1, v1Caller } from './task-reads.js';
-import { deliverInputRequests } from './v1-input.js';
+import { readTaskV1, terminalPayloadV1, v1Caller } from './task-replies.js';
+import { deliverInputRequests } from './v1-elicitation.js';
 
 const TaskIdParams = z.looseObject({ taskId: z.string().min(1) });
 const ListParams = z.looseObject({ cursor: z.string().optional() });
@@ -32,8 +32,8 @@ export function registerV1TaskHandlers(server: Server, deps: HandlerDeps, caller
       const caller = v1Caller(callerFor(context), 'tasks/result');
       const sent = new Set<string>();
       // R29: while the call is open, the task's questions reach the client on this call's stream.
-      const record = await deps.service.waitForTerminal(caller, params.taskId, context.mcpReq.signal, async (current) =>
-        deliverInputRequests(server, current, (await deps.service.details(caller, current)).inputRequests ?? [], context.mcpReq.id, sent),
+      const record = await deps.service.tasks.waitForTerminal(caller, params.taskId, context.mcpReq.signal, async (current) =>
+        deliverInputRequests(server, current, (await deps.service.tasks.details(caller, current)).inputRequests ?? [], context.mcpReq.id, sent),
       );
       return terminalPayloadV1(deps, caller, record);
     }),
@@ -44,18 +44,15 @@ export function registerV1TaskHandlers(server: Server, deps: HandlerDeps, caller
     guarded(deps.logger, 'tasks/list', async () => {
       const caller = v1Caller(callerFor(context), 'tasks/list');
       if (!deps.authEnabled) throw methodNotFound('tasks/list');
-      const afterSeq = params.cursor === undefined ? 0 : deps.cursors.decode(params.cursor, caller.ownerKey);
-      const page = await deps.service.list(caller, afterSeq);
-      const nextCursor = page.nextAfterSeq === undefined ? undefined : deps.cursors.encode(page.nextAfterSeq, caller.ownerKey);
-      const now = deps.clock.now();
-      return v1ListTasksResult(page.tasks.map((record) => withPollHint(record, now)), nextCursor) as unknown as JsonObject;
+      const page = await deps.service.tasks.list(caller, params.cursor);
+      return v1ListTasksResult(page.tasks, page.nextCursor) as unknown as JsonObject;
     }),
   );
 
   // R40–R42: `cancelled` is written before the reply; a terminal task answers -32602.
   server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, (params, context) =>
     guarded(deps.logger, 'tasks/cancel', async () => {
-      const { cancelled, task } = await deps.service.cancel(v1Caller(callerFor(context), 'tasks/cancel'), params.taskId);
+      const { cancelled, task } = await deps.service.tasks.cancel(v1Caller(callerFor(context), 'tasks/cancel'), params.taskId);
       if (cancelled) return toV1Task(withPollHint(task, deps.clock.now())) as unknown as JsonObject;
       throw new TasksError(ErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${task.status}'`);
     }),

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { invalidParams, missingTasksExtension } from '../core/errors.js';
 import { v2Acknowledgement } from '../protocol/v2/codec.js';
 import type { Caller, TaskCaller } from '../service/caller.js';
-import { readTaskV2 } from './task-reads.js';
+import { readTaskV2 } from './task-replies.js';
 import type { HandlerDeps } from './deps.js';
 import { guarded } from './guard.js';
 
@@ -50,7 +50,7 @@ export function registerV2TaskHandlers(server: Server, deps: HandlerDeps, caller
       // The SDK lifts `inputResponses` out of the params (MRTR plumbing) into ctx.mcpReq; entries that are not bare
       // response objects are dropped there, which is what E27 asks for unusable answers anyway.
       const inputResponses = parse(InputResponsesSchema, 'tasks/update', context.mcpReq.inputResponses ?? (raw as { inputResponses?: unknown }).inputResponses);
-      await deps.service.answerInput(caller, taskId, inputResponses);
+      await deps.service.tasks.answerInput(caller, taskId, inputResponses);
       return v2Acknowledgement();
     }),
   );
@@ -60,7 +60,7 @@ export function registerV2TaskHandlers(server: Server, deps: HandlerDeps, caller
     guarded(deps.logger, 'tasks/cancel', async () => {
       const caller = v2Caller(callerFor(context));
       const { taskId } = parse(TaskIdParams, 'tasks/cancel', raw);
-      await deps.service.cancel(caller, taskId);
+      await deps.service.tasks.cancel(caller, taskId);
       return v2Acknowledgement();
     }),
   );

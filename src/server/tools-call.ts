@@ -6,13 +6,13 @@ import type { JsonObject, TaskRecord } from '../core/task.js';
 import { traceCarrierOf } from '../core/trace-context.js';
 import { v1CreateTaskResult } from '../protocol/v1/codec.js';
 import { v2CreateTaskResult } from '../protocol/v2/codec.js';
-import type { ToolCall } from '../service/call-plan.js';
+import type { ToolCall } from '../service/calls/call-plan.js';
 import type { Caller } from '../service/caller.js';
-import type { CallOutcome } from '../service/task-service.js';
+import type { CallOutcome } from '../service/calls/call-service.js';
 import type { HandlerDeps } from './deps.js';
 import { fallbackCreatedAnswer, fallbackOperationAnswer } from './fallback-answers.js';
 import { callInteraction } from './input-gathering.js';
-import { withPollHint } from './poll-hint.js';
+import { withPollHint } from '../service/poll-hint.js';
 
 const CallParamsSchema = z.looseObject({
   name: z.string().min(1),
@@ -51,11 +51,11 @@ export function toolCallOf(params: unknown): ToolCall {
  */
 export async function handleToolsCall(deps: HandlerDeps, caller: Caller, request: JSONRPCRequest, context: ServerContext, onCreated?: (record: TaskRecord) => void): Promise<JsonObject> {
   const call = toolCallOf(request.params);
-  const plan = await deps.service.planCall(caller, call);
+  const plan = await deps.service.calls.planCall(caller, call);
   const interaction = callInteraction(caller, context, deps.requestStates, { tool: call.name, args: call.arguments ?? {} });
   // A v1 session's task is recorded with its session, so the instance holding the session's GET stream follows it.
   const session = { ...(onCreated ? { onCreated } : {}), ...(caller.negotiation === 'per-session' && context.sessionId ? { sessionId: context.sessionId } : {}) };
-  return callAnswer(deps, caller, await deps.service.callTool(caller, plan, { interaction, ...session }));
+  return callAnswer(deps, caller, await deps.service.calls.callTool(caller, plan, { interaction, ...session }));
 }
 
 /**

@@ -4,9 +4,9 @@ import type { TaskRecord, TaskStatus } from '../core/task.js';
 import { RELATED_TASK_META_KEY } from '../protocol/constants.js';
 import { toV1Task } from '../protocol/v1/codec.js';
 import type { TaskCaller } from '../service/caller.js';
-import type { TaskNotice, TaskSubscription } from '../service/task-service.js';
+import type { TaskNotice, TaskSubscription } from '../service/tasks/tasks-door.js';
 import type { HandlerDeps } from './deps.js';
-import { withPollHint } from './poll-hint.js';
+import { withPollHint } from '../service/poll-hint.js';
 
 interface Tracked {
   progressToken: string | number | null;
@@ -41,7 +41,7 @@ export class V1SessionNotifier {
   /** Start pushing for a task this session's `tools/call` created (before its first run reports anything). */
   trackCreated(caller: TaskCaller, record: TaskRecord): void {
     if (this.closed || this.tracked.has(record.taskId)) return;
-    const subscription = this.deps.service.watch(caller, record, (notice) => this.onNotice(record.taskId, notice));
+    const subscription = this.deps.service.tasks.watch(caller, record, (notice) => this.onNotice(record.taskId, notice));
     this.tracked.set(record.taskId, { progressToken: record.progressToken, lastProgress: Number.NEGATIVE_INFINITY, lastStatus: null, subscription });
   }
 
@@ -54,7 +54,7 @@ export class V1SessionNotifier {
     if (this.closed || this.following.has(taskId) || this.tracked.has(taskId)) return;
     this.following.add(taskId);
     try {
-      const subscription = await this.deps.service.subscribe(caller, [taskId], (notice) => this.onNotice(taskId, notice), { progress: true });
+      const subscription = await this.deps.service.tasks.subscribe(caller, [taskId], (notice) => this.onNotice(taskId, notice), { progress: true });
       const record = subscription.taskIds.includes(taskId) ? await subscription.read(taskId) : undefined;
       // Closed meanwhile, not the caller's, gone, or tracked by a `tools/call` of this copy meanwhile.
       if (this.closed || !record || this.tracked.has(taskId)) {

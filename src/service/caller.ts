@@ -1,4 +1,5 @@
 import type { JsonObject, TaskGeneration } from '../core/task.js';
+import type { Actor, ScopeGrant } from './access.js';
 
 /**
  * How a caller negotiated what it may use: `per-request` for a 2026-07-28 request, which carries its protocol
@@ -7,23 +8,14 @@ import type { JsonObject, TaskGeneration } from '../core/task.js';
  */
 export type Negotiation = 'per-request' | 'per-session';
 
-/**
- * What a caller's credential grants: its OAuth scopes, or `'all'` for the anonymous caller of stdio and of an HTTP
- * server without `--auth` (no credential exists to take a scope from; the operator runs it on loopback only).
- */
-export type ScopeGrant = readonly string[] | 'all';
+/** Who is calling, as the credential of the current request says: the {@link Actor} of an MCP request. */
+export type CallerIdentity = Actor;
 
-/** Who is calling, as the credential of the current request says (re-read on every request, never cached). */
-export interface CallerIdentity {
-  /** Task owner: `issuer|subject|tenant` from the verified token, or `anonymous` (2025-11-25 R48, SEP-2663 E45). */
-  ownerKey: string;
-  /** The scopes of this request's credential (issue 10 §1): the service door re-checks them on every task operation. */
-  scopes: ScopeGrant;
-}
+export type { ScopeGrant };
 
 /**
  * Who is calling and what they negotiated, for one request. The server adapters build it in one place
- * (`server/caller.ts`) and every {@link TaskService} operation takes it and re-checks the task's owner and the
+ * (`server/request-caller.ts`) and every task service operation (`service/services.ts`) takes it and re-checks the task's owner and the
  * credential's scopes against it. The scopes are also what the audit trail records (none for the anonymous caller).
  */
 export interface Caller extends CallerIdentity {

@@ -1,9 +1,10 @@
 import type { RequestTrace } from '../core/trace-context.js';
-import type { TaskRecord } from '../core/task.js';
-import type { Caller } from './caller.js';
+import type { TaskGeneration, TaskRecord } from '../core/task.js';
+import type { Actor } from './access.js';
 
 /**
- * The operations of the {@link TaskService}, each reached by every entry path that offers it. The task fallback
+ * The operations of the task service (`service/services.ts`: the tasks/* door, tools/call, the viewer), each
+ * reached by every entry path that offers it. The task fallback
  * tools are these operations too: `get_task_status` and `get_task_result` are `get`, `cancel_task` is `cancel`.
  */
 export type TaskOperation = 'listTools' | 'callTool' | 'get' | 'list' | 'cancel' | 'answerInput' | 'waitForTerminal' | 'subscribe' | 'browse' | 'inspect' | 'watchVisible' | 'operations' | 'reconcile' | 'overview' | 'readResource';
@@ -11,7 +12,13 @@ export type TaskOperation = 'listTools' | 'callTool' | 'get' | 'list' | 'cancel'
 /** What a hook learns about one operation before it runs. */
 export interface TaskOperationContext {
   readonly operation: TaskOperation;
-  readonly caller: Caller;
+  /** Who asks: an MCP requestor's identity, or a viewer of the dashboard / admin API (its scopes are re-checked). */
+  readonly actor: Actor;
+  /**
+   * The task generation the operation works in: the MCP request's (`null` for a caller that may not use tasks and
+   * for the viewer's own reads, which span both generations); for a viewer's cancel or answer, the task's.
+   */
+  readonly generation: TaskGeneration | null;
   /** The task the operation is about (absent for `listTools`, `list`, `subscribe` and a `callTool` before its task exists). */
   readonly taskId?: string;
   /** The tool of a `callTool`. */

@@ -1,10 +1,10 @@
 import { TasksError, taskNotFound } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { missingScopes, type ScopePolicy } from '../core/scopes.js';
+import type { ScopePolicy } from '../core/scopes.js';
 import type { TaskRecord } from '../core/task.js';
 import { ErrorCode } from '../protocol/constants.js';
 import { Scope } from '../protocol/scopes.js';
-import type { ScopeGrant } from './caller.js';
+import { lackingScopes } from './access.js';
 import type { TaskOperation, TaskOperationContext, TaskServiceHook } from './hooks.js';
 
 /** The fixed scope each operation needs (issue 10 §1); `callTool` needs the tool's scopes instead, `listTools` none. */
@@ -17,7 +17,7 @@ const OPERATION_SCOPES: Readonly<Record<TaskOperation, readonly string[]>> = Obj
   subscribe: [Scope.TasksRead],
   cancel: [Scope.TasksCancel],
   answerInput: [Scope.TasksAnswer],
-  // The dashboard's reads: the viewer rule (service/viewer.ts) decides on the session's current scopes — own tasks,
+  // The dashboard's reads: the viewer rule (`sees` in service/access.ts) decides on the session's current scopes — own tasks,
   // every owner's with admin:read; its actions go through cancel / answerInput and are re-checked there.
   readResource: [Scope.TasksRead],
   browse: [],
@@ -37,7 +37,7 @@ const CARRIES_TOOL_AUTHORITY: ReadonlySet<TaskOperation> = new Set(['get', 'wait
 
 /**
  * Scope re-checks in the service door (issue 10 §1), for every entry path alike: each operation is judged against
- * the scopes of the credential of *this* request ({@link Caller.scopes}), never those the task was created with.
+ * the scopes of the credential of *this* request (the actor's `scopes`), never those the task was created with.
  * - around every operation: the fixed scope of the operation (`tasks:read` for get/list/result/subscribe,
  *   `tasks:cancel`, `tasks:answer`) and, for `tools/call`, the tool's scopes (`--tool-scope`);
  * - on the task itself ({@link TaskServiceHook.admitTask}): the scopes of the task's tool once more when the task
@@ -57,24 +57,20 @@ export class ScopeCheck implements TaskServiceHook {
 
   async around<T>(context: TaskOperationContext, next: () => Promise<T>): Promise<T> {
     const required = context.operation === 'callTool' && context.tool !== undefined ? this.policy.toolScopes(context.tool) : OPERATION_SCOPES[context.operation];
-    const missing = lacking(context.caller.scopes, required);
+    const missing = lackingScopes(context.actor.scopes, required);
     if (missing.length > 0) throw this.refuse(context, missing, context.taskId === undefined ? undefined : context.taskId);
     return next();
   }
 
   admitTask(context: TaskOperationContext, record: TaskRecord): void {
     if (!CARRIES_TOOL_AUTHORITY.has(context.operation)) return;
-    const missing = lacking(context.caller.scopes, this.policy.toolScopes(record.toolName));
+    const missing = lackingScopes(context.actor.scopes, this.policy.toolScopes(record.toolName));
     if (missing.length > 0) throw this.refuse(context, missing, record.taskId);
   }
 
   private refuse(context: TaskOperationContext, missing: readonly string[], taskId: string | undefined): TasksError {
-    this.logger.info({ operation: context.operation, owner: context.caller.ownerKey, missing, ...(taskId === undefined ? {} : { taskId }) }, 'task operation refused: insufficient scope');
+    this.logger.info({ operation: context.operation, owner: context.actor.ownerKey, missing, ...(taskId === undefined ? {} : { taskId }) }, 'task operation refused: insufficient scope');
     if (taskId !== undefined) return taskNotFound();
     return new TasksError(ErrorCode.InvalidParams, `Insufficient scope: ${context.operation === 'callTool' ? `tool ${context.tool}` : context.operation} needs ${missing.join(' ')}`, { reason: 'insufficient_scope', requiredScopes: [...missing] });
   }
-}
-
-function lacking(granted: ScopeGrant, required: readonly string[]): string[] {
-  return granted === 'all' ? [] : missingScopes(granted, required);
 }

@@ -2,6 +2,7 @@ import type { Clock } from '../core/clock.js';
 import { visibleAt } from '../core/store-rules.js';
 import type { TaskScope, TaskStore } from '../core/store.js';
 import type { TaskGeneration, TaskOutcome, TaskRecord } from '../core/task.js';
+import { keysetPage, rowsToRead } from './paging.js';
 import { MAX_OUTCOME_CHARS, TerminalTaskCache } from './terminal-cache.js';
 
 /** One page of an owner's tasks, as {@link TaskReads.list} returns it. */
@@ -43,15 +44,13 @@ export class TaskReads {
   }
 
   /**
-   * One page of `limit` rows of an owner's tasks of one generation after `afterSeq`, expired ones left out. The
-   * cursor moves over every row read, visible or not, so a page of expired rows never stalls a walk.
+   * One page of `limit` rows of an owner's tasks of one generation after `afterSeq`, expired ones left out (the
+   * paging rule of `service/paging.ts`).
    */
   async list(scope: TaskScope & { generation: TaskGeneration }, afterSeq: number, limit: number): Promise<TaskPage> {
-    const rows = await this.store.list(scope, { afterSeq, limit: limit + 1 });
-    const page = rows.slice(0, limit);
     const now = this.clock.now();
-    const last = page[page.length - 1];
-    return { tasks: page.filter((record) => visibleAt(record, now)), nextAfterSeq: rows.length > limit && last ? last.seq : undefined };
+    const page = keysetPage(await this.store.list(scope, { afterSeq, limit: rowsToRead(limit) }), limit, (record) => visibleAt(record, now));
+    return { tasks: page.rows, nextAfterSeq: page.nextSeq };
   }
 }
 

@@ -111,6 +111,65 @@ describe('architecture', () => {
     expect(relativeImports(readFileSync(resolve(SRC, 'cli/main.ts'), 'utf8'))).toContain('./serve.js');
   });
 
+  /**
+   * Inside `service/` (issue 24 §2), one folder per audience: `tasks/` (the tasks/* door), `calls/` (tools/call:
+   * plan, create, inline run, MRTR rounds, fallback tools) and `viewer/` (dashboard and admin API). The files at the
+   * root are what all three share (access checks on a principal, paging, the hooked door, reads, per-owner policies)
+   * and import no audience folder, except `services.ts`, which builds the three. `calls/` may hand a fallback tool's
+   * task operation to `tasks/`, and `viewer/` its cancel and answer; `tasks/` imports neither.
+   */
+  const SERVICE_ALLOWED: Record<string, readonly string[]> = {
+    '(shared)': ['(shared)'],
+    tasks: ['(shared)', 'tasks'],
+    calls: ['(shared)', 'tasks', 'calls'],
+    viewer: ['(shared)', 'tasks', 'viewer'],
+    'services.ts': ['(shared)', 'tasks', 'calls', 'viewer'],
+  };
+  const SERVICE = join(SRC, 'service');
+
+  function serviceAreaOf(file: string): string {
+    const parts = relative(SERVICE, file).split(sep);
+    if (parts.length === 1) return parts[0] === 'services.ts' ? 'services.ts' : '(shared)';
+    return parts[0] as string;
+  }
+
+  it('service/: one folder per audience (tasks, calls, viewer) over shared rules, no audience folder imports another but as allowed', () => {
+    const serviceFiles = files.filter((file) => layerOf(file) === 'service');
+    expect(serviceFiles.some((file) => serviceAreaOf(file) === 'tasks')).toBe(true);
+    const violations: string[] = [];
+    for (const file of serviceFiles) {
+      const from = serviceAreaOf(file);
+      expect(Object.keys(SERVICE_ALLOWED), relative(SRC, file)).toContain(from);
+      for (const specifier of relativeImports(readFileSync(file, 'utf8'))) {
+        const target = resolve(dirname(file), specifier).replace(/\.js$/, '.ts');
+        if (layerOf(target) !== 'service') continue;
+        const to = serviceAreaOf(target);
+        if (!SERVICE_ALLOWED[from]?.includes(to)) violations.push(`${relative(SRC, file)} (${from}) → ${specifier} (${to})`);
+      }
+    }
+    expect(violations).toEqual([]);
+    // Negative control: the shared rules never reach into an audience, and the tasks door never into tools/call.
+    expect(SERVICE_ALLOWED['(shared)']).not.toContain('calls');
+    expect(SERVICE_ALLOWED.tasks).not.toContain('calls');
+    expect(serviceAreaOf(join(SERVICE, 'calls', 'x.ts'))).toBe('calls');
+    expect(serviceAreaOf(join(SERVICE, 'access.ts'))).toBe('(shared)');
+  });
+
+  it('no service file is over ~400 lines (issue 24 §2: one audience and concern per class)', () => {
+    const long = files.filter((file) => layerOf(file) === 'service' && readFileSync(file, 'utf8').split('\n').length > 420).map((file) => relative(SRC, file));
+    expect(long).toEqual([]);
+  });
+
+  it('rollout controls (kill switch, canary, shadow settings) live in ops/rollout/', () => {
+    const rollout = files.filter((file) => /kill-switch|canary|shadow|rollout/.test(relative(SRC, file))).map((file) => relative(SRC, file).split(sep).join('/'));
+    // Where the rest stay, and why: the store port's types and the store's codec (core/, store/: the store side of
+    // issue 24 §3), the worker's shadow watch (execution/ may not import ops/), the CLI's shadow commands (they read
+    // the CLI's config), and the kill switch's audit entry (written through ledger/, which ops/ may not import).
+    const elsewhere = ['core/kill-switch.ts', 'store/kill-switch-codec.ts', 'execution/shadow-watch.ts', 'cli/shadow-report.ts', 'cli/shadow-settings.ts', 'service/kill-switch-audit.ts'];
+    expect(rollout.filter((file) => !file.startsWith('ops/rollout/') && !elsewhere.includes(file) && !file.startsWith('core/ports/') && !file.startsWith('store/') && !file.startsWith('testing/'))).toEqual([]);
+    expect(rollout.some((file) => file.startsWith('ops/rollout/'))).toBe(true);
+  });
+
   it('the checker sees a backwards edge (negative control)', () => {
     const imports = relativeImports(`import { x } from '../server/factory.js';\nexport { y } from "./z.js";\nconst m = await import('../cli/main.js');`);
     expect(imports).toEqual(['../server/factory.js', './z.js', '../cli/main.js']);

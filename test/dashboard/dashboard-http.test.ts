@@ -14,7 +14,7 @@ import { ownerKeyOf } from '../../src/core/owner.js';
 import { createDashboard } from '../../src/dashboard/http.js';
 import { viewerVerifier } from '../../src/dashboard/verifier.js';
 import { Scope, TASK_SCOPES } from '../../src/protocol/scopes.js';
-import type { Viewer } from '../../src/service/viewer.js';
+import type { Viewer } from '../../src/service/viewer/viewer.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
 import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
 import { sendHttp, sendRawHttp } from '../helpers/raw-http.js';
@@ -48,7 +48,7 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
     const auth = TokenFileAuthenticator.fromFile(tokenFile);
     running = await startTasksServer({ tools: conformanceFixtureTools(), auth });
     const dashboard = createDashboard({
-      service: running.server.service,
+      service: running.server.service.viewer,
       verify: viewerVerifier(auth),
       anonymous: { ownerKey: 'anonymous', scopes: [] },
       allowedHosts: ['127.0.0.1'],
@@ -122,7 +122,7 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
     expect((await cancel({ 'x-csrf-token': 'wrong' })).status).toBe(403);
     expect((await cancel({ 'x-csrf-token': csrf, origin: 'https://evil.example' })).status).toBe(403);
     expect((await cancel({ 'x-csrf-token': csrf, 'sec-fetch-site': 'cross-site' })).status).toBe(403);
-    expect((await running.server.service.inspect(ALICE, taskId)).task.status).toBe('working');
+    expect((await running.server.service.viewer.inspect(ALICE, taskId)).task.status).toBe('working');
     const ok = await cancel({ 'x-csrf-token': csrf, origin: base });
     expect(ok.status).toBe(200);
     expect(((await ok.json()) as any).cancelled).toBe(true);
@@ -150,11 +150,11 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
     expect((await sendRawHttp(port, { pieces: [Buffer.from(raw(big.length, 'close')), big.subarray(0, 1024 * 1024), big.subarray(1024 * 1024)], pauseMs: 5, readAfterSending: true }, 15_000)).status).toBe(413);
     expect((await sendRawHttp(port, { pieces: [Buffer.from(`${raw(50, 'keep-alive')}{`)], halfClose: true }, 15_000)).status).toBeLessThan(500);
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect((await running.server.service.inspect(ALICE, taskId)).task.status).toBe('working');
+    expect((await running.server.service.viewer.inspect(ALICE, taskId)).task.status).toBe('working');
     // Still signed in (the refused logout closed nothing); the same cancel as JSON works.
     expect((await fetch(`${base}/dashboard/api/session`, { headers: { cookie } })).status).toBe(200);
     expect((await post(`/dashboard/api/tasks/${taskId}/cancel`, '{}', 'application/json; charset=utf-8')).status).toBe(200);
-    expect((await running.server.service.inspect(ALICE, taskId)).task.status).toBe('cancelled');
+    expect((await running.server.service.viewer.inspect(ALICE, taskId)).task.status).toBe('cancelled');
     // The sign-in page posts a form; anything else opens no session.
     for (const [type, body] of [['application/json', JSON.stringify({ token: TOKENS[0]!.token })], ['text/plain', `token=${TOKENS[0]!.token}`], [undefined, `token=${TOKENS[0]!.token}`]]) {
       const answer = await post('/dashboard/login', body as string, type, { origin: base });
@@ -202,12 +202,12 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
     expect(page.permissions).toEqual({ cancel: false, answer: false });
     const refused = await fetch(`${base}/dashboard/api/tasks/${aliceTask}/cancel`, { method: 'POST', headers: { cookie: auditor.cookie, 'x-csrf-token': auditor.csrf, 'content-type': 'application/json' }, body: '{}' });
     expect(refused.status).toBe(403);
-    expect((await running.server.service.inspect(ALICE, aliceTask)).task.status).toBe('working');
+    expect((await running.server.service.viewer.inspect(ALICE, aliceTask)).task.status).toBe('working');
 
     const operator = await signIn('operator-token-012345');
     const cancelled = await fetch(`${base}/dashboard/api/tasks/${aliceTask}/cancel`, { method: 'POST', headers: { cookie: operator.cookie, 'x-csrf-token': operator.csrf, 'content-type': 'application/json' }, body: '{}' });
     expect(cancelled.status).toBe(200);
-    expect((await running.server.service.inspect(ALICE, aliceTask)).task.status).toBe('cancelled');
+    expect((await running.server.service.viewer.inspect(ALICE, aliceTask)).task.status).toBe('cancelled');
   });
 
   it('filters and keyset paging: a page boundary stays put while new tasks are created', async () => {

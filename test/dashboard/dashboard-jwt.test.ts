@@ -49,7 +49,7 @@ describe('dashboard sign-in with JWT access tokens (issue 16, --auth jwt)', () =
       auth: (url) => (authenticator = new JwtAuthenticator({ issuer: issuer.issuer, audience: url.href, jwksUrl })),
       oauthIssuer: issuer.issuer,
     });
-    const dashboard = createDashboard({ service: running.server.service, verify: viewerVerifier(authenticator!), anonymous: { ownerKey: 'anonymous', scopes: [] }, allowedHosts: null, logger: silentLogger });
+    const dashboard = createDashboard({ service: running.server.service.viewer, verify: viewerVerifier(authenticator!), anonymous: { ownerKey: 'anonymous', scopes: [] }, allowedHosts: null, logger: silentLogger });
     const served = await serveDashboard(dashboard);
     servers.push(served.http);
     base = served.base;
@@ -109,7 +109,7 @@ describe('dashboard sign-in with JWT access tokens (issue 16, --auth jwt)', () =
   it('a verifier that cannot reach the key set answers 503 at sign-in (not "wrong token"), and nobody is signed in', async () => {
     // A fresh verifier with no cached keys and a key-set URL where nothing listens.
     const unreachable = new JwtAuthenticator({ issuer: issuer.issuer, audience: running.url, jwksUrl: new URL(`http://127.0.0.1:${await freePort()}/jwks`) });
-    const served = await serveDashboard(createDashboard({ service: running.server.service, verify: viewerVerifier(unreachable), anonymous: { ownerKey: 'anonymous', scopes: [] }, allowedHosts: null, logger: silentLogger }));
+    const served = await serveDashboard(createDashboard({ service: running.server.service.viewer, verify: viewerVerifier(unreachable), anonymous: { ownerKey: 'anonymous', scopes: [] }, allowedHosts: null, logger: silentLogger }));
     servers.push(served.http);
     const response = await signIn(served.base, await accessToken(alice));
     expect(response.status).toBe(503);

@@ -80,7 +80,7 @@ describe('dashboard HTTP: operations, reconcile, overview and the answer rule (i
     writeFileSync(tokenFile, JSON.stringify({ tokens: Object.values(TOKENS) }));
     const auth = TokenFileAuthenticator.fromFile(tokenFile);
     running = await startTasksServer({ tools: [pay, ask], auth });
-    const dashboard = createDashboard({ service: running.server.service, verify: viewerVerifier(auth), anonymous: { ownerKey: 'anonymous', scopes: [] }, allowedHosts: ['127.0.0.1'], logger: silentLogger });
+    const dashboard = createDashboard({ service: running.server.service.viewer, verify: viewerVerifier(auth), anonymous: { ownerKey: 'anonymous', scopes: [] }, allowedHosts: ['127.0.0.1'], logger: silentLogger });
     http = createServer((request, response) => void dashboard.handle(request, response));
     await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
@@ -148,7 +148,7 @@ describe('dashboard HTTP: operations, reconcile, overview and the answer rule (i
     expect((await (await signIn(TOKENS.aliceReadOnly.token)).post(`/operations/${operation.operationId}/reconcile`)).status).toBe(403);
     // Without the CSRF token nothing runs.
     expect((await alice.post(`/operations/${operation.operationId}/reconcile`, {}, 'wrong')).status).toBe(403);
-    expect((await running.server.service.operationsFor({ ownerKey: 'https://issuer.test|alice|acme', scopes: [] }, { limit: 50 })).find((row) => row.operation.operationId === operation.operationId)?.operation.status).toBe('unknown');
+    expect((await running.server.service.viewer.operations({ ownerKey: 'https://issuer.test|alice|acme', scopes: [] }, { limit: 50 })).find((row) => row.operation.operationId === operation.operationId)?.operation.status).toBe('unknown');
 
     // The owner reconciles: the system of record has no record yet → still unknown, with why.
     const first = await alice.post(`/operations/${operation.operationId}/reconcile`);

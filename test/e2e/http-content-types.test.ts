@@ -17,7 +17,7 @@ import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { ownerKeyOf } from '../../src/core/owner.js';
 import { createAdminApi } from '../../src/ops/admin-api.js';
-import { KillSwitchCache } from '../../src/ops/kill-switch.js';
+import { KillSwitchCache } from '../../src/ops/rollout/kill-switch.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
 import { startBothPaths, type BothPaths } from '../helpers/both-paths.js';
 import { sendHttp, sendRawHttp, type HttpAnswer } from '../helpers/raw-http.js';

@@ -17,7 +17,7 @@ import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
 import type { TasksServerLimits } from '../../src/core/limits.js';
 import { defineTool, textResult } from '../../src/core/tool.js';
 import { Scope } from '../../src/protocol/scopes.js';
-import { resultResourceUri } from '../../src/protocol/result-resource.js';
+import { resultResourceUri } from '../../src/protocol/result-uri.js';
 import {
   connectV1Http,
   connectV2Http,

@@ -15,7 +15,8 @@ import type { JsonObject } from '../../src/core/task.js';
 import { defineTool, textResult, type AnyToolDefinition } from '../../src/core/tool.js';
 import { createTasksServer } from '../../src/server/create-tasks-server.js';
 import type { Caller } from '../../src/service/caller.js';
-import type { CallInteraction, TaskService } from '../../src/service/task-service.js';
+import type { CallInteraction } from '../../src/service/calls/call-service.js';
+import type { TaskServices } from '../../src/service/services.js';
 import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { checkInfrastructureTool } from '../../src/tools/check-infrastructure/tool.js';
@@ -90,20 +91,20 @@ describe.each(STORES)('ctx.ownerState (task service + worker + %s store)', (_nam
 
   const signal = new AbortController().signal;
   /** Runs `tool` inline for `ownerKey` and returns its result. */
-  async function inlineRun(service: TaskService, tool: AnyToolDefinition, ownerKey: string, args: JsonObject) {
+  async function inlineRun(service: TaskServices, tool: AnyToolDefinition, ownerKey: string, args: JsonObject) {
     const caller = inlineCaller(ownerKey);
     // An inline run that never asks: its phase runs once and is done.
     const interaction: CallInteraction = { signal, withInput: async (_prefix, phase) => ({ done: await phase(async () => ({ parked: true })) }) };
-    const outcome = await service.callTool(caller, await service.planCall(caller, { name: tool.name, arguments: args, progressToken: null }), { interaction });
+    const outcome = await service.calls.callTool(caller, await service.calls.planCall(caller, { name: tool.name, arguments: args, progressToken: null }), { interaction });
     if (outcome.kind !== 'result') throw new Error(`not an inline result: ${JSON.stringify(outcome)}`);
     return outcome.result as { content: { text: string }[] };
   }
   /** Runs `tool` as a task of `ownerKey` and returns its result. */
-  async function asTask(service: TaskService, store: TaskStore, tool: AnyToolDefinition, ownerKey: string, args: JsonObject) {
+  async function asTask(service: TaskServices, store: TaskStore, tool: AnyToolDefinition, ownerKey: string, args: JsonObject) {
     const caller = taskCaller(ownerKey);
-    const created = await service.callTool(caller, await service.planCall(caller, { name: tool.name, arguments: args, progressToken: null }));
+    const created = await service.calls.callTool(caller, await service.calls.planCall(caller, { name: tool.name, arguments: args, progressToken: null }));
     if (created.kind !== 'task') throw new Error(`no task: ${JSON.stringify(created)}`);
-    await service.waitForTerminal({ ...caller, generation: 'v2' }, created.task.taskId, signal);
+    await service.tasks.waitForTerminal({ ...caller, generation: 'v2' }, created.task.taskId, signal);
     const outcome = await store.getOutcome(created.task.taskId);
     if (outcome?.kind !== 'result') throw new Error(`task ended without a result: ${JSON.stringify(outcome)}`);
     return outcome.result as { content: { text: string }[]; structuredContent?: Record<string, unknown> };

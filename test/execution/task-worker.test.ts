@@ -52,11 +52,11 @@ describe('TaskWorker', () => {
     cleanups.push(() => temp.remove(), () => store.close(), () => server.close());
     const { service } = server;
     const create = async (tool: AnyToolDefinition) => {
-      const outcome = await service.callTool(CALLER, await service.planCall(CALLER, { name: tool.name, progressToken: null }));
+      const outcome = await service.calls.callTool(CALLER, await service.calls.planCall(CALLER, { name: tool.name, progressToken: null }));
       if (outcome.kind !== 'task') throw new Error(`no task: ${JSON.stringify(outcome)}`);
       return outcome.task;
     };
-    const wait = (taskId: string) => service.waitForTerminal(CALLER, taskId, new AbortController().signal);
+    const wait = (taskId: string) => service.tasks.waitForTerminal(CALLER, taskId, new AbortController().signal);
     return { store, server, service, worker: server.worker!, events, create, wait };
   }
 
@@ -77,7 +77,7 @@ describe('TaskWorker', () => {
     expect(await reads.get(task.taskId, { ownerKey: 'anonymous' })).toBeDefined();
     clock.advance(1);
     expect(await reads.get(task.taskId, { ownerKey: 'anonymous' })).toBeUndefined();
-    await expect(service.get(CALLER, task.taskId)).rejects.toMatchObject({ code: -32602 });
+    await expect(service.tasks.get(CALLER, task.taskId)).rejects.toMatchObject({ code: -32602 });
 
     await new Sweeper(store, { sweepIntervalMs: 60_000, inputTimeoutMs: 60_000 }, clock, silentLogger).sweep();
     await expect(waiting).rejects.toMatchObject({ code: -32602 });
@@ -92,7 +92,7 @@ describe('TaskWorker', () => {
     const { store, service, events, create } = await setup([tool]);
     const task = await create(tool);
     await expect.poll(() => events.some((event) => event.kind === 'attempt')).toBe(true);
-    const { cancelled, task: after } = await service.cancel(CALLER, task.taskId);
+    const { cancelled, task: after } = await service.tasks.cancel(CALLER, task.taskId);
     expect(cancelled).toBe(true);
     expect(after.status).toBe('cancelled');
     await expect.poll(() => seen.reasons).toEqual(['cancelled']);
@@ -209,7 +209,7 @@ describe('TaskWorker', () => {
     // An API-only server will create one task that the worker claims.
     const api = await createTasksServer({ tools: [gated], store, secret: randomBytes(32), limits: LIMITS, worker: false });
     cleanups.push(() => api.close());
-    const plan = (key: string) => api.service.planCall(CALLER, { name: 'gated', arguments: { key }, progressToken: null });
+    const plan = (key: string) => api.service.calls.planCall(CALLER, { name: 'gated', arguments: { key }, progressToken: null });
     // The worker's first claim is held open; meanwhile a create takes its only slot through the hand-off.
     let releaseClaim!: () => void;
     const claimHeld = new Promise<void>((resolve) => (releaseClaim = resolve));
@@ -224,9 +224,9 @@ describe('TaskWorker', () => {
     const server = await createTasksServer({ tools: [gated], store: held, secret: randomBytes(32), limits: { ...LIMITS, concurrency: 1, leaseMs: 600 }, instanceId: 'w' });
     cleanups.push(() => server.close());
     // Created by the API server while the worker has its slot free: the created event wakes a claim.
-    const queued = await api.service.callTool(CALLER, await plan('queued'));
+    const queued = await api.service.calls.callTool(CALLER, await plan('queued'));
     await expect.poll(() => claims).toBe(1);
-    const direct = await server.service.callTool(CALLER, await plan('direct'));
+    const direct = await server.service.calls.callTool(CALLER, await plan('direct'));
     expect(direct.kind === 'task' && direct.task).toMatchObject({ statusMessage: null, leaseOwner: 'w', attempt: 1 });
     releaseClaim();
     // The claim started the queued task although no slot is free: it is held, its lease renewed past several leases.
@@ -238,7 +238,7 @@ describe('TaskWorker', () => {
     gates.get('direct')!();
     await expect.poll(() => gates.has('queued')).toBe(true);
     gates.get('queued')!();
-    expect((await server.service.waitForTerminal(CALLER, queuedId, new AbortController().signal)).status).toBe('completed');
+    expect((await server.service.tasks.waitForTerminal(CALLER, queuedId, new AbortController().signal)).status).toBe('completed');
     expect(maxSeen).toBe(1);
   });
 
@@ -251,7 +251,7 @@ describe('TaskWorker', () => {
     const api = await createTasksServer({ tools: [tool], store, secret: randomBytes(32), limits: LIMITS, worker: false });
     cleanups.push(() => api.close());
     expect(api.worker).toBeUndefined();
-    const outcome = await api.service.callTool(CALLER, await api.service.planCall(CALLER, { name: 'noop', progressToken: null }));
+    const outcome = await api.service.calls.callTool(CALLER, await api.service.calls.planCall(CALLER, { name: 'noop', progressToken: null }));
     if (outcome.kind !== 'task') throw new Error('no task');
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await store.getUnscoped(outcome.task.taskId)).toMatchObject({ status: 'working', statusMessage: 'queued', leaseOwner: null, attempt: 0 });
@@ -259,7 +259,7 @@ describe('TaskWorker', () => {
     const { createTaskWorker } = await import('../../src/execution/create-task-worker.js');
     const worker = await createTaskWorker({ store, tools: [tool], limits: LIMITS, instanceId: 'worker-1' });
     cleanups.push(() => worker.close());
-    const done = await api.service.waitForTerminal(CALLER, outcome.task.taskId, new AbortController().signal);
+    const done = await api.service.tasks.waitForTerminal(CALLER, outcome.task.taskId, new AbortController().signal);
     expect(done).toMatchObject({ status: 'completed', leaseOwner: null, attempt: 1 });
   });
 });

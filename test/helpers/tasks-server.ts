@@ -12,7 +12,7 @@ import type { ShadowSettings } from '../../src/execution/shadow-watch.js';
 import type { AnyToolDefinition } from '../../src/core/tool.js';
 import { createTasksServer, type TasksServer } from '../../src/server/create-tasks-server.js';
 import type { TaskServiceHook } from '../../src/service/hooks.js';
-import type { TaskModeGate } from '../../src/service/task-mode-gate.js';
+import type { TaskModeGate } from '../../src/service/calls/task-mode-gate.js';
 import type { TasksServerLimits } from '../../src/core/limits.js';
 import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { makeTempDir } from './temp-dir.js';

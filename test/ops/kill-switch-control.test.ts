@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KillSwitchInputError, type KillSwitchView } from '../../src/core/kill-switch.js';
 import { silentLogger } from '../../src/core/logger.js';
-import { KillSwitchCache } from '../../src/ops/kill-switch.js';
-import { createKillSwitchControl } from '../../src/ops/kill-switch-control.js';
+import { KillSwitchCache } from '../../src/ops/rollout/kill-switch.js';
+import { createKillSwitchControl } from '../../src/ops/rollout/kill-switch-control.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 

@@ -11,9 +11,9 @@ import { CallToolResultSchema, CreateTaskResultSchema, ListToolsResultSchema } f
 import { GLOBAL_SWITCH } from '../../src/core/kill-switch.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { defineTool, textResult, type AnyToolDefinition } from '../../src/core/tool.js';
-import { KillSwitchCache } from '../../src/ops/kill-switch.js';
+import { KillSwitchCache } from '../../src/ops/rollout/kill-switch.js';
 import { TasksMetrics } from '../../src/ops/metrics.js';
-import { rolloutGate } from '../../src/ops/rollout.js';
+import { rolloutGate } from '../../src/ops/rollout/gate.js';
 import { metricValue } from './support.js';
 import { connectV1Http, pollUntil, rejection, type V1HttpClient } from '../helpers/official-clients.js';
 import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';

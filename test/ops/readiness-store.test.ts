@@ -7,7 +7,7 @@ import { cliRunner, ensureBuilt, type RunningCli } from '../cli/support.js';
 import { startPrivateCluster, type PrivateCluster } from '../helpers/postgres.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { fetchText, until } from './support.js';
-import { KillSwitchCache } from '../../src/ops/kill-switch.js';
+import { KillSwitchCache } from '../../src/ops/rollout/kill-switch.js';
 import { silentLogger } from '../../src/core/logger.js';
 
 // /readyz with the store down: a `serve` process on a PostgreSQL server of this file's own (never the shared one),

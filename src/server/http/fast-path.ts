@@ -2,17 +2,17 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { JsonObject, TaskRecord } from '../../core/task.js';
 import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, ErrorCode, PROTOCOL_VERSION_META_KEY, V1_PROTOCOL_VERSION, V2_PROTOCOL_VERSION } from '../../protocol/constants.js';
-import type { CallPlan } from '../../service/call-plan.js';
+import type { CallPlan } from '../../service/calls/call-plan.js';
 import type { Caller, CallerIdentity, TaskCaller } from '../../service/caller.js';
-import { requestCaller, sessionCaller } from '../caller.js';
+import { requestCaller, sessionCaller } from '../request-caller.js';
 import type { HandlerDeps } from '../deps.js';
-import { readTaskV1, readTaskV2, terminalPayloadV1 } from '../task-reads.js';
+import { readTaskV1, readTaskV2, terminalPayloadV1 } from '../task-replies.js';
 import { callAnswer, toolCallOf } from '../tools-call.js';
 import { wireErrorOf } from '../store-errors.js';
-import type { ResultResource } from '../../service/result-resource.js';
-import { bufferedResourceResult, resourceResultFields } from '../result-resource.js';
+import type { ResultResource } from '../../service/tasks/result-reads.js';
+import { bufferedResourceResult, resourceResultFields } from '../result-read-handler.js';
 import { streamResourceResult } from './result-stream.js';
-import type { LegacySessions } from './legacy-sessions.js';
+import type { LegacySessions } from './v1-sessions.js';
 
 /** A JSON-RPC request in its plain form. */
 interface PlainRequest {
@@ -94,7 +94,7 @@ export class FastPath {
     if (body.method === 'tools/call') {
       const plan = name === body.params.name ? await this.creatable(caller, body.params) : undefined;
       if (!plan) return false;
-      await this.answer(response, body.id, 'json', async () => callAnswer(this.deps, caller, await this.deps.service.callTool(caller, plan)));
+      await this.answer(response, body.id, 'json', async () => callAnswer(this.deps, caller, await this.deps.service.calls.callTool(caller, plan)));
       return true;
     }
     return false;
@@ -115,7 +115,7 @@ export class FastPath {
       if (!plan) return false;
       const notifier = this.deps.sessionNotifiers.get(server);
       const onCreated = notifier && ((record: TaskRecord) => notifier.trackCreated(v1, record));
-      await this.answer(response, body.id, frame, async () => callAnswer(this.deps, caller, await this.deps.service.callTool(caller, plan, { ...(onCreated ? { onCreated } : {}), sessionId })));
+      await this.answer(response, body.id, frame, async () => callAnswer(this.deps, caller, await this.deps.service.calls.callTool(caller, plan, { ...(onCreated ? { onCreated } : {}), sessionId })));
       return true;
     }
     if (body.method === 'resources/read') {
@@ -131,8 +131,8 @@ export class FastPath {
     }
     // tasks/result: only a task that is terminal (or whose finished run is being committed); a pending one blocks
     // (and may ask for input) on the SDK path.
-    if (!(await this.deps.service.isSettled(v1, taskId).catch(() => false))) return false;
-    await this.answer(response, body.id, frame, async () => terminalPayloadV1(this.deps, v1, await this.deps.service.waitForTerminal(v1, taskId, abortOnClose(response))));
+    if (!(await this.deps.service.tasks.isSettled(v1, taskId).catch(() => false))) return false;
+    await this.answer(response, body.id, frame, async () => terminalPayloadV1(this.deps, v1, await this.deps.service.tasks.waitForTerminal(v1, taskId, abortOnClose(response))));
     return true;
   }
 
@@ -144,7 +144,7 @@ export class FastPath {
   private async streamResource(response: ServerResponse, id: string | number, framing: 'json' | { sessionId: string }, caller: Caller, uri: string): Promise<void> {
     let resource: ResultResource;
     try {
-      resource = await this.deps.service.readResultResource(caller, uri);
+      resource = await this.deps.service.tasks.readResultResource(caller, uri);
     } catch (error) {
       await this.answer(response, id, framing, () => Promise.reject(error));
       return;
@@ -167,7 +167,7 @@ export class FastPath {
     if (!onlyKeys(params, ['name', 'arguments', 'task', '_meta'])) return undefined;
     if (params.arguments !== undefined && !isObject(params.arguments)) return undefined;
     try {
-      const plan = await this.deps.service.planCall(caller, toolCallOf(params));
+      const plan = await this.deps.service.calls.planCall(caller, toolCallOf(params));
       return plan.kind === 'task' && plan.tool.gather === undefined ? plan : undefined;
     } catch {
       return undefined;

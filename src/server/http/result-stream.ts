@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
 import type { JsonObject } from '../../core/task.js';
-import type { ResultResource } from '../../service/result-resource.js';
+import type { ResultResource } from '../../service/tasks/result-reads.js';
 
 /** Bytes of a chunk decoded, escaped and written at a time. */
 const WRITE_SLICE_BYTES = 16 * 1024;

@@ -10,11 +10,11 @@ import {
   V2_PROTOCOL_VERSION,
 } from '../../protocol/constants.js';
 import type { CallerIdentity, TaskCaller } from '../../service/caller.js';
-import type { TaskSubscription } from '../../service/task-service.js';
-import { requestCaller } from '../caller.js';
+import type { TaskSubscription } from '../../service/tasks/tasks-door.js';
+import { requestCaller } from '../request-caller.js';
 import type { HandlerDeps } from '../deps.js';
 import { detailedTask } from '../detailed-task.js';
-import { withPollHint } from '../poll-hint.js';
+import { withPollHint } from '../../service/poll-hint.js';
 import { writeJsonRpcError } from './respond.js';
 
 /** Most task ids one listen request may name. */
@@ -77,7 +77,7 @@ export class TaskListenRoute {
       return;
     }
     const events = new EventRelay();
-    const subscription = await this.deps.service.subscribe(caller as TaskCaller, requested as string[], (notice) => {
+    const subscription = await this.deps.service.tasks.subscribe(caller as TaskCaller, requested as string[], (notice) => {
       if (notice.kind === 'event') events.push(notice.event);
     });
     // Only taskIds is honoured: the server advertises no listChanged capability, so (as the SDK does for a listen

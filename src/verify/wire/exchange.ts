@@ -4,7 +4,7 @@
  * or SSE body. Checks never talk to the server except through {@link postJsonRpc}, so every report carries what
  * was asked and what came back.
  */
-import { sseMessages } from '../../client/modern-http.js';
+import { sseMessages } from '../../client/v2-http.js';
 
 /** A JSON-RPC response message. */
 export interface JsonRpcResponse {

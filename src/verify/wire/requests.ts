@@ -3,7 +3,7 @@
  * carrying `Mcp-Session-Id` and `MCP-Protocol-Version`) and stateless 2026-07-28 requests (per-request `_meta`,
  * `Mcp-Method` / `Mcp-Name` headers). Nothing here judges an answer; checks do.
  */
-import { encodeHeaderValue } from '../../client/modern-http.js';
+import { encodeHeaderValue } from '../../client/v2-http.js';
 import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY, TASKS_EXTENSION_ID, V1_PROTOCOL_VERSION, V2_PROTOCOL_VERSION } from '../../protocol/constants.js';
 import { postJsonRpc, type Recorder, type WireAnswer } from './exchange.js';
 

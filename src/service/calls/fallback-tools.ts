@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ToolDescriptor } from '../core/tool.js';
+import type { ToolDescriptor } from '../../core/tool.js';
 
 /**
  * The task fallback tools (`--task-fallback-tools`): the separate job API for hosts without task support, offered

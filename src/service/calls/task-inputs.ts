@@ -1,6 +1,6 @@
-import { invalidParams } from '../core/errors.js';
-import type { JsonObject, TaskOutcome, TaskRecord } from '../core/task.js';
-import type { AnyToolDefinition } from '../core/tool.js';
+import { invalidParams } from '../../core/errors.js';
+import type { JsonObject, TaskOutcome, TaskRecord } from '../../core/task.js';
+import type { AnyToolDefinition } from '../../core/tool.js';
 
 /** How the service reads a task for a tool argument: with the caller's own scope (a foreign id reads as missing). */
 export interface TaskInputReader {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { CursorCodec } from '../../src/server/cursor.js';
+import { CursorCodec } from '../../src/service/paging.js';
 
 describe('tasks/list cursors', () => {
   const codec = new CursorCodec(randomBytes(32));

@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import { checkArgumentLimits, type ArgumentLimits } from '../core/argument-limits.js';
-import { invalidParams, missingTasksExtension, TasksError } from '../core/errors.js';
-import type { PathConfinement } from '../core/confinement.js';
-import type { JsonObject } from '../core/task.js';
-import type { TraceCarrier } from '../core/trace-context.js';
-import { ToolInputError, type AnyToolDefinition } from '../core/tool.js';
-import { immediateResponseOf, toolErrorResult } from '../core/tool-outcome.js';
-import type { ToolRegistry } from '../core/tool-registry.js';
-import { ErrorCode } from '../protocol/constants.js';
-import { declaresTaskSupport, type Caller } from './caller.js';
+import { checkArgumentLimits, type ArgumentLimits } from '../../core/argument-limits.js';
+import { invalidParams, missingTasksExtension, TasksError } from '../../core/errors.js';
+import type { PathConfinement } from '../../core/confinement.js';
+import type { JsonObject } from '../../core/task.js';
+import type { TraceCarrier } from '../../core/trace-context.js';
+import { ToolInputError, type AnyToolDefinition } from '../../core/tool.js';
+import { immediateResponseOf, toolErrorResult } from '../../core/tool-outcome.js';
+import type { ToolRegistry } from '../../core/tool-registry.js';
+import { ErrorCode } from '../../protocol/constants.js';
+import { declaresTaskSupport, type Caller } from '../caller.js';
 import { fallbackOperationOf, parseFallbackArguments, type FallbackOperation } from './fallback-tools.js';
 import { killSwitchError, type TaskModeGate } from './task-mode-gate.js';
 

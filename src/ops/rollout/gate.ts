@@ -1,6 +1,6 @@
-import type { KillSwitchFallback } from '../core/kill-switch.js';
-import type { Caller } from '../service/caller.js';
-import type { TaskModeGate, TaskModeVerdict } from '../service/task-mode-gate.js';
+import type { KillSwitchFallback } from '../../core/kill-switch.js';
+import type { Caller } from '../../service/caller.js';
+import type { TaskModeGate, TaskModeVerdict } from '../../service/calls/task-mode-gate.js';
 import { inCanary, type CanaryRule } from './canary.js';
 import type { KillSwitchCache } from './kill-switch.js';
 

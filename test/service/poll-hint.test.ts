@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TaskRecord } from '../../src/core/task.js';
-import { adaptivePollHintMs, clampPollHintMs, V1_POLL_HINT_FLOOR_MS, V2_POLL_HINT_RANGE, withPollHint } from '../../src/server/poll-hint.js';
-import { PollThrottle } from '../../src/server/poll-throttle.js';
+import { adaptivePollHintMs, clampPollHintMs, V1_POLL_HINT_FLOOR_MS, V2_POLL_HINT_RANGE, withPollHint } from '../../src/service/poll-hint.js';
+import { PollThrottle } from '../../src/service/poll-throttle.js';
 
 /** Poll times of a client that waits exactly each hint, from creation (the create answer's hint) until `untilMs`. */
 function honouringSchedule(generation: 'v1' | 'v2', ceilingMs: number, untilMs: number): number[] {

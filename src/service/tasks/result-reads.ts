@@ -1,6 +1,6 @@
-import { RESULT_CHUNK_BYTES, type TaskStore } from '../core/store.js';
-import type { TaskRecord } from '../core/task.js';
-import { RESULT_CHUNK_MIME_TYPE, RESULT_READ_CHUNK_BYTES, RESULT_RESOURCE_MIME_TYPE, resultChunkCount } from '../protocol/result-resource.js';
+import { RESULT_CHUNK_BYTES, type TaskStore } from '../../core/store.js';
+import type { TaskRecord } from '../../core/task.js';
+import { RESULT_CHUNK_MIME_TYPE, RESULT_READ_CHUNK_BYTES, RESULT_RESOURCE_MIME_TYPE, resultChunkCount } from '../../protocol/result-uri.js';
 
 // A chunk resource lies inside one stored chunk.
 if (RESULT_CHUNK_BYTES % RESULT_READ_CHUNK_BYTES !== 0) throw new Error('RESULT_CHUNK_BYTES must be a multiple of RESULT_READ_CHUNK_BYTES');
@@ -19,7 +19,7 @@ export interface ResultResource {
   mimeType: typeof RESULT_RESOURCE_MIME_TYPE | typeof RESULT_CHUNK_MIME_TYPE;
   /** Bytes of this resource (the whole result's JSON text, UTF-8, or the chunk): a writer that got fewer from {@link chunks} must not answer. */
   bytes: number;
-  /** Chunk resources of the whole result (`protocol/result-resource.ts`), so a path that cannot stream it can name them. */
+  /** Chunk resources of the whole result (`protocol/result-uri.ts`), so a path that cannot stream it can name them. */
   totalChunks: number;
   /**
    * Cache freshness for `ReadResourceResult.ttlMs` (ms): the task's remaining lifetime — the result never changes,

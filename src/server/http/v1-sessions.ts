@@ -12,7 +12,7 @@ import type { Logger } from '../../core/logger.js';
 import type { SessionRecord, SessionStore } from '../../core/session-store.js';
 import type { JsonObject } from '../../core/task.js';
 import { ErrorCode } from '../../protocol/constants.js';
-import { isJsonRpcResponse } from '../v1-input.js';
+import { isJsonRpcResponse } from '../v1-elicitation.js';
 import { writeJsonRpcError } from './respond.js';
 
 interface Session {

@@ -1,8 +1,9 @@
-import { isTerminal } from '../core/state-machine.js';
-import { visibleAt } from '../core/store-rules.js';
-import type { TaskStore } from '../core/store.js';
-import type { TaskRecord, TaskStatus } from '../core/task.js';
-import { viewerSees, type Viewer } from './viewer.js';
+import { isTerminal } from '../../core/state-machine.js';
+import { visibleAt } from '../../core/store-rules.js';
+import type { TaskStore } from '../../core/store.js';
+import type { TaskRecord, TaskStatus } from '../../core/task.js';
+import { seesEveryOwner } from '../access.js';
+import type { Viewer } from './viewer.js';
 
 /** The window the overview covers (ms). */
 export const OVERVIEW_WINDOW_MS = 60 * 60 * 1000;
@@ -63,7 +64,7 @@ async function firstRunAt(store: Pick<TaskStore, 'listTaskEvents'>, task: TaskRe
  */
 export async function overviewSeenBy(store: Pick<TaskStore, 'browse' | 'listTaskEvents'>, viewer: Viewer, now: number): Promise<TaskOverview> {
   const from = now - OVERVIEW_WINDOW_MS;
-  const ownerScope = viewerSees(viewer, { ownerKey: '' }) ? {} : { ownerKey: viewer.ownerKey };
+  const ownerScope = seesEveryOwner(viewer) ? {} : { ownerKey: viewer.ownerKey };
   const rows = await store.browse({ ...ownerScope, createdFrom: from, limit: OVERVIEW_MAX_TASKS + 1 });
   const tasks = rows.slice(0, OVERVIEW_MAX_TASKS).filter((task) => visibleAt(task, now));
   const byStatus: Record<TaskStatus, number> = { working: 0, input_required: 0, completed: 0, failed: 0, cancelled: 0 };

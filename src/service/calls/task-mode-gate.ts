@@ -1,8 +1,8 @@
-import { TasksError } from '../core/errors.js';
-import type { KillSwitchFallback } from '../core/kill-switch.js';
-import type { ToolDescriptor } from '../core/tool.js';
-import { ErrorCode, type KillSwitchReason } from '../protocol/constants.js';
-import type { Caller } from './caller.js';
+import { TasksError } from '../../core/errors.js';
+import type { KillSwitchFallback } from '../../core/kill-switch.js';
+import type { ToolDescriptor } from '../../core/tool.js';
+import { ErrorCode, type KillSwitchReason } from '../../protocol/constants.js';
+import type { Caller } from '../caller.js';
 
 /**
  * Whether a caller may use task mode for a tool now (issue 15 items 6–7): `allow` (with the canary cohort the caller
@@ -16,7 +16,7 @@ export type TaskModeVerdict =
  * The rollout seam of the task service: asked synchronously (from a cache; never a store round trip per call) by
  * `tools/list` and by THE rule "may this call create a task" (`planCall`), so every entry path obeys it once.
  * A hook cannot be the seam: a refused task may still run inline, which changes the plan, not just allows or
- * refuses it. Implemented by the kill switch and the canary (`ops/rollout.ts`).
+ * refuses it. Implemented by the kill switch and the canary (`ops/rollout/gate.ts`).
  */
 export interface TaskModeGate {
   verdict(caller: Caller, toolName: string): TaskModeVerdict;

@@ -1,6 +1,37 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { invalidParams } from '../core/errors.js';
 
+/**
+ * The one paging rule of every task list (v1 `tasks/list`, the viewer's browse): keyset pages on the creation
+ * sequence `seq` (2025-11-25 R37), so pages stay correct while tasks are created; each read asks for one row more
+ * than the page size to know whether another page follows; expired rows are left out of a page, but the cursor moves
+ * past every row read, so a page of expired rows never stalls a walk. The requestor's cursor is opaque
+ * ({@link CursorCodec}).
+ */
+
+/** One page of rows cut by {@link keysetPage}. */
+export interface KeysetPage<T> {
+  /** The visible rows of the page, in the order read (fewer than the page size when some had expired). */
+  rows: T[];
+  /** The `seq` the next page continues after (or before, newest first), or `undefined` when this was the last one. */
+  nextSeq: number | undefined;
+}
+
+/** Rows to read for a page of `pageSize`: one more, to tell whether another page follows. */
+export function rowsToRead(pageSize: number): number {
+  return pageSize + 1;
+}
+
+/**
+ * Cut a page of `pageSize` out of `read` (at most {@link rowsToRead} rows, in keyset order), keeping the rows
+ * `visible` says are still there.
+ */
+export function keysetPage<T extends { seq: number }>(read: readonly T[], pageSize: number, visible: (row: T) => boolean): KeysetPage<T> {
+  const page = read.slice(0, pageSize);
+  const last = page[page.length - 1];
+  return { rows: page.filter(visible), nextSeq: read.length > pageSize && last ? last.seq : undefined };
+}
+
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 

@@ -3,7 +3,7 @@ import { isTaskNotFound } from '../core/errors.js';
 import type { InputRequestRecord, TaskRecord } from '../core/task.js';
 import { RELATED_TASK_META_KEY } from '../protocol/constants.js';
 import type { CallerIdentity } from '../service/caller.js';
-import { replyCaller } from './caller.js';
+import { replyCaller } from './request-caller.js';
 import type { HandlerDeps } from './deps.js';
 
 /**
@@ -55,7 +55,7 @@ export async function routeInputResponse(deps: Pick<HandlerDeps, 'service' | 'lo
   if (!target) return false;
   const answer = message.result ?? { action: 'cancel' };
   try {
-    await deps.service.answerInput(replyCaller(identity), target.taskId, { [target.key]: answer });
+    await deps.service.tasks.answerInput(replyCaller(identity), target.taskId, { [target.key]: answer });
   } catch (error) {
     if (!isTaskNotFound(error)) throw error;
     deps.logger.info({}, 'elicitation reply for an unknown or foreign task dropped');

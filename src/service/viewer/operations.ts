@@ -1,14 +1,15 @@
-import { TasksError } from '../core/errors.js';
-import type { OperationRecord, OperationStatus } from '../core/ledger.js';
-import type { Logger } from '../core/logger.js';
-import type { TaskStore } from '../core/store.js';
-import type { ToolRegistry } from '../core/tool-registry.js';
-import { ErrorCode } from '../protocol/constants.js';
-import { operationEntry, appendAudit } from '../ledger/audit.js';
-import { reconcileStored, type ReconcileReport } from '../ledger/operations.js';
+import { TasksError } from '../../core/errors.js';
+import type { OperationRecord, OperationStatus } from '../../core/ledger.js';
+import type { Logger } from '../../core/logger.js';
+import type { TaskStore } from '../../core/store.js';
+import type { ToolRegistry } from '../../core/tool-registry.js';
+import { ErrorCode } from '../../protocol/constants.js';
+import { operationEntry, appendAudit } from '../../ledger/audit.js';
+import { reconcileStored, type ReconcileReport } from '../../ledger/operations.js';
 
 export type { ReconcileReport };
-import { viewerMayReconcile, viewerSees, type Viewer } from './viewer.js';
+import { mayReconcile, sees, seesEveryOwner } from '../access.js';
+import type { Viewer } from './viewer.js';
 
 /** Which ledger rows a viewer's operations view asks for (the owner is set from the viewer, never taken from it). */
 export interface ViewerOperationQuery {
@@ -29,9 +30,9 @@ export interface ViewerOperation {
  * The owner filter is applied by the store query, so a foreign row is never read for a viewer without `admin:read`.
  */
 export async function operationsSeenBy(store: Pick<TaskStore, 'listOperations'>, viewer: Viewer, query: ViewerOperationQuery): Promise<ViewerOperation[]> {
-  const ownerScope = viewerSees(viewer, { ownerKey: '' }) ? {} : { ownerKey: viewer.ownerKey };
+  const ownerScope = seesEveryOwner(viewer) ? {} : { ownerKey: viewer.ownerKey };
   const rows = await store.listOperations({ ...ownerScope, ...(query.statuses ? { statuses: query.statuses } : {}), limit: query.limit });
-  return rows.map((operation) => ({ operation, mayReconcile: viewerMayReconcile(viewer, operation) }));
+  return rows.map((operation) => ({ operation, mayReconcile: mayReconcile(viewer, operation) }));
 }
 
 /** What the services a reconcile needs. */
@@ -51,8 +52,8 @@ export interface ViewerReconcileDeps {
  */
 export async function reconcileSeenBy(deps: ViewerReconcileDeps, viewer: Viewer, operationId: string): Promise<ReconcileReport | undefined> {
   const operation = await deps.store.getOperation(operationId);
-  if (!operation || !viewerSees(viewer, operation)) return undefined;
-  if (!viewerMayReconcile(viewer, operation)) throw new TasksError(ErrorCode.InvalidRequest, 'Not allowed: reconciling needs tasks:cancel (own tasks) or admin:write');
+  if (!operation || !sees(viewer, operation)) return undefined;
+  if (!mayReconcile(viewer, operation)) throw new TasksError(ErrorCode.InvalidRequest, 'Not allowed: reconciling needs tasks:cancel (own tasks) or admin:write');
   const report = await reconcileStored(deps.store, (tool) => deps.tools.get(tool)?.operations, operationId, deps.now);
   if (report?.changed) await appendAudit(deps.store, [operationEntry(report.operation, deps.now)], deps.logger);
   return report;

@@ -1,8 +1,8 @@
-import { invalidParams } from '../core/errors.js';
-import type { IdempotencyClaim, IdempotencyRecord } from '../core/ledger.js';
-import type { TaskGeneration, TaskRecord } from '../core/task.js';
-import { requestDigest } from '../ledger/digest.js';
-import type { Caller } from './caller.js';
+import { invalidParams } from '../../core/errors.js';
+import type { IdempotencyClaim, IdempotencyRecord } from '../../core/ledger.js';
+import type { TaskGeneration, TaskRecord } from '../../core/task.js';
+import { requestDigest } from '../../ledger/digest.js';
+import type { Caller } from '../caller.js';
 
 /** A claim without its task id: what one `tools/call` with a key asks for (see {@link keyClaim}). */
 export type KeyClaim = Omit<IdempotencyClaim, 'taskId'>;

@@ -3,7 +3,7 @@ import { resultReadTooLarge, TasksError } from '../core/errors.js';
 import type { JsonObject } from '../core/task.js';
 import { ErrorCode } from '../protocol/constants.js';
 import type { Caller, Negotiation } from '../service/caller.js';
-import type { ResultResource } from '../service/result-resource.js';
+import type { ResultResource } from '../service/tasks/result-reads.js';
 import type { HandlerDeps } from './deps.js';
 import { guarded } from './guard.js';
 
@@ -16,7 +16,7 @@ import { guarded } from './guard.js';
 export function registerResultResourceHandlers(server: Server, deps: HandlerDeps, negotiation: Negotiation, callerFor: (context: ServerContext) => Caller): void {
   server.setRequestHandler('resources/read', (request, context) =>
     guarded(deps.logger, 'resources/read', async () => {
-      const resource = await deps.service.readResultResource(callerFor(context), request.params.uri);
+      const resource = await deps.service.tasks.readResultResource(callerFor(context), request.params.uri);
       return (await bufferedResourceResult(negotiation, resource)) as never;
     }),
   );

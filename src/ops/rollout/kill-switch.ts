@@ -1,5 +1,5 @@
-import { switchFor, type KillSwitchRecord, type KillSwitchState, type KillSwitchStore } from '../core/kill-switch.js';
-import type { Logger } from '../core/logger.js';
+import { switchFor, type KillSwitchRecord, type KillSwitchState, type KillSwitchStore } from '../../core/kill-switch.js';
+import type { Logger } from '../../core/logger.js';
 
 /** What `/readyz` and the admin API report about the kill switch (defined in core, beside the store port). */
 export type { KillSwitchState };

@@ -1,0 +1,64 @@
+import type { Clock } from '../core/clock.js';
+import { taskNotFound } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import type { TaskStore } from '../core/store.js';
+import type { TaskRecord } from '../core/task.js';
+import { appendAudit, auditEntriesOf } from '../ledger/audit.js';
+import type { TaskActor } from './access.js';
+import { admitTask, runHooked, type TaskOperation, type TaskOperationContext, type TaskServiceHook } from './hooks.js';
+import type { TaskReads } from './task-reads.js';
+
+/** The operations that change something: each leaves an audit entry. */
+const AUDITED: ReadonlySet<TaskOperation> = new Set(['callTool', 'cancel', 'answerInput']);
+
+/**
+ * The one door every operation of the three audiences (tasks/*, tools/call, viewer) passes through: the hooks
+ * ({@link TaskServiceHook}: scope re-checks, metrics, tracing) around it, first hook outermost, and the audit trail
+ * (issue 12) of every change asked for — after it happened, or when it was refused. Shared by the audience classes
+ * of `service/services.ts`, so a hook sees each operation once, whichever audience it came through.
+ */
+export class ServiceDoor {
+  constructor(
+    private readonly hooks: readonly TaskServiceHook[],
+    private readonly store: TaskStore,
+    private readonly reads: TaskReads,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Run `operation` inside the hooks, audited when it changes something (`callTool`, `cancel`, `answerInput`). */
+  run<T>(context: TaskOperationContext, operation: () => Promise<T>): Promise<T> {
+    return runHooked(this.hooks, context, async () => {
+      if (!AUDITED.has(context.operation)) return operation();
+      // The anonymous actor ('all') has no credential, so no scopes to record.
+      const { ownerKey, scopes } = context.actor;
+      const audited = { ...context, ownerKey, ...(scopes !== 'all' ? { scopes } : {}) };
+      try {
+        const result = await operation();
+        await appendAudit(this.store, auditEntriesOf(audited, { result }, this.clock.now()), this.logger);
+        return result;
+      } catch (error) {
+        // Not awaited: a refusal is answered at once, also while the store is down (the write then fails, logged).
+        void appendAudit(this.store, auditEntriesOf(audited, { error }, this.clock.now()), this.logger);
+        throw error;
+      }
+    });
+  }
+
+  /** Let the hooks judge the task an operation is about ({@link TaskServiceHook.admitTask}); throws to refuse. */
+  admit(context: TaskOperationContext, record: TaskRecord): void {
+    admitTask(this.hooks, context, record);
+  }
+
+  /**
+   * The actor's visible task (owner and generation checked, expiry applied) as `operation` may act on it, or the
+   * unknown-task error — the same answer for a missing, foreign, expired, other-generation or scope-refused task.
+   * @throws TasksError `-32602` "Task not found".
+   */
+  async scoped(actor: TaskActor, taskId: string, operation: TaskOperation): Promise<TaskRecord> {
+    const record = await this.reads.get(taskId, { ownerKey: actor.ownerKey, generation: actor.generation });
+    if (!record) throw taskNotFound();
+    this.admit({ operation, actor: actor, generation: actor.generation, taskId }, record);
+    return record;
+  }
+}
