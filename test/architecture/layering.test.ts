@@ -34,6 +34,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   '(root)': ['protocol', 'core', 'store', 'ledger', 'execution', 'service', 'auth', 'tools', 'server', 'client', 'testing'],
 };
 
+/** The ports of the store by role (`core/ports/`); `core/store.ts` composes them into `TaskStore`. */
+const PORT_FILES = ['admission.ts', 'feed.ts', 'inputs.ts', 'leases.ts', 'ledger.ts', 'maintenance.ts', 'processes.ts', 'results.ts', 'rollout.ts', 'rows.ts', 'sessions.ts', 'steps.ts'];
+
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
@@ -109,6 +112,22 @@ describe('architecture', () => {
     // Negative controls: the same walk from `serve` finds the server, and the dynamic import of main.ts is seen.
     expect(closure('cli/serve.ts').some((file) => file.startsWith(`server${sep}`))).toBe(true);
     expect(relativeImports(readFileSync(resolve(SRC, 'cli/main.ts'), 'utf8'))).toContain('./serve.js');
+  });
+
+  it('core/ports: the store ports by role import only core model files, never the composition or a backend', () => {
+    const ports = files.filter((file) => relative(SRC, file).startsWith(`core${sep}ports${sep}`));
+    expect(ports.map((file) => relative(join(SRC, 'core', 'ports'), file)).sort()).toEqual(PORT_FILES);
+    const violations: string[] = [];
+    for (const file of ports) {
+      for (const specifier of relativeImports(readFileSync(file, 'utf8'))) {
+        const target = relative(SRC, resolve(dirname(file), specifier));
+        if (!target.startsWith(`core${sep}`) || target === join('core', 'store.js')) violations.push(`${relative(SRC, file)} → ${specifier}`);
+      }
+    }
+    expect(violations).toEqual([]);
+    // Negative control: the composition imports every port, so the walk above would see a port importing it.
+    const composition = relativeImports(readFileSync(resolve(SRC, 'core/store.ts'), 'utf8'));
+    for (const port of PORT_FILES) expect(composition).toContain(`./ports/${port.replace(/\.ts$/, '.js')}`);
   });
 
   it('the checker sees a backwards edge (negative control)', () => {
