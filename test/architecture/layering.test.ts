@@ -130,6 +130,16 @@ describe('architecture', () => {
     for (const port of PORT_FILES) expect(composition).toContain(`./ports/${port.replace(/\.ts$/, '.js')}`);
   });
 
+  it('each backend implements every port in a file of the port\'s name, and the contract suite is split the same way', () => {
+    const namesIn = (folder: string) => new Set(files.filter((file) => dirname(file) === join(SRC, folder)).map((file) => relative(join(SRC, folder), file)));
+    const missing = (folder: string) => PORT_FILES.filter((port) => !namesIn(folder).has(port));
+    expect(missing('store/sqlite')).toEqual([]);
+    expect(missing('store/postgres')).toEqual([]);
+    expect(missing('testing/store-contract')).toEqual([]);
+    // Negative control: a folder without the port files is reported, port by port.
+    expect(missing('protocol')).toEqual(PORT_FILES);
+  });
+
   it('the checker sees a backwards edge (negative control)', () => {
     const imports = relativeImports(`import { x } from '../server/factory.js';\nexport { y } from "./z.js";\nconst m = await import('../cli/main.js');`);
     expect(imports).toEqual(['../server/factory.js', './z.js', '../cli/main.js']);
