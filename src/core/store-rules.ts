@@ -139,3 +139,12 @@ export function checkResultChunks(chunks: readonly Uint8Array[]): void {
   const bad = chunks.findIndex((chunk) => chunk.byteLength === 0 || chunk.byteLength > RESULT_CHUNK_BYTES);
   if (bad >= 0) throw new StoreError('invalid', `Task store refused result chunk ${bad}: ${chunks[bad]?.byteLength ?? 0} bytes (1 to ${RESULT_CHUNK_BYTES} allowed)`);
 }
+
+/**
+ * The ids of `requested` that a write changed (`rows`: what its statement returned, in any order), in the order the
+ * caller asked for them: how `renewLeases` and `releaseLeases` answer on every backend.
+ */
+export function inRequestOrder(requested: readonly string[], rows: ReadonlyArray<{ task_id: string }>): string[] {
+  const changed = new Set(rows.map((row) => row.task_id));
+  return requested.filter((id) => changed.has(id));
+}

@@ -106,12 +106,8 @@ export class PostgresInputs implements TaskInputs {
   constructor(private readonly ctx: PostgresContext) {}
 
   /** See {@link TaskInputs.requestInput}. Rejects with `invalid` (before writing) for no requests or a reused key. */
-  requestInput(taskId: string, requests: readonly NewInputRequest[], change: RequestInputChange): Promise<TaskRecord | undefined> {
-    try {
-      checkInputRequests(requests);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  async requestInput(taskId: string, requests: readonly NewInputRequest[], change: RequestInputChange): Promise<TaskRecord | undefined> {
+    checkInputRequests(requests);
     return this.ctx.batcher.enqueue((tx) => parkForInput(tx, this.ctx.codec, taskId, requests, change));
   }
 

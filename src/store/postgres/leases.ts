@@ -1,5 +1,5 @@
 import type { TaskLeases } from '../../core/ports/leases.js';
-import { toLimit } from '../../core/store-rules.js';
+import { inRequestOrder, toLimit } from '../../core/store-rules.js';
 import type { TaskRecord } from '../../core/task.js';
 import type { TaskRow } from '../codec.js';
 import type { BatchTx } from './batch.js';
@@ -26,8 +26,7 @@ export class PostgresLeases implements TaskLeases {
   async renewLeases(leaseOwner: string, taskIds: readonly string[], leaseMs: number): Promise<string[]> {
     if (taskIds.length === 0) return [];
     const rows = await this.ctx.batcher.enqueue((tx) => tx.query<{ task_id: string }>(SQL.renewLeases, [leaseOwner, taskIds, this.ctx.clockNow(), leaseMs]));
-    const ids = new Set(rows.map((row) => row.task_id));
-    return taskIds.filter((id) => ids.has(id));
+    return inRequestOrder(taskIds, rows);
   }
 
   /** See {@link TaskLeases.claimRunnable}: `FOR UPDATE SKIP LOCKED`, one attempt event each; ordered by `seq`. */
@@ -53,8 +52,7 @@ export class PostgresLeases implements TaskLeases {
       for (const row of released) tx.append(row.task_id, 'released', 'working', row.store_now, { leaseOwner });
       return released;
     });
-    const ids = new Set(rows.map((row) => row.task_id));
-    return taskIds.filter((id) => ids.has(id));
+    return inRequestOrder(taskIds, rows);
   }
 
   /** See {@link TaskLeases.releaseLeasesOf}: lapsed on the database clock, one `released` event each. */

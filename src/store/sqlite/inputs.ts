@@ -131,12 +131,8 @@ export class SqliteInputs implements TaskInputs {
    * See {@link TaskInputs.requestInput}. Rejects with `invalid` before writing when `requests` is empty (such a task
    * could never resume), and with `invalid` and nothing written when a key was already used by the task.
    */
-  requestInput(taskId: string, requests: readonly NewInputRequest[], change: RequestInputChange): Promise<TaskRecord | undefined> {
-    try {
-      checkInputRequests(requests);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  async requestInput(taskId: string, requests: readonly NewInputRequest[], change: RequestInputChange): Promise<TaskRecord | undefined> {
+    checkInputRequests(requests);
     return this.ctx.committer.enqueue((events) => parkForInput(this.ctx.writer(events), taskId, requests, change));
   }
 

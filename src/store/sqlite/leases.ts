@@ -1,6 +1,6 @@
 import type { TaskEvent } from '../../core/ports/feed.js';
 import type { TaskLeases } from '../../core/ports/leases.js';
-import { toLimit } from '../../core/store-rules.js';
+import { inRequestOrder, toLimit } from '../../core/store-rules.js';
 import type { TaskRecord } from '../../core/task.js';
 import type { SqliteContext } from './context.js';
 import type { TaskRow } from './sql.js';
@@ -39,8 +39,7 @@ export class SqliteLeases implements TaskLeases {
     const renewed = await this.ctx.committer.enqueue(
       () => this.ctx.stmt.renewLeases.all({ leaseOwner, taskIds: JSON.stringify(taskIds), leaseExpiresAt: this.ctx.clock.now() + leaseMs }) as Array<{ task_id: string }>,
     );
-    const ids = new Set(renewed.map((row) => row.task_id));
-    return taskIds.filter((id) => ids.has(id));
+    return inRequestOrder(taskIds, renewed);
   }
 
   /**
@@ -62,9 +61,9 @@ export class SqliteLeases implements TaskLeases {
       const now = this.ctx.clock.now();
       const rows = this.ctx.stmt.releaseLeases.all({ leaseOwner, taskIds: JSON.stringify(taskIds), now }) as Array<{ task_id: string }>;
       for (const row of rows) this.ctx.append(events, row.task_id, 'released', 'working', now, { leaseOwner });
-      return new Set(rows.map((row) => row.task_id));
+      return rows;
     });
-    return taskIds.filter((id) => released.has(id));
+    return inRequestOrder(taskIds, released);
   }
 
   /** See {@link TaskLeases.releaseLeasesOf}: lapsed at the store clock's now, one `released` event each. */
