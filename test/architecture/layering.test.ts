@@ -114,6 +114,16 @@ describe('architecture', () => {
     expect(relativeImports(readFileSync(resolve(SRC, 'cli/main.ts'), 'utf8'))).toContain('./serve.js');
   });
 
+  it('the checker sees a backwards edge (negative control)', () => {
+    const imports = relativeImports(`import { x } from '../server/factory.js';\nexport { y } from "./z.js";\nconst m = await import('../cli/main.js');`);
+    expect(imports).toEqual(['../server/factory.js', './z.js', '../cli/main.js']);
+    expect(ALLOWED.core).not.toContain('server');
+    expect(ALLOWED.client).not.toContain('core');
+    expect(ALLOWED.service).not.toContain('store');
+    expect(ALLOWED.execution).not.toContain('service');
+    expect(ALLOWED.execution).not.toContain('server');
+  });
+
   it('core/ports: the store ports by role import only core model files, never the composition or a backend', () => {
     const ports = files.filter((file) => relative(SRC, file).startsWith(`core${sep}ports${sep}`));
     expect(ports.map((file) => relative(join(SRC, 'core', 'ports'), file)).sort()).toEqual(PORT_FILES);
@@ -138,15 +148,5 @@ describe('architecture', () => {
     expect(missing('testing/store-contract')).toEqual([]);
     // Negative control: a folder without the port files is reported, port by port.
     expect(missing('protocol')).toEqual(PORT_FILES);
-  });
-
-  it('the checker sees a backwards edge (negative control)', () => {
-    const imports = relativeImports(`import { x } from '../server/factory.js';\nexport { y } from "./z.js";\nconst m = await import('../cli/main.js');`);
-    expect(imports).toEqual(['../server/factory.js', './z.js', '../cli/main.js']);
-    expect(ALLOWED.core).not.toContain('server');
-    expect(ALLOWED.client).not.toContain('core');
-    expect(ALLOWED.service).not.toContain('store');
-    expect(ALLOWED.execution).not.toContain('service');
-    expect(ALLOWED.execution).not.toContain('server');
   });
 });

@@ -1,11 +1,12 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { newTaskId } from '../../core/ids.js';
-import { type TaskStore, type TaskEvent } from '../../core/store.js';
-import { type StoreContractContext } from './harness.js';
+import type { TaskEvent, TaskStore } from '../../core/store.js';
+import type { StoreContractContext } from './harness.js';
 
 /**
- * The feed part of the TaskStore contract (port `TaskFeed`, `core/ports/feed.ts`): the committed events: a task's timeline, listeners after commit in commit order. Registered inside
- * `describeTaskStoreContract`, which owns the store's lifecycle.
+ * The feed part of the TaskStore contract (port `TaskFeed`, `core/ports/feed.ts`): the committed events: a task's
+ * timeline, listeners after commit in commit order. Registered inside `describeTaskStoreContract`, which owns the
+ * store's lifecycle.
  */
 export function describeFeedContract(ctx: StoreContractContext): void {
   const { t0: T0, create, eventsSince, complete } = ctx;

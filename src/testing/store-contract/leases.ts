@@ -1,12 +1,13 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { newTaskId } from '../../core/ids.js';
-import { type TaskStore } from '../../core/store.js';
+import type { TaskStore } from '../../core/store.js';
 import type { FakeClock } from '../fake-clock.js';
-import { type StoreContractContext } from './harness.js';
+import type { StoreContractContext } from './harness.js';
 
 /**
- * The leases part of the TaskStore contract (port `TaskLeases`, `core/ports/leases.ts`): runs and leases on the store clock, claims of runnable and lapsed tasks, release. Registered inside
- * `describeTaskStoreContract`, which owns the store's lifecycle.
+ * The leases part of the TaskStore contract (port `TaskLeases`, `core/ports/leases.ts`): runs and leases on the
+ * store clock, claims of runnable and lapsed tasks, release. Registered inside `describeTaskStoreContract`, which
+ * owns the store's lifecycle.
  */
 export function describeLeasesContract(ctx: StoreContractContext): void {
   const { t0: T0, create, eventsSince, moveTo } = ctx;

@@ -1,11 +1,12 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { EXPIRED_EVENT_RETENTION_MS } from '../../core/store-rules.js';
-import { type TaskStore } from '../../core/store.js';
+import type { TaskStore } from '../../core/store.js';
 import type { FakeClock } from '../fake-clock.js';
-import { type StoreContractContext } from './harness.js';
+import type { StoreContractContext } from './harness.js';
 
 /**
- * The maintenance part of the TaskStore contract (port `StoreMaintenance`, `core/ports/maintenance.ts`): the expiry sweep and its retention, and a close that commits queued writes. Registered inside
+ * The maintenance part of the TaskStore contract (port `StoreMaintenance`, `core/ports/maintenance.ts`): the
+ * expiry sweep and its retention, and a close that commits queued writes. Registered inside
  * `describeTaskStoreContract`, which owns the store's lifecycle.
  */
 export function describeMaintenanceContract(ctx: StoreContractContext): void {

@@ -1,12 +1,13 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { newTaskId } from '../../core/ids.js';
-import { type TaskStore } from '../../core/store.js';
+import type { TaskStore } from '../../core/store.js';
 import type { TaskStatus } from '../../core/task.js';
 import type { FakeClock } from '../fake-clock.js';
 import { ALICE, BOB, RESULT, ERROR, expectStoreError, type StoreContractContext } from './harness.js';
 
 /**
- * The rows part of the TaskStore contract (port `TaskRows`, `core/ports/rows.ts`): create, read, the conditional status write and its events, statusMessage writes, the list and the browse. Registered inside
+ * The rows part of the TaskStore contract (port `TaskRows`, `core/ports/rows.ts`): create, read, the conditional
+ * status write and its events, statusMessage writes, the list and the browse. Registered inside
  * `describeTaskStoreContract`, which owns the store's lifecycle.
  */
 export function describeRowsContract(ctx: StoreContractContext): void {

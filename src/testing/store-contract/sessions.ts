@@ -1,11 +1,12 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type TaskStore } from '../../core/store.js';
+import type { TaskStore } from '../../core/store.js';
 import type { FakeClock } from '../fake-clock.js';
-import { type StoreContractContext } from './harness.js';
+import type { StoreContractContext } from './harness.js';
 
 /**
- * The sessions part of the TaskStore contract (port `SessionTables`, `core/ports/sessions.ts`): v1 sessions kept next to the tasks and the tasks of a session. Registered inside
- * `describeTaskStoreContract`, which owns the store's lifecycle.
+ * The sessions part of the TaskStore contract (port `SessionTables`, `core/ports/sessions.ts`): v1 sessions kept
+ * next to the tasks and the tasks of a session. Registered inside `describeTaskStoreContract`, which owns the
+ * store's lifecycle.
  */
 export function describeSessionsContract(ctx: StoreContractContext): void {
   const { t0: T0, create, eventsSince, complete, moveTo } = ctx;

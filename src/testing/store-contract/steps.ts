@@ -4,8 +4,9 @@ import type { FakeClock } from '../fake-clock.js';
 import { ALICE, BOB, expectStoreError, type StoreContractContext } from './harness.js';
 
 /**
- * The steps part of the TaskStore contract (port `TaskSteps`, `core/ports/steps.ts`): journaled steps (first write wins) and per-owner tool state with its bounds. Registered inside
- * `describeTaskStoreContract`, which owns the store's lifecycle.
+ * The steps part of the TaskStore contract (port `TaskSteps`, `core/ports/steps.ts`): journaled steps (first write
+ * wins) and per-owner tool state with its bounds. Registered inside `describeTaskStoreContract`, which owns the
+ * store's lifecycle.
  */
 export function describeStepsContract(ctx: StoreContractContext): void {
   const { t0: T0, create } = ctx;
