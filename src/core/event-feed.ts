@@ -1,5 +1,5 @@
 import type { Logger } from './logger.js';
-import type { TaskEvent, TaskEventListener, TaskStore } from './store.js';
+import type { TaskEvent, TaskEventListener, TaskFeed } from './ports/feed.js';
 
 /**
  * The event feed of one process: fans committed task events out to in-process subscribers (v1 `tasks/result`
@@ -8,7 +8,7 @@ import type { TaskEvent, TaskEventListener, TaskStore } from './store.js';
  * merged and de-duplicated by `seq`, and reach subscribers in `seq` order per source:
  * - the local store's `onEvent` (immediate, for writes made by this process);
  * - one per-process tail of `task_events` for writes made by other processes on the same database: run at once when
- *   the store pushes a commit ({@link TaskStore.watchCommits}: PostgreSQL LISTEN/NOTIFY), and every
+ *   the store pushes a commit ({@link TaskFeed.watchCommits}: PostgreSQL LISTEN/NOTIFY), and every
  *   `tailIntervalMs` regardless, the fallback that covers a dropped LISTEN connection and the only source on SQLite
  *   (several processes on one file). There is never one timer per waiting request.
  */
@@ -26,7 +26,7 @@ export class TaskEventFeed {
   private readonly unsubscribeStore: () => void;
 
   constructor(
-    private readonly store: TaskStore,
+    private readonly store: TaskFeed,
     private readonly logger: Logger,
   ) {
     this.unsubscribeStore = store.onEvent((event) => {

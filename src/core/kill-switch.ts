@@ -28,15 +28,8 @@ export interface KillSwitchRecord {
   setAt: number;
 }
 
-/** The kill-switch part of the task store (both backends; schema: the `kill_switches` migration). */
-export interface KillSwitchStore {
-  /** Every switch that is on, scope order. */
-  listKillSwitches(): Promise<KillSwitchRecord[]>;
-  /** Turn a scope on (insert or replace its row). */
-  setKillSwitch(record: KillSwitchRecord): Promise<void>;
-  /** Turn a scope off; `false` when it was not on. */
-  clearKillSwitch(scope: string): Promise<boolean>;
-}
+/** The store's port of the kill switch is `core/ports/rollout.ts`; named here too, beside its record. */
+export type { KillSwitchStore } from './ports/rollout.js';
 
 /** The switch that applies to `tool` among `records`: its own row, else the global one, else `undefined` (off). */
 export function switchFor(records: readonly KillSwitchRecord[], tool: string): KillSwitchRecord | undefined {

@@ -1,13 +1,16 @@
 /**
- * Rules of the {@link TaskStore} port that hold for every backend, in one place so that no store copies them:
+ * Rules of the store's ports (`core/ports/`) that hold for every backend, in one place so that no store copies them:
  * which outcome a terminal status needs, which statuses a conditional transition may start from, when a task
  * expires and until when a reader sees it, and which input-request batches are acceptable. Stores call the write
  * rules before they write (so the port refuses a bad write whoever calls it); the service applies visibility.
  */
 import { canTransition, sourcesOf } from './state-machine.js';
 import { StoreError } from './store-error.js';
-import { RESULT_CHUNK_BYTES } from './store.js';
-import { MAX_TOOL_STATE_BYTES, MAX_TOOL_STATE_NAME, type CreateQuota, type QuotaRefusal, type TaskStore, type TransitionRequest } from './store.js';
+import type { CreateQuota, QuotaRefusal } from './ports/admission.js';
+import type { TaskInputs } from './ports/inputs.js';
+import { RESULT_CHUNK_BYTES } from './ports/results.js';
+import type { TransitionRequest } from './ports/rows.js';
+import { MAX_TOOL_STATE_BYTES, MAX_TOOL_STATE_NAME } from './ports/steps.js';
 import type { JsonValue, TaskRecord, TaskStatus } from './task.js';
 
 /**
@@ -59,7 +62,7 @@ export function visibleAt(record: Pick<TaskRecord, 'expiresAt'>, now: number): b
  * ever arrive to move the task back to `working`. The runtime always asks for something, so this is a bug guard.
  * @throws {StoreError} `invalid` when `requests` is empty.
  */
-export function checkInputRequests(requests: Parameters<TaskStore['requestInput']>[1]): void {
+export function checkInputRequests(requests: Parameters<TaskInputs['requestInput']>[1]): void {
   if (requests.length === 0) throw new StoreError('invalid', 'Task store refused requestInput: no input requests given');
 }
 
@@ -79,7 +82,7 @@ export function idempotencyKeyTaken(): StoreError {
  */
 export const EXPIRED_EVENT_RETENTION_MS = 10 * 60 * 1000;
 
-/** What a store counted for one owner under its lock (see `TaskStore.admitCreate`); a count is absent when unlimited. */
+/** What a store counted for one owner under its lock (see `TaskAdmission.admitCreate`); a count is absent when unlimited. */
 export interface QuotaCounts {
   /** Creates of the owner in the window, and the oldest one's `createdAt` (`null` when none). */
   window?: { count: number; oldest: number | null };
@@ -106,7 +109,7 @@ export function toLimit(limit: number): number {
 }
 
 /**
- * The JSON of a tool-state document, after the checks of {@link TaskStore.putToolState} that need no database.
+ * The JSON of a tool-state document, after the checks of `TaskSteps.putToolState` that need no database.
  * @throws {StoreError} `invalid` for an empty or overlong tool name or key, or a document over the size bound.
  */
 export function toolStateJson(tool: string, key: string, value: JsonValue): string {
@@ -128,11 +131,20 @@ export function tooManyToolStateKeys(max: number): StoreError {
 }
 
 /**
- * The chunks of a large result as `TaskStore.putResultChunks` accepts them: each 1 to {@link RESULT_CHUNK_BYTES}
+ * The chunks of a large result as `TaskResults.putResultChunks` accepts them: each 1 to {@link RESULT_CHUNK_BYTES}
  * bytes (an empty chunk would end a reader early; a larger one breaks the one-chunk-in-memory bound of serving).
  * @throws {StoreError} `invalid`.
  */
 export function checkResultChunks(chunks: readonly Uint8Array[]): void {
   const bad = chunks.findIndex((chunk) => chunk.byteLength === 0 || chunk.byteLength > RESULT_CHUNK_BYTES);
   if (bad >= 0) throw new StoreError('invalid', `Task store refused result chunk ${bad}: ${chunks[bad]?.byteLength ?? 0} bytes (1 to ${RESULT_CHUNK_BYTES} allowed)`);
+}
+
+/**
+ * The ids of `requested` that a write changed (`rows`: what its statement returned, in any order), in the order the
+ * caller asked for them: how `renewLeases` and `releaseLeases` answer on every backend.
+ */
+export function inRequestOrder(requested: readonly string[], rows: ReadonlyArray<{ task_id: string }>): string[] {
+  const changed = new Set(rows.map((row) => row.task_id));
+  return requested.filter((id) => changed.has(id));
 }

@@ -1,5 +1,5 @@
 import type { Logger } from './logger.js';
-import type { TaskEvent, TaskEventListener } from './store.js';
+import type { TaskEvent, TaskEventListener } from './ports/feed.js';
 
 /**
  * The `onEvent` listeners of one store, shared by every backend: a listener that throws is logged and neither keeps

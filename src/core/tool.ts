@@ -51,7 +51,7 @@ export interface GatherContext extends PathConfinement {
  * A tool's per-owner state: small JSON documents it keeps between calls of the same owner (the last snapshot a run
  * compares with), namespaced by the tool's name and kept by the server in its task store — never in files, so no
  * tool can read it as a file and no owner sees another's. Bounded: `MAX_TOOL_STATE_BYTES` (512 KiB) of JSON per
- * document and `MAX_TOOL_STATE_KEYS` (64) keys per owner and tool (see `core/store.ts`).
+ * document and `MAX_TOOL_STATE_KEYS` (64) keys per owner and tool (see `core/ports/steps.ts`).
  */
 export interface OwnerState {
   /** The document stored under `key` by an earlier call of this owner, or `undefined`. */

@@ -1,5 +1,6 @@
 import { runtimeFailure, type RuntimeFailureReason } from '../core/errors.js';
-import type { TaskStore } from '../core/store.js';
+import type { AuditStore } from '../core/ports/ledger.js';
+import type { TaskRows } from '../core/ports/rows.js';
 import { silentLogger } from '../core/logger.js';
 import { appendAudit, taskEndedEntry } from '../ledger/audit.js';
 import type { TaskRecord } from '../core/task.js';
@@ -10,7 +11,7 @@ import { sanitizeModelText } from '../core/tool-outcome.js';
  * releasing any lease. A conditional write like any transition: a task that is terminal meanwhile stays as it is.
  * @returns the failed task, or `undefined` when it was terminal or gone.
  */
-export async function failByRuntime(store: TaskStore, taskId: string, reason: RuntimeFailureReason, text: string, now: number): Promise<TaskRecord | undefined> {
+export async function failByRuntime(store: TaskRows & AuditStore, taskId: string, reason: RuntimeFailureReason, text: string, now: number): Promise<TaskRecord | undefined> {
   // Runtime words, but they name the tool (its name comes from configuration): model-facing text all the same.
   const message = sanitizeModelText(text);
   const failed = await store.transition(taskId, { to: 'failed', outcome: { kind: 'error', error: runtimeFailure(reason, message) }, statusMessage: message, releaseLease: true, now });

@@ -1,4 +1,4 @@
-import { RESULT_CHUNK_BYTES, type TaskStore } from '../core/store.js';
+import { RESULT_CHUNK_BYTES, type TaskResults } from '../core/ports/results.js';
 import type { JsonObject, JsonValue } from '../core/task.js';
 import type { SettledRun } from '../core/tool-outcome.js';
 import { ErrorCode } from '../protocol/constants.js';
@@ -17,7 +17,7 @@ const PREVIEW_BYTES = 64 * 1024;
  * Keep a settled run's tool result within the result-size limits (issue 10 §2), before it is stored:
  * - up to `maxResultBytes` of JSON: unchanged (stored inline, as always);
  * - up to `maxStoredResultBytes`: the JSON text is stored in chunks of {@link RESULT_CHUNK_BYTES}
- *   (`TaskStore.putResultChunks`, deleted with the task) and the result becomes bounded content: the first part of
+ *   (`TaskResults.putResultChunks`, deleted with the task) and the result becomes bounded content: the first part of
  *   its text, a note, and a `resource_link` to `mcp-tasks://tasks/{taskId}/result` (`size` = bytes of JSON) that
  *   `resources/read` serves to the owner. `structuredContent` is left out of the bounded result (it is part of the
  *   whole one); `isError` is kept, so the task's status is the same either way;
@@ -25,7 +25,7 @@ const PREVIEW_BYTES = 64 * 1024;
  * Errors are never resized (a JSON-RPC error is small by construction).
  * @throws {StoreError} from `putResultChunks` (the run's write then fails as its transition would).
  */
-export async function boundLargeResult(store: TaskStore, taskId: string, settled: SettledRun, limits: ResultSizeLimits): Promise<SettledRun> {
+export async function boundLargeResult(store: TaskResults, taskId: string, settled: SettledRun, limits: ResultSizeLimits): Promise<SettledRun> {
   if (settled.outcome.kind !== 'result') return settled;
   const text = JSON.stringify(settled.outcome.result);
   // Cheap first: a string of n UTF-16 units has at most 3n bytes of UTF-8.

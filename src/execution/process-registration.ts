@@ -2,11 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from '../core/logger.js';
 import type { NewProcessEntry, ProcessRecord, ProcessRole } from '../core/process-record.js';
-import type { TaskStore } from '../core/store.js';
+import type { TaskLeases } from '../core/ports/leases.js';
+import type { ProcessRegistry } from '../core/ports/processes.js';
 
 /** Options of {@link registerProcess}. */
 export interface ProcessRegistrationOptions {
-  store: TaskStore;
+  /** The registry, and the leases a predecessor under the same id still holds (released at registration). */
+  store: ProcessRegistry & Pick<TaskLeases, 'releaseLeasesOf'>;
   /** Stable id: the lease owner of this process's runs. */
   instanceId: string;
   role: ProcessRole;
@@ -130,6 +132,6 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
  * same store: it would run tools with other roots, limits or keys than the API promised.
  * @returns the first live API process with another digest, or `undefined`.
  */
-export async function apiWithOtherSettings(store: TaskStore, settingsDigest: string): Promise<ProcessRecord | undefined> {
+export async function apiWithOtherSettings(store: ProcessRegistry, settingsDigest: string): Promise<ProcessRecord | undefined> {
   return (await store.listProcesses()).find((process) => process.live && process.role !== 'worker' && process.settingsDigest !== settingsDigest);
 }

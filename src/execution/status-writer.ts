@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import type { TaskStore } from '../core/store.js';
+import type { TaskRows } from '../core/ports/rows.js';
 
 /**
  * Coalesces statusMessage-only writes: the last value per task wins and pending values are written together once
@@ -12,7 +12,7 @@ export class StatusWriter {
   private readonly timer: NodeJS.Timeout;
 
   constructor(
-    private readonly store: TaskStore,
+    private readonly store: Pick<TaskRows, 'writeStatusMessages'>,
     private readonly clock: Clock,
     private readonly logger: Logger,
     flushIntervalMs: number,

@@ -1,6 +1,12 @@
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import type { TaskStore } from '../core/store.js';
+import type { TaskInputs } from '../core/ports/inputs.js';
+import type { AuditStore } from '../core/ports/ledger.js';
+import type { StoreMaintenance } from '../core/ports/maintenance.js';
+import type { TaskRows } from '../core/ports/rows.js';
+
+/** The ports a sweep uses: maintenance (expiry, compaction), the audit's retention, the input timeout (find, fail). */
+export type SweeperStore = StoreMaintenance & AuditStore & Pick<TaskInputs, 'listWaitingSince'> & TaskRows;
 import { failByRuntime } from './fail-task.js';
 
 /** Timing of a {@link Sweeper}. Every duration is in milliseconds. */
@@ -32,7 +38,7 @@ export class Sweeper {
   private sweeping: Promise<void> | undefined;
 
   constructor(
-    private readonly store: TaskStore,
+    private readonly store: SweeperStore,
     private readonly settings: SweeperSettings,
     private readonly clock: Clock,
     private readonly logger: Logger,

@@ -1,7 +1,7 @@
 import { TasksError } from '../core/errors.js';
 import type { ExecutionHost } from '../core/executor.js';
 import type { OperationRecord } from '../core/ledger.js';
-import type { TaskStore } from '../core/store.js';
+import type { LedgerStore } from '../core/ports/ledger.js';
 import { redactSecrets } from '../core/redaction.js';
 import type { JsonObject } from '../core/task.js';
 import { OperationNotApplied, type OperationHandlers, type OperationReceipt, type OperationSpec, type ReconcileInput, type ReconcileVerdict } from '../core/tool.js';
@@ -102,7 +102,7 @@ export interface ReconcileReport {
  * @returns `undefined` for an unknown operation id.
  */
 export async function reconcileStored(
-  store: Pick<TaskStore, 'getOperation' | 'settleOperation'>,
+  store: Pick<LedgerStore, 'getOperation' | 'settleOperation'>,
   handlersOf: (toolName: string) => Readonly<Record<string, OperationHandlers>> | undefined,
   operationId: string,
   now: number,

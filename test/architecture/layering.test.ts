@@ -34,6 +34,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   '(root)': ['protocol', 'core', 'store', 'ledger', 'execution', 'service', 'auth', 'tools', 'server', 'client', 'testing'],
 };
 
+/** The ports of the store by role (`core/ports/`); `core/store.ts` composes them into `TaskStore`. */
+const PORT_FILES = ['admission.ts', 'feed.ts', 'inputs.ts', 'leases.ts', 'ledger.ts', 'maintenance.ts', 'processes.ts', 'results.ts', 'rollout.ts', 'rows.ts', 'sessions.ts', 'steps.ts'];
+
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
@@ -178,5 +181,31 @@ describe('architecture', () => {
     expect(ALLOWED.service).not.toContain('store');
     expect(ALLOWED.execution).not.toContain('service');
     expect(ALLOWED.execution).not.toContain('server');
+  });
+
+  it('core/ports: the store ports by role import only core model files, never the composition or a backend', () => {
+    const ports = files.filter((file) => relative(SRC, file).startsWith(`core${sep}ports${sep}`));
+    expect(ports.map((file) => relative(join(SRC, 'core', 'ports'), file)).sort()).toEqual(PORT_FILES);
+    const violations: string[] = [];
+    for (const file of ports) {
+      for (const specifier of relativeImports(readFileSync(file, 'utf8'))) {
+        const target = relative(SRC, resolve(dirname(file), specifier));
+        if (!target.startsWith(`core${sep}`) || target === join('core', 'store.js')) violations.push(`${relative(SRC, file)} → ${specifier}`);
+      }
+    }
+    expect(violations).toEqual([]);
+    // Negative control: the composition imports every port, so the walk above would see a port importing it.
+    const composition = relativeImports(readFileSync(resolve(SRC, 'core/store.ts'), 'utf8'));
+    for (const port of PORT_FILES) expect(composition).toContain(`./ports/${port.replace(/\.ts$/, '.js')}`);
+  });
+
+  it('each backend implements every port in a file of the port\'s name, and the contract suite is split the same way', () => {
+    const namesIn = (folder: string) => new Set(files.filter((file) => dirname(file) === join(SRC, folder)).map((file) => relative(join(SRC, folder), file)));
+    const missing = (folder: string) => PORT_FILES.filter((port) => !namesIn(folder).has(port));
+    expect(missing('store/sqlite')).toEqual([]);
+    expect(missing('store/postgres')).toEqual([]);
+    expect(missing('testing/store-contract')).toEqual([]);
+    // Negative control: a folder without the port files is reported, port by port.
+    expect(missing('protocol')).toEqual(PORT_FILES);
   });
 });

@@ -1,4 +1,4 @@
-/** The PostgreSQL backend of the `TaskStore` port (`src/core/store.ts`), for several instances on one database. */
+/** The PostgreSQL backend of the `TaskStore` port (`src/core/store.ts`, the composition of `src/core/ports/`), for several instances on one database. */
 export { PostgresTaskStore, openPostgresTaskStore, type PostgresTaskStoreOptions } from './postgres-task-store.js';
 export type { PostgresConnectionOptions } from './connection.js';
 export type { PostgresBatchStats } from './batch.js';

@@ -1,4 +1,4 @@
-/** The durable SQLite backend of the `TaskStore` port (`src/core/store.ts`). */
+/** The durable SQLite backend of the `TaskStore` port (`src/core/store.ts`, the composition of `src/core/ports/`). */
 export {
   SqliteTaskStore,
   openSqliteTaskStore,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { RESULT_CHUNK_BYTES, type TaskStore } from '../core/store.js';
-import type { NewTask, TaskRecord } from '../core/task.js';
-import type { FakeClock } from './fake-clock.js';
-import { expectStoreError } from './store-contract.js';
+import { RESULT_CHUNK_BYTES, type TaskStore } from '../../core/store.js';
+import type { NewTask, TaskRecord } from '../../core/task.js';
+import type { FakeClock } from '../fake-clock.js';
+import { expectStoreError } from './harness.js';
 
 /** What the large-result part of the contract suite needs from the suite around it. */
 export interface ResultChunkContractContext {
@@ -24,7 +24,7 @@ function bytes(n: number, seed: number): Uint8Array {
  * chunks read back byte-exact in order, a second write replaces the first, nothing is written for an unknown task,
  * bad chunks are refused, and the chunks are deleted with their task (expiry) while another task's stay.
  */
-export function describeResultChunkContract(context: ResultChunkContractContext): void {
+export function describeResultsContract(context: ResultChunkContractContext): void {
   describe('result chunks (large results)', () => {
     it('reads back each chunk byte-exact by index, undefined past the last one and for a task without chunks', async () => {
       const store = context.store();

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { NewProcessEntry } from '../core/process-record.js';
-import type { TaskStore } from '../core/store.js';
-import type { NewTask, TaskRecord } from '../core/task.js';
-import type { FakeClock } from './fake-clock.js';
+import type { NewProcessEntry } from '../../core/process-record.js';
+import type { TaskStore } from '../../core/store.js';
+import type { NewTask, TaskRecord } from '../../core/task.js';
+import type { FakeClock } from '../fake-clock.js';
 
 /** What the process-registry part of the contract suite needs from the suite around it. */
 export interface RegistryContractContext {
@@ -27,7 +27,7 @@ const entry = (instanceId: string, token: string, overrides: Partial<NewProcessE
  * `heartbeatProcess`, `deregisterProcess`, `listProcesses`, `releaseLeasesOf`, `reapLapsedProcesses`), judged on the
  * suite's clock. Registered inside `describeTaskStoreContract`, which owns the store's lifecycle.
  */
-export function describeProcessRegistryContract(ctx: RegistryContractContext): void {
+export function describeProcessesContract(ctx: RegistryContractContext): void {
   describe('process registry', () => {
     it('registers a process; a second live process with the id is refused and nothing changes', async () => {
       const store = ctx.store();

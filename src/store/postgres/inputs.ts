@@ -1,20 +1,16 @@
-import { inputKeyReused } from '../../core/store-rules.js';
-import type { TaskStore } from '../../core/store.js';
-import type { JsonObject, TaskRecord } from '../../core/task.js';
-import type { RowCodec, TaskRow } from '../codec.js';
+import type { AnswerInputChange, AnswerInputResult, NewInputRequest, RequestInputChange, TaskInputs } from '../../core/ports/inputs.js';
+import { checkInputRequests, inputKeyReused, toLimit } from '../../core/store-rules.js';
+import type { InputRequestRecord, JsonObject, TaskRecord } from '../../core/task.js';
+import type { InputRequestRow, RowCodec, TaskRow } from '../codec.js';
 import type { BatchTx } from './batch.js';
+import type { PostgresContext } from './context.js';
 import { SQL } from './sql.js';
 
 /**
- * The input-request operations of `PostgresTaskStore` (`requestInput`, `answerInput`), run inside one operation of a
+ * The inputs port on PostgreSQL: `requestInput` and `answerInput`, run inside one operation of a
  * batch. They follow the SQLite store's functions of the same names rule for rule (the contract suite holds both to
  * it) but in set-based statements. A throw (a reused key) takes back everything the operation wrote.
  */
-
-type NewInputRequest = Parameters<TaskStore['requestInput']>[1][number];
-type RequestInputChange = Parameters<TaskStore['requestInput']>[2];
-type AnswerInputChange = Parameters<TaskStore['answerInput']>[1];
-type AnswerInputResult = Awaited<ReturnType<TaskStore['answerInput']>>;
 
 /**
  * `working → input_required` with `requests` pending; the status event before the input event.
@@ -103,4 +99,28 @@ async function settle(
 function firstPerKey<T extends { key: string }>(entries: readonly T[]): T[] {
   const seen = new Set<string>();
   return entries.filter((entry) => !seen.has(entry.key) && (seen.add(entry.key), true));
+}
+
+/** The inputs port on PostgreSQL (see {@link TaskInputs}): {@link parkForInput} and {@link applyAnswers} as batch operations. */
+export class PostgresInputs implements TaskInputs {
+  constructor(private readonly ctx: PostgresContext) {}
+
+  /** See {@link TaskInputs.requestInput}. Rejects with `invalid` (before writing) for no requests or a reused key. */
+  async requestInput(taskId: string, requests: readonly NewInputRequest[], change: RequestInputChange): Promise<TaskRecord | undefined> {
+    checkInputRequests(requests);
+    return this.ctx.batcher.enqueue((tx) => parkForInput(tx, this.ctx.codec, taskId, requests, change));
+  }
+
+  async listInputRequests(taskId: string): Promise<InputRequestRecord[]> {
+    return (await this.ctx.read<InputRequestRow>('list input requests', SQL.listInputRequests, [taskId])).map((row) => this.ctx.codec.toInputRequest(row));
+  }
+
+  /** See {@link TaskInputs.answerInput}. A call that changes no request writes nothing. */
+  answerInput(taskId: string, change: AnswerInputChange): Promise<AnswerInputResult> {
+    return this.ctx.batcher.enqueue((tx) => applyAnswers(tx, this.ctx.codec, taskId, change));
+  }
+
+  async listWaitingSince(before: number, limit: number): Promise<TaskRecord[]> {
+    return (await this.ctx.read<TaskRow>('list waiting tasks', SQL.waitingSince, [before, toLimit(limit)])).map((row) => this.ctx.codec.toRecord(row));
+  }
 }

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { newTaskId } from '../core/ids.js';
-import type { IdempotencyClaim, NewOperation } from '../core/ledger.js';
-import type { TaskStore } from '../core/store.js';
-import type { NewTask } from '../core/task.js';
-import type { FakeClock } from './fake-clock.js';
+import { newTaskId } from '../../core/ids.js';
+import type { IdempotencyClaim, NewOperation } from '../../core/ledger.js';
+import type { TaskStore } from '../../core/store.js';
+import type { NewTask } from '../../core/task.js';
+import type { FakeClock } from '../fake-clock.js';
 
 /** What the ledger part of the contract suite needs from the suite around it. */
 export interface LedgerContractContext {

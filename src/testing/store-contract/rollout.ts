@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { GLOBAL_SWITCH, switchFor, type KillSwitchRecord } from '../core/kill-switch.js';
-import type { TaskStore } from '../core/store.js';
+import { GLOBAL_SWITCH, switchFor, type KillSwitchRecord } from '../../core/kill-switch.js';
+import type { TaskStore } from '../../core/store.js';
 
 /**
  * The kill-switch part of the {@link TaskStore} contract (issue 15): one row per scope, replaced on a second set,
  * gone after a clear; a tool's own switch wins over the global one.
  */
-export function describeKillSwitchContract(ctx: { store(): TaskStore }): void {
+export function describeRolloutContract(ctx: { store(): TaskStore }): void {
   const record = (overrides: Partial<KillSwitchRecord> = {}): KillSwitchRecord => ({ scope: GLOBAL_SWITCH, fallback: null, reason: null, setBy: 'local', setAt: 1_700_000_000_000, ...overrides });
 
   describe('kill switches', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { CreateQuota, TaskStore } from '../core/store.js';
-import type { NewTask, TaskRecord } from '../core/task.js';
-import type { FakeClock } from './fake-clock.js';
+import type { CreateQuota, TaskStore } from '../../core/store.js';
+import type { NewTask, TaskRecord } from '../../core/task.js';
+import type { FakeClock } from '../fake-clock.js';
 
 /** What the quota part of the contract suite needs from the suite around it. */
 export interface QuotaContractContext {
@@ -26,7 +26,7 @@ const WINDOW_MS = 60_000;
  * concurrent creates (of two stores, as two processes, where the backend has a peer) never exceed the limit; and the
  * same admission inside an idempotency-key claim.
  */
-export function describeQuotaContract(context: QuotaContractContext): void {
+export function describeAdmissionContract(context: QuotaContractContext): void {
   describe('admitCreate (quotas)', () => {
     const quota = (overrides: Partial<CreateQuota> = {}): CreateQuota => ({ maxActive: null, maxCreates: null, windowMs: WINDOW_MS, ...overrides });
     const now = () => context.clock().now();

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { newTaskId } from '../core/ids.js';
-import { StoreError } from '../core/store-error.js';
-import type { FakeClock } from './fake-clock.js';
-import type { TaskEvent, TaskStore } from '../core/store.js';
-import type { JsonObject, NewTask, TaskRecord } from '../core/task.js';
+import { newTaskId } from '../../core/ids.js';
+import { StoreError } from '../../core/store-error.js';
+import type { FakeClock } from '../fake-clock.js';
+import type { TaskEvent, TaskStore } from '../../core/store.js';
+import type { JsonObject, NewTask, TaskRecord } from '../../core/task.js';
 
 /** What the input-request part of the contract suite needs from the suite around it. */
 export interface InputContractContext {
@@ -31,7 +31,7 @@ const answer = (key: string, ok = true) => ({ key, response: accept(ok) });
  * `answerInput`, `listInputRequests`, `listWaitingSince`, and how they meet leases, recovery and expiry). Registered inside
  * `describeTaskStoreContract`, which owns the store's lifecycle.
  */
-export function describeInputRequestContract(ctx: InputContractContext): void {
+export function describeInputsContract(ctx: InputContractContext): void {
   const { t0: T0 } = ctx;
   const eventsSince = async (seq: number): Promise<Array<[TaskEvent['kind'], TaskEvent['status'], TaskEvent['payload']]>> =>
     (await ctx.store().readEventsAfter(seq, 10_000)).map((e) => [e.kind, e.status, e.payload]);

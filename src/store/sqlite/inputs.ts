@@ -1,23 +1,16 @@
-import { inputKeyReused } from '../../core/store-rules.js';
-import type { TaskEvent, TaskStore } from '../../core/store.js';
-import type { JsonObject, TaskRecord } from '../../core/task.js';
+import type { TaskEvent } from '../../core/ports/feed.js';
+import type { AnswerInputChange, AnswerInputResult, NewInputRequest, RequestInputChange, TaskInputs } from '../../core/ports/inputs.js';
+import { checkInputRequests, inputKeyReused, toLimit } from '../../core/store-rules.js';
+import type { InputRequestRecord, JsonObject, TaskRecord } from '../../core/task.js';
 import type { RowCodec } from '../codec.js';
-import type { Statements, TaskRow } from './sql.js';
+import type { SqliteContext } from './context.js';
+import type { InputRequestRow, Statements, TaskRow } from './sql.js';
 
 /**
- * The input-request operations of `SqliteTaskStore` (`requestInput`, `answerInput`), as functions that run
+ * The inputs port on SQLite: `requestInput` and `answerInput` as functions that run
  * synchronously inside one operation of a group-commit batch. Each runs under the batch's per-operation
  * savepoint, so a throw (e.g. a reused key) takes back every row and event it wrote and nothing else.
  */
-
-/** One request of `requestInput` / `answerInput`'s `add`, as the port declares it. */
-export type NewInputRequest = Parameters<TaskStore['requestInput']>[1][number];
-/** The `change` argument of `requestInput`, as the port declares it. */
-export type RequestInputChange = Parameters<TaskStore['requestInput']>[2];
-/** The `change` argument of `answerInput`, as the port declares it. */
-export type AnswerInputChange = Parameters<TaskStore['answerInput']>[1];
-/** What `answerInput` resolves with. */
-export type AnswerInputResult = Awaited<ReturnType<TaskStore['answerInput']>>;
 
 /** What the operations need from the batch they run in. */
 export interface BatchWriter {
@@ -29,7 +22,7 @@ export interface BatchWriter {
 }
 
 /**
- * `working → input_required` with `requests` pending (see {@link TaskStore.requestInput}). The status event comes
+ * `working → input_required` with `requests` pending (see {@link TaskInputs.requestInput}). The status event comes
  * before the input event, so every event carries the status the task had right after it.
  * @returns the parked task, or `undefined` when the task is not working, expired, or not leased to `leaseOwner`.
  * @throws {StoreError} `invalid` when a key was already used by this task (the whole operation is rolled back).
@@ -50,7 +43,7 @@ export function parkForInput(
 }
 
 /**
- * Apply answers, retirements and new requests to a waiting task (see {@link TaskStore.answerInput}).
+ * Apply answers, retirements and new requests to a waiting task (see {@link TaskInputs.answerInput}).
  *
  * Only requests still `pending` change (`SQL.settleInputRequest`), so duplicates, unknown keys and the loser of
  * a concurrent answer are ignored. A call that changes no request writes nothing at all, not even its
@@ -125,4 +118,44 @@ function settle(
     if (changes === 1) changed.push(key);
   }
   return changed;
+}
+
+/**
+ * The inputs port on SQLite (see {@link TaskInputs}): {@link parkForInput} and {@link applyAnswers} as operations of
+ * the group commit.
+ */
+export class SqliteInputs implements TaskInputs {
+  constructor(private readonly ctx: SqliteContext) {}
+
+  /**
+   * See {@link TaskInputs.requestInput}. Rejects with `invalid` before writing when `requests` is empty (such a task
+   * could never resume), and with `invalid` and nothing written when a key was already used by the task.
+   */
+  async requestInput(taskId: string, requests: readonly NewInputRequest[], change: RequestInputChange): Promise<TaskRecord | undefined> {
+    checkInputRequests(requests);
+    return this.ctx.committer.enqueue((events) => parkForInput(this.ctx.writer(events), taskId, requests, change));
+  }
+
+  async listInputRequests(taskId: string): Promise<InputRequestRecord[]> {
+    const rows = this.ctx.read('list input requests', () => this.ctx.stmt.listInputRequests.all({ taskId }));
+    return (rows as InputRequestRow[]).map((row) => this.ctx.codec.toInputRequest(row));
+  }
+
+  /**
+   * See {@link TaskInputs.answerInput}. A task past its TTL counts as not waiting. A call that changes no request
+   * writes nothing (not even `statusMessage`). Rejects with `invalid` and nothing written when an added key was
+   * already used by the task.
+   */
+  answerInput(taskId: string, change: AnswerInputChange): Promise<AnswerInputResult> {
+    return this.ctx.committer.enqueue((events) => applyAnswers(this.ctx.writer(events), taskId, change));
+  }
+
+  /**
+   * See {@link TaskInputs.listWaitingSince}. Oldest `lastUpdatedAt` first (ties by `seq`). Expiry is judged at
+   * `before`, the only time the port passes (see `SQL.waitingSince`).
+   */
+  async listWaitingSince(before: number, limit: number): Promise<TaskRecord[]> {
+    const rows = this.ctx.read('list waiting tasks', () => this.ctx.stmt.waitingSince.all({ before, limit: toLimit(limit) }));
+    return (rows as TaskRow[]).map((row) => this.ctx.codec.toRecord(row));
+  }
 }

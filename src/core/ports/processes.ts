@@ -1,0 +1,30 @@
+import type { NewProcessEntry, ProcessRecord, RegisterProcessResult } from '../process-record.js';
+
+/**
+ * The process registry (port "processes", issue 11 item 6): every API and worker process registers under an
+ * instance id with a heartbeat judged on the store's clock; a lapsed registration is reaped and its leases released
+ * (see `TaskLeases.releaseLeasesOf`). Durations in ms. Errors: only `StoreError`.
+ */
+export interface ProcessRegistry {
+  /**
+   * Register a process under `entry.instanceId` with a heartbeat lapsing `ttlMs` from the store's now. Refused
+   * (`registered: false`, nothing written) while another token holds the id with a live heartbeat, unless that
+   * token is `replaceToken` (the caller established that its process is gone). Port addition (issue 11 item 6).
+   */
+  registerProcess(entry: NewProcessEntry, ttlMs: number, replaceToken?: string): Promise<RegisterProcessResult>;
+
+  /** Renew the heartbeat of `instanceId` while `token` holds it; `false` when another token (or nobody) does. */
+  heartbeatProcess(instanceId: string, token: string, ttlMs: number): Promise<boolean>;
+
+  /** Remove the registration of `instanceId` if `token` holds it (a clean stop). */
+  deregisterProcess(instanceId: string, token: string): Promise<void>;
+
+  /** Every registered process, by instance id, `live` judged on the store's clock. */
+  listProcesses(): Promise<ProcessRecord[]>;
+
+  /**
+   * Delete the registrations whose heartbeat lapsed and release every lease their processes hold, in one
+   * transaction (as `TaskLeases.releaseLeasesOf`). Returns the instance ids reaped and the tasks released.
+   */
+  reapLapsedProcesses(): Promise<{ instanceIds: string[]; taskIds: string[] }>;
+}

@@ -1,0 +1,32 @@
+import type { TaskOutcome } from '../task.js';
+
+/**
+ * Bytes of one stored chunk of a large result (see {@link TaskResults.putResultChunks}): small enough that serving a
+ * result holds one chunk at a time, large enough that a 64 MiB result is 256 rows.
+ */
+export const RESULT_CHUNK_BYTES = 256 * 1024;
+
+/**
+ * Results (port "results"): the outcome a terminal transition stored (`TaskRows.transition` writes it) and the
+ * chunks of a large result (issue 10 §2, issue 23 §5: bounded memory for every read). Errors: only `StoreError`.
+ */
+export interface TaskResults {
+  /** The stored result or error of a terminal task; `undefined` when not (yet) stored. */
+  getOutcome(taskId: string): Promise<TaskOutcome | undefined>;
+
+  /**
+   * Replace the stored chunks of `taskId`'s large result (issue 10 §2: the JSON text of a tool result above
+   * `maxResultBytes`, at most {@link RESULT_CHUNK_BYTES} each) with `chunks`, numbered 0… in order, in one
+   * transaction. The chunks belong to the task row: deleted with it (expiry, retention) by `ON DELETE CASCADE`.
+   * @returns `false`, writing nothing, when the task does not exist.
+   * @throws {StoreError} `invalid` for an empty or oversized chunk; `unavailable` / `fault`.
+   */
+  putResultChunks(taskId: string, chunks: readonly Uint8Array[]): Promise<boolean>;
+
+  /**
+   * Chunk `index` (0-based) of `taskId`'s large result, or `undefined` past the last one and for a task without one
+   * (read one at a time, so serving a result never holds more than one chunk).
+   * @throws {StoreError} `unavailable` / `fault`.
+   */
+  readResultChunk(taskId: string, index: number): Promise<Uint8Array | undefined>;
+}

@@ -1,0 +1,69 @@
+import type pg from 'pg';
+import type { Clock } from '../../core/clock.js';
+import type { Logger } from '../../core/logger.js';
+import { StoreError } from '../../core/store-error.js';
+import type { TaskEventListeners } from '../../core/task-event-listeners.js';
+import type { RowCodec } from '../codec.js';
+import type { PostgresBatcher } from './batch.js';
+import { toStoreError, type PostgresConnectionOptions } from './connection.js';
+
+/**
+ * What every port of the PostgreSQL store shares: the pool, the write batcher, the store's clock (or the database's),
+ * the row codec and the listeners of this instance. Made once per store; the port objects hold it and add no
+ * allocation per call.
+ */
+export class PostgresContext {
+  /** Set by the store's `close`: later reads and transactions fail with `fault` instead of using an ended pool. */
+  closed = false;
+
+  constructor(
+    readonly pool: pg.Pool,
+    readonly batcher: PostgresBatcher,
+    /** The store's own clock; `undefined` = the database's `clock_timestamp()`. */
+    readonly clock: Clock | undefined,
+    readonly codec: RowCodec,
+    readonly listeners: TaskEventListeners,
+    readonly logger: Logger,
+    readonly connection: PostgresConnectionOptions,
+  ) {}
+
+  /** The time parameter of a statement: `null` (the database clock) unless the store has a clock of its own. */
+  clockNow(): number | null {
+    return this.clock ? this.clock.now() : null;
+  }
+
+  /** One statement on the pool (committed state only), a driver error mapped to a `StoreError` naming `action`. */
+  async read<R extends pg.QueryResultRow>(action: string, sql: string, params: readonly unknown[]): Promise<R[]> {
+    if (this.closed) throw new StoreError('fault', `Task store failed to ${action}: store is closed`);
+    try {
+      return (await this.pool.query<R>(sql, params as unknown[])).rows;
+    } catch (error) {
+      throw toStoreError(error, action);
+    }
+  }
+
+  /** Run `work` in a transaction of its own on one pooled client (rolled back, and the error mapped, when it throws). */
+  async inTransaction<T>(action: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    if (this.closed) throw new StoreError('fault', `Task store failed to ${action}: store is closed`);
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw toStoreError(error, action);
+    }
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+      });
+      throw toStoreError(error, action);
+    } finally {
+      client.release(broken);
+    }
+  }
+}

@@ -1,0 +1,32 @@
+import type { TaskResults } from '../../core/ports/results.js';
+import { checkResultChunks } from '../../core/store-rules.js';
+import type { TaskOutcome } from '../../core/task.js';
+import { toOutcome } from '../codec.js';
+import type { PostgresContext } from './context.js';
+import { SQL } from './sql.js';
+
+/** The results port on PostgreSQL (see {@link TaskResults}). */
+export class PostgresResults implements TaskResults {
+  constructor(private readonly ctx: PostgresContext) {}
+
+  async getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
+    const [row] = await this.ctx.read<{ kind: string; body: string }>('read an outcome', SQL.getOutcome, [taskId]);
+    return row === undefined ? undefined : toOutcome(row);
+  }
+
+  /** See {@link TaskResults.putResultChunks}: its own transaction (a 64 MiB result must not hold the write batch back). */
+  async putResultChunks(taskId: string, chunks: readonly Uint8Array[]): Promise<boolean> {
+    checkResultChunks(chunks);
+    return this.ctx.inTransaction('store result chunks', async (client) => {
+      if ((await client.query(SQL.lockTaskForChunks, [taskId])).rowCount === 0) return false;
+      await client.query(SQL.deleteResultChunks, [taskId]);
+      for (const [index, chunk] of chunks.entries()) await client.query(SQL.insertResultChunk, [taskId, index, Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)]);
+      return true;
+    });
+  }
+
+  async readResultChunk(taskId: string, index: number): Promise<Uint8Array | undefined> {
+    const [row] = await this.ctx.read<{ data: Buffer }>('read a result chunk', SQL.readResultChunk, [taskId, index]);
+    return row?.data;
+  }
+}

@@ -1,0 +1,63 @@
+import type Database from 'better-sqlite3';
+import type { Clock } from '../../core/clock.js';
+import type { TaskEvent } from '../../core/ports/feed.js';
+import type { JsonObject } from '../../core/task.js';
+import type { TaskEventListeners } from '../../core/task-event-listeners.js';
+import type { RowCodec } from '../codec.js';
+import { storageFault, type GroupCommitter } from './group-commit.js';
+import type { BatchWriter } from './inputs.js';
+import { LEDGER_SQL } from './ledger-sql.js';
+import { SQL, type Statements } from './sql.js';
+
+/**
+ * What every port of the SQLite store shares: one connection, its prepared statements, the group committer every
+ * write goes through, the store's clock and row codec. Made once per store; the port objects hold it and add no
+ * allocation per call.
+ */
+export class SqliteContext {
+  /** The statements of `sql.ts`, prepared once. */
+  readonly stmt: Statements;
+  /** The statements of `ledger-sql.ts`, prepared once. */
+  readonly ledger: Record<keyof typeof LEDGER_SQL, Database.Statement>;
+  /** Set by the store's `close`: later reads and session queries fail instead of touching a closed connection. */
+  closed = false;
+
+  constructor(
+    readonly db: Database.Database,
+    readonly clock: Clock,
+    readonly codec: RowCodec,
+    readonly committer: GroupCommitter,
+    readonly listeners: TaskEventListeners,
+  ) {
+    this.stmt = Object.fromEntries(Object.entries(SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Statements;
+    this.ledger = Object.fromEntries(Object.entries(LEDGER_SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Record<keyof typeof LEDGER_SQL, Database.Statement>;
+  }
+
+  /** Insert one `task_events` row inside the current batch and collect it for publication after COMMIT. */
+  append(events: TaskEvent[], taskId: string, kind: TaskEvent['kind'], status: TaskEvent['status'], at: number, payload: JsonObject | null): TaskEvent {
+    const row = this.stmt.appendEvent.get({ taskId, kind, status, at, payload: payload === null ? null : JSON.stringify(payload) }) as { seq: number };
+    const event: TaskEvent = { seq: row.seq, taskId, kind, status, at, payload };
+    events.push(event);
+    return event;
+  }
+
+  /** The current operation's view of the batch, for the functions in `inputs.ts`. */
+  writer(events: TaskEvent[]): BatchWriter {
+    return {
+      stmt: this.stmt,
+      codec: this.codec,
+      append: (taskId, kind, status, at, payload) => {
+        this.append(events, taskId, kind, status, at, payload);
+      },
+    };
+  }
+
+  /** Run a synchronous read, mapping a driver error to a `StoreError` `fault` naming `action`. */
+  read<T>(action: string, run: () => T): T {
+    try {
+      return run();
+    } catch (error) {
+      throw storageFault(error, action);
+    }
+  }
+}

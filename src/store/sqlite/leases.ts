@@ -1,0 +1,80 @@
+import type { TaskEvent } from '../../core/ports/feed.js';
+import type { TaskLeases } from '../../core/ports/leases.js';
+import { inRequestOrder, toLimit } from '../../core/store-rules.js';
+import type { TaskRecord } from '../../core/task.js';
+import type { SqliteContext } from './context.js';
+import type { TaskRow } from './sql.js';
+
+/**
+ * The leases port on SQLite (see {@link TaskLeases}): each claim is one `UPDATE … RETURNING` inside the write
+ * transaction, so concurrent claimers (in any process) get disjoint sets. A lease is lapsed once
+ * `leaseExpiresAt <= now` on the store's clock.
+ */
+export class SqliteLeases implements TaskLeases {
+  constructor(private readonly ctx: SqliteContext) {}
+
+  startAttempt(taskId: string, leaseOwner: string, leaseMs: number): Promise<TaskRecord | undefined> {
+    return this.ctx.committer.enqueue((events) => {
+      const now = this.ctx.clock.now();
+      const row = this.ctx.stmt.startAttempt.get({ taskId, leaseOwner, leaseExpiresAt: now + leaseMs, now }) as TaskRow | undefined;
+      if (row === undefined) return undefined;
+      this.ctx.append(events, taskId, 'attempt', row.status as TaskRecord['status'], now, { attempt: row.attempt, leaseOwner });
+      return this.ctx.codec.toRecord(row);
+    });
+  }
+
+  /** See {@link TaskLeases.claimRunnable}: one `UPDATE … RETURNING` in the write transaction, plus the attempt events. */
+  async claimRunnable(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]> {
+    return this.ctx.committer.enqueue((events) => {
+      const now = this.ctx.clock.now();
+      const rows = (this.ctx.stmt.claimRunnable.all({ leaseOwner, now, leaseExpiresAt: now + leaseMs, limit: toLimit(limit) }) as TaskRow[]).sort((a, b) => a.seq - b.seq);
+      for (const row of rows) this.ctx.append(events, row.task_id, 'attempt', 'working', now, { attempt: row.attempt, leaseOwner });
+      return rows.map((row) => this.ctx.codec.toRecord(row));
+    });
+  }
+
+  /** See {@link TaskLeases.renewLeases}. Only non-terminal tasks; no event (renewals are invisible). */
+  async renewLeases(leaseOwner: string, taskIds: readonly string[], leaseMs: number): Promise<string[]> {
+    if (taskIds.length === 0) return [];
+    const renewed = await this.ctx.committer.enqueue(
+      () => this.ctx.stmt.renewLeases.all({ leaseOwner, taskIds: JSON.stringify(taskIds), leaseExpiresAt: this.ctx.clock.now() + leaseMs }) as Array<{ task_id: string }>,
+    );
+    return inRequestOrder(taskIds, renewed);
+  }
+
+  /**
+   * See {@link TaskLeases.claimLapsed}. Skips tasks already past their TTL; appends no event (a claim is followed by
+   * `startAttempt`, which does). Result ordered by `seq`.
+   */
+  async claimLapsed(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]> {
+    const rows = await this.ctx.committer.enqueue(() => {
+      const now = this.ctx.clock.now();
+      return this.ctx.stmt.claimLapsed.all({ leaseOwner, now, leaseExpiresAt: now + leaseMs, limit: toLimit(limit) }) as TaskRow[];
+    });
+    return rows.map((row) => this.ctx.codec.toRecord(row)).sort((a, b) => a.seq - b.seq);
+  }
+
+  /** See {@link TaskLeases.releaseLeases}: lapsed at the store clock's now, one `released` event each. */
+  async releaseLeases(leaseOwner: string, taskIds: readonly string[]): Promise<string[]> {
+    if (taskIds.length === 0) return [];
+    const released = await this.ctx.committer.enqueue((events) => {
+      const now = this.ctx.clock.now();
+      const rows = this.ctx.stmt.releaseLeases.all({ leaseOwner, taskIds: JSON.stringify(taskIds), now }) as Array<{ task_id: string }>;
+      for (const row of rows) this.ctx.append(events, row.task_id, 'released', 'working', now, { leaseOwner });
+      return rows;
+    });
+    return inRequestOrder(taskIds, released);
+  }
+
+  /** See {@link TaskLeases.releaseLeasesOf}: lapsed at the store clock's now, one `released` event each. */
+  async releaseLeasesOf(leaseOwner: string): Promise<string[]> {
+    return this.ctx.committer.enqueue((events) => releaseAllOf(this.ctx, events, leaseOwner, this.ctx.clock.now()));
+  }
+}
+
+/** Inside a write transaction: let every lease of `leaseOwner` on a `working` task lapse at `now`, one `released` event each. */
+export function releaseAllOf(ctx: SqliteContext, events: TaskEvent[], leaseOwner: string, now: number): string[] {
+  const rows = ctx.stmt.releaseLeasesOf.all({ leaseOwner, now }) as Array<{ task_id: string }>;
+  for (const row of rows) ctx.append(events, row.task_id, 'released', 'working', now, { leaseOwner });
+  return rows.map((row) => row.task_id);
+}

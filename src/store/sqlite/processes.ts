@@ -1,0 +1,48 @@
+import type { ProcessRegistry } from '../../core/ports/processes.js';
+import type { NewProcessEntry, ProcessRecord, RegisterProcessResult } from '../../core/process-record.js';
+import { toProcess, type ProcessRow } from '../process-row.js';
+import type { SqliteContext } from './context.js';
+import { releaseAllOf } from './leases.js';
+
+/** The process registry on SQLite (see {@link ProcessRegistry}): judged and written in one transaction at the store clock's now. */
+export class SqliteProcesses implements ProcessRegistry {
+  constructor(private readonly ctx: SqliteContext) {}
+
+  async registerProcess(entry: NewProcessEntry, ttlMs: number, replaceToken?: string): Promise<RegisterProcessResult> {
+    const { stmt } = this.ctx;
+    return this.ctx.committer.enqueue(() => {
+      const now = this.ctx.clock.now();
+      const row = stmt.getProcess.get({ instanceId: entry.instanceId }) as ProcessRow | undefined;
+      const previous = row ? toProcess(row, now) : undefined;
+      if (previous?.live && previous.token !== entry.token && previous.token !== replaceToken) return { registered: false, holder: previous };
+      stmt.upsertProcess.run({ ...entry, now, ttlMs });
+      return { registered: true, previous };
+    });
+  }
+
+  async heartbeatProcess(instanceId: string, token: string, ttlMs: number): Promise<boolean> {
+    return this.ctx.committer.enqueue(() => this.ctx.stmt.heartbeatProcess.run({ instanceId, token, ttlMs, now: this.ctx.clock.now() }).changes > 0);
+  }
+
+  async deregisterProcess(instanceId: string, token: string): Promise<void> {
+    await this.ctx.committer.enqueue(() => this.ctx.stmt.deleteProcess.run({ instanceId, token }));
+  }
+
+  async listProcesses(): Promise<ProcessRecord[]> {
+    const now = this.ctx.clock.now();
+    return (this.ctx.stmt.listProcesses.all() as ProcessRow[]).map((row) => toProcess(row, now));
+  }
+
+  async reapLapsedProcesses(): Promise<{ instanceIds: string[]; taskIds: string[] }> {
+    return this.ctx.committer.enqueue((events) => {
+      const now = this.ctx.clock.now();
+      const instanceIds = (this.ctx.stmt.lapsedProcesses.all({ now }) as Array<{ instance_id: string }>).map((row) => row.instance_id);
+      const taskIds: string[] = [];
+      for (const instanceId of instanceIds) {
+        taskIds.push(...releaseAllOf(this.ctx, events, instanceId, now));
+        this.ctx.stmt.deleteLapsedProcess.run({ instanceId, now });
+      }
+      return { instanceIds, taskIds };
+    });
+  }
+}

@@ -1,0 +1,31 @@
+import type { TaskResults } from '../../core/ports/results.js';
+import { checkResultChunks } from '../../core/store-rules.js';
+import type { TaskOutcome } from '../../core/task.js';
+import { toOutcome } from '../codec.js';
+import type { SqliteContext } from './context.js';
+
+/** The results port on SQLite (see {@link TaskResults}); chunks are replaced in one write transaction of the group commit. */
+export class SqliteResults implements TaskResults {
+  constructor(private readonly ctx: SqliteContext) {}
+
+  async getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
+    const row = this.ctx.read('read an outcome', () => this.ctx.stmt.getOutcome.get({ taskId })) as { kind: string; body: string } | undefined;
+    return row === undefined ? undefined : toOutcome(row);
+  }
+
+  async putResultChunks(taskId: string, chunks: readonly Uint8Array[]): Promise<boolean> {
+    checkResultChunks(chunks);
+    const { stmt } = this.ctx;
+    return this.ctx.committer.enqueue(() => {
+      if (!stmt.taskExists.get({ taskId })) return false;
+      stmt.deleteResultChunks.run({ taskId });
+      chunks.forEach((chunk, index) => stmt.insertResultChunk.run({ taskId, index, data: chunk }));
+      return true;
+    });
+  }
+
+  async readResultChunk(taskId: string, index: number): Promise<Uint8Array | undefined> {
+    const row = this.ctx.read('read a result chunk', () => this.ctx.stmt.readResultChunk.get({ taskId, index }) as { data: Buffer } | undefined);
+    return row?.data;
+  }
+}

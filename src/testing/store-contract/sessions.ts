@@ -1,0 +1,82 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { TaskStore } from '../../core/store.js';
+import type { FakeClock } from '../fake-clock.js';
+import type { StoreContractContext } from './harness.js';
+
+/**
+ * The sessions part of the TaskStore contract (port `SessionTables`, `core/ports/sessions.ts`): v1 sessions kept
+ * next to the tasks and the tasks of a session. Registered inside `describeTaskStoreContract`, which owns the
+ * store's lifecycle.
+ */
+export function describeSessionsContract(ctx: StoreContractContext): void {
+  const { t0: T0, create, eventsSince, complete, moveTo } = ctx;
+  let store: TaskStore;
+  let clock: FakeClock;
+  beforeEach(() => {
+    store = ctx.store();
+    clock = ctx.clock();
+  });
+
+  describe('session tasks', () => {
+    it('a task of a v1 session names it in its created event; openSessionTasks lists the session\'s non-terminal tasks, oldest first, until they settle or are deleted', async () => {
+      const before = await store.lastEventSeq();
+      const first = await create({ generation: 'v1', sessionId: 's-1', ttlMs: 5_000 });
+      const second = await create({ generation: 'v1', sessionId: 's-1' });
+      const other = await create({ generation: 'v1', sessionId: 's-2' });
+      const none = await create();
+      const created = (await eventsSince(before)).filter((event) => event.kind === 'created');
+      expect(created.map((event) => [event.taskId, event.payload])).toEqual([
+        [first.taskId, { sessionId: 's-1' }],
+        [second.taskId, { sessionId: 's-1' }],
+        [other.taskId, { sessionId: 's-2' }],
+        [none.taskId, null],
+      ]);
+      expect(await store.sessions.openSessionTasks('s-1', 10)).toEqual([first.taskId, second.taskId]);
+      expect(await store.sessions.openSessionTasks('s-1', 1)).toEqual([first.taskId]);
+      expect(await store.sessions.openSessionTasks('s-2', 10)).toEqual([other.taskId]);
+      expect(await store.sessions.openSessionTasks('unknown', 10)).toEqual([]);
+      await moveTo(first.taskId, 'input_required');
+      await complete(second.taskId);
+      expect(await store.sessions.openSessionTasks('s-1', 10)).toEqual([first.taskId]);
+      clock.advance(5_001);
+      expect(await store.expireDue(10)).toContain(first.taskId);
+      expect(await store.sessions.openSessionTasks('s-1', 10)).toEqual([]);
+    });
+  });
+
+  describe('sessions', () => {
+    const session = (sessionId: string, lastSeenAt = T0) => ({
+      sessionId,
+      ownerKey: 'owner-a',
+      protocolVersion: '2025-11-25',
+      initialize: { protocolVersion: '2025-11-25', capabilities: { elicitation: {} }, clientInfo: { name: 'c', version: '1' } },
+      createdAt: T0,
+      lastSeenAt,
+    });
+
+    it('keeps a session record verbatim and answers undefined for an unknown id', async () => {
+      await store.sessions.putSession(session('s-1'));
+      expect(await store.sessions.getSession('s-1')).toEqual(session('s-1'));
+      expect(await store.sessions.getSession('s-unknown')).toBeUndefined();
+    });
+
+    it('touch moves lastSeenAt forward only', async () => {
+      await store.sessions.putSession(session('s-2'));
+      await store.sessions.touchSession('s-2', T0 + 5_000);
+      await store.sessions.touchSession('s-2', T0 + 1_000);
+      expect((await store.sessions.getSession('s-2'))?.lastSeenAt).toBe(T0 + 5_000);
+    });
+
+    it('delete ends a session once; pruning takes only sessions idle since before the cutoff', async () => {
+      await store.sessions.putSession(session('s-3'));
+      expect(await store.sessions.deleteSession('s-3')).toBe(true);
+      expect(await store.sessions.deleteSession('s-3')).toBe(false);
+      expect(await store.sessions.getSession('s-3')).toBeUndefined();
+      await store.sessions.putSession(session('s-old', T0));
+      await store.sessions.putSession(session('s-new', T0 + 10_000));
+      expect(await store.sessions.deleteIdleSessions(T0 + 1, 100)).toBe(1);
+      expect(await store.sessions.getSession('s-old')).toBeUndefined();
+      expect(await store.sessions.getSession('s-new')).toBeDefined();
+    });
+  });
+}
