@@ -3,7 +3,7 @@ import { existsSync, realpathSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { serverStatePaths, type ServerStatePath } from '../core/confinement.js';
-import { DEFAULT_DRAIN_MS, resolveLimits, type TasksServerLimits } from '../core/limits.js';
+import { DEFAULT_DRAIN_MS, DEFAULT_MIN_THREADS, resolveLimits, type TasksServerLimits } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import type { TaskStore } from '../core/store.js';
 import type { Executor } from '../core/executor.js';
@@ -68,6 +68,8 @@ export interface ResolvedSettings {
   drainMs: number;
   /** `--executor`. */
   executorMode: 'isolated' | 'in-process';
+  /** `--min-threads`: the isolated executor's warm pool. */
+  minThreads: number;
   /**
    * Digest of what must agree across every process of a deployment: roots, writable roots, tool names, the limits
    * a run is held to, and the at-rest key id (see {@link settingsDigest}).
@@ -230,6 +232,7 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
     instanceId: config.instanceId,
     secret: config.secret,
     executorMode: config.executor ?? 'isolated',
+    minThreads: config.minThreads ?? DEFAULT_MIN_THREADS,
     settingsDigest: settingsDigest({ roots, writableRoots, tools, limits: resolveLimits(limits), keyId: encryption instanceof AesGcmFieldCipher ? encryption.keyId : null }),
     heartbeatMs: config.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
   };
@@ -290,20 +293,41 @@ export function defaultInstanceId(role: 'serve' | 'worker', port?: number | stri
   return [hostname(), role, ...(port === undefined ? [] : [String(port)])].join(':');
 }
 
+/** Longest `serve` and `worker` wait at start for the warm pool to load the tools (ms). */
+const WARM_UP_TIMEOUT_MS = 120_000;
+
 /**
- * The executor `--executor` names, for the resolved tools: `isolated` loads the same tool sources in each thread
- * of a pool sized for the worker's slots plus inline calls; `in-process` runs them on this loop.
+ * The executor `--executor` names, for the resolved tools, ready to run: `isolated` loads the same tool sources in
+ * each thread of a pool sized for the worker's slots plus inline calls, and resolves once its warm pool
+ * (`--min-threads`) has loaded them; `in-process` runs them on this loop.
+ * @throws StartupError (exit 1) when the tool modules fail to load in a thread, or do not load in `warmUpTimeoutMs`.
  */
-export function createConfiguredExecutor(settings: ResolvedSettings): Executor {
+export async function startConfiguredExecutor(settings: ResolvedSettings, warmUpTimeoutMs = WARM_UP_TIMEOUT_MS): Promise<Executor> {
   if (settings.executorMode === 'in-process') return new InProcessExecutor(new ToolRegistry(settings.tools));
   const limits = resolveLimits(settings.limits);
-  return new IsolatedExecutor({
+  const executor = new IsolatedExecutor({
     sources: settings.toolSources,
     moduleOptions: { roots: settings.roots, writableRoots: settings.writableRoots, deniedPaths: settings.deniedPaths },
     maxThreads: limits.concurrency + INLINE_THREADS,
+    minThreads: settings.minThreads,
     abortGraceMs: limits.abortGraceMs,
     logger: settings.logger,
   });
+  try {
+    await executor.warm(warmUpTimeoutMs);
+  } catch (error) {
+    await executor.close();
+    throw new StartupError(`cannot start the isolated executor: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return executor;
+}
+
+/** How the executor is described at start: its mode and, when isolated, its warm pool. */
+export function describeExecutor(settings: Pick<ResolvedSettings, 'executorMode'>, executor: Executor): string {
+  const readiness = executor.readiness?.();
+  if (settings.executorMode === 'in-process' || !readiness?.threads) return settings.executorMode;
+  const { threads } = readiness;
+  return `isolated (${threads.warm} warm ${threads.warm === 1 ? 'thread' : 'threads'} of at most ${threads.max}, tools loaded in ${readiness.warmUpMs ?? '?'} ms each)`;
 }
 
 /** Threads of the isolated pool beyond the worker's slots, for inline (non-task) calls. */

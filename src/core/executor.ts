@@ -20,6 +20,21 @@ export interface Executor {
   execute(request: ExecutionRequest, host: ExecutionHost, signal: AbortSignal): Promise<ExecutionOutcome>;
   /** Release what the executor holds (threads, processes); runs still in progress are aborted first by their owners. */
   close(): Promise<void>;
+  /** Whether it can start runs now (`/readyz`, `mcp-tasks doctor`); absent = always ready (nothing to load). */
+  readiness?(): ExecutorReadiness;
+}
+
+/**
+ * How an executor stands. The isolated executor is ready while at least one thread is warm (has loaded the tools)
+ * and none failed to load them; `threads` counts its pool's threads now and its bounds, `warmUpMs` is the median
+ * time a thread took to load the tools, `error` the last loader error.
+ */
+export interface ExecutorReadiness {
+  ready: boolean;
+  mode: 'isolated' | 'in-process';
+  threads?: { warm: number; loading: number; failed: number; min: number; max: number };
+  warmUpMs?: number;
+  error?: string;
 }
 
 /** One run of a tool, JSON-serialisable. */

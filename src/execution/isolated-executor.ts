@@ -1,17 +1,15 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
-import { Piscina } from 'piscina';
 import { TasksError } from '../core/errors.js';
 import { StoreError } from '../core/store-error.js';
-import type { ExecutionHost, ExecutionOutcome, ExecutionRequest, Executor } from '../core/executor.js';
+import type { ExecutionHost, ExecutionOutcome, ExecutionRequest, Executor, ExecutorReadiness } from '../core/executor.js';
+import { DEFAULT_MIN_THREADS } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import type { JsonValue } from '../core/task.js';
 import type { OperationSettlement } from '../core/ledger.js';
 import type { ElicitRequest, OperationSpec } from '../core/tool.js';
 import type { ToolModuleOptions, ToolSource } from '../core/tool-source.js';
 import type { CrossedError, HostMethod, HostReply, ThreadMessage } from './isolated-messages.js';
-import type { ThreadTask } from './isolated-thread.js';
+import { WarmThreadPool } from './thread-pool.js';
 
 /** Options of an {@link IsolatedExecutor}. */
 export interface IsolatedExecutorOptions {
@@ -21,42 +19,64 @@ export interface IsolatedExecutorOptions {
   /** Threads at most (one run per thread): the worker's concurrency plus room for inline calls. */
   maxThreads: number;
   /**
+   * Threads that load the tools when the executor is created and stay loaded (the warm pool); more load on demand,
+   * up to `maxThreads`, and a run waits for one without that time counting as its own.
+   * @defaultValue {@link DEFAULT_MIN_THREADS} (at most `maxThreads`)
+   */
+  minThreads?: number;
+  /**
    * How long a run whose signal was aborted (cancel, runtime limit, TTL, lost lease, drain) may take to return
    * before its thread is terminated (ms). @defaultValue `DEFAULT_LIMITS.abortGraceMs`
    */
   abortGraceMs: number;
+  /** The threads' environment. @defaultValue the process's */
+  env?: Record<string, string>;
   logger: Logger;
 }
 
-/**
- * The thread module: next to this file when running the build; from `dist/` when this module runs as TypeScript
- * source (the test runner), since a worker thread cannot load `.ts`.
- */
-function threadModule(): string {
-  const beside = new URL('./isolated-thread.js', import.meta.url);
-  if (existsSync(fileURLToPath(beside))) return beside.href;
-  return new URL('../../dist/execution/isolated-thread.js', import.meta.url).href;
-}
+/** Longest {@link IsolatedExecutor.close} waits for threads still loading the tools before it ends them (ms). */
+const CLOSE_LOAD_WAIT_MS = 10_000;
 
 /**
- * The {@link Executor} that runs each tool call in a worker thread of a `piscina` pool (issue 11 item 2): the event
- * loop that renews leases, delivers cancellation and answers HTTP never waits on tool code, however long a tool
- * computes or blocks. Threads load the tools from their {@link ToolSource}s; `ctx` operations are messages to the
- * host (see `isolated-messages.ts`). When the run's signal aborts, the tool sees `ctx.signal` abort; if it has not
- * returned `abortGraceMs` later, its thread is terminated and the run ends `aborted` — the caller settles the task
- * exactly as it would have for a tool that stopped in time.
+ * The {@link Executor} that runs each tool call in a worker thread of a warm piscina pool (issue 11 item 2, issue
+ * 22): the event loop that renews leases, delivers cancellation and answers HTTP never waits on tool code, however
+ * long a tool computes or blocks. Threads load the tools once, when they start (see `WarmThreadPool`); `ctx`
+ * operations are messages to the host (see `isolated-messages.ts`). When the run's signal aborts, the tool sees
+ * `ctx.signal` abort; if it has not returned `abortGraceMs` later, its thread is terminated and the run ends
+ * `aborted` — the caller settles the task exactly as it would have for a tool that stopped in time.
  */
 export class IsolatedExecutor implements Executor {
-  private readonly pool: Piscina<ThreadTask, ExecutionOutcome>;
-  /** Runs whose thread was terminated after the grace period (for tests and metrics). */
+  private readonly pool: WarmThreadPool;
+  /** Runs whose thread was terminated after the grace period (for tests). */
   terminated = 0;
 
   constructor(private readonly options: IsolatedExecutorOptions) {
-    this.pool = new Piscina({ filename: threadModule(), minThreads: 1, maxThreads: Math.max(1, options.maxThreads), idleTimeout: 60_000 });
+    this.pool = new WarmThreadPool({
+      sources: options.sources,
+      moduleOptions: options.moduleOptions,
+      minThreads: options.minThreads ?? DEFAULT_MIN_THREADS,
+      maxThreads: options.maxThreads,
+      ...(options.env ? { env: options.env } : {}),
+      logger: options.logger,
+    });
+  }
+
+  /**
+   * Resolve once the warm pool has loaded the tools in every one of its `minThreads` threads (`serve` and `worker`
+   * wait for it before they take work).
+   * @throws Error naming the loader's error when a thread cannot load the tools, or after `timeoutMs`.
+   */
+  warm(timeoutMs: number): Promise<void> {
+    return this.pool.warm(timeoutMs);
+  }
+
+  readiness(): ExecutorReadiness {
+    return this.pool.readiness();
   }
 
   async execute(request: ExecutionRequest, host: ExecutionHost, signal: AbortSignal): Promise<ExecutionOutcome> {
-    if (signal.aborted) return { kind: 'aborted', reason: String(signal.reason) };
+    const aborted = (): ExecutionOutcome => ({ kind: 'aborted', reason: String(signal.reason) });
+    if (signal.aborted) return aborted();
     const { port1, port2 } = new MessageChannel();
     const terminate = new AbortController();
     let grace: NodeJS.Timeout | undefined;
@@ -67,25 +87,31 @@ export class IsolatedExecutor implements Executor {
     };
     signal.addEventListener('abort', onAbort, { once: true });
     port1.on('message', (message: ThreadMessage) => this.answer(message, host, port1));
-    const task: ThreadTask = { sources: [...this.options.sources], moduleOptions: this.options.moduleOptions, request, port: port2 };
     try {
-      const outcome = await this.pool.run(task, { transferList: [port2], signal: terminate.signal });
-      return signal.aborted ? { kind: 'aborted', reason: String(signal.reason) } : outcome;
+      const outcome = await this.pool.piscina.run({ request, port: port2 }, { transferList: [port2], signal: terminate.signal });
+      return signal.aborted ? aborted() : outcome;
     } catch (error) {
-      if (terminate.signal.aborted) {
-        this.terminated += 1;
-        this.options.logger.warn({ ...request.logFields, reason: String(signal.reason), abortGraceMs: this.options.abortGraceMs }, 'tool ignored its abort signal; its thread was terminated');
-        return { kind: 'aborted', reason: String(signal.reason) };
-      }
-      if (signal.aborted) return { kind: 'aborted', reason: String(signal.reason) };
-      // The thread died under the tool (a crash, an out-of-memory, process.exit in the tool): a crash of the run.
-      this.options.logger.error({ ...request.logFields, err: error }, 'tool thread failed');
-      return { kind: 'crashed', message: `Internal error in tool ${request.toolName}` };
+      return this.ended(error, request, signal, terminate.signal);
     } finally {
       clearTimeout(grace);
       signal.removeEventListener('abort', onAbort);
       port1.close();
     }
+  }
+
+  /** The outcome of a run whose thread ended under it (see the class comment). */
+  private ended(error: unknown, request: ExecutionRequest, signal: AbortSignal, terminated: AbortSignal): ExecutionOutcome {
+    const { logger } = this.options;
+    const aborted: ExecutionOutcome = { kind: 'aborted', reason: String(signal.reason) };
+    if (terminated.aborted) {
+      this.terminated += 1;
+      logger.warn({ ...request.logFields, reason: String(signal.reason), abortGraceMs: this.options.abortGraceMs }, 'tool ignored its abort signal; its thread was terminated');
+      return aborted;
+    }
+    if (signal.aborted) return aborted;
+    // The thread died under the tool (a crash, an out-of-memory, process.exit in the tool): a crash of the run.
+    logger.error({ ...request.logFields, err: error }, 'tool thread failed');
+    return { kind: 'crashed', message: `Internal error in tool ${request.toolName}` };
   }
 
   /** Answer one context operation of a running tool on `port`. */
@@ -113,9 +139,9 @@ export class IsolatedExecutor implements Executor {
     }
   }
 
-  /** End the pool's threads (runs in progress were aborted by their owners first). */
+  /** End the pool's threads (runs in progress were aborted by their owners first); threads still loading finish first. */
   async close(): Promise<void> {
-    await this.pool.destroy();
+    await this.pool.close(CLOSE_LOAD_WAIT_MS);
   }
 }
 

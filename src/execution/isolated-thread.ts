@@ -1,47 +1,58 @@
-import type { MessagePort } from 'node:worker_threads';
+import { parentPort, threadId, workerData } from 'node:worker_threads';
 import { TasksError } from '../core/errors.js';
 import { StoreError } from '../core/store-error.js';
-import type { ExecutionHost, ExecutionOutcome, ExecutionRequest } from '../core/executor.js';
+import type { ExecutionHost, ExecutionOutcome } from '../core/executor.js';
 import type { JsonValue } from '../core/task.js';
 import type { OperationRecord, OperationSettlement } from '../core/ledger.js';
 import type { ElicitRequest, ElicitResult, OperationSpec } from '../core/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
-import { loadToolSources, type ToolModuleOptions, type ToolSource } from '../core/tool-source.js';
+import { loadToolSources } from '../core/tool-source.js';
 import { InProcessExecutor } from './in-process-executor.js';
-import type { CrossedError, HostMethod, HostReply, ThreadMessage } from './isolated-messages.js';
+import type { CrossedError, HostMethod, HostReply, ThreadMessage, ThreadNudge, ThreadReport, ThreadTask, ThreadWarmData } from './isolated-messages.js';
 
 /**
- * The body of a thread of the isolated executor's pool (a piscina task module): it loads the tools from their
- * sources once per thread, then runs each call with the in-process executor against a host whose every operation
- * is a message on the call's port. The run's signal is aborted by an `abort` message — a tool that blocks its
- * thread never reads it, and is then ended with its thread by the pool (see `IsolatedExecutor`).
+ * The body of a thread of the isolated executor's pool. {@link warmThread} runs once, when the thread starts (the
+ * CommonJS entry `isolated-entry.cts` awaits it before piscina reports the thread ready): it loads the tools from
+ * their sources with the same loader as the in-process executor, and reports the outcome to the host. Each run is
+ * then started against a host whose every operation is a message on the run's port.
  */
 
-/** One call handed to a thread. */
-export interface ThreadTask {
-  sources: ToolSource[];
-  moduleOptions: ToolModuleOptions;
-  request: ExecutionRequest;
-  /** This call's end of a `MessageChannel` (transferred). */
-  port: MessagePort;
+function report(message: ThreadReport): void {
+  parentPort?.postMessage(message);
 }
 
-const executors = new Map<string, Promise<InProcessExecutor>>();
+function messageOf(error: unknown): string {
+  return (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).split('\n')[0] ?? '';
+}
 
-/** The executor of this thread for one set of sources (loaded once; the same sources on every call of a pool). */
-function executorFor(sources: ToolSource[], moduleOptions: ToolModuleOptions): Promise<InProcessExecutor> {
-  const key = JSON.stringify([sources, moduleOptions]);
-  let executor = executors.get(key);
-  if (!executor) {
-    executor = loadToolSources(sources, moduleOptions).then((tools) => new InProcessExecutor(new ToolRegistry(tools)));
-    executors.set(key, executor);
+/**
+ * Warm this thread up (see the module comment) and return the run handler piscina calls. When the tools cannot be
+ * loaded, the handler fails every run with that reason, so a run never waits for a thread that cannot serve it.
+ * `startedAt` is the `performance.now()` at which the entry began loading this module: the warm-up report counts from it.
+ */
+export async function warmThread(startedAt: number): Promise<(task: ThreadTask | ThreadNudge) => Promise<ExecutionOutcome>> {
+  const { sources, moduleOptions } = workerData as ThreadWarmData;
+  try {
+    const tools = await loadToolSources(sources, moduleOptions);
+    const executor = new InProcessExecutor(new ToolRegistry(tools));
+    report({ mcpTasksThread: 'warm', threadId, ok: true, ms: Math.round(performance.now() - startedAt), tools: tools.length });
+    return async (task) => ('nudge' in task ? NUDGED : runInThread(executor, task));
+  } catch (error) {
+    report({ mcpTasksThread: 'warm', threadId, ok: false, ms: Math.round(performance.now() - startedAt), error: messageOf(error) });
+    return async (task) => {
+      if ('nudge' in task) return NUDGED;
+      task.port.close();
+      return { kind: 'crashed', message: `Tool ${task.request.toolName} is unavailable: the tool modules failed to load in the executor's thread` };
+    };
   }
-  return executor;
 }
+
+/** What a {@link ThreadNudge} returns (nobody reads it). */
+const NUDGED: ExecutionOutcome = { kind: 'aborted', reason: 'nudge' };
 
 /** Run one call (see the module comment). */
-export default async function runInThread(task: ThreadTask): Promise<ExecutionOutcome> {
-  const { port } = task;
+async function runInThread(executor: InProcessExecutor, task: ThreadTask): Promise<ExecutionOutcome> {
+  const { port, request } = task;
   const controller = new AbortController();
   const pending = new Map<number, { resolve: (value: JsonValue | undefined) => void; reject: (error: Error) => void }>();
   let nextId = 0;
@@ -82,8 +93,7 @@ export default async function runInThread(task: ThreadTask): Promise<ExecutionOu
     elicit: async (requests: readonly ElicitRequest[]) => (await call('elicit', [requests as unknown as JsonValue])) as unknown as { answers: ElicitResult[] } | { parked: true },
   };
   try {
-    const executor = await executorFor(task.sources, task.moduleOptions);
-    return await executor.execute(task.request, host, controller.signal);
+    return await executor.execute(request, host, controller.signal);
   } finally {
     port.close();
   }
