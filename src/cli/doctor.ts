@@ -91,7 +91,7 @@ export async function threadsFinding(resolved: ResolvedConfig): Promise<Finding>
   const rssBefore = process.memoryUsage().rss;
   try {
     const settings = await resolveSettings({ ...resolved, config: { ...resolved.config, logLevel: 'silent' } });
-    const executor = await startConfiguredExecutor({ ...settings, executorMode: 'isolated' }, THREADS_CHECK_TIMEOUT_MS);
+    const executor = await startConfiguredExecutor({ ...settings, executorMode: 'isolated' }, undefined, THREADS_CHECK_TIMEOUT_MS);
     const readiness = executor.readiness?.();
     const warm = readiness?.threads?.warm ?? 0;
     const perThreadMb = Math.max(0, Math.round((process.memoryUsage().rss - rssBefore) / 2 ** 20 / Math.max(1, warm)));

@@ -108,7 +108,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   const metrics = new TasksMetrics({ role: modes.worker ? 'serve' : 'api' });
   const traces = await startProcessTracing(resolved, modes.worker ? 'serve' : 'api');
   // The warm pool loads the tools while the store opens; this process registers (takes work) only once both are ready.
-  const starting = startConfiguredExecutor(settings);
+  const starting = startConfiguredExecutor(settings, metrics.workerObserver());
   const store = metrics.instrumentStore(
     await openConfiguredStore(settings).catch(async (error: unknown) => {
       listener?.close();

@@ -7,6 +7,7 @@ import { DEFAULT_DRAIN_MS, DEFAULT_MIN_THREADS, resolveLimits, type TasksServerL
 import type { Logger } from '../core/logger.js';
 import type { TaskStore } from '../core/store.js';
 import type { Executor } from '../core/executor.js';
+import type { WorkerObserver } from '../core/worker-observer.js';
 import type { AnyToolDefinition } from '../core/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { InProcessExecutor } from '../execution/in-process-executor.js';
@@ -299,10 +300,10 @@ const WARM_UP_TIMEOUT_MS = 120_000;
 /**
  * The executor `--executor` names, for the resolved tools, ready to run: `isolated` loads the same tool sources in
  * each thread of a pool sized for the worker's slots plus inline calls, and resolves once its warm pool
- * (`--min-threads`) has loaded them; `in-process` runs them on this loop.
+ * (`--min-threads`) has loaded them; `in-process` runs them on this loop. `observer` counts terminated threads.
  * @throws StartupError (exit 1) when the tool modules fail to load in a thread, or do not load in `warmUpTimeoutMs`.
  */
-export async function startConfiguredExecutor(settings: ResolvedSettings, warmUpTimeoutMs = WARM_UP_TIMEOUT_MS): Promise<Executor> {
+export async function startConfiguredExecutor(settings: ResolvedSettings, observer?: WorkerObserver, warmUpTimeoutMs = WARM_UP_TIMEOUT_MS): Promise<Executor> {
   if (settings.executorMode === 'in-process') return new InProcessExecutor(new ToolRegistry(settings.tools));
   const limits = resolveLimits(settings.limits);
   const executor = new IsolatedExecutor({
@@ -312,6 +313,7 @@ export async function startConfiguredExecutor(settings: ResolvedSettings, warmUp
     minThreads: settings.minThreads,
     abortGraceMs: limits.abortGraceMs,
     logger: settings.logger,
+    ...(observer ? { observer } : {}),
   });
   try {
     await executor.warm(warmUpTimeoutMs);

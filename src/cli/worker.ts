@@ -50,7 +50,7 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
   const traces = await startProcessTracing(resolved, 'worker');
   const shadow = shadowSettingsOf(resolved, tools);
   // The warm pool loads the tools while the store opens; the worker registers (takes work) only once both are ready.
-  const starting = startConfiguredExecutor(settings);
+  const starting = startConfiguredExecutor(settings, metrics.workerObserver());
   const store = metrics.instrumentStore(
     await openConfiguredStore(settings).catch(async (error: unknown) => {
       await starting.then((executor) => executor.close(), () => undefined);

@@ -15,6 +15,8 @@ export interface Executor {
    * the tool did: every ending is an {@link ExecutionOutcome}. `signal` aborts the run with a reason (`cancelled`,
    * `expired`, `runtime_limit`, `lease_lost`, `shutdown`, …) that the tool sees as `ctx.signal.reason`; a run whose
    * signal was aborted ends `aborted` whatever the tool returned afterwards, so its outcome can never be recorded.
+   * A run whose signal aborts before it started (still waiting for a thread, say) never starts: it ends `aborted`
+   * at once, and `host.started` is never called.
    * @throws only for a broken call of the port (an unknown tool name is the caller's bug: it checks first).
    */
   execute(request: ExecutionRequest, host: ExecutionHost, signal: AbortSignal): Promise<ExecutionOutcome>;
@@ -66,6 +68,11 @@ export interface ExecutionLogEntry {
  * Arguments and results are JSON.
  */
 export interface ExecutionHost {
+  /**
+   * The run has started: the tool's code runs from now on (after any wait for a free thread and its warm-up, which
+   * are not the tool's time). The worker arms the runtime limit here. Not called for a run aborted before it started.
+   */
+  started?(): void;
   /** `ctx.setStatus` (the host sanitises: control characters stripped, 512 characters, secrets redacted). */
   setStatus(message: string): void;
   /** `ctx.progress`, already formatted as its statusMessage (`"<message> (done/total)"`). */

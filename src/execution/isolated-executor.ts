@@ -1,4 +1,4 @@
-import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { TasksError } from '../core/errors.js';
 import { StoreError } from '../core/store-error.js';
 import type { ExecutionHost, ExecutionOutcome, ExecutionRequest, Executor, ExecutorReadiness } from '../core/executor.js';
@@ -8,7 +8,8 @@ import type { JsonValue } from '../core/task.js';
 import type { OperationSettlement } from '../core/ledger.js';
 import type { ElicitRequest, OperationSpec } from '../core/tool.js';
 import type { ToolModuleOptions, ToolSource } from '../core/tool-source.js';
-import type { CrossedError, HostMethod, HostReply, ThreadMessage } from './isolated-messages.js';
+import type { WorkerObserver } from '../core/worker-observer.js';
+import { RunState, type CrossedError, type HostMethod, type HostReply, type ThreadMessage } from './isolated-messages.js';
 import { WarmThreadPool } from './thread-pool.js';
 
 /** Options of an {@link IsolatedExecutor}. */
@@ -25,13 +26,15 @@ export interface IsolatedExecutorOptions {
    */
   minThreads?: number;
   /**
-   * How long a run whose signal was aborted (cancel, runtime limit, TTL, lost lease, drain) may take to return
-   * before its thread is terminated (ms). @defaultValue `DEFAULT_LIMITS.abortGraceMs`
+   * How long a started run whose signal was aborted (cancel, runtime limit, TTL, lost lease, drain) may take to
+   * return before its thread is terminated (ms). @defaultValue `DEFAULT_LIMITS.abortGraceMs`
    */
   abortGraceMs: number;
   /** The threads' environment. @defaultValue the process's */
   env?: Record<string, string>;
   logger: Logger;
+  /** Told about terminated threads (`threadTerminated`, the metric `mcp_tasks_thread_terminations_total`). */
+  observer?: Pick<WorkerObserver, 'threadTerminated'>;
 }
 
 /** Longest {@link IsolatedExecutor.close} waits for threads still loading the tools before it ends them (ms). */
@@ -40,14 +43,17 @@ const CLOSE_LOAD_WAIT_MS = 10_000;
 /**
  * The {@link Executor} that runs each tool call in a worker thread of a warm piscina pool (issue 11 item 2, issue
  * 22): the event loop that renews leases, delivers cancellation and answers HTTP never waits on tool code, however
- * long a tool computes or blocks. Threads load the tools once, when they start (see `WarmThreadPool`); `ctx`
- * operations are messages to the host (see `isolated-messages.ts`). When the run's signal aborts, the tool sees
- * `ctx.signal` abort; if it has not returned `abortGraceMs` later, its thread is terminated and the run ends
- * `aborted` — the caller settles the task exactly as it would have for a tool that stopped in time.
+ * long a tool computes or blocks.
+ *
+ * A run's abort reaches it wherever it is. A run that has not started (it waits for a warm thread) ends `aborted` at
+ * once and never starts: its per-run state word decides, with the thread, which came first. A started run's tool
+ * sees `ctx.signal` abort; if it has not returned `abortGraceMs` later, its thread is terminated (counted by
+ * `threadTerminated`) and the run ends `aborted` — the caller settles the task exactly as for a tool that stopped in
+ * time. Only such a thread is ever terminated, never one that is loading the tools.
  */
 export class IsolatedExecutor implements Executor {
   private readonly pool: WarmThreadPool;
-  /** Runs whose thread was terminated after the grace period (for tests). */
+  /** Runs whose thread was terminated after the grace period (for tests; the metric counts the same). */
   terminated = 0;
 
   constructor(private readonly options: IsolatedExecutorOptions) {
@@ -77,21 +83,48 @@ export class IsolatedExecutor implements Executor {
   async execute(request: ExecutionRequest, host: ExecutionHost, signal: AbortSignal): Promise<ExecutionOutcome> {
     const aborted = (): ExecutionOutcome => ({ kind: 'aborted', reason: String(signal.reason) });
     if (signal.aborted) return aborted();
+    const state = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
     const { port1, port2 } = new MessageChannel();
     const terminate = new AbortController();
     let grace: NodeJS.Timeout | undefined;
+    let endBeforeStart: (outcome: ExecutionOutcome) => void = () => {};
+    const beforeStart = new Promise<ExecutionOutcome>((resolve) => (endBeforeStart = resolve));
     const onAbort = (): void => {
+      if (Atomics.compareExchange(state, 0, RunState.pending, RunState.abortedBeforeStart) === RunState.pending) {
+        // Not started: it ends now, and its thread (if it ever gets it) skips it. Nothing is terminated.
+        endBeforeStart(aborted());
+        return;
+      }
       port1.postMessage({ op: 'abort', reason: String(signal.reason) } satisfies HostReply);
-      grace = setTimeout(() => terminate.abort('abort grace elapsed'), this.options.abortGraceMs);
+      grace = setTimeout(() => {
+        // A run that ended has stopped in time, even if this loop has not read its outcome yet.
+        if (Atomics.load(state, 0) !== RunState.ended) terminate.abort('abort grace elapsed');
+      }, this.options.abortGraceMs);
       grace.unref();
     };
     signal.addEventListener('abort', onAbort, { once: true });
-    port1.on('message', (message: ThreadMessage) => this.answer(message, host, port1));
+    const onMessage = (message: ThreadMessage): void => {
+      if (message.op === 'started') host.started?.();
+      else this.answer(message, host, port1);
+    };
+    port1.on('message', onMessage);
+    // The outcome comes on piscina's port; what the tool sent on the run's port before it ended (its start, its last
+    // status, log lines) is already queued on ours: take it before the port closes.
+    const drainPort = (): void => {
+      for (let queued = receiveMessageOnPort(port1); queued; queued = receiveMessageOnPort(port1)) onMessage(queued.message as ThreadMessage);
+    };
+    const run = this.pool.piscina.run({ request, state, port: port2 }, { transferList: [port2], signal: terminate.signal }).then(
+      (outcome) => {
+        drainPort();
+        return signal.aborted ? aborted() : outcome;
+      },
+      (error: unknown) => {
+        drainPort();
+        return this.ended(error, request, signal, terminate.signal);
+      },
+    );
     try {
-      const outcome = await this.pool.piscina.run({ request, port: port2 }, { transferList: [port2], signal: terminate.signal });
-      return signal.aborted ? aborted() : outcome;
-    } catch (error) {
-      return this.ended(error, request, signal, terminate.signal);
+      return await Promise.race([run, beforeStart]);
     } finally {
       clearTimeout(grace);
       signal.removeEventListener('abort', onAbort);
@@ -105,6 +138,7 @@ export class IsolatedExecutor implements Executor {
     const aborted: ExecutionOutcome = { kind: 'aborted', reason: String(signal.reason) };
     if (terminated.aborted) {
       this.terminated += 1;
+      this.options.observer?.threadTerminated?.(request.toolName);
       logger.warn({ ...request.logFields, reason: String(signal.reason), abortGraceMs: this.options.abortGraceMs }, 'tool ignored its abort signal; its thread was terminated');
       return aborted;
     }
@@ -115,7 +149,7 @@ export class IsolatedExecutor implements Executor {
   }
 
   /** Answer one context operation of a running tool on `port`. */
-  private answer(message: ThreadMessage, host: ExecutionHost, port: MessagePort): void {
+  private answer(message: Exclude<ThreadMessage, { op: 'started' }>, host: ExecutionHost, port: MessagePort): void {
     if (message.op === 'setStatus') host.setStatus(message.message);
     else if (message.op === 'progress') host.progress(message.done, message.total, message.message);
     else if (message.op === 'log') host.log(message.entry);

@@ -6,19 +6,21 @@ import type { ToolModuleOptions, ToolSource } from '../core/tool-source.js';
 
 /**
  * The messages between an {@link IsolatedExecutor} and its threads. Per run, over the run's own `MessagePort`:
- * context operations and the run's abort. Per thread, over the thread's `parentPort` (the pool's
+ * context operations, the run's start and its abort. Per thread, over the thread's `parentPort` (the pool's
  * `message` event): the outcome of its warm-up. Everything
- * is structured-cloneable JSON; a thread never sees a store, a lease or a socket.
+ * is structured-cloneable JSON (and one shared state word per run); a thread never sees a store, a lease or a socket.
  */
 
 /** The context operations that wait for the host's answer. */
 export type HostMethod = 'getStep' | 'putStep' | 'getOwnerState' | 'putOwnerState' | 'elicit' | 'openOperation' | 'settleOperation';
 
 /**
- * Thread → host, on a run's port: the context operations of the running tool. `call`s are answered by a
+ * Thread → host, on a run's port: `started` once the run has started (the tool's code runs from now on; the host
+ * arms the runtime limit), then the context operations of the running tool. `call`s are answered by a
  * {@link HostReply} with the same `id`.
  */
 export type ThreadMessage =
+  | { op: 'started' }
   | { op: 'setStatus'; message: string }
   | { op: 'progress'; done: number; total: number | undefined; message: string }
   | { op: 'log'; entry: ExecutionLogEntry }
@@ -55,9 +57,21 @@ export interface ThreadWarmData {
   moduleOptions: ToolModuleOptions;
 }
 
+/**
+ * The per-run state word (an `Int32Array` over a `SharedArrayBuffer` of one element), moved by
+ * `Atomics.compareExchange` on both sides, so a run is either started by its thread or aborted before it started,
+ * never both: the thread moves `pending → started` before it runs the tool; the host moves `pending → aborted` when
+ * the run's signal aborts first (the run then ends at once, and the thread skips it when it gets it). The thread
+ * moves `started → ended` as soon as the run's outcome is decided: a host whose event loop was too busy to read the
+ * outcome before the abort grace elapsed sees that the tool did stop, and does not terminate its thread.
+ */
+export const RunState = { pending: 0, started: 1, abortedBeforeStart: 2, ended: 3 } as const;
+
 /** One run handed to a thread. */
 export interface ThreadTask {
   request: ExecutionRequest;
+  /** This run's {@link RunState} word. */
+  state: Int32Array;
   /** This run's end of a `MessageChannel` (transferred). */
   port: MessagePort;
 }

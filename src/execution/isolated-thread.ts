@@ -8,13 +8,14 @@ import type { ElicitRequest, ElicitResult, OperationSpec } from '../core/tool.js
 import { ToolRegistry } from '../core/tool-registry.js';
 import { loadToolSources } from '../core/tool-source.js';
 import { InProcessExecutor } from './in-process-executor.js';
-import type { CrossedError, HostMethod, HostReply, ThreadMessage, ThreadNudge, ThreadReport, ThreadTask, ThreadWarmData } from './isolated-messages.js';
+import { RunState, type CrossedError, type HostMethod, type HostReply, type ThreadMessage, type ThreadNudge, type ThreadReport, type ThreadTask, type ThreadWarmData } from './isolated-messages.js';
 
 /**
  * The body of a thread of the isolated executor's pool. {@link warmThread} runs once, when the thread starts (the
  * CommonJS entry `isolated-entry.cts` awaits it before piscina reports the thread ready): it loads the tools from
  * their sources with the same loader as the in-process executor, and reports the outcome to the host. Each run is
- * then started against a host whose every operation is a message on the run's port.
+ * then started against a host whose every operation is a message on the run's port, unless the host aborted it
+ * before it started (see {@link RunState}).
  */
 
 function report(message: ThreadReport): void {
@@ -50,9 +51,13 @@ export async function warmThread(startedAt: number): Promise<(task: ThreadTask |
 /** What a {@link ThreadNudge} returns (nobody reads it). */
 const NUDGED: ExecutionOutcome = { kind: 'aborted', reason: 'nudge' };
 
-/** Run one call (see the module comment). */
+/** Start one run, unless the host aborted it first (see the module comment). */
 async function runInThread(executor: InProcessExecutor, task: ThreadTask): Promise<ExecutionOutcome> {
   const { port, request } = task;
+  if (Atomics.compareExchange(task.state, 0, RunState.pending, RunState.started) !== RunState.pending) {
+    port.close();
+    return { kind: 'aborted', reason: 'aborted before it started' };
+  }
   const controller = new AbortController();
   const pending = new Map<number, { resolve: (value: JsonValue | undefined) => void; reject: (error: Error) => void }>();
   let nextId = 0;
@@ -75,6 +80,7 @@ async function runInThread(executor: InProcessExecutor, task: ThreadTask): Promi
       send({ op: 'call', id, method, args });
     });
   const host: ExecutionHost = {
+    started: () => send({ op: 'started' }),
     setStatus: (message) => send({ op: 'setStatus', message }),
     progress: (done, total, message) => send({ op: 'progress', done, total, message }),
     log: (entry) => send({ op: 'log', entry }),
@@ -95,7 +101,8 @@ async function runInThread(executor: InProcessExecutor, task: ThreadTask): Promi
   try {
     return await executor.execute(request, host, controller.signal);
   } finally {
-    port.close();
+    // Decided: a host that reads the outcome late does not take this run for one that ignored its signal.
+    Atomics.store(task.state, 0, RunState.ended);
   }
 }
 

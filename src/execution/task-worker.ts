@@ -376,13 +376,25 @@ export class TaskWorker {
     };
     const logger = this.options.logger.child(logFields);
     const shadow = tool.shadow && inShadowMode(settings.shadow, tool) ? new ShadowWatch(tool.shadow, record, settings.shadow as ShadowSettings, this.shadowSink(record, logger), logger) : undefined;
-    const deadlineMs = Math.min(startedAt + settings.runtimeLimitMs, record.expiresAt ?? Number.POSITIVE_INFINITY);
-    const reasonAtDeadline: AbortReason = record.expiresAt !== null && record.expiresAt <= startedAt + settings.runtimeLimitMs ? 'expired' : 'runtime_limit';
-    const deadline = setTimeout(() => {
-      this.abortLocal(taskId, reasonAtDeadline);
-      if (reasonAtDeadline === 'runtime_limit') void this.fail(record, 'runtime_limit', `Tool ${tool.name} exceeded the runtime limit of ${settings.runtimeLimitMs} ms`);
-    }, Math.max(0, deadlineMs - startedAt));
-    deadline.unref();
+    // The TTL is absolute: it runs from now, whatever the run waits for. The runtime limit is the tool's own time:
+    // it starts when the executor says the tool started (after any wait for a thread and its warm-up, issue 22).
+    const timers: NodeJS.Timeout[] = [];
+    const armAt = (ms: number, reason: 'expired' | 'runtime_limit'): void => {
+      const timer = setTimeout(() => {
+        if (slot.controller.signal.aborted) return;
+        this.abortLocal(taskId, reason);
+        if (reason === 'runtime_limit') void this.fail(record, 'runtime_limit', `Tool ${tool.name} exceeded the runtime limit of ${settings.runtimeLimitMs} ms`);
+      }, Math.max(0, ms));
+      timer.unref();
+      timers.push(timer);
+    };
+    if (record.expiresAt !== null) armAt(record.expiresAt - startedAt, 'expired');
+    let limitArmed = false;
+    const toolStarted = (): void => {
+      if (limitArmed) return;
+      limitArmed = true;
+      armAt(settings.runtimeLimitMs, 'runtime_limit');
+    };
     // A new run starts with the tool's immediate response, else empty ("queued" or the last run's words are over).
     const parsed = tool.inputSchema.safeParse(record.arguments);
     const initial = (parsed.success ? immediateResponseOf(tool, parsed.data) : undefined) ?? null;
@@ -392,13 +404,14 @@ export class TaskWorker {
       const gathered = tool.gather || tool.resolvesTasks?.length ? (await store.getStep(taskId, GATHERED_STEP))?.value : undefined;
       const request = { taskId, toolName: tool.name, arguments: record.arguments, confinement: settings.confinement, logFields };
       const host = this.hostFor(record, logger);
+      host.started = toolStarted;
       if (shadow) host.observeShadowJob = (jobId) => shadow.observe(jobId);
       outcome = await executor.execute(gathered === undefined ? request : { ...request, gathered }, trace ? tracedHost(host, trace) : host, slot.controller.signal);
     } catch (error) {
       logger.error({ err: error }, 'executor failed');
       outcome = { kind: 'crashed', message: `Internal error in tool ${tool.name}` };
     } finally {
-      clearTimeout(deadline);
+      for (const timer of timers) clearTimeout(timer);
     }
     if (outcome.kind === 'parked' || outcome.kind === 'aborted' || slot.controller.signal.aborted) {
       // A parked run already wrote its input requests; the next run starts when they are answered.

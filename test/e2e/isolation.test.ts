@@ -1,20 +1,127 @@
 /**
- * Issue 22, end to end: `mcp-tasks serve` (default isolated executor) loads the tools in its warm pool before it
- * serves, and refuses to start when they cannot load in a worker thread.
+ * Issue 22, end to end: real `mcp-tasks serve` processes (default isolated executor, SQLite) over loopback HTTP.
+ * - churn: bursts of runtime-limited and cancelled runs of a signal-honouring tool with a short grace — the process
+ *   survives every burst, no thread is terminated (`mcp_tasks_thread_terminations_total` stays 0), every task ends
+ *   with the right reason, `tasks/get` answers throughout, and SIGTERM afterwards drains and exits 0;
+ * - waiting for a thread (queued, or while one loads the tools) is not charged to a run's runtime limit;
+ * - the warm pool: `serve` refuses to start when the tools cannot load in a thread.
+ * ISOLATION_CHURN_BURSTS (default 3) and ISOLATION_CHURN_TASKS (per burst, default 40) make the long variant.
  */
 import { join, resolve } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ensureBuilt, MAIN } from '../cli/support.js';
-import { freePort } from '../helpers/server-process.js';
+import { metricValue } from '../ops/support.js';
+import { freePort, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { eventually, runNotes } from '../helpers/run-notes.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+import { pollModernTask, postModern } from '../helpers/wire.js';
 import { spawnSync } from 'node:child_process';
 
+const ISOLATION_TOOLS = resolve(import.meta.dirname, '../fixtures/isolation-tools.mjs');
 const THREAD_LOAD_TOOLS = resolve(import.meta.dirname, '../fixtures/thread-load-tools.mjs');
+const BURSTS = Number(process.env.ISOLATION_CHURN_BURSTS ?? 3);
+const TASKS_PER_BURST = Number(process.env.ISOLATION_CHURN_TASKS ?? 40);
 
 describe('isolated execution never takes the server down (issue 22)', () => {
   ensureBuilt();
   const temp = makeTempDir('mcp-tasks-isolation-');
+  const processes: ServerProcess[] = [];
+  afterEach(async () => {
+    for (const server of processes.splice(0)) await server.stop();
+  });
   afterAll(() => temp.remove());
+
+  const serve = async (name: string, args: string[], env: Record<string, string> = {}) => {
+    const server = await startServerProcess(join(temp.dir, name), ['--no-builtins', ...args], env);
+    processes.push(server);
+    return server;
+  };
+  const create = async (url: string, name: string, args: Record<string, unknown>) => {
+    const created = await postModern(url, 'tools/call', { name, arguments: args });
+    const taskId = created.body.result?.taskId;
+    if (typeof taskId !== 'string') throw new Error(`no task: ${JSON.stringify(created.body)}`);
+    return taskId;
+  };
+  const base = (server: ServerProcess) => server.url.replace(/\/mcp$/, '');
+  const metrics = async (server: ServerProcess) => (await fetch(`${base(server)}/metrics`)).text();
+
+  it(`churn: ${BURSTS} bursts of ${TASKS_PER_BURST} runtime-limited or cancelled runs of a signal-honouring tool (grace 100 ms) — 0 terminations, right reasons, tasks/get answers throughout, SIGTERM exits 0`, async () => {
+    const server = await serve('churn', ['--tools', ISOLATION_TOOLS, '--runtime-limit-ms', '300', '--abort-grace-ms', '100', '--concurrency', '6']);
+    // tasks/get keeps being answered while the bursts run (each read must come back within the test's timeout).
+    let reading = true;
+    let reads = 0;
+    let cancelledSeen = 0;
+    const readTaskIds: string[] = [];
+    const reader = (async () => {
+      while (reading) {
+        const taskId = readTaskIds.at(-1);
+        if (taskId) {
+          const answer = await postModern(server.url, 'tasks/get', { taskId });
+          expect(answer.body.result?.taskId).toBe(taskId);
+          reads += 1;
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    try {
+      for (let burst = 0; burst < BURSTS; burst += 1) {
+        const limited: string[] = [];
+        const cancelled: string[] = [];
+        await Promise.all(
+          Array.from({ length: TASKS_PER_BURST }, async (_, i) => {
+            const taskId = await create(server.url, 'sleepy', { ms: 10_000 });
+            readTaskIds.push(taskId);
+            if (i % 2 === 0) {
+              limited.push(taskId);
+              return;
+            }
+            // Cancelled at once, a little later, or once running: queued, starting and running runs alike.
+            await new Promise((r) => setTimeout(r, (i * 37) % 250));
+            expect((await postModern(server.url, 'tasks/cancel', { taskId })).body.error).toBeUndefined();
+            cancelled.push(taskId);
+          }),
+        );
+        for (const taskId of limited) {
+          const done = await pollModernTask(server.url, taskId, { timeoutMs: 60_000 });
+          expect(done.status, JSON.stringify(done)).toBe('failed');
+          expect(done.error).toMatchObject({ data: { reason: 'runtime_limit' } });
+        }
+        // A cancel races the runtime limit on a slow machine; whichever came first is the reason, never anything else.
+        for (const taskId of cancelled) {
+          const done = await pollModernTask(server.url, taskId, { timeoutMs: 60_000 });
+          if (done.status === 'cancelled') cancelledSeen += 1;
+          else expect(done, JSON.stringify(done)).toMatchObject({ status: 'failed', error: { data: { reason: 'runtime_limit' } } });
+        }
+        expect(server.child.exitCode).toBeNull();
+      }
+    } finally {
+      reading = false;
+      await reader;
+    }
+    expect(reads).toBeGreaterThan(0);
+    expect(cancelledSeen).toBeGreaterThan(0);
+    expect(metricValue(await metrics(server), 'mcp_tasks_thread_terminations_total')).toBe(0);
+    expect(server.log()).not.toMatch(/its thread was terminated|FATAL|Aborted/);
+    await server.stop();
+    expect(server.child.signalCode).toBeNull();
+    expect(server.child.exitCode).toBe(0);
+  }, 180_000);
+
+  it("waiting for a thread is not charged to the run: a run that waits 2 s for one completes under a 3 s runtime limit", async () => {
+    const log = join(temp.dir, 'waiting.log');
+    // One warm thread; a thread started on demand takes 4 s to load, so the second run waits for the first's thread.
+    const server = await serve('waiting', ['--tools', THREAD_LOAD_TOOLS, '--min-threads', '1', '--concurrency', '2', '--runtime-limit-ms', '3000'], {
+      ISOLATION_TEST_LOAD_MS: '4000',
+      ISOLATION_TEST_FIRST_FAST: join(temp.dir, 'waiting.marker'),
+    });
+    const first = await create(server.url, 'quick', { log, ms: 2000 });
+    await eventually('the first run to start', () => runNotes<{ taskId: string }>(log).some((note) => note.taskId === first));
+    const second = await create(server.url, 'quick', { log, ms: 1500 });
+    // 2 s of waiting + 1.5 s of running: over the limit if the wait counted, well under it since it does not.
+    for (const taskId of [first, second]) expect((await pollModernTask(server.url, taskId, { timeoutMs: 30_000 })).status).toBe('completed');
+    const starts = runNotes<{ event: string; taskId: string; thread: number }>(log).filter((note) => note.event === 'start');
+    expect(starts.map((note) => note.thread)).toEqual([starts[0]?.thread, starts[0]?.thread]);
+  }, 60_000);
 
   it('serve refuses to start, with a clear error, when the tool modules fail to load in a worker thread', async () => {
     const port = await freePort();

@@ -1,12 +1,12 @@
 /**
- * Issue 22: the isolated executor (real piscina threads, loading real tool modules from `dist/`) loads the tools in
- * a warm pool when it starts, gives runs only to threads that loaded them, and never terminates a thread that is
- * loading them. The end-to-end counterparts through `mcp-tasks serve` are in test/e2e/isolation.test.ts.
+ * Issue 22: the isolated executor (real piscina threads, loading real tool modules from `dist/`) never terminates a
+ * thread that loads the tools or a run that has not started, and charges no warm-up to a run. The end-to-end counterparts through `mcp-tasks serve` are in
+ * test/e2e/isolation.test.ts.
  */
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { ExecutionHost, ExecutionRequest } from '../../src/core/executor.js';
+import type { ExecutionHost, ExecutionOutcome, ExecutionRequest } from '../../src/core/executor.js';
 import { IsolatedExecutor, type IsolatedExecutorOptions } from '../../src/execution/isolated-executor.js';
 import { ensureBuilt } from '../cli/support.js';
 import { captureLogger } from '../helpers/capture-logger.js';
@@ -15,6 +15,12 @@ import { makeTempDir } from '../helpers/temp-dir.js';
 
 const ISOLATION_TOOLS = pathToFileURL(resolve(import.meta.dirname, '../fixtures/isolation-tools.mjs')).href;
 const THREAD_LOAD_TOOLS = pathToFileURL(resolve(import.meta.dirname, '../fixtures/thread-load-tools.mjs')).href;
+
+interface Note {
+  event: 'start' | 'abort' | 'done';
+  thread: number;
+  reason?: string;
+}
 
 /** A host that answers nothing a test tool needs and records when the run started. */
 function testHost(): ExecutionHost & { startedAt: number | undefined } {
@@ -59,6 +65,44 @@ describe('IsolatedExecutor (issue 22)', () => {
     return { executor, lines };
   };
 
+  it('a run aborted while every thread still loads the tools ends aborted at once, never starts and terminates nothing', async () => {
+    const log = join(temp.dir, 'loading.log');
+    const { executor } = start(THREAD_LOAD_TOOLS, { env: { ...(process.env as Record<string, string>), ISOLATION_TEST_LOAD_MS: '1500' } });
+    // Thread warm-up takes ≥ 1.5 s: these runs wait for it, and are aborted (grace 50 ms) long before it ends.
+    const runs = Array.from({ length: 6 }, () => {
+      const controller = new AbortController();
+      const host = testHost();
+      const outcome = executor.execute(request('quick', { log, ms: 10 }), host, controller.signal);
+      return { controller, host, outcome };
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    for (const run of runs) run.controller.abort('cancelled');
+    const outcomes = await Promise.all(runs.map((run) => run.outcome));
+    expect(outcomes).toEqual(runs.map(() => ({ kind: 'aborted', reason: 'cancelled' })));
+    await executor.warm(30_000);
+    // The threads skipped the aborted runs: no tool ran, no thread was terminated, and a new run completes.
+    const after = await executor.execute(request('quick', { log, ms: 10 }), testHost(), new AbortController().signal);
+    expect(after.kind).toBe('returned');
+    expect(runNotes<Note>(log).filter((n) => n.event === 'start')).toHaveLength(1);
+    expect(runs.every((run) => run.host.startedAt === undefined)).toBe(true);
+    expect(executor.terminated).toBe(0);
+  });
+
+  it('churn: 120 runs of a signal-honouring tool aborted at random moments (queued, starting, running) with a 50 ms grace terminate no thread', async () => {
+    const { executor } = start(ISOLATION_TOOLS, { maxThreads: 4, minThreads: 1 });
+    const outcomes: Array<Promise<ExecutionOutcome>> = [];
+    for (let i = 0; i < 120; i += 1) {
+      const controller = new AbortController();
+      outcomes.push(executor.execute(request('sleepy', { ms: 5_000 }), testHost(), controller.signal));
+      setTimeout(() => controller.abort(i % 2 === 0 ? 'runtime_limit' : 'cancelled'), (i * 7) % 60);
+      if (i % 10 === 9) await new Promise((r) => setTimeout(r, 20));
+    }
+    const ended = await Promise.all(outcomes);
+    expect(ended.every((outcome) => outcome.kind === 'aborted')).toBe(true);
+    expect(executor.terminated).toBe(0);
+    expect((await executor.execute(request('sleepy', { ms: 1 }), testHost(), new AbortController().signal)).kind).toBe('returned');
+  });
+
   it('close() while threads still load the tools waits for them to finish loading before it ends them', async () => {
     const loads = join(temp.dir, 'close-loads.log');
     const { executor } = start(THREAD_LOAD_TOOLS, { minThreads: 2, env: { ...(process.env as Record<string, string>), ISOLATION_TEST_LOAD_MS: '600', ISOLATION_TEST_LOAD_LOG: loads } });
@@ -82,6 +126,32 @@ describe('IsolatedExecutor (issue 22)', () => {
     expect(executor.readiness()).toMatchObject({ ready: false, error: 'Error: this tool module fails to load in the first thread only' });
   });
 
+  it('a busy host loop does not terminate a tool that stopped within the grace (its thread marked the run ended)', async () => {
+    const { executor } = start(ISOLATION_TOOLS);
+    const controller = new AbortController();
+    const host = testHost();
+    let aborted: () => void = () => {};
+    const abortSent = new Promise<void>((resolve) => (aborted = resolve));
+    host.started = () =>
+      void setTimeout(
+        () =>
+          // From the check phase: the next turn of the loop runs the (overdue) grace timer before it reads the
+          // outcome, as in a server whose loop was busy with other work when the tool stopped.
+          setImmediate(() => {
+            controller.abort('cancelled');
+            aborted();
+            // Busy for 6× the grace right after the abort, while the tool stops at once in its thread.
+            const until = Date.now() + 300;
+            while (Date.now() < until);
+          }),
+        20,
+      );
+    const outcome = executor.execute(request('sleepy', { ms: 10_000 }), host, controller.signal);
+    await abortSent;
+    expect(await outcome).toEqual({ kind: 'aborted', reason: 'cancelled' });
+    expect(executor.terminated).toBe(0);
+  });
+
   it('warm(): the pool loads the tools in its minThreads threads when it starts; readiness reports them', async () => {
     const { executor } = start(ISOLATION_TOOLS, { minThreads: 2, maxThreads: 3 });
     await executor.warm(30_000);
@@ -97,5 +167,16 @@ describe('IsolatedExecutor (issue 22)', () => {
     // A run does not wait for a thread that cannot serve it: it fails with that reason.
     const outcome = await executor.execute(request('quick', { log: join(temp.dir, 'never.log') }), testHost(), new AbortController().signal);
     expect(outcome).toEqual({ kind: 'crashed', message: "Tool quick is unavailable: the tool modules failed to load in the executor's thread" });
+  });
+
+  it('host.started is called when the tool starts, after the thread warm-up (which is not the run\'s time)', async () => {
+    const log = join(temp.dir, 'started.log');
+    const { executor } = start(THREAD_LOAD_TOOLS, { env: { ...(process.env as Record<string, string>), ISOLATION_TEST_LOAD_MS: '800' } });
+    const host = testHost();
+    const submitted = Date.now();
+    expect((await executor.execute(request('quick', { log, ms: 10 }), host, new AbortController().signal)).kind).toBe('returned');
+    const started = runNotes<Note & { at: number }>(log)[0]?.at as number;
+    expect(host.startedAt).toBeGreaterThanOrEqual(submitted + 800);
+    expect(Math.abs((host.startedAt as number) - started)).toBeLessThan(500);
   });
 });
