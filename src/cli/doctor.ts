@@ -96,7 +96,7 @@ export async function threadsFinding(resolved: ResolvedConfig): Promise<Finding>
     const warm = readiness?.threads?.warm ?? 0;
     const perThreadMb = Math.max(0, Math.round((process.memoryUsage().rss - rssBefore) / 2 ** 20 / Math.max(1, warm)));
     await executor.close();
-    return { ok: true, check: 'threads', message: `${settings.tools.length} ${settings.tools.length === 1 ? 'tool loads' : 'tools load'} in a worker thread: ${warm} warm ${warm === 1 ? 'thread' : 'threads'}, ${readiness?.warmUpMs ?? '?'} ms each to start and load them, about ${perThreadMb} MB each` };
+    return { ok: true, check: 'threads', message: `${settings.tools.length} ${settings.tools.length === 1 ? 'tool loads' : 'tools load'} in a worker thread: ${warm} warm ${warm === 1 ? 'thread' : 'threads'}, ${readiness?.warmUpMs ?? '?'} ms each to start and load them, about ${perThreadMb} MB each (heap limit ${settings.threadHeapMb} MB)` };
   } catch (error) {
     return { ok: false, check: 'threads', message: (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? 'unknown error' };
   }

@@ -3,7 +3,7 @@ import { existsSync, realpathSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { serverStatePaths, type ServerStatePath } from '../core/confinement.js';
-import { DEFAULT_DRAIN_MS, DEFAULT_MIN_THREADS, resolveLimits, type TasksServerLimits } from '../core/limits.js';
+import { DEFAULT_DRAIN_MS, DEFAULT_MIN_THREADS, DEFAULT_THREAD_HEAP_MB, resolveLimits, type TasksServerLimits } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import type { TaskStore } from '../core/store.js';
 import type { Executor } from '../core/executor.js';
@@ -71,6 +71,8 @@ export interface ResolvedSettings {
   executorMode: 'isolated' | 'in-process';
   /** `--min-threads`: the isolated executor's warm pool. */
   minThreads: number;
+  /** `--thread-heap-mb`: heap limit of each tool thread. */
+  threadHeapMb: number;
   /**
    * Digest of what must agree across every process of a deployment: roots, writable roots, tool names, the limits
    * a run is held to, and the at-rest key id (see {@link settingsDigest}).
@@ -234,6 +236,7 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
     secret: config.secret,
     executorMode: config.executor ?? 'isolated',
     minThreads: config.minThreads ?? DEFAULT_MIN_THREADS,
+    threadHeapMb: config.threadHeapMb ?? DEFAULT_THREAD_HEAP_MB,
     settingsDigest: settingsDigest({ roots, writableRoots, tools, limits: resolveLimits(limits), keyId: encryption instanceof AesGcmFieldCipher ? encryption.keyId : null }),
     heartbeatMs: config.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
   };
@@ -311,6 +314,7 @@ export async function startConfiguredExecutor(settings: ResolvedSettings, observ
     moduleOptions: { roots: settings.roots, writableRoots: settings.writableRoots, deniedPaths: settings.deniedPaths },
     maxThreads: limits.concurrency + INLINE_THREADS,
     minThreads: settings.minThreads,
+    threadHeapMb: settings.threadHeapMb,
     abortGraceMs: limits.abortGraceMs,
     logger: settings.logger,
     ...(observer ? { observer } : {}),
@@ -325,11 +329,11 @@ export async function startConfiguredExecutor(settings: ResolvedSettings, observ
 }
 
 /** How the executor is described at start: its mode and, when isolated, its warm pool. */
-export function describeExecutor(settings: Pick<ResolvedSettings, 'executorMode'>, executor: Executor): string {
+export function describeExecutor(settings: Pick<ResolvedSettings, 'executorMode' | 'threadHeapMb'>, executor: Executor): string {
   const readiness = executor.readiness?.();
   if (settings.executorMode === 'in-process' || !readiness?.threads) return settings.executorMode;
   const { threads } = readiness;
-  return `isolated (${threads.warm} warm ${threads.warm === 1 ? 'thread' : 'threads'} of at most ${threads.max}, tools loaded in ${readiness.warmUpMs ?? '?'} ms each)`;
+  return `isolated (${threads.warm} warm ${threads.warm === 1 ? 'thread' : 'threads'} of at most ${threads.max}, tools loaded in ${readiness.warmUpMs ?? '?'} ms each; heap limit ${settings.threadHeapMb} MB per thread)`;
 }
 
 /** Threads of the isolated pool beyond the worker's slots, for inline (non-task) calls. */

@@ -120,6 +120,9 @@ export const DEFAULT_DRAIN_MS = 30 * SECOND;
  */
 export const DEFAULT_MIN_THREADS = 1;
 
+/** Heap limit of each tool thread of the isolated executor (MB, `--thread-heap-mb`). */
+export const DEFAULT_THREAD_HEAP_MB = 1024;
+
 /** Defaults of {@link TasksServerLimits}. */
 export const DEFAULT_LIMITS: Readonly<TasksServerLimits> = Object.freeze({
   concurrency: 16,

@@ -2,7 +2,7 @@ import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:wor
 import { TasksError } from '../core/errors.js';
 import { StoreError } from '../core/store-error.js';
 import type { ExecutionHost, ExecutionOutcome, ExecutionRequest, Executor, ExecutorReadiness } from '../core/executor.js';
-import { DEFAULT_MIN_THREADS } from '../core/limits.js';
+import { DEFAULT_MIN_THREADS, DEFAULT_THREAD_HEAP_MB } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import type { JsonValue } from '../core/task.js';
 import type { OperationSettlement } from '../core/ledger.js';
@@ -30,9 +30,13 @@ export interface IsolatedExecutorOptions {
    * return before its thread is terminated (ms). @defaultValue `DEFAULT_LIMITS.abortGraceMs`
    */
   abortGraceMs: number;
-  /** The threads' environment. @defaultValue the process's */
+  /** Heap limit of each thread (MB): a tool that exceeds it fails its run. @defaultValue {@link DEFAULT_THREAD_HEAP_MB} */
+  threadHeapMb?: number;
+  /** The threads' environment. @defaultValue `threadEnvironment(process.env)`: without the server's own secrets */
   env?: Record<string, string>;
   logger: Logger;
+  /** piscina's `atomics` mode, for the benchmark only (see `WarmThreadPoolSettings.atomics`). @defaultValue `disabled` */
+  atomics?: 'disabled' | 'sync';
   /** Told about terminated threads (`threadTerminated`, the metric `mcp_tasks_thread_terminations_total`). */
   observer?: Pick<WorkerObserver, 'threadTerminated'>;
 }
@@ -41,9 +45,23 @@ export interface IsolatedExecutorOptions {
 const CLOSE_LOAD_WAIT_MS = 10_000;
 
 /**
+ * The environment of the tool threads: the server's, less what is the server's own secret — every `MCP_TASKS_*`
+ * variable (the secret, the at-rest keys, the store URL with its password, tokens), the PostgreSQL password
+ * variables the store driver reads, and OTLP exporter headers (which carry collector credentials).
+ */
+export function threadEnvironment(env: NodeJS.ProcessEnv): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || /^MCP_TASKS_/i.test(name) || /^PGPASS(WORD|FILE)$/i.test(name) || /^OTEL_EXPORTER_OTLP(_TRACES)?_HEADERS$/i.test(name)) continue;
+    kept[name] = value;
+  }
+  return kept;
+}
+
+/**
  * The {@link Executor} that runs each tool call in a worker thread of a warm piscina pool (issue 11 item 2, issue
  * 22): the event loop that renews leases, delivers cancellation and answers HTTP never waits on tool code, however
- * long a tool computes or blocks.
+ * long a tool computes or blocks, and nothing a tool does in its thread ends the process (see `isolated-thread.ts`).
  *
  * A run's abort reaches it wherever it is. A run that has not started (it waits for a warm thread) ends `aborted` at
  * once and never starts: its per-run state word decides, with the thread, which came first. A started run's tool
@@ -55,15 +73,19 @@ export class IsolatedExecutor implements Executor {
   private readonly pool: WarmThreadPool;
   /** Runs whose thread was terminated after the grace period (for tests; the metric counts the same). */
   terminated = 0;
+  private readonly heapMb: number;
 
   constructor(private readonly options: IsolatedExecutorOptions) {
+    this.heapMb = options.threadHeapMb ?? DEFAULT_THREAD_HEAP_MB;
     this.pool = new WarmThreadPool({
       sources: options.sources,
       moduleOptions: options.moduleOptions,
       minThreads: options.minThreads ?? DEFAULT_MIN_THREADS,
       maxThreads: options.maxThreads,
-      ...(options.env ? { env: options.env } : {}),
+      threadHeapMb: this.heapMb,
+      env: options.env ?? threadEnvironment(process.env),
       logger: options.logger,
+      ...(options.atomics ? { atomics: options.atomics } : {}),
     });
   }
 
@@ -143,9 +165,12 @@ export class IsolatedExecutor implements Executor {
       return aborted;
     }
     if (signal.aborted) return aborted;
-    // The thread died under the tool (a crash, an out-of-memory, process.exit in the tool): a crash of the run.
+    if ((error as { code?: unknown } | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY') {
+      logger.error({ ...request.logFields, threadHeapMb: this.heapMb }, 'tool ran out of memory in its thread; the thread is replaced');
+      return { kind: 'crashed', message: `Tool ${request.toolName} ran out of memory (its thread's heap limit is ${this.heapMb} MB); only this run failed` };
+    }
     logger.error({ ...request.logFields, err: error }, 'tool thread failed');
-    return { kind: 'crashed', message: `Internal error in tool ${request.toolName}` };
+    return { kind: 'crashed', message: `Tool ${request.toolName} failed: its thread stopped unexpectedly; only this run failed` };
   }
 
   /** Answer one context operation of a running tool on `port`. */

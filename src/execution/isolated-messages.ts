@@ -7,7 +7,7 @@ import type { ToolModuleOptions, ToolSource } from '../core/tool-source.js';
 /**
  * The messages between an {@link IsolatedExecutor} and its threads. Per run, over the run's own `MessagePort`:
  * context operations, the run's start and its abort. Per thread, over the thread's `parentPort` (the pool's
- * `message` event): the outcome of its warm-up. Everything
+ * `message` event): the outcome of its warm-up and errors thrown by tool callbacks outside any run. Everything
  * is structured-cloneable JSON (and one shared state word per run); a thread never sees a store, a lease or a socket.
  */
 
@@ -45,11 +45,13 @@ export type HostReply =
 
 /**
  * Thread → host, on the thread's `parentPort`: the warm-up ended (`ok`: the tools are loaded and the thread takes
- * runs; else `error`, the loader's message). `threadId` is the thread's `threadId`.
+ * runs; else `error`, the loader's message), or a tool callback threw while no run of that tool was in progress
+ * (`tool`: the tool whose run scheduled it, when known). `threadId` is the thread's `threadId`.
  */
 export type ThreadReport =
   | { mcpTasksThread: 'warm'; threadId: number; ok: true; ms: number; tools: number }
-  | { mcpTasksThread: 'warm'; threadId: number; ok: false; ms: number; error: string };
+  | { mcpTasksThread: 'warm'; threadId: number; ok: false; ms: number; error: string }
+  | { mcpTasksThread: 'stray-error'; threadId: number; tool: string | undefined; error: string };
 
 /** What every thread of a pool is started with (`workerData`): where it loads the tools from, once. */
 export interface ThreadWarmData {

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { parentPort, threadId, workerData } from 'node:worker_threads';
 import { TasksError } from '../core/errors.js';
 import { StoreError } from '../core/store-error.js';
@@ -12,11 +13,36 @@ import { RunState, type CrossedError, type HostMethod, type HostReply, type Thre
 
 /**
  * The body of a thread of the isolated executor's pool. {@link warmThread} runs once, when the thread starts (the
- * CommonJS entry `isolated-entry.cts` awaits it before piscina reports the thread ready): it loads the tools from
- * their sources with the same loader as the in-process executor, and reports the outcome to the host. Each run is
- * then started against a host whose every operation is a message on the run's port, unless the host aborted it
- * before it started (see {@link RunState}).
+ * CommonJS entry `isolated-entry.cts` awaits it before piscina reports the thread ready): it guards the process
+ * against the tools, loads the tools from their sources with the same loader as the in-process executor, and
+ * reports the outcome to the host. Each run is then started against a host whose every operation is a message on
+ * the run's port, unless the host aborted it before it started (see {@link RunState}).
+ *
+ * A tool cannot end the process from here: `process.exit`, `process.abort` and signals to the process itself throw
+ * in the tool instead, and an error thrown by a tool's callback (a timer, an event handler, a promise nobody awaits)
+ * fails the run that scheduled it — found through an `AsyncLocalStorage` — instead of ending the thread.
  */
+
+/** Why a run failed for what its tool did to the thread, rather than for what it threw at its caller. */
+type ThreadFault = { kind: 'exit'; call: string } | { kind: 'uncaught' };
+
+/** A run in progress on this thread, as its callbacks see it (through {@link runs}). */
+interface ThreadRun {
+  toolName: string;
+  /** Set once the run's outcome is decided: callbacks that throw later are reported as strays. */
+  ended: boolean;
+  fault(fault: ThreadFault): void;
+}
+
+const runs = new AsyncLocalStorage<ThreadRun>();
+
+/** Thrown into a tool that tries to end the process from its thread. */
+class ProcessExitRefused extends Error {
+  override readonly name = 'ProcessExitRefused';
+  constructor(readonly call: string) {
+    super(`${call} is refused in a tool thread: it would end the server process; this run fails instead`);
+  }
+}
 
 function report(message: ThreadReport): void {
   parentPort?.postMessage(message);
@@ -26,12 +52,31 @@ function messageOf(error: unknown): string {
   return (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).split('\n')[0] ?? '';
 }
 
+/** Make the process-ending calls throw in this thread (and fault the run that made them). */
+function guardProcess(): void {
+  const refuse = (call: string): never => {
+    runs.getStore()?.fault({ kind: 'exit', call });
+    throw new ProcessExitRefused(call);
+  };
+  process.exit = ((code?: number | string | null) => refuse(`process.exit(${code ?? ''})`)) as typeof process.exit;
+  process.abort = (() => refuse('process.abort()')) as typeof process.abort;
+  const kill = process.kill.bind(process);
+  // pid 0 and negative pids signal a process group, the server's included.
+  process.kill = ((pid: number, signal?: string | number) => (pid === process.pid || pid <= 0 ? refuse(`process.kill(${pid})`) : kill(pid, signal))) as typeof process.kill;
+  process.on('uncaughtException', (error) => {
+    const run = runs.getStore();
+    if (run && !run.ended) run.fault({ kind: 'uncaught' });
+    else report({ mcpTasksThread: 'stray-error', threadId, tool: run?.toolName, error: messageOf(error) });
+  });
+}
+
 /**
  * Warm this thread up (see the module comment) and return the run handler piscina calls. When the tools cannot be
  * loaded, the handler fails every run with that reason, so a run never waits for a thread that cannot serve it.
  * `startedAt` is the `performance.now()` at which the entry began loading this module: the warm-up report counts from it.
  */
 export async function warmThread(startedAt: number): Promise<(task: ThreadTask | ThreadNudge) => Promise<ExecutionOutcome>> {
+  guardProcess();
   const { sources, moduleOptions } = workerData as ThreadWarmData;
   try {
     const tools = await loadToolSources(sources, moduleOptions);
@@ -50,6 +95,12 @@ export async function warmThread(startedAt: number): Promise<(task: ThreadTask |
 
 /** What a {@link ThreadNudge} returns (nobody reads it). */
 const NUDGED: ExecutionOutcome = { kind: 'aborted', reason: 'nudge' };
+
+/** The outcome of a run that `fault` ended. */
+function faultOutcome(toolName: string, fault: ThreadFault): ExecutionOutcome {
+  if (fault.kind === 'exit') return { kind: 'crashed', message: `Tool ${toolName} called ${fault.call}, which is refused in a tool thread; only this run failed` };
+  return { kind: 'crashed', message: `Tool ${toolName} threw an uncaught error from a callback (a timer, an event handler or a promise nobody awaited); only this run failed` };
+}
 
 /** Start one run, unless the host aborted it first (see the module comment). */
 async function runInThread(executor: InProcessExecutor, task: ThreadTask): Promise<ExecutionOutcome> {
@@ -98,10 +149,25 @@ async function runInThread(executor: InProcessExecutor, task: ThreadTask): Promi
       (await call('settleOperation', [operationId, settlement as unknown as JsonValue])) as unknown as OperationRecord | undefined,
     elicit: async (requests: readonly ElicitRequest[]) => (await call('elicit', [requests as unknown as JsonValue])) as unknown as { answers: ElicitResult[] } | { parked: true },
   };
+  let faulted: ThreadFault | undefined;
+  let onFault: () => void = () => {};
+  const faultSeen = new Promise<void>((resolve) => (onFault = resolve));
+  const run: ThreadRun = {
+    toolName: request.toolName,
+    ended: false,
+    fault(fault) {
+      if (run.ended || faulted) return;
+      faulted = fault;
+      // The tool is told to stop; the run's outcome is the fault, whatever the tool does next.
+      if (!controller.signal.aborted) controller.abort('tool fault');
+      onFault();
+    },
+  };
   try {
-    return await executor.execute(request, host, controller.signal);
+    const outcome = await runs.run(run, () => Promise.race([executor.execute(request, host, controller.signal), faultSeen]));
+    return faulted ? faultOutcome(request.toolName, faulted) : (outcome as ExecutionOutcome);
   } finally {
-    // Decided: a host that reads the outcome late does not take this run for one that ignored its signal.
+    run.ended = true;
     Atomics.store(task.state, 0, RunState.ended);
   }
 }

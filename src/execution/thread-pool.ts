@@ -15,9 +15,18 @@ export interface WarmThreadPoolSettings {
   minThreads: number;
   /** Threads at most (one run each); those above `minThreads` load on demand and retire after a minute idle. */
   maxThreads: number;
-  /** The threads' `process.env`. @defaultValue the process's */
-  env?: Record<string, string>;
+  /** V8 old-generation heap limit of each thread (MB): a tool that exceeds it ends its thread, never the process. */
+  threadHeapMb: number;
+  /** The threads' `process.env` (see `threadEnvironment`). */
+  env: Record<string, string>;
   logger: Logger;
+  /**
+   * piscina's `atomics` mode. `disabled` (the default here) keeps each thread's event loop running between runs, so
+   * a callback a tool left behind fires while the thread is idle and is reported as that tool's; piscina's own
+   * default `sync` parks an idle thread in `Atomics.wait`, and such a callback would fire in the middle of the next
+   * tool's run. Settable for the benchmark (bench/isolation.mjs) that measures what this costs.
+   */
+  atomics?: 'disabled' | 'sync';
 }
 
 /** How a thread of the pool stands (by `threadId`): loading its tools, warm (takes runs), or failed to load them. */
@@ -61,7 +70,9 @@ export class WarmThreadPool {
       minThreads: Math.min(Math.max(1, settings.minThreads), maxThreads),
       maxThreads,
       idleTimeout: IDLE_TIMEOUT_MS,
-      ...(settings.env ? { env: settings.env } : {}),
+      atomics: settings.atomics ?? 'disabled',
+      resourceLimits: { maxOldGenerationSizeMb: settings.threadHeapMb },
+      env: settings.env,
       workerData: { sources: [...settings.sources], moduleOptions: settings.moduleOptions } satisfies ThreadWarmData,
       loadBalancer: (_task, workers) => this.pick(workers),
     });
@@ -72,6 +83,9 @@ export class WarmThreadPool {
       this.standing.delete(worker.id);
       this.changed();
     });
+    // piscina emits 'error' for a thread that failed while it held no run; without a listener that would end the
+    // process. Runs that were in the thread have been failed by their own promise.
+    this.piscina.on('error', (error: unknown) => settings.logger.error({ err: error }, 'a thread of the isolated executor failed outside any run; it is replaced'));
   }
 
   /** An idle warm thread for the next run, else `null` (the run waits). A failed thread only when none is warm. */
@@ -85,6 +99,10 @@ export class WarmThreadPool {
 
   private onReport(report: ThreadReport): void {
     const { logger } = this.settings;
+    if (report.mcpTasksThread === 'stray-error') {
+      logger.warn({ threadId: report.threadId, tool: report.tool, error: report.error }, 'a tool callback threw after its run ended; the thread goes on');
+      return;
+    }
     if (report.ok) {
       this.standing.set(report.threadId, 'warm');
       this.warmMs.push(report.ms);

@@ -161,7 +161,7 @@ describe('mcp-tasks doctor --check-threads (issue 22): the configured tools in t
   it('tools that load in a thread: ok, with the warm threads, their start time and memory', () => {
     const run = checkThreads();
     expect(run.status).toBe(0);
-    expect(run.line).toMatch(/^ok {4}threads\s+1 tool loads in a worker thread: 1 warm thread, \d+ ms each to start and load them, about \d+ MB each$/);
+    expect(run.line).toMatch(/^ok {4}threads\s+1 tool loads in a worker thread: 1 warm thread, \d+ ms each to start and load them, about \d+ MB each \(heap limit 1024 MB\)$/);
   });
 
   it('a tool module that fails to load in a thread: FAIL with the loader error, exit 1', () => {

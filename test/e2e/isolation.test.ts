@@ -3,8 +3,10 @@
  * - churn: bursts of runtime-limited and cancelled runs of a signal-honouring tool with a short grace — the process
  *   survives every burst, no thread is terminated (`mcp_tasks_thread_terminations_total` stays 0), every task ends
  *   with the right reason, `tasks/get` answers throughout, and SIGTERM afterwards drains and exits 0;
+ * - hostile tools each fail only their own task with a clear reason while the server keeps serving;
  * - waiting for a thread (queued, or while one loads the tools) is not charged to a run's runtime limit;
- * - the warm pool: `serve` refuses to start when the tools cannot load in a thread.
+ * - the warm pool: `/readyz` reports it (with the hostile tools), and `serve` refuses to start when the tools cannot
+ *   load in a thread.
  * ISOLATION_CHURN_BURSTS (default 3) and ISOLATION_CHURN_TASKS (per burst, default 40) make the long variant.
  */
 import { join, resolve } from 'node:path';
@@ -106,6 +108,39 @@ describe('isolated execution never takes the server down (issue 22)', () => {
     expect(server.child.signalCode).toBeNull();
     expect(server.child.exitCode).toBe(0);
   }, 180_000);
+
+  it('hostile tools each fail their own task with a clear reason; the server keeps serving and counts the two terminations', async () => {
+    const server = await serve('hostile', ['--tools', ISOLATION_TOOLS, '--abort-grace-ms', '200', '--thread-heap-mb', '64', '--concurrency', '6']);
+    const byTool: Record<string, Record<string, any>> = {};
+    const log = join(temp.dir, 'hostile.log');
+    // The two that hold their thread are cancelled once they run (blocking-tool.test.ts covers the runtime limit).
+    const blocking = await Promise.all([create(server.url, 'ignores_signal', { log }), create(server.url, 'spins_forever', { log })]);
+    await eventually('both to start', () => blocking.every((taskId) => runNotes<{ taskId: string }>(log).some((note) => note.taskId === taskId)));
+    for (const taskId of blocking) await postModern(server.url, 'tasks/cancel', { taskId });
+    for (const taskId of blocking) expect((await pollModernTask(server.url, taskId, { timeoutMs: 30_000 })).status).toBe('cancelled');
+    await eventually('both threads to be terminated', async () => metricValue(await metrics(server), 'mcp_tasks_thread_terminations_total') === 2);
+    // Those that end by themselves, on their own (a spinning thread would slow the heap blow-up on a busy machine).
+    const tools = ['eats_heap', 'calls_exit', 'throws_in_timer', 'leaves_timer'];
+    const taskIds = await Promise.all(tools.map((tool) => create(server.url, tool, {})));
+    const ended = await Promise.all(taskIds.map((taskId) => pollModernTask(server.url, taskId, { timeoutMs: 60_000 })));
+    tools.forEach((tool, i) => (byTool[tool] = ended[i] as Record<string, any>));
+    expect(byTool.eats_heap).toMatchObject({ status: 'failed', statusMessage: "Tool eats_heap ran out of memory (its thread's heap limit is 64 MB); only this run failed" });
+    expect(byTool.calls_exit).toMatchObject({ status: 'failed', statusMessage: 'Tool calls_exit called process.exit(3), which is refused in a tool thread; only this run failed' });
+    expect(byTool.throws_in_timer).toMatchObject({ status: 'failed', statusMessage: expect.stringMatching(/^Tool throws_in_timer threw an uncaught error from a callback/) });
+    expect(byTool.leaves_timer).toMatchObject({ status: 'completed' });
+    // Still serving: a well-behaved task completes, the process is ready, and only the two blocking tools cost a thread.
+    expect((await pollModernTask(server.url, await create(server.url, 'sleepy', { ms: 10 }))).status).toBe('completed');
+    const ready = await fetch(`${base(server)}/readyz`);
+    expect(ready.status).toBe(200);
+    // The warm pool as /readyz reports it: the two terminated threads were replaced; none failed to load the tools.
+    expect(((await ready.json()) as { checks: { executor: unknown } }).checks.executor).toMatchObject({ ready: true, mode: 'isolated', threads: { failed: 0, min: 1, max: 10 } });
+    const exposition = await metrics(server);
+    expect(metricValue(exposition, 'mcp_tasks_thread_terminations_total', { tool: 'ignores_signal' })).toBe(1);
+    expect(metricValue(exposition, 'mcp_tasks_thread_terminations_total', { tool: 'spins_forever' })).toBe(1);
+    expect(server.log()).toContain('a tool callback threw after its run ended');
+    expect(metricValue(exposition, 'mcp_tasks_thread_terminations_total')).toBe(2);
+    expect(server.child.exitCode).toBeNull();
+  }, 120_000);
 
   it("waiting for a thread is not charged to the run: a run that waits 2 s for one completes under a 3 s runtime limit", async () => {
     const log = join(temp.dir, 'waiting.log');

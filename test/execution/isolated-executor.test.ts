@@ -1,13 +1,14 @@
 /**
  * Issue 22: the isolated executor (real piscina threads, loading real tool modules from `dist/`) never terminates a
- * thread that loads the tools or a run that has not started, and charges no warm-up to a run. The end-to-end counterparts through `mcp-tasks serve` are in
+ * thread that loads the tools or a run that has not started, charges no warm-up to a run, and keeps every hostile
+ * tool's damage to its own run. The end-to-end counterparts through `mcp-tasks serve` are in
  * test/e2e/isolation.test.ts.
  */
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { ExecutionHost, ExecutionOutcome, ExecutionRequest } from '../../src/core/executor.js';
-import { IsolatedExecutor, type IsolatedExecutorOptions } from '../../src/execution/isolated-executor.js';
+import { IsolatedExecutor, threadEnvironment, type IsolatedExecutorOptions } from '../../src/execution/isolated-executor.js';
 import { ensureBuilt } from '../cli/support.js';
 import { captureLogger } from '../helpers/capture-logger.js';
 import { eventually, runNotes } from '../helpers/run-notes.js';
@@ -67,7 +68,7 @@ describe('IsolatedExecutor (issue 22)', () => {
 
   it('a run aborted while every thread still loads the tools ends aborted at once, never starts and terminates nothing', async () => {
     const log = join(temp.dir, 'loading.log');
-    const { executor } = start(THREAD_LOAD_TOOLS, { env: { ...(process.env as Record<string, string>), ISOLATION_TEST_LOAD_MS: '1500' } });
+    const { executor } = start(THREAD_LOAD_TOOLS, { env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: '1500' } });
     // Thread warm-up takes ≥ 1.5 s: these runs wait for it, and are aborted (grace 50 ms) long before it ends.
     const runs = Array.from({ length: 6 }, () => {
       const controller = new AbortController();
@@ -105,7 +106,7 @@ describe('IsolatedExecutor (issue 22)', () => {
 
   it('close() while threads still load the tools waits for them to finish loading before it ends them', async () => {
     const loads = join(temp.dir, 'close-loads.log');
-    const { executor } = start(THREAD_LOAD_TOOLS, { minThreads: 2, env: { ...(process.env as Record<string, string>), ISOLATION_TEST_LOAD_MS: '600', ISOLATION_TEST_LOAD_LOG: loads } });
+    const { executor } = start(THREAD_LOAD_TOOLS, { minThreads: 2, env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: '600', ISOLATION_TEST_LOAD_LOG: loads } });
     executors.splice(executors.indexOf(executor), 1);
     await new Promise((r) => setTimeout(r, 100));
     await executor.close();
@@ -116,7 +117,7 @@ describe('IsolatedExecutor (issue 22)', () => {
 
   it('a thread that failed to load the tools gets no run while a warm thread exists (runs wait for the warm one)', async () => {
     const log = join(temp.dir, 'failed-once.log');
-    const { executor } = start(THREAD_LOAD_TOOLS, { minThreads: 2, env: { ...(process.env as Record<string, string>), ISOLATION_TEST_LOAD_FAILS_ONCE: join(temp.dir, 'failed-once.marker') } });
+    const { executor } = start(THREAD_LOAD_TOOLS, { minThreads: 2, env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_FAILS_ONCE: join(temp.dir, 'failed-once.marker') } });
     await eventually('one thread warm and one failed', () => {
       const threads = executor.readiness().threads;
       return threads?.warm === 1 && threads.failed === 1;
@@ -161,7 +162,7 @@ describe('IsolatedExecutor (issue 22)', () => {
   });
 
   it('warm() rejects with the loader error when the tool modules fail to load in a thread; readiness is false', async () => {
-    const { executor } = start(THREAD_LOAD_TOOLS, { env: { ...(process.env as Record<string, string>), ISOLATION_TEST_LOAD_FAILS: '1' } });
+    const { executor } = start(THREAD_LOAD_TOOLS, { env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_FAILS: '1' } });
     await expect(executor.warm(30_000)).rejects.toThrow(/failed to load in a worker thread: Error: this tool module refuses to load in a worker thread/);
     expect(executor.readiness()).toMatchObject({ ready: false, threads: { failed: 1 } });
     // A run does not wait for a thread that cannot serve it: it fails with that reason.
@@ -171,12 +172,89 @@ describe('IsolatedExecutor (issue 22)', () => {
 
   it('host.started is called when the tool starts, after the thread warm-up (which is not the run\'s time)', async () => {
     const log = join(temp.dir, 'started.log');
-    const { executor } = start(THREAD_LOAD_TOOLS, { env: { ...(process.env as Record<string, string>), ISOLATION_TEST_LOAD_MS: '800' } });
+    const { executor } = start(THREAD_LOAD_TOOLS, { env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: '800' } });
     const host = testHost();
     const submitted = Date.now();
     expect((await executor.execute(request('quick', { log, ms: 10 }), host, new AbortController().signal)).kind).toBe('returned');
     const started = runNotes<Note & { at: number }>(log)[0]?.at as number;
     expect(host.startedAt).toBeGreaterThanOrEqual(submitted + 800);
     expect(Math.abs((host.startedAt as number) - started)).toBeLessThan(500);
+  });
+
+  describe('hostile tools: each fails only its own run with a clear reason; the next run works', () => {
+    const hostile = async (tool: string, options: Partial<IsolatedExecutorOptions> = {}, abortAfterMs?: number) => {
+      const { executor, lines } = start(ISOLATION_TOOLS, { maxThreads: 1, ...options });
+      const controller = new AbortController();
+      const host = testHost();
+      // The abort comes `abortAfterMs` after the tool started (a run aborted before it starts is never terminated).
+      if (abortAfterMs !== undefined) host.started = () => void setTimeout(() => controller.abort('runtime_limit'), abortAfterMs);
+      const outcome = await executor.execute(request(tool), host, controller.signal);
+      const next = await executor.execute(request('sleepy', { ms: 1 }), testHost(), new AbortController().signal);
+      return { outcome, next, executor, lines };
+    };
+
+    it('ignores its signal: terminated after the grace, counted, the run aborted', async () => {
+      const run = await hostile('ignores_signal', {}, 100);
+      expect(run.outcome).toEqual({ kind: 'aborted', reason: 'runtime_limit' });
+      expect(run.executor.terminated).toBe(1);
+      expect(run.next.kind).toBe('returned');
+    });
+
+    it('an endless synchronous loop: terminated after the grace, counted, the run aborted', async () => {
+      const run = await hostile('spins_forever', {}, 100);
+      expect(run.outcome).toEqual({ kind: 'aborted', reason: 'runtime_limit' });
+      expect(run.executor.terminated).toBe(1);
+      expect(run.next.kind).toBe('returned');
+    });
+
+    it('exhausts its heap: its thread ends at the heap limit, the run fails saying so', async () => {
+      const run = await hostile('eats_heap', { threadHeapMb: 64 });
+      expect(run.outcome).toEqual({ kind: 'crashed', message: "Tool eats_heap ran out of memory (its thread's heap limit is 64 MB); only this run failed" });
+      expect(run.next.kind).toBe('returned');
+    });
+
+    it('calls process.exit(): refused in the thread, the run fails saying so, the thread goes on', async () => {
+      const run = await hostile('calls_exit');
+      expect(run.outcome).toEqual({ kind: 'crashed', message: 'Tool calls_exit called process.exit(3), which is refused in a tool thread; only this run failed' });
+      expect(run.next.kind).toBe('returned');
+      expect(run.executor.readiness().threads).toMatchObject({ warm: 1, failed: 0 });
+    });
+
+    it('throws from a timer during its run: the run fails saying so, the thread goes on', async () => {
+      const run = await hostile('throws_in_timer');
+      expect(run.outcome).toEqual({ kind: 'crashed', message: 'Tool throws_in_timer threw an uncaught error from a callback (a timer, an event handler or a promise nobody awaited); only this run failed' });
+      expect(run.next.kind).toBe('returned');
+    });
+
+    it('a timer left behind throws after its run ended: logged as that tool\'s, nothing else fails', async () => {
+      const run = await hostile('leaves_timer');
+      expect(run.outcome.kind).toBe('returned');
+      await eventually('the stray error to be logged', () => run.lines.find((line) => line.message?.includes('a tool callback threw after its run ended')));
+      expect(run.lines.find((line) => line.message?.includes('after its run ended'))?.fields).toMatchObject({ tool: 'leaves_timer', error: 'Error: thrown from a timer leaves_timer left behind' });
+      expect((await run.executor.execute(request('sleepy', { ms: 1 }), testHost(), new AbortController().signal)).kind).toBe('returned');
+    });
+  });
+
+  it('a thread that dies outside any run (a timer left behind exhausts its heap) is logged and replaced; the process goes on', async () => {
+    const { executor, lines } = start(ISOLATION_TOOLS, { maxThreads: 1, threadHeapMb: 64 });
+    expect((await executor.execute(request('leaves_heap_bomb'), testHost(), new AbortController().signal)).kind).toBe('returned');
+    await eventually('the thread failure to be logged', () => lines.find((line) => line.message?.includes('failed outside any run')), 30_000);
+    expect((await executor.execute(request('sleepy', { ms: 1 }), testHost(), new AbortController().signal)).kind).toBe('returned');
+  });
+
+  it("tools cannot read the server's secrets: MCP_TASKS_* and PGPASSWORD are not in a thread's environment", async () => {
+    const saved = { ...process.env };
+    Object.assign(process.env, { MCP_TASKS_SECRET: 'isolation-test-secret-0123456789abcdef', MCP_TASKS_STORE: 'postgres://app:hunter2@db/tasks', PGPASSWORD: 'hunter2' });
+    try {
+      const { executor } = start(ISOLATION_TOOLS);
+      const outcome = await executor.execute(request('reads_env'), testHost(), new AbortController().signal);
+      expect(outcome.kind).toBe('returned');
+      expect(JSON.parse(((outcome as unknown as { result: { content: Array<{ text: string }> } }).result.content[0] as { text: string }).text)).toEqual({ seen: [], home: typeof process.env.HOME });
+    } finally {
+      for (const name of ['MCP_TASKS_SECRET', 'MCP_TASKS_STORE', 'PGPASSWORD']) {
+        if (saved[name] === undefined) delete process.env[name];
+        else process.env[name] = saved[name];
+      }
+    }
   });
 });
