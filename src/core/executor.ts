@@ -16,10 +16,12 @@ export interface Executor {
    * `expired`, `runtime_limit`, `lease_lost`, `shutdown`, …) that the tool sees as `ctx.signal.reason`; a run whose
    * signal was aborted ends `aborted` whatever the tool returned afterwards, so its outcome can never be recorded.
    * A run whose signal aborts before it started (still waiting for a thread, say) never starts: it ends `aborted`
-   * at once, and `host.started` is never called.
+   * at once, and `host.started` is never called. `withdraw` takes back a run only if it has not started: aborted
+   * before the tool started, the run ends `aborted` (with `withdraw.reason`) and never starts; aborted later, it has
+   * no effect and the tool runs on (a draining worker starts no new tool but lets running ones finish, issue 22).
    * @throws only for a broken call of the port (an unknown tool name is the caller's bug: it checks first).
    */
-  execute(request: ExecutionRequest, host: ExecutionHost, signal: AbortSignal): Promise<ExecutionOutcome>;
+  execute(request: ExecutionRequest, host: ExecutionHost, signal: AbortSignal, withdraw?: AbortSignal): Promise<ExecutionOutcome>;
   /** Release what the executor holds (threads, processes); runs still in progress are aborted first by their owners. */
   close(): Promise<void>;
   /** Whether it can start runs now (`/readyz`, `mcp-tasks doctor`); absent = always ready (nothing to load). */

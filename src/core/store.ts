@@ -25,7 +25,8 @@ import type { ServerSecretStore, SessionStore } from './session-store.js';
  * - `expired`: TTL reached; the row is about to be deleted (this event outlives it for
  *   `EXPIRED_EVENT_RETENTION_MS`, so every tail sees it).
  * - `released`: a draining worker gave up its lease of a running task (payload `{leaseOwner}`); the lease has lapsed
- *   and any worker may recover the task now instead of after a lease.
+ *   and any worker may recover the task now instead of after a lease. With `unstarted: true` in the payload the run
+ *   never started its tool and was not counted: the task is runnable again (see `TaskStore.releaseUnstarted`).
  * Retention: a task's events are deleted with the task (`expireDue`).
  */
 export type TaskEventKind = 'created' | 'status' | 'message' | 'attempt' | 'input' | 'expired' | 'released';
@@ -281,6 +282,17 @@ export interface TaskStore extends LedgerStore, KillSwitchStore {
    * Port addition (issue 11): the drain of a worker.
    */
   releaseLeases(leaseOwner: string, taskIds: readonly string[]): Promise<string[]>;
+
+  /**
+   * Give back the runs `leaseOwner` holds on `working` tasks among `taskIds` whose tool never started (a draining
+   * worker aborted them while they waited for a thread, or before it launched them): the run is not counted
+   * (`attempt -= 1`, never below 0) and lease and owner are cleared, so the task is runnable again like one never
+   * claimed — the next claim starts it with no recovery decision, whether or not its tool is safe to re-run, since
+   * nothing ran. One `released` event each (payload `{leaseOwner, unstarted: true}`), which wakes other workers.
+   * Returns the ids given back. Port addition (issue 22): a drain never turns a run that did not start into an
+   * `interrupted` failure elsewhere.
+   */
+  releaseUnstarted(leaseOwner: string, taskIds: readonly string[]): Promise<string[]>;
 
   /**
    * Atomically take over up to `limit` unexpired `working` tasks whose lease lapsed (`leaseExpiresAt <= now` on the

@@ -67,7 +67,8 @@ export function threadEnvironment(env: NodeJS.ProcessEnv): Record<string, string
  * once and never starts: its per-run state word decides, with the thread, which came first. A started run's tool
  * sees `ctx.signal` abort; if it has not returned `abortGraceMs` later, its thread is terminated (counted by
  * `threadTerminated`) and the run ends `aborted` — the caller settles the task exactly as for a tool that stopped in
- * time. Only such a thread is ever terminated, never one that is loading the tools.
+ * time. Only such a thread is ever terminated, never one that is loading the tools. A withdrawn run (a drain) ends
+ * `aborted` like an aborted one if it has not started, and goes on untouched if it has: the same state word decides.
  */
 export class IsolatedExecutor implements Executor {
   private readonly pool: WarmThreadPool;
@@ -102,9 +103,10 @@ export class IsolatedExecutor implements Executor {
     return this.pool.readiness();
   }
 
-  async execute(request: ExecutionRequest, host: ExecutionHost, signal: AbortSignal): Promise<ExecutionOutcome> {
+  async execute(request: ExecutionRequest, host: ExecutionHost, signal: AbortSignal, withdraw?: AbortSignal): Promise<ExecutionOutcome> {
     const aborted = (): ExecutionOutcome => ({ kind: 'aborted', reason: String(signal.reason) });
     if (signal.aborted) return aborted();
+    if (withdraw?.aborted) return { kind: 'aborted', reason: String(withdraw.reason) };
     const state = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
     const { port1, port2 } = new MessageChannel();
     const terminate = new AbortController();
@@ -125,6 +127,11 @@ export class IsolatedExecutor implements Executor {
       grace.unref();
     };
     signal.addEventListener('abort', onAbort, { once: true });
+    // Withdrawn: ends like an abort if it has not started; a started run goes on untouched.
+    const onWithdraw = (): void => {
+      if (Atomics.compareExchange(state, 0, RunState.pending, RunState.abortedBeforeStart) === RunState.pending) endBeforeStart({ kind: 'aborted', reason: String(withdraw?.reason) });
+    };
+    withdraw?.addEventListener('abort', onWithdraw, { once: true });
     const onMessage = (message: ThreadMessage): void => {
       if (message.op === 'started') host.started?.();
       else this.answer(message, host, port1);
@@ -150,6 +157,7 @@ export class IsolatedExecutor implements Executor {
     } finally {
       clearTimeout(grace);
       signal.removeEventListener('abort', onAbort);
+      withdraw?.removeEventListener('abort', onWithdraw);
       port1.close();
     }
   }

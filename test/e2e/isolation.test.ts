@@ -7,10 +7,13 @@
  * - waiting for a thread (queued, or while one loads the tools) is not charged to a run's runtime limit;
  * - the warm pool: `/readyz` reports it (with the hostile tools), and `serve` refuses to start when the tools cannot
  *   load in a thread.
+ * - drain: SIGTERM aborts started runs with `shutdown` and releases them, none reported failed; runs still waiting
+ *   for a thread are not started by the draining server but given back uncounted, and the next server runs them.
  * ISOLATION_CHURN_BURSTS (default 3) and ISOLATION_CHURN_TASKS (per burst, default 40) make the long variant.
  */
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { ensureBuilt, MAIN } from '../cli/support.js';
 import { metricValue } from '../ops/support.js';
 import { freePort, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
@@ -168,4 +171,59 @@ describe('isolated execution never takes the server down (issue 22)', () => {
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('cannot start the isolated executor: the tool modules failed to load in a worker thread: Error: this tool module refuses to load in a worker thread');
   }, 60_000);
+
+  it('SIGTERM while runs go: the drain aborts them with shutdown and releases them; none is reported failed; exit 0', async () => {
+    const dataDir = join(temp.dir, 'drain');
+    const server = await startServerProcess(dataDir, ['--no-builtins', '--tools', ISOLATION_TOOLS, '--drain-ms', '300', '--abort-grace-ms', '200', '--concurrency', '4']);
+    const taskIds = await Promise.all(Array.from({ length: 8 }, () => create(server.url, 'sleepy', { ms: 30_000 })));
+    await new Promise((r) => setTimeout(r, 500));
+    await server.stop();
+    expect(server.child.exitCode).toBe(0);
+    const store = openSqliteTaskStore({ path: join(dataDir, 'tasks.db') });
+    try {
+      const rows = await Promise.all(taskIds.map((taskId) => store.getUnscoped(taskId)));
+      expect(rows.map((row) => row?.status)).toEqual(taskIds.map(() => 'working'));
+      const released = new Set((await store.readEventsAfter(0, 10_000)).filter((event) => event.kind === 'released').map((event) => event.taskId));
+      for (const row of rows) if ((row?.attempt ?? 0) > 0) expect(released.has(row!.taskId)).toBe(true);
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+
+  it('SIGTERM while runs wait for a thread: a draining server starts none of them; it gives them back uncounted at once, lets the running one finish, and the next server runs them (a tool not safe to re-run)', async () => {
+    const dataDir = join(temp.dir, 'drain-waiting');
+    const log = join(temp.dir, 'drain-waiting.log');
+    // One warm thread; threads started on demand take 3 s to load, well inside the 10 s drain: without the withdrawal
+    // the waiting runs would start during the drain. `quick` is neither idempotent nor journaled.
+    const first = await startServerProcess(dataDir, ['--no-builtins', '--tools', THREAD_LOAD_TOOLS, '--min-threads', '1', '--concurrency', '3', '--drain-ms', '10000'], {
+      ISOLATION_TEST_LOAD_MS: '3000',
+      ISOLATION_TEST_FIRST_FAST: join(temp.dir, 'drain-waiting.marker'),
+    });
+    processes.push(first);
+    const running = await create(first.url, 'quick', { log, ms: 2_500 });
+    await eventually('the first run to start', () => runNotes<{ taskId: string }>(log).some((note) => note.taskId === running));
+    const waiting = [await create(first.url, 'quick', { log, ms: 50 }), await create(first.url, 'quick', { log, ms: 50 })];
+    const stopped = first.stop();
+    const store = openSqliteTaskStore({ path: join(dataDir, 'tasks.db') });
+    try {
+      // Given back while the drain still waits for the running one: not counted, no lease, runnable by anyone.
+      await eventually('the waiting runs to be given back', async () => {
+        const rows = await Promise.all(waiting.map((taskId) => store.getUnscoped(taskId)));
+        return rows.every((row) => row?.status === 'working' && row.attempt === 0 && row.leaseOwner === null && row.leaseExpiresAt === null);
+      }, 10_000);
+      expect(first.child.exitCode).toBeNull();
+      await stopped;
+      expect(first.child.exitCode).toBe(0);
+      // The started run finished within the drain.
+      expect(await store.getUnscoped(running)).toMatchObject({ status: 'completed', attempt: 1 });
+    } finally {
+      await store.close();
+    }
+    const second = await serve('drain-waiting', ['--tools', THREAD_LOAD_TOOLS, '--concurrency', '3']);
+    for (const taskId of waiting) expect((await pollModernTask(second.url, taskId, { timeoutMs: 30_000 })).status).toBe('completed');
+    // Each started once, in the second server; the draining one started none of them.
+    const starts = runNotes<{ event: string; taskId: string; pid: number }>(log).filter((note) => note.event === 'start' && waiting.includes(note.taskId));
+    expect(starts.map((note) => [note.taskId, note.pid])).toEqual(expect.arrayContaining(waiting.map((taskId) => [taskId, second.child.pid])));
+    expect(starts).toHaveLength(2);
+  }, 90_000);
 });

@@ -1,8 +1,8 @@
 /**
  * Issue 22: the isolated executor (real piscina threads, loading real tool modules from `dist/`) never terminates a
- * thread that loads the tools or a run that has not started, charges no warm-up to a run, and keeps every hostile
- * tool's damage to its own run. The end-to-end counterparts through `mcp-tasks serve` are in
- * test/e2e/isolation.test.ts.
+ * thread that loads the tools or a run that has not started (nor starts a run a drain withdrew), charges no warm-up
+ * to a run, and keeps every hostile tool's damage to its own run. The end-to-end counterparts through
+ * `mcp-tasks serve` are in test/e2e/isolation.test.ts.
  */
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -86,6 +86,25 @@ describe('IsolatedExecutor (issue 22)', () => {
     expect(after.kind).toBe('returned');
     expect(runNotes<Note>(log).filter((n) => n.event === 'start')).toHaveLength(1);
     expect(runs.every((run) => run.host.startedAt === undefined)).toBe(true);
+    expect(executor.terminated).toBe(0);
+  });
+
+  it('withdraw (a drain): a run still waiting for a thread ends aborted and never starts; a started run goes on and completes', async () => {
+    const log = join(temp.dir, 'withdraw.log');
+    const { executor } = start(THREAD_LOAD_TOOLS, { maxThreads: 1, minThreads: 1 });
+    await executor.warm(30_000);
+    const withdraw = new AbortController();
+    const started = testHost();
+    const waiting = testHost();
+    // One thread: the first run holds it for 600 ms, the second waits for it.
+    const first = executor.execute(request('quick', { log, ms: 600 }), started, new AbortController().signal, withdraw.signal);
+    const second = executor.execute(request('quick', { log, ms: 10 }), waiting, new AbortController().signal, withdraw.signal);
+    await eventually('the first run to start', () => started.startedAt !== undefined);
+    withdraw.abort('shutdown');
+    expect(await second).toEqual({ kind: 'aborted', reason: 'shutdown' });
+    expect((await first).kind).toBe('returned');
+    expect(waiting.startedAt).toBeUndefined();
+    expect(runNotes<Note>(log).filter((n) => n.event === 'start')).toHaveLength(1);
     expect(executor.terminated).toBe(0);
   });
 

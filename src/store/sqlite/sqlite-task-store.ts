@@ -479,12 +479,22 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   /** See {@link TaskStore.releaseLeases}: lapsed at the store clock's now, one `released` event each. */
-  async releaseLeases(leaseOwner: string, taskIds: readonly string[]): Promise<string[]> {
+  releaseLeases(leaseOwner: string, taskIds: readonly string[]): Promise<string[]> {
+    return this.release(leaseOwner, taskIds, false);
+  }
+
+  /** See {@link TaskStore.releaseUnstarted}: not counted, runnable again, one `released` event each. */
+  releaseUnstarted(leaseOwner: string, taskIds: readonly string[]): Promise<string[]> {
+    return this.release(leaseOwner, taskIds, true);
+  }
+
+  private async release(leaseOwner: string, taskIds: readonly string[], unstarted: boolean): Promise<string[]> {
     if (taskIds.length === 0) return [];
     const released = await this.committer.enqueue((events) => {
       const now = this.clock.now();
-      const rows = this.stmt.releaseLeases.all({ leaseOwner, taskIds: JSON.stringify(taskIds), now }) as Array<{ task_id: string }>;
-      for (const row of rows) this.append(events, row.task_id, 'released', 'working', now, { leaseOwner });
+      const params = { leaseOwner, taskIds: JSON.stringify(taskIds) };
+      const rows = (unstarted ? this.stmt.releaseUnstarted.all(params) : this.stmt.releaseLeases.all({ ...params, now })) as Array<{ task_id: string }>;
+      for (const row of rows) this.append(events, row.task_id, 'released', 'working', now, unstarted ? { leaseOwner, unstarted } : { leaseOwner });
       return new Set(rows.map((row) => row.task_id));
     });
     return taskIds.filter((id) => released.has(id));
