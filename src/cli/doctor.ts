@@ -1,11 +1,13 @@
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { StoreDiagnosis } from '../store/diagnosis.js';
+import type { ResolvedConfig } from './config/resolve.js';
 import { describeStore, resolveStoreSpec, type StoreSpec } from './store-spec.js';
 
 /**
- * `mcp-tasks doctor [--store URL]`: check a deployment's store from the outside, reading only (issue 11 item 10).
- * One line per finding, `ok` or `FAIL`; exit 0 when every finding is ok, 1 otherwise. What the next `serve` or
+ * `mcp-tasks doctor [--store URL] [--check-threads]`: check a deployment's store from the outside, reading only
+ * (issue 11 item 10), and on request whether the configured tools load in the isolated executor's threads (issue
+ * 22). One line per finding, `ok` or `FAIL`; exit 0 when every finding is ok, 1 otherwise. What the next `serve` or
  * `worker` start creates by itself — a SQLite file not made yet, an empty database, an older schema — is reported
  * `ok` with what will happen (issue 26 item 8); a newer schema than the code knows is a FAIL.
  */
@@ -21,7 +23,7 @@ export interface DoctorOptions {
 /** One line of the report. */
 export interface Finding {
   ok: boolean;
-  check: 'store' | 'schema' | 'clock' | 'tasks' | 'events' | 'processes' | 'settings' | 'secret';
+  check: 'store' | 'schema' | 'clock' | 'tasks' | 'events' | 'processes' | 'settings' | 'secret' | 'threads';
   message: string;
 }
 
@@ -83,22 +85,46 @@ export function findingsOf(d: StoreDiagnosis, maxSkewMs: number): Finding[] {
   return findings;
 }
 
+/** Longest the threads check waits for the warm pool (ms). */
+const THREADS_CHECK_TIMEOUT_MS = 60_000;
+
+/**
+ * The `threads` finding: start the isolated executor as `serve` would with `resolved` (its tools, warm pool and heap
+ * limit), wait for its warm pool, and report what it took — or why the tools do not load in a thread.
+ */
+export async function threadsFinding(resolved: ResolvedConfig): Promise<Finding> {
+  const { resolveSettings, startConfiguredExecutor } = await import('./settings.js');
+  const rssBefore = process.memoryUsage().rss;
+  try {
+    const settings = await resolveSettings({ ...resolved, config: { ...resolved.config, logLevel: 'silent' } });
+    const executor = await startConfiguredExecutor({ ...settings, executorMode: 'isolated' }, undefined, THREADS_CHECK_TIMEOUT_MS);
+    const readiness = executor.readiness?.();
+    const warm = readiness?.threads?.warm ?? 0;
+    const perThreadMb = Math.max(0, Math.round((process.memoryUsage().rss - rssBefore) / 2 ** 20 / Math.max(1, warm)));
+    await executor.close();
+    return { ok: true, check: 'threads', message: `${settings.tools.length} ${settings.tools.length === 1 ? 'tool loads' : 'tools load'} in a worker thread: ${warm} warm ${warm === 1 ? 'thread' : 'threads'}, ${readiness?.warmUpMs ?? '?'} ms each to start and load them, about ${perThreadMb} MB each (heap limit ${settings.threadHeapMb} MB)` };
+  } catch (error) {
+    return { ok: false, check: 'threads', message: (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? 'unknown error' };
+  }
+}
+
 /** Run the checks and print one line per finding; resolves with the exit code. */
-export async function doctor(options: DoctorOptions): Promise<number> {
+export async function doctor(options: DoctorOptions, threads?: ResolvedConfig): Promise<number> {
   const spec = resolveStoreSpec(options.store, process.env.MCP_TASKS_STORE, options.dataDir);
   const shown = describeStore(spec);
   let findings: Finding[];
   if (spec.kind === 'sqlite' && !existsSync(spec.path) && existsSync(dirname(spec.path))) {
     // Nothing to diagnose, nothing wrong: serve and worker create the file. A wrong path looks the same, so say it.
-    process.stdout.write(`ok    store     ${shown} does not exist yet: the first serve or worker start creates it (if you expected a store there, check the path)\n`);
-    return 0;
+    findings = [{ ok: true, check: 'store', message: `${shown} does not exist yet: the first serve or worker start creates it (if you expected a store there, check the path)` }];
+  } else {
+    try {
+      const diagnosis = await diagnose(spec);
+      findings = [{ ok: true, check: 'store', message: `${shown} is reachable` }, ...findingsOf(diagnosis, options.maxSkewMs)];
+    } catch (error) {
+      findings = [{ ok: false, check: 'store', message: `${shown} cannot be read: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}` }];
+    }
   }
-  try {
-    const diagnosis = await diagnose(spec);
-    findings = [{ ok: true, check: 'store', message: `${shown} is reachable` }, ...findingsOf(diagnosis, options.maxSkewMs)];
-  } catch (error) {
-    findings = [{ ok: false, check: 'store', message: `${shown} cannot be read: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}` }];
-  }
+  if (threads) findings.push(await threadsFinding(threads));
   for (const finding of findings) process.stdout.write(`${finding.ok ? 'ok  ' : 'FAIL'}  ${finding.check.padEnd(9)} ${finding.message}\n`);
   return findings.every((finding) => finding.ok) ? 0 : 1;
 }

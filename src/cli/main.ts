@@ -87,6 +87,8 @@ function withSharedOptions(command: Command): Command {
     .option('--instance-id <id>', 'stable id of this process in the registry and its leases; a restart under the same id takes over its tasks at once (default: <host>:serve:<port>, <host>:worker[:<health port>])')
     .option('--heartbeat-ms <ms>', 'process registry heartbeat; a process is gone, its leases released, after three missed (default 1000)')
     .option('--executor <mode>', 'how tools run: isolated (each run in a worker thread; a blocking tool cannot stall leases or HTTP answers) or in-process (on the event loop; tests and tiny tools) (default isolated)')
+    .option('--min-threads <n>', 'isolated executor: threads that load the tools at start and stay loaded (the warm pool); start waits for them (default 1)')
+    .option('--thread-heap-mb <mb>', 'isolated executor: heap limit of each tool thread; a tool that exceeds it fails its run, never the process (default 1024)')
     .option('--drain-ms <ms>', 'on SIGTERM, how long runs may finish before they are aborted (reason shutdown) and released (default 30000)')
     .option('--log-level <level>', 'pino log level (logs go to stderr) (default info)')
     .option('--otlp-endpoint <url>', 'export OpenTelemetry traces over OTLP/HTTP (JSON) to <url>/v1/traces (default: OTEL_EXPORTER_OTLP_ENDPOINT, else no tracing)')
@@ -194,8 +196,15 @@ program
   .option('--store <store>', 'postgres://… URL or SQLite file (default: MCP_TASKS_STORE, else <data-dir>/tasks.db)')
   .option('--data-dir <dir>', 'data directory of an embedded store', './data')
   .option('--max-skew-ms <ms>', 'largest tolerated difference between this host\'s clock and the database\'s', integerOption, 1000)
-  .action(async (options) => {
-    process.exitCode = await (await import('./doctor.js')).doctor(options);
+  .option('--check-threads', 'also start the isolated executor\'s warm pool with the configured tools (--config, environment, the flags below) and report whether they load in a worker thread, how long a thread takes and what it costs in memory')
+  .option('--config <file>', '--check-threads: configuration file (default: MCP_TASKS_CONFIG)')
+  .option('--tools <module>', '--check-threads: load tools from a module (repeatable)', collect)
+  .option('--no-builtins', '--check-threads: without the built-in tools')
+  .option('--fixtures <name>', '--check-threads: also the fixture tools ("conformance" or "verify")')
+  .option('--min-threads <n>', '--check-threads: threads of the warm pool (default 1)')
+  .option('--thread-heap-mb <mb>', '--check-threads: heap limit of each tool thread (default 1024)')
+  .action(async (options, command: Command) => {
+    process.exitCode = await (await import('./doctor.js')).doctor(options, options.checkThreads ? configOf(command) : undefined);
   });
 
 withConnectionOptions(program.command('call <tool>'))

@@ -15,7 +15,7 @@ import { rolloutGate } from '../ops/rollout/gate.js';
 import { createAdminApi } from '../ops/admin-api.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { resolveServeAuth, type ServeAuthOptions } from './serve-auth.js';
-import { createConfiguredExecutor, defaultInstanceId, describeDenied, enforceConfiguredPins, openConfiguredStore, registerCliProcess, registrationFailure, resolveSettings } from './settings.js';
+import { defaultInstanceId, describeDenied, describeExecutor, startConfiguredExecutor, enforceConfiguredPins, openConfiguredStore, registerCliProcess, registrationFailure, resolveSettings } from './settings.js';
 import { startProcessTracing } from './tracing-setup.js';
 import { shadowSettingsOf } from './shadow-settings.js';
 import { onShutdownSignal } from './shutdown.js';
@@ -107,19 +107,29 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
 
   const metrics = new TasksMetrics({ role: modes.worker ? 'serve' : 'api' });
   const traces = await startProcessTracing(resolved, modes.worker ? 'serve' : 'api');
+  // The warm pool loads the tools while the store opens; this process registers (takes work) only once both are ready.
+  const starting = startConfiguredExecutor(settings, metrics.workerObserver());
   const store = metrics.instrumentStore(
-    await openConfiguredStore(settings).catch((error: unknown) => {
+    await openConfiguredStore(settings).catch(async (error: unknown) => {
       listener?.close();
       auth.close();
+      await starting.then((executor) => executor.close(), () => undefined);
       throw error;
     }),
   );
+  const executor = await starting.catch(async (error: unknown) => {
+    listener?.close();
+    auth.close();
+    await store.close();
+    throw error;
+  });
   metrics.readInputsFrom(store);
   // stdio servers are spawned one per client, several on one store: each gets an id of its own (its pid).
   const instanceId = settings.instanceId ?? defaultInstanceId('serve', listener ? port : `stdio-${process.pid}`);
   const registration = await registerCliProcess(store, settings, options.worker ? 'serve' : 'api', instanceId, logger).catch(async (error: unknown) => {
     listener?.close();
     auth.close();
+    await executor.close();
     await store.close();
     throw registrationFailure(error);
   });
@@ -131,11 +141,11 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   }).catch(async (error: unknown) => {
     listener?.close();
     auth.close();
+    await executor.close();
     await registration.close();
     await store.close();
     throw new StartupError(`cannot agree on the server secret with store ${settings.storeShown}: ${error instanceof Error ? error.message : String(error)}`);
   });
-  const executor = createConfiguredExecutor(settings);
   const rollout = resolved.config.rollout ?? {};
   const killSwitch = new KillSwitchCache(store, logger, rollout.killSwitchRefreshMs);
   await killSwitch.start();
@@ -164,7 +174,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     logger,
   });
   let draining = false;
-  const probes: ProbeSources = { role: modes.worker ? 'serve' : 'api', instanceId, store, draining: () => draining, metrics, killSwitch };
+  const probes: ProbeSources = { role: modes.worker ? 'serve' : 'api', instanceId, store, draining: () => draining, metrics, killSwitch, executor };
   const deniedLines = describeDenied(settings);
   logger.info({ deniedPaths: deniedLines, skippedRoots: settings.skippedRoots }, 'server state is denied to tools and excluded from every root');
   const stop = async (): Promise<void> => {
@@ -237,7 +247,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
       (settings.skippedRoots.length > 0 ? `  skipped:  ${settings.skippedRoots.join(', ')}\n` : '') +
       `  auth:     ${auth.describe}\n` +
       `  at rest:  ${settings.encryptionShown}\n` +
-      `  executor: ${settings.executorMode}\n` +
+      `  executor: ${describeExecutor(settings, executor)}\n` +
       `  secret:   ${SECRET_SHOWN[agreed.source]}\n` +
       (auth.scopes.scopedTools().length > 0 ? `  scopes:   ${auth.scopes.scopedTools().map((name) => `${name} needs ${auth.scopes.toolScopes(name).join(' ')}`).join(', ')}\n` : '') +
       `  probes:   http://${shownHost}:${port}/healthz, /readyz, /metrics\n` +

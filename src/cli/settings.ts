@@ -3,10 +3,11 @@ import { existsSync, realpathSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { serverStatePaths, type ServerStatePath } from '../core/confinement.js';
-import { DEFAULT_DRAIN_MS, resolveLimits, type TasksServerLimits } from '../core/limits.js';
+import { DEFAULT_DRAIN_MS, DEFAULT_MIN_THREADS, DEFAULT_THREAD_HEAP_MB, resolveLimits, type TasksServerLimits } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import type { TaskStore } from '../core/store.js';
 import type { Executor } from '../core/executor.js';
+import type { WorkerObserver } from '../core/worker-observer.js';
 import type { AnyToolDefinition } from '../core/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { InProcessExecutor } from '../execution/in-process-executor.js';
@@ -68,6 +69,10 @@ export interface ResolvedSettings {
   drainMs: number;
   /** `--executor`. */
   executorMode: 'isolated' | 'in-process';
+  /** `--min-threads`: the isolated executor's warm pool. */
+  minThreads: number;
+  /** `--thread-heap-mb`: heap limit of each tool thread. */
+  threadHeapMb: number;
   /**
    * Digest of what must agree across every process of a deployment: roots, writable roots, tool names, the limits
    * a run is held to, and the at-rest key id (see {@link settingsDigest}).
@@ -230,6 +235,8 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
     instanceId: config.instanceId,
     secret: config.secret,
     executorMode: config.executor ?? 'isolated',
+    minThreads: config.minThreads ?? DEFAULT_MIN_THREADS,
+    threadHeapMb: config.threadHeapMb ?? DEFAULT_THREAD_HEAP_MB,
     settingsDigest: settingsDigest({ roots, writableRoots, tools, limits: resolveLimits(limits), keyId: encryption instanceof AesGcmFieldCipher ? encryption.keyId : null }),
     heartbeatMs: config.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
   };
@@ -290,20 +297,43 @@ export function defaultInstanceId(role: 'serve' | 'worker', port?: number | stri
   return [hostname(), role, ...(port === undefined ? [] : [String(port)])].join(':');
 }
 
+/** Longest `serve` and `worker` wait at start for the warm pool to load the tools (ms). */
+const WARM_UP_TIMEOUT_MS = 120_000;
+
 /**
- * The executor `--executor` names, for the resolved tools: `isolated` loads the same tool sources in each thread
- * of a pool sized for the worker's slots plus inline calls; `in-process` runs them on this loop.
+ * The executor `--executor` names, for the resolved tools, ready to run: `isolated` loads the same tool sources in
+ * each thread of a pool sized for the worker's slots plus inline calls, and resolves once its warm pool
+ * (`--min-threads`) has loaded them; `in-process` runs them on this loop. `observer` counts terminated threads.
+ * @throws StartupError (exit 1) when the tool modules fail to load in a thread, or do not load in `warmUpTimeoutMs`.
  */
-export function createConfiguredExecutor(settings: ResolvedSettings): Executor {
+export async function startConfiguredExecutor(settings: ResolvedSettings, observer?: WorkerObserver, warmUpTimeoutMs = WARM_UP_TIMEOUT_MS): Promise<Executor> {
   if (settings.executorMode === 'in-process') return new InProcessExecutor(new ToolRegistry(settings.tools));
   const limits = resolveLimits(settings.limits);
-  return new IsolatedExecutor({
+  const executor = new IsolatedExecutor({
     sources: settings.toolSources,
     moduleOptions: { roots: settings.roots, writableRoots: settings.writableRoots, deniedPaths: settings.deniedPaths },
     maxThreads: limits.concurrency + INLINE_THREADS,
+    minThreads: settings.minThreads,
+    threadHeapMb: settings.threadHeapMb,
     abortGraceMs: limits.abortGraceMs,
     logger: settings.logger,
+    ...(observer ? { observer } : {}),
   });
+  try {
+    await executor.warm(warmUpTimeoutMs);
+  } catch (error) {
+    await executor.close();
+    throw new StartupError(`cannot start the isolated executor: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return executor;
+}
+
+/** How the executor is described at start: its mode and, when isolated, its warm pool. */
+export function describeExecutor(settings: Pick<ResolvedSettings, 'executorMode' | 'threadHeapMb'>, executor: Executor): string {
+  const readiness = executor.readiness?.();
+  if (settings.executorMode === 'in-process' || !readiness?.threads) return settings.executorMode;
+  const { threads } = readiness;
+  return `isolated (${threads.warm} warm ${threads.warm === 1 ? 'thread' : 'threads'} of at most ${threads.max}, tools loaded in ${readiness.warmUpMs ?? '?'} ms each; heap limit ${settings.threadHeapMb} MB per thread)`;
 }
 
 /** Threads of the isolated pool beyond the worker's slots, for inline (non-task) calls. */

@@ -5,7 +5,7 @@ import { TasksMetrics } from '../ops/metrics.js';
 import { handleProbe, type ProbeSources } from '../ops/probes.js';
 import { KillSwitchCache } from '../ops/rollout/kill-switch.js';
 import type { ResolvedConfig } from './config/resolve.js';
-import { createConfiguredExecutor, defaultInstanceId, describeDenied, enforceConfiguredPins, openConfiguredStore, registerCliProcess, registrationFailure, resolveSettings } from './settings.js';
+import { defaultInstanceId, describeDenied, describeExecutor, startConfiguredExecutor, enforceConfiguredPins, openConfiguredStore, registerCliProcess, registrationFailure, resolveSettings } from './settings.js';
 import { startProcessTracing } from './tracing-setup.js';
 import { shadowSettingsOf } from './shadow-settings.js';
 import { onShutdownSignal } from './shutdown.js';
@@ -49,7 +49,18 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
   const metrics = new TasksMetrics({ role: 'worker' });
   const traces = await startProcessTracing(resolved, 'worker');
   const shadow = shadowSettingsOf(resolved, tools);
-  const store = metrics.instrumentStore(await openConfiguredStore(settings));
+  // The warm pool loads the tools while the store opens; the worker registers (takes work) only once both are ready.
+  const starting = startConfiguredExecutor(settings, metrics.workerObserver());
+  const store = metrics.instrumentStore(
+    await openConfiguredStore(settings).catch(async (error: unknown) => {
+      await starting.then((executor) => executor.close(), () => undefined);
+      throw error;
+    }),
+  );
+  const executor = await starting.catch(async (error: unknown) => {
+    await store.close();
+    throw error;
+  });
   const instanceId = settings.instanceId ?? defaultInstanceId('worker', options.healthPort);
   const registration = await (async () => {
     const api = await apiWithOtherSettings(store, settings.settingsDigest);
@@ -60,10 +71,10 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
     }
     return registerCliProcess(store, settings, 'worker', instanceId, logger);
   })().catch(async (error: unknown) => {
+    await executor.close();
     await store.close();
     throw registrationFailure(error);
   });
-  const executor = createConfiguredExecutor(settings);
   const handle = await createTaskWorker({
     observer: metrics.workerObserver(),
     ...(traces.runTracer ? { tracer: traces.runTracer } : {}),
@@ -81,7 +92,7 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
   // A worker obeys no kill switch (it finishes what was created) but reports it, so one probe shows the rollout state.
   const killSwitch = new KillSwitchCache(store, logger, resolved.config.rollout?.killSwitchRefreshMs);
   await killSwitch.start();
-  const probes: ProbeSources = { role: 'worker', instanceId: handle.instanceId, store, draining: () => draining, metrics, killSwitch };
+  const probes: ProbeSources = { role: 'worker', instanceId: handle.instanceId, store, draining: () => draining, metrics, killSwitch, executor };
   const health =
     options.healthPort === undefined
       ? undefined
@@ -113,7 +124,7 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
       `  writable: ${settings.writableRoots.join(', ') || '(none)'}\n` +
       `  denied:   ${deniedLines.join(',\n            ')}\n` +
       `  at rest:  ${settings.encryptionShown}\n` +
-      `  executor: ${settings.executorMode}\n` +
+      `  executor: ${describeExecutor(settings, executor)}\n` +
       `  tracing:  ${traces.describe}\n` +
       `  health:   ${healthPort === undefined ? 'off (--health-port N serves GET /healthz, /readyz, /metrics)' : `http://${options.healthHost}:${healthPort}/healthz, /readyz, /metrics`}\n`,
   );

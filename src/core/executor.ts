@@ -15,11 +15,30 @@ export interface Executor {
    * the tool did: every ending is an {@link ExecutionOutcome}. `signal` aborts the run with a reason (`cancelled`,
    * `expired`, `runtime_limit`, `lease_lost`, `shutdown`, …) that the tool sees as `ctx.signal.reason`; a run whose
    * signal was aborted ends `aborted` whatever the tool returned afterwards, so its outcome can never be recorded.
+   * A run whose signal aborts before it started (still waiting for a thread, say) never starts: it ends `aborted`
+   * at once, and `host.started` is never called. `withdraw` takes back a run only if it has not started: aborted
+   * before the tool started, the run ends `aborted` (with `withdraw.reason`) and never starts; aborted later, it has
+   * no effect and the tool runs on (a draining worker starts no new tool but lets running ones finish, issue 22).
    * @throws only for a broken call of the port (an unknown tool name is the caller's bug: it checks first).
    */
-  execute(request: ExecutionRequest, host: ExecutionHost, signal: AbortSignal): Promise<ExecutionOutcome>;
+  execute(request: ExecutionRequest, host: ExecutionHost, signal: AbortSignal, withdraw?: AbortSignal): Promise<ExecutionOutcome>;
   /** Release what the executor holds (threads, processes); runs still in progress are aborted first by their owners. */
   close(): Promise<void>;
+  /** Whether it can start runs now (`/readyz`, `mcp-tasks doctor`); absent = always ready (nothing to load). */
+  readiness?(): ExecutorReadiness;
+}
+
+/**
+ * How an executor stands. The isolated executor is ready while at least one thread is warm (has loaded the tools)
+ * and none failed to load them; `threads` counts its pool's threads now and its bounds, `warmUpMs` is the median
+ * time a thread took to load the tools, `error` the last loader error.
+ */
+export interface ExecutorReadiness {
+  ready: boolean;
+  mode: 'isolated' | 'in-process';
+  threads?: { warm: number; loading: number; failed: number; min: number; max: number };
+  warmUpMs?: number;
+  error?: string;
 }
 
 /** One run of a tool, JSON-serialisable. */
@@ -51,6 +70,11 @@ export interface ExecutionLogEntry {
  * Arguments and results are JSON.
  */
 export interface ExecutionHost {
+  /**
+   * The run has started: the tool's code runs from now on (after any wait for a free thread and its warm-up, which
+   * are not the tool's time). The worker arms the runtime limit here. Not called for a run aborted before it started.
+   */
+  started?(): void;
   /** `ctx.setStatus` (the host sanitises: control characters stripped, 512 characters, secrets redacted). */
   setStatus(message: string): void;
   /** `ctx.progress`, already formatted as its statusMessage (`"<message> (done/total)"`). */

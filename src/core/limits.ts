@@ -112,6 +112,17 @@ export interface TasksServerLimits {
  */
 export const DEFAULT_DRAIN_MS = 30 * SECOND;
 
+/**
+ * Threads of the isolated executor's warm pool (`--min-threads`): loaded with the tools when the process starts and
+ * kept loaded. Each costs about 24 MB of RSS and 0.7 s of CPU (most of a second on two busy cores) to load the
+ * built-in tools (bench/results/2026-12-05-isolation.md), at every start of every `serve` and `worker`, so the default
+ * is one; more threads load on demand, off the runs' clock, and the idle ones retire after a minute.
+ */
+export const DEFAULT_MIN_THREADS = 1;
+
+/** Heap limit of each tool thread of the isolated executor (MB, `--thread-heap-mb`). */
+export const DEFAULT_THREAD_HEAP_MB = 1024;
+
 /** Defaults of {@link TasksServerLimits}. */
 export const DEFAULT_LIMITS: Readonly<TasksServerLimits> = Object.freeze({
   concurrency: 16,

@@ -16,6 +16,11 @@ export interface WorkerObserver {
   orphanRecovered?(outcome: 'rerun' | 'interrupted' | 'attempts_exhausted'): void;
   /** A cancellation reached a running tool's `ctx.signal`. */
   cancelDelivered?(tool: string): void;
+  /**
+   * The isolated executor terminated the thread of a started run of `tool` that had not stopped `abortGraceMs`
+   * after its signal aborted (a tool that ignores its signal, or blocks its thread).
+   */
+  threadTerminated?(tool: string): void;
   /** Shadow mode compared a task with its job (`error`: the adapter failed). */
   shadowChecked?(tool: string, result: 'match' | 'mismatch' | 'error'): void;
   /** Shadow mode recorded a difference (once per run, phase and pair of states). */

@@ -29,14 +29,16 @@ export class ParkedForInput extends Error {
 export class InProcessExecutor implements Executor {
   constructor(private readonly tools: ToolRegistry) {}
 
-  async execute(request: ExecutionRequest, host: ExecutionHost, signal: AbortSignal): Promise<ExecutionOutcome> {
+  async execute(request: ExecutionRequest, host: ExecutionHost, signal: AbortSignal, withdraw?: AbortSignal): Promise<ExecutionOutcome> {
     const tool = this.tools.get(request.toolName);
     if (!tool) throw new TasksError(ErrorCode.InternalError, `Tool ${request.toolName} is not loaded by this executor`);
+    // The tool starts synchronously below: only a run aborted or withdrawn before this call never starts.
+    if (signal.aborted) return { kind: 'aborted', reason: String(signal.reason) };
+    if (withdraw?.aborted) return { kind: 'aborted', reason: String(withdraw.reason) };
     // The run's own signal: aborted by the caller's, or by this executor when the run parks.
     const controller = new AbortController();
     const follow = (): void => controller.abort(signal.reason);
-    if (signal.aborted) follow();
-    else signal.addEventListener('abort', follow, { once: true });
+    signal.addEventListener('abort', follow, { once: true });
     let parked = false;
     const logger = hostLogger(host, request.logFields);
     const context = createToolContext({
@@ -58,6 +60,7 @@ export class InProcessExecutor implements Executor {
       ...(tool.operations ? { operations: tool.operations } : {}),
     });
     let outcome: ExecutionOutcome;
+    host.started?.();
     try {
       const args = tool.inputSchema.parse(request.arguments);
       outcome = { kind: 'returned', result: toCallToolResult(tool, await tool.run(args, context)) };

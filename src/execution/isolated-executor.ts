@@ -1,17 +1,16 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { MessageChannel, type MessagePort } from 'node:worker_threads';
-import { Piscina } from 'piscina';
+import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { TasksError } from '../core/errors.js';
 import { StoreError } from '../core/store-error.js';
-import type { ExecutionHost, ExecutionOutcome, ExecutionRequest, Executor } from '../core/executor.js';
+import type { ExecutionHost, ExecutionOutcome, ExecutionRequest, Executor, ExecutorReadiness } from '../core/executor.js';
+import { DEFAULT_MIN_THREADS, DEFAULT_THREAD_HEAP_MB } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import type { JsonValue } from '../core/task.js';
 import type { OperationSettlement } from '../core/ledger.js';
 import type { ElicitRequest, OperationSpec } from '../core/tool.js';
 import type { ToolModuleOptions, ToolSource } from '../core/tool-source.js';
-import type { CrossedError, HostMethod, HostReply, ThreadMessage } from './isolated-messages.js';
-import type { ThreadTask } from './isolated-thread.js';
+import type { WorkerObserver } from '../core/worker-observer.js';
+import { RunState, type CrossedError, type HostMethod, type HostReply, type ThreadMessage } from './isolated-messages.js';
+import { WarmThreadPool } from './thread-pool.js';
 
 /** Options of an {@link IsolatedExecutor}. */
 export interface IsolatedExecutorOptions {
@@ -21,75 +20,169 @@ export interface IsolatedExecutorOptions {
   /** Threads at most (one run per thread): the worker's concurrency plus room for inline calls. */
   maxThreads: number;
   /**
-   * How long a run whose signal was aborted (cancel, runtime limit, TTL, lost lease, drain) may take to return
-   * before its thread is terminated (ms). @defaultValue `DEFAULT_LIMITS.abortGraceMs`
+   * Threads that load the tools when the executor is created and stay loaded (the warm pool); more load on demand,
+   * up to `maxThreads`, and a run waits for one without that time counting as its own.
+   * @defaultValue {@link DEFAULT_MIN_THREADS} (at most `maxThreads`)
+   */
+  minThreads?: number;
+  /**
+   * How long a started run whose signal was aborted (cancel, runtime limit, TTL, lost lease, drain) may take to
+   * return before its thread is terminated (ms). @defaultValue `DEFAULT_LIMITS.abortGraceMs`
    */
   abortGraceMs: number;
+  /** Heap limit of each thread (MB): a tool that exceeds it fails its run. @defaultValue {@link DEFAULT_THREAD_HEAP_MB} */
+  threadHeapMb?: number;
+  /** The threads' environment. @defaultValue `threadEnvironment(process.env)`: without the server's own secrets */
+  env?: Record<string, string>;
   logger: Logger;
+  /** piscina's `atomics` mode, for the benchmark only (see `WarmThreadPoolSettings.atomics`). @defaultValue `disabled` */
+  atomics?: 'disabled' | 'sync';
+  /** Told about terminated threads (`threadTerminated`, the metric `mcp_tasks_thread_terminations_total`). */
+  observer?: Pick<WorkerObserver, 'threadTerminated'>;
 }
 
+/** Longest {@link IsolatedExecutor.close} waits for threads still loading the tools before it ends them (ms). */
+const CLOSE_LOAD_WAIT_MS = 10_000;
+
 /**
- * The thread module: next to this file when running the build; from `dist/` when this module runs as TypeScript
- * source (the test runner), since a worker thread cannot load `.ts`.
+ * The environment of the tool threads: the server's, less what is the server's own secret — every `MCP_TASKS_*`
+ * variable (the secret, the at-rest keys, the store URL with its password, tokens), the PostgreSQL password
+ * variables the store driver reads, and OTLP exporter headers (which carry collector credentials).
  */
-function threadModule(): string {
-  const beside = new URL('./isolated-thread.js', import.meta.url);
-  if (existsSync(fileURLToPath(beside))) return beside.href;
-  return new URL('../../dist/execution/isolated-thread.js', import.meta.url).href;
+export function threadEnvironment(env: NodeJS.ProcessEnv): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || /^MCP_TASKS_/i.test(name) || /^PGPASS(WORD|FILE)$/i.test(name) || /^OTEL_EXPORTER_OTLP(_TRACES)?_HEADERS$/i.test(name)) continue;
+    kept[name] = value;
+  }
+  return kept;
 }
 
 /**
- * The {@link Executor} that runs each tool call in a worker thread of a `piscina` pool (issue 11 item 2): the event
- * loop that renews leases, delivers cancellation and answers HTTP never waits on tool code, however long a tool
- * computes or blocks. Threads load the tools from their {@link ToolSource}s; `ctx` operations are messages to the
- * host (see `isolated-messages.ts`). When the run's signal aborts, the tool sees `ctx.signal` abort; if it has not
- * returned `abortGraceMs` later, its thread is terminated and the run ends `aborted` — the caller settles the task
- * exactly as it would have for a tool that stopped in time.
+ * The {@link Executor} that runs each tool call in a worker thread of a warm piscina pool (issue 11 item 2, issue
+ * 22): the event loop that renews leases, delivers cancellation and answers HTTP never waits on tool code, however
+ * long a tool computes or blocks, and nothing a tool does in its thread ends the process (see `isolated-thread.ts`).
+ *
+ * A run's abort reaches it wherever it is. A run that has not started (it waits for a warm thread) ends `aborted` at
+ * once and never starts: its per-run state word decides, with the thread, which came first. A started run's tool
+ * sees `ctx.signal` abort; if it has not returned `abortGraceMs` later, its thread is terminated (counted by
+ * `threadTerminated`) and the run ends `aborted` — the caller settles the task exactly as for a tool that stopped in
+ * time. Only such a thread is ever terminated, never one that is loading the tools. A withdrawn run (a drain) ends
+ * `aborted` like an aborted one if it has not started, and goes on untouched if it has: the same state word decides.
  */
 export class IsolatedExecutor implements Executor {
-  private readonly pool: Piscina<ThreadTask, ExecutionOutcome>;
-  /** Runs whose thread was terminated after the grace period (for tests and metrics). */
+  private readonly pool: WarmThreadPool;
+  /** Runs whose thread was terminated after the grace period (for tests; the metric counts the same). */
   terminated = 0;
+  private readonly heapMb: number;
 
   constructor(private readonly options: IsolatedExecutorOptions) {
-    this.pool = new Piscina({ filename: threadModule(), minThreads: 1, maxThreads: Math.max(1, options.maxThreads), idleTimeout: 60_000 });
+    this.heapMb = options.threadHeapMb ?? DEFAULT_THREAD_HEAP_MB;
+    this.pool = new WarmThreadPool({
+      sources: options.sources,
+      moduleOptions: options.moduleOptions,
+      minThreads: options.minThreads ?? DEFAULT_MIN_THREADS,
+      maxThreads: options.maxThreads,
+      threadHeapMb: this.heapMb,
+      env: options.env ?? threadEnvironment(process.env),
+      logger: options.logger,
+      ...(options.atomics ? { atomics: options.atomics } : {}),
+    });
   }
 
-  async execute(request: ExecutionRequest, host: ExecutionHost, signal: AbortSignal): Promise<ExecutionOutcome> {
-    if (signal.aborted) return { kind: 'aborted', reason: String(signal.reason) };
+  /**
+   * Resolve once the warm pool has loaded the tools in every one of its `minThreads` threads (`serve` and `worker`
+   * wait for it before they take work).
+   * @throws Error naming the loader's error when a thread cannot load the tools, or after `timeoutMs`.
+   */
+  warm(timeoutMs: number): Promise<void> {
+    return this.pool.warm(timeoutMs);
+  }
+
+  readiness(): ExecutorReadiness {
+    return this.pool.readiness();
+  }
+
+  async execute(request: ExecutionRequest, host: ExecutionHost, signal: AbortSignal, withdraw?: AbortSignal): Promise<ExecutionOutcome> {
+    const aborted = (): ExecutionOutcome => ({ kind: 'aborted', reason: String(signal.reason) });
+    if (signal.aborted) return aborted();
+    if (withdraw?.aborted) return { kind: 'aborted', reason: String(withdraw.reason) };
+    const state = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
     const { port1, port2 } = new MessageChannel();
     const terminate = new AbortController();
     let grace: NodeJS.Timeout | undefined;
+    let endBeforeStart: (outcome: ExecutionOutcome) => void = () => {};
+    const beforeStart = new Promise<ExecutionOutcome>((resolve) => (endBeforeStart = resolve));
     const onAbort = (): void => {
+      if (Atomics.compareExchange(state, 0, RunState.pending, RunState.abortedBeforeStart) === RunState.pending) {
+        // Not started: it ends now, and its thread (if it ever gets it) skips it. Nothing is terminated.
+        endBeforeStart(aborted());
+        return;
+      }
       port1.postMessage({ op: 'abort', reason: String(signal.reason) } satisfies HostReply);
-      grace = setTimeout(() => terminate.abort('abort grace elapsed'), this.options.abortGraceMs);
+      grace = setTimeout(() => {
+        // A run that ended has stopped in time, even if this loop has not read its outcome yet.
+        if (Atomics.load(state, 0) !== RunState.ended) terminate.abort('abort grace elapsed');
+      }, this.options.abortGraceMs);
       grace.unref();
     };
     signal.addEventListener('abort', onAbort, { once: true });
-    port1.on('message', (message: ThreadMessage) => this.answer(message, host, port1));
-    const task: ThreadTask = { sources: [...this.options.sources], moduleOptions: this.options.moduleOptions, request, port: port2 };
+    // Withdrawn: ends like an abort if it has not started; a started run goes on untouched.
+    const onWithdraw = (): void => {
+      if (Atomics.compareExchange(state, 0, RunState.pending, RunState.abortedBeforeStart) === RunState.pending) endBeforeStart({ kind: 'aborted', reason: String(withdraw?.reason) });
+    };
+    withdraw?.addEventListener('abort', onWithdraw, { once: true });
+    const onMessage = (message: ThreadMessage): void => {
+      if (message.op === 'started') host.started?.();
+      else this.answer(message, host, port1);
+    };
+    port1.on('message', onMessage);
+    // The outcome comes on piscina's port; what the tool sent on the run's port before it ended (its start, its last
+    // status, log lines) is already queued on ours: take it before the port closes.
+    const drainPort = (): void => {
+      for (let queued = receiveMessageOnPort(port1); queued; queued = receiveMessageOnPort(port1)) onMessage(queued.message as ThreadMessage);
+    };
+    const run = this.pool.piscina.run({ request, state, port: port2 }, { transferList: [port2], signal: terminate.signal }).then(
+      (outcome) => {
+        drainPort();
+        return signal.aborted ? aborted() : outcome;
+      },
+      (error: unknown) => {
+        drainPort();
+        return this.ended(error, request, signal, terminate.signal);
+      },
+    );
     try {
-      const outcome = await this.pool.run(task, { transferList: [port2], signal: terminate.signal });
-      return signal.aborted ? { kind: 'aborted', reason: String(signal.reason) } : outcome;
-    } catch (error) {
-      if (terminate.signal.aborted) {
-        this.terminated += 1;
-        this.options.logger.warn({ ...request.logFields, reason: String(signal.reason), abortGraceMs: this.options.abortGraceMs }, 'tool ignored its abort signal; its thread was terminated');
-        return { kind: 'aborted', reason: String(signal.reason) };
-      }
-      if (signal.aborted) return { kind: 'aborted', reason: String(signal.reason) };
-      // The thread died under the tool (a crash, an out-of-memory, process.exit in the tool): a crash of the run.
-      this.options.logger.error({ ...request.logFields, err: error }, 'tool thread failed');
-      return { kind: 'crashed', message: `Internal error in tool ${request.toolName}` };
+      return await Promise.race([run, beforeStart]);
     } finally {
       clearTimeout(grace);
       signal.removeEventListener('abort', onAbort);
+      withdraw?.removeEventListener('abort', onWithdraw);
       port1.close();
     }
   }
 
+  /** The outcome of a run whose thread ended under it (see the class comment). */
+  private ended(error: unknown, request: ExecutionRequest, signal: AbortSignal, terminated: AbortSignal): ExecutionOutcome {
+    const { logger } = this.options;
+    const aborted: ExecutionOutcome = { kind: 'aborted', reason: String(signal.reason) };
+    if (terminated.aborted) {
+      this.terminated += 1;
+      this.options.observer?.threadTerminated?.(request.toolName);
+      logger.warn({ ...request.logFields, reason: String(signal.reason), abortGraceMs: this.options.abortGraceMs }, 'tool ignored its abort signal; its thread was terminated');
+      return aborted;
+    }
+    if (signal.aborted) return aborted;
+    if ((error as { code?: unknown } | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY') {
+      logger.error({ ...request.logFields, threadHeapMb: this.heapMb }, 'tool ran out of memory in its thread; the thread is replaced');
+      return { kind: 'crashed', message: `Tool ${request.toolName} ran out of memory (its thread's heap limit is ${this.heapMb} MB); only this run failed` };
+    }
+    logger.error({ ...request.logFields, err: error }, 'tool thread failed');
+    return { kind: 'crashed', message: `Tool ${request.toolName} failed: its thread stopped unexpectedly; only this run failed` };
+  }
+
   /** Answer one context operation of a running tool on `port`. */
-  private answer(message: ThreadMessage, host: ExecutionHost, port: MessagePort): void {
+  private answer(message: Exclude<ThreadMessage, { op: 'started' }>, host: ExecutionHost, port: MessagePort): void {
     if (message.op === 'setStatus') host.setStatus(message.message);
     else if (message.op === 'progress') host.progress(message.done, message.total, message.message);
     else if (message.op === 'log') host.log(message.entry);
@@ -113,9 +206,9 @@ export class IsolatedExecutor implements Executor {
     }
   }
 
-  /** End the pool's threads (runs in progress were aborted by their owners first). */
+  /** End the pool's threads (runs in progress were aborted by their owners first); threads still loading finish first. */
   async close(): Promise<void> {
-    await this.pool.destroy();
+    await this.pool.close(CLOSE_LOAD_WAIT_MS);
   }
 }
 

@@ -1,17 +1,26 @@
-import type { ExecutionLogEntry } from '../core/executor.js';
+import type { MessagePort } from 'node:worker_threads';
+import type { ExecutionLogEntry, ExecutionRequest } from '../core/executor.js';
 import type { StoreErrorCode } from '../core/store-error.js';
 import type { JsonValue } from '../core/task.js';
+import type { ToolModuleOptions, ToolSource } from '../core/tool-source.js';
 
 /**
- * The messages between an {@link IsolatedExecutor} and the thread that runs one tool call, over the call's own
- * `MessagePort`. Everything is structured-cloneable JSON; a thread never sees a store, a lease or a socket.
+ * The messages between an {@link IsolatedExecutor} and its threads. Per run, over the run's own `MessagePort`:
+ * context operations, the run's start and its abort. Per thread, over the thread's `parentPort` (the pool's
+ * `message` event): the outcome of its warm-up and errors thrown by tool callbacks outside any run. Everything
+ * is structured-cloneable JSON (and one shared state word per run); a thread never sees a store, a lease or a socket.
  */
 
 /** The context operations that wait for the host's answer. */
 export type HostMethod = 'getStep' | 'putStep' | 'getOwnerState' | 'putOwnerState' | 'elicit' | 'openOperation' | 'settleOperation';
 
-/** Thread → host: a context operation of the running tool. `call`s are answered by a {@link HostReply} with the same `id`. */
+/**
+ * Thread → host, on a run's port: `started` once the run has started (the tool's code runs from now on; the host
+ * arms the runtime limit), then the context operations of the running tool. `call`s are answered by a
+ * {@link HostReply} with the same `id`.
+ */
 export type ThreadMessage =
+  | { op: 'started' }
   | { op: 'setStatus'; message: string }
   | { op: 'progress'; done: number; total: number | undefined; message: string }
   | { op: 'log'; entry: ExecutionLogEntry }
@@ -28,8 +37,57 @@ export interface CrossedError {
   storeCode?: StoreErrorCode;
 }
 
-/** Host → thread: the answer of a `call`, or the run's abort (the tool sees `ctx.signal.reason`). */
+/** Host → thread, on a run's port: the answer of a `call`, or the run's abort (the tool sees `ctx.signal.reason`). */
 export type HostReply =
   | { op: 'reply'; id: number; ok: true; value: JsonValue | undefined }
   | { op: 'reply'; id: number; ok: false; error: CrossedError }
   | { op: 'abort'; reason: string };
+
+/**
+ * Thread → host, on the thread's `parentPort`: the warm-up ended (`ok`: the tools are loaded and the thread takes
+ * runs; else `error`, the loader's message), or a tool callback threw while no run of that tool was in progress
+ * (`tool`: the tool whose run scheduled it, when known). `threadId` is the thread's `threadId`.
+ */
+export type ThreadReport =
+  | { mcpTasksThread: 'warm'; threadId: number; ok: true; ms: number; tools: number }
+  | { mcpTasksThread: 'warm'; threadId: number; ok: false; ms: number; error: string }
+  | { mcpTasksThread: 'stray-error'; threadId: number; tool: string | undefined; error: string };
+
+/** What every thread of a pool is started with (`workerData`): where it loads the tools from, once. */
+export interface ThreadWarmData {
+  sources: ToolSource[];
+  moduleOptions: ToolModuleOptions;
+}
+
+/**
+ * The per-run state word (an `Int32Array` over a `SharedArrayBuffer` of one element), moved by
+ * `Atomics.compareExchange` on both sides, so a run is either started by its thread or aborted before it started,
+ * never both: the thread moves `pending → started` before it runs the tool; the host moves `pending → aborted` when
+ * the run's signal aborts first (the run then ends at once, and the thread skips it when it gets it). The thread
+ * moves `started → ended` as soon as the run's outcome is decided: a host whose event loop was too busy to read the
+ * outcome before the abort grace elapsed sees that the tool did stop, and does not terminate its thread.
+ */
+export const RunState = { pending: 0, started: 1, abortedBeforeStart: 2, ended: 3 } as const;
+
+/** One run handed to a thread. */
+export interface ThreadTask {
+  request: ExecutionRequest;
+  /** This run's {@link RunState} word. */
+  state: Int32Array;
+  /** This run's end of a `MessageChannel` (transferred). */
+  port: MessagePort;
+}
+
+/**
+ * A task with no run, posted to the pool when a thread turns warm while runs wait: piscina hands queued runs out only
+ * when a thread becomes ready or finishes a task, and counts the threads it starts with as ready at once, before they
+ * loaded anything. This task's end makes it look at its queue again.
+ */
+export interface ThreadNudge {
+  nudge: true;
+}
+
+/** Whether a message on a thread's `parentPort` is one of ours (piscina sends its own there too). */
+export function isThreadReport(message: unknown): message is ThreadReport {
+  return typeof message === 'object' && message !== null && 'mcpTasksThread' in message;
+}

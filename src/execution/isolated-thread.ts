@@ -1,47 +1,114 @@
-import type { MessagePort } from 'node:worker_threads';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { parentPort, threadId, workerData } from 'node:worker_threads';
 import { TasksError } from '../core/errors.js';
 import { StoreError } from '../core/store-error.js';
-import type { ExecutionHost, ExecutionOutcome, ExecutionRequest } from '../core/executor.js';
+import type { ExecutionHost, ExecutionOutcome } from '../core/executor.js';
 import type { JsonValue } from '../core/task.js';
 import type { OperationRecord, OperationSettlement } from '../core/ledger.js';
 import type { ElicitRequest, ElicitResult, OperationSpec } from '../core/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
-import { loadToolSources, type ToolModuleOptions, type ToolSource } from '../core/tool-source.js';
+import { loadToolSources } from '../core/tool-source.js';
 import { InProcessExecutor } from './in-process-executor.js';
-import type { CrossedError, HostMethod, HostReply, ThreadMessage } from './isolated-messages.js';
+import { RunState, type CrossedError, type HostMethod, type HostReply, type ThreadMessage, type ThreadNudge, type ThreadReport, type ThreadTask, type ThreadWarmData } from './isolated-messages.js';
 
 /**
- * The body of a thread of the isolated executor's pool (a piscina task module): it loads the tools from their
- * sources once per thread, then runs each call with the in-process executor against a host whose every operation
- * is a message on the call's port. The run's signal is aborted by an `abort` message — a tool that blocks its
- * thread never reads it, and is then ended with its thread by the pool (see `IsolatedExecutor`).
+ * The body of a thread of the isolated executor's pool. {@link warmThread} runs once, when the thread starts (the
+ * CommonJS entry `isolated-entry.cts` awaits it before piscina reports the thread ready): it guards the process
+ * against the tools, loads the tools from their sources with the same loader as the in-process executor, and
+ * reports the outcome to the host. Each run is then started against a host whose every operation is a message on
+ * the run's port, unless the host aborted it before it started (see {@link RunState}).
+ *
+ * A tool cannot end the process from here: `process.exit`, `process.abort` and signals to the process itself throw
+ * in the tool instead, and an error thrown by a tool's callback (a timer, an event handler, a promise nobody awaits)
+ * fails the run that scheduled it — found through an `AsyncLocalStorage` — instead of ending the thread.
  */
 
-/** One call handed to a thread. */
-export interface ThreadTask {
-  sources: ToolSource[];
-  moduleOptions: ToolModuleOptions;
-  request: ExecutionRequest;
-  /** This call's end of a `MessageChannel` (transferred). */
-  port: MessagePort;
+/** Why a run failed for what its tool did to the thread, rather than for what it threw at its caller. */
+type ThreadFault = { kind: 'exit'; call: string } | { kind: 'uncaught' };
+
+/** A run in progress on this thread, as its callbacks see it (through {@link runs}). */
+interface ThreadRun {
+  toolName: string;
+  /** Set once the run's outcome is decided: callbacks that throw later are reported as strays. */
+  ended: boolean;
+  fault(fault: ThreadFault): void;
 }
 
-const executors = new Map<string, Promise<InProcessExecutor>>();
+const runs = new AsyncLocalStorage<ThreadRun>();
 
-/** The executor of this thread for one set of sources (loaded once; the same sources on every call of a pool). */
-function executorFor(sources: ToolSource[], moduleOptions: ToolModuleOptions): Promise<InProcessExecutor> {
-  const key = JSON.stringify([sources, moduleOptions]);
-  let executor = executors.get(key);
-  if (!executor) {
-    executor = loadToolSources(sources, moduleOptions).then((tools) => new InProcessExecutor(new ToolRegistry(tools)));
-    executors.set(key, executor);
+/** Thrown into a tool that tries to end the process from its thread. */
+class ProcessExitRefused extends Error {
+  override readonly name = 'ProcessExitRefused';
+  constructor(readonly call: string) {
+    super(`${call} is refused in a tool thread: it would end the server process; this run fails instead`);
   }
-  return executor;
 }
 
-/** Run one call (see the module comment). */
-export default async function runInThread(task: ThreadTask): Promise<ExecutionOutcome> {
-  const { port } = task;
+function report(message: ThreadReport): void {
+  parentPort?.postMessage(message);
+}
+
+function messageOf(error: unknown): string {
+  return (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).split('\n')[0] ?? '';
+}
+
+/** Make the process-ending calls throw in this thread (and fault the run that made them). */
+function guardProcess(): void {
+  const refuse = (call: string): never => {
+    runs.getStore()?.fault({ kind: 'exit', call });
+    throw new ProcessExitRefused(call);
+  };
+  process.exit = ((code?: number | string | null) => refuse(`process.exit(${code ?? ''})`)) as typeof process.exit;
+  process.abort = (() => refuse('process.abort()')) as typeof process.abort;
+  const kill = process.kill.bind(process);
+  // pid 0 and negative pids signal a process group, the server's included.
+  process.kill = ((pid: number, signal?: string | number) => (pid === process.pid || pid <= 0 ? refuse(`process.kill(${pid})`) : kill(pid, signal))) as typeof process.kill;
+  process.on('uncaughtException', (error) => {
+    const run = runs.getStore();
+    if (run && !run.ended) run.fault({ kind: 'uncaught' });
+    else report({ mcpTasksThread: 'stray-error', threadId, tool: run?.toolName, error: messageOf(error) });
+  });
+}
+
+/**
+ * Warm this thread up (see the module comment) and return the run handler piscina calls. When the tools cannot be
+ * loaded, the handler fails every run with that reason, so a run never waits for a thread that cannot serve it.
+ * `startedAt` is the `performance.now()` at which the entry began loading this module: the warm-up report counts from it.
+ */
+export async function warmThread(startedAt: number): Promise<(task: ThreadTask | ThreadNudge) => Promise<ExecutionOutcome>> {
+  guardProcess();
+  const { sources, moduleOptions } = workerData as ThreadWarmData;
+  try {
+    const tools = await loadToolSources(sources, moduleOptions);
+    const executor = new InProcessExecutor(new ToolRegistry(tools));
+    report({ mcpTasksThread: 'warm', threadId, ok: true, ms: Math.round(performance.now() - startedAt), tools: tools.length });
+    return async (task) => ('nudge' in task ? NUDGED : runInThread(executor, task));
+  } catch (error) {
+    report({ mcpTasksThread: 'warm', threadId, ok: false, ms: Math.round(performance.now() - startedAt), error: messageOf(error) });
+    return async (task) => {
+      if ('nudge' in task) return NUDGED;
+      task.port.close();
+      return { kind: 'crashed', message: `Tool ${task.request.toolName} is unavailable: the tool modules failed to load in the executor's thread` };
+    };
+  }
+}
+
+/** What a {@link ThreadNudge} returns (nobody reads it). */
+const NUDGED: ExecutionOutcome = { kind: 'aborted', reason: 'nudge' };
+
+/** The outcome of a run that `fault` ended. */
+function faultOutcome(toolName: string, fault: ThreadFault): ExecutionOutcome {
+  if (fault.kind === 'exit') return { kind: 'crashed', message: `Tool ${toolName} called ${fault.call}, which is refused in a tool thread; only this run failed` };
+  return { kind: 'crashed', message: `Tool ${toolName} threw an uncaught error from a callback (a timer, an event handler or a promise nobody awaited); only this run failed` };
+}
+
+/** Start one run, unless the host aborted it first (see the module comment). */
+async function runInThread(executor: InProcessExecutor, task: ThreadTask): Promise<ExecutionOutcome> {
+  const { port, request } = task;
+  if (Atomics.compareExchange(task.state, 0, RunState.pending, RunState.started) !== RunState.pending) {
+    port.close();
+    return { kind: 'aborted', reason: 'aborted before it started' };
+  }
   const controller = new AbortController();
   const pending = new Map<number, { resolve: (value: JsonValue | undefined) => void; reject: (error: Error) => void }>();
   let nextId = 0;
@@ -64,6 +131,7 @@ export default async function runInThread(task: ThreadTask): Promise<ExecutionOu
       send({ op: 'call', id, method, args });
     });
   const host: ExecutionHost = {
+    started: () => send({ op: 'started' }),
     setStatus: (message) => send({ op: 'setStatus', message }),
     progress: (done, total, message) => send({ op: 'progress', done, total, message }),
     log: (entry) => send({ op: 'log', entry }),
@@ -81,11 +149,26 @@ export default async function runInThread(task: ThreadTask): Promise<ExecutionOu
       (await call('settleOperation', [operationId, settlement as unknown as JsonValue])) as unknown as OperationRecord | undefined,
     elicit: async (requests: readonly ElicitRequest[]) => (await call('elicit', [requests as unknown as JsonValue])) as unknown as { answers: ElicitResult[] } | { parked: true },
   };
+  let faulted: ThreadFault | undefined;
+  let onFault: () => void = () => {};
+  const faultSeen = new Promise<void>((resolve) => (onFault = resolve));
+  const run: ThreadRun = {
+    toolName: request.toolName,
+    ended: false,
+    fault(fault) {
+      if (run.ended || faulted) return;
+      faulted = fault;
+      // The tool is told to stop; the run's outcome is the fault, whatever the tool does next.
+      if (!controller.signal.aborted) controller.abort('tool fault');
+      onFault();
+    },
+  };
   try {
-    const executor = await executorFor(task.sources, task.moduleOptions);
-    return await executor.execute(task.request, host, controller.signal);
+    const outcome = await runs.run(run, () => Promise.race([executor.execute(request, host, controller.signal), faultSeen]));
+    return faulted ? faultOutcome(request.toolName, faulted) : (outcome as ExecutionOutcome);
   } finally {
-    port.close();
+    run.ended = true;
+    Atomics.store(task.state, 0, RunState.ended);
   }
 }
 

@@ -72,10 +72,16 @@ type AbortReason = 'cancelled' | 'expired' | 'runtime_limit' | 'lease_lost' | 's
 
 interface Slot {
   controller: AbortController;
+  /** Aborted by a drain: the run does not start its tool if it has not yet (see `Executor.execute`). */
+  withdraw: AbortController;
   /** Set once the run has started (its `attempt` is counted). */
   record: TaskRecord | undefined;
+  /** Set once the executor started the tool (`ExecutionHost.started`): the run may have done something. */
+  toolStarted: boolean;
   /** Settles when the run has left its slot. */
   ended: Promise<void>;
+  /** Set when `ended` settles. */
+  done: boolean;
 }
 
 /** Beyond the abort grace, how long a drain waits for runs whose threads were terminated to report back (ms). */
@@ -337,13 +343,16 @@ export class TaskWorker {
   /** Run a task in a slot: `started` when its run was already counted (created into a slot, or claimed), else after `startAttempt`. */
   private launch(taskId: string, started?: TaskRecord): void {
     let leave!: () => void;
-    const slot: Slot = { controller: new AbortController(), record: undefined, ended: new Promise<void>((resolve) => (leave = resolve)) };
+    const slot: Slot = { controller: new AbortController(), withdraw: new AbortController(), record: undefined, toolStarted: false, done: false, ended: new Promise<void>((resolve) => (leave = resolve)) };
+    // Launched during a drain (a create handed it over just before): it does not start either.
+    if (this.phase !== 'running') slot.withdraw.abort('shutdown');
     this.running.set(taskId, slot);
     this.maxInFlight = Math.max(this.maxInFlight, this.running.size);
     void this.execute(taskId, slot, started)
       .catch((error: unknown) => this.options.logger.error({ err: error, taskId: redactTaskId(taskId) }, 'task execution failed'))
       .finally(() => {
         this.releaseSlot(taskId, slot);
+        slot.done = true;
         leave();
       });
   }
@@ -376,13 +385,24 @@ export class TaskWorker {
     };
     const logger = this.options.logger.child(logFields);
     const shadow = tool.shadow && inShadowMode(settings.shadow, tool) ? new ShadowWatch(tool.shadow, record, settings.shadow as ShadowSettings, this.shadowSink(record, logger), logger) : undefined;
-    const deadlineMs = Math.min(startedAt + settings.runtimeLimitMs, record.expiresAt ?? Number.POSITIVE_INFINITY);
-    const reasonAtDeadline: AbortReason = record.expiresAt !== null && record.expiresAt <= startedAt + settings.runtimeLimitMs ? 'expired' : 'runtime_limit';
-    const deadline = setTimeout(() => {
-      this.abortLocal(taskId, reasonAtDeadline);
-      if (reasonAtDeadline === 'runtime_limit') void this.fail(record, 'runtime_limit', `Tool ${tool.name} exceeded the runtime limit of ${settings.runtimeLimitMs} ms`);
-    }, Math.max(0, deadlineMs - startedAt));
-    deadline.unref();
+    // The TTL is absolute: it runs from now, whatever the run waits for. The runtime limit is the tool's own time:
+    // it starts when the executor says the tool started (after any wait for a thread and its warm-up, issue 22).
+    const timers: NodeJS.Timeout[] = [];
+    const armAt = (ms: number, reason: 'expired' | 'runtime_limit'): void => {
+      const timer = setTimeout(() => {
+        if (slot.controller.signal.aborted) return;
+        this.abortLocal(taskId, reason);
+        if (reason === 'runtime_limit') void this.fail(record, 'runtime_limit', `Tool ${tool.name} exceeded the runtime limit of ${settings.runtimeLimitMs} ms`);
+      }, Math.max(0, ms));
+      timer.unref();
+      timers.push(timer);
+    };
+    if (record.expiresAt !== null) armAt(record.expiresAt - startedAt, 'expired');
+    const toolStarted = (): void => {
+      if (slot.toolStarted) return;
+      slot.toolStarted = true;
+      armAt(settings.runtimeLimitMs, 'runtime_limit');
+    };
     // A new run starts with the tool's immediate response, else empty ("queued" or the last run's words are over).
     const parsed = tool.inputSchema.safeParse(record.arguments);
     const initial = (parsed.success ? immediateResponseOf(tool, parsed.data) : undefined) ?? null;
@@ -392,13 +412,23 @@ export class TaskWorker {
       const gathered = tool.gather || tool.resolvesTasks?.length ? (await store.getStep(taskId, GATHERED_STEP))?.value : undefined;
       const request = { taskId, toolName: tool.name, arguments: record.arguments, confinement: settings.confinement, logFields };
       const host = this.hostFor(record, logger);
+      host.started = toolStarted;
       if (shadow) host.observeShadowJob = (jobId) => shadow.observe(jobId);
-      outcome = await executor.execute(gathered === undefined ? request : { ...request, gathered }, trace ? tracedHost(host, trace) : host, slot.controller.signal);
+      outcome = await executor.execute(gathered === undefined ? request : { ...request, gathered }, trace ? tracedHost(host, trace) : host, slot.controller.signal, slot.withdraw.signal);
     } catch (error) {
       logger.error({ err: error }, 'executor failed');
       outcome = { kind: 'crashed', message: `Internal error in tool ${tool.name}` };
     } finally {
-      clearTimeout(deadline);
+      for (const timer of timers) clearTimeout(timer);
+    }
+    if (outcome.kind === 'aborted' && !slot.toolStarted && slot.withdraw.signal.aborted && !slot.controller.signal.aborted) {
+      // Withdrawn by a drain before its tool started: given back now, uncounted, for any worker to run (issue 22).
+      this.statusWriter.takePending(taskId);
+      void shadow?.finish(undefined);
+      ended('withdrawn');
+      const given = await store.releaseUnstarted(settings.instanceId, [taskId]).catch((error: unknown) => logger.warn({ err: error }, 'giving back a withdrawn run failed; its lease lapses on its own'));
+      logger.info({ givenBack: given?.length === 1 }, 'run withdrawn by the drain before its tool started; given back uncounted');
+      return;
     }
     if (outcome.kind === 'parked' || outcome.kind === 'aborted' || slot.controller.signal.aborted) {
       // A parked run already wrote its input requests; the next run starts when they are answered.
@@ -594,9 +624,14 @@ export class TaskWorker {
   }
 
   private async drainOnce(ms: number): Promise<void> {
-    const { logger } = this.options;
+    const { logger, store } = this.options;
     const wasRunning = this.phase === 'running';
     this.phase = 'draining';
+    // A draining worker starts no tool (issue 22): runs that have not started theirs (waiting for a thread, say) are
+    // withdrawn and give themselves back as they end; tasks in hand, never launched, go back at once. Both uncounted.
+    for (const slot of this.running.values()) slot.withdraw.abort('shutdown');
+    const inHand = this.inHand.splice(0).map((record) => record.taskId);
+    if (inHand.length > 0) await store.releaseUnstarted(this.instanceId, inHand).catch((error: unknown) => logger.warn({ err: error }, 'giving back tasks in hand failed; their leases lapse on their own'));
     const ends = (): Array<Promise<void>> => [...this.running.values()].map((slot) => slot.ended);
     const busy = (): boolean => this.running.size + this.creating + this.claiming + this.inHand.length > 0;
     if (wasRunning && busy() && ms > 0) {
@@ -605,9 +640,8 @@ export class TaskWorker {
         while (busy()) await Promise.all([...ends(), pause(10)]);
       });
     }
-    // Tasks still in hand never ran here: their leases go with the aborted runs' (recovery elsewhere decides).
-    const left = [...this.running.keys(), ...this.inHand.splice(0).map((record) => record.taskId)];
-    for (const taskId of left) this.abortLocal(taskId, 'shutdown');
+    const left = [...this.running.entries()];
+    for (const [taskId] of left) this.abortLocal(taskId, 'shutdown');
     if (left.length > 0) {
       logger.info({ runs: left.length }, 'drain: aborting runs that are still going (reason shutdown) and releasing their leases');
       await settledWithin(this.options.settings.abortGraceMs + TERMINATION_MARGIN_MS, () => Promise.all(ends()));
@@ -616,9 +650,13 @@ export class TaskWorker {
     for (const timer of this.timers.splice(0)) clearInterval(timer);
     this.unsubscribe();
     await this.statusWriter.close();
-    if (left.length > 0) {
-      await this.options.store.releaseLeases(this.instanceId, left).catch((error: unknown) => logger.warn({ err: error }, 'releasing leases failed; they lapse on their own'));
-    }
+    // Aborted runs are released for recovery, which re-runs them if their tool is safe to re-run. One that never
+    // started its tool (the drain's abort came before the executor) did nothing: it goes back uncounted.
+    const unstarted = left.filter(([, slot]) => slot.done && !slot.toolStarted).map(([taskId]) => taskId);
+    const started = left.filter(([, slot]) => !slot.done || slot.toolStarted).map(([taskId]) => taskId);
+    await Promise.all([store.releaseUnstarted(this.instanceId, unstarted), store.releaseLeases(this.instanceId, started)]).catch((error: unknown) =>
+      logger.warn({ err: error }, 'releasing leases failed; they lapse on their own'),
+    );
   }
 }
 

@@ -46,6 +46,7 @@ export class TasksMetrics {
   private readonly orphans: Counter<'outcome'>;
   private readonly cancelsRequested: Counter;
   private readonly cancelsDelivered: Counter<'tool'>;
+  private readonly threadTerminations: Counter<'tool'>;
   private readonly inputAnswers: Counter;
   private readonly polls: Counter<'generation'>;
   private readonly pollsHeldBack: Counter;
@@ -80,6 +81,7 @@ export class TasksMetrics {
     this.orphans = counter('mcp_tasks_orphans_recovered_total', 'Tasks of a lapsed lease: re-run, or failed (interrupted, attempts_exhausted).', ['outcome']);
     this.cancelsRequested = counter('mcp_tasks_cancellations_requested_total', 'Cancellation requests accepted by the task service.');
     this.cancelsDelivered = counter('mcp_tasks_cancellations_delivered_total', "Cancellations that reached a running tool's signal.", ['tool']);
+    this.threadTerminations = counter('mcp_tasks_thread_terminations_total', 'Threads of the isolated executor terminated because a started run did not stop within the abort grace after its signal aborted.', ['tool']);
     this.inputAnswers = counter('mcp_tasks_input_answers_total', 'Answers to input requests accepted.');
     this.polls = counter('mcp_tasks_polls_total', 'Task status reads (tasks/get) by generation.', ['generation']);
     this.pollsHeldBack = counter('mcp_tasks_polls_held_back_total', 'Too-fast polls held back.');
@@ -177,6 +179,7 @@ export class TasksMetrics {
       leasesTakenOver: (count) => this.takeovers.inc(count),
       orphanRecovered: (outcome) => this.orphans.inc({ outcome }),
       cancelDelivered: (tool) => this.cancelsDelivered.inc({ tool }),
+      threadTerminated: (tool) => this.threadTerminations.inc({ tool }),
       shadowChecked: (tool, result) => this.shadowChecks.inc({ tool, result }),
       shadowMismatch: (tool) => this.shadowMismatches.inc({ tool }),
     };

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Executor, ExecutorReadiness } from '../core/executor.js';
 import type { TaskStore } from '../core/store.js';
 import type { KillSwitchCache, KillSwitchState } from './rollout/kill-switch.js';
 import type { TasksMetrics } from './metrics.js';
@@ -6,7 +7,8 @@ import type { TasksMetrics } from './metrics.js';
 /**
  * The operations endpoints of an API or worker process: `GET /healthz` (the process answers), `GET /readyz`
  * (ready to take traffic: the store answers within {@link STORE_CHECK_TIMEOUT_MS}, its schema is the one this code
- * expects, the process is not draining; the kill switch state is reported, never gating readiness) and `GET /metrics`
+ * expects, the executor can start runs — the isolated executor has a warm thread and none failed to load the tools —
+ * and the process is not draining; the kill switch state is reported, never gating readiness) and `GET /metrics`
  * (Prometheus text). Kubernetes: liveness → /healthz, readiness → /readyz.
  */
 
@@ -22,6 +24,8 @@ export interface Readiness {
     store: { ok: boolean; latencyMs: number; error?: string };
     migrations: { ok: boolean; applied?: number; expected?: number };
     draining: boolean;
+    /** The executor's warm pool (see `ExecutorReadiness`); `{ ready: true, mode: 'in-process' }` without threads. */
+    executor: ExecutorReadiness;
     /**
      * The stored kill switch as this process last read it (`unknown` before a first successful read). Reported,
      * not a readiness condition: a switched-off server still serves the tasks it has.
@@ -38,6 +42,8 @@ export interface ProbeSources {
   draining: () => boolean;
   metrics?: TasksMetrics | undefined;
   killSwitch: KillSwitchCache;
+  /** The process's executor, whose readiness is a condition (absent: nothing to load). */
+  executor?: Pick<Executor, 'readiness'> | undefined;
 }
 
 /** Check readiness now (see the module comment). Never throws. */
@@ -61,11 +67,12 @@ export async function checkReadiness(sources: ProbeSources): Promise<Readiness> 
     clearTimeout(timer);
   }
   const draining = sources.draining();
+  const executor = sources.executor?.readiness?.() ?? { ready: true, mode: 'in-process' };
   return {
-    ready: store.ok && migrations.ok && !draining,
+    ready: store.ok && migrations.ok && executor.ready && !draining,
     role: sources.role,
     instanceId: sources.instanceId,
-    checks: { store, migrations, draining, killSwitch: sources.killSwitch.state() },
+    checks: { store, migrations, draining, executor, killSwitch: sources.killSwitch.state() },
   };
 }
 

@@ -109,6 +109,10 @@ export abstract class ComposedTaskStore implements TaskStore {
   claimLapsed(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]> {
     return this.leases.claimLapsed(leaseOwner, leaseMs, limit);
   }
+  releaseUnstarted(leaseOwner: string, taskIds: readonly string[]): Promise<string[]> {
+    return this.leases.releaseUnstarted(leaseOwner, taskIds);
+  }
+
   releaseLeasesOf(leaseOwner: string): Promise<string[]> {
     return this.leases.releaseLeasesOf(leaseOwner);
   }

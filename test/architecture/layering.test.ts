@@ -41,7 +41,7 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) return sourceFiles(path);
-    return path.endsWith('.ts') ? [path] : [];
+    return path.endsWith('.ts') || path.endsWith('.cts') ? [path] : [];
   });
 }
 

@@ -171,3 +171,25 @@ describe('doctor findings that real stores here cannot show', () => {
     expect(fine).toMatchObject({ ok: true, message: expect.stringContaining('-300 ms') });
   });
 });
+
+describe('mcp-tasks doctor --check-threads (issue 22): the configured tools in the isolated executor\'s warm pool', () => {
+  const THREAD_LOAD_TOOLS = join(import.meta.dirname, '../fixtures/thread-load-tools.mjs');
+  const checkThreads = (env: Record<string, string> = {}) => {
+    const store = join(temp.dir, 'threads.db');
+    openSqliteTaskStore({ path: store }).close();
+    const result = spawnSync(process.execPath, [MAIN, 'doctor', '--store', store, '--check-threads', '--no-builtins', '--tools', THREAD_LOAD_TOOLS, '--min-threads', '1'], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, ...env } });
+    return { status: result.status, line: result.stdout.trim().split('\n').find((l) => /^(ok {2}|FAIL) {2}threads\s/.test(l)) ?? result.stdout };
+  };
+
+  it('tools that load in a thread: ok, with the warm threads, their start time and memory', () => {
+    const run = checkThreads();
+    expect(run.status).toBe(0);
+    expect(run.line).toMatch(/^ok {4}threads\s+1 tool loads in a worker thread: 1 warm thread, \d+ ms each to start and load them, about \d+ MB each \(heap limit 1024 MB\)$/);
+  });
+
+  it('a tool module that fails to load in a thread: FAIL with the loader error, exit 1', () => {
+    const run = checkThreads({ ISOLATION_TEST_LOAD_FAILS: '1' });
+    expect(run.status).toBe(1);
+    expect(run.line).toMatch(/^FAIL {2}threads\s+cannot start the isolated executor: the tool modules failed to load in a worker thread: Error: this tool module refuses to load in a worker thread$/);
+  });
+});

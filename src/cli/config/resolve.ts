@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { DEFAULT_DRAIN_MS, DEFAULT_LIMITS } from '../../core/limits.js';
+import { DEFAULT_DRAIN_MS, DEFAULT_LIMITS, DEFAULT_MIN_THREADS, DEFAULT_THREAD_HEAP_MB } from '../../core/limits.js';
 import { ConfigSchema, type McpTasksConfig } from './schema.js';
 
 /**
@@ -99,6 +99,8 @@ export const SETTINGS: readonly SettingLeaf[] = Object.freeze([
   leaf('instanceId', 'string'),
   leaf('heartbeatMs', 'number'),
   leaf('executor', 'string'),
+  leaf('minThreads', 'number'),
+  leaf('threadHeapMb', 'number'),
   leaf('logLevel', 'string'),
   leaf('drainMs', 'number'),
   ...Object.entries(LIMIT_KINDS).map(([name, kind]) => leaf(`limits.${name}`, kind)),
@@ -139,6 +141,8 @@ const DEFAULTS: Record<string, unknown> = {
   drainMs: DEFAULT_DRAIN_MS,
   heartbeatMs: 1000,
   executor: 'isolated',
+  minThreads: DEFAULT_MIN_THREADS,
+  threadHeapMb: DEFAULT_THREAD_HEAP_MB,
   'http.port': 3100,
   'http.host': '127.0.0.1',
   'http.allowRemoteUnauthenticated': false,

@@ -129,6 +129,8 @@ export const ConfigSchema = z
     instanceId: z.string().min(1).optional().describe('stable id of this process in the registry and its leases (default <host>:serve:<port>, <host>:worker[:<health port>])'),
     heartbeatMs: z.number().int().positive().optional().describe('process registry heartbeat; gone after three missed (default 1000)'),
     executor: z.enum(['isolated', 'in-process']).optional().describe('how tools run: a worker thread per run, or on the event loop (default isolated)'),
+    minThreads: z.number().int().positive().optional().describe('isolated executor: threads that load the tools at start and stay loaded, the warm pool (default 1, at most concurrency + 4)'),
+    threadHeapMb: z.number().int().min(16).optional().describe('isolated executor: heap limit of each tool thread in MB; a tool that exceeds it fails its run, never the process (default 1024)'),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().describe('pino log level (default info)'),
     drainMs: z.number().int().min(0).optional().describe('on SIGTERM, how long runs may finish (default 30000)'),
     limits: LimitsConfigSchema.optional(),

@@ -12,7 +12,8 @@ import type { JsonObject, TaskStatus } from '../task.js';
  * - `expired`: TTL reached; the row is about to be deleted (this event outlives it for
  *   `EXPIRED_EVENT_RETENTION_MS`, so every tail sees it).
  * - `released`: a draining worker gave up its lease of a running task (payload `{leaseOwner}`); the lease has lapsed
- *   and any worker may recover the task now instead of after a lease.
+ *   and any worker may recover the task now instead of after a lease. With `unstarted: true` in the payload the run
+ *   never started its tool and was not counted: the task is runnable again (see `TaskLeases.releaseUnstarted`).
  * Retention: a task's events are deleted with the task (`expireDue`).
  */
 export type TaskEventKind = 'created' | 'status' | 'message' | 'attempt' | 'input' | 'expired' | 'released';

@@ -43,6 +43,17 @@ export interface TaskLeases {
   releaseLeases(leaseOwner: string, taskIds: readonly string[]): Promise<string[]>;
 
   /**
+   * Give back the runs `leaseOwner` holds on `working` tasks among `taskIds` whose tool never started (a draining
+   * worker aborted them while they waited for a thread, or before it launched them): the run is not counted
+   * (`attempt -= 1`, never below 0) and lease and owner are cleared, so the task is runnable again like one never
+   * claimed — the next claim starts it with no recovery decision, whether or not its tool is safe to re-run, since
+   * nothing ran. One `released` event each (payload `{leaseOwner, unstarted: true}`), which wakes other workers.
+   * Returns the ids given back. Port addition (issue 22): a drain never turns a run that did not start into an
+   * `interrupted` failure elsewhere.
+   */
+  releaseUnstarted(leaseOwner: string, taskIds: readonly string[]): Promise<string[]>;
+
+  /**
    * Atomically take over up to `limit` unexpired `working` tasks whose lease lapsed (`leaseExpiresAt <= now` on the
    * store's clock) or that have none, leasing them to `leaseOwner` for `leaseMs`. `input_required` tasks hold no
    * lease and are skipped. Concurrent claimers (any process) get disjoint sets; a backend with row locks skips rows

@@ -45,11 +45,20 @@ export class PostgresLeases implements TaskLeases {
   }
 
   /** See {@link TaskLeases.releaseLeases}: lapsed on the store's clock, one `released` event each. */
-  async releaseLeases(leaseOwner: string, taskIds: readonly string[]): Promise<string[]> {
+  releaseLeases(leaseOwner: string, taskIds: readonly string[]): Promise<string[]> {
+    return this.release(leaseOwner, taskIds, false);
+  }
+
+  /** See {@link TaskLeases.releaseUnstarted}: not counted, runnable again, one `released` event each. */
+  releaseUnstarted(leaseOwner: string, taskIds: readonly string[]): Promise<string[]> {
+    return this.release(leaseOwner, taskIds, true);
+  }
+
+  private async release(leaseOwner: string, taskIds: readonly string[], unstarted: boolean): Promise<string[]> {
     if (taskIds.length === 0) return [];
     const rows = await this.ctx.batcher.enqueue(async (tx) => {
-      const released = await tx.query<{ task_id: string; store_now: number }>(SQL.releaseLeases, [leaseOwner, taskIds, this.ctx.clockNow()]);
-      for (const row of released) tx.append(row.task_id, 'released', 'working', row.store_now, { leaseOwner });
+      const released = await tx.query<{ task_id: string; store_now: number }>(unstarted ? SQL.releaseUnstarted : SQL.releaseLeases, [leaseOwner, taskIds, this.ctx.clockNow()]);
+      for (const row of released) tx.append(row.task_id, 'released', 'working', row.store_now, unstarted ? { leaseOwner, unstarted } : { leaseOwner });
       return released;
     });
     return inRequestOrder(taskIds, rows);

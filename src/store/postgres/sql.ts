@@ -309,6 +309,13 @@ export const SQL = Object.freeze({
     WHERE t.task_id = ANY($2::text[]) AND t.lease_owner = $1 AND t.status = 'working'
     RETURNING t.task_id, n.now AS store_now`,
 
+  /** Runs that never started are not counted, and their tasks runnable again (see `releaseUnstarted`). */
+  releaseUnstarted: `WITH ${NOW('$3')}
+    UPDATE ${S}.tasks t SET attempt = GREATEST(t.attempt - 1, 0), lease_owner = NULL, lease_expires_at = NULL
+    FROM n
+    WHERE t.task_id = ANY($2::text[]) AND t.lease_owner = $1 AND t.status = 'working'
+    RETURNING t.task_id, n.now AS store_now`,
+
   /** Every lease of one owner lapses now (see `releaseLeasesOf`). */
   releaseLeasesOf: `WITH ${NOW('$2')}
     UPDATE ${S}.tasks t SET lease_expires_at = n.now

@@ -55,12 +55,22 @@ export class SqliteLeases implements TaskLeases {
   }
 
   /** See {@link TaskLeases.releaseLeases}: lapsed at the store clock's now, one `released` event each. */
-  async releaseLeases(leaseOwner: string, taskIds: readonly string[]): Promise<string[]> {
+  releaseLeases(leaseOwner: string, taskIds: readonly string[]): Promise<string[]> {
+    return this.release(leaseOwner, taskIds, false);
+  }
+
+  /** See {@link TaskLeases.releaseUnstarted}: not counted, runnable again, one `released` event each. */
+  releaseUnstarted(leaseOwner: string, taskIds: readonly string[]): Promise<string[]> {
+    return this.release(leaseOwner, taskIds, true);
+  }
+
+  private async release(leaseOwner: string, taskIds: readonly string[], unstarted: boolean): Promise<string[]> {
     if (taskIds.length === 0) return [];
     const released = await this.ctx.committer.enqueue((events) => {
       const now = this.ctx.clock.now();
-      const rows = this.ctx.stmt.releaseLeases.all({ leaseOwner, taskIds: JSON.stringify(taskIds), now }) as Array<{ task_id: string }>;
-      for (const row of rows) this.ctx.append(events, row.task_id, 'released', 'working', now, { leaseOwner });
+      const params = { leaseOwner, taskIds: JSON.stringify(taskIds) };
+      const rows = (unstarted ? this.ctx.stmt.releaseUnstarted.all(params) : this.ctx.stmt.releaseLeases.all({ ...params, now })) as Array<{ task_id: string }>;
+      for (const row of rows) this.ctx.append(events, row.task_id, 'released', 'working', now, unstarted ? { leaseOwner, unstarted } : { leaseOwner });
       return rows;
     });
     return inRequestOrder(taskIds, released);

@@ -232,6 +232,11 @@ export const SQL = Object.freeze({
     WHERE task_id IN (SELECT value FROM json_each(@taskIds)) AND lease_owner = @leaseOwner AND status = 'working'
     RETURNING task_id`,
 
+  /** Runs that never started are not counted, and their tasks runnable again (see `releaseUnstarted`). */
+  releaseUnstarted: `UPDATE tasks SET attempt = MAX(attempt - 1, 0), lease_owner = NULL, lease_expires_at = NULL
+    WHERE task_id IN (SELECT value FROM json_each(@taskIds)) AND lease_owner = @leaseOwner AND status = 'working'
+    RETURNING task_id`,
+
   /** Every lease of one owner lapses now (the takeover of a process restarted or reaped; see `releaseLeasesOf`). */
   releaseLeasesOf: `UPDATE tasks SET lease_expires_at = @now
     WHERE lease_owner = @leaseOwner AND status = 'working' AND lease_expires_at > @now

@@ -145,4 +145,32 @@ export function describeLeasesContract(ctx: StoreContractContext): void {
       expect(await store.claimRunnable('i-c', 30_000, 10)).toEqual([]);
     });
   });
+  describe('releaseUnstarted', () => {
+    it('gives the caller’s runs that never started back uncounted and unleased, runnable by any claim, one released event each', async () => {
+      const mine = await create({ leaseOwner: 'i-a', leaseMs: 30_000, startNow: true });
+      const again = await create({ leaseOwner: 'i-a', leaseMs: 30_000, startNow: true });
+      await store.startAttempt(again.taskId, 'i-a', 30_000);
+      const theirs = await create({ leaseOwner: 'i-b', leaseMs: 30_000, startNow: true });
+      const waiting = await create({ leaseOwner: 'i-a', leaseMs: 30_000 });
+      await store.transition(waiting.taskId, { to: 'input_required', releaseLease: true, now: T0 });
+      clock.set(T0 + 500);
+      const before = await store.lastEventSeq();
+      expect(await store.releaseUnstarted('i-a', [mine.taskId, again.taskId, theirs.taskId, waiting.taskId, newTaskId()])).toEqual([mine.taskId, again.taskId]);
+      expect(await store.releaseUnstarted('i-a', [])).toEqual([]);
+      // Only the run that did not start is uncounted: a task with an earlier run keeps that one.
+      expect(await store.getUnscoped(mine.taskId)).toMatchObject({ status: 'working', leaseOwner: null, leaseExpiresAt: null, attempt: 0 });
+      expect(await store.getUnscoped(again.taskId)).toMatchObject({ leaseOwner: null, leaseExpiresAt: null, attempt: 1 });
+      expect(await store.getUnscoped(theirs.taskId)).toMatchObject({ leaseOwner: 'i-b', leaseExpiresAt: T0 + 30_000, attempt: 1 });
+      expect((await eventsSince(before)).map((e) => [e.taskId, e.kind, e.status, e.at, e.payload])).toEqual([
+        [mine.taskId, 'released', 'working', T0 + 500, { leaseOwner: 'i-a', unstarted: true }],
+        [again.taskId, 'released', 'working', T0 + 500, { leaseOwner: 'i-a', unstarted: true }],
+      ]);
+      // Runnable like a task never claimed: a claim starts it as a new run (counted again), no recovery decision.
+      const claimed = await store.claimRunnable('i-c', 30_000, 10);
+      expect(claimed.map((t) => [t.taskId, t.attempt, t.leaseOwner])).toEqual([
+        [mine.taskId, 1, 'i-c'],
+        [again.taskId, 2, 'i-c'],
+      ]);
+    });
+  });
 }

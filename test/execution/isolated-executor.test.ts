@@ -1,0 +1,279 @@
+/**
+ * Issue 22: the isolated executor (real piscina threads, loading real tool modules from `dist/`) never terminates a
+ * thread that loads the tools or a run that has not started (nor starts a run a drain withdrew), charges no warm-up
+ * to a run, and keeps every hostile tool's damage to its own run. The end-to-end counterparts through
+ * `mcp-tasks serve` are in test/e2e/isolation.test.ts.
+ */
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { ExecutionHost, ExecutionOutcome, ExecutionRequest } from '../../src/core/executor.js';
+import { IsolatedExecutor, threadEnvironment, type IsolatedExecutorOptions } from '../../src/execution/isolated-executor.js';
+import { ensureBuilt } from '../cli/support.js';
+import { captureLogger } from '../helpers/capture-logger.js';
+import { eventually, runNotes } from '../helpers/run-notes.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+const ISOLATION_TOOLS = pathToFileURL(resolve(import.meta.dirname, '../fixtures/isolation-tools.mjs')).href;
+const THREAD_LOAD_TOOLS = pathToFileURL(resolve(import.meta.dirname, '../fixtures/thread-load-tools.mjs')).href;
+
+interface Note {
+  event: 'start' | 'abort' | 'done';
+  thread: number;
+  reason?: string;
+}
+
+/** A host that answers nothing a test tool needs and records when the run started. */
+function testHost(): ExecutionHost & { startedAt: number | undefined } {
+  const host = {
+    startedAt: undefined as number | undefined,
+    started() {
+      host.startedAt = Date.now();
+    },
+    setStatus() {},
+    progress() {},
+    log() {},
+    getStep: async () => undefined,
+    putStep: async () => {},
+    getOwnerState: async () => undefined,
+    putOwnerState: async () => {},
+    elicit: async () => ({ answers: [] }),
+    openOperation: async () => {
+      throw new Error('no ledger here');
+    },
+    settleOperation: async () => undefined,
+  };
+  return host;
+}
+
+function request(toolName: string, args: Record<string, unknown> = {}): ExecutionRequest {
+  return { taskId: null, toolName, arguments: args as ExecutionRequest['arguments'], confinement: { roots: [], deniedPaths: [] }, logFields: { tool: toolName } };
+}
+
+describe('IsolatedExecutor (issue 22)', () => {
+  ensureBuilt();
+  const temp = makeTempDir('mcp-tasks-isolated-');
+  const executors: IsolatedExecutor[] = [];
+  afterEach(async () => {
+    for (const executor of executors.splice(0)) await executor.close();
+  });
+  afterAll(() => temp.remove());
+
+  const start = (module: string, options: Partial<IsolatedExecutorOptions> = {}) => {
+    const { logger, lines } = captureLogger();
+    const executor = new IsolatedExecutor({ sources: [{ module }], moduleOptions: { roots: [], writableRoots: [], deniedPaths: [] }, maxThreads: 2, minThreads: 1, abortGraceMs: 50, logger, ...options });
+    executors.push(executor);
+    return { executor, lines };
+  };
+
+  it('a run aborted while every thread still loads the tools ends aborted at once, never starts and terminates nothing', async () => {
+    const log = join(temp.dir, 'loading.log');
+    const { executor } = start(THREAD_LOAD_TOOLS, { env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: '1500' } });
+    // Thread warm-up takes ≥ 1.5 s: these runs wait for it, and are aborted (grace 50 ms) long before it ends.
+    const runs = Array.from({ length: 6 }, () => {
+      const controller = new AbortController();
+      const host = testHost();
+      const outcome = executor.execute(request('quick', { log, ms: 10 }), host, controller.signal);
+      return { controller, host, outcome };
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    for (const run of runs) run.controller.abort('cancelled');
+    const outcomes = await Promise.all(runs.map((run) => run.outcome));
+    expect(outcomes).toEqual(runs.map(() => ({ kind: 'aborted', reason: 'cancelled' })));
+    await executor.warm(30_000);
+    // The threads skipped the aborted runs: no tool ran, no thread was terminated, and a new run completes.
+    const after = await executor.execute(request('quick', { log, ms: 10 }), testHost(), new AbortController().signal);
+    expect(after.kind).toBe('returned');
+    expect(runNotes<Note>(log).filter((n) => n.event === 'start')).toHaveLength(1);
+    expect(runs.every((run) => run.host.startedAt === undefined)).toBe(true);
+    expect(executor.terminated).toBe(0);
+  });
+
+  it('withdraw (a drain): a run still waiting for a thread ends aborted and never starts; a started run goes on and completes', async () => {
+    const log = join(temp.dir, 'withdraw.log');
+    const { executor } = start(THREAD_LOAD_TOOLS, { maxThreads: 1, minThreads: 1 });
+    await executor.warm(30_000);
+    const withdraw = new AbortController();
+    const started = testHost();
+    const waiting = testHost();
+    // One thread: the first run holds it for 600 ms, the second waits for it.
+    const first = executor.execute(request('quick', { log, ms: 600 }), started, new AbortController().signal, withdraw.signal);
+    const second = executor.execute(request('quick', { log, ms: 10 }), waiting, new AbortController().signal, withdraw.signal);
+    await eventually('the first run to start', () => started.startedAt !== undefined);
+    withdraw.abort('shutdown');
+    expect(await second).toEqual({ kind: 'aborted', reason: 'shutdown' });
+    expect((await first).kind).toBe('returned');
+    expect(waiting.startedAt).toBeUndefined();
+    expect(runNotes<Note>(log).filter((n) => n.event === 'start')).toHaveLength(1);
+    expect(executor.terminated).toBe(0);
+  });
+
+  it('churn: 120 runs of a signal-honouring tool aborted at random moments (queued, starting, running) with a 50 ms grace terminate no thread', async () => {
+    const { executor } = start(ISOLATION_TOOLS, { maxThreads: 4, minThreads: 1 });
+    const outcomes: Array<Promise<ExecutionOutcome>> = [];
+    for (let i = 0; i < 120; i += 1) {
+      const controller = new AbortController();
+      outcomes.push(executor.execute(request('sleepy', { ms: 5_000 }), testHost(), controller.signal));
+      setTimeout(() => controller.abort(i % 2 === 0 ? 'runtime_limit' : 'cancelled'), (i * 7) % 60);
+      if (i % 10 === 9) await new Promise((r) => setTimeout(r, 20));
+    }
+    const ended = await Promise.all(outcomes);
+    expect(ended.every((outcome) => outcome.kind === 'aborted')).toBe(true);
+    expect(executor.terminated).toBe(0);
+    expect((await executor.execute(request('sleepy', { ms: 1 }), testHost(), new AbortController().signal)).kind).toBe('returned');
+  });
+
+  it('close() while threads still load the tools waits for them to finish loading before it ends them', async () => {
+    const loads = join(temp.dir, 'close-loads.log');
+    const { executor } = start(THREAD_LOAD_TOOLS, { minThreads: 2, env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: '600', ISOLATION_TEST_LOAD_LOG: loads } });
+    executors.splice(executors.indexOf(executor), 1);
+    await new Promise((r) => setTimeout(r, 100));
+    await executor.close();
+    const closedAt = Date.now();
+    // Both threads got to the end of their loading: none was terminated in the middle of it.
+    expect(runNotes<{ event: string; at: number }>(loads).filter((n) => n.event === 'loaded' && n.at <= closedAt)).toHaveLength(2);
+  });
+
+  it('a thread that failed to load the tools gets no run while a warm thread exists (runs wait for the warm one)', async () => {
+    const log = join(temp.dir, 'failed-once.log');
+    const { executor } = start(THREAD_LOAD_TOOLS, { minThreads: 2, env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_FAILS_ONCE: join(temp.dir, 'failed-once.marker') } });
+    await eventually('one thread warm and one failed', () => {
+      const threads = executor.readiness().threads;
+      return threads?.warm === 1 && threads.failed === 1;
+    }, 30_000);
+    const outcomes = await Promise.all(Array.from({ length: 6 }, () => executor.execute(request('quick', { log, ms: 20 }), testHost(), new AbortController().signal)));
+    expect(outcomes.map((outcome) => outcome.kind)).toEqual(outcomes.map(() => 'returned'));
+    expect(executor.readiness()).toMatchObject({ ready: false, error: 'Error: this tool module fails to load in the first thread only' });
+  });
+
+  it('a busy host loop does not terminate a tool that stopped within the grace (its thread marked the run ended)', async () => {
+    const { executor } = start(ISOLATION_TOOLS);
+    const controller = new AbortController();
+    const host = testHost();
+    let aborted: () => void = () => {};
+    const abortSent = new Promise<void>((resolve) => (aborted = resolve));
+    host.started = () =>
+      void setTimeout(
+        () =>
+          // From the check phase: the next turn of the loop runs the (overdue) grace timer before it reads the
+          // outcome, as in a server whose loop was busy with other work when the tool stopped.
+          setImmediate(() => {
+            controller.abort('cancelled');
+            aborted();
+            // Busy for 6× the grace right after the abort, while the tool stops at once in its thread.
+            const until = Date.now() + 300;
+            while (Date.now() < until);
+          }),
+        20,
+      );
+    const outcome = executor.execute(request('sleepy', { ms: 10_000 }), host, controller.signal);
+    await abortSent;
+    expect(await outcome).toEqual({ kind: 'aborted', reason: 'cancelled' });
+    expect(executor.terminated).toBe(0);
+  });
+
+  it('warm(): the pool loads the tools in its minThreads threads when it starts; readiness reports them', async () => {
+    const { executor } = start(ISOLATION_TOOLS, { minThreads: 2, maxThreads: 3 });
+    await executor.warm(30_000);
+    const readiness = executor.readiness();
+    expect(readiness).toMatchObject({ ready: true, mode: 'isolated', threads: { warm: 2, loading: 0, failed: 0, min: 2, max: 3 } });
+    expect(readiness.warmUpMs).toBeGreaterThan(0);
+  });
+
+  it('warm() rejects with the loader error when the tool modules fail to load in a thread; readiness is false', async () => {
+    const { executor } = start(THREAD_LOAD_TOOLS, { env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_FAILS: '1' } });
+    await expect(executor.warm(30_000)).rejects.toThrow(/failed to load in a worker thread: Error: this tool module refuses to load in a worker thread/);
+    expect(executor.readiness()).toMatchObject({ ready: false, threads: { failed: 1 } });
+    // A run does not wait for a thread that cannot serve it: it fails with that reason.
+    const outcome = await executor.execute(request('quick', { log: join(temp.dir, 'never.log') }), testHost(), new AbortController().signal);
+    expect(outcome).toEqual({ kind: 'crashed', message: "Tool quick is unavailable: the tool modules failed to load in the executor's thread" });
+  });
+
+  it('host.started is called when the tool starts, after the thread warm-up (which is not the run\'s time)', async () => {
+    const log = join(temp.dir, 'started.log');
+    const { executor } = start(THREAD_LOAD_TOOLS, { env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: '800' } });
+    const host = testHost();
+    const submitted = Date.now();
+    expect((await executor.execute(request('quick', { log, ms: 10 }), host, new AbortController().signal)).kind).toBe('returned');
+    const started = runNotes<Note & { at: number }>(log)[0]?.at as number;
+    expect(host.startedAt).toBeGreaterThanOrEqual(submitted + 800);
+    expect(Math.abs((host.startedAt as number) - started)).toBeLessThan(500);
+  });
+
+  describe('hostile tools: each fails only its own run with a clear reason; the next run works', () => {
+    const hostile = async (tool: string, options: Partial<IsolatedExecutorOptions> = {}, abortAfterMs?: number) => {
+      const { executor, lines } = start(ISOLATION_TOOLS, { maxThreads: 1, ...options });
+      const controller = new AbortController();
+      const host = testHost();
+      // The abort comes `abortAfterMs` after the tool started (a run aborted before it starts is never terminated).
+      if (abortAfterMs !== undefined) host.started = () => void setTimeout(() => controller.abort('runtime_limit'), abortAfterMs);
+      const outcome = await executor.execute(request(tool), host, controller.signal);
+      const next = await executor.execute(request('sleepy', { ms: 1 }), testHost(), new AbortController().signal);
+      return { outcome, next, executor, lines };
+    };
+
+    it('ignores its signal: terminated after the grace, counted, the run aborted', async () => {
+      const run = await hostile('ignores_signal', {}, 100);
+      expect(run.outcome).toEqual({ kind: 'aborted', reason: 'runtime_limit' });
+      expect(run.executor.terminated).toBe(1);
+      expect(run.next.kind).toBe('returned');
+    });
+
+    it('an endless synchronous loop: terminated after the grace, counted, the run aborted', async () => {
+      const run = await hostile('spins_forever', {}, 100);
+      expect(run.outcome).toEqual({ kind: 'aborted', reason: 'runtime_limit' });
+      expect(run.executor.terminated).toBe(1);
+      expect(run.next.kind).toBe('returned');
+    });
+
+    it('exhausts its heap: its thread ends at the heap limit, the run fails saying so', async () => {
+      const run = await hostile('eats_heap', { threadHeapMb: 64 });
+      expect(run.outcome).toEqual({ kind: 'crashed', message: "Tool eats_heap ran out of memory (its thread's heap limit is 64 MB); only this run failed" });
+      expect(run.next.kind).toBe('returned');
+    });
+
+    it('calls process.exit(): refused in the thread, the run fails saying so, the thread goes on', async () => {
+      const run = await hostile('calls_exit');
+      expect(run.outcome).toEqual({ kind: 'crashed', message: 'Tool calls_exit called process.exit(3), which is refused in a tool thread; only this run failed' });
+      expect(run.next.kind).toBe('returned');
+      expect(run.executor.readiness().threads).toMatchObject({ warm: 1, failed: 0 });
+    });
+
+    it('throws from a timer during its run: the run fails saying so, the thread goes on', async () => {
+      const run = await hostile('throws_in_timer');
+      expect(run.outcome).toEqual({ kind: 'crashed', message: 'Tool throws_in_timer threw an uncaught error from a callback (a timer, an event handler or a promise nobody awaited); only this run failed' });
+      expect(run.next.kind).toBe('returned');
+    });
+
+    it('a timer left behind throws after its run ended: logged as that tool\'s, nothing else fails', async () => {
+      const run = await hostile('leaves_timer');
+      expect(run.outcome.kind).toBe('returned');
+      await eventually('the stray error to be logged', () => run.lines.find((line) => line.message?.includes('a tool callback threw after its run ended')));
+      expect(run.lines.find((line) => line.message?.includes('after its run ended'))?.fields).toMatchObject({ tool: 'leaves_timer', error: 'Error: thrown from a timer leaves_timer left behind' });
+      expect((await run.executor.execute(request('sleepy', { ms: 1 }), testHost(), new AbortController().signal)).kind).toBe('returned');
+    });
+  });
+
+  it('a thread that dies outside any run (a timer left behind exhausts its heap) is logged and replaced; the process goes on', async () => {
+    const { executor, lines } = start(ISOLATION_TOOLS, { maxThreads: 1, threadHeapMb: 64 });
+    expect((await executor.execute(request('leaves_heap_bomb'), testHost(), new AbortController().signal)).kind).toBe('returned');
+    await eventually('the thread failure to be logged', () => lines.find((line) => line.message?.includes('failed outside any run')), 30_000);
+    expect((await executor.execute(request('sleepy', { ms: 1 }), testHost(), new AbortController().signal)).kind).toBe('returned');
+  });
+
+  it("tools cannot read the server's secrets: MCP_TASKS_* and PGPASSWORD are not in a thread's environment", async () => {
+    const saved = { ...process.env };
+    Object.assign(process.env, { MCP_TASKS_SECRET: 'isolation-test-secret-0123456789abcdef', MCP_TASKS_STORE: 'postgres://app:hunter2@db/tasks', PGPASSWORD: 'hunter2' });
+    try {
+      const { executor } = start(ISOLATION_TOOLS);
+      const outcome = await executor.execute(request('reads_env'), testHost(), new AbortController().signal);
+      expect(outcome.kind).toBe('returned');
+      expect(JSON.parse(((outcome as unknown as { result: { content: Array<{ text: string }> } }).result.content[0] as { text: string }).text)).toEqual({ seen: [], home: typeof process.env.HOME });
+    } finally {
+      for (const name of ['MCP_TASKS_SECRET', 'MCP_TASKS_STORE', 'PGPASSWORD']) {
+        if (saved[name] === undefined) delete process.env[name];
+        else process.env[name] = saved[name];
+      }
+    }
+  });
+});
