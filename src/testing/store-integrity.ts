@@ -1,4 +1,5 @@
 import type { TaskStatus } from '../core/task.js';
+import type { TaskEventKind } from '../core/store.js';
 
 /** The tables of a task store, as both backends name them. */
 export const STORE_TABLES = ['tasks', 'task_outcomes', 'input_requests', 'task_steps', 'task_events'] as const;
@@ -13,7 +14,9 @@ export type StoreSnapshot = Record<(typeof STORE_TABLES)[number], StoreRow[]>;
 export type SnapshotSource = () => Promise<StoreSnapshot>;
 
 const STATUSES: ReadonlySet<string> = new Set(['working', 'input_required', 'completed', 'failed', 'cancelled']);
-const EVENT_KINDS: ReadonlySet<string> = new Set(['created', 'status', 'message', 'attempt', 'input', 'expired']);
+/** Every event kind, one key each: a kind added to `TaskEventKind` and not here fails to compile. */
+const EVENT_KIND_KEYS: Record<TaskEventKind, true> = { created: true, status: true, message: true, attempt: true, input: true, expired: true, released: true };
+const EVENT_KINDS: ReadonlySet<string> = new Set(Object.keys(EVENT_KIND_KEYS));
 const INPUT_STATES: ReadonlySet<string> = new Set(['pending', 'answered', 'superseded']);
 
 /** Whether `text` is a stored JSON column: JSON text, or an encrypted value (`enc1:…`, see the field cipher). */

@@ -19,6 +19,11 @@ describe('checkStoreIntegrity', () => {
     const waiting = await store.create(newTaskInput({ taskId: 'waiting', leaseOwner: 'me', startNow: true, createdAt: now }));
     await store.requestInput(waiting.taskId, [{ key: 'input-1', request: { method: 'elicitation/create', params: {} } }], { leaseOwner: 'me', statusMessage: null, now });
     await store.create(newTaskInput({ taskId: 'stepped', steps: { gathered: 'x' }, createdAt: now }));
+    // A drained worker's released events (both kinds) are part of a sound store (found by the hostile-input fuzzer).
+    await store.create(newTaskInput({ taskId: 'released', leaseOwner: 'me', startNow: true, createdAt: now }));
+    await store.create(newTaskInput({ taskId: 'unstarted', leaseOwner: 'me', startNow: true, createdAt: now }));
+    expect(await store.releaseLeases('me', ['released'])).toEqual(['released']);
+    expect(await store.releaseUnstarted('me', ['unstarted'])).toEqual(['unstarted']);
     await store.create(newTaskInput({ taskId: 'gone', ttlMs: 1, createdAt: now - 10_000 }));
     expect(await store.expireDue(10)).toEqual(['gone']);
     await store.close();
