@@ -6,6 +6,7 @@ import { DEFAULT_MIN_THREADS, DEFAULT_THREAD_HEAP_MB } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import type { JsonValue } from '../core/task.js';
 import type { OperationSettlement } from '../core/ledger.js';
+import { CRASH_AT_VARIABLE } from '../ledger/crash-points.js';
 import type { ElicitRequest, OperationSpec } from '../core/tool.js';
 import type { ToolModuleOptions, ToolSource } from '../core/tool-source.js';
 import type { WorkerObserver } from '../core/worker-observer.js';
@@ -52,7 +53,7 @@ const CLOSE_LOAD_WAIT_MS = 10_000;
 export function threadEnvironment(env: NodeJS.ProcessEnv): Record<string, string> {
   const kept: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value === undefined || /^MCP_TASKS_/i.test(name) || /^PGPASS(WORD|FILE)$/i.test(name) || /^OTEL_EXPORTER_OTLP(_TRACES)?_HEADERS$/i.test(name)) continue;
+    if (value === undefined || (/^MCP_TASKS_/i.test(name) && name !== CRASH_AT_VARIABLE) || /^PGPASS(WORD|FILE)$/i.test(name) || /^OTEL_EXPORTER_OTLP(_TRACES)?_HEADERS$/i.test(name)) continue;
     kept[name] = value;
   }
   return kept;

@@ -9,6 +9,7 @@ import type { ElicitRequest, ElicitResult, OperationSpec } from '../core/tool.js
 import { ToolRegistry } from '../core/tool-registry.js';
 import { loadToolSources } from '../core/tool-source.js';
 import { InProcessExecutor } from './in-process-executor.js';
+import { keepProcessKillForCrashPoints } from '../ledger/crash-points.js';
 import { RunState, type CrossedError, type HostMethod, type HostReply, type ThreadMessage, type ThreadNudge, type ThreadReport, type ThreadTask, type ThreadWarmData } from './isolated-messages.js';
 
 /**
@@ -61,6 +62,7 @@ function guardProcess(): void {
   process.exit = ((code?: number | string | null) => refuse(`process.exit(${code ?? ''})`)) as typeof process.exit;
   process.abort = (() => refuse('process.abort()')) as typeof process.abort;
   const kill = process.kill.bind(process);
+  keepProcessKillForCrashPoints(kill);
   // pid 0 and negative pids signal a process group, the server's included.
   process.kill = ((pid: number, signal?: string | number) => (pid === process.pid || pid <= 0 ? refuse(`process.kill(${pid})`) : kill(pid, signal))) as typeof process.kill;
   process.on('uncaughtException', (error) => {

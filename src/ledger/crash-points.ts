@@ -14,5 +14,18 @@ export type CrashPoint = 'before_perform' | 'after_perform' | 'after_receipt';
  */
 export function crashPoint(point: CrashPoint): void {
   if (process.env.MCP_TASKS_TEST_CRASH_AT !== point) return;
-  process.kill(process.pid, 'SIGKILL');
+  processKill(process.pid, 'SIGKILL');
+}
+
+/** The name of the environment variable of {@link crashPoint}, which the isolated executor passes to its threads. */
+export const CRASH_AT_VARIABLE = 'MCP_TASKS_TEST_CRASH_AT';
+
+let processKill: (pid: number, signal: NodeJS.Signals) => void = (pid, signal) => process.kill(pid, signal);
+
+/**
+ * Keep the real `process.kill` for {@link crashPoint}: a tool thread replaces `process.kill` with one that refuses to
+ * signal the server (issue 22), but this hook exists to kill the whole process from inside a run, as a crash would.
+ */
+export function keepProcessKillForCrashPoints(kill: (pid: number, signal: NodeJS.Signals) => void): void {
+  processKill = kill;
 }
