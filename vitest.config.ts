@@ -33,7 +33,12 @@ const UNIT = [
 ];
 
 /** Files under the unit folders that need PostgreSQL. */
-const CONTRACT = ['test/store/postgres-*.test.ts', 'test/store/audit-kind-filter.test.ts', 'test/service/task-reads.test.ts', 'test/execution/owner-state.test.ts'];
+const CONTRACT = [
+  'test/store/postgres-*.test.ts',
+  'test/store/audit-kind-filter.test.ts',
+  'test/service/task-reads.test.ts',
+  'test/execution/owner-state.test.ts',
+];
 
 /** Run again at full size by `long`. */
 const LONG = ['test/chaos/**/*.test.ts', 'test/fuzz/**/*.test.ts', 'test/bench/bench-quick.test.ts'];
@@ -61,11 +66,7 @@ export default defineConfig({
     // processes, leases and polls, and the unit tier is CPU-bound on both cores. Measured on this 2-core machine
     // under load: 8 e2e files 492 s → 326 s wall with the same CPU; the unit tier 248 s → 151 s.
     maxWorkers: Math.max(2, availableParallelism() - 1),
-    reporters: [
-      'default',
-      new SlowestFilesReporter(),
-      ...(process.env.CI_JSON_REPORT ? [['json', { outputFile: process.env.CI_JSON_REPORT }] as const] : []),
-    ],
+    reporters: ['default', new SlowestFilesReporter(), ...(process.env.CI_JSON_REPORT ? [['json', { outputFile: process.env.CI_JSON_REPORT }] as const] : [])],
     projects: [
       // One process per worker runs file after file (isolate: false): the source is imported once per worker
       // instead of once per file, which halves the tier's CPU time.

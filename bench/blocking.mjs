@@ -25,18 +25,45 @@ let id = 0;
 async function post(url, method, params) {
   const response = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, ...(params.taskId ? { 'mcp-name': params.taskId } : { 'mcp-name': params.name }) },
-    body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } }, 'io.modelcontextprotocol/clientInfo': { name: 'bench-blocking', version: '0' } } } }),
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...(params.taskId ? { 'mcp-name': params.taskId } : { 'mcp-name': params.name }),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: ++id,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+          'io.modelcontextprotocol/clientInfo': { name: 'bench-blocking', version: '0' },
+        },
+      },
+    }),
   });
   const text = await response.text();
-  const line = text.startsWith('{') ? text : text.split('\n').find((l) => l.startsWith('data: '))?.slice(6);
+  const line = text.startsWith('{')
+    ? text
+    : text
+        .split('\n')
+        .find((l) => l.startsWith('data: '))
+        ?.slice(6);
   return JSON.parse(line ?? '{}');
 }
 
 async function run(mode) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-blocking-'));
   const port = await freePort();
-  const child = spawn(process.execPath, [MAIN, 'serve', '--port', String(port), '--data-dir', dir, '--no-builtins', '--tools', TOOLS, '--executor', mode, '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [MAIN, 'serve', '--port', String(port), '--data-dir', dir, '--no-builtins', '--tools', TOOLS, '--executor', mode, '--log-level', 'warn'],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   const url = `http://127.0.0.1:${port}/mcp`;
   for (;;) {
     try {
@@ -69,5 +96,8 @@ async function run(mode) {
 const results = [];
 for (const mode of ['isolated', 'in-process']) results.push(await run(mode));
 console.log(`tasks/get while a tool busy-loops ${BLOCK_MS} ms (one at a time at the server's poll interval, until it completes)`);
-for (const r of results) console.log(`  ${r.mode.padEnd(10)}  ${String(r.count).padStart(5)} gets  p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms  max ${r.max.toFixed(1)} ms`);
+for (const r of results)
+  console.log(
+    `  ${r.mode.padEnd(10)}  ${String(r.count).padStart(5)} gets  p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms  max ${r.max.toFixed(1)} ms`,
+  );
 console.log(`  max latency in-process / isolated: ${(results[1].max / results[0].max).toFixed(1)}×`);

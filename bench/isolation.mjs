@@ -41,9 +41,22 @@ const BENCH_TOOLS = { module: pathToFileURL(join(ROOT, 'bench/tools.mjs')).href 
 const MODULE_OPTIONS = { roots: [], writableRoots: [], deniedPaths: [] };
 const REQUEST = { taskId: null, toolName: 'noop', arguments: {}, confinement: { roots: [], deniedPaths: [] }, logFields: {} };
 
-const isolated = (sources, extra = {}) => new IsolatedExecutor({ sources, moduleOptions: MODULE_OPTIONS, maxThreads: Math.max(CONCURRENCY, 1), minThreads: 1, abortGraceMs: 5000, logger: silentLogger, ...extra });
+const isolated = (sources, extra = {}) =>
+  new IsolatedExecutor({
+    sources,
+    moduleOptions: MODULE_OPTIONS,
+    maxThreads: Math.max(CONCURRENCY, 1),
+    minThreads: 1,
+    abortGraceMs: 5000,
+    logger: silentLogger,
+    ...extra,
+  });
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-const median = (values) => quantile([...values].sort((a, b) => a - b), 0.5);
+const median = (values) =>
+  quantile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  );
 
 /** One run at a time: latency per run (µs). */
 async function sequential(executor) {
@@ -57,7 +70,12 @@ async function sequential(executor) {
     if (outcome.kind !== 'returned') throw new Error(`run ended ${JSON.stringify(outcome)}`);
   }
   latencies.sort((a, b) => a - b);
-  return { mean: latencies.reduce((sum, v) => sum + v, 0) / latencies.length, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), max: latencies.at(-1) };
+  return {
+    mean: latencies.reduce((sum, v) => sum + v, 0) / latencies.length,
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+    max: latencies.at(-1),
+  };
 }
 
 /** `CONCURRENCY` runs in flight until `RUNS` have ended: runs/s until the last started run ends, max latency (µs). */
@@ -139,12 +157,16 @@ const disabled = isolated([BENCH_TOOLS], { minThreads: CONCURRENCY });
 const sync = isolated([BENCH_TOOLS], { atomics: 'sync', minThreads: CONCURRENCY });
 await Promise.all([disabled.warm(120_000), sync.warm(120_000)]);
 const rows = [];
-for (const [name, executor] of [['in-process', inProcess], ['isolated (atomics disabled, ours)', disabled], ['isolated (atomics sync, piscina default)', sync]]) {
+for (const [name, executor] of [
+  ['in-process', inProcess],
+  ['isolated (atomics disabled, ours)', disabled],
+  ['isolated (atomics sync, piscina default)', sync],
+]) {
   rows.push({ name, one: await sequential(executor), many: await concurrent(executor) });
 }
 await Promise.all([disabled.close(), sync.close()]);
 const child = await startChild([BENCH_TOOLS]);
-rows.push({ name: 'child process over IPC (not used; the ADR\'s alternative)', one: await sequential(child), many: await concurrent(child) });
+rows.push({ name: "child process over IPC (not used; the ADR's alternative)", one: await sequential(child), many: await concurrent(child) });
 await child.close();
 const starts = { bench: await threadStart([BENCH_TOOLS]), builtin: await threadStart([BUILTIN_TOOL_SOURCE]) };
 const memory = { one: await threadMemory(1), many: await threadMemory(THREADS) };
@@ -160,13 +182,18 @@ const µs = (v) => `${v.toFixed(1)} µs`;
 const lines = [
   `# Isolation cost per run — ${new Date().toISOString().slice(0, 10)}`,
   '',
-  `\`node bench/isolation.mjs --runs ${RUNS} --concurrency ${CONCURRENCY} --starts ${STARTS} --threads ${THREADS}\` on Node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), load average ${loadavg().map((v) => v.toFixed(1)).join(' ')} at the end.`,
+  `\`node bench/isolation.mjs --runs ${RUNS} --concurrency ${CONCURRENCY} --starts ${STARTS} --threads ${THREADS}\` on Node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), load average ${loadavg()
+    .map((v) => v.toFixed(1))
+    .join(' ')} at the end.`,
   '',
   `## Hand-off: one \`noop\` run (${RUNS} runs after 200 discarded)`,
   '',
   '| executor | mean | p50 | p99 | max | mean / in-process | runs/s with ' + CONCURRENCY + ' in flight | max latency in flight |',
   '|---|---|---|---|---|---|---|---|',
-  ...rows.map((r) => `| ${r.name} | ${µs(r.one.mean)} | ${µs(r.one.p50)} | ${µs(r.one.p99)} | ${µs(r.one.max)} | ${(r.one.mean / base.one.mean).toFixed(1)}× | ${r.many.perSecond.toFixed(0)} | ${µs(r.many.max)} |`),
+  ...rows.map(
+    (r) =>
+      `| ${r.name} | ${µs(r.one.mean)} | ${µs(r.one.p50)} | ${µs(r.one.p99)} | ${µs(r.one.max)} | ${(r.one.mean / base.one.mean).toFixed(1)}× | ${r.many.perSecond.toFixed(0)} | ${µs(r.many.max)} |`,
+  ),
   '',
   `Hand-off cost of the isolated executor (ours): ${µs(rows[1].one.mean - base.one.mean)} per run over the in-process executor (mean); piscina's \`atomics: 'sync'\` would save ${µs(rows[1].one.mean - rows[2].one.mean)} of it; a child process over IPC would cost ${µs(rows[3].one.mean - base.one.mean)}.`,
   '',

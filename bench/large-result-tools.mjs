@@ -7,7 +7,13 @@ export default [
     name: 'big_result',
     description: 'Returns one text block of `bytes` ASCII characters.',
     execution: 'task-optional',
-    inputSchema: z.object({ bytes: z.number().int().min(1).max(128 * 1024 * 1024) }),
+    inputSchema: z.object({
+      bytes: z
+        .number()
+        .int()
+        .min(1)
+        .max(128 * 1024 * 1024),
+    }),
     async run({ bytes }) {
       const line = 'mcp-tasks large result bench line 0123456789abcdefghijklmnopqrstuvwxyz. ';
       return textResult(line.repeat(Math.ceil(bytes / line.length)).slice(0, bytes));

@@ -24,9 +24,19 @@ const MiB = 1024 * 1024;
 const RESULT_BYTES = Number(process.env.RESULT_BYTES ?? 64 * MiB - 4096);
 const READS = Number(process.env.READS ?? 3);
 const V2 = '2026-07-28';
-const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': V2, 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } }, 'io.modelcontextprotocol/clientInfo': { name: 'bench-results', version: '1' } };
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': V2,
+  'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+  'io.modelcontextprotocol/clientInfo': { name: 'bench-results', version: '1' },
+};
 
-const freePort = () => new Promise((resolve) => { const s = createServer().listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); }); });
+const freePort = () =>
+  new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const rssOf = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
 
@@ -35,17 +45,39 @@ const port = await freePort();
 const url = `http://127.0.0.1:${port}/mcp`;
 const common = ['--no-builtins', '--tools', join(root, 'bench/large-result-tools.mjs'), '--data-dir', dataDir, '--log-level', 'warn'];
 const children = [];
-const start = (args) => { const child = spawn(process.execPath, [join(root, 'dist/cli/main.js'), ...args], { stdio: ['ignore', 'ignore', 'inherit'] }); children.push(child); return child; };
-const stopAll = () => { for (const child of children) child.kill('SIGKILL'); rmSync(dataDir, { recursive: true, force: true }); };
+const start = (args) => {
+  const child = spawn(process.execPath, [join(root, 'dist/cli/main.js'), ...args], { stdio: ['ignore', 'ignore', 'inherit'] });
+  children.push(child);
+  return child;
+};
+const stopAll = () => {
+  for (const child of children) child.kill('SIGKILL');
+  rmSync(dataDir, { recursive: true, force: true });
+};
 process.on('exit', stopAll);
 
 let nextId = 1;
 async function rpc(method, params, { name, extraMeta, extraParams } = {}) {
   const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': V2, 'mcp-method': method };
   if (name) headers['mcp-name'] = name;
-  return fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params: { ...params, ...extraParams, _meta: { ...ENVELOPE, ...extraMeta } } }) });
+  return fetch(url, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params: { ...params, ...extraParams, _meta: { ...ENVELOPE, ...extraMeta } } }),
+  });
 }
-const json = async (response) => { const text = await response.text(); return JSON.parse(text.startsWith('{') ? text : text.split('\n').filter((l) => l.startsWith('data: ')).pop().slice(6)); };
+const json = async (response) => {
+  const text = await response.text();
+  return JSON.parse(
+    text.startsWith('{')
+      ? text
+      : text
+          .split('\n')
+          .filter((l) => l.startsWith('data: '))
+          .pop()
+          .slice(6),
+  );
+};
 
 /** Read a response body to its end without keeping it: bytes, and whether it ends like a complete result. */
 async function drain(response) {
@@ -64,7 +96,9 @@ async function measured(pid, work) {
   await sleep(200);
   const before = rssOf(pid);
   let peak = before;
-  const timer = setInterval(() => { peak = Math.max(peak, rssOf(pid)); }, 5);
+  const timer = setInterval(() => {
+    peak = Math.max(peak, rssOf(pid));
+  }, 5);
   const t0 = performance.now();
   const outcome = await work();
   const ms = performance.now() - t0;
@@ -77,7 +111,11 @@ async function measured(pid, work) {
 async function startApi() {
   const child = start(['serve', '--no-worker', '--port', String(port), ...common]);
   for (let i = 0; ; i += 1) {
-    try { if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return child; } catch { /* not up yet */ }
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return child;
+    } catch {
+      /* not up yet */
+    }
     if (i > 200) throw new Error('server did not start');
     await sleep(50);
   }
@@ -94,7 +132,8 @@ for (let i = 0; i < 600 && status !== 'completed' && status !== 'failed'; i += 1
   await sleep(100);
   status = (await json(await rpc('tasks/get', { taskId }, { name: taskId }))).result?.status;
 }
-if (status !== 'completed') throw new Error(`task ended ${status}: ${JSON.stringify((await json(await rpc('tasks/get', { taskId }, { name: taskId }))).result).slice(0, 400)}`);
+if (status !== 'completed')
+  throw new Error(`task ended ${status}: ${JSON.stringify((await json(await rpc('tasks/get', { taskId }, { name: taskId }))).result).slice(0, 400)}`);
 worker.kill('SIGKILL');
 const uri = `mcp-tasks://tasks/${taskId}/result`;
 
@@ -112,7 +151,13 @@ const streamedRead = async () => drain(await rpc('resources/read', { uri }, { na
 const metaRead = async () => drain(await rpc('resources/read', { uri }, { name: uri, extraMeta: { 'bench/sdk-path': true } }));
 const sdkWholeRead = async () => {
   const answer = await json(await rpc('resources/read', { uri }, { name: uri, extraParams: SDK_PATH }));
-  return { bytes: 0, complete: answer.error?.code === -31004, tail: JSON.stringify(answer).slice(0, 200), chunks: answer.error?.data?.chunks, wholeBytes: answer.error?.data?.bytes };
+  return {
+    bytes: 0,
+    complete: answer.error?.code === -31004,
+    tail: JSON.stringify(answer).slice(0, 200),
+    chunks: answer.error?.data?.chunks,
+    wholeBytes: answer.error?.data?.bytes,
+  };
 };
 let chunkCount;
 let wholeBytes;
@@ -153,28 +198,41 @@ async function baselineFor(rounds, extraParams) {
   const polls = [];
   for (const read of rounds) {
     const until = performance.now() + read.ms;
-    polls.push(await measured(pid, async () => {
-      let n = 0;
-      while (performance.now() < until) { await (await rpc('tasks/get', { taskId }, { name: taskId, extraParams })).arrayBuffer(); n += 1; }
-      return { polls: n };
-    }));
+    polls.push(
+      await measured(pid, async () => {
+        let n = 0;
+        while (performance.now() < until) {
+          await (await rpc('tasks/get', { taskId }, { name: taskId, extraParams })).arrayBuffer();
+          n += 1;
+        }
+        return { polls: n };
+      }),
+    );
   }
   return polls;
 }
 const baselines = new Map();
 for (const [name, , path] of WAYS) baselines.set(name, await baselineFor(runs.get(name), path));
-for (const [name, rounds] of runs) for (const read of rounds) if (!read.outcome.complete) console.log(`${name}: incomplete answer, ends: ${JSON.stringify(read.outcome.tail)}`);
+for (const [name, rounds] of runs)
+  for (const read of rounds) if (!read.outcome.complete) console.log(`${name}: incomplete answer, ends: ${JSON.stringify(read.outcome.tail)}`);
 
 const mib = (bytes) => (bytes / MiB).toFixed(1);
 const maxOf = (rounds, pick) => Math.max(...rounds.map(pick));
 console.log(`large result: ${mib(RESULT_BYTES)} MiB of text (${chunkCount} chunks), ${READS} rounds, node ${process.version}, ${new Date().toISOString()}`);
-console.log('growth of peak RSS per round; in brackets: what was read, how long it took, and the same-run baseline (tasks/get polls as long, on the same path)');
+console.log(
+  'growth of peak RSS per round; in brackets: what was read, how long it took, and the same-run baseline (tasks/get polls as long, on the same path)',
+);
 console.log(`round  ${WAYS.map(([name]) => name.padEnd(46)).join('')}`);
 for (let i = 0; i < READS; i += 1) {
   const cells = WAYS.map(([name]) => {
     const read = runs.get(name)[i];
     const base = baselines.get(name)[i];
-    const what = name === 'SDK whole' ? (read.outcome.complete ? 'refused -31004' : 'NOT REFUSED') : `${mib(read.outcome.bytes)} MiB${read.outcome.complete ? '' : ' INCOMPLETE'}`;
+    const what =
+      name === 'SDK whole'
+        ? read.outcome.complete
+          ? 'refused -31004'
+          : 'NOT REFUSED'
+        : `${mib(read.outcome.bytes)} MiB${read.outcome.complete ? '' : ' INCOMPLETE'}`;
     return `+${mib(read.growth).padStart(5)} MiB (${what}, ${read.ms.toFixed(0)} ms; base +${mib(base.growth)})`.padEnd(46);
   });
   console.log(`${String(i + 1).padStart(5)}  ${cells.join('')}`);
@@ -184,7 +242,9 @@ for (const [name] of WAYS) {
   const rounds = runs.get(name);
   const growth = maxOf(rounds, (r) => r.growth);
   const base = maxOf(baselines.get(name), (r) => r.growth);
-  console.log(`  ${name.padEnd(11)} +${mib(growth).padStart(5)} MiB, same-run baseline +${mib(base).padStart(5)} MiB (difference ${growth - base >= 0 ? '+' : ''}${mib(growth - base)} MiB)  ${growth - base < 16 * MiB ? 'within goal' : 'ABOVE GOAL'}, max latency ${maxOf(rounds, (r) => r.ms).toFixed(0)} ms`);
+  console.log(
+    `  ${name.padEnd(11)} +${mib(growth).padStart(5)} MiB, same-run baseline +${mib(base).padStart(5)} MiB (difference ${growth - base >= 0 ? '+' : ''}${mib(growth - base)} MiB)  ${growth - base < 16 * MiB ? 'within goal' : 'ABOVE GOAL'}, max latency ${maxOf(rounds, (r) => r.ms).toFixed(0)} ms`,
+  );
 }
 const streamed = runs.get('streamed');
 console.log(`throughput streamed: ${(RESULT_BYTES / MiB / (Math.min(...streamed.map((r) => r.ms)) / 1000)).toFixed(0)} MiB/s (best round)`);

@@ -16,9 +16,7 @@
 // - raw: the whole lines of `<System>_2k.log`, parsed as analyze_logs parses a file: its header format detected
 //   from its first lines, then each line split into header and message. No per-system setting anywhere.
 import path from 'node:path';
-import {
-  groupingAccuracy, HELD_OUT, locateLoghub, LoghubDataError, missingDataHelp, readSystem, templateAccuracy, TRAIN,
-} from './lib/loghub.mjs';
+import { groupingAccuracy, HELD_OUT, locateLoghub, LoghubDataError, missingDataHelp, readSystem, templateAccuracy, TRAIN } from './lib/loghub.mjs';
 
 const args = process.argv.slice(2);
 // Tuning experiments only (MINER_OPTIONS='{"similarity":0.6}'); the reported figures use the defaults.
@@ -37,10 +35,7 @@ const located = locateLoghub(explicit, path.resolve(import.meta.dirname, '..'));
 if (!located.dir) fail(missingDataHelp(located.missing));
 const dataDir = located.dir;
 // Imported only now so that a missing build is reported as such, after the data check.
-const { TemplateMiner, FileLineParser } = await Promise.all([
-  import('../dist/tools/analyze-logs/miner.js'),
-  import('../dist/tools/analyze-logs/line.js'),
-])
+const { TemplateMiner, FileLineParser } = await Promise.all([import('../dist/tools/analyze-logs/miner.js'), import('../dist/tools/analyze-logs/line.js')])
   .then(([miner, line]) => ({ ...miner, ...line }))
   .catch((error) => fail(`cannot load dist/ (${error.message}): run npm run build first (npm run bench:grouping does).`));
 
@@ -49,9 +44,22 @@ const { TemplateMiner, FileLineParser } = await Promise.all([
  * Loghub 2k benchmark), for comparison only.
  */
 const DRAIN_REFERENCE = {
-  Android: 0.911, Apache: 1, BGL: 0.9625, HDFS: 0.9975, HPC: 0.887, Hadoop: 0.9475, HealthApp: 0.78, Linux: 0.69,
-  Mac: 0.7865, OpenSSH: 0.7875, OpenStack: 0.7325, Proxifier: 0.5265, Spark: 0.92, Thunderbird: 0.955,
-  Windows: 0.997, Zookeeper: 0.9665,
+  Android: 0.911,
+  Apache: 1,
+  BGL: 0.9625,
+  HDFS: 0.9975,
+  HPC: 0.887,
+  Hadoop: 0.9475,
+  HealthApp: 0.78,
+  Linux: 0.69,
+  Mac: 0.7865,
+  OpenSSH: 0.7875,
+  OpenStack: 0.7325,
+  Proxifier: 0.5265,
+  Spark: 0.92,
+  Thunderbird: 0.955,
+  Windows: 0.997,
+  Zookeeper: 0.9665,
 };
 
 /** Mines messages with the defaults; the group of every line and the final template of each group. */
@@ -92,7 +100,10 @@ for (const system of [...TRAIN, ...HELD_OUT]) {
     drain: DRAIN_REFERENCE[system] ?? Number.NaN,
     format: parser.format.name,
     content: measure(truth.content, truth),
-    raw: measure(truth.raw.map((line) => parser.parse(line).message), truth),
+    raw: measure(
+      truth.raw.map((line) => parser.parse(line).message),
+      truth,
+    ),
   });
 }
 
@@ -118,7 +129,13 @@ if (json) {
   console.log(JSON.stringify({ dataDir, rows, totals }, null, 2));
 } else {
   const widths = [12, 9, 7, 8, 8, 8, 8, 8, 8, 8, 14];
-  const line = (cells) => console.log(cells.map((cell, i) => String(cell).padEnd(widths[i] ?? 8)).join(' ').trimEnd());
+  const line = (cells) =>
+    console.log(
+      cells
+        .map((cell, i) => String(cell).padEnd(widths[i] ?? 8))
+        .join(' ')
+        .trimEnd(),
+    );
   const f = (value) => value.toFixed(3);
   line(['system', 'set', 'events', 'GA', 'PA', 'FTA', 'raw GA', 'raw PA', 'raw FTA', 'Drain*', 'header format']);
   const print = (list) => {
@@ -127,7 +144,19 @@ if (json) {
     }
   };
   const average = (name, s) =>
-    line([name, '', '', f(s.content.ga), f(s.content.pa), f(s.content.fta), f(s.raw.ga), f(s.raw.pa), f(s.raw.fta), f(s.drain), `min raw GA ${f(s.raw.minGa)}`]);
+    line([
+      name,
+      '',
+      '',
+      f(s.content.ga),
+      f(s.content.pa),
+      f(s.content.fta),
+      f(s.raw.ga),
+      f(s.raw.pa),
+      f(s.raw.fta),
+      f(s.drain),
+      `min raw GA ${f(s.raw.minGa)}`,
+    ]);
   print(rows.filter((r) => r.set === 'train'));
   average('avg train', totals.train);
   print(rows.filter((r) => r.set === 'held-out'));

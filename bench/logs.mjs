@@ -47,7 +47,10 @@ if (values.child) {
 async function child(kind, dist, dir) {
   const load = (m) => import(pathToFileURL(path.join(dist, m)).href);
   const [{ resolveConfined }, { walkFiles }, { logFileSelector, isGzip }, { forEachLine }, { scanLogs }] = await Promise.all([
-    load('tools/roots.js'), load('tools/walk.js'), load('tools/analyze-logs/files.js'), load('tools/lines.js'),
+    load('tools/roots.js'),
+    load('tools/walk.js'),
+    load('tools/analyze-logs/files.js'),
+    load('tools/lines.js'),
     load('tools/analyze-logs/scan.js'),
   ]);
   const signal = new AbortController().signal;
@@ -63,14 +66,24 @@ async function child(kind, dist, dir) {
     for (const file of walk.files.filter((f) => selected(f.relative))) {
       files++;
       lines += await forEachLine(await confinement.openForReading(file.path), () => {}, {
-        signal, gzip: isGzip(file.relative), rejectBinary: true,
+        signal,
+        gzip: isGzip(file.relative),
+        rejectBinary: true,
       });
     }
   } else {
     const journal = new Map();
     const report = await scanLogs({
-      target, confinement, since: null, top: 10, include: null, redact: ['email', 'card'], signal,
-      onProgress: (done) => { files = done; },
+      target,
+      confinement,
+      since: null,
+      top: 10,
+      include: null,
+      redact: ['email', 'card'],
+      signal,
+      onProgress: (done) => {
+        files = done;
+      },
       step: async (name, fn) => {
         if (!journal.has(name)) journal.set(name, JSON.parse(JSON.stringify(await fn())));
         return journal.get(name);
@@ -91,7 +104,9 @@ function measure(kind, dist, dir) {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
-    proc.stdout.on('data', (chunk) => { out += chunk; });
+    proc.stdout.on('data', (chunk) => {
+      out += chunk;
+    });
     proc.on('error', reject);
     proc.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`${kind} child exited ${code}`))));
   });
@@ -108,17 +123,25 @@ async function main() {
   const rows = [];
   try {
     for (const lines of sizes) {
-      for (const [label, gzipRatio] of [['plain', '0'], ['gzip', '1']].filter(([name]) => values.corpora.split(',').includes(name))) {
+      for (const [label, gzipRatio] of [
+        ['plain', '0'],
+        ['gzip', '1'],
+      ].filter(([name]) => values.corpora.split(',').includes(name))) {
         const dir = path.join(work, `${lines}-${label}`);
         process.stderr.write(`writing ${lines} lines (${label}) into ${dir}\n`);
-        execFileSync(process.execPath, [cli, 'demo-corpus', '--out', dir, '--files', String(files),
-          '--lines', String(Math.ceil(lines / files)), '--gzip-ratio', gzipRatio], { stdio: ['ignore', 'ignore', 'inherit'] });
+        execFileSync(
+          process.execPath,
+          [cli, 'demo-corpus', '--out', dir, '--files', String(files), '--lines', String(Math.ceil(lines / files)), '--gzip-ratio', gzipRatio],
+          { stdio: ['ignore', 'ignore', 'inherit'] },
+        );
         const results = new Map();
         for (let run = 0; run < runs; run++) {
           // Interleaved, so that a burst of load on the machine hits every variant alike.
           for (const [name, dist] of [['read', builds[0][1]], ...builds.map(([b, d]) => [`scan ${b}`, d])]) {
             const r = await measure(name.startsWith('read') ? 'read' : 'scan', dist, dir);
-            process.stderr.write(`  ${name} run ${run + 1}: ${r.lines} lines in ${r.ms.toFixed(0)} ms (CPU ${r.cpuMs.toFixed(0)} ms), peak RSS ${r.rssMB.toFixed(0)} MB\n`);
+            process.stderr.write(
+              `  ${name} run ${run + 1}: ${r.lines} lines in ${r.ms.toFixed(0)} ms (CPU ${r.cpuMs.toFixed(0)} ms), peak RSS ${r.rssMB.toFixed(0)} MB\n`,
+            );
             const list = results.get(name) ?? [];
             list.push(r);
             results.set(name, list);
@@ -131,9 +154,17 @@ async function main() {
           const r = best(name);
           if (r.lines !== read.lines) throw new Error(`${name} counted ${r.lines} lines, the reader ${read.lines}`);
           rows.push({
-            corpus: `${lines} ${label}`, run: name, lines: r.lines, files: r.files, bestMs: r.ms, slowestMs: slowest(name),
-            linesPerS: r.lines / (r.ms / 1000), ratio: r.ms / read.ms,
-            cpuMs: Math.min(...results.get(name).map((x) => x.cpuMs)), cpuRatio: Math.min(...results.get(name).map((x) => x.cpuMs)) / Math.min(...results.get('read').map((x) => x.cpuMs)), rssMB: Math.max(...results.get(name).map((x) => x.rssMB)),
+            corpus: `${lines} ${label}`,
+            run: name,
+            lines: r.lines,
+            files: r.files,
+            bestMs: r.ms,
+            slowestMs: slowest(name),
+            linesPerS: r.lines / (r.ms / 1000),
+            ratio: r.ms / read.ms,
+            cpuMs: Math.min(...results.get(name).map((x) => x.cpuMs)),
+            cpuRatio: Math.min(...results.get(name).map((x) => x.cpuMs)) / Math.min(...results.get('read').map((x) => x.cpuMs)),
+            rssMB: Math.max(...results.get(name).map((x) => x.rssMB)),
             templates: r.templates,
           });
         }
@@ -148,6 +179,8 @@ async function main() {
   console.log('| corpus | run | lines | lines/s | time (slowest) | × read | CPU time | CPU × read | peak RSS | templates |');
   console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
-    console.log(`| ${r.corpus} | ${r.run} | ${fmt(r.lines)} | ${fmt(r.linesPerS)} | ${(r.bestMs / 1000).toFixed(2)} s (${(r.slowestMs / 1000).toFixed(2)} s) | ${r.ratio.toFixed(2)} | ${(r.cpuMs / 1000).toFixed(2)} s | ${r.cpuRatio.toFixed(2)} | ${fmt(r.rssMB)} MB | ${r.run.startsWith('read') ? '' : r.templates} |`);
+    console.log(
+      `| ${r.corpus} | ${r.run} | ${fmt(r.lines)} | ${fmt(r.linesPerS)} | ${(r.bestMs / 1000).toFixed(2)} s (${(r.slowestMs / 1000).toFixed(2)} s) | ${r.ratio.toFixed(2)} | ${(r.cpuMs / 1000).toFixed(2)} s | ${r.cpuRatio.toFixed(2)} | ${fmt(r.rssMB)} MB | ${r.run.startsWith('read') ? '' : r.templates} |`,
+    );
   }
 }

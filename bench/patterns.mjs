@@ -101,7 +101,13 @@ console.log(`per-line cost, fastest of repeated runs (build: ${dist})`);
 const reported = await measure(REPORTED_LINE);
 console.log(`reported 119-byte line (29 masked parts): ${format(reported?.best ?? null)}\n`);
 
-const header = ['line', ...sizes.map((size) => `${size.toLocaleString('en-US')} chars`), `ratio ${sizes.at(-1) / sizes.at(-2)}× longer`, `vs ordinary at ${sizes.at(-1).toLocaleString('en-US')}`, 'slowest run'];
+const header = [
+  'line',
+  ...sizes.map((size) => `${size.toLocaleString('en-US')} chars`),
+  `ratio ${sizes.at(-1) / sizes.at(-2)}× longer`,
+  `vs ordinary at ${sizes.at(-1).toLocaleString('en-US')}`,
+  'slowest run',
+];
 const rows = [];
 let baseline = null;
 let slowest = 0;
@@ -206,11 +212,18 @@ async function measureServer(bytes) {
     prober.close();
     const report = finished.task.result?.structuredContent ?? {};
     const ms = (value) => (value === null || value === undefined ? '—' : `${value.toFixed(1)} ms`);
-    console.log(`\nreal server: analyze_logs over ${(bytes / 1048576).toFixed(0)} MiB of pathological lines (${lines.toLocaleString('en-US')} lines) and 3 binary files, twice at once (one cancelled at 500 ms)`);
-    console.log(`analysis ${finished.task.status} in ${(finished.ms / 1000).toFixed(1)} s: ${report.lines ?? '?'} lines, ${report.binaryFiles ?? '?'} binary files skipped; tasks/cancel answered in ${ms(cancelMs)} (then ${cancelStatus})`);
+    console.log(
+      `\nreal server: analyze_logs over ${(bytes / 1048576).toFixed(0)} MiB of pathological lines (${lines.toLocaleString('en-US')} lines) and 3 binary files, twice at once (one cancelled at 500 ms)`,
+    );
+    console.log(
+      `analysis ${finished.task.status} in ${(finished.ms / 1000).toFixed(1)} s: ${report.lines ?? '?'} lines, ${report.binaryFiles ?? '?'} binary files skipped; tasks/cancel answered in ${ms(cancelMs)} (then ${cancelStatus})`,
+    );
     console.log('| tasks/get probe every 20 ms | probes | p50 | p99 | max | longest gap between answers |');
     console.log('| --- | --- | --- | --- | --- | --- |');
-    for (const [name, row] of [['idle server (baseline)', idle], ['during the analysis', busy]]) {
+    for (const [name, row] of [
+      ['idle server (baseline)', idle],
+      ['during the analysis', busy],
+    ]) {
       console.log(`| ${name} | ${row.probes} | ${ms(row.p50Ms)} | ${ms(row.p99Ms)} | ${ms(row.maxMs)} | ${ms(row.gapMs)} |`);
     }
     console.log(`server event-loop delay during the analysis: p50 ${ms(loop.p50Ms)}, p99 ${ms(loop.p99Ms)}, max ${ms(loop.maxMs)}`);

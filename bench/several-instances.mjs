@@ -88,11 +88,34 @@ async function rpc(url, method, params) {
   const name = method === 'tools/call' ? params.name : params.taskId;
   const response = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, ...(name ? { 'mcp-name': name } : {}) },
-    body: JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method, params: { ...params, _meta: { 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } }, 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'p7', version: '0' } } } }),
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...(name ? { 'mcp-name': name } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: ++rpcId,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'p7', version: '0' },
+        },
+      },
+    }),
   });
   const text = await response.text();
-  const line = text.startsWith('{') ? text : text.split('\n').find((l) => l.startsWith('data: {'))?.slice(6);
+  const line = text.startsWith('{')
+    ? text
+    : text
+        .split('\n')
+        .find((l) => l.startsWith('data: {'))
+        ?.slice(6);
   return JSON.parse(line ?? '{}');
 }
 
@@ -101,17 +124,32 @@ async function v1Session(url) {
   const init = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'p7', version: '0' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'p7', version: '0' } },
+    }),
   });
   const sessionId = init.headers.get('mcp-session-id');
   await init.text();
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' };
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-session-id': sessionId,
+    'mcp-protocol-version': '2025-11-25',
+  };
   await (await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
   let id = 1;
   return async (target, method, params) => {
     const response = await fetch(target, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: id++, method, params }) });
     const text = await response.text();
-    const line = text.startsWith('{') ? text : text.split('\n').find((l) => l.startsWith('data: {'))?.slice(6);
+    const line = text.startsWith('{')
+      ? text
+      : text
+          .split('\n')
+          .find((l) => l.startsWith('data: {'))
+          ?.slice(6);
     return JSON.parse(line ?? '{}');
   };
 }
@@ -127,11 +165,52 @@ async function deployment(apis, workers) {
   const urls = [];
   for (let i = 0; i < apis; i += 1) {
     const port = await freePort();
-    procs.push(await start('serve', ['--no-worker', '--port', String(port), '--data-dir', join(dir, `api-${i}`), '--store', url, '--no-builtins', '--tools', TOOLS, '--log-level', 'warn', '--instance-id', `api-${i}`], /serving http/));
+    procs.push(
+      await start(
+        'serve',
+        [
+          '--no-worker',
+          '--port',
+          String(port),
+          '--data-dir',
+          join(dir, `api-${i}`),
+          '--store',
+          url,
+          '--no-builtins',
+          '--tools',
+          TOOLS,
+          '--log-level',
+          'warn',
+          '--instance-id',
+          `api-${i}`,
+        ],
+        /serving http/,
+      ),
+    );
     urls.push(`http://127.0.0.1:${port}/mcp`);
   }
   for (let i = 0; i < workers; i += 1) {
-    procs.push(await start('worker', ['--data-dir', join(dir, `w-${i}`), '--store', url, '--no-builtins', '--tools', TOOLS, '--concurrency', '32', '--log-level', 'info', '--instance-id', `w-${i}`], /worker \S+ running/));
+    procs.push(
+      await start(
+        'worker',
+        [
+          '--data-dir',
+          join(dir, `w-${i}`),
+          '--store',
+          url,
+          '--no-builtins',
+          '--tools',
+          TOOLS,
+          '--concurrency',
+          '32',
+          '--log-level',
+          'info',
+          '--instance-id',
+          `w-${i}`,
+        ],
+        /worker \S+ running/,
+      ),
+    );
   }
   return {
     urls,
@@ -195,7 +274,11 @@ async function cancels(d) {
   const latencies = [];
   const read = () => {
     try {
-      return readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      return readFileSync(log, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
     } catch {
       return [];
     }
@@ -216,7 +299,10 @@ async function cancels(d) {
 }
 
 const results = {};
-for (const [label, apis, workers] of [['1 API + 1 worker', 1, 1], ['2 API + 2 workers', 2, 2]]) {
+for (const [label, apis, workers] of [
+  ['1 API + 1 worker', 1, 1],
+  ['2 API + 2 workers', 2, 2],
+]) {
   const d = await deployment(apis, workers);
   try {
     results[label] = { ...(await roundTrips(d)), cancel: await cancels(d) };
@@ -231,6 +317,10 @@ console.log(`P7 several instances on one PostgreSQL (${CLIENTS} clients, ${DURAT
 console.log('| deployment | round trips | rt/s | CPU ms/rt | rt p50 / p99 / max ms | pick-up p50 / p99 / max ms | cancel→abort p50 / p99 / max ms |');
 console.log('|---|---|---|---|---|---|---|');
 for (const [label, r] of Object.entries(results)) {
-  console.log(`| ${label} | ${r.roundTrips} | ${f(r.perSecond)} | ${f(r.cpuMsPerRoundTrip, 2)} | ${r.p50} / ${r.p99} / ${r.max} | ${r.pickupP50} / ${r.pickupP99} / ${r.pickupMax} | ${r.cancel.p50} / ${r.cancel.p99} / ${r.cancel.max} |`);
+  console.log(
+    `| ${label} | ${r.roundTrips} | ${f(r.perSecond)} | ${f(r.cpuMsPerRoundTrip, 2)} | ${r.p50} / ${r.p99} / ${r.max} | ${r.pickupP50} / ${r.pickupP99} / ${r.pickupMax} | ${r.cancel.p50} / ${r.cancel.p99} / ${r.cancel.max} |`,
+  );
 }
-console.log(`ratio 2+2 / 1+1: round trips/s ×${f(two.perSecond / one.perSecond, 2)}, CPU per round trip ×${f(two.cpuMsPerRoundTrip / one.cpuMsPerRoundTrip, 2)}`);
+console.log(
+  `ratio 2+2 / 1+1: round trips/s ×${f(two.perSecond / one.perSecond, 2)}, CPU per round trip ×${f(two.cpuMsPerRoundTrip / one.cpuMsPerRoundTrip, 2)}`,
+);

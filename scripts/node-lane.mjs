@@ -23,7 +23,21 @@
 // --summary FILE (or NODE_LANE_SUMMARY) writes {node, passed, failed, seconds} for `.ci/run`; --prepare stops after steps 1–3 and prints
 // the lane's node binary. Exit status 1 when anything failed or nothing passed.
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { availableParallelism, homedir, tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -259,7 +273,13 @@ function selectFiles(filters) {
     const path = join(root, item);
     if (!existsSync(path)) fail(`the lane's selection names ${item}, which does not exist: update SELECTION`);
     if (!item.endsWith('/')) files.push(item);
-    else files.push(...readdirSync(path).filter((name) => name.endsWith('.test.ts')).sort().map((name) => item + name));
+    else
+      files.push(
+        ...readdirSync(path)
+          .filter((name) => name.endsWith('.test.ts'))
+          .sort()
+          .map((name) => item + name),
+      );
   }
   return files;
 }
@@ -284,9 +304,14 @@ function main() {
   const env = { ...process.env, PATH: `${join(node.dir, 'bin')}:${process.env.PATH}` };
   delete env.CI_JSON_REPORT; // `.ci/run`'s main report is not ours to overwrite
   // The addon the tree resolves is the lane's build (a Node 20 build would not load: another ABI).
-  const check = run(node.binary, ['-e', 'const D = require("better-sqlite3"); console.log(new D(":memory:").prepare("select sqlite_version() v").get().v)'], { cwd: tree, env });
+  const check = run(node.binary, ['-e', 'const D = require("better-sqlite3"); console.log(new D(":memory:").prepare("select sqlite_version() v").get().v)'], {
+    cwd: tree,
+    env,
+  });
   const setup = Math.round((Date.now() - started) / 1000);
-  log(`Node ${node.version} (ABI ${node.modules}) at ${node.binary}; better-sqlite3 ${addon.betterSqlite3} (${addon.how === 'source' ? 'built from source' : 'prebuilt'}, SQLite ${check.stdout.trim()}); ready in ${setup} s`);
+  log(
+    `Node ${node.version} (ABI ${node.modules}) at ${node.binary}; better-sqlite3 ${addon.betterSqlite3} (${addon.how === 'source' ? 'built from source' : 'prebuilt'}, SQLite ${check.stdout.trim()}); ready in ${setup} s`,
+  );
   if (options.prepare) return void process.stdout.write(`${node.binary}\n`);
 
   if (!env.MCP_TASKS_TEST_PG_URL && existsSync(join(root, '.pg-test.json'))) {

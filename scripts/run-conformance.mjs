@@ -57,8 +57,18 @@ async function waitForServer(url, child) {
     try {
       const response = await fetch(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'server/discover' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'server/discover', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } }),
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'server/discover',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 0,
+          method: 'server/discover',
+          params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+        }),
       });
       if (response.ok) return;
     } catch {
@@ -96,7 +106,23 @@ async function main() {
   const work = mkdtempSync(join(tmpdir(), 'mcp-tasks-conformance-'));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/mcp`;
-  const server = spawn(process.execPath, [join(root, 'dist', 'cli', 'main.js'), 'serve', '--no-builtins', '--fixtures', 'conformance', '--port', String(port), '--data-dir', join(work, 'data'), '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const server = spawn(
+    process.execPath,
+    [
+      join(root, 'dist', 'cli', 'main.js'),
+      'serve',
+      '--no-builtins',
+      '--fixtures',
+      'conformance',
+      '--port',
+      String(port),
+      '--data-dir',
+      join(work, 'data'),
+      '--log-level',
+      'warn',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let serverLog = '';
   server.stderr.on('data', (chunk) => (serverLog += chunk));
   let passed = 0;
@@ -121,7 +147,12 @@ async function main() {
       if (checks.length === 0) failed += 1;
       const ok = bad.length === 0 && checks.length > 0 && code === 0;
       if (!ok && bad.length === 0) failed += 1;
-      summary.push({ scenario, ok, checks: checks.length, problems: bad.map((check) => `${check.status} ${check.id}: ${check.errorMessage ?? check.description}`) });
+      summary.push({
+        scenario,
+        ok,
+        checks: checks.length,
+        problems: bad.map((check) => `${check.status} ${check.id}: ${check.errorMessage ?? check.description}`),
+      });
       console.log(`${ok ? '✓' : '✗'} ${scenario}: ${good.length} passed, ${bad.length} failed or skipped, ${checks.length - good.length - bad.length} other`);
       for (const check of bad) console.log(`    ${check.status} ${check.id}: ${check.errorMessage ?? ''}`);
       if (!ok && bad.length === 0) console.log(output);

@@ -26,15 +26,57 @@ const port = await new Promise((done) => {
   });
 });
 const token = 'screenshot-token-0123456789';
-writeFileSync(join(temp, 'tokens.json'), JSON.stringify({ tokens: [{ token, issuer: 'https://issuer.example', subject: 'dana', tenant: 'acme', scopes: ['tasks:read', 'tasks:cancel', 'tasks:answer', 'admin:read', 'admin:write'] }] }));
+writeFileSync(
+  join(temp, 'tokens.json'),
+  JSON.stringify({
+    tokens: [
+      {
+        token,
+        issuer: 'https://issuer.example',
+        subject: 'dana',
+        tenant: 'acme',
+        scopes: ['tasks:read', 'tasks:cancel', 'tasks:answer', 'admin:read', 'admin:write'],
+      },
+    ],
+  }),
+);
 execFileSync(process.execPath, [main, 'demo-corpus', '--out', join(temp, 'corpus'), '--files', '20', '--lines', '2000'], { stdio: 'ignore' });
-const server = spawn(process.execPath, [main, 'serve', '--port', String(port), '--data-dir', join(temp, 'data'), '--dashboard', '--auth', `tokens:${join(temp, 'tokens.json')}`, '--tools', join(root, 'test/fixtures/dashboard-tools.mjs'), '--root', temp, '--log-level', 'warn'], { stdio: 'ignore' });
+const server = spawn(
+  process.execPath,
+  [
+    main,
+    'serve',
+    '--port',
+    String(port),
+    '--data-dir',
+    join(temp, 'data'),
+    '--dashboard',
+    '--auth',
+    `tokens:${join(temp, 'tokens.json')}`,
+    '--tools',
+    join(root, 'test/fixtures/dashboard-tools.mjs'),
+    '--root',
+    temp,
+    '--log-level',
+    'warn',
+  ],
+  { stdio: 'ignore' },
+);
 const base = `http://127.0.0.1:${port}`;
 const env = { ...process.env, MCP_TASKS_TOKEN: token, MCP_TASKS_CLIENT_STATE: join(temp, 'journal.json') };
 const call = (tool, args, protocol = '2026-07-28') =>
-  /"taskId"\s*:\s*"([A-Za-z0-9_-]+)"/.exec(execFileSync(process.execPath, [main, 'call', tool, '--url', `${base}/mcp`, '--protocol', protocol, '--args', JSON.stringify(args), '--detach', '--json'], { env, encoding: 'utf8' }))?.[1];
+  /"taskId"\s*:\s*"([A-Za-z0-9_-]+)"/.exec(
+    execFileSync(process.execPath, [main, 'call', tool, '--url', `${base}/mcp`, '--protocol', protocol, '--args', JSON.stringify(args), '--detach', '--json'], {
+      env,
+      encoding: 'utf8',
+    }),
+  )?.[1];
 
-const browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'] });
+const browser = await chromium.launch({
+  executablePath: chromiumPath,
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+});
 try {
   for (let i = 0; ; i += 1) {
     try {
@@ -90,7 +132,9 @@ try {
   await page.getByRole('button', { name: 'Turn on' }).click();
   await page.locator('#ks-state[data-state="partial"]').waitFor();
   await page.screenshot({ path: join(root, 'docs/images/dashboard-kill-switch.png'), fullPage: true });
-  console.log('wrote docs/images/dashboard-list.png, docs/images/dashboard-task-input.png, docs/images/dashboard-task-result.png, docs/images/dashboard-operations.png, docs/images/dashboard-overview.png, docs/images/dashboard-kill-switch.png');
+  console.log(
+    'wrote docs/images/dashboard-list.png, docs/images/dashboard-task-input.png, docs/images/dashboard-task-result.png, docs/images/dashboard-operations.png, docs/images/dashboard-overview.png, docs/images/dashboard-kill-switch.png',
+  );
 } finally {
   await browser.close();
   server.kill('SIGTERM');

@@ -21,7 +21,12 @@ const result = await closedLoop({
     return client;
   },
   iteration: async (client) => {
-    await client.query('INSERT INTO baseline_rows (id, owner, body, created_at) VALUES ($1, $2, $3, $4)', [randomBytes(16).toString('base64url'), 'anonymous', body, Date.now()]);
+    await client.query('INSERT INTO baseline_rows (id, owner, body, created_at) VALUES ($1, $2, $3, $4)', [
+      randomBytes(16).toString('base64url'),
+      'anonymous',
+      body,
+      Date.now(),
+    ]);
   },
   teardown: (client) => client.end(),
   warmupMs: options.warmupMs,

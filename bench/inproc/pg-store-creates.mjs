@@ -5,5 +5,9 @@ import { openPostgresTaskStore } from 'mcp-tasks/postgres';
 import { measureCreates } from '../lib/tasks.mjs';
 
 const options = JSON.parse(process.argv[2]);
-const store = await openPostgresTaskStore({ url: options.url, poolSize: 8, ...(options.maxBatchSize ? { maxBatchSize: options.maxBatchSize, maxInFlightBatches: options.clients } : {}) });
+const store = await openPostgresTaskStore({
+  url: options.url,
+  poolSize: 8,
+  ...(options.maxBatchSize ? { maxBatchSize: options.maxBatchSize, maxInFlightBatches: options.clients } : {}),
+});
 process.stdout.write(`${JSON.stringify(await measureCreates(store, options))}\n`);

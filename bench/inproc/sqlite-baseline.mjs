@@ -29,7 +29,7 @@ function measure(rows, commit) {
   const started = performance.now();
   const end = started + options.durationMs;
   let commits = 0;
-  for (let now = started; now < end; ) {
+  for (let now = started; now < end;) {
     commit();
     const after = performance.now();
     latencies.push(after - now);

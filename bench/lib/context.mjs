@@ -58,7 +58,8 @@ export class RunContext {
   record(key, figure) {
     this.figures[key] = figure;
     const rate = Number.isFinite(figure.value) ? figure.value.toFixed(figure.value < 100 ? 2 : 0) : String(figure.value);
-    const latency = figure.p99Ms != null ? `  p50 ${figure.p50Ms.toFixed(2)} ms  p99 ${figure.p99Ms.toFixed(2)} ms  max ${figure.maxMs?.toFixed(2) ?? '?'} ms` : '';
+    const latency =
+      figure.p99Ms != null ? `  p50 ${figure.p50Ms.toFixed(2)} ms  p99 ${figure.p99Ms.toFixed(2)} ms  max ${figure.maxMs?.toFixed(2) ?? '?'} ms` : '';
     const errors = figure.errors ? `  ERRORS ${figure.errors} (${figure.firstError ?? ''})` : '';
     process.stderr.write(`  ${key}: ${rate} ${figure.unit}${latency}${errors}\n`);
   }

@@ -21,7 +21,13 @@ function percentile(sorted, p) {
 export function latencySummary(samples) {
   const sorted = Float64Array.from(samples).sort();
   const mean = sorted.length ? sorted.reduce((sum, value) => sum + value, 0) / sorted.length : null;
-  return { p50Ms: percentile(sorted, 50), p90Ms: percentile(sorted, 90), p99Ms: percentile(sorted, 99), maxMs: sorted.length ? sorted[sorted.length - 1] : null, mean };
+  return {
+    p50Ms: percentile(sorted, 50),
+    p90Ms: percentile(sorted, 90),
+    p99Ms: percentile(sorted, 99),
+    maxMs: sorted.length ? sorted[sorted.length - 1] : null,
+    mean,
+  };
 }
 
 /** Server CPU µs per unit of work between two `usage()` samples. */
@@ -194,7 +200,10 @@ export async function fixedCount({ total, states, iteration }) {
  * bytecode, a cache filling once) move a single segment and are ignored. `overall` is the plain end-minus-start.
  */
 export function growthPerUnit(samples, field, unitsPerSegment) {
-  const deltas = samples.slice(1).map((sample, index) => sample[field] - samples[index][field]).sort((a, b) => a - b);
+  const deltas = samples
+    .slice(1)
+    .map((sample, index) => sample[field] - samples[index][field])
+    .sort((a, b) => a - b);
   const middle = deltas.length / 2;
   const median = deltas.length % 2 === 1 ? deltas[Math.floor(middle)] : (deltas[middle - 1] + deltas[middle]) / 2;
   return {

@@ -17,8 +17,22 @@ export const RELATIVE_LOCATION = path.join('..', 'shared', 'data', 'loghub');
  * sorted by name, every other one held out.
  */
 export const SYSTEMS = [
-  'Android', 'Apache', 'BGL', 'HDFS', 'HPC', 'Hadoop', 'HealthApp', 'Linux',
-  'Mac', 'OpenSSH', 'OpenStack', 'Proxifier', 'Spark', 'Thunderbird', 'Windows', 'Zookeeper',
+  'Android',
+  'Apache',
+  'BGL',
+  'HDFS',
+  'HPC',
+  'Hadoop',
+  'HealthApp',
+  'Linux',
+  'Mac',
+  'OpenSSH',
+  'OpenStack',
+  'Proxifier',
+  'Spark',
+  'Thunderbird',
+  'Windows',
+  'Zookeeper',
 ];
 export const TRAIN = SYSTEMS.filter((_, i) => i % 2 === 0);
 export const HELD_OUT = SYSTEMS.filter((_, i) => i % 2 === 1);
@@ -94,9 +108,7 @@ export function readSystem(dir, system) {
   const base = path.join(dir, system, `${system}_2k.log`);
   for (const file of [base, `${base}_structured.csv`]) {
     if (!existsSync(file)) {
-      throw new LoghubDataError(
-        `cannot read ${file}: each system directory needs <System>_2k.log and <System>_2k.log_structured.csv`,
-      );
+      throw new LoghubDataError(`cannot read ${file}: each system directory needs <System>_2k.log and <System>_2k.log_structured.csv`);
     }
   }
   const [header, ...rows] = readLines(`${base}_structured.csv`).filter((line) => line !== '');

@@ -26,7 +26,8 @@ const QUICK = { duration: 0.3, warmup: 0, pollClients: 50, pollIntervalMs: 100, 
 
 function positive(name, text, { zero = false } = {}) {
   const value = Number(text);
-  if (!Number.isFinite(value) || value < 0 || (value === 0 && !zero)) throw new Error(`--${name} expects a ${zero ? 'non-negative' : 'positive'} number, got ${text}`);
+  if (!Number.isFinite(value) || value < 0 || (value === 0 && !zero))
+    throw new Error(`--${name} expects a ${zero ? 'non-negative' : 'positive'} number, got ${text}`);
   return value;
 }
 

@@ -64,7 +64,9 @@ export function summariseProfile(path, top = 15) {
 /** Summaries of every profile in `dir`, keyed by file name without `.cpuprofile`. */
 export function summariseProfiles(dir) {
   const summaries = {};
-  for (const file of readdirSync(dir).filter((name) => name.endsWith('.cpuprofile')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((name) => name.endsWith('.cpuprofile'))
+    .sort()) {
     summaries[file.replace(/\.cpuprofile$/, '')] = summariseProfile(join(dir, file));
   }
   return summaries;
@@ -76,7 +78,10 @@ export function profilesMarkdown(summaries) {
   for (const [name, summary] of Object.entries(summaries)) {
     lines.push(`### ${name} (${summary.busyMs.toFixed(0)} ms busy)`, '');
     lines.push(`By owner: ${summary.owners.map((owner) => `${owner.name} ${(owner.share * 100).toFixed(1)} %`).join(', ')}`, '');
-    for (const [title, list] of [['Self time', summary.functions], ['Total time (with callees)', summary.inclusive]]) {
+    for (const [title, list] of [
+      ['Self time', summary.functions],
+      ['Total time (with callees)', summary.inclusive],
+    ]) {
       lines.push(`| ${title}: function | ms | Share |`, '|---|---:|---:|');
       for (const fn of list) lines.push(`| \`${fn.name.replaceAll('|', '/')}\` | ${fn.ms.toFixed(1)} | ${(fn.share * 100).toFixed(1)} % |`);
       lines.push('');

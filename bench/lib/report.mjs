@@ -40,8 +40,20 @@ function goalsFor(high, figures) {
   });
   return [
     ...P1_FLOWS.flatMap(([suffix, what]) => [
-      { id: `P1 ${what}`, figure: `p1.${suffix}.c${high}`, target: `≥ 3× reference (same flow) round trips/s at ${high} clients`, check: ratioAtLeast(3), ratio: 3 },
-      { id: `P1 ${what} max`, figure: `p1.${suffix}.c${high}`, target: `no round trip above ${P1_MAX_MS} ms`, check: atMost('maxMs', P1_MAX_MS, false), limit: { field: 'maxMs', value: P1_MAX_MS } },
+      {
+        id: `P1 ${what}`,
+        figure: `p1.${suffix}.c${high}`,
+        target: `≥ 3× reference (same flow) round trips/s at ${high} clients`,
+        check: ratioAtLeast(3),
+        ratio: 3,
+      },
+      {
+        id: `P1 ${what} max`,
+        figure: `p1.${suffix}.c${high}`,
+        target: `no round trip above ${P1_MAX_MS} ms`,
+        check: atMost('maxMs', P1_MAX_MS, false),
+        limit: { field: 'maxMs', value: P1_MAX_MS },
+      },
     ]),
     ...Object.entries(figures)
       .filter(([, figure]) => figure.goalMs != null)
@@ -59,7 +71,13 @@ function goalsFor(high, figures) {
     { id: 'P6 rate', figure: `p6.store.c${high}`, target: '≥ 3× PostgreSQL single-row INSERT commits/s', check: ratioAtLeast(3), ratio: 3 },
     { id: 'P4 p50', figure: 'p4.pickup', target: 'p50 < 5 ms', check: atMost('p50Ms', 5, true), limit: { field: 'p50Ms', value: 5 } },
     { id: 'P4 p99', figure: 'p4.pickup', target: 'p99 < 20 ms', check: atMost('p99Ms', 20, true), limit: { field: 'p99Ms', value: 20 } },
-    { id: 'P5 task', figure: 'p5.heapPerTask', target: '≤ 100 B heap per retained task', check: atMost('value', 100, false), limit: { field: 'value', value: 100 } },
+    {
+      id: 'P5 task',
+      figure: 'p5.heapPerTask',
+      target: '≤ 100 B heap per retained task',
+      check: atMost('value', 100, false),
+      limit: { field: 'value', value: 100 },
+    },
     ...['v2', 'v1'].map((generation) => ({
       id: `P5 req ${generation}`,
       figure: `p5.heapPerRequest.${generation}`,
@@ -67,7 +85,12 @@ function goalsFor(high, figures) {
       check: atMost('value', NO_GROWTH_BYTES_PER_REQUEST, true),
       limit: { field: 'value', value: NO_GROWTH_BYTES_PER_REQUEST },
     })),
-    { id: 'Polling errors', figure: 'polling.mixed', target: 'honouring clients see 0 errors', check: (figure) => ({ pass: figure.errors === 0, measured: `${figure.errors} errors` }) },
+    {
+      id: 'Polling errors',
+      figure: 'polling.mixed',
+      target: 'honouring clients see 0 errors',
+      check: (figure) => ({ pass: figure.errors === 0, measured: `${figure.errors} errors` }),
+    },
     {
       id: 'Polling p99',
       figure: 'polling.mixed',
@@ -92,14 +115,27 @@ export function evaluate(figures, high) {
     const figure = figures[goal.figure];
     const other = goal.other ? figures[goal.other] : undefined;
     const ratio = ratios[goal.figure]?.ratio;
-    const missing = !figure || (goal.ratio !== undefined && ratio === undefined) || (goal.other && !other) || figure.value == null || (goal.limit && figure[goal.limit.field] == null);
+    const missing =
+      !figure ||
+      (goal.ratio !== undefined && ratio === undefined) ||
+      (goal.other && !other) ||
+      figure.value == null ||
+      (goal.limit && figure[goal.limit.field] == null);
     const verdict = missing ? { pass: null, measured: 'not measured' } : goal.check(figure, ratio, other);
-    return { id: goal.id, figure: goal.figure, target: goal.target, ...verdict, ...(goal.ratio ? { ratio: goal.ratio } : {}), ...(goal.limit ? { limit: goal.limit } : {}) };
+    return {
+      id: goal.id,
+      figure: goal.figure,
+      target: goal.target,
+      ...verdict,
+      ...(goal.ratio ? { ratio: goal.ratio } : {}),
+      ...(goal.limit ? { limit: goal.limit } : {}),
+    };
   });
   return { ratios, goals };
 }
 
-const number = (value, digits = 0) => (value == null || Number.isNaN(value) ? '' : value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+const number = (value, digits = 0) =>
+  value == null || Number.isNaN(value) ? '' : value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const verdict = (pass) => (pass === null ? 'n/a' : pass ? 'PASS' : 'FAIL');
 
 /** Short notes from a figure's extra fields. */
@@ -110,19 +146,30 @@ function notes(figure) {
   if (figure.maxMs != null) parts.push(`max latency ${number(figure.maxMs, 1)} ms`);
   if (figure.fromCallP50Ms != null) parts.push(`from the create call: p50 ${number(figure.fromCallP50Ms, 2)} / p99 ${number(figure.fromCallP99Ms, 2)} ms`);
   if (figure.rssBytesPerTask != null) {
-    parts.push(`median of tenths; end − start ${number(figure.heapOverallBytesPerTask, 1)} B/task; RSS ${number(figure.rssBytesPerTask)} B/task; ${number(figure.tasksPerSecond)} tasks/s`);
+    parts.push(
+      `median of tenths; end − start ${number(figure.heapOverallBytesPerTask, 1)} B/task; RSS ${number(figure.rssBytesPerTask)} B/task; ${number(figure.tasksPerSecond)} tasks/s`,
+    );
   }
   if (figure.rssBytesPerRequest != null) {
-    parts.push(`median of tenths; end − start ${number(figure.heapOverallBytesPerRequest, 1)} B/req; RSS ${number(figure.rssBytesPerRequest, 1)} B/req; ${number(figure.requestsPerSecond)} req/s`);
+    parts.push(
+      `median of tenths; end − start ${number(figure.heapOverallBytesPerRequest, 1)} B/req; RSS ${number(figure.rssBytesPerRequest, 1)} B/req; ${number(figure.requestsPerSecond)} req/s`,
+    );
   }
   if (figure.abusiveRequestsPerSecond != null) {
-    parts.push(`abusive: ${number(figure.abusiveRequestsPerSecond)} req/s, p50 ${number(figure.abusiveP50Ms, 2)} / max ${number(figure.abusiveMaxMs)} ms, pollIntervalMs seen ${number(figure.abusiveMeanPollIntervalMs)}, ${figure.abusiveErrors} errors`);
+    parts.push(
+      `abusive: ${number(figure.abusiveRequestsPerSecond)} req/s, p50 ${number(figure.abusiveP50Ms, 2)} / max ${number(figure.abusiveMaxMs)} ms, pollIntervalMs seen ${number(figure.abusiveMeanPollIntervalMs)}, ${figure.abusiveErrors} errors`,
+    );
   }
-  if (figure.pollsPerTask != null) parts.push(`${number(figure.pollsPerTask, 2)} tasks/get per task; ${number(figure.roundTripsPerSecond, 1)} rt/s, round trip max ${number(figure.roundTripMaxMs)} ms`);
+  if (figure.pollsPerTask != null)
+    parts.push(
+      `${number(figure.pollsPerTask, 2)} tasks/get per task; ${number(figure.roundTripsPerSecond, 1)} rt/s, round trip max ${number(figure.roundTripMaxMs)} ms`,
+    );
   if (figure.drainMs > 100) parts.push(`last round trip of the window ended ${number(figure.drainMs)} ms after it`);
   if (figure.serverPeakRssBytes != null) parts.push(`server peak RSS ${number(figure.serverPeakRssBytes / 2 ** 20, 1)} MiB`);
-  if (figure.serverLoopDelay) parts.push(`server event-loop delay p99 ${number(figure.serverLoopDelay.p99Ms, 1)} / max ${number(figure.serverLoopDelay.maxMs, 1)} ms`);
-  if (figure.driverLoopDelay) parts.push(`load generator's event-loop delay p99 ${number(figure.driverLoopDelay.p99Ms, 1)} / max ${number(figure.driverLoopDelay.maxMs, 1)} ms`);
+  if (figure.serverLoopDelay)
+    parts.push(`server event-loop delay p99 ${number(figure.serverLoopDelay.p99Ms, 1)} / max ${number(figure.serverLoopDelay.maxMs, 1)} ms`);
+  if (figure.driverLoopDelay)
+    parts.push(`load generator's event-loop delay p99 ${number(figure.driverLoopDelay.p99Ms, 1)} / max ${number(figure.driverLoopDelay.maxMs, 1)} ms`);
   if (figure.driftAfterBefore != null) parts.push(`second run / first ${number(figure.driftAfterBefore, 2)}`);
   if (figure.firstError) parts.push(`first error: ${figure.firstError.slice(0, 80)}`);
   return parts.join('; ').replaceAll('|', '/');
@@ -136,8 +183,10 @@ export function markdown(result) {
     '',
     `Node ${meta.node}, ${meta.cpus} × ${meta.cpuModel}, ${meta.platform}; warm-up ${meta.warmupS} s, ${meta.durationS} s per run` +
       `${meta.quick ? ' (**--quick**: smoke-test durations, figures meaningless)' : ''}; commit ${meta.commit}. ` +
-      'Ratios divide figures of this run. Rates count every operation started in the measured window and run until the last of them ended, so a stall lowers the rate and shows in max ms. Server CPU is the measured process\'s own `process.cpuUsage()` per operation.' +
-      (meta.options.profile ? ' **--profile**: our server ran under the V8 profiler, so its figures include the profiler\'s overhead and its ratios understate it.' : ''),
+      "Ratios divide figures of this run. Rates count every operation started in the measured window and run until the last of them ended, so a stall lowers the rate and shows in max ms. Server CPU is the measured process's own `process.cpuUsage()` per operation." +
+      (meta.options.profile
+        ? " **--profile**: our server ran under the V8 profiler, so its figures include the profiler's overhead and its ratios understate it."
+        : ''),
     '',
     '| Figure | Value | p50 ms | p99 ms | max ms | Errors | Server CPU µs/op | Ratio (to baseline) | Goal | Pass | Notes |',
     '|---|---:|---:|---:|---:|---:|---:|---|---|---|---|',
@@ -210,7 +259,11 @@ export function svg(result) {
         `<text x="${(left + length + 6).toFixed(1)}" y="${y + dy + 11}">${escape(`${number(value, value < 100 ? 2 : 0)} ${text}`)}</text>`,
       ];
     };
-    parts.push(`<text x="${left}" y="${y + 12}">${escape(row.title)}</text>`, ...bar(row.ours, 17, colour, row.unit), ...bar(row.other, 34, '#9e9e9e', row.otherLabel));
+    parts.push(
+      `<text x="${left}" y="${y + 12}">${escape(row.title)}</text>`,
+      ...bar(row.ours, 17, colour, row.unit),
+      ...bar(row.other, 34, '#9e9e9e', row.otherLabel),
+    );
     if (row.marker !== undefined) {
       const x = (left + row.marker * scale).toFixed(1);
       parts.push(`<line x1="${x}" y1="${y + 14}" x2="${x}" y2="${y + 50}" stroke="black" stroke-dasharray="3,2"/>`);

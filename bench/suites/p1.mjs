@@ -29,9 +29,21 @@ function modernLoop(url, clients, wait) {
 
 /** The flows, by figure suffix: what the reference runs and what we run (v1 always; v2 where it has the flow). */
 const FLOWS = [
-  { key: '', what: 'v1 round trips, re-polling every 10 ms', legacy: (session) => legacyRoundTrip(session, { wait: REPOLL_10MS }), modern: REPOLL_10MS, reference: 'roundTrip' },
+  {
+    key: '',
+    what: 'v1 round trips, re-polling every 10 ms',
+    legacy: (session) => legacyRoundTrip(session, { wait: REPOLL_10MS }),
+    modern: REPOLL_10MS,
+    reference: 'roundTrip',
+  },
   { key: 'blocking', what: 'v1 tools/call → blocking tasks/result', legacy: legacyBlockingRoundTrip, reference: 'blocking' },
-  { key: 'honouring', what: 'round trips honouring the poll hint', legacy: (session) => legacyRoundTrip(session, { wait: HONOUR_HINT }), modern: HONOUR_HINT, reference: 'honouring' },
+  {
+    key: 'honouring',
+    what: 'round trips honouring the poll hint',
+    legacy: (session) => legacyRoundTrip(session, { wait: HONOUR_HINT }),
+    modern: HONOUR_HINT,
+    reference: 'honouring',
+  },
 ];
 
 async function measureFlow(ctx, flow, clients) {
@@ -40,15 +52,23 @@ async function measureFlow(ctx, flow, clients) {
     const result = await ctx.load(server, legacyLoop(server.url, clients, flow.legacy));
     ctx.record(`baseline.reference.${flow.reference}.c${clients}`, loadFigure(label('SDK 1.32.2 reference', 'v1'), 'rt/s', result));
   });
-  await ctx.withServer(ctx.ours(), async (server) => {
-    const result = await ctx.load(server, legacyLoop(server.url, clients, flow.legacy));
-    ctx.record(`p1.v1${flow.key}.c${clients}`, loadFigure(label('P1 ours', 'v1'), 'rt/s', result));
-  }, { profile: `p1-v1${flow.key}-c${clients}` });
+  await ctx.withServer(
+    ctx.ours(),
+    async (server) => {
+      const result = await ctx.load(server, legacyLoop(server.url, clients, flow.legacy));
+      ctx.record(`p1.v1${flow.key}.c${clients}`, loadFigure(label('P1 ours', 'v1'), 'rt/s', result));
+    },
+    { profile: `p1-v1${flow.key}-c${clients}` },
+  );
   if (!flow.modern) return;
-  await ctx.withServer(ctx.ours(), async (server) => {
-    const result = await ctx.load(server, modernLoop(server.url, clients, flow.modern));
-    ctx.record(`p1.v2${flow.key}.c${clients}`, loadFigure(label('P1 ours', 'v2'), 'rt/s', result));
-  }, { profile: `p1-v2${flow.key}-c${clients}` });
+  await ctx.withServer(
+    ctx.ours(),
+    async (server) => {
+      const result = await ctx.load(server, modernLoop(server.url, clients, flow.modern));
+      ctx.record(`p1.v2${flow.key}.c${clients}`, loadFigure(label('P1 ours', 'v2'), 'rt/s', result));
+    },
+    { profile: `p1-v2${flow.key}-c${clients}` },
+  );
 }
 
 export async function p1(ctx) {

@@ -39,16 +39,33 @@ export async function p2(ctx) {
   const clients = ctx.concurrencyHigh;
   const first = await echoRun(ctx, clients);
 
-  await ctx.withServer(ctx.ours(), async (server) => {
-    const result = await ctx.load(server, taskGetLoop(clients, () => new ModernClient(server.url), completedModernTask));
-    ctx.record(`p2.v2.c${clients}`, loadFigure(`P2 ours, v2 tasks/get (completed), ${clients} clients`, 'req/s', result));
-  }, { profile: `p2-v2-c${clients}` });
-  await ctx.withServer(ctx.ours(), async (server) => {
-    const result = await ctx.load(server, taskGetLoop(clients, () => new LegacySession(server.url).open(), completedLegacyTask));
-    ctx.record(`p2.v1.c${clients}`, loadFigure(`P2 ours, v1 tasks/get (completed), ${clients} clients`, 'req/s', result));
-  }, { profile: `p2-v1-c${clients}` });
+  await ctx.withServer(
+    ctx.ours(),
+    async (server) => {
+      const result = await ctx.load(
+        server,
+        taskGetLoop(clients, () => new ModernClient(server.url), completedModernTask),
+      );
+      ctx.record(`p2.v2.c${clients}`, loadFigure(`P2 ours, v2 tasks/get (completed), ${clients} clients`, 'req/s', result));
+    },
+    { profile: `p2-v2-c${clients}` },
+  );
+  await ctx.withServer(
+    ctx.ours(),
+    async (server) => {
+      const result = await ctx.load(
+        server,
+        taskGetLoop(clients, () => new LegacySession(server.url).open(), completedLegacyTask),
+      );
+      ctx.record(`p2.v1.c${clients}`, loadFigure(`P2 ours, v1 tasks/get (completed), ${clients} clients`, 'req/s', result));
+    },
+    { profile: `p2-v1-c${clients}` },
+  );
   await ctx.withServer(ctx.baseline('reference-sdk132'), async (server) => {
-    const result = await ctx.load(server, taskGetLoop(clients, () => new LegacySession(server.url).open(), completedLegacyTask));
+    const result = await ctx.load(
+      server,
+      taskGetLoop(clients, () => new LegacySession(server.url).open(), completedLegacyTask),
+    );
     ctx.record(`baseline.reference.tasksGet.c${clients}`, loadFigure(`SDK 1.32.2 reference, tasks/get (completed), ${clients} clients`, 'req/s', result));
   });
   await ctx.withServer(ctx.baseline('sdk24-noop'), async (server) => {
@@ -67,15 +84,20 @@ export async function p2(ctx) {
   const mean = (field) => (first[field] + second[field]) / 2;
   ctx.record(
     `baseline.echo.c${clients}`,
-    loadFigure(`bare node:http JSON-RPC echo, ${clients} connections (mean of the runs before and after P2)`, 'req/s', {
-      ...first,
-      rate: mean('rate'),
-      p50Ms: mean('p50Ms'),
-      p99Ms: mean('p99Ms'),
-      maxMs: Math.max(first.maxMs, second.maxMs),
-      errors: first.errors + second.errors,
-      cpuUsPerOp: mean('cpuUsPerOp'),
-      cpuUsPerRequest: mean('cpuUsPerRequest'),
-    }, { driftAfterBefore: second.rate / first.rate }),
+    loadFigure(
+      `bare node:http JSON-RPC echo, ${clients} connections (mean of the runs before and after P2)`,
+      'req/s',
+      {
+        ...first,
+        rate: mean('rate'),
+        p50Ms: mean('p50Ms'),
+        p99Ms: mean('p99Ms'),
+        maxMs: Math.max(first.maxMs, second.maxMs),
+        errors: first.errors + second.errors,
+        cpuUsPerOp: mean('cpuUsPerOp'),
+        cpuUsPerRequest: mean('cpuUsPerRequest'),
+      },
+      { driftAfterBefore: second.rate / first.rate },
+    ),
   );
 }

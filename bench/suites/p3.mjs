@@ -28,19 +28,26 @@ export async function p3(ctx) {
   });
 
   const store = await ctx.measure('store-creates', { ...timing, clients });
-  ctx.record(`p3.store.c${clients}`, loadFigure(`P3 durable creates at the TaskStore port, ${clients} creators (in-process)`, 'creates/s', store, {
-    operationsPerCommit: store.operationsPerCommit,
-  }));
+  ctx.record(
+    `p3.store.c${clients}`,
+    loadFigure(`P3 durable creates at the TaskStore port, ${clients} creators (in-process)`, 'creates/s', store, {
+      operationsPerCommit: store.operationsPerCommit,
+    }),
+  );
 
-  await ctx.withServer(ctx.ours(), async (server) => {
-    const result = await ctx.load(server, {
-      clients,
-      setup: () => new ModernClient(server.url),
-      iteration: async (client) => {
-        if ((await client.call('tools/call', { name: 'noop', arguments: {} })).resultType !== 'task') throw new RpcError('no task created');
-      },
-      teardown: (client) => client.close(),
-    });
-    ctx.record(`p3.http.c${clients}`, loadFigure(`P3 ours, v2 tools/call creating a noop task over HTTP, ${clients} clients`, 'creates/s', result));
-  }, { profile: `p3-http-c${clients}` });
+  await ctx.withServer(
+    ctx.ours(),
+    async (server) => {
+      const result = await ctx.load(server, {
+        clients,
+        setup: () => new ModernClient(server.url),
+        iteration: async (client) => {
+          if ((await client.call('tools/call', { name: 'noop', arguments: {} })).resultType !== 'task') throw new RpcError('no task created');
+        },
+        teardown: (client) => client.close(),
+      });
+      ctx.record(`p3.http.c${clients}`, loadFigure(`P3 ours, v2 tools/call creating a noop task over HTTP, ${clients} clients`, 'creates/s', result));
+    },
+    { profile: `p3-http-c${clients}` },
+  );
 }

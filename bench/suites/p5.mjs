@@ -65,6 +65,18 @@ export async function p5(ctx) {
     tasksPerSecond: retained.tasks / retained.seconds,
   });
   const requests = ctx.options.requests;
-  await heapPerRequest(ctx, 'p5.heapPerRequest.v2', `P5 heap retained per v2 tasks/get over ${requests} requests (server process)`, (url) => new ModernClient(url), completedModernTask);
-  await heapPerRequest(ctx, 'p5.heapPerRequest.v1', `P5 heap retained per v1 tasks/get over ${requests} requests (server process)`, (url) => new LegacySession(url).open(), completedLegacyTask);
+  await heapPerRequest(
+    ctx,
+    'p5.heapPerRequest.v2',
+    `P5 heap retained per v2 tasks/get over ${requests} requests (server process)`,
+    (url) => new ModernClient(url),
+    completedModernTask,
+  );
+  await heapPerRequest(
+    ctx,
+    'p5.heapPerRequest.v1',
+    `P5 heap retained per v1 tasks/get over ${requests} requests (server process)`,
+    (url) => new LegacySession(url).open(),
+    completedLegacyTask,
+  );
 }

@@ -55,7 +55,10 @@ export async function p6(ctx) {
   const baselineDb = await freshDatabase(url);
   try {
     const baseline = await ctx.measure('pg-baseline', { ...timing, url: baselineDb.url, clients });
-    ctx.record(`baseline.pg.singleRow.c${clients}`, loadFigure(`PostgreSQL single-row INSERT commits, ${clients} connections`, 'commits/s', baseline, withMaxMs(baseline)));
+    ctx.record(
+      `baseline.pg.singleRow.c${clients}`,
+      loadFigure(`PostgreSQL single-row INSERT commits, ${clients} connections`, 'commits/s', baseline, withMaxMs(baseline)),
+    );
   } finally {
     await baselineDb.drop();
   }
@@ -63,10 +66,13 @@ export async function p6(ctx) {
   const storeDb = await freshDatabase(url);
   try {
     const store = await ctx.measure('pg-store-creates', { ...timing, url: storeDb.url, clients });
-    ctx.record(`p6.store.c${clients}`, loadFigure(`P6 durable creates at the TaskStore port on PostgreSQL, ${clients} creators (in-process)`, 'creates/s', store, {
-      operationsPerCommit: store.operationsPerCommit,
-      ...withMaxMs(store),
-    }));
+    ctx.record(
+      `p6.store.c${clients}`,
+      loadFigure(`P6 durable creates at the TaskStore port on PostgreSQL, ${clients} creators (in-process)`, 'creates/s', store, {
+        operationsPerCommit: store.operationsPerCommit,
+        ...withMaxMs(store),
+      }),
+    );
   } finally {
     await storeDb.drop();
   }
@@ -74,10 +80,13 @@ export async function p6(ctx) {
   const unbatchedDb = await freshDatabase(url);
   try {
     const unbatched = await ctx.measure('pg-store-creates', { ...timing, url: unbatchedDb.url, clients, maxBatchSize: 1 });
-    ctx.record(`p6.storeUnbatched.c${clients}`, loadFigure(`P6 the same with batching off (one create per transaction, ${clients} in flight)`, 'creates/s', unbatched, {
-      operationsPerCommit: unbatched.operationsPerCommit,
-      ...withMaxMs(unbatched),
-    }));
+    ctx.record(
+      `p6.storeUnbatched.c${clients}`,
+      loadFigure(`P6 the same with batching off (one create per transaction, ${clients} in flight)`, 'creates/s', unbatched, {
+        operationsPerCommit: unbatched.operationsPerCommit,
+        ...withMaxMs(unbatched),
+      }),
+    );
   } finally {
     await unbatchedDb.drop();
   }

@@ -91,7 +91,14 @@ async function pollingRun(ctx, honouringCount, abusiveCount) {
     for (const { client } of [...honouring, ...abusive]) client.close();
     const requests = by.honouring.requests + by.abusive.requests;
     const cpu = after.cpu.user - before.cpu.user + (after.cpu.system - before.cpu.system);
-    return { by, seconds, peakRss: Math.max(peakRss, after.memory.rss), loop: after.loop, driverLoop: { p99Ms: driverLoop.percentile(99) / 1e6, maxMs: driverLoop.max / 1e6 }, cpuUsPerRequest: requests > 0 ? cpu / requests : null };
+    return {
+      by,
+      seconds,
+      peakRss: Math.max(peakRss, after.memory.rss),
+      loop: after.loop,
+      driverLoop: { p99Ms: driverLoop.percentile(99) / 1e6, maxMs: driverLoop.max / 1e6 },
+      cpuUsPerRequest: requests > 0 ? cpu / requests : null,
+    };
   });
 }
 

@@ -9,10 +9,7 @@ export interface AuthorizationServerMetadata {
 export function metadataUrlsOf(issuer: string): URL[] {
   const url = new URL(issuer);
   const path = url.pathname === '/' ? '' : url.pathname.replace(/\/$/, '');
-  return [
-    new URL(`/.well-known/oauth-authorization-server${path}`, url.origin),
-    new URL(`${url.origin}${path}/.well-known/openid-configuration`),
-  ];
+  return [new URL(`/.well-known/oauth-authorization-server${path}`, url.origin), new URL(`${url.origin}${path}/.well-known/openid-configuration`)];
 }
 
 /**

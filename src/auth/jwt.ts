@@ -3,7 +3,19 @@ import { AuthenticationError, type Authenticator, type Principal } from '../core
 import { isScopeToken } from '../protocol/scopes.js';
 
 /** Asymmetric JWS algorithms accepted by default (never `none`, never an HMAC: the key set is public). */
-export const DEFAULT_JWT_ALGORITHMS: readonly string[] = Object.freeze(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']);
+export const DEFAULT_JWT_ALGORITHMS: readonly string[] = Object.freeze([
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+]);
 
 /** Options of {@link JwtAuthenticator}. */
 export interface JwtAuthenticatorOptions {
@@ -136,7 +148,8 @@ export class JwtAuthenticator implements Authenticator {
     if (name === undefined) return [];
     const value = payload[name];
     const scopes = typeof value === 'string' ? value.split(' ') : Array.isArray(value) ? value : undefined;
-    if (!scopes || !scopes.every((scope): scope is string => typeof scope === 'string')) throw new AuthenticationError('invalid_token', `Token claim "${name}" is not a scope list`);
+    if (!scopes || !scopes.every((scope): scope is string => typeof scope === 'string'))
+      throw new AuthenticationError('invalid_token', `Token claim "${name}" is not a scope list`);
     // Empty entries (double spaces) are dropped; anything that is not a scope token is refused rather than guessed at.
     const tokens = scopes.filter((scope) => scope.length > 0);
     if (!tokens.every(isScopeToken)) throw new AuthenticationError('invalid_token', `Token claim "${name}" holds an invalid scope`);

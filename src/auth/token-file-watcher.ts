@@ -60,7 +60,10 @@ export class TokenFileWatcher implements Authenticator {
       if (digestOf(text) === this.digest) return false;
       next = new TokenFileAuthenticator(parseTokenFile(text, this.path), this.options);
     } catch (error) {
-      this.options.logger.error({ err: error, trigger, tokenFile: this.path, tokens: this.current.size }, 'token file not reloaded: keeping the previous tokens');
+      this.options.logger.error(
+        { err: error, trigger, tokenFile: this.path, tokens: this.current.size },
+        'token file not reloaded: keeping the previous tokens',
+      );
       return false;
     }
     this.current = next;

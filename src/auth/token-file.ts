@@ -17,7 +17,10 @@ const TokenFileSchema = z.object({
     .array(
       z.object({
         /** The bearer token as clients send it: at least 16 characters of the RFC 6750 token alphabet. */
-        token: z.string().min(16).regex(/^[A-Za-z0-9\-._~+/]+=*$/, 'must use only the bearer-token characters A-Z a-z 0-9 - . _ ~ + / ='),
+        token: z
+          .string()
+          .min(16)
+          .regex(/^[A-Za-z0-9\-._~+/]+=*$/, 'must use only the bearer-token characters A-Z a-z 0-9 - . _ ~ + / ='),
         issuer: part,
         subject: part,
         tenant: part,
@@ -26,7 +29,10 @@ const TokenFileSchema = z.object({
       }),
     )
     .min(1)
-    .refine((tokens) => new Set(tokens.map((entry) => entry.token)).size === tokens.length, 'the same token is listed twice (it would authenticate as only one of the principals)'),
+    .refine(
+      (tokens) => new Set(tokens.map((entry) => entry.token)).size === tokens.length,
+      'the same token is listed twice (it would authenticate as only one of the principals)',
+    ),
 });
 
 /** The JSON shape of a `--auth tokens:<file>` file. */

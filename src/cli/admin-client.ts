@@ -49,7 +49,11 @@ export async function adminRequest<T>(connection: AdminConnection & { url: strin
   const target = new URL(`admin/${path}`, adminBase(connection.url));
   const response = await fetch(target, {
     method,
-    headers: { accept: 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      accept: 'application/json',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     signal: AbortSignal.timeout(15_000),
   }).catch((error: unknown) => {

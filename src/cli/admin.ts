@@ -34,7 +34,11 @@ async function withStore<T>(resolved: ResolvedConfig, fn: (store: TaskStore, too
   const settings = await resolveSettings(operatorConfig(resolved));
   const store = await openConfiguredStore(settings);
   try {
-    return await fn(store, settings.tools.map((tool) => tool.name), resolved.config.rollout?.fallback ?? 'reject');
+    return await fn(
+      store,
+      settings.tools.map((tool) => tool.name),
+      resolved.config.rollout?.fallback ?? 'reject',
+    );
   } catch (error) {
     throw error instanceof AdminInputError || error instanceof KillSwitchInputError ? new UsageError(error.message) : error;
   } finally {
@@ -73,7 +77,11 @@ export async function killSwitchCommand(resolved: ResolvedConfig, action: string
         action === 'status'
           ? await adminRequest<SwitchAnswer>(connection, 'GET', 'kill-switch')
           : action === 'on'
-            ? await adminRequest<SwitchAnswer>(connection, 'PUT', 'kill-switch', { ...(flags.tool ? { tool: flags.tool } : {}), ...(flags.fallback ? { fallback: flags.fallback } : {}), ...(flags.reason ? { reason: flags.reason } : {}) })
+            ? await adminRequest<SwitchAnswer>(connection, 'PUT', 'kill-switch', {
+                ...(flags.tool ? { tool: flags.tool } : {}),
+                ...(flags.fallback ? { fallback: flags.fallback } : {}),
+                ...(flags.reason ? { reason: flags.reason } : {}),
+              })
             : await adminRequest<SwitchAnswer>(connection, 'DELETE', `kill-switch${flags.tool ? `?tool=${encodeURIComponent(flags.tool)}` : ''}`);
       printSwitch(answer, flags.json);
     });
@@ -82,7 +90,12 @@ export async function killSwitchCommand(resolved: ResolvedConfig, action: string
   await withStore(resolved, async (store, tools, defaultFallback) => {
     // The admin API's and the dashboard's control: the same checks, the same `kill_switch` audit entry (by `local`).
     const control = createKillSwitchControl({ store, cache: new KillSwitchCache(store, silentLogger), tools, defaultFallback, logger: silentLogger });
-    const answer = action === 'on' ? await control.turnOn({ tool: flags.tool, fallback: flags.fallback, reason: flags.reason }, 'local') : action === 'off' ? await control.turnOff(flags.tool, 'local') : await control.read();
+    const answer =
+      action === 'on'
+        ? await control.turnOn({ tool: flags.tool, fallback: flags.fallback, reason: flags.reason }, 'local')
+        : action === 'off'
+          ? await control.turnOff(flags.tool, 'local')
+          : await control.read();
     printSwitch(answer, flags.json);
   });
 }
@@ -92,9 +105,15 @@ function printInFlight(inFlight: InFlight, json: boolean | undefined): void {
     process.stdout.write(`${JSON.stringify({ at: new Date().toISOString(), ...inFlight })}\n`);
     return;
   }
-  const lines = [`${new Date().toISOString()}  in flight: ${inFlight.tasks.length} task(s), ${inFlight.operations.length} open operation(s)${inFlight.truncated ? ' (more than shown)' : ''}`];
-  for (const task of inFlight.tasks) lines.push(`  task ${task.taskId}  ${task.status.padEnd(14)} ${task.toolName}  owner=${task.ownerKey}  since=${new Date(task.createdAt).toISOString()}${task.statusMessage ? `  "${task.statusMessage}"` : ''}`);
-  for (const op of inFlight.operations) lines.push(`  operation ${op.operationId}  ${op.status.padEnd(8)} ${op.effect} ${op.target}  task=${op.taskId} owner=${op.ownerKey}`);
+  const lines = [
+    `${new Date().toISOString()}  in flight: ${inFlight.tasks.length} task(s), ${inFlight.operations.length} open operation(s)${inFlight.truncated ? ' (more than shown)' : ''}`,
+  ];
+  for (const task of inFlight.tasks)
+    lines.push(
+      `  task ${task.taskId}  ${task.status.padEnd(14)} ${task.toolName}  owner=${task.ownerKey}  since=${new Date(task.createdAt).toISOString()}${task.statusMessage ? `  "${task.statusMessage}"` : ''}`,
+    );
+  for (const op of inFlight.operations)
+    lines.push(`  operation ${op.operationId}  ${op.status.padEnd(8)} ${op.effect} ${op.target}  task=${op.taskId} owner=${op.ownerKey}`);
   if (inFlight.settled) lines.push('  all tasks terminal and no open operations: safe to roll back');
   process.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -52,7 +52,11 @@ export async function answerCommand(taskId: string, flags: AnswerFlags): Promise
 async function printReport(report: AnswerReport, client: TasksClient, flags: AnswerFlags): Promise<number> {
   const code = report.left.length > 0 ? ExitCode.inputNeeded : ExitCode.completed;
   if (flags.json) {
-    const asked = report.asked.map((request) => ({ key: request.key, message: request.params.message, ...(request.params.requestedSchema ? { requestedSchema: request.params.requestedSchema } : {}) }));
+    const asked = report.asked.map((request) => ({
+      key: request.key,
+      message: request.params.message,
+      ...(request.params.requestedSchema ? { requestedSchema: request.params.requestedSchema } : {}),
+    }));
     process.stdout.write(`${JSON.stringify({ ...report, asked }, null, 2)}\n`);
     return code;
   }
@@ -67,6 +71,9 @@ async function printReport(report: AnswerReport, client: TasksClient, flags: Ans
   }
   if (report.answered.length > 0) process.stdout.write(`task ${taskId}: answered ${report.answered.join(', ')}\n`);
   if (report.left.length > 0) process.stdout.write(`task ${taskId}: still waiting for ${report.left.join(', ')}\n`);
-  else process.stderr.write(`mcp-tasks: task ${taskId} goes on; follow it with: ${(await answerHint(client, taskId)).replace('mcp-tasks answer', 'mcp-tasks watch')}\n`);
+  else
+    process.stderr.write(
+      `mcp-tasks: task ${taskId} goes on; follow it with: ${(await answerHint(client, taskId)).replace('mcp-tasks answer', 'mcp-tasks watch')}\n`,
+    );
   return code;
 }

@@ -38,17 +38,35 @@ function line(entry: AuditRecord): string {
 export async function auditCommand(resolved: ResolvedConfig, flags: AuditFlags): Promise<void> {
   const since = flags.since === undefined ? undefined : sinceOf(flags.since);
   const print = (entries: AuditRecord[]): void => {
-    process.stdout.write(flags.json ? entries.map((entry) => JSON.stringify(entry)).join('\n') + (entries.length ? '\n' : '') : entries.length === 0 ? 'no audit entries\n' : `${entries.map(line).join('\n')}\n`);
+    process.stdout.write(
+      flags.json
+        ? entries.map((entry) => JSON.stringify(entry)).join('\n') + (entries.length ? '\n' : '')
+        : entries.length === 0
+          ? 'no audit entries\n'
+          : `${entries.map(line).join('\n')}\n`,
+    );
   };
   if (flags.url !== undefined) {
-    const query = new URLSearchParams({ limit: String(flags.limit ?? 1000), ...(since === undefined ? {} : { since: String(since) }), ...(flags.tool ? { tool: flags.tool } : {}), ...(flags.owner ? { owner: flags.owner } : {}) });
-    await viaApi(() => adminRequest<{ entries: AuditRecord[] }>({ ...flags, url: flags.url as string }, 'GET', `audit?${query}`).then((answer) => print(answer.entries)));
+    const query = new URLSearchParams({
+      limit: String(flags.limit ?? 1000),
+      ...(since === undefined ? {} : { since: String(since) }),
+      ...(flags.tool ? { tool: flags.tool } : {}),
+      ...(flags.owner ? { owner: flags.owner } : {}),
+    });
+    await viaApi(() =>
+      adminRequest<{ entries: AuditRecord[] }>({ ...flags, url: flags.url as string }, 'GET', `audit?${query}`).then((answer) => print(answer.entries)),
+    );
     return;
   }
   const settings = await resolveSettings(operatorConfig(resolved));
   const store = await openConfiguredStore(settings);
   try {
-    const entries = await store.listAudit({ ...(since === undefined ? {} : { since }), ...(flags.tool ? { tool: flags.tool } : {}), ...(flags.owner ? { ownerKey: flags.owner } : {}), limit: flags.limit ?? 1000 });
+    const entries = await store.listAudit({
+      ...(since === undefined ? {} : { since }),
+      ...(flags.tool ? { tool: flags.tool } : {}),
+      ...(flags.owner ? { ownerKey: flags.owner } : {}),
+      limit: flags.limit ?? 1000,
+    });
     print(entries);
   } finally {
     await store.close();

@@ -4,7 +4,18 @@ import { toModelLine } from '../protocol/model-text.js';
 import { ScriptedAnswers } from './prompt-answers.js';
 import { terminalPrompt } from './prompt-form.js';
 import { CliInput } from './prompt-resolver.js';
-import { answerHint, detachOnInterrupt, followTask, openClient, printResult, reportFailure, resolveTarget, resultExitCode, resumeHint, type RequestorFlags } from './requestor.js';
+import {
+  answerHint,
+  detachOnInterrupt,
+  followTask,
+  openClient,
+  printResult,
+  reportFailure,
+  resolveTarget,
+  resultExitCode,
+  resumeHint,
+  type RequestorFlags,
+} from './requestor.js';
 import { ExitCode, UsageError } from './usage-error.js';
 
 /** Options of `mcp-tasks call`, as commander parses them. */
@@ -103,7 +114,15 @@ function policyOptions(flags: CallFlags, deadline: number | undefined): CallTool
   };
 }
 
-async function run(client: TasksClient, tool: string, args: Record<string, unknown>, flags: CallFlags, deadline: number | undefined, signal: AbortSignal, input: CliInput): Promise<number> {
+async function run(
+  client: TasksClient,
+  tool: string,
+  args: Record<string, unknown>,
+  flags: CallFlags,
+  deadline: number | undefined,
+  signal: AbortSignal,
+  input: CliInput,
+): Promise<number> {
   let outcome: CallToolOutcome;
   try {
     outcome = await client.callTool(tool, args, { ...policyOptions(flags, deadline), signal });
@@ -122,17 +141,26 @@ async function run(client: TasksClient, tool: string, args: Record<string, unkno
   }
   if (outcome.kind === 'handoff') {
     process.stdout.write(`${JSON.stringify(outcome.handoff, null, 2)}\n`);
-    process.stderr.write(`mcp-tasks: handed off, nothing was sent (--task ${outcome.handoff.policy} --fallback handoff): ${outcome.handoff.missing.join('; ')}\n`);
+    process.stderr.write(
+      `mcp-tasks: handed off, nothing was sent (--task ${outcome.handoff.policy} --fallback handoff): ${outcome.handoff.missing.join('; ')}\n`,
+    );
     return ExitCode.refusedByPolicy;
   }
   if (outcome.kind !== 'task') throw new Error(`unexpected outcome ${outcome.kind}`); // job APIs exist only in the library
   const { taskId } = outcome;
   process.stderr.write(`mcp-tasks: task ${taskId} created (tasks ${outcome.generation}, MCP ${client.protocolVersion}, ${client.url})\n`);
   if (outcome.immediateResponse) process.stderr.write(`mcp-tasks: server says: ${toModelLine(outcome.immediateResponse)}\n`);
-  if (flags.ttlMs !== undefined && outcome.generation === 'v2') process.stderr.write(`mcp-tasks: note: --ttl-ms has no effect on 2026-07-28; the server chose ${outcome.task.ttlMs === null ? 'unlimited retention' : `${outcome.task.ttlMs} ms`}\n`);
+  if (flags.ttlMs !== undefined && outcome.generation === 'v2')
+    process.stderr.write(
+      `mcp-tasks: note: --ttl-ms has no effect on 2026-07-28; the server chose ${outcome.task.ttlMs === null ? 'unlimited retention' : `${outcome.task.ttlMs} ms`}\n`,
+    );
   if (!outcome.journaled && client.journal) process.stderr.write(`mcp-tasks: warning: could not record the task in ${client.journal.path}\n`);
   if (flags.detach) {
-    process.stdout.write(flags.json ? `${JSON.stringify({ taskId, generation: outcome.generation, protocolVersion: client.protocolVersion, task: outcome.task }, null, 2)}\n` : `${taskId}\n`);
+    process.stdout.write(
+      flags.json
+        ? `${JSON.stringify({ taskId, generation: outcome.generation, protocolVersion: client.protocolVersion, task: outcome.task }, null, 2)}\n`
+        : `${taskId}\n`,
+    );
     process.stderr.write(`mcp-tasks: detached; follow it with: ${await resumeHint(client, taskId)}\n`);
     return ExitCode.completed;
   }

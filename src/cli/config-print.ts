@@ -20,7 +20,9 @@ export function configPrint(resolved: ResolvedConfig, json: boolean): void {
     source: resolved.sources.get(setting.key) ?? 'default',
   }));
   if (json) {
-    process.stdout.write(`${JSON.stringify({ configFile: resolved.configFile ?? null, settings: Object.fromEntries(rows.map((row) => [row.key, { value: row.value, source: row.source }])) }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ configFile: resolved.configFile ?? null, settings: Object.fromEntries(rows.map((row) => [row.key, { value: row.value, source: row.source }])) }, null, 2)}\n`,
+    );
     return;
   }
   const width = Math.max(...rows.map((row) => row.key.length));

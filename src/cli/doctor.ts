@@ -48,7 +48,11 @@ export function findingsOf(d: StoreDiagnosis, maxSkewMs: number): Finding[] {
             : `schema version ${d.schemaVersion} is older than this mcp-tasks (${d.knownVersion}): the next serve or worker start migrates it`,
   });
   const skew = d.storeNow - d.hostNow;
-  findings.push({ ok: Math.abs(skew) <= maxSkewMs, check: 'clock', message: `store clock ${skew >= 0 ? '+' : ''}${skew} ms from this host's (at most ±${maxSkewMs} ms; leases and expiry use the store's clock)` });
+  findings.push({
+    ok: Math.abs(skew) <= maxSkewMs,
+    check: 'clock',
+    message: `store clock ${skew >= 0 ? '+' : ''}${skew} ms from this host's (at most ±${maxSkewMs} ms; leases and expiry use the store's clock)`,
+  });
   const live = d.processes.filter((process) => process.live);
   const workers = live.filter((process) => process.role !== 'api');
   const stuck = d.waitingForWorker > 0 && workers.length === 0;
@@ -62,7 +66,10 @@ export function findingsOf(d: StoreDiagnosis, maxSkewMs: number): Finding[] {
   findings.push({
     ok: d.orphanedEvents === 0,
     check: 'events',
-    message: d.orphanedEvents === 0 ? 'no orphaned events' : `${d.orphanedEvents} events belong to tasks that no longer exist (retention deletes them with their task)`,
+    message:
+      d.orphanedEvents === 0
+        ? 'no orphaned events'
+        : `${d.orphanedEvents} events belong to tasks that no longer exist (retention deletes them with their task)`,
   });
   const lapsed = d.processes.filter((process) => !process.live);
   findings.push({
@@ -81,7 +88,11 @@ export function findingsOf(d: StoreDiagnosis, maxSkewMs: number): Finding[] {
         : `settings digests differ: ${[...digests].map(([digest, ids]) => `${digest} (${ids.join(', ')})`).join(' vs ')} — roots, writable roots, tools, run limits and the at-rest key must match`,
   });
   // The slot for the shared-secret check (stage R3 keeps the secret in the store): nothing to compare yet.
-  findings.push({ ok: true, check: 'secret', message: 'not checked: this store keeps no shared secret (each process reads MCP_TASKS_SECRET or its data directory)' });
+  findings.push({
+    ok: true,
+    check: 'secret',
+    message: 'not checked: this store keeps no shared secret (each process reads MCP_TASKS_SECRET or its data directory)',
+  });
   return findings;
 }
 
@@ -102,7 +113,11 @@ export async function threadsFinding(resolved: ResolvedConfig): Promise<Finding>
     const warm = readiness?.threads?.warm ?? 0;
     const perThreadMb = Math.max(0, Math.round((process.memoryUsage().rss - rssBefore) / 2 ** 20 / Math.max(1, warm)));
     await executor.close();
-    return { ok: true, check: 'threads', message: `${settings.tools.length} ${settings.tools.length === 1 ? 'tool loads' : 'tools load'} in a worker thread: ${warm} warm ${warm === 1 ? 'thread' : 'threads'}, ${readiness?.warmUpMs ?? '?'} ms each to start and load them, about ${perThreadMb} MB each (heap limit ${settings.threadHeapMb} MB)` };
+    return {
+      ok: true,
+      check: 'threads',
+      message: `${settings.tools.length} ${settings.tools.length === 1 ? 'tool loads' : 'tools load'} in a worker thread: ${warm} warm ${warm === 1 ? 'thread' : 'threads'}, ${readiness?.warmUpMs ?? '?'} ms each to start and load them, about ${perThreadMb} MB each (heap limit ${settings.threadHeapMb} MB)`,
+    };
   } catch (error) {
     return { ok: false, check: 'threads', message: (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? 'unknown error' };
   }
@@ -115,13 +130,21 @@ export async function doctor(options: DoctorOptions, threads?: ResolvedConfig): 
   let findings: Finding[];
   if (spec.kind === 'sqlite' && !existsSync(spec.path) && existsSync(dirname(spec.path))) {
     // Nothing to diagnose, nothing wrong: serve and worker create the file. A wrong path looks the same, so say it.
-    findings = [{ ok: true, check: 'store', message: `${shown} does not exist yet: the first serve or worker start creates it (if you expected a store there, check the path)` }];
+    findings = [
+      {
+        ok: true,
+        check: 'store',
+        message: `${shown} does not exist yet: the first serve or worker start creates it (if you expected a store there, check the path)`,
+      },
+    ];
   } else {
     try {
       const diagnosis = await diagnose(spec);
       findings = [{ ok: true, check: 'store', message: `${shown} is reachable` }, ...findingsOf(diagnosis, options.maxSkewMs)];
     } catch (error) {
-      findings = [{ ok: false, check: 'store', message: `${shown} cannot be read: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}` }];
+      findings = [
+        { ok: false, check: 'store', message: `${shown} cannot be read: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}` },
+      ];
     }
   }
   if (threads) findings.push(await threadsFinding(threads));

@@ -25,7 +25,10 @@ export async function inspectCommand(flags: RequestorFlags): Promise<void> {
 
 /** The manifest as an aligned table. */
 export function describeManifest(manifest: CapabilityManifest, url: string): string {
-  const session = manifest.session.kind === 'initialize' ? `initialize at ${manifest.session.at}${manifest.session.sessionId ? `, session ${manifest.session.sessionId}` : ''}` : `server/discover at ${manifest.session.at}`;
+  const session =
+    manifest.session.kind === 'initialize'
+      ? `initialize at ${manifest.session.at}${manifest.session.sessionId ? `, session ${manifest.session.sessionId}` : ''}`
+      : `server/discover at ${manifest.session.at}`;
   const rows: Array<[string, string]> = [
     ['server', `${manifest.server ? `${manifest.server.name} ${manifest.server.version}` : '(no serverInfo)'} at ${url}`],
     ['protocol', `MCP ${manifest.protocolVersion}, ${manifest.generation ? `tasks ${manifest.generation}` : 'no tasks'}`],

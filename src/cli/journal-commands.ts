@@ -27,12 +27,36 @@ export async function tasksCommand(flags: RequestorFlags): Promise<void> {
   }
   const rows = [
     ['TASK', 'TOOL', 'STATUS', 'UPDATED', 'SERVER', 'CORRELATION'],
-    ...tasks.map((entry) => [entry.taskId, entry.tool, entry.lastStatus ?? '?', entry.lastUpdatedAt ?? entry.createdAt, `${entry.url} (${entry.generation})`, entry.correlationId ?? '-']),
-    ...pending.map((call) => ['(no id yet)', call.tool, 'call sent, no answer', call.sentAt, `${call.url} (${call.generation ?? 'no tasks'})`, call.correlationId]),
+    ...tasks.map((entry) => [
+      entry.taskId,
+      entry.tool,
+      entry.lastStatus ?? '?',
+      entry.lastUpdatedAt ?? entry.createdAt,
+      `${entry.url} (${entry.generation})`,
+      entry.correlationId ?? '-',
+    ]),
+    ...pending.map((call) => [
+      '(no id yet)',
+      call.tool,
+      'call sent, no answer',
+      call.sentAt,
+      `${call.url} (${call.generation ?? 'no tasks'})`,
+      call.correlationId,
+    ]),
   ];
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  process.stdout.write(rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n') + '\n');
-  if (pending.length > 0) process.stdout.write(`calls without an id: their outcome is unknown; mcp-tasks resume resends them only to a server that honours idempotency keys\n`);
+  process.stdout.write(
+    rows
+      .map((row) =>
+        row
+          .map((cell, column) => cell.padEnd(widths[column]!))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n',
+  );
+  if (pending.length > 0)
+    process.stdout.write(`calls without an id: their outcome is unknown; mcp-tasks resume resends them only to a server that honours idempotency keys\n`);
 }
 
 /**
@@ -75,7 +99,11 @@ export async function resumeCommand(flags: ResumeFlags): Promise<void> {
     }
   } finally {
     interrupt.dispose();
-    for (const client of clients.values()) await client.then((open) => open.close(), () => {});
+    for (const client of clients.values())
+      await client.then(
+        (open) => open.close(),
+        () => {},
+      );
   }
   process.exitCode = interrupt.signal.aborted ? ExitCode.interrupted : (codes.find((code) => code !== ExitCode.completed) ?? ExitCode.completed);
 }
@@ -92,8 +120,16 @@ async function resumeTask(entry: JournalEntry, clientFor: ClientFor, flags: Resu
   }
 }
 
-async function resumePending(call: PendingCallEntry, clientFor: ClientFor, flags: ResumeFlags, deadline: number | undefined, signal: AbortSignal): Promise<number> {
-  process.stderr.write(`mcp-tasks: taking up the call of ${call.tool} sent at ${call.sentAt} whose answer never arrived (correlation id ${call.correlationId})\n`);
+async function resumePending(
+  call: PendingCallEntry,
+  clientFor: ClientFor,
+  flags: ResumeFlags,
+  deadline: number | undefined,
+  signal: AbortSignal,
+): Promise<number> {
+  process.stderr.write(
+    `mcp-tasks: taking up the call of ${call.tool} sent at ${call.sentAt} whose answer never arrived (correlation id ${call.correlationId})\n`,
+  );
   try {
     const client = await clientFor(call.url, call.protocolVersion);
     const outcome = await client.resumeCall(call);

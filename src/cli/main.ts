@@ -50,9 +50,18 @@ const LIMIT_FLAGS: ReadonlyArray<[string, string]> = [
   ['--max-sessions <n>', 'most 2025-era HTTP sessions kept at once'],
   ['--max-argument-bytes <bytes>', 'largest tools/call arguments, bytes of JSON (default 1048576); larger → -32602'],
   ['--max-argument-depth <levels>', 'deepest nesting of tools/call arguments (default 32); deeper → -32602'],
-  ['--max-active-tasks-per-owner <n>', 'most working/input_required, unexpired tasks per owner, counted exactly in the transaction of the create ("unlimited" for none, the default); more → -31001 active_tasks'],
-  ['--max-creates-per-minute <n>', 'most task creates per owner in any 60 s, counted in the store ("unlimited" for none, the default); more → -31001 create_rate with retryAfterMs'],
-  ['--max-result-bytes <bytes>', 'largest tool result stored inline, bytes of JSON (default 4194304); larger → first part + resource_link read with resources/read'],
+  [
+    '--max-active-tasks-per-owner <n>',
+    'most working/input_required, unexpired tasks per owner, counted exactly in the transaction of the create ("unlimited" for none, the default); more → -31001 active_tasks',
+  ],
+  [
+    '--max-creates-per-minute <n>',
+    'most task creates per owner in any 60 s, counted in the store ("unlimited" for none, the default); more → -31001 create_rate with retryAfterMs',
+  ],
+  [
+    '--max-result-bytes <bytes>',
+    'largest tool result stored inline, bytes of JSON (default 4194304); larger → first part + resource_link read with resources/read',
+  ],
   ['--max-stored-result-bytes <bytes>', 'largest tool result kept at all, bytes of JSON (default 67108864); larger → the task fails with result_too_large'],
   ['--min-result-retention-ms <ms>', 'least time the default TTL keeps the result of a run that hit the runtime limit (default 600000)'],
   ['--idempotency-window-ms <ms>', 'how long a tools/call idempotency key holds, independent of the TTL (default 24 h)'],
@@ -79,25 +88,50 @@ function withSharedOptions(command: Command): Command {
     .option('--store <store>', 'task store: postgres://… URL, or a SQLite file path (default: MCP_TASKS_STORE, else <data-dir>/tasks.db)')
     .option('--tools <module>', 'load tools from a module (repeatable)', collect)
     .option('--no-builtins', 'do not register the built-in tools (analyze_logs, audit_repository, check_infrastructure)')
-    .option('--fixtures <name>', 'also register fixture tools: "conformance" (the official suite\'s tasks tools) or "verify" (those plus the side-effect counter mcp-tasks verify uses)')
+    .option(
+      '--fixtures <name>',
+      'also register fixture tools: "conformance" (the official suite\'s tasks tools) or "verify" (those plus the side-effect counter mcp-tasks verify uses)',
+    )
     .option('--root <dir>', 'directory tools may read (repeatable; default: current directory and /var/log)', collect)
     .option('--writable-root <dir>', 'directory tools may delete in; registers cleanup_logs (repeatable; default: none)', collect)
     .option('--check-target <pattern>', 'host check_infrastructure may reach: name, *.domain, IP or CIDR, optional :port (repeatable; default: none)', collect)
-    .option('--auth <spec>', 'authentication (serve): tokens:<file> (JSON {"tokens":[{"token","issuer","subject","tenant","scopes"?}]}, reloaded on change and SIGHUP) or jwt (OAuth access tokens, see --issuer); a token file is never readable by tools')
-    .option('--instance-id <id>', 'stable id of this process in the registry and its leases; a restart under the same id takes over its tasks at once (default: <host>:serve:<port>, <host>:worker[:<health port>])')
+    .option(
+      '--auth <spec>',
+      'authentication (serve): tokens:<file> (JSON {"tokens":[{"token","issuer","subject","tenant","scopes"?}]}, reloaded on change and SIGHUP) or jwt (OAuth access tokens, see --issuer); a token file is never readable by tools',
+    )
+    .option(
+      '--instance-id <id>',
+      'stable id of this process in the registry and its leases; a restart under the same id takes over its tasks at once (default: <host>:serve:<port>, <host>:worker[:<health port>])',
+    )
     .option('--heartbeat-ms <ms>', 'process registry heartbeat; a process is gone, its leases released, after three missed (default 1000)')
-    .option('--executor <mode>', 'how tools run: isolated (each run in a worker thread; a blocking tool cannot stall leases or HTTP answers) or in-process (on the event loop; tests and tiny tools) (default isolated)')
+    .option(
+      '--executor <mode>',
+      'how tools run: isolated (each run in a worker thread; a blocking tool cannot stall leases or HTTP answers) or in-process (on the event loop; tests and tiny tools) (default isolated)',
+    )
     .option('--min-threads <n>', 'isolated executor: threads that load the tools at start and stay loaded (the warm pool); start waits for them (default 1)')
-    .option('--thread-heap-mb <mb>', 'isolated executor: heap limit of each tool thread; a tool that exceeds it fails its run, never the process (default 1024)')
+    .option(
+      '--thread-heap-mb <mb>',
+      'isolated executor: heap limit of each tool thread; a tool that exceeds it fails its run, never the process (default 1024)',
+    )
     .option('--drain-ms <ms>', 'on SIGTERM, how long runs may finish before they are aborted (reason shutdown) and released (default 30000)')
     .option('--log-level <level>', 'pino log level (logs go to stderr) (default info)')
-    .option('--otlp-endpoint <url>', 'export OpenTelemetry traces over OTLP/HTTP (JSON) to <url>/v1/traces (default: OTEL_EXPORTER_OTLP_ENDPOINT, else no tracing)')
-    .option('--shadow-tool <name>', 'shadow mode: compare the tasks of this tool with the job API its shadow adapter observes (repeatable; * = every tool with an adapter)', collect)
+    .option(
+      '--otlp-endpoint <url>',
+      'export OpenTelemetry traces over OTLP/HTTP (JSON) to <url>/v1/traces (default: OTEL_EXPORTER_OTLP_ENDPOINT, else no tracing)',
+    )
+    .option(
+      '--shadow-tool <name>',
+      'shadow mode: compare the tasks of this tool with the job API its shadow adapter observes (repeatable; * = every tool with an adapter)',
+      collect,
+    )
     .option('--shadow-interval-ms <ms>', 'shadow mode: job poll interval while a task runs (default 1000)')
     .option('--shadow-settle-checks <n>', 'shadow mode: polls after the task ended while the job still says working (default 3)')
     .option('--service-name <name>', 'service.name of exported spans (default: OTEL_SERVICE_NAME, else mcp-tasks)')
     .option('--allow-unpinned', 'start although the pins of the configuration do not match what is installed and configured')
-    .option('--kill-switch-fallback <fallback>', 'fallback of a kill switch or canary set without one: sync (inline where the tool may run inline) or reject (-31003) (default reject)')
+    .option(
+      '--kill-switch-fallback <fallback>',
+      'fallback of a kill switch or canary set without one: sync (inline where the tool may run inline) or reject (-31003) (default reject)',
+    )
     .option('--max-sync-ms <ms>', 'longest inline run of the sync fallback; past it the call fails with -31003 sync_timeout (default 30000)')
     .option('--kill-switch-refresh-ms <ms>', 'how often the stored kill switch is re-read (50–1000, default 500)');
   for (const [flag, help] of LIMIT_FLAGS) command.option(flag, help);
@@ -121,7 +155,11 @@ function withServeAuthOptions(command: Command): Command {
 function configOf(command: Command): ResolvedConfig {
   const options = command.opts<Record<string, unknown>>();
   try {
-    return resolveConfig({ configFile: options.config as string | undefined, env: process.env, flags: flagsGiven(options, (name) => command.getOptionValueSource(name)) });
+    return resolveConfig({
+      configFile: options.config as string | undefined,
+      env: process.env,
+      flags: flagsGiven(options, (name) => command.getOptionValueSource(name)),
+    });
   } catch (error) {
     throw error instanceof ConfigError ? new UsageError(error.message) : error;
   }
@@ -137,7 +175,10 @@ withServeAuthOptions(withSharedOptions(program.command('serve')))
   .option('--no-worker', 'API only: run no tools and never hold a lease; tasks wait for `mcp-tasks worker` processes on the same store')
   .option('--allow-remote-unauthenticated', 'allow a non-loopback bind without --auth')
   .option('--allowed-hosts <hosts>', 'Host/Origin allow-list for a non-loopback bind (comma separated)')
-  .option('--task-fallback-tools', 'for 2025-era clients that declare no tasks capability: task-required tools answer with a task id, followed through get_task_status / get_task_result / cancel_task')
+  .option(
+    '--task-fallback-tools',
+    'for 2025-era clients that declare no tasks capability: task-required tools answer with a task id, followed through get_task_status / get_task_result / cancel_task',
+  )
   .option('--dashboard', 'also serve the web dashboard at /dashboard on the same port (same authentication)')
   .option('--dashboard-client-id <id>', 'auth jwt: the dashboard signs in at the issuer as this public client (authorization code + PKCE)')
   .option('--dashboard-scopes <scopes>', 'auth jwt: scopes the dashboard sign-in asks for (default "tasks:read tasks:cancel tasks:answer")')
@@ -145,14 +186,20 @@ withServeAuthOptions(withSharedOptions(program.command('serve')))
   .option('--dashboard-secure-cookie', 'mark the dashboard session cookie Secure (behind TLS)')
   .option('--dashboard-session-ttl-ms <ms>', 'dashboard session lifetime (default 28800000)')
   .action(async (options: { stdio?: boolean; worker: boolean; allowUnpinned?: boolean }, command: Command) =>
-    (await import('./serve.js')).serve(configOf(command), { worker: options.worker, ...(options.stdio ? { stdio: true } : {}), ...(options.allowUnpinned ? { allowUnpinned: true } : {}) }),
+    (await import('./serve.js')).serve(configOf(command), {
+      worker: options.worker,
+      ...(options.stdio ? { stdio: true } : {}),
+      ...(options.allowUnpinned ? { allowUnpinned: true } : {}),
+    }),
   );
 
 withSharedOptions(program.command('worker'))
   .description('run tasks of the store (no MCP endpoint): claim by lease, run tools, renew, recover, sweep; SIGTERM drains')
   .option('--health-port <port>', 'serve GET /healthz, /readyz and /metrics on this port (default: none)')
   .option('--health-host <host>', 'bind address of --health-port (default 127.0.0.1)')
-  .action(async (options: { allowUnpinned?: boolean }, command: Command) => (await import('./worker.js')).worker(configOf(command), options.allowUnpinned ? { allowUnpinned: true } : {}));
+  .action(async (options: { allowUnpinned?: boolean }, command: Command) =>
+    (await import('./worker.js')).worker(configOf(command), options.allowUnpinned ? { allowUnpinned: true } : {}),
+  );
 
 const configCommand = program.command('config').description('the effective configuration');
 withServeAuthOptions(withSharedOptions(configCommand.command('print')))
@@ -175,12 +222,19 @@ withSharedOptions(program.command('manifest'))
 function withConnectionOptions(command: Command): Command {
   return command
     .option('--url <url>', `MCP endpoint (default: the task's journal entry, then MCP_TASKS_URL, then ${DEFAULT_URL})`)
-    .addOption(new Option('--protocol <version>', 'auto tries 2026-07-28, then 2025-11-25 (default: the journal entry, else auto)').choices(['auto', '2025-11-25', '2026-07-28']))
+    .addOption(
+      new Option('--protocol <version>', 'auto tries 2026-07-28, then 2025-11-25 (default: the journal entry, else auto)').choices([
+        'auto',
+        '2025-11-25',
+        '2026-07-28',
+      ]),
+    )
     .option('--token <token>', 'bearer token (default: MCP_TASKS_TOKEN, which stays out of the process list)')
     .option('--json', 'machine-readable JSON on stdout');
 }
 
-const EXIT_CODES = 'exit codes: 0 completed, 1 tool error, 2 failed, 3 cancelled, 4 unknown or expired task, 5 connection or protocol error, 7 refused by policy (nothing sent) or handed off, 8 outcome unknown (not treated as failed), 64 usage, 124 timed out (task keeps running), 130 interrupted (detached)';
+const EXIT_CODES =
+  'exit codes: 0 completed, 1 tool error, 2 failed, 3 cancelled, 4 unknown or expired task, 5 connection or protocol error, 7 refused by policy (nothing sent) or handed off, 8 outcome unknown (not treated as failed), 64 usage, 124 timed out (task keeps running), 130 interrupted (detached)';
 
 const ANSWERS_HELP = `answers (--answers '<json>'):
   {"confirm": true}                   field values shared by every question (each takes the fields its form has)
@@ -192,11 +246,16 @@ const ANSWERS_HELP = `answers (--answers '<json>'):
 
 program
   .command('doctor')
-  .description('check a deployment\'s task store, reading only: reachability, schema version, clock skew, tasks no worker takes, orphaned events, processes and their settings digests; exit 1 on any FAIL')
+  .description(
+    "check a deployment's task store, reading only: reachability, schema version, clock skew, tasks no worker takes, orphaned events, processes and their settings digests; exit 1 on any FAIL",
+  )
   .option('--store <store>', 'postgres://… URL or SQLite file (default: MCP_TASKS_STORE, else <data-dir>/tasks.db)')
   .option('--data-dir <dir>', 'data directory of an embedded store', './data')
-  .option('--max-skew-ms <ms>', 'largest tolerated difference between this host\'s clock and the database\'s', integerOption, 1000)
-  .option('--check-threads', 'also start the isolated executor\'s warm pool with the configured tools (--config, environment, the flags below) and report whether they load in a worker thread, how long a thread takes and what it costs in memory')
+  .option('--max-skew-ms <ms>', "largest tolerated difference between this host's clock and the database's", integerOption, 1000)
+  .option(
+    '--check-threads',
+    "also start the isolated executor's warm pool with the configured tools (--config, environment, the flags below) and report whether they load in a worker thread, how long a thread takes and what it costs in memory",
+  )
   .option('--config <file>', '--check-threads: configuration file (default: MCP_TASKS_CONFIG)')
   .option('--tools <module>', '--check-threads: load tools from a module (repeatable)', collect)
   .option('--no-builtins', '--check-threads: without the built-in tools')
@@ -215,13 +274,28 @@ withConnectionOptions(program.command('call <tool>'))
   .option('--ttl-ms <ms>', 'requested task retention (2025-11-25 only; the server may lower it)', integerOption)
   .option('--answers <json>', 'answers for the questions the tool asks (see below); without them a terminal shows a form')
   .option('--detach-on-input', 'exit with code 6 at a question nobody answers here, instead of waiting for `mcp-tasks answer`')
-  .addOption(new Option('--task <policy>', 'task policy, decided against the server\'s manifest before sending: required, preferred or forbidden').choices(['required', 'preferred', 'forbidden']))
-  .addOption(new Option('--fallback <fallback>', 'when the policy cannot be met: sync (inline, bounded by --max-sync-ms), reject (exit 7) or handoff (a JSON record on stdout, exit 7); default reject').choices(['sync', 'reject', 'handoff']))
+  .addOption(
+    new Option('--task <policy>', "task policy, decided against the server's manifest before sending: required, preferred or forbidden").choices([
+      'required',
+      'preferred',
+      'forbidden',
+    ]),
+  )
+  .addOption(
+    new Option(
+      '--fallback <fallback>',
+      'when the policy cannot be met: sync (inline, bounded by --max-sync-ms), reject (exit 7) or handoff (a JSON record on stdout, exit 7); default reject',
+    ).choices(['sync', 'reject', 'handoff']),
+  )
   .option('--max-sync-ms <ms>', 'bound of --fallback sync, the HTTP request timeout (default: --timeout, else 300000)', positiveIntegerOption)
-  .addHelpText('after', `\n${ANSWERS_HELP}\n\n${EXIT_CODES}, 6 input needed (the task waits; answer it with mcp-tasks answer)\njournal of unfinished tasks: MCP_TASKS_CLIENT_STATE or ~/.mcp-tasks/tasks.json`)
+  .addHelpText(
+    'after',
+    `\n${ANSWERS_HELP}\n\n${EXIT_CODES}, 6 input needed (the task waits; answer it with mcp-tasks answer)\njournal of unfinished tasks: MCP_TASKS_CLIENT_STATE or ~/.mcp-tasks/tasks.json`,
+  )
   .action(async (tool: string, flags: CallFlags) => (await import('./call.js')).callCommand(tool, flags));
 
-withConnectionOptions(program.command('get <taskId>')).description("print a task's current state")
+withConnectionOptions(program.command('get <taskId>'))
+  .description("print a task's current state")
   .action(async (taskId: string, flags: RequestorFlags) => (await import('./task-commands.js')).getCommand(taskId, flags));
 
 withConnectionOptions(program.command('watch <taskId>'))
@@ -259,7 +333,10 @@ program
 withConnectionOptions(program.command('answer <taskId>'))
   .description('answer the questions a task waits on (from --answers, or a form on a terminal), then exit; the task goes on')
   .option('--answers <json>', 'answers for the waiting questions (see below)')
-  .addHelpText('after', `\n${ANSWERS_HELP}\n\nexit codes: 0 answered (or nothing waiting), 4 unknown or expired task, 5 connection or protocol error, 6 questions left unanswered, 64 usage`)
+  .addHelpText(
+    'after',
+    `\n${ANSWERS_HELP}\n\nexit codes: 0 answered (or nothing waiting), 4 unknown or expired task, 5 connection or protocol error, 6 questions left unanswered, 64 usage`,
+  )
   .action(async (taskId: string, flags: AnswerFlags) => (await import('./answer.js')).answerCommand(taskId, flags));
 
 /** `--url` / `--token-file` of the operator commands: the server's /admin/… API instead of the store. */
@@ -270,7 +347,9 @@ const withAdminUrl = (command: Command): Command =>
 
 const ops = program.command('ops').description('the operation ledger (operators; reads the store given by --store/--data-dir): list, show, reconcile');
 const withOpsFilters = (command: Command): Command =>
-  withSharedOptions(command).option('--owner <ownerKey>', 'only operations of this owner (issuer|subject|tenant)').option('--json', 'machine-readable JSON on stdout');
+  withSharedOptions(command)
+    .option('--owner <ownerKey>', 'only operations of this owner (issuer|subject|tenant)')
+    .option('--json', 'machine-readable JSON on stdout');
 withAdminUrl(withOpsFilters(ops.command('list')))
   .description('list open operations (pending, unknown): effect, target, task, owner, receipt')
   .option('--task <taskId>', 'only operations of this task')
@@ -278,7 +357,9 @@ withAdminUrl(withOpsFilters(ops.command('list')))
   .option('--all', 'every status')
   .option('--limit <n>', 'at most this many (default 100)', integerOption)
   .action(async (options, command: Command) => (await import('./ops.js')).opsList(configOf(command), options));
-withOpsFilters(ops.command('show <operationId>')).description('print one operation').action(async (id: string, options, command: Command) => (await import('./ops.js')).opsShow(configOf(command), id, options));
+withOpsFilters(ops.command('show <operationId>'))
+  .description('print one operation')
+  .action(async (id: string, options, command: Command) => (await import('./ops.js')).opsShow(configOf(command), id, options));
 withOpsFilters(ops.command('reconcile <operationId>'))
   .description("ask the tool's reconciler (the system of record) whether the operation happened, and record the answer")
   .addHelpText('after', '\nexit codes: 0 confirmed or not applied, 4 no such operation, 8 outcome still unknown')
@@ -293,11 +374,18 @@ withAdminUrl(withSharedOptions(program.command('audit')))
   .option('--json', 'JSON lines on stdout')
   .action(async (options, command: Command) => (await import('./audit.js')).auditCommand(configOf(command), options));
 
-const admin = program.command('admin').description('operate a deployment: kill switch, rollback watcher, shadow report (the store of --store/--data-dir, or a server with --url)');
+const admin = program
+  .command('admin')
+  .description('operate a deployment: kill switch, rollback watcher, shadow report (the store of --store/--data-dir, or a server with --url)');
 withAdminUrl(withSharedOptions(admin.command('kill-switch <action>')))
   .description('on | off | status: switch task mode off for every tool or one (--tool); new task-augmented calls get the fallback, existing tasks go on')
   .option('--tool <name>', 'only this tool (a tool switch wins over the global one)')
-  .addOption(new Option('--fallback <fallback>', 'with on: what new task-augmented calls get: sync (inline, bounded by the server\'s --max-sync-ms; only tools that may run inline, only where the server decides) or reject (-31003) (default: the server\'s --kill-switch-fallback)').choices(['sync', 'reject']))
+  .addOption(
+    new Option(
+      '--fallback <fallback>',
+      "with on: what new task-augmented calls get: sync (inline, bounded by the server's --max-sync-ms; only tools that may run inline, only where the server decides) or reject (-31003) (default: the server's --kill-switch-fallback)",
+    ).choices(['sync', 'reject']),
+  )
   .option('--reason <text>', 'with on: why (kept with the switch, shown by status)')
   .option('--json', 'machine-readable JSON on stdout')
   .addHelpText('after', '\nexit codes: 0 done, 5 server unreachable or refused (401/403), 64 usage or refused input')
@@ -316,7 +404,9 @@ withSharedOptions(admin.command('shadow-report'))
   .option('--since <when>', 'only since this ISO 8601 time or duration ago (30m, 24h, 7d)')
   .option('--tool <name>', 'only this tool')
   .option('--json', 'machine-readable JSON on stdout')
-  .action(async (options: { since?: string; tool?: string; json?: boolean }, command: Command) => (await import('./shadow-report.js')).shadowReport(configOf(command), options));
+  .action(async (options: { since?: string; tool?: string; json?: boolean }, command: Command) =>
+    (await import('./shadow-report.js')).shadowReport(configOf(command), options),
+  );
 
 program
   .command('verify')
@@ -329,7 +419,12 @@ program
   .option('--only <ids>', 'run only these checks: ids, globs (v1.*), gates (security) or rule ids (C-SEC-02); comma separated, repeatable', collect, [])
   .option('--exclude <ids>', 'leave these checks out (same patterns as --only)', collect, [])
   .option('--fail-on <gates>', 'gates whose failures decide the exit code: hard (contract,security; default), all, or a list')
-  .option('--threshold <name=value>', 'set a threshold (loadTasks, loadTaskMs, pollClients, pollWindowMs, maxPollSlowdown, backpressureTasks, maxCreateMs, maxTtlWaitMs, idSample, minIdBits, maxStatusChars, loadBudgetMs); repeatable', collect, [])
+  .option(
+    '--threshold <name=value>',
+    'set a threshold (loadTasks, loadTaskMs, pollClients, pollWindowMs, maxPollSlowdown, backpressureTasks, maxCreateMs, maxTtlWaitMs, idSample, minIdBits, maxStatusChars, loadBudgetMs); repeatable',
+    collect,
+    [],
+  )
   .option('--parallel <n>', 'checks run at once (the load gate always runs alone)', positiveIntegerOption, 4)
   .option('--check-timeout-ms <ms>', 'longest one check may run', positiveIntegerOption, 60_000)
   .option('--request-timeout-ms <ms>', 'longest one request may wait for its answer (a hang is a failure)', positiveIntegerOption, 15_000)
@@ -337,7 +432,10 @@ program
   .option('--junit <file>', 'write a JUnit XML report')
   .option('--list', 'list the checks (with --json: as JSON) and exit')
   .option('--quiet', 'no progress lines on stderr')
-  .addHelpText('after', '\nexit codes: 0 every selected check of the deciding gates passed, 1 one failed, 2 none failed but some were skipped (not verified), 5 server unreachable, 64 usage')
+  .addHelpText(
+    'after',
+    '\nexit codes: 0 every selected check of the deciding gates passed, 1 one failed, 2 none failed but some were skipped (not verified), 5 server unreachable, 64 usage',
+  )
   .action(async (flags: VerifyFlags) => (await import('./verify.js')).verifyCommand(flags));
 
 program

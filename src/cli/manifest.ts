@@ -43,10 +43,19 @@ export async function buildServedManifests(resolved: ResolvedConfig): Promise<Ca
     const port = await listen(http, 0, '127.0.0.1');
     const manifests: CapabilityManifest[] = [];
     for (const protocol of [V1_PROTOCOL_VERSION, V2_PROTOCOL_VERSION] as const) {
-      const client = await connectTasksClient({ url: `http://127.0.0.1:${port}/mcp`, protocol, journal: false, clientInfo: { name: 'mcp-tasks-manifest', version: '0.1.0' }, ...(authEnabled ? { token: 'manifest' } : {}) });
+      const client = await connectTasksClient({
+        url: `http://127.0.0.1:${port}/mcp`,
+        protocol,
+        journal: false,
+        clientInfo: { name: 'mcp-tasks-manifest', version: '0.1.0' },
+        ...(authEnabled ? { token: 'manifest' } : {}),
+      });
       try {
         const manifest = await client.manifest();
-        manifests.push({ ...manifest, session: manifest.session.kind === 'initialize' ? { kind: 'initialize', sessionId: null, at: OFFLINE_AT } : { kind: 'discover', at: OFFLINE_AT } });
+        manifests.push({
+          ...manifest,
+          session: manifest.session.kind === 'initialize' ? { kind: 'initialize', sessionId: null, at: OFFLINE_AT } : { kind: 'discover', at: OFFLINE_AT },
+        });
       } finally {
         await client.close();
       }

@@ -24,7 +24,10 @@ function line(op: OperationRecord): string {
 }
 
 /** Run `fn` with the configured store, closing it afterwards. */
-async function withStore<T>(resolved: ResolvedConfig, fn: (settings: Awaited<ReturnType<typeof resolveSettings>>, store: Awaited<ReturnType<typeof openConfiguredStore>>) => Promise<T>): Promise<T> {
+async function withStore<T>(
+  resolved: ResolvedConfig,
+  fn: (settings: Awaited<ReturnType<typeof resolveSettings>>, store: Awaited<ReturnType<typeof openConfiguredStore>>) => Promise<T>,
+): Promise<T> {
   const settings = await resolveSettings(operatorConfig(resolved));
   const store = await openConfiguredStore(settings);
   try {
@@ -40,14 +43,24 @@ async function withStore<T>(resolved: ResolvedConfig, fn: (settings: Awaited<Ret
  */
 export async function opsList(resolved: ResolvedConfig, flags: OpsFlags): Promise<void> {
   const statuses = flags.all ? undefined : flags.status === undefined ? OPEN_OPERATION_STATUSES : flags.status.split(',');
-  for (const status of statuses ?? []) if (!STATUSES.includes(status as OperationStatus)) throw new UsageError(`--status ${status}: expected ${STATUSES.join(', ')}`);
+  for (const status of statuses ?? [])
+    if (!STATUSES.includes(status as OperationStatus)) throw new UsageError(`--status ${status}: expected ${STATUSES.join(', ')}`);
   const print = (ops: OperationRecord[]): void => {
     if (flags.json) process.stdout.write(`${JSON.stringify(ops, null, 2)}\n`);
     else process.stdout.write(ops.length === 0 ? 'no operations\n' : `${ops.map(line).join('\n')}\n`);
   };
   if (flags.url !== undefined) {
-    const query = new URLSearchParams({ status: statuses ? statuses.join(',') : 'all', limit: String(flags.limit ?? 100), ...(flags.owner ? { owner: flags.owner } : {}), ...(flags.task ? { task: flags.task } : {}) });
-    await viaApi(() => adminRequest<{ operations: OperationRecord[] }>({ ...flags, url: flags.url as string }, 'GET', `operations?${query}`).then((answer) => print(answer.operations)));
+    const query = new URLSearchParams({
+      status: statuses ? statuses.join(',') : 'all',
+      limit: String(flags.limit ?? 100),
+      ...(flags.owner ? { owner: flags.owner } : {}),
+      ...(flags.task ? { task: flags.task } : {}),
+    });
+    await viaApi(() =>
+      adminRequest<{ operations: OperationRecord[] }>({ ...flags, url: flags.url as string }, 'GET', `operations?${query}`).then((answer) =>
+        print(answer.operations),
+      ),
+    );
     return;
   }
   await withStore(resolved, async (_settings, store) => {
@@ -62,7 +75,11 @@ export async function opsList(resolved: ResolvedConfig, flags: OpsFlags): Promis
 }
 
 /** The operation, when it exists and (with `--owner`) is that owner's; otherwise exit code 4 and `undefined`. */
-async function ownOperation(store: { getOperation(id: string): Promise<OperationRecord | undefined> }, operationId: string, flags: OpsFlags): Promise<OperationRecord | undefined> {
+async function ownOperation(
+  store: { getOperation(id: string): Promise<OperationRecord | undefined> },
+  operationId: string,
+  flags: OpsFlags,
+): Promise<OperationRecord | undefined> {
   const op = await store.getOperation(operationId);
   if (op && (!flags.owner || op.ownerKey === flags.owner)) return op;
   process.stderr.write(`mcp-tasks: no operation ${operationId}\n`);

@@ -41,14 +41,16 @@ export interface PinnedFacts {
   concurrency: number;
 }
 
-const same = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && [...a].sort().every((item, index) => item === [...b].sort()[index]);
+const same = (a: readonly string[], b: readonly string[]): boolean =>
+  a.length === b.length && [...a].sort().every((item, index) => item === [...b].sort()[index]);
 
 /** Every way the running configuration differs from its pins (empty when there are none or all hold). */
 export function pinMismatches(facts: PinnedFacts, versionOf: (name: string) => string | undefined = installedVersion): string[] {
   const pins = facts.config.pins;
   if (!pins) return [];
   const problems: string[] = [];
-  if (pins.protocolVersions && !same(pins.protocolVersions, SERVED_PROTOCOL_VERSIONS)) problems.push(`pins.protocolVersions ${pins.protocolVersions.join(', ')} ≠ served ${SERVED_PROTOCOL_VERSIONS.join(', ')}`);
+  if (pins.protocolVersions && !same(pins.protocolVersions, SERVED_PROTOCOL_VERSIONS))
+    problems.push(`pins.protocolVersions ${pins.protocolVersions.join(', ')} ≠ served ${SERVED_PROTOCOL_VERSIONS.join(', ')}`);
   for (const [name, wanted] of Object.entries(pins.sdk ?? {})) {
     const installed = versionOf(name);
     if (installed !== wanted) problems.push(`pins.sdk ${name}@${wanted} ≠ installed ${installed === undefined ? '(not installed)' : `${name}@${installed}`}`);
@@ -56,11 +58,16 @@ export function pinMismatches(facts: PinnedFacts, versionOf: (name: string) => s
   if (pins.allowedTools && !same(pins.allowedTools, facts.tools)) {
     const extra = facts.tools.filter((tool) => !pins.allowedTools?.includes(tool));
     const missing = pins.allowedTools.filter((tool) => !facts.tools.includes(tool));
-    problems.push(`pins.allowedTools differ from the registered tools (${[extra.length > 0 ? `not pinned: ${extra.join(', ')}` : '', missing.length > 0 ? `pinned but absent: ${missing.join(', ')}` : ''].filter(Boolean).join('; ')})`);
+    problems.push(
+      `pins.allowedTools differ from the registered tools (${[extra.length > 0 ? `not pinned: ${extra.join(', ')}` : '', missing.length > 0 ? `pinned but absent: ${missing.join(', ')}` : ''].filter(Boolean).join('; ')})`,
+    );
   }
-  if (pins.maxTtlMs !== undefined && pins.maxTtlMs !== facts.maxTtlMs) problems.push(`pins.maxTtlMs ${String(pins.maxTtlMs)} ≠ limits.maxTtlMs ${String(facts.maxTtlMs)}`);
-  if (pins.retentionMs !== undefined && pins.retentionMs !== facts.defaultTtlMs) problems.push(`pins.retentionMs ${String(pins.retentionMs)} ≠ limits.defaultTtlMs ${String(facts.defaultTtlMs)}`);
-  if (pins.concurrency !== undefined && pins.concurrency !== facts.concurrency) problems.push(`pins.concurrency ${pins.concurrency} ≠ limits.concurrency ${facts.concurrency}`);
+  if (pins.maxTtlMs !== undefined && pins.maxTtlMs !== facts.maxTtlMs)
+    problems.push(`pins.maxTtlMs ${String(pins.maxTtlMs)} ≠ limits.maxTtlMs ${String(facts.maxTtlMs)}`);
+  if (pins.retentionMs !== undefined && pins.retentionMs !== facts.defaultTtlMs)
+    problems.push(`pins.retentionMs ${String(pins.retentionMs)} ≠ limits.defaultTtlMs ${String(facts.defaultTtlMs)}`);
+  if (pins.concurrency !== undefined && pins.concurrency !== facts.concurrency)
+    problems.push(`pins.concurrency ${pins.concurrency} ≠ limits.concurrency ${facts.concurrency}`);
   return problems;
 }
 

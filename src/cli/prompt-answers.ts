@@ -58,7 +58,8 @@ export class ScriptedAnswers {
       shared = true;
       entry = Object.fromEntries(Object.entries(this.document).filter(([name]) => fields.some((field) => field.name === name)));
     }
-    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return entry === undefined ? undefined : { problems: ['the entry is not an object'] };
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry))
+      return entry === undefined ? undefined : { problems: ['the entry is not an object'] };
     const object = entry as Record<string, unknown>;
     if (!hasActionField && typeof object.action === 'string') return this.explicit(object, fields);
     if (shared && Object.keys(object).length === 0) return undefined;

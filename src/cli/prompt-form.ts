@@ -83,7 +83,9 @@ export class PromptSession {
 
   private askField(field: FormField, signal: AbortSignal): Promise<FieldValue | undefined> {
     if (field.description) this.output.write(`  ${printable(field.description)}\n`);
-    field.options?.forEach((option, index) => this.output.write(`    ${index + 1}) ${printable(option.title)}${option.title === option.value ? '' : ` [${option.value}]`}\n`));
+    field.options?.forEach((option, index) =>
+      this.output.write(`    ${index + 1}) ${printable(option.title)}${option.title === option.value ? '' : ` [${option.value}]`}\n`),
+    );
     return this.askUntil(`  ${printable(field.label)} (${describeField(field)}): `, signal, (text) => {
       if (text === '') {
         if (field.default !== undefined) return { value: field.default };
@@ -113,7 +115,8 @@ export class PromptSession {
     }
     if (this.closed) return Promise.reject(new PromptClosedError());
     return new Promise<string>((resolve, reject) => {
-      const onAbort = (): void => this.settle((waiting) => waiting.reject(signal.reason instanceof Error ? signal.reason : new DOMException('aborted', 'AbortError')));
+      const onAbort = (): void =>
+        this.settle((waiting) => waiting.reject(signal.reason instanceof Error ? signal.reason : new DOMException('aborted', 'AbortError')));
       signal.addEventListener('abort', onAbort, { once: true });
       this.waiting = {
         resolve: (line) => {

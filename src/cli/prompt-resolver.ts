@@ -3,7 +3,6 @@ import type { ScriptedAnswers } from './prompt-answers.js';
 import { PromptClosedError, type PromptSession } from './prompt-form.js';
 import { describeField, exampleContent, formFields } from './prompt-schema.js';
 
-
 /** Thrown by the CLI's input handler under `--detach-on-input` for a task question nobody answers here. */
 export class InputLeftOpenError extends Error {
   override readonly name = 'InputLeftOpenError';

@@ -90,7 +90,10 @@ function pickOption(field: FormField, text: string): string | undefined {
   const index = /^\d+$/.test(text) ? Number(text) - 1 : -1;
   if (index >= 0 && index < options.length) return options[index]?.value;
   const lower = text.toLowerCase();
-  return options.find((option) => option.value === text)?.value ?? options.find((option) => option.value.toLowerCase() === lower || option.title.toLowerCase() === lower)?.value;
+  return (
+    options.find((option) => option.value === text)?.value ??
+    options.find((option) => option.value.toLowerCase() === lower || option.title.toLowerCase() === lower)?.value
+  );
 }
 
 /**
@@ -109,7 +112,8 @@ export function parseFieldInput(field: FormField, text: string): { value: FieldV
     case 'number':
     case 'integer':
       value = Number(text);
-      if (!Number.isFinite(value) || !/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text)) return { reason: `enter ${field.kind === 'integer' ? 'a whole number' : 'a number'}` };
+      if (!Number.isFinite(value) || !/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text))
+        return { reason: `enter ${field.kind === 'integer' ? 'a whole number' : 'a number'}` };
       break;
     case 'choice': {
       const picked = pickOption(field, text);
@@ -118,7 +122,10 @@ export function parseFieldInput(field: FormField, text: string): { value: FieldV
       break;
     }
     case 'choices': {
-      const parts = text.split(',').map((part) => part.trim()).filter((part) => part.length > 0);
+      const parts = text
+        .split(',')
+        .map((part) => part.trim())
+        .filter((part) => part.length > 0);
       const picked = parts.map((part) => pickOption(field, part));
       const unknown = parts.filter((_, index) => picked[index] === undefined);
       if (unknown.length > 0) return { reason: `not an option: ${unknown.join(', ')}` };
@@ -145,7 +152,9 @@ export function checkFieldValue(field: FormField, value: unknown): string | unde
       if (field.maximum !== undefined && value > field.maximum) return `must be at most ${field.maximum}`;
       return undefined;
     case 'choice':
-      return typeof value === 'string' && field.options?.some((option) => option.value === value) ? undefined : `must be one of ${field.options?.map((option) => option.value).join(', ')}`;
+      return typeof value === 'string' && field.options?.some((option) => option.value === value)
+        ? undefined
+        : `must be one of ${field.options?.map((option) => option.value).join(', ')}`;
     case 'choices': {
       if (!Array.isArray(value) || !value.every((item) => typeof item === 'string' && field.options?.some((option) => option.value === item))) {
         return `must be a list of ${field.options?.map((option) => option.value).join(', ')}`;

@@ -69,7 +69,13 @@ function sameUrl(a: string, b: string): boolean {
  * Connect for a command; the token comes from `--token` or `MCP_TASKS_TOKEN`. With `onInput` the connection
  * declares form elicitation and answers the server's questions through it.
  */
-export function openClient(target: Pick<Target, 'url' | 'journal'>, flags: RequestorFlags, protocol: ProtocolChoice, onInput?: InputHandler, journal = true): Promise<TasksClient> {
+export function openClient(
+  target: Pick<Target, 'url' | 'journal'>,
+  flags: RequestorFlags,
+  protocol: ProtocolChoice,
+  onInput?: InputHandler,
+  journal = true,
+): Promise<TasksClient> {
   const token = flags.token ?? process.env.MCP_TASKS_TOKEN;
   return connectTasksClient({
     url: target.url,
@@ -111,7 +117,9 @@ export function printResult(result: CallToolResult, flags: RequestorFlags, taskI
 
 /** The human-readable part of a result: its text blocks (other blocks named), else its structured content. */
 export function resultText(result: CallToolResult): string {
-  const parts = result.content.map((block) => (block.type === 'text' && typeof block.text === 'string' ? block.text : `[${block.type} content omitted; use --json]`));
+  const parts = result.content.map((block) =>
+    block.type === 'text' && typeof block.text === 'string' ? block.text : `[${block.type} content omitted; use --json]`,
+  );
   if (parts.length === 0 && result.structuredContent) parts.push(JSON.stringify(result.structuredContent, null, 2));
   return parts.join('\n');
 }
@@ -123,8 +131,11 @@ export function resultText(result: CallToolResult): string {
  */
 export function reportFailure(error: unknown, flags: RequestorFlags, hint?: string): number {
   if (error instanceof CapabilityMissingError) {
-    if (flags.json) writeJson({ status: 'refused', tool: error.tool, policy: error.policy, missing: error.missing, capabilitiesDigest: error.capabilitiesDigest });
-    process.stderr.write(`mcp-tasks: refused by policy, nothing was sent: ${error.tool} needs a task (--task ${error.policy}) and:\n${error.missing.map((line) => `  - ${line}\n`).join('')}`);
+    if (flags.json)
+      writeJson({ status: 'refused', tool: error.tool, policy: error.policy, missing: error.missing, capabilitiesDigest: error.capabilitiesDigest });
+    process.stderr.write(
+      `mcp-tasks: refused by policy, nothing was sent: ${error.tool} needs a task (--task ${error.policy}) and:\n${error.missing.map((line) => `  - ${line}\n`).join('')}`,
+    );
     return ExitCode.refusedByPolicy;
   }
   if (error instanceof TaskOutcomeUnknownError) {
@@ -138,7 +149,9 @@ export function reportFailure(error: unknown, flags: RequestorFlags, hint?: stri
     return ExitCode.outcomeUnknown;
   }
   if (error instanceof InputNotAnsweredError) {
-    const questions = error.requests.map((request) => `  ${request.key}: ${request.params.message}\n${describeQuestion(request).replaceAll(/^ {2}/gm, '    ')}`).join('');
+    const questions = error.requests
+      .map((request) => `  ${request.key}: ${request.params.message}\n${describeQuestion(request).replaceAll(/^ {2}/gm, '    ')}`)
+      .join('');
     const example = error.requests[0] ? `  answer with: --answers ${exampleAnswers(error.requests[0])}\n` : '';
     process.stderr.write(`mcp-tasks: ${error.tool} asks for input before it starts, and none was given:\n${questions}${example}`);
     return ExitCode.inputNeeded;
@@ -187,7 +200,12 @@ export function detachOnInterrupt(): { signal: AbortSignal; dispose(): void } {
  * deadline, questions answered through `input` (the client's `onInput`), then the result on stdout. Returns the
  * exit code.
  */
-export async function followTask(client: TasksClient, taskId: string, flags: RequestorFlags, options: { deadline?: number; signal: AbortSignal; input?: CliInput }): Promise<number> {
+export async function followTask(
+  client: TasksClient,
+  taskId: string,
+  flags: RequestorFlags,
+  options: { deadline?: number; signal: AbortSignal; input?: CliInput },
+): Promise<number> {
   const status = new StatusLine(process.stderr, taskId, options.input !== undefined);
   options.input?.attachStatus(status);
   try {

@@ -112,7 +112,8 @@ export async function resolveServeAuth(options: ServeAuthOptions, logger: Logger
     };
   }
   if (kind !== 'jwt' || file !== undefined) throw new UsageError(`--auth ${options.auth}: expected tokens:<file> or jwt`);
-  if (options.issuer === undefined || options.audience === undefined) throw new UsageError('--auth jwt needs --issuer <issuer URL> and --audience <this server\'s public MCP URL>');
+  if (options.issuer === undefined || options.audience === undefined)
+    throw new UsageError("--auth jwt needs --issuer <issuer URL> and --audience <this server's public MCP URL>");
   const issuerUrl = httpUrl(options.issuer, '--issuer');
   const resource = httpUrl(options.audience, '--audience');
   let jwksUrl: URL;

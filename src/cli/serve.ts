@@ -15,7 +15,17 @@ import { rolloutGate } from '../ops/rollout/gate.js';
 import { createAdminApi } from '../ops/admin-api.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { resolveServeAuth, type ServeAuthOptions } from './serve-auth.js';
-import { defaultInstanceId, describeDenied, describeExecutor, startConfiguredExecutor, enforceConfiguredPins, openConfiguredStore, registerCliProcess, registrationFailure, resolveSettings } from './settings.js';
+import {
+  defaultInstanceId,
+  describeDenied,
+  describeExecutor,
+  startConfiguredExecutor,
+  enforceConfiguredPins,
+  openConfiguredStore,
+  registerCliProcess,
+  registrationFailure,
+  resolveSettings,
+} from './settings.js';
 import { startProcessTracing } from './tracing-setup.js';
 import { shadowSettingsOf } from './shadow-settings.js';
 import { onShutdownSignal } from './shutdown.js';
@@ -63,12 +73,21 @@ export function listen(http: HttpServer, port: number, host: string): Promise<nu
  */
 export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promise<void> {
   const http = resolved.config.http ?? {};
-  const options = { ...modes, port: http.port ?? 3100, host: http.host ?? '127.0.0.1', allowedHosts: http.allowedHosts, allowRemoteUnauthenticated: http.allowRemoteUnauthenticated, auth: resolved.config.auth, dashboard: resolved.config.dashboard === true };
+  const options = {
+    ...modes,
+    port: http.port ?? 3100,
+    host: http.host ?? '127.0.0.1',
+    allowedHosts: http.allowedHosts,
+    allowRemoteUnauthenticated: http.allowRemoteUnauthenticated,
+    auth: resolved.config.auth,
+    dashboard: resolved.config.dashboard === true,
+  };
   const loopback = LOOPBACK.has(options.host);
   if (!options.stdio && !loopback && !options.auth && !options.allowRemoteUnauthenticated) {
     throw new UsageError(`refusing to listen on ${options.host} without --auth; use --auth tokens:<file>, --auth jwt or --allow-remote-unauthenticated`);
   }
-  if (options.stdio && options.dashboard) throw new UsageError("dashboard (--dashboard, MCP_TASKS_DASHBOARD or the config file's dashboard) is served over HTTP; it does not apply to --stdio");
+  if (options.stdio && options.dashboard)
+    throw new UsageError("dashboard (--dashboard, MCP_TASKS_DASHBOARD or the config file's dashboard) is served over HTTP; it does not apply to --stdio");
   if (!options.stdio && !loopback && !options.allowedHosts) {
     throw new UsageError(
       `listening on ${options.host} needs --allowed-hosts <host names clients use to reach this server> (the Host/Origin allow-list that stops DNS rebinding); --allowed-hosts '*' turns the check off`,
@@ -79,7 +98,12 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   const { logger, tools } = settings;
   const shadow = shadowSettingsOf(resolved, tools);
   const { jwt = {}, toolScopes } = resolved.config;
-  const authOptions: ServeAuthOptions = { ...jwt, ...(options.auth === undefined ? {} : { auth: options.auth }), ...(toolScopes ? { toolScope: toolScopes } : {}), ...(options.stdio ? { stdio: true } : {}) };
+  const authOptions: ServeAuthOptions = {
+    ...jwt,
+    ...(options.auth === undefined ? {} : { auth: options.auth }),
+    ...(toolScopes ? { toolScope: toolScopes } : {}),
+    ...(options.stdio ? { stdio: true } : {}),
+  };
   const auth = await resolveServeAuth(authOptions, logger);
   // A misspelt tool name would leave the real tool without its scope.
   const unscoped = auth.scopes.scopedTools().filter((name) => !tools.some((tool) => tool.name === name));
@@ -113,7 +137,10 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     await openConfiguredStore(settings).catch(async (error: unknown) => {
       listener?.close();
       auth.close();
-      await starting.then((executor) => executor.close(), () => undefined);
+      await starting.then(
+        (executor) => executor.close(),
+        () => undefined,
+      );
       throw error;
     }),
   );
@@ -189,7 +216,9 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   const role = `instance ${instanceId}${registration.takenOver.length > 0 ? ` (took over ${registration.takenOver.length} tasks of its previous process)` : ''}, ${options.worker ? 'worker: embedded' : 'worker: none (--no-worker: tasks wait for a worker process)'}`;
 
   if (!listener) {
-    process.stderr.write(`mcp-tasks: serving MCP on stdio (store ${settings.storeShown}, ${tools.length} tools, ${role}; at rest: ${settings.encryptionShown}; denied to tools: ${deniedLines.join(', ')})\n`);
+    process.stderr.write(
+      `mcp-tasks: serving MCP on stdio (store ${settings.storeShown}, ${tools.length} tools, ${role}; at rest: ${settings.encryptionShown}; denied to tools: ${deniedLines.join(', ')})\n`,
+    );
     server.serveStdio();
     process.stdin.on('end', () => void stop().then(() => process.exit(0)));
     return;
@@ -214,7 +243,13 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
         : {}),
       ...(dashboardOptions.secureCookie === undefined ? {} : { secureCookie: dashboardOptions.secureCookie }),
       ...(dashboardOptions.sessionTtlMs === undefined ? {} : { sessionTtlMs: dashboardOptions.sessionTtlMs }),
-      killSwitch: createKillSwitchControl({ store, cache: killSwitch, tools: tools.map((tool) => tool.name), defaultFallback: rollout.fallback ?? 'reject', logger }),
+      killSwitch: createKillSwitchControl({
+        store,
+        cache: killSwitch,
+        tools: tools.map((tool) => tool.name),
+        defaultFallback: rollout.fallback ?? 'reject',
+        logger,
+      }),
       anonymous: { ownerKey: ANONYMOUS_OWNER_KEY, scopes: TASK_SCOPES },
       allowedHosts: loopback ? ['localhost', '127.0.0.1', '[::1]'] : (hostList ?? null),
       logger,
@@ -242,14 +277,21 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     `mcp-tasks: serving http://${shownHost}:${port}/mcp\n` +
       `  data dir: ${settings.dataDir}\n  store:    ${settings.storeShown}\n  tools:    ${tools.map((tool) => tool.name).join(', ')}\n  roots:    ${settings.roots.join(', ') || '(none)'}\n` +
       `  writable: ${settings.writableRoots.join(', ') || '(none)'}\n` +
-      (resolved.config.builtins !== false ? `  checks:   ${(resolved.config.checkTargets ?? []).join(', ') || '(no --check-target: check_infrastructure checks files only)'}\n` : '') +
+      (resolved.config.builtins !== false
+        ? `  checks:   ${(resolved.config.checkTargets ?? []).join(', ') || '(no --check-target: check_infrastructure checks files only)'}\n`
+        : '') +
       `  denied:   ${deniedLines.join(',\n            ')}\n` +
       (settings.skippedRoots.length > 0 ? `  skipped:  ${settings.skippedRoots.join(', ')}\n` : '') +
       `  auth:     ${auth.describe}\n` +
       `  at rest:  ${settings.encryptionShown}\n` +
       `  executor: ${describeExecutor(settings, executor)}\n` +
       `  secret:   ${SECRET_SHOWN[agreed.source]}\n` +
-      (auth.scopes.scopedTools().length > 0 ? `  scopes:   ${auth.scopes.scopedTools().map((name) => `${name} needs ${auth.scopes.toolScopes(name).join(' ')}`).join(', ')}\n` : '') +
+      (auth.scopes.scopedTools().length > 0
+        ? `  scopes:   ${auth.scopes
+            .scopedTools()
+            .map((name) => `${name} needs ${auth.scopes.toolScopes(name).join(' ')}`)
+            .join(', ')}\n`
+        : '') +
       `  probes:   http://${shownHost}:${port}/healthz, /readyz, /metrics\n` +
       `  tracing:  ${traces.describe}\n` +
       `  admin:    http://${shownHost}:${port}/admin/ (kill-switch, in-flight, operations, audit; ${auth.authenticator ? 'scopes admin:read / admin:write' : 'no --auth: loopback clients only'})\n` +

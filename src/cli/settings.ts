@@ -191,7 +191,11 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
   const tokenFile = config.auth === undefined ? undefined : tokenFileOf(config.auth, problems);
   // The server's own state is denied to every tool whatever the roots (the checks in tools/roots.ts enforce it
   // again on every path): the data directory (store, WAL/SHM, secret), a store elsewhere, the token file.
-  const denied: DeniedState[] = serverStatePaths({ dataDir, ...(store.kind === 'sqlite' ? { storePath: store.path } : {}), ...(tokenFile === undefined ? {} : { tokenFile }) }).map((state) => ({ ...state, real: realPathOf(state.path) }));
+  const denied: DeniedState[] = serverStatePaths({
+    dataDir,
+    ...(store.kind === 'sqlite' ? { storePath: store.path } : {}),
+    ...(tokenFile === undefined ? {} : { tokenFile }),
+  }).map((state) => ({ ...state, real: realPathOf(state.path) }));
   const deniedPaths = [...new Set(denied.flatMap((state) => [state.path, state.real]))];
   const skippedRoots: string[] = [];
   const roots = resolveRoots(config.roots ?? [], denied, skippedRoots, problems);
@@ -202,7 +206,8 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
   } catch (error) {
     problems.push(...(error instanceof Error ? error.message : String(error)).split('\n- ').slice(1));
   }
-  if (problems.length > 0) throw new UsageError(`invalid configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n  - ${problems.join('\n  - ')}`);
+  if (problems.length > 0)
+    throw new UsageError(`invalid configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n  - ${problems.join('\n  - ')}`);
   const sources = toolSources(config);
   const tools = await loadToolSources(sources, { roots, writableRoots, deniedPaths }).catch((error: unknown) => {
     throw error instanceof UsageError ? error : new UsageError(error instanceof Error ? error.message : String(error));
@@ -222,7 +227,10 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
     storeShown: describeStore(store),
     tokenFile,
     encryption,
-    encryptionShown: encryption instanceof AesGcmFieldCipher ? `AES-256-GCM, key id ${encryption.keyId}` : 'off (set MCP_TASKS_ENCRYPTION_KEY to encrypt arguments and answers)',
+    encryptionShown:
+      encryption instanceof AesGcmFieldCipher
+        ? `AES-256-GCM, key id ${encryption.keyId}`
+        : 'off (set MCP_TASKS_ENCRYPTION_KEY to encrypt arguments and answers)',
     denied,
     deniedPaths,
     roots,
@@ -237,7 +245,13 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
     executorMode: config.executor ?? 'isolated',
     minThreads: config.minThreads ?? DEFAULT_MIN_THREADS,
     threadHeapMb: config.threadHeapMb ?? DEFAULT_THREAD_HEAP_MB,
-    settingsDigest: settingsDigest({ roots, writableRoots, tools, limits: resolveLimits(limits), keyId: encryption instanceof AesGcmFieldCipher ? encryption.keyId : null }),
+    settingsDigest: settingsDigest({
+      roots,
+      writableRoots,
+      tools,
+      limits: resolveLimits(limits),
+      keyId: encryption instanceof AesGcmFieldCipher ? encryption.keyId : null,
+    }),
     heartbeatMs: config.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
   };
 }
@@ -248,7 +262,13 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
  * writes one line and exits 1: two processes must never hold leases under one id.
  * @throws what `registerProcess` throws (see {@link registrationFailure} for how the CLI reports it).
  */
-export function registerCliProcess(store: TaskStore, settings: Pick<ResolvedSettings, 'settingsDigest' | 'heartbeatMs'>, role: 'serve' | 'api' | 'worker', instanceId: string, logger: Logger): Promise<ProcessRegistration> {
+export function registerCliProcess(
+  store: TaskStore,
+  settings: Pick<ResolvedSettings, 'settingsDigest' | 'heartbeatMs'>,
+  role: 'serve' | 'api' | 'worker',
+  instanceId: string,
+  logger: Logger,
+): Promise<ProcessRegistration> {
   return registerProcess({
     store,
     instanceId,
@@ -281,10 +301,31 @@ export const DEFAULT_HEARTBEAT_MS = 1000;
  * names, the limits that decide how a run is held (lease, runtime limit, attempts, input timeout, abort grace,
  * TTLs) and the at-rest key id — never the key itself. Concurrency and intervals are per process and left out.
  */
-export function settingsDigest(input: { roots: readonly string[]; writableRoots: readonly string[]; tools: readonly AnyToolDefinition[]; limits: Readonly<TasksServerLimits>; keyId: string | null }): string {
+export function settingsDigest(input: {
+  roots: readonly string[];
+  writableRoots: readonly string[];
+  tools: readonly AnyToolDefinition[];
+  limits: Readonly<TasksServerLimits>;
+  keyId: string | null;
+}): string {
   const { limits } = input;
-  const held = { leaseMs: limits.leaseMs, runtimeLimitMs: limits.runtimeLimitMs, maxAttempts: limits.maxAttempts, inputTimeoutMs: limits.inputTimeoutMs, abortGraceMs: limits.abortGraceMs, defaultTtlMs: limits.defaultTtlMs, maxTtlMs: limits.maxTtlMs, minTtlMs: limits.minTtlMs };
-  const canonical = JSON.stringify({ roots: [...input.roots].sort(), writableRoots: [...input.writableRoots].sort(), tools: input.tools.map((tool) => tool.name).sort(), limits: held, keyId: input.keyId });
+  const held = {
+    leaseMs: limits.leaseMs,
+    runtimeLimitMs: limits.runtimeLimitMs,
+    maxAttempts: limits.maxAttempts,
+    inputTimeoutMs: limits.inputTimeoutMs,
+    abortGraceMs: limits.abortGraceMs,
+    defaultTtlMs: limits.defaultTtlMs,
+    maxTtlMs: limits.maxTtlMs,
+    minTtlMs: limits.minTtlMs,
+  };
+  const canonical = JSON.stringify({
+    roots: [...input.roots].sort(),
+    writableRoots: [...input.writableRoots].sort(),
+    tools: input.tools.map((tool) => tool.name).sort(),
+    limits: held,
+    keyId: input.keyId,
+  });
   return createHash('sha256').update(canonical).digest('hex').slice(0, 16);
 }
 
@@ -367,7 +408,13 @@ export async function openConfiguredStore(settings: Pick<ResolvedSettings, 'stor
 export function enforceConfiguredPins(settings: Pick<ResolvedSettings, 'resolved' | 'tools' | 'limits' | 'logger'>, allowUnpinned: boolean): void {
   const limits = resolveLimits(settings.limits);
   enforcePins(
-    { config: settings.resolved.config, tools: settings.tools.map((tool) => tool.name), maxTtlMs: limits.maxTtlMs, defaultTtlMs: limits.defaultTtlMs, concurrency: limits.concurrency },
+    {
+      config: settings.resolved.config,
+      tools: settings.tools.map((tool) => tool.name),
+      maxTtlMs: limits.maxTtlMs,
+      defaultTtlMs: limits.defaultTtlMs,
+      concurrency: limits.concurrency,
+    },
     allowUnpinned,
     (message) => settings.logger.warn({}, message),
   );

@@ -26,7 +26,15 @@ export interface ShadowReportEntry {
 
 function entryOf(record: AuditRecord): ShadowReportEntry {
   const detail = record.detail ?? {};
-  return { at: new Date(record.at).toISOString(), tool: record.tool, taskId: record.taskId, phase: String(detail.phase), taskState: String(detail.taskState), jobState: String(detail.jobState), jobId: String(detail.jobId) };
+  return {
+    at: new Date(record.at).toISOString(),
+    tool: record.tool,
+    taskId: record.taskId,
+    phase: String(detail.phase),
+    taskState: String(detail.taskState),
+    jobState: String(detail.jobState),
+    jobId: String(detail.jobId),
+  };
 }
 
 /**
@@ -40,8 +48,14 @@ export async function shadowReport(resolved: ResolvedConfig, flags: ShadowReport
   const store = await openConfiguredStore(settings);
   const entries: ShadowReportEntry[] = [];
   try {
-    for (let afterSeq = 0; ; ) {
-      const page = await store.listAudit({ kind: 'shadow.mismatch', afterSeq, limit: PAGE, ...(since === undefined ? {} : { since }), ...(flags.tool ? { tool: flags.tool } : {}) });
+    for (let afterSeq = 0; ;) {
+      const page = await store.listAudit({
+        kind: 'shadow.mismatch',
+        afterSeq,
+        limit: PAGE,
+        ...(since === undefined ? {} : { since }),
+        ...(flags.tool ? { tool: flags.tool } : {}),
+      });
       entries.push(...page.map(entryOf));
       if (page.length < PAGE) break;
       afterSeq = (page.at(-1) as AuditRecord).seq;
@@ -56,7 +70,18 @@ export async function shadowReport(resolved: ResolvedConfig, flags: ShadowReport
     process.stdout.write(`${JSON.stringify({ since: since === undefined ? null : sinceText, mismatches: entries.length, byTool, entries })}\n`);
     return;
   }
-  const counts = Object.entries(byTool).map(([tool, count]) => `${tool}: ${count}`).join(', ');
-  const lines = entries.map((entry) => [entry.at, `tool=${entry.tool ?? '-'}`, `task=${entry.taskId ?? '-'}`, `job=${entry.jobId}`, entry.phase.padEnd(7), `task ${entry.taskState}, job ${entry.jobState}`].join('  '));
+  const counts = Object.entries(byTool)
+    .map(([tool, count]) => `${tool}: ${count}`)
+    .join(', ');
+  const lines = entries.map((entry) =>
+    [
+      entry.at,
+      `tool=${entry.tool ?? '-'}`,
+      `task=${entry.taskId ?? '-'}`,
+      `job=${entry.jobId}`,
+      entry.phase.padEnd(7),
+      `task ${entry.taskState}, job ${entry.jobState}`,
+    ].join('  '),
+  );
   process.stdout.write(`shadow mismatches since ${sinceText}: ${entries.length}${counts ? ` (${counts})` : ''}\n${lines.map((line) => `${line}\n`).join('')}`);
 }

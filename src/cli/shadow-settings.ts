@@ -19,7 +19,13 @@ export function shadowSettingsOf(resolved: ResolvedConfig, tools: readonly AnyTo
   const adapted = new Set(tools.filter((tool) => tool.shadow !== undefined).map((tool) => tool.name));
   const wrong = shadow.tools.filter((name) => name !== '*' && !adapted.has(name));
   if (wrong.length > 0) {
-    throw new UsageError(`--shadow-tool names no served tool with a shadow adapter: ${wrong.join(', ')} (tools with one: ${[...adapted].join(', ') || 'none'})`);
+    throw new UsageError(
+      `--shadow-tool names no served tool with a shadow adapter: ${wrong.join(', ')} (tools with one: ${[...adapted].join(', ') || 'none'})`,
+    );
   }
-  return { tools: shadow.tools, intervalMs: shadow.intervalMs ?? DEFAULT_SHADOW_INTERVAL_MS, settleChecks: shadow.settleChecks ?? DEFAULT_SHADOW_SETTLE_CHECKS };
+  return {
+    tools: shadow.tools,
+    intervalMs: shadow.intervalMs ?? DEFAULT_SHADOW_INTERVAL_MS,
+    settleChecks: shadow.settleChecks ?? DEFAULT_SHADOW_SETTLE_CHECKS,
+  };
 }

@@ -45,7 +45,9 @@ export class StatusLine {
     if (before && now && now.total === before.total && now.done < before.done) {
       // Recovery re-ran the task from the start (its process died): say so instead of jumping back silently.
       this.restarts += 1;
-      this.notice(`task ${this.taskId} was restarted by the server (attempt ${this.restarts + 1} as seen here): progress starts again at ${now.done}/${now.total} (it was ${before.done}/${before.total})`);
+      this.notice(
+        `task ${this.taskId} was restarted by the server (attempt ${this.restarts + 1} as seen here): progress starts again at ${now.done}/${now.total} (it was ${before.done}/${before.total})`,
+      );
     }
     this.last = snapshot;
     if (this.suspended) return;

@@ -16,7 +16,12 @@ export interface WatchFlags extends RequestorFlags {
  * v1 tasks invisible to v2 requests. `onInput` makes the connections answer questions. Returns the exit code;
  * failures after connecting are reported on stderr.
  */
-export async function withTaskClient(taskId: string, flags: RequestorFlags, use: (client: TasksClient) => Promise<number>, onInput?: InputHandler): Promise<number> {
+export async function withTaskClient(
+  taskId: string,
+  flags: RequestorFlags,
+  use: (client: TasksClient) => Promise<number>,
+  onInput?: InputHandler,
+): Promise<number> {
   const target = await resolveTarget(flags, taskId); // a UsageError here exits 64 through main
   let client: TasksClient | undefined;
   try {
@@ -84,7 +89,11 @@ const CANCEL_WAIT_MS = 30_000;
 export async function cancelCommand(taskId: string, flags: CancelFlags): Promise<void> {
   process.exitCode = await withTaskClient(taskId, flags, async (client) => {
     const onConnection = (event: ConnectionEvent): void => {
-      process.stderr.write(event.state === 'unreachable' ? `mcp-tasks: server unreachable (${event.error.message}); task ${taskId} keeps its id — retrying in ${(event.retryInMs / 1000).toFixed(1)} s\n` : `mcp-tasks: server reachable again after ${(event.downMs / 1000).toFixed(1)} s\n`);
+      process.stderr.write(
+        event.state === 'unreachable'
+          ? `mcp-tasks: server unreachable (${event.error.message}); task ${taskId} keeps its id — retrying in ${(event.retryInMs / 1000).toFixed(1)} s\n`
+          : `mcp-tasks: server reachable again after ${(event.downMs / 1000).toFixed(1)} s\n`,
+      );
     };
     const answered = await client.cancelTask(taskId, { onConnection });
     let final = answered && isFinal(answered.status) ? answered : undefined;
@@ -102,7 +111,9 @@ export async function cancelCommand(taskId: string, flags: CancelFlags): Promise
     } else if (answered?.status === final.status && answered.status !== 'cancelled') {
       process.stdout.write(`task ${taskId}: already ${final.status}, nothing to cancel\n`);
     } else {
-      process.stdout.write(final.status === 'cancelled' ? `task ${taskId}: cancelled\n` : `task ${taskId}: ${final.status} — it ended before the cancellation took effect\n`);
+      process.stdout.write(
+        final.status === 'cancelled' ? `task ${taskId}: cancelled\n` : `task ${taskId}: ${final.status} — it ended before the cancellation took effect\n`,
+      );
     }
     return ExitCode.completed;
   });
@@ -132,7 +143,8 @@ function describeSnapshot(snapshot: TaskSnapshot, client: TasksClient): string {
     for (const field of formFields(request.params?.requestedSchema)) lines.push(`${indent}field ${field.name}: ${describeField(field)}`);
   }
   if (snapshot.status === 'input_required') lines.push(`${indent}answer with: mcp-tasks answer ${snapshot.taskId}`);
-  for (const op of snapshot.operations ?? []) lines.push(`${'op'.padEnd(8)} ${op.operationId}  ${op.effect}  ${op.status}${op.receipt ? `  ${JSON.stringify(op.receipt)}` : ''}`);
+  for (const op of snapshot.operations ?? [])
+    lines.push(`${'op'.padEnd(8)} ${op.operationId}  ${op.effect}  ${op.status}${op.receipt ? `  ${JSON.stringify(op.receipt)}` : ''}`);
   if (snapshot.result) lines.push(`result${snapshot.result.isError ? ' (tool error)' : ''}:`, resultText(snapshot.result));
   return `${lines.join('\n')}\n`;
 }

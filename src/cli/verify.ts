@@ -1,6 +1,20 @@
 import { writeFileSync } from 'node:fs';
 import { GATES, HARD_GATES, type Gate, type Generation } from '../verify/check.js';
-import { ALL_CHECKS, checkSpecLink, loadToolMap, parseThresholds, renderCheckList, renderJunit, renderText, runVerify, selectChecks, TargetUnreachableError, ToolMapError, type CheckResult, type VerifyReport } from '../verify/index.js';
+import {
+  ALL_CHECKS,
+  checkSpecLink,
+  loadToolMap,
+  parseThresholds,
+  renderCheckList,
+  renderJunit,
+  renderText,
+  runVerify,
+  selectChecks,
+  TargetUnreachableError,
+  ToolMapError,
+  type CheckResult,
+  type VerifyReport,
+} from '../verify/index.js';
 import { ExitCode, UsageError } from './usage-error.js';
 
 /** Options of `mcp-tasks verify`, as commander parses them. */
@@ -27,7 +41,10 @@ const GENERATIONS: Record<VerifyFlags['protocol'], Generation[]> = { '2025-11-25
 
 /** Split `a,b` and repeated flags into one list. */
 function patterns(values: readonly string[]): string[] {
-  return values.flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
+  return values
+    .flatMap((value) => value.split(','))
+    .map((value) => value.trim())
+    .filter(Boolean);
 }
 
 function failOnGates(value: string | undefined): Gate[] {
@@ -54,7 +71,16 @@ export async function verifyCommand(flags: VerifyFlags): Promise<void> {
   const exclude = patterns(flags.exclude);
   if (flags.list) {
     const checks = selectChecks(ALL_CHECKS, generations, only, exclude);
-    const listed = checks.map((check) => ({ id: check.id, title: check.title, gate: check.gate, generation: check.generation, severity: check.severity, rules: check.rules, spec: checkSpecLink(check.rules), needs: check.needs ?? [] }));
+    const listed = checks.map((check) => ({
+      id: check.id,
+      title: check.title,
+      gate: check.gate,
+      generation: check.generation,
+      severity: check.severity,
+      rules: check.rules,
+      spec: checkSpecLink(check.rules),
+      needs: check.needs ?? [],
+    }));
     process.stdout.write(flags.json !== undefined ? `${JSON.stringify(listed, null, 2)}\n` : renderCheckList(checks, checkSpecLink));
     return;
   }
@@ -77,22 +103,25 @@ export async function verifyCommand(flags: VerifyFlags): Promise<void> {
     throw error;
   }
   const selected = selectChecks(ALL_CHECKS, generations, only, exclude);
-  if (selected.length === 0) throw new UsageError(`no check matches --only ${only.join(',')}${exclude.length > 0 ? ` --exclude ${exclude.join(',')}` : ''} for ${flags.protocol}; see mcp-tasks verify --list`);
+  if (selected.length === 0)
+    throw new UsageError(
+      `no check matches --only ${only.join(',')}${exclude.length > 0 ? ` --exclude ${exclude.join(',')}` : ''} for ${flags.protocol}; see mcp-tasks verify --list`,
+    );
   const toStdout = flags.json === '-';
   let report: VerifyReport;
   try {
     report = await runVerify({
-    target: { url: url.toString(), ...(tokenA ? { tokenA } : {}), ...(tokenB ? { tokenB } : {}) },
-    generations,
-    map,
-    checks: ALL_CHECKS,
-    only,
-    exclude,
-    failOn: failOnGates(flags.failOn),
-    parallel: flags.parallel,
-    checkTimeoutMs: flags.checkTimeoutMs,
-    requestTimeoutMs: flags.requestTimeoutMs,
-    ...(flags.quiet ? {} : { onResult: (result: CheckResult) => void process.stderr.write(progressLine(result)) }),
+      target: { url: url.toString(), ...(tokenA ? { tokenA } : {}), ...(tokenB ? { tokenB } : {}) },
+      generations,
+      map,
+      checks: ALL_CHECKS,
+      only,
+      exclude,
+      failOn: failOnGates(flags.failOn),
+      parallel: flags.parallel,
+      checkTimeoutMs: flags.checkTimeoutMs,
+      requestTimeoutMs: flags.requestTimeoutMs,
+      ...(flags.quiet ? {} : { onResult: (result: CheckResult) => void process.stderr.write(progressLine(result)) }),
     });
   } catch (error) {
     if (!(error instanceof TargetUnreachableError)) throw error;

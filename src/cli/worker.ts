@@ -5,7 +5,17 @@ import { TasksMetrics } from '../ops/metrics.js';
 import { handleProbe, type ProbeSources } from '../ops/probes.js';
 import { KillSwitchCache } from '../ops/rollout/kill-switch.js';
 import type { ResolvedConfig } from './config/resolve.js';
-import { defaultInstanceId, describeDenied, describeExecutor, startConfiguredExecutor, enforceConfiguredPins, openConfiguredStore, registerCliProcess, registrationFailure, resolveSettings } from './settings.js';
+import {
+  defaultInstanceId,
+  describeDenied,
+  describeExecutor,
+  startConfiguredExecutor,
+  enforceConfiguredPins,
+  openConfiguredStore,
+  registerCliProcess,
+  registrationFailure,
+  resolveSettings,
+} from './settings.js';
 import { startProcessTracing } from './tracing-setup.js';
 import { shadowSettingsOf } from './shadow-settings.js';
 import { onShutdownSignal } from './shutdown.js';
@@ -26,7 +36,11 @@ export interface WorkerModes {
 function listenHealth(server: HttpServer, port: number, host: string): Promise<number> {
   return new Promise((resolveListen, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
-      reject(new UsageError(error.code === 'EADDRINUSE' ? `--health-port ${port} on ${host} is already in use` : `cannot listen on ${host}:${port}: ${error.message}`));
+      reject(
+        new UsageError(
+          error.code === 'EADDRINUSE' ? `--health-port ${port} on ${host} is already in use` : `cannot listen on ${host}:${port}: ${error.message}`,
+        ),
+      );
     });
     server.listen(port, host, () => {
       const address = server.address();
@@ -53,7 +67,10 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
   const starting = startConfiguredExecutor(settings, metrics.workerObserver());
   const store = metrics.instrumentStore(
     await openConfiguredStore(settings).catch(async (error: unknown) => {
-      await starting.then((executor) => executor.close(), () => undefined);
+      await starting.then(
+        (executor) => executor.close(),
+        () => undefined,
+      );
       throw error;
     }),
   );
@@ -98,7 +115,8 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
       ? undefined
       : createServer((request, response) => {
           metrics.observeHttp(request, response);
-          if (!handleProbe(probes, request, response)) response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found' }));
+          if (!handleProbe(probes, request, response))
+            response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found' }));
         });
   const healthPort = health ? await listenHealth(health, options.healthPort as number, options.healthHost) : undefined;
   const deniedLines = describeDenied(settings);

@@ -57,7 +57,11 @@ function httpError(status: number, text: unknown, url: string, cause: unknown): 
   const rpc = embeddedRpcError(text);
   const detail = rpc ? `: ${rpc.message} (JSON-RPC ${rpc.code})` : '';
   const hint = status === 401 ? ' — the server wants a valid bearer token (--token / MCP_TASKS_TOKEN)' : status === 403 ? ' — access denied' : '';
-  return new TasksConnectionError(`HTTP ${status} from ${url}${detail}${hint}`, retryableStatus(status), { cause, httpStatus: status, code: rpc?.code ?? null });
+  return new TasksConnectionError(`HTTP ${status} from ${url}${detail}${hint}`, retryableStatus(status), {
+    cause,
+    httpStatus: status,
+    code: rpc?.code ?? null,
+  });
 }
 
 /**

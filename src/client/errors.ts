@@ -118,7 +118,12 @@ export class TaskTimeoutError extends TasksClientError {
     /** What ran out. @defaultValue `'deadline'` */
     readonly budget: 'deadline' | 'statusReads' | 'statusMs' = 'deadline',
   ) {
-    const what = budget === 'deadline' ? `at ${new Date(deadline).toISOString()}` : budget === 'statusReads' ? '(status read budget used up)' : '(status time budget used up)';
+    const what =
+      budget === 'deadline'
+        ? `at ${new Date(deadline).toISOString()}`
+        : budget === 'statusReads'
+          ? '(status read budget used up)'
+          : '(status time budget used up)';
     super(`Gave up waiting for task ${taskId} ${what}; it is still ${snapshot?.status ?? 'running'} on the server`);
   }
 }
@@ -149,7 +154,12 @@ export class InputNotAnsweredError extends TasksClientError {
     readonly requests: InputRequest[],
     options?: { cause?: unknown },
   ) {
-    super(`tools/call ${tool} needs input before it can go on: ${requests.map((request) => `${request.key} (${request.params.message})`).join('; ')}`, null, undefined, options);
+    super(
+      `tools/call ${tool} needs input before it can go on: ${requests.map((request) => `${request.key} (${request.params.message})`).join('; ')}`,
+      null,
+      undefined,
+      options,
+    );
   }
 }
 

@@ -33,9 +33,15 @@ export async function runFallback(fallback: Exclude<Fallback, 'sync'>, context: 
  */
 export function checkSyncFallback(context: FallbackContext, maxSyncMs: number | undefined): number {
   if (!syncAllowed(context.manifest, context.tool)) {
-    throw new CapabilityMissingError(context.tool, context.policy, [...context.missing, `the sync fallback cannot run it: tool ${context.tool} runs only as a task`], context.manifest.capabilitiesDigest);
+    throw new CapabilityMissingError(
+      context.tool,
+      context.policy,
+      [...context.missing, `the sync fallback cannot run it: tool ${context.tool} runs only as a task`],
+      context.manifest.capabilitiesDigest,
+    );
   }
-  if (maxSyncMs === undefined || !Number.isInteger(maxSyncMs) || maxSyncMs <= 0) throw new RangeError(`fallback 'sync' needs maxSyncMs, a positive integer bounding the call in ms (got ${String(maxSyncMs)})`);
+  if (maxSyncMs === undefined || !Number.isInteger(maxSyncMs) || maxSyncMs <= 0)
+    throw new RangeError(`fallback 'sync' needs maxSyncMs, a positive integer bounding the call in ms (got ${String(maxSyncMs)})`);
   return maxSyncMs;
 }
 

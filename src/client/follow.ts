@@ -43,7 +43,13 @@ class PollFailure {
 export async function followUntilTerminal(taskId: string, plan: FollowPlan, options: WaitOptions & { requestTimeoutMs: number }): Promise<TaskSnapshot> {
   const deadline = resolveDeadline(options);
   const stop = new AbortController();
-  const timer = deadline === undefined ? undefined : setTimeout(() => stop.abort(new DOMException('The wait reached its deadline', 'TimeoutError')), Math.min(MAX_TIMER_MS, Math.max(0, deadline - Date.now())));
+  const timer =
+    deadline === undefined
+      ? undefined
+      : setTimeout(
+          () => stop.abort(new DOMException('The wait reached its deadline', 'TimeoutError')),
+          Math.min(MAX_TIMER_MS, Math.max(0, deadline - Date.now())),
+        );
   const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
   const react = plan.react;
   const hooks = {
@@ -58,7 +64,13 @@ export async function followUntilTerminal(taskId: string, plan: FollowPlan, opti
       last = pushed.last;
       if (deadline !== undefined && Date.now() >= deadline) throw new TaskTimeoutError(taskId, deadline, last);
     }
-    return await pollUntilTerminal(taskId, plan.poll, { ...options, ...plan.hooks, ...(deadline === undefined ? {} : { deadline }), ...hooks, ...(last ? { last } : {}) });
+    return await pollUntilTerminal(taskId, plan.poll, {
+      ...options,
+      ...plan.hooks,
+      ...(deadline === undefined ? {} : { deadline }),
+      ...hooks,
+      ...(last ? { last } : {}),
+    });
   } finally {
     clearTimeout(timer);
   }
@@ -71,7 +83,13 @@ type PushOptions = WaitOptions & { requestTimeoutMs: number; react?: (snapshot: 
  * The push phase: `{terminal}` when the task ended while subscribed, else `{last}` (the newest snapshot seen) for
  * polling to take over.
  */
-async function followPushed(taskId: string, subscribe: NonNullable<FollowPlan['subscribe']>, poll: PollOnce, options: PushOptions, signal: AbortSignal): Promise<{ terminal?: TaskSnapshot; last?: TaskSnapshot }> {
+async function followPushed(
+  taskId: string,
+  subscribe: NonNullable<FollowPlan['subscribe']>,
+  poll: PollOnce,
+  options: PushOptions,
+  signal: AbortSignal,
+): Promise<{ terminal?: TaskSnapshot; last?: TaskSnapshot }> {
   const deadline = resolveDeadline(options);
   let last: TaskSnapshot | undefined;
   const observe = async (snapshot: TaskSnapshot): Promise<boolean> => {

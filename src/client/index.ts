@@ -31,4 +31,15 @@ export {
 } from './errors.js';
 export type { ElicitAnswer, ElicitationParams, InputContext, InputHandler, InputRequest } from './input.js';
 export type { TaskSubscription } from './listen.js';
-export type { CallIdentity, CallToolOutcome, CallToolResult, ConnectionEvent, JsonRpcErrorObject, ProtocolChoice, TaskGeneration, TaskSnapshot, TaskStatus, WaitOptions } from './types.js';
+export type {
+  CallIdentity,
+  CallToolOutcome,
+  CallToolResult,
+  ConnectionEvent,
+  JsonRpcErrorObject,
+  ProtocolChoice,
+  TaskGeneration,
+  TaskSnapshot,
+  TaskStatus,
+  WaitOptions,
+} from './types.js';

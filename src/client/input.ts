@@ -70,7 +70,8 @@ const InputRequestEntrySchema = z.looseObject({ method: z.string(), params: z.lo
  */
 export function checkAnswer(key: string, answer: unknown): ElicitAnswer {
   const parsed = ElicitAnswerSchema.safeParse(answer);
-  if (!parsed.success) throw new TypeError(`the input handler's answer to ${key} is not {action: "accept"|"decline"|"cancel", content?}: ${z.prettifyError(parsed.error)}`);
+  if (!parsed.success)
+    throw new TypeError(`the input handler's answer to ${key} is not {action: "accept"|"decline"|"cancel", content?}: ${z.prettifyError(parsed.error)}`);
   return parsed.data as ElicitAnswer;
 }
 

@@ -208,7 +208,11 @@ export class TaskJournal {
       if (next === undefined) return;
       const temporary = `${this.path}.${process.pid}.${randomUUID()}.tmp`;
       try {
-        await writeFile(temporary, `${JSON.stringify({ version: 1, tasks: next.tasks, ...(next.pending.length > 0 ? { pending: next.pending } : {}) }, null, 2)}\n`, { mode: 0o600 });
+        await writeFile(
+          temporary,
+          `${JSON.stringify({ version: 1, tasks: next.tasks, ...(next.pending.length > 0 ? { pending: next.pending } : {}) }, null, 2)}\n`,
+          { mode: 0o600 },
+        );
         await rename(temporary, this.path);
       } catch (error) {
         await rm(temporary, { force: true });
@@ -233,7 +237,10 @@ export class TaskJournal {
       }
       // A lock left by a crashed process (kill -9 inside the critical section) is taken over at once when its holder
       // is gone, else once it is clearly older than any real critical section (a holder on another host, a reused pid).
-      const age = await stat(lockPath).then((info) => Date.now() - info.mtimeMs, () => 0);
+      const age = await stat(lockPath).then(
+        (info) => Date.now() - info.mtimeMs,
+        () => 0,
+      );
       if (age > LOCK_STALE_MS || !(await holderAlive(lockPath))) await rm(lockPath, { force: true });
       else if (Date.now() > giveUpAt) throw new Error(`journal ${this.path} is locked by another process (${lockPath})`);
       else await sleep(LOCK_RETRY_MS);

@@ -30,10 +30,17 @@ export interface TaskSubscription extends AsyncIterable<TaskSnapshot> {
 
 const AckSchema = z.looseObject({
   method: z.literal('notifications/subscriptions/acknowledged'),
-  params: z.looseObject({ notifications: z.looseObject({ taskIds: z.array(z.string()).optional() }).optional(), _meta: z.record(z.string(), z.unknown()).optional() }),
+  params: z.looseObject({
+    notifications: z.looseObject({ taskIds: z.array(z.string()).optional() }).optional(),
+    _meta: z.record(z.string(), z.unknown()).optional(),
+  }),
 });
 const NotificationSchema = z.looseObject({ method: z.string(), params: z.record(z.string(), z.unknown()).optional() });
-const ResponseSchema = z.looseObject({ id: z.union([z.string(), z.number()]), result: z.unknown().optional(), error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }).optional() });
+const ResponseSchema = z.looseObject({
+  id: z.union([z.string(), z.number()]),
+  result: z.unknown().optional(),
+  error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }).optional(),
+});
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
@@ -52,7 +59,11 @@ export async function listenToTasks(endpoint: ModernEndpoint, taskIds: readonly 
   const url = endpoint.url.href;
   let response: Response;
   try {
-    response = await postModern(endpoint, { id, method: 'subscriptions/listen', params: { notifications: { taskIds: [...taskIds] }, _meta: modernMeta(endpoint) } }, { signal: controller.signal });
+    response = await postModern(
+      endpoint,
+      { id, method: 'subscriptions/listen', params: { notifications: { taskIds: [...taskIds] }, _meta: modernMeta(endpoint) } },
+      { signal: controller.signal },
+    );
   } catch (error) {
     signal?.removeEventListener('abort', onAbort);
     throw toClientError(error, 'subscriptions/listen', url);
@@ -111,7 +122,12 @@ class Subscription implements TaskSubscription {
         if (next.done) return this.finish(this.signal.aborted ? 'local' : 'remote');
         const response = ResponseSchema.safeParse(next.value);
         if (response.success && response.data.id === this.id) {
-          if (response.data.error) throw new TasksProtocolError(`subscriptions/listen: ${response.data.error.message} (JSON-RPC ${response.data.error.code})`, response.data.error.code, response.data.error.data as JsonValue | undefined);
+          if (response.data.error)
+            throw new TasksProtocolError(
+              `subscriptions/listen: ${response.data.error.message} (JSON-RPC ${response.data.error.code})`,
+              response.data.error.code,
+              response.data.error.data as JsonValue | undefined,
+            );
           return this.finish('graceful');
         }
         const snapshot = this.snapshotOf(next.value);
@@ -148,11 +164,20 @@ async function refusal(response: Response, url: string): Promise<Error> {
   try {
     const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; data?: unknown } };
     if (typeof body.error?.code === 'number') {
-      return new TasksProtocolError(`subscriptions/listen: ${String(body.error.message)} (JSON-RPC ${body.error.code})`, body.error.code, body.error.data as JsonValue | undefined);
+      return new TasksProtocolError(
+        `subscriptions/listen: ${String(body.error.message)} (JSON-RPC ${body.error.code})`,
+        body.error.code,
+        body.error.data as JsonValue | undefined,
+      );
     }
   } catch {
     // Not a JSON-RPC body: report the HTTP status.
   }
-  if (!response.ok) return new TasksConnectionError(`subscriptions/listen: HTTP ${response.status} from ${url}`, response.status >= 500 || response.status === 429, { httpStatus: response.status });
-  return new TasksProtocolError(`subscriptions/listen: ${url} answered with ${response.headers.get('content-type') ?? 'no content type'} instead of an event stream`);
+  if (!response.ok)
+    return new TasksConnectionError(`subscriptions/listen: HTTP ${response.status} from ${url}`, response.status >= 500 || response.status === 429, {
+      httpStatus: response.status,
+    });
+  return new TasksProtocolError(
+    `subscriptions/listen: ${url} answered with ${response.headers.get('content-type') ?? 'no content type'} instead of an event stream`,
+  );
 }

@@ -12,7 +12,8 @@ export function outcomeUnknown(taskId: string, error: unknown, last: TaskSnapsho
   if (last === undefined && journaled === undefined) return error;
   const status = last?.status ?? journaled;
   if (error instanceof TaskNotFoundError) return new TaskOutcomeUnknownError(taskId, 'not_found', status, last, { cause: error });
-  if (error instanceof TasksConnectionError && (error.httpStatus === 401 || error.httpStatus === 403)) return new TaskOutcomeUnknownError(taskId, 'unauthorized', status, last, { cause: error });
+  if (error instanceof TasksConnectionError && (error.httpStatus === 401 || error.httpStatus === 403))
+    return new TaskOutcomeUnknownError(taskId, 'unauthorized', status, last, { cause: error });
   return error;
 }
 
@@ -45,7 +46,12 @@ export class JournalObserver {
     this.status = snapshot.status;
     this.writtenAt = now;
     const journal = this.journal;
-    const patch = { lastStatus: snapshot.status, lastUpdatedAt: snapshot.lastUpdatedAt, observedAt: new Date(now).toISOString(), nextPollAt: new Date(nextPollAt).toISOString() };
+    const patch = {
+      lastStatus: snapshot.status,
+      lastUpdatedAt: snapshot.lastUpdatedAt,
+      observedAt: new Date(now).toISOString(),
+      nextPollAt: new Date(nextPollAt).toISOString(),
+    };
     this.queue = this.queue.then(() => journal.update(snapshot.taskId, patch)).catch(() => {});
   }
 
@@ -54,4 +60,3 @@ export class JournalObserver {
     return this.queue;
   }
 }
-

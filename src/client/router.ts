@@ -78,14 +78,21 @@ export type RouteDecision = { route: 'task' } | { route: 'sync' } | { route: 'fa
 export function decideRoute(manifest: CapabilityManifest, tool: string, policy: TaskPolicy, needs: CallNeeds, answersInput: boolean): RouteDecision {
   const mode = toolTaskMode(manifest, tool);
   if (policy === 'forbidden') {
-    return mode === 'required' ? { route: 'fallback', missing: [`tool ${tool} runs only as a task (taskSupport: required), and the policy forbids tasks`] } : { route: 'sync' };
+    return mode === 'required'
+      ? { route: 'fallback', missing: [`tool ${tool} runs only as a task (taskSupport: required), and the policy forbids tasks`] }
+      : { route: 'sync' };
   }
   const missing: string[] = [];
   if (manifest.generation === null) missing.push(`${manifest.protocolVersion ? `MCP ${manifest.protocolVersion}` : 'this connection'} offers no tasks`);
   else if (mode === 'forbidden') missing.push(`tool ${tool} does not run as a task (taskSupport: forbidden)`);
   const has = (operation: TaskOperation): boolean => manifest.taskOperations.includes(operation);
   if (needs.cancel && !has('cancel')) missing.push('tasks/cancel is not offered (no tasks.cancel capability)');
-  if (needs.list && !has('list')) missing.push(manifest.generation === 'v2' ? 'tasks/list does not exist in the 2026-07-28 Tasks Extension' : 'tasks/list is not offered (servers offer it only with authentication)');
+  if (needs.list && !has('list'))
+    missing.push(
+      manifest.generation === 'v2'
+        ? 'tasks/list does not exist in the 2026-07-28 Tasks Extension'
+        : 'tasks/list is not offered (servers offer it only with authentication)',
+    );
   if (needs.input) {
     if (manifest.generation !== null && !has('result') && !has('update')) missing.push('the connection cannot carry questions to a task');
     if (!answersInput) missing.push('this client has no input handler (onInput)');

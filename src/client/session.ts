@@ -157,7 +157,11 @@ export class McpSession {
     client.onerror = () => {};
     const router = options.input;
     if (router) {
-      client.setRequestHandler('elicitation/create', async (request, context) => (await router.handle(request as { params: Record<string, unknown> }, context.mcpReq.id, context.mcpReq.signal)) as ElicitResult);
+      client.setRequestHandler(
+        'elicitation/create',
+        async (request, context) =>
+          (await router.handle(request as { params: Record<string, unknown> }, context.mcpReq.id, context.mcpReq.signal)) as ElicitResult,
+      );
     }
     const transport = new TrackingTransport(options.url, {
       ...(options.headers ? { requestInit: { headers: options.headers } } : {}),
@@ -252,7 +256,10 @@ export class McpSession {
       const { client, transport } = await McpSession.connect(this.options, 'legacy');
       if (client.getNegotiatedProtocolVersion() !== previous) {
         await client.close().catch(() => {});
-        throw new TasksConnectionError(`${this.options.url.href} now negotiates MCP ${client.getNegotiatedProtocolVersion() ?? 'unknown'} instead of ${previous}`, false);
+        throw new TasksConnectionError(
+          `${this.options.url.href} now negotiates MCP ${client.getNegotiatedProtocolVersion() ?? 'unknown'} instead of ${previous}`,
+          false,
+        );
       }
       await this.client.close().catch(() => {});
       this.client = client;

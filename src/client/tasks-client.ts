@@ -22,7 +22,17 @@ import { listenToTasks, type TaskSubscription } from './listen.js';
 import type { ModernEndpoint } from './v2-http.js';
 import { McpSession, type SessionRequestOptions } from './session.js';
 import { decideRoute, type CallNeeds, type Fallback, type TaskPolicy } from './router.js';
-import type { CallIdentity, CallToolOutcome, CallToolResult, JsonRpcErrorObject, ProtocolChoice, TaskGeneration, TaskSnapshot, TaskStatus, WaitOptions } from './types.js';
+import type {
+  CallIdentity,
+  CallToolOutcome,
+  CallToolResult,
+  JsonRpcErrorObject,
+  ProtocolChoice,
+  TaskGeneration,
+  TaskSnapshot,
+  TaskStatus,
+  WaitOptions,
+} from './types.js';
 import { V1InputRouter } from './v1-input-router.js';
 import { answerV1Task, V1InputWait } from './v1-task-input.js';
 import { V2InputResponder } from './v2-input.js';
@@ -31,7 +41,15 @@ import { callToolModern, type ToolsCallAnswer } from './v2-tools-call.js';
 import { JournalObserver, outcomeUnknown } from './observation.js';
 import { abortReason, isTerminalStatus, retryTransient, Waker } from './wait.js';
 import { watchSnapshots } from './watch.js';
-import { CallToolResultSchema, fromV1Task, fromV2Task, toCallToolResult, V1GetTaskResultSchema, V1ListTasksResultSchema, V2DetailedTaskSchema } from './wire-schemas.js';
+import {
+  CallToolResultSchema,
+  fromV1Task,
+  fromV2Task,
+  toCallToolResult,
+  V1GetTaskResultSchema,
+  V1ListTasksResultSchema,
+  V2DetailedTaskSchema,
+} from './wire-schemas.js';
 
 /** Options of {@link connectTasksClient}. */
 export interface ConnectTasksClientOptions {
@@ -176,7 +194,10 @@ export class TasksClient {
     this.taskCapabilities =
       this.generation === 'v2'
         ? { cancel: true, list: false }
-        : { cancel: this.generation === 'v1' && asObject(legacyTasks?.cancel) !== undefined, list: this.generation === 'v1' && asObject(legacyTasks?.list) !== undefined };
+        : {
+            cancel: this.generation === 'v1' && asObject(legacyTasks?.cancel) !== undefined,
+            list: this.generation === 'v1' && asObject(legacyTasks?.list) !== undefined,
+          };
   }
 
   /**
@@ -217,7 +238,8 @@ export class TasksClient {
     await this.session.rediscover();
     this.manifestCache = undefined;
     const manifest = await this.manifest();
-    if (manifest.generation !== this.generation) throw new TasksProtocolError(`${this.url} now offers tasks ${manifest.generation ?? 'none'} instead of ${this.generation ?? 'none'}; connect again`);
+    if (manifest.generation !== this.generation)
+      throw new TasksProtocolError(`${this.url} now offers tasks ${manifest.generation ?? 'none'} instead of ${this.generation ?? 'none'}; connect again`);
     return manifest;
   }
 
@@ -236,8 +258,10 @@ export class TasksClient {
    * @throws RangeError for a bad `ttlMs`, `maxSyncMs` or idempotency key.
    */
   async callTool(name: string, args: Record<string, unknown> = {}, options: CallToolOptions = {}): Promise<CallToolOutcome> {
-    if (options.ttlMs !== undefined && !(Number.isInteger(options.ttlMs) && options.ttlMs >= 0)) throw new RangeError(`ttlMs must be a non-negative integer (got ${options.ttlMs})`);
-    if (options.idempotencyKey !== undefined && !isValidIdempotencyKey(options.idempotencyKey)) throw new RangeError('idempotencyKey must be 1–255 printable ASCII characters');
+    if (options.ttlMs !== undefined && !(Number.isInteger(options.ttlMs) && options.ttlMs >= 0))
+      throw new RangeError(`ttlMs must be a non-negative integer (got ${options.ttlMs})`);
+    if (options.idempotencyKey !== undefined && !isValidIdempotencyKey(options.idempotencyKey))
+      throw new RangeError('idempotencyKey must be 1–255 printable ASCII characters');
     if (options.signal?.aborted) throw abortReason(options.signal); // not sent at all: nothing can have started
     const identity: CallIdentity = { idempotencyKey: options.idempotencyKey ?? randomUUID(), correlationId: randomUUID() };
     let timeoutMs = resolveBudgets(options.budgets).createMs ?? options.timeoutMs ?? this.requestTimeoutMs;
@@ -271,7 +295,9 @@ export class TasksClient {
    */
   async resumeCall(pending: PendingCallEntry): Promise<CallToolOutcome> {
     if (pending.url !== this.url || pending.protocolVersion !== this.protocolVersion) {
-      throw new TasksProtocolError(`the call of ${pending.tool} (correlation id ${pending.correlationId}) was sent to ${pending.url} over MCP ${pending.protocolVersion}; this client is connected to ${this.url} over MCP ${this.protocolVersion}`);
+      throw new TasksProtocolError(
+        `the call of ${pending.tool} (correlation id ${pending.correlationId}) was sent to ${pending.url} over MCP ${pending.protocolVersion}; this client is connected to ${this.url} over MCP ${this.protocolVersion}`,
+      );
     }
     const identity: CallIdentity = { idempotencyKey: pending.idempotencyKey, correlationId: pending.correlationId };
     if (!(pending.idempotencyHonoured && honoursIdempotencyKeys(this.generation, this.session.serverCapabilities))) {
@@ -292,7 +318,14 @@ export class TasksClient {
    * Send one `tools/call` (with the identity in `_meta`), journaled as pending while its answer is outstanding.
    * A lost answer is resent once with the same key when the server honours keys (and `retry` allows it).
    */
-  private async sendCall(params: Record<string, unknown>, identity: CallIdentity, asTask: boolean, timeoutMs: number, signal: AbortSignal | undefined, retry = true): Promise<ToolsCallAnswer> {
+  private async sendCall(
+    params: Record<string, unknown>,
+    identity: CallIdentity,
+    asTask: boolean,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    retry = true,
+  ): Promise<ToolsCallAnswer> {
     const name = params.name as string;
     const args = params.arguments as Record<string, unknown>;
     const honoured = honoursIdempotencyKeys(this.generation, this.session.serverCapabilities);
@@ -319,7 +352,12 @@ export class TasksClient {
             timeoutMs,
             meta,
           })
-        : callToolLegacy(this.session, this.input?.router, { ...params, _meta: meta }, { timeoutMs, signal, url: this.url, listable: this.taskCapabilities.list });
+        : callToolLegacy(
+            this.session,
+            this.input?.router,
+            { ...params, _meta: meta },
+            { timeoutMs, signal, url: this.url, listable: this.taskCapabilities.list },
+          );
     let answer: ToolsCallAnswer;
     try {
       try {
@@ -329,7 +367,9 @@ export class TasksClient {
         // The server promised: same owner + key + tool + arguments → the existing task, never a second run.
         answer = await send().catch((resent: unknown) => {
           // "Key already used" without a task (an inline call, its result not kept): the outcome stays unknown.
-          throw resent instanceof TasksProtocolError && /^Idempotency key .* already used/.test(resent.message.replace(/^tools\/call[^:]*: /, '')) ? error : resent;
+          throw resent instanceof TasksProtocolError && /^Idempotency key .* already used/.test(resent.message.replace(/^tools\/call[^:]*: /, ''))
+            ? error
+            : resent;
         });
       }
     } catch (error) {
@@ -439,7 +479,11 @@ export class TasksClient {
    * @throws TasksConnectionError when the server cannot be reached.
    */
   async subscribe(taskIds: readonly string[], options: { signal?: AbortSignal } = {}): Promise<TaskSubscription> {
-    if (this.generation !== 'v2') throw new TasksProtocolError(`subscriptions/listen: task notifications need the 2026-07-28 Tasks Extension; ${this.url} offers ${this.generation ?? 'no tasks'} here`, ErrorCode.MethodNotFound);
+    if (this.generation !== 'v2')
+      throw new TasksProtocolError(
+        `subscriptions/listen: task notifications need the 2026-07-28 Tasks Extension; ${this.url} offers ${this.generation ?? 'no tasks'} here`,
+        ErrorCode.MethodNotFound,
+      );
     return listenToTasks(this.modernEndpoint(), taskIds, options.signal);
   }
 
@@ -513,7 +557,8 @@ export class TasksClient {
    */
   async cancelTask(taskId: string, options: Pick<WaitOptions, 'budgets' | 'onConnection' | 'signal'> = {}): Promise<TaskSnapshot | undefined> {
     const generation = this.requireTasks('tasks/cancel');
-    if (!this.taskCapabilities.cancel) throw new TasksProtocolError(`${this.url} does not offer tasks/cancel (no tasks.cancel capability)`, ErrorCode.MethodNotFound);
+    if (!this.taskCapabilities.cancel)
+      throw new TasksProtocolError(`${this.url} does not offer tasks/cancel (no tasks.cancel capability)`, ErrorCode.MethodNotFound);
     const request: SessionRequestOptions = { resendOnLostSession: true, ...(options.signal ? { signal: options.signal } : {}) };
     const retrying = <T>(send: () => Promise<T>): Promise<T> =>
       retryTransient(taskId, send, {
@@ -592,7 +637,11 @@ export class TasksClient {
     const { taskId } = snapshot;
     let result: CallToolResult;
     try {
-      const read = () => this.session.request('tasks/result', { taskId }, CallToolResultSchema, { resendOnLostSession: true, ...(options.signal ? { signal: options.signal } : {}) });
+      const read = () =>
+        this.session.request('tasks/result', { taskId }, CallToolResultSchema, {
+          resendOnLostSession: true,
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
       result = toCallToolResult(
         await retryTransient(taskId, read, {
           budgetMs: resolveBudgets(options.budgets).resultMs,
@@ -602,7 +651,8 @@ export class TasksClient {
         }),
       );
     } catch (error) {
-      if (error instanceof TasksConnectionError && error.retryable) throw new TaskOutcomeUnknownError(taskId, 'result_unreachable', snapshot.status, snapshot, { cause: error });
+      if (error instanceof TasksConnectionError && error.retryable)
+        throw new TaskOutcomeUnknownError(taskId, 'result_unreachable', snapshot.status, snapshot, { cause: error });
       if (!(error instanceof TasksProtocolError && error.code !== null)) throw error;
       if (snapshot.status === 'failed') {
         await this.forget(taskId);

@@ -57,7 +57,12 @@ export class V1InputRouter {
     const { _meta: meta, ...params } = request.params as { _meta?: Record<string, unknown> };
     const related = RelatedTaskSchema.safeParse(meta?.[RELATED_TASK_META_KEY]);
     const taskId = related.success ? related.data.taskId : undefined;
-    const input: InputRequest = { key: keyOfRequestId(id, taskId), ...(taskId === undefined ? {} : { taskId }), method: 'elicitation/create', params: params as ElicitationParams };
+    const input: InputRequest = {
+      key: keyOfRequestId(id, taskId),
+      ...(taskId === undefined ? {} : { taskId }),
+      method: 'elicitation/create',
+      params: params as ElicitationParams,
+    };
     if (taskId !== undefined) {
       const answerer = this.answerers.get(taskId);
       const answer = answerer ? await answerer(input) : undefined;

@@ -129,7 +129,13 @@ export async function answerV1Task(
  * `ms`.
  * @throws the signal's reason when aborted.
  */
-function changeOf(questions: V1TaskQuestions, stream: ResultStream | undefined, done: () => boolean, ms: number | undefined, signal: AbortSignal): Promise<void> {
+function changeOf(
+  questions: V1TaskQuestions,
+  stream: ResultStream | undefined,
+  done: () => boolean,
+  ms: number | undefined,
+  signal: AbortSignal,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     if (done() || stream?.ended) return resolve();
     if (signal.aborted) return reject(signal.reason);

@@ -23,10 +23,14 @@ export async function callToolLegacy(
   const unanswered = router?.unansweredCallQuestions;
   const before = unanswered?.length ?? 0;
   try {
-    return await session.request('tools/call', params, V1ToolsCallResultSchema, { timeoutMs: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
+    return await session.request('tools/call', params, V1ToolsCallResultSchema, {
+      timeoutMs: options.timeoutMs,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
   } catch (error) {
     // The call failed after asking something this client could not answer: that is the reason to report.
-    if (unanswered && unanswered.length > before && error instanceof TasksProtocolError) throw new InputNotAnsweredError(name, unanswered.slice(before), { cause: error });
+    if (unanswered && unanswered.length > before && error instanceof TasksProtocolError)
+      throw new InputNotAnsweredError(name, unanswered.slice(before), { cause: error });
     throw undeliveredOrUnknown(name, error, options);
   }
 }

@@ -23,7 +23,8 @@ const SENTINEL_SUFFIX = '?=';
 
 /** SEP-2243 header value: plain printable ASCII as is, anything else (or sentinel look-alikes) as `=?base64?…?=`. */
 export function encodeHeaderValue(value: string): string {
-  const plain = value.length > 0 && value === value.trim() && /^[\t\x20-\x7e]*$/.test(value) && !(value.startsWith(SENTINEL_PREFIX) && value.endsWith(SENTINEL_SUFFIX));
+  const plain =
+    value.length > 0 && value === value.trim() && /^[\t\x20-\x7e]*$/.test(value) && !(value.startsWith(SENTINEL_PREFIX) && value.endsWith(SENTINEL_SUFFIX));
   return plain ? value : `${SENTINEL_PREFIX}${Buffer.from(value, 'utf8').toString('base64')}${SENTINEL_SUFFIX}`;
 }
 
@@ -41,7 +42,11 @@ export function modernMeta(endpoint: ModernEndpoint): Record<string, unknown> {
  * `Mcp-Name` when `name` is given. Resolves with the HTTP response as it arrives (the body is not read).
  * @throws whatever `fetch` throws (network failure, abort).
  */
-export function postModern(endpoint: ModernEndpoint, body: { id: string; method: string; params: Record<string, unknown> }, options: { name?: string; signal: AbortSignal }): Promise<Response> {
+export function postModern(
+  endpoint: ModernEndpoint,
+  body: { id: string; method: string; params: Record<string, unknown> },
+  options: { name?: string; signal: AbortSignal },
+): Promise<Response> {
   // One Headers object, so a caller's `mcp-name` in any letter case cannot become a duplicate header (-32020).
   const headers = new Headers(endpoint.headers);
   headers.set('content-type', 'application/json');

@@ -64,7 +64,8 @@ export async function callToolModern(name: string, args: Record<string, unknown>
   for (let round = 0; ; round++) {
     const answer = await sendRound(name, args, options, retry);
     if (answer.kind !== 'input_required') return answer;
-    if (round >= MAX_INPUT_ROUNDS) throw new TasksProtocolError(`tools/call ${name}: the server still asks for input after ${MAX_INPUT_ROUNDS} answered rounds; giving up`);
+    if (round >= MAX_INPUT_ROUNDS)
+      throw new TasksProtocolError(`tools/call ${name}: the server still asks for input after ${MAX_INPUT_ROUNDS} answered rounds; giving up`);
     const requests = elicitationsOf(answer.inputRequests);
     if (requests.length < Object.keys(answer.inputRequests).length) {
       throw new TasksProtocolError(`tools/call ${name}: the server asked for input of a kind this client did not declare (E28)`);
@@ -79,7 +80,12 @@ export async function callToolModern(name: string, args: Record<string, unknown>
 }
 
 /** One POST of `tools/call` (the first, or an MRTR retry) and its interpreted answer. */
-async function sendRound(name: string, args: Record<string, unknown>, options: ModernCallOptions, retry: { inputResponses: Record<string, unknown>; requestState?: string } | undefined): Promise<RoundAnswer> {
+async function sendRound(
+  name: string,
+  args: Record<string, unknown>,
+  options: ModernCallOptions,
+  retry: { inputResponses: Record<string, unknown>; requestState?: string } | undefined,
+): Promise<RoundAnswer> {
   const id = `tools-call-${randomUUID()}`;
   const params = { name, arguments: args, ...retry, _meta: { ...options.meta, ...modernMeta(options) } };
   const signal = AbortSignal.any([AbortSignal.timeout(options.timeoutMs), ...(options.signal ? [options.signal] : [])]);
@@ -88,7 +94,8 @@ async function sendRound(name: string, args: Record<string, unknown>, options: M
   try {
     response = await postModern(options, { id, method: 'tools/call', params }, { name, signal });
   } catch (error) {
-    if (neverDelivered(error)) throw new TasksConnectionError(`cannot reach ${url}: ${rootCause(error)}; tools/call ${name} was not sent`, false, { cause: error });
+    if (neverDelivered(error))
+      throw new TasksConnectionError(`cannot reach ${url}: ${rootCause(error)}; tools/call ${name} was not sent`, false, { cause: error });
     throw outcomeUnknown(name, url, describeFailure(error, options.signal), error);
   }
   let message: JsonRpcResponse | undefined;
@@ -103,7 +110,9 @@ async function sendRound(name: string, args: Record<string, unknown>, options: M
   }
   if (!message?.result) {
     if (response.status >= 400 && response.status < 500) {
-      throw new TasksConnectionError(`HTTP ${response.status} from ${url}; tools/call ${name} was refused before it ran`, false, { httpStatus: response.status });
+      throw new TasksConnectionError(`HTTP ${response.status} from ${url}; tools/call ${name} was refused before it ran`, false, {
+        httpStatus: response.status,
+      });
     }
     throw outcomeUnknown(name, url, `HTTP ${response.status} without a JSON-RPC answer`, undefined, response.status);
   }
@@ -113,7 +122,8 @@ async function sendRound(name: string, args: Record<string, unknown>, options: M
 function interpret(name: string, result: Record<string, unknown>, declaredTasks: boolean): RoundAnswer {
   const resultType = result.resultType ?? 'complete'; // B5: an answer without resultType is "complete"
   if (resultType === 'task') {
-    if (!declaredTasks) throw new TasksProtocolError(`tools/call ${name}: the server created a task although this request did not declare the Tasks Extension (E3)`);
+    if (!declaredTasks)
+      throw new TasksProtocolError(`tools/call ${name}: the server created a task although this request did not declare the Tasks Extension (E3)`);
     const parsed = V2CreateTaskResultSchema.safeParse(result);
     if (!parsed.success) throw new TasksProtocolError(`tools/call ${name}: invalid CreateTaskResult (${z.prettifyError(parsed.error)})`);
     const task = fromV2Task(parsed.data);
@@ -132,7 +142,11 @@ function interpret(name: string, result: Record<string, unknown>, declaredTasks:
     if (!parsed.success || !parsed.data.inputRequests || Object.keys(parsed.data.inputRequests).length === 0) {
       throw new TasksProtocolError(`tools/call ${name}: invalid input_required answer (no inputRequests)`);
     }
-    return { kind: 'input_required', inputRequests: parsed.data.inputRequests, ...(parsed.data.requestState === undefined ? {} : { requestState: parsed.data.requestState }) };
+    return {
+      kind: 'input_required',
+      inputRequests: parsed.data.inputRequests,
+      ...(parsed.data.requestState === undefined ? {} : { requestState: parsed.data.requestState }),
+    };
   }
   throw new TasksProtocolError(`tools/call ${name}: unknown resultType ${JSON.stringify(resultType)}`);
 }

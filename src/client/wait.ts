@@ -26,7 +26,9 @@ export function jittered(intervalMs: number, random: () => number = Math.random)
 
 /** The absolute deadline (epoch ms) from `deadline` and/or `timeoutMs`, the earlier one; `undefined` = none. */
 export function resolveDeadline(options: Pick<WaitOptions, 'deadline' | 'timeoutMs'>, now = Date.now()): number | undefined {
-  const candidates = [options.deadline, options.timeoutMs === undefined ? undefined : now + options.timeoutMs].filter((value): value is number => value !== undefined);
+  const candidates = [options.deadline, options.timeoutMs === undefined ? undefined : now + options.timeoutMs].filter(
+    (value): value is number => value !== undefined,
+  );
   return candidates.length === 0 ? undefined : Math.min(...candidates);
 }
 
@@ -111,7 +113,11 @@ export interface PollHooks {
  * @throws the signal's reason when aborted; any non-transient error of `poll` (e.g. TaskNotFoundError) or of the
  *   hooks as is.
  */
-export async function pollUntilTerminal(taskId: string, poll: PollOnce, options: WaitOptions & PollHooks & { requestTimeoutMs: number }): Promise<TaskSnapshot> {
+export async function pollUntilTerminal(
+  taskId: string,
+  poll: PollOnce,
+  options: WaitOptions & PollHooks & { requestTimeoutMs: number },
+): Promise<TaskSnapshot> {
   const deadline = resolveDeadline(options);
   const { signal } = options;
   const budgets = resolveBudgets(options.budgets);
@@ -152,8 +158,12 @@ export async function pollUntilTerminal(taskId: string, poll: PollOnce, options:
       if (!transient) throw error;
       outage ??= { since: Date.now(), failures: 0 };
       outage.failures += 1;
-      if (Date.now() - outage.since >= budgets.reconcileMs) throw new TaskOutcomeUnknownError(taskId, 'unreachable', last?.status ?? options.known, last, { cause: error });
-      delay = Math.min(jittered(Math.min(MAX_BACKOFF_MS, interval * 2 ** (outage.failures - 1))), Math.max(MIN_POLL_INTERVAL_MS, outage.since + budgets.reconcileMs - Date.now()));
+      if (Date.now() - outage.since >= budgets.reconcileMs)
+        throw new TaskOutcomeUnknownError(taskId, 'unreachable', last?.status ?? options.known, last, { cause: error });
+      delay = Math.min(
+        jittered(Math.min(MAX_BACKOFF_MS, interval * 2 ** (outage.failures - 1))),
+        Math.max(MIN_POLL_INTERVAL_MS, outage.since + budgets.reconcileMs - Date.now()),
+      );
       options.onConnection?.({ state: 'unreachable', taskId, error, since: outage.since, retryInMs: delay });
     }
     if (deadline !== undefined && Date.now() + delay >= deadline) {

@@ -19,10 +19,12 @@ export async function* watchSnapshots(wait: (options: WaitOptions) => Promise<Ta
       queue.push(snapshot);
       wake?.();
     },
-  }).then(
-    () => (outcome = { done: true }),
-    (error: unknown) => (outcome = { error }),
-  ).finally(() => wake?.());
+  })
+    .then(
+      () => (outcome = { done: true }),
+      (error: unknown) => (outcome = { error }),
+    )
+    .finally(() => wake?.());
   try {
     for (;;) {
       const next = queue.shift();

@@ -75,7 +75,8 @@ export const V2DetailedTaskSchema = z
   .superRefine((task, context) => {
     if (task.status === 'completed' && !task.result) context.addIssue({ code: 'custom', message: 'a completed task must carry result' });
     if (task.status === 'failed' && !task.error) context.addIssue({ code: 'custom', message: 'a failed task must carry error' });
-    if (task.status === 'input_required' && !task.inputRequests) context.addIssue({ code: 'custom', message: 'an input_required task must carry inputRequests' });
+    if (task.status === 'input_required' && !task.inputRequests)
+      context.addIssue({ code: 'custom', message: 'an input_required task must carry inputRequests' });
   });
 
 /** The result without the 2026-07-28 `resultType` envelope key, so both generations hand back the same shape. */
@@ -93,7 +94,12 @@ export function fromV1Task(task: z.output<typeof V1TaskSchema>): TaskSnapshot {
 }
 
 const OperationsSchema = z.array(
-  z.looseObject({ operationId: z.string(), effect: z.string(), status: z.enum(['pending', 'confirmed', 'failed', 'unknown']), receipt: z.record(z.string(), z.unknown()).nullable() }),
+  z.looseObject({
+    operationId: z.string(),
+    effect: z.string(),
+    status: z.enum(['pending', 'confirmed', 'failed', 'unknown']),
+    receipt: z.record(z.string(), z.unknown()).nullable(),
+  }),
 );
 
 /** `_meta["dev.mcp-tasks/operations"]` of a task result, when present and well-formed (else left out, never fatal). */

@@ -18,7 +18,8 @@ export function jsonDepthUpTo(value: unknown, cap: number): number {
     const level = depth + 1;
     if (level > deepest) deepest = level;
     if (deepest > cap) return deepest;
-    for (const child of Array.isArray(item) ? item : Object.values(item)) if (child !== null && typeof child === 'object') stack.push({ value: child, depth: level });
+    for (const child of Array.isArray(item) ? item : Object.values(item))
+      if (child !== null && typeof child === 'object') stack.push({ value: child, depth: level });
   }
   return deepest;
 }
@@ -33,10 +34,14 @@ export function jsonDepthUpTo(value: unknown, cap: number): number {
 export function checkArgumentLimits(args: unknown, limits: ArgumentLimits): TasksError | undefined {
   const depth = jsonDepthUpTo(args, limits.maxArgumentDepth);
   if (depth > limits.maxArgumentDepth) {
-    return new TasksError(ErrorCode.InvalidParams, `Invalid params for tools/call: arguments nest deeper than maxArgumentDepth (${limits.maxArgumentDepth} levels, --max-argument-depth)`, {
-      reason: 'argument_depth',
-      limit: limits.maxArgumentDepth,
-    });
+    return new TasksError(
+      ErrorCode.InvalidParams,
+      `Invalid params for tools/call: arguments nest deeper than maxArgumentDepth (${limits.maxArgumentDepth} levels, --max-argument-depth)`,
+      {
+        reason: 'argument_depth',
+        limit: limits.maxArgumentDepth,
+      },
+    );
   }
   const bytes = Buffer.byteLength(JSON.stringify(args ?? {}) ?? '', 'utf8');
   if (bytes > limits.maxArgumentBytes) {

@@ -8,7 +8,8 @@ import type { JsonRpcErrorObject, JsonValue } from './task.js';
  * than `MAX_INPUT_KEYS_PER_TASK` input keys over the task's life; `outcome_unknown`: an operation's
  * outcome could not be reconciled (issue 12); `result_too_large`: the tool result exceeded `maxStoredResultBytes` (issue 10 §2).
  */
-export type RuntimeFailureReason = 'interrupted' | 'runtime_limit' | 'attempts_exhausted' | 'input_timeout' | 'input_invalid' | 'input_limit' | 'outcome_unknown' | 'result_too_large';
+export type RuntimeFailureReason =
+  'interrupted' | 'runtime_limit' | 'attempts_exhausted' | 'input_timeout' | 'input_invalid' | 'input_limit' | 'outcome_unknown' | 'result_too_large';
 
 /**
  * The one error type of the tasks layer. It carries a JSON-RPC `code` (and optional `data`), so the SDK
@@ -28,9 +29,7 @@ export class TasksError extends Error {
 
   /** The wire error object. */
   toJsonRpc(): JsonRpcErrorObject {
-    return this.data === undefined
-      ? { code: this.code, message: this.message }
-      : { code: this.code, message: this.message, data: this.data };
+    return this.data === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, data: this.data };
   }
 }
 
@@ -78,7 +77,10 @@ export function missingTasksExtension(): TasksError {
  * active tasks, which end when they end).
  */
 export function quotaExceeded(reason: 'active_tasks' | 'create_rate', limit: number, retryAfterMs: number): TasksError {
-  const what = reason === 'active_tasks' ? `${limit} active tasks per owner (--max-active-tasks-per-owner)` : `${limit} task creates per minute per owner (--max-creates-per-minute)`;
+  const what =
+    reason === 'active_tasks'
+      ? `${limit} active tasks per owner (--max-active-tasks-per-owner)`
+      : `${limit} task creates per minute per owner (--max-creates-per-minute)`;
   return new TasksError(ErrorCode.QuotaExceeded, `Quota exceeded: at most ${what}; retry in ${retryAfterMs} ms`, { reason, limit, retryAfterMs });
 }
 

@@ -35,9 +35,7 @@ export interface IdempotencyRecord extends Omit<IdempotencyClaim, 'windowMs'> {
  * — with a quota — the key was free but the owner's quota refused the task (nothing written, the key stays free).
  */
 export type IdempotencyClaimResult =
-  | { claimed: true; task?: TaskRecord }
-  | { claimed: false; existing: IdempotencyRecord }
-  | { claimed: false; refused: QuotaRefusal };
+  { claimed: true; task?: TaskRecord } | { claimed: false; existing: IdempotencyRecord } | { claimed: false; refused: QuotaRefusal };
 
 /**
  * Where an operation stands in the system of record:
@@ -77,7 +75,10 @@ export interface OperationRecord {
 }
 
 /** What a tool declares before performing (see {@link OperationLedger.openOperation}). */
-export type NewOperation = Pick<OperationRecord, 'operationId' | 'key' | 'taskId' | 'ownerKey' | 'toolName' | 'effect' | 'target' | 'objectVersion' | 'createdAt'>;
+export type NewOperation = Pick<
+  OperationRecord,
+  'operationId' | 'key' | 'taskId' | 'ownerKey' | 'toolName' | 'effect' | 'target' | 'objectVersion' | 'createdAt'
+>;
 
 /** A conditional status write of an operation. */
 export interface OperationSettlement {

@@ -167,25 +167,53 @@ export function resolveLimits(input: Partial<TasksServerLimits> = {}): Readonly<
     const value = merged[name];
     if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) problems.push(`${name} must be a positive integer (got ${String(value)})`);
   };
-  for (const name of ['concurrency', 'minTtlMs', 'pollIntervalMs', 'runtimeLimitMs', 'maxAttempts', 'leaseMs', 'recoveryIntervalMs', 'claimIntervalMs', 'sweepIntervalMs', 'tailIntervalMs', 'statusFlushIntervalMs', 'maxRequestBodyBytes', 'sessionIdleMs', 'inputTimeoutMs', 'maxSessions', 'maxArgumentBytes', 'maxArgumentDepth', 'maxResultBytes', 'maxStoredResultBytes', 'idempotencyWindowMs', 'auditRetentionMs', 'abortGraceMs'] as const) {
+  for (const name of [
+    'concurrency',
+    'minTtlMs',
+    'pollIntervalMs',
+    'runtimeLimitMs',
+    'maxAttempts',
+    'leaseMs',
+    'recoveryIntervalMs',
+    'claimIntervalMs',
+    'sweepIntervalMs',
+    'tailIntervalMs',
+    'statusFlushIntervalMs',
+    'maxRequestBodyBytes',
+    'sessionIdleMs',
+    'inputTimeoutMs',
+    'maxSessions',
+    'maxArgumentBytes',
+    'maxArgumentDepth',
+    'maxResultBytes',
+    'maxStoredResultBytes',
+    'idempotencyWindowMs',
+    'auditRetentionMs',
+    'abortGraceMs',
+  ] as const) {
     positive(name);
   }
   for (const name of ['defaultTtlMs', 'maxTtlMs', 'maxActiveTasksPerOwner', 'maxCreatesPerMinute'] as const) {
     const value = merged[name];
     if (value !== null && (!Number.isInteger(value) || value <= 0)) problems.push(`${name} must be a positive integer or null (got ${String(value)})`);
   }
-  if (!Number.isInteger(merged.listPageSize) || merged.listPageSize < 1 || merged.listPageSize > 100) problems.push(`listPageSize must be between 1 and 100 (got ${merged.listPageSize})`);
-  if (!Number.isInteger(merged.minResultRetentionMs) || merged.minResultRetentionMs < 0) problems.push(`minResultRetentionMs must be a non-negative integer (got ${String(merged.minResultRetentionMs)})`);
+  if (!Number.isInteger(merged.listPageSize) || merged.listPageSize < 1 || merged.listPageSize > 100)
+    problems.push(`listPageSize must be between 1 and 100 (got ${merged.listPageSize})`);
+  if (!Number.isInteger(merged.minResultRetentionMs) || merged.minResultRetentionMs < 0)
+    problems.push(`minResultRetentionMs must be a non-negative integer (got ${String(merged.minResultRetentionMs)})`);
   else if (merged.defaultTtlMs !== null && merged.defaultTtlMs - merged.runtimeLimitMs < merged.minResultRetentionMs) {
     problems.push(
       `defaultTtlMs (${merged.defaultTtlMs}) must exceed runtimeLimitMs (${merged.runtimeLimitMs}) by at least minResultRetentionMs (${merged.minResultRetentionMs}): ` +
         `a task that runs to the runtime limit would keep its result only ${Math.max(0, merged.defaultTtlMs - merged.runtimeLimitMs)} ms`,
     );
   }
-  if (merged.maxStoredResultBytes < merged.maxResultBytes) problems.push(`maxStoredResultBytes (${merged.maxStoredResultBytes}) must not be below maxResultBytes (${merged.maxResultBytes})`);
+  if (merged.maxStoredResultBytes < merged.maxResultBytes)
+    problems.push(`maxStoredResultBytes (${merged.maxStoredResultBytes}) must not be below maxResultBytes (${merged.maxResultBytes})`);
   if (merged.maxTtlMs !== null) {
-    if (merged.runtimeLimitMs > merged.maxTtlMs) problems.push(`runtimeLimitMs (${merged.runtimeLimitMs}) must not exceed maxTtlMs (${merged.maxTtlMs}): a task would expire while still allowed to run`);
-    if (merged.defaultTtlMs === null || merged.defaultTtlMs > merged.maxTtlMs) problems.push(`defaultTtlMs (${String(merged.defaultTtlMs)}) must not exceed maxTtlMs (${merged.maxTtlMs})`);
+    if (merged.runtimeLimitMs > merged.maxTtlMs)
+      problems.push(`runtimeLimitMs (${merged.runtimeLimitMs}) must not exceed maxTtlMs (${merged.maxTtlMs}): a task would expire while still allowed to run`);
+    if (merged.defaultTtlMs === null || merged.defaultTtlMs > merged.maxTtlMs)
+      problems.push(`defaultTtlMs (${String(merged.defaultTtlMs)}) must not exceed maxTtlMs (${merged.maxTtlMs})`);
     if (merged.minTtlMs > merged.maxTtlMs) problems.push(`minTtlMs (${merged.minTtlMs}) must not exceed maxTtlMs (${merged.maxTtlMs})`);
   }
   if (problems.length > 0) throw new TasksError(ErrorCode.InvalidParams, `invalid server settings:\n- ${problems.join('\n- ')}`);

@@ -103,7 +103,12 @@ const RULES: readonly Rule[] = [
   // The signature of an Azure shared access signature (a URL that grants access by itself).
   { kind: 'azure-sas-token', pattern: /[?&]sig=((?:[A-Za-z0-9+/=]|%[0-9A-Fa-f]{2}){30,})/dg },
   // A registry login in a Docker config: base64 of `user:password`.
-  { kind: 'docker-auth', pattern: /"auth"\s*:\s*"([A-Za-z0-9+/]{8,}={0,2})"/dg, accept: isBasicCredentials, report: (value) => !isPlaceholderCredentials(value) },
+  {
+    kind: 'docker-auth',
+    pattern: /"auth"\s*:\s*"([A-Za-z0-9+/]{8,}={0,2})"/dg,
+    accept: isBasicCredentials,
+    report: (value) => !isPlaceholderCredentials(value),
+  },
   // Secret and restricted keys; publishable keys (`pk_`) are meant to be public.
   { kind: 'stripe-key', pattern: /\b[rs]k_(?:live|test)_[0-9A-Za-z]{10,247}\b/dg },
   { kind: 'google-api-key', pattern: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/dg },
@@ -277,9 +282,7 @@ export function findSecrets(line: string): SecretFinding[] {
     reported.fill(1, match.start, match.end);
     kept.push(match);
   }
-  return kept
-    .sort((a, b) => a.start - b.start)
-    .map((match) => ({ kind: match.rule.kind, column: match.start, preview: redactValue(match.value) }));
+  return kept.sort((a, b) => a.start - b.start).map((match) => ({ kind: match.rule.kind, column: match.start, preview: redactValue(match.value) }));
 }
 
 /**

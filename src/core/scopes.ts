@@ -24,7 +24,8 @@ export class ScopePolicy {
   /** @param toolScopes - scopes each tool needs at `tools/call` (all of them), by tool name. */
   constructor(toolScopes: ReadonlyMap<string, readonly string[]> = new Map()) {
     for (const [tool, scopes] of toolScopes) {
-      for (const scope of scopes) if (!isScopeToken(scope)) throw new TasksError(ErrorCode.InvalidParams, `tool scope of ${tool}: "${scope}" is not an OAuth scope token`);
+      for (const scope of scopes)
+        if (!isScopeToken(scope)) throw new TasksError(ErrorCode.InvalidParams, `tool scope of ${tool}: "${scope}" is not an OAuth scope token`);
     }
     this.byTool = new Map([...toolScopes].map(([tool, scopes]) => [tool, Object.freeze([...new Set(scopes)])]));
   }

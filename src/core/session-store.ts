@@ -53,9 +53,7 @@ export function createdEventPayload(task: Pick<NewTask, 'sessionId'>): JsonObjec
  * the secret (`MCP_TASKS_SECRET`, or SQLite's `<dataDir>/secret`) and the store keeps only a salted scrypt digest
  * of it; `kept` — the store keeps the secret itself (PostgreSQL without `MCP_TASKS_SECRET`).
  */
-export type ServerSecretRecord =
-  | { mode: 'verifier'; salt: string; verifier: string; createdAt: number }
-  | { mode: 'kept'; secret: string; createdAt: number };
+export type ServerSecretRecord = { mode: 'verifier'; salt: string; verifier: string; createdAt: number } | { mode: 'kept'; secret: string; createdAt: number };
 
 /** The store's one server-secret record. */
 export interface ServerSecretStore {

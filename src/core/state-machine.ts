@@ -29,4 +29,3 @@ export function canTransition(from: TaskStatus, to: TaskStatus): boolean {
 export function sourcesOf(to: TaskStatus): TaskStatus[] {
   return (Object.keys(ALLOWED_TRANSITIONS) as TaskStatus[]).filter((from) => canTransition(from, to));
 }
-

@@ -20,8 +20,7 @@ import type { JsonValue, TaskRecord, TaskStatus } from './task.js';
  */
 export function checkOutcome(request: TransitionRequest): void {
   const { to, outcome } = request;
-  const ok =
-    to === 'completed' ? outcome?.kind === 'result' : to === 'failed' ? outcome !== undefined : outcome === undefined;
+  const ok = to === 'completed' ? outcome?.kind === 'result' : to === 'failed' ? outcome !== undefined : outcome === undefined;
   if (!ok) throw new StoreError('invalid', `Task store refused transition to ${to}: outcome does not fit`);
 }
 
@@ -113,14 +112,20 @@ export function toLimit(limit: number): number {
  * @throws {StoreError} `invalid` for an empty or overlong tool name or key, or a document over the size bound.
  */
 export function toolStateJson(tool: string, key: string, value: JsonValue): string {
-  for (const [what, name] of [['tool name', tool], ['key', key]] as const) {
+  for (const [what, name] of [
+    ['tool name', tool],
+    ['key', key],
+  ] as const) {
     if (name.length === 0 || name.length > MAX_TOOL_STATE_NAME) {
       throw new StoreError('invalid', `Task store refused tool state: the ${what} must have 1 to ${MAX_TOOL_STATE_NAME} characters`);
     }
   }
   const json = JSON.stringify(value);
   if (Buffer.byteLength(json) > MAX_TOOL_STATE_BYTES) {
-    throw new StoreError('invalid', `Task store refused tool state: ${Buffer.byteLength(json)} bytes exceed the ${MAX_TOOL_STATE_BYTES} bytes one document may take`);
+    throw new StoreError(
+      'invalid',
+      `Task store refused tool state: ${Buffer.byteLength(json)} bytes exceed the ${MAX_TOOL_STATE_BYTES} bytes one document may take`,
+    );
   }
   return json;
 }
@@ -137,7 +142,8 @@ export function tooManyToolStateKeys(max: number): StoreError {
  */
 export function checkResultChunks(chunks: readonly Uint8Array[]): void {
   const bad = chunks.findIndex((chunk) => chunk.byteLength === 0 || chunk.byteLength > RESULT_CHUNK_BYTES);
-  if (bad >= 0) throw new StoreError('invalid', `Task store refused result chunk ${bad}: ${chunks[bad]?.byteLength ?? 0} bytes (1 to ${RESULT_CHUNK_BYTES} allowed)`);
+  if (bad >= 0)
+    throw new StoreError('invalid', `Task store refused result chunk ${bad}: ${chunks[bad]?.byteLength ?? 0} bytes (1 to ${RESULT_CHUNK_BYTES} allowed)`);
 }
 
 /**

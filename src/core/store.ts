@@ -45,7 +45,8 @@ export { MAX_TOOL_STATE_BYTES, MAX_TOOL_STATE_KEYS, MAX_TOOL_STATE_NAME, type Ta
  * not hold is reported by the return value (`undefined` / `false` / `[]`), never by an exception.
  */
 export interface TaskStore
-  extends TaskRows,
+  extends
+    TaskRows,
     TaskAdmission,
     TaskLeases,
     TaskInputs,

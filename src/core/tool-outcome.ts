@@ -86,7 +86,11 @@ export function settleExecution(generation: TaskGeneration, outcome: Exclude<Exe
       return { status: 'failed', outcome: { kind: 'error', error: { ...outcome.error, message } }, statusMessage: message };
     }
     case 'crashed':
-      return { status: 'failed', outcome: { kind: 'error', error: { code: ErrorCode.InternalError, message: outcome.message } }, statusMessage: outcome.message };
+      return {
+        status: 'failed',
+        outcome: { kind: 'error', error: { code: ErrorCode.InternalError, message: outcome.message } },
+        statusMessage: outcome.message,
+      };
   }
 }
 

@@ -55,7 +55,9 @@ export async function loadToolSources(sources: readonly ToolSource[], options: T
     const factoryOptions: ToolModuleOptions = { ...options, sourceOptions: source.options ?? {} };
     const loaded = typeof exported === 'function' ? await (exported as (o: ToolModuleOptions) => unknown)(factoryOptions) : exported;
     if (!Array.isArray(loaded) || !loaded.every((tool) => typeof tool?.name === 'string' && typeof tool?.run === 'function')) {
-      throw invalidParams(`${source.module}${source.export ? ` (export ${source.export})` : ''}: expected an array of tools (defineTool) or a function returning one`);
+      throw invalidParams(
+        `${source.module}${source.export ? ` (export ${source.export})` : ''}: expected an array of tools (defineTool) or a function returning one`,
+      );
     }
     tools.push(...(loaded as AnyToolDefinition[]));
   }

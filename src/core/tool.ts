@@ -28,8 +28,7 @@ export interface ToolResult {
  * Form mode needs the client's `elicitation` (or `elicitation.form`) capability, URL mode `elicitation.url`.
  */
 export type ElicitRequest =
-  | { mode?: 'form'; message: string; requestedSchema: JsonObject }
-  | { mode: 'url'; message: string; url: string; elicitationId: string };
+  { mode?: 'form'; message: string; requestedSchema: JsonObject } | { mode: 'url'; message: string; url: string; elicitationId: string };
 
 /** The user's answer (MCP `ElicitResult`): `accept` with `content` (form mode), `decline` or `cancel`. */
 export interface ElicitResult {

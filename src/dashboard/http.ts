@@ -188,7 +188,8 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   const cookieTtlS = Math.floor((options.sessionTtlMs ?? 8 * 3_600_000) / 1000);
   const secure = options.secureCookie ? '; Secure' : '';
   const loginOptions = options.oidc && options.issuerName !== undefined ? { issuer: options.issuerName } : {};
-  const loginHtml = (response: ServerResponse, status: number, error?: string, extra: Record<string, string> = {}): void => send(response, status, 'text/html; charset=utf-8', loginPage(error, loginOptions), extra);
+  const loginHtml = (response: ServerResponse, status: number, error?: string, extra: Record<string, string> = {}): void =>
+    send(response, status, 'text/html; charset=utf-8', loginPage(error, loginOptions), extra);
 
   /** Open a session for a verified token: the session cookie, then `done` (a redirect or a page). */
   function openSession(viewer: Viewer, token: string, via: string): string {
@@ -219,7 +220,9 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     const viewer = await verifyToken(token);
     if (viewer === 'unavailable') return loginHtml(response, 503, UNREACHABLE, { 'retry-after': '5' });
     if (!viewer) return loginHtml(response, 401, 'That token was not accepted.');
-    response.writeHead(303, { ...SECURITY_HEADERS, location: '/dashboard', 'set-cookie': openSession(viewer, token, 'token'), 'cache-control': 'no-store' }).end();
+    response
+      .writeHead(303, { ...SECURITY_HEADERS, location: '/dashboard', 'set-cookie': openSession(viewer, token, 'token'), 'cache-control': 'no-store' })
+      .end();
   }
 
   /** `GET /dashboard/login/start`: to the issuer's authorization endpoint, `state` bound to this browser by a cookie. */
@@ -240,14 +243,18 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     try {
       token = await oidc.finish(url.searchParams, cookieValue(request.headers.cookie, SIGN_IN_COOKIE), now());
     } catch (error) {
-      if (error instanceof SignInUnavailableError) return loginHtml(response, 503, `The issuer cannot be reached right now; try again shortly.`, { 'retry-after': '5', 'set-cookie': clear });
+      if (error instanceof SignInUnavailableError)
+        return loginHtml(response, 503, `The issuer cannot be reached right now; try again shortly.`, { 'retry-after': '5', 'set-cookie': clear });
       if (!(error instanceof SignInError)) throw error;
       options.logger.warn({ reason: error.message }, 'dashboard sign-in refused');
       return loginHtml(response, 400, `Sign-in failed: ${error.message}`, { 'set-cookie': clear });
     }
     const viewer = await verifyToken(token);
     if (viewer === 'unavailable') return loginHtml(response, 503, UNREACHABLE, { 'retry-after': '5', 'set-cookie': clear });
-    if (!viewer) return loginHtml(response, 401, 'The issuer signed you in, but its access token is not accepted by this server (audience, scopes or expiry).', { 'set-cookie': clear });
+    if (!viewer)
+      return loginHtml(response, 401, 'The issuer signed you in, but its access token is not accepted by this server (audience, scopes or expiry).', {
+        'set-cookie': clear,
+      });
     response.setHeader('set-cookie', [openSession(viewer, token, 'oidc'), clear]);
     send(response, 200, 'text/html; charset=utf-8', signedInPage());
   }
@@ -267,7 +274,13 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     } else if (request.method !== 'GET') throw new HttpError(405, 'Method not allowed');
 
     if (path === '/session' && request.method === 'GET') {
-      return sendJson(response, 200, { owner: viewer.ownerKey, scopes: viewer.scopes, csrf: who.csrf, signedIn: options.verify !== undefined, killSwitch: killSwitchRights(viewer) });
+      return sendJson(response, 200, {
+        owner: viewer.ownerKey,
+        scopes: viewer.scopes,
+        csrf: who.csrf,
+        signedIn: options.verify !== undefined,
+        killSwitch: killSwitchRights(viewer),
+      });
     }
     if (path === '/kill-switch') return await killSwitch(request, response, viewer, body);
     if (path === '/logout' && request.method === 'POST') {
@@ -282,7 +295,10 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     if (reconcile && request.method === 'POST') {
       const report = await options.service.reconcile(viewer, reconcile[1] as string);
       if (!report) throw new HttpError(404, 'Operation not found');
-      options.logger.info({ owner: viewer.ownerKey, operationId: report.operation.operationId, verdict: report.verdict.status, changed: report.changed }, 'dashboard reconcile');
+      options.logger.info(
+        { owner: viewer.ownerKey, operationId: report.operation.operationId, verdict: report.verdict.status, changed: report.changed },
+        'dashboard reconcile',
+      );
       return sendJson(response, 200, reconcileViewOf(report, viewer));
     }
     const match = /^\/tasks\/([A-Za-z0-9_-]{1,64})(\/cancel|\/answer)?$/.exec(path);
@@ -334,8 +350,13 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   async function operations(viewer: Viewer, params: URLSearchParams): Promise<unknown> {
     const raw = params.get('status') ?? 'unknown';
     const statuses = raw === 'all' ? undefined : raw.split(',').filter((value) => value !== '');
-    for (const status of statuses ?? []) if (!(OPERATION_STATUSES as readonly string[]).includes(status)) throw new HttpError(400, `status must be all or a list of ${OPERATION_STATUSES.join(', ')}`);
-    const rows = await options.service.operations(viewer, { ...(statuses && statuses.length > 0 ? { statuses: statuses as OperationStatus[] } : {}), limit: OPERATIONS_MAX });
+    for (const status of statuses ?? [])
+      if (!(OPERATION_STATUSES as readonly string[]).includes(status))
+        throw new HttpError(400, `status must be all or a list of ${OPERATION_STATUSES.join(', ')}`);
+    const rows = await options.service.operations(viewer, {
+      ...(statuses && statuses.length > 0 ? { statuses: statuses as OperationStatus[] } : {}),
+      limit: OPERATIONS_MAX,
+    });
     return { operations: rows.map((row) => operationOf(row.operation, row.mayReconcile)) };
   }
 
@@ -357,7 +378,8 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     if (request.method === 'GET') return sendJson(response, 200, panelOf(await control.read(), viewer));
     if (!rights.change) throw new HttpError(403, 'Changing the kill switch needs the admin:write scope');
     const body = posted as { action?: unknown; tool?: unknown; fallback?: unknown; reason?: unknown } | null;
-    if (!body || typeof body !== 'object' || (body.action !== 'on' && body.action !== 'off')) throw new HttpError(400, 'Expected {"action": "on"|"off", "tool"?, "fallback"?, "reason"?}');
+    if (!body || typeof body !== 'object' || (body.action !== 'on' && body.action !== 'off'))
+      throw new HttpError(400, 'Expected {"action": "on"|"off", "tool"?, "fallback"?, "reason"?}');
     // An empty form field means "not given": every tool, the default fallback, no reason.
     const given = (value: unknown): unknown => (value === '' || value === null ? undefined : value);
     const tool = given(body.tool);
@@ -367,7 +389,10 @@ export function createDashboard(options: DashboardOptions): Dashboard {
         ? await control.turnOn({ tool, fallback: given(body.fallback), reason: given(body.reason) }, viewer.ownerKey)
         : await control.turnOff(tool, viewer.ownerKey);
     // Who and what, never the reason text (operator prose stays in the store).
-    options.logger.info({ owner: viewer.ownerKey, action: body.action, scope: tool ?? '*', fallback: body.action === 'on' ? (given(body.fallback) ?? null) : undefined }, 'dashboard kill switch');
+    options.logger.info(
+      { owner: viewer.ownerKey, action: body.action, scope: tool ?? '*', fallback: body.action === 'on' ? (given(body.fallback) ?? null) : undefined },
+      'dashboard kill switch',
+    );
     return sendJson(response, 200, panelOf(view, viewer));
   }
 
@@ -376,12 +401,18 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     response.write('retry: 2000\n\n');
     streams.add(response);
     const stop = await options.service.watchVisible(viewer, (event, task) => {
-      const data = { event: { seq: event.seq, kind: event.kind, status: event.status, at: event.at, taskId: event.taskId }, task: task ? summaryOf(task) : null };
+      const data = {
+        event: { seq: event.seq, kind: event.kind, status: event.status, at: event.at, taskId: event.taskId },
+        task: task ? summaryOf(task) : null,
+      };
       response.write(`event: task\ndata: ${JSON.stringify(data)}\n\n`);
     });
     // The kill switch rides the same stream for viewers who may see it: a change anywhere reaches this process's
     // cache within its refresh (500 ms by default), which tells the stream; the page never polls for it.
-    const unwatch = options.killSwitch && killSwitchRights(viewer).see ? options.killSwitch.watch((view) => response.write(`event: kill-switch\ndata: ${JSON.stringify(panelOf(view, viewer))}\n\n`)) : undefined;
+    const unwatch =
+      options.killSwitch && killSwitchRights(viewer).see
+        ? options.killSwitch.watch((view) => response.write(`event: kill-switch\ndata: ${JSON.stringify(panelOf(view, viewer))}\n\n`))
+        : undefined;
     // A comment now and then keeps proxies from closing an idle stream.
     const heartbeat = setInterval(() => response.write(': keep-alive\n\n'), 15_000);
     heartbeat.unref();
@@ -406,7 +437,9 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       if (url.pathname.startsWith('/dashboard/assets/')) {
         const name = url.pathname.slice('/dashboard/assets/'.length);
         if (name !== 'app.js' && name !== 'app.css') throw new HttpError(404, 'Not found');
-        return send(response, 200, name.endsWith('.js') ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8', asset(name), { 'cache-control': 'no-cache' });
+        return send(response, 200, name.endsWith('.js') ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8', asset(name), {
+          'cache-control': 'no-cache',
+        });
       }
       const who = await viewerOf(request);
       if (url.pathname.startsWith('/dashboard/api/')) {
@@ -415,17 +448,26 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       }
       if (request.method !== 'GET') throw new HttpError(405, 'Method not allowed');
       if (!who) return void response.writeHead(303, { location: '/dashboard/login', 'cache-control': 'no-store' }).end();
-      if (url.pathname === '/dashboard' || url.pathname === '/dashboard/' || url.pathname === '/dashboard/operations' || url.pathname === '/dashboard/overview' || url.pathname === '/dashboard/kill-switch' || /^\/dashboard\/tasks\/[^/]+$/.test(url.pathname)) {
+      if (
+        url.pathname === '/dashboard' ||
+        url.pathname === '/dashboard/' ||
+        url.pathname === '/dashboard/operations' ||
+        url.pathname === '/dashboard/overview' ||
+        url.pathname === '/dashboard/kill-switch' ||
+        /^\/dashboard\/tasks\/[^/]+$/.test(url.pathname)
+      ) {
         return send(response, 200, 'text/html; charset=utf-8', appShell());
       }
       throw new HttpError(404, 'Not found');
     } catch (error) {
       if (response.headersSent) return void response.end();
       if (error instanceof HttpError) return sendJson(response, error.status, { error: error.message });
-      if (error instanceof SignInUnavailableError) return loginHtml(response, 503, 'The issuer cannot be reached right now; try again shortly.', { 'retry-after': '5' });
+      if (error instanceof SignInUnavailableError)
+        return loginHtml(response, 503, 'The issuer cannot be reached right now; try again shortly.', { 'retry-after': '5' });
       if (error instanceof SignInError) return loginHtml(response, 502, `Sign-in cannot start: ${error.message}`);
       // The authorization server cannot be asked now: neither signed in nor out; the session stays.
-      if (error instanceof DashboardUnavailableError) return sendJson(response, 503, { error: 'Sign-in cannot be checked right now; try again shortly' }, { 'retry-after': '5' });
+      if (error instanceof DashboardUnavailableError)
+        return sendJson(response, 503, { error: 'Sign-in cannot be checked right now; try again shortly' }, { 'retry-after': '5' });
       if (error instanceof KillSwitchInputError) return sendJson(response, 400, { error: error.message });
       if (isTaskNotFound(error)) return sendJson(response, 404, { error: 'Task not found' });
       // The service's refusals: an action the viewer's scopes do not allow (-32600) or bad parameters.

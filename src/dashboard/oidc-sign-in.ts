@@ -101,7 +101,8 @@ export class OidcSignIn {
    */
   async start(origin: string, now: number): Promise<{ location: string; state: string }> {
     const metadata = await this.discovered();
-    if (typeof metadata.authorization_endpoint !== 'string' || typeof metadata.token_endpoint !== 'string') throw new SignInError(`the issuer ${this.options.issuer} has no authorization or token endpoint`);
+    if (typeof metadata.authorization_endpoint !== 'string' || typeof metadata.token_endpoint !== 'string')
+      throw new SignInError(`the issuer ${this.options.issuer} has no authorization or token endpoint`);
     const methods = metadata.code_challenge_methods_supported;
     if (Array.isArray(methods) && !methods.includes('S256')) throw new SignInError(`the issuer ${this.options.issuer} does not support PKCE with S256`);
     for (const [state, entry] of this.pending) if (entry.expiresAt <= now) this.pending.delete(state);
@@ -138,9 +139,13 @@ export class OidcSignIn {
     const state = query.get('state') ?? '';
     const entry = this.pending.get(state);
     this.pending.delete(state);
-    if (query.has('error')) throw new SignInError(`the issuer refused the sign-in: ${query.get('error')}${query.get('error_description') ? ` (${query.get('error_description')})` : ''}`);
+    if (query.has('error'))
+      throw new SignInError(
+        `the issuer refused the sign-in: ${query.get('error')}${query.get('error_description') ? ` (${query.get('error_description')})` : ''}`,
+      );
     // The state must be one this process handed out, to this very browser (no sign-in planted by another site).
-    if (!entry || cookieState === undefined || !same(cookieState, state)) throw new SignInError('this sign-in was not started in this browser (or the server restarted); sign in again');
+    if (!entry || cookieState === undefined || !same(cookieState, state))
+      throw new SignInError('this sign-in was not started in this browser (or the server restarted); sign in again');
     if (entry.expiresAt <= now) throw new SignInError('the sign-in took too long; sign in again');
     const code = query.get('code');
     if (!code) throw new SignInError('the issuer sent no authorization code');
@@ -150,15 +155,31 @@ export class OidcSignIn {
       response = await fetch(metadata.token_endpoint as string, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-        body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: entry.redirectUri, client_id: this.options.clientId, code_verifier: entry.verifier, resource: this.options.resource }),
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: entry.redirectUri,
+          client_id: this.options.clientId,
+          code_verifier: entry.verifier,
+          resource: this.options.resource,
+        }),
         signal: AbortSignal.timeout(10_000),
         redirect: 'error',
       });
     } catch (error) {
       throw new SignInUnavailableError(`the token endpoint cannot be reached: ${error instanceof Error ? error.message : String(error)}`);
     }
-    const body = (await response.json().catch(() => ({}))) as { access_token?: unknown; id_token?: unknown; token_type?: unknown; error?: unknown; error_description?: unknown };
-    if (!response.ok || typeof body.access_token !== 'string') throw new SignInError(`the issuer did not redeem the code: ${String(body.error ?? `HTTP ${response.status}`)}${body.error_description ? ` (${String(body.error_description)})` : ''}`);
+    const body = (await response.json().catch(() => ({}))) as {
+      access_token?: unknown;
+      id_token?: unknown;
+      token_type?: unknown;
+      error?: unknown;
+      error_description?: unknown;
+    };
+    if (!response.ok || typeof body.access_token !== 'string')
+      throw new SignInError(
+        `the issuer did not redeem the code: ${String(body.error ?? `HTTP ${response.status}`)}${body.error_description ? ` (${String(body.error_description)})` : ''}`,
+      );
     if (typeof body.token_type === 'string' && body.token_type.toLowerCase() !== 'bearer') throw new SignInError(`unexpected token type ${body.token_type}`);
     if (typeof body.id_token !== 'string') throw new SignInError('the issuer sent no id token');
     this.keys ??= createRemoteJWKSet(new URL(metadata.jwks_uri));

@@ -55,10 +55,18 @@ export function loginPage(error?: string, options: { issuer?: string } = {}): st
     'Sign in · mcp-tasks',
     `<main id="main" class="login">
 <h1>Sign in to mcp-tasks</h1>
-${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>
-` : ''}${single ? '' : `<p><a id="sign-in-issuer" class="button" href="/dashboard/login/start">Sign in with ${escapeHtml(options.issuer as string)}</a></p>
+${
+  error
+    ? `<p class="error" role="alert">${escapeHtml(error)}</p>
+`
+    : ''
+}${
+      single
+        ? ''
+        : `<p><a id="sign-in-issuer" class="button" href="/dashboard/login/start">Sign in with ${escapeHtml(options.issuer as string)}</a></p>
 <h2>Or paste an access token</h2>
-`}<form method="post" action="/dashboard/login">
+`
+    }<form method="post" action="/dashboard/login">
 <label for="token">${single ? 'Bearer token' : 'Access token'}</label>
 <input id="token" name="token" type="password" autocomplete="off" required${single ? ' autofocus' : ''}>
 <button type="submit">Sign in${single ? '' : ' with the token'}</button>
@@ -71,8 +79,9 @@ ${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>
 
 /** After a sign-in at the issuer: a same-site step (no script) so the SameSite=Strict session cookie goes with the next request. */
 export function signedInPage(): string {
-  return documentOf('Signed in · mcp-tasks', `<main id="main" class="login"><h1>Signed in</h1><p><a id="continue" href="/dashboard">Continue to the dashboard</a></p></main>`, false).replace(
-    '<meta charset="utf-8">',
-    '<meta charset="utf-8">\n<meta http-equiv="refresh" content="0;url=/dashboard">',
-  );
+  return documentOf(
+    'Signed in · mcp-tasks',
+    `<main id="main" class="login"><h1>Signed in</h1><p><a id="continue" href="/dashboard">Continue to the dashboard</a></p></main>`,
+    false,
+  ).replace('<meta charset="utf-8">', '<meta charset="utf-8">\n<meta http-equiv="refresh" content="0;url=/dashboard">');
 }

@@ -32,7 +32,9 @@ export function summaryOf(task: TaskRecord): TaskSummary {
 
 export function boundedJson(value: JsonValue): BoundedJson {
   const text = JSON.stringify(value, null, 2);
-  return text.length <= MAX_SHOWN_JSON_CHARS ? { text, truncated: false, chars: text.length } : { text: text.slice(0, MAX_SHOWN_JSON_CHARS), truncated: true, chars: text.length };
+  return text.length <= MAX_SHOWN_JSON_CHARS
+    ? { text, truncated: false, chars: text.length }
+    : { text: text.slice(0, MAX_SHOWN_JSON_CHARS), truncated: true, chars: text.length };
 }
 
 /** What an event adds in one line (`null` when its kind says it all). */
@@ -46,7 +48,9 @@ function eventDetail(event: TaskEvent): string | null {
     case 'attempt':
       return `run ${String(payload.attempt)}`;
     case 'input': {
-      const parts = (['added', 'answered', 'retired'] as const).flatMap((name) => (Array.isArray(payload[name]) && (payload[name] as JsonValue[]).length > 0 ? [`${name} ${(payload[name] as JsonValue[]).join(', ')}`] : []));
+      const parts = (['added', 'answered', 'retired'] as const).flatMap((name) =>
+        Array.isArray(payload[name]) && (payload[name] as JsonValue[]).length > 0 ? [`${name} ${(payload[name] as JsonValue[]).join(', ')}`] : [],
+      );
       return parts.length > 0 ? parts.join('; ') : null;
     }
     default:
@@ -61,7 +65,8 @@ function questionOf(request: InputRequestRecord): QuestionView {
     key: request.key,
     message: typeof params.message === 'string' ? params.message : '',
     mode: url ? 'url' : 'form',
-    requestedSchema: !url && params.requestedSchema && typeof params.requestedSchema === 'object' ? (params.requestedSchema as QuestionView['requestedSchema']) : null,
+    requestedSchema:
+      !url && params.requestedSchema && typeof params.requestedSchema === 'object' ? (params.requestedSchema as QuestionView['requestedSchema']) : null,
     url: url && typeof params.url === 'string' ? params.url : null,
   };
 }

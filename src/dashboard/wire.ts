@@ -115,7 +115,14 @@ export interface OverviewView {
   sampled: boolean;
   byStatus: Record<TaskStatusName, number>;
   byTool: Array<{ tool: string; count: number }>;
-  buckets: Array<{ from: number; created: number; queueWaitMedianMs: number | null; queueWaitMaxMs: number | null; runTimeMedianMs: number | null; runTimeMaxMs: number | null }>;
+  buckets: Array<{
+    from: number;
+    created: number;
+    queueWaitMedianMs: number | null;
+    queueWaitMaxMs: number | null;
+    runTimeMedianMs: number | null;
+    runTimeMaxMs: number | null;
+  }>;
 }
 
 /** `GET /dashboard/api/session`. */

@@ -111,7 +111,14 @@ export function createExecutionParts(input: {
     ...(input.observer ? { observer: input.observer } : {}),
     ...(input.tracer ? { tracer: input.tracer } : {}),
   });
-  const sweeper = input.sweeper ? new Sweeper(input.store, { sweepIntervalMs: limits.sweepIntervalMs, inputTimeoutMs: limits.inputTimeoutMs, auditRetentionMs: limits.auditRetentionMs }, input.clock, input.logger) : undefined;
+  const sweeper = input.sweeper
+    ? new Sweeper(
+        input.store,
+        { sweepIntervalMs: limits.sweepIntervalMs, inputTimeoutMs: limits.inputTimeoutMs, auditRetentionMs: limits.auditRetentionMs },
+        input.clock,
+        input.logger,
+      )
+    : undefined;
   return {
     worker,
     sweeper,

@@ -11,10 +11,22 @@ import { sanitizeModelText } from '../core/tool-outcome.js';
  * releasing any lease. A conditional write like any transition: a task that is terminal meanwhile stays as it is.
  * @returns the failed task, or `undefined` when it was terminal or gone.
  */
-export async function failByRuntime(store: TaskRows & AuditStore, taskId: string, reason: RuntimeFailureReason, text: string, now: number): Promise<TaskRecord | undefined> {
+export async function failByRuntime(
+  store: TaskRows & AuditStore,
+  taskId: string,
+  reason: RuntimeFailureReason,
+  text: string,
+  now: number,
+): Promise<TaskRecord | undefined> {
   // Runtime words, but they name the tool (its name comes from configuration): model-facing text all the same.
   const message = sanitizeModelText(text);
-  const failed = await store.transition(taskId, { to: 'failed', outcome: { kind: 'error', error: runtimeFailure(reason, message) }, statusMessage: message, releaseLease: true, now });
+  const failed = await store.transition(taskId, {
+    to: 'failed',
+    outcome: { kind: 'error', error: runtimeFailure(reason, message) },
+    statusMessage: message,
+    releaseLease: true,
+    now,
+  });
   if (failed) await appendAudit(store, [taskEndedEntry(failed, { now: () => now }, reason)], silentLogger);
   return failed;
 }

@@ -53,7 +53,13 @@ const CLOSE_LOAD_WAIT_MS = 10_000;
 export function threadEnvironment(env: NodeJS.ProcessEnv): Record<string, string> {
   const kept: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value === undefined || (/^MCP_TASKS_/i.test(name) && name !== CRASH_AT_VARIABLE) || /^PGPASS(WORD|FILE)$/i.test(name) || /^OTEL_EXPORTER_OTLP(_TRACES)?_HEADERS$/i.test(name)) continue;
+    if (
+      value === undefined ||
+      (/^MCP_TASKS_/i.test(name) && name !== CRASH_AT_VARIABLE) ||
+      /^PGPASS(WORD|FILE)$/i.test(name) ||
+      /^OTEL_EXPORTER_OTLP(_TRACES)?_HEADERS$/i.test(name)
+    )
+      continue;
     kept[name] = value;
   }
   return kept;
@@ -130,7 +136,8 @@ export class IsolatedExecutor implements Executor {
     signal.addEventListener('abort', onAbort, { once: true });
     // Withdrawn: ends like an abort if it has not started; a started run goes on untouched.
     const onWithdraw = (): void => {
-      if (Atomics.compareExchange(state, 0, RunState.pending, RunState.abortedBeforeStart) === RunState.pending) endBeforeStart({ kind: 'aborted', reason: String(withdraw?.reason) });
+      if (Atomics.compareExchange(state, 0, RunState.pending, RunState.abortedBeforeStart) === RunState.pending)
+        endBeforeStart({ kind: 'aborted', reason: String(withdraw?.reason) });
     };
     withdraw?.addEventListener('abort', onWithdraw, { once: true });
     const onMessage = (message: ThreadMessage): void => {
@@ -170,7 +177,10 @@ export class IsolatedExecutor implements Executor {
     if (terminated.aborted) {
       this.terminated += 1;
       this.options.observer?.threadTerminated?.(request.toolName);
-      logger.warn({ ...request.logFields, reason: String(signal.reason), abortGraceMs: this.options.abortGraceMs }, 'tool ignored its abort signal; its thread was terminated');
+      logger.warn(
+        { ...request.logFields, reason: String(signal.reason), abortGraceMs: this.options.abortGraceMs },
+        'tool ignored its abort signal; its thread was terminated',
+      );
       return aborted;
     }
     if (signal.aborted) return aborted;

@@ -10,7 +10,17 @@ import { ToolRegistry } from '../core/tool-registry.js';
 import { loadToolSources } from '../core/tool-source.js';
 import { InProcessExecutor } from './in-process-executor.js';
 import { keepProcessKillForCrashPoints } from '../ledger/crash-points.js';
-import { RunState, type CrossedError, type HostMethod, type HostReply, type ThreadMessage, type ThreadNudge, type ThreadReport, type ThreadTask, type ThreadWarmData } from './isolated-messages.js';
+import {
+  RunState,
+  type CrossedError,
+  type HostMethod,
+  type HostReply,
+  type ThreadMessage,
+  type ThreadNudge,
+  type ThreadReport,
+  type ThreadTask,
+  type ThreadWarmData,
+} from './isolated-messages.js';
 
 /**
  * The body of a thread of the isolated executor's pool. {@link warmThread} runs once, when the thread starts (the
@@ -64,7 +74,8 @@ function guardProcess(): void {
   const kill = process.kill.bind(process);
   keepProcessKillForCrashPoints(kill);
   // pid 0 and negative pids signal a process group, the server's included.
-  process.kill = ((pid: number, signal?: string | number) => (pid === process.pid || pid <= 0 ? refuse(`process.kill(${pid})`) : kill(pid, signal))) as typeof process.kill;
+  process.kill = ((pid: number, signal?: string | number) =>
+    pid === process.pid || pid <= 0 ? refuse(`process.kill(${pid})`) : kill(pid, signal)) as typeof process.kill;
   process.on('uncaughtException', (error) => {
     const run = runs.getStore();
     if (run && !run.ended) run.fault({ kind: 'uncaught' });
@@ -100,8 +111,12 @@ const NUDGED: ExecutionOutcome = { kind: 'aborted', reason: 'nudge' };
 
 /** The outcome of a run that `fault` ended. */
 function faultOutcome(toolName: string, fault: ThreadFault): ExecutionOutcome {
-  if (fault.kind === 'exit') return { kind: 'crashed', message: `Tool ${toolName} called ${fault.call}, which is refused in a tool thread; only this run failed` };
-  return { kind: 'crashed', message: `Tool ${toolName} threw an uncaught error from a callback (a timer, an event handler or a promise nobody awaited); only this run failed` };
+  if (fault.kind === 'exit')
+    return { kind: 'crashed', message: `Tool ${toolName} called ${fault.call}, which is refused in a tool thread; only this run failed` };
+  return {
+    kind: 'crashed',
+    message: `Tool ${toolName} threw an uncaught error from a callback (a timer, an event handler or a promise nobody awaited); only this run failed`,
+  };
 }
 
 /** Start one run, unless the host aborted it first (see the module comment). */
@@ -146,10 +161,12 @@ async function runInThread(executor: InProcessExecutor, task: ThreadTask): Promi
     putOwnerState: async (key, value) => {
       await call('putOwnerState', [key, value]);
     },
-    openOperation: async (spec: OperationSpec) => (await call('openOperation', [spec as unknown as JsonValue])) as unknown as { operation: OperationRecord; opened: boolean },
+    openOperation: async (spec: OperationSpec) =>
+      (await call('openOperation', [spec as unknown as JsonValue])) as unknown as { operation: OperationRecord; opened: boolean },
     settleOperation: async (operationId: string, settlement: Omit<OperationSettlement, 'now'>) =>
       (await call('settleOperation', [operationId, settlement as unknown as JsonValue])) as unknown as OperationRecord | undefined,
-    elicit: async (requests: readonly ElicitRequest[]) => (await call('elicit', [requests as unknown as JsonValue])) as unknown as { answers: ElicitResult[] } | { parked: true },
+    elicit: async (requests: readonly ElicitRequest[]) =>
+      (await call('elicit', [requests as unknown as JsonValue])) as unknown as { answers: ElicitResult[] } | { parked: true },
   };
   let faulted: ThreadFault | undefined;
   let onFault: () => void = () => {};

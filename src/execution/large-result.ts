@@ -34,7 +34,14 @@ export async function boundLargeResult(store: TaskResults, taskId: string, settl
   if (bytes <= limits.maxResultBytes) return settled;
   if (bytes > limits.maxStoredResultBytes) {
     const message = `Tool result is ${bytes} bytes of JSON, more than maxStoredResultBytes (${limits.maxStoredResultBytes} bytes, --max-stored-result-bytes)`;
-    return { status: 'failed', outcome: { kind: 'error', error: { code: ErrorCode.InternalError, message, data: { reason: 'result_too_large', limit: limits.maxStoredResultBytes, actual: bytes } } }, statusMessage: message };
+    return {
+      status: 'failed',
+      outcome: {
+        kind: 'error',
+        error: { code: ErrorCode.InternalError, message, data: { reason: 'result_too_large', limit: limits.maxStoredResultBytes, actual: bytes } },
+      },
+      statusMessage: message,
+    };
   }
   const data = Buffer.from(text);
   const chunks: Uint8Array[] = [];
@@ -54,7 +61,14 @@ function boundedResult(result: JsonObject, taskId: string, bytes: number, chunks
     content: [
       { type: 'text', text: preview },
       { type: 'text', text: note },
-      { type: 'resource_link', uri, name: `result of task ${taskId}`, mimeType: RESULT_RESOURCE_MIME_TYPE, size: bytes, description: 'The whole CallToolResult of this task as JSON' },
+      {
+        type: 'resource_link',
+        uri,
+        name: `result of task ${taskId}`,
+        mimeType: RESULT_RESOURCE_MIME_TYPE,
+        size: bytes,
+        description: 'The whole CallToolResult of this task as JSON',
+      },
     ],
     _meta: { [LARGE_RESULT_META_KEY]: { uri, bytes, chunks } satisfies LargeResultMeta },
   };

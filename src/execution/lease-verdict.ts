@@ -9,9 +9,7 @@ import type { TaskRecord } from '../core/task.js';
  * - `abort`: stop the run for `reason`; its outcome is discarded.
  */
 export type LeaseVerdict =
-  | { kind: 'keep' }
-  | { kind: 'retake' }
-  | { kind: 'abort'; reason: 'lease_lost' | 'expired' | 'cancelled' | 'settled'; leaseOwner?: string };
+  { kind: 'keep' } | { kind: 'retake' } | { kind: 'abort'; reason: 'lease_lost' | 'expired' | 'cancelled' | 'settled'; leaseOwner?: string };
 
 /**
  * Judge a run from its task row as read after a renewal that did not renew it (issue 9). A run is aborted as

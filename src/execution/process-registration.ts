@@ -105,10 +105,11 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
           options.onLost(`${again.holder.role} pid ${again.holder.pid} on ${again.holder.host}`);
           return;
         }
-        logger.warn({ instanceId }, 'this process\'s registration had lapsed (its leases were released); registered again');
+        logger.warn({ instanceId }, "this process's registration had lapsed (its leases were released); registered again");
       }
       const reaped = await store.reapLapsedProcesses();
-      if (reaped.instanceIds.length > 0) logger.warn({ instanceIds: reaped.instanceIds, tasks: reaped.taskIds.length }, 'processes stopped heartbeating; their leases were released');
+      if (reaped.instanceIds.length > 0)
+        logger.warn({ instanceIds: reaped.instanceIds, tasks: reaped.taskIds.length }, 'processes stopped heartbeating; their leases were released');
     } catch (error) {
       logger.warn({ err: error }, 'process heartbeat failed; retrying at the next beat');
     } finally {
@@ -122,7 +123,9 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
     takenOver,
     async close() {
       clearInterval(timer);
-      await store.deregisterProcess(instanceId, entry.token).catch((error: unknown) => logger.warn({ err: error }, 'deregistering failed; the registration lapses on its own'));
+      await store
+        .deregisterProcess(instanceId, entry.token)
+        .catch((error: unknown) => logger.warn({ err: error }, 'deregistering failed; the registration lapses on its own'));
     },
   };
 }

@@ -128,7 +128,8 @@ export class ShadowWatch {
   private async poll(): Promise<ShadowJobState | undefined> {
     try {
       const state = await this.adapter.status(this.jobId as string, { signal: this.controller.signal });
-      if (!JOB_STATES.has(state)) throw new Error(`shadow adapter of ${this.record.toolName} answered ${JSON.stringify(state)}, not working|completed|failed|cancelled`);
+      if (!JOB_STATES.has(state))
+        throw new Error(`shadow adapter of ${this.record.toolName} answered ${JSON.stringify(state)}, not working|completed|failed|cancelled`);
       return state;
     } catch (error) {
       this.sink.checked('error');

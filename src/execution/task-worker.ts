@@ -343,7 +343,14 @@ export class TaskWorker {
   /** Run a task in a slot: `started` when its run was already counted (created into a slot, or claimed), else after `startAttempt`. */
   private launch(taskId: string, started?: TaskRecord): void {
     let leave!: () => void;
-    const slot: Slot = { controller: new AbortController(), withdraw: new AbortController(), record: undefined, toolStarted: false, done: false, ended: new Promise<void>((resolve) => (leave = resolve)) };
+    const slot: Slot = {
+      controller: new AbortController(),
+      withdraw: new AbortController(),
+      record: undefined,
+      toolStarted: false,
+      done: false,
+      ended: new Promise<void>((resolve) => (leave = resolve)),
+    };
     // Launched during a drain (a create handed it over just before): it does not start either.
     if (this.phase !== 'running') slot.withdraw.abort('shutdown');
     this.running.set(taskId, slot);
@@ -377,23 +384,35 @@ export class TaskWorker {
     }
     const logFields = { taskId: redactTaskId(taskId), tool: tool.name, attempt: record.attempt };
     const observer = this.options.observer;
-    observer?.runStarted?.({ tool: tool.name, generation: record.generation, attempt: record.attempt, queueWaitMs: Math.max(0, startedAt - (record.attempt <= 1 ? record.createdAt : record.lastUpdatedAt)) });
+    observer?.runStarted?.({
+      tool: tool.name,
+      generation: record.generation,
+      attempt: record.attempt,
+      queueWaitMs: Math.max(0, startedAt - (record.attempt <= 1 ? record.createdAt : record.lastUpdatedAt)),
+    });
     const trace = this.options.tracer ? await this.startTrace(this.options.tracer, record) : undefined;
     const ended = (outcome: string, message?: string): void => {
       observer?.runEnded?.({ tool: tool.name, generation: record.generation, outcome, durationMs: Math.max(0, clock.now() - startedAt) });
       trace?.end(outcome, message);
     };
     const logger = this.options.logger.child(logFields);
-    const shadow = tool.shadow && inShadowMode(settings.shadow, tool) ? new ShadowWatch(tool.shadow, record, settings.shadow as ShadowSettings, this.shadowSink(record, logger), logger) : undefined;
+    const shadow =
+      tool.shadow && inShadowMode(settings.shadow, tool)
+        ? new ShadowWatch(tool.shadow, record, settings.shadow as ShadowSettings, this.shadowSink(record, logger), logger)
+        : undefined;
     // The TTL is absolute: it runs from now, whatever the run waits for. The runtime limit is the tool's own time:
     // it starts when the executor says the tool started (after any wait for a thread and its warm-up, issue 22).
     const timers: NodeJS.Timeout[] = [];
     const armAt = (ms: number, reason: 'expired' | 'runtime_limit'): void => {
-      const timer = setTimeout(() => {
-        if (slot.controller.signal.aborted) return;
-        this.abortLocal(taskId, reason);
-        if (reason === 'runtime_limit') void this.fail(record, 'runtime_limit', `Tool ${tool.name} exceeded the runtime limit of ${settings.runtimeLimitMs} ms`);
-      }, Math.max(0, ms));
+      const timer = setTimeout(
+        () => {
+          if (slot.controller.signal.aborted) return;
+          this.abortLocal(taskId, reason);
+          if (reason === 'runtime_limit')
+            void this.fail(record, 'runtime_limit', `Tool ${tool.name} exceeded the runtime limit of ${settings.runtimeLimitMs} ms`);
+        },
+        Math.max(0, ms),
+      );
       timer.unref();
       timers.push(timer);
     };
@@ -414,7 +433,12 @@ export class TaskWorker {
       const host = this.hostFor(record, logger);
       host.started = toolStarted;
       if (shadow) host.observeShadowJob = (jobId) => shadow.observe(jobId);
-      outcome = await executor.execute(gathered === undefined ? request : { ...request, gathered }, trace ? tracedHost(host, trace) : host, slot.controller.signal, slot.withdraw.signal);
+      outcome = await executor.execute(
+        gathered === undefined ? request : { ...request, gathered },
+        trace ? tracedHost(host, trace) : host,
+        slot.controller.signal,
+        slot.withdraw.signal,
+      );
     } catch (error) {
       logger.error({ err: error }, 'executor failed');
       outcome = { kind: 'crashed', message: `Internal error in tool ${tool.name}` };
@@ -426,7 +450,9 @@ export class TaskWorker {
       this.statusWriter.takePending(taskId);
       void shadow?.finish(undefined);
       ended('withdrawn');
-      const given = await store.releaseUnstarted(settings.instanceId, [taskId]).catch((error: unknown) => logger.warn({ err: error }, 'giving back a withdrawn run failed; its lease lapses on its own'));
+      const given = await store
+        .releaseUnstarted(settings.instanceId, [taskId])
+        .catch((error: unknown) => logger.warn({ err: error }, 'giving back a withdrawn run failed; its lease lapses on its own'));
       logger.info({ givenBack: given?.length === 1 }, 'run withdrawn by the drain before its tool started; given back uncounted');
       return;
     }
@@ -436,7 +462,10 @@ export class TaskWorker {
       const reason = String(slot.controller.signal.reason ?? 'unknown');
       void shadow?.finish(outcome.kind === 'parked' ? undefined : reason === 'cancelled' ? 'cancelled' : reason === 'runtime_limit' ? 'failed' : undefined);
       ended(outcome.kind === 'parked' ? 'parked' : `aborted_${reason}`);
-      logger.info({ reason: outcome.kind === 'parked' ? 'parked' : slot.controller.signal.reason }, outcome.kind === 'parked' ? 'task parked for input' : 'tool run aborted; its outcome is discarded');
+      logger.info(
+        { reason: outcome.kind === 'parked' ? 'parked' : slot.controller.signal.reason },
+        outcome.kind === 'parked' ? 'task parked for input' : 'tool run aborted; its outcome is discarded',
+      );
       return;
     }
     const settled = await boundLargeResult(store, taskId, settleExecution(record.generation, outcome), settings.resultLimits);
@@ -522,7 +551,13 @@ export class TaskWorker {
   /** The run's trace, linked to the context stored with the task (one read, only when tracing is on). */
   private async startTrace(tracer: RunTracer, record: TaskRecord): Promise<RunTrace> {
     const stored = await this.options.store.getStep(record.taskId, TRACE_STEP).catch(() => undefined);
-    return tracer.startRun({ taskId: record.taskId, tool: record.toolName, generation: record.generation, attempt: record.attempt, link: traceCarrierFromJson(stored?.value) });
+    return tracer.startRun({
+      taskId: record.taskId,
+      tool: record.toolName,
+      generation: record.generation,
+      attempt: record.attempt,
+      link: traceCarrierFromJson(stored?.value),
+    });
   }
 
   private async fail(record: TaskRecord, reason: Parameters<typeof failByRuntime>[2], message: string): Promise<void> {
@@ -545,7 +580,8 @@ export class TaskWorker {
     else if (event.kind === 'created' && !this.reservedIds.has(event.taskId)) this.hintAfterBatch(event.taskId);
     else if (event.kind === 'attempt') this.maybeRunnable.delete(event.taskId);
     // Another worker drained and let its runs go: take them over now instead of a lease later.
-    else if (event.kind === 'released' && event.payload?.leaseOwner !== this.instanceId) void this.recover().catch((error: unknown) => this.options.logger.warn({ err: error }, 'recovery after a release failed'));
+    else if (event.kind === 'released' && event.payload?.leaseOwner !== this.instanceId)
+      void this.recover().catch((error: unknown) => this.options.logger.warn({ err: error }, 'recovery after a release failed'));
   }
 
   /**
@@ -617,7 +653,10 @@ export class TaskWorker {
       await this.options.store.renewLeases(this.instanceId, [taskId], this.options.settings.leaseMs);
     } else if (verdict.kind === 'abort') {
       if (verdict.reason === 'lease_lost') {
-        this.options.logger.warn({ taskId: redactTaskId(taskId), leaseOwner: verdict.leaseOwner }, 'another owner holds the lease of a run of this process; aborting it');
+        this.options.logger.warn(
+          { taskId: redactTaskId(taskId), leaseOwner: verdict.leaseOwner },
+          'another owner holds the lease of a run of this process; aborting it',
+        );
       }
       this.abortLocal(taskId, verdict.reason);
     }
@@ -631,7 +670,10 @@ export class TaskWorker {
     // withdrawn and give themselves back as they end; tasks in hand, never launched, go back at once. Both uncounted.
     for (const slot of this.running.values()) slot.withdraw.abort('shutdown');
     const inHand = this.inHand.splice(0).map((record) => record.taskId);
-    if (inHand.length > 0) await store.releaseUnstarted(this.instanceId, inHand).catch((error: unknown) => logger.warn({ err: error }, 'giving back tasks in hand failed; their leases lapse on their own'));
+    if (inHand.length > 0)
+      await store
+        .releaseUnstarted(this.instanceId, inHand)
+        .catch((error: unknown) => logger.warn({ err: error }, 'giving back tasks in hand failed; their leases lapse on their own'));
     const ends = (): Array<Promise<void>> => [...this.running.values()].map((slot) => slot.ended);
     const busy = (): boolean => this.running.size + this.creating + this.claiming + this.inHand.length > 0;
     if (wasRunning && busy() && ms > 0) {

@@ -85,7 +85,9 @@ export class WarmThreadPool {
     });
     // piscina emits 'error' for a thread that failed while it held no run; without a listener that would end the
     // process. Runs that were in the thread have been failed by their own promise.
-    this.piscina.on('error', (error: unknown) => settings.logger.error({ err: error }, 'a thread of the isolated executor failed outside any run; it is replaced'));
+    this.piscina.on('error', (error: unknown) =>
+      settings.logger.error({ err: error }, 'a thread of the isolated executor failed outside any run; it is replaced'),
+    );
   }
 
   /** An idle warm thread for the next run, else `null` (the run waits). A failed thread only when none is warm. */

@@ -75,7 +75,8 @@ export function createToolContext(input: ToolContextInput): ToolContext {
       input.host.progress(done, total, progressMessage(done, total, message));
     },
     async operation(spec, perform) {
-      if (input.taskId === null) throw new Error(`tool ${input.toolName} calls ctx.operation in an inline call; consequential effects need a task (execution: 'task-required')`);
+      if (input.taskId === null)
+        throw new Error(`tool ${input.toolName} calls ctx.operation in an inline call; consequential effects need a task (execution: 'task-required')`);
       return performOperation(input.host, input.operations, spec, perform);
     },
     async step<T extends JsonValue>(name: string, fn: () => T | Promise<T>): Promise<T> {

@@ -25,12 +25,23 @@ export interface AuditedOperation {
  * Reads (`get`, `list`, waits) are not audited.
  */
 export function auditEntriesOf(op: AuditedOperation, outcome: { result?: unknown; error?: unknown }, at: number): AuditEntry[] {
-  const base = { at, ownerKey: op.ownerKey, scopes: op.scopes?.length ? op.scopes.join(' ') : null, tool: op.tool ?? null, taskId: op.taskId ?? null, argumentsDigest: op.argumentsDigest ?? null };
-  const refused = outcome.error === undefined ? undefined : { outcome: 'refused', detail: { code: outcome.error instanceof TasksError ? outcome.error.code : 'internal' } as JsonObject };
+  const base = {
+    at,
+    ownerKey: op.ownerKey,
+    scopes: op.scopes?.length ? op.scopes.join(' ') : null,
+    tool: op.tool ?? null,
+    taskId: op.taskId ?? null,
+    argumentsDigest: op.argumentsDigest ?? null,
+  };
+  const refused =
+    outcome.error === undefined
+      ? undefined
+      : { outcome: 'refused', detail: { code: outcome.error instanceof TasksError ? outcome.error.code : 'internal' } as JsonObject };
   if (op.operation === 'callTool') {
     if (refused) return [{ ...base, kind: 'call', ...refused }];
     const result = outcome.result as { kind: string; task?: TaskRecord; replayed?: boolean } | undefined;
-    if (result?.kind === 'task' && result.task) return [{ ...base, kind: 'call', taskId: result.task.taskId, outcome: `task ${result.task.status}`, detail: null }];
+    if (result?.kind === 'task' && result.task)
+      return [{ ...base, kind: 'call', taskId: result.task.taskId, outcome: `task ${result.task.status}`, detail: null }];
     return result?.kind === 'input_required' ? [] : [{ ...base, kind: 'call', outcome: 'answered inline', detail: null }];
   }
   if (op.operation === 'cancel') {
@@ -40,7 +51,9 @@ export function auditEntriesOf(op: AuditedOperation, outcome: { result?: unknown
   }
   if (op.operation === 'answerInput' && !refused) {
     const accepted = new Set((outcome.result as string[] | undefined) ?? []);
-    return (op.answers ?? []).filter((answer) => accepted.has(answer.key)).map((answer) => ({ ...base, kind: 'input.answered' as const, outcome: answer.action, detail: { key: answer.key } }));
+    return (op.answers ?? [])
+      .filter((answer) => accepted.has(answer.key))
+      .map((answer) => ({ ...base, kind: 'input.answered' as const, outcome: answer.action, detail: { key: answer.key } }));
   }
   return [];
 }
@@ -60,16 +73,40 @@ export async function appendAudit(store: AuditStore, entries: readonly AuditEntr
 
 /** The audit entry of a task that reached a terminal status outside the service (a run's outcome, a runtime failure). */
 export function taskEndedEntry(record: TaskRecord, clock: Clock, reason?: string): AuditEntry {
-  return { at: clock.now(), kind: 'task.ended', ownerKey: record.ownerKey, scopes: null, tool: record.toolName, taskId: record.taskId, argumentsDigest: null, outcome: record.status, detail: reason ? { reason } : null };
+  return {
+    at: clock.now(),
+    kind: 'task.ended',
+    ownerKey: record.ownerKey,
+    scopes: null,
+    tool: record.toolName,
+    taskId: record.taskId,
+    argumentsDigest: null,
+    outcome: record.status,
+    detail: reason ? { reason } : null,
+  };
 }
 
 /** The audit entry of an operation's status (opened `pending`, then how it settled). */
 export function operationEntry(operation: OperationRecord, at: number): AuditEntry {
-  return { at, kind: 'operation', ownerKey: operation.ownerKey, scopes: null, tool: operation.toolName, taskId: operation.taskId, argumentsDigest: null, outcome: operation.status, detail: { operationId: operation.operationId, effect: operation.effect } };
+  return {
+    at,
+    kind: 'operation',
+    ownerKey: operation.ownerKey,
+    scopes: null,
+    tool: operation.toolName,
+    taskId: operation.taskId,
+    argumentsDigest: null,
+    outcome: operation.status,
+    detail: { operationId: operation.operationId, effect: operation.effect },
+  };
 }
 
 /** The audit entry of a difference shadow mode found between a task and its job (`outcome` "task=<state> job=<state>"). */
-export function shadowMismatchEntry(record: Pick<TaskRecord, 'taskId' | 'toolName' | 'ownerKey'>, difference: { phase: string; taskState: string; jobState: string; jobId: string }, at: number): AuditEntry {
+export function shadowMismatchEntry(
+  record: Pick<TaskRecord, 'taskId' | 'toolName' | 'ownerKey'>,
+  difference: { phase: string; taskState: string; jobState: string; jobId: string },
+  at: number,
+): AuditEntry {
   return {
     at,
     kind: 'shadow.mismatch',
@@ -88,7 +125,20 @@ export function shadowMismatchEntry(record: Pick<TaskRecord, 'taskId' | 'toolNam
  * the CLI on the store), `outcome` `on` / `off` / `already off`, the tool (`null`: every tool) and, for `on`, the
  * fallback asked for. The operator's reason stays in the switch row (prose, not an identifier).
  */
-export function killSwitchEntry(change: { action: 'on' | 'off'; scope: string; fallback: string | null; cleared?: boolean; setBy: string }, at: number): AuditEntry {
+export function killSwitchEntry(
+  change: { action: 'on' | 'off'; scope: string; fallback: string | null; cleared?: boolean; setBy: string },
+  at: number,
+): AuditEntry {
   const outcome = change.action === 'on' ? 'on' : change.cleared === false ? 'already off' : 'off';
-  return { at, kind: 'kill_switch', ownerKey: change.setBy, scopes: null, tool: change.scope === '*' ? null : change.scope, taskId: null, argumentsDigest: null, outcome, detail: { scope: change.scope, ...(change.action === 'on' ? { fallback: change.fallback } : {}) } };
+  return {
+    at,
+    kind: 'kill_switch',
+    ownerKey: change.setBy,
+    scopes: null,
+    tool: change.scope === '*' ? null : change.scope,
+    taskId: null,
+    argumentsDigest: null,
+    outcome,
+    detail: { scope: change.scope, ...(change.action === 'on' ? { fallback: change.fallback } : {}) },
+  };
 }

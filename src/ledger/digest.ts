@@ -6,7 +6,11 @@ export function canonicalJson(value: unknown): string {
     Array.isArray(item)
       ? item.map(canonical)
       : typeof item === 'object' && item !== null
-        ? Object.fromEntries(Object.keys(item).sort().map((key) => [key, canonical((item as Record<string, unknown>)[key])]))
+        ? Object.fromEntries(
+            Object.keys(item)
+              .sort()
+              .map((key) => [key, canonical((item as Record<string, unknown>)[key])]),
+          )
         : item;
   return JSON.stringify(canonical(value)) ?? 'null';
 }

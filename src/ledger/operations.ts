@@ -4,7 +4,14 @@ import type { OperationRecord } from '../core/ledger.js';
 import type { LedgerStore } from '../core/ports/ledger.js';
 import { redactSecrets } from '../core/redaction.js';
 import type { JsonObject } from '../core/task.js';
-import { OperationNotApplied, type OperationHandlers, type OperationReceipt, type OperationSpec, type ReconcileInput, type ReconcileVerdict } from '../core/tool.js';
+import {
+  OperationNotApplied,
+  type OperationHandlers,
+  type OperationReceipt,
+  type OperationSpec,
+  type ReconcileInput,
+  type ReconcileVerdict,
+} from '../core/tool.js';
 import { ErrorCode } from '../protocol/constants.js';
 import { crashPoint } from './crash-points.js';
 
@@ -18,7 +25,10 @@ export function reconcileInputOf(operation: OperationRecord): ReconcileInput {
  * Ask the tool's reconciler whether `operation` happened. A missing reconciler or one that throws answers
  * `unknown` (with why): only the system of record may say `confirmed` or `not_applied`.
  */
-export async function reconcileOperation(handlers: Readonly<Record<string, OperationHandlers>> | undefined, operation: OperationRecord): Promise<ReconcileVerdict> {
+export async function reconcileOperation(
+  handlers: Readonly<Record<string, OperationHandlers>> | undefined,
+  operation: OperationRecord,
+): Promise<ReconcileVerdict> {
   const reconciler = handlers?.[operation.effect];
   if (!reconciler) return { status: 'unknown', detail: `tool ${operation.toolName} has no reconciler for effect ${operation.effect}` };
   try {
@@ -48,15 +58,25 @@ export async function performOperation(
   perform: (operationId: string) => Promise<JsonObject>,
 ): Promise<OperationReceipt> {
   // Every effect needs its reconciler before it may happen: a crash would otherwise leave an outcome nobody can decide.
-  if (!handlers?.[spec.effect]) throw new Error(`ctx.operation: the tool declares no reconciler for effect ${spec.effect} (its operations: { '${spec.effect}': { reconcile } })`);
+  if (!handlers?.[spec.effect])
+    throw new Error(`ctx.operation: the tool declares no reconciler for effect ${spec.effect} (its operations: { '${spec.effect}': { reconcile } })`);
   const { operation, opened } = await host.openOperation(spec);
-  const confirmed = (record: OperationRecord, receipt: JsonObject, replayed: boolean): OperationReceipt => ({ operationId: record.operationId, receipt, replayed });
+  const confirmed = (record: OperationRecord, receipt: JsonObject, replayed: boolean): OperationReceipt => ({
+    operationId: record.operationId,
+    receipt,
+    replayed,
+  });
   if (operation.status === 'confirmed') return confirmed(operation, operation.receipt ?? {}, true);
   if (!opened && operation.status !== 'failed') {
     // An earlier run got as far as the row (and maybe the effect): ask the system of record before anything else.
     const verdict = await reconcileOperation(handlers, operation);
     if (verdict.status === 'confirmed') {
-      await host.settleOperation(operation.operationId, { status: 'confirmed', from: ['pending', 'unknown'], receipt: verdict.receipt, detail: 'confirmed by reconciliation' });
+      await host.settleOperation(operation.operationId, {
+        status: 'confirmed',
+        from: ['pending', 'unknown'],
+        receipt: verdict.receipt,
+        detail: 'confirmed by reconciliation',
+      });
       return confirmed(operation, verdict.receipt, true);
     }
     if (verdict.status === 'unknown') {
@@ -109,7 +129,12 @@ export async function reconcileStored(
 ): Promise<ReconcileReport | undefined> {
   const operation = await store.getOperation(operationId);
   if (!operation) return undefined;
-  if (operation.status === 'confirmed' || operation.status === 'failed') return { operation, verdict: operation.status === 'confirmed' ? { status: 'confirmed', receipt: operation.receipt ?? {} } : { status: 'not_applied' }, changed: false };
+  if (operation.status === 'confirmed' || operation.status === 'failed')
+    return {
+      operation,
+      verdict: operation.status === 'confirmed' ? { status: 'confirmed', receipt: operation.receipt ?? {} } : { status: 'not_applied' },
+      changed: false,
+    };
   const verdict = await reconcileOperation(handlersOf(operation.toolName), operation);
   const from = ['pending', 'unknown'] as const;
   const settled =

@@ -67,7 +67,9 @@ class HttpProblem extends Error {
 
 function send(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(text), ...headers }).end(text);
+  response
+    .writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(text), ...headers })
+    .end(text);
 }
 
 /**
@@ -81,7 +83,8 @@ async function readBody(request: IncomingMessage): Promise<unknown> {
     throw new HttpProblem(415, 'unsupported_media_type', 'Content-Type must be application/json');
   }
   const read = await readRequestBody(request, MAX_BODY_BYTES);
-  if (read.kind === 'too_large') throw new HttpProblem(413, 'invalid_request', `body larger than ${MAX_BODY_BYTES} bytes`, read.drained ? {} : { connection: 'close' });
+  if (read.kind === 'too_large')
+    throw new HttpProblem(413, 'invalid_request', `body larger than ${MAX_BODY_BYTES} bytes`, read.drained ? {} : { connection: 'close' });
   // The connection ended before the body did: a client error (it was answered 503 "store" before the HTTP-layer fuzzer).
   if (read.kind === 'aborted') throw new HttpProblem(400, 'invalid_request', 'the request body was cut short');
   const text = read.bytes.toString('utf8');
@@ -117,7 +120,8 @@ export interface AdminApi {
 export function createAdminApi(options: AdminApiOptions): AdminApi {
   async function caller(request: IncomingMessage, scope: typeof Scope.AdminRead | typeof Scope.AdminWrite): Promise<string> {
     if (!options.authenticator) {
-      if (!LOOPBACK.has(request.socket.remoteAddress ?? '')) throw new HttpProblem(403, 'local_only', 'the admin API without --auth answers loopback clients only');
+      if (!LOOPBACK.has(request.socket.remoteAddress ?? ''))
+        throw new HttpProblem(403, 'local_only', 'the admin API without --auth answers loopback clients only');
       return 'local';
     }
     const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
@@ -127,21 +131,36 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
     try {
       principal = await options.authenticator.verify(match[1] as string);
     } catch (error) {
-      if (error instanceof AuthenticationError && error.reason === 'unavailable') throw new HttpProblem(503, 'temporarily_unavailable', 'the token cannot be verified now', { 'retry-after': '5' });
+      if (error instanceof AuthenticationError && error.reason === 'unavailable')
+        throw new HttpProblem(503, 'temporarily_unavailable', 'the token cannot be verified now', { 'retry-after': '5' });
       throw new HttpProblem(401, 'invalid_token', 'the token was refused', challenge);
     }
     // admin:write includes reading: an operator who may change the switch may see it.
     const granted = principal.scopes.includes(scope) || (scope === Scope.AdminRead && principal.scopes.includes(Scope.AdminWrite));
-    if (!granted) throw new HttpProblem(403, 'insufficient_scope', `this needs the scope ${scope}`, { 'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}"` }, { scope });
+    if (!granted)
+      throw new HttpProblem(
+        403,
+        'insufficient_scope',
+        `this needs the scope ${scope}`,
+        { 'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}"` },
+        { scope },
+      );
     return ownerKeyOf(principal);
   }
 
   // The same control the dashboard's panel uses: one set of checks, one write path.
-  const control = createKillSwitchControl({ store: options.store, cache: options.killSwitch, tools: options.tools, defaultFallback: options.defaultFallback, logger: options.logger ?? silentLogger });
+  const control = createKillSwitchControl({
+    store: options.store,
+    cache: options.killSwitch,
+    tools: options.tools,
+    defaultFallback: options.defaultFallback,
+    logger: options.logger ?? silentLogger,
+  });
 
   async function route(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', 'http://localhost');
-    if (options.allowedHosts && !options.allowedHosts.includes(hostName(request.headers.host))) throw new HttpProblem(403, 'invalid_host', 'the Host header is not one this server answers to');
+    if (options.allowedHosts && !options.allowedHosts.includes(hostName(request.headers.host)))
+      throw new HttpProblem(403, 'invalid_host', 'the Host header is not one this server answers to');
     const method = request.method ?? 'GET';
     const allow = (methods: string): never => {
       throw new HttpProblem(405, 'method_not_allowed', `${method} is not allowed here`, { allow: methods });
@@ -155,7 +174,8 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
         if (method === 'PUT') {
           const setBy = await caller(request, Scope.AdminWrite);
           const body = await readBody(request);
-          if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpProblem(400, 'invalid_request', 'the body must be a JSON object {tool?, fallback?, reason?}');
+          if (typeof body !== 'object' || body === null || Array.isArray(body))
+            throw new HttpProblem(400, 'invalid_request', 'the body must be a JSON object {tool?, fallback?, reason?}');
           return send(response, 200, await control.turnOn(body, setBy));
         }
         if (method === 'DELETE') {
@@ -204,10 +224,15 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
         await route(request, response);
       } catch (error) {
         if (response.headersSent) return void response.end();
-        if (error instanceof HttpProblem) return send(response, error.status, { error: error.code, error_description: error.message, ...error.extra }, error.headers);
-        if (error instanceof AdminInputError || error instanceof KillSwitchInputError) return send(response, 400, { error: 'invalid_request', error_description: error.message });
+        if (error instanceof HttpProblem)
+          return send(response, error.status, { error: error.code, error_description: error.message, ...error.extra }, error.headers);
+        if (error instanceof AdminInputError || error instanceof KillSwitchInputError)
+          return send(response, 400, { error: 'invalid_request', error_description: error.message });
         // A store error: the operator learns the store is the problem, not its internals.
-        send(response, 503, { error: 'temporarily_unavailable', error_description: `the task store did not answer: ${error instanceof Error ? error.message : String(error)}` });
+        send(response, 503, {
+          error: 'temporarily_unavailable',
+          error_description: `the task store did not answer: ${error instanceof Error ? error.message : String(error)}`,
+        });
       }
     },
   };

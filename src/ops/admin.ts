@@ -49,15 +49,18 @@ const STATUSES: readonly string[] = ['pending', 'confirmed', 'failed', 'unknown'
 /** Check a switch request against the served tools; returns the record to store. */
 export function switchRecord(request: SwitchRequest, knownTools: readonly string[], setBy: string, now: number): KillSwitchRecord {
   const { tool, fallback, reason } = request;
-  if (tool !== undefined && (typeof tool !== 'string' || !knownTools.includes(tool))) throw new AdminInputError(`tool ${JSON.stringify(tool)} is not served here (tools: ${knownTools.join(', ')})`);
+  if (tool !== undefined && (typeof tool !== 'string' || !knownTools.includes(tool)))
+    throw new AdminInputError(`tool ${JSON.stringify(tool)} is not served here (tools: ${knownTools.join(', ')})`);
   if (fallback !== undefined && !FALLBACKS.includes(fallback)) throw new AdminInputError(`fallback ${JSON.stringify(fallback)}: expected sync or reject`);
-  if (reason !== undefined && (typeof reason !== 'string' || reason.length > MAX_SWITCH_REASON_CHARS)) throw new AdminInputError(`reason: a string of at most ${MAX_SWITCH_REASON_CHARS} characters`);
+  if (reason !== undefined && (typeof reason !== 'string' || reason.length > MAX_SWITCH_REASON_CHARS))
+    throw new AdminInputError(`reason: a string of at most ${MAX_SWITCH_REASON_CHARS} characters`);
   return { scope: tool ?? GLOBAL_SWITCH, fallback: fallback ?? null, reason: reason ?? null, setBy, setAt: now };
 }
 
 /** Check the tool of an `off` (absent: the global switch); returns the scope to clear. */
 export function switchScope(tool: string | undefined, knownTools: readonly string[]): string {
-  if (tool !== undefined && !knownTools.includes(tool)) throw new AdminInputError(`tool ${JSON.stringify(tool)} is not served here (tools: ${knownTools.join(', ')})`);
+  if (tool !== undefined && !knownTools.includes(tool))
+    throw new AdminInputError(`tool ${JSON.stringify(tool)} is not served here (tools: ${knownTools.join(', ')})`);
   return tool ?? GLOBAL_SWITCH;
 }
 
@@ -69,7 +72,15 @@ export async function readInFlight(store: TaskStore, limit: number): Promise<InF
     store.listOperations({ statuses: OPEN_OPERATION_STATUSES, limit: limit + 1 }),
   ]);
   const truncated = rows.length > limit || operations.length > limit;
-  const tasks = rows.slice(0, limit).map(({ taskId, ownerKey, toolName, status, statusMessage, createdAt, lastUpdatedAt }) => ({ taskId, ownerKey, toolName, status, statusMessage, createdAt, lastUpdatedAt }));
+  const tasks = rows.slice(0, limit).map(({ taskId, ownerKey, toolName, status, statusMessage, createdAt, lastUpdatedAt }) => ({
+    taskId,
+    ownerKey,
+    toolName,
+    status,
+    statusMessage,
+    createdAt,
+    lastUpdatedAt,
+  }));
   const open = operations.slice(0, limit);
   return { tasks, operations: open, truncated, settled: tasks.length === 0 && open.length === 0 && !truncated };
 }

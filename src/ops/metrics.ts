@@ -20,11 +20,39 @@ const FAST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25
 const HTTP_METHODS = new Set(['GET', 'POST', 'DELETE', 'HEAD', 'OPTIONS', 'PUT']);
 /** Store methods timed (the port's operations; anything else is not a store operation). */
 const STORE_OPERATIONS = new Set([
-  'create', 'get', 'getUnscoped', 'getOutcome', 'transition', 'writeStatusMessages', 'list', 'startAttempt', 'renewLeases', 'claimRunnable', 'claimLapsed',
-  'requestInput', 'listInputRequests', 'answerInput', 'listWaitingSince', 'getStep', 'putStep', 'expireDue', 'readEventsAfter', 'lastEventSeq', 'schemaStatus',
-  'browse', 'listTaskEvents',
+  'create',
+  'get',
+  'getUnscoped',
+  'getOutcome',
+  'transition',
+  'writeStatusMessages',
+  'list',
+  'startAttempt',
+  'renewLeases',
+  'claimRunnable',
+  'claimLapsed',
+  'requestInput',
+  'listInputRequests',
+  'answerInput',
+  'listWaitingSince',
+  'getStep',
+  'putStep',
+  'expireDue',
+  'readEventsAfter',
+  'lastEventSeq',
+  'schemaStatus',
+  'browse',
+  'listTaskEvents',
   // The ledger (issue 12): a call with an idempotency key creates its task in claimIdempotencyKey.
-  'claimIdempotencyKey', 'findIdempotencyKey', 'openOperation', 'settleOperation', 'getOperation', 'listOperations', 'appendAudit', 'listAudit', 'purgeAudit',
+  'claimIdempotencyKey',
+  'findIdempotencyKey',
+  'openOperation',
+  'settleOperation',
+  'getOperation',
+  'listOperations',
+  'appendAudit',
+  'listAudit',
+  'purgeAudit',
 ]);
 
 /** Most input-waiting tasks the gauge counts (one bounded store read per scrape). */
@@ -66,33 +94,83 @@ export class TasksMetrics {
     const registers = [this.registry];
     this.registry.setDefaultLabels({ role: options.role });
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
-    const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> => new Counter({ name, help, labelNames, registers });
-    const histogram = <L extends string>(name: string, help: string, buckets: number[], labelNames: readonly L[] = []): Histogram<L> => new Histogram({ name, help, buckets, labelNames, registers });
+    const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> =>
+      new Counter({ name, help, labelNames, registers });
+    const histogram = <L extends string>(name: string, help: string, buckets: number[], labelNames: readonly L[] = []): Histogram<L> =>
+      new Histogram({ name, help, buckets, labelNames, registers });
     // cohort: canary | stable for a tool with a canary (issue 15 item 7), none otherwise — three values at most.
-    this.created = counter('mcp_tasks_tasks_created_total', 'Tasks created (durably, before their id was returned) by this process.', ['tool', 'generation', 'cohort']);
-    this.refused = counter('mcp_tasks_calls_refused_total', 'Task-augmented tools/call refused by the kill switch or the canary (-31003), by data.reason.', ['tool', 'reason']);
-    this.terminal = counter('mcp_tasks_tasks_terminal_total', 'Tasks this process settled: completed/failed by a run, cancelled by a request.', ['tool', 'generation', 'status']);
-    this.inline = counter('mcp_tasks_calls_inline_total', 'tools/call answered without a task (sync tools, callers without tasks, the sync fallback).', ['tool', 'cohort']);
-    this.operations = counter('mcp_tasks_service_operations_total', 'Task service operations (every entry path), by outcome (ok, error).', ['operation', 'outcome']);
+    this.created = counter('mcp_tasks_tasks_created_total', 'Tasks created (durably, before their id was returned) by this process.', [
+      'tool',
+      'generation',
+      'cohort',
+    ]);
+    this.refused = counter('mcp_tasks_calls_refused_total', 'Task-augmented tools/call refused by the kill switch or the canary (-31003), by data.reason.', [
+      'tool',
+      'reason',
+    ]);
+    this.terminal = counter('mcp_tasks_tasks_terminal_total', 'Tasks this process settled: completed/failed by a run, cancelled by a request.', [
+      'tool',
+      'generation',
+      'status',
+    ]);
+    this.inline = counter('mcp_tasks_calls_inline_total', 'tools/call answered without a task (sync tools, callers without tasks, the sync fallback).', [
+      'tool',
+      'cohort',
+    ]);
+    this.operations = counter('mcp_tasks_service_operations_total', 'Task service operations (every entry path), by outcome (ok, error).', [
+      'operation',
+      'outcome',
+    ]);
     this.runs = counter('mcp_tasks_runs_total', 'Tool runs by how they ended (completed, failed, parked, aborted_<reason>).', ['tool', 'outcome']);
     this.runDuration = histogram('mcp_tasks_run_duration_seconds', 'Duration of one tool run.', RUN_BUCKETS, ['tool', 'outcome']);
-    this.queueWait = histogram('mcp_tasks_queue_wait_seconds', 'Time from creation (or from becoming runnable again) to the start of a run.', FAST_BUCKETS.concat([5, 15, 60, 300]), ['tool']);
+    this.queueWait = histogram(
+      'mcp_tasks_queue_wait_seconds',
+      'Time from creation (or from becoming runnable again) to the start of a run.',
+      FAST_BUCKETS.concat([5, 15, 60, 300]),
+      ['tool'],
+    );
     this.takeovers = counter('mcp_tasks_lease_takeovers_total', 'Lapsed leases taken over by this worker.');
     this.orphans = counter('mcp_tasks_orphans_recovered_total', 'Tasks of a lapsed lease: re-run, or failed (interrupted, attempts_exhausted).', ['outcome']);
     this.cancelsRequested = counter('mcp_tasks_cancellations_requested_total', 'Cancellation requests accepted by the task service.');
     this.cancelsDelivered = counter('mcp_tasks_cancellations_delivered_total', "Cancellations that reached a running tool's signal.", ['tool']);
-    this.threadTerminations = counter('mcp_tasks_thread_terminations_total', 'Threads of the isolated executor terminated because a started run did not stop within the abort grace after its signal aborted.', ['tool']);
+    this.threadTerminations = counter(
+      'mcp_tasks_thread_terminations_total',
+      'Threads of the isolated executor terminated because a started run did not stop within the abort grace after its signal aborted.',
+      ['tool'],
+    );
     this.inputAnswers = counter('mcp_tasks_input_answers_total', 'Answers to input requests accepted.');
     this.polls = counter('mcp_tasks_polls_total', 'Task status reads (tasks/get) by generation.', ['generation']);
     this.pollsHeldBack = counter('mcp_tasks_polls_held_back_total', 'Too-fast polls held back.');
     this.pollHoldSeconds = counter('mcp_tasks_poll_hold_seconds_total', 'Total time too-fast polls were held back.');
-    this.pollsPerTask = histogram('mcp_tasks_polls_per_task', 'Polls a requestor made of one task until it found it terminal.', [1, 2, 3, 5, 10, 20, 50, 100, 500]);
+    this.pollsPerTask = histogram(
+      'mcp_tasks_polls_per_task',
+      'Polls a requestor made of one task until it found it terminal.',
+      [1, 2, 3, 5, 10, 20, 50, 100, 500],
+    );
     this.storeLatency = histogram('mcp_tasks_store_operation_duration_seconds', 'Latency of task store operations.', FAST_BUCKETS, ['operation', 'outcome']);
     this.httpRequests = counter('mcp_tasks_http_requests_total', 'HTTP requests by method and status code.', ['method', 'code']);
-    this.httpDuration = histogram('mcp_tasks_http_request_duration_seconds', 'HTTP request duration until the response ended (streams included).', RUN_BUCKETS, ['method']);
-    this.inputWait = histogram('mcp_tasks_input_wait_seconds', 'Time an input request waited for its answer (from the question to the accepted answer).', RUN_BUCKETS, ['tool']);
-    this.shadowChecks = counter('mcp_tasks_shadow_checks_total', 'Shadow mode comparisons of a task with its job: match, mismatch, error (the adapter failed).', ['tool', 'result']);
-    this.shadowMismatches = counter('mcp_tasks_shadow_mismatches_total', 'Differences shadow mode recorded between a task and its job (once per run, phase and pair of states).', ['tool']);
+    this.httpDuration = histogram(
+      'mcp_tasks_http_request_duration_seconds',
+      'HTTP request duration until the response ended (streams included).',
+      RUN_BUCKETS,
+      ['method'],
+    );
+    this.inputWait = histogram(
+      'mcp_tasks_input_wait_seconds',
+      'Time an input request waited for its answer (from the question to the accepted answer).',
+      RUN_BUCKETS,
+      ['tool'],
+    );
+    this.shadowChecks = counter(
+      'mcp_tasks_shadow_checks_total',
+      'Shadow mode comparisons of a task with its job: match, mismatch, error (the adapter failed).',
+      ['tool', 'result'],
+    );
+    this.shadowMismatches = counter(
+      'mcp_tasks_shadow_mismatches_total',
+      'Differences shadow mode recorded between a task and its job (once per run, phase and pair of states).',
+      ['tool'],
+    );
     const inputs = (): typeof this.inputs => this.inputs;
     new Gauge({
       name: 'mcp_tasks_input_waiting_tasks',
@@ -104,7 +182,14 @@ export class TasksMetrics {
       },
     });
     const activeRuns = (): number => this.active;
-    new Gauge({ name: 'mcp_tasks_active_runs', help: 'Tool runs in progress in this process.', registers, collect(this: Gauge) { this.set(activeRuns()); } });
+    new Gauge({
+      name: 'mcp_tasks_active_runs',
+      help: 'Tool runs in progress in this process.',
+      registers,
+      collect(this: Gauge) {
+        this.set(activeRuns());
+      },
+    });
   }
 
   /** Around every task service operation: counts, created tasks, polls, cancels, answers. */
@@ -156,7 +241,8 @@ export class TasksMetrics {
     try {
       const [requests, task] = await Promise.all([this.inputs.listInputRequests(taskId), this.inputs.getUnscoped(taskId)]);
       for (const request of requests) {
-        if (keys.has(request.key) && request.answeredAt !== null) this.inputWait.observe({ tool: task?.toolName ?? 'unknown' }, Math.max(0, request.answeredAt - request.createdAt) / 1000);
+        if (keys.has(request.key) && request.answeredAt !== null)
+          this.inputWait.observe({ tool: task?.toolName ?? 'unknown' }, Math.max(0, request.answeredAt - request.createdAt) / 1000);
       }
     } catch {
       // A metric never fails the answer it measures.
@@ -202,7 +288,8 @@ export class TasksMetrics {
     return new Proxy(store, {
       get(target, property, receiver) {
         const value: unknown = Reflect.get(target, property, receiver);
-        if (typeof property !== 'string' || typeof value !== 'function' || !STORE_OPERATIONS.has(property)) return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+        if (typeof property !== 'string' || typeof value !== 'function' || !STORE_OPERATIONS.has(property))
+          return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
         return (...args: unknown[]) => {
           const end = latency.startTimer({ operation: property });
           return (value as (...args: unknown[]) => Promise<unknown>).apply(target, args).then(

@@ -39,7 +39,12 @@ const TRACES_PATH = '/v1/traces';
 export async function startOtlpTracing(options: OtlpTracingOptions): Promise<OtlpTracing> {
   let modules: [typeof OtelApi, typeof OtelSdk, typeof OtelOtlp, typeof OtelResources];
   try {
-    modules = await Promise.all([import('@opentelemetry/api'), import('@opentelemetry/sdk-trace-base'), import('@opentelemetry/exporter-trace-otlp-http'), import('@opentelemetry/resources')]);
+    modules = await Promise.all([
+      import('@opentelemetry/api'),
+      import('@opentelemetry/sdk-trace-base'),
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/resources'),
+    ]);
   } catch (error) {
     throw new Error(
       `tracing (--otlp-endpoint / OTEL_EXPORTER_OTLP_ENDPOINT) needs the OpenTelemetry SDK: npm install @opentelemetry/api@1.9 @opentelemetry/sdk-trace-base@2.12 @opentelemetry/exporter-trace-otlp-http@0.223 @opentelemetry/resources@2.12 (${(error as Error).message})`,

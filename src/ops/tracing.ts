@@ -67,11 +67,13 @@ export class TasksTracing {
         const api = this.api;
         if (!api || context.operation !== 'callTool') return next();
         const parent = remoteContext(api, context.trace?.incoming);
-        const span = api.trace.getTracer(TRACER_NAME).startSpan(
-          `tools/call ${context.tool ?? ''}`.trim(),
-          { kind: api.SpanKind.SERVER, attributes: { [A.tool]: context.tool ?? '', [A.generation]: context.generation ?? 'none' } },
-          parent,
-        );
+        const span = api.trace
+          .getTracer(TRACER_NAME)
+          .startSpan(
+            `tools/call ${context.tool ?? ''}`.trim(),
+            { kind: api.SpanKind.SERVER, attributes: { [A.tool]: context.tool ?? '', [A.generation]: context.generation ?? 'none' } },
+            parent,
+          );
         const carrier = carrierOf(api, span);
         if (carrier && context.trace) context.trace.request = carrier;
         try {
@@ -139,7 +141,8 @@ export class TasksTracing {
             }
             span.setAttribute(A.outcome, outcome);
             if (outcome === 'completed' || outcome === 'failed') span.setAttribute(A.status, outcome);
-            if (outcome === 'failed' || outcome === 'aborted_runtime_limit') span.setStatus({ code: api.SpanStatusCode.ERROR, ...(message ? { message } : {}) });
+            if (outcome === 'failed' || outcome === 'aborted_runtime_limit')
+              span.setStatus({ code: api.SpanStatusCode.ERROR, ...(message ? { message } : {}) });
             span.end();
           },
         };
@@ -168,7 +171,10 @@ function carrierOf(api: typeof OtelApi, span: OtelApi.Span): TraceCarrier | unde
   const context = span.spanContext();
   if (!api.isSpanContextValid(context)) return undefined;
   const traceState = context.traceState?.serialize();
-  return { traceparent: formatTraceparent({ traceId: context.traceId, spanId: context.spanId, flags: context.traceFlags }), ...(traceState ? { tracestate: traceState } : {}) };
+  return {
+    traceparent: formatTraceparent({ traceId: context.traceId, spanId: context.spanId, flags: context.traceFlags }),
+    ...(traceState ? { tracestate: traceState } : {}),
+  };
 }
 
 /** A short error text for a span status: a coded error's code, never its data. */

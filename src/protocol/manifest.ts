@@ -150,7 +150,9 @@ export function buildCapabilityManifest(input: ManifestInput): CapabilityManifes
     capabilitiesDigest: capabilitiesDigest(input.capabilities),
     taskOperations: operationsOf(generation, input.capabilities),
     idempotencyKeys: honoursIdempotencyKeys(generation, input.capabilities),
-    tools: input.tools.map((tool) => ({ name: tool.name, taskMode: modeOf(generation, tool.execution?.taskSupport) })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+    tools: input.tools
+      .map((tool) => ({ name: tool.name, taskMode: modeOf(generation, tool.execution?.taskSupport) }))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
   };
 }
 

@@ -67,5 +67,7 @@ export function largeResultMetaOf(result: Record<string, unknown>): LargeResultM
   const entry = typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[LARGE_RESULT_META_KEY] : undefined;
   if (typeof entry !== 'object' || entry === null) return undefined;
   const { uri, bytes, chunks } = entry as Record<string, unknown>;
-  return typeof uri === 'string' && Number.isSafeInteger(bytes) && Number.isSafeInteger(chunks) ? { uri, bytes: bytes as number, chunks: chunks as number } : undefined;
+  return typeof uri === 'string' && Number.isSafeInteger(bytes) && Number.isSafeInteger(chunks)
+    ? { uri, bytes: bytes as number, chunks: chunks as number }
+    : undefined;
 }

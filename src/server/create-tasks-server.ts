@@ -165,7 +165,12 @@ const LOCALHOST_NAMES = ['localhost', '127.0.0.1', '[::1]'];
 function protectedResource(oauth: { resource: URL; issuer: string }, scopes: ScopePolicy, name: string): ProtectedResource {
   return {
     url: oauth.resource,
-    metadata: { oauthMetadata: { issuer: oauth.issuer } as OAuthMetadata, resourceServerUrl: oauth.resource, scopesSupported: scopes.supported(), resourceName: name },
+    metadata: {
+      oauthMetadata: { issuer: oauth.issuer } as OAuthMetadata,
+      resourceServerUrl: oauth.resource,
+      scopesSupported: scopes.supported(),
+      resourceName: name,
+    },
   };
 }
 
@@ -183,7 +188,11 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
   const clock = options.clock ?? systemClock;
   const tools = new ToolRegistry(options.tools);
   const shadowing = options.taskFallbackTools ? FALLBACK_TOOLS.find((fallback) => tools.get(fallback.name)) : undefined;
-  if (shadowing) throw new TasksError(ErrorCode.InvalidParams, `tool ${shadowing.name} has the name of a task fallback tool; rename it or serve without task fallback tools`);
+  if (shadowing)
+    throw new TasksError(
+      ErrorCode.InvalidParams,
+      `tool ${shadowing.name} has the name of a task fallback tool; rename it or serve without task fallback tools`,
+    );
   if (options.secret.length < 16) throw new TasksError(ErrorCode.InvalidParams, 'the server secret must be at least 16 bytes');
   if (options.oauth && !options.auth) throw new TasksError(ErrorCode.InvalidParams, 'oauth needs auth (the authenticator that verifies its tokens)');
   const confinement = { roots: options.roots ?? [], deniedPaths: options.deniedPaths ?? [] };
@@ -207,7 +216,16 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
         shadow: options.shadow,
       })
     : undefined;
-  const sweeper = execution ? undefined : options.sweeper === false ? undefined : new Sweeper(options.store, { sweepIntervalMs: limits.sweepIntervalMs, inputTimeoutMs: limits.inputTimeoutMs, auditRetentionMs: limits.auditRetentionMs }, clock, logger);
+  const sweeper = execution
+    ? undefined
+    : options.sweeper === false
+      ? undefined
+      : new Sweeper(
+          options.store,
+          { sweepIntervalMs: limits.sweepIntervalMs, inputTimeoutMs: limits.inputTimeoutMs, auditRetentionMs: limits.auditRetentionMs },
+          clock,
+          logger,
+        );
   const scopes = options.scopes ?? new ScopePolicy();
   const service = createTaskServices({
     store: options.store,
@@ -244,7 +262,11 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     maxSessions: limits.maxSessions,
     sessions: options.store.sessions,
     onSessionStream: (sessionId, server, ownerKey, authInfo) => sessionStreams.attach(sessionId, server, ownerKey, authInfo),
-    ...(options.auth ? { auth: { authenticator: options.auth, scopes, ...(options.oauth ? { resource: protectedResource(options.oauth, scopes, deps.serverInfo.name) } : {}) } } : {}),
+    ...(options.auth
+      ? {
+          auth: { authenticator: options.auth, scopes, ...(options.oauth ? { resource: protectedResource(options.oauth, scopes, deps.serverInfo.name) } : {}) },
+        }
+      : {}),
     scopes,
     allowedHosts: options.allowedHosts === undefined ? LOCALHOST_NAMES : options.allowedHosts,
     allowedOrigins: options.allowedOrigins === undefined ? LOCALHOST_NAMES : options.allowedOrigins,

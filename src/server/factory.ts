@@ -12,7 +12,6 @@ import { handleToolsCall } from './tools-call.js';
 import { V1SessionNotifier } from './v1-notifications.js';
 import { registerResultResourceHandlers } from './result-read-handler.js';
 
-
 /**
  * An SDK `Server` that advertises the legacy `tasks` capability only to sessions that negotiated 2025-11-25:
  * older sessions see no `tasks` (their revision has none). `_oninitialize` sets the negotiated version before it
@@ -47,8 +46,14 @@ function capabilitiesFor(negotiation: Negotiation, authEnabled: boolean): Server
   // Idempotency keys on tools/call are honoured on both generations (issue 12): declared as an extension on
   // 2026-07-28 and under `experimental` in 2025 sessions, where a requestor that does not know it ignores it.
   // `resources`: large task results are read back with resources/read (issue 10 §2); nothing is listed.
-  if (negotiation === 'per-request') return { tools: {}, resources: {}, extensions: { [TASKS_EXTENSION_ID]: {}, [IDEMPOTENCY_CAPABILITY_ID]: {} } } as ServerCapabilities;
-  return { tools: {}, resources: {}, experimental: { [IDEMPOTENCY_CAPABILITY_ID]: {} }, tasks: { ...(authEnabled ? { list: {} } : {}), cancel: {}, requests: { tools: { call: {} } } } } as ServerCapabilities;
+  if (negotiation === 'per-request')
+    return { tools: {}, resources: {}, extensions: { [TASKS_EXTENSION_ID]: {}, [IDEMPOTENCY_CAPABILITY_ID]: {} } } as ServerCapabilities;
+  return {
+    tools: {},
+    resources: {},
+    experimental: { [IDEMPOTENCY_CAPABILITY_ID]: {} },
+    tasks: { ...(authEnabled ? { list: {} } : {}), cancel: {}, requests: { tools: { call: {} } } },
+  } as ServerCapabilities;
 }
 
 /**

@@ -58,7 +58,8 @@ export function fallbackOperationAnswer(outcome: Extract<CallOutcome, { kind: 't
   const later = `Call get_task_result ${args} again in about ${seconds(task.pollIntervalMs)} s.`;
   switch (outcome.operation) {
     case 'status': {
-      if (isTerminal(task.status)) return textAnswer(`Task ${task.taskId} has ended: ${task.status}${said}. Call get_task_result ${args} for its outcome.`, facts);
+      if (isTerminal(task.status))
+        return textAnswer(`Task ${task.taskId} has ended: ${task.status}${said}. Call get_task_result ${args} for its outcome.`, facts);
       const waiting = task.status === 'input_required' ? ' It waits for input that this host cannot give; cancel_task stops it.' : '';
       return textAnswer(`Task ${task.taskId} is ${task.status}${said}.${waiting} Ask again in about ${seconds(task.pollIntervalMs)} s.`, facts);
     }
@@ -71,7 +72,11 @@ export function fallbackOperationAnswer(outcome: Extract<CallOutcome, { kind: 't
       if (!isTerminal(task.status)) return textAnswer(`Task ${task.taskId} has not finished yet: ${task.status}${said}. ${later}`, facts);
       if (task.status === 'cancelled') return { ...toolErrorResult(`Task ${task.taskId} was cancelled.`), structuredContent: facts };
       if (!ended) return { ...toolErrorResult(`Task ${task.taskId} ended without a stored outcome.`), structuredContent: facts };
-      if (ended.kind === 'error') return { ...toolErrorResult(`Task ${task.taskId} failed: ${ended.error.message}`), structuredContent: { ...facts, error: ended.error as unknown as JsonObject } };
+      if (ended.kind === 'error')
+        return {
+          ...toolErrorResult(`Task ${task.taskId} failed: ${ended.error.message}`),
+          structuredContent: { ...facts, error: ended.error as unknown as JsonObject },
+        };
       return ended.result;
     }
   }

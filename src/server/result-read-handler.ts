@@ -13,7 +13,12 @@ import { guarded } from './guard.js';
  * `resources/list` / `resources/templates/list` — result resources are reachable only through their
  * `resource_link`, which the spec allows (a link need not be listed).
  */
-export function registerResultResourceHandlers(server: Server, deps: HandlerDeps, negotiation: Negotiation, callerFor: (context: ServerContext) => Caller): void {
+export function registerResultResourceHandlers(
+  server: Server,
+  deps: HandlerDeps,
+  negotiation: Negotiation,
+  callerFor: (context: ServerContext) => Caller,
+): void {
   server.setRequestHandler('resources/read', (request, context) =>
     guarded(deps.logger, 'resources/read', async () => {
       const resource = await deps.service.tasks.readResultResource(callerFor(context), request.params.uri);

@@ -26,11 +26,7 @@ export class InputRoutingStdioTransport implements Transport {
    * @param ours - decides synchronously whether a message is a reply to one of our requests (others keep their order)
    * @param route - takes such a reply
    */
-  constructor(
-    ours: (message: unknown) => boolean,
-    route: (message: unknown) => Promise<unknown>,
-    onRouteError: (error: unknown) => void,
-  ) {
+  constructor(ours: (message: unknown) => boolean, route: (message: unknown) => Promise<unknown>, onRouteError: (error: unknown) => void) {
     this.inner.onmessage = (message) => {
       if (ours(message)) void route(message).catch(onRouteError);
       else this.handler?.(message);

@@ -49,12 +49,21 @@ export function toolCallOf(params: unknown): ToolCall {
  * The decision and the work are the service's (`planCall`, `callTool`); this adapter reads the request and
  * writes the answer.
  */
-export async function handleToolsCall(deps: HandlerDeps, caller: Caller, request: JSONRPCRequest, context: ServerContext, onCreated?: (record: TaskRecord) => void): Promise<JsonObject> {
+export async function handleToolsCall(
+  deps: HandlerDeps,
+  caller: Caller,
+  request: JSONRPCRequest,
+  context: ServerContext,
+  onCreated?: (record: TaskRecord) => void,
+): Promise<JsonObject> {
   const call = toolCallOf(request.params);
   const plan = await deps.service.calls.planCall(caller, call);
   const interaction = callInteraction(caller, context, deps.requestStates, { tool: call.name, args: call.arguments ?? {} });
   // A v1 session's task is recorded with its session, so the instance holding the session's GET stream follows it.
-  const session = { ...(onCreated ? { onCreated } : {}), ...(caller.negotiation === 'per-session' && context.sessionId ? { sessionId: context.sessionId } : {}) };
+  const session = {
+    ...(onCreated ? { onCreated } : {}),
+    ...(caller.negotiation === 'per-session' && context.sessionId ? { sessionId: context.sessionId } : {}),
+  };
   return callAnswer(deps, caller, await deps.service.calls.callTool(caller, plan, { interaction, ...session }));
 }
 
@@ -69,7 +78,9 @@ export function callAnswer(deps: Pick<HandlerDeps, 'clock'>, caller: Caller, out
   switch (outcome.kind) {
     case 'task': {
       const answered = withPollHint(outcome.task, now);
-      return caller.generation === 'v1' ? (v1CreateTaskResult(answered, outcome.immediateResponse) as unknown as JsonObject) : (v2CreateTaskResult(answered, outcome.immediateResponse) as unknown as JsonObject);
+      return caller.generation === 'v1'
+        ? (v1CreateTaskResult(answered, outcome.immediateResponse) as unknown as JsonObject)
+        : (v2CreateTaskResult(answered, outcome.immediateResponse) as unknown as JsonObject);
     }
     case 'fallback':
       return fallbackCreatedAnswer(outcome.task, outcome.immediateResponse, now);

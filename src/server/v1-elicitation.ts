@@ -67,12 +67,21 @@ export async function routeInputResponse(deps: Pick<HandlerDeps, 'service' | 'lo
  * Send the outstanding questions of a parked v1 task to the client as `elicitation/create` on the stream of the
  * `tasks/result` request `relatedRequestId`, each at most once per call (`sent` remembers them).
  */
-export async function deliverInputRequests(server: Server, record: TaskRecord, pending: readonly InputRequestRecord[], relatedRequestId: string | number, sent: Set<string>): Promise<void> {
+export async function deliverInputRequests(
+  server: Server,
+  record: TaskRecord,
+  pending: readonly InputRequestRecord[],
+  relatedRequestId: string | number,
+  sent: Set<string>,
+): Promise<void> {
   if (record.status !== 'input_required' || !server.transport) return;
   for (const request of pending) {
     if (sent.has(request.key)) continue;
     sent.add(request.key);
     const params = { ...(request.request.params as Record<string, unknown>), _meta: { [RELATED_TASK_META_KEY]: { taskId: record.taskId } } };
-    await server.transport.send({ jsonrpc: '2.0', id: inputRequestId(record.taskId, request.key), method: String(request.request.method), params }, { relatedRequestId });
+    await server.transport.send(
+      { jsonrpc: '2.0', id: inputRequestId(record.taskId, request.key), method: String(request.request.method), params },
+      { relatedRequestId },
+    );
   }
 }

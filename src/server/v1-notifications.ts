@@ -107,7 +107,10 @@ export class V1SessionNotifier {
     if (record.status === entry.lastStatus) return;
     entry.lastStatus = record.status;
     if (isTerminal(record.status)) this.untrack(taskId);
-    await this.send({ method: 'notifications/tasks/status', params: toV1Task(withPollHint(record, this.deps.clock.now())) as unknown as Record<string, unknown> });
+    await this.send({
+      method: 'notifications/tasks/status',
+      params: toV1Task(withPollHint(record, this.deps.clock.now())) as unknown as Record<string, unknown>,
+    });
   }
 
   private progress(taskId: string, done: number, total: number | undefined, message: string): void {

@@ -7,7 +7,22 @@ import type { Actor } from './access.js';
  * reached by every entry path that offers it. The task fallback
  * tools are these operations too: `get_task_status` and `get_task_result` are `get`, `cancel_task` is `cancel`.
  */
-export type TaskOperation = 'listTools' | 'callTool' | 'get' | 'list' | 'cancel' | 'answerInput' | 'waitForTerminal' | 'subscribe' | 'browse' | 'inspect' | 'watchVisible' | 'operations' | 'reconcile' | 'overview' | 'readResource';
+export type TaskOperation =
+  | 'listTools'
+  | 'callTool'
+  | 'get'
+  | 'list'
+  | 'cancel'
+  | 'answerInput'
+  | 'waitForTerminal'
+  | 'subscribe'
+  | 'browse'
+  | 'inspect'
+  | 'watchVisible'
+  | 'operations'
+  | 'reconcile'
+  | 'overview'
+  | 'readResource';
 
 /** What a hook learns about one operation before it runs. */
 export interface TaskOperationContext {

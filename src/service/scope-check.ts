@@ -56,7 +56,8 @@ export class ScopeCheck implements TaskServiceHook {
   ) {}
 
   async around<T>(context: TaskOperationContext, next: () => Promise<T>): Promise<T> {
-    const required = context.operation === 'callTool' && context.tool !== undefined ? this.policy.toolScopes(context.tool) : OPERATION_SCOPES[context.operation];
+    const required =
+      context.operation === 'callTool' && context.tool !== undefined ? this.policy.toolScopes(context.tool) : OPERATION_SCOPES[context.operation];
     const missing = lackingScopes(context.actor.scopes, required);
     if (missing.length > 0) throw this.refuse(context, missing, context.taskId === undefined ? undefined : context.taskId);
     return next();
@@ -69,8 +70,15 @@ export class ScopeCheck implements TaskServiceHook {
   }
 
   private refuse(context: TaskOperationContext, missing: readonly string[], taskId: string | undefined): TasksError {
-    this.logger.info({ operation: context.operation, owner: context.actor.ownerKey, missing, ...(taskId === undefined ? {} : { taskId }) }, 'task operation refused: insufficient scope');
+    this.logger.info(
+      { operation: context.operation, owner: context.actor.ownerKey, missing, ...(taskId === undefined ? {} : { taskId }) },
+      'task operation refused: insufficient scope',
+    );
     if (taskId !== undefined) return taskNotFound();
-    return new TasksError(ErrorCode.InvalidParams, `Insufficient scope: ${context.operation === 'callTool' ? `tool ${context.tool}` : context.operation} needs ${missing.join(' ')}`, { reason: 'insufficient_scope', requiredScopes: [...missing] });
+    return new TasksError(
+      ErrorCode.InvalidParams,
+      `Insufficient scope: ${context.operation === 'callTool' ? `tool ${context.tool}` : context.operation} needs ${missing.join(' ')}`,
+      { reason: 'insufficient_scope', requiredScopes: [...missing] },
+    );
   }
 }

@@ -73,7 +73,18 @@ export function createTaskServices(options: TaskServicesOptions): TaskServices {
   const reads = new TaskReads(store, clock);
   const door = new ServiceDoor(options.hooks ?? [], store, reads, clock, logger);
   const withHandOff = handOff ? { handOff } : {};
-  const tasks = new TasksDoor({ store, tools, feed, ...withHandOff, limits, clock, door, reads, polls: new PollThrottle(MAX_POLL_DELAY_MS, options.pollObserver), cursors: new CursorCodec(options.secret) });
+  const tasks = new TasksDoor({
+    store,
+    tools,
+    feed,
+    ...withHandOff,
+    limits,
+    clock,
+    door,
+    reads,
+    polls: new PollThrottle(MAX_POLL_DELAY_MS, options.pollObserver),
+    cursors: new CursorCodec(options.secret),
+  });
   const creator = new TaskCreator({ store, ...withHandOff, limits, clock, logger, reads });
   const calls = new CallService({
     store,

@@ -39,7 +39,9 @@ export class TaskReads {
   outcome(taskId: string): Promise<TaskOutcome | undefined> {
     return this.terminal.readOutcome(taskId, async () => {
       const outcome = await this.store.getOutcome(taskId);
-      return outcome === undefined ? undefined : { outcome, chars: jsonCharsUpTo(outcome.kind === 'error' ? outcome.error : outcome.result, MAX_OUTCOME_CHARS + 1) };
+      return outcome === undefined
+        ? undefined
+        : { outcome, chars: jsonCharsUpTo(outcome.kind === 'error' ? outcome.error : outcome.result, MAX_OUTCOME_CHARS + 1) };
     });
   }
 

@@ -67,7 +67,6 @@ export interface InputRequestRow {
   answered_at: number | null;
 }
 
-
 /**
  * Row conversions of the columns that can hold requestors' data — `tasks.arguments`, `input_requests.request` and
  * `.response`, `task_steps.value` — through a {@link FieldCipher} (encrypted at rest when a key is configured; the

@@ -1,5 +1,16 @@
 import type { KillSwitchRecord } from '../core/kill-switch.js';
-import type { AuditEntry, AuditFilter, AuditRecord, IdempotencyClaim, IdempotencyClaimResult, IdempotencyRecord, NewOperation, OperationFilter, OperationRecord, OperationSettlement } from '../core/ledger.js';
+import type {
+  AuditEntry,
+  AuditFilter,
+  AuditRecord,
+  IdempotencyClaim,
+  IdempotencyClaimResult,
+  IdempotencyRecord,
+  NewOperation,
+  OperationFilter,
+  OperationRecord,
+  OperationSettlement,
+} from '../core/ledger.js';
 import type { CreateAdmission, CreateQuota, TaskAdmission } from '../core/ports/admission.js';
 import type { TaskEvent, TaskEventListener, TaskFeed } from '../core/ports/feed.js';
 import type { AnswerInputChange, AnswerInputResult, NewInputRequest, RequestInputChange, TaskInputs } from '../core/ports/inputs.js';

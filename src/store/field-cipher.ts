@@ -35,7 +35,11 @@ export function keyIdOf(key: Buffer): string {
  */
 export function parseEncryptionKey(text: string, what: string): Buffer {
   const trimmed = text.trim();
-  const key = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, 'hex') : /^[A-Za-z0-9+/_-]{43}=?$/.test(trimmed) ? Buffer.from(trimmed, 'base64') : undefined;
+  const key = /^[0-9a-fA-F]{64}$/.test(trimmed)
+    ? Buffer.from(trimmed, 'hex')
+    : /^[A-Za-z0-9+/_-]{43}=?$/.test(trimmed)
+      ? Buffer.from(trimmed, 'base64')
+      : undefined;
   if (key?.length !== KEY_BYTES) throw new Error(`${what} must be 32 bytes as 64 hex digits or base64 (e.g. openssl rand -base64 32)`);
   return key;
 }
@@ -77,7 +81,10 @@ export class AesGcmFieldCipher implements FieldCipher {
    */
   static fromEnvironment(env: NodeJS.ProcessEnv): FieldCipher {
     const current = env.MCP_TASKS_ENCRYPTION_KEY;
-    const old = (env.MCP_TASKS_ENCRYPTION_KEYS_OLD ?? '').split(',').map((key) => key.trim()).filter((key) => key.length > 0);
+    const old = (env.MCP_TASKS_ENCRYPTION_KEYS_OLD ?? '')
+      .split(',')
+      .map((key) => key.trim())
+      .filter((key) => key.length > 0);
     if (current === undefined || current.trim().length === 0) {
       if (old.length > 0) throw new Error('MCP_TASKS_ENCRYPTION_KEYS_OLD needs MCP_TASKS_ENCRYPTION_KEY (the key new values are written with)');
       return NO_ENCRYPTION;
@@ -107,7 +114,8 @@ export class AesGcmFieldCipher implements FieldCipher {
     const colon = rest.indexOf(':');
     const keyId = colon < 0 ? '' : rest.slice(0, colon);
     const key = this.keys.get(keyId);
-    if (!key) throw new StoreError('fault', `cannot decrypt task data: key id ${keyId || '(none)'} is not configured (add its key to MCP_TASKS_ENCRYPTION_KEYS_OLD)`);
+    if (!key)
+      throw new StoreError('fault', `cannot decrypt task data: key id ${keyId || '(none)'} is not configured (add its key to MCP_TASKS_ENCRYPTION_KEYS_OLD)`);
     const body = Buffer.from(rest.slice(colon + 1), 'base64url');
     try {
       if (body.length < IV_BYTES + TAG_BYTES) throw new Error('too short');
@@ -116,7 +124,9 @@ export class AesGcmFieldCipher implements FieldCipher {
       decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
       return Buffer.concat([decipher.update(body.subarray(IV_BYTES, body.length - TAG_BYTES)), decipher.final()]).toString('utf8');
     } catch (error) {
-      throw new StoreError('fault', `cannot decrypt task data with key id ${keyId}: the value does not authenticate (corrupted, or moved from another row)`, { cause: error });
+      throw new StoreError('fault', `cannot decrypt task data with key id ${keyId}: the value does not authenticate (corrupted, or moved from another row)`, {
+        cause: error,
+      });
     }
   }
 }

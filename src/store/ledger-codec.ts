@@ -31,7 +31,8 @@ export interface OperationRow {
 }
 
 export const IDEMPOTENCY_COLUMNS = 'owner_key, generation, idem_key, tool_name, request_digest, task_id, created_at, expires_at';
-export const OPERATION_COLUMNS = 'operation_id, op_key, task_id, owner_key, tool_name, effect, target, object_version, status, receipt, detail, created_at, updated_at';
+export const OPERATION_COLUMNS =
+  'operation_id, op_key, task_id, owner_key, tool_name, effect, target, object_version, status, receipt, detail, created_at, updated_at';
 
 export function toIdempotencyRecord(row: IdempotencyRow): IdempotencyRecord {
   return {
@@ -103,5 +104,15 @@ export function toAuditRecord(row: AuditRow): AuditRecord {
 
 /** The parameters of an audit INSERT, in {@link AUDIT_COLUMNS} order. */
 export function auditValues(entry: AuditEntry): unknown[] {
-  return [entry.at, entry.kind, entry.ownerKey, entry.scopes, entry.tool, entry.taskId, entry.argumentsDigest, entry.outcome, entry.detail === null ? null : JSON.stringify(entry.detail)];
+  return [
+    entry.at,
+    entry.kind,
+    entry.ownerKey,
+    entry.scopes,
+    entry.tool,
+    entry.taskId,
+    entry.argumentsDigest,
+    entry.outcome,
+    entry.detail === null ? null : JSON.stringify(entry.detail),
+  ];
 }

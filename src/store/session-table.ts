@@ -43,7 +43,14 @@ export function sessionTable(query: SessionQuery, table: string, placeholder: (n
   const prune = `DELETE FROM ${table} WHERE session_id IN (SELECT session_id FROM ${table} WHERE last_seen_at < ${p(1)} ORDER BY last_seen_at LIMIT ${p(2)}) RETURNING session_id`;
   return {
     async putSession(record) {
-      await query('record a session', put, [record.sessionId, record.ownerKey, record.protocolVersion, JSON.stringify(record.initialize), record.createdAt, record.lastSeenAt]);
+      await query('record a session', put, [
+        record.sessionId,
+        record.ownerKey,
+        record.protocolVersion,
+        JSON.stringify(record.initialize),
+        record.createdAt,
+        record.lastSeenAt,
+      ]);
     },
     async getSession(sessionId) {
       const row = (await query('read a session', get, [sessionId]))[0] as SessionRow | undefined;
@@ -59,7 +66,7 @@ export function sessionTable(query: SessionQuery, table: string, placeholder: (n
       return (await query('prune idle sessions', prune, [before, Math.max(1, Math.floor(limit))])).length;
     },
     async openSessionTasks(sessionId, limit) {
-      return (await query('list a session\'s open tasks', openTasks, [sessionId, Math.max(1, Math.floor(limit))])).map((row) => String(row.task_id));
+      return (await query("list a session's open tasks", openTasks, [sessionId, Math.max(1, Math.floor(limit))])).map((row) => String(row.task_id));
     },
   };
 }
@@ -91,7 +98,8 @@ export function serverSecretTable(query: SessionQuery, table: string, placeholde
     async claimServerSecret(candidate) {
       const [salt, verifier, secret] = candidate.mode === 'verifier' ? [candidate.salt, candidate.verifier, null] : [null, null, candidate.secret];
       await query('record the server secret', insert, [candidate.mode, salt, verifier, secret, candidate.createdAt]);
-      const row = (await query('read the server secret', select, []))[0] as { mode: string; salt: string | null; verifier: string | null; secret: string | null; created_at: number } | undefined;
+      const row = (await query('read the server secret', select, []))[0] as
+        { mode: string; salt: string | null; verifier: string | null; secret: string | null; created_at: number } | undefined;
       if (!row) throw new Error('server_secret row missing after insert');
       return row.mode === 'kept'
         ? { mode: 'kept', secret: String(row.secret), createdAt: Number(row.created_at) }

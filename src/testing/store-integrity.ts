@@ -64,7 +64,8 @@ export function checkStoreIntegrity(snapshot: StoreSnapshot): string[] {
     if (num(row.created_at) > num(row.last_updated_at)) problems.push(`${where}: lastUpdatedAt before createdAt`);
     const ttl = row.ttl_ms === null ? null : num(row.ttl_ms);
     const expiresAt = row.expires_at === null ? null : num(row.expires_at);
-    if ((ttl === null) !== (expiresAt === null) || (ttl !== null && expiresAt !== num(row.created_at) + ttl)) problems.push(`${where}: expiresAt ${expiresAt} does not match createdAt + ttlMs`);
+    if ((ttl === null) !== (expiresAt === null) || (ttl !== null && expiresAt !== num(row.created_at) + ttl))
+      problems.push(`${where}: expiresAt ${expiresAt} does not match createdAt + ttlMs`);
     if (!(num(row.attempt) >= 0)) problems.push(`${where}: negative attempt`);
     const seq = num(row.seq);
     if (seqs.has(seq)) problems.push(`${where}: seq ${seq} used twice`);

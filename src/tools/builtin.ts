@@ -23,6 +23,7 @@ export default function builtinToolModule(options: ToolModuleOptions): AnyToolDe
     throw new RangeError('built-in tools: checkTargets must be an array of host patterns');
   }
   const tools = builtinTools({ roots: [...options.roots], checkTargets: (checkTargets ?? []) as string[] });
-  if (options.writableRoots.length > 0) tools.push(cleanupLogsTool({ writableRoots: options.writableRoots }), publishReportTool({ writableRoots: options.writableRoots }));
+  if (options.writableRoots.length > 0)
+    tools.push(cleanupLogsTool({ writableRoots: options.writableRoots }), publishReportTool({ writableRoots: options.writableRoots }));
   return tools;
 }

@@ -35,7 +35,8 @@ export type Severity = 'error' | 'warning';
  * first); `tokenB` is a second principal (`--token-b`); `list` / `cancel` are the v1 `tasks.list` / `tasks.cancel`
  * capabilities; `http` a plain-HTTP URL the fault proxy can forward to.
  */
-export type Need = 'slow' | 'toolError' | 'throws' | 'asksInput' | 'asksTwoInputs' | 'sync' | 'required' | 'sideEffect' | 'task' | 'tokenB' | 'list' | 'cancel' | 'http';
+export type Need =
+  'slow' | 'toolError' | 'throws' | 'asksInput' | 'asksTwoInputs' | 'sync' | 'required' | 'sideEffect' | 'task' | 'tokenB' | 'list' | 'cancel' | 'http';
 
 /** A registered check. */
 export interface CheckDefinition {

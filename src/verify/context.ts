@@ -138,9 +138,11 @@ export class CheckContext {
           skip('the server does not advertise tasks.list (R4; R51 forbids it without a requestor identity — pass --token-a to verify listing)');
         }
       } else if (need === 'cancel') {
-        if (this.generation === 'v1' && !(this.served.capabilities.tasks as Record<string, unknown>).cancel) skip('the server does not advertise tasks.cancel (R4): tasks cannot be cancelled');
+        if (this.generation === 'v1' && !(this.served.capabilities.tasks as Record<string, unknown>).cancel)
+          skip('the server does not advertise tasks.cancel (R4): tasks cannot be cancelled');
       } else if (need === 'http') {
-        if (!this.target.url.startsWith('http://')) skip('the fault proxy forwards to http: URLs only; point --url at the plain-HTTP endpoint (e.g. behind the TLS terminator)');
+        if (!this.target.url.startsWith('http://'))
+          skip('the fault proxy forwards to http: URLs only; point --url at the plain-HTTP endpoint (e.g. behind the TLS terminator)');
       } else if (need === 'task') {
         this.taskTool();
       } else {
@@ -156,14 +158,17 @@ export class CheckContext {
   role<R extends keyof ToolRoles>(name: R): NonNullable<ToolRoles[R]> {
     const ref = this.map.roles[name];
     if (!ref) skip(`the tool map has no "${name}" tool (set it with --tools-map)`);
-    const tools = name === 'sideEffect' ? [(ref as NonNullable<ToolRoles['sideEffect']>).tool, (ref as NonNullable<ToolRoles['sideEffect']>).readTool] : [ref as ToolRef];
+    const tools =
+      name === 'sideEffect' ? [(ref as NonNullable<ToolRoles['sideEffect']>).tool, (ref as NonNullable<ToolRoles['sideEffect']>).readTool] : [ref as ToolRef];
     for (const tool of tools) {
       const info = this.served.tools.get(tool.tool);
       if (!info) skip(`the server's ${this.generation} tools/list has no "${tool.tool}" (tool map role ${name}; set it with --tools-map)`);
       if (this.generation === 'v1') {
         const support = info.taskSupport ?? 'forbidden';
-        if ((TASK_ROLES.has(name) || (name === 'sideEffect' && tool === tools[0])) && support === 'forbidden') skip(`"${tool.tool}" (role ${name}) has taskSupport "${support}" in the v1 tools/list; map a task-capable tool`);
-        if (name === 'required' && support !== 'required') skip(`"${tool.tool}" (role required) has taskSupport "${support}", not "required"; map a task-only tool`);
+        if ((TASK_ROLES.has(name) || (name === 'sideEffect' && tool === tools[0])) && support === 'forbidden')
+          skip(`"${tool.tool}" (role ${name}) has taskSupport "${support}" in the v1 tools/list; map a task-capable tool`);
+        if (name === 'required' && support !== 'required')
+          skip(`"${tool.tool}" (role required) has taskSupport "${support}", not "required"; map a task-only tool`);
         if (name === 'sync' && support !== 'forbidden') skip(`"${tool.tool}" (role sync) has taskSupport "${support}"; map a tool that never runs as a task`);
       }
     }
@@ -245,7 +250,9 @@ export class CheckContext {
     const expiry = this.expiries.get(taskId);
     if (answer.response?.error && expiry !== undefined && Date.now() > expiry) {
       // Deleting a task after its TTL is allowed (R20, E20), so this proves nothing either way: not verified.
-      skip(`${what}: ${describe(answer)} — the task's ttl ran out ${Date.now() - expiry} ms ago, before the check was done with it; the server's retention is too short for this check here (give the test instance a longer TTL)`);
+      skip(
+        `${what}: ${describe(answer)} — the task's ttl ran out ${Date.now() - expiry} ms ago, before the check was done with it; the server's retention is too short for this check here (give the test instance a longer TTL)`,
+      );
     }
     expectResult(answer, what);
     const task = wire.taskOf(answer);
@@ -263,7 +270,12 @@ export class CheckContext {
    * Poll `tasks/get` (at the server's interval, clamped) until `until` holds; every seen task goes to `seen`.
    * Fails when a poll errors or the task does not get there within `timeoutMs`.
    */
-  async poll(wire: TaskWire, taskId: string, until: (task: TaskState) => boolean, options: { timeoutMs?: number; what?: string; seen?: TaskState[] } = {}): Promise<TaskState> {
+  async poll(
+    wire: TaskWire,
+    taskId: string,
+    until: (task: TaskState) => boolean,
+    options: { timeoutMs?: number; what?: string; seen?: TaskState[] } = {},
+  ): Promise<TaskState> {
     const timeoutMs = options.timeoutMs ?? 15_000;
     const deadline = Date.now() + timeoutMs;
     for (;;) {

@@ -124,7 +124,9 @@ export class FaultProxy {
       { host: this.target.hostname, port: this.target.port, path: request.url, method: request.method, headers: { ...headers, host: this.target.host } },
       (answer) => {
         const type = String(answer.headers['content-type'] ?? '');
-        const passHeaders: OutgoingHttpHeaders = Object.fromEntries(Object.entries(answer.headers).filter(([name]) => !HOP_BY_HOP.has(name) && name !== 'content-length'));
+        const passHeaders: OutgoingHttpHeaders = Object.fromEntries(
+          Object.entries(answer.headers).filter(([name]) => !HOP_BY_HOP.has(name) && name !== 'content-length'),
+        );
         if (!fault) {
           response.writeHead(answer.statusCode ?? 502, passHeaders);
           answer.pipe(response);
@@ -207,7 +209,9 @@ function jsonRpcRequests(body: Buffer): Array<{ method: string; id: unknown }> {
     return [];
   }
   return (Array.isArray(parsed) ? parsed : [parsed]).flatMap((message) =>
-    typeof message === 'object' && message !== null && typeof (message as { method?: unknown }).method === 'string' ? [{ method: (message as { method: string }).method, id: (message as { id?: unknown }).id }] : [],
+    typeof message === 'object' && message !== null && typeof (message as { method?: unknown }).method === 'string'
+      ? [{ method: (message as { method: string }).method, id: (message as { id?: unknown }).id }]
+      : [],
   );
 }
 

@@ -20,7 +20,18 @@ const MAX_TOOL_PAGES = 20;
 
 function toolsOf(result: Record<string, unknown> | undefined): ToolInfo[] {
   const tools = Array.isArray(result?.tools) ? (result.tools as Array<Record<string, unknown>>) : [];
-  return tools.flatMap((tool) => (typeof tool.name === 'string' ? [{ name: tool.name, ...(typeof (tool.execution as { taskSupport?: unknown } | undefined)?.taskSupport === 'string' ? { taskSupport: (tool.execution as { taskSupport: string }).taskSupport } : {}) }] : []));
+  return tools.flatMap((tool) =>
+    typeof tool.name === 'string'
+      ? [
+          {
+            name: tool.name,
+            ...(typeof (tool.execution as { taskSupport?: unknown } | undefined)?.taskSupport === 'string'
+              ? { taskSupport: (tool.execution as { taskSupport: string }).taskSupport }
+              : {}),
+          },
+        ]
+      : [],
+  );
 }
 
 function why(error: unknown): string {
@@ -36,7 +47,8 @@ async function probeV1(endpoint: Endpoint, token: string | undefined): Promise<G
     return { available: false, reason: `the server does not serve 2025-11-25: ${why(error)}` };
   }
   try {
-    if (session.protocolVersion !== V1_PROTOCOL_VERSION) return { available: false, reason: `initialize offering 2025-11-25 negotiated ${session.protocolVersion} (no 2025-11-25 tasks)` };
+    if (session.protocolVersion !== V1_PROTOCOL_VERSION)
+      return { available: false, reason: `initialize offering 2025-11-25 negotiated ${session.protocolVersion} (no 2025-11-25 tasks)` };
     if (!session.serverCapabilities.tasks) return { available: false, reason: 'the server serves 2025-11-25 but declares no tasks capability (R1)' };
     const tools = new Map<string, ToolInfo>();
     let cursor: string | undefined;
@@ -62,9 +74,11 @@ async function probeV2(endpoint: Endpoint, token: string | undefined): Promise<G
     const result = discover.response?.result;
     if (!result) return { available: false, reason: `the server does not serve 2026-07-28: server/discover answered ${describe(discover)}` };
     const versions = Array.isArray(result.supportedVersions) ? result.supportedVersions : [];
-    if (!versions.includes(V2_PROTOCOL_VERSION)) return { available: false, reason: `server/discover lists supportedVersions ${JSON.stringify(versions)} without ${V2_PROTOCOL_VERSION}` };
+    if (!versions.includes(V2_PROTOCOL_VERSION))
+      return { available: false, reason: `server/discover lists supportedVersions ${JSON.stringify(versions)} without ${V2_PROTOCOL_VERSION}` };
     const capabilities = (result.capabilities as Record<string, unknown> | undefined) ?? {};
-    if (!(capabilities.extensions as Record<string, unknown> | undefined)?.[TASKS_EXTENSION_ID]) return { available: false, reason: `server/discover does not advertise the ${TASKS_EXTENSION_ID} extension (E1): no 2026-07-28 tasks` };
+    if (!(capabilities.extensions as Record<string, unknown> | undefined)?.[TASKS_EXTENSION_ID])
+      return { available: false, reason: `server/discover does not advertise the ${TASKS_EXTENSION_ID} extension (E1): no 2026-07-28 tasks` };
     const tools = new Map<string, ToolInfo>();
     let cursor: string | undefined;
     for (let page = 0; page < MAX_TOOL_PAGES; page += 1) {
@@ -81,7 +95,11 @@ async function probeV2(endpoint: Endpoint, token: string | undefined): Promise<G
 }
 
 /** Probe the generations asked for, as principal A; returns the profile and the probe's evidence. */
-export async function probeTarget(target: Target, generations: readonly Generation[], requestTimeoutMs: number): Promise<{ profile: TargetProfile; evidence: Exchange[] }> {
+export async function probeTarget(
+  target: Target,
+  generations: readonly Generation[],
+  requestTimeoutMs: number,
+): Promise<{ profile: TargetProfile; evidence: Exchange[] }> {
   const evidence: Exchange[] = [];
   const started = Date.now();
   const recorder: Recorder = {

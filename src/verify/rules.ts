@@ -55,8 +55,26 @@ const BASE_PAGES: ReadonlyArray<[number, string]> = [
 
 /** Checklist item → the rule it restates (so its link is that rule's section). */
 const CHECKLIST_RULE: Readonly<Record<string, string>> = {
-  'C-BASE-01': 'B3', 'C-BASE-02': 'B9', 'C-BASE-03': 'B26', 'C-BASE-04': 'B25', 'C-BASE-05': 'B26', 'C-BASE-06': 'B8', 'C-BASE-07': 'B8', 'C-BASE-08': 'B11', 'C-BASE-09': 'B23', 'C-BASE-10': 'B25',
-  'C-SEC-01': 'R50', 'C-SEC-02': 'R49', 'C-SEC-03': 'R49', 'C-SEC-04': 'R49', 'C-SEC-05': 'R45', 'C-SEC-06': 'R51', 'C-SEC-07': 'E45', 'C-SEC-08': 'B15', 'C-SEC-09': 'R52', 'C-SEC-10': 'R48',
+  'C-BASE-01': 'B3',
+  'C-BASE-02': 'B9',
+  'C-BASE-03': 'B26',
+  'C-BASE-04': 'B25',
+  'C-BASE-05': 'B26',
+  'C-BASE-06': 'B8',
+  'C-BASE-07': 'B8',
+  'C-BASE-08': 'B11',
+  'C-BASE-09': 'B23',
+  'C-BASE-10': 'B25',
+  'C-SEC-01': 'R50',
+  'C-SEC-02': 'R49',
+  'C-SEC-03': 'R49',
+  'C-SEC-04': 'R49',
+  'C-SEC-05': 'R45',
+  'C-SEC-06': 'R51',
+  'C-SEC-07': 'E45',
+  'C-SEC-08': 'B15',
+  'C-SEC-09': 'R52',
+  'C-SEC-10': 'R48',
 };
 
 function section(sections: ReadonlyArray<[number, string]>, number: number): string {

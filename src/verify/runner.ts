@@ -75,7 +75,12 @@ export interface VerifyReport {
 }
 
 function globToRegExp(pattern: string): RegExp {
-  return new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*').replaceAll('?', '.')}$`);
+  return new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replaceAll('*', '.*')
+      .replaceAll('?', '.')}$`,
+  );
 }
 
 /** Whether a check matches a pattern: an id glob (`v1.*`, `*.cross-owner.*`), a gate name, or a rule id (`C-SEC-02`, `R45`). */
@@ -84,19 +89,51 @@ export function matches(check: CheckDefinition, pattern: string): boolean {
 }
 
 /** The checks selected by generation, `only` and `exclude`, in registry order. */
-export function selectChecks(checks: readonly CheckDefinition[], generations: readonly Generation[], only: readonly string[] = [], exclude: readonly string[] = []): CheckDefinition[] {
-  return checks.filter((check) => generations.includes(check.generation) && (only.length === 0 || only.some((pattern) => matches(check, pattern))) && !exclude.some((pattern) => matches(check, pattern)));
+export function selectChecks(
+  checks: readonly CheckDefinition[],
+  generations: readonly Generation[],
+  only: readonly string[] = [],
+  exclude: readonly string[] = [],
+): CheckDefinition[] {
+  return checks.filter(
+    (check) =>
+      generations.includes(check.generation) &&
+      (only.length === 0 || only.some((pattern) => matches(check, pattern))) &&
+      !exclude.some((pattern) => matches(check, pattern)),
+  );
 }
 
-function result(check: CheckDefinition, fields: Pick<CheckResult, 'status' | 'message' | 'durationMs' | 'evidence' | 'measurements' | 'failedExchange'>): CheckResult {
-  return { id: check.id, title: check.title, gate: check.gate, generation: check.generation, severity: check.severity, rules: check.rules, spec: checkSpecLink(check.rules), ...fields };
+function result(
+  check: CheckDefinition,
+  fields: Pick<CheckResult, 'status' | 'message' | 'durationMs' | 'evidence' | 'measurements' | 'failedExchange'>,
+): CheckResult {
+  return {
+    id: check.id,
+    title: check.title,
+    gate: check.gate,
+    generation: check.generation,
+    severity: check.severity,
+    rules: check.rules,
+    spec: checkSpecLink(check.rules),
+    ...fields,
+  };
 }
 
 /** Run one check in its own context; never throws. */
-export async function runCheck(check: CheckDefinition, target: Target, profile: TargetProfile, map: ToolMap, timeoutMs: number, requestTimeoutMs: number): Promise<CheckResult> {
+export async function runCheck(
+  check: CheckDefinition,
+  target: Target,
+  profile: TargetProfile,
+  map: ToolMap,
+  timeoutMs: number,
+  requestTimeoutMs: number,
+): Promise<CheckResult> {
   const controller = new AbortController();
   const bound = check.timeoutMs ?? timeoutMs;
-  const timer = setTimeout(() => controller.abort(new CheckFailed(`did not finish within ${bound} ms (a request hung or the server never reached the awaited state)`)), bound);
+  const timer = setTimeout(
+    () => controller.abort(new CheckFailed(`did not finish within ${bound} ms (a request hung or the server never reached the awaited state)`)),
+    bound,
+  );
   const ctx = new CheckContext(check.generation, target, profile, map, controller.signal, requestTimeoutMs);
   const started = Date.now();
   let status: CheckResult['status'];
@@ -135,7 +172,14 @@ export async function runCheck(check: CheckDefinition, target: Target, profile: 
     clearTimeout(timer);
   }
   await ctx.cleanUp();
-  return result(check, { status, message, durationMs: Date.now() - started, evidence: ctx.evidence, measurements: ctx.measurements, ...(failedExchange ? { failedExchange } : {}) });
+  return result(check, {
+    status,
+    message,
+    durationMs: Date.now() - started,
+    evidence: ctx.evidence,
+    measurements: ctx.measurements,
+    ...(failedExchange ? { failedExchange } : {}),
+  });
 }
 
 async function pool<T>(items: readonly T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
@@ -157,7 +201,16 @@ export function summarise(results: readonly CheckResult[], failOn: readonly Gate
     const failed = count('failed');
     const skipped = count('skipped');
     const verdict = mine.length === 0 ? 'empty' : failed > 0 ? 'failed' : skipped > 0 ? 'incomplete' : 'passed';
-    return { gate, hard: HARD_GATES.includes(gate), decides: failOn.includes(gate), passed: count('passed'), warnings: count('warning'), failed, skipped, verdict };
+    return {
+      gate,
+      hard: HARD_GATES.includes(gate),
+      decides: failOn.includes(gate),
+      passed: count('passed'),
+      warnings: count('warning'),
+      failed,
+      skipped,
+      verdict,
+    };
   });
 }
 
@@ -189,7 +242,13 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyReport> {
   const loadDeadline = Date.now() + options.map.thresholds.loadBudgetMs;
   for (const check of selected.filter((entry) => entry.alone)) {
     if (Date.now() > loadDeadline) {
-      const skipped = result(check, { status: 'skipped', message: `the load gate's time budget (loadBudgetMs ${options.map.thresholds.loadBudgetMs} ms) was used up`, durationMs: 0, evidence: [], measurements: {} });
+      const skipped = result(check, {
+        status: 'skipped',
+        message: `the load gate's time budget (loadBudgetMs ${options.map.thresholds.loadBudgetMs} ms) was used up`,
+        durationMs: 0,
+        evidence: [],
+        measurements: {},
+      });
       results.set(check, skipped);
       options.onResult?.(skipped);
     } else await run(check);
@@ -198,10 +257,20 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyReport> {
   const gates = summarise(ordered, options.failOn ?? HARD_GATES);
   return {
     tool: { name: 'mcp-tasks verify', version: '0.1.0' },
-    target: { url: options.target.url, generations: options.generations, tokenA: options.target.tokenA !== undefined, tokenB: options.target.tokenB !== undefined },
+    target: {
+      url: options.target.url,
+      generations: options.generations,
+      tokenA: options.target.tokenA !== undefined,
+      tokenB: options.target.tokenB !== undefined,
+    },
     startedAt: startedAt.toISOString(),
     durationMs: Date.now() - startedAt.getTime(),
-    profile: Object.fromEntries(Object.entries(profile).map(([generation, entry]) => [generation, entry.available ? { served: true, tools: [...entry.tools.keys()].sort() } : { served: false, reason: entry.reason }])),
+    profile: Object.fromEntries(
+      Object.entries(profile).map(([generation, entry]) => [
+        generation,
+        entry.available ? { served: true, tools: [...entry.tools.keys()].sort() } : { served: false, reason: entry.reason },
+      ]),
+    ),
     probeEvidence: evidence,
     gates,
     results: ordered,

@@ -112,11 +112,22 @@ export const DEFAULT_ROLES: Readonly<ToolRoles> = Object.freeze({
   asksTwoInputs: { tool: 'multi_input', arguments: {}, answer: { confirm: true } },
   sync: { tool: 'greet', arguments: { name: 'verify' } },
   required: { tool: 'failing_job', arguments: {} },
-  sideEffect: { tool: { tool: 'side_effect_job', arguments: { key: '$key', seconds: '$seconds' } }, readTool: { tool: 'read_side_effects', arguments: { key: '$key' } } },
+  sideEffect: {
+    tool: { tool: 'side_effect_job', arguments: { key: '$key', seconds: '$seconds' } },
+    readTool: { tool: 'read_side_effects', arguments: { key: '$key' } },
+  },
 } satisfies ToolRoles);
 
-const ToolRefSchema = z.union([z.string().min(1).transform((tool) => ({ tool, arguments: {} })), z.object({ tool: z.string().min(1), arguments: z.record(z.string(), z.unknown()).default({}) }).strict()]);
-const InputToolRefSchema = z.object({ tool: z.string().min(1), arguments: z.record(z.string(), z.unknown()).default({}), answer: z.record(z.string(), z.unknown()).default({}) }).strict();
+const ToolRefSchema = z.union([
+  z
+    .string()
+    .min(1)
+    .transform((tool) => ({ tool, arguments: {} })),
+  z.object({ tool: z.string().min(1), arguments: z.record(z.string(), z.unknown()).default({}) }).strict(),
+]);
+const InputToolRefSchema = z
+  .object({ tool: z.string().min(1), arguments: z.record(z.string(), z.unknown()).default({}), answer: z.record(z.string(), z.unknown()).default({}) })
+  .strict();
 const positive = z.number().int().positive();
 
 const ToolMapFileSchema = z
@@ -130,7 +141,10 @@ const ToolMapFileSchema = z
     required: ToolRefSchema.nullable(),
     sideEffect: z.object({ tool: ToolRefSchema, readTool: ToolRefSchema }).strict().nullable(),
     server: z.object({ ttlMs: positive, concurrency: positive, metricsUrl: z.string().url() }).partial().strict(),
-    thresholds: z.object(Object.fromEntries(Object.keys(DEFAULT_THRESHOLDS).map((key) => [key, z.number().positive()])) as Record<keyof Thresholds, z.ZodNumber>).partial().strict(),
+    thresholds: z
+      .object(Object.fromEntries(Object.keys(DEFAULT_THRESHOLDS).map((key) => [key, z.number().positive()])) as Record<keyof Thresholds, z.ZodNumber>)
+      .partial()
+      .strict(),
   })
   .partial()
   .strict();
@@ -172,7 +186,8 @@ export function parseThresholds(pairs: readonly string[]): Partial<Thresholds> {
   const result: Partial<Thresholds> = {};
   for (const pair of pairs) {
     const [name, value] = pair.split('=', 2);
-    if (!name || !(name in DEFAULT_THRESHOLDS)) throw new ToolMapError(`--threshold ${pair}: unknown name; one of ${Object.keys(DEFAULT_THRESHOLDS).join(', ')}`);
+    if (!name || !(name in DEFAULT_THRESHOLDS))
+      throw new ToolMapError(`--threshold ${pair}: unknown name; one of ${Object.keys(DEFAULT_THRESHOLDS).join(', ')}`);
     const number = Number(value);
     if (!Number.isFinite(number) || number <= 0) throw new ToolMapError(`--threshold ${pair}: expected a positive number`);
     result[name as keyof Thresholds] = number;

@@ -35,7 +35,20 @@ const ALLOWED: Record<string, readonly string[]> = {
 };
 
 /** The ports of the store by role (`core/ports/`); `core/store.ts` composes them into `TaskStore`. */
-const PORT_FILES = ['admission.ts', 'feed.ts', 'inputs.ts', 'leases.ts', 'ledger.ts', 'maintenance.ts', 'processes.ts', 'results.ts', 'rollout.ts', 'rows.ts', 'sessions.ts', 'steps.ts'];
+const PORT_FILES = [
+  'admission.ts',
+  'feed.ts',
+  'inputs.ts',
+  'leases.ts',
+  'ledger.ts',
+  'maintenance.ts',
+  'processes.ts',
+  'results.ts',
+  'rollout.ts',
+  'rows.ts',
+  'sessions.ts',
+  'steps.ts',
+];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -53,7 +66,9 @@ function layerOf(file: string): string {
 /** Relative import specifiers of a file (static `import`/`export … from` and dynamic `import()`). */
 export function relativeImports(source: string): string[] {
   const found = new Set<string>();
-  for (const match of source.matchAll(/(?:import|export)\s[^'"]*?from\s*['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)|import\s+['"](\.{1,2}\/[^'"]+)['"]/g)) {
+  for (const match of source.matchAll(
+    /(?:import|export)\s[^'"]*?from\s*['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)|import\s+['"](\.{1,2}\/[^'"]+)['"]/g,
+  )) {
     found.add((match[1] ?? match[2] ?? match[3]) as string);
   }
   return [...found];
@@ -61,7 +76,9 @@ export function relativeImports(source: string): string[] {
 
 /** Relative specifiers of a file's static `import`/`export … from` statements only. */
 function staticImports(source: string): string[] {
-  return [...source.matchAll(/(?:import|export)\s[^'"]*?from\s*['"](\.{1,2}\/[^'"]+)['"]|import\s+['"](\.{1,2}\/[^'"]+)['"]/g)].map((match) => (match[1] ?? match[2]) as string);
+  return [...source.matchAll(/(?:import|export)\s[^'"]*?from\s*['"](\.{1,2}\/[^'"]+)['"]|import\s+['"](\.{1,2}\/[^'"]+)['"]/g)].map(
+    (match) => (match[1] ?? match[2]) as string,
+  );
 }
 
 describe('architecture', () => {
@@ -108,7 +125,11 @@ describe('architecture', () => {
   it('a worker process loads no server code: nothing under execution/, nor the CLI entry or the worker command, reaches server/', () => {
     // main.ts loads each command's module only when that command runs.
     const entries = ['cli/main.ts', 'cli/worker.ts', ...files.filter((file) => layerOf(file) === 'execution').map((file) => relative(SRC, file))];
-    for (const entry of entries) expect(closure(entry).filter((file) => file.startsWith(`server${sep}`)), entry).toEqual([]);
+    for (const entry of entries)
+      expect(
+        closure(entry).filter((file) => file.startsWith(`server${sep}`)),
+        entry,
+      ).toEqual([]);
     // Negative controls: the same walk from `serve` finds the server, and the dynamic import of main.ts is seen.
     expect(closure('cli/serve.ts').some((file) => file.startsWith(`server${sep}`))).toBe(true);
     expect(relativeImports(readFileSync(resolve(SRC, 'cli/main.ts'), 'utf8'))).toContain('./serve.js');
@@ -164,12 +185,30 @@ describe('architecture', () => {
   });
 
   it('rollout controls (kill switch, canary, shadow settings) live in ops/rollout/', () => {
-    const rollout = files.filter((file) => /kill-switch|canary|shadow|rollout/.test(relative(SRC, file))).map((file) => relative(SRC, file).split(sep).join('/'));
+    const rollout = files
+      .filter((file) => /kill-switch|canary|shadow|rollout/.test(relative(SRC, file)))
+      .map((file) => relative(SRC, file).split(sep).join('/'));
     // Where the rest stay, and why: the store port's types and the store's codec (core/, store/: the store side of
     // issue 24 §3), the worker's shadow watch (execution/ may not import ops/), the CLI's shadow commands (they read
     // the CLI's config), and the kill switch's audit entry (written through ledger/, which ops/ may not import).
-    const elsewhere = ['core/kill-switch.ts', 'store/kill-switch-codec.ts', 'execution/shadow-watch.ts', 'cli/shadow-report.ts', 'cli/shadow-settings.ts', 'service/kill-switch-audit.ts'];
-    expect(rollout.filter((file) => !file.startsWith('ops/rollout/') && !elsewhere.includes(file) && !file.startsWith('core/ports/') && !file.startsWith('store/') && !file.startsWith('testing/'))).toEqual([]);
+    const elsewhere = [
+      'core/kill-switch.ts',
+      'store/kill-switch-codec.ts',
+      'execution/shadow-watch.ts',
+      'cli/shadow-report.ts',
+      'cli/shadow-settings.ts',
+      'service/kill-switch-audit.ts',
+    ];
+    expect(
+      rollout.filter(
+        (file) =>
+          !file.startsWith('ops/rollout/') &&
+          !elsewhere.includes(file) &&
+          !file.startsWith('core/ports/') &&
+          !file.startsWith('store/') &&
+          !file.startsWith('testing/'),
+      ),
+    ).toEqual([]);
     expect(rollout.some((file) => file.startsWith('ops/rollout/'))).toBe(true);
   });
 
@@ -199,7 +238,7 @@ describe('architecture', () => {
     for (const port of PORT_FILES) expect(composition).toContain(`./ports/${port.replace(/\.ts$/, '.js')}`);
   });
 
-  it('each backend implements every port in a file of the port\'s name, and the contract suite is split the same way', () => {
+  it("each backend implements every port in a file of the port's name, and the contract suite is split the same way", () => {
     const namesIn = (folder: string) => new Set(files.filter((file) => dirname(file) === join(SRC, folder)).map((file) => relative(join(SRC, folder), file)));
     const missing = (folder: string) => PORT_FILES.filter((port) => !namesIn(folder).has(port));
     expect(missing('store/sqlite')).toEqual([]);

@@ -33,13 +33,22 @@ describe('JwtAuthenticator claims', () => {
   afterAll(() => new Promise<void>((resolve) => http.close(() => resolve())));
 
   const sign = (claims: JWTPayload, options: { sub?: string | null; aud?: string | string[]; exp?: string } = {}) => {
-    let jwt = new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: 'unit' }).setIssuer(ISSUER).setAudience(options.aud ?? AUDIENCE).setIssuedAt().setExpirationTime(options.exp ?? '5m');
+    let jwt = new SignJWT(claims)
+      .setProtectedHeader({ alg: 'ES256', kid: 'unit' })
+      .setIssuer(ISSUER)
+      .setAudience(options.aud ?? AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime(options.exp ?? '5m');
     if (options.sub !== null) jwt = jwt.setSubject(options.sub ?? 'svc');
     return jwt.sign(privateKey);
   };
-  const verifier = (options: { tenantClaim?: string; scopeClaim?: string } = {}) => new JwtAuthenticator({ issuer: ISSUER, audience: AUDIENCE, jwksUrl, jwksCooldownMs: 0, ...options });
+  const verifier = (options: { tenantClaim?: string; scopeClaim?: string } = {}) =>
+    new JwtAuthenticator({ issuer: ISSUER, audience: AUDIENCE, jwksUrl, jwksCooldownMs: 0, ...options });
   const refusal = async (promise: Promise<unknown>) => {
-    const error = await promise.then(() => undefined, (caught: unknown) => caught);
+    const error = await promise.then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(AuthenticationError);
     return error as AuthenticationError;
   };
@@ -64,12 +73,23 @@ describe('JwtAuthenticator claims', () => {
     const principal = await verifier().verify(await sign({ client_id: 'cli' }, { aud: [`${AUDIENCE}/`, 'other'] }));
     expect(principal).toMatchObject({ issuer: ISSUER, subject: 'svc', resource: `${AUDIENCE}/`, clientId: 'cli' });
     expect((await refusal(verifier().verify(await sign({}, { sub: null })))).message).toMatch(/lacks the "sub" claim/);
-    const noExp = await new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: 'unit' }).setIssuer(ISSUER).setAudience(AUDIENCE).setSubject('svc').sign(privateKey);
+    const noExp = await new SignJWT({})
+      .setProtectedHeader({ alg: 'ES256', kid: 'unit' })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setSubject('svc')
+      .sign(privateKey);
     expect((await refusal(verifier().verify(noExp))).message).toMatch(/lacks the "exp" claim/);
   });
 
   it('an HMAC or unsigned token is refused whatever its claims', async () => {
-    const hmac = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setIssuer(ISSUER).setAudience(AUDIENCE).setSubject('svc').setExpirationTime('5m').sign(new TextEncoder().encode('0123456789abcdef0123456789abcdef'));
+    const hmac = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setSubject('svc')
+      .setExpirationTime('5m')
+      .sign(new TextEncoder().encode('0123456789abcdef0123456789abcdef'));
     expect((await refusal(verifier().verify(hmac))).message).toMatch(/algorithm is not allowed/);
     const none = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ iss: ISSUER, aud: AUDIENCE, sub: 'svc', exp: 9999999999 })).toString('base64url')}.`;
     expect((await refusal(verifier().verify(none))).reason).toBe('invalid_token');

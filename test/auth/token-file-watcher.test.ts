@@ -8,7 +8,8 @@ import { makeTempDir } from '../helpers/temp-dir.js';
 
 const A = 'watcher-token-a-0123456789';
 const B = 'watcher-token-b-0123456789';
-const file = (tokens: string[], scopes?: string[]) => JSON.stringify({ tokens: tokens.map((token, i) => ({ token, issuer: 'i', subject: `s${i}`, tenant: 't', ...(scopes ? { scopes } : {}) })) });
+const file = (tokens: string[], scopes?: string[]) =>
+  JSON.stringify({ tokens: tokens.map((token, i) => ({ token, issuer: 'i', subject: `s${i}`, tenant: 't', ...(scopes ? { scopes } : {}) })) });
 
 describe('TokenFileWatcher', () => {
   const temp = makeTempDir('mcp-tasks-watcher-');
@@ -38,7 +39,10 @@ describe('TokenFileWatcher', () => {
     writeFileSync(path, '{"tokens": []}');
     expect(watcher.reload('signal')).toBe(false);
     expect((await watcher.verify(B)).subject).toBe('s1');
-    expect(lines.find((line) => line.level === 'error')).toMatchObject({ message: 'token file not reloaded: keeping the previous tokens', fields: { trigger: 'signal', tokens: 2 } });
+    expect(lines.find((line) => line.level === 'error')).toMatchObject({
+      message: 'token file not reloaded: keeping the previous tokens',
+      fields: { trigger: 'signal', tokens: 2 },
+    });
     expect(lines.find((line) => line.message === 'token file reloaded')).toMatchObject({ fields: { trigger: 'signal', tokens: 2 } });
     expect(JSON.stringify(lines)).not.toContain(A);
   });

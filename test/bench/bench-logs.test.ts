@@ -17,7 +17,14 @@ describe('bench:logs', () => {
       timeout: 120_000,
     });
     const rows = stdout.split('\n').filter((line) => /^\| 3000 (plain|gzip) \|/.test(line));
-    expect(rows.map((row) => row.split('|').slice(1, 3).map((cell) => cell.trim()))).toEqual([
+    expect(
+      rows.map((row) =>
+        row
+          .split('|')
+          .slice(1, 3)
+          .map((cell) => cell.trim()),
+      ),
+    ).toEqual([
       ['3000 plain', 'read'],
       ['3000 plain', 'scan this build'],
       ['3000 gzip', 'read'],

@@ -42,7 +42,11 @@ const FIGURES_BY_SUITE: Record<string, string[]> = {
  * BENCH_SUITES: `all` (`npm run test:long`) runs every suite; otherwise a comma-separated list, by default P3 and P4
  * (`npm test`): a server process under a closed loop, two in-process measurements, the report files and goals.
  */
-const SUITES = !process.env.BENCH_SUITES ? ['p3', 'p4'] : process.env.BENCH_SUITES === 'all' ? Object.keys(FIGURES_BY_SUITE) : process.env.BENCH_SUITES.split(',');
+const SUITES = !process.env.BENCH_SUITES
+  ? ['p3', 'p4']
+  : process.env.BENCH_SUITES === 'all'
+    ? Object.keys(FIGURES_BY_SUITE)
+    : process.env.BENCH_SUITES.split(',');
 const FIGURES = SUITES.flatMap((suite) => {
   const figures = FIGURES_BY_SUITE[suite];
   if (!figures) throw new Error(`BENCH_SUITES: unknown suite ${suite} (suites: ${Object.keys(FIGURES_BY_SUITE).join(', ')}, or all)`);
@@ -66,38 +70,42 @@ describe(`npm run bench -- --quick${EVERY_SUITE ? '' : ` --only ${SUITES.join(',
   const out = mkdtempSync(join(tmpdir(), 'bench-quick-'));
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-  it(`runs ${EVERY_SUITE ? 'every suite' : SUITES.join(' and ')} and writes JSON, markdown and SVG with every figure, ratio and goal of ${EVERY_SUITE ? 'them' : 'those suites'}`, async () => {
-    const { code, stdout, stderr } = await run(['--quick', '--out', out, ...(EVERY_SUITE ? [] : ['--only', SUITES.join(',')])]);
-    expect(code, stderr).toBe(0);
-    for (const extension of ['json', 'md', 'svg']) expect(existsSync(join(out, `latest.${extension}`))).toBe(true);
+  it(
+    `runs ${EVERY_SUITE ? 'every suite' : SUITES.join(' and ')} and writes JSON, markdown and SVG with every figure, ratio and goal of ${EVERY_SUITE ? 'them' : 'those suites'}`,
+    async () => {
+      const { code, stdout, stderr } = await run(['--quick', '--out', out, ...(EVERY_SUITE ? [] : ['--only', SUITES.join(',')])]);
+      expect(code, stderr).toBe(0);
+      for (const extension of ['json', 'md', 'svg']) expect(existsSync(join(out, `latest.${extension}`))).toBe(true);
 
-    const result = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8'));
-    expect(result.meta.failure).toBeUndefined();
-    expect(Object.keys(result.figures).sort()).toEqual([...FIGURES].sort());
-    for (const key of FIGURES) {
-      expect(typeof result.figures[key].value, key).toBe('number');
-      expect(Number.isFinite(result.figures[key].value), key).toBe(true);
-    }
-    // Issue 9: no table hides a stall — every latency figure shows its maximum beside p50/p99.
-    for (const [key, figure] of Object.entries(result.figures as Record<string, { p99Ms?: number | null; maxMs?: number | null }>)) {
-      if (figure.p99Ms != null) expect(figure.maxMs, key).toBeGreaterThanOrEqual(figure.p99Ms);
-    }
-    for (const key of FIGURES.filter((name) => name.startsWith('hint.'))) {
-      expect(result.figures[key].pollsPerTask, key).toBeGreaterThanOrEqual(1);
-      expect(result.figures[key].goalMs, key).toBeGreaterThan(0);
-    }
-    expect(result.goals.length).toBeGreaterThan(0);
-    // A goal on a measured figure has a verdict; one on a suite that did not run says so (pass: null).
-    for (const goal of result.goals as Array<{ id: string; figure: string; pass: boolean | null; measured: string }>) {
-      if (FIGURES.includes(goal.figure)) expect(typeof goal.pass, goal.id).toBe('boolean');
-      else expect([goal.pass, goal.measured], goal.id).toEqual([null, 'not measured']);
-    }
-    expect(result.goals.some((goal: { pass: boolean | null }) => goal.pass !== null)).toBe(true);
+      const result = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8'));
+      expect(result.meta.failure).toBeUndefined();
+      expect(Object.keys(result.figures).sort()).toEqual([...FIGURES].sort());
+      for (const key of FIGURES) {
+        expect(typeof result.figures[key].value, key).toBe('number');
+        expect(Number.isFinite(result.figures[key].value), key).toBe(true);
+      }
+      // Issue 9: no table hides a stall — every latency figure shows its maximum beside p50/p99.
+      for (const [key, figure] of Object.entries(result.figures as Record<string, { p99Ms?: number | null; maxMs?: number | null }>)) {
+        if (figure.p99Ms != null) expect(figure.maxMs, key).toBeGreaterThanOrEqual(figure.p99Ms);
+      }
+      for (const key of FIGURES.filter((name) => name.startsWith('hint.'))) {
+        expect(result.figures[key].pollsPerTask, key).toBeGreaterThanOrEqual(1);
+        expect(result.figures[key].goalMs, key).toBeGreaterThan(0);
+      }
+      expect(result.goals.length).toBeGreaterThan(0);
+      // A goal on a measured figure has a verdict; one on a suite that did not run says so (pass: null).
+      for (const goal of result.goals as Array<{ id: string; figure: string; pass: boolean | null; measured: string }>) {
+        if (FIGURES.includes(goal.figure)) expect(typeof goal.pass, goal.id).toBe('boolean');
+        else expect([goal.pass, goal.measured], goal.id).toEqual([null, 'not measured']);
+      }
+      expect(result.goals.some((goal: { pass: boolean | null }) => goal.pass !== null)).toBe(true);
 
-    const table = readFileSync(join(out, 'latest.md'), 'utf8');
-    for (const key of FIGURES) expect(table).toContain(`\`${key}\``);
-    expect(stdout).toContain('| Goal | Target | Measured | Pass |');
-    expect(table).toContain('| p50 ms | p99 ms | max ms |');
-    expect(readFileSync(join(out, 'latest.svg'), 'utf8')).toMatch(/^<svg [^>]*>[\s\S]*<rect [\s\S]*<\/svg>\n$/);
-  }, EVERY_SUITE ? 600_000 : 120_000); // every suite: about 170 s on 2 quiet cores (longer beside the rest of a run); P3 + P4: about 10 s
+      const table = readFileSync(join(out, 'latest.md'), 'utf8');
+      for (const key of FIGURES) expect(table).toContain(`\`${key}\``);
+      expect(stdout).toContain('| Goal | Target | Measured | Pass |');
+      expect(table).toContain('| p50 ms | p99 ms | max ms |');
+      expect(readFileSync(join(out, 'latest.svg'), 'utf8')).toMatch(/^<svg [^>]*>[\s\S]*<rect [\s\S]*<\/svg>\n$/);
+    },
+    EVERY_SUITE ? 600_000 : 120_000,
+  ); // every suite: about 170 s on 2 quiet cores (longer beside the rest of a run); P3 + P4: about 10 s
 });

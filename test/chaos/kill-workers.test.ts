@@ -157,39 +157,47 @@ describe(`chaos: ${TASKS} tasks while a tool-running process is killed -9 ${KILL
   const common = ['--no-builtins', '--tools', TOOLS, '--lease-ms', '1000', '--max-attempts', '20', '--concurrency', '16'];
   const env = { MCP_TASKS_SECRET: SECRET };
 
-  it('PostgreSQL: serve --no-worker + a stable worker + a worker killed and restarted', async () => {
-    ensureBuilt();
-    const database: TestDatabase = await createTestDatabase();
-    cleanup.push(() => database.drop());
-    const observer = await openPostgresTaskStore({ url: database.url });
-    cleanup.push(() => observer.close());
-    const dir = join(temp.dir, 'pg');
-    mkdirSync(dir, { recursive: true });
-    const shared = ['--store', database.url, ...common];
-    const api = await startServerProcess(join(temp.dir, 'pg-api'), ['--no-worker', ...shared], env);
-    cleanup.push(() => api.stop());
-    const stable = await startWorkerProcess(['--data-dir', join(temp.dir, 'pg-w1'), ...shared, '--instance-id', 'stable'], env);
-    cleanup.push(async () => void (await stable.stop()));
-    const victim = workerKillable(() => startWorkerProcess(['--data-dir', join(temp.dir, 'pg-w2'), ...shared, '--instance-id', 'victim'], env));
-    await victim.ready;
-    cleanup.push(() => victim.stop());
-    await runChaos(api.url, observer, victim, dir);
-  }, TIMEOUT_MS);
+  it(
+    'PostgreSQL: serve --no-worker + a stable worker + a worker killed and restarted',
+    async () => {
+      ensureBuilt();
+      const database: TestDatabase = await createTestDatabase();
+      cleanup.push(() => database.drop());
+      const observer = await openPostgresTaskStore({ url: database.url });
+      cleanup.push(() => observer.close());
+      const dir = join(temp.dir, 'pg');
+      mkdirSync(dir, { recursive: true });
+      const shared = ['--store', database.url, ...common];
+      const api = await startServerProcess(join(temp.dir, 'pg-api'), ['--no-worker', ...shared], env);
+      cleanup.push(() => api.stop());
+      const stable = await startWorkerProcess(['--data-dir', join(temp.dir, 'pg-w1'), ...shared, '--instance-id', 'stable'], env);
+      cleanup.push(async () => void (await stable.stop()));
+      const victim = workerKillable(() => startWorkerProcess(['--data-dir', join(temp.dir, 'pg-w2'), ...shared, '--instance-id', 'victim'], env));
+      await victim.ready;
+      cleanup.push(() => victim.stop());
+      await runChaos(api.url, observer, victim, dir);
+    },
+    TIMEOUT_MS,
+  );
 
-  it('SQLite: two serve processes on one file, the second killed and restarted', async () => {
-    ensureBuilt();
-    const file = join(temp.dir, 'sqlite', 'tasks.db');
-    const dir = join(temp.dir, 'sqlite-effects');
-    mkdirSync(dir, { recursive: true });
-    const shared = ['--store', file, ...common];
-    // The stable process runs few tools itself (its creates fill its own slots first), so the victim is busy.
-    const stable = await startServerProcess(join(temp.dir, 'sqlite-a'), [...shared, '--instance-id', 'serve-a', '--concurrency', '2'], env);
-    cleanup.push(() => stable.stop());
-    const observer = openSqliteTaskStore({ path: file });
-    cleanup.push(() => observer.close());
-    const victim = workerKillable(() => startServerProcess(join(temp.dir, 'sqlite-b'), [...shared, '--instance-id', 'serve-b'], env));
-    await victim.ready;
-    cleanup.push(() => victim.stop());
-    await runChaos(stable.url, observer, victim, dir);
-  }, TIMEOUT_MS);
+  it(
+    'SQLite: two serve processes on one file, the second killed and restarted',
+    async () => {
+      ensureBuilt();
+      const file = join(temp.dir, 'sqlite', 'tasks.db');
+      const dir = join(temp.dir, 'sqlite-effects');
+      mkdirSync(dir, { recursive: true });
+      const shared = ['--store', file, ...common];
+      // The stable process runs few tools itself (its creates fill its own slots first), so the victim is busy.
+      const stable = await startServerProcess(join(temp.dir, 'sqlite-a'), [...shared, '--instance-id', 'serve-a', '--concurrency', '2'], env);
+      cleanup.push(() => stable.stop());
+      const observer = openSqliteTaskStore({ path: file });
+      cleanup.push(() => observer.close());
+      const victim = workerKillable(() => startServerProcess(join(temp.dir, 'sqlite-b'), [...shared, '--instance-id', 'serve-b'], env));
+      await victim.ready;
+      cleanup.push(() => victim.stop());
+      await runChaos(stable.url, observer, victim, dir);
+    },
+    TIMEOUT_MS,
+  );
 });

@@ -33,7 +33,15 @@ describe('one configuration: file, environment, flags, one resolver', () => {
     const schemaKeys = leafKeys(configJsonSchema()).sort();
     expect(SETTINGS.map((setting) => setting.key).sort()).toEqual(schemaKeys);
     // The settings that used to need the library API are reachable (issue 15 item 1).
-    for (const key of ['limits.maxRequestBodyBytes', 'limits.sessionIdleMs', 'limits.maxSessions', 'limits.listPageSize', 'limits.claimIntervalMs', 'limits.sweepIntervalMs', 'limits.tailIntervalMs']) {
+    for (const key of [
+      'limits.maxRequestBodyBytes',
+      'limits.sessionIdleMs',
+      'limits.maxSessions',
+      'limits.listPageSize',
+      'limits.claimIntervalMs',
+      'limits.sweepIntervalMs',
+      'limits.tailIntervalMs',
+    ]) {
       const setting = SETTINGS.find((entry) => entry.key === key);
       expect(setting?.env, key).toMatch(/^MCP_TASKS_/);
       expect(setting?.flag, key).toMatch(/^--/);
@@ -72,7 +80,14 @@ describe('one configuration: file, environment, flags, one resolver', () => {
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems.map((problem) => `${problem.key} ${problem.source}`).sort();
     expect(problems).toEqual(
-      [`limits.leaseMs file ${file}`, `limits.leaseMillis file ${file}`, `http.port file ${file}`, `unknownSetting file ${file}`, 'limits.maxAttempts env MCP_TASKS_MAX_ATTEMPTS', 'limits.concurrency flag --concurrency'].sort(),
+      [
+        `limits.leaseMs file ${file}`,
+        `limits.leaseMillis file ${file}`,
+        `http.port file ${file}`,
+        `unknownSetting file ${file}`,
+        'limits.maxAttempts env MCP_TASKS_MAX_ATTEMPTS',
+        'limits.concurrency flag --concurrency',
+      ].sort(),
     );
   });
 
@@ -83,7 +98,13 @@ describe('one configuration: file, environment, flags, one resolver', () => {
     const run = await cli(['serve', '--config', file, '--data-dir', join(temp.dir, 'never'), '--port', '0', '--max-request-body-bytes', 'big']);
     expect(run.code).toBe(64);
     expect(run.stderr).toContain('4 problems');
-    for (const fragment of ['limits.listPageSize', 'logLevel', 'limits.sessionIdleMs (env MCP_TASKS_SESSION_IDLE_MS)', 'limits.maxRequestBodyBytes (flag --max-request-body-bytes)']) expect(run.stderr).toContain(fragment);
+    for (const fragment of [
+      'limits.listPageSize',
+      'logLevel',
+      'limits.sessionIdleMs (env MCP_TASKS_SESSION_IDLE_MS)',
+      'limits.maxRequestBodyBytes (flag --max-request-body-bytes)',
+    ])
+      expect(run.stderr).toContain(fragment);
     expect(() => readFileSync(join(temp.dir, 'never', 'tasks.db'))).toThrow();
   });
 

@@ -30,9 +30,31 @@ function doctor(store: string, extra: string[] = []) {
   return { status: result.status, lines, line, stderr: result.stderr };
 }
 
-const process1 = (instanceId: string, role: NewProcessEntry['role'], settingsDigest = 'aaaa'): NewProcessEntry => ({ instanceId, role, token: `t-${instanceId}`, host: 'h', pid: 1, settingsDigest });
+const process1 = (instanceId: string, role: NewProcessEntry['role'], settingsDigest = 'aaaa'): NewProcessEntry => ({
+  instanceId,
+  role,
+  token: `t-${instanceId}`,
+  host: 'h',
+  pid: 1,
+  settingsDigest,
+});
 const queued = (store: TaskStore) =>
-  store.create({ taskId: newTaskId(), ownerKey: 'o', generation: 'v2', protocolVersion: '2026-07-28', toolName: 't', arguments: {}, clientCapabilities: {}, progressToken: null, statusMessage: null, createdAt: Date.now(), ttlMs: 600_000, pollIntervalMs: 1000, leaseOwner: null, leaseMs: null });
+  store.create({
+    taskId: newTaskId(),
+    ownerKey: 'o',
+    generation: 'v2',
+    protocolVersion: '2026-07-28',
+    toolName: 't',
+    arguments: {},
+    clientCapabilities: {},
+    progressToken: null,
+    statusMessage: null,
+    createdAt: Date.now(),
+    ttlMs: 600_000,
+    pollIntervalMs: 1000,
+    leaseOwner: null,
+    leaseMs: null,
+  });
 
 for (const backend of ['sqlite', 'postgres'] as const) {
   describe(`mcp-tasks doctor on ${backend}`, () => {
@@ -110,7 +132,9 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     it('a schema newer than the code: FAIL schema, exit 1, nothing migrated', async () => {
       const { store, arg, sql } = await fresh();
       await store.close();
-      await sql(`INSERT INTO ${backend === 'postgres' ? 'mcp_tasks.' : ''}schema_migrations (version, name, applied_at) VALUES (99, 'from a newer mcp-tasks', ${backend === 'postgres' ? 'now()' : '0'})`);
+      await sql(
+        `INSERT INTO ${backend === 'postgres' ? 'mcp_tasks.' : ''}schema_migrations (version, name, applied_at) VALUES (99, 'from a newer mcp-tasks', ${backend === 'postgres' ? 'now()' : '0'})`,
+      );
       const run = doctor(arg);
       expect(run.status).toBe(1);
       expect(run.line('schema')).toMatch(/^FAIL {2}schema\s+schema version 99 is newer than this mcp-tasks knows \(\d+\): upgrade mcp-tasks$/);
@@ -172,24 +196,39 @@ describe('doctor findings that real stores here cannot show', () => {
   });
 });
 
-describe('mcp-tasks doctor --check-threads (issue 22): the configured tools in the isolated executor\'s warm pool', () => {
+describe("mcp-tasks doctor --check-threads (issue 22): the configured tools in the isolated executor's warm pool", () => {
   const THREAD_LOAD_TOOLS = join(import.meta.dirname, '../fixtures/thread-load-tools.mjs');
   const checkThreads = (env: Record<string, string> = {}) => {
     const store = join(temp.dir, 'threads.db');
     openSqliteTaskStore({ path: store }).close();
-    const result = spawnSync(process.execPath, [MAIN, 'doctor', '--store', store, '--check-threads', '--no-builtins', '--tools', THREAD_LOAD_TOOLS, '--min-threads', '1'], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, ...env } });
-    return { status: result.status, line: result.stdout.trim().split('\n').find((l) => /^(ok {2}|FAIL) {2}threads\s/.test(l)) ?? result.stdout };
+    const result = spawnSync(
+      process.execPath,
+      [MAIN, 'doctor', '--store', store, '--check-threads', '--no-builtins', '--tools', THREAD_LOAD_TOOLS, '--min-threads', '1'],
+      { encoding: 'utf8', timeout: 60_000, env: { ...process.env, ...env } },
+    );
+    return {
+      status: result.status,
+      line:
+        result.stdout
+          .trim()
+          .split('\n')
+          .find((l) => /^(ok {2}|FAIL) {2}threads\s/.test(l)) ?? result.stdout,
+    };
   };
 
   it('tools that load in a thread: ok, with the warm threads, their start time and memory', () => {
     const run = checkThreads();
     expect(run.status).toBe(0);
-    expect(run.line).toMatch(/^ok {4}threads\s+1 tool loads in a worker thread: 1 warm thread, \d+ ms each to start and load them, about \d+ MB each \(heap limit 1024 MB\)$/);
+    expect(run.line).toMatch(
+      /^ok {4}threads\s+1 tool loads in a worker thread: 1 warm thread, \d+ ms each to start and load them, about \d+ MB each \(heap limit 1024 MB\)$/,
+    );
   });
 
   it('a tool module that fails to load in a thread: FAIL with the loader error, exit 1', () => {
     const run = checkThreads({ ISOLATION_TEST_LOAD_FAILS: '1' });
     expect(run.status).toBe(1);
-    expect(run.line).toMatch(/^FAIL {2}threads\s+cannot start the isolated executor: the tool modules failed to load in a worker thread: Error: this tool module refuses to load in a worker thread$/);
+    expect(run.line).toMatch(
+      /^FAIL {2}threads\s+cannot start the isolated executor: the tool modules failed to load in a worker thread: Error: this tool module refuses to load in a worker thread$/,
+    );
   });
 });

@@ -49,19 +49,22 @@ describe('mcp-tasks under faults (spawned CLI, real server, fault proxy)', () =>
     expect(run.stdout).toMatch(protocol === '2025-11-25' ? /effect_job +optional/ : /effect_job +server-decides/);
   });
 
-  it.each(['2025-11-25', '2026-07-28'])('over %s, while the server is unreachable call says so and that the task keeps its id, then finishes', async (protocol) => {
-    proxy = await FaultProxy.start(running.url);
-    const tag = `cli-${++label}`;
-    void proxy.arm({ method: 'tools/call', cut: 'after-answer', downMs: 1500 });
-    const run = await cli(['call', 'effect_job', '--args', JSON.stringify({ label: tag, seconds: 0.5 }), '--url', proxy.url, '--protocol', protocol]);
-    expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toBe(`effect ${tag} #1\n`);
-    const id = run.stderr.match(/task (\S+) created/)?.[1];
-    expect(run.stderr).toMatch(new RegExp(`server unreachable \\(.+\\); task ${id} keeps its id — retrying in \\d+\\.\\d s`));
-    expect(run.stderr).toMatch(new RegExp(`server reachable again after \\d+\\.\\d s; following task ${id}`));
-    expect(proxy.forwarded('tools/call')).toBe(1);
-    expect(fixture.effects(tag)).toBe(1);
-  });
+  it.each(['2025-11-25', '2026-07-28'])(
+    'over %s, while the server is unreachable call says so and that the task keeps its id, then finishes',
+    async (protocol) => {
+      proxy = await FaultProxy.start(running.url);
+      const tag = `cli-${++label}`;
+      void proxy.arm({ method: 'tools/call', cut: 'after-answer', downMs: 1500 });
+      const run = await cli(['call', 'effect_job', '--args', JSON.stringify({ label: tag, seconds: 0.5 }), '--url', proxy.url, '--protocol', protocol]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toBe(`effect ${tag} #1\n`);
+      const id = run.stderr.match(/task (\S+) created/)?.[1];
+      expect(run.stderr).toMatch(new RegExp(`server unreachable \\(.+\\); task ${id} keeps its id — retrying in \\d+\\.\\d s`));
+      expect(run.stderr).toMatch(new RegExp(`server reachable again after \\d+\\.\\d s; following task ${id}`));
+      expect(proxy.forwarded('tools/call')).toBe(1);
+      expect(fixture.effects(tag)).toBe(1);
+    },
+  );
 
   it('a call whose answer is lost exits 8 (outcome unknown), is never resent, and stays listed by `tasks`', async () => {
     // Our server declares idempotency keys (issue 12); a front hides that, as a server that does not honour them.
@@ -87,27 +90,36 @@ describe('mcp-tasks under faults (spawned CLI, real server, fault proxy)', () =>
     expect(fixture.effects(tag)).toBe(1);
   });
 
-  it.each(['2025-11-25', '2026-07-28'])('over %s, kill -9 of `call` after the task exists, then `resume` finishes it without a second tools/call', async (protocol) => {
-    proxy = await FaultProxy.start(running.url); // used only to count what reaches the server
-    const tag = `cli-${++label}`;
-    const call = start(['call', 'effect_job', '--args', JSON.stringify({ label: tag, seconds: 1.5 }), '--url', proxy.url, '--protocol', protocol]);
-    const [, id] = await call.stderrLine(/task (\S+) working/);
-    // Killed once the first observation is journaled (status, lastUpdatedAt, next allowed poll).
-    for (let tries = 0; !(await new TaskJournal(journalPath).get(id as string))?.nextPollAt && tries < 100; tries++) await sleep(20);
-    call.child.kill('SIGKILL');
-    await call.done;
-    const entry = await new TaskJournal(journalPath).get(id as string);
-    expect(entry).toMatchObject({ tool: 'effect_job', lastStatus: 'working', correlationId: expect.any(String), idempotencyKey: expect.any(String), nextPollAt: expect.any(String) });
-    const listed = await cli(['tasks']);
-    expect(listed.stdout).toMatch(new RegExp(`${id} +effect_job +working`));
-    const resumed = await cli(['resume', '--url', proxy.url]);
-    expect(resumed.code, resumed.stderr).toBe(0);
-    expect(resumed.stdout).toBe(`effect ${tag} #1\n`);
-    expect(resumed.stderr).toContain(`resuming task ${id} (effect_job, last seen working`);
-    expect(proxy.forwarded('tools/call')).toBe(1);
-    expect(fixture.effects(tag)).toBe(1);
-    expect(await new TaskJournal(journalPath).get(id as string)).toBeUndefined();
-  });
+  it.each(['2025-11-25', '2026-07-28'])(
+    'over %s, kill -9 of `call` after the task exists, then `resume` finishes it without a second tools/call',
+    async (protocol) => {
+      proxy = await FaultProxy.start(running.url); // used only to count what reaches the server
+      const tag = `cli-${++label}`;
+      const call = start(['call', 'effect_job', '--args', JSON.stringify({ label: tag, seconds: 1.5 }), '--url', proxy.url, '--protocol', protocol]);
+      const [, id] = await call.stderrLine(/task (\S+) working/);
+      // Killed once the first observation is journaled (status, lastUpdatedAt, next allowed poll).
+      for (let tries = 0; !(await new TaskJournal(journalPath).get(id as string))?.nextPollAt && tries < 100; tries++) await sleep(20);
+      call.child.kill('SIGKILL');
+      await call.done;
+      const entry = await new TaskJournal(journalPath).get(id as string);
+      expect(entry).toMatchObject({
+        tool: 'effect_job',
+        lastStatus: 'working',
+        correlationId: expect.any(String),
+        idempotencyKey: expect.any(String),
+        nextPollAt: expect.any(String),
+      });
+      const listed = await cli(['tasks']);
+      expect(listed.stdout).toMatch(new RegExp(`${id} +effect_job +working`));
+      const resumed = await cli(['resume', '--url', proxy.url]);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.stdout).toBe(`effect ${tag} #1\n`);
+      expect(resumed.stderr).toContain(`resuming task ${id} (effect_job, last seen working`);
+      expect(proxy.forwarded('tools/call')).toBe(1);
+      expect(fixture.effects(tag)).toBe(1);
+      expect(await new TaskJournal(journalPath).get(id as string)).toBeUndefined();
+    },
+  );
 
   it('when recovery restarts the task after a server crash, watch says so (attempt 2) instead of jumping back silently', async () => {
     const dataDir = join(temp.dir, 'restart-data');

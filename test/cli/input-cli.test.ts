@@ -42,7 +42,18 @@ describe('mcp-tasks call / answer with questions (spawned CLI against a real ser
   });
 
   it.each(['2025-11-25', '2026-07-28'])('call confirm_delete --answers completes over %s', async (protocol) => {
-    const run = await cli(['call', 'confirm_delete', '--args', '{"filename":"notes.txt"}', '--answers', '{"confirm": true}', '--url', running.url, '--protocol', protocol]);
+    const run = await cli([
+      'call',
+      'confirm_delete',
+      '--args',
+      '{"filename":"notes.txt"}',
+      '--answers',
+      '{"confirm": true}',
+      '--url',
+      running.url,
+      '--protocol',
+      protocol,
+    ]);
     expect(run.code).toBe(0);
     expect(run.stdout).toBe('Deleted notes.txt\n');
     expect(run.stderr).toContain('mcp-tasks: answered input-1 (accept) from --answers');
@@ -66,15 +77,18 @@ describe('mcp-tasks call / answer with questions (spawned CLI against a real ser
     );
   });
 
-  it.each(['2025-11-25', '2026-07-28'])('without a terminal or --answers, call says how to answer and keeps waiting; `mcp-tasks answer` from another process completes it (%s)', async (protocol) => {
-    const call = start(['call', 'confirm_delete', '--args', '{"filename":"wait.txt"}', '--url', running.url, '--protocol', protocol]);
-    const [, id] = await call.stderrLine(/task (\S+) needs input \(input-1\)/);
-    expect((await call.stderrLine(/answer it with: .*\n/))[0]).toBe(`answer it with: mcp-tasks answer ${id} --answers '{"confirm":true}'\n`);
-    const answer = await cli(['answer', id as string, '--answers', '{"confirm": true}']);
-    expect([answer.code, answer.stdout]).toEqual([0, `task ${id}: answered input-1\n`]);
-    const run = await call.done;
-    expect([run.code, run.stdout]).toEqual([0, 'Deleted wait.txt\n']);
-  });
+  it.each(['2025-11-25', '2026-07-28'])(
+    'without a terminal or --answers, call says how to answer and keeps waiting; `mcp-tasks answer` from another process completes it (%s)',
+    async (protocol) => {
+      const call = start(['call', 'confirm_delete', '--args', '{"filename":"wait.txt"}', '--url', running.url, '--protocol', protocol]);
+      const [, id] = await call.stderrLine(/task (\S+) needs input \(input-1\)/);
+      expect((await call.stderrLine(/answer it with: .*\n/))[0]).toBe(`answer it with: mcp-tasks answer ${id} --answers '{"confirm":true}'\n`);
+      const answer = await cli(['answer', id as string, '--answers', '{"confirm": true}']);
+      expect([answer.code, answer.stdout]).toEqual([0, `task ${id}: answered input-1\n`]);
+      const run = await call.done;
+      expect([run.code, run.stdout]).toEqual([0, 'Deleted wait.txt\n']);
+    },
+  );
 
   it.each(['2025-11-25', '2026-07-28'])('`mcp-tasks answer` from a second process answers a task created with --detach (%s)', async (protocol) => {
     const detached = await cli(['call', 'multi_input', '--detach', '--url', running.url, '--protocol', protocol]);
@@ -90,7 +104,13 @@ describe('mcp-tasks call / answer with questions (spawned CLI against a real ser
 
     const rest = await cli(['answer', id, '--answers', '{"action": "decline"}', '--json']);
     expect(rest.code).toBe(0);
-    expect(JSON.parse(rest.stdout)).toMatchObject({ taskId: id, status: 'input_required', answered: ['input-1'], left: [], asked: [{ key: 'input-1', message: 'Confirm the first step?' }] });
+    expect(JSON.parse(rest.stdout)).toMatchObject({
+      taskId: id,
+      status: 'input_required',
+      answered: ['input-1'],
+      left: [],
+      asked: [{ key: 'input-1', message: 'Confirm the first step?' }],
+    });
 
     const watch = await cli(['watch', id]);
     expect([watch.code, watch.stdout]).toEqual([0, 'first: decline, second: accept\n']);
@@ -101,7 +121,9 @@ describe('mcp-tasks call / answer with questions (spawned CLI against a real ser
     const run = await cli(['call', 'confirm_delete', '--args', '{"filename":"x"}', '--detach-on-input', '--url', running.url]);
     expect(run.code).toBe(6);
     const id = run.stderr.match(/task (\S+) created/)?.[1] as string;
-    expect(run.stderr).toContain(`task ${id} needs input (input-1): Delete x?\n  confirm: yes/no, required\n  answer it with: mcp-tasks answer ${id} --answers '{"confirm":true}'\n`);
+    expect(run.stderr).toContain(
+      `task ${id} needs input (input-1): Delete x?\n  confirm: yes/no, required\n  answer it with: mcp-tasks answer ${id} --answers '{"confirm":true}'\n`,
+    );
     const get = await cli(['get', id]);
     expect(get.stdout).toContain(`status   input_required\n`);
     expect(get.stdout).toContain(`input    input-1: Delete x?\n         field confirm: yes/no, required\n         answer with: mcp-tasks answer ${id}\n`);

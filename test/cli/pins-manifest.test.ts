@@ -10,7 +10,20 @@ const installed = (name: string): string => (JSON.parse(readFileSync(join(ROOT, 
 describe('pins and the manifest (issue 15 item 2)', () => {
   const temp = makeTempDir('mcp-tasks-pins-');
   const { cli, start } = cliRunner({ ...process.env, MCP_TASKS_CLIENT_STATE: join(temp.dir, 'journal.json') });
-  const args = (config: string): string[] => ['serve', '--config', config, '--port', '0', '--data-dir', join(temp.dir, 'data'), '--no-builtins', '--fixtures', 'conformance', '--log-level', 'error'];
+  const args = (config: string): string[] => [
+    'serve',
+    '--config',
+    config,
+    '--port',
+    '0',
+    '--data-dir',
+    join(temp.dir, 'data'),
+    '--no-builtins',
+    '--fixtures',
+    'conformance',
+    '--log-level',
+    'error',
+  ];
   const writeConfig = (name: string, pins: Record<string, unknown>): string => {
     const path = join(temp.dir, name);
     writeFileSync(path, JSON.stringify({ pins }));
@@ -34,11 +47,16 @@ describe('pins and the manifest (issue 15 item 2)', () => {
   }
 
   it('an SDK version that differs from the installed one refuses start (exit 64, every mismatch listed) unless --allow-unpinned', async () => {
-    const config = writeConfig('mismatch.json', { sdk: { '@modelcontextprotocol/server': '0.0.1', 'not-a-package-anyone-installed': '1.0.0' }, concurrency: 3 });
+    const config = writeConfig('mismatch.json', {
+      sdk: { '@modelcontextprotocol/server': '0.0.1', 'not-a-package-anyone-installed': '1.0.0' },
+      concurrency: 3,
+    });
     const refused = await startOrRefuse(args(config));
     expect(refused.served).toBe(false);
     expect(refused.code).toBe(64);
-    expect(refused.stderr).toContain(`pins.sdk @modelcontextprotocol/server@0.0.1 ≠ installed @modelcontextprotocol/server@${installed('@modelcontextprotocol/server')}`);
+    expect(refused.stderr).toContain(
+      `pins.sdk @modelcontextprotocol/server@0.0.1 ≠ installed @modelcontextprotocol/server@${installed('@modelcontextprotocol/server')}`,
+    );
     expect(refused.stderr).toContain('not-a-package-anyone-installed@1.0.0 ≠ installed (not installed)');
     expect(refused.stderr).toContain('pins.concurrency 3 ≠ limits.concurrency 16');
     const overridden = await startOrRefuse([...args(config), '--allow-unpinned']);
@@ -50,7 +68,10 @@ describe('pins and the manifest (issue 15 item 2)', () => {
     const tools = (JSON.parse(manifest.stdout) as Array<{ tools: Array<{ name: string }> }>)[0]?.tools.map((tool) => tool.name) ?? [];
     expect(tools.length).toBeGreaterThan(0);
     const config = writeConfig('holds.json', {
-      sdk: { '@modelcontextprotocol/server': installed('@modelcontextprotocol/server'), '@modelcontextprotocol/client': installed('@modelcontextprotocol/client') },
+      sdk: {
+        '@modelcontextprotocol/server': installed('@modelcontextprotocol/server'),
+        '@modelcontextprotocol/client': installed('@modelcontextprotocol/client'),
+      },
       protocolVersions: ['2025-11-25', '2026-07-28'],
       allowedTools: tools,
       concurrency: 16,

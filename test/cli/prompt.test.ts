@@ -15,16 +15,37 @@ const SCHEMA = {
     ratio: { type: 'number', maximum: 1 },
     email: { type: 'string', format: 'email' },
     code: { type: 'string', minLength: 2, maxLength: 4, pattern: '^[A-Z]+$' },
-    color: { type: 'string', oneOf: [{ const: 'r', title: 'Red' }, { const: 'g', title: 'Green' }] },
+    color: {
+      type: 'string',
+      oneOf: [
+        { const: 'r', title: 'Red' },
+        { const: 'g', title: 'Green' },
+      ],
+    },
     size: { type: 'string', enum: ['s', 'm'], enumNames: ['Small', 'Medium'] },
     plain: { type: 'string', enum: ['x', 'y'] },
-    tags: { type: 'array', items: { anyOf: [{ const: 'a', title: 'Alpha' }, { const: 'b', title: 'Beta' }] }, minItems: 1, maxItems: 2 },
+    tags: {
+      type: 'array',
+      items: {
+        anyOf: [
+          { const: 'a', title: 'Alpha' },
+          { const: 'b', title: 'Beta' },
+        ],
+      },
+      minItems: 1,
+      maxItems: 2,
+    },
     when: { type: 'string', format: 'date' },
   },
   required: ['confirm', 'code'],
 };
 
-const question = (requestedSchema: Record<string, unknown>, key = 'input-1'): InputRequest => ({ key, taskId: 'T1', method: 'elicitation/create', params: { mode: 'form', message: 'Go?', requestedSchema } });
+const question = (requestedSchema: Record<string, unknown>, key = 'input-1'): InputRequest => ({
+  key,
+  taskId: 'T1',
+  method: 'elicitation/create',
+  params: { mode: 'form', message: 'Go?', requestedSchema },
+});
 
 describe('requestedSchema → form fields', () => {
   const fields = formFields(SCHEMA);
@@ -45,9 +66,18 @@ describe('requestedSchema → form fields', () => {
     ]);
     expect(field('confirm').label).toBe('Really?');
     expect(field('count')).toMatchObject({ minimum: 1, maximum: 10, default: 3 });
-    expect(field('color').options).toEqual([{ value: 'r', title: 'Red' }, { value: 'g', title: 'Green' }]);
-    expect(field('size').options).toEqual([{ value: 's', title: 'Small' }, { value: 'm', title: 'Medium' }]);
-    expect(field('plain').options).toEqual([{ value: 'x', title: 'x' }, { value: 'y', title: 'y' }]);
+    expect(field('color').options).toEqual([
+      { value: 'r', title: 'Red' },
+      { value: 'g', title: 'Green' },
+    ]);
+    expect(field('size').options).toEqual([
+      { value: 's', title: 'Small' },
+      { value: 'm', title: 'Medium' },
+    ]);
+    expect(field('plain').options).toEqual([
+      { value: 'x', title: 'x' },
+      { value: 'y', title: 'y' },
+    ]);
     expect(describeField(field('count'))).toBe('integer 1–10, optional, default 3');
     expect(describeField(field('code'))).toBe('text, at least 2 characters, at most 4 characters, matching ^[A-Z]+$, required');
     expect(describeField(field('tags'))).toBe('any of: a, b, at least 1, at most 2, optional');
@@ -100,13 +130,17 @@ describe('--answers', () => {
     expect(ordered.answerFor(confirm, 0)).toEqual({ answer: { action: 'accept', content: { confirm: false } } });
     expect(ordered.answerFor(confirm, 1)).toEqual({ answer: { action: 'cancel' } });
     expect(ordered.answerFor(confirm, 2)).toBeUndefined();
-    expect(ScriptedAnswers.parse('{"action": "accept", "content": {"confirm": true}}').answerFor(confirm, 0)).toEqual({ answer: { action: 'accept', content: { confirm: true } } });
+    expect(ScriptedAnswers.parse('{"action": "accept", "content": {"confirm": true}}').answerFor(confirm, 0)).toEqual({
+      answer: { action: 'accept', content: { confirm: true } },
+    });
   });
 
   it('reports entries that do not fit, and refuses what is not JSON objects', () => {
     expect(ScriptedAnswers.parse('{"input-1": {"confirm": 1}}').answerFor(confirm, 0)).toEqual({ problems: ['confirm must be true or false'] });
     expect(ScriptedAnswers.parse('[{"confirm": true, "extra": 1}]').answerFor(confirm, 0)).toEqual({ problems: ['extra is not a field of this form'] });
-    expect(ScriptedAnswers.parse('{"action": "maybe"}').answerFor(confirm, 0)).toEqual({ problems: ['action must be accept, decline or cancel (got "maybe")'] });
+    expect(ScriptedAnswers.parse('{"action": "maybe"}').answerFor(confirm, 0)).toEqual({
+      problems: ['action must be accept, decline or cancel (got "maybe")'],
+    });
     expect(() => ScriptedAnswers.parse('[1]')).toThrow(/must be a JSON object/);
     expect(() => ScriptedAnswers.parse('{')).toThrow(/not valid JSON/);
   });

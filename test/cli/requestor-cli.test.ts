@@ -49,7 +49,11 @@ describe('mcp-tasks call / get / watch / cancel (spawned CLI against a real serv
     expect(run.code).toBe(0);
     const id = createdId(run.stderr);
     expect(run.stderr).toContain('(tasks v1, MCP 2025-11-25');
-    expect(JSON.parse(run.stdout)).toMatchObject({ taskId: id, status: 'completed', result: { content: [{ type: 'text', text: 'Computed result after 0.3s' }] } });
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      taskId: id,
+      status: 'completed',
+      result: { content: [{ type: 'text', text: 'Computed result after 0.3s' }] },
+    });
   });
 
   it.each(['2025-11-25', '2026-07-28'])('tool error over %s: result on stdout, exit 1', async (protocol) => {

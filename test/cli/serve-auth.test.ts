@@ -34,7 +34,13 @@ function replaceFile(file: string, content: string): void {
   renameSync(`${file}.tmp`, file);
 }
 
-const entry = (token: string, subject: string, scopes?: string[]) => ({ token, issuer: 'https://tokens.test', subject, tenant: 't', ...(scopes ? { scopes } : {}) });
+const entry = (token: string, subject: string, scopes?: string[]) => ({
+  token,
+  issuer: 'https://tokens.test',
+  subject,
+  tenant: 't',
+  ...(scopes ? { scopes } : {}),
+});
 
 describe('serve --auth tokens:<file>: reload on change and on SIGHUP', () => {
   const temp = makeTempDir('mcp-tasks-reload-');
@@ -68,7 +74,16 @@ describe('serve --auth tokens:<file>: reload on change and on SIGHUP', () => {
     await eventually(async () => server.log().slice(before).includes('token file not reloaded'), 'the refusal in the log');
     expect(await statusWith(server.url, TOKEN_B)).toBe(200);
     replaceFile(file, JSON.stringify({ tokens: [{ token: 'short', issuer: 'i', subject: 's', tenant: 't' }] }));
-    await eventually(async () => (server.log().slice(before).match(/token file not reloaded/g) ?? []).length >= 2, 'the second refusal');
+    await eventually(
+      async () =>
+        (
+          server
+            .log()
+            .slice(before)
+            .match(/token file not reloaded/g) ?? []
+        ).length >= 2,
+      'the second refusal',
+    );
     expect(await statusWith(server.url, TOKEN_B)).toBe(200);
     expect(server.child.exitCode).toBeNull();
   });
@@ -93,7 +108,12 @@ describe('serve --auth tokens:<file>: reload on change and on SIGHUP', () => {
 });
 
 describe('serve --auth jwt against oidc-provider (discovery, tool scopes)', () => {
-  const client: TestClient = { clientId: 'svc', secret: 'svc-secret-0123456789abcdef0123456789ab', tenant: 'acme', scope: 'tasks:read tasks:cancel tasks:answer logs:read' };
+  const client: TestClient = {
+    clientId: 'svc',
+    secret: 'svc-secret-0123456789abcdef0123456789ab',
+    tenant: 'acme',
+    scope: 'tasks:read tasks:cancel tasks:answer logs:read',
+  };
   const temp = makeTempDir('mcp-tasks-jwt-cli-');
   let issuer: TestAuthorizationServer;
   let server: ServerProcess;
@@ -103,7 +123,25 @@ describe('serve --auth jwt against oidc-provider (discovery, tool scopes)', () =
     issuer = await TestAuthorizationServer.start({ clients: [client] });
     const port = await freePort();
     resource = `http://127.0.0.1:${port}/mcp`;
-    server = await startServerProcess(temp.dir, ['--auth', 'jwt', '--issuer', issuer.issuer, '--audience', resource, '--tool-scope', 'slow_compute=logs:read', '--fixtures', 'conformance', '--log-level', 'info'], {}, port);
+    server = await startServerProcess(
+      temp.dir,
+      [
+        '--auth',
+        'jwt',
+        '--issuer',
+        issuer.issuer,
+        '--audience',
+        resource,
+        '--tool-scope',
+        'slow_compute=logs:read',
+        '--fixtures',
+        'conformance',
+        '--log-level',
+        'info',
+      ],
+      {},
+      port,
+    );
   });
   afterAll(async () => {
     await server?.stop();
@@ -115,7 +153,9 @@ describe('serve --auth jwt against oidc-provider (discovery, tool scopes)', () =
     expect(server.url).toBe(resource);
     const missing = await postModern(server.url, 'tools/list');
     expect(missing.status).toBe(401);
-    expect(missing.headers.get('www-authenticate')).toContain(`resource_metadata="http://127.0.0.1:${new URL(resource).port}/.well-known/oauth-protected-resource/mcp"`);
+    expect(missing.headers.get('www-authenticate')).toContain(
+      `resource_metadata="http://127.0.0.1:${new URL(resource).port}/.well-known/oauth-protected-resource/mcp"`,
+    );
     const withoutTool = await issuer.token(client, { resource, scope: 'tasks:read' });
     const refused = await postModern(server.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0 } }, { token: withoutTool });
     expect(refused.status).toBe(403);
@@ -145,8 +185,36 @@ describe('serve authentication flags that do not fit together are usage errors (
     [['--auth', 'jwt', '--issuer', 'https://as.example', '--audience', 'not a url'], /--audience not a url: expected an absolute http\(s\) URL/],
     [['--issuer', 'https://as.example'], /--issuer need --auth jwt/],
     [['--tool-scope', 'analyze_logs=logs:read'], /--tool-scope needs --auth/],
-    [['--auth', 'jwt', '--issuer', 'https://as.example', '--audience', 'https://mcp.example/mcp', '--jwks-url', 'https://as.example/jwks', '--tool-scope', 'no_such_tool=x:y'], /--tool-scope names no served tool: no_such_tool/],
-    [['--auth', 'jwt', '--issuer', 'https://as.example', '--audience', 'https://mcp.example/mcp', '--jwks-url', 'https://as.example/jwks', '--tool-scope', 'analyze_logs'], /invalid --tool-scope "analyze_logs"/],
+    [
+      [
+        '--auth',
+        'jwt',
+        '--issuer',
+        'https://as.example',
+        '--audience',
+        'https://mcp.example/mcp',
+        '--jwks-url',
+        'https://as.example/jwks',
+        '--tool-scope',
+        'no_such_tool=x:y',
+      ],
+      /--tool-scope names no served tool: no_such_tool/,
+    ],
+    [
+      [
+        '--auth',
+        'jwt',
+        '--issuer',
+        'https://as.example',
+        '--audience',
+        'https://mcp.example/mcp',
+        '--jwks-url',
+        'https://as.example/jwks',
+        '--tool-scope',
+        'analyze_logs',
+      ],
+      /invalid --tool-scope "analyze_logs"/,
+    ],
     [['--stdio', '--auth', 'jwt', '--issuer', 'https://as.example', '--audience', 'https://mcp.example/mcp'], /--auth does not apply to --stdio/],
   ])('%j', (args, message) => {
     const result = serve(args);
@@ -158,6 +226,8 @@ describe('serve authentication flags that do not fit together are usage errors (
     const port = await freePort();
     const result = serve(['--auth', 'jwt', '--issuer', `http://127.0.0.1:${port}`, '--audience', 'http://127.0.0.1:1/mcp']);
     expect(result.status).toBe(1);
-    expect(result.stderr).toMatch(new RegExp(`cannot discover the authorization server http://127\\.0\\.0\\.1:${port}.*oauth-authorization-server.*openid-configuration`));
+    expect(result.stderr).toMatch(
+      new RegExp(`cannot discover the authorization server http://127\\.0\\.0\\.1:${port}.*oauth-authorization-server.*openid-configuration`),
+    );
   });
 });

@@ -51,7 +51,11 @@ describe('mcp-tasks serve refuses bad settings before touching the data director
   function serveIn(args: string[], env: Record<string, string> = {}) {
     const temp = makeTempDir();
     try {
-      const result = spawnSync(process.execPath, [MAIN, 'serve', '--data-dir', temp.dir, ...args], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, ...env } });
+      const result = spawnSync(process.execPath, [MAIN, 'serve', '--data-dir', temp.dir, ...args], {
+        encoding: 'utf8',
+        timeout: 20_000,
+        env: { ...process.env, ...env },
+      });
       return { status: result.status, stderr: result.stderr, wroteStore: existsSync(join(temp.dir, 'tasks.db')) };
     } finally {
       temp.remove();
@@ -103,7 +107,15 @@ describe('mcp-tasks serve refuses bad settings before touching the data director
     const tokens = makeTempDir();
     try {
       const twice = join(tokens.dir, 'twice.json');
-      writeFileSync(twice, JSON.stringify({ tokens: [{ token: 'same-token-0123456789', issuer: 'i', subject: 'alice', tenant: 't' }, { token: 'same-token-0123456789', issuer: 'i', subject: 'bob', tenant: 't' }] }));
+      writeFileSync(
+        twice,
+        JSON.stringify({
+          tokens: [
+            { token: 'same-token-0123456789', issuer: 'i', subject: 'alice', tenant: 't' },
+            { token: 'same-token-0123456789', issuer: 'i', subject: 'bob', tenant: 't' },
+          ],
+        }),
+      );
       expect(serveIn(['--port', '0', '--auth', `tokens:${twice}`]).stderr).toMatch(/listed twice/);
       const spaced = join(tokens.dir, 'spaced.json');
       writeFileSync(spaced, JSON.stringify({ tokens: [{ token: 'has space in it 1234567', issuer: 'i', subject: 's', tenant: 't' }] }));

@@ -106,7 +106,9 @@ describe('serve on PostgreSQL', () => {
     const result = serveFailing(['--store', 'postgres://postgres:secret@127.0.0.1:1/nowhere']);
     expect(result.status).toBe(1);
     expect(result.lines).toHaveLength(1);
-    expect(result.lines[0]).toMatch(/^mcp-tasks: cannot open the task store postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/nowhere: Task store unavailable: cannot connect \(.*ECONNREFUSED.*\)$/);
+    expect(result.lines[0]).toMatch(
+      /^mcp-tasks: cannot open the task store postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/nowhere: Task store unavailable: cannot connect \(.*ECONNREFUSED.*\)$/,
+    );
     expect(result.wroteSqlite).toBe(false);
   });
 
@@ -116,14 +118,20 @@ describe('serve on PostgreSQL', () => {
       const client = new pg.Client({ connectionString: newer.url });
       await client.connect();
       await client.query('CREATE SCHEMA mcp_tasks');
-      await client.query('CREATE TABLE mcp_tasks.schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+      await client.query(
+        'CREATE TABLE mcp_tasks.schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+      );
       await client.query("INSERT INTO mcp_tasks.schema_migrations (version, name) VALUES (1, 'initial'), (999, 'from a newer mcp-tasks')");
       await client.end();
       const result = serveFailing([], { MCP_TASKS_STORE: newer.url });
       expect(result.status).toBe(1);
       const known = POSTGRES_MIGRATIONS.at(-1)?.version;
       expect(result.lines).toEqual([
-        expect.stringMatching(new RegExp(`^mcp-tasks: cannot open the task store postgres:.*: task store schema is version 999, newer than this mcp-tasks knows \\(${known}\\); upgrade mcp-tasks$`)),
+        expect.stringMatching(
+          new RegExp(
+            `^mcp-tasks: cannot open the task store postgres:.*: task store schema is version 999, newer than this mcp-tasks knows \\(${known}\\); upgrade mcp-tasks$`,
+          ),
+        ),
       ]);
     } finally {
       await newer.drop();

@@ -15,7 +15,10 @@ describe('mcp-tasks serve --writable-root', () => {
 
   /** Start `serve` on a free port; resolves with its URL and banner once it listens. */
   const serve = async (args: string[]): Promise<{ url: string; banner: string; stop(): Promise<void> }> => {
-    const child = spawn(process.execPath, [MAIN, 'serve', '--port', '0', '--data-dir', join(temp.dir, `data-${args.length}`), '--log-level', 'warn', ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [MAIN, 'serve', '--port', '0', '--data-dir', join(temp.dir, `data-${args.length}`), '--log-level', 'warn', ...args], {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let banner = '';
     await new Promise<void>((resolve, reject) => {
       child.stderr.on('data', (chunk: Buffer) => {
@@ -36,7 +39,10 @@ describe('mcp-tasks serve --writable-root', () => {
     await server.stop();
     expect(server.banner).toContain('  writable: (none)\n');
     expect(server.banner).not.toContain('cleanup_logs');
-    const missing = spawnSync(process.execPath, [MAIN, 'serve', '--port', '0', '--data-dir', temp.dir, '--writable-root', join(temp.dir, 'nope')], { encoding: 'utf8', env });
+    const missing = spawnSync(process.execPath, [MAIN, 'serve', '--port', '0', '--data-dir', temp.dir, '--writable-root', join(temp.dir, 'nope')], {
+      encoding: 'utf8',
+      env,
+    });
     expect(missing.status).toBe(64);
     expect(missing.stderr).toContain('--writable-root');
   });

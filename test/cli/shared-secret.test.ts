@@ -54,7 +54,9 @@ describe('one server secret per store', () => {
     await serve('pg-b', database.url, { MCP_TASKS_SECRET: SECRET });
     const refused = await refusal(serve('pg-c', database.url, { MCP_TASKS_SECRET: OTHER }));
     expect(refused).toMatch(/exited early \(1\)/);
-    expect(refused).toMatch(/mcp-tasks: cannot agree on the server secret with store postgres:.*MCP_TASKS_SECRET differs from the secret the other instances of this store use/);
+    expect(refused).toMatch(
+      /mcp-tasks: cannot agree on the server secret with store postgres:.*MCP_TASKS_SECRET differs from the secret the other instances of this store use/,
+    );
     expect(refused).not.toMatch(/\n\s+at /);
     const row = await secretRow(database.url);
     expect(row).toMatchObject({ mode: 'verifier', secret: null });

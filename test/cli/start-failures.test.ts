@@ -19,7 +19,18 @@ afterAll(() => temp.remove());
 
 /** Run `role` against `store`, expecting it to fail at start: its exit status and every line of stderr. */
 function startFailing(role: 'serve' | 'worker', store: string) {
-  const args = [MAIN, role, '--store', store, '--data-dir', join(temp.dir, `data-${role}`), '--no-builtins', '--log-level', 'warn', ...(role === 'serve' ? ['--port', '0'] : [])];
+  const args = [
+    MAIN,
+    role,
+    '--store',
+    store,
+    '--data-dir',
+    join(temp.dir, `data-${role}`),
+    '--no-builtins',
+    '--log-level',
+    'warn',
+    ...(role === 'serve' ? ['--port', '0'] : []),
+  ];
   const result = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 30_000 });
   return { status: result.status, lines: result.stderr.trim().split('\n') };
 }
@@ -28,7 +39,9 @@ describe.each(['serve', 'worker'] as const)('%s: an unusable store at start is o
   it('SQLite file of a newer schema: says to upgrade; the file is untouched', () => {
     const path = join(temp.dir, `${role}-newer.db`);
     const db = new Database(path);
-    db.exec("CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT; INSERT INTO schema_migrations VALUES (99, 'from a newer mcp-tasks', 0)");
+    db.exec(
+      "CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT; INSERT INTO schema_migrations VALUES (99, 'from a newer mcp-tasks', 0)",
+    );
     db.close();
     const result = startFailing(role, path);
     expect(result.status).toBe(1);
@@ -59,7 +72,9 @@ describe.each(['serve', 'worker'] as const)('%s: an unusable store at start is o
     const result = startFailing(role, 'postgres://postgres:secret@127.0.0.1:1/nowhere');
     expect(result.status).toBe(1);
     expect(result.lines).toHaveLength(1);
-    expect(result.lines[0]).toMatch(/^mcp-tasks: cannot open the task store postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/nowhere: Task store unavailable: cannot connect \(.*ECONNREFUSED.*\)$/);
+    expect(result.lines[0]).toMatch(
+      /^mcp-tasks: cannot open the task store postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/nowhere: Task store unavailable: cannot connect \(.*ECONNREFUSED.*\)$/,
+    );
     expect(result.lines[0]).not.toContain('secret');
   });
 });

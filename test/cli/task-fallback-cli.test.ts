@@ -67,7 +67,9 @@ describe('mcp-tasks serve --task-fallback-tools (issue 13 item 7)', () => {
       // The tool lists what it would delete and asks: a host that cannot answer sees input_required, then cancels.
       let status = '';
       for (let attempt = 0; attempt < 100 && status !== 'input_required'; attempt += 1) {
-        status = String(((await host.client.callTool({ name: 'get_task_status', arguments: { taskId } })).structuredContent as { status?: string } | undefined)?.status);
+        status = String(
+          ((await host.client.callTool({ name: 'get_task_status', arguments: { taskId } })).structuredContent as { status?: string } | undefined)?.status,
+        );
         if (status !== 'input_required') await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(status).toBe('input_required');

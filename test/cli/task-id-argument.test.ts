@@ -6,11 +6,29 @@ describe('task ids that start with "-"', () => {
 
   it('are moved behind "--" for get, watch, cancel and answer, wherever they stand', () => {
     expect(protectDashTaskIds(['node', 'mcp-tasks', 'watch', id])).toEqual(['node', 'mcp-tasks', 'watch', '--', id]);
-    expect(protectDashTaskIds(['node', 'mcp-tasks', 'get', '--json', id, '--url', 'http://x/mcp'])).toEqual(['node', 'mcp-tasks', 'get', '--json', '--url', 'http://x/mcp', '--', id]);
+    expect(protectDashTaskIds(['node', 'mcp-tasks', 'get', '--json', id, '--url', 'http://x/mcp'])).toEqual([
+      'node',
+      'mcp-tasks',
+      'get',
+      '--json',
+      '--url',
+      'http://x/mcp',
+      '--',
+      id,
+    ]);
   });
 
   it('operation ids (same form) are moved behind "--" for ops show and ops reconcile, not for ops list', () => {
-    expect(protectDashTaskIds(['node', 'mcp-tasks', 'ops', 'reconcile', id, '--data-dir', 'd'])).toEqual(['node', 'mcp-tasks', 'ops', 'reconcile', '--data-dir', 'd', '--', id]);
+    expect(protectDashTaskIds(['node', 'mcp-tasks', 'ops', 'reconcile', id, '--data-dir', 'd'])).toEqual([
+      'node',
+      'mcp-tasks',
+      'ops',
+      'reconcile',
+      '--data-dir',
+      'd',
+      '--',
+      id,
+    ]);
     expect(protectDashTaskIds(['node', 'mcp-tasks', 'ops', 'show', id])).toEqual(['node', 'mcp-tasks', 'ops', 'show', '--', id]);
     const list = ['node', 'mcp-tasks', 'ops', 'list', '--task', id];
     expect(protectDashTaskIds(list)).toEqual(list);

@@ -113,7 +113,11 @@ describe('connecting: negotiation, capabilities, credentials', () => {
     try {
       const client = await connectTasksClient({ url, journal: false });
       expect([client.protocolVersion, client.generation, client.taskCapabilities]).toEqual(['2025-11-25', null, { cancel: false, list: false }]);
-      await expect(client.callTool('greet', { name: 'old' })).resolves.toMatchObject({ kind: 'result', route: 'sync', result: { content: [{ type: 'text', text: 'Hi old' }] } });
+      await expect(client.callTool('greet', { name: 'old' })).resolves.toMatchObject({
+        kind: 'result',
+        route: 'sync',
+        result: { content: [{ type: 'text', text: 'Hi old' }] },
+      });
       await expect(client.getTask('x')).rejects.toMatchObject({ code: -32601 });
       await client.close();
       const pinned = await connectTasksClient({ url, protocol: '2026-07-28', journal: false }).catch((caught: unknown) => caught);
@@ -137,7 +141,9 @@ describe('connecting: negotiation, capabilities, credentials', () => {
 
   it('a rejected token is a TasksConnectionError with HTTP 401 that is not retryable', async () => {
     for (const protocol of ['auto', '2025-11-25'] as const) {
-      const error = await connectTasksClient({ url: secured.url, protocol, token: 'wrong-token-0123456789', journal: false }).catch((caught: unknown) => caught);
+      const error = await connectTasksClient({ url: secured.url, protocol, token: 'wrong-token-0123456789', journal: false }).catch(
+        (caught: unknown) => caught,
+      );
       expect(error, protocol).toBeInstanceOf(TasksConnectionError);
       expect(error, protocol).toMatchObject({ httpStatus: 401, retryable: false });
     }

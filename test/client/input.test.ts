@@ -55,7 +55,13 @@ describe('answering input with mcp-tasks/client', () => {
   let running: RunningTasksServer;
   let clients: TasksClient[] = [];
   const open = async (protocol: '2025-11-25' | '2026-07-28', options: { onInput?: InputHandler; log?: RequestLog } = {}): Promise<TasksClient> => {
-    const client = await connectTasksClient({ url: running.url, protocol, journal: false, ...(options.onInput ? { onInput: options.onInput } : {}), ...(options.log ? { fetch: options.log.fetch } : {}) });
+    const client = await connectTasksClient({
+      url: running.url,
+      protocol,
+      journal: false,
+      ...(options.onInput ? { onInput: options.onInput } : {}),
+      ...(options.log ? { fetch: options.log.fetch } : {}),
+    });
     clients.push(client);
     return client;
   };
@@ -84,8 +90,12 @@ describe('answering input with mcp-tasks/client', () => {
       const taskId = taskIdOf(await client.callTool('confirm_delete', { filename: 'notes.txt' }));
       const result = await client.resume(taskId);
       expect(result.content).toEqual([{ type: 'text', text: 'Deleted notes.txt' }]);
-      expect(asked).toEqual([{ key: 'input-1', taskId, method: 'elicitation/create', params: { mode: 'form', message: 'Delete notes.txt?', requestedSchema: CONFIRM } }]);
-      expect(log.params('tasks/update')).toEqual([expect.objectContaining({ taskId, inputResponses: { 'input-1': { action: 'accept', content: { confirm: true } } } })]);
+      expect(asked).toEqual([
+        { key: 'input-1', taskId, method: 'elicitation/create', params: { mode: 'form', message: 'Delete notes.txt?', requestedSchema: CONFIRM } },
+      ]);
+      expect(log.params('tasks/update')).toEqual([
+        expect.objectContaining({ taskId, inputResponses: { 'input-1': { action: 'accept', content: { confirm: true } } } }),
+      ]);
       const capabilities = (params: Record<string, unknown>) => (params._meta as Record<string, unknown>)['io.modelcontextprotocol/clientCapabilities'];
       expect(capabilities(log.params('tools/call')[0]!)).toEqual({ extensions: { 'io.modelcontextprotocol/tasks': {} }, elicitation: { form: {} } });
       expect(capabilities(log.params('tasks/get')[0]!)).toMatchObject({ elicitation: { form: {} } });
@@ -187,14 +197,23 @@ describe('answering input with mcp-tasks/client', () => {
           if (!(typeof init?.body === 'string' && init.body.includes('"subscriptions/listen"'))) return response;
           if (fault === 'refused') {
             await response.body?.cancel();
-            return new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32601, message: 'Method not found' } }), { status: 404, headers: { 'content-type': 'application/json' } });
+            return new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32601, message: 'Method not found' } }), {
+              status: 404,
+              headers: { 'content-type': 'application/json' },
+            });
           }
           const reader = (response.body as ReadableStream<Uint8Array>).getReader();
           const first = await reader.read(); // the acknowledgement
           await reader.cancel();
           return new Response(first.value, { status: 200, headers: { 'content-type': 'text/event-stream' } });
         };
-        const client = await connectTasksClient({ url: running.url, protocol: '2026-07-28', journal: false, fetch: fetchWithFault, onInput: () => accept({ confirm: true }) });
+        const client = await connectTasksClient({
+          url: running.url,
+          protocol: '2026-07-28',
+          journal: false,
+          fetch: fetchWithFault,
+          onInput: () => accept({ confirm: true }),
+        });
         clients.push(client);
         const taskId = taskIdOf(await client.callTool('confirm_delete', { filename: fault }));
         const statuses: string[] = [];
@@ -226,9 +245,15 @@ describe('answering input with mcp-tasks/client', () => {
       const client = await open('2025-11-25', { onInput: handler, log });
       const taskId = taskIdOf(await client.callTool('confirm_delete', { filename: 'old.log' }));
       expect((await client.resume(taskId)).content).toEqual([{ type: 'text', text: 'Deleted old.log' }]);
-      expect(asked).toEqual([{ key: 'input-1', taskId, method: 'elicitation/create', params: { mode: 'form', message: 'Delete old.log?', requestedSchema: CONFIRM } }]);
+      expect(asked).toEqual([
+        { key: 'input-1', taskId, method: 'elicitation/create', params: { mode: 'form', message: 'Delete old.log?', requestedSchema: CONFIRM } },
+      ]);
       expect(log.count('tasks/result')).toBeGreaterThanOrEqual(2); // held open for the question, then the delivery
-      expect(log.messages).toContainEqual({ jsonrpc: '2.0', id: `mcp-tasks-input/${taskId}/input-1`, result: { action: 'accept', content: { confirm: true } } });
+      expect(log.messages).toContainEqual({
+        jsonrpc: '2.0',
+        id: `mcp-tasks-input/${taskId}/input-1`,
+        result: { action: 'accept', content: { confirm: true } },
+      });
     });
 
     it('answers two questions on one stream, one at a time', async () => {

@@ -109,7 +109,17 @@ describe('TaskJournal', () => {
 
   it('keeps a pending call until the task that answers it is recorded, in the same write', async () => {
     const { journal } = fresh();
-    const pending = { correlationId: 'c-1', idempotencyKey: 'k-1', url: 'http://127.0.0.1:3100/mcp', generation: 'v2' as const, protocolVersion: '2026-07-28', tool: 'slow_compute', arguments: { seconds: 1 }, sentAt: '2026-07-28T09:00:00.000Z', idempotencyHonoured: false };
+    const pending = {
+      correlationId: 'c-1',
+      idempotencyKey: 'k-1',
+      url: 'http://127.0.0.1:3100/mcp',
+      generation: 'v2' as const,
+      protocolVersion: '2026-07-28',
+      tool: 'slow_compute',
+      arguments: { seconds: 1 },
+      sentAt: '2026-07-28T09:00:00.000Z',
+      idempotencyHonoured: false,
+    };
     await journal.addPending(pending);
     expect(await journal.listPending()).toEqual([pending]);
     await journal.add({ ...entry('t-1'), correlationId: 'c-1', idempotencyKey: 'k-1' }, 'c-1');
@@ -123,6 +133,8 @@ describe('TaskJournal', () => {
     await journal.add(entry('old'));
     await journal.update('old', { lastStatus: 'input_required', lastUpdatedAt: '2026-07-28T09:01:00.000Z', nextPollAt: '2026-07-28T09:01:01.000Z' });
     await journal.update('absent', { lastStatus: 'working' });
-    expect(await journal.list()).toEqual([{ ...entry('old'), lastStatus: 'input_required', lastUpdatedAt: '2026-07-28T09:01:00.000Z', nextPollAt: '2026-07-28T09:01:01.000Z' }]);
+    expect(await journal.list()).toEqual([
+      { ...entry('old'), lastStatus: 'input_required', lastUpdatedAt: '2026-07-28T09:01:00.000Z', nextPollAt: '2026-07-28T09:01:01.000Z' },
+    ]);
   });
 });

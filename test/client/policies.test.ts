@@ -4,7 +4,15 @@
  */
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CapabilityMissingError, connectTasksClient, TaskOutcomeUnknownError, TaskTimeoutError, ToolCallOutcomeUnknownError, type JobApiRequest, type TasksClient } from '../../src/client/index.js';
+import {
+  CapabilityMissingError,
+  connectTasksClient,
+  TaskOutcomeUnknownError,
+  TaskTimeoutError,
+  ToolCallOutcomeUnknownError,
+  type JobApiRequest,
+  type TasksClient,
+} from '../../src/client/index.js';
 import { defineTool, textResult, type AnyToolDefinition } from '../../src/core/tool.js';
 import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
 import { countingTools, RequestLog } from './support.js';
@@ -45,7 +53,8 @@ describe.each([
     expect(outcome).toMatchObject({ kind: 'result', route: 'sync', result: { content: [{ text: 'Computed result after 0s' }] } });
     const params = log.params('tools/call')[0] ?? {};
     expect(params.task).toBeUndefined();
-    if (generation === 'v2') expect((params._meta as Record<string, { extensions?: unknown }>)['io.modelcontextprotocol/clientCapabilities']?.extensions).toBeUndefined();
+    if (generation === 'v2')
+      expect((params._meta as Record<string, { extensions?: unknown }>)['io.modelcontextprotocol/clientCapabilities']?.extensions).toBeUndefined();
     await client.close();
   });
 
@@ -64,7 +73,11 @@ describe.each([
     const log = new RequestLog();
     const client = await open(log);
     const seen: JobApiRequest[] = [];
-    const outcome = await client.callTool('slow_compute', { seconds: 1 }, { task: 'required', needs: { list: true }, fallback: { jobApi: (request) => (seen.push(request), { queued: 'job-1' }) } });
+    const outcome = await client.callTool(
+      'slow_compute',
+      { seconds: 1 },
+      { task: 'required', needs: { list: true }, fallback: { jobApi: (request) => (seen.push(request), { queued: 'job-1' }) } },
+    );
     expect(outcome).toMatchObject({ kind: 'jobApi', value: { queued: 'job-1' }, missing: seen[0]?.missing });
     expect(seen[0]).toMatchObject({ tool: 'slow_compute', arguments: { seconds: 1 }, idempotencyKey: expect.any(String), manifest: { generation } });
     expect(log.count('tools/call')).toBe(0);
@@ -76,7 +89,14 @@ describe.each([
     const client = await open(log);
     const outcome = await client.callTool('slow_compute', { seconds: 1 }, { task: 'required', needs: { list: true }, fallback: 'handoff' });
     if (outcome.kind !== 'handoff') throw new Error('expected a handoff');
-    expect(outcome.handoff).toMatchObject({ kind: 'mcp-tasks/handoff', version: 1, tool: 'slow_compute', arguments: { seconds: 1 }, policy: 'required', server: { url: running.url, generation, protocolVersion: protocol } });
+    expect(outcome.handoff).toMatchObject({
+      kind: 'mcp-tasks/handoff',
+      version: 1,
+      tool: 'slow_compute',
+      arguments: { seconds: 1 },
+      policy: 'required',
+      server: { url: running.url, generation, protocolVersion: protocol },
+    });
     expect(outcome.handoff.instructions).toContain('nothing was sent');
     expect(log.count('tools/call')).toBe(0);
     await client.close();
@@ -85,14 +105,20 @@ describe.each([
   it("'sync' needs maxSyncMs, never runs a task-only tool, and bounds the HTTP request by it", async () => {
     const log = new RequestLog();
     const client = await open(log);
-    await expect(client.callTool('slow_compute', { seconds: 0 }, { task: 'required', needs: { list: true }, fallback: 'sync' })).rejects.toBeInstanceOf(RangeError);
+    await expect(client.callTool('slow_compute', { seconds: 0 }, { task: 'required', needs: { list: true }, fallback: 'sync' })).rejects.toBeInstanceOf(
+      RangeError,
+    );
     if (generation === 'v1') {
-      const refused = await client.callTool('failing_job', {}, { task: 'required', needs: { list: true }, fallback: 'sync', maxSyncMs: 1000 }).catch((caught: unknown) => caught);
+      const refused = await client
+        .callTool('failing_job', {}, { task: 'required', needs: { list: true }, fallback: 'sync', maxSyncMs: 1000 })
+        .catch((caught: unknown) => caught);
       expect((refused as CapabilityMissingError).missing.at(-1)).toBe('the sync fallback cannot run it: tool failing_job runs only as a task');
     }
     expect(log.count('tools/call')).toBe(0);
     const startedAt = Date.now();
-    const bounded = await client.callTool('slow_compute', { seconds: 5 }, { task: 'required', needs: { list: true }, fallback: 'sync', maxSyncMs: 300 }).catch((caught: unknown) => caught);
+    const bounded = await client
+      .callTool('slow_compute', { seconds: 5 }, { task: 'required', needs: { list: true }, fallback: 'sync', maxSyncMs: 300 })
+      .catch((caught: unknown) => caught);
     expect(bounded).toBeInstanceOf(ToolCallOutcomeUnknownError); // the call was sent inline and cut at maxSyncMs
     expect(Date.now() - startedAt).toBeLessThan(4000);
     // Resent once with the same key (the server honours keys): "key already used" keeps the outcome unknown.
@@ -105,7 +131,8 @@ describe.each([
   it('an idempotency key must be 1–255 printable ASCII characters; a given one is sent as is', async () => {
     const log = new RequestLog();
     const client = await open(log);
-    for (const bad of ['', 'x'.repeat(256), 'grüße', 'tab\there']) await expect(client.callTool('greet', { name: 'k' }, { idempotencyKey: bad })).rejects.toBeInstanceOf(RangeError);
+    for (const bad of ['', 'x'.repeat(256), 'grüße', 'tab\there'])
+      await expect(client.callTool('greet', { name: 'k' }, { idempotencyKey: bad })).rejects.toBeInstanceOf(RangeError);
     await client.callTool('greet', { name: 'k' }, { idempotencyKey: 'order-4711' });
     expect((log.params('tools/call')[0]?._meta as Record<string, unknown>)['dev.mcp-tasks/idempotency-key']).toBe('order-4711');
     await client.close();
@@ -132,7 +159,9 @@ describe.each([
     if (created.kind !== 'task') throw new Error('expected a task');
     const startedAt = Date.now();
     let updates = 0;
-    const error = await client.waitForTask(created.taskId, { timeoutMs: 1500, notifications: true, onUpdate: () => (updates += 1) }).catch((caught: unknown) => caught);
+    const error = await client
+      .waitForTask(created.taskId, { timeoutMs: 1500, notifications: true, onUpdate: () => (updates += 1) })
+      .catch((caught: unknown) => caught);
     const elapsed = Date.now() - startedAt;
     expect(error).toMatchObject({ name: 'TaskTimeoutError', budget: 'deadline' });
     expect(updates).toBeGreaterThan(1); // progress did arrive
@@ -161,7 +190,10 @@ describe('immediate response on 2026-07-28', () => {
 
 describe('a task that expires while followed', () => {
   it.each(['2025-11-25', '2026-07-28'] as const)('over %s is reported as outcome unknown with its last status, never failed', async (protocol) => {
-    const running = await startTasksServer({ tools: countingTools().tools, limits: { pollIntervalMs: 100, defaultTtlMs: 1000, runtimeLimitMs: 1000, minResultRetentionMs: 0 } });
+    const running = await startTasksServer({
+      tools: countingTools().tools,
+      limits: { pollIntervalMs: 100, defaultTtlMs: 1000, runtimeLimitMs: 1000, minResultRetentionMs: 0 },
+    });
     try {
       const client = await connectTasksClient({ url: running.url, protocol, journal: false });
       const created = await client.callTool('slow_compute', { seconds: 30 }, { ttlMs: 1000 });

@@ -32,7 +32,9 @@ describe('@modelcontextprotocol/client 2.4.0 seams', () => {
   });
 
   it('is the pinned version', () => {
-    const pkg = JSON.parse(readFileSync(resolve(import.meta.dirname, '../../node_modules/@modelcontextprotocol/client/package.json'), 'utf8')) as { version: string };
+    const pkg = JSON.parse(readFileSync(resolve(import.meta.dirname, '../../node_modules/@modelcontextprotocol/client/package.json'), 'utf8')) as {
+      version: string;
+    };
     expect(pkg.version).toBe('2.4.0');
   });
 
@@ -54,19 +56,31 @@ describe('@modelcontextprotocol/client 2.4.0 seams', () => {
     await expect(client.request({ method: 'tasks/get', params: { taskId: 'nope' } }, probe)).rejects.toMatchObject({ code: -32602 });
     const created = await fetch(running.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'slow_compute' },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'slow_compute',
+      },
       body: JSON.stringify({
         jsonrpc: '2.0',
         id: 1,
         method: 'tools/call',
-        params: { name: 'slow_compute', arguments: { seconds: 0 }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': TASKS_CAPABILITY } },
+        params: {
+          name: 'slow_compute',
+          arguments: { seconds: 0 },
+          _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': TASKS_CAPABILITY },
+        },
       }),
     }).then((response) => response.json() as Promise<{ result: { taskId: string; resultType: string } }>);
     expect(created.result.resultType).toBe('task');
     await client.request({ method: 'tasks/get', params: { taskId: created.result.taskId } }, probe);
     expect(seen).toMatchObject({ taskId: created.result.taskId });
     expect(seen).not.toHaveProperty('resultType');
-    await expect(client.request({ method: 'tasks/get', params: { taskId: created.result.taskId } }, z.object({ resultType: z.literal('complete') }))).rejects.toMatchObject({
+    await expect(
+      client.request({ method: 'tasks/get', params: { taskId: created.result.taskId } }, z.object({ resultType: z.literal('complete') })),
+    ).rejects.toMatchObject({
       code: SdkErrorCode.InvalidResult,
     });
     await client.close();
@@ -101,13 +115,18 @@ describe('@modelcontextprotocol/client 2.4.0 seams', () => {
 
   it('seam E: setRequestHandler("elicitation/create") throws CAPABILITY_NOT_SUPPORTED unless elicitation was declared (so the session declares it)', () => {
     const bare = new Client({ name: 'seam-test', version: '0' }, { capabilities: TASKS_CAPABILITY as never });
-    expect(() => bare.setRequestHandler('elicitation/create', async () => ({ action: 'cancel' }))).toThrow(expect.objectContaining({ code: SdkErrorCode.CapabilityNotSupported }));
+    expect(() => bare.setRequestHandler('elicitation/create', async () => ({ action: 'cancel' }))).toThrow(
+      expect.objectContaining({ code: SdkErrorCode.CapabilityNotSupported }),
+    );
     const declaring = new Client({ name: 'seam-test', version: '0' }, { capabilities: { ...TASKS_CAPABILITY, elicitation: { form: {} } } as never });
     expect(() => declaring.setRequestHandler('elicitation/create', async () => ({ action: 'cancel' }))).not.toThrow();
   });
 
   it('seam F: a 2025 elicitation/create on tasks/result reaches the handler with our request id and related-task _meta; the SDK checks the ElicitResult shape, not requestedSchema', async () => {
-    const client = new Client({ name: 'seam-test', version: '0' }, { capabilities: { elicitation: { form: {} } } as never, versionNegotiation: { mode: 'legacy' } });
+    const client = new Client(
+      { name: 'seam-test', version: '0' },
+      { capabilities: { elicitation: { form: {} } } as never, versionNegotiation: { mode: 'legacy' } },
+    );
     client.onerror = () => {};
     const seen: Array<{ id: unknown; meta: unknown }> = [];
     client.setRequestHandler('elicitation/create', async (request, context) => {
@@ -116,7 +135,10 @@ describe('@modelcontextprotocol/client 2.4.0 seams', () => {
       return { action: 'accept', content: { confirm: seen.length === 1 ? 'yes' : true } };
     });
     await client.connect(new StreamableHTTPClientTransport(new URL(running.url)));
-    const created = (await client.request({ method: 'tools/call', params: { name: 'confirm_delete', arguments: { filename: 'f' }, task: {} } }, z.looseObject({}))) as { task: { taskId: string } };
+    const created = (await client.request(
+      { method: 'tools/call', params: { name: 'confirm_delete', arguments: { filename: 'f' }, task: {} } },
+      z.looseObject({}),
+    )) as { task: { taskId: string } };
     const { taskId } = created.task;
     let status = 'working';
     while (status === 'working') status = ((await client.request({ method: 'tasks/get', params: { taskId } }, z.looseObject({}))) as { status: string }).status;

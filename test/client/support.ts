@@ -22,15 +22,13 @@ export function countingTools(): { tools: AnyToolDefinition[]; runs: Map<string,
       return textResult(JSON.stringify(args));
     },
   });
-  const tools = [...conformanceFixtureTools(), echo].map(
-    (tool): AnyToolDefinition => ({
-      ...tool,
-      run: (args: unknown, context: Parameters<AnyToolDefinition['run']>[1]) => {
-        runs.set(tool.name, (runs.get(tool.name) ?? 0) + 1);
-        return tool.run(args, context);
-      },
-    }),
-  );
+  const tools = [...conformanceFixtureTools(), echo].map((tool): AnyToolDefinition => ({
+    ...tool,
+    run: (args: unknown, context: Parameters<AnyToolDefinition['run']>[1]) => {
+      runs.set(tool.name, (runs.get(tool.name) ?? 0) + 1);
+      return tool.run(args, context);
+    },
+  }));
   return { tools, runs, total: () => [...runs.values()].reduce((sum, count) => sum + count, 0) };
 }
 

@@ -70,7 +70,15 @@ const CONTENT_TYPES = [
   'application/vnd.api+json',
   '*/*',
 ];
-const ACCEPTS = ['application/json, text/event-stream', 'text/event-stream, application/json;q=0.5', undefined, '*/*', 'application/json', 'text/event-stream', 'text/html'];
+const ACCEPTS = [
+  'application/json, text/event-stream',
+  'text/event-stream, application/json;q=0.5',
+  undefined,
+  '*/*',
+  'application/json',
+  'text/event-stream',
+  'text/html',
+];
 const V2_VERSIONS = ['2026-07-28', undefined, '2025-11-25', '2099-01-01', '', '2026-07-28, 2026-07-28'];
 const V1_VERSIONS = ['2025-11-25', undefined, '2026-07-28', '2025-06-18', '2099-01-01', ''];
 /** `own`: the session opened on the server the request goes to; `other`: the other server's session. */
@@ -79,7 +87,9 @@ const V1_SESSIONS = ['own', 'other', 'no-such-session', '', undefined];
 
 /** An answer reduced to what both paths must agree on: status, media type, the JSON-RPC message; ids and times by type. */
 function rawShape(answer: HttpAnswer): unknown {
-  const message = JSON.parse(JSON.stringify(answer.message ?? null), (key, value) => (['taskId', 'createdAt', 'lastUpdatedAt'].includes(key) ? typeof value : value));
+  const message = JSON.parse(JSON.stringify(answer.message ?? null), (key, value) =>
+    ['taskId', 'createdAt', 'lastUpdatedAt'].includes(key) ? typeof value : value,
+  );
   return { status: answer.status, type: answer.headers['content-type'], session: answer.headers['mcp-session-id'] === undefined ? 'none' : 'set', message };
 }
 
@@ -122,7 +132,10 @@ describe('fast path answers exactly like the SDK path', () => {
 
   it('v2 tasks/get for every status, an unknown id and a v1 id', async () => {
     for (const [name, taskId] of [...Object.entries(ids), ['unknown', 'AAAAAAAAAAAAAAAAAAAAAA']] as Array<[string, string]>) {
-      const [viaFast, viaSdk] = [await postModern(fast.url, 'tasks/get', { taskId }, { id: `g-${name}` }), await postModern(sdk.url, 'tasks/get', { taskId }, { id: `g-${name}` })];
+      const [viaFast, viaSdk] = [
+        await postModern(fast.url, 'tasks/get', { taskId }, { id: `g-${name}` }),
+        await postModern(sdk.url, 'tasks/get', { taskId }, { id: `g-${name}` }),
+      ];
       expect(shape(viaFast), name).toEqual(shape(viaSdk));
     }
   });
@@ -144,7 +157,10 @@ describe('fast path answers exactly like the SDK path', () => {
       ['tools/call', { name: 'greet', arguments: { name: 'x' } }, {}],
     ];
     for (const [method, params, options] of cases) {
-      const [viaFast, viaSdk] = [await postModern(fast.url, method, params, { ...options, id: 1 }), await postModern(sdk.url, method, params, { ...options, id: 1 })];
+      const [viaFast, viaSdk] = [
+        await postModern(fast.url, method, params, { ...options, id: 1 }),
+        await postModern(sdk.url, method, params, { ...options, id: 1 }),
+      ];
       expect(shape(viaFast), `${method} ${JSON.stringify(params)}`).toEqual(shape(viaSdk));
     }
   });
@@ -152,7 +168,9 @@ describe('fast path answers exactly like the SDK path', () => {
   it('B23/B25/B26 header matrix (Content-Type, Accept, MCP-Protocol-Version, Mcp-Session-Id) on both generations: same status, media type and JSON-RPC answer on both paths; a refused tools/call creates nothing, an accepted one exactly one task', async () => {
     const [fastSession, sdkSession] = [await RawLegacySession.open(fast.url), await RawLegacySession.open(sdk.url)];
     const port = (server: RunningTasksServer) => Number(new URL(server.url).port);
-    const v1Task = String(((await sdkSession.request('tools/call', { name: 'slow_compute', arguments: { seconds: 0 }, task: {} })).body.result?.task as { taskId: string }).taskId);
+    const v1Task = String(
+      ((await sdkSession.request('tools/call', { name: 'slow_compute', arguments: { seconds: 0 }, task: {} })).body.result?.task as { taskId: string }).taskId,
+    );
     await expect.poll(async () => (await sdkSession.request('tasks/get', { taskId: v1Task })).body.result?.status, { timeout: 15_000 }).toBe('completed');
     type Variation = { header: string; value: string | undefined };
     const variations = (generation: 'v1' | 'v2'): Variation[] => [
@@ -167,7 +185,10 @@ describe('fast path answers exactly like the SDK path', () => {
     const send = async (server: RunningTasksServer, generation: 'v1' | 'v2', method: 'tasks/get' | 'tools/call', variation: Variation, id: number) => {
       const own = server === fast ? fastSession : sdkSession;
       const label = `matrix-${(next += 1)}`;
-      const params = method === 'tasks/get' ? { taskId: generation === 'v2' ? ids.completed : v1Task } : { name: 'slow_compute', arguments: { seconds: 0, label }, ...(generation === 'v1' ? { task: {} } : {}) };
+      const params =
+        method === 'tasks/get'
+          ? { taskId: generation === 'v2' ? ids.completed : v1Task }
+          : { name: 'slow_compute', arguments: { seconds: 0, label }, ...(generation === 'v1' ? { task: {} } : {}) };
       const headers: Record<string, string | undefined> =
         generation === 'v2'
           ? { 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, 'mcp-name': method === 'tasks/get' ? String(params.taskId) : 'slow_compute' }
@@ -176,7 +197,16 @@ describe('fast path answers exactly like the SDK path', () => {
       const session = { own: own.sessionId, other: (server === fast ? sdkSession : fastSession).sessionId }[variation.value as 'own' | 'other'];
       headers[variation.header] = variation.header === 'mcp-session-id' && session !== undefined ? session : variation.value;
       const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: generation === 'v2' ? { ...params, _meta: modernMeta() } : params });
-      const answer = await sendHttp(port(server), { method: 'POST', path: '/mcp', headers: Object.fromEntries(Object.entries(headers).filter((entry): entry is [string, string] => entry[1] !== undefined)), body }, 15_000);
+      const answer = await sendHttp(
+        port(server),
+        {
+          method: 'POST',
+          path: '/mcp',
+          headers: Object.fromEntries(Object.entries(headers).filter((entry): entry is [string, string] => entry[1] !== undefined)),
+          body,
+        },
+        15_000,
+      );
       if (method === 'tools/call') labels.push({ label, created: answer.status === 200 && answer.message?.result !== undefined });
       return answer;
     };
@@ -211,13 +241,23 @@ describe('fast path answers exactly like the SDK path', () => {
       const id = (nextId += 1);
       return [await fastSession.post({ jsonrpc: '2.0', id, method, params }), await sdkSession.post({ jsonrpc: '2.0', id, method, params })] as const;
     };
-    const make = async (name: string, args: object) => String(((await sdkSession.request('tools/call', { name, arguments: args, task: {} })).body.result?.task as { taskId: string }).taskId);
-    const v1Ids = { completed: await make('slow_compute', { seconds: 0 }), toolError: await make('tool_error', {}), failed: await make('coded_error', {}), cancelled: await make('slow_compute', { seconds: 60 }) };
+    const make = async (name: string, args: object) =>
+      String(((await sdkSession.request('tools/call', { name, arguments: args, task: {} })).body.result?.task as { taskId: string }).taskId);
+    const v1Ids = {
+      completed: await make('slow_compute', { seconds: 0 }),
+      toolError: await make('tool_error', {}),
+      failed: await make('coded_error', {}),
+      cancelled: await make('slow_compute', { seconds: 60 }),
+    };
     await sdkSession.request('tasks/cancel', { taskId: v1Ids.cancelled });
     for (const taskId of Object.values(v1Ids)) {
-      await expect.poll(async () => (await sdkSession.request('tasks/get', { taskId })).body.result?.status, { timeout: 15_000 }).toBeOneOf(['completed', 'failed', 'cancelled']);
+      await expect
+        .poll(async () => (await sdkSession.request('tasks/get', { taskId })).body.result?.status, { timeout: 15_000 })
+        .toBeOneOf(['completed', 'failed', 'cancelled']);
     }
-    for (const [name, taskId] of [...Object.entries(v1Ids), ['unknown', 'AAAAAAAAAAAAAAAAAAAAAA'], ['v2 task', ids.completed as string]] as Array<[string, string]>) {
+    for (const [name, taskId] of [...Object.entries(v1Ids), ['unknown', 'AAAAAAAAAAAAAAAAAAAAAA'], ['v2 task', ids.completed as string]] as Array<
+      [string, string]
+    >) {
       for (const method of ['tasks/get', 'tasks/result']) {
         const [viaFast, viaSdk] = await v1(method, { taskId });
         expect(shape(viaFast), `${method} ${name}`).toEqual(shape(viaSdk));

@@ -26,11 +26,16 @@ function bareServer(era: 'legacy' | 'modern', capabilities: ServerCapabilities):
   server.setRequestHandler('tasks/get', { params: z.looseObject({ taskId: z.string() }) }, async ({ taskId }) => ({ resultType: 'complete', taskId }) as never);
   server.setRequestHandler('tasks/result', { params: z.looseObject({ taskId: z.string() }) }, async () => ({ content: [] }) as never);
   server.setRequestHandler('tasks/list', { params: z.looseObject({}) }, async () => ({ tasks: [] }) as never);
-  server.setRequestHandler('tasks/update', { params: z.looseObject({}) }, async (params, context) => ({
-    resultType: 'complete',
-    seenInParams: 'inputResponses' in params,
-    lifted: context.mcpReq.inputResponses ?? null,
-  }) as never);
+  server.setRequestHandler(
+    'tasks/update',
+    { params: z.looseObject({}) },
+    async (params, context) =>
+      ({
+        resultType: 'complete',
+        seenInParams: 'inputResponses' in params,
+        lifted: context.mcpReq.inputResponses ?? null,
+      }) as never,
+  );
   server.setRequestHandler('tasks/cancel', { params: z.looseObject({}) }, async () => {
     throw Object.assign(new Error('Missing required client capability'), { code: -32021, data: { requiredCapabilities: DECLARING } });
   });
@@ -90,7 +95,12 @@ describe('SDK seams (pinned versions)', () => {
     client.onmessage = (message) => void replies.push(message);
     await server.connect(serverSide);
     await client.start();
-    await client.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '0' } } });
+    await client.send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '0' } },
+    });
     await client.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     await client.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'x', arguments: {}, task: {} } });
     await expect.poll(() => replies.length).toBe(2);
@@ -135,9 +145,15 @@ describe('SDK seams (pinned versions)', () => {
   });
 
   it('seam 6: isLegacyRequest routes initialize to the legacy leg and envelope requests to the modern one', async () => {
-    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '0' } } };
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '0' } },
+    };
     const discover = { jsonrpc: '2.0', id: 2, method: 'server/discover', params: { _meta: modernMeta({}) } };
-    const request = (body: unknown) => new Request('http://localhost/mcp', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const request = (body: unknown) =>
+      new Request('http://localhost/mcp', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     expect(await isLegacyRequest(request(initialize), initialize)).toBe(true);
     expect(await isLegacyRequest(request(discover), discover)).toBe(false);
   });

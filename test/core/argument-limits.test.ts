@@ -27,6 +27,8 @@ describe('argument limits', () => {
 
   it('settings: positive integers for the argument limits, positive or null for the quotas', () => {
     expect(resolveLimits()).toMatchObject({ maxArgumentBytes: 1024 * 1024, maxArgumentDepth: 32, maxActiveTasksPerOwner: null, maxCreatesPerMinute: null });
-    expect(() => resolveLimits({ maxArgumentDepth: 0, maxActiveTasksPerOwner: -1, maxCreatesPerMinute: 1.5 })).toThrow(/maxArgumentDepth must be a positive integer[\s\S]*maxActiveTasksPerOwner must be a positive integer or null[\s\S]*maxCreatesPerMinute/);
+    expect(() => resolveLimits({ maxArgumentDepth: 0, maxActiveTasksPerOwner: -1, maxCreatesPerMinute: 1.5 })).toThrow(
+      /maxArgumentDepth must be a positive integer[\s\S]*maxActiveTasksPerOwner must be a positive integer or null[\s\S]*maxCreatesPerMinute/,
+    );
   });
 });

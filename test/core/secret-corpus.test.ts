@@ -10,7 +10,18 @@ import { CORPUS, scoreCorpus } from '../fixtures/secret-corpus.mjs';
 describe('secret detection on the labelled corpus', () => {
   it('has secrets and look-alikes of every family the issue names', () => {
     const kinds = new Set(CORPUS.filter((entry) => entry.secret).map((entry) => entry.kind));
-    for (const kind of ['private-key', 'aws-access-key-id', 'aws-secret-access-key', 'google-api-key', 'azure-storage-key', 'github-token', 'slack-token', 'stripe-key', 'jwt', 'url-credentials']) {
+    for (const kind of [
+      'private-key',
+      'aws-access-key-id',
+      'aws-secret-access-key',
+      'google-api-key',
+      'azure-storage-key',
+      'github-token',
+      'slack-token',
+      'stripe-key',
+      'jwt',
+      'url-credentials',
+    ]) {
       expect(kinds, kind).toContain(kind);
     }
     const lookAlikes = new Set(CORPUS.filter((entry) => !entry.secret).map((entry) => entry.kind));

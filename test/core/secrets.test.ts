@@ -26,7 +26,10 @@ describe('secret detection', () => {
 
   it('reports passwords assigned as literals whatever their entropy, but not code, references or placeholders', () => {
     for (const line of ['password = "Winter2024!"', 'passwd: hunter2', 'MYSQL_PWD=letmein', '{\\"password\\":\\"hunter2\\"}']) {
-      expect(findSecrets(line).map((f) => f.kind), line).toEqual(['password']);
+      expect(
+        findSecrets(line).map((f) => f.kind),
+        line,
+      ).toEqual(['password']);
     }
     for (const line of [
       'password = getenv("DB_PASSWORD")',

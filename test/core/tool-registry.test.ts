@@ -4,7 +4,16 @@ import { defineTool, textResult } from '../../src/core/tool.js';
 import { ToolRegistry } from '../../src/core/tool-registry.js';
 
 const tool = (name: string, extra: { elicits?: boolean; idempotent?: boolean; journaled?: boolean } = {}) =>
-  defineTool({ name, description: name, execution: 'task-optional', inputSchema: z.object({}), ...extra, async run() { return textResult('ok'); } });
+  defineTool({
+    name,
+    description: name,
+    execution: 'task-optional',
+    inputSchema: z.object({}),
+    ...extra,
+    async run() {
+      return textResult('ok');
+    },
+  });
 
 describe('tool registry (one check for the service and the worker)', () => {
   it('refuses a duplicate name and an elicting tool that is not safe to re-run, with -32602', () => {

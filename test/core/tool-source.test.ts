@@ -18,7 +18,11 @@ describe('tool sources', () => {
   });
 
   it('the built-in source gives the built-in tools, plus cleanup_logs and publish_report only with a writable root; the sources are plain JSON', async () => {
-    expect((await loadToolSources([BUILTIN_TOOL_SOURCE], OPTIONS)).map((tool) => tool.name)).toEqual(['analyze_logs', 'audit_repository', 'check_infrastructure']);
+    expect((await loadToolSources([BUILTIN_TOOL_SOURCE], OPTIONS)).map((tool) => tool.name)).toEqual([
+      'analyze_logs',
+      'audit_repository',
+      'check_infrastructure',
+    ]);
     const writable = await loadToolSources([BUILTIN_TOOL_SOURCE], { ...OPTIONS, writableRoots: ['/tmp'] });
     expect(writable.map((tool) => tool.name)).toEqual(['analyze_logs', 'audit_repository', 'check_infrastructure', 'cleanup_logs', 'publish_report']);
     for (const source of [BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE]) expect(JSON.parse(JSON.stringify(source))).toEqual(source);
@@ -42,6 +46,9 @@ describe('tool sources', () => {
     temps.push(temp);
     const file = join(temp.dir, 'empty.mjs');
     writeFileSync(file, 'export const nothing = 1;\n');
-    await expect(loadToolSources([toolSourceOf(file)], OPTIONS)).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('empty.mjs: expected an array of tools') });
+    await expect(loadToolSources([toolSourceOf(file)], OPTIONS)).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('empty.mjs: expected an array of tools'),
+    });
   });
 });

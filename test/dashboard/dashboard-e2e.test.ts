@@ -25,11 +25,26 @@ describe('dashboard in a real browser (issue 16)', () => {
   let browser: Browser;
   let alice: BrowserContext;
   let bob: BrowserContext;
-  const env = (token: string): NodeJS.ProcessEnv => ({ ...process.env, MCP_TASKS_TOKEN: token, MCP_TASKS_CLIENT_STATE: join(temp.dir, `journal-${token.slice(0, 3)}.json`) });
+  const env = (token: string): NodeJS.ProcessEnv => ({
+    ...process.env,
+    MCP_TASKS_TOKEN: token,
+    MCP_TASKS_CLIENT_STATE: join(temp.dir, `journal-${token.slice(0, 3)}.json`),
+  });
 
   /** Create a task with the CLI (`--detach`) and return its id. */
   async function cliTask(token: string, tool: string, args: object, protocol = '2026-07-28'): Promise<string> {
-    const run = await cliRunner(env(token)).cli(['call', tool, '--url', server.url, '--protocol', protocol, '--args', JSON.stringify(args), '--detach', '--json']);
+    const run = await cliRunner(env(token)).cli([
+      'call',
+      tool,
+      '--url',
+      server.url,
+      '--protocol',
+      protocol,
+      '--args',
+      JSON.stringify(args),
+      '--detach',
+      '--json',
+    ]);
     const id = /"taskId"\s*:\s*"([A-Za-z0-9_-]+)"/.exec(run.stdout + run.stderr)?.[1];
     if (!id) throw new Error(`no task id from the CLI (exit ${run.code}):\n${run.stdout}\n${run.stderr}`);
     return id;
@@ -179,7 +194,9 @@ describe('dashboard in a real browser (issue 16)', () => {
     expect(await axeSerious(page)).toEqual([]);
     // Keyboard: the skip link comes first, then Tab reaches the task links; Enter opens one.
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => (globalThis as unknown as { document: { activeElement: { textContent: string } | null } }).document.activeElement?.textContent)).toBe('Skip to content');
+    expect(
+      await page.evaluate(() => (globalThis as unknown as { document: { activeElement: { textContent: string } | null } }).document.activeElement?.textContent),
+    ).toBe('Skip to content');
     await page.locator(`tr[data-task-id="${taskId}"] a`).focus();
     await page.keyboard.press('Enter');
     await page.waitForURL(`${base}/dashboard/tasks/${taskId}`);
@@ -222,7 +239,10 @@ describe('dashboard in a real browser (issue 16)', () => {
     await expect.poll(() => page.locator('#reconcile-status').textContent(), { timeout: 10_000 }).toContain('still unknown (the bank has no record of it yet)');
     // The bank's late answer arrives; reconcile again: confirmed, with the receipt, in place.
     writeFileSync(bank, `${operationId} PAY-42\n`);
-    await page.locator(`tr[data-operation-id="${operationId}"]`).getByRole('button', { name: /Reconcile/ }).click();
+    await page
+      .locator(`tr[data-operation-id="${operationId}"]`)
+      .getByRole('button', { name: /Reconcile/ })
+      .click();
     await expect.poll(() => page.locator('#reconcile-status').textContent(), { timeout: 10_000 }).toContain(': confirmed.');
     const settled = page.locator(`tr[data-operation-id="${operationId}"]`);
     expect(await settled.locator('.outcome').textContent()).toContain('confirmed by the system of record');
@@ -248,7 +268,17 @@ describe('dashboard in a real browser (issue 16)', () => {
     // Every chart drew on its canvas (some pixels are not transparent).
     for (const id of ['chart-status', 'chart-tool', 'chart-timing']) {
       const painted = await page.evaluate((canvasId) => {
-        const canvas = (globalThis as unknown as { document: { getElementById(id: string): { getContext(kind: string): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } }; width: number; height: number } } }).document.getElementById(canvasId);
+        const canvas = (
+          globalThis as unknown as {
+            document: {
+              getElementById(id: string): {
+                getContext(kind: string): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } };
+                width: number;
+                height: number;
+              };
+            };
+          }
+        ).document.getElementById(canvasId);
         const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
         let count = 0;
         for (let i = 3; i < data.length; i += 4) if ((data[i] as number) > 0) count += 1;
@@ -277,14 +307,27 @@ describe('dashboard live updates from another process (issue 16)', () => {
     writeFileSync(log, '');
     const browser = await launchChromium();
     const server = await startServerProcess(data, ['--dashboard', '--no-worker', '--store', database.url, '--tools', FIXTURE, '--no-builtins']);
-    const worker = spawn(process.execPath, [MAIN, 'worker', '--data-dir', data, '--store', database.url, '--tools', FIXTURE, '--no-builtins', '--log-level', 'warn'], { stdio: 'ignore' });
+    const worker = spawn(
+      process.execPath,
+      [MAIN, 'worker', '--data-dir', data, '--store', database.url, '--tools', FIXTURE, '--no-builtins', '--log-level', 'warn'],
+      { stdio: 'ignore' },
+    );
     try {
       const base = server.url.replace(/\/mcp$/, '');
       const page = await browser.newPage();
       await page.goto(`${base}/dashboard`);
       expect(page.url()).toBe(`${base}/dashboard`);
       await expect.poll(() => page.locator('#live').textContent(), { timeout: 10_000 }).toBe('Live');
-      const run = await cliRunner({ ...process.env, MCP_TASKS_CLIENT_STATE: join(temp.dir, 'journal.json') }).cli(['call', 'slow_steps', '--url', server.url, '--args', JSON.stringify({ steps: 300, stepMs: 150, log }), '--detach', '--json']);
+      const run = await cliRunner({ ...process.env, MCP_TASKS_CLIENT_STATE: join(temp.dir, 'journal.json') }).cli([
+        'call',
+        'slow_steps',
+        '--url',
+        server.url,
+        '--args',
+        JSON.stringify({ steps: 300, stepMs: 150, log }),
+        '--detach',
+        '--json',
+      ]);
       const taskId = /"taskId"\s*:\s*"([A-Za-z0-9_-]+)"/.exec(run.stdout + run.stderr)?.[1] as string;
       expect(taskId, run.stderr).toBeDefined();
       await page.locator(`tr[data-task-id="${taskId}"]`).waitFor({ timeout: 10_000 });

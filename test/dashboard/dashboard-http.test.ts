@@ -58,7 +58,12 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
     await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
     host = `127.0.0.1:${(http.address() as AddressInfo).port}`;
     base = `http://${host}`;
-    const created = await postModern(running.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 30, label: 'alice' } }, { ...V2, token: TOKENS[0]!.token });
+    const created = await postModern(
+      running.url,
+      'tools/call',
+      { name: 'slow_compute', arguments: { seconds: 30, label: 'alice' } },
+      { ...V2, token: TOKENS[0]!.token },
+    );
     aliceTask = created.body.result?.taskId as string;
     expect(aliceTask).toMatch(/^[A-Za-z0-9_-]{22}$/);
   });
@@ -71,7 +76,12 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
   });
 
   async function signIn(token: string): Promise<{ cookie: string; csrf: string }> {
-    const response = await fetch(`${base}/dashboard/login`, { method: 'POST', body: new URLSearchParams({ token }), redirect: 'manual', headers: { origin: base } });
+    const response = await fetch(`${base}/dashboard/login`, {
+      method: 'POST',
+      body: new URLSearchParams({ token }),
+      redirect: 'manual',
+      headers: { origin: base },
+    });
     expect(response.status).toBe(303);
     const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0] as string;
     const session: any = await (await fetch(`${base}/dashboard/api/session`, { headers: { cookie } })).json();
@@ -79,17 +89,31 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
   }
 
   it('sign-in sets an HttpOnly, SameSite=Strict session cookie scoped to /dashboard; a wrong token gets 401 and no cookie', async () => {
-    const response = await fetch(`${base}/dashboard/login`, { method: 'POST', body: new URLSearchParams({ token: TOKENS[0]!.token }), redirect: 'manual', headers: { origin: base } });
+    const response = await fetch(`${base}/dashboard/login`, {
+      method: 'POST',
+      body: new URLSearchParams({ token: TOKENS[0]!.token }),
+      redirect: 'manual',
+      headers: { origin: base },
+    });
     expect(response.status).toBe(303);
     const cookie = response.headers.get('set-cookie') ?? '';
     expect(cookie).toMatch(/^mcp_tasks_session=[A-Za-z0-9_-]{22}; HttpOnly; SameSite=Strict; Path=\/dashboard; Max-Age=\d+$/);
     expect(cookie).not.toContain(TOKENS[0]!.token);
-    const wrong = await fetch(`${base}/dashboard/login`, { method: 'POST', body: new URLSearchParams({ token: 'not-a-token-0123456789' }), redirect: 'manual' });
+    const wrong = await fetch(`${base}/dashboard/login`, {
+      method: 'POST',
+      body: new URLSearchParams({ token: 'not-a-token-0123456789' }),
+      redirect: 'manual',
+    });
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('set-cookie')).toBeNull();
     expect(await wrong.text()).toContain('That token was not accepted.');
     // A cross-site sign-in form is refused (login CSRF).
-    const foreign = await fetch(`${base}/dashboard/login`, { method: 'POST', body: new URLSearchParams({ token: TOKENS[0]!.token }), redirect: 'manual', headers: { origin: 'https://evil.example' } });
+    const foreign = await fetch(`${base}/dashboard/login`, {
+      method: 'POST',
+      body: new URLSearchParams({ token: TOKENS[0]!.token }),
+      redirect: 'manual',
+      headers: { origin: 'https://evil.example' },
+    });
     expect(foreign.status).toBe(403);
   });
 
@@ -117,7 +141,12 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
     const created = await postModern(running.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 30 } }, { ...V2, token: TOKENS[0]!.token });
     const taskId = created.body.result?.taskId as string;
     const { cookie, csrf } = await signIn(TOKENS[0]!.token);
-    const cancel = (headers: Record<string, string>) => fetch(`${base}/dashboard/api/tasks/${taskId}/cancel`, { method: 'POST', headers: { cookie, 'content-type': 'application/json', ...headers }, body: '{}' });
+    const cancel = (headers: Record<string, string>) =>
+      fetch(`${base}/dashboard/api/tasks/${taskId}/cancel`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/json', ...headers },
+        body: '{}',
+      });
     expect((await cancel({})).status).toBe(403);
     expect((await cancel({ 'x-csrf-token': 'wrong' })).status).toBe(403);
     expect((await cancel({ 'x-csrf-token': csrf, origin: 'https://evil.example' })).status).toBe(403);
@@ -136,7 +165,11 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
     const post = (path: string, body: string, type: string | undefined, extra: Record<string, string> = { cookie, 'x-csrf-token': csrf, origin: base }) =>
       sendHttp(port, { method: 'POST', path, headers: { ...extra, ...(type === undefined ? {} : { 'content-type': type }) }, body }, 15_000);
     for (const type of ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', undefined]) {
-      for (const [path, body] of [[`/dashboard/api/tasks/${taskId}/cancel`, '{}'], [`/dashboard/api/tasks/${taskId}/answer`, '{"responses":{"input-1":{"action":"decline"}}}'], ['/dashboard/api/logout', '{}']]) {
+      for (const [path, body] of [
+        [`/dashboard/api/tasks/${taskId}/cancel`, '{}'],
+        [`/dashboard/api/tasks/${taskId}/answer`, '{"responses":{"input-1":{"action":"decline"}}}'],
+        ['/dashboard/api/logout', '{}'],
+      ]) {
         const answer = await post(path as string, body as string, type);
         expect([answer.status, JSON.parse(answer.text)], `${path} ${String(type)}`).toEqual([415, { error: 'Content-Type must be application/json' }]);
       }
@@ -144,10 +177,19 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
     // An action runs only once its whole body is in and is JSON: not JSON, oversized, or cut short by the connection.
     const cancelPath = `/dashboard/api/tasks/${taskId}/cancel`;
     expect((await post(cancelPath, 'not json', 'application/json')).status).toBe(400);
-    const raw = (length: number, connection: string) => `POST ${cancelPath} HTTP/1.1\r\nHost: ${host}\r\nCookie: ${cookie}\r\nX-CSRF-Token: ${csrf}\r\nOrigin: ${base}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\nConnection: ${connection}\r\n\r\n`;
+    const raw = (length: number, connection: string) =>
+      `POST ${cancelPath} HTTP/1.1\r\nHost: ${host}\r\nCookie: ${cookie}\r\nX-CSRF-Token: ${csrf}\r\nOrigin: ${base}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\nConnection: ${connection}\r\n\r\n`;
     // Oversized, from a client still sending on a closing connection: it reads its 413 (the body is drained), not a reset.
     const big = Buffer.alloc(3 * 1024 * 1024, 0x20);
-    expect((await sendRawHttp(port, { pieces: [Buffer.from(raw(big.length, 'close')), big.subarray(0, 1024 * 1024), big.subarray(1024 * 1024)], pauseMs: 5, readAfterSending: true }, 15_000)).status).toBe(413);
+    expect(
+      (
+        await sendRawHttp(
+          port,
+          { pieces: [Buffer.from(raw(big.length, 'close')), big.subarray(0, 1024 * 1024), big.subarray(1024 * 1024)], pauseMs: 5, readAfterSending: true },
+          15_000,
+        )
+      ).status,
+    ).toBe(413);
     expect((await sendRawHttp(port, { pieces: [Buffer.from(`${raw(50, 'keep-alive')}{`)], halfClose: true }, 15_000)).status).toBeLessThan(500);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await running.server.service.viewer.inspect(ALICE, taskId)).task.status).toBe('working');
@@ -156,7 +198,11 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
     expect((await post(`/dashboard/api/tasks/${taskId}/cancel`, '{}', 'application/json; charset=utf-8')).status).toBe(200);
     expect((await running.server.service.viewer.inspect(ALICE, taskId)).task.status).toBe('cancelled');
     // The sign-in page posts a form; anything else opens no session.
-    for (const [type, body] of [['application/json', JSON.stringify({ token: TOKENS[0]!.token })], ['text/plain', `token=${TOKENS[0]!.token}`], [undefined, `token=${TOKENS[0]!.token}`]]) {
+    for (const [type, body] of [
+      ['application/json', JSON.stringify({ token: TOKENS[0]!.token })],
+      ['text/plain', `token=${TOKENS[0]!.token}`],
+      [undefined, `token=${TOKENS[0]!.token}`],
+    ]) {
       const answer = await post('/dashboard/login', body as string, type, { origin: base });
       expect([answer.status, answer.headers['set-cookie']], String(type)).toEqual([415, undefined]);
     }
@@ -194,18 +240,30 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
     const unknown = await fetch(`${base}/dashboard/api/tasks/AAAAAAAAAAAAAAAAAAAAAA`, { headers: { cookie: bob.cookie } });
     expect([foreign.status, unknown.status]).toEqual([404, 404]);
     expect(await foreign.text()).toBe(await unknown.text());
-    const bobCancel = await fetch(`${base}/dashboard/api/tasks/${aliceTask}/cancel`, { method: 'POST', headers: { cookie: bob.cookie, 'x-csrf-token': bob.csrf, 'content-type': 'application/json' }, body: '{}' });
+    const bobCancel = await fetch(`${base}/dashboard/api/tasks/${aliceTask}/cancel`, {
+      method: 'POST',
+      headers: { cookie: bob.cookie, 'x-csrf-token': bob.csrf, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(bobCancel.status).toBe(404);
 
     const auditor = await signIn('auditor-token-0123456');
     const page: any = await (await fetch(`${base}/dashboard/api/tasks/${aliceTask}`, { headers: { cookie: auditor.cookie } })).json();
     expect(page.permissions).toEqual({ cancel: false, answer: false });
-    const refused = await fetch(`${base}/dashboard/api/tasks/${aliceTask}/cancel`, { method: 'POST', headers: { cookie: auditor.cookie, 'x-csrf-token': auditor.csrf, 'content-type': 'application/json' }, body: '{}' });
+    const refused = await fetch(`${base}/dashboard/api/tasks/${aliceTask}/cancel`, {
+      method: 'POST',
+      headers: { cookie: auditor.cookie, 'x-csrf-token': auditor.csrf, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(refused.status).toBe(403);
     expect((await running.server.service.viewer.inspect(ALICE, aliceTask)).task.status).toBe('working');
 
     const operator = await signIn('operator-token-012345');
-    const cancelled = await fetch(`${base}/dashboard/api/tasks/${aliceTask}/cancel`, { method: 'POST', headers: { cookie: operator.cookie, 'x-csrf-token': operator.csrf, 'content-type': 'application/json' }, body: '{}' });
+    const cancelled = await fetch(`${base}/dashboard/api/tasks/${aliceTask}/cancel`, {
+      method: 'POST',
+      headers: { cookie: operator.cookie, 'x-csrf-token': operator.csrf, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(cancelled.status).toBe(200);
     expect((await running.server.service.viewer.inspect(ALICE, aliceTask)).task.status).toBe('cancelled');
   });
@@ -213,7 +271,11 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
   it('filters and keyset paging: a page boundary stays put while new tasks are created', async () => {
     const { cookie } = await signIn(TOKENS[1]!.token);
     const mine: string[] = [];
-    for (let i = 0; i < 5; i += 1) mine.push((await postModern(running.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0, label: `b${i}` } }, { ...V2, token: TOKENS[1]!.token })).body.result?.taskId as string);
+    for (let i = 0; i < 5; i += 1)
+      mine.push(
+        (await postModern(running.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0, label: `b${i}` } }, { ...V2, token: TOKENS[1]!.token }))
+          .body.result?.taskId as string,
+      );
     const get = async (query: string): Promise<any> => (await fetch(`${base}/dashboard/api/tasks?${query}`, { headers: { cookie } })).json();
     const first = await get('limit=2&tool=slow_compute');
     expect(first.tasks.map((task: { taskId: string }) => task.taskId)).toEqual([mine[4], mine[3]]);

@@ -49,11 +49,22 @@ describe('dashboard sign-in with JWT access tokens (issue 16, --auth jwt)', () =
       auth: (url) => (authenticator = new JwtAuthenticator({ issuer: issuer.issuer, audience: url.href, jwksUrl })),
       oauthIssuer: issuer.issuer,
     });
-    const dashboard = createDashboard({ service: running.server.service.viewer, verify: viewerVerifier(authenticator!), anonymous: { ownerKey: 'anonymous', scopes: [] }, allowedHosts: null, logger: silentLogger });
+    const dashboard = createDashboard({
+      service: running.server.service.viewer,
+      verify: viewerVerifier(authenticator!),
+      anonymous: { ownerKey: 'anonymous', scopes: [] },
+      allowedHosts: null,
+      logger: silentLogger,
+    });
     const served = await serveDashboard(dashboard);
     servers.push(served.http);
     base = served.base;
-    const created = await postModern(running.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 30, label: 'alice' } }, { ...V2, token: await accessToken(alice) });
+    const created = await postModern(
+      running.url,
+      'tools/call',
+      { name: 'slow_compute', arguments: { seconds: 30, label: 'alice' } },
+      { ...V2, token: await accessToken(alice) },
+    );
     aliceTask = created.body.result?.taskId as string;
     expect(aliceTask).toMatch(/^[A-Za-z0-9_-]{22}$/);
   });
@@ -69,7 +80,8 @@ describe('dashboard sign-in with JWT access tokens (issue 16, --auth jwt)', () =
 
   /** A client-credentials access token for this server with every scope the client may have. */
   const accessToken = (client: TestClient) => issuer.token(client, { resource: running.url, scope: client.scope });
-  const signIn = (at: string, token: string) => fetch(`${at}/dashboard/login`, { method: 'POST', body: new URLSearchParams({ token }), redirect: 'manual', headers: { origin: at } });
+  const signIn = (at: string, token: string) =>
+    fetch(`${at}/dashboard/login`, { method: 'POST', body: new URLSearchParams({ token }), redirect: 'manual', headers: { origin: at } });
   async function session(at: string, token: string): Promise<{ cookie: string; body: any }> {
     const response = await signIn(at, token);
     expect(response.status).toBe(303);
@@ -79,8 +91,13 @@ describe('dashboard sign-in with JWT access tokens (issue 16, --auth jwt)', () =
 
   it('an access token for this server signs in as its owner key with its scopes; the owner sees its task, another subject does not', async () => {
     const mine = await session(base, await accessToken(alice));
-    expect(mine.body).toMatchObject({ owner: `${issuer.issuer}|alice|acme`, scopes: expect.arrayContaining(['tasks:read', 'tasks:cancel', 'tasks:answer']), signedIn: true });
-    const list = async (cookie: string) => ((await (await fetch(`${base}/dashboard/api/tasks`, { headers: { cookie } })).json()) as any).tasks.map((task: { taskId: string }) => task.taskId);
+    expect(mine.body).toMatchObject({
+      owner: `${issuer.issuer}|alice|acme`,
+      scopes: expect.arrayContaining(['tasks:read', 'tasks:cancel', 'tasks:answer']),
+      signedIn: true,
+    });
+    const list = async (cookie: string) =>
+      ((await (await fetch(`${base}/dashboard/api/tasks`, { headers: { cookie } })).json()) as any).tasks.map((task: { taskId: string }) => task.taskId);
     expect(await list(mine.cookie)).toContain(aliceTask);
     const other = await session(base, await accessToken(bob));
     expect(await list(other.cookie)).not.toContain(aliceTask);
@@ -92,10 +109,16 @@ describe('dashboard sign-in with JWT access tokens (issue 16, --auth jwt)', () =
     expect(admin.body.scopes).toEqual(['admin:read']);
     const page: any = await (await fetch(`${base}/dashboard/api/tasks/${aliceTask}`, { headers: { cookie: admin.cookie } })).json();
     expect(page.permissions).toEqual({ cancel: false, answer: false });
-    const refused = await fetch(`${base}/dashboard/api/tasks/${aliceTask}/cancel`, { method: 'POST', headers: { cookie: admin.cookie, 'x-csrf-token': admin.body.csrf, origin: base, 'content-type': 'application/json' }, body: '{}' });
+    const refused = await fetch(`${base}/dashboard/api/tasks/${aliceTask}/cancel`, {
+      method: 'POST',
+      headers: { cookie: admin.cookie, 'x-csrf-token': admin.body.csrf, origin: base, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(refused.status).toBe(403);
     const owner = await session(base, await accessToken(alice));
-    expect(((await (await fetch(`${base}/dashboard/api/tasks/${aliceTask}`, { headers: { cookie: owner.cookie } })).json()) as any).task.status).toBe('working');
+    expect(((await (await fetch(`${base}/dashboard/api/tasks/${aliceTask}`, { headers: { cookie: owner.cookie } })).json()) as any).task.status).toBe(
+      'working',
+    );
   });
 
   it('a token issued for another resource, or no JWT at all, is not accepted (401, no cookie)', async () => {
@@ -109,7 +132,15 @@ describe('dashboard sign-in with JWT access tokens (issue 16, --auth jwt)', () =
   it('a verifier that cannot reach the key set answers 503 at sign-in (not "wrong token"), and nobody is signed in', async () => {
     // A fresh verifier with no cached keys and a key-set URL where nothing listens.
     const unreachable = new JwtAuthenticator({ issuer: issuer.issuer, audience: running.url, jwksUrl: new URL(`http://127.0.0.1:${await freePort()}/jwks`) });
-    const served = await serveDashboard(createDashboard({ service: running.server.service.viewer, verify: viewerVerifier(unreachable), anonymous: { ownerKey: 'anonymous', scopes: [] }, allowedHosts: null, logger: silentLogger }));
+    const served = await serveDashboard(
+      createDashboard({
+        service: running.server.service.viewer,
+        verify: viewerVerifier(unreachable),
+        anonymous: { ownerKey: 'anonymous', scopes: [] },
+        allowedHosts: null,
+        logger: silentLogger,
+      }),
+    );
     servers.push(served.http);
     const response = await signIn(served.base, await accessToken(alice));
     expect(response.status).toBe(503);

@@ -62,14 +62,22 @@ describe('dashboard kill-switch panel in a real browser (issue 16, issue 15 item
     page.evaluate(
       async ([text, withCsrf]) => {
         const session = (await (await fetch('/dashboard/api/session')).json()) as { csrf: string };
-        const answer = await fetch('/dashboard/api/kill-switch', { method: 'POST', headers: { 'content-type': 'application/json', ...(withCsrf ? { 'x-csrf-token': session.csrf } : {}) }, body: text });
+        const answer = await fetch('/dashboard/api/kill-switch', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...(withCsrf ? { 'x-csrf-token': session.csrf } : {}) },
+          body: text,
+        });
         return [answer.status, ((await answer.json().catch(() => ({}))) as { error?: string }).error] as [number, string | undefined];
       },
       [body, csrf] as const,
     );
 
   const adminApi = (method: string, query = '', body?: object) =>
-    fetch(`${base}/admin/kill-switch${query}`, { method, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    fetch(`${base}/admin/kill-switch${query}`, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
 
   beforeAll(async () => {
     ensureBuilt();
@@ -124,11 +132,15 @@ describe('dashboard kill-switch panel in a real browser (issue 16, issue 15 item
     // The serving process answers from the switch at once (this process wrote it and re-read its cache).
     expect(await call()).toMatchObject({ error: { code: -31003, data: { reason: 'kill_switch', tool: 'slow_steps' } } });
     // The admin API reads the same stored switch.
-    expect(await (await adminApi('GET')).json()).toMatchObject({ state: 'on', switches: [{ scope: '*', fallback: 'reject', reason: 'incident <b>42</b>', setBy: 'https://issuer.test|oncall|acme' }] });
+    expect(await (await adminApi('GET')).json()).toMatchObject({
+      state: 'on',
+      switches: [{ scope: '*', fallback: 'reject', reason: 'incident <b>42</b>', setBy: 'https://issuer.test|oncall|acme' }],
+    });
 
     // Bad input through the same checks as the admin API: 400 with the reason, nothing changed.
     const bad = [];
-    for (const body of ['{"action":"on","tool":"no_such_tool"}', '{"action":"on","fallback":"maybe"}', '{"action":"toggle"}', 'not json']) bad.push(await postFromPage(page, body));
+    for (const body of ['{"action":"on","tool":"no_such_tool"}', '{"action":"on","fallback":"maybe"}', '{"action":"toggle"}', 'not json'])
+      bad.push(await postFromPage(page, body));
     expect(bad.map(([status]) => status)).toEqual([400, 400, 400, 400]);
     expect(bad[0]?.[1]).toContain('is not served here');
     expect(await (await adminApi('GET')).json()).toMatchObject({ state: 'on', switches: [{ scope: '*' }] });
@@ -137,7 +149,9 @@ describe('dashboard kill-switch panel in a real browser (issue 16, issue 15 item
     await expect.poll(() => page.locator('#ks-state').getAttribute('data-state'), { timeout: 10_000 }).toBe('off');
     expect(await call()).toEqual({ resultType: 'task' });
     // Audited like the admin API's changes: the viewer, on then off, the global scope.
-    const audit = (await (await fetch(`${base}/admin/audit?owner=${encodeURIComponent('https://issuer.test|oncall|acme')}`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as { entries: Array<{ kind: string; outcome: string; detail: unknown }> };
+    const audit = (await (
+      await fetch(`${base}/admin/audit?owner=${encodeURIComponent('https://issuer.test|oncall|acme')}`, { headers: { authorization: `Bearer ${ADMIN}` } })
+    ).json()) as { entries: Array<{ kind: string; outcome: string; detail: unknown }> };
     expect(audit.entries.filter((entry) => entry.kind === 'kill_switch').map(({ outcome, detail }) => [outcome, detail])).toEqual([
       ['on', { scope: '*', fallback: 'reject' }],
       ['off', { scope: '*' }],
@@ -153,12 +167,31 @@ describe('dashboard kill-switch panel in a real browser (issue 16, issue 15 item
     });
     const started = Date.now();
     // The CLI's --store form: a separate process writes the SQLite file; the server learns it at its next refresh.
-    const set = await cliRunner(process.env).cli(['admin', 'kill-switch', 'on', '--tool', 'slow_steps', '--fallback', 'sync', '--reason', 'cli', '--data-dir', join(temp.dir, 'data'), '--no-builtins', '--tools', FIXTURE, '--log-level', 'warn']);
+    const set = await cliRunner(process.env).cli([
+      'admin',
+      'kill-switch',
+      'on',
+      '--tool',
+      'slow_steps',
+      '--fallback',
+      'sync',
+      '--reason',
+      'cli',
+      '--data-dir',
+      join(temp.dir, 'data'),
+      '--no-builtins',
+      '--tools',
+      FIXTURE,
+      '--log-level',
+      'warn',
+    ]);
     expect(set.code, set.stderr).toBe(0);
     const written = Date.now();
     await expect.poll(() => page.locator('#ks-state').getAttribute('data-state'), { timeout: 10_000 }).toBe('partial');
     // Reported, not asserted tightly: the cache refresh is 500 ms; CI load decides the figure.
-    console.log(`dashboard: kill switch set by the CLI on the store shown on the open page ${Date.now() - written} ms after the CLI exited (${written - started} ms CLI run)`);
+    console.log(
+      `dashboard: kill switch set by the CLI on the store shown on the open page ${Date.now() - written} ms after the CLI exited (${written - started} ms CLI run)`,
+    );
     expect(await page.locator('#ks-table tr[data-scope="slow_steps"] td').nth(3).textContent()).toBe('local');
     expect(await page.locator('#ks-table tr[data-scope="slow_steps"]').textContent()).toContain('sync (run inline where allowed)');
     expect((await adminApi('DELETE', '?tool=slow_steps')).status).toBe(200);

@@ -45,8 +45,12 @@ describe('dashboard HTTP: operations, reconcile, overview and the answer rule (i
       'bank.pay': {
         reconcile: async ({ operationId }: { operationId: string }) => {
           const { readFileSync } = await import('node:fs');
-          const line = readFileSync(ledger, 'utf8').split('\n').find((entry) => entry.startsWith(`${operationId} `));
-          return line ? { status: 'confirmed' as const, receipt: { ref: line.slice(operationId.length + 1) } } : { status: 'unknown' as const, detail: 'no record yet' };
+          const line = readFileSync(ledger, 'utf8')
+            .split('\n')
+            .find((entry) => entry.startsWith(`${operationId} `));
+          return line
+            ? { status: 'confirmed' as const, receipt: { ref: line.slice(operationId.length + 1) } }
+            : { status: 'unknown' as const, detail: 'no record yet' };
         },
       },
     };
@@ -80,7 +84,13 @@ describe('dashboard HTTP: operations, reconcile, overview and the answer rule (i
     writeFileSync(tokenFile, JSON.stringify({ tokens: Object.values(TOKENS) }));
     const auth = TokenFileAuthenticator.fromFile(tokenFile);
     running = await startTasksServer({ tools: [pay, ask], auth });
-    const dashboard = createDashboard({ service: running.server.service.viewer, verify: viewerVerifier(auth), anonymous: { ownerKey: 'anonymous', scopes: [] }, allowedHosts: ['127.0.0.1'], logger: silentLogger });
+    const dashboard = createDashboard({
+      service: running.server.service.viewer,
+      verify: viewerVerifier(auth),
+      anonymous: { ownerKey: 'anonymous', scopes: [] },
+      allowedHosts: ['127.0.0.1'],
+      logger: silentLogger,
+    });
     http = createServer((request, response) => void dashboard.handle(request, response));
     await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
@@ -94,7 +104,12 @@ describe('dashboard HTTP: operations, reconcile, overview and the answer rule (i
   });
 
   async function signIn(token: string) {
-    const response = await fetch(`${base}/dashboard/login`, { method: 'POST', body: new URLSearchParams({ token }), redirect: 'manual', headers: { origin: base } });
+    const response = await fetch(`${base}/dashboard/login`, {
+      method: 'POST',
+      body: new URLSearchParams({ token }),
+      redirect: 'manual',
+      headers: { origin: base },
+    });
     expect(response.status).toBe(303);
     const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0] as string;
     const session: any = await (await fetch(`${base}/dashboard/api/session`, { headers: { cookie } })).json();
@@ -103,7 +118,11 @@ describe('dashboard HTTP: operations, reconcile, overview and the answer rule (i
       return { status: answer.status, body: await answer.json() };
     };
     const post = async (path: string, body: unknown = {}, csrf: string = session.csrf): Promise<{ status: number; body: any }> => {
-      const answer = await fetch(`${base}/dashboard/api${path}`, { method: 'POST', headers: { cookie, origin: base, 'content-type': 'application/json', 'x-csrf-token': csrf }, body: JSON.stringify(body) });
+      const answer = await fetch(`${base}/dashboard/api${path}`, {
+        method: 'POST',
+        headers: { cookie, origin: base, 'content-type': 'application/json', 'x-csrf-token': csrf },
+        body: JSON.stringify(body),
+      });
       return { status: answer.status, body: await answer.json() };
     };
     return { get, post };
@@ -143,12 +162,18 @@ describe('dashboard HTTP: operations, reconcile, overview and the answer rule (i
 
     // admin:read sees every owner's rows but may not act; alice without tasks:cancel may not either.
     const auditor = await signIn(TOKENS.auditor.token);
-    expect((await auditor.get('/operations')).body.operations.find((op: any) => op.operationId === operation.operationId)).toMatchObject({ mayReconcile: false });
+    expect((await auditor.get('/operations')).body.operations.find((op: any) => op.operationId === operation.operationId)).toMatchObject({
+      mayReconcile: false,
+    });
     expect((await auditor.post(`/operations/${operation.operationId}/reconcile`)).status).toBe(403);
     expect((await (await signIn(TOKENS.aliceReadOnly.token)).post(`/operations/${operation.operationId}/reconcile`)).status).toBe(403);
     // Without the CSRF token nothing runs.
     expect((await alice.post(`/operations/${operation.operationId}/reconcile`, {}, 'wrong')).status).toBe(403);
-    expect((await running.server.service.viewer.operations({ ownerKey: 'https://issuer.test|alice|acme', scopes: [] }, { limit: 50 })).find((row) => row.operation.operationId === operation.operationId)?.operation.status).toBe('unknown');
+    expect(
+      (await running.server.service.viewer.operations({ ownerKey: 'https://issuer.test|alice|acme', scopes: [] }, { limit: 50 })).find(
+        (row) => row.operation.operationId === operation.operationId,
+      )?.operation.status,
+    ).toBe('unknown');
 
     // The owner reconciles: the system of record has no record yet → still unknown, with why.
     const first = await alice.post(`/operations/${operation.operationId}/reconcile`);

@@ -37,12 +37,28 @@ describe('dashboard sign-in with the authorization-code flow and PKCE (issue 16,
     ensureDashboardBuilt();
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    issuer = await TestAuthorizationServer.start({ clients: [alice, bob], publicClients: [{ clientId: 'mcp-tasks-dashboard', redirectUris: [`${base}/dashboard/callback`], tenant: 'acme', scope: TASKS }] });
+    issuer = await TestAuthorizationServer.start({
+      clients: [alice, bob],
+      publicClients: [{ clientId: 'mcp-tasks-dashboard', redirectUris: [`${base}/dashboard/callback`], tenant: 'acme', scope: TASKS }],
+    });
     const log = join(temp.dir, 'tool.log');
     writeFileSync(log, '');
     server = await startServerProcess(
       join(temp.dir, 'data'),
-      ['--auth', 'jwt', '--issuer', issuer.issuer, '--audience', `${base}/mcp`, '--dashboard', '--dashboard-client-id', 'mcp-tasks-dashboard', '--tools', FIXTURE, '--no-builtins'],
+      [
+        '--auth',
+        'jwt',
+        '--issuer',
+        issuer.issuer,
+        '--audience',
+        `${base}/mcp`,
+        '--dashboard',
+        '--dashboard-client-id',
+        'mcp-tasks-dashboard',
+        '--tools',
+        FIXTURE,
+        '--no-builtins',
+      ],
       {},
       port,
     );
@@ -129,7 +145,10 @@ describe('dashboard sign-in with the authorization-code flow and PKCE (issue 16,
     const replay = await page.goto(callback as string);
     expect(replay?.status()).toBe(400);
     // A forged state with no sign-in behind it.
-    const forged = await fetch(`${base}/dashboard/callback?code=abc&state=AAAAAAAAAAAAAAAAAAAAAA`, { headers: { cookie: 'mcp_tasks_sign_in=AAAAAAAAAAAAAAAAAAAAAA' }, redirect: 'manual' });
+    const forged = await fetch(`${base}/dashboard/callback?code=abc&state=AAAAAAAAAAAAAAAAAAAAAA`, {
+      headers: { cookie: 'mcp_tasks_sign_in=AAAAAAAAAAAAAAAAAAAAAA' },
+      redirect: 'manual',
+    });
     expect(forged.status).toBe(400);
     expect(forged.headers.get('set-cookie') ?? '').not.toContain('mcp_tasks_session=');
     await victim.close();

@@ -63,7 +63,12 @@ describe('serve: dashboard from the configuration, beside the probes (issue 16)'
     const created = await postModern(server.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 30 } }, { ...V2, token: ALICE });
     const taskId = created.body.result?.taskId as string;
     expect(taskId).toMatch(/^[A-Za-z0-9_-]{22}$/);
-    const login = await fetch(`${base}/dashboard/login`, { method: 'POST', body: new URLSearchParams({ token: AUDITOR }), redirect: 'manual', headers: { origin: base } });
+    const login = await fetch(`${base}/dashboard/login`, {
+      method: 'POST',
+      body: new URLSearchParams({ token: AUDITOR }),
+      redirect: 'manual',
+      headers: { origin: base },
+    });
     expect(login.status).toBe(303);
     const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] as string;
     const session: any = await (await fetch(`${base}/dashboard/api/session`, { headers: { cookie } })).json();
@@ -71,7 +76,11 @@ describe('serve: dashboard from the configuration, beside the probes (issue 16)'
     const page: any = await (await fetch(`${base}/dashboard/api/tasks/${taskId}`, { headers: { cookie } })).json();
     expect(page.task.taskId).toBe(taskId);
     expect(page.permissions).toEqual({ cancel: false, answer: false });
-    const refused = await fetch(`${base}/dashboard/api/tasks/${taskId}/cancel`, { method: 'POST', headers: { cookie, 'x-csrf-token': session.csrf, origin: base, 'content-type': 'application/json' }, body: '{}' });
+    const refused = await fetch(`${base}/dashboard/api/tasks/${taskId}/cancel`, {
+      method: 'POST',
+      headers: { cookie, 'x-csrf-token': session.csrf, origin: base, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(refused.status).toBe(403);
   });
 
@@ -93,10 +102,17 @@ describe('serve: dashboard from the configuration, beside the probes (issue 16)'
   it('dashboardOptions.clientId (the PKCE sign-in) without --auth jwt is a usage error (exit 64), from the config file too', () => {
     const file = join(temp.dir, 'client-id.json');
     writeFileSync(file, JSON.stringify({ dashboard: true, dashboardOptions: { clientId: 'mcp-tasks-dashboard' } }));
-    const run = spawnSync(process.execPath, [MAIN, 'serve', '--config', file, '--port', '0', '--data-dir', join(temp.dir, 'client-id')], { encoding: 'utf8', input: '' });
+    const run = spawnSync(process.execPath, [MAIN, 'serve', '--config', file, '--port', '0', '--data-dir', join(temp.dir, 'client-id')], {
+      encoding: 'utf8',
+      input: '',
+    });
     expect(run.status).toBe(64);
     expect(run.stderr).toContain('it needs --auth jwt');
-    const flag = spawnSync(process.execPath, [MAIN, 'serve', '--dashboard', '--dashboard-client-id', 'x', '--port', '0', '--data-dir', join(temp.dir, 'client-id-flag')], { encoding: 'utf8', input: '' });
+    const flag = spawnSync(
+      process.execPath,
+      [MAIN, 'serve', '--dashboard', '--dashboard-client-id', 'x', '--port', '0', '--data-dir', join(temp.dir, 'client-id-flag')],
+      { encoding: 'utf8', input: '' },
+    );
     expect(flag.status).toBe(64);
   });
 });

@@ -48,7 +48,9 @@ function validate(object: Manifest): void {
 
 function loadManifests(): { file: string; object: Manifest }[] {
   const loaded: { file: string; object: Manifest }[] = [];
-  for (const file of readdirSync(MANIFESTS).filter((name) => name.endsWith('.yaml')).sort()) {
+  for (const file of readdirSync(MANIFESTS)
+    .filter((name) => name.endsWith('.yaml'))
+    .sort()) {
     for (const document of parseAllDocuments(readFileSync(join(MANIFESTS, file), 'utf8'))) {
       if (document.errors.length > 0) throw new Error(`${file}: ${document.errors.map(String).join('; ')}`);
       loaded.push({ file, object: document.toJS() as Manifest });
@@ -221,7 +223,7 @@ function localArgs(args: string[], paths: Record<string, string>, env: Record<st
   });
 }
 
-describe('deploy/kubernetes: the containers\' commands run as the manifests say', () => {
+describe("deploy/kubernetes: the containers' commands run as the manifests say", () => {
   const temp = makeTempDir('mcp-tasks-deploy-');
   let database: TestDatabase;
   const started: Started[] = [];
@@ -240,7 +242,10 @@ describe('deploy/kubernetes: the containers\' commands run as the manifests say'
     // The ConfigMap and the Secret as Kubernetes mounts them: one file per key.
     writeFileSync(join(configDir, 'mcp-tasks.json'), config.data['mcp-tasks.json']);
     writeFileSync(join(secretDir, 'tokens.json'), secret.stringData['tokens.json']);
-    writeFileSync(join(logs, 'app.log'), ['2026-12-05 10:00:00 INFO service started', '2026-12-05 10:00:01 ERROR disk full on /var', '2026-12-05 10:00:02 INFO done', ''].join('\n'));
+    writeFileSync(
+      join(logs, 'app.log'),
+      ['2026-12-05 10:00:00 INFO service started', '2026-12-05 10:00:01 ERROR disk full on /var', '2026-12-05 10:00:02 INFO done', ''].join('\n'),
+    );
     // The config names the mount paths of the pods; this copy points them at the temp dir.
     const file = JSON.parse(config.data['mcp-tasks.json']);
     file.auth = `tokens:${join(secretDir, 'tokens.json')}`;
@@ -264,7 +269,13 @@ describe('deploy/kubernetes: the containers\' commands run as the manifests say'
       });
       // The worker's health port comes from the config file (worker.healthPort); this run needs a free one.
       if (container.name === 'worker') args.push('--health-port', String(workerHealthPort));
-      const child = reaped(spawn(process.execPath, [join(app, 'dist/cli/main.js'), ...args], { cwd: app, stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH ?? '', ...env } }));
+      const child = reaped(
+        spawn(process.execPath, [join(app, 'dist/cli/main.js'), ...args], {
+          cwd: app,
+          stdio: ['ignore', 'ignore', 'pipe'],
+          env: { PATH: process.env.PATH ?? '', ...env },
+        }),
+      );
       let output = '';
       child.stderr?.on('data', (chunk) => (output += chunk));
       const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
@@ -293,7 +304,11 @@ describe('deploy/kubernetes: the containers\' commands run as the manifests say'
 
   it('the processes ran from a layout with every runtime dependency and no devDependency', () => {
     const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: object; devDependencies: object };
-    const installed = new Set(readdirSync(join(app, 'node_modules')).flatMap((name) => (name.startsWith('@') ? readdirSync(join(app, 'node_modules', name)).map((scoped) => `${name}/${scoped}`) : [name])));
+    const installed = new Set(
+      readdirSync(join(app, 'node_modules')).flatMap((name) =>
+        name.startsWith('@') ? readdirSync(join(app, 'node_modules', name)).map((scoped) => `${name}/${scoped}`) : [name],
+      ),
+    );
     for (const name of Object.keys(manifest.dependencies)) expect(installed.has(name), name).toBe(true);
     // Build and test tools never reach the image (some devDependencies do, as dependencies of runtime packages:
     // @opentelemetry/api comes with prom-client).
@@ -319,7 +334,7 @@ describe('deploy/kubernetes: the containers\' commands run as the manifests say'
     }
   });
 
-  it('a task of a built-in tool created on the API pod runs on the worker pod, with the Secret\'s token', async () => {
+  it("a task of a built-in tool created on the API pod runs on the worker pod, with the Secret's token", async () => {
     const url = `http://127.0.0.1:${apiPort}/mcp`;
     const refused = await postModern(url, 'tools/list', {}, {});
     expect(refused.status).toBe(401);

@@ -26,7 +26,11 @@ export function docsFiles(root: string): string[] {
         })
       : [];
   const results = walk(join(root, 'bench/results')).filter((path) => /^\d{4}-\d{2}-\d{2}-/.test(path.split(sep).at(-1) ?? ''));
-  return [...['README.md', 'CONTRIBUTING.md', 'bench/README.md'].map((name) => join(root, name)).filter((path) => existsSync(path)), ...walk(join(root, 'docs')), ...results]
+  return [
+    ...['README.md', 'CONTRIBUTING.md', 'bench/README.md'].map((name) => join(root, name)).filter((path) => existsSync(path)),
+    ...walk(join(root, 'docs')),
+    ...results,
+  ]
     .map((path) => relative(root, path).split(sep).join('/'))
     .sort();
 }
@@ -149,7 +153,8 @@ export function commandLineProblems(markdown: string, commands: readonly Command
       if (path === undefined) continue;
       const rest = `${path === words.join(' ') ? '' : words.slice(1).join(' ')}${match[2] as string}`;
       for (const flag of rest.matchAll(/(?<![\w-])(--?[a-z][a-z0-9-]*)/g)) {
-        if (!(byPath.get(path) as ReadonlySet<string>).has(flag[1] as string)) problems.push({ line: index + 1, message: `mcp-tasks ${path} has no option ${flag[1] as string}` });
+        if (!(byPath.get(path) as ReadonlySet<string>).has(flag[1] as string))
+          problems.push({ line: index + 1, message: `mcp-tasks ${path} has no option ${flag[1] as string}` });
       }
     }
   });

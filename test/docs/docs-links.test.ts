@@ -52,7 +52,12 @@ describe('docs', () => {
 
   it('docs/reference/ is what `npm run docs:reference` renders from the code today', async () => {
     const rendered = await reference.renderReference(ROOT);
-    expect(Object.keys(rendered).sort()).toEqual(['docs/reference/cli.md', 'docs/reference/configuration.md', 'docs/reference/error-codes.md', 'docs/reference/metrics.md']);
+    expect(Object.keys(rendered).sort()).toEqual([
+      'docs/reference/cli.md',
+      'docs/reference/configuration.md',
+      'docs/reference/error-codes.md',
+      'docs/reference/metrics.md',
+    ]);
     for (const [file, content] of Object.entries(rendered)) expect(read(file), `${file} is stale: run npm run docs:reference`).toBe(content);
   });
 
@@ -67,8 +72,17 @@ describe('docs', () => {
       expect(unmentioned(cli, longFlags), `options of ${path.join(' ')} missing from docs/reference/cli.md`).toEqual([]);
     }
     const paths = commands.map((command) => command.path.join(' '));
-    expect(unmentioned(prose, paths, (escaped) => `(?:mcp-tasks|main\\.js) ${escaped}(?![\\w-])`), 'commands no guide mentions').toEqual([]);
-    expect(unmentioned(prose, commands.flatMap((command) => [...command.flags].filter((flag) => flag.startsWith('--')))), 'options no guide mentions').toEqual([]);
+    expect(
+      unmentioned(prose, paths, (escaped) => `(?:mcp-tasks|main\\.js) ${escaped}(?![\\w-])`),
+      'commands no guide mentions',
+    ).toEqual([]);
+    expect(
+      unmentioned(
+        prose,
+        commands.flatMap((command) => [...command.flags].filter((flag) => flag.startsWith('--'))),
+      ),
+      'options no guide mentions',
+    ).toEqual([]);
   });
 
   it('every command line in the hand-written docs passes only options its command has', () => {
@@ -153,11 +167,17 @@ describe('the docs checker finds what is broken (negative controls)', () => {
       { path: ['get'], flags: new Set(['--url', '--json']) },
       { path: ['admin', 'watch'], flags: new Set(['--once']) },
     ];
-    const markdown = ['mcp-tasks get abc --json --url http://x', 'node dist/cli/main.js get abc --bogus   # --comment is not a flag', '`mcp-tasks admin watch --once --json`'].join('\n');
+    const markdown = [
+      'mcp-tasks get abc --json --url http://x',
+      'node dist/cli/main.js get abc --bogus   # --comment is not a flag',
+      '`mcp-tasks admin watch --once --json`',
+    ].join('\n');
     expect(commandLineProblems(markdown, fixture)).toEqual([
       { line: 2, message: 'mcp-tasks get has no option --bogus' },
       { line: 3, message: 'mcp-tasks admin watch has no option --json' },
     ]);
-    expect(missingPaths(ROOT, 'see `src/cli/main.ts`, `server/tools-call.ts`, `src/cli/nope.ts` and `tools/call`').map((found) => found.path)).toEqual(['src/cli/nope.ts']);
+    expect(missingPaths(ROOT, 'see `src/cli/main.ts`, `server/tools-call.ts`, `src/cli/nope.ts` and `tools/call`').map((found) => found.path)).toEqual([
+      'src/cli/nope.ts',
+    ]);
   });
 });

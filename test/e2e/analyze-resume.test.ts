@@ -25,7 +25,10 @@ function journaledParts(dbPath: string, taskId: string): Part[] {
   const db = new Database(dbPath, { readonly: true, fileMustExist: true });
   try {
     const rows = db.prepare('SELECT name, value FROM task_steps WHERE task_id = ? ORDER BY name').all(taskId) as { name: string; value: string }[];
-    return rows.filter((row) => row.name.startsWith('analyze_logs/part-')).map((row) => JSON.parse(row.value) as Part).filter((part) => part.kind === 'part');
+    return rows
+      .filter((row) => row.name.startsWith('analyze_logs/part-'))
+      .map((row) => JSON.parse(row.value) as Part)
+      .filter((part) => part.kind === 'part');
   } finally {
     db.close();
   }
@@ -42,7 +45,13 @@ function staleStatus(dbPath: string, taskId: string): string | null {
 }
 
 const opened = (log: string, root: string) =>
-  existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((file) => relative(root, file)) : [];
+  existsSync(log)
+    ? readFileSync(log, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((file) => relative(root, file))
+    : [];
 
 describe('analyze_logs after kill -9 (real processes, real SQLite file)', () => {
   const cleanups: Array<() => Promise<void> | void> = [];
@@ -76,7 +85,10 @@ describe('analyze_logs after kill -9 (real processes, real SQLite file)', () => 
     await expect.poll(() => journaledParts(dbPath, taskId).length, { timeout: 20_000, interval: 100 }).toBeGreaterThanOrEqual(1);
     await first.kill9();
     const parts = journaledParts(dbPath, taskId);
-    const done = parts.flatMap((part) => part.files ?? []).filter((file) => file.done).map((file) => file.path);
+    const done = parts
+      .flatMap((part) => part.files ?? [])
+      .filter((file) => file.done)
+      .map((file) => file.path);
     expect(done.length).toBeGreaterThan(0);
     expect(done.length).toBeLessThan(FILES);
     // The first run opened the completed files (and perhaps one more, the one it was in).

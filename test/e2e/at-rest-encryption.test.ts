@@ -29,7 +29,12 @@ async function plant(url: string, secret: string, code: string, idempotencyKey?:
   const taskId = String(created.body.result?.taskId);
   expect(created.body.result?.resultType, JSON.stringify(created.body)).toBe('task');
   await pollModernTask(url, taskId, { until: (status) => status === 'input_required' });
-  const answered = await postModern(url, 'tasks/update', { taskId, inputResponses: { 'input-1': { action: 'accept', content: { code } } } }, { capabilities: ELICITING });
+  const answered = await postModern(
+    url,
+    'tasks/update',
+    { taskId, inputResponses: { 'input-1': { action: 'accept', content: { code } } } },
+    { capabilities: ELICITING },
+  );
   expect(answered.body.error).toBeUndefined();
   expect((await pollModernTask(url, taskId)).status).toBe('completed');
   return taskId;
@@ -37,7 +42,12 @@ async function plant(url: string, secret: string, code: string, idempotencyKey?:
 
 /** Every byte of the SQLite database, WAL and SHM files that exist now. */
 function sqliteBytes(dbPath: string): Buffer {
-  return Buffer.concat(['', '-wal', '-shm'].map((suffix) => `${dbPath}${suffix}`).filter(existsSync).map((file) => readFileSync(file)));
+  return Buffer.concat(
+    ['', '-wal', '-shm']
+      .map((suffix) => `${dbPath}${suffix}`)
+      .filter(existsSync)
+      .map((file) => readFileSync(file)),
+  );
 }
 
 /** Every row of every table of the store, as text (a raw query, as someone with a database copy would read it). */
@@ -55,10 +65,7 @@ async function postgresText(url: string): Promise<string> {
 
 const key = () => randomBytes(32).toString('base64');
 
-describe.each([
-  { backend: 'SQLite' as const },
-  { backend: 'PostgreSQL' as const },
-])('at-rest encryption on $backend', ({ backend }) => {
+describe.each([{ backend: 'SQLite' as const }, { backend: 'PostgreSQL' as const }])('at-rest encryption on $backend', ({ backend }) => {
   const temp = makeTempDir('mcp-tasks-at-rest-');
   let database: TestDatabase | undefined;
   const servers: ServerProcess[] = [];
@@ -68,7 +75,12 @@ describe.each([
     return backend === 'SQLite' ? sqliteBytes(storeFor(name)).toString('latin1') : postgresText(storeFor(name));
   }
   async function start(name: string, env: Record<string, string>, port?: number): Promise<ServerProcess> {
-    const server = await startServerProcess(join(temp.dir, `data-${name}`), ['--store', storeFor(name), '--tools', TOOLS, '--fixtures', 'conformance'], env, port);
+    const server = await startServerProcess(
+      join(temp.dir, `data-${name}`),
+      ['--store', storeFor(name), '--tools', TOOLS, '--fixtures', 'conformance'],
+      env,
+      port,
+    );
     servers.push(server);
     return server;
   }
@@ -83,8 +95,14 @@ describe.each([
   });
 
   it('without a key the planted argument and answer are in the store (negative control); with one they are nowhere', async () => {
-    for (const [name, env] of [['plain', {}], ['sealed', { MCP_TASKS_ENCRYPTION_KEY: key() }]] as const) {
-      if (backend === 'PostgreSQL') await new pg.Client({ connectionString: storeFor(name) }).connect().then((c) => c.query('DROP SCHEMA IF EXISTS mcp_tasks CASCADE').finally(() => c.end()));
+    for (const [name, env] of [
+      ['plain', {}],
+      ['sealed', { MCP_TASKS_ENCRYPTION_KEY: key() }],
+    ] as const) {
+      if (backend === 'PostgreSQL')
+        await new pg.Client({ connectionString: storeFor(name) })
+          .connect()
+          .then((c) => c.query('DROP SCHEMA IF EXISTS mcp_tasks CASCADE').finally(() => c.end()));
       const secret = `planted-argument-${randomBytes(8).toString('hex')}`;
       const code = `planted-answer-${randomBytes(8).toString('hex')}`;
       const keyed = `planted-keyed-argument-${randomBytes(8).toString('hex')}`;
@@ -111,7 +129,10 @@ describe.each([
   });
 
   it('a wrong key answers a clear -32603 for the old task and serves new ones; the old key in MCP_TASKS_ENCRYPTION_KEYS_OLD reads it again', async () => {
-    if (backend === 'PostgreSQL') await new pg.Client({ connectionString: storeFor('rotate') }).connect().then((c) => c.query('DROP SCHEMA IF EXISTS mcp_tasks CASCADE').finally(() => c.end()));
+    if (backend === 'PostgreSQL')
+      await new pg.Client({ connectionString: storeFor('rotate') })
+        .connect()
+        .then((c) => c.query('DROP SCHEMA IF EXISTS mcp_tasks CASCADE').finally(() => c.end()));
     const [first, second] = [key(), key()];
     const port = await freePort();
     let server = await start('rotate', { MCP_TASKS_ENCRYPTION_KEY: first }, port);
@@ -121,7 +142,10 @@ describe.each([
     server = await start('rotate', { MCP_TASKS_ENCRYPTION_KEY: second }, port);
     const refused = await postModern(server.url, 'tasks/get', { taskId: old });
     expect(refused.status).toBe(200);
-    expect(refused.body.error).toMatchObject({ code: -32603, message: expect.stringMatching(/cannot decrypt task data: key id [0-9a-f]{16} is not configured \(add its key to MCP_TASKS_ENCRYPTION_KEYS_OLD\)/) });
+    expect(refused.body.error).toMatchObject({
+      code: -32603,
+      message: expect.stringMatching(/cannot decrypt task data: key id [0-9a-f]{16} is not configured \(add its key to MCP_TASKS_ENCRYPTION_KEYS_OLD\)/),
+    });
     const fresh = await postModern(server.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0 } });
     expect((await pollModernTask(server.url, String(fresh.body.result?.taskId))).status).toBe('completed');
     expect(server.child.exitCode).toBeNull();
@@ -134,7 +158,9 @@ describe.each([
 
     // No key at all for encrypted rows: the same clear answer, naming the variable to set.
     server = await start('rotate', {}, port);
-    expect((await postModern(server.url, 'tasks/get', { taskId: old })).body.error?.message).toMatch(/holds encrypted data \(key id [0-9a-f]{16}\) but no encryption key is set \(MCP_TASKS_ENCRYPTION_KEY\)/);
+    expect((await postModern(server.url, 'tasks/get', { taskId: old })).body.error?.message).toMatch(
+      /holds encrypted data \(key id [0-9a-f]{16}\) but no encryption key is set \(MCP_TASKS_ENCRYPTION_KEY\)/,
+    );
   });
 });
 
@@ -145,7 +171,11 @@ describe('encryption settings', () => {
     try {
       const main = resolve(import.meta.dirname, '../../dist/cli/main.js');
       for (const env of [{ MCP_TASKS_ENCRYPTION_KEY: 'too-short-secret-value' }, { MCP_TASKS_ENCRYPTION_KEYS_OLD: key() }]) {
-        const result = spawnSync(process.execPath, [main, 'serve', '--data-dir', temp.dir, '--port', '0'], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, ...env } });
+        const result = spawnSync(process.execPath, [main, 'serve', '--data-dir', temp.dir, '--port', '0'], {
+          encoding: 'utf8',
+          timeout: 20_000,
+          env: { ...process.env, ...env },
+        });
         expect(result.status).toBe(64);
         expect(result.stderr).toMatch(/MCP_TASKS_ENCRYPTION_KEY/);
         expect(result.stderr).not.toContain('too-short-secret-value');

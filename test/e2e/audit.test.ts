@@ -58,7 +58,9 @@ describe('issue 12: the audit trail records who did what, and never a secret', (
         return textResult('unreachable');
       },
     });
-    const auth = new TokenFileAuthenticator({ tokens: [{ token: TOKEN, issuer: 'https://issuer.example', subject: 'alice', tenant: 'acme', scopes: [...GRANTED] }] });
+    const auth = new TokenFileAuthenticator({
+      tokens: [{ token: TOKEN, issuer: 'https://issuer.example', subject: 'alice', tenant: 'acme', scopes: [...GRANTED] }],
+    });
     running = await startTasksServer({ tools: [secretJob, askingJob, waitingJob], auth, logger: captured.logger });
   });
   afterAll(async () => {
@@ -75,7 +77,12 @@ describe('issue 12: the audit trail records who did what, and never a secret', (
     const pinTask = (asked.body.result as any).taskId as string;
     const waiting = await pollModernTask(running.url, pinTask, { token: TOKEN, until: (status) => status === 'input_required' });
     const [key] = Object.keys(waiting.inputRequests as object);
-    await postModern(running.url, 'tasks/update', { taskId: pinTask, inputResponses: { [key as string]: { action: 'accept', content: { pin: PIN } } } }, { token: TOKEN });
+    await postModern(
+      running.url,
+      'tasks/update',
+      { taskId: pinTask, inputResponses: { [key as string]: { action: 'accept', content: { pin: PIN } } } },
+      { token: TOKEN },
+    );
     expect((await pollModernTask(running.url, pinTask, { token: TOKEN })).status).toBe('completed');
 
     const started = await postModern(running.url, 'tools/call', { name: 'waiting_job', arguments: {} }, { token: TOKEN });
@@ -93,9 +100,24 @@ describe('issue 12: the audit trail records who did what, and never a secret', (
       ['operation', 'confirmed'],
       ['task.ended', 'completed'],
     ]);
-    expect(audit.find((entry) => entry.taskId === secretTask && entry.kind === 'call')).toMatchObject({ ownerKey: OWNER, scopes: GRANTED.join(' '), tool: 'secret_job', argumentsDigest: requestDigest('secret_job', args) });
-    expect(audit.find((entry) => entry.taskId === pinTask && entry.kind === 'input.answered')).toMatchObject({ ownerKey: OWNER, scopes: GRANTED.join(' '), outcome: 'accept', detail: { key } });
-    expect(audit.find((entry) => entry.taskId === waitingTask && entry.kind === 'cancel')).toMatchObject({ ownerKey: OWNER, scopes: GRANTED.join(' '), outcome: 'cancelled', tool: 'waiting_job' });
+    expect(audit.find((entry) => entry.taskId === secretTask && entry.kind === 'call')).toMatchObject({
+      ownerKey: OWNER,
+      scopes: GRANTED.join(' '),
+      tool: 'secret_job',
+      argumentsDigest: requestDigest('secret_job', args),
+    });
+    expect(audit.find((entry) => entry.taskId === pinTask && entry.kind === 'input.answered')).toMatchObject({
+      ownerKey: OWNER,
+      scopes: GRANTED.join(' '),
+      outcome: 'accept',
+      detail: { key },
+    });
+    expect(audit.find((entry) => entry.taskId === waitingTask && entry.kind === 'cancel')).toMatchObject({
+      ownerKey: OWNER,
+      scopes: GRANTED.join(' '),
+      outcome: 'cancelled',
+      tool: 'waiting_job',
+    });
 
     const haystack = JSON.stringify(audit) + JSON.stringify(captured.lines);
     expect(haystack.length).toBeGreaterThan(500);

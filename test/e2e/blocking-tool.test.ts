@@ -28,8 +28,6 @@ interface Note {
   at: number;
 }
 
-
-
 describe('tools off the lease loop (issue 11 item 2)', () => {
   ensureBuilt();
   const temp = makeTempDir();

@@ -39,11 +39,15 @@ describe('check_infrastructure in a real server', () => {
     const server = await startServerProcess(dataDir, ['--root', root, '--check-target', '127.0.0.1']);
     cleanups.push(() => server.stop());
     const call = async () => {
-      const created = await postModern(server.url, 'tools/call', { name: 'check_infrastructure', arguments: { targets: [`http://127.0.0.1:${port}/`, config] } });
+      const created = await postModern(server.url, 'tools/call', {
+        name: 'check_infrastructure',
+        arguments: { targets: [`http://127.0.0.1:${port}/`, config] },
+      });
       const taskId = created.body.result?.taskId as string;
       const task = await pollModernTask(server.url, taskId, { timeoutMs: 20_000 });
       expect(task.status).toBe('completed');
-      return (task.result as { structuredContent: { results: { status: string; file: { changed: boolean | null; diff: string | null } | null }[] } }).structuredContent;
+      return (task.result as { structuredContent: { results: { status: string; file: { changed: boolean | null; diff: string | null } | null }[] } })
+        .structuredContent;
     };
     const filesBefore = readdirSync(dataDir).sort();
     const first = await call();
@@ -67,7 +71,10 @@ describe('check_infrastructure in a real server', () => {
   it('refuses a --check-target pattern that does not parse, with a usage error', () => {
     const temp = makeTempDir('check-infra-usage-');
     cleanups.push(() => temp.remove());
-    const run = spawnSync(process.execPath, [MAIN, 'serve', '--port', '0', '--data-dir', join(temp.dir, 'data'), '--check-target', 'not a host'], { encoding: 'utf8', timeout: 20_000 });
+    const run = spawnSync(process.execPath, [MAIN, 'serve', '--port', '0', '--data-dir', join(temp.dir, 'data'), '--check-target', 'not a host'], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(run.status).toBe(64);
     expect(run.stderr).toContain('--check-target not a host');
   });

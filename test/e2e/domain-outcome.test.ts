@@ -56,7 +56,9 @@ describe('issue 12: the domain outcome next to the task state (tasks/get _meta o
     expect(operation).toMatchObject({ effect: 'demo.effect', status: 'confirmed', receipt: { ref: expect.stringMatching(/^R-/) } });
     expect(Object.keys(operation ?? {}).sort()).toEqual(['effect', 'operationId', 'receipt', 'status']);
 
-    const { stdout } = await run(process.execPath, [MAIN, 'get', taskId, '--url', running.url, '--protocol', '2026-07-28'], { env: { ...process.env, MCP_TASKS_CLIENT_STATE: resolve(running.dbPath, '..', 'journal.json') } });
+    const { stdout } = await run(process.execPath, [MAIN, 'get', taskId, '--url', running.url, '--protocol', '2026-07-28'], {
+      env: { ...process.env, MCP_TASKS_CLIENT_STATE: resolve(running.dbPath, '..', 'journal.json') },
+    });
     expect(stdout).toMatch(/status\s+cancelled\s+domain outcome: confirmed \(1 operation\)/);
     expect(stdout).toContain(`${String(operation?.operationId)}  demo.effect  confirmed`);
   });

@@ -43,11 +43,22 @@ describe('fallback tools carry the scopes of their task operations', () => {
     readJsonRpc(
       await fetch(running.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': V1, authorization: `Bearer ${token}`, ...(sessionId ? { 'mcp-session-id': sessionId } : {}) },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': V1,
+          authorization: `Bearer ${token}`,
+          ...(sessionId ? { 'mcp-session-id': sessionId } : {}),
+        },
         body: JSON.stringify(message),
       }),
     );
-  const call = async (token: string, name: string, args: Record<string, unknown>) => (await post(token, { jsonrpc: '2.0', id: id++, method: 'tools/call', params: { name, arguments: args } })).body.result as { isError?: boolean; content: Array<{ text: string }>; structuredContent?: Record<string, unknown> };
+  const call = async (token: string, name: string, args: Record<string, unknown>) =>
+    (await post(token, { jsonrpc: '2.0', id: id++, method: 'tools/call', params: { name, arguments: args } })).body.result as {
+      isError?: boolean;
+      content: Array<{ text: string }>;
+      structuredContent?: Record<string, unknown>;
+    };
 
   beforeAll(async () => {
     const entry = (token: string, scopes: string[]) => ({ token, issuer: ISSUER, subject: 'alice', tenant: 'acme', scopes });
@@ -59,11 +70,22 @@ describe('fallback tools carry the scopes of their task operations', () => {
         entry(NO_TOOL_SCOPE, ['tasks:read', 'tasks:cancel', 'tasks:answer']),
       ],
     });
-    running = await startTasksServer({ tools, auth, taskFallbackTools: true, scopes: new ScopePolicy(new Map([['long_report', ['reports:run']]])), limits: { pollIntervalMs: 50 } });
+    running = await startTasksServer({
+      tools,
+      auth,
+      taskFallbackTools: true,
+      scopes: new ScopePolicy(new Map([['long_report', ['reports:run']]])),
+      limits: { pollIntervalMs: 50 },
+    });
     const init = await fetch(running.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${FULL}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: V1, capabilities: {}, clientInfo: { name: 'no-tasks-host', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: V1, capabilities: {}, clientInfo: { name: 'no-tasks-host', version: '1' } },
+      }),
     });
     sessionId = String(init.headers.get('mcp-session-id'));
     await init.text();

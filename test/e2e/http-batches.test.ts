@@ -19,10 +19,18 @@ import type { RunningTasksServer } from '../helpers/tasks-server.js';
 import { modernMeta } from '../helpers/wire.js';
 
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-const BATCH_REFUSED = { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid request: JSON-RPC batches are not accepted; send one message per POST' } };
+const BATCH_REFUSED = {
+  jsonrpc: '2.0',
+  id: null,
+  error: { code: -32600, message: 'Invalid request: JSON-RPC batches are not accepted; send one message per POST' },
+};
 
 function post(server: RunningTasksServer, body: unknown, headers: Record<string, string>): Promise<HttpAnswer> {
-  return sendHttp(Number(new URL(server.url).port), { method: 'POST', path: '/mcp', headers: { ...JSON_HEADERS, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) }, 15_000);
+  return sendHttp(
+    Number(new URL(server.url).port),
+    { method: 'POST', path: '/mcp', headers: { ...JSON_HEADERS, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) },
+    15_000,
+  );
 }
 
 /** The one answer a batch gets: HTTP 400, a JSON body holding exactly one error with id null, nothing per element. */
@@ -46,7 +54,10 @@ describe('issue 23 item 2: B23 a JSON-RPC batch is refused as a whole on both ge
     it(`2025-11-25 (${path} path): a batch of tools/call, tasks/cancel and tasks/list in a session → 400 -32600 as a whole; nothing created, cancelled or listed; each request alone works`, async () => {
       const server = path === 'fast' ? fast : sdk;
       const session = await RawLegacySession.open(server.url);
-      const working = ((await session.request('tools/call', { name: 'slow_compute', arguments: { seconds: 60, label: `v1-${path}-working` }, task: {} })).body.result?.task as { taskId: string }).taskId;
+      const working = (
+        (await session.request('tools/call', { name: 'slow_compute', arguments: { seconds: 60, label: `v1-${path}-working` }, task: {} })).body.result
+          ?.task as { taskId: string }
+      ).taskId;
       const label = `v1-${path}-batched`;
       const batch = [
         { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0, label }, task: {} } },
@@ -58,9 +69,33 @@ describe('issue 23 item 2: B23 a JSON-RPC batch is refused as a whole on both ge
       expect(answer.text).not.toContain(working);
       // Batches of one, of notifications only, empty, and one carrying initialize outside a session: refused alike.
       expectRefusedAsAWhole(await post(server, [batch[1]], session.headers()), 'a batch of one');
-      expectRefusedAsAWhole(await post(server, [{ jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', method: 'notifications/roots/list_changed' }], session.headers()), 'notifications');
+      expectRefusedAsAWhole(
+        await post(
+          server,
+          [
+            { jsonrpc: '2.0', method: 'notifications/initialized' },
+            { jsonrpc: '2.0', method: 'notifications/roots/list_changed' },
+          ],
+          session.headers(),
+        ),
+        'notifications',
+      );
       expectRefusedAsAWhole(await post(server, [], session.headers()), 'empty');
-      expectRefusedAsAWhole(await post(server, [{ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'batch', version: '0' } } }], {}), 'initialize');
+      expectRefusedAsAWhole(
+        await post(
+          server,
+          [
+            {
+              jsonrpc: '2.0',
+              id: 0,
+              method: 'initialize',
+              params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'batch', version: '0' } },
+            },
+          ],
+          {},
+        ),
+        'initialize',
+      );
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect([both.tasksLabelled(label), both.statusOf(working)]).toEqual([0, 'working']);
       // The same messages one per POST are served; a lone notification gets 202 and no body.
@@ -94,7 +129,11 @@ describe('issue 23 item 2: B23 a JSON-RPC batch is refused as a whole on both ge
     const created = await session.request('tools/call', { name: 'multi_input', arguments: {}, task: {} });
     const taskId = (created.body.result?.task as { taskId: string }).taskId;
     await expect.poll(() => both.statusOf(taskId), { timeout: 15_000 }).toBe('input_required');
-    const replies = ['input-1', 'input-2'].map((key) => ({ jsonrpc: '2.0', id: `mcp-tasks-input/${taskId}/${key}`, result: { action: 'accept', content: { confirm: true } } }));
+    const replies = ['input-1', 'input-2'].map((key) => ({
+      jsonrpc: '2.0',
+      id: `mcp-tasks-input/${taskId}/${key}`,
+      result: { action: 'accept', content: { confirm: true } },
+    }));
     for (const server of [fast, sdk]) {
       expectRefusedAsAWhole(await post(server, replies, session.headers()), 'replies');
       expectRefusedAsAWhole(await post(server, [replies[0]], session.headers()), 'one reply in a batch');

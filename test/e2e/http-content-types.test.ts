@@ -30,7 +30,14 @@ const principal = { issuer: 'https://issuer.test', subject: 'alice', tenant: 'ac
 const TOKEN = 'alice-token-0123456789abcdef';
 const ADMIN = 'admin-token-0123456789abcdef';
 /** The types a cross-site page sends without a preflight, none at all, and a look-alike a substring match accepts. */
-const REFUSED = ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=----x', undefined, 'text/plain; a=application/json'];
+const REFUSED = [
+  'text/plain',
+  'text/plain;charset=UTF-8',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=----x',
+  undefined,
+  'text/plain; a=application/json',
+];
 const ELICITING = { elicitation: { form: {} } };
 
 /** POST `body` to `url` with exactly these headers (`undefined` values are left out). */
@@ -43,7 +50,17 @@ function post(url: string, body: string, headers: Record<string, string | undefi
 /** A 2026-07-28 request: its body and SEP-2243 headers, with `contentType` (absent when `undefined`). */
 function v2(method: string, params: Record<string, unknown>, contentType: string | undefined, name?: string): [string, Record<string, string | undefined>] {
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: modernMeta() } });
-  return [body, { 'content-type': contentType, accept: 'application/json, text/event-stream', authorization: `Bearer ${TOKEN}`, 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, 'mcp-name': name }];
+  return [
+    body,
+    {
+      'content-type': contentType,
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${TOKEN}`,
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      'mcp-name': name,
+    },
+  ];
 }
 
 describe('issue 23 item 1: a POST whose body is not JSON gets HTTP 415 and runs nothing', () => {
@@ -54,7 +71,15 @@ describe('issue 23 item 1: a POST whose body is not JSON gets HTTP 415 and runs 
 
   beforeAll(async () => {
     const tokenFile = join(temp.dir, 'tokens.json');
-    writeFileSync(tokenFile, JSON.stringify({ tokens: [{ token: TOKEN, ...principal }, { token: ADMIN, ...principal, subject: 'ops', scopes: ['admin:write'] }] }));
+    writeFileSync(
+      tokenFile,
+      JSON.stringify({
+        tokens: [
+          { token: TOKEN, ...principal },
+          { token: ADMIN, ...principal, subject: 'ops', scopes: ['admin:write'] },
+        ],
+      }),
+    );
     both = await startBothPaths({ tools: conformanceFixtureTools(), auth: TokenFileAuthenticator.fromFile(tokenFile) });
     ({ fast, sdk } = both);
   });
@@ -66,12 +91,17 @@ describe('issue 23 item 1: a POST whose body is not JSON gets HTTP 415 and runs 
   for (const path of ['fast', 'sdk'] as const) {
     it(`2026-07-28 (${path} path): tools/call, tasks/cancel and tasks/get as text/plain, a form, multipart or untyped → 415 -32000; nothing created or cancelled; the same requests as JSON work`, async () => {
       const url = (path === 'fast' ? fast : sdk).url;
-      const create = (label: string, type: string | undefined) => post(url, ...v2('tools/call', { name: 'slow_compute', arguments: { seconds: 60, label } }, type, 'slow_compute'));
+      const create = (label: string, type: string | undefined) =>
+        post(url, ...v2('tools/call', { name: 'slow_compute', arguments: { seconds: 60, label } }, type, 'slow_compute'));
       const working = (await create(`v2-${path}-working`, 'application/json')).message?.result?.taskId as string;
       expect(both.statusOf(working)).toBe('working');
       for (const type of REFUSED) {
         const label = `v2-${path}-${String(type)}`;
-        for (const answer of [await create(label, type), await post(url, ...v2('tasks/cancel', { taskId: working }, type, working)), await post(url, ...v2('tasks/get', { taskId: working }, type, working))]) {
+        for (const answer of [
+          await create(label, type),
+          await post(url, ...v2('tasks/cancel', { taskId: working }, type, working)),
+          await post(url, ...v2('tasks/get', { taskId: working }, type, working)),
+        ]) {
           expect([answer.status, answer.message?.error?.code, answer.message?.result], String(type)).toEqual([415, -32000, undefined]);
           expect(answer.message?.error?.message).toBe('Unsupported Media Type: Content-Type must be application/json');
         }
@@ -88,13 +118,20 @@ describe('issue 23 item 1: a POST whose body is not JSON gets HTTP 415 and runs 
     it(`2025-11-25 (${path} path): tools/call, tasks/cancel and tasks/list in a session as a non-JSON type → 415; nothing created, cancelled or listed`, async () => {
       const url = (path === 'fast' ? fast : sdk).url;
       const session = await RawLegacySession.open(url, { token: TOKEN });
-      const inSession = (message: object, type: string | undefined) => post(url, JSON.stringify(message), { ...session.headers(), 'content-type': type, accept: 'application/json, text/event-stream' });
-      const create = (label: string, type: string | undefined) => inSession({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 60, label }, task: {} } }, type);
+      const inSession = (message: object, type: string | undefined) =>
+        post(url, JSON.stringify(message), { ...session.headers(), 'content-type': type, accept: 'application/json, text/event-stream' });
+      const create = (label: string, type: string | undefined) =>
+        inSession({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 60, label }, task: {} } }, type);
       const working = ((await create(`v1-${path}-working`, 'application/json')).message?.result?.task as { taskId: string }).taskId;
       for (const type of REFUSED) {
         const label = `v1-${path}-${String(type)}`;
-        const answers = [await create(label, type), await inSession({ jsonrpc: '2.0', id: 2, method: 'tasks/cancel', params: { taskId: working } }, type), await inSession({ jsonrpc: '2.0', id: 3, method: 'tasks/list', params: {} }, type)];
-        for (const answer of answers) expect([answer.status, answer.message?.error?.code, answer.message?.result], String(type)).toEqual([415, -32000, undefined]);
+        const answers = [
+          await create(label, type),
+          await inSession({ jsonrpc: '2.0', id: 2, method: 'tasks/cancel', params: { taskId: working } }, type),
+          await inSession({ jsonrpc: '2.0', id: 3, method: 'tasks/list', params: {} }, type),
+        ];
+        for (const answer of answers)
+          expect([answer.status, answer.message?.error?.code, answer.message?.result], String(type)).toEqual([415, -32000, undefined]);
         expect(answers.some((answer) => answer.text.includes(working))).toBe(false);
         expect(both.tasksLabelled(label), label).toBe(0);
       }
@@ -131,7 +168,12 @@ describe('issue 23 item 1: a POST whose body is not JSON gets HTTP 415 and runs 
       const anonymous = await post(url, body, { ...headers, authorization: undefined });
       expect(anonymous.status).toBe(401);
       expect(String(anonymous.headers['www-authenticate'])).toMatch(/^Bearer/);
-      const huge = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0, label: 'order', pad: 'x'.repeat(4 * 1024 * 1024 + 10) }, _meta: modernMeta() } });
+      const huge = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'slow_compute', arguments: { seconds: 0, label: 'order', pad: 'x'.repeat(4 * 1024 * 1024 + 10) }, _meta: modernMeta() },
+      });
       expect([(await post(url, huge, headers)).status, (await post(url, huge, { ...headers, 'content-type': 'application/json' })).status]).toEqual([415, 413]);
     }
     expect(both.tasksLabelled('order')).toBe(0);
@@ -142,7 +184,11 @@ describe('issue 23 item 1: a POST whose body is not JSON gets HTTP 415 and runs 
     const body = Buffer.alloc(3 * 1024 * 1024, 0x78);
     const head = `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: text/plain\r\nAccept: application/json, text/event-stream\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`;
     for (let attempt = 0; attempt < 3; attempt += 1) {
-      const answer = await sendRawHttp(port, { pieces: [Buffer.from(head), body.subarray(0, 1024 * 1024), body.subarray(1024 * 1024)], pauseMs: 5, readAfterSending: true }, 15_000);
+      const answer = await sendRawHttp(
+        port,
+        { pieces: [Buffer.from(head), body.subarray(0, 1024 * 1024), body.subarray(1024 * 1024)], pauseMs: 5, readAfterSending: true },
+        15_000,
+      );
       expect([answer.status, answer.message?.error?.code]).toEqual([415, -32000]);
     }
   });
@@ -153,7 +199,14 @@ describe('issue 23 item 1: a POST whose body is not JSON gets HTTP 415 and runs 
     let killSwitch: KillSwitchCache;
     beforeAll(async () => {
       killSwitch = new KillSwitchCache(fast.store, silentLogger);
-      const admin = createAdminApi({ store: fast.store, killSwitch, tools: ['slow_compute'], defaultFallback: 'reject', authenticator: TokenFileAuthenticator.fromFile(join(temp.dir, 'tokens.json')), allowedHosts: null });
+      const admin = createAdminApi({
+        store: fast.store,
+        killSwitch,
+        tools: ['slow_compute'],
+        defaultFallback: 'reject',
+        authenticator: TokenFileAuthenticator.fromFile(join(temp.dir, 'tokens.json')),
+        allowedHosts: null,
+      });
       http = createServer((request, response) => void admin.handle(request, response));
       await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
       base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
@@ -165,7 +218,8 @@ describe('issue 23 item 1: a POST whose body is not JSON gets HTTP 415 and runs 
 
     it('PUT /admin/kill-switch with a non-JSON type → 415 unsupported_media_type and the switch stays off (after the token check: none → 401); as JSON → on', async () => {
       const change = JSON.stringify({ tool: 'slow_compute', reason: 'content-type test' });
-      const put = (type: string | undefined, token: string | null = ADMIN) => post(`${base}/admin/kill-switch`, change, { 'content-type': type, authorization: token === null ? undefined : `Bearer ${token}` }, 'PUT');
+      const put = (type: string | undefined, token: string | null = ADMIN) =>
+        post(`${base}/admin/kill-switch`, change, { 'content-type': type, authorization: token === null ? undefined : `Bearer ${token}` }, 'PUT');
       expect((await put('text/plain', null)).status).toBe(401);
       for (const type of REFUSED) {
         const answer = await put(type);
@@ -177,11 +231,24 @@ describe('issue 23 item 1: a POST whose body is not JSON gets HTTP 415 and runs 
       const empty = await post(`${base}/admin/kill-switch`, '', { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` }, 'PUT');
       expect([empty.status, JSON.parse(empty.text).error]).toEqual([400, 'invalid_request']);
       const port = Number(new URL(base).port);
-      const cut = await sendRawHttp(port, { pieces: [Buffer.from(`PUT /admin/kill-switch HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nAuthorization: Bearer ${ADMIN}\r\nContent-Length: 100\r\n\r\n{"tool":`)], halfClose: true }, 15_000);
+      const cut = await sendRawHttp(
+        port,
+        {
+          pieces: [
+            Buffer.from(
+              `PUT /admin/kill-switch HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nAuthorization: Bearer ${ADMIN}\r\nContent-Length: 100\r\n\r\n{"tool":`,
+            ),
+          ],
+          halfClose: true,
+        },
+        15_000,
+      );
       expect(cut.status).toBeLessThan(500);
       expect(await fast.store.listKillSwitches()).toEqual([]);
       expect((await put('application/json; charset=utf-8')).status).toBe(200);
-      expect((await fast.store.listKillSwitches()).map((entry) => [entry.scope, entry.setBy])).toEqual([['slow_compute', ownerKeyOf({ ...principal, subject: 'ops' })]]);
+      expect((await fast.store.listKillSwitches()).map((entry) => [entry.scope, entry.setBy])).toEqual([
+        ['slow_compute', ownerKeyOf({ ...principal, subject: 'ops' })],
+      ]);
       await fast.store.clearKillSwitch('slow_compute');
     });
   });

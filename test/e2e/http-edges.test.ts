@@ -9,7 +9,10 @@ import { modernMeta, postRaw, readJsonRpc } from '../helpers/wire.js';
 describe('HTTP edges of the one endpoint', () => {
   let running: RunningTasksServer;
   beforeAll(async () => {
-    running = await startTasksServer({ tools: conformanceFixtureTools(), limits: { maxSessions: 2, maxTtlMs: 60_000, defaultTtlMs: 30_000, runtimeLimitMs: 30_000, minResultRetentionMs: 0 } });
+    running = await startTasksServer({
+      tools: conformanceFixtureTools(),
+      limits: { maxSessions: 2, maxTtlMs: 60_000, defaultTtlMs: 30_000, runtimeLimitMs: 30_000, minResultRetentionMs: 0 },
+    });
   });
   afterAll(async () => {
     await running.close();
@@ -50,7 +53,12 @@ describe('HTTP edges of the one endpoint', () => {
     const own = await startTasksServer({ tools: conformanceFixtureTools(), logger: capture.logger });
     try {
       const port = Number(new URL(own.url).port);
-      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0 }, _meta: modernMeta() } });
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'slow_compute', arguments: { seconds: 0 }, _meta: modernMeta() },
+      });
       const head = `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: slow_compute\r\nContent-Length: ${body.length + 20}\r\n\r\n`;
       for (const sent of [body, body.slice(0, 40)]) {
         const answer = await sendRawHttp(port, { pieces: [Buffer.from(head + sent)], halfClose: true }, 15_000);

@@ -43,7 +43,12 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       mkdirSync(root);
       database = backend === 'postgres' ? await createTestDatabase() : undefined;
       const store = database ? database.url : join(temp.dir, 'shared.db');
-      for (const name of ['a', 'b']) servers.push(await startServerProcess(join(temp.dir, `data-${name}`), ['--store', store, '--writable-root', root, '--root', root], { MCP_TASKS_SECRET: 'cd'.repeat(32) }));
+      for (const name of ['a', 'b'])
+        servers.push(
+          await startServerProcess(join(temp.dir, `data-${name}`), ['--store', store, '--writable-root', root, '--root', root], {
+            MCP_TASKS_SECRET: 'cd'.repeat(32),
+          }),
+        );
     });
     afterAll(async () => {
       for (const server of servers.splice(0)) await server.stop();
@@ -54,10 +59,17 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       repo = gitRepository(root, `reports-${(tests += 1)}`);
     });
 
-    const params = (key: string, content = '# same\n') => ({ name: 'publish_report', arguments: { repo, path: 'reports/race.md', content }, _meta: { [IDEMPOTENCY_KEY_META_KEY]: key } });
+    const params = (key: string, content = '# same\n') => ({
+      name: 'publish_report',
+      arguments: { repo, path: 'reports/race.md', content },
+      _meta: { [IDEMPOTENCY_KEY_META_KEY]: key },
+    });
 
     it('creates one task and one commit', async () => {
-      const answers = await releaseTogether(servers.map((s) => s.url), () => params('race-key'));
+      const answers = await releaseTogether(
+        servers.map((s) => s.url),
+        () => params('race-key'),
+      );
       const ids = answers.map((answer) => answer.result?.taskId);
       expect(ids[0], JSON.stringify(answers)).toMatch(/^[A-Za-z0-9_-]{22}$/);
       expect(ids[1]).toBe(ids[0]);
@@ -67,7 +79,10 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     });
 
     it('the loser of a race with other arguments gets -32602; negative control: two keys make two tasks and two commits', async () => {
-      const conflicting = await releaseTogether(servers.map((s) => s.url), (i) => params('race-conflict', `# ${i}\n`));
+      const conflicting = await releaseTogether(
+        servers.map((s) => s.url),
+        (i) => params('race-conflict', `# ${i}\n`),
+      );
       const errors = conflicting.filter((answer) => answer.error);
       expect(errors, JSON.stringify(conflicting)).toHaveLength(1);
       expect(errors[0]?.error).toMatchObject({ code: -32602 });
@@ -75,7 +90,10 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const winner = conflicting.find((answer) => answer.result)?.result.taskId;
       await pollModernTask(servers[0]!.url, winner);
 
-      const distinct = await releaseTogether(servers.map((s) => s.url), (i) => ({ ...params(`race-distinct-${i}`), arguments: { repo, path: `reports/d${i}.md`, content: 'x' } }));
+      const distinct = await releaseTogether(
+        servers.map((s) => s.url),
+        (i) => ({ ...params(`race-distinct-${i}`), arguments: { repo, path: `reports/d${i}.md`, content: 'x' } }),
+      );
       const ids = distinct.map((answer) => answer.result?.taskId);
       expect(new Set(ids).size).toBe(2);
       for (const id of ids) await pollModernTask(servers[0]!.url, id);

@@ -38,7 +38,10 @@ describe('issue 12: idempotency keys on tools/call (both generations)', () => {
       execution: 'task-optional',
       inputSchema: z.object({ what: z.string() }),
       async gather(_args, ctx) {
-        const answer = await ctx.elicit({ message: 'Proceed?', requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } });
+        const answer = await ctx.elicit({
+          message: 'Proceed?',
+          requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+        });
         return answer.action;
       },
       async run({ what }) {
@@ -46,14 +49,22 @@ describe('issue 12: idempotency keys on tools/call (both generations)', () => {
         return textResult(what);
       },
     });
-    running = await startTasksServer({ tools: [counted, inline, asking], limits: { minTtlMs: 1000, defaultTtlMs: 5000, runtimeLimitMs: 4000, minResultRetentionMs: 0 } });
+    running = await startTasksServer({
+      tools: [counted, inline, asking],
+      limits: { minTtlMs: 1000, defaultTtlMs: 5000, runtimeLimitMs: 4000, minResultRetentionMs: 0 },
+    });
   });
   afterAll(async () => {
     await running.close();
   });
 
   const call = (args: Record<string, unknown>, key?: string, name = 'counted_job', capabilities?: object) =>
-    postModern(running.url, 'tools/call', { name, arguments: args, ...(key === undefined ? {} : { _meta: { [IDEMPOTENCY_KEY_META_KEY]: key } }) }, capabilities ? { capabilities } : {});
+    postModern(
+      running.url,
+      'tools/call',
+      { name, arguments: args, ...(key === undefined ? {} : { _meta: { [IDEMPOTENCY_KEY_META_KEY]: key } }) },
+      capabilities ? { capabilities } : {},
+    );
 
   it('advertises the capability on both generations', async () => {
     const discover = await postModern(running.url, 'server/discover');
@@ -61,7 +72,12 @@ describe('issue 12: idempotency keys on tools/call (both generations)', () => {
     const init = await fetch(running.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '0' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '0' } },
+      }),
     });
     const answer = await readJsonRpc(init);
     expect((answer.body.result as any).capabilities.experimental['dev.mcp-tasks/idempotency']).toEqual({});
@@ -136,7 +152,12 @@ describe('issue 12: idempotency keys on tools/call (both generations)', () => {
 
   describe('MRTR: a replayed final round returns the task it created the first time', () => {
     const finalRound = async (key?: string) => {
-      const first = await postModern(running.url, 'tools/call', { name: 'asking_job', arguments: { what: key ?? 'derived' }, ...(key ? { _meta: { [IDEMPOTENCY_KEY_META_KEY]: key } } : {}) }, { capabilities: ELICITING });
+      const first = await postModern(
+        running.url,
+        'tools/call',
+        { name: 'asking_job', arguments: { what: key ?? 'derived' }, ...(key ? { _meta: { [IDEMPOTENCY_KEY_META_KEY]: key } } : {}) },
+        { capabilities: ELICITING },
+      );
       const round = first.body.result as any;
       expect(round.resultType).toBe('input_required');
       const [questionKey] = Object.keys(round.inputRequests);

@@ -75,11 +75,15 @@ describe('immediate response (issue 13 item 6)', () => {
     await running?.close();
   });
 
-  const createV1 = (name: string, args: Record<string, unknown>) => v1.client.request({ method: 'tools/call', params: { name, arguments: args } }, CreateTaskResultSchema, { task: {} });
+  const createV1 = (name: string, args: Record<string, unknown>) =>
+    v1.client.request({ method: 'tools/call', params: { name, arguments: args } }, CreateTaskResultSchema, { task: {} });
 
   it('R15 v1: CreateTaskResult._meta carries the text, the task keeps it as statusMessage while the tool runs', async () => {
     const created = await createV1('export_report', { name: 'Q3', seconds: 1 });
-    expect(created._meta).toEqual({ [IMMEDIATE]: 'Started exporting Q3; about 2 minutes.', [AGENT_TASK]: { modelImmediateResponse: 'Started exporting Q3; about 2 minutes.' } });
+    expect(created._meta).toEqual({
+      [IMMEDIATE]: 'Started exporting Q3; about 2 minutes.',
+      [AGENT_TASK]: { modelImmediateResponse: 'Started exporting Q3; about 2 minutes.' },
+    });
     expect(created.task.statusMessage).toBe('Started exporting Q3; about 2 minutes.');
     // The worker starting the run keeps it (it only clears "queued" or an earlier run's words).
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -91,7 +95,11 @@ describe('immediate response (issue 13 item 6)', () => {
       const created = await createV1(name, {});
       expect(created._meta).toBeUndefined();
       expect(created.task.statusMessage).toBeUndefined();
-      await pollUntil(() => v1.client.experimental.tasks.getTask(created.task.taskId), (task) => task.status === 'completed', { what: `${name} completed` });
+      await pollUntil(
+        () => v1.client.experimental.tasks.getTask(created.task.taskId),
+        (task) => task.status === 'completed',
+        { what: `${name} completed` },
+      );
     }
   });
 
@@ -100,7 +108,10 @@ describe('immediate response (issue 13 item 6)', () => {
     expect(created.body.result).toMatchObject({ resultType: 'task', status: 'working', statusMessage: 'Started exporting Q4; about 2 minutes.' });
     const taskId = created.body.result?.taskId as string;
     // Issue 27 §1: Claude Code ignores statusMessage and reads the text from _meta["com.anthropic/agent-task"].
-    expect(created.body.result?._meta).toMatchObject({ [IMMEDIATE]: 'Started exporting Q4; about 2 minutes.', [AGENT_TASK]: { modelImmediateResponse: 'Started exporting Q4; about 2 minutes.' } });
+    expect(created.body.result?._meta).toMatchObject({
+      [IMMEDIATE]: 'Started exporting Q4; about 2 minutes.',
+      [AGENT_TASK]: { modelImmediateResponse: 'Started exporting Q4; about 2 minutes.' },
+    });
     expect((await postModern(running.url, 'tasks/get', { taskId })).body.result).toMatchObject({ statusMessage: 'Started exporting Q4; about 2 minutes.' });
     expect(await pollModernTask(running.url, taskId)).toMatchObject({ status: 'completed' });
     // Negative control: a tool without an immediate response answers without _meta.

@@ -109,7 +109,10 @@ describe('input bounds and wire bounds (issue 13 item 9)', () => {
       }
       expect(await nextKey(taskId)).toBe('input-1.3');
       await update(taskId, 'input-1.3', YES);
-      expect(await pollModernTask(running.url, taskId)).toMatchObject({ status: 'completed', result: { content: [{ type: 'text', text: 'Deleted kept.txt' }] } });
+      expect(await pollModernTask(running.url, taskId)).toMatchObject({
+        status: 'completed',
+        result: { content: [{ type: 'text', text: 'Deleted kept.txt' }] },
+      });
     });
 
     it(`E23/issue 13 §9 a tool asking a ${MAX_INPUT_KEYS_PER_TASK + 1}th question fails with data.reason input_limit; ${MAX_INPUT_KEYS_PER_TASK} questions complete`, async () => {
@@ -124,7 +127,10 @@ describe('input bounds and wire bounds (issue 13 item 9)', () => {
       };
       const within = await answerAll(MAX_INPUT_KEYS_PER_TASK);
       expect(within.asked).toHaveLength(MAX_INPUT_KEYS_PER_TASK);
-      expect(await pollModernTask(running.url, within.taskId)).toMatchObject({ status: 'completed', result: { content: [{ type: 'text', text: `answered ${MAX_INPUT_KEYS_PER_TASK}` }] } });
+      expect(await pollModernTask(running.url, within.taskId)).toMatchObject({
+        status: 'completed',
+        result: { content: [{ type: 'text', text: `answered ${MAX_INPUT_KEYS_PER_TASK}` }] },
+      });
 
       const beyond = await answerAll(MAX_INPUT_KEYS_PER_TASK + 1);
       expect(beyond.asked).toHaveLength(MAX_INPUT_KEYS_PER_TASK);
@@ -170,7 +176,11 @@ describe('input bounds and wire bounds (issue 13 item 9)', () => {
       asked.length = 0;
       answer = () => INVALID as unknown as ElicitResult;
       const taskId = await createV1('confirm_delete', { filename: 'v1-bounds.txt' });
-      await pollUntil(() => v1.client.experimental.tasks.getTask(taskId), (task) => task.status === 'input_required', { what: 'input_required' });
+      await pollUntil(
+        () => v1.client.experimental.tasks.getTask(taskId),
+        (task) => task.status === 'input_required',
+        { what: 'input_required' },
+      );
       const error = await rejection(v1.client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema));
       expect(error).toMatchObject({ code: -32603, data: { reason: 'input_invalid' } });
       expect(asked).toEqual([`mcp-tasks-input/${taskId}/input-1`, `mcp-tasks-input/${taskId}/input-1.2`, `mcp-tasks-input/${taskId}/input-1.3`]);
@@ -182,7 +192,11 @@ describe('input bounds and wire bounds (issue 13 item 9)', () => {
       asked.length = 0;
       answer = () => YES as unknown as ElicitResult;
       const taskId = await createV1('many_questions', { count: MAX_INPUT_KEYS_PER_TASK + 1 });
-      await pollUntil(() => v1.client.experimental.tasks.getTask(taskId), (task) => task.status === 'input_required', { what: 'input_required' });
+      await pollUntil(
+        () => v1.client.experimental.tasks.getTask(taskId),
+        (task) => task.status === 'input_required',
+        { what: 'input_required' },
+      );
       const error = await rejection(v1.client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema));
       expect(error).toMatchObject({ code: -32603, data: { reason: 'input_limit' } });
       expect(asked).toHaveLength(MAX_INPUT_KEYS_PER_TASK);

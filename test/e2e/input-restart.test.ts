@@ -42,12 +42,19 @@ describe('restart between question and answer (real processes, kill -9, same dat
 
     const first = await startServerProcess(dataDir, ARGS);
     cleanups.push(() => first.stop());
-    const created = await postModern(first.url, 'tools/call', { name: 'journaled_confirm', arguments: { log, filename: 'v2.txt' } }, { capabilities: ELICITING });
+    const created = await postModern(
+      first.url,
+      'tools/call',
+      { name: 'journaled_confirm', arguments: { log, filename: 'v2.txt' } },
+      { capabilities: ELICITING },
+    );
     const taskId = created.body.result?.taskId;
     if (created.body.result?.resultType !== 'task' || typeof taskId !== 'string') throw new Error(`no task: ${JSON.stringify(created.body)}`);
     const asked = await pollModernTask(first.url, taskId, { until: (status) => status !== 'working' });
     expect(asked.status).toBe('input_required');
-    expect(asked.inputRequests).toEqual({ 'input-1': { method: 'elicitation/create', params: { mode: 'form', message: 'Delete v2.txt?', requestedSchema: CONFIRM_SCHEMA } } });
+    expect(asked.inputRequests).toEqual({
+      'input-1': { method: 'elicitation/create', params: { mode: 'form', message: 'Delete v2.txt?', requestedSchema: CONFIRM_SCHEMA } },
+    });
     expect(lines(log)).toEqual(['run', 'prepare v2.txt']);
 
     await first.kill9();
@@ -68,7 +75,7 @@ describe('restart between question and answer (real processes, kill -9, same dat
     expect(lines(log)).toEqual(['run', 'prepare v2.txt', 'run', 'apply delete v2.txt']);
   });
 
-  it('issue 3 acceptance 2 (v1, R29/R31): elicitation/create received on tasks/result, kill -9, restart, the client\'s reply POSTed to the new process with its session id (kept in the store) → completed with that answer; the journaled step ran once', async () => {
+  it("issue 3 acceptance 2 (v1, R29/R31): elicitation/create received on tasks/result, kill -9, restart, the client's reply POSTed to the new process with its session id (kept in the store) → completed with that answer; the journaled step ran once", async () => {
     const temp = makeTempDir();
     cleanups.push(() => temp.remove());
     const dataDir = join(temp.dir, 'data');
@@ -80,14 +87,20 @@ describe('restart between question and answer (real processes, kill -9, same dat
     const created = await session.request('tools/call', { name: 'journaled_confirm', arguments: { log, filename: 'v1.txt' }, task: {} });
     const taskId = (created.body.result?.task as { taskId?: string } | undefined)?.taskId;
     if (typeof taskId !== 'string') throw new Error(`no task: ${JSON.stringify(created.body)}`);
-    await pollUntil(async () => (await session.request('tasks/get', { taskId })).body.result?.status, (status) => status === 'input_required', { what: 'input_required' });
+    await pollUntil(
+      async () => (await session.request('tasks/get', { taskId })).body.result?.status,
+      (status) => status === 'input_required',
+      { what: 'input_required' },
+    );
 
     // R29: the client opens tasks/result; the question arrives on that stream.
     const stream = await session.stream('tasks/result', { taskId });
     cleanups.push(() => stream.close());
     expect(stream.status).toBe(200);
     if (!stream.sse) throw new Error(`tasks/result did not stream: ${JSON.stringify(stream.json?.body)}`);
-    const elicitation = await stream.sse.waitFor((message) => message.method === 'elicitation/create', { what: 'elicitation/create on the tasks/result stream' });
+    const elicitation = await stream.sse.waitFor((message) => message.method === 'elicitation/create', {
+      what: 'elicitation/create on the tasks/result stream',
+    });
     expect(elicitation.id).toBe(`mcp-tasks-input/${taskId}/input-1`);
     expect(elicitation.params).toEqual({ mode: 'form', message: 'Delete v1.txt?', requestedSchema: CONFIRM_SCHEMA, _meta: { [RELATED_TASK]: { taskId } } });
     expect(lines(log)).toEqual(['run', 'prepare v1.txt']);
@@ -105,7 +118,11 @@ describe('restart between question and answer (real processes, kill -9, same dat
     // A new session (the SDK 1.32.2 client) on the new process sees the task finish with that answer.
     const v1 = await connectV1Http(second.url);
     cleanups.push(() => v1.close());
-    const done = await pollUntil(() => v1.client.experimental.tasks.getTask(taskId), (task) => ['completed', 'failed', 'cancelled'].includes(task.status), { what: 'terminal' });
+    const done = await pollUntil(
+      () => v1.client.experimental.tasks.getTask(taskId),
+      (task) => ['completed', 'failed', 'cancelled'].includes(task.status),
+      { what: 'terminal' },
+    );
     expect(done.status).toBe('completed');
     const result = await v1.client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
     expect(result.content).toEqual([{ type: 'text', text: 'Deleted v1.txt' }]);

@@ -38,11 +38,13 @@ describe('2025-11-25 input through tasks/result with the SDK 1.32.2 client', () 
     await running?.close();
   });
 
-  it('R27–R31/C-V1-15 callToolStream: input_required → tasks/result → elicitation/create with related-task _meta → the handler\'s answer → completed with that answer', async () => {
+  it("R27–R31/C-V1-15 callToolStream: input_required → tasks/result → elicitation/create with related-task _meta → the handler's answer → completed with that answer", async () => {
     handled.length = 0;
     answer = () => ({ action: 'accept', content: { confirm: true } });
     const events: Array<{ type: string; [key: string]: any }> = [];
-    for await (const event of v1.client.experimental.tasks.callToolStream({ name: 'confirm_delete', arguments: { filename: 'v1.txt' } }, CallToolResultSchema, { task: {} })) {
+    for await (const event of v1.client.experimental.tasks.callToolStream({ name: 'confirm_delete', arguments: { filename: 'v1.txt' } }, CallToolResultSchema, {
+      task: {},
+    })) {
       events.push(event as never);
     }
     expect(events[0]?.type).toBe('taskCreated');
@@ -66,15 +68,25 @@ describe('2025-11-25 input through tasks/result with the SDK 1.32.2 client', () 
 
     const task = await v1.client.experimental.tasks.getTask(taskId);
     expect(task.status).toBe('completed');
-    expect((await running.store.listInputRequests(taskId)).map((row) => [row.key, row.state, row.response])).toEqual([['input-1', 'answered', { action: 'accept', content: { confirm: true } }]]);
+    expect((await running.store.listInputRequests(taskId)).map((row) => [row.key, row.state, row.response])).toEqual([
+      ['input-1', 'answered', { action: 'accept', content: { confirm: true } }],
+    ]);
   });
 
   it('R29/R30 manual flow: poll to input_required, open tasks/result; a declined answer reaches the tool and tasks/result returns its result', async () => {
     handled.length = 0;
     answer = () => ({ action: 'decline' });
-    const created = await v1.client.request({ method: 'tools/call', params: { name: 'confirm_delete', arguments: { filename: 'declined.txt' } } }, CreateTaskResultSchema, { task: {} });
+    const created = await v1.client.request(
+      { method: 'tools/call', params: { name: 'confirm_delete', arguments: { filename: 'declined.txt' } } },
+      CreateTaskResultSchema,
+      { task: {} },
+    );
     const taskId = created.task.taskId;
-    const waiting = await pollUntil(() => v1.client.experimental.tasks.getTask(taskId), (task) => task.status === 'input_required', { what: 'input_required' });
+    const waiting = await pollUntil(
+      () => v1.client.experimental.tasks.getTask(taskId),
+      (task) => task.status === 'input_required',
+      { what: 'input_required' },
+    );
     expect(waiting.statusMessage).toEqual(expect.stringContaining('Delete declined.txt?'));
     // Nothing is asked before the client opens tasks/result.
     expect(handled).toHaveLength(0);
@@ -90,7 +102,11 @@ describe('2025-11-25 input through tasks/result with the SDK 1.32.2 client', () 
     answer = (params) => (String(params.message).includes('first') ? { action: 'accept', content: { confirm: true } } : { action: 'cancel' });
     const created = await v1.client.request({ method: 'tools/call', params: { name: 'multi_input', arguments: {} } }, CreateTaskResultSchema, { task: {} });
     const taskId = created.task.taskId;
-    await pollUntil(() => v1.client.experimental.tasks.getTask(taskId), (task) => task.status === 'input_required', { what: 'input_required' });
+    await pollUntil(
+      () => v1.client.experimental.tasks.getTask(taskId),
+      (task) => task.status === 'input_required',
+      { what: 'input_required' },
+    );
     const result = await v1.client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
     expect(result.content).toEqual([{ type: 'text', text: 'first: accept, second: cancel' }]);
     expect(handled.map((entry) => entry.requestId).sort()).toEqual([`mcp-tasks-input/${taskId}/input-1`, `mcp-tasks-input/${taskId}/input-2`]);
@@ -99,9 +115,17 @@ describe('2025-11-25 input through tasks/result with the SDK 1.32.2 client', () 
   it('E28 (applied to v1) a session that did not declare elicitation gets a failed task (-32021 + requiredCapabilities) instead of a question that cannot come', async () => {
     const plain = await connectV1Http(running.url);
     try {
-      const created = await plain.client.request({ method: 'tools/call', params: { name: 'confirm_delete', arguments: { filename: 'plain.txt' } } }, CreateTaskResultSchema, { task: {} });
+      const created = await plain.client.request(
+        { method: 'tools/call', params: { name: 'confirm_delete', arguments: { filename: 'plain.txt' } } },
+        CreateTaskResultSchema,
+        { task: {} },
+      );
       const taskId = created.task.taskId;
-      const done = await pollUntil(() => plain.client.experimental.tasks.getTask(taskId), (task) => ['completed', 'failed', 'cancelled'].includes(task.status), { what: 'terminal' });
+      const done = await pollUntil(
+        () => plain.client.experimental.tasks.getTask(taskId),
+        (task) => ['completed', 'failed', 'cancelled'].includes(task.status),
+        { what: 'terminal' },
+      );
       expect(done.status).toBe('failed');
       // tasks/result replays the JSON-RPC error of the execution (R25).
       const error = await rejection(plain.client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema));

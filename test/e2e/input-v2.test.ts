@@ -69,12 +69,20 @@ async function openInputSession(url: string, endpointId: string, answer: Answere
 }
 
 /** The params and JSON-RPC result of every recorded request of `method`, in order. */
-async function exchangesOf(http: HttpRecorder, method: string): Promise<Array<{ params: Record<string, any>; result?: Record<string, any>; error?: unknown; status: number }>> {
+async function exchangesOf(
+  http: HttpRecorder,
+  method: string,
+): Promise<Array<{ params: Record<string, any>; result?: Record<string, any>; error?: unknown; status: number }>> {
   const found = [];
   for (const exchange of http.exchanges.filter((candidate) => candidate.rpcMethods.includes(method))) {
     const messages = (await exchange.messages) as Array<Record<string, any>>;
     const response = messages.find((message) => 'result' in message || 'error' in message) ?? {};
-    found.push({ params: (exchange.requestBody as { params: Record<string, any> }).params, result: response.result, error: response.error, status: exchange.status });
+    found.push({
+      params: (exchange.requestBody as { params: Record<string, any> }).params,
+      result: response.result,
+      error: response.error,
+      status: exchange.status,
+    });
   }
   return found;
 }
@@ -93,7 +101,11 @@ async function getTask(url: string, taskId: string): Promise<Record<string, any>
   return response.body.result;
 }
 
-async function update(url: string, taskId: string, inputResponses: Record<string, unknown>): Promise<{ status: number; result?: Record<string, unknown>; error?: unknown }> {
+async function update(
+  url: string,
+  taskId: string,
+  inputResponses: Record<string, unknown>,
+): Promise<{ status: number; result?: Record<string, unknown>; error?: unknown }> {
   const response = await postModern(url, 'tasks/update', { taskId, inputResponses });
   return { status: response.status, result: response.body.result, error: response.body.error };
 }
@@ -140,11 +152,16 @@ describe('v2 input with the ext-tasks 0.2.2 client (onInputRequest → tasks/upd
     expect(outcome.status).toBe('completed');
     expect(text(resultFromTaskOutcome(outcome))).toBe('Deleted report.txt');
 
-    expect(asked).toEqual([{ inputId: 'input-1', request: { kind: 'elicitation', params: { mode: 'form', message: 'Delete report.txt?', requestedSchema: CONFIRM_SCHEMA } } }]);
+    expect(asked).toEqual([
+      { inputId: 'input-1', request: { kind: 'elicitation', params: { mode: 'form', message: 'Delete report.txt?', requestedSchema: CONFIRM_SCHEMA } } },
+    ]);
     // The poll that made the client ask listed exactly that request (E19).
     const polls = await exchangesOf(client.http, 'tasks/get');
     const waiting = polls.find((poll) => poll.result?.status === 'input_required');
-    expect(waiting?.result).toMatchObject({ resultType: 'complete', inputRequests: { 'input-1': { method: 'elicitation/create', params: { mode: 'form', message: 'Delete report.txt?', requestedSchema: CONFIRM_SCHEMA } } } });
+    expect(waiting?.result).toMatchObject({
+      resultType: 'complete',
+      inputRequests: { 'input-1': { method: 'elicitation/create', params: { mode: 'form', message: 'Delete report.txt?', requestedSchema: CONFIRM_SCHEMA } } },
+    });
     expect(Object.keys(waiting?.result?.inputRequests ?? {})).toEqual(['input-1']);
     const updates = await exchangesOf(client.http, 'tasks/update');
     expect(updates).toHaveLength(1);
@@ -176,7 +193,11 @@ describe('v2 input with the ext-tasks 0.2.2 client (onInputRequest → tasks/upd
     const ack = await update(running.url, taskId, { 'input-1': YES });
     expect(ack.status).toBe(200);
     expect(ackBody(ack.result)).toEqual({ resultType: 'complete' });
-    const partial = await pollUntil(() => getTask(running.url, taskId), (task) => !('input-1' in (task.inputRequests ?? {})), { what: 'input-1 answered' });
+    const partial = await pollUntil(
+      () => getTask(running.url, taskId),
+      (task) => !('input-1' in (task.inputRequests ?? {})),
+      { what: 'input-1 answered' },
+    );
     expect(partial.status).toBe('input_required');
     expect(partial.inputRequests).toEqual({ 'input-2': before.inputRequests['input-2'] });
 
@@ -366,7 +387,11 @@ describe('v2 input timeout', () => {
 
   it('issue 3 §1 a task waiting for input longer than limits.inputTimeoutMs fails with data.reason "input_timeout" and a clear statusMessage', async () => {
     const taskId = await createRaw(running.url, 'confirm_delete', { filename: 'timeout.txt' });
-    await pollUntil(() => getTask(running.url, taskId), (task) => task.status !== 'working', { what: 'task left working' });
+    await pollUntil(
+      () => getTask(running.url, taskId),
+      (task) => task.status !== 'working',
+      { what: 'task left working' },
+    );
     const done = await pollModernTask(running.url, taskId);
     expect(done.status).toBe('failed');
     expect(done.error).toMatchObject({ data: { reason: 'input_timeout' } });
@@ -422,7 +447,12 @@ describe('MRTR before a task, composed with task input (raw 2026-07-28 requests,
 
   /** Round 1 of a gathering `tools/call`: must be an InputRequiredResult (no task). */
   async function roundOne(name: string, token = TOKEN_A): Promise<{ inputRequests: Record<string, any>; requestState: string }> {
-    const response = await postModern(running.url, 'tools/call', { name, arguments: {} }, { capabilities: ELICITING, token, id: `round-1-${name}-${Math.random()}` });
+    const response = await postModern(
+      running.url,
+      'tools/call',
+      { name, arguments: {} },
+      { capabilities: ELICITING, token, id: `round-1-${name}-${Math.random()}` },
+    );
     expect(response.status).toBe(200);
     const result = response.body.result ?? {};
     expect(result.resultType).toBe('input_required');
@@ -433,12 +463,19 @@ describe('MRTR before a task, composed with task input (raw 2026-07-28 requests,
 
   /** The retry: a new id, `inputResponses` and the echoed `requestState` at params level (B16). */
   function retry(name: string, inputResponses: Record<string, unknown>, requestState: string, token = TOKEN_A) {
-    return postModern(running.url, 'tools/call', { name, arguments: {}, inputResponses, requestState }, { capabilities: ELICITING, token, id: `retry-${name}-${Math.random()}` });
+    return postModern(
+      running.url,
+      'tools/call',
+      { name, arguments: {}, inputResponses, requestState },
+      { capabilities: ELICITING, token, id: `retry-${name}-${Math.random()}` },
+    );
   }
 
   it('E16/B14/B16/C-V2-25 round 1 answers input_required (gather-1, requestState, no task); the retry with a new id creates the task, whose result names the answer', async () => {
     const first = await roundOne('test_tool_with_task');
-    expect(first.inputRequests).toEqual({ 'gather-1': { method: 'elicitation/create', params: { mode: 'form', message: 'What is your name?', requestedSchema: NAME_SCHEMA } } });
+    expect(first.inputRequests).toEqual({
+      'gather-1': { method: 'elicitation/create', params: { mode: 'form', message: 'What is your name?', requestedSchema: NAME_SCHEMA } },
+    });
 
     const created = await retry('test_tool_with_task', { 'gather-1': { action: 'accept', content: { name: 'Ada' } } }, first.requestState);
     expect(created.status).toBe(200);
@@ -491,11 +528,16 @@ describe('MRTR before a task, composed with task input (raw 2026-07-28 requests,
       (task) => task.status === 'input_required',
       { what: 'task input_required' },
     );
-    expect(waiting.inputRequests).toEqual({ 'input-1': { method: 'elicitation/create', params: { mode: 'form', message: 'Really delete notes.txt?', requestedSchema: CONFIRM_SCHEMA } } });
+    expect(waiting.inputRequests).toEqual({
+      'input-1': { method: 'elicitation/create', params: { mode: 'form', message: 'Really delete notes.txt?', requestedSchema: CONFIRM_SCHEMA } },
+    });
 
     const wrongPhase = await postModern(running.url, 'tasks/update', { taskId, inputResponses: { 'gather-1': YES } }, { token: TOKEN_A });
     expect(ackBody(wrongPhase.body.result)).toEqual({ resultType: 'complete' });
-    expect((await postModern(running.url, 'tasks/get', { taskId }, { token: TOKEN_A })).body.result).toMatchObject({ status: 'input_required', inputRequests: { 'input-1': expect.any(Object) } });
+    expect((await postModern(running.url, 'tasks/get', { taskId }, { token: TOKEN_A })).body.result).toMatchObject({
+      status: 'input_required',
+      inputRequests: { 'input-1': expect.any(Object) },
+    });
 
     await postModern(running.url, 'tasks/update', { taskId, inputResponses: { 'input-1': YES } }, { token: TOKEN_A });
     const done = await pollModernTask(running.url, taskId, { token: TOKEN_A });

@@ -127,16 +127,29 @@ describe('isolated execution never takes the server down (issue 22)', () => {
     const taskIds = await Promise.all(tools.map((tool) => create(server.url, tool, {})));
     const ended = await Promise.all(taskIds.map((taskId) => pollModernTask(server.url, taskId, { timeoutMs: 60_000 })));
     tools.forEach((tool, i) => (byTool[tool] = ended[i] as Record<string, any>));
-    expect(byTool.eats_heap).toMatchObject({ status: 'failed', statusMessage: "Tool eats_heap ran out of memory (its thread's heap limit is 64 MB); only this run failed" });
-    expect(byTool.calls_exit).toMatchObject({ status: 'failed', statusMessage: 'Tool calls_exit called process.exit(3), which is refused in a tool thread; only this run failed' });
-    expect(byTool.throws_in_timer).toMatchObject({ status: 'failed', statusMessage: expect.stringMatching(/^Tool throws_in_timer threw an uncaught error from a callback/) });
+    expect(byTool.eats_heap).toMatchObject({
+      status: 'failed',
+      statusMessage: "Tool eats_heap ran out of memory (its thread's heap limit is 64 MB); only this run failed",
+    });
+    expect(byTool.calls_exit).toMatchObject({
+      status: 'failed',
+      statusMessage: 'Tool calls_exit called process.exit(3), which is refused in a tool thread; only this run failed',
+    });
+    expect(byTool.throws_in_timer).toMatchObject({
+      status: 'failed',
+      statusMessage: expect.stringMatching(/^Tool throws_in_timer threw an uncaught error from a callback/),
+    });
     expect(byTool.leaves_timer).toMatchObject({ status: 'completed' });
     // Still serving: a well-behaved task completes, the process is ready, and only the two blocking tools cost a thread.
     expect((await pollModernTask(server.url, await create(server.url, 'sleepy', { ms: 10 }))).status).toBe('completed');
     const ready = await fetch(`${base(server)}/readyz`);
     expect(ready.status).toBe(200);
     // The warm pool as /readyz reports it: the two terminated threads were replaced; none failed to load the tools.
-    expect(((await ready.json()) as { checks: { executor: unknown } }).checks.executor).toMatchObject({ ready: true, mode: 'isolated', threads: { failed: 0, min: 1, max: 10 } });
+    expect(((await ready.json()) as { checks: { executor: unknown } }).checks.executor).toMatchObject({
+      ready: true,
+      mode: 'isolated',
+      threads: { failed: 0, min: 1, max: 10 },
+    });
     const exposition = await metrics(server);
     expect(metricValue(exposition, 'mcp_tasks_thread_terminations_total', { tool: 'ignores_signal' })).toBe(1);
     expect(metricValue(exposition, 'mcp_tasks_thread_terminations_total', { tool: 'spins_forever' })).toBe(1);
@@ -145,7 +158,7 @@ describe('isolated execution never takes the server down (issue 22)', () => {
     expect(server.child.exitCode).toBeNull();
   }, 120_000);
 
-  it("waiting for a thread is not charged to the run: a run that waits 2 s for one completes under a 3 s runtime limit", async () => {
+  it('waiting for a thread is not charged to the run: a run that waits 2 s for one completes under a 3 s runtime limit', async () => {
     const log = join(temp.dir, 'waiting.log');
     // One warm thread; a thread started on demand takes 4 s to load, so the second run waits for the first's thread.
     const server = await serve('waiting', ['--tools', THREAD_LOAD_TOOLS, '--min-threads', '1', '--concurrency', '2', '--runtime-limit-ms', '3000'], {
@@ -163,18 +176,34 @@ describe('isolated execution never takes the server down (issue 22)', () => {
 
   it('serve refuses to start, with a clear error, when the tool modules fail to load in a worker thread', async () => {
     const port = await freePort();
-    const run = spawnSync(process.execPath, [MAIN, 'serve', '--port', String(port), '--data-dir', join(temp.dir, 'refuses'), '--no-builtins', '--tools', THREAD_LOAD_TOOLS], {
-      env: { ...process.env, ISOLATION_TEST_LOAD_FAILS: '1' },
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
+    const run = spawnSync(
+      process.execPath,
+      [MAIN, 'serve', '--port', String(port), '--data-dir', join(temp.dir, 'refuses'), '--no-builtins', '--tools', THREAD_LOAD_TOOLS],
+      {
+        env: { ...process.env, ISOLATION_TEST_LOAD_FAILS: '1' },
+        encoding: 'utf8',
+        timeout: 60_000,
+      },
+    );
     expect(run.status).toBe(1);
-    expect(run.stderr).toContain('cannot start the isolated executor: the tool modules failed to load in a worker thread: Error: this tool module refuses to load in a worker thread');
+    expect(run.stderr).toContain(
+      'cannot start the isolated executor: the tool modules failed to load in a worker thread: Error: this tool module refuses to load in a worker thread',
+    );
   }, 60_000);
 
   it('SIGTERM while runs go: the drain aborts them with shutdown and releases them; none is reported failed; exit 0', async () => {
     const dataDir = join(temp.dir, 'drain');
-    const server = await startServerProcess(dataDir, ['--no-builtins', '--tools', ISOLATION_TOOLS, '--drain-ms', '300', '--abort-grace-ms', '200', '--concurrency', '4']);
+    const server = await startServerProcess(dataDir, [
+      '--no-builtins',
+      '--tools',
+      ISOLATION_TOOLS,
+      '--drain-ms',
+      '300',
+      '--abort-grace-ms',
+      '200',
+      '--concurrency',
+      '4',
+    ]);
     const taskIds = await Promise.all(Array.from({ length: 8 }, () => create(server.url, 'sleepy', { ms: 30_000 })));
     await new Promise((r) => setTimeout(r, 500));
     await server.stop();
@@ -195,10 +224,14 @@ describe('isolated execution never takes the server down (issue 22)', () => {
     const log = join(temp.dir, 'drain-waiting.log');
     // One warm thread; threads started on demand take 3 s to load, well inside the 10 s drain: without the withdrawal
     // the waiting runs would start during the drain. `quick` is neither idempotent nor journaled.
-    const first = await startServerProcess(dataDir, ['--no-builtins', '--tools', THREAD_LOAD_TOOLS, '--min-threads', '1', '--concurrency', '3', '--drain-ms', '10000'], {
-      ISOLATION_TEST_LOAD_MS: '3000',
-      ISOLATION_TEST_FIRST_FAST: join(temp.dir, 'drain-waiting.marker'),
-    });
+    const first = await startServerProcess(
+      dataDir,
+      ['--no-builtins', '--tools', THREAD_LOAD_TOOLS, '--min-threads', '1', '--concurrency', '3', '--drain-ms', '10000'],
+      {
+        ISOLATION_TEST_LOAD_MS: '3000',
+        ISOLATION_TEST_FIRST_FAST: join(temp.dir, 'drain-waiting.marker'),
+      },
+    );
     processes.push(first);
     const running = await create(first.url, 'quick', { log, ms: 2_500 });
     await eventually('the first run to start', () => runNotes<{ taskId: string }>(log).some((note) => note.taskId === running));
@@ -207,10 +240,14 @@ describe('isolated execution never takes the server down (issue 22)', () => {
     const store = openSqliteTaskStore({ path: join(dataDir, 'tasks.db') });
     try {
       // Given back while the drain still waits for the running one: not counted, no lease, runnable by anyone.
-      await eventually('the waiting runs to be given back', async () => {
-        const rows = await Promise.all(waiting.map((taskId) => store.getUnscoped(taskId)));
-        return rows.every((row) => row?.status === 'working' && row.attempt === 0 && row.leaseOwner === null && row.leaseExpiresAt === null);
-      }, 10_000);
+      await eventually(
+        'the waiting runs to be given back',
+        async () => {
+          const rows = await Promise.all(waiting.map((taskId) => store.getUnscoped(taskId)));
+          return rows.every((row) => row?.status === 'working' && row.attempt === 0 && row.leaseOwner === null && row.leaseExpiresAt === null);
+        },
+        10_000,
+      );
       expect(first.child.exitCode).toBeNull();
       await stopped;
       expect(first.child.exitCode).toBe(0);

@@ -121,7 +121,14 @@ describe.each([
     try {
       const response = await fetch(running.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'resources/read', 'mcp-name': uri, authorization: `Bearer ${TOKEN_A}` },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'resources/read',
+          'mcp-name': uri,
+          authorization: `Bearer ${TOKEN_A}`,
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri, _meta: { ...modernMeta(), ...meta } } }),
       });
       const parts: Buffer[] = [];
@@ -138,7 +145,8 @@ describe.each([
 
   const bytes = () => Buffer.byteLength(wholeJson(seed));
   const chunks = () => Math.ceil(bytes() / RESULT_READ_CHUNK_BYTES);
-  const read = (uri: string, meta: Record<string, unknown> = {}, token = TOKEN_A) => postModern(running.url, 'resources/read', { uri, _meta: meta }, { token, headers: { 'mcp-name': uri } });
+  const read = (uri: string, meta: Record<string, unknown> = {}, token = TOKEN_A) =>
+    postModern(running.url, 'resources/read', { uri, _meta: meta }, { token, headers: { 'mcp-name': uri } });
 
   it('the result is above the SDK path bound (the premise of the other cases)', () => {
     expect(bytes()).toBeGreaterThan(2 * MAX_BUFFERED_RESULT_READ_BYTES);
@@ -184,8 +192,13 @@ describe.each([
     expect(wire.result).toMatchObject({ cacheScope: 'private', resultType: 'complete' });
   });
 
-  it('a chunk past the end, a malformed chunk URI and another owner\'s chunk all get the same -32602', async () => {
-    for (const uri of [resultChunkUri(taskId, chunks()), `${resultResourceUri(taskId)}/chunks/01`, `${resultResourceUri(taskId)}/chunks/-1`, `${resultResourceUri(taskId)}/chunks/`]) {
+  it("a chunk past the end, a malformed chunk URI and another owner's chunk all get the same -32602", async () => {
+    for (const uri of [
+      resultChunkUri(taskId, chunks()),
+      `${resultResourceUri(taskId)}/chunks/01`,
+      `${resultResourceUri(taskId)}/chunks/-1`,
+      `${resultResourceUri(taskId)}/chunks/`,
+    ]) {
       expect((await read(uri)).body.error, uri).toEqual(NOT_FOUND);
     }
     expect((await read(resultChunkUri(taskId, 0), {}, TOKEN_B)).body.error).toEqual(NOT_FOUND);

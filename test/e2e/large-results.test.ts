@@ -151,7 +151,9 @@ describe.each([
   it('v1: the same over a 2025-11-25 session (tasks/result has the link; resources/read gives the whole result)', async () => {
     const seed = randomUUID();
     const chars = 400_000;
-    const created = await v1A.client.request({ method: 'tools/call', params: { name: 'big', arguments: { chars, seed } } }, CreateTaskResultSchema, { task: {} });
+    const created = await v1A.client.request({ method: 'tools/call', params: { name: 'big', arguments: { chars, seed } } }, CreateTaskResultSchema, {
+      task: {},
+    });
     const taskId = created.task.taskId;
     const result = (await v1A.client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema)) as unknown as { content: Array<Record<string, unknown>> };
     const link = linkOf(result);
@@ -213,7 +215,11 @@ describe.each([
     expect(settled.outcome).toMatchObject({ error: { code: -32603, data: { reason: 'result_too_large', limit: LIMITS.maxStoredResultBytes } } });
     expect(chunkRows(running.dbPath, execution.handle.taskId as string)).toBe(0);
 
-    const created = await v1A.client.request({ method: 'tools/call', params: { name: 'big', arguments: { chars: 2_100_000, seed: randomUUID() } } }, CreateTaskResultSchema, { task: {} });
+    const created = await v1A.client.request(
+      { method: 'tools/call', params: { name: 'big', arguments: { chars: 2_100_000, seed: randomUUID() } } },
+      CreateTaskResultSchema,
+      { task: {} },
+    );
     const failure = await rejection(v1A.client.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema));
     expect(failure).toMatchObject({ code: -32603, data: { reason: 'result_too_large' } });
   });
@@ -221,7 +227,14 @@ describe.each([
 
 describe('large results expire with their task', () => {
   it('the chunk rows are deleted when the task expires, and the URI then answers -32602', async () => {
-    const limits: Partial<TasksServerLimits> = { ...LIMITS, minTtlMs: 500, defaultTtlMs: 2500, runtimeLimitMs: 1000, minResultRetentionMs: 1000, sweepIntervalMs: 100 };
+    const limits: Partial<TasksServerLimits> = {
+      ...LIMITS,
+      minTtlMs: 500,
+      defaultTtlMs: 2500,
+      runtimeLimitMs: 1000,
+      minResultRetentionMs: 1000,
+      sweepIntervalMs: 100,
+    };
     const running = await startTasksServer({ tools: [bigTool], auth: authenticator(), limits });
     try {
       const created = await postModern(running.url, 'tools/call', { name: 'big', arguments: { chars: 400_000, seed: 'x' } }, { token: TOKEN_A });
@@ -229,14 +242,24 @@ describe('large results expire with their task', () => {
       if (!taskId) expect.fail(`no task: ${JSON.stringify(created.body)}`);
       await pollModernTask(running.url, taskId, { token: TOKEN_A, until: (status) => status === 'completed' });
       expect(chunkRows(running.dbPath, taskId)).toBeGreaterThan(1);
-      const read = await postModern(running.url, 'resources/read', { uri: resultResourceUri(taskId) }, { token: TOKEN_A, headers: { 'mcp-name': resultResourceUri(taskId) } });
+      const read = await postModern(
+        running.url,
+        'resources/read',
+        { uri: resultResourceUri(taskId) },
+        { token: TOKEN_A, headers: { 'mcp-name': resultResourceUri(taskId) } },
+      );
       expect((read.body.result?.contents as Array<{ text: string }>)[0]?.text).toBe(wholeJson(400_000, 'x'));
       expect(read.body.result?.ttlMs as number).toBeGreaterThan(0);
       expect(read.body.result?.ttlMs as number).toBeLessThanOrEqual(2500);
       const deadline = Date.now() + 15_000;
       while (chunkRows(running.dbPath, taskId) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
       expect(chunkRows(running.dbPath, taskId)).toBe(0);
-      const gone = await postModern(running.url, 'resources/read', { uri: resultResourceUri(taskId) }, { token: TOKEN_A, headers: { 'mcp-name': resultResourceUri(taskId) } });
+      const gone = await postModern(
+        running.url,
+        'resources/read',
+        { uri: resultResourceUri(taskId) },
+        { token: TOKEN_A, headers: { 'mcp-name': resultResourceUri(taskId) } },
+      );
       expect(gone.body.error).toEqual(NOT_FOUND);
     } finally {
       await running.close();

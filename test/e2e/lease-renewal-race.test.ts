@@ -147,7 +147,10 @@ describe('issue 9: a healthy server never aborts its own runs as lease_lost', ()
       // busy: no timer, no heartbeat, no I/O
     }
     const db = new Database(running.dbPath, { readonly: true });
-    const lapsed = db.prepare('SELECT lease_owner, lease_expires_at FROM tasks WHERE task_id = ?').get(taskId) as { lease_owner: string; lease_expires_at: number };
+    const lapsed = db.prepare('SELECT lease_owner, lease_expires_at FROM tasks WHERE task_id = ?').get(taskId) as {
+      lease_owner: string;
+      lease_expires_at: number;
+    };
     db.close();
     expect(lapsed.lease_owner).toBe(INSTANCE);
     expect(lapsed.lease_expires_at).toBeLessThanOrEqual(Date.now());

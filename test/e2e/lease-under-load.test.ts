@@ -87,7 +87,11 @@ describe('issue 9: a single healthy server under load never aborts its own runs'
     const url = server.url;
     const flows: Flow[] = [];
     for (const generation of ['v1', 'v2'] as const) {
-      for (const tool of [{ name: 'noop', arguments: {} }, { name: 'sleep_ms', arguments: { ms: 50 } }]) flows.push({ generation, tool });
+      for (const tool of [
+        { name: 'noop', arguments: {} },
+        { name: 'sleep_ms', arguments: { ms: 50 } },
+      ])
+        flows.push({ generation, tool });
     }
     const finished: Finished[] = [];
     const errors: string[] = [];
@@ -116,10 +120,16 @@ describe('issue 9: a single healthy server under load never aborts its own runs'
     );
 
     const log = server.log();
-    const lines = log.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = log
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     const aborted = lines.filter((line) => line.msg === 'tool run aborted; its outcome is discarded' || line.reason === 'lease_lost');
     expect(aborted, 'runs aborted by the server itself').toEqual([]);
-    expect(lines.filter((line) => Number(line.level) >= 40), 'warnings or errors in the server log').toEqual([]);
+    expect(
+      lines.filter((line) => Number(line.level) >= 40),
+      'warnings or errors in the server log',
+    ).toEqual([]);
     expect(errors).toEqual([]);
 
     // The test must have done real work in every flow (a server that answered nothing would otherwise pass): every

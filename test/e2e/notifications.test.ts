@@ -36,7 +36,8 @@ function sse(stream: OpenStream): SseMessages {
   return stream.sse;
 }
 
-const taskNotes = (messages: SseMessages, taskId: string) => messages.messages.filter((message) => message.method === 'notifications/tasks' && (message.params as { taskId?: string }).taskId === taskId);
+const taskNotes = (messages: SseMessages, taskId: string) =>
+  messages.messages.filter((message) => message.method === 'notifications/tasks' && (message.params as { taskId?: string }).taskId === taskId);
 const params = (message: Record<string, unknown>) => message.params as Record<string, any>;
 /** Consecutive duplicates collapsed: several events may leave a task in the same status. */
 const transitions = (statuses: string[]) => statuses.filter((status, index) => status !== statuses[index - 1]);
@@ -55,7 +56,11 @@ describe('v2 subscriptions/listen with taskIds', () => {
     await running?.close();
   });
 
-  async function listen(notifications: Record<string, unknown>, id: string | number, options: { capabilities?: object; token?: string } = {}): Promise<OpenStream> {
+  async function listen(
+    notifications: Record<string, unknown>,
+    id: string | number,
+    options: { capabilities?: object; token?: string } = {},
+  ): Promise<OpenStream> {
     const stream = await openListen(running.url, notifications, { id, ...options });
     streams.push(stream);
     return stream;
@@ -68,7 +73,8 @@ describe('v2 subscriptions/listen with taskIds', () => {
       // E33/E19: a DetailedTask without resultType; input_required lists every outstanding request (never none).
       expect(params(note)).not.toHaveProperty('resultType');
       expect(params(note)).toMatchObject({ taskId, createdAt: expect.any(String), lastUpdatedAt: expect.any(String) });
-      if (params(note).status === 'input_required') expect(Object.keys(params(note).inputRequests ?? {}), `input_required notification ${JSON.stringify(note)}`).toEqual(['input-1']);
+      if (params(note).status === 'input_required')
+        expect(Object.keys(params(note).inputRequests ?? {}), `input_required notification ${JSON.stringify(note)}`).toEqual(['input-1']);
       else expect(params(note)).not.toHaveProperty('inputRequests');
     }
     // The terminal notification is the tasks/get answer of that moment (E33), minus resultType.
@@ -91,16 +97,27 @@ describe('v2 subscriptions/listen with taskIds', () => {
 
     // B18/E34: the acknowledgement comes first and lists only the ids agreed to (the unknown one is left out).
     const ack = await messages.waitFor(() => true, { what: 'first message' });
-    expect(ack).toEqual({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: { taskIds: [taskId] }, _meta: { [SUBSCRIPTION_ID]: 'listen-7' } } });
+    expect(ack).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: { notifications: { taskIds: [taskId] }, _meta: { [SUBSCRIPTION_ID]: 'listen-7' } },
+    });
     gates.open(blocker);
 
     // Answer when a notification shows input_required (no polling needed).
-    const waiting = await messages.waitFor((message) => message.method === 'notifications/tasks' && params(message).status === 'input_required', { what: 'input_required notification' });
-    expect(params(waiting)).toMatchObject({ taskId, inputRequests: { 'input-1': { method: 'elicitation/create', params: { message: 'Delete listened.txt?' } } } });
+    const waiting = await messages.waitFor((message) => message.method === 'notifications/tasks' && params(message).status === 'input_required', {
+      what: 'input_required notification',
+    });
+    expect(params(waiting)).toMatchObject({
+      taskId,
+      inputRequests: { 'input-1': { method: 'elicitation/create', params: { message: 'Delete listened.txt?' } } },
+    });
     const answered = await postModern(running.url, 'tasks/update', { taskId, inputResponses: { 'input-1': YES } });
     expect(answered.body.result?.resultType).toBe('complete');
 
-    const completed = await messages.waitFor((message) => message.method === 'notifications/tasks' && TERMINAL.includes(params(message).status), { what: 'terminal notification' });
+    const completed = await messages.waitFor((message) => message.method === 'notifications/tasks' && TERMINAL.includes(params(message).status), {
+      what: 'terminal notification',
+    });
     expect(params(completed).status).toBe('completed');
     expect(params(completed).result).toMatchObject({ content: [{ type: 'text', text: 'Deleted listened.txt' }] });
 
@@ -118,10 +135,15 @@ describe('v2 subscriptions/listen with taskIds', () => {
     expect(params(await messages.waitFor(() => true, { what: 'ack' })).notifications).toEqual({ taskIds: [taskId] });
 
     // Driven by notifications alone: without the task's current state after the ack, nothing ever arrives here.
-    const waiting = await messages.waitFor((message) => message.method === 'notifications/tasks' && params(message).status === 'input_required', { what: 'current state (input_required) after the ack', timeoutMs: 10_000 });
+    const waiting = await messages.waitFor((message) => message.method === 'notifications/tasks' && params(message).status === 'input_required', {
+      what: 'current state (input_required) after the ack',
+      timeoutMs: 10_000,
+    });
     expect(params(waiting).inputRequests).toMatchObject({ 'input-1': { method: 'elicitation/create' } });
     await postModern(running.url, 'tasks/update', { taskId, inputResponses: { 'input-1': YES } });
-    const completed = await messages.waitFor((message) => message.method === 'notifications/tasks' && TERMINAL.includes(params(message).status), { what: 'terminal notification' });
+    const completed = await messages.waitFor((message) => message.method === 'notifications/tasks' && TERMINAL.includes(params(message).status), {
+      what: 'terminal notification',
+    });
     expect(params(completed).result).toMatchObject({ content: [{ type: 'text', text: 'Deleted late-listener.txt' }] });
     expect(transitions(taskNotes(messages, taskId).map((note) => params(note).status as string))).toEqual(['input_required', 'working', 'completed']);
     await checkNotes(messages, taskId, 'listen-late', completed);
@@ -141,7 +163,11 @@ describe('v2 subscriptions/listen with taskIds', () => {
     const taskId = await createRaw(running.url, 'slow_compute', { seconds: 0 });
     const stream = await listen({ taskIds: [taskId], toolsListChanged: true }, 'listen-both');
     const ack = await sse(stream).waitFor(() => true, { what: 'first message' });
-    expect(ack).toEqual({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: { ...sdkHonoured, taskIds: [taskId] }, _meta: { [SUBSCRIPTION_ID]: 'listen-both' } } });
+    expect(ack).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: { notifications: { ...sdkHonoured, taskIds: [taskId] }, _meta: { [SUBSCRIPTION_ID]: 'listen-both' } },
+    });
   });
 
   it('E35/E41/C-V2-20 listen with taskIds but without the extension is rejected as a whole: -32021 with requiredCapabilities, HTTP 400', async () => {
@@ -150,7 +176,11 @@ describe('v2 subscriptions/listen with taskIds', () => {
       const stream = await listen(notifications, 'listen-undeclared', { capabilities: { elicitation: {} } });
       expect(stream.status).toBe(400);
       expect(stream.sse).toBeUndefined();
-      expect(stream.json?.body).toMatchObject({ jsonrpc: '2.0', id: 'listen-undeclared', error: { code: -32021, data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } } } });
+      expect(stream.json?.body).toMatchObject({
+        jsonrpc: '2.0',
+        id: 'listen-undeclared',
+        error: { code: -32021, data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } } },
+      });
     }
   });
 });
@@ -205,7 +235,8 @@ describe('v2 subscriptions/listen across owners (authentication on)', () => {
 class GetStreamTap {
   readonly streams: SseMessages[] = [];
 
-  wrap = (recorded: HttpRecorder['fetch']): HttpRecorder['fetch'] =>
+  wrap =
+    (recorded: HttpRecorder['fetch']): HttpRecorder['fetch'] =>
     async (input, init) => {
       const response = await recorded(input, init);
       const isGet = (init?.method ?? 'GET') === 'GET';
@@ -222,7 +253,11 @@ class GetStreamTap {
   }
 
   waitFor(match: (message: Record<string, unknown>) => boolean, what: string): Promise<Record<string, unknown>> {
-    return pollUntil(async () => this.messages.find(match), (found) => found !== undefined, { what }) as Promise<Record<string, unknown>>;
+    return pollUntil(
+      async () => this.messages.find(match),
+      (found) => found !== undefined,
+      { what },
+    ) as Promise<Record<string, unknown>>;
   }
 }
 
@@ -269,10 +304,16 @@ describe('v1 session notifications on the GET stream (SDK 1.32.2 client)', () =>
     await running?.close();
   });
 
-  it('R33/R34/C-V1-16 notifications/tasks/status on the GET stream for a task created in the session: the full Task, no related-task _meta; none for another session\'s task', async () => {
+  it("R33/R34/C-V1-16 notifications/tasks/status on the GET stream for a task created in the session: the full Task, no related-task _meta; none for another session's task", async () => {
     // A task of another session, finished before ours starts.
-    const foreign = (await other.client.request({ method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0 } } }, CreateTaskResultSchema, { task: {} })).task.taskId;
-    await pollUntil(() => other.client.experimental.tasks.getTask(foreign), (task) => task.status === 'completed', { what: 'foreign task completed' });
+    const foreign = (
+      await other.client.request({ method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0 } } }, CreateTaskResultSchema, { task: {} })
+    ).task.taskId;
+    await pollUntil(
+      () => other.client.experimental.tasks.getTask(foreign),
+      (task) => task.status === 'completed',
+      { what: 'foreign task completed' },
+    );
 
     // The session's own confirm_delete: the client answers only once the input_required push has arrived.
     let taskId = '';
@@ -280,7 +321,11 @@ describe('v1 session notifications on the GET stream (SDK 1.32.2 client)', () =>
       await tap.waitFor(isStatusOf(taskId, 'input_required'), 'input_required status notification');
       return YES as never;
     });
-    const created = await v1.client.request({ method: 'tools/call', params: { name: 'confirm_delete', arguments: { filename: 'pushed.txt' } } }, CreateTaskResultSchema, { task: {} });
+    const created = await v1.client.request(
+      { method: 'tools/call', params: { name: 'confirm_delete', arguments: { filename: 'pushed.txt' } } },
+      CreateTaskResultSchema,
+      { task: {} },
+    );
     taskId = created.task.taskId;
     const result = await v1.client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
     expect(result.content).toEqual([{ type: 'text', text: 'Deleted pushed.txt' }]);
@@ -296,7 +341,14 @@ describe('v1 session notifications on the GET stream (SDK 1.32.2 client)', () =>
     for (const message of pushed) {
       const task = params(message);
       // The full 2025-11-25 Task (R34) and no related-task _meta (R33).
-      expect(task).toMatchObject({ taskId, status: expect.any(String), createdAt: final.createdAt, lastUpdatedAt: expect.any(String), ttl: final.ttl, pollInterval: final.pollInterval });
+      expect(task).toMatchObject({
+        taskId,
+        status: expect.any(String),
+        createdAt: final.createdAt,
+        lastUpdatedAt: expect.any(String),
+        ttl: final.ttl,
+        pollInterval: final.pollInterval,
+      });
       expect(task._meta === undefined || !(RELATED_TASK in task._meta)).toBe(true);
       expect(task).not.toHaveProperty('task');
     }
@@ -328,7 +380,9 @@ describe('v1 session notifications on the GET stream (SDK 1.32.2 client)', () =>
     gates.open(`${gate}-late`);
     await lateDone;
     // …then a later message on the same stream as a barrier: another task of this session, to its end.
-    const barrier = (await v1.client.request({ method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0 } } }, CreateTaskResultSchema, { task: {} })).task.taskId;
+    const barrier = (
+      await v1.client.request({ method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0 } } }, CreateTaskResultSchema, { task: {} })
+    ).task.taskId;
     await tap.waitFor(isStatusOf(barrier, 'completed'), 'barrier task completed notification');
 
     const messages = tap.messages;

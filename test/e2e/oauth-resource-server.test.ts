@@ -56,7 +56,14 @@ describe('OAuth 2.1 resource server (--auth jwt) against oidc-provider', () => {
     const discovered = await discoverAuthorizationServer(issuer.issuer);
     running = await startTasksServer({
       tools: [...conformanceFixtureTools(), ...gatedTools(gates)],
-      auth: (url) => new JwtAuthenticator({ issuer: issuer.issuer, audience: url.href, jwksUrl: new URL(discovered.jwks_uri), jwksCooldownMs: JWKS_COOLDOWN_MS, jwksCacheMaxAgeMs: JWKS_MAX_AGE_MS }),
+      auth: (url) =>
+        new JwtAuthenticator({
+          issuer: issuer.issuer,
+          audience: url.href,
+          jwksUrl: new URL(discovered.jwks_uri),
+          jwksCooldownMs: JWKS_COOLDOWN_MS,
+          jwksCacheMaxAgeMs: JWKS_MAX_AGE_MS,
+        }),
       oauthIssuer: issuer.issuer,
       scopes: SCOPES,
       limits: { pollIntervalMs: 50 },
@@ -70,7 +77,11 @@ describe('OAuth 2.1 resource server (--auth jwt) against oidc-provider', () => {
   });
 
   it('RFC 9728: the protected-resource metadata is served at the bare and the path-suffixed well-known URL', async () => {
-    const expected = { resource: running.url, authorization_servers: [issuer.issuer], scopes_supported: expect.arrayContaining(['tasks:read', 'tasks:cancel', 'tasks:answer', 'logs:read', 'admin:read', 'admin:write']) };
+    const expected = {
+      resource: running.url,
+      authorization_servers: [issuer.issuer],
+      scopes_supported: expect.arrayContaining(['tasks:read', 'tasks:cancel', 'tasks:answer', 'logs:read', 'admin:read', 'admin:write']),
+    };
     for (const url of [metadataUrl, `${new URL(running.url).origin}/.well-known/oauth-protected-resource`]) {
       const response = await fetch(url);
       expect(response.status, url).toBe(200);
@@ -158,7 +169,16 @@ describe('OAuth 2.1 resource server (--auth jwt) against oidc-provider', () => {
           expect(params, what).toMatchObject({ error: 'invalid_token', resource_metadata: metadataUrl });
           expect(params.error_description, what).toMatch(description);
         }
-        const legacy = await postRaw(running.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }), headers);
+        const legacy = await postRaw(
+          running.url,
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'initialize',
+            params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+          }),
+          headers,
+        );
         expect(legacy.status, `${what} initialize`).toBe(401);
       }
       expect(lookups).toEqual([]);
@@ -219,19 +239,33 @@ describe('OAuth 2.1 resource server (--auth jwt) against oidc-provider', () => {
   });
 
   it('the verified identity and scopes reach authInfo (owner key issuer|subject|tenant; a token without the tenant claim has the tenant "")', async () => {
-    const gate = new BearerAuth({ authenticator: new JwtAuthenticator({ issuer: issuer.issuer, audience: running.url, jwksUrl: new URL(`${issuer.issuer}/jwks`) }), scopes: SCOPES, logger: silentLogger });
+    const gate = new BearerAuth({
+      authenticator: new JwtAuthenticator({ issuer: issuer.issuer, audience: running.url, jwksUrl: new URL(`${issuer.issuer}/jwks`) }),
+      scopes: SCOPES,
+      logger: silentLogger,
+    });
     const request = (accessToken: string) => ({ headers: { authorization: `Bearer ${accessToken}` }, socket: {} }) as unknown as IncomingMessage;
     const unused = {} as ServerResponse;
     const caller = await gate.authenticate(request(await token(alice, 'tasks:read logs:read')), unused);
     expect(caller?.ownerKey).toBe(`${issuer.issuer}|alice|acme`);
-    expect(caller?.authInfo).toMatchObject({ token: '', clientId: 'alice', scopes: ['tasks:read', 'logs:read'], resource: new URL(running.url), extra: { ownerKey: caller?.ownerKey, issuer: issuer.issuer, subject: 'alice', tenant: 'acme' } });
+    expect(caller?.authInfo).toMatchObject({
+      token: '',
+      clientId: 'alice',
+      scopes: ['tasks:read', 'logs:read'],
+      resource: new URL(running.url),
+      extra: { ownerKey: caller?.ownerKey, issuer: issuer.issuer, subject: 'alice', tenant: 'acme' },
+    });
     expect(caller?.authInfo.expiresAt).toBeGreaterThan(Date.now() / 1000);
     const lonely = await gate.authenticate(request(await token(loner)), unused);
     expect(lonely?.ownerKey).toBe(`${issuer.issuer}|loner|`);
   });
 
   it('a key set that cannot be fetched answers 503 with Retry-After, not 401 (the token is not known to be bad)', async () => {
-    const dead = new BearerAuth({ authenticator: new JwtAuthenticator({ issuer: issuer.issuer, audience: running.url, jwksUrl: new URL('http://127.0.0.1:1/jwks') }), scopes: SCOPES, logger: silentLogger });
+    const dead = new BearerAuth({
+      authenticator: new JwtAuthenticator({ issuer: issuer.issuer, audience: running.url, jwksUrl: new URL('http://127.0.0.1:1/jwks') }),
+      scopes: SCOPES,
+      logger: silentLogger,
+    });
     const written: { status?: number; headers?: Record<string, unknown>; body?: string } = {};
     const response = {
       writeHead(status: number, headers: Record<string, unknown>) {
@@ -245,10 +279,13 @@ describe('OAuth 2.1 resource server (--auth jwt) against oidc-provider', () => {
     const request = { headers: { authorization: `Bearer ${await token(alice)}` }, socket: {} } as unknown as IncomingMessage;
     expect(await dead.authenticate(request, response)).toBeUndefined();
     expect(written).toMatchObject({ status: 503, headers: { 'retry-after': '5' } });
-    expect(JSON.parse(String(written.body))).toEqual({ error: 'temporarily_unavailable', error_description: 'The authorization server keys cannot be fetched' });
+    expect(JSON.parse(String(written.body))).toEqual({
+      error: 'temporarily_unavailable',
+      error_description: 'The authorization server keys cannot be fetched',
+    });
   });
 
-  it('E45/C-SEC-07 two subjects of one tenant: bob listening with alice\'s task id gets an ack without it and nothing about it', async () => {
+  it("E45/C-SEC-07 two subjects of one tenant: bob listening with alice's task id gets an ack without it and nothing about it", async () => {
     const [aliceToken, bobToken] = [await token(alice), await token(bob)];
     const gate = randomUUID();
     const created = await postModern(running.url, 'tools/call', { name: 'gated', arguments: { gate } }, { token: aliceToken });
@@ -262,7 +299,9 @@ describe('OAuth 2.1 resource server (--auth jwt) against oidc-provider', () => {
     const ack = await intruder.sse!.waitFor(() => true, { what: 'ack' });
     expect((ack.params as { notifications: unknown }).notifications).toEqual({ taskIds: [bobTask] });
     gates.open(gate);
-    await owner.sse!.waitFor((message) => message.method === 'notifications/tasks' && (message.params as { status?: string }).status === 'completed', { what: 'alice sees completed' });
+    await owner.sse!.waitFor((message) => message.method === 'notifications/tasks' && (message.params as { status?: string }).status === 'completed', {
+      what: 'alice sees completed',
+    });
     expect(intruder.sse!.messages.filter((message) => JSON.stringify(message).includes(aliceTask))).toEqual([]);
     // And bob's direct reads of alice's task answer like an unknown id.
     const foreign = await postModern(running.url, 'tasks/get', { taskId: aliceTask }, { token: bobToken });

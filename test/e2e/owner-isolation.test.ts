@@ -136,7 +136,10 @@ describe.each([
     const gate = randomUUID();
     const working = await createV1Task(v1A.client, 'gated', { gate });
     const completed = await createV1Task(v1A.client, 'slow_compute', { seconds: 0 });
-    await pollUntil(() => v1Status(v1A.client, completed), (status) => status === 'completed');
+    await pollUntil(
+      () => v1Status(v1A.client, completed),
+      (status) => status === 'completed',
+    );
     const calls = {
       'tasks/get': (id: string) => v1B.client.experimental.tasks.getTask(id),
       'tasks/result': (id: string) => v1B.client.experimental.tasks.getTaskResult(id, CallToolResultSchema),
@@ -228,7 +231,10 @@ describe.each([
 
     const cursorOfA = (await v1A.client.experimental.tasks.listTasks()).nextCursor;
     expect(cursorOfA).toBeDefined();
-    expect(await rejection(v1B.client.request({ method: 'tasks/list', params: { cursor: String(cursorOfA) } }, ListTasksResultSchema))).toEqual({ code: -32602, message: 'Invalid cursor' });
+    expect(await rejection(v1B.client.request({ method: 'tasks/list', params: { cursor: String(cursorOfA) } }, ListTasksResultSchema))).toEqual({
+      code: -32602,
+      message: 'Invalid cursor',
+    });
   });
 
   it('R48/E45 a v1 task is invisible through v2 and a v2 task through v1, for the same owner (unknown-id answer)', async () => {
@@ -275,7 +281,16 @@ describe.each([
     }
     // Any non-bearer or unknown credential is refused the same way, with a Bearer challenge.
     for (const headers of [{}, { authorization: `Bearer ${WRONG_TOKEN}` }, { authorization: 'Basic Zm9vOmJhcg==' }] as Array<Record<string, string>>) {
-      const initialize = await postRaw(running.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }), headers);
+      const initialize = await postRaw(
+        running.url,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+        }),
+        headers,
+      );
       expect(initialize.status).toBe(401);
       expect(initialize.headers.get('www-authenticate')).toMatch(/^Bearer /);
     }
@@ -334,6 +349,11 @@ describe.each([
     expect(hijack.body).not.toHaveProperty('result');
     gates.open(gate);
     expect((await v2Execution.settle()).outcome.status).toBe('completed');
-    expect(await pollUntil(() => v1Status(v1A.client, v1Task), (status) => status === 'completed')).toBe('completed');
+    expect(
+      await pollUntil(
+        () => v1Status(v1A.client, v1Task),
+        (status) => status === 'completed',
+      ),
+    ).toBe('completed');
   });
 });

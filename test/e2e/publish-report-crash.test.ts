@@ -33,7 +33,11 @@ describe('issue 12: publish_report on a real git repository, exactly one commit 
     return server;
   };
   const publish = (server: ServerProcess, args: Record<string, unknown>, key?: string) =>
-    postModern(server.url, 'tools/call', { name: 'publish_report', arguments: { repo, ...args }, ...(key ? { _meta: { [IDEMPOTENCY_KEY_META_KEY]: key } } : {}) });
+    postModern(server.url, 'tools/call', {
+      name: 'publish_report',
+      arguments: { repo, ...args },
+      ...(key ? { _meta: { [IDEMPOTENCY_KEY_META_KEY]: key } } : {}),
+    });
 
   beforeEach(() => {
     temp = makeTempDir();
@@ -63,8 +67,13 @@ describe('issue 12: publish_report on a real git repository, exactly one commit 
     expect(operation).toMatchObject({ status: 'confirmed', effect: 'git.commit', target: repo, receipt: { commit: commits[0]?.slice(0, 40) } });
     expect(commits[0]).toContain(operation?.operationId);
     // mcp-tasks audit shows the call, the operation and the end of the task, and ops list shows nothing open.
-    const audit = execFileSync(process.execPath, ['dist/cli/main.js', 'audit', '--data-dir', dataDir, '--tool', 'publish_report', '--json'], { encoding: 'utf8' });
-    const entries = audit.trim().split('\n').map((entry) => JSON.parse(entry) as { kind: string; outcome: string; taskId: string | null });
+    const audit = execFileSync(process.execPath, ['dist/cli/main.js', 'audit', '--data-dir', dataDir, '--tool', 'publish_report', '--json'], {
+      encoding: 'utf8',
+    });
+    const entries = audit
+      .trim()
+      .split('\n')
+      .map((entry) => JSON.parse(entry) as { kind: string; outcome: string; taskId: string | null });
     const kinds = entries.filter((entry) => entry.taskId === taskId).map((entry) => `${entry.kind}:${entry.outcome}`);
     expect(kinds).toEqual(['call:task working', 'operation:pending', 'operation:confirmed', 'task.ended:completed', 'call:task completed']);
     expect(entries.at(-1)).toMatchObject({ kind: 'call', outcome: 'refused', taskId: null, detail: { code: -32602 } });
@@ -72,7 +81,7 @@ describe('issue 12: publish_report on a real git repository, exactly one commit 
     expect(open).toBe('no operations\n');
   });
 
-  it('fromTask: the service resolves the caller\'s analyze_logs task and the report is its result', async () => {
+  it("fromTask: the service resolves the caller's analyze_logs task and the report is its result", async () => {
     writeFileSync(join(root, 'app.log'), '2026-01-01T00:00:00Z ERROR db timeout\n2026-01-01T00:00:01Z ERROR db timeout\n');
     const server = await serve();
     const analysed = await postModern(server.url, 'tools/call', { name: 'analyze_logs', arguments: { path: join(root, 'app.log') } });
@@ -125,7 +134,11 @@ describe('issue 12: publish_report on a real git repository, exactly one commit 
     renameSync(repo, `${repo}.empty`);
     renameSync(moved, repo);
     expect(operationCommits(repo)).toHaveLength(1);
-    const reconciled = execFileSync(process.execPath, ['dist/cli/main.js', 'ops', 'reconcile', operation?.operationId as string, '--data-dir', dataDir, '--writable-root', root, '--root', root], { encoding: 'utf8' });
+    const reconciled = execFileSync(
+      process.execPath,
+      ['dist/cli/main.js', 'ops', 'reconcile', operation?.operationId as string, '--data-dir', dataDir, '--writable-root', root, '--root', root],
+      { encoding: 'utf8' },
+    );
     expect(reconciled).toContain('confirmed');
     const [after] = await operationsOf(dataDir, taskId);
     expect(after?.status).toBe('confirmed');

@@ -20,7 +20,15 @@ describe('issue 23 §4: expired tasks free their quota slots at once (serve, 202
   let v1: V1HttpClient;
   beforeAll(async () => {
     ensureBuilt();
-    server = await startServerProcess(dataDir, ['--no-builtins', '--fixtures', 'conformance', '--max-active-tasks-per-owner', '2', '--poll-interval-ms', '100']);
+    server = await startServerProcess(dataDir, [
+      '--no-builtins',
+      '--fixtures',
+      'conformance',
+      '--max-active-tasks-per-owner',
+      '2',
+      '--poll-interval-ms',
+      '100',
+    ]);
     v1 = await connectV1Http(server.url);
   }, 60_000);
   afterAll(async () => {
@@ -30,7 +38,9 @@ describe('issue 23 §4: expired tasks free their quota slots at once (serve, 202
   });
 
   const create = (seconds: number, ttl?: number) =>
-    v1.client.request({ method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds } } }, CreateTaskResultSchema, { task: ttl === undefined ? {} : { ttl } });
+    v1.client.request({ method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds } } }, CreateTaskResultSchema, {
+      task: ttl === undefined ? {} : { ttl },
+    });
   const getTask = (taskId: string) => v1.client.experimental.tasks.getTask(taskId);
 
   it('R18 the expired, swept tasks of ttl 1000 hold no slot; two working tasks do (control), and a cancelled one frees its slot', async () => {

@@ -36,7 +36,12 @@ async function start(limits: Partial<TasksServerLimits>, dbPath?: string, gates 
       { token: tokenB, issuer: ISSUER, subject: 'bob', tenant: 'acme' },
     ],
   });
-  const running = await startTasksServer({ tools: [...conformanceFixtureTools(), ...gatedTools(gates)], auth, limits: { pollIntervalMs: 50, ...limits }, ...(dbPath ? { dbPath } : {}) });
+  const running = await startTasksServer({
+    tools: [...conformanceFixtureTools(), ...gatedTools(gates)],
+    auth,
+    limits: { pollIntervalMs: 50, ...limits },
+    ...(dbPath ? { dbPath } : {}),
+  });
   cleanups.push(() => running.close());
   return running;
 }
@@ -49,17 +54,33 @@ async function rowsOf(running: RunningTasksServer, ownerKey: string): Promise<nu
 }
 
 /** A task that works until its gate opens (never ends by itself). */
-const createV2 = (url: string, token: string, args: Record<string, unknown> = { gate: randomUUID() }) => postModern(url, 'tools/call', { name: 'gated', arguments: args }, { token });
+const createV2 = (url: string, token: string, args: Record<string, unknown> = { gate: randomUUID() }) =>
+  postModern(url, 'tools/call', { name: 'gated', arguments: args }, { token });
 
 async function v1Session(url: string, token: string): Promise<(method: string, params: Record<string, unknown>) => Promise<WireResponse>> {
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': V1, authorization: `Bearer ${token}` };
-  const init = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: V1, capabilities: {}, clientInfo: { name: 'quota-e2e', version: '1' } } }) });
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': V1,
+    authorization: `Bearer ${token}`,
+  };
+  const init = await fetch(url, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: V1, capabilities: {}, clientInfo: { name: 'quota-e2e', version: '1' } },
+    }),
+  });
   const sessionId = init.headers.get('mcp-session-id') as string;
   await init.text();
   const withSession = { ...headers, 'mcp-session-id': sessionId };
   await fetch(url, { method: 'POST', headers: withSession, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
   let id = 1;
-  return async (method, params) => readJsonRpc(await fetch(url, { method: 'POST', headers: withSession, body: JSON.stringify({ jsonrpc: '2.0', id: id++, method, params }) }));
+  return async (method, params) =>
+    readJsonRpc(await fetch(url, { method: 'POST', headers: withSession, body: JSON.stringify({ jsonrpc: '2.0', id: id++, method, params }) }));
 }
 
 describe('issue 10 §2 quotas (-31001) across two instances on one store', () => {
@@ -75,7 +96,11 @@ describe('issue 10 §2 quotas (-31001) across two instances on one store', () =>
     for (const running of [one, two]) {
       const refused = await createV2(running.url, tokenA);
       expect(refused.status).toBe(200);
-      expect(refused.body.error).toMatchObject({ code: ErrorCode.QuotaExceeded, message: expect.stringMatching(/at most 2 active tasks per owner \(--max-active-tasks-per-owner\)/), data: { reason: 'active_tasks', limit: 2, retryAfterMs: 50 } });
+      expect(refused.body.error).toMatchObject({
+        code: ErrorCode.QuotaExceeded,
+        message: expect.stringMatching(/at most 2 active tasks per owner \(--max-active-tasks-per-owner\)/),
+        data: { reason: 'active_tasks', limit: 2, retryAfterMs: 50 },
+      });
     }
     // v1 generation, the same owner, the same quota (counted over both generations).
     const v1 = await v1Session(two.url, tokenA);

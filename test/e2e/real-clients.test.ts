@@ -82,7 +82,23 @@ describe('real MCP clients against mcp-tasks', () => {
       ['modern', '2026-07-28'],
     ])('--protocol-era %s (%s): a task-optional tool and a task-required tool, through tasks', async (era) => {
       const call = (tool: string, args: Record<string, unknown>) =>
-        inspectorCli(['--server-url', proxy.url, '--protocol-era', era, '--method', 'tools/call', '--tool-name', tool, '--tool-args-json', JSON.stringify(args), '--format', 'json'], home.env);
+        inspectorCli(
+          [
+            '--server-url',
+            proxy.url,
+            '--protocol-era',
+            era,
+            '--method',
+            'tools/call',
+            '--tool-name',
+            tool,
+            '--tool-args-json',
+            JSON.stringify(args),
+            '--format',
+            'json',
+          ],
+          home.env,
+        );
       const optional = await call('slow_compute', { seconds: 0.3, label: era });
       expect(optional.code, optional.stderr).toBe(0);
       expect(JSON.parse(optional.stdout)).toMatchObject({ result: { content: [{ type: 'text', text: `Computed ${era} after 0.3s` }] } });
@@ -143,7 +159,10 @@ describe('real MCP clients against mcp-tasks', () => {
         expect(proxy.forwarded('tasks/get')).toBe(gets); // inline: no task was created, none polled
 
         const calls = proxy.forwarded('tools/call');
-        const refused = await byName.get('failing_job')?.invoke({}).catch((caught: unknown) => caught);
+        const refused = await byName
+          .get('failing_job')
+          ?.invoke({})
+          .catch((caught: unknown) => caught);
         expect(String((refused as Error).message)).toMatch(/requires task-based execution/);
         expect(proxy.forwarded('tools/call')).toBe(calls);
       } finally {

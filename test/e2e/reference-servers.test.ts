@@ -29,7 +29,14 @@ describe('against the SDK 1.32 reference tasks server (2025-11-25)', () => {
     const run = await cli(['inspect', '--url', reference.url, '--json']);
     expect(run.code).toBe(0);
     const manifest = JSON.parse(run.stdout);
-    expect(manifest).toMatchObject({ manifestVersion: 1, protocolVersion: '2025-11-25', generation: 'v1', server: { name: 'simple-streamable-http-server' }, taskOperations: ['cancel', 'get', 'list', 'result'], idempotencyKeys: false });
+    expect(manifest).toMatchObject({
+      manifestVersion: 1,
+      protocolVersion: '2025-11-25',
+      generation: 'v1',
+      server: { name: 'simple-streamable-http-server' },
+      taskOperations: ['cancel', 'get', 'list', 'result'],
+      idempotencyKeys: false,
+    });
     expect(manifest.session).toMatchObject({ kind: 'initialize', sessionId: expect.any(String) });
     expect(manifest.tools).toEqual([
       { name: 'delay', taskMode: 'required' },
@@ -118,7 +125,11 @@ describe('against a plain SDK 2.4 server without tasks (2026-07-28)', () => {
     try {
       const error = await client.callTool('echo', { text: 'x' }, { task: 'required', needs: { cancel: true } }).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(CapabilityMissingError);
-      expect(error).toMatchObject({ tool: 'echo', policy: 'required', missing: ['MCP 2026-07-28 offers no tasks', 'tasks/cancel is not offered (no tasks.cancel capability)'] });
+      expect(error).toMatchObject({
+        tool: 'echo',
+        policy: 'required',
+        missing: ['MCP 2026-07-28 offers no tasks', 'tasks/cancel is not offered (no tasks.cancel capability)'],
+      });
       expect(plain.toolCalls()).toBe(0);
     } finally {
       await client.close();
@@ -126,7 +137,20 @@ describe('against a plain SDK 2.4 server without tasks (2026-07-28)', () => {
   });
 
   it('negative control: --fallback sync runs the call inline (so a sent call is counted)', async () => {
-    const run = await cli(['call', 'echo', '--args', '{"text":"inline"}', '--url', plain.url, '--task', 'preferred', '--fallback', 'sync', '--max-sync-ms', '5000']);
+    const run = await cli([
+      'call',
+      'echo',
+      '--args',
+      '{"text":"inline"}',
+      '--url',
+      plain.url,
+      '--task',
+      'preferred',
+      '--fallback',
+      'sync',
+      '--max-sync-ms',
+      '5000',
+    ]);
     expect([run.code, run.stdout]).toEqual([0, 'inline\n']);
     expect(plain.toolCalls()).toBe(1);
   });

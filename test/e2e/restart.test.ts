@@ -67,7 +67,7 @@ describe('restart and recovery (real processes, real SQLite file)', () => {
     expect(lines(logs.fragile)).toEqual(['run']);
   });
 
-  it('two processes on one database file: killing one leaves the other\'s running task untouched, and its own tasks are recovered by the survivor', async () => {
+  it("two processes on one database file: killing one leaves the other's running task untouched, and its own tasks are recovered by the survivor", async () => {
     const temp = makeTempDir();
     cleanups.push(() => temp.remove());
     const dataDir = join(temp.dir, 'data');

@@ -34,7 +34,12 @@ const V1 = '2025-11-25';
 async function openV1Session(url: string, token: string): Promise<string> {
   const init = await postRaw(
     url,
-    JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: V1, capabilities: { elicitation: { form: {} } }, clientInfo: { name: 'scope-e2e', version: '1' } } }),
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: V1, capabilities: { elicitation: { form: {} } }, clientInfo: { name: 'scope-e2e', version: '1' } },
+    }),
     { authorization: `Bearer ${token}` },
   );
   const sessionId = init.headers.get('mcp-session-id');
@@ -47,16 +52,26 @@ let v1Id = 100;
 async function postV1(url: string, sessionId: string, token: string, message: Record<string, unknown>): Promise<WireResponse> {
   const response = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': V1, authorization: `Bearer ${token}` },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-session-id': sessionId,
+      'mcp-protocol-version': V1,
+      authorization: `Bearer ${token}`,
+    },
     body: JSON.stringify(message),
   });
   return readJsonRpc(response);
 }
-const v1Request = (url: string, sessionId: string, token: string, method: string, params: Record<string, unknown>) => postV1(url, sessionId, token, { jsonrpc: '2.0', id: v1Id++, method, params });
+const v1Request = (url: string, sessionId: string, token: string, method: string, params: Record<string, unknown>) =>
+  postV1(url, sessionId, token, { jsonrpc: '2.0', id: v1Id++, method, params });
 
 /** The client's reply to our elicitation request for input `key` of a v1 task (R27–R31), posted with `token`. */
 async function v1Reply(url: string, token: string, taskId: string, key: string, result: Record<string, unknown>): Promise<number> {
-  const response = await postRaw(url, JSON.stringify({ jsonrpc: '2.0', id: `mcp-tasks-input/${taskId}/${key}`, result }), { authorization: `Bearer ${token}`, 'mcp-protocol-version': V1 });
+  const response = await postRaw(url, JSON.stringify({ jsonrpc: '2.0', id: `mcp-tasks-input/${taskId}/${key}`, result }), {
+    authorization: `Bearer ${token}`,
+    'mcp-protocol-version': V1,
+  });
   return response.status;
 }
 
@@ -77,7 +92,12 @@ function v2(): Generation {
   return {
     name: 'v2',
     async create(url, token) {
-      const created = await postModern(url, 'tools/call', { name: 'confirm_delete', arguments: { filename: 'report.txt' } }, { token, capabilities: ELICITING });
+      const created = await postModern(
+        url,
+        'tools/call',
+        { name: 'confirm_delete', arguments: { filename: 'report.txt' } },
+        { token, capabilities: ELICITING },
+      );
       if (created.body.result?.resultType !== 'task') throw new Error(`no task: ${JSON.stringify(created.body)}`);
       return String(created.body.result.taskId);
     },
@@ -106,7 +126,11 @@ function v1(): Generation {
   return {
     name: 'v1',
     async create(url, token) {
-      const created = await v1Request(url, await session(url, token), token, 'tools/call', { name: 'confirm_delete', arguments: { filename: 'report.txt' }, task: { ttl: 60_000 } });
+      const created = await v1Request(url, await session(url, token), token, 'tools/call', {
+        name: 'confirm_delete',
+        arguments: { filename: 'report.txt' },
+        task: { ttl: 60_000 },
+      });
       const task = created.body.result?.task as { taskId?: string } | undefined;
       if (!task?.taskId) throw new Error(`no task: ${JSON.stringify(created.body)}`);
       return task.taskId;
@@ -171,10 +195,17 @@ describe('issue 10 §1: scope lost mid-task (oidc-provider tokens, both generati
       const otherSubject = await issuer.token(bob, { resource: url, scope: FULL });
 
       const taskId = await generation.create(url, full);
-      await until(() => generation.read(url, full, taskId), (task) => task.status === 'input_required', `task ${taskId} input_required`);
+      await until(
+        () => generation.read(url, full, taskId),
+        (task) => task.status === 'input_required',
+        `task ${taskId} input_required`,
+      );
       const stillWaiting = async (what: string) => {
         expect((await generation.read(url, full, taskId)).status, what).toBe('input_required');
-        expect((await scoped.store.listInputRequests(taskId)).map((request) => request.state), what).toEqual(['pending']);
+        expect(
+          (await scoped.store.listInputRequests(taskId)).map((request) => request.state),
+          what,
+        ).toEqual(['pending']);
       };
 
       // 1. The scope tasks:answer is gone: the SDK kit refuses the call itself.
@@ -200,7 +231,11 @@ describe('issue 10 §1: scope lost mid-task (oidc-provider tokens, both generati
       const accepted = await generation.answer(url, full, taskId, 'input-1');
       expect(accepted.http).toBe(generation.name === 'v2' ? 200 : 202);
       expect(accepted.error).toBeUndefined();
-      await until(() => generation.read(url, full, taskId), (task) => task.status === 'completed', `task ${taskId} completed`);
+      await until(
+        () => generation.read(url, full, taskId),
+        (task) => task.status === 'completed',
+        `task ${taskId} completed`,
+      );
       expect(await generation.resultText(url, full, taskId)).toBe('Deleted report.txt');
       // The result stays out of reach of the token without the tool scope.
       expect(await generation.read(url, noToolScope, taskId)).toMatchObject({ error: NOT_FOUND });
@@ -211,10 +246,18 @@ describe('issue 10 §1: scope lost mid-task (oidc-provider tokens, both generati
       const full = await issuer.token(alice, { resource: url, scope: FULL });
       const noToolScope = await issuer.token(alice, { resource: url, scope: NO_TOOL_SCOPE });
       const taskId = await generation.create(url, full);
-      await until(() => generation.read(url, full, taskId), (task) => task.status === 'input_required', `task ${taskId} input_required`);
+      await until(
+        () => generation.read(url, full, taskId),
+        (task) => task.status === 'input_required',
+        `task ${taskId} input_required`,
+      );
       const answered = await generation.answer(url, noToolScope, taskId, 'input-1');
       expect(answered.error).toBeUndefined();
-      await until(() => generation.read(url, noToolScope, taskId), (task) => task.status === 'completed', `task ${taskId} completed`);
+      await until(
+        () => generation.read(url, noToolScope, taskId),
+        (task) => task.status === 'completed',
+        `task ${taskId} completed`,
+      );
       expect(await generation.resultText(url, noToolScope, taskId)).toBe('Deleted report.txt');
     });
   }

@@ -58,7 +58,14 @@ type Json = Record<string, unknown>;
  * POST one 2026-07-28 request; the raw body is recorded; returns the JSON-RPC response. The Tasks Extension is
  * declared for `tasks/*` and when `declareTasks` (a `tools/call` then creates a task).
  */
-async function post(url: string, answers: Answers, label: string, method: string, params: Json, options: { token?: string; declareTasks?: boolean } = {}): Promise<Json> {
+async function post(
+  url: string,
+  answers: Answers,
+  label: string,
+  method: string,
+  params: Json,
+  options: { token?: string; declareTasks?: boolean } = {},
+): Promise<Json> {
   const response = await postModern(url, method, params, {
     capabilities: (options.declareTasks ?? method.startsWith('tasks/')) ? DECLARING : {},
     ...(options.token ? { token: options.token } : {}),
@@ -92,12 +99,15 @@ async function callBothWays(url: string, answers: Answers, tool: string, args: J
 }
 
 /** File names of the server's state and of the links to it planted in the roots: no report may name one. */
-const STATE_NAMES = /(^|\/)(secret|tasks\.db(-wal|-shm|-journal)?|tokens\.json|secret\.log|hard-secret\.log|store\.log|tokens\.log)$|(^|\/)data-link(\/|$)|^data\//;
+const STATE_NAMES =
+  /(^|\/)(secret|tasks\.db(-wal|-shm|-journal)?|tokens\.json|secret\.log|hard-secret\.log|store\.log|tokens\.log)$|(^|\/)data-link(\/|$)|^data\//;
 
 /** Paths a structured tool report lists (files it read or would delete). */
 function reportedPaths(result: Json | undefined): string[] {
   const report = (result?.structuredContent ?? {}) as Json;
-  const lists = ['perFile', 'largestFiles', 'secrets', 'failedFiles', 'candidates', 'deleted', 'skipped'].flatMap((key) => (Array.isArray(report[key]) ? (report[key] as Json[]) : []));
+  const lists = ['perFile', 'largestFiles', 'secrets', 'failedFiles', 'candidates', 'deleted', 'skipped'].flatMap((key) =>
+    Array.isArray(report[key]) ? (report[key] as Json[]) : [],
+  );
   return lists.map((entry) => String(entry.path));
 }
 
@@ -114,7 +124,11 @@ async function startCli(cwd: string, args: string[], env: NodeJS.ProcessEnv = {}
   const cleanEnv = { ...process.env, ...env };
   if (!('MCP_TASKS_SECRET' in env)) delete cleanEnv.MCP_TASKS_SECRET;
   if (!('MCP_TASKS_STORE' in env)) delete cleanEnv.MCP_TASKS_STORE;
-  const child = spawn(process.execPath, [MAIN, 'serve', '--port', String(port), '--log-level', 'info', ...args], { cwd, env: cleanEnv, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN, 'serve', '--port', String(port), '--log-level', 'info', ...args], {
+    cwd,
+    env: cleanEnv,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
@@ -161,7 +175,10 @@ function attacks(root: string, withTokenFile: boolean): Array<[tool: string, arg
     ['analyze_logs', { path: data, include: 'secret' }],
     ['analyze_logs', { path: data, include: 'tasks.db*', top: 1000 }],
     ['analyze_logs', { path: data, include: '**', top: 1000 }],
-    ...['secret', 'tasks.db', 'tasks.db-wal', 'tasks.db-shm'].map((file): [string, Json] => ['analyze_logs', { path: join(data, file), include: '*', top: 1000 }]),
+    ...['secret', 'tasks.db', 'tasks.db-wal', 'tasks.db-shm'].map((file): [string, Json] => [
+      'analyze_logs',
+      { path: join(data, file), include: '*', top: 1000 },
+    ]),
     // The root that contains the data directory, with globs that match the state files.
     ['analyze_logs', { path: root, include: '**', top: 1000 }],
     ['analyze_logs', { path: root, include: 'secret' }],
@@ -198,7 +215,10 @@ async function runAttacks(url: string, answers: Answers, root: string, withToken
   for (const [tool, args] of attacks(root, withTokenFile)) {
     for (const result of await callBothWays(url, answers, tool, args, token)) {
       expect(result, `${tool} ${JSON.stringify(args)}`).toBeDefined();
-      expect(reportedPaths(result).filter((path) => STATE_NAMES.test(path)), `${tool} ${JSON.stringify(args)}`).toEqual([]);
+      expect(
+        reportedPaths(result).filter((path) => STATE_NAMES.test(path)),
+        `${tool} ${JSON.stringify(args)}`,
+      ).toEqual([]);
     }
   }
 }
@@ -286,7 +306,14 @@ describe('hard gate with --auth (token file inside the root) and --writable-root
     server = await startCli(project.dir, ['--auth', 'tokens:tokens.json', '--writable-root', '.']);
     // Owner A's tasks: their ids and arguments (a marker no file in the roots contains) live only in the store.
     for (let i = 0; i < 3; i++) {
-      const created = await post(server.url, new Answers(), 'A creates', 'tools/call', { name: 'analyze_logs', arguments: { path: join(project.dir, 'logs'), include: `*.${markerA}-${i}` } }, { token: tokenA, declareTasks: true });
+      const created = await post(
+        server.url,
+        new Answers(),
+        'A creates',
+        'tools/call',
+        { name: 'analyze_logs', arguments: { path: join(project.dir, 'logs'), include: `*.${markerA}-${i}` } },
+        { token: tokenA, declareTasks: true },
+      );
       const taskId = String((created.result as Json).taskId);
       tasksOfA.push(taskId);
       detector.protectTaskId(`task id of owner A #${i}`, taskId);
@@ -378,7 +405,8 @@ describe('hard gate with --auth (token file inside the root) and --writable-root
 });
 
 describe('hard gate: roots equal to or inside the data directory', () => {
-  const serveOnce = (cwd: string, args: string[]) => spawnSync(process.execPath, [MAIN, 'serve', '--port', '0', ...args], { cwd, encoding: 'utf8', timeout: 20_000 });
+  const serveOnce = (cwd: string, args: string[]) =>
+    spawnSync(process.execPath, [MAIN, 'serve', '--port', '0', ...args], { cwd, encoding: 'utf8', timeout: 20_000 });
 
   it('the CLI refuses --root and --writable-root at or inside the data directory or at the token file (exit 64, nothing served)', () => {
     const project = makeProject('gate-refuse');
@@ -476,8 +504,14 @@ describe('hard gate: roots equal to or inside the data directory', () => {
       const detector = new LeakDetector();
       try {
         protectSecret(detector, dataDir);
-        for (const args of [{ path: root, include: '**', top: 1000 }, { path: join(dataDir, 'sub', 'secret.log') }, { path: join(root, 'secret'), include: '*' }, { path: `${join(dataDir, 'sub')}/../tasks.db-wal`, include: '*' }]) {
-          for (const result of await callBothWays(running.url, answers, 'analyze_logs', args)) expect(result, JSON.stringify(args)).toMatchObject({ isError: true });
+        for (const args of [
+          { path: root, include: '**', top: 1000 },
+          { path: join(dataDir, 'sub', 'secret.log') },
+          { path: join(root, 'secret'), include: '*' },
+          { path: `${join(dataDir, 'sub')}/../tasks.db-wal`, include: '*' },
+        ]) {
+          for (const result of await callBothWays(running.url, answers, 'analyze_logs', args))
+            expect(result, JSON.stringify(args)).toMatchObject({ isError: true });
         }
         for (const result of await callBothWays(running.url, answers, 'audit_repository', { path: root })) expect(result).toMatchObject({ isError: true });
         expect(answers.leaks(detector)).toEqual([]);

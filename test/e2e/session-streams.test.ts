@@ -43,7 +43,7 @@ async function statusOn(session: RawLegacySession, url: string, taskId: string, 
   return (await session.post({ jsonrpc: '2.0', id, method: 'tasks/get', params: { taskId } }, { url })).body.result?.status;
 }
 
-describe('a v1 session\'s GET stream on any instance carries its task notifications (PostgreSQL, real processes)', () => {
+describe("a v1 session's GET stream on any instance carries its task notifications (PostgreSQL, real processes)", () => {
   const temp = makeTempDir('mcp-tasks-session-streams-');
   let database: TestDatabase;
   let a: ServerProcess;
@@ -62,7 +62,10 @@ describe('a v1 session\'s GET stream on any instance carries its task notificati
       startServerProcess(join(temp.dir, 'api-b'), [...shared, '--instance-id', 'api-b'], env),
       startServerProcess(join(temp.dir, 'api-c'), [...shared, '--instance-id', 'api-c'], { ...env, MCP_TASKS_TEST_NO_STREAM_FOLLOW: '1' }),
     ]);
-    worker = await startWorkerProcess(['--data-dir', join(temp.dir, 'worker'), '--store', database.url, '--no-builtins', '--tools', TOOLS, '--instance-id', 'worker-1', '--concurrency', '4'], env);
+    worker = await startWorkerProcess(
+      ['--data-dir', join(temp.dir, 'worker'), '--store', database.url, '--no-builtins', '--tools', TOOLS, '--instance-id', 'worker-1', '--concurrency', '4'],
+      env,
+    );
   }, 60_000);
   afterAll(async () => {
     for (const stream of streams) stream.close();
@@ -78,14 +81,17 @@ describe('a v1 session\'s GET stream on any instance carries its task notificati
     return sseOf(stream);
   };
 
-  it('R33/R34: GET stream on B, tools/call on A — B\'s stream gets notifications/tasks/status working → completed (the full Task, each status once)', async () => {
+  it("R33/R34: GET stream on B, tools/call on A — B's stream gets notifications/tasks/status working → completed (the full Task, each status once)", async () => {
     const session = await RawLegacySession.open(a.url);
     const onB = await open(session, b.url);
     const log = join(temp.dir, 'ab.log');
     const taskId = await createTask(session, a.url, { log, ms: 400 }, 1);
-    await onB.waitFor(isStatusOf(taskId, 'completed'), { what: 'completed on B\'s GET stream' });
+    await onB.waitFor(isStatusOf(taskId, 'completed'), { what: "completed on B's GET stream" });
     expect(statusesOf(onB, taskId)).toEqual(['working', 'completed']);
-    const final = (await session.post({ jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { taskId } }, { url: a.url })).body.result as Record<string, unknown>;
+    const final = (await session.post({ jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { taskId } }, { url: a.url })).body.result as Record<
+      string,
+      unknown
+    >;
     const pushed = params(onB.messages.find(isStatusOf(taskId, 'completed'))!);
     expect(pushed).toMatchObject({ taskId, status: 'completed', createdAt: final.createdAt, lastUpdatedAt: final.lastUpdatedAt, ttl: final.ttl });
     expect(runNotes(log).map((note) => note.pid)).toContain(worker.child.pid);
@@ -104,42 +110,61 @@ describe('a v1 session\'s GET stream on any instance carries its task notificati
     // Another session's task never reaches this stream.
     const other = await RawLegacySession.open(a.url);
     const foreign = await createTask(other, a.url, { log: join(temp.dir, 'foreign.log'), ms: 50 }, 1);
-    await pollUntil(() => statusOn(other, a.url, foreign, 2), (status) => status === 'completed', { what: 'the other session\'s task to complete' });
+    await pollUntil(
+      () => statusOn(other, a.url, foreign, 2),
+      (status) => status === 'completed',
+      { what: "the other session's task to complete" },
+    );
     // The session ends everywhere: B closes its copy and its stream (the record is gone from the store).
     expect((await fetch(a.url, { method: 'DELETE', headers: session.headers() })).status).toBe(200);
-    await eventually('B\'s GET stream to end', () => onB.done || undefined, 10_000);
+    await eventually("B's GET stream to end", () => onB.done || undefined, 10_000);
     expect(onB.messages.filter((message) => JSON.stringify(message).includes(foreign))).toEqual([]);
   });
 
-  it('the SDK 1.32.2 v1 client: POSTs to A, its GET stream on B — the task\'s status notifications arrive', async () => {
+  it("the SDK 1.32.2 v1 client: POSTs to A, its GET stream on B — the task's status notifications arrive", async () => {
     const tapped: SseMessages[] = [];
     // The client's own transport, with its GET (the standalone SSE stream) sent to B and read here too.
-    const wrap = (recorded: HttpRecorder['fetch']): HttpRecorder['fetch'] => async (input, init) => {
-      const isGet = (init?.method ?? 'GET') === 'GET';
-      const response = await recorded(isGet ? b.url : input, init);
-      if (isGet && response.ok && response.body && (response.headers.get('content-type') ?? '').includes('text/event-stream')) {
-        const [mine, theirs] = response.body.tee();
-        tapped.push(new SseMessages(mine));
-        return new Response(theirs, { status: response.status, statusText: response.statusText, headers: response.headers });
-      }
-      return response;
-    };
+    const wrap =
+      (recorded: HttpRecorder['fetch']): HttpRecorder['fetch'] =>
+      async (input, init) => {
+        const isGet = (init?.method ?? 'GET') === 'GET';
+        const response = await recorded(isGet ? b.url : input, init);
+        if (isGet && response.ok && response.body && (response.headers.get('content-type') ?? '').includes('text/event-stream')) {
+          const [mine, theirs] = response.body.tee();
+          tapped.push(new SseMessages(mine));
+          return new Response(theirs, { status: response.status, statusText: response.statusText, headers: response.headers });
+        }
+        return response;
+      };
     let client: V1HttpClient | undefined;
     try {
       client = await connectV1Http(a.url, { wrapFetch: wrap });
       const seen: Message[] = [];
       client.client.fallbackNotificationHandler = async (notification) => void seen.push(notification as unknown as Message);
-      const created = await client.client.request({ method: 'tools/call', params: { name: 'role_job', arguments: { log: join(temp.dir, 'sdk.log'), ms: 300 } } }, CreateTaskResultSchema, { task: {} });
+      const created = await client.client.request(
+        { method: 'tools/call', params: { name: 'role_job', arguments: { log: join(temp.dir, 'sdk.log'), ms: 300 } } },
+        CreateTaskResultSchema,
+        { task: {} },
+      );
       const taskId = created.task.taskId;
-      await pollUntil(async () => tapped.flatMap((sse) => sse.messages).find(isStatusOf(taskId, 'completed')), (found) => found !== undefined, { what: 'completed on the SDK client\'s GET stream (B)' });
+      await pollUntil(
+        async () => tapped.flatMap((sse) => sse.messages).find(isStatusOf(taskId, 'completed')),
+        (found) => found !== undefined,
+        { what: "completed on the SDK client's GET stream (B)" },
+      );
       expect(tapped.length).toBeGreaterThan(0);
-      expect(tapped.flatMap((sse) => sse.messages).filter(isStatusOf(taskId)).map((message) => params(message).status)).toEqual(['working', 'completed']);
+      expect(
+        tapped
+          .flatMap((sse) => sse.messages)
+          .filter(isStatusOf(taskId))
+          .map((message) => params(message).status),
+      ).toEqual(['working', 'completed']);
     } finally {
       await client?.close();
     }
   });
 
-  it('negative control: with the following off (C), the GET stream on C gets nothing for a task created on A, while B\'s does', async () => {
+  it("negative control: with the following off (C), the GET stream on C gets nothing for a task created on A, while B's does", async () => {
     const controlled = await RawLegacySession.open(a.url);
     const witness = await RawLegacySession.open(a.url);
     const onC = await open(controlled, c.url);
@@ -147,7 +172,11 @@ describe('a v1 session\'s GET stream on any instance carries its task notificati
     const quiet = await createTask(controlled, a.url, { log: join(temp.dir, 'quiet.log'), ms: 200 }, 1);
     const heard = await createTask(witness, a.url, { log: join(temp.dir, 'heard.log'), ms: 200 }, 1);
     await onB.waitFor(isStatusOf(heard, 'completed'), { what: 'completed on B' });
-    await pollUntil(() => statusOn(controlled, a.url, quiet, 2), (status) => status === 'completed', { what: 'the controlled task to complete' });
+    await pollUntil(
+      () => statusOn(controlled, a.url, quiet, 2),
+      (status) => status === 'completed',
+      { what: 'the controlled task to complete' },
+    );
     // Give C the same time B needed and more: nothing is on its way.
     await new Promise((done) => setTimeout(done, 1_500));
     expect(onC.done).toBe(false);
@@ -175,13 +204,13 @@ describe('the same on SQLite: two `serve` processes (embedded workers) on one fi
     temp.remove();
   });
 
-  it('GET stream on B, tools/call on A: B\'s stream gets working → completed (through the tail of the shared file)', async () => {
+  it("GET stream on B, tools/call on A: B's stream gets working → completed (through the tail of the shared file)", async () => {
     const session = await RawLegacySession.open(a.url);
     const stream = await session.getStream(b.url);
     streams.push(stream);
     const onB = sseOf(stream);
     const taskId = await createTask(session, a.url, { log: join(temp.dir, 'sqlite.log'), ms: 400 }, 1);
-    await onB.waitFor(isStatusOf(taskId, 'completed'), { what: 'completed on B\'s GET stream' });
+    await onB.waitFor(isStatusOf(taskId, 'completed'), { what: "completed on B's GET stream" });
     expect(statusesOf(onB, taskId)).toEqual(['working', 'completed']);
   });
 });

@@ -12,7 +12,15 @@ import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextproto
 import type { TaskStore } from '../../src/core/store.js';
 import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
 import { ensureBuilt } from '../cli/support.js';
-import { connectV1Http, connectV2Http, createV2TaskSession, httpRawDispatch, pollUntil, type V1HttpClient, type V2HttpClient } from '../helpers/official-clients.js';
+import {
+  connectV1Http,
+  connectV2Http,
+  createV2TaskSession,
+  httpRawDispatch,
+  pollUntil,
+  type V1HttpClient,
+  type V2HttpClient,
+} from '../helpers/official-clients.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { startRoundRobinProxy, type RoundRobinProxy } from '../helpers/round-robin-proxy.js';
 import { startServerProcess, startWorkerProcess, type ServerProcess, type WorkerProcess } from '../helpers/server-process.js';
@@ -76,9 +84,15 @@ describe('several instances on one PostgreSQL: 2 API processes + 2 workers behin
       client = await connectV1Http(proxy.url);
       const sessionId = String(client.transport.sessionId);
       const log = join(temp.dir, 'v1-proxy.log');
-      const created = await client.client.request({ method: 'tools/call', params: { name: 'role_job', arguments: { log, ms: 200 } } }, CreateTaskResultSchema, { task: {} });
+      const created = await client.client.request({ method: 'tools/call', params: { name: 'role_job', arguments: { log, ms: 200 } } }, CreateTaskResultSchema, {
+        task: {},
+      });
       const taskId = created.task.taskId;
-      await pollUntil(() => client!.client.experimental.tasks.getTask(taskId), (task) => task.status === 'completed', { what: 'the v1 task to complete' });
+      await pollUntil(
+        () => client!.client.experimental.tasks.getTask(taskId),
+        (task) => task.status === 'completed',
+        { what: 'the v1 task to complete' },
+      );
       const result = await client.client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
       expect(JSON.stringify(result.content)).toMatch(/done in \d+/);
       expect(workerPids()).toContain(notes(log)[0]?.pid);
@@ -134,7 +148,9 @@ describe('several instances on one PostgreSQL: 2 API processes + 2 workers behin
       await until('the run to start', () => notes(log).find((n) => n.event === 'start'));
       expect((await postModern(b.url, 'tasks/cancel', { taskId })).body.result).toBeDefined();
       expect((await until('the abort', () => notes(log).find((n) => n.event === 'abort'), 5_000)).reason).toBe('cancelled');
-      const cancelled = await listen.sse!.waitFor((m) => (m.params as { status?: unknown } | undefined)?.status === 'cancelled', { what: 'the cancelled status on the listen stream of B' });
+      const cancelled = await listen.sse!.waitFor((m) => (m.params as { status?: unknown } | undefined)?.status === 'cancelled', {
+        what: 'the cancelled status on the listen stream of B',
+      });
       expect(cancelled.params).toMatchObject({ taskId, status: 'cancelled' });
     } finally {
       listen.close();
@@ -154,7 +170,9 @@ describe('several instances on one PostgreSQL: 2 API processes + 2 workers behin
       latencies.push(abort.at - sentAt);
     }
     const sorted = [...latencies].sort((x, y) => x - y);
-    console.log(`cancel → abort across processes (PostgreSQL, LISTEN/NOTIFY): n=${sorted.length} p50=${percentile(sorted, 50)} ms p99=${percentile(sorted, 99)} ms max=${sorted.at(-1)} ms`);
+    console.log(
+      `cancel → abort across processes (PostgreSQL, LISTEN/NOTIFY): n=${sorted.length} p50=${percentile(sorted, 50)} ms p99=${percentile(sorted, 99)} ms max=${sorted.at(-1)} ms`,
+    );
     expect(sorted.at(-1)).toBeLessThan(1_000);
   });
 
@@ -176,20 +194,33 @@ describe('several instances on one PostgreSQL: 2 API processes + 2 workers behin
       return started.every(Boolean) ? started.map((n) => n!.pid) : undefined;
     });
     expect(new Set(starts)).toEqual(new Set(workerPids()));
-    const updated = await postModern(b.url, 'tasks/update', { taskId, inputResponses: { [key as string]: { action: 'accept', content: { go: true } } } }, eliciting);
+    const updated = await postModern(
+      b.url,
+      'tasks/update',
+      { taskId, inputResponses: { [key as string]: { action: 'accept', content: { go: true } } } },
+      eliciting,
+    );
     expect(updated.body.error).toBeUndefined();
-    const done = await until('the answered task to complete', async () => {
-      const result = (await postModern(a.url, 'tasks/get', { taskId })).body.result;
-      return result?.status === 'completed' ? result : undefined;
-    }, 20_000);
+    const done = await until(
+      'the answered task to complete',
+      async () => {
+        const result = (await postModern(a.url, 'tasks/get', { taskId })).body.result;
+        return result?.status === 'completed' ? result : undefined;
+      },
+      20_000,
+    );
     expect(JSON.stringify(done)).toMatch(/answered accept in \d+/);
     const resumed = notes(askLog).find((n) => n.event === 'done');
     expect(workerPids()).toContain(resumed?.pid);
   });
 
-  it('API drain: SIGTERM on an API process ends its listen stream with the listen request\'s own result (base §5), refuses new connections and exits 0', async () => {
+  it("API drain: SIGTERM on an API process ends its listen stream with the listen request's own result (base §5), refuses new connections and exits 0", async () => {
     const env = { MCP_TASKS_SECRET: SECRET };
-    const c = await startServerProcess(join(temp.dir, 'api-c'), ['--no-worker', '--instance-id', 'api-c', '--store', database.url, '--no-builtins', '--tools', TOOLS], env);
+    const c = await startServerProcess(
+      join(temp.dir, 'api-c'),
+      ['--no-worker', '--instance-id', 'api-c', '--store', database.url, '--no-builtins', '--tools', TOOLS],
+      env,
+    );
     const log = join(temp.dir, 'drain-listen.log');
     const taskId = String((await postModern(a.url, 'tools/call', { name: 'role_job', arguments: { log } })).body.result?.taskId);
     const listen = await openListen(c.url, { taskIds: [taskId] }, { id: 'listen-c' });
@@ -197,7 +228,11 @@ describe('several instances on one PostgreSQL: 2 API processes + 2 workers behin
       await listen.sse!.waitFor((m) => m.method === 'notifications/subscriptions/acknowledged', { what: 'the listen acknowledgement' });
       const stopped = c.stop();
       const end = await listen.sse!.waitFor((m) => m.id === 'listen-c', { what: 'the listen result' });
-      expect(end).toEqual({ jsonrpc: '2.0', id: 'listen-c', result: { resultType: 'complete', _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-c' } } });
+      expect(end).toEqual({
+        jsonrpc: '2.0',
+        id: 'listen-c',
+        result: { resultType: 'complete', _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-c' } },
+      });
       await stopped;
       expect(c.child.exitCode).toBe(0);
       await expect(fetch(c.url, { method: 'POST', body: '{}' })).rejects.toThrow();
@@ -222,7 +257,9 @@ describe('several instances on one PostgreSQL: 2 API processes + 2 workers behin
         const log = join(temp.dir, `roll-${i}.log`);
         logs.push(log);
         const target = i % 2 === 0 ? a : b;
-        taskIds.push(String((await postModern(target.url, 'tools/call', { name: 'role_job', arguments: { log, ms: 200 + (i % 5) * 150 } })).body.result?.taskId));
+        taskIds.push(
+          String((await postModern(target.url, 'tools/call', { name: 'role_job', arguments: { log, ms: 200 + (i % 5) * 150 } })).body.result?.taskId),
+        );
         await new Promise((r) => setTimeout(r, 40));
       }
     })();
@@ -241,10 +278,14 @@ describe('several instances on one PostgreSQL: 2 API processes + 2 workers behin
     try {
       expect(taskIds.length).toBeGreaterThan(20);
       for (const taskId of taskIds) {
-        const final = await until(`task ${taskId} terminal`, async () => {
-          const row = await observer.getUnscoped(taskId);
-          return row && ['completed', 'failed', 'cancelled'].includes(row.status) ? row : undefined;
-        }, 30_000);
+        const final = await until(
+          `task ${taskId} terminal`,
+          async () => {
+            const row = await observer.getUnscoped(taskId);
+            return row && ['completed', 'failed', 'cancelled'].includes(row.status) ? row : undefined;
+          },
+          30_000,
+        );
         expect(final.status).toBe('completed');
       }
       // No run was cut by a drain: every task started once and ended done. Should one be, its timeline (ms after
@@ -252,8 +293,17 @@ describe('several instances on one PostgreSQL: 2 API processes + 2 workers behin
       // thread had loaded the tools, and were then aborted by it: a draining worker now starts no run at all (those
       // waiting for a thread are given back to the store), and threads load the tools before they take runs.
       const all = logs.flatMap((log) => notes(log));
-      const timeline = (log: string) => notes(log).map((n) => `${n.event}${n.reason ? `(${n.reason})` : ''} pid ${n.pid} at ${n.at - (drained.find((d) => d.pid === n.pid)?.at ?? n.at)} ms`).join(', ');
-      expect(all.filter((n) => n.event === 'abort'), logs.filter((log) => notes(log).some((n) => n.event === 'abort')).map(timeline).join('\n')).toEqual([]);
+      const timeline = (log: string) =>
+        notes(log)
+          .map((n) => `${n.event}${n.reason ? `(${n.reason})` : ''} pid ${n.pid} at ${n.at - (drained.find((d) => d.pid === n.pid)?.at ?? n.at)} ms`)
+          .join(', ');
+      expect(
+        all.filter((n) => n.event === 'abort'),
+        logs
+          .filter((log) => notes(log).some((n) => n.event === 'abort'))
+          .map(timeline)
+          .join('\n'),
+      ).toEqual([]);
       // The drains were real: runs of a worker already told to stop finished there after the signal.
       expect(all.some((n) => n.event === 'done' && drained.some((d) => d.pid === n.pid && n.at > d.at))).toBe(true);
     } finally {

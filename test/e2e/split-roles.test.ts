@@ -70,7 +70,10 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const done = await pollModernTask(server.url, taskId);
       expect(done.status).toBe('completed');
       expect(JSON.stringify(done.result)).toContain(`done in ${w1.child.pid}`);
-      expect(notes(log).map((n) => [n.event, n.pid])).toEqual([['start', w1.child.pid], ['done', w1.child.pid]]);
+      expect(notes(log).map((n) => [n.event, n.pid])).toEqual([
+        ['start', w1.child.pid],
+        ['done', w1.child.pid],
+      ]);
       expect(await leaseOwnersOf(taskId)).toEqual(['worker-1']);
       // The API process's id appears in no event and no row, ever.
       expect(JSON.stringify(await fixture.observer.readEventsAfter(0, 10_000))).not.toContain('api-1');
@@ -103,7 +106,11 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const second = await worker('worker-3');
       const done = await pollModernTask(server.url, taskId, { timeoutMs: 20_000 });
       expect(done.status).toBe('completed');
-      expect(notes(log).map((n) => [n.event, n.pid])).toEqual([['start', first.child.pid], ['start', second.child.pid], ['done', second.child.pid]]);
+      expect(notes(log).map((n) => [n.event, n.pid])).toEqual([
+        ['start', first.child.pid],
+        ['start', second.child.pid],
+        ['done', second.child.pid],
+      ]);
       expect((await fixture.observer.getUnscoped(taskId))?.attempt).toBe(2);
     });
 
@@ -125,14 +132,28 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(exitedAfter).toBeGreaterThanOrEqual(1_400);
       expect(exitedAfter).toBeLessThan(10_000);
       // The short run finished inside the drain, once, on the draining worker.
-      expect((await fixture.observer.getUnscoped(short))).toMatchObject({ status: 'completed', attempt: 1 });
-      expect(notes(shortLog).map((n) => [n.event, n.pid])).toEqual([['start', draining.child.pid], ['done', draining.child.pid]]);
+      expect(await fixture.observer.getUnscoped(short)).toMatchObject({ status: 'completed', attempt: 1 });
+      expect(notes(shortLog).map((n) => [n.event, n.pid])).toEqual([
+        ['start', draining.child.pid],
+        ['done', draining.child.pid],
+      ]);
       // The long one was aborted with reason shutdown and its lease given back with a released event…
-      expect(notes(longLog).slice(0, 2).map((n) => [n.event, n.pid, n.reason])).toEqual([['start', draining.child.pid, undefined], ['abort', draining.child.pid, 'shutdown']]);
+      expect(
+        notes(longLog)
+          .slice(0, 2)
+          .map((n) => [n.event, n.pid, n.reason]),
+      ).toEqual([
+        ['start', draining.child.pid, undefined],
+        ['abort', draining.child.pid, 'shutdown'],
+      ]);
       const events = (await fixture.observer.readEventsAfter(0, 10_000)).filter((e) => e.taskId === long);
       expect(events.some((e) => e.kind === 'released' && e.payload?.leaseOwner === 'worker-4')).toBe(true);
       // …and the other worker took it over at once: seconds, not its 60 s lease.
-      const restarted = await until('the other worker to start the long task', () => notes(longLog).find((n) => n.event === 'start' && n.pid === other.child.pid), 5_000);
+      const restarted = await until(
+        'the other worker to start the long task',
+        () => notes(longLog).find((n) => n.event === 'start' && n.pid === other.child.pid),
+        5_000,
+      );
       expect(restarted.at - stoppedAt).toBeLessThan(5_000);
       writeFileSync(`${longLog}.release`, '');
       expect((await pollModernTask(server.url, long)).status).toBe('completed');
@@ -140,32 +161,39 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(draining.log()).toMatch(/"reason":"shutdown".*tool run aborted; its outcome is discarded/);
     });
 
-    if (backend === 'postgres') it('pg_terminate_backend of every LISTEN connection loses no pick-up and no cancel (reconnect + poll fallback)', async () => {
-      const server = await api();
-      await worker('worker-6');
-      const admin = await openRawClient(fixture.storeArg);
-      try {
-        const listeners = async () =>
-          (await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'mcp-tasks-listen'")).rows.map((r) => r.pid);
-        // The API process and the worker each keep one LISTEN connection.
-        const before = await until('both LISTEN connections', async () => ((await listeners()).length === 2 ? listeners() : undefined));
-        await admin.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [before]);
-        const log = join(temp.dir, 'listen-drop.log');
-        const taskId = await call(server.url, { log });
-        await until('the worker to pick the task up', () => notes(log).find((n) => n.event === 'start'), 5_000);
-        await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'mcp-tasks-listen'");
-        expect((await postModern(server.url, 'tasks/cancel', { taskId })).body.result).toBeDefined();
-        const abort = await until('the abort in the worker', () => notes(log).find((n) => n.event === 'abort'), 5_000);
-        expect(abort.reason).toBe('cancelled');
-        // Both came back on new connections.
-        const after = await until('the LISTEN connections to come back', async () => {
-          const pids = await listeners();
-          return pids.length === 2 && pids.every((pid) => !before.includes(pid)) ? pids : undefined;
-        });
-        expect(after).toHaveLength(2);
-      } finally {
-        await admin.end();
-      }
-    });
+    if (backend === 'postgres')
+      it('pg_terminate_backend of every LISTEN connection loses no pick-up and no cancel (reconnect + poll fallback)', async () => {
+        const server = await api();
+        await worker('worker-6');
+        const admin = await openRawClient(fixture.storeArg);
+        try {
+          const listeners = async () =>
+            (
+              await admin.query<{ pid: number }>(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'mcp-tasks-listen'",
+              )
+            ).rows.map((r) => r.pid);
+          // The API process and the worker each keep one LISTEN connection.
+          const before = await until('both LISTEN connections', async () => ((await listeners()).length === 2 ? listeners() : undefined));
+          await admin.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [before]);
+          const log = join(temp.dir, 'listen-drop.log');
+          const taskId = await call(server.url, { log });
+          await until('the worker to pick the task up', () => notes(log).find((n) => n.event === 'start'), 5_000);
+          await admin.query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'mcp-tasks-listen'",
+          );
+          expect((await postModern(server.url, 'tasks/cancel', { taskId })).body.result).toBeDefined();
+          const abort = await until('the abort in the worker', () => notes(log).find((n) => n.event === 'abort'), 5_000);
+          expect(abort.reason).toBe('cancelled');
+          // Both came back on new connections.
+          const after = await until('the LISTEN connections to come back', async () => {
+            const pids = await listeners();
+            return pids.length === 2 && pids.every((pid) => !before.includes(pid)) ? pids : undefined;
+          });
+          expect(after).toHaveLength(2);
+        } finally {
+          await admin.end();
+        }
+      });
   });
 }

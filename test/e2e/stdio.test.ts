@@ -17,7 +17,18 @@ import { DetailedTaskV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as V1StdioTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CallToolResultSchema, CreateTaskResultSchema, ListTasksResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { createV2TaskSession, NOT_FOUND, pollUntil, RANDOM_ID, rejection, RELATED_TASK, transportRawDispatch, v2Capabilities, v2Framing, type RawDispatch } from '../helpers/official-clients.js';
+import {
+  createV2TaskSession,
+  NOT_FOUND,
+  pollUntil,
+  RANDOM_ID,
+  rejection,
+  RELATED_TASK,
+  transportRawDispatch,
+  v2Capabilities,
+  v2Framing,
+  type RawDispatch,
+} from '../helpers/official-clients.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { TASKS_EXTENSION } from '../helpers/wire.js';
 
@@ -62,7 +73,12 @@ describe('stdio: 2025-11-25 tasks with the SDK 1.32.2 client', () => {
   const create = async (name: string, args: Record<string, unknown>): Promise<V1Task> =>
     (await client.request({ method: 'tools/call', params: { name, arguments: args } }, CreateTaskResultSchema, { task: { ttl: 60_000 } })).task as V1Task;
   const get = async (taskId: string): Promise<V1Task> => (await client.experimental.tasks.getTask(taskId)) as V1Task;
-  const settle = (taskId: string): Promise<V1Task> => pollUntil(() => get(taskId), (task) => ['completed', 'failed', 'cancelled'].includes(task.status), { what: `task ${taskId}` });
+  const settle = (taskId: string): Promise<V1Task> =>
+    pollUntil(
+      () => get(taskId),
+      (task) => ['completed', 'failed', 'cancelled'].includes(task.status),
+      { what: `task ${taskId}` },
+    );
 
   beforeAll(async () => {
     ensureBuilt();
@@ -77,7 +93,13 @@ describe('stdio: 2025-11-25 tasks with the SDK 1.32.2 client', () => {
   it('R1/R4/R51 initialize negotiates 2025-11-25 with tasks.cancel and tasks.requests.tools.call, and no tasks.list (no requestor identity)', async () => {
     expect(client.getServerCapabilities()?.tasks).toEqual({ cancel: {}, requests: { tools: { call: {} } } });
     const { tools } = await client.listTools();
-    expect(Object.fromEntries(tools.map((tool) => [tool.name, tool.execution?.taskSupport]))).toMatchObject({ greet: 'forbidden', slow_compute: 'optional', failing_job: 'required', protocol_error_job: 'optional', confirm_delete: 'optional' });
+    expect(Object.fromEntries(tools.map((tool) => [tool.name, tool.execution?.taskSupport]))).toMatchObject({
+      greet: 'forbidden',
+      slow_compute: 'optional',
+      failing_job: 'required',
+      protocol_error_job: 'optional',
+      confirm_delete: 'optional',
+    });
   });
 
   it('R12–R14/R19/R23–R26 create, tasks/get, and tasks/result returning the CallToolResult with related-task _meta', async () => {
@@ -96,19 +118,31 @@ describe('stdio: 2025-11-25 tasks with the SDK 1.32.2 client', () => {
     expect(await client.experimental.tasks.getTaskResult(failing.taskId, CallToolResultSchema)).toMatchObject({ isError: true });
     const thrown = await create('protocol_error_job', {});
     expect((await settle(thrown.taskId)).status).toBe('failed');
-    expect(await rejection(client.experimental.tasks.getTaskResult(thrown.taskId, CallToolResultSchema))).toEqual({ code: -32603, message: 'Simulated protocol error: upstream unavailable' });
+    expect(await rejection(client.experimental.tasks.getTaskResult(thrown.taskId, CallToolResultSchema))).toEqual({
+      code: -32603,
+      message: 'Simulated protocol error: upstream unavailable',
+    });
   });
 
   it('R41/R42/R40/D4 tasks/cancel answers cancelled; it stays cancelled; a second cancel is -32602; tasks/result answers -32603 at once', async () => {
     const task = await create('slow_compute', { seconds: 600 });
     expect(await client.experimental.tasks.cancelTask(task.taskId)).toMatchObject({ taskId: task.taskId, status: 'cancelled' });
     expect((await get(task.taskId)).status).toBe('cancelled');
-    expect(await rejection(client.experimental.tasks.cancelTask(task.taskId))).toEqual({ code: -32602, message: "Cannot cancel task: already in terminal status 'cancelled'" });
-    expect(await rejection(client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema))).toEqual({ code: -32603, message: 'Task was cancelled' });
+    expect(await rejection(client.experimental.tasks.cancelTask(task.taskId))).toEqual({
+      code: -32602,
+      message: "Cannot cancel task: already in terminal status 'cancelled'",
+    });
+    expect(await rejection(client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema))).toEqual({
+      code: -32603,
+      message: 'Task was cancelled',
+    });
   });
 
   it('R8/R10 taskSupport violations answer -32601; R45 unknown ids answer -32602', async () => {
-    expect((await rejection(client.request({ method: 'tools/call', params: { name: 'greet', arguments: { name: 'x' } } }, CreateTaskResultSchema, { task: {} }))).code).toBe(-32601);
+    expect(
+      (await rejection(client.request({ method: 'tools/call', params: { name: 'greet', arguments: { name: 'x' } } }, CreateTaskResultSchema, { task: {} })))
+        .code,
+    ).toBe(-32601);
     expect((await rejection(client.request({ method: 'tools/call', params: { name: 'failing_job', arguments: {} } }, CallToolResultSchema))).code).toBe(-32601);
     expect(await rejection(client.experimental.tasks.getTask(RANDOM_ID))).toEqual(NOT_FOUND);
     expect(await rejection(client.experimental.tasks.getTaskResult(RANDOM_ID, CallToolResultSchema))).toEqual(NOT_FOUND);
@@ -124,7 +158,10 @@ describe('stdio: 2025-11-25 tasks with the SDK 1.32.2 client', () => {
 /** A 2.4 client on the 2026-07-28 era over stdio, plus the raw path on its own transport. */
 async function connectV2Stdio(dataDir: string, declareExtension: boolean): Promise<{ client: V2Client; raw: RawDispatch; close(): Promise<void> }> {
   const transport = new V2StdioTransport(serverParameters(dataDir));
-  const client = new V2Client({ name: 'client-2.4.0-e2e', version: '1.0.0' }, { capabilities: v2Capabilities(declareExtension), versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  const client = new V2Client(
+    { name: 'client-2.4.0-e2e', version: '1.0.0' },
+    { capabilities: v2Capabilities(declareExtension), versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
   await client.connect(transport);
   return { client, raw: transportRawDispatch(transport), close: () => client.close() };
 }
@@ -167,7 +204,10 @@ describe('stdio: the Tasks Extension with the 2.4 client (and ext-tasks)', () =>
   it('E1 the pinned 2026-07-28 era sees the extension capability', () => {
     expect(declaring.client.getProtocolEra()).toBe('modern');
     expect(declaring.client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
-    expect((declaring.client.getServerCapabilities() as Record<string, unknown>).extensions).toEqual({ [TASKS_EXTENSION]: {}, 'dev.mcp-tasks/idempotency': {} });
+    expect((declaring.client.getServerCapabilities() as Record<string, unknown>).extensions).toEqual({
+      [TASKS_EXTENSION]: {},
+      'dev.mcp-tasks/idempotency': {},
+    });
   });
 
   it('E8/E14/E19 tools/call creates a task (resultType "task"); polling tasks/get with the 2.4 client reaches completed with the result inline', async () => {
@@ -177,7 +217,10 @@ describe('stdio: the Tasks Extension with the 2.4 client (and ext-tasks)', () =>
     expect(task).toMatchObject({ resultType: 'task', status: 'working' });
     expect(task).not.toHaveProperty('content');
     const taskId = String(task.taskId);
-    const done = await pollUntil(() => declaring.client.request({ method: 'tasks/get', params: { taskId } }, DetailedTaskV2Schema), (detailed) => detailed.status === 'completed');
+    const done = await pollUntil(
+      () => declaring.client.request({ method: 'tasks/get', params: { taskId } }, DetailedTaskV2Schema),
+      (detailed) => detailed.status === 'completed',
+    );
     expect(done).toMatchObject({ taskId, status: 'completed', result: { content: [{ type: 'text', text: 'Computed stdio-v2 after 0.1s' }] } });
   });
 

@@ -59,7 +59,11 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       await eventually('the run to start', () => runNotes(log).find((n) => n.event === 'start'));
       const leaseOwner = (await fixture.observer.getUnscoped(taskId))?.leaseOwner;
       expect(leaseOwner).toMatch(new RegExp(`:serve:${port}$`));
-      expect((await fixture.observer.listProcesses()).find((p) => p.instanceId === leaseOwner)).toMatchObject({ role: 'serve', pid: first.child.pid, live: true });
+      expect((await fixture.observer.listProcesses()).find((p) => p.instanceId === leaseOwner)).toMatchObject({
+        role: 'serve',
+        pid: first.child.pid,
+        live: true,
+      });
       await kill9(first);
       const second = await serve(`${backend}-same-2`, [], port);
       const restartedAt = Date.now();
@@ -72,7 +76,11 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(released.map((e) => e.payload?.leaseOwner)).toEqual([leaseOwner]);
       writeFileSync(`${log}.release`, '');
       expect((await pollModernTask(second.url, taskId)).status).toBe('completed');
-      expect(runNotes(log).map((n) => [n.event, n.pid])).toEqual([['start', first.child.pid], ['start', second.child.pid], ['done', second.child.pid]]);
+      expect(runNotes(log).map((n) => [n.event, n.pid])).toEqual([
+        ['start', first.child.pid],
+        ['start', second.child.pid],
+        ['done', second.child.pid],
+      ]);
     });
 
     it('negative control: restarted under another id, the task waits for the dead heartbeat to lapse, then its leases go at once', async () => {
@@ -88,7 +96,11 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       await new Promise((r) => setTimeout(r, Math.max(0, 2_000 - (Date.now() - startedAt))));
       const lastBeat = (await fixture.observer.listProcesses()).find((p) => p.instanceId === `${backend}-old`);
       if (lastBeat && lastBeat.live) expect(await attempts(taskId)).toHaveLength(1);
-      const rerun = await eventually('the takeover after the heartbeat lapsed', async () => (await attempts(taskId)).find((e) => e.payload?.attempt === 2), LEASE_MS);
+      const rerun = await eventually(
+        'the takeover after the heartbeat lapsed',
+        async () => (await attempts(taskId)).find((e) => e.payload?.attempt === 2),
+        LEASE_MS,
+      );
       expect(rerun.payload?.leaseOwner).toBe(`${backend}-new`);
       expect(rerun.at - killedAt).toBeLessThan(LEASE_MS - 3_000);
       expect((await fixture.observer.listProcesses()).map((p) => p.instanceId)).not.toContain(`${backend}-old`);
@@ -100,7 +112,16 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     it('a second live process with the same instance id exits 1 with one line', async () => {
       await serve(`${backend}-dup-1`, ['--instance-id', `${backend}-dup`]);
       const port = await freePort();
-      const run = await start(['serve', '--port', String(port), '--data-dir', join(temp.dir, `${backend}-dup-2`), ...shared(), '--instance-id', `${backend}-dup`]).done;
+      const run = await start([
+        'serve',
+        '--port',
+        String(port),
+        '--data-dir',
+        join(temp.dir, `${backend}-dup-2`),
+        ...shared(),
+        '--instance-id',
+        `${backend}-dup`,
+      ]).done;
       expect(run.code).toBe(1);
       const lines = run.stderr.trim().split('\n');
       expect(lines.at(-1)).toMatch(new RegExp(`instance id ${backend}-dup is held by a live serve process \\(host \\S+, pid \\d+`));
@@ -109,9 +130,20 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('a worker whose settings digest differs from the API process refuses to start (exit 1, one line)', async () => {
       await serve(`${backend}-digest-api`, ['--no-worker', '--instance-id', `${backend}-api`]);
-      const run = await start(['worker', '--data-dir', join(temp.dir, `${backend}-digest-w`), ...shared(), '--instance-id', `${backend}-w`, '--runtime-limit-ms', '60000']).done;
+      const run = await start([
+        'worker',
+        '--data-dir',
+        join(temp.dir, `${backend}-digest-w`),
+        ...shared(),
+        '--instance-id',
+        `${backend}-w`,
+        '--runtime-limit-ms',
+        '60000',
+      ]).done;
       expect(run.code).toBe(1);
-      expect(run.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`settings differ from API process ${backend}-api \\(settings digest [0-9a-f]{16}, this worker [0-9a-f]{16}\\)`));
+      expect(run.stderr.trim().split('\n').at(-1)).toMatch(
+        new RegExp(`settings differ from API process ${backend}-api \\(settings digest [0-9a-f]{16}, this worker [0-9a-f]{16}\\)`),
+      );
       expect(run.stderr).not.toMatch(/\n\s+at /);
       // The same settings start.
       const same = start(['worker', '--data-dir', join(temp.dir, `${backend}-digest-w2`), ...shared(), '--instance-id', `${backend}-w2`]);

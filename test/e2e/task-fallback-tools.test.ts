@@ -66,9 +66,22 @@ function requiredTools(runs: Map<string, number>): AnyToolDefinition[] {
 }
 
 /** A raw 2025-era session negotiated at `protocolVersion` (for revisions the SDK clients do not offer). */
-async function legacySession(url: string, protocolVersion: string, token?: string): Promise<{ post(method: string, params: Record<string, unknown>): Promise<WireResponse> }> {
+async function legacySession(
+  url: string,
+  protocolVersion: string,
+  token?: string,
+): Promise<{ post(method: string, params: Record<string, unknown>): Promise<WireResponse> }> {
   const auth: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
-  const init = await postRaw(url, JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw-legacy', version: '1.0.0' } } }), auth);
+  const init = await postRaw(
+    url,
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw-legacy', version: '1.0.0' } },
+    }),
+    auth,
+  );
   expect(init.body.result?.protocolVersion).toBe(protocolVersion);
   const headers = { ...auth, 'mcp-session-id': String(init.headers.get('mcp-session-id')), 'mcp-protocol-version': protocolVersion };
   await postRaw(url, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), headers);
@@ -119,7 +132,9 @@ describe('task fallback tools (issue 13 item 7)', () => {
         const tools = await listed(host);
         expect(Object.keys(tools)).toEqual(['report_job', 'quick_echo']);
         expect(tools.report_job?.execution).toEqual({ taskSupport: 'required' });
-        const refused = await rejection(host.client.request({ method: 'tools/call', params: { name: 'report_job', arguments: { seconds: 0, title: 'x' } } }, CallToolResultSchema));
+        const refused = await rejection(
+          host.client.request({ method: 'tools/call', params: { name: 'report_job', arguments: { seconds: 0, title: 'x' } } }, CallToolResultSchema),
+        );
         expect(refused.code).toBe(-32601);
       } finally {
         await host.close();
@@ -132,7 +147,7 @@ describe('task fallback tools (issue 13 item 7)', () => {
       expect((list.body.result?.tools as Array<{ name: string }>).map((tool) => tool.name)).toEqual(['quick_echo']);
       const called = await session.post('tools/call', { name: 'report_job', arguments: { seconds: 0, title: 'x' } });
       expect(called.body.result).toMatchObject({ isError: true });
-          });
+    });
 
     it('R1/R8 negative control: a client declaring capabilities.tasks sees the tool with taskSupport "required" and no fallback tools', async () => {
       const requestor = await connectV1Http(plain.url, { declareTasks: true });
@@ -246,7 +261,9 @@ describe('task fallback tools (issue 13 item 7)', () => {
       const bad = await call(alice, 'get_task_status', {});
       expect(bad.isError).toBe(true);
       expect(text(bad)).toContain('Invalid arguments for tool get_task_status');
-      const withTask = await rejection(alice.client.request({ method: 'tools/call', params: { name: 'get_task_status', arguments: { taskId: 'x' } } }, CreateTaskResultSchema, { task: {} }));
+      const withTask = await rejection(
+        alice.client.request({ method: 'tools/call', params: { name: 'get_task_status', arguments: { taskId: 'x' } } }, CreateTaskResultSchema, { task: {} }),
+      );
       expect(withTask.code).toBe(-32601);
     });
 
@@ -283,7 +300,12 @@ describe('task fallback tools (issue 13 item 7)', () => {
       const headers = { authorization: `Bearer ${TOKEN_A}` };
       const list = await postModern(fallback.url, 'tools/list', {}, { capabilities: {}, headers });
       expect((list.body.result?.tools as Array<{ name: string }>).map((tool) => tool.name)).toEqual(['quick_echo']);
-      const refused = await postModern(fallback.url, 'tools/call', { name: 'report_job', arguments: { seconds: 0, title: 'x' } }, { capabilities: {}, headers });
+      const refused = await postModern(
+        fallback.url,
+        'tools/call',
+        { name: 'report_job', arguments: { seconds: 0, title: 'x' } },
+        { capabilities: {}, headers },
+      );
       expect(refused.body.error).toMatchObject({ code: -32021 });
       const unknown = await postModern(fallback.url, 'tools/call', { name: 'get_task_status', arguments: { taskId: 'x' } }, { capabilities: {}, headers });
       expect(unknown.body.error).toMatchObject({ code: -32602 });

@@ -11,7 +11,19 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, CreateTaskResultSchema, GetTaskResultSchema, ListTasksResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
-import { connectV1Http, Gates, gatedTools, HttpRecorder, NOT_FOUND, pollUntil, RANDOM_ID, rejection, RELATED_TASK, rpcError, type V1HttpClient } from '../helpers/official-clients.js';
+import {
+  connectV1Http,
+  Gates,
+  gatedTools,
+  HttpRecorder,
+  NOT_FOUND,
+  pollUntil,
+  RANDOM_ID,
+  rejection,
+  RELATED_TASK,
+  rpcError,
+  type V1HttpClient,
+} from '../helpers/official-clients.js';
 import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { postRaw } from '../helpers/wire.js';
@@ -33,7 +45,11 @@ async function getTask(client: V1Client, taskId: string): Promise<V1Task> {
 }
 
 async function settle(client: V1Client, taskId: string): Promise<V1Task> {
-  return pollUntil(() => getTask(client, taskId), (task) => ['completed', 'failed', 'cancelled'].includes(task.status), { what: `task ${taskId} terminal` });
+  return pollUntil(
+    () => getTask(client, taskId),
+    (task) => ['completed', 'failed', 'cancelled'].includes(task.status),
+    { what: `task ${taskId} terminal` },
+  );
 }
 
 const TASK_KEYS = ['taskId', 'status', 'statusMessage', 'createdAt', 'lastUpdatedAt', 'ttl', 'pollInterval'];
@@ -187,7 +203,11 @@ describe('2025-11-25 tasks over HTTP with the SDK 1.32.2 client, authentication 
     const gate = randomUUID();
     const cancelled = await createTask(session.client, 'gated', { gate });
     await session.client.experimental.tasks.cancelTask(cancelled.taskId);
-    for (const [task, status] of [[completed, 'completed'], [failed, 'failed'], [cancelled, 'cancelled']] as const) {
+    for (const [task, status] of [
+      [completed, 'completed'],
+      [failed, 'failed'],
+      [cancelled, 'cancelled'],
+    ] as const) {
       expect((await settle(session.client, task.taskId)).status).toBe(status);
       const error = await rejection(session.client.experimental.tasks.cancelTask(task.taskId));
       expect(error).toEqual({ code: -32602, message: `Cannot cancel task: already in terminal status '${status}'` });
@@ -200,11 +220,16 @@ describe('2025-11-25 tasks over HTTP with the SDK 1.32.2 client, authentication 
     const task = await createTask(session.client, 'gated', { gate });
     await session.client.experimental.tasks.cancelTask(task.taskId);
     // The gate is never opened: an answer proves tasks/result did not wait for the (aborted) work.
-    expect(await rejection(session.client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema))).toEqual({ code: -32603, message: 'Task was cancelled' });
+    expect(await rejection(session.client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema))).toEqual({
+      code: -32603,
+      message: 'Task was cancelled',
+    });
   });
 
   it('R8/R10 taskSupport violations answer -32601: task on a forbidden tool, no task on a required tool', async () => {
-    const forbidden = await rejection(session.client.request({ method: 'tools/call', params: { name: 'greet', arguments: { name: 'x' } } }, CreateTaskResultSchema, { task: { ttl: 1000 } }));
+    const forbidden = await rejection(
+      session.client.request({ method: 'tools/call', params: { name: 'greet', arguments: { name: 'x' } } }, CreateTaskResultSchema, { task: { ttl: 1000 } }),
+    );
     expect(forbidden).toEqual({ code: -32601, message: "Tool 'greet' does not support task-augmented execution" });
     // client.callTool refuses required tools locally once tools/list was cached, so send the plain request.
     const required = await rejection(session.client.request({ method: 'tools/call', params: { name: 'failing_job', arguments: {} } }, CallToolResultSchema));
@@ -275,11 +300,17 @@ describe('2025-11-25 tasks over HTTP with the SDK 1.32.2 client, authentication 
     });
 
     it('R5 params.task is ignored: task-optional and forbidden tools run synchronously', async () => {
-      const optional = await old.client.request({ method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0, label: 'old' }, task: { ttl: 5000 } } }, CallToolResultSchema);
+      const optional = await old.client.request(
+        { method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0, label: 'old' }, task: { ttl: 5000 } } },
+        CallToolResultSchema,
+      );
       expect(optional.content).toEqual([{ type: 'text', text: 'Computed old after 0s' }]);
       const raw = (await old.http.lastResponse('tools/call')).result ?? {};
       expect(raw).not.toHaveProperty('task');
-      const forbidden = await old.client.request({ method: 'tools/call', params: { name: 'greet', arguments: { name: 'old' }, task: {} } }, CallToolResultSchema);
+      const forbidden = await old.client.request(
+        { method: 'tools/call', params: { name: 'greet', arguments: { name: 'old' }, task: {} } },
+        CallToolResultSchema,
+      );
       expect(forbidden.content).toEqual([{ type: 'text', text: 'Hello, old!' }]);
     });
 
@@ -372,7 +403,16 @@ describe('2025-11-25 tasks over HTTP with the SDK 1.32.2 client, authentication 
       const text = String(cursor);
       // Not the last character: its low bits may be base64 padding, so changing it can leave the bytes as they were.
       const flipAt = (index: number): string => `${text.slice(0, index)}${text[index] === 'A' ? 'B' : 'A'}${text.slice(index + 1)}`;
-      for (const bad of ['not-a-cursor', 'MTA.forged', flipAt(0), flipAt(Math.floor(text.length / 2)), flipAt(text.length - 4), text.slice(0, -4), `${text}x`, '']) {
+      for (const bad of [
+        'not-a-cursor',
+        'MTA.forged',
+        flipAt(0),
+        flipAt(Math.floor(text.length / 2)),
+        flipAt(text.length - 4),
+        text.slice(0, -4),
+        `${text}x`,
+        '',
+      ]) {
         const error = await rejection(session.client.request({ method: 'tasks/list', params: { cursor: bad } }, ListTasksResultSchema));
         expect(error, bad).toEqual({ code: -32602, message: 'Invalid cursor' });
       }

@@ -96,7 +96,8 @@ describe('2026-07-28 Tasks Extension over HTTP (exact wire)', () => {
   });
 
   it('base §8 only deliberate protocol errors keep their code: a library error with code 500 is internal, an undefined reserved code becomes -32603', async () => {
-    const outcome = async (kind: string) => pollModernTask(running.url, String((await postModern(running.url, 'tools/call', { name: 'coded_job', arguments: { kind } })).body.result?.taskId));
+    const outcome = async (kind: string) =>
+      pollModernTask(running.url, String((await postModern(running.url, 'tools/call', { name: 'coded_job', arguments: { kind } })).body.result?.taskId));
     expect((await outcome('http')).error).toEqual({ code: -32603, message: 'Internal error in tool coded_job' });
     expect((await outcome('reserved')).error).toEqual({ code: -32603, message: 'made-up reserved code' });
   });
@@ -145,7 +146,11 @@ describe('2026-07-28 Tasks Extension over HTTP (exact wire)', () => {
   });
 
   it('E42 tasks/result, tasks/list and unknown tasks/* answer -32601 with HTTP 404', async () => {
-    for (const [method, params] of [['tasks/result', { taskId: 'x' }], ['tasks/list', {}], ['tasks/frobnicate', {}]] as const) {
+    for (const [method, params] of [
+      ['tasks/result', { taskId: 'x' }],
+      ['tasks/list', {}],
+      ['tasks/frobnicate', {}],
+    ] as const) {
       const response = await postModern(running.url, method, params);
       expect(response.status, method).toBe(404);
       expect(response.body.error?.code, method).toBe(-32601);
@@ -189,7 +194,12 @@ describe('2026-07-28 Tasks Extension over HTTP (exact wire)', () => {
     const parse = await postRaw(running.url, '{"jsonrpc":"2.0",', { 'mcp-protocol-version': '2026-07-28' });
     expect(parse.status).toBe(400);
     expect(parse.body.error?.code).toBe(-32700);
-    const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'greet', arguments: { name: 'x'.repeat(4 * 1024 * 1024 + 10) } } });
+    const big = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'greet', arguments: { name: 'x'.repeat(4 * 1024 * 1024 + 10) } },
+    });
     const tooLarge = await postRaw(running.url, big, { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'greet' });
     expect(tooLarge.status).toBe(413);
     expect(tooLarge.body.error?.code).toBe(-32600);
@@ -200,10 +210,13 @@ describe('2026-07-28 Tasks Extension over HTTP (exact wire)', () => {
   it('DNS-rebinding protection: a foreign Host header is refused with 403', async () => {
     const { port } = new URL(running.url);
     const status = await new Promise<number>((resolve, reject) => {
-      const request = httpRequest({ host: '127.0.0.1', port, path: '/mcp', method: 'POST', headers: { host: 'evil.example', 'content-type': 'application/json' } }, (response) => {
-        response.resume();
-        resolve(response.statusCode ?? 0);
-      });
+      const request = httpRequest(
+        { host: '127.0.0.1', port, path: '/mcp', method: 'POST', headers: { host: 'evil.example', 'content-type': 'application/json' } },
+        (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        },
+      );
       request.on('error', reject);
       request.end('{}');
     });

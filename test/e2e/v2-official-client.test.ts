@@ -7,11 +7,29 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SdkError } from '@modelcontextprotocol/client';
-import { resultFromTaskOutcome, TaskFailedError, TaskRecoveryOwnershipError, type SerializedTaskReference, type TaskEnabledSession, type TaskExecutionEvent } from '@modelcontextprotocol/ext-tasks/client';
+import {
+  resultFromTaskOutcome,
+  TaskFailedError,
+  TaskRecoveryOwnershipError,
+  type SerializedTaskReference,
+  type TaskEnabledSession,
+  type TaskExecutionEvent,
+} from '@modelcontextprotocol/ext-tasks/client';
 import { taskId as toTaskId } from '@modelcontextprotocol/ext-tasks/core';
 import { DetailedTaskV2Schema, UpdateTaskResultV2Schema, CancelTaskResultV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
-import { connectV2Http, createV2TaskSession, Gates, gatedTools, httpRawDispatch, NOT_FOUND, pollUntil, RANDOM_ID, rejection, type V2HttpClient } from '../helpers/official-clients.js';
+import {
+  connectV2Http,
+  createV2TaskSession,
+  Gates,
+  gatedTools,
+  httpRawDispatch,
+  NOT_FOUND,
+  pollUntil,
+  RANDOM_ID,
+  rejection,
+  type V2HttpClient,
+} from '../helpers/official-clients.js';
 import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
 import { postModern, TASKS_EXTENSION } from '../helpers/wire.js';
 
@@ -52,7 +70,9 @@ describe('Tasks Extension over HTTP with client 2.4.0 and ext-tasks 0.2.2', () =
     expect(created).toMatchObject({ resultType: 'task', status: 'working' });
     expect(created).not.toHaveProperty('content');
     const statuses: string[] = [];
-    const { outcome } = await execution.settle({ onEvent: (event: TaskExecutionEvent<unknown>) => void (event.type === 'task' && statuses.push(event.task.status)) });
+    const { outcome } = await execution.settle({
+      onEvent: (event: TaskExecutionEvent<unknown>) => void (event.type === 'task' && statuses.push(event.task.status)),
+    });
     expect(outcome.status).toBe('completed');
     expect(resultFromTaskOutcome(outcome)).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: 'Computed v2 after 0.1s' }] });
     expect(outcome.task?.status).toBe('completed');
@@ -136,7 +156,10 @@ describe('Tasks Extension over HTTP with client 2.4.0 and ext-tasks 0.2.2', () =
     expect(first).toMatchObject({ taskId, status: 'working' });
     expect(declaring.http.last('tasks/get')?.requestHeaders.get('mcp-name')).toBe(taskId);
     gates.open(gate);
-    const done = await pollUntil(() => declaring.client.request({ method: 'tasks/get', params: { taskId } }, DetailedTaskV2Schema), (task) => task.status === 'completed');
+    const done = await pollUntil(
+      () => declaring.client.request({ method: 'tasks/get', params: { taskId } }, DetailedTaskV2Schema),
+      (task) => task.status === 'completed',
+    );
     expect(done).toMatchObject({ status: 'completed', result: { content: [{ type: 'text', text: `released ${gate}` }] } });
   });
 

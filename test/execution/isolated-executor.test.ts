@@ -47,7 +47,13 @@ function testHost(): ExecutionHost & { startedAt: number | undefined } {
 }
 
 function request(toolName: string, args: Record<string, unknown> = {}): ExecutionRequest {
-  return { taskId: null, toolName, arguments: args as ExecutionRequest['arguments'], confinement: { roots: [], deniedPaths: [] }, logFields: { tool: toolName } };
+  return {
+    taskId: null,
+    toolName,
+    arguments: args as ExecutionRequest['arguments'],
+    confinement: { roots: [], deniedPaths: [] },
+    logFields: { tool: toolName },
+  };
 }
 
 describe('IsolatedExecutor (issue 22)', () => {
@@ -61,7 +67,15 @@ describe('IsolatedExecutor (issue 22)', () => {
 
   const start = (module: string, options: Partial<IsolatedExecutorOptions> = {}) => {
     const { logger, lines } = captureLogger();
-    const executor = new IsolatedExecutor({ sources: [{ module }], moduleOptions: { roots: [], writableRoots: [], deniedPaths: [] }, maxThreads: 2, minThreads: 1, abortGraceMs: 50, logger, ...options });
+    const executor = new IsolatedExecutor({
+      sources: [{ module }],
+      moduleOptions: { roots: [], writableRoots: [], deniedPaths: [] },
+      maxThreads: 2,
+      minThreads: 1,
+      abortGraceMs: 50,
+      logger,
+      ...options,
+    });
     executors.push(executor);
     return { executor, lines };
   };
@@ -125,7 +139,10 @@ describe('IsolatedExecutor (issue 22)', () => {
 
   it('close() while threads still load the tools waits for them to finish loading before it ends them', async () => {
     const loads = join(temp.dir, 'close-loads.log');
-    const { executor } = start(THREAD_LOAD_TOOLS, { minThreads: 2, env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: '600', ISOLATION_TEST_LOAD_LOG: loads } });
+    const { executor } = start(THREAD_LOAD_TOOLS, {
+      minThreads: 2,
+      env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: '600', ISOLATION_TEST_LOAD_LOG: loads },
+    });
     executors.splice(executors.indexOf(executor), 1);
     await new Promise((r) => setTimeout(r, 100));
     await executor.close();
@@ -136,12 +153,21 @@ describe('IsolatedExecutor (issue 22)', () => {
 
   it('a thread that failed to load the tools gets no run while a warm thread exists (runs wait for the warm one)', async () => {
     const log = join(temp.dir, 'failed-once.log');
-    const { executor } = start(THREAD_LOAD_TOOLS, { minThreads: 2, env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_FAILS_ONCE: join(temp.dir, 'failed-once.marker') } });
-    await eventually('one thread warm and one failed', () => {
-      const threads = executor.readiness().threads;
-      return threads?.warm === 1 && threads.failed === 1;
-    }, 30_000);
-    const outcomes = await Promise.all(Array.from({ length: 6 }, () => executor.execute(request('quick', { log, ms: 20 }), testHost(), new AbortController().signal)));
+    const { executor } = start(THREAD_LOAD_TOOLS, {
+      minThreads: 2,
+      env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_FAILS_ONCE: join(temp.dir, 'failed-once.marker') },
+    });
+    await eventually(
+      'one thread warm and one failed',
+      () => {
+        const threads = executor.readiness().threads;
+        return threads?.warm === 1 && threads.failed === 1;
+      },
+      30_000,
+    );
+    const outcomes = await Promise.all(
+      Array.from({ length: 6 }, () => executor.execute(request('quick', { log, ms: 20 }), testHost(), new AbortController().signal)),
+    );
     expect(outcomes.map((outcome) => outcome.kind)).toEqual(outcomes.map(() => 'returned'));
     expect(executor.readiness()).toMatchObject({ ready: false, error: 'Error: this tool module fails to load in the first thread only' });
   });
@@ -189,7 +215,7 @@ describe('IsolatedExecutor (issue 22)', () => {
     expect(outcome).toEqual({ kind: 'crashed', message: "Tool quick is unavailable: the tool modules failed to load in the executor's thread" });
   });
 
-  it('host.started is called when the tool starts, after the thread warm-up (which is not the run\'s time)', async () => {
+  it("host.started is called when the tool starts, after the thread warm-up (which is not the run's time)", async () => {
     const log = join(temp.dir, 'started.log');
     const { executor } = start(THREAD_LOAD_TOOLS, { env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: '800' } });
     const host = testHost();
@@ -234,22 +260,31 @@ describe('IsolatedExecutor (issue 22)', () => {
 
     it('calls process.exit(): refused in the thread, the run fails saying so, the thread goes on', async () => {
       const run = await hostile('calls_exit');
-      expect(run.outcome).toEqual({ kind: 'crashed', message: 'Tool calls_exit called process.exit(3), which is refused in a tool thread; only this run failed' });
+      expect(run.outcome).toEqual({
+        kind: 'crashed',
+        message: 'Tool calls_exit called process.exit(3), which is refused in a tool thread; only this run failed',
+      });
       expect(run.next.kind).toBe('returned');
       expect(run.executor.readiness().threads).toMatchObject({ warm: 1, failed: 0 });
     });
 
     it('throws from a timer during its run: the run fails saying so, the thread goes on', async () => {
       const run = await hostile('throws_in_timer');
-      expect(run.outcome).toEqual({ kind: 'crashed', message: 'Tool throws_in_timer threw an uncaught error from a callback (a timer, an event handler or a promise nobody awaited); only this run failed' });
+      expect(run.outcome).toEqual({
+        kind: 'crashed',
+        message: 'Tool throws_in_timer threw an uncaught error from a callback (a timer, an event handler or a promise nobody awaited); only this run failed',
+      });
       expect(run.next.kind).toBe('returned');
     });
 
-    it('a timer left behind throws after its run ended: logged as that tool\'s, nothing else fails', async () => {
+    it("a timer left behind throws after its run ended: logged as that tool's, nothing else fails", async () => {
       const run = await hostile('leaves_timer');
       expect(run.outcome.kind).toBe('returned');
       await eventually('the stray error to be logged', () => run.lines.find((line) => line.message?.includes('a tool callback threw after its run ended')));
-      expect(run.lines.find((line) => line.message?.includes('after its run ended'))?.fields).toMatchObject({ tool: 'leaves_timer', error: 'Error: thrown from a timer leaves_timer left behind' });
+      expect(run.lines.find((line) => line.message?.includes('after its run ended'))?.fields).toMatchObject({
+        tool: 'leaves_timer',
+        error: 'Error: thrown from a timer leaves_timer left behind',
+      });
       expect((await run.executor.execute(request('sleepy', { ms: 1 }), testHost(), new AbortController().signal)).kind).toBe('returned');
     });
   });
@@ -263,12 +298,19 @@ describe('IsolatedExecutor (issue 22)', () => {
 
   it("tools cannot read the server's secrets: MCP_TASKS_* and PGPASSWORD are not in a thread's environment", async () => {
     const saved = { ...process.env };
-    Object.assign(process.env, { MCP_TASKS_SECRET: 'isolation-test-secret-0123456789abcdef', MCP_TASKS_STORE: 'postgres://app:hunter2@db/tasks', PGPASSWORD: 'hunter2' });
+    Object.assign(process.env, {
+      MCP_TASKS_SECRET: 'isolation-test-secret-0123456789abcdef',
+      MCP_TASKS_STORE: 'postgres://app:hunter2@db/tasks',
+      PGPASSWORD: 'hunter2',
+    });
     try {
       const { executor } = start(ISOLATION_TOOLS);
       const outcome = await executor.execute(request('reads_env'), testHost(), new AbortController().signal);
       expect(outcome.kind).toBe('returned');
-      expect(JSON.parse(((outcome as unknown as { result: { content: Array<{ text: string }> } }).result.content[0] as { text: string }).text)).toEqual({ seen: [], home: typeof process.env.HOME });
+      expect(JSON.parse(((outcome as unknown as { result: { content: Array<{ text: string }> } }).result.content[0] as { text: string }).text)).toEqual({
+        seen: [],
+        home: typeof process.env.HOME,
+      });
     } finally {
       for (const name of ['MCP_TASKS_SECRET', 'MCP_TASKS_STORE', 'PGPASSWORD']) {
         if (saved[name] === undefined) delete process.env[name];

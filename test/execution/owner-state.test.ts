@@ -27,8 +27,22 @@ import { makeTempDir } from '../helpers/temp-dir.js';
 const LIMITS = QUIET_LIMITS;
 
 /** A 2026-07-28 caller (every call a task) and a 2025-11-25 one calling without `task` (inline). */
-const taskCaller = (ownerKey: string): Caller => ({ ownerKey, scopes: 'all', negotiation: 'per-request', generation: 'v2', protocolVersion: '2026-07-28', clientCapabilities: {} });
-const inlineCaller = (ownerKey: string): Caller => ({ ownerKey, scopes: 'all', negotiation: 'per-session', generation: 'v1', protocolVersion: '2025-11-25', clientCapabilities: {} });
+const taskCaller = (ownerKey: string): Caller => ({
+  ownerKey,
+  scopes: 'all',
+  negotiation: 'per-request',
+  generation: 'v2',
+  protocolVersion: '2026-07-28',
+  clientCapabilities: {},
+});
+const inlineCaller = (ownerKey: string): Caller => ({
+  ownerKey,
+  scopes: 'all',
+  negotiation: 'per-session',
+  generation: 'v1',
+  protocolVersion: '2025-11-25',
+  clientCapabilities: {},
+});
 
 /** Answers what it kept last time for this owner, then keeps `value`. */
 const remember = defineTool({
@@ -64,11 +78,14 @@ const hoard = defineTool({
 let database: TestDatabase | undefined;
 const STORES: [string, (dir: string) => Promise<TaskStore>][] = [
   ['SQLite', async (dir) => openSqliteTaskStore({ path: join(dir, 'tasks.db') })],
-  ['PostgreSQL', async () => {
-    database ??= await createTestDatabase();
-    await emptyTaskStore(database.url);
-    return openPostgresTaskStore({ url: database.url });
-  }],
+  [
+    'PostgreSQL',
+    async () => {
+      database ??= await createTestDatabase();
+      await emptyTaskStore(database.url);
+      return openPostgresTaskStore({ url: database.url });
+    },
+  ],
 ];
 afterAll(async () => {
   await database?.drop();
@@ -85,7 +102,11 @@ describe.each(STORES)('ctx.ownerState (task service + worker + %s store)', (_nam
     const temp = makeTempDir();
     const store = await open(temp.dir);
     const server = await createTasksServer({ tools, store, secret: randomBytes(32), limits: LIMITS, roots: [temp.dir], instanceId: 'test-instance' });
-    cleanups.push(() => temp.remove(), () => store.close(), () => server.close());
+    cleanups.push(
+      () => temp.remove(),
+      () => store.close(),
+      () => server.close(),
+    );
     return { service: server.service, store, dir: temp.dir };
   }
 
@@ -95,7 +116,9 @@ describe.each(STORES)('ctx.ownerState (task service + worker + %s store)', (_nam
     const caller = inlineCaller(ownerKey);
     // An inline run that never asks: its phase runs once and is done.
     const interaction: CallInteraction = { signal, withInput: async (_prefix, phase) => ({ done: await phase(async () => ({ parked: true })) }) };
-    const outcome = await service.calls.callTool(caller, await service.calls.planCall(caller, { name: tool.name, arguments: args, progressToken: null }), { interaction });
+    const outcome = await service.calls.callTool(caller, await service.calls.planCall(caller, { name: tool.name, arguments: args, progressToken: null }), {
+      interaction,
+    });
     if (outcome.kind !== 'result') throw new Error(`not an inline result: ${JSON.stringify(outcome)}`);
     return outcome.result as { content: { text: string }[] };
   }
@@ -128,7 +151,7 @@ describe.each(STORES)('ctx.ownerState (task service + worker + %s store)', (_nam
     expect(refused.content[0]?.text).toBe('refused: invalid');
   });
 
-  it('keeps check_infrastructure\'s snapshot in the store: a second run of an owner sees the changed file, another owner has none', async () => {
+  it("keeps check_infrastructure's snapshot in the store: a second run of an owner sees the changed file, another owner has none", async () => {
     const tool = checkInfrastructureTool(['127.0.0.1']);
     const { service, store, dir } = await start([tool]);
     const port = await new Promise<number>((resolve) => {

@@ -17,7 +17,13 @@ function watchOf(answers: Array<ShadowJobState | Error>, settleChecks = 2) {
       return answer;
     },
   };
-  const watch = new ShadowWatch(adapter, { taskId: 't', toolName: 'job' }, { tools: ['job'], intervalMs: 10, settleChecks }, { checked: (result) => checks.push(result), mismatch: async (difference) => void mismatches.push(difference) }, silentLogger);
+  const watch = new ShadowWatch(
+    adapter,
+    { taskId: 't', toolName: 'job' },
+    { tools: ['job'], intervalMs: 10, settleChecks },
+    { checked: (result) => checks.push(result), mismatch: async (difference) => void mismatches.push(difference) },
+    silentLogger,
+  );
   return { watch, mismatches, checks, polls: () => polls };
 }
 

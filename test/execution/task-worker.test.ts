@@ -19,7 +19,14 @@ import { makeTempDir } from '../helpers/temp-dir.js';
 
 const LIMITS: Partial<TasksServerLimits> = { ...QUIET_LIMITS, claimIntervalMs: 60_000 };
 
-const CALLER: TaskCaller = { ownerKey: 'anonymous', scopes: 'all', negotiation: 'per-request', generation: 'v2', protocolVersion: '2026-07-28', clientCapabilities: {} };
+const CALLER: TaskCaller = {
+  ownerKey: 'anonymous',
+  scopes: 'all',
+  negotiation: 'per-request',
+  generation: 'v2',
+  protocolVersion: '2026-07-28',
+  clientCapabilities: {},
+};
 
 /** A tool that waits until aborted, recording why. */
 function waitingTool(name: string, seen: { reasons: unknown[] }): AnyToolDefinition {
@@ -49,7 +56,11 @@ describe('TaskWorker', () => {
     const server = await createTasksServer({ tools, store, secret: randomBytes(32), limits: { ...LIMITS, ...limits }, clock, instanceId: 'test-instance' });
     const events: TaskEvent[] = [];
     store.onEvent((event) => events.push(event));
-    cleanups.push(() => temp.remove(), () => store.close(), () => server.close());
+    cleanups.push(
+      () => temp.remove(),
+      () => store.close(),
+      () => server.close(),
+    );
     const { service } = server;
     const create = async (tool: AnyToolDefinition) => {
       const outcome = await service.calls.callTool(CALLER, await service.calls.planCall(CALLER, { name: tool.name, progressToken: null }));
@@ -167,10 +178,40 @@ describe('TaskWorker', () => {
   it('recovery: a re-runnable task that already used maxAttempts fails with "attempts_exhausted"; a never-started one runs', async () => {
     const clock = new FakeClock(5_000_000);
     const ran: string[] = [];
-    const idempotent = defineTool({ name: 'again', description: 'safe', execution: 'task-optional', idempotent: true, inputSchema: z.object({}), async run() { ran.push('again'); return textResult('ok'); } });
-    const fragile = defineTool({ name: 'fragile', description: 'unsafe', execution: 'task-optional', inputSchema: z.object({}), async run() { ran.push('fragile'); return textResult('ok'); } });
+    const idempotent = defineTool({
+      name: 'again',
+      description: 'safe',
+      execution: 'task-optional',
+      idempotent: true,
+      inputSchema: z.object({}),
+      async run() {
+        ran.push('again');
+        return textResult('ok');
+      },
+    });
+    const fragile = defineTool({
+      name: 'fragile',
+      description: 'unsafe',
+      execution: 'task-optional',
+      inputSchema: z.object({}),
+      async run() {
+        ran.push('fragile');
+        return textResult('ok');
+      },
+    });
     const { store, worker, wait } = await setup([idempotent, fragile], { maxAttempts: 2 }, clock);
-    const base = { ownerKey: 'anonymous', generation: 'v2' as const, protocolVersion: '2026-07-28', arguments: {}, clientCapabilities: {}, progressToken: null, statusMessage: null, createdAt: clock.now(), ttlMs: 600_000, pollIntervalMs: 1000 };
+    const base = {
+      ownerKey: 'anonymous',
+      generation: 'v2' as const,
+      protocolVersion: '2026-07-28',
+      arguments: {},
+      clientCapabilities: {},
+      progressToken: null,
+      statusMessage: null,
+      createdAt: clock.now(),
+      ttlMs: 600_000,
+      pollIntervalMs: 1000,
+    };
     // Written by a "dead" process: leases already lapsed (0 ms long).
     const exhausted = await store.create({ ...base, taskId: 'AAAAAAAAAAAAAAAAAAAAAA', toolName: 'again', leaseOwner: 'dead', leaseMs: 0 });
     for (let attempt = 0; attempt < 2; attempt += 1) await store.startAttempt(exhausted.taskId, 'dead', 0);
@@ -221,7 +262,13 @@ describe('TaskWorker', () => {
         return store.claimRunnable(owner, leaseMs, limit);
       },
     });
-    const server = await createTasksServer({ tools: [gated], store: held, secret: randomBytes(32), limits: { ...LIMITS, concurrency: 1, leaseMs: 600 }, instanceId: 'w' });
+    const server = await createTasksServer({
+      tools: [gated],
+      store: held,
+      secret: randomBytes(32),
+      limits: { ...LIMITS, concurrency: 1, leaseMs: 600 },
+      instanceId: 'w',
+    });
     cleanups.push(() => server.close());
     // Created by the API server while the worker has its slot free: the created event wakes a claim.
     const queued = await api.service.calls.callTool(CALLER, await plan('queued'));
@@ -247,7 +294,15 @@ describe('TaskWorker', () => {
     cleanups.push(() => temp.remove());
     const store = openSqliteTaskStore({ path: join(temp.dir, 'tasks.db') });
     cleanups.push(() => store.close());
-    const tool = defineTool({ name: 'noop', description: 'nothing', execution: 'task-optional', inputSchema: z.object({}), async run() { return textResult('done'); } });
+    const tool = defineTool({
+      name: 'noop',
+      description: 'nothing',
+      execution: 'task-optional',
+      inputSchema: z.object({}),
+      async run() {
+        return textResult('done');
+      },
+    });
     const api = await createTasksServer({ tools: [tool], store, secret: randomBytes(32), limits: LIMITS, worker: false });
     cleanups.push(() => api.close());
     expect(api.worker).toBeUndefined();

@@ -44,7 +44,15 @@ function tally(setup: Setup, kind: string): void {
 }
 
 function emptyWorld(): World {
-  return { tokens: undefined, sessions: undefined, own: { v1: [], v2: [] }, ownTerminal: { v1: [], v2: [] }, foreign: { v1: [], v2: [] }, cursors: undefined, requestStates: undefined };
+  return {
+    tokens: undefined,
+    sessions: undefined,
+    own: { v1: [], v2: [] },
+    ownTerminal: { v1: [], v2: [] },
+    foreign: { v1: [], v2: [] },
+    cursors: undefined,
+    requestStates: undefined,
+  };
 }
 
 const temp = makeTempDir('mcp-tasks-fuzz-');
@@ -55,7 +63,10 @@ afterAll(async () => {
 });
 
 /** Where a setup's store lives, and how to read a snapshot of it afterwards. */
-async function storeOf(backend: 'SQLite' | 'PostgreSQL', name: string): Promise<{ args: string[]; snapshot(): Promise<{ source: SnapshotSource; close(): Promise<void> }> }> {
+async function storeOf(
+  backend: 'SQLite' | 'PostgreSQL',
+  name: string,
+): Promise<{ args: string[]; snapshot(): Promise<{ source: SnapshotSource; close(): Promise<void> }> }> {
   if (backend === 'SQLite') {
     const path = join(temp.dir, `${name}.db`);
     return {
@@ -118,15 +129,39 @@ async function waitForHttp(port: number, server: ServeProcess): Promise<void> {
 
 /** Open a 2025-11-25 session with `token`; its id. */
 async function openSession(port: number, token: string): Promise<string> {
-  const initialize = await sendHttp(port, {
-    method: 'POST',
-    path: '/mcp',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: V1, capabilities: { elicitation: { form: {} } }, clientInfo: { name: 'fuzz', version: '1' } } }),
-  }, ANSWER_TIMEOUT_MS);
+  const initialize = await sendHttp(
+    port,
+    {
+      method: 'POST',
+      path: '/mcp',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: V1, capabilities: { elicitation: { form: {} } }, clientInfo: { name: 'fuzz', version: '1' } },
+      }),
+    },
+    ANSWER_TIMEOUT_MS,
+  );
   const session = initialize.headers['mcp-session-id'];
   if (typeof session !== 'string') throw new Error(`no session: ${initialize.status} ${initialize.text}`);
-  await sendHttp(port, { method: 'POST', path: '/mcp', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': V1, 'mcp-session-id': session, authorization: `Bearer ${token}` }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) }, ANSWER_TIMEOUT_MS);
+  await sendHttp(
+    port,
+    {
+      method: 'POST',
+      path: '/mcp',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': V1,
+        'mcp-session-id': session,
+        authorization: `Bearer ${token}`,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    },
+    ANSWER_TIMEOUT_MS,
+  );
   return session;
 }
 
@@ -134,25 +169,41 @@ async function openSession(port: number, token: string): Promise<string> {
 async function seedHttpWorld(port: number, tokens: { a: string; b: string }): Promise<World> {
   const world: World = { ...emptyWorld(), tokens };
   world.sessions = { a: await openSession(port, tokens.a), b: await openSession(port, tokens.b) };
-  const as = (who: 'a' | 'b'): World => ({ ...world, tokens: { a: tokens[who], b: tokens[who] }, sessions: { a: world.sessions![who], b: world.sessions![who] } });
+  const as = (who: 'a' | 'b'): World => ({
+    ...world,
+    tokens: { a: tokens[who], b: tokens[who] },
+    sessions: { a: world.sessions![who], b: world.sessions![who] },
+  });
   const send = async (probe: ReturnType<typeof v2Probe>): Promise<HttpAnswer> => sendHttp(port, probe, ANSWER_TIMEOUT_MS);
   for (const who of ['a', 'b'] as const) {
     const pool = who === 'a' ? world.own : world.foreign;
     // More than one list page (50) of v1 tasks, so that a real cursor exists.
     for (let i = 0; i < 52; i += 1) {
-      const created = await send(v1Probe(as(who), `seed-${who}-${i}`, { method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0 }, task: { ttl: 600_000 } } }));
+      const created = await send(
+        v1Probe(as(who), `seed-${who}-${i}`, { method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0 }, task: { ttl: 600_000 } } }),
+      );
       pool.v1.push(String((created.message?.result?.task as { taskId: string }).taskId));
     }
     for (let i = 0; i < 5; i += 1) {
-      const created = await send(v2Probe(as(who), `seed2-${who}-${i}`, { method: 'tools/call', params: { name: i < 3 ? 'slow_compute' : 'confirm_delete', arguments: i < 3 ? { seconds: 0 } : { filename: 'x.txt' } } }));
+      const created = await send(
+        v2Probe(as(who), `seed2-${who}-${i}`, {
+          method: 'tools/call',
+          params: { name: i < 3 ? 'slow_compute' : 'confirm_delete', arguments: i < 3 ? { seconds: 0 } : { filename: 'x.txt' } },
+        }),
+      );
       pool.v2.push(String(created.message?.result?.taskId));
     }
   }
   await new Promise((resolve) => setTimeout(resolve, 300));
   world.ownTerminal.v1 = world.own.v1.slice(0, 40);
-  const cursorOf = async (who: 'a' | 'b') => String((await send(v1Probe(as(who), `list-${who}`, { method: 'tasks/list', params: {} }))).message?.result?.nextCursor);
+  const cursorOf = async (who: 'a' | 'b') =>
+    String((await send(v1Probe(as(who), `list-${who}`, { method: 'tasks/list', params: {} }))).message?.result?.nextCursor);
   world.cursors = { a: await cursorOf('a'), b: await cursorOf('b') };
-  const stateOf = async (who: 'a' | 'b') => String((await send(v2Probe(as(who), `mrtr-${who}`, { method: 'tools/call', params: { name: 'test_tool_with_task', arguments: {} } }))).message?.result?.requestState);
+  const stateOf = async (who: 'a' | 'b') =>
+    String(
+      (await send(v2Probe(as(who), `mrtr-${who}`, { method: 'tools/call', params: { name: 'test_tool_with_task', arguments: {} } }))).message?.result
+        ?.requestState,
+    );
   world.requestStates = { a: await stateOf('a'), b: await stateOf('b') };
   for (const value of [world.cursors.a, world.cursors.b, world.requestStates.a, world.requestStates.b]) expect(value).not.toBe('undefined');
   return world;
@@ -162,9 +213,30 @@ async function fuzzHttp(setup: Setup, backend: 'SQLite' | 'PostgreSQL'): Promise
   const store = await storeOf(backend, `http-${backend}`);
   const tokens = { a: `fuzz-a-${randomBytes(12).toString('hex')}`, b: `fuzz-b-${randomBytes(12).toString('hex')}` };
   const tokenFile = join(temp.dir, `tokens-${backend}.json`);
-  writeFileSync(tokenFile, JSON.stringify({ tokens: [{ token: tokens.a, issuer: 'https://fuzz', subject: 'a', tenant: 't' }, { token: tokens.b, issuer: 'https://fuzz', subject: 'b', tenant: 't' }] }));
+  writeFileSync(
+    tokenFile,
+    JSON.stringify({
+      tokens: [
+        { token: tokens.a, issuer: 'https://fuzz', subject: 'a', tenant: 't' },
+        { token: tokens.b, issuer: 'https://fuzz', subject: 'b', tenant: 't' },
+      ],
+    }),
+  );
   const port = await freePort();
-  const server = spawnServe(['--port', String(port), '--data-dir', join(temp.dir, `data-http-${backend}`), '--auth', `tokens:${tokenFile}`, '--no-builtins', '--fixtures', 'conformance', '--log-level', 'fatal', ...store.args]);
+  const server = spawnServe([
+    '--port',
+    String(port),
+    '--data-dir',
+    join(temp.dir, `data-http-${backend}`),
+    '--auth',
+    `tokens:${tokenFile}`,
+    '--no-builtins',
+    '--fixtures',
+    'conformance',
+    '--log-level',
+    'fatal',
+    ...store.args,
+  ]);
   try {
     await waitForHttp(port, server);
     const world = await seedHttpWorld(port, tokens);
@@ -177,9 +249,16 @@ async function fuzzHttp(setup: Setup, backend: 'SQLite' | 'PostgreSQL'): Promise
             tally(setup, fuzzCase.kind);
             const probe = fuzzCase.build(world, `f-${(next += 1)}`);
             const answer = await sendHttp(port, probe, ANSWER_TIMEOUT_MS);
-            const problem = answer.status >= 500 ? `HTTP ${answer.status}: ${answer.text.slice(0, 300)}` : answer.reset && fuzzCase.kind !== 'huge task id (header too large)' ? 'connection reset without an answer' : fuzzCase.check(answer);
+            const problem =
+              answer.status >= 500
+                ? `HTTP ${answer.status}: ${answer.text.slice(0, 300)}`
+                : answer.reset && fuzzCase.kind !== 'huge task id (header too large)'
+                  ? 'connection reset without an answer'
+                  : fuzzCase.check(answer);
             if (problem === undefined) fuzzCase.learn?.(world, answer);
-            return problem === undefined ? undefined : `[${fuzzCase.kind}] ${problem}\n  request: ${probe.method} ${probe.path} ${JSON.stringify(probe.headers)} ${String(probe.body ?? '').slice(0, 300)}`;
+            return problem === undefined
+              ? undefined
+              : `[${fuzzCase.kind}] ${problem}\n  request: ${probe.method} ${probe.path} ${JSON.stringify(probe.headers)} ${String(probe.body ?? '').slice(0, 300)}`;
           }),
         );
         const found = failures.filter((failure) => failure !== undefined);
@@ -200,7 +279,16 @@ async function fuzzHttp(setup: Setup, backend: 'SQLite' | 'PostgreSQL'): Promise
 // stdio
 
 async function initializeV1(peer: StdioPeer): Promise<void> {
-  const answer = await peer.request('init', JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: V1, capabilities: { elicitation: { form: {} } }, clientInfo: { name: 'fuzz', version: '1' } } }), ANSWER_TIMEOUT_MS);
+  const answer = await peer.request(
+    'init',
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'init',
+      method: 'initialize',
+      params: { protocolVersion: V1, capabilities: { elicitation: { form: {} } }, clientInfo: { name: 'fuzz', version: '1' } },
+    }),
+    ANSWER_TIMEOUT_MS,
+  );
   expect((answer.result as { protocolVersion?: string }).protocolVersion).toBe(V1);
   peer.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
 }
@@ -211,12 +299,27 @@ async function fuzzStdio(setup: Setup, backend: 'SQLite' | 'PostgreSQL'): Promis
   const peers: Partial<Record<Generation, { server: ServeProcess; peer: StdioPeer }>> = {};
   try {
     for (const generation of ['v1', 'v2'] as const) {
-      const server = spawnServe(['--stdio', '--data-dir', join(temp.dir, `data-stdio-${backend}-${generation}`), '--no-builtins', '--fixtures', 'conformance', '--log-level', 'fatal', ...store.args], {}, 'pipe');
+      const server = spawnServe(
+        [
+          '--stdio',
+          '--data-dir',
+          join(temp.dir, `data-stdio-${backend}-${generation}`),
+          '--no-builtins',
+          '--fixtures',
+          'conformance',
+          '--log-level',
+          'fatal',
+          ...store.args,
+        ],
+        {},
+        'pipe',
+      );
       const peer = new StdioPeer(server);
       peers[generation] = { server, peer };
       if (generation === 'v1') await initializeV1(peer);
       for (let i = 0; i < 5; i += 1) {
-        const params = generation === 'v1' ? { name: 'slow_compute', arguments: { seconds: 0 }, task: {} } : { name: 'slow_compute', arguments: { seconds: 0 } };
+        const params =
+          generation === 'v1' ? { name: 'slow_compute', arguments: { seconds: 0 }, task: {} } : { name: 'slow_compute', arguments: { seconds: 0 } };
         const answer = await peer.request(`seed-${i}`, stdioLine(generation, `seed-${i}`, { method: 'tools/call', params }), ANSWER_TIMEOUT_MS);
         const result = answer.result as { taskId?: string; task?: { taskId: string } };
         world.own[generation].push(String(generation === 'v1' ? result.task?.taskId : result.taskId));
@@ -286,7 +389,19 @@ describe(`hostile input: ${TOTAL} generated messages (seed ${SEED}), both transp
 
   const timeout = Math.max(120_000, TOTAL * 40);
   it('HTTP on SQLite: every class gets its answer, no 5xx, no hang; the server lives; the store is sound', () => fuzzHttp('HTTP on SQLite', 'SQLite'), timeout);
-  it('HTTP on PostgreSQL: every class gets its answer, no 5xx, no hang; the server lives; the store is sound', () => fuzzHttp('HTTP on PostgreSQL', 'PostgreSQL'), timeout);
-  it('stdio on SQLite (a v1 and a v2 process on one store): every request answered as its class requires; the store is sound', () => fuzzStdio('stdio on SQLite', 'SQLite'), timeout);
-  it('stdio on PostgreSQL (a v1 and a v2 process on one store): every request answered as its class requires; the store is sound', () => fuzzStdio('stdio on PostgreSQL', 'PostgreSQL'), timeout);
+  it(
+    'HTTP on PostgreSQL: every class gets its answer, no 5xx, no hang; the server lives; the store is sound',
+    () => fuzzHttp('HTTP on PostgreSQL', 'PostgreSQL'),
+    timeout,
+  );
+  it(
+    'stdio on SQLite (a v1 and a v2 process on one store): every request answered as its class requires; the store is sound',
+    () => fuzzStdio('stdio on SQLite', 'SQLite'),
+    timeout,
+  );
+  it(
+    'stdio on PostgreSQL (a v1 and a v2 process on one store): every request answered as its class requires; the store is sound',
+    () => fuzzStdio('stdio on PostgreSQL', 'PostgreSQL'),
+    timeout,
+  );
 });

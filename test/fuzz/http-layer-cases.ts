@@ -20,9 +20,29 @@ export const V1 = '2025-11-25';
 export const V2 = '2026-07-28';
 
 /** Content types the SDK's rule (and so the server) accepts: the media type `application/json`, parameters ignored. */
-export const ACCEPTED_TYPES = ['application/json', 'application/json; charset=utf-8', 'Application/JSON', 'APPLICATION/JSON;charset="UTF-8"', 'application/json;', 'application/json ; charset=latin1'];
+export const ACCEPTED_TYPES = [
+  'application/json',
+  'application/json; charset=utf-8',
+  'Application/JSON',
+  'APPLICATION/JSON;charset="UTF-8"',
+  'application/json;',
+  'application/json ; charset=latin1',
+];
 /** Content types that must get 415: the CORS-safelisted ones, none, look-alikes, lists. */
-export const REFUSED_TYPES = ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=----fz', '', 'application/jsonx', 'application/vnd.api+json', 'text/plain; a=application/json', 'application/json, text/plain', '*/*', 'text/json', 'application/json-seq'];
+export const REFUSED_TYPES = [
+  'text/plain',
+  'text/plain;charset=UTF-8',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=----fz',
+  '',
+  'application/jsonx',
+  'application/vnd.api+json',
+  'text/plain; a=application/json',
+  'application/json, text/plain',
+  '*/*',
+  'text/json',
+  'application/json-seq',
+];
 const ACCEPTS = ['application/json, text/event-stream', 'text/event-stream, application/json', '*/*', 'application/json', 'text/event-stream', 'text/html'];
 
 /** What exists on the server before the fuzzing starts (anonymous owner: the default `serve`). */
@@ -121,11 +141,29 @@ function insert(bytes: Buffer, at: number, junk: Buffer): Buffer {
 }
 
 /** Invalid UTF-8: a lone continuation byte, a truncated sequence, an overlong form, a surrogate, 0xFF. */
-const BAD_UTF8 = [Buffer.from([0x80]), Buffer.from([0xc3]), Buffer.from([0xe2, 0x82]), Buffer.from([0xc0, 0xaf]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xff, 0xfe])];
+const BAD_UTF8 = [
+  Buffer.from([0x80]),
+  Buffer.from([0xc3]),
+  Buffer.from([0xe2, 0x82]),
+  Buffer.from([0xc0, 0xaf]),
+  Buffer.from([0xed, 0xa0, 0x80]),
+  Buffer.from([0xff, 0xfe]),
+];
 
 /** The JSON-RPC message of one op, its MCP headers, and the creation it makes. */
-function messageOf(d: Dimensions, op: Op, world: LayerWorld, n: number, index: number, refused: boolean, aims: string[]): { message: Record<string, unknown>; method: string; name?: string; creation?: Creation } {
-  const meta = { 'io.modelcontextprotocol/protocolVersion': V2, 'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} }, extensions: { 'io.modelcontextprotocol/tasks': {} } } };
+function messageOf(
+  d: Dimensions,
+  op: Op,
+  world: LayerWorld,
+  n: number,
+  index: number,
+  refused: boolean,
+  aims: string[],
+): { message: Record<string, unknown>; method: string; name?: string; creation?: Creation } {
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': V2,
+    'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} }, extensions: { 'io.modelcontextprotocol/tasks': {} } },
+  };
   const v2 = d.route === 'v2';
   const id = `fz-${n}-${index}`;
   const aim = (pool: string[], fallback: string[]): string => {
@@ -139,7 +177,12 @@ function messageOf(d: Dimensions, op: Op, world: LayerWorld, n: number, index: n
     const args = { seconds: 0, label, note, ...(d.pad > 0 ? { pad: 'p'.repeat(d.pad) } : {}) };
     // The longest TTL (24 h, clamped): the store is read after the run, and a long run outlives a short TTL.
     const params = v2 ? { name: 'slow_compute', arguments: args, _meta: meta } : { name: 'slow_compute', arguments: args, task: { ttl: 86_400_000 } };
-    return { message: { jsonrpc: '2.0', id, method: 'tools/call', params }, method: 'tools/call', name: 'slow_compute', creation: { label, generation: v2 ? 'v2' : 'v1' } };
+    return {
+      message: { jsonrpc: '2.0', id, method: 'tools/call', params },
+      method: 'tools/call',
+      name: 'slow_compute',
+      creation: { label, generation: v2 ? 'v2' : 'v1' },
+    };
   }
   if (op === 'cancel' || op === 'get') {
     const taskId = v2 ? aim(world.canaries.v2Working, world.disposable.v2) : aim(world.canaries.v1Working, world.disposable.v1);
@@ -148,15 +191,34 @@ function messageOf(d: Dimensions, op: Op, world: LayerWorld, n: number, index: n
   }
   if (op === 'update' && v2) {
     const taskId = aim(world.canaries.v2Input, world.disposable.v2);
-    return { message: { jsonrpc: '2.0', id, method: 'tasks/update', params: { taskId, inputResponses: { 'input-1': { action: 'accept', content: { confirm: true } } }, _meta: meta } }, method: 'tasks/update', name: taskId };
+    return {
+      message: {
+        jsonrpc: '2.0',
+        id,
+        method: 'tasks/update',
+        params: { taskId, inputResponses: { 'input-1': { action: 'accept', content: { confirm: true } } }, _meta: meta },
+      },
+      method: 'tasks/update',
+      name: taskId,
+    };
   }
   if (op === 'list' && !v2) return { message: { jsonrpc: '2.0', id, method: 'tasks/list', params: {} }, method: 'tasks/list' };
-  if (op === 'notify') return { message: { jsonrpc: '2.0', method: 'notifications/roots/list_changed', params: v2 ? { _meta: meta } : {} }, method: 'notifications/roots/list_changed' };
+  if (op === 'notify')
+    return {
+      message: { jsonrpc: '2.0', method: 'notifications/roots/list_changed', params: v2 ? { _meta: meta } : {} },
+      method: 'notifications/roots/list_changed',
+    };
   return { message: { jsonrpc: '2.0', id, method: 'tools/list', params: v2 ? { _meta: meta } : {} }, method: 'tools/list' };
 }
 
 /** The body (before framing) and the headers of a case, per route. */
-function bodyAndHeaders(d: Dimensions, world: LayerWorld, n: number, refused: boolean, aims: string[]): { path: string; method: string; body: Buffer; headers: Array<[string, string | Buffer]>; creations: Creation[] } {
+function bodyAndHeaders(
+  d: Dimensions,
+  world: LayerWorld,
+  n: number,
+  refused: boolean,
+  aims: string[],
+): { path: string; method: string; body: Buffer; headers: Array<[string, string | Buffer]>; creations: Creation[] } {
   const headers: Array<[string, string | Buffer]> = [['Host', world.host]];
   const creations: Creation[] = [];
   if (d.route === 'admin') {
@@ -169,7 +231,13 @@ function bodyAndHeaders(d: Dimensions, world: LayerWorld, n: number, refused: bo
     if (refused) aims.push(taskId);
     headers.push(['Origin', `http://${world.host}`], ['X-CSRF-Token', world.csrf]);
     const payload = { note: 'note-NOTE', ...(d.pad > 0 ? { pad: 'p'.repeat(d.pad) } : {}) };
-    return { path: `/dashboard/api/tasks/${taskId}/cancel`, method: 'POST', body: Buffer.from(JSON.stringify(d.batch ? [payload] : payload)), headers, creations };
+    return {
+      path: `/dashboard/api/tasks/${taskId}/cancel`,
+      method: 'POST',
+      body: Buffer.from(JSON.stringify(d.batch ? [payload] : payload)),
+      headers,
+      creations,
+    };
   }
   let messages: Array<Record<string, unknown>>;
   let mcp: { method: string; name?: string } = { method: 'tools/list' };
@@ -193,7 +261,15 @@ function bodyAndHeaders(d: Dimensions, world: LayerWorld, n: number, refused: bo
   const versions = { right: [version], absent: [], other: [other], bogus: ['2099-01-01'], empty: [''], duplicate: [version, version] }[d.version];
   for (const value of versions) headers.push(['MCP-Protocol-Version', value]);
   if (d.route !== 'v2' || d.session !== 'absent') {
-    const sessions = { own: [world.sessions.own], other: [world.sessions.other], unknown: ['no-such-session'], empty: [''], absent: [], duplicate: [world.sessions.own, world.sessions.own], 'obs-text': [Buffer.from([0x73, 0xff, 0xe9, 0x80])] }[d.session];
+    const sessions = {
+      own: [world.sessions.own],
+      other: [world.sessions.other],
+      unknown: ['no-such-session'],
+      empty: [''],
+      absent: [],
+      duplicate: [world.sessions.own, world.sessions.own],
+      'obs-text': [Buffer.from([0x73, 0xff, 0xe9, 0x80])],
+    }[d.session];
     // 2026-07-28 requests carry no session normally; a session id on one must be ignored (B12).
     for (const value of d.route === 'v2' && d.session === 'own' ? [world.sessions.own] : sessions) headers.push(['Mcp-Session-Id', value]);
   }
@@ -212,7 +288,13 @@ function frame(d: Dimensions, startLine: string, headers: Array<[string, string 
   if (d.close) lines.push(['Connection', 'close']);
   if (d.extraHeader === 'obs-text') lines.push(['X-Fuzz', Buffer.from([0x61, 0xe9, 0xff, 0x80, 0x62])]);
   if (d.extraHeader === 'control') lines.push(['X-Fuzz', Buffer.from([0x61, 0x01, 0x62])]);
-  const head = Buffer.concat([Buffer.from(`${startLine}\r\n`), ...lines.map(([name, value]) => Buffer.concat([Buffer.from(`${name}: `), Buffer.isBuffer(value) ? value : Buffer.from(value, 'latin1'), Buffer.from('\r\n')])), Buffer.from('\r\n')]);
+  const head = Buffer.concat([
+    Buffer.from(`${startLine}\r\n`),
+    ...lines.map(([name, value]) =>
+      Buffer.concat([Buffer.from(`${name}: `), Buffer.isBuffer(value) ? value : Buffer.from(value, 'latin1'), Buffer.from('\r\n')]),
+    ),
+    Buffer.from('\r\n'),
+  ]);
   if (d.framing === 'chunked' || d.framing === 'chunked-bad' || d.framing === 'cl+te') {
     const chunks: Buffer[] = [];
     let at = 0;
@@ -233,22 +315,60 @@ function frame(d: Dimensions, startLine: string, headers: Array<[string, string 
 }
 
 const dimensions: fc.Arbitrary<Dimensions> = fc.record({
-  route: fc.oneof({ weight: 5, arbitrary: fc.constant<Route>('v2') }, { weight: 5, arbitrary: fc.constant<Route>('v1') }, { weight: 1, arbitrary: fc.constant<Route>('reply') }, { weight: 1, arbitrary: fc.constant<Route>('admin') }, { weight: 1, arbitrary: fc.constant<Route>('dashboard') }),
-  ops: fc.array(fc.oneof({ weight: 4, arbitrary: fc.constant<Op>('create') }, { weight: 3, arbitrary: fc.constant<Op>('cancel') }, fc.constantFrom<Op>('get', 'list', 'update', 'notify')), { minLength: 1, maxLength: 3 }),
+  route: fc.oneof(
+    { weight: 5, arbitrary: fc.constant<Route>('v2') },
+    { weight: 5, arbitrary: fc.constant<Route>('v1') },
+    { weight: 1, arbitrary: fc.constant<Route>('reply') },
+    { weight: 1, arbitrary: fc.constant<Route>('admin') },
+    { weight: 1, arbitrary: fc.constant<Route>('dashboard') },
+  ),
+  ops: fc.array(
+    fc.oneof(
+      { weight: 4, arbitrary: fc.constant<Op>('create') },
+      { weight: 3, arbitrary: fc.constant<Op>('cancel') },
+      fc.constantFrom<Op>('get', 'list', 'update', 'notify'),
+    ),
+    { minLength: 1, maxLength: 3 },
+  ),
   batch: fc.nat({ max: 7 }).map((roll) => roll === 0),
   contentType: fc.oneof(
     { weight: 6, arbitrary: fc.constantFrom(...ACCEPTED_TYPES).map((first) => ({ first })) },
     { weight: 4, arbitrary: fc.constantFrom(...REFUSED_TYPES).map((first) => ({ first })) },
     { weight: 1, arbitrary: fc.constant({ first: undefined }) },
-    { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...ACCEPTED_TYPES, ...REFUSED_TYPES), fc.constantFrom(...ACCEPTED_TYPES, ...REFUSED_TYPES)).map(([first, second]) => ({ first, second })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.constantFrom(...ACCEPTED_TYPES, ...REFUSED_TYPES), fc.constantFrom(...ACCEPTED_TYPES, ...REFUSED_TYPES))
+        .map(([first, second]) => ({ first, second })),
+    },
   ),
-  accept: fc.oneof({ weight: 6, arbitrary: fc.constant<string | undefined | [string, string]>('application/json, text/event-stream') }, fc.constantFrom<string | undefined | [string, string]>(...ACCEPTS, undefined, ['application/json', 'text/event-stream'])),
-  version: fc.oneof({ weight: 6, arbitrary: fc.constant<Dimensions['version']>('right') }, fc.constantFrom<Dimensions['version']>('absent', 'other', 'bogus', 'empty', 'duplicate')),
-  session: fc.oneof({ weight: 6, arbitrary: fc.constant<Dimensions['session']>('own') }, fc.constantFrom<Dimensions['session']>('other', 'unknown', 'empty', 'absent', 'duplicate', 'obs-text')),
-  framing: fc.oneof({ weight: 8, arbitrary: fc.constant<Framing>('length') }, { weight: 3, arbitrary: fc.constant<Framing>('chunked') }, fc.constantFrom<Framing>('chunked-bad', 'truncated', 'cl+te', 'dup-cl', 'no-length')),
+  accept: fc.oneof(
+    { weight: 6, arbitrary: fc.constant<string | undefined | [string, string]>('application/json, text/event-stream') },
+    fc.constantFrom<string | undefined | [string, string]>(...ACCEPTS, undefined, ['application/json', 'text/event-stream']),
+  ),
+  version: fc.oneof(
+    { weight: 6, arbitrary: fc.constant<Dimensions['version']>('right') },
+    fc.constantFrom<Dimensions['version']>('absent', 'other', 'bogus', 'empty', 'duplicate'),
+  ),
+  session: fc.oneof(
+    { weight: 6, arbitrary: fc.constant<Dimensions['session']>('own') },
+    fc.constantFrom<Dimensions['session']>('other', 'unknown', 'empty', 'absent', 'duplicate', 'obs-text'),
+  ),
+  framing: fc.oneof(
+    { weight: 8, arbitrary: fc.constant<Framing>('length') },
+    { weight: 3, arbitrary: fc.constant<Framing>('chunked') },
+    fc.constantFrom<Framing>('chunked-bad', 'truncated', 'cl+te', 'dup-cl', 'no-length'),
+  ),
   mutation: fc.oneof({ weight: 8, arbitrary: fc.constant<Mutation>('none') }, fc.constantFrom<Mutation>('utf8-in-string', 'utf8-anywhere', 'cut')),
-  pad: fc.oneof({ weight: 40, arbitrary: fc.constant(0) }, { weight: 8, arbitrary: fc.integer({ min: 1, max: 100_000 }) }, { weight: 1, arbitrary: fc.integer({ min: 4 * 1024 * 1024, max: 4 * 1024 * 1024 + 4096 }) }),
-  extraHeader: fc.oneof({ weight: 10, arbitrary: fc.constant<Dimensions['extraHeader']>('none') }, fc.constantFrom<Dimensions['extraHeader']>('obs-text', 'control')),
+  pad: fc.oneof(
+    { weight: 40, arbitrary: fc.constant(0) },
+    { weight: 8, arbitrary: fc.integer({ min: 1, max: 100_000 }) },
+    { weight: 1, arbitrary: fc.integer({ min: 4 * 1024 * 1024, max: 4 * 1024 * 1024 + 4096 }) },
+  ),
+  extraHeader: fc.oneof(
+    { weight: 10, arbitrary: fc.constant<Dimensions['extraHeader']>('none') },
+    fc.constantFrom<Dimensions['extraHeader']>('obs-text', 'control'),
+  ),
   close: fc.boolean(),
   cuts: fc.array(fc.nat({ max: 400 }), { maxLength: 4 }).map((cuts) => [...cuts].sort((a, b) => a - b)),
   pauseMs: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, fc.integer({ min: 1, max: 5 })),

@@ -29,7 +29,10 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20_261_201);
 /** Requests in flight at once (one property run). */
 const BATCH = 20;
 const ANSWER_TIMEOUT_MS = 20_000;
-const META = { 'io.modelcontextprotocol/protocolVersion': V2, 'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} }, extensions: { 'io.modelcontextprotocol/tasks': {} } } };
+const META = {
+  'io.modelcontextprotocol/protocolVersion': V2,
+  'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} }, extensions: { 'io.modelcontextprotocol/tasks': {} } },
+};
 
 const temp = makeTempDir('mcp-tasks-http-fuzz-');
 afterAll(() => temp.remove());
@@ -41,16 +44,36 @@ const count = (map: Map<string | number, number>, key: string | number): void =>
 
 /** A valid request of either generation (the seeding and the liveness probe). */
 function v2Post(port: number, method: string, params: Record<string, unknown>, name?: string): Promise<HttpAnswer> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': V2, 'mcp-method': method, ...(name ? { 'mcp-name': name } : {}) };
-  return sendHttp(port, { method: 'POST', path: '/mcp', headers, body: JSON.stringify({ jsonrpc: '2.0', id: `seed-${method}`, method, params: { ...params, _meta: META } }) }, ANSWER_TIMEOUT_MS);
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': V2,
+    'mcp-method': method,
+    ...(name ? { 'mcp-name': name } : {}),
+  };
+  return sendHttp(
+    port,
+    { method: 'POST', path: '/mcp', headers, body: JSON.stringify({ jsonrpc: '2.0', id: `seed-${method}`, method, params: { ...params, _meta: META } }) },
+    ANSWER_TIMEOUT_MS,
+  );
 }
 function v1Post(port: number, session: string | undefined, message: Record<string, unknown>): Promise<HttpAnswer> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': V1, ...(session ? { 'mcp-session-id': session } : {}) };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': V1,
+    ...(session ? { 'mcp-session-id': session } : {}),
+  };
   return sendHttp(port, { method: 'POST', path: '/mcp', headers, body: JSON.stringify(message) }, ANSWER_TIMEOUT_MS);
 }
 
 async function openSession(port: number): Promise<string> {
-  const init = await v1Post(port, undefined, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: V1, capabilities: { elicitation: { form: {} } }, clientInfo: { name: 'http-fuzz', version: '1' } } });
+  const init = await v1Post(port, undefined, {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: V1, capabilities: { elicitation: { form: {} } }, clientInfo: { name: 'http-fuzz', version: '1' } },
+  });
   const session = init.headers['mcp-session-id'];
   if (typeof session !== 'string') throw new Error(`no session: ${init.status} ${init.text}`);
   await v1Post(port, session, { jsonrpc: '2.0', method: 'notifications/initialized' });
@@ -62,7 +85,13 @@ async function seedWorld(port: number, readStatus: (taskId: string) => string | 
   const own = await openSession(port);
   const other = await openSession(port);
   const v2Task = async (name: string, args: object) => String((await v2Post(port, 'tools/call', { name, arguments: args }, name)).message?.result?.taskId);
-  const v1Task = async (name: string, args: object) => String(((await v1Post(port, own, { jsonrpc: '2.0', id: `seed-${name}`, method: 'tools/call', params: { name, arguments: args, task: { ttl: 86_400_000 } } })).message?.result?.task as { taskId: string }).taskId);
+  const v1Task = async (name: string, args: object) =>
+    String(
+      (
+        (await v1Post(port, own, { jsonrpc: '2.0', id: `seed-${name}`, method: 'tools/call', params: { name, arguments: args, task: { ttl: 86_400_000 } } }))
+          .message?.result?.task as { taskId: string }
+      ).taskId,
+    );
   const world: LayerWorld = {
     host: `127.0.0.1:${port}`,
     sessions: { own, other },
@@ -95,7 +124,9 @@ async function seedWorld(port: number, readStatus: (taskId: string) => string | 
 function created(built: BuiltCase, answer: HttpAnswer): boolean {
   const result = answer.message?.result;
   if (answer.status !== 200 || !result || built.creations.length !== 1) return false;
-  return built.creations[0]?.generation === 'v2' ? typeof result.taskId === 'string' : typeof (result.task as { taskId?: unknown } | undefined)?.taskId === 'string';
+  return built.creations[0]?.generation === 'v2'
+    ? typeof result.taskId === 'string'
+    : typeof (result.task as { taskId?: unknown } | undefined)?.taskId === 'string';
 }
 
 /** The answer the model demands, or `undefined` when it holds. */
@@ -107,7 +138,9 @@ function problemOf(built: BuiltCase, answer: HttpAnswer): string | undefined {
       return answer.status >= 200 && answer.status < 300 ? `a request that is not HTTP was answered ${answer.status}` : undefined;
     case 'unsupported':
       // The MCP endpoint answers JSON-RPC (-32000, the SDK's code); the admin API and the dashboard their own JSON.
-      return answer.status === 415 && (built.route === 'admin' || built.route === 'dashboard' || code === -32000) ? undefined : `expected 415 (-32000), got ${answer.status} ${String(code)}`;
+      return answer.status === 415 && (built.route === 'admin' || built.route === 'dashboard' || code === -32000)
+        ? undefined
+        : `expected 415 (-32000), got ${answer.status} ${String(code)}`;
     case 'too_large':
       return answer.status === 413 ? undefined : `expected 413, got ${answer.status}`;
     case 'unparsable':
@@ -130,76 +163,109 @@ describe(`HTTP layer fuzz: ${TOTAL} generated raw requests (seed ${SEED}) agains
     );
   });
 
-  it('no 5xx, no hang, every answer as the model predicts, nothing refused runs, the server lives and the store is sound', async () => {
-    const dbPath = join(temp.dir, 'tasks.db');
-    const port = await freePort();
-    // The default serve (no authentication, SQLite) with the dashboard on; tools on the event loop, since the
-    // executor is not what is fuzzed here and worker threads make the canaries slow to start on a loaded machine.
-    const server: ServeProcess = spawnServe(['--port', String(port), '--data-dir', join(temp.dir, 'data'), '--store', dbPath, '--no-builtins', '--fixtures', 'conformance', '--dashboard', '--log-level', 'warn', '--drain-ms', '500', '--executor', 'in-process']);
-    let db: Database.Database | undefined;
-    let exitCode: number | null = null;
-    try {
-      const started = Date.now();
-      while ((await v2Post(port, 'tools/list', {}).catch(() => undefined))?.status !== 200) {
-        if (!server.alive() || Date.now() - started > 30_000) throw new Error(`server did not start:\n${server.stderr()}`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      db = new Database(dbPath, { readonly: true });
-      const statusStatement = db.prepare('SELECT status FROM tasks WHERE task_id = ?');
-      const readStatus = (taskId: string) => (statusStatement.get(taskId) as { status: string } | undefined)?.status;
-      const world = await seedWorld(port, readStatus);
-      const canaries = [...world.canaries.v1Working, ...world.canaries.v2Working, ...world.canaries.v1Input, ...world.canaries.v2Input];
-      const before = new Map(canaries.map((taskId) => [taskId, readStatus(taskId)]));
-      const creations: Array<{ label: string; created: boolean; describe: string }> = [];
-      let next = 0;
-      await fc.assert(
-        fc.asyncProperty(fc.array(layerCases, { minLength: BATCH, maxLength: BATCH }), async (cases: LayerCase[]) => {
-          const failures = await Promise.all(
-            cases.map(async (fuzzCase) => {
-              const built = fuzzCase.build(world, (next += 1));
-              count(kinds, fuzzCase.kind);
-              count(expectations, built.expected);
-              let answer: HttpAnswer;
-              try {
-                answer = await sendRawHttp(port, built.request, ANSWER_TIMEOUT_MS);
-              } catch (error) {
-                return `${String(error).split(':')[0]}: no answer within ${ANSWER_TIMEOUT_MS} ms (hang)\n  request: ${built.describe}`;
-              }
-              count(statuses, answer.status);
-              for (const creation of built.creations) creations.push({ label: creation.label, created: created(built, answer), describe: `answer ${answer.status} ${answer.text.slice(0, 300)}; request ${built.describe}` });
-              const problem = problemOf(built, answer);
-              return problem === undefined ? undefined : `${problem}: ${answer.text.slice(0, 200)}\n  request: ${built.describe}`;
-            }),
-          );
-          const alive = await v2Post(port, 'tools/list', {});
-          if (alive.status !== 200) failures.push(`tools/list after the run answered ${alive.status}`);
-          if (!server.alive()) failures.push(`the server died:\n${server.stderr()}`);
-          const found = failures.filter((failure) => failure !== undefined);
-          if (found.length > 0) throw new Error(found.join('\n'));
-        }),
-        { seed: SEED, numRuns: Math.max(1, Math.ceil(TOTAL / BATCH)), endOnFailure: true },
-      );
+  it(
+    'no 5xx, no hang, every answer as the model predicts, nothing refused runs, the server lives and the store is sound',
+    async () => {
+      const dbPath = join(temp.dir, 'tasks.db');
+      const port = await freePort();
+      // The default serve (no authentication, SQLite) with the dashboard on; tools on the event loop, since the
+      // executor is not what is fuzzed here and worker threads make the canaries slow to start on a loaded machine.
+      const server: ServeProcess = spawnServe([
+        '--port',
+        String(port),
+        '--data-dir',
+        join(temp.dir, 'data'),
+        '--store',
+        dbPath,
+        '--no-builtins',
+        '--fixtures',
+        'conformance',
+        '--dashboard',
+        '--log-level',
+        'warn',
+        '--drain-ms',
+        '500',
+        '--executor',
+        'in-process',
+      ]);
+      let db: Database.Database | undefined;
+      let exitCode: number | null = null;
+      try {
+        const started = Date.now();
+        while ((await v2Post(port, 'tools/list', {}).catch(() => undefined))?.status !== 200) {
+          if (!server.alive() || Date.now() - started > 30_000) throw new Error(`server did not start:\n${server.stderr()}`);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        db = new Database(dbPath, { readonly: true });
+        const statusStatement = db.prepare('SELECT status FROM tasks WHERE task_id = ?');
+        const readStatus = (taskId: string) => (statusStatement.get(taskId) as { status: string } | undefined)?.status;
+        const world = await seedWorld(port, readStatus);
+        const canaries = [...world.canaries.v1Working, ...world.canaries.v2Working, ...world.canaries.v1Input, ...world.canaries.v2Input];
+        const before = new Map(canaries.map((taskId) => [taskId, readStatus(taskId)]));
+        const creations: Array<{ label: string; created: boolean; describe: string }> = [];
+        let next = 0;
+        await fc.assert(
+          fc.asyncProperty(fc.array(layerCases, { minLength: BATCH, maxLength: BATCH }), async (cases: LayerCase[]) => {
+            const failures = await Promise.all(
+              cases.map(async (fuzzCase) => {
+                const built = fuzzCase.build(world, (next += 1));
+                count(kinds, fuzzCase.kind);
+                count(expectations, built.expected);
+                let answer: HttpAnswer;
+                try {
+                  answer = await sendRawHttp(port, built.request, ANSWER_TIMEOUT_MS);
+                } catch (error) {
+                  return `${String(error).split(':')[0]}: no answer within ${ANSWER_TIMEOUT_MS} ms (hang)\n  request: ${built.describe}`;
+                }
+                count(statuses, answer.status);
+                for (const creation of built.creations)
+                  creations.push({
+                    label: creation.label,
+                    created: created(built, answer),
+                    describe: `answer ${answer.status} ${answer.text.slice(0, 300)}; request ${built.describe}`,
+                  });
+                const problem = problemOf(built, answer);
+                return problem === undefined ? undefined : `${problem}: ${answer.text.slice(0, 200)}\n  request: ${built.describe}`;
+              }),
+            );
+            const alive = await v2Post(port, 'tools/list', {});
+            if (alive.status !== 200) failures.push(`tools/list after the run answered ${alive.status}`);
+            if (!server.alive()) failures.push(`the server died:\n${server.stderr()}`);
+            const found = failures.filter((failure) => failure !== undefined);
+            if (found.length > 0) throw new Error(found.join('\n'));
+          }),
+          { seed: SEED, numRuns: Math.max(1, Math.ceil(TOTAL / BATCH)), endOnFailure: true },
+        );
 
-      // Nothing refused ran: the canaries are as they were, the kill switch never turned on, every task-creating
-      // call left a task exactly when its answer said it did.
-      expect(new Map(canaries.map((taskId) => [taskId, readStatus(taskId)]))).toEqual(before);
-      expect(db.prepare('SELECT count(*) AS n FROM kill_switches').get()).toEqual({ n: 0 });
-      const tasksByLabel = new Map<string, number>();
-      for (const { label } of db.prepare("SELECT json_extract(arguments, '$.label') AS label FROM tasks").all() as Array<{ label: unknown }>) {
-        if (typeof label === 'string') tasksByLabel.set(label, (tasksByLabel.get(label) ?? 0) + 1);
+        // Nothing refused ran: the canaries are as they were, the kill switch never turned on, every task-creating
+        // call left a task exactly when its answer said it did.
+        expect(new Map(canaries.map((taskId) => [taskId, readStatus(taskId)]))).toEqual(before);
+        expect(db.prepare('SELECT count(*) AS n FROM kill_switches').get()).toEqual({ n: 0 });
+        const tasksByLabel = new Map<string, number>();
+        for (const { label } of db.prepare("SELECT json_extract(arguments, '$.label') AS label FROM tasks").all() as Array<{ label: unknown }>) {
+          if (typeof label === 'string') tasksByLabel.set(label, (tasksByLabel.get(label) ?? 0) + 1);
+        }
+        const wrong = creations.filter(({ label, created: answered }) => (tasksByLabel.get(label) ?? 0) !== (answered ? 1 : 0));
+        expect(
+          wrong.map(({ label, created: answered, describe }) => `${label}: answered ${answered ? 'created' : 'not created'}; ${describe.slice(0, 300)}`),
+        ).toEqual([]);
+        expect(creations.some((creation) => creation.created)).toBe(true);
+        expect(creations.some((creation) => !creation.created)).toBe(true);
+        expect(checkStoreIntegrity(await sqliteSnapshot(db)())).toEqual([]);
+      } finally {
+        db?.close();
+        exitCode = await server.stop();
       }
-      const wrong = creations.filter(({ label, created: answered }) => (tasksByLabel.get(label) ?? 0) !== (answered ? 1 : 0));
-      expect(wrong.map(({ label, created: answered, describe }) => `${label}: answered ${answered ? 'created' : 'not created'}; ${describe.slice(0, 300)}`)).toEqual([]);
-      expect(creations.some((creation) => creation.created)).toBe(true);
-      expect(creations.some((creation) => !creation.created)).toBe(true);
-      expect(checkStoreIntegrity(await sqliteSnapshot(db)())).toEqual([]);
-    } finally {
-      db?.close();
-      exitCode = await server.stop();
-    }
-    // After a passing run only, so that a failure above is what the report shows.
-    expect(exitCode, server.stderr()).toBe(0);
-    // pino levels: 50 error, 60 fatal. A request the HTTP layer refuses is no error of the server's.
-    expect(server.stderr().split('\n').filter((line) => /"level":(50|60)/.test(line))).toEqual([]);
-  }, Math.max(120_000, TOTAL * 200));
+      // After a passing run only, so that a failure above is what the report shows.
+      expect(exitCode, server.stderr()).toBe(0);
+      // pino levels: 50 error, 60 fatal. A request the HTTP layer refuses is no error of the server's.
+      expect(
+        server
+          .stderr()
+          .split('\n')
+          .filter((line) => /"level":(50|60)/.test(line)),
+      ).toEqual([]);
+    },
+    Math.max(120_000, TOTAL * 200),
+  );
 });

@@ -154,8 +154,15 @@ export class TestAuthorizationServer {
     const discovery = (await (await fetch(`${this.issuer}/.well-known/openid-configuration`)).json()) as { token_endpoint: string };
     const response = await fetch(discovery.token_endpoint, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client.clientId}:${client.secret}`).toString('base64')}` },
-      body: new URLSearchParams({ grant_type: 'client_credentials', resource: options.resource, ...(options.scope === undefined ? {} : { scope: options.scope }) }),
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${client.clientId}:${client.secret}`).toString('base64')}`,
+      },
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        resource: options.resource,
+        ...(options.scope === undefined ? {} : { scope: options.scope }),
+      }),
     });
     const body = (await response.json()) as { access_token?: string; token_type?: string; error?: string; error_description?: string };
     if (!response.ok || body.access_token === undefined) throw new Error(`token request refused: ${body.error}: ${body.error_description}`);

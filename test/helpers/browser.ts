@@ -11,7 +11,10 @@ const ASSET = join(ROOT, 'dist/dashboard/assets/app.js');
 const AXE = join(ROOT, 'node_modules/axe-core/axe.min.js');
 
 function newest(dir: string): number {
-  return readdirSync(dir, { withFileTypes: true }).reduce((max, entry) => Math.max(max, entry.isDirectory() ? newest(join(dir, entry.name)) : statSync(join(dir, entry.name)).mtimeMs), 0);
+  return readdirSync(dir, { withFileTypes: true }).reduce(
+    (max, entry) => Math.max(max, entry.isDirectory() ? newest(join(dir, entry.name)) : statSync(join(dir, entry.name)).mtimeMs),
+    0,
+  );
 }
 
 /** Bundle the dashboard's page when `dist/dashboard/assets` is missing or older than `web/` (as `npm run build` does). */
@@ -27,7 +30,9 @@ export function ensureDashboardBuilt(): void {
  */
 export async function launchChromium(executablePath = CHROMIUM): Promise<Browser> {
   if (!existsSync(executablePath)) {
-    throw new Error(`Chromium not found at ${executablePath}: install it with \`apt-get install -y chromium\` (.ci/run does this), or point MCP_TASKS_CHROMIUM at a Chromium binary`);
+    throw new Error(
+      `Chromium not found at ${executablePath}: install it with \`apt-get install -y chromium\` (.ci/run does this), or point MCP_TASKS_CHROMIUM at a Chromium binary`,
+    );
   }
   return chromium.launch({
     executablePath,
@@ -40,6 +45,10 @@ export async function launchChromium(executablePath = CHROMIUM): Promise<Browser
 export async function axeSerious(page: Page): Promise<unknown[]> {
   // evaluate() runs outside the page's CSP (which rightly refuses an injected inline script).
   await page.evaluate(readFileSync(AXE, 'utf8'));
-  const violations = (await page.evaluate(async () => (await (globalThis as unknown as { axe: { run(): Promise<{ violations: unknown[] }> } }).axe.run()).violations)) as Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }>;
-  return violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical').map((violation) => ({ id: violation.id, impact: violation.impact, targets: violation.nodes.map((node) => node.target) }));
+  const violations = (await page.evaluate(
+    async () => (await (globalThis as unknown as { axe: { run(): Promise<{ violations: unknown[] }> } }).axe.run()).violations,
+  )) as Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }>;
+  return violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map((violation) => ({ id: violation.id, impact: violation.impact, targets: violation.nodes.map((node) => node.target) }));
 }

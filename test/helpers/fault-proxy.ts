@@ -97,7 +97,10 @@ export function readBody(request: IncomingMessage): Promise<Buffer> {
  * An HTTP front that honours idempotency keys on `tools/call` in front of `targetUrl` — or, with `strip`, one that
  * hides the server's own declaration (a server that does not honour keys, for the client's side of that case).
  */
-export async function startIdempotentFront(targetUrl: string, options: { strip?: boolean } = {}): Promise<{ url: string; keys: string[]; replays: number; close(): Promise<void> }> {
+export async function startIdempotentFront(
+  targetUrl: string,
+  options: { strip?: boolean } = {},
+): Promise<{ url: string; keys: string[]; replays: number; close(): Promise<void> }> {
   const answers = new Map<string, { status: number; type: string; text: string }>();
   const state = { keys: [] as string[], replays: 0 };
   const server: Server = createServer((request, response) => {
@@ -121,10 +124,17 @@ export async function startIdempotentFront(targetUrl: string, options: { strip?:
         }
       }
       const headers = new Headers();
-      for (const [name, value] of Object.entries(request.headers)) if (typeof value === 'string' && name !== 'host' && name !== 'content-length') headers.set(name, value);
-      const upstream = await fetch(new URL(request.url ?? '/', targetUrl), { method: request.method ?? 'GET', headers, ...(request.method === 'POST' ? { body } : {}) });
+      for (const [name, value] of Object.entries(request.headers))
+        if (typeof value === 'string' && name !== 'host' && name !== 'content-length') headers.set(name, value);
+      const upstream = await fetch(new URL(request.url ?? '/', targetUrl), {
+        method: request.method ?? 'GET',
+        headers,
+        ...(request.method === 'POST' ? { body } : {}),
+      });
       const type = upstream.headers.get('content-type') ?? '';
-      const passthrough = Object.fromEntries([...upstream.headers].filter(([name]) => !['content-length', 'content-encoding', 'transfer-encoding', 'connection'].includes(name)));
+      const passthrough = Object.fromEntries(
+        [...upstream.headers].filter(([name]) => !['content-length', 'content-encoding', 'transfer-encoding', 'connection'].includes(name)),
+      );
       const rewrite = message?.method === 'initialize' || message?.method === 'server/discover';
       if (!rewrite && typeof key !== 'string') {
         response.writeHead(upstream.status, passthrough);
@@ -135,7 +145,10 @@ export async function startIdempotentFront(targetUrl: string, options: { strip?:
       let text = await upstream.text();
       if (rewrite) {
         text = type.includes('text/event-stream')
-          ? text.replaceAll(/^data: (.*)$/gm, (_line, json: string) => `data: ${JSON.stringify(declare(JSON.parse(json) as Record<string, unknown>, options.strip))}`)
+          ? text.replaceAll(
+              /^data: (.*)$/gm,
+              (_line, json: string) => `data: ${JSON.stringify(declare(JSON.parse(json) as Record<string, unknown>, options.strip))}`,
+            )
           : JSON.stringify(declare(JSON.parse(text) as Record<string, unknown>, options.strip));
       }
       if (typeof key === 'string') answers.set(key, { status: upstream.status, type, text });

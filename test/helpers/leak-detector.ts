@@ -71,7 +71,9 @@ export class LeakDetector {
       const found =
         value.texts.flatMap((form) => windows(form, TEXT_WINDOW)).find((piece) => text.includes(piece)) ??
         windows(value.raw.toString('hex'), 2 * value.rawWindow).find((piece) => lower.includes(piece)) ??
-        windowsOfBytes(value.raw, value.rawWindow).find((piece) => bytes.includes(piece))?.toString('hex');
+        windowsOfBytes(value.raw, value.rawWindow)
+          .find((piece) => bytes.includes(piece))
+          ?.toString('hex');
       if (found !== undefined) leaks.push({ label: value.label, piece: found, answer: answerLabel });
     }
     return leaks;

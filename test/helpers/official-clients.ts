@@ -75,7 +75,13 @@ export class HttpRecorder {
     }
     const response = await fetch(input, { ...init, headers, ...(body === undefined ? {} : { body }) });
     const httpMethod = init?.method ?? 'GET';
-    const messages = httpMethod === 'POST' ? readJsonRpc(response.clone()).then((read) => read.messages, () => []) : Promise.resolve([]);
+    const messages =
+      httpMethod === 'POST'
+        ? readJsonRpc(response.clone()).then(
+            (read) => read.messages,
+            () => [],
+          )
+        : Promise.resolve([]);
     this.exchanges.push({ httpMethod, rpcMethods, requestBody, status: response.status, requestHeaders: headers, messages });
     return response;
   };
@@ -128,7 +134,10 @@ export async function connectV1Http(
 ): Promise<V1HttpClient> {
   const http = options.http ?? new HttpRecorder(options);
   const transport = new V1HttpTransport(new URL(url), { fetch: options.wrapFetch ? options.wrapFetch(http.fetch) : http.fetch });
-  const client = new V1Client({ name: options.name ?? 'sdk-1.32.2-e2e', version: '1.0.0' }, { capabilities: { ...(options.declareTasks === true ? { tasks: {} } : {}), ...options.capabilities } });
+  const client = new V1Client(
+    { name: options.name ?? 'sdk-1.32.2-e2e', version: '1.0.0' },
+    { capabilities: { ...(options.declareTasks === true ? { tasks: {} } : {}), ...options.capabilities } },
+  );
   await client.connect(transport);
   return {
     client,
@@ -189,7 +198,8 @@ export type RawDispatch = RawClientDispatch;
 let rawIds = 0;
 
 function asRawRequest(request: JsonValue): RawRequest {
-  if (typeof request !== 'object' || request === null || Array.isArray(request) || typeof (request as { method?: unknown }).method !== 'string') throw new TypeError('raw dispatch needs a JSON-RPC request object');
+  if (typeof request !== 'object' || request === null || Array.isArray(request) || typeof (request as { method?: unknown }).method !== 'string')
+    throw new TypeError('raw dispatch needs a JSON-RPC request object');
   return request as unknown as RawRequest;
 }
 
@@ -202,7 +212,12 @@ function asRawRequest(request: JsonValue): RawRequest {
 export function httpRawDispatch(url: string, http: HttpRecorder): RawDispatch {
   return async (request, options) => {
     const { method, params = {} } = asRawRequest(request);
-    const headers = new Headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': method });
+    const headers = new Headers({
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+    });
     const name = method === 'tools/call' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined;
     if (typeof name === 'string') headers.set('mcp-name', name);
     for (const [key, value] of Object.entries(options?.context?.headers ?? {})) headers.set(key, value);
@@ -245,7 +260,11 @@ export function transportRawDispatch(transport: Transport): RawDispatch {
 }
 
 /** The `_meta` envelope of a 2026-07-28 request as the 2.4 client frames it (for raw requests next to it). */
-export function v2Framing(declareExtension = true): { protocolVersion: string; clientInfo: Record<string, JsonValue>; clientCapabilities: Record<string, JsonValue> } {
+export function v2Framing(declareExtension = true): {
+  protocolVersion: string;
+  clientInfo: Record<string, JsonValue>;
+  clientCapabilities: Record<string, JsonValue>;
+} {
   return { protocolVersion: '2026-07-28', clientInfo: { name: 'client-2.4.0-e2e', version: '1.0.0' }, clientCapabilities: v2Capabilities(declareExtension) };
 }
 
@@ -256,7 +275,8 @@ export function createV2TaskSession(client: V2Client, rawDispatch: RawDispatch, 
 
 /** The JSON-RPC error (code, bare message, data) carried by an error of any of the official clients. */
 export function rpcError(error: unknown): { code: number; message: string; data?: unknown } {
-  if (error instanceof McpError) return { code: error.code, message: error.message.replace(/^MCP error -?\d+: /, ''), ...(error.data === undefined ? {} : { data: error.data }) };
+  if (error instanceof McpError)
+    return { code: error.code, message: error.message.replace(/^MCP error -?\d+: /, ''), ...(error.data === undefined ? {} : { data: error.data }) };
   if (error instanceof ProtocolError) return { code: error.code as number, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) };
   if (error instanceof JsonRpcResponseError) return { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) };
   throw new Error(`not a JSON-RPC error: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
@@ -274,7 +294,11 @@ export async function rejection(promise: Promise<unknown>): Promise<{ code: numb
 }
 
 /** Poll `read` until `done` accepts its value (no wall-clock assertions: the deadline only stops a hung test). */
-export async function pollUntil<T>(read: () => Promise<T>, done: (value: T) => boolean, options: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<T> {
+export async function pollUntil<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  options: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
+): Promise<T> {
   const deadline = Date.now() + (options.timeoutMs ?? 20_000);
   for (;;) {
     const value = await read();
@@ -315,7 +339,14 @@ export class Gates {
       const opened = deferred();
       const started = deferred();
       const returned = deferred();
-      gate = { opened: opened.promise, open: opened.resolve, started: started.promise, markStarted: started.resolve, returned: returned.promise, markReturned: returned.resolve };
+      gate = {
+        opened: opened.promise,
+        open: opened.resolve,
+        started: started.promise,
+        markStarted: started.resolve,
+        returned: returned.promise,
+        markReturned: returned.resolve,
+      };
       this.gates.set(name, gate);
     }
     return gate;

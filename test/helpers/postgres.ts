@@ -174,7 +174,10 @@ export function startPrivateCluster(): PrivateCluster {
     resume: () => void script('resume'),
     freeze() {
       const postmaster = Number(readFileSync(join(state.data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-      const children = spawnSync('ps', ['-o', 'pid=', '--ppid', String(postmaster)], { encoding: 'utf8' }).stdout.split('\n').map(Number).filter((pid) => pid > 0);
+      const children = spawnSync('ps', ['-o', 'pid=', '--ppid', String(postmaster)], { encoding: 'utf8' })
+        .stdout.split('\n')
+        .map(Number)
+        .filter((pid) => pid > 0);
       frozen = [postmaster, ...children];
       signal(frozen, 'SIGSTOP');
     },

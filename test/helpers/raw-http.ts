@@ -31,7 +31,10 @@ export interface HttpProbe {
 /** The JSON-RPC message of an answer body: the JSON itself, or the last SSE `data:` message with a result or error. */
 export function parseAnswer(text: string, type: string): HttpAnswer['message'] {
   const candidates = type.includes('text/event-stream')
-    ? text.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trim())
+    ? text
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trim())
     : [text];
   const messages = candidates.flatMap((candidate) => {
     try {
@@ -52,7 +55,14 @@ export function sendHttp(port: number, probe: HttpProbe, timeoutMs: number): Pro
   return new Promise((resolveAnswer, reject) => {
     const body = probe.body === undefined ? undefined : Buffer.isBuffer(probe.body) ? probe.body : Buffer.from(probe.body);
     const req = httpRequest(
-      { host: '127.0.0.1', port, method: probe.method, path: probe.path, headers: { ...(body ? { 'content-length': String(body.length) } : {}), ...probe.headers }, agent: false },
+      {
+        host: '127.0.0.1',
+        port,
+        method: probe.method,
+        path: probe.path,
+        headers: { ...(body ? { 'content-length': String(body.length) } : {}), ...probe.headers },
+        agent: false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -152,7 +162,10 @@ export function sendRawHttp(port: number, request: RawRequest, timeoutMs: number
       if (head.headers['transfer-encoding']?.includes('chunked')) return dechunk(rest) !== undefined;
       return head.status === 204 || head.status === 304 || (head.status >= 100 && head.status < 200);
     };
-    const timer = setTimeout(() => finish(new Error(`no answer within ${timeoutMs} ms (hang): ${Buffer.concat(request.pieces).subarray(0, 200).toString('latin1')}`)), timeoutMs);
+    const timer = setTimeout(
+      () => finish(new Error(`no answer within ${timeoutMs} ms (hang): ${Buffer.concat(request.pieces).subarray(0, 200).toString('latin1')}`)),
+      timeoutMs,
+    );
     socket.on('data', (chunk: Buffer) => {
       received = Buffer.concat([received, chunk]);
       if (complete()) finish();

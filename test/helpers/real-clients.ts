@@ -50,11 +50,16 @@ export function clientHome(prefix: string): { env: NodeJS.ProcessEnv; dispose():
  * @throws Error saying how to install it when `npm ci --prefix tools/inspector` fails.
  */
 export function inspectorBin(): string {
-  const pinned = (JSON.parse(readFileSync(join(INSPECTOR_DIR, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies['@modelcontextprotocol/inspector'];
+  const pinned = (JSON.parse(readFileSync(join(INSPECTOR_DIR, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies[
+    '@modelcontextprotocol/inspector'
+  ];
   const installed = existsSync(INSPECTOR_PACKAGE) ? (JSON.parse(readFileSync(INSPECTOR_PACKAGE, 'utf8')) as { version: string }).version : undefined;
   if (installed !== pinned) {
     const result = spawnSync('npm', ['ci', '--prefix', INSPECTOR_DIR, '--no-audit', '--no-fund'], { stdio: 'ignore', timeout: 300_000 });
-    if (result.status !== 0) throw new Error(`the MCP Inspector is not installed and 'npm ci --prefix tools/inspector' failed (exit ${result.status}); run it by hand (it needs the npm registry)`);
+    if (result.status !== 0)
+      throw new Error(
+        `the MCP Inspector is not installed and 'npm ci --prefix tools/inspector' failed (exit ${result.status}); run it by hand (it needs the npm registry)`,
+      );
   }
   return join(INSPECTOR_DIR, 'node_modules', '@modelcontextprotocol', 'inspector', 'clients', 'launcher', 'build', 'index.js');
 }

@@ -69,7 +69,9 @@ export async function startSdkReferenceTasksServer(): Promise<ReferenceServer> {
       { name: 'simple-streamable-http-server', version: '1.0.0' },
       { capabilities: { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }, taskStore, taskMessageQueue: new InMemoryTaskMessageQueue() },
     );
-    server.registerTool('greet', { description: 'A simple greeting tool', inputSchema: { name: z.string() } }, async ({ name }) => ({ content: [{ type: 'text', text: `Hello, ${name}!` }] }));
+    server.registerTool('greet', { description: 'A simple greeting tool', inputSchema: { name: z.string() } }, async ({ name }) => ({
+      content: [{ type: 'text', text: `Hello, ${name}!` }],
+    }));
     server.experimental.tasks.registerToolTask(
       'delay',
       { description: 'Delays for a specified duration', inputSchema: { duration: z.number().default(5000) } },
@@ -117,13 +119,18 @@ export async function startSdkReferenceTasksServer(): Promise<ReferenceServer> {
       calls += countCalls(body);
       let transport = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
       if (!transport && request.method === 'POST' && isInitializeRequest(body)) {
-        const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void transports.set(id, created) });
+        const created = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (id) => void transports.set(id, created),
+        });
         created.onclose = () => created.sessionId && transports.delete(created.sessionId);
         await getServer().connect(created);
         transport = created;
       }
       if (!transport) {
-        response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Bad Request: No valid session ID provided' }, id: null }));
+        response
+          .writeHead(400, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Bad Request: No valid session ID provided' }, id: null }));
         return;
       }
       await transport.handleRequest(request, response, body);
@@ -147,7 +154,9 @@ export async function startPlainSdkServer(): Promise<ReferenceServer> {
   const handler = createMcpHandler(
     () => {
       const server = new V2McpServer({ name: 'plain-sdk-server', version: '2.4.0' });
-      server.registerTool('echo', { description: 'Echoes text', inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({ content: [{ type: 'text', text }] }));
+      server.registerTool('echo', { description: 'Echoes text', inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({
+        content: [{ type: 'text', text }],
+      }));
       return server;
     },
     { legacy: 'reject' },

@@ -13,7 +13,11 @@ export interface RunNote {
 /** Every note in `log` so far (none while the file does not exist); `Note` for tools that log another shape. */
 export function runNotes<Note = RunNote>(log: string): Note[] {
   try {
-    return readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Note);
+    return readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Note);
   } catch {
     return [];
   }

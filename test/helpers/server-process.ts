@@ -29,7 +29,8 @@ function startedLine(child: ChildProcess, output: () => string, pattern: RegExp,
   return new Promise((resolveStart, reject) => {
     const check = (): void => {
       if (pattern.test(output())) finish();
-      else if (child.exitCode !== null || child.signalCode !== null) finish(new Error(`${what} exited early (${child.exitCode ?? child.signalCode}):\n${output()}`));
+      else if (child.exitCode !== null || child.signalCode !== null)
+        finish(new Error(`${what} exited early (${child.exitCode ?? child.signalCode}):\n${output()}`));
     };
     const timer = setTimeout(() => {
       child.kill('SIGKILL');

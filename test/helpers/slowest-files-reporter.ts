@@ -54,7 +54,9 @@ export default class SlowestFilesReporter implements Reporter {
       (row) =>
         `${(row.importSeconds + row.testSeconds).toFixed(1).padStart(7)} s  ${row.importSeconds.toFixed(1).padStart(5)} s  ${String(row.tests).padStart(5)}  ${row.project.padEnd(8)}  ${row.file}`,
     );
-    const table = `${rows.length} slowest of ${modules.length} test files (${total.toFixed(0)} s of file time in all):\n` + `  total   import  tests  project   file\n${lines.join('\n')}\n`;
+    const table =
+      `${rows.length} slowest of ${modules.length} test files (${total.toFixed(0)} s of file time in all):\n` +
+      `  total   import  tests  project   file\n${lines.join('\n')}\n`;
     process.stdout.write(`\n${table}`);
     if (process.env.CI_SLOWEST_FILES) writeFileSync(process.env.CI_SLOWEST_FILES, table);
   }

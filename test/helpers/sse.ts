@@ -27,12 +27,18 @@ export class SseMessages {
    * The first message at index ≥ `from` that `match` accepts; waits for it. The deadline only stops a hung test
    * (no timing is asserted); it throws with every message seen so far.
    */
-  async waitFor(match: (message: Record<string, unknown>) => boolean, options: { from?: number; timeoutMs?: number; what?: string } = {}): Promise<Record<string, unknown>> {
+  async waitFor(
+    match: (message: Record<string, unknown>) => boolean,
+    options: { from?: number; timeoutMs?: number; what?: string } = {},
+  ): Promise<Record<string, unknown>> {
     const deadline = Date.now() + (options.timeoutMs ?? 20_000);
     for (;;) {
       const found = this.messages.slice(options.from ?? 0).find(match);
       if (found) return found;
-      if (this.ended) throw new Error(`${options.what ?? 'message'} not received before the stream ended${this.failure ? ` (${String(this.failure)})` : ''}; got ${JSON.stringify(this.messages)}`);
+      if (this.ended)
+        throw new Error(
+          `${options.what ?? 'message'} not received before the stream ended${this.failure ? ` (${String(this.failure)})` : ''}; got ${JSON.stringify(this.messages)}`,
+        );
       const remaining = deadline - Date.now();
       if (remaining <= 0) throw new Error(`${options.what ?? 'message'} not received; got ${JSON.stringify(this.messages)}`);
       await new Promise<void>((resolve) => {

@@ -47,7 +47,13 @@ export function writeTokenFile(dir: string): string {
 }
 
 /** Limits that keep a verify run short: fast poll hint, a short retention (so 2026-07-28 expiry can be seen). */
-export const FAST_LIMITS: Partial<TasksServerLimits> = { pollIntervalMs: 100, defaultTtlMs: 8000, concurrency: 8, runtimeLimitMs: 8000, minResultRetentionMs: 0 };
+export const FAST_LIMITS: Partial<TasksServerLimits> = {
+  pollIntervalMs: 100,
+  defaultTtlMs: 8000,
+  concurrency: 8,
+  runtimeLimitMs: 8000,
+  minResultRetentionMs: 0,
+};
 
 /** Our fixture server in this process with the `--fixtures verify` tools and the given authenticator. */
 export function startFixtureServer(auth: Authenticator, limits: Partial<TasksServerLimits> = FAST_LIMITS): Promise<RunningTasksServer> {
@@ -66,7 +72,8 @@ export function identityByTenant(tokenFile: string): Authenticator {
 }
 
 /** The defects seeded on the wire (`none`: the front only relays, for negative controls). */
-export type WireDefect = 'terminal-regresses' | 'cancel-terminal-accepted' | 'missing-32021' | 'status-echo' | 'status-c0c1-only' | 'foreign-distinguishable' | 'none';
+export type WireDefect =
+  'terminal-regresses' | 'cancel-terminal-accepted' | 'missing-32021' | 'status-echo' | 'status-c0c1-only' | 'foreign-distinguishable' | 'none';
 
 interface Rpc {
   id?: unknown;
@@ -118,11 +125,24 @@ const REWRITES: Record<WireDefect, Rewrite> = {
   },
   'missing-32021': (request, answer) => {
     if (request.method !== 'tools/call' || answer.error?.code !== -32021) return undefined;
-    return { answer: { jsonrpc: '2.0', id: answer.id, result: { resultType: 'complete', content: [{ type: 'text', text: 'This tool runs only as a task.' }], isError: true } } as Rpc, status: 200 };
+    return {
+      answer: {
+        jsonrpc: '2.0',
+        id: answer.id,
+        result: { resultType: 'complete', content: [{ type: 'text', text: 'This tool runs only as a task.' }], isError: true },
+      } as Rpc,
+      status: 200,
+    };
   },
   'foreign-distinguishable': (request, answer, state) => {
     const id = request.params?.taskId;
-    if (!['tasks/get', 'tasks/cancel', 'tasks/result'].includes(String(request.method)) || answer.error?.code !== -32602 || typeof id !== 'string' || !state.created.has(id)) return undefined;
+    if (
+      !['tasks/get', 'tasks/cancel', 'tasks/result'].includes(String(request.method)) ||
+      answer.error?.code !== -32602 ||
+      typeof id !== 'string' ||
+      !state.created.has(id)
+    )
+      return undefined;
     return { answer: { ...answer, error: { code: -32602, message: 'Access denied: the task belongs to another principal' } } };
   },
   none: () => undefined,
@@ -135,8 +155,11 @@ const REWRITES: Record<WireDefect, Rewrite> = {
     if (request.method !== 'tasks/get' || !answer.result) return undefined;
     const label = state.labels.get(String(answer.result.taskId));
     if (label === undefined) return undefined;
-    // eslint-disable-next-line no-control-regex -- the old sanitiser removed exactly these
-    const old = `working on ${redactSecrets(label)}`.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').replace(/ {2,}/g, ' ').slice(0, 511);
+    const old = `working on ${redactSecrets(label)}`
+      // eslint-disable-next-line no-control-regex -- the old sanitiser removed exactly these
+      .replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ')
+      .replace(/ {2,}/g, ' ')
+      .slice(0, 511);
     return { answer: { ...answer, result: { ...answer.result, statusMessage: old } } };
   },
 };
@@ -158,10 +181,13 @@ export async function startDefectFront(targetUrl: string, defect: WireDefect): P
       const body = await readBody(request);
       const rpc = parse(body.toString('utf8'));
       const headers = new Headers();
-      for (const [name, value] of Object.entries(request.headers)) if (typeof value === 'string' && !['host', 'content-length', 'connection'].includes(name)) headers.set(name, value);
+      for (const [name, value] of Object.entries(request.headers))
+        if (typeof value === 'string' && !['host', 'content-length', 'connection'].includes(name)) headers.set(name, value);
       const upstream = await fetch(new URL(request.url ?? '/', targetUrl), { method: request.method ?? 'POST', headers, ...(body.length > 0 ? { body } : {}) });
       const type = upstream.headers.get('content-type') ?? '';
-      const passthrough = Object.fromEntries([...upstream.headers].filter(([name]) => !['content-length', 'content-encoding', 'transfer-encoding', 'connection'].includes(name)));
+      const passthrough = Object.fromEntries(
+        [...upstream.headers].filter(([name]) => !['content-length', 'content-encoding', 'transfer-encoding', 'connection'].includes(name)),
+      );
       if (!rpc?.method || rpc.method === 'tasks/result' || !upstream.body) {
         // Streams that may carry server→client requests pass through untouched, as they arrive.
         response.writeHead(upstream.status, passthrough);

@@ -43,7 +43,9 @@ export async function readJsonRpc(response: Response): Promise<WireResponse> {
       messages = [{ raw: text }];
     }
   }
-  const body = ([...messages].reverse().find((message) => typeof message === 'object' && message !== null && ('result' in message || 'error' in message)) ?? messages[0] ?? {}) as WireResponse['body'];
+  const body = ([...messages].reverse().find((message) => typeof message === 'object' && message !== null && ('result' in message || 'error' in message)) ??
+    messages[0] ??
+    {}) as WireResponse['body'];
   return { status: response.status, headers: response.headers, body, messages };
 }
 
@@ -74,7 +76,12 @@ export async function postModern(
     ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
     ...options.headers,
   };
-  const body = { jsonrpc: '2.0', id: options.id ?? nextId++, method, params: { ...params, _meta: { ...modernMeta(options.capabilities), ...(params._meta as object | undefined) } } };
+  const body = {
+    jsonrpc: '2.0',
+    id: options.id ?? nextId++,
+    method,
+    params: { ...params, _meta: { ...modernMeta(options.capabilities), ...(params._meta as object | undefined) } },
+  };
   const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
   options.onBody?.(Buffer.from(await response.clone().arrayBuffer()), response.status);
   return readJsonRpc(response);
@@ -82,11 +89,17 @@ export async function postModern(
 
 /** POST a raw body with the given headers (for malformed-input tests). */
 export async function postRaw(url: string, body: string, headers: Record<string, string> = {}): Promise<WireResponse> {
-  return readJsonRpc(await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body }));
+  return readJsonRpc(
+    await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body }),
+  );
 }
 
 /** Poll `tasks/get` (v2) until the status is terminal or `until` matches; returns the last result. */
-export async function pollModernTask(url: string, taskId: string, options: { token?: string; until?: (status: string) => boolean; timeoutMs?: number } = {}): Promise<Record<string, unknown>> {
+export async function pollModernTask(
+  url: string,
+  taskId: string,
+  options: { token?: string; until?: (status: string) => boolean; timeoutMs?: number } = {},
+): Promise<Record<string, unknown>> {
   const until = options.until ?? ((status: string) => ['completed', 'failed', 'cancelled'].includes(status));
   const deadline = Date.now() + (options.timeoutMs ?? 15_000);
   for (;;) {

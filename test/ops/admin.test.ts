@@ -39,8 +39,12 @@ describe('kill switch across processes and the admin API', () => {
     return path;
   };
   const admin = (base: string, path: string, init: RequestInit & { token?: string } = {}) =>
-    fetch(`${base}/admin/${path}`, { ...init, headers: { ...(init.token ? { authorization: `Bearer ${init.token}` } : {}), ...(init.body ? { 'content-type': 'application/json' } : {}) } });
-  const switchState = async (base: string): Promise<string> => (JSON.parse((await fetchText(`${base}/readyz`)).body) as { checks: { killSwitch: { state: string } } }).checks.killSwitch.state;
+    fetch(`${base}/admin/${path}`, {
+      ...init,
+      headers: { ...(init.token ? { authorization: `Bearer ${init.token}` } : {}), ...(init.body ? { 'content-type': 'application/json' } : {}) },
+    });
+  const switchState = async (base: string): Promise<string> =>
+    (JSON.parse((await fetchText(`${base}/readyz`)).body) as { checks: { killSwitch: { state: string } } }).checks.killSwitch.state;
 
   beforeAll(async () => {
     ensureBuilt();
@@ -98,9 +102,31 @@ describe('kill switch across processes and the admin API', () => {
 
   it('a switch set through one instance is seen by the other within about a second (/readyz, tools/list); existing work is watched to the end; off → back', async () => {
     // A task in flight before the switch, with the rollback watcher (admin:read) seeing it.
-    const detached = await cli(['call', 'stepped_job', '--url', `${firstBase}/mcp`, '--token', TOKENS.requestor, '--args', JSON.stringify({ steps: 60, stepMs: 100, log }), '--detach']);
+    const detached = await cli([
+      'call',
+      'stepped_job',
+      '--url',
+      `${firstBase}/mcp`,
+      '--token',
+      TOKENS.requestor,
+      '--args',
+      JSON.stringify({ steps: 60, stepMs: 100, log }),
+      '--detach',
+    ]);
     expect(detached.code, detached.stderr).toBe(0);
-    const set = await cli(['admin', 'kill-switch', 'on', '--fallback', 'reject', '--reason', 'rollback drill', '--url', firstBase, '--token-file', tokenFileOf('writer')]);
+    const set = await cli([
+      'admin',
+      'kill-switch',
+      'on',
+      '--fallback',
+      'reject',
+      '--reason',
+      'rollback drill',
+      '--url',
+      firstBase,
+      '--token-file',
+      tokenFileOf('writer'),
+    ]);
     expect(set.code, set.stderr).toBe(0);
     expect(set.stdout).toMatch(/kill switch: on[\s\S]*every tool: fallback reject, set by https:\/\/issuer\.example\|sre-writer\|ops .*rollback drill/);
     const started = Date.now();
@@ -109,7 +135,10 @@ describe('kill switch across processes and the admin API', () => {
     expect(Date.now() - started).toBeLessThan(3000);
     const session = await connectV1Http(`${secondBase}/mcp`);
     try {
-      const listed = (await session.client.request({ method: 'tools/list', params: {} }, ListToolsResultSchema)).tools as Array<{ name: string; execution?: { taskSupport?: string } }>;
+      const listed = (await session.client.request({ method: 'tools/list', params: {} }, ListToolsResultSchema)).tools as Array<{
+        name: string;
+        execution?: { taskSupport?: string };
+      }>;
       expect(listed.find((tool) => tool.name === 'stepped_job')?.execution?.taskSupport ?? 'forbidden').toBe('forbidden');
     } finally {
       await session.close();
@@ -131,7 +160,11 @@ describe('kill switch across processes and the admin API', () => {
     const off = await cli(['admin', 'kill-switch', 'off', ...shared]);
     expect(off.code, off.stderr).toBe(0);
     expect(off.stdout).toMatch(/kill switch: off/);
-    await until('both instances to see the switch off', async () => (await switchState(firstBase)) === 'off' && (await switchState(secondBase)) === 'off', 5000);
+    await until(
+      'both instances to see the switch off',
+      async () => (await switchState(firstBase)) === 'off' && (await switchState(secondBase)) === 'off',
+      5000,
+    );
     const again = await cli(['call', 'stepped_job', '--url', `${secondBase}/mcp`, '--args', JSON.stringify({ steps: 1, stepMs: 10, log }), '--detach']);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toMatch(/task \S+ created/);
@@ -143,7 +176,10 @@ describe('kill switch across processes and the admin API', () => {
     expect(JSON.parse(ops.stdout)).toEqual([]);
     const audit = await cli(['audit', '--json', '--tool', 'stepped_job', '--url', firstBase, '--token-file', tokenFileOf('reader')]);
     expect(audit.code, audit.stderr).toBe(0);
-    const entries = audit.stdout.trim().split('\n').map((line) => JSON.parse(line) as { kind: string; tool: string });
+    const entries = audit.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { kind: string; tool: string });
     expect(entries.some((entry) => entry.kind === 'call' && entry.tool === 'stepped_job')).toBe(true);
     const refused = await cli(['audit', '--url', firstBase, '--token-file', tokenFileOf('requestor')]);
     expect(refused.code).toBe(5);

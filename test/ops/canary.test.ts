@@ -16,7 +16,14 @@ import { postModern } from '../helpers/wire.js';
 import { metricValue } from './support.js';
 
 const owners = Array.from({ length: 1000 }, (_, index) => `https://issuer.example|user-${index}|tenant-${index % 37}`);
-const callerOf = (ownerKey: string): Caller => ({ ownerKey, scopes: 'all', negotiation: 'per-request', generation: 'v2', protocolVersion: '2026-07-28', clientCapabilities: {} });
+const callerOf = (ownerKey: string): Caller => ({
+  ownerKey,
+  scopes: 'all',
+  negotiation: 'per-request',
+  generation: 'v2',
+  protocolVersion: '2026-07-28',
+  clientCapabilities: {},
+});
 
 describe('canary cohorts', () => {
   it('splits 1,000 owners within ±5 % of the percentage, for several percentages', () => {
@@ -59,10 +66,18 @@ describe('canary cohorts', () => {
     for (const verdict of verdicts.filter((verdict) => !verdict.allow)) expect(verdict).toMatchObject({ fallback: 'sync', reason: 'canary', cohort: 'stable' });
     // A tool without a canary: every owner, no cohort.
     expect(gate.verdict(callerOf(owners[0] as string), 'other')).toEqual({ allow: true, cohort: undefined });
-    const switched = new KillSwitchCache({ listKillSwitches: async () => [{ scope: '*', fallback: 'reject', reason: null, setBy: 'local', setAt: 0 }] } as never, silentLogger);
+    const switched = new KillSwitchCache(
+      { listKillSwitches: async () => [{ scope: '*', fallback: 'reject', reason: null, setBy: 'local', setAt: 0 }] } as never,
+      silentLogger,
+    );
     await switched.refresh();
     const inCanaryOwner = owners[verdicts.findIndex((verdict) => verdict.allow)] as string;
-    expect(rolloutGate(switched, settings).verdict(callerOf(inCanaryOwner), 'report')).toMatchObject({ allow: false, reason: 'kill_switch', fallback: 'reject', cohort: 'canary' });
+    expect(rolloutGate(switched, settings).verdict(callerOf(inCanaryOwner), 'report')).toMatchObject({
+      allow: false,
+      reason: 'kill_switch',
+      fallback: 'reject',
+      cohort: 'canary',
+    });
   });
 });
 
@@ -70,13 +85,26 @@ describe('canary on a real server: task mode for the canary, the fallback for th
   let running: RunningTasksServer;
   const metrics = new TasksMetrics({ role: 'api' });
   beforeAll(async () => {
-    const tool = defineTool({ name: 'report', description: 'Builds a report.', execution: 'task-optional', idempotent: true, inputSchema: z.object({}), run: async () => textResult('report') });
+    const tool = defineTool({
+      name: 'report',
+      description: 'Builds a report.',
+      execution: 'task-optional',
+      idempotent: true,
+      inputSchema: z.object({}),
+      run: async () => textResult('report'),
+    });
     const holder: { cache?: KillSwitchCache } = {};
     running = await startTasksServer({
       tools: [tool],
       hooks: [metrics.serviceHook()],
       // The anonymous owner (no auth) is the one caller: an allow-list of no tenant and 100 % / 0 % decide it.
-      gate: { verdict: (caller, name) => rolloutGate(holder.cache as KillSwitchCache, { fallback: 'sync', maxSyncMs: 5000, canary: { report: { percent: canaryPercent } } }).verdict(caller, name) },
+      gate: {
+        verdict: (caller, name) =>
+          rolloutGate(holder.cache as KillSwitchCache, { fallback: 'sync', maxSyncMs: 5000, canary: { report: { percent: canaryPercent } } }).verdict(
+            caller,
+            name,
+          ),
+      },
     });
     holder.cache = new KillSwitchCache(running.store, silentLogger);
     await holder.cache.refresh();

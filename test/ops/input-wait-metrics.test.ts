@@ -44,15 +44,28 @@ describe('input-wait metrics', () => {
     expect(metricValue(await scrape(), 'mcp_tasks_input_waiting_tasks')).toBe(0);
     const created = await postModern(running.url, 'tools/call', { name: 'confirm_job', arguments: {} }, { capabilities: ELICITING });
     const taskId = String(created.body.result?.taskId);
-    const waiting = await pollUntil(() => get(taskId), (task) => task.status === 'input_required', { what: 'input_required' });
+    const waiting = await pollUntil(
+      () => get(taskId),
+      (task) => task.status === 'input_required',
+      { what: 'input_required' },
+    );
     const [key] = Object.keys(waiting.inputRequests as object);
     expect(metricValue(await scrape(), 'mcp_tasks_input_waiting_tasks')).toBe(1);
     expect(metricValue(await scrape(), 'mcp_tasks_input_wait_seconds_count')).toBe(0);
 
     await new Promise((resolve) => setTimeout(resolve, WAIT_MS));
-    const update = await postModern(running.url, 'tasks/update', { taskId, inputResponses: { [key as string]: { action: 'accept', content: { confirm: true } } } }, { capabilities: ELICITING });
+    const update = await postModern(
+      running.url,
+      'tasks/update',
+      { taskId, inputResponses: { [key as string]: { action: 'accept', content: { confirm: true } } } },
+      { capabilities: ELICITING },
+    );
     expect(update.body.error).toBeUndefined();
-    await pollUntil(() => get(taskId), (task) => task.status === 'completed', { what: 'completed' });
+    await pollUntil(
+      () => get(taskId),
+      (task) => task.status === 'completed',
+      { what: 'completed' },
+    );
 
     const after = await scrape();
     expect(metricValue(after, 'mcp_tasks_input_waiting_tasks')).toBe(0);

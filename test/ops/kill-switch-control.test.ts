@@ -25,7 +25,14 @@ describe('kill-switch control (admin API and dashboard)', () => {
     const other = openSqliteTaskStore({ path });
     const cache = new KillSwitchCache(store, silentLogger, 60_000);
     await cache.refresh();
-    const control = createKillSwitchControl({ store, cache, tools: ['export_job'], defaultFallback: 'reject', logger: silentLogger, now: () => 1_700_000_000_000 });
+    const control = createKillSwitchControl({
+      store,
+      cache,
+      tools: ['export_job'],
+      defaultFallback: 'reject',
+      logger: silentLogger,
+      now: () => 1_700_000_000_000,
+    });
     const seen: KillSwitchView[] = [];
     const unwatch = control.watch((view) => seen.push(view));
     try {
@@ -37,7 +44,12 @@ describe('kill-switch control (admin API and dashboard)', () => {
       expect(seen).toEqual([]);
 
       const on = await control.turnOn({ tool: 'export_job', fallback: 'sync', reason: 'incident 7' }, 'https://issuer.test|oncall|acme');
-      expect(on).toMatchObject({ state: 'partial', defaultFallback: 'reject', tools: ['export_job'], switches: [{ scope: 'export_job', fallback: 'sync', reason: 'incident 7', setBy: 'https://issuer.test|oncall|acme', setAt: 1_700_000_000_000 }] });
+      expect(on).toMatchObject({
+        state: 'partial',
+        defaultFallback: 'reject',
+        tools: ['export_job'],
+        switches: [{ scope: 'export_job', fallback: 'sync', reason: 'incident 7', setBy: 'https://issuer.test|oncall|acme', setAt: 1_700_000_000_000 }],
+      });
       expect(seen.map((view) => view.state)).toEqual(['partial']);
 
       // Unchanged refreshes (the cache's timer, a GET) say nothing.

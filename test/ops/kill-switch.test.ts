@@ -62,8 +62,10 @@ describe('kill switch (issue 15 item 6) on both generations', () => {
     opened.push(session);
     return session;
   };
-  const listV1 = async (session: V1HttpClient): Promise<Listed[]> => (await session.client.request({ method: 'tools/list', params: {} }, ListToolsResultSchema)).tools as Listed[];
-  const createV1 = (session: V1HttpClient, name: string, args: Record<string, unknown>) => session.client.request({ method: 'tools/call', params: { name, arguments: args } }, CreateTaskResultSchema, { task: {} });
+  const listV1 = async (session: V1HttpClient): Promise<Listed[]> =>
+    (await session.client.request({ method: 'tools/list', params: {} }, ListToolsResultSchema)).tools as Listed[];
+  const createV1 = (session: V1HttpClient, name: string, args: Record<string, unknown>) =>
+    session.client.request({ method: 'tools/call', params: { name, arguments: args } }, CreateTaskResultSchema, { task: {} });
   const switchOn = async (scope: string, fallback: 'sync' | 'reject' | null) => {
     await running.store.setKillSwitch({ scope, fallback, reason: 'test', setBy: 'local', setAt: Date.now() });
     await cache.refresh();
@@ -80,7 +82,9 @@ describe('kill switch (issue 15 item 6) on both generations', () => {
       tools,
       limits: { pollIntervalMs: 100 },
       hooks: [metrics.serviceHook()],
-      gate: { verdict: (caller, tool) => rolloutGate(holder.cache as KillSwitchCache, { fallback: 'reject', maxSyncMs: 1000, canary: {} }).verdict(caller, tool) },
+      gate: {
+        verdict: (caller, tool) => rolloutGate(holder.cache as KillSwitchCache, { fallback: 'reject', maxSyncMs: 1000, canary: {} }).verdict(caller, tool),
+      },
     });
     cache = new KillSwitchCache(running.store, silentLogger, 60_000);
     holder.cache = cache;
@@ -131,7 +135,11 @@ describe('kill switch (issue 15 item 6) on both generations', () => {
     // Tasks created before stay observable, cancellable, and complete.
     const cancelled = await existing.client.experimental.tasks.cancelTask(toCancel.task.taskId);
     expect(cancelled.status).toBe('cancelled');
-    const done = await pollUntil(() => existing.client.experimental.tasks.getTask(finishing.task.taskId), (task) => task.status === 'completed', { what: 'the task created before the switch to complete' });
+    const done = await pollUntil(
+      () => existing.client.experimental.tasks.getTask(finishing.task.taskId),
+      (task) => task.status === 'completed',
+      { what: 'the task created before the switch to complete' },
+    );
     expect(done.status).toBe('completed');
     const result = await existing.client.experimental.tasks.getTaskResult(finishing.task.taskId, CallToolResultSchema);
     expect(result.content).toEqual([{ type: 'text', text: 'exported after 1500 ms' }]);
@@ -163,7 +171,10 @@ describe('kill switch (issue 15 item 6) on both generations', () => {
       expect(await rejection(createV1(existing, 'export_job', { ms: 10 }))).toMatchObject({ code: -31003, data: { reason: 'kill_switch' } });
       // A tool that runs only as a task has no inline fallback: sync on it is a refusal.
       await switchOn('task_only', 'sync');
-      expect((await postModern(running.url, 'tools/call', { name: 'task_only', arguments: {} })).body.error).toMatchObject({ code: -31003, data: { reason: 'kill_switch' } });
+      expect((await postModern(running.url, 'tools/call', { name: 'task_only', arguments: {} })).body.error).toMatchObject({
+        code: -31003,
+        data: { reason: 'kill_switch' },
+      });
     } finally {
       await switchOff('export_job');
       await switchOff('task_only');

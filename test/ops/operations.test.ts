@@ -44,7 +44,8 @@ describe('metrics and probes of an API process and a worker process', () => {
 
     const apiAfter = (await fetchText(`${apiBase}/metrics`)).body;
     const workerAfter = (await fetchText(`${workerBase}/metrics`)).body;
-    const moved = (before: string, after: string, name: string, labels: Record<string, string> = {}): number => metricValue(after, name, labels) - metricValue(before, name, labels);
+    const moved = (before: string, after: string, name: string, labels: Record<string, string> = {}): number =>
+      metricValue(after, name, labels) - metricValue(before, name, labels);
     expect(moved(apiBefore, apiAfter, 'mcp_tasks_tasks_created_total', { tool: 'stepped_job' })).toBe(1);
     expect(moved(apiBefore, apiAfter, 'mcp_tasks_service_operations_total', { operation: 'callTool', outcome: 'ok' })).toBe(1);
     expect(moved(apiBefore, apiAfter, 'mcp_tasks_http_requests_total', { method: 'POST', code: '200' })).toBeGreaterThan(0);
@@ -72,10 +73,20 @@ describe('metrics and probes of an API process and a worker process', () => {
     const cancelled = await cli(['cancel', taskId, '--url', `${apiBase}/mcp`]);
     expect(cancelled.code, cancelled.stderr).toBe(0);
     expect(cancelled.stdout + cancelled.stderr).toMatch(/cancelled/);
-    await until('the worker to count the delivered cancellation', async () => metricValue((await fetchText(`${workerBase}/metrics`)).body, 'mcp_tasks_cancellations_delivered_total', { tool: 'stepped_job' }) > metricValue(workerBefore, 'mcp_tasks_cancellations_delivered_total', { tool: 'stepped_job' }));
+    await until(
+      'the worker to count the delivered cancellation',
+      async () =>
+        metricValue((await fetchText(`${workerBase}/metrics`)).body, 'mcp_tasks_cancellations_delivered_total', { tool: 'stepped_job' }) >
+        metricValue(workerBefore, 'mcp_tasks_cancellations_delivered_total', { tool: 'stepped_job' }),
+    );
     const apiAfter = (await fetchText(`${apiBase}/metrics`)).body;
-    expect(metricValue(apiAfter, 'mcp_tasks_cancellations_requested_total') - metricValue(apiBefore, 'mcp_tasks_cancellations_requested_total')).toBeGreaterThanOrEqual(1);
-    expect(metricValue(apiAfter, 'mcp_tasks_tasks_terminal_total', { tool: 'stepped_job', status: 'cancelled' }) - metricValue(apiBefore, 'mcp_tasks_tasks_terminal_total', { tool: 'stepped_job', status: 'cancelled' })).toBe(1);
+    expect(
+      metricValue(apiAfter, 'mcp_tasks_cancellations_requested_total') - metricValue(apiBefore, 'mcp_tasks_cancellations_requested_total'),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      metricValue(apiAfter, 'mcp_tasks_tasks_terminal_total', { tool: 'stepped_job', status: 'cancelled' }) -
+        metricValue(apiBefore, 'mcp_tasks_tasks_terminal_total', { tool: 'stepped_job', status: 'cancelled' }),
+    ).toBe(1);
   }, 60_000);
 
   it('/healthz and /readyz answer on both; other methods get 405', async () => {
@@ -83,7 +94,10 @@ describe('metrics and probes of an API process and a worker process', () => {
       expect((await fetchText(`${base}/healthz`)).status).toBe(200);
       const ready = await fetchText(`${base}/readyz`);
       expect(ready.status, ready.body).toBe(200);
-      const body = JSON.parse(ready.body) as { ready: boolean; checks: { store: { ok: boolean }; migrations: { ok: boolean; applied: number; expected: number }; draining: boolean; killSwitch: { state: string } } };
+      const body = JSON.parse(ready.body) as {
+        ready: boolean;
+        checks: { store: { ok: boolean }; migrations: { ok: boolean; applied: number; expected: number }; draining: boolean; killSwitch: { state: string } };
+      };
       expect(body.ready).toBe(true);
       expect(body.checks.store.ok).toBe(true);
       expect(body.checks.migrations).toMatchObject({ ok: true });

@@ -22,7 +22,20 @@ describe('/readyz follows the store', () => {
   beforeAll(async () => {
     ensureBuilt();
     cluster = startPrivateCluster();
-    serve = cliRunner({ ...process.env }).start(['serve', '--port', '0', '--store', cluster.url, '--data-dir', join(temp.dir, 'data'), '--no-builtins', '--fixtures', 'conformance', '--log-level', 'error']);
+    serve = cliRunner({ ...process.env }).start([
+      'serve',
+      '--port',
+      '0',
+      '--store',
+      cluster.url,
+      '--data-dir',
+      join(temp.dir, 'data'),
+      '--no-builtins',
+      '--fixtures',
+      'conformance',
+      '--log-level',
+      'error',
+    ]);
     base = `http://127.0.0.1:${(await serve.stderrLine(/serving http:\/\/127\.0\.0\.1:(\d+)\/mcp/))[1]}`;
   }, 120_000);
   afterAll(() => {

@@ -53,7 +53,11 @@ function startJobApi(): Promise<{ server: Server; url: string; jobs: Map<string,
       return send(200, { state: job.state });
     });
   });
-  return new Promise((resolveStart) => server.listen(0, '127.0.0.1', () => resolveStart({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, jobs, submissions: () => submitted })));
+  return new Promise((resolveStart) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolveStart({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, jobs, submissions: () => submitted }),
+    ),
+  );
 }
 
 describe('shadow mode against a real job API (issue 15 item 8)', () => {
@@ -91,7 +95,11 @@ describe('shadow mode against a real job API (issue 15 item 8)', () => {
           return textResult(`job ${id} done`);
         },
       });
-    running = await startTasksServer({ tools: [migrating('migrating_job'), migrating('unshadowed_job')], workerObserver: metrics.workerObserver(), shadow: { tools: ['migrating_job'], intervalMs: 40, settleChecks: 5 } });
+    running = await startTasksServer({
+      tools: [migrating('migrating_job'), migrating('unshadowed_job')],
+      workerObserver: metrics.workerObserver(),
+      shadow: { tools: ['migrating_job'], intervalMs: 40, settleChecks: 5 },
+    });
   }, 60_000);
   afterAll(async () => {
     await running?.close();
@@ -104,21 +112,35 @@ describe('shadow mode against a real job API (issue 15 item 8)', () => {
     expect(await pollModernTask(running.url, taskId)).toMatchObject({ status: 'completed' });
     return taskId;
   };
-  const report = async (...args: string[]) => run(process.execPath, [MAIN, 'admin', 'shadow-report', '--store', running.dbPath, '--data-dir', `${running.dbPath}.data`, ...args]);
+  const report = async (...args: string[]) =>
+    run(process.execPath, [MAIN, 'admin', 'shadow-report', '--store', running.dbPath, '--data-dir', `${running.dbPath}.data`, ...args]);
 
   it('three agreeing runs and one that disagrees: exactly one mismatch in the report, the metric and the audit trail; submit never called', async () => {
     for (const _ of [1, 2, 3]) await call('migrating_job', false);
     const liar = await call('migrating_job', true);
     const unshadowed = await call('unshadowed_job', true);
     // The final comparison happens after the task ended: wait until the metric shows it.
-    await until('the mismatch metric', async () => metricValue((await metrics.exposition()).body, 'mcp_tasks_shadow_mismatches_total', { tool: 'migrating_job' }) === 1);
-    await until('every final check of the agreeing runs', async () => metricValue((await metrics.exposition()).body, 'mcp_tasks_shadow_checks_total', { tool: 'migrating_job', result: 'match' }) >= 3);
+    await until(
+      'the mismatch metric',
+      async () => metricValue((await metrics.exposition()).body, 'mcp_tasks_shadow_mismatches_total', { tool: 'migrating_job' }) === 1,
+    );
+    await until(
+      'every final check of the agreeing runs',
+      async () => metricValue((await metrics.exposition()).body, 'mcp_tasks_shadow_checks_total', { tool: 'migrating_job', result: 'match' }) >= 3,
+    );
 
     const { stdout } = await report('--json');
     const parsed = JSON.parse(stdout) as { mismatches: number; byTool: Record<string, number>; entries: Array<Record<string, string>> };
     expect(parsed.mismatches).toBe(1);
     expect(parsed.byTool).toEqual({ migrating_job: 1 });
-    expect(parsed.entries[0]).toMatchObject({ tool: 'migrating_job', taskId: liar, phase: 'final', taskState: 'completed', jobState: 'failed', jobId: 'job-4' });
+    expect(parsed.entries[0]).toMatchObject({
+      tool: 'migrating_job',
+      taskId: liar,
+      phase: 'final',
+      taskState: 'completed',
+      jobState: 'failed',
+      jobId: 'job-4',
+    });
     const text = (await report('--since', '1h')).stdout;
     expect(text).toMatch(/^shadow mismatches since \S+: 1 \(migrating_job: 1\)\n/);
     expect(text).toContain(`task=${liar}`);
@@ -156,7 +178,28 @@ describe('shadow mode in a real serve process (isolated executor, the CLI defaul
     ensureBuilt();
     jobApi = await startJobApi();
     const tools = resolve(import.meta.dirname, '../fixtures/shadow-tools.mjs');
-    serve = start(['serve', '--port', '0', '--store', store, '--data-dir', join(temp.dir, 'data'), '--no-builtins', '--tools', tools, '--log-level', 'error', '--root', temp.dir, '--shadow-tool', 'migrating_job', '--shadow-interval-ms', '40', '--shadow-settle-checks', '5']);
+    serve = start([
+      'serve',
+      '--port',
+      '0',
+      '--store',
+      store,
+      '--data-dir',
+      join(temp.dir, 'data'),
+      '--no-builtins',
+      '--tools',
+      tools,
+      '--log-level',
+      'error',
+      '--root',
+      temp.dir,
+      '--shadow-tool',
+      'migrating_job',
+      '--shadow-interval-ms',
+      '40',
+      '--shadow-settle-checks',
+      '5',
+    ]);
     base = `http://127.0.0.1:${(await serve.stderrLine(/serving http:\/\/127\.0\.0\.1:(\d+)\/mcp/))[1]}`;
   }, 60_000);
   afterAll(() => {
@@ -172,7 +215,10 @@ describe('shadow mode in a real serve process (isolated executor, the CLI defaul
       ids.push(String(created.body.result?.taskId));
       expect(await pollModernTask(`${base}/mcp`, ids.at(-1) as string)).toMatchObject({ status: 'completed' });
     }
-    await until('the mismatch metric', async () => metricValue((await fetchText(`${base}/metrics`)).body, 'mcp_tasks_shadow_mismatches_total', { tool: 'migrating_job' }) === 1);
+    await until(
+      'the mismatch metric',
+      async () => metricValue((await fetchText(`${base}/metrics`)).body, 'mcp_tasks_shadow_mismatches_total', { tool: 'migrating_job' }) === 1,
+    );
     const { stdout } = await run(process.execPath, [MAIN, 'admin', 'shadow-report', '--store', store, '--data-dir', join(temp.dir, 'data'), '--json']);
     const parsed = JSON.parse(stdout) as { mismatches: number; entries: Array<Record<string, string>> };
     expect(parsed.mismatches).toBe(1);

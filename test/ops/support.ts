@@ -16,7 +16,19 @@ export function operatorProcesses(prefix: string) {
   delete env.MCP_TASKS_URL;
   delete env.MCP_TASKS_TOKEN;
   const store = join(temp.dir, 'tasks.db');
-  const shared = ['--store', store, '--data-dir', join(temp.dir, 'data'), '--no-builtins', '--tools', PROGRESS_TOOLS, '--log-level', 'warn', '--root', temp.dir];
+  const shared = [
+    '--store',
+    store,
+    '--data-dir',
+    join(temp.dir, 'data'),
+    '--no-builtins',
+    '--tools',
+    PROGRESS_TOOLS,
+    '--log-level',
+    'warn',
+    '--root',
+    temp.dir,
+  ];
   return { temp, ...cliRunner(env), store, log: join(temp.dir, 'runs.log'), shared };
 }
 

@@ -27,7 +27,8 @@ interface ReceivedSpan {
 
 type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean };
 const valueOf = (value: AnyValue): unknown => value.stringValue ?? (value.intValue === undefined ? value.boolValue : Number(value.intValue));
-const attributesOf = (list: Array<{ key: string; value: AnyValue }> = []): Record<string, unknown> => Object.fromEntries(list.map((entry) => [entry.key, valueOf(entry.value)]));
+const attributesOf = (list: Array<{ key: string; value: AnyValue }> = []): Record<string, unknown> =>
+  Object.fromEntries(list.map((entry) => [entry.key, valueOf(entry.value)]));
 
 /** A minimal OTLP/HTTP trace receiver: decodes `ExportTraceServiceRequest` JSON posted to /v1/traces. */
 function startReceiver(): Promise<{ server: Server; url: string; spans: ReceivedSpan[]; contentTypes: Set<string> }> {
@@ -39,19 +40,31 @@ function startReceiver(): Promise<{ server: Server; url: string; spans: Received
     request.on('end', () => {
       if (request.method !== 'POST' || request.url !== '/v1/traces') return void response.writeHead(404).end();
       contentTypes.add(String(request.headers['content-type']));
-      const exported = JSON.parse(body) as { resourceSpans: Array<{ resource: { attributes: Array<{ key: string; value: AnyValue }> }; scopeSpans: Array<{ spans: Array<Record<string, any>> }> }> };
+      const exported = JSON.parse(body) as {
+        resourceSpans: Array<{ resource: { attributes: Array<{ key: string; value: AnyValue }> }; scopeSpans: Array<{ spans: Array<Record<string, any>> }> }>;
+      };
       for (const resourceSpans of exported.resourceSpans) {
         const service = String(attributesOf(resourceSpans.resource.attributes)['service.name']);
         for (const scope of resourceSpans.scopeSpans) {
           for (const span of scope.spans) {
-            spans.push({ service, traceId: span.traceId, spanId: span.spanId, ...(span.parentSpanId ? { parentSpanId: span.parentSpanId } : {}), name: span.name, links: (span.links ?? []).map((link: any) => ({ traceId: link.traceId, spanId: link.spanId })), attributes: attributesOf(span.attributes) });
+            spans.push({
+              service,
+              traceId: span.traceId,
+              spanId: span.spanId,
+              ...(span.parentSpanId ? { parentSpanId: span.parentSpanId } : {}),
+              name: span.name,
+              links: (span.links ?? []).map((link: any) => ({ traceId: link.traceId, spanId: link.spanId })),
+              attributes: attributesOf(span.attributes),
+            });
           }
         }
       }
       response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });
-  return new Promise((resolveStart) => server.listen(0, '127.0.0.1', () => resolveStart({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, contentTypes })));
+  return new Promise((resolveStart) =>
+    server.listen(0, '127.0.0.1', () => resolveStart({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, contentTypes })),
+  );
 }
 
 describe('traces across an API process and a worker process (OTLP/HTTP)', () => {
@@ -59,7 +72,19 @@ describe('traces across an API process and a worker process (OTLP/HTTP)', () => 
   const env: NodeJS.ProcessEnv = { ...process.env, OTEL_BSP_SCHEDULE_DELAY: '100' };
   delete env.OTEL_EXPORTER_OTLP_ENDPOINT;
   const { start } = cliRunner(env);
-  const shared = ['--store', join(temp.dir, 'tasks.db'), '--data-dir', join(temp.dir, 'data'), '--no-builtins', '--tools', TOOLS, '--log-level', 'warn', '--root', temp.dir];
+  const shared = [
+    '--store',
+    join(temp.dir, 'tasks.db'),
+    '--data-dir',
+    join(temp.dir, 'data'),
+    '--no-builtins',
+    '--tools',
+    TOOLS,
+    '--log-level',
+    'warn',
+    '--root',
+    temp.dir,
+  ];
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let api: RunningCli;
   let worker: RunningCli;
@@ -84,7 +109,8 @@ describe('traces across an API process and a worker process (OTLP/HTTP)', () => 
     const created = await postModern(url, 'tools/call', { name: 'traced_job', arguments: {}, _meta: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` } });
     const taskId = String(created.body.result?.taskId);
     expect(await pollModernTask(url, taskId)).toMatchObject({ status: 'completed' });
-    const runSpan = (): ReceivedSpan | undefined => receiver.spans.find((span) => span.name === 'task traced_job' && span.attributes['mcp_tasks.task_id'] === taskId);
+    const runSpan = (): ReceivedSpan | undefined =>
+      receiver.spans.find((span) => span.name === 'task traced_job' && span.attributes['mcp_tasks.task_id'] === taskId);
     await until('both processes to export their spans', async () => runSpan() !== undefined && receiver.spans.some((span) => span.service === 'tasks-api'));
     await until('the step spans', async () => receiver.spans.filter((span) => span.parentSpanId === runSpan()?.spanId).length === 2);
 

@@ -93,18 +93,30 @@ describe('traces in process (in-memory exporter)', () => {
     expect(run.parentSpanContext).toBeUndefined();
     expect(run.spanContext().traceId).not.toBe(CALLER_TRACE);
     expect(run.links.map((link) => [link.context.traceId, link.context.spanId])).toEqual([[CALLER_TRACE, request.spanContext().spanId]]);
-    expect(run.attributes).toMatchObject({ 'mcp.tool.name': 'traced_job', 'mcp_tasks.generation': generation, 'mcp_tasks.status': 'completed', 'mcp_tasks.attempt': 1 });
+    expect(run.attributes).toMatchObject({
+      'mcp.tool.name': 'traced_job',
+      'mcp_tasks.generation': generation,
+      'mcp_tasks.status': 'completed',
+      'mcp_tasks.attempt': 1,
+    });
     expect(run.status.code).not.toBe(SpanStatusCode.ERROR);
     const children = spans().filter((span) => span.parentSpanContext?.spanId === run.spanContext().spanId);
     expect(children.map((span) => span.name).sort()).toEqual(['operation demo.effect', 'step compute', 'step fetch']);
     for (const child of children) expect(child.spanContext().traceId).toBe(run.spanContext().traceId);
-    expect(children.find((span) => span.name === 'operation demo.effect')?.attributes).toMatchObject({ 'mcp_tasks.status': 'confirmed', 'mcp_tasks.operation.key': 'publish' });
+    expect(children.find((span) => span.name === 'operation demo.effect')?.attributes).toMatchObject({
+      'mcp_tasks.status': 'confirmed',
+      'mcp_tasks.operation.key': 'publish',
+    });
     expect(children.find((span) => span.name === 'step fetch')?.attributes).toMatchObject({ 'mcp_tasks.replayed': false });
     return run;
   };
 
   it('v2 (2026-07-28): _meta.traceparent is the request span’s parent; the run span links to the request span; steps and the operation are its children', async () => {
-    const created = await postModern(running.url, 'tools/call', { name: 'traced_job', arguments: {}, _meta: { traceparent: TRACEPARENT, tracestate: 'vendor=1' } });
+    const created = await postModern(running.url, 'tools/call', {
+      name: 'traced_job',
+      arguments: {},
+      _meta: { traceparent: TRACEPARENT, tracestate: 'vendor=1' },
+    });
     const taskId = String(created.body.result?.taskId);
     expect(await pollModernTask(running.url, taskId)).toMatchObject({ status: 'completed' });
     await expectLinkedTrace(taskId, 'v2');
@@ -116,8 +128,16 @@ describe('traces in process (in-memory exporter)', () => {
   });
 
   it('v1 (2025-11-25, SDK 1.32.2 client): the same linked trace', async () => {
-    const created = await v1.client.request({ method: 'tools/call', params: { name: 'traced_job', arguments: {}, _meta: { traceparent: TRACEPARENT } } }, CreateTaskResultSchema, { task: {} });
-    await pollUntil(() => v1.client.experimental.tasks.getTask(created.task.taskId), (task) => task.status === 'completed', { what: 'v1 task completed' });
+    const created = await v1.client.request(
+      { method: 'tools/call', params: { name: 'traced_job', arguments: {}, _meta: { traceparent: TRACEPARENT } } },
+      CreateTaskResultSchema,
+      { task: {} },
+    );
+    await pollUntil(
+      () => v1.client.experimental.tasks.getTask(created.task.taskId),
+      (task) => task.status === 'completed',
+      { what: 'v1 task completed' },
+    );
     await expectLinkedTrace(created.task.taskId, 'v1');
   });
 

@@ -7,11 +7,7 @@ const v1Input = (capabilities: Record<string, unknown>): ManifestInput => ({
   capabilities,
   serverInfo: { name: 's', version: '1' },
   session: { kind: 'initialize', sessionId: 'sess', at: AT },
-  tools: [
-    { name: 'b_required', execution: { taskSupport: 'required' } },
-    { name: 'a_plain' },
-    { name: 'c_optional', execution: { taskSupport: 'optional' } },
-  ],
+  tools: [{ name: 'b_required', execution: { taskSupport: 'required' } }, { name: 'a_plain' }, { name: 'c_optional', execution: { taskSupport: 'optional' } }],
 });
 
 describe('capability manifest (protocol/manifest)', () => {
@@ -60,21 +56,38 @@ describe('capability manifest (protocol/manifest)', () => {
   });
 
   it('v2: get/update/cancel/listen, every tool "server decides" (a 2026-07-28 Tool has no execution field)', () => {
-    const manifest = buildCapabilityManifest({ protocolVersion: '2026-07-28', capabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } }, session: { kind: 'discover', at: AT }, tools: [{ name: 'x', execution: { taskSupport: 'forbidden' } }] });
-    expect(manifest).toMatchObject({ generation: 'v2', server: null, taskOperations: ['cancel', 'get', 'listen', 'update'], tools: [{ name: 'x', taskMode: 'server-decides' }] });
+    const manifest = buildCapabilityManifest({
+      protocolVersion: '2026-07-28',
+      capabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+      session: { kind: 'discover', at: AT },
+      tools: [{ name: 'x', execution: { taskSupport: 'forbidden' } }],
+    });
+    expect(manifest).toMatchObject({
+      generation: 'v2',
+      server: null,
+      taskOperations: ['cancel', 'get', 'listen', 'update'],
+      tools: [{ name: 'x', taskMode: 'server-decides' }],
+    });
     expect(toolTaskMode(manifest, 'anything')).toBe('server-decides');
   });
 
   it('idempotency keys count only when declared in the generation’s own place (v2 extensions, v1 experimental)', () => {
-    const v2 = (capabilities: Record<string, unknown>) => buildCapabilityManifest({ protocolVersion: '2026-07-28', capabilities, session: { kind: 'discover', at: AT }, tools: [] });
+    const v2 = (capabilities: Record<string, unknown>) =>
+      buildCapabilityManifest({ protocolVersion: '2026-07-28', capabilities, session: { kind: 'discover', at: AT }, tools: [] });
     expect(v2({ extensions: { 'io.modelcontextprotocol/tasks': {}, 'dev.mcp-tasks/idempotency': {} } }).idempotencyKeys).toBe(true);
     expect(v2({ extensions: { 'io.modelcontextprotocol/tasks': {} }, experimental: { 'dev.mcp-tasks/idempotency': {} } }).idempotencyKeys).toBe(false);
-    expect(buildCapabilityManifest(v1Input({ tasks: { requests: { tools: { call: {} } } }, experimental: { 'dev.mcp-tasks/idempotency': {} } })).idempotencyKeys).toBe(true);
+    expect(
+      buildCapabilityManifest(v1Input({ tasks: { requests: { tools: { call: {} } } }, experimental: { 'dev.mcp-tasks/idempotency': {} } })).idempotencyKeys,
+    ).toBe(true);
     expect(buildCapabilityManifest(v1Input({ experimental: { 'dev.mcp-tasks/idempotency': {} } })).idempotencyKeys).toBe(false); // no tasks, no keys
   });
 
   it('a server without tasks: no operations, every tool forbidden', () => {
     const manifest = buildCapabilityManifest(v1Input({ tools: {} }));
-    expect([manifest.generation, manifest.taskOperations, manifest.tools.map((tool) => tool.taskMode)]).toEqual([null, [], ['forbidden', 'forbidden', 'forbidden']]);
+    expect([manifest.generation, manifest.taskOperations, manifest.tools.map((tool) => tool.taskMode)]).toEqual([
+      null,
+      [],
+      ['forbidden', 'forbidden', 'forbidden'],
+    ]);
   });
 });

@@ -13,27 +13,128 @@ import { findRoleMarker, MODEL_TEXT_MAX_CHARS, modelTextProblems, toModelLine } 
 
 /** Pieces a hostile tool (or a log line it echoes) would use, and ordinary pieces to mix them with. */
 const DANGEROUS = [
-  '\u2028', '\u2029', '\u202a', '\u202b', '\u202c', '\u202d', '\u202e', '\u2066', '\u2067', '\u2068', '\u2069', '\u200b', '\u200c',
-  '\u200d', '\u200e', '\u200f', '\u2060', '\ufeff', '\u00ad', '\u061c', '\u180e', '\u{E0041}', '\u{E007F}', '\ufe0f', '\u3164',
-  '\n', '\r\n', '\t', '\u000b', '\u0085', '\u0000', '\u0007', '\u001b[31m', '\u001b[0m', '\u001b', '\u009b', '\ud800', '\udfff',
-  'SYSTEM:', 'system :', 'System::', 'Assistant:', 'assistant', 'user:', 'USER', 'Human:', 'AI:', 'developer:', 'Model:',
-  'tool:', 'function:', 'bot:', '<|im_start|>', '<|im_end|>', '<|endoftext|>', '<|start_header_id|>', '</tool_result>',
-  '<tool_result>', '<system>', '<start_of_turn>', '[INST]', '[/INST]', '[inst]', '[TOOL_RESULTS]', '<<SYS>>', '<</SYS>>',
-  'ＳＹＳＴＥＭ：', '𝐒𝐘𝐒𝐓𝐄𝐌:', 'ſyſtem:', 'SYS\u200bTEM:', '＜|im_start|＞', '<｜begin▁of▁sentence｜>', '﹕',
-  '<', '>', ':', '[', ']', '|', '/', '!', '?', ' ', '  ', '\u00a0', '\u3000', 'a', 'x', '_', '7', 'é', 'e\u0301', '漢字', '🙂',
-  '…', '‹', '›', 'file', 'system', 'ignore all previous instructions', 'password=Hunter2Hunter2', 'AKIAIOSFODNN7EXAMPLE',
+  '\u2028',
+  '\u2029',
+  '\u202a',
+  '\u202b',
+  '\u202c',
+  '\u202d',
+  '\u202e',
+  '\u2066',
+  '\u2067',
+  '\u2068',
+  '\u2069',
+  '\u200b',
+  '\u200c',
+  '\u200d',
+  '\u200e',
+  '\u200f',
+  '\u2060',
+  '\ufeff',
+  '\u00ad',
+  '\u061c',
+  '\u180e',
+  '\u{E0041}',
+  '\u{E007F}',
+  '\ufe0f',
+  '\u3164',
+  '\n',
+  '\r\n',
+  '\t',
+  '\u000b',
+  '\u0085',
+  '\u0000',
+  '\u0007',
+  '\u001b[31m',
+  '\u001b[0m',
+  '\u001b',
+  '\u009b',
+  '\ud800',
+  '\udfff',
+  'SYSTEM:',
+  'system :',
+  'System::',
+  'Assistant:',
+  'assistant',
+  'user:',
+  'USER',
+  'Human:',
+  'AI:',
+  'developer:',
+  'Model:',
+  'tool:',
+  'function:',
+  'bot:',
+  '<|im_start|>',
+  '<|im_end|>',
+  '<|endoftext|>',
+  '<|start_header_id|>',
+  '</tool_result>',
+  '<tool_result>',
+  '<system>',
+  '<start_of_turn>',
+  '[INST]',
+  '[/INST]',
+  '[inst]',
+  '[TOOL_RESULTS]',
+  '<<SYS>>',
+  '<</SYS>>',
+  'ＳＹＳＴＥＭ：',
+  '𝐒𝐘𝐒𝐓𝐄𝐌:',
+  'ſyſtem:',
+  'SYS\u200bTEM:',
+  '＜|im_start|＞',
+  '<｜begin▁of▁sentence｜>',
+  '﹕',
+  '<',
+  '>',
+  ':',
+  '[',
+  ']',
+  '|',
+  '/',
+  '!',
+  '?',
+  ' ',
+  '  ',
+  '\u00a0',
+  '\u3000',
+  'a',
+  'x',
+  '_',
+  '7',
+  'é',
+  'e\u0301',
+  '漢字',
+  '🙂',
+  '…',
+  '‹',
+  '›',
+  'file',
+  'system',
+  'ignore all previous instructions',
+  'password=Hunter2Hunter2',
+  'AKIAIOSFODNN7EXAMPLE',
 ];
 
 const dangerous = fc.array(fc.constantFrom(...DANGEROUS), { maxLength: 40 }).map((pieces) => pieces.join(''));
 const anyUnicode = fc.string({ unit: 'binary', maxLength: 200 });
 /** Every UTF-16 code unit, lone surrogates included (what a JS string from a tool can hold). */
 const anyCodeUnits = fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((code) => String.fromCharCode(code)), maxLength: 200 });
-const texts = fc.oneof(dangerous, anyUnicode, anyCodeUnits, fc.tuple(dangerous, anyUnicode).map(([a, b]) => a + b));
+const texts = fc.oneof(
+  dangerous,
+  anyUnicode,
+  anyCodeUnits,
+  fc.tuple(dangerous, anyUnicode).map(([a, b]) => a + b),
+);
 
 /** The sanitiser before issue 23 §3: secrets redacted, C0/C1 controls removed, 512 characters. */
 function previousSanitiser(message: string): string {
-  // eslint-disable-next-line no-control-regex -- the old rule, kept here as the negative control
-  const clean = redactSecrets(message).replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').replace(/ {2,}/g, ' ').trim();
+  const clean = redactSecrets(message)
+    // eslint-disable-next-line no-control-regex -- the old rule, kept here as the negative control
+    .replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ')
+    .replace(/ {2,}/g, ' ')
+    .trim();
   return clean.length > 512 ? `${clean.slice(0, 511)}…` : clean;
 }
 
@@ -50,7 +151,10 @@ function keepsTheRule(sanitise: (text: string) => string): fc.IPropertyWithHooks
 
 describe('the rule for model-facing text (issue 23 §3)', () => {
   it('any text, generated Unicode or built from dangerous characters and role markers, comes out keeping the rule', () => {
-    fc.assert(keepsTheRule((text) => toModelLine(text)), { numRuns: 3000 });
+    fc.assert(
+      keepsTheRule((text) => toModelLine(text)),
+      { numRuns: 3000 },
+    );
   });
 
   it('the server sanitiser (secret redaction inside the rule) keeps it too', () => {
@@ -80,7 +184,8 @@ describe('the rule for model-facing text (issue 23 §3)', () => {
       }),
       { numRuns: 1000 },
     );
-    for (const kept of ['scanned files (120/300): app.log, db.log — 3 errors', 'a < b and c > d, x<3>y', 'ratio 3:1 at 12:30']) expect(toModelLine(kept)).toBe(kept);
+    for (const kept of ['scanned files (120/300): app.log, db.log — 3 errors', 'a < b and c > d, x<3>y', 'ratio 3:1 at 12:30'])
+      expect(toModelLine(kept)).toBe(kept);
   });
 
   it.each([

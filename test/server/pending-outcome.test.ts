@@ -12,7 +12,13 @@ import { RawLegacySession } from '../helpers/sse.js';
 import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
 import { postModern } from '../helpers/wire.js';
 
-const noop = defineTool({ name: 'noop', description: 'completes at once', execution: 'task-optional', inputSchema: z.object({}), run: async () => textResult('ok') });
+const noop = defineTool({
+  name: 'noop',
+  description: 'completes at once',
+  execution: 'task-optional',
+  inputSchema: z.object({}),
+  run: async () => textResult('ok'),
+});
 
 let running: RunningTasksServer | undefined;
 afterEach(async () => {
@@ -82,7 +88,12 @@ describe('reads wait for the outcome a finished run is committing', () => {
     const { server } = await start(gates);
     const taskId = String((await postModern(server.url, 'tools/call', { name: 'gated', arguments: { gate: 'g' } })).body.result?.taskId);
     await gates.started('g');
-    expect(await within(postModern(server.url, 'tasks/get', { taskId }).then((answer) => answer.body.result?.status), 2_000)).toBe('working');
+    expect(
+      await within(
+        postModern(server.url, 'tasks/get', { taskId }).then((answer) => answer.body.result?.status),
+        2_000,
+      ),
+    ).toBe('working');
     gates.open('g');
   });
 });

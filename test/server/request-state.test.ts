@@ -16,7 +16,9 @@ describe('MRTR requestState (B15)', () => {
     // A 32-byte HMAC is 43 base64url characters: the last one has 4 spare bits, so 15 other characters decode alike.
     const last = state.at(-1) as string;
     const mac = state.slice(state.lastIndexOf('.') + 1);
-    const spellings = ALPHABET.split('').filter((char) => char !== last && Buffer.from(`${mac.slice(0, -1)}${char}`, 'base64url').equals(Buffer.from(mac, 'base64url')));
+    const spellings = ALPHABET.split('').filter(
+      (char) => char !== last && Buffer.from(`${mac.slice(0, -1)}${char}`, 'base64url').equals(Buffer.from(mac, 'base64url')),
+    );
     expect(spellings.length).toBeGreaterThan(0);
     for (const char of spellings) await expect(codec.verify(`${state.slice(0, -1)}${char}`, context('i|a|t'))).rejects.toThrow();
   });

@@ -22,7 +22,11 @@ describe('store errors on the wire (the one mapping, base §8)', () => {
     const cases: Array<[StoreErrorCode, string, { code: number; message: string }]> = [
       ['conflict', 'Idempotency key already used for another request', { code: -32602, message: 'Idempotency key already used for another request' }],
       ['fault', 'Task store failed to write: disk I/O error', { code: -32603, message: 'Task store failed to write: disk I/O error' }],
-      ['invalid', 'Task store refused transition to completed: outcome does not fit', { code: -32603, message: 'Task store refused transition to completed: outcome does not fit' }],
+      [
+        'invalid',
+        'Task store refused transition to completed: outcome does not fit',
+        { code: -32603, message: 'Task store refused transition to completed: outcome does not fit' },
+      ],
       ['schema_mismatch', 'task store schema is version 9', { code: -32603, message: 'task store schema is version 9' }],
       // No driver detail for an outage: host names, ports and addresses stay in the log.
       ['unavailable', 'Task store unavailable: cannot connect (connect ECONNREFUSED 10.0.0.5:5432)', { code: -32603, message: 'Task store unavailable' }],

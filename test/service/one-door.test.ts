@@ -55,7 +55,12 @@ describe('one door: every entry path goes through the task service', () => {
     it(`v2 requests (fast path ${fastPath ? 'on' : 'off'}): tools/call, tasks/get, tasks/update, tasks/cancel and listen each reach one operation`, async () => {
       const { hook, seen } = recorder();
       const running = await start([hook], fastPath);
-      const created = await postModern(running.url, 'tools/call', { name: 'confirm_delete', arguments: {} }, { capabilities: { elicitation: { form: {} }, extensions: { 'io.modelcontextprotocol/tasks': {} } } });
+      const created = await postModern(
+        running.url,
+        'tools/call',
+        { name: 'confirm_delete', arguments: {} },
+        { capabilities: { elicitation: { form: {} }, extensions: { 'io.modelcontextprotocol/tasks': {} } } },
+      );
       const taskId = created.body.result?.taskId as string;
       expect(seen).toEqual([{ operation: 'callTool', tool: 'confirm_delete' }]);
       await pollModernTask(running.url, taskId, { until: (status) => status === 'input_required' });

@@ -31,9 +31,12 @@ describe('tasks/list cursors', () => {
     const cursor = codec.encode(1234, 'i|alice|t');
     const last = cursor.at(-1) as string;
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-    const sameBytes = alphabet.split('').filter((char) => char !== last && Buffer.from(`${cursor.slice(0, -1)}${char}`, 'base64url').equals(Buffer.from(cursor, 'base64url')));
+    const sameBytes = alphabet
+      .split('')
+      .filter((char) => char !== last && Buffer.from(`${cursor.slice(0, -1)}${char}`, 'base64url').equals(Buffer.from(cursor, 'base64url')));
     expect(sameBytes.length).toBeGreaterThan(0);
-    for (const char of sameBytes) expect(() => codec.decode(`${cursor.slice(0, -1)}${char}`, 'i|alice|t')).toThrow(expect.objectContaining({ message: 'Invalid cursor' }));
+    for (const char of sameBytes)
+      expect(() => codec.decode(`${cursor.slice(0, -1)}${char}`, 'i|alice|t')).toThrow(expect.objectContaining({ message: 'Invalid cursor' }));
     expect(codec.decode(cursor, 'i|alice|t')).toBe(1234);
   });
 });

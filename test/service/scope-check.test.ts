@@ -17,7 +17,14 @@ const OWNER = 'https://issuer.example|alice|acme';
 const ALL_TASK_SCOPES = ['tasks:read', 'tasks:cancel', 'tasks:answer', 'logs:read'];
 
 function caller(scopes: ScopeGrant, ownerKey = OWNER): TaskCaller {
-  return { ownerKey, scopes, negotiation: 'per-request', generation: 'v2', protocolVersion: '2026-07-28', clientCapabilities: { elicitation: { form: {} }, extensions: { 'io.modelcontextprotocol/tasks': {} } } };
+  return {
+    ownerKey,
+    scopes,
+    negotiation: 'per-request',
+    generation: 'v2',
+    protocolVersion: '2026-07-28',
+    clientCapabilities: { elicitation: { form: {} }, extensions: { 'io.modelcontextprotocol/tasks': {} } },
+  };
 }
 const without = (scope: string) => caller(ALL_TASK_SCOPES.filter((candidate) => candidate !== scope));
 
@@ -48,7 +55,11 @@ describe('ScopeCheck in the task service door', () => {
   }
 
   beforeAll(async () => {
-    running = await startTasksServer({ tools: conformanceFixtureTools(), scopes: new ScopePolicy(new Map([['confirm_delete', ['logs:read']]])), limits: { pollIntervalMs: 50 } });
+    running = await startTasksServer({
+      tools: conformanceFixtureTools(),
+      scopes: new ScopePolicy(new Map([['confirm_delete', ['logs:read']]])),
+      limits: { pollIntervalMs: 50 },
+    });
   });
   afterAll(async () => {
     await running?.close();
@@ -58,7 +69,11 @@ describe('ScopeCheck in the task service door', () => {
     const plan = await service().calls.planCall(without('logs:read'), { name: 'confirm_delete', arguments: {}, progressToken: null });
     const before = (await running.store.list({ ownerKey: OWNER, generation: 'v2' }, { afterSeq: 0, limit: 1000 })).length;
     const refused = await refusal(service().calls.callTool(without('logs:read'), plan));
-    expect(refused.toJsonRpc()).toEqual({ code: -32602, message: 'Insufficient scope: tool confirm_delete needs logs:read', data: { reason: 'insufficient_scope', requiredScopes: ['logs:read'] } });
+    expect(refused.toJsonRpc()).toEqual({
+      code: -32602,
+      message: 'Insufficient scope: tool confirm_delete needs logs:read',
+      data: { reason: 'insufficient_scope', requiredScopes: ['logs:read'] },
+    });
     expect((await running.store.list({ ownerKey: OWNER, generation: 'v2' }, { afterSeq: 0, limit: 1000 })).length).toBe(before);
     expect((await service().calls.callTool(caller(ALL_TASK_SCOPES), plan)).kind).toBe('task');
   });
@@ -69,9 +84,16 @@ describe('ScopeCheck in the task service door', () => {
     const noRead = without('tasks:read');
     expect(isTaskNotFound(await refusal(service().tasks.get(noRead, taskId)))).toBe(true);
     expect(isTaskNotFound(await refusal(service().tasks.waitForTerminal(noRead, taskId, AbortSignal.timeout(5000))))).toBe(true);
-    expect((await refusal(service().tasks.list(noRead, undefined))).toJsonRpc()).toMatchObject({ code: -32602, message: 'Insufficient scope: list needs tasks:read' });
+    expect((await refusal(service().tasks.list(noRead, undefined))).toJsonRpc()).toMatchObject({
+      code: -32602,
+      message: 'Insufficient scope: list needs tasks:read',
+    });
     expect((await refusal(service().tasks.subscribe(noRead, [taskId], () => {}))).data).toMatchObject({ reason: 'insufficient_scope' });
-    expect(isTaskNotFound(await refusal(service().tasks.answerInput(without('tasks:answer'), taskId, { 'input-1': { action: 'accept', content: { confirm: true } } })))).toBe(true);
+    expect(
+      isTaskNotFound(
+        await refusal(service().tasks.answerInput(without('tasks:answer'), taskId, { 'input-1': { action: 'accept', content: { confirm: true } } })),
+      ),
+    ).toBe(true);
     expect(isTaskNotFound(await refusal(service().tasks.cancel(without('tasks:cancel'), taskId)))).toBe(true);
     expect((await service().tasks.get(caller(ALL_TASK_SCOPES), taskId)).status).toBe('input_required');
     expect((await running.store.listInputRequests(taskId)).map((request) => request.state)).toEqual(['pending']);
@@ -89,7 +111,9 @@ describe('ScopeCheck in the task service door', () => {
   it('the tool scope is re-checked when the task is answered and read, not when it is cancelled (stopping needs no authority to run)', async () => {
     const { taskId } = await waitingTask(caller(ALL_TASK_SCOPES));
     const lost = without('logs:read');
-    expect(isTaskNotFound(await refusal(service().tasks.answerInput(lost, taskId, { 'input-1': { action: 'accept', content: { confirm: true } } })))).toBe(true);
+    expect(isTaskNotFound(await refusal(service().tasks.answerInput(lost, taskId, { 'input-1': { action: 'accept', content: { confirm: true } } })))).toBe(
+      true,
+    );
     expect(isTaskNotFound(await refusal(service().tasks.get(lost, taskId)))).toBe(true);
     expect(isTaskNotFound(await refusal(service().tasks.waitForTerminal(lost, taskId, AbortSignal.timeout(5000))))).toBe(true);
     expect((await service().tasks.subscribe(lost, [taskId], () => {})).taskIds).toEqual([]);

@@ -39,8 +39,20 @@ function caller(ownerKey: string, generation: 'v1' | 'v2' = 'v2', scopes: readon
 
 /** A task tool that waits for an external event (never runs here: no worker), and a sync one. */
 const TOOLS = [
-  defineTool({ name: 'analyze', description: 'a long task', execution: 'task-optional', inputSchema: z.object({ path: z.string().optional() }), run: async () => textResult('done') }),
-  defineTool({ name: 'echo', description: 'inline', execution: 'sync', inputSchema: z.object({ text: z.string() }), run: async (args) => textResult(args.text) }),
+  defineTool({
+    name: 'analyze',
+    description: 'a long task',
+    execution: 'task-optional',
+    inputSchema: z.object({ path: z.string().optional() }),
+    run: async () => textResult('done'),
+  }),
+  defineTool({
+    name: 'echo',
+    description: 'inline',
+    execution: 'sync',
+    inputSchema: z.object({ text: z.string() }),
+    run: async (args) => textResult(args.text),
+  }),
 ];
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -75,14 +87,24 @@ function build(options: { limits?: Partial<TasksServerLimits>; hooks?: TaskServi
     hooks,
     ...(options.gate ? { gate: options.gate } : {}),
   });
-  cleanups.push(() => temp.remove(), () => store.close(), () => executor.close());
+  cleanups.push(
+    () => temp.remove(),
+    () => store.close(),
+    () => executor.close(),
+  );
   return { services, store, clock };
 }
 
 async function createTask(services: TaskServices, as: Caller, args: Record<string, unknown> = {}, idempotencyKey?: string) {
   // A 2025-11-25 call asks for a task with `params.task` (R8); a 2026-07-28 one with the extension always gets one.
   const task = as.generation === 'v1' ? { task: {} } : {};
-  const plan = await services.calls.planCall(as, { name: 'analyze', arguments: args, progressToken: null, ...task, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) });
+  const plan = await services.calls.planCall(as, {
+    name: 'analyze',
+    arguments: args,
+    progressToken: null,
+    ...task,
+    ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+  });
   const outcome = await services.calls.callTool(as, plan);
   if (outcome.kind !== 'task') throw new Error(`no task: ${outcome.kind}`);
   return outcome.task;
@@ -126,14 +148,25 @@ describe('task service rules without HTTP', () => {
     const guarded = build();
     const task = await createTask(guarded.services, caller(ALICE));
     const unknown = await refusalOf(guarded.services.tasks.get(caller(ALICE), 'f'.repeat(32)));
-    const without = (scope: string) => caller(ALICE, 'v2', ALL_SCOPES.filter((granted) => granted !== scope));
+    const without = (scope: string) =>
+      caller(
+        ALICE,
+        'v2',
+        ALL_SCOPES.filter((granted) => granted !== scope),
+      );
     expect(await refusalOf(guarded.services.tasks.get(without(Scope.TasksRead), task.taskId))).toEqual(unknown);
     expect(await refusalOf(guarded.services.tasks.get(without('logs:read'), task.taskId))).toEqual(unknown);
     expect(await refusalOf(guarded.services.tasks.cancel(without(Scope.TasksCancel), task.taskId))).toEqual(unknown);
-    expect(await refusalOf(guarded.services.tasks.list(without(Scope.TasksRead), undefined))).toMatchObject({ code: -32602, data: { reason: 'insufficient_scope', requiredScopes: [Scope.TasksRead] } });
+    expect(await refusalOf(guarded.services.tasks.list(without(Scope.TasksRead), undefined))).toMatchObject({
+      code: -32602,
+      data: { reason: 'insufficient_scope', requiredScopes: [Scope.TasksRead] },
+    });
     // tools/call of a tool needs its scope: refused, nothing created.
     const plan = await guarded.services.calls.planCall(without('logs:read'), { name: 'analyze', arguments: {}, progressToken: null });
-    expect(await refusalOf(guarded.services.calls.callTool(without('logs:read'), plan))).toMatchObject({ code: -32602, data: { requiredScopes: ['logs:read'] } });
+    expect(await refusalOf(guarded.services.calls.callTool(without('logs:read'), plan))).toMatchObject({
+      code: -32602,
+      data: { requiredScopes: ['logs:read'] },
+    });
     expect(await guarded.store.list({ ownerKey: ALICE, generation: 'v2' }, { afterSeq: 0, limit: 10 })).toHaveLength(1);
     expect((await guarded.store.getUnscoped(task.taskId))?.status).toBe('working');
 
@@ -203,7 +236,8 @@ describe('task service rules without HTTP', () => {
   it('kill switch (issue 15): a refused task mode answers -31003 with its reason and creates nothing; tools/list shows the tool as sync; an open gate lets the same call create a task', async () => {
     let allow = false;
     const gate: TaskModeGate = {
-      verdict: () => (allow ? { allow: true, cohort: undefined } : { allow: false, fallback: 'reject', reason: 'kill_switch', cohort: undefined, maxSyncMs: 0 }),
+      verdict: () =>
+        allow ? { allow: true, cohort: undefined } : { allow: false, fallback: 'reject', reason: 'kill_switch', cohort: undefined, maxSyncMs: 0 },
     };
     const { services, store } = build({ gate });
     expect(await refusalOf(createTask(services, caller(ALICE)))).toMatchObject({ code: -31003, data: { reason: 'kill_switch' } });
@@ -239,7 +273,9 @@ describe('task service rules without HTTP', () => {
     const again = await services.tasks.cancel(caller(ALICE), task.taskId);
     expect(again).toMatchObject({ cancelled: false, task: { status: 'cancelled' } });
     // R42: cancelled sticks — a late outcome of the tool is not written over it.
-    expect(await store.transition(task.taskId, { to: 'completed', outcome: { kind: 'result', result: { content: [] } }, releaseLease: true, now: Date.now() })).toBeUndefined();
+    expect(
+      await store.transition(task.taskId, { to: 'completed', outcome: { kind: 'result', result: { content: [] } }, releaseLease: true, now: Date.now() }),
+    ).toBeUndefined();
     expect((await services.tasks.get(caller(ALICE), task.taskId)).status).toBe('cancelled');
     // Answers to a task that does not wait for input change nothing (E27).
     expect(await services.tasks.answerInput(caller(ALICE), task.taskId, { 'input-1': { action: 'accept', content: {} } })).toEqual([]);

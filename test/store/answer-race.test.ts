@@ -61,14 +61,12 @@ async function playRounds(file: string, mode: Mode, rounds: number): Promise<Rou
       const keyOf = (worker: number) => (mode === 'split keys' ? `k${worker}` : 'k0');
       const firstWorker = round % 2;
       const delayMs = DELAYS_MS[Math.floor(round / 2) % DELAYS_MS.length];
-      const commands = [0, 1].map(
-        (worker): GatedCommand => ({
-          op: 'answer',
-          args: { taskId, answers: [{ key: keyOf(worker), response: { action: 'accept', content: { by: worker, round } } }] },
-          role: worker === firstWorker ? 'first' : 'second',
-          delayMs,
-        }),
-      );
+      const commands = [0, 1].map((worker): GatedCommand => ({
+        op: 'answer',
+        args: { taskId, answers: [{ key: keyOf(worker), response: { action: 'accept', content: { by: worker, round } } }] },
+        role: worker === firstWorker ? 'first' : 'second',
+        delayMs,
+      }));
       const replies = (await workers.run(commands)) as Reply[];
       if (mode === 'same key') {
         const late = await main.answerInput(taskId, {
@@ -98,22 +96,13 @@ async function parkedTask(store: SqliteTaskStore, round: number, keys: string[])
   return taskId;
 }
 
-async function checkRound(
-  store: SqliteTaskStore,
-  mode: Mode,
-  round: number,
-  taskId: string,
-  from: number,
-  replies: Reply[],
-): Promise<RoundReport> {
+async function checkRound(store: SqliteTaskStore, mode: Mode, round: number, taskId: string, from: number, replies: Reply[]): Promise<RoundReport> {
   const violations: string[] = [];
   const requests = await store.listInputRequests(taskId);
   const events = (await store.readEventsAfter(from, 1_000)).filter((e) => e.taskId === taskId);
   const resumes = events.filter((e) => e.kind === 'status' && e.status === 'working').length;
   // In `same key` mode the main thread's answer to `k1` is among the events; only `k0` is contested.
-  const answered = events
-    .flatMap((e) => (e.kind === 'input' ? (e.payload?.answered as string[]) : []))
-    .filter((key) => key !== 'k1' || mode === 'split keys');
+  const answered = events.flatMap((e) => (e.kind === 'input' ? (e.payload?.answered as string[]) : [])).filter((key) => key !== 'k1' || mode === 'split keys');
   const stored = requests.find((r) => r.key === 'k0')?.response;
   const winner = [0, 1].find((w) => isDeepStrictEqual(stored, { action: 'accept', content: { by: w, round } })) ?? -1;
   if (mode !== 'split keys') {
@@ -125,7 +114,13 @@ async function checkRound(
     if (!isDeepStrictEqual(replies[1 - winner], lost)) violations.push(`loser replied ${JSON.stringify(replies[1 - winner])}`);
     if (!isDeepStrictEqual(answered, ['k0'])) violations.push(`input events answered ${JSON.stringify(answered)}`);
   } else {
-    if (!isDeepStrictEqual(replies.map((r) => r.accepted), [['k0'], ['k1']])) violations.push('an answer was lost');
+    if (
+      !isDeepStrictEqual(
+        replies.map((r) => r.accepted),
+        [['k0'], ['k1']],
+      )
+    )
+      violations.push('an answer was lost');
     if (replies.filter((r) => r.status === 'working').length !== 1) violations.push('not exactly one reply resumed');
     if (!isDeepStrictEqual([...answered].sort(), ['k0', 'k1'])) violations.push(`input events answered ${JSON.stringify(answered)}`);
   }

@@ -47,9 +47,14 @@ describe('AesGcmFieldCipher', () => {
     expect(() => parseEncryptionKey(randomBytes(16).toString('hex'), 'K')).toThrow('K must be 32 bytes');
     expect(AesGcmFieldCipher.fromEnvironment({})).toBe(NO_ENCRYPTION);
     expect(AesGcmFieldCipher.fromEnvironment({ MCP_TASKS_ENCRYPTION_KEY: '' })).toBe(NO_ENCRYPTION);
-    const env = AesGcmFieldCipher.fromEnvironment({ MCP_TASKS_ENCRYPTION_KEY: k2.toString('base64'), MCP_TASKS_ENCRYPTION_KEYS_OLD: ` ${k1.toString('hex')} ,` });
+    const env = AesGcmFieldCipher.fromEnvironment({
+      MCP_TASKS_ENCRYPTION_KEY: k2.toString('base64'),
+      MCP_TASKS_ENCRYPTION_KEYS_OLD: ` ${k1.toString('hex')} ,`,
+    });
     expect(env.open(new AesGcmFieldCipher(k1).seal('"v"', 'c'), 'c')).toBe('"v"');
     expect(() => AesGcmFieldCipher.fromEnvironment({ MCP_TASKS_ENCRYPTION_KEYS_OLD: k1.toString('hex') })).toThrow(/needs MCP_TASKS_ENCRYPTION_KEY/);
-    expect(() => AesGcmFieldCipher.fromEnvironment({ MCP_TASKS_ENCRYPTION_KEY: k2.toString('hex'), MCP_TASKS_ENCRYPTION_KEYS_OLD: 'nope' })).toThrow('MCP_TASKS_ENCRYPTION_KEYS_OLD entry 1 must be 32 bytes');
+    expect(() => AesGcmFieldCipher.fromEnvironment({ MCP_TASKS_ENCRYPTION_KEY: k2.toString('hex'), MCP_TASKS_ENCRYPTION_KEYS_OLD: 'nope' })).toThrow(
+      'MCP_TASKS_ENCRYPTION_KEYS_OLD entry 1 must be 32 bytes',
+    );
   });
 });

@@ -141,9 +141,27 @@ describe('the first migration', () => {
 
   it('holds every table and column later features need', () => {
     expect(columns('tasks')).toEqual([
-      'task_id', 'owner_key', 'generation', 'protocol_version', 'tool_name', 'arguments', 'client_capabilities',
-      'progress_token', 'status', 'status_message', 'created_at', 'last_updated_at', 'ttl_ms', 'poll_interval_ms',
-      'expires_at', 'seq', 'attempt', 'lease_owner', 'lease_expires_at', 'idempotency_key', 'request_digest',
+      'task_id',
+      'owner_key',
+      'generation',
+      'protocol_version',
+      'tool_name',
+      'arguments',
+      'client_capabilities',
+      'progress_token',
+      'status',
+      'status_message',
+      'created_at',
+      'last_updated_at',
+      'ttl_ms',
+      'poll_interval_ms',
+      'expires_at',
+      'seq',
+      'attempt',
+      'lease_owner',
+      'lease_expires_at',
+      'idempotency_key',
+      'request_digest',
     ]);
     expect(columns('task_outcomes')).toEqual(['task_id', 'kind', 'body']);
     expect(columns('input_requests')).toEqual(['task_id', 'key', 'request', 'response', 'state', 'created_at', 'answered_at']);
@@ -170,7 +188,9 @@ describe('the first migration', () => {
     expect(plan(SQL.pruneTombstones, { cutoff: 0, limit: 10 })).toMatch(/USING (COVERING )?INDEX task_events_expired/);
     // The GET stream's instance finds a session's tasks by the partial index on the created event's sessionId.
     const sessionTasks = openSessionTasksSql({ tasks: 'tasks', events: 'task_events', payloadSessionId: "json_extract(e.payload, '$.sessionId')" }, () => '?');
-    expect((db.prepare(`EXPLAIN QUERY PLAN ${sessionTasks}`).all('s', 10) as Array<{ detail: string }>).map((r) => r.detail).join('\n')).toMatch(/USING INDEX task_events_by_session/);
+    expect((db.prepare(`EXPLAIN QUERY PLAN ${sessionTasks}`).all('s', 10) as Array<{ detail: string }>).map((r) => r.detail).join('\n')).toMatch(
+      /USING INDEX task_events_by_session/,
+    );
     const byTask = { taskId: 't', key: 'k', state: 'answered', response: null, now: 0 };
     for (const sql of [SQL.listInputRequests, SQL.hasPendingInput, SQL.settleInputRequest]) {
       expect(plan(sql, byTask)).toMatch(/USING (COVERING )?INDEX sqlite_autoindex_input_requests_1/);
@@ -215,9 +235,27 @@ describe('migration 3 (event retention)', () => {
     const store = openSqliteTaskStore({ path });
     try {
       expect(store.appliedMigrations).toEqual(VERSIONS.slice(2));
-      expect((await store.readEventsAfter(0, 10)).map((e) => [e.seq, e.taskId])).toEqual([[1, 'a'], [2, 'b']]);
+      expect((await store.readEventsAfter(0, 10)).map((e) => [e.seq, e.taskId])).toEqual([
+        [1, 'a'],
+        [2, 'b'],
+      ]);
       await store.writeStatusMessages([]);
-      const created = await store.create({ taskId: 'AAAAAAAAAAAAAAAAAAAAAA', ownerKey: 'o', generation: 'v2', protocolVersion: 'p', toolName: 'x', arguments: {}, clientCapabilities: {}, progressToken: null, statusMessage: null, createdAt: 1, ttlMs: null, pollIntervalMs: 100, leaseOwner: null, leaseMs: null });
+      const created = await store.create({
+        taskId: 'AAAAAAAAAAAAAAAAAAAAAA',
+        ownerKey: 'o',
+        generation: 'v2',
+        protocolVersion: 'p',
+        toolName: 'x',
+        arguments: {},
+        clientCapabilities: {},
+        progressToken: null,
+        statusMessage: null,
+        createdAt: 1,
+        ttlMs: null,
+        pollIntervalMs: 100,
+        leaseOwner: null,
+        leaseMs: null,
+      });
       expect(created.seq).toBe(4);
       await expect(store.releaseLeases('i', [created.taskId])).resolves.toEqual([]);
     } finally {
@@ -278,7 +316,8 @@ describe('migration 5 (timeline index)', () => {
     const check = new Database(path, { readonly: true });
     try {
       expect((check.prepare("SELECT sql FROM sqlite_master WHERE name = 'task_events_by_task'").get() as { sql: string }).sql).toMatch(/\(task_id, seq\)$/);
-      const plan = (sql: string, params: object) => (check.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as Array<{ detail: string }>).map((row) => row.detail).join('\n');
+      const plan = (sql: string, params: object) =>
+        (check.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as Array<{ detail: string }>).map((row) => row.detail).join('\n');
       const timeline = plan(SQL.taskEvents, { taskId: 'a', limit: 10 });
       expect(timeline).toMatch(/USING INDEX task_events_by_task/);
       // (task_id, seq): the ORDER BY seq comes from the index, no sort step.

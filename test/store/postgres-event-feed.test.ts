@@ -165,7 +165,16 @@ describe('event feed', () => {
         await new Promise((resolve) => setTimeout(resolve, 2));
       }
     })();
-    await Promise.all([writer(a, tasks.filter((_, i) => i % 2 === 0)), writer(b, tasks.filter((_, i) => i % 2 === 1))]);
+    await Promise.all([
+      writer(
+        a,
+        tasks.filter((_, i) => i % 2 === 0),
+      ),
+      writer(
+        b,
+        tasks.filter((_, i) => i % 2 === 1),
+      ),
+    ]);
     writing = false;
     await tail;
 

@@ -98,9 +98,18 @@ describe('two instances on one database: races settled by the database', () => {
     for (let round = 0; round < 30; round += 1) {
       const { taskId } = await a.create(newTaskInput({ leaseOwner: 'runner', leaseMs: 60_000 }));
       const cancel = a.transition(taskId, { to: 'cancelled', releaseLease: true, now: Date.now() });
-      const complete = b.transition(taskId, { to: 'completed', outcome: { kind: 'result', result: RESULT }, leaseOwner: 'runner', releaseLease: true, now: Date.now() });
+      const complete = b.transition(taskId, {
+        to: 'completed',
+        outcome: { kind: 'result', result: RESULT },
+        leaseOwner: 'runner',
+        releaseLease: true,
+        now: Date.now(),
+      });
       const [cancelled, completed] = round % 2 === 0 ? await Promise.all([cancel, complete]) : (await Promise.all([complete, cancel])).reverse();
-      expect([cancelled, completed].filter((r) => r !== undefined), `round ${round}`).toHaveLength(1);
+      expect(
+        [cancelled, completed].filter((r) => r !== undefined),
+        `round ${round}`,
+      ).toHaveLength(1);
       const final = await a.getUnscoped(taskId);
       expect(final?.status).toBe(cancelled ? 'cancelled' : 'completed');
       expect(await b.getOutcome(taskId)).toEqual(cancelled ? undefined : { kind: 'result', result: RESULT });
@@ -113,7 +122,11 @@ describe('two instances on one database: races settled by the database', () => {
     const [a, b] = await Promise.all([open(), open()]);
     for (let round = 0; round < 20; round += 1) {
       const { taskId } = await a.create(newTaskInput({ leaseOwner: 'runner', leaseMs: 60_000 }));
-      await a.requestInput(taskId, [{ key: 'q', request: { method: 'elicitation/create', params: { message: 'ok?' } } }], { leaseOwner: 'runner', statusMessage: null, now: Date.now() });
+      await a.requestInput(taskId, [{ key: 'q', request: { method: 'elicitation/create', params: { message: 'ok?' } } }], {
+        leaseOwner: 'runner',
+        statusMessage: null,
+        now: Date.now(),
+      });
       const answer = (store: PostgresTaskStore, ok: boolean) =>
         store.answerInput(taskId, { answers: [{ key: 'q', response: { action: 'accept', content: { ok } } }], retire: [], add: [], now: Date.now() });
       const [fromA, fromB] = await Promise.all([answer(a, true), answer(b, false)]);
@@ -135,7 +148,11 @@ describe('claiming with FOR UPDATE SKIP LOCKED', () => {
       const claimed = claims.flat().map((t) => t.taskId);
       expect(new Set(claimed).size, `round ${round}`).toBe(claimed.length);
       expect(new Set(claimed)).toEqual(new Set(ids));
-      for (const [owner, claim] of [['i-a', claims[0]], ['i-b', claims[1]], ['i-c', claims[2]]] as const) {
+      for (const [owner, claim] of [
+        ['i-a', claims[0]],
+        ['i-b', claims[1]],
+        ['i-c', claims[2]],
+      ] as const) {
         for (const task of claim!) expect((await b.getUnscoped(task.taskId))?.leaseOwner).toBe(owner);
       }
     }
@@ -269,7 +286,11 @@ describe('migrations', () => {
     try {
       const client = await raw(fresh.url);
       expect(await migrate(client, POSTGRES_MIGRATIONS.slice(0, 3))).toEqual([1, 2, 3]);
-      for (const [seq, taskId] of [[1, 'a'], [2, 'b'], [3, 'a']] as const) {
+      for (const [seq, taskId] of [
+        [1, 'a'],
+        [2, 'b'],
+        [3, 'a'],
+      ] as const) {
         await client.query("INSERT INTO mcp_tasks.task_events (seq, task_id, kind, status, at) VALUES ($1, $2, 'created', 'working', 1)", [seq, taskId]);
       }
       await client.query('UPDATE mcp_tasks.task_feed SET last_seq = 3');
@@ -359,7 +380,11 @@ describe('connections', () => {
     const { taskId } = await store.create(newTaskInput());
     const admin = await raw();
     const kill = async () =>
-      (await admin.query("SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'mcp-tasks-terminated') k")).rows[0].n as number;
+      (
+        await admin.query(
+          "SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'mcp-tasks-terminated') k",
+        )
+      ).rows[0].n as number;
     expect(await kill()).toBeGreaterThan(0);
     // A call may meet a connection that died under it (unavailable); within a few tries the pool has fresh ones.
     let read: unknown;

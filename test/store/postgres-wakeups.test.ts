@@ -56,7 +56,9 @@ async function within(ms: number, check: () => boolean | Promise<boolean>): Prom
 /** Backends of this test's database with `application_name`. */
 async function backends(applicationName: string): Promise<number[]> {
   const admin = await clients.connect(database.url);
-  const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1', [applicationName]);
+  const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1', [
+    applicationName,
+  ]);
   return rows.map((row) => row.pid);
 }
 
@@ -82,7 +84,7 @@ describe('PostgreSQL wake-ups across instances (LISTEN mcp_tasks_feed)', () => {
   it('negative control: the same feed without the push sees nothing before its poll', async () => {
     const [a, b] = [await open('wake-a'), await open('wake-b')];
     // The store as a reader that cannot watch commits (SQLite's shape): only the poll is left.
-    const pollOnly: TaskStore = new Proxy(b, { get: (target, key) => (key === 'watchCommits' ? undefined : Reflect.get(target, key, target) as unknown) });
+    const pollOnly: TaskStore = new Proxy(b, { get: (target, key) => (key === 'watchCommits' ? undefined : (Reflect.get(target, key, target) as unknown)) });
     const seen = await follow(pollOnly, NO_POLL_MS);
     const task = await a.create(newTaskInput());
     expect(await within(1_000, () => seen.some((event) => event.taskId === task.taskId))).toBe(false);
@@ -97,7 +99,9 @@ describe('PostgreSQL wake-ups across instances (LISTEN mcp_tasks_feed)', () => {
     // Committed while nobody listens: its notification is lost; the reconnect's catch-up must deliver it.
     const duringGap = await a.create(newTaskInput());
     await a.transition(duringGap.taskId, { to: 'cancelled', now: Date.now() });
-    expect(await within(10_000, () => seen.some((event) => event.taskId === duringGap.taskId && event.kind === 'status' && event.status === 'cancelled'))).toBe(true);
+    expect(await within(10_000, () => seen.some((event) => event.taskId === duringGap.taskId && event.kind === 'status' && event.status === 'cancelled'))).toBe(
+      true,
+    );
     const second = await listenBackend('wake-b');
     expect(second).not.toBe(first);
     // Listening again: a later commit arrives by the push (the poll is a minute away).

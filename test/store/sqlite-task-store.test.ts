@@ -247,9 +247,7 @@ describe('durability and faults', () => {
   it('expiry deletes the input requests of a task too (cascade) and keeps the expired event', async () => {
     const store = open();
     const record = await store.create(task({ ttlMs: 10 }));
-    observer()
-      .prepare("INSERT INTO input_requests (task_id, key, request, state, created_at) VALUES (?, 'k', '{}', 'pending', ?)")
-      .run(record.taskId, T0);
+    observer().prepare("INSERT INTO input_requests (task_id, key, request, state, created_at) VALUES (?, 'k', '{}', 'pending', ?)").run(record.taskId, T0);
     await store.putStep(record.taskId, 'step', { ok: true });
     clock.set(T0 + 10);
     expect(await store.expireDue(10)).toEqual([record.taskId]);
@@ -264,10 +262,7 @@ describe('durability and faults', () => {
     const a = open();
     const b = open();
     const ids = (await Promise.all(Array.from({ length: 40 }, () => a.create(task())))).map((r) => r.taskId);
-    const claims = await Promise.all([
-      a.claimLapsed('i-a', 30_000, 25),
-      b.claimLapsed('i-b', 30_000, 25),
-    ]);
+    const claims = await Promise.all([a.claimLapsed('i-a', 30_000, 25), b.claimLapsed('i-b', 30_000, 25)]);
     const claimed = claims.flat().map((t) => t.taskId);
     expect(claimed).toHaveLength(40);
     expect(new Set(claimed)).toEqual(new Set(ids));

@@ -17,7 +17,11 @@ describe('checkStoreIntegrity', () => {
     const done = await store.create(newTaskInput({ taskId: 'done', leaseOwner: 'me', ttlMs: 1000, createdAt: now }));
     await store.transition(done.taskId, { to: 'completed', outcome: { kind: 'result', result: { content: [] } }, now });
     const waiting = await store.create(newTaskInput({ taskId: 'waiting', leaseOwner: 'me', startNow: true, createdAt: now }));
-    await store.requestInput(waiting.taskId, [{ key: 'input-1', request: { method: 'elicitation/create', params: {} } }], { leaseOwner: 'me', statusMessage: null, now });
+    await store.requestInput(waiting.taskId, [{ key: 'input-1', request: { method: 'elicitation/create', params: {} } }], {
+      leaseOwner: 'me',
+      statusMessage: null,
+      now,
+    });
     await store.create(newTaskInput({ taskId: 'stepped', steps: { gathered: 'x' }, createdAt: now }));
     // A drained worker's released events (both kinds) are part of a sound store (found by the hostile-input fuzzer).
     await store.create(newTaskInput({ taskId: 'released', leaseOwner: 'me', startNow: true, createdAt: now }));

@@ -121,10 +121,20 @@ describe('analyze_logs resumes after a crash', () => {
 
   it('one file is one file: every template of a real single-file scan (loghub OpenSSH, read in place) is in exactly 1 file', async () => {
     const loghub = locateLoghub();
-    if (!loghub.dir) throw new Error(missingDataHelp(loghub.missing ?? "../shared/data/loghub"));
+    if (!loghub.dir) throw new Error(missingDataHelp(loghub.missing ?? '../shared/data/loghub'));
     const file = path.join(loghub.dir, 'OpenSSH', 'OpenSSH_2k.log');
     const { target, confinement } = await resolveConfined(file, { roots: [path.dirname(file)], deniedPaths: [] });
-    const report = await scanLogs({ target, confinement, since: null, top: 1000, include: null, redact: [], signal: new AbortController().signal, step: new Journal().step, onProgress: () => {} });
+    const report = await scanLogs({
+      target,
+      confinement,
+      since: null,
+      top: 1000,
+      include: null,
+      redact: [],
+      signal: new AbortController().signal,
+      step: new Journal().step,
+      onProgress: () => {},
+    });
     expect(report.files).toBe(1);
     expect(report.templates.length).toBeGreaterThan(5);
     expect(report.templates.filter((t) => t.files !== 1).map((t) => `${t.template}: ${t.files}`)).toEqual([]);
@@ -151,7 +161,11 @@ describe('analyze_logs resumes after a crash', () => {
       if (count === 1 + 3 || count === 1 + 3 + 1 + 4) crash.abort(new Error('kill -9'));
     };
     await expect(scan(journal, crash.signal, options)).rejects.toThrow('kill -9');
-    const last = () => [...journal.values.values()].map((value) => JSON.parse(value)).filter((value) => value.kind === 'part').at(-1).next;
+    const last = () =>
+      [...journal.values.values()]
+        .map((value) => JSON.parse(value))
+        .filter((value) => value.kind === 'part')
+        .at(-1).next;
     expect(last()).toMatchObject({ path: 'big/packed.log.gz', offset: expect.any(Number) });
     expect(last().offset).toBeGreaterThan(0);
 

@@ -108,7 +108,9 @@ describe('analyze_logs', () => {
     const frequent = text.indexOf('Most frequent templates (7 of 7):');
     expect(attention).toBeGreaterThan(0);
     expect(frequent).toBeGreaterThan(attention);
-    expect(text).toContain('  ERROR 2 × Connection to db-<*> failed after <*> retries\n        first 2024-03-01 11:05:00, last 2024-03-01 11:06:00, in 1 file (app/service.log)');
+    expect(text).toContain(
+      '  ERROR 2 × Connection to db-<*> failed after <*> retries\n        first 2024-03-01 11:05:00, last 2024-03-01 11:06:00, in 1 file (app/service.log)',
+    );
     expect(text).toContain('Scanned 2 log files (3 other files skipped), 13 lines in 11 events under');
     expect(text).toMatch(/Events per hour \(UTC\), 2024-03-01 09:00 to 2024-03-01 11:00, one column per hour/);
     expect(text).toMatch(/ {2}all {9}[▁▂▃▄▅▆▇█ ]{3} {2}max 5/);
@@ -269,7 +271,14 @@ describe('analyze_logs', () => {
     }
     await writeFile(path.join(root, 'app', 'trend.log'), `${lines.join('\n')}\n`);
     const { report, text } = await analyze({ path: path.join(root, 'app', 'trend.log') });
-    expect(report.trends).toMatchObject({ windowHours: 6, from: '2024-03-01T18:00:00.000Z', to: '2024-03-01T23:00:00.000Z', baselineHours: 18, newCount: 1, spikingCount: 1 });
+    expect(report.trends).toMatchObject({
+      windowHours: 6,
+      from: '2024-03-01T18:00:00.000Z',
+      to: '2024-03-01T23:00:00.000Z',
+      baselineHours: 18,
+      newCount: 1,
+      spikingCount: 1,
+    });
     expect(report.trends.new.map(brief)).toEqual([['disk <*> failing: read error', 'ERROR', 3]]);
     expect(report.trends.spiking.map(brief)).toEqual([['request timed out after <*> s', 'WARN', 156]]);
     expect(report.trends.spiking[0]).toMatchObject({ recentEvents: 120, spikeFactor: 10, trend: 'spike' });

@@ -26,7 +26,10 @@ describe('audit_repository', () => {
     await mkdir(path.join(root, 'src'));
     await mkdir(path.join(root, 'node_modules', 'dep'), { recursive: true });
     await writeFile(path.join(root, 'src', 'index.ts'), 'export const a = 1;\nexport const b = 2;\n');
-    await writeFile(path.join(root, 'src', 'config.py'), `AWS_ACCESS_KEY_ID = "${AWS_KEY}"\napi_key = "${API_KEY}"\npassword = "changeme"\npassword = "Winter2024!"\n`);
+    await writeFile(
+      path.join(root, 'src', 'config.py'),
+      `AWS_ACCESS_KEY_ID = "${AWS_KEY}"\napi_key = "${API_KEY}"\npassword = "changeme"\npassword = "Winter2024!"\n`,
+    );
     await writeFile(path.join(root, 'deploy.pem'), `${PEM}\n`);
     await writeFile(path.join(root, 'README.md'), '# Demo\n\nNothing secret here.\n');
     await writeFile(path.join(root, 'logo.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0]));
@@ -98,7 +101,11 @@ describe('audit_repository', () => {
     for (let i = 1; i <= 12; i++) {
       await writeFile(path.join(root, `file-${i}.txt`), `${'x'.repeat(100 * i)}\n`);
       await git(root, 'add', `file-${i}.txt`);
-      await promisify(execFile)('git', ['-c', `user.name=Author ${String(i).padStart(2, '0')}`, '-c', 'user.email=a@example.com', 'commit', '-q', '-m', `c${i}`], { cwd: root });
+      await promisify(execFile)(
+        'git',
+        ['-c', `user.name=Author ${String(i).padStart(2, '0')}`, '-c', 'user.email=a@example.com', 'commit', '-q', '-m', `c${i}`],
+        { cwd: root },
+      );
     }
     const { report, result } = await audit();
     expect(report.git.authors).toHaveLength(10);

@@ -102,7 +102,9 @@ describe('check_infrastructure', () => {
     });
     expect(byName[`tcp 127.0.0.1:${tcp}`]).toMatchObject({ status: 'ok', latencyMs: expect.any(Number) });
     expect(report.summary).toEqual({ targets: 7, ok: 2, down: 2, untrusted: 1, expiring: 1, changed: 0, slow: 1 });
-    expect(text).toMatch(/^Checked 7 targets in \d+\.\d s \(baseline "default", no earlier run: this run is the baseline\): 2 down, 1 with an untrusted certificate, 1 with a certificate expiring, 1 slow; 2 ok\./);
+    expect(text).toMatch(
+      /^Checked 7 targets in \d+\.\d s \(baseline "default", no earlier run: this run is the baseline\): 2 down, 1 with an untrusted certificate, 1 with a certificate expiring, 1 slow; 2 ok\./,
+    );
     // Worst first: the down section precedes the slow one.
     expect(text.indexOf('Down:')).toBeLessThan(text.indexOf('Slow:'));
     expect(text).toContain(`  DOWN      GET http://127.0.0.1:${failing}/ — HTTP 503`);
@@ -160,7 +162,10 @@ describe('check_infrastructure', () => {
     await writeFile(file, 'worker_processes 8;\n');
     const { rm } = await import('node:fs/promises');
     await rm(file);
-    expect((await check({ targets: [file], baseline: 'prod' }, context)).report.results[0]).toMatchObject({ status: 'down', error: expect.stringContaining('does not exist') });
+    expect((await check({ targets: [file], baseline: 'prod' }, context)).report.results[0]).toMatchObject({
+      status: 'down',
+      error: expect.stringContaining('does not exist'),
+    });
     await writeFile(file, 'worker_processes 8;\n');
     expect((await check({ targets: [file], baseline: 'prod' }, context)).report.results[0]).toMatchObject({ status: 'changed', recovered: false });
   });
@@ -208,7 +213,10 @@ describe('check_infrastructure', () => {
     // /etc/hosts, so no DNS query leaves the machine), without a request.
     const ranged = checkInfrastructureTool(['10.0.0.0/8']);
     const run = await ranged.run(ranged.inputSchema.parse({ targets: ['http://localhost:1/'] }), makeContext([root]));
-    expect((run.structuredContent as unknown as InfrastructureReport).results[0]).toMatchObject({ status: 'down', error: 'host not allowed by --check-target (10.0.0.0/8)' });
+    expect((run.structuredContent as unknown as InfrastructureReport).results[0]).toMatchObject({
+      status: 'down',
+      error: 'host not allowed by --check-target (10.0.0.0/8)',
+    });
     await expect(preflight(['/etc/passwd'])).rejects.toThrow(/outside the allowed roots/);
     await expect(preflight(['ftp://127.0.0.1/'])).rejects.toThrow(/not an http\(s\):\/\/ URL/);
     await expect(preflight(['http://user:secret@127.0.0.1/'])).rejects.toThrow(/credentials/);

@@ -50,7 +50,11 @@ describe('cleanup_logs end to end', () => {
       expect(asked[0]?.params.message).toMatch(/^Delete 2 old log files .*\n {2}svc\.log\.1 {2}.*\n {2}svc\.log\.2\.gz {2}/);
       const remaining = (await readdir(dir)).sort();
       if (action === 'accept') {
-        expect(result.structuredContent).toMatchObject({ decision: 'confirmed', skipped: [], deleted: [{ path: path.join(dir, 'svc.log.1') }, { path: path.join(dir, 'svc.log.2.gz') }] });
+        expect(result.structuredContent).toMatchObject({
+          decision: 'confirmed',
+          skipped: [],
+          deleted: [{ path: path.join(dir, 'svc.log.1') }, { path: path.join(dir, 'svc.log.2.gz') }],
+        });
         expect(remaining).toEqual(['svc.log']);
       } else {
         expect(result.structuredContent).toMatchObject({ decision: 'declined', deleted: [] });
@@ -63,7 +67,12 @@ describe('cleanup_logs end to end', () => {
 
   it('a path outside the writable roots is refused before any task exists', async () => {
     const outside = await makeTempDir('cleanup-e2e-outside');
-    const client = await connectTasksClient({ url: running.url, protocol: '2026-07-28', journal: false, onInput: () => ({ action: 'accept', content: { confirm: true } }) });
+    const client = await connectTasksClient({
+      url: running.url,
+      protocol: '2026-07-28',
+      journal: false,
+      onInput: () => ({ action: 'accept', content: { confirm: true } }),
+    });
     try {
       const outcome = await client.callTool('cleanup_logs', { path: outside.dir });
       expect(outcome).toMatchObject({ kind: 'result', result: { isError: true, content: [{ text: expect.stringContaining('outside the allowed roots') }] } });

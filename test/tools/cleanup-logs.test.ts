@@ -57,11 +57,18 @@ async function write(file: string, content: string, mtime = OLD): Promise<void> 
 
 async function listTree(dir: string, prefix = ''): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });
-  const names = await Promise.all(entries.map(async (entry) => (entry.isDirectory() ? listTree(path.join(dir, entry.name), `${prefix}${entry.name}/`) : [`${prefix}${entry.name}`])));
+  const names = await Promise.all(
+    entries.map(async (entry) => (entry.isDirectory() ? listTree(path.join(dir, entry.name), `${prefix}${entry.name}/`) : [`${prefix}${entry.name}`])),
+  );
   return names.flat().sort();
 }
 
-const structured = (result: ToolResult) => result.structuredContent as Record<string, unknown> & { deleted: Array<{ path: string }>; skipped: Array<{ path: string; reason: string }>; candidates: Array<{ path: string }> };
+const structured = (result: ToolResult) =>
+  result.structuredContent as Record<string, unknown> & {
+    deleted: Array<{ path: string }>;
+    skipped: Array<{ path: string; reason: string }>;
+    candidates: Array<{ path: string }>;
+  };
 
 describe('cleanup_logs', () => {
   let logs: string;
@@ -112,9 +119,15 @@ describe('cleanup_logs', () => {
     expect(structured(result)).toMatchObject({ decision: 'declined', deleted: [], skipped: [], freedBytes: 0 });
     expect(result.content[0]).toMatchObject({ text: expect.stringMatching(/^Nothing deleted \(declined\)/) });
 
-    const cancelled = await tool.run(tool.inputSchema.parse({ path: logs }), cleanupContext([], new Map(), () => ({ action: 'cancel' })));
+    const cancelled = await tool.run(
+      tool.inputSchema.parse({ path: logs }),
+      cleanupContext([], new Map(), () => ({ action: 'cancel' })),
+    );
     expect(structured(cancelled).decision).toBe('cancelled');
-    const unticked = await tool.run(tool.inputSchema.parse({ path: logs }), cleanupContext([], new Map(), () => ({ action: 'accept', content: { confirm: false } })));
+    const unticked = await tool.run(
+      tool.inputSchema.parse({ path: logs }),
+      cleanupContext([], new Map(), () => ({ action: 'accept', content: { confirm: false } })),
+    );
     expect(structured(unticked).decision).toBe('declined');
     expect(await listTree(logs)).toEqual(before);
   });
@@ -124,7 +137,11 @@ describe('cleanup_logs', () => {
     const context = cleanupContext([], journal, () => confirm);
     const result = await tool.run(tool.inputSchema.parse({ path: logs }), context);
     expect(structured(result)).toMatchObject({ decision: 'confirmed', skipped: [] });
-    expect(structured(result).deleted.map((file) => path.relative(logs, file.path)).sort()).toEqual(['app.log.1', 'app.log.2.gz', 'nginx/access.log-20240101']);
+    expect(
+      structured(result)
+        .deleted.map((file) => path.relative(logs, file.path))
+        .sort(),
+    ).toEqual(['app.log.1', 'app.log.2.gz', 'nginx/access.log-20240101']);
     expect(await listTree(logs)).toEqual(['alias.log.1', 'app.log', 'app.log.3', 'backup.tar.gz', 'escape.log.1', 'notes.txt']);
     expect(await listTree(outside)).toEqual(['secret.log.1']);
     expect(context.ran[0]).toBe('analyse');
@@ -137,7 +154,12 @@ describe('cleanup_logs', () => {
     const journal = new Map<string, JsonValue>();
     // First run: the task parks at the question (the runtime ends the run there).
     const parked = new Error('parked for input');
-    await expect(tool.run(tool.inputSchema.parse({ path: logs }), cleanupContext([], journal, () => Promise.reject(parked)))).rejects.toBe(parked);
+    await expect(
+      tool.run(
+        tool.inputSchema.parse({ path: logs }),
+        cleanupContext([], journal, () => Promise.reject(parked)),
+      ),
+    ).rejects.toBe(parked);
     expect([...journal.keys()]).toEqual(['analyse']);
     // Meanwhile another old rotated log appears; the user confirms what was shown.
     await write(path.join(logs, 'app.log.4'), 'arrived after the listing\n');
@@ -177,7 +199,9 @@ describe('cleanup_logs', () => {
     await expect(tool.run(tool.inputSchema.parse({ path: outside }), context)).rejects.toThrow(/outside the allowed roots/);
     await expect(tool.run(tool.inputSchema.parse({ path: path.join(logs, 'escape.log.1') }), context)).rejects.toThrow(/outside the allowed roots/);
     await expect(tool.run(tool.inputSchema.parse({ path: 'relative/logs' }), context)).rejects.toThrow(/must be absolute/);
-    await expect(tool.preflight?.(tool.inputSchema.parse({ path: logs, include: '[oops' }), { roots: [], deniedPaths: [] })).rejects.toThrow(/include is not a valid glob/);
+    await expect(tool.preflight?.(tool.inputSchema.parse({ path: logs, include: '[oops' }), { roots: [], deniedPaths: [] })).rejects.toThrow(
+      /include is not a valid glob/,
+    );
     expect(context.asked).toEqual([]);
     expect(await listTree(outside)).toEqual(['secret.log.1']);
   });
@@ -185,7 +209,11 @@ describe('cleanup_logs', () => {
   it('include adds matching files; olderThanDays 0 takes any age; nothing qualifying asks nothing', async () => {
     const context = cleanupContext([], new Map(), () => confirm);
     const result = await tool.run(tool.inputSchema.parse({ path: logs, include: '*.txt', olderThanDays: 0 }), context);
-    expect(structured(result).deleted.map((file) => path.basename(file.path)).sort()).toEqual(['access.log-20240101', 'app.log.1', 'app.log.2.gz', 'app.log.3', 'notes.txt']);
+    expect(
+      structured(result)
+        .deleted.map((file) => path.basename(file.path))
+        .sort(),
+    ).toEqual(['access.log-20240101', 'app.log.1', 'app.log.2.gz', 'app.log.3', 'notes.txt']);
     const empty = cleanupContext([], new Map(), () => confirm);
     const nothing = await tool.run(tool.inputSchema.parse({ path: logs }), empty);
     expect(empty.asked).toEqual([]);

@@ -12,7 +12,15 @@ async function fingerprint(dir: string): Promise<Record<string, string>> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
   const files = entries.filter((entry) => entry.isFile()).map((entry) => path.join(entry.parentPath, entry.name));
   const hashes = await Promise.all(
-    files.map(async (file) => [path.relative(dir, file), createHash('sha256').update(await readFile(file)).digest('hex')] as const),
+    files.map(
+      async (file) =>
+        [
+          path.relative(dir, file),
+          createHash('sha256')
+            .update(await readFile(file))
+            .digest('hex'),
+        ] as const,
+    ),
   );
   return Object.fromEntries(hashes.sort((a, b) => (a[0] < b[0] ? -1 : 1)));
 }

@@ -78,7 +78,7 @@ describe('timestamps', () => {
   });
 });
 
-describe('severity of a line with a header: the message\'s first word, or its only one', () => {
+describe("severity of a line with a header: the message's first word, or its only one", () => {
   const parse = (lines: string[], line: string) => new FileLineParser(lines, { referenceMs: NOW }).parse(line).severity;
   const syslog = (message: string, i = 0) => `Jul  1 09:0${i}:13 host kernel[0]: ${message}`;
   const sample = Array.from({ length: 8 }, (_, i) => syslog(`ARPT: 6207${i}.90: wl0: setup ${i}`, i));
@@ -148,10 +148,7 @@ describe('masking', () => {
         'PacketResponder 1 for block blk_-6952295868487656571 at 10.251.73.220:50010 sshd[24200]: uid=0 /var/log/x.log 0x1f 38101a0b-2096-447d-96ea-a692162415ae de9231d 18:01:47,978 tty=NODEVssh',
         128,
       ),
-    ).toEqual([
-      'PacketResponder', '<*>', 'for', 'block', 'blk_<*>', 'at', '<*>', 'sshd[<*>]:', 'uid=<*>', '<*>', '<*>', '<*>', '<*>', '<*>',
-      'tty=NODEVssh',
-    ]);
+    ).toEqual(['PacketResponder', '<*>', 'for', 'block', 'blk_<*>', 'at', '<*>', 'sshd[<*>]:', 'uid=<*>', '<*>', '<*>', '<*>', '<*>', '<*>', 'tty=NODEVssh']);
   });
 
   it('caps the number of tokens', () => {
@@ -191,9 +188,12 @@ describe('template miner', () => {
     ]);
     const users = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank'].map((user) => miner.add(`session opened for user ${user} by (uid=0)`));
     // The fifth distinct user shows the position is a variable: one template, the earlier variants merged into it.
-    expect(miner.clusters().filter((c) => templateText(c).startsWith('session')).map((c) => [templateText(c), c.count])).toEqual([
-      ['session opened for user <*> by (uid=<*>)', 6],
-    ]);
+    expect(
+      miner
+        .clusters()
+        .filter((c) => templateText(c).startsWith('session'))
+        .map((c) => [templateText(c), c.count]),
+    ).toEqual([['session opened for user <*> by (uid=<*>)', 6]]);
     const survivor = users[0] as LogCluster;
     expect(merges.filter(([, into]) => into === survivor.id).map(([from]) => from)).toEqual(users.slice(1, 4).map((c) => c.id));
     expect(new Set(users.slice(4).map((c) => c.id))).toEqual(new Set([survivor.id]));
@@ -215,7 +215,8 @@ describe('template miner', () => {
   it('stays within its cluster cap by evicting the rarest groups', () => {
     const miner = new TemplateMiner({ maxClusters: 100 });
     for (let i = 0; i < 50; i++) miner.add('frequent event happened');
-    for (let i = 0; i < 1000; i++) miner.add(`unique${String.fromCharCode(97 + (i % 26))}${i.toString(36).replace(/\d/g, 'x')} ${i % 7 === 0 ? 'q' : 'r'}word${i}`);
+    for (let i = 0; i < 1000; i++)
+      miner.add(`unique${String.fromCharCode(97 + (i % 26))}${i.toString(36).replace(/\d/g, 'x')} ${i % 7 === 0 ? 'q' : 'r'}word${i}`);
     expect(miner.clusters().length).toBeLessThanOrEqual(100);
     expect(miner.evicted).toBeGreaterThan(0);
     expect(miner.clusters().some((c) => templateText(c) === 'frequent event happened' && c.count === 50)).toBe(true);

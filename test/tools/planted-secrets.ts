@@ -48,11 +48,7 @@ export const PLANTED_SECRETS: readonly PlantedSecret[] = [
   { kind: 'stripe-key', lines: STRIPE_KEYS.map((v) => `stripe.setApiKey("${v}")`), values: STRIPE_KEYS },
   secret('google-api-key', (v) => `maps key=${v}&libraries=places`, join('AIza', 'SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q')),
   secret('npm-token', (v) => `//registry.npmjs.org/:_authToken=${v}`, join('npm_', 'aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789')),
-  secret(
-    'jwt',
-    (v) => `session ${v}`,
-    join('eyJhbGciOiJIUzI1NiJ9.', 'eyJzdWIiOiIxMjM0NTY3ODkwIn0.', 'dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U'),
-  ),
+  secret('jwt', (v) => `session ${v}`, join('eyJhbGciOiJIUzI1NiJ9.', 'eyJzdWIiOiIxMjM0NTY3ODkwIn0.', 'dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U')),
   secret('url-credentials', (v) => `DATABASE_URL=postgres://app:${v}@db.example.com/app`, join('S3cret', 'Passw0rd')),
   secret('basic-auth', (v) => `Authorization: Basic ${v}`, join('dXNlcjpodW50', 'ZXIyaHVudGVyMg==')),
   secret('bearer-token', (v) => `Authorization: Bearer ${v}`, join('vF3kQ9xZ2mW7', 'pL4sT8nB1cR6yH0j')),

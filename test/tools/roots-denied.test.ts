@@ -36,7 +36,13 @@ describe('denied paths inside the roots', () => {
   const denied = /denied to tools/;
 
   it('refuses the data directory, files in it (existing or not, without telling which) and the token file', async () => {
-    for (const target of [data, path.join(data, 'secret'), path.join(data, 'tasks.db-wal'), path.join(data, 'missing', 'deeper'), path.join(root, 'tokens.json')]) {
+    for (const target of [
+      data,
+      path.join(data, 'secret'),
+      path.join(data, 'tasks.db-wal'),
+      path.join(data, 'missing', 'deeper'),
+      path.join(root, 'tokens.json'),
+    ]) {
       await expect(resolveInsideRoots(target, spec), target).rejects.toThrow(denied);
     }
     await expect(resolveInsideRoots(path.join(data, 'secret'), spec)).rejects.toBeInstanceOf(ToolInputError);
@@ -72,7 +78,9 @@ describe('denied paths inside the roots', () => {
     for (const inner of [data, path.join(data, 'sub')]) {
       const confined = { roots: [inner], deniedPaths: spec.deniedPaths };
       await expect(resolveInsideRoots(inner, confined)).rejects.toThrow(denied);
-      await expect(walkFiles(inner, { confinement: await confine(confined), signal: new AbortController().signal, maxFiles: 100 })).rejects.toThrow(/denied to tools/);
+      await expect(walkFiles(inner, { confinement: await confine(confined), signal: new AbortController().signal, maxFiles: 100 })).rejects.toThrow(
+        /denied to tools/,
+      );
     }
   });
 
@@ -129,7 +137,9 @@ describe('denied paths inside the roots', () => {
 
 describe('serverStatePaths', () => {
   it('names the data directory, a store outside it with its side files, the token file and /proc/self on Linux', () => {
-    expect(serverStatePaths({ dataDir: '/srv/app/data', storePath: '/srv/app/data/tasks.db', platform: 'darwin' })).toEqual([{ path: '/srv/app/data', what: 'data directory' }]);
+    expect(serverStatePaths({ dataDir: '/srv/app/data', storePath: '/srv/app/data/tasks.db', platform: 'darwin' })).toEqual([
+      { path: '/srv/app/data', what: 'data directory' },
+    ]);
     const all = serverStatePaths({ dataDir: '/srv/app/data', storePath: '/var/db/tasks.db', tokenFile: '/etc/mcp/tokens.json', platform: 'linux' });
     expect(all.map((state) => state.path)).toEqual([
       '/srv/app/data',

@@ -10,10 +10,7 @@ import { makeContext, makeTempDir, type RecordingContext } from './helpers.js';
 import { KEY_IN_FILE_NAME, PLANTED_SECRETS } from './planted-secrets.js';
 
 /** Every planted value, and its tail: a preview keeps at most 4 characters, so the tail must never appear. */
-const FORBIDDEN = [...PLANTED_SECRETS.flatMap((planted) => planted.values), KEY_IN_FILE_NAME].flatMap((value) => [
-  value,
-  value.slice(4),
-]);
+const FORBIDDEN = [...PLANTED_SECRETS.flatMap((planted) => planted.values), KEY_IN_FILE_NAME].flatMap((value) => [value, value.slice(4)]);
 
 /** All a client or a log could see of a call: the result (text and structured content) and the statuses. */
 function everything(result: unknown, context: RecordingContext): string {

@@ -10,21 +10,24 @@ declare module 'oidc-provider' {
   }
 
   export default class Provider {
-    constructor(issuer: string, configuration: {
-      clients: Array<Record<string, unknown>>;
-      jwks: { keys: unknown[] };
-      features: {
-        resourceIndicators: {
-          getResourceServerInfo: (ctx: ProviderContext, resourceIndicator: string, client: unknown) => Record<string, unknown>;
-          [option: string]: unknown;
+    constructor(
+      issuer: string,
+      configuration: {
+        clients: Array<Record<string, unknown>>;
+        jwks: { keys: unknown[] };
+        features: {
+          resourceIndicators: {
+            getResourceServerInfo: (ctx: ProviderContext, resourceIndicator: string, client: unknown) => Record<string, unknown>;
+            [option: string]: unknown;
+          };
+          [feature: string]: unknown;
         };
-        [feature: string]: unknown;
-      };
-      extraTokenClaims?: (ctx: ProviderContext, token: unknown) => Record<string, unknown> | undefined;
-      /** Koa context: set `type` and `body`. */
-      renderError?: (ctx: { type: string; body: unknown }, out: { error?: unknown; error_description?: unknown }, error: unknown) => void | Promise<void>;
-      [option: string]: unknown;
-    });
+        extraTokenClaims?: (ctx: ProviderContext, token: unknown) => Record<string, unknown> | undefined;
+        /** Koa context: set `type` and `body`. */
+        renderError?: (ctx: { type: string; body: unknown }, out: { error?: unknown; error_description?: unknown }, error: unknown) => void | Promise<void>;
+        [option: string]: unknown;
+      },
+    );
     callback(): (request: IncomingMessage, response: ServerResponse) => void;
   }
 }

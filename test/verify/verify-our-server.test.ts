@@ -59,7 +59,18 @@ describe('mcp-tasks verify against our fixture server: both generations, two tok
     writeFileSync(join(temp.dir, 'map.json'), JSON.stringify(TOOLS_MAP));
     const verifyArgs = documentedArgs('mcp-tasks verify').map((arg) => (arg === 'http://127.0.0.1:3100/mcp' ? server.url : arg));
     expect(verifyArgs).toEqual(expect.arrayContaining(['--token-a', TOKENS.a, '--token-b', TOKENS.b, server.url]));
-    run = await cli(['verify', ...verifyArgs, '--tools-map', join(temp.dir, 'map.json'), '--parallel', '6', '--json', join(temp.dir, 'report.json'), '--junit', join(temp.dir, 'junit.xml')]);
+    run = await cli([
+      'verify',
+      ...verifyArgs,
+      '--tools-map',
+      join(temp.dir, 'map.json'),
+      '--parallel',
+      '6',
+      '--json',
+      join(temp.dir, 'report.json'),
+      '--junit',
+      join(temp.dir, 'junit.xml'),
+    ]);
     report = JSON.parse(readFileSync(join(temp.dir, 'report.json'), 'utf8')) as VerifyReport;
   }, 150_000);
 
@@ -68,7 +79,9 @@ describe('mcp-tasks verify against our fixture server: both generations, two tok
   });
 
   it('exits 0 and says so: the hard gate (contract + security) passed', () => {
-    const hardFailures = report.results.filter((result) => ['contract', 'security'].includes(result.gate) && result.status !== 'passed' && result.status !== 'warning');
+    const hardFailures = report.results.filter(
+      (result) => ['contract', 'security'].includes(result.gate) && result.status !== 'passed' && result.status !== 'warning',
+    );
     expect(hardFailures.map((result) => `${result.id}: ${result.status} ${result.message}`)).toEqual([]);
     expect(run.code, run.stdout).toBe(0);
     expect(run.stdout).toContain('verdict (contract + security): PASSED — exit 0');
@@ -82,7 +95,16 @@ describe('mcp-tasks verify against our fixture server: both generations, two tok
     for (const generation of ['v1', 'v2']) expect(hard.filter((result) => result.generation === generation).length).toBeGreaterThan(20);
     expect(hard.filter((result) => result.status === 'skipped')).toEqual([]);
     // security.status-message passes outright (issue 23 §3: before, bidi controls in our statusMessage made it a warning).
-    for (const id of ['v1.security.cross-owner-read', 'v2.security.cross-owner-read', 'v1.security.cross-owner-list', 'v2.security.cross-owner-listen', 'v1.errors.unknown-task-id', 'v2.compat.non-declaring-required', 'v1.security.status-message', 'v2.security.status-message']) {
+    for (const id of [
+      'v1.security.cross-owner-read',
+      'v2.security.cross-owner-read',
+      'v1.security.cross-owner-list',
+      'v2.security.cross-owner-listen',
+      'v1.errors.unknown-task-id',
+      'v2.compat.non-declaring-required',
+      'v1.security.status-message',
+      'v2.security.status-message',
+    ]) {
       expect(report.results.find((result) => result.id === id)?.status, id).toBe('passed');
     }
   });
@@ -96,7 +118,16 @@ describe('mcp-tasks verify against our fixture server: both generations, two tok
 
   it('reports load figures for both generations with no errors under load (thresholds are reported, not asserted here)', () => {
     const load = report.results.filter((result) => result.gate === 'load');
-    expect(load.map((result) => result.id).sort()).toEqual(['v1.load.backpressure', 'v1.load.concurrency', 'v1.load.poll-amplification', 'v1.load.ttl-cleanup', 'v2.load.backpressure', 'v2.load.concurrency', 'v2.load.poll-amplification', 'v2.load.ttl-cleanup']);
+    expect(load.map((result) => result.id).sort()).toEqual([
+      'v1.load.backpressure',
+      'v1.load.concurrency',
+      'v1.load.poll-amplification',
+      'v1.load.ttl-cleanup',
+      'v2.load.backpressure',
+      'v2.load.concurrency',
+      'v2.load.poll-amplification',
+      'v2.load.ttl-cleanup',
+    ]);
     for (const result of load) {
       expect(result.status, `${result.id}: ${result.message}`).not.toBe('skipped');
       expect(result.measurements.errors, result.id).toBe(0);

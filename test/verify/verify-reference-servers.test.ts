@@ -40,15 +40,27 @@ describe('verify against the SDK 1.32 reference tasks server (simpleStreamableHt
   afterAll(() => reference?.close());
 
   it('reports tasks bound to the session rather than the caller as failures: v1.security.bound-to-caller and the recovery checks that reconnect', () => {
-    expect(byId(report, 'v1.security.bound-to-caller')).toMatchObject({ status: 'failed', message: expect.stringContaining('in a new session, cannot read its task') });
-    expect(byId(report, 'v1.security.bound-to-caller')?.failedExchange?.response?.messages).toEqual([expect.objectContaining({ error: expect.objectContaining({ code: -32602 }) })]);
+    expect(byId(report, 'v1.security.bound-to-caller')).toMatchObject({
+      status: 'failed',
+      message: expect.stringContaining('in a new session, cannot read its task'),
+    });
+    expect(byId(report, 'v1.security.bound-to-caller')?.failedExchange?.response?.messages).toEqual([
+      expect.objectContaining({ error: expect.objectContaining({ code: -32602 }) }),
+    ]);
     for (const id of ['v1.recovery.cut-after-create-result', 'v1.recovery.cut-before-result', 'v1.recovery.cut-after-cancel']) {
-      expect(byId(report, id), id).toMatchObject({ status: 'failed', message: expect.stringContaining('a new session of the same principal cannot find task') });
+      expect(byId(report, id), id).toMatchObject({
+        status: 'failed',
+        message: expect.stringContaining('a new session of the same principal cannot find task'),
+      });
     }
   });
 
   it('reports its unlimited retention (ttl: null when none is asked) as a warning, not a failure (R19 allows it)', () => {
-    expect(byId(report, 'v1.ttl.bounded')).toMatchObject({ status: 'warning', severity: 'warning', message: expect.stringContaining('ttl: null (unlimited retention; R19 allows it') });
+    expect(byId(report, 'v1.ttl.bounded')).toMatchObject({
+      status: 'warning',
+      severity: 'warning',
+      message: expect.stringContaining('ttl: null (unlimited retention; R19 allows it'),
+    });
     expect(byId(report, 'v1.ttl.types')?.status).toBe('passed');
   });
 
@@ -75,14 +87,36 @@ describe('verify against the SDK 1.32 interactive tasks example (simpleTaskInter
   let report: VerifyReport;
   beforeAll(async () => {
     example = await startSdkInteractiveExample();
-    const map = resolveToolMap({ slow: null, sync: null, toolError: null, throws: null, asksTwoInputs: null, sideEffect: null, required: { tool: 'confirm_delete', arguments: {} }, asksInput: { tool: 'confirm_delete', arguments: { filename: 'verify.txt' }, answer: { confirm: true } }, thresholds: { idSample: 8 } });
-    report = await runVerify({ target: { url: example.url }, generations: ['v1'], map, checks: ALL_CHECKS, only: ['contract', 'security'], parallel: 6, requestTimeoutMs: 4000 });
+    const map = resolveToolMap({
+      slow: null,
+      sync: null,
+      toolError: null,
+      throws: null,
+      asksTwoInputs: null,
+      sideEffect: null,
+      required: { tool: 'confirm_delete', arguments: {} },
+      asksInput: { tool: 'confirm_delete', arguments: { filename: 'verify.txt' }, answer: { confirm: true } },
+      thresholds: { idSample: 8 },
+    });
+    report = await runVerify({
+      target: { url: example.url },
+      generations: ['v1'],
+      map,
+      checks: ALL_CHECKS,
+      only: ['contract', 'security'],
+      parallel: 6,
+      requestTimeoutMs: 4000,
+    });
   }, 60_000);
   afterAll(() => example?.close());
 
   it('reports unknown task ids answered with -32603 instead of -32602 as a failure of v1.errors.unknown-task-id', () => {
     const check = byId(report, 'v1.errors.unknown-task-id');
-    expect(check).toMatchObject({ status: 'failed', rules: ['C-V1-23', 'R45'], message: expect.stringMatching(/tasks\/get of an unknown id: expected error -32602, got HTTP 200, error -32603/) });
+    expect(check).toMatchObject({
+      status: 'failed',
+      rules: ['C-V1-23', 'R45'],
+      message: expect.stringMatching(/tasks\/get of an unknown id: expected error -32602, got HTTP 200, error -32603/),
+    });
     expect(check?.failedExchange?.request.body).toMatchObject({ method: 'tasks/get', params: { taskId: expect.stringMatching(/^verify-/) } });
   });
 
@@ -94,7 +128,12 @@ describe('verify against the SDK 1.32 interactive tasks example (simpleTaskInter
 
   it('fails the hard gate with exactly these checks', () => {
     // R14: its CreateTaskResult already says input_required; R10: -32603 instead of -32601; R45 twice.
-    expect(failedIn(report, ['contract', 'security'])).toEqual(['v1.create.task', 'v1.errors.unknown-task-id', 'v1.related-task.ignored', 'v1.task-support.required']);
+    expect(failedIn(report, ['contract', 'security'])).toEqual([
+      'v1.create.task',
+      'v1.errors.unknown-task-id',
+      'v1.related-task.ignored',
+      'v1.task-support.required',
+    ]);
     expect(report.exitCode).toBe(1);
   });
 });

@@ -19,7 +19,15 @@ afterAll(() => temp.remove());
 const map = resolveToolMap({ thresholds: { idSample: 8 } });
 
 async function verify(url: string, only: string[]): Promise<VerifyReport> {
-  return runVerify({ target: { url, tokenA: TOKENS.a, tokenB: TOKENS.b }, generations: ['v1', 'v2'], map, checks: ALL_CHECKS, only, parallel: 6, requestTimeoutMs: 5000 });
+  return runVerify({
+    target: { url, tokenA: TOKENS.a, tokenB: TOKENS.b },
+    generations: ['v1', 'v2'],
+    map,
+    checks: ALL_CHECKS,
+    only,
+    parallel: 6,
+    requestTimeoutMs: 5000,
+  });
 }
 
 const failed = (report: VerifyReport): string[] =>
@@ -27,7 +35,8 @@ const failed = (report: VerifyReport): string[] =>
     .filter((result) => result.status === 'failed')
     .map((result) => result.id)
     .sort();
-const unproven = (report: VerifyReport): string[] => report.results.filter((result) => result.status === 'skipped').map((result) => `${result.id}: ${result.message}`);
+const unproven = (report: VerifyReport): string[] =>
+  report.results.filter((result) => result.status === 'skipped').map((result) => `${result.id}: ${result.message}`);
 
 interface Seeded {
   defect: WireDefect;
@@ -79,7 +88,7 @@ const SEEDED: Seeded[] = [
   },
   {
     defect: 'foreign-distinguishable',
-    what: "another principal's task is answered \"access denied\" instead of exactly like an unknown id",
+    what: 'another principal\'s task is answered "access denied" instead of exactly like an unknown id',
     only: ['*.security.cross-owner-read', '*.security.guessed-ids'],
     caughtBy: ['v1.security.cross-owner-read', 'v2.security.cross-owner-read'],
     says: /differs from the answer for an unknown id/,
@@ -129,11 +138,18 @@ describe('a seeded identity defect: the authenticator keys owners by tenant, so 
   afterAll(() => server?.close());
 
   it("principal B reads A's task: caught by v1/v2 security.cross-owner-read, the other security checks still pass", async () => {
-    const report = await verify(server.url, ['*.security.cross-owner-read', '*.security.guessed-ids', '*.security.unauthenticated', '*.security.bound-to-caller']);
+    const report = await verify(server.url, [
+      '*.security.cross-owner-read',
+      '*.security.guessed-ids',
+      '*.security.unauthenticated',
+      '*.security.bound-to-caller',
+    ]);
     expect(unproven(report)).toEqual([]);
     expect(failed(report)).toEqual(['v1.security.cross-owner-read', 'v2.security.cross-owner-read']);
     for (const generation of ['v1', 'v2']) {
-      expect(report.results.find((result) => result.id === `${generation}.security.cross-owner-read`)?.message).toMatch(/principal B's tasks\/get of A's task .* was answered with A's data/);
+      expect(report.results.find((result) => result.id === `${generation}.security.cross-owner-read`)?.message).toMatch(
+        /principal B's tasks\/get of A's task .* was answered with A's data/,
+      );
     }
     expect(report.exitCode).toBe(1);
   }, 60_000);

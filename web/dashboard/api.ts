@@ -1,5 +1,17 @@
 /** The dashboard's JSON API as the page uses it (shapes in `src/dashboard/wire.ts`, shared with the server). */
-import type { KillSwitchPanelView, OperationListView, OperationView, OverviewView, QuestionView, ReconcileView, SchemaProperty, SessionView, TaskPageView, TaskStatusName, TaskSummary } from '../../src/dashboard/wire.js';
+import type {
+  KillSwitchPanelView,
+  OperationListView,
+  OperationView,
+  OverviewView,
+  QuestionView,
+  ReconcileView,
+  SchemaProperty,
+  SessionView,
+  TaskPageView,
+  TaskStatusName,
+  TaskSummary,
+} from '../../src/dashboard/wire.js';
 
 export type { TaskSummary };
 export type TaskStatus = TaskStatusName;
@@ -47,13 +59,16 @@ export async function session(): Promise<Session> {
 
 export const listTasks = (query: URLSearchParams): Promise<{ tasks: TaskSummary[]; nextBefore: number | null }> => call(`/tasks?${query.toString()}`);
 export const getTask = (taskId: string): Promise<TaskPage> => call(`/tasks/${encodeURIComponent(taskId)}`);
-export const cancelTask = (taskId: string): Promise<{ cancelled: boolean }> => call(`/tasks/${encodeURIComponent(taskId)}/cancel`, { method: 'POST', body: '{}' });
+export const cancelTask = (taskId: string): Promise<{ cancelled: boolean }> =>
+  call(`/tasks/${encodeURIComponent(taskId)}/cancel`, { method: 'POST', body: '{}' });
 export const answerTask = (taskId: string, responses: Record<string, unknown>): Promise<{ accepted: string[] }> =>
   call(`/tasks/${encodeURIComponent(taskId)}/answer`, { method: 'POST', body: JSON.stringify({ responses }) });
 export const logout = (): Promise<void> => call('/logout', { method: 'POST', body: '{}' });
 export const listOperations = (status: string): Promise<OperationListView> => call(`/operations?status=${encodeURIComponent(status)}`);
-export const reconcileOperation = (operationId: string): Promise<ReconcileView> => call(`/operations/${encodeURIComponent(operationId)}/reconcile`, { method: 'POST', body: '{}' });
+export const reconcileOperation = (operationId: string): Promise<ReconcileView> =>
+  call(`/operations/${encodeURIComponent(operationId)}/reconcile`, { method: 'POST', body: '{}' });
 export const getOverview = (): Promise<OverviewView> => call('/overview');
 export type KillSwitchPanel = KillSwitchPanelView;
 export const getKillSwitch = (): Promise<KillSwitchPanelView> => call('/kill-switch');
-export const changeKillSwitch = (change: { action: 'on' | 'off'; tool?: string; fallback?: string; reason?: string }): Promise<KillSwitchPanelView> => call('/kill-switch', { method: 'POST', body: JSON.stringify(change) });
+export const changeKillSwitch = (change: { action: 'on' | 'off'; tool?: string; fallback?: string; reason?: string }): Promise<KillSwitchPanelView> =>
+  call('/kill-switch', { method: 'POST', body: JSON.stringify(change) });

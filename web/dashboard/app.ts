@@ -1,4 +1,17 @@
-import { answerTask, ApiError, cancelTask, getTask, listTasks, logout, session, type KillSwitchPanel, type Session, type TaskPage, type TaskStatus, type TaskSummary } from './api.js';
+import {
+  answerTask,
+  ApiError,
+  cancelTask,
+  getTask,
+  listTasks,
+  logout,
+  session,
+  type KillSwitchPanel,
+  type Session,
+  type TaskPage,
+  type TaskStatus,
+  type TaskSummary,
+} from './api.js';
 import { formatDuration, formatTime, h, replace } from './dom.js';
 import { questionForm } from './form.js';
 import { operationsTable, showOperations } from './operations.js';
@@ -14,7 +27,9 @@ import { showOverview } from './overview.js';
 const STATUSES: TaskStatus[] = ['working', 'input_required', 'completed', 'failed', 'cancelled'];
 const main = document.getElementById('main') as HTMLElement;
 const live = document.getElementById('live') as HTMLElement;
-let current: { kind: 'list' | 'task' | 'operations' | 'overview' | 'kill-switch'; refresh: (taskId: string) => void; killSwitch?: (next: KillSwitchPanel) => void } | undefined;
+let current:
+  | { kind: 'list' | 'task' | 'operations' | 'overview' | 'kill-switch'; refresh: (taskId: string) => void; killSwitch?: (next: KillSwitchPanel) => void }
+  | undefined;
 
 function badge(status: TaskStatus): HTMLElement {
   return h('span', { class: `badge s-${status}` }, status.replace('_', ' '));
@@ -61,7 +76,12 @@ function toLocalInput(ms: string | null): string | undefined {
 }
 
 function filterForm(params: URLSearchParams): HTMLFormElement {
-  const status = h('select', { id: 'f-status', name: 'status' }, h('option', { value: '' }, 'any'), ...STATUSES.map((value) => h('option', { value, selected: params.get('status') === value }, value.replace('_', ' '))));
+  const status = h(
+    'select',
+    { id: 'f-status', name: 'status' },
+    h('option', { value: '' }, 'any'),
+    ...STATUSES.map((value) => h('option', { value, selected: params.get('status') === value }, value.replace('_', ' '))),
+  );
   const tool = h('input', { id: 'f-tool', name: 'tool', value: params.get('tool') ?? undefined, placeholder: 'e.g. analyze_logs' });
   const text = h('input', { id: 'f-q', name: 'q', type: 'search', value: params.get('q') ?? undefined, placeholder: 'id, tool or message' });
   const from = h('input', { id: 'f-from', name: 'from', type: 'datetime-local', value: toLocalInput(params.get('from')) });
@@ -94,7 +114,12 @@ function taskRow(task: TaskSummary): HTMLTableRowElement {
     'tr',
     { 'data-task-id': task.taskId },
     h('td', {}, badge(task.status)),
-    h('td', {}, h('a', { href: `/dashboard/tasks/${encodeURIComponent(task.taskId)}`, class: 'task-link' }, task.tool), h('div', { class: 'mono small' }, task.taskId)),
+    h(
+      'td',
+      {},
+      h('a', { href: `/dashboard/tasks/${encodeURIComponent(task.taskId)}`, class: 'task-link' }, task.tool),
+      h('div', { class: 'mono small' }, task.taskId),
+    ),
     h('td', {}, task.generation),
     h('td', { class: 'small' }, task.owner),
     h('td', { class: 'small' }, formatTime(task.createdAt)),
@@ -113,7 +138,17 @@ async function showList(): Promise<void> {
     'table',
     { class: 'tasks' },
     h('caption', {}, 'Tasks, newest first'),
-    h('thead', {}, h('tr', {}, ...['Status', 'Tool / task id', 'Generation', 'Owner', 'Created', 'Last update', 'Elapsed', 'Status message'].map((title) => h('th', { scope: 'col' }, title)))),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        ...['Status', 'Tool / task id', 'Generation', 'Owner', 'Created', 'Last update', 'Elapsed', 'Status message'].map((title) =>
+          h('th', { scope: 'col' }, title),
+        ),
+      ),
+    ),
     body,
   );
   replace(main, h('h1', {}, 'Tasks'), filterForm(params), note, table, pager);
@@ -168,7 +203,9 @@ function jsonBlock(title: string, value: { text: string; truncated: boolean; cha
     { 'aria-labelledby': id },
     h('h2', { id }, title),
     h('pre', { class: 'json', tabindex: '0' }, value.text),
-    value.truncated ? h('p', { class: 'small' }, `Cut at ${value.text.length} of ${value.chars} characters; read the full value through the MCP API (tasks/result).`) : null,
+    value.truncated
+      ? h('p', { class: 'small' }, `Cut at ${value.text.length} of ${value.chars} characters; read the full value through the MCP API (tasks/result).`)
+      : null,
   );
 }
 
@@ -180,7 +217,11 @@ function questionsSection(page: TaskPage, refresh: () => Promise<void>): HTMLEle
     const form = h('form', { class: 'answer', 'data-key': question.key, novalidate: true });
     const errors = h('div', { class: 'error', role: 'alert' });
     if (question.mode === 'url') {
-      form.append(h('p', {}, question.message), h('p', { class: 'mono' }, question.url ?? ''), h('p', { class: 'small' }, 'This question is answered at the address above, not here.'));
+      form.append(
+        h('p', {}, question.message),
+        h('p', { class: 'mono' }, question.url ?? ''),
+        h('p', { class: 'small' }, 'This question is answered at the address above, not here.'),
+      );
     }
     const built = question.mode === 'form' ? questionForm(question, index) : undefined;
     if (built) form.append(built.element);
@@ -221,7 +262,12 @@ async function showTask(taskId: string): Promise<void> {
       page = await getTask(taskId);
     } catch (error) {
       if (error instanceof ApiError && error.status === 404) {
-        replace(main, h('h1', {}, 'Task not found'), h('p', {}, 'There is no task with this id that you can see.'), h('p', {}, h('a', { href: '/dashboard' }, 'Back to the task list')));
+        replace(
+          main,
+          h('h1', {}, 'Task not found'),
+          h('p', {}, 'There is no task with this id that you can see.'),
+          h('p', {}, h('a', { href: '/dashboard' }, 'Back to the task list')),
+        );
         document.title = 'Task not found · mcp-tasks';
         current = undefined;
         return;
@@ -248,12 +294,34 @@ async function showTask(taskId: string): Promise<void> {
       main,
       h('p', {}, h('a', { href: '/dashboard' }, '← All tasks')),
       h('h1', {}, task.tool, ' ', badge(task.status)),
-      h('section', { class: 'status', 'aria-labelledby': 'st-h' }, h('h2', { id: 'st-h', class: 'visually-hidden' }, 'Status'), progressBar(task), h('p', { id: 'status-message', class: 'message' }, task.statusMessage ?? ''), cancel),
-      h('dl', { class: 'facts' }, ...facts.flatMap(([term, value]) => [h('dt', {}, term), h('dd', { class: term === 'Task id' || term === 'Owner' ? 'mono' : undefined }, value)])),
+      h(
+        'section',
+        { class: 'status', 'aria-labelledby': 'st-h' },
+        h('h2', { id: 'st-h', class: 'visually-hidden' }, 'Status'),
+        progressBar(task),
+        h('p', { id: 'status-message', class: 'message' }, task.statusMessage ?? ''),
+        cancel,
+      ),
+      h(
+        'dl',
+        { class: 'facts' },
+        ...facts.flatMap(([term, value]) => [h('dt', {}, term), h('dd', { class: term === 'Task id' || term === 'Owner' ? 'mono' : undefined }, value)]),
+      ),
       h(
         'div',
         { class: 'side-by-side' },
-        h('section', { 'aria-labelledby': 'ts-h' }, h('h2', { id: 'ts-h' }, 'Task state'), h('p', {}, badge(task.status), ' ', task.status === 'completed' ? 'The task completed: a result is ready. This says nothing about what a system of record did.' : '')),
+        h(
+          'section',
+          { 'aria-labelledby': 'ts-h' },
+          h('h2', { id: 'ts-h' }, 'Task state'),
+          h(
+            'p',
+            {},
+            badge(task.status),
+            ' ',
+            task.status === 'completed' ? 'The task completed: a result is ready. This says nothing about what a system of record did.' : '',
+          ),
+        ),
         domainOutcome(page),
       ),
       questionsSection(page, render),
@@ -264,7 +332,22 @@ async function showTask(taskId: string): Promise<void> {
         'section',
         { 'aria-labelledby': 'tl-h' },
         h('h2', { id: 'tl-h' }, 'Timeline'),
-        h('ol', { class: 'timeline' }, ...page.events.map((event) => h('li', {}, h('time', {}, formatTime(event.at)), ' ', h('strong', {}, event.kind), ' ', badge(event.status), event.detail ? h('span', { class: 'detail' }, ` ${event.detail}`) : null))),
+        h(
+          'ol',
+          { class: 'timeline' },
+          ...page.events.map((event) =>
+            h(
+              'li',
+              {},
+              h('time', {}, formatTime(event.at)),
+              ' ',
+              h('strong', {}, event.kind),
+              ' ',
+              badge(event.status),
+              event.detail ? h('span', { class: 'detail' }, ` ${event.detail}`) : null,
+            ),
+          ),
+        ),
       ),
     );
     document.title = `${task.tool} ${task.status} · mcp-tasks`;
@@ -306,7 +389,12 @@ async function showKillSwitchPage(): Promise<void> {
   } catch (error) {
     // 404: this viewer has no admin:read; the page says so as for an unknown task.
     if (!(error instanceof ApiError && error.status === 404)) throw error;
-    replace(main, h('h1', {}, 'Not found'), h('p', {}, 'There is nothing here that you can see.'), h('p', {}, h('a', { href: '/dashboard' }, 'Back to the task list')));
+    replace(
+      main,
+      h('h1', {}, 'Not found'),
+      h('p', {}, 'There is nothing here that you can see.'),
+      h('p', {}, h('a', { href: '/dashboard' }, 'Back to the task list')),
+    );
     document.title = 'Not found · mcp-tasks';
   }
 }

@@ -32,10 +32,15 @@ function fieldOf(prefix: string, name: string, property: JsonSchemaProperty, req
   const choices = choicesOf(property);
   if (property.type === 'boolean') {
     const input = h('input', { type: 'checkbox', id, name, 'aria-describedby': described, checked: property.default === true });
-    return { field: { name, label, read: () => ({ value: input.checked }) }, element: h('div', { class: 'field check' }, input, h('label', { for: id }, label), hint) };
+    return {
+      field: { name, label, read: () => ({ value: input.checked }) },
+      element: h('div', { class: 'field check' }, input, h('label', { for: id }, label), hint),
+    };
   }
   if (property.type === 'array') {
-    const options = property.items?.anyOf?.map((choice) => ({ value: String(choice.const), title: choice.title ?? String(choice.const) })) ?? (property.items?.enum ?? []).map((value) => ({ value: String(value), title: String(value) }));
+    const options =
+      property.items?.anyOf?.map((choice) => ({ value: String(choice.const), title: choice.title ?? String(choice.const) })) ??
+      (property.items?.enum ?? []).map((value) => ({ value: String(value), title: String(value) }));
     const boxes = options.map((option, index) => {
       const box = h('input', { type: 'checkbox', id: `${id}-${index}`, value: option.value });
       return { box, element: h('span', { class: 'check' }, box, h('label', { for: `${id}-${index}` }, option.title)) };
@@ -53,7 +58,12 @@ function fieldOf(prefix: string, name: string, property: JsonSchemaProperty, req
     };
   }
   if (choices) {
-    const select = h('select', { id, name, 'aria-describedby': described, required }, h('option', { value: '' }, '— choose —'), ...choices.map((choice) => h('option', { value: choice.value, selected: property.default === choice.value }, choice.title)));
+    const select = h(
+      'select',
+      { id, name, 'aria-describedby': described, required },
+      h('option', { value: '' }, '— choose —'),
+      ...choices.map((choice) => h('option', { value: choice.value, selected: property.default === choice.value }, choice.title)),
+    );
     return {
       field: { name, label, read: () => (select.value === '' ? (required ? { error: `${label} is required` } : {}) : { value: select.value }) },
       element: h('div', { class: 'field' }, h('label', { for: id }, label, required ? ' (required)' : ''), select, hint),
@@ -84,7 +94,8 @@ function fieldOf(prefix: string, name: string, property: JsonSchemaProperty, req
           return { value: raw };
         }
         const value = Number(raw);
-        if (!Number.isFinite(value) || (property.type === 'integer' && !Number.isInteger(value))) return { error: `${label} must be ${property.type === 'integer' ? 'a whole number' : 'a number'}` };
+        if (!Number.isFinite(value) || (property.type === 'integer' && !Number.isInteger(value)))
+          return { error: `${label} must be ${property.type === 'integer' ? 'a whole number' : 'a number'}` };
         if (property.minimum !== undefined && value < property.minimum) return { error: `${label} must be at least ${property.minimum}` };
         if (property.maximum !== undefined && value > property.maximum) return { error: `${label} must be at most ${property.maximum}` };
         return { value };

@@ -68,13 +68,24 @@ function stateBlock(panel: KillSwitchPanel, status: HTMLElement, apply: (next: K
     panel.error ? h('p', { class: 'error' }, `The last read of the store failed (the switches above stay in force): ${panel.error}`) : null,
     rows.length === 0
       ? h('p', { class: 'small' }, 'No switch is on.')
-      : h('table', { class: 'tasks', id: 'ks-table' }, h('caption', {}, 'Switches that are on'), h('thead', {}, h('tr', {}, ...heads.map((title) => h('th', { scope: 'col' }, title)))), h('tbody', {}, ...rows)),
+      : h(
+          'table',
+          { class: 'tasks', id: 'ks-table' },
+          h('caption', {}, 'Switches that are on'),
+          h('thead', {}, h('tr', {}, ...heads.map((title) => h('th', { scope: 'col' }, title)))),
+          h('tbody', {}, ...rows),
+        ),
     h('p', { class: 'small' }, panel.readAt === null ? 'Not read yet.' : `Read ${formatTime(panel.readAt)}. A tool's own switch wins over the global one.`),
   ];
 }
 
 function turnOnForm(panel: KillSwitchPanel, status: HTMLElement, apply: (next: KillSwitchPanel) => void): HTMLFormElement {
-  const tool = h('select', { id: 'ks-tool', name: 'tool' }, h('option', { value: '' }, 'every tool'), ...panel.tools.map((name) => h('option', { value: name }, name)));
+  const tool = h(
+    'select',
+    { id: 'ks-tool', name: 'tool' },
+    h('option', { value: '' }, 'every tool'),
+    ...panel.tools.map((name) => h('option', { value: name }, name)),
+  );
   const fallback = h(
     'select',
     { id: 'ks-fallback', name: 'fallback' },
@@ -119,9 +130,15 @@ export async function showKillSwitch(main: HTMLElement): Promise<(next: KillSwit
   replace(
     main,
     h('h1', {}, 'Kill switch'),
-    h('p', { class: 'small' }, 'While a switch is on, new task-augmented calls of its tools get the fallback instead of a task; tasks already created stay observable, cancellable and answerable. Every instance sees a change within a second.'),
+    h(
+      'p',
+      { class: 'small' },
+      'While a switch is on, new task-augmented calls of its tools get the fallback instead of a task; tasks already created stay observable, cancellable and answerable. Every instance sees a change within a second.',
+    ),
     holder,
-    panel.mayChange ? h('section', { 'aria-labelledby': 'ks-on-h' }, h('h2', { id: 'ks-on-h' }, 'Turn on'), turnOnForm(panel, status, apply)) : h('p', { id: 'ks-read-only', class: 'small' }, 'Read-only: changing the kill switch needs the admin:write scope.'),
+    panel.mayChange
+      ? h('section', { 'aria-labelledby': 'ks-on-h' }, h('h2', { id: 'ks-on-h' }, 'Turn on'), turnOnForm(panel, status, apply))
+      : h('p', { id: 'ks-read-only', class: 'small' }, 'Read-only: changing the kill switch needs the admin:write scope.'),
     status,
   );
   document.title = 'Kill switch · mcp-tasks';

@@ -38,7 +38,12 @@ function reconcileButton(operation: Operation, status: HTMLElement, done: (next:
     status.textContent = `Asking the system of record about ${operation.effect} on ${operation.target}…`;
     reconcileOperation(operation.operationId)
       .then((answer) => {
-        const verdict = answer.verdict === 'unknown' ? `still unknown (${answer.detail ?? 'no answer'})` : answer.verdict === 'confirmed' ? 'confirmed' : 'not applied (recorded as failed)';
+        const verdict =
+          answer.verdict === 'unknown'
+            ? `still unknown (${answer.detail ?? 'no answer'})`
+            : answer.verdict === 'confirmed'
+              ? 'confirmed'
+              : 'not applied (recorded as failed)';
         status.textContent = `Reconciled ${answer.operation.effect} on ${answer.operation.target}: ${verdict}.`;
         done(answer.operation);
       })
@@ -57,7 +62,14 @@ function operationRow(operation: Operation, status: HTMLElement, withTask: boole
     { 'data-operation-id': operation.operationId },
     h('td', {}, outcomeBadge(operation.status)),
     h('td', {}, h('strong', {}, operation.effect), h('div', { class: 'mono small' }, operation.target)),
-    withTask ? h('td', {}, h('a', { href: `/dashboard/tasks/${encodeURIComponent(operation.taskId)}` }, operation.tool), h('div', { class: 'mono small' }, operation.taskId)) : null,
+    withTask
+      ? h(
+          'td',
+          {},
+          h('a', { href: `/dashboard/tasks/${encodeURIComponent(operation.taskId)}` }, operation.tool),
+          h('div', { class: 'mono small' }, operation.taskId),
+        )
+      : null,
     withTask ? h('td', { class: 'small' }, operation.owner) : null,
     h('td', { class: 'small' }, formatTime(operation.updatedAt)),
     h('td', { class: 'message' }, operation.detail ?? '', operation.receipt ? h('pre', { class: 'json small' }, operation.receipt.text) : null),
@@ -76,7 +88,13 @@ export function operationsTable(operations: Operation[], status: HTMLElement, wi
   };
   const body = h('tbody', {}, ...operations.map(add));
   const heads = ['Outcome', 'Effect / target', ...(withTask ? ['Task', 'Owner'] : []), 'Updated', 'Detail / receipt', 'Action'];
-  return h('table', { class: 'tasks operations' }, h('caption', {}, caption), h('thead', {}, h('tr', {}, ...heads.map((title) => h('th', { scope: 'col' }, title)))), body);
+  return h(
+    'table',
+    { class: 'tasks operations' },
+    h('caption', {}, caption),
+    h('thead', {}, h('tr', {}, ...heads.map((title) => h('th', { scope: 'col' }, title)))),
+    body,
+  );
 }
 
 /**
@@ -86,7 +104,12 @@ export function operationsTable(operations: Operation[], status: HTMLElement, wi
 export async function showOperations(main: HTMLElement, navigate: (url: string) => void): Promise<() => void> {
   const chosen = new URLSearchParams(location.search).get('status') ?? 'unknown';
   const select = h('select', { id: 'o-status', name: 'status' }, ...FILTERS.map(([value, label]) => h('option', { value, selected: value === chosen }, label)));
-  const form = h('form', { class: 'filters', role: 'search', 'aria-label': 'Filter operations' }, h('div', { class: 'field' }, h('label', { for: 'o-status' }, 'Outcome'), select), h('button', { type: 'submit' }, 'Apply'));
+  const form = h(
+    'form',
+    { class: 'filters', role: 'search', 'aria-label': 'Filter operations' },
+    h('div', { class: 'field' }, h('label', { for: 'o-status' }, 'Outcome'), select),
+    h('button', { type: 'submit' }, 'Apply'),
+  );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     navigate(`/dashboard/operations?status=${encodeURIComponent(select.value)}`);
@@ -96,7 +119,11 @@ export async function showOperations(main: HTMLElement, navigate: (url: string) 
   replace(
     main,
     h('h1', {}, 'Domain operations'),
-    h('p', { class: 'small' }, 'What tools asked systems of record to do, and what those answered. A task can complete while its operation is unknown; reconcile asks the system of record again.'),
+    h(
+      'p',
+      { class: 'small' },
+      'What tools asked systems of record to do, and what those answered. A task can complete while its operation is unknown; reconcile asks the system of record again.',
+    ),
     form,
     status,
     holder,
@@ -104,7 +131,12 @@ export async function showOperations(main: HTMLElement, navigate: (url: string) 
   document.title = 'Operations · mcp-tasks';
   const load = async (): Promise<void> => {
     const { operations } = await listOperations(chosen);
-    replace(holder, operations.length === 0 ? h('p', {}, 'No operations match.') : operationsTable(operations, status, true, `${operations.length} operation${operations.length === 1 ? '' : 's'}, oldest first`));
+    replace(
+      holder,
+      operations.length === 0
+        ? h('p', {}, 'No operations match.')
+        : operationsTable(operations, status, true, `${operations.length} operation${operations.length === 1 ? '' : 's'}, oldest first`),
+    );
   };
   await load();
   return () => void load().catch((error: unknown) => (status.textContent = (error as Error).message));

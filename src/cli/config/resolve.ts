@@ -87,7 +87,12 @@ export const SETTINGS: readonly SettingLeaf[] = Object.freeze([
   leaf('dashboard', 'boolean'),
   ...(['clientId', 'scopes', 'redirectUri', 'secureCookie', 'sessionTtlMs'] as const).map((name): SettingLeaf => {
     const dashed = `dashboard${name[0]?.toUpperCase()}${name.slice(1)}`;
-    return { ...leaf(`dashboardOptions.${name}`, name === 'secureCookie' ? 'boolean' : name === 'sessionTtlMs' ? 'number' : 'string'), env: `MCP_TASKS_${snake(dashed)}`, flag: `--${kebab(dashed)}`, attribute: dashed };
+    return {
+      ...leaf(`dashboardOptions.${name}`, name === 'secureCookie' ? 'boolean' : name === 'sessionTtlMs' ? 'number' : 'string'),
+      env: `MCP_TASKS_${snake(dashed)}`,
+      flag: `--${kebab(dashed)}`,
+      attribute: dashed,
+    };
   }),
   leaf('auth', 'string'),
   ...['issuer', 'audience', 'jwksUrl', 'tenantClaim', 'scopeClaim'].map((name) => leaf(`jwt.${name}`, 'string')),
@@ -181,7 +186,9 @@ export interface ResolvedConfig {
 /** Raised with every problem at once. */
 export class ConfigError extends Error {
   constructor(readonly problems: readonly ConfigProblem[]) {
-    super(`invalid configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${problems.map((problem) => `  - ${problem.key} (${problem.source}): ${problem.message}`).join('\n')}`);
+    super(
+      `invalid configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${problems.map((problem) => `  - ${problem.key} (${problem.source}): ${problem.message}`).join('\n')}`,
+    );
     this.name = 'ConfigError';
   }
 }
@@ -194,7 +201,13 @@ function fromText(kind: LeafKind, text: string): unknown {
     return /^-?\d+$/.test(trimmed) ? Number(trimmed) : trimmed;
   }
   if (kind === 'boolean') return ({ true: true, '1': true, false: false, '0': false } as Record<string, boolean>)[trimmed.toLowerCase()] ?? trimmed;
-  if (kind === 'list') return trimmed === '' ? [] : trimmed.split(',').map((item) => item.trim()).filter((item) => item.length > 0);
+  if (kind === 'list')
+    return trimmed === ''
+      ? []
+      : trimmed
+          .split(',')
+          .map((item) => item.trim())
+          .filter((item) => item.length > 0);
   return text;
 }
 
@@ -251,7 +264,8 @@ function carryUnknown(from: Record<string, unknown>, into: Record<string, unknow
     if (key === '$schema') continue;
     const taken = into[key];
     if (taken === undefined) into[key] = value;
-    else if (typeof value === 'object' && value !== null && !Array.isArray(value) && typeof taken === 'object' && taken !== null && !Array.isArray(taken)) carryUnknown(value as Record<string, unknown>, taken as Record<string, unknown>);
+    else if (typeof value === 'object' && value !== null && !Array.isArray(value) && typeof taken === 'object' && taken !== null && !Array.isArray(taken))
+      carryUnknown(value as Record<string, unknown>, taken as Record<string, unknown>);
   }
 }
 
@@ -305,7 +319,10 @@ export function resolveConfig(input: ConfigSources): ResolvedConfig {
     const given = getPath(merged, setting.key);
     if (given !== undefined) values.set(setting.key, given);
     else if (setting.key in DEFAULTS) {
-      values.set(setting.key, setting.key === 'limits.recoveryIntervalMs' && values.has('limits.leaseMs') ? values.get('limits.leaseMs') : DEFAULTS[setting.key]);
+      values.set(
+        setting.key,
+        setting.key === 'limits.recoveryIntervalMs' && values.has('limits.leaseMs') ? values.get('limits.leaseMs') : DEFAULTS[setting.key],
+      );
       sources.set(setting.key, 'default');
     }
   }

@@ -33,10 +33,30 @@ export const LimitsConfigSchema = z
     minResultRetentionMs: z.number().int().min(0).describe('a task that runs to the runtime limit must keep its result this long (default 600000)'),
     maxArgumentBytes: z.number().int().positive().describe('largest tools/call arguments in bytes of JSON; larger → -32602 (default 1048576)'),
     maxArgumentDepth: z.number().int().positive().describe('deepest nesting of tools/call arguments; deeper → -32602 (default 32)'),
-    maxActiveTasksPerOwner: z.number().int().positive().nullable().describe('most working/input_required tasks per owner, counted in the store; more → -31001 active_tasks; null = unlimited (default null)'),
-    maxCreatesPerMinute: z.number().int().positive().nullable().describe('most task creates per owner in any 60 s, counted in the store; more → -31001 create_rate; null = unlimited (default null)'),
-    maxResultBytes: z.number().int().positive().describe('largest tool result stored inline, bytes of JSON; larger → bounded content + resource_link to mcp-tasks://tasks/{taskId}/result (default 4194304)'),
-    maxStoredResultBytes: z.number().int().positive().describe('largest tool result kept at all, bytes of JSON; larger → the task fails with result_too_large (default 67108864)'),
+    maxActiveTasksPerOwner: z
+      .number()
+      .int()
+      .positive()
+      .nullable()
+      .describe('most working/input_required tasks per owner, counted in the store; more → -31001 active_tasks; null = unlimited (default null)'),
+    maxCreatesPerMinute: z
+      .number()
+      .int()
+      .positive()
+      .nullable()
+      .describe('most task creates per owner in any 60 s, counted in the store; more → -31001 create_rate; null = unlimited (default null)'),
+    maxResultBytes: z
+      .number()
+      .int()
+      .positive()
+      .describe(
+        'largest tool result stored inline, bytes of JSON; larger → bounded content + resource_link to mcp-tasks://tasks/{taskId}/result (default 4194304)',
+      ),
+    maxStoredResultBytes: z
+      .number()
+      .int()
+      .positive()
+      .describe('largest tool result kept at all, bytes of JSON; larger → the task fails with result_too_large (default 67108864)'),
     idempotencyWindowMs: ms.describe('how long a tools/call idempotency key holds, independent of the TTL (default 86400000: 24 h)'),
     auditRetentionMs: ms.describe('how long audit entries are kept, independent of task TTLs (default 7776000000: 90 days)'),
     abortGraceMs: ms.describe('how long an aborted tool may take to stop before its thread is terminated (default 5000)'),
@@ -47,7 +67,10 @@ export const LimitsConfigSchema = z
 /** What a rollout was verified with; a mismatch at start-up refuses to start unless `--allow-unpinned`. */
 export const PinsConfigSchema = z
   .object({
-    protocolVersions: z.array(z.enum(['2025-11-25', '2026-07-28'])).min(1).describe('protocol versions this server must serve'),
+    protocolVersions: z
+      .array(z.enum(['2025-11-25', '2026-07-28']))
+      .min(1)
+      .describe('protocol versions this server must serve'),
     sdk: z.record(z.string(), z.string()).describe('package name → exact installed version (e.g. {"@modelcontextprotocol/server": "2.4.0"})'),
     allowedTools: z.array(z.string()).describe('the exact set of tools the server may register'),
     maxTtlMs: ms.nullable().describe('limits.maxTtlMs must equal this'),
@@ -72,9 +95,16 @@ export const CanaryConfigSchema = z
 /** Kill switch and canary (issue 15 items 6–7). */
 export const RolloutConfigSchema = z
   .object({
-    fallback: z.enum(['sync', 'reject']).describe('default fallback of a kill switch set without one: sync (inline, where the tool may run inline) or reject (-31003) (default reject)'),
+    fallback: z
+      .enum(['sync', 'reject'])
+      .describe('default fallback of a kill switch set without one: sync (inline, where the tool may run inline) or reject (-31003) (default reject)'),
     maxSyncMs: ms.describe('longest inline run of the sync fallback; past it the call fails with -31003 sync_timeout (default 30000)'),
-    killSwitchRefreshMs: z.number().int().min(50).max(1000).describe('how often the stored kill switch is re-read; every instance sees a change within this (default 500)'),
+    killSwitchRefreshMs: z
+      .number()
+      .int()
+      .min(50)
+      .max(1000)
+      .describe('how often the stored kill switch is re-read; every instance sees a change within this (default 500)'),
     canary: z.record(z.string().min(1), CanaryConfigSchema).describe('tool name → its canary'),
   })
   .partial()
@@ -86,13 +116,20 @@ export const ConfigSchema = z
     $schema: z.string().optional().describe('path or URL of mcp-tasks.schema.json (editor support; ignored)'),
     dataDir: z.string().min(1).optional().describe('data directory: SQLite store, secret (default ./data)'),
     store: z.string().min(1).optional().describe('postgres://… URL or SQLite file path (default <dataDir>/tasks.db); a URL password is secret'),
-    secret: z.string().min(16, 'must be at least 16 bytes').optional().describe('secret signing cursors and request states, ≥ 16 bytes (default: <dataDir>/secret); secret'),
+    secret: z
+      .string()
+      .min(16, 'must be at least 16 bytes')
+      .optional()
+      .describe('secret signing cursors and request states, ≥ 16 bytes (default: <dataDir>/secret); secret'),
     tools: z.array(z.string()).optional().describe('tool modules to load'),
     builtins: z.boolean().optional().describe('register the built-in tools (default true)'),
     fixtures: z.enum(['conformance', 'verify']).optional().describe('also register fixture tools'),
     roots: z.array(z.string()).optional().describe('directories tools may read (default: current directory and /var/log)'),
     writableRoots: z.array(z.string()).optional().describe('directories tools may delete in (default none)'),
-    checkTargets: z.array(z.string()).optional().describe('hosts check_infrastructure may reach: name, *.domain, IP or CIDR, optional :port (default none: files only)'),
+    checkTargets: z
+      .array(z.string())
+      .optional()
+      .describe('hosts check_infrastructure may reach: name, *.domain, IP or CIDR, optional :port (default none: files only)'),
     taskFallbackTools: z
       .boolean()
       .optional()
@@ -100,9 +137,20 @@ export const ConfigSchema = z
     dashboard: z.boolean().optional().describe('serve: the web dashboard at /dashboard on the same port, behind the same authentication (default false)'),
     dashboardOptions: z
       .object({
-        clientId: z.string().min(1).describe('dashboard, auth jwt: client id of the dashboard at the issuer (a public client); turns on sign-in with the authorization-code flow and PKCE'),
-        scopes: z.string().min(1).describe('dashboard, auth jwt: scopes the sign-in asks for, space separated (default "tasks:read tasks:cancel tasks:answer"; openid is added)'),
-        redirectUri: z.string().url().describe('dashboard, auth jwt: redirect URI registered for the client (default <origin>/dashboard/callback of the request)'),
+        clientId: z
+          .string()
+          .min(1)
+          .describe(
+            'dashboard, auth jwt: client id of the dashboard at the issuer (a public client); turns on sign-in with the authorization-code flow and PKCE',
+          ),
+        scopes: z
+          .string()
+          .min(1)
+          .describe('dashboard, auth jwt: scopes the sign-in asks for, space separated (default "tasks:read tasks:cancel tasks:answer"; openid is added)'),
+        redirectUri: z
+          .string()
+          .url()
+          .describe('dashboard, auth jwt: redirect URI registered for the client (default <origin>/dashboard/callback of the request)'),
         secureCookie: z.boolean().describe('dashboard: mark the session cookie Secure (behind a TLS-terminating proxy; default false)'),
         sessionTtlMs: ms.describe('dashboard: session lifetime in ms (default 28800000; in JWT mode a session also ends when its access token expires)'),
       })
@@ -126,11 +174,25 @@ export const ConfigSchema = z
     toolScopes: z.array(z.string()).optional().describe('scope a tools/call of a tool needs, as tool=scope'),
     encryptionKey: z.string().min(1).optional().describe('at-rest encryption key of arguments, answers and results; secret'),
     encryptionKeysOld: z.array(z.string().min(1)).optional().describe('older keys still readable during a rotation; secret'),
-    instanceId: z.string().min(1).optional().describe('stable id of this process in the registry and its leases (default <host>:serve:<port>, <host>:worker[:<health port>])'),
+    instanceId: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('stable id of this process in the registry and its leases (default <host>:serve:<port>, <host>:worker[:<health port>])'),
     heartbeatMs: z.number().int().positive().optional().describe('process registry heartbeat; gone after three missed (default 1000)'),
     executor: z.enum(['isolated', 'in-process']).optional().describe('how tools run: a worker thread per run, or on the event loop (default isolated)'),
-    minThreads: z.number().int().positive().optional().describe('isolated executor: threads that load the tools at start and stay loaded, the warm pool (default 1, at most concurrency + 4)'),
-    threadHeapMb: z.number().int().min(16).optional().describe('isolated executor: heap limit of each tool thread in MB; a tool that exceeds it fails its run, never the process (default 1024)'),
+    minThreads: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('isolated executor: threads that load the tools at start and stay loaded, the warm pool (default 1, at most concurrency + 4)'),
+    threadHeapMb: z
+      .number()
+      .int()
+      .min(16)
+      .optional()
+      .describe('isolated executor: heap limit of each tool thread in MB; a tool that exceeds it fails its run, never the process (default 1024)'),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().describe('pino log level (default info)'),
     drainMs: z.number().int().min(0).optional().describe('on SIGTERM, how long runs may finish (default 30000)'),
     limits: LimitsConfigSchema.optional(),
@@ -162,8 +224,12 @@ export const ConfigSchema = z
       .optional(),
     shadow: z
       .object({
-        tools: z.array(z.string().min(1)).describe('shadow mode: tools whose tasks are compared with the job API their shadow adapter observes ("*" = every tool with an adapter) (default none)'),
-        intervalMs: z.number().int().min(10).describe('shadow mode: how often a running task\'s job is polled (default 1000)'),
+        tools: z
+          .array(z.string().min(1))
+          .describe(
+            'shadow mode: tools whose tasks are compared with the job API their shadow adapter observes ("*" = every tool with an adapter) (default none)',
+          ),
+        intervalMs: z.number().int().min(10).describe("shadow mode: how often a running task's job is polled (default 1000)"),
         settleChecks: z.number().int().min(0).max(100).describe('shadow mode: polls after the task ended while the job still says working (default 3)'),
       })
       .partial()
@@ -179,5 +245,9 @@ export type McpTasksConfig = z.infer<typeof ConfigSchema>;
 
 /** The JSON Schema of the configuration file, generated from {@link ConfigSchema} (draft 2020-12). */
 export function configJsonSchema(): Record<string, unknown> {
-  return { ...z.toJSONSchema(ConfigSchema, { target: 'draft-2020-12' }), $id: 'https://mcp-tasks.dev/schema/mcp-tasks.schema.json', title: 'mcp-tasks configuration' } as Record<string, unknown>;
+  return {
+    ...z.toJSONSchema(ConfigSchema, { target: 'draft-2020-12' }),
+    $id: 'https://mcp-tasks.dev/schema/mcp-tasks.schema.json',
+    title: 'mcp-tasks configuration',
+  } as Record<string, unknown>;
 }

@@ -17,7 +17,9 @@ export interface CreateQuota {
 }
 
 /** Which quota refused a create (nothing was written). */
-export type QuotaRefusal = { reason: 'active_tasks' } | { reason: 'create_rate'; /** When the oldest create of the window leaves it (ms from `createdAt`, ≥ 1). */ retryAfterMs: number };
+export type QuotaRefusal =
+  | { reason: 'active_tasks' }
+  | { reason: 'create_rate'; /** When the oldest create of the window leaves it (ms from `createdAt`, ≥ 1). */ retryAfterMs: number };
 
 /** The answer of {@link TaskAdmission.admitCreate}: the task created, or which quota is full. */
 export type CreateAdmission = { admitted: true; task: TaskRecord } | ({ admitted: false } & QuotaRefusal);

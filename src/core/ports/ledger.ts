@@ -1,5 +1,16 @@
 import type { CreateQuota } from './admission.js';
-import type { AuditEntry, AuditFilter, AuditRecord, IdempotencyClaim, IdempotencyClaimResult, IdempotencyRecord, NewOperation, OperationFilter, OperationRecord, OperationSettlement } from '../ledger.js';
+import type {
+  AuditEntry,
+  AuditFilter,
+  AuditRecord,
+  IdempotencyClaim,
+  IdempotencyClaimResult,
+  IdempotencyRecord,
+  NewOperation,
+  OperationFilter,
+  OperationRecord,
+  OperationSettlement,
+} from '../ledger.js';
 import type { NewTask, TaskGeneration } from '../task.js';
 
 /*

@@ -51,13 +51,22 @@ export function authInfoOf(principal: Principal, ownerKey: string, nowMs: number
     scopes: [...principal.scopes],
     expiresAt: principal.expiresAt ?? Math.floor(nowMs / 1000) + STATIC_TOKEN_VALIDITY_S,
     ...(principal.resource === undefined ? {} : { resource: new URL(principal.resource) }),
-    extra: { ownerKey, issuer: principal.issuer, subject: principal.subject, tenant: principal.tenant, ...(principal.clientId === undefined ? {} : { clientId: principal.clientId }) },
+    extra: {
+      ownerKey,
+      issuer: principal.issuer,
+      subject: principal.subject,
+      tenant: principal.tenant,
+      ...(principal.clientId === undefined ? {} : { clientId: principal.clientId }),
+    },
   };
 }
 
 /** The caller when authentication is off: the one anonymous owner, holding every scope. */
 export function anonymousCaller(scopes: ScopePolicy): AuthenticatedCaller {
-  return { ownerKey: ANONYMOUS_OWNER_KEY, authInfo: { token: '', clientId: ANONYMOUS_OWNER_KEY, scopes: scopes.supported(), extra: { ownerKey: ANONYMOUS_OWNER_KEY } } };
+  return {
+    ownerKey: ANONYMOUS_OWNER_KEY,
+    authInfo: { token: '', clientId: ANONYMOUS_OWNER_KEY, scopes: scopes.supported(), extra: { ownerKey: ANONYMOUS_OWNER_KEY } },
+  };
 }
 
 /** Marks a verifier that could not decide (key set unreachable): answered 503, not 401. */
@@ -120,7 +129,10 @@ export class BearerAuth {
         response.writeHead(503, { 'content-type': 'application/json', 'retry-after': '5', 'content-length': Buffer.byteLength(body) }).end(body);
         return undefined;
       }
-      this.settings.logger.info({ reason: error instanceof Error ? error.message : String(error), remote: request.socket.remoteAddress }, 'bearer token refused');
+      this.settings.logger.info(
+        { reason: error instanceof Error ? error.message : String(error), remote: request.socket.remoteAddress },
+        'bearer token refused',
+      );
       await writeWebResponse(response, bearerAuthChallengeResponse(error, this.metadataUrl ? { resourceMetadataUrl: this.metadataUrl } : {}));
       return undefined;
     }
@@ -136,7 +148,10 @@ export class BearerAuth {
     if (required.length === 0) return true;
     const challenge = await requireScopes(...(required as [string, ...string[]]))({ request: body as never, authInfo: caller.authInfo });
     if (challenge === undefined) return true;
-    this.settings.logger.info({ required: challenge.scopes, granted: caller.authInfo.scopes, owner: caller.authInfo.extra?.subject }, 'request refused: insufficient scope');
+    this.settings.logger.info(
+      { required: challenge.scopes, granted: caller.authInfo.scopes, owner: caller.authInfo.extra?.subject },
+      'request refused: insufficient scope',
+    );
     await writeWebResponse(
       response,
       bearerAuthChallengeResponse(new OAuthError(OAuthErrorCode.InsufficientScope, 'Insufficient scope'), {

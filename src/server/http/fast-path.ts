@@ -1,7 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { JsonObject, TaskRecord } from '../../core/task.js';
-import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, ErrorCode, PROTOCOL_VERSION_META_KEY, V1_PROTOCOL_VERSION, V2_PROTOCOL_VERSION } from '../../protocol/constants.js';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  ErrorCode,
+  PROTOCOL_VERSION_META_KEY,
+  V1_PROTOCOL_VERSION,
+  V2_PROTOCOL_VERSION,
+} from '../../protocol/constants.js';
 import type { CallPlan } from '../../service/calls/call-plan.js';
 import type { Caller, CallerIdentity, TaskCaller } from '../../service/caller.js';
 import { requestCaller, sessionCaller } from '../request-caller.js';
@@ -31,7 +38,10 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 function isPlainRequest(body: unknown): body is PlainRequest {
   return (
-    isObject(body) && body.jsonrpc === '2.0' && typeof body.method === 'string' && isObject(body.params) &&
+    isObject(body) &&
+    body.jsonrpc === '2.0' &&
+    typeof body.method === 'string' &&
+    isObject(body.params) &&
     ((typeof body.id === 'string' && body.id.length > 0) || Number.isSafeInteger(body.id))
   );
 }
@@ -81,7 +91,13 @@ export class FastPath {
     if (caller.generation !== 'v2') return false;
     const name = request.headers['mcp-name'];
     if (body.method === 'tasks/get') {
-      if (typeof body.params.taskId !== 'string' || body.params.taskId.length === 0 || name !== body.params.taskId || !onlyKeys(body.params, ['taskId', '_meta'])) return false;
+      if (
+        typeof body.params.taskId !== 'string' ||
+        body.params.taskId.length === 0 ||
+        name !== body.params.taskId ||
+        !onlyKeys(body.params, ['taskId', '_meta'])
+      )
+        return false;
       const taskId = body.params.taskId;
       await this.answer(response, body.id, 'json', () => readTaskV2(this.deps, caller as TaskCaller, taskId, () => abortOnClose(response)));
       return true;
@@ -100,7 +116,13 @@ export class FastPath {
     return false;
   }
 
-  private async legacy(request: IncomingMessage & { auth?: AuthInfo }, response: ServerResponse, body: PlainRequest, identity: CallerIdentity, sessionId: string): Promise<boolean> {
+  private async legacy(
+    request: IncomingMessage & { auth?: AuthInfo },
+    response: ServerResponse,
+    body: PlainRequest,
+    identity: CallerIdentity,
+    sessionId: string,
+  ): Promise<boolean> {
     if (body.method !== 'tasks/get' && body.method !== 'tasks/result' && body.method !== 'tools/call' && body.method !== 'resources/read') return false;
     const server = await this.sessions.lookup(sessionId, identity.ownerKey, request.auth);
     if (!server) return false;
@@ -115,7 +137,9 @@ export class FastPath {
       if (!plan) return false;
       const notifier = this.deps.sessionNotifiers.get(server);
       const onCreated = notifier && ((record: TaskRecord) => notifier.trackCreated(v1, record));
-      await this.answer(response, body.id, frame, async () => callAnswer(this.deps, caller, await this.deps.service.calls.callTool(caller, plan, { ...(onCreated ? { onCreated } : {}), sessionId })));
+      await this.answer(response, body.id, frame, async () =>
+        callAnswer(this.deps, caller, await this.deps.service.calls.callTool(caller, plan, { ...(onCreated ? { onCreated } : {}), sessionId })),
+      );
       return true;
     }
     if (body.method === 'resources/read') {
@@ -132,7 +156,9 @@ export class FastPath {
     // tasks/result: only a task that is terminal (or whose finished run is being committed); a pending one blocks
     // (and may ask for input) on the SDK path.
     if (!(await this.deps.service.tasks.isSettled(v1, taskId).catch(() => false))) return false;
-    await this.answer(response, body.id, frame, async () => terminalPayloadV1(this.deps, v1, await this.deps.service.tasks.waitForTerminal(v1, taskId, abortOnClose(response))));
+    await this.answer(response, body.id, frame, async () =>
+      terminalPayloadV1(this.deps, v1, await this.deps.service.tasks.waitForTerminal(v1, taskId, abortOnClose(response))),
+    );
     return true;
   }
 
@@ -141,7 +167,13 @@ export class FastPath {
    * resource is answered whole; a refusal (`-32602` "Resource not found" for anything that is not the caller's large
    * result or one of its chunks) is answered like any other.
    */
-  private async streamResource(response: ServerResponse, id: string | number, framing: 'json' | { sessionId: string }, caller: Caller, uri: string): Promise<void> {
+  private async streamResource(
+    response: ServerResponse,
+    id: string | number,
+    framing: 'json' | { sessionId: string },
+    caller: Caller,
+    uri: string,
+  ): Promise<void> {
     let resource: ResultResource;
     try {
       resource = await this.deps.service.tasks.readResultResource(caller, uri);
@@ -178,7 +210,12 @@ export class FastPath {
    * Run `produce` and write its result or JSON-RPC error as the SDK would: a JSON body on the modern path
    * (`_meta` serverInfo on results, B6), one SSE `message` event with the session id header in a 2025 session.
    */
-  private async answer(response: ServerResponse, id: string | number, framing: 'json' | { sessionId: string }, produce: () => Promise<JsonObject>): Promise<void> {
+  private async answer(
+    response: ServerResponse,
+    id: string | number,
+    framing: 'json' | { sessionId: string },
+    produce: () => Promise<JsonObject>,
+  ): Promise<void> {
     let message: JsonObject;
     try {
       const result = await produce();
@@ -199,7 +236,14 @@ export class FastPath {
     } else {
       const payload = Buffer.from(`event: message\ndata: ${text}\n\n`);
       response
-        .writeHead(200, { 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'content-type': 'text/event-stream', 'mcp-session-id': framing.sessionId, 'x-accel-buffering': 'no', 'content-length': payload.length })
+        .writeHead(200, {
+          'cache-control': 'no-cache, no-transform',
+          connection: 'keep-alive',
+          'content-type': 'text/event-stream',
+          'mcp-session-id': framing.sessionId,
+          'x-accel-buffering': 'no',
+          'content-length': payload.length,
+        })
         .end(payload);
     }
   }

@@ -79,7 +79,14 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
     onerror: (error) => options.logger.debug({ err: error }, 'modern request rejected'),
   });
   const modernNode = toNodeHandler({ fetch: async (request, requestOptions) => withSpecErrorStatus(await modern.fetch(request, requestOptions)) });
-  const legacySessions = new LegacySessions(options.factory, options.logger, options.sessionIdleMs, options.maxSessions, options.sessions, options.onSessionStream);
+  const legacySessions = new LegacySessions(
+    options.factory,
+    options.logger,
+    options.sessionIdleMs,
+    options.maxSessions,
+    options.sessions,
+    options.onSessionStream,
+  );
   const fastPath = options.fastPath?.(legacySessions);
   const checkHost = options.allowedHosts ? hostHeaderValidation(options.allowedHosts) : undefined;
   const checkOrigin = options.allowedOrigins ? originValidation(options.allowedOrigins) : undefined;
@@ -121,7 +128,14 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
       // instead of a connection reset (found by the HTTP-layer fuzzer).
       if (!isJsonContentType(request.headers['content-type'])) {
         const whole = await discardBody(request);
-        writeJsonRpcError(response, 415, null, ErrorCode.TransportRefused, 'Unsupported Media Type: Content-Type must be application/json', whole ? {} : { connection: 'close' });
+        writeJsonRpcError(
+          response,
+          415,
+          null,
+          ErrorCode.TransportRefused,
+          'Unsupported Media Type: Content-Type must be application/json',
+          whole ? {} : { connection: 'close' },
+        );
         return;
       }
       const body = await readJsonBody(request, options.maxRequestBodyBytes);
@@ -131,9 +145,17 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
           options.logger.debug({ remote: request.socket.remoteAddress }, 'request body cut short; connection closed');
           response.destroy();
         } else if (body.failure.kind === 'too_large') {
-          writeJsonRpcError(response, 413, null, ErrorCode.InvalidRequest, `Request body exceeds ${options.maxRequestBodyBytes} bytes`, { connection: 'close' });
+          writeJsonRpcError(response, 413, null, ErrorCode.InvalidRequest, `Request body exceeds ${options.maxRequestBodyBytes} bytes`, {
+            connection: 'close',
+          });
         } else if (body.failure.kind === 'too_deep') {
-          writeJsonRpcError(response, 400, null, ErrorCode.InvalidRequest, `Invalid request: the body nests arrays and objects deeper than ${body.failure.limit} levels`);
+          writeJsonRpcError(
+            response,
+            400,
+            null,
+            ErrorCode.InvalidRequest,
+            `Invalid request: the body nests arrays and objects deeper than ${body.failure.limit} levels`,
+          );
         } else {
           writeJsonRpcError(response, 400, null, ErrorCode.ParseError, 'Parse error: the request body is not valid JSON');
         }

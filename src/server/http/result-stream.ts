@@ -23,12 +23,25 @@ export type StreamFraming = 'json' | { sessionId: string };
  * When the chunks end before `resource.bytes` (the task was deleted mid-way) or the client goes away, the response
  * is destroyed: the client sees a broken response, never a truncated result that parses.
  */
-export async function streamResourceResult(response: ServerResponse, id: string | number, framing: StreamFraming, resource: ResultResource, fields: JsonObject): Promise<void> {
+export async function streamResourceResult(
+  response: ServerResponse,
+  id: string | number,
+  framing: StreamFraming,
+  resource: ResultResource,
+  fields: JsonObject,
+): Promise<void> {
   const head = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"contents":[{"uri":${JSON.stringify(resource.uri)},"mimeType":${JSON.stringify(resource.mimeType)},"text":"`;
   const rest = JSON.stringify(fields);
   const tail = rest === '{}' ? '"}]}}' : `"}],${rest.slice(1)}}`;
   if (framing === 'json') response.writeHead(200, { 'content-type': 'application/json' });
-  else response.writeHead(200, { 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'content-type': 'text/event-stream', 'mcp-session-id': framing.sessionId, 'x-accel-buffering': 'no' });
+  else
+    response.writeHead(200, {
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'content-type': 'text/event-stream',
+      'mcp-session-id': framing.sessionId,
+      'x-accel-buffering': 'no',
+    });
   const [prefix, suffix] = framing === 'json' ? ['', ''] : ['event: message\ndata: ', '\n\n'];
   if (!(await write(response, prefix + head))) return;
   const decoder = new StringDecoder('utf8');

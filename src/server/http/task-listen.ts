@@ -24,14 +24,23 @@ const MESSAGE_THROTTLE_MS = 1000;
 /** SSE comment keep-alive interval (ms). */
 const KEEP_ALIVE_MS = 15_000;
 
-type ListenBody = { jsonrpc: '2.0'; id: string | number; method: 'subscriptions/listen'; params: { notifications: { taskIds: unknown } & Record<string, unknown>; _meta?: Record<string, unknown> } };
+type ListenBody = {
+  jsonrpc: '2.0';
+  id: string | number;
+  method: 'subscriptions/listen';
+  params: { notifications: { taskIds: unknown } & Record<string, unknown>; _meta?: Record<string, unknown> };
+};
 
 /** Whether a posted 2026-07-28 message is a `subscriptions/listen` that asks for task notifications. */
 export function isTaskListenRequest(body: unknown): body is ListenBody {
   const candidate = body as Partial<ListenBody> | undefined;
   return (
-    typeof candidate === 'object' && candidate !== null && candidate.method === 'subscriptions/listen' &&
-    typeof candidate.params?.notifications === 'object' && candidate.params.notifications !== null && 'taskIds' in candidate.params.notifications
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    candidate.method === 'subscriptions/listen' &&
+    typeof candidate.params?.notifications === 'object' &&
+    candidate.params.notifications !== null &&
+    'taskIds' in candidate.params.notifications
   );
 }
 
@@ -53,7 +62,13 @@ export class TaskListenRoute {
     const meta = body.params._meta ?? {};
     const version = meta[PROTOCOL_VERSION_META_KEY];
     if (typeof version !== 'string' || typeof meta[CLIENT_CAPABILITIES_META_KEY] !== 'object') {
-      writeJsonRpcError(response, 400, body.id, ErrorCode.InvalidParams, `Missing required _meta field ${typeof version !== 'string' ? PROTOCOL_VERSION_META_KEY : CLIENT_CAPABILITIES_META_KEY}`);
+      writeJsonRpcError(
+        response,
+        400,
+        body.id,
+        ErrorCode.InvalidParams,
+        `Missing required _meta field ${typeof version !== 'string' ? PROTOCOL_VERSION_META_KEY : CLIENT_CAPABILITIES_META_KEY}`,
+      );
       return;
     }
     const headerVersion = request.headers['mcp-protocol-version'];
@@ -63,12 +78,28 @@ export class TaskListenRoute {
       return;
     }
     if (version !== V2_PROTOCOL_VERSION) {
-      writeJson(response, 400, { jsonrpc: '2.0', id: body.id, error: { code: ErrorCode.UnsupportedProtocolVersion, message: 'Unsupported protocol version', data: { supported: [V2_PROTOCOL_VERSION], requested: version } } });
+      writeJson(response, 400, {
+        jsonrpc: '2.0',
+        id: body.id,
+        error: {
+          code: ErrorCode.UnsupportedProtocolVersion,
+          message: 'Unsupported protocol version',
+          data: { supported: [V2_PROTOCOL_VERSION], requested: version },
+        },
+      });
       return;
     }
     const caller = requestCaller(identity, meta);
     if (caller.generation !== 'v2') {
-      writeJson(response, 400, { jsonrpc: '2.0', id: body.id, error: { code: ErrorCode.MissingRequiredClientCapability, message: 'Missing required client capability', data: { requiredCapabilities: TASKS_EXTENSION_REQUIRED_CAPABILITIES } } });
+      writeJson(response, 400, {
+        jsonrpc: '2.0',
+        id: body.id,
+        error: {
+          code: ErrorCode.MissingRequiredClientCapability,
+          message: 'Missing required client capability',
+          data: { requiredCapabilities: TASKS_EXTENSION_REQUIRED_CAPABILITIES },
+        },
+      });
       return;
     }
     const requested = body.params.notifications.taskIds;
@@ -92,7 +123,12 @@ export class TaskListenRoute {
 
   private stream(response: ServerResponse, subscriptionId: string | number, subscription: TaskSubscription, events: EventRelay, honoured: JsonObject): void {
     const tag = { [SUBSCRIPTION_ID_META_KEY]: subscriptionId };
-    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    response.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
     const write = (message: unknown): void => {
       if (!response.destroyed) response.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
     };
@@ -102,7 +138,9 @@ export class TaskListenRoute {
     const lastMessageAt = new Map<string, number>();
     const trailing = new Map<string, NodeJS.Timeout>();
     const push = (event: TaskEvent): void => {
-      chain = chain.then(() => this.notify(subscription, event, tag, write)).catch((error) => this.deps.logger.warn({ err: error }, 'task notification failed'));
+      chain = chain
+        .then(() => this.notify(subscription, event, tag, write))
+        .catch((error) => this.deps.logger.warn({ err: error }, 'task notification failed'));
     };
     const onEvent = (event: TaskEvent): void => {
       if (event.kind === 'status' || event.kind === 'input') {
@@ -124,7 +162,9 @@ export class TaskListenRoute {
     // The state of each task at subscription time comes first, queued before any later event, so a client that
     // subscribes to a task already waiting for input learns it at once and nothing in between is lost.
     for (const taskId of subscription.taskIds) {
-      chain = chain.then(() => this.snapshot(subscription, taskId, tag, write)).catch((error) => this.deps.logger.warn({ err: error }, 'task notification failed'));
+      chain = chain
+        .then(() => this.snapshot(subscription, taskId, tag, write))
+        .catch((error) => this.deps.logger.warn({ err: error }, 'task notification failed'));
     }
     events.attach(onEvent);
     const keepAlive = setInterval(() => {

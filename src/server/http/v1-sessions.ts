@@ -1,12 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  isInitializeRequest,
-  WebStandardStreamableHTTPServerTransport,
-  type AuthInfo,
-  type McpServerFactory,
-  type Server,
-} from '@modelcontextprotocol/server';
+import { isInitializeRequest, WebStandardStreamableHTTPServerTransport, type AuthInfo, type McpServerFactory, type Server } from '@modelcontextprotocol/server';
 import { toNodeHandler, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
 import type { Logger } from '../../core/logger.js';
 import type { SessionRecord, SessionStore } from '../../core/session-store.js';
@@ -178,7 +172,12 @@ export class LegacySessions {
    * A fresh server and transport for the session `sessionId` (minted when `undefined`), held here once initialised.
    * `recorded` runs inside the SDK's `onsessioninitialized`, before the initialize answer is sent.
    */
-  private async open(sessionId: string | undefined, ownerKey: string, authInfo: AuthInfo | undefined, recorded?: (id: string, server: Server) => Promise<void>): Promise<Session> {
+  private async open(
+    sessionId: string | undefined,
+    ownerKey: string,
+    authInfo: AuthInfo | undefined,
+    recorded?: (id: string, server: Server) => Promise<void>,
+  ): Promise<Session> {
     const server = (await this.factory({ era: 'legacy', ...(authInfo ? { authInfo } : {}) })) as Server;
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => sessionId ?? randomUUID(),
@@ -205,7 +204,9 @@ export class LegacySessions {
       else if (ended) request.signal.addEventListener('abort', ended, { once: true });
       // An SSE comment first (and the end of the SDK's stream, e.g. the session closed, also ends the hook): Node sends the headers with the first byte, so the client has its 200 at once
       // rather than at the first notification or keep-alive (up to 15 s later).
-      const opened = answer.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({ start: (controller) => controller.enqueue(STREAM_OPENED), flush: () => ended?.() }));
+      const opened = answer.body.pipeThrough(
+        new TransformStream<Uint8Array, Uint8Array>({ start: (controller) => controller.enqueue(STREAM_OPENED), flush: () => ended?.() }),
+      );
       return new Response(opened, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
     };
     const session: Session = { transport, serve: toNodeHandler({ fetch }), server, ownerKey, lastSeenAt: 0, touchedAt: 0 };

@@ -119,7 +119,8 @@ export async function planCall(tools: ToolRegistry, confinement: PathConfinement
     gated.maxSyncMs = verdict.maxSyncMs;
   }
   const args = tool.inputSchema.safeParse(call.arguments ?? {});
-  if (!args.success) return { kind: 'answer', toolName: tool.name, result: toolErrorResult(`Invalid arguments for tool ${tool.name}: ${z.prettifyError(args.error)}`) };
+  if (!args.success)
+    return { kind: 'answer', toolName: tool.name, result: toolErrorResult(`Invalid arguments for tool ${tool.name}: ${z.prettifyError(args.error)}`) };
   try {
     await tool.preflight?.(args.data, { roots: confinement.roots, deniedPaths: confinement.deniedPaths });
   } catch (error) {

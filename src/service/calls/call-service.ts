@@ -87,7 +87,11 @@ export class CallService {
   private readonly planOptions: CallPlanOptions;
 
   constructor(private readonly options: CallServiceOptions) {
-    this.planOptions = { taskFallbackTools: options.taskFallbackTools === true, argumentLimits: options.limits, ...(options.gate ? { gate: options.gate } : {}) };
+    this.planOptions = {
+      taskFallbackTools: options.taskFallbackTools === true,
+      argumentLimits: options.limits,
+      ...(options.gate ? { gate: options.gate } : {}),
+    };
   }
 
   /**
@@ -137,7 +141,15 @@ export class CallService {
     const argumentsDigest = plan.kind === 'answer' || plan.kind === 'refused' ? undefined : requestDigest(tool, plan.call.arguments ?? {});
     const trace: RequestTrace = plan.kind === 'answer' || plan.kind === 'refused' || !plan.call.trace ? {} : { incoming: plan.call.trace };
     const cohort = plan.kind === 'answer' ? undefined : plan.cohort;
-    const context = { operation: 'callTool', actor: caller, generation: caller.generation, tool, ...(argumentsDigest ? { argumentsDigest } : {}), ...(cohort ? { cohort } : {}), trace } as const;
+    const context = {
+      operation: 'callTool',
+      actor: caller,
+      generation: caller.generation,
+      tool,
+      ...(argumentsDigest ? { argumentsDigest } : {}),
+      ...(cohort ? { cohort } : {}),
+      trace,
+    } as const;
     return this.options.door.run(context, async () => {
       if (plan.kind === 'answer') return { kind: 'result', result: plan.result };
       if (plan.kind === 'refused') throw plan.error;
@@ -146,7 +158,12 @@ export class CallService {
   }
 
   /** The body of a `task`, `fallback` or `inline` plan inside the door (see {@link callTool}). */
-  private async carryOut(caller: Caller, plan: Extract<CallPlan, { kind: 'task' | 'fallback' | 'inline' }>, trace: RequestTrace, options: CallToolOptions): Promise<CallOutcome> {
+  private async carryOut(
+    caller: Caller,
+    plan: Extract<CallPlan, { kind: 'task' | 'fallback' | 'inline' }>,
+    trace: RequestTrace,
+    options: CallToolOptions,
+  ): Promise<CallOutcome> {
     const { interaction } = options;
     const { creator, confinement, reads } = this.options;
     const tool = plan.tool.name;
@@ -159,7 +176,9 @@ export class CallService {
     if (plan.tool.gather) {
       const gather = plan.tool.gather.bind(plan.tool);
       const { signal, withInput } = interactive(interaction, tool);
-      const phase = await withInput('gather', (ask) => gather(plan.args, { signal, roots: confinement.roots, deniedPaths: confinement.deniedPaths, elicit: (request) => askOne(ask, request) }));
+      const phase = await withInput('gather', (ask) =>
+        gather(plan.args, { signal, roots: confinement.roots, deniedPaths: confinement.deniedPaths, elicit: (request) => askOne(ask, request) }),
+      );
       if ('inputRequired' in phase) return { kind: 'input_required', result: phase.inputRequired };
       gathered = phase.done;
     }
@@ -228,7 +247,8 @@ export class CallService {
 }
 
 function interactive(interaction: CallInteraction | undefined, tool: string): CallInteraction {
-  if (!interaction) throw new TasksError(ErrorCode.InternalError, `tools/call of ${tool} needs a request that can answer input (a gather phase or an inline run)`);
+  if (!interaction)
+    throw new TasksError(ErrorCode.InternalError, `tools/call of ${tool} needs a request that can answer input (a gather phase or an inline run)`);
   return interaction;
 }
 

@@ -15,18 +15,15 @@ export type FallbackOperation = 'status' | 'result' | 'cancel';
 const MAX_TASK_ID_LENGTH = 1024;
 
 const inputSchema = z.object({
-  taskId: z
-    .string()
-    .min(1)
-    .max(MAX_TASK_ID_LENGTH)
-    .describe('The task id the tool that started the task answered with.'),
+  taskId: z.string().min(1).max(MAX_TASK_ID_LENGTH).describe('The task id the tool that started the task answered with.'),
 });
 
 const DESCRIPTORS: ReadonlyArray<ToolDescriptor & { operation: FallbackOperation }> = [
   {
     name: 'get_task_status',
     operation: 'status',
-    description: 'Reports the status of a task started by another tool of this server (working, input_required, completed, failed, cancelled) and when to ask again.',
+    description:
+      'Reports the status of a task started by another tool of this server (working, input_required, completed, failed, cancelled) and when to ask again.',
     inputSchema,
     execution: 'sync',
   },

@@ -25,7 +25,9 @@ export function keyClaim(caller: Caller, key: string, toolName: string, args: un
 export async function replayOf(existing: IdempotencyRecord, claim: KeyClaim, read: (taskId: string) => Promise<TaskRecord | undefined>): Promise<TaskRecord> {
   const named = JSON.stringify(claim.key);
   if (existing.toolName !== claim.toolName) {
-    throw invalidParams(`Idempotency key ${named} was already used for a call of tool ${existing.toolName}, not ${claim.toolName}; use a new key for a new request`);
+    throw invalidParams(
+      `Idempotency key ${named} was already used for a call of tool ${existing.toolName}, not ${claim.toolName}; use a new key for a new request`,
+    );
   }
   if (existing.requestDigest !== claim.requestDigest) {
     throw invalidParams(`Idempotency key ${named} was already used for a call of ${claim.toolName} with different arguments; use a new key for a new request`);

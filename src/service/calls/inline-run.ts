@@ -31,7 +31,14 @@ export interface InlineRunOptions {
  * @throws TasksError with the tool's protocol error code; `-32603` when the run crashed, was aborted by the client
  *   or parked on a question (the interaction then answers `input_required` instead).
  */
-export async function runInline(options: InlineRunOptions, caller: Caller, plan: Extract<CallPlan, { kind: 'inline' }>, ask: CallAsk, gathered: JsonValue | undefined, signal: AbortSignal): Promise<JsonObject> {
+export async function runInline(
+  options: InlineRunOptions,
+  caller: Caller,
+  plan: Extract<CallPlan, { kind: 'inline' }>,
+  ask: CallAsk,
+  gathered: JsonValue | undefined,
+  signal: AbortSignal,
+): Promise<JsonObject> {
   const { tool } = plan;
   const { store, clock } = options;
   const logger = options.logger.child({ tool: tool.name });
@@ -49,7 +56,13 @@ export async function runInline(options: InlineRunOptions, caller: Caller, plan:
     openOperation: () => Promise.reject(new TasksError(ErrorCode.InternalError, `Internal error in tool ${tool.name}`)),
     settleOperation: () => Promise.reject(new TasksError(ErrorCode.InternalError, `Internal error in tool ${tool.name}`)),
   };
-  const request = { taskId: null, toolName: tool.name, arguments: (plan.call.arguments ?? {}) as JsonObject, confinement: options.confinement, logFields: { tool: tool.name } };
+  const request = {
+    taskId: null,
+    toolName: tool.name,
+    arguments: (plan.call.arguments ?? {}) as JsonObject,
+    confinement: options.confinement,
+    logFields: { tool: tool.name },
+  };
   const outcome = await options.executor.execute(gathered === undefined ? request : { ...request, gathered }, host, signal);
   switch (outcome.kind) {
     case 'returned':

@@ -10,7 +10,13 @@ import type { Caller } from '../caller.js';
  */
 export type TaskModeVerdict =
   | { allow: true; cohort: 'canary' | 'stable' | undefined }
-  | { allow: false; fallback: KillSwitchFallback; reason: Exclude<KillSwitchReason, 'sync_timeout'>; cohort: 'canary' | 'stable' | undefined; maxSyncMs: number };
+  | {
+      allow: false;
+      fallback: KillSwitchFallback;
+      reason: Exclude<KillSwitchReason, 'sync_timeout'>;
+      cohort: 'canary' | 'stable' | undefined;
+      maxSyncMs: number;
+    };
 
 /**
  * The rollout seam of the task service: asked synchronously (from a cache; never a store round trip per call) by

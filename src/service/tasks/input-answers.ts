@@ -75,11 +75,21 @@ export function planAnswers(requests: readonly InputRequestRecord[], responses: 
     const ordinal = ordinalOfKey(key);
     const sameQuestion = requests.filter((candidate) => ordinalOfKey(candidate.key) === ordinal);
     if (sameQuestion.length >= MAX_ASKS_PER_QUESTION) {
-      plan.fail = { reason: 'input_invalid', message: sanitizeModelText(`answer to ${key} rejected (${verdict.reason}); the question was asked ${sameQuestion.length} times, the most allowed (${MAX_ASKS_PER_QUESTION}), so the task fails`) };
+      plan.fail = {
+        reason: 'input_invalid',
+        message: sanitizeModelText(
+          `answer to ${key} rejected (${verdict.reason}); the question was asked ${sameQuestion.length} times, the most allowed (${MAX_ASKS_PER_QUESTION}), so the task fails`,
+        ),
+      };
       return plan;
     }
     if (requests.length + plan.add.length >= MAX_INPUT_KEYS_PER_TASK) {
-      plan.fail = { reason: 'input_limit', message: sanitizeModelText(`answer to ${key} rejected (${verdict.reason}); asking again would exceed ${MAX_INPUT_KEYS_PER_TASK} input keys for this task, so the task fails`) };
+      plan.fail = {
+        reason: 'input_limit',
+        message: sanitizeModelText(
+          `answer to ${key} rejected (${verdict.reason}); asking again would exceed ${MAX_INPUT_KEYS_PER_TASK} input keys for this task, so the task fails`,
+        ),
+      };
       return plan;
     }
     const newKey = ordinal === undefined ? `${key}.retry` : nextKey(ordinal, sameQuestion);

@@ -5,9 +5,7 @@ import type { TaskRecord } from '../../core/task.js';
 import type { TaskDetails } from './tasks-door.js';
 
 /** A change of a subscribed task: a committed event, or (for tasks running in this process) a progress report. */
-export type TaskNotice =
-  | { kind: 'event'; event: TaskEvent }
-  | { kind: 'progress'; taskId: string; done: number; total: number | undefined; message: string };
+export type TaskNotice = { kind: 'event'; event: TaskEvent } | { kind: 'progress'; taskId: string; done: number; total: number | undefined; message: string };
 
 /** An open subscription to some of an actor's tasks. */
 export interface TaskSubscription {
@@ -45,11 +43,14 @@ export function openSubscription(
   const stops: Array<() => void> =
     taskIds.length === 1
       ? [feed.subscribeTask(taskIds[0] as string, onEvent)]
-      : [feed.subscribeAll((event) => {
-          if (accepted.has(event.taskId)) onEvent(event);
-        })];
+      : [
+          feed.subscribeAll((event) => {
+            if (accepted.has(event.taskId)) onEvent(event);
+          }),
+        ];
   if (progress && handOff) {
-    for (const taskId of taskIds) stops.push(handOff.onProgress(taskId, (done, total, message) => listener({ kind: 'progress', taskId, done, total, message })));
+    for (const taskId of taskIds)
+      stops.push(handOff.onProgress(taskId, (done, total, message) => listener({ kind: 'progress', taskId, done, total, message })));
   }
   return {
     taskIds,

@@ -141,7 +141,12 @@ export class TasksDoor {
   async readResultResource(caller: Caller, uri: string): Promise<ResultResource> {
     const { door, reads, store, clock } = this.options;
     const named = parseResultUri(uri);
-    const context = { operation: 'readResource', actor: caller, generation: caller.generation, ...(named === undefined ? {} : { taskId: named.taskId }) } as const;
+    const context = {
+      operation: 'readResource',
+      actor: caller,
+      generation: caller.generation,
+      ...(named === undefined ? {} : { taskId: named.taskId }),
+    } as const;
     try {
       return await door.run(context, async () => {
         const record = named === undefined ? undefined : await reads.get(named.taskId, { ownerKey: caller.ownerKey });
@@ -149,7 +154,8 @@ export class TasksDoor {
         door.admit({ ...context, taskId: record.taskId }, record);
         const outcome = isTerminal(record.status) ? await reads.outcome(record.taskId) : undefined;
         const large = outcome?.kind === 'result' ? largeResultMetaOf(outcome.result) : undefined;
-        if (!large || large.uri !== resultResourceUri(record.taskId) || (named.chunk !== undefined && named.chunk >= resultChunkCount(large.bytes))) throw resourceNotFound();
+        if (!large || large.uri !== resultResourceUri(record.taskId) || (named.chunk !== undefined && named.chunk >= resultChunkCount(large.bytes)))
+          throw resourceNotFound();
         return resultResource(store, uri, record, large.bytes, clock.now(), named.chunk);
       });
     } catch (error) {
@@ -195,7 +201,10 @@ export class TasksDoor {
       const afterSeq = cursor === undefined ? 0 : cursors.decode(cursor, actor.ownerKey);
       const page = await reads.list({ ownerKey: actor.ownerKey, generation: actor.generation }, afterSeq, limits.listPageSize);
       const now = clock.now();
-      return { tasks: page.tasks.map((record) => withPollHint(record, now)), nextCursor: page.nextAfterSeq === undefined ? undefined : cursors.encode(page.nextAfterSeq, actor.ownerKey) };
+      return {
+        tasks: page.tasks.map((record) => withPollHint(record, now)),
+        nextCursor: page.nextAfterSeq === undefined ? undefined : cursors.encode(page.nextAfterSeq, actor.ownerKey),
+      };
     });
   }
 
@@ -238,7 +247,13 @@ export class TasksDoor {
       if (plan.fail) {
         // The question cannot be asked again (re-ask maximum or 16-key cap): the task fails, it does not stall.
         const { reason, message } = plan.fail;
-        const failed = await store.transition(taskId, { to: 'failed', outcome: { kind: 'error', error: runtimeFailure(reason, message) }, statusMessage: message, releaseLease: true, now: clock.now() });
+        const failed = await store.transition(taskId, {
+          to: 'failed',
+          outcome: { kind: 'error', error: runtimeFailure(reason, message) },
+          statusMessage: message,
+          releaseLease: true,
+          now: clock.now(),
+        });
         return failed ? Object.keys(responses).filter((key) => requests.some((request) => request.key === key && request.state === 'pending')) : [];
       }
       if (plan.answers.length === 0 && plan.retire.length === 0) return [];
@@ -284,12 +299,23 @@ export class TasksDoor {
    * now are accepted (E45); every committed event of an accepted task reaches `listener` in commit order.
    * @param options.progress - also deliver progress reports of accepted tasks running in this process
    */
-  subscribe(actor: TaskActor, taskIds: readonly string[], listener: (notice: TaskNotice) => void, options: { progress?: boolean } = {}): Promise<TaskSubscription> {
+  subscribe(
+    actor: TaskActor,
+    taskIds: readonly string[],
+    listener: (notice: TaskNotice) => void,
+    options: { progress?: boolean } = {},
+  ): Promise<TaskSubscription> {
     const { door } = this.options;
     return door.run({ operation: 'subscribe', actor: actor, generation: actor.generation, taskIds }, async () => {
       const accepted: string[] = [];
       for (const taskId of new Set(taskIds)) {
-        if (await door.scoped(actor, taskId, 'subscribe').then(() => true, (error: unknown) => (isTaskNotFound(error) ? false : Promise.reject(error)))) accepted.push(taskId);
+        if (
+          await door.scoped(actor, taskId, 'subscribe').then(
+            () => true,
+            (error: unknown) => (isTaskNotFound(error) ? false : Promise.reject(error)),
+          )
+        )
+          accepted.push(taskId);
       }
       return this.subscription(actor, accepted, listener, options.progress === true);
     });

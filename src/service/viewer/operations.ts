@@ -53,7 +53,8 @@ export interface ViewerReconcileDeps {
 export async function reconcileSeenBy(deps: ViewerReconcileDeps, viewer: Viewer, operationId: string): Promise<ReconcileReport | undefined> {
   const operation = await deps.store.getOperation(operationId);
   if (!operation || !sees(viewer, operation)) return undefined;
-  if (!mayReconcile(viewer, operation)) throw new TasksError(ErrorCode.InvalidRequest, 'Not allowed: reconciling needs tasks:cancel (own tasks) or admin:write');
+  if (!mayReconcile(viewer, operation))
+    throw new TasksError(ErrorCode.InvalidRequest, 'Not allowed: reconciling needs tasks:cancel (own tasks) or admin:write');
   const report = await reconcileStored(deps.store, (tool) => deps.tools.get(tool)?.operations, operationId, deps.now);
   if (report?.changed) await appendAudit(deps.store, [operationEntry(report.operation, deps.now)], deps.logger);
   return report;

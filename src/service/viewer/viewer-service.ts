@@ -49,7 +49,9 @@ export class ViewerService {
     return this.run('browse', viewer, async () => {
       const ownerScope = seesEveryOwner(viewer) ? {} : { ownerKey: viewer.ownerKey };
       const now = this.options.clock.now();
-      const page = keysetPage(await this.options.store.browse({ ...query, ...ownerScope, limit: rowsToRead(query.limit) }), query.limit, (record) => visibleAt(record, now));
+      const page = keysetPage(await this.options.store.browse({ ...query, ...ownerScope, limit: rowsToRead(query.limit) }), query.limit, (record) =>
+        visibleAt(record, now),
+      );
       return { tasks: page.rows, nextBeforeSeq: page.nextSeq };
     });
   }
@@ -60,13 +62,22 @@ export class ViewerService {
    * @throws TasksError `-32602` "Task not found" for a missing, expired or unseen task (never telling which).
    */
   inspect(viewer: Viewer, taskId: string): Promise<TaskInspection> {
-    return this.run('inspect', viewer, async () => {
-      const { tasks, store } = this.options;
-      const task = await this.seenBy(viewer, taskId);
-      const owner = asOwner(task, viewer);
-      const [events, details, operations] = await Promise.all([store.listTaskEvents(taskId, MAX_TIMELINE_EVENTS), tasks.details(owner, task), tasks.operations(owner, task)]);
-      return { task, events, details, operations, permissions: taskPermissions(viewer, task) };
-    }, taskId);
+    return this.run(
+      'inspect',
+      viewer,
+      async () => {
+        const { tasks, store } = this.options;
+        const task = await this.seenBy(viewer, taskId);
+        const owner = asOwner(task, viewer);
+        const [events, details, operations] = await Promise.all([
+          store.listTaskEvents(taskId, MAX_TIMELINE_EVENTS),
+          tasks.details(owner, task),
+          tasks.operations(owner, task),
+        ]);
+        return { task, events, details, operations, permissions: taskPermissions(viewer, task) };
+      },
+      taskId,
+    );
   }
 
   /**
@@ -75,7 +86,8 @@ export class ViewerService {
    */
   async cancel(viewer: Viewer, taskId: string): Promise<{ cancelled: boolean; task: TaskRecord }> {
     const task = await this.seenBy(viewer, taskId);
-    if (!taskPermissions(viewer, task).cancel && !isTerminal(task.status)) throw new TasksError(ErrorCode.InvalidRequest, 'Not allowed: cancelling needs the tasks:cancel scope');
+    if (!taskPermissions(viewer, task).cancel && !isTerminal(task.status))
+      throw new TasksError(ErrorCode.InvalidRequest, 'Not allowed: cancelling needs the tasks:cancel scope');
     return this.options.tasks.cancel(asOwner(task, viewer), taskId, 'Cancelled from the dashboard');
   }
 
@@ -85,7 +97,13 @@ export class ViewerService {
    */
   async answer(viewer: Viewer, taskId: string, responses: Readonly<Record<string, unknown>>): Promise<string[]> {
     const task = await this.seenBy(viewer, taskId);
-    if (task.status === 'input_required' && !taskPermissions(viewer, task).answer) throw new TasksError(ErrorCode.InvalidRequest, task.ownerKey === viewer.ownerKey ? 'Not allowed: answering needs the tasks:answer scope' : "Not allowed: answering another owner's task needs tasks:answer and admin:write");
+    if (task.status === 'input_required' && !taskPermissions(viewer, task).answer)
+      throw new TasksError(
+        ErrorCode.InvalidRequest,
+        task.ownerKey === viewer.ownerKey
+          ? 'Not allowed: answering needs the tasks:answer scope'
+          : "Not allowed: answering another owner's task needs tasks:answer and admin:write",
+      );
     return this.options.tasks.answerInput(asOwner(task, viewer), taskId, responses);
   }
 
@@ -141,7 +159,12 @@ export class ViewerService {
   }
 
   /** A viewer's own read operation in the door: no generation (a viewer's reads span both). */
-  private run<T>(operation: 'browse' | 'inspect' | 'watchVisible' | 'overview' | 'operations' | 'reconcile', viewer: Viewer, body: () => Promise<T>, taskId?: string): Promise<T> {
+  private run<T>(
+    operation: 'browse' | 'inspect' | 'watchVisible' | 'overview' | 'operations' | 'reconcile',
+    viewer: Viewer,
+    body: () => Promise<T>,
+    taskId?: string,
+  ): Promise<T> {
     return this.options.door.run({ operation, actor: viewer, generation: null, ...(taskId === undefined ? {} : { taskId }) }, body);
   }
 

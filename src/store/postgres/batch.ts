@@ -48,9 +48,7 @@ interface Pending {
 }
 
 /** A batch entry: a single operation, or the items of one merged step. */
-type Unit =
-  | { kind: 'single'; work: Work<unknown>; op: Pending }
-  | { kind: 'merged'; work: MergedWork<unknown, unknown>; items: unknown[]; ops: Pending[] };
+type Unit = { kind: 'single'; work: Work<unknown>; op: Pending } | { kind: 'merged'; work: MergedWork<unknown, unknown>; items: unknown[]; ops: Pending[] };
 
 interface Queued {
   work: Work<unknown> | MergedWork<unknown, unknown>;
@@ -237,7 +235,11 @@ export class PostgresBatcher {
     if (units.length !== 1 || unit?.kind !== 'merged' || !unit.work.runAlone) return undefined;
     try {
       const { results, events } = await unit.work.runAlone(queryOf(client), unit.items);
-      return { settled: unit.ops.map((op, i) => ({ op, result: results[i] ?? { ok: false, error: new Error('merged step settled no result') } })), events, committed: true };
+      return {
+        settled: unit.ops.map((op, i) => ({ op, result: results[i] ?? { ok: false, error: new Error('merged step settled no result') } })),
+        events,
+        committed: true,
+      };
     } catch (error) {
       if (isUnavailable(error)) throw error;
       // Nothing was written (one autocommit statement): the normal path isolates whatever failed.

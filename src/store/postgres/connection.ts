@@ -66,7 +66,8 @@ function unavailableSqlState(code: string): boolean {
 }
 
 /** Messages node-postgres uses for connection loss and its own timeouts (they carry no code). */
-const UNAVAILABLE_MESSAGES = /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|not queryable|Client was closed|Connection ended/i;
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|not queryable|Client was closed|Connection ended/i;
 
 /** Whether `error` (from node-postgres) means the database is unreachable or too slow, rather than a SQL fault. */
 export function isUnavailable(error: unknown): boolean {

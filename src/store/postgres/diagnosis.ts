@@ -15,7 +15,8 @@ export async function diagnosePostgresStore(url: string, connectTimeoutMs = 5_00
   try {
     await client.query('BEGIN READ ONLY');
     const scalar = async (sql: string): Promise<number> => Number((await client.query<{ n: string | number }>(sql)).rows[0]?.n ?? 0);
-    const has = async (table: string): Promise<boolean> => (await client.query('SELECT to_regclass($1) IS NOT NULL AS present', [`${SCHEMA}.${table}`])).rows[0]?.present === true;
+    const has = async (table: string): Promise<boolean> =>
+      (await client.query('SELECT to_regclass($1) IS NOT NULL AS present', [`${SCHEMA}.${table}`])).rows[0]?.present === true;
     const before = Date.now();
     const storeNow = await scalar('SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS n');
     const hostNow = Math.round((before + Date.now()) / 2);
@@ -29,9 +30,13 @@ export async function diagnosePostgresStore(url: string, connectTimeoutMs = 5_00
         ? await scalar(`SELECT COUNT(*) AS n FROM ${SCHEMA}.tasks WHERE status = 'working' AND (lease_expires_at IS NULL OR lease_expires_at <= ${storeNow})`)
         : 0,
       orphanedEvents: (await has('task_events'))
-        ? await scalar(`SELECT COUNT(*) AS n FROM ${SCHEMA}.task_events e WHERE e.kind <> 'expired' AND NOT EXISTS (SELECT 1 FROM ${SCHEMA}.tasks t WHERE t.task_id = e.task_id)`)
+        ? await scalar(
+            `SELECT COUNT(*) AS n FROM ${SCHEMA}.task_events e WHERE e.kind <> 'expired' AND NOT EXISTS (SELECT 1 FROM ${SCHEMA}.tasks t WHERE t.task_id = e.task_id)`,
+          )
         : 0,
-      processes: (await has('processes')) ? (await client.query<ProcessRow>(`SELECT * FROM ${SCHEMA}.processes ORDER BY instance_id`)).rows.map((row) => toProcess(row, storeNow)) : [],
+      processes: (await has('processes'))
+        ? (await client.query<ProcessRow>(`SELECT * FROM ${SCHEMA}.processes ORDER BY instance_id`)).rows.map((row) => toProcess(row, storeNow))
+        : [],
     };
     await client.query('COMMIT');
     return diagnosis;

@@ -51,7 +51,9 @@ export async function applyAnswers(tx: BatchTx, codec: RowCodec, taskId: string,
   if (answered.length === 0 && retired.length === 0 && added.length === 0) return { accepted: [], task: codec.toRecord(waiting) };
   const [{ pending }] = (await tx.query<{ pending: boolean }>(SQL.hasPendingInput, [taskId])) as [{ pending: boolean }];
   const resume = !pending;
-  const [row] = (await tx.query<TaskRow>(SQL.touchWaiting, [taskId, resume, change.statusMessage !== undefined, change.statusMessage ?? null, now])) as [TaskRow];
+  const [row] = (await tx.query<TaskRow>(SQL.touchWaiting, [taskId, resume, change.statusMessage !== undefined, change.statusMessage ?? null, now])) as [
+    TaskRow,
+  ];
   tx.append(taskId, 'input', 'input_required', now, { answered, retired, added });
   if (resume) tx.append(taskId, 'status', 'working', now, { from: 'input_required', to: 'working' });
   return { accepted: [...answered, ...retired], task: codec.toRecord(row) };
@@ -62,7 +64,9 @@ async function insertRequests(tx: BatchTx, codec: RowCodec, taskId: string, requ
   if (requests.length === 0) return [];
   const keys = requests.map((r) => r.key);
   const inserted = new Set(
-    (await tx.query<{ key: string }>(SQL.insertInputRequests, [taskId, now, keys, requests.map((r) => codec.requestText(taskId, r.key, r.request))])).map((r) => r.key),
+    (await tx.query<{ key: string }>(SQL.insertInputRequests, [taskId, now, keys, requests.map((r) => codec.requestText(taskId, r.key, r.request))])).map(
+      (r) => r.key,
+    ),
   );
   if (inserted.size !== keys.length) {
     const seen = new Set<string>();

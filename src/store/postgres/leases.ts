@@ -32,7 +32,9 @@ export class PostgresLeases implements TaskLeases {
   /** See {@link TaskLeases.claimRunnable}: `FOR UPDATE SKIP LOCKED`, one attempt event each; ordered by `seq`. */
   async claimRunnable(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]> {
     return this.ctx.batcher.enqueue(async (tx) => {
-      const rows = (await tx.query<TaskRow & { store_now: number }>(SQL.claimRunnable, [leaseOwner, leaseMs, this.ctx.clockNow(), toLimit(limit)])).sort((a, b) => a.seq - b.seq);
+      const rows = (await tx.query<TaskRow & { store_now: number }>(SQL.claimRunnable, [leaseOwner, leaseMs, this.ctx.clockNow(), toLimit(limit)])).sort(
+        (a, b) => a.seq - b.seq,
+      );
       for (const row of rows) tx.append(row.task_id, 'attempt', 'working', row.store_now, { attempt: row.attempt, leaseOwner });
       return rows.map((row) => this.ctx.codec.toRecord(row));
     });
@@ -57,7 +59,11 @@ export class PostgresLeases implements TaskLeases {
   private async release(leaseOwner: string, taskIds: readonly string[], unstarted: boolean): Promise<string[]> {
     if (taskIds.length === 0) return [];
     const rows = await this.ctx.batcher.enqueue(async (tx) => {
-      const released = await tx.query<{ task_id: string; store_now: number }>(unstarted ? SQL.releaseUnstarted : SQL.releaseLeases, [leaseOwner, taskIds, this.ctx.clockNow()]);
+      const released = await tx.query<{ task_id: string; store_now: number }>(unstarted ? SQL.releaseUnstarted : SQL.releaseLeases, [
+        leaseOwner,
+        taskIds,
+        this.ctx.clockNow(),
+      ]);
       for (const row of released) tx.append(row.task_id, 'released', 'working', row.store_now, unstarted ? { leaseOwner, unstarted } : { leaseOwner });
       return released;
     });

@@ -1,9 +1,29 @@
-import type { AuditEntry, AuditFilter, AuditRecord, IdempotencyClaim, IdempotencyClaimResult, IdempotencyRecord, NewOperation, OperationFilter, OperationRecord, OperationSettlement } from '../../core/ledger.js';
+import type {
+  AuditEntry,
+  AuditFilter,
+  AuditRecord,
+  IdempotencyClaim,
+  IdempotencyClaimResult,
+  IdempotencyRecord,
+  NewOperation,
+  OperationFilter,
+  OperationRecord,
+  OperationSettlement,
+} from '../../core/ledger.js';
 import type { CreateQuota } from '../../core/ports/admission.js';
 import type { LedgerStore } from '../../core/ports/ledger.js';
 import { toLimit } from '../../core/store-rules.js';
 import type { NewTask, TaskGeneration } from '../../core/task.js';
-import { auditValues, newOperationValues, toAuditRecord, toIdempotencyRecord, toOperationRecord, type AuditRow, type IdempotencyRow, type OperationRow } from '../ledger-codec.js';
+import {
+  auditValues,
+  newOperationValues,
+  toAuditRecord,
+  toIdempotencyRecord,
+  toOperationRecord,
+  type AuditRow,
+  type IdempotencyRow,
+  type OperationRow,
+} from '../ledger-codec.js';
 import { refusalFor } from './admission.js';
 import type { PostgresContext } from './context.js';
 import { LEDGER_SQL } from './ledger-sql.js';
@@ -18,7 +38,12 @@ export class PostgresLedger implements LedgerStore {
   ) {}
 
   async findIdempotencyKey(scope: { ownerKey: string; generation: TaskGeneration }, key: string): Promise<IdempotencyRecord | undefined> {
-    const [row] = await this.ctx.read<IdempotencyRow>('read an idempotency key', LEDGER_SQL.findKey, [scope.ownerKey, scope.generation, key, this.ctx.clockNow()]);
+    const [row] = await this.ctx.read<IdempotencyRow>('read an idempotency key', LEDGER_SQL.findKey, [
+      scope.ownerKey,
+      scope.generation,
+      key,
+      this.ctx.clockNow(),
+    ]);
     return row === undefined ? undefined : toIdempotencyRecord(row);
   }
 
@@ -57,7 +82,14 @@ export class PostgresLedger implements LedgerStore {
   settleOperation(operationId: string, settlement: OperationSettlement): Promise<OperationRecord | undefined> {
     return this.ctx.batcher.enqueue(async (tx) => {
       const receipt = settlement.receipt == null ? null : JSON.stringify(settlement.receipt);
-      const [row] = await tx.query<OperationRow>(LEDGER_SQL.settleOperation, [operationId, settlement.status, receipt, settlement.detail ?? null, settlement.now, settlement.from]);
+      const [row] = await tx.query<OperationRow>(LEDGER_SQL.settleOperation, [
+        operationId,
+        settlement.status,
+        receipt,
+        settlement.detail ?? null,
+        settlement.now,
+        settlement.from,
+      ]);
       return row === undefined ? undefined : toOperationRecord(row);
     });
   }
@@ -68,18 +100,35 @@ export class PostgresLedger implements LedgerStore {
   }
 
   async listOperations(filter: OperationFilter): Promise<OperationRecord[]> {
-    const rows = await this.ctx.read<OperationRow>('list operations', LEDGER_SQL.listOperations, [filter.ownerKey ?? null, filter.taskId ?? null, filter.statuses ?? null, toLimit(filter.limit)]);
+    const rows = await this.ctx.read<OperationRow>('list operations', LEDGER_SQL.listOperations, [
+      filter.ownerKey ?? null,
+      filter.taskId ?? null,
+      filter.statuses ?? null,
+      toLimit(filter.limit),
+    ]);
     return rows.map(toOperationRecord);
   }
 
   async appendAudit(entries: readonly AuditEntry[]): Promise<void> {
     if (entries.length === 0) return;
     const rows = entries.map(auditValues);
-    await this.ctx.batcher.enqueue((tx) => tx.query(LEDGER_SQL.appendAudit, rows[0]!.map((_, column) => rows.map((row) => row[column]))));
+    await this.ctx.batcher.enqueue((tx) =>
+      tx.query(
+        LEDGER_SQL.appendAudit,
+        rows[0]!.map((_, column) => rows.map((row) => row[column])),
+      ),
+    );
   }
 
   async listAudit(filter: AuditFilter): Promise<AuditRecord[]> {
-    const rows = await this.ctx.read<AuditRow>('read the audit log', LEDGER_SQL.listAudit, [filter.afterSeq ?? 0, filter.since ?? null, filter.tool ?? null, filter.ownerKey ?? null, toLimit(filter.limit), filter.kind ?? null]);
+    const rows = await this.ctx.read<AuditRow>('read the audit log', LEDGER_SQL.listAudit, [
+      filter.afterSeq ?? 0,
+      filter.since ?? null,
+      filter.tool ?? null,
+      filter.ownerKey ?? null,
+      toLimit(filter.limit),
+      filter.kind ?? null,
+    ]);
     return rows.map(toAuditRecord);
   }
 

@@ -26,7 +26,11 @@ export class PostgresMaintenance implements Omit<StoreMaintenance, 'close'> {
   async compact(): Promise<void> {}
 
   async schemaStatus(): Promise<{ applied: number; expected: number }> {
-    const [row] = await this.ctx.read<{ v: number }>('read the schema version', `SELECT COALESCE(MAX(version), 0)::int AS v FROM ${SCHEMA}.schema_migrations`, []);
+    const [row] = await this.ctx.read<{ v: number }>(
+      'read the schema version',
+      `SELECT COALESCE(MAX(version), 0)::int AS v FROM ${SCHEMA}.schema_migrations`,
+      [],
+    );
     return { applied: row?.v ?? 0, expected: Math.max(...POSTGRES_MIGRATIONS.map((migration) => migration.version)) };
   }
 }

@@ -32,7 +32,9 @@ export class PostgresProcesses implements ProcessRegistry {
   }
 
   async listProcesses(): Promise<ProcessRecord[]> {
-    return (await this.ctx.read<ProcessRow & { store_now: number }>('list processes', SQL.listProcesses, [this.ctx.clockNow()])).map((row) => toProcess(row, row.store_now));
+    return (await this.ctx.read<ProcessRow & { store_now: number }>('list processes', SQL.listProcesses, [this.ctx.clockNow()])).map((row) =>
+      toProcess(row, row.store_now),
+    );
   }
 
   async reapLapsedProcesses(): Promise<{ instanceIds: string[]; taskIds: string[] }> {

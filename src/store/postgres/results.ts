@@ -20,7 +20,8 @@ export class PostgresResults implements TaskResults {
     return this.ctx.inTransaction('store result chunks', async (client) => {
       if ((await client.query(SQL.lockTaskForChunks, [taskId])).rowCount === 0) return false;
       await client.query(SQL.deleteResultChunks, [taskId]);
-      for (const [index, chunk] of chunks.entries()) await client.query(SQL.insertResultChunk, [taskId, index, Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)]);
+      for (const [index, chunk] of chunks.entries())
+        await client.query(SQL.insertResultChunk, [taskId, index, Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)]);
       return true;
     });
   }

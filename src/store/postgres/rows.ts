@@ -156,7 +156,10 @@ export class PostgresRows implements TaskRows {
   private async createAlone(query: Query, tasks: readonly NewTask[]): Promise<{ results: Array<Settled<TaskRecord>>; events: TaskEvent[] }> {
     const plan = planCreates(tasks);
     const fresh = plan.fresh.map((i) => tasks[i] as NewTask);
-    const candidates = createdEvents(fresh, fresh.map(() => ({ ok: true, value: undefined as unknown as TaskRecord })));
+    const candidates = createdEvents(
+      fresh,
+      fresh.map(() => ({ ok: true, value: undefined as unknown as TaskRecord })),
+    );
     const steps = stepRows(this.ctx.codec, fresh);
     const rows = await query<InsertedRow & { feed_base: number }>(SQL.createTasksAlone, [
       ...this.taskColumns(fresh),
@@ -181,7 +184,10 @@ export class PostgresRows implements TaskRows {
     if (tasks.length === 0) return [];
     const rows = await tx.query<InsertedRow>(SQL.insertTasks, this.taskColumns(tasks));
     const inserted = new Set(rows.map((row) => row.task_id));
-    const steps = stepRows(this.ctx.codec, tasks.filter((task) => inserted.has(task.taskId)));
+    const steps = stepRows(
+      this.ctx.codec,
+      tasks.filter((task) => inserted.has(task.taskId)),
+    );
     if (steps.length > 0) {
       await tx.query(SQL.insertSteps, [steps.map((s) => s[0]), steps.map((s) => s[1]), steps.map((s) => s[2]), steps.map((s) => s[3])]);
     }
@@ -216,7 +222,12 @@ export class PostgresRows implements TaskRows {
   }
 
   /** Record the created task for every inserted row, and a conflict for every create the database skipped. */
-  private settleInserted(tasks: readonly NewTask[], indexes: readonly number[], results: Array<Settled<TaskRecord> | undefined>, rows: readonly InsertedRow[]): void {
+  private settleInserted(
+    tasks: readonly NewTask[],
+    indexes: readonly number[],
+    results: Array<Settled<TaskRecord> | undefined>,
+    rows: readonly InsertedRow[],
+  ): void {
     const byId = new Map(rows.map((row) => [row.task_id, row]));
     tasks.forEach((task, k) => {
       const row = byId.get(task.taskId);
@@ -271,7 +282,9 @@ function createdEvents(tasks: readonly NewTask[], results: ReadonlyArray<Settled
 
 /** `[taskId, name, value JSON, createdAt]` for every journaled step of `tasks`. */
 function stepRows(codec: RowCodec, tasks: readonly NewTask[]): Array<readonly [string, string, string, number]> {
-  return tasks.flatMap((task) => Object.entries(task.steps ?? {}).map(([name, value]) => [task.taskId, name, codec.stepText(task.taskId, name, value), task.createdAt] as const));
+  return tasks.flatMap((task) =>
+    Object.entries(task.steps ?? {}).map(([name, value]) => [task.taskId, name, codec.stepText(task.taskId, name, value), task.createdAt] as const),
+  );
 }
 
 function settledAll(results: ReadonlyArray<Settled<TaskRecord> | undefined>): Array<Settled<TaskRecord>> {

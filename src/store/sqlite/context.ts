@@ -30,7 +30,10 @@ export class SqliteContext {
     readonly listeners: TaskEventListeners,
   ) {
     this.stmt = Object.fromEntries(Object.entries(SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Statements;
-    this.ledger = Object.fromEntries(Object.entries(LEDGER_SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Record<keyof typeof LEDGER_SQL, Database.Statement>;
+    this.ledger = Object.fromEntries(Object.entries(LEDGER_SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Record<
+      keyof typeof LEDGER_SQL,
+      Database.Statement
+    >;
   }
 
   /** Insert one `task_events` row inside the current batch and collect it for publication after COMMIT. */

@@ -20,8 +20,12 @@ export function diagnoseSqliteStore(path: string): StoreDiagnosis {
       knownVersion: MIGRATIONS.at(-1)?.version ?? 0,
       storeNow: now,
       hostNow: now,
-      waitingForWorker: has('tasks') ? count("SELECT COUNT(*) AS n FROM tasks WHERE status = 'working' AND (lease_expires_at IS NULL OR lease_expires_at <= ?)", [now]) : 0,
-      orphanedEvents: has('task_events') ? count("SELECT COUNT(*) AS n FROM task_events e WHERE e.kind <> 'expired' AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.task_id = e.task_id)") : 0,
+      waitingForWorker: has('tasks')
+        ? count("SELECT COUNT(*) AS n FROM tasks WHERE status = 'working' AND (lease_expires_at IS NULL OR lease_expires_at <= ?)", [now])
+        : 0,
+      orphanedEvents: has('task_events')
+        ? count("SELECT COUNT(*) AS n FROM task_events e WHERE e.kind <> 'expired' AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.task_id = e.task_id)")
+        : 0,
       processes: has('processes') ? (db.prepare('SELECT * FROM processes ORDER BY instance_id').all() as ProcessRow[]).map((row) => toProcess(row, now)) : [],
     };
   } finally {

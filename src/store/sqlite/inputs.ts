@@ -27,12 +27,7 @@ export interface BatchWriter {
  * @returns the parked task, or `undefined` when the task is not working, expired, or not leased to `leaseOwner`.
  * @throws {StoreError} `invalid` when a key was already used by this task (the whole operation is rolled back).
  */
-export function parkForInput(
-  w: BatchWriter,
-  taskId: string,
-  requests: ReadonlyArray<NewInputRequest>,
-  change: RequestInputChange,
-): TaskRecord | undefined {
+export function parkForInput(w: BatchWriter, taskId: string, requests: ReadonlyArray<NewInputRequest>, change: RequestInputChange): TaskRecord | undefined {
   const { leaseOwner, statusMessage, now } = change;
   const row = w.stmt.parkForInput.get({ taskId, leaseOwner, statusMessage, now }) as TaskRow | undefined;
   if (row === undefined) return undefined;
@@ -62,7 +57,12 @@ export function applyAnswers(w: BatchWriter, taskId: string, change: AnswerInput
   const retired = settle(w, taskId, change.retire, 'superseded', now);
   // A replacement question goes in only if the answer it replaces was really retired by this call: when another
   // process answered that key first, asking again would wait for a question that is already settled.
-  const added = insertRequests(w, taskId, change.add.filter((entry) => entry.replaces === undefined || retired.includes(entry.replaces)), now);
+  const added = insertRequests(
+    w,
+    taskId,
+    change.add.filter((entry) => entry.replaces === undefined || retired.includes(entry.replaces)),
+    now,
+  );
   if (answered.length === 0 && retired.length === 0 && added.length === 0) {
     return { accepted: [], task: w.codec.toRecord(waiting) };
   }

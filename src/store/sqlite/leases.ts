@@ -27,7 +27,9 @@ export class SqliteLeases implements TaskLeases {
   async claimRunnable(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]> {
     return this.ctx.committer.enqueue((events) => {
       const now = this.ctx.clock.now();
-      const rows = (this.ctx.stmt.claimRunnable.all({ leaseOwner, now, leaseExpiresAt: now + leaseMs, limit: toLimit(limit) }) as TaskRow[]).sort((a, b) => a.seq - b.seq);
+      const rows = (this.ctx.stmt.claimRunnable.all({ leaseOwner, now, leaseExpiresAt: now + leaseMs, limit: toLimit(limit) }) as TaskRow[]).sort(
+        (a, b) => a.seq - b.seq,
+      );
       for (const row of rows) this.ctx.append(events, row.task_id, 'attempt', 'working', now, { attempt: row.attempt, leaseOwner });
       return rows.map((row) => this.ctx.codec.toRecord(row));
     });
@@ -37,7 +39,10 @@ export class SqliteLeases implements TaskLeases {
   async renewLeases(leaseOwner: string, taskIds: readonly string[], leaseMs: number): Promise<string[]> {
     if (taskIds.length === 0) return [];
     const renewed = await this.ctx.committer.enqueue(
-      () => this.ctx.stmt.renewLeases.all({ leaseOwner, taskIds: JSON.stringify(taskIds), leaseExpiresAt: this.ctx.clock.now() + leaseMs }) as Array<{ task_id: string }>,
+      () =>
+        this.ctx.stmt.renewLeases.all({ leaseOwner, taskIds: JSON.stringify(taskIds), leaseExpiresAt: this.ctx.clock.now() + leaseMs }) as Array<{
+          task_id: string;
+        }>,
     );
     return inRequestOrder(taskIds, renewed);
   }

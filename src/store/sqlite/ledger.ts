@@ -1,9 +1,29 @@
 import type { CreateQuota } from '../../core/ports/admission.js';
 import type { LedgerStore } from '../../core/ports/ledger.js';
-import type { AuditEntry, AuditFilter, AuditRecord, IdempotencyClaim, IdempotencyClaimResult, IdempotencyRecord, NewOperation, OperationFilter, OperationRecord, OperationSettlement } from '../../core/ledger.js';
+import type {
+  AuditEntry,
+  AuditFilter,
+  AuditRecord,
+  IdempotencyClaim,
+  IdempotencyClaimResult,
+  IdempotencyRecord,
+  NewOperation,
+  OperationFilter,
+  OperationRecord,
+  OperationSettlement,
+} from '../../core/ledger.js';
 import { toLimit } from '../../core/store-rules.js';
 import type { NewTask, TaskGeneration } from '../../core/task.js';
-import { auditValues, newOperationValues, toAuditRecord, toIdempotencyRecord, toOperationRecord, type AuditRow, type IdempotencyRow, type OperationRow } from '../ledger-codec.js';
+import {
+  auditValues,
+  newOperationValues,
+  toAuditRecord,
+  toIdempotencyRecord,
+  toOperationRecord,
+  type AuditRow,
+  type IdempotencyRow,
+  type OperationRow,
+} from '../ledger-codec.js';
 import { refusalFor } from './admission.js';
 import type { SqliteContext } from './context.js';
 import { insertNewTask } from './rows.js';
@@ -29,7 +49,13 @@ export class SqliteLedger implements LedgerStore {
       // The key is free: the quota decides whether this call creates anything (a taken key replays whatever the quota).
       const refused = task && quota ? refusalFor(this.ctx, task, quota) : undefined;
       if (refused) return { claimed: false, refused };
-      const { changes } = ledger.insertKey.run({ ...scope, toolName: claim.toolName, requestDigest: claim.requestDigest, taskId: claim.taskId, windowMs: claim.windowMs });
+      const { changes } = ledger.insertKey.run({
+        ...scope,
+        toolName: claim.toolName,
+        requestDigest: claim.requestDigest,
+        taskId: claim.taskId,
+        windowMs: claim.windowMs,
+      });
       if (changes === 0) return { claimed: false, existing: toIdempotencyRecord(ledger.findKey.get(scope) as IdempotencyRow) };
       return task === undefined ? { claimed: true } : { claimed: true, task: insertNewTask(this.ctx, events, task) };
     });
@@ -82,7 +108,14 @@ export class SqliteLedger implements LedgerStore {
 
   async listAudit(filter: AuditFilter): Promise<AuditRecord[]> {
     const rows = this.ctx.read('read the audit log', () =>
-      this.ctx.ledger.listAudit.all({ afterSeq: filter.afterSeq ?? 0, since: filter.since ?? null, tool: filter.tool ?? null, ownerKey: filter.ownerKey ?? null, kind: filter.kind ?? null, limit: toLimit(filter.limit) }),
+      this.ctx.ledger.listAudit.all({
+        afterSeq: filter.afterSeq ?? 0,
+        since: filter.since ?? null,
+        tool: filter.tool ?? null,
+        ownerKey: filter.ownerKey ?? null,
+        kind: filter.kind ?? null,
+        limit: toLimit(filter.limit),
+      }),
     );
     return (rows as AuditRow[]).map(toAuditRecord);
   }

@@ -324,9 +324,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
 export function migrate(db: Database.Database, now: number, migrations: readonly Migration[] = MIGRATIONS): number[] {
   db.exec('BEGIN IMMEDIATE');
   try {
-    db.exec(
-      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT',
-    );
+    db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT');
     const current = (db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get() as { v: number }).v;
     const known = migrations.at(-1)?.version ?? 0;
     if (current > known) {

@@ -94,7 +94,10 @@ export class SqliteTaskStore extends ComposedTaskStore {
       const applied = migrate(db, clock.now());
       if (applied.length > 0) logger.info({ versions: applied }, 'task store schema migrated');
       if (Number(db.pragma('auto_vacuum', { simple: true })) === 0) {
-        logger.info({ path: options.path }, 'this store file was created without auto_vacuum: deleted tasks free pages for reuse, but the file never shrinks (see docs/operations/retention.md)');
+        logger.info(
+          { path: options.path },
+          'this store file was created without auto_vacuum: deleted tasks free pages for reuse, but the file never shrinks (see docs/operations/retention.md)',
+        );
       }
       const listeners = new TaskEventListeners(logger);
       const committer = new GroupCommitter(db, Math.max(1, options.maxBatchSize ?? 256), (events) => listeners.publish(events), logger);

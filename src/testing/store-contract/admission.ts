@@ -75,7 +75,12 @@ export function describeAdmissionContract(context: QuotaContractContext): void {
       const first = await admit({ maxActive: 1 });
       if (!first.admitted) expect.fail('the first create was refused');
       expect(await verdict({ maxActive: 1 })).toEqual({ admitted: false, reason: 'active_tasks' });
-      const outcome = to === 'completed' ? { kind: 'result' as const, result: { content: [] } } : to === 'failed' ? { kind: 'error' as const, error: { code: -32603, message: 'x' } } : undefined;
+      const outcome =
+        to === 'completed'
+          ? { kind: 'result' as const, result: { content: [] } }
+          : to === 'failed'
+            ? { kind: 'error' as const, error: { code: -32603, message: 'x' } }
+            : undefined;
       expect(await context.store().transition(first.task.taskId, { to, ...(outcome ? { outcome } : {}), now: now() })).toBeDefined();
       expect(await verdict({ maxActive: 1 })).toEqual({ admitted: true });
     });
@@ -112,7 +117,15 @@ export function describeAdmissionContract(context: QuotaContractContext): void {
     });
 
     it('inside an idempotency-key claim: a free key with a full quota is refused and stays free; a taken key replays whatever the quota', async () => {
-      const claimOf = (key: string, taskId: string) => ({ ownerKey: OWNER, generation: 'v2' as const, key, toolName: 'slow_tool', requestDigest: 'digest', taskId, windowMs: 3_600_000 });
+      const claimOf = (key: string, taskId: string) => ({
+        ownerKey: OWNER,
+        generation: 'v2' as const,
+        key,
+        toolName: 'slow_tool',
+        requestDigest: 'digest',
+        taskId,
+        windowMs: 3_600_000,
+      });
       const claim = (key: string, limits: Partial<CreateQuota>) => {
         const task = context.newTask({ ownerKey: OWNER, createdAt: now() });
         return context.store().claimIdempotencyKey(claimOf(key, task.taskId), task, quota(limits));
@@ -127,7 +140,11 @@ export function describeAdmissionContract(context: QuotaContractContext): void {
       expect(await ownerTasks()).toBe(2);
       const peer = (await context.peer()) ?? context.store();
       const tasks = Array.from({ length: 10 }, () => context.newTask({ ownerKey: OTHER, createdAt: now() }));
-      const raced = await Promise.all(tasks.map((task, i) => (i % 2 ? peer : context.store()).claimIdempotencyKey({ ...claimOf(`r-${i}`, task.taskId), ownerKey: OTHER }, task, quota({ maxActive: 2 }))));
+      const raced = await Promise.all(
+        tasks.map((task, i) =>
+          (i % 2 ? peer : context.store()).claimIdempotencyKey({ ...claimOf(`r-${i}`, task.taskId), ownerKey: OTHER }, task, quota({ maxActive: 2 })),
+        ),
+      );
       expect(raced.filter((result) => result.claimed)).toHaveLength(2);
       expect(await ownerTasks(OTHER)).toBe(2);
     });

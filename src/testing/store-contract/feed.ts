@@ -21,7 +21,10 @@ export function describeFeedContract(ctx: StoreContractContext): void {
       await create();
       await complete(task.taskId);
       const events = await store.listTaskEvents(task.taskId, 10);
-      expect(events.map((e) => [e.kind, e.status])).toEqual([['created', 'working'], ['status', 'completed']]);
+      expect(events.map((e) => [e.kind, e.status])).toEqual([
+        ['created', 'working'],
+        ['status', 'completed'],
+      ]);
       expect(events.every((e) => e.taskId === task.taskId)).toBe(true);
       expect(await store.listTaskEvents(task.taskId, 1)).toHaveLength(1);
       expect(await store.listTaskEvents(newTaskId(), 10)).toEqual([]);

@@ -39,7 +39,11 @@ export const ALICE = 'https://issuer.example|alice|acme';
 export const BOB = 'https://issuer.example|bob|acme';
 export const RESULT: TaskOutcome = {
   kind: 'result',
-  result: { content: [{ type: 'text', text: 'héllo ✓ "quoted"\n' }], structuredContent: { n: 1.5, big: 2 ** 53 - 1, nested: [null, true, {}] }, isError: false },
+  result: {
+    content: [{ type: 'text', text: 'héllo ✓ "quoted"\n' }],
+    structuredContent: { n: 1.5, big: 2 ** 53 - 1, nested: [null, true, {}] },
+    isError: false,
+  },
 };
 export const ERROR: TaskOutcome = { kind: 'error', error: { code: -32603, message: 'boom', data: { reason: 'interrupted', at: [1, 2] } } };
 

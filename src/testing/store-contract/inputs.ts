@@ -44,8 +44,7 @@ export function describeInputsContract(ctx: InputContractContext): void {
     ctx.store().requestInput(taskId, keys(...names), { leaseOwner: RUNNER, statusMessage, now });
   const respond = (taskId: string, change: Partial<Parameters<TaskStore['answerInput']>[1]>) =>
     ctx.store().answerInput(taskId, { answers: [], retire: [], add: [], now: T0 + 20, ...change });
-  const states = async (taskId: string) =>
-    (await ctx.store().listInputRequests(taskId)).map((r) => [r.key, r.state, r.response] as const);
+  const states = async (taskId: string) => (await ctx.store().listInputRequests(taskId)).map((r) => [r.key, r.state, r.response] as const);
 
   describe('input requests', () => {
     it('create journals the given steps (input gathered before the task) with it; a refused create writes none', async () => {
@@ -89,8 +88,7 @@ export function describeInputsContract(ctx: InputContractContext): void {
       await store.transition(cancelled.taskId, { to: 'cancelled', releaseLease: true, now: T0 });
       const expiring = await running({ ttlMs: 100 });
       const start = await store.lastEventSeq();
-      const parkAs = (taskId: string, leaseOwner: string, now = T0 + 10) =>
-        store.requestInput(taskId, keys('x'), { leaseOwner, statusMessage: null, now });
+      const parkAs = (taskId: string, leaseOwner: string, now = T0 + 10) => store.requestInput(taskId, keys('x'), { leaseOwner, statusMessage: null, now });
       expect(await parkAs(leased.taskId, 'i-b')).toBeUndefined();
       expect(await parkAs(unleased.taskId, RUNNER)).toBeUndefined();
       expect(await parkAs(waiting.taskId, RUNNER)).toBeUndefined();
@@ -115,7 +113,10 @@ export function describeInputsContract(ctx: InputContractContext): void {
       await respond(taskId, { answers: [answer('a')] });
       const rerun = (await store.startAttempt(taskId, RUNNER, 60_000))!;
       const start = await store.lastEventSeq();
-      for (const reused of [['c', 'a'], ['d', 'd']]) {
+      for (const reused of [
+        ['c', 'a'],
+        ['d', 'd'],
+      ]) {
         const error: unknown = await park(taskId, reused, T0 + 40).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(StoreError);
         expect((error as StoreError).code).toBe('invalid');
@@ -164,10 +165,7 @@ export function describeInputsContract(ctx: InputContractContext): void {
       const store = ctx.store();
       const { taskId } = await running();
       await park(taskId, ['a', 'b']);
-      const [first, second] = await Promise.all([
-        respond(taskId, { answers: [answer('a', true)] }),
-        respond(taskId, { answers: [answer('a', false)] }),
-      ]);
+      const [first, second] = await Promise.all([respond(taskId, { answers: [answer('a', true)] }), respond(taskId, { answers: [answer('a', false)] })]);
       expect([first.accepted, second.accepted].sort()).toEqual([[], ['a']]);
       const winnerOk = first.accepted.length === 1;
       const settled = (await store.getUnscoped(taskId))!;
@@ -191,7 +189,10 @@ export function describeInputsContract(ctx: InputContractContext): void {
       const start = await store.lastEventSeq();
       const bad = { action: 'accept', content: { ok: 'not a boolean' } };
       const { accepted, task } = await respond(taskId, {
-        retire: [{ key: 'q1', response: bad }, { key: 'q2', response: null }],
+        retire: [
+          { key: 'q1', response: bad },
+          { key: 'q2', response: null },
+        ],
         add: keys('q1-again'),
       });
       expect(accepted).toEqual(['q1', 'q2']);

@@ -79,9 +79,9 @@ export function describeLeasesContract(ctx: StoreContractContext): void {
       expect((await store.claimRunnable('i-d', 30_000, 10)).map((t) => t.taskId)).toEqual([third.taskId]);
       expect(await store.claimRunnable('i-d', 30_000, 10)).toEqual([]);
       expect((await store.getUnscoped(leased.taskId))?.leaseOwner).toBe('i-b');
-      expect((await store.getUnscoped(lapsed.taskId))).toMatchObject({ leaseOwner: 'i-dead', attempt: 0 });
-      expect((await store.getUnscoped(expired.taskId))).toMatchObject({ leaseOwner: null, attempt: 0 });
-      expect((await store.getUnscoped(waiting.taskId))).toMatchObject({ status: 'input_required', leaseOwner: null });
+      expect(await store.getUnscoped(lapsed.taskId)).toMatchObject({ leaseOwner: 'i-dead', attempt: 0 });
+      expect(await store.getUnscoped(expired.taskId)).toMatchObject({ leaseOwner: null, attempt: 0 });
+      expect(await store.getUnscoped(waiting.taskId)).toMatchObject({ status: 'input_required', leaseOwner: null });
       // A task whose answers resumed it is unleased again and runs on the next claim.
       await store.transition(waiting.taskId, { to: 'working', now: T0 + 1_000 });
       expect((await store.claimRunnable('i-d', 30_000, 10)).map((t) => t.taskId)).toEqual([waiting.taskId]);
@@ -139,7 +139,9 @@ export function describeLeasesContract(ctx: StoreContractContext): void {
       expect(await store.releaseLeases('i-a', [])).toEqual([]);
       expect(await store.getUnscoped(mine.taskId)).toMatchObject({ leaseOwner: 'i-a', leaseExpiresAt: T0 + 500, attempt: 1 });
       expect(await store.getUnscoped(theirs.taskId)).toMatchObject({ leaseOwner: 'i-b', leaseExpiresAt: T0 + 30_000 });
-      expect((await eventsSince(before)).map((e) => [e.taskId, e.kind, e.status, e.at, e.payload])).toEqual([[mine.taskId, 'released', 'working', T0 + 500, { leaseOwner: 'i-a' }]]);
+      expect((await eventsSince(before)).map((e) => [e.taskId, e.kind, e.status, e.at, e.payload])).toEqual([
+        [mine.taskId, 'released', 'working', T0 + 500, { leaseOwner: 'i-a' }],
+      ]);
       // Released means lapsed: another worker's recovery takes it at once (its run was counted: a recovery decision).
       expect((await store.claimLapsed('i-c', 30_000, 10)).map((t) => t.taskId)).toEqual([mine.taskId]);
       expect(await store.claimRunnable('i-c', 30_000, 10)).toEqual([]);

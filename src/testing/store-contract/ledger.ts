@@ -43,7 +43,10 @@ export function describeLedgerContract(ctx: LedgerContractContext): void {
       const lost = await ctx.store().claimIdempotencyKey(claimOf({ taskId: second.taskId, requestDigest: 'other' }), second);
       expect(lost).toMatchObject({ claimed: false, existing: { taskId: first.taskId, requestDigest: 'digest-1', toolName: 'slow_tool' } });
       expect(await ctx.store().getUnscoped(second.taskId)).toBeUndefined();
-      expect(await ctx.store().findIdempotencyKey({ ownerKey: ALICE, generation: 'v2' }, 'key-1')).toMatchObject({ taskId: first.taskId, expiresAt: ctx.clock().now() + 60_000 });
+      expect(await ctx.store().findIdempotencyKey({ ownerKey: ALICE, generation: 'v2' }, 'key-1')).toMatchObject({
+        taskId: first.taskId,
+        expiresAt: ctx.clock().now() + 60_000,
+      });
     });
 
     it('of concurrent claims of one key exactly one wins', async () => {
@@ -101,9 +104,13 @@ export function describeLedgerContract(ctx: LedgerContractContext): void {
 
     it('settles conditionally: confirmed with a receipt is never reopened', async () => {
       const op = await ctx.store().openOperation(opOf());
-      const confirmed = await ctx.store().settleOperation(op.operationId, { status: 'confirmed', from: ['pending', 'unknown'], receipt: { commit: 'c0ffee' }, now: ctx.clock().now() + 5 });
+      const confirmed = await ctx
+        .store()
+        .settleOperation(op.operationId, { status: 'confirmed', from: ['pending', 'unknown'], receipt: { commit: 'c0ffee' }, now: ctx.clock().now() + 5 });
       expect(confirmed).toMatchObject({ status: 'confirmed', receipt: { commit: 'c0ffee' }, updatedAt: ctx.clock().now() + 5 });
-      expect(await ctx.store().settleOperation(op.operationId, { status: 'unknown', from: ['pending'], detail: 'late', now: ctx.clock().now() })).toBeUndefined();
+      expect(
+        await ctx.store().settleOperation(op.operationId, { status: 'unknown', from: ['pending'], detail: 'late', now: ctx.clock().now() }),
+      ).toBeUndefined();
       expect((await ctx.store().getOperation(op.operationId))?.status).toBe('confirmed');
       expect(await ctx.store().settleOperation('missing', { status: 'failed', from: ['pending'], now: 0 })).toBeUndefined();
     });
@@ -122,14 +129,28 @@ export function describeLedgerContract(ctx: LedgerContractContext): void {
   });
 
   describe('audit log', () => {
-    const entry = (at: number, tool: string, ownerKey = ALICE) => ({ at, kind: 'call' as const, ownerKey, scopes: 'tasks:write', tool, taskId: 't', argumentsDigest: 'd', outcome: 'task working', detail: { n: 1 } });
+    const entry = (at: number, tool: string, ownerKey = ALICE) => ({
+      at,
+      kind: 'call' as const,
+      ownerKey,
+      scopes: 'tasks:write',
+      tool,
+      taskId: 't',
+      argumentsDigest: 'd',
+      outcome: 'task working',
+      detail: { n: 1 },
+    });
 
     it('appends in order, filters by time, tool and owner, and purges only entries older than its retention', async () => {
       const t = ctx.clock().now();
       await ctx.store().appendAudit([entry(t, 'a'), entry(t + 10, 'b')]);
       await ctx.store().appendAudit([entry(t + 20, 'a', BOB)]);
       const all = await ctx.store().listAudit({ limit: 10 });
-      expect(all.map((e) => [e.tool, e.ownerKey])).toEqual([['a', ALICE], ['b', ALICE], ['a', BOB]]);
+      expect(all.map((e) => [e.tool, e.ownerKey])).toEqual([
+        ['a', ALICE],
+        ['b', ALICE],
+        ['a', BOB],
+      ]);
       expect(all[0]).toMatchObject({ scopes: 'tasks:write', detail: { n: 1 }, at: t });
       expect(all[1]!.seq).toBeGreaterThan(all[0]!.seq);
       expect((await ctx.store().listAudit({ since: t + 10, limit: 10 })).map((e) => e.tool)).toEqual(['b', 'a']);

@@ -38,7 +38,17 @@ export function describeProcessesContract(ctx: RegistryContractContext): void {
       expect(second.registered === false && second.holder).toMatchObject({ instanceId: 'w-1', token: 'token-a', host: 'host-a', live: true });
       const listed = await store.listProcesses();
       expect(listed).toEqual([
-        expect.objectContaining({ instanceId: 'w-1', role: 'worker', token: 'token-a', pid: 1234, settingsDigest: 'digest-1', startedAt: ctx.clock().now(), heartbeatAt: ctx.clock().now(), expiresAt: ctx.clock().now() + TTL, live: true }),
+        expect.objectContaining({
+          instanceId: 'w-1',
+          role: 'worker',
+          token: 'token-a',
+          pid: 1234,
+          settingsDigest: 'digest-1',
+          startedAt: ctx.clock().now(),
+          heartbeatAt: ctx.clock().now(),
+          expiresAt: ctx.clock().now() + TTL,
+          live: true,
+        }),
       ]);
     });
 

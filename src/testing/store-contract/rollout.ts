@@ -7,7 +7,14 @@ import type { TaskStore } from '../../core/store.js';
  * gone after a clear; a tool's own switch wins over the global one.
  */
 export function describeRolloutContract(ctx: { store(): TaskStore }): void {
-  const record = (overrides: Partial<KillSwitchRecord> = {}): KillSwitchRecord => ({ scope: GLOBAL_SWITCH, fallback: null, reason: null, setBy: 'local', setAt: 1_700_000_000_000, ...overrides });
+  const record = (overrides: Partial<KillSwitchRecord> = {}): KillSwitchRecord => ({
+    scope: GLOBAL_SWITCH,
+    fallback: null,
+    reason: null,
+    setBy: 'local',
+    setAt: 1_700_000_000_000,
+    ...overrides,
+  });
 
   describe('kill switches', () => {
     it('sets, replaces and clears switches per scope; a tool switch wins over the global one', async () => {

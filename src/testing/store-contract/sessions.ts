@@ -18,7 +18,7 @@ export function describeSessionsContract(ctx: StoreContractContext): void {
   });
 
   describe('session tasks', () => {
-    it('a task of a v1 session names it in its created event; openSessionTasks lists the session\'s non-terminal tasks, oldest first, until they settle or are deleted', async () => {
+    it("a task of a v1 session names it in its created event; openSessionTasks lists the session's non-terminal tasks, oldest first, until they settle or are deleted", async () => {
       const before = await store.lastEventSeq();
       const first = await create({ generation: 'v1', sessionId: 's-1', ttlMs: 5_000 });
       const second = await create({ generation: 'v1', sessionId: 's-1' });

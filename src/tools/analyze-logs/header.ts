@@ -62,7 +62,8 @@ export const MIN_SUPPORT = 0.9;
  * `… 5 more`, `java.io.IOException: …`, `Traceback …`, `ValueError: …`). They carry no header, so the
  * detection leaves them out.
  */
-export const CONTINUATION = /^(?:\s|Caused by:|Suppressed:|\.\.\. \d+ (?:more|common frames omitted)|Traceback \(most recent call last\):|During handling of the above exception|[\w$.]*(?:Exception|Error|Throwable)(?::|$))/;
+export const CONTINUATION =
+  /^(?:\s|Caused by:|Suppressed:|\.\.\. \d+ (?:more|common frames omitted)|Traceback \(most recent call last\):|During handling of the above exception|[\w$.]*(?:Exception|Error|Throwable)(?::|$))/;
 
 /** Lines of a file sampled to detect its header. */
 export const SAMPLE_LINES = 200;
@@ -214,7 +215,12 @@ function readField(line: string, i: number): HeaderField {
   }
   if (last === 93 && code !== 91) return field('G', i, end);
   // Level words are short; `level=…` a little longer.
-  const level = length >= 3 && length <= 12 ? headerLevel(line.slice(i, end)) : length > 6 && length <= 20 && (code | 32) === 108 && LEVEL_ASSIGNMENT.test(line.slice(i, end)) ? levelWord(line.slice(i + 6, end)) : null;
+  const level =
+    length >= 3 && length <= 12
+      ? headerLevel(line.slice(i, end))
+      : length > 6 && length <= 20 && (code | 32) === 108 && LEVEL_ASSIGNMENT.test(line.slice(i, end))
+        ? levelWord(line.slice(i + 6, end))
+        : null;
   if (level) {
     const f = field('L', i, end);
     f.level = level;

@@ -6,9 +6,7 @@
  */
 import { CONTINUATION, detectHeader, headerLevel, matchHeader, NO_HEADER, SAMPLE_LINES, type HeaderField, type HeaderFormat } from './header.js';
 import { levelWord, parseSeverity, type Severity } from './severity.js';
-import {
-  epochOfMatch, findTimestamp, YearResolver, yearHints, type TimestampFields, type TimestampMatch, type YearState,
-} from './timestamp.js';
+import { epochOfMatch, findTimestamp, YearResolver, yearHints, type TimestampFields, type TimestampMatch, type YearState } from './timestamp.js';
 
 /** One parsed line. */
 export interface ParsedLine {

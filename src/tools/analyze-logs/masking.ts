@@ -46,7 +46,6 @@ const VARIABLE_PART = new RegExp(
   'g',
 );
 
-
 /**
  * A token that, once its variable parts are masked, has no letters or digits left (`sshd<*>` does not qualify).
  * `<*>` is itself made of such characters, so it needs no alternative of its own: `(?:<\*>|[^\p{L}\p{N}])*`, the

@@ -496,7 +496,10 @@ async function scanFile(file: WalkedFile, index: number, resume: Position | null
   // The sampled lines are handled in one go after the detection: paced like any other lines.
   const pacer = new Pacer(options.signal);
   const startSampled = async () => {
-    parser = new FileLineParser(sample.map((entry) => entry.line), { referenceMs });
+    parser = new FileLineParser(
+      sample.map((entry) => entry.line),
+      { referenceMs },
+    );
     report.format = parser.format.name;
     for (const entry of sample.splice(0)) {
       await handle(entry.line, entry.offset);

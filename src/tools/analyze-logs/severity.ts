@@ -8,13 +8,29 @@ export const SEVERITIES = ['FATAL', 'ERROR', 'WARN', 'INFO', 'DEBUG', 'TRACE'] a
 export type Severity = (typeof SEVERITIES)[number];
 
 const WORDS: Record<string, Severity> = {
-  fatal: 'FATAL', critical: 'FATAL', crit: 'FATAL', emerg: 'FATAL', emergency: 'FATAL', alert: 'FATAL',
-  panic: 'FATAL', severe: 'FATAL',
-  error: 'ERROR', err: 'ERROR',
-  warn: 'WARN', warning: 'WARN',
-  info: 'INFO', information: 'INFO', notice: 'INFO',
-  debug: 'DEBUG', dbg: 'DEBUG', fine: 'DEBUG', finer: 'DEBUG', verbose: 'DEBUG', config: 'DEBUG',
-  trace: 'TRACE', finest: 'TRACE',
+  fatal: 'FATAL',
+  critical: 'FATAL',
+  crit: 'FATAL',
+  emerg: 'FATAL',
+  emergency: 'FATAL',
+  alert: 'FATAL',
+  panic: 'FATAL',
+  severe: 'FATAL',
+  error: 'ERROR',
+  err: 'ERROR',
+  warn: 'WARN',
+  warning: 'WARN',
+  info: 'INFO',
+  information: 'INFO',
+  notice: 'INFO',
+  debug: 'DEBUG',
+  dbg: 'DEBUG',
+  fine: 'DEBUG',
+  finer: 'DEBUG',
+  verbose: 'DEBUG',
+  config: 'DEBUG',
+  trace: 'TRACE',
+  finest: 'TRACE',
 };
 const LETTERS: Record<string, Severity> = { F: 'FATAL', A: 'FATAL', E: 'ERROR', W: 'WARN', I: 'INFO', D: 'DEBUG', V: 'TRACE' };
 /** syslog severity (pri % 8): emerg, alert, crit, err, warning, notice, info, debug. */
@@ -58,13 +74,7 @@ export function parseSeverity(line: string, messageStart = 0): Severity | null {
     const word = m[1] as string;
     const text = m[0];
     const firstAfterTimestamp = /^[\s\-:,|\]]*$/.test(head.slice(messageStart, m.index));
-    if (
-      word === word.toUpperCase() ||
-      text.startsWith('[') ||
-      text.toLowerCase().startsWith('level') ||
-      m[2] === ':' ||
-      firstAfterTimestamp
-    ) {
+    if (word === word.toUpperCase() || text.startsWith('[') || text.toLowerCase().startsWith('level') || m[2] === ':' || firstAfterTimestamp) {
       return WORDS[word.toLowerCase()] ?? null;
     }
   }

@@ -50,7 +50,12 @@ export function summarize(report: LogScanReport): string {
   if (report.binaryFiles > 0) lines.push(`${plural(report.binaryFiles, 'file')} with binary content skipped.`);
   if (report.escapedSymlinks > 0) lines.push(`${plural(report.escapedSymlinks, 'symlink')} leading outside the roots skipped.`);
   if (report.failedFiles.length > 0) {
-    lines.push(`${plural(report.failedFiles.length, 'file')} could not be read: ${report.failedFiles.slice(0, 3).map((f) => `${f.path} (${f.error})`).join('; ')}.`);
+    lines.push(
+      `${plural(report.failedFiles.length, 'file')} could not be read: ${report.failedFiles
+        .slice(0, 3)
+        .map((f) => `${f.path} (${f.error})`)
+        .join('; ')}.`,
+    );
   }
   if (report.resumedParts > 0) lines.push(`Resumed after a restart: ${plural(report.resumedParts, 'journaled part')} of the earlier run merged in.`);
 

@@ -72,7 +72,21 @@ export const MAX_SECRETS = 200;
 /** Directory names never descended into by a walk: VCS metadata, dependencies, caches. */
 const SKIPPED_DIRECTORIES = new Set(['.git', '.hg', '.svn', 'node_modules', '.venv', 'venv', '__pycache__']);
 /** Directories that hold tests and fixtures. */
-const FIXTURE_DIRECTORIES = new Set(['test', 'tests', '__tests__', 'spec', 'specs', 'fixture', 'fixtures', '__fixtures__', 'testdata', 'test-data', 'mocks', '__mocks__', 'e2e']);
+const FIXTURE_DIRECTORIES = new Set([
+  'test',
+  'tests',
+  '__tests__',
+  'spec',
+  'specs',
+  'fixture',
+  'fixtures',
+  '__fixtures__',
+  'testdata',
+  'test-data',
+  'mocks',
+  '__mocks__',
+  'e2e',
+]);
 /** Test files by name: `x.test.ts`, `x.spec.js`, `x_test.go`, `test_x.py`. */
 const TEST_FILE = /\.(?:test|spec)\.[^./]+$|_test\.[^./]+$|^test_[^/]*\.py$/;
 

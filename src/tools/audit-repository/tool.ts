@@ -137,6 +137,9 @@ function summarize(report: AuditReport): string {
     lines.push(`  ${secret.path}:${secret.line} ${secret.kind} ${secret.preview}${secret.fixture ? ' [test fixture]' : ''}`);
   }
   const notShown = report.secretCount - Math.min(ordered.length, TEXT_SECRETS);
-  if (notShown > 0) lines.push(`  … ${plural(notShown, 'more finding')}${report.secretCount > report.secrets.length ? ' (the structured report lists the first 200)' : ' (see structuredContent)'}`);
+  if (notShown > 0)
+    lines.push(
+      `  … ${plural(notShown, 'more finding')}${report.secretCount > report.secrets.length ? ' (the structured report lists the first 200)' : ' (see structuredContent)'}`,
+    );
   return lines.join('\n');
 }

@@ -82,7 +82,11 @@ const number = (n: number) => n.toLocaleString('en-US');
  *
  * @returns the result and what the next snapshot keeps of the target.
  */
-export async function checkTarget(target: Target, previous: KeptTarget | undefined, settings: CheckSettings): Promise<{ result: TargetResult; kept: KeptTarget }> {
+export async function checkTarget(
+  target: Target,
+  previous: KeptTarget | undefined,
+  settings: CheckSettings,
+): Promise<{ result: TargetResult; kept: KeptTarget }> {
   const result: TargetResult = {
     id: target.id,
     name: target.name,
@@ -138,7 +142,10 @@ async function checkNetwork(target: Target, settings: CheckSettings, result: Tar
     }
   }
   const options = { address: allowed.address, timeoutMs: target.timeoutMs, signal: settings.signal, now: settings.now, ...(ca ? { ca } : {}) };
-  const probe = target.kind === 'http' ? await probeHttp(new URL(target.url as string), target.method, options) : await probeTcp(allowed.host, target.port as number, options);
+  const probe =
+    target.kind === 'http'
+      ? await probeHttp(new URL(target.url as string), target.method, options)
+      : await probeTcp(allowed.host, target.port as number, options);
   settings.signal.throwIfAborted();
   result.latencyMs = probe.latencyMs;
   result.httpStatus = probe.httpStatus;
@@ -156,7 +163,8 @@ async function checkNetwork(target: Target, settings: CheckSettings, result: Tar
     const { daysLeft, validTo } = probe.tls;
     if (!probe.tls.trusted) problem('untrusted', `certificate not trusted: ${probe.tls.trustError}`);
     if (daysLeft < 0) problem('expiring', `certificate expired ${number(-daysLeft)} days ago (${validTo.slice(0, 10)})`);
-    else if (daysLeft < settings.certWarningDays) problem('expiring', `certificate expires ${validTo.slice(0, 10)}, in ${number(daysLeft)} ${daysLeft === 1 ? 'day' : 'days'}`);
+    else if (daysLeft < settings.certWarningDays)
+      problem('expiring', `certificate expires ${validTo.slice(0, 10)}, in ${number(daysLeft)} ${daysLeft === 1 ? 'day' : 'days'}`);
   }
   if (probe.latencyMs !== null && probe.latencyMs > target.slowMs) problem('slow', `${number(probe.latencyMs)} ms, slower than ${number(target.slowMs)} ms`);
 }

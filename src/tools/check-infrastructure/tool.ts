@@ -20,8 +20,8 @@ import { TargetPolicy } from './targets.js';
 const ms = (max: number) => z.number().int().min(1).max(max);
 const common = {
   name: z.string().min(1).max(200).optional().describe('How the report names it (default: the target itself).'),
-  timeoutMs: ms(120_000).optional().describe('Timeout of this target (ms; default: the call\'s timeoutMs).'),
-  slowMs: ms(120_000).optional().describe('Slower than this (ms) counts as slow (default: the call\'s slowMs).'),
+  timeoutMs: ms(120_000).optional().describe("Timeout of this target (ms; default: the call's timeoutMs)."),
+  slowMs: ms(120_000).optional().describe("Slower than this (ms) counts as slow (default: the call's slowMs)."),
 };
 const target = z.union([
   z.string().min(1).describe('"https://host/path", "http://…", "tcp://host:port", or the absolute path of a file.'),
@@ -127,7 +127,17 @@ function parseTargets(args: Args): Target[] {
 }
 
 function parseTarget(arg: TargetArg, args: Args): Target {
-  const base = { method: 'GET' as const, url: null, host: null, port: null, path: null, ca: null, expectStatus: null, timeoutMs: args.timeoutMs, slowMs: args.slowMs };
+  const base = {
+    method: 'GET' as const,
+    url: null,
+    host: null,
+    port: null,
+    path: null,
+    ca: null,
+    expectStatus: null,
+    timeoutMs: args.timeoutMs,
+    slowMs: args.slowMs,
+  };
   const withCommon = (t: Target, a: { name?: string | undefined; timeoutMs?: number | undefined; slowMs?: number | undefined }): Target => ({
     ...t,
     name: a.name ?? t.name,
@@ -214,7 +224,9 @@ const SNAPSHOT_MARGIN = 64 * 1024;
 /** The snapshot to keep: within the per-document bound, dropping the largest kept texts first. */
 function boundedSnapshot(snapshot: Snapshot): Snapshot {
   const size = () => Buffer.byteLength(JSON.stringify(snapshot));
-  const texts = Object.values(snapshot.targets).filter((t) => t.file?.text).sort((a, b) => (b.file?.text?.length ?? 0) - (a.file?.text?.length ?? 0));
+  const texts = Object.values(snapshot.targets)
+    .filter((t) => t.file?.text)
+    .sort((a, b) => (b.file?.text?.length ?? 0) - (a.file?.text?.length ?? 0));
   for (const kept of texts) {
     if (size() <= MAX_TOOL_STATE_BYTES - SNAPSHOT_MARGIN) break;
     const file = kept.file as NonNullable<KeptTarget['file']>;
@@ -239,7 +251,7 @@ export function checkInfrastructureTool(checkTargets: readonly string[]): AnyToo
       '(connect latency) and configuration files (content digest, and a redacted diff against the last run), with ' +
       'bounded concurrency and a timeout per target, and reports what is down, slow, expiring or changed since the ' +
       'last run, with the raw result per target in structuredContent. The last run is a snapshot the server keeps ' +
-      'for the caller (one per baseline name). Hosts must match the server\'s --check-target patterns ' +
+      "for the caller (one per baseline name). Hosts must match the server's --check-target patterns " +
       `(${policy.described.join(', ') || 'none: only files can be checked'}); files must be inside the allowed roots. ` +
       'Follows no redirect and reads no response body.',
     inputSchema,
@@ -267,7 +279,13 @@ export function checkInfrastructureTool(checkTargets: readonly string[]): AnyToo
         ctx.progress(0, targets.length, 'checked targets');
         const outcomes = await pool(targets, args.concurrency, async (t) => {
           ctx.signal.throwIfAborted();
-          const outcome = await checkTarget(t, previous?.targets[t.id], { certWarningDays: args.certWarningDays, now, signal: ctx.signal, policy, confinement });
+          const outcome = await checkTarget(t, previous?.targets[t.id], {
+            certWarningDays: args.certWarningDays,
+            now,
+            signal: ctx.signal,
+            policy,
+            confinement,
+          });
           ctx.progress(++done, targets.length, 'checked targets');
           return outcome;
         });
@@ -349,11 +367,24 @@ export function summarize(report: InfrastructureReport): string {
   const fine = report.results.filter((r) => r.status === 'ok');
   if (fine.length > 0) {
     const facts = (r: TargetResult) =>
-      [r.httpStatus !== null ? `HTTP ${r.httpStatus}` : null, r.latencyMs !== null ? `${number(r.latencyMs)} ms` : null, r.tls ? `certificate until ${r.tls.validTo.slice(0, 10)}` : null, r.file ? (r.file.changed === false ? 'unchanged' : r.file.note) : null, r.recovered ? 'recovered since the last run' : null]
+      [
+        r.httpStatus !== null ? `HTTP ${r.httpStatus}` : null,
+        r.latencyMs !== null ? `${number(r.latencyMs)} ms` : null,
+        r.tls ? `certificate until ${r.tls.validTo.slice(0, 10)}` : null,
+        r.file ? (r.file.changed === false ? 'unchanged' : r.file.note) : null,
+        r.recovered ? 'recovered since the last run' : null,
+      ]
         .filter(Boolean)
         .join(', ');
     lines.push('', `OK: ${fine.map((r) => `${r.name} (${facts(r)})`).join('; ')}.`);
   }
-  lines.push('', baseline.updated ? `Baseline "${baseline.name}" updated with this run.` : baseline.note ? `Baseline not updated: ${baseline.note}.` : `Baseline "${baseline.name}" left as it was.`);
+  lines.push(
+    '',
+    baseline.updated
+      ? `Baseline "${baseline.name}" updated with this run.`
+      : baseline.note
+        ? `Baseline not updated: ${baseline.note}.`
+        : `Baseline "${baseline.name}" left as it was.`,
+  );
   return lines.join('\n');
 }

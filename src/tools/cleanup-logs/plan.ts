@@ -44,7 +44,8 @@ const MAX_WALKED_FILES = 200_000;
 const DAY_MS = 86_400_000;
 
 /** Rotated logs: `x.log.1`, `x.log.2.gz`, `x.log-20240101`, `syslog.1`, `messages-20240101.gz`, `x.log.gz`. */
-const ROTATED = /(?:\.log(?:\.\d+|-\d{8}(?:\d{2})?)?\.gz|\.log\.\d+|\.log-\d{8}(?:\d{2})?|^(?:syslog|messages|dmesg|secure|maillog|cron|kern|auth|daemon)(?:\.\d+|-\d{8})(?:\.gz)?)$/;
+const ROTATED =
+  /(?:\.log(?:\.\d+|-\d{8}(?:\d{2})?)?\.gz|\.log\.\d+|\.log-\d{8}(?:\d{2})?|^(?:syslog|messages|dmesg|secure|maillog|cron|kern|auth|daemon)(?:\.\d+|-\d{8})(?:\.gz)?)$/;
 /** Any other `*.gz` counts as a compressed old log, except archives and data (`x.tar.gz`, `x.csv.gz`, …). */
 const OTHER_GZ = /\.gz$/;
 const NOT_A_LOG_GZ = /\.(?:tar|csv|tsv|json|sql|xml|parquet)\.gz$/;

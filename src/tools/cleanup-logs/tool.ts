@@ -9,7 +9,15 @@
  */
 import { lstat, stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { defineTool, OperationNotApplied, textResult, ToolInputError, type AnyToolDefinition, type ElicitResult, type OperationHandlers } from '../../core/tool.js';
+import {
+  defineTool,
+  OperationNotApplied,
+  textResult,
+  ToolInputError,
+  type AnyToolDefinition,
+  type ElicitResult,
+  type OperationHandlers,
+} from '../../core/tool.js';
 import { MODEL_TEXT_MAX_CHARS, toModelLine } from '../../protocol/model-text.js';
 import { confine, resolveConfined, type ConfinedPath } from '../roots.js';
 import { cleanupSelector, planCleanup, type CleanupPlan } from './plan.js';
@@ -77,7 +85,9 @@ const printable = (text: string): string => toModelLine(text, { maxChars: 2 * MO
 /** The question: how many files, how much, which ones (the first {@link LISTED_IN_MESSAGE}), from where. */
 function confirmationMessage(plan: CleanupPlan): string {
   const count = plan.candidates.length;
-  const lines = plan.candidates.slice(0, LISTED_IN_MESSAGE).map((file) => `  ${printable(file.relative)}  ${formatBytes(file.size)}  ${new Date(file.mtimeMs).toISOString().slice(0, 16).replace('T', ' ')}`);
+  const lines = plan.candidates
+    .slice(0, LISTED_IN_MESSAGE)
+    .map((file) => `  ${printable(file.relative)}  ${formatBytes(file.size)}  ${new Date(file.mtimeMs).toISOString().slice(0, 16).replace('T', ' ')}`);
   if (count > LISTED_IN_MESSAGE) lines.push(`  … and ${count - LISTED_IN_MESSAGE} more`);
   return (
     `Delete ${count} old log file${count === 1 ? '' : 's'} (${formatBytes(plan.totalBytes)}) in ${printable(plan.target)}, last modified before ${plan.cutoff}?\n` +
@@ -110,7 +120,9 @@ export const cleanupLogsOperations: Readonly<Record<string, OperationHandlers>> 
         return { status: 'not_applied' };
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
-        return code === 'ENOENT' ? { status: 'confirmed', receipt: { deleted: operation.target } } : { status: 'unknown', detail: `cannot check ${operation.target}: ${code ?? 'error'}` };
+        return code === 'ENOENT'
+          ? { status: 'confirmed', receipt: { deleted: operation.target } }
+          : { status: 'unknown', detail: `cannot check ${operation.target}: ${code ?? 'error'}` };
       }
     },
   },
@@ -179,17 +191,25 @@ export function cleanupLogsTool(options: CleanupLogsOptions): AnyToolDefinition 
         truncated: plan.truncated,
       };
       if (plan.candidates.length === 0) {
-        return textResult(summary(plan, 'nothing-to-delete'), { structuredContent: { ...base, decision: 'nothing-to-delete', deleted: [], skipped: [], freedBytes: 0 } });
+        return textResult(summary(plan, 'nothing-to-delete'), {
+          structuredContent: { ...base, decision: 'nothing-to-delete', deleted: [], skipped: [], freedBytes: 0 },
+        });
       }
       const decision = decisionOf(await ctx.elicit({ message: confirmationMessage(plan), requestedSchema: CONFIRM_SCHEMA }));
-      if (decision !== 'confirmed') return textResult(summary(plan, decision), { structuredContent: { ...base, decision, deleted: [], skipped: [], freedBytes: 0 } });
+      if (decision !== 'confirmed')
+        return textResult(summary(plan, decision), { structuredContent: { ...base, decision, deleted: [], skipped: [], freedBytes: 0 } });
       ctx.signal.throwIfAborted();
       const report = await deleteConfirmed(plan.candidates, {
         confinement: await confine({ roots: writableRoots, deniedPaths: ctx.deniedPaths }),
         signal: ctx.signal,
         onProgress: (done, total) => ctx.progress(done, total, 'deleted files'),
         through: async (candidate, remove) => {
-          const spec = { key: `delete:${candidate.path}`, effect: FS_DELETE_EFFECT, target: candidate.path, objectVersion: `${candidate.size}@${candidate.mtimeMs}` };
+          const spec = {
+            key: `delete:${candidate.path}`,
+            effect: FS_DELETE_EFFECT,
+            target: candidate.path,
+            objectVersion: `${candidate.size}@${candidate.mtimeMs}`,
+          };
           try {
             await ctx.operation(spec, async () => {
               await remove().catch((error: unknown) => {

@@ -45,7 +45,10 @@ export class Random {
   /** `length` lower-case hexadecimal digits. */
   hex(length: number): string {
     let s = '';
-    while (s.length < length) s += Math.floor(this.next() * 4_294_967_296).toString(16).padStart(8, '0');
+    while (s.length < length)
+      s += Math.floor(this.next() * 4_294_967_296)
+        .toString(16)
+        .padStart(8, '0');
     return s.slice(0, length);
   }
 

@@ -93,7 +93,14 @@ const nginxAccess: LogStyle = {
   event(r, ms) {
     const d = new Date(ms);
     const time = `${p2(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}:${p2(d.getUTCSeconds())} +0000`;
-    const status = r.weighted([[200, 80], [304, 6], [404, 8], [499, 1], [500, 3], [502, 2]]);
+    const status = r.weighted([
+      [200, 80],
+      [304, 6],
+      [404, 8],
+      [499, 1],
+      [500, 3],
+      [502, 2],
+    ]);
     const url = `${r.pick(URLS)}${r.next() < 0.3 ? `/${r.int(1, 99999)}` : ''}`;
     return [
       `${r.ip(r.next() < 0.5)} - - [${time}] "${r.pick(['GET', 'GET', 'GET', 'POST', 'PUT'])} ${url} HTTP/1.1" ${status} ${r.int(0, 50000)} "-" "${r.pick(AGENTS)}" ${(r.next() * 2).toFixed(3)}`,
@@ -105,12 +112,24 @@ const nginxError: LogStyle = {
   directory: 'nginx',
   fileName: 'error.log',
   event(r, ms) {
-    const head = `${isoTime(ms, ' ', '.').slice(0, 19).replaceAll('-', '/')} [${r.weighted([['error', 5], ['warn', 3], ['crit', 1]])}] ${r.int(10, 99)}#0: *${r.int(1, 999999)}`;
+    const head = `${isoTime(ms, ' ', '.').slice(0, 19).replaceAll('-', '/')} [${r.weighted([
+      ['error', 5],
+      ['warn', 3],
+      ['crit', 1],
+    ])}] ${r.int(10, 99)}#0: *${r.int(1, 999999)}`;
     const upstream = `${r.ip()}:${r.pick([8080, 8081, 9000])}`;
     return [
       r.weighted<() => string>([
-        [() => `${head} connect() failed (111: Connection refused) while connecting to upstream, client: ${r.ip(true)}, server: shop.example.com, upstream: "http://${upstream}/"`, 4],
-        [() => `${head} upstream timed out (110: Connection timed out) while reading response header from upstream, client: ${r.ip(true)}, upstream: "http://${upstream}/"`, 3],
+        [
+          () =>
+            `${head} connect() failed (111: Connection refused) while connecting to upstream, client: ${r.ip(true)}, server: shop.example.com, upstream: "http://${upstream}/"`,
+          4,
+        ],
+        [
+          () =>
+            `${head} upstream timed out (110: Connection timed out) while reading response header from upstream, client: ${r.ip(true)}, upstream: "http://${upstream}/"`,
+          3,
+        ],
         [() => `${head} open() "/usr/share/nginx/html${r.pick(URLS)}" failed (2: No such file or directory), client: ${r.ip(true)}`, 2],
       ])(),
     ];
@@ -130,7 +149,10 @@ const hdfs: LogStyle = {
       r.weighted<() => string>([
         [() => `${head} INFO dfs.DataNode$PacketResponder: PacketResponder ${r.int(0, 2)} for block ${block} terminating`, 5],
         [() => `${head} INFO dfs.DataNode$DataXceiver: Receiving block ${block} src: /${r.ip()}:${r.int(30000, 60000)} dest: /${node}`, 5],
-        [() => `${head} INFO dfs.FSNamesystem: BLOCK* NameSystem.addStoredBlock: blockMap updated: ${node} is added to ${block} size ${r.int(1000, 67108864)}`, 4],
+        [
+          () => `${head} INFO dfs.FSNamesystem: BLOCK* NameSystem.addStoredBlock: blockMap updated: ${node} is added to ${block} size ${r.int(1000, 67108864)}`,
+          4,
+        ],
         [() => `${head} WARN dfs.DataNode$DataXceiver: ${node}:Got exception while serving ${block} to /${r.ip()}:`, 1],
         [() => `${head} ERROR dfs.DataNode: ${node}:DataXceiver: java.io.IOException: Block ${block} is valid, and cannot be written to.`, 1],
       ])(),
@@ -146,10 +168,22 @@ const zookeeper: LogStyle = {
     const myid = r.int(1, 3);
     return [
       r.weighted<() => string>([
-        [() => `${time} - INFO  [NIOServerCxn.Factory:0.0.0.0/0.0.0.0:2181:NIOServerCnxnFactory@197] - Accepted socket connection from /${r.ip()}:${r.int(30000, 60000)}`, 5],
-        [() => `${time} - INFO  [NIOServerCxn.Factory:0.0.0.0/0.0.0.0:2181:NIOServerCnxn@1001] - Closed socket connection for client /${r.ip()}:${r.int(30000, 60000)} which had sessionid 0x${r.hex(15)}`, 4],
+        [
+          () =>
+            `${time} - INFO  [NIOServerCxn.Factory:0.0.0.0/0.0.0.0:2181:NIOServerCnxnFactory@197] - Accepted socket connection from /${r.ip()}:${r.int(30000, 60000)}`,
+          5,
+        ],
+        [
+          () =>
+            `${time} - INFO  [NIOServerCxn.Factory:0.0.0.0/0.0.0.0:2181:NIOServerCnxn@1001] - Closed socket connection for client /${r.ip()}:${r.int(30000, 60000)} which had sessionid 0x${r.hex(15)}`,
+          4,
+        ],
         [() => `${time} - WARN  [SendWorker:${r.int(1, 3)}:QuorumCnxManager$SendWorker@688] - Send worker leaving thread`, 2],
-        [() => `${time} - INFO  [QuorumPeer[myid=${myid}]/0:0:0:0:0:0:0:0:2181:FastLeaderElection@774] - Notification time out: ${r.pick([400, 800, 1600, 3200, 6400])}`, 2],
+        [
+          () =>
+            `${time} - INFO  [QuorumPeer[myid=${myid}]/0:0:0:0:0:0:0:0:2181:FastLeaderElection@774] - Notification time out: ${r.pick([400, 800, 1600, 3200, 6400])}`,
+          2,
+        ],
         [() => `${time} - ERROR [CommitProcessor:${myid}:NIOServerCnxn@180] - Unexpected Exception: java.nio.channels.CancelledKeyException`, 1],
       ])(),
     ];
@@ -174,7 +208,12 @@ const app: LogStyle = {
     const time = `${isoTime(ms, 'T', '.')}Z`;
     const thread = `http-nio-8080-exec-${r.int(1, 40)}`;
     const cls = r.pick(CLASSES);
-    const level = r.weighted([['INFO', 80], ['DEBUG', 8], ['WARN', 8], ['ERROR', 4]]);
+    const level = r.weighted([
+      ['INFO', 80],
+      ['DEBUG', 8],
+      ['WARN', 8],
+      ['ERROR', 4],
+    ]);
     const head = `${time} ${level.padEnd(5)} [${thread}] c.e.orders.${cls} -`;
     if (level === 'ERROR') {
       const order = r.int(100000, 999999);
@@ -211,7 +250,11 @@ const kernel: LogStyle = {
     const head = `${syslogTime(ms)} ${host} kernel: [${r.int(1, 999999)}.${String(r.int(0, 999999)).padStart(6, '0')}]`;
     return [
       r.weighted<() => string>([
-        [() => `${head} [UFW BLOCK] IN=eth0 OUT= MAC=${r.hex(2)}:${r.hex(2)}:${r.hex(2)}:${r.hex(2)}:${r.hex(2)}:${r.hex(2)} SRC=${r.ip(true)} DST=${r.ip()} LEN=${r.int(40, 1500)} PROTO=TCP SPT=${r.int(1024, 65535)} DPT=${r.pick([22, 23, 3389, 5432])}`, 5],
+        [
+          () =>
+            `${head} [UFW BLOCK] IN=eth0 OUT= MAC=${r.hex(2)}:${r.hex(2)}:${r.hex(2)}:${r.hex(2)}:${r.hex(2)}:${r.hex(2)} SRC=${r.ip(true)} DST=${r.ip()} LEN=${r.int(40, 1500)} PROTO=TCP SPT=${r.int(1024, 65535)} DPT=${r.pick([22, 23, 3389, 5432])}`,
+          5,
+        ],
         [() => `${head} EXT4-fs (sda${r.int(1, 3)}): mounted filesystem with ordered data mode. Quota mode: none.`, 1],
         [() => `${head} e1000e: eth${r.int(0, 1)} NIC Link is Up 1000 Mbps Full Duplex, Flow Control: None`, 2],
         [() => `${head} Out of memory: Killed process ${r.int(1000, 65000)} (java) total-vm:${r.int(1e6, 9e6)}kB, anon-rss:${r.int(1e5, 9e5)}kB`, 1],

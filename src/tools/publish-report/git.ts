@@ -61,10 +61,23 @@ export async function headOf(repo: string): Promise<string | null> {
 
 /** The commit (any branch) whose `Operation-Id` trailer is exactly `operationId`, or `null`. */
 export async function commitOfOperation(repo: string, operationId: string): Promise<string | null> {
-  const out = await git(repo, ['log', '--all', '-F', `--grep=${OPERATION_TRAILER}: ${operationId}`, `--format=%H%x09%(trailers:key=${OPERATION_TRAILER},valueonly,separator=%x2C)`]);
+  const out = await git(repo, [
+    'log',
+    '--all',
+    '-F',
+    `--grep=${OPERATION_TRAILER}: ${operationId}`,
+    `--format=%H%x09%(trailers:key=${OPERATION_TRAILER},valueonly,separator=%x2C)`,
+  ]);
   for (const line of out.split('\n')) {
     const [commit, values] = line.split('\t');
-    if (commit && values?.split(',').map((value) => value.trim()).includes(operationId)) return commit;
+    if (
+      commit &&
+      values
+        ?.split(',')
+        .map((value) => value.trim())
+        .includes(operationId)
+    )
+      return commit;
   }
   return null;
 }

@@ -30,7 +30,14 @@ const inputSchema = z
   })
   .refine((args) => (args.content === undefined) !== (args.fromTask === undefined), 'give exactly one of content and fromTask');
 
-const outputSchema = z.object({ repo: z.string(), path: z.string(), commit: z.string(), operationId: z.string(), replayed: z.boolean(), bytes: z.number().int() });
+const outputSchema = z.object({
+  repo: z.string(),
+  path: z.string(),
+  commit: z.string(),
+  operationId: z.string(),
+  replayed: z.boolean(),
+  bytes: z.number().int(),
+});
 
 /**
  * The report's path relative to the repository: given relative to it, or absolute inside it (`mcp-tasks call` makes a
@@ -39,7 +46,8 @@ const outputSchema = z.object({ repo: z.string(), path: z.string(), commit: z.st
  */
 function reportPath(repo: string, path: string): string {
   const normalized = isAbsolute(path) ? relative(repo, path) : normalize(path);
-  if (isAbsolute(normalized) || normalized.startsWith('..') || normalized.split(sep).includes('..')) throw new ToolInputError(`path must be inside the repository: ${path}`);
+  if (isAbsolute(normalized) || normalized.startsWith('..') || normalized.split(sep).includes('..'))
+    throw new ToolInputError(`path must be inside the repository: ${path}`);
   if (normalized.split(sep)[0] === '.git' || normalized === '.') throw new ToolInputError(`path must name a file outside .git: ${path}`);
   return normalized;
 }
@@ -114,7 +122,8 @@ export function publishReportTool(options: { writableRoots: readonly string[] })
     resolvesTasks: ['fromTask'],
     operations: publishReportOperations(writableRoots),
     async preflight(args, context) {
-      if (args.content !== undefined && Buffer.byteLength(args.content) > MAX_REPORT_BYTES) throw new ToolInputError(`content is larger than ${MAX_REPORT_BYTES} bytes`);
+      if (args.content !== undefined && Buffer.byteLength(args.content) > MAX_REPORT_BYTES)
+        throw new ToolInputError(`content is larger than ${MAX_REPORT_BYTES} bytes`);
       reportPath(await repositoryOf(args.repo, writableRoots, context.deniedPaths), args.path);
     },
     async run(args, ctx) {
@@ -127,22 +136,33 @@ export function publishReportTool(options: { writableRoots: readonly string[] })
       const subject = args.message ?? `Publish ${path}`;
       const head = await headOf(repo);
       ctx.setStatus(`committing ${path}`);
-      const done = await ctx.operation({ key: `publish:${path}`, effect: GIT_COMMIT_EFFECT, target: repo, ...(head ? { objectVersion: head } : {}) }, async (operationId) => {
-        await repositoryOf(repo, writableRoots, ctx.deniedPaths).catch((error: unknown) => {
-          throw error instanceof ToolInputError ? new OperationNotApplied(error.message) : error;
-        });
-        const file = join(repo, path);
-        await mkdir(dirname(file), { recursive: true });
-        await writeFile(file, content);
-        await commitWithRetry(repo, ['commit', '--allow-empty', '-q', '-m', subject, '-m', `${OPERATION_TRAILER}: ${operationId}`, '--', path], path, ctx.signal);
-        const commit = await commitOfOperation(repo, operationId);
-        if (!commit) throw new Error('the commit was made but carries no Operation-Id trailer');
-        return { commit, repo };
-      });
+      const done = await ctx.operation(
+        { key: `publish:${path}`, effect: GIT_COMMIT_EFFECT, target: repo, ...(head ? { objectVersion: head } : {}) },
+        async (operationId) => {
+          await repositoryOf(repo, writableRoots, ctx.deniedPaths).catch((error: unknown) => {
+            throw error instanceof ToolInputError ? new OperationNotApplied(error.message) : error;
+          });
+          const file = join(repo, path);
+          await mkdir(dirname(file), { recursive: true });
+          await writeFile(file, content);
+          await commitWithRetry(
+            repo,
+            ['commit', '--allow-empty', '-q', '-m', subject, '-m', `${OPERATION_TRAILER}: ${operationId}`, '--', path],
+            path,
+            ctx.signal,
+          );
+          const commit = await commitOfOperation(repo, operationId);
+          if (!commit) throw new Error('the commit was made but carries no Operation-Id trailer');
+          return { commit, repo };
+        },
+      );
       const commit = String(done.receipt.commit);
-      return textResult(`${done.replayed ? 'Already published' : 'Published'} ${path} in ${repo} as commit ${commit.slice(0, 12)} (operation ${done.operationId}).`, {
-        structuredContent: { repo, path, commit, operationId: done.operationId, replayed: done.replayed, bytes: Buffer.byteLength(content) },
-      });
+      return textResult(
+        `${done.replayed ? 'Already published' : 'Published'} ${path} in ${repo} as commit ${commit.slice(0, 12)} (operation ${done.operationId}).`,
+        {
+          structuredContent: { repo, path, commit, operationId: done.operationId, replayed: done.replayed, bytes: Buffer.byteLength(content) },
+        },
+      );
     },
   });
 }

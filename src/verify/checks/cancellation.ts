@@ -19,7 +19,11 @@ async function cancelAndJudge(ctx: CheckContext, wire: TaskWire, taskId: string,
   const answer = await wire.cancel(taskId);
   if (wire.generation === 'v1') {
     const result = expectResult(answer, `tasks/cancel of a ${what} task`);
-    expectThat(result.status === 'cancelled', `tasks/cancel of a ${what} task replied status "${String(result.status)}" (R41: set cancelled before replying, reply with it)`, answer);
+    expectThat(
+      result.status === 'cancelled',
+      `tasks/cancel of a ${what} task replied status "${String(result.status)}" (R41: set cancelled before replying, reply with it)`,
+      answer,
+    );
   } else {
     expectAck(answer, `tasks/cancel of a ${what} task`);
   }
@@ -61,7 +65,8 @@ export const cancellationChecks: CheckDefinition[] = [
         await ctx.sleep(1500);
       }
       const final = await settleAndHold(ctx, wire, task.taskId, 10_000);
-      if (wire.generation === 'v1') expectThat(final.status === 'cancelled', `a cancelled task later shows "${final.status}" (R42: cancelled sticks even if the work ends)`);
+      if (wire.generation === 'v1')
+        expectThat(final.status === 'cancelled', `a cancelled task later shows "${final.status}" (R42: cancelled sticks even if the work ends)`);
       ctx.measure('finalStatus', final.status);
     },
   }),
@@ -74,7 +79,10 @@ export const cancellationChecks: CheckDefinition[] = [
     async run(ctx) {
       const wire = await ctx.wire('a');
       const task = await ctx.createTask(wire, ctx.role('asksInput'));
-      const waiting = await ctx.poll(wire, task.taskId, (seen) => seen.status === 'input_required' || isTerminal(seen.status), { timeoutMs: 10_000, what: 'task to ask for input' });
+      const waiting = await ctx.poll(wire, task.taskId, (seen) => seen.status === 'input_required' || isTerminal(seen.status), {
+        timeoutMs: 10_000,
+        what: 'task to ask for input',
+      });
       expectThat(waiting.status === 'input_required', `the input tool ended "${waiting.status}" without asking`);
       await cancelAndJudge(ctx, wire, task.taskId, 'input_required');
       const final = await settleAndHold(ctx, wire, task.taskId, 10_000);
@@ -149,10 +157,16 @@ export const cancellationChecks: CheckDefinition[] = [
           const task = await ctx.createTask(wire, ctx.role('slow'), { ms: workMs });
           await ctx.sleep(Math.max(0, workMs + offset));
           const reply = await wire.cancel(task.taskId);
-          const replied = wire.generation === 'v1' ? (reply.response?.result?.status as string | undefined) ?? `error ${reply.response?.error?.code}` : reply.response?.result ? 'ack' : `error ${reply.response?.error?.code}`;
+          const replied =
+            wire.generation === 'v1'
+              ? ((reply.response?.result?.status as string | undefined) ?? `error ${reply.response?.error?.code}`)
+              : reply.response?.result
+                ? 'ack'
+                : `error ${reply.response?.error?.code}`;
           if (wire.generation === 'v1' && !reply.response?.result) expectError(reply, -32602, 'a cancel that lost the race (R40)');
           const final = await settleAndHold(ctx, wire, task.taskId, 10_000);
-          if (wire.generation === 'v1' && replied === 'cancelled') expectThat(final.status === 'cancelled', `tasks/cancel replied "cancelled" but the task ended "${final.status}" (R42)`);
+          if (wire.generation === 'v1' && replied === 'cancelled')
+            expectThat(final.status === 'cancelled', `tasks/cancel replied "cancelled" but the task ended "${final.status}" (R42)`);
           outcomes.push(`${offset}ms: ${replied} → ${final.status}`);
         }),
       );

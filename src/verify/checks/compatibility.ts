@@ -29,7 +29,11 @@ async function callUndeclared(ctx: CheckContext, wire: TaskWire, ref: ToolRef, c
 /** Fails unless an answer is an inline `CallToolResult` (content array, no task). */
 function expectInline(answer: WireAnswer, what: string): void {
   const result = expectResult(answer, what);
-  expectThat(result.resultType !== 'task' && !('task' in result) && !('taskId' in result) && Array.isArray(result.content), `${what}: expected an inline CallToolResult, got ${describe(answer)}`, answer);
+  expectThat(
+    result.resultType !== 'task' && !('task' in result) && !('taskId' in result) && Array.isArray(result.content),
+    `${what}: expected an inline CallToolResult, got ${describe(answer)}`,
+    answer,
+  );
 }
 
 /** {@link callUndeclared}, then {@link expectInline}. */
@@ -94,7 +98,11 @@ export const compatibilityChecks: CheckDefinition[] = [
       const wire = ctx.v2('a');
       await expectInlineCall(ctx, wire, slow, `tools/call ${slow.tool} declaring only the legacy tasks capability`, LEGACY_ONLY);
       const required = ctx.map.roles.required;
-      if (required && ctx.served.tools.has(required.tool)) expectMissingCapability(await wire.call(required.tool, ctx.args(required, { ms: 200 }), { capabilities: LEGACY_ONLY }), `tools/call ${required.tool} declaring only the legacy capability`);
+      if (required && ctx.served.tools.has(required.tool))
+        expectMissingCapability(
+          await wire.call(required.tool, ctx.args(required, { ms: 200 }), { capabilities: LEGACY_ONLY }),
+          `tools/call ${required.tool} declaring only the legacy capability`,
+        );
     },
   }),
   check('v1', {
@@ -145,7 +153,11 @@ export const compatibilityChecks: CheckDefinition[] = [
         throw error;
       }
       if (session.protocolVersion !== '2025-06-18') skip(`offered 2025-06-18, the server chose ${session.protocolVersion}`);
-      expectThat(!session.serverCapabilities.tasks, `a 2025-06-18 session is offered capabilities.tasks: ${JSON.stringify(session.serverCapabilities.tasks)}`, session.initialize);
+      expectThat(
+        !session.serverCapabilities.tasks,
+        `a 2025-06-18 session is offered capabilities.tasks: ${JSON.stringify(session.serverCapabilities.tasks)}`,
+        session.initialize,
+      );
       const slow = ctx.role('slow');
       const wire = new V1TaskWire(session);
       const answer = await wire.call(slow.tool, ctx.args(slow, { ms: 200 }), { task: {} });

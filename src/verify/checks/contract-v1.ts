@@ -18,12 +18,14 @@ const HUGE_TTL_MS = 2_000_000_000;
 function v1TaskShapeProblems(task: Record<string, unknown>): string[] {
   const problems: string[] = [];
   if (typeof task.taskId !== 'string' || task.taskId.length === 0) problems.push('taskId is not a non-empty string');
-  if (!['working', 'input_required', 'completed', 'failed', 'cancelled'].includes(String(task.status))) problems.push(`status ${JSON.stringify(task.status)} is not a task status`);
+  if (!['working', 'input_required', 'completed', 'failed', 'cancelled'].includes(String(task.status)))
+    problems.push(`status ${JSON.stringify(task.status)} is not a task status`);
   if (!isIsoTime(task.createdAt)) problems.push(`createdAt ${JSON.stringify(task.createdAt)} is not an ISO 8601 time (R17)`);
   if (!isIsoTime(task.lastUpdatedAt)) problems.push(`lastUpdatedAt ${JSON.stringify(task.lastUpdatedAt)} is not an ISO 8601 time (R17)`);
   if (!('ttl' in task)) problems.push('ttl is missing (R19: required, null = unlimited)');
   else if (task.ttl !== null && !isNonNegativeInteger(task.ttl)) problems.push(`ttl ${JSON.stringify(task.ttl)} is neither an integer nor null (D3)`);
-  if ('pollInterval' in task && !isNonNegativeInteger(task.pollInterval)) problems.push(`pollInterval ${JSON.stringify(task.pollInterval)} is not a non-negative integer (D3)`);
+  if ('pollInterval' in task && !isNonNegativeInteger(task.pollInterval))
+    problems.push(`pollInterval ${JSON.stringify(task.pollInterval)} is not a non-negative integer (D3)`);
   return problems;
 }
 
@@ -37,7 +39,12 @@ async function v1(ctx: CheckContext): Promise<V1TaskWire> {
 }
 
 /** Poll a v1 task to `input_required`, then answer its elicitation through `tasks/result`; resolves with that answer. */
-export async function answerV1Input(ctx: CheckContext, wire: V1TaskWire, taskId: string, content: Record<string, unknown>): Promise<{ answer: WireAnswer; elicitations: Array<Record<string, unknown>> }> {
+export async function answerV1Input(
+  ctx: CheckContext,
+  wire: V1TaskWire,
+  taskId: string,
+  content: Record<string, unknown>,
+): Promise<{ answer: WireAnswer; elicitations: Array<Record<string, unknown>> }> {
   const elicitations: Array<Record<string, unknown>> = [];
   const onMessage = async (message: unknown): Promise<void> => {
     const request = message as { id?: unknown; method?: string; params?: Record<string, unknown> };
@@ -68,9 +75,14 @@ export const contractV1Checks: CheckDefinition[] = [
       const tasks = session.serverCapabilities.tasks as Record<string, unknown> | undefined;
       expectThat(tasks && typeof tasks === 'object', `InitializeResult.capabilities has no tasks object (R1)`, answer);
       const call = ((tasks.requests as Record<string, unknown> | undefined)?.tools as Record<string, unknown> | undefined)?.call;
-      expectThat(call !== null && typeof call === 'object', `capabilities.tasks.requests.tools.call is ${JSON.stringify(call)}, not an object: the server takes no tools/call tasks (R1, R4)`, answer);
+      expectThat(
+        call !== null && typeof call === 'object',
+        `capabilities.tasks.requests.tools.call is ${JSON.stringify(call)}, not an object: the server takes no tools/call tasks (R1, R4)`,
+        answer,
+      );
       for (const member of ['list', 'cancel'] as const) {
-        if (member in tasks && (tasks[member] === null || typeof tasks[member] !== 'object')) fail(`capabilities.tasks.${member} is ${JSON.stringify(tasks[member])}; the schema wants an object {} (D2)`, answer);
+        if (member in tasks && (tasks[member] === null || typeof tasks[member] !== 'object'))
+          fail(`capabilities.tasks.${member} is ${JSON.stringify(tasks[member])}; the schema wants an object {} (D2)`, answer);
       }
       if (!('cancel' in tasks)) ctx.warn('capabilities.tasks.cancel is absent: requestors cannot cancel tasks (R4)');
     },
@@ -87,10 +99,14 @@ export const contractV1Checks: CheckDefinition[] = [
       const tools = Array.isArray(result.tools) ? (result.tools as Array<Record<string, unknown>>) : fail('tools/list result has no tools array', answer);
       for (const tool of tools) {
         const support = (tool.execution as { taskSupport?: unknown } | undefined)?.taskSupport;
-        if (support !== undefined && !TASK_SUPPORT_VALUES.has(String(support))) fail(`tool ${String(tool.name)} has execution.taskSupport ${JSON.stringify(support)} (R8: forbidden | optional | required)`, answer);
+        if (support !== undefined && !TASK_SUPPORT_VALUES.has(String(support)))
+          fail(`tool ${String(tool.name)} has execution.taskSupport ${JSON.stringify(support)} (R8: forbidden | optional | required)`, answer);
       }
       ctx.measure('tools', tools.length);
-      ctx.measure('taskTools', tools.filter((tool) => ['optional', 'required'].includes(String((tool.execution as { taskSupport?: unknown } | undefined)?.taskSupport))).length);
+      ctx.measure(
+        'taskTools',
+        tools.filter((tool) => ['optional', 'required'].includes(String((tool.execution as { taskSupport?: unknown } | undefined)?.taskSupport))).length,
+      );
     },
   }),
   check('v1', {
@@ -122,7 +138,11 @@ export const contractV1Checks: CheckDefinition[] = [
       const created = await ctx.createTask(wire, ctx.taskTool(), { ms: 3000 }, { task: { ttl: 60_000 } });
       const { task, answer } = await ctx.getTask(wire, created.taskId);
       expectTaskShape(task.raw, 'tasks/get', answer);
-      expectThat(JSON.stringify(task.raw.ttl) === JSON.stringify(created.raw.ttl), `tasks/get reports ttl ${JSON.stringify(task.raw.ttl)}, the CreateTaskResult ${JSON.stringify(created.raw.ttl)} (R19: the actual ttl)`, answer);
+      expectThat(
+        JSON.stringify(task.raw.ttl) === JSON.stringify(created.raw.ttl),
+        `tasks/get reports ttl ${JSON.stringify(task.raw.ttl)}, the CreateTaskResult ${JSON.stringify(created.raw.ttl)} (R19: the actual ttl)`,
+        answer,
+      );
       ctx.measure('grantedTtlMs', String(created.raw.ttl));
     },
   }),
@@ -140,8 +160,10 @@ export const contractV1Checks: CheckDefinition[] = [
       ctx.measure('ttlWhenNoneRequested', String(plain.raw.ttl));
       ctx.measure('ttlWhenTenYearsRequested', String(huge.raw.ttl));
       const problems: string[] = [];
-      if (plain.raw.ttl === null) problems.push('a task created with task: {} has ttl: null (unlimited retention; R19 allows it, R52 asks receivers to cap retention)');
-      if (huge.raw.ttl === null || huge.raw.ttl === HUGE_TTL_MS) problems.push(`a request for 23 days of retention was granted (ttl ${JSON.stringify(huge.raw.ttl)}; R52: cap the maximum ttl)`);
+      if (plain.raw.ttl === null)
+        problems.push('a task created with task: {} has ttl: null (unlimited retention; R19 allows it, R52 asks receivers to cap retention)');
+      if (huge.raw.ttl === null || huge.raw.ttl === HUGE_TTL_MS)
+        problems.push(`a request for 23 days of retention was granted (ttl ${JSON.stringify(huge.raw.ttl)}; R52: cap the maximum ttl)`);
       if (problems.length > 0) fail(problems.join('; '));
     },
   }),
@@ -209,8 +231,16 @@ export const contractV1Checks: CheckDefinition[] = [
         const result = answer.response?.result as Record<string, unknown>;
         expectThat(!('task' in result), 'tasks/get wraps the task under "task"; GetTaskResult is flat (Result & Task)', answer);
         expectTaskShape(result, 'tasks/get', answer);
-        expectThat(!(result._meta as Record<string, unknown> | undefined)?.[RELATED_TASK_META_KEY], 'tasks/get carries related-task _meta (R33: omit it)', answer);
-        expectThat(result.createdAt === created.raw.createdAt, `createdAt changed from ${String(created.raw.createdAt)} to ${String(result.createdAt)}`, answer);
+        expectThat(
+          !(result._meta as Record<string, unknown> | undefined)?.[RELATED_TASK_META_KEY],
+          'tasks/get carries related-task _meta (R33: omit it)',
+          answer,
+        );
+        expectThat(
+          result.createdAt === created.raw.createdAt,
+          `createdAt changed from ${String(created.raw.createdAt)} to ${String(result.createdAt)}`,
+          answer,
+        );
         expectThat(Date.parse(String(result.lastUpdatedAt)) >= Date.parse(String(result.createdAt)), 'lastUpdatedAt is before createdAt', answer);
         if (poll === 0) await ctx.waitTerminal(wire, task.taskId);
       }
@@ -251,7 +281,8 @@ export const contractV1Checks: CheckDefinition[] = [
       const { task, answer } = await ctx.getTask(wire, created.taskId);
       ctx.measure('getWhileResultPendingMs', Date.now() - sent);
       // Only an answer that arrived before this poll was even sent proves tasks/result did not wait.
-      if (task.status === 'working') expectThat(resolvedAt >= sent, 'tasks/result answered while the task was still working (R24: hold it until terminal)', answer);
+      if (task.status === 'working')
+        expectThat(resolvedAt >= sent, 'tasks/result answered while the task was still working (R24: hold it until terminal)', answer);
       const final = await pending;
       expectResult(final, 'tasks/result after completion');
       const after = await ctx.getTask(wire, created.taskId);
@@ -272,7 +303,7 @@ export const contractV1Checks: CheckDefinition[] = [
       if (!final.statusMessage) ctx.warn('the failed task has no statusMessage (R47: SHOULD give a diagnostic)');
       const answer = await wire.result(created.taskId);
       const result = expectResult(answer, 'tasks/result of an isError task');
-      expectThat(result.isError === true && Array.isArray(result.content), 'tasks/result does not return the tool\'s isError CallToolResult (R25)', answer);
+      expectThat(result.isError === true && Array.isArray(result.content), "tasks/result does not return the tool's isError CallToolResult (R25)", answer);
     },
   }),
   check('v1', {
@@ -288,7 +319,11 @@ export const contractV1Checks: CheckDefinition[] = [
       expectThat(final.status === 'failed', `a tool that throws ended the task "${final.status}", not "failed"`);
       const answer = await wire.result(created.taskId);
       const error = answer.response?.error;
-      expectThat(error && Number.isInteger(error.code) && typeof error.message === 'string', `tasks/result of a failed task is not the JSON-RPC error it failed with (R25): ${describe(answer)}`, answer);
+      expectThat(
+        error && Number.isInteger(error.code) && typeof error.message === 'string',
+        `tasks/result of a failed task is not the JSON-RPC error it failed with (R25): ${describe(answer)}`,
+        answer,
+      );
     },
   }),
   check('v1', {
@@ -302,7 +337,10 @@ export const contractV1Checks: CheckDefinition[] = [
       const wire = await v1(ctx);
       const asks = ctx.role('asksInput');
       const created = await ctx.createTask(wire, asks);
-      await ctx.poll(wire, created.taskId, (task) => task.status === 'input_required' || isTerminal(task.status), { timeoutMs: 10_000, what: 'task to ask for input' });
+      await ctx.poll(wire, created.taskId, (task) => task.status === 'input_required' || isTerminal(task.status), {
+        timeoutMs: 10_000,
+        what: 'task to ask for input',
+      });
       const { answer, elicitations } = await answerV1Input(ctx, wire, created.taskId, asks.answer);
       expectThat(elicitations.length > 0, `tasks/result of an input_required task carried no elicitation/create (R29): ${describe(answer)}`, answer);
       for (const params of elicitations) {
@@ -402,9 +440,17 @@ export const contractV1Checks: CheckDefinition[] = [
       const first = await ctx.createTask(wire, ctx.taskTool(), { ms: 2000 });
       const second = await ctx.createTask(wire, ctx.taskTool(), { ms: 2000 });
       const answer = await wire.get(first.taskId, { meta: { [RELATED_TASK_META_KEY]: { taskId: second.taskId } } });
-      expectThat(wire.taskOf(answer)?.taskId === first.taskId, `tasks/get ${first.taskId} with related-task _meta naming ${second.taskId} answered ${describe(answer)} (R32)`, answer);
+      expectThat(
+        wire.taskOf(answer)?.taskId === first.taskId,
+        `tasks/get ${first.taskId} with related-task _meta naming ${second.taskId} answered ${describe(answer)} (R32)`,
+        answer,
+      );
       const unknown = unknownTaskId();
-      expectError(await wire.get(unknown, { meta: { [RELATED_TASK_META_KEY]: { taskId: first.taskId } } }), -32602, `tasks/get of an unknown id with related-task _meta naming a real task`);
+      expectError(
+        await wire.get(unknown, { meta: { [RELATED_TASK_META_KEY]: { taskId: first.taskId } } }),
+        -32602,
+        `tasks/get of an unknown id with related-task _meta naming a real task`,
+      );
     },
   }),
   check('v1', {
@@ -418,7 +464,8 @@ export const contractV1Checks: CheckDefinition[] = [
       const wire = await v1(ctx);
       const created = await ctx.createTask(wire, ctx.role('slow'), { ms: 100 }, { task: { ttl: 1000 } });
       const ttl = created.raw.ttl;
-      if (typeof ttl !== 'number' || ttl > ctx.thresholds.maxTtlWaitMs) skip(`asked for ttl 1000 ms, the server granted ${JSON.stringify(ttl)}; longer than maxTtlWaitMs (${ctx.thresholds.maxTtlWaitMs} ms) to wait for`);
+      if (typeof ttl !== 'number' || ttl > ctx.thresholds.maxTtlWaitMs)
+        skip(`asked for ttl 1000 ms, the server granted ${JSON.stringify(ttl)}; longer than maxTtlWaitMs (${ctx.thresholds.maxTtlWaitMs} ms) to wait for`);
       const expiresAt = Date.parse(String(created.raw.createdAt)) + ttl;
       await ctx.sleep(Math.max(0, expiresAt - Date.now()) + Math.max(1000, ttl / 2));
       const answer = await wire.get(created.taskId);

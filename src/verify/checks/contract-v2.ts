@@ -3,7 +3,13 @@
  * rules (`-32020`, `-32022`), create / get / update, removed methods, `-32021` gates, `subscriptions/listen`, TTL
  * (checklist C-BASE-*, C-V2-*).
  */
-import { SUBSCRIPTION_ID_META_KEY, TASKS_EXTENSION_ID, V2_PROTOCOL_VERSION, PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY } from '../../protocol/constants.js';
+import {
+  SUBSCRIPTION_ID_META_KEY,
+  TASKS_EXTENSION_ID,
+  V2_PROTOCOL_VERSION,
+  PROTOCOL_VERSION_META_KEY,
+  CLIENT_CAPABILITIES_META_KEY,
+} from '../../protocol/constants.js';
 import type { CheckDefinition } from '../check.js';
 import type { CheckContext } from '../context.js';
 import { describe, expectError, expectHttpStatus, expectResult, expectThat, fail, isIsoTime, isNonNegativeInteger, skip } from '../expect.js';
@@ -16,12 +22,15 @@ import { check, isTerminal, unknownTaskId } from './shared.js';
 function v2TaskShapeProblems(task: Record<string, unknown>): string[] {
   const problems: string[] = [];
   if (typeof task.taskId !== 'string' || task.taskId.length === 0) problems.push('taskId is not a non-empty string');
-  if (!['working', 'input_required', 'completed', 'failed', 'cancelled'].includes(String(task.status))) problems.push(`status ${JSON.stringify(task.status)} is not a task status`);
+  if (!['working', 'input_required', 'completed', 'failed', 'cancelled'].includes(String(task.status)))
+    problems.push(`status ${JSON.stringify(task.status)} is not a task status`);
   if (!isIsoTime(task.createdAt)) problems.push(`createdAt ${JSON.stringify(task.createdAt)} is not an ISO 8601 time`);
   if (!isIsoTime(task.lastUpdatedAt)) problems.push(`lastUpdatedAt ${JSON.stringify(task.lastUpdatedAt)} is not an ISO 8601 time`);
   if (!('ttlMs' in task)) problems.push('ttlMs is missing (required; null = unlimited)');
-  else if (task.ttlMs !== null && !isNonNegativeInteger(task.ttlMs)) problems.push(`ttlMs ${JSON.stringify(task.ttlMs)} is neither a non-negative integer nor null (X10)`);
-  if ('pollIntervalMs' in task && !isNonNegativeInteger(task.pollIntervalMs)) problems.push(`pollIntervalMs ${JSON.stringify(task.pollIntervalMs)} is not a non-negative integer (E18, X10)`);
+  else if (task.ttlMs !== null && !isNonNegativeInteger(task.ttlMs))
+    problems.push(`ttlMs ${JSON.stringify(task.ttlMs)} is neither a non-negative integer nor null (X10)`);
+  if ('pollIntervalMs' in task && !isNonNegativeInteger(task.pollIntervalMs))
+    problems.push(`pollIntervalMs ${JSON.stringify(task.pollIntervalMs)} is not a non-negative integer (E18, X10)`);
   for (const legacy of ['ttl', 'pollInterval', 'task']) if (legacy in task) problems.push(`carries the 2025-11-25 field "${legacy}" (X3, X9)`);
   return problems;
 }
@@ -35,23 +44,37 @@ function expectTaskShape(task: Record<string, unknown>, what: string, answer: Wi
 export function expectAck(answer: WireAnswer, what: string): void {
   const result = expectResult(answer, what);
   const extra = Object.keys(result).filter((key) => key !== 'resultType' && key !== '_meta');
-  expectThat(result.resultType === 'complete' && extra.length === 0, `${what}: expected the empty acknowledgement {"resultType":"complete"}, got ${describe(answer)}`, answer);
+  expectThat(
+    result.resultType === 'complete' && extra.length === 0,
+    `${what}: expected the empty acknowledgement {"resultType":"complete"}, got ${describe(answer)}`,
+    answer,
+  );
 }
 
 /** Fails unless an answer is `-32021` with `data.requiredCapabilities` naming the extension, on HTTP 400 (E6, E41, B4). */
 export function expectMissingCapability(answer: WireAnswer, what: string): void {
   const error = expectError(answer, -32021, what);
-  const required = ((error.data as { requiredCapabilities?: { extensions?: Record<string, unknown> } } | undefined)?.requiredCapabilities?.extensions ?? {})[TASKS_EXTENSION_ID];
+  const required = ((error.data as { requiredCapabilities?: { extensions?: Record<string, unknown> } } | undefined)?.requiredCapabilities?.extensions ?? {})[
+    TASKS_EXTENSION_ID
+  ];
   expectThat(required !== undefined, `${what}: -32021 without data.requiredCapabilities.extensions["${TASKS_EXTENSION_ID}"] (E6)`, answer);
   expectHttpStatus(answer, 400, what);
 }
 
 /** Poll a v2 task until it asks for input; returns the task with its `inputRequests`. */
-export async function pollToInput(ctx: CheckContext, wire: V2TaskWire, taskId: string): Promise<TaskState & { inputRequests: Record<string, { method?: unknown }> }> {
-  const task = await ctx.poll(wire, taskId, (seen) => seen.status === 'input_required' || isTerminal(seen.status), { timeoutMs: 10_000, what: 'task to ask for input' });
+export async function pollToInput(
+  ctx: CheckContext,
+  wire: V2TaskWire,
+  taskId: string,
+): Promise<TaskState & { inputRequests: Record<string, { method?: unknown }> }> {
+  const task = await ctx.poll(wire, taskId, (seen) => seen.status === 'input_required' || isTerminal(seen.status), {
+    timeoutMs: 10_000,
+    what: 'task to ask for input',
+  });
   if (task.status !== 'input_required') fail(`the input tool ended "${task.status}" without asking for input`);
   const requests = task.raw.inputRequests;
-  if (typeof requests !== 'object' || requests === null || Array.isArray(requests) || Object.keys(requests).length === 0) fail(`an input_required task has no inputRequests map (E19): ${JSON.stringify(task.raw).slice(0, 300)}`);
+  if (typeof requests !== 'object' || requests === null || Array.isArray(requests) || Object.keys(requests).length === 0)
+    fail(`an input_required task has no inputRequests map (E19): ${JSON.stringify(task.raw).slice(0, 300)}`);
   return { ...task, inputRequests: requests as Record<string, { method?: unknown }> };
 }
 
@@ -61,10 +84,32 @@ export function accept(content: Record<string, unknown>): Record<string, unknown
 }
 
 /** The answer to a `subscriptions/listen` read for `ms` (the stream is then closed). */
-export function listen(ctx: CheckContext, wire: V2TaskWire, taskIds: string[], options: { capabilities?: Record<string, unknown>; ms: number; until?: (message: unknown) => boolean }): Promise<WireAnswer & { listenId: string }> {
+export function listen(
+  ctx: CheckContext,
+  wire: V2TaskWire,
+  taskIds: string[],
+  options: { capabilities?: Record<string, unknown>; ms: number; until?: (message: unknown) => boolean },
+): Promise<WireAnswer & { listenId: string }> {
   const id = `verify-listen-${requestId()}`;
-  const rawBody = JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { notifications: { taskIds }, _meta: { [PROTOCOL_VERSION_META_KEY]: V2_PROTOCOL_VERSION, [CLIENT_CAPABILITIES_META_KEY]: options.capabilities ?? { extensions: { [TASKS_EXTENSION_ID]: {} } } } } });
-  return wire.request('subscriptions/listen', {}, { rawBody, readForMs: options.ms, timeoutMs: options.ms + 5000, ...(options.until ? { stopWhen: options.until } : {}) }).then((answer) => ({ ...answer, listenId: id }));
+  const rawBody = JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'subscriptions/listen',
+    params: {
+      notifications: { taskIds },
+      _meta: {
+        [PROTOCOL_VERSION_META_KEY]: V2_PROTOCOL_VERSION,
+        [CLIENT_CAPABILITIES_META_KEY]: options.capabilities ?? { extensions: { [TASKS_EXTENSION_ID]: {} } },
+      },
+    },
+  });
+  return wire
+    .request(
+      'subscriptions/listen',
+      {},
+      { rawBody, readForMs: options.ms, timeoutMs: options.ms + 5000, ...(options.until ? { stopWhen: options.until } : {}) },
+    )
+    .then((answer) => ({ ...answer, listenId: id }));
 }
 
 const v2 = (ctx: CheckContext): V2TaskWire => ctx.v2('a');
@@ -79,14 +124,27 @@ export const contractV2Checks: CheckDefinition[] = [
       const answer = await v2(ctx).request('server/discover');
       const result = expectResult(answer, 'server/discover');
       expectThat(result.resultType === 'complete', `server/discover has resultType ${JSON.stringify(result.resultType)} (B5: "complete")`, answer);
-      expectThat(Array.isArray(result.supportedVersions) && result.supportedVersions.includes(V2_PROTOCOL_VERSION), 'supportedVersions does not list 2026-07-28', answer);
+      expectThat(
+        Array.isArray(result.supportedVersions) && result.supportedVersions.includes(V2_PROTOCOL_VERSION),
+        'supportedVersions does not list 2026-07-28',
+        answer,
+      );
       const capabilities = (result.capabilities ?? {}) as Record<string, unknown>;
       const extension = (capabilities.extensions as Record<string, unknown> | undefined)?.[TASKS_EXTENSION_ID];
-      expectThat(extension !== null && typeof extension === 'object' && Object.keys(extension).length === 0, `capabilities.extensions["${TASKS_EXTENSION_ID}"] is ${JSON.stringify(extension)}, not {} (E1)`, answer);
+      expectThat(
+        extension !== null && typeof extension === 'object' && Object.keys(extension).length === 0,
+        `capabilities.extensions["${TASKS_EXTENSION_ID}"] is ${JSON.stringify(extension)}, not {} (E1)`,
+        answer,
+      );
       expectThat(!('tasks' in capabilities), 'server/discover advertises the legacy tasks capability (C-BASE-07, §3 of the extension: MUST NOT)', answer);
       expectThat(isNonNegativeInteger(result.ttlMs), `ttlMs ${JSON.stringify(result.ttlMs)} is not a non-negative integer (B8)`, answer);
-      expectThat(result.cacheScope === 'public' || result.cacheScope === 'private', `cacheScope ${JSON.stringify(result.cacheScope)} is not "public" or "private" (B8)`, answer);
-      if (!(result._meta as Record<string, unknown> | undefined)?.['io.modelcontextprotocol/serverInfo']) ctx.warn('no _meta["io.modelcontextprotocol/serverInfo"] (B6 SHOULD)');
+      expectThat(
+        result.cacheScope === 'public' || result.cacheScope === 'private',
+        `cacheScope ${JSON.stringify(result.cacheScope)} is not "public" or "private" (B8)`,
+        answer,
+      );
+      if (!(result._meta as Record<string, unknown> | undefined)?.['io.modelcontextprotocol/serverInfo'])
+        ctx.warn('no _meta["io.modelcontextprotocol/serverInfo"] (B6 SHOULD)');
     },
   }),
   check('v2', {
@@ -108,11 +166,19 @@ export const contractV2Checks: CheckDefinition[] = [
     gate: 'contract',
     rules: ['C-BASE-02', 'B9'],
     async run(ctx) {
-      const answer = await v2(ctx).request('server/discover', {}, { meta: { [PROTOCOL_VERSION_META_KEY]: '2027-01-01' }, headers: { 'mcp-protocol-version': '2027-01-01' } });
+      const answer = await v2(ctx).request(
+        'server/discover',
+        {},
+        { meta: { [PROTOCOL_VERSION_META_KEY]: '2027-01-01' }, headers: { 'mcp-protocol-version': '2027-01-01' } },
+      );
       const error = expectError(answer, -32022, 'server/discover with protocolVersion 2027-01-01');
       const data = (error.data ?? {}) as { requested?: unknown; supported?: unknown };
       expectThat(data.requested === '2027-01-01', `-32022 data.requested is ${JSON.stringify(data.requested)}, not the requested version (B9)`, answer);
-      expectThat(Array.isArray(data.supported) && data.supported.includes(V2_PROTOCOL_VERSION), `-32022 data.supported ${JSON.stringify(data.supported)} does not list 2026-07-28 (B9)`, answer);
+      expectThat(
+        Array.isArray(data.supported) && data.supported.includes(V2_PROTOCOL_VERSION),
+        `-32022 data.supported ${JSON.stringify(data.supported)} does not list 2026-07-28 (B9)`,
+        answer,
+      );
       expectHttpStatus(answer, 400, '-32022');
     },
   }),
@@ -156,8 +222,16 @@ export const contractV2Checks: CheckDefinition[] = [
       const other = await wire.request('tasks/get', { taskId: task.taskId }, { headers: { 'mcp-name': unknownTaskId() } });
       expectError(other, -32020, 'tasks/get with an Mcp-Name naming another task');
       expectHttpStatus(other, 400, '-32020 (mismatching Mcp-Name)');
-      const encoded = await wire.request('tasks/get', { taskId: task.taskId }, { headers: { 'mcp-name': `=?base64?${Buffer.from(task.taskId, 'utf8').toString('base64')}?=` } });
-      expectThat(wire.taskOf(encoded)?.taskId === task.taskId, `tasks/get with a base64-encoded Mcp-Name was not decoded before the comparison (C-BASE-10): ${describe(encoded)}`, encoded);
+      const encoded = await wire.request(
+        'tasks/get',
+        { taskId: task.taskId },
+        { headers: { 'mcp-name': `=?base64?${Buffer.from(task.taskId, 'utf8').toString('base64')}?=` } },
+      );
+      expectThat(
+        wire.taskOf(encoded)?.taskId === task.taskId,
+        `tasks/get with a base64-encoded Mcp-Name was not decoded before the comparison (C-BASE-10): ${describe(encoded)}`,
+        encoded,
+      );
     },
   }),
   check('v2', {
@@ -182,7 +256,11 @@ export const contractV2Checks: CheckDefinition[] = [
       const slow = ctx.taskTool();
       const answer = await wire.call(slow.tool, ctx.args(slow, { ms: 3000 }));
       const result = expectResult(answer, `tools/call ${slow.tool} (declaring)`);
-      expectThat(result.resultType === 'task', `a 3 s call answered resultType ${JSON.stringify(result.resultType)}, not "task" (the slow tool must become a task): ${describe(answer)}`, answer);
+      expectThat(
+        result.resultType === 'task',
+        `a 3 s call answered resultType ${JSON.stringify(result.resultType)}, not "task" (the slow tool must become a task): ${describe(answer)}`,
+        answer,
+      );
       ctx.track(wire, String(result.taskId));
       expectTaskShape(result, 'CreateTaskResult', answer);
       for (const field of ['result', 'error', 'inputRequests', 'requestState']) expectThat(!(field in result), `CreateTaskResult carries "${field}"`, answer);
@@ -224,7 +302,11 @@ export const contractV2Checks: CheckDefinition[] = [
       const wire = v2(ctx);
       const task = await ctx.createTask(wire, ctx.taskTool(), { ms: 2000 });
       const answer = await wire.get(task.taskId);
-      expectThat(wire.taskOf(answer)?.taskId === task.taskId, `tasks/get right after creation: ${describe(answer)} (E14: no CreateTaskResult before tasks/get succeeds)`, answer);
+      expectThat(
+        wire.taskOf(answer)?.taskId === task.taskId,
+        `tasks/get right after creation: ${describe(answer)} (E14: no CreateTaskResult before tasks/get succeeds)`,
+        answer,
+      );
     },
   }),
   check('v2', {
@@ -238,8 +320,14 @@ export const contractV2Checks: CheckDefinition[] = [
       const task = await ctx.createTask(wire, ctx.role('slow'), { ms: 800 });
       const working = await ctx.getTask(wire, task.taskId);
       expectTaskShape(working.task.raw, 'tasks/get', working.answer);
-      expectThat(working.task.raw.resultType === 'complete', `tasks/get has resultType ${JSON.stringify(working.task.raw.resultType)} (E9: "complete")`, working.answer);
-      if (working.task.status === 'working') for (const field of ['result', 'error', 'inputRequests']) expectThat(!(field in working.task.raw), `a working task carries "${field}" (E19)`, working.answer);
+      expectThat(
+        working.task.raw.resultType === 'complete',
+        `tasks/get has resultType ${JSON.stringify(working.task.raw.resultType)} (E9: "complete")`,
+        working.answer,
+      );
+      if (working.task.status === 'working')
+        for (const field of ['result', 'error', 'inputRequests'])
+          expectThat(!(field in working.task.raw), `a working task carries "${field}" (E19)`, working.answer);
       const final = await ctx.waitTerminal(wire, task.taskId);
       expectThat(final.status === 'completed', `the slow task ended "${final.status}"`);
       const done = await ctx.getTask(wire, task.taskId);
@@ -261,7 +349,10 @@ export const contractV2Checks: CheckDefinition[] = [
       const task = await ctx.createTask(wire, ctx.role('toolError'), { ms: 200 });
       const final = await ctx.waitTerminal(wire, task.taskId);
       expectThat(final.status === 'completed', `a tool result with isError ended the task "${final.status}" (E13: completed)`);
-      expectThat((final.raw.result as { isError?: unknown } | undefined)?.isError === true, 'the completed task does not carry the isError result inline (E13)');
+      expectThat(
+        (final.raw.result as { isError?: unknown } | undefined)?.isError === true,
+        'the completed task does not carry the isError result inline (E13)',
+      );
     },
   }),
   check('v2', {
@@ -276,14 +367,18 @@ export const contractV2Checks: CheckDefinition[] = [
       const final = await ctx.waitTerminal(wire, task.taskId);
       expectThat(final.status === 'failed', `a tool that throws ended the task "${final.status}", not "failed" (E13)`);
       const error = final.raw.error as { code?: unknown; message?: unknown } | undefined;
-      expectThat(error && Number.isInteger(error.code) && typeof error.message === 'string', `the failed task has no error {code, message} (E13, E19): ${JSON.stringify(final.raw).slice(0, 300)}`);
+      expectThat(
+        error && Number.isInteger(error.code) && typeof error.message === 'string',
+        `the failed task has no error {code, message} (E13, E19): ${JSON.stringify(final.raw).slice(0, 300)}`,
+      );
       expectThat(!('result' in final.raw), 'the failed task carries a result');
       if (!final.statusMessage) ctx.warn('the failed task has no statusMessage (E13 SHOULD)');
     },
   }),
   check('v2', {
     id: 'v2.input.update',
-    title: 'input_required lists inputRequests (same keys on repeat polls); tasks/update acks, ignores unknown keys, completes the task; answered keys never return',
+    title:
+      'input_required lists inputRequests (same keys on repeat polls); tasks/update acks, ignores unknown keys, completes the task; answered keys never return',
     gate: 'contract',
     rules: ['C-V2-09', 'C-V2-10', 'C-V2-11', 'C-V2-12', 'E19', 'E23', 'E25', 'E27'],
     needs: ['asksInput'],
@@ -293,13 +388,24 @@ export const contractV2Checks: CheckDefinition[] = [
       const task = await ctx.createTask(wire, asks);
       const first = await pollToInput(ctx, wire, task.taskId);
       const keys = Object.keys(first.inputRequests).sort();
-      for (const [key, request] of Object.entries(first.inputRequests)) expectThat(typeof request?.method === 'string', `inputRequests["${key}"] has no method (E19)`);
+      for (const [key, request] of Object.entries(first.inputRequests))
+        expectThat(typeof request?.method === 'string', `inputRequests["${key}"] has no method (E19)`);
       await ctx.sleep(ctx.pollWait(first));
       const again = await pollToInput(ctx, wire, task.taskId);
-      expectThat(JSON.stringify(Object.keys(again.inputRequests).sort()) === JSON.stringify(keys), `inputRequests keys changed between polls: ${keys.join(',')} → ${Object.keys(again.inputRequests).join(',')} (E23)`);
-      expectAck(await wire.update(task.taskId, { [`verify-never-issued-${ctx.key}`]: accept(asks.answer) }), 'tasks/update with a never-issued key (E27: ignored)');
+      expectThat(
+        JSON.stringify(Object.keys(again.inputRequests).sort()) === JSON.stringify(keys),
+        `inputRequests keys changed between polls: ${keys.join(',')} → ${Object.keys(again.inputRequests).join(',')} (E23)`,
+      );
+      expectAck(
+        await wire.update(task.taskId, { [`verify-never-issued-${ctx.key}`]: accept(asks.answer) }),
+        'tasks/update with a never-issued key (E27: ignored)',
+      );
       const stillWaiting = await ctx.getTask(wire, task.taskId);
-      expectThat(stillWaiting.task.status === 'input_required', `a never-issued key changed the task to "${stillWaiting.task.status}" (E27)`, stillWaiting.answer);
+      expectThat(
+        stillWaiting.task.status === 'input_required',
+        `a never-issued key changed the task to "${stillWaiting.task.status}" (E27)`,
+        stillWaiting.answer,
+      );
       const responses = Object.fromEntries(keys.map((key) => [key, accept(asks.answer)]));
       expectAck(await wire.update(task.taskId, responses), 'tasks/update answering every key');
       const seen: TaskState[] = [];
@@ -330,9 +436,17 @@ export const contractV2Checks: CheckDefinition[] = [
       expectAck(await wire.update(task.taskId, { [answered]: accept(asks.answer) }), `tasks/update answering "${answered}" only`);
       await ctx.sleep(ctx.pollWait(first));
       const partial = await ctx.getTask(wire, task.taskId);
-      expectThat(partial.task.status === 'input_required', `after one of two answers the task is "${partial.task.status}" (E27: stays input_required)`, partial.answer);
+      expectThat(
+        partial.task.status === 'input_required',
+        `after one of two answers the task is "${partial.task.status}" (E27: stays input_required)`,
+        partial.answer,
+      );
       const listed = Object.keys((partial.task.raw.inputRequests as Record<string, unknown> | undefined) ?? {});
-      expectThat(!listed.includes(answered) && listed.includes(other), `after answering "${answered}", inputRequests lists ${JSON.stringify(listed)} (expected only "${other}")`, partial.answer);
+      expectThat(
+        !listed.includes(answered) && listed.includes(other),
+        `after answering "${answered}", inputRequests lists ${JSON.stringify(listed)} (expected only "${other}")`,
+        partial.answer,
+      );
       expectAck(await wire.update(task.taskId, { [other]: accept(asks.answer) }), `tasks/update answering "${other}"`);
       const final = await ctx.waitTerminal(wire, task.taskId);
       expectThat(final.status === 'completed', `after both answers the task ended "${final.status}"`);
@@ -350,11 +464,18 @@ export const contractV2Checks: CheckDefinition[] = [
       const answer = await wire.call(asks.tool, ctx.args(asks), { capabilities: EXTENSION_ONLY_CAPABILITIES });
       const task = wire.createdTask(answer);
       if (!task) {
-        expectThat(answer.response?.error || answer.response?.result?.resultType !== 'input_required', `a call that did not declare elicitation got an MRTR elicitation round (B14): ${describe(answer)}`, answer);
+        expectThat(
+          answer.response?.error || answer.response?.result?.resultType !== 'input_required',
+          `a call that did not declare elicitation got an MRTR elicitation round (B14): ${describe(answer)}`,
+          answer,
+        );
         return;
       }
       ctx.track(wire, task.taskId, task.status);
-      const seen = await ctx.poll(wire, task.taskId, (state) => state.status === 'input_required' || isTerminal(state.status), { timeoutMs: 10_000, what: 'task to end or ask' });
+      const seen = await ctx.poll(wire, task.taskId, (state) => state.status === 'input_required' || isTerminal(state.status), {
+        timeoutMs: 10_000,
+        what: 'task to end or ask',
+      });
       const kinds = Object.values((seen.raw.inputRequests as Record<string, { method?: unknown }> | undefined) ?? {}).map((request) => String(request?.method));
       expectThat(!kinds.includes('elicitation/create'), `a task whose call declared no elicitation lists an elicitation/create inputRequest (E28)`);
     },
@@ -440,20 +561,34 @@ export const contractV2Checks: CheckDefinition[] = [
       const wire = v2(ctx);
       const task = await ctx.createTask(wire, ctx.role('slow'), { ms: 600 });
       const unknown = unknownTaskId();
-      const isFinal = (message: unknown): boolean => (message as { method?: string; params?: { status?: string } }).method === 'notifications/tasks' && isTerminal(String((message as { params?: { status?: string } }).params?.status));
+      const isFinal = (message: unknown): boolean =>
+        (message as { method?: string; params?: { status?: string } }).method === 'notifications/tasks' &&
+        isTerminal(String((message as { params?: { status?: string } }).params?.status));
       const answer = await listen(ctx, wire, [task.taskId, unknown], { ms: 5000, until: isFinal });
       if (answer.response?.error?.code === -32601) skip('the server does not implement subscriptions/listen (-32601)');
       expectThat(!answer.response?.error, `subscriptions/listen failed: ${describe(answer)}`, answer);
       const messages = answer.messages as Array<{ method?: string; params?: Record<string, unknown> }>;
       const ack = messages[0];
-      expectThat(ack?.method === 'notifications/subscriptions/acknowledged', `the first listen message is ${JSON.stringify(ack?.method)}, not the acknowledgement (B18)`, answer);
+      expectThat(
+        ack?.method === 'notifications/subscriptions/acknowledged',
+        `the first listen message is ${JSON.stringify(ack?.method)}, not the acknowledgement (B18)`,
+        answer,
+      );
       const agreed = ((ack.params?.notifications as { taskIds?: unknown } | undefined)?.taskIds ?? []) as unknown[];
-      expectThat(Array.isArray(agreed) && agreed.includes(task.taskId), `the acknowledgement does not list the caller's own task (E34): ${JSON.stringify(ack.params)}`, answer);
+      expectThat(
+        Array.isArray(agreed) && agreed.includes(task.taskId),
+        `the acknowledgement does not list the caller's own task (E34): ${JSON.stringify(ack.params)}`,
+        answer,
+      );
       if (agreed.includes(unknown)) ctx.warn('the acknowledgement lists an id no task has (E45: filter it like a foreign one)');
       for (const message of messages) {
         const tag = (message.params?._meta as Record<string, unknown> | undefined)?.[SUBSCRIPTION_ID_META_KEY];
         expectThat(tag === answer.listenId, `listen message ${message.method} is not tagged with subscriptionId ${answer.listenId} (B19)`, answer);
-        expectThat(message.method !== 'notifications/progress' && message.method !== 'notifications/message', `the listen stream carries ${message.method} (E37)`, answer);
+        expectThat(
+          message.method !== 'notifications/progress' && message.method !== 'notifications/message',
+          `the listen stream carries ${message.method} (E37)`,
+          answer,
+        );
       }
       const notifications = messages.filter((message) => message.method === 'notifications/tasks');
       if (notifications.length === 0) {
@@ -462,8 +597,17 @@ export const contractV2Checks: CheckDefinition[] = [
       }
       const final = await ctx.getTask(wire, task.taskId);
       const last = notifications.at(-1)?.params ?? {};
-      expectThat(last.taskId === task.taskId && !('resultType' in last), `notifications/tasks params are not a DetailedTask of ${task.taskId} (E33): ${JSON.stringify(last).slice(0, 300)}`, answer);
-      if (isTerminal(String(last.status))) expectThat(last.status === final.task.status, `the last notification says "${String(last.status)}", tasks/get "${final.task.status}" (E33: identical)`, final.answer);
+      expectThat(
+        last.taskId === task.taskId && !('resultType' in last),
+        `notifications/tasks params are not a DetailedTask of ${task.taskId} (E33): ${JSON.stringify(last).slice(0, 300)}`,
+        answer,
+      );
+      if (isTerminal(String(last.status)))
+        expectThat(
+          last.status === final.task.status,
+          `the last notification says "${String(last.status)}", tasks/get "${final.task.status}" (E33: identical)`,
+          final.answer,
+        );
     },
   }),
   check('v2', {
@@ -478,9 +622,12 @@ export const contractV2Checks: CheckDefinition[] = [
       const probe = await ctx.createTask(wire, ctx.role('slow'), { ms: 100 });
       const ttl = ctx.map.server.ttlMs ?? probe.raw.ttlMs;
       if (typeof ttl !== 'number' || ttl > ctx.thresholds.maxTtlWaitMs) {
-        skip(`the server grants ttlMs ${JSON.stringify(probe.raw.ttlMs)}, longer than maxTtlWaitMs (${ctx.thresholds.maxTtlWaitMs} ms); 2026-07-28 cannot ask for a shorter one: run a test instance with a short retention and set server.ttlMs in the tool map (or raise --threshold maxTtlWaitMs)`);
+        skip(
+          `the server grants ttlMs ${JSON.stringify(probe.raw.ttlMs)}, longer than maxTtlWaitMs (${ctx.thresholds.maxTtlWaitMs} ms); 2026-07-28 cannot ask for a shorter one: run a test instance with a short retention and set server.ttlMs in the tool map (or raise --threshold maxTtlWaitMs)`,
+        );
       }
-      if (ctx.map.server.ttlMs !== undefined && probe.raw.ttlMs !== ctx.map.server.ttlMs) ctx.warn(`the tool map says server.ttlMs ${ctx.map.server.ttlMs}, the server grants ${JSON.stringify(probe.raw.ttlMs)}`);
+      if (ctx.map.server.ttlMs !== undefined && probe.raw.ttlMs !== ctx.map.server.ttlMs)
+        ctx.warn(`the tool map says server.ttlMs ${ctx.map.server.ttlMs}, the server grants ${JSON.stringify(probe.raw.ttlMs)}`);
       const task = await ctx.createTask(wire, ctx.role('slow'), { ms: ttl + 5000 });
       const expiresAt = Date.parse(String(task.raw.createdAt)) + ttl;
       await ctx.sleep(Math.max(0, expiresAt - Date.now()) + Math.max(1000, ttl / 2));
@@ -491,7 +638,11 @@ export const contractV2Checks: CheckDefinition[] = [
         return;
       }
       const seen = wire.taskOf(answer);
-      expectThat(seen && isTerminal(seen.status), `${Date.now() - expiresAt} ms after createdAt + ttlMs the task is still "${seen?.status}" (E20: failed or gone, never working forever)`, answer);
+      expectThat(
+        seen && isTerminal(seen.status),
+        `${Date.now() - expiresAt} ms after createdAt + ttlMs the task is still "${seen?.status}" (E20: failed or gone, never working forever)`,
+        answer,
+      );
     },
   }),
 ];

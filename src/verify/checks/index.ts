@@ -13,4 +13,13 @@ import { recoveryChecks } from './recovery.js';
 import { securityChecks } from './security.js';
 
 /** Every check, each id once. */
-export const ALL_CHECKS: readonly CheckDefinition[] = Object.freeze([...contractV1Checks, ...contractV2Checks, ...contractBothChecks, ...securityChecks, ...recoveryChecks, ...cancellationChecks, ...compatibilityChecks, ...loadChecks]);
+export const ALL_CHECKS: readonly CheckDefinition[] = Object.freeze([
+  ...contractV1Checks,
+  ...contractV2Checks,
+  ...contractBothChecks,
+  ...securityChecks,
+  ...recoveryChecks,
+  ...cancellationChecks,
+  ...compatibilityChecks,
+  ...loadChecks,
+]);

@@ -48,7 +48,13 @@ class ErrorTally {
 }
 
 /** Poll one task until terminal, honouring the hint; records the time it was first seen terminal. */
-async function followToEnd(ctx: CheckContext, wire: TaskWire, taskId: string, tally: ErrorTally, deadline: number): Promise<{ endedAt: number; status: string } | undefined> {
+async function followToEnd(
+  ctx: CheckContext,
+  wire: TaskWire,
+  taskId: string,
+  tally: ErrorTally,
+  deadline: number,
+): Promise<{ endedAt: number; status: string } | undefined> {
   let last: TaskState | undefined;
   while (Date.now() < deadline) {
     const answer = await tally.guard('tasks/get', () => wire.get(taskId));
@@ -111,7 +117,10 @@ export function summariseQueueMetrics(text: string): string | undefined {
 async function queueMetrics(ctx: CheckContext): Promise<string | undefined> {
   const url = ctx.map.server.metricsUrl ?? new URL('/metrics', ctx.target.url).toString();
   try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(3000), ...(ctx.target.tokenA ? { headers: { authorization: `Bearer ${ctx.target.tokenA}` } } : {}) });
+    const response = await fetch(url, {
+      signal: AbortSignal.timeout(3000),
+      ...(ctx.target.tokenA ? { headers: { authorization: `Bearer ${ctx.target.tokenA}` } } : {}),
+    });
     if (!response.ok || !(response.headers.get('content-type') ?? '').includes('text/plain')) return undefined;
     return summariseQueueMetrics(await response.text());
   } catch {
@@ -122,7 +131,7 @@ async function queueMetrics(ctx: CheckContext): Promise<string | undefined> {
 export const loadChecks: CheckDefinition[] = [
   ...both({
     id: 'load.concurrency',
-    title: 'N concurrent tasks all complete without errors and stay within the declared concurrency (observed from the slow tool\'s timing)',
+    title: "N concurrent tasks all complete without errors and stay within the declared concurrency (observed from the slow tool's timing)",
     gate: 'load',
     rules: { v1: ['R52', 'R12'], v2: ['E14', 'E18'] },
     needs: ['slow'],
@@ -164,7 +173,10 @@ export const loadChecks: CheckDefinition[] = [
       const declared = ctx.map.server.concurrency;
       if (declared !== undefined) {
         const floor = Math.ceil(loadTasks / declared) * loadTaskMs * 0.8;
-        if (makespan < floor) fail(`${loadTasks} tasks of ${loadTaskMs} ms finished in ${makespan} ms: more than the declared concurrency ${declared} ran at once (expected ≥ ${Math.round(floor)} ms)`);
+        if (makespan < floor)
+          fail(
+            `${loadTasks} tasks of ${loadTaskMs} ms finished in ${makespan} ms: more than the declared concurrency ${declared} ran at once (expected ≥ ${Math.round(floor)} ms)`,
+          );
       }
     },
   }),
@@ -231,7 +243,10 @@ export const loadChecks: CheckDefinition[] = [
       ctx.measure('aggressiveClients', pollClients);
       ctx.measure('aggressivePollsPerSecond', Math.round((aggressivePolls * 1000) / (warmUp + pollWindowMs)));
       tally.report(ctx);
-      if (slowdown > maxPollSlowdown) fail(`the honouring client's median tasks/get took ${slowdown.toFixed(1)}× longer under ${pollClients} aggressive pollers (threshold maxPollSlowdown ${maxPollSlowdown})`);
+      if (slowdown > maxPollSlowdown)
+        fail(
+          `the honouring client's median tasks/get took ${slowdown.toFixed(1)}× longer under ${pollClients} aggressive pollers (threshold maxPollSlowdown ${maxPollSlowdown})`,
+        );
     },
   }),
   ...both({
@@ -246,9 +261,11 @@ export const loadChecks: CheckDefinition[] = [
       const wire = await ctx.wire('a');
       const tally = new ErrorTally();
       const tasks: TaskState[] = [];
-      for (let index = 0; index < 4; index += 1) tasks.push(await ctx.createTask(wire, ctx.role('slow'), { ms: 100 }, ctx.generation === 'v1' ? { task: { ttl: 1000 } } : {}));
+      for (let index = 0; index < 4; index += 1)
+        tasks.push(await ctx.createTask(wire, ctx.role('slow'), { ms: 100 }, ctx.generation === 'v1' ? { task: { ttl: 1000 } } : {}));
       const ttl = ctx.generation === 'v2' ? (ctx.map.server.ttlMs ?? tasks[0]?.raw.ttlMs) : tasks[0]?.raw.ttl;
-      if (typeof ttl !== 'number' || ttl > ctx.thresholds.maxTtlWaitMs) skip(`the granted retention is ${JSON.stringify(ttl)} ms, longer than maxTtlWaitMs (${ctx.thresholds.maxTtlWaitMs} ms)`);
+      if (typeof ttl !== 'number' || ttl > ctx.thresholds.maxTtlWaitMs)
+        skip(`the granted retention is ${JSON.stringify(ttl)} ms, longer than maxTtlWaitMs (${ctx.thresholds.maxTtlWaitMs} ms)`);
       const expiresAt = Math.max(...tasks.map((task) => Date.parse(String(task.raw.createdAt)))) + ttl;
       const giveUp = expiresAt + Math.max(5000, ttl);
       await ctx.sleep(Math.max(0, expiresAt - Date.now()));
@@ -267,7 +284,10 @@ export const loadChecks: CheckDefinition[] = [
       ctx.measure('gone', `${gone}/${tasks.length}`);
       ctx.measure('cleanupLagMs', Math.max(0, Date.now() - expiresAt));
       tally.report(ctx);
-      if (gone < tasks.length) fail(`${tasks.length - gone} of ${tasks.length} tasks were still readable ${Math.round(giveUp - expiresAt)} ms after their TTL (R20/E20 allow keeping them; retention then grows without bound)`);
+      if (gone < tasks.length)
+        fail(
+          `${tasks.length - gone} of ${tasks.length} tasks were still readable ${Math.round(giveUp - expiresAt)} ms after their TTL (R20/E20 allow keeping them; retention then grows without bound)`,
+        );
     },
   }),
   ...both({
@@ -292,7 +312,9 @@ export const loadChecks: CheckDefinition[] = [
           Array.from({ length: Math.min(batch, backpressureTasks - offset) }, async () => {
             const before = Date.now();
             const slowTool = ctx.role('slow');
-            const answer = await tally.guard('tools/call', () => wire.call(slowTool.tool, ctx.args(slowTool, { ms: loadTaskMs * 8 + 10_000 }), { timeoutMs: maxCreateMs * 3 }));
+            const answer = await tally.guard('tools/call', () =>
+              wire.call(slowTool.tool, ctx.args(slowTool, { ms: loadTaskMs * 8 + 10_000 }), { timeoutMs: maxCreateMs * 3 }),
+            );
             const took = Date.now() - before;
             latencies.push(took);
             if (took > maxCreateMs) slow += 1;
@@ -305,7 +327,8 @@ export const loadChecks: CheckDefinition[] = [
             }
             const error = answer.response?.error;
             if (error && typeof error.message === 'string' && error.message.length > 0) refusals.push(`${error.code} ${error.message}`);
-            else if (answer.status === 429 || answer.status === 503) refusals.push(`HTTP ${answer.status}${answer.headers.get('retry-after') ? ` retry-after ${answer.headers.get('retry-after')}` : ''}`);
+            else if (answer.status === 429 || answer.status === 503)
+              refusals.push(`HTTP ${answer.status}${answer.headers.get('retry-after') ? ` retry-after ${answer.headers.get('retry-after')}` : ''}`);
             else tally.note(`tools/call under backpressure: ${describe(answer)}`);
           }),
         );

@@ -72,7 +72,11 @@ async function refind(ctx: CheckContext, via: Endpoint, taskId: string, after: s
   const wire = await ctx.wire('a', via);
   const answer = await wire.get(taskId);
   const task = wire.taskOf(answer);
-  expectThat(task?.taskId === taskId, `after ${after}, a new ${ctx.generation === 'v1' ? 'session' : 'connection'} of the same principal cannot find task ${taskId}: ${describe(answer)}`, answer);
+  expectThat(
+    task?.taskId === taskId,
+    `after ${after}, a new ${ctx.generation === 'v1' ? 'session' : 'connection'} of the same principal cannot find task ${taskId}: ${describe(answer)}`,
+    answer,
+  );
   ctx.track(wire, taskId, task.status);
   return wire;
 }
@@ -176,7 +180,10 @@ export const recoveryChecks: CheckDefinition[] = [
       const wire = await ctx.wire('a', via);
       const task = await ctx.createTask(wire, asks);
       const fired = arm(proxy, { method: 'tasks/get', cut: 'after-answer', when: (result) => result.status === 'input_required' });
-      const waiting = await ctx.poll(wire, task.taskId, (seen) => seen.status === 'input_required' || isTerminal(seen.status), { timeoutMs: 10_000, what: 'task to ask for input' });
+      const waiting = await ctx.poll(wire, task.taskId, (seen) => seen.status === 'input_required' || isTerminal(seen.status), {
+        timeoutMs: 10_000,
+        what: 'task to ask for input',
+      });
       expectThat(waiting.status === 'input_required', `the input tool ended "${waiting.status}" without asking for input`);
       await fired;
       await healed(ctx, proxy);
@@ -186,7 +193,10 @@ export const recoveryChecks: CheckDefinition[] = [
         expectResult(answer, 'tasks/result in the new session');
       } else {
         const waiting = await pollToInput(ctx, again as V2TaskWire, task.taskId);
-        const answer = await (again as V2TaskWire).update(task.taskId, Object.fromEntries(Object.keys(waiting.inputRequests).map((key) => [key, accept(asks.answer)])));
+        const answer = await (again as V2TaskWire).update(
+          task.taskId,
+          Object.fromEntries(Object.keys(waiting.inputRequests).map((key) => [key, accept(asks.answer)])),
+        );
         expectResult(answer, 'tasks/update in the new connection');
       }
       const final = await ctx.waitTerminal(again, task.taskId);
@@ -208,7 +218,8 @@ export const recoveryChecks: CheckDefinition[] = [
       await healed(ctx, proxy);
       const again = await refind(ctx, via, task.taskId, 'a cut that lost the tasks/cancel answer');
       const final = ctx.generation === 'v1' ? (await ctx.getTask(again, task.taskId)).task : await ctx.waitTerminal(again, task.taskId, 10_000);
-      if (ctx.generation === 'v1') expectThat(final.status === 'cancelled', `the cancel reached the server but the task is "${final.status}" (R41: cancelled before the reply)`);
+      if (ctx.generation === 'v1')
+        expectThat(final.status === 'cancelled', `the cancel reached the server but the task is "${final.status}" (R41: cancelled before the reply)`);
       for (let poll = 0; poll < 3; poll += 1) {
         await ctx.sleep(ctx.pollWait(final));
         const { task: later, answer } = await ctx.getTask(again, task.taskId);

@@ -21,7 +21,9 @@ export function estimateIdBits(ids: readonly string[]): { bits: number; method: 
   const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-([0-9a-f])[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
   if (ids.every((id) => uuid.test(id))) {
     const versions = new Set(ids.map((id) => uuid.exec(id)?.[1]));
-    return versions.size === 1 && versions.has('4') ? { bits: 122, method: 'UUID v4 (122 random bits)' } : { bits: 0, method: `UUID version ${[...versions].join('/')} (not random)` };
+    return versions.size === 1 && versions.has('4')
+      ? { bits: 122, method: 'UUID v4 (122 random bits)' }
+      : { bits: 0, method: `UUID version ${[...versions].join('/')} (not random)` };
   }
   const alphabet = new Set(ids.join(''));
   const bitsPerChar = Math.log2(Math.max(2, alphabet.size >= 60 ? 64 : alphabet.size >= 30 ? 36 : alphabet.size >= 12 ? 16 : alphabet.size));
@@ -29,7 +31,10 @@ export function estimateIdBits(ids: readonly string[]): { bits: number; method: 
   let varying = 0;
   for (let position = 0; position < shortest; position += 1) if (new Set(ids.map((id) => id[position])).size > 1) varying += 1;
   varying += Math.max(...ids.map((id) => id.length)) - shortest;
-  return { bits: Math.round(varying * bitsPerChar), method: `${varying} varying characters × ${bitsPerChar.toFixed(2)} bits (alphabet of ${alphabet.size} seen)` };
+  return {
+    bits: Math.round(varying * bitsPerChar),
+    method: `${varying} varying characters × ${bitsPerChar.toFixed(2)} bits (alphabet of ${alphabet.size} seen)`,
+  };
 }
 
 /** Whether the ids look like a counter (numeric suffixes that increase by small steps). */
@@ -67,7 +72,8 @@ export function plantedText(key: string): string {
  */
 export function statusMessageProblems(message: string, maxChars: number): string[] {
   const problems: string[] = [];
-  for (const secret of [...PLANTED_SECRETS, 'Verify-Planted-Pw1']) if (message.includes(secret)) problems.push(`contains the planted secret ${secret.slice(0, 6)}…`);
+  for (const secret of [...PLANTED_SECRETS, 'Verify-Planted-Pw1'])
+    if (message.includes(secret)) problems.push(`contains the planted secret ${secret.slice(0, 6)}…`);
   return [...problems, ...modelTextProblems(message, maxChars)];
 }
 
@@ -105,7 +111,8 @@ export const securityChecks: CheckDefinition[] = [
       ctx.measure('estimatedBits', bits);
       ctx.measure('estimate', method);
       ctx.measure('exampleId', ids[0] as string);
-      if (bits < ctx.thresholds.minIdBits) fail(`task ids carry about ${bits} random bits (${method}); C-SEC-01 asks for ${ctx.thresholds.minIdBits} (threshold minIdBits)`);
+      if (bits < ctx.thresholds.minIdBits)
+        fail(`task ids carry about ${bits} random bits (${method}); C-SEC-01 asks for ${ctx.thresholds.minIdBits} (threshold minIdBits)`);
     },
   }),
   ...both({
@@ -119,10 +126,17 @@ export const securityChecks: CheckDefinition[] = [
       const task = await ctx.createTask(wire, ctx.taskTool(), { ms: 2000 });
       const id = task.taskId;
       const flip = (char: string): string => (char === 'a' ? 'b' : 'a');
-      const guesses = [`${id.slice(0, -1)}${flip(id.slice(-1))}`, `${flip(id[0] as string)}${id.slice(1)}`, `${id.slice(0, id.length >> 1)}${flip(id[id.length >> 1] as string)}${id.slice((id.length >> 1) + 1)}`, `${id}x`, id.slice(0, -1)];
+      const guesses = [
+        `${id.slice(0, -1)}${flip(id.slice(-1))}`,
+        `${flip(id[0] as string)}${id.slice(1)}`,
+        `${id.slice(0, id.length >> 1)}${flip(id[id.length >> 1] as string)}${id.slice((id.length >> 1) + 1)}`,
+        `${id}x`,
+        id.slice(0, -1),
+      ];
       const reference = unknownTaskId();
       const unknownAnswer = await wire.get(reference);
-      for (const guess of guesses) expectLooksUnknown(await wire.get(guess), guess, unknownAnswer, reference, `tasks/get of a one-character mutation of a real id (${guess})`);
+      for (const guess of guesses)
+        expectLooksUnknown(await wire.get(guess), guess, unknownAnswer, reference, `tasks/get of a one-character mutation of a real id (${guess})`);
     },
   }),
   ...both({
@@ -136,7 +150,8 @@ export const securityChecks: CheckDefinition[] = [
       const wireB = await wireFor(ctx, 'b');
       const task = await ctx.createTask(wireA, ctx.taskTool(), { ms: 1500 });
       for (const [method, answer, reference, referenceId] of await crossOwnerReads(ctx, wireB, task.taskId)) {
-        if (answer.response?.result) fail(`principal B's ${method} of A's task ${task.taskId} was answered with A's data: ${describe(answer)} (R49/E45)`, answer);
+        if (answer.response?.result)
+          fail(`principal B's ${method} of A's task ${task.taskId} was answered with A's data: ${describe(answer)} (R49/E45)`, answer);
         expectLooksUnknown(answer, task.taskId, reference, referenceId, `principal B's ${method} of A's task`);
       }
     },
@@ -155,7 +170,13 @@ export const securityChecks: CheckDefinition[] = [
       expectLooksUnknown(await wireB.cancel(task.taskId), task.taskId, await wireB.cancel(unknown), unknown, "principal B's tasks/cancel of A's task");
       if (wireB.generation === 'v2') {
         const v2 = wireB as V2TaskWire;
-        expectLooksUnknown(await v2.update(task.taskId, { key: { action: 'accept', content: {} } }), task.taskId, await v2.update(unknown, { key: { action: 'accept', content: {} } }), unknown, "principal B's tasks/update of A's task");
+        expectLooksUnknown(
+          await v2.update(task.taskId, { key: { action: 'accept', content: {} } }),
+          task.taskId,
+          await v2.update(unknown, { key: { action: 'accept', content: {} } }),
+          unknown,
+          "principal B's tasks/update of A's task",
+        );
       }
       const final = await ctx.waitTerminal(wireA, task.taskId);
       expectThat(final.status === 'completed', `after principal B's cancel, A's task ended "${final.status}" instead of completing (C-SEC-03)`);
@@ -217,8 +238,10 @@ export const securityChecks: CheckDefinition[] = [
       if (answer.response?.error?.code === -32601) skip('the server does not implement subscriptions/listen (-32601)');
       for (const message of answer.messages as Array<{ method?: string; params?: Record<string, unknown> }>) {
         const agreed = (message.params?.notifications as { taskIds?: unknown[] } | undefined)?.taskIds ?? [];
-        if (message.method === 'notifications/subscriptions/acknowledged' && agreed.includes(task.taskId)) fail(`principal B's listen acknowledgement lists A's task ${task.taskId} (E45)`, answer);
-        if (message.method === 'notifications/tasks' && message.params?.taskId === task.taskId) fail(`principal B received notifications/tasks about A's task ${task.taskId} (E45)`, answer);
+        if (message.method === 'notifications/subscriptions/acknowledged' && agreed.includes(task.taskId))
+          fail(`principal B's listen acknowledgement lists A's task ${task.taskId} (E45)`, answer);
+        if (message.method === 'notifications/tasks' && message.params?.taskId === task.taskId)
+          fail(`principal B received notifications/tasks about A's task ${task.taskId} (E45)`, answer);
       }
     },
   }),
@@ -233,13 +256,17 @@ export const securityChecks: CheckDefinition[] = [
       const task = await ctx.createTask(first, ctx.taskTool(), { ms: 1000 });
       const second = await wireFor(ctx, 'a');
       const answer = await second.get(task.taskId);
-      expectThat(second.taskOf(answer)?.taskId === task.taskId, `the same principal, in a new ${ctx.generation === 'v1' ? 'session' : 'connection'}, cannot read its task ${task.taskId}: ${describe(answer)} (tasks bound to the session are lost on every reconnect; R48 binds them to the authorization context)`, answer);
+      expectThat(
+        second.taskOf(answer)?.taskId === task.taskId,
+        `the same principal, in a new ${ctx.generation === 'v1' ? 'session' : 'connection'}, cannot read its task ${task.taskId}: ${describe(answer)} (tasks bound to the session are lost on every reconnect; R48 binds them to the authorization context)`,
+        answer,
+      );
       ctx.track(second, task.taskId, second.taskOf(answer)?.status);
     },
   }),
   ...both({
     id: 'security.unauthenticated',
-    title: 'a request without a token, or with a wrong one, is refused (HTTP 401) or sees none of A\'s tasks',
+    title: "a request without a token, or with a wrong one, is refused (HTTP 401) or sees none of A's tasks",
     gate: 'security',
     rules: { v1: ['C-SEC-10', 'R48', 'R49'], v2: ['C-SEC-10', 'E45'] },
     needs: ['task'],
@@ -287,12 +314,17 @@ export const securityChecks: CheckDefinition[] = [
       expectLooksUnknown(forged, theirs.taskId, reference, unknown, `principal B's tasks/get of A's task with related-task _meta naming B's own task`);
       const redirected = await wireB.get(mine.taskId, { meta: { [RELATED_TASK_META_KEY]: { taskId: theirs.taskId } } });
       const seen = wireB.taskOf(redirected);
-      expectThat(seen?.taskId === mine.taskId, `principal B's tasks/get of its own task with related-task _meta naming A's task answered ${describe(redirected)}`, redirected);
+      expectThat(
+        seen?.taskId === mine.taskId,
+        `principal B's tasks/get of its own task with related-task _meta naming A's task answered ${describe(redirected)}`,
+        redirected,
+      );
     },
   }),
   ...both({
     id: 'security.status-message',
-    title: 'secrets, control, bidi and separator characters, role markers and oversized text planted in tool arguments never come back unsanitised in statusMessage or the immediate response',
+    title:
+      'secrets, control, bidi and separator characters, role markers and oversized text planted in tool arguments never come back unsanitised in statusMessage or the immediate response',
     gate: 'security',
     rules: { v1: ['R47', 'R53', 'R52'], v2: ['E11', 'E13', 'E40'] },
     needs: ['slow'],

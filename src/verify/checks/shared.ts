@@ -21,7 +21,8 @@ export function unknownTaskId(): string {
  */
 export function fingerprint(answer: WireAnswer, askedId: string): string {
   const error = answer.response?.error;
-  if (error) return `HTTP ${answer.status} error ${error.code} ${JSON.stringify(error.message.replaceAll(askedId, '<id>'))}${error.data === undefined ? '' : ` data ${JSON.stringify(error.data).replaceAll(askedId, '<id>')}`}`;
+  if (error)
+    return `HTTP ${answer.status} error ${error.code} ${JSON.stringify(error.message.replaceAll(askedId, '<id>'))}${error.data === undefined ? '' : ` data ${JSON.stringify(error.data).replaceAll(askedId, '<id>')}`}`;
   return answer.response?.result ? `HTTP ${answer.status} result` : `HTTP ${answer.status} no response`;
 }
 
@@ -103,6 +104,7 @@ export function percentile(values: readonly number[], p: number): number {
 export function optionalRole(ctx: CheckContext, role: 'slow' | 'asksInput'): ToolRef {
   const ref = ctx.role(role);
   const support = ctx.served.tools.get(ref.tool)?.taskSupport;
-  if (ctx.generation === 'v1' && support !== 'optional') skip(`the ${role} tool ${ref.tool} is not task-optional (taskSupport ${support ?? 'absent'}); nothing to run inline`);
+  if (ctx.generation === 'v1' && support !== 'optional')
+    skip(`the ${role} tool ${ref.tool} is not task-optional (taskSupport ${support ?? 'absent'}); nothing to run inline`);
   return ref;
 }

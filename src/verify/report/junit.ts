@@ -33,7 +33,8 @@ function testcase(result: CheckResult): string {
     const detail = [result.message, ...(result.failedExchange ? exchangeLines(result.failedExchange) : [])].join('\n');
     return `    <testcase ${attributes}>\n      <failure message="${xmlEscape(result.message)}" type="${xmlEscape(result.rules[0] ?? 'check')}">${xmlEscape(detail)}</failure>\n      ${systemOut}\n    </testcase>`;
   }
-  if (result.status === 'skipped') return `    <testcase ${attributes}>\n      <skipped message="${xmlEscape(result.message)}"/>\n      ${systemOut}\n    </testcase>`;
+  if (result.status === 'skipped')
+    return `    <testcase ${attributes}>\n      <skipped message="${xmlEscape(result.message)}"/>\n      ${systemOut}\n    </testcase>`;
   return `    <testcase ${attributes}>\n      ${systemOut}\n    </testcase>`;
 }
 

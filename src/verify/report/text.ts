@@ -10,15 +10,18 @@ const ANSWER_CHARS = 400;
 
 /** A printable one-line rendering: control characters escaped, long text cut. */
 export function printable(text: string, limit = ANSWER_CHARS): string {
-  // eslint-disable-next-line no-control-regex -- escaping control characters is the point
-  const escaped = text.replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const escaped = text.replace(
+    // eslint-disable-next-line no-control-regex -- escaping control characters is the point
+    /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
   return escaped.length > limit ? `${escaped.slice(0, limit)}…` : escaped;
 }
 
 /** The request and the answer of an exchange, two lines. */
 export function exchangeLines(exchange: Exchange): string[] {
   const body = exchange.request.body as { method?: string; params?: unknown } | string | undefined;
-  const method = typeof body === 'object' && body ? body.method ?? '(response)' : exchange.request.method;
+  const method = typeof body === 'object' && body ? (body.method ?? '(response)') : exchange.request.method;
   const params = typeof body === 'object' && body ? JSON.stringify(body.params ?? {}) : String(body ?? '');
   const headers = Object.entries(exchange.request.headers)
     .filter(([name]) => /^(mcp-|authorization)/i.test(name))
@@ -72,7 +75,9 @@ function skippedSection(lines: string[], skipped: CheckResult[]): void {
   lines.push('', `SKIPPED (${skipped.length}, ${groups.size === 1 ? 'one reason' : `${groups.size} reasons`}) — not verified, a skip is not a pass`);
   for (const [reason, ids] of [...groups].sort(([, a], [, b]) => b.length - a.length)) {
     lines.push(`  - ${ids.length === 1 ? '1 check' : `${ids.length} checks`}: ${printable(reason, 600)}`);
-    lines.push(`      ${ids.slice(0, SKIP_IDS_SHOWN).join(', ')}${ids.length > SKIP_IDS_SHOWN ? `, … (${ids.length - SKIP_IDS_SHOWN} more; --json lists them)` : ''}`);
+    lines.push(
+      `      ${ids.slice(0, SKIP_IDS_SHOWN).join(', ')}${ids.length > SKIP_IDS_SHOWN ? `, … (${ids.length - SKIP_IDS_SHOWN} more; --json lists them)` : ''}`,
+    );
   }
   if (skipped.some((result) => /--tools-map/.test(result.message))) {
     lines.push(
@@ -86,15 +91,21 @@ function skippedSection(lines: string[], skipped: CheckResult[]): void {
 export function renderText(report: VerifyReport): string {
   const lines: string[] = [];
   const tokens = [report.target.tokenA ? 'a' : '', report.target.tokenB ? 'b' : ''].filter(Boolean).join(', ') || 'none';
-  lines.push(`mcp-tasks verify  ${report.target.url}  (generations ${report.target.generations.join(', ')}; tokens: ${tokens}; ${(report.durationMs / 1000).toFixed(1)} s)`);
+  lines.push(
+    `mcp-tasks verify  ${report.target.url}  (generations ${report.target.generations.join(', ')}; tokens: ${tokens}; ${(report.durationMs / 1000).toFixed(1)} s)`,
+  );
   for (const [generation, profile] of Object.entries(report.profile)) {
-    lines.push(`  ${generation === 'v1' ? '2025-11-25' : '2026-07-28'}: ${profile.served ? `served, ${profile.tools?.length ?? 0} tools` : `not served — ${profile.reason}`}`);
+    lines.push(
+      `  ${generation === 'v1' ? '2025-11-25' : '2026-07-28'}: ${profile.served ? `served, ${profile.tools?.length ?? 0} tools` : `not served — ${profile.reason}`}`,
+    );
   }
   lines.push('');
   lines.push(`${pad('gate', 22)}${padStart('passed', 8)}${padStart('warned', 8)}${padStart('failed', 8)}${padStart('skipped', 9)}  verdict`);
   for (const gate of report.gates) {
     const name = `${gate.gate}${gate.hard ? ' (hard)' : ''}${gate.decides && !gate.hard ? ' (gating)' : ''}`;
-    lines.push(`${pad(name, 22)}${padStart(String(gate.passed), 8)}${padStart(String(gate.warnings), 8)}${padStart(String(gate.failed), 8)}${padStart(String(gate.skipped), 9)}  ${gate.verdict}`);
+    lines.push(
+      `${pad(name, 22)}${padStart(String(gate.passed), 8)}${padStart(String(gate.warnings), 8)}${padStart(String(gate.failed), 8)}${padStart(String(gate.skipped), 9)}  ${gate.verdict}`,
+    );
   }
   const section = (title: string, mark: string, entries: CheckResult[], withExchange: boolean): void => {
     if (entries.length === 0) return;
@@ -105,9 +116,22 @@ export function renderText(report: VerifyReport): string {
       if (withExchange && result.failedExchange) for (const line of exchangeLines(result.failedExchange)) lines.push(`      ${line}`);
     }
   };
-  section('FAILED', '✗', report.results.filter((result) => result.status === 'failed'), true);
-  section('WARNINGS', '!', report.results.filter((result) => result.status === 'warning'), true);
-  skippedSection(lines, report.results.filter((result) => result.status === 'skipped'));
+  section(
+    'FAILED',
+    '✗',
+    report.results.filter((result) => result.status === 'failed'),
+    true,
+  );
+  section(
+    'WARNINGS',
+    '!',
+    report.results.filter((result) => result.status === 'warning'),
+    true,
+  );
+  skippedSection(
+    lines,
+    report.results.filter((result) => result.status === 'skipped'),
+  );
   const load = report.results.filter((result) => result.gate === 'load' && result.status !== 'skipped');
   if (load.length > 0) {
     lines.push('', 'LOAD FIGURES');
@@ -123,7 +147,9 @@ export function renderText(report: VerifyReport): string {
 export function renderCheckList(checks: readonly CheckDefinition[], link: (rules: readonly string[]) => string): string {
   const lines = [`${pad('id', 44)} ${pad('gate', 14)} ${pad('severity', 8)} ${pad('needs', 26)} rules`];
   for (const check of checks) {
-    lines.push(`${pad(check.id, 44)} ${pad(check.gate, 14)} ${pad(check.severity, 8)} ${pad((check.needs ?? []).join(',') || '-', 26)} ${check.rules.join(' ')}`);
+    lines.push(
+      `${pad(check.id, 44)} ${pad(check.gate, 14)} ${pad(check.severity, 8)} ${pad((check.needs ?? []).join(',') || '-', 26)} ${check.rules.join(' ')}`,
+    );
     lines.push(`    ${check.title}`);
     lines.push(`    ${link(check.rules)}`);
   }

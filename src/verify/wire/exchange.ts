@@ -109,7 +109,9 @@ function idOf(body: unknown): unknown {
 function isResponseTo(message: unknown, id: unknown): message is JsonRpcResponse {
   if (typeof message !== 'object' || message === null) return false;
   const candidate = message as JsonRpcResponse & { method?: unknown };
-  return candidate.method === undefined && ('result' in candidate || 'error' in candidate) && (id === undefined || candidate.id === id || candidate.id === null);
+  return (
+    candidate.method === undefined && ('result' in candidate || 'error' in candidate) && (id === undefined || candidate.id === id || candidate.id === null)
+  );
 }
 
 /**
@@ -121,7 +123,14 @@ export async function postJsonRpc(recorder: Recorder, options: PostOptions): Pro
   const started = Date.now();
   const exchange: Exchange = {
     at: recorder.elapsed(),
-    request: { method: options.method ?? 'POST', url: options.url, headers: shownHeaders(options.headers, recorder), ...(options.body === undefined ? {} : { body: trimForEvidence(typeof options.body === 'string' ? (safeParse(options.body) ?? options.body) : options.body) }) },
+    request: {
+      method: options.method ?? 'POST',
+      url: options.url,
+      headers: shownHeaders(options.headers, recorder),
+      ...(options.body === undefined
+        ? {}
+        : { body: trimForEvidence(typeof options.body === 'string' ? (safeParse(options.body) ?? options.body) : options.body) }),
+    },
     durationMs: 0,
   };
   recorder.record(exchange);
@@ -158,11 +167,25 @@ export async function postJsonRpc(recorder: Recorder, options: PostOptions): Pro
         text = undefined;
       }
     }
-    const kept = Object.fromEntries(KEPT_RESPONSE_HEADERS.flatMap((name) => (response.headers.has(name) ? [[name, response.headers.get(name) as string]] : [])));
-    exchange.response = { status: response.status, headers: kept, messages: messages.map((message) => trimForEvidence(message)), ...(text ? { text: trimForEvidence(text) as string } : {}) };
+    const kept = Object.fromEntries(
+      KEPT_RESPONSE_HEADERS.flatMap((name) => (response.headers.has(name) ? [[name, response.headers.get(name) as string]] : [])),
+    );
+    exchange.response = {
+      status: response.status,
+      headers: kept,
+      messages: messages.map((message) => trimForEvidence(message)),
+      ...(text ? { text: trimForEvidence(text) as string } : {}),
+    };
     exchange.durationMs = Date.now() - started;
     clearTimeout(enoughTimer);
-    return { status: response.status, headers: response.headers, response: messages.find((message) => isResponseTo(message, id)) as JsonRpcResponse | undefined, messages, ...(text !== undefined ? { text } : {}), exchange };
+    return {
+      status: response.status,
+      headers: response.headers,
+      response: messages.find((message) => isResponseTo(message, id)) as JsonRpcResponse | undefined,
+      messages,
+      ...(text !== undefined ? { text } : {}),
+      exchange,
+    };
   } catch (error) {
     clearTimeout(enoughTimer);
     exchange.durationMs = Date.now() - started;

@@ -4,7 +4,14 @@
  * `Mcp-Method` / `Mcp-Name` headers). Nothing here judges an answer; checks do.
  */
 import { encodeHeaderValue } from '../../client/v2-http.js';
-import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY, TASKS_EXTENSION_ID, V1_PROTOCOL_VERSION, V2_PROTOCOL_VERSION } from '../../protocol/constants.js';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+  TASKS_EXTENSION_ID,
+  V1_PROTOCOL_VERSION,
+  V2_PROTOCOL_VERSION,
+} from '../../protocol/constants.js';
 import { postJsonRpc, type Recorder, type WireAnswer } from './exchange.js';
 
 /** Where requests go and under which bounds. */
@@ -20,7 +27,10 @@ export interface Endpoint {
 /** The client identity verify announces. */
 export const VERIFY_CLIENT_INFO = Object.freeze({ name: 'mcp-tasks-verify', version: '0.1.0' });
 /** 2026-07-28 client capabilities declaring the Tasks Extension (E1) and form elicitation (so tasks may ask, E28). */
-export const DECLARING_CAPABILITIES = Object.freeze({ elicitation: Object.freeze({ form: Object.freeze({}) }), extensions: Object.freeze({ [TASKS_EXTENSION_ID]: Object.freeze({}) }) });
+export const DECLARING_CAPABILITIES = Object.freeze({
+  elicitation: Object.freeze({ form: Object.freeze({}) }),
+  extensions: Object.freeze({ [TASKS_EXTENSION_ID]: Object.freeze({}) }),
+});
 /** 2026-07-28 client capabilities declaring only the Tasks Extension (no elicitation). */
 export const EXTENSION_ONLY_CAPABILITIES = Object.freeze({ extensions: Object.freeze({ [TASKS_EXTENSION_ID]: Object.freeze({}) }) });
 /** 2025-11-25 client capabilities: tasks (list, cancel) and form elicitation, so every v1 flow is allowed. */
@@ -82,7 +92,12 @@ export class V1Session {
    */
   static async open(endpoint: Endpoint, options: V1SessionOptions = {}): Promise<V1Session> {
     const offered = options.protocolVersion ?? V1_PROTOCOL_VERSION;
-    const body = { jsonrpc: '2.0', id: requestId(), method: 'initialize', params: { protocolVersion: offered, capabilities: options.capabilities ?? V1_CLIENT_CAPABILITIES, clientInfo: VERIFY_CLIENT_INFO } };
+    const body = {
+      jsonrpc: '2.0',
+      id: requestId(),
+      method: 'initialize',
+      params: { protocolVersion: offered, capabilities: options.capabilities ?? V1_CLIENT_CAPABILITIES, clientInfo: VERIFY_CLIENT_INFO },
+    };
     const answer = await postJsonRpc(endpoint.recorder, {
       url: endpoint.url,
       headers: { 'content-type': 'application/json', accept: ACCEPT, ...authHeader(options.token) },
@@ -112,7 +127,11 @@ export class V1Session {
   }
 
   /** Send a request in this session and read the whole answer (an SSE stream until its response). */
-  request(method: string, params?: Record<string, unknown>, options: { onMessage?: (message: unknown) => void | Promise<void>; timeoutMs?: number; headers?: Record<string, string> } = {}): Promise<WireAnswer> {
+  request(
+    method: string,
+    params?: Record<string, unknown>,
+    options: { onMessage?: (message: unknown) => void | Promise<void>; timeoutMs?: number; headers?: Record<string, string> } = {},
+  ): Promise<WireAnswer> {
     return postJsonRpc(this.endpoint.recorder, {
       url: this.endpoint.url,
       headers: this.headers(options.headers),
@@ -125,12 +144,24 @@ export class V1Session {
 
   /** Send a notification. */
   notify(method: string, params?: Record<string, unknown>): Promise<WireAnswer> {
-    return postJsonRpc(this.endpoint.recorder, { url: this.endpoint.url, headers: this.headers(), body: { jsonrpc: '2.0', method, ...(params ? { params } : {}) }, signal: this.endpoint.signal, timeoutMs: this.endpoint.requestTimeoutMs });
+    return postJsonRpc(this.endpoint.recorder, {
+      url: this.endpoint.url,
+      headers: this.headers(),
+      body: { jsonrpc: '2.0', method, ...(params ? { params } : {}) },
+      signal: this.endpoint.signal,
+      timeoutMs: this.endpoint.requestTimeoutMs,
+    });
   }
 
   /** Answer a server→client request (e.g. `elicitation/create`). */
   respond(id: unknown, result: Record<string, unknown>): Promise<WireAnswer> {
-    return postJsonRpc(this.endpoint.recorder, { url: this.endpoint.url, headers: this.headers(), body: { jsonrpc: '2.0', id, result }, signal: this.endpoint.signal, timeoutMs: this.endpoint.requestTimeoutMs });
+    return postJsonRpc(this.endpoint.recorder, {
+      url: this.endpoint.url,
+      headers: this.headers(),
+      body: { jsonrpc: '2.0', id, result },
+      signal: this.endpoint.signal,
+      timeoutMs: this.endpoint.requestTimeoutMs,
+    });
   }
 
   /**
@@ -157,7 +188,14 @@ export class V1Session {
   /** End the session (HTTP DELETE); failures are ignored — the server may not support it. */
   async close(): Promise<void> {
     if (!this.sessionId || this.endpoint.signal.aborted) return;
-    await postJsonRpc(this.endpoint.recorder, { url: this.endpoint.url, headers: this.headers(), body: undefined, method: 'DELETE', signal: this.endpoint.signal, timeoutMs: 2000 }).catch(() => undefined);
+    await postJsonRpc(this.endpoint.recorder, {
+      url: this.endpoint.url,
+      headers: this.headers(),
+      body: undefined,
+      method: 'DELETE',
+      signal: this.endpoint.signal,
+      timeoutMs: 2000,
+    }).catch(() => undefined);
   }
 }
 
@@ -182,7 +220,14 @@ export interface V2RequestOptions {
 
 /** The name `Mcp-Name` carries for a method (B25, E38): the tool name or the task id. */
 function nameOf(method: string, params: Record<string, unknown>): string | undefined {
-  const name = method === 'tools/call' || method === 'prompts/get' ? params.name : method === 'resources/read' ? params.uri : method.startsWith('tasks/') ? params.taskId : undefined;
+  const name =
+    method === 'tools/call' || method === 'prompts/get'
+      ? params.name
+      : method === 'resources/read'
+        ? params.uri
+        : method.startsWith('tasks/')
+          ? params.taskId
+          : undefined;
   return typeof name === 'string' ? name : undefined;
 }
 

@@ -48,7 +48,13 @@ function asTask(value: unknown): TaskState | undefined {
   const raw = value as Record<string, unknown>;
   if (typeof raw.taskId !== 'string' || typeof raw.status !== 'string') return undefined;
   const pollInterval = typeof raw.pollInterval === 'number' ? raw.pollInterval : typeof raw.pollIntervalMs === 'number' ? raw.pollIntervalMs : undefined;
-  return { taskId: raw.taskId, status: raw.status, ...(typeof raw.statusMessage === 'string' ? { statusMessage: raw.statusMessage } : {}), ...(pollInterval === undefined ? {} : { pollIntervalMs: pollInterval }), raw };
+  return {
+    taskId: raw.taskId,
+    status: raw.status,
+    ...(typeof raw.statusMessage === 'string' ? { statusMessage: raw.statusMessage } : {}),
+    ...(pollInterval === undefined ? {} : { pollIntervalMs: pollInterval }),
+    raw,
+  };
 }
 
 /** Task operations in a 2025-11-25 session. */
@@ -58,7 +64,11 @@ export class V1TaskWire implements TaskWire {
 
   call(tool: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<WireAnswer> {
     const task = options.task === undefined ? {} : options.task;
-    return this.session.request('tools/call', { name: tool, arguments: args, ...(task === false ? {} : { task }), ...(options.meta ? { _meta: options.meta } : {}) }, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs });
+    return this.session.request(
+      'tools/call',
+      { name: tool, arguments: args, ...(task === false ? {} : { task }), ...(options.meta ? { _meta: options.meta } : {}) },
+      options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs },
+    );
   }
 
   createdTask(answer: WireAnswer): TaskState | undefined {
@@ -66,7 +76,11 @@ export class V1TaskWire implements TaskWire {
   }
 
   get(taskId: string, options: { meta?: Record<string, unknown>; timeoutMs?: number } = {}): Promise<WireAnswer> {
-    return this.session.request('tasks/get', { taskId, ...(options.meta ? { _meta: options.meta } : {}) }, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs });
+    return this.session.request(
+      'tasks/get',
+      { taskId, ...(options.meta ? { _meta: options.meta } : {}) },
+      options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs },
+    );
   }
 
   cancel(taskId: string, options: { timeoutMs?: number } = {}): Promise<WireAnswer> {
@@ -74,8 +88,15 @@ export class V1TaskWire implements TaskWire {
   }
 
   /** `tasks/result` (blocks until terminal, R24); `onMessage` sees server→client requests on its stream. */
-  result(taskId: string, options: { timeoutMs?: number; onMessage?: (message: unknown) => void | Promise<void>; meta?: Record<string, unknown> } = {}): Promise<WireAnswer> {
-    return this.session.request('tasks/result', { taskId, ...(options.meta ? { _meta: options.meta } : {}) }, { ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }), ...(options.onMessage ? { onMessage: options.onMessage } : {}) });
+  result(
+    taskId: string,
+    options: { timeoutMs?: number; onMessage?: (message: unknown) => void | Promise<void>; meta?: Record<string, unknown> } = {},
+  ): Promise<WireAnswer> {
+    return this.session.request(
+      'tasks/result',
+      { taskId, ...(options.meta ? { _meta: options.meta } : {}) },
+      { ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }), ...(options.onMessage ? { onMessage: options.onMessage } : {}) },
+    );
   }
 
   /** `tasks/list` with an optional cursor. */
@@ -97,7 +118,12 @@ export class V2TaskWire implements TaskWire {
   ) {}
 
   private options(extra: { capabilities?: Record<string, unknown>; meta?: Record<string, unknown>; timeoutMs?: number } = {}): Parameters<typeof v2Request>[3] {
-    return { ...(this.token === undefined ? {} : { token: this.token }), capabilities: extra.capabilities ?? DECLARING_CAPABILITIES, ...(extra.meta ? { meta: extra.meta } : {}), ...(extra.timeoutMs === undefined ? {} : { timeoutMs: extra.timeoutMs }) };
+    return {
+      ...(this.token === undefined ? {} : { token: this.token }),
+      capabilities: extra.capabilities ?? DECLARING_CAPABILITIES,
+      ...(extra.meta ? { meta: extra.meta } : {}),
+      ...(extra.timeoutMs === undefined ? {} : { timeoutMs: extra.timeoutMs }),
+    };
   }
 
   /** Any 2026-07-28 request as this principal. */

@@ -25,10 +25,7 @@ export class GatedWorkers {
 
   /** @param storeModule `file:` URL of the compiled store (see `compiled-store.ts`). */
   constructor(count: number, storeModule: string) {
-    this.workers = Array.from(
-      { length: count },
-      () => new Worker(WORKER_SCRIPT, { workerData: { ctrl: this.ctrl.buffer, storeModule } }),
-    );
+    this.workers = Array.from({ length: count }, () => new Worker(WORKER_SCRIPT, { workerData: { ctrl: this.ctrl.buffer, storeModule } }));
   }
 
   /** Give worker i `commands[i]`, release all at once when every one is waiting, resolve with their results. */
