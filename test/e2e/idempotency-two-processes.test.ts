@@ -88,7 +88,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(errors[0]?.error).toMatchObject({ code: -32602 });
       expect(errors[0]?.error.message).toMatch(/different arguments/);
       const winner = conflicting.find((answer) => answer.result)?.result.taskId;
-      await pollModernTask(servers[0]!.url, winner);
+      expect((await pollModernTask(servers[0]!.url, winner)).status).toBe('completed');
 
       const distinct = await releaseTogether(
         servers.map((s) => s.url),
@@ -96,7 +96,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       );
       const ids = distinct.map((answer) => answer.result?.taskId);
       expect(new Set(ids).size).toBe(2);
-      for (const id of ids) await pollModernTask(servers[0]!.url, id);
+      for (const id of ids) expect((await pollModernTask(servers[0]!.url, id)).status).toBe('completed');
       expect(operationCommits(repo)).toHaveLength(3);
     });
   });

@@ -10,7 +10,21 @@ const MAX_OUTPUT_BYTES = 8 * 1024 * 1024;
 /** The trailer that ties a commit to the operation that made it. */
 export const OPERATION_TRAILER = 'Operation-Id';
 
-/** A failed git command: `stderr` (trimmed) and whether another git process held the repository's lock. */
+/**
+ * Whether git's error text says another git process got in the way, before anything reached the history, so the
+ * same command may simply be tried again:
+ * - `index.lock` exists: another git holds the index (git refuses before writing anything);
+ * - `cannot lock ref 'HEAD': is at … but expected …`: another commit moved HEAD between ours reading and updating it
+ *   (our commit object stays dangling, outside the history the reconciler searches);
+ * - `pathspec '…' did not match any file(s) known to git` from `commit -- path`: another `commit -- other` rebuilt
+ *   the index from its HEAD between our `git add` and our commit, dropping our staged new file.
+ * Seen with two `publish_report` runs committing different files to one repository at once (two server processes).
+ */
+export function isContention(text: string): boolean {
+  return /index\.lock|Unable to create .*\.lock|cannot lock ref 'HEAD'|did not match any file\(s\) known to git/.test(text);
+}
+
+/** A failed git command: `stderr` (trimmed) and whether another git process got in the way ({@link isContention}). */
 export class GitError extends Error {
   override readonly name = 'GitError';
   constructor(
@@ -44,7 +58,7 @@ export function git(repo: string, args: readonly string[], signal?: AbortSignal)
       (error, stdout, stderr) => {
         if (!error) return resolve(stdout);
         const text = String(stderr).trim() || error.message;
-        reject(new GitError(`git ${args[0] ?? ''} failed: ${text.slice(0, 300)}`, /index\.lock|Unable to create .*\.lock/.test(text)));
+        reject(new GitError(`git ${args[0] ?? ''} failed: ${text.slice(0, 300)}`, isContention(text)));
       },
     );
   });

@@ -67,10 +67,11 @@ const LOCK_RETRIES = 40;
 const LOCK_PAUSE_MS = 100;
 
 /**
- * `git add` + `git commit`, tried again while another git process holds the repository's lock (git refuses before
- * writing anything then, so a retry is safe). Still locked after every try: {@link OperationNotApplied}.
+ * `git add` + `git commit`, both tried again while another git process gets in the way ({@link GitError.locked}: git
+ * stopped before the history changed, so a retry is safe). Still contended after every try: {@link OperationNotApplied}.
+ * Exported for its concurrency test.
  */
-async function commitWithRetry(repo: string, commit: readonly string[], path: string, signal: AbortSignal): Promise<void> {
+export async function commitWithRetry(repo: string, commit: readonly string[], path: string, signal: AbortSignal): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       await git(repo, ['add', '--', path], signal);
