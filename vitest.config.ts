@@ -57,6 +57,15 @@ const LONG_SIZES = {
 
 const ALL = 'test/**/*.test.ts';
 
+/** Files at a time in the unit tier: CPU-bound, so one per core (at least two). */
+const CPU_WORKERS = Math.max(2, availableParallelism() - 1);
+/**
+ * Files at a time in the contract and e2e tiers. Their time is mostly waiting: a clean-clone `.ci/run` on 2 cores
+ * used 18 min 40 s of CPU in 19 min 22 s of wall time with two files at a time, so half of the machine sat idle.
+ * MCP_TASKS_TEST_WORKERS overrides it (e.g. 2 on a machine shared with other work).
+ */
+const WAITING_WORKERS = Number(process.env.MCP_TASKS_TEST_WORKERS ?? CPU_WORKERS + 1);
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -65,15 +74,19 @@ export default defineConfig({
     // Two files at a time even on two cores (vitest's default there is one): most e2e time is waiting on child
     // processes, leases and polls, and the unit tier is CPU-bound on both cores. Measured on this 2-core machine
     // under load: 8 e2e files 492 s → 326 s wall with the same CPU; the unit tier 248 s → 151 s.
-    maxWorkers: Math.max(2, availableParallelism() - 1),
+    maxWorkers: CPU_WORKERS,
     reporters: ['default', new SlowestFilesReporter(), ...(process.env.CI_JSON_REPORT ? [['json', { outputFile: process.env.CI_JSON_REPORT }] as const] : [])],
     projects: [
       // One process per worker runs file after file (isolate: false): the source is imported once per worker
       // instead of once per file, which halves the tier's CPU time.
-      { extends: true, test: { name: 'unit', include: UNIT, exclude: CONTRACT, isolate: false } },
-      { extends: true, test: { name: 'contract', include: CONTRACT } },
-      { extends: true, test: { name: 'e2e', include: [ALL], exclude: [...UNIT, ...CONTRACT] } },
-      ...(process.env.MCP_TASKS_TEST_LONG === '1' ? [{ extends: true, test: { name: 'long', include: LONG, env: LONG_SIZES } }] : []),
+      { extends: true, test: { name: 'unit', include: UNIT, exclude: CONTRACT, isolate: false, sequence: { groupOrder: 0 } } },
+      // Files that mostly wait on child processes, PostgreSQL, leases and polls run in a second group, after the
+      // CPU-bound unit tier, with one more file at a time than there are cores (WAITING_WORKERS).
+      { extends: true, test: { name: 'contract', include: CONTRACT, maxWorkers: WAITING_WORKERS, sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: 'e2e', include: [ALL], exclude: [...UNIT, ...CONTRACT], maxWorkers: WAITING_WORKERS, sequence: { groupOrder: 1 } } },
+      ...(process.env.MCP_TASKS_TEST_LONG === '1'
+        ? [{ extends: true, test: { name: 'long', include: LONG, env: LONG_SIZES, sequence: { groupOrder: 2 } } }]
+        : []),
     ],
   },
 });
