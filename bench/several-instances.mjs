@@ -7,14 +7,17 @@
 // `tasks/result` of the same session on the other (sessions live in the store), so no poll interval enters it.
 //
 //   npm run build && node bench/several-instances.mjs [--duration 8] [--clients 16] [--cancels 50] [--pg URL]
-//   (the URL defaults to MCP_TASKS_BENCH_PG_URL, else the cluster of `npm run pg:start`)
+//     [--only 1+1|2+2] [--profile DIR]
+//   (the URL defaults to MCP_TASKS_BENCH_PG_URL, else the cluster of `npm run pg:start`). --profile writes a V8 CPU
+//   profile per process under DIR/<deployment>/<role> and prints where each role's time goes.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
+import { profilesMarkdown, summariseProfiles } from './lib/profile.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const MAIN = join(ROOT, 'dist/cli/main.js');
@@ -28,6 +31,8 @@ const DURATION_S = Number(flag('duration', 8));
 const CLIENTS = Number(flag('clients', 16));
 const CANCELS = Number(flag('cancels', 50));
 const PG_URL = flag('pg', process.env.MCP_TASKS_BENCH_PG_URL ?? JSON.parse(readFileSync(join(ROOT, '.pg-test.json'), 'utf8')).url);
+const ONLY = flag('only', undefined);
+const PROFILE_DIR = flag('profile', undefined);
 const SECRET = randomBytes(24).toString('hex');
 const CLK_TCK = 100;
 
@@ -66,8 +71,12 @@ function withDatabase(url, name) {
   return u.toString();
 }
 
-function start(kind, argv, ready) {
-  const child = spawn(process.execPath, [MAIN, kind, ...argv], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, MCP_TASKS_SECRET: SECRET } });
+function start(kind, argv, ready, profileDir) {
+  const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+  const child = spawn(process.execPath, [...nodeArgs, MAIN, kind, ...argv], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, MCP_TASKS_SECRET: SECRET },
+  });
   let output = '';
   child.stderr.on('data', (c) => (output += c));
   return new Promise((res, rej) => {
@@ -156,7 +165,7 @@ async function v1Session(url) {
 
 const pct = (sorted, p) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]);
 
-async function deployment(apis, workers) {
+async function deployment(apis, workers, profileDir) {
   const name = `mcp_tasks_p7_${randomBytes(4).toString('hex')}`;
   await admin(`CREATE DATABASE ${name}`);
   const url = withDatabase(PG_URL, name);
@@ -185,6 +194,7 @@ async function deployment(apis, workers) {
           `api-${i}`,
         ],
         /serving http/,
+        profileDir && join(profileDir, `api-${i}`),
       ),
     );
     urls.push(`http://127.0.0.1:${port}/mcp`);
@@ -209,6 +219,7 @@ async function deployment(apis, workers) {
           `w-${i}`,
         ],
         /worker \S+ running/,
+        profileDir && join(profileDir, `worker-${i}`),
       ),
     );
   }
@@ -303,11 +314,18 @@ for (const [label, apis, workers] of [
   ['1 API + 1 worker', 1, 1],
   ['2 API + 2 workers', 2, 2],
 ]) {
-  const d = await deployment(apis, workers);
+  if (ONLY && ONLY !== `${apis}+${workers}`) continue;
+  const profileDir = PROFILE_DIR && join(resolve(PROFILE_DIR), `${apis}+${workers}`);
+  const d = await deployment(apis, workers, profileDir);
   try {
     results[label] = { ...(await roundTrips(d)), cancel: await cancels(d) };
   } finally {
     await d.close();
+  }
+  if (profileDir) {
+    for (const role of readdirSync(profileDir).sort()) {
+      console.log(`\n# ${label}: ${role}${profilesMarkdown(summariseProfiles(join(profileDir, role)))}`);
+    }
   }
 }
 const one = results['1 API + 1 worker'];
