@@ -135,6 +135,20 @@ describe('architecture', () => {
     expect(relativeImports(readFileSync(resolve(SRC, 'cli/main.ts'), 'utf8'))).toContain('./serve.js');
   });
 
+  it('a tool thread loads no MCP SDK: the static closure of execution/isolated-thread.ts imports no @modelcontextprotocol package', () => {
+    // Each thread of the isolated executor loads this closure; the SDK's ~100 modules cost ~0.3 s of CPU per thread,
+    // paid again for every thread a burst of runs starts (issue 25). Tools that use the SDK still load it themselves.
+    const sdkImports = (entry: string) =>
+      closure(entry).flatMap((file) =>
+        [...readFileSync(resolve(SRC, file), 'utf8').matchAll(/^import\s[^'"]*?from\s*['"](@modelcontextprotocol\/[^'"]+)['"]/gm)]
+          .filter((match) => !/^import\s+type\s/.test(match[0]))
+          .map((match) => `${file} → ${match[1]}`),
+      );
+    expect(sdkImports('execution/isolated-thread.ts')).toEqual([]);
+    // Negative control: the same walk from the server finds the SDK.
+    expect(sdkImports('server/create-tasks-server.ts').length).toBeGreaterThan(0);
+  });
+
   /**
    * Inside `service/` (issue 24 §2), one folder per audience: `tasks/` (the tasks/* door), `calls/` (tools/call:
    * plan, create, inline run, MRTR rounds, fallback tools) and `viewer/` (dashboard and admin API). The files at the
