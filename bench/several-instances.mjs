@@ -339,6 +339,7 @@ for (const [label, r] of Object.entries(results)) {
     `| ${label} | ${r.roundTrips} | ${f(r.perSecond)} | ${f(r.cpuMsPerRoundTrip, 2)} | ${r.p50} / ${r.p99} / ${r.max} | ${r.pickupP50} / ${r.pickupP99} / ${r.pickupMax} | ${r.cancel.p50} / ${r.cancel.p99} / ${r.cancel.max} |`,
   );
 }
-console.log(
-  `ratio 2+2 / 1+1: round trips/s ×${f(two.perSecond / one.perSecond, 2)}, CPU per round trip ×${f(two.cpuMsPerRoundTrip / one.cpuMsPerRoundTrip, 2)}`,
-);
+if (one && two)
+  console.log(
+    `ratio 2+2 / 1+1: round trips/s ×${f(two.perSecond / one.perSecond, 2)}, CPU per round trip ×${f(two.cpuMsPerRoundTrip / one.cpuMsPerRoundTrip, 2)}`,
+  );
