@@ -134,6 +134,15 @@ describe('severities', () => {
     ['GET <*> HTTP/<*> 4xx', 'WARN'],
     ['GET <*> HTTP/<*> 2xx', 'INFO'],
     ['Build finished with 0 errors', null],
+    // Issue 26 item 12: a normal boot line is no NEW ERROR; a corrected error is worth a look, not an incident.
+    ['kernel: Enabling unmasked SIMD FPU exception support... done.', null],
+    ['kernel: Enabling fast FPU save and restore... done.', null],
+    ['ACPI: PCI error reporting enabled', null],
+    ['<*> ddr error(s) detected and corrected on rank <*>, symbol <*> over <*> seconds', 'WARN'],
+    ['instruction cache parity error corrected', 'WARN'],
+    ['exception handling failed for <*>', 'WARN'],
+    ['<*>:<*>:Got exception while serving blk_<*> to /<*>:', 'ERROR'],
+    ['ciod: Error reading message prefix on CioStream socket to <*>:<*>, Connection reset by peer', 'ERROR'],
     ['Started Session <*> of user <*>', null],
   ];
   it.each(implied)('infers from the words of %s', (template, expected) => {

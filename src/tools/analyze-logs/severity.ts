@@ -87,12 +87,16 @@ export function parseSeverity(line: string, messageStart = 0): Severity | null {
  * → FATAL; `error`, `exception`, `Traceback`, `segfault`, `core dumped`, an HTTP 5xx (`5xx` in an access-log
  * template) → ERROR; `failed`, `failure`, `denied`, `refused`, `timed out`, `timeout`, `unreachable`, `cannot`,
  * `could not`, `unable to`, `warning`, `deprecated`, an HTTP 4xx → WARN; an HTTP 1xx–3xx → INFO. Negated counts (`0 errors`, `no error`)
- * imply nothing. Linear in the text.
+ * imply nothing, nor does a keyword naming a feature (`exception support`, `error reporting`); an error the line
+ * says was corrected (`detected and corrected`) implies WARN. Linear in the text.
  */
 export function impliedSeverity(text: string): Severity | null {
   if (IMPLIED_FATAL.test(text)) return 'FATAL';
-  if (IMPLIED_ERROR.test(text) && !NEGATED_ERROR.test(text)) return 'ERROR';
-  if (IMPLIED_WARN.test(text) && !NEGATED_WARN.test(text)) return 'WARN';
+  // A keyword that names a feature (`SIMD FPU exception support... done`, `error reporting enabled`) is no event:
+  // such boot and configuration lines were NEW ERRORs on the first screen of a report (issue 26 item 12).
+  const events = NEUTRAL_KEYWORD.test(text) ? text.replace(new RegExp(NEUTRAL_KEYWORD.source, 'gi'), ' ') : text;
+  if (IMPLIED_ERROR.test(events) && !NEGATED_ERROR.test(events)) return CORRECTED.test(events) ? 'WARN' : 'ERROR';
+  if (IMPLIED_WARN.test(events) && !NEGATED_WARN.test(events)) return 'WARN';
   if (IMPLIED_INFO.test(text)) return 'INFO';
   return null;
 }
@@ -101,6 +105,11 @@ const IMPLIED_FATAL = /\bpanic\b|\bFATAL\b|\bout of memory\b|\boom-killer\b|\bem
 const IMPLIED_ERROR =
   /\berror(?:s|ed)?\b|\bexception\b|\bTraceback\b|\bsegfault\b|\bsegmentation fault\b|\bcore dumped\b|\bcrash(?:ed)?\b|\bcorrupt(?:ed|ion)?\b|(?:^|\s)5xx(?:\s|$)/i;
 const NEGATED_ERROR = /\b(?:0|no|zero|without) (?:errors?|exceptions?)\b/i;
+/** An error keyword naming a capability or a setting rather than an occurrence. */
+const NEUTRAL_KEYWORD =
+  /\b(?:error|exception|crash|corruption)s?(?:\(s\))? (?:support|handling|handlers?|reporting|correction|checking|detection|recovery|logging|log level|dump(?:s|ing)? (?:enabled|disabled))\b/i;
+/** An error the system says it corrected (ECC, parity): worth a look, not an incident. */
+const CORRECTED = /\b(?:detected and )?corrected\b|\battempting to correct\b/i;
 const IMPLIED_WARN =
   /\bfail(?:ed|ure|s)?\b|\bdenied\b|\brefused\b|\btimed out\b|\btimeout\b|\bunreachable\b|\bcannot\b|\bcould not\b|\bcouldn't\b|\bunable to\b|\bwarn(?:ing)?s?\b|\bdeprecated\b|(?:^|\s)4xx(?:\s|$)/i;
 /** An access-log status 2xx or 3xx. */
