@@ -290,6 +290,28 @@ describe('analyze_logs', () => {
     expect(text).toMatch(/\n {2}new\/spike {3}( {18})S {2}N\n/);
   });
 
+  it('issue 26 item 12: a gap in the scan (an old file beside a current one) does not turn the earlier rate into ~0: the baseline is the 42 h before the window', async () => {
+    const lines: string[] = [];
+    const at = (year: number, hour: number, minute: number) => new Date(Date.UTC(year, 2, 1, hour, minute)).toISOString();
+    // A year earlier: one burst of the same message, then silence.
+    for (let m = 0; m < 30; m++) lines.push(`${at(2023, 12, m)} WARN request timed out after 30 s`);
+    // Now: five an hour for two days, the same five an hour in the last six hours (no spike), plus a real one.
+    for (let hour = 0; hour < 48; hour++) {
+      const day = hour < 24 ? 0 : 1;
+      const stamp = (minute: number) => new Date(Date.UTC(2024, 2, 1 + day, hour % 24, minute)).toISOString();
+      for (let m = 0; m < 5; m++) lines.push(`${stamp(m)} WARN request timed out after 30 s`);
+      for (let m = 0; m < (hour >= 42 ? 10 : 1); m++) lines.push(`${stamp(20 + m)} ERROR queue full, dropped message ${hour}-${m}`);
+    }
+    await writeFile(path.join(root, 'app', 'gap.log'), `${lines.join('\n')}\n`);
+    const { report, text } = await analyze({ path: path.join(root, 'app', 'gap.log') });
+    expect(report.trends.baselineHours).toBe(42);
+    expect(text).toContain('against the 42 h before:');
+    // Steady at five an hour: no spike, whatever the year before holds (the whole span gave x~1,460).
+    expect(report.templates.find((t) => t.template.startsWith('request timed out'))?.trend).toBeNull();
+    // A real spike is still one: ten an hour against one an hour.
+    expect(report.trends.spiking.map((t) => [t.template, t.spikeFactor])).toEqual([['queue full, dropped message <*>', 10]]);
+  });
+
   it('states in its description exactly which files it reads', () => {
     const { description } = analyzeLogsTool;
     const selected = logFileSelector();

@@ -9,7 +9,7 @@ import { HOUR_MS, hourStart } from './counts.js';
 import type { LogCluster } from './miner.js';
 import type { FileReport } from './scan.js';
 import { SEVERITIES, type Severity } from './severity.js';
-import { templateSeverity, type TemplateStats } from './stats.js';
+import { RECENT_HOURS, templateSeverity, type TemplateStats } from './stats.js';
 
 /** Totals of a scan (or of a journaled part of one). */
 export type ScanTotals = {
@@ -199,27 +199,38 @@ interface TrendWindow {
   baselineHours: number;
 }
 
+/**
+ * Hours before the window that a template's earlier rate is taken from, at most: the hours a template keeps
+ * ({@link RECENT_HOURS}) less the window. Never the whole span of the scan: a gap in it (a year-less file placed in
+ * another year than its neighbours, a host silent for months) made the earlier rate of a template nearly zero, and
+ * the report said `SPIKE x141438` against "the 203,671 h before" (issue 26 item 12).
+ */
+export const MAX_BASELINE_HOURS = RECENT_HOURS - TREND_WINDOW_HOURS;
+
 function trendWindow(totals: ScanTotals): TrendWindow | null {
   if (totals.first === null || totals.last === null) return null;
   const end = hourStart(totals.last);
   const start = end - (TREND_WINDOW_HOURS - 1) * HOUR_MS;
-  return { start, end, baselineHours: Math.max(0, (start - hourStart(totals.first)) / HOUR_MS) };
+  return { start, end, baselineHours: Math.min(MAX_BASELINE_HOURS, Math.max(0, (start - hourStart(totals.first)) / HOUR_MS)) };
 }
 
 function templateReport(cluster: LogCluster, stats: TemplateStats, implied: Severity | null, window: TrendWindow | null): TemplateReport {
   const { severity, source } = templateSeverity(stats, implied);
   let recent = 0;
+  let before = 0;
   let peak: number | null = null;
   let peakCount = 0;
   for (const [hour, count] of stats.recent) {
-    if (window && hour < window.start) continue;
+    if (window && hour < window.start) {
+      if (hour >= window.start - window.baselineHours * HOUR_MS) before += count;
+      continue;
+    }
     recent += count;
     if (count > peakCount) {
       peak = hour;
       peakCount = count;
     }
   }
-  const before = stats.timed - recent;
   const trusted = window !== null && window.baselineHours >= TREND_WINDOW_HOURS;
   const earlierRate = trusted && before > 0 ? before / window.baselineHours : null;
   const factor = earlierRate === null ? null : recent / TREND_WINDOW_HOURS / earlierRate;
