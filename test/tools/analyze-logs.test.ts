@@ -312,6 +312,31 @@ describe('analyze_logs', () => {
     expect(report.trends.spiking.map((t) => [t.template, t.spikeFactor])).toEqual([['queue full, dropped message <*>', 10]]);
   });
 
+  it('issue 26 item 12: a restart (many new templates within seconds) is one NEW BURST line; its warnings stay listed one by one', async () => {
+    const lines: string[] = [];
+    const at = (hour: number, minute: number, second = 0) => new Date(Date.UTC(2024, 2, 1, hour, minute, second)).toISOString();
+    for (let hour = 0; hour < 24; hour++) for (let m = 0; m < 5; m++) lines.push(`${at(hour, m)} INFO heartbeat ok`);
+    // The boot at 22:30: 30 lines of different shapes (a template each) within 6 s, one of them a warning.
+    for (let i = 0; i < 30; i++) lines.push(`${at(22, 30, Math.floor(i / 5))} kernel: boot ${'stage '.repeat(i + 1).trim()}`);
+    lines.push(`${at(22, 30, 6)} WARN kernel: Failure registering capabilities with the kernel`);
+    await writeFile(path.join(root, 'app', 'boot.log'), `${lines.join('\n')}\n`);
+    const { report, text } = await analyze({ path: path.join(root, 'app', 'boot.log') });
+    expect(report.trends.bursts).toEqual([
+      {
+        from: '2024-03-01T22:30:00.000Z',
+        to: '2024-03-01T22:30:05.000Z',
+        templates: 30,
+        events: 30,
+        // ISO lines name no component (syslog lines do: Linux_2k's reboot says "kernel 71, network 2, syslog 2").
+        components: [],
+        example: expect.stringContaining('kernel: boot stage'),
+      },
+    ]);
+    expect(report.trends.new.map((t) => [t.template, t.severity])).toEqual([[expect.stringContaining('kernel: Failure registering capabilities'), 'WARN']]);
+    expect(text).toContain('  NEW BURST   30 templates (30 events) first seen within 5 s from 2024-03-01 22:30:00: a restart or a deployment?');
+    expect(text.match(/NEW /g)).toHaveLength(2);
+  });
+
   it('states in its description exactly which files it reads', () => {
     const { description } = analyzeLogsTool;
     const selected = logFileSelector();

@@ -97,8 +97,11 @@ export type LogScanReport = {
     to: string | null;
     /** Hours of logs before the window: trends need at least `windowHours` of them. */
     baselineHours: number;
+    /** New templates listed one by one (FATAL, ERROR and WARN always; others unless part of a {@link NewBurst}). */
     new: TemplateReport[];
     newCount: number;
+    /** Many new templates first seen together (a restart, a deployment): one entry each instead of a screen of them. */
+    bursts: NewBurst[];
     spiking: TemplateReport[];
     spikingCount: number;
   };
@@ -112,6 +115,27 @@ export type LogScanReport = {
    */
   failedFiles: { path: string; error: string }[];
 };
+
+/**
+ * New templates below WARN first seen within {@link BURST_GAP_MS} of each other, at least {@link MIN_BURST_TEMPLATES}
+ * of them: what a host prints when it boots (Linux_2k's reboot was 88 NEW lines, issue 26 item 12).
+ */
+export type NewBurst = {
+  /** ISO 8601 UTC: first seen of the earliest and of the latest template of the burst. */
+  from: string;
+  to: string;
+  templates: number;
+  events: number;
+  /** Components with the most templates in the burst, most first (at most 3). */
+  components: { name: string; templates: number }[];
+  /** The earliest template's example. */
+  example: string;
+};
+
+/** New templates first seen this close to the previous one belong to the same burst (ms). */
+export const BURST_GAP_MS = 60_000;
+/** Fewer new templates than this are listed one by one. */
+export const MIN_BURST_TEMPLATES = 10;
 
 /** Hours of the trend window. */
 export const TREND_WINDOW_HOURS = 6;
@@ -152,7 +176,10 @@ export function buildReport(input: ReportInput): LogScanReport {
   const attention = all
     .filter((t) => t.severity === 'FATAL' || t.severity === 'ERROR' || t.severity === 'WARN')
     .sort((a, b) => RANK[a.severity] - RANK[b.severity] || byEvents(a, b));
-  const fresh = all.filter((t) => t.trend === 'new').sort((a, b) => RANK[a.severity] - RANK[b.severity] || b.recentEvents - a.recentEvents);
+  const { bursts, collapsed } = newBursts(all.filter((t) => t.trend === 'new'));
+  const fresh = all
+    .filter((t) => t.trend === 'new' && !collapsed.has(t))
+    .sort((a, b) => RANK[a.severity] - RANK[b.severity] || b.recentEvents - a.recentEvents);
   const spiking = all.filter((t) => t.trend === 'spike').sort((a, b) => (b.spikeFactor ?? 0) - (a.spikeFactor ?? 0) || b.recentEvents - a.recentEvents);
   const read = input.logFiles - totals.failures - totals.binaryFiles;
   return {
@@ -183,6 +210,7 @@ export function buildReport(input: ReportInput): LogScanReport {
       baselineHours: window?.baselineHours ?? 0,
       new: fresh.slice(0, top),
       newCount: fresh.length,
+      bursts,
       spiking: spiking.slice(0, top),
       spikingCount: spiking.length,
     },
@@ -190,6 +218,44 @@ export function buildReport(input: ReportInput): LogScanReport {
     resumedParts: input.resumedParts,
     failedFiles: input.failedFiles,
   };
+}
+
+const ACTIONABLE = new Set<TemplateReport['severity']>(['FATAL', 'ERROR', 'WARN']);
+
+/** The {@link NewBurst}s among `fresh` (new templates) and the templates they take out of the one-by-one list. */
+function newBursts(fresh: readonly TemplateReport[]): { bursts: NewBurst[]; collapsed: Set<TemplateReport> } {
+  const timed = fresh.filter((t) => t.firstSeen !== null && !ACTIONABLE.has(t.severity));
+  const at = (t: TemplateReport) => Date.parse(t.firstSeen as string);
+  timed.sort((a, b) => at(a) - at(b));
+  const bursts: NewBurst[] = [];
+  const collapsed = new Set<TemplateReport>();
+  let group: TemplateReport[] = [];
+  const close = (): void => {
+    if (group.length >= MIN_BURST_TEMPLATES) {
+      const components = new Map<string, number>();
+      for (const t of group) if (t.component) components.set(t.component, (components.get(t.component) ?? 0) + 1);
+      bursts.push({
+        from: group[0]?.firstSeen as string,
+        to: group.at(-1)?.firstSeen as string,
+        templates: group.length,
+        events: group.reduce((sum, t) => sum + t.events, 0),
+        components: [...components]
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 3)
+          .map(([name, templates]) => ({ name, templates })),
+        example: group[0]?.example as string,
+      });
+      for (const t of group) collapsed.add(t);
+    }
+    group = [];
+  };
+  for (const t of timed) {
+    const last = group.at(-1);
+    if (last && at(t) - at(last) > BURST_GAP_MS) close();
+    group.push(t);
+  }
+  close();
+  return { bursts, collapsed };
 }
 
 interface TrendWindow {

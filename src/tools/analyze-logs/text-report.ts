@@ -61,6 +61,7 @@ export function summarize(report: LogScanReport): string {
 
   const marks: ChartMark[] = [
     ...report.trends.new.flatMap((t) => (t.firstSeen ? [{ hour: t.firstSeen, mark: 'N' as const }] : [])),
+    ...report.trends.bursts.map((burst) => ({ hour: burst.from, mark: 'N' as const })),
     ...report.trends.spiking.flatMap((t) => (t.peakHour ? [{ hour: t.peakHour, mark: 'S' as const }] : [])),
   ];
   const chart = hourlyChart(report.perHour, marks);
@@ -79,7 +80,16 @@ export function summarize(report: LogScanReport): string {
   const { trends } = report;
   if (trends.from !== null && trends.baselineHours >= trends.windowHours) {
     lines.push('', `New or spiking in the last ${trends.windowHours} h (from ${when(trends.from)} UTC), against the ${number(trends.baselineHours)} h before:`);
-    if (trends.newCount + trends.spikingCount === 0) lines.push('  nothing new, nothing spiking.');
+    if (trends.newCount + trends.bursts.length + trends.spikingCount === 0) lines.push('  nothing new, nothing spiking.');
+    for (const burst of trends.bursts) {
+      const seconds = Math.round((Date.parse(burst.to) - Date.parse(burst.from)) / 1000);
+      const components = burst.components.map((c) => `${c.name} ${number(c.templates)}`).join(', ');
+      lines.push(
+        `  NEW BURST   ${plural(burst.templates, 'template')} (${plural(burst.events, 'event')}) first seen within ${seconds} s from ${when(burst.from)}` +
+          `${components ? ` (${components})` : ''}: a restart or a deployment? Those of WARN and above are listed one by one.`,
+        `        e.g. ${burst.example}`,
+      );
+    }
     for (const t of trends.new) lines.push(...detailed(t, `NEW ${t.severity}`.padEnd(11)));
     lines.push(...more(trends.new.length, trends.newCount, 'new template'));
     for (const t of trends.spiking) {

@@ -93,6 +93,16 @@ const outputSchema = z.object({
     baselineHours: z.number(),
     new: z.array(template),
     newCount: z.number().int(),
+    bursts: z.array(
+      z.object({
+        from: z.string(),
+        to: z.string(),
+        templates: z.number().int(),
+        events: z.number().int(),
+        components: z.array(z.object({ name: z.string(), templates: z.number().int() })),
+        example: z.string(),
+      }),
+    ),
     spiking: z.array(template),
     spikingCount: z.number().int(),
   }),
