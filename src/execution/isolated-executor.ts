@@ -38,6 +38,8 @@ export interface IsolatedExecutorOptions {
   logger: Logger;
   /** piscina's `atomics` mode, for the benchmark only (see `WarmThreadPoolSettings.atomics`). @defaultValue `disabled` */
   atomics?: 'disabled' | 'sync';
+  /** Threads that may load the tools at the same time while runs wait (see `WarmThreadPoolSettings.maxLoading`). */
+  maxLoading?: number;
   /** Told about terminated threads (`threadTerminated`, the metric `mcp_tasks_thread_terminations_total`). */
   observer?: Pick<WorkerObserver, 'threadTerminated'>;
 }
@@ -94,6 +96,7 @@ export class IsolatedExecutor implements Executor {
       env: options.env ?? threadEnvironment(process.env),
       logger: options.logger,
       ...(options.atomics ? { atomics: options.atomics } : {}),
+      ...(options.maxLoading ? { maxLoading: options.maxLoading } : {}),
     });
   }
 
@@ -150,10 +153,12 @@ export class IsolatedExecutor implements Executor {
     const drainPort = (): void => {
       for (let queued = receiveMessageOnPort(port1); queued; queued = receiveMessageOnPort(port1)) onMessage(queued.message as ThreadMessage);
     };
-    const run = this.pool.piscina.run({ request, state, port: port2 }, { transferList: [port2], signal: terminate.signal }).then(
+    // A run withdrawn or aborted while it waited for a thread has already ended through `beforeStart`.
+    const notPending = (): boolean => Atomics.load(state, 0) !== RunState.pending;
+    const run = this.pool.run({ request, state, port: port2 }, { transferList: [port2], signal: terminate.signal }, notPending).then(
       (outcome) => {
         drainPort();
-        return signal.aborted ? aborted() : outcome;
+        return signal.aborted || outcome === undefined ? aborted() : outcome;
       },
       (error: unknown) => {
         drainPort();

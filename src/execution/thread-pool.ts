@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import type { TransferListItem } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { ExecutionOutcome, ExecutorReadiness } from '../core/executor.js';
 import type { Logger } from '../core/logger.js';
@@ -27,6 +29,8 @@ export interface WarmThreadPoolSettings {
    * tool's run. Settable for the benchmark (bench/isolation.mjs) that measures what this costs.
    */
   atomics?: 'disabled' | 'sync';
+  /** Threads that may load the tools at the same time while runs wait for one. @defaultValue the CPU count */
+  maxLoading?: number;
 }
 
 /** How a thread of the pool stands (by `threadId`): loading its tools, warm (takes runs), or failed to load them. */
@@ -62,8 +66,19 @@ export class WarmThreadPool {
   private lastError: string | undefined;
   private readonly warmMs: number[] = [];
   private readonly listeners = new Set<() => void>();
+  /**
+   * Runs handed to piscina and not settled: one thread each. Runs beyond the idle warm threads wait in
+   * {@link waiting} rather than in piscina, which starts a new thread for every run its balancer cannot place: a
+   * burst of 32 short runs on a worker with one warm thread started 32 threads at once, each loading the tool
+   * modules on 2 cores, while the one warm thread could have run them all (issue 25). Here new threads start only
+   * while fewer than {@link maxLoading} load, and every waiting run goes to the first thread that is free.
+   */
+  private inFlight = 0;
+  private readonly waiting: { go: () => boolean }[] = [];
+  private readonly maxLoading: number;
 
   constructor(private readonly settings: WarmThreadPoolSettings) {
+    this.maxLoading = Math.max(1, settings.maxLoading ?? availableParallelism());
     const maxThreads = Math.max(1, settings.maxThreads);
     this.piscina = new Piscina<ThreadTask | ThreadNudge, ExecutionOutcome>({
       filename: entryModule(),
@@ -83,11 +98,53 @@ export class WarmThreadPool {
       this.standing.delete(worker.id);
       this.changed();
     });
+    this.listeners.add(() => this.admitWaiting());
     // piscina emits 'error' for a thread that failed while it held no run; without a listener that would end the
     // process. Runs that were in the thread have been failed by their own promise.
     this.piscina.on('error', (error: unknown) =>
       settings.logger.error({ err: error }, 'a thread of the isolated executor failed outside any run; it is replaced'),
     );
+  }
+
+  /**
+   * Run `task` on a thread of the pool, once one is free or may be started (see {@link inFlight}). `skip()` is
+   * asked when the run's turn comes: a run withdrawn while it waited is never handed to piscina (its result is then
+   * `undefined`; the caller has already settled it).
+   */
+  run(task: ThreadTask, options: { transferList: TransferListItem[]; signal: AbortSignal }, skip: () => boolean): Promise<ExecutionOutcome | undefined> {
+    return new Promise<ExecutionOutcome | undefined>((resolve, reject) => {
+      this.waiting.push({
+        go: () => {
+          if (skip()) {
+            resolve(undefined);
+            return false;
+          }
+          this.inFlight += 1;
+          this.piscina
+            .run(task, options as Parameters<typeof this.piscina.run>[1])
+            .then(resolve, reject)
+            .finally(() => {
+              this.inFlight -= 1;
+              this.admitWaiting();
+            });
+          return true;
+        },
+      });
+      this.admitWaiting();
+    });
+  }
+
+  /** Hand waiting runs to piscina while a warm thread is idle, or a new thread may start loading. */
+  private admitWaiting(): void {
+    while (this.waiting.length > 0) {
+      const { warm, loading } = this.counts();
+      const idleWarm = warm - this.inFlight;
+      const mayStart = loading < this.maxLoading && this.piscina.threads.length < this.piscina.maxThreads;
+      if (idleWarm <= 0 && !mayStart) return;
+      const handed = (this.waiting.shift() as { go: () => boolean }).go();
+      // A run handed over with no idle warm thread made piscina start one: count it before the next.
+      if (handed && idleWarm <= 0 && this.counts().loading <= loading) return;
+    }
   }
 
   /** An idle warm thread for the next run, else `null` (the run waits). A failed thread only when none is warm. */
@@ -174,6 +231,8 @@ export class WarmThreadPool {
    * terminated in the middle of loading modules. Runs in progress were aborted by their owners first.
    */
   async close(loadWaitMs: number): Promise<void> {
+    // Runs still waiting for a thread were aborted by their owners (and settled) before close: none starts now.
+    this.waiting.length = 0;
     const deadline = Date.now() + loadWaitMs;
     while (this.counts().loading > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, CLOSE_POLL_MS));
     await this.piscina.destroy();

@@ -122,6 +122,29 @@ describe('IsolatedExecutor (issue 22)', () => {
     expect(executor.terminated).toBe(0);
   });
 
+  it.each([
+    { maxLoading: 1, bound: 3, what: 'waits for the warm thread instead of starting one thread per run' },
+    { maxLoading: 1000, bound: Infinity, what: 'negative control: unbounded, the burst starts a thread for nearly every run' },
+  ])('issue 25: a burst of 40 short runs on one warm thread (threads load in 300 ms, max 32; maxLoading $maxLoading) $what', async ({ maxLoading, bound }) => {
+    const log = join(temp.dir, `burst-${maxLoading}.log`);
+    const marker = join(temp.dir, `burst-${maxLoading}.first`);
+    const { executor } = start(THREAD_LOAD_TOOLS, {
+      maxThreads: 32,
+      minThreads: 1,
+      maxLoading,
+      env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: '300', ISOLATION_TEST_FIRST_FAST: marker },
+    });
+    await executor.warm(30_000);
+    const outcomes = await Promise.all(
+      Array.from({ length: 40 }, () => executor.execute(request('quick', { log, ms: 1 }), testHost(), new AbortController().signal)),
+    );
+    expect(outcomes.every((outcome) => outcome.kind === 'returned')).toBe(true);
+    const { warm, loading, failed } = executor.readiness().threads as { warm: number; loading: number; failed: number };
+    const threads = warm + loading + failed;
+    if (bound === Infinity) expect(threads).toBeGreaterThan(10);
+    else expect(threads).toBeLessThanOrEqual(bound);
+  });
+
   it('churn: 120 runs of a signal-honouring tool aborted at random moments (queued, starting, running) with a 50 ms grace terminate no thread', async () => {
     const { executor } = start(ISOLATION_TOOLS, { maxThreads: 4, minThreads: 1 });
     const outcomes: Array<Promise<ExecutionOutcome>> = [];
