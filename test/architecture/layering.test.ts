@@ -145,6 +145,8 @@ describe('architecture', () => {
           .map((match) => `${file} → ${match[1]}`),
       );
     expect(sdkImports('execution/isolated-thread.ts')).toEqual([]);
+    // The tool author's entry (`mcp-tasks/tool`), which every thread loads with the tool modules that import it.
+    expect(sdkImports('tool.ts')).toEqual([]);
     // Negative control: the same walk from the server finds the SDK.
     expect(sdkImports('server/create-tasks-server.ts').length).toBeGreaterThan(0);
   });
