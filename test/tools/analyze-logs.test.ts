@@ -282,6 +282,9 @@ describe('analyze_logs', () => {
     expect(report.trends.new.map(brief)).toEqual([['disk <*> failing: read error', 'ERROR', 3]]);
     expect(report.trends.spiking.map(brief)).toEqual([['request timed out after <*> s', 'WARN', 156]]);
     expect(report.trends.spiking[0]).toMatchObject({ recentEvents: 120, spikeFactor: 10, trend: 'spike' });
+    // Issue 26 item 12: the spike's example is a line from the spike (the latest hour), not the first one at 00:10.
+    expect(report.trends.spiking[0]?.example).toMatch(/^2024-03-01T23:\d\d:00\.000Z WARN request timed out/);
+    expect(report.templates.find((t) => t.template === 'heartbeat ok')?.example).toMatch(/^2024-03-01T00:00:00\.000Z/);
     expect(report.templates.find((t) => t.template === 'heartbeat ok')?.trend).toBeNull();
     expect(text).toContain('New or spiking in the last 6 h (from 2024-03-01 18:00:00 UTC), against the 18 h before:');
     expect(text).toContain('  NEW ERROR   3 × disk <*> failing: read error');

@@ -316,7 +316,9 @@ function templateReport(cluster: LogCluster, stats: TemplateStats, implied: Seve
     files: stats.fileIds.size,
     fileSamples: [...stats.fileSamples],
     component: stats.component,
-    example: cluster.example,
+    // A spike shows a line from the window it spikes in; everything else the template's first line.
+    example:
+      trend === 'spike' && stats.latestExample !== null && window && (stats.latestExampleAt ?? 0) >= window.start ? stats.latestExample : cluster.example,
     trend,
     recentEvents: recent,
     spikeFactor: factor === null ? null : Math.round(factor * 10) / 10,

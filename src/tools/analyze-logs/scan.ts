@@ -471,6 +471,7 @@ async function scanFile(file: WalkedFile, index: number, resume: Position | null
         fileId,
         file: relative,
         component: parsed.component,
+        example: () => (event.clean.length > MAX_EXAMPLE_LENGTH ? `${event.clean.slice(0, MAX_EXAMPLE_LENGTH)}…` : event.clean),
       }),
     );
   };

@@ -77,6 +77,13 @@ export interface TemplateStats {
   component: string | null;
   /** Events per hour start (epoch ms), the latest {@link RECENT_HOURS} hours only. */
   recent: Map<number, number>;
+  /**
+   * A line of the latest hour with events, and its time: a spike's example must come from the spike, not from the
+   * template's first line days earlier (issue 26 item 12). Replaced once per newer hour, so a scan pays for it at
+   * most once per template and hour. `null` until a timed event.
+   */
+  latestExample: string | null;
+  latestExampleAt: number | null;
   /** Id of the last file added to `fileIds` (not serialised): most events follow one of the same file. */
   lastFile: number;
 }
@@ -85,7 +92,13 @@ export interface TemplateStats {
  * JSON form of {@link TemplateStats}: `recent` as `[hour, count]` pairs, the files by path (`files`), `lastFile`
  * left out. A part journaled before paths were kept has a number in `files`; its file samples stand in for the list.
  */
-export type TemplateStatsJson = Omit<TemplateStats, 'recent' | 'lastFile' | 'fileIds'> & { recent: [number, number][]; files: string[] | number };
+export type TemplateStatsJson = Omit<TemplateStats, 'recent' | 'lastFile' | 'fileIds' | 'latestExample' | 'latestExampleAt'> & {
+  recent: [number, number][];
+  files: string[] | number;
+  /** Absent in parts journaled before they were kept. */
+  latestExample?: string | null;
+  latestExampleAt?: number | null;
+};
 
 export function emptyStats(): TemplateStats {
   return {
@@ -100,6 +113,8 @@ export function emptyStats(): TemplateStats {
     fileSamples: [],
     component: null,
     recent: new Map(),
+    latestExample: null,
+    latestExampleAt: null,
     lastFile: -1,
   };
 }
@@ -115,6 +130,8 @@ export interface EventFacts {
   fileId: number;
   file: string;
   component: string | null;
+  /** The event's first line (redacted), capped; called only when it becomes the template's latest example. */
+  example: () => string;
 }
 
 /** Counts one event into a template's stats. */
@@ -128,6 +145,10 @@ export function countInto(stats: TemplateStats, event: EventFacts): void {
     if (stats.first === null || event.epochMs < stats.first) stats.first = event.epochMs;
     if (stats.last === null || event.epochMs > stats.last) stats.last = event.epochMs;
     addRecent(stats.recent, hourStart(event.epochMs), 1);
+    if (stats.latestExampleAt === null || hourStart(event.epochMs) > hourStart(stats.latestExampleAt)) {
+      stats.latestExample = event.example();
+      stats.latestExampleAt = event.epochMs;
+    }
   }
   if (stats.lastFile !== event.fileId) {
     stats.lastFile = event.fileId;
@@ -167,6 +188,10 @@ export function mergeStats(into: TemplateStats, from: TemplateStats): void {
   }
   into.component ??= from.component;
   for (const [hour, count] of from.recent) addRecent(into.recent, hour, count);
+  if (from.latestExampleAt !== null && (into.latestExampleAt === null || from.latestExampleAt > into.latestExampleAt)) {
+    into.latestExample = from.latestExample;
+    into.latestExampleAt = from.latestExampleAt;
+  }
 }
 
 /** `pathOf`: the path of a file id of this run. */
@@ -183,6 +208,8 @@ export function statsToJson(stats: TemplateStats, pathOf: (id: number) => string
     fileSamples: [...stats.fileSamples],
     component: stats.component,
     recent: [...stats.recent],
+    latestExample: stats.latestExample,
+    latestExampleAt: stats.latestExampleAt,
   };
 }
 
@@ -202,6 +229,8 @@ export function statsFromJson(json: TemplateStatsJson, idOf: (path: string) => n
     fileSamples: [...json.fileSamples],
     component: json.component,
     recent: new Map(json.recent),
+    latestExample: json.latestExample ?? null,
+    latestExampleAt: json.latestExampleAt ?? null,
     lastFile: -1,
   };
 }
