@@ -18,7 +18,7 @@ export const LimitsConfigSchema = z
     maxTtlMs: ms.nullable().describe('largest retention granted; null = unlimited (default 86400000)'),
     minTtlMs: ms.describe('smallest retention granted (default 1000)'),
     runtimeLimitMs: ms.describe('longest single run of a tool (default 3600000)'),
-    pollIntervalMs: ms.describe('longest poll interval hint (default 1000)'),
+    pollIntervalMs: ms.describe('poll interval hint of a task aged up to 10 s; older tasks get 10 % of their age, up to 30 s (default 1000)'),
     maxAttempts: z.number().int().positive().describe('runs per task before attempts_exhausted (default 3)'),
     recoveryIntervalMs: ms.describe('interval of the lapsed-lease scan (default: leaseMs)'),
     claimIntervalMs: ms.describe('fallback claim interval when no event announced work (default 1000)'),
@@ -133,7 +133,9 @@ export const ConfigSchema = z
     taskFallbackTools: z
       .boolean()
       .optional()
-      .describe('serve: 2025-era clients without a tasks capability get task ids and get_task_status / get_task_result / cancel_task (default false)'),
+      .describe(
+        'serve: clients without task support (2025-era without a tasks capability, 2026-07-28 without the Tasks Extension) get task ids and get_task_status / get_task_result / cancel_task (default false)',
+      ),
     dashboard: z.boolean().optional().describe('serve: the web dashboard at /dashboard on the same port, behind the same authentication (default false)'),
     dashboardOptions: z
       .object({

@@ -96,8 +96,9 @@ export class CallService {
 
   /**
    * Every tool this caller may call, as it may call it (the adapter writes the `tools/list` entries). With the
-   * task fallback tools on, a host without task support in a 2025-era session (see `declaresTaskSupport`) sees
-   * task-required tools as task-optional, followed by the fallback tools. Otherwise a caller that cannot take a
+   * task fallback tools on, a host without task support (see `declaresTaskSupport`: a 2025-era session without
+   * `capabilities.tasks`, a 2026-07-28 request without the extension) sees task-required tools as task-optional,
+   * followed by the fallback tools. Otherwise a caller that cannot take a
    * task at all (a session before 2025-11-25, a 2026-07-28 request without the extension) sees no task-required
    * tool; a 2025-11-25 session sees them as they are.
    */
