@@ -61,6 +61,11 @@ export interface TasksServerLimits {
   /** A task waiting for input longer than this (since its last input activity) fails with `input_timeout`. @defaultValue 1 h */
   inputTimeoutMs: number;
   /**
+   * Longest silence of an inline `tools/call` carrying a `progressToken` before a keep-alive
+   * `notifications/progress` (issue 27 §3: clients abort calls silent for their idle timeout). @defaultValue 20 s
+   */
+  progressKeepAliveMs: number;
+  /**
    * Largest `tools/call` arguments, in bytes of their JSON text (UTF-8); larger → `-32602` naming this limit, nothing
    * created (issue 10 §2). @defaultValue 1 MiB
    */
@@ -143,6 +148,7 @@ export const DEFAULT_LIMITS: Readonly<TasksServerLimits> = Object.freeze({
   maxRequestBodyBytes: 4 * 1024 * 1024,
   sessionIdleMs: 30 * MINUTE,
   inputTimeoutMs: HOUR,
+  progressKeepAliveMs: 20 * SECOND,
   maxSessions: 1000,
   maxArgumentBytes: 1024 * 1024,
   maxArgumentDepth: 32,
@@ -182,6 +188,7 @@ export function resolveLimits(input: Partial<TasksServerLimits> = {}): Readonly<
     'maxRequestBodyBytes',
     'sessionIdleMs',
     'inputTimeoutMs',
+    'progressKeepAliveMs',
     'maxSessions',
     'maxArgumentBytes',
     'maxArgumentDepth',

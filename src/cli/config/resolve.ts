@@ -59,6 +59,7 @@ const LIMIT_KINDS: Record<keyof typeof DEFAULT_LIMITS, LeafKind> = {
   sessionIdleMs: 'number',
   maxSessions: 'number',
   inputTimeoutMs: 'number',
+  progressKeepAliveMs: 'number',
   minResultRetentionMs: 'number',
   maxArgumentBytes: 'number',
   maxArgumentDepth: 'number',

@@ -1,6 +1,7 @@
 import type { PathConfinement } from '../../core/confinement.js';
 import { isTaskNotFound, TasksError, taskNotFound } from '../../core/errors.js';
 import type { TasksServerLimits } from '../../core/limits.js';
+import type { InlineProgressSink } from './inline-progress.js';
 import type { JsonObject, JsonValue, TaskRecord } from '../../core/task.js';
 import type { ToolDescriptor } from '../../core/tool.js';
 import { toolErrorResult } from '../../core/tool-outcome.js';
@@ -46,6 +47,11 @@ export interface CallInteraction {
 export interface CallToolOptions extends TaskSession {
   /** How the request talks back; a fast path passes none and may then only carry out a plain task create. */
   interaction?: CallInteraction;
+  /**
+   * Where the `notifications/progress` of an inline run go, when the request carries a `progressToken` (issue 27
+   * §3): the tool's progress, and a keep-alive after `limits.progressKeepAliveMs` of silence.
+   */
+  progress?: InlineProgressSink;
 }
 
 /**
@@ -207,7 +213,10 @@ export class CallService {
     const earlier = sent && (await creator.claimInline(sent));
     if (earlier) return { kind: 'task', task: earlier };
     const { signal, withInput } = interactive(interaction, tool);
-    const inline = await withInput('input', (ask) => bounded(plan, signal, (runSignal) => runInline(this.options, caller, plan, ask, gathered, runSignal)));
+    const progress = options.progress && { sink: options.progress, keepAliveMs: this.options.limits.progressKeepAliveMs };
+    const inline = await withInput('input', (ask) =>
+      bounded(plan, signal, (runSignal) => runInline(this.options, caller, plan, ask, gathered, runSignal, progress)),
+    );
     return 'inputRequired' in inline ? { kind: 'input_required', result: inline.inputRequired } : { kind: 'result', result: inline.done };
   }
 
