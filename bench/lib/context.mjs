@@ -75,7 +75,23 @@ export class RunContext {
     return {
       name: 'mcp-tasks',
       script: OUR_CLI,
-      args: (port) => ['serve', '--port', String(port), '--data-dir', dataDir, '--no-builtins', '--tools', TOOLS, '--log-level', 'warn', ...extraArgs],
+      // `--inline-grace-ms 0`: these suites measure the task path, which a 2026-07-28 noop would otherwise skip
+      // (issue 27 §5; bench/inline-grace.mjs measures the grace). A later `--inline-grace-ms` in extraArgs wins.
+      args: (port) => [
+        'serve',
+        '--port',
+        String(port),
+        '--data-dir',
+        dataDir,
+        '--no-builtins',
+        '--tools',
+        TOOLS,
+        '--log-level',
+        'warn',
+        '--inline-grace-ms',
+        '0',
+        ...extraArgs,
+      ],
     };
   }
 

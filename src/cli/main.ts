@@ -39,6 +39,7 @@ const LIMIT_FLAGS: ReadonlyArray<[string, string]> = [
   ['--poll-interval-ms <ms>', 'poll hint up to age 10 s (younger tasks: shorter; older: 10 % of age, ≤ 30 s)'],
   ['--max-attempts <n>', 'runs per task before attempts_exhausted'],
   ['--input-timeout-ms <ms>', 'how long a task may wait for an answer before it fails (input_timeout)'],
+  ['--inline-grace-ms <ms>', '2026-07-28: answer inline when a task-optional call completes within this (0: always a task)'],
   ['--progress-keep-alive-ms <ms>', 'longest silence of an inline call with a progressToken before a keep-alive notifications/progress'],
   ['--recovery-interval-ms <ms>', 'interval of the lapsed-lease scan (default: --lease-ms)'],
   ['--claim-interval-ms <ms>', 'fallback claim interval'],

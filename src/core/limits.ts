@@ -66,6 +66,13 @@ export interface TasksServerLimits {
    */
   progressKeepAliveMs: number;
   /**
+   * 2026-07-28 inline grace (issue 27 §5, SEP-2663 E2/E4: the server decides per request): a task-optional call
+   * whose task completes within this long after its durable creation is answered with its `CallToolResult` instead
+   * of `resultType: "task"` (the task row still exists and stays readable). `0` turns it off; a tool opts out with
+   * `inlineGrace: false`. @defaultValue 1 s
+   */
+  inlineGraceMs: number;
+  /**
    * Largest `tools/call` arguments, in bytes of their JSON text (UTF-8); larger → `-32602` naming this limit, nothing
    * created (issue 10 §2). @defaultValue 1 MiB
    */
@@ -149,6 +156,7 @@ export const DEFAULT_LIMITS: Readonly<TasksServerLimits> = Object.freeze({
   sessionIdleMs: 30 * MINUTE,
   inputTimeoutMs: HOUR,
   progressKeepAliveMs: 20 * SECOND,
+  inlineGraceMs: SECOND,
   maxSessions: 1000,
   maxArgumentBytes: 1024 * 1024,
   maxArgumentDepth: 32,
@@ -200,6 +208,8 @@ export function resolveLimits(input: Partial<TasksServerLimits> = {}): Readonly<
   ] as const) {
     positive(name);
   }
+  if (!Number.isInteger(merged.inlineGraceMs) || merged.inlineGraceMs < 0)
+    problems.push(`inlineGraceMs must be an integer >= 0 (got ${String(merged.inlineGraceMs)})`);
   for (const name of ['defaultTtlMs', 'maxTtlMs', 'maxActiveTasksPerOwner', 'maxCreatesPerMinute'] as const) {
     const value = merged[name];
     if (value !== null && (!Number.isInteger(value) || value <= 0)) problems.push(`${name} must be a positive integer or null (got ${String(value)})`);

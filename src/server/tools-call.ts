@@ -100,6 +100,10 @@ export function callAnswer(deps: Pick<HandlerDeps, 'clock'>, caller: Caller, out
       return fallbackCreatedAnswer(outcome.task, outcome.immediateResponse, now);
     case 'task_operation':
       return fallbackOperationAnswer(outcome, now);
+    case 'result':
+      // A 2026-07-28 result is `resultType: "complete"` (base protocol); the SDK path adds it too, the fast path
+      // (a task answered inline within the grace, issue 27 §5) relies on this.
+      return caller.negotiation === 'per-request' && outcome.result.resultType === undefined ? { ...outcome.result, resultType: 'complete' } : outcome.result;
     default:
       return outcome.result;
   }

@@ -60,6 +60,7 @@ const LIMIT_KINDS: Record<keyof typeof DEFAULT_LIMITS, LeafKind> = {
   maxSessions: 'number',
   inputTimeoutMs: 'number',
   progressKeepAliveMs: 'number',
+  inlineGraceMs: 'number',
   minResultRetentionMs: 'number',
   maxArgumentBytes: 'number',
   maxArgumentDepth: 'number',

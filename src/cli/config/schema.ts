@@ -30,6 +30,11 @@ export const LimitsConfigSchema = z
     sessionIdleMs: ms.describe('2025-era HTTP sessions idle longer are closed (default 1800000)'),
     maxSessions: z.number().int().positive().describe('most 2025-era HTTP sessions kept at once (default 1000)'),
     inputTimeoutMs: ms.describe('longest wait for an answer before input_timeout (default 3600000)'),
+    inlineGraceMs: z
+      .number()
+      .int()
+      .min(0)
+      .describe('2026-07-28: answer a task-optional call inline when its task completes within this many ms; 0 = always a task (default 1000)'),
     progressKeepAliveMs: ms.describe('longest silence of an inline tools/call with a progressToken before a keep-alive notifications/progress (default 20000)'),
     minResultRetentionMs: z.number().int().min(0).describe('a task that runs to the runtime limit must keep its result this long (default 600000)'),
     maxArgumentBytes: z.number().int().positive().describe('largest tools/call arguments in bytes of JSON; larger → -32602 (default 1048576)'),

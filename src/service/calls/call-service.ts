@@ -13,7 +13,7 @@ import { declaresTaskSupport, fallbackTaskCaller, type Caller, type TaskCaller }
 import type { ServiceDoor } from '../door.js';
 import type { TaskReads } from '../task-reads.js';
 import type { TaskDetails, TasksDoor } from '../tasks/tasks-door.js';
-import { planCall, usesTaskFallbackTools, type CallPlan, type CallPlanOptions, type ToolCall } from './call-plan.js';
+import { planCall, usesTaskFallbackTools, type CallPlan, type CallPlanOptions, type RunPlan, type ToolCall } from './call-plan.js';
 import { FALLBACK_TOOLS, type FallbackOperation } from './fallback-tools.js';
 import { keyClaim, type KeyClaim } from './idempotency.js';
 import { askOne, bounded, runInline, type CallAsk, type InlineRunOptions } from './inline-run.js';
@@ -205,7 +205,10 @@ export class CallService {
       const again = derived === undefined || !claim ? undefined : await creator.replayed(claim);
       if (again) return { kind: plan.kind, task: again };
       const start = { gathered, trace: trace.request ?? trace.incoming };
-      if (plan.kind === 'task') return { kind: 'task', task: await creator.create(taskCaller(caller), plan, start, options, claim), ...immediate };
+      if (plan.kind === 'task') {
+        const task = await creator.create(taskCaller(caller), plan, start, options, claim);
+        return (await this.graced(taskCaller(caller), plan, task)) ?? { kind: 'task', task, ...immediate };
+      }
       // A host without task support gets no task notifications: it follows the task through the fallback tools.
       return { kind: 'fallback', task: await creator.create(fallbackTaskCaller(caller), plan, start, {}, claim), ...immediate };
     }
@@ -218,6 +221,29 @@ export class CallService {
       bounded(plan, signal, (runSignal) => runInline(this.options, caller, plan, ask, gathered, runSignal, progress)),
     );
     return 'inputRequired' in inline ? { kind: 'input_required', result: inline.inputRequired } : { kind: 'result', result: inline.done };
+  }
+
+  /**
+   * The inline grace of 2026-07-28 (issue 27 §5): the server decides per request whether a declaring client gets a
+   * task (SEP-2663 E2) and that client accepts a `CallToolResult` as well (E4). The task was created durably first
+   * (so a crash in the grace loses nothing, and a retry with the same idempotency key finds it); if it completes
+   * within `limits.inlineGraceMs`, its stored `CallToolResult` is the answer, and it saves the client a poll and its
+   * model a turn. Only task-optional tools (a task-required tool asked for a task), not opted out with
+   * `inlineGrace: false`; a failed, cancelled or waiting task is still answered as a task.
+   * @returns the `result` outcome, or `undefined` to answer the task
+   */
+  private async graced(caller: TaskCaller, plan: RunPlan, task: TaskRecord): Promise<CallOutcome | undefined> {
+    const graceMs = this.options.limits.inlineGraceMs;
+    if (caller.generation !== 'v2' || graceMs <= 0 || plan.tool.execution !== 'task-optional' || plan.tool.inlineGrace === false) return undefined;
+    try {
+      const settled = await this.options.tasks.waitForTerminal(caller, task.taskId, AbortSignal.timeout(graceMs));
+      if (settled.status !== 'completed') return undefined;
+      const outcome = await this.options.reads.outcome(task.taskId);
+      return outcome?.kind === 'result' ? { kind: 'result', result: outcome.result } : undefined;
+    } catch {
+      // Still running at the end of the grace (or not readable by this caller): the client follows the task.
+      return undefined;
+    }
   }
 
   /**
