@@ -40,6 +40,7 @@ const LIMIT_FLAGS: ReadonlyArray<[string, string]> = [
   ['--max-attempts <n>', 'runs per task before attempts_exhausted'],
   ['--input-timeout-ms <ms>', 'how long a task may wait for an answer before it fails (input_timeout)'],
   ['--inline-grace-ms <ms>', '2026-07-28: answer inline when a task-optional call completes within this (0: always a task)'],
+  ['--structured-content-max-bytes <n>', 'warn (log, metric) when a tool result carries more structuredContent JSON than this'],
   ['--progress-keep-alive-ms <ms>', 'longest silence of an inline call with a progressToken before a keep-alive notifications/progress'],
   ['--recovery-interval-ms <ms>', 'interval of the lapsed-lease scan (default: --lease-ms)'],
   ['--claim-interval-ms <ms>', 'fallback claim interval'],

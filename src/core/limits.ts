@@ -73,6 +73,12 @@ export interface TasksServerLimits {
    */
   inlineGraceMs: number;
   /**
+   * Bound on a tool result's `structuredContent` in bytes of its JSON (issue 27 §2): a result over it is delivered
+   * unchanged but logged as a warning and counted (`mcp_tasks_structured_content_oversized_total`), because clients
+   * such as Claude Code give the model that JSON instead of the text. @defaultValue 32 KiB
+   */
+  structuredContentMaxBytes: number;
+  /**
    * Largest `tools/call` arguments, in bytes of their JSON text (UTF-8); larger → `-32602` naming this limit, nothing
    * created (issue 10 §2). @defaultValue 1 MiB
    */
@@ -157,6 +163,7 @@ export const DEFAULT_LIMITS: Readonly<TasksServerLimits> = Object.freeze({
   inputTimeoutMs: HOUR,
   progressKeepAliveMs: 20 * SECOND,
   inlineGraceMs: SECOND,
+  structuredContentMaxBytes: 32 * 1024,
   maxSessions: 1000,
   maxArgumentBytes: 1024 * 1024,
   maxArgumentDepth: 32,
@@ -197,6 +204,7 @@ export function resolveLimits(input: Partial<TasksServerLimits> = {}): Readonly<
     'sessionIdleMs',
     'inputTimeoutMs',
     'progressKeepAliveMs',
+    'structuredContentMaxBytes',
     'maxSessions',
     'maxArgumentBytes',
     'maxArgumentDepth',

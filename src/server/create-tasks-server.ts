@@ -18,6 +18,7 @@ import { ToolRegistry } from '../core/tool-registry.js';
 import { TasksError } from '../core/errors.js';
 import { createExecutionParts, type ExecutionParts } from '../execution/create-task-worker.js';
 import { InProcessExecutor } from '../execution/in-process-executor.js';
+import { StructuredContentBound } from '../execution/structured-content-bound.js';
 import { Sweeper } from '../execution/sweeper.js';
 import type { TaskWorker } from '../execution/task-worker.js';
 import type { TaskServiceHook } from '../service/hooks.js';
@@ -232,7 +233,8 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     store: options.store,
     tools,
     feed,
-    executor,
+    // Inline calls; task runs are bounded in the execution parts (one warning per run either way).
+    executor: new StructuredContentBound(executor, { maxBytes: limits.structuredContentMaxBytes, logger, observer: options.workerObserver }),
     ...(execution ? { handOff: execution.worker.handOff } : {}),
     limits,
     confinement,

@@ -61,6 +61,7 @@ const LIMIT_KINDS: Record<keyof typeof DEFAULT_LIMITS, LeafKind> = {
   inputTimeoutMs: 'number',
   progressKeepAliveMs: 'number',
   inlineGraceMs: 'number',
+  structuredContentMaxBytes: 'number',
   minResultRetentionMs: 'number',
   maxArgumentBytes: 'number',
   maxArgumentDepth: 'number',

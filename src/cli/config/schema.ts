@@ -35,6 +35,11 @@ export const LimitsConfigSchema = z
       .int()
       .min(0)
       .describe('2026-07-28: answer a task-optional call inline when its task completes within this many ms; 0 = always a task (default 1000)'),
+    structuredContentMaxBytes: z
+      .number()
+      .int()
+      .positive()
+      .describe('tool results whose structuredContent JSON is larger are logged and counted: clients give it to the model (default 32768)'),
     progressKeepAliveMs: ms.describe('longest silence of an inline tools/call with a progressToken before a keep-alive notifications/progress (default 20000)'),
     minResultRetentionMs: z.number().int().min(0).describe('a task that runs to the runtime limit must keep its result this long (default 600000)'),
     maxArgumentBytes: z.number().int().positive().describe('largest tools/call arguments in bytes of JSON; larger → -32602 (default 1048576)'),
