@@ -339,6 +339,8 @@ describe('task fallback tools (issue 13 item 7)', () => {
       const taskId = String(structured(answer).taskId);
       expect(text(answer)).toContain('Started the report modern; it takes about 0.2 s.');
       expect(text(answer)).toContain(`get_task_result {"taskId":"${taskId}"}`);
+      // Claude Code gives its model structuredContent instead of the text: the instructions are there too.
+      expect(structured(answer).message).toBe(text(answer));
       // Another owner cannot follow it.
       const foreign = await postModern(fallback.url, 'tools/call', { name: 'get_task_status', arguments: { taskId } }, { capabilities: {}, token: TOKEN_B });
       expect(foreign.body.result).toMatchObject({ isError: true });
