@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startServer } from './lib/child.mjs';
+import { ourServer } from './lib/context.mjs';
 import { ModernClient, TERMINAL } from './lib/mcp.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -82,26 +83,7 @@ async function measure(url, tool) {
 const results = [];
 for (const mode of MODES) {
   const dataDir = mkdtempSync(join(tmpdir(), 'mcp-tasks-grace-'));
-  const server = await startServer({
-    name: `mcp-tasks ${mode.key}`,
-    script: join(ROOT, 'dist/cli/main.js'),
-    args: (port) => [
-      'serve',
-      '--port',
-      String(port),
-      '--data-dir',
-      dataDir,
-      '--no-builtins',
-      '--tools',
-      join(ROOT, 'bench/tools.mjs'),
-      '--log-level',
-      'warn',
-      '--concurrency',
-      String(CLIENTS),
-      ...mode.args,
-    ],
-    cwd: ROOT,
-  });
+  const server = await startServer({ ...ourServer(dataDir, ['--concurrency', String(CLIENTS), ...mode.args]), name: `mcp-tasks ${mode.key}`, cwd: ROOT });
   try {
     for (const { key, tool } of TOOLS) {
       const figures = await measure(server.url, tool);

@@ -63,6 +63,15 @@ function increasing(seen: Progress[]): boolean {
   return seen.every((update, index) => index === 0 || update.progress > seen[index - 1]!.progress);
 }
 
+/** What a silent call kept alive shows: its result, and at least three increasing one-line keep-alives. */
+function expectKeptAlive(result: object, seen: Progress[]): void {
+  expect(result).toMatchObject({ content: [{ type: 'text', text: `waited ${SILENT_MS} ms` }] });
+  expect(seen.length).toBeGreaterThanOrEqual(3);
+  expect(increasing(seen)).toBe(true);
+  for (const update of seen) expect(modelTextProblems(String(update.message))).toEqual([]);
+  expect(seen[0]?.message).toMatch(/^still running after \d+ s$/);
+}
+
 describe('issue 27 §3 R36 progress of inline calls with a progressToken', () => {
   let running: RunningTasksServer;
   beforeAll(async () => {
@@ -81,11 +90,7 @@ describe('issue 27 §3 R36 progress of inline calls with a progressToken', () =>
         timeout: CLIENT_TIMEOUT_MS,
         resetTimeoutOnProgress: true,
       });
-      expect(result.content).toEqual([{ type: 'text', text: `waited ${SILENT_MS} ms` }]);
-      expect(seen.length).toBeGreaterThanOrEqual(3);
-      expect(increasing(seen)).toBe(true);
-      for (const update of seen) expect(modelTextProblems(String(update.message))).toEqual([]);
-      expect(seen[0]?.message).toMatch(/^still running after \d+ s$/);
+      expectKeptAlive(result, seen);
       // Negative control: no progressToken, no keep-alive — the client's idle timeout ends the call.
       const aborted = await rejection(
         host.client.callTool({ name: 'silent_wait', arguments: { ms: SILENT_MS } }, undefined, { timeout: CLIENT_TIMEOUT_MS, resetTimeoutOnProgress: true }),
@@ -108,9 +113,7 @@ describe('issue 27 §3 R36 progress of inline calls with a progressToken', () =>
           resetTimeoutOnProgress: true,
         },
       );
-      expect(result.content).toEqual([{ type: 'text', text: `waited ${SILENT_MS} ms` }]);
-      expect(seen.length).toBeGreaterThanOrEqual(3);
-      expect(increasing(seen)).toBe(true);
+      expectKeptAlive(result, seen);
       const call = client.http.exchanges.find((exchange) => exchange.rpcMethods.includes('tools/call'));
       expect(call?.status).toBe(200);
       // The 2.4 client reports its own timeout as an SdkError, not a JSON-RPC error.
