@@ -96,7 +96,8 @@ export class ServerChild {
 
 /**
  * Start `node --expose-gc --import probe.mjs [nodeArgs] script ...args(port)` and wait until it answers HTTP on
- * `http://127.0.0.1:<port>/mcp` (any status counts as up).
+ * `http://127.0.0.1:<port>/mcp` (any status but 503 counts as up: our `serve` binds its port before its store is
+ * open and answers 503 until then).
  */
 export async function startServer({ name, script, args, nodeArgs = [], cwd }) {
   const port = await freePort();
@@ -110,8 +111,10 @@ export async function startServer({ name, script, args, nodeArgs = [], cwd }) {
     if (child.exitCode !== null) throw new Error(`${name} exited early (${child.exitCode}):\n${server.log}`);
     const connection = new HttpConnection(`http://127.0.0.1:${port}`);
     try {
-      await connection.request('POST', '/mcp', { 'content-type': 'application/json' }, '{}');
-      return server;
+      const answer = await connection.request('POST', '/mcp', { 'content-type': 'application/json' }, '{}');
+      if (answer.status !== 503) return server;
+      if (Date.now() > deadline) throw new Error('still answering 503');
+      await delay(50);
     } catch {
       if (Date.now() > deadline) {
         await server.stop();

@@ -12,6 +12,15 @@ const ROOT = join(BENCH, '..');
 export const OUR_CLI = join(ROOT, 'dist', 'cli', 'main.js');
 const TOOLS = join(BENCH, 'tools.mjs');
 
+/** `mcp-tasks serve` (dist/) with the benchmark tools on the database in `dataDir`, for `startServer`. */
+export function ourServer(dataDir, extraArgs = []) {
+  return {
+    name: 'mcp-tasks',
+    script: OUR_CLI,
+    args: (port) => ['serve', '--port', String(port), '--data-dir', dataDir, '--no-builtins', '--tools', TOOLS, '--log-level', 'warn', ...extraArgs],
+  };
+}
+
 /**
  * A figure from a closed-loop result: `value` is the op rate (every op started in the window, over the time until the
  * last of them ended), plus latency p50/p99/max, errors and server CPU per op.
@@ -71,12 +80,9 @@ export class RunContext {
 
   /** Our server: `mcp-tasks serve` with the benchmark tools on a fresh database (`extraArgs` are serve flags). */
   ours(extraArgs = []) {
-    const dataDir = this.dataDir();
-    return {
-      name: 'mcp-tasks',
-      script: OUR_CLI,
-      args: (port) => ['serve', '--port', String(port), '--data-dir', dataDir, '--no-builtins', '--tools', TOOLS, '--log-level', 'warn', ...extraArgs],
-    };
+    // `--inline-grace-ms 0`: these suites measure the task path, which a 2026-07-28 noop would otherwise skip
+    // (issue 27 §5; bench/inline-grace.mjs measures the grace). A later `--inline-grace-ms` in extraArgs wins.
+    return ourServer(this.dataDir(), ['--inline-grace-ms', '0', ...extraArgs]);
   }
 
   /** A baseline server from bench/servers (`echo`, `sdk24-noop`, `reference-sdk132`). */

@@ -36,9 +36,12 @@ const LIMIT_FLAGS: ReadonlyArray<[string, string]> = [
   ['--max-ttl-ms <ms>', 'maximum task retention ("unlimited" for none)'],
   ['--min-ttl-ms <ms>', 'minimum task retention'],
   ['--runtime-limit-ms <ms>', 'longest single run of a tool'],
-  ['--poll-interval-ms <ms>', 'longest poll interval hint (young tasks get shorter ones)'],
+  ['--poll-interval-ms <ms>', 'poll hint up to age 10 s (younger tasks: shorter; older: 10 % of age, ≤ 30 s)'],
   ['--max-attempts <n>', 'runs per task before attempts_exhausted'],
   ['--input-timeout-ms <ms>', 'how long a task may wait for an answer before it fails (input_timeout)'],
+  ['--inline-grace-ms <ms>', '2026-07-28: answer inline when a task-optional call completes within this (0: always a task)'],
+  ['--structured-content-max-bytes <n>', 'warn (log, metric) when a tool result carries more structuredContent JSON than this'],
+  ['--progress-keep-alive-ms <ms>', 'longest silence of an inline call with a progressToken before a keep-alive notifications/progress'],
   ['--recovery-interval-ms <ms>', 'interval of the lapsed-lease scan (default: --lease-ms)'],
   ['--claim-interval-ms <ms>', 'fallback claim interval'],
   ['--sweep-interval-ms <ms>', 'interval of the TTL sweeper'],
@@ -177,7 +180,7 @@ withServeAuthOptions(withSharedOptions(program.command('serve')))
   .option('--allowed-hosts <hosts>', 'Host/Origin allow-list for a non-loopback bind (comma separated)')
   .option(
     '--task-fallback-tools',
-    'for 2025-era clients that declare no tasks capability: task-required tools answer with a task id, followed through get_task_status / get_task_result / cancel_task',
+    'for clients that declare no task support (2025-era without capabilities.tasks, 2026-07-28 without the Tasks Extension): task-required tools answer with a task id, followed through get_task_status / get_task_result / cancel_task',
   )
   .option('--dashboard', 'also serve the web dashboard at /dashboard on the same port (same authentication)')
   .option('--dashboard-client-id <id>', 'auth jwt: the dashboard signs in at the issuer as this public client (authorization code + PKCE)')

@@ -5,7 +5,7 @@
 import { TasksError } from './errors.js';
 import type { InputRequestRecord, JsonObject } from './task.js';
 import type { ElicitRequest } from './tool.js';
-import { ErrorCode } from '../protocol/constants.js';
+import { CLIENT_CAPABILITIES_META_KEY, ErrorCode } from '../protocol/constants.js';
 import { sanitizeModelText } from './tool-outcome.js';
 
 /**
@@ -66,7 +66,11 @@ export function assertElicitationDeclared(clientCapabilities: JsonObject, reques
     isObject(elicitation) &&
     (mode === 'url' ? isObject(elicitation.url) : isObject(elicitation.form) || (elicitation.form === undefined && elicitation.url === undefined));
   if (!declared) {
-    throw new TasksError(ErrorCode.MissingRequiredClientCapability, 'Missing required client capability', {
+    const message =
+      `Missing required client capability: this tool asks the user for input (elicitation, ${mode} mode), so the client must declare ` +
+      `elicitation.${mode} in its capabilities (initialize, or _meta "${CLIENT_CAPABILITIES_META_KEY}" of an MCP 2026-07-28 request). ` +
+      'Alternatives: a client that can answer questions, or a tool that needs no input.';
+    throw new TasksError(ErrorCode.MissingRequiredClientCapability, message, {
       requiredCapabilities: { elicitation: { [mode]: {} } },
     });
   }

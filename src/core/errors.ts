@@ -1,4 +1,11 @@
-import { ApplicationErrorReason, ErrorCode, TASKS_EXTENSION_REQUIRED_CAPABILITIES } from '../protocol/constants.js';
+import {
+  ApplicationErrorReason,
+  CLIENT_CAPABILITIES_META_KEY,
+  ErrorCode,
+  TASKS_EXTENSION_ID,
+  TASKS_EXTENSION_REQUIRED_CAPABILITIES,
+} from '../protocol/constants.js';
+import { toModelLine } from '../protocol/model-text.js';
 import { resultChunkUri, resultResourceUri } from '../protocol/result-uri.js';
 import type { JsonRpcErrorObject, JsonValue } from './task.js';
 
@@ -64,9 +71,36 @@ export function methodNotFound(method: string): TasksError {
   return new TasksError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
 }
 
-/** `-32021` naming the Tasks Extension as the missing client capability (SEP-2663 E6, E41). */
-export function missingTasksExtension(): TasksError {
-  return new TasksError(ErrorCode.MissingRequiredClientCapability, 'Missing required client capability', {
+/**
+ * What a `-32021` for the Tasks Extension refused: a call of a task-required `tool` (SEP-2663 E6), or a task
+ * `method` (`tasks/get|update|cancel`, `subscriptions/listen` with `taskIds`, E35 E41).
+ */
+export type MissingTasksExtensionContext = { tool: string } | { method: string };
+
+/** What the client must declare, in the words every Tasks Extension `-32021` message uses. */
+const DECLARE_TASKS_EXTENSION = `The client must declare the Tasks Extension ("${TASKS_EXTENSION_ID}" in the extensions of _meta "${CLIENT_CAPABILITIES_META_KEY}", MCP 2026-07-28)`;
+
+/**
+ * The message of a `-32021` for the Tasks Extension: one model-safe line of at most ~400 characters (issue 27 §4 —
+ * a model behind a client reads only the message) saying what was refused, what the client must declare, and the
+ * alternatives.
+ */
+export function missingTasksExtensionMessage(context: MissingTasksExtensionContext): string {
+  const text =
+    'tool' in context
+      ? `Missing required client capability: tool ${context.tool} runs only as a task. ${DECLARE_TASKS_EXTENSION}. ` +
+        'Alternatives: MCP 2025-11-25 tasks, or a server run with --task-fallback-tools (answers with a task id to follow via get_task_status / get_task_result).'
+      : `Missing required client capability: ${context.method} is a Tasks Extension method. ${DECLARE_TASKS_EXTENSION}. ` +
+        'Alternatives: the 2025-11-25 tasks methods, or get_task_status / get_task_result / cancel_task where the server offers them.';
+  return toModelLine(text);
+}
+
+/**
+ * `-32021` naming the Tasks Extension as the missing client capability (SEP-2663 E6, E35, E41): `data` is the
+ * spec's `requiredCapabilities`; the message says the same in words (see {@link missingTasksExtensionMessage}).
+ */
+export function missingTasksExtension(context: MissingTasksExtensionContext): TasksError {
+  return new TasksError(ErrorCode.MissingRequiredClientCapability, missingTasksExtensionMessage(context), {
     requiredCapabilities: TASKS_EXTENSION_REQUIRED_CAPABILITIES as unknown as JsonValue,
   });
 }

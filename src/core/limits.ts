@@ -61,6 +61,24 @@ export interface TasksServerLimits {
   /** A task waiting for input longer than this (since its last input activity) fails with `input_timeout`. @defaultValue 1 h */
   inputTimeoutMs: number;
   /**
+   * Longest silence of an inline `tools/call` carrying a `progressToken` before a keep-alive
+   * `notifications/progress` (issue 27 §3: clients abort calls silent for their idle timeout). @defaultValue 20 s
+   */
+  progressKeepAliveMs: number;
+  /**
+   * 2026-07-28 inline grace (issue 27 §5, SEP-2663 E2/E4: the server decides per request): a task-optional call
+   * whose task completes within this long after its durable creation is answered with its `CallToolResult` instead
+   * of `resultType: "task"` (the task row still exists and stays readable). `0` turns it off; a tool opts out with
+   * `inlineGrace: false`. @defaultValue 1 s
+   */
+  inlineGraceMs: number;
+  /**
+   * Bound on a tool result's `structuredContent` in bytes of its JSON (issue 27 §2): a result over it is delivered
+   * unchanged but logged as a warning and counted (`mcp_tasks_structured_content_oversized_total`), because clients
+   * such as Claude Code give the model that JSON instead of the text. @defaultValue 32 KiB
+   */
+  structuredContentMaxBytes: number;
+  /**
    * Largest `tools/call` arguments, in bytes of their JSON text (UTF-8); larger → `-32602` naming this limit, nothing
    * created (issue 10 §2). @defaultValue 1 MiB
    */
@@ -143,6 +161,9 @@ export const DEFAULT_LIMITS: Readonly<TasksServerLimits> = Object.freeze({
   maxRequestBodyBytes: 4 * 1024 * 1024,
   sessionIdleMs: 30 * MINUTE,
   inputTimeoutMs: HOUR,
+  progressKeepAliveMs: 20 * SECOND,
+  inlineGraceMs: SECOND,
+  structuredContentMaxBytes: 32 * 1024,
   maxSessions: 1000,
   maxArgumentBytes: 1024 * 1024,
   maxArgumentDepth: 32,
@@ -182,6 +203,8 @@ export function resolveLimits(input: Partial<TasksServerLimits> = {}): Readonly<
     'maxRequestBodyBytes',
     'sessionIdleMs',
     'inputTimeoutMs',
+    'progressKeepAliveMs',
+    'structuredContentMaxBytes',
     'maxSessions',
     'maxArgumentBytes',
     'maxArgumentDepth',
@@ -193,6 +216,8 @@ export function resolveLimits(input: Partial<TasksServerLimits> = {}): Readonly<
   ] as const) {
     positive(name);
   }
+  if (!Number.isInteger(merged.inlineGraceMs) || merged.inlineGraceMs < 0)
+    problems.push(`inlineGraceMs must be an integer >= 0 (got ${String(merged.inlineGraceMs)})`);
   for (const name of ['defaultTtlMs', 'maxTtlMs', 'maxActiveTasksPerOwner', 'maxCreatesPerMinute'] as const) {
     const value = merged[name];
     if (value !== null && (!Number.isInteger(value) || value <= 0)) problems.push(`${name} must be a positive integer or null (got ${String(value)})`);

@@ -234,6 +234,12 @@ export interface ToolDefinition<Args = unknown> {
    * 512-character cap of every statusMessage. Called with the parsed arguments; a throw only omits the text.
    */
   immediateResponse?(args: Args): string;
+  /**
+   * `false`: on 2026-07-28 always answer a task, even when the run completes within the inline grace
+   * (`limits.inlineGraceMs`, issue 27 §5) — for a tool whose caller must get a task id (e.g. to follow or cancel it).
+   * @defaultValue true
+   */
+  inlineGrace?: boolean;
   /** Cheap checks run before a task is created (e.g. path confinement); throw {@link ToolInputError}. */
   preflight?(args: Args, context: PreflightContext): void | Promise<void>;
   run(args: Args, context: ToolContext): Promise<ToolResult>;

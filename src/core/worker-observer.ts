@@ -25,4 +25,6 @@ export interface WorkerObserver {
   shadowChecked?(tool: string, result: 'match' | 'mismatch' | 'error'): void;
   /** Shadow mode recorded a difference (once per run, phase and pair of states). */
   shadowMismatch?(tool: string): void;
+  /** A run of `tool` (task or inline) returned `structuredContent` over `limits.structuredContentMaxBytes` (issue 27 §2). */
+  structuredContentOversized?(tool: string, bytes: number): void;
 }

@@ -12,6 +12,7 @@ import type { ShadowSettings } from './shadow-watch.js';
 import type { AnyToolDefinition } from '../core/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { InProcessExecutor } from './in-process-executor.js';
+import { StructuredContentBound } from './structured-content-bound.js';
 import { Sweeper } from './sweeper.js';
 import { TaskWorker } from './task-worker.js';
 
@@ -90,7 +91,7 @@ export function createExecutionParts(input: {
   const worker = new TaskWorker({
     store: input.store,
     tools: input.tools,
-    executor: input.executor,
+    executor: new StructuredContentBound(input.executor, { maxBytes: limits.structuredContentMaxBytes, logger: input.logger, observer: input.observer }),
     feed: input.feed,
     settings: {
       instanceId: input.instanceId,

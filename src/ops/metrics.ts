@@ -86,6 +86,7 @@ export class TasksMetrics {
   private readonly inputWait: Histogram<'tool'>;
   private readonly shadowChecks: Counter<'tool' | 'result'>;
   private readonly shadowMismatches: Counter<'tool'>;
+  private readonly structuredContentOversized: Counter<'tool'>;
   private active = 0;
   /** The store the input-wait metrics read (see {@link TasksMetrics.readInputsFrom}). */
   private inputs: Pick<TaskStore, 'listInputRequests' | 'listWaitingSince' | 'getUnscoped'> | undefined;
@@ -169,6 +170,11 @@ export class TasksMetrics {
     this.shadowMismatches = counter(
       'mcp_tasks_shadow_mismatches_total',
       'Differences shadow mode recorded between a task and its job (once per run, phase and pair of states).',
+      ['tool'],
+    );
+    this.structuredContentOversized = counter(
+      'mcp_tasks_structured_content_oversized_total',
+      'Tool results (task runs and inline calls) whose structuredContent JSON exceeded --structured-content-max-bytes.',
       ['tool'],
     );
     const inputs = (): typeof this.inputs => this.inputs;
@@ -268,6 +274,7 @@ export class TasksMetrics {
       threadTerminated: (tool) => this.threadTerminations.inc({ tool }),
       shadowChecked: (tool, result) => this.shadowChecks.inc({ tool, result }),
       shadowMismatch: (tool) => this.shadowMismatches.inc({ tool }),
+      structuredContentOversized: (tool) => this.structuredContentOversized.inc({ tool }),
     };
   }
 

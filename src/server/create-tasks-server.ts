@@ -18,6 +18,7 @@ import { ToolRegistry } from '../core/tool-registry.js';
 import { TasksError } from '../core/errors.js';
 import { createExecutionParts, type ExecutionParts } from '../execution/create-task-worker.js';
 import { InProcessExecutor } from '../execution/in-process-executor.js';
+import { StructuredContentBound } from '../execution/structured-content-bound.js';
 import { Sweeper } from '../execution/sweeper.js';
 import type { TaskWorker } from '../execution/task-worker.js';
 import type { TaskServiceHook } from '../service/hooks.js';
@@ -122,10 +123,11 @@ export interface CreateTasksServerOptions {
   fastPath?: boolean;
   /**
    * Task fallback tools for hosts without task support (a 2025-era session whose client declares no
-   * `capabilities.tasks`): their calls of task-required tools answer at once with a text result naming the task,
-   * which they follow through the synchronous tools `get_task_status`, `get_task_result` and `cancel_task`
-   * (owner-bound and hooked like `tasks/get` / `tasks/cancel`). Without it such hosts do not see task-required
-   * tools. 2026-07-28 requests without the Tasks Extension keep their `-32021` either way (SEP-2663 E6).
+   * `capabilities.tasks`, or a 2026-07-28 request without the Tasks Extension — issue 27 §4): their calls of
+   * task-required tools answer at once with a text result naming the task, which they follow through the
+   * synchronous tools `get_task_status`, `get_task_result` and `cancel_task` (owner-bound and hooked like
+   * `tasks/get` / `tasks/cancel`). Without it such hosts do not see task-required tools, and a 2026-07-28 call of
+   * one is `-32021` (SEP-2663 E6).
    * @defaultValue false
    */
   taskFallbackTools?: boolean;
@@ -231,7 +233,8 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     store: options.store,
     tools,
     feed,
-    executor,
+    // Inline calls; task runs are bounded in the execution parts (one warning per run either way).
+    executor: new StructuredContentBound(executor, { maxBytes: limits.structuredContentMaxBytes, logger, observer: options.workerObserver }),
     ...(execution ? { handOff: execution.worker.handOff } : {}),
     limits,
     confinement,

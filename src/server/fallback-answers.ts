@@ -33,8 +33,13 @@ function taskFacts(record: TaskRecord): JsonObject {
   };
 }
 
+/**
+ * The text and the facts. The facts carry the text too, as `message`: Claude Code (and hosts like it) hand the model
+ * `JSON.stringify(structuredContent)` instead of the text when there is one (issue 27 §2), and without the text the
+ * model would not know which tool to call next.
+ */
 function textAnswer(text: string, structuredContent: JsonObject, isError = false): JsonObject {
-  return { content: [{ type: 'text', text }], structuredContent, ...(isError ? { isError: true } : {}) };
+  return { content: [{ type: 'text', text }], structuredContent: { ...structuredContent, message: text }, ...(isError ? { isError: true } : {}) };
 }
 
 /** The answer to a task-required tool called by a host without task support: the task started, and how to follow it. */

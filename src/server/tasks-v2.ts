@@ -21,8 +21,8 @@ function parse<T>(schema: z.ZodType<T>, method: string, params: unknown): T {
 }
 
 /** The caller as a v2 task caller, or `-32021` before any lookup when its request lacks the extension (E41). */
-function v2Caller(caller: Caller): TaskCaller {
-  if (caller.generation !== 'v2') throw missingTasksExtension();
+function v2Caller(caller: Caller, method: string): TaskCaller {
+  if (caller.generation !== 'v2') throw missingTasksExtension({ method });
   return caller as TaskCaller;
 }
 
@@ -36,7 +36,7 @@ export function registerV2TaskHandlers(server: Server, deps: HandlerDeps, caller
   // E19: a pure, repeatable read of the current variant, result or error inline.
   server.setRequestHandler('tasks/get', { params: AnyParams }, (raw, context) =>
     guarded(deps.logger, 'tasks/get', async () => {
-      const caller = v2Caller(callerFor(context));
+      const caller = v2Caller(callerFor(context), 'tasks/get');
       const { taskId } = parse(TaskIdParams, 'tasks/get', raw);
       return readTaskV2(deps, caller, taskId, context.mcpReq.signal);
     }),
@@ -45,7 +45,7 @@ export function registerV2TaskHandlers(server: Server, deps: HandlerDeps, caller
   // E25–E27: acknowledged; answers to keys that are not outstanding are ignored.
   server.setRequestHandler('tasks/update', { params: AnyParams }, (raw, context) =>
     guarded(deps.logger, 'tasks/update', async () => {
-      const caller = v2Caller(callerFor(context));
+      const caller = v2Caller(callerFor(context), 'tasks/update');
       const { taskId } = parse(TaskIdParams, 'tasks/update', raw);
       // The SDK lifts `inputResponses` out of the params (MRTR plumbing) into ctx.mcpReq; entries that are not bare
       // response objects are dropped there, which is what E27 asks for unusable answers anyway.
@@ -58,7 +58,7 @@ export function registerV2TaskHandlers(server: Server, deps: HandlerDeps, caller
   // E30–E31: empty ack; a terminal task is left unchanged and still acknowledged.
   server.setRequestHandler('tasks/cancel', { params: AnyParams }, (raw, context) =>
     guarded(deps.logger, 'tasks/cancel', async () => {
-      const caller = v2Caller(callerFor(context));
+      const caller = v2Caller(callerFor(context), 'tasks/cancel');
       const { taskId } = parse(TaskIdParams, 'tasks/cancel', raw);
       await deps.service.tasks.cancel(caller, taskId);
       return v2Acknowledgement();

@@ -9,6 +9,7 @@ import { v2CreateTaskResult } from '../protocol/v2/codec.js';
 import type { ToolCall } from '../service/calls/call-plan.js';
 import type { Caller } from '../service/caller.js';
 import type { CallOutcome } from '../service/calls/call-service.js';
+import type { InlineProgressUpdate } from '../service/calls/inline-progress.js';
 import type { HandlerDeps } from './deps.js';
 import { fallbackCreatedAnswer, fallbackOperationAnswer } from './fallback-answers.js';
 import { callInteraction } from './input-gathering.js';
@@ -64,7 +65,20 @@ export async function handleToolsCall(
     ...(onCreated ? { onCreated } : {}),
     ...(caller.negotiation === 'per-session' && context.sessionId ? { sessionId: context.sessionId } : {}),
   };
-  return callAnswer(deps, caller, await deps.service.calls.callTool(caller, plan, { interaction, ...session }));
+  // Issue 27 §3: a request with a progressToken hears its inline run's progress (and keep-alives) on its own
+  // stream — the SDK upgrades the answer to SSE at the first related notification, on both generations.
+  const { progressToken } = call;
+  const progress =
+    progressToken === null
+      ? {}
+      : {
+          progress: (update: InlineProgressUpdate) => {
+            void context.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, ...update } }).catch((error: unknown) => {
+              deps.logger.debug({ err: error }, 'progress notification not delivered');
+            });
+          },
+        };
+  return callAnswer(deps, caller, await deps.service.calls.callTool(caller, plan, { interaction, ...session, ...progress }));
 }
 
 /**
@@ -86,6 +100,10 @@ export function callAnswer(deps: Pick<HandlerDeps, 'clock'>, caller: Caller, out
       return fallbackCreatedAnswer(outcome.task, outcome.immediateResponse, now);
     case 'task_operation':
       return fallbackOperationAnswer(outcome, now);
+    case 'result':
+      // A 2026-07-28 result is `resultType: "complete"` (base protocol); the SDK path adds it too, the fast path
+      // (a task answered inline within the grace, issue 27 §5) relies on this.
+      return caller.negotiation === 'per-request' && outcome.result.resultType === undefined ? { ...outcome.result, resultType: 'complete' } : outcome.result;
     default:
       return outcome.result;
   }

@@ -4,12 +4,25 @@ import type { TaskGeneration, TaskRecord } from '../core/task.js';
 /**
  * The adaptive poll interval hint (`pollInterval` on 2025-11-25, `pollIntervalMs` on 2026-07-28; both MAY change
  * over a task's life, SEP-2663 E11, R21). A fixed hint makes an honouring client see a 5 ms task finish only after
- * the whole interval; a short fixed hint makes long tasks cost many polls. The hint is instead the task's age,
- * between a floor and the configured interval (`--poll-interval-ms`, the ceiling): an honouring client then polls at
- * floor, 2 × floor, 4 × floor, … — geometrically spaced — until the spacing reaches the ceiling. A task finishing at
- * age T is seen by such a client within max(floor, T) of finishing, with log2(ceiling / floor) polls more than a fixed
- * hint would take at most.
+ * the whole interval; a short fixed hint makes long tasks cost many polls (1 s → 3,600 `tasks/get` per task-hour).
+ * The hint therefore follows the task's age in three stretches:
+ * - young (age < configured interval): the age, at least a floor — an honouring client polls at floor, 2 × floor,
+ *   4 × floor, … and sees a task finishing at age T within max(floor, T);
+ * - then the configured interval (`--poll-interval-ms`, 1 s by default) until {@link AGE_SHARE} of the age passes
+ *   both it and {@link AGE_SHARE_FROM_MS} (so a short interval configured for tests stays short for 10 s);
+ * - then {@link AGE_SHARE} of the age, at most {@link LONG_TASK_HINT_CAP_MS} (30 s) — a task finishing at age T is
+ *   seen within max(1 s, interval, T / 10), and an hour-long task costs ~150 polls instead of 3,600 (issue 27 §6).
+ * A configured interval above the cap is the operator's explicit choice and is kept (2026-07-28 clamps it to 30 s).
  */
+
+/** Share of the task's age an old task's hint grows to (issue 27 §6: completion seen within 10 % of the age). */
+export const AGE_SHARE = 0.1;
+
+/** The age share only counts once it is above this (ms): the "1 s" of "seen within max(1 s, 10 % of the age)". */
+export const AGE_SHARE_FROM_MS = 1000;
+
+/** Largest hint the age share can reach (ms): the upper end of the range Claude Code clamps hints to. */
+export const LONG_TASK_HINT_CAP_MS = 30_000;
 
 /** Smallest hint on 2025-11-25 (ms); the configured interval, when smaller, wins. */
 export const V1_POLL_HINT_FLOOR_MS = 50;
@@ -27,12 +40,17 @@ export function clampPollHintMs(generation: TaskGeneration, ms: number): number 
 }
 
 /**
- * The poll hint for a task of age `ageMs` (ms since `createdAt`, negative counts as 0): its age, at least the
- * generation's floor, at most `ceilingMs` (the configured interval), then clamped by {@link clampPollHintMs}. Pure.
+ * The poll hint for a task of age `ageMs` (ms since `createdAt`, negative counts as 0): its age (at least the
+ * generation's floor) while that is below `ceilingMs` (the configured interval), then `ceilingMs` until
+ * {@link AGE_SHARE} of the age exceeds it and {@link AGE_SHARE_FROM_MS}, then that share of the age up to {@link LONG_TASK_HINT_CAP_MS} (never
+ * below `ceilingMs`); clamped by {@link clampPollHintMs}. Pure.
  */
 export function adaptivePollHintMs(generation: TaskGeneration, ageMs: number, ceilingMs: number): number {
   const floor = generation === 'v2' ? V2_POLL_HINT_RANGE.minMs : V1_POLL_HINT_FLOOR_MS;
-  return clampPollHintMs(generation, Math.min(ceilingMs, Math.max(floor, ageMs)));
+  const age = Math.max(0, ageMs);
+  const share = Math.min(LONG_TASK_HINT_CAP_MS, AGE_SHARE * age);
+  const steady = share > AGE_SHARE_FROM_MS ? Math.max(ceilingMs, share) : ceilingMs;
+  return clampPollHintMs(generation, Math.min(steady, Math.max(floor, age)));
 }
 
 /**

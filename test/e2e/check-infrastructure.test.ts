@@ -41,7 +41,7 @@ describe('check_infrastructure in a real server', () => {
     const call = async () => {
       const created = await postModern(server.url, 'tools/call', {
         name: 'check_infrastructure',
-        arguments: { targets: [`http://127.0.0.1:${port}/`, config] },
+        arguments: { targets: [`http://127.0.0.1:${port}/`, config], detail: 'full' },
       });
       const taskId = created.body.result?.taskId as string;
       const task = await pollModernTask(server.url, taskId, { timeoutMs: 20_000 });

@@ -8,14 +8,17 @@
  * - With it they see them task-optional and without an `outputSchema`, plus `get_task_status`, `get_task_result`,
  *   `cancel_task`; a call answers at once with a text result naming the task; the fallback tools are the task
  *   operations, owner-bound and hooked like `tasks/get` / `tasks/cancel`.
- * - 2026-07-28 without the extension keeps `-32021` (SEP-2663 E6) and gets no fallback tools.
+ * - 2026-07-28 without the extension (Claude Code's `-p` mode, or tasks turned off): without the flag `-32021`
+ *   (SEP-2663 E6) whose message says in words what to declare and the alternatives (the model reads only the
+ *   message); with the flag the same fallback as 2025-era hosts (issue 27 §4).
  */
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
-import { TasksError } from '../../src/core/errors.js';
+import { missingTasksExtensionMessage, TasksError } from '../../src/core/errors.js';
+import { modelTextProblems } from '../../src/protocol/model-text.js';
 import { defineTool, textResult, type AnyToolDefinition } from '../../src/core/tool.js';
 import type { TaskOperationContext, TaskServiceHook } from '../../src/service/hooks.js';
 import { FaultProxy } from '../helpers/fault-proxy.js';
@@ -160,11 +163,31 @@ describe('task fallback tools (issue 13 item 7)', () => {
       }
     });
 
-    it('E6 2026-07-28 without the extension: the task-required tool is left out of tools/list and its call keeps -32021', async () => {
+    it('E6 2026-07-28 without the extension: the task-required tool is left out of tools/list and its call keeps -32021 (HTTP 400)', async () => {
       const list = await postModern(plain.url, 'tools/list', {}, { capabilities: {} });
       expect((list.body.result?.tools as Array<{ name: string }>).map((tool) => tool.name)).toEqual(['quick_echo']);
       const refused = await postModern(plain.url, 'tools/call', { name: 'report_job', arguments: { seconds: 0, title: 'x' } }, { capabilities: {} });
-      expect(refused.body.error).toMatchObject({ code: -32021 });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } } });
+    });
+
+    it('issue 27 §4 B4 E6 E41: every -32021 message says in one model-safe line what the client must declare and the alternatives', async () => {
+      const refusals = [
+        await postModern(plain.url, 'tools/call', { name: 'report_job', arguments: { seconds: 0, title: 'x' } }, { capabilities: {} }),
+        await postModern(plain.url, 'tasks/get', { taskId: 'x'.repeat(22) }, { capabilities: {} }),
+        await postModern(plain.url, 'tasks/cancel', { taskId: 'x'.repeat(22) }, { capabilities: {} }),
+      ];
+      const messages = refusals.map((refused) => String(refused.body.error?.message));
+      expect(messages[0]).toBe(missingTasksExtensionMessage({ tool: 'report_job' }));
+      expect(messages[1]).toBe(missingTasksExtensionMessage({ method: 'tasks/get' }));
+      for (const message of messages) {
+        expect(modelTextProblems(message), message).toEqual([]);
+        expect(message).toMatch(/^Missing required client capability: /);
+        // What to declare, where, and what else would work.
+        expect(message).toContain('"io.modelcontextprotocol/tasks" in the extensions of _meta "io.modelcontextprotocol/clientCapabilities"');
+        expect(message).toMatch(/Alternatives: .*2025-11-25.*get_task_status/);
+      }
+      expect(messages[0]).toContain('--task-fallback-tools');
     });
   });
 
@@ -296,19 +319,44 @@ describe('task fallback tools (issue 13 item 7)', () => {
       }
     });
 
-    it('E6 2026-07-28 without the extension keeps -32021 and sees neither the task-required tool nor fallback tools', async () => {
+    it('issue 27 §4: a 2026-07-28 request without the extension sees the task-required tool task-optional plus the fallback tools; its call answers with a task the fallback tools follow (owner-bound, one run)', async () => {
       const headers = { authorization: `Bearer ${TOKEN_A}` };
       const list = await postModern(fallback.url, 'tools/list', {}, { capabilities: {}, headers });
-      expect((list.body.result?.tools as Array<{ name: string }>).map((tool) => tool.name)).toEqual(['quick_echo']);
-      const refused = await postModern(
+      const tools = list.body.result?.tools as Array<{ name: string; execution?: unknown; outputSchema?: unknown }>;
+      expect(tools.map((tool) => tool.name)).toEqual(['report_job', 'quick_echo', ...FALLBACK_NAMES]);
+      expect(tools[0]?.outputSchema).toBeUndefined();
+      const before = runs.get('report_job') ?? 0;
+      const started = await postModern(
         fallback.url,
         'tools/call',
-        { name: 'report_job', arguments: { seconds: 0, title: 'x' } },
+        { name: 'report_job', arguments: { seconds: 0.2, title: 'modern' } },
         { capabilities: {}, headers },
       );
-      expect(refused.body.error).toMatchObject({ code: -32021 });
-      const unknown = await postModern(fallback.url, 'tools/call', { name: 'get_task_status', arguments: { taskId: 'x' } }, { capabilities: {}, headers });
-      expect(unknown.body.error).toMatchObject({ code: -32602 });
+      expect(started.status).toBe(200);
+      expect(started.body.error).toBeUndefined();
+      const answer = started.body.result as Record<string, unknown>;
+      expect(answer.resultType).not.toBe('task');
+      const taskId = String(structured(answer).taskId);
+      expect(text(answer)).toContain('Started the report modern; it takes about 0.2 s.');
+      expect(text(answer)).toContain(`get_task_result {"taskId":"${taskId}"}`);
+      // Claude Code gives its model structuredContent instead of the text: the instructions are there too.
+      expect(structured(answer).message).toBe(text(answer));
+      // Another owner cannot follow it.
+      const foreign = await postModern(fallback.url, 'tools/call', { name: 'get_task_status', arguments: { taskId } }, { capabilities: {}, token: TOKEN_B });
+      expect(foreign.body.result).toMatchObject({ isError: true });
+      let result: Record<string, unknown> | undefined;
+      for (let attempt = 0; attempt < 100; attempt += 1) {
+        result = (await postModern(fallback.url, 'tools/call', { name: 'get_task_result', arguments: { taskId } }, { capabilities: {}, headers })).body.result;
+        if (!text(result).includes('has not finished yet')) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(text(result)).toBe('Report modern ready');
+      expect(runs.get('report_job')).toBe(before + 1);
+      // Negative control: the same request declaring the extension gets a task (E8), and no fallback tools.
+      const declared = await postModern(fallback.url, 'tools/call', { name: 'report_job', arguments: { seconds: 0, title: 'declared' } }, { headers });
+      expect(declared.body.result).toMatchObject({ resultType: 'task' });
+      const declaredList = await postModern(fallback.url, 'tools/list', {}, { headers });
+      expect((declaredList.body.result?.tools as Array<{ name: string }>).map((tool) => tool.name)).toEqual(['report_job', 'quick_echo']);
     });
   });
 

@@ -17,6 +17,7 @@ import {
 } from '@modelcontextprotocol/ext-tasks/client';
 import { taskId as toTaskId } from '@modelcontextprotocol/ext-tasks/core';
 import { DetailedTaskV2Schema, UpdateTaskResultV2Schema, CancelTaskResultV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';
+import { missingTasksExtensionMessage } from '../../src/core/errors.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
 import {
   connectV2Http,
@@ -237,7 +238,7 @@ describe('Tasks Extension: a 2.4 client that does not declare the extension', ()
 
   it('E6 a task-required tool answers -32021 with data.requiredCapabilities (HTTP 400)', async () => {
     const error = await rejection(plain.client.callTool({ name: 'failing_job', arguments: {} }));
-    expect(error).toEqual({ code: -32021, message: 'Missing required client capability', data: REQUIRED_CAPABILITIES });
+    expect(error).toEqual({ code: -32021, message: missingTasksExtensionMessage({ tool: 'failing_job' }), data: REQUIRED_CAPABILITIES });
     expect(plain.http.lastStatus('tools/call')).toBe(400);
   });
 
@@ -257,7 +258,7 @@ describe('Tasks Extension: a 2.4 client that does not declare the extension', ()
     ] as const;
     for (const [request, schema] of requests) {
       const error = await rejection(plain.client.request(request as never, schema));
-      expect(error, request.method).toEqual({ code: -32021, message: 'Missing required client capability', data: REQUIRED_CAPABILITIES });
+      expect(error, request.method).toEqual({ code: -32021, message: missingTasksExtensionMessage({ method: request.method }), data: REQUIRED_CAPABILITIES });
       expect(plain.http.lastStatus(request.method), request.method).toBe(400);
     }
   });

@@ -16,4 +16,6 @@ export const QUIET_LIMITS: Partial<TasksServerLimits> = {
   minResultRetentionMs: 60_000,
   maxAttempts: 3,
   inputTimeoutMs: 60_000,
+  // No 2026-07-28 inline grace (issue 27 §5): a created task is answered as a task at once.
+  inlineGraceMs: 0,
 };

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { TaskRecord } from '../../src/core/task.js';
-import { adaptivePollHintMs, clampPollHintMs, V1_POLL_HINT_FLOOR_MS, V2_POLL_HINT_RANGE, withPollHint } from '../../src/service/poll-hint.js';
+import {
+  adaptivePollHintMs,
+  AGE_SHARE,
+  clampPollHintMs,
+  LONG_TASK_HINT_CAP_MS,
+  V1_POLL_HINT_FLOOR_MS,
+  V2_POLL_HINT_RANGE,
+  withPollHint,
+} from '../../src/service/poll-hint.js';
 import { PollThrottle } from '../../src/service/poll-throttle.js';
 
 /** Poll times of a client that waits exactly each hint, from creation (the create answer's hint) until `untilMs`. */
@@ -16,8 +24,8 @@ function honouringSchedule(generation: 'v1' | 'v2', ceilingMs: number, untilMs: 
 
 describe('adaptive poll hint (issue 9 §3; R21, E11 pollIntervalMs MAY change)', () => {
   it('is the task age between the floor and the configured interval: young tasks get short hints', () => {
-    expect([0, 10, 50, 120, 400, 999, 1000, 60_000].map((age) => adaptivePollHintMs('v1', age, 1000))).toEqual([50, 50, 50, 120, 400, 999, 1000, 1000]);
-    expect([0, 100, 250, 400, 999, 1000, 60_000].map((age) => adaptivePollHintMs('v2', age, 1000))).toEqual([250, 250, 250, 400, 999, 1000, 1000]);
+    expect([0, 10, 50, 120, 400, 999, 1000, 9_999].map((age) => adaptivePollHintMs('v1', age, 1000))).toEqual([50, 50, 50, 120, 400, 999, 1000, 1000]);
+    expect([0, 100, 250, 400, 999, 1000, 9_999].map((age) => adaptivePollHintMs('v2', age, 1000))).toEqual([250, 250, 250, 400, 999, 1000, 1000]);
     expect(V1_POLL_HINT_FLOOR_MS).toBe(50);
     // A clock step backwards never gives a hint below the floor.
     expect(adaptivePollHintMs('v2', -5_000, 1000)).toBe(250);
@@ -40,6 +48,37 @@ describe('adaptive poll hint (issue 9 §3; R21, E11 pollIntervalMs MAY change)',
     }
   });
 
+  it('issue 27 §6: past 10 × the configured interval the hint is 10 % of the age, capped at 30 s, on both generations', () => {
+    expect(AGE_SHARE).toBe(0.1);
+    expect(LONG_TASK_HINT_CAP_MS).toBe(30_000);
+    for (const generation of ['v1', 'v2'] as const) {
+      expect([10_000, 20_000, 60_000, 299_999, 300_000, 3_600_000].map((age) => adaptivePollHintMs(generation, age, 1000))).toEqual([
+        1000, 2000, 6000, 30_000, 30_000, 30_000,
+      ]);
+      // A configured interval above 10 % of the age still wins (the operator asked for it).
+      expect(adaptivePollHintMs(generation, 60_000, 8000)).toBe(8000);
+      // A short interval (tests configure 20 ms) stays until 10 % of the age passes 1 s, then the share takes over.
+      expect([9_999, 10_000, 10_010, 20_000].map((age) => adaptivePollHintMs(generation, age, 20))).toEqual(
+        generation === 'v2' ? [250, 250, 1001, 2000] : [20, 20, 1001, 2000],
+      );
+    }
+  });
+
+  it('issue 27 §6: an honouring client sees a task finishing at T within max(1 s, 10 % of T) and polls ~150 times per task-hour, not 3,600', () => {
+    for (const generation of ['v1', 'v2'] as const) {
+      const polls = honouringSchedule(generation, 1000, 3_700_000);
+      const inTheHour = polls.filter((at) => at <= 3_600_000).length;
+      expect(inTheHour, generation).toBeLessThan(200);
+      expect(inTheHour, generation).toBeGreaterThan(100);
+      for (const finishedAt of [0, 999, 5_000, 10_001, 45_678, 123_456, 299_000, 1_000_000, 3_599_000]) {
+        const seenAt = polls.find((at) => at >= finishedAt)!;
+        expect(seenAt - finishedAt, `${generation} T=${finishedAt}`).toBeLessThanOrEqual(Math.max(1000, 0.1 * finishedAt));
+      }
+      // …and never waits more than 30 s between two polls.
+      expect(Math.max(...polls.slice(1).map((at, i) => at - polls[i]!))).toBe(30_000);
+    }
+  });
+
   it('2026-07-28 hints stay within 250 ms – 30 s whatever is configured; 2025-11-25 follows the configuration', () => {
     expect(V2_POLL_HINT_RANGE).toEqual({ minMs: 250, maxMs: 30_000 });
     expect(adaptivePollHintMs('v2', 10_000, 50)).toBe(250);
@@ -54,7 +93,8 @@ describe('adaptive poll hint (issue 9 §3; R21, E11 pollIntervalMs MAY change)',
     const record = { generation: 'v2', status: 'working', createdAt: 1_000, pollIntervalMs: 5_000 } as TaskRecord;
     expect(withPollHint(record, 1_000).pollIntervalMs).toBe(250);
     expect(withPollHint(record, 3_000).pollIntervalMs).toBe(2_000);
-    expect(withPollHint(record, 60_000).pollIntervalMs).toBe(5_000);
+    expect(withPollHint(record, 50_000).pollIntervalMs).toBe(5_000);
+    expect(withPollHint(record, 101_000).pollIntervalMs).toBe(10_000);
     expect(withPollHint({ ...record, status: 'completed' }, 1_000).pollIntervalMs).toBe(5_000);
     expect(withPollHint({ ...record, status: 'completed', pollIntervalMs: 40 }, 1_000).pollIntervalMs).toBe(250);
     expect(withPollHint({ ...record, generation: 'v1', status: 'completed', pollIntervalMs: 40 }, 1_000).pollIntervalMs).toBe(40);

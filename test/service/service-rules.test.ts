@@ -264,6 +264,32 @@ describe('task service rules without HTTP', () => {
     expect((await services.tasks.list(caller(ALICE), undefined)).tasks).toEqual([]);
   });
 
+  it('R21 E11 issue 27 §6 poll hint: a client honouring the tasks/get hint over a fake hour polls ~150 times, each gap within max(1 s, 10 % of the age) and ≤ 30 s (fake clock)', async () => {
+    const { services, clock } = build({ limits: { defaultTtlMs: 7_200_000, maxTtlMs: 7_200_000, pollIntervalMs: 1000 } });
+    for (const generation of ['v1', 'v2'] as const) {
+      const as = caller(ALICE, generation);
+      const task = await createTask(services, as);
+      const createdAt = clock.now();
+      let hint = task.pollIntervalMs;
+      let polls = 0;
+      let longest = 0;
+      while (clock.now() + hint <= createdAt + 3_600_000) {
+        clock.advance(hint);
+        const answered = (await services.tasks.poll(as, task.taskId, new AbortController().signal)).task;
+        polls += 1;
+        const age = clock.now() - createdAt;
+        expect(answered.status).toBe('working');
+        expect(answered.pollIntervalMs, `${generation} age ${age}`).toBeLessThanOrEqual(Math.max(1000, Math.ceil(0.1 * age)));
+        hint = answered.pollIntervalMs;
+        longest = Math.max(longest, hint);
+      }
+      // With a hint that stopped at 1 s (before issue 27) this client polled 3,600 times in the hour.
+      expect(polls, generation).toBeGreaterThan(100);
+      expect(polls, generation).toBeLessThan(200);
+      expect(longest, generation).toBe(30_000);
+    }
+  });
+
   it('R40 R41 R42 E30 state transitions: cancel writes cancelled before it answers; a second cancel finds it terminal (cancelled: false, unchanged), which the v1 adapter answers -32602 and v2 acknowledges', async () => {
     const { services, store } = build();
     const task = await createTask(services, caller(ALICE));

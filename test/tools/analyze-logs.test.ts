@@ -50,7 +50,8 @@ describe('analyze_logs', () => {
 
   async function analyze(args: Record<string, unknown>) {
     const context = makeContext([root]);
-    const result = await analyzeLogsTool.run(analyzeLogsTool.inputSchema.parse(args), context);
+    // The full structuredContent (issue 27 §2: the default is the summary, tested in analyze-logs-summary.test.ts).
+    const result = await analyzeLogsTool.run(analyzeLogsTool.inputSchema.parse({ detail: 'full', ...args }), context);
     analyzeLogsTool.outputSchema?.parse(result.structuredContent);
     return { result, report: result.structuredContent as unknown as LogScanReport, context, text: (result.content[0] as { text: string }).text };
   }
@@ -364,7 +365,8 @@ describe('analyze_logs', () => {
 
   it('validates its arguments with the input schema', () => {
     const schema = analyzeLogsTool.inputSchema;
-    expect(schema.parse({ path: '/x' })).toEqual({ path: '/x', top: 20, redact: ['email', 'card'] });
+    expect(schema.parse({ path: '/x' })).toEqual({ path: '/x', top: 20, detail: 'summary', redact: ['email', 'card'] });
+    expect(schema.safeParse({ path: '/x', detail: 'everything' }).success).toBe(false);
     expect(schema.safeParse({ path: '/x', top: 1001 }).success).toBe(false);
     expect(schema.safeParse({ path: '/x', top: 0 }).success).toBe(false);
     expect(schema.safeParse({ path: '/x', redact: ['phone'] }).success).toBe(false);
@@ -384,7 +386,10 @@ describe('analyze_logs dates', () => {
     const full = path.join(root, file);
     await writeFile(full, `${lines.join('\n')}\n`);
     await utimes(full, mtime, mtime);
-    const result = await analyzeLogsTool.run(analyzeLogsTool.inputSchema.parse({ path: full, ...(since ? { since } : {}) }), makeContext([root]));
+    const result = await analyzeLogsTool.run(
+      analyzeLogsTool.inputSchema.parse({ path: full, detail: 'full', ...(since ? { since } : {}) }),
+      makeContext([root]),
+    );
     return result.structuredContent as unknown as LogScanReport;
   }
 

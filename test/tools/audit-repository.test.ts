@@ -40,7 +40,7 @@ describe('audit_repository', () => {
 
   async function audit(target = root, deniedPaths: string[] = []) {
     const context = makeContext([root], undefined, deniedPaths);
-    const result = await auditRepositoryTool.run({ path: target }, context);
+    const result = await auditRepositoryTool.run({ path: target, detail: 'full' }, context);
     auditRepositoryTool.outputSchema?.parse(result.structuredContent);
     return { result, report: result.structuredContent as unknown as AuditReport, context };
   }
@@ -190,7 +190,7 @@ describe('audit_repository', () => {
   });
 
   it('rejects a file, a relative path and a path outside the roots in preflight', async () => {
-    const preflight = (p: string) => auditRepositoryTool.preflight?.({ path: p }, { roots: [path.join(root, 'src')], deniedPaths: [] });
+    const preflight = (p: string) => auditRepositoryTool.preflight?.({ path: p, detail: 'summary' }, { roots: [path.join(root, 'src')], deniedPaths: [] });
     await expect(preflight(path.join(root, 'src', 'index.ts'))).rejects.toThrow(/not a directory/);
     await expect(preflight('src')).rejects.toBeInstanceOf(ToolInputError);
     await expect(preflight(root)).rejects.toBeInstanceOf(ToolInputError);

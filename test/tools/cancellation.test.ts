@@ -188,7 +188,7 @@ describe('cancellation and cooperative scheduling', () => {
     const context = makeContext([root], (done, _total, ctx) => {
       if (done === 1) ctx.controller.abort(reason);
     });
-    await expect(auditRepositoryTool.run({ path: root }, context)).rejects.toBe(reason);
+    await expect(auditRepositoryTool.run({ path: root, detail: 'full' }, context)).rejects.toBe(reason);
     expect(context.progressCalls.map(([done]) => done)).toEqual([0, 1]);
   });
 });

@@ -54,7 +54,7 @@ describe('check_infrastructure', () => {
   });
 
   async function check(args: Record<string, unknown>, context: RecordingContext = makeContext([root])) {
-    const result = await tool.run(tool.inputSchema.parse(args), context);
+    const result = await tool.run(tool.inputSchema.parse({ detail: 'full', ...args }), context);
     tool.outputSchema?.parse(result.structuredContent);
     return { report: result.structuredContent as unknown as InfrastructureReport, text: (result.content[0] as { text: string }).text, context };
   }

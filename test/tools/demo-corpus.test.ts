@@ -61,7 +61,7 @@ describe('demo corpus', () => {
     const out = path.join(base, 'corpus');
     const written = await writeDemoCorpus({ out, files: 32, lines: 500, seed: 3 });
     const context = makeContext([base]);
-    const result = await analyzeLogsTool.run(analyzeLogsTool.inputSchema.parse({ path: out, top: 200 }), context);
+    const result = await analyzeLogsTool.run(analyzeLogsTool.inputSchema.parse({ path: out, top: 200, detail: 'full' }), context);
     const report = result.structuredContent as unknown as LogScanReport;
     expect(report.files).toBe(32);
     expect(report.lines).toBe(written.lines);
@@ -101,7 +101,7 @@ describe('demo corpus', () => {
   it('holds an incident in its last two hours that the report shows as new and spiking', async () => {
     const out = path.join(base, 'incident');
     await writeDemoCorpus({ out, files: 64, lines: 2000, seed: 1 });
-    const result = await analyzeLogsTool.run(analyzeLogsTool.inputSchema.parse({ path: out }), makeContext([base]));
+    const result = await analyzeLogsTool.run(analyzeLogsTool.inputSchema.parse({ path: out, detail: 'full' }), makeContext([base]));
     const report = result.structuredContent as unknown as LogScanReport;
     expect(report.trends.new.map((t) => t.template)).toContain('HikariPool-<*> - Connection is not available, request timed out after <*>ms.');
     expect(report.trends.spiking.map((t) => t.template)).toContain('Out of memory: Killed process <*> (java) total-vm:<*>kB, anon-rss:<*>kB');

@@ -32,7 +32,7 @@ describe('secrets in files never reach tool output', () => {
 
   it('analyze_logs redacts them in templates, examples, paths and text', async () => {
     const context = makeContext([root]);
-    const result = await analyzeLogsTool.run(analyzeLogsTool.inputSchema.parse({ path: root, top: 1000 }), context);
+    const result = await analyzeLogsTool.run(analyzeLogsTool.inputSchema.parse({ path: root, top: 1000, detail: 'full' }), context);
     const report = result.structuredContent as unknown as LogScanReport;
     // Every line was mined, so every secret had its chance to leak.
     expect(report.lines).toBe(PLANTED_SECRETS.flatMap((secret) => secret.lines).length);
@@ -45,7 +45,7 @@ describe('secrets in files never reach tool output', () => {
 
   it('audit_repository reports each kind by location without its value, and redacts paths', async () => {
     const context = makeContext([root]);
-    const result = await auditRepositoryTool.run({ path: root }, context);
+    const result = await auditRepositoryTool.run({ path: root, detail: 'full' }, context);
     const report = result.structuredContent as unknown as AuditReport;
     expect(new Set(report.secrets.map((secret) => secret.kind))).toEqual(new Set(SECRET_KINDS));
     expect(new Set(report.secrets.map((secret) => secret.path))).toEqual(new Set(['leaked AKIA….log']));

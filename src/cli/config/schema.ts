@@ -18,7 +18,7 @@ export const LimitsConfigSchema = z
     maxTtlMs: ms.nullable().describe('largest retention granted; null = unlimited (default 86400000)'),
     minTtlMs: ms.describe('smallest retention granted (default 1000)'),
     runtimeLimitMs: ms.describe('longest single run of a tool (default 3600000)'),
-    pollIntervalMs: ms.describe('longest poll interval hint (default 1000)'),
+    pollIntervalMs: ms.describe('poll interval hint of a task aged up to 10 s; older tasks get 10 % of their age, up to 30 s (default 1000)'),
     maxAttempts: z.number().int().positive().describe('runs per task before attempts_exhausted (default 3)'),
     recoveryIntervalMs: ms.describe('interval of the lapsed-lease scan (default: leaseMs)'),
     claimIntervalMs: ms.describe('fallback claim interval when no event announced work (default 1000)'),
@@ -30,6 +30,17 @@ export const LimitsConfigSchema = z
     sessionIdleMs: ms.describe('2025-era HTTP sessions idle longer are closed (default 1800000)'),
     maxSessions: z.number().int().positive().describe('most 2025-era HTTP sessions kept at once (default 1000)'),
     inputTimeoutMs: ms.describe('longest wait for an answer before input_timeout (default 3600000)'),
+    inlineGraceMs: z
+      .number()
+      .int()
+      .min(0)
+      .describe('2026-07-28: answer a task-optional call inline when its task completes within this many ms; 0 = always a task (default 1000)'),
+    structuredContentMaxBytes: z
+      .number()
+      .int()
+      .positive()
+      .describe('tool results whose structuredContent JSON is larger are logged and counted: clients give it to the model (default 32768)'),
+    progressKeepAliveMs: ms.describe('longest silence of an inline tools/call with a progressToken before a keep-alive notifications/progress (default 20000)'),
     minResultRetentionMs: z.number().int().min(0).describe('a task that runs to the runtime limit must keep its result this long (default 600000)'),
     maxArgumentBytes: z.number().int().positive().describe('largest tools/call arguments in bytes of JSON; larger → -32602 (default 1048576)'),
     maxArgumentDepth: z.number().int().positive().describe('deepest nesting of tools/call arguments; deeper → -32602 (default 32)'),
@@ -133,7 +144,9 @@ export const ConfigSchema = z
     taskFallbackTools: z
       .boolean()
       .optional()
-      .describe('serve: 2025-era clients without a tasks capability get task ids and get_task_status / get_task_result / cancel_task (default false)'),
+      .describe(
+        'serve: clients without task support (2025-era without a tasks capability, 2026-07-28 without the Tasks Extension) get task ids and get_task_status / get_task_result / cancel_task (default false)',
+      ),
     dashboard: z.boolean().optional().describe('serve: the web dashboard at /dashboard on the same port, behind the same authentication (default false)'),
     dashboardOptions: z
       .object({

@@ -1,14 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { missingTasksExtension } from '../../core/errors.js';
 import type { TaskEvent } from '../../core/store.js';
 import type { JsonObject } from '../../core/task.js';
-import {
-  CLIENT_CAPABILITIES_META_KEY,
-  ErrorCode,
-  PROTOCOL_VERSION_META_KEY,
-  SUBSCRIPTION_ID_META_KEY,
-  TASKS_EXTENSION_REQUIRED_CAPABILITIES,
-  V2_PROTOCOL_VERSION,
-} from '../../protocol/constants.js';
+import { CLIENT_CAPABILITIES_META_KEY, ErrorCode, PROTOCOL_VERSION_META_KEY, SUBSCRIPTION_ID_META_KEY, V2_PROTOCOL_VERSION } from '../../protocol/constants.js';
 import type { CallerIdentity, TaskCaller } from '../../service/caller.js';
 import type { TaskSubscription } from '../../service/tasks/tasks-door.js';
 import { requestCaller } from '../request-caller.js';
@@ -91,15 +85,7 @@ export class TaskListenRoute {
     }
     const caller = requestCaller(identity, meta);
     if (caller.generation !== 'v2') {
-      writeJson(response, 400, {
-        jsonrpc: '2.0',
-        id: body.id,
-        error: {
-          code: ErrorCode.MissingRequiredClientCapability,
-          message: 'Missing required client capability',
-          data: { requiredCapabilities: TASKS_EXTENSION_REQUIRED_CAPABILITIES },
-        },
-      });
+      writeJson(response, 400, { jsonrpc: '2.0', id: body.id, error: missingTasksExtension({ method: 'subscriptions/listen' }).toJsonRpc() });
       return;
     }
     const requested = body.params.notifications.taskIds;

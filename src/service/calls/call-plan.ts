@@ -49,9 +49,11 @@ export type CallPlan =
 /** How {@link planCall} decides beyond the caller and the tool. */
 export interface CallPlanOptions {
   /**
-   * Offer hosts without task support (see `declaresTaskSupport`) in 2025-era sessions the task fallback tools,
-   * and answer their calls of task-required tools with a task they follow through them. Never on 2026-07-28,
-   * where such a call keeps its `-32021` (SEP-2663 E6).
+   * Offer hosts without task support (see `declaresTaskSupport`) the task fallback tools, and answer their calls
+   * of task-required tools with a task they follow through them: 2025-era sessions, and 2026-07-28 requests
+   * without the Tasks Extension (issue 27 §4), whose call would otherwise be `-32021` (SEP-2663 E6). E6 is about work
+   * the server can only run as a task; with this option on the server runs it for such a client behind an
+   * ordinary tool result instead, which is an operator's explicit choice (off by default).
    */
   taskFallbackTools: boolean;
   /** The kill switch and canary (issue 15): consulted for every call that would create a task. @defaultValue none */
@@ -87,9 +89,10 @@ const V1TaskParamSchema = z.looseObject({ ttl: z.number().min(0).refine(Number.i
  * argument size and depth limits (`-32602` naming the limit, issue 10 §2), task
  * support (v1 `-32601` R8/R10; v2 `-32021` E6), arguments against the tool's `inputSchema` and its preflight (an
  * `isError` answer, SEP-1303), and for a v1 task the shape of `params.task` (`-32602`). With
- * `taskFallbackTools`, a host without task support in a 2025-era session calls the fallback tools by name, and its
- * call of a task-required tool (without `params.task`) becomes a `fallback` plan instead of `-32601` / an `isError`
- * answer — that host saw the tool as task-optional (see `tools/list`), so R10 does not apply to it.
+ * `taskFallbackTools`, a host without task support (2025-era session, or 2026-07-28 request without the extension)
+ * calls the fallback tools by name, and its call of a task-required tool (without `params.task`) becomes a
+ * `fallback` plan instead of `-32601` / `-32021` / an `isError` answer — that host saw the tool as task-optional
+ * (see `tools/list`), so R10 and E6 do not apply to it.
  * @throws TasksError with the wire code of each refusal above.
  */
 export async function planCall(tools: ToolRegistry, confinement: PathConfinement, caller: Caller, call: ToolCall, options: CallPlanOptions): Promise<CallPlan> {
@@ -98,14 +101,17 @@ export async function planCall(tools: ToolRegistry, confinement: PathConfinement
   if (!tool) {
     const operation = fallbackHost ? fallbackOperationOf(call.name) : undefined;
     if (!operation) throw invalidParams(`Unknown tool: ${call.name}`);
-    if (call.task !== undefined) throw new TasksError(ErrorCode.MethodNotFound, `Tool '${call.name}' does not support task-augmented execution`);
+    // A 2026-07-28 request's `task` param is ignored (SEP-2663: not part of the extension); a 2025-era one is R8.
+    if (call.task !== undefined && caller.negotiation === 'per-session')
+      throw new TasksError(ErrorCode.MethodNotFound, `Tool '${call.name}' does not support task-augmented execution`);
     const parsed = parseFallbackArguments(call.arguments);
     if ('error' in parsed) return { kind: 'answer', toolName: call.name, result: toolErrorResult(`Invalid arguments for tool ${call.name}: ${parsed.error}`) };
     return { kind: 'task_operation', toolName: call.name, operation, taskId: parsed.taskId };
   }
   const oversized = checkArgumentLimits(call.arguments, options.argumentLimits);
   if (oversized) throw oversized;
-  let mode = fallbackHost && call.task === undefined && tool.execution === 'task-required' ? 'fallback' : decideTaskMode(caller, tool, call.task);
+  const fallback = fallbackHost && tool.execution === 'task-required' && (call.task === undefined || caller.negotiation === 'per-request');
+  let mode = fallback ? 'fallback' : decideTaskMode(caller, tool, call.task);
   if (typeof mode === 'object') return { kind: 'answer', toolName: tool.name, result: mode };
   const verdict = mode === false ? undefined : options.gate?.verdict(caller, tool.name);
   const gated: Pick<RunPlan, 'maxSyncMs' | 'cohort'> = verdict?.cohort === undefined ? {} : { cohort: verdict.cohort };
@@ -139,9 +145,12 @@ export async function planCall(tools: ToolRegistry, confinement: PathConfinement
   return mode === 'fallback' ? { kind: 'fallback', ...run } : { kind: 'task', ...run };
 }
 
-/** Whether this caller gets the task fallback tools: a host without task support in a 2025-era session, with the option on. */
+/**
+ * Whether this caller gets the task fallback tools: a host without task support — a 2025-era session without
+ * `capabilities.tasks`, or a 2026-07-28 request without the Tasks Extension (issue 27 §4) — with the option on.
+ */
 export function usesTaskFallbackTools(caller: Caller, options: CallPlanOptions): boolean {
-  return options.taskFallbackTools && caller.negotiation === 'per-session' && !declaresTaskSupport(caller);
+  return options.taskFallbackTools && !declaresTaskSupport(caller);
 }
 
 /**
@@ -163,7 +172,7 @@ function decideTaskMode(caller: Caller, tool: AnyToolDefinition, taskParam: unkn
   if (caller.negotiation === 'per-request') {
     if (tool.execution === 'sync') return false;
     if (caller.generation === 'v2') return true;
-    if (tool.execution === 'task-required') throw missingTasksExtension();
+    if (tool.execution === 'task-required') throw missingTasksExtension({ tool: tool.name });
     return false;
   }
   if (tool.execution === 'task-required') {

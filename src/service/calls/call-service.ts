@@ -1,6 +1,7 @@
 import type { PathConfinement } from '../../core/confinement.js';
 import { isTaskNotFound, TasksError, taskNotFound } from '../../core/errors.js';
 import type { TasksServerLimits } from '../../core/limits.js';
+import type { InlineProgressSink } from './inline-progress.js';
 import type { JsonObject, JsonValue, TaskRecord } from '../../core/task.js';
 import type { ToolDescriptor } from '../../core/tool.js';
 import { toolErrorResult } from '../../core/tool-outcome.js';
@@ -12,7 +13,7 @@ import { declaresTaskSupport, fallbackTaskCaller, type Caller, type TaskCaller }
 import type { ServiceDoor } from '../door.js';
 import type { TaskReads } from '../task-reads.js';
 import type { TaskDetails, TasksDoor } from '../tasks/tasks-door.js';
-import { planCall, usesTaskFallbackTools, type CallPlan, type CallPlanOptions, type ToolCall } from './call-plan.js';
+import { planCall, usesTaskFallbackTools, type CallPlan, type CallPlanOptions, type RunPlan, type ToolCall } from './call-plan.js';
 import { FALLBACK_TOOLS, type FallbackOperation } from './fallback-tools.js';
 import { keyClaim, type KeyClaim } from './idempotency.js';
 import { askOne, bounded, runInline, type CallAsk, type InlineRunOptions } from './inline-run.js';
@@ -46,6 +47,11 @@ export interface CallInteraction {
 export interface CallToolOptions extends TaskSession {
   /** How the request talks back; a fast path passes none and may then only carry out a plain task create. */
   interaction?: CallInteraction;
+  /**
+   * Where the `notifications/progress` of an inline run go, when the request carries a `progressToken` (issue 27
+   * §3): the tool's progress, and a keep-alive after `limits.progressKeepAliveMs` of silence.
+   */
+  progress?: InlineProgressSink;
 }
 
 /**
@@ -96,8 +102,9 @@ export class CallService {
 
   /**
    * Every tool this caller may call, as it may call it (the adapter writes the `tools/list` entries). With the
-   * task fallback tools on, a host without task support in a 2025-era session (see `declaresTaskSupport`) sees
-   * task-required tools as task-optional, followed by the fallback tools. Otherwise a caller that cannot take a
+   * task fallback tools on, a host without task support (see `declaresTaskSupport`: a 2025-era session without
+   * `capabilities.tasks`, a 2026-07-28 request without the extension) sees task-required tools as task-optional,
+   * followed by the fallback tools. Otherwise a caller that cannot take a
    * task at all (a session before 2025-11-25, a 2026-07-28 request without the extension) sees no task-required
    * tool; a 2025-11-25 session sees them as they are.
    */
@@ -198,7 +205,10 @@ export class CallService {
       const again = derived === undefined || !claim ? undefined : await creator.replayed(claim);
       if (again) return { kind: plan.kind, task: again };
       const start = { gathered, trace: trace.request ?? trace.incoming };
-      if (plan.kind === 'task') return { kind: 'task', task: await creator.create(taskCaller(caller), plan, start, options, claim), ...immediate };
+      if (plan.kind === 'task') {
+        const task = await creator.create(taskCaller(caller), plan, start, options, claim);
+        return (await this.graced(taskCaller(caller), plan, task)) ?? { kind: 'task', task, ...immediate };
+      }
       // A host without task support gets no task notifications: it follows the task through the fallback tools.
       return { kind: 'fallback', task: await creator.create(fallbackTaskCaller(caller), plan, start, {}, claim), ...immediate };
     }
@@ -206,8 +216,34 @@ export class CallService {
     const earlier = sent && (await creator.claimInline(sent));
     if (earlier) return { kind: 'task', task: earlier };
     const { signal, withInput } = interactive(interaction, tool);
-    const inline = await withInput('input', (ask) => bounded(plan, signal, (runSignal) => runInline(this.options, caller, plan, ask, gathered, runSignal)));
+    const progress = options.progress && { sink: options.progress, keepAliveMs: this.options.limits.progressKeepAliveMs };
+    const inline = await withInput('input', (ask) =>
+      bounded(plan, signal, (runSignal) => runInline(this.options, caller, plan, ask, gathered, runSignal, progress)),
+    );
     return 'inputRequired' in inline ? { kind: 'input_required', result: inline.inputRequired } : { kind: 'result', result: inline.done };
+  }
+
+  /**
+   * The inline grace of 2026-07-28 (issue 27 §5): the server decides per request whether a declaring client gets a
+   * task (SEP-2663 E2) and that client accepts a `CallToolResult` as well (E4). The task was created durably first
+   * (so a crash in the grace loses nothing, and a retry with the same idempotency key finds it); if it completes
+   * within `limits.inlineGraceMs`, its stored `CallToolResult` is the answer, and it saves the client a poll and its
+   * model a turn. Only task-optional tools (a task-required tool asked for a task), not opted out with
+   * `inlineGrace: false`; a failed, cancelled or waiting task is still answered as a task.
+   * @returns the `result` outcome, or `undefined` to answer the task
+   */
+  private async graced(caller: TaskCaller, plan: RunPlan, task: TaskRecord): Promise<CallOutcome | undefined> {
+    const graceMs = this.options.limits.inlineGraceMs;
+    if (caller.generation !== 'v2' || graceMs <= 0 || plan.tool.execution !== 'task-optional' || plan.tool.inlineGrace === false) return undefined;
+    try {
+      const settled = await this.options.tasks.waitForTerminal(caller, task.taskId, AbortSignal.timeout(graceMs));
+      if (settled.status !== 'completed') return undefined;
+      const outcome = await this.options.reads.outcome(task.taskId);
+      return outcome?.kind === 'result' ? { kind: 'result', result: outcome.result } : undefined;
+    } catch {
+      // Still running at the end of the grace (or not readable by this caller): the client follows the task.
+      return undefined;
+    }
   }
 
   /**

@@ -11,8 +11,8 @@ import type { ToolDescriptor } from '../../core/tool.js';
 /** The task operation each fallback tool stands for. */
 export type FallbackOperation = 'status' | 'result' | 'cancel';
 
-/** Most characters of a task id taken by a fallback tool (the bound Claude Code keeps task ids within). */
-const MAX_TASK_ID_LENGTH = 1024;
+/** Most characters of a task id taken by a fallback tool (Claude Code accepts task ids of at most 128; ours are 22). */
+const MAX_TASK_ID_LENGTH = 128;
 
 const inputSchema = z.object({
   taskId: z.string().min(1).max(MAX_TASK_ID_LENGTH).describe('The task id the tool that started the task answered with.'),

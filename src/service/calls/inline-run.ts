@@ -1,7 +1,7 @@
 import type { Clock } from '../../core/clock.js';
 import type { PathConfinement } from '../../core/confinement.js';
 import { TasksError } from '../../core/errors.js';
-import type { ExecutionHost, Executor } from '../../core/executor.js';
+import type { ExecutionHost, ExecutionOutcome, Executor } from '../../core/executor.js';
 import type { Logger } from '../../core/logger.js';
 import type { TaskStore } from '../../core/store.js';
 import type { JsonObject, JsonValue } from '../../core/task.js';
@@ -10,6 +10,7 @@ import { sanitizeModelText, toolErrorResult } from '../../core/tool-outcome.js';
 import { ErrorCode } from '../../protocol/constants.js';
 import type { Caller } from '../caller.js';
 import type { CallPlan, RunPlan } from './call-plan.js';
+import { InlineProgress, type InlineProgressChannel } from './inline-progress.js';
 import { killSwitchError } from './task-mode-gate.js';
 
 /** Asks the requestor of one call; `parked` when an answer is missing and the call must end with a question. */
@@ -27,7 +28,8 @@ export interface InlineRunOptions {
 /**
  * Run an `inline` plan (a sync tool, a caller that cannot take a task, a kill-switch `sync` fallback) through the
  * executor and answer with its `CallToolResult`; the tool's `isError` input errors are results, its protocol errors
- * one sanitised line (model-facing text).
+ * one sanitised line (model-facing text). With a `progress` channel (the request carried a `progressToken`), the
+ * tool's `ctx.progress` becomes `notifications/progress`, with keep-alives while it reports nothing.
  * @throws TasksError with the tool's protocol error code; `-32603` when the run crashed, was aborted by the client
  *   or parked on a question (the interaction then answers `input_required` instead).
  */
@@ -38,13 +40,15 @@ export async function runInline(
   ask: CallAsk,
   gathered: JsonValue | undefined,
   signal: AbortSignal,
+  progressChannel?: InlineProgressChannel,
 ): Promise<JsonObject> {
   const { tool } = plan;
+  const progress = progressChannel ? new InlineProgress(progressChannel) : undefined;
   const { store, clock } = options;
   const logger = options.logger.child({ tool: tool.name });
   const host: ExecutionHost = {
     setStatus() {},
-    progress() {},
+    progress: (done, total, message) => progress?.report(done, total, message),
     getStep: async () => undefined,
     putStep: async () => {},
     // Per-owner tool state only: an inline call journals no steps (it has no task id).
@@ -63,7 +67,13 @@ export async function runInline(
     confinement: options.confinement,
     logFields: { tool: tool.name },
   };
-  const outcome = await options.executor.execute(gathered === undefined ? request : { ...request, gathered }, host, signal);
+  progress?.start();
+  let outcome: ExecutionOutcome;
+  try {
+    outcome = await options.executor.execute(gathered === undefined ? request : { ...request, gathered }, host, signal);
+  } finally {
+    progress?.stop();
+  }
   switch (outcome.kind) {
     case 'returned':
       return outcome.result;

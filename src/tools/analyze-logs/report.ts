@@ -78,11 +78,17 @@ export type LogScanReport = {
   /** Files per detected header format (`syslog`, `log4j`, `learned`, `none` …). */
   formats: Record<string, number>;
   severities: SeverityCounts;
-  /** Per file in path order; at most 1000. */
+  /** Per file in path order; at most 1000 (`detail: "full"`) or {@link SUMMARY_FILES} (summary). */
   perFile: FileReport[];
+  /** Whether `perFile` lists fewer files than were read. */
   perFileTruncated: boolean;
-  /** Per UTC hour `YYYY-MM-DDTHH:00Z`, plus `unknown` (no timestamp) and `other` (beyond the hour cap). */
+  /**
+   * Per UTC hour `YYYY-MM-DDTHH:00Z`, plus `unknown` (no timestamp) and `other` (beyond the hour cap); not in the
+   * summary (tens to hundreds of kilobytes over months of logs).
+   */
   perHour: Record<string, BucketCounts>;
+  /** `full` when the caller asked for everything (`detail: "full"`). */
+  detail?: 'full';
   /** Distinct templates kept at the end of the scan, and rare ones dropped to stay within the cap. */
   templateCount: number;
   evictedTemplates: number;
@@ -328,3 +334,31 @@ function templateReport(cluster: LogCluster, stats: TemplateStats, implied: Seve
 
 /** Severity names in report order, most severe first, `UNKNOWN` last. */
 export const REPORT_SEVERITIES: readonly (Severity | 'UNKNOWN')[] = [...SEVERITIES, 'UNKNOWN'];
+
+/** The summary `structuredContent` of `analyze_logs` (see {@link summaryReport}). */
+export type LogScanSummary = Omit<LogScanReport, 'perHour' | 'detail'> & { detail: 'summary' };
+
+/** Templates per list of the summary `structuredContent` (issue 27 §2). */
+export const SUMMARY_ITEMS = 5;
+/** Files of `perFile` in the summary `structuredContent`. */
+export const SUMMARY_FILES = 20;
+
+/**
+ * The summary `structuredContent` of a report (issue 27 §2): clients such as Claude Code hand the model this JSON
+ * instead of the text report, so it keeps what a program needs — every count, the time range, the formats, the
+ * first {@link SUMMARY_ITEMS} templates of each list and {@link SUMMARY_FILES} files — and leaves the hourly counts
+ * and the long lists to `detail: "full"` (the counts `attentionCount`, `newCount`, `spikingCount` and
+ * `templateCount` say how many there are).
+ */
+export function summaryReport(report: LogScanReport): LogScanSummary {
+  const { perHour: _perHour, ...rest } = report;
+  return {
+    ...rest,
+    perFile: report.perFile.slice(0, SUMMARY_FILES),
+    perFileTruncated: report.perFileTruncated || report.perFile.length > SUMMARY_FILES,
+    attention: report.attention.slice(0, SUMMARY_ITEMS),
+    templates: report.templates.slice(0, SUMMARY_ITEMS),
+    trends: { ...report.trends, new: report.trends.new.slice(0, SUMMARY_ITEMS), spiking: report.trends.spiking.slice(0, SUMMARY_ITEMS) },
+    detail: 'summary',
+  };
+}

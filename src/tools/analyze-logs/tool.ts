@@ -11,6 +11,7 @@ import { resolveConfined, type ConfinedPath } from '../roots.js';
 import { SEVERITIES } from './severity.js';
 import { isValidGlob, LOG_FILES_DESCRIPTION } from './files.js';
 import { scanLogs } from './scan.js';
+import { summaryReport, SUMMARY_ITEMS } from './report.js';
 import { summarize } from './text-report.js';
 
 const inputSchema = z.object({
@@ -24,6 +25,13 @@ const inputSchema = z.object({
         'timestamped line before it in its file; one before the first timestamp of its file is kept.',
     ),
   top: z.number().int().min(1).max(1000).default(20).describe('How many templates each list of the report shows.'),
+  detail: z
+    .enum(['summary', 'full'])
+    .default('summary')
+    .describe(
+      `structuredContent: "summary" (default) keeps every count and the first ${SUMMARY_ITEMS} templates of each list, without ` +
+        'the hourly counts; "full" adds events per hour, every file and all `top` templates of each list (often hundreds of kilobytes).',
+    ),
   include: z
     .string()
     .optional()
@@ -81,7 +89,8 @@ const outputSchema = z.object({
   severities: severityCounts,
   perFile: z.array(bucket.extend({ path: z.string(), format: z.string() })),
   perFileTruncated: z.boolean(),
-  perHour: z.record(z.string(), bucket),
+  perHour: z.record(z.string(), bucket).optional(),
+  detail: z.enum(['summary', 'full']).optional(),
   templateCount: z.number().int(),
   evictedTemplates: z.number().int(),
   attention: z.array(template),
@@ -181,6 +190,9 @@ export const analyzeLogsTool = defineTool({
       onProgress: (done, total) => ctx.progress(done, total, 'scanned files'),
     });
     ctx.logger.info({ files: report.files, lines: report.lines, templates: report.templateCount, resumedParts: report.resumedParts }, 'logs analyzed');
-    return textResult(summarize(report), { structuredContent: report });
+    // The text report is built from the full report either way; structuredContent is what a client may give the
+    // model instead of the text (issue 27 §2), so it is the summary unless the caller asks for everything.
+    const structured = args.detail === 'full' ? { ...report, detail: 'full' as const } : summaryReport(report);
+    return textResult(summarize(report), { structuredContent: structured });
   },
 });

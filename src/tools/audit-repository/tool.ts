@@ -4,6 +4,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
+import { detailArgument, SUMMARY_FIELDS, summarized } from '../structured-summary.js';
 import type { PathConfinement } from '../../core/confinement.js';
 import { defineTool, textResult, ToolInputError } from '../../core/tool.js';
 import { resolveConfined, type ConfinedPath } from '../roots.js';
@@ -12,10 +13,12 @@ import { auditRepository, type AuditReport } from './scan.js';
 
 const inputSchema = z.object({
   path: z.string().min(1).describe('Absolute path of the repository (or a directory in it) to audit, inside the allowed roots.'),
+  detail: detailArgument('every language and up to 200 secret findings'),
 });
 
 const count = z.number().int();
 const outputSchema = z.object({
+  ...SUMMARY_FIELDS,
   path: z.string(),
   listing: z.enum(['git', 'walk']),
   ignoredEntries: count.nullable(),
@@ -79,7 +82,8 @@ export const auditRepositoryTool = defineTool({
       onProgress: (done, total) => ctx.progress(done, total, 'scanned files'),
     });
     ctx.logger.info({ files: report.files, lines: report.lines, secrets: report.secretCount }, 'repository audited');
-    return textResult(summarize(report), { structuredContent: report });
+    // The text from the whole report; structuredContent, which a client may give the model instead, summarized (issue 27 §2).
+    return textResult(summarize(report), { structuredContent: summarized(report, args.detail, ['secrets', 'languages', 'largestFiles']) });
   },
 });
 

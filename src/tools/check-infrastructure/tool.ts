@@ -8,6 +8,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
+import { detailArgument, SUMMARY_FIELDS, summarized } from '../structured-summary.js';
 import type { PathConfinement } from '../../core/confinement.js';
 import { isStoreError } from '../../core/store-error.js';
 import { MAX_TOOL_STATE_BYTES } from '../../core/store.js';
@@ -37,6 +38,7 @@ const target = z.union([
 ]);
 
 const inputSchema = z.object({
+  detail: detailArgument('the result of every target, in the order given'),
   targets: z.array(target).min(1).max(200).describe('What to check.'),
   baseline: z
     .string()
@@ -90,6 +92,7 @@ const result = z.object({
   recovered: z.boolean(),
 });
 const outputSchema = z.object({
+  ...SUMMARY_FIELDS,
   checkedAt: z.string(),
   durationMs: z.number(),
   baseline: z.object({ name: z.string(), previousRunAt: z.string().nullable(), updated: z.boolean(), note: z.string().nullable() }),
@@ -329,7 +332,11 @@ export function checkInfrastructureTool(checkTargets: readonly string[]): AnyToo
         results,
       };
       ctx.logger.info({ targets: summary.targets, down: summary.down, changed: summary.changed }, 'infrastructure checked');
-      return textResult(summarize(report), { structuredContent: report as unknown as JsonObject });
+      // structuredContent, which a client may give the model instead of the text, is a summary by default (issue 27
+      // §2): targets with a problem first, then the rest, cut to the first entries.
+      const ordered =
+        args.detail === 'full' ? report : { ...report, results: [...results.filter((r) => r.status !== 'ok'), ...results.filter((r) => r.status === 'ok')] };
+      return textResult(summarize(report), { structuredContent: summarized(ordered, args.detail, ['results']) as unknown as JsonObject });
     },
   });
 }

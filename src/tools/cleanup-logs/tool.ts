@@ -9,6 +9,10 @@
  */
 import { lstat, stat } from 'node:fs/promises';
 import { z } from 'zod';
+import { detailArgument, SUMMARY_FIELDS, summarized } from '../structured-summary.js';
+
+/** The long lists of the report, cut in the summary structuredContent (issue 27 §2). */
+const LISTS = ['candidates', 'deleted', 'skipped'] as const;
 import {
   defineTool,
   OperationNotApplied,
@@ -39,10 +43,12 @@ const inputSchema = z.object({
     .string()
     .optional()
     .describe('Glob of extra files to delete besides rotated logs (*.log.N, *.log.N.gz, *.log-YYYYMMDD, syslog.N, *.gz); relative to path.'),
+  detail: detailArgument('every candidate, deleted and skipped file'),
 });
 
 const fileEntry = z.object({ path: z.string(), size: z.number().int() });
 const outputSchema = z.object({
+  ...SUMMARY_FIELDS,
   path: z.string(),
   cutoff: z.string(),
   decision: z.enum(['nothing-to-delete', 'confirmed', 'declined', 'cancelled']),
@@ -192,12 +198,14 @@ export function cleanupLogsTool(options: CleanupLogsOptions): AnyToolDefinition 
       };
       if (plan.candidates.length === 0) {
         return textResult(summary(plan, 'nothing-to-delete'), {
-          structuredContent: { ...base, decision: 'nothing-to-delete', deleted: [], skipped: [], freedBytes: 0 },
+          structuredContent: summarized({ ...base, decision: 'nothing-to-delete', deleted: [], skipped: [], freedBytes: 0 }, args.detail, LISTS),
         });
       }
       const decision = decisionOf(await ctx.elicit({ message: confirmationMessage(plan), requestedSchema: CONFIRM_SCHEMA }));
       if (decision !== 'confirmed')
-        return textResult(summary(plan, decision), { structuredContent: { ...base, decision, deleted: [], skipped: [], freedBytes: 0 } });
+        return textResult(summary(plan, decision), {
+          structuredContent: summarized({ ...base, decision, deleted: [], skipped: [], freedBytes: 0 }, args.detail, LISTS),
+        });
       ctx.signal.throwIfAborted();
       const report = await deleteConfirmed(plan.candidates, {
         confinement: await confine({ roots: writableRoots, deniedPaths: ctx.deniedPaths }),
@@ -225,7 +233,7 @@ export function cleanupLogsTool(options: CleanupLogsOptions): AnyToolDefinition 
         },
       });
       ctx.logger.info({ deleted: report.deleted.length, skipped: report.skipped.length, freedBytes: report.freedBytes }, 'logs cleaned up');
-      return textResult(summary(plan, decision, report), { structuredContent: { ...base, decision, ...report } });
+      return textResult(summary(plan, decision, report), { structuredContent: summarized({ ...base, decision, ...report }, args.detail, LISTS) });
     },
   });
 }
