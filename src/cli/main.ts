@@ -322,11 +322,13 @@ program
 
 program
   .command('resume')
-  .description('follow every unfinished task of the journal to its end and print the results; take up calls whose answer never arrived')
+  .description(
+    'follow every unfinished task of the journal to its end, all at once, printing each result as it arrives; take up calls whose answer never arrived',
+  )
   .option('--url <url>', 'only tasks of this endpoint')
   .option('--token <token>', 'bearer token (default: MCP_TASKS_TOKEN)')
   .option('--json', 'machine-readable JSON on stdout')
-  .option('--timeout <sec>', 'stop waiting after this many seconds (the tasks keep running)', secondsOption)
+  .option('--timeout <sec>', 'one deadline for all: stop waiting after this many seconds (the tasks keep running)', secondsOption)
   .addHelpText('after', `\n${EXIT_CODES}`)
   .action(async (flags: ResumeFlags) => (await import('./journal-commands.js')).resumeCommand(flags));
 

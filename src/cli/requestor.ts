@@ -197,16 +197,19 @@ export function detachOnInterrupt(): { signal: AbortSignal; dispose(): void } {
 
 /**
  * The waiting part of `call` and `watch`: a live status line on stderr, notifications (or polling) under the
- * deadline, questions answered through `input` (the client's `onInput`), then the result on stdout. Returns the
+ * deadline, questions answered through `input` (the client's `onInput`), then the result on stdout. `several`: other
+ * tasks are followed at the same time (plain status lines, a line naming the task before its result). Returns the
  * exit code.
  */
 export async function followTask(
   client: TasksClient,
   taskId: string,
   flags: RequestorFlags,
-  options: { deadline?: number; signal: AbortSignal; input?: CliInput },
+  options: { deadline?: number; signal: AbortSignal; input?: CliInput; several?: boolean; label?: string },
 ): Promise<number> {
-  const status = new StatusLine(process.stderr, taskId, options.input !== undefined);
+  // Several tasks followed at once (resume) share stderr: plain lines each, never one line redrawn in place.
+  const stream = options.several ? { write: (text: string) => process.stderr.write(text), isTTY: false } : process.stderr;
+  const status = new StatusLine(stream, taskId, options.input !== undefined);
   options.input?.attachStatus(status);
   try {
     const result = await client.resume(taskId, {
@@ -217,6 +220,7 @@ export async function followTask(
       onConnection: (event: ConnectionEvent) => status.connection(event),
     });
     status.clear();
+    if (options.several) process.stderr.write(`mcp-tasks: task ${taskId}${options.label ? ` (${options.label})` : ''} completed; its result follows\n`);
     printResult(result, flags, taskId);
     return resultExitCode(result);
   } catch (error) {
