@@ -9,9 +9,10 @@ export interface ResumeFlags extends RequestorFlags {
 }
 
 /**
- * `mcp-tasks tasks`: the journal — every task created and not yet delivered (id, tool, last observed status and
- * `lastUpdatedAt`, endpoint, generation, correlation id), and every call whose answer never arrived. Arguments of
- * pending calls are never printed. Exit 0.
+ * `mcp-tasks tasks`: the journal — every task created and not yet delivered (id, tool, the status last observed and
+ * when, `lastUpdatedAt`, endpoint, generation, correlation id), and every call whose answer never arrived. It asks
+ * no server, so a status is shown as "last seen working at <time>": a detached task may have ended since. Arguments
+ * of pending calls are never printed. Exit 0.
  */
 export async function tasksCommand(flags: RequestorFlags): Promise<void> {
   const journal = new TaskJournal(TaskJournal.defaultPath());
@@ -30,7 +31,7 @@ export async function tasksCommand(flags: RequestorFlags): Promise<void> {
     ...tasks.map((entry) => [
       entry.taskId,
       entry.tool,
-      entry.lastStatus ?? '?',
+      lastSeen(entry),
       entry.lastUpdatedAt ?? entry.createdAt,
       `${entry.url} (${entry.generation})`,
       entry.correlationId ?? '-',
@@ -55,6 +56,7 @@ export async function tasksCommand(flags: RequestorFlags): Promise<void> {
       )
       .join('\n') + '\n',
   );
+  if (tasks.length > 0) process.stdout.write(`statuses are what this client last saw, not the tasks' state now: mcp-tasks get <task> asks the server\n`);
   if (pending.length > 0)
     process.stdout.write(`calls without an id: their outcome is unknown; mcp-tasks resume resends them only to a server that honours idempotency keys\n`);
 }

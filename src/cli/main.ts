@@ -315,7 +315,9 @@ withConnectionOptions(program.command('inspect'))
 
 program
   .command('tasks')
-  .description('list the journal: unfinished tasks (last status, lastUpdatedAt, correlation id) and calls whose answer never arrived')
+  .description(
+    'list the journal (asks no server): unfinished tasks (status as last seen here and when, lastUpdatedAt, correlation id) and calls whose answer never arrived',
+  )
   .option('--json', 'machine-readable JSON on stdout')
   .addHelpText('after', '\njournal: MCP_TASKS_CLIENT_STATE or ~/.mcp-tasks/tasks.json')
   .action(async (flags: RequestorFlags) => (await import('./journal-commands.js')).tasksCommand(flags));

@@ -110,7 +110,7 @@ describe('mcp-tasks under faults (spawned CLI, real server, fault proxy)', () =>
         nextPollAt: expect.any(String),
       });
       const listed = await cli(['tasks']);
-      expect(listed.stdout).toMatch(new RegExp(`${id} +effect_job +working`));
+      expect(listed.stdout).toMatch(new RegExp(`${id} +effect_job +last seen working at `));
       const resumed = await cli(['resume', '--url', proxy.url]);
       expect(resumed.code, resumed.stderr).toBe(0);
       expect(resumed.stdout).toBe(`effect ${tag} #1\n`);

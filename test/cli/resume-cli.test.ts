@@ -58,4 +58,14 @@ describe('mcp-tasks resume / tasks (spawned CLI, real server)', () => {
     expect(resumed.stderr).toContain('not reached before the deadline');
     expect(resumed.stderr).not.toMatch(/still \w+ on the server|still running/);
   });
+
+  it('`tasks` never shows a detached task as working: its status is "last seen <status> at <time>", and it asks no server', async () => {
+    const id = await detached('effect_job', { label: 'r-listed', seconds: 0.1 });
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the task has completed on the server by now
+    const listed = await cli(['tasks']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(new RegExp(`${id} +effect_job +last seen working at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z `));
+    expect(listed.stdout).not.toMatch(new RegExp(`${id} +effect_job +working`));
+    expect(listed.stdout).toContain("not the tasks' state now");
+  });
 });
