@@ -134,6 +134,18 @@ export interface OperationMetaEntry {
   receipt: Record<string, unknown> | null;
 }
 
+/**
+ * `_meta` key of a `tasks/get` result and of a task status notification (either generation, once the task has
+ * started): the number of the run the status belongs to, 1 for the first. Recovery re-runs a task whose process
+ * died; a larger number than a requestor saw before tells it so, whatever the progress text says.
+ */
+export const ATTEMPT_META_KEY = 'dev.mcp-tasks/attempt';
+
+/** `_meta` of a task answer carrying its attempt (see {@link ATTEMPT_META_KEY}); empty while no run has started. */
+export function attemptMeta(attempt: number): Record<string, number> {
+  return attempt > 0 ? { [ATTEMPT_META_KEY]: attempt } : {};
+}
+
 /** `_meta` key of a `tools/call` carrying the requestor's correlation id, kept in its journal to find the call again in logs. */
 export const CORRELATION_ID_META_KEY = 'dev.mcp-tasks/correlation-id';
 
