@@ -268,7 +268,11 @@ program
 
 withConnectionOptions(program.command('call <tool>'))
   .description('call a tool as a durable task: task id and live status on stderr, result on stdout (Ctrl-C detaches)')
-  .option('--args <json>', 'tool arguments as a JSON object; relative "path"/"root" become absolute', '{}')
+  .option(
+    '--args <json>',
+    'tool arguments as a JSON object; a relative path becomes absolute only where the tool declares the argument a local path ("x-mcp-tasks-local-path" in its inputSchema)',
+    '{}',
+  )
   .option('--detach', 'print the task id and exit once the task exists')
   .option('--timeout <sec>', 'stop waiting after this many seconds (the task keeps running)', secondsOption)
   .option('--ttl-ms <ms>', 'requested task retention (2025-11-25 only; the server may lower it)', integerOption)

@@ -146,6 +146,13 @@ export function attemptMeta(attempt: number): Record<string, number> {
   return attempt > 0 ? { [ATTEMPT_META_KEY]: attempt } : {};
 }
 
+/**
+ * JSON Schema annotation on a property of a tool's `inputSchema`: `"x-mcp-tasks-local-path": true` says the value
+ * is a filesystem path on the requestor's machine, so `mcp-tasks call` makes a relative one absolute against its
+ * current directory. Arguments without it are sent as typed — never rewritten because of their name.
+ */
+export const LOCAL_PATH_SCHEMA_KEY = 'x-mcp-tasks-local-path';
+
 /** `_meta` key of a `tools/call` carrying the requestor's correlation id, kept in its journal to find the call again in logs. */
 export const CORRELATION_ID_META_KEY = 'dev.mcp-tasks/correlation-id';
 

@@ -179,10 +179,10 @@ describe('mcp-tasks call / get / watch / cancel (spawned CLI against a real serv
     await expectStillWorkingThenCancel(id as string);
   });
 
-  it('relative "path"/"root" arguments are sent as absolute paths; other strings are untouched', async () => {
+  it('a relative argument the tool declares a local path is sent absolute; others (even one named root) are untouched', async () => {
     const run = await cli(['call', 'echo_args', '--args', '{"path":"logs/app.log","root":".","label":"logs/x"}', '--url', running.url], temp.dir);
     expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toEqual({ path: join(temp.dir, 'logs/app.log'), root: temp.dir, label: 'logs/x' });
+    expect(JSON.parse(run.stdout)).toEqual({ path: join(temp.dir, 'logs/app.log'), root: '.', label: 'logs/x' });
   });
 
   it('a tool that never becomes a task prints its result directly (no task id)', async () => {
