@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, flagsGiven, resolveConfig, type ResolvedConfig } from './config/resolve.js';
 import type { AnswerFlags } from './answer.js';
@@ -69,10 +70,31 @@ const LIMIT_FLAGS: ReadonlyArray<[string, string]> = [
   ['--abort-grace-ms <ms>', 'how long a cancelled, timed-out or drained tool may take to stop before its thread is terminated (default 5000)'],
 ];
 
+/** The package's version (`--version`), read from the package.json next to dist/ (or src/). */
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/**
+ * `--json` on the command line as a flag of its own (not `verify --json <file>`): errors are then one JSON object on
+ * stdout too, also those found before a command runs (an unknown option, a bad value).
+ */
+const jsonRequested = (argv: readonly string[]): boolean => argv.includes('--json') && !argv.slice(2).includes('verify');
+
+/** Print a bad-input error as `--json` asks, then exit 64. */
+function exitBadInput(message: string): never {
+  if (jsonRequested(process.argv)) process.stdout.write(`${JSON.stringify({ status: 'bad_input', exitCode: ExitCode.usage, error: { message } }, null, 2)}\n`);
+  process.exit(ExitCode.usage);
+}
+
 const program = new Command();
-program.name('mcp-tasks').description('Durable MCP tasks: server, requestor CLI and tools').showHelpAfterError();
+program
+  .name('mcp-tasks')
+  .description('Durable MCP tasks: server, requestor CLI and tools')
+  .version(VERSION, '-V, --version', 'print the version of mcp-tasks')
+  .showHelpAfterError()
+  .addHelpText('after', '\nexit codes (every command): docs/reference/error-codes.md#exit-codes-of-the-cli-exitcode');
 program.exitOverride((error) => {
-  process.exit(error.exitCode === 0 ? 0 : ExitCode.usage);
+  if (error.exitCode === 0) process.exit(0); // --help, --version
+  exitBadInput(error.message.replace(/^error: /, ''));
 });
 
 /**
@@ -234,7 +256,7 @@ function withConnectionOptions(command: Command): Command {
 }
 
 const EXIT_CODES =
-  'exit codes: 0 completed, 1 tool error, 2 failed, 3 cancelled, 4 unknown or expired task, 5 connection or protocol error, 7 refused by policy (nothing sent) or handed off, 8 outcome unknown (not treated as failed), 64 usage, 124 timed out (task keeps running), 130 interrupted (detached)';
+  'exit codes: 0 completed, 1 tool error (isError), 2 failed, 3 cancelled, 4 unknown or expired task, 5 connection or protocol error, 7 refused by policy (nothing sent) or handed off, 8 outcome unknown (not treated as failed), 64 bad input (usage, unknown tool, refused arguments), 124 timed out (task keeps running), 130 interrupted (detached)';
 
 const ANSWERS_HELP = `answers (--answers '<json>'):
   {"confirm": true}                   field values shared by every question (each takes the fields its form has)
@@ -311,6 +333,10 @@ withConnectionOptions(program.command('watch <taskId>'))
 withConnectionOptions(program.command('cancel <taskId>'))
   .description('ask the server to cancel a task, then report its final outcome (a task can still end completed)')
   .option('--timeout <sec>', 'how long to wait for the final outcome (default 30)', secondsOption)
+  .addHelpText(
+    'after',
+    '\nexit codes: 0 cancelled, 9 not cancelled: it ended another way (completed, failed) before the cancellation took effect, 4 unknown or expired task, 5 connection or protocol error, 64 bad input, 124 not final within --timeout',
+  )
   .action(async (taskId: string, flags: CancelFlags) => (await import('./task-commands.js')).cancelCommand(taskId, flags));
 
 withConnectionOptions(program.command('inspect'))
@@ -343,7 +369,7 @@ withConnectionOptions(program.command('answer <taskId>'))
   .option('--answers <json>', 'answers for the waiting questions (see below)')
   .addHelpText(
     'after',
-    `\n${ANSWERS_HELP}\n\nexit codes: 0 answered (or nothing waiting), 4 unknown or expired task, 5 connection or protocol error, 6 questions left unanswered, 64 usage`,
+    `\n${ANSWERS_HELP}\n\nexit codes: 0 answered (or nothing waiting), 4 unknown or expired task, 5 connection or protocol error, 6 questions left unanswered, 64 bad input`,
   )
   .action(async (taskId: string, flags: AnswerFlags) => (await import('./answer.js')).answerCommand(taskId, flags));
 
@@ -459,12 +485,15 @@ program
 program.parseAsync(protectDashTaskIds(process.argv)).catch((error: unknown) => {
   if (error instanceof UsageError) {
     process.stderr.write(`mcp-tasks: ${error.message}\n`);
-    process.exit(ExitCode.usage);
+    exitBadInput(error.message);
   }
   if (error instanceof StartupError) {
     process.stderr.write(`mcp-tasks: ${error.message}\n`);
     process.exit(ExitCode.startupFailed);
   }
-  process.stderr.write(`mcp-tasks: ${error instanceof Error ? error.message : String(error)}\n`);
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`mcp-tasks: ${message}\n`);
+  if (jsonRequested(process.argv))
+    process.stdout.write(`${JSON.stringify({ status: 'error', exitCode: ExitCode.connectionOrProtocol, error: { message } }, null, 2)}\n`);
   process.exit(ExitCode.connectionOrProtocol);
 });

@@ -153,6 +153,12 @@ export function attemptMeta(attempt: number): Record<string, number> {
  */
 export const LOCAL_PATH_SCHEMA_KEY = 'x-mcp-tasks-local-path';
 
+/**
+ * `_meta` key of an `isError` `tools/call` result meaning the tool never ran: its arguments were refused before
+ * (schema validation, the tool's preflight). The CLI reports it as bad input (exit 64), not as a tool error.
+ */
+export const INPUT_REFUSED_META_KEY = 'dev.mcp-tasks/input-refused';
+
 /** `_meta` key of a `tools/call` carrying the requestor's correlation id, kept in its journal to find the call again in logs. */
 export const CORRELATION_ID_META_KEY = 'dev.mcp-tasks/correlation-id';
 
