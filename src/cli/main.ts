@@ -195,6 +195,10 @@ withServeAuthOptions(withSharedOptions(program.command('serve')))
   .option('--host <host>', 'HTTP bind address (default 127.0.0.1)')
   .option('--stdio', 'serve on stdin/stdout instead of HTTP')
   .option('--no-worker', 'API only: run no tools and never hold a lease; tasks wait for `mcp-tasks worker` processes on the same store')
+  .option(
+    '--worker-absent-ms <ms>',
+    '--no-worker: /readyz is not ready once no worker process of the store has been live for this long; a task no worker can start says "waiting for a worker" (default 30000; 0: never not ready)',
+  )
   .option('--allow-remote-unauthenticated', 'allow a non-loopback bind without --auth')
   .option('--allowed-hosts <hosts>', 'Host/Origin allow-list for a non-loopback bind (comma separated)')
   .option(

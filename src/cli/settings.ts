@@ -3,7 +3,14 @@ import { existsSync, realpathSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { serverStatePaths, type ServerStatePath } from '../core/confinement.js';
-import { DEFAULT_DRAIN_MS, DEFAULT_MIN_THREADS, DEFAULT_THREAD_HEAP_MB, resolveLimits, type TasksServerLimits } from '../core/limits.js';
+import {
+  DEFAULT_DRAIN_MS,
+  DEFAULT_MIN_THREADS,
+  DEFAULT_WORKER_ABSENT_MS,
+  DEFAULT_THREAD_HEAP_MB,
+  resolveLimits,
+  type TasksServerLimits,
+} from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import type { TaskStore } from '../core/store.js';
 import type { Executor } from '../core/executor.js';
@@ -80,6 +87,8 @@ export interface ResolvedSettings {
   settingsDigest: string;
   /** `--heartbeat-ms`. */
   heartbeatMs: number;
+  /** `--worker-absent-ms`: an API process without a worker is not ready once none was live this long (0: never). */
+  workerAbsentMs: number;
   /** `--instance-id`. */
   instanceId: string | undefined;
   /** The server secret when configured (`MCP_TASKS_SECRET` or the file); else `<dataDir>/secret` is used. */
@@ -253,6 +262,7 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
       keyId: encryption instanceof AesGcmFieldCipher ? encryption.keyId : null,
     }),
     heartbeatMs: config.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+    workerAbsentMs: config.workerAbsentMs ?? DEFAULT_WORKER_ABSENT_MS,
   };
 }
 
