@@ -123,7 +123,7 @@ function withSharedOptions(command: Command): Command {
     )
     .option(
       '--instance-id <id>',
-      'stable id of this process in the registry and its leases; a restart under the same id takes over its tasks at once (default: <host>:serve:<port>, <host>:worker[:<health port>])',
+      'stable id of this process in the registry and its leases; a restart under the same id takes over its tasks at once (default: <host>:serve:<port>, <host>:worker[:<health port>]; more workers on one host take <host>:worker:slot2, …)',
     )
     .option('--heartbeat-ms <ms>', 'process registry heartbeat; a process is gone, its leases released, after three missed (default 1000)')
     .option(

@@ -1,3 +1,4 @@
+import { composeSettingsDigest } from '../core/process-record.js';
 import { createHash } from 'node:crypto';
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -19,7 +20,7 @@ import type { AnyToolDefinition } from '../core/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { InProcessExecutor } from '../execution/in-process-executor.js';
 import { IsolatedExecutor } from '../execution/isolated-executor.js';
-import { InstanceIdTaken, registerProcess, type ProcessRegistration } from '../execution/process-registration.js';
+import { checkSettingsAgree, InstanceIdTaken, registerProcess, SettingsDiffer, type ProcessRegistration } from '../execution/process-registration.js';
 import { loadToolSources, toolSourceOf, type ToolSource } from '../core/tool-source.js';
 import { isInsideRoots } from '../tools/roots.js';
 import { BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE, VERIFY_FIXTURE_SOURCE } from '../tools/sources.js';
@@ -258,6 +259,7 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
       roots,
       writableRoots,
       tools,
+      checkTargets: config.checkTargets ?? [],
       limits: resolveLimits(limits),
       keyId: encryption instanceof AesGcmFieldCipher ? encryption.keyId : null,
     }),
@@ -266,31 +268,48 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
   };
 }
 
+/** Most default-id slots a host's workers take (`<host>:worker`, then `<host>:worker:slot2` …). */
+const MAX_WORKER_SLOTS = 64;
+
 /**
  * Register this `serve` / `worker` process in the store's process registry (issue 11 item 6) under `instanceId`,
- * with the settings digest and heartbeat of `settings`. Should another live process take the id over, this one
- * writes one line and exits 1: two processes must never hold leases under one id.
- * @throws what `registerProcess` throws (see {@link registrationFailure} for how the CLI reports it).
+ * with the settings digest and heartbeat of `settings`, after checking that every live process of the store has
+ * the same settings (whichever started first, see `checkSettingsAgree`). With `slots` (a worker without
+ * `--instance-id`), the id is the first free slot of this host: `instanceId`, then `instanceId:slot2`, … — a second
+ * worker on the host just runs, and a restarted one reclaims the lowest slot whose process is gone, taking its
+ * predecessor's leases over at once. Should another live process take the id over later, this one writes one line
+ * and exits 1: two processes must never hold leases under one id.
+ * @throws SettingsDiffer, or what `registerProcess` throws (see {@link registrationFailure} for how the CLI reports it).
  */
-export function registerCliProcess(
+export async function registerCliProcess(
   store: TaskStore,
   settings: Pick<ResolvedSettings, 'settingsDigest' | 'heartbeatMs'>,
   role: 'serve' | 'api' | 'worker',
   instanceId: string,
   logger: Logger,
+  slots = false,
 ): Promise<ProcessRegistration> {
-  return registerProcess({
-    store,
-    instanceId,
-    role,
-    settingsDigest: settings.settingsDigest,
-    heartbeatMs: settings.heartbeatMs,
-    logger,
-    onLost: (holder) => {
-      process.stderr.write(`mcp-tasks: instance id ${instanceId} is now held by ${holder}; this ${role === 'worker' ? 'worker' : 'process'} stops\n`);
-      process.exit(1);
-    },
-  });
+  await checkSettingsAgree(store, settings.settingsDigest, role, instanceId);
+  for (let slot = 1; ; slot++) {
+    const id = slot === 1 ? instanceId : `${instanceId}:slot${slot}`;
+    try {
+      return await registerProcess({
+        store,
+        instanceId: id,
+        role,
+        settingsDigest: settings.settingsDigest,
+        heartbeatMs: settings.heartbeatMs,
+        logger,
+        onLost: (holder) => {
+          process.stderr.write(`mcp-tasks: instance id ${id} is now held by ${holder}; this ${role === 'worker' ? 'worker' : 'process'} stops\n`);
+          process.exit(1);
+        },
+      });
+    } catch (error) {
+      // Only a live process of this very host holds it (the id names the host): try the next slot.
+      if (!slots || !(error instanceof InstanceIdTaken) || error.holder.host !== hostname() || slot >= MAX_WORKER_SLOTS) throw error;
+    }
+  }
 }
 
 /**
@@ -299,7 +318,7 @@ export function registerCliProcess(
  */
 export function registrationFailure(error: unknown): Error {
   if (error instanceof StartupError) return error;
-  if (error instanceof InstanceIdTaken) return new StartupError(error.message);
+  if (error instanceof InstanceIdTaken || error instanceof SettingsDiffer) return new StartupError(error.message);
   return new StartupError(`cannot register this process in the task store: ${error instanceof Error ? error.message : String(error)}`);
 }
 
@@ -307,42 +326,48 @@ export function registrationFailure(error: unknown): Error {
 export const DEFAULT_HEARTBEAT_MS = 1000;
 
 /**
- * The settings digest of the process registry (issue 11 item 2): SHA-256 over roots, writable roots, the tool
- * names, the limits that decide how a run is held (lease, runtime limit, attempts, input timeout, abort grace,
- * TTLs) and the at-rest key id — never the key itself. Concurrency and intervals are per process and left out.
+ * The settings digest of the process registry (issue 11 item 2, by field since issue 26 item 7): every setting that
+ * changes what a tool may do or how a run is held — roots, writable roots, the tool names, the hosts
+ * `check_infrastructure` may reach (`--check-target`), the run limits (lease, runtime limit, attempts, input
+ * timeout, abort grace, TTLs, result sizes) and the at-rest key id (never the key itself) — each hashed on its own
+ * (see `composeSettingsDigest`), so a refusal names the field that differs. Concurrency, intervals, ports and the
+ * data directory are per process and left out.
  */
 export function settingsDigest(input: {
   roots: readonly string[];
   writableRoots: readonly string[];
   tools: readonly AnyToolDefinition[];
+  checkTargets: readonly string[];
   limits: Readonly<TasksServerLimits>;
   keyId: string | null;
 }): string {
   const { limits } = input;
-  const held = {
-    leaseMs: limits.leaseMs,
-    runtimeLimitMs: limits.runtimeLimitMs,
-    maxAttempts: limits.maxAttempts,
-    inputTimeoutMs: limits.inputTimeoutMs,
-    abortGraceMs: limits.abortGraceMs,
-    defaultTtlMs: limits.defaultTtlMs,
-    maxTtlMs: limits.maxTtlMs,
-    minTtlMs: limits.minTtlMs,
-  };
-  const canonical = JSON.stringify({
-    roots: [...input.roots].sort(),
-    writableRoots: [...input.writableRoots].sort(),
-    tools: input.tools.map((tool) => tool.name).sort(),
-    limits: held,
-    keyId: input.keyId,
-  });
-  return createHash('sha256').update(canonical).digest('hex').slice(0, 16);
+  return composeSettingsDigest(
+    {
+      roots: [...input.roots].sort(),
+      writableRoots: [...input.writableRoots].sort(),
+      tools: input.tools.map((tool) => tool.name).sort(),
+      checkTargets: [...input.checkTargets].sort(),
+      runLimits: {
+        leaseMs: limits.leaseMs,
+        runtimeLimitMs: limits.runtimeLimitMs,
+        maxAttempts: limits.maxAttempts,
+        inputTimeoutMs: limits.inputTimeoutMs,
+        abortGraceMs: limits.abortGraceMs,
+      },
+      ttls: { defaultTtlMs: limits.defaultTtlMs, maxTtlMs: limits.maxTtlMs, minTtlMs: limits.minTtlMs },
+      resultSizes: { maxResultBytes: limits.maxResultBytes, maxStoredResultBytes: limits.maxStoredResultBytes },
+      keyId: input.keyId,
+    },
+    (text) => createHash('sha256').update(text).digest('hex'),
+  );
 }
 
 /**
  * The instance id of a process started without `--instance-id`: stable across restarts on one host, so a restarted
  * process takes its predecessor's tasks over at once — `<host>:serve:<port>` (HTTP), `<host>:serve:stdio-<pid>` (one per client),
- * `<host>:worker` or `<host>:worker:<health port>`. Two workers on one host need an `--instance-id` each.
+ * `<host>:worker` or `<host>:worker:<health port>`. More workers on one host without `--instance-id` take further
+ * slots of the worker id (see {@link registerCliProcess}).
  */
 export function defaultInstanceId(role: 'serve' | 'worker', port?: number | string): string {
   return [hostname(), role, ...(port === undefined ? [] : [String(port)])].join(':');
