@@ -18,7 +18,7 @@ import {
 import { startProcessTracing } from './tracing-setup.js';
 import { shadowSettingsOf } from './shadow-settings.js';
 import { onShutdownSignal } from './shutdown.js';
-import { StartupError, UsageError } from './usage-error.js';
+import { UsageError } from './usage-error.js';
 
 /**
  * `mcp-tasks worker`: the worker role alone. No MCP endpoint and no server code (the layering test keeps this
