@@ -20,7 +20,14 @@ import type { AnyToolDefinition } from '../core/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { InProcessExecutor } from '../execution/in-process-executor.js';
 import { IsolatedExecutor } from '../execution/isolated-executor.js';
-import { checkSettingsAgree, InstanceIdTaken, registerProcess, SettingsDiffer, type ProcessRegistration } from '../execution/process-registration.js';
+import {
+  checkSettingsAgree,
+  idsHeldHere,
+  InstanceIdTaken,
+  registerProcess,
+  SettingsDiffer,
+  type ProcessRegistration,
+} from '../execution/process-registration.js';
 import { loadToolSources, toolSourceOf, type ToolSource } from '../core/tool-source.js';
 import { isInsideRoots } from '../tools/roots.js';
 import { BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE, VERIFY_FIXTURE_SOURCE } from '../tools/sources.js';
@@ -290,8 +297,10 @@ export async function registerCliProcess(
   slots = false,
 ): Promise<ProcessRegistration> {
   await checkSettingsAgree(store, settings.settingsDigest, role, instanceId);
+  const taken = slots ? await idsHeldHere(store) : new Set<string>();
   for (let slot = 1; ; slot++) {
     const id = slot === 1 ? instanceId : `${instanceId}:slot${slot}`;
+    if (taken.has(id) && slot < MAX_WORKER_SLOTS) continue; // a live process of this host: the next slot
     try {
       return await registerProcess({
         store,
@@ -306,7 +315,7 @@ export async function registerCliProcess(
         },
       });
     } catch (error) {
-      // Only a live process of this very host holds it (the id names the host): try the next slot.
+      // Taken meanwhile by a live process of this very host (the id names the host): try the next slot.
       if (!slots || !(error instanceof InstanceIdTaken) || error.holder.host !== hostname() || slot >= MAX_WORKER_SLOTS) throw error;
     }
   }

@@ -77,12 +77,9 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
   let result = await store.registerProcess(entry, ttlMs);
   if (!result.registered) {
     const { holder } = result;
-    const here = holder.host === entry.host;
-    const deadHere = here && (holder.pid === entry.pid || !pidAlive(holder.pid));
+    const deadHere = holder.host === entry.host && (holder.pid === entry.pid || !pidAlive(holder.pid));
     if (deadHere) {
       result = await store.registerProcess(entry, ttlMs, holder.token);
-    } else if (here) {
-      throw new InstanceIdTaken(holder); // alive on this host: no need to wait for its heartbeat to tell
     } else {
       // Elsewhere: alive only if it keeps beating. One heartbeat lifetime later a lapsed row is replaced by the store.
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, holder.expiresAt - holder.heartbeatAt) + options.heartbeatMs));
@@ -131,6 +128,16 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
         .catch((error: unknown) => logger.warn({ err: error }, 'deregistering failed; the registration lapses on its own'));
     },
   };
+}
+
+/**
+ * The instance ids held by live processes of this host whose pid still runs (other than this process): ids a new
+ * process here cannot take, known without waiting for a heartbeat.
+ */
+export async function idsHeldHere(store: ProcessRegistry): Promise<Set<string>> {
+  const here = hostname();
+  const processes = await store.listProcesses();
+  return new Set(processes.filter((p) => p.live && p.host === here && p.pid !== process.pid && pidAlive(p.pid)).map((p) => p.instanceId));
 }
 
 /** Why a process may not start: a live process of the store runs with other settings (see {@link checkSettingsAgree}). */
