@@ -3,6 +3,8 @@
  * parked for input gives its count back in the row, and the page said "Runs 0" beside "run 1" — and every page has
  * an inline icon, so browsers stop asking for /favicon.ico (a 404 outside the dashboard's paths).
  */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TaskEvent } from '../../src/core/store.js';
 import type { TaskRecord } from '../../src/core/task.js';
@@ -55,5 +57,13 @@ describe('dashboard task page', () => {
     const icon = /<link rel="icon" href="(data:image\/svg\+xml,[^"]+)">/.exec(appShell())?.[1];
     expect(icon).toBeDefined();
     expect(CONTENT_SECURITY_POLICY).toContain("img-src 'self' data:");
+  });
+
+  it("a question's message keeps its line breaks: the form's legend and a URL question's text are pre-line", () => {
+    const css = readFileSync(resolve(import.meta.dirname, '../../web/dashboard/app.css'), 'utf8');
+    expect(css).toMatch(/\.question > legend, \.question-message \{ white-space: pre-line; \}/);
+    expect(readFileSync(resolve(import.meta.dirname, '../../web/dashboard/app.ts'), 'utf8')).toContain(
+      "h('p', { class: 'question-message' }, question.message)",
+    );
   });
 });

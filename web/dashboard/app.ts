@@ -218,7 +218,7 @@ function questionsSection(page: TaskPage, refresh: () => Promise<void>): HTMLEle
     const errors = h('div', { class: 'error', role: 'alert' });
     if (question.mode === 'url') {
       form.append(
-        h('p', {}, question.message),
+        h('p', { class: 'question-message' }, question.message),
         h('p', { class: 'mono' }, question.url ?? ''),
         h('p', { class: 'small' }, 'This question is answered at the address above, not here.'),
       );
