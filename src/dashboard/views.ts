@@ -90,6 +90,7 @@ export function pageOf(inspection: TaskInspection, viewer: Viewer): TaskPageView
     questions: (details.inputRequests ?? []).map(questionOf),
     permissions,
     operations: inspection.operations.map((operation) => operationOf(operation, mayReconcile(viewer, operation))),
+    declaresOperations: inspection.declaresOperations,
   };
 }
 

@@ -10,6 +10,7 @@ import type { TaskEvent } from '../../src/core/store.js';
 import type { TaskRecord } from '../../src/core/task.js';
 import { appShell, CONTENT_SECURITY_POLICY } from '../../src/dashboard/pages.js';
 import { pageOf } from '../../src/dashboard/views.js';
+import { noOperationsYet } from '../../web/dashboard/domain-text.js';
 import type { TaskInspection } from '../../src/service/viewer/viewer.js';
 
 const task = (attempt: number): TaskRecord =>
@@ -41,7 +42,14 @@ const event = (seq: number, kind: TaskEvent['kind'], payload?: Record<string, un
   ({ seq, taskId: 't-1', kind, status: 'working', at: seq, ...(payload ? { payload } : {}) }) as TaskEvent;
 
 const inspection = (attempt: number, events: TaskEvent[]): TaskInspection =>
-  ({ task: task(attempt), events, details: {}, operations: [], permissions: { cancel: false, answer: true } }) as unknown as TaskInspection;
+  ({
+    task: task(attempt),
+    events,
+    details: {},
+    operations: [],
+    declaresOperations: true,
+    permissions: { cancel: false, answer: true },
+  }) as unknown as TaskInspection;
 
 describe('dashboard task page', () => {
   it('Runs counts the runs the timeline shows, also when the row gave a parked run back', () => {
@@ -65,5 +73,15 @@ describe('dashboard task page', () => {
     expect(readFileSync(resolve(import.meta.dirname, '../../web/dashboard/app.ts'), 'utf8')).toContain(
       "h('p', { class: 'question-message' }, question.message)",
     );
+  });
+
+  it('a tool that declares domain operations and waits for its confirmation says "none yet", not "declared none"', () => {
+    const page = pageOf(inspection(1, []), { ownerKey: 'anonymous', scopes: [] });
+    expect(page.declaresOperations).toBe(true);
+    expect(noOperationsYet(page)).toBe(
+      'No domain operations yet: cleanup_logs may change a system of record once its question is answered; each operation and its outcome will show here.',
+    );
+    expect(noOperationsYet({ ...page, task: { ...page.task, status: 'completed' } })).toMatch(/^This task performed no domain operations/);
+    expect(noOperationsYet({ ...page, declaresOperations: false })).toMatch(/^This task declared no domain operations/);
   });
 });
