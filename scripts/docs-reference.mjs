@@ -97,7 +97,8 @@ function renderCli(program) {
   const commands = listCommands(program);
   const lines = [banner('the commander program of src/cli/main.ts'), '# CLI reference', ''];
   lines.push('Every command of `mcp-tasks` with its `--help`. Guides that explain them: [the requestor CLI](../guides/requestor.md),');
-  lines.push('[configuration](../operations/configuration.md), [runbook](../operations/runbook.md), [verify](../verify.md).', '');
+  lines.push('[configuration](../operations/configuration.md), [runbook](../operations/runbook.md), [verify](../verify.md).');
+  lines.push('What each command exits with: [the exit codes of every command](error-codes.md#exit-codes-of-the-cli-exitcode).', '');
   lines.push('## mcp-tasks', '', '```text', helpText(program), '```', '');
   for (const { path, command } of commands) {
     lines.push(`## mcp-tasks ${path.join(' ')}`, '', '```text', helpText(command), '```', '');
@@ -219,10 +220,7 @@ function renderErrorCodes(root) {
   const exitCodes = frozenObject(join(root, 'src/cli/usage-error.ts'), 'ExitCode');
   const lines = [banner('src/protocol/constants.ts and src/cli/usage-error.ts'), '# Error codes', ''];
   lines.push('When each error is returned, and what a client should do about it: [Protocol generations, clients and hosts](../guides/clients.md#errors),');
-  lines.push(
-    "[What a refused caller gets](../security/README.md#what-a-refused-caller-gets), [the requestor's exit codes](../guides/requestor.md#exit-codes).",
-    '',
-  );
+  lines.push('[What a refused caller gets](../security/README.md#what-a-refused-caller-gets), [the requestor CLI](../guides/requestor.md#exit-codes).', '');
   lines.push('## JSON-RPC error codes (`ErrorCode`)', '', errorCodes.doc, '', '| code | name | meaning |', '|---:|---|---|');
   for (const entry of errorCodes.entries) lines.push(`| \`${entry.value}\` | \`${entry.name}\` | ${cell(entry.doc)} |`);
   lines.push(

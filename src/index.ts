@@ -20,6 +20,7 @@ export { DEFAULT_LIMITS, resolveLimits, type TasksServerLimits } from './core/li
 export { loadServerSecret } from './server/signing-key.js';
 export {
   defineTool,
+  localPath,
   textResult,
   ToolInputError,
   type AnyToolDefinition,

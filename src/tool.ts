@@ -7,6 +7,7 @@
  */
 export {
   defineTool,
+  localPath,
   textResult,
   ToolInputError,
   type AnyToolDefinition,

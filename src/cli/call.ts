@@ -41,13 +41,11 @@ export interface CallFlags extends RequestorFlags {
 /** `--fallback sync` without `--max-sync-ms` or `--timeout` is bounded by this (ms). */
 const DEFAULT_MAX_SYNC_MS = 300_000;
 
-/** Top-level arguments holding filesystem paths; tools require them absolute, users type them relative. */
-const PATH_ARGUMENTS = ['path', 'root'];
 /** No `--timeout`: wait for the `tools/call` answer as long as a timer can (≈ 24.8 days, the setTimeout maximum). */
 const UNBOUNDED_MS = 2_147_483_647;
 
-/** Parse `--args`: a JSON object; relative `path`/`root` strings become absolute against the current directory. */
-export function parseToolArguments(json: string, cwd = process.cwd()): Record<string, unknown> {
+/** Parse `--args`: a JSON object, sent as typed (see {@link withAbsoluteLocalPaths} for the one rewrite). */
+export function parseToolArguments(json: string): Record<string, unknown> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(json);
@@ -55,12 +53,27 @@ export function parseToolArguments(json: string, cwd = process.cwd()): Record<st
     throw new UsageError(`--args is not valid JSON: ${(error as Error).message}`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError('--args must be a JSON object, e.g. \'{"seconds": 2}\'');
-  const args = { ...(parsed as Record<string, unknown>) };
-  for (const key of PATH_ARGUMENTS) {
-    const value = args[key];
-    if (typeof value === 'string' && value.length > 0 && !isAbsolute(value)) args[key] = resolve(cwd, value);
+  return { ...(parsed as Record<string, unknown>) };
+}
+
+/**
+ * The arguments with each relative path the tool declares as local (`"x-mcp-tasks-local-path": true` on the
+ * property of its `inputSchema`; `localPathArguments` lists them) made absolute against `cwd`: the server resolves
+ * paths on its side, where the requestor's directory means nothing. No other argument is touched, whatever its name
+ * (`publish_report`'s `path` is relative to the repository on purpose).
+ */
+export function withAbsoluteLocalPaths(args: Record<string, unknown>, localPaths: readonly string[], cwd = process.cwd()): Record<string, unknown> {
+  const rewritten = { ...args };
+  for (const key of localPaths) {
+    const value = rewritten[key];
+    if (typeof value === 'string' && value.length > 0 && !isAbsolute(value)) rewritten[key] = resolve(cwd, value);
   }
-  return args;
+  return rewritten;
+}
+
+/** Whether any top-level argument is a relative path-like string, so the tool's schema is worth asking for. */
+function hasRelativeString(args: Record<string, unknown>): boolean {
+  return Object.values(args).some((value) => typeof value === 'string' && value.length > 0 && !isAbsolute(value));
 }
 
 /**
@@ -125,6 +138,8 @@ async function run(
 ): Promise<number> {
   let outcome: CallToolOutcome;
   try {
+    // One tools/list (the manifest's) only when a relative string could be a local path the tool declares.
+    if (hasRelativeString(args)) args = withAbsoluteLocalPaths(args, await client.localPathArguments(tool));
     outcome = await client.callTool(tool, args, { ...policyOptions(flags, deadline), signal });
   } catch (error) {
     if (signal.aborted && !(error instanceof TasksClientError)) {

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { settingsDifference } from '../core/process-record.js';
 import { dirname } from 'node:path';
 import type { StoreDiagnosis } from '../store/diagnosis.js';
 import type { ResolvedConfig } from './config/resolve.js';
@@ -85,7 +86,7 @@ export function findingsOf(d: StoreDiagnosis, maxSkewMs: number): Finding[] {
     message:
       digests.size <= 1
         ? `live processes share one settings digest${digests.size === 1 ? ` (${[...digests.keys()][0]})` : ''}`
-        : `settings digests differ: ${[...digests].map(([digest, ids]) => `${digest} (${ids.join(', ')})`).join(' vs ')} — roots, writable roots, tools, run limits and the at-rest key must match`,
+        : `settings differ in ${differingFields([...digests.keys()]).join(', ')}: ${[...digests].map(([digest, ids]) => `${ids.join(', ')} (${digest})`).join(' vs ')} — roots, writable roots, tools, check targets, run limits and the at-rest key must match`,
   });
   // The slot for the shared-secret check (stage R3 keeps the secret in the store): nothing to compare yet.
   findings.push({
@@ -150,4 +151,11 @@ export async function doctor(options: DoctorOptions, threads?: ResolvedConfig): 
   if (threads) findings.push(await threadsFinding(threads));
   for (const finding of findings) process.stdout.write(`${finding.ok ? 'ok  ' : 'FAIL'}  ${finding.check.padEnd(9)} ${finding.message}\n`);
   return findings.every((finding) => finding.ok) ? 0 : 1;
+}
+
+/** Every field in which any two of `digests` differ (see `settingsDifference`), each once. */
+function differingFields(digests: readonly string[]): string[] {
+  const fields = new Set<string>();
+  for (const [index, a] of digests.entries()) for (const b of digests.slice(index + 1)) for (const field of settingsDifference(a, b)) fields.add(field);
+  return [...fields];
 }

@@ -9,9 +9,10 @@ export interface ResumeFlags extends RequestorFlags {
 }
 
 /**
- * `mcp-tasks tasks`: the journal — every task created and not yet delivered (id, tool, last observed status and
- * `lastUpdatedAt`, endpoint, generation, correlation id), and every call whose answer never arrived. Arguments of
- * pending calls are never printed. Exit 0.
+ * `mcp-tasks tasks`: the journal — every task created and not yet delivered (id, tool, the status last observed and
+ * when, `lastUpdatedAt`, endpoint, generation, correlation id), and every call whose answer never arrived. It asks
+ * no server, so a status is shown as "last seen working at <time>": a detached task may have ended since. Arguments
+ * of pending calls are never printed. Exit 0.
  */
 export async function tasksCommand(flags: RequestorFlags): Promise<void> {
   const journal = new TaskJournal(TaskJournal.defaultPath());
@@ -30,7 +31,7 @@ export async function tasksCommand(flags: RequestorFlags): Promise<void> {
     ...tasks.map((entry) => [
       entry.taskId,
       entry.tool,
-      entry.lastStatus ?? '?',
+      lastSeen(entry),
       entry.lastUpdatedAt ?? entry.createdAt,
       `${entry.url} (${entry.generation})`,
       entry.correlationId ?? '-',
@@ -55,14 +56,17 @@ export async function tasksCommand(flags: RequestorFlags): Promise<void> {
       )
       .join('\n') + '\n',
   );
+  if (tasks.length > 0) process.stdout.write(`statuses are what this client last saw, not the tasks' state now: mcp-tasks get <task> asks the server\n`);
   if (pending.length > 0)
     process.stdout.write(`calls without an id: their outcome is unknown; mcp-tasks resume resends them only to a server that honours idempotency keys\n`);
 }
 
 /**
- * `mcp-tasks resume`: follow every unfinished task of the journal to its end, oldest first, and print each result
- * (`--url` limits it to one endpoint); then take up calls whose answer never arrived (see
- * {@link TasksClient.resumeCall}). Exit 0 when everything completed, else the exit code of the first that did not.
+ * `mcp-tasks resume`: follow every unfinished task of the journal to its end, all at once (`--url` limits it to one
+ * endpoint), and take up calls whose answer never arrived (see {@link TasksClient.resumeCall}). Each result is
+ * printed as it arrives, so a task waiting for input or running long delays no other; `--timeout` is one deadline
+ * for all of them, and a task that got no status before it is reported as not reached, never as running. Exit 0
+ * when everything completed, else the exit code of the first (in journal order) that did not.
  */
 export async function resumeCommand(flags: ResumeFlags): Promise<void> {
   const journal = new TaskJournal(TaskJournal.defaultPath());
@@ -87,16 +91,14 @@ export async function resumeCommand(flags: ResumeFlags): Promise<void> {
     }
     return client;
   };
-  const codes: number[] = [];
+  // Several tasks at once share stderr: each reports on lines of its own, never one redrawn terminal line.
+  const follow: FollowOptions = { signal: interrupt.signal, several: tasks.length + pending.length > 1, ...(deadline === undefined ? {} : { deadline }) };
+  let codes: number[];
   try {
-    for (const entry of tasks) {
-      if (interrupt.signal.aborted) break;
-      codes.push(await resumeTask(entry, clientFor, flags, deadline, interrupt.signal));
-    }
-    for (const call of pending) {
-      if (interrupt.signal.aborted) break;
-      codes.push(await resumePending(call, clientFor, flags, deadline, interrupt.signal));
-    }
+    codes = await Promise.all([
+      ...tasks.map((entry) => resumeTask(entry, clientFor, flags, follow)),
+      ...pending.map((call) => resumePending(call, clientFor, flags, follow)),
+    ]);
   } finally {
     interrupt.dispose();
     for (const client of clients.values())
@@ -108,25 +110,26 @@ export async function resumeCommand(flags: ResumeFlags): Promise<void> {
   process.exitCode = interrupt.signal.aborted ? ExitCode.interrupted : (codes.find((code) => code !== ExitCode.completed) ?? ExitCode.completed);
 }
 
+/** How `resume` follows each task: one deadline and one interrupt for all, and whether several run at once. */
+interface FollowOptions {
+  deadline?: number;
+  signal: AbortSignal;
+  several: boolean;
+}
+
 type ClientFor = (url: string, protocolVersion: string) => Promise<TasksClient>;
 
-async function resumeTask(entry: JournalEntry, clientFor: ClientFor, flags: ResumeFlags, deadline: number | undefined, signal: AbortSignal): Promise<number> {
-  process.stderr.write(`mcp-tasks: resuming task ${entry.taskId} (${entry.tool}, last seen ${entry.lastStatus ?? 'unknown'}, ${entry.url})\n`);
+async function resumeTask(entry: JournalEntry, clientFor: ClientFor, flags: ResumeFlags, follow: FollowOptions): Promise<number> {
+  process.stderr.write(`mcp-tasks: resuming task ${entry.taskId} (${entry.tool}, ${lastSeen(entry)}, ${entry.url})\n`);
   try {
     const client = await clientFor(entry.url, entry.protocolVersion);
-    return await followTask(client, entry.taskId, flags, { ...(deadline === undefined ? {} : { deadline }), signal });
+    return await followTask(client, entry.taskId, flags, { ...follow, label: entry.tool });
   } catch (error) {
     return reportFailure(error, flags);
   }
 }
 
-async function resumePending(
-  call: PendingCallEntry,
-  clientFor: ClientFor,
-  flags: ResumeFlags,
-  deadline: number | undefined,
-  signal: AbortSignal,
-): Promise<number> {
+async function resumePending(call: PendingCallEntry, clientFor: ClientFor, flags: ResumeFlags, follow: FollowOptions): Promise<number> {
   process.stderr.write(
     `mcp-tasks: taking up the call of ${call.tool} sent at ${call.sentAt} whose answer never arrived (correlation id ${call.correlationId})\n`,
   );
@@ -135,9 +138,10 @@ async function resumePending(
     const outcome = await client.resumeCall(call);
     if (outcome.kind === 'task') {
       process.stderr.write(`mcp-tasks: the server answered with task ${outcome.taskId}\n`);
-      return await followTask(client, outcome.taskId, flags, { ...(deadline === undefined ? {} : { deadline }), signal });
+      return await followTask(client, outcome.taskId, flags, { ...follow, label: call.tool });
     }
     if (outcome.kind === 'result') {
+      if (follow.several) process.stderr.write(`mcp-tasks: the call of ${call.tool} (correlation id ${call.correlationId}) answered; its result follows\n`);
       printResult(outcome.result, flags);
       return resultExitCode(outcome.result);
     }
@@ -145,4 +149,13 @@ async function resumePending(
   } catch (error) {
     return reportFailure(error, flags);
   }
+}
+
+/**
+ * What the journal knows of a task, as of when: "last seen working at <time this client observed it>". A status
+ * read long ago is history, not the task's state now (a detached task may have ended since).
+ */
+export function lastSeen(entry: JournalEntry): string {
+  if (!entry.lastStatus) return `no status seen since its creation at ${entry.createdAt}`;
+  return `last seen ${entry.lastStatus} at ${entry.observedAt ?? entry.lastUpdatedAt ?? entry.createdAt}`;
 }

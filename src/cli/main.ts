@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, flagsGiven, resolveConfig, type ResolvedConfig } from './config/resolve.js';
 import type { AnswerFlags } from './answer.js';
@@ -72,10 +73,31 @@ const LIMIT_FLAGS: ReadonlyArray<[string, string]> = [
   ['--abort-grace-ms <ms>', 'how long a cancelled, timed-out or drained tool may take to stop before its thread is terminated (default 5000)'],
 ];
 
+/** The package's version (`--version`), read from the package.json next to dist/ (or src/). */
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/**
+ * `--json` on the command line as a flag of its own (not `verify --json <file>`): errors are then one JSON object on
+ * stdout too, also those found before a command runs (an unknown option, a bad value).
+ */
+const jsonRequested = (argv: readonly string[]): boolean => argv.includes('--json') && !argv.slice(2).includes('verify');
+
+/** Print a bad-input error as `--json` asks, then exit 64. */
+function exitBadInput(message: string): never {
+  if (jsonRequested(process.argv)) process.stdout.write(`${JSON.stringify({ status: 'bad_input', exitCode: ExitCode.usage, error: { message } }, null, 2)}\n`);
+  process.exit(ExitCode.usage);
+}
+
 const program = new Command();
-program.name('mcp-tasks').description('Durable MCP tasks: server, requestor CLI and tools').showHelpAfterError();
+program
+  .name('mcp-tasks')
+  .description('Durable MCP tasks: server, requestor CLI and tools')
+  .version(VERSION, '-V, --version', 'print the version of mcp-tasks')
+  .showHelpAfterError()
+  .addHelpText('after', '\nexit codes (every command): docs/reference/error-codes.md#exit-codes-of-the-cli-exitcode');
 program.exitOverride((error) => {
-  process.exit(error.exitCode === 0 ? 0 : ExitCode.usage);
+  if (error.exitCode === 0) process.exit(0); // --help, --version
+  exitBadInput(error.message.replace(/^error: /, ''));
 });
 
 /**
@@ -104,7 +126,7 @@ function withSharedOptions(command: Command): Command {
     )
     .option(
       '--instance-id <id>',
-      'stable id of this process in the registry and its leases; a restart under the same id takes over its tasks at once (default: <host>:serve:<port>, <host>:worker[:<health port>])',
+      'stable id of this process in the registry and its leases; a restart under the same id takes over its tasks at once (default: <host>:serve:<port>, <host>:worker[:<health port>]; more workers on one host take <host>:worker:slot2, …)',
     )
     .option('--heartbeat-ms <ms>', 'process registry heartbeat; a process is gone, its leases released, after three missed (default 1000)')
     .option(
@@ -176,6 +198,10 @@ withServeAuthOptions(withSharedOptions(program.command('serve')))
   .option('--host <host>', 'HTTP bind address (default 127.0.0.1)')
   .option('--stdio', 'serve on stdin/stdout instead of HTTP')
   .option('--no-worker', 'API only: run no tools and never hold a lease; tasks wait for `mcp-tasks worker` processes on the same store')
+  .option(
+    '--worker-absent-ms <ms>',
+    '--no-worker: /readyz is not ready once no worker process of the store has been live for this long; a task no worker can start says "waiting for a worker" (default 30000; 0: never not ready)',
+  )
   .option('--allow-remote-unauthenticated', 'allow a non-loopback bind without --auth')
   .option('--allowed-hosts <hosts>', 'Host/Origin allow-list for a non-loopback bind (comma separated)')
   .option(
@@ -237,7 +263,7 @@ function withConnectionOptions(command: Command): Command {
 }
 
 const EXIT_CODES =
-  'exit codes: 0 completed, 1 tool error, 2 failed, 3 cancelled, 4 unknown or expired task, 5 connection or protocol error, 7 refused by policy (nothing sent) or handed off, 8 outcome unknown (not treated as failed), 64 usage, 124 timed out (task keeps running), 130 interrupted (detached)';
+  'exit codes: 0 completed, 1 tool error (isError), 2 failed, 3 cancelled, 4 unknown or expired task, 5 connection or protocol error, 7 refused by policy (nothing sent) or handed off, 8 outcome unknown (not treated as failed), 64 bad input (usage, unknown tool, refused arguments), 124 timed out (task keeps running), 130 interrupted (detached)';
 
 const ANSWERS_HELP = `answers (--answers '<json>'):
   {"confirm": true}                   field values shared by every question (each takes the fields its form has)
@@ -271,7 +297,11 @@ program
 
 withConnectionOptions(program.command('call <tool>'))
   .description('call a tool as a durable task: task id and live status on stderr, result on stdout (Ctrl-C detaches)')
-  .option('--args <json>', 'tool arguments as a JSON object; relative "path"/"root" become absolute', '{}')
+  .option(
+    '--args <json>',
+    'tool arguments as a JSON object; a relative path becomes absolute only where the tool declares the argument a local path ("x-mcp-tasks-local-path" in its inputSchema)',
+    '{}',
+  )
   .option('--detach', 'print the task id and exit once the task exists')
   .option('--timeout <sec>', 'stop waiting after this many seconds (the task keeps running)', secondsOption)
   .option('--ttl-ms <ms>', 'requested task retention (2025-11-25 only; the server may lower it)', integerOption)
@@ -310,6 +340,10 @@ withConnectionOptions(program.command('watch <taskId>'))
 withConnectionOptions(program.command('cancel <taskId>'))
   .description('ask the server to cancel a task, then report its final outcome (a task can still end completed)')
   .option('--timeout <sec>', 'how long to wait for the final outcome (default 30)', secondsOption)
+  .addHelpText(
+    'after',
+    '\nexit codes: 0 cancelled, 9 not cancelled: it ended another way (completed, failed) before the cancellation took effect, 4 unknown or expired task, 5 connection or protocol error, 64 bad input, 124 not final within --timeout',
+  )
   .action(async (taskId: string, flags: CancelFlags) => (await import('./task-commands.js')).cancelCommand(taskId, flags));
 
 withConnectionOptions(program.command('inspect'))
@@ -318,18 +352,22 @@ withConnectionOptions(program.command('inspect'))
 
 program
   .command('tasks')
-  .description('list the journal: unfinished tasks (last status, lastUpdatedAt, correlation id) and calls whose answer never arrived')
+  .description(
+    'list the journal (asks no server): unfinished tasks (status as last seen here and when, lastUpdatedAt, correlation id) and calls whose answer never arrived',
+  )
   .option('--json', 'machine-readable JSON on stdout')
   .addHelpText('after', '\njournal: MCP_TASKS_CLIENT_STATE or ~/.mcp-tasks/tasks.json')
   .action(async (flags: RequestorFlags) => (await import('./journal-commands.js')).tasksCommand(flags));
 
 program
   .command('resume')
-  .description('follow every unfinished task of the journal to its end and print the results; take up calls whose answer never arrived')
+  .description(
+    'follow every unfinished task of the journal to its end, all at once, printing each result as it arrives; take up calls whose answer never arrived',
+  )
   .option('--url <url>', 'only tasks of this endpoint')
   .option('--token <token>', 'bearer token (default: MCP_TASKS_TOKEN)')
   .option('--json', 'machine-readable JSON on stdout')
-  .option('--timeout <sec>', 'stop waiting after this many seconds (the tasks keep running)', secondsOption)
+  .option('--timeout <sec>', 'one deadline for all: stop waiting after this many seconds (the tasks keep running)', secondsOption)
   .addHelpText('after', `\n${EXIT_CODES}`)
   .action(async (flags: ResumeFlags) => (await import('./journal-commands.js')).resumeCommand(flags));
 
@@ -338,7 +376,7 @@ withConnectionOptions(program.command('answer <taskId>'))
   .option('--answers <json>', 'answers for the waiting questions (see below)')
   .addHelpText(
     'after',
-    `\n${ANSWERS_HELP}\n\nexit codes: 0 answered (or nothing waiting), 4 unknown or expired task, 5 connection or protocol error, 6 questions left unanswered, 64 usage`,
+    `\n${ANSWERS_HELP}\n\nexit codes: 0 answered (or nothing waiting), 4 unknown or expired task, 5 connection or protocol error, 6 questions left unanswered, 64 bad input`,
   )
   .action(async (taskId: string, flags: AnswerFlags) => (await import('./answer.js')).answerCommand(taskId, flags));
 
@@ -454,12 +492,15 @@ program
 program.parseAsync(protectDashTaskIds(process.argv)).catch((error: unknown) => {
   if (error instanceof UsageError) {
     process.stderr.write(`mcp-tasks: ${error.message}\n`);
-    process.exit(ExitCode.usage);
+    exitBadInput(error.message);
   }
   if (error instanceof StartupError) {
     process.stderr.write(`mcp-tasks: ${error.message}\n`);
     process.exit(ExitCode.startupFailed);
   }
-  process.stderr.write(`mcp-tasks: ${error instanceof Error ? error.message : String(error)}\n`);
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`mcp-tasks: ${message}\n`);
+  if (jsonRequested(process.argv))
+    process.stdout.write(`${JSON.stringify({ status: 'error', exitCode: ExitCode.connectionOrProtocol, error: { message } }, null, 2)}\n`);
   process.exit(ExitCode.connectionOrProtocol);
 });

@@ -9,6 +9,7 @@ import {
   TaskJournal,
   TaskNotFoundError,
   TasksClientError,
+  TasksProtocolError,
   TaskTimeoutError,
   type CallToolResult,
   type ConnectionEvent,
@@ -16,6 +17,7 @@ import {
   type ProtocolChoice,
   type TasksClient,
 } from '../client/index.js';
+import { ErrorCode, INPUT_REFUSED_META_KEY } from '../protocol/constants.js';
 import { describeQuestion, exampleAnswers, InputLeftOpenError, type CliInput } from './prompt-resolver.js';
 import { DEFAULT_URL } from './requestor-options.js';
 import { StatusLine } from './status-line.js';
@@ -99,9 +101,15 @@ export async function resumeHint(client: TasksClient, taskId: string): Promise<s
   return journaled ? `mcp-tasks watch ${taskId}` : `mcp-tasks watch ${taskId} --url ${client.url} --protocol ${client.protocolVersion}`;
 }
 
-/** Exit code of a finished command that produced `result`. */
+/** Exit code of a finished command that produced `result`: 64 when the server refused the arguments before running the tool. */
 export function resultExitCode(result: CallToolResult): number {
-  return result.isError ? ExitCode.toolError : ExitCode.completed;
+  if (!result.isError) return ExitCode.completed;
+  return inputRefused(result) ? ExitCode.usage : ExitCode.toolError;
+}
+
+/** Whether an `isError` result says the tool never ran because its arguments were refused (`_meta["dev.mcp-tasks/input-refused"]`). */
+function inputRefused(result: CallToolResult): boolean {
+  return result._meta?.[INPUT_REFUSED_META_KEY] === true;
 }
 
 /** Print a tool result to stdout: its text content, or with `--json` a `{taskId?, status, result}` document. */
@@ -112,7 +120,12 @@ export function printResult(result: CallToolResult, flags: RequestorFlags, taskI
   }
   const text = resultText(result);
   if (text.length > 0) process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
-  if (result.isError) process.stderr.write(`mcp-tasks: the tool reported an error${taskId ? ` (task ${taskId})` : ''}\n`);
+  if (result.isError)
+    process.stderr.write(
+      inputRefused(result)
+        ? `mcp-tasks: the arguments were refused; the tool did not run\n`
+        : `mcp-tasks: the tool reported an error${taskId ? ` (task ${taskId})` : ''}\n`,
+    );
 }
 
 /** The human-readable part of a result: its text blocks (other blocks named), else its structured content. */
@@ -125,59 +138,78 @@ export function resultText(result: CallToolResult): string {
 }
 
 /**
- * Report a failure on stderr (and, with `--json`, a terminal task's outcome on stdout) and return the exit code:
- * 2 failed, 3 cancelled, 4 unknown or expired, 6 input needed, 7 refused by policy, 8 outcome unknown, 124 timed
- * out, 5 connection or protocol error.
+ * Report a failure on stderr (with `--json`, also one JSON object on stdout: `status`, `exitCode` and what is known)
+ * and return the exit code of {@link ExitCode}: 2 failed, 3 cancelled, 4 unknown or expired, 5 connection or
+ * protocol error, 6 input needed, 7 refused by policy, 8 outcome unknown, 64 bad input (an unknown tool or
+ * arguments the server refuses, JSON-RPC -32602), 124 timed out.
  */
 export function reportFailure(error: unknown, flags: RequestorFlags, hint?: string): number {
+  const { code, json, text } = describeFailure(error, hint);
+  if (flags.json && json) writeJson({ ...json, exitCode: code });
+  if (text) process.stderr.write(text);
+  return code;
+}
+
+/** A failure's exit code, its JSON object for `--json` (undefined: already printed) and its stderr text. */
+function describeFailure(error: unknown, hint: string | undefined): { code: number; json: Record<string, unknown> | undefined; text: string } {
   if (error instanceof CapabilityMissingError) {
-    if (flags.json)
-      writeJson({ status: 'refused', tool: error.tool, policy: error.policy, missing: error.missing, capabilitiesDigest: error.capabilitiesDigest });
-    process.stderr.write(
-      `mcp-tasks: refused by policy, nothing was sent: ${error.tool} needs a task (--task ${error.policy}) and:\n${error.missing.map((line) => `  - ${line}\n`).join('')}`,
-    );
-    return ExitCode.refusedByPolicy;
+    return {
+      code: ExitCode.refusedByPolicy,
+      json: { status: 'refused', tool: error.tool, policy: error.policy, missing: error.missing, capabilitiesDigest: error.capabilitiesDigest },
+      text: `mcp-tasks: refused by policy, nothing was sent: ${error.tool} needs a task (--task ${error.policy}) and:\n${error.missing.map((line) => `  - ${line}\n`).join('')}`,
+    };
   }
-  if (error instanceof TaskOutcomeUnknownError) {
-    if (flags.json) writeJson({ taskId: error.taskId, status: 'unknown', reason: error.reason, lastStatus: error.lastStatus ?? null });
-    process.stderr.write(`mcp-tasks: ${error.message}\n`);
-    return ExitCode.outcomeUnknown;
-  }
-  if (error instanceof ToolCallOutcomeUnknownError) {
-    if (flags.json) writeJson({ status: 'unknown', tool: error.tool });
-    process.stderr.write(`mcp-tasks: outcome unknown: ${error.message}\n`);
-    return ExitCode.outcomeUnknown;
-  }
+  if (error instanceof TaskOutcomeUnknownError)
+    return {
+      code: ExitCode.outcomeUnknown,
+      json: { taskId: error.taskId, status: 'unknown', reason: error.reason, lastStatus: error.lastStatus ?? null },
+      text: `mcp-tasks: ${error.message}\n`,
+    };
+  if (error instanceof ToolCallOutcomeUnknownError)
+    return { code: ExitCode.outcomeUnknown, json: { status: 'unknown', tool: error.tool }, text: `mcp-tasks: outcome unknown: ${error.message}\n` };
   if (error instanceof InputNotAnsweredError) {
     const questions = error.requests
       .map((request) => `  ${request.key}: ${request.params.message}\n${describeQuestion(request).replaceAll(/^ {2}/gm, '    ')}`)
       .join('');
     const example = error.requests[0] ? `  answer with: --answers ${exampleAnswers(error.requests[0])}\n` : '';
-    process.stderr.write(`mcp-tasks: ${error.tool} asks for input before it starts, and none was given:\n${questions}${example}`);
-    return ExitCode.inputNeeded;
+    return {
+      code: ExitCode.inputNeeded,
+      json: { status: 'input_required', tool: error.tool, questions: error.requests.map((request) => ({ key: request.key, message: request.params.message })) },
+      text: `mcp-tasks: ${error.tool} asks for input before it starts, and none was given:\n${questions}${example}`,
+    };
   }
-  if (error instanceof InputLeftOpenError) return ExitCode.inputNeeded; // the question and how to answer it are printed
-  if (error instanceof TaskFailedError) {
-    if (flags.json) writeJson({ taskId: error.taskId, status: 'failed', error: error.error });
-    process.stderr.write(`mcp-tasks: task ${error.taskId} failed: ${error.error.message} (JSON-RPC ${error.error.code})\n`);
-    return ExitCode.failed;
-  }
-  if (error instanceof TaskCancelledError) {
-    if (flags.json) writeJson({ taskId: error.taskId, status: 'cancelled' });
-    process.stderr.write(`mcp-tasks: ${error.message}\n`);
-    return ExitCode.cancelled;
-  }
-  if (error instanceof TaskTimeoutError) {
-    process.stderr.write(`mcp-tasks: ${error.message}${hint ? `\n  resume with: ${hint}` : ''}\n`);
-    return ExitCode.timedOut;
-  }
-  if (error instanceof TaskNotFoundError) {
-    process.stderr.write(`mcp-tasks: ${error.message}\n`);
-    return ExitCode.unknownOrExpired;
+  // The question and how to answer it are printed already.
+  if (error instanceof InputLeftOpenError) return { code: ExitCode.inputNeeded, json: { status: 'input_required', message: error.message }, text: '' };
+  if (error instanceof TaskFailedError)
+    return {
+      code: ExitCode.failed,
+      json: { taskId: error.taskId, status: 'failed', error: error.error },
+      text: `mcp-tasks: task ${error.taskId} failed: ${error.error.message} (JSON-RPC ${error.error.code})\n`,
+    };
+  if (error instanceof TaskCancelledError)
+    return { code: ExitCode.cancelled, json: { taskId: error.taskId, status: 'cancelled' }, text: `mcp-tasks: ${error.message}\n` };
+  if (error instanceof TaskTimeoutError)
+    return {
+      code: ExitCode.timedOut,
+      json: { taskId: error.taskId, status: 'timed_out', lastStatus: error.snapshot?.status ?? null, message: error.message },
+      text: `mcp-tasks: ${error.message}${hint ? `\n  resume with: ${hint}` : ''}\n`,
+    };
+  if (error instanceof TaskNotFoundError)
+    return {
+      code: ExitCode.unknownOrExpired,
+      json: { taskId: error.taskId, status: 'not_found', message: error.message },
+      text: `mcp-tasks: ${error.message}\n`,
+    };
+  if (error instanceof TasksProtocolError && error.code === ErrorCode.InvalidParams) {
+    // An unknown tool, or arguments the server refuses: bad input like any other (64), not a connection problem.
+    return { code: ExitCode.usage, json: { status: 'bad_input', error: { code: error.code, message: error.message } }, text: `mcp-tasks: ${error.message}\n` };
   }
   const message = error instanceof TasksClientError ? error.message : error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  process.stderr.write(`mcp-tasks: ${message}\n`);
-  return ExitCode.connectionOrProtocol;
+  return {
+    code: ExitCode.connectionOrProtocol,
+    json: { status: 'error', error: { ...(error instanceof TasksClientError && error.code !== null ? { code: error.code } : {}), message } },
+    text: `mcp-tasks: ${message}\n`,
+  };
 }
 
 function writeJson(document: unknown): void {
@@ -197,16 +229,19 @@ export function detachOnInterrupt(): { signal: AbortSignal; dispose(): void } {
 
 /**
  * The waiting part of `call` and `watch`: a live status line on stderr, notifications (or polling) under the
- * deadline, questions answered through `input` (the client's `onInput`), then the result on stdout. Returns the
+ * deadline, questions answered through `input` (the client's `onInput`), then the result on stdout. `several`: other
+ * tasks are followed at the same time (plain status lines, a line naming the task before its result). Returns the
  * exit code.
  */
 export async function followTask(
   client: TasksClient,
   taskId: string,
   flags: RequestorFlags,
-  options: { deadline?: number; signal: AbortSignal; input?: CliInput },
+  options: { deadline?: number; signal: AbortSignal; input?: CliInput; several?: boolean; label?: string },
 ): Promise<number> {
-  const status = new StatusLine(process.stderr, taskId, options.input !== undefined);
+  // Several tasks followed at once (resume) share stderr: plain lines each, never one line redrawn in place.
+  const stream = options.several ? { write: (text: string) => process.stderr.write(text), isTTY: false } : process.stderr;
+  const status = new StatusLine(stream, taskId, options.input !== undefined);
   options.input?.attachStatus(status);
   try {
     const result = await client.resume(taskId, {
@@ -217,6 +252,7 @@ export async function followTask(
       onConnection: (event: ConnectionEvent) => status.connection(event),
     });
     status.clear();
+    if (options.several) process.stderr.write(`mcp-tasks: task ${taskId}${options.label ? ` (${options.label})` : ''} completed; its result follows\n`);
     printResult(result, flags, taskId);
     return resultExitCode(result);
   } catch (error) {

@@ -13,6 +13,8 @@ import { KillSwitchCache } from '../ops/rollout/kill-switch.js';
 import { createKillSwitchControl } from '../ops/rollout/kill-switch-control.js';
 import { rolloutGate } from '../ops/rollout/gate.js';
 import { createAdminApi } from '../ops/admin-api.js';
+import { systemClock } from '../core/clock.js';
+import { WorkerPresence } from '../service/worker-presence.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { resolveServeAuth, type ServeAuthOptions } from './serve-auth.js';
 import {
@@ -176,6 +178,11 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   const rollout = resolved.config.rollout ?? {};
   const killSwitch = new KillSwitchCache(store, logger, rollout.killSwitchRefreshMs);
   await killSwitch.start();
+  // An API process without a worker watches the registry: its tasks say when nothing can run them, /readyz too.
+  const workers = options.worker
+    ? undefined
+    : new WorkerPresence(store, systemClock, { absentAfterMs: settings.workerAbsentMs, refreshMs: settings.heartbeatMs, logger });
+  await workers?.start();
   const server = await createTasksServer({
     tools,
     store,
@@ -198,14 +205,16 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     ...(traces.runTracer ? { runTracer: traces.runTracer } : {}),
     ...(shadow ? { shadow } : {}),
     pollObserver: metrics.pollObserver(),
+    ...(workers ? { workers } : {}),
     logger,
   });
   let draining = false;
-  const probes: ProbeSources = { role: modes.worker ? 'serve' : 'api', instanceId, store, draining: () => draining, metrics, killSwitch, executor };
+  const probes: ProbeSources = { role: modes.worker ? 'serve' : 'api', instanceId, store, draining: () => draining, metrics, killSwitch, executor, workers };
   const deniedLines = describeDenied(settings);
   logger.info({ deniedPaths: deniedLines, skippedRoots: settings.skippedRoots }, 'server state is denied to tools and excluded from every root');
   const stop = async (): Promise<void> => {
     killSwitch.stop();
+    workers?.stop();
     await server.drain(settings.drainMs);
     await executor.close();
     await registration.close();
@@ -307,6 +316,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     listener.closeIdleConnections();
     dashboard?.close();
     killSwitch.stop();
+    workers?.stop();
     await server.drain(settings.drainMs);
     listener.closeAllConnections();
     await executor.close();

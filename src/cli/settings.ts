@@ -1,9 +1,17 @@
+import { composeSettingsDigest } from '../core/process-record.js';
 import { createHash } from 'node:crypto';
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { serverStatePaths, type ServerStatePath } from '../core/confinement.js';
-import { DEFAULT_DRAIN_MS, DEFAULT_MIN_THREADS, DEFAULT_THREAD_HEAP_MB, resolveLimits, type TasksServerLimits } from '../core/limits.js';
+import {
+  DEFAULT_DRAIN_MS,
+  DEFAULT_MIN_THREADS,
+  DEFAULT_WORKER_ABSENT_MS,
+  DEFAULT_THREAD_HEAP_MB,
+  resolveLimits,
+  type TasksServerLimits,
+} from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import type { TaskStore } from '../core/store.js';
 import type { Executor } from '../core/executor.js';
@@ -12,7 +20,14 @@ import type { AnyToolDefinition } from '../core/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { InProcessExecutor } from '../execution/in-process-executor.js';
 import { IsolatedExecutor } from '../execution/isolated-executor.js';
-import { InstanceIdTaken, registerProcess, type ProcessRegistration } from '../execution/process-registration.js';
+import {
+  checkSettingsAgree,
+  idsHeldHere,
+  InstanceIdTaken,
+  registerProcess,
+  SettingsDiffer,
+  type ProcessRegistration,
+} from '../execution/process-registration.js';
 import { loadToolSources, toolSourceOf, type ToolSource } from '../core/tool-source.js';
 import { isInsideRoots } from '../tools/roots.js';
 import { BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE, VERIFY_FIXTURE_SOURCE } from '../tools/sources.js';
@@ -80,6 +95,8 @@ export interface ResolvedSettings {
   settingsDigest: string;
   /** `--heartbeat-ms`. */
   heartbeatMs: number;
+  /** `--worker-absent-ms`: an API process without a worker is not ready once none was live this long (0: never). */
+  workerAbsentMs: number;
   /** `--instance-id`. */
   instanceId: string | undefined;
   /** The server secret when configured (`MCP_TASKS_SECRET` or the file); else `<dataDir>/secret` is used. */
@@ -249,38 +266,59 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
       roots,
       writableRoots,
       tools,
+      checkTargets: config.checkTargets ?? [],
       limits: resolveLimits(limits),
       keyId: encryption instanceof AesGcmFieldCipher ? encryption.keyId : null,
     }),
     heartbeatMs: config.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+    workerAbsentMs: config.workerAbsentMs ?? DEFAULT_WORKER_ABSENT_MS,
   };
 }
 
+/** Most default-id slots a host's workers take (`<host>:worker`, then `<host>:worker:slot2` …). */
+const MAX_WORKER_SLOTS = 64;
+
 /**
  * Register this `serve` / `worker` process in the store's process registry (issue 11 item 6) under `instanceId`,
- * with the settings digest and heartbeat of `settings`. Should another live process take the id over, this one
- * writes one line and exits 1: two processes must never hold leases under one id.
- * @throws what `registerProcess` throws (see {@link registrationFailure} for how the CLI reports it).
+ * with the settings digest and heartbeat of `settings`, after checking that every live process of the store has
+ * the same settings (whichever started first, see `checkSettingsAgree`). With `slots` (a worker without
+ * `--instance-id`), the id is the first free slot of this host: `instanceId`, then `instanceId:slot2`, … — a second
+ * worker on the host just runs, and a restarted one reclaims the lowest slot whose process is gone, taking its
+ * predecessor's leases over at once. Should another live process take the id over later, this one writes one line
+ * and exits 1: two processes must never hold leases under one id.
+ * @throws SettingsDiffer, or what `registerProcess` throws (see {@link registrationFailure} for how the CLI reports it).
  */
-export function registerCliProcess(
+export async function registerCliProcess(
   store: TaskStore,
   settings: Pick<ResolvedSettings, 'settingsDigest' | 'heartbeatMs'>,
   role: 'serve' | 'api' | 'worker',
   instanceId: string,
   logger: Logger,
+  slots = false,
 ): Promise<ProcessRegistration> {
-  return registerProcess({
-    store,
-    instanceId,
-    role,
-    settingsDigest: settings.settingsDigest,
-    heartbeatMs: settings.heartbeatMs,
-    logger,
-    onLost: (holder) => {
-      process.stderr.write(`mcp-tasks: instance id ${instanceId} is now held by ${holder}; this ${role === 'worker' ? 'worker' : 'process'} stops\n`);
-      process.exit(1);
-    },
-  });
+  await checkSettingsAgree(store, settings.settingsDigest, role, instanceId);
+  const taken = slots ? await idsHeldHere(store) : new Set<string>();
+  for (let slot = 1; ; slot++) {
+    const id = slot === 1 ? instanceId : `${instanceId}:slot${slot}`;
+    if (taken.has(id) && slot < MAX_WORKER_SLOTS) continue; // a live process of this host: the next slot
+    try {
+      return await registerProcess({
+        store,
+        instanceId: id,
+        role,
+        settingsDigest: settings.settingsDigest,
+        heartbeatMs: settings.heartbeatMs,
+        logger,
+        onLost: (holder) => {
+          process.stderr.write(`mcp-tasks: instance id ${id} is now held by ${holder}; this ${role === 'worker' ? 'worker' : 'process'} stops\n`);
+          process.exit(1);
+        },
+      });
+    } catch (error) {
+      // Taken meanwhile by a live process of this very host (the id names the host): try the next slot.
+      if (!slots || !(error instanceof InstanceIdTaken) || error.holder.host !== hostname() || slot >= MAX_WORKER_SLOTS) throw error;
+    }
+  }
 }
 
 /**
@@ -289,7 +327,7 @@ export function registerCliProcess(
  */
 export function registrationFailure(error: unknown): Error {
   if (error instanceof StartupError) return error;
-  if (error instanceof InstanceIdTaken) return new StartupError(error.message);
+  if (error instanceof InstanceIdTaken || error instanceof SettingsDiffer) return new StartupError(error.message);
   return new StartupError(`cannot register this process in the task store: ${error instanceof Error ? error.message : String(error)}`);
 }
 
@@ -297,42 +335,48 @@ export function registrationFailure(error: unknown): Error {
 export const DEFAULT_HEARTBEAT_MS = 1000;
 
 /**
- * The settings digest of the process registry (issue 11 item 2): SHA-256 over roots, writable roots, the tool
- * names, the limits that decide how a run is held (lease, runtime limit, attempts, input timeout, abort grace,
- * TTLs) and the at-rest key id — never the key itself. Concurrency and intervals are per process and left out.
+ * The settings digest of the process registry (issue 11 item 2, by field since issue 26 item 7): every setting that
+ * changes what a tool may do or how a run is held — roots, writable roots, the tool names, the hosts
+ * `check_infrastructure` may reach (`--check-target`), the run limits (lease, runtime limit, attempts, input
+ * timeout, abort grace, TTLs, result sizes) and the at-rest key id (never the key itself) — each hashed on its own
+ * (see `composeSettingsDigest`), so a refusal names the field that differs. Concurrency, intervals, ports and the
+ * data directory are per process and left out.
  */
 export function settingsDigest(input: {
   roots: readonly string[];
   writableRoots: readonly string[];
   tools: readonly AnyToolDefinition[];
+  checkTargets: readonly string[];
   limits: Readonly<TasksServerLimits>;
   keyId: string | null;
 }): string {
   const { limits } = input;
-  const held = {
-    leaseMs: limits.leaseMs,
-    runtimeLimitMs: limits.runtimeLimitMs,
-    maxAttempts: limits.maxAttempts,
-    inputTimeoutMs: limits.inputTimeoutMs,
-    abortGraceMs: limits.abortGraceMs,
-    defaultTtlMs: limits.defaultTtlMs,
-    maxTtlMs: limits.maxTtlMs,
-    minTtlMs: limits.minTtlMs,
-  };
-  const canonical = JSON.stringify({
-    roots: [...input.roots].sort(),
-    writableRoots: [...input.writableRoots].sort(),
-    tools: input.tools.map((tool) => tool.name).sort(),
-    limits: held,
-    keyId: input.keyId,
-  });
-  return createHash('sha256').update(canonical).digest('hex').slice(0, 16);
+  return composeSettingsDigest(
+    {
+      roots: [...input.roots].sort(),
+      writableRoots: [...input.writableRoots].sort(),
+      tools: input.tools.map((tool) => tool.name).sort(),
+      checkTargets: [...input.checkTargets].sort(),
+      runLimits: {
+        leaseMs: limits.leaseMs,
+        runtimeLimitMs: limits.runtimeLimitMs,
+        maxAttempts: limits.maxAttempts,
+        inputTimeoutMs: limits.inputTimeoutMs,
+        abortGraceMs: limits.abortGraceMs,
+      },
+      ttls: { defaultTtlMs: limits.defaultTtlMs, maxTtlMs: limits.maxTtlMs, minTtlMs: limits.minTtlMs },
+      resultSizes: { maxResultBytes: limits.maxResultBytes, maxStoredResultBytes: limits.maxStoredResultBytes },
+      keyId: input.keyId,
+    },
+    (text) => createHash('sha256').update(text).digest('hex'),
+  );
 }
 
 /**
  * The instance id of a process started without `--instance-id`: stable across restarts on one host, so a restarted
  * process takes its predecessor's tasks over at once — `<host>:serve:<port>` (HTTP), `<host>:serve:stdio-<pid>` (one per client),
- * `<host>:worker` or `<host>:worker:<health port>`. Two workers on one host need an `--instance-id` each.
+ * `<host>:worker` or `<host>:worker:<health port>`. More workers on one host without `--instance-id` take further
+ * slots of the worker id (see {@link registerCliProcess}).
  */
 export function defaultInstanceId(role: 'serve' | 'worker', port?: number | string): string {
   return [hostname(), role, ...(port === undefined ? [] : [String(port)])].join(':');

@@ -24,8 +24,10 @@ export class StatusLine {
   private frame = 0;
   private timer: NodeJS.Timeout | undefined;
   private suspended = false;
-  /** Restarts observed: progress that went back to fewer done steps of the same total. */
-  private restarts = 0;
+  /** The highest attempt number the server reported so far (`_meta["dev.mcp-tasks/attempt"]`). */
+  private attempt: number | undefined;
+  /** The last progress count seen in a status message of that attempt, for the restart notice. */
+  private progress: { done: number; total: number } | undefined;
 
   /**
    * @param answersHere - this command answers the task's questions itself (it prints its own notice when it
@@ -40,14 +42,18 @@ export class StatusLine {
   /** Show a new snapshot. */
   update(snapshot: TaskSnapshot): void {
     const changed = snapshot.status !== this.last?.status || snapshot.statusMessage !== this.last?.statusMessage;
-    const before = progressOf(this.last?.statusMessage);
-    const now = progressOf(snapshot.statusMessage);
-    if (before && now && now.total === before.total && now.done < before.done) {
-      // Recovery re-ran the task from the start (its process died): say so instead of jumping back silently.
-      this.restarts += 1;
-      this.notice(
-        `task ${this.taskId} was restarted by the server (attempt ${this.restarts + 1} as seen here): progress starts again at ${now.done}/${now.total} (it was ${before.done}/${before.total})`,
-      );
+    if (snapshot.attempt !== undefined) {
+      // Recovery re-ran the task (its process died): the server's attempt number says so, also when the new run's
+      // first status carries no progress count at all. Never guessed from progress text going back.
+      if (this.attempt !== undefined && snapshot.attempt > this.attempt) {
+        const was = this.progress ? ` (the previous run had reached ${this.progress.done}/${this.progress.total})` : '';
+        this.notice(`task ${this.taskId} was restarted by the server: attempt ${snapshot.attempt}, its progress starts again${was}`);
+        this.progress = undefined;
+      }
+      if (this.attempt === undefined || snapshot.attempt >= this.attempt) {
+        this.attempt = snapshot.attempt;
+        this.progress = progressOf(snapshot.statusMessage) ?? this.progress;
+      }
     }
     this.last = snapshot;
     if (this.suspended) return;

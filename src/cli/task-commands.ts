@@ -83,8 +83,9 @@ const CANCEL_WAIT_MS = 30_000;
 
 /**
  * `mcp-tasks cancel <taskId>`: request cancellation, then wait for the task's final outcome and report it — a task
- * may still end `completed` (cancellation is cooperative, and a cancel can race the end). Exit 0 once the request
- * was accepted (also when the task had already ended); the outcome is on stdout.
+ * may still end `completed` (cancellation is cooperative, and a cancel can race the end). Exit 0 when the task ended
+ * `cancelled`, 9 when it ended another way before the cancellation took effect (or had already ended), 124 when it
+ * was not final within `--timeout`; the outcome is on stdout.
  */
 export async function cancelCommand(taskId: string, flags: CancelFlags): Promise<void> {
   process.exitCode = await withTaskClient(taskId, flags, async (client) => {
@@ -104,8 +105,12 @@ export async function cancelCommand(taskId: string, flags: CancelFlags): Promise
         throw error;
       });
     }
+    // 0 only when the task ended cancelled; 9 when it ended another way first; 124 when not final in time.
+    const code = !final ? ExitCode.timedOut : final.status === 'cancelled' ? ExitCode.completed : ExitCode.notCancelled;
     if (flags.json) {
-      process.stdout.write(`${JSON.stringify({ taskId, acknowledged: true, final: final?.status ?? null, ...(final ? { task: final } : {}) }, null, 2)}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ taskId, acknowledged: true, final: final?.status ?? null, exitCode: code, ...(final ? { task: final } : {}) }, null, 2)}\n`,
+      );
     } else if (!final) {
       process.stdout.write(`task ${taskId}: cancellation requested; not final yet (see mcp-tasks get ${taskId})\n`);
     } else if (answered?.status === final.status && answered.status !== 'cancelled') {
@@ -115,7 +120,7 @@ export async function cancelCommand(taskId: string, flags: CancelFlags): Promise
         final.status === 'cancelled' ? `task ${taskId}: cancelled\n` : `task ${taskId}: ${final.status} — it ended before the cancellation took effect\n`,
       );
     }
-    return ExitCode.completed;
+    return code;
   });
 }
 

@@ -11,24 +11,39 @@ export class StartupError extends Error {
   override readonly name = 'StartupError';
 }
 
-/** Exit codes of the `mcp-tasks` CLI. */
+/**
+ * Exit codes of the `mcp-tasks` CLI: one table for every command (rendered into docs/reference/error-codes.md).
+ * A code means the same for every command that uses it; where a command gives a code a meaning of its own, the
+ * entry says so. Bad input of any kind — the command line, `--args`, `--answers`, an unknown tool, arguments the
+ * tool refuses (JSON-RPC `-32602`) — is 64. With `--json`, every outcome, errors included, is one JSON object on
+ * stdout.
+ */
 export const ExitCode = Object.freeze({
+  /** Done: `call`/`watch`/`resume` the task completed; `cancel` the task ended cancelled; `answer` answered (or nothing waited); `get`, `inspect`, `tasks`, `doctor` (no FAIL), `verify` (every deciding check passed), `admin watch` (nothing in flight), operator commands succeeded. */
   completed: 0,
+  /** `call`/`watch`/`resume`: the tool's result has `isError: true` (e.g. `check_infrastructure` with a target down). */
   toolError: 1,
-  /** `serve` could not start (see {@link StartupError}). */
+  /** `serve`/`worker` could not start (see {@link StartupError}); `doctor` found a FAIL; `verify` a deciding check failed; `admin watch --once` something still in flight. */
   startupFailed: 1,
+  /** `call`/`watch`/`resume`: the task failed (a JSON-RPC error). `verify`: none failed, but some deciding checks were skipped (not verified). */
   failed: 2,
+  /** `call`/`watch`/`resume`: the task was cancelled. */
   cancelled: 3,
+  /** Unknown or expired task (`get`, `watch`, `cancel`, `answer`, …), or no such operation (`ops show`, `ops reconcile`). */
   unknownOrExpired: 4,
+  /** The server is unreachable, refused the connection (401/403), or broke the protocol; nothing is known about the outcome beyond what was printed. */
   connectionOrProtocol: 5,
-  /** The task waits for an answer that nobody gave here (`--detach-on-input`, or `answer` left questions open). */
+  /** The task waits for an answer that nobody gave here (`call --detach-on-input`, or `answer` left questions open). */
   inputNeeded: 6,
-  /** Refused by policy: the connection lacks a capability the call's `--task` policy needs (nothing was sent), or the call was handed off. */
+  /** `call`: refused by policy — the connection lacks a capability the call's `--task` policy needs (nothing was sent), or the call was handed off (`--fallback handoff`). */
   refusedByPolicy: 7,
-  /** Outcome unknown: the call or task may have run, and this client cannot find out now (never treated as failed). */
+  /** Outcome unknown: the call or task may have run, and this client cannot find out now (never treated as failed); `ops reconcile`: still unknown. */
   outcomeUnknown: 8,
+  /** `cancel`: the task ended another way (completed or failed) before the cancellation took effect, or had already ended; its outcome is printed. */
+  notCancelled: 9,
+  /** Bad input: the command line, `--args`/`--answers`, an unknown tool or arguments the tool refuses (JSON-RPC `-32602`); nothing ran. */
   usage: 64,
-  /** `--timeout` reached; the task keeps running (like timeout(1)). */
+  /** `--timeout` reached (`call`, `watch`, `resume`, `admin watch`); `cancel`: not final within its `--timeout`. The task keeps running (like timeout(1)). */
   timedOut: 124,
   /** Ctrl-C: the command detached; the task keeps running (128 + SIGINT). */
   interrupted: 130,

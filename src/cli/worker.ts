@@ -1,6 +1,5 @@
 import { createServer, type Server as HttpServer } from 'node:http';
 import { createTaskWorker } from '../execution/create-task-worker.js';
-import { apiWithOtherSettings } from '../execution/process-registration.js';
 import { TasksMetrics } from '../ops/metrics.js';
 import { handleProbe, type ProbeSources } from '../ops/probes.js';
 import { KillSwitchCache } from '../ops/rollout/kill-switch.js';
@@ -19,7 +18,7 @@ import {
 import { startProcessTracing } from './tracing-setup.js';
 import { shadowSettingsOf } from './shadow-settings.js';
 import { onShutdownSignal } from './shutdown.js';
-import { StartupError, UsageError } from './usage-error.js';
+import { UsageError } from './usage-error.js';
 
 /**
  * `mcp-tasks worker`: the worker role alone. No MCP endpoint and no server code (the layering test keeps this
@@ -78,16 +77,11 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
     await store.close();
     throw error;
   });
-  const instanceId = settings.instanceId ?? defaultInstanceId('worker', options.healthPort);
-  const registration = await (async () => {
-    const api = await apiWithOtherSettings(store, settings.settingsDigest);
-    if (api) {
-      throw new StartupError(
-        `settings differ from API process ${api.instanceId} (settings digest ${api.settingsDigest}, this worker ${settings.settingsDigest}): roots, writable roots, tools, run limits and the at-rest key must be the same on every process (mcp-tasks doctor lists them)`,
-      );
-    }
-    return registerCliProcess(store, settings, 'worker', instanceId, logger);
-  })().catch(async (error: unknown) => {
+  const defaultId = settings.instanceId ?? defaultInstanceId('worker', options.healthPort);
+  // Without --instance-id (and without a health port, which names the worker), a further worker on this host takes
+  // the next free slot of the default id; a restarted one reclaims the slot of its dead predecessor at once.
+  const slots = settings.instanceId === undefined && options.healthPort === undefined;
+  const registration = await registerCliProcess(store, settings, 'worker', defaultId, logger, slots).catch(async (error: unknown) => {
     await executor.close();
     await store.close();
     throw registrationFailure(error);
@@ -102,7 +96,7 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
     roots: settings.roots,
     deniedPaths: settings.deniedPaths,
     limits: settings.limits,
-    instanceId,
+    instanceId: registration.instanceId,
     logger,
   });
   let draining = false;

@@ -124,7 +124,11 @@ export class TaskTimeoutError extends TasksClientError {
         : budget === 'statusReads'
           ? '(status read budget used up)'
           : '(status time budget used up)';
-    super(`Gave up waiting for task ${taskId} ${what}; it is still ${snapshot?.status ?? 'running'} on the server`);
+    // Only what the server said: a task this wait never got a status for is "not reached", never "still running".
+    const seen = snapshot
+      ? `its last status from the server was ${snapshot.status}${snapshot.lastUpdatedAt ? ` (updated ${snapshot.lastUpdatedAt})` : ''}`
+      : 'not reached before the deadline (no status was read from the server)';
+    super(`Gave up waiting for task ${taskId} ${what}; ${seen}`);
   }
 }
 

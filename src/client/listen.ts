@@ -148,7 +148,8 @@ class Subscription implements TaskSubscription {
     if (!notification.success || notification.data.method !== 'notifications/tasks' || !notification.data.params) return undefined;
     const { _meta: meta, ...task } = notification.data.params as { _meta?: Record<string, unknown> };
     if (meta?.[SUBSCRIPTION_ID_META_KEY] !== this.id) return undefined; // B19: another subscription's message
-    const parsed = V2DetailedTaskSchema.safeParse(task);
+    // The rest of `_meta` (the attempt, domain operations) belongs to the task.
+    const parsed = V2DetailedTaskSchema.safeParse({ ...task, _meta: meta });
     if (!parsed.success) throw new TasksProtocolError(`notifications/tasks: invalid DetailedTask (${z.prettifyError(parsed.error)})`);
     return this.taskIds.includes(parsed.data.taskId) ? fromV2Task(parsed.data) : undefined;
   }

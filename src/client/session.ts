@@ -49,6 +49,8 @@ export interface SessionRequestOptions {
 export interface ListedTool {
   name: string;
   execution?: { taskSupport?: string };
+  /** The tool's JSON Schema; only its top-level `properties` are read here. */
+  inputSchema?: { properties?: Record<string, unknown> };
 }
 
 // The extension is declared on every connection: the SDK then puts it into the `_meta` envelope of every modern

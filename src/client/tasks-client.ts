@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { FetchLike } from '@modelcontextprotocol/client';
 import { z } from 'zod';
-import { CORRELATION_ID_META_KEY, ErrorCode, IDEMPOTENCY_KEY_META_KEY, isValidIdempotencyKey, TASKS_EXTENSION_ID } from '../protocol/constants.js';
+import {
+  CORRELATION_ID_META_KEY,
+  ErrorCode,
+  IDEMPOTENCY_KEY_META_KEY,
+  isValidIdempotencyKey,
+  LOCAL_PATH_SCHEMA_KEY,
+  TASKS_EXTENSION_ID,
+} from '../protocol/constants.js';
 import { buildCapabilityManifest, honoursIdempotencyKeys, taskGenerationOf, toolTaskMode, type CapabilityManifest } from '../protocol/manifest.js';
 import { resolveBudgets, type Budgets } from './budgets.js';
 import {
@@ -20,7 +27,7 @@ import { checkSyncFallback, runFallback } from './fallback.js';
 import { TaskJournal, type JournalEntry, type PendingCallEntry } from './journal.js';
 import { listenToTasks, type TaskSubscription } from './listen.js';
 import type { ModernEndpoint } from './v2-http.js';
-import { McpSession, type SessionRequestOptions } from './session.js';
+import { McpSession, type ListedTool, type SessionRequestOptions } from './session.js';
 import { decideRoute, type CallNeeds, type Fallback, type TaskPolicy } from './router.js';
 import type {
   CallIdentity,
@@ -173,6 +180,8 @@ export class TasksClient {
   readonly journal: TaskJournal | undefined;
 
   private manifestCache: { epoch: number; manifest: Promise<CapabilityManifest> } | undefined;
+  /** The `tools/list` answer the manifest of that session epoch was built from. */
+  private toolsCache: { epoch: number; tools: Promise<ListedTool[]> } | undefined;
   private readonly requestTimeoutMs: number;
 
   /** @internal Use {@link connectTasksClient}. */
@@ -209,7 +218,9 @@ export class TasksClient {
   manifest(): Promise<CapabilityManifest> {
     const epoch = this.session.epoch;
     if (this.manifestCache?.epoch !== epoch) {
-      const manifest = this.session.listTools().then((tools) =>
+      const listed = this.session.listTools();
+      this.toolsCache = { epoch, tools: listed };
+      const manifest = listed.then((tools) =>
         buildCapabilityManifest({
           protocolVersion: this.session.protocolVersion,
           capabilities: this.session.serverCapabilities,
@@ -227,6 +238,19 @@ export class TasksClient {
       this.manifestCache = { epoch, manifest };
     }
     return this.manifestCache.manifest;
+  }
+
+  /**
+   * The top-level arguments `tool` declares as paths on the requestor's machine (`"x-mcp-tasks-local-path": true`
+   * on the property in its `inputSchema`), from the `tools/list` of this session; `[]` for a tool not listed.
+   * @throws TasksConnectionError / TasksProtocolError when `tools/list` fails.
+   */
+  async localPathArguments(tool: string): Promise<string[]> {
+    await this.manifest();
+    const listed = (await this.toolsCache?.tools)?.find((candidate) => candidate.name === tool);
+    return Object.entries(listed?.inputSchema?.properties ?? {})
+      .filter(([, property]) => typeof property === 'object' && property !== null && (property as Record<string, unknown>)[LOCAL_PATH_SCHEMA_KEY] === true)
+      .map(([name]) => name);
   }
 
   /**

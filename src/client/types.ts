@@ -53,6 +53,11 @@ export interface TaskSnapshot {
    * generation, any status): what the system of record did, which the task status alone does not say.
    */
   operations?: OperationMetaEntry[];
+  /**
+   * The run this status belongs to, 1 for the first, when the server reports it (`_meta["dev.mcp-tasks/attempt"]`,
+   * either generation): a larger number than seen before means the server re-ran the task (its process died).
+   */
+  attempt?: number;
 }
 
 /** The keys that identify one call: sent in its `_meta` and kept in the journal. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IMMEDIATE_RESPONSE_META_KEY, OPERATIONS_META_KEY } from '../protocol/constants.js';
+import { ATTEMPT_META_KEY, IMMEDIATE_RESPONSE_META_KEY, OPERATIONS_META_KEY } from '../protocol/constants.js';
 import type { CallToolResult, TaskSnapshot } from './types.js';
 
 /**
@@ -89,7 +89,12 @@ export function toCallToolResult(result: z.output<typeof CallToolResultSchema>):
 export function fromV1Task(task: z.output<typeof V1TaskSchema>): TaskSnapshot {
   return withOptional(
     { taskId: task.taskId, status: task.status, createdAt: task.createdAt, lastUpdatedAt: task.lastUpdatedAt, ttlMs: task.ttl },
-    { statusMessage: task.statusMessage, pollIntervalMs: task.pollInterval, operations: operationsOf(task as { _meta?: unknown }) },
+    {
+      statusMessage: task.statusMessage,
+      pollIntervalMs: task.pollInterval,
+      operations: operationsOf(task as { _meta?: unknown }),
+      attempt: attemptOf(task as { _meta?: unknown }),
+    },
   );
 }
 
@@ -122,8 +127,16 @@ export function fromV2Task(task: z.output<typeof V2DetailedTaskSchema> | z.outpu
       error: detailed.error ? (detailed.error as TaskSnapshot['error']) : undefined,
       inputRequests: task.status === 'input_required' ? detailed.inputRequests : undefined,
       operations: operationsOf(task as { _meta?: unknown }),
+      attempt: attemptOf(task as { _meta?: unknown }),
     },
   );
+}
+
+/** `_meta["dev.mcp-tasks/attempt"]`, when present and a positive integer (else left out, never fatal). */
+function attemptOf(task: { _meta?: unknown }): number | undefined {
+  const meta = task._meta;
+  const attempt = typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[ATTEMPT_META_KEY] : undefined;
+  return typeof attempt === 'number' && Number.isInteger(attempt) && attempt > 0 ? attempt : undefined;
 }
 
 // Optional keys are left out rather than set to `undefined`, so snapshots print and compare cleanly.

@@ -129,6 +129,8 @@ export interface TasksServerLimits {
  * `shutdown` and releases their leases (ms). `--drain-ms` overrides it.
  */
 export const DEFAULT_DRAIN_MS = 30 * SECOND;
+/** How long an API process without a worker stays ready while no worker process is live (`--worker-absent-ms`). */
+export const DEFAULT_WORKER_ABSENT_MS = 30 * SECOND;
 
 /**
  * Threads of the isolated executor's warm pool (`--min-threads`): loaded with the tools when the process starts and

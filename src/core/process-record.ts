@@ -35,3 +35,32 @@ export interface ProcessRecord extends NewProcessEntry {
  * id, if any), or refused because a live process with another token holds the id.
  */
 export type RegisterProcessResult = { registered: true; previous: ProcessRecord | undefined } | { registered: false; holder: ProcessRecord };
+
+/**
+ * A settings digest by field (issue 26 item 7): `roots=1a2b3c4d tools=… checkTargets=…`, each value the first 8 hex
+ * digits of SHA-256 over that field's canonical JSON, so two processes that disagree can be told *which* setting
+ * differs without either revealing its value. Fields are written in the order given.
+ */
+export function composeSettingsDigest(fields: Readonly<Record<string, unknown>>, hash: (text: string) => string): string {
+  return Object.entries(fields)
+    .map(([name, value]) => `${name}=${hash(JSON.stringify(value)).slice(0, 8)}`)
+    .join(' ');
+}
+
+/**
+ * The fields in which two settings digests differ (see {@link composeSettingsDigest}), in the order of `a`; a field
+ * only one of them has counts as differing. A digest of another shape (an older version's single hash) differs as
+ * a whole: `['(all settings: a process of another version)']`. Empty when they agree.
+ */
+export function settingsDifference(a: string, b: string): string[] {
+  if (a === b) return [];
+  const parse = (digest: string): Map<string, string> | undefined => {
+    const pairs = digest.split(' ').map((pair) => pair.split('='));
+    return pairs.every((pair) => pair.length === 2 && pair[0] !== '') ? new Map(pairs as Array<[string, string]>) : undefined;
+  };
+  const left = parse(a);
+  const right = parse(b);
+  if (!left || !right) return ['(all settings: a process of another version)'];
+  const names = [...new Set([...left.keys(), ...right.keys()])];
+  return names.filter((name) => left.get(name) !== right.get(name));
+}

@@ -1,4 +1,4 @@
-import { ErrorCode } from '../protocol/constants.js';
+import { ErrorCode, INPUT_REFUSED_META_KEY } from '../protocol/constants.js';
 import type { JsonObject, JsonValue, TaskGeneration, TaskOutcome, TaskStatus } from './task.js';
 import type { ExecutionOutcome } from './executor.js';
 import type { AnyToolDefinition, ToolResult } from './tool.js';
@@ -53,6 +53,11 @@ export function toCallToolResult(tool: AnyToolDefinition, result: ToolResult): J
 /** A tool result carrying `isError: true` with one text block (SEP-1303 input errors, v1 pre-2025-11-25 refusals). */
 export function toolErrorResult(message: string): JsonObject {
   return { content: [{ type: 'text', text: message }], isError: true };
+}
+
+/** The `isError` answer for arguments refused before the tool ran, marked so (`_meta["dev.mcp-tasks/input-refused"]`). */
+export function inputErrorResult(message: string): JsonObject {
+  return { ...toolErrorResult(message), _meta: { [INPUT_REFUSED_META_KEY]: true } };
 }
 
 /**

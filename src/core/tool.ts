@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { LOCAL_PATH_SCHEMA_KEY } from '../protocol/constants.js';
 import type { PathConfinement } from './confinement.js';
 import type { Logger } from './logger.js';
 import type { JsonObject, JsonValue } from './task.js';
@@ -264,6 +265,16 @@ export function defineTool<Schema extends z.ZodType<object>>(
   definition: Omit<ToolDefinition<z.output<Schema>>, 'inputSchema'> & { inputSchema: Schema },
 ): ToolDefinition<z.output<Schema>> {
   return definition as unknown as ToolDefinition<z.output<Schema>>;
+}
+
+/**
+ * Mark a string argument as a path on the requestor's machine (`"x-mcp-tasks-local-path": true` in the advertised
+ * JSON Schema): `mcp-tasks call` then makes a relative value absolute against its current directory. Leave it off
+ * for paths the tool resolves itself (e.g. relative to a repository). Top-level properties only.
+ * @example inputSchema: z.object({ path: localPath(z.string().min(1)) })
+ */
+export function localPath<Schema extends z.ZodType<string | undefined>>(schema: Schema): Schema {
+  return schema.meta({ [LOCAL_PATH_SCHEMA_KEY]: true }) as Schema;
 }
 
 /** A text-only tool result. */

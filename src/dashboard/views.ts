@@ -76,14 +76,32 @@ export function pageOf(inspection: TaskInspection, viewer: Viewer): TaskPageView
   const { task, events, details, permissions } = inspection;
   const outcome = details.outcome;
   return {
-    task: { ...summaryOf(task), arguments: boundedJson(task.arguments), ttlMs: task.ttlMs, expiresAt: task.expiresAt, protocolVersion: task.protocolVersion },
+    task: {
+      ...summaryOf(task),
+      attempt: runsStarted(task, events),
+      arguments: boundedJson(task.arguments),
+      ttlMs: task.ttlMs,
+      expiresAt: task.expiresAt,
+      protocolVersion: task.protocolVersion,
+    },
     events: events.map((event) => ({ seq: event.seq, kind: event.kind, status: event.status, at: event.at, detail: eventDetail(event) })),
     result: outcome?.kind === 'result' ? boundedJson(outcome.result) : null,
     error: outcome?.kind === 'error' ? boundedJson(outcome.error as unknown as JsonValue) : null,
     questions: (details.inputRequests ?? []).map(questionOf),
     permissions,
     operations: inspection.operations.map((operation) => operationOf(operation, mayReconcile(viewer, operation))),
+    declaresOperations: inspection.declaresOperations,
   };
+}
+
+/**
+ * Runs started, as the timeline shows them: the highest `attempt` event, or the row's count when higher. The row's
+ * `attempt` does not count a run that parked for input (it is given back), so a task waiting for an answer after
+ * its first run would say "Runs 0" beside a timeline that shows run 1 (issue 26 item 16).
+ */
+function runsStarted(task: TaskRecord, events: readonly TaskEvent[]): number {
+  const numbers = events.filter((event) => event.kind === 'attempt').map((event) => Number(event.payload?.attempt ?? 0));
+  return Math.max(task.attempt, ...numbers.filter(Number.isFinite));
 }
 
 /** A ledger row for the page; `mayReconcile` only for an open row (`pending`, `unknown`). */

@@ -70,6 +70,8 @@ export interface TaskPageView {
    * what the system of record answered, shown beside the task's status (a completed task is not a confirmed effect).
    */
   operations: OperationView[];
+  /** The task's tool declares domain operations: with none recorded yet, they may still come (after a confirmation). */
+  declaresOperations: boolean;
 }
 
 export type OperationStatusName = 'pending' | 'confirmed' | 'failed' | 'unknown';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from '../core/logger.js';
-import type { NewProcessEntry, ProcessRecord, ProcessRole } from '../core/process-record.js';
+import { settingsDifference, type NewProcessEntry, type ProcessRecord, type ProcessRole } from '../core/process-record.js';
 import type { TaskLeases } from '../core/ports/leases.js';
 import type { ProcessRegistry } from '../core/ports/processes.js';
 
@@ -131,10 +131,42 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
 }
 
 /**
- * Refuse a worker whose settings digest differs from a live API process's (`serve`, `serve --no-worker`) on the
- * same store: it would run tools with other roots, limits or keys than the API promised.
- * @returns the first live API process with another digest, or `undefined`.
+ * The instance ids held by live processes of this host whose pid still runs (other than this process): ids a new
+ * process here cannot take, known without waiting for a heartbeat.
  */
-export async function apiWithOtherSettings(store: ProcessRegistry, settingsDigest: string): Promise<ProcessRecord | undefined> {
-  return (await store.listProcesses()).find((process) => process.live && process.role !== 'worker' && process.settingsDigest !== settingsDigest);
+export async function idsHeldHere(store: ProcessRegistry): Promise<Set<string>> {
+  const here = hostname();
+  const processes = await store.listProcesses();
+  return new Set(processes.filter((p) => p.live && p.host === here && p.pid !== process.pid && pidAlive(p.pid)).map((p) => p.instanceId));
+}
+
+/** Why a process may not start: a live process of the store runs with other settings (see {@link checkSettingsAgree}). */
+export class SettingsDiffer extends Error {
+  override readonly name = 'SettingsDiffer';
+  constructor(
+    readonly other: ProcessRecord,
+    /** The fields of the settings digest that differ (e.g. `checkTargets`). */
+    readonly fields: readonly string[],
+    role: ProcessRole,
+  ) {
+    super(
+      `settings differ from live ${other.role} process ${other.instanceId} in: ${fields.join(', ')} ` +
+        `(its digest ${other.settingsDigest}); every process of a store must agree on roots, writable roots, tools, check targets, run limits and the at-rest key — ` +
+        `this ${role} does not start (mcp-tasks doctor lists the digests)`,
+    );
+  }
+}
+
+/**
+ * Refuse a process whose settings digest differs from any live process's on the same store — API or worker, started
+ * before or after it: a worker would run tools with other roots, targets, limits or keys than an API process
+ * promised, whichever of them started first. Run at start, before registering.
+ * @throws SettingsDiffer naming the first such process and the differing fields.
+ */
+export async function checkSettingsAgree(store: ProcessRegistry, settingsDigest: string, role: ProcessRole, instanceId: string): Promise<void> {
+  for (const other of await store.listProcesses()) {
+    if (!other.live || other.instanceId === instanceId) continue; // its own predecessor is taken over, not compared
+    const fields = settingsDifference(other.settingsDigest, settingsDigest);
+    if (fields.length > 0) throw new SettingsDiffer(other, fields, role);
+  }
 }

@@ -3,12 +3,14 @@ import type { Executor, ExecutorReadiness } from '../core/executor.js';
 import type { TaskStore } from '../core/store.js';
 import type { KillSwitchCache, KillSwitchState } from './rollout/kill-switch.js';
 import type { TasksMetrics } from './metrics.js';
+import type { WorkerPresence, WorkerPresenceState } from '../service/worker-presence.js';
 
 /**
  * The operations endpoints of an API or worker process: `GET /healthz` (the process answers), `GET /readyz`
  * (ready to take traffic: the store answers within {@link STORE_CHECK_TIMEOUT_MS}, its schema is the one this code
  * expects, the executor can start runs — the isolated executor has a warm thread and none failed to load the tools —
- * and the process is not draining; the kill switch state is reported, never gating readiness) and `GET /metrics`
+ * and the process is not draining; an API process without a worker also needs a worker process of its store to have
+ * been live within `--worker-absent-ms`; the kill switch state is reported, never gating readiness) and `GET /metrics`
  * (Prometheus text). Kubernetes: liveness → /healthz, readiness → /readyz.
  */
 
@@ -31,6 +33,11 @@ export interface Readiness {
      * not a readiness condition: a switched-off server still serves the tasks it has.
      */
     killSwitch: KillSwitchState;
+    /**
+     * An API process without a worker (`serve --no-worker`): whether a worker process of the store was live within
+     * the configured window (`--worker-absent-ms`); not ready once none was for longer (issue 26 item 6).
+     */
+    workers?: WorkerPresenceState;
   };
 }
 
@@ -44,6 +51,8 @@ export interface ProbeSources {
   killSwitch: KillSwitchCache;
   /** The process's executor, whose readiness is a condition (absent: nothing to load). */
   executor?: Pick<Executor, 'readiness'> | undefined;
+  /** An API process without a worker: whether workers of its store are live (a readiness condition). */
+  workers?: Pick<WorkerPresence, 'state'> | undefined;
 }
 
 /** Check readiness now (see the module comment). Never throws. */
@@ -68,11 +77,12 @@ export async function checkReadiness(sources: ProbeSources): Promise<Readiness> 
   }
   const draining = sources.draining();
   const executor = sources.executor?.readiness?.() ?? { ready: true, mode: 'in-process' };
+  const workers = sources.workers?.state();
   return {
-    ready: store.ok && migrations.ok && executor.ready && !draining,
+    ready: store.ok && migrations.ok && executor.ready && !draining && (workers?.ok ?? true),
     role: sources.role,
     instanceId: sources.instanceId,
-    checks: { store, migrations, draining, executor, killSwitch: sources.killSwitch.state() },
+    checks: { store, migrations, draining, executor, killSwitch: sources.killSwitch.state(), ...(workers ? { workers } : {}) },
   };
 }
 

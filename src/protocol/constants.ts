@@ -134,6 +134,31 @@ export interface OperationMetaEntry {
   receipt: Record<string, unknown> | null;
 }
 
+/**
+ * `_meta` key of a `tasks/get` result and of a task status notification (either generation, once the task has
+ * started): the number of the run the status belongs to, 1 for the first. Recovery re-runs a task whose process
+ * died; a larger number than a requestor saw before tells it so, whatever the progress text says.
+ */
+export const ATTEMPT_META_KEY = 'dev.mcp-tasks/attempt';
+
+/** `_meta` of a task answer carrying its attempt (see {@link ATTEMPT_META_KEY}); empty while no run has started. */
+export function attemptMeta(attempt: number): Record<string, number> {
+  return attempt > 0 ? { [ATTEMPT_META_KEY]: attempt } : {};
+}
+
+/**
+ * JSON Schema annotation on a property of a tool's `inputSchema`: `"x-mcp-tasks-local-path": true` says the value
+ * is a filesystem path on the requestor's machine, so `mcp-tasks call` makes a relative one absolute against its
+ * current directory. Arguments without it are sent as typed — never rewritten because of their name.
+ */
+export const LOCAL_PATH_SCHEMA_KEY = 'x-mcp-tasks-local-path';
+
+/**
+ * `_meta` key of an `isError` `tools/call` result meaning the tool never ran: its arguments were refused before
+ * (schema validation, the tool's preflight). The CLI reports it as bad input (exit 64), not as a tool error.
+ */
+export const INPUT_REFUSED_META_KEY = 'dev.mcp-tasks/input-refused';
+
 /** `_meta` key of a `tools/call` carrying the requestor's correlation id, kept in its journal to find the call again in logs. */
 export const CORRELATION_ID_META_KEY = 'dev.mcp-tasks/correlation-id';
 

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { WorkerPresence } from '../service/worker-presence.js';
 import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import { systemClock, type Clock } from '../core/clock.js';
 import { TaskEventFeed } from '../core/event-feed.js';
@@ -104,6 +105,11 @@ export interface CreateTasksServerOptions {
   runTracer?: RunTracer;
   /** Shadow mode of the embedded worker (see `ShadowSettings`). @defaultValue none */
   shadow?: ShadowSettings;
+  /**
+   * Without an embedded worker: who runs tasks elsewhere (see `WorkerPresence`), so a task no worker can start says
+   * "waiting for a worker" in its status. @defaultValue none (statuses as stored)
+   */
+  workers?: Pick<WorkerPresence, 'view'>;
   /** Told about held-back polls and polls per task (metrics). @defaultValue none */
   pollObserver?: PollObserver;
   /** Host header allow-list for HTTP (DNS-rebinding protection); `null` disables it. @defaultValue localhost names */
@@ -246,6 +252,7 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
     ...(options.gate ? { gate: options.gate } : {}),
     secret: options.secret,
     ...(options.pollObserver ? { pollObserver: options.pollObserver } : {}),
+    ...(options.workers && !execution ? { workers: options.workers } : {}),
   });
   const deps: HandlerDeps = {
     service,

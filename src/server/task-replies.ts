@@ -1,6 +1,6 @@
 import { methodNotFound, TasksError } from '../core/errors.js';
 import type { JsonObject, TaskRecord } from '../core/task.js';
-import { ErrorCode, OPERATIONS_META_KEY, type OperationMetaEntry } from '../protocol/constants.js';
+import { attemptMeta, ErrorCode, OPERATIONS_META_KEY, type OperationMetaEntry } from '../protocol/constants.js';
 import type { OperationRecord } from '../core/ledger.js';
 import { toV1Task, v1TaskPayloadResult } from '../protocol/v1/codec.js';
 import { v2GetTaskResult } from '../protocol/v2/codec.js';
@@ -17,14 +17,18 @@ import type { SignalSource } from '../service/tasks/tasks-door.js';
 /** v2 `GetTaskResult` (E19): `resultType: "complete"` and the detailed task, from one `tasks/get` of the service. */
 export async function readTaskV2(deps: Pick<HandlerDeps, 'service'>, caller: TaskCaller, taskId: string, signal: SignalSource): Promise<JsonObject> {
   const { task, details, operations } = await deps.service.tasks.poll(caller, taskId, signal, { details: true });
-  return withOperations(v2GetTaskResult(detailedTask(task, details)) as unknown as JsonObject, operations);
+  return withTaskMeta(v2GetTaskResult(detailedTask(task, details)) as unknown as JsonObject, task, operations);
 }
 
-/** `result` with `_meta["dev.mcp-tasks/operations"]` when the task has domain operations (any status, issue 12). */
-function withOperations(result: JsonObject, operations: readonly OperationRecord[]): JsonObject {
-  if (operations.length === 0) return result;
+/**
+ * `result` with `_meta["dev.mcp-tasks/attempt"]` once a run started (issue 26), and `_meta["dev.mcp-tasks/operations"]`
+ * when the task has domain operations (any status, issue 12).
+ */
+function withTaskMeta(result: JsonObject, task: TaskRecord, operations: readonly OperationRecord[]): JsonObject {
   const meta = typeof result._meta === 'object' && result._meta !== null && !Array.isArray(result._meta) ? result._meta : {};
-  return { ...result, _meta: { ...meta, [OPERATIONS_META_KEY]: operations.map(operationMetaEntry) as unknown as JsonObject[] } };
+  const added: JsonObject = { ...attemptMeta(task.attempt) };
+  if (operations.length > 0) added[OPERATIONS_META_KEY] = operations.map(operationMetaEntry) as unknown as JsonObject[];
+  return Object.keys(added).length === 0 ? result : { ...result, _meta: { ...meta, ...added } };
 }
 
 /** The wire entry of an operation: id, effect, status, receipt (never target or detail). */
@@ -41,7 +45,7 @@ export function v1Caller(caller: Caller, method: string): TaskCaller {
 /** v1 `GetTaskResult`: the flat task, no related-task `_meta` (R33). `-32601` outside 2025-11-25 sessions. */
 export async function readTaskV1(deps: Pick<HandlerDeps, 'service'>, caller: Caller, taskId: string, signal: SignalSource): Promise<JsonObject> {
   const { task, operations } = await deps.service.tasks.poll(v1Caller(caller, 'tasks/get'), taskId, signal);
-  return withOperations(toV1Task(task) as unknown as JsonObject, operations);
+  return withTaskMeta(toV1Task(task) as unknown as JsonObject, task, operations);
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Server } from '@modelcontextprotocol/server';
 import { isTerminal } from '../core/state-machine.js';
 import type { TaskRecord, TaskStatus } from '../core/task.js';
-import { RELATED_TASK_META_KEY } from '../protocol/constants.js';
+import { attemptMeta, RELATED_TASK_META_KEY } from '../protocol/constants.js';
 import { toV1Task } from '../protocol/v1/codec.js';
 import type { TaskCaller } from '../service/caller.js';
 import type { TaskNotice, TaskSubscription } from '../service/tasks/tasks-door.js';
@@ -109,7 +109,11 @@ export class V1SessionNotifier {
     if (isTerminal(record.status)) this.untrack(taskId);
     await this.send({
       method: 'notifications/tasks/status',
-      params: toV1Task(withPollHint(record, this.deps.clock.now())) as unknown as Record<string, unknown>,
+      // No related-task `_meta` (R33); the attempt, once a run started, in our own namespace.
+      params: {
+        ...toV1Task(withPollHint(record, this.deps.clock.now())),
+        ...(record.attempt > 0 ? { _meta: attemptMeta(record.attempt) } : {}),
+      } as unknown as Record<string, unknown>,
     });
   }
 

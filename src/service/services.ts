@@ -1,4 +1,5 @@
 import type { Clock } from '../core/clock.js';
+import type { WorkerPresence } from './worker-presence.js';
 import type { PathConfinement } from '../core/confinement.js';
 import type { TaskEventFeed } from '../core/event-feed.js';
 import type { Executor } from '../core/executor.js';
@@ -50,6 +51,8 @@ export interface TaskServicesOptions {
   taskFallbackTools?: boolean;
   /** The kill switch and canary (issue 15): who may use task mode for which tool now. @defaultValue every caller, every tool */
   gate?: TaskModeGate;
+  /** Without an embedded worker: whether one runs elsewhere (`tasks/get` says "waiting for a worker" otherwise). */
+  workers?: Pick<WorkerPresence, 'view'>;
 }
 
 /**
@@ -84,6 +87,7 @@ export function createTaskServices(options: TaskServicesOptions): TaskServices {
     reads,
     polls: new PollThrottle(MAX_POLL_DELAY_MS, options.pollObserver),
     cursors: new CursorCodec(options.secret),
+    ...(options.workers ? { workers: options.workers } : {}),
   });
   const creator = new TaskCreator({ store, ...withHandOff, limits, clock, logger, reads });
   const calls = new CallService({

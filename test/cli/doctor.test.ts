@@ -111,6 +111,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       await queued(store);
       await store.registerProcess(process1('api-1', 'api', 'aaaa'), 60_000);
       await store.registerProcess(process1('api-2', 'api', 'bbbb'), 60_000);
+      await store.registerProcess(process1('api-3', 'api', 'roots=11111111 checkTargets=22222222'), 60_000);
+      await store.registerProcess(process1('api-4', 'api', 'roots=11111111 checkTargets=33333333'), 60_000);
       // A worker whose heartbeat lapsed does not count.
       await store.registerProcess(process1('w-gone', 'worker', 'aaaa'), 1);
       await store.close();
@@ -124,7 +126,10 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(run.status).toBe(1);
       expect(run.line('tasks')).toMatch(/^FAIL {2}tasks\s+1 working tasks wait with a lapsed or no lease and no live worker is registered/);
       expect(run.line('events')).toMatch(/^FAIL {2}events\s+1 events belong to tasks that no longer exist/);
-      expect(run.line('settings')).toMatch(/^FAIL {2}settings\s+settings digests differ: aaaa \(api-1\) vs bbbb \(api-2\)/);
+      // Issue 26: the differing field is named (digests by field); an old single hash differs as a whole.
+      expect(run.line('settings')).toMatch(
+        /^FAIL {2}settings\s+settings differ in \(all settings: a process of another version\), checkTargets: api-1 \(aaaa\) vs api-2 \(bbbb\) vs api-3 \(roots=11111111 checkTargets=22222222\) vs api-4 /,
+      );
       expect(run.line('processes')).toMatch(/1 lapsed, reaped by the next live process \(w-gone\)/);
       expect(run.line('schema')).toMatch(/^ok/);
     });

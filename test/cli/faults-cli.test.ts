@@ -110,7 +110,7 @@ describe('mcp-tasks under faults (spawned CLI, real server, fault proxy)', () =>
         nextPollAt: expect.any(String),
       });
       const listed = await cli(['tasks']);
-      expect(listed.stdout).toMatch(new RegExp(`${id} +effect_job +working`));
+      expect(listed.stdout).toMatch(new RegExp(`${id} +effect_job +last seen working at `));
       const resumed = await cli(['resume', '--url', proxy.url]);
       expect(resumed.code, resumed.stderr).toBe(0);
       expect(resumed.stdout).toBe(`effect ${tag} #1\n`);
@@ -121,7 +121,7 @@ describe('mcp-tasks under faults (spawned CLI, real server, fault proxy)', () =>
     },
   );
 
-  it('when recovery restarts the task after a server crash, watch says so (attempt 2) instead of jumping back silently', async () => {
+  it('when recovery restarts the task after a server crash, call says so from the attempt number the server reports (attempt 2), though the new run first shows no count', async () => {
     const dataDir = join(temp.dir, 'restart-data');
     const log = join(temp.dir, 'stepped.log');
     const port = await freePort();
@@ -136,7 +136,7 @@ describe('mcp-tasks under faults (spawned CLI, real server, fault proxy)', () =>
       expect(run.code, run.stderr).toBe(0);
       expect(run.stdout).toBe('stepped 40\n');
       expect(run.stderr).toMatch(/server unreachable .* keeps its id/);
-      expect(run.stderr).toMatch(/was restarted by the server \(attempt 2 as seen here\): progress starts again at \d+\/40 \(it was \d+\/40\)/);
+      expect(run.stderr).toMatch(/was restarted by the server: attempt 2, its progress starts again \(the previous run had reached \d+\/40\)/);
       expect(existsSync(log) && readFileSync(log, 'utf8')).toBe('run\nrun\n');
     } finally {
       await server.stop();

@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectTasksClient, TaskJournal } from '../../src/client/index.js';
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
@@ -10,6 +11,7 @@ import { countingTools } from '../client/support.js';
 import { cliRunner, ensureBuilt } from './support.js';
 
 const UNKNOWN_ID = 'Zz9Yy8Xx7Ww6Vv5Uu4Tt3S';
+const ROOT = resolve(import.meta.dirname, '../..');
 
 describe('mcp-tasks call / get / watch / cancel (spawned CLI against a real server)', () => {
   const counting = countingTools();
@@ -107,6 +109,51 @@ describe('mcp-tasks call / get / watch / cancel (spawned CLI against a real serv
     }
   });
 
+  it('bad input is 64 whatever finds it: an unknown tool, arguments the tool refuses (it never ran), the command line', async () => {
+    const unknown = await cli(['call', 'no_such_tool', '--url', running.url, '--json']);
+    expect(unknown.code, unknown.stderr).toBe(64);
+    expect(JSON.parse(unknown.stdout)).toMatchObject({
+      status: 'bad_input',
+      exitCode: 64,
+      error: { code: -32602, message: expect.stringContaining('Unknown tool') },
+    });
+    const before = counting.runs.get('slow_compute') ?? 0;
+    const refused = await cli(['call', 'slow_compute', '--args', '{"seconds":"soon"}', '--url', running.url]);
+    expect(refused.code, refused.stderr).toBe(64);
+    expect(refused.stderr).toContain('the arguments were refused; the tool did not run');
+    expect(counting.runs.get('slow_compute') ?? 0).toBe(before);
+    const flag = await cli(['call', 'greet', '--no-such-flag', '--json']);
+    expect(flag.code).toBe(64);
+    expect(JSON.parse(flag.stdout)).toMatchObject({ status: 'bad_input', exitCode: 64, error: { message: expect.stringContaining('--no-such-flag') } });
+  });
+
+  it('--json prints one JSON object for every error too; --version prints the version', async () => {
+    const missing = await cli(['get', UNKNOWN_ID, '--url', running.url, '--json']);
+    expect(missing.code).toBe(4);
+    expect(JSON.parse(missing.stdout)).toMatchObject({ taskId: UNKNOWN_ID, status: 'not_found', exitCode: 4 });
+    const server = createServer();
+    await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', resolveListen));
+    const { port } = server.address() as AddressInfo;
+    await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
+    const unreachable = await cli(['call', 'greet', '--args', '{"name":"x"}', '--url', `http://127.0.0.1:${port}/mcp`, '--json']);
+    expect(unreachable.code).toBe(5);
+    expect(JSON.parse(unreachable.stdout)).toMatchObject({ status: 'error', exitCode: 5, error: { message: expect.stringContaining('ECONNREFUSED') } });
+    const version = await cli(['--version']);
+    expect([version.code, version.stdout]).toEqual([0, `${JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version}\n`]);
+  });
+
+  it.each(['2025-11-25', '2026-07-28'])('over %s, cancel tells "cancelled" (0) from "ended before the cancel took effect" (9)', async (protocol) => {
+    const done = await cli(['call', 'slow_compute', '--args', '{"seconds":0}', '--detach', '--url', running.url, '--protocol', protocol]);
+    const id = done.stdout.trim();
+    await cli(['watch', id, '--url', running.url, '--protocol', protocol]); // it has completed
+    const late = await cli(['cancel', id, '--url', running.url, '--protocol', protocol, '--json']);
+    expect(late.code, late.stderr).toBe(9);
+    expect(JSON.parse(late.stdout)).toMatchObject({ taskId: id, final: 'completed', exitCode: 9 });
+    const slow = await cli(['call', 'slow_compute', '--args', '{"seconds":60}', '--detach', '--url', running.url, '--protocol', protocol]);
+    const cancelled = await cli(['cancel', slow.stdout.trim(), '--url', running.url, '--protocol', protocol]);
+    expect([cancelled.code, cancelled.stdout]).toEqual([0, `task ${slow.stdout.trim()}: cancelled\n`]);
+  });
+
   it('connection error exits 5 without a task', async () => {
     const server = createServer();
     await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', resolveListen));
@@ -179,10 +226,10 @@ describe('mcp-tasks call / get / watch / cancel (spawned CLI against a real serv
     await expectStillWorkingThenCancel(id as string);
   });
 
-  it('relative "path"/"root" arguments are sent as absolute paths; other strings are untouched', async () => {
+  it('a relative argument the tool declares a local path is sent absolute; others (even one named root) are untouched', async () => {
     const run = await cli(['call', 'echo_args', '--args', '{"path":"logs/app.log","root":".","label":"logs/x"}', '--url', running.url], temp.dir);
     expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toEqual({ path: join(temp.dir, 'logs/app.log'), root: temp.dir, label: 'logs/x' });
+    expect(JSON.parse(run.stdout)).toEqual({ path: join(temp.dir, 'logs/app.log'), root: '.', label: 'logs/x' });
   });
 
   it('a tool that never becomes a task prints its result directly (no task id)', async () => {

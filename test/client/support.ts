@@ -6,7 +6,7 @@
 import { createServer as createTcpServer, connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { defineTool, textResult, type AnyToolDefinition } from '../../src/core/tool.js';
+import { defineTool, localPath, textResult, type AnyToolDefinition } from '../../src/core/tool.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
 
 /** The conformance fixtures plus `echo_args`, each wrapped so `runs` counts executions per tool name. */
@@ -17,7 +17,7 @@ export function countingTools(): { tools: AnyToolDefinition[]; runs: Map<string,
     description: 'Returns its arguments as JSON text.',
     execution: 'task-optional',
     idempotent: true,
-    inputSchema: z.looseObject({ path: z.string().optional(), root: z.string().optional() }),
+    inputSchema: z.looseObject({ path: localPath(z.string().optional()), root: z.string().optional() }), // only path is declared local
     async run(args) {
       return textResult(JSON.stringify(args));
     },

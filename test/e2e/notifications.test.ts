@@ -17,6 +17,7 @@ import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-serv
 import { pollModernTask, postModern, TASKS_EXTENSION } from '../helpers/wire.js';
 
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
+const ATTEMPT = 'dev.mcp-tasks/attempt';
 const ELICITING = { elicitation: { form: {} }, extensions: { [TASKS_EXTENSION]: {} } };
 const YES = { action: 'accept', content: { confirm: true } };
 const TERMINAL = ['completed', 'failed', 'cancelled'];
@@ -68,7 +69,14 @@ describe('v2 subscriptions/listen with taskIds', () => {
 
   /** Check the notifications of one task: tagged, DetailedTask without resultType, each equal to a tasks/get shape. */
   async function checkNotes(messages: SseMessages, taskId: string, subscriptionId: string, completed: Record<string, unknown>): Promise<void> {
-    for (const message of messages.messages) expect(params(message)._meta).toEqual({ [SUBSCRIPTION_ID]: subscriptionId });
+    for (const message of messages.messages) {
+      // Tagged with the subscription id (B19); a task's notification also names its run (issue 26), nothing else.
+      const { [ATTEMPT]: attempt, ...tag } = (params(message)._meta ?? {}) as Record<string, unknown>;
+      expect(tag).toEqual({ [SUBSCRIPTION_ID]: subscriptionId });
+      // Absent while no run has started (queued, or asking before it starts); the one run here is attempt 1.
+      if (message.method === 'notifications/tasks') expect([undefined, 1]).toContain(attempt);
+      if (message.method === 'notifications/tasks' && params(message).status === 'completed') expect(attempt).toBe(1);
+    }
     for (const note of taskNotes(messages, taskId)) {
       // E33/E19: a DetailedTask without resultType; input_required lists every outstanding request (never none).
       expect(params(note)).not.toHaveProperty('resultType');
@@ -350,6 +358,9 @@ describe('v1 session notifications on the GET stream (SDK 1.32.2 client)', () =>
         pollInterval: final.pollInterval,
       });
       expect(task._meta === undefined || !(RELATED_TASK in task._meta)).toBe(true);
+      // Issue 26: the run it belongs to, once one started.
+      expect([undefined, JSON.stringify({ [ATTEMPT]: 1 })]).toContain(task._meta && JSON.stringify(task._meta));
+      if (task.status === 'completed') expect(task._meta).toEqual({ [ATTEMPT]: 1 });
       expect(task).not.toHaveProperty('task');
     }
     expect(params(pushed.at(-1)!)).toMatchObject({ status: 'completed', lastUpdatedAt: final.lastUpdatedAt });

@@ -10,6 +10,7 @@
  *   the API's refuses to start the same way.
  */
 import { writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliRunner } from '../cli/support.js';
@@ -128,7 +129,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(run.stderr).not.toMatch(/\n\s+at /);
     });
 
-    it('a worker whose settings digest differs from the API process refuses to start (exit 1, one line)', async () => {
+    it('a worker whose settings digest differs from the API process refuses to start (exit 1, one line naming the field)', async () => {
       await serve(`${backend}-digest-api`, ['--no-worker', '--instance-id', `${backend}-api`]);
       const run = await start([
         'worker',
@@ -142,7 +143,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       ]).done;
       expect(run.code).toBe(1);
       expect(run.stderr.trim().split('\n').at(-1)).toMatch(
-        new RegExp(`settings differ from API process ${backend}-api \\(settings digest [0-9a-f]{16}, this worker [0-9a-f]{16}\\)`),
+        new RegExp(`settings differ from live api process ${backend}-api in: runLimits \\(its digest roots=[0-9a-f]{8} .*\\); .* this worker does not start`),
       );
       expect(run.stderr).not.toMatch(/\n\s+at /);
       // The same settings start.
@@ -151,6 +152,73 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       same.child.kill('SIGTERM');
       const stopped = await same.done;
       expect(stopped.code, stopped.stderr).toBe(0);
+    });
+
+    it('issue 26: --check-target is in the digest, and an API process started after a worker compares too (refused, naming checkTargets)', async () => {
+      const worker = start(['worker', '--data-dir', join(temp.dir, `${backend}-ct-w`), ...shared(), '--instance-id', `${backend}-ct-w`]);
+      await worker.stderrLine(/mcp-tasks: worker \S+ running/);
+      try {
+        const port = await freePort();
+        const api = await start([
+          'serve',
+          '--port',
+          String(port),
+          '--no-worker',
+          '--data-dir',
+          join(temp.dir, `${backend}-ct-api`),
+          ...shared(),
+          '--instance-id',
+          `${backend}-ct-api`,
+          '--check-target',
+          'db.internal:5432',
+        ]).done;
+        expect(api.code).toBe(1);
+        expect(api.stderr.trim().split('\n').at(-1)).toMatch(
+          new RegExp(`settings differ from live worker process ${backend}-ct-w in: checkTargets \\(its digest .*\\); .* this api does not start`),
+        );
+      } finally {
+        worker.child.kill('SIGTERM');
+        await worker.done;
+      }
+    });
+
+    it('issue 26: a second worker on this host without --instance-id takes the next slot and runs; a restarted one reclaims the dead slot and releases its leases at once', async () => {
+      const base = `${hostname()}:worker`;
+      const worker = (name: string) => start(['worker', '--data-dir', join(temp.dir, `${backend}-${name}`), ...shared()]);
+      const first = worker('slot-a');
+      expect((await first.stderrLine(/mcp-tasks: worker (\S+) running/))[1]).toBe(base);
+      const second = worker('slot-b');
+      const secondId = (await second.stderrLine(/mcp-tasks: worker (\S+) running/))[1];
+      expect(secondId, JSON.stringify(await fixture.observer.listProcesses())).toBe(`${base}:slot2`);
+      const api = await serve(`${backend}-slot-api`, ['--no-worker', '--instance-id', `${backend}-slot-api`]);
+      const log = join(temp.dir, `${backend}-slots.log`);
+      const taskId = await call(api.url, log);
+      const leased = await eventually(
+        'a worker to lease the task',
+        async () => (await fixture.observer.getUnscoped(taskId))?.leaseOwner ?? undefined,
+        15_000,
+        25,
+      );
+      const holder = leased === base ? first : second;
+      const other = holder === first ? second : first;
+      holder.child.kill('SIGKILL');
+      await holder.done;
+      const killedAt = Date.now();
+      // The restart takes the dead slot (not a third one) and its task at once, well before the lease would lapse.
+      const restarted = worker('slot-c');
+      const restartedId = (await restarted.stderrLine(/mcp-tasks: worker (\S+) running/))[1];
+      expect(restartedId, JSON.stringify(await fixture.observer.listProcesses())).toBe(leased);
+      const rerun = await eventually('the rerun under the same id', async () => (await attempts(taskId)).find((e) => e.payload?.attempt === 2), LEASE_MS);
+      // Released at the restart's registration, the task is claimed at once by a live worker: the restarted one or
+      // the other (both wake on the `released` event).
+      expect([leased, leased === base ? `${base}:slot2` : base]).toContain(rerun.payload?.leaseOwner);
+      expect(rerun.at - killedAt).toBeLessThan(LEASE_MS - 3_000);
+      writeFileSync(`${log}.release`, '');
+      expect((await pollModernTask(api.url, taskId)).status).toBe('completed');
+      for (const running of [other, restarted]) {
+        running.child.kill('SIGTERM');
+        await running.done;
+      }
     });
   });
 }

@@ -56,8 +56,35 @@ describe('check_infrastructure', () => {
   async function check(args: Record<string, unknown>, context: RecordingContext = makeContext([root])) {
     const result = await tool.run(tool.inputSchema.parse({ detail: 'full', ...args }), context);
     tool.outputSchema?.parse(result.structuredContent);
-    return { report: result.structuredContent as unknown as InfrastructureReport, text: (result.content[0] as { text: string }).text, context };
+    return {
+      report: result.structuredContent as unknown as InfrastructureReport,
+      text: (result.content[0] as { text: string }).text,
+      context,
+      isError: result.isError === true,
+    };
   }
+
+  it('marks its result isError as errorOn says (default: a target is down), so a scheduled run can fail on it; the report is the same', async () => {
+    const ok = await http((_q, r) => r.end('ok'));
+    const slow = await http((_q, r) => void setTimeout(() => r.end('late'), 300));
+    const closed = await http(() => {});
+    await closers.pop()?.();
+    const healthy = `http://127.0.0.1:${ok}/`;
+    const lagging = { url: `http://127.0.0.1:${slow}/`, slowMs: 100 };
+    const down = `http://127.0.0.1:${closed}/`;
+    const runs = [
+      [{ targets: [healthy, down] }, true],
+      [{ targets: [healthy, down], errorOn: 'never' }, false],
+      [{ targets: [healthy, lagging] }, false], // slow is a problem, not down
+      [{ targets: [healthy, lagging], errorOn: 'problem' }, true],
+      [{ targets: [healthy], errorOn: 'problem' }, false],
+    ] as const;
+    for (const [args, failing] of runs) {
+      const { isError, report } = await check({ ...args, updateBaseline: false });
+      expect(isError, JSON.stringify(args)).toBe(failing);
+      expect(report.summary.targets).toBe(args.targets.length);
+    }
+  });
 
   it('reports what is down, slow, answering 503, expiring and untrusted, and what is fine, with the raw results', async () => {
     const ok = await http((_q, r) => r.end('ok'));

@@ -13,6 +13,7 @@ import {
   type TaskSummary,
 } from './api.js';
 import { formatDuration, formatTime, h, replace } from './dom.js';
+import { noOperationsYet } from './domain-text.js';
 import { questionForm } from './form.js';
 import { operationsTable, showOperations } from './operations.js';
 import { showKillSwitch } from './kill-switch.js';
@@ -190,9 +191,7 @@ async function showList(): Promise<void> {
 function domainOutcome(page: TaskPage): HTMLElement {
   const status = h('p', { class: 'small', role: 'status', 'aria-live': 'polite' });
   const body =
-    page.operations.length === 0
-      ? h('p', {}, 'This task declared no domain operations: there is no system-of-record outcome to show.')
-      : operationsTable(page.operations, status, false, 'Operations of this task, oldest first');
+    page.operations.length === 0 ? h('p', {}, noOperationsYet(page)) : operationsTable(page.operations, status, false, 'Operations of this task, oldest first');
   return h('section', { class: 'domain', 'aria-labelledby': 'ops-h' }, h('h2', { id: 'ops-h' }, 'Domain outcome'), body, status);
 }
 
@@ -218,7 +217,7 @@ function questionsSection(page: TaskPage, refresh: () => Promise<void>): HTMLEle
     const errors = h('div', { class: 'error', role: 'alert' });
     if (question.mode === 'url') {
       form.append(
-        h('p', {}, question.message),
+        h('p', { class: 'question-message' }, question.message),
         h('p', { class: 'mono' }, question.url ?? ''),
         h('p', { class: 'small' }, 'This question is answered at the address above, not here.'),
       );

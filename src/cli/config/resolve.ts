@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { DEFAULT_DRAIN_MS, DEFAULT_LIMITS, DEFAULT_MIN_THREADS, DEFAULT_THREAD_HEAP_MB } from '../../core/limits.js';
+import { DEFAULT_DRAIN_MS, DEFAULT_LIMITS, DEFAULT_MIN_THREADS, DEFAULT_THREAD_HEAP_MB, DEFAULT_WORKER_ABSENT_MS } from '../../core/limits.js';
 import { ConfigSchema, type McpTasksConfig } from './schema.js';
 
 /**
@@ -106,6 +106,7 @@ export const SETTINGS: readonly SettingLeaf[] = Object.freeze([
   { key: 'encryptionKeysOld', kind: 'list', env: 'MCP_TASKS_ENCRYPTION_KEYS_OLD', secret: true },
   leaf('instanceId', 'string'),
   leaf('heartbeatMs', 'number'),
+  leaf('workerAbsentMs', 'number'),
   leaf('executor', 'string'),
   leaf('minThreads', 'number'),
   leaf('threadHeapMb', 'number'),
@@ -148,6 +149,7 @@ const DEFAULTS: Record<string, unknown> = {
   logLevel: 'info',
   drainMs: DEFAULT_DRAIN_MS,
   heartbeatMs: 1000,
+  workerAbsentMs: DEFAULT_WORKER_ABSENT_MS,
   executor: 'isolated',
   minThreads: DEFAULT_MIN_THREADS,
   threadHeapMb: DEFAULT_THREAD_HEAP_MB,

@@ -193,6 +193,12 @@ export const ConfigSchema = z
       .optional()
       .describe('stable id of this process in the registry and its leases (default <host>:serve:<port>, <host>:worker[:<health port>])'),
     heartbeatMs: z.number().int().positive().optional().describe('process registry heartbeat; gone after three missed (default 1000)'),
+    workerAbsentMs: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe('serve --no-worker: /readyz is not ready once no worker process of the store has been live for this long (default 30000; 0: never)'),
     executor: z.enum(['isolated', 'in-process']).optional().describe('how tools run: a worker thread per run, or on the event loop (default isolated)'),
     minThreads: z
       .number()

@@ -8,6 +8,7 @@ import type { TaskSubscription } from '../../service/tasks/tasks-door.js';
 import { requestCaller } from '../request-caller.js';
 import type { HandlerDeps } from '../deps.js';
 import { detailedTask } from '../detailed-task.js';
+import { attemptMeta } from '../../protocol/constants.js';
 import { withPollHint } from '../../service/poll-hint.js';
 import { writeJsonRpcError } from './respond.js';
 
@@ -176,7 +177,11 @@ export class TaskListenRoute {
     const record = await subscription.read(taskId);
     if (!record) return;
     const current = withPollHint(record, this.deps.clock.now());
-    write({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...detailedTask(current, await subscription.details(current)), _meta: tag } });
+    write({
+      jsonrpc: '2.0',
+      method: 'notifications/tasks',
+      params: { ...detailedTask(current, await subscription.details(current)), _meta: { ...tag, ...attemptMeta(current.attempt) } },
+    });
   }
 
   /** One `notifications/tasks`: the task as of this event (its status and time), with result/error/inputRequests. */
@@ -188,7 +193,7 @@ export class TaskListenRoute {
     // The answer that resumed a task commits an `input` event (still input_required) and the `working` one together;
     // by the time we read, nothing is outstanding, and an input_required task without requests is never a valid view.
     if (detailed.status === 'input_required' && Object.keys(detailed.inputRequests ?? {}).length === 0) return;
-    write({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...detailed, _meta: tag } });
+    write({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...detailed, _meta: { ...tag, ...attemptMeta(record.attempt) } } });
   }
 }
 

@@ -5,7 +5,7 @@ import type { PathConfinement } from '../../core/confinement.js';
 import type { JsonObject } from '../../core/task.js';
 import type { TraceCarrier } from '../../core/trace-context.js';
 import { ToolInputError, type AnyToolDefinition } from '../../core/tool.js';
-import { immediateResponseOf, toolErrorResult } from '../../core/tool-outcome.js';
+import { immediateResponseOf, inputErrorResult, toolErrorResult } from '../../core/tool-outcome.js';
 import type { ToolRegistry } from '../../core/tool-registry.js';
 import { ErrorCode } from '../../protocol/constants.js';
 import { declaresTaskSupport, type Caller } from '../caller.js';
@@ -105,7 +105,7 @@ export async function planCall(tools: ToolRegistry, confinement: PathConfinement
     if (call.task !== undefined && caller.negotiation === 'per-session')
       throw new TasksError(ErrorCode.MethodNotFound, `Tool '${call.name}' does not support task-augmented execution`);
     const parsed = parseFallbackArguments(call.arguments);
-    if ('error' in parsed) return { kind: 'answer', toolName: call.name, result: toolErrorResult(`Invalid arguments for tool ${call.name}: ${parsed.error}`) };
+    if ('error' in parsed) return { kind: 'answer', toolName: call.name, result: inputErrorResult(`Invalid arguments for tool ${call.name}: ${parsed.error}`) };
     return { kind: 'task_operation', toolName: call.name, operation, taskId: parsed.taskId };
   }
   const oversized = checkArgumentLimits(call.arguments, options.argumentLimits);
@@ -126,11 +126,11 @@ export async function planCall(tools: ToolRegistry, confinement: PathConfinement
   }
   const args = tool.inputSchema.safeParse(call.arguments ?? {});
   if (!args.success)
-    return { kind: 'answer', toolName: tool.name, result: toolErrorResult(`Invalid arguments for tool ${tool.name}: ${z.prettifyError(args.error)}`) };
+    return { kind: 'answer', toolName: tool.name, result: inputErrorResult(`Invalid arguments for tool ${tool.name}: ${z.prettifyError(args.error)}`) };
   try {
     await tool.preflight?.(args.data, { roots: confinement.roots, deniedPaths: confinement.deniedPaths });
   } catch (error) {
-    if (error instanceof ToolInputError) return { kind: 'answer', toolName: tool.name, result: toolErrorResult(error.message) };
+    if (error instanceof ToolInputError) return { kind: 'answer', toolName: tool.name, result: inputErrorResult(error.message) };
     throw error;
   }
   let requestedTtlMs: number | undefined;

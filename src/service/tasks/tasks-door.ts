@@ -1,4 +1,5 @@
 import type { Clock } from '../../core/clock.js';
+import type { WorkerPresence } from '../worker-presence.js';
 import { waitingMessage } from '../../core/elicitation.js';
 import { isTaskNotFound, resourceNotFound, runtimeFailure } from '../../core/errors.js';
 import type { TaskEventFeed } from '../../core/event-feed.js';
@@ -66,6 +67,8 @@ export interface TasksDoorOptions {
   reads: TaskReads;
   /** The polling protection: a per-owner policy of `tasks/get`. */
   polls: PollThrottle;
+  /** Without an embedded worker: says "waiting for a worker" on a task nothing can start (see `WorkerPresence`). */
+  workers?: Pick<WorkerPresence, 'view'>;
   /** Seals `tasks/list` cursors. */
   cursors: CursorCodec;
 }
@@ -116,7 +119,7 @@ export class TasksDoor {
         task = isTerminal(current.status) ? current : { ...current, pollIntervalMs: clampPollHintMs(actor.generation, advice.pollIntervalMs) };
       }
       const details = include.details === true ? await this.details(actor, task) : {};
-      return { task, details, operations: await this.operations(actor, task) };
+      return { task: this.options.workers?.view(task) ?? task, details, operations: await this.operations(actor, task) };
     });
   }
 

@@ -74,7 +74,8 @@ export class ViewerService {
           tasks.details(owner, task),
           tasks.operations(owner, task),
         ]);
-        return { task, events, details, operations, permissions: taskPermissions(viewer, task) };
+        const declaresOperations = this.options.tools.get(task.toolName)?.operations !== undefined;
+        return { task, events, details, operations, declaresOperations, permissions: taskPermissions(viewer, task) };
       },
       taskId,
     );

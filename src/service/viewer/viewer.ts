@@ -42,5 +42,7 @@ export interface TaskInspection {
   details: TaskDetails;
   /** The task's domain operations (ledger rows), oldest first, beside its status. */
   operations: OperationRecord[];
+  /** The task's tool declares domain operations (reconcilers): rows may still come, e.g. after a confirmation. */
+  declaresOperations: boolean;
   permissions: ViewerPermissions;
 }

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import type { PathConfinement } from '../../core/confinement.js';
-import { defineTool, textResult, ToolInputError } from '../../core/tool.js';
+import { defineTool, localPath, textResult, ToolInputError } from '../../core/tool.js';
 import { MAX_LINE_LENGTH } from '../lines.js';
 import { DEFAULT_PII, PII_KINDS } from '../pii.js';
 import { resolveConfined, type ConfinedPath } from '../roots.js';
@@ -15,7 +15,7 @@ import { summaryReport, SUMMARY_ITEMS } from './report.js';
 import { summarize } from './text-report.js';
 
 const inputSchema = z.object({
-  path: z.string().min(1).describe('Absolute path of a log file or of a directory tree to scan (inside the allowed roots).'),
+  path: localPath(z.string().min(1).describe('Absolute path of a log file or of a directory tree to scan (inside the allowed roots).')),
   since: z
     .string()
     .optional()

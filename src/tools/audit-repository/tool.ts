@@ -6,13 +6,13 @@ import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { detailArgument, SUMMARY_FIELDS, summarized } from '../structured-summary.js';
 import type { PathConfinement } from '../../core/confinement.js';
-import { defineTool, textResult, ToolInputError } from '../../core/tool.js';
+import { defineTool, localPath, textResult, ToolInputError } from '../../core/tool.js';
 import { resolveConfined, type ConfinedPath } from '../roots.js';
 import { SECRET_KINDS } from '../../core/redaction.js';
 import { auditRepository, type AuditReport } from './scan.js';
 
 const inputSchema = z.object({
-  path: z.string().min(1).describe('Absolute path of the repository (or a directory in it) to audit, inside the allowed roots.'),
+  path: localPath(z.string().min(1).describe('Absolute path of the repository (or a directory in it) to audit, inside the allowed roots.')),
   detail: detailArgument('every language and up to 200 secret findings'),
 });
 

@@ -50,6 +50,12 @@ const inputSchema = z.object({
   timeoutMs: ms(120_000).default(5000).describe('Timeout per target (ms).'),
   slowMs: ms(120_000).default(1000).describe('A target answering later than this (ms) is slow.'),
   certWarningDays: z.number().int().min(0).max(365).default(14).describe('A certificate expiring within this many days is reported.'),
+  errorOn: z
+    .enum(['down', 'problem', 'never'])
+    .default('down')
+    .describe(
+      'When the result is marked isError, so a scheduled run fails on it (mcp-tasks call exits 1): "down" (default) when a target is down, "problem" when any target is not ok, "never".',
+    ),
 });
 
 type Args = z.output<typeof inputSchema>;
@@ -336,7 +342,12 @@ export function checkInfrastructureTool(checkTargets: readonly string[]): AnyToo
       // §2): targets with a problem first, then the rest, cut to the first entries.
       const ordered =
         args.detail === 'full' ? report : { ...report, results: [...results.filter((r) => r.status !== 'ok'), ...results.filter((r) => r.status === 'ok')] };
-      return textResult(summarize(report), { structuredContent: summarized(ordered, args.detail, ['results']) as unknown as JsonObject });
+      // A check is a finding, not a tool failure; isError only as the caller asked (errorOn), so a scheduled run can fail on it.
+      const failing = args.errorOn === 'down' ? summary.down > 0 : args.errorOn === 'problem' ? summary.ok < summary.targets : false;
+      return textResult(summarize(report), {
+        structuredContent: summarized(ordered, args.detail, ['results']) as unknown as JsonObject,
+        ...(failing ? { isError: true } : {}),
+      });
     },
   });
 }

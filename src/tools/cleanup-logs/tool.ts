@@ -15,6 +15,7 @@ import { detailArgument, SUMMARY_FIELDS, summarized } from '../structured-summar
 const LISTS = ['candidates', 'deleted', 'skipped'] as const;
 import {
   defineTool,
+  localPath,
   OperationNotApplied,
   textResult,
   ToolInputError,
@@ -37,7 +38,7 @@ export interface CleanupLogsOptions {
 }
 
 const inputSchema = z.object({
-  path: z.string().min(1).describe('Absolute path of a log directory (or one file) inside a writable root.'),
+  path: localPath(z.string().min(1).describe('Absolute path of a log directory (or one file) inside a writable root.')),
   olderThanDays: z.number().min(0).max(36_500).default(7).describe('Only files last modified more than this many days ago (0: any age).'),
   include: z
     .string()

@@ -8,7 +8,7 @@
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, normalize, relative, sep } from 'node:path';
 import { z } from 'zod';
-import { defineTool, OperationNotApplied, textResult, ToolInputError, type AnyToolDefinition, type OperationHandlers } from '../../core/tool.js';
+import { defineTool, localPath, OperationNotApplied, textResult, ToolInputError, type AnyToolDefinition, type OperationHandlers } from '../../core/tool.js';
 import type { JsonObject } from '../../core/task.js';
 import { resolveConfined } from '../roots.js';
 import { commitOfOperation, git, GitError, headOf, OPERATION_TRAILER } from './git.js';
@@ -22,7 +22,7 @@ export const GIT_COMMIT_EFFECT = 'git.commit';
 
 const inputSchema = z
   .object({
-    repo: z.string().min(1).describe('A git repository (its work tree) inside a writable root.'),
+    repo: localPath(z.string().min(1).describe('A git repository (its work tree) inside a writable root.')),
     path: z.string().min(1).max(4096).describe('Where the report goes: relative to the repository (e.g. reports/errors.md), or absolute inside it.'),
     content: z.string().optional().describe('The report text (Markdown). Give this or fromTask.'),
     fromTask: z.string().min(1).max(64).optional().describe('A completed task of yours (e.g. analyze_logs) whose result becomes the report.'),

@@ -1,0 +1,43 @@
+/**
+ * The CLI's status line (issue 26 item 3): a restart is detected from the attempt number the server reports
+ * (`_meta["dev.mcp-tasks/attempt"]`), never from two progress snapshots — a re-run's first status has no count.
+ */
+import { describe, expect, it } from 'vitest';
+import type { TaskSnapshot } from '../../src/client/index.js';
+import { StatusLine } from '../../src/cli/status-line.js';
+
+const snapshot = (statusMessage: string, attempt?: number): TaskSnapshot => ({
+  taskId: 't1',
+  status: 'working',
+  statusMessage,
+  createdAt: '2026-01-01T00:00:00Z',
+  lastUpdatedAt: '2026-01-01T00:00:01Z',
+  ttlMs: null,
+  ...(attempt === undefined ? {} : { attempt }),
+});
+
+function lines(snapshots: TaskSnapshot[]): string[] {
+  const written: string[] = [];
+  const line = new StatusLine({ write: (text: string) => written.push(text), isTTY: false }, 't1');
+  for (const one of snapshots) line.update(one);
+  line.clear();
+  return written.join('').split('\n').filter(Boolean);
+}
+
+describe('StatusLine restart notice', () => {
+  it('a new attempt whose first status carries no count is announced, with how far the previous run got', () => {
+    const out = lines([snapshot('Scanning (13/200)', 1), snapshot('Started scanning 200 files', 2), snapshot('Scanning (8/200)', 2)]);
+    const notices = out.filter((text) => text.includes('restarted'));
+    expect(notices).toEqual(['mcp-tasks: task t1 was restarted by the server: attempt 2, its progress starts again (the previous run had reached 13/200)']);
+  });
+
+  it('progress going back within one attempt is not a restart; nor are snapshots without an attempt number', () => {
+    expect(lines([snapshot('a (13/200)', 1), snapshot('b (8/200)', 1)]).some((text) => text.includes('restarted'))).toBe(false);
+    expect(lines([snapshot('a (13/200)'), snapshot('b (8/200)')]).some((text) => text.includes('restarted'))).toBe(false);
+  });
+
+  it('an older attempt arriving late is no restart; the first attempt seen (following a re-run task) announces nothing', () => {
+    expect(lines([snapshot('x (3/9)', 2), snapshot('y (7/9)', 1), snapshot('z (4/9)', 2)]).some((text) => text.includes('restarted'))).toBe(false);
+    expect(lines([snapshot('Started', 3)]).some((text) => text.includes('restarted'))).toBe(false);
+  });
+});
