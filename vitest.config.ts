@@ -88,7 +88,10 @@ export default defineConfig({
       // Files that mostly wait on child processes, PostgreSQL, leases and polls run in a second group, after the
       // CPU-bound unit tier, with one more file at a time than there are cores (WAITING_WORKERS).
       { extends: true, test: { name: 'contract', include: CONTRACT, maxWorkers: WAITING_WORKERS, sequence: { groupOrder: 1 } } },
-      { extends: true, test: { name: 'e2e', include: [ALL], exclude: [...UNIT, ...CONTRACT, ...LONG_ONLY], maxWorkers: WAITING_WORKERS, sequence: { groupOrder: 1 } } },
+      {
+        extends: true,
+        test: { name: 'e2e', include: [ALL], exclude: [...UNIT, ...CONTRACT, ...LONG_ONLY], maxWorkers: WAITING_WORKERS, sequence: { groupOrder: 1 } },
+      },
       ...(process.env.MCP_TASKS_TEST_LONG === '1'
         ? [{ extends: true, test: { name: 'long', include: LONG, env: LONG_SIZES, sequence: { groupOrder: 2 } } }]
         : []),
