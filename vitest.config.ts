@@ -1,5 +1,7 @@
 import { availableParallelism } from 'node:os';
+
 import { defineConfig } from 'vitest/config';
+
 import SlowestFilesReporter from './test/helpers/slowest-files-reporter.js';
 
 /**

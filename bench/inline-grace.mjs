@@ -10,6 +10,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+
 import { startServer } from './lib/child.mjs';
 import { ourServer } from './lib/context.mjs';
 import { ModernClient, TERMINAL } from './lib/mcp.mjs';

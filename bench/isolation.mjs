@@ -11,17 +11,18 @@
 // Usage: npm run bench:isolation [-- --runs 3000] [--concurrency 8] [--starts 5] [--threads 8] [--out FILE]
 import { fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { cpus, loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { InProcessExecutor } from '../dist/execution/in-process-executor.js';
-import { IsolatedExecutor } from '../dist/execution/isolated-executor.js';
+import { parseArgs } from 'node:util';
+
+import { silentLogger } from '../dist/core/logger.js';
 import { ToolRegistry } from '../dist/core/tool-registry.js';
 import { loadToolSources } from '../dist/core/tool-source.js';
-import { NULL_HOST } from './lib/null-host.mjs';
-import { silentLogger } from '../dist/core/logger.js';
+import { InProcessExecutor } from '../dist/execution/in-process-executor.js';
+import { IsolatedExecutor } from '../dist/execution/isolated-executor.js';
 import { BUILTIN_TOOL_SOURCE } from '../dist/tools/sources.js';
+import { NULL_HOST } from './lib/null-host.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const { values } = parseArgs({

@@ -1,5 +1,6 @@
 // The tool of `npm run bench:results`: a result of `bytes` ASCII characters, made in the worker process.
 import { z } from 'zod';
+
 import { defineTool, textResult } from '../dist/tool.js';
 
 export default [

@@ -16,6 +16,7 @@
 // - raw: the whole lines of `<System>_2k.log`, parsed as analyze_logs parses a file: its header format detected
 //   from its first lines, then each line split into header and message. No per-system setting anywhere.
 import path from 'node:path';
+
 import { groupingAccuracy, HELD_OUT, locateLoghub, LoghubDataError, missingDataHelp, readSystem, templateAccuracy, TRAIN } from './lib/loghub.mjs';
 
 const args = process.argv.slice(2);

@@ -21,11 +21,12 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { Worker } from 'node:worker_threads';
 import path from 'node:path';
-import { gzipSync } from 'node:zlib';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
+import { gzipSync } from 'node:zlib';
+
 import { FAMILIES, REPORTED_LINE, writePathologicalLog } from '../test/fixtures/pathological-lines.mjs';
 import { startServer } from './lib/child.mjs';
 import { latencySummary } from './lib/load.mjs';

@@ -11,15 +11,16 @@ import { existsSync, rmSync } from 'node:fs';
 import { cpus, loadavg, platform, release } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { OUR_CLI, RunContext } from './lib/context.mjs';
 import { parseOptions, USAGE } from './lib/options.mjs';
 import { summariseProfiles } from './lib/profile.mjs';
 import { evaluate, markdown, writeResults } from './lib/report.mjs';
+import { hint } from './suites/hint.mjs';
 import { p1 } from './suites/p1.mjs';
 import { p2 } from './suites/p2.mjs';
 import { p3 } from './suites/p3.mjs';
 import { p4 } from './suites/p4.mjs';
-import { hint } from './suites/hint.mjs';
 import { p5 } from './suites/p5.mjs';
 import { p6 } from './suites/p6.mjs';
 import { polling } from './suites/polling.mjs';

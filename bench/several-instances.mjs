@@ -16,7 +16,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+
 import pg from 'pg';
+
 import { profilesMarkdown, summariseProfiles } from './lib/profile.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');

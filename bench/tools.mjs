@@ -2,6 +2,7 @@
 //   node dist/cli/main.js serve --no-builtins --tools ./bench/tools.mjs --port 3200 --data-dir /tmp/mcp-bench
 // Both are task-optional: a task when the requestor can take one (v1 `task` param, v2 declared extension).
 import { z } from 'zod';
+
 import { defineTool, textResult } from '../dist/tool.js';
 
 /** Resolve after `ms`, or reject with the signal's reason when the task is cancelled, expires or the server stops. */

@@ -1,8 +1,9 @@
 // Bundles the dashboard's page (web/dashboard, TypeScript, no framework) with esbuild into dist/dashboard/assets:
 // one ES module and one stylesheet that the server reads from disk, so `npm start -- --dashboard` needs no network.
-import { build } from 'esbuild';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
+
+import { build } from 'esbuild';
 
 const root = resolve(import.meta.dirname, '..');
 const out = resolve(root, 'dist/dashboard/assets');

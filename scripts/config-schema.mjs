@@ -4,6 +4,7 @@
 import { writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { configJsonSchema } from '../dist/cli/config/schema.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');

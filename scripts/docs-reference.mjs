@@ -7,9 +7,10 @@
 //   metrics.md       every metric TasksMetrics registers with prom-client (src/ops/metrics.ts)
 // Run `npm run docs:reference` (it builds first). test/docs/docs-reference.test.ts fails when a committed file
 // differs from what this script renders. `--check` renders without writing and exits 1 when a file is stale.
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+
 import { Command } from 'commander';
 import ts from 'typescript';
 

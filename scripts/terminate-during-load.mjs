@@ -6,8 +6,8 @@
 // `FATAL ERROR: v8::Module::IsGraphAsync must be used on an instantiated module` after a few hundred terminations;
 // the `import` mode survives. Usage: node scripts/terminate-during-load.mjs require|import [terminations] [minMs] [maxMs]
 // (build first; pick minMs..maxMs around this machine's load time of the module, printed as "after load").
-import { Worker } from 'node:worker_threads';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 
 const [mode = 'import', count = '300', lo = '100', hi = '700'] = process.argv.slice(2);
 const target = fileURLToPath(new URL('../dist/execution/isolated-thread.js', import.meta.url));

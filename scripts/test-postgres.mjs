@@ -17,6 +17,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { freePort } from './free-port.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');

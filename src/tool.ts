@@ -5,19 +5,19 @@
  * this entry loads a few small modules (test/architecture/layering.test.ts keeps it that way). Everything here is
  * also exported by `mcp-tasks`.
  */
+export type { PathConfinement } from './core/confinement.js';
+export { TasksError } from './core/errors.js';
 export {
-  defineTool,
-  localPath,
-  textResult,
-  ToolInputError,
   type AnyToolDefinition,
   type ContentBlock,
+  defineTool,
+  localPath,
   type PreflightContext,
+  textResult,
   type ToolContext,
   type ToolDefinition,
   type ToolExecution,
+  ToolInputError,
   type ToolResult,
 } from './core/tool.js';
-export type { PathConfinement } from './core/confinement.js';
-export { confine, resolveInsideRoots, type Confinement } from './tools/roots.js';
-export { TasksError } from './core/errors.js';
+export { confine, type Confinement, resolveInsideRoots } from './tools/roots.js';

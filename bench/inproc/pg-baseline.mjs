@@ -3,7 +3,9 @@
 // by its WAL group flush across concurrent backends. Same row size as the SQLite baseline.
 // Run by the driver: node bench/inproc/pg-baseline.mjs '{"url", "clients", "warmupMs", "durationMs"}'
 import { randomBytes } from 'node:crypto';
+
 import pg from 'pg';
+
 import { closedLoop, thisProcess } from '../lib/load.mjs';
 
 const options = JSON.parse(process.argv[2]);

@@ -2,6 +2,7 @@
 // (no HTTP): what the store's group commit and multi-row INSERTs make of the server's commit rate.
 // Run by the driver: node --expose-gc bench/inproc/pg-store-creates.mjs '{"url", "clients", "warmupMs", "durationMs", "maxBatchSize"?}'
 import { openPostgresTaskStore } from 'mcp-tasks/postgres';
+
 import { measureCreates } from '../lib/tasks.mjs';
 
 const options = JSON.parse(process.argv[2]);

@@ -5,7 +5,9 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+
 import { z } from 'zod';
+
 import { createTasksServer, defineTool, textResult } from '../../dist/index.js';
 import { openSqliteTaskStore } from '../../dist/store/sqlite/index.js';
 import { closedLoop, thisProcess } from '../lib/load.mjs';

@@ -5,6 +5,7 @@
 // Run by the driver: node --expose-gc bench/inproc/retained.mjs '{"dir", "tasks", "segments", "warmup", "inFlight"}'
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+
 import { createTasksServer } from '../../dist/index.js';
 import { openSqliteTaskStore } from '../../dist/store/sqlite/index.js';
 import { growthPerUnit, settledMemory } from '../lib/load.mjs';

@@ -4,7 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+
 import Database from 'better-sqlite3';
+
 import { latencySummary } from '../lib/load.mjs';
 
 const options = JSON.parse(process.argv[2]);

@@ -2,6 +2,7 @@
 // the figure is what the store's group commit makes of the device's sync rate.
 // Run by the driver: node --expose-gc bench/inproc/store-creates.mjs '{"dir", "clients", "warmupMs", "durationMs"}'
 import { join } from 'node:path';
+
 import { openSqliteTaskStore } from '../../dist/store/sqlite/index.js';
 import { measureCreates } from '../lib/tasks.mjs';
 

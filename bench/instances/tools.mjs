@@ -1,5 +1,6 @@
 // Tools of the P7 benchmark (bench/several-instances.mjs), loaded by every process with `--tools`.
 import { appendFileSync } from 'node:fs';
+
 import { z } from 'zod';
 
 export default function p7Tools() {

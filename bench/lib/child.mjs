@@ -3,6 +3,7 @@
 // other, and the server's CPU time is read from its own `process.cpuUsage()` over IPC (see probe.mjs).
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+
 import { HttpConnection } from './http-client.mjs';
 
 const PROBE = new URL('./probe.mjs', import.meta.url).href;

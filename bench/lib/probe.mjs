@@ -3,6 +3,7 @@
 // admin endpoint and the figures come from the process's own accounting (`process.cpuUsage()`), not from the
 // machine's load.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+
 import { settledMemory } from './load.mjs';
 
 if (process.send) {

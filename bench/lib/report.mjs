@@ -2,6 +2,7 @@
 // Every ratio divides two figures of the same run.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { profilesMarkdown } from './profile.mjs';
 
 /** Which same-run figure each figure is compared with (`null` when it has no baseline). */

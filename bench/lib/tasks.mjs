@@ -1,6 +1,7 @@
 // The task row a benchmark creates at the TaskStore port: exactly what the runtime writes for a v2 `tools/call noop`
 // (see TaskRuntime.createTask), with a fresh 128-bit id.
 import { randomBytes } from 'node:crypto';
+
 import { closedLoop, thisProcess } from './load.mjs';
 
 const capabilities = { extensions: { 'io.modelcontextprotocol/tasks': {} } };

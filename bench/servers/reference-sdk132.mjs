@@ -5,10 +5,11 @@
 // Usage: node bench/servers/reference-sdk132.mjs <port>
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
+
+import { InMemoryTaskMessageQueue, InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { InMemoryTaskMessageQueue, InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks';
 
 const port = Number(process.argv[2]);
 const taskStore = new InMemoryTaskStore();

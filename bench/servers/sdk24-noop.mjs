@@ -3,8 +3,9 @@
 // The driver calls `tools/call noop` on the 2026-07-28 path: what our server pays before any task logic.
 // Usage: node bench/servers/sdk24-noop.mjs <port>
 import { createServer } from 'node:http';
-import { McpServer, createMcpHandler } from '@modelcontextprotocol/server';
+
 import { toNodeHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 
 const port = Number(process.argv[2]);

@@ -7,7 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import pg from 'pg';
+
 import { loadFigure } from '../lib/context.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

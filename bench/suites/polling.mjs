@@ -4,6 +4,7 @@
 // latency) and whether the server's memory stays bounded; the server may throttle the abusive ones. Every poll
 // started in the window counts, and the rate runs until the last of them was answered (a held-back answer included).
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+
 import { latencySummary } from '../lib/load.mjs';
 import { ModernClient, RpcError } from '../lib/mcp.mjs';
 

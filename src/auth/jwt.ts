@@ -1,4 +1,5 @@
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
+import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from 'jose';
+
 import { AuthenticationError, type Authenticator, type Principal } from '../core/owner.js';
 import { isScopeToken } from '../protocol/scopes.js';
 

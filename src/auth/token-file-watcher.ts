@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { watch, type FSWatcher } from 'node:fs';
+import { type FSWatcher, watch } from 'node:fs';
 import { dirname } from 'node:path';
+
 import type { Logger } from '../core/logger.js';
 import type { Authenticator, Principal } from '../core/owner.js';
 import { parseTokenFile, readTokenFileText, TokenFileAuthenticator, type TokenFileOptions } from './token-file.js';

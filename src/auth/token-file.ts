@@ -1,6 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+
 import { z } from 'zod';
+
 import { TasksError } from '../core/errors.js';
 import { AuthenticationError, type Authenticator, type Principal } from '../core/owner.js';
 import { ErrorCode } from '../protocol/constants.js';

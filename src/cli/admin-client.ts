@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+
 import { ExitCode, UsageError } from './usage-error.js';
 
 /** How an operator command reaches a server's `/admin/…` API (`--url`, `--token-file`, else `MCP_TASKS_TOKEN`). */

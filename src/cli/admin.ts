@@ -1,11 +1,11 @@
-import { KillSwitchInputError, type KillSwitchFallback, type KillSwitchRecord } from '../core/kill-switch.js';
+import { type KillSwitchFallback, KillSwitchInputError, type KillSwitchRecord } from '../core/kill-switch.js';
 import { silentLogger } from '../core/logger.js';
 import type { TaskStore } from '../core/store.js';
-import { AdminInputError, readInFlight, type InFlight } from '../ops/admin.js';
+import { AdminInputError, type InFlight, readInFlight } from '../ops/admin.js';
 import type { KillSwitchState } from '../ops/rollout/kill-switch.js';
 import { KillSwitchCache } from '../ops/rollout/kill-switch.js';
 import { createKillSwitchControl } from '../ops/rollout/kill-switch-control.js';
-import { adminRequest, viaApi, type AdminConnection } from './admin-client.js';
+import { type AdminConnection, adminRequest, viaApi } from './admin-client.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { openConfiguredStore, operatorConfig, resolveSettings } from './settings.js';
 import { ExitCode, UsageError } from './usage-error.js';

@@ -1,8 +1,8 @@
 import type { AuditRecord } from '../core/ledger.js';
+import { type AdminConnection, adminRequest, viaApi } from './admin-client.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { openConfiguredStore, operatorConfig, resolveSettings } from './settings.js';
 import { UsageError } from './usage-error.js';
-import { adminRequest, viaApi, type AdminConnection } from './admin-client.js';
 
 /** Flags of `mcp-tasks audit` beyond the configuration (the store comes from it). */
 export interface AuditFlags extends AdminConnection {

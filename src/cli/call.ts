@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
-import { TasksClientError, type CallToolOptions, type CallToolOutcome, type TaskPolicy, type TasksClient } from '../client/index.js';
+
+import { type CallToolOptions, type CallToolOutcome, type TaskPolicy, type TasksClient, TasksClientError } from '../client/index.js';
 import { toModelLine } from '../protocol/model-text.js';
 import { ScriptedAnswers } from './prompt-answers.js';
 import { terminalPrompt } from './prompt-form.js';
@@ -11,10 +12,10 @@ import {
   openClient,
   printResult,
   reportFailure,
+  type RequestorFlags,
   resolveTarget,
   resultExitCode,
   resumeHint,
-  type RequestorFlags,
 } from './requestor.js';
 import { ExitCode, UsageError } from './usage-error.js';
 

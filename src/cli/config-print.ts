@@ -1,5 +1,5 @@
+import { type ResolvedConfig, SETTINGS } from './config/resolve.js';
 import { describeStore, resolveStoreSpec } from './store-spec.js';
-import { SETTINGS, type ResolvedConfig } from './config/resolve.js';
 
 /** A value as `config print` shows it: secrets masked (a store URL keeps all but its password). */
 export function shownValue(key: string, value: unknown): unknown {

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+
 import { writeDemoCorpus } from '../tools/index.js';
 import { UsageError } from './usage-error.js';
 

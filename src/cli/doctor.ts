@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
-import { settingsDifference } from '../core/process-record.js';
 import { dirname } from 'node:path';
+
+import { settingsDifference } from '../core/process-record.js';
 import type { StoreDiagnosis } from '../store/diagnosis.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { describeStore, resolveStoreSpec, type StoreSpec } from './store-spec.js';

@@ -1,5 +1,5 @@
 import type { CapabilityManifest } from '../client/index.js';
-import { openClient, reportFailure, resolveTarget, type RequestorFlags } from './requestor.js';
+import { openClient, reportFailure, type RequestorFlags, resolveTarget } from './requestor.js';
 import { ExitCode } from './usage-error.js';
 
 /**

@@ -1,5 +1,5 @@
-import { TaskJournal, type JournalEntry, type PendingCallEntry, type ProtocolChoice, type TasksClient } from '../client/index.js';
-import { detachOnInterrupt, followTask, openClient, printResult, reportFailure, resultExitCode, type RequestorFlags } from './requestor.js';
+import { type JournalEntry, type PendingCallEntry, type ProtocolChoice, TaskJournal, type TasksClient } from '../client/index.js';
+import { detachOnInterrupt, followTask, openClient, printResult, reportFailure, type RequestorFlags, resultExitCode } from './requestor.js';
 import { ExitCode } from './usage-error.js';
 
 /** Options of `mcp-tasks resume`. */

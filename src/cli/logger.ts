@@ -1,4 +1,5 @@
 import { pino } from 'pino';
+
 import type { Logger } from '../core/logger.js';
 import { redactSecrets } from '../core/redaction.js';
 

@@ -1,17 +1,19 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
+
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { ConfigError, flagsGiven, resolveConfig, type ResolvedConfig } from './config/resolve.js';
+
 import type { AnswerFlags } from './answer.js';
 import type { CallFlags } from './call.js';
+import { ConfigError, flagsGiven, resolveConfig, type ResolvedConfig } from './config/resolve.js';
 import type { DemoCorpusFlags } from './demo-corpus.js';
 import type { ResumeFlags } from './journal-commands.js';
 import type { RequestorFlags } from './requestor.js';
 import { DEFAULT_URL, secondsOption } from './requestor-options.js';
 import type { CancelFlags, WatchFlags } from './task-commands.js';
-import type { VerifyFlags } from './verify.js';
 import { protectDashTaskIds } from './task-id-argument.js';
 import { ExitCode, StartupError, UsageError } from './usage-error.js';
+import type { VerifyFlags } from './verify.js';
 
 /** Parse a non-negative integer option (milliseconds, counts). */
 export function integerOption(value: string): number {

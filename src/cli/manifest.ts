@@ -3,11 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connectTasksClient, type CapabilityManifest } from '../client/index.js';
-import { createTasksServer } from '../server/create-tasks-server.js';
-import { openSqliteTaskStore } from '../store/sqlite/index.js';
+
+import { type CapabilityManifest, connectTasksClient } from '../client/index.js';
 import { V1_PROTOCOL_VERSION, V2_PROTOCOL_VERSION } from '../protocol/constants.js';
 import { TASK_SCOPES } from '../protocol/scopes.js';
+import { createTasksServer } from '../server/create-tasks-server.js';
+import { openSqliteTaskStore } from '../store/sqlite/index.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { describeManifest } from './inspect.js';
 import { listen } from './serve.js';

@@ -1,9 +1,9 @@
 import { OPEN_OPERATION_STATUSES, type OperationRecord, type OperationStatus } from '../core/ledger.js';
 import { reconcileStored } from '../ledger/operations.js';
+import { type AdminConnection, adminRequest, viaApi } from './admin-client.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { openConfiguredStore, operatorConfig, resolveSettings } from './settings.js';
 import { UsageError } from './usage-error.js';
-import { adminRequest, viaApi, type AdminConnection } from './admin-client.js';
 
 /** Flags of `mcp-tasks ops …` beyond the configuration (store and tools come from it): filters and output. */
 export interface OpsFlags extends AdminConnection {

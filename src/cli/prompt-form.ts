@@ -1,6 +1,7 @@
 import { createInterface, type Interface } from 'node:readline';
+
 import type { ElicitAnswer, InputRequest } from '../client/index.js';
-import { describeField, formFields, parseFieldInput, type FieldValue, type FormField } from './prompt-schema.js';
+import { describeField, type FieldValue, type FormField, formFields, parseFieldInput } from './prompt-schema.js';
 
 /** The input closed (Ctrl-D, end of a pipe) before the question was answered. */
 export class PromptClosedError extends Error {

@@ -1,24 +1,24 @@
 import {
+  type CallToolResult,
   CapabilityMissingError,
+  type ConnectionEvent,
   connectTasksClient,
+  type InputHandler,
   InputNotAnsweredError,
-  TaskOutcomeUnknownError,
-  ToolCallOutcomeUnknownError,
+  type ProtocolChoice,
   TaskCancelledError,
   TaskFailedError,
   TaskJournal,
   TaskNotFoundError,
+  TaskOutcomeUnknownError,
+  type TasksClient,
   TasksClientError,
   TasksProtocolError,
   TaskTimeoutError,
-  type CallToolResult,
-  type ConnectionEvent,
-  type InputHandler,
-  type ProtocolChoice,
-  type TasksClient,
+  ToolCallOutcomeUnknownError,
 } from '../client/index.js';
 import { ErrorCode, INPUT_REFUSED_META_KEY } from '../protocol/constants.js';
-import { describeQuestion, exampleAnswers, InputLeftOpenError, type CliInput } from './prompt-resolver.js';
+import { type CliInput, describeQuestion, exampleAnswers, InputLeftOpenError } from './prompt-resolver.js';
 import { DEFAULT_URL } from './requestor-options.js';
 import { StatusLine } from './status-line.js';
 import { ExitCode, UsageError } from './usage-error.js';

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+
 import { discoverAuthorizationServer } from '../auth/discovery.js';
 import { JwtAuthenticator } from '../auth/jwt.js';
 import { TokenFileWatcher } from '../auth/token-file-watcher.js';

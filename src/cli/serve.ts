@@ -1,19 +1,20 @@
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+
+import { discoverAuthorizationServer } from '../auth/discovery.js';
+import { systemClock } from '../core/clock.js';
 import { ANONYMOUS_OWNER_KEY } from '../core/owner.js';
 import { createDashboard, type Dashboard } from '../dashboard/http.js';
-import { discoverAuthorizationServer } from '../auth/discovery.js';
 import { OidcSignIn } from '../dashboard/oidc-sign-in.js';
 import { viewerVerifier } from '../dashboard/verifier.js';
+import { createAdminApi } from '../ops/admin-api.js';
+import { TasksMetrics } from '../ops/metrics.js';
+import { handleProbe, type ProbeSources } from '../ops/probes.js';
+import { rolloutGate } from '../ops/rollout/gate.js';
+import { KillSwitchCache } from '../ops/rollout/kill-switch.js';
+import { createKillSwitchControl } from '../ops/rollout/kill-switch-control.js';
 import { TASK_SCOPES } from '../protocol/scopes.js';
 import { createTasksServer } from '../server/create-tasks-server.js';
 import { agreeOnServerSecret } from '../server/signing-key.js';
-import { TasksMetrics } from '../ops/metrics.js';
-import { handleProbe, type ProbeSources } from '../ops/probes.js';
-import { KillSwitchCache } from '../ops/rollout/kill-switch.js';
-import { createKillSwitchControl } from '../ops/rollout/kill-switch-control.js';
-import { rolloutGate } from '../ops/rollout/gate.js';
-import { createAdminApi } from '../ops/admin-api.js';
-import { systemClock } from '../core/clock.js';
 import { WorkerPresence } from '../service/worker-presence.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { resolveServeAuth, type ServeAuthOptions } from './serve-auth.js';
@@ -21,16 +22,16 @@ import {
   defaultInstanceId,
   describeDenied,
   describeExecutor,
-  startConfiguredExecutor,
   enforceConfiguredPins,
   openConfiguredStore,
   registerCliProcess,
   registrationFailure,
   resolveSettings,
+  startConfiguredExecutor,
 } from './settings.js';
-import { startProcessTracing } from './tracing-setup.js';
 import { shadowSettingsOf } from './shadow-settings.js';
 import { onShutdownSignal } from './shutdown.js';
+import { startProcessTracing } from './tracing-setup.js';
 import { StartupError, UsageError } from './usage-error.js';
 
 const SECRET_SHOWN = {

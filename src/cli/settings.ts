@@ -1,37 +1,38 @@
-import { composeSettingsDigest } from '../core/process-record.js';
 import { createHash } from 'node:crypto';
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { serverStatePaths, type ServerStatePath } from '../core/confinement.js';
+
+import { type ServerStatePath, serverStatePaths } from '../core/confinement.js';
+import type { Executor } from '../core/executor.js';
 import {
   DEFAULT_DRAIN_MS,
   DEFAULT_MIN_THREADS,
-  DEFAULT_WORKER_ABSENT_MS,
   DEFAULT_THREAD_HEAP_MB,
+  DEFAULT_WORKER_ABSENT_MS,
   resolveLimits,
   type TasksServerLimits,
 } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
+import { composeSettingsDigest } from '../core/process-record.js';
 import type { TaskStore } from '../core/store.js';
-import type { Executor } from '../core/executor.js';
-import type { WorkerObserver } from '../core/worker-observer.js';
 import type { AnyToolDefinition } from '../core/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
+import { loadToolSources, type ToolSource, toolSourceOf } from '../core/tool-source.js';
+import type { WorkerObserver } from '../core/worker-observer.js';
 import { InProcessExecutor } from '../execution/in-process-executor.js';
 import { IsolatedExecutor } from '../execution/isolated-executor.js';
 import {
   checkSettingsAgree,
   idsHeldHere,
   InstanceIdTaken,
+  type ProcessRegistration,
   registerProcess,
   SettingsDiffer,
-  type ProcessRegistration,
 } from '../execution/process-registration.js';
-import { loadToolSources, toolSourceOf, type ToolSource } from '../core/tool-source.js';
+import { AesGcmFieldCipher, type FieldCipher } from '../store/field-cipher.js';
 import { isInsideRoots } from '../tools/roots.js';
 import { BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE, VERIFY_FIXTURE_SOURCE } from '../tools/sources.js';
-import { AesGcmFieldCipher, type FieldCipher } from '../store/field-cipher.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import type { McpTasksConfig } from './config/schema.js';
 import { createCliLogger } from './logger.js';

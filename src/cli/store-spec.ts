@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+
 import type { Logger } from '../core/logger.js';
 import type { TaskStore } from '../core/store.js';
 import type { FieldCipher } from '../store/field-cipher.js';

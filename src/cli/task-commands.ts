@@ -1,7 +1,7 @@
-import { TaskNotFoundError, TaskTimeoutError, type ConnectionEvent, type InputHandler, type TasksClient, type TaskSnapshot } from '../client/index.js';
+import { type ConnectionEvent, type InputHandler, TaskNotFoundError, type TasksClient, type TaskSnapshot, TaskTimeoutError } from '../client/index.js';
 import { V1_PROTOCOL_VERSION } from '../protocol/constants.js';
 import { describeField, formFields } from './prompt-schema.js';
-import { detachOnInterrupt, followTask, openClient, reportFailure, resolveTarget, resultText, type RequestorFlags } from './requestor.js';
+import { detachOnInterrupt, followTask, openClient, reportFailure, type RequestorFlags, resolveTarget, resultText } from './requestor.js';
 import { ExitCode } from './usage-error.js';
 
 /** Options of `mcp-tasks watch`. */

@@ -1,7 +1,7 @@
 import type { RunTracer } from '../core/run-tracer.js';
-import type { TaskServiceHook } from '../service/hooks.js';
 import { TasksTracing } from '../ops/tracing.js';
 import { startOtlpTracing } from '../ops/tracing-sdk.js';
+import type { TaskServiceHook } from '../service/hooks.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { UsageError } from './usage-error.js';
 

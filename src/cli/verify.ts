@@ -1,7 +1,9 @@
 import { writeFileSync } from 'node:fs';
-import { GATES, HARD_GATES, type Gate, type Generation } from '../verify/check.js';
+
+import { type Gate, GATES, type Generation, HARD_GATES } from '../verify/check.js';
 import {
   ALL_CHECKS,
+  type CheckResult,
   checkSpecLink,
   loadToolMap,
   parseThresholds,
@@ -12,7 +14,6 @@ import {
   selectChecks,
   TargetUnreachableError,
   ToolMapError,
-  type CheckResult,
   type VerifyReport,
 } from '../verify/index.js';
 import { ExitCode, UsageError } from './usage-error.js';

@@ -1,4 +1,5 @@
 import { createServer, type Server as HttpServer } from 'node:http';
+
 import { createTaskWorker } from '../execution/create-task-worker.js';
 import { TasksMetrics } from '../ops/metrics.js';
 import { handleProbe, type ProbeSources } from '../ops/probes.js';
@@ -8,16 +9,16 @@ import {
   defaultInstanceId,
   describeDenied,
   describeExecutor,
-  startConfiguredExecutor,
   enforceConfiguredPins,
   openConfiguredStore,
   registerCliProcess,
   registrationFailure,
   resolveSettings,
+  startConfiguredExecutor,
 } from './settings.js';
-import { startProcessTracing } from './tracing-setup.js';
 import { shadowSettingsOf } from './shadow-settings.js';
 import { onShutdownSignal } from './shutdown.js';
+import { startProcessTracing } from './tracing-setup.js';
 import { UsageError } from './usage-error.js';
 
 /**

@@ -1,4 +1,5 @@
 import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError, UnauthorizedError } from '@modelcontextprotocol/client';
+
 import { ErrorCode } from '../protocol/constants.js';
 import type { JsonValue } from '../protocol/types.js';
 import { TasksClientError, TasksConnectionError, TasksProtocolError } from './errors.js';

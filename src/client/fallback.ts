@@ -1,6 +1,6 @@
 import type { CapabilityManifest } from '../protocol/manifest.js';
 import { CapabilityMissingError } from './errors.js';
-import { syncAllowed, type CallNeeds, type Fallback, type HandoffRecord, type TaskPolicy } from './router.js';
+import { type CallNeeds, type Fallback, type HandoffRecord, syncAllowed, type TaskPolicy } from './router.js';
 import type { CallIdentity, CallToolOutcome } from './types.js';
 
 /** Everything a fallback needs to know about the call it replaces. */

@@ -1,7 +1,7 @@
 import { TasksConnectionError, TaskTimeoutError } from './errors.js';
 import type { TaskSubscription } from './listen.js';
 import type { TaskSnapshot, WaitOptions } from './types.js';
-import { abortReason, isTerminalStatus, pollUntilTerminal, resolveDeadline, Waker, type PollHooks, type PollOnce } from './wait.js';
+import { abortReason, isTerminalStatus, type PollHooks, type PollOnce, pollUntilTerminal, resolveDeadline, Waker } from './wait.js';
 
 /** Where one wait gets its snapshots, and what it does with them. */
 export interface FollowPlan {

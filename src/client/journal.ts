@@ -3,7 +3,9 @@ import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/prom
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+
 import { z } from 'zod';
+
 import type { TaskStatus } from '../protocol/types.js';
 
 /** One task the client created and has not delivered yet, enough to find it again after a crash. */

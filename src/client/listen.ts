@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
+
 import { z } from 'zod';
+
 import { SUBSCRIPTION_ID_META_KEY } from '../protocol/constants.js';
 import type { JsonValue } from '../protocol/types.js';
 import { toClientError } from './error-mapping.js';
 import { TasksConnectionError, TasksProtocolError } from './errors.js';
-import { modernMeta, postModern, sseMessages, type ModernEndpoint } from './v2-http.js';
 import type { TaskSnapshot } from './types.js';
+import { type ModernEndpoint, modernMeta, postModern, sseMessages } from './v2-http.js';
 import { fromV2Task, V2DetailedTaskSchema } from './wire-schemas.js';
 
 /**

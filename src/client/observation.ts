@@ -1,5 +1,5 @@
-import type { TaskJournal, JournalEntry } from './journal.js';
 import { TaskNotFoundError, TaskOutcomeUnknownError, TasksConnectionError } from './errors.js';
+import type { JournalEntry, TaskJournal } from './journal.js';
 import type { TaskSnapshot, TaskStatus } from './types.js';
 import { DEFAULT_POLL_INTERVAL_MS, isTerminalStatus, POLL_JITTER } from './wait.js';
 

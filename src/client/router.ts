@@ -1,4 +1,4 @@
-import { toolTaskMode, type CapabilityManifest, type TaskOperation } from '../protocol/manifest.js';
+import { type CapabilityManifest, type TaskOperation, toolTaskMode } from '../protocol/manifest.js';
 
 /**
  * The router: before a `tools/call` is sent, compare what the call needs with the connection's

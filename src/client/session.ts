@@ -1,14 +1,15 @@
 import {
   Client,
-  SdkHttpError,
-  StreamableHTTPClientTransport,
   type ClientCapabilities,
   type ElicitResult,
   type FetchLike,
   type JSONRPCMessage,
+  SdkHttpError,
+  StreamableHTTPClientTransport,
   type VersionNegotiationMode,
 } from '@modelcontextprotocol/client';
 import type { z } from 'zod';
+
 import { TASKS_EXTENSION_ID, V1_PROTOCOL_VERSION, V2_PROTOCOL_VERSION } from '../protocol/constants.js';
 import { toClientError } from './error-mapping.js';
 import { TasksConnectionError, TasksProtocolError } from './errors.js';

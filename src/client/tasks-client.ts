@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+
 import type { FetchLike } from '@modelcontextprotocol/client';
 import { z } from 'zod';
+
 import {
   CORRELATION_ID_META_KEY,
   ErrorCode,
@@ -9,26 +11,26 @@ import {
   LOCAL_PATH_SCHEMA_KEY,
   TASKS_EXTENSION_ID,
 } from '../protocol/constants.js';
-import { buildCapabilityManifest, honoursIdempotencyKeys, taskGenerationOf, toolTaskMode, type CapabilityManifest } from '../protocol/manifest.js';
-import { resolveBudgets, type Budgets } from './budgets.js';
+import { buildCapabilityManifest, type CapabilityManifest, honoursIdempotencyKeys, taskGenerationOf, toolTaskMode } from '../protocol/manifest.js';
+import { type Budgets, resolveBudgets } from './budgets.js';
 import {
-  TaskOutcomeUnknownError,
   TaskCancelledError,
   TaskFailedError,
   TaskNotFoundError,
   TaskNotTerminalError,
+  TaskOutcomeUnknownError,
   TasksConnectionError,
   TasksProtocolError,
   ToolCallOutcomeUnknownError,
 } from './errors.js';
-import { followUntilTerminal, type FollowPlan } from './follow.js';
-import { answersFromMap, ELICITATION_CAPABILITY, elicitationsOf, serializeHandler, type ElicitAnswer, type InputHandler, type InputRequest } from './input.js';
 import { checkSyncFallback, runFallback } from './fallback.js';
-import { TaskJournal, type JournalEntry, type PendingCallEntry } from './journal.js';
+import { type FollowPlan, followUntilTerminal } from './follow.js';
+import { answersFromMap, type ElicitAnswer, ELICITATION_CAPABILITY, elicitationsOf, type InputHandler, type InputRequest, serializeHandler } from './input.js';
+import { type JournalEntry, type PendingCallEntry, TaskJournal } from './journal.js';
 import { listenToTasks, type TaskSubscription } from './listen.js';
-import type { ModernEndpoint } from './v2-http.js';
-import { McpSession, type ListedTool, type SessionRequestOptions } from './session.js';
-import { decideRoute, type CallNeeds, type Fallback, type TaskPolicy } from './router.js';
+import { JournalObserver, outcomeUnknown } from './observation.js';
+import { type CallNeeds, decideRoute, type Fallback, type TaskPolicy } from './router.js';
+import { type ListedTool, McpSession, type SessionRequestOptions } from './session.js';
 import type {
   CallIdentity,
   CallToolOutcome,
@@ -42,10 +44,10 @@ import type {
 } from './types.js';
 import { V1InputRouter } from './v1-input-router.js';
 import { answerV1Task, V1InputWait } from './v1-task-input.js';
-import { V2InputResponder } from './v2-input.js';
 import { callToolLegacy } from './v1-tools-call.js';
+import type { ModernEndpoint } from './v2-http.js';
+import { V2InputResponder } from './v2-input.js';
 import { callToolModern, type ToolsCallAnswer } from './v2-tools-call.js';
-import { JournalObserver, outcomeUnknown } from './observation.js';
 import { abortReason, isTerminalStatus, retryTransient, Waker } from './wait.js';
 import { watchSnapshots } from './watch.js';
 import {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+
 import { RELATED_TASK_META_KEY } from '../protocol/constants.js';
 import { checkAnswer, type ElicitAnswer, type ElicitationParams, type InputHandler, type InputRequest } from './input.js';
 

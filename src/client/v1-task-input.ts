@@ -1,8 +1,9 @@
 import { z } from 'zod';
+
 import type { InputHandler } from './input.js';
 import type { McpSession } from './session.js';
 import type { TaskSnapshot } from './types.js';
-import { V1TaskQuestions, type V1InputRouter } from './v1-input-router.js';
+import { type V1InputRouter, V1TaskQuestions } from './v1-input-router.js';
 import type { Waker } from './wait.js';
 
 /**

@@ -1,4 +1,5 @@
 import type { FetchLike } from '@modelcontextprotocol/client';
+
 import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY, V2_PROTOCOL_VERSION } from '../protocol/constants.js';
 
 /**

@@ -1,4 +1,4 @@
-import { checkAnswer, elicitationsOf, type ElicitAnswer, type InputHandler } from './input.js';
+import { checkAnswer, type ElicitAnswer, elicitationsOf, type InputHandler } from './input.js';
 import type { TaskSnapshot } from './types.js';
 
 /**

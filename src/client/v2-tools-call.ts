@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
+
 import { z } from 'zod';
+
 import { IMMEDIATE_RESPONSE_META_KEY } from '../protocol/constants.js';
 import type { JsonValue } from '../protocol/types.js';
 import { neverDelivered, rootCause } from './error-mapping.js';
 import { InputNotAnsweredError, TasksConnectionError, TasksProtocolError, ToolCallOutcomeUnknownError } from './errors.js';
 import { collectAnswers, elicitationsOf, type InputHandler } from './input.js';
-import { modernMeta, postModern, sseMessages, type ModernEndpoint } from './v2-http.js';
 import type { CallToolResult, TaskSnapshot } from './types.js';
+import { type ModernEndpoint, modernMeta, postModern, sseMessages } from './v2-http.js';
 import { CallToolResultSchema, fromV2Task, toCallToolResult, V2CreateTaskResultSchema } from './wire-schemas.js';
 
 /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+
 import { ATTEMPT_META_KEY, IMMEDIATE_RESPONSE_META_KEY, OPERATIONS_META_KEY } from '../protocol/constants.js';
 import type { CallToolResult, TaskSnapshot } from './types.js';
 

@@ -1,6 +1,6 @@
-import type { TasksServerLimits } from './limits.js';
 import { ErrorCode } from '../protocol/constants.js';
 import { TasksError } from './errors.js';
+import type { TasksServerLimits } from './limits.js';
 
 /** The limits {@link checkArgumentLimits} applies. */
 export type ArgumentLimits = Pick<TasksServerLimits, 'maxArgumentBytes' | 'maxArgumentDepth'>;

@@ -2,10 +2,10 @@
  * Rules of a task's questions shared by the service (answers, MRTR) and the worker (parking a run): how input keys
  * are minted, how a question looks on the wire, and what the creating request must have declared.
  */
+import { CLIENT_CAPABILITIES_META_KEY, ErrorCode } from '../protocol/constants.js';
 import { TasksError } from './errors.js';
 import type { InputRequestRecord, JsonObject } from './task.js';
 import type { ElicitRequest } from './tool.js';
-import { CLIENT_CAPABILITIES_META_KEY, ErrorCode } from '../protocol/constants.js';
 import { sanitizeModelText } from './tool-outcome.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { PathConfinement } from './confinement.js';
+import type { OperationRecord, OperationSettlement } from './ledger.js';
 import type { JsonObject, JsonRpcErrorObject, JsonValue } from './task.js';
 import type { ElicitRequest, ElicitResult, OperationSpec } from './tool.js';
-import type { OperationRecord, OperationSettlement } from './ledger.js';
 
 /**
  * The executor port: run one tool call and report how it ended. The worker hands it claimed tasks, the service

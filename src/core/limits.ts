@@ -1,5 +1,5 @@
-import { TasksError } from './errors.js';
 import { ErrorCode } from '../protocol/constants.js';
+import { TasksError } from './errors.js';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;

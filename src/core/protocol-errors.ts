@@ -1,6 +1,6 @@
+import { ErrorCode } from '../protocol/constants.js';
 import { TasksError } from './errors.js';
 import type { JsonRpcErrorObject, JsonValue } from './task.js';
-import { ErrorCode } from '../protocol/constants.js';
 
 /** Codes of the spec-reserved block -32020…-32099 that the spec defines (base 2026-07-28 §8). */
 const DEFINED_RESERVED = new Set<number>([ErrorCode.HeaderMismatch, ErrorCode.MissingRequiredClientCapability, ErrorCode.UnsupportedProtocolVersion]);

@@ -1,5 +1,5 @@
-import type { TraceCarrier } from './trace-context.js';
 import type { TaskGeneration } from './task.js';
+import type { TraceCarrier } from './trace-context.js';
 
 /**
  * The tracing port of a worker: one trace per run, with child spans for `ctx.step` and `ctx.operation`. The

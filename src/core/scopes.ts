@@ -1,6 +1,6 @@
+import { ErrorCode } from '../protocol/constants.js';
 import { ADMIN_SCOPES, isScopeToken, Scope, TASK_SCOPES } from '../protocol/scopes.js';
 import { TasksError } from './errors.js';
-import { ErrorCode } from '../protocol/constants.js';
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

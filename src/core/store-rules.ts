@@ -4,13 +4,13 @@
  * expires and until when a reader sees it, and which input-request batches are acceptable. Stores call the write
  * rules before they write (so the port refuses a bad write whoever calls it); the service applies visibility.
  */
-import { canTransition, sourcesOf } from './state-machine.js';
-import { StoreError } from './store-error.js';
 import type { CreateQuota, QuotaRefusal } from './ports/admission.js';
 import type { TaskInputs } from './ports/inputs.js';
 import { RESULT_CHUNK_BYTES } from './ports/results.js';
 import type { TransitionRequest } from './ports/rows.js';
 import { MAX_TOOL_STATE_BYTES, MAX_TOOL_STATE_NAME } from './ports/steps.js';
+import { canTransition, sourcesOf } from './state-machine.js';
+import { StoreError } from './store-error.js';
 import type { JsonValue, TaskRecord, TaskStatus } from './task.js';
 
 /**

@@ -1,9 +1,9 @@
 import { ErrorCode, INPUT_REFUSED_META_KEY } from '../protocol/constants.js';
-import type { JsonObject, JsonValue, TaskGeneration, TaskOutcome, TaskStatus } from './task.js';
-import type { ExecutionOutcome } from './executor.js';
-import type { AnyToolDefinition, ToolResult } from './tool.js';
-import { redactSecrets } from './redaction.js';
 import { toModelLine } from '../protocol/model-text.js';
+import type { ExecutionOutcome } from './executor.js';
+import { redactSecrets } from './redaction.js';
+import type { JsonObject, JsonValue, TaskGeneration, TaskOutcome, TaskStatus } from './task.js';
+import type { AnyToolDefinition, ToolResult } from './tool.js';
 
 /** A tool run turned into what the store records. */
 export interface SettledRun {

@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+
 import { invalidParams } from './errors.js';
 import type { JsonObject } from './task.js';
 import type { AnyToolDefinition } from './tool.js';

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+
 import { LOCAL_PATH_SCHEMA_KEY } from '../protocol/constants.js';
 import type { PathConfinement } from './confinement.js';
 import type { Logger } from './logger.js';

@@ -1,23 +1,25 @@
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isJsonContentType } from '@modelcontextprotocol/server';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { isJsonContentType } from '@modelcontextprotocol/server';
+
 import { isTaskNotFound, TasksError } from '../core/errors.js';
+import { type KillSwitchControl, KillSwitchInputError, type KillSwitchView } from '../core/kill-switch.js';
+import type { OperationStatus } from '../core/ledger.js';
 import type { Logger } from '../core/logger.js';
 import { discardBody, readRequestBody } from '../core/request-body.js';
 import type { TaskStatus } from '../core/task.js';
 import { ErrorCode } from '../protocol/constants.js';
-import type { ViewerService } from '../service/viewer/viewer-service.js';
 import { killSwitchAccess } from '../service/access.js';
 import type { Viewer } from '../service/viewer/viewer.js';
-import { KillSwitchInputError, type KillSwitchControl, type KillSwitchView } from '../core/kill-switch.js';
-import { SIGN_IN_COOKIE, SignInError, SignInUnavailableError, type OidcSignIn } from './oidc-sign-in.js';
+import type { ViewerService } from '../service/viewer/viewer-service.js';
+import { type OidcSignIn, SIGN_IN_COOKIE, SignInError, SignInUnavailableError } from './oidc-sign-in.js';
 import { appShell, CONTENT_SECURITY_POLICY, loginPage, signedInPage } from './pages.js';
 import { cookieValue, DashboardSessions, processCsrfToken, sameToken, SESSION_COOKIE } from './sessions.js';
 import { DashboardUnavailableError, type ViewerVerifier } from './verifier.js';
 import { operationOf, pageOf, reconcileViewOf, summaryOf } from './views.js';
-import type { OperationStatus } from '../core/ledger.js';
 import type { KillSwitchPanelView } from './wire.js';
 
 /** Options of {@link createDashboard}. */

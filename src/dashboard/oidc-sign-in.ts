@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 
 /** What the sign-in reads of the issuer's metadata (RFC 8414 / OpenID Connect Discovery). */

@@ -1,4 +1,4 @@
-import { AuthenticationError, ownerKeyOf, type Authenticator } from '../core/owner.js';
+import { AuthenticationError, type Authenticator, ownerKeyOf } from '../core/owner.js';
 import type { Viewer } from '../service/viewer/viewer.js';
 
 /**

@@ -1,11 +1,10 @@
 import type { OperationRecord } from '../core/ledger.js';
 import type { TaskEvent } from '../core/store.js';
 import type { InputRequestRecord, JsonObject, JsonValue, TaskRecord } from '../core/task.js';
+import { mayReconcile } from '../service/access.js';
 import type { ReconcileReport } from '../service/viewer/operations.js';
 import type { TaskInspection } from '../service/viewer/viewer.js';
-import { mayReconcile } from '../service/access.js';
 import type { Viewer } from '../service/viewer/viewer.js';
-
 import type { BoundedJson, OperationView, QuestionView, ReconcileView, TaskPageView, TaskSummary } from './wire.js';
 
 /** Longest JSON text of a result, an error or the arguments sent to the page (characters); the rest is cut. */

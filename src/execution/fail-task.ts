@@ -1,10 +1,10 @@
 import { runtimeFailure, type RuntimeFailureReason } from '../core/errors.js';
+import { silentLogger } from '../core/logger.js';
 import type { AuditStore } from '../core/ports/ledger.js';
 import type { TaskRows } from '../core/ports/rows.js';
-import { silentLogger } from '../core/logger.js';
-import { appendAudit, taskEndedEntry } from '../ledger/audit.js';
 import type { TaskRecord } from '../core/task.js';
 import { sanitizeModelText } from '../core/tool-outcome.js';
+import { appendAudit, taskEndedEntry } from '../ledger/audit.js';
 
 /**
  * Fail a task for a reason of the runtime itself (`-32603` with `data.reason`, the message also as statusMessage),

@@ -1,16 +1,17 @@
-import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
+
 import { TasksError } from '../core/errors.js';
-import { StoreError } from '../core/store-error.js';
 import type { ExecutionHost, ExecutionOutcome, ExecutionRequest, Executor, ExecutorReadiness } from '../core/executor.js';
+import type { OperationSettlement } from '../core/ledger.js';
 import { DEFAULT_MIN_THREADS, DEFAULT_THREAD_HEAP_MB } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
+import { StoreError } from '../core/store-error.js';
 import type { JsonValue } from '../core/task.js';
-import type { OperationSettlement } from '../core/ledger.js';
-import { CRASH_AT_VARIABLE } from '../ledger/crash-points.js';
 import type { ElicitRequest, OperationSpec } from '../core/tool.js';
 import type { ToolModuleOptions, ToolSource } from '../core/tool-source.js';
 import type { WorkerObserver } from '../core/worker-observer.js';
-import { RunState, type CrossedError, type HostMethod, type HostReply, type ThreadMessage } from './isolated-messages.js';
+import { CRASH_AT_VARIABLE } from '../ledger/crash-points.js';
+import { type CrossedError, type HostMethod, type HostReply, RunState, type ThreadMessage } from './isolated-messages.js';
 import { WarmThreadPool } from './thread-pool.js';
 
 /** Options of an {@link IsolatedExecutor}. */

@@ -1,4 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
+
 import type { ExecutionLogEntry, ExecutionRequest } from '../core/executor.js';
 import type { StoreErrorCode } from '../core/store-error.js';
 import type { JsonValue } from '../core/task.js';

@@ -1,20 +1,21 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { parentPort, threadId, workerData } from 'node:worker_threads';
+
 import { TasksError } from '../core/errors.js';
-import { StoreError } from '../core/store-error.js';
 import type { ExecutionHost, ExecutionOutcome } from '../core/executor.js';
-import type { JsonValue } from '../core/task.js';
 import type { OperationRecord, OperationSettlement } from '../core/ledger.js';
+import { StoreError } from '../core/store-error.js';
+import type { JsonValue } from '../core/task.js';
 import type { ElicitRequest, ElicitResult, OperationSpec } from '../core/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { loadToolSources } from '../core/tool-source.js';
-import { InProcessExecutor } from './in-process-executor.js';
 import { keepProcessKillForCrashPoints } from '../ledger/crash-points.js';
+import { InProcessExecutor } from './in-process-executor.js';
 import {
-  RunState,
   type CrossedError,
   type HostMethod,
   type HostReply,
+  RunState,
   type ThreadMessage,
   type ThreadNudge,
   type ThreadReport,

@@ -2,7 +2,7 @@ import { RESULT_CHUNK_BYTES, type TaskResults } from '../core/ports/results.js';
 import type { JsonObject, JsonValue } from '../core/task.js';
 import type { SettledRun } from '../core/tool-outcome.js';
 import { ErrorCode } from '../protocol/constants.js';
-import { LARGE_RESULT_META_KEY, RESULT_RESOURCE_MIME_TYPE, resultResourceUri, type LargeResultMeta } from '../protocol/result-uri.js';
+import { LARGE_RESULT_META_KEY, type LargeResultMeta, RESULT_RESOURCE_MIME_TYPE, resultResourceUri } from '../protocol/result-uri.js';
 
 /** The result-size limits of `TasksServerLimits` (bytes of JSON text, UTF-8). */
 export interface ResultSizeLimits {

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+
 import type { Logger } from '../core/logger.js';
-import { settingsDifference, type NewProcessEntry, type ProcessRecord, type ProcessRole } from '../core/process-record.js';
 import type { TaskLeases } from '../core/ports/leases.js';
 import type { ProcessRegistry } from '../core/ports/processes.js';
+import { type NewProcessEntry, type ProcessRecord, type ProcessRole, settingsDifference } from '../core/process-record.js';
 
 /** Options of {@link registerProcess}. */
 export interface ProcessRegistrationOptions {

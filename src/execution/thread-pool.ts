@@ -2,7 +2,9 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { TransferListItem } from 'node:worker_threads';
+
 import { Piscina } from 'piscina';
+
 import type { ExecutionOutcome, ExecutorReadiness } from '../core/executor.js';
 import type { Logger } from '../core/logger.js';
 import type { ToolModuleOptions, ToolSource } from '../core/tool-source.js';

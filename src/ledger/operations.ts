@@ -5,8 +5,8 @@ import type { LedgerStore } from '../core/ports/ledger.js';
 import { redactSecrets } from '../core/redaction.js';
 import type { JsonObject } from '../core/task.js';
 import {
-  OperationNotApplied,
   type OperationHandlers,
+  OperationNotApplied,
   type OperationReceipt,
   type OperationSpec,
   type ReconcileInput,

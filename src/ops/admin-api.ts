@@ -1,11 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+
 import { isJsonContentType } from '@modelcontextprotocol/server';
-import { AuthenticationError, ownerKeyOf, type Authenticator } from '../core/owner.js';
+
+import { KillSwitchInputError } from '../core/kill-switch.js';
+import { type Logger, silentLogger } from '../core/logger.js';
+import { AuthenticationError, type Authenticator, ownerKeyOf } from '../core/owner.js';
+import { discardBody, readRequestBody } from '../core/request-body.js';
 import type { TaskStore } from '../core/store.js';
 import { Scope } from '../protocol/scopes.js';
-import { KillSwitchInputError } from '../core/kill-switch.js';
-import { silentLogger, type Logger } from '../core/logger.js';
-import { discardBody, readRequestBody } from '../core/request-body.js';
 import { AdminInputError, readAudit, readInFlight, readOperations } from './admin.js';
 import type { KillSwitchCache } from './rollout/kill-switch.js';
 import { createKillSwitchControl } from './rollout/kill-switch-control.js';

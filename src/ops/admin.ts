@@ -1,5 +1,5 @@
-import { GLOBAL_SWITCH, MAX_SWITCH_REASON_CHARS, type KillSwitchFallback, type KillSwitchRecord } from '../core/kill-switch.js';
-import { OPEN_OPERATION_STATUSES, type AuditRecord, type OperationRecord, type OperationStatus } from '../core/ledger.js';
+import { GLOBAL_SWITCH, type KillSwitchFallback, type KillSwitchRecord, MAX_SWITCH_REASON_CHARS } from '../core/kill-switch.js';
+import { type AuditRecord, OPEN_OPERATION_STATUSES, type OperationRecord, type OperationStatus } from '../core/ledger.js';
 import type { TaskStore } from '../core/store.js';
 import type { TaskStatus } from '../protocol/types.js';
 

@@ -1,11 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
 import { TasksError } from '../core/errors.js';
 import type { TaskStore } from '../core/store.js';
-import { ErrorCode } from '../protocol/constants.js';
 import type { WorkerObserver } from '../core/worker-observer.js';
-import type { TaskServiceHook } from '../service/hooks.js';
+import { ErrorCode } from '../protocol/constants.js';
 import type { CallOutcome } from '../service/calls/call-service.js';
+import type { TaskServiceHook } from '../service/hooks.js';
 
 /**
  * The Prometheus metrics of one mcp-tasks process (API or worker), on `prom-client`. They are taken at four

@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+
 import type { Executor, ExecutorReadiness } from '../core/executor.js';
 import type { TaskStore } from '../core/store.js';
-import type { KillSwitchCache, KillSwitchState } from './rollout/kill-switch.js';
-import type { TasksMetrics } from './metrics.js';
 import type { WorkerPresence, WorkerPresenceState } from '../service/worker-presence.js';
+import type { TasksMetrics } from './metrics.js';
+import type { KillSwitchCache, KillSwitchState } from './rollout/kill-switch.js';
 
 /**
  * The operations endpoints of an API or worker process: `GET /healthz` (the process answers), `GET /readyz`

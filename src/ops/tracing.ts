@@ -1,8 +1,9 @@
 import type * as OtelApi from '@opentelemetry/api';
+
 import type { RunTrace, RunTracer } from '../core/run-tracer.js';
 import { formatTraceparent, parseTraceparent, type TraceCarrier } from '../core/trace-context.js';
-import type { TaskServiceHook } from '../service/hooks.js';
 import type { CallOutcome } from '../service/calls/call-service.js';
+import type { TaskServiceHook } from '../service/hooks.js';
 
 /**
  * OpenTelemetry traces of one mcp-tasks process on `@opentelemetry/api` (an optional peer dependency, loaded

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+
 import { IDEMPOTENCY_CAPABILITY_ID, TASKS_EXTENSION_ID, V1_PROTOCOL_VERSION } from './constants.js';
 
 /**

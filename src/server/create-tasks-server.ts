@@ -1,46 +1,48 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { WorkerPresence } from '../service/worker-presence.js';
+
+import type { OAuthMetadata } from '@modelcontextprotocol/server';
 import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
-import { systemClock, type Clock } from '../core/clock.js';
+
+import { type Clock, systemClock } from '../core/clock.js';
+import { TasksError } from '../core/errors.js';
 import { TaskEventFeed } from '../core/event-feed.js';
 import type { Executor } from '../core/executor.js';
 import { newInstanceId } from '../core/ids.js';
 import { resolveLimits, type TasksServerLimits } from '../core/limits.js';
-import { silentLogger, type Logger } from '../core/logger.js';
+import { type Logger, silentLogger } from '../core/logger.js';
 import type { Authenticator } from '../core/owner.js';
-import { ANONYMOUS_IDENTITY } from './request-caller.js';
+import type { RunTracer } from '../core/run-tracer.js';
 import { ScopePolicy } from '../core/scopes.js';
 import type { TaskStore } from '../core/store.js';
-import type { WorkerObserver } from '../core/worker-observer.js';
-import type { RunTracer } from '../core/run-tracer.js';
-import type { ShadowSettings } from '../execution/shadow-watch.js';
 import type { AnyToolDefinition } from '../core/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
-import { TasksError } from '../core/errors.js';
+import type { WorkerObserver } from '../core/worker-observer.js';
 import { createExecutionParts, type ExecutionParts } from '../execution/create-task-worker.js';
 import { InProcessExecutor } from '../execution/in-process-executor.js';
+import type { ShadowSettings } from '../execution/shadow-watch.js';
 import { StructuredContentBound } from '../execution/structured-content-bound.js';
 import { Sweeper } from '../execution/sweeper.js';
 import type { TaskWorker } from '../execution/task-worker.js';
-import type { TaskServiceHook } from '../service/hooks.js';
-import type { TaskModeGate } from '../service/calls/task-mode-gate.js';
-import { ScopeCheck } from '../service/scope-check.js';
+import { ErrorCode } from '../protocol/constants.js';
 import { FALLBACK_TOOLS } from '../service/calls/fallback-tools.js';
+import type { TaskModeGate } from '../service/calls/task-mode-gate.js';
+import type { TaskServiceHook } from '../service/hooks.js';
+import type { PollObserver } from '../service/poll-throttle.js';
+import { ScopeCheck } from '../service/scope-check.js';
 import { createTaskServices, type TaskServices } from '../service/services.js';
+import type { WorkerPresence } from '../service/worker-presence.js';
 import type { HandlerDeps } from './deps.js';
 import { createServerFactory } from './factory.js';
-import { SessionStreams } from './session-streams.js';
-import type { OAuthMetadata } from '@modelcontextprotocol/server';
 import type { ProtectedResource } from './http/bearer-auth.js';
+import { FastPath } from './http/fast-path.js';
 import { createHttpFront, type HttpFront } from './http/node-handler.js';
 import { TaskListenRoute } from './http/task-listen.js';
-import { FastPath } from './http/fast-path.js';
 import type { LegacySessions } from './http/v1-sessions.js';
 import { createGatherStateCodec } from './input-gathering.js';
-import type { PollObserver } from '../service/poll-throttle.js';
+import { ANONYMOUS_IDENTITY } from './request-caller.js';
+import { SessionStreams } from './session-streams.js';
 import { InputRoutingStdioTransport } from './stdio-transport.js';
 import { isJsonRpcResponse, parseInputRequestId, routeInputResponse } from './v1-elicitation.js';
-import { ErrorCode } from '../protocol/constants.js';
 
 /** The embedded worker of {@link createTasksServer}. */
 export interface EmbeddedWorkerOptions {

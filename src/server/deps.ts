@@ -1,4 +1,5 @@
 import type { RequestStateCodec } from '@modelcontextprotocol/server';
+
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { TaskServices } from '../service/services.js';

@@ -1,5 +1,5 @@
 import type { TaskRecord } from '../core/task.js';
-import { v2DetailedTask, type V2DetailedTask } from '../protocol/v2/codec.js';
+import { type V2DetailedTask, v2DetailedTask } from '../protocol/v2/codec.js';
 import type { TaskDetails } from '../service/tasks/tasks-door.js';
 
 /**

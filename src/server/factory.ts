@@ -1,16 +1,17 @@
-import { Server, type McpServerFactory, type ServerCapabilities, type ServerContext } from '@modelcontextprotocol/server';
+import { type McpServerFactory, Server, type ServerCapabilities, type ServerContext } from '@modelcontextprotocol/server';
+
 import { methodNotFound } from '../core/errors.js';
 import { IDEMPOTENCY_CAPABILITY_ID, TASKS_EXTENSION_ID, V1_PROTOCOL_VERSION } from '../protocol/constants.js';
 import type { Negotiation, TaskCaller } from '../service/caller.js';
-import { callerOf, negotiationOf } from './request-caller.js';
 import type { HandlerDeps } from './deps.js';
 import { guarded } from './guard.js';
+import { callerOf, negotiationOf } from './request-caller.js';
+import { registerResultResourceHandlers } from './result-read-handler.js';
 import { registerV1TaskHandlers } from './tasks-v1.js';
 import { registerV2TaskHandlers } from './tasks-v2.js';
-import { toolListEntry } from './tools-list.js';
 import { handleToolsCall } from './tools-call.js';
+import { toolListEntry } from './tools-list.js';
 import { V1SessionNotifier } from './v1-notifications.js';
-import { registerResultResourceHandlers } from './result-read-handler.js';
 
 /**
  * An SDK `Server` that advertises the legacy `tasks` capability only to sessions that negotiated 2025-11-25:

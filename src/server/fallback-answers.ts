@@ -1,5 +1,5 @@
-import type { JsonObject, TaskRecord } from '../core/task.js';
 import { isTerminal } from '../core/state-machine.js';
+import type { JsonObject, TaskRecord } from '../core/task.js';
 import { toolErrorResult } from '../core/tool-outcome.js';
 import { isoTime } from '../protocol/time.js';
 import type { CallOutcome } from '../service/calls/call-service.js';

@@ -1,5 +1,5 @@
-import type { Logger } from '../core/logger.js';
 import { TasksError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
 import { ErrorCode } from '../protocol/constants.js';
 import { wireErrorOf } from './store-errors.js';
 

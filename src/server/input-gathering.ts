@@ -1,14 +1,16 @@
 import { createHmac, randomUUID } from 'node:crypto';
+
 import { createRequestStateCodec, type RequestStateCodec, type ServerContext } from '@modelcontextprotocol/server';
+
 import { assertElicitationDeclared, toWireRequest } from '../core/elicitation.js';
 import { invalidParams } from '../core/errors.js';
 import type { JsonObject } from '../core/task.js';
 import type { ElicitResult } from '../core/tool.js';
-import type { Caller } from '../service/caller.js';
-import { checkAnswer } from '../service/tasks/input-answers.js';
-import type { CallAsk, CallInteraction } from '../service/calls/call-service.js';
-import { ownerKeyFromContext } from './request-caller.js';
 import { digestOf } from '../ledger/digest.js';
+import type { Caller } from '../service/caller.js';
+import type { CallAsk, CallInteraction } from '../service/calls/call-service.js';
+import { checkAnswer } from '../service/tasks/input-answers.js';
+import { ownerKeyFromContext } from './request-caller.js';
 
 /** What a `requestState` carries between MRTR rounds of one `tools/call` (signed, readable by the client). */
 export interface GatherState {

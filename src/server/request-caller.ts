@@ -1,4 +1,5 @@
 import type { AuthInfo, McpRequestContext, Server, ServerContext } from '@modelcontextprotocol/server';
+
 import { ANONYMOUS_OWNER_KEY } from '../core/owner.js';
 import type { JsonObject } from '../core/task.js';
 import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, TASKS_EXTENSION_ID, V1_PROTOCOL_VERSION } from '../protocol/constants.js';

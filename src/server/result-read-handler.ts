@@ -1,4 +1,5 @@
 import type { Server, ServerContext } from '@modelcontextprotocol/server';
+
 import { resultReadTooLarge, TasksError } from '../core/errors.js';
 import type { JsonObject } from '../core/task.js';
 import { ErrorCode } from '../protocol/constants.js';

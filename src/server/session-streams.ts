@@ -1,10 +1,11 @@
 import type { AuthInfo, Server } from '@modelcontextprotocol/server';
+
 import type { TaskEventFeed } from '../core/event-feed.js';
 import type { SessionStore } from '../core/session-store.js';
 import type { TaskEvent } from '../core/store.js';
 import type { TaskCaller } from '../service/caller.js';
-import { identityOf, sessionCaller } from './request-caller.js';
 import type { HandlerDeps } from './deps.js';
+import { identityOf, sessionCaller } from './request-caller.js';
 import type { V1SessionNotifier } from './v1-notifications.js';
 
 /** Most open tasks of one session followed when its GET stream opens (older ones are still polled by the client, R35). */

@@ -1,5 +1,6 @@
-import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { JSONRPCMessage, MessageExtraInfo, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+
 import { ErrorCode } from '../protocol/constants.js';
 
 /**

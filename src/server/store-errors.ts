@@ -1,8 +1,8 @@
 import type { Logger } from '../core/logger.js';
+import { toProtocolError } from '../core/protocol-errors.js';
 import { StoreError } from '../core/store-error.js';
 import type { JsonRpcErrorObject } from '../core/task.js';
 import { ErrorCode } from '../protocol/constants.js';
-import { toProtocolError } from '../core/protocol-errors.js';
 
 /**
  * The one place where the store's error codes meet JSON-RPC (base 2026-07-28 §8):

@@ -1,13 +1,13 @@
 import { methodNotFound, TasksError } from '../core/errors.js';
-import type { JsonObject, TaskRecord } from '../core/task.js';
-import { attemptMeta, ErrorCode, OPERATIONS_META_KEY, type OperationMetaEntry } from '../protocol/constants.js';
 import type { OperationRecord } from '../core/ledger.js';
+import type { JsonObject, TaskRecord } from '../core/task.js';
+import { attemptMeta, ErrorCode, type OperationMetaEntry, OPERATIONS_META_KEY } from '../protocol/constants.js';
 import { toV1Task, v1TaskPayloadResult } from '../protocol/v1/codec.js';
 import { v2GetTaskResult } from '../protocol/v2/codec.js';
 import type { Caller, TaskCaller } from '../service/caller.js';
+import type { SignalSource } from '../service/tasks/tasks-door.js';
 import type { HandlerDeps } from './deps.js';
 import { detailedTask } from './detailed-task.js';
-import type { SignalSource } from '../service/tasks/tasks-door.js';
 
 /**
  * The wire answers of `tasks/get` (both generations) and v1 `tasks/result`, shared by the SDK handlers and the fast

@@ -1,12 +1,13 @@
 import type { Server, ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+
 import { methodNotFound, TasksError } from '../core/errors.js';
 import type { JsonObject } from '../core/task.js';
 import { ErrorCode } from '../protocol/constants.js';
 import { toV1Task, v1ListTasksResult } from '../protocol/v1/codec.js';
 import type { Caller } from '../service/caller.js';
-import type { HandlerDeps } from './deps.js';
 import { withPollHint } from '../service/poll-hint.js';
+import type { HandlerDeps } from './deps.js';
 import { guarded } from './guard.js';
 import { readTaskV1, terminalPayloadV1, v1Caller } from './task-replies.js';
 import { deliverInputRequests } from './v1-elicitation.js';

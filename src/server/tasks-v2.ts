@@ -1,11 +1,12 @@
 import type { Server, ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+
 import { invalidParams, missingTasksExtension } from '../core/errors.js';
 import { v2Acknowledgement } from '../protocol/v2/codec.js';
 import type { Caller, TaskCaller } from '../service/caller.js';
-import { readTaskV2 } from './task-replies.js';
 import type { HandlerDeps } from './deps.js';
 import { guarded } from './guard.js';
+import { readTaskV2 } from './task-replies.js';
 
 // Params are checked only after the extension gate, so a non-declaring client always gets -32021 first (E41).
 const AnyParams = z.looseObject({});

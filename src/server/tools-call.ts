@@ -1,19 +1,20 @@
 import type { JSONRPCRequest, ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+
 import { invalidParams } from '../core/errors.js';
-import { IDEMPOTENCY_KEY_META_KEY, isValidIdempotencyKey } from '../protocol/constants.js';
 import type { JsonObject, TaskRecord } from '../core/task.js';
 import { traceCarrierOf } from '../core/trace-context.js';
+import { IDEMPOTENCY_KEY_META_KEY, isValidIdempotencyKey } from '../protocol/constants.js';
 import { v1CreateTaskResult } from '../protocol/v1/codec.js';
 import { v2CreateTaskResult } from '../protocol/v2/codec.js';
-import type { ToolCall } from '../service/calls/call-plan.js';
 import type { Caller } from '../service/caller.js';
+import type { ToolCall } from '../service/calls/call-plan.js';
 import type { CallOutcome } from '../service/calls/call-service.js';
 import type { InlineProgressUpdate } from '../service/calls/inline-progress.js';
+import { withPollHint } from '../service/poll-hint.js';
 import type { HandlerDeps } from './deps.js';
 import { fallbackCreatedAnswer, fallbackOperationAnswer } from './fallback-answers.js';
 import { callInteraction } from './input-gathering.js';
-import { withPollHint } from '../service/poll-hint.js';
 
 const CallParamsSchema = z.looseObject({
   name: z.string().min(1),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import type { ToolDescriptor, ToolExecution } from '../core/tool.js';
+
 import type { JsonObject } from '../core/task.js';
+import type { ToolDescriptor, ToolExecution } from '../core/tool.js';
 import type { Caller } from '../service/caller.js';
 
 /** 2025-11-25 `execution.taskSupport` for each execution mode (R8–R10). */

@@ -1,10 +1,11 @@
 import type { Server } from '@modelcontextprotocol/server';
+
 import { isTaskNotFound } from '../core/errors.js';
 import type { InputRequestRecord, TaskRecord } from '../core/task.js';
 import { RELATED_TASK_META_KEY } from '../protocol/constants.js';
 import type { CallerIdentity } from '../service/caller.js';
-import { replyCaller } from './request-caller.js';
 import type { HandlerDeps } from './deps.js';
+import { replyCaller } from './request-caller.js';
 
 /**
  * The 2025-11-25 input side channel (R27–R31). A parked task's questions go to the client as real

@@ -1,12 +1,13 @@
 import type { Server } from '@modelcontextprotocol/server';
+
 import { isTerminal } from '../core/state-machine.js';
 import type { TaskRecord, TaskStatus } from '../core/task.js';
 import { attemptMeta, RELATED_TASK_META_KEY } from '../protocol/constants.js';
 import { toV1Task } from '../protocol/v1/codec.js';
 import type { TaskCaller } from '../service/caller.js';
+import { withPollHint } from '../service/poll-hint.js';
 import type { TaskNotice, TaskSubscription } from '../service/tasks/tasks-door.js';
 import type { HandlerDeps } from './deps.js';
-import { withPollHint } from '../service/poll-hint.js';
 
 interface Tracked {
   progressToken: string | number | null;

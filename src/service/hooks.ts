@@ -1,5 +1,5 @@
-import type { RequestTrace } from '../core/trace-context.js';
 import type { TaskGeneration, TaskRecord } from '../core/task.js';
+import type { RequestTrace } from '../core/trace-context.js';
 import type { Actor } from './access.js';
 
 /**

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+
 import { invalidParams } from '../core/errors.js';
 
 /**

@@ -1,4 +1,4 @@
-import { TasksError, taskNotFound } from '../core/errors.js';
+import { taskNotFound, TasksError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { ScopePolicy } from '../core/scopes.js';
 import type { TaskRecord } from '../core/task.js';

@@ -1,5 +1,4 @@
 import type { Clock } from '../core/clock.js';
-import type { WorkerPresence } from './worker-presence.js';
 import type { PathConfinement } from '../core/confinement.js';
 import type { TaskEventFeed } from '../core/event-feed.js';
 import type { Executor } from '../core/executor.js';
@@ -14,10 +13,11 @@ import type { TaskModeGate } from './calls/task-mode-gate.js';
 import { ServiceDoor } from './door.js';
 import type { TaskServiceHook } from './hooks.js';
 import { CursorCodec } from './paging.js';
-import { PollThrottle, type PollObserver } from './poll-throttle.js';
+import { type PollObserver, PollThrottle } from './poll-throttle.js';
 import { TaskReads } from './task-reads.js';
 import { TasksDoor } from './tasks/tasks-door.js';
 import { ViewerService } from './viewer/viewer-service.js';
+import type { WorkerPresence } from './worker-presence.js';
 
 /** Longest a too-fast poll is held back (ms). */
 const MAX_POLL_DELAY_MS = 5000;

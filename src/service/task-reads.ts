@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.js';
-import { visibleAt } from '../core/store-rules.js';
 import type { TaskScope, TaskStore } from '../core/store.js';
+import { visibleAt } from '../core/store-rules.js';
 import type { TaskGeneration, TaskOutcome, TaskRecord } from '../core/task.js';
 import { keysetPage, rowsToRead } from './paging.js';
 import { MAX_OUTCOME_CHARS, TerminalTaskCache } from './terminal-cache.js';

@@ -1,6 +1,5 @@
-import { expiresAtOf } from '../core/store-rules.js';
-import { NO_ENCRYPTION, type FieldCipher } from './field-cipher.js';
 import type { TaskEvent, TaskEventKind } from '../core/store.js';
+import { expiresAtOf } from '../core/store-rules.js';
 import type {
   InputRequestRecord,
   InputRequestState,
@@ -13,6 +12,7 @@ import type {
   TaskRecord,
   TaskStatus,
 } from '../core/task.js';
+import { type FieldCipher, NO_ENCRYPTION } from './field-cipher.js';
 
 /**
  * Conversions between driver rows and the core model, shared by the SQL backends (SQLite and PostgreSQL use the

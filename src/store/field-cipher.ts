@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+
 import { StoreError } from '../core/store-error.js';
 
 /** Marks an encrypted column value: `enc1:<key id>:<base64url(iv ‖ ciphertext ‖ tag)>`. JSON text never starts like this. */

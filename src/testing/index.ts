@@ -4,13 +4,13 @@
  */
 export { FakeClock } from './fake-clock.js';
 export { describeTaskStoreContract, type TaskStoreFixture } from './store-contract.js';
-export { waitForTaskStatus } from './waiters.js';
 export {
   checkStoreIntegrity,
   postgresSnapshot,
+  type SnapshotSource,
   sqliteSnapshot,
   STORE_TABLES,
-  type SnapshotSource,
   type StoreRow,
   type StoreSnapshot,
 } from './store-integrity.js';
+export { waitForTaskStatus } from './waiters.js';

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe } from 'vitest';
+
 import type { TaskStore } from '../core/store.js';
 import { FakeClock } from './fake-clock.js';
 import { describeAdmissionContract } from './store-contract/admission.js';

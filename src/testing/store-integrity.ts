@@ -1,5 +1,5 @@
-import type { TaskStatus } from '../core/task.js';
 import type { TaskEventKind } from '../core/store.js';
+import type { TaskStatus } from '../core/task.js';
 
 /** The tables of a task store, as both backends name them. */
 export const STORE_TABLES = ['tasks', 'task_outcomes', 'input_requests', 'task_steps', 'task_events'] as const;

@@ -9,8 +9,9 @@ import path from 'node:path';
 import { Readable, Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { constants, createGzip } from 'node:zlib';
+
 import { deriveSeed, Random } from './demo-corpus/random.js';
-import { STYLES, type LogStyle } from './demo-corpus/styles.js';
+import { type LogStyle, STYLES } from './demo-corpus/styles.js';
 
 /** Options of {@link writeDemoCorpus}. */
 export interface DemoCorpusOptions {

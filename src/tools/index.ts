@@ -7,8 +7,8 @@ import { analyzeLogsTool } from './analyze-logs/tool.js';
 import { auditRepositoryTool } from './audit-repository/tool.js';
 import { checkInfrastructureTool } from './check-infrastructure/tool.js';
 
-export { cleanupLogsTool, type CleanupLogsOptions } from './cleanup-logs/tool.js';
-export { writeDemoCorpus, type DemoCorpusOptions, type DemoCorpusSummary } from './demo-corpus.js';
+export { type CleanupLogsOptions, cleanupLogsTool } from './cleanup-logs/tool.js';
+export { type DemoCorpusOptions, type DemoCorpusSummary, writeDemoCorpus } from './demo-corpus.js';
 export { isInsideRoots, resolveInsideRoots } from './roots.js';
 
 /** Options of {@link builtinTools}. */

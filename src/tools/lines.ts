@@ -7,9 +7,10 @@
  * it starts, and a read can start at such an offset (to resume a scan inside a large file).
  */
 import type { FileHandle } from 'node:fs/promises';
-import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
+
 import { isBinaryBlock } from './binary.js';
 import { Pacer } from './yield.js';
 

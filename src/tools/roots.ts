@@ -6,8 +6,9 @@
  * listing a file and opening it does not reach them either.
  */
 import { constants, type Stats } from 'node:fs';
-import { lstat, open, opendir, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { type FileHandle, lstat, open, opendir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
+
 import type { PathConfinement } from '../core/confinement.js';
 import { ToolInputError } from '../core/tool.js';
 

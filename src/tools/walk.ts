@@ -9,6 +9,7 @@
 import type { Dirent } from 'node:fs';
 import { lstat, opendir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
+
 import { ToolInputError } from '../core/tool.js';
 import type { Confinement } from './roots.js';
 import { yieldToEventLoop } from './yield.js';

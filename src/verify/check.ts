@@ -4,8 +4,8 @@
  * clean-up) and ends by returning (passed), throwing {@link CheckFailed} (failed) or {@link CheckSkipped} (skipped,
  * with the reason), possibly after {@link CheckContext.warn} (passed with a warning).
  */
-import type { Exchange } from './wire/exchange.js';
 import type { CheckContext } from './context.js';
+import type { Exchange } from './wire/exchange.js';
 
 /** A protocol generation: `v1` = 2025-11-25 experimental tasks, `v2` = the 2026-07-28 Tasks Extension. */
 export type Generation = 'v1' | 'v2';

@@ -4,12 +4,13 @@
  * outcome). One context per check, so checks cannot leak state into each other.
  */
 import { randomBytes } from 'node:crypto';
+
 import type { Generation, Need } from './check.js';
 import { describe, expectResult, fail, skip } from './expect.js';
-import { argumentsFor, readCount, type Placeholders, type ToolMap, type ToolRef, type ToolRoles, type Thresholds } from './tool-map.js';
+import { argumentsFor, type Placeholders, readCount, type Thresholds, type ToolMap, type ToolRef, type ToolRoles } from './tool-map.js';
 import type { Exchange, Recorder, WireAnswer } from './wire/exchange.js';
-import { V1Session, type Endpoint, type V1SessionOptions } from './wire/requests.js';
-import { TERMINAL_STATUSES, V1TaskWire, V2TaskWire, type CallOptions, type TaskState, type TaskWire } from './wire/tasks.js';
+import { type Endpoint, V1Session, type V1SessionOptions } from './wire/requests.js';
+import { type CallOptions, type TaskState, type TaskWire, TERMINAL_STATUSES, V1TaskWire, V2TaskWire } from './wire/tasks.js';
 
 /** Who sends a request: principal A (`--token-a`), principal B (`--token-b`) or nobody (no token). */
 export type Principal = 'a' | 'b' | 'none';

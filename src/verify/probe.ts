@@ -3,12 +3,12 @@
  * does it list. Checks of a generation the server does not serve are skipped with the probe's reason; the contract
  * checks judge what the probe could only observe.
  */
+import { TASKS_EXTENSION_ID, V1_PROTOCOL_VERSION, V2_PROTOCOL_VERSION } from '../protocol/constants.js';
 import type { Generation } from './check.js';
 import type { GenerationProfile, Target, TargetProfile, ToolInfo } from './context.js';
 import { describe } from './expect.js';
-import { TransportError, type Exchange, type Recorder } from './wire/exchange.js';
-import { SessionOpenError, V1Session, v2Request, type Endpoint } from './wire/requests.js';
-import { V1_PROTOCOL_VERSION, V2_PROTOCOL_VERSION, TASKS_EXTENSION_ID } from '../protocol/constants.js';
+import { type Exchange, type Recorder, TransportError } from './wire/exchange.js';
+import { type Endpoint, SessionOpenError, V1Session, v2Request } from './wire/requests.js';
 
 /** The target did not answer at all (refused, reset, timed out) on any generation. */
 export class TargetUnreachableError extends Error {

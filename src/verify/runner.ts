@@ -3,13 +3,13 @@
  * measure timings (the load gate's) run last and one by one, so other checks do not disturb them. Every check has a time bound; a check that overruns it fails (a hang
  * is a finding), and its tasks are cancelled all the same.
  */
-import { CheckFailed, CheckSkipped, GATES, HARD_GATES, type CheckDefinition, type CheckResult, type Gate, type Generation } from './check.js';
+import { type CheckDefinition, CheckFailed, type CheckResult, CheckSkipped, type Gate, GATES, type Generation, HARD_GATES } from './check.js';
 import { CheckContext, type Target, type TargetProfile } from './context.js';
 import { CheckFailedAt } from './expect.js';
 import { probeTarget } from './probe.js';
 import { checkSpecLink } from './rules.js';
 import type { ToolMap } from './tool-map.js';
-import { TransportError, type Exchange } from './wire/exchange.js';
+import { type Exchange, TransportError } from './wire/exchange.js';
 
 /** Options of {@link runVerify}. */
 export interface VerifyOptions {

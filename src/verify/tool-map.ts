@@ -9,6 +9,7 @@
  * and `$key` (a key unique to the check, for side-effect counters) are replaced inside any string.
  */
 import { readFileSync } from 'node:fs';
+
 import { z } from 'zod';
 
 /** A tool and the arguments to call it with. */

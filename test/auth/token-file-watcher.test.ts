@@ -1,6 +1,8 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { afterEach, describe, expect, it } from 'vitest';
+
 import { TokenFileWatcher } from '../../src/auth/token-file-watcher.js';
 import { AuthenticationError } from '../../src/core/owner.js';
 import { captureLogger } from '../helpers/capture-logger.js';

@@ -8,7 +8,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+
 import { afterAll, describe, expect, it } from 'vitest';
+
 import { testPostgresUrl } from '../helpers/postgres.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');

@@ -5,13 +5,15 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { withAbsoluteLocalPaths } from '../../src/cli/call.js';
 import { advertisedSchema } from '../../src/server/tools-list.js';
 import { builtinTools, cleanupLogsTool } from '../../src/tools/index.js';
 import { publishReportTool } from '../../src/tools/publish-report/tool.js';
 import { gitRepository } from '../helpers/git-repo.js';
-import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { cliRunner, ensureBuilt } from './support.js';
 

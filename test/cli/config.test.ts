@@ -1,6 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { ConfigError, resolveConfig, SETTINGS } from '../../src/cli/config/resolve.js';
 import { configJsonSchema } from '../../src/cli/config/schema.js';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';

@@ -5,19 +5,21 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { findingsOf } from '../../src/cli/doctor.js';
 import { newTaskId } from '../../src/core/ids.js';
 import type { NewProcessEntry } from '../../src/core/process-record.js';
 import type { TaskStore } from '../../src/core/store.js';
-import { findingsOf } from '../../src/cli/doctor.js';
 import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
-import { migrate, MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
-import { ensureBuilt, MAIN } from './support.js';
+import { migrate, MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+import { ensureBuilt, MAIN } from './support.js';
 
 const temp = makeTempDir();
 beforeAll(() => ensureBuilt());

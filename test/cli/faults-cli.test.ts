@@ -6,11 +6,13 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+
 import { TaskJournal } from '../../src/client/index.js';
 import { effectTools, FaultProxy, startIdempotentFront } from '../helpers/fault-proxy.js';
 import { freePort, startServerProcess } from '../helpers/server-process.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { cliRunner, ensureBuilt } from './support.js';
 

@@ -1,9 +1,11 @@
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { connectTasksClient, TaskJournal, type TaskSnapshot } from '../../src/client/index.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
 import { countingTools } from '../client/support.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 import { cliRunner, ensureBuilt } from './support.js';
 
 /**

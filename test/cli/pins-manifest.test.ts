@@ -1,6 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { cliRunner, ensureBuilt } from './support.js';
 

@@ -1,9 +1,11 @@
 import { PassThrough } from 'node:stream';
+
 import { describe, expect, it } from 'vitest';
-import type { InputRequest } from '../../src/client/index.js';
+
 import { ScriptedAnswers } from '../../src/cli/prompt-answers.js';
 import { PromptClosedError, PromptSession } from '../../src/cli/prompt-form.js';
 import { checkContent, describeField, exampleContent, formFields, parseFieldInput } from '../../src/cli/prompt-schema.js';
+import type { InputRequest } from '../../src/client/index.js';
 
 /** The form logic of the CLI: fields from `requestedSchema`, typed input, `--answers`, and the line-based form. */
 

@@ -1,13 +1,15 @@
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectTasksClient, TaskJournal } from '../../src/client/index.js';
+
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
+import { connectTasksClient, TaskJournal } from '../../src/client/index.js';
 import { countingTools } from '../client/support.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 import { cliRunner, ensureBuilt } from './support.js';
 
 const UNKNOWN_ID = 'Zz9Yy8Xx7Ww6Vv5Uu4Tt3S';

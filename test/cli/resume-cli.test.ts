@@ -4,9 +4,11 @@
  * not give; the journal's statuses are shown as what they are — an observation at a time.
  */
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import { effectTools } from '../helpers/fault-proxy.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { cliRunner, ensureBuilt } from './support.js';
 

@@ -6,9 +6,11 @@
 import { spawnSync } from 'node:child_process';
 import { renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { TestAuthorizationServer, type TestClient } from '../helpers/authorization-server.js';
-import { freePort, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { freePort, type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 

@@ -1,9 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
+
 import { describe, expect, it } from 'vitest';
+
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const MAIN = resolve(import.meta.dirname, '../../dist/cli/main.js');

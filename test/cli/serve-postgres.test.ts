@@ -1,11 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
 import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
-import { createTestDatabase, emptyTaskStore, startPrivateCluster, withDatabase, type PrivateCluster, type TestDatabase } from '../helpers/postgres.js';
-import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { createTestDatabase, emptyTaskStore, type PrivateCluster, startPrivateCluster, type TestDatabase, withDatabase } from '../helpers/postgres.js';
+import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 

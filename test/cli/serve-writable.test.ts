@@ -1,7 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { cliRunner, ensureBuilt, MAIN } from './support.js';
 

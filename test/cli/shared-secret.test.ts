@@ -4,12 +4,14 @@
  * file; the refusal is exit 1 with one line, and the database never holds a `MCP_TASKS_SECRET` in clear.
  */
 import { join } from 'node:path';
+
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { ensureBuilt } from './support.js';
+
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
-import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+import { ensureBuilt } from './support.js';
 
 const SECRET = 'shared-secret-test-0123456789abcdef';
 const OTHER = 'another-secret-test-0123456789abcdef';

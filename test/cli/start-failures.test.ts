@@ -7,11 +7,13 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
-import { ensureBuilt, MAIN } from './support.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+import { ensureBuilt, MAIN } from './support.js';
 
 const temp = makeTempDir();
 beforeAll(() => ensureBuilt());

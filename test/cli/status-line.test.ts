@@ -3,8 +3,9 @@
  * (`_meta["dev.mcp-tasks/attempt"]`), never from two progress snapshots — a re-run's first status has no count.
  */
 import { describe, expect, it } from 'vitest';
-import type { TaskSnapshot } from '../../src/client/index.js';
+
 import { StatusLine } from '../../src/cli/status-line.js';
+import type { TaskSnapshot } from '../../src/client/index.js';
 
 const snapshot = (statusMessage: string, attempt?: number): TaskSnapshot => ({
   taskId: 't1',

@@ -2,9 +2,10 @@
  * Running the real CLI (`dist/cli/main.js`) in a child process: an up-to-date build, and runners that capture exit
  * code, stdout and stderr.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+
 import { reaped } from '../helpers/child-reaper.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { protectDashTaskIds } from '../../src/cli/task-id-argument.js';
 
 describe('task ids that start with "-"', () => {

@@ -1,13 +1,15 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+
 import { McpServer as LegacyMcpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { connectTasksClient, TaskNotFoundError, TasksConnectionError, TasksProtocolError, type TasksClient } from '../../src/client/index.js';
+
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { connectTasksClient, TaskNotFoundError, type TasksClient, TasksConnectionError, TasksProtocolError } from '../../src/client/index.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { countingTools, RequestLog } from './support.js';
 

@@ -1,16 +1,17 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+
 import {
   connectTasksClient,
-  InputNotAnsweredError,
   type ElicitAnswer,
   type InputHandler,
+  InputNotAnsweredError,
   type InputRequest,
   type TasksClient,
   type TaskSnapshot,
 } from '../../src/client/index.js';
 import { defineTool, textResult } from '../../src/core/tool.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { countingTools, Gate, RequestLog } from './support.js';
 
 /**

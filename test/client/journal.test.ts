@@ -1,9 +1,11 @@
-import { readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+
 import { afterEach, describe, expect, it } from 'vitest';
-import { TaskJournal, type JournalEntry } from '../../src/client/index.js';
+
+import { type JournalEntry, TaskJournal } from '../../src/client/index.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const entry = (taskId: string): JournalEntry => ({

@@ -2,19 +2,20 @@
  * Task policies, fallbacks and budgets of `callTool` / `waitForTask` against a real server (issue 13 items 2, 3):
  * every refusal happens before anything is sent, counted in the requests the client posts.
  */
-import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+
 import {
   CapabilityMissingError,
   connectTasksClient,
+  type JobApiRequest,
   TaskOutcomeUnknownError,
+  type TasksClient,
   TaskTimeoutError,
   ToolCallOutcomeUnknownError,
-  type JobApiRequest,
-  type TasksClient,
 } from '../../src/client/index.js';
-import { defineTool, textResult, type AnyToolDefinition } from '../../src/core/tool.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type AnyToolDefinition, defineTool, textResult } from '../../src/core/tool.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { countingTools, RequestLog } from './support.js';
 
 const ticker = defineTool({

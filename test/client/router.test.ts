@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { buildCapabilityManifest, type CapabilityManifest } from '../../src/protocol/manifest.js';
+
 import { decideRoute } from '../../src/client/router.js';
+import { buildCapabilityManifest, type CapabilityManifest } from '../../src/protocol/manifest.js';
 
 const AT = '2026-12-01T00:00:00.000Z';
 const TOOLS = [

@@ -3,10 +3,12 @@
  * `fetch` that records the JSON-RPC methods a client sends, and a TCP proxy that can swallow answers to simulate a
  * connection lost after the server received a request.
  */
-import { createServer as createTcpServer, connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { connect, createServer as createTcpServer, type Socket } from 'node:net';
+
 import { z } from 'zod';
-import { defineTool, localPath, textResult, type AnyToolDefinition } from '../../src/core/tool.js';
+
+import { type AnyToolDefinition, defineTool, localPath, textResult } from '../../src/core/tool.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
 
 /** The conformance fixtures plus `echo_args`, each wrapped so `runs` counts executions per tool name. */

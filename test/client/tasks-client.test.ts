@@ -1,23 +1,25 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
 import {
   connectTasksClient,
+  type ProtocolChoice,
   TaskCancelledError,
   TaskFailedError,
   TaskJournal,
   TaskNotFoundError,
   TaskNotTerminalError,
+  type TasksClient,
+  type TaskSnapshot,
   TasksProtocolError,
   TaskTimeoutError,
   ToolCallOutcomeUnknownError,
-  type ProtocolChoice,
-  type TasksClient,
-  type TaskSnapshot,
 } from '../../src/client/index.js';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/sqlite-task-store.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { countingTools, RequestLog, startDroppingProxy } from './support.js';
 

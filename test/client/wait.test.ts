@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { DEFAULT_POLL_INTERVAL_MS, jittered, POLL_JITTER, resolveDeadline } from '../../src/client/wait.js';
 
 /** The pure parts of the polling policy; the loop itself runs against a real server in tasks-client.test.ts. */

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+
 import { TasksError } from '../../src/core/errors.js';
 import { defineTool, textResult } from '../../src/core/tool.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
-import { startBothPaths, type BothPaths } from '../helpers/both-paths.js';
-import { sendHttp, type HttpAnswer } from '../helpers/raw-http.js';
+import { type BothPaths, startBothPaths } from '../helpers/both-paths.js';
+import { type HttpAnswer, sendHttp } from '../helpers/raw-http.js';
 import { RawLegacySession } from '../helpers/sse.js';
 import type { RunningTasksServer } from '../helpers/tasks-server.js';
 import { modernMeta, postModern, type WireResponse } from '../helpers/wire.js';

@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { createMcpHandler, InMemoryTransport, isLegacyRequest, Server, type JSONRPCMessage, type ServerCapabilities } from '@modelcontextprotocol/server';
+
+import { createMcpHandler, InMemoryTransport, isLegacyRequest, type JSONRPCMessage, Server, type ServerCapabilities } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+
 import { withSpecErrorStatus } from '../../src/server/http/error-status.js';
 import { DECLARING, modernMeta, readJsonRpc } from '../helpers/wire.js';
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { checkArgumentLimits, jsonDepthUpTo } from '../../src/core/argument-limits.js';
 import { resolveLimits } from '../../src/core/limits.js';
 

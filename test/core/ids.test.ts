@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { isTaskIdShape, newTaskId } from '../../src/core/ids.js';
 
 describe('task ids (C-SEC-01, R13/R50, E44)', () => {

@@ -6,6 +6,7 @@
 import { ProtocolError as ClientProtocolError } from '@modelcontextprotocol/client';
 import { ProtocolError, UrlElicitationRequiredError } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
+
 import { TasksError } from '../../src/core/errors.js';
 import { toProtocolError } from '../../src/core/protocol-errors.js';
 

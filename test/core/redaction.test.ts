@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { TasksError } from '../../src/core/errors.js';
+
 import { serializeError } from '../../src/cli/logger.js';
+import { TasksError } from '../../src/core/errors.js';
 import { toProtocolError } from '../../src/core/protocol-errors.js';
 import { sanitizeModelText, settleExecution } from '../../src/core/tool-outcome.js';
 

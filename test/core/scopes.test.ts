@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { ownerKeyOf } from '../../src/core/owner.js';
 import { missingScopes, ScopePolicy } from '../../src/core/scopes.js';
 import { Scope } from '../../src/protocol/scopes.js';

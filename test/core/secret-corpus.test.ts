@@ -4,6 +4,7 @@
  * figures are printed by `npm run bench:secrets`.
  */
 import { describe, expect, it } from 'vitest';
+
 import { findSecrets } from '../../src/core/redaction.js';
 import { CORPUS, scoreCorpus } from '../fixtures/secret-corpus.mjs';
 

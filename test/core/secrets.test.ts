@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { findSecrets, redactSecrets, redactValue, SecretRedactor } from '../../src/core/redaction.js';
 import { PLANTED_SECRETS } from '../tools/planted-secrets.js';
 

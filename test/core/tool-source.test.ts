@@ -1,6 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+
 import { afterEach, describe, expect, it } from 'vitest';
+
 import { loadToolSources, toolSourceOf } from '../../src/core/tool-source.js';
 import { BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE } from '../../src/tools/sources.js';
 import { makeTempDir } from '../helpers/temp-dir.js';

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { launchChromium } from '../helpers/browser.js';
 
 describe('browser tests without a browser', () => {

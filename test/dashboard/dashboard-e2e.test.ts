@@ -5,12 +5,14 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { Browser, BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { cliRunner, ensureBuilt, MAIN } from '../cli/support.js';
 import { axeSerious, ensureDashboardBuilt, launchChromium } from '../helpers/browser.js';
 import { createTestDatabase } from '../helpers/postgres.js';
-import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const FIXTURE = resolve(import.meta.dirname, '../fixtures/dashboard-tools.mjs');

@@ -7,7 +7,9 @@ import { writeFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { ownerKeyOf } from '../../src/core/owner.js';
@@ -16,8 +18,8 @@ import { viewerVerifier } from '../../src/dashboard/verifier.js';
 import { Scope, TASK_SCOPES } from '../../src/protocol/scopes.js';
 import type { Viewer } from '../../src/service/viewer/viewer.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
 import { sendHttp, sendRawHttp } from '../helpers/raw-http.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { postModern } from '../helpers/wire.js';
 

@@ -7,7 +7,9 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { discoverAuthorizationServer } from '../../src/auth/discovery.js';
 import { JwtAuthenticator } from '../../src/auth/jwt.js';
 import { silentLogger } from '../../src/core/logger.js';
@@ -16,7 +18,7 @@ import { viewerVerifier } from '../../src/dashboard/verifier.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
 import { TestAuthorizationServer, type TestClient } from '../helpers/authorization-server.js';
 import { freePort } from '../helpers/server-process.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { postModern } from '../helpers/wire.js';
 
 const TASKS = 'tasks:read tasks:cancel tasks:answer';

@@ -8,15 +8,17 @@ import { appendFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { defineTool, textResult } from '../../src/core/tool.js';
 import { createDashboard } from '../../src/dashboard/http.js';
 import { viewerVerifier } from '../../src/dashboard/verifier.js';
 import { Scope } from '../../src/protocol/scopes.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { postModern } from '../helpers/wire.js';
 

@@ -5,14 +5,16 @@
  * dashboard as that subject, seeing only that owner's tasks. Negative controls: a callback whose `state` was not
  * started by this browser, and one replayed, sign nobody in.
  */
-import { join, resolve } from 'node:path';
 import { writeFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join, resolve } from 'node:path';
+
 import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { ensureBuilt } from '../cli/support.js';
 import { TestAuthorizationServer, type TestClient } from '../helpers/authorization-server.js';
 import { axeSerious, ensureDashboardBuilt, launchChromium } from '../helpers/browser.js';
-import { freePort, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { freePort, type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { postModern } from '../helpers/wire.js';
 

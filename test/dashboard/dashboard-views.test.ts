@@ -5,13 +5,15 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+
 import { describe, expect, it } from 'vitest';
+
 import type { TaskEvent } from '../../src/core/store.js';
 import type { TaskRecord } from '../../src/core/task.js';
 import { appShell, CONTENT_SECURITY_POLICY } from '../../src/dashboard/pages.js';
 import { pageOf } from '../../src/dashboard/views.js';
-import { noOperationsYet } from '../../web/dashboard/domain-text.js';
 import type { TaskInspection } from '../../src/service/viewer/viewer.js';
+import { noOperationsYet } from '../../web/dashboard/domain-text.js';
 
 const task = (attempt: number): TaskRecord =>
   ({

@@ -11,14 +11,16 @@
  *    with only the runtime dependencies (what `npm ci --omit=dev` installs in the Containerfile), answer the probes
  *    the manifests name, run a task of a built-in tool end to end, and drain on SIGTERM within the grace period.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
-import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
+
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
+import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+
 import { reaped } from '../helpers/child-reaper.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { freePort } from '../helpers/server-process.js';

@@ -1,11 +1,13 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+
 import type { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { ensureBuilt } from '../cli/support.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { anchorsOf, checkLinks, commandLineProblems, docsFiles, githubSlug, linksOf, missingPaths, unmentioned, type CommandFlags } from './docs-check.js';
+import { anchorsOf, checkLinks, type CommandFlags, commandLineProblems, docsFiles, githubSlug, linksOf, missingPaths, unmentioned } from './docs-check.js';
 
 /**
  * The docs stay true to the code (issue 24 item 1): every relative link and anchor resolves, the README stays a

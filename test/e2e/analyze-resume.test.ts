@@ -4,13 +4,15 @@
  * with a preload that records every file the server process opens (test/fixtures/open-recorder.mjs, no flag in
  * the product). Progress goes on from the completed count.
  */
-import Database from 'better-sqlite3';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
+
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+
 import { writeDemoCorpus } from '../../src/tools/demo-corpus.js';
-import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { postModern } from '../helpers/wire.js';
 

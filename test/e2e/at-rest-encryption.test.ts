@@ -7,12 +7,14 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
-import { freePort, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
+
 import { IDEMPOTENCY_KEY_META_KEY } from '../../src/protocol/constants.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { freePort, type ServerProcess, startServerProcess } from '../helpers/server-process.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 
 const TOOLS = resolve(import.meta.dirname, '../fixtures/at-rest-tools.mjs');

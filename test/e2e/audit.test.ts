@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
-import { defineTool, textResult } from '../../src/core/tool.js';
 import type { AuditRecord } from '../../src/core/ledger.js';
+import { defineTool, textResult } from '../../src/core/tool.js';
 import { requestDigest } from '../../src/ledger/digest.js';
 import { captureLogger } from '../helpers/capture-logger.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 
 // Planted secrets: the token, a password argument, an answered value, a personal claim-like e-mail argument.

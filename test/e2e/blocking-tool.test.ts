@@ -8,12 +8,14 @@
  *   runtime limit, and the task settles as it would have (`cancelled`; `failed` with `data.reason: "runtime_limit"`).
  */
 import { join, resolve } from 'node:path';
+
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+
 import type { TaskStore } from '../../src/core/store.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { ensureBuilt } from '../cli/support.js';
-import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import { eventually, runNotes } from '../helpers/run-notes.js';
+import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 

@@ -3,14 +3,16 @@
  * per owner in the task store (a real SQLite file) — never as a file of the data directory — so that the second
  * run reports the configuration file changed between the two.
  */
-import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
 import { readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
+
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+
 import { startServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';

@@ -1,12 +1,14 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+
 import { defineTool, textResult } from '../../src/core/tool.js';
 import { OPERATIONS_META_KEY } from '../../src/protocol/constants.js';
 import { RawLegacySession } from '../helpers/sse.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 
 const MAIN = resolve(import.meta.dirname, '../../dist/cli/main.js');

@@ -8,10 +8,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
 import { ScopePolicy } from '../../src/core/scopes.js';
 import { defineTool, textResult } from '../../src/core/tool.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { readJsonRpc, type WireResponse } from '../helpers/wire.js';
 
 const ISSUER = 'https://issuer.test';

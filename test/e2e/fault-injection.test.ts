@@ -6,10 +6,12 @@
  */
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { connectTasksClient, TaskJournal, ToolCallOutcomeUnknownError, type ConnectionEvent, type TasksClient } from '../../src/client/index.js';
+
+import { type ConnectionEvent, connectTasksClient, TaskJournal, type TasksClient, ToolCallOutcomeUnknownError } from '../../src/client/index.js';
 import { effectTools, FaultProxy, startIdempotentFront } from '../helpers/fault-proxy.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const GENERATIONS = [

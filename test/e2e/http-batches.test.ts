@@ -11,9 +11,10 @@
  * front door's, before either path.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
-import { startBothPaths, type BothPaths } from '../helpers/both-paths.js';
-import { sendHttp, type HttpAnswer } from '../helpers/raw-http.js';
+import { type BothPaths, startBothPaths } from '../helpers/both-paths.js';
+import { type HttpAnswer, sendHttp } from '../helpers/raw-http.js';
 import { RawLegacySession } from '../helpers/sse.js';
 import type { RunningTasksServer } from '../helpers/tasks-server.js';
 import { modernMeta } from '../helpers/wire.js';

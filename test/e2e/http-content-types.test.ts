@@ -12,15 +12,17 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { ownerKeyOf } from '../../src/core/owner.js';
 import { createAdminApi } from '../../src/ops/admin-api.js';
 import { KillSwitchCache } from '../../src/ops/rollout/kill-switch.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
-import { startBothPaths, type BothPaths } from '../helpers/both-paths.js';
-import { sendHttp, sendRawHttp, type HttpAnswer } from '../helpers/raw-http.js';
+import { type BothPaths, startBothPaths } from '../helpers/both-paths.js';
+import { type HttpAnswer, sendHttp, sendRawHttp } from '../helpers/raw-http.js';
 import { RawLegacySession } from '../helpers/sse.js';
 import type { RunningTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
 import { captureLogger } from '../helpers/capture-logger.js';
 import { sendRawHttp } from '../helpers/raw-http.js';
 import { RawLegacySession } from '../helpers/sse.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { modernMeta, postRaw, readJsonRpc } from '../helpers/wire.js';
 
 describe('HTTP edges of the one endpoint', () => {

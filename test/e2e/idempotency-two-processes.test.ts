@@ -2,13 +2,15 @@ import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import { IDEMPOTENCY_KEY_META_KEY } from '../../src/protocol/constants.js';
+import { gitRepository, operationCommits } from '../helpers/git-repo.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
-import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { pollModernTask } from '../helpers/wire.js';
-import { gitRepository, operationCommits } from '../helpers/git-repo.js';
 
 const BARRIER_CALL = resolve(import.meta.dirname, '../fixtures/barrier-call.mjs');
 

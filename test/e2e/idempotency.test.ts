@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+
 import { defineTool, textResult } from '../../src/core/tool.js';
 import { IDEMPOTENCY_KEY_META_KEY } from '../../src/protocol/constants.js';
 import { RawLegacySession } from '../helpers/sse.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { pollModernTask, postModern, readJsonRpc } from '../helpers/wire.js';
 
 const ELICITING = { extensions: { 'io.modelcontextprotocol/tasks': {} }, elicitation: { form: {} } };

@@ -8,14 +8,16 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+
 import { connectTasksClient } from '../../src/client/index.js';
-import { defineTool, textResult, type AnyToolDefinition } from '../../src/core/tool.js';
+import { type AnyToolDefinition, defineTool, textResult } from '../../src/core/tool.js';
 import { builtinTools } from '../../src/tools/index.js';
 import { connectV1Http, pollUntil, type V1HttpClient } from '../helpers/official-clients.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 import { PLANTED_SECRETS } from '../tools/planted-secrets.js';
 

@@ -8,9 +8,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+
 import { defineTool, textResult } from '../../src/core/tool.js';
 import { connectV2Http } from '../helpers/official-clients.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { postModern } from '../helpers/wire.js';
 
 const GRACE_MS = 1000;

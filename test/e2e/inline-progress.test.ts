@@ -8,10 +8,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+
 import { defineTool, textResult } from '../../src/core/tool.js';
 import { modelTextProblems } from '../../src/protocol/model-text.js';
 import { connectV1Http, connectV2Http, rejection } from '../helpers/official-clients.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 
 const KEEP_ALIVE_MS = 200;
 /** The client's idle timeout: longer than the keep-alive, much shorter than the silent run. */

@@ -10,14 +10,15 @@
  * - every task id and input key we mint fits those bounds, and every v2 `pollIntervalMs` lies in 250–30,000 ms
  *   whatever `--poll-interval-ms` says.
  */
+import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+
 import { MAX_ASKS_PER_QUESTION, MAX_INPUT_KEY_LENGTH, MAX_INPUT_KEYS_PER_TASK } from '../../src/core/elicitation.js';
-import { defineTool, textResult, type AnyToolDefinition } from '../../src/core/tool.js';
+import { type AnyToolDefinition, defineTool, textResult } from '../../src/core/tool.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
 import { connectV1Http, pollUntil, rejection, type V1HttpClient } from '../helpers/official-clients.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { pollModernTask, postModern, TASKS_EXTENSION } from '../helpers/wire.js';
 
 const CONFIRM_SCHEMA = { type: 'object', properties: { confirm: { type: 'boolean' } }, required: ['confirm'] };

@@ -11,8 +11,10 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, describe, expect, it } from 'vitest';
+
 import { connectV1Http, pollUntil, RELATED_TASK } from '../helpers/official-clients.js';
 import { startServerProcess } from '../helpers/server-process.js';
 import { RawLegacySession } from '../helpers/sse.js';

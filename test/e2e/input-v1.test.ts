@@ -5,11 +5,12 @@
  * `tasks/result` call the client opens when it sees `input_required`, and routes the client's JSON-RPC response back
  * into the task through the store.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
 import { connectV1Http, pollUntil, rejection, RELATED_TASK, type V1HttpClient } from '../helpers/official-clients.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 
 const CONFIRM_SCHEMA = { type: 'object', properties: { confirm: { type: 'boolean' } }, required: ['confirm'] };
 

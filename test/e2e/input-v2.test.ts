@@ -9,22 +9,23 @@
  * Tools: the conformance fixtures `confirm_delete {filename}`, `multi_input`, `test_tool_with_task`, plus an inline
  * tool that asks in both phases.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import {
-  createTaskSessionFromClient,
-  resultFromTaskOutcome,
   type ApplicationElicitResult,
   type ApplicationInputRequest,
+  createTaskSessionFromClient,
   type ResolvedInputExchangeContext,
+  resultFromTaskOutcome,
   type TaskEnabledSession,
 } from '@modelcontextprotocol/ext-tasks/client';
 import { taskId as toTaskId } from '@modelcontextprotocol/ext-tasks/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
 import { defineTool, textResult } from '../../src/core/tool.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
-import { connectV2Http, httpRawDispatch, pollUntil, v2Framing, type HttpRecorder, type V2HttpClient } from '../helpers/official-clients.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { connectV2Http, httpRawDispatch, type HttpRecorder, pollUntil, v2Framing, type V2HttpClient } from '../helpers/official-clients.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { pollModernTask, postModern, TASKS_EXTENSION } from '../helpers/wire.js';
 
 const CONFIRM_SCHEMA = { type: 'object', properties: { confirm: { type: 'boolean' } }, required: ['confirm'] };

@@ -11,16 +11,18 @@
  *   for a thread are not started by the draining server but given back uncounted, and the next server runs them.
  * ISOLATION_CHURN_BURSTS (default 3) and ISOLATION_CHURN_TASKS (per burst, default 40) make the long variant.
  */
+import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
+
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { ensureBuilt, MAIN } from '../cli/support.js';
-import { metricValue } from '../ops/support.js';
-import { freePort, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import { eventually, runNotes } from '../helpers/run-notes.js';
+import { freePort, type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
-import { spawnSync } from 'node:child_process';
+import { metricValue } from '../ops/support.js';
 
 const ISOLATION_TOOLS = resolve(import.meta.dirname, '../fixtures/isolation-tools.mjs');
 const THREAD_LOAD_TOOLS = resolve(import.meta.dirname, '../fixtures/thread-load-tools.mjs');

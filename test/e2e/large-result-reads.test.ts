@@ -11,8 +11,10 @@
  * Memory figures are left to `npm run bench:results`; this asserts the behaviour (streamed or refused, exact bytes).
  */
 import { randomUUID } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
 import type { TaskStore } from '../../src/core/store.js';
 import { defineTool, textResult } from '../../src/core/tool.js';
@@ -20,8 +22,8 @@ import { ErrorCode } from '../../src/protocol/constants.js';
 import { RESULT_READ_CHUNK_BYTES, resultChunkUri, resultResourceUri } from '../../src/protocol/result-uri.js';
 import { MAX_BUFFERED_RESULT_READ_BYTES } from '../../src/server/result-read-handler.js';
 import { connectV1Http, connectV2Http, rejection, type V1HttpClient, type V2HttpClient } from '../helpers/official-clients.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
 import { overrideStore } from '../helpers/store-wrapper.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { modernMeta, pollModernTask, postModern } from '../helpers/wire.js';
 
 const ISSUER = 'https://issuer.example';

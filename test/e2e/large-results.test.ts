@@ -8,16 +8,18 @@
  * `result_too_large`; the chunk rows are deleted with the task.
  */
 import { randomUUID } from 'node:crypto';
-import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { resultFromTaskOutcome, type TaskEnabledSession } from '@modelcontextprotocol/ext-tasks/client';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
 import type { TasksServerLimits } from '../../src/core/limits.js';
 import { defineTool, textResult } from '../../src/core/tool.js';
-import { Scope } from '../../src/protocol/scopes.js';
 import { resultResourceUri } from '../../src/protocol/result-uri.js';
+import { Scope } from '../../src/protocol/scopes.js';
 import {
   connectV1Http,
   connectV2Http,
@@ -28,8 +30,8 @@ import {
   type V1HttpClient,
   type V2HttpClient,
 } from '../helpers/official-clients.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
-import { postModern, pollModernTask } from '../helpers/wire.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
+import { pollModernTask, postModern } from '../helpers/wire.js';
 
 const ISSUER = 'https://issuer.example';
 const TOKEN_A = `a-${randomUUID()}`;

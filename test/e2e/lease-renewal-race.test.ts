@@ -8,13 +8,14 @@
  */
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+
 import { redactTaskId } from '../../src/core/logger.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
-import { captureLogger, type CapturedLine } from '../helpers/capture-logger.js';
-import { withLeaseLatency, type LatencyMode, type LatentLeaseStore } from '../helpers/latent-lease-store.js';
-import { Gates, gatedTools } from '../helpers/official-clients.js';
+import { type CapturedLine, captureLogger } from '../helpers/capture-logger.js';
+import { type LatencyMode, type LatentLeaseStore, withLeaseLatency } from '../helpers/latent-lease-store.js';
+import { gatedTools, Gates } from '../helpers/official-clients.js';
 import { installPreIssue9Heartbeat } from '../helpers/pre-issue-9-heartbeat.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 
 /** Renewed every 500 ms; long enough that holding one renewal for a few hundred ms never lets a lease lapse. */

@@ -6,11 +6,13 @@
  * within seconds, and no task may be left `working` or run twice. Observed through HTTP, the server's log lines
  * and the store rows. No speed is asserted; the bounds are seconds, not milliseconds.
  */
-import Database from 'better-sqlite3';
 import { join, resolve } from 'node:path';
+
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+
+import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { RawLegacySession } from '../helpers/sse.js';
-import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { postModern } from '../helpers/wire.js';
 

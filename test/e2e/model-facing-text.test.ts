@@ -9,16 +9,18 @@
 import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+
 import { TasksError } from '../../src/core/errors.js';
-import { defineTool, textResult, type AnyToolDefinition } from '../../src/core/tool.js';
+import { type AnyToolDefinition, defineTool, textResult } from '../../src/core/tool.js';
 import { ErrorCode, IMMEDIATE_RESPONSE_META_KEY } from '../../src/protocol/constants.js';
 import { modelTextProblems } from '../../src/protocol/model-text.js';
 import { builtinTools, cleanupLogsTool } from '../../src/tools/index.js';
 import { connectV1Http, pollUntil, rejection, type V1HttpClient } from '../helpers/official-clients.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { pollModernTask, postModern, TASKS_EXTENSION } from '../helpers/wire.js';
 
 /** A line separator starting a forged turn, bidi and zero-width characters, chat-template markers. */

@@ -5,15 +5,17 @@
  *   off the stream of the real SDK 1.32.2 client as it arrives.
  */
 import { randomUUID } from 'node:crypto';
+
+import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
 import { defineTool, textResult } from '../../src/core/tool.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
-import { connectV1Http, Gates, gatedTools, pollUntil, RANDOM_ID, RELATED_TASK, type HttpRecorder, type V1HttpClient } from '../helpers/official-clients.js';
-import { openListen, SseMessages, type OpenStream } from '../helpers/sse.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { connectV1Http, gatedTools, Gates, type HttpRecorder, pollUntil, RANDOM_ID, RELATED_TASK, type V1HttpClient } from '../helpers/official-clients.js';
+import { openListen, type OpenStream, SseMessages } from '../helpers/sse.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { pollModernTask, postModern, TASKS_EXTENSION } from '../helpers/wire.js';
 
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';

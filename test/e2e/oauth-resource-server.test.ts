@@ -8,19 +8,21 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { SignJWT, generateKeyPair } from 'jose';
+
+import { generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JwtAuthenticator } from '../../src/auth/jwt.js';
+
 import { discoverAuthorizationServer } from '../../src/auth/discovery.js';
+import { JwtAuthenticator } from '../../src/auth/jwt.js';
+import { silentLogger } from '../../src/core/logger.js';
 import { ownerKeyOf } from '../../src/core/owner.js';
 import { ScopePolicy } from '../../src/core/scopes.js';
 import { BearerAuth } from '../../src/server/http/bearer-auth.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
-import { silentLogger } from '../../src/core/logger.js';
 import { TestAuthorizationServer, type TestClient } from '../helpers/authorization-server.js';
-import { connectV1Http, connectV2Http, Gates, gatedTools } from '../helpers/official-clients.js';
+import { connectV1Http, connectV2Http, gatedTools, Gates } from '../helpers/official-clients.js';
 import { openListen, type OpenStream } from '../helpers/sse.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { pollModernTask, postModern, postRaw } from '../helpers/wire.js';
 
 const ALL = 'tasks:read tasks:cancel tasks:answer logs:read';

@@ -6,33 +6,35 @@
  * credentials stop at HTTP 401 before any task lookup (C-SEC-10), and the two task generations never see each other.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { resultFromTaskOutcome, type TaskEnabledSession } from '@modelcontextprotocol/ext-tasks/client';
 import { taskId as toTaskId } from '@modelcontextprotocol/ext-tasks/core';
-import { CallToolResultSchema, CreateTaskResultSchema, ListTasksResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { CallToolResultSchema, CreateTaskResultSchema, ListTasksResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { JwtAuthenticator } from '../../src/auth/jwt.js';
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
 import { ownerKeyOf } from '../../src/core/owner.js';
 import type { AnyToolDefinition } from '../../src/core/tool.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
+import { TestAuthorizationServer } from '../helpers/authorization-server.js';
 import {
   connectV1Http,
   connectV2Http,
   createV2TaskSession,
-  Gates,
   gatedTools,
+  Gates,
   httpRawDispatch,
+  HttpRecorder,
   NOT_FOUND,
   pollUntil,
   RANDOM_ID,
   rejection,
-  HttpRecorder,
   type V1HttpClient,
   type V2HttpClient,
 } from '../helpers/official-clients.js';
-import { TestAuthorizationServer } from '../helpers/authorization-server.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { postModern, postRaw } from '../helpers/wire.js';
 
 const ISSUER = 'https://issuer.e2e.test';

@@ -1,12 +1,14 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
 import type { OperationRecord } from '../../src/core/ledger.js';
 import { IDEMPOTENCY_KEY_META_KEY } from '../../src/protocol/constants.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { gitRepository, operationCommits } from '../helpers/git-repo.js';
-import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 

@@ -8,11 +8,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { ensureBuilt } from '../cli/support.js';
 import { connectV1Http, NOT_FOUND, pollUntil, rejection, rpcError, type V1HttpClient } from '../helpers/official-clients.js';
-import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 
 describe('issue 23 §4: expired tasks free their quota slots at once (serve, 2025-11-25 client, ttl: 1000)', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'mcp-tasks-quota-slots-'));

@@ -6,17 +6,19 @@
  * its allowed twin (negative control).
  */
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+
 import { afterEach, describe, expect, it } from 'vitest';
+
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
-import { ownerKeyOf } from '../../src/core/owner.js';
 import type { TasksServerLimits } from '../../src/core/limits.js';
+import { ownerKeyOf } from '../../src/core/owner.js';
 import { ErrorCode } from '../../src/protocol/constants.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
-import { Gates, gatedTools } from '../helpers/official-clients.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { gatedTools, Gates } from '../helpers/official-clients.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { postModern, readJsonRpc, type WireResponse } from '../helpers/wire.js';
-import { join } from 'node:path';
 
 const ISSUER = 'https://issuer.example';
 const tokenA = `a-${randomUUID()}`;

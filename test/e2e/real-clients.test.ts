@@ -9,10 +9,11 @@
  */
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { countingTools } from '../client/support.js';
 import { FaultProxy } from '../helpers/fault-proxy.js';
 import { clientHome, inspectorCli, mcpc, mcpdo, mcpdoPrivateEnv } from '../helpers/real-clients.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 
 describe('real MCP clients against mcp-tasks', () => {
   const counting = countingTools();

@@ -3,10 +3,12 @@
  * server from the SDK's own example (2025-11-25) and a plain SDK 2.4 server without tasks (2026-07-28).
  */
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { CapabilityMissingError, connectTasksClient } from '../../src/client/index.js';
 import { cliRunner, ensureBuilt } from '../cli/support.js';
-import { startPlainSdkServer, startSdkReferenceTasksServer, type ReferenceServer } from '../helpers/reference-servers.js';
+import { type ReferenceServer, startPlainSdkServer, startSdkReferenceTasksServer } from '../helpers/reference-servers.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const temp = makeTempDir('mcp-tasks-reference-');

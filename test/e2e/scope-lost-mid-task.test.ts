@@ -11,12 +11,13 @@
  * does answer and the task completes — so the refusal above is the re-check, not a broken answer.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { JwtAuthenticator } from '../../src/auth/jwt.js';
 import { ScopePolicy } from '../../src/core/scopes.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
 import { TestAuthorizationServer, type TestClient } from '../helpers/authorization-server.js';
 import { NOT_FOUND } from '../helpers/official-clients.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { postModern, postRaw, readJsonRpc, TASKS_EXTENSION, type WireResponse } from '../helpers/wire.js';
 
 const FULL = 'tasks:read tasks:cancel tasks:answer logs:read';

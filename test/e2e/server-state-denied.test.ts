@@ -9,22 +9,24 @@
  * when the same bytes are readable (copies outside the data directory; the exclusion left out of the library
  * options, which no CLI flag can do).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { connectTasksClient, type InputRequest } from '../../src/client/index.js';
 import { serverStatePaths } from '../../src/core/confinement.js';
 import { createTasksServer } from '../../src/server/create-tasks-server.js';
 import { loadServerSecret } from '../../src/server/signing-key.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { builtinTools } from '../../src/tools/index.js';
-import { LeakDetector, type Leak } from '../helpers/leak-detector.js';
+import { type Leak, LeakDetector } from '../helpers/leak-detector.js';
 import { freePort } from '../helpers/server-process.js';
 import { DECLARING, postModern } from '../helpers/wire.js';
 

@@ -6,16 +6,18 @@
  * event (which names the session) through the event feed (LISTEN/NOTIFY), and of tasks created before the stream
  * opened from the store.
  */
-import { join, resolve } from 'node:path';
 import { writeFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join, resolve } from 'node:path';
+
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { ensureBuilt } from '../cli/support.js';
-import { connectV1Http, pollUntil, type HttpRecorder, type V1HttpClient } from '../helpers/official-clients.js';
+import { connectV1Http, type HttpRecorder, pollUntil, type V1HttpClient } from '../helpers/official-clients.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
-import { startServerProcess, startWorkerProcess, type ServerProcess, type WorkerProcess } from '../helpers/server-process.js';
-import { RawLegacySession, SseMessages, type OpenStream } from '../helpers/sse.js';
 import { eventually, runNotes } from '../helpers/run-notes.js';
+import { type ServerProcess, startServerProcess, startWorkerProcess, type WorkerProcess } from '../helpers/server-process.js';
+import { type OpenStream, RawLegacySession, SseMessages } from '../helpers/sse.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const TOOLS = resolve(import.meta.dirname, '../fixtures/worker-tools.mjs');

@@ -7,8 +7,10 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { TaskStore } from '../../src/core/store.js';
 import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
 import { ensureBuilt } from '../cli/support.js';
@@ -22,10 +24,10 @@ import {
   type V2HttpClient,
 } from '../helpers/official-clients.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
-import { startRoundRobinProxy, type RoundRobinProxy } from '../helpers/round-robin-proxy.js';
-import { startServerProcess, startWorkerProcess, type ServerProcess, type WorkerProcess } from '../helpers/server-process.js';
-import { openListen, RawLegacySession } from '../helpers/sse.js';
+import { type RoundRobinProxy, startRoundRobinProxy } from '../helpers/round-robin-proxy.js';
 import { eventually, runNotes } from '../helpers/run-notes.js';
+import { type ServerProcess, startServerProcess, startWorkerProcess, type WorkerProcess } from '../helpers/server-process.js';
+import { openListen, RawLegacySession } from '../helpers/sse.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { postModern } from '../helpers/wire.js';
 

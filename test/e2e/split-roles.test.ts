@@ -5,10 +5,12 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { describe, expect, it } from 'vitest';
+
 import pg from 'pg';
-import { startServerProcess, startWorkerProcess, type ServerProcess, type WorkerProcess } from '../helpers/server-process.js';
+import { describe, expect, it } from 'vitest';
+
 import { eventually, runNotes } from '../helpers/run-notes.js';
+import { type ServerProcess, startServerProcess, startWorkerProcess, type WorkerProcess } from '../helpers/server-process.js';
 import { sharedStore } from '../helpers/shared-store.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';

@@ -9,25 +9,27 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { Client as V2Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport as V2StdioTransport } from '@modelcontextprotocol/client/stdio';
-import { resultFromTaskOutcome, TaskFailedError, type TaskEnabledSession } from '@modelcontextprotocol/ext-tasks/client';
+import { resultFromTaskOutcome, type TaskEnabledSession, TaskFailedError } from '@modelcontextprotocol/ext-tasks/client';
 import { DetailedTaskV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as V1StdioTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CallToolResultSchema, CreateTaskResultSchema, ListTasksResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import {
   createV2TaskSession,
   NOT_FOUND,
   pollUntil,
   RANDOM_ID,
+  type RawDispatch,
   rejection,
   RELATED_TASK,
   transportRawDispatch,
   v2Capabilities,
   v2Framing,
-  type RawDispatch,
 } from '../helpers/official-clients.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { TASKS_EXTENSION } from '../helpers/wire.js';

@@ -12,10 +12,12 @@
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
+
 import { describe, expect, it } from 'vitest';
+
 import { cliRunner } from '../cli/support.js';
-import { freePort, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import { eventually, runNotes } from '../helpers/run-notes.js';
+import { freePort, type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { sharedStore } from '../helpers/shared-store.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';

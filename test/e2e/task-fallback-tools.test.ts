@@ -13,17 +13,18 @@
  *   message); with the flag the same fallback as 2025-era hosts (issue 27 §4).
  */
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
+import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
 import { missingTasksExtensionMessage, TasksError } from '../../src/core/errors.js';
+import { type AnyToolDefinition, defineTool, textResult } from '../../src/core/tool.js';
 import { modelTextProblems } from '../../src/protocol/model-text.js';
-import { defineTool, textResult, type AnyToolDefinition } from '../../src/core/tool.js';
 import type { TaskOperationContext, TaskServiceHook } from '../../src/service/hooks.js';
 import { FaultProxy } from '../helpers/fault-proxy.js';
 import { connectV1Http, rejection, type V1HttpClient } from '../helpers/official-clients.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { postModern, postRaw, type WireResponse } from '../helpers/wire.js';
 
 const ISSUER = 'https://issuer.test';

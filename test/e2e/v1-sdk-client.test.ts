@@ -5,16 +5,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CreateTaskResultSchema, GetTaskResultSchema, ListTasksResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
 import {
   connectV1Http,
-  Gates,
   gatedTools,
+  Gates,
   HttpRecorder,
   NOT_FOUND,
   pollUntil,
@@ -24,7 +26,7 @@ import {
   rpcError,
   type V1HttpClient,
 } from '../helpers/official-clients.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { postRaw } from '../helpers/wire.js';
 

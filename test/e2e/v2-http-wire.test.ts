@@ -1,11 +1,13 @@
 import { request as httpRequest } from 'node:http';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+
 import { TasksError } from '../../src/core/errors.js';
 import { defineTool } from '../../src/core/tool.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
-import { postModern, postRaw, pollModernTask } from '../helpers/wire.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
+import { pollModernTask, postModern, postRaw } from '../helpers/wire.js';
 
 describe('2026-07-28 Tasks Extension over HTTP (exact wire)', () => {
   let running: RunningTasksServer;

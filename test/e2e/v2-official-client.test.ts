@@ -5,25 +5,27 @@
  * ours is `httpRawDispatch` in the shared helper. Exact wire shapes live in `v2-http-wire.test.ts`.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { SdkError } from '@modelcontextprotocol/client';
 import {
   resultFromTaskOutcome,
-  TaskFailedError,
-  TaskRecoveryOwnershipError,
   type SerializedTaskReference,
   type TaskEnabledSession,
   type TaskExecutionEvent,
+  TaskFailedError,
+  TaskRecoveryOwnershipError,
 } from '@modelcontextprotocol/ext-tasks/client';
 import { taskId as toTaskId } from '@modelcontextprotocol/ext-tasks/core';
-import { DetailedTaskV2Schema, UpdateTaskResultV2Schema, CancelTaskResultV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';
+import { CancelTaskResultV2Schema, DetailedTaskV2Schema, UpdateTaskResultV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { missingTasksExtensionMessage } from '../../src/core/errors.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
 import {
   connectV2Http,
   createV2TaskSession,
-  Gates,
   gatedTools,
+  Gates,
   httpRawDispatch,
   NOT_FOUND,
   pollUntil,
@@ -31,7 +33,7 @@ import {
   rejection,
   type V2HttpClient,
 } from '../helpers/official-clients.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { postModern, TASKS_EXTENSION } from '../helpers/wire.js';
 
 const REQUIRED_CAPABILITIES = { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } };

@@ -5,9 +5,11 @@
  * worker starts. Real processes, one real PostgreSQL database, observed over HTTP only.
  */
 import { join, resolve } from 'node:path';
+
 import { describe, expect, it } from 'vitest';
-import { startServerProcess, startWorkerProcess, type ServerProcess, type WorkerProcess } from '../helpers/server-process.js';
+
 import { eventually } from '../helpers/run-notes.js';
+import { type ServerProcess, startServerProcess, startWorkerProcess, type WorkerProcess } from '../helpers/server-process.js';
 import { sharedStore } from '../helpers/shared-store.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';

@@ -6,9 +6,11 @@
  */
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+
 import type { ExecutionHost, ExecutionOutcome, ExecutionRequest } from '../../src/core/executor.js';
-import { IsolatedExecutor, threadEnvironment, type IsolatedExecutorOptions } from '../../src/execution/isolated-executor.js';
+import { IsolatedExecutor, type IsolatedExecutorOptions, threadEnvironment } from '../../src/execution/isolated-executor.js';
 import { ensureBuilt } from '../cli/support.js';
 import { captureLogger } from '../helpers/capture-logger.js';
 import { eventually, runNotes } from '../helpers/run-notes.js';

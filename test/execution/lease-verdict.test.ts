@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import type { TaskRecord, TaskStatus } from '../../src/core/task.js';
 import { judgeUnrenewedLease } from '../../src/execution/lease-verdict.js';
 

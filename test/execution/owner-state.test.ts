@@ -3,16 +3,18 @@
  * a document per owner between calls, task runs and inline runs alike, and no owner sees another's (issue 17:
  * check_infrastructure's snapshot is per-owner state kept by the server, never a file).
  */
-import { createServer, type Server } from 'node:net';
+import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { randomBytes } from 'node:crypto';
-import { StoreError } from '../../src/core/store-error.js';
+
 import { MAX_TOOL_STATE_BYTES, type TaskStore } from '../../src/core/store.js';
+import { StoreError } from '../../src/core/store-error.js';
 import type { JsonObject } from '../../src/core/task.js';
-import { defineTool, textResult, type AnyToolDefinition } from '../../src/core/tool.js';
+import { type AnyToolDefinition, defineTool, textResult } from '../../src/core/tool.js';
 import { createTasksServer } from '../../src/server/create-tasks-server.js';
 import type { Caller } from '../../src/service/caller.js';
 import type { CallInteraction } from '../../src/service/calls/call-service.js';

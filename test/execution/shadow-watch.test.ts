@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+
 import { silentLogger } from '../../src/core/logger.js';
 import type { ShadowJobState } from '../../src/core/tool.js';
-import { inShadowMode, ShadowWatch, type ShadowMismatch } from '../../src/execution/shadow-watch.js';
+import { inShadowMode, type ShadowMismatch, ShadowWatch } from '../../src/execution/shadow-watch.js';
 
 // The comparison rules of shadow mode, with a scripted adapter (the real job API is in test/ops/shadow.test.ts).
 

@@ -6,11 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+
 import { defineTool, textResult } from '../../src/core/tool.js';
 import { TasksMetrics } from '../../src/ops/metrics.js';
 import { captureLogger } from '../helpers/capture-logger.js';
 import { pollUntil, TERMINAL } from '../helpers/official-clients.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { postModern } from '../helpers/wire.js';
 
 const MAX_BYTES = 10_000;

@@ -1,20 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { systemClock, type Clock } from '../../src/core/clock.js';
+
+import { type Clock, systemClock } from '../../src/core/clock.js';
 import type { TasksServerLimits } from '../../src/core/limits.js';
 import { silentLogger } from '../../src/core/logger.js';
 import type { TaskEvent } from '../../src/core/store.js';
-import { defineTool, textResult, type AnyToolDefinition } from '../../src/core/tool.js';
+import { type AnyToolDefinition, defineTool, textResult } from '../../src/core/tool.js';
 import { Sweeper } from '../../src/execution/sweeper.js';
 import { createTasksServer } from '../../src/server/create-tasks-server.js';
 import type { TaskCaller } from '../../src/service/caller.js';
 import { TaskReads } from '../../src/service/task-reads.js';
 import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
-import { overrideStore } from '../helpers/store-wrapper.js';
 import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
+import { overrideStore } from '../helpers/store-wrapper.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const LIMITS: Partial<TasksServerLimits> = { ...QUIET_LIMITS, claimIntervalMs: 60_000 };

@@ -5,6 +5,7 @@
  * ids, sessions, cursors and request state that exist on the server) when it is sent.
  */
 import fc from 'fast-check';
+
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../src/server/http/body.js';
 import type { HttpAnswer, HttpProbe } from '../helpers/raw-http.js';
 

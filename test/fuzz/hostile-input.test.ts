@@ -14,17 +14,19 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkStoreIntegrity, postgresSnapshot, sqliteSnapshot, type SnapshotSource } from '../../src/testing/store-integrity.js';
+
+import { checkStoreIntegrity, postgresSnapshot, type SnapshotSource, sqliteSnapshot } from '../../src/testing/store-integrity.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { type HttpAnswer, sendHttp } from '../helpers/raw-http.js';
 import { freePort } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { httpCases, stdioCases, stdioLine, V1, v1Probe, v2Probe, type Generation, type HttpCase, type StdioCase, type World } from './cases.js';
-import { sendHttp, type HttpAnswer } from '../helpers/raw-http.js';
-import { spawnServe, StdioPeer, type ServeProcess } from './targets.js';
+import { type Generation, type HttpCase, httpCases, type StdioCase, stdioCases, stdioLine, V1, v1Probe, v2Probe, type World } from './cases.js';
+import { type ServeProcess, spawnServe, StdioPeer } from './targets.js';
 
 const TOTAL = Number(process.env.FUZZ_MESSAGES ?? 1_400);
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_201);

@@ -14,6 +14,7 @@
  * task exactly when its answer says it was created.
  */
 import fc from 'fast-check';
+
 import type { RawRequest } from '../helpers/raw-http.js';
 
 export const V1 = '2025-11-25';

@@ -14,15 +14,17 @@
  * the seed. The counts (requests, statuses) are printed at the end.
  */
 import { join } from 'node:path';
+
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
+
 import { checkStoreIntegrity, sqliteSnapshot } from '../../src/testing/store-integrity.js';
-import { sendHttp, sendRawHttp, type HttpAnswer } from '../helpers/raw-http.js';
+import { type HttpAnswer, sendHttp, sendRawHttp } from '../helpers/raw-http.js';
 import { freePort } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { layerCases, V1, V2, type BuiltCase, type LayerCase, type LayerWorld } from './http-layer-cases.js';
-import { spawnServe, type ServeProcess } from './targets.js';
+import { type BuiltCase, type LayerCase, layerCases, type LayerWorld, V1, V2 } from './http-layer-cases.js';
+import { type ServeProcess, spawnServe } from './targets.js';
 
 const TOTAL = Number(process.env.FUZZ_HTTP_REQUESTS ?? 200);
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_201);

@@ -2,7 +2,7 @@
  * The targets of the fuzzers: a real `mcp-tasks serve` process, and raw stdio lines to it (any bytes, answers
  * matched by id). Raw HTTP requests go through `test/helpers/raw-http.ts`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 
 const MAIN = resolve(import.meta.dirname, '../../dist/cli/main.js');

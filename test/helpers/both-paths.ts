@@ -4,8 +4,10 @@
  * the store what ran.
  */
 import { join } from 'node:path';
+
 import Database from 'better-sqlite3';
-import { startTasksServer, type RunningTasksServer } from './tasks-server.js';
+
+import { type RunningTasksServer, startTasksServer } from './tasks-server.js';
 import { makeTempDir } from './temp-dir.js';
 
 export interface BothPaths {

@@ -1,5 +1,7 @@
 import { join } from 'node:path';
+
 import { afterAll, afterEach, beforeAll, describe } from 'vitest';
+
 import type { Clock } from '../../src/core/clock.js';
 import type { TaskStore } from '../../src/core/store.js';
 import { openPostgresTaskStore } from '../../src/store/postgres/index.js';

@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+
+import { type Browser, chromium, type Page } from 'playwright-core';
 
 /** Debian's Chromium (`apt-get install -y chromium`); Playwright's own browser download is not used. */
 export const CHROMIUM = process.env.MCP_TASKS_CHROMIUM ?? '/usr/bin/chromium';

@@ -6,8 +6,10 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import { z } from 'zod';
-import { defineTool, textResult, type AnyToolDefinition } from '../../src/core/tool.js';
+
+import { type AnyToolDefinition, defineTool, textResult } from '../../src/core/tool.js';
 import { FaultProxy } from '../../src/verify/fault-proxy.js';
 
 export { FaultProxy };

@@ -1,5 +1,5 @@
-import { overrideStore } from './store-wrapper.js';
 import type { TaskStore, TransitionRequest } from '../../src/core/store.js';
+import { overrideStore } from './store-wrapper.js';
 
 /** A {@link TaskStore} whose next terminal write (a run's outcome) can be held back; everything else goes through. */
 export interface HeldOutcomeStore extends TaskStore {

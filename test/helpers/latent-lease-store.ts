@@ -1,5 +1,5 @@
-import { overrideStore } from './store-wrapper.js';
 import type { TaskStore } from '../../src/core/store.js';
+import { overrideStore } from './store-wrapper.js';
 
 /** Where the injected latency sits: before the renewal is written, or between its write and its answer. */
 export type LatencyMode = 'before-write' | 'after-write';

@@ -8,14 +8,15 @@
  */
 import { Client as V2Client, ProtocolError, type Transport } from '@modelcontextprotocol/client';
 import { StreamableHTTPClientTransport as V2HttpTransport } from '@modelcontextprotocol/client';
-import { JsonRpcResponseError, createTaskSessionFromClient, type RawClientDispatch, type TaskEnabledSession } from '@modelcontextprotocol/ext-tasks/client';
+import { createTaskSessionFromClient, JsonRpcResponseError, type RawClientDispatch, type TaskEnabledSession } from '@modelcontextprotocol/ext-tasks/client';
 import type { JsonValue } from '@modelcontextprotocol/ext-tasks/core';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpError, type ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import { type ClientCapabilities, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
 import { z } from 'zod';
-import { defineTool, textResult, type AnyToolDefinition } from '../../src/core/tool.js';
+
+import { type AnyToolDefinition, defineTool, textResult } from '../../src/core/tool.js';
 import { readJsonRpc, TASKS_EXTENSION } from './wire.js';
 
 /** `_meta` key of the 2025-11-25 related-task metadata (R26, R31). */

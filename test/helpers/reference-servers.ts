@@ -11,16 +11,17 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
+import { dirname, join } from 'node:path';
+
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { createMcpHandler, McpServer as V2McpServer } from '@modelcontextprotocol/server';
 import { InMemoryTaskMessageQueue, InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { createMcpHandler, McpServer as V2McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 
 /** A running reference server. */

@@ -1,4 +1,4 @@
-import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** One request the proxy forwarded: to which backend (index into `targets`), with which JSON-RPC method. */

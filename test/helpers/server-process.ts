@@ -1,6 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
+
 import { reaped } from './child-reaper.js';
 
 const MAIN = resolve(import.meta.dirname, '../../dist/cli/main.js');

@@ -1,5 +1,7 @@
 import { join } from 'node:path';
+
 import { afterAll, afterEach, beforeAll } from 'vitest';
+
 import type { TaskStore } from '../../src/core/store.js';
 import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';

@@ -5,6 +5,7 @@
  * prints again above its verdict.
  */
 import { writeFileSync } from 'node:fs';
+
 import type { Reporter, TestModule } from 'vitest/node';
 
 /** How many files the table lists. */

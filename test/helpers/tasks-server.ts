@@ -2,18 +2,19 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+
+import type { TasksServerLimits } from '../../src/core/limits.js';
 import type { Logger } from '../../src/core/logger.js';
 import type { Authenticator } from '../../src/core/owner.js';
+import type { RunTracer } from '../../src/core/run-tracer.js';
 import type { ScopePolicy } from '../../src/core/scopes.js';
 import type { TaskStore } from '../../src/core/store.js';
-import type { RunTracer } from '../../src/core/run-tracer.js';
+import type { AnyToolDefinition } from '../../src/core/tool.js';
 import type { WorkerObserver } from '../../src/core/worker-observer.js';
 import type { ShadowSettings } from '../../src/execution/shadow-watch.js';
-import type { AnyToolDefinition } from '../../src/core/tool.js';
 import { createTasksServer, type TasksServer } from '../../src/server/create-tasks-server.js';
-import type { TaskServiceHook } from '../../src/service/hooks.js';
 import type { TaskModeGate } from '../../src/service/calls/task-mode-gate.js';
-import type { TasksServerLimits } from '../../src/core/limits.js';
+import type { TaskServiceHook } from '../../src/service/hooks.js';
 import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { makeTempDir } from './temp-dir.js';
 

@@ -20,13 +20,14 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
-import type { Authenticator } from '../../src/core/owner.js';
 import type { TasksServerLimits } from '../../src/core/limits.js';
+import type { Authenticator } from '../../src/core/owner.js';
 import { redactSecrets } from '../../src/core/redaction.js';
 import { verifyFixtureTools } from '../../src/tools/fixtures/verify.js';
 import { readBody } from './fault-proxy.js';
-import { startTasksServer, type RunningTasksServer } from './tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from './tasks-server.js';
 
 /** Two principals of one tenant. */
 export const TOKENS = Object.freeze({ a: 'verify-token-alice-0123456789', b: 'verify-token-bob-0123456789ab' });

@@ -9,6 +9,7 @@ import { createServer, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { startMessagesStub } from './claude-code-stub.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');

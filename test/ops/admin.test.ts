@@ -7,8 +7,10 @@
 import { writeFileSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { ListToolsResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { ensureBuilt, type RunningCli } from '../cli/support.js';
 import { connectV1Http } from '../helpers/official-clients.js';
 import { fetchText, operatorProcesses, until } from './support.js';

@@ -4,14 +4,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+
 import { silentLogger } from '../../src/core/logger.js';
 import { defineTool, textResult } from '../../src/core/tool.js';
-import { canaryBucket, inCanary, tenantOf } from '../../src/ops/rollout/canary.js';
-import { KillSwitchCache } from '../../src/ops/rollout/kill-switch.js';
 import { TasksMetrics } from '../../src/ops/metrics.js';
+import { canaryBucket, inCanary, tenantOf } from '../../src/ops/rollout/canary.js';
 import { rolloutGate, type RolloutSettings } from '../../src/ops/rollout/gate.js';
+import { KillSwitchCache } from '../../src/ops/rollout/kill-switch.js';
 import type { Caller } from '../../src/service/caller.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { postModern } from '../helpers/wire.js';
 import { metricValue } from './support.js';
 

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+
 import { defineTool, textResult } from '../../src/core/tool.js';
 import { TasksMetrics } from '../../src/ops/metrics.js';
 import { pollUntil } from '../helpers/official-clients.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { postModern, TASKS_EXTENSION } from '../helpers/wire.js';
 import { metricValue } from './support.js';
 

@@ -7,7 +7,9 @@
  * `kill_switch` (who, on/off, scope, fallback; never the reason's prose).
  */
 import { join } from 'node:path';
+
 import { afterAll, describe, expect, it } from 'vitest';
+
 import { KillSwitchInputError, type KillSwitchView } from '../../src/core/kill-switch.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { KillSwitchCache } from '../../src/ops/rollout/kill-switch.js';

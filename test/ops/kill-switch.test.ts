@@ -5,19 +5,20 @@
  * 2025-11-25 sessions see the tool as `taskSupport: "forbidden"` (a task-required tool not at all), an existing
  * session that sends `task` gets -31003; tasks created before stay observable, cancellable and complete; off → back.
  */
+import { CallToolResultSchema, CreateTaskResultSchema, ListToolsResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CallToolResultSchema, CreateTaskResultSchema, ListToolsResultSchema } from '@modelcontextprotocol/sdk/types.js';
+
 import { GLOBAL_SWITCH } from '../../src/core/kill-switch.js';
 import { silentLogger } from '../../src/core/logger.js';
-import { defineTool, textResult, type AnyToolDefinition } from '../../src/core/tool.js';
-import { KillSwitchCache } from '../../src/ops/rollout/kill-switch.js';
+import { type AnyToolDefinition, defineTool, textResult } from '../../src/core/tool.js';
 import { TasksMetrics } from '../../src/ops/metrics.js';
 import { rolloutGate } from '../../src/ops/rollout/gate.js';
-import { metricValue } from './support.js';
+import { KillSwitchCache } from '../../src/ops/rollout/kill-switch.js';
 import { connectV1Http, pollUntil, rejection, type V1HttpClient } from '../helpers/official-clients.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
+import { metricValue } from './support.js';
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { ensureBuilt, type RunningCli } from '../cli/support.js';
 import { fetchText, metricValue, operatorProcesses, until } from './support.js';
 

@@ -1,14 +1,16 @@
 import { join } from 'node:path';
+
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { silentLogger } from '../../src/core/logger.js';
 import { checkReadiness } from '../../src/ops/probes.js';
+import { KillSwitchCache } from '../../src/ops/rollout/kill-switch.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { cliRunner, ensureBuilt, type RunningCli } from '../cli/support.js';
-import { startPrivateCluster, type PrivateCluster } from '../helpers/postgres.js';
+import { type PrivateCluster, startPrivateCluster } from '../helpers/postgres.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { fetchText, until } from './support.js';
-import { KillSwitchCache } from '../../src/ops/rollout/kill-switch.js';
-import { silentLogger } from '../../src/core/logger.js';
 
 // /readyz with the store down: a `serve` process on a PostgreSQL server of this file's own (never the shared one),
 // which the test stops and starts again. Needs the PostgreSQL server binaries; fails (never skips) without them.

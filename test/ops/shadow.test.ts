@@ -1,15 +1,17 @@
 import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, textResult, type ShadowJobState } from '../../src/core/tool.js';
+
+import { defineTool, type ShadowJobState, textResult } from '../../src/core/tool.js';
 import { TasksMetrics } from '../../src/ops/metrics.js';
-import { join, resolve } from 'node:path';
 import { cliRunner, ensureBuilt, MAIN, type RunningCli } from '../cli/support.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 import { fetchText, metricValue, until } from './support.js';
 

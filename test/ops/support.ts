@@ -1,5 +1,6 @@
 /** Scraping `/metrics` and the probes of real processes. */
 import { join, resolve } from 'node:path';
+
 import { cliRunner } from '../cli/support.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 

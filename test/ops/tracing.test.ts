@@ -1,13 +1,14 @@
-import { trace, SpanStatusCode } from '@opentelemetry/api';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { SpanStatusCode, trace } from '@opentelemetry/api';
+import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { TRACE_STEP } from '../../src/core/trace-context.js';
+
 import { defineTool, textResult } from '../../src/core/tool.js';
+import { TRACE_STEP } from '../../src/core/trace-context.js';
 import { TasksTracing } from '../../src/ops/tracing.js';
 import { connectV1Http, pollUntil, type V1HttpClient } from '../helpers/official-clients.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 
 // Issue 15 item 4 in one process: the request span (child of `_meta.traceparent`), the run's root span linked to

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildCapabilityManifest, canonicalJson, capabilitiesDigest, taskGenerationOf, toolTaskMode, type ManifestInput } from '../../src/protocol/manifest.js';
+
+import { buildCapabilityManifest, canonicalJson, capabilitiesDigest, type ManifestInput, taskGenerationOf, toolTaskMode } from '../../src/protocol/manifest.js';
 
 const AT = '2026-12-01T00:00:00.000Z';
 const v1Input = (capabilities: Record<string, unknown>): ManifestInput => ({

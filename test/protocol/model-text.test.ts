@@ -7,6 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+
 import { redactSecrets } from '../../src/core/redaction.js';
 import { sanitizeModelText } from '../../src/core/tool-outcome.js';
 import { findRoleMarker, MODEL_TEXT_MAX_CHARS, modelTextProblems, toModelLine } from '../../src/protocol/model-text.js';

@@ -1,9 +1,11 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { describe, expect, it } from 'vitest';
+
 import { DEFAULT_LIMITS, resolveLimits } from '../../src/core/limits.js';
-import { effectiveTtlMs } from '../../src/service/ttl-policy.js';
 import { loadServerSecret } from '../../src/server/signing-key.js';
+import { effectiveTtlMs } from '../../src/service/ttl-policy.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 describe('server settings', () => {

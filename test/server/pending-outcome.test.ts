@@ -5,11 +5,12 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+
 import { defineTool, textResult } from '../../src/core/tool.js';
-import { withHeldOutcomes, type HeldOutcomeStore } from '../helpers/held-outcome-store.js';
-import { Gates, gatedTools } from '../helpers/official-clients.js';
+import { type HeldOutcomeStore, withHeldOutcomes } from '../helpers/held-outcome-store.js';
+import { gatedTools, Gates } from '../helpers/official-clients.js';
 import { RawLegacySession } from '../helpers/sse.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { postModern } from '../helpers/wire.js';
 
 const noop = defineTool({

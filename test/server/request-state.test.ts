@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
+
 import type { ServerContext } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
+
 import { createGatherStateCodec } from '../../src/server/input-gathering.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';

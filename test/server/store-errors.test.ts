@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { TasksError } from '../../src/core/errors.js';
 import type { Logger } from '../../src/core/logger.js';
 import { StoreError, type StoreErrorCode } from '../../src/core/store-error.js';

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+
 import { InlineProgress, type InlineProgressUpdate } from '../../src/service/calls/inline-progress.js';
 
 /** The notifications/progress rules of issue 27 §3 on a fake timer: progress always increases (base protocol). */

@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
+
 import { TasksError } from '../../src/core/errors.js';
 import type { TaskOperationContext, TaskServiceHook } from '../../src/service/hooks.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
 import { openListen, RawLegacySession } from '../helpers/sse.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 
 /**

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+
 import { describe, expect, it } from 'vitest';
+
 import { CursorCodec } from '../../src/service/paging.js';
 
 describe('tasks/list cursors', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import type { TaskRecord } from '../../src/core/task.js';
 import {
   adaptivePollHintMs,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+
 import { defineTool, textResult } from '../../src/core/tool.js';
 import { PollThrottle } from '../../src/service/poll-throttle.js';
 import { startTasksServer } from '../helpers/tasks-server.js';

@@ -6,12 +6,13 @@
  * answers like an unknown task; every case has its allowed twin (negative control).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { isTaskNotFound, TasksError } from '../../src/core/errors.js';
 import { ScopePolicy } from '../../src/core/scopes.js';
 import type { TaskRecord } from '../../src/core/task.js';
 import type { ScopeGrant, TaskCaller } from '../../src/service/caller.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 
 const OWNER = 'https://issuer.example|alice|acme';
 const ALL_TASK_SCOPES = ['tasks:read', 'tasks:cancel', 'tasks:answer', 'logs:read'];

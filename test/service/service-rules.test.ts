@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+
 import { TasksError } from '../../src/core/errors.js';
 import { TaskEventFeed } from '../../src/core/event-feed.js';
 import { resolveLimits, type TasksServerLimits } from '../../src/core/limits.js';

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { newTaskId } from '../../src/core/ids.js';
 import type { NewTask } from '../../src/core/task.js';
 import { jsonCharsUpTo, TaskReads } from '../../src/service/task-reads.js';

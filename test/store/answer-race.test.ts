@@ -1,11 +1,13 @@
-import { isDeepStrictEqual } from 'node:util';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { newTaskInput } from '../helpers/new-task.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { compileSqliteStoreForWorkers } from './helpers/compiled-store.js';
-import { GatedWorkers, type GatedCommand } from './helpers/gated-workers.js';
+import { type GatedCommand, GatedWorkers } from './helpers/gated-workers.js';
 
 /*
  * Acceptance race for input answers: two "processes" (worker threads, each with its own store and connection on

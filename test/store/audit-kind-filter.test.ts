@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest';
+
 import type { AuditEntry } from '../../src/core/ledger.js';
 import { shadowMismatchEntry } from '../../src/ledger/audit.js';
 import { describeOnBothStores } from '../helpers/both-stores.js';

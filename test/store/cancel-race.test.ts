@@ -1,12 +1,14 @@
-import { isDeepStrictEqual } from 'node:util';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { JsonObject } from '../../src/core/task.js';
 import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { newTaskInput } from '../helpers/new-task.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { compileSqliteStoreForWorkers } from './helpers/compiled-store.js';
-import { GatedWorkers, type GatedCommand } from './helpers/gated-workers.js';
+import { type GatedCommand, GatedWorkers } from './helpers/gated-workers.js';
 
 /*
  * Acceptance race: a requestor's cancel and the runner's completion of the same task, issued by two

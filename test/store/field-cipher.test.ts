@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+
 import { describe, expect, it } from 'vitest';
+
 import { StoreError } from '../../src/core/store-error.js';
 import { AesGcmFieldCipher, keyIdOf, NO_ENCRYPTION, parseEncryptionKey } from '../../src/store/field-cipher.js';
 

@@ -1,6 +1,8 @@
 import { join } from 'node:path';
+
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { StoreError } from '../../src/core/store-error.js';
 import { openSessionTasksSql } from '../../src/store/session-table.js';
 import { MIGRATIONS, openSqliteTaskStore } from '../../src/store/sqlite/index.js';

@@ -1,5 +1,7 @@
-import { afterAll, beforeAll } from 'vitest';
 import { randomBytes } from 'node:crypto';
+
+import { afterAll, beforeAll } from 'vitest';
+
 import { AesGcmFieldCipher } from '../../src/store/field-cipher.js';
 import { openPostgresTaskStore, type PostgresTaskStore } from '../../src/store/postgres/index.js';
 import { describeTaskStoreContract } from '../../src/testing/store-contract.js';

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
 import type { TaskEvent } from '../../src/core/store.js';
 import { openPostgresTaskStore, type PostgresTaskStore } from '../../src/store/postgres/index.js';
 import { SQL } from '../../src/store/postgres/sql.js';

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { StoreError } from '../../src/core/store-error.js';
 import { openPostgresTaskStore, type PostgresTaskStore } from '../../src/store/postgres/index.js';
 import { newTaskInput } from '../helpers/new-task.js';
-import { startPrivateCluster, type PrivateCluster } from '../helpers/postgres.js';
+import { type PrivateCluster, startPrivateCluster } from '../helpers/postgres.js';
 
 // A database that goes away: this file runs its own PostgreSQL server (never the shared one) and stops it
 // (connections refused) or freezes it with SIGSTOP (connections and queries hang, as behind a partition). Store

@@ -1,12 +1,13 @@
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import { StoreError } from '../../src/core/store-error.js';
 import type { JsonObject } from '../../src/core/task.js';
 import { openPostgresTaskStore, type PostgresTaskStore, type PostgresTaskStoreOptions } from '../../src/store/postgres/index.js';
 import { migrate, POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { expectStoreError } from '../../src/testing/store-contract.js';
 import { newTaskInput } from '../helpers/new-task.js';
-import { createTestDatabase, emptyTaskStore, rawClients, withDatabase, testPostgresUrl, type TestDatabase } from '../helpers/postgres.js';
+import { createTestDatabase, emptyTaskStore, rawClients, type TestDatabase, testPostgresUrl, withDatabase } from '../helpers/postgres.js';
 
 // Behaviour only PostgreSQL has: several instances (pools) on one database, row locks, the database clock,
 // migrations under an advisory lock. Every race runs many rounds between two stores, each with its own pool.

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
 import { TaskEventFeed } from '../../src/core/event-feed.js';
 import { silentLogger } from '../../src/core/logger.js';
 import type { TaskEvent, TaskStore } from '../../src/core/store.js';

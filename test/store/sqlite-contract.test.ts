@@ -1,5 +1,6 @@
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+
 import { AesGcmFieldCipher } from '../../src/store/field-cipher.js';
 import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { describeTaskStoreContract } from '../../src/testing/store-contract.js';

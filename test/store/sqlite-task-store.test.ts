@@ -1,10 +1,12 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
+
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { StoreError } from '../../src/core/store-error.js';
+
 import { newTaskId } from '../../src/core/ids.js';
 import type { TaskEvent } from '../../src/core/store.js';
+import type { StoreError } from '../../src/core/store-error.js';
 import type { NewTask } from '../../src/core/task.js';
 import { openSqliteTaskStore, type SqliteTaskStore, type SqliteTaskStoreOptions } from '../../src/store/sqlite/index.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';

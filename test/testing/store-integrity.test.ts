@@ -1,6 +1,8 @@
 import { join } from 'node:path';
+
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { checkStoreIntegrity, sqliteSnapshot } from '../../src/testing/store-integrity.js';
 import { newTaskInput } from '../helpers/new-task.js';

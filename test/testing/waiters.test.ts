@@ -1,5 +1,7 @@
 import { join } from 'node:path';
+
 import { afterEach, describe, expect, it } from 'vitest';
+
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { waitForTaskStatus } from '../../src/testing/index.js';
 import { newTaskInput } from '../helpers/new-task.js';

@@ -8,13 +8,15 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
+
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { JsonValue } from '../../src/core/task.js';
-import { scanLogs, type LogScanReport, type ScanOptions } from '../../src/tools/analyze-logs/scan.js';
-import { Confinement, resolveConfined } from '../../src/tools/roots.js';
-import { writeDemoCorpus } from '../../src/tools/demo-corpus.js';
-import { makeTempDir } from './helpers.js';
+
 import { locateLoghub, missingDataHelp } from '../../bench/lib/loghub.mjs';
+import type { JsonValue } from '../../src/core/task.js';
+import { type LogScanReport, scanLogs, type ScanOptions } from '../../src/tools/analyze-logs/scan.js';
+import { writeDemoCorpus } from '../../src/tools/demo-corpus.js';
+import { Confinement, resolveConfined } from '../../src/tools/roots.js';
+import { makeTempDir } from './helpers.js';
 
 /** A journal with the step contract of the task store: a journaled value is returned, `fn` runs otherwise. */
 class Journal {

@@ -4,8 +4,9 @@
  * 278,800 characters against a ~11k-character text). Read in place from ../shared/data/loghub.
  */
 import { describe, expect, it } from 'vitest';
+
 import { locateLoghub, missingDataHelp } from '../../bench/lib/loghub.mjs';
-import { SUMMARY_ITEMS, type LogScanReport } from '../../src/tools/analyze-logs/report.js';
+import { type LogScanReport, SUMMARY_ITEMS } from '../../src/tools/analyze-logs/report.js';
 import { analyzeLogsTool } from '../../src/tools/analyze-logs/tool.js';
 import { makeContext } from './helpers.js';
 

@@ -3,11 +3,13 @@ import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
+
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
 import { ToolInputError } from '../../src/core/tool.js';
-import { analyzeLogsTool } from '../../src/tools/analyze-logs/tool.js';
 import { logFileSelector } from '../../src/tools/analyze-logs/files.js';
 import type { LogScanReport, TemplateReport } from '../../src/tools/analyze-logs/scan.js';
+import { analyzeLogsTool } from '../../src/tools/analyze-logs/tool.js';
 import { makeContext, makeTempDir } from './helpers.js';
 
 const SERVICE_LOG = [

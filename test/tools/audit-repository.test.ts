@@ -2,7 +2,9 @@ import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
 import { ToolInputError } from '../../src/core/tool.js';
 import type { AuditReport } from '../../src/tools/audit-repository/scan.js';
 import { auditRepositoryTool } from '../../src/tools/audit-repository/tool.js';

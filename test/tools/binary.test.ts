@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+
 import { describe, expect, it } from 'vitest';
+
 import { isBinaryBlock, MAX_ODD_SHARE } from '../../src/tools/binary.js';
 
 describe('isBinaryBlock', () => {

@@ -1,8 +1,10 @@
+import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { open, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { once } from 'node:events';
+
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+
 import { TemplateMiner } from '../../src/tools/analyze-logs/miner.js';
 import { analyzeLogsTool } from '../../src/tools/analyze-logs/tool.js';
 import { auditRepositoryTool } from '../../src/tools/audit-repository/tool.js';

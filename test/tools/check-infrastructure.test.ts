@@ -8,13 +8,15 @@
 import { writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { createServer as createTcpServer, type AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import path from 'node:path';
+
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ToolInputError, type AnyToolDefinition } from '../../src/core/tool.js';
+
+import { type AnyToolDefinition, ToolInputError } from '../../src/core/tool.js';
+import { TargetPolicy } from '../../src/tools/check-infrastructure/targets.js';
 import type { InfrastructureReport } from '../../src/tools/check-infrastructure/tool.js';
 import { checkInfrastructureTool } from '../../src/tools/check-infrastructure/tool.js';
-import { TargetPolicy } from '../../src/tools/check-infrastructure/targets.js';
 import { selfSignedCertificate } from '../helpers/self-signed.js';
 import { makeContext, makeTempDir, type RecordingContext } from './helpers.js';
 

@@ -1,9 +1,11 @@
 import { mkdir, readdir, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { connectTasksClient, type InputRequest } from '../../src/client/index.js';
 import { cleanupLogsTool } from '../../src/tools/index.js';
-import { startTasksServer, type RunningTasksServer } from '../helpers/tasks-server.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from './helpers.js';
 
 /** `cleanup_logs` through the real server, runtime and SQLite store, answered by `mcp-tasks/client`. */

@@ -1,8 +1,10 @@
 import { appendFile, mkdir, readdir, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
 import type { JsonObject, JsonValue } from '../../src/core/task.js';
-import { ToolInputError, type ElicitRequest, type ElicitResult, type OperationSpec, type ToolResult } from '../../src/core/tool.js';
+import { type ElicitRequest, type ElicitResult, type OperationSpec, ToolInputError, type ToolResult } from '../../src/core/tool.js';
 import { cleanupLogsTool } from '../../src/tools/index.js';
 import { makeContext, makeTempDir } from './helpers.js';
 

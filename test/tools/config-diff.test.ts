@@ -3,10 +3,11 @@
  * redacted value changed shows as changed ("value changed, redacted"), also when other lines change in the same
  * run; the diff has exactly the changed lines of a plain line diff of the unredacted texts; no secret appears.
  */
-import fc from 'fast-check';
 import { createTwoFilesPatch } from 'diff';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareFile, fileStateOf, keptFile, newSnapshotSalt, type KeptFile } from '../../src/tools/check-infrastructure/files.js';
+
+import { compareFile, fileStateOf, type KeptFile, keptFile, newSnapshotSalt } from '../../src/tools/check-infrastructure/files.js';
 
 const state = (text: string, salt: string) => fileStateOf(Buffer.from(text), Buffer.byteLength(text), salt);
 

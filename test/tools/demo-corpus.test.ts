@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
 import type { LogScanReport } from '../../src/tools/analyze-logs/scan.js';
 import { analyzeLogsTool } from '../../src/tools/analyze-logs/tool.js';
 import { writeDemoCorpus } from '../../src/tools/demo-corpus.js';

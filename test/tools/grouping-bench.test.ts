@@ -2,7 +2,9 @@ import { execFile } from 'node:child_process';
 import { copyFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
 import { makeTempDir } from './helpers.js';
 
 const BENCH = fileURLToPath(new URL('../../bench/log-grouping-accuracy.mjs', import.meta.url));

@@ -5,9 +5,10 @@
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+
 import { silentLogger } from '../../src/core/logger.js';
-import type { ToolContext } from '../../src/core/tool.js';
 import type { JsonValue } from '../../src/core/task.js';
+import type { ToolContext } from '../../src/core/tool.js';
 
 /** A ToolContext that records what the tool reports. */
 export interface RecordingContext extends ToolContext {

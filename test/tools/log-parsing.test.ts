@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
+
+import { logFileSelector } from '../../src/tools/analyze-logs/files.js';
 import { FileLineParser } from '../../src/tools/analyze-logs/line.js';
 import { maskedTokens } from '../../src/tools/analyze-logs/masking.js';
-import { TemplateMiner, templateText, type LogCluster } from '../../src/tools/analyze-logs/miner.js';
+import { type LogCluster, TemplateMiner, templateText } from '../../src/tools/analyze-logs/miner.js';
 import { impliedSeverity, parseSeverity } from '../../src/tools/analyze-logs/severity.js';
 import { epochOfMatch, findTimestamp, YearResolver } from '../../src/tools/analyze-logs/timestamp.js';
-import { logFileSelector } from '../../src/tools/analyze-logs/files.js';
 import { highCardinalityLines } from './helpers.js';
 
 const NOW = Date.UTC(2025, 5, 15, 12, 0, 0);

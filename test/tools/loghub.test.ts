@@ -5,6 +5,7 @@
  * (`npm run bench:grouping`, e.g. 2026-12-01-log-grouping-accuracy.md); these tests guard what the issue asks for, with one setting for every system.
  */
 import { describe, expect, it } from 'vitest';
+
 import { groupingAccuracy, locateLoghub, missingDataHelp, readSystem, SYSTEMS } from '../../bench/lib/loghub.mjs';
 import { FileLineParser } from '../../src/tools/analyze-logs/line.js';
 import { TemplateMiner } from '../../src/tools/analyze-logs/miner.js';

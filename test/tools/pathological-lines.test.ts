@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+
 import { findSecrets, SecretRedactor } from '../../src/core/redaction.js';
 import { FileLineParser } from '../../src/tools/analyze-logs/line.js';
 import { TemplateMiner } from '../../src/tools/analyze-logs/miner.js';

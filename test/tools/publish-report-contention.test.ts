@@ -8,7 +8,9 @@
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { afterAll, describe, expect, it } from 'vitest';
+
 import { isContention } from '../../src/tools/publish-report/git.js';
 import { commitWithRetry } from '../../src/tools/publish-report/tool.js';
 import { gitRepository } from '../helpers/git-repo.js';

@@ -4,10 +4,12 @@
  * neither lists nor descends into them. The end-to-end attack over HTTP is test/e2e/server-state-denied.test.ts.
  */
 import { spawnSync } from 'node:child_process';
-import { link, mkdir, rename, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
+import { link, mkdir, rename, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
 import { serverStatePaths } from '../../src/core/confinement.js';
 import { ToolInputError } from '../../src/core/tool.js';
 import { confine, resolveInsideRoots } from '../../src/tools/roots.js';

@@ -1,6 +1,8 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
 import { ToolInputError } from '../../src/core/tool.js';
 import { confine, resolveInsideRoots } from '../../src/tools/roots.js';
 import { walkFiles } from '../../src/tools/walk.js';

@@ -1,11 +1,13 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import { SECRET_KINDS } from '../../src/core/redaction.js';
 import type { LogScanReport } from '../../src/tools/analyze-logs/scan.js';
 import { analyzeLogsTool } from '../../src/tools/analyze-logs/tool.js';
 import type { AuditReport } from '../../src/tools/audit-repository/scan.js';
 import { auditRepositoryTool } from '../../src/tools/audit-repository/tool.js';
-import { SECRET_KINDS } from '../../src/core/redaction.js';
 import { makeContext, makeTempDir, type RecordingContext } from './helpers.js';
 import { KEY_IN_FILE_NAME, PLANTED_SECRETS } from './planted-secrets.js';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { SUMMARY_LIST_ITEMS, summarized } from '../../src/tools/structured-summary.js';
+
+import { summarized, SUMMARY_LIST_ITEMS } from '../../src/tools/structured-summary.js';
 
 describe('summary structuredContent of the built-in tools (issue 27 §2)', () => {
   const report = { path: '/r', files: 30, secrets: Array.from({ length: 30 }, (_, i) => ({ line: i })), languages: [{ language: 'ts' }] };

@@ -9,10 +9,12 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { VerifyReport } from '../../src/verify/index.js';
 import { cliRunner, ensureBuilt } from '../cli/support.js';
-import { freePort, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { freePort, type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { TOKENS, writeTokenFile } from '../helpers/verify-targets.js';
 

@@ -9,8 +9,9 @@
  * -32602, which is asserted too, so a fix or a regression in either shows up here.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { ALL_CHECKS, resolveToolMap, runVerify, type VerifyReport } from '../../src/verify/index.js';
-import { startSdkInteractiveExample, startSdkReferenceTasksServer, type ReferenceServer } from '../helpers/reference-servers.js';
+import { type ReferenceServer, startSdkInteractiveExample, startSdkReferenceTasksServer } from '../helpers/reference-servers.js';
 
 const byId = (report: VerifyReport, id: string) => report.results.find((result) => result.id === id);
 const failedIn = (report: VerifyReport, gates: string[]) =>

@@ -6,11 +6,12 @@
  * The healthy server passes all of them (verify-our-server.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
 import { ALL_CHECKS, resolveToolMap, runVerify, type VerifyReport } from '../../src/verify/index.js';
 import type { RunningTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { identityByTenant, startDefectFront, startFixtureServer, TOKENS, writeTokenFile, type WireDefect } from '../helpers/verify-targets.js';
+import { identityByTenant, startDefectFront, startFixtureServer, TOKENS, type WireDefect, writeTokenFile } from '../helpers/verify-targets.js';
 
 const temp = makeTempDir('mcp-tasks-defects-');
 const tokenFile = writeTokenFile(temp.dir);

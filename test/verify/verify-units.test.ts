@@ -3,24 +3,25 @@
  * map, id-entropy and statusMessage judgements, spec links, and report rendering.
  */
 import { describe, expect, it } from 'vitest';
+
+import { summariseQueueMetrics } from '../../src/verify/checks/load.js';
 import { estimateIdBits, looksSequential, plantedText, statusMessageProblems } from '../../src/verify/checks/security.js';
 import { illegalTransition } from '../../src/verify/checks/shared.js';
 import {
   ALL_CHECKS,
+  type CheckResult,
+  parseThresholds,
   renderJunit,
   renderText,
   resolveToolMap,
   selectChecks,
   specLink,
   ToolMapError,
-  parseThresholds,
-  type CheckResult,
   type VerifyReport,
 } from '../../src/verify/index.js';
+import { skipReason } from '../../src/verify/report/text.js';
 import { exitCodeOf, summarise } from '../../src/verify/runner.js';
 import { argumentsFor, readCount } from '../../src/verify/tool-map.js';
-import { summariseQueueMetrics } from '../../src/verify/checks/load.js';
-import { skipReason } from '../../src/verify/report/text.js';
 
 function result(overrides: Partial<CheckResult>): CheckResult {
   return {

@@ -3,11 +3,11 @@ import {
   ApiError,
   cancelTask,
   getTask,
+  type KillSwitchPanel,
   listTasks,
   logout,
-  session,
-  type KillSwitchPanel,
   type Session,
+  session,
   type TaskPage,
   type TaskStatus,
   type TaskSummary,
@@ -15,8 +15,8 @@ import {
 import { formatDuration, formatTime, h, replace } from './dom.js';
 import { noOperationsYet } from './domain-text.js';
 import { questionForm } from './form.js';
-import { operationsTable, showOperations } from './operations.js';
 import { showKillSwitch } from './kill-switch.js';
+import { operationsTable, showOperations } from './operations.js';
 import { showOverview } from './overview.js';
 
 /**

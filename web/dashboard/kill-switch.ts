@@ -1,5 +1,5 @@
 import { changeKillSwitch, getKillSwitch, type KillSwitchPanel } from './api.js';
-import { formatTime, h, replace, type Child } from './dom.js';
+import { type Child, formatTime, h, replace } from './dom.js';
 
 /**
  * `/dashboard/kill-switch`: the stored kill switch (issue 15 item 6) for viewers with `admin:read` — global or per

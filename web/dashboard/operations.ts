@@ -1,4 +1,4 @@
-import { listOperations, reconcileOperation, type Operation } from './api.js';
+import { listOperations, type Operation, reconcileOperation } from './api.js';
 import { formatTime, h, replace } from './dom.js';
 
 /**

@@ -3,14 +3,15 @@ import {
   BarElement,
   CategoryScale,
   Chart,
+  type ChartConfiguration,
   Legend,
   LinearScale,
   LineController,
   LineElement,
   PointElement,
   Tooltip,
-  type ChartConfiguration,
 } from 'chart.js';
+
 import { getOverview, type Overview, type TaskStatus } from './api.js';
 import { formatDuration, h, replace } from './dom.js';
 

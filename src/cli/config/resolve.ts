@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
+
 import { DEFAULT_DRAIN_MS, DEFAULT_LIMITS, DEFAULT_MIN_THREADS, DEFAULT_THREAD_HEAP_MB, DEFAULT_WORKER_ABSENT_MS } from '../../core/limits.js';
 import { ConfigSchema, type McpTasksConfig } from './schema.js';
 

@@ -1,4 +1,3 @@
-import type { CreateQuota } from './admission.js';
 import type {
   AuditEntry,
   AuditFilter,
@@ -12,6 +11,7 @@ import type {
   OperationSettlement,
 } from '../ledger.js';
 import type { NewTask, TaskGeneration } from '../task.js';
+import type { CreateQuota } from './admission.js';
 
 /*
  * The ledger (port "ledger", issue 12): idempotency keys of `tools/call`, the operation ledger and the audit trail.

@@ -1,7 +1,7 @@
 import type { KillSwitchFallback } from '../../core/kill-switch.js';
 import type { Caller } from '../../service/caller.js';
 import type { TaskModeGate, TaskModeVerdict } from '../../service/calls/task-mode-gate.js';
-import { inCanary, type CanaryRule } from './canary.js';
+import { type CanaryRule, inCanary } from './canary.js';
 import type { KillSwitchCache } from './kill-switch.js';
 
 /** The rollout settings of a server (config `rollout`). */

@@ -1,8 +1,8 @@
-import { KillSwitchInputError, type KillSwitchControl, type KillSwitchFallback, type KillSwitchStore, type KillSwitchView } from '../../core/kill-switch.js';
+import { type KillSwitchControl, type KillSwitchFallback, KillSwitchInputError, type KillSwitchStore, type KillSwitchView } from '../../core/kill-switch.js';
 import type { AuditStore } from '../../core/ledger.js';
 import type { Logger } from '../../core/logger.js';
 import { auditKillSwitch } from '../../service/kill-switch-audit.js';
-import { AdminInputError, switchRecord, switchScope, type SwitchRequest } from '../admin.js';
+import { AdminInputError, switchRecord, type SwitchRequest, switchScope } from '../admin.js';
 import type { KillSwitchCache } from './kill-switch.js';
 
 /** What {@link createKillSwitchControl} changes and reads. */

@@ -1,4 +1,4 @@
-import { switchFor, type KillSwitchRecord, type KillSwitchState, type KillSwitchStore } from '../../core/kill-switch.js';
+import { type KillSwitchRecord, type KillSwitchState, type KillSwitchStore, switchFor } from '../../core/kill-switch.js';
 import type { Logger } from '../../core/logger.js';
 
 /** What `/readyz` and the admin API report about the kill switch (defined in core, beside the store port). */

@@ -1,17 +1,19 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+
 import {
+  type AuthInfo,
+  type AuthMetadataOptions,
   bearerAuthChallengeResponse,
   getOAuthProtectedResourceMetadataUrl,
   OAuthError,
   OAuthErrorCode,
+  type OAuthTokenVerifier,
   requireScopes,
   verifyBearerToken,
-  type AuthInfo,
-  type AuthMetadataOptions,
-  type OAuthTokenVerifier,
 } from '@modelcontextprotocol/server';
+
 import type { Logger } from '../../core/logger.js';
-import { ANONYMOUS_OWNER_KEY, AuthenticationError, ownerKeyOf, type Authenticator, type Principal } from '../../core/owner.js';
+import { ANONYMOUS_OWNER_KEY, AuthenticationError, type Authenticator, ownerKeyOf, type Principal } from '../../core/owner.js';
 import type { ScopePolicy } from '../../core/scopes.js';
 
 /**

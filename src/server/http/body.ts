@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+
 import { readRequestBody } from '../../core/request-body.js';
 
 /**

@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+
 import type { AuthInfo } from '@modelcontextprotocol/server';
+
 import type { JsonObject, TaskRecord } from '../../core/task.js';
 import {
   CLIENT_CAPABILITIES_META_KEY,
@@ -9,15 +11,15 @@ import {
   V1_PROTOCOL_VERSION,
   V2_PROTOCOL_VERSION,
 } from '../../protocol/constants.js';
-import type { CallPlan } from '../../service/calls/call-plan.js';
 import type { Caller, CallerIdentity, TaskCaller } from '../../service/caller.js';
-import { requestCaller, sessionCaller } from '../request-caller.js';
+import type { CallPlan } from '../../service/calls/call-plan.js';
+import type { ResultResource } from '../../service/tasks/result-reads.js';
 import type { HandlerDeps } from '../deps.js';
+import { requestCaller, sessionCaller } from '../request-caller.js';
+import { bufferedResourceResult, resourceResultFields } from '../result-read-handler.js';
+import { wireErrorOf } from '../store-errors.js';
 import { readTaskV1, readTaskV2, terminalPayloadV1 } from '../task-replies.js';
 import { callAnswer, toolCallOf } from '../tools-call.js';
-import { wireErrorOf } from '../store-errors.js';
-import type { ResultResource } from '../../service/tasks/result-reads.js';
-import { bufferedResourceResult, resourceResultFields } from '../result-read-handler.js';
 import { streamResourceResult } from './result-stream.js';
 import type { LegacySessions } from './v1-sessions.js';
 

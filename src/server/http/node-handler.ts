@@ -1,21 +1,23 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createMcpHandler, isJsonContentType, isLegacyRequest, type AuthInfo, type McpServerFactory } from '@modelcontextprotocol/server';
+
 import { hostHeaderValidation, originValidation, toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
+import { type AuthInfo, createMcpHandler, isJsonContentType, isLegacyRequest, type McpServerFactory } from '@modelcontextprotocol/server';
+
 import type { Logger } from '../../core/logger.js';
 import { discardBody } from '../../core/request-body.js';
 import type { ScopePolicy } from '../../core/scopes.js';
+import type { SessionStore } from '../../core/session-store.js';
 import { ErrorCode } from '../../protocol/constants.js';
 import type { CallerIdentity } from '../../service/caller.js';
 import { identityOf } from '../request-caller.js';
-import { anonymousCaller, BearerAuth, type AuthenticatedCaller, type BearerAuthSettings } from './bearer-auth.js';
+import { anonymousCaller, type AuthenticatedCaller, BearerAuth, type BearerAuthSettings } from './bearer-auth.js';
 import { readJsonBody } from './body.js';
 import { withSpecErrorStatus } from './error-status.js';
-import { LegacySessions, type SessionStreamHook } from './v1-sessions.js';
-import { ResourceMetadataRoute } from './resource-metadata.js';
-import { isTaskListenRequest, type TaskListenRoute } from './task-listen.js';
 import type { FastPath } from './fast-path.js';
-import type { SessionStore } from '../../core/session-store.js';
+import { ResourceMetadataRoute } from './resource-metadata.js';
 import { writeJsonRpcError } from './respond.js';
+import { isTaskListenRequest, type TaskListenRoute } from './task-listen.js';
+import { LegacySessions, type SessionStreamHook } from './v1-sessions.js';
 
 /** Options of the HTTP front door. */
 export interface HttpFrontOptions {

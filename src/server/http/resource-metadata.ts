@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+
 import { buildOAuthProtectedResourceMetadata, getOAuthProtectedResourceMetadataUrl, oauthMetadataResponse } from '@modelcontextprotocol/server';
+
 import type { ProtectedResource } from './bearer-auth.js';
 
 /** The RFC 9728 well-known path without the resource's path suffix. */

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
+
 import type { JsonObject } from '../../core/task.js';
 import type { ResultResource } from '../../service/tasks/result-reads.js';
 

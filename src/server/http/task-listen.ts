@@ -1,15 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+
 import { missingTasksExtension } from '../../core/errors.js';
 import type { TaskEvent } from '../../core/store.js';
 import type { JsonObject } from '../../core/task.js';
 import { CLIENT_CAPABILITIES_META_KEY, ErrorCode, PROTOCOL_VERSION_META_KEY, SUBSCRIPTION_ID_META_KEY, V2_PROTOCOL_VERSION } from '../../protocol/constants.js';
+import { attemptMeta } from '../../protocol/constants.js';
 import type { CallerIdentity, TaskCaller } from '../../service/caller.js';
+import { withPollHint } from '../../service/poll-hint.js';
 import type { TaskSubscription } from '../../service/tasks/tasks-door.js';
-import { requestCaller } from '../request-caller.js';
 import type { HandlerDeps } from '../deps.js';
 import { detailedTask } from '../detailed-task.js';
-import { attemptMeta } from '../../protocol/constants.js';
-import { withPollHint } from '../../service/poll-hint.js';
+import { requestCaller } from '../request-caller.js';
 import { writeJsonRpcError } from './respond.js';
 
 /** Most task ids one listen request may name. */

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isInitializeRequest, WebStandardStreamableHTTPServerTransport, type AuthInfo, type McpServerFactory, type Server } from '@modelcontextprotocol/server';
-import { toNodeHandler, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
+
+import { type NodeMcpRequestHandler, toNodeHandler } from '@modelcontextprotocol/node';
+import { type AuthInfo, isInitializeRequest, type McpServerFactory, type Server, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
+
 import type { Logger } from '../../core/logger.js';
 import type { SessionRecord, SessionStore } from '../../core/session-store.js';
 import type { JsonObject } from '../../core/task.js';

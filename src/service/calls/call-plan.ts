@@ -1,15 +1,16 @@
 import { z } from 'zod';
-import { checkArgumentLimits, type ArgumentLimits } from '../../core/argument-limits.js';
-import { invalidParams, missingTasksExtension, TasksError } from '../../core/errors.js';
+
+import { type ArgumentLimits, checkArgumentLimits } from '../../core/argument-limits.js';
 import type { PathConfinement } from '../../core/confinement.js';
+import { invalidParams, missingTasksExtension, TasksError } from '../../core/errors.js';
 import type { JsonObject } from '../../core/task.js';
-import type { TraceCarrier } from '../../core/trace-context.js';
-import { ToolInputError, type AnyToolDefinition } from '../../core/tool.js';
+import { type AnyToolDefinition, ToolInputError } from '../../core/tool.js';
 import { immediateResponseOf, inputErrorResult, toolErrorResult } from '../../core/tool-outcome.js';
 import type { ToolRegistry } from '../../core/tool-registry.js';
+import type { TraceCarrier } from '../../core/trace-context.js';
 import { ErrorCode } from '../../protocol/constants.js';
-import { declaresTaskSupport, type Caller } from '../caller.js';
-import { fallbackOperationOf, parseFallbackArguments, type FallbackOperation } from './fallback-tools.js';
+import { type Caller, declaresTaskSupport } from '../caller.js';
+import { type FallbackOperation, fallbackOperationOf, parseFallbackArguments } from './fallback-tools.js';
 import { killSwitchError, type TaskModeGate } from './task-mode-gate.js';
 
 /** A `tools/call` as the adapters hand it over (params shape already checked: `name` is a non-empty string). */

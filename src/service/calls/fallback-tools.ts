@@ -1,4 +1,5 @@
 import { z } from 'zod';
+
 import type { ToolDescriptor } from '../../core/tool.js';
 
 /**

@@ -12,7 +12,7 @@ import type { TaskCaller } from '../caller.js';
 import type { TaskReads } from '../task-reads.js';
 import { ttlFor } from '../ttl-policy.js';
 import type { RunPlan } from './call-plan.js';
-import { replayOf, type KeyClaim } from './idempotency.js';
+import { type KeyClaim, replayOf } from './idempotency.js';
 
 /** The window of `maxCreatesPerMinute` (ms). */
 const QUOTA_WINDOW_MS = 60_000;

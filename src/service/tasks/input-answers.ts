@@ -1,7 +1,8 @@
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import { z } from 'zod';
-import type { InputRequestRecord, JsonObject } from '../../core/task.js';
+
 import { MAX_ASKS_PER_QUESTION, MAX_INPUT_KEYS_PER_TASK, nextKey, ordinalOfKey } from '../../core/elicitation.js';
+import type { InputRequestRecord, JsonObject } from '../../core/task.js';
 import { sanitizeModelText } from '../../core/tool-outcome.js';
 
 /** The change to apply to a task's input requests (the `answerInput` argument without `now`). */

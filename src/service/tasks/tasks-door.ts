@@ -1,5 +1,4 @@
 import type { Clock } from '../../core/clock.js';
-import type { WorkerPresence } from '../worker-presence.js';
 import { waitingMessage } from '../../core/elicitation.js';
 import { isTaskNotFound, resourceNotFound, runtimeFailure } from '../../core/errors.js';
 import type { TaskEventFeed } from '../../core/event-feed.js';
@@ -11,15 +10,16 @@ import type { TaskStore } from '../../core/store.js';
 import type { InputRequestRecord, TaskOutcome, TaskRecord } from '../../core/task.js';
 import type { ToolRegistry } from '../../core/tool-registry.js';
 import { largeResultMetaOf, parseResultUri, resultChunkCount, resultResourceUri } from '../../protocol/result-uri.js';
-import { assertOwns, type Actor, type TaskActor } from '../access.js';
+import { type Actor, assertOwns, type TaskActor } from '../access.js';
 import type { Caller } from '../caller.js';
 import type { ServiceDoor } from '../door.js';
 import type { CursorCodec } from '../paging.js';
 import { clampPollHintMs, withPollHint } from '../poll-hint.js';
 import { holdBack, type PollThrottle } from '../poll-throttle.js';
 import type { TaskReads } from '../task-reads.js';
+import type { WorkerPresence } from '../worker-presence.js';
 import { planAnswers } from './input-answers.js';
-import { resultResource, type ResultResource } from './result-reads.js';
+import { type ResultResource, resultResource } from './result-reads.js';
 import { openSubscription, type TaskNotice, type TaskSubscription } from './subscriptions.js';
 
 export type { TaskNotice, TaskSubscription };

@@ -3,9 +3,9 @@ import type { OperationRecord, OperationStatus } from '../../core/ledger.js';
 import type { Logger } from '../../core/logger.js';
 import type { TaskStore } from '../../core/store.js';
 import type { ToolRegistry } from '../../core/tool-registry.js';
+import { appendAudit, operationEntry } from '../../ledger/audit.js';
+import { type ReconcileReport, reconcileStored } from '../../ledger/operations.js';
 import { ErrorCode } from '../../protocol/constants.js';
-import { operationEntry, appendAudit } from '../../ledger/audit.js';
-import { reconcileStored, type ReconcileReport } from '../../ledger/operations.js';
 
 export type { ReconcileReport };
 import { mayReconcile, sees, seesEveryOwner } from '../access.js';

@@ -1,6 +1,6 @@
 import { isTerminal } from '../../core/state-machine.js';
-import { visibleAt } from '../../core/store-rules.js';
 import type { TaskStore } from '../../core/store.js';
+import { visibleAt } from '../../core/store-rules.js';
 import type { TaskRecord, TaskStatus } from '../../core/task.js';
 import { seesEveryOwner } from '../access.js';
 import type { Viewer } from './viewer.js';

@@ -1,15 +1,15 @@
 import type { Clock } from '../../core/clock.js';
-import { TasksError, taskNotFound } from '../../core/errors.js';
+import { taskNotFound, TasksError } from '../../core/errors.js';
 import type { TaskEventFeed } from '../../core/event-feed.js';
 import type { Logger } from '../../core/logger.js';
 import { isTerminal } from '../../core/state-machine.js';
-import { visibleAt } from '../../core/store-rules.js';
 import type { TaskEvent, TaskStore } from '../../core/store.js';
+import { visibleAt } from '../../core/store-rules.js';
 import type { TaskRecord } from '../../core/task.js';
 import type { ToolRegistry } from '../../core/tool-registry.js';
 import type { ReconcileReport } from '../../ledger/operations.js';
 import { ErrorCode } from '../../protocol/constants.js';
-import { sees, seesEveryOwner, taskPermissions, type TaskActor } from '../access.js';
+import { sees, seesEveryOwner, type TaskActor, taskPermissions } from '../access.js';
 import type { ServiceDoor } from '../door.js';
 import { keysetPage, rowsToRead } from '../paging.js';
 import type { TasksDoor } from '../tasks/tasks-door.js';

@@ -1,7 +1,8 @@
 import type pg from 'pg';
+
 import type { Logger } from '../../core/logger.js';
-import { StoreError } from '../../core/store-error.js';
 import type { TaskEvent } from '../../core/store.js';
+import { StoreError } from '../../core/store-error.js';
 import type { JsonObject } from '../../core/task.js';
 import { isUnavailable, sqlState, toStoreError } from './connection.js';
 import { SQL } from './sql.js';

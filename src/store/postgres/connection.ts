@@ -1,6 +1,7 @@
 import pg from 'pg';
-import { StoreError } from '../../core/store-error.js';
+
 import type { Logger } from '../../core/logger.js';
+import { StoreError } from '../../core/store-error.js';
 
 /** Connection settings of a {@link PostgresTaskStore}. All durations in ms. */
 export interface PostgresConnectionOptions {

@@ -1,11 +1,12 @@
 import type pg from 'pg';
+
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
 import { StoreError } from '../../core/store-error.js';
 import type { TaskEventListeners } from '../../core/task-event-listeners.js';
 import type { RowCodec } from '../codec.js';
 import type { PostgresBatcher } from './batch.js';
-import { toStoreError, type PostgresConnectionOptions } from './connection.js';
+import { type PostgresConnectionOptions, toStoreError } from './connection.js';
 
 /**
  * What every port of the PostgreSQL store shares: the pool, the write batcher, the store's clock (or the database's),

@@ -1,6 +1,7 @@
 import pg from 'pg';
+
 import type { StoreDiagnosis } from '../diagnosis.js';
-import { toProcess, type ProcessRow } from '../process-row.js';
+import { type ProcessRow, toProcess } from '../process-row.js';
 import { BIGINT_AS_NUMBER } from './connection.js';
 import { POSTGRES_MIGRATIONS, SCHEMA } from './migrations.js';
 

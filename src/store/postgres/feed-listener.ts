@@ -1,4 +1,5 @@
 import pg from 'pg';
+
 import type { Logger } from '../../core/logger.js';
 import type { CommitWatcher } from '../../core/store.js';
 import { FEED_CHANNEL } from './migrations.js';

@@ -1,6 +1,6 @@
 import type { CommitWatcher, TaskEvent, TaskEventListener, TaskFeed } from '../../core/ports/feed.js';
 import { toLimit } from '../../core/store-rules.js';
-import { toEvent, type EventRow } from '../codec.js';
+import { type EventRow, toEvent } from '../codec.js';
 import type { PostgresContext } from './context.js';
 import { listenForCommits } from './feed-listener.js';
 import { SQL } from './sql.js';

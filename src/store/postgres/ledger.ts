@@ -15,14 +15,14 @@ import type { LedgerStore } from '../../core/ports/ledger.js';
 import { toLimit } from '../../core/store-rules.js';
 import type { NewTask, TaskGeneration } from '../../core/task.js';
 import {
+  type AuditRow,
   auditValues,
+  type IdempotencyRow,
   newOperationValues,
+  type OperationRow,
   toAuditRecord,
   toIdempotencyRecord,
   toOperationRecord,
-  type AuditRow,
-  type IdempotencyRow,
-  type OperationRow,
 } from '../ledger-codec.js';
 import { refusalFor } from './admission.js';
 import type { PostgresContext } from './context.js';

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+
 import { StoreError } from '../../core/store-error.js';
 
 /** One forward-only schema step. Versions start at 1 and are never edited once released. */

@@ -1,6 +1,7 @@
 import type pg from 'pg';
+
 import type { Clock } from '../../core/clock.js';
-import { silentLogger, type Logger } from '../../core/logger.js';
+import { type Logger, silentLogger } from '../../core/logger.js';
 import type { CommitWatcher } from '../../core/ports/feed.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
 import { RowCodec } from '../codec.js';
@@ -8,7 +9,7 @@ import { ComposedTaskStore } from '../composed-task-store.js';
 import type { FieldCipher } from '../field-cipher.js';
 import { PostgresAdmission } from './admission.js';
 import { PostgresBatcher, type PostgresBatchStats } from './batch.js';
-import { createPool, toStoreError, type PostgresConnectionOptions } from './connection.js';
+import { createPool, type PostgresConnectionOptions, toStoreError } from './connection.js';
 import { PostgresContext } from './context.js';
 import { PostgresFeed } from './feed.js';
 import { PostgresInputs } from './inputs.js';

@@ -1,6 +1,6 @@
 import type { ProcessRegistry } from '../../core/ports/processes.js';
 import type { NewProcessEntry, ProcessRecord, RegisterProcessResult } from '../../core/process-record.js';
-import { toProcess, type ProcessRow } from '../process-row.js';
+import { type ProcessRow, toProcess } from '../process-row.js';
 import type { PostgresContext } from './context.js';
 import { releaseAllOf } from './leases.js';
 import { SQL } from './sql.js';

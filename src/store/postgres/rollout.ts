@@ -1,6 +1,6 @@
 import type { KillSwitchRecord } from '../../core/kill-switch.js';
 import type { KillSwitchStore } from '../../core/ports/rollout.js';
-import { KILL_SWITCH_COLUMNS, killSwitchValues, toKillSwitchRecord, type KillSwitchRow } from '../kill-switch-codec.js';
+import { KILL_SWITCH_COLUMNS, type KillSwitchRow, killSwitchValues, toKillSwitchRecord } from '../kill-switch-codec.js';
 import type { PostgresContext } from './context.js';
 import { SCHEMA } from './migrations.js';
 

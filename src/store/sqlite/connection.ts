@@ -1,5 +1,6 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
+
 import Database from 'better-sqlite3';
 
 /** Blocks the thread for `ms` (opening is synchronous; a store is opened once at startup). */

@@ -1,10 +1,11 @@
 import type Database from 'better-sqlite3';
+
 import type { Clock } from '../../core/clock.js';
 import type { TaskEvent } from '../../core/ports/feed.js';
 import type { JsonObject } from '../../core/task.js';
 import type { TaskEventListeners } from '../../core/task-event-listeners.js';
 import type { RowCodec } from '../codec.js';
-import { storageFault, type GroupCommitter } from './group-commit.js';
+import { type GroupCommitter, storageFault } from './group-commit.js';
 import type { BatchWriter } from './inputs.js';
 import { LEDGER_SQL } from './ledger-sql.js';
 import { SQL, type Statements } from './sql.js';

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
+
 import type { StoreDiagnosis } from '../diagnosis.js';
-import { toProcess, type ProcessRow } from '../process-row.js';
+import { type ProcessRow, toProcess } from '../process-row.js';
 import { MIGRATIONS } from './migrations.js';
 
 /**

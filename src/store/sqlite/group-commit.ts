@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
-import { StoreError } from '../../core/store-error.js';
+
 import type { Logger } from '../../core/logger.js';
 import type { TaskEvent } from '../../core/store.js';
+import { StoreError } from '../../core/store-error.js';
 import { SQL } from './sql.js';
 
 /**

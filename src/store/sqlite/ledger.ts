@@ -1,5 +1,3 @@
-import type { CreateQuota } from '../../core/ports/admission.js';
-import type { LedgerStore } from '../../core/ports/ledger.js';
 import type {
   AuditEntry,
   AuditFilter,
@@ -12,17 +10,19 @@ import type {
   OperationRecord,
   OperationSettlement,
 } from '../../core/ledger.js';
+import type { CreateQuota } from '../../core/ports/admission.js';
+import type { LedgerStore } from '../../core/ports/ledger.js';
 import { toLimit } from '../../core/store-rules.js';
 import type { NewTask, TaskGeneration } from '../../core/task.js';
 import {
+  type AuditRow,
   auditValues,
+  type IdempotencyRow,
   newOperationValues,
+  type OperationRow,
   toAuditRecord,
   toIdempotencyRecord,
   toOperationRecord,
-  type AuditRow,
-  type IdempotencyRow,
-  type OperationRow,
 } from '../ledger-codec.js';
 import { refusalFor } from './admission.js';
 import type { SqliteContext } from './context.js';

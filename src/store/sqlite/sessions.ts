@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
+
 import type { SessionTables } from '../../core/ports/sessions.js';
-import { serverSecretTable, sessionTable, type SessionQuery } from '../session-table.js';
+import { serverSecretTable, type SessionQuery, sessionTable } from '../session-table.js';
 import type { SqliteContext } from './context.js';
 import { storageFault } from './group-commit.js';
 

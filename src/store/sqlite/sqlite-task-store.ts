@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
-import { systemClock, type Clock } from '../../core/clock.js';
-import { silentLogger, type Logger } from '../../core/logger.js';
+
+import { type Clock, systemClock } from '../../core/clock.js';
+import { type Logger, silentLogger } from '../../core/logger.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
 import { RowCodec } from '../codec.js';
 import { ComposedTaskStore } from '../composed-task-store.js';
@@ -9,7 +10,7 @@ import { SqliteAdmission } from './admission.js';
 import { openConnection, readPragmas, type SqlitePragmas } from './connection.js';
 import { SqliteContext } from './context.js';
 import { SqliteFeed } from './feed.js';
-import { GroupCommitter, storageFault, type GroupCommitStats } from './group-commit.js';
+import { type GroupCommitStats, GroupCommitter, storageFault } from './group-commit.js';
 import { SqliteInputs } from './inputs.js';
 import { SqliteLeases } from './leases.js';
 import { SqliteLedger } from './ledger.js';

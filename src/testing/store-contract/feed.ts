@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+
 import { newTaskId } from '../../core/ids.js';
 import type { TaskEvent, TaskStore } from '../../core/store.js';
 import type { StoreContractContext } from './harness.js';

@@ -1,8 +1,9 @@
 import { expect } from 'vitest';
+
 import type { Clock } from '../../core/clock.js';
 import { newTaskId } from '../../core/ids.js';
-import { StoreError, type StoreErrorCode } from '../../core/store-error.js';
 import type { TaskEvent, TaskStore } from '../../core/store.js';
+import { StoreError, type StoreErrorCode } from '../../core/store-error.js';
 import type { NewTask, TaskOutcome, TaskRecord, TaskStatus } from '../../core/task.js';
 import type { FakeClock } from '../fake-clock.js';
 

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
+
 import { newTaskId } from '../../core/ids.js';
-import { StoreError } from '../../core/store-error.js';
-import type { FakeClock } from '../fake-clock.js';
 import type { TaskEvent, TaskStore } from '../../core/store.js';
+import { StoreError } from '../../core/store-error.js';
 import type { JsonObject, NewTask, TaskRecord } from '../../core/task.js';
+import type { FakeClock } from '../fake-clock.js';
 
 /** What the input-request part of the contract suite needs from the suite around it. */
 export interface InputContractContext {

@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+
 import { newTaskId } from '../../core/ids.js';
 import type { TaskStore } from '../../core/store.js';
 import type { FakeClock } from '../fake-clock.js';

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { newTaskId } from '../../core/ids.js';
 import type { IdempotencyClaim, NewOperation } from '../../core/ledger.js';
 import type { TaskStore } from '../../core/store.js';

@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { EXPIRED_EVENT_RETENTION_MS } from '../../core/store-rules.js';
+
 import type { TaskStore } from '../../core/store.js';
+import { EXPIRED_EVENT_RETENTION_MS } from '../../core/store-rules.js';
 import type { FakeClock } from '../fake-clock.js';
 import type { StoreContractContext } from './harness.js';
 

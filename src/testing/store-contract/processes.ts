@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import type { NewProcessEntry } from '../../core/process-record.js';
 import type { TaskStore } from '../../core/store.js';
 import type { NewTask, TaskRecord } from '../../core/task.js';

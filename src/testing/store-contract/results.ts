@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { RESULT_CHUNK_BYTES, type TaskStore } from '../../core/store.js';
 import type { NewTask, TaskRecord } from '../../core/task.js';
 import type { FakeClock } from '../fake-clock.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { GLOBAL_SWITCH, switchFor, type KillSwitchRecord } from '../../core/kill-switch.js';
+
+import { GLOBAL_SWITCH, type KillSwitchRecord, switchFor } from '../../core/kill-switch.js';
 import type { TaskStore } from '../../core/store.js';
 
 /**

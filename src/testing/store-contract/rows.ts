@@ -1,9 +1,10 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+
 import { newTaskId } from '../../core/ids.js';
 import type { TaskStore } from '../../core/store.js';
 import type { TaskStatus } from '../../core/task.js';
 import type { FakeClock } from '../fake-clock.js';
-import { ALICE, BOB, RESULT, ERROR, expectStoreError, type StoreContractContext } from './harness.js';
+import { ALICE, BOB, ERROR, expectStoreError, RESULT, type StoreContractContext } from './harness.js';
 
 /**
  * The rows part of the TaskStore contract (port `TaskRows`, `core/ports/rows.ts`): create, read, the conditional

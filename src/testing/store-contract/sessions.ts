@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+
 import type { TaskStore } from '../../core/store.js';
 import type { FakeClock } from '../fake-clock.js';
 import type { StoreContractContext } from './harness.js';

@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+
 import { MAX_TOOL_STATE_BYTES, MAX_TOOL_STATE_KEYS, MAX_TOOL_STATE_NAME, type TaskStore } from '../../core/store.js';
 import type { FakeClock } from '../fake-clock.js';
 import { ALICE, BOB, expectStoreError, type StoreContractContext } from './harness.js';

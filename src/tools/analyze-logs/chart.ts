@@ -4,7 +4,7 @@
  * {@link MAX_COLUMNS}), each row scaled to its own maximum, and a row of marks where templates are new (`N`) or
  * spike (`S`).
  */
-import { HOUR_MS, OTHER_HOURS, UNKNOWN_HOUR, type BucketCounts, type SeverityCounts } from './counts.js';
+import { type BucketCounts, HOUR_MS, OTHER_HOURS, type SeverityCounts, UNKNOWN_HOUR } from './counts.js';
 
 /** Columns at most. */
 export const MAX_COLUMNS = 72;

@@ -4,9 +4,9 @@
  * loses it (timestamp, host, pid, level, thread, logger), a line without it loses only a timestamp at its head.
  * Year-less timestamps get their year from a per-file {@link YearResolver}.
  */
-import { CONTINUATION, detectHeader, headerLevel, matchHeader, NO_HEADER, SAMPLE_LINES, type HeaderField, type HeaderFormat } from './header.js';
+import { CONTINUATION, detectHeader, type HeaderField, type HeaderFormat, headerLevel, matchHeader, NO_HEADER, SAMPLE_LINES } from './header.js';
 import { levelWord, parseSeverity, type Severity } from './severity.js';
-import { epochOfMatch, findTimestamp, YearResolver, yearHints, type TimestampFields, type TimestampMatch, type YearState } from './timestamp.js';
+import { epochOfMatch, findTimestamp, type TimestampFields, type TimestampMatch, yearHints, YearResolver, type YearState } from './timestamp.js';
 
 /** One parsed line. */
 export interface ParsedLine {

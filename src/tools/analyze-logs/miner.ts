@@ -17,7 +17,7 @@
  * message is compared with at most that many, however many distinct messages the input has) and each family at
  * most {@link MAX_VARIANTS} variants. Pure API, no I/O, so the benchmark runs exactly the code the tool runs.
  */
-import { WILDCARD, maskedTokens } from './masking.js';
+import { maskedTokens, WILDCARD } from './masking.js';
 
 /** Tuning of {@link TemplateMiner}. */
 export interface MinerOptions {

@@ -12,18 +12,18 @@
  * or a byte offset inside a large file with the state of its parser. A re-run after a crash merges the journaled
  * parts back in and continues from the last one; completed files are not opened again.
  */
-import { BinaryContentError, forEachLine } from '../lines.js';
-import { Pacer } from '../yield.js';
 import { redactSecrets, SecretRedactor } from '../../core/redaction.js';
 import type { JsonValue } from '../../core/task.js';
-import { piiRedactor, type PiiKind } from '../pii.js';
+import { BinaryContentError, forEachLine } from '../lines.js';
+import { type PiiKind, piiRedactor } from '../pii.js';
 import type { Confinement } from '../roots.js';
-import { walkFiles, type WalkedFile } from '../walk.js';
-import { addBucket, countEvent, emptyBucket, HourlyCounts, type BucketCounts } from './counts.js';
+import { type WalkedFile, walkFiles } from '../walk.js';
+import { Pacer } from '../yield.js';
+import { addBucket, type BucketCounts, countEvent, emptyBucket, HourlyCounts } from './counts.js';
 import { isGzip, logFileSelector } from './files.js';
 import { SAMPLE_LINES } from './header.js';
 import { FileLineParser, type ParsedLine, type ParserState } from './line.js';
-import { TemplateMiner, type LogCluster } from './miner.js';
+import { type LogCluster, TemplateMiner } from './miner.js';
 import { buildReport, type LogScanReport, type ScanTotals } from './report.js';
 
 export type { LogScanReport, TemplateReport } from './report.js';

@@ -3,8 +3,8 @@
  * attention (FATAL, ERROR, WARN) with counts, first and last seen, files and an example, what is new or spiking,
  * then the most frequent templates (mostly INFO noise) summarised after.
  */
-import { hourlyChart, type ChartMark } from './chart.js';
-import { REPORT_SEVERITIES, type LogScanReport, type TemplateReport } from './report.js';
+import { type ChartMark, hourlyChart } from './chart.js';
+import { type LogScanReport, REPORT_SEVERITIES, type TemplateReport } from './report.js';
 
 const number = (n: number) => n.toLocaleString('en-US');
 /** `2024-03-01 10:15:00` from an ISO time. */

@@ -3,15 +3,16 @@
  * {@link scanLogs}.
  */
 import { z } from 'zod';
+
 import type { PathConfinement } from '../../core/confinement.js';
 import { defineTool, localPath, textResult, ToolInputError } from '../../core/tool.js';
 import { MAX_LINE_LENGTH } from '../lines.js';
 import { DEFAULT_PII, PII_KINDS } from '../pii.js';
-import { resolveConfined, type ConfinedPath } from '../roots.js';
-import { SEVERITIES } from './severity.js';
+import { type ConfinedPath, resolveConfined } from '../roots.js';
 import { isValidGlob, LOG_FILES_DESCRIPTION } from './files.js';
+import { SUMMARY_ITEMS, summaryReport } from './report.js';
 import { scanLogs } from './scan.js';
-import { summaryReport, SUMMARY_ITEMS } from './report.js';
+import { SEVERITIES } from './severity.js';
 import { summarize } from './text-report.js';
 
 const inputSchema = z.object({

@@ -5,8 +5,10 @@
  * package, the implementation ESLint and others use). `.gitignore` files are read through the confinement, at
  * most {@link MAX_IGNORE_BYTES} each.
  */
-import ignoreModule, { type Ignore } from 'ignore';
 import path from 'node:path';
+
+import ignoreModule, { type Ignore } from 'ignore';
+
 import type { Confinement } from '../roots.js';
 
 // A CommonJS module whose types declare only a default export: the factory is `module.exports.default` too.

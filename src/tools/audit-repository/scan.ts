@@ -8,12 +8,13 @@
  * key).
  */
 import path from 'node:path';
+
+import { findSecrets, redactSecrets, type SecretKind } from '../../core/redaction.js';
 import { isBinaryBlock } from '../binary.js';
 import { forEachLine } from '../lines.js';
-import { findSecrets, redactSecrets, type SecretKind } from '../../core/redaction.js';
 import type { Confinement } from '../roots.js';
 import { confinedFile, walkFiles, type WalkResult } from '../walk.js';
-import { gitActivity, gitFiles, type GitActivity } from './git.js';
+import { type GitActivity, gitActivity, gitFiles } from './git.js';
 import { IgnoreRules } from './ignore-rules.js';
 import { hasBinaryExtension, languageOf } from './languages.js';
 

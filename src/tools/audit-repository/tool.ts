@@ -3,13 +3,15 @@
  * {@link auditRepository}.
  */
 import { stat } from 'node:fs/promises';
+
 import { z } from 'zod';
-import { detailArgument, SUMMARY_FIELDS, summarized } from '../structured-summary.js';
+
 import type { PathConfinement } from '../../core/confinement.js';
-import { defineTool, localPath, textResult, ToolInputError } from '../../core/tool.js';
-import { resolveConfined, type ConfinedPath } from '../roots.js';
 import { SECRET_KINDS } from '../../core/redaction.js';
-import { auditRepository, type AuditReport } from './scan.js';
+import { defineTool, localPath, textResult, ToolInputError } from '../../core/tool.js';
+import { type ConfinedPath, resolveConfined } from '../roots.js';
+import { detailArgument, summarized, SUMMARY_FIELDS } from '../structured-summary.js';
+import { type AuditReport, auditRepository } from './scan.js';
 
 const inputSchema = z.object({
   path: localPath(z.string().min(1).describe('Absolute path of the repository (or a directory in it) to audit, inside the allowed roots.')),

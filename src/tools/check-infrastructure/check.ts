@@ -5,7 +5,7 @@
 import { isStoreError } from '../../core/store-error.js';
 import { ToolInputError } from '../../core/tool.js';
 import type { Confinement } from '../roots.js';
-import { compareFile, keptFile, readFileState, type FileChange, type KeptFile } from './files.js';
+import { compareFile, type FileChange, type KeptFile, keptFile, readFileState } from './files.js';
 import { probeHttp, probeTcp, type TlsFacts } from './probes.js';
 import type { TargetPolicy } from './targets.js';
 

@@ -7,7 +7,9 @@
  * Files are read through the confinement (roots, denied paths), at most {@link MAX_FILE_BYTES}.
  */
 import { createHash, randomBytes } from 'node:crypto';
+
 import { createTwoFilesPatch } from 'diff';
+
 import { SecretRedactor } from '../../core/redaction.js';
 import { isBinaryBlock } from '../binary.js';
 import { DEFAULT_PII, piiRedactor } from '../pii.js';

@@ -3,7 +3,7 @@
  * server's TLS certificate and whether it is trusted) and a TCP connect (latency). Each has its own timeout,
  * follows no redirect, reads no body, keeps no connection, and stops at once when the call is cancelled.
  */
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { type IncomingMessage, request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect, isIP } from 'node:net';
 import type { PeerCertificate, TLSSocket } from 'node:tls';

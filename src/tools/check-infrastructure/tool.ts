@@ -7,15 +7,17 @@
  * `--check-target` patterns (see `targets.ts`), files by the roots and denied paths.
  */
 import path from 'node:path';
+
 import { z } from 'zod';
-import { detailArgument, SUMMARY_FIELDS, summarized } from '../structured-summary.js';
+
 import type { PathConfinement } from '../../core/confinement.js';
-import { isStoreError } from '../../core/store-error.js';
 import { MAX_TOOL_STATE_BYTES } from '../../core/store.js';
+import { isStoreError } from '../../core/store-error.js';
 import type { JsonObject, JsonValue } from '../../core/task.js';
-import { defineTool, textResult, ToolInputError, type AnyToolDefinition } from '../../core/tool.js';
+import { type AnyToolDefinition, defineTool, textResult, ToolInputError } from '../../core/tool.js';
 import { confine, isInsideRoots } from '../roots.js';
-import { checkTarget, PROBLEMS, type KeptTarget, type Target, type TargetResult } from './check.js';
+import { detailArgument, summarized, SUMMARY_FIELDS } from '../structured-summary.js';
+import { checkTarget, type KeptTarget, PROBLEMS, type Target, type TargetResult } from './check.js';
 import { TargetPolicy } from './targets.js';
 
 const ms = (max: number) => z.number().int().min(1).max(max);

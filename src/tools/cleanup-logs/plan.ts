@@ -5,7 +5,9 @@
  */
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
+
 import picomatch from 'picomatch';
+
 import type { Confinement } from '../roots.js';
 import { walkFiles } from '../walk.js';
 

@@ -3,6 +3,7 @@
  */
 import { lstat, realpath, unlink } from 'node:fs/promises';
 import path from 'node:path';
+
 import type { Confinement } from '../roots.js';
 import type { Candidate } from './plan.js';
 

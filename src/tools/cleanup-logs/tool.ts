@@ -8,25 +8,27 @@
  * file still exists (issue 12).
  */
 import { lstat, stat } from 'node:fs/promises';
+
 import { z } from 'zod';
-import { detailArgument, SUMMARY_FIELDS, summarized } from '../structured-summary.js';
+
+import { detailArgument, summarized, SUMMARY_FIELDS } from '../structured-summary.js';
 
 /** The long lists of the report, cut in the summary structuredContent (issue 27 §2). */
 const LISTS = ['candidates', 'deleted', 'skipped'] as const;
 import {
+  type AnyToolDefinition,
   defineTool,
+  type ElicitResult,
   localPath,
+  type OperationHandlers,
   OperationNotApplied,
   textResult,
   ToolInputError,
-  type AnyToolDefinition,
-  type ElicitResult,
-  type OperationHandlers,
 } from '../../core/tool.js';
 import { MODEL_TEXT_MAX_CHARS, toModelLine } from '../../protocol/model-text.js';
-import { confine, resolveConfined, type ConfinedPath } from '../roots.js';
-import { cleanupSelector, planCleanup, type CleanupPlan } from './plan.js';
-import { deleteConfirmed, Skipped, type DeletionReport, type SkipReason } from './remove.js';
+import { confine, type ConfinedPath, resolveConfined } from '../roots.js';
+import { type CleanupPlan, cleanupSelector, planCleanup } from './plan.js';
+import { deleteConfirmed, type DeletionReport, Skipped, type SkipReason } from './remove.js';
 
 /** Options of {@link cleanupLogsTool}. */
 export interface CleanupLogsOptions {

@@ -7,9 +7,11 @@
  */
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, normalize, relative, sep } from 'node:path';
+
 import { z } from 'zod';
-import { defineTool, localPath, OperationNotApplied, textResult, ToolInputError, type AnyToolDefinition, type OperationHandlers } from '../../core/tool.js';
+
 import type { JsonObject } from '../../core/task.js';
+import { type AnyToolDefinition, defineTool, localPath, type OperationHandlers, OperationNotApplied, textResult, ToolInputError } from '../../core/tool.js';
 import { resolveConfined } from '../roots.js';
 import { commitOfOperation, git, GitError, headOf, OPERATION_TRAILER } from './git.js';
 import { reportFromResult } from './report.js';

@@ -11,7 +11,7 @@ import { describe, expectError, expectResult, expectThat, fail, skip } from '../
 import type { ToolRef } from '../tool-map.js';
 import type { WireAnswer } from '../wire/exchange.js';
 import { SessionOpenError } from '../wire/requests.js';
-import { V1TaskWire, type TaskWire } from '../wire/tasks.js';
+import { type TaskWire, V1TaskWire } from '../wire/tasks.js';
 import { expectMissingCapability } from './contract-v2.js';
 import { check, optionalRole } from './shared.js';
 

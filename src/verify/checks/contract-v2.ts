@@ -4,11 +4,11 @@
  * (checklist C-BASE-*, C-V2-*).
  */
 import {
+  CLIENT_CAPABILITIES_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
   SUBSCRIPTION_ID_META_KEY,
   TASKS_EXTENSION_ID,
   V2_PROTOCOL_VERSION,
-  PROTOCOL_VERSION_META_KEY,
-  CLIENT_CAPABILITIES_META_KEY,
 } from '../../protocol/constants.js';
 import type { CheckDefinition } from '../check.js';
 import type { CheckContext } from '../context.js';

@@ -7,7 +7,7 @@
 import type { CheckDefinition } from '../check.js';
 import type { CheckContext } from '../context.js';
 import { describe, expectResult, expectThat, fail } from '../expect.js';
-import { FaultProxy, type Fault } from '../fault-proxy.js';
+import { type Fault, FaultProxy } from '../fault-proxy.js';
 import type { ToolRef } from '../tool-map.js';
 import { TransportError } from '../wire/exchange.js';
 import type { Endpoint } from '../wire/requests.js';

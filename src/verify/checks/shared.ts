@@ -3,6 +3,7 @@
  * machine, and a per-generation check factory (one definition, a `v1.` and a `v2.` check).
  */
 import { randomBytes } from 'node:crypto';
+
 import type { CheckDefinition, Gate, Generation, Need, Severity } from '../check.js';
 import type { CheckContext } from '../context.js';
 import { describe, fail, skip } from '../expect.js';

@@ -3,7 +3,7 @@
  * and the request/answer it is about; a skip carries its reason (`<skipped message>`), so CI shows it as skipped,
  * never as passed; warnings and measured figures go to `<system-out>`.
  */
-import { GATES, type CheckResult } from '../check.js';
+import { type CheckResult, GATES } from '../check.js';
 import type { VerifyReport } from '../runner.js';
 import { exchangeLines } from './text.js';
 

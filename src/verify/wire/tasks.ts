@@ -3,9 +3,9 @@
  * working task, guess ids, plant text) is written once. A v1 wire is bound to one 2025-11-25 session, a v2 wire to
  * one principal; both send exactly what their generation's spec says and parse nothing they do not have to.
  */
-import { DECLARING_CAPABILITIES, v2Request, type Endpoint, type V1Session } from './requests.js';
-import type { WireAnswer } from './exchange.js';
 import type { Generation } from '../check.js';
+import type { WireAnswer } from './exchange.js';
+import { DECLARING_CAPABILITIES, type Endpoint, type V1Session, v2Request } from './requests.js';
 
 /** The task fields every status answer has, plus the raw object. */
 export interface TaskState {

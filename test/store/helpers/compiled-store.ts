@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+
 import ts from 'typescript';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');

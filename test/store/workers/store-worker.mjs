@@ -9,6 +9,7 @@
 //   3. role `first` raises LEAD and acts at once; role `second` waits for LEAD, then `delayMs`, then acts;
 //      role `none` acts at once. Alternating roles and delays lets each side win some rounds.
 import { parentPort, workerData } from 'node:worker_threads';
+
 import Database from 'better-sqlite3';
 
 const GO = 0;
