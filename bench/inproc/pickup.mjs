@@ -53,7 +53,8 @@ const commits = new Map();
 store.onEvent((event) => {
   if (event.kind === 'created') commits.set(event.taskId, performance.now());
 });
-const server = await createTasksServer({ tools: [probe], store, secret: randomBytes(32) });
+// Every call must become a task: the inline grace (issue 27 §5) would answer a finished probe inline.
+const server = await createTasksServer({ tools: [probe], store, secret: randomBytes(32), limits: { inlineGraceMs: 0 } });
 // The task service's own door, as every adapter uses it: plan the call, then carry it out.
 const caller = {
   ownerKey: 'anonymous',

@@ -14,7 +14,8 @@ import tools from '../tools.mjs';
 const options = JSON.parse(process.argv[2]);
 const noop = tools.find((tool) => tool.name === 'noop');
 const store = openSqliteTaskStore({ path: join(options.dir, 'tasks.db') });
-const server = await createTasksServer({ tools, store, secret: randomBytes(32) });
+// Every call must become a task: the inline grace (issue 27 §5) would answer a finished run inline.
+const server = await createTasksServer({ tools, store, secret: randomBytes(32), limits: { inlineGraceMs: 0 } });
 // The task service's own door, as every adapter uses it: plan the call, then carry it out.
 const caller = {
   ownerKey: 'anonymous',

@@ -275,7 +275,9 @@ describe("deploy/kubernetes: the containers' commands run as the manifests say",
         spawn(process.execPath, [join(app, 'dist/cli/main.js'), ...args], {
           cwd: app,
           stdio: ['ignore', 'ignore', 'pipe'],
-          env: { PATH: process.env.PATH ?? '', ...env },
+          // The manifests' environment only, plus no inline grace (as every test server): the task test below follows
+          // a short analyze_logs run as a task, which the grace would answer inline (issue 27 §5).
+          env: { PATH: process.env.PATH ?? '', MCP_TASKS_INLINE_GRACE_MS: '0', ...env },
         }),
       );
       let output = '';
