@@ -30,10 +30,30 @@ export function summaryOf(task: TaskRecord): TaskSummary {
 }
 
 export function boundedJson(value: JsonValue): BoundedJson {
-  const text = JSON.stringify(value, null, 2);
+  return boundedText(JSON.stringify(value, null, 2));
+}
+
+function boundedText(text: string): BoundedJson {
   return text.length <= MAX_SHOWN_JSON_CHARS
     ? { text, truncated: false, chars: text.length }
     : { text: text.slice(0, MAX_SHOWN_JSON_CHARS), truncated: true, chars: text.length };
+}
+
+/** The text blocks of a `CallToolResult`, joined by a blank line, or `null` when it has none. */
+function resultTextOf(result: JsonValue): BoundedJson | null {
+  const content = (result as { content?: unknown } | null)?.content;
+  if (!Array.isArray(content)) return null;
+  const texts = content.flatMap((block) =>
+    block && typeof block === 'object' && (block as { type?: unknown }).type === 'text' && typeof (block as { text?: unknown }).text === 'string'
+      ? [(block as { text: string }).text]
+      : [],
+  );
+  return texts.length > 0 ? boundedText(texts.join('\n\n')) : null;
+}
+
+function structuredOf(result: JsonValue): BoundedJson | null {
+  const structured = (result as { structuredContent?: JsonValue } | null)?.structuredContent;
+  return structured === undefined || structured === null ? null : boundedJson(structured);
 }
 
 /** What an event adds in one line (`null` when its kind says it all). */
@@ -85,6 +105,8 @@ export function pageOf(inspection: TaskInspection, viewer: Viewer): TaskPageView
     },
     events: events.map((event) => ({ seq: event.seq, kind: event.kind, status: event.status, at: event.at, detail: eventDetail(event) })),
     result: outcome?.kind === 'result' ? boundedJson(outcome.result) : null,
+    resultText: outcome?.kind === 'result' ? resultTextOf(outcome.result) : null,
+    resultStructured: outcome?.kind === 'result' ? structuredOf(outcome.result) : null,
     error: outcome?.kind === 'error' ? boundedJson(outcome.error as unknown as JsonValue) : null,
     questions: (details.inputRequests ?? []).map(questionOf),
     permissions,

@@ -61,7 +61,14 @@ export interface QuestionView {
 export interface TaskPageView {
   task: TaskSummary & { arguments: BoundedJson; ttlMs: number | null; expiresAt: number | null; protocolVersion: string };
   events: Array<{ seq: number; kind: string; status: TaskStatusName; at: number; detail: string | null }>;
+  /** The whole stored result as JSON (cut at a bound). */
   result: BoundedJson | null;
+  /**
+   * The result as a reader takes it (issue 26 item 15): its text content blocks joined by blank lines, as text
+   * (`text` is the text itself, not JSON), and its `structuredContent` as JSON; `null` when it has none.
+   */
+  resultText: BoundedJson | null;
+  resultStructured: BoundedJson | null;
   error: BoundedJson | null;
   questions: QuestionView[];
   permissions: { cancel: boolean; answer: boolean };

@@ -137,7 +137,10 @@ describe('dashboard in a real browser (issue 16)', () => {
       await form.getByLabel('Copies').fill('2');
       await form.getByRole('button', { name: 'Send answer' }).click();
       await page.locator('h1 .badge', { hasText: 'completed' }).waitFor({ timeout: 15_000 });
-      await expect.poll(() => page.locator('pre.json').first().textContent()).toContain('approved by Dana (level high, copies 2)');
+      // Issue 26 item 15: the result's text shows as text, visible; its JSON is collapsed below.
+      await expect.poll(() => page.locator('pre.result-text').textContent()).toContain('approved by Dana (level high, copies 2)');
+      expect(await page.locator('pre.result-text').isVisible()).toBe(true);
+      expect(await page.locator('section[aria-labelledby="res-h"] details pre.json').last().isVisible()).toBe(false);
       await page.close();
     }, 60_000);
   }

@@ -87,3 +87,43 @@ describe('dashboard task page', () => {
     expect(noOperationsYet({ ...page, declaresOperations: false })).toMatch(/^This task declared no domain operations/);
   });
 });
+
+describe('the result panel (issue 26 item 15)', () => {
+  const completed = (result: Record<string, unknown>): TaskInspection =>
+    ({ ...inspection(1, [event(1, 'attempt', { attempt: 1 })]), details: { outcome: { kind: 'result', result } } }) as unknown as TaskInspection;
+
+  it('gives the page the text of the result as text (its own line breaks, not escaped JSON) and the structured content apart', () => {
+    const report = 'Scanned 2 files.\nErrors first:\n  ERROR 3 × disk full';
+    const page = pageOf(
+      completed({
+        content: [
+          { type: 'text', text: report },
+          { type: 'text', text: 'second block' },
+        ],
+        structuredContent: { files: 2 },
+      }),
+      {
+        principal: 'anonymous',
+        scopes: 'all',
+      } as never,
+    );
+    expect(page.resultText).toEqual({ text: `${report}\n\nsecond block`, truncated: false, chars: report.length + 14 });
+    expect(page.resultText?.text).not.toContain('\\n');
+    expect(JSON.parse(page.resultStructured?.text ?? 'null')).toEqual({ files: 2 });
+    // The whole result stays available as JSON (the page collapses it).
+    expect(JSON.parse(page.result?.text ?? 'null').content).toHaveLength(2);
+  });
+
+  it('a result without text or structured content has neither view, only the JSON', () => {
+    const page = pageOf(completed({ content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }] }), { principal: 'anonymous', scopes: 'all' } as never);
+    expect(page.resultText).toBeNull();
+    expect(page.resultStructured).toBeNull();
+    expect(page.result).not.toBeNull();
+  });
+
+  it('the page renders the text in a pre of its own and collapses the JSON (the page script, as shipped)', () => {
+    const app = readFileSync(resolve(import.meta.dirname, '../../web/dashboard/app.ts'), 'utf8');
+    expect(app).toMatch(/h\('pre', \{ class: 'result-text'/);
+    expect(app).toMatch(/resultSection\(page\)/);
+  });
+});

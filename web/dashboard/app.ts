@@ -208,6 +208,45 @@ function jsonBlock(title: string, value: { text: string; truncated: boolean; cha
   );
 }
 
+type Bounded = { text: string; truncated: boolean; chars: number };
+
+/** A collapsed block: its summary names what it holds and its size. */
+function collapsed(summary: string, value: Bounded, className: string): HTMLElement {
+  return h(
+    'details',
+    {},
+    h('summary', {}, `${summary} (${value.chars.toLocaleString('en')} characters)`),
+    h('pre', { class: className, tabindex: '0' }, value.text),
+    value.truncated
+      ? h('p', { class: 'small' }, `Cut at ${value.text.length} of ${value.chars} characters; read the full value through the MCP API (tasks/result).`)
+      : null,
+  );
+}
+
+/**
+ * The result as a reader takes it (issue 26 item 15): its text as text, with its own line breaks; the structured
+ * content and the whole result as JSON below, collapsed. A result without text keeps the JSON block.
+ */
+function resultSection(page: TaskPage): HTMLElement | null {
+  if (!page.result) return null;
+  if (!page.resultText) return jsonBlock('Result', page.result, 'res-h');
+  return h(
+    'section',
+    { 'aria-labelledby': 'res-h' },
+    h('h2', { id: 'res-h' }, 'Result'),
+    h('pre', { class: 'result-text', tabindex: '0' }, page.resultText.text),
+    page.resultText.truncated
+      ? h(
+          'p',
+          { class: 'small' },
+          `Cut at ${page.resultText.text.length} of ${page.resultText.chars} characters; read the full result through the MCP API (tasks/result).`,
+        )
+      : null,
+    page.resultStructured ? collapsed('Structured content', page.resultStructured, 'json') : null,
+    collapsed('The whole result as JSON', page.result, 'json'),
+  );
+}
+
 function questionsSection(page: TaskPage, refresh: () => Promise<void>): HTMLElement | null {
   if (page.questions.length === 0) return null;
   const section = h('section', { class: 'questions', 'aria-labelledby': 'q-h' }, h('h2', { id: 'q-h' }, 'Input required'));
@@ -324,7 +363,7 @@ async function showTask(taskId: string): Promise<void> {
         domainOutcome(page),
       ),
       questionsSection(page, render),
-      jsonBlock('Result', page.result, 'res-h'),
+      resultSection(page),
       jsonBlock('Error', page.error, 'err-h'),
       jsonBlock('Arguments', task.arguments, 'args-h'),
       h(
