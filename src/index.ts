@@ -9,8 +9,7 @@ export { DEFAULT_JWT_ALGORITHMS, JwtAuthenticator, type JwtAuthenticatorOptions 
 export { type TokenFile, TokenFileAuthenticator, type TokenFileOptions } from './auth/token-file.js';
 export { TokenFileWatcher, type TokenFileWatcherOptions } from './auth/token-file-watcher.js';
 export type { Clock } from './core/clock.js';
-export { type PathConfinement, type ServerStateLocations, type ServerStatePath, serverStatePaths } from './core/confinement.js';
-export { TasksError } from './core/errors.js';
+export { type ServerStateLocations, type ServerStatePath, serverStatePaths } from './core/confinement.js';
 export type { ExecutionHost, ExecutionLogEntry, ExecutionOutcome, ExecutionRequest, Executor } from './core/executor.js';
 export { DEFAULT_LIMITS, resolveLimits, type TasksServerLimits } from './core/limits.js';
 export type { Logger } from './core/logger.js';
@@ -19,19 +18,6 @@ export { ScopePolicy } from './core/scopes.js';
 export type { TaskEvent, TaskEventKind, TaskScope, TaskStore, TransitionRequest } from './core/store.js';
 export { StoreError, type StoreErrorCode } from './core/store-error.js';
 export type { JsonObject, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord, TaskStatus } from './core/task.js';
-export {
-  type AnyToolDefinition,
-  type ContentBlock,
-  defineTool,
-  localPath,
-  type PreflightContext,
-  textResult,
-  type ToolContext,
-  type ToolDefinition,
-  type ToolExecution,
-  ToolInputError,
-  type ToolResult,
-} from './core/tool.js';
 export { loadToolSources, type ToolModuleOptions, type ToolSource, toolSourceOf } from './core/tool-source.js';
 export { createTaskWorker, type CreateTaskWorkerOptions, type TaskWorkerHandle } from './execution/create-task-worker.js';
 export type { TaskWorker } from './execution/task-worker.js';
@@ -48,5 +34,7 @@ export type { TaskServices } from './service/services.js';
 export type { TaskDetails, TaskNotice, TaskPoll, TasksDoor, TaskSubscription } from './service/tasks/tasks-door.js';
 export type { ViewerService } from './service/viewer/viewer-service.js';
 export { AesGcmFieldCipher, type FieldCipher, NO_ENCRYPTION, parseEncryptionKey } from './store/field-cipher.js';
-export { confine, type Confinement, resolveInsideRoots } from './tools/roots.js';
+// What a tool module needs (defineTool, textResult, localPath, ToolInputError, TasksError, confine, …) is the
+// `mcp-tasks/tool` entry, re-exported here whole so the two never differ.
+export * from './tool.js';
 export { BUILTIN_TOOL_SOURCE } from './tools/sources.js';

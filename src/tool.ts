@@ -3,7 +3,7 @@
  * of the isolated executor loads the tool modules, so a tool module that imports `mcp-tasks` (the server API: the
  * MCP SDK, its schemas, the auth kit) makes every thread load all of it — about 0.3 s of CPU per thread — while
  * this entry loads a few small modules (test/architecture/layering.test.ts keeps it that way). Everything here is
- * also exported by `mcp-tasks`.
+ * also exported by `mcp-tasks`, which re-exports this file whole.
  */
 export type { PathConfinement } from './core/confinement.js';
 export { TasksError } from './core/errors.js';
