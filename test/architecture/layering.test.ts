@@ -32,7 +32,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   testing: ['protocol', 'core', 'testing'],
   verify: ['protocol', 'client', 'verify'],
   cli: ['protocol', 'core', 'store', 'ledger', 'execution', 'service', 'auth', 'tools', 'server', 'ops', 'dashboard', 'client', 'verify', 'cli'],
-  '(root)': ['protocol', 'core', 'store', 'ledger', 'execution', 'service', 'auth', 'tools', 'server', 'client', 'testing'],
+  // The package entries (index.ts re-exports tool.ts, the tool author's entry).
+  '(root)': ['protocol', 'core', 'store', 'ledger', 'execution', 'service', 'auth', 'tools', 'server', 'client', 'testing', '(root)'],
 };
 
 /** The ports of the store by role (`core/ports/`); `core/store.ts` composes them into `TaskStore`. */
