@@ -8,8 +8,8 @@ import type { CheckDefinition } from '../check.js';
 import type { CheckContext } from '../context.js';
 import { describe, expectError, expectResult, expectThat, fail } from '../expect.js';
 import type { TaskState, TaskWire, V1TaskWire } from '../wire/tasks.js';
-import { expectAck } from './contract-v2.js';
 import { both, check, illegalTransition, isTerminal } from './shared.js';
+import { expectAck } from './v2-wire.js';
 
 /** Polls after the terminal state that must all repeat it. */
 const STABLE_POLLS = 3;

@@ -12,8 +12,8 @@ import type { ToolRef } from '../tool-map.js';
 import type { WireAnswer } from '../wire/exchange.js';
 import { SessionOpenError } from '../wire/requests.js';
 import { type TaskWire, V1TaskWire } from '../wire/tasks.js';
-import { expectMissingCapability } from './contract-v2.js';
 import { check, optionalRole } from './shared.js';
+import { expectMissingCapability } from './v2-wire.js';
 
 /**
  * Call `ref` as a client with these capabilities (v1: in `wire`'s session, without `task`); a task created anyway

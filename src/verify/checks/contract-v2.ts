@@ -1,116 +1,16 @@
 /**
  * Contract gate, 2026-07-28 with the Tasks Extension: `server/discover`, the per-request envelope and HTTP header
- * rules (`-32020`, `-32022`), create / get / update, removed methods, `-32021` gates, `subscriptions/listen`, TTL
+ * rules (`-32020`, `-32022`), create / get / update, removed methods, `-32021` gates (listen and TTL expiry: contract-v2-streams.ts)
  * (checklist C-BASE-*, C-V2-*).
  */
-import {
-  CLIENT_CAPABILITIES_META_KEY,
-  PROTOCOL_VERSION_META_KEY,
-  SUBSCRIPTION_ID_META_KEY,
-  TASKS_EXTENSION_ID,
-  V2_PROTOCOL_VERSION,
-} from '../../protocol/constants.js';
+import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, TASKS_EXTENSION_ID, V2_PROTOCOL_VERSION } from '../../protocol/constants.js';
 import type { CheckDefinition } from '../check.js';
 import type { CheckContext } from '../context.js';
-import { describe, expectError, expectHttpStatus, expectResult, expectThat, fail, isIsoTime, isNonNegativeInteger, skip } from '../expect.js';
-import type { WireAnswer } from '../wire/exchange.js';
-import { EXTENSION_ONLY_CAPABILITIES, requestId } from '../wire/requests.js';
+import { describe, expectError, expectHttpStatus, expectResult, expectThat, fail, isNonNegativeInteger } from '../expect.js';
+import { EXTENSION_ONLY_CAPABILITIES } from '../wire/requests.js';
 import type { TaskState, V2TaskWire } from '../wire/tasks.js';
 import { check, isTerminal, unknownTaskId } from './shared.js';
-
-/** The Task shape of the extension (`taskId`, `status`, `createdAt`, `lastUpdatedAt`, `ttlMs` required; integers). */
-function v2TaskShapeProblems(task: Record<string, unknown>): string[] {
-  const problems: string[] = [];
-  if (typeof task.taskId !== 'string' || task.taskId.length === 0) problems.push('taskId is not a non-empty string');
-  if (!['working', 'input_required', 'completed', 'failed', 'cancelled'].includes(String(task.status)))
-    problems.push(`status ${JSON.stringify(task.status)} is not a task status`);
-  if (!isIsoTime(task.createdAt)) problems.push(`createdAt ${JSON.stringify(task.createdAt)} is not an ISO 8601 time`);
-  if (!isIsoTime(task.lastUpdatedAt)) problems.push(`lastUpdatedAt ${JSON.stringify(task.lastUpdatedAt)} is not an ISO 8601 time`);
-  if (!('ttlMs' in task)) problems.push('ttlMs is missing (required; null = unlimited)');
-  else if (task.ttlMs !== null && !isNonNegativeInteger(task.ttlMs))
-    problems.push(`ttlMs ${JSON.stringify(task.ttlMs)} is neither a non-negative integer nor null (X10)`);
-  if ('pollIntervalMs' in task && !isNonNegativeInteger(task.pollIntervalMs))
-    problems.push(`pollIntervalMs ${JSON.stringify(task.pollIntervalMs)} is not a non-negative integer (E18, X10)`);
-  for (const legacy of ['ttl', 'pollInterval', 'task']) if (legacy in task) problems.push(`carries the 2025-11-25 field "${legacy}" (X3, X9)`);
-  return problems;
-}
-
-function expectTaskShape(task: Record<string, unknown>, what: string, answer: WireAnswer): void {
-  const problems = v2TaskShapeProblems(task);
-  if (problems.length > 0) fail(`${what}: ${problems.join('; ')}`, answer);
-}
-
-/** Fails unless an answer is the empty acknowledgement `{resultType: "complete"}` (E25, E30). */
-export function expectAck(answer: WireAnswer, what: string): void {
-  const result = expectResult(answer, what);
-  const extra = Object.keys(result).filter((key) => key !== 'resultType' && key !== '_meta');
-  expectThat(
-    result.resultType === 'complete' && extra.length === 0,
-    `${what}: expected the empty acknowledgement {"resultType":"complete"}, got ${describe(answer)}`,
-    answer,
-  );
-}
-
-/** Fails unless an answer is `-32021` with `data.requiredCapabilities` naming the extension, on HTTP 400 (E6, E41, B4). */
-export function expectMissingCapability(answer: WireAnswer, what: string): void {
-  const error = expectError(answer, -32021, what);
-  const required = ((error.data as { requiredCapabilities?: { extensions?: Record<string, unknown> } } | undefined)?.requiredCapabilities?.extensions ?? {})[
-    TASKS_EXTENSION_ID
-  ];
-  expectThat(required !== undefined, `${what}: -32021 without data.requiredCapabilities.extensions["${TASKS_EXTENSION_ID}"] (E6)`, answer);
-  expectHttpStatus(answer, 400, what);
-}
-
-/** Poll a v2 task until it asks for input; returns the task with its `inputRequests`. */
-export async function pollToInput(
-  ctx: CheckContext,
-  wire: V2TaskWire,
-  taskId: string,
-): Promise<TaskState & { inputRequests: Record<string, { method?: unknown }> }> {
-  const task = await ctx.poll(wire, taskId, (seen) => seen.status === 'input_required' || isTerminal(seen.status), {
-    timeoutMs: 10_000,
-    what: 'task to ask for input',
-  });
-  if (task.status !== 'input_required') fail(`the input tool ended "${task.status}" without asking for input`);
-  const requests = task.raw.inputRequests;
-  if (typeof requests !== 'object' || requests === null || Array.isArray(requests) || Object.keys(requests).length === 0)
-    fail(`an input_required task has no inputRequests map (E19): ${JSON.stringify(task.raw).slice(0, 300)}`);
-  return { ...task, inputRequests: requests as Record<string, { method?: unknown }> };
-}
-
-/** An `ElicitResult` accepting with `content`. */
-export function accept(content: Record<string, unknown>): Record<string, unknown> {
-  return { action: 'accept', content };
-}
-
-/** The answer to a `subscriptions/listen` read for `ms` (the stream is then closed). */
-export function listen(
-  ctx: CheckContext,
-  wire: V2TaskWire,
-  taskIds: string[],
-  options: { capabilities?: Record<string, unknown>; ms: number; until?: (message: unknown) => boolean },
-): Promise<WireAnswer & { listenId: string }> {
-  const id = `verify-listen-${requestId()}`;
-  const rawBody = JSON.stringify({
-    jsonrpc: '2.0',
-    id,
-    method: 'subscriptions/listen',
-    params: {
-      notifications: { taskIds },
-      _meta: {
-        [PROTOCOL_VERSION_META_KEY]: V2_PROTOCOL_VERSION,
-        [CLIENT_CAPABILITIES_META_KEY]: options.capabilities ?? { extensions: { [TASKS_EXTENSION_ID]: {} } },
-      },
-    },
-  });
-  return wire
-    .request(
-      'subscriptions/listen',
-      {},
-      { rawBody, readForMs: options.ms, timeoutMs: options.ms + 5000, ...(options.until ? { stopWhen: options.until } : {}) },
-    )
-    .then((answer) => ({ ...answer, listenId: id }));
-}
+import { accept, expectAck, expectMissingCapability, expectTaskShape, pollToInput } from './v2-wire.js';
 
 const v2 = (ctx: CheckContext): V2TaskWire => ctx.v2('a');
 
@@ -538,111 +438,6 @@ export const contractV2Checks: CheckDefinition[] = [
         const params = method === 'tasks/update' ? { taskId: task.taskId, inputResponses: {} } : { taskId: task.taskId };
         expectMissingCapability(await wire.request(method, params, { capabilities: {} }), `${method} without the extension`);
       }
-    },
-  }),
-  check('v2', {
-    id: 'v2.listen.non-declaring',
-    title: 'subscriptions/listen with taskIds from a request without the extension gets -32021',
-    gate: 'contract',
-    rules: ['C-V2-20', 'E35'],
-    async run(ctx) {
-      const answer = await listen(ctx, v2(ctx), [unknownTaskId()], { capabilities: {}, ms: 3000, until: () => true });
-      if (answer.response?.error?.code === -32601) skip('the server does not implement subscriptions/listen (-32601)');
-      expectError(answer, -32021, 'subscriptions/listen with taskIds, no extension');
-    },
-  }),
-  check('v2', {
-    id: 'v2.listen.stream',
-    title: 'subscriptions/listen with taskIds: acknowledged first with the agreed ids, every message tagged, notifications equal tasks/get',
-    gate: 'contract',
-    rules: ['C-V2-21', 'E33', 'E34', 'E37', 'B18', 'B19'],
-    needs: ['slow'],
-    async run(ctx) {
-      const wire = v2(ctx);
-      const task = await ctx.createTask(wire, ctx.role('slow'), { ms: 600 });
-      const unknown = unknownTaskId();
-      const isFinal = (message: unknown): boolean =>
-        (message as { method?: string; params?: { status?: string } }).method === 'notifications/tasks' &&
-        isTerminal(String((message as { params?: { status?: string } }).params?.status));
-      const answer = await listen(ctx, wire, [task.taskId, unknown], { ms: 5000, until: isFinal });
-      if (answer.response?.error?.code === -32601) skip('the server does not implement subscriptions/listen (-32601)');
-      expectThat(!answer.response?.error, `subscriptions/listen failed: ${describe(answer)}`, answer);
-      const messages = answer.messages as Array<{ method?: string; params?: Record<string, unknown> }>;
-      const ack = messages[0];
-      expectThat(
-        ack?.method === 'notifications/subscriptions/acknowledged',
-        `the first listen message is ${JSON.stringify(ack?.method)}, not the acknowledgement (B18)`,
-        answer,
-      );
-      const agreed = ((ack.params?.notifications as { taskIds?: unknown } | undefined)?.taskIds ?? []) as unknown[];
-      expectThat(
-        Array.isArray(agreed) && agreed.includes(task.taskId),
-        `the acknowledgement does not list the caller's own task (E34): ${JSON.stringify(ack.params)}`,
-        answer,
-      );
-      if (agreed.includes(unknown)) ctx.warn('the acknowledgement lists an id no task has (E45: filter it like a foreign one)');
-      for (const message of messages) {
-        const tag = (message.params?._meta as Record<string, unknown> | undefined)?.[SUBSCRIPTION_ID_META_KEY];
-        expectThat(tag === answer.listenId, `listen message ${message.method} is not tagged with subscriptionId ${answer.listenId} (B19)`, answer);
-        expectThat(
-          message.method !== 'notifications/progress' && message.method !== 'notifications/message',
-          `the listen stream carries ${message.method} (E37)`,
-          answer,
-        );
-      }
-      const notifications = messages.filter((message) => message.method === 'notifications/tasks');
-      if (notifications.length === 0) {
-        ctx.warn('no notifications/tasks arrived while the task ran (E33: MAY)');
-        return;
-      }
-      const final = await ctx.getTask(wire, task.taskId);
-      const last = notifications.at(-1)?.params ?? {};
-      expectThat(
-        last.taskId === task.taskId && !('resultType' in last),
-        `notifications/tasks params are not a DetailedTask of ${task.taskId} (E33): ${JSON.stringify(last).slice(0, 300)}`,
-        answer,
-      );
-      if (isTerminal(String(last.status)))
-        expectThat(
-          last.status === final.task.status,
-          `the last notification says "${String(last.status)}", tasks/get "${final.task.status}" (E33: identical)`,
-          final.answer,
-        );
-    },
-  }),
-  check('v2', {
-    id: 'v2.ttl.expiry',
-    title: 'after createdAt + ttlMs a task is failed or gone, never working forever',
-    gate: 'contract',
-    rules: ['C-V2-23', 'E20'],
-    needs: ['slow'],
-    timeoutMs: 90_000,
-    async run(ctx) {
-      const wire = v2(ctx);
-      const probe = await ctx.createTask(wire, ctx.role('slow'), { ms: 100 });
-      const ttl = ctx.map.server.ttlMs ?? probe.raw.ttlMs;
-      if (typeof ttl !== 'number' || ttl > ctx.thresholds.maxTtlWaitMs) {
-        skip(
-          `the server grants ttlMs ${JSON.stringify(probe.raw.ttlMs)}, longer than maxTtlWaitMs (${ctx.thresholds.maxTtlWaitMs} ms); 2026-07-28 cannot ask for a shorter one: run a test instance with a short retention and set server.ttlMs in the tool map (or raise --threshold maxTtlWaitMs)`,
-        );
-      }
-      if (ctx.map.server.ttlMs !== undefined && probe.raw.ttlMs !== ctx.map.server.ttlMs)
-        ctx.warn(`the tool map says server.ttlMs ${ctx.map.server.ttlMs}, the server grants ${JSON.stringify(probe.raw.ttlMs)}`);
-      const task = await ctx.createTask(wire, ctx.role('slow'), { ms: ttl + 5000 });
-      const expiresAt = Date.parse(String(task.raw.createdAt)) + ttl;
-      await ctx.sleep(Math.max(0, expiresAt - Date.now()) + Math.max(1000, ttl / 2));
-      const answer = await wire.get(task.taskId);
-      if (answer.response?.error) {
-        expectError(answer, -32602, 'tasks/get after createdAt + ttlMs');
-        ctx.track(wire, task.taskId, 'completed');
-        return;
-      }
-      const seen = wire.taskOf(answer);
-      expectThat(
-        seen && isTerminal(seen.status),
-        `${Date.now() - expiresAt} ms after createdAt + ttlMs the task is still "${seen?.status}" (E20: failed or gone, never working forever)`,
-        answer,
-      );
     },
   }),
 ];

@@ -8,6 +8,7 @@ import { compatibilityChecks } from './compatibility.js';
 import { contractBothChecks } from './contract-both.js';
 import { contractV1Checks } from './contract-v1.js';
 import { contractV2Checks } from './contract-v2.js';
+import { contractV2StreamChecks } from './contract-v2-streams.js';
 import { loadChecks } from './load.js';
 import { recoveryChecks } from './recovery.js';
 import { securityChecks } from './security.js';
@@ -16,6 +17,7 @@ import { securityChecks } from './security.js';
 export const ALL_CHECKS: readonly CheckDefinition[] = Object.freeze([
   ...contractV1Checks,
   ...contractV2Checks,
+  ...contractV2StreamChecks,
   ...contractBothChecks,
   ...securityChecks,
   ...recoveryChecks,

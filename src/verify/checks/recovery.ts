@@ -13,8 +13,8 @@ import { TransportError } from '../wire/exchange.js';
 import type { Endpoint } from '../wire/requests.js';
 import type { TaskWire, V1TaskWire, V2TaskWire } from '../wire/tasks.js';
 import { answerV1Input } from './contract-v1.js';
-import { accept, pollToInput } from './contract-v2.js';
 import { both, isTerminal } from './shared.js';
+import { accept, pollToInput } from './v2-wire.js';
 
 /** How long the proxy stays down after a cut (ms): long enough for retries to fail, short enough to keep runs quick. */
 const DOWN_MS = 400;

@@ -12,8 +12,8 @@ import { takesText, type ToolRef } from '../tool-map.js';
 import type { WireAnswer } from '../wire/exchange.js';
 import { V1Session } from '../wire/requests.js';
 import type { TaskState, TaskWire, V1TaskWire, V2TaskWire } from '../wire/tasks.js';
-import { listen } from './contract-v2.js';
 import { both, check, expectLooksUnknown, isTerminal, unknownTaskId } from './shared.js';
+import { listen } from './v2-wire.js';
 
 /** Estimated random bits of a set of ids: UUIDs by their version, others by the alphabet of their varying positions. */
 export function estimateIdBits(ids: readonly string[]): { bits: number; method: string } {
