@@ -1,3 +1,8 @@
+/**
+ * The requestor client (≈760 lines, over the ~500 guide on purpose): one public class whose methods — call, follow,
+ * answer, cancel, resume — share one negotiated session per generation, its fallback decisions and its journal; the
+ * pieces without that state already live apart (router, follow, listen, input, journal, v1-/v2-tools-call).
+ */
 import { randomUUID } from 'node:crypto';
 
 import type { FetchLike } from '@modelcontextprotocol/client';

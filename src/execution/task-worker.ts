@@ -1,68 +1,28 @@
-import type { Clock } from '../core/clock.js';
-import type { PathConfinement } from '../core/confinement.js';
-import type { TaskEventFeed } from '../core/event-feed.js';
-import { type ExecutionHost, type ExecutionOutcome, type Executor, GATHERED_STEP } from '../core/executor.js';
+/**
+ * The task worker's run loop (≈640 lines, over the ~500 guide on purpose): claiming, slots, lease renewal,
+ * recovery, runtime limits, cancellation and drain all read and write one slot table and one lease state, and
+ * splitting that table across modules would put the invariants "a slot is a lease" and "a drained slot never starts"
+ * in two places. What is not that state lives apart: its options (task-worker-options.ts), a run's ctx host and
+ * tracing (run-host.ts), outcome bounding (large-result.ts), status coalescing (status-writer.ts).
+ */
+import { type ExecutionOutcome, GATHERED_STEP } from '../core/executor.js';
 import type { ProgressListener, SlotReservation, WorkerHandOff } from '../core/hand-off.js';
-import { newTaskId } from '../core/ids.js';
 import { type Logger, redactTaskId } from '../core/logger.js';
 import type { RunTrace, RunTracer } from '../core/run-tracer.js';
-import type { TaskEvent, TaskStore } from '../core/store.js';
+import type { TaskEvent } from '../core/store.js';
 import type { TaskRecord } from '../core/task.js';
-import { immediateResponseOf, sanitizeModelText, settleExecution } from '../core/tool-outcome.js';
-import type { ToolRegistry } from '../core/tool-registry.js';
+import { immediateResponseOf, settleExecution } from '../core/tool-outcome.js';
 import { TRACE_STEP, traceCarrierFromJson } from '../core/trace-context.js';
-import type { WorkerObserver } from '../core/worker-observer.js';
-import { appendAudit, operationEntry, shadowMismatchEntry, taskEndedEntry } from '../ledger/audit.js';
+import { appendAudit, shadowMismatchEntry, taskEndedEntry } from '../ledger/audit.js';
 import { failByRuntime } from './fail-task.js';
-import { boundLargeResult, type ResultSizeLimits } from './large-result.js';
+import { boundLargeResult } from './large-result.js';
 import { judgeUnrenewedLease } from './lease-verdict.js';
+import { runHost, tracedHost } from './run-host.js';
 import { inShadowMode, type ShadowSettings, type ShadowSink, ShadowWatch } from './shadow-watch.js';
 import { StatusWriter } from './status-writer.js';
-import { createTaskElicitor } from './task-elicitor.js';
+import type { TaskWorkerOptions } from './task-worker-options.js';
 
-/** Timing and capacity of a {@link TaskWorker}. Every duration is in milliseconds. */
-export interface TaskWorkerSettings {
-  /** Identifies this worker in leases (`leaseOwner`). */
-  instanceId: string;
-  /** Runs at once (slots). */
-  concurrency: number;
-  /** Lease length on the store's clock; renewed every `leaseMs / 3` while a run holds it. */
-  leaseMs: number;
-  /** How often lapsed leases are looked for (recovery); also right away when another worker releases leases. */
-  recoveryIntervalMs: number;
-  /** How often runnable tasks are claimed although no event said so (the fallback of the event-driven claim). */
-  claimIntervalMs: number;
-  /** Coalescing window of statusMessage-only writes. */
-  statusFlushIntervalMs: number;
-  /** Longest single run; the task then fails with `data.reason: "runtime_limit"`. */
-  runtimeLimitMs: number;
-  /** Runs per task, first included, before it fails with `data.reason: "attempts_exhausted"`. */
-  maxAttempts: number;
-  /** Where tools may touch the file system, handed to every run. */
-  confinement: PathConfinement;
-  /** Shadow mode: which tools' jobs are compared with their tasks (see `ShadowWatch`). @defaultValue none */
-  shadow?: ShadowSettings;
-  /** Result-size limits (bytes of JSON): above `maxResultBytes` the result is stored in chunks, above `maxStoredResultBytes` the task fails. */
-  resultLimits: ResultSizeLimits;
-  /** How long a drain waits for aborted runs (the isolated executor terminates a run's thread after it). */
-  abortGraceMs: number;
-}
-
-/** What a {@link TaskWorker} is built from. */
-export interface TaskWorkerOptions {
-  store: TaskStore;
-  tools: ToolRegistry;
-  executor: Executor;
-  /** This process's event feed: cancellations, expiry and wake-ups arrive here. */
-  feed: TaskEventFeed;
-  settings: TaskWorkerSettings;
-  clock: Clock;
-  logger: Logger;
-  /** Told about runs, takeovers and cancellations (metrics). @defaultValue none */
-  observer?: WorkerObserver;
-  /** Traces each run (linked to the creating request's span) with its steps and operations. @defaultValue none */
-  tracer?: RunTracer;
-}
+export type { TaskWorkerOptions, TaskWorkerSettings } from './task-worker-options.js';
 
 /**
  * Why a run was aborted. `lease_lost`: another owner holds the task's lease; `settled`: the task reached a terminal
@@ -430,7 +390,17 @@ export class TaskWorker {
     try {
       const gathered = tool.gather || tool.resolvesTasks?.length ? (await store.getStep(taskId, GATHERED_STEP))?.value : undefined;
       const request = { taskId, toolName: tool.name, arguments: record.arguments, confinement: settings.confinement, logFields };
-      const host = this.hostFor(record, logger);
+      const host = runHost(
+        {
+          store: this.options.store,
+          clock: this.options.clock,
+          leaseOwner: this.options.settings.instanceId,
+          statusWriter: this.statusWriter,
+          progressListeners: this.progressListeners,
+        },
+        record,
+        logger,
+      );
       host.started = toolStarted;
       if (shadow) host.observeShadowJob = (jobId) => shadow.observe(jobId);
       outcome = await executor.execute(
@@ -491,48 +461,6 @@ export class TaskWorker {
     }
     if (!written) logger.info({}, 'task changed meanwhile (cancelled, expired or lease lost); outcome discarded');
     else await appendAudit(store, [taskEndedEntry(written, clock)], logger);
-  }
-
-  /** The context operations of one run, answered here: coalesced status, progress, the step journal, parking. */
-  private hostFor(record: TaskRecord, logger: Logger): ExecutionHost {
-    const { store, settings, clock } = this.options;
-    const { taskId } = record;
-    return {
-      setStatus: (message) => this.statusWriter.set(taskId, sanitizeModelText(message)),
-      progress: (done, total, message) => {
-        this.statusWriter.set(taskId, sanitizeModelText(message));
-        for (const listener of this.progressListeners.get(taskId) ?? []) listener(done, total, message);
-      },
-      getStep: (name) => store.getStep(taskId, name),
-      putStep: (name, value) => store.putStep(taskId, name, value),
-      getOwnerState: (key) => store.getToolState(record.ownerKey, record.toolName, key),
-      putOwnerState: (key, value) => store.putToolState(record.ownerKey, record.toolName, key, value, clock.now()),
-      elicit: createTaskElicitor({ record, store, leaseOwner: settings.instanceId, now: () => clock.now() }),
-      log: (entry) => logger[entry.level](entry.fields, entry.message),
-      openOperation: async (spec) => {
-        const operationId = newTaskId();
-        const operation = await store.openOperation({
-          operationId,
-          key: spec.key,
-          taskId,
-          ownerKey: record.ownerKey,
-          toolName: record.toolName,
-          effect: spec.effect,
-          target: spec.target,
-          objectVersion: spec.objectVersion ?? null,
-          createdAt: clock.now(),
-        });
-        const opened = operation.operationId === operationId;
-        if (opened) await appendAudit(store, [operationEntry(operation, clock.now())], logger);
-        return { operation, opened };
-      },
-      settleOperation: async (operationId, settlement) => {
-        const settled = await store.settleOperation(operationId, { ...settlement, now: clock.now() });
-        if (settled && settled.taskId !== taskId) throw new Error(`operation ${operationId} is not an operation of this task`);
-        if (settled) await appendAudit(store, [operationEntry(settled, clock.now())], logger);
-        return settled;
-      },
-    };
   }
 
   /** Where the shadow watch of a run reports: the audit trail (`shadow.mismatch`) and the observer (metrics). */
@@ -700,43 +628,6 @@ export class TaskWorker {
       logger.warn({ err: error }, 'releasing leases failed; they lapse on their own'),
     );
   }
-}
-
-/**
- * `host` with a span per `ctx.step` (from the journal lookup to the journal write) and per `ctx.operation` (from
- * its pending row to its settlement): built from the context operations themselves, so it works for any executor.
- */
-function tracedHost(host: ExecutionHost, trace: RunTrace): ExecutionHost {
-  const steps = new Map<string, (ending: { replayed: boolean }) => void>();
-  const operations = new Map<string, (status: string) => void>();
-  return {
-    ...host,
-    getStep: async (name) => {
-      const end = trace.step(name);
-      const journaled = await host.getStep(name);
-      if (journaled) end({ replayed: true });
-      else steps.set(name, end);
-      return journaled;
-    },
-    putStep: async (name, value) => {
-      await host.putStep(name, value);
-      steps.get(name)?.({ replayed: false });
-      steps.delete(name);
-    },
-    openOperation: async (spec) => {
-      const opened = await host.openOperation(spec);
-      const end = trace.operation({ key: spec.key, effect: spec.effect });
-      if (opened.operation.status === 'pending') operations.set(opened.operation.operationId, end);
-      else end(opened.operation.status);
-      return opened;
-    },
-    settleOperation: async (operationId, settlement) => {
-      const settled = await host.settleOperation(operationId, settlement);
-      operations.get(operationId)?.(settled?.status ?? settlement.status);
-      operations.delete(operationId);
-      return settled;
-    },
-  };
 }
 
 /** Resolve when `work` settles or after `ms`, whichever comes first. */

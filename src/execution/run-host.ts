@@ -1,0 +1,105 @@
+/**
+ * The {@link ExecutionHost} of one run: what a tool's `ctx` does, whichever executor runs it — statuses and progress
+ * (sanitised, coalesced by the status writer), the step journal, owner state, questions, domain operations with
+ * their audit entries, logs — and the same host with a trace span per step and operation.
+ */
+import type { Clock } from '../core/clock.js';
+import type { ExecutionHost } from '../core/executor.js';
+import type { ProgressListener } from '../core/hand-off.js';
+import { newTaskId } from '../core/ids.js';
+import type { Logger } from '../core/logger.js';
+import type { RunTrace } from '../core/run-tracer.js';
+import type { TaskStore } from '../core/store.js';
+import type { TaskRecord } from '../core/task.js';
+import { sanitizeModelText } from '../core/tool-outcome.js';
+import { appendAudit, operationEntry } from '../ledger/audit.js';
+import type { StatusWriter } from './status-writer.js';
+import { createTaskElicitor } from './task-elicitor.js';
+
+/** What a run's host works with: the worker's store, clock, lease owner, status writer and progress listeners. */
+export interface RunHostDeps {
+  store: TaskStore;
+  clock: Clock;
+  leaseOwner: string;
+  statusWriter: StatusWriter;
+  progressListeners: ReadonlyMap<string, ReadonlySet<ProgressListener>>;
+}
+
+/** The host of `record`'s run (see the module comment). */
+export function runHost(deps: RunHostDeps, record: TaskRecord, logger: Logger): ExecutionHost {
+  const { store, clock, leaseOwner, statusWriter, progressListeners } = deps;
+  const { taskId } = record;
+  return {
+    setStatus: (message) => statusWriter.set(taskId, sanitizeModelText(message)),
+    progress: (done, total, message) => {
+      statusWriter.set(taskId, sanitizeModelText(message));
+      for (const listener of progressListeners.get(taskId) ?? []) listener(done, total, message);
+    },
+    getStep: (name) => store.getStep(taskId, name),
+    putStep: (name, value) => store.putStep(taskId, name, value),
+    getOwnerState: (key) => store.getToolState(record.ownerKey, record.toolName, key),
+    putOwnerState: (key, value) => store.putToolState(record.ownerKey, record.toolName, key, value, clock.now()),
+    elicit: createTaskElicitor({ record, store, leaseOwner, now: () => clock.now() }),
+    log: (entry) => logger[entry.level](entry.fields, entry.message),
+    openOperation: async (spec) => {
+      const operationId = newTaskId();
+      const operation = await store.openOperation({
+        operationId,
+        key: spec.key,
+        taskId,
+        ownerKey: record.ownerKey,
+        toolName: record.toolName,
+        effect: spec.effect,
+        target: spec.target,
+        objectVersion: spec.objectVersion ?? null,
+        createdAt: clock.now(),
+      });
+      const opened = operation.operationId === operationId;
+      if (opened) await appendAudit(store, [operationEntry(operation, clock.now())], logger);
+      return { operation, opened };
+    },
+    settleOperation: async (operationId, settlement) => {
+      const settled = await store.settleOperation(operationId, { ...settlement, now: clock.now() });
+      if (settled && settled.taskId !== taskId) throw new Error(`operation ${operationId} is not an operation of this task`);
+      if (settled) await appendAudit(store, [operationEntry(settled, clock.now())], logger);
+      return settled;
+    },
+  };
+}
+
+/**
+ * `host` with a span per `ctx.step` (from the journal lookup to the journal write) and per `ctx.operation` (from
+ * its pending row to its settlement): built from the context operations themselves, so it works for any executor.
+ */
+export function tracedHost(host: ExecutionHost, trace: RunTrace): ExecutionHost {
+  const steps = new Map<string, (ending: { replayed: boolean }) => void>();
+  const operations = new Map<string, (status: string) => void>();
+  return {
+    ...host,
+    getStep: async (name) => {
+      const end = trace.step(name);
+      const journaled = await host.getStep(name);
+      if (journaled) end({ replayed: true });
+      else steps.set(name, end);
+      return journaled;
+    },
+    putStep: async (name, value) => {
+      await host.putStep(name, value);
+      steps.get(name)?.({ replayed: false });
+      steps.delete(name);
+    },
+    openOperation: async (spec) => {
+      const opened = await host.openOperation(spec);
+      const end = trace.operation({ key: spec.key, effect: spec.effect });
+      if (opened.operation.status === 'pending') operations.set(opened.operation.operationId, end);
+      else end(opened.operation.status);
+      return opened;
+    },
+    settleOperation: async (operationId, settlement) => {
+      const settled = await host.settleOperation(operationId, settlement);
+      operations.get(operationId)?.(settled?.status ?? settlement.status);
+      operations.delete(operationId);
+      return settled;
+    },
+  };
+}
