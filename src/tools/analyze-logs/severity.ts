@@ -94,7 +94,7 @@ export function impliedSeverity(text: string): Severity | null {
   if (IMPLIED_FATAL.test(text)) return 'FATAL';
   // A keyword that names a feature (`SIMD FPU exception support... done`, `error reporting enabled`) is no event:
   // such boot and configuration lines were NEW ERRORs on the first screen of a report (issue 26 item 12).
-  const events = NEUTRAL_KEYWORD.test(text) ? text.replace(new RegExp(NEUTRAL_KEYWORD.source, 'gi'), ' ') : text;
+  const events = NEUTRAL_KEYWORD.test(text) ? text.replace(NEUTRAL_KEYWORDS, ' ') : text;
   if (IMPLIED_ERROR.test(events) && !NEGATED_ERROR.test(events)) return CORRECTED.test(events) ? 'WARN' : 'ERROR';
   if (IMPLIED_WARN.test(events) && !NEGATED_WARN.test(events)) return 'WARN';
   if (IMPLIED_INFO.test(text)) return 'INFO';
@@ -108,6 +108,8 @@ const NEGATED_ERROR = /\b(?:0|no|zero|without) (?:errors?|exceptions?)\b/i;
 /** An error keyword naming a capability or a setting rather than an occurrence. */
 const NEUTRAL_KEYWORD =
   /\b(?:error|exception|crash|corruption)s?(?:\(s\))? (?:support|handling|handlers?|reporting|correction|checking|detection|recovery|logging|log level|dump(?:s|ing)? (?:enabled|disabled))\b/i;
+/** Every occurrence of {@link NEUTRAL_KEYWORD}, built once (not per template). */
+const NEUTRAL_KEYWORDS = new RegExp(NEUTRAL_KEYWORD.source, 'gi');
 /** An error the system says it corrected (ECC, parity): worth a look, not an incident. */
 const CORRECTED = /\b(?:detected and )?corrected\b|\battempting to correct\b/i;
 const IMPLIED_WARN =
