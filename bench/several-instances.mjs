@@ -94,6 +94,45 @@ function start(kind, argv, ready, profileDir) {
   });
 }
 
+/** Pids of the PostgreSQL backends serving `database` now (the pools keep theirs for the whole run). */
+async function backendPids(database) {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    const { rows } = await client.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database]);
+    return rows.map((r) => r.pid);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Statements run on `database` since the last reset, when the server loads pg_stat_statements (`npm run pg:start`
+ * does where the module is installed); `undefined` otherwise. `reset` clears that database's counters first.
+ */
+async function statements(database, reset) {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    const { rows: preload } = await client.query('SHOW shared_preload_libraries');
+    if (!String(preload[0]?.shared_preload_libraries ?? '').includes('pg_stat_statements')) return undefined;
+    await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    const dbid = 'SELECT oid FROM pg_database WHERE datname = $1';
+    if (reset) {
+      await client.query(`SELECT pg_stat_statements_reset(0, (${dbid}), 0)`, [database]);
+      return [];
+    }
+    const { rows } = await client.query(
+      `SELECT calls::int, total_exec_time AS ms, regexp_replace(query, '\\s+', ' ', 'g') AS query FROM pg_stat_statements
+        WHERE dbid = (${dbid}) ORDER BY calls DESC`,
+      [database],
+    );
+    return rows;
+  } finally {
+    await client.end();
+  }
+}
+
 let rpcId = 0;
 async function rpc(url, method, params) {
   const name = method === 'tools/call' ? params.name : params.taskId;
@@ -228,7 +267,9 @@ async function deployment(apis, workers, profileDir) {
   return {
     urls,
     dir,
+    database: name,
     pids: procs.map((p) => p.child.pid),
+    roles: procs.map((p, i) => (i < apis ? 'api' : 'worker')),
     async close() {
       await Promise.all(procs.map((p) => p.stop()));
       rmSync(dir, { recursive: true, force: true });
@@ -261,18 +302,39 @@ async function roundTrips(d) {
   await Promise.all(Array.from({ length: CLIENTS }, (_, client) => loop(client)));
   latencies.length = 0;
   pickups.length = 0;
-  const cpu0 = d.pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
+  const backends = await backendPids(d.database);
+  const sample = () => ({
+    api: d.pids.filter((_, i) => d.roles[i] === 'api').reduce((sum, pid) => sum + cpuMs(pid), 0),
+    worker: d.pids.filter((_, i) => d.roles[i] === 'worker').reduce((sum, pid) => sum + cpuMs(pid), 0),
+    postgres: backends.reduce((sum, pid) => sum + cpuMs(pid), 0),
+  });
+  await statements(d.database, true);
+  const cpu0 = sample();
   const t0 = Date.now();
   stopAt = t0 + DURATION_S * 1000;
   await Promise.all(Array.from({ length: CLIENTS }, (_, client) => loop(client)));
   const elapsed = (Date.now() - t0) / 1000;
-  const cpu = d.pids.reduce((sum, pid) => sum + cpuMs(pid), 0) - cpu0;
+  const cpu1 = sample();
+  // OS threads per process at the end (libuv, V8 and the executor's tool threads): the worker's pool growth shows here.
+  const threads = d.pids.map((pid, i) => `${d.roles[i]} ${/Threads:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]}`).join(', ');
+  const ran = await statements(d.database, false);
+  const cpu = cpu1.api + cpu1.worker - cpu0.api - cpu0.worker;
+  const n = latencies.length;
   const sorted = [...latencies].sort((a, b) => a - b);
   const picks = [...pickups].sort((a, b) => a - b);
   return {
     roundTrips: latencies.length,
     perSecond: latencies.length / elapsed,
-    cpuMsPerRoundTrip: cpu / latencies.length,
+    cpuMsPerRoundTrip: cpu / n,
+    threads,
+    apiCpuMs: (cpu1.api - cpu0.api) / n,
+    workerCpuMs: (cpu1.worker - cpu0.worker) / n,
+    postgresCpuMs: (cpu1.postgres - cpu0.postgres) / n,
+    statements: ran && {
+      perRoundTrip: ran.reduce((sum, r) => sum + r.calls, 0) / n,
+      execMsPerRoundTrip: ran.reduce((sum, r) => sum + r.ms, 0) / n,
+      top: ran.slice(0, 14).map((r) => ({ calls: r.calls / n, meanMs: r.ms / r.calls, query: r.query.slice(0, 90) })),
+    },
     p50: pct(sorted, 50),
     p99: pct(sorted, 99),
     max: sorted.at(-1),
@@ -334,12 +396,25 @@ const one = results['1 API + 1 worker'];
 const two = results['2 API + 2 workers'];
 const f = (n, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 console.log(`P7 several instances on one PostgreSQL (${CLIENTS} clients, ${DURATION_S} s, cancels ${CANCELS})`);
-console.log('| deployment | round trips | rt/s | CPU ms/rt | rt p50 / p99 / max ms | pick-up p50 / p99 / max ms | cancel→abort p50 / p99 / max ms |');
-console.log('|---|---|---|---|---|---|---|');
+console.log(
+  '| deployment | round trips | rt/s | CPU ms/rt (API + worker = ours; PostgreSQL) | statements/rt | rt p50 / p99 / max ms | pick-up p50 / p99 / max ms | cancel→abort p50 / p99 / max ms |',
+);
+console.log('|---|---|---|---|---|---|---|---|');
 for (const [label, r] of Object.entries(results)) {
+  const cpu = `${f(r.apiCpuMs, 2)} + ${f(r.workerCpuMs, 2)} = **${f(r.cpuMsPerRoundTrip, 2)}**; ${f(r.postgresCpuMs, 2)}`;
   console.log(
-    `| ${label} | ${r.roundTrips} | ${f(r.perSecond)} | ${f(r.cpuMsPerRoundTrip, 2)} | ${r.p50} / ${r.p99} / ${r.max} | ${r.pickupP50} / ${r.pickupP99} / ${r.pickupMax} | ${r.cancel.p50} / ${r.cancel.p99} / ${r.cancel.max} |`,
+    `| ${label} | ${r.roundTrips} | ${f(r.perSecond)} | ${cpu} | ${r.statements ? f(r.statements.perRoundTrip) : 'n/a'} | ${r.p50} / ${r.p99} / ${r.max} | ${r.pickupP50} / ${r.pickupP99} / ${r.pickupMax} | ${r.cancel.p50} / ${r.cancel.p99} / ${r.cancel.max} |`,
   );
+}
+for (const [label, r] of Object.entries(results)) {
+  console.log(`\n${label}: OS threads per process at the end: ${r.threads}`);
+  if (!r.statements) {
+    console.log(`\n${label}: no statement counts (the server does not load pg_stat_statements; \`npm run pg:start\` does where it is installed)`);
+    continue;
+  }
+  console.log(`\n${label}: statements per round trip (pg_stat_statements; ${f(r.statements.execMsPerRoundTrip, 2)} ms of execution per round trip)`);
+  console.log('| per rt | mean ms | statement |\n|---:|---:|---|');
+  for (const t of r.statements.top) console.log(`| ${f(t.calls, 2)} | ${f(t.meanMs, 2)} | \`${t.query.replaceAll('|', '\\|')}\` |`);
 }
 if (one && two)
   console.log(

@@ -93,6 +93,8 @@ async function start() {
     `-c unix_socket_directories=${dir}`,
     // Parallel test files and benchmark pools each hold a few connections.
     `-c max_connections=300`,
+    // Statement counts per round trip in `npm run bench:instances` (issue 25), where the module is installed.
+    ...(existsSync(join(binDir(), '..', 'lib', 'pg_stat_statements.so')) ? ['-c shared_preload_libraries=pg_stat_statements'] : []),
     // Durability stays on (fsync, synchronous_commit): the benchmarks measure durable commits.
   ].join(' ');
   run('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', '-o', options, 'start']);

@@ -41,6 +41,8 @@ export interface IsolatedExecutorOptions {
   atomics?: 'disabled' | 'sync';
   /** Threads that may load the tools at the same time while runs wait (see `WarmThreadPoolSettings.maxLoading`). */
   maxLoading?: number;
+  /** How long a run waits for a busy warm thread before one starts for it (see `WarmThreadPoolSettings.threadStartDelayMs`). */
+  threadStartDelayMs?: number;
   /** Told about terminated threads (`threadTerminated`, the metric `mcp_tasks_thread_terminations_total`). */
   observer?: Pick<WorkerObserver, 'threadTerminated'>;
 }
@@ -98,6 +100,7 @@ export class IsolatedExecutor implements Executor {
       logger: options.logger,
       ...(options.atomics ? { atomics: options.atomics } : {}),
       ...(options.maxLoading ? { maxLoading: options.maxLoading } : {}),
+      ...(options.threadStartDelayMs === undefined ? {} : { threadStartDelayMs: options.threadStartDelayMs }),
     });
   }
 

@@ -33,7 +33,21 @@ export interface WarmThreadPoolSettings {
   atomics?: 'disabled' | 'sync';
   /** Threads that may load the tools at the same time while runs wait for one. @defaultValue the CPU count */
   maxLoading?: number;
+  /**
+   * How long runs wait for a thread while none comes free before a new thread starts for them (ms). Loading a thread
+   * costs 150–600 ms of CPU; while threads come free (short runs), the waiting runs take those, and when every thread
+   * holds a long-running tool, the next run starts its own thread this much later.
+   * @defaultValue the median time the pool's threads took to load the tools, within
+   * [{@link MIN_THREAD_START_DELAY_MS}, {@link MAX_THREAD_START_DELAY_MS}]: waiting as long as a new thread would take
+   * to load costs a run at most twice the best choice made in hindsight (the ski-rental rule), and it grows with the
+   * machine's load, which is when a thread started for nothing hurts most.
+   */
+  threadStartDelayMs?: number;
 }
+
+/** Bounds of the default {@link WarmThreadPoolSettings.threadStartDelayMs} (ms). */
+export const MIN_THREAD_START_DELAY_MS = 50;
+export const MAX_THREAD_START_DELAY_MS = 1_000;
 
 /** How a thread of the pool stands (by `threadId`): loading its tools, warm (takes runs), or failed to load them. */
 type ThreadStanding = 'warm' | 'failed';
@@ -42,6 +56,12 @@ type ThreadStanding = 'warm' | 'failed';
 const IDLE_TIMEOUT_MS = 60_000;
 /** How often {@link WarmThreadPool.close} looks whether threads still load (ms). */
 const CLOSE_POLL_MS = 10;
+
+/** The middle value of `values` (the upper one of an even count); `undefined` when empty. */
+function median(values: readonly number[]): number | undefined {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
 
 /**
  * The thread module (`isolated-entry.cjs`): next to this file when running the build; from `dist/` when this module
@@ -67,6 +87,8 @@ export class WarmThreadPool {
   private readonly standing = new Map<number, ThreadStanding>();
   private lastError: string | undefined;
   private readonly warmMs: number[] = [];
+  /** The median of {@link warmMs} (ms), once a thread loaded. */
+  private warmUpMedianMs: number | undefined;
   private readonly listeners = new Set<() => void>();
   /**
    * Runs handed to piscina and not settled: one thread each. Runs beyond the idle warm threads wait in
@@ -76,8 +98,19 @@ export class WarmThreadPool {
    * while fewer than {@link maxLoading} load, and every waiting run goes to the first thread that is free.
    */
   private inFlight = 0;
-  private readonly waiting: { go: () => boolean }[] = [];
+  /**
+   * Runs waiting for a thread, oldest first, with the time they started waiting. A new thread starts only for runs
+   * that waited {@link startDelayMs} while no thread came free (or when no thread is warm or loading at all): under a
+   * steady load of short runs, the first rule alone grew a worker to 36 threads in 8 s on 2 cores (`bench:instances`),
+   * each spending 150–600 ms of CPU loading tools, and that CPU made the queue longer still (issue 25). Threads that
+   * keep coming free have the CPU busy; more of them would not run the queue sooner.
+   */
+  private readonly waiting: { go: () => boolean; since: number }[] = [];
   private readonly maxLoading: number;
+  /** When a run last gave its thread back (epoch ms). */
+  private lastFreedAt = 0;
+  /** Looks at the waiting runs again once one may start a thread (see {@link recheckLater}). */
+  private recheckTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly settings: WarmThreadPoolSettings) {
     this.maxLoading = Math.max(1, settings.maxLoading ?? availableParallelism());
@@ -116,6 +149,7 @@ export class WarmThreadPool {
   run(task: ThreadTask, options: { transferList: TransferListItem[]; signal: AbortSignal }, skip: () => boolean): Promise<ExecutionOutcome | undefined> {
     return new Promise<ExecutionOutcome | undefined>((resolve, reject) => {
       this.waiting.push({
+        since: Date.now(),
         go: () => {
           if (skip()) {
             resolve(undefined);
@@ -127,6 +161,7 @@ export class WarmThreadPool {
             .then(resolve, reject)
             .finally(() => {
               this.inFlight -= 1;
+              this.lastFreedAt = Date.now();
               this.admitWaiting();
             });
           return true;
@@ -136,17 +171,62 @@ export class WarmThreadPool {
     });
   }
 
-  /** Hand waiting runs to piscina while a warm thread is idle, or a new thread may start loading. */
+  /**
+   * Hand waiting runs to piscina while a warm thread is idle, or while a new thread may start loading: fewer than
+   * {@link maxLoading} load, no thread came free in the last {@link startDelayMs}, and more runs have waited that
+   * long than threads are loading for them (or no thread is warm or loading at all).
+   */
   private admitWaiting(): void {
     while (this.waiting.length > 0) {
       const { warm, loading } = this.counts();
       const idleWarm = warm - this.inFlight;
-      const mayStart = loading < this.maxLoading && this.piscina.threads.length < this.piscina.maxThreads;
-      if (idleWarm <= 0 && !mayStart) return;
+      if (idleWarm <= 0) {
+        if (loading >= this.maxLoading || this.piscina.threads.length >= this.piscina.maxThreads) return;
+        if (warm + loading > 0 && (Date.now() - this.lastFreedAt < this.startDelayMs || this.agedRuns() <= loading)) {
+          this.recheckLater();
+          return;
+        }
+      }
       const handed = (this.waiting.shift() as { go: () => boolean }).go();
       // A run handed over with no idle warm thread made piscina start one: count it before the next.
       if (handed && idleWarm <= 0 && this.counts().loading <= loading) return;
     }
+  }
+
+  /** See {@link WarmThreadPoolSettings.threadStartDelayMs} (ms). */
+  private get startDelayMs(): number {
+    if (this.settings.threadStartDelayMs !== undefined) return Math.max(0, this.settings.threadStartDelayMs);
+    return Math.min(MAX_THREAD_START_DELAY_MS, Math.max(MIN_THREAD_START_DELAY_MS, this.warmUpMedianMs ?? 0));
+  }
+
+  /** Waiting runs that have waited {@link startDelayMs} or longer. */
+  private agedRuns(): number {
+    const cutoff = Date.now() - this.startDelayMs;
+    let aged = 0;
+    for (const run of this.waiting) {
+      if (run.since > cutoff) break;
+      aged += 1;
+    }
+    return aged;
+  }
+
+  /**
+   * Run {@link admitWaiting} again when a run may next start a thread: when the next waiting run not yet aged reaches
+   * {@link startDelayMs}, or when that long has passed since a thread last came free.
+   */
+  private recheckLater(): void {
+    if (this.recheckTimer) return;
+    const now = Date.now();
+    const next = this.waiting.find((run) => run.since > now - this.startDelayMs);
+    const at = Math.max(next ? next.since + this.startDelayMs : 0, this.lastFreedAt + this.startDelayMs);
+    this.recheckTimer = setTimeout(
+      () => {
+        this.recheckTimer = undefined;
+        this.admitWaiting();
+      },
+      Math.max(1, at - now),
+    );
+    this.recheckTimer.unref();
   }
 
   /** An idle warm thread for the next run, else `null` (the run waits). A failed thread only when none is warm. */
@@ -168,6 +248,7 @@ export class WarmThreadPool {
       this.standing.set(report.threadId, 'warm');
       this.warmMs.push(report.ms);
       if (this.warmMs.length > 100) this.warmMs.shift();
+      this.warmUpMedianMs = median(this.warmMs);
       logger.debug({ threadId: report.threadId, warmUpMs: report.ms, tools: report.tools }, 'executor thread warm');
       // Runs that waited for this thread are handed out when a task ends (see ThreadNudge).
       if (this.piscina.queueSize > 0) void this.piscina.run({ nudge: true }).catch(() => {});
@@ -195,12 +276,11 @@ export class WarmThreadPool {
   /** See {@link ExecutorReadiness}: ready while no thread failed to load the tools and at least one is warm. */
   readiness(): ExecutorReadiness {
     const { warm, failed, loading } = this.counts();
-    const sorted = [...this.warmMs].sort((a, b) => a - b);
     return {
       ready: failed === 0 && warm > 0,
       mode: 'isolated',
       threads: { warm, loading, failed, min: this.piscina.minThreads, max: this.piscina.maxThreads },
-      ...(sorted.length > 0 ? { warmUpMs: sorted[Math.floor(sorted.length / 2)] as number } : {}),
+      ...(this.warmUpMedianMs === undefined ? {} : { warmUpMs: this.warmUpMedianMs }),
       ...(this.lastError === undefined ? {} : { error: this.lastError }),
     };
   }
@@ -235,6 +315,7 @@ export class WarmThreadPool {
   async close(loadWaitMs: number): Promise<void> {
     // Runs still waiting for a thread were aborted by their owners (and settled) before close: none starts now.
     this.waiting.length = 0;
+    if (this.recheckTimer) clearTimeout(this.recheckTimer);
     const deadline = Date.now() + loadWaitMs;
     while (this.counts().loading > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, CLOSE_POLL_MS));
     await this.piscina.destroy();

@@ -126,7 +126,7 @@ describe('IsolatedExecutor (issue 22)', () => {
 
   it.each([
     { maxLoading: 1, bound: 3, what: 'waits for the warm thread instead of starting one thread per run' },
-    { maxLoading: 1000, bound: Infinity, what: 'negative control: unbounded, the burst starts a thread for nearly every run' },
+    { maxLoading: 1000, bound: Infinity, what: 'negative control: unbounded and no start delay, the burst starts a thread for nearly every run' },
   ])('issue 25: a burst of 40 short runs on one warm thread (threads load in 300 ms, max 32; maxLoading $maxLoading) $what', async ({ maxLoading, bound }) => {
     const log = join(temp.dir, `burst-${maxLoading}.log`);
     const marker = join(temp.dir, `burst-${maxLoading}.first`);
@@ -134,6 +134,7 @@ describe('IsolatedExecutor (issue 22)', () => {
       maxThreads: 32,
       minThreads: 1,
       maxLoading,
+      ...(bound === Infinity ? { threadStartDelayMs: 0 } : {}),
       env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: '300', ISOLATION_TEST_FIRST_FAST: marker },
     });
     await executor.warm(30_000);
@@ -146,6 +147,40 @@ describe('IsolatedExecutor (issue 22)', () => {
     if (bound === Infinity) expect(threads).toBeGreaterThan(10);
     else expect(threads).toBeLessThanOrEqual(bound);
   });
+
+  it.each([
+    { threadStartDelayMs: undefined, bound: 3, what: 'runs wait for a busy warm thread; the pool stays small' },
+    { threadStartDelayMs: 0, bound: Infinity, what: 'negative control: no start delay, the pool grows while threads load' },
+  ])(
+    'issue 25: a steady closed loop of 16 clients of 1 ms runs for 1.5 s on one warm thread (threads load in 300 ms, max 8; start delay $threadStartDelayMs) $what',
+    async ({ threadStartDelayMs, bound }) => {
+      const log = join(temp.dir, `steady-${String(threadStartDelayMs)}.log`);
+      const marker = join(temp.dir, `steady-${String(threadStartDelayMs)}.first`);
+      const { executor } = start(THREAD_LOAD_TOOLS, {
+        maxThreads: 8,
+        minThreads: 1,
+        ...(threadStartDelayMs === undefined ? {} : { threadStartDelayMs }),
+        env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: '300', ISOLATION_TEST_FIRST_FAST: marker },
+      });
+      await executor.warm(30_000);
+      const stopAt = Date.now() + 1_500;
+      let runs = 0;
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (Date.now() < stopAt) {
+            const outcome = await executor.execute(request('quick', { log, ms: 1 }), testHost(), new AbortController().signal);
+            expect(outcome.kind).toBe('returned');
+            runs += 1;
+          }
+        }),
+      );
+      expect(runs).toBeGreaterThan(16);
+      const { warm, loading, failed } = executor.readiness().threads as { warm: number; loading: number; failed: number };
+      const threads = warm + loading + failed;
+      if (bound === Infinity) expect(threads).toBeGreaterThan(3);
+      else expect(threads).toBeLessThanOrEqual(bound);
+    },
+  );
 
   it('churn: 120 runs of a signal-honouring tool aborted at random moments (queued, starting, running) with a 50 ms grace terminate no thread', async () => {
     const { executor } = start(ISOLATION_TOOLS, { maxThreads: 4, minThreads: 1 });
