@@ -44,11 +44,43 @@ export class TaskEventFeed {
     this.cursor = await this.store.lastEventSeq();
     this.tailTimer = setInterval(() => void this.tail(), tailIntervalMs);
     this.tailTimer.unref();
-    this.unwatch = this.store.watchCommits?.((lastSeq) => {
+    this.unwatch = this.store.watchCommits?.((lastSeq, events) => {
+      if (!this.tailing) this.passDeliveredAhead();
       // A commit whose events this process already has (its own, delivered by `onEvent`) needs no read.
       if (lastSeq !== undefined && (lastSeq <= this.cursor || this.deliveredAhead.has(lastSeq))) return;
+      if (events && this.takePushed(events)) return;
       void this.tail();
     });
+  }
+
+  /**
+   * Deliver a commit's events carried by the push, when they continue the cursor: the feed is gap-free, so events
+   * from `cursor + 1` on are exactly what a tail would read next (issue 25: one read per commit per process before).
+   * Not while a tail reads (its results would move the cursor under these), nor across a gap (a push missed while
+   * the listener reconnected): the tail reads those. Synchronous, so no tail starts in between.
+   * @returns whether the events were taken.
+   */
+  private takePushed(events: readonly TaskEvent[]): boolean {
+    const first = events.find((event) => event.seq > this.cursor);
+    if (this.tailing || !first || first.seq !== this.cursor + 1) return false;
+    for (const event of events) {
+      if (event.seq <= this.cursor) continue;
+      this.cursor = event.seq;
+      if (this.deliveredAhead.delete(event.seq)) continue;
+      this.deliver(event);
+    }
+    this.passDeliveredAhead();
+    return true;
+  }
+
+  /**
+   * Move the cursor over this process's own events that directly follow it (delivered by `onEvent`; seqs are
+   * gap-free, so every seq up to theirs is committed and the next push continues from them), and forget the ones it
+   * passed. Only while no tail reads.
+   */
+  private passDeliveredAhead(): void {
+    while (this.deliveredAhead.delete(this.cursor + 1)) this.cursor += 1;
+    for (const seq of this.deliveredAhead) if (seq <= this.cursor) this.deliveredAhead.delete(seq);
   }
 
   /** Subscribe to events of one task; returns an unsubscribe function. */

@@ -135,4 +135,58 @@ describe('PostgreSQL wake-ups across instances (LISTEN mcp_tasks_feed)', () => {
     expect(new Set(seqs).size).toBe(seqs.length);
     expect([...seqs].sort((x, y) => x - y)).toEqual(seqs);
   });
+
+  it("issue 25: the notification carries the commit's events, so instance B delivers A's create and cancel without reading the feed", async () => {
+    const [a, b] = [await open('wake-a'), await open('wake-b')];
+    const { store: counted, reads } = countingReads(b);
+    const seen = await follow(counted, NO_POLL_MS);
+    await listenBackend('wake-b');
+    // The listener's catch-up read after it connected is not part of what is measured.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    reads.count = 0;
+    const task = await a.create(newTaskInput());
+    await a.transition(task.taskId, { to: 'cancelled', now: Date.now() });
+    expect(await within(2_000, () => seen.some((event) => event.taskId === task.taskId && event.kind === 'status' && event.status === 'cancelled'))).toBe(true);
+    expect(seen.filter((event) => event.taskId === task.taskId).map((event) => event.kind)).toEqual(['created', 'status']);
+    expect(reads.count).toBe(0);
+  });
+
+  it('issue 25 negative control: a commit whose events exceed a notification (8000 bytes) is announced by its seq alone and arrives by a read', async () => {
+    const [a, b] = [await open('wake-a'), await open('wake-b')];
+    const { store: counted, reads } = countingReads(b);
+    const seen = await follow(counted, NO_POLL_MS);
+    await listenBackend('wake-b');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    reads.count = 0;
+    const task = await a.create(newTaskInput());
+    await within(2_000, () => seen.some((event) => event.taskId === task.taskId));
+    expect(reads.count).toBe(0);
+    // One event with a 9 KB payload, appended the way the store appends (the feed counter moves, the trigger notifies).
+    const raw = await clients.connect(database.url);
+    await raw.query(
+      `WITH f AS (UPDATE mcp_tasks.task_feed SET last_seq = last_seq + 1 RETURNING last_seq - 1 AS base)
+       INSERT INTO mcp_tasks.task_events (seq, task_id, kind, status, at, payload) SELECT f.base + 1, $1, 'message', 'working', $2, $3 FROM f`,
+      [task.taskId, Date.now(), JSON.stringify({ note: 'x'.repeat(9_000) })],
+    );
+    expect(await within(2_000, () => seen.some((event) => event.taskId === task.taskId && event.kind === 'message'))).toBe(true);
+    expect(reads.count).toBeGreaterThan(0);
+  });
 });
+
+/** `store` with its `readEventsAfter` calls counted in `reads.count`. */
+function countingReads(store: PostgresTaskStore): { store: TaskStore; reads: { count: number } } {
+  const reads = { count: 0 };
+  const counted: TaskStore = new Proxy(store, {
+    get: (target, key) => {
+      const value = Reflect.get(target, key, target) as unknown;
+      if (key === 'readEventsAfter') {
+        return (afterSeq: number, limit: number) => {
+          reads.count += 1;
+          return target.readEventsAfter(afterSeq, limit);
+        };
+      }
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { store: counted, reads };
+}

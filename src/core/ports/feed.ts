@@ -39,8 +39,11 @@ export interface TaskEvent {
 /** Listener for committed events, called after the commit, in commit order. */
 export type TaskEventListener = (event: TaskEvent) => void;
 
-/** Told that events were committed elsewhere; `lastSeq` is the feed's last seq after that commit, if known. */
-export type CommitWatcher = (lastSeq: number | undefined) => void;
+/**
+ * Told that events were committed elsewhere; `lastSeq` is the feed's last seq after that commit, if known, and
+ * `events` that commit's events (ascending by seq, ending at `lastSeq`) when the backend carries them in the push.
+ */
+export type CommitWatcher = (lastSeq: number | undefined, events?: readonly TaskEvent[]) => void;
 
 /**
  * The event feed (port "feed"): the committed `task_events` of every process on the store, in `seq` order — what
@@ -71,7 +74,8 @@ export interface TaskFeed {
 
   /**
    * Optional push of commits made by *other* processes (PostgreSQL: `LISTEN mcp_tasks_feed`): `wake` is called
-   * soon after any commit that appended events, with the feed's last seq after it when known. Best effort — a
+   * soon after any commit that appended events, with the feed's last seq after it when known, and the commit's events
+   * when they fit in the push (a reader holding every earlier seq then needs no read). Best effort — a
    * backend may miss notifications while reconnecting (it then calls `wake(undefined)`), so a reader keeps polling
    * `readEventsAfter` as the fallback. Absent (SQLite): readers poll only.
    * @returns the function that stops watching.

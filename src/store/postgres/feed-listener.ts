@@ -1,7 +1,8 @@
 import pg from 'pg';
 
 import type { Logger } from '../../core/logger.js';
-import type { CommitWatcher } from '../../core/store.js';
+import type { CommitWatcher, TaskEvent } from '../../core/store.js';
+import { toEvent } from '../codec.js';
 import { FEED_CHANNEL } from './migrations.js';
 
 /** First and longest pause before the LISTEN connection is opened again after it failed (ms). */
@@ -17,9 +18,37 @@ export interface FeedListenerOptions {
   logger: Logger;
 }
 
+/** Seq, task id, kind, status, at, payload text: one event of a notification (see `FEED_CHANNEL`). */
+type NotifiedEvent = [number, string, string, string, number, string | null];
+
+/**
+ * A notification's payload (see `FEED_CHANNEL`): the counter, and the events when the payload carries them. Anything
+ * else (a counter alone, a payload of an older or newer version, a malformed one) yields no events, so the reader
+ * reads the feed as it would without them.
+ */
+export function parseNotification(payload: string | undefined): { lastSeq: number | undefined; events?: TaskEvent[] } {
+  if (payload === undefined) return { lastSeq: undefined };
+  if (!payload.startsWith('{')) {
+    const seq = Number(payload);
+    return { lastSeq: Number.isSafeInteger(seq) ? seq : undefined };
+  }
+  try {
+    const body = JSON.parse(payload) as { s?: unknown; e?: unknown };
+    const lastSeq = typeof body.s === 'number' && Number.isSafeInteger(body.s) ? body.s : undefined;
+    if (lastSeq === undefined || !Array.isArray(body.e)) return { lastSeq };
+    const events = (body.e as NotifiedEvent[]).map(([seq, task_id, kind, status, at, eventPayload]) =>
+      toEvent({ seq, task_id, kind, status, at, payload: eventPayload }),
+    );
+    const ordered = events.every((event, i) => Number.isSafeInteger(event.seq) && (i === 0 || event.seq === (events[i - 1] as TaskEvent).seq + 1));
+    return ordered && events.at(-1)?.seq === lastSeq ? { lastSeq, events } : { lastSeq };
+  } catch {
+    return { lastSeq: undefined };
+  }
+}
+
 /**
  * A dedicated connection (outside the pool: a pooled one would lose its LISTEN when returned) that runs
- * `LISTEN mcp_tasks_feed` and calls `wake(lastSeq)` for every commit that appended events, in any process. When the
+ * `LISTEN mcp_tasks_feed` and calls `wake(lastSeq, events)` for every commit that appended events, in any process. When the
  * connection drops (server restart, `pg_terminate_backend`, network), it reconnects with exponential backoff
  * (100 ms doubling to 5 s, jittered) and calls `wake(undefined)` once it listens again, because commits made while
  * it was away sent notifications nobody received. The reader's poll fallback covers the time in between, so a
@@ -65,8 +94,8 @@ export function listenForCommits(options: FeedListenerOptions, wake: CommitWatch
     next.on('end', () => onLost());
     next.on('notification', (message) => {
       if (message.channel !== FEED_CHANNEL) return;
-      const seq = Number(message.payload);
-      wake(Number.isSafeInteger(seq) ? seq : undefined);
+      const { lastSeq, events } = parseNotification(message.payload);
+      wake(lastSeq, events);
     });
     try {
       await next.connect();

@@ -11,7 +11,11 @@ export interface PostgresMigration {
 
 /** Everything lives in one schema, so the store can share a database with an application's own tables. */
 export const SCHEMA = 'mcp_tasks';
-/** The LISTEN/NOTIFY channel of the event feed: the payload is the feed counter after the notifying commit. */
+/**
+ * The LISTEN/NOTIFY channel of the event feed. Its payload is the commit's events with the feed counter after them,
+ * `{"s": <last_seq>, "e": [[seq, task_id, kind, status, at, payload], …]}` (migration 13), or only the counter
+ * (`"<last_seq>"`) when those would not fit in a notification (PostgreSQL's limit is 8000 bytes).
+ */
 export const FEED_CHANNEL = 'mcp_tasks_feed';
 
 /**
@@ -293,6 +297,30 @@ CREATE TABLE ${SCHEMA}.result_chunks (
 );
 `;
 
+/**
+ * Events in the notification (issue 25): a listener that already holds every seq before the commit's first takes
+ * its events from the payload and reads nothing, where it used to read the feed once per notification, in every
+ * process, for every commit of every process. The AFTER trigger runs at the end of the statement that moved the
+ * counter, so it sees the events that statement inserted (`appendEvents`, `createTasksAlone`). A payload that would
+ * reach the 8000-byte limit carries only the counter, as before, and the listener reads the feed.
+ */
+const V13_FEED_NOTIFY_EVENTS = `
+CREATE OR REPLACE FUNCTION ${SCHEMA}.notify_feed() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  body text;
+BEGIN
+  SELECT json_build_object('s', NEW.last_seq, 'e', COALESCE(json_agg(json_build_array(e.seq, e.task_id, e.kind, e.status, e.at, e.payload) ORDER BY e.seq), '[]'::json))::text
+    INTO body
+    FROM ${SCHEMA}.task_events e WHERE e.seq > OLD.last_seq AND e.seq <= NEW.last_seq;
+  IF body IS NULL OR octet_length(body) >= 8000 THEN
+    body := NEW.last_seq::text;
+  END IF;
+  PERFORM pg_notify('${FEED_CHANNEL}', body);
+  RETURN NULL;
+END
+$$;
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
@@ -307,6 +335,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 10, name: 'session tasks', sql: V10_SESSION_TASKS },
   { version: 11, name: 'owner quotas', sql: V11_OWNER_QUOTAS },
   { version: 12, name: 'result chunks', sql: V12_RESULT_CHUNKS },
+  { version: 13, name: 'feed notify with events', sql: V13_FEED_NOTIFY_EVENTS },
 ]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */
