@@ -1,0 +1,79 @@
+/**
+ * Issue 25: what a PostgreSQL round trip costs in statements, counted at the driver (every `query` a pooled client
+ * sends), so a change that adds a round trip to a hot path fails here instead of only showing in `bench:instances`.
+ */
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+
+import type { AuditEntry } from '../../src/core/ledger.js';
+import { openPostgresTaskStore, type PostgresTaskStore } from '../../src/store/postgres/index.js';
+import { newTaskInput } from '../helpers/new-task.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+
+let database: TestDatabase;
+let store: PostgresTaskStore | undefined;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await store?.close();
+  store = undefined;
+});
+afterAll(async () => {
+  await database?.drop();
+});
+
+/** The statements `work` sends through any pg client of this process (texts, in order). */
+async function statementsOf(work: () => Promise<unknown>): Promise<string[]> {
+  const sent: string[] = [];
+  const query = pg.Client.prototype.query;
+  vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
+    const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text;
+    sent.push(String(text).replace(/\s+/g, ' ').trim().slice(0, 60));
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  });
+  await work();
+  vi.restoreAllMocks();
+  return sent;
+}
+
+const entry = (tool: string): AuditEntry => ({
+  at: Date.now(),
+  kind: 'call',
+  ownerKey: 'alice',
+  scopes: null,
+  tool,
+  taskId: null,
+  argumentsDigest: null,
+  outcome: 'task working',
+  detail: null,
+});
+
+describe('PostgreSQL statements per operation (issue 25)', () => {
+  it('an audit append on its own batch is one autocommit INSERT, not BEGIN, INSERT, COMMIT', async () => {
+    store = await openPostgresTaskStore({ url: database.url });
+    await store.appendAudit([entry('warm-up')]);
+    const sent = await statementsOf(() => store!.appendAudit([entry('a'), entry('b')]));
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatch(/^INSERT INTO mcp_tasks\.audit_log/);
+  });
+
+  it('audit appends issued together share one INSERT, in order; beside a create they join its transaction', async () => {
+    store = await openPostgresTaskStore({ url: database.url });
+    const alone = await statementsOf(() => Promise.all(['a', 'b', 'c'].map((tool) => store!.appendAudit([entry(tool)]))));
+    expect(alone.filter((text) => text.startsWith('INSERT INTO mcp_tasks.audit_log'))).toHaveLength(1);
+    const mixed = await statementsOf(() => Promise.all([store!.create(newTaskInput()), store!.appendAudit([entry('d')])]));
+    expect(mixed[0]).toBe('BEGIN');
+    expect(mixed.at(-1)).toBe('COMMIT');
+    expect((await store.listAudit({ limit: 100 })).slice(-4).map((e) => e.tool)).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('a create on its own batch is one statement (rows, steps and events with the feed counter)', async () => {
+    store = await openPostgresTaskStore({ url: database.url });
+    await store.create(newTaskInput());
+    const sent = await statementsOf(() => store!.create(newTaskInput()));
+    expect(sent).toHaveLength(1);
+  });
+});
