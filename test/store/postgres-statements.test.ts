@@ -76,4 +76,44 @@ describe('PostgreSQL statements per operation (issue 25)', () => {
     const sent = await statementsOf(() => store!.create(newTaskInput()));
     expect(sent).toHaveLength(1);
   });
+
+  it('a transition on its own batch (a run completing, a cancel) is one statement, and its event has the seq the feed reports', async () => {
+    store = await openPostgresTaskStore({ url: database.url });
+    const task = await store.create(newTaskInput());
+    const before = await store.lastEventSeq();
+    let done: Awaited<ReturnType<PostgresTaskStore['transition']>>;
+    const sent = await statementsOf(async () => {
+      done = await store!.transition(task.taskId, { to: 'completed', now: Date.now(), outcome: { kind: 'result', result: { content: [] } } });
+    });
+    expect(sent).toHaveLength(1);
+    expect(done!.status).toBe('completed');
+    const events = await store.readEventsAfter(before, 10);
+    expect(events.map((e) => [e.seq, e.taskId, e.kind, e.status, e.payload])).toEqual([
+      [before + 1, task.taskId, 'status', 'completed', { from: 'working', to: 'completed' }],
+    ]);
+    expect(await store.lastEventSeq()).toBe(before + 1);
+    // Refused (already terminal): nothing written, no seq taken.
+    expect(await store.transition(task.taskId, { to: 'cancelled', now: Date.now() })).toBeUndefined();
+    expect(await store.lastEventSeq()).toBe(before + 1);
+  });
+
+  it('a claim on its own batch (a worker woken by a create) is one statement, with an attempt event per task in seq order', async () => {
+    store = await openPostgresTaskStore({ url: database.url });
+    const created = [await store.create(newTaskInput()), await store.create(newTaskInput())];
+    const before = await store.lastEventSeq();
+    let claimed: Awaited<ReturnType<PostgresTaskStore['claimRunnable']>> = [];
+    const sent = await statementsOf(async () => {
+      claimed = await store!.claimRunnable('w-1', 30_000, 10);
+    });
+    expect(sent).toHaveLength(1);
+    const mine = claimed.filter((task) => created.some((c) => c.taskId === task.taskId));
+    expect(mine.map((task) => [task.taskId, task.attempt, task.leaseOwner])).toEqual(created.map((c) => [c.taskId, 1, 'w-1']));
+    const events = (await store.readEventsAfter(before, 100)).filter((e) => created.some((c) => c.taskId === e.taskId));
+    expect(events.map((e) => [e.taskId, e.kind, e.payload])).toEqual(created.map((c) => [c.taskId, 'attempt', { attempt: 1, leaseOwner: 'w-1' }]));
+    // Nothing left to claim: still one statement, and no seq taken.
+    const last = await store.lastEventSeq();
+    const empty = await statementsOf(() => store!.claimRunnable('w-1', 30_000, 10));
+    expect(empty).toHaveLength(1);
+    expect(await store.lastEventSeq()).toBe(last);
+  });
 });

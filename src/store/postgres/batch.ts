@@ -37,10 +37,12 @@ export interface MergedWork<I, T> {
   run(tx: BatchTx, items: readonly I[], isolated: boolean): Promise<Array<Settled<T>>>;
   /**
    * Optional: the whole batch when it holds nothing but these items, as ONE autocommit statement that also takes
-   * its seqs from the feed counter and writes its events (one round trip instead of BEGIN … COMMIT). Returns the
-   * results and the committed events; a throw means nothing was written, and the batch runs the normal way.
+   * its seqs from the feed counter and writes its events (one round trip instead of BEGIN … COMMIT, and the counter's
+   * row lock held only while the server commits, not across a client round trip). Returns the results and the
+   * committed events, or `undefined` without writing anything when it has no such form for these items; a throw
+   * means nothing was written, and the batch runs the normal way.
    */
-  runAlone?(query: Query, items: readonly I[]): Promise<{ results: Array<Settled<T>>; events: TaskEvent[] }>;
+  runAlone?(query: Query, items: readonly I[]): Promise<{ results: Array<Settled<T>>; events: TaskEvent[] } | undefined>;
 }
 
 interface Pending {
@@ -235,7 +237,9 @@ export class PostgresBatcher {
     const [unit] = units;
     if (units.length !== 1 || unit?.kind !== 'merged' || !unit.work.runAlone) return undefined;
     try {
-      const { results, events } = await unit.work.runAlone(queryOf(client), unit.items);
+      const alone = await unit.work.runAlone(queryOf(client), unit.items);
+      if (!alone) return undefined;
+      const { results, events } = alone;
       return {
         settled: unit.ops.map((op, i) => ({ op, result: results[i] ?? { ok: false, error: new Error('merged step settled no result') } })),
         events,

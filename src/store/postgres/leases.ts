@@ -2,15 +2,24 @@ import type { TaskLeases } from '../../core/ports/leases.js';
 import { inRequestOrder, toLimit } from '../../core/store-rules.js';
 import type { TaskRecord } from '../../core/task.js';
 import type { TaskRow } from '../codec.js';
-import type { BatchTx } from './batch.js';
+import type { TaskEvent } from '../../core/ports/feed.js';
+import type { BatchTx, MergedWork, Query, Settled } from './batch.js';
 import type { PostgresContext } from './context.js';
 import { SQL } from './sql.js';
+
+/** The parameters of one claim (see `SQL.claimRunnable`): lease owner, lease ms, the store's now or NULL, limit. */
+type ClaimParams = [leaseOwner: string, leaseMs: number, now: number | null, limit: number];
 
 /**
  * The leases port on PostgreSQL (see {@link TaskLeases}): operations of the write batch, claims with
  * `FOR UPDATE SKIP LOCKED`, every lease judged on the store's clock (the database's unless opened with one).
  */
 export class PostgresLeases implements TaskLeases {
+  private readonly claims: MergedWork<ClaimParams, TaskRecord[]> = {
+    run: (tx, items) => this.runClaims(tx, items),
+    runAlone: (query, items) => this.claimAlone(query, items),
+  };
+
   constructor(private readonly ctx: PostgresContext) {}
 
   startAttempt(taskId: string, leaseOwner: string, leaseMs: number): Promise<TaskRecord | undefined> {
@@ -29,15 +38,41 @@ export class PostgresLeases implements TaskLeases {
     return inRequestOrder(taskIds, rows);
   }
 
-  /** See {@link TaskLeases.claimRunnable}: `FOR UPDATE SKIP LOCKED`, one attempt event each; ordered by `seq`. */
+  /**
+   * See {@link TaskLeases.claimRunnable}: `FOR UPDATE SKIP LOCKED`, one attempt event each; ordered by `seq`. A claim
+   * alone in its batch (a worker woken by a create) is one autocommit statement with its events.
+   */
   async claimRunnable(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]> {
-    return this.ctx.batcher.enqueue(async (tx) => {
-      const rows = (await tx.query<TaskRow & { store_now: number }>(SQL.claimRunnable, [leaseOwner, leaseMs, this.ctx.clockNow(), toLimit(limit)])).sort(
-        (a, b) => a.seq - b.seq,
-      );
+    return this.ctx.batcher.enqueueMerged(this.claims, [leaseOwner, leaseMs, this.ctx.clockNow(), toLimit(limit)]);
+  }
+
+  /** Claims of one batch, in order (each one statement; a failure fails the batch, as any claim did). */
+  private async runClaims(tx: BatchTx, items: readonly ClaimParams[]): Promise<Array<Settled<TaskRecord[]>>> {
+    const results: Array<Settled<TaskRecord[]>> = [];
+    for (const params of items) {
+      const rows = (await tx.query<TaskRow & { store_now: number }>(SQL.claimRunnable, params)).sort((a, b) => a.seq - b.seq);
+      const leaseOwner = params[0];
       for (const row of rows) tx.append(row.task_id, 'attempt', 'working', row.store_now, { attempt: row.attempt, leaseOwner });
-      return rows.map((row) => this.ctx.codec.toRecord(row));
-    });
+      results.push({ ok: true, value: rows.map((row) => this.ctx.codec.toRecord(row)) });
+    }
+    return results;
+  }
+
+  /** One claim alone in its batch: one autocommit statement with its events (see `SQL.claimRunnableAlone`). */
+  private async claimAlone(query: Query, items: readonly ClaimParams[]): Promise<{ results: Array<Settled<TaskRecord[]>>; events: TaskEvent[] } | undefined> {
+    const [params] = items;
+    if (items.length !== 1 || params === undefined) return undefined;
+    const rows = (await query<TaskRow & { store_now: number; event_seq: number }>(SQL.claimRunnableAlone, params)).sort((a, b) => a.seq - b.seq);
+    const leaseOwner = params[0];
+    const events: TaskEvent[] = rows.map((row) => ({
+      seq: Number(row.event_seq),
+      taskId: row.task_id,
+      kind: 'attempt',
+      status: 'working',
+      at: Number(row.store_now),
+      payload: { attempt: row.attempt, leaseOwner },
+    }));
+    return { results: [{ ok: true, value: rows.map((row) => this.ctx.codec.toRecord(row)) }], events };
   }
 
   /** See {@link TaskLeases.claimLapsed}: `FOR UPDATE SKIP LOCKED`, no event; result ordered by `seq`. */

@@ -10,6 +10,13 @@ import { sqlState } from './connection.js';
 import type { PostgresContext } from './context.js';
 import { SQL } from './sql.js';
 
+/** A queued transition: its task, the request, and the statement's parameters (see `SQL.transition`). */
+interface TransitionItem {
+  taskId: string;
+  request: TransitionRequest;
+  params: unknown[];
+}
+
 /**
  * The rows port on PostgreSQL (see {@link TaskRows}). Creates of one batch are merged into one multi-row INSERT
  * (see {@link PostgresRows.insertTasks}); a transition is one statement that locks the row, applies the condition
@@ -17,6 +24,10 @@ import { SQL } from './sql.js';
  */
 export class PostgresRows implements TaskRows {
   private readonly creates: MergedWork<NewTask, TaskRecord>;
+  private readonly transitions: MergedWork<TransitionItem, TaskRecord | undefined> = {
+    run: (tx, items, isolated) => this.runTransitions(tx, items, isolated),
+    runAlone: (query, items) => this.transitionAlone(query, items),
+  };
   /** The insert parameters of each create, made once (a batch retried after a deadlock, or settled later, reuses them). */
   private readonly params = new WeakMap<NewTask, ReturnType<RowCodec['newTaskParams']>>();
 
@@ -41,27 +52,63 @@ export class PostgresRows implements TaskRows {
     return row === undefined ? undefined : this.ctx.codec.toRecord(row);
   }
 
-  /** See {@link TaskRows.transition}: one statement locks the row, applies the condition and stores the outcome. */
+  /**
+   * See {@link TaskRows.transition}: one statement locks the row, applies the condition and stores the outcome. A
+   * transition alone in its batch (a run completing, a cancel) is one autocommit statement with its event.
+   */
   async transition(taskId: string, request: TransitionRequest): Promise<TaskRecord | undefined> {
     const from = checkTransition(request);
     const { outcome } = request;
-    return this.ctx.batcher.enqueue(async (tx) => {
-      const [row] = await tx.query<TaskRow & { from_status: TaskRecord['status'] }>(SQL.transition, [
-        taskId,
-        request.to,
-        request.statusMessage !== undefined,
-        request.statusMessage ?? null,
-        request.now,
-        request.releaseLease === true,
-        from,
-        request.leaseOwner ?? null,
-        outcome?.kind ?? null,
-        outcome === undefined ? null : outcomeBody(outcome),
-      ]);
-      if (row === undefined) return undefined;
-      tx.append(taskId, 'status', request.to, request.now, { from: row.from_status, to: request.to });
-      return this.ctx.codec.toRecord(row);
-    });
+    const params = [
+      taskId,
+      request.to,
+      request.statusMessage !== undefined,
+      request.statusMessage ?? null,
+      request.now,
+      request.releaseLease === true,
+      from,
+      request.leaseOwner ?? null,
+      outcome?.kind ?? null,
+      outcome === undefined ? null : outcomeBody(outcome),
+    ];
+    return this.ctx.batcher.enqueueMerged(this.transitions, { taskId, request, params });
+  }
+
+  /** Transitions of one batch, in order; `isolated`: one savepoint each, so a failure rejects that transition alone. */
+  private async runTransitions(tx: BatchTx, items: readonly TransitionItem[], isolated: boolean): Promise<Array<Settled<TaskRecord | undefined>>> {
+    const results: Array<Settled<TaskRecord | undefined>> = [];
+    for (const item of items) {
+      if (isolated) await tx.query(SQL.itemSavepoint);
+      try {
+        const [row] = await tx.query<TaskRow & { from_status: TaskRecord['status'] }>(SQL.transition, item.params);
+        if (isolated) await tx.query(SQL.itemRelease);
+        if (row !== undefined) tx.append(item.taskId, 'status', item.request.to, item.request.now, { from: row.from_status, to: item.request.to });
+        results.push({ ok: true, value: row === undefined ? undefined : this.ctx.codec.toRecord(row) });
+      } catch (error) {
+        if (!isolated || sqlState(error) === undefined) throw error;
+        await tx.query(SQL.itemRollbackTo);
+        await tx.query(SQL.itemRelease);
+        results.push({ ok: false, error });
+      }
+    }
+    return results;
+  }
+
+  /** One transition alone in its batch: one autocommit statement with its event (see `SQL.transitionAlone`). */
+  private async transitionAlone(
+    query: Query,
+    items: readonly TransitionItem[],
+  ): Promise<{ results: Array<Settled<TaskRecord | undefined>>; events: TaskEvent[] } | undefined> {
+    const [item] = items;
+    if (items.length !== 1 || item === undefined) return undefined;
+    const [row] = await query<TaskRow & { from_status: TaskRecord['status']; event_seq: number | null }>(SQL.transitionAlone, item.params);
+    if (row === undefined) return { results: [{ ok: true, value: undefined }], events: [] };
+    const { to, now } = item.request;
+    const events: TaskEvent[] =
+      row.event_seq === null
+        ? []
+        : [{ seq: Number(row.event_seq), taskId: item.taskId, kind: 'status', status: to, at: now, payload: { from: row.from_status, to } }];
+    return { results: [{ ok: true, value: this.ctx.codec.toRecord(row) }], events };
   }
 
   async writeStatusMessages(entries: ReadonlyArray<{ taskId: string; statusMessage: string | null; now: number }>): Promise<void> {

@@ -40,6 +40,40 @@ const INSERT_TASKS = `INSERT INTO ${S}.tasks (task_id, owner_key, generation, pr
     ORDER BY v.ord
     ON CONFLICT (owner_key, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`;
 
+/**
+ * The CTEs of a transition (`$1` task, `$2` to, `$3`/`$4` statusMessage, `$5` now, `$6` release the lease, `$7`
+ * allowed from-statuses, `$8` lease holder or NULL, `$9`/`$10` the outcome): `cur` locks the row and reads its newest
+ * status, `upd` applies the change only while that status is in `$7` (and `$8` holds the lease), `outcome` stores it.
+ */
+const TRANSITION_STEPS = `cur AS (SELECT task_id, status FROM ${S}.tasks WHERE task_id = $1 FOR UPDATE),
+    upd AS (
+      UPDATE ${S}.tasks t SET
+        status = $2,
+        status_message = CASE WHEN $3::boolean THEN $4 ELSE t.status_message END,
+        last_updated_at = $5,
+        lease_owner = CASE WHEN $6::boolean THEN NULL ELSE t.lease_owner END,
+        lease_expires_at = CASE WHEN $6::boolean THEN NULL ELSE t.lease_expires_at END
+      FROM cur
+      WHERE t.task_id = cur.task_id AND cur.status = ANY($7::text[]) AND ($8::text IS NULL OR t.lease_owner = $8)
+      RETURNING cur.status AS from_status, ${TASK_COLUMNS}),
+    outcome AS (INSERT INTO ${S}.task_outcomes (task_id, kind, body) SELECT task_id, $9, $10 FROM upd WHERE $9::text IS NOT NULL)`;
+
+/**
+ * Claim up to `$4` runnable tasks for `$1` with a lease of `$2` ms on the store's now (`$3`): never-leased `working`
+ * tasks before their TTL, oldest first, `FOR UPDATE SKIP LOCKED`; each attempt counted. Returns the rows with `store_now`.
+ */
+const CLAIM_RUNNABLE_CANDIDATES = `${NOW('$3')}, c AS (
+      SELECT t.task_id FROM ${S}.tasks t, n
+      WHERE t.status = 'working' AND t.lease_expires_at IS NULL AND t.lease_owner IS NULL
+        AND (t.expires_at IS NULL OR t.expires_at > n.now)
+      ORDER BY t.lease_expires_at NULLS FIRST, t.seq
+      LIMIT $4
+      FOR UPDATE OF t SKIP LOCKED)`;
+const CLAIM_RUNNABLE_UPDATE = `UPDATE ${S}.tasks t SET attempt = t.attempt + 1, lease_owner = $1, lease_expires_at = n.now + $2
+    FROM c, n
+    WHERE t.task_id = c.task_id
+    RETURNING n.now AS store_now, ${TASK_COLUMNS}`;
+
 export const SQL = Object.freeze({
   /**
    * Large results (issue 10 §2): the task row is locked (`FOR KEY SHARE`, which a concurrent delete waits for) so no
@@ -129,19 +163,20 @@ export const SQL = Object.freeze({
    * row and reads its newest status (the `from` of the event); the update applies only while that status is in `$7`
    * and, when `$8` is set, while that instance holds the lease.
    */
-  transition: `WITH cur AS (SELECT task_id, status FROM ${S}.tasks WHERE task_id = $1 FOR UPDATE),
-    upd AS (
-      UPDATE ${S}.tasks t SET
-        status = $2,
-        status_message = CASE WHEN $3::boolean THEN $4 ELSE t.status_message END,
-        last_updated_at = $5,
-        lease_owner = CASE WHEN $6::boolean THEN NULL ELSE t.lease_owner END,
-        lease_expires_at = CASE WHEN $6::boolean THEN NULL ELSE t.lease_expires_at END
-      FROM cur
-      WHERE t.task_id = cur.task_id AND cur.status = ANY($7::text[]) AND ($8::text IS NULL OR t.lease_owner = $8)
-      RETURNING cur.status AS from_status, ${TASK_COLUMNS}),
-    outcome AS (INSERT INTO ${S}.task_outcomes (task_id, kind, body) SELECT task_id, $9, $10 FROM upd WHERE $9::text IS NOT NULL)
+  transition: `WITH ${TRANSITION_STEPS}
     SELECT * FROM upd`,
+
+  /**
+   * {@link SQL.transition} alone in its batch, as one autocommit statement that also appends its `status` event with
+   * a seq from the feed counter (only when the update applied). The payload is written as `JSON.stringify` would
+   * write `{from, to}`. `event_seq` is the event's seq (NULL when nothing changed).
+   */
+  transitionAlone: `WITH ${TRANSITION_STEPS},
+    f AS (UPDATE ${S}.task_feed SET last_seq = last_seq + 1 WHERE EXISTS (SELECT 1 FROM upd) RETURNING last_seq AS seq),
+    ev AS (INSERT INTO ${S}.task_events (seq, task_id, kind, status, at, payload)
+      SELECT f.seq, upd.task_id, 'status', $2, $5, '{"from":' || to_json(upd.from_status::text)::text || ',"to":' || to_json($2::text)::text || '}'
+      FROM f, upd)
+    SELECT upd.*, f.seq AS event_seq FROM upd LEFT JOIN f ON true`,
 
   /** statusMessage-only changes of non-terminal tasks (one task per entry; duplicates are split by the caller). */
   writeMessages: `UPDATE ${S}.tasks t SET status_message = e.message, last_updated_at = e.now
@@ -184,17 +219,24 @@ export const SQL = Object.freeze({
    * Runs of unleased working tasks (see the SQLite store), chosen with `FOR UPDATE SKIP LOCKED` like
    * {@link SQL.claimLapsed}: claimers never get the same task and never wait for each other.
    */
-  claimRunnable: `WITH ${NOW('$3')}, c AS (
-      SELECT t.task_id FROM ${S}.tasks t, n
-      WHERE t.status = 'working' AND t.lease_expires_at IS NULL AND t.lease_owner IS NULL
-        AND (t.expires_at IS NULL OR t.expires_at > n.now)
-      ORDER BY t.lease_expires_at NULLS FIRST, t.seq
-      LIMIT $4
-      FOR UPDATE OF t SKIP LOCKED)
-    UPDATE ${S}.tasks t SET attempt = t.attempt + 1, lease_owner = $1, lease_expires_at = n.now + $2
-    FROM c, n
-    WHERE t.task_id = c.task_id
-    RETURNING n.now AS store_now, ${TASK_COLUMNS}`,
+  claimRunnable: `WITH ${CLAIM_RUNNABLE_CANDIDATES}
+    ${CLAIM_RUNNABLE_UPDATE}`,
+
+  /**
+   * {@link SQL.claimRunnable} alone in its batch, as one autocommit statement that also appends each claimed task's
+   * `attempt` event (in `seq` order, payload as `JSON.stringify({attempt, leaseOwner})` writes it) with seqs from the
+   * feed counter, which it touches only when it claimed something. `event_seq` is each task's event seq.
+   */
+  claimRunnableAlone: `WITH ${CLAIM_RUNNABLE_CANDIDATES},
+    cl AS (${CLAIM_RUNNABLE_UPDATE}),
+    ev AS (SELECT cl.task_id, cl.attempt, cl.store_now, row_number() OVER (ORDER BY cl.seq) AS ord FROM cl),
+    f AS (UPDATE ${S}.task_feed SET last_seq = last_seq + (SELECT count(*) FROM ev) WHERE EXISTS (SELECT 1 FROM ev)
+      RETURNING last_seq - (SELECT count(*) FROM ev) AS base),
+    ins AS (INSERT INTO ${S}.task_events (seq, task_id, kind, status, at, payload)
+      SELECT f.base + ev.ord, ev.task_id, 'attempt', 'working', ev.store_now,
+        '{"attempt":' || ev.attempt || ',"leaseOwner":' || to_json($1::text)::text || '}'
+      FROM f, ev)
+    SELECT cl.*, f.base + ev.ord AS event_seq FROM cl JOIN ev ON ev.task_id = cl.task_id LEFT JOIN f ON true`,
 
   /**
    * Claiming with `FOR UPDATE SKIP LOCKED`: candidates are locked as they are chosen, and rows another transaction
