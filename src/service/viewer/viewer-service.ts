@@ -52,7 +52,7 @@ export class ViewerService {
       const page = keysetPage(await this.options.store.browse({ ...query, ...ownerScope, limit: rowsToRead(query.limit) }), query.limit, (record) =>
         visibleAt(record, now),
       );
-      return { tasks: page.rows, nextBeforeSeq: page.nextSeq };
+      return { tasks: page.rows.map((record) => this.options.tasks.presented(record)), nextBeforeSeq: page.nextSeq };
     });
   }
 
