@@ -134,6 +134,26 @@ export interface OverviewView {
   }>;
 }
 
+/** `GET /dashboard/api/tasks?…`: one page of the task list, newest first. */
+export interface TaskListView {
+  tasks: TaskSummary[];
+  /** `before` of the next (older) page, `null` on the last. */
+  nextBefore: number | null;
+}
+
+/**
+ * What the server writes into the page it serves (a JSON data block, `#initial-data`), so the first view renders
+ * without waiting for a request (issue 26 item 15): the session, and the data of the view at `url` — the task list's
+ * page or the task page — as the API would answer it now. The event stream only updates it.
+ */
+export interface InitialView {
+  /** The page's path and query as the server saw it; the page uses `tasks` / `task` only for this same URL. */
+  url: string;
+  session: SessionView;
+  tasks?: TaskListView;
+  task?: TaskPageView;
+}
+
 /** `GET /dashboard/api/session`. */
 export interface SessionView {
   owner: string;

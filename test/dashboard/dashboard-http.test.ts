@@ -130,7 +130,14 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
       expect(response.headers.get('x-content-type-options'), path).toBe('nosniff');
     }
     const shell = await (await fetch(`${base}/dashboard`, { headers: { cookie } })).text();
-    expect([...shell.matchAll(/<script[^>]*>/g)].map((match) => match[0])).toEqual(['<script type="module" src="/dashboard/assets/app.js">']);
+    // The one script is the bundle; the other element is the first view's data (issue 26 item 15), a JSON block a
+    // browser never runs, with no `<` in it that could end it.
+    expect([...shell.matchAll(/<script[^>]*>/g)].map((match) => match[0])).toEqual([
+      '<script type="module" src="/dashboard/assets/app.js">',
+      '<script type="application/json" id="initial-data">',
+    ]);
+    const data = /<script type="application\/json" id="initial-data">([^<]*)<\/script>/.exec(shell)?.[1];
+    expect(JSON.parse(data ?? 'null')).toMatchObject({ url: '/dashboard', session: { owner: expect.any(String) }, tasks: { tasks: expect.any(Array) } });
   });
 
   it('signed out: pages redirect to the sign-in page, the API answers 401, a forged cookie is nobody', async () => {

@@ -1,0 +1,114 @@
+/**
+ * Issue 26 items 15 and 16 in a real browser (headless Debian Chromium through playwright-core) against an
+ * in-process server with the dashboard mounted (no authentication: the one anonymous viewer): the first view shows
+ * its data with every API request and the event stream held unanswered; a long receipt stays readable; a run's
+ * progress entries fold into one timeline row.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+
+import { silentLogger } from '../../src/core/logger.js';
+import { defineTool, textResult } from '../../src/core/tool.js';
+import { createDashboard } from '../../src/dashboard/http.js';
+import { ensureDashboardBuilt, launchChromium } from '../helpers/browser.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
+import { pollModernTask, postModern } from '../helpers/wire.js';
+
+/** A statusMessage that would end the page's JSON data block and run a script if it were written unescaped. */
+const HOSTILE = '</script><script>window.__pwned = 1</script><!--';
+
+const tools = [
+  defineTool({
+    name: 'announce',
+    description: 'Says something hostile as its first message, then completes.',
+    execution: 'task-optional',
+    inputSchema: z.object({ text: z.string() }),
+    immediateResponse: ({ text }) => text,
+    async run({ text }) {
+      return textResult(`said ${text.length} characters`);
+    },
+  }),
+  defineTool({
+    name: 'counted_steps',
+    description: 'Reports progress "step (i/N)" N times, then completes.',
+    execution: 'task-optional',
+    inputSchema: z.object({ steps: z.number().int().min(1) }),
+    async run({ steps }, ctx) {
+      for (let step = 1; step <= steps; step++) {
+        ctx.progress(step, steps, 'step');
+        await new Promise((resolve) => setTimeout(resolve, 15));
+      }
+      return textResult(`${steps} steps`);
+    },
+  }),
+];
+
+describe('dashboard details in a real browser (issue 26 items 15, 16)', () => {
+  let running: RunningTasksServer;
+  let http: Server;
+  let base: string;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    ensureDashboardBuilt();
+    browser = await launchChromium();
+    running = await startTasksServer({ tools, limits: { pollIntervalMs: 50 } });
+    const dashboard = createDashboard({
+      service: running.server.service.viewer,
+      anonymous: { ownerKey: 'anonymous', scopes: [] },
+      allowedHosts: ['127.0.0.1'],
+      logger: silentLogger,
+    });
+    http = createServer((request, response) => void dashboard.handle(request, response));
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    http?.closeAllConnections();
+    await new Promise<void>((resolve) => (http ? http.close(() => resolve()) : resolve()));
+    await running?.close();
+  });
+
+  async function task(name: string, args: Record<string, unknown>): Promise<string> {
+    const created = await postModern(running.url, 'tools/call', { name, arguments: args });
+    const taskId = created.body.result?.taskId;
+    if (typeof taskId !== 'string') throw new Error(`no task: ${JSON.stringify(created.body)}`);
+    await pollModernTask(running.url, taskId);
+    return taskId;
+  }
+
+  /** A page whose requests to the dashboard's API (its event stream included) are never answered. */
+  async function withApiHeld(): Promise<{ page: Page; held: string[] }> {
+    const page = await browser.newPage();
+    const held: string[] = [];
+    await page.route('**/dashboard/api/**', (route) => void held.push(new URL(route.request().url()).pathname));
+    return { page, held };
+  }
+
+  it('item 15: the task list and a task page show their data with the event stream and every API request held unanswered; a hostile statusMessage stays text', async () => {
+    const hostile = await task('announce', { text: HOSTILE });
+    const stepped = await task('counted_steps', { steps: 3 });
+    const { page, held } = await withApiHeld();
+    await page.goto(`${base}/dashboard`, { waitUntil: 'domcontentloaded' });
+    const rows = page.locator('tr[data-task-id]');
+    await rows.first().waitFor({ timeout: 5_000 });
+    expect(await rows.evaluateAll((all) => all.map((row) => row.getAttribute('data-task-id')))).toEqual([stepped, hostile]);
+    // (Status text is sanitised into one line when stored; what is left is still shown as text, never run.)
+    expect(await page.locator(`tr[data-task-id="${hostile}"] td.message`).textContent()).toContain('window.__pwned = 1');
+    expect(await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    // The stream was asked for (and is still held): nothing the rows show came from it.
+    expect(held).toContain('/dashboard/api/events');
+    expect(held.filter((path) => path !== '/dashboard/api/events')).toEqual([]);
+
+    await page.goto(`${base}/dashboard/tasks/${stepped}`, { waitUntil: 'domcontentloaded' });
+    await page.locator('h1 .badge', { hasText: 'completed' }).waitFor({ timeout: 5_000 });
+    expect(await page.locator('pre.result-text').textContent()).toBe('3 steps');
+    await page.close();
+  }, 60_000);
+});
