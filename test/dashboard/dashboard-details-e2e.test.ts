@@ -21,7 +21,26 @@ import { pollModernTask, postModern } from '../helpers/wire.js';
 /** A statusMessage that would end the page's JSON data block and run a script if it were written unescaped. */
 const HOSTILE = '</script><script>window.__pwned = 1</script><!--';
 
-const tools = [
+/** A receipt as a bank might return it: long references, a nested list — more than a table cell's width. */
+const RECEIPT = {
+  reference: 'PAY-2026-12-06-7f3a9c1e-4b2d-4e8f-9a6b-0c1d2e3f4a5b',
+  confirmation: 'CONF-'.concat('ABCDEF0123456789'.repeat(8)),
+  lines: Array.from({ length: 12 }, (_, index) => ({ item: `line ${index + 1}`, amount: (index + 1) * 10, currency: 'EUR' })),
+};
+
+export const TOOLS_FOR_SCRATCH = [
+  defineTool({
+    name: 'pay_with_receipt',
+    description: 'Pays; the system of record confirms with a long receipt.',
+    execution: 'task-optional',
+    journaled: true,
+    operations: { 'bank.pay': { reconcile: async () => ({ status: 'unknown' as const, detail: 'not asked here' }) } },
+    inputSchema: z.object({}),
+    async run(_args, ctx) {
+      await ctx.operation({ key: 'pay', effect: 'bank.pay', target: 'acct-42' }, async () => RECEIPT);
+      return textResult('paid');
+    },
+  }),
   defineTool({
     name: 'announce',
     description: 'Says something hostile as its first message, then completes.',
@@ -56,7 +75,7 @@ describe('dashboard details in a real browser (issue 26 items 15, 16)', () => {
   beforeAll(async () => {
     ensureDashboardBuilt();
     browser = await launchChromium();
-    running = await startTasksServer({ tools, limits: { pollIntervalMs: 50 } });
+    running = await startTasksServer({ tools: TOOLS_FOR_SCRATCH, limits: { pollIntervalMs: 50 } });
     const dashboard = createDashboard({
       service: running.server.service.viewer,
       anonymous: { ownerKey: 'anonymous', scopes: [] },
@@ -109,6 +128,29 @@ describe('dashboard details in a real browser (issue 26 items 15, 16)', () => {
     await page.goto(`${base}/dashboard/tasks/${stepped}`, { waitUntil: 'domcontentloaded' });
     await page.locator('h1 .badge', { hasText: 'completed' }).waitFor({ timeout: 5_000 });
     expect(await page.locator('pre.result-text').textContent()).toBe('3 steps');
+    await page.close();
+  }, 60_000);
+
+  it("item 16: a long receipt in the task page's narrow Domain outcome panel is readable — its facts wrap in the cell, opened it shows whole, nothing is cut off", async () => {
+    const paid = await task('pay_with_receipt', {});
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${base}/dashboard/tasks/${paid}`);
+    const cell = page.locator('section.domain tr[data-operation-id] td.message');
+    await cell.waitFor({ timeout: 5_000 });
+    expect(await cell.innerText()).toContain(RECEIPT.reference);
+    // Whatever folds the receipt (a disclosure), opened: every box in the cell shows all of its content.
+    for (const summary of await cell.locator('summary').all()) await summary.click();
+    const cut = await cell.evaluate((td) =>
+      [td, ...td.querySelectorAll('*')]
+        // (Text for screen readers only is a 1 px box by design.)
+        .filter((element) => !element.classList.contains('visually-hidden'))
+        .filter((element) => element.scrollHeight > element.clientHeight + 1 || element.scrollWidth > element.clientWidth + 1)
+        .map((element) => `${element.tagName} ${element.scrollWidth}x${element.scrollHeight} in ${element.clientWidth}x${element.clientHeight}`),
+    );
+    expect(cut).toEqual([]);
+    const shown = await cell.innerText();
+    expect(shown).toContain(RECEIPT.confirmation);
+    expect(shown).toContain('"item": "line 12"');
     await page.close();
   }, 60_000);
 });
