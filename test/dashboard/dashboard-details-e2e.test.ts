@@ -59,7 +59,7 @@ export const TOOLS_FOR_SCRATCH = [
     async run({ steps }, ctx) {
       for (let step = 1; step <= steps; step++) {
         ctx.progress(step, steps, 'step');
-        await new Promise((resolve) => setTimeout(resolve, 15));
+        await new Promise((resolve) => setTimeout(resolve, 25));
       }
       return textResult(`${steps} steps`);
     },
@@ -75,7 +75,7 @@ describe('dashboard details in a real browser (issue 26 items 15, 16)', () => {
   beforeAll(async () => {
     ensureDashboardBuilt();
     browser = await launchChromium();
-    running = await startTasksServer({ tools: TOOLS_FOR_SCRATCH, limits: { pollIntervalMs: 50 } });
+    running = await startTasksServer({ tools: TOOLS_FOR_SCRATCH, limits: { pollIntervalMs: 50, statusFlushIntervalMs: 20 } });
     const dashboard = createDashboard({
       service: running.server.service.viewer,
       anonymous: { ownerKey: 'anonymous', scopes: [] },
@@ -151,6 +151,30 @@ describe('dashboard details in a real browser (issue 26 items 15, 16)', () => {
     const shown = await cell.innerText();
     expect(shown).toContain(RECEIPT.confirmation);
     expect(shown).toContain('"item": "line 12"');
+    await page.close();
+  }, 60_000);
+
+  it("item 16: a run's progress messages fold into one timeline row that shows the latest and their count, and opens to all of them", async () => {
+    const stepped = await task('counted_steps', { steps: 50 });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${base}/dashboard/tasks/${stepped}`);
+    const events = (
+      await page.evaluate(async (id) => (await (await fetch(`/dashboard/api/tasks/${id}`)).json()) as { events: Array<{ kind: string }> }, stepped)
+    ).events;
+    const messages = events.filter((event) => event.kind === 'message').length;
+    // The run wrote many statusMessages (one per 20 ms flush): what flooded the timeline.
+    expect(messages).toBeGreaterThanOrEqual(10);
+    const rows = page.locator('section[aria-labelledby="tl-h"] > ol.timeline > li');
+    await rows.first().waitFor({ timeout: 5_000 });
+    expect(await rows.count()).toBe(events.length - messages + 1);
+    const folded = page.locator('section[aria-labelledby="tl-h"] > ol.timeline > li.messages');
+    const summary = folded.locator('summary');
+    expect(await summary.innerText()).toContain('step (50/50)');
+    expect(await summary.innerText()).toContain(`the latest of ${messages} messages`);
+    expect(await folded.locator('ol.timeline > li').first().isVisible()).toBe(false);
+    await summary.click();
+    expect(await folded.locator('ol.timeline > li').count()).toBe(messages);
+    expect(await folded.locator('ol.timeline > li').first().isVisible()).toBe(true);
     await page.close();
   }, 60_000);
 });

@@ -12,12 +12,13 @@ import {
   type TaskStatus,
   type TaskSummary,
 } from './api.js';
-import { formatDuration, formatTime, h, replace } from './dom.js';
+import { badge, formatDuration, formatTime, h, replace } from './dom.js';
 import { noOperationsYet } from './domain-text.js';
 import { questionForm } from './form.js';
 import { showKillSwitch } from './kill-switch.js';
 import { operationsTable, showOperations } from './operations.js';
 import { showOverview } from './overview.js';
+import { timeline } from './timeline.js';
 
 /**
  * The dashboard page: a task list (filters, keyset paging, live) at `/dashboard` and a task page at
@@ -31,10 +32,6 @@ const live = document.getElementById('live') as HTMLElement;
 let current:
   | { kind: 'list' | 'task' | 'operations' | 'overview' | 'kill-switch'; refresh: (taskId: string) => void; killSwitch?: (next: KillSwitchPanel) => void }
   | undefined;
-
-function badge(status: TaskStatus): HTMLElement {
-  return h('span', { class: `badge s-${status}` }, status.replace('_', ' '));
-}
 
 function elapsed(task: TaskSummary): string {
   const end = task.status === 'completed' || task.status === 'failed' || task.status === 'cancelled' ? task.lastUpdatedAt : Date.now();
@@ -366,27 +363,7 @@ async function showTask(taskId: string): Promise<void> {
       resultSection(page),
       jsonBlock('Error', page.error, 'err-h'),
       jsonBlock('Arguments', task.arguments, 'args-h'),
-      h(
-        'section',
-        { 'aria-labelledby': 'tl-h' },
-        h('h2', { id: 'tl-h' }, 'Timeline'),
-        h(
-          'ol',
-          { class: 'timeline' },
-          ...page.events.map((event) =>
-            h(
-              'li',
-              {},
-              h('time', {}, formatTime(event.at)),
-              ' ',
-              h('strong', {}, event.kind),
-              ' ',
-              badge(event.status),
-              event.detail ? h('span', { class: 'detail' }, ` ${event.detail}`) : null,
-            ),
-          ),
-        ),
-      ),
+      h('section', { 'aria-labelledby': 'tl-h' }, h('h2', { id: 'tl-h' }, 'Timeline'), timeline(page.events)),
     );
     document.title = `${task.tool} ${task.status} · mcp-tasks`;
   };
