@@ -289,11 +289,12 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       );
       return sendJson(response, 200, reconcileViewOf(report, viewer));
     }
-    const match = /^\/tasks\/([A-Za-z0-9_-]{1,64})(\/cancel|\/answer)?$/.exec(path);
+    const match = /^\/tasks\/([A-Za-z0-9_-]{1,64})(\/cancel|\/answer|\/result)?$/.exec(path);
     if (!match) throw new HttpError(404, 'Not found');
     const taskId = match[1] as string;
     const action = match[2];
     if (action === undefined && request.method === 'GET') return sendJson(response, 200, pageOf(await options.service.inspect(viewer, taskId), viewer));
+    if (action === '/result' && request.method === 'GET') return await fullResult(response, viewer, taskId);
     if (action === '/cancel' && request.method === 'POST') {
       const { cancelled, task } = await options.service.cancel(viewer, taskId);
       return sendJson(response, 200, { cancelled, task: summaryOf(task) });
@@ -310,6 +311,29 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   async function list(viewer: Viewer, params: URLSearchParams): Promise<TaskListView> {
     const page = await options.service.browse(viewer, taskListQuery(params));
     return { tasks: page.tasks.map(summaryOf), nextBefore: page.nextBeforeSeq ?? null };
+  }
+
+  /**
+   * `GET /dashboard/api/tasks/<id>/result`: the whole result (the task page shows its first 64 KiB) as JSON,
+   * written part by part with its length announced, so a body cut short (the task deleted meanwhile) is seen as such.
+   */
+  async function fullResult(response: ServerResponse, viewer: Viewer, taskId: string): Promise<void> {
+    const whole = await options.service.fullResult(viewer, taskId);
+    if (!whole) throw new HttpError(404, 'This task has no result');
+    response.writeHead(200, {
+      ...SECURITY_HEADERS,
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(whole.bytes),
+      'content-disposition': `inline; filename="result-${taskId}.json"`,
+      'cache-control': 'no-store',
+    });
+    let written = 0;
+    for await (const part of whole.parts()) {
+      written += part.byteLength;
+      if (!response.write(part)) await new Promise((resolve) => response.once('drain', resolve));
+    }
+    if (written < whole.bytes) response.destroy();
+    else response.end();
   }
 
   async function operations(viewer: Viewer, params: URLSearchParams): Promise<unknown> {

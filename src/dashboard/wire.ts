@@ -69,6 +69,12 @@ export interface TaskPageView {
    */
   resultText: BoundedJson | null;
   resultStructured: BoundedJson | null;
+  /**
+   * The whole result, when the page shows less of it: `href` answers it as JSON (`bytes` long). A result longer
+   * than the page's bound, or one stored in chunks (larger than the server's `maxResultBytes`, whose stored form is
+   * a preview with a note); `null` otherwise.
+   */
+  fullResult: { href: string; bytes: number } | null;
   error: BoundedJson | null;
   questions: QuestionView[];
   permissions: { cancel: boolean; answer: boolean };

@@ -1,8 +1,8 @@
 /**
  * Issue 26 items 15 and 16 in a real browser (headless Debian Chromium through playwright-core) against an
  * in-process server with the dashboard mounted (no authentication: the one anonymous viewer): the first view shows
- * its data with every API request and the event stream held unanswered; a long receipt stays readable; a run's
- * progress entries fold into one timeline row.
+ * its data with every API request and the event stream held unanswered; a result the page shows only part of
+ * links to the whole one; a long receipt stays readable; a run's progress entries fold into one timeline row.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,7 +28,24 @@ const RECEIPT = {
   lines: Array.from({ length: 12 }, (_, index) => ({ item: `line ${index + 1}`, amount: (index + 1) * 10, currency: 'EUR' })),
 };
 
-export const TOOLS_FOR_SCRATCH = [
+/** A result text of `chars` characters, numbered lines so a cut anywhere shows. */
+const longText = (chars: number): string =>
+  Array.from({ length: Math.ceil(chars / 20) }, (_, index) => `line ${String(index).padStart(13, '0')}`)
+    .join('\n')
+    .slice(0, chars);
+/** Results above this many bytes of JSON are stored in chunks, their stored form a preview (issue 10 §2). */
+const MAX_RESULT_BYTES = 200_000;
+
+const tools = [
+  defineTool({
+    name: 'long_report',
+    description: 'Returns a text of `chars` characters.',
+    execution: 'task-optional',
+    inputSchema: z.object({ chars: z.number().int().min(1) }),
+    async run({ chars }) {
+      return textResult(longText(chars));
+    },
+  }),
   defineTool({
     name: 'pay_with_receipt',
     description: 'Pays; the system of record confirms with a long receipt.',
@@ -75,7 +92,7 @@ describe('dashboard details in a real browser (issue 26 items 15, 16)', () => {
   beforeAll(async () => {
     ensureDashboardBuilt();
     browser = await launchChromium();
-    running = await startTasksServer({ tools: TOOLS_FOR_SCRATCH, limits: { pollIntervalMs: 50, statusFlushIntervalMs: 20 } });
+    running = await startTasksServer({ tools, limits: { pollIntervalMs: 50, statusFlushIntervalMs: 20, maxResultBytes: MAX_RESULT_BYTES } });
     const dashboard = createDashboard({
       service: running.server.service.viewer,
       anonymous: { ownerKey: 'anonymous', scopes: [] },
@@ -128,6 +145,36 @@ describe('dashboard details in a real browser (issue 26 items 15, 16)', () => {
     await page.goto(`${base}/dashboard/tasks/${stepped}`, { waitUntil: 'domcontentloaded' });
     await page.locator('h1 .badge', { hasText: 'completed' }).waitFor({ timeout: 5_000 });
     expect(await page.locator('pre.result-text').textContent()).toBe('3 steps');
+    await page.close();
+  }, 60_000);
+
+  for (const [what, chars] of [
+    ['longer than the page shows (100,000 characters, stored whole)', 100_000],
+    ['stored in chunks (300,000 characters, more than maxResultBytes: its stored form is a preview)', 300_000],
+  ] as const) {
+    it(`item 15: a result ${what}: the page links to the full result, which is the tool's whole text`, async () => {
+      const taskId = await task('long_report', { chars });
+      const page = await browser.newPage();
+      await page.goto(`${base}/dashboard/tasks/${taskId}`);
+      const link = page.locator('section[aria-labelledby="res-h"] a.full-result');
+      await link.waitFor({ timeout: 5_000 });
+      const href = (await link.getAttribute('href')) as string;
+      // The link opens the answer itself (not a view of the page), and that answer is the whole result.
+      await link.click();
+      await page.waitForURL(`${base}${href}`);
+      const whole = JSON.parse((await page.locator('body').innerText()).trim()) as { content: Array<{ type: string; text: string }> };
+      expect(whole.content[0]?.text).toBe(longText(chars));
+      await page.close();
+    }, 60_000);
+  }
+
+  it('item 15: a short result has no "full result" link (the page shows it whole)', async () => {
+    const taskId = await task('long_report', { chars: 500 });
+    const page = await browser.newPage();
+    await page.goto(`${base}/dashboard/tasks/${taskId}`);
+    await page.locator('pre.result-text').waitFor({ timeout: 5_000 });
+    expect(await page.locator('pre.result-text').textContent()).toBe(longText(500));
+    expect(await page.locator('a.full-result').count()).toBe(0);
     await page.close();
   }, 60_000);
 

@@ -249,6 +249,11 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
     const unknown = await fetch(`${base}/dashboard/api/tasks/AAAAAAAAAAAAAAAAAAAAAA`, { headers: { cookie: bob.cookie } });
     expect([foreign.status, unknown.status]).toEqual([404, 404]);
     expect(await foreign.text()).toBe(await unknown.text());
+    // The full result (issue 26 item 15) follows the same rule: another owner's task reads as an unknown id.
+    const foreignResult = await fetch(`${base}/dashboard/api/tasks/${aliceTask}/result`, { headers: { cookie: bob.cookie } });
+    const unknownResult = await fetch(`${base}/dashboard/api/tasks/AAAAAAAAAAAAAAAAAAAAAA/result`, { headers: { cookie: bob.cookie } });
+    expect([foreignResult.status, unknownResult.status]).toEqual([404, 404]);
+    expect(await foreignResult.text()).toBe(await unknownResult.text());
     const bobCancel = await fetch(`${base}/dashboard/api/tasks/${aliceTask}/cancel`, {
       method: 'POST',
       headers: { cookie: bob.cookie, 'x-csrf-token': bob.csrf, 'content-type': 'application/json' },

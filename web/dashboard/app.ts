@@ -226,11 +226,25 @@ function collapsed(summary: string, value: Bounded, className: string): HTMLElem
  */
 function resultSection(page: TaskPage): HTMLElement | null {
   if (!page.result) return null;
-  if (!page.resultText) return jsonBlock('Result', page.result, 'res-h');
+  const full = page.fullResult
+    ? h(
+        'p',
+        { class: 'small' },
+        'This page shows part of the result: ',
+        h('a', { href: page.fullResult.href, class: 'full-result' }, `the full result (${page.fullResult.bytes.toLocaleString('en')} bytes of JSON)`),
+        '.',
+      )
+    : null;
+  if (!page.resultText) {
+    const block = jsonBlock('Result', page.result, 'res-h');
+    block?.append(...(full ? [full] : []));
+    return block;
+  }
   return h(
     'section',
     { 'aria-labelledby': 'res-h' },
     h('h2', { id: 'res-h' }, 'Result'),
+    full,
     h('pre', { class: 'result-text', tabindex: '0' }, page.resultText.text),
     page.resultText.truncated
       ? h(
@@ -451,7 +465,9 @@ async function start(): Promise<void> {
     const link = (event.target as Element).closest('a');
     if (!link || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
     const url = new URL(link.href);
-    if (url.origin !== location.origin || !url.pathname.startsWith('/dashboard') || url.pathname.startsWith('/dashboard/login')) return;
+    // The API's answers (the full result) open as themselves, not as a view of the page.
+    const view = url.pathname.startsWith('/dashboard') && !url.pathname.startsWith('/dashboard/login') && !url.pathname.startsWith('/dashboard/api/');
+    if (url.origin !== location.origin || !view) return;
     event.preventDefault();
     navigate(url.pathname + url.search);
   });
