@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { silentLogger } from '../../src/core/logger.js';
 import { defineTool, textResult } from '../../src/core/tool.js';
 import { createDashboard } from '../../src/dashboard/http.js';
-import { ensureDashboardBuilt, launchChromium } from '../helpers/browser.js';
+import { axeSerious, ensureDashboardBuilt, launchChromium } from '../helpers/browser.js';
 import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 
@@ -198,6 +198,7 @@ describe('dashboard details in a real browser (issue 26 items 15, 16)', () => {
     const shown = await cell.innerText();
     expect(shown).toContain(RECEIPT.confirmation);
     expect(shown).toContain('"item": "line 12"');
+    expect(await axeSerious(page)).toEqual([]);
     await page.close();
   }, 60_000);
 
@@ -222,6 +223,7 @@ describe('dashboard details in a real browser (issue 26 items 15, 16)', () => {
     await summary.click();
     expect(await folded.locator('ol.timeline > li').count()).toBe(messages);
     expect(await folded.locator('ol.timeline > li').first().isVisible()).toBe(true);
+    expect(await axeSerious(page)).toEqual([]);
     await page.close();
   }, 60_000);
 });
