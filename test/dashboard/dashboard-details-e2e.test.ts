@@ -4,17 +4,14 @@
  * its data with every API request and the event stream held unanswered; a result the page shows only part of
  * links to the whole one; a long receipt stays readable; a run's progress entries fold into one timeline row.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
 import { silentLogger } from '../../src/core/logger.js';
 import { defineTool, textResult } from '../../src/core/tool.js';
-import { createDashboard } from '../../src/dashboard/http.js';
 import { axeSerious, ensureDashboardBuilt, launchChromium } from '../helpers/browser.js';
+import { serveDashboard, type ServedDashboard } from '../helpers/dashboard-server.js';
 import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 
@@ -85,7 +82,7 @@ const tools = [
 
 describe('dashboard details in a real browser (issue 26 items 15, 16)', () => {
   let running: RunningTasksServer;
-  let http: Server;
+  let dashboard: ServedDashboard | undefined;
   let base: string;
   let browser: Browser;
 
@@ -93,21 +90,18 @@ describe('dashboard details in a real browser (issue 26 items 15, 16)', () => {
     ensureDashboardBuilt();
     browser = await launchChromium();
     running = await startTasksServer({ tools, limits: { pollIntervalMs: 50, statusFlushIntervalMs: 20, maxResultBytes: MAX_RESULT_BYTES } });
-    const dashboard = createDashboard({
+    dashboard = await serveDashboard({
       service: running.server.service.viewer,
       anonymous: { ownerKey: 'anonymous', scopes: [] },
       allowedHosts: ['127.0.0.1'],
       logger: silentLogger,
     });
-    http = createServer((request, response) => void dashboard.handle(request, response));
-    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    base = dashboard.base;
   }, 60_000);
 
   afterAll(async () => {
     await browser?.close();
-    http?.closeAllConnections();
-    await new Promise<void>((resolve) => (http ? http.close(() => resolve()) : resolve()));
+    await dashboard?.close();
     await running?.close();
   });
 

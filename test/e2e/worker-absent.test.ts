@@ -87,26 +87,14 @@ describe('serve --no-worker with no live worker: every reader is told the task w
   it('R12/R14/R15, E11/E15, R34, E33 and the dashboard: the create answers of both generations, the v1 GET stream, the v2 listen stream and the dashboard say "waiting for a worker", not the tool\'s "Started scanning"; with a worker the same call says what the tool said', async () => {
     // Two API processes on one store (sessions shared through the secret): a v1 session's GET stream on the second
     // follows the task its tools/call created on the first, and sends its current status first (SessionStreams).
-    const apiArgs = (id: string) => [
-      '--no-worker',
-      '--dashboard',
-      '--instance-id',
-      id,
-      '--store',
-      fixture.storeArg,
-      '--no-builtins',
-      '--tools',
-      ANNOUNCED,
-      '--heartbeat-ms',
-      '200',
-    ];
+    const shared = ['--store', fixture.storeArg, '--no-builtins', '--tools', ANNOUNCED, '--heartbeat-ms', '200'];
+    const apiArgs = (id: string) => ['--no-worker', '--dashboard', '--instance-id', id, ...shared];
     const env = { MCP_TASKS_SECRET: 'worker-absent-e2e-secret-0123456789abcdef' };
     const [api, other] = await Promise.all([
       startServerProcess(join(temp.dir, 'api'), apiArgs('api-waiting'), env),
       startServerProcess(join(temp.dir, 'api-2'), apiArgs('api-waiting-2'), env),
     ]);
-    fixture.processes.push(other);
-    fixture.processes.push(api);
+    fixture.processes.push(other, api);
     const call = { name: 'announced_scan', arguments: { target: 'fleet-a' } };
 
     // v2: the flat CreateTaskResult (E8) — its statusMessage (E11: shown to user or model) is the waiting line; the
@@ -140,21 +128,7 @@ describe('serve --no-worker with no live worker: every reader is told the task w
 
     // Negative control: a worker starts; the next call's answer says what the tool said (the API has seen the
     // worker once its registry look finds it live).
-    fixture.processes.push(
-      await startWorkerProcess([
-        '--data-dir',
-        join(temp.dir, 'w'),
-        '--store',
-        fixture.storeArg,
-        '--no-builtins',
-        '--tools',
-        ANNOUNCED,
-        '--heartbeat-ms',
-        '200',
-        '--instance-id',
-        'worker-waiting',
-      ]),
-    );
+    fixture.processes.push(await startWorkerProcess(['--data-dir', join(temp.dir, 'w'), '--instance-id', 'worker-waiting', ...shared]));
     const withWorker = await eventually(
       "a create answer with the tool's own words",
       async () => {
