@@ -8,7 +8,7 @@ import type { ViewerQuery } from '../service/viewer/viewer.js';
 /** Largest page of the task list. */
 const PAGE_SIZE_MAX = 200;
 /** Page size when the query names none (what the page asks for). */
-export const PAGE_SIZE_DEFAULT = 50;
+const PAGE_SIZE_DEFAULT = 50;
 /** Most ledger rows the operations view lists. */
 const OPERATIONS_MAX = 500;
 const STATUSES: readonly TaskStatus[] = ['working', 'input_required', 'completed', 'failed', 'cancelled'];

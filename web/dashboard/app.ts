@@ -22,8 +22,9 @@ import { timeline } from './timeline.js';
 
 /**
  * The dashboard page: a task list (filters, keyset paging, live) at `/dashboard` and a task page at
- * `/dashboard/tasks/<id>`. Live updates come from one EventSource on `/dashboard/api/events` (the server's event
- * feed); the page never polls — the browser's EventSource reconnects by itself.
+ * `/dashboard/tasks/<id>`. The first view renders from the data the server wrote into the page (`api.ts`, issue 26
+ * item 15), so it needs no request; live updates come from one EventSource on `/dashboard/api/events` (the server's
+ * event feed); the page never polls — the browser's EventSource reconnects by itself.
  */
 
 const STATUSES: TaskStatus[] = ['working', 'input_required', 'completed', 'failed', 'cancelled'];
