@@ -7,20 +7,19 @@ import { isJsonContentType } from '@modelcontextprotocol/server';
 
 import { isTaskNotFound, TasksError } from '../core/errors.js';
 import { type KillSwitchControl, KillSwitchInputError, type KillSwitchView } from '../core/kill-switch.js';
-import type { OperationStatus } from '../core/ledger.js';
 import type { Logger } from '../core/logger.js';
 import { discardBody, readRequestBody } from '../core/request-body.js';
-import type { TaskStatus } from '../core/task.js';
 import { ErrorCode } from '../protocol/constants.js';
 import { killSwitchAccess } from '../service/access.js';
 import type { Viewer } from '../service/viewer/viewer.js';
 import type { ViewerService } from '../service/viewer/viewer-service.js';
 import { type OidcSignIn, SIGN_IN_COOKIE, SignInError, SignInUnavailableError } from './oidc-sign-in.js';
 import { appShell, CONTENT_SECURITY_POLICY, loginPage, signedInPage } from './pages.js';
+import { operationListQuery, taskListQuery } from './queries.js';
 import { cookieValue, DashboardSessions, processCsrfToken, sameToken, SESSION_COOKIE } from './sessions.js';
 import { DashboardUnavailableError, type ViewerVerifier } from './verifier.js';
 import { operationOf, pageOf, reconcileViewOf, summaryOf } from './views.js';
-import type { KillSwitchPanelView } from './wire.js';
+import type { InitialView, KillSwitchPanelView, SessionView, TaskListView } from './wire.js';
 
 /** Options of {@link createDashboard}. */
 export interface DashboardOptions {
@@ -62,11 +61,6 @@ export interface Dashboard {
   close(): void;
 }
 
-const PAGE_SIZE_MAX = 200;
-const STATUSES: readonly TaskStatus[] = ['working', 'input_required', 'completed', 'failed', 'cancelled'];
-const OPERATION_STATUSES: readonly OperationStatus[] = ['pending', 'confirmed', 'failed', 'unknown'];
-/** Most ledger rows the operations view lists. */
-const OPERATIONS_MAX = 500;
 /** Largest body of a dashboard POST (a token, an answer form). */
 const MAX_BODY_BYTES = 64 * 1024;
 const DEFAULT_ASSETS = resolve(dirname(fileURLToPath(import.meta.url)), '../../dist/dashboard/assets');
@@ -275,15 +269,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       body = await readJson(request);
     } else if (request.method !== 'GET') throw new HttpError(405, 'Method not allowed');
 
-    if (path === '/session' && request.method === 'GET') {
-      return sendJson(response, 200, {
-        owner: viewer.ownerKey,
-        scopes: viewer.scopes,
-        csrf: who.csrf,
-        signedIn: options.verify !== undefined,
-        killSwitch: killSwitchRights(viewer),
-      });
-    }
+    if (path === '/session' && request.method === 'GET') return sendJson(response, 200, sessionView(who));
     if (path === '/kill-switch') return await killSwitch(request, response, viewer, body);
     if (path === '/logout' && request.method === 'POST') {
       sessions.close(who.sessionId);
@@ -303,11 +289,12 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       );
       return sendJson(response, 200, reconcileViewOf(report, viewer));
     }
-    const match = /^\/tasks\/([A-Za-z0-9_-]{1,64})(\/cancel|\/answer)?$/.exec(path);
+    const match = /^\/tasks\/([A-Za-z0-9_-]{1,64})(\/cancel|\/answer|\/result)?$/.exec(path);
     if (!match) throw new HttpError(404, 'Not found');
     const taskId = match[1] as string;
     const action = match[2];
     if (action === undefined && request.method === 'GET') return sendJson(response, 200, pageOf(await options.service.inspect(viewer, taskId), viewer));
+    if (action === '/result' && request.method === 'GET') return await fullResult(response, viewer, taskId);
     if (action === '/cancel' && request.method === 'POST') {
       const { cancelled, task } = await options.service.cancel(viewer, taskId);
       return sendJson(response, 200, { cancelled, task: summaryOf(task) });
@@ -321,45 +308,59 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     throw new HttpError(405, 'Method not allowed');
   }
 
-  async function list(viewer: Viewer, params: URLSearchParams): Promise<unknown> {
-    const statuses = (params.get('status') ?? '').split(',').filter((value): value is TaskStatus => (STATUSES as readonly string[]).includes(value));
-    const number = (name: string): number | undefined => {
-      const raw = params.get(name);
-      if (raw === null || raw === '') return undefined;
-      const value = Number(raw);
-      if (!Number.isSafeInteger(value) || value < 0) throw new HttpError(400, `${name} must be a non-negative integer`);
-      return value;
-    };
-    const limit = Math.min(number('limit') ?? 50, PAGE_SIZE_MAX);
-    const tool = params.get('tool') ?? '';
-    const text = (params.get('q') ?? '').slice(0, 200);
-    const from = number('from');
-    const to = number('to');
-    const before = number('before');
-    const page = await options.service.browse(viewer, {
-      limit: Math.max(limit, 1),
-      ...(statuses.length > 0 ? { statuses } : {}),
-      ...(tool ? { toolName: tool } : {}),
-      ...(text ? { text } : {}),
-      ...(from === undefined ? {} : { createdFrom: from }),
-      ...(to === undefined ? {} : { createdTo: to }),
-      ...(before === undefined ? {} : { beforeSeq: before }),
-    });
+  async function list(viewer: Viewer, params: URLSearchParams): Promise<TaskListView> {
+    const page = await options.service.browse(viewer, taskListQuery(params));
     return { tasks: page.tasks.map(summaryOf), nextBefore: page.nextBeforeSeq ?? null };
   }
 
-  /** `?status=unknown,pending` (default: `unknown`, the rows an operator must decide) or `?status=all`. */
-  async function operations(viewer: Viewer, params: URLSearchParams): Promise<unknown> {
-    const raw = params.get('status') ?? 'unknown';
-    const statuses = raw === 'all' ? undefined : raw.split(',').filter((value) => value !== '');
-    for (const status of statuses ?? [])
-      if (!(OPERATION_STATUSES as readonly string[]).includes(status))
-        throw new HttpError(400, `status must be all or a list of ${OPERATION_STATUSES.join(', ')}`);
-    const rows = await options.service.operations(viewer, {
-      ...(statuses && statuses.length > 0 ? { statuses: statuses as OperationStatus[] } : {}),
-      limit: OPERATIONS_MAX,
+  /**
+   * `GET /dashboard/api/tasks/<id>/result`: the whole result (the task page shows its first 64 KiB) as JSON,
+   * written part by part with its length announced, so a body cut short (the task deleted meanwhile) is seen as such.
+   */
+  async function fullResult(response: ServerResponse, viewer: Viewer, taskId: string): Promise<void> {
+    const whole = await options.service.fullResult(viewer, taskId);
+    if (!whole) throw new HttpError(404, 'This task has no result');
+    response.writeHead(200, {
+      ...SECURITY_HEADERS,
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(whole.bytes),
+      'content-disposition': `inline; filename="result-${taskId}.json"`,
+      'cache-control': 'no-store',
     });
+    let written = 0;
+    for await (const part of whole.parts()) {
+      written += part.byteLength;
+      if (!response.write(part)) await new Promise((resolve) => response.once('drain', resolve));
+    }
+    if (written < whole.bytes) response.destroy();
+    else response.end();
+  }
+
+  async function operations(viewer: Viewer, params: URLSearchParams): Promise<unknown> {
+    const rows = await options.service.operations(viewer, operationListQuery(params));
     return { operations: rows.map((row) => operationOf(row.operation, row.mayReconcile)) };
+  }
+
+  function sessionView(who: { viewer: Viewer; csrf: string }): SessionView {
+    const { viewer, csrf } = who;
+    return { owner: viewer.ownerKey, scopes: [...viewer.scopes], csrf, signedIn: options.verify !== undefined, killSwitch: killSwitchRights(viewer) };
+  }
+
+  /**
+   * The data of the page's first view, written into the page (issue 26 item 15): a headless screenshot, or a
+   * browser whose event stream is slow, shows the rows at once. The task list's page as `/dashboard/api/tasks`
+   * answers it for the same query; a task page as `/dashboard/api/tasks/<id>` (none for an unseen task: the page
+   * asks and says "not found"). Other views fetch theirs at once.
+   */
+  async function initialView(url: URL, who: { viewer: Viewer; csrf: string }): Promise<InitialView> {
+    const initial: InitialView = { url: url.pathname + url.search, session: sessionView(who) };
+    if (url.pathname === '/dashboard' || url.pathname === '/dashboard/') initial.tasks = await list(who.viewer, url.searchParams);
+    const taskId = /^\/dashboard\/tasks\/([A-Za-z0-9_-]{1,64})$/.exec(url.pathname)?.[1];
+    if (taskId !== undefined) {
+      const page = await options.service.inspect(who.viewer, taskId).catch((error: unknown) => (isTaskNotFound(error) ? undefined : Promise.reject(error)));
+      if (page) initial.task = pageOf(page, who.viewer);
+    }
+    return initial;
   }
 
   function killSwitchRights(viewer: Viewer): { see: boolean; change: boolean } {
@@ -458,7 +459,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
         url.pathname === '/dashboard/kill-switch' ||
         /^\/dashboard\/tasks\/[^/]+$/.test(url.pathname)
       ) {
-        return send(response, 200, 'text/html; charset=utf-8', appShell());
+        return send(response, 200, 'text/html; charset=utf-8', appShell(await initialView(url, who)));
       }
       throw new HttpError(404, 'Not found');
     } catch (error) {

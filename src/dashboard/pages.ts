@@ -1,7 +1,10 @@
 /**
- * The two HTML documents the dashboard serves. Neither carries a script of its own (the Content-Security-Policy
- * allows only `/dashboard/assets/app.js`); every interpolated value goes through {@link escapeHtml}.
+ * The HTML documents the dashboard serves. None carries a script of its own (the Content-Security-Policy allows
+ * only `/dashboard/assets/app.js`; the shell's JSON data block is never run); every interpolated value goes through
+ * {@link escapeHtml} or {@link jsonDataBlock}.
  */
+
+import type { InitialView } from './wire.js';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -41,11 +44,23 @@ ${body}
 `;
 }
 
-/** The application shell: the script renders the list or a task page into `<main>` from the URL. */
-export function appShell(): string {
+/**
+ * `value` as the text of a `<script type="application/json">` data block: `<`, `>` and `&` as JSON escapes, so no
+ * string in it (task statusMessages are untrusted) can end the element or open a comment. A data block is never
+ * run, so the CSP (`script-src 'self'`) does not apply to it.
+ */
+export function jsonDataBlock(value: unknown): string {
+  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * The application shell: the script renders the list or a task page into `<main>` from the URL, starting from
+ * `initial` when given (the data of the first view, so it shows without waiting for a request).
+ */
+export function appShell(initial?: InitialView): string {
   return documentOf(
     'mcp-tasks dashboard',
-    `<a class="skip" href="#main">Skip to content</a>
+    `${initial ? `<script type="application/json" id="initial-data">${jsonDataBlock(initial)}</script>\n` : ''}<a class="skip" href="#main">Skip to content</a>
 <header class="top"><a class="brand" href="/dashboard">mcp-tasks</a><nav class="views" aria-label="Views"><a href="/dashboard">Tasks</a><a href="/dashboard/operations">Operations</a><a href="/dashboard/overview">Overview</a></nav><span id="who" class="who"></span><span id="live" class="live" role="status" aria-live="polite"></span><button id="logout" type="button" hidden>Sign out</button></header>
 <main id="main" tabindex="-1"><p>Loading…</p><noscript>The dashboard needs JavaScript.</noscript></main>`,
     true,

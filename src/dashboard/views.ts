@@ -1,6 +1,7 @@
 import type { OperationRecord } from '../core/ledger.js';
 import type { TaskEvent } from '../core/store.js';
 import type { InputRequestRecord, JsonObject, JsonValue, TaskRecord } from '../core/task.js';
+import { largeResultMetaOf } from '../protocol/result-uri.js';
 import { mayReconcile } from '../service/access.js';
 import type { ReconcileReport } from '../service/viewer/operations.js';
 import type { TaskInspection } from '../service/viewer/viewer.js';
@@ -107,6 +108,7 @@ export function pageOf(inspection: TaskInspection, viewer: Viewer): TaskPageView
     result: outcome?.kind === 'result' ? boundedJson(outcome.result) : null,
     resultText: outcome?.kind === 'result' ? resultTextOf(outcome.result) : null,
     resultStructured: outcome?.kind === 'result' ? structuredOf(outcome.result) : null,
+    fullResult: outcome?.kind === 'result' ? fullResultOf(task.taskId, outcome.result) : null,
     error: outcome?.kind === 'error' ? boundedJson(outcome.error as unknown as JsonValue) : null,
     questions: (details.inputRequests ?? []).map(questionOf),
     permissions,
@@ -114,6 +116,19 @@ export function pageOf(inspection: TaskInspection, viewer: Viewer): TaskPageView
     declaresOperations: inspection.declaresOperations,
   };
 }
+
+/**
+ * Where the whole result is read when the page shows less of it (issue 26 item 15): a result longer than the page's
+ * bound, or one stored in chunks (larger than `maxResultBytes`, issue 10 §2) whose stored form is a preview.
+ */
+function fullResultOf(taskId: string, result: JsonObject): TaskPageView['fullResult'] {
+  const large = largeResultMetaOf(result);
+  if (large) return { href: fullResultHref(taskId), bytes: large.bytes };
+  const text = JSON.stringify(result, null, 2);
+  return text.length > MAX_SHOWN_JSON_CHARS ? { href: fullResultHref(taskId), bytes: Buffer.byteLength(text) } : null;
+}
+
+const fullResultHref = (taskId: string): string => `/dashboard/api/tasks/${encodeURIComponent(taskId)}/result`;
 
 /**
  * Runs started, as the timeline shows them: the highest `attempt` event, or the row's count when higher. The row's

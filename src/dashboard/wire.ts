@@ -69,6 +69,12 @@ export interface TaskPageView {
    */
   resultText: BoundedJson | null;
   resultStructured: BoundedJson | null;
+  /**
+   * The whole result, when the page shows less of it: `href` answers it as JSON (`bytes` long). A result longer
+   * than the page's bound, or one stored in chunks (larger than the server's `maxResultBytes`, whose stored form is
+   * a preview with a note); `null` otherwise.
+   */
+  fullResult: { href: string; bytes: number } | null;
   error: BoundedJson | null;
   questions: QuestionView[];
   permissions: { cancel: boolean; answer: boolean };
@@ -132,6 +138,26 @@ export interface OverviewView {
     runTimeMedianMs: number | null;
     runTimeMaxMs: number | null;
   }>;
+}
+
+/** `GET /dashboard/api/tasks?…`: one page of the task list, newest first. */
+export interface TaskListView {
+  tasks: TaskSummary[];
+  /** `before` of the next (older) page, `null` on the last. */
+  nextBefore: number | null;
+}
+
+/**
+ * What the server writes into the page it serves (a JSON data block, `#initial-data`), so the first view renders
+ * without waiting for a request (issue 26 item 15): the session, and the data of the view at `url` — the task list's
+ * page or the task page — as the API would answer it now. The event stream only updates it.
+ */
+export interface InitialView {
+  /** The page's path and query as the server saw it; the page uses `tasks` / `task` only for this same URL. */
+  url: string;
+  session: SessionView;
+  tasks?: TaskListView;
+  task?: TaskPageView;
 }
 
 /** `GET /dashboard/api/session`. */

@@ -48,7 +48,10 @@ export function fallbackCreatedAnswer(record: TaskRecord, immediateResponse: str
   const args = argumentsFor(task.taskId);
   const text =
     `${immediateResponse === undefined ? '' : `${immediateResponse}\n`}` +
-    `Started as task ${task.taskId} (status: ${task.status}). It keeps running after this answer. ` +
+    // What the task says beyond the tool's own words: a task no worker runs yet says so ("waiting for a worker …",
+    // issue 26 item 6) instead of reading as running.
+    `Started as task ${task.taskId} (status: ${task.status}${task.statusMessage === null || task.statusMessage === immediateResponse ? '' : `: ${task.statusMessage}`}). ` +
+    `It carries on after this answer. ` +
     `Call get_task_status ${args} to see how it goes (again about every ${seconds(task.pollIntervalMs)} s), ` +
     `get_task_result ${args} once it has completed, or cancel_task ${args} to stop it.`;
   return textAnswer(text, taskFacts(task));

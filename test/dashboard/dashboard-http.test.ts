@@ -4,8 +4,7 @@
  * read-only unless it also holds `tasks:cancel`) — each with the request that must succeed beside it.
  */
 import { writeFileSync } from 'node:fs';
-import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request } from 'node:http';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,11 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { ownerKeyOf } from '../../src/core/owner.js';
-import { createDashboard } from '../../src/dashboard/http.js';
 import { viewerVerifier } from '../../src/dashboard/verifier.js';
 import { Scope, TASK_SCOPES } from '../../src/protocol/scopes.js';
 import type { Viewer } from '../../src/service/viewer/viewer.js';
 import { conformanceFixtureTools } from '../../src/tools/fixtures/conformance.js';
+import { serveDashboard, type ServedDashboard } from '../helpers/dashboard-server.js';
 import { sendHttp, sendRawHttp } from '../helpers/raw-http.js';
 import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -36,7 +35,7 @@ const ALICE: Viewer = { ownerKey: ownerKeyOf(principal('alice')), scopes: TASK_S
 
 describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => {
   let running: RunningTasksServer;
-  let http: Server;
+  let dashboard: ServedDashboard;
   let base: string;
   let host: string;
   let aliceTask: string;
@@ -49,17 +48,14 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
     writeFileSync(tokenFile, JSON.stringify({ tokens: TOKENS }));
     const auth = TokenFileAuthenticator.fromFile(tokenFile);
     running = await startTasksServer({ tools: conformanceFixtureTools(), auth });
-    const dashboard = createDashboard({
+    dashboard = await serveDashboard({
       service: running.server.service.viewer,
       verify: viewerVerifier(auth),
       anonymous: { ownerKey: 'anonymous', scopes: [] },
       allowedHosts: ['127.0.0.1'],
       logger: silentLogger,
     });
-    http = createServer((request, response) => void dashboard.handle(request, response));
-    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-    host = `127.0.0.1:${(http.address() as AddressInfo).port}`;
-    base = `http://${host}`;
+    ({ host, base } = dashboard);
     const created = await postModern(
       running.url,
       'tools/call',
@@ -71,8 +67,7 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
   });
 
   afterAll(async () => {
-    http.closeAllConnections();
-    await new Promise<void>((resolve) => http.close(() => resolve()));
+    await dashboard.close();
     await running.close();
     temp.remove();
   });
@@ -130,7 +125,14 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
       expect(response.headers.get('x-content-type-options'), path).toBe('nosniff');
     }
     const shell = await (await fetch(`${base}/dashboard`, { headers: { cookie } })).text();
-    expect([...shell.matchAll(/<script[^>]*>/g)].map((match) => match[0])).toEqual(['<script type="module" src="/dashboard/assets/app.js">']);
+    // The one script is the bundle; the other element is the first view's data (issue 26 item 15), a JSON block a
+    // browser never runs, with no `<` in it that could end it.
+    expect([...shell.matchAll(/<script[^>]*>/g)].map((match) => match[0])).toEqual([
+      '<script type="module" src="/dashboard/assets/app.js">',
+      '<script type="application/json" id="initial-data">',
+    ]);
+    const data = /<script type="application\/json" id="initial-data">([^<]*)<\/script>/.exec(shell)?.[1];
+    expect(JSON.parse(data ?? 'null')).toMatchObject({ url: '/dashboard', session: { owner: expect.any(String) }, tasks: { tasks: expect.any(Array) } });
   });
 
   it('signed out: pages redirect to the sign-in page, the API answers 401, a forged cookie is nobody', async () => {
@@ -242,6 +244,11 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
     const unknown = await fetch(`${base}/dashboard/api/tasks/AAAAAAAAAAAAAAAAAAAAAA`, { headers: { cookie: bob.cookie } });
     expect([foreign.status, unknown.status]).toEqual([404, 404]);
     expect(await foreign.text()).toBe(await unknown.text());
+    // The full result (issue 26 item 15) follows the same rule: another owner's task reads as an unknown id.
+    const foreignResult = await fetch(`${base}/dashboard/api/tasks/${aliceTask}/result`, { headers: { cookie: bob.cookie } });
+    const unknownResult = await fetch(`${base}/dashboard/api/tasks/AAAAAAAAAAAAAAAAAAAAAA/result`, { headers: { cookie: bob.cookie } });
+    expect([foreignResult.status, unknownResult.status]).toEqual([404, 404]);
+    expect(await foreignResult.text()).toBe(await unknownResult.text());
     const bobCancel = await fetch(`${base}/dashboard/api/tasks/${aliceTask}/cancel`, {
       method: 'POST',
       headers: { cookie: bob.cookie, 'x-csrf-token': bob.csrf, 'content-type': 'application/json' },

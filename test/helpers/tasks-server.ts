@@ -15,6 +15,7 @@ import type { ShadowSettings } from '../../src/execution/shadow-watch.js';
 import { createTasksServer, type TasksServer } from '../../src/server/create-tasks-server.js';
 import type { TaskModeGate } from '../../src/service/calls/task-mode-gate.js';
 import type { TaskServiceHook } from '../../src/service/hooks.js';
+import type { WorkerPresence } from '../../src/service/worker-presence.js';
 import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { makeTempDir } from './temp-dir.js';
 
@@ -60,6 +61,8 @@ export async function startTasksServer(options: {
   shadow?: ShadowSettings;
   /** The kill switch / canary gate (issue 15). */
   gate?: TaskModeGate;
+  /** With `worker: false`: who runs tasks elsewhere, built over the server's store (`serve --no-worker`'s `WorkerPresence`). */
+  workers?: (store: SqliteTaskStore) => Pick<WorkerPresence, 'view'>;
 }): Promise<RunningTasksServer> {
   const temp = options.dbPath ? undefined : makeTempDir();
   const dbPath = options.dbPath ?? join(temp!.dir, 'tasks.db');
@@ -92,6 +95,7 @@ export async function startTasksServer(options: {
     ...(options.workerObserver ? { workerObserver: options.workerObserver } : {}),
     ...(options.shadow ? { shadow: options.shadow } : {}),
     ...(options.gate ? { gate: options.gate } : {}),
+    ...(options.workers ? { workers: options.workers(store) } : {}),
   });
   route.handle = (request, response) => void server.handleHttp(request, response);
   return {

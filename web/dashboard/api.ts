@@ -1,5 +1,6 @@
 /** The dashboard's JSON API as the page uses it (shapes in `src/dashboard/wire.ts`, shared with the server). */
 import type {
+  InitialView,
   KillSwitchPanelView,
   OperationListView,
   OperationView,
@@ -8,6 +9,7 @@ import type {
   ReconcileView,
   SchemaProperty,
   SessionView,
+  TaskListView,
   TaskPageView,
   TaskStatusName,
   TaskSummary,
@@ -51,14 +53,36 @@ async function call<T>(path: string, init: RequestInit = {}): Promise<T> {
   return body as T;
 }
 
+/** The data the server wrote into the page (`#initial-data`), read once; `undefined` when there is none. */
+const initial: InitialView | undefined = (() => {
+  const text = document.getElementById('initial-data')?.textContent;
+  try {
+    return text ? (JSON.parse(text) as InitialView) : undefined;
+  } catch {
+    return undefined;
+  }
+})();
+
+/**
+ * The initial view's `key` when the page is still at the URL the server wrote it for, once (issue 26 item 15: the
+ * first view renders without a request; every later render asks the API).
+ */
+function takeInitial<K extends 'tasks' | 'task'>(key: K): InitialView[K] | undefined {
+  if (!initial || initial.url !== location.pathname + location.search) return undefined;
+  const value = initial[key];
+  delete initial[key];
+  return value;
+}
+
+/** The signed-in viewer: from the page itself when the server wrote it there, else asked. */
 export async function session(): Promise<Session> {
-  const value = await call<Session>('/session');
+  const value = initial?.session ?? (await call<Session>('/session'));
   csrf = value.csrf;
   return value;
 }
 
-export const listTasks = (query: URLSearchParams): Promise<{ tasks: TaskSummary[]; nextBefore: number | null }> => call(`/tasks?${query.toString()}`);
-export const getTask = (taskId: string): Promise<TaskPage> => call(`/tasks/${encodeURIComponent(taskId)}`);
+export const listTasks = async (query: URLSearchParams): Promise<TaskListView> => takeInitial('tasks') ?? call(`/tasks?${query.toString()}`);
+export const getTask = async (taskId: string): Promise<TaskPage> => takeInitial('task') ?? call(`/tasks/${encodeURIComponent(taskId)}`);
 export const cancelTask = (taskId: string): Promise<{ cancelled: boolean }> =>
   call(`/tasks/${encodeURIComponent(taskId)}/cancel`, { method: 'POST', body: '{}' });
 export const answerTask = (taskId: string, responses: Record<string, unknown>): Promise<{ accepted: string[] }> =>

@@ -12,17 +12,19 @@ import {
   type TaskStatus,
   type TaskSummary,
 } from './api.js';
-import { formatDuration, formatTime, h, replace } from './dom.js';
+import { badge, formatDuration, formatTime, h, replace } from './dom.js';
 import { noOperationsYet } from './domain-text.js';
 import { questionForm } from './form.js';
 import { showKillSwitch } from './kill-switch.js';
 import { operationsTable, showOperations } from './operations.js';
 import { showOverview } from './overview.js';
+import { timeline } from './timeline.js';
 
 /**
  * The dashboard page: a task list (filters, keyset paging, live) at `/dashboard` and a task page at
- * `/dashboard/tasks/<id>`. Live updates come from one EventSource on `/dashboard/api/events` (the server's event
- * feed); the page never polls — the browser's EventSource reconnects by itself.
+ * `/dashboard/tasks/<id>`. The first view renders from the data the server wrote into the page (`api.ts`, issue 26
+ * item 15), so it needs no request; live updates come from one EventSource on `/dashboard/api/events` (the server's
+ * event feed); the page never polls — the browser's EventSource reconnects by itself.
  */
 
 const STATUSES: TaskStatus[] = ['working', 'input_required', 'completed', 'failed', 'cancelled'];
@@ -31,10 +33,6 @@ const live = document.getElementById('live') as HTMLElement;
 let current:
   | { kind: 'list' | 'task' | 'operations' | 'overview' | 'kill-switch'; refresh: (taskId: string) => void; killSwitch?: (next: KillSwitchPanel) => void }
   | undefined;
-
-function badge(status: TaskStatus): HTMLElement {
-  return h('span', { class: `badge s-${status}` }, status.replace('_', ' '));
-}
 
 function elapsed(task: TaskSummary): string {
   const end = task.status === 'completed' || task.status === 'failed' || task.status === 'cancelled' ? task.lastUpdatedAt : Date.now();
@@ -229,11 +227,25 @@ function collapsed(summary: string, value: Bounded, className: string): HTMLElem
  */
 function resultSection(page: TaskPage): HTMLElement | null {
   if (!page.result) return null;
-  if (!page.resultText) return jsonBlock('Result', page.result, 'res-h');
+  const full = page.fullResult
+    ? h(
+        'p',
+        { class: 'small' },
+        'This page shows part of the result: ',
+        h('a', { href: page.fullResult.href, class: 'full-result' }, `the full result (${page.fullResult.bytes.toLocaleString('en')} bytes of JSON)`),
+        '.',
+      )
+    : null;
+  if (!page.resultText) {
+    const block = jsonBlock('Result', page.result, 'res-h');
+    block?.append(...(full ? [full] : []));
+    return block;
+  }
   return h(
     'section',
     { 'aria-labelledby': 'res-h' },
     h('h2', { id: 'res-h' }, 'Result'),
+    full,
     h('pre', { class: 'result-text', tabindex: '0' }, page.resultText.text),
     page.resultText.truncated
       ? h(
@@ -366,27 +378,7 @@ async function showTask(taskId: string): Promise<void> {
       resultSection(page),
       jsonBlock('Error', page.error, 'err-h'),
       jsonBlock('Arguments', task.arguments, 'args-h'),
-      h(
-        'section',
-        { 'aria-labelledby': 'tl-h' },
-        h('h2', { id: 'tl-h' }, 'Timeline'),
-        h(
-          'ol',
-          { class: 'timeline' },
-          ...page.events.map((event) =>
-            h(
-              'li',
-              {},
-              h('time', {}, formatTime(event.at)),
-              ' ',
-              h('strong', {}, event.kind),
-              ' ',
-              badge(event.status),
-              event.detail ? h('span', { class: 'detail' }, ` ${event.detail}`) : null,
-            ),
-          ),
-        ),
-      ),
+      h('section', { 'aria-labelledby': 'tl-h' }, h('h2', { id: 'tl-h' }, 'Timeline'), timeline(page.events)),
     );
     document.title = `${task.tool} ${task.status} · mcp-tasks`;
   };
@@ -474,7 +466,9 @@ async function start(): Promise<void> {
     const link = (event.target as Element).closest('a');
     if (!link || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
     const url = new URL(link.href);
-    if (url.origin !== location.origin || !url.pathname.startsWith('/dashboard') || url.pathname.startsWith('/dashboard/login')) return;
+    // The API's answers (the full result) open as themselves, not as a view of the page.
+    const view = url.pathname.startsWith('/dashboard') && !url.pathname.startsWith('/dashboard/login') && !url.pathname.startsWith('/dashboard/api/');
+    if (url.origin !== location.origin || !view) return;
     event.preventDefault();
     navigate(url.pathname + url.search);
   });

@@ -46,3 +46,8 @@ export function formatDuration(ms: number): string {
   if (minutes < 60) return `${minutes} min ${Math.floor(seconds % 60)} s`;
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
+
+/** A task status as a round badge (`input_required` reads "input required"). */
+export function badge(status: string): HTMLElement {
+  return h('span', { class: `badge s-${status}` }, status.replace('_', ' '));
+}

@@ -55,6 +55,38 @@ function reconcileButton(operation: Operation, status: HTMLElement, done: (next:
   return button;
 }
 
+/** The first facts of a receipt in one line (its top-level strings and numbers, `name value`), at most 120 characters. */
+function receiptHeadline(text: string): string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    // A receipt cut at the page's bound is not whole JSON: its text starts the line instead.
+    value = undefined;
+  }
+  const facts =
+    value && typeof value === 'object' && !Array.isArray(value)
+      ? Object.entries(value).flatMap(([name, field]) => (typeof field === 'string' || typeof field === 'number' ? [`${name} ${String(field)}`] : []))
+      : [];
+  const line = facts.length > 0 ? facts.join(' · ') : text.replace(/\s+/g, ' ');
+  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
+}
+
+/**
+ * A receipt, readable in a narrow cell (issue 26 item 16; it was a fixed-height box cut at the cell's edge): its
+ * first facts as the summary line, wrapped anywhere, and the whole JSON when opened, at its full height.
+ */
+function receiptBlock(receipt: Operation['receipt']): HTMLElement | null {
+  if (!receipt) return null;
+  return h(
+    'details',
+    { class: 'receipt' },
+    h('summary', {}, h('span', { class: 'visually-hidden' }, 'Receipt: '), receiptHeadline(receipt.text)),
+    h('pre', { class: 'json small', tabindex: '0' }, receipt.text),
+    receipt.truncated ? h('p', { class: 'small' }, `Cut at ${receipt.text.length} of ${receipt.chars} characters.`) : null,
+  );
+}
+
 /** One ledger row as a table row (`withTask`: a link to its task, for the operations view). */
 function operationRow(operation: Operation, status: HTMLElement, withTask: boolean, changed: (next: Operation) => void): HTMLTableRowElement {
   return h(
@@ -72,7 +104,7 @@ function operationRow(operation: Operation, status: HTMLElement, withTask: boole
       : null,
     withTask ? h('td', { class: 'small' }, operation.owner) : null,
     h('td', { class: 'small' }, formatTime(operation.updatedAt)),
-    h('td', { class: 'message' }, operation.detail ?? '', operation.receipt ? h('pre', { class: 'json small' }, operation.receipt.text) : null),
+    h('td', { class: 'message' }, operation.detail ?? '', receiptBlock(operation.receipt)),
     h('td', {}, reconcileButton(operation, status, changed)),
   );
 }

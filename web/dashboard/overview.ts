@@ -117,7 +117,7 @@ function render(main: HTMLElement, overview: Overview, charts: Drawn[]): void {
     h(
       'p',
       { id: 'overview-total', class: 'small' },
-      `${overview.total} task${overview.total === 1 ? '' : 's'} created in the last hour${overview.sampled ? ' (the newest ones; more exist)' : ''}. Queue wait: created → first run started; run time: first run → ended.`,
+      `${overview.total} task${overview.total === 1 ? '' : 's'} created since ${clock(overview.from)}${overview.sampled ? ' (the newest ones; more exist)' : ''}, in buckets of five whole minutes. Queue wait: created → first run started; run time: first run → ended.`,
     ),
     h('div', { class: 'charts' }, status.section, tools.section),
     timing.section,

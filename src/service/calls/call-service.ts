@@ -143,7 +143,8 @@ export class CallService {
    */
   callTool(caller: Caller, plan: CallPlan, options: CallToolOptions = {}): Promise<CallOutcome> {
     // A fallback tool is the task operation it stands for: that operation's door (owner, scopes), not callTool's.
-    if (plan.kind === 'task_operation') return this.taskOperation(fallbackTaskCaller(caller), plan.operation, plan.taskId);
+    if (plan.kind === 'task_operation')
+      return this.taskOperation(fallbackTaskCaller(caller), plan.operation, plan.taskId).then((outcome) => this.presented(outcome));
     const tool = plan.kind === 'answer' || plan.kind === 'refused' ? plan.toolName : plan.tool.name;
     const argumentsDigest = plan.kind === 'answer' || plan.kind === 'refused' ? undefined : requestDigest(tool, plan.call.arguments ?? {});
     const trace: RequestTrace = plan.kind === 'answer' || plan.kind === 'refused' || !plan.call.trace ? {} : { incoming: plan.call.trace };
@@ -160,8 +161,16 @@ export class CallService {
     return this.options.door.run(context, async () => {
       if (plan.kind === 'answer') return { kind: 'result', result: plan.result };
       if (plan.kind === 'refused') throw plan.error;
-      return this.carryOut(caller, plan, trace, options);
+      return this.presented(await this.carryOut(caller, plan, trace, options));
     });
+  }
+
+  /**
+   * An outcome's task as its caller is shown it (`TasksDoor.presented`): the immediate create answer of both
+   * generations says "waiting for a worker" as `tasks/get` would, never the tool's first words as if it ran.
+   */
+  private presented(outcome: CallOutcome): CallOutcome {
+    return 'task' in outcome ? { ...outcome, task: this.options.tasks.presented(outcome.task) } : outcome;
   }
 
   /** The body of a `task`, `fallback` or `inline` plan inside the door (see {@link callTool}). */

@@ -67,7 +67,7 @@ export interface TasksDoorOptions {
   reads: TaskReads;
   /** The polling protection: a per-owner policy of `tasks/get`. */
   polls: PollThrottle;
-  /** Without an embedded worker: says "waiting for a worker" on a task nothing can start (see `WorkerPresence`). */
+  /** Without an embedded worker: says "waiting for a worker" on a task nothing can start (see `WorkerPresence`, {@link TasksDoor.presented}). */
   workers?: Pick<WorkerPresence, 'view'>;
   /** Seals `tasks/list` cursors. */
   cursors: CursorCodec;
@@ -119,7 +119,7 @@ export class TasksDoor {
         task = isTerminal(current.status) ? current : { ...current, pollIntervalMs: clampPollHintMs(actor.generation, advice.pollIntervalMs) };
       }
       const details = include.details === true ? await this.details(actor, task) : {};
-      return { task: this.options.workers?.view(task) ?? task, details, operations: await this.operations(actor, task) };
+      return { task: this.presented(task), details, operations: await this.operations(actor, task) };
     });
   }
 
@@ -205,7 +205,7 @@ export class TasksDoor {
       const page = await reads.list({ ownerKey: actor.ownerKey, generation: actor.generation }, afterSeq, limits.listPageSize);
       const now = clock.now();
       return {
-        tasks: page.tasks.map((record) => withPollHint(record, now)),
+        tasks: page.tasks.map((record) => this.presented(withPollHint(record, now))),
         nextCursor: page.nextAfterSeq === undefined ? undefined : cursors.encode(page.nextAfterSeq, actor.ownerKey),
       };
     });
@@ -339,15 +339,29 @@ export class TasksDoor {
     return (await this.options.store.getUnscoped(taskId))?.ownerKey;
   }
 
-  /** The task if it is visible to its owner now (the viewer's read, after its own visibility rule). */
-  readAsOwner(actor: Actor, taskId: string): Promise<TaskRecord | undefined> {
-    return this.options.reads.get(taskId, { ownerKey: actor.ownerKey });
+  /** The task if it is visible to its owner now (the viewer's read, after its own visibility rule), as {@link presented}. */
+  async readAsOwner(actor: Actor, taskId: string): Promise<TaskRecord | undefined> {
+    const record = await this.options.reads.get(taskId, { ownerKey: actor.ownerKey });
+    return record && this.presented(record);
+  }
+
+  /**
+   * A task as every reader is shown it — `tasks/get`, `tasks/list`, the create answer, v1 `notifications/tasks/status`,
+   * v2 `notifications/tasks` (identical to `tasks/get` at that moment, SEP-2663 E33) and the dashboard: without an
+   * embedded worker, a task no worker can start says "waiting for a worker" (issue 26 item 6, `WorkerPresence`)
+   * instead of looking like it runs. The stored row is unchanged.
+   */
+  presented(record: TaskRecord): TaskRecord {
+    return this.options.workers?.view(record) ?? record;
   }
 
   private subscription(actor: TaskActor, taskIds: string[], listener: (notice: TaskNotice) => void, progress: boolean): TaskSubscription {
     const { feed, handOff, reads } = this.options;
     return openSubscription({ feed, ...(handOff ? { handOff } : {}) }, taskIds, listener, progress, {
-      read: (taskId) => reads.get(taskId, { ownerKey: actor.ownerKey, generation: actor.generation }),
+      read: async (taskId) => {
+        const record = await reads.get(taskId, { ownerKey: actor.ownerKey, generation: actor.generation });
+        return record && this.presented(record);
+      },
       details: (record) => this.details(actor, record),
     });
   }

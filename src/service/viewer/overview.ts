@@ -61,9 +61,13 @@ async function firstRunAt(store: Pick<TaskStore, 'listTaskEvents'>, task: TaskRe
  * Counts by status and tool and, per five-minute bucket, queue wait (created → first run) and run time (first run
  * → terminal: its last update) of the tasks the viewer sees that were created in the last hour (issue 16).
  * Owner scoping is the store query's (`viewerSees`), so figures never include another owner's tasks.
+ *
+ * The buckets lie on whole five minutes of the clock (epoch multiples of {@link OVERVIEW_BUCKET_MS}: :00, :05, …),
+ * the last one holding `now`, so a bucket keeps its start and its tasks from one refresh to the next instead of
+ * shifting with "now" (issue 26 item 16). The window is those twelve buckets: it starts 55 to 60 minutes ago.
  */
 export async function overviewSeenBy(store: Pick<TaskStore, 'browse' | 'listTaskEvents'>, viewer: Viewer, now: number): Promise<TaskOverview> {
-  const from = now - OVERVIEW_WINDOW_MS;
+  const from = Math.floor(now / OVERVIEW_BUCKET_MS) * OVERVIEW_BUCKET_MS + OVERVIEW_BUCKET_MS - OVERVIEW_WINDOW_MS;
   const ownerScope = seesEveryOwner(viewer) ? {} : { ownerKey: viewer.ownerKey };
   const rows = await store.browse({ ...ownerScope, createdFrom: from, limit: OVERVIEW_MAX_TASKS + 1 });
   const tasks = rows.slice(0, OVERVIEW_MAX_TASKS).filter((task) => visibleAt(task, now));

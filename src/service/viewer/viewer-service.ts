@@ -9,9 +9,11 @@ import type { TaskRecord } from '../../core/task.js';
 import type { ToolRegistry } from '../../core/tool-registry.js';
 import type { ReconcileReport } from '../../ledger/operations.js';
 import { ErrorCode } from '../../protocol/constants.js';
+import { largeResultMetaOf } from '../../protocol/result-uri.js';
 import { sees, seesEveryOwner, type TaskActor, taskPermissions } from '../access.js';
 import type { ServiceDoor } from '../door.js';
 import { keysetPage, rowsToRead } from '../paging.js';
+import { resultResource } from '../tasks/result-reads.js';
 import type { TasksDoor } from '../tasks/tasks-door.js';
 import { operationsSeenBy, reconcileSeenBy, type ViewerOperation, type ViewerOperationQuery } from './operations.js';
 import { overviewSeenBy, type TaskOverview } from './overview.js';
@@ -52,7 +54,7 @@ export class ViewerService {
       const page = keysetPage(await this.options.store.browse({ ...query, ...ownerScope, limit: rowsToRead(query.limit) }), query.limit, (record) =>
         visibleAt(record, now),
       );
-      return { tasks: page.rows, nextBeforeSeq: page.nextSeq };
+      return { tasks: page.rows.map((record) => this.options.tasks.presented(record)), nextBeforeSeq: page.nextSeq };
     });
   }
 
@@ -76,6 +78,40 @@ export class ViewerService {
         ]);
         const declaresOperations = this.options.tools.get(task.toolName)?.operations !== undefined;
         return { task, events, details, operations, declaresOperations, permissions: taskPermissions(viewer, task) };
+      },
+      taskId,
+    );
+  }
+
+  /**
+   * The whole result of a task the viewer sees (the dashboard's "full result" link, issue 26 item 15: its page shows
+   * the first 64 KiB): the stored `CallToolResult` as JSON text, or, for a result stored in chunks because it was
+   * larger than `maxResultBytes` (issue 10 §2), those chunks in order, read one at a time as they are written out.
+   * The same read as {@link inspect} (the page already shows the result), without its bound.
+   * @returns `undefined` when the task has no result (not ended, or ended with an error).
+   * @throws TasksError `-32602` "Task not found" for a missing, expired or unseen task.
+   */
+  fullResult(viewer: Viewer, taskId: string): Promise<{ bytes: number; parts: () => AsyncIterable<Uint8Array> } | undefined> {
+    return this.run(
+      'inspect',
+      viewer,
+      async () => {
+        const { tasks, store, clock } = this.options;
+        const task = await this.seenBy(viewer, taskId);
+        const { outcome } = await tasks.details(asOwner(task, viewer), task);
+        if (outcome?.kind !== 'result') return undefined;
+        const large = largeResultMetaOf(outcome.result);
+        if (large) {
+          const resource = resultResource(store, large.uri, task, large.bytes, clock.now());
+          return { bytes: large.bytes, parts: () => resource.chunks() };
+        }
+        const whole = Buffer.from(JSON.stringify(outcome.result, null, 2));
+        return {
+          bytes: whole.byteLength,
+          parts: async function* () {
+            yield whole;
+          },
+        };
       },
       taskId,
     );
