@@ -126,7 +126,7 @@ export class FastPath {
     sessionId: string,
   ): Promise<boolean> {
     if (body.method !== 'tasks/get' && body.method !== 'tasks/result' && body.method !== 'tools/call' && body.method !== 'resources/read') return false;
-    const server = await this.sessions.lookup(sessionId, identity.ownerKey, request.auth);
+    const server = await this.sessions.lookup(sessionId, identity.ownerKey, request.auth, request);
     if (!server) return false;
     const version = request.headers['mcp-protocol-version'];
     if (server.getNegotiatedProtocolVersion() !== V1_PROTOCOL_VERSION || (version !== undefined && version !== V1_PROTOCOL_VERSION)) return false;

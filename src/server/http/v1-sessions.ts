@@ -50,6 +50,8 @@ export class LegacySessions {
   private readonly sessions = new Map<string, Session>();
   /** Sessions being rebuilt here, so concurrent requests of one session rebuild it once. */
   private readonly restoring = new Map<string, Promise<Session | undefined>>();
+  /** Sessions the fast path resolved for a request it then left to {@link handle} (see {@link lookup}). */
+  private readonly resolvedFor = new WeakMap<IncomingMessage, { sessionId: string; ownerKey: string; session: Session }>();
   private readonly timers: NodeJS.Timeout[] = [];
   private checking = false;
 
@@ -74,8 +76,12 @@ export class LegacySessions {
    * The SDK server of a live session of `ownerKey` (the fast path answers hot requests of it directly), rebuilt
    * here from the store if this instance does not hold it; `undefined` for an unknown session or another owner's.
    */
-  async lookup(sessionId: string, ownerKey: string, authInfo?: AuthInfo): Promise<Server | undefined> {
-    return (await this.resolve(sessionId, ownerKey, authInfo))?.server;
+  async lookup(sessionId: string, ownerKey: string, authInfo?: AuthInfo, request?: IncomingMessage): Promise<Server | undefined> {
+    const session = await this.resolve(sessionId, ownerKey, authInfo);
+    // The same request, handed to `handle` when the fast path leaves it (a pending `tasks/result`), needs no second
+    // read of the store (issue 25: one of three session reads of a PostgreSQL round trip).
+    if (session && request) this.resolvedFor.set(request, { sessionId, ownerKey, session });
+    return session?.server;
   }
 
   /** Number of sessions open on this instance. */
@@ -87,7 +93,12 @@ export class LegacySessions {
   async handle(request: IncomingMessage & { auth?: AuthInfo }, response: ServerResponse, parsedBody: unknown, ownerKey: string): Promise<void> {
     const sessionId = request.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
-      const session = await this.resolve(sessionId, ownerKey, request.auth);
+      const resolved = this.resolvedFor.get(request);
+      this.resolvedFor.delete(request);
+      const session =
+        resolved?.sessionId === sessionId && resolved.ownerKey === ownerKey && this.sessions.get(sessionId) === resolved.session
+          ? resolved.session
+          : await this.resolve(sessionId, ownerKey, request.auth);
       if (!session) {
         writeJsonRpcError(response, 404, null, ErrorCode.SessionNotFound, 'Session not found');
         return;

@@ -272,7 +272,8 @@ export class TasksDoor {
 
   /**
    * Wait until the task is terminal and return it (v1 `tasks/result`, R24). Woken by the event feed (this process's
-   * commits at once, other processes' through the tail); re-reads the task on every event of it.
+   * commits at once, other processes' through the tail); re-reads the task on every event of it that leaves it
+   * other than `working` (or concerns its input or expiry).
    * @param onUpdate - called with each non-terminal state seen (v1 delivers the task's questions from here)
    * @throws TasksError `-32602` "Task not found" when the task is or becomes missing or expired; `signal`'s reason
    *   when it aborts first.
@@ -281,7 +282,11 @@ export class TasksDoor {
     const { door, feed } = this.options;
     return door.run({ operation: 'waitForTerminal', actor: actor, generation: actor.generation, taskId }, async () => {
       let wake: () => void = () => {};
-      const unsubscribe = feed.subscribeTask(taskId, () => wake());
+      // Only events that can change the answer or the questions wake the read: a new run or a statusMessage of a
+      // `working` task (its `attempt` and `message` events) cannot (issue 25: one read of the task fewer per run).
+      const unsubscribe = feed.subscribeTask(taskId, (event) => {
+        if (event.status !== 'working' || event.kind === 'input' || event.kind === 'expired') wake();
+      });
       try {
         for (;;) {
           const woken = new Promise<void>((resolve) => (wake = resolve));

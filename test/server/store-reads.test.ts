@@ -1,0 +1,102 @@
+/**
+ * Issue 25: what a blocking v1 `tasks/result` reads from the store. Counted at the store port of a real server on
+ * loopback: the session is read once per HTTP request (the fast path's lookup is reused when it leaves the request
+ * to the SDK path), and statusMessage-only changes of the running task do not make the waiting request re-read it.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+
+import type { TaskStore } from '../../src/core/store.js';
+import { defineTool, textResult } from '../../src/core/tool.js';
+import { RawLegacySession } from '../helpers/sse.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
+
+/** Gates the test opens one at a time: the tool waits at each. */
+const gates: Array<() => void> = [];
+const gate = (): Promise<void> => new Promise((resolve) => gates.push(resolve));
+let started = false;
+
+const tools = [
+  defineTool({
+    name: 'chatty',
+    description: 'Says three things while it runs, then returns.',
+    execution: 'task-optional',
+    inputSchema: z.object({}),
+    async run(_args, ctx) {
+      started = true;
+      await gate();
+      for (const step of ['one', 'two', 'three']) {
+        ctx.setStatus(`step ${step}`);
+        // Longer than the statusMessage flush interval (50 ms here): one `message` event per step.
+        await new Promise((resolve) => setTimeout(resolve, 120));
+      }
+      await gate();
+      return textResult('done');
+    },
+  }),
+];
+
+let running: RunningTasksServer | undefined;
+afterEach(async () => {
+  await running?.close();
+  running = undefined;
+});
+
+/** `target` with calls of its method `name` counted in `counts[name]`. */
+function counting<T extends object>(target: T, name: 'getSession'): T {
+  return new Proxy(target, {
+    get(inner, key) {
+      const value = Reflect.get(inner, key, inner) as unknown;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        if (key === name) counts[name] += 1;
+        return (value as (...a: unknown[]) => unknown).apply(inner, args);
+      };
+    },
+  });
+}
+
+const counts = { getSession: 0, get: 0 };
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !check(); i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(check()).toBe(true);
+}
+
+describe('store reads of a blocking v1 tasks/result (issue 25)', () => {
+  it('R24: one session read for the request, and no task read for statusMessage changes while it waits', async () => {
+    running = await startTasksServer({
+      tools,
+      limits: { statusFlushIntervalMs: 50 },
+      wrapStore: (store) =>
+        new Proxy(store, {
+          get(target, key) {
+            const value = Reflect.get(target, key, target) as unknown;
+            if (key === 'sessions') return counting(value as object, 'getSession');
+            if (typeof value !== 'function') return value;
+            return (...args: unknown[]) => {
+              if (key === 'get') counts.get += 1;
+              return (value as (...a: unknown[]) => unknown).apply(target, args);
+            };
+          },
+        }) as TaskStore,
+    });
+    const session = await RawLegacySession.open(running.url);
+    const created = await session.post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'chatty', arguments: {}, task: {} } });
+    const taskId = (created.messages[0] as { result: { task: { taskId: string } } }).result.task.taskId;
+    await until(() => started && gates.length === 1);
+    counts.getSession = 0;
+    counts.get = 0;
+    const result = session.post({ jsonrpc: '2.0', id: 2, method: 'tasks/result', params: { taskId } });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    gates.shift()?.();
+    await until(() => gates.length === 1);
+    gates.shift()?.();
+    const answer = await result;
+    expect(answer.messages.at(-1)).toMatchObject({ id: 2, result: { content: [{ type: 'text', text: 'done' }] } });
+    expect(counts.getSession).toBe(1);
+    // Before the request settles: the fast path's look (is it settled?), the first read of the wait, the read on
+    // the terminal event. Each of the three statusMessage events used to cost one more.
+    expect(counts.get).toBeLessThanOrEqual(3);
+  });
+});
