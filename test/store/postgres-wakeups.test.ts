@@ -137,13 +137,7 @@ describe('PostgreSQL wake-ups across instances (LISTEN mcp_tasks_feed)', () => {
   });
 
   it("issue 25: the notification carries the commit's events, so instance B delivers A's create and cancel without reading the feed", async () => {
-    const [a, b] = [await open('wake-a'), await open('wake-b')];
-    const { store: counted, reads } = countingReads(b);
-    const seen = await follow(counted, NO_POLL_MS);
-    await listenBackend('wake-b');
-    // The listener's catch-up read after it connected is not part of what is measured.
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    reads.count = 0;
+    const { a, seen, reads } = await listeningWithReadsCounted();
     const task = await a.create(newTaskInput());
     await a.transition(task.taskId, { to: 'cancelled', now: Date.now() });
     expect(await within(2_000, () => seen.some((event) => event.taskId === task.taskId && event.kind === 'status' && event.status === 'cancelled'))).toBe(true);
@@ -152,12 +146,7 @@ describe('PostgreSQL wake-ups across instances (LISTEN mcp_tasks_feed)', () => {
   });
 
   it('issue 25 negative control: a commit whose events exceed a notification (8000 bytes) is announced by its seq alone and arrives by a read', async () => {
-    const [a, b] = [await open('wake-a'), await open('wake-b')];
-    const { store: counted, reads } = countingReads(b);
-    const seen = await follow(counted, NO_POLL_MS);
-    await listenBackend('wake-b');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    reads.count = 0;
+    const { a, seen, reads } = await listeningWithReadsCounted();
     const task = await a.create(newTaskInput());
     await within(2_000, () => seen.some((event) => event.taskId === task.taskId));
     expect(reads.count).toBe(0);
@@ -172,6 +161,20 @@ describe('PostgreSQL wake-ups across instances (LISTEN mcp_tasks_feed)', () => {
     expect(reads.count).toBeGreaterThan(0);
   });
 });
+
+/**
+ * Instance A, and instance B's feed (no poll) listening, with B's reads of the feed counted from now on (the
+ * listener's catch-up read after it connected is not part of what is measured).
+ */
+async function listeningWithReadsCounted(): Promise<{ a: PostgresTaskStore; seen: TaskEvent[]; reads: { count: number } }> {
+  const [a, b] = [await open('wake-a'), await open('wake-b')];
+  const { store: counted, reads } = countingReads(b);
+  const seen = await follow(counted, NO_POLL_MS);
+  await listenBackend('wake-b');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  reads.count = 0;
+  return { a, seen, reads };
+}
 
 /** `store` with its `readEventsAfter` calls counted in `reads.count`. */
 function countingReads(store: PostgresTaskStore): { store: TaskStore; reads: { count: number } } {
