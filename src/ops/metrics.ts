@@ -24,6 +24,7 @@ const HTTP_METHODS = new Set(['GET', 'POST', 'DELETE', 'HEAD', 'OPTIONS', 'PUT']
 const STORE_OPERATIONS = new Set([
   'create',
   'get',
+  'getWithOutcome',
   'getUnscoped',
   'getOutcome',
   'transition',

@@ -29,7 +29,14 @@ export class TaskReads {
 
   /** The task within `scope` as a requestor may see it now; `undefined` when missing, foreign, other generation or expired. */
   async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
-    const record = await this.terminal.read(taskId, scope, () => this.store.get(taskId, scope));
+    // A terminal task's small outcome comes with it (one read), so `outcome` then needs none (issue 25).
+    let outcome: { outcome: TaskOutcome; chars: number } | undefined;
+    const record = await this.terminal.read(taskId, scope, async () => {
+      const read = await this.store.getWithOutcome(taskId, scope, MAX_OUTCOME_CHARS);
+      outcome = read?.outcome;
+      return read?.record;
+    });
+    if (outcome) this.terminal.rememberOutcome(taskId, outcome.outcome, outcome.chars);
     if (record === undefined || visibleAt(record, this.clock.now())) return record;
     this.terminal.forget(taskId);
     return undefined;

@@ -20,7 +20,7 @@ import type { StoreMaintenance } from '../core/ports/maintenance.js';
 import type { ProcessRegistry } from '../core/ports/processes.js';
 import type { TaskResults } from '../core/ports/results.js';
 import type { KillSwitchStore } from '../core/ports/rollout.js';
-import type { TaskBrowseQuery, TaskRows, TaskScope, TransitionRequest } from '../core/ports/rows.js';
+import type { TaskBrowseQuery, TaskRows, TaskScope, TaskWithOutcome, TransitionRequest } from '../core/ports/rows.js';
 import type { SessionTables } from '../core/ports/sessions.js';
 import type { TaskSteps } from '../core/ports/steps.js';
 import type { NewProcessEntry, ProcessRecord, RegisterProcessResult } from '../core/process-record.js';
@@ -82,6 +82,9 @@ export abstract class ComposedTaskStore implements TaskStore {
   }
   get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
     return this.rows.get(taskId, scope);
+  }
+  getWithOutcome(taskId: string, scope: TaskScope, maxOutcomeChars: number): Promise<TaskWithOutcome | undefined> {
+    return this.rows.getWithOutcome(taskId, scope, maxOutcomeChars);
   }
   getUnscoped(taskId: string): Promise<TaskRecord | undefined> {
     return this.rows.getUnscoped(taskId);

@@ -1,7 +1,8 @@
 /**
  * Issue 25: what a blocking v1 `tasks/result` reads from the store. Counted at the store port of a real server on
  * loopback: the session is read once per HTTP request (the fast path's lookup is reused when it leaves the request
- * to the SDK path), and statusMessage-only changes of the running task do not make the waiting request re-read it.
+ * to the SDK path), statusMessage-only changes of the running task do not make the waiting request re-read it, and
+ * the terminal read brings the small outcome with it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -56,7 +57,7 @@ function counting<T extends object>(target: T, name: 'getSession'): T {
   });
 }
 
-const counts = { getSession: 0, get: 0 };
+const counts = { getSession: 0, get: 0, getOutcome: 0 };
 
 async function until(check: () => boolean): Promise<void> {
   for (let i = 0; i < 500 && !check(); i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -64,7 +65,7 @@ async function until(check: () => boolean): Promise<void> {
 }
 
 describe('store reads of a blocking v1 tasks/result (issue 25)', () => {
-  it('R24: one session read for the request, and no task read for statusMessage changes while it waits', async () => {
+  it('R24: one session read for the request, no task read for statusMessage changes while it waits, the outcome with the terminal read', async () => {
     running = await startTasksServer({
       tools,
       limits: { statusFlushIntervalMs: 50 },
@@ -75,7 +76,8 @@ describe('store reads of a blocking v1 tasks/result (issue 25)', () => {
             if (key === 'sessions') return counting(value as object, 'getSession');
             if (typeof value !== 'function') return value;
             return (...args: unknown[]) => {
-              if (key === 'get') counts.get += 1;
+              if (key === 'get' || key === 'getWithOutcome') counts.get += 1;
+              if (key === 'getOutcome') counts.getOutcome += 1;
               return (value as (...a: unknown[]) => unknown).apply(target, args);
             };
           },
@@ -87,6 +89,7 @@ describe('store reads of a blocking v1 tasks/result (issue 25)', () => {
     await until(() => started && gates.length === 1);
     counts.getSession = 0;
     counts.get = 0;
+    counts.getOutcome = 0;
     const result = session.post({ jsonrpc: '2.0', id: 2, method: 'tasks/result', params: { taskId } });
     await new Promise((resolve) => setTimeout(resolve, 150));
     gates.shift()?.();
@@ -98,5 +101,7 @@ describe('store reads of a blocking v1 tasks/result (issue 25)', () => {
     // Before the request settles: the fast path's look (is it settled?), the first read of the wait, the read on
     // the terminal event. Each of the three statusMessage events used to cost one more.
     expect(counts.get).toBeLessThanOrEqual(3);
+    // The terminal read brought the (small) outcome with it.
+    expect(counts.getOutcome).toBe(0);
   });
 });

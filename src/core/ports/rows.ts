@@ -61,6 +61,13 @@ export interface TransitionRequest {
   now: number;
 }
 
+/** A task read with its small outcome (see {@link TaskRows.getWithOutcome}). */
+export interface TaskWithOutcome {
+  record: TaskRecord;
+  /** The outcome and the length of its stored JSON body (characters), when terminal and small enough. */
+  outcome?: { outcome: TaskOutcome; chars: number };
+}
+
 /**
  * Task rows (port "rows"): create, read, the conditional status write (SEP-2663's state machine, `core/state-machine.ts`)
  * and statusMessage writes. Every write appends its events to the feed (see `TaskFeed`) in the same transaction.
@@ -82,6 +89,13 @@ export interface TaskRows {
    * `expiresAt` is still returned until `expireDue` deleted it (visibility is judged above the store).
    */
   get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined>;
+
+  /**
+   * {@link get}, with the stored outcome of a terminal task when its JSON body is at most `maxOutcomeChars`
+   * characters (`chars`: that length): one read where the requestor's `tasks/result` made two (issue 25).
+   * `outcome` is absent for a task that is not terminal, has no stored outcome, or a larger one.
+   */
+  getWithOutcome(taskId: string, scope: TaskScope, maxOutcomeChars: number): Promise<TaskWithOutcome | undefined>;
 
   /** Read one task without scope checks (runtime use only, never on behalf of a requestor). */
   getUnscoped(taskId: string): Promise<TaskRecord | undefined>;

@@ -1,10 +1,10 @@
 import type { TaskEvent } from '../../core/ports/feed.js';
-import type { TaskBrowseQuery, TaskRows, TaskScope, TransitionRequest } from '../../core/ports/rows.js';
+import type { TaskBrowseQuery, TaskRows, TaskScope, TaskWithOutcome, TransitionRequest } from '../../core/ports/rows.js';
 import { createdEventPayload } from '../../core/session-store.js';
 import { StoreError } from '../../core/store-error.js';
 import { checkTransition, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
 import type { NewTask, TaskGeneration, TaskRecord } from '../../core/task.js';
-import { outcomeBody, type RowCodec, type TaskRow } from '../codec.js';
+import { outcomeBody, type RowCodec, type TaskRow, toOutcome } from '../codec.js';
 import type { BatchTx, MergedWork, Query, Settled, StagedEvent } from './batch.js';
 import { sqlState } from './connection.js';
 import type { PostgresContext } from './context.js';
@@ -45,6 +45,20 @@ export class PostgresRows implements TaskRows {
   async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
     const [row] = await this.ctx.read<TaskRow>('read a task', SQL.getScoped, [taskId, scope.ownerKey, scope.generation ?? null]);
     return row === undefined ? undefined : this.ctx.codec.toRecord(row);
+  }
+
+  /** See {@link TaskRows.getWithOutcome}: one statement (a LEFT JOIN of the outcome). */
+  async getWithOutcome(taskId: string, scope: TaskScope, maxOutcomeChars: number): Promise<TaskWithOutcome | undefined> {
+    const [row] = await this.ctx.read<TaskRow & { outcome_kind: string | null; outcome_body: string | null }>('read a task', SQL.getScopedWithOutcome, [
+      taskId,
+      scope.ownerKey,
+      scope.generation ?? null,
+      maxOutcomeChars,
+    ]);
+    if (row === undefined) return undefined;
+    const record = this.ctx.codec.toRecord(row);
+    if (row.outcome_kind === null || row.outcome_body === null) return { record };
+    return { record, outcome: { outcome: toOutcome({ kind: row.outcome_kind, body: row.outcome_body }), chars: row.outcome_body.length } };
   }
 
   async getUnscoped(taskId: string): Promise<TaskRecord | undefined> {

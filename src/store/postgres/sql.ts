@@ -154,6 +154,11 @@ export const SQL = Object.freeze({
   getScoped: `SELECT ${TASK_COLUMNS} FROM ${S}.tasks t
     WHERE t.task_id = $1 AND t.owner_key = $2 AND ($3::text IS NULL OR t.generation = $3)`,
 
+  /** {@link SQL.getScoped} with the outcome of a terminal task when its body has at most `$4` characters. */
+  getScopedWithOutcome: `SELECT ${TASK_COLUMNS}, o.kind AS outcome_kind, o.body AS outcome_body FROM ${S}.tasks t
+    LEFT JOIN ${S}.task_outcomes o ON o.task_id = t.task_id AND t.status IN ('completed', 'failed', 'cancelled') AND char_length(o.body) <= $4
+    WHERE t.task_id = $1 AND t.owner_key = $2 AND ($3::text IS NULL OR t.generation = $3)`,
+
   getUnscoped: `SELECT ${TASK_COLUMNS} FROM ${S}.tasks t WHERE t.task_id = $1`,
 
   getOutcome: `SELECT kind, body FROM ${S}.task_outcomes WHERE task_id = $1`,

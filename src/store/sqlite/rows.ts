@@ -1,9 +1,10 @@
 import type { TaskEvent } from '../../core/ports/feed.js';
-import type { TaskBrowseQuery, TaskRows, TaskScope, TransitionRequest } from '../../core/ports/rows.js';
+import type { TaskBrowseQuery, TaskRows, TaskScope, TaskWithOutcome, TransitionRequest } from '../../core/ports/rows.js';
+import { isTerminal } from '../../core/state-machine.js';
 import { createdEventPayload } from '../../core/session-store.js';
 import { checkTransition, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
 import type { NewTask, TaskGeneration, TaskRecord } from '../../core/task.js';
-import { outcomeBody } from '../codec.js';
+import { outcomeBody, toOutcome } from '../codec.js';
 import type { SqliteContext } from './context.js';
 import type { TaskRow } from './sql.js';
 
@@ -22,6 +23,19 @@ export class SqliteRows implements TaskRows {
   async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
     const row = this.ctx.read('read a task', () => this.ctx.stmt.getScoped.get({ taskId, ownerKey: scope.ownerKey, generation: scope.generation ?? null }));
     return row === undefined ? undefined : this.ctx.codec.toRecord(row as TaskRow);
+  }
+
+  /** See {@link TaskRows.getWithOutcome}: the task, then (terminal only) its outcome, in one synchronous read. */
+  async getWithOutcome(taskId: string, scope: TaskScope, maxOutcomeChars: number): Promise<TaskWithOutcome | undefined> {
+    return this.ctx.read('read a task', () => {
+      const row = this.ctx.stmt.getScoped.get({ taskId, ownerKey: scope.ownerKey, generation: scope.generation ?? null }) as TaskRow | undefined;
+      if (row === undefined) return undefined;
+      const record = this.ctx.codec.toRecord(row);
+      if (!isTerminal(record.status)) return { record };
+      const stored = this.ctx.stmt.getOutcome.get({ taskId }) as { kind: string; body: string } | undefined;
+      if (stored === undefined || stored.body.length > maxOutcomeChars) return { record };
+      return { record, outcome: { outcome: toOutcome(stored), chars: stored.body.length } };
+    });
   }
 
   async getUnscoped(taskId: string): Promise<TaskRecord | undefined> {

@@ -196,6 +196,22 @@ export function describeRowsContract(ctx: StoreContractContext): void {
     });
   });
 
+  describe('getWithOutcome (issue 25)', () => {
+    it('a terminal task comes with its outcome when it is small enough; not for a working task, another owner, or a larger one', async () => {
+      const { taskId } = await create();
+      expect(await store.getWithOutcome(taskId, { ownerKey: ALICE }, 1_000)).toEqual({ record: await store.get(taskId, { ownerKey: ALICE }) });
+      await store.transition(taskId, { to: 'completed', outcome: RESULT, now: clock.now() });
+      const read = await store.getWithOutcome(taskId, { ownerKey: ALICE }, 1_000);
+      expect(read?.record).toEqual(await store.get(taskId, { ownerKey: ALICE }));
+      expect(read?.outcome?.outcome).toEqual(await store.getOutcome(taskId));
+      expect(read?.outcome?.chars).toBeGreaterThan(0);
+      expect(await store.getWithOutcome(taskId, { ownerKey: BOB }, 1_000)).toBeUndefined();
+      const small = await store.getWithOutcome(taskId, { ownerKey: ALICE }, (read?.outcome?.chars ?? 1) - 1);
+      expect(small).toEqual({ record: read?.record });
+      expect(await store.getWithOutcome('no-such-task', { ownerKey: ALICE }, 1_000)).toBeUndefined();
+    });
+  });
+
   describe('writeStatusMessages', () => {
     it('updates non-terminal tasks with one message event each and ignores terminal or missing ones', async () => {
       const [a, b, c] = await Promise.all([create(), create(), create()]);
