@@ -1,7 +1,7 @@
 import type { TaskEvent } from '../../core/ports/feed.js';
 import type { TaskBrowseQuery, TaskRows, TaskScope, TaskWithOutcome, TransitionRequest } from '../../core/ports/rows.js';
-import { isTerminal } from '../../core/state-machine.js';
 import { createdEventPayload } from '../../core/session-store.js';
+import { isTerminal } from '../../core/state-machine.js';
 import { checkTransition, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
 import type { NewTask, TaskGeneration, TaskRecord } from '../../core/task.js';
 import { outcomeBody, toOutcome } from '../codec.js';
