@@ -161,6 +161,21 @@ describe('masking', () => {
     ).toEqual(['PacketResponder', '<*>', 'for', 'block', 'blk_<*>', 'at', '<*>', 'sshd[<*>]:', 'uid=<*>', '<*>', '<*>', '<*>', '<*>', '<*>', 'tty=NODEVssh']);
   });
 
+  it('keeps the brackets a wholly variable token opens or closes, so templates stay balanced (issue 26 item 12)', () => {
+    expect(maskedTokens('Process com.x:qzone (pid 12236) has died', 128)).toEqual(['Process', 'com.x:qzone', '(pid', '<*>)', 'has', 'died']);
+    expect(maskedTokens('nodes:node-[224\\ 228\\ 232] bytes (0.39 KB) sent', 128)).toEqual([
+      'nodes:node-[<*>\\',
+      '<*>',
+      '<*>]',
+      'bytes',
+      '(<*>',
+      '<*>)',
+      'sent',
+    ]);
+    // Brackets matched inside the token go with it; a path keeps the one it closes.
+    expect(maskedTokens('(1) [/var/www/html] (run-parts /etc/cron.hourly)', 128)).toEqual(['<*>', '<*>', '(run-parts', '<*>)']);
+  });
+
   it('caps the number of tokens', () => {
     expect(maskedTokens('a b c d e', 3)).toEqual(['a', 'b', 'c']);
     expect(maskedTokens('   ', 3)).toEqual([]);
@@ -191,10 +206,10 @@ describe('template miner', () => {
     const miner = new TemplateMiner({ onMerge: (from, into) => merges.push([from.id, into.id]) });
     for (const state of ['Started', 'Paused', 'Resumed', 'Stopped', 'Started']) miner.add(`[instance: 42] VM ${state} (Lifecycle Event)`);
     expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([
-      ['[instance: <*> VM Started (Lifecycle Event)', 2],
-      ['[instance: <*> VM Paused (Lifecycle Event)', 1],
-      ['[instance: <*> VM Resumed (Lifecycle Event)', 1],
-      ['[instance: <*> VM Stopped (Lifecycle Event)', 1],
+      ['[instance: <*>] VM Started (Lifecycle Event)', 2],
+      ['[instance: <*>] VM Paused (Lifecycle Event)', 1],
+      ['[instance: <*>] VM Resumed (Lifecycle Event)', 1],
+      ['[instance: <*>] VM Stopped (Lifecycle Event)', 1],
     ]);
     const users = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank'].map((user) => miner.add(`session opened for user ${user} by (uid=0)`));
     // The fifth distinct user shows the position is a variable: one template, the earlier variants merged into it.

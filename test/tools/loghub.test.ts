@@ -19,16 +19,31 @@ function data(system: string) {
 
 const normalize = (text: string) => text.replace(/\s+/g, ' ').trim();
 
-/** The final template of each message: templates merged later take the messages they had. */
-function groups(messages: readonly string[]): number[] {
+/** The final template of each message (templates merged later take the messages they had), and the miner. */
+function mine(messages: readonly string[]): { ids: number[]; miner: TemplateMiner } {
   const mergedInto = new Map<number, number>();
   const miner = new TemplateMiner({ onMerge: (from, into) => mergedInto.set(from.id, into.id) });
-  const ids = messages.map((message) => miner.add(message).id);
-  return ids.map((first) => {
-    let id = first;
+  const first = messages.map((message) => miner.add(message).id);
+  const ids = first.map((start) => {
+    let id = start;
     for (let next = mergedInto.get(id); next !== undefined; next = mergedInto.get(id)) id = next;
     return id;
   });
+  return { ids, miner };
+}
+
+const groups = (messages: readonly string[]): number[] => mine(messages).ids;
+
+const CLOSES: Record<string, string> = { ')': '(', ']': '[', '}': '{' };
+
+/** Whether the round, square and curly brackets of a text nest properly (`<*>` is the wildcard, not a bracket). */
+function bracketsBalanced(text: string): boolean {
+  const open: string[] = [];
+  for (const c of text) {
+    if (c === '(' || c === '[' || c === '{') open.push(c);
+    else if (c in CLOSES && open.pop() !== CLOSES[c]) return false;
+  }
+  return open.length === 0;
 }
 
 describe('loghub 2k samples (real logs with ground truth)', () => {
@@ -55,5 +70,20 @@ describe('loghub 2k samples (real logs with ground truth)', () => {
       raw.push(onRaw);
     }
     expect(raw.reduce((sum, ga) => sum + ga, 0) / raw.length).toBeGreaterThanOrEqual(0.93);
+  });
+
+  it.each(SYSTEMS)('never reports a template with unbalanced brackets for lines whose brackets are balanced (%s, issue 26 item 12)', (system) => {
+    const truth = data(system);
+    const parser = new FileLineParser(truth.raw);
+    const messages = truth.raw.map((line) => parser.parse(line).message);
+    const { ids, miner } = mine(messages);
+    const allBalanced = new Map<number, boolean>();
+    ids.forEach((id, i) => allBalanced.set(id, (allBalanced.get(id) ?? true) && bracketsBalanced(messages[i] as string)));
+    const broken = miner
+      .clusters()
+      .filter((cluster) => allBalanced.get(cluster.id) === true)
+      .map((cluster) => cluster.tokens.join(' '))
+      .filter((template) => !bracketsBalanced(template));
+    expect(broken).toEqual([]);
   });
 });

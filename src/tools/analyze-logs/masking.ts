@@ -88,6 +88,7 @@ function maskToken(raw: string): string {
   let letters = false;
   let separators = false;
   let slash = false;
+  let brackets = false;
   let dots = 0;
   for (let i = 0; i < token.length; i++) {
     const code = token.charCodeAt(i);
@@ -97,18 +98,21 @@ function maskToken(raw: string): string {
       separators = true;
       if (code === 47) slash = true;
     } else if (code === 46) dots++;
+    else if (code === 40 || code === 41 || code === 91 || code === 93 || code === 123 || code === 125) brackets = true;
   }
-  if (separators && WHOLE_TOKEN_PATTERNS.some((pattern) => pattern.test(token))) return keepBrackets(token);
+  // A token that is a variable as a whole keeps the brackets it opens or closes for the rest of the line.
+  const whole = brackets ? wildcardFor(token) : WILDCARD;
+  if (separators && WHOLE_TOKEN_PATTERNS.some((pattern) => pattern.test(token))) return whole;
   // `com.example.app/.ui.MainActivity`, `org.a.b/org.a.b.C`: a component name, as variable as a path.
-  if (slash && dots >= 2 && letters) return WILDCARD;
+  if (slash && dots >= 2 && letters) return whole;
   if (!digits) return token.length === 3 && CALENDAR_WORDS.has(token) ? WILDCARD : token;
-  if (!letters) return WILDCARD;
+  if (!letters) return whole;
   // An HTTP status class (`5xx`, as access-log templates carry it) is a constant.
   if (token.length === 3 && token[1] === 'x' && token[2] === 'x') return token;
   const cached = mixedTokens.get(token);
   if (cached !== undefined) return cached;
   const masked = token.replace(VARIABLE_PART, WILDCARD).replace(ADJACENT_WILDCARDS, WILDCARD);
-  const result = masked === token || !NOTHING_CONSTANT.test(masked) ? masked : WILDCARD;
+  const result = masked === token || !NOTHING_CONSTANT.test(masked) ? masked : whole;
   if (token.length <= MIXED_CACHE_TOKEN_LENGTH) {
     if (mixedTokens.size >= MIXED_CACHE_SIZE) mixedTokens.clear();
     mixedTokens.set(token, result);
@@ -116,19 +120,53 @@ function maskToken(raw: string): string {
   return result;
 }
 
-const OPENING = '[(<"\'{';
-const CLOSING = ')]>"\'},;:';
+const OPENERS = '([{';
+const CLOSERS = ')]}';
 
 /**
- * `<*>` for a path or URL, with the brackets and punctuation around it kept (`(run-parts /etc/cron.hourly)`
- * ends in `<*>)`, not in a wildcard that swallowed the closing parenthesis).
+ * `<*>` for a token that is a variable as a whole, with the brackets it leaves unmatched kept where they were:
+ * `232]` is `<*>]`, `(0.39` is `(<*>`, `Surface(name=a/b` is `<*>(`, while `(uid=0)` and `[/var/www]` are `<*>`.
+ * Dropping them would make the template of a balanced line unbalanced (`Process x (pid <*> has died`, issue 26).
+ * Unmatched brackets before the token's first other character go before the wildcard, the others after it.
  */
-function keepBrackets(token: string): string {
-  let start = 0;
-  while (start < token.length && OPENING.includes(token[start] as string)) start++;
-  let end = token.length;
-  while (end > start + 1 && CLOSING.includes(token[end - 1] as string)) end--;
-  return `${token.slice(0, start)}${WILDCARD}${token.slice(end)}`;
+export function wildcardFor(token: string): string {
+  const open: number[] = [];
+  const unmatched: number[] = [];
+  let content = -1;
+  for (let i = 0; i < token.length; i++) {
+    const c = token[i] as string;
+    const opener = OPENERS.indexOf(c);
+    const closer = CLOSERS.indexOf(c);
+    if (opener >= 0) open.push(i);
+    else if (closer >= 0) {
+      const last = open.at(-1);
+      if (last !== undefined && OPENERS.indexOf(token[last] as string) === closer) open.pop();
+      else unmatched.push(i);
+    } else if (content < 0) content = i;
+  }
+  if (open.length === 0 && unmatched.length === 0) return WILDCARD;
+  let lead = '';
+  let trail = '';
+  for (const i of [...unmatched, ...open].sort((a, b) => a - b)) {
+    if (content < 0 || i < content) lead += token[i] as string;
+    else trail += token[i] as string;
+  }
+  return `${lead}${WILDCARD}${trail}`;
+}
+
+/**
+ * Whether a masked token is a variable as a whole: `<*>`, or `<*>` with the brackets {@link wildcardFor} kept.
+ * The miner compares such tokens as it compares `<*>`.
+ */
+export function isVariable(token: string): boolean {
+  if (token === WILDCARD) return true;
+  const at = token.indexOf(WILDCARD);
+  if (at < 0) return false;
+  for (let i = 0; i < token.length; i++) {
+    if (i === at) i += WILDCARD.length - 1;
+    else if (!OPENERS.includes(token[i] as string) && !CLOSERS.includes(token[i] as string)) return false;
+  }
+  return true;
 }
 
 /**
@@ -142,7 +180,9 @@ export function maskedTokens(message: string, maxTokens: number): string[] {
   const tokens: string[] = [];
   for (const raw of message.split(WHITESPACE)) {
     if (raw === '') continue;
-    tokens.push(tokens.at(-1) === WILDCARD && raw.length <= 5 && SIZE_UNIT.test(raw) ? WILDCARD : maskToken(raw));
+    const previous = tokens.at(-1);
+    const unit = previous !== undefined && raw.length <= 5 && isVariable(previous) && SIZE_UNIT.test(raw);
+    tokens.push(unit ? wildcardFor(raw) : maskToken(raw));
     if (tokens.length >= maxTokens) break;
   }
   return tokens;

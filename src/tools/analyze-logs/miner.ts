@@ -17,7 +17,7 @@
  * message is compared with at most that many, however many distinct messages the input has) and each family at
  * most {@link MAX_VARIANTS} variants. Pure API, no I/O, so the benchmark runs exactly the code the tool runs.
  */
-import { maskedTokens, WILDCARD } from './masking.js';
+import { isVariable, maskedTokens, WILDCARD, wildcardFor } from './masking.js';
 
 /** Tuning of {@link TemplateMiner}. */
 export interface MinerOptions {
@@ -79,6 +79,11 @@ interface Family {
   tokens: string[];
   /** Positions whose words make variants, with the values seen. */
   tracked: Map<number, Set<string>>;
+  /**
+   * Variable positions whose every message had the same unmatched brackets there, with the wildcard shown for
+   * them (`<*>)`, `(<*>`; see {@link wildcardFor}), so that a template stays as balanced as its messages.
+   */
+  shapes: Map<number, string>;
   variants: Map<string, Variant>;
   count: number;
   /** Creation order, for ties. */
@@ -141,9 +146,15 @@ export class TemplateMiner {
     const longer = this.skeleton(tokens);
     if (longer) return this.count(longer, weight);
     if (rarest && leaf.length >= this.maxClustersPerLeaf) this.evict([rarest]);
+    const shapes = new Map<number, string>();
     const created: Family = {
-      tokens: [...tokens],
+      tokens: tokens.map((token, i) => {
+        if (token === WILDCARD || !isVariable(token)) return token;
+        shapes.set(i, token);
+        return WILDCARD;
+      }),
       tracked: new Map(),
+      shapes,
       variants: new Map(),
       count: 0,
       order: this.nextOrder++,
@@ -233,7 +244,7 @@ export class TemplateMiner {
         // A wildcard facing a masked variable counts as equal; see `minimumEqual` for why.
         if (t === WILDCARD) {
           wildcards++;
-          if (tokens[i] !== WILDCARD) differences++;
+          if (tokens[i] !== WILDCARD && !isVariable(tokens[i] as string)) differences++;
         } else if (t !== tokens[i] && !family.tracked.get(i)?.has(tokens[i] as string) && !sameKey(t, tokens[i] as string)) {
           // Two values of one key (`name=a` / `name=b`) count as equal here: the key is the constant part.
           differences++;
@@ -320,7 +331,11 @@ export class TemplateMiner {
     for (let i = 0; i < family.tokens.length; i++) {
       const t = family.tokens[i] as string;
       const token = tokens[i] as string;
-      if (t === WILDCARD || t === token) continue;
+      if (t === WILDCARD) {
+        if (family.shapes.size > 0) this.checkShape(family, i, token);
+        continue;
+      }
+      if (t === token) continue;
       const values = family.tracked.get(i);
       if (values) {
         if (values.has(token)) continue;
@@ -333,7 +348,7 @@ export class TemplateMiner {
         family.tracked.set(i, new Set([t, token]));
         this.rekey(family);
       } else {
-        this.makeVariable(family, i);
+        this.makeVariable(family, i, token);
         changed = true;
       }
     }
@@ -362,12 +377,30 @@ export class TemplateMiner {
     return variant;
   }
 
-  /** Position `i` becomes `<*>` in the family and its variants; variants that now coincide are merged. */
-  private makeVariable(family: Family, i: number): void {
+  /**
+   * Position `i` becomes `<*>` in the family and its variants; variants that now coincide are merged. The
+   * wildcard keeps the brackets that every value seen there (the template's, the tracked ones, `other`) leaves
+   * unmatched, when they agree.
+   */
+  private makeVariable(family: Family, i: number, other?: string): void {
+    const values = [...(family.tracked.get(i) ?? [family.tokens[i] as string])];
+    if (other !== undefined) values.push(other);
+    const shape = wildcardFor(values[0] as string);
+    const shown = values.every((value) => wildcardFor(value) === shape) ? shape : WILDCARD;
+    if (shown === WILDCARD) family.shapes.delete(i);
+    else family.shapes.set(i, shown);
     family.tokens[i] = WILDCARD;
     const wasTracked = family.tracked.delete(i);
-    for (const variant of family.variants.values()) variant.tokens[i] = WILDCARD;
+    for (const variant of family.variants.values()) variant.tokens[i] = shown;
     if (wasTracked) this.rekey(family);
+  }
+
+  /** Shows plain `<*>` at a shaped position once a message has other brackets there (see `shapes`). */
+  private checkShape(family: Family, i: number, token: string): void {
+    const shape = family.shapes.get(i);
+    if (shape === undefined || wildcardFor(token) === shape) return;
+    family.shapes.delete(i);
+    for (const variant of family.variants.values()) variant.tokens[i] = WILDCARD;
   }
 
   /** Recomputes the variants' keys after the tracked positions changed, merging variants whose keys coincide. */
@@ -544,7 +577,7 @@ function variantKey(family: Family, tokens: readonly string[]): string {
 
 /** The template of a message's variant: the family's, with the message's values at tracked positions. */
 function variantTokens(family: Family, tokens: readonly string[]): string[] {
-  return family.tokens.map((t, i) => (family.tracked.has(i) ? (tokens[i] as string) : t));
+  return family.tokens.map((t, i) => (family.tracked.has(i) ? (tokens[i] as string) : t === WILDCARD ? (family.shapes.get(i) ?? t) : t));
 }
 
 /** The tracked position with the most values (made a variable when a family has too many variants). */
