@@ -224,6 +224,28 @@ describe('template miner', () => {
     expect(new Set(users.slice(4).map((c) => c.id))).toEqual(new Set([survivor.id]));
   });
 
+  it('keeps the key of a key=value position it makes variable, so that later values of the key still join (tag=<*>,)', () => {
+    const miner = new TemplateMiner();
+    const values = [
+      ['"RILJ_ACK_WL"', 'com.android.phone', 'null'],
+      ['"*launch*"', 'android', 'WorkSource{10111}'],
+      ['"AudioMix"', 'audioserver', 'null'],
+    ];
+    for (const [tag, name, ws] of values) miner.add(`acquire lock=60373518, flags=0x1, tag=${tag}, name=${name}, ws=${ws}, uid=1001, pid=2626`);
+    expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([['acquire lock=<*>, flags=<*>, tag=<*>, name=<*>, ws=<*>, uid=<*>, pid=<*>', 3]]);
+  });
+
+  it('counts a message with a unit of time after a variable in the template without it (lifetime 00:01 / <1 sec)', () => {
+    const miner = new TemplateMiner();
+    const first = miner.add('proxy.example.com:5070 close, 0 bytes sent, 0 bytes received, lifetime 00:01');
+    expect(miner.add('proxy.example.com:5070 close, 403 bytes sent, 426 bytes received, lifetime <1 sec')).toBe(first);
+    expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([
+      ['proxy.example.com:<*> close, <*> bytes sent, <*> bytes received, lifetime <*>', 2],
+    ]);
+    // The unit stays in a template where every message has it.
+    expect(templateText(miner.add('Took 19.05 seconds to spawn the instance.'))).toBe('Took <*> seconds to spawn the instance.');
+  });
+
   it('joins a template of another branch that differs only in its leading token, and counts weighted replays', () => {
     const miner = new TemplateMiner();
     for (const job of ['com.apple.A.daily', 'com.apple.B.hourly', 'com.apple.C.weekly']) {

@@ -70,6 +70,8 @@ const MIXED_CACHE_TOKEN_LENGTH = 64;
 const OCTAL_ESCAPE = /\\0[0-7]{2}/g;
 /** A unit of size after a number (`5.2 KB`, `93.0 B`): part of the quantity, whose unit varies with it. */
 const SIZE_UNIT = /^(?:[KMGTPE]i?B|[kK]B|B)[,;)\]]*$/;
+/** A unit of time after a number (`<1 sec`, `0.6 secs.`, `439 seconds.`); see {@link isUnitAfter}. */
+const TIME_UNIT = /^(?:[mµun]?s|secs?|seconds?|mins?|minutes?|hours?)[.,;)\]]*$/;
 
 const CALENDAR_WORDS = new Set('Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec Mon Tue Wed Thu Fri Sat Sun'.split(' '));
 
@@ -167,6 +169,15 @@ export function isVariable(token: string): boolean {
     else if (!OPENERS.includes(token[i] as string) && !CLOSERS.includes(token[i] as string)) return false;
   }
   return true;
+}
+
+/**
+ * Whether a masked token is a unit of time after a variable (`<*> sec`): it stays in the template, as the
+ * unit a reader expects, but the miner may align a message with it against one without it (`lifetime 00:01` /
+ * `lifetime <1 sec`).
+ */
+export function isUnitAfter(previous: string | undefined, token: string): boolean {
+  return previous !== undefined && token.length <= 8 && isVariable(previous) && TIME_UNIT.test(token);
 }
 
 /**

@@ -17,7 +17,7 @@
  * message is compared with at most that many, however many distinct messages the input has) and each family at
  * most {@link MAX_VARIANTS} variants. Pure API, no I/O, so the benchmark runs exactly the code the tool runs.
  */
-import { isVariable, maskedTokens, WILDCARD, wildcardFor } from './masking.js';
+import { isUnitAfter, isVariable, maskedTokens, WILDCARD, wildcardFor } from './masking.js';
 
 /** Tuning of {@link TemplateMiner}. */
 export interface MinerOptions {
@@ -347,6 +347,13 @@ export class TemplateMiner {
       } else if (distinctWords(t, token) && this.maxWordValues >= 2) {
         family.tracked.set(i, new Set([t, token]));
         this.rekey(family);
+      } else if (sameKey(t, token)) {
+        // `tag="AudioMix",` after `tag=<*>,`: the key stays, so that the next value still compares equal.
+        const shown = variableToken([t, token]);
+        if (shown !== t) {
+          this.setToken(family, i, shown);
+          changed = true;
+        }
       } else {
         this.makeVariable(family, i, token);
         changed = true;
@@ -385,14 +392,21 @@ export class TemplateMiner {
   private makeVariable(family: Family, i: number, other?: string): void {
     const values = [...(family.tracked.get(i) ?? [family.tokens[i] as string])];
     if (other !== undefined) values.push(other);
-    const shape = wildcardFor(values[0] as string);
-    const shown = values.every((value) => wildcardFor(value) === shape) ? shape : WILDCARD;
-    if (shown === WILDCARD) family.shapes.delete(i);
-    else family.shapes.set(i, shown);
-    family.tokens[i] = WILDCARD;
     const wasTracked = family.tracked.delete(i);
-    for (const variant of family.variants.values()) variant.tokens[i] = shown;
+    this.setToken(family, i, variableToken(values));
     if (wasTracked) this.rekey(family);
+  }
+
+  /**
+   * Sets a position of the family and its variants: `<*>` (kept in `shapes` when it shows brackets) or a keyed
+   * wildcard such as `tag=<*>,`.
+   */
+  private setToken(family: Family, i: number, shown: string): void {
+    const wholly = isVariable(shown);
+    if (wholly && shown !== WILDCARD) family.shapes.set(i, shown);
+    else family.shapes.delete(i);
+    family.tokens[i] = wholly ? WILDCARD : shown;
+    for (const variant of family.variants.values()) variant.tokens[i] = shown;
   }
 
   /** Shows plain `<*>` at a shaped position once a message has other brackets there (see `shapes`). */
@@ -511,6 +525,27 @@ function dotted(token: string): boolean {
   return dots >= 2;
 }
 
+/**
+ * The token shown for a position that is variable over `values`: the key they share with `<*>` as its value
+ * (`tag=<*>,` for `tag="a",` and `tag="b",`), else `<*>` with the brackets they all leave unmatched (see
+ * {@link wildcardFor}); punctuation after the value is kept when all values end in it.
+ */
+function variableToken(values: readonly string[]): string {
+  const first = values[0] as string;
+  const equals = first.indexOf('=');
+  if (equals > 0 && values.every((value) => sameKey(first, value))) {
+    return first.slice(0, equals + 1) + variableToken(values.map((value) => value.slice(equals + 1)));
+  }
+  const shape = wildcardFor(first);
+  if (!values.every((value) => wildcardFor(value) === shape)) return WILDCARD;
+  let end = '';
+  for (let n = 1; n <= first.length && ',;'.includes(first[first.length - n] as string); n++) {
+    const tail = first.slice(first.length - n);
+    if (values.every((value) => value.endsWith(tail))) end = tail;
+  }
+  return shape + end;
+}
+
 /** Whether two tokens are `key=value` with the same key. */
 function sameKey(a: string, b: string): boolean {
   const equals = a.indexOf('=');
@@ -556,12 +591,16 @@ function siblingKey(tokens: readonly string[], prefixTokens: number): string {
 /** Constant tokens needed for a skeleton match: fewer say too little to join templates of different lengths. */
 const MIN_SKELETON_TOKENS = 3;
 
-/** The constant tokens of a template in order, or `null` when there are too few (see `skeleton`). */
+/**
+ * The constant tokens of a template in order, or `null` when there are too few (see `skeleton`). A unit of time
+ * after a variable is not one: `lifetime <*>` and `lifetime <*> sec` are one event.
+ */
 function skeletonKey(tokens: readonly string[]): string | null {
   let key = '';
   let constant = 0;
-  for (const token of tokens) {
-    if (token.includes(WILDCARD)) continue;
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i] as string;
+    if (token.includes(WILDCARD) || isUnitAfter(tokens[i - 1], token)) continue;
     key += `${token}\u0000`;
     constant++;
   }
