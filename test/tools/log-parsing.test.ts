@@ -227,12 +227,27 @@ describe('template miner', () => {
   it('keeps the key of a key=value position it makes variable, so that later values of the key still join (tag=<*>,)', () => {
     const miner = new TemplateMiner();
     const values = [
-      ['"RILJ_ACK_WL"', 'com.android.phone', 'null'],
-      ['"*launch*"', 'android', 'WorkSource{10111}'],
-      ['"AudioMix"', 'audioserver', 'null'],
+      ['"a.b.Lock"', 'com.android.phone', 'null'],
+      ['"c.d.Wake"', 'com.android.systemui', 'WorkSource{10111}'],
+      ['"e.f.Audio"', 'com.tencent.mm', 'WorkSource{10020}'],
     ];
     for (const [tag, name, ws] of values) miner.add(`acquire lock=60373518, flags=0x1, tag=${tag}, name=${name}, ws=${ws}, uid=1001, pid=2626`);
     expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([['acquire lock=<*>, flags=<*>, tag=<*>, name=<*>, ws=<*>, uid=<*>, pid=<*>', 3]]);
+  });
+
+  it('treats word values of one key as it treats words: variants until a position shows more than four', () => {
+    const miner = new TemplateMiner();
+    for (const user of ['root', 'guest', 'root', 'test'])
+      miner.add(`authentication failure; logname= uid=0 euid=0 tty=NODEVssh ruser= rhost=10.0.0.1  user=${user}`);
+    expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([
+      ['authentication failure; logname= uid=<*> euid=<*> tty=NODEVssh ruser= rhost=<*> user=root', 2],
+      ['authentication failure; logname= uid=<*> euid=<*> tty=NODEVssh ruser= rhost=<*> user=guest', 1],
+      ['authentication failure; logname= uid=<*> euid=<*> tty=NODEVssh ruser= rhost=<*> user=test', 1],
+    ]);
+    for (const user of ['news', 'cyrus']) miner.add(`authentication failure; logname= uid=0 euid=0 tty=NODEVssh ruser= rhost=10.0.0.1  user=${user}`);
+    expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([
+      ['authentication failure; logname= uid=<*> euid=<*> tty=NODEVssh ruser= rhost=<*> user=<*>', 6],
+    ]);
   });
 
   it('counts a message with a unit of time after a variable in the template without it (lifetime 00:01 / <1 sec)', () => {

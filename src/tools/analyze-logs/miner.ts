@@ -499,8 +499,9 @@ function hasLetter(token: string): boolean {
 
 /**
  * Whether two different tokens at one position make variants rather than a variable: both have a letter, both
- * or neither are partly masked, they are not two values of one key (`name=android` / `name=com.android.phone`),
- * and partly masked ones differ in a word of two letters or more (`ee<*>` / `alt<*>` are interfaces, while
+ * or neither are partly masked, two values of one key are such words themselves (`user=root` / `user=guest`,
+ * while `name=android` / `name=com.android.phone` is a name), and partly masked ones differ in a word of two
+ * letters or more (`ee<*>` / `alt<*>` are interfaces, while
  * `Thunderbird_A<*>` / `Thunderbird_B<*>` are ids `A8`, `B5` whose letter belongs to the number).
  */
 function distinctWords(a: string, b: string): boolean {
@@ -509,7 +510,7 @@ function distinctWords(a: string, b: string): boolean {
   if (dotted(a) || dotted(b)) return false;
   const masked = a.includes(WILDCARD);
   if (masked !== b.includes(WILDCARD)) return false;
-  if (sameKey(a, b)) return isEnumValue(a.slice(a.indexOf('=') + 1)) && isEnumValue(b.slice(b.indexOf('=') + 1));
+  if (sameKey(a, b)) return distinctWords(a.slice(a.indexOf('=') + 1), b.slice(b.indexOf('=') + 1));
   if (!masked) return true;
   let prefix = 0;
   while (prefix < a.length && prefix < b.length && a[prefix] === b[prefix]) prefix++;
@@ -550,16 +551,6 @@ function variableToken(values: readonly string[]): string {
 function sameKey(a: string, b: string): boolean {
   const equals = a.indexOf('=');
   return equals > 0 && b.indexOf('=') === equals && a.startsWith(b.slice(0, equals));
-}
-
-const ENUM_VALUE = /^(?:true|false|[A-Z][A-Z0-9_]*)[,;)\]}]*$/;
-
-/**
- * Whether a value reads like a state rather than a name: a boolean or an upper-case constant (`ACTION_DOWN`).
- * Such values tell events apart (`mExpandedVisible=true` / `false`); names (`name=android`) do not.
- */
-function isEnumValue(value: string): boolean {
-  return ENUM_VALUE.test(value);
 }
 
 function letters(text: string): number {
