@@ -261,6 +261,13 @@ describe('template miner', () => {
     expect(templateText(miner.add('Took 19.05 seconds to spawn the instance.'))).toBe('Took <*> seconds to spawn the instance.');
   });
 
+  it('finds a template of another branch whose variable keeps a bracket (MSFT <*>) @ <*>)', () => {
+    const miner = new TemplateMiner();
+    for (const table of ['DSDT', 'FADT', 'HPET', 'MADT', 'MCFG', 'RSDT'])
+      miner.add(`${table} (v001 DELL PE BKC 0x00000001 MSFT 0x0100000e) @ 0x00000000000fd6b0`);
+    expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([['<*> (v<*> DELL PE BKC <*> MSFT <*>) @ <*>', 6]]);
+  });
+
   it('joins a template of another branch that differs only in its leading token, and counts weighted replays', () => {
     const miner = new TemplateMiner();
     for (const job of ['com.apple.A.daily', 'com.apple.B.hourly', 'com.apple.C.weekly']) {

@@ -273,7 +273,7 @@ export class TemplateMiner {
       for (let i = 0; i < this.prefixTokens && !differs; i++) {
         const t = family.tokens[i] as string;
         differs = t !== tokens[i] && t !== WILDCARD && !(hasLetter(t) && hasLetter(tokens[i] as string));
-        if (t !== tokens[i]) changedAt++;
+        if (t !== tokens[i] && !(t === WILDCARD && isVariable(tokens[i] as string))) changedAt++;
       }
       if (!differs && changedAt <= 1) return family;
     }
@@ -574,9 +574,14 @@ function siblingWorthy(tokens: readonly string[], prefixTokens: number): boolean
   return constant >= 2 && constant * 2 >= rest;
 }
 
-/** Key of a family in the sibling index: length and the tokens after the routing ones. */
+/**
+ * Key of a family in the sibling index: length and the tokens after the routing ones, a variable with brackets
+ * (`<*>)`) written `<*>` as in a family's template.
+ */
 function siblingKey(tokens: readonly string[], prefixTokens: number): string {
-  return `${tokens.length}\u0000${tokens.slice(prefixTokens).join('\u0000')}`;
+  let key = String(tokens.length);
+  for (let i = prefixTokens; i < tokens.length; i++) key += `\u0000${isVariable(tokens[i] as string) ? WILDCARD : tokens[i]}`;
+  return key;
 }
 
 /** Constant tokens needed for a skeleton match: fewer say too little to join templates of different lengths. */
