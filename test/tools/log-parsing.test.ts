@@ -176,6 +176,12 @@ describe('masking', () => {
     expect(maskedTokens('(1) [/var/www/html] (run-parts /etc/cron.hourly)', 128)).toEqual(['<*>', '<*>', '(run-parts', '<*>)']);
   });
 
+  it('keeps a quoted value of a key with spaces in one token, so that it does not change the message length', () => {
+    expect(maskedTokens('acquire lock=1, tag="View Lock", name=x', 128)).toEqual(['acquire', 'lock=<*>,', 'tag="View Lock",', 'name=x']);
+    // Without a closing quote nearby, the words stay words.
+    expect(maskedTokens('tag="a b c d e f g h i j k', 128)).toHaveLength(11);
+  });
+
   it('caps the number of tokens', () => {
     expect(maskedTokens('a b c d e', 3)).toEqual(['a', 'b', 'c']);
     expect(maskedTokens('   ', 3)).toEqual([]);

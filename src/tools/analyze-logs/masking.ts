@@ -53,6 +53,8 @@ const VARIABLE_PART = new RegExp(
  */
 const NOTHING_CONSTANT = /^[^\p{L}\p{N}]*$/u;
 const WHITESPACE = /\s+/;
+/** Whitespace-separated parts a quoted value of a key may span (`key="a b c"`); a longer one is left as words. */
+const MAX_QUOTED_PARTS = 8;
 const ADJACENT_WILDCARDS = /(?:<\*>){2,}/g;
 /**
  * Results for tokens mixing letters and digits (`host-03`, `ssh2`, `[exec-7]`), the only ones that need the
@@ -189,8 +191,21 @@ export function isUnitAfter(previous: string | undefined, token: string): boolea
  */
 export function maskedTokens(message: string, maxTokens: number): string[] {
   const tokens: string[] = [];
-  for (const raw of message.split(WHITESPACE)) {
+  const parts = message.split(WHITESPACE);
+  for (let p = 0; p < parts.length; p++) {
+    let raw = parts[p] as string;
     if (raw === '') continue;
+    // `tag="View Lock",`: a quoted value of a key is one token, so that a space in it does not change the
+    // message's length (its template is the one of `tag="AudioMix",`).
+    const quote = raw.indexOf('="');
+    if (quote > 0 && raw.indexOf('"', quote + 2) < 0) {
+      let end = p + 1;
+      while (end < parts.length && end - p <= MAX_QUOTED_PARTS && !(parts[end] as string).includes('"')) end++;
+      if (end < parts.length && end - p <= MAX_QUOTED_PARTS) {
+        raw = parts.slice(p, end + 1).join(' ');
+        p = end;
+      }
+    }
     const previous = tokens.at(-1);
     const unit = previous !== undefined && raw.length <= 5 && isVariable(previous) && SIZE_UNIT.test(raw);
     tokens.push(unit ? wildcardFor(raw) : maskToken(raw));
