@@ -274,6 +274,14 @@ describe('template miner', () => {
     expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([['<*> (v<*> DELL PE BKC <*> MSFT <*>) @ <*>', 6]]);
   });
 
+  it('makes a position of file names with variable parts a variable, as it does paths (…-CCIOReporter-002.xml)', () => {
+    const miner = new TemplateMiner();
+    for (const file of ['AirPortBrcm4360_Logs-003.txt', 'CCIOReporter-002.xml', 'io80211Family-003.pcapng']) {
+      miner.add(`CCFile::captureLogRun Skipping current file Dir file [2017-07-03_16,05,51.031703]-${file}`);
+    }
+    expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([['CCFile::captureLogRun Skipping current file Dir file <*>', 3]]);
+  });
+
   it('joins a template of another branch that differs only in its leading token, and counts weighted replays', () => {
     const miner = new TemplateMiner();
     for (const job of ['com.apple.A.daily', 'com.apple.B.hourly', 'com.apple.C.weekly']) {

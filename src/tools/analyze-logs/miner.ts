@@ -508,6 +508,8 @@ function distinctWords(a: string, b: string): boolean {
   if (a === WILDCARD || b === WILDCARD || !hasLetter(a) || !hasLetter(b)) return false;
   // Dotted names (`com.apple.networkd`, `proxy.example.com`) name things, which vary like values.
   if (dotted(a) || dotted(b)) return false;
+  // File names (`…-CCIOReporter-002.xml`, `…_Logs-003.txt`) name files, as variable as paths.
+  if (isFileName(a) && isFileName(b)) return false;
   const masked = a.includes(WILDCARD);
   if (masked !== b.includes(WILDCARD)) return false;
   if (sameKey(a, b)) return distinctWords(a.slice(a.indexOf('=') + 1), b.slice(b.indexOf('=') + 1));
@@ -517,6 +519,25 @@ function distinctWords(a: string, b: string): boolean {
   let suffix = 0;
   while (suffix < a.length - prefix && suffix < b.length - prefix && a[a.length - 1 - suffix] === b[b.length - 1 - suffix]) suffix++;
   return letters(a.slice(prefix, a.length - suffix)) >= 2 && letters(b.slice(prefix, b.length - suffix)) >= 2;
+}
+
+/**
+ * Whether a token is a file name with a variable part: `[<*>]-CCIOReporter-<*>.xml,` (an extension of two to six
+ * letters or digits, starting with a letter, after the last dot; punctuation may follow). Read without a
+ * regular expression, which would backtrack on a long token of many dots.
+ */
+function isFileName(token: string): boolean {
+  let end = token.length;
+  while (end > 0 && ',;:)]'.includes(token[end - 1] as string)) end--;
+  const dot = token.lastIndexOf('.', end - 1);
+  if (dot < 0 || end - dot - 1 < 2 || end - dot - 1 > 6) return false;
+  for (let i = dot + 1; i < end; i++) {
+    const code = token.charCodeAt(i) | 32;
+    const letter = code >= 97 && code <= 122;
+    if (!letter && !(i > dot + 1 && code >= 48 && code <= 57)) return false;
+  }
+  const wildcard = token.indexOf(WILDCARD);
+  return wildcard >= 0 && wildcard < dot;
 }
 
 /** Whether a token has two dots between letters or digits: a host, package or bundle name. */
