@@ -282,6 +282,19 @@ describe('template miner', () => {
     expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([['CCFile::captureLogRun Skipping current file Dir file <*>', 3]]);
   });
 
+  it('keeps a run of punctuation marks where other messages have a variable apart (Fan speeds … **** …), but not ()', () => {
+    const miner = new TemplateMiner();
+    for (const speeds of ['3552 3534 3375 4245 3515 3479', '3552 3534 3375 **** 3515 3479', '3600 3534 3375 4100 3515 3479'])
+      miner.add(`Fan speeds ( ${speeds} )`);
+    expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([
+      ['Fan speeds ( <*> <*> <*> <*> <*> <*> )', 2],
+      ['Fan speeds ( <*> <*> <*> **** <*> <*> )', 1],
+    ]);
+    const other = new TemplateMiner();
+    const first = other.add('connection from 10.0.0.1 (a.example.net) at Mon Jun 20 03:40:59 2005');
+    expect(other.add('connection from 10.0.0.2 () at Mon Jun 20 03:41:59 2005')).toBe(first);
+  });
+
   it('joins a template of another branch that differs only in its leading token, and counts weighted replays', () => {
     const miner = new TemplateMiner();
     for (const job of ['com.apple.A.daily', 'com.apple.B.hourly', 'com.apple.C.weekly']) {

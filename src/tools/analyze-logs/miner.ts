@@ -244,7 +244,10 @@ export class TemplateMiner {
         // A wildcard facing a masked variable counts as equal; see `minimumEqual` for why.
         if (t === WILDCARD) {
           wildcards++;
-          if (tokens[i] !== WILDCARD && !isVariable(tokens[i] as string)) differences++;
+          // A run of punctuation marks facing a variable rules the family out (see `isMark`).
+          if (tokens[i] !== WILDCARD && !isVariable(tokens[i] as string)) differences += isMark(tokens[i] as string) ? length : 1;
+        } else if (isMark(t) && isVariable(tokens[i] as string)) {
+          differences += length;
         } else if (t !== tokens[i] && !family.tracked.get(i)?.has(tokens[i] as string) && !sameKey(t, tokens[i] as string)) {
           // Two values of one key (`name=a` / `name=b`) count as equal here: the key is the constant part.
           differences++;
@@ -487,6 +490,23 @@ export function templateText(cluster: LogCluster): string {
 function routingKey(token: string): string {
   return token.includes(WILDCARD) ? WILDCARD : token;
 }
+
+/**
+ * Whether a token is a run of two or more punctuation marks, brackets and quotes aside (`****`, `--`, `>>>>`):
+ * layout, not a value, so a message with one where a family has a variable (`Fan speeds ( 3552 **** 3515 )`
+ * against `( 3552 3534 3515 )`), or the other way round, is another event. `()` is not one: an empty value.
+ */
+function isMark(token: string): boolean {
+  if (token.length < 2) return false;
+  for (let i = 0; i < token.length; i++) {
+    const code = token.charCodeAt(i);
+    if ((code >= 48 && code <= 57) || ((code | 32) >= 97 && (code | 32) <= 122) || code > 127) return false;
+    if (BRACKETS_AND_QUOTES.includes(token[i] as string)) return false;
+  }
+  return true;
+}
+
+const BRACKETS_AND_QUOTES = `()[]{}<>"'`;
 
 /** Whether a token has a constant part (a letter). */
 function hasLetter(token: string): boolean {
