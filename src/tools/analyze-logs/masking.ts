@@ -124,8 +124,7 @@ function maskToken(raw: string): string {
   return result;
 }
 
-const OPENERS = '([{';
-const CLOSERS = ')]}';
+const BRACKETS = '()[]{}';
 
 /**
  * `<*>` for a token that is a variable as a whole, with the brackets it leaves unmatched kept where they were:
@@ -134,19 +133,23 @@ const CLOSERS = ')]}';
  * Unmatched brackets before the token's first other character go before the wildcard, the others after it.
  */
 export function wildcardFor(token: string): string {
+  // Most tokens have no bracket: one pass over the character codes, no allocation.
+  let brackets = 0;
+  for (let i = 0; i < token.length; i++) if (bracketIndex(token.charCodeAt(i)) >= 0) brackets++;
+  if (brackets === 0) return WILDCARD;
   const open: number[] = [];
   const unmatched: number[] = [];
   let content = -1;
   for (let i = 0; i < token.length; i++) {
-    const c = token[i] as string;
-    const opener = OPENERS.indexOf(c);
-    const closer = CLOSERS.indexOf(c);
-    if (opener >= 0) open.push(i);
-    else if (closer >= 0) {
+    const kind = bracketIndex(token.charCodeAt(i));
+    if (kind < 0) {
+      if (content < 0) content = i;
+    } else if (kind < 3) open.push(i);
+    else {
       const last = open.at(-1);
-      if (last !== undefined && OPENERS.indexOf(token[last] as string) === closer) open.pop();
+      if (last !== undefined && bracketIndex(token.charCodeAt(last)) === kind - 3) open.pop();
       else unmatched.push(i);
-    } else if (content < 0) content = i;
+    }
   }
   if (open.length === 0 && unmatched.length === 0) return WILDCARD;
   let lead = '';
@@ -156,6 +159,26 @@ export function wildcardFor(token: string): string {
     else trail += token[i] as string;
   }
   return `${lead}${WILDCARD}${trail}`;
+}
+
+/** 0, 1, 2 for `(`, `[`, `{`; 3, 4, 5 for `)`, `]`, `}`; -1 for any other character code. */
+function bracketIndex(code: number): number {
+  switch (code) {
+    case 40:
+      return 0;
+    case 91:
+      return 1;
+    case 123:
+      return 2;
+    case 41:
+      return 3;
+    case 93:
+      return 4;
+    case 125:
+      return 5;
+    default:
+      return -1;
+  }
 }
 
 /**
@@ -168,7 +191,7 @@ export function isVariable(token: string): boolean {
   if (at < 0) return false;
   for (let i = 0; i < token.length; i++) {
     if (i === at) i += WILDCARD.length - 1;
-    else if (!OPENERS.includes(token[i] as string) && !CLOSERS.includes(token[i] as string)) return false;
+    else if (!BRACKETS.includes(token[i] as string)) return false;
   }
   return true;
 }
@@ -207,7 +230,8 @@ export function maskedTokens(message: string, maxTokens: number): string[] {
       }
     }
     const previous = tokens.at(-1);
-    const unit = previous !== undefined && raw.length <= 5 && isVariable(previous) && SIZE_UNIT.test(raw);
+    // Every size unit has a `B`: the cheap test first, as most short tokens are not units.
+    const unit = previous !== undefined && raw.length <= 5 && raw.includes('B') && isVariable(previous) && SIZE_UNIT.test(raw);
     tokens.push(unit ? wildcardFor(raw) : maskToken(raw));
     if (tokens.length >= maxTokens) break;
   }

@@ -415,7 +415,7 @@ export class TemplateMiner {
   /** Shows plain `<*>` at a shaped position once a message has other brackets there (see `shapes`). */
   private checkShape(family: Family, i: number, token: string): void {
     const shape = family.shapes.get(i);
-    if (shape === undefined || wildcardFor(token) === shape) return;
+    if (shape === undefined || token === shape || wildcardFor(token) === shape) return;
     family.shapes.delete(i);
     for (const variant of family.variants.values()) variant.tokens[i] = WILDCARD;
   }
