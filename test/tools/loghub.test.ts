@@ -2,7 +2,7 @@
  * The log parser on the real loghub 2k samples (read in place from ../shared/data/loghub, see bench/lib/loghub.mjs):
  * the header format detected per file strips exactly the header, so templates are mined on the message column,
  * and grouping the raw lines is as good as grouping the message column. The figures per system are in bench/results/
- * (`npm run bench:grouping`, e.g. 2026-12-01-log-grouping-accuracy.md); these tests guard what the issue asks for, with one setting for every system.
+ * (`npm run bench:grouping`, e.g. 2026-12-06-log-grouping-accuracy.md); these tests guard what the issue asks for, with one setting for every system.
  */
 import { describe, expect, it } from 'vitest';
 
@@ -59,7 +59,7 @@ describe('loghub 2k samples (real logs with ground truth)', () => {
     expect(exact / truth.raw.length).toBeGreaterThanOrEqual(0.9);
   });
 
-  it('groups raw lines as well as the message column: 0.93 or better on average, no system losing more than 0.01', () => {
+  it('groups raw lines as well as the message column: 0.975 or better on average, 0.80 or better on every system, no system losing more than 0.01', () => {
     const raw: number[] = [];
     for (const system of SYSTEMS) {
       const truth = data(system);
@@ -67,9 +67,12 @@ describe('loghub 2k samples (real logs with ground truth)', () => {
       const onRaw = groupingAccuracy(groups(truth.raw.map((line) => parser.parse(line).message)), truth.eventIds);
       const onContent = groupingAccuracy(groups(truth.content), truth.eventIds);
       expect(onRaw, system).toBeGreaterThanOrEqual(onContent - 0.01);
+      // 2026-12-06: 0.819 at least (Linux), see bench/results/2026-12-06-log-grouping-accuracy.md.
+      expect(onRaw, system).toBeGreaterThanOrEqual(0.8);
       raw.push(onRaw);
     }
-    expect(raw.reduce((sum, ga) => sum + ga, 0) / raw.length).toBeGreaterThanOrEqual(0.93);
+    // 2026-12-06: 0.982 (was 0.934).
+    expect(raw.reduce((sum, ga) => sum + ga, 0) / raw.length).toBeGreaterThanOrEqual(0.975);
   });
 
   it.each(SYSTEMS)('never reports a template with unbalanced brackets for lines whose brackets are balanced (%s, issue 26 item 12)', (system) => {
