@@ -174,6 +174,8 @@ describe('masking', () => {
     ]);
     // Brackets matched inside the token go with it; a path keeps the one it closes.
     expect(maskedTokens('(1) [/var/www/html] (run-parts /etc/cron.hourly)', 128)).toEqual(['<*>', '<*>', '(run-parts', '<*>)']);
+    // Quotes around a value stay: `open() "/usr/share/x.html" failed`.
+    expect(maskedTokens('open() "/usr/share/x.html" failed ("42")', 128)).toEqual(['open()', '"<*>"', 'failed', '"<*>"']);
   });
 
   it('keeps a quoted value of a key with spaces in one token, so that it does not change the message length', () => {
@@ -230,7 +232,7 @@ describe('template miner', () => {
     expect(new Set(users.slice(4).map((c) => c.id))).toEqual(new Set([survivor.id]));
   });
 
-  it('keeps the key of a key=value position it makes variable, so that later values of the key still join (tag=<*>,)', () => {
+  it('keeps the key of a key=value position it makes variable, so that later values of the key still join (tag="<*>",)', () => {
     const miner = new TemplateMiner();
     const values = [
       ['"a.b.Lock"', 'com.android.phone', 'null'],
@@ -238,7 +240,9 @@ describe('template miner', () => {
       ['"e.f.Audio"', 'com.tencent.mm', 'WorkSource{10020}'],
     ];
     for (const [tag, name, ws] of values) miner.add(`acquire lock=60373518, flags=0x1, tag=${tag}, name=${name}, ws=${ws}, uid=1001, pid=2626`);
-    expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([['acquire lock=<*>, flags=<*>, tag=<*>, name=<*>, ws=<*>, uid=<*>, pid=<*>', 3]]);
+    expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([
+      ['acquire lock=<*>, flags=<*>, tag="<*>", name=<*>, ws=<*>, uid=<*>, pid=<*>', 3],
+    ]);
   });
 
   it('treats word values of one key as it treats words: variants until a position shows more than four', () => {

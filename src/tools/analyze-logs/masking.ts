@@ -102,9 +102,12 @@ function maskToken(raw: string): string {
       separators = true;
       if (code === 47) slash = true;
     } else if (code === 46) dots++;
-    else if (code === 40 || code === 41 || code === 91 || code === 93 || code === 123 || code === 125) brackets = true;
+    else if (code === 40 || code === 41 || code === 91 || code === 93 || code === 123 || code === 125 || code === 34 || code === 39) {
+      brackets = true;
+    }
   }
-  // A token that is a variable as a whole keeps the brackets it opens or closes for the rest of the line.
+  // A token that is a variable as a whole keeps the brackets it opens or closes for the rest of the line, and its
+  // quotes.
   const whole = brackets ? wildcardFor(token) : WILDCARD;
   if (separators && WHOLE_TOKEN_PATTERNS.some((pattern) => pattern.test(token))) return whole;
   // `com.example.app/.ui.MainActivity`, `org.a.b/org.a.b.C`: a component name, as variable as a path.
@@ -124,19 +127,23 @@ function maskToken(raw: string): string {
   return result;
 }
 
-const BRACKETS = '()[]{}';
+/** What a variable as a whole may show around `<*>` (see {@link wildcardFor}). */
+const BRACKETS = `()[]{}"'`;
 
 /**
  * `<*>` for a token that is a variable as a whole, with the brackets it leaves unmatched kept where they were:
  * `232]` is `<*>]`, `(0.39` is `(<*>`, `Surface(name=a/b` is `<*>(`, while `(uid=0)` and `[/var/www]` are `<*>`.
  * Dropping them would make the template of a balanced line unbalanced (`Process x (pid <*> has died`, issue 26).
- * Unmatched brackets before the token's first other character go before the wildcard, the others after it.
+ * Unmatched brackets before the token's first other character go before the wildcard, the others after it; quotes
+ * around the value are kept (`"/usr/share/index.html"` is `"<*>"`).
  */
 export function wildcardFor(token: string): string {
+  const quote = quoteOf(token);
+  const middle = quote === '' ? WILDCARD : `${quote}${WILDCARD}${quote}`;
   // Most tokens have no bracket: one pass over the character codes, no allocation.
   let brackets = 0;
   for (let i = 0; i < token.length; i++) if (bracketIndex(token.charCodeAt(i)) >= 0) brackets++;
-  if (brackets === 0) return WILDCARD;
+  if (brackets === 0) return middle;
   const open: number[] = [];
   const unmatched: number[] = [];
   let content = -1;
@@ -151,14 +158,29 @@ export function wildcardFor(token: string): string {
       else unmatched.push(i);
     }
   }
-  if (open.length === 0 && unmatched.length === 0) return WILDCARD;
+  if (open.length === 0 && unmatched.length === 0) return middle;
   let lead = '';
   let trail = '';
-  for (const i of [...unmatched, ...open].sort((a, b) => a - b)) {
+  // Both lists are in increasing order: merged, not sorted, so that a token of many brackets costs linear time.
+  for (let u = 0, o = 0; u < unmatched.length || o < open.length;) {
+    const i = o >= open.length || (u < unmatched.length && (unmatched[u] as number) < (open[o] as number)) ? (unmatched[u++] as number) : (open[o++] as number);
     if (content < 0 || i < content) lead += token[i] as string;
     else trail += token[i] as string;
   }
-  return `${lead}${WILDCARD}${trail}`;
+  return `${lead}${middle}${trail}`;
+}
+
+/**
+ * The quote around a token's content (`"…"`, `'…'`), brackets and trailing punctuation aside (`("/a/b"),`), or
+ * `''`: a quoted value stays quoted in the template (`upstream: "<*>"`).
+ */
+function quoteOf(token: string): string {
+  let start = 0;
+  while (start < token.length && bracketIndex(token.charCodeAt(start)) >= 0) start++;
+  let end = token.length;
+  while (end > start && (bracketIndex(token.charCodeAt(end - 1)) >= 0 || ',;:'.includes(token[end - 1] as string))) end--;
+  const quote = token[start];
+  return end - start >= 2 && (quote === '"' || quote === "'") && token[end - 1] === quote ? quote : '';
 }
 
 /** 0, 1, 2 for `(`, `[`, `{`; 3, 4, 5 for `)`, `]`, `}`; -1 for any other character code. */
