@@ -174,6 +174,7 @@ describe('masking', () => {
     ]);
     // Brackets matched inside the token go with it; a path keeps the one it closes.
     expect(maskedTokens('(1) [/var/www/html] (run-parts /etc/cron.hourly)', 128)).toEqual(['<*>', '<*>', '(run-parts', '<*>)']);
+    expect(maskedTokens('/var/log/x.log: denied ("/a/b"),', 128)).toEqual(['<*>:', 'denied', '"<*>",']);
     // Quotes around a value stay: `open() "/usr/share/x.html" failed`.
     expect(maskedTokens('open() "/usr/share/x.html" failed ("42")', 128)).toEqual(['open()', '"<*>"', 'failed', '"<*>"']);
   });

@@ -109,7 +109,8 @@ function maskToken(raw: string): string {
   // A token that is a variable as a whole keeps the brackets it opens or closes for the rest of the line, and its
   // quotes.
   const whole = brackets ? wildcardFor(token) : WILDCARD;
-  if (separators && WHOLE_TOKEN_PATTERNS.some((pattern) => pattern.test(token))) return whole;
+  // A path keeps the punctuation after it too (`/var/log/x.log:`), as it did before brackets were kept.
+  if (separators && WHOLE_TOKEN_PATTERNS.some((pattern) => pattern.test(token))) return whole + trailingPunctuation(token);
   // `com.example.app/.ui.MainActivity`, `org.a.b/org.a.b.C`: a component name, as variable as a path.
   if (slash && dots >= 2 && letters) return whole;
   if (!digits) return token.length === 3 && CALENDAR_WORDS.has(token) ? WILDCARD : token;
@@ -181,6 +182,13 @@ function quoteOf(token: string): string {
   while (end > start && (bracketIndex(token.charCodeAt(end - 1)) >= 0 || ',;:'.includes(token[end - 1] as string))) end--;
   const quote = token[start];
   return end - start >= 2 && (quote === '"' || quote === "'") && token[end - 1] === quote ? quote : '';
+}
+
+/** The run of `,`, `;` and `:` that ends a token (`''` when there is none). */
+function trailingPunctuation(token: string): string {
+  let end = token.length;
+  while (end > 0 && ',;:'.includes(token[end - 1] as string)) end--;
+  return token.slice(end);
 }
 
 /** 0, 1, 2 for `(`, `[`, `{`; 3, 4, 5 for `)`, `]`, `}`; -1 for any other character code. */
