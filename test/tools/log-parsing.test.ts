@@ -175,6 +175,7 @@ describe('masking', () => {
     // Brackets matched inside the token go with it; a path keeps the one it closes.
     expect(maskedTokens('(1) [/var/www/html] (run-parts /etc/cron.hourly)', 128)).toEqual(['<*>', '<*>', '(run-parts', '<*>)']);
     expect(maskedTokens('/var/log/x.log: denied ("/a/b"),', 128)).toEqual(['<*>:', 'denied', '"<*>",']);
+    expect(maskedTokens('[467587.551743] 1{2{ 3]4] (5)6', 128)).toEqual(['<*>', '<*>{{', '<*>]]', '<*>']);
     // Quotes around a value stay: `open() "/usr/share/x.html" failed`.
     expect(maskedTokens('open() "/usr/share/x.html" failed ("42")', 128)).toEqual(['open()', '"<*>"', 'failed', '"<*>"']);
   });

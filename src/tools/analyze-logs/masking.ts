@@ -108,19 +108,18 @@ function maskToken(raw: string): string {
   }
   // A token that is a variable as a whole keeps the brackets it opens or closes for the rest of the line, and its
   // quotes.
-  const whole = brackets ? wildcardFor(token) : WILDCARD;
   // A path keeps the punctuation after it too (`/var/log/x.log:`), as it did before brackets were kept.
-  if (separators && WHOLE_TOKEN_PATTERNS.some((pattern) => pattern.test(token))) return whole + trailingPunctuation(token);
+  if (separators && WHOLE_TOKEN_PATTERNS.some((pattern) => pattern.test(token))) return (brackets ? wildcardFor(token) : WILDCARD) + trailingPunctuation(token);
   // `com.example.app/.ui.MainActivity`, `org.a.b/org.a.b.C`: a component name, as variable as a path.
-  if (slash && dots >= 2 && letters) return whole;
+  if (slash && dots >= 2 && letters) return brackets ? wildcardFor(token) : WILDCARD;
   if (!digits) return token.length === 3 && CALENDAR_WORDS.has(token) ? WILDCARD : token;
-  if (!letters) return whole;
+  if (!letters) return brackets ? wildcardFor(token) : WILDCARD;
   // An HTTP status class (`5xx`, as access-log templates carry it) is a constant.
   if (token.length === 3 && token[1] === 'x' && token[2] === 'x') return token;
   const cached = mixedTokens.get(token);
   if (cached !== undefined) return cached;
   const masked = token.replace(VARIABLE_PART, WILDCARD).replace(ADJACENT_WILDCARDS, WILDCARD);
-  const result = masked === token || !NOTHING_CONSTANT.test(masked) ? masked : whole;
+  const result = masked === token || !NOTHING_CONSTANT.test(masked) ? masked : brackets ? wildcardFor(token) : WILDCARD;
   if (token.length <= MIXED_CACHE_TOKEN_LENGTH) {
     if (mixedTokens.size >= MIXED_CACHE_SIZE) mixedTokens.clear();
     mixedTokens.set(token, result);
@@ -139,12 +138,20 @@ const BRACKETS = `()[]{}"'`;
  * around the value are kept (`"/usr/share/index.html"` is `"<*>"`).
  */
 export function wildcardFor(token: string): string {
-  const quote = quoteOf(token);
-  const middle = quote === '' ? WILDCARD : `${quote}${WILDCARD}${quote}`;
-  // Most tokens have no bracket: one pass over the character codes, no allocation.
+  // One pass over the character codes decides the common cases without allocating: no bracket, or one pair
+  // around the whole token (`[467587.551743]`).
   let brackets = 0;
-  for (let i = 0; i < token.length; i++) if (bracketIndex(token.charCodeAt(i)) >= 0) brackets++;
+  let quotes = 0;
+  for (let i = 0; i < token.length; i++) {
+    const code = token.charCodeAt(i);
+    if (bracketIndex(code) >= 0) brackets++;
+    else if (code === 34 || code === 39) quotes++;
+  }
+  const quote = quotes >= 2 ? quoteOf(token) : '';
+  const middle = quote === '' ? WILDCARD : `${quote}${WILDCARD}${quote}`;
   if (brackets === 0) return middle;
+  const first = bracketIndex(token.charCodeAt(0));
+  if (brackets === 2 && first >= 0 && first < 3 && first + 3 === bracketIndex(token.charCodeAt(token.length - 1))) return middle;
   const open: number[] = [];
   const unmatched: number[] = [];
   let content = -1;
@@ -250,7 +257,7 @@ export function maskedTokens(message: string, maxTokens: number): string[] {
     if (raw === '') continue;
     // `tag="View Lock",`: a quoted value of a key is one token, so that a space in it does not change the
     // message's length (its template is the one of `tag="AudioMix",`).
-    const quote = raw.indexOf('="');
+    const quote = raw.length > 2 ? raw.indexOf('="') : -1;
     if (quote > 0 && raw.indexOf('"', quote + 2) < 0) {
       let end = p + 1;
       while (end < parts.length && end - p <= MAX_QUOTED_PARTS && !(parts[end] as string).includes('"')) end++;
