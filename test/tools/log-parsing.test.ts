@@ -161,6 +161,31 @@ describe('masking', () => {
     ).toEqual(['PacketResponder', '<*>', 'for', 'block', 'blk_<*>', 'at', '<*>', 'sshd[<*>]:', 'uid=<*>', '<*>', '<*>', '<*>', '<*>', '<*>', 'tty=NODEVssh']);
   });
 
+  it('keeps the brackets a wholly variable token opens or closes, so templates stay balanced (issue 26 item 12)', () => {
+    expect(maskedTokens('Process com.x:qzone (pid 12236) has died', 128)).toEqual(['Process', 'com.x:qzone', '(pid', '<*>)', 'has', 'died']);
+    expect(maskedTokens('nodes:node-[224\\ 228\\ 232] bytes (0.39 KB) sent', 128)).toEqual([
+      'nodes:node-[<*>\\',
+      '<*>',
+      '<*>]',
+      'bytes',
+      '(<*>',
+      '<*>)',
+      'sent',
+    ]);
+    // Brackets matched inside the token go with it; a path keeps the one it closes.
+    expect(maskedTokens('(1) [/var/www/html] (run-parts /etc/cron.hourly)', 128)).toEqual(['<*>', '<*>', '(run-parts', '<*>)']);
+    expect(maskedTokens('/var/log/x.log: denied ("/a/b"),', 128)).toEqual(['<*>:', 'denied', '"<*>",']);
+    expect(maskedTokens('[467587.551743] 1{2{ 3]4] (5)6', 128)).toEqual(['<*>', '<*>{{', '<*>]]', '<*>']);
+    // Quotes around a value stay: `open() "/usr/share/x.html" failed`.
+    expect(maskedTokens('open() "/usr/share/x.html" failed ("42")', 128)).toEqual(['open()', '"<*>"', 'failed', '"<*>"']);
+  });
+
+  it('keeps a quoted value of a key with spaces in one token, so that it does not change the message length', () => {
+    expect(maskedTokens('acquire lock=1, tag="View Lock", name=x', 128)).toEqual(['acquire', 'lock=<*>,', 'tag="View Lock",', 'name=x']);
+    // Without a closing quote nearby, the words stay words.
+    expect(maskedTokens('tag="a b c d e f g h i j k', 128)).toHaveLength(11);
+  });
+
   it('caps the number of tokens', () => {
     expect(maskedTokens('a b c d e', 3)).toEqual(['a', 'b', 'c']);
     expect(maskedTokens('   ', 3)).toEqual([]);
@@ -191,10 +216,10 @@ describe('template miner', () => {
     const miner = new TemplateMiner({ onMerge: (from, into) => merges.push([from.id, into.id]) });
     for (const state of ['Started', 'Paused', 'Resumed', 'Stopped', 'Started']) miner.add(`[instance: 42] VM ${state} (Lifecycle Event)`);
     expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([
-      ['[instance: <*> VM Started (Lifecycle Event)', 2],
-      ['[instance: <*> VM Paused (Lifecycle Event)', 1],
-      ['[instance: <*> VM Resumed (Lifecycle Event)', 1],
-      ['[instance: <*> VM Stopped (Lifecycle Event)', 1],
+      ['[instance: <*>] VM Started (Lifecycle Event)', 2],
+      ['[instance: <*>] VM Paused (Lifecycle Event)', 1],
+      ['[instance: <*>] VM Resumed (Lifecycle Event)', 1],
+      ['[instance: <*>] VM Stopped (Lifecycle Event)', 1],
     ]);
     const users = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank'].map((user) => miner.add(`session opened for user ${user} by (uid=0)`));
     // The fifth distinct user shows the position is a variable: one template, the earlier variants merged into it.
@@ -207,6 +232,73 @@ describe('template miner', () => {
     const survivor = users[0] as LogCluster;
     expect(merges.filter(([, into]) => into === survivor.id).map(([from]) => from)).toEqual(users.slice(1, 4).map((c) => c.id));
     expect(new Set(users.slice(4).map((c) => c.id))).toEqual(new Set([survivor.id]));
+  });
+
+  it('keeps the key of a key=value position it makes variable, so that later values of the key still join (tag="<*>",)', () => {
+    const miner = new TemplateMiner();
+    const values = [
+      ['"a.b.Lock"', 'com.android.phone', 'null'],
+      ['"c.d.Wake"', 'com.android.systemui', 'WorkSource{10111}'],
+      ['"e.f.Audio"', 'com.tencent.mm', 'WorkSource{10020}'],
+    ];
+    for (const [tag, name, ws] of values) miner.add(`acquire lock=60373518, flags=0x1, tag=${tag}, name=${name}, ws=${ws}, uid=1001, pid=2626`);
+    expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([
+      ['acquire lock=<*>, flags=<*>, tag="<*>", name=<*>, ws=<*>, uid=<*>, pid=<*>', 3],
+    ]);
+  });
+
+  it('treats word values of one key as it treats words: variants until a position shows more than four', () => {
+    const miner = new TemplateMiner();
+    for (const user of ['root', 'guest', 'root', 'test'])
+      miner.add(`authentication failure; logname= uid=0 euid=0 tty=NODEVssh ruser= rhost=10.0.0.1  user=${user}`);
+    expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([
+      ['authentication failure; logname= uid=<*> euid=<*> tty=NODEVssh ruser= rhost=<*> user=root', 2],
+      ['authentication failure; logname= uid=<*> euid=<*> tty=NODEVssh ruser= rhost=<*> user=guest', 1],
+      ['authentication failure; logname= uid=<*> euid=<*> tty=NODEVssh ruser= rhost=<*> user=test', 1],
+    ]);
+    for (const user of ['news', 'cyrus']) miner.add(`authentication failure; logname= uid=0 euid=0 tty=NODEVssh ruser= rhost=10.0.0.1  user=${user}`);
+    expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([
+      ['authentication failure; logname= uid=<*> euid=<*> tty=NODEVssh ruser= rhost=<*> user=<*>', 6],
+    ]);
+  });
+
+  it('counts a message with a unit of time after a variable in the template without it (lifetime 00:01 / <1 sec)', () => {
+    const miner = new TemplateMiner();
+    const first = miner.add('proxy.example.com:5070 close, 0 bytes sent, 0 bytes received, lifetime 00:01');
+    expect(miner.add('proxy.example.com:5070 close, 403 bytes sent, 426 bytes received, lifetime <1 sec')).toBe(first);
+    expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([
+      ['proxy.example.com:<*> close, <*> bytes sent, <*> bytes received, lifetime <*>', 2],
+    ]);
+    // The unit stays in a template where every message has it.
+    expect(templateText(miner.add('Took 19.05 seconds to spawn the instance.'))).toBe('Took <*> seconds to spawn the instance.');
+  });
+
+  it('finds a template of another branch whose variable keeps a bracket (MSFT <*>) @ <*>)', () => {
+    const miner = new TemplateMiner();
+    for (const table of ['DSDT', 'FADT', 'HPET', 'MADT', 'MCFG', 'RSDT'])
+      miner.add(`${table} (v001 DELL PE BKC 0x00000001 MSFT 0x0100000e) @ 0x00000000000fd6b0`);
+    expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([['<*> (v<*> DELL PE BKC <*> MSFT <*>) @ <*>', 6]]);
+  });
+
+  it('makes a position of file names with variable parts a variable, as it does paths (…-CCIOReporter-002.xml)', () => {
+    const miner = new TemplateMiner();
+    for (const file of ['AirPortBrcm4360_Logs-003.txt', 'CCIOReporter-002.xml', 'io80211Family-003.pcapng']) {
+      miner.add(`CCFile::captureLogRun Skipping current file Dir file [2017-07-03_16,05,51.031703]-${file}`);
+    }
+    expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([['CCFile::captureLogRun Skipping current file Dir file <*>', 3]]);
+  });
+
+  it('keeps a run of punctuation marks where other messages have a variable apart (Fan speeds … **** …), but not ()', () => {
+    const miner = new TemplateMiner();
+    for (const speeds of ['3552 3534 3375 4245 3515 3479', '3552 3534 3375 **** 3515 3479', '3600 3534 3375 4100 3515 3479'])
+      miner.add(`Fan speeds ( ${speeds} )`);
+    expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([
+      ['Fan speeds ( <*> <*> <*> <*> <*> <*> )', 2],
+      ['Fan speeds ( <*> <*> <*> **** <*> <*> )', 1],
+    ]);
+    const other = new TemplateMiner();
+    const first = other.add('connection from 10.0.0.1 (a.example.net) at Mon Jun 20 03:40:59 2005');
+    expect(other.add('connection from 10.0.0.2 () at Mon Jun 20 03:41:59 2005')).toBe(first);
   });
 
   it('joins a template of another branch that differs only in its leading token, and counts weighted replays', () => {

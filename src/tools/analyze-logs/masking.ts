@@ -53,6 +53,8 @@ const VARIABLE_PART = new RegExp(
  */
 const NOTHING_CONSTANT = /^[^\p{L}\p{N}]*$/u;
 const WHITESPACE = /\s+/;
+/** Whitespace-separated parts a quoted value of a key may span (`key="a b c"`); a longer one is left as words. */
+const MAX_QUOTED_PARTS = 8;
 const ADJACENT_WILDCARDS = /(?:<\*>){2,}/g;
 /**
  * Results for tokens mixing letters and digits (`host-03`, `ssh2`, `[exec-7]`), the only ones that need the
@@ -70,6 +72,8 @@ const MIXED_CACHE_TOKEN_LENGTH = 64;
 const OCTAL_ESCAPE = /\\0[0-7]{2}/g;
 /** A unit of size after a number (`5.2 KB`, `93.0 B`): part of the quantity, whose unit varies with it. */
 const SIZE_UNIT = /^(?:[KMGTPE]i?B|[kK]B|B)[,;)\]]*$/;
+/** A unit of time after a number (`<1 sec`, `0.6 secs.`, `439 seconds.`); see {@link isUnitAfter}. */
+const TIME_UNIT = /^(?:[mµun]?s|secs?|seconds?|mins?|minutes?|hours?)[.,;)\]]*$/;
 
 const CALENDAR_WORDS = new Set('Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec Mon Tue Wed Thu Fri Sat Sun'.split(' '));
 
@@ -88,6 +92,7 @@ function maskToken(raw: string): string {
   let letters = false;
   let separators = false;
   let slash = false;
+  let brackets = false;
   let dots = 0;
   for (let i = 0; i < token.length; i++) {
     const code = token.charCodeAt(i);
@@ -97,18 +102,24 @@ function maskToken(raw: string): string {
       separators = true;
       if (code === 47) slash = true;
     } else if (code === 46) dots++;
+    else if (code === 40 || code === 41 || code === 91 || code === 93 || code === 123 || code === 125 || code === 34 || code === 39) {
+      brackets = true;
+    }
   }
-  if (separators && WHOLE_TOKEN_PATTERNS.some((pattern) => pattern.test(token))) return keepBrackets(token);
+  // A token that is a variable as a whole keeps the brackets it opens or closes for the rest of the line, and its
+  // quotes.
+  // A path keeps the punctuation after it too (`/var/log/x.log:`), as it did before brackets were kept.
+  if (separators && WHOLE_TOKEN_PATTERNS.some((pattern) => pattern.test(token))) return (brackets ? wildcardFor(token) : WILDCARD) + trailingPunctuation(token);
   // `com.example.app/.ui.MainActivity`, `org.a.b/org.a.b.C`: a component name, as variable as a path.
-  if (slash && dots >= 2 && letters) return WILDCARD;
+  if (slash && dots >= 2 && letters) return brackets ? wildcardFor(token) : WILDCARD;
   if (!digits) return token.length === 3 && CALENDAR_WORDS.has(token) ? WILDCARD : token;
-  if (!letters) return WILDCARD;
+  if (!letters) return brackets ? wildcardFor(token) : WILDCARD;
   // An HTTP status class (`5xx`, as access-log templates carry it) is a constant.
   if (token.length === 3 && token[1] === 'x' && token[2] === 'x') return token;
   const cached = mixedTokens.get(token);
   if (cached !== undefined) return cached;
   const masked = token.replace(VARIABLE_PART, WILDCARD).replace(ADJACENT_WILDCARDS, WILDCARD);
-  const result = masked === token || !NOTHING_CONSTANT.test(masked) ? masked : WILDCARD;
+  const result = masked === token || !NOTHING_CONSTANT.test(masked) ? masked : brackets ? wildcardFor(token) : WILDCARD;
   if (token.length <= MIXED_CACHE_TOKEN_LENGTH) {
     if (mixedTokens.size >= MIXED_CACHE_SIZE) mixedTokens.clear();
     mixedTokens.set(token, result);
@@ -116,19 +127,119 @@ function maskToken(raw: string): string {
   return result;
 }
 
-const OPENING = '[(<"\'{';
-const CLOSING = ')]>"\'},;:';
+/** What a variable as a whole may show around `<*>` (see {@link wildcardFor}). */
+const BRACKETS = `()[]{}"'`;
 
 /**
- * `<*>` for a path or URL, with the brackets and punctuation around it kept (`(run-parts /etc/cron.hourly)`
- * ends in `<*>)`, not in a wildcard that swallowed the closing parenthesis).
+ * `<*>` for a token that is a variable as a whole, with the brackets it leaves unmatched kept where they were:
+ * `232]` is `<*>]`, `(0.39` is `(<*>`, `Surface(name=a/b` is `<*>(`, while `(uid=0)` and `[/var/www]` are `<*>`.
+ * Dropping them would make the template of a balanced line unbalanced (`Process x (pid <*> has died`, issue 26).
+ * Unmatched brackets before the token's first other character go before the wildcard, the others after it; quotes
+ * around the value are kept (`"/usr/share/index.html"` is `"<*>"`).
  */
-function keepBrackets(token: string): string {
+export function wildcardFor(token: string): string {
+  // One pass over the character codes decides the common cases without allocating: no bracket, or one pair
+  // around the whole token (`[467587.551743]`).
+  let brackets = 0;
+  let quotes = 0;
+  for (let i = 0; i < token.length; i++) {
+    const code = token.charCodeAt(i);
+    if (bracketIndex(code) >= 0) brackets++;
+    else if (code === 34 || code === 39) quotes++;
+  }
+  const quote = quotes >= 2 ? quoteOf(token) : '';
+  const middle = quote === '' ? WILDCARD : `${quote}${WILDCARD}${quote}`;
+  if (brackets === 0) return middle;
+  const first = bracketIndex(token.charCodeAt(0));
+  if (brackets === 2 && first >= 0 && first < 3 && first + 3 === bracketIndex(token.charCodeAt(token.length - 1))) return middle;
+  const open: number[] = [];
+  const unmatched: number[] = [];
+  let content = -1;
+  for (let i = 0; i < token.length; i++) {
+    const kind = bracketIndex(token.charCodeAt(i));
+    if (kind < 0) {
+      if (content < 0) content = i;
+    } else if (kind < 3) open.push(i);
+    else {
+      const last = open.at(-1);
+      if (last !== undefined && bracketIndex(token.charCodeAt(last)) === kind - 3) open.pop();
+      else unmatched.push(i);
+    }
+  }
+  if (open.length === 0 && unmatched.length === 0) return middle;
+  let lead = '';
+  let trail = '';
+  // Both lists are in increasing order: merged, not sorted, so that a token of many brackets costs linear time.
+  for (let u = 0, o = 0; u < unmatched.length || o < open.length;) {
+    const i = o >= open.length || (u < unmatched.length && (unmatched[u] as number) < (open[o] as number)) ? (unmatched[u++] as number) : (open[o++] as number);
+    if (content < 0 || i < content) lead += token[i] as string;
+    else trail += token[i] as string;
+  }
+  return `${lead}${middle}${trail}`;
+}
+
+/**
+ * The quote around a token's content (`"…"`, `'…'`), brackets and trailing punctuation aside (`("/a/b"),`), or
+ * `''`: a quoted value stays quoted in the template (`upstream: "<*>"`).
+ */
+function quoteOf(token: string): string {
   let start = 0;
-  while (start < token.length && OPENING.includes(token[start] as string)) start++;
+  while (start < token.length && bracketIndex(token.charCodeAt(start)) >= 0) start++;
   let end = token.length;
-  while (end > start + 1 && CLOSING.includes(token[end - 1] as string)) end--;
-  return `${token.slice(0, start)}${WILDCARD}${token.slice(end)}`;
+  while (end > start && (bracketIndex(token.charCodeAt(end - 1)) >= 0 || ',;:'.includes(token[end - 1] as string))) end--;
+  const quote = token[start];
+  return end - start >= 2 && (quote === '"' || quote === "'") && token[end - 1] === quote ? quote : '';
+}
+
+/** The run of `,`, `;` and `:` that ends a token (`''` when there is none). */
+function trailingPunctuation(token: string): string {
+  let end = token.length;
+  while (end > 0 && ',;:'.includes(token[end - 1] as string)) end--;
+  return token.slice(end);
+}
+
+/** 0, 1, 2 for `(`, `[`, `{`; 3, 4, 5 for `)`, `]`, `}`; -1 for any other character code. */
+function bracketIndex(code: number): number {
+  switch (code) {
+    case 40:
+      return 0;
+    case 91:
+      return 1;
+    case 123:
+      return 2;
+    case 41:
+      return 3;
+    case 93:
+      return 4;
+    case 125:
+      return 5;
+    default:
+      return -1;
+  }
+}
+
+/**
+ * Whether a masked token is a variable as a whole: `<*>`, or `<*>` with the brackets {@link wildcardFor} kept.
+ * The miner compares such tokens as it compares `<*>`.
+ */
+export function isVariable(token: string): boolean {
+  if (token === WILDCARD) return true;
+  const at = token.indexOf(WILDCARD);
+  if (at < 0) return false;
+  for (let i = 0; i < token.length; i++) {
+    if (i === at) i += WILDCARD.length - 1;
+    else if (!BRACKETS.includes(token[i] as string)) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether a masked token is a unit of time after a variable (`<*> sec`): it stays in the template, as the
+ * unit a reader expects, but the miner may align a message with it against one without it (`lifetime 00:01` /
+ * `lifetime <1 sec`).
+ */
+export function isUnitAfter(previous: string | undefined, token: string): boolean {
+  return previous !== undefined && token.length <= 8 && isVariable(previous) && TIME_UNIT.test(token);
 }
 
 /**
@@ -140,9 +251,25 @@ function keepBrackets(token: string): string {
  */
 export function maskedTokens(message: string, maxTokens: number): string[] {
   const tokens: string[] = [];
-  for (const raw of message.split(WHITESPACE)) {
+  const parts = message.split(WHITESPACE);
+  for (let p = 0; p < parts.length; p++) {
+    let raw = parts[p] as string;
     if (raw === '') continue;
-    tokens.push(tokens.at(-1) === WILDCARD && raw.length <= 5 && SIZE_UNIT.test(raw) ? WILDCARD : maskToken(raw));
+    // `tag="View Lock",`: a quoted value of a key is one token, so that a space in it does not change the
+    // message's length (its template is the one of `tag="AudioMix",`).
+    const quote = raw.length > 2 ? raw.indexOf('="') : -1;
+    if (quote > 0 && raw.indexOf('"', quote + 2) < 0) {
+      let end = p + 1;
+      while (end < parts.length && end - p <= MAX_QUOTED_PARTS && !(parts[end] as string).includes('"')) end++;
+      if (end < parts.length && end - p <= MAX_QUOTED_PARTS) {
+        raw = parts.slice(p, end + 1).join(' ');
+        p = end;
+      }
+    }
+    const previous = tokens.at(-1);
+    // Every size unit has a `B`: the cheap test first, as most short tokens are not units.
+    const unit = previous !== undefined && raw.length <= 5 && raw.includes('B') && isVariable(previous) && SIZE_UNIT.test(raw);
+    tokens.push(unit ? wildcardFor(raw) : maskToken(raw));
     if (tokens.length >= maxTokens) break;
   }
   return tokens;

@@ -7,7 +7,11 @@
  *   makes its own variant of the family, until the position shows more than `maxWordValues` distinct values,
  *   when it becomes a variable and the variants that differed only there are merged (`user cyrus`, `user news`,
  *   `user test`, `user root`, … are one template; `Started`, `Paused`, `Resumed`, `Stopped` are four);
- * - otherwise (a masked variable facing a word, or two variables) the position becomes `<*>`.
+ * - in two values of one key (`tag="a",` / `tag="b",`), the key stays: `tag=<*>,` (word values are tracked first);
+ * - otherwise (a masked variable facing a word, or two variables) the position becomes `<*>`, shown with the
+ *   brackets its values leave open (`<*>)`), so that a template is as balanced as its messages.
+ * A run of punctuation marks (`****`) never faces a variable in one family. How tokens compare is in
+ * `token-rules.ts`.
  * A message that misses its leaf joins a family of another leaf with the same length whose template is the same
  * apart from the leading (routing) tokens: `com.apple.A: … told me to run this job` and `com.apple.B: …` are
  * one family, the first token tracked like any other.
@@ -16,8 +20,12 @@
  * and the rarest are evicted when the cap is hit, each leaf holds at most `maxClustersPerLeaf` families (so a
  * message is compared with at most that many, however many distinct messages the input has) and each family at
  * most {@link MAX_VARIANTS} variants. Pure API, no I/O, so the benchmark runs exactly the code the tool runs.
+ *
+ * Over 500 lines because the tree, the families, their variants and the two indexes that find a family from
+ * another leaf are one structure: every method that changes a family keeps all of them consistent.
  */
-import { maskedTokens, WILDCARD } from './masking.js';
+import { isUnitAfter, isVariable, maskedTokens, WILDCARD, wildcardFor } from './masking.js';
+import { distinctWords, hasLetter, isMark, sameKey, variableToken } from './token-rules.js';
 
 /** Tuning of {@link TemplateMiner}. */
 export interface MinerOptions {
@@ -79,6 +87,11 @@ interface Family {
   tokens: string[];
   /** Positions whose words make variants, with the values seen. */
   tracked: Map<number, Set<string>>;
+  /**
+   * Variable positions whose every message had the same unmatched brackets there, with the wildcard shown for
+   * them (`<*>)`, `(<*>`; see {@link wildcardFor}), so that a template stays as balanced as its messages.
+   */
+  shapes: Map<number, string>;
   variants: Map<string, Variant>;
   count: number;
   /** Creation order, for ties. */
@@ -141,9 +154,15 @@ export class TemplateMiner {
     const longer = this.skeleton(tokens);
     if (longer) return this.count(longer, weight);
     if (rarest && leaf.length >= this.maxClustersPerLeaf) this.evict([rarest]);
+    const shapes = new Map<number, string>();
     const created: Family = {
-      tokens: [...tokens],
+      tokens: tokens.map((token, i) => {
+        if (token === WILDCARD || !isVariable(token)) return token;
+        shapes.set(i, token);
+        return WILDCARD;
+      }),
       tracked: new Map(),
+      shapes,
       variants: new Map(),
       count: 0,
       order: this.nextOrder++,
@@ -233,7 +252,10 @@ export class TemplateMiner {
         // A wildcard facing a masked variable counts as equal; see `minimumEqual` for why.
         if (t === WILDCARD) {
           wildcards++;
-          if (tokens[i] !== WILDCARD) differences++;
+          // A run of punctuation marks facing a variable rules the family out (see `isMark`).
+          if (tokens[i] !== WILDCARD && !isVariable(tokens[i] as string)) differences += isMark(tokens[i] as string) ? length : 1;
+        } else if (isMark(t) && isVariable(tokens[i] as string)) {
+          differences += length;
         } else if (t !== tokens[i] && !family.tracked.get(i)?.has(tokens[i] as string) && !sameKey(t, tokens[i] as string)) {
           // Two values of one key (`name=a` / `name=b`) count as equal here: the key is the constant part.
           differences++;
@@ -262,7 +284,7 @@ export class TemplateMiner {
       for (let i = 0; i < this.prefixTokens && !differs; i++) {
         const t = family.tokens[i] as string;
         differs = t !== tokens[i] && t !== WILDCARD && !(hasLetter(t) && hasLetter(tokens[i] as string));
-        if (t !== tokens[i]) changedAt++;
+        if (t !== tokens[i] && !(t === WILDCARD && isVariable(tokens[i] as string))) changedAt++;
       }
       if (!differs && changedAt <= 1) return family;
     }
@@ -320,7 +342,11 @@ export class TemplateMiner {
     for (let i = 0; i < family.tokens.length; i++) {
       const t = family.tokens[i] as string;
       const token = tokens[i] as string;
-      if (t === WILDCARD || t === token) continue;
+      if (t === WILDCARD) {
+        if (family.shapes.size > 0) this.checkShape(family, i, token);
+        continue;
+      }
+      if (t === token) continue;
       const values = family.tracked.get(i);
       if (values) {
         if (values.has(token)) continue;
@@ -332,8 +358,15 @@ export class TemplateMiner {
       } else if (distinctWords(t, token) && this.maxWordValues >= 2) {
         family.tracked.set(i, new Set([t, token]));
         this.rekey(family);
+      } else if (sameKey(t, token)) {
+        // `tag="AudioMix",` after `tag=<*>,`: the key stays, so that the next value still compares equal.
+        const shown = variableToken([t, token]);
+        if (shown !== t) {
+          this.setToken(family, i, shown);
+          changed = true;
+        }
       } else {
-        this.makeVariable(family, i);
+        this.makeVariable(family, i, token);
         changed = true;
       }
     }
@@ -362,12 +395,37 @@ export class TemplateMiner {
     return variant;
   }
 
-  /** Position `i` becomes `<*>` in the family and its variants; variants that now coincide are merged. */
-  private makeVariable(family: Family, i: number): void {
-    family.tokens[i] = WILDCARD;
+  /**
+   * Position `i` becomes `<*>` in the family and its variants; variants that now coincide are merged. The
+   * wildcard keeps the brackets that every value seen there (the template's, the tracked ones, `other`) leaves
+   * unmatched, when they agree.
+   */
+  private makeVariable(family: Family, i: number, other?: string): void {
+    const values = [...(family.tracked.get(i) ?? [family.tokens[i] as string])];
+    if (other !== undefined) values.push(other);
     const wasTracked = family.tracked.delete(i);
-    for (const variant of family.variants.values()) variant.tokens[i] = WILDCARD;
+    this.setToken(family, i, variableToken(values));
     if (wasTracked) this.rekey(family);
+  }
+
+  /**
+   * Sets a position of the family and its variants: `<*>` (kept in `shapes` when it shows brackets) or a keyed
+   * wildcard such as `tag=<*>,`.
+   */
+  private setToken(family: Family, i: number, shown: string): void {
+    const wholly = isVariable(shown);
+    if (wholly && shown !== WILDCARD) family.shapes.set(i, shown);
+    else family.shapes.delete(i);
+    family.tokens[i] = wholly ? WILDCARD : shown;
+    for (const variant of family.variants.values()) variant.tokens[i] = shown;
+  }
+
+  /** Shows plain `<*>` at a shaped position once a message has other brackets there (see `shapes`). */
+  private checkShape(family: Family, i: number, token: string): void {
+    const shape = family.shapes.get(i);
+    if (shape === undefined || token === shape || wildcardFor(token) === shape) return;
+    family.shapes.delete(i);
+    for (const variant of family.variants.values()) variant.tokens[i] = WILDCARD;
   }
 
   /** Recomputes the variants' keys after the tracked positions changed, merging variants whose keys coincide. */
@@ -441,68 +499,6 @@ function routingKey(token: string): string {
   return token.includes(WILDCARD) ? WILDCARD : token;
 }
 
-/** Whether a token has a constant part (a letter). */
-function hasLetter(token: string): boolean {
-  for (let i = 0; i < token.length; i++) {
-    const code = token.charCodeAt(i) | 32;
-    if (code >= 97 && code <= 122) return true;
-  }
-  return false;
-}
-
-/**
- * Whether two different tokens at one position make variants rather than a variable: both have a letter, both
- * or neither are partly masked, they are not two values of one key (`name=android` / `name=com.android.phone`),
- * and partly masked ones differ in a word of two letters or more (`ee<*>` / `alt<*>` are interfaces, while
- * `Thunderbird_A<*>` / `Thunderbird_B<*>` are ids `A8`, `B5` whose letter belongs to the number).
- */
-function distinctWords(a: string, b: string): boolean {
-  if (a === WILDCARD || b === WILDCARD || !hasLetter(a) || !hasLetter(b)) return false;
-  // Dotted names (`com.apple.networkd`, `proxy.example.com`) name things, which vary like values.
-  if (dotted(a) || dotted(b)) return false;
-  const masked = a.includes(WILDCARD);
-  if (masked !== b.includes(WILDCARD)) return false;
-  if (sameKey(a, b)) return isEnumValue(a.slice(a.indexOf('=') + 1)) && isEnumValue(b.slice(b.indexOf('=') + 1));
-  if (!masked) return true;
-  let prefix = 0;
-  while (prefix < a.length && prefix < b.length && a[prefix] === b[prefix]) prefix++;
-  let suffix = 0;
-  while (suffix < a.length - prefix && suffix < b.length - prefix && a[a.length - 1 - suffix] === b[b.length - 1 - suffix]) suffix++;
-  return letters(a.slice(prefix, a.length - suffix)) >= 2 && letters(b.slice(prefix, b.length - suffix)) >= 2;
-}
-
-/** Whether a token has two dots between letters or digits: a host, package or bundle name. */
-function dotted(token: string): boolean {
-  let dots = 0;
-  for (let i = 1; i < token.length - 1; i++) if (token.charCodeAt(i) === 46 && token.charCodeAt(i + 1) !== 46) dots++;
-  return dots >= 2;
-}
-
-/** Whether two tokens are `key=value` with the same key. */
-function sameKey(a: string, b: string): boolean {
-  const equals = a.indexOf('=');
-  return equals > 0 && b.indexOf('=') === equals && a.startsWith(b.slice(0, equals));
-}
-
-const ENUM_VALUE = /^(?:true|false|[A-Z][A-Z0-9_]*)[,;)\]}]*$/;
-
-/**
- * Whether a value reads like a state rather than a name: a boolean or an upper-case constant (`ACTION_DOWN`).
- * Such values tell events apart (`mExpandedVisible=true` / `false`); names (`name=android`) do not.
- */
-function isEnumValue(value: string): boolean {
-  return ENUM_VALUE.test(value);
-}
-
-function letters(text: string): number {
-  let count = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i) | 32;
-    if (code >= 97 && code <= 122) count++;
-  }
-  return count;
-}
-
 /**
  * Whether the tokens after the routing ones say enough to join a family of another leaf on them alone: at least
  * two constant tokens, and at least half of them constant (`<*> <*> <*>` would join anything of its length).
@@ -515,20 +511,29 @@ function siblingWorthy(tokens: readonly string[], prefixTokens: number): boolean
   return constant >= 2 && constant * 2 >= rest;
 }
 
-/** Key of a family in the sibling index: length and the tokens after the routing ones. */
+/**
+ * Key of a family in the sibling index: length and the tokens after the routing ones, a variable with brackets
+ * (`<*>)`) written `<*>` as in a family's template.
+ */
 function siblingKey(tokens: readonly string[], prefixTokens: number): string {
-  return `${tokens.length}\u0000${tokens.slice(prefixTokens).join('\u0000')}`;
+  let key = String(tokens.length);
+  for (let i = prefixTokens; i < tokens.length; i++) key += `\u0000${isVariable(tokens[i] as string) ? WILDCARD : tokens[i]}`;
+  return key;
 }
 
 /** Constant tokens needed for a skeleton match: fewer say too little to join templates of different lengths. */
 const MIN_SKELETON_TOKENS = 3;
 
-/** The constant tokens of a template in order, or `null` when there are too few (see `skeleton`). */
+/**
+ * The constant tokens of a template in order, or `null` when there are too few (see `skeleton`). A unit of time
+ * after a variable is not one: `lifetime <*>` and `lifetime <*> sec` are one event.
+ */
 function skeletonKey(tokens: readonly string[]): string | null {
   let key = '';
   let constant = 0;
-  for (const token of tokens) {
-    if (token.includes(WILDCARD)) continue;
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i] as string;
+    if (token.includes(WILDCARD) || isUnitAfter(tokens[i - 1], token)) continue;
     key += `${token}\u0000`;
     constant++;
   }
@@ -544,7 +549,7 @@ function variantKey(family: Family, tokens: readonly string[]): string {
 
 /** The template of a message's variant: the family's, with the message's values at tracked positions. */
 function variantTokens(family: Family, tokens: readonly string[]): string[] {
-  return family.tokens.map((t, i) => (family.tracked.has(i) ? (tokens[i] as string) : t));
+  return family.tokens.map((t, i) => (family.tracked.has(i) ? (tokens[i] as string) : t === WILDCARD ? (family.shapes.get(i) ?? t) : t));
 }
 
 /** The tracked position with the most values (made a variable when a family has too many variants). */
