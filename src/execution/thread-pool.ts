@@ -182,7 +182,10 @@ export class WarmThreadPool {
       const idleWarm = warm - this.inFlight;
       if (idleWarm <= 0) {
         if (loading >= this.maxLoading || this.piscina.threads.length >= this.piscina.maxThreads) return;
-        if (warm + loading > 0 && (Date.now() - this.lastFreedAt < this.startDelayMs || this.agedRuns() <= loading)) {
+        // Runs handed beyond the warm threads (-idleWarm) wait in piscina, each for a thread loading for it: only the
+        // loading threads beyond those will take waiting runs.
+        const loadingForWaiting = Math.max(0, loading + idleWarm);
+        if (warm + loading > 0 && (Date.now() - this.lastFreedAt < this.startDelayMs || this.agedRuns() <= loadingForWaiting)) {
           this.recheckLater();
           return;
         }

@@ -182,6 +182,29 @@ describe('IsolatedExecutor (issue 22)', () => {
     },
   );
 
+  it('issue 25: 4 long runs at once on one warm thread (threads load in 1.5 s, max 4, start delay 50 ms) load their 3 threads side by side, not one after another', async () => {
+    // A thread that loads for a run handed to piscina is that run's; counting it as one the waiting runs will get made
+    // the last run of a burst wait for a whole load before its own thread even started loading.
+    const log = join(temp.dir, 'long-burst.log');
+    const marker = join(temp.dir, 'long-burst.first');
+    const { executor } = start(THREAD_LOAD_TOOLS, {
+      maxThreads: 4,
+      minThreads: 1,
+      maxLoading: 4,
+      threadStartDelayMs: 50,
+      env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: '1500', ISOLATION_TEST_FIRST_FAST: marker },
+    });
+    await executor.warm(30_000);
+    const hosts = Array.from({ length: 4 }, () => testHost());
+    const outcomes = await Promise.all(hosts.map((host) => executor.execute(request('quick', { log, ms: 5_000 }), host, new AbortController().signal)));
+    expect(outcomes.every((outcome) => outcome.kind === 'returned')).toBe(true);
+    const starts = hosts.map((host) => host.startedAt as number).sort((a, b) => a - b);
+    // The first run holds the warm thread throughout; the other three wait 50 ms, then their threads load together
+    // (1.5 s each). Counting the loading threads as free for the waiting runs, the last run's thread started loading
+    // only once another had loaded: it started 1.5 s or more after the second.
+    expect((starts[3] as number) - (starts[1] as number)).toBeLessThan(1_000);
+  });
+
   it('churn: 120 runs of a signal-honouring tool aborted at random moments (queued, starting, running) with a 50 ms grace terminate no thread', async () => {
     const { executor } = start(ISOLATION_TOOLS, { maxThreads: 4, minThreads: 1 });
     const outcomes: Array<Promise<ExecutionOutcome>> = [];
