@@ -180,13 +180,15 @@ export class WarmThreadPool {
     while (this.waiting.length > 0) {
       const { warm, loading } = this.counts();
       const idleWarm = warm - this.inFlight;
+      // One clock reading for the rules and the recheck, so that the recheck never misses the moment a rule turns.
+      const now = Date.now();
       if (idleWarm <= 0) {
         if (loading >= this.maxLoading || this.piscina.threads.length >= this.piscina.maxThreads) return;
         // Runs handed beyond the warm threads (-idleWarm) wait in piscina, each for a thread loading for it: only the
         // loading threads beyond those will take waiting runs.
         const loadingForWaiting = Math.max(0, loading + idleWarm);
-        if (warm + loading > 0 && (Date.now() - this.lastFreedAt < this.startDelayMs || this.agedRuns() <= loadingForWaiting)) {
-          this.recheckLater();
+        if (warm + loading > 0 && (now - this.lastFreedAt < this.startDelayMs || this.agedRuns(now) <= loadingForWaiting)) {
+          this.recheckLater(now);
           return;
         }
       }
@@ -203,8 +205,8 @@ export class WarmThreadPool {
   }
 
   /** Waiting runs that have waited {@link startDelayMs} or longer. */
-  private agedRuns(): number {
-    const cutoff = Date.now() - this.startDelayMs;
+  private agedRuns(now: number): number {
+    const cutoff = now - this.startDelayMs;
     let aged = 0;
     for (const run of this.waiting) {
       if (run.since > cutoff) break;
@@ -217,17 +219,19 @@ export class WarmThreadPool {
    * Run {@link admitWaiting} again when a run may next start a thread: when the next waiting run not yet aged reaches
    * {@link startDelayMs}, or when that long has passed since a thread last came free.
    */
-  private recheckLater(): void {
+  private recheckLater(now: number): void {
     if (this.recheckTimer) return;
-    const now = Date.now();
     const next = this.waiting.find((run) => run.since > now - this.startDelayMs);
     const at = Math.max(next ? next.since + this.startDelayMs : 0, this.lastFreedAt + this.startDelayMs);
+    // Every run aged and no thread came free lately: the runs wait for threads loading for them, whose warm-up (or
+    // failure, or end) calls admitWaiting; a timer would fire every millisecond until then.
+    if (at <= now) return;
     this.recheckTimer = setTimeout(
       () => {
         this.recheckTimer = undefined;
         this.admitWaiting();
       },
-      Math.max(1, at - now),
+      at - now,
     );
     this.recheckTimer.unref();
   }

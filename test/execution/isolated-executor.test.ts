@@ -7,7 +7,7 @@
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 
 import type { ExecutionHost, ExecutionOutcome, ExecutionRequest } from '../../src/core/executor.js';
 import { IsolatedExecutor, type IsolatedExecutorOptions, threadEnvironment } from '../../src/execution/isolated-executor.js';
@@ -203,6 +203,28 @@ describe('IsolatedExecutor (issue 22)', () => {
     // (1.5 s each). Counting the loading threads as free for the waiting runs, the last run's thread started loading
     // only once another had loaded: it started 1.5 s or more after the second.
     expect((starts[3] as number) - (starts[1] as number)).toBeLessThan(1_000);
+  });
+
+  it('issue 25: a run that waits for the threads still loading at start sets no timer per millisecond meanwhile (start delay 50 ms)', async () => {
+    // Once the run has waited the start delay and no thread came free, only a thread's warm-up can change anything;
+    // the recheck used to fire every millisecond until then.
+    const log = join(temp.dir, 'startup-wait.log');
+    const { executor } = start(THREAD_LOAD_TOOLS, {
+      maxThreads: 4,
+      minThreads: 2,
+      maxLoading: 4,
+      threadStartDelayMs: 50,
+      env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: '1000' },
+    });
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    try {
+      const outcome = await executor.execute(request('quick', { log, ms: 1 }), testHost(), new AbortController().signal);
+      expect(outcome.kind).toBe('returned');
+      const shortTimers = timers.mock.calls.filter(([, ms]) => typeof ms === 'number' && ms <= 1).length;
+      expect(shortTimers).toBeLessThan(20);
+    } finally {
+      timers.mockRestore();
+    }
   });
 
   it('churn: 120 runs of a signal-honouring tool aborted at random moments (queued, starting, running) with a 50 ms grace terminate no thread', async () => {
