@@ -226,13 +226,10 @@ export class WarmThreadPool {
     // Every run aged and no thread came free lately: the runs wait for threads loading for them, whose warm-up (or
     // failure, or end) calls admitWaiting; a timer would fire every millisecond until then.
     if (at <= now) return;
-    this.recheckTimer = setTimeout(
-      () => {
-        this.recheckTimer = undefined;
-        this.admitWaiting();
-      },
-      at - now,
-    );
+    this.recheckTimer = setTimeout(() => {
+      this.recheckTimer = undefined;
+      this.admitWaiting();
+    }, at - now);
     this.recheckTimer.unref();
   }
 

@@ -1,8 +1,8 @@
+import type { TaskEvent } from '../../core/ports/feed.js';
 import type { TaskLeases } from '../../core/ports/leases.js';
 import { inRequestOrder, toLimit } from '../../core/store-rules.js';
 import type { TaskRecord } from '../../core/task.js';
 import type { TaskRow } from '../codec.js';
-import type { TaskEvent } from '../../core/ports/feed.js';
 import type { BatchTx, MergedWork, Query, Settled } from './batch.js';
 import type { PostgresContext } from './context.js';
 import { SQL } from './sql.js';
