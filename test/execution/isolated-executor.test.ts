@@ -182,6 +182,30 @@ describe('IsolatedExecutor (issue 22)', () => {
     },
   );
 
+  it('issue 25: a closed loop of 8 clients of 100 ms runs that wait (I/O) on concurrency 8 grows the pool: one thread coming free every 100 ms cannot take them all', async () => {
+    // Threads come free, but too seldom to take the waiting runs within the start delay: the pool used to stay at
+    // its one warm thread, running the 8 clients one after another.
+    const log = join(temp.dir, 'io-loop.log');
+    const marker = join(temp.dir, 'io-loop.first');
+    const { executor } = start(THREAD_LOAD_TOOLS, {
+      maxThreads: 8,
+      minThreads: 1,
+      env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: '300', ISOLATION_TEST_FIRST_FAST: marker },
+    });
+    await executor.warm(30_000);
+    const stopAt = Date.now() + 3_000;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (Date.now() < stopAt) {
+          const outcome = await executor.execute(request('quick', { log, ms: 100 }), testHost(), new AbortController().signal);
+          expect(outcome.kind).toBe('returned');
+        }
+      }),
+    );
+    const { warm, loading } = executor.readiness().threads as { warm: number; loading: number };
+    expect(warm + loading).toBeGreaterThan(3);
+  });
+
   it('issue 25: 4 long runs at once on one warm thread (threads load in 1.5 s, max 4, start delay 50 ms) load their 3 threads side by side, not one after another', async () => {
     // A thread that loads for a run handed to piscina is that run's; counting it as one the waiting runs will get made
     // the last run of a burst wait for a whole load before its own thread even started loading.
