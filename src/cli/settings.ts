@@ -63,8 +63,9 @@ export interface ResolvedSettings {
   /** `--auth` token file, absolute. */
   tokenFile: string | undefined;
   /**
-   * At-rest encryption of arguments, answers and results (`MCP_TASKS_ENCRYPTION_KEY`): every process of a
-   * deployment needs the same key, the worker to read arguments and write results.
+   * At-rest encryption of arguments, input requests and answers, and journaled steps (`MCP_TASKS_ENCRYPTION_KEY`;
+   * results are not encrypted, see docs/security): every process of a deployment needs the same key, the worker to
+   * read arguments.
    */
   encryption: FieldCipher;
   /** How `encryption` is described at start. */

@@ -34,9 +34,10 @@ export interface WarmThreadPoolSettings {
   /** Threads that may load the tools at the same time while runs wait for one. @defaultValue the CPU count */
   maxLoading?: number;
   /**
-   * How long runs wait for a thread while none comes free before a new thread starts for them (ms). Loading a thread
-   * costs 150–600 ms of CPU; while threads come free (short runs), the waiting runs take those, and when every thread
-   * holds a long-running tool, the next run starts its own thread this much later.
+   * How long runs wait for a thread before a new thread starts for them, unless threads came free that often in that
+   * time — at least one per waiting run (ms). Loading a thread costs 150–600 ms of CPU; while threads come free that
+   * often (short runs), the waiting runs take those, and when every thread holds a long-running tool (or runs that
+   * wait on I/O free them too seldom), the next run starts its own thread this much later.
    * @defaultValue the median time the pool's threads took to load the tools, within
    * [{@link MIN_THREAD_START_DELAY_MS}, {@link MAX_THREAD_START_DELAY_MS}]: waiting as long as a new thread would take
    * to load costs a run at most twice the best choice made in hindsight (the ski-rental rule), and it grows with the
@@ -100,17 +101,20 @@ export class WarmThreadPool {
   private inFlight = 0;
   /**
    * Runs waiting for a thread, oldest first, with the time they started waiting. A new thread starts only for runs
-   * that waited {@link startDelayMs} while no thread came free (or when no thread is warm or loading at all): under a
-   * steady load of short runs, the first rule alone grew a worker to 36 threads in 8 s on 2 cores (`bench:instances`),
-   * each spending 150–600 ms of CPU loading tools, and that CPU made the queue longer still (issue 25). Threads that
-   * keep coming free have the CPU busy; more of them would not run the queue sooner.
+   * that waited {@link startDelayMs} while fewer threads came free in that time than runs wait (or when no thread is
+   * warm or loading at all): under a steady load of short runs, the first rule alone grew a worker to 36 threads in
+   * 8 s on 2 cores (`bench:instances`), each spending 150–600 ms of CPU loading tools, and that CPU made the queue
+   * longer still (issue 25). Threads that come free often enough to take every waiting run within that time run the
+   * queue as soon as more threads would. A thread coming free now and then is not enough: one thread freed by 100 ms
+   * runs that wait on I/O kept 8 clients on concurrency 8 to that one thread (12 runs/s instead of 65).
    */
   private readonly waiting: { go: () => boolean; since: number }[] = [];
   private readonly maxLoading: number;
-  /** When a run last gave its thread back (epoch ms). */
-  private lastFreedAt = 0;
-  /** Looks at the waiting runs again once one may start a thread (see {@link recheckLater}). */
+  /** When runs gave their thread back within the last {@link startDelayMs} (epoch ms, oldest first). */
+  private readonly freedAt: number[] = [];
+  /** Looks at the waiting runs again once one may start a thread (see {@link recheckLater}), at `recheckAt`. */
   private recheckTimer: NodeJS.Timeout | undefined;
+  private recheckAt = 0;
 
   constructor(private readonly settings: WarmThreadPoolSettings) {
     this.maxLoading = Math.max(1, settings.maxLoading ?? availableParallelism());
@@ -161,7 +165,8 @@ export class WarmThreadPool {
             .then(resolve, reject)
             .finally(() => {
               this.inFlight -= 1;
-              this.lastFreedAt = Date.now();
+              this.freedAt.push(Date.now());
+              this.recentlyFreed(Date.now());
               this.admitWaiting();
             });
           return true;
@@ -173,17 +178,22 @@ export class WarmThreadPool {
 
   /**
    * Hand waiting runs to piscina while a warm thread is idle, or while a new thread may start loading: fewer than
-   * {@link maxLoading} load, no thread came free in the last {@link startDelayMs}, and more runs have waited that
-   * long than threads are loading for them (or no thread is warm or loading at all).
+   * {@link maxLoading} load, fewer threads came free in the last {@link startDelayMs} than runs wait, and more runs
+   * have waited that long than threads are loading for them (or no thread is warm or loading at all).
    */
   private admitWaiting(): void {
     while (this.waiting.length > 0) {
       const { warm, loading } = this.counts();
       const idleWarm = warm - this.inFlight;
+      // One clock reading for the rules and the recheck, so that the recheck never misses the moment a rule turns.
+      const now = Date.now();
       if (idleWarm <= 0) {
         if (loading >= this.maxLoading || this.piscina.threads.length >= this.piscina.maxThreads) return;
-        if (warm + loading > 0 && (Date.now() - this.lastFreedAt < this.startDelayMs || this.agedRuns() <= loading)) {
-          this.recheckLater();
+        // Runs handed beyond the warm threads (-idleWarm) wait in piscina, each for a thread loading for it: only the
+        // loading threads beyond those will take waiting runs.
+        const loadingForWaiting = Math.max(0, loading + idleWarm);
+        if (warm + loading > 0 && (this.recentlyFreed(now) >= this.waiting.length || this.agedRuns(now) <= loadingForWaiting)) {
+          this.recheckLater(now, loadingForWaiting);
           return;
         }
       }
@@ -199,9 +209,16 @@ export class WarmThreadPool {
     return Math.min(MAX_THREAD_START_DELAY_MS, Math.max(MIN_THREAD_START_DELAY_MS, this.warmUpMedianMs ?? 0));
   }
 
+  /** Threads that came free in the last {@link startDelayMs} (forgets the older ones). */
+  private recentlyFreed(now: number): number {
+    const cutoff = now - this.startDelayMs;
+    while (this.freedAt.length > 0 && (this.freedAt[0] as number) <= cutoff) this.freedAt.shift();
+    return this.freedAt.length;
+  }
+
   /** Waiting runs that have waited {@link startDelayMs} or longer. */
-  private agedRuns(): number {
-    const cutoff = Date.now() - this.startDelayMs;
+  private agedRuns(now: number): number {
+    const cutoff = now - this.startDelayMs;
     let aged = 0;
     for (const run of this.waiting) {
       if (run.since > cutoff) break;
@@ -211,21 +228,31 @@ export class WarmThreadPool {
   }
 
   /**
-   * Run {@link admitWaiting} again when a run may next start a thread: when the next waiting run not yet aged reaches
-   * {@link startDelayMs}, or when that long has passed since a thread last came free.
+   * Run {@link admitWaiting} again when a run may next start a thread, called with the numbers it held back on: once
+   * fewer threads came free in the last {@link startDelayMs} than runs wait, and more runs have waited that long than
+   * the `loadingForWaiting` threads loading for them. Both only move that way while nothing else happens; a run
+   * ending or a thread warming, failing or ending calls admitWaiting anyway.
    */
-  private recheckLater(): void {
-    if (this.recheckTimer) return;
-    const now = Date.now();
-    const next = this.waiting.find((run) => run.since > now - this.startDelayMs);
-    const at = Math.max(next ? next.since + this.startDelayMs : 0, this.lastFreedAt + this.startDelayMs);
-    this.recheckTimer = setTimeout(
-      () => {
-        this.recheckTimer = undefined;
-        this.admitWaiting();
-      },
-      Math.max(1, at - now),
-    );
+  private recheckLater(now: number, loadingForWaiting: number): void {
+    // The run that must age before more runs have waited than threads load for them: without one, only a thread's
+    // warm-up (or failure, or end) can change the choice, and that calls admitWaiting; no timer (it fired every
+    // millisecond until then).
+    const nextToAge = this.waiting[loadingForWaiting];
+    if (!nextToAge) return;
+    const frees = this.freedAt.length;
+    const waiting = this.waiting.length;
+    const fewerFreed = frees >= waiting ? (this.freedAt[frees - waiting] as number) + this.startDelayMs : now;
+    const at = Math.max(nextToAge.since + this.startDelayMs, fewerFreed);
+    // More runs waiting can make the moment earlier than a recheck already set.
+    if (this.recheckTimer) {
+      if (this.recheckAt <= at) return;
+      clearTimeout(this.recheckTimer);
+    }
+    this.recheckAt = at;
+    this.recheckTimer = setTimeout(() => {
+      this.recheckTimer = undefined;
+      this.admitWaiting();
+    }, at - now);
     this.recheckTimer.unref();
   }
 

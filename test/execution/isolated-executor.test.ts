@@ -7,7 +7,7 @@
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 
 import type { ExecutionHost, ExecutionOutcome, ExecutionRequest } from '../../src/core/executor.js';
 import { IsolatedExecutor, type IsolatedExecutorOptions, threadEnvironment } from '../../src/execution/isolated-executor.js';
@@ -149,13 +149,16 @@ describe('IsolatedExecutor (issue 22)', () => {
   });
 
   it.each([
-    { threadStartDelayMs: undefined, bound: 3, what: 'runs wait for a busy warm thread; the pool stays small' },
-    { threadStartDelayMs: 0, bound: Infinity, what: 'negative control: no start delay, the pool grows while threads load' },
+    { clients: 16, ms: 1, threadStartDelayMs: undefined, bound: 3, what: 'runs wait for a busy warm thread; the pool stays small' },
+    { clients: 16, ms: 1, threadStartDelayMs: 0, bound: Infinity, what: 'negative control: no start delay, the pool grows while threads load' },
+    // A thread coming free every 100 ms cannot take 7 waiting runs within the start delay: the pool used to stay at
+    // its one warm thread all the same, running the clients of tools that wait on I/O one after another.
+    { clients: 8, ms: 100, threadStartDelayMs: undefined, bound: Infinity, what: 'runs that wait on I/O free the thread too seldom; the pool grows' },
   ])(
-    'issue 25: a steady closed loop of 16 clients of 1 ms runs for 1.5 s on one warm thread (threads load in 300 ms, max 8; start delay $threadStartDelayMs) $what',
-    async ({ threadStartDelayMs, bound }) => {
-      const log = join(temp.dir, `steady-${String(threadStartDelayMs)}.log`);
-      const marker = join(temp.dir, `steady-${String(threadStartDelayMs)}.first`);
+    'issue 25: a steady closed loop of $clients clients of $ms ms runs for 1.5 s on one warm thread (threads load in 300 ms, max 8; start delay $threadStartDelayMs) $what',
+    async ({ clients, ms, threadStartDelayMs, bound }) => {
+      const log = join(temp.dir, `steady-${ms}-${String(threadStartDelayMs)}.log`);
+      const marker = join(temp.dir, `steady-${ms}-${String(threadStartDelayMs)}.first`);
       const { executor } = start(THREAD_LOAD_TOOLS, {
         maxThreads: 8,
         minThreads: 1,
@@ -166,21 +169,66 @@ describe('IsolatedExecutor (issue 22)', () => {
       const stopAt = Date.now() + 1_500;
       let runs = 0;
       await Promise.all(
-        Array.from({ length: 16 }, async () => {
+        Array.from({ length: clients }, async () => {
           while (Date.now() < stopAt) {
-            const outcome = await executor.execute(request('quick', { log, ms: 1 }), testHost(), new AbortController().signal);
+            const outcome = await executor.execute(request('quick', { log, ms }), testHost(), new AbortController().signal);
             expect(outcome.kind).toBe('returned');
             runs += 1;
           }
         }),
       );
-      expect(runs).toBeGreaterThan(16);
+      expect(runs).toBeGreaterThan(clients);
       const { warm, loading, failed } = executor.readiness().threads as { warm: number; loading: number; failed: number };
       const threads = warm + loading + failed;
       if (bound === Infinity) expect(threads).toBeGreaterThan(3);
       else expect(threads).toBeLessThanOrEqual(bound);
     },
   );
+
+  it('issue 25: 4 long runs at once on one warm thread (threads load in 1.5 s, max 4, start delay 50 ms) load their 3 threads side by side, not one after another', async () => {
+    // A thread that loads for a run handed to piscina is that run's; counting it as one the waiting runs will get made
+    // the last run of a burst wait for a whole load before its own thread even started loading.
+    const log = join(temp.dir, 'long-burst.log');
+    const marker = join(temp.dir, 'long-burst.first');
+    const { executor } = start(THREAD_LOAD_TOOLS, {
+      maxThreads: 4,
+      minThreads: 1,
+      maxLoading: 4,
+      threadStartDelayMs: 50,
+      env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: '1500', ISOLATION_TEST_FIRST_FAST: marker },
+    });
+    await executor.warm(30_000);
+    const hosts = Array.from({ length: 4 }, () => testHost());
+    const outcomes = await Promise.all(hosts.map((host) => executor.execute(request('quick', { log, ms: 5_000 }), host, new AbortController().signal)));
+    expect(outcomes.every((outcome) => outcome.kind === 'returned')).toBe(true);
+    const starts = hosts.map((host) => host.startedAt as number).sort((a, b) => a - b);
+    // The first run holds the warm thread throughout; the other three wait 50 ms, then their threads load together
+    // (1.5 s each). Counting the loading threads as free for the waiting runs, the last run's thread started loading
+    // only once another had loaded: it started 1.5 s or more after the second.
+    expect((starts[3] as number) - (starts[1] as number)).toBeLessThan(1_000);
+  });
+
+  it('issue 25: a run that waits for the threads still loading at start sets no timer per millisecond meanwhile (start delay 50 ms)', async () => {
+    // Once the run has waited the start delay and no thread came free, only a thread's warm-up can change anything;
+    // the recheck used to fire every millisecond until then.
+    const log = join(temp.dir, 'startup-wait.log');
+    const { executor } = start(THREAD_LOAD_TOOLS, {
+      maxThreads: 4,
+      minThreads: 2,
+      maxLoading: 4,
+      threadStartDelayMs: 50,
+      env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: '1000' },
+    });
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    try {
+      const outcome = await executor.execute(request('quick', { log, ms: 1 }), testHost(), new AbortController().signal);
+      expect(outcome.kind).toBe('returned');
+      const shortTimers = timers.mock.calls.filter(([, ms]) => typeof ms === 'number' && ms <= 1).length;
+      expect(shortTimers).toBeLessThan(20);
+    } finally {
+      timers.mockRestore();
+    }
+  });
 
   it('churn: 120 runs of a signal-honouring tool aborted at random moments (queued, starting, running) with a 50 ms grace terminate no thread', async () => {
     const { executor } = start(ISOLATION_TOOLS, { maxThreads: 4, minThreads: 1 });

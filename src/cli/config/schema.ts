@@ -185,7 +185,11 @@ export const ConfigSchema = z
       .strict()
       .optional(),
     toolScopes: z.array(z.string()).optional().describe('scope a tools/call of a tool needs, as tool=scope'),
-    encryptionKey: z.string().min(1).optional().describe('at-rest encryption key of arguments, answers and results; secret'),
+    encryptionKey: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('at-rest encryption key of arguments, input requests and answers, and journaled steps (not results: see docs/security); secret'),
     encryptionKeysOld: z.array(z.string().min(1)).optional().describe('older keys still readable during a rotation; secret'),
     instanceId: z
       .string()
