@@ -157,9 +157,15 @@ describe('OAuth 2.1 resource server (--auth jwt) against oidc-provider', () => {
     const lookups: string[] = [];
     const realGet = running.store.get;
     const aliceKey = ownerKeyOf({ issuer: issuer.issuer, subject: 'alice', tenant: 'acme' });
+    // Both scoped reads of the store: `get`, and `getWithOutcome` (what the service's task reads use).
+    const realGetWithOutcome = running.store.getWithOutcome;
     running.store.get = (id, scope) => {
       lookups.push(`${scope.ownerKey}:${id}`);
       return realGet.call(running.store, id, scope);
+    };
+    running.store.getWithOutcome = (id, scope, maxOutcomeChars) => {
+      lookups.push(`${scope.ownerKey}:${id}`);
+      return realGetWithOutcome.call(running.store, id, scope, maxOutcomeChars);
     };
     try {
       for (const [what, headers, description] of cases) {
@@ -189,6 +195,7 @@ describe('OAuth 2.1 resource server (--auth jwt) against oidc-provider', () => {
       expect(lookups).toEqual([`${aliceKey}:${taskId}`]);
     } finally {
       running.store.get = realGet;
+      running.store.getWithOutcome = realGetWithOutcome;
     }
   });
 

@@ -311,10 +311,16 @@ describe.each([
     const lookups: string[] = [];
     const authenticatedLookups: string[] = [];
     const store = running.store;
+    // Both scoped reads of the store: `get`, and `getWithOutcome` (what the service's task reads use).
     const realGet = store.get;
+    const realGetWithOutcome = store.getWithOutcome;
     store.get = (taskId, scope) => {
       (authenticatedOwners.has(scope.ownerKey) ? authenticatedLookups : lookups).push(taskId);
       return realGet.call(store, taskId, scope);
+    };
+    store.getWithOutcome = (taskId, scope, maxOutcomeChars) => {
+      (authenticatedOwners.has(scope.ownerKey) ? authenticatedLookups : lookups).push(taskId);
+      return realGetWithOutcome.call(store, taskId, scope, maxOutcomeChars);
     };
     try {
       for (const headers of [{}, { authorization: `Bearer ${WRONG_TOKEN}` }] as Array<Record<string, string>>) {
@@ -340,6 +346,7 @@ describe.each([
       expect(authenticatedLookups).toContain(v2Task);
     } finally {
       store.get = realGet;
+      store.getWithOutcome = realGetWithOutcome;
     }
     // B presenting A's legacy session id is refused as an unknown session (the session is bound to its owner).
     const hijack = await postRaw(running.url, JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tasks/get', params: { taskId: v1Task } }), {
