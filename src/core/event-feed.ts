@@ -63,12 +63,7 @@ export class TaskEventFeed {
   private takePushed(events: readonly TaskEvent[]): boolean {
     const first = events.find((event) => event.seq > this.cursor);
     if (this.tailing || !first || first.seq !== this.cursor + 1) return false;
-    for (const event of events) {
-      if (event.seq <= this.cursor) continue;
-      this.cursor = event.seq;
-      if (this.deliveredAhead.delete(event.seq)) continue;
-      this.deliver(event);
-    }
+    for (const event of events) if (event.seq > this.cursor) this.take(event);
     this.passDeliveredAhead();
     return true;
   }
@@ -127,14 +122,16 @@ export class TaskEventFeed {
   private async tailOnce(): Promise<void> {
     for (;;) {
       const events = await this.store.readEventsAfter(this.cursor, 500);
-      for (const event of events) {
-        this.cursor = event.seq;
-        if (this.deliveredAhead.delete(event.seq)) continue;
-        this.deliver(event);
-      }
+      for (const event of events) this.take(event);
       if (events.length < 500) break;
     }
     for (const seq of this.deliveredAhead) if (seq <= this.cursor) this.deliveredAhead.delete(seq);
+  }
+
+  /** Move the cursor to `event` (the next in seq order) and deliver it, unless `onEvent` already did. */
+  private take(event: TaskEvent): void {
+    this.cursor = event.seq;
+    if (!this.deliveredAhead.delete(event.seq)) this.deliver(event);
   }
 
   /** Stop tailing (and the store's commit push) and drop every subscriber. */

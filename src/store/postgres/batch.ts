@@ -360,6 +360,29 @@ async function appendEvents(client: pg.PoolClient, staged: readonly StagedEvent[
   return staged.map((event, i) => ({ seq: seqs[i] as number, ...event }));
 }
 
+/**
+ * The isolated run of a merged step (see {@link MergedWork.run}): `run` for each item under its own savepoint, so a
+ * statement that fails rejects that item alone (its savepoint rolled back); an error that is not the database's (no
+ * SQLSTATE) fails the whole batch.
+ */
+export async function eachUnderSavepoint<I, T>(query: Query, items: readonly I[], run: (item: I) => Promise<T>): Promise<Array<Settled<T>>> {
+  const results: Array<Settled<T>> = [];
+  for (const item of items) {
+    await query(SQL.itemSavepoint);
+    try {
+      const value = await run(item);
+      await query(SQL.itemRelease);
+      results.push({ ok: true, value });
+    } catch (error) {
+      await query(SQL.itemRollbackTo);
+      await query(SQL.itemRelease);
+      if (sqlState(error) === undefined) throw error;
+      results.push({ ok: false, error });
+    }
+  }
+  return results;
+}
+
 /** Group queued entries into units: single operations in order; each merged kind at the position of its first item. */
 function toUnits(batch: readonly Queued[]): Unit[] {
   const units: Unit[] = [];

@@ -25,8 +25,7 @@ import {
   toOperationRecord,
 } from '../ledger-codec.js';
 import { refusalFor } from './admission.js';
-import type { MergedWork, Query, Settled } from './batch.js';
-import { sqlState } from './connection.js';
+import { eachUnderSavepoint, type MergedWork, type Query, type Settled } from './batch.js';
 import type { PostgresContext } from './context.js';
 import { LEDGER_SQL } from './ledger-sql.js';
 import type { PostgresRows } from './rows.js';
@@ -128,9 +127,9 @@ export class PostgresLedger implements LedgerStore {
 
   /** The entries of every item in one INSERT; `isolated`: one savepoint per item, so a failure rejects that item alone. */
   private async insertAudit(query: Query, items: ReadonlyArray<readonly AuditEntry[]>, isolated: boolean): Promise<Array<Settled<void>>> {
-    const insert = (entries: readonly AuditEntry[]): Promise<unknown> => {
+    const insert = async (entries: readonly AuditEntry[]): Promise<void> => {
       const rows = entries.map(auditValues);
-      return query(
+      await query(
         LEDGER_SQL.appendAudit,
         rows[0]!.map((_, column) => rows.map((row) => row[column])),
       );
@@ -139,21 +138,7 @@ export class PostgresLedger implements LedgerStore {
       await insert(items.flat());
       return items.map(() => ({ ok: true, value: undefined }));
     }
-    const results: Array<Settled<void>> = [];
-    for (const entries of items) {
-      await query(SQL.itemSavepoint);
-      try {
-        await insert(entries);
-        await query(SQL.itemRelease);
-        results.push({ ok: true, value: undefined });
-      } catch (error) {
-        await query(SQL.itemRollbackTo);
-        await query(SQL.itemRelease);
-        if (sqlState(error) === undefined) throw error;
-        results.push({ ok: false, error });
-      }
-    }
-    return results;
+    return eachUnderSavepoint(query, items, insert);
   }
 
   async listAudit(filter: AuditFilter): Promise<AuditRecord[]> {

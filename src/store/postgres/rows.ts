@@ -5,7 +5,7 @@ import { StoreError } from '../../core/store-error.js';
 import { checkTransition, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
 import type { NewTask, TaskGeneration, TaskRecord } from '../../core/task.js';
 import { outcomeBody, type RowCodec, type TaskRow, toOutcome } from '../codec.js';
-import type { BatchTx, MergedWork, Query, Settled, StagedEvent } from './batch.js';
+import { type BatchTx, eachUnderSavepoint, type MergedWork, type Query, type Settled, type StagedEvent } from './batch.js';
 import { sqlState } from './connection.js';
 import type { PostgresContext } from './context.js';
 import { SQL } from './sql.js';
@@ -90,21 +90,15 @@ export class PostgresRows implements TaskRows {
 
   /** Transitions of one batch, in order; `isolated`: one savepoint each, so a failure rejects that transition alone. */
   private async runTransitions(tx: BatchTx, items: readonly TransitionItem[], isolated: boolean): Promise<Array<Settled<TaskRecord | undefined>>> {
+    const one = async (item: TransitionItem): Promise<TaskRecord | undefined> => {
+      const [row] = await tx.query<TaskRow & { from_status: TaskRecord['status'] }>(SQL.transition, item.params);
+      if (row === undefined) return undefined;
+      tx.append(item.taskId, 'status', item.request.to, item.request.now, { from: row.from_status, to: item.request.to });
+      return this.ctx.codec.toRecord(row);
+    };
+    if (isolated) return eachUnderSavepoint(tx.query, items, one);
     const results: Array<Settled<TaskRecord | undefined>> = [];
-    for (const item of items) {
-      if (isolated) await tx.query(SQL.itemSavepoint);
-      try {
-        const [row] = await tx.query<TaskRow & { from_status: TaskRecord['status'] }>(SQL.transition, item.params);
-        if (isolated) await tx.query(SQL.itemRelease);
-        if (row !== undefined) tx.append(item.taskId, 'status', item.request.to, item.request.now, { from: row.from_status, to: item.request.to });
-        results.push({ ok: true, value: row === undefined ? undefined : this.ctx.codec.toRecord(row) });
-      } catch (error) {
-        if (!isolated || sqlState(error) === undefined) throw error;
-        await tx.query(SQL.itemRollbackTo);
-        await tx.query(SQL.itemRelease);
-        results.push({ ok: false, error });
-      }
-    }
+    for (const item of items) results.push({ ok: true, value: await one(item) });
     return results;
   }
 
