@@ -74,6 +74,17 @@ const CLAIM_RUNNABLE_UPDATE = `UPDATE ${S}.tasks t SET attempt = t.attempt + 1, 
     WHERE t.task_id = c.task_id
     RETURNING n.now AS store_now, ${TASK_COLUMNS}`;
 
+/**
+ * The CTEs `f` and `appended` of a one-statement write with events: one feed seq per row of the CTE `ev` (`task_id`,
+ * `kind`, `status`, `at`, `payload`, `ord` from 1), taken only when `ev` has rows (otherwise no seq is used and no
+ * NOTIFY sent), and the events inserted with `seq = f.base + ord`. The counter's row lock is taken after the task rows'
+ * and held only while the statement commits.
+ */
+const APPEND_EV = `f AS (UPDATE ${S}.task_feed SET last_seq = last_seq + (SELECT count(*) FROM ev) WHERE EXISTS (SELECT 1 FROM ev)
+      RETURNING last_seq - (SELECT count(*) FROM ev) AS base),
+    appended AS (INSERT INTO ${S}.task_events (seq, task_id, kind, status, at, payload)
+      SELECT f.base + ev.ord, ev.task_id, ev.kind, ev.status, ev.at, ev.payload FROM f, ev)`;
+
 export const SQL = Object.freeze({
   /**
    * Large results (issue 10 §2): the task row is locked (`FOR KEY SHARE`, which a concurrent delete waits for) so no
@@ -177,11 +188,11 @@ export const SQL = Object.freeze({
    * write `{from, to}`. `event_seq` is the event's seq (NULL when nothing changed).
    */
   transitionAlone: `WITH ${TRANSITION_STEPS},
-    f AS (UPDATE ${S}.task_feed SET last_seq = last_seq + 1 WHERE EXISTS (SELECT 1 FROM upd) RETURNING last_seq AS seq),
-    ev AS (INSERT INTO ${S}.task_events (seq, task_id, kind, status, at, payload)
-      SELECT f.seq, upd.task_id, 'status', $2, $5, '{"from":' || to_json(upd.from_status::text)::text || ',"to":' || to_json($2::text)::text || '}'
-      FROM f, upd)
-    SELECT upd.*, f.seq AS event_seq FROM upd LEFT JOIN f ON true`,
+    ev AS (SELECT upd.task_id, 'status'::text AS kind, $2::text AS status, $5::bigint AS at,
+        '{"from":' || to_json(upd.from_status::text)::text || ',"to":' || to_json($2::text)::text || '}' AS payload, 1 AS ord
+      FROM upd),
+    ${APPEND_EV}
+    SELECT upd.*, f.base + ev.ord AS event_seq FROM upd JOIN ev ON true LEFT JOIN f ON true`,
 
   /** statusMessage-only changes of non-terminal tasks (one task per entry; duplicates are split by the caller). */
   writeMessages: `UPDATE ${S}.tasks t SET status_message = e.message, last_updated_at = e.now
@@ -234,13 +245,11 @@ export const SQL = Object.freeze({
    */
   claimRunnableAlone: `WITH ${CLAIM_RUNNABLE_CANDIDATES},
     cl AS (${CLAIM_RUNNABLE_UPDATE}),
-    ev AS (SELECT cl.task_id, cl.attempt, cl.store_now, row_number() OVER (ORDER BY cl.seq) AS ord FROM cl),
-    f AS (UPDATE ${S}.task_feed SET last_seq = last_seq + (SELECT count(*) FROM ev) WHERE EXISTS (SELECT 1 FROM ev)
-      RETURNING last_seq - (SELECT count(*) FROM ev) AS base),
-    ins AS (INSERT INTO ${S}.task_events (seq, task_id, kind, status, at, payload)
-      SELECT f.base + ev.ord, ev.task_id, 'attempt', 'working', ev.store_now,
-        '{"attempt":' || ev.attempt || ',"leaseOwner":' || to_json($1::text)::text || '}'
-      FROM f, ev)
+    ev AS (SELECT cl.task_id, 'attempt'::text AS kind, 'working'::text AS status, cl.store_now AS at,
+        '{"attempt":' || cl.attempt || ',"leaseOwner":' || to_json($1::text)::text || '}' AS payload,
+        row_number() OVER (ORDER BY cl.seq) AS ord
+      FROM cl),
+    ${APPEND_EV}
     SELECT cl.*, f.base + ev.ord AS event_seq FROM cl JOIN ev ON ev.task_id = cl.task_id LEFT JOIN f ON true`,
 
   /**
