@@ -1,11 +1,10 @@
 /**
- * The requestor client (≈760 lines, over the ~500 guide on purpose): one public class whose methods — call, follow,
+ * The requestor client (≈620 lines, over the ~500 guide on purpose): one public class whose methods — call, follow,
  * answer, cancel, resume — share one negotiated session per generation, its fallback decisions and its journal; the
  * pieces without that state already live apart (router, follow, listen, input, journal, v1-/v2-tools-call).
  */
 import { randomUUID } from 'node:crypto';
 
-import type { FetchLike } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 
 import {
@@ -17,7 +16,8 @@ import {
   TASKS_EXTENSION_ID,
 } from '../protocol/constants.js';
 import { buildCapabilityManifest, type CapabilityManifest, honoursIdempotencyKeys, taskGenerationOf, toolTaskMode } from '../protocol/manifest.js';
-import { type Budgets, resolveBudgets } from './budgets.js';
+import { resolveBudgets } from './budgets.js';
+import { EndpointJournal } from './endpoint-journal.js';
 import {
   TaskCancelledError,
   TaskFailedError,
@@ -30,23 +30,14 @@ import {
 } from './errors.js';
 import { checkSyncFallback, runFallback } from './fallback.js';
 import { type FollowPlan, followUntilTerminal } from './follow.js';
-import { answersFromMap, type ElicitAnswer, ELICITATION_CAPABILITY, elicitationsOf, type InputHandler, type InputRequest, serializeHandler } from './input.js';
-import { type JournalEntry, type PendingCallEntry, TaskJournal } from './journal.js';
+import { answersFromMap, type ElicitAnswer, ELICITATION_CAPABILITY, elicitationsOf, type InputHandler, serializeHandler } from './input.js';
+import { type PendingCallEntry, TaskJournal } from './journal.js';
 import { listenToTasks, type TaskSubscription } from './listen.js';
 import { JournalObserver, outcomeUnknown } from './observation.js';
-import { type CallNeeds, decideRoute, type Fallback, type TaskPolicy } from './router.js';
+import { decideRoute } from './router.js';
 import { type ListedTool, McpSession, type SessionRequestOptions } from './session.js';
-import type {
-  CallIdentity,
-  CallToolOutcome,
-  CallToolResult,
-  JsonRpcErrorObject,
-  ProtocolChoice,
-  TaskGeneration,
-  TaskSnapshot,
-  TaskStatus,
-  WaitOptions,
-} from './types.js';
+import type { AnswerReport, AnswerTaskOptions, CallToolOptions, ConnectTasksClientOptions } from './tasks-client-options.js';
+import type { CallIdentity, CallToolOutcome, CallToolResult, JsonRpcErrorObject, TaskGeneration, TaskSnapshot, WaitOptions } from './types.js';
 import { V1InputRouter } from './v1-input-router.js';
 import { answerV1Task, V1InputWait } from './v1-task-input.js';
 import { callToolLegacy } from './v1-tools-call.js';
@@ -65,79 +56,7 @@ import {
   V2DetailedTaskSchema,
 } from './wire-schemas.js';
 
-/** Options of {@link connectTasksClient}. */
-export interface ConnectTasksClientOptions {
-  /** The Streamable HTTP endpoint, e.g. `http://127.0.0.1:3100/mcp`. */
-  url: string | URL;
-  /** @defaultValue `'auto'` (2026-07-28 first, then a 2025-11-25 `initialize` session) */
-  protocol?: ProtocolChoice;
-  /** Bearer token, sent as `Authorization: Bearer <token>` on every request. Never written to the journal. */
-  token?: string;
-  /** Extra HTTP headers for every request (the protocol's own headers take precedence). */
-  headers?: Record<string, string>;
-  /** @defaultValue `{ name: 'mcp-tasks-client', version: '0.1.0' }` */
-  clientInfo?: { name: string; version: string };
-  /** Journal file for `resume`; `false` turns journaling off. @defaultValue {@link TaskJournal.defaultPath} */
-  journal?: string | false;
-  /** Timeout of each request, in ms (the `tools/call` of an inline tool may set its own). @defaultValue 30 000 */
-  requestTimeoutMs?: number;
-  /** `fetch` used for every HTTP request (proxies, instrumentation). @defaultValue global `fetch` */
-  fetch?: FetchLike;
-  /**
-   * Answers the server's questions (form elicitation): MRTR rounds of `tools/call`, the `inputRequests` of v2 tasks
-   * this client waits on (answered with `tasks/update`), and the `elicitation/create` requests of a 2025-11-25
-   * server (during `tools/call`, and on the `tasks/result` this client opens for an `input_required` task). Giving
-   * it declares the `elicitation: {form: {}}` capability (in `initialize` on 2025-11-25, in every request's `_meta`
-   * on 2026-07-28); without it the server cannot make the client's tasks ask (it fails them with `-32021`).
-   * It is asked one question at a time.
-   */
-  onInput?: InputHandler;
-}
-
-/** Options of {@link TasksClient.answerTask}. */
-export interface AnswerTaskOptions {
-  signal?: AbortSignal;
-  /** 2025-11-25 only: how long to wait for the server to send the first question, in ms. @defaultValue 10 000 */
-  firstQuestionTimeoutMs?: number;
-}
-
-/** What {@link TasksClient.answerTask} did. */
-export interface AnswerReport {
-  taskId: string;
-  /** The task's status before answering; nothing is asked unless it is `input_required`. */
-  status: TaskStatus;
-  /** The questions that were outstanding (v2) or arrived (v1), in order. */
-  asked: InputRequest[];
-  /** Keys whose answers were delivered. */
-  answered: string[];
-  /** Keys asked but left unanswered. */
-  left: string[];
-}
-
-/** Options of {@link TasksClient.callTool}. */
-export interface CallToolOptions {
-  /** Requested retention in ms (v1 `task.ttl`; the server may lower it). Ignored on v2, where the server decides. */
-  ttlMs?: number;
-  /** How long to wait for the `tools/call` answer, in ms (`budgets.createMs` wins). @defaultValue the client's `requestTimeoutMs` */
-  timeoutMs?: number;
-  /** Abandons waiting for the answer (the call may still have started: {@link ToolCallOutcomeUnknownError}). */
-  signal?: AbortSignal;
-  /**
-   * The task policy, decided against the {@link CapabilityManifest} before anything is sent. Without one the call
-   * becomes a task where the connection and tool allow it and runs inline otherwise (outcome `route: 'sync'`).
-   */
-  task?: TaskPolicy;
-  /** Task operations the call relies on (only with `task`). */
-  needs?: CallNeeds;
-  /** What to do when the policy cannot be met. @defaultValue `'reject'` (with `task`) */
-  fallback?: Fallback;
-  /** Bound of a `'sync'` fallback in ms; it becomes the HTTP request's timeout. Required for `'sync'`. */
-  maxSyncMs?: number;
-  /** Only `createMs` applies here: the timeout of the one `tools/call` request. */
-  budgets?: Pick<Budgets, 'createMs'>;
-  /** The idempotency key to send (1–255 printable ASCII). @defaultValue a random UUID */
-  idempotencyKey?: string;
-}
+export type { AnswerReport, AnswerTaskOptions, CallToolOptions, ConnectTasksClientOptions };
 
 const DEFAULT_CLIENT_INFO = { name: 'mcp-tasks-client', version: '0.1.0' };
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -185,6 +104,8 @@ export class TasksClient {
   readonly taskCapabilities: { cancel: boolean; list: boolean };
   /** The journal, unless turned off. */
   readonly journal: TaskJournal | undefined;
+  /** The journal as this connection writes and reads it (best effort, this endpoint's entries only). */
+  private readonly journaled: EndpointJournal;
 
   private manifestCache: { epoch: number; manifest: Promise<CapabilityManifest> } | undefined;
   /** The `tools/list` answer the manifest of that session epoch was built from. */
@@ -214,6 +135,7 @@ export class TasksClient {
             cancel: this.generation === 'v1' && asObject(legacyTasks?.cancel) !== undefined,
             list: this.generation === 'v1' && asObject(legacyTasks?.list) !== undefined,
           };
+    this.journaled = new EndpointJournal(journal, { url: this.url, protocolVersion: this.protocolVersion, generation: this.generation });
   }
 
   /**
@@ -332,7 +254,7 @@ export class TasksClient {
     }
     const identity: CallIdentity = { idempotencyKey: pending.idempotencyKey, correlationId: pending.correlationId };
     if (!(pending.idempotencyHonoured && honoursIdempotencyKeys(this.generation, this.session.serverCapabilities))) {
-      await this.journal?.removePending(pending.correlationId).catch(() => false);
+      await this.journaled.removePending(pending.correlationId);
       throw new ToolCallOutcomeUnknownError(
         `tools/call ${pending.tool} was sent to ${pending.url} at ${pending.sentAt} (idempotency key ${pending.idempotencyKey}, correlation id ${pending.correlationId}) and its answer never arrived. ` +
           'The server does not declare that it honours idempotency keys, so it was not resent: check on the server whether it ran.',
@@ -372,7 +294,7 @@ export class TasksClient {
       sentAt: new Date().toISOString(),
       idempotencyHonoured: honoured,
     };
-    await this.journal?.addPending(pending).catch(() => {}); // best effort: the call matters more than its evidence
+    await this.journaled.addPending(pending);
     const send = (): Promise<ToolsCallAnswer> =>
       this.session.generation === 'v2'
         ? callToolModern(name, args, {
@@ -405,18 +327,18 @@ export class TasksClient {
       }
     } catch (error) {
       // Proof that nothing started (refused, answered with an error): no evidence worth keeping.
-      if (!(error instanceof ToolCallOutcomeUnknownError)) await this.journal?.removePending(identity.correlationId).catch(() => false);
+      if (!(error instanceof ToolCallOutcomeUnknownError)) await this.journaled.removePending(identity.correlationId);
       throw error;
     }
     // A task settles the pending entry in the same write that records the task; an inline result needs none.
-    if (answer.kind === 'result') await this.journal?.removePending(identity.correlationId).catch(() => false);
+    if (answer.kind === 'result') await this.journaled.removePending(identity.correlationId);
     return answer;
   }
 
   /** Journal a created task (settling its pending call) and describe it. */
   private async created(answer: Extract<ToolsCallAnswer, { kind: 'task' }>, tool: string, identity: CallIdentity): Promise<CallToolOutcome> {
     const generation = this.generation as TaskGeneration;
-    const journaled = await this.record(answer.task, tool, generation, identity);
+    const journaled = await this.journaled.record(answer.task, tool, generation, identity);
     return {
       kind: 'task',
       taskId: answer.task.taskId,
@@ -457,7 +379,7 @@ export class TasksClient {
    */
   async waitForTask(taskId: string, options: WaitOptions = {}): Promise<TaskSnapshot> {
     const generation = this.requireTasks('tasks/get');
-    const entry = await this.ownEntry(taskId);
+    const entry = await this.journaled.own(taskId);
     const observer = new JournalObserver(this.journal, entry);
     const plan: FollowPlan = {
       poll: (budget) => this.getTask(taskId, budget),
@@ -566,8 +488,8 @@ export class TasksClient {
    * @throws TaskNotFoundError also when the journal places the task at another endpoint or generation.
    */
   async resume(taskId: string, options: WaitOptions = {}): Promise<CallToolResult> {
-    const entry = await this.journal?.get(taskId).catch(() => undefined);
-    if (entry && (entry.url !== this.url || entry.generation !== this.generation)) {
+    const entry = await this.journaled.any(taskId);
+    if (entry && !this.journaled.owns(entry)) {
       throw new TaskNotFoundError(
         taskId,
         `Task ${taskId} was created at ${entry.url} over tasks ${entry.generation} (MCP ${entry.protocolVersion}); ` +
@@ -610,7 +532,7 @@ export class TasksClient {
         if (!isTerminalStatus(snapshot.status)) throw error;
       }
     }
-    await this.forget(taskId);
+    await this.journaled.forget(taskId);
     return snapshot;
   }
 
@@ -654,7 +576,7 @@ export class TasksClient {
     const { taskId } = snapshot;
     if (!isTerminalStatus(snapshot.status)) throw new TaskNotTerminalError(taskId, snapshot);
     if (this.generation === 'v1' && snapshot.status !== 'cancelled') return this.v1Payload(snapshot, options);
-    await this.forget(taskId);
+    await this.journaled.forget(taskId);
     if (snapshot.status === 'cancelled') throw new TaskCancelledError(taskId, snapshot);
     if (snapshot.status === 'failed') throw new TaskFailedError(taskId, snapshot.error as JsonRpcErrorObject, snapshot);
     return snapshot.result as CallToolResult;
@@ -686,16 +608,16 @@ export class TasksClient {
         throw new TaskOutcomeUnknownError(taskId, 'result_unreachable', snapshot.status, snapshot, { cause: error });
       if (!(error instanceof TasksProtocolError && error.code !== null)) throw error;
       if (snapshot.status === 'failed') {
-        await this.forget(taskId);
+        await this.journaled.forget(taskId);
         const message = error.cause instanceof Error ? error.cause.message : error.message;
         throw new TaskFailedError(taskId, { code: error.code, message, ...(error.data === undefined ? {} : { data: error.data }) }, snapshot);
       }
       if (error.code !== ErrorCode.InvalidParams) throw error;
       // A completed task whose result cannot be read any more has expired in between.
-      await this.forget(taskId);
+      await this.journaled.forget(taskId);
       throw new TaskNotFoundError(taskId, undefined, { cause: error });
     }
-    await this.forget(taskId);
+    await this.journaled.forget(taskId);
     return result;
   }
 
@@ -710,49 +632,10 @@ export class TasksClient {
       return await send();
     } catch (error) {
       if (error instanceof TasksProtocolError && error.code === ErrorCode.InvalidParams) {
-        await this.forget(taskId);
+        await this.journaled.forget(taskId);
         throw new TaskNotFoundError(taskId, undefined, { cause: error });
       }
       throw error;
-    }
-  }
-
-  private async record(task: TaskSnapshot, tool: string, generation: TaskGeneration, identity: CallIdentity): Promise<boolean> {
-    if (!this.journal) return false;
-    try {
-      const entry: JournalEntry = {
-        taskId: task.taskId,
-        url: this.url,
-        generation,
-        protocolVersion: this.protocolVersion,
-        tool,
-        createdAt: task.createdAt,
-        ...identity,
-        lastStatus: task.status,
-        lastUpdatedAt: task.lastUpdatedAt,
-        observedAt: new Date().toISOString(),
-      };
-      await this.journal.add(entry, identity.correlationId);
-      return true;
-    } catch {
-      return false; // The task exists whatever happens to the journal; the caller still gets its id.
-    }
-  }
-
-  /** The journal entry of a task of this endpoint and generation, if any. */
-  private async ownEntry(taskId: string): Promise<JournalEntry | undefined> {
-    const entry = await this.journal?.get(taskId).catch(() => undefined);
-    return entry && entry.url === this.url && entry.generation === this.generation ? entry : undefined;
-  }
-
-  /** Drop a task from the journal — only an entry of this endpoint and generation (a wrong URL must not erase it). */
-  private async forget(taskId: string): Promise<void> {
-    if (!this.journal) return;
-    try {
-      const entry = await this.journal.get(taskId);
-      if (entry && entry.url === this.url && entry.generation === this.generation) await this.journal.remove(taskId);
-    } catch {
-      // Best effort: a stale entry only costs a failed resume later.
     }
   }
 }
