@@ -1,6 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 
-import type { ExecutionLogEntry, ExecutionRequest } from '../core/executor.js';
+import type { ExecutionLogEntry, ExecutionOutcome, ExecutionRequest } from '../core/executor.js';
 import type { StoreErrorCode } from '../core/store-error.js';
 import type { JsonValue } from '../core/task.js';
 import type { ToolModuleOptions, ToolSource } from '../core/tool-source.js';
@@ -78,6 +78,15 @@ export interface ThreadTask {
   /** This run's end of a `MessageChannel` (transferred). */
   port: MessagePort;
 }
+
+/**
+ * What a thread returns for a run: its outcome, how long the run held the thread (`heldMs`, measured in the thread
+ * from taking the run to deciding its outcome) and how much of that the thread's event loop sat idle (`idleMs`: the
+ * tool waited on I/O or timers). The pool tells from them whether runs wait for threads that tools hold, and whether
+ * a new thread would need CPU that the machine lacks (see `WarmThreadPool`); it strips both before the outcome
+ * reaches the executor.
+ */
+export type ThreadOutcome = ExecutionOutcome & { heldMs?: number; idleMs?: number };
 
 /**
  * A task with no run, posted to the pool when a thread turns warm while runs wait: piscina hands queued runs out only

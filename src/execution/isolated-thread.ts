@@ -18,6 +18,7 @@ import {
   RunState,
   type ThreadMessage,
   type ThreadNudge,
+  type ThreadOutcome,
   type ThreadReport,
   type ThreadTask,
   type ThreadWarmData,
@@ -89,14 +90,20 @@ function guardProcess(): void {
  * loaded, the handler fails every run with that reason, so a run never waits for a thread that cannot serve it.
  * `startedAt` is the `performance.now()` at which the entry began loading this module: the warm-up report counts from it.
  */
-export async function warmThread(startedAt: number): Promise<(task: ThreadTask | ThreadNudge) => Promise<ExecutionOutcome>> {
+export async function warmThread(startedAt: number): Promise<(task: ThreadTask | ThreadNudge) => Promise<ThreadOutcome>> {
   guardProcess();
   const { sources, moduleOptions } = workerData as ThreadWarmData;
   try {
     const tools = await loadToolSources(sources, moduleOptions);
     const executor = new InProcessExecutor(new ToolRegistry(tools));
     report({ mcpTasksThread: 'warm', threadId, ok: true, ms: Math.round(performance.now() - startedAt), tools: tools.length });
-    return async (task) => ('nudge' in task ? NUDGED : runInThread(executor, task));
+    return async (task) => {
+      if ('nudge' in task) return NUDGED;
+      const took = performance.now();
+      const loop = performance.eventLoopUtilization();
+      const outcome = await runInThread(executor, task);
+      return { ...outcome, heldMs: performance.now() - took, idleMs: performance.eventLoopUtilization(loop).idle } satisfies ThreadOutcome;
+    };
   } catch (error) {
     report({ mcpTasksThread: 'warm', threadId, ok: false, ms: Math.round(performance.now() - startedAt), error: messageOf(error) });
     return async (task) => {

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { TransferListItem } from 'node:worker_threads';
 
@@ -8,7 +8,7 @@ import { Piscina } from 'piscina';
 import type { ExecutionOutcome, ExecutorReadiness } from '../core/executor.js';
 import type { Logger } from '../core/logger.js';
 import type { ToolModuleOptions, ToolSource } from '../core/tool-source.js';
-import { isThreadReport, type ThreadNudge, type ThreadReport, type ThreadTask, type ThreadWarmData } from './isolated-messages.js';
+import { isThreadReport, type ThreadNudge, type ThreadOutcome, type ThreadReport, type ThreadTask, type ThreadWarmData } from './isolated-messages.js';
 
 /** Settings of a {@link WarmThreadPool}. */
 export interface WarmThreadPoolSettings {
@@ -53,6 +53,9 @@ export const MAX_THREAD_START_DELAY_MS = 1_000;
 /** How a thread of the pool stands (by `threadId`): loading its tools, warm (takes runs), or failed to load them. */
 type ThreadStanding = 'warm' | 'failed';
 
+/** The share of the start delay the warm threads must be held by tools before a new thread starts (see `threadsIdle`). */
+const BUSY_SHARE = 0.8;
+
 /** How long an idle thread above `minThreads` is kept (ms). */
 const IDLE_TIMEOUT_MS = 60_000;
 /** How often {@link WarmThreadPool.close} looks whether threads still load (ms). */
@@ -83,7 +86,7 @@ function entryModule(): string {
  * their warm-up, and {@link close} waits for threads still loading before it ends them.
  */
 export class WarmThreadPool {
-  readonly piscina: Piscina<ThreadTask | ThreadNudge, ExecutionOutcome>;
+  readonly piscina: Piscina<ThreadTask | ThreadNudge, ThreadOutcome>;
   /** Threads that reported their warm-up, by `threadId`; a thread not in here is still loading. */
   private readonly standing = new Map<number, ThreadStanding>();
   private lastError: string | undefined;
@@ -110,8 +113,14 @@ export class WarmThreadPool {
    */
   private readonly waiting: { go: () => boolean; since: number }[] = [];
   private readonly maxLoading: number;
-  /** When runs gave their thread back within the last {@link startDelayMs} (epoch ms, oldest first). */
-  private readonly freedAt: number[] = [];
+  private readonly cpus = availableParallelism();
+  /**
+   * Runs that gave their thread back within the last {@link startDelayMs}, oldest first: when (epoch ms) and how long
+   * the tool held the thread (ms, measured in the thread).
+   */
+  private readonly freed: { at: number; heldMs: number; idleMs: number }[] = [];
+  /** When each run in a thread now was handed to piscina (epoch ms). */
+  private readonly handedAt = new Set<{ at: number }>();
   /** Looks at the waiting runs again once one may start a thread (see {@link recheckLater}), at `recheckAt`. */
   private recheckTimer: NodeJS.Timeout | undefined;
   private recheckAt = 0;
@@ -119,7 +128,7 @@ export class WarmThreadPool {
   constructor(private readonly settings: WarmThreadPoolSettings) {
     this.maxLoading = Math.max(1, settings.maxLoading ?? availableParallelism());
     const maxThreads = Math.max(1, settings.maxThreads);
-    this.piscina = new Piscina<ThreadTask | ThreadNudge, ExecutionOutcome>({
+    this.piscina = new Piscina<ThreadTask | ThreadNudge, ThreadOutcome>({
       filename: entryModule(),
       minThreads: Math.min(Math.max(1, settings.minThreads), maxThreads),
       maxThreads,
@@ -160,13 +169,23 @@ export class WarmThreadPool {
             return false;
           }
           this.inFlight += 1;
+          const handed = { at: Date.now() };
+          this.handedAt.add(handed);
+          let held: { heldMs?: number; idleMs?: number } = {};
           this.piscina
             .run(task, options as Parameters<typeof this.piscina.run>[1])
-            .then(resolve, reject)
+            .then(({ heldMs, idleMs, ...outcome }) => {
+              held = { heldMs, idleMs };
+              resolve(outcome as ExecutionOutcome);
+            }, reject)
             .finally(() => {
               this.inFlight -= 1;
-              this.freedAt.push(Date.now());
-              this.recentlyFreed(Date.now());
+              this.handedAt.delete(handed);
+              const now = Date.now();
+              // A run that ended without the thread's figures (its thread was ended) held it all along, waiting.
+              const heldMs = held.heldMs ?? now - handed.at;
+              this.freed.push({ at: now, heldMs, idleMs: held.idleMs ?? heldMs });
+              this.recentlyFreed(now);
               this.admitWaiting();
             });
           return true;
@@ -192,7 +211,7 @@ export class WarmThreadPool {
         // Runs handed beyond the warm threads (-idleWarm) wait in piscina, each for a thread loading for it: only the
         // loading threads beyond those will take waiting runs.
         const loadingForWaiting = Math.max(0, loading + idleWarm);
-        if (warm + loading > 0 && (this.recentlyFreed(now) >= this.waiting.length || this.agedRuns(now) <= loadingForWaiting)) {
+        if (warm + loading > 0 && (this.recentlyFreed(now) >= this.waiting.length || this.agedRuns(now) <= loadingForWaiting || this.threadsIdle(now, warm))) {
           this.recheckLater(now, loadingForWaiting);
           return;
         }
@@ -212,8 +231,29 @@ export class WarmThreadPool {
   /** Threads that came free in the last {@link startDelayMs} (forgets the older ones). */
   private recentlyFreed(now: number): number {
     const cutoff = now - this.startDelayMs;
-    while (this.freedAt.length > 0 && (this.freedAt[0] as number) <= cutoff) this.freedAt.shift();
-    return this.freedAt.length;
+    while (this.freed.length > 0 && (this.freed[0] as { at: number }).at <= cutoff) this.freed.shift();
+    return this.freed.length;
+  }
+
+  /**
+   * Whether a new thread would not help the runs that wait: the tools held the `warm` threads less than
+   * {@link BUSY_SHARE} of the last {@link startDelayMs}, counting the runs that ended in it by what their thread
+   * reports, and the runs still in a thread since before it as holding theirs throughout. While the machine's CPU is
+   * saturated (a 1-minute load average at or above its CPU count), time a tool spent computing does not count: another
+   * thread would compete for the same CPU, only time spent waiting (on I/O, on timers) frees up for another run.
+   * Runs then wait for a host loop too busy to hand them out and take their results, not for threads, and a new thread
+   * only adds the CPU of loading the tools: on 2 cores shared with other work a worker grew to 36 threads that way,
+   * each loading the tools, and ran 2.7 round trips/s instead of about 100 (`bench:instances`, issue 25).
+   */
+  private threadsIdle(now: number, warm: number): boolean {
+    if (warm === 0) return false;
+    const window = this.startDelayMs;
+    if (window === 0) return false;
+    const saturated = (loadavg()[0] ?? 0) >= this.cpus;
+    let held = 0;
+    for (const run of this.freed) held += Math.min(saturated ? run.idleMs : run.heldMs, window);
+    for (const run of this.handedAt) if (run.at <= now - window) held += window;
+    return held < BUSY_SHARE * warm * window;
   }
 
   /** Waiting runs that have waited {@link startDelayMs} or longer. */
@@ -239,10 +279,18 @@ export class WarmThreadPool {
     // millisecond until then).
     const nextToAge = this.waiting[loadingForWaiting];
     if (!nextToAge) return;
-    const frees = this.freedAt.length;
+    const frees = this.freed.length;
     const waiting = this.waiting.length;
-    const fewerFreed = frees >= waiting ? (this.freedAt[frees - waiting] as number) + this.startDelayMs : now;
-    const at = Math.max(nextToAge.since + this.startDelayMs, fewerFreed);
+    const fewerFreed = frees >= waiting ? (this.freed[frees - waiting] as { at: number }).at + this.startDelayMs : now;
+    // While the threads sit idle, only a run held a whole start delay (or a run's end, which calls admitWaiting) can
+    // show them busy: the first run in a thread to get there, if any.
+    let busyFrom = now;
+    if (this.threadsIdle(now, this.counts().warm)) {
+      const ageing = [...this.handedAt].map((run) => run.at + this.startDelayMs).filter((at) => at > now);
+      if (ageing.length === 0) return;
+      busyFrom = Math.min(...ageing);
+    }
+    const at = Math.max(nextToAge.since + this.startDelayMs, fewerFreed, busyFrom);
     // More runs waiting can make the moment earlier than a recheck already set.
     if (this.recheckTimer) {
       if (this.recheckAt <= at) return;

@@ -185,6 +185,52 @@ describe('IsolatedExecutor (issue 22)', () => {
     },
   );
 
+  it.each([
+    { ms: 0, bound: 2, what: 'the runs hold their thread for no time: waiting on the busy host, not on threads, the pool stays small' },
+    { ms: 30, bound: Infinity, what: 'negative control: runs that hold their thread 30 ms each still grow the pool' },
+  ])(
+    'issue 25: 16 clients of runs for 1.5 s while the host loop is busy 8 ms in every 10 (threads load in 300 ms, max 8, start delay 50 ms): $what',
+    async ({ ms, bound }) => {
+      // A worker on a saturated machine: its event loop hands runs out and takes their results late, so runs wait and
+      // threads come free seldom although every thread sits idle. A new thread cannot help them; before, the pool
+      // started threads for them (a worker grew to 36 threads on 2 cores in `bench:instances` and spent its CPU loading
+      // tools, 2.7 round trips/s instead of 110).
+      const log = join(temp.dir, `busy-host-${ms}.log`);
+      const marker = join(temp.dir, `busy-host-${ms}.first`);
+      const { executor } = start(THREAD_LOAD_TOOLS, {
+        maxThreads: 8,
+        minThreads: 1,
+        threadStartDelayMs: 50,
+        env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: '300', ISOLATION_TEST_FIRST_FAST: marker },
+      });
+      await executor.warm(30_000);
+      const busy = setInterval(() => {
+        const until = performance.now() + 8;
+        while (performance.now() < until);
+      }, 10);
+      try {
+        const stopAt = Date.now() + 1_500;
+        let runs = 0;
+        await Promise.all(
+          Array.from({ length: 16 }, async () => {
+            while (Date.now() < stopAt) {
+              const outcome = await executor.execute(request('quick', { log, ms }), testHost(), new AbortController().signal);
+              expect(outcome.kind).toBe('returned');
+              runs += 1;
+            }
+          }),
+        );
+        expect(runs).toBeGreaterThan(16);
+      } finally {
+        clearInterval(busy);
+      }
+      const { warm, loading, failed } = executor.readiness().threads as { warm: number; loading: number; failed: number };
+      const threads = warm + loading + failed;
+      if (bound === Infinity) expect(threads).toBeGreaterThan(2);
+      else expect(threads).toBeLessThanOrEqual(bound);
+    },
+  );
+
   it('issue 25: 4 long runs at once on one warm thread (threads load in 1.5 s, max 4, start delay 50 ms) load their 3 threads side by side, not one after another', async () => {
     // A thread that loads for a run handed to piscina is that run's; counting it as one the waiting runs will get made
     // the last run of a burst wait for a whole load before its own thread even started loading.
