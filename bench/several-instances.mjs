@@ -7,12 +7,12 @@
 // `tasks/result` of the same session on the other (sessions live in the store), so no poll interval enters it.
 //
 //   npm run build && node bench/several-instances.mjs [--duration 8] [--clients 16] [--cancels 50] [--pg URL]
-//     [--only 1+1|2+2] [--profile DIR]
+//     [--only 1+1|2+2|graphile] [--profile DIR]
 //   (the URL defaults to MCP_TASKS_BENCH_PG_URL, else the cluster of `npm run pg:start`). --profile writes a V8 CPU
 //   profile per process under DIR/<deployment>/<role> and prints where each role's time goes.
-import { spawn } from 'node:child_process';
+import { execFileSync, fork, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -24,6 +24,7 @@ import { profilesMarkdown, summariseProfiles } from './lib/profile.mjs';
 const ROOT = resolve(import.meta.dirname, '..');
 const MAIN = join(ROOT, 'dist/cli/main.js');
 const TOOLS = join(ROOT, 'bench/instances/tools.mjs');
+const ANCHOR = join(ROOT, 'bench/anchors/graphile-worker');
 const args = process.argv.slice(2);
 const flag = (name, fallback) => {
   const i = args.indexOf(`--${name}`);
@@ -302,6 +303,18 @@ async function roundTrips(d) {
   await Promise.all(Array.from({ length: CLIENTS }, (_, client) => loop(client)));
   latencies.length = 0;
   pickups.length = 0;
+  return measured(d, latencies, pickups, async () => {
+    stopAt = Date.now() + DURATION_S * 1000;
+    await Promise.all(Array.from({ length: CLIENTS }, (_, client) => loop(client)));
+  });
+}
+
+/**
+ * Runs `load` (the measured closed loop, which fills `latencies` and `pickups`) and reports the figures of the
+ * deployment `d`: CPU per round trip by role (its processes' pids and roles) and of the PostgreSQL backends of
+ * `d.database`, statements per round trip, OS threads per process at the end, and the latency percentiles.
+ */
+async function measured(d, latencies, pickups, load) {
   const backends = await backendPids(d.database);
   const sample = () => ({
     api: d.pids.filter((_, i) => d.roles[i] === 'api').reduce((sum, pid) => sum + cpuMs(pid), 0),
@@ -311,8 +324,7 @@ async function roundTrips(d) {
   await statements(d.database, true);
   const cpu0 = sample();
   const t0 = Date.now();
-  stopAt = t0 + DURATION_S * 1000;
-  await Promise.all(Array.from({ length: CLIENTS }, (_, client) => loop(client)));
+  await load();
   const elapsed = (Date.now() - t0) / 1000;
   const cpu1 = sample();
   // OS threads per process at the end (libuv, V8 and the executor's tool threads): the worker's pool growth shows here.
@@ -373,7 +385,95 @@ async function cancels(d) {
   return { cancels: sorted.length, p50: pct(sorted, 50), p99: pct(sorted, 99), max: sorted.at(-1) };
 }
 
+/** graphile-worker's runner and adder on a fresh database (the anchor); its packages installed on first use. */
+async function graphileDeployment() {
+  if (!existsSync(join(ANCHOR, 'node_modules/graphile-worker'))) {
+    execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--prefix', ANCHOR], { stdio: 'inherit' });
+  }
+  const name = `mcp_tasks_p7_gw_${randomBytes(4).toString('hex')}`;
+  await admin(`CREATE DATABASE ${name}`);
+  const url = withDatabase(PG_URL, name);
+  const spawnChild = (file, argv) => {
+    const child = fork(join(ANCHOR, file), argv, { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env: { ...process.env, NO_LOG_SUCCESS: '1' } });
+    return new Promise((res, rej) => {
+      child.once('message', (m) => (m.ready ? res(child) : rej(new Error(`${file}: ${JSON.stringify(m)}`))));
+      child.once('exit', (code) => rej(new Error(`${file} exited with ${code}`)));
+    });
+  };
+  // The adder migrates the schema first, so the runner finds it.
+  const adder = await spawnChild('adder.mjs', [url]);
+  const worker = await spawnChild('worker.mjs', [url, '32']);
+  return {
+    url,
+    database: name,
+    adder,
+    worker,
+    pids: [adder.pid, worker.pid],
+    roles: ['api', 'worker'],
+    async close() {
+      await Promise.all([adder, worker].map((child) => new Promise((done) => (child.once('exit', done), child.disconnect()))));
+      await admin(`DROP DATABASE ${name} WITH (FORCE)`);
+    },
+  };
+}
+
+/** The closed loop of `roundTrips` on graphile-worker: add a job, wait for its success; counted until the queue is empty. */
+async function graphileRoundTrips(d) {
+  const waiting = new Map();
+  d.worker.on('message', (m) => {
+    const waiter = waiting.get(m.id);
+    waiting.delete(m.id);
+    waiter?.(m.startedAt);
+  });
+  d.adder.on('message', (m) => {
+    if (m.failed) throw new Error(`addJob failed: ${m.error}`);
+  });
+  let next = 0;
+  const latencies = [];
+  const pickups = [];
+  let stopAt = 0;
+  const loop = async () => {
+    while (Date.now() < stopAt) {
+      const id = `j${next++}`;
+      const sent = Date.now();
+      const done = new Promise((res) => waiting.set(id, res));
+      d.adder.send({ id });
+      const startedAt = await done;
+      pickups.push(startedAt - sent);
+      latencies.push(Date.now() - sent);
+    }
+  };
+  const drained = async () => {
+    const client = new pg.Client({ connectionString: d.url });
+    await client.connect();
+    try {
+      while (Number((await client.query('SELECT count(*) AS n FROM graphile_worker._private_jobs')).rows[0].n) > 0) await pause(2);
+    } finally {
+      await client.end();
+    }
+  };
+  stopAt = Date.now() + 1000;
+  await Promise.all(Array.from({ length: CLIENTS }, loop));
+  await drained();
+  latencies.length = 0;
+  pickups.length = 0;
+  return measured(d, latencies, pickups, async () => {
+    stopAt = Date.now() + DURATION_S * 1000;
+    await Promise.all(Array.from({ length: CLIENTS }, loop));
+    await drained();
+  });
+}
+
 const results = {};
+const ANCHOR_LABEL = 'graphile-worker 0.17 (anchor)';
+if (!ONLY || ONLY === 'graphile') {
+  const d = await graphileDeployment();
+  try {
+    results[ANCHOR_LABEL] = await graphileRoundTrips(d);
+  } finally {
+    await d.close();
+  }
+}
 for (const [label, apis, workers] of [
   ['1 API + 1 worker', 1, 1],
   ['2 API + 2 workers', 2, 2],
@@ -394,6 +494,7 @@ for (const [label, apis, workers] of [
 }
 const one = results['1 API + 1 worker'];
 const two = results['2 API + 2 workers'];
+const anchor = results[ANCHOR_LABEL];
 const f = (n, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 console.log(`P7 several instances on one PostgreSQL (${CLIENTS} clients, ${DURATION_S} s, cancels ${CANCELS})`);
 console.log(
@@ -403,7 +504,7 @@ console.log('|---|---|---|---|---|---|---|---|');
 for (const [label, r] of Object.entries(results)) {
   const cpu = `${f(r.apiCpuMs, 2)} + ${f(r.workerCpuMs, 2)} = **${f(r.cpuMsPerRoundTrip, 2)}**; ${f(r.postgresCpuMs, 2)}`;
   console.log(
-    `| ${label} | ${r.roundTrips} | ${f(r.perSecond)} | ${cpu} | ${r.statements ? f(r.statements.perRoundTrip) : 'n/a'} | ${r.p50} / ${r.p99} / ${r.max} | ${r.pickupP50} / ${r.pickupP99} / ${r.pickupMax} | ${r.cancel.p50} / ${r.cancel.p99} / ${r.cancel.max} |`,
+    `| ${label} | ${r.roundTrips} | ${f(r.perSecond)} | ${cpu} | ${r.statements ? f(r.statements.perRoundTrip) : 'n/a'} | ${r.p50} / ${r.p99} / ${r.max} | ${r.pickupP50} / ${r.pickupP99} / ${r.pickupMax} | ${r.cancel ? `${r.cancel.p50} / ${r.cancel.p99} / ${r.cancel.max}` : 'n/a'} |`,
   );
 }
 for (const [label, r] of Object.entries(results)) {
@@ -419,4 +520,9 @@ for (const [label, r] of Object.entries(results)) {
 if (one && two)
   console.log(
     `ratio 2+2 / 1+1: round trips/s ×${f(two.perSecond / one.perSecond, 2)}, CPU per round trip ×${f(two.cpuMsPerRoundTrip / one.cpuMsPerRoundTrip, 2)}`,
+  );
+if (one && anchor)
+  // Issue 25's anchor goals: pick-up within 1.5× of graphile-worker's add → start, round trips/s within 2× of its jobs/s.
+  console.log(
+    `ratio 1+1 / graphile-worker: round trips/s ×${f(one.perSecond / anchor.perSecond, 2)} (goal ≥ 0.5), pick-up p50 ×${f(one.pickupP50 / anchor.pickupP50, 2)} p99 ×${f(one.pickupP99 / anchor.pickupP99, 2)} (goal ≤ 1.5), CPU per round trip (ours + PostgreSQL) ×${f((one.cpuMsPerRoundTrip + one.postgresCpuMs) / (anchor.cpuMsPerRoundTrip + anchor.postgresCpuMs), 2)}`,
   );
