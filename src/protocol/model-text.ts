@@ -13,7 +13,8 @@
  *    are removed whole; runs of white space become one space; the ends are trimmed;
  * 2. compatibility forms folded (NFKC), so `ＳＹＳＴＥＭ：` or `𝐒𝐘𝐒𝐓𝐄𝐌:` is the `SYSTEM:` a model reads it as;
  * 3. role markers neutralised anywhere in the line, so no part of it reads as a turn of its own (see
- *    {@link ROLE_MARKER});
+ *    {@link ROLE_MARKER}), also when spelt with Cyrillic or Greek look-alikes of Latin letters (`ЅYЅТЕМ:`, see
+ *    {@link LATIN_LOOK_ALIKES}) — those are matched, not folded: Cyrillic and Greek text stays as it is;
  * 4. at most {@link MODEL_TEXT_MAX_CHARS} UTF-16 code units, cut at a code point and ended with `...`.
  */
 
@@ -62,28 +63,106 @@ const ROLE_MARKER = new RegExp(
 );
 
 /**
- * `text` with every role marker rendered as a quoted word (see {@link ROLE_MARKER}). Again until none is left: a
- * tag may hold a label (`<system: x>` → `‹system: x›` → `‹‹system› x›`). Each pass removes at least one `<`, `>`,
- * `[`, `]` or `:` and adds none, so it ends (in practice after two passes).
+ * Cyrillic and Greek letters that a reader (and a model) takes for the Latin letters of the role words and bracket
+ * markers (from Unicode's confusables, UTS #39, limited to those letters): `ЅYЅТЕМ:` with Cyrillic Ѕ, Т and Е reads
+ * as `SYSTEM:`. NFKC does not fold them (they are letters of their own scripts). Each is one UTF-16 code unit mapped
+ * to one, so a match in the skeleton ({@link latinSkeleton}) has the same offsets in the line.
+ */
+// prettier-ignore -- a table: one script's letters per line
+const LATIN_LOOK_ALIKES: Readonly<Record<string, string>> = {
+  // Cyrillic capitals and small letters
+  А: 'A',
+  В: 'B',
+  С: 'C',
+  Е: 'E',
+  Н: 'H',
+  І: 'I',
+  Ј: 'J',
+  К: 'K',
+  М: 'M',
+  О: 'O',
+  Р: 'P',
+  Ѕ: 'S',
+  Т: 'T',
+  Х: 'X',
+  У: 'Y',
+  Ү: 'Y',
+  Ԁ: 'D',
+  Ӏ: 'I',
+  а: 'a',
+  с: 'c',
+  ԁ: 'd',
+  е: 'e',
+  һ: 'h',
+  і: 'i',
+  ј: 'j',
+  ӏ: 'l',
+  о: 'o',
+  р: 'p',
+  ѕ: 's',
+  у: 'y',
+  х: 'x',
+  ԛ: 'q',
+  ԝ: 'w',
+  ѵ: 'v',
+  // Greek capitals and small letters
+  Α: 'A',
+  Β: 'B',
+  Ε: 'E',
+  Ζ: 'Z',
+  Η: 'H',
+  Ι: 'I',
+  Κ: 'K',
+  Μ: 'M',
+  Ν: 'N',
+  Ο: 'O',
+  Ρ: 'P',
+  Τ: 'T',
+  Υ: 'Y',
+  Χ: 'X',
+  ο: 'o',
+  ι: 'i',
+  ν: 'v',
+  υ: 'u',
+};
+const LOOK_ALIKE = new RegExp(`[${Object.keys(LATIN_LOOK_ALIKES).join('')}]`, 'g');
+
+/** `text` with every {@link LATIN_LOOK_ALIKES} letter replaced by its Latin letter: same length, same offsets. */
+function latinSkeleton(text: string): string {
+  return text.replace(LOOK_ALIKE, (letter) => LATIN_LOOK_ALIKES[letter] as string);
+}
+
+/**
+ * `text` with every role marker rendered as a quoted word (see {@link ROLE_MARKER}), found in its
+ * {@link latinSkeleton} and rendered with the line's own letters. Again until none is left: a tag may hold a label
+ * (`<system: x>` → `‹system: x›` → `‹‹system› x›`). Each pass removes at least one `<`, `>`, `[`, `]` or `:` and
+ * adds none, so it ends (in practice after two passes).
  */
 function neutralizeRoleMarkers(text: string): string {
   let line = text;
   for (;;) {
-    const next = line.replace(ROLE_MARKER, (...args: unknown[]) => {
-      const groups = args.at(-1) as { label?: string; tag?: string; bracket?: string };
-      return `‹${groups.label ?? groups.tag ?? groups.bracket}›`;
-    });
-    if (next === line) return line;
-    line = next;
+    let next = '';
+    let from = 0;
+    for (const match of latinSkeleton(line).matchAll(ROLE_MARKER)) {
+      const groups = match.groups as { label?: string; tag?: string; bracket?: string };
+      // The word sits at the start of a label, after the `<` of a tag or the `[` of a bracketed marker.
+      const wordAt = match.index + (groups.label === undefined ? 1 : 0);
+      const word = (groups.label ?? groups.tag ?? groups.bracket) as string;
+      next += `${line.slice(from, match.index)}‹${line.slice(wordAt, wordAt + word.length)}›`;
+      from = match.index + match[0].length;
+    }
+    if (from === 0) return line;
+    line = next + line.slice(from);
   }
 }
 
-/** The first role marker in `text` (after compatibility folding), or `undefined`. */
+/** The first role marker in `text` (after compatibility folding, look-alike letters read as Latin), or `undefined`. */
 export function findRoleMarker(text: string): string | undefined {
+  const folded = text.normalize('NFKC');
   ROLE_MARKER.lastIndex = 0;
-  const found = ROLE_MARKER.exec(text.normalize('NFKC'));
+  const found = ROLE_MARKER.exec(latinSkeleton(folded));
   ROLE_MARKER.lastIndex = 0;
-  return found?.[0];
+  return found ? folded.slice(found.index, found.index + found[0].length) : undefined;
 }
 
 /** The longest prefix of `text` within `maxChars` code units that does not end in half a surrogate pair. */

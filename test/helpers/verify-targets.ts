@@ -13,6 +13,7 @@
  *   arguments echoed raw into `statusMessage`, control characters and secrets included), `status-c0c1-only` (the
  *   arguments echoed into `statusMessage` through the sanitiser this server had before issue 23 §3: secrets
  *   redacted, C0/C1 controls removed, 512 characters — bidi controls, U+2028 and role markers kept),
+ *   `status-latin-markers-only` (this server's rule, but a role marker spelt with Cyrillic look-alikes left as it came),
  *   `foreign-distinguishable`
  *   (another principal's task answered "access denied" instead of exactly like an unknown id: its existence leaks).
  */
@@ -72,9 +73,20 @@ export function identityByTenant(tokenFile: string): Authenticator {
   };
 }
 
+/** The Cyrillic-spelt role marker `verify` plants (Ѕ Y Ѕ Т Е М), as it comes and as this server quotes it. */
+const LOOK_ALIKE_MARKER = '\u0405Y\u0405\u0422\u0415\u041c:';
+const LOOK_ALIKE_QUOTED = '‹\u0405Y\u0405\u0422\u0415\u041c›';
+
 /** The defects seeded on the wire (`none`: the front only relays, for negative controls). */
 export type WireDefect =
-  'terminal-regresses' | 'cancel-terminal-accepted' | 'missing-32021' | 'status-echo' | 'status-c0c1-only' | 'foreign-distinguishable' | 'none';
+  | 'terminal-regresses'
+  | 'cancel-terminal-accepted'
+  | 'missing-32021'
+  | 'status-echo'
+  | 'status-c0c1-only'
+  | 'status-latin-markers-only'
+  | 'foreign-distinguishable'
+  | 'none';
 
 interface Rpc {
   id?: unknown;
@@ -162,6 +174,13 @@ const REWRITES: Record<WireDefect, Rewrite> = {
       .replace(/ {2,}/g, ' ')
       .slice(0, 511);
     return { answer: { ...answer, result: { ...answer.result, statusMessage: old } } };
+  },
+  'status-latin-markers-only': (request, answer) => {
+    // The rule as this server applied it before look-alike letters were matched: a role marker spelt with Cyrillic
+    // letters (`ЅYЅТЕМ:`) was left as it came.
+    const status = answer.result?.statusMessage;
+    if (request.method !== 'tasks/get' || typeof status !== 'string' || !status.includes(LOOK_ALIKE_QUOTED)) return undefined;
+    return { answer: { ...answer, result: { ...answer.result, statusMessage: status.replace(LOOK_ALIKE_QUOTED, LOOK_ALIKE_MARKER) } } };
   },
 };
 

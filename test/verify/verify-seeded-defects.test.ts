@@ -88,6 +88,13 @@ const SEEDED: Seeded[] = [
     says: /statusMessage contains line or paragraph separator U\+2028, contains the role marker "SYSTEM:"/,
   },
   {
+    defect: 'status-latin-markers-only',
+    what: 'statusMessage sanitised by the rule, but a role marker spelt with Cyrillic look-alikes (ЅYЅТЕМ:) kept',
+    only: ['*.security.status-message', '*.security.guessed-ids'],
+    caughtBy: ['v1.security.status-message', 'v2.security.status-message'],
+    says: /contains the role marker "\u0405Y\u0405\u0422\u0415\u041c:"/,
+  },
+  {
     defect: 'foreign-distinguishable',
     what: 'another principal\'s task is answered "access denied" instead of exactly like an unknown id',
     only: ['*.security.cross-owner-read', '*.security.guessed-ids'],
