@@ -46,7 +46,9 @@ export class SessionStreams {
   attach(sessionId: string, server: Server, ownerKey: string, authInfo?: AuthInfo): () => void {
     const notifier = this.deps.sessionNotifiers.get(server);
     const caller = sessionCaller(server, { ownerKey, scopes: identityOf(authInfo).scopes });
-    if (!this.enabled || !notifier || caller.generation !== 'v1') return () => {};
+    // Counted whether or not the stream follows the session's tasks: the notifier pushes its own tasks while it lasts.
+    const streamEnded = notifier?.streamOpened() ?? (() => {});
+    if (!this.enabled || !notifier || caller.generation !== 'v1') return streamEnded;
     const held = this.open.get(sessionId);
     if (held && held.notifier === notifier) held.count += 1;
     else {
@@ -59,6 +61,7 @@ export class SessionStreams {
     return () => {
       if (ended) return;
       ended = true;
+      streamEnded();
       this.release(sessionId, notifier);
     };
   }

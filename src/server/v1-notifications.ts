@@ -1,4 +1,4 @@
-import type { Server } from '@modelcontextprotocol/server';
+import { type Server, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 
 import { isTerminal } from '../core/state-machine.js';
 import type { TaskRecord, TaskStatus } from '../core/task.js';
@@ -33,15 +33,23 @@ export class V1SessionNotifier {
   /** Tasks whose {@link follow} is subscribing (so a task named twice at once is followed once). */
   private readonly following = new Set<string>();
   private closed = false;
+  /** GET streams of this session held by this process now (counted by `SessionStreams`). */
+  private streams = 0;
 
   constructor(
     private readonly server: Server,
     private readonly deps: Pick<HandlerDeps, 'service' | 'logger' | 'clock'>,
   ) {}
 
-  /** Start pushing for a task this session's `tools/call` created (before its first run reports anything). */
+  /**
+   * Start pushing for a task this session's `tools/call` created (before its first run reports anything). Over HTTP
+   * only while this process holds the session's GET stream: without it the SDK drops what is pushed, and a stream
+   * opened later follows the session's open tasks itself (`SessionStreams`), on this instance or another. Watching
+   * anyway cost a read of the task and a dropped notification per status change of every task (issue 25).
+   */
   trackCreated(caller: TaskCaller, record: TaskRecord): void {
     if (this.closed || this.tracked.has(record.taskId)) return;
+    if (this.streams === 0 && this.server.transport instanceof WebStandardStreamableHTTPServerTransport) return;
     const subscription = this.deps.service.tasks.watch(caller, record, (notice) => this.onNotice(record.taskId, notice));
     this.tracked.set(record.taskId, { progressToken: record.progressToken, lastProgress: Number.NEGATIVE_INFINITY, lastStatus: null, subscription });
   }
@@ -69,6 +77,17 @@ export class V1SessionNotifier {
     } finally {
       this.following.delete(taskId);
     }
+  }
+
+  /** A GET stream of this session opened in this process; returns the function to call once it ends (idempotent). */
+  streamOpened(): () => void {
+    this.streams += 1;
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.streams -= 1;
+    };
   }
 
   /** Whether the session closed (nothing more is pushed). */

@@ -1,5 +1,5 @@
 /**
- * Issue 25: what a blocking v1 `tasks/result` reads from the store. Counted at the store port of a real server on
+ * Issue 25: what a blocking v1 `tasks/result` reads from the store, and what a v1 task costs while nobody asks. Counted at the store port of a real server on
  * loopback: the session is read once per HTTP request (the fast path's lookup is reused when it leaves the request
  * to the SDK path), statusMessage-only changes of the running task do not make the waiting request re-read it, and
  * the terminal read brings the small outcome with it.
@@ -103,5 +103,48 @@ describe('store reads of a blocking v1 tasks/result (issue 25)', () => {
     expect(counts.get).toBeLessThanOrEqual(3);
     // The terminal read brought the (small) outcome with it.
     expect(counts.getOutcome).toBe(0);
+  });
+});
+
+describe('store reads of a v1 task nobody asks about (issue 25)', () => {
+  it.each([
+    { stream: false, what: 'over HTTP without a GET stream: its status changes are not watched (the SDK would drop the notifications)' },
+    { stream: true, what: 'negative control: with the GET stream open, each status change is read and pushed' },
+  ])('R33: $what', async ({ stream }) => {
+    running = await startTasksServer({
+      tools,
+      limits: { statusFlushIntervalMs: 50 },
+      wrapStore: (store) =>
+        new Proxy(store, {
+          get(target, key) {
+            const value = Reflect.get(target, key, target) as unknown;
+            if (typeof value !== 'function') return value;
+            return (...args: unknown[]) => {
+              if (key === 'get' || key === 'getWithOutcome') counts.get += 1;
+              return (value as (...a: unknown[]) => unknown).apply(target, args);
+            };
+          },
+        }) as TaskStore,
+    });
+    started = false;
+    const session = await RawLegacySession.open(running.url);
+    const events = stream ? await session.getStream() : undefined;
+    try {
+      counts.get = 0;
+      const created = await session.post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'chatty', arguments: {}, task: {} } });
+      const taskId = (created.messages[0] as { result: { task: { taskId: string } } }).result.task.taskId;
+      await until(() => started && gates.length === 1);
+      gates.shift()?.();
+      await until(() => gates.length === 1);
+      gates.shift()?.();
+      const store = (running as RunningTasksServer).store;
+      for (let i = 0; i < 500 && (await store.getUnscoped(taskId))?.status !== 'completed'; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+      // The completed status reaches the stream, read once per status change (working, completed) when it is open.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      if (stream) expect(counts.get).toBeGreaterThanOrEqual(1);
+      else expect(counts.get).toBe(0);
+    } finally {
+      events?.close();
+    }
   });
 });
