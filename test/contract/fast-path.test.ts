@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 
 import { TasksError } from '../../src/core/errors.js';
@@ -267,5 +267,33 @@ describe('fast path answers exactly like the SDK path', () => {
     }
     const [viaFast, viaSdk] = await v1('tools/call', { name: 'slow_compute', arguments: { seconds: 0 }, task: { ttl: 60_000 } });
     expect(created(viaFast)).toEqual(created(viaSdk));
+  });
+
+  it('R24: a v1 tasks/result that blocks on a running task whose tool never asks for input is answered by the fast path, as the SDK path answers it', async () => {
+    const [fastSession, sdkSession] = [await RawLegacySession.open(fast.url), await RawLegacySession.open(sdk.url)];
+    const make = async () =>
+      String(
+        ((await sdkSession.request('tools/call', { name: 'slow_compute', arguments: { seconds: 1 }, task: {} })).body.result?.task as { taskId: string })
+          .taskId,
+      );
+    const [onFast, onSdk] = [await make(), await make()];
+    // The SDK path reads the task's open questions on every change while it waits (R29), then its outcome; the fast
+    // path has no questions to send and reads only the outcome.
+    const fastDetails = vi.spyOn(fast.server.service.tasks, 'details');
+    const sdkDetails = vi.spyOn(sdk.server.service.tasks, 'details');
+    try {
+      const [viaFast, viaSdk] = await Promise.all([
+        fastSession.post({ jsonrpc: '2.0', id: 7, method: 'tasks/result', params: { taskId: onFast } }),
+        sdkSession.post({ jsonrpc: '2.0', id: 7, method: 'tasks/result', params: { taskId: onSdk } }),
+      ]);
+      expect(created(viaFast)).toEqual(created(viaSdk));
+      expect(viaFast.messages.at(-1)).toMatchObject({ id: 7, result: { content: [{ type: 'text', text: 'Computed result after 1s' }] } });
+      expect(viaFast.headers.get('mcp-session-id')).toBe(fastSession.sessionId);
+      expect(fastDetails).toHaveBeenCalledTimes(1);
+      // Negative control: the same request on the SDK path.
+      expect(sdkDetails.mock.calls.length).toBeGreaterThan(1);
+    } finally {
+      vi.restoreAllMocks();
+    }
   });
 });

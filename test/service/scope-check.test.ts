@@ -118,7 +118,7 @@ describe('ScopeCheck in the task service door', () => {
     expect(isTaskNotFound(await refusal(service().tasks.get(lost, taskId)))).toBe(true);
     expect(isTaskNotFound(await refusal(service().tasks.waitForTerminal(lost, taskId, AbortSignal.timeout(5000))))).toBe(true);
     expect((await service().tasks.subscribe(lost, [taskId], () => {})).taskIds).toEqual([]);
-    expect(await service().tasks.isSettled(lost, taskId)).toBe(false);
+    expect(await service().tasks.resultPath(lost, taskId)).toBe('asks');
     expect((await service().tasks.cancel(lost, taskId)).cancelled).toBe(true);
   });
 

@@ -55,7 +55,7 @@ function onlyKeys(params: Record<string, unknown>, allowed: readonly string[]): 
 
 /**
  * The fast path for the hot task requests (issue: performance, P1/P2): a task-creating `tools/call`, `tasks/get`
- * and — in 2025-11-25 sessions — `tasks/result` of a terminal task, plus `resources/read` of a large result, which
+ * and — in 2025-11-25 sessions — `tasks/result` of a terminal task or of one whose tool never asks for input, plus `resources/read` of a large result, which
  * only this path streams without holding it (issue 10 §2), answered without building an SDK server and a
  * web `Request` per request. It takes a request only in its plain, fully valid form (headers matching the body, a
  * clean `_meta` envelope, known params) and hands everything else to the SDK, which owns every other answer
@@ -155,12 +155,16 @@ export class FastPath {
       await this.answer(response, body.id, frame, () => readTaskV1(this.deps, caller, taskId, () => abortOnClose(response)));
       return true;
     }
-    // tasks/result: only a task that is terminal (or whose finished run is being committed); a pending one blocks
-    // (and may ask for input) on the SDK path.
-    if (!(await this.deps.service.tasks.isSettled(v1, taskId).catch(() => false))) return false;
-    await this.answer(response, body.id, frame, async () =>
-      terminalPayloadV1(this.deps, v1, await this.deps.service.tasks.waitForTerminal(v1, taskId, abortOnClose(response))),
-    );
+    // tasks/result: a terminal task, or one whose tool never asks for input — it blocks here until the task ends
+    // (issue 25: the SDK path cost ~10 % of an API process's CPU under bench:instances). A task that may ask blocks
+    // on the SDK path, which carries its questions on the call's stream (R29); so does one not visible here (the
+    // SDK path answers the error).
+    const path = await this.deps.service.tasks.resultPath(v1, taskId).catch(() => undefined);
+    if (path === undefined || path === 'asks') return false;
+    const produce = async (): Promise<JsonObject> =>
+      terminalPayloadV1(this.deps, v1, await this.deps.service.tasks.waitForTerminal(v1, taskId, abortOnClose(response)));
+    if (path === 'settled') await this.answer(response, body.id, frame, produce);
+    else await this.answerLater(response, body.id, frame.sessionId, produce);
     return true;
   }
 
@@ -218,17 +222,7 @@ export class FastPath {
     framing: 'json' | { sessionId: string },
     produce: () => Promise<JsonObject>,
   ): Promise<void> {
-    let message: JsonObject;
-    try {
-      const result = await produce();
-      // `produce` builds a fresh object per answer, so the serverInfo stamp (B6) is added in place.
-      if (framing === 'json') result._meta = { ...((result._meta as JsonObject | undefined) ?? {}), [SERVER_INFO_META_KEY]: this.deps.serverInfo };
-      message = { result, jsonrpc: '2.0', id };
-    } catch (error) {
-      const wire = wireErrorOf(error, this.deps.logger);
-      if (!wire) this.deps.logger.error({ err: error }, 'fast path request failed');
-      message = { jsonrpc: '2.0', id, error: (wire ?? { code: ErrorCode.InternalError, message: 'Internal error' }) as unknown as JsonObject };
-    }
+    const message = await this.messageOf(id, framing, produce);
     if (response.destroyed) return;
     const text = JSON.stringify(message);
     // One buffer with its length: a single write, no chunked framing.
@@ -237,18 +231,47 @@ export class FastPath {
       response.writeHead(200, { 'content-type': 'application/json', 'content-length': payload.length }).end(payload);
     } else {
       const payload = Buffer.from(`event: message\ndata: ${text}\n\n`);
-      response
-        .writeHead(200, {
-          'cache-control': 'no-cache, no-transform',
-          connection: 'keep-alive',
-          'content-type': 'text/event-stream',
-          'mcp-session-id': framing.sessionId,
-          'x-accel-buffering': 'no',
-          'content-length': payload.length,
-        })
-        .end(payload);
+      response.writeHead(200, { ...sseHeaders(framing.sessionId), 'content-length': payload.length }).end(payload);
     }
   }
+
+  /**
+   * Like {@link answer} in a 2025 session, for an answer that may take long (a blocking `tasks/result`): the SSE
+   * headers go out at once, as the SDK sends them, so the client's wait for response headers does not run out while
+   * the task runs; the message follows as one `message` event.
+   */
+  private async answerLater(response: ServerResponse, id: string | number, sessionId: string, produce: () => Promise<JsonObject>): Promise<void> {
+    response.writeHead(200, sseHeaders(sessionId));
+    response.flushHeaders();
+    const message = await this.messageOf(id, { sessionId }, produce);
+    if (response.destroyed) return;
+    response.end(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+  }
+
+  /** The JSON-RPC answer to request `id`: `produce`'s result (stamped with serverInfo on the modern path, B6) or its error. */
+  private async messageOf(id: string | number, framing: 'json' | { sessionId: string }, produce: () => Promise<JsonObject>): Promise<JsonObject> {
+    try {
+      const result = await produce();
+      // `produce` builds a fresh object per answer, so the serverInfo stamp (B6) is added in place.
+      if (framing === 'json') result._meta = { ...((result._meta as JsonObject | undefined) ?? {}), [SERVER_INFO_META_KEY]: this.deps.serverInfo };
+      return { result, jsonrpc: '2.0', id };
+    } catch (error) {
+      const wire = wireErrorOf(error, this.deps.logger);
+      if (!wire) this.deps.logger.error({ err: error }, 'fast path request failed');
+      return { jsonrpc: '2.0', id, error: (wire ?? { code: ErrorCode.InternalError, message: 'Internal error' }) as unknown as JsonObject };
+    }
+  }
+}
+
+/** The SSE response headers of a 2025-11-25 session's answer, as the SDK sends them. */
+function sseHeaders(sessionId: string): Record<string, string> {
+  return {
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'content-type': 'text/event-stream',
+    'mcp-session-id': sessionId,
+    'x-accel-buffering': 'no',
+  };
 }
 
 /** An abort signal that fires when the client goes away before the answer (a held-back poll then ends early). */

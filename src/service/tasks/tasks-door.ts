@@ -124,13 +124,19 @@ export class TasksDoor {
   }
 
   /**
-   * Whether the actor's task is terminal now (`false` also when it is not visible to the actor). For an adapter
-   * that chooses between two paths of one operation (the fast path answers a terminal v1 `tasks/result` itself);
-   * the answer must come from the operation, never from this.
+   * What a blocking v1 `tasks/result` of the actor's task will have to do, for an adapter that chooses between two
+   * paths of one operation (the fast path answers it itself unless questions may have to go out on the call's stream,
+   * R29): `settled` — terminal now; `waits` — not terminal, and its tool never asks for input, so only its end can
+   * reach the call; `asks` — waiting for input now, or its tool may ask; `undefined` — not visible to the actor. The
+   * answer must come from the operation ({@link waitForTerminal}), never from this.
    */
-  async isSettled(actor: TaskActor, taskId: string): Promise<boolean> {
+  async resultPath(actor: TaskActor, taskId: string): Promise<'settled' | 'waits' | 'asks' | undefined> {
     const record = await this.options.reads.get(taskId, { ownerKey: actor.ownerKey, generation: actor.generation });
-    return record !== undefined && isTerminal(record.status);
+    if (!record) return undefined;
+    if (isTerminal(record.status)) return 'settled';
+    // A tool this process does not know (loaded only by the workers) may ask.
+    const tool = this.options.tools.get(record.toolName);
+    return record.status === 'input_required' || !tool || tool.elicits === true ? 'asks' : 'waits';
   }
 
   /**
