@@ -59,6 +59,22 @@ function counting<T extends object>(target: T, name: 'getSession'): T {
 
 const counts = { getSession: 0, get: 0, getOutcome: 0 };
 
+/** `store` with its task reads (`get`, `getWithOutcome`), outcome reads and session reads counted in {@link counts}. */
+function countingStore<S extends object>(store: S): TaskStore {
+  return new Proxy(store, {
+    get(target, key) {
+      const value = Reflect.get(target, key, target) as unknown;
+      if (key === 'sessions') return counting(value as object, 'getSession');
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        if (key === 'get' || key === 'getWithOutcome') counts.get += 1;
+        if (key === 'getOutcome') counts.getOutcome += 1;
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  }) as unknown as TaskStore;
+}
+
 async function until(check: () => boolean): Promise<void> {
   for (let i = 0; i < 500 && !check(); i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
   expect(check()).toBe(true);
@@ -69,19 +85,7 @@ describe('store reads of a blocking v1 tasks/result (issue 25)', () => {
     running = await startTasksServer({
       tools,
       limits: { statusFlushIntervalMs: 50 },
-      wrapStore: (store) =>
-        new Proxy(store, {
-          get(target, key) {
-            const value = Reflect.get(target, key, target) as unknown;
-            if (key === 'sessions') return counting(value as object, 'getSession');
-            if (typeof value !== 'function') return value;
-            return (...args: unknown[]) => {
-              if (key === 'get' || key === 'getWithOutcome') counts.get += 1;
-              if (key === 'getOutcome') counts.getOutcome += 1;
-              return (value as (...a: unknown[]) => unknown).apply(target, args);
-            };
-          },
-        }) as TaskStore,
+      wrapStore: countingStore,
     });
     const session = await RawLegacySession.open(running.url);
     const created = await session.post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'chatty', arguments: {}, task: {} } });
@@ -114,17 +118,7 @@ describe('store reads of a v1 task nobody asks about (issue 25)', () => {
     running = await startTasksServer({
       tools,
       limits: { statusFlushIntervalMs: 50 },
-      wrapStore: (store) =>
-        new Proxy(store, {
-          get(target, key) {
-            const value = Reflect.get(target, key, target) as unknown;
-            if (typeof value !== 'function') return value;
-            return (...args: unknown[]) => {
-              if (key === 'get' || key === 'getWithOutcome') counts.get += 1;
-              return (value as (...a: unknown[]) => unknown).apply(target, args);
-            };
-          },
-        }) as TaskStore,
+      wrapStore: countingStore,
     });
     started = false;
     const session = await RawLegacySession.open(running.url);
