@@ -8,7 +8,15 @@ import { Piscina } from 'piscina';
 import type { ExecutionOutcome, ExecutorReadiness } from '../core/executor.js';
 import type { Logger } from '../core/logger.js';
 import type { ToolModuleOptions, ToolSource } from '../core/tool-source.js';
-import { isThreadReport, type ThreadNudge, type ThreadOutcome, type ThreadReport, type ThreadTask, type ThreadWarmData } from './isolated-messages.js';
+import {
+  isThreadReport,
+  RunState,
+  type ThreadNudge,
+  type ThreadOutcome,
+  type ThreadReport,
+  type ThreadTask,
+  type ThreadWarmData,
+} from './isolated-messages.js';
 
 /** Settings of a {@link WarmThreadPool}. */
 export interface WarmThreadPoolSettings {
@@ -114,13 +122,18 @@ export class WarmThreadPool {
   private readonly waiting: { go: () => boolean; since: number }[] = [];
   private readonly maxLoading: number;
   private readonly cpus = availableParallelism();
+  /** The pool's bound ({@link WarmThreadPoolSettings.maxThreads}); piscina itself is held to the threads it has (see {@link allowThreads}). */
+  private readonly maxThreads: number;
   /**
    * Runs that gave their thread back within the last {@link startDelayMs}, oldest first: when (epoch ms) and how long
    * the tool held the thread (ms, measured in the thread).
    */
   private readonly freed: { at: number; heldMs: number; idleMs: number }[] = [];
-  /** When each run in a thread now was handed to piscina (epoch ms). */
-  private readonly handedAt = new Set<{ at: number }>();
+  /**
+   * Runs handed to piscina and not settled here: when (epoch ms), and their {@link RunState} word, which the thread
+   * moves to `ended` as soon as the tool is done, before this event loop reads the outcome.
+   */
+  private readonly handedAt = new Set<{ at: number; state: Int32Array }>();
   /** Looks at the waiting runs again once one may start a thread (see {@link recheckLater}), at `recheckAt`. */
   private recheckTimer: NodeJS.Timeout | undefined;
   private recheckAt = 0;
@@ -142,8 +155,11 @@ export class WarmThreadPool {
     this.piscina.on('message', (message: unknown) => {
       if (isThreadReport(message)) this.onReport(message);
     });
+    this.maxThreads = maxThreads;
+    this.allowThreads(0);
     this.piscina.on('workerDestroy', (worker: { id: number }) => {
       this.standing.delete(worker.id);
+      this.allowThreads(0);
       this.changed();
     });
     this.listeners.add(() => this.admitWaiting());
@@ -169,7 +185,7 @@ export class WarmThreadPool {
             return false;
           }
           this.inFlight += 1;
-          const handed = { at: Date.now() };
+          const handed = { at: Date.now(), state: task.state };
           this.handedAt.add(handed);
           let held: { heldMs?: number; idleMs?: number } = {};
           this.piscina
@@ -207,7 +223,7 @@ export class WarmThreadPool {
       // One clock reading for the rules and the recheck, so that the recheck never misses the moment a rule turns.
       const now = Date.now();
       if (idleWarm <= 0) {
-        if (loading >= this.maxLoading || this.piscina.threads.length >= this.piscina.maxThreads) return;
+        if (loading >= this.maxLoading || this.piscina.threads.length >= this.maxThreads) return;
         // Runs handed beyond the warm threads (-idleWarm) wait in piscina, each for a thread loading for it: only the
         // loading threads beyond those will take waiting runs.
         const loadingForWaiting = Math.max(0, loading + idleWarm);
@@ -216,10 +232,25 @@ export class WarmThreadPool {
           return;
         }
       }
+      // A run handed over with no idle warm thread makes piscina start one (the only one it may start now).
+      if (idleWarm <= 0) this.allowThreads(1);
       const handed = (this.waiting.shift() as { go: () => boolean }).go();
-      // A run handed over with no idle warm thread made piscina start one: count it before the next.
+      this.allowThreads(0);
+      // Count that thread before the next run.
       if (handed && idleWarm <= 0 && this.counts().loading <= loading) return;
     }
+  }
+
+  /**
+   * Let piscina start at most `more` threads beyond those it has (within {@link maxThreads}). piscina 5 starts a
+   * thread for a queued run its balancer will not place whenever any thread comes free, again and again in one go
+   * up to its `maxThreads`: one run waiting for a thread that loads made a worker under load jump from 1 to 20
+   * threads, each loading the tools (issue 25). So its bound is kept at the threads it has, raised by one only while
+   * {@link admitWaiting} hands over a run that is to start a thread.
+   */
+  private allowThreads(more: number): void {
+    const options = this.piscina.options as { maxThreads: number };
+    options.maxThreads = Math.min(this.maxThreads, Math.max(this.piscina.minThreads, this.piscina.threads.length + more));
   }
 
   /** See {@link WarmThreadPoolSettings.threadStartDelayMs} (ms). */
@@ -252,7 +283,9 @@ export class WarmThreadPool {
     const saturated = (loadavg()[0] ?? 0) >= this.cpus;
     let held = 0;
     for (const run of this.freed) held += Math.min(saturated ? run.idleMs : run.heldMs, window);
-    for (const run of this.handedAt) if (run.at <= now - window) held += window;
+    // A run whose tool is done holds no thread, however late this event loop takes its outcome: a busy loop made runs
+    // look held for a whole delay, and a worker on 2 cores under load grew to its 20 threads that way (issue 25).
+    for (const run of this.handedAt) if (run.at <= now - window && Atomics.load(run.state, 0) !== RunState.ended) held += window;
     return held < BUSY_SHARE * warm * window;
   }
 
@@ -286,7 +319,10 @@ export class WarmThreadPool {
     // show them busy: the first run in a thread to get there, if any.
     let busyFrom = now;
     if (this.threadsIdle(now, this.counts().warm)) {
-      const ageing = [...this.handedAt].map((run) => run.at + this.startDelayMs).filter((at) => at > now);
+      const ageing = [...this.handedAt]
+        .filter((run) => Atomics.load(run.state, 0) !== RunState.ended)
+        .map((run) => run.at + this.startDelayMs)
+        .filter((at) => at > now);
       if (ageing.length === 0) return;
       busyFrom = Math.min(...ageing);
     }
@@ -354,7 +390,7 @@ export class WarmThreadPool {
     return {
       ready: failed === 0 && warm > 0,
       mode: 'isolated',
-      threads: { warm, loading, failed, min: this.piscina.minThreads, max: this.piscina.maxThreads },
+      threads: { warm, loading, failed, min: this.piscina.minThreads, max: this.maxThreads },
       ...(this.warmUpMedianMs === undefined ? {} : { warmUpMs: this.warmUpMedianMs }),
       ...(this.lastError === undefined ? {} : { error: this.lastError }),
     };
