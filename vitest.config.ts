@@ -14,7 +14,8 @@ import SlowestFilesReporter from './test/helpers/slowest-files-reporter.js';
  *   in-process files of test/e2e too); includes the task store contract on SQLite. `npm run test:unit`.
  * - contract: the same store contract and the store-level rules against a real PostgreSQL server.
  * - e2e: real processes (serve, worker, the CLI, real MCP clients, Chromium), several processes on one store,
- *   and the chaos, fuzz and benchmark smoke runs at `npm test` size.
+ *   and the chaos, fuzz and benchmark smoke runs at `npm test` size. Two projects: `e2e`, whose files share a
+ *   process per worker, and `e2e-alone` for the few (ALONE) that need one of their own.
  * - long: chaos (soak size), fuzz and the benchmark smoke at full size. `npm run test:long`.
  */
 
@@ -29,10 +30,16 @@ const UNIT = [
   'test/e2e/{audit,fallback-tool-scopes,fault-injection,http-edges,idempotency,immediate-response,input-bounds,input-v1,input-v2,large-results}.test.ts',
   'test/e2e/{lease-renewal-race,notifications,oauth-resource-server,owner-isolation,quotas-and-limits,scope-lost-mid-task,task-fallback-tools}.test.ts',
   'test/e2e/{v1-sdk-client,v2-http-wire,v2-official-client}.test.ts',
-  // Not test/tools/pathological-lines: it compares the times of its own code on short and long lines against a
-  // bound, and in a worker shared with other files its ratios came closer to the bound (2 failures in 7 runs under
-  // load, none in 6 alone); e2e gives each file a process of its own.
+  // Not test/tools/pathological-lines: see ALONE.
 ];
+
+/**
+ * Files of the e2e tier that get a process of their own (project `e2e-alone`, isolated) instead of sharing one per
+ * worker. test/tools/pathological-lines compares the times of its own code on short and long lines against a bound,
+ * and in a worker shared with other files its ratios came closer to the bound (2 failures in 7 runs under load, none
+ * in 6 alone).
+ */
+const ALONE = ['test/tools/pathological-lines.test.ts'];
 
 /** Files under the unit folders that need PostgreSQL. */
 const CONTRACT = [
@@ -90,10 +97,23 @@ export default defineConfig({
       // Files that mostly wait on child processes, PostgreSQL, leases and polls run in a second group, after the
       // CPU-bound unit tier, with one more file at a time than there are cores (WAITING_WORKERS).
       { extends: true, test: { name: 'contract', include: CONTRACT, maxWorkers: WAITING_WORKERS, sequence: { groupOrder: 1 } } },
+      // e2e shares one process per worker too: its files spend their time in the processes they spawn, and a fresh
+      // process per file imported the sources, the SDKs and the helpers again each time (about a second of CPU per
+      // file, 66 files). A file must leave nothing behind; what it spawned and did not stop is killed at its end
+      // (reap-after-file). ALONE: the files that need a process of their own.
       {
         extends: true,
-        test: { name: 'e2e', include: [ALL], exclude: [...UNIT, ...CONTRACT, ...LONG_ONLY], maxWorkers: WAITING_WORKERS, sequence: { groupOrder: 1 } },
+        test: {
+          name: 'e2e',
+          include: [ALL],
+          exclude: [...UNIT, ...CONTRACT, ...LONG_ONLY, ...ALONE],
+          isolate: false,
+          setupFiles: ['test/helpers/reap-after-file.ts'],
+          maxWorkers: WAITING_WORKERS,
+          sequence: { groupOrder: 1 },
+        },
       },
+      { extends: true, test: { name: 'e2e-alone', include: ALONE, maxWorkers: WAITING_WORKERS, sequence: { groupOrder: 1 } } },
       ...(process.env.MCP_TASKS_TEST_LONG === '1'
         ? [{ extends: true, test: { name: 'long', include: LONG, env: LONG_SIZES, sequence: { groupOrder: 2 } } }]
         : []),

@@ -170,12 +170,15 @@ describe(`chaos: ${TASKS} tasks while a tool-running process is killed -9 ${KILL
       const dir = join(temp.dir, 'pg');
       mkdirSync(dir, { recursive: true });
       const shared = ['--store', database.url, ...common];
-      const api = await startServerProcess(join(temp.dir, 'pg-api'), ['--no-worker', ...shared], env);
-      cleanup.push(() => api.stop());
-      const stable = await startWorkerProcess(['--data-dir', join(temp.dir, 'pg-w1'), ...shared, '--instance-id', 'stable'], env);
-      cleanup.push(async () => void (await stable.stop()));
+      // The three processes start side by side (the observer above made the schema).
       const victim = workerKillable(() => startWorkerProcess(['--data-dir', join(temp.dir, 'pg-w2'), ...shared, '--instance-id', 'victim'], env));
-      await victim.ready;
+      const [api, stable] = await Promise.all([
+        startServerProcess(join(temp.dir, 'pg-api'), ['--no-worker', ...shared], env),
+        startWorkerProcess(['--data-dir', join(temp.dir, 'pg-w1'), ...shared, '--instance-id', 'stable'], env),
+        victim.ready,
+      ]);
+      cleanup.push(() => api.stop());
+      cleanup.push(async () => void (await stable.stop()));
       cleanup.push(() => victim.stop());
       await runChaos(api.url, observer, victim, dir);
     },

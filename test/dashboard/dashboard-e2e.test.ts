@@ -78,11 +78,13 @@ describe('dashboard in a real browser (issue 16)', () => {
       }),
     );
     writeFileSync(log, '');
-    browser = await launchChromium();
-    server = await startServerProcess(join(temp.dir, 'data'), ['--dashboard', '--auth', `tokens:${tokens}`, '--tools', FIXTURE, '--no-builtins']);
+    // The browser and the server start side by side, and the two owners sign in side by side (separate contexts).
+    [browser, server] = await Promise.all([
+      launchChromium(),
+      startServerProcess(join(temp.dir, 'data'), ['--dashboard', '--auth', `tokens:${tokens}`, '--tools', FIXTURE, '--no-builtins']),
+    ]);
     base = server.url.replace(/\/mcp$/, '');
-    alice = await signIn(ALICE);
-    bob = await signIn(BOB);
+    [alice, bob] = await Promise.all([signIn(ALICE), signIn(BOB)]);
   }, 60_000);
 
   afterAll(async () => {
@@ -310,8 +312,10 @@ describe('dashboard live updates from another process (issue 16)', () => {
     const data = join(temp.dir, 'data');
     const log = join(temp.dir, 'tool.log');
     writeFileSync(log, '');
-    const browser = await launchChromium();
-    const server = await startServerProcess(data, ['--dashboard', '--no-worker', '--store', database.url, '--tools', FIXTURE, '--no-builtins']);
+    const [browser, server] = await Promise.all([
+      launchChromium(),
+      startServerProcess(data, ['--dashboard', '--no-worker', '--store', database.url, '--tools', FIXTURE, '--no-builtins']),
+    ]);
     const worker = spawn(
       process.execPath,
       [MAIN, 'worker', '--data-dir', data, '--store', database.url, '--tools', FIXTURE, '--no-builtins', '--log-level', 'warn'],

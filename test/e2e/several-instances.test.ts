@@ -249,7 +249,7 @@ describe('several instances on one PostgreSQL: 2 API processes + 2 workers behin
     const shared = ['--store', database.url, '--no-builtins', '--tools', TOOLS, '--concurrency', '4', '--drain-ms', '5000'];
     // Two more workers that drain slowly enough; the fixed ones keep running meanwhile.
     const start = (id: string) => startWorkerProcess(['--data-dir', join(temp.dir, id), ...shared, '--instance-id', id], env);
-    const rolling = [await start('roll-1'), await start('roll-2')];
+    const rolling = await Promise.all([start('roll-1'), start('roll-2')]);
     const logs: string[] = [];
     const taskIds: string[] = [];
     let submitting = true;

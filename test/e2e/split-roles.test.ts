@@ -36,6 +36,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     const common = ['--store', '', '--no-builtins', '--tools', TOOLS, '--lease-ms', String(LEASE_MS)];
     const shared = () => common.map((arg, i) => (i === 1 ? fixture.storeArg : arg));
+    // Where a test needs an API process and a worker from the start, they start side by side (the store's schema is
+    // made by the observer before the tests).
     const api = async (extra: string[] = []) => {
       const server = await startServerProcess(join(temp.dir, 'api'), ['--no-worker', '--instance-id', 'api-1', ...shared(), ...extra]);
       processes.push(server);
@@ -83,8 +85,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     });
 
     it('cancel on the API process reaches the tool running in the worker within a second', async () => {
-      const server = await api();
-      await worker('worker-2');
+      const [server] = await Promise.all([api(), worker('worker-2')]);
       const log = join(temp.dir, 'cancel.log');
       const taskId = await call(server.url, { log });
       await until('the run to start', () => notes(log).find((n) => n.event === 'start'));
@@ -97,8 +98,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     });
 
     it('kill -9 of the worker mid-run: a restarted worker recovers the task and completes it', async () => {
-      const server = await api();
-      const first = await worker('worker-3');
+      const [server, first] = await Promise.all([api(), worker('worker-3')]);
       const log = join(temp.dir, 'kill.log');
       const taskId = await call(server.url, { log });
       await until('the run to start', () => notes(log).find((n) => n.event === 'start'));
@@ -120,8 +120,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       // A long lease and recovery interval: only the released event can explain a quick takeover. The API process
       // has the same settings as its workers (a worker with another settings digest refuses to start).
       const slowLease = ['--lease-ms', '60000'];
-      const server = await api(slowLease);
-      const draining = await worker('worker-4', [...slowLease, '--drain-ms', '1500']);
+      const [server, draining] = await Promise.all([api(slowLease), worker('worker-4', [...slowLease, '--drain-ms', '1500'])]);
       const shortLog = join(temp.dir, 'drain-short.log');
       const longLog = join(temp.dir, 'drain-long.log');
       const short = await call(server.url, { log: shortLog, ms: 800 });
@@ -165,8 +164,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     if (backend === 'postgres')
       it('pg_terminate_backend of every LISTEN connection loses no pick-up and no cancel (reconnect + poll fallback)', async () => {
-        const server = await api();
-        await worker('worker-6');
+        const [server] = await Promise.all([api(), worker('worker-6')]);
         const admin = await openRawClient(fixture.storeArg);
         try {
           const listeners = async () =>

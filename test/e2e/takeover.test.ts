@@ -27,6 +27,12 @@ const TOOLS = resolve(import.meta.dirname, '../fixtures/worker-tools.mjs');
 const LEASE_MS = 15_000;
 /** One server secret for every process of a test (hex, 32 bytes). */
 const SECRET = 'ab'.repeat(32);
+/**
+ * Interval of the waits for an attempt event: each look reads every event of the store, and the bounds compare the
+ * attempt's database time, not when the test saw it. At the helper's 10 ms the SQLite half of this file read the
+ * event table 223 times, at 100 ms 11 times.
+ */
+const ATTEMPT_POLL_MS = 100;
 
 for (const backend of ['sqlite', 'postgres'] as const) {
   describe(`process registry and fast takeover on ${backend}`, () => {
@@ -70,7 +76,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       await kill9(first);
       const second = await serve(`${backend}-same-2`, [], port);
       const restartedAt = Date.now();
-      const rerun = await eventually('the second run', async () => (await attempts(taskId)).find((e) => e.payload?.attempt === 2), 5_000);
+      const rerun = await eventually('the second run', async () => (await attempts(taskId)).find((e) => e.payload?.attempt === 2), 5_000, ATTEMPT_POLL_MS);
       expect(rerun.payload?.leaseOwner).toBe(leaseOwner);
       // Database time of the second attempt against this host's time of the restart: generous, and far inside the lease.
       expect(rerun.at - restartedAt).toBeLessThan(2_000);
@@ -103,6 +109,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         'the takeover after the heartbeat lapsed',
         async () => (await attempts(taskId)).find((e) => e.payload?.attempt === 2),
         LEASE_MS,
+        ATTEMPT_POLL_MS,
       );
       expect(rerun.payload?.leaseOwner).toBe(`${backend}-new`);
       expect(rerun.at - killedAt).toBeLessThan(LEASE_MS - 3_000);
@@ -210,7 +217,12 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const restarted = worker('slot-c');
       const restartedId = (await restarted.stderrLine(/mcp-tasks: worker (\S+) running/))[1];
       expect(restartedId, JSON.stringify(await fixture.observer.listProcesses())).toBe(leased);
-      const rerun = await eventually('the rerun under the same id', async () => (await attempts(taskId)).find((e) => e.payload?.attempt === 2), LEASE_MS);
+      const rerun = await eventually(
+        'the rerun under the same id',
+        async () => (await attempts(taskId)).find((e) => e.payload?.attempt === 2),
+        LEASE_MS,
+        ATTEMPT_POLL_MS,
+      );
       // Released at the restart's registration, the task is claimed at once by a live worker: the restarted one or
       // the other (both wake on the `released` event).
       expect([leased, leased === base ? `${base}:slot2` : base]).toContain(rerun.payload?.leaseOwner);
