@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 
@@ -33,6 +33,9 @@ import {
 import { AesGcmFieldCipher, type FieldCipher } from '../store/field-cipher.js';
 import { isInsideRoots } from '../tools/roots.js';
 import { BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE, VERIFY_FIXTURE_SOURCE } from '../tools/sources.js';
+import type { UpstreamGateway } from '../upstream/gateway.js';
+import type { UpstreamToolRules } from '../upstream/policy.js';
+import { describeUpstream, parseUpstreamSpec, type UpstreamSpec } from '../upstream/spec.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import type { McpTasksConfig } from './config/schema.js';
 import { createCliLogger } from './logger.js';
@@ -79,7 +82,15 @@ export interface ResolvedSettings {
   writableRoots: string[];
   /** Where the tools come from (the same list on every process of one deployment). */
   toolSources: ToolSource[];
+  /**
+   * The tools of the tool sources, and — once {@link startConfiguredUpstreams} connected them — the upstreams' tools
+   * (listed by the upstreams themselves, so they are known only after a connection).
+   */
   tools: AnyToolDefinition[];
+  /** `--upstream`: MCP servers whose tools this process forwards (issue 28), parsed. */
+  upstreams: UpstreamSpec[];
+  /** `upstreamTools`: the policy rules of upstream tools. */
+  upstreamRules: UpstreamToolRules;
   /** Limits as given (validated by `resolveLimits`); the library fills in defaults. */
   limits: Partial<TasksServerLimits>;
   /** `--drain-ms`: how long SIGTERM lets runs finish before aborting them with `shutdown`. */
@@ -219,6 +230,16 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
   const skippedRoots: string[] = [];
   const roots = resolveRoots(config.roots ?? [], denied, skippedRoots, problems);
   const writableRoots = resolveWritableRoots(config.writableRoots ?? [], denied, problems);
+  const upstreams = (config.upstreams ?? []).flatMap((text) => {
+    try {
+      return [parseUpstreamSpec(text)];
+    } catch (error) {
+      problems.push(error instanceof Error ? error.message : String(error));
+      return [];
+    }
+  });
+  const duplicate = upstreams.find((spec, index) => upstreams.findIndex((other) => other.name === spec.name) !== index);
+  if (duplicate) problems.push(`--upstream ${duplicate.name}=… is given twice: each upstream needs a name of its own`);
   const limits: Partial<TasksServerLimits> = { ...config.limits };
   try {
     resolveLimits(limits);
@@ -257,6 +278,8 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
     writableRoots,
     toolSources: sources,
     tools,
+    upstreams,
+    upstreamRules: config.upstreamTools ?? {},
     limits,
     drainMs: config.drainMs ?? DEFAULT_DRAIN_MS,
     instanceId: config.instanceId,
@@ -270,11 +293,58 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
       tools,
       checkTargets: config.checkTargets ?? [],
       limits: resolveLimits(limits),
-      keyId: encryption instanceof AesGcmFieldCipher ? encryption.keyId : null,
+      keyId: keyIdOf(encryption),
     }),
     heartbeatMs: config.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
     workerAbsentMs: config.workerAbsentMs ?? DEFAULT_WORKER_ABSENT_MS,
   };
+}
+
+function keyIdOf(encryption: FieldCipher): string | null {
+  return encryption instanceof AesGcmFieldCipher ? encryption.keyId : null;
+}
+
+/** Longest wait for an upstream's first `initialize` and `tools/list` at start (ms): `npx` may install it first. */
+const UPSTREAM_START_TIMEOUT_MS = 120_000;
+
+/**
+ * Connect the configured upstreams (issue 28) and add their tools to `settings` (its settings digest too, so every
+ * process of a deployment must list the same upstream tools): `serve` and `worker` call it after
+ * {@link resolveSettings}, before the pins are checked and the executor starts. Without upstreams it returns
+ * `settings` as it is and loads no upstream code (the SDK client is imported only here, on use).
+ * @throws StartupError (exit 1) naming an upstream that cannot be started; UsageError (exit 64) for an
+ *   `upstreamTools` rule that names no upstream tool or an upstream tool whose name a tool source took already.
+ */
+export async function startConfiguredUpstreams(settings: ResolvedSettings): Promise<{ settings: ResolvedSettings; gateway: UpstreamGateway | undefined }> {
+  if (settings.upstreams.length === 0) {
+    if (Object.keys(settings.upstreamRules).length > 0) throw new UsageError('upstreamTools is set, but no --upstream is configured');
+    return { settings, gateway: undefined };
+  }
+  const { startUpstreams } = await import('../upstream/gateway.js');
+  const gateway = await startUpstreams(settings.upstreams, {
+    rules: settings.upstreamRules,
+    logger: settings.logger,
+    clientVersion: (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version,
+    timeoutMs: UPSTREAM_START_TIMEOUT_MS,
+  }).catch((error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    throw message.startsWith('upstreamTools') ? new UsageError(message) : new StartupError(message);
+  });
+  const tools = [...settings.tools, ...gateway.tools];
+  const taken = gateway.tools.filter((tool) => settings.tools.some((own) => own.name === tool.name)).map((tool) => tool.name);
+  if (taken.length > 0) {
+    await gateway.close();
+    throw new UsageError(`upstream tools named like tools of this server: ${taken.join(', ')}; give the upstream another name`);
+  }
+  const digest = settingsDigest({
+    roots: settings.roots,
+    writableRoots: settings.writableRoots,
+    tools,
+    checkTargets: settings.resolved.config.checkTargets ?? [],
+    limits: resolveLimits(settings.limits),
+    keyId: keyIdOf(settings.encryption),
+  });
+  return { settings: { ...settings, tools, settingsDigest: digest }, gateway };
 }
 
 /** Most default-id slots a host's workers take (`<host>:worker`, then `<host>:worker:slot2` …). */
@@ -413,6 +483,15 @@ export async function startConfiguredExecutor(settings: ResolvedSettings, observ
     throw new StartupError(`cannot start the isolated executor: ${error instanceof Error ? error.message : String(error)}`);
   }
   return executor;
+}
+
+/** The banner lines of the upstreams (`  upstream: <name> (…): N tools, ready`), or `''` without upstreams. */
+export function upstreamLines(settings: Pick<ResolvedSettings, 'upstreams'>, gateway: UpstreamGateway | undefined): string {
+  if (!gateway) return '';
+  const statuses = gateway.statuses();
+  return settings.upstreams
+    .map((spec, index) => `  upstream: ${describeUpstream(spec)}: ${statuses[index]?.tools ?? 0} tools, ${statuses[index]?.state ?? 'unknown'}\n`)
+    .join('');
 }
 
 /** How the executor is described at start: its mode and, when isolated, its warm pool. */
