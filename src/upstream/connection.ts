@@ -120,10 +120,7 @@ export class UpstreamConnection {
     const client = await this.connected(tool, signal);
     this.inFlight += 1;
     try {
-      return await client.callTool(
-        { name: tool, arguments: args },
-        { signal, onprogress: onProgress, timeout: NO_TIMEOUT_MS, resetTimeoutOnProgress: false },
-      );
+      return await client.callTool({ name: tool, arguments: args }, { signal, onprogress: onProgress, timeout: NO_TIMEOUT_MS, resetTimeoutOnProgress: false });
     } catch (error) {
       if (signal.aborted) throw error;
       // The connection this call went out on closed under it (the SDK rejects its pending requests first).
@@ -222,7 +219,11 @@ export class UpstreamConnection {
     if (spec.transport === 'http') return new StreamableHTTPClientTransport(new URL(spec.url));
     const transport = new StdioClientTransport({ command: spec.command, args: spec.args, stderr: 'pipe' });
     transport.stderr?.on('data', (chunk: Buffer) => {
-      const lines = chunk.toString('utf8').split('\n').map((line) => line.trim()).filter(Boolean);
+      const lines = chunk
+        .toString('utf8')
+        .split('\n')
+        .map((line) => line.trim())
+        .filter(Boolean);
       if (lines.length > 0) this.lastStderr = lines.at(-1);
       for (const line of lines) this.options.logger.debug({ upstream: this.name, line }, 'upstream stderr');
     });
@@ -235,7 +236,8 @@ export class UpstreamConnection {
     if (this.state === 'closed' || this.client !== client) return;
     this.client = undefined;
     this.pid = null;
-    this.lastError = this.options.spec.transport === 'stdio' ? `the process exited${this.lastStderr ? `: ${quoteUpstream(this.lastStderr)}` : ''}` : 'the connection closed';
+    this.lastError =
+      this.options.spec.transport === 'stdio' ? `the process exited${this.lastStderr ? `: ${quoteUpstream(this.lastStderr)}` : ''}` : 'the connection closed';
     if (Date.now() - this.connectedAt >= BACKOFF.stableMs) this.delayMs = BACKOFF.initialMs;
     this.scheduleReconnect();
   }

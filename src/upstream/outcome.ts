@@ -74,14 +74,17 @@ export function forwardFailure(error: unknown, context: ForwardFailureContext): 
     return new TasksError(ErrorCode.InternalError, `Upstream ${upstream} is not reachable; ${tool} was not called`, data(UpstreamFailureReason.Unavailable));
   }
   const message = error instanceof Error ? error.message : String(error);
-  return new TasksError(ErrorCode.InternalError, `Calling ${tool} on upstream ${upstream} failed: ${quoteUpstream(message)}`, data(UpstreamFailureReason.Error));
+  return new TasksError(
+    ErrorCode.InternalError,
+    `Calling ${tool} on upstream ${upstream} failed: ${quoteUpstream(message)}`,
+    data(UpstreamFailureReason.Error),
+  );
 }
 
 /** The failure of a call that could not be sent because the upstream is down (`why`: its last error, if any). */
 export function unavailable(upstream: string, tool: string, why: string | undefined): TasksError {
-  return new TasksError(
-    ErrorCode.InternalError,
-    `Upstream ${upstream} is not reachable${why ? ` (${quoteUpstream(why)})` : ''}; ${tool} was not called`,
-    { reason: UpstreamFailureReason.Unavailable, upstream },
-  );
+  return new TasksError(ErrorCode.InternalError, `Upstream ${upstream} is not reachable${why ? ` (${quoteUpstream(why)})` : ''}; ${tool} was not called`, {
+    reason: UpstreamFailureReason.Unavailable,
+    upstream,
+  });
 }

@@ -36,9 +36,7 @@ export function parseUpstreamSpec(text: string): UpstreamSpec {
   const name = equals < 0 ? '' : text.slice(0, equals);
   const target = equals < 0 ? text : text.slice(equals + 1);
   if (!NAME.test(name))
-    throw invalidParams(
-      `--upstream ${text}: start with a name (lowercase letters, digits and -, at most 32) and "=": the prefix of its tools (${EXAMPLE})`,
-    );
+    throw invalidParams(`--upstream ${text}: start with a name (lowercase letters, digits and -, at most 32) and "=": the prefix of its tools (${EXAMPLE})`);
   if (target.startsWith('stdio:')) {
     const [command, ...args] = splitCommand(target.slice('stdio:'.length), text);
     if (command === undefined) throw invalidParams(`--upstream ${text}: stdio: needs a command (${EXAMPLE})`);
