@@ -148,7 +148,9 @@ export const ConfigSchema = z
             execution: z.enum(['sync', 'task-optional', 'task-required']).describe('task mode of the upstream tool (default task-optional)'),
             idempotent: z
               .boolean()
-              .describe('a call interrupted by a crash is sent again (once per remaining attempt); else it fails interrupted (default false)'),
+              .describe(
+                'a call interrupted by a crash of the process that ran it is sent again (up to limits.maxAttempts runs in all); else the task fails interrupted (default false)',
+              ),
           })
           .partial()
           .strict(),
