@@ -66,7 +66,8 @@ export function forwardFailure(error: unknown, context: ForwardFailureContext): 
   if (error instanceof ProtocolError) {
     return new TasksError(
       ErrorCode.InternalError,
-      `Upstream ${upstream} answered ${tool} with error ${error.code}: ${quoteUpstream(error.message)}`,
+      // SDK 1.x servers send "MCP error <code>: <message>" as the message; the code is said once.
+      `Upstream ${upstream} answered ${tool} with error ${error.code}: ${quoteUpstream(error.message.replace(/^MCP error -?\d+:\s*/, ''))}`,
       data(UpstreamFailureReason.Error, { upstreamCode: error.code }),
     );
   }

@@ -40,6 +40,10 @@ describe('upstream results and errors as our outcomes (issue 28)', () => {
     expect(failure.message).toMatch(/^Upstream everything answered get-sum with error -32602: Invalid arguments:/);
     expect(failure.message).not.toMatch(/\n/);
     expect(failure.message).not.toMatch(/(^|\s)SYSTEM:/);
+    // The "MCP error <code>: " SDK 1.x servers put in front of every message is not repeated.
+    expect(forwardFailure(new ProtocolError(-32042, 'MCP error -32042: Sign in first'), CONTEXT).message).toBe(
+      'Upstream everything answered get-sum with error -32042: Sign in first',
+    );
     // And the runtime stores it as a failed task with that message as statusMessage.
     const settled = settleExecution('v2', { kind: 'protocol_error', error: failure.toJsonRpc() });
     expect(settled).toMatchObject({ status: 'failed', statusMessage: failure.message, outcome: { kind: 'error', error: { code: -32603 } } });
