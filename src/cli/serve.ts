@@ -28,12 +28,11 @@ import {
   registrationFailure,
   resolveSettings,
   startConfiguredExecutor,
-  startConfiguredUpstreams,
-  upstreamLines,
 } from './settings.js';
 import { shadowSettingsOf } from './shadow-settings.js';
 import { onShutdownSignal } from './shutdown.js';
 import { startProcessTracing } from './tracing-setup.js';
+import { startConfiguredUpstreams, upstreamLines } from './upstream-settings.js';
 import { StartupError, UsageError } from './usage-error.js';
 
 const SECRET_SHOWN = {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 
@@ -33,9 +33,8 @@ import {
 import { AesGcmFieldCipher, type FieldCipher } from '../store/field-cipher.js';
 import { isInsideRoots } from '../tools/roots.js';
 import { BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE, VERIFY_FIXTURE_SOURCE } from '../tools/sources.js';
-import type { UpstreamGateway } from '../upstream/gateway.js';
 import type { UpstreamToolRules } from '../upstream/policy.js';
-import { describeUpstream, parseUpstreamSpec, type UpstreamSpec } from '../upstream/spec.js';
+import { parseUpstreamSpec, type UpstreamSpec } from '../upstream/spec.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import type { McpTasksConfig } from './config/schema.js';
 import { createCliLogger } from './logger.js';
@@ -287,64 +286,26 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
     executorMode: config.executor ?? 'isolated',
     minThreads: config.minThreads ?? DEFAULT_MIN_THREADS,
     threadHeapMb: config.threadHeapMb ?? DEFAULT_THREAD_HEAP_MB,
-    settingsDigest: settingsDigest({
-      roots,
-      writableRoots,
-      tools,
-      checkTargets: config.checkTargets ?? [],
-      limits: resolveLimits(limits),
-      keyId: keyIdOf(encryption),
-    }),
+    settingsDigest: settingsDigestOf({ resolved, roots, writableRoots, tools, limits, encryption }),
     heartbeatMs: config.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
     workerAbsentMs: config.workerAbsentMs ?? DEFAULT_WORKER_ABSENT_MS,
   };
 }
 
-function keyIdOf(encryption: FieldCipher): string | null {
-  return encryption instanceof AesGcmFieldCipher ? encryption.keyId : null;
-}
-
-/** Longest wait for an upstream's first `initialize` and `tools/list` at start (ms): `npx` may install it first. */
-const UPSTREAM_START_TIMEOUT_MS = 120_000;
-
 /**
- * Connect the configured upstreams (issue 28) and add their tools to `settings` (its settings digest too, so every
- * process of a deployment must list the same upstream tools): `serve` and `worker` call it after
- * {@link resolveSettings}, before the pins are checked and the executor starts. Without upstreams it returns
- * `settings` as it is and loads no upstream code (the SDK client is imported only here, on use).
- * @throws StartupError (exit 1) naming an upstream that cannot be started; UsageError (exit 64) for an
- *   `upstreamTools` rule that names no upstream tool or an upstream tool whose name a tool source took already.
+ * The {@link settingsDigest} of resolved settings (with `tools` as they are now: the upstreams' tools join them
+ * once connected, see `startConfiguredUpstreams`).
  */
-export async function startConfiguredUpstreams(settings: ResolvedSettings): Promise<{ settings: ResolvedSettings; gateway: UpstreamGateway | undefined }> {
-  if (settings.upstreams.length === 0) {
-    if (Object.keys(settings.upstreamRules).length > 0) throw new UsageError('upstreamTools is set, but no --upstream is configured');
-    return { settings, gateway: undefined };
-  }
-  const { startUpstreams } = await import('../upstream/gateway.js');
-  const gateway = await startUpstreams(settings.upstreams, {
-    rules: settings.upstreamRules,
-    logger: settings.logger,
-    clientVersion: (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version,
-    timeoutMs: UPSTREAM_START_TIMEOUT_MS,
-  }).catch((error: unknown) => {
-    const message = error instanceof Error ? error.message : String(error);
-    throw message.startsWith('upstreamTools') ? new UsageError(message) : new StartupError(message);
-  });
-  const tools = [...settings.tools, ...gateway.tools];
-  const taken = gateway.tools.filter((tool) => settings.tools.some((own) => own.name === tool.name)).map((tool) => tool.name);
-  if (taken.length > 0) {
-    await gateway.close();
-    throw new UsageError(`upstream tools named like tools of this server: ${taken.join(', ')}; give the upstream another name`);
-  }
-  const digest = settingsDigest({
+export function settingsDigestOf(settings: Pick<ResolvedSettings, 'resolved' | 'roots' | 'writableRoots' | 'tools' | 'limits' | 'encryption'>): string {
+  const { encryption } = settings;
+  return settingsDigest({
     roots: settings.roots,
     writableRoots: settings.writableRoots,
-    tools,
+    tools: settings.tools,
     checkTargets: settings.resolved.config.checkTargets ?? [],
     limits: resolveLimits(settings.limits),
-    keyId: keyIdOf(settings.encryption),
+    keyId: encryption instanceof AesGcmFieldCipher ? encryption.keyId : null,
   });
-  return { settings: { ...settings, tools, settingsDigest: digest }, gateway };
 }
 
 /** Most default-id slots a host's workers take (`<host>:worker`, then `<host>:worker:slot2` …). */
@@ -483,15 +444,6 @@ export async function startConfiguredExecutor(settings: ResolvedSettings, observ
     throw new StartupError(`cannot start the isolated executor: ${error instanceof Error ? error.message : String(error)}`);
   }
   return executor;
-}
-
-/** The banner lines of the upstreams (`  upstream: <name> (…): N tools, ready`), or `''` without upstreams. */
-export function upstreamLines(settings: Pick<ResolvedSettings, 'upstreams'>, gateway: UpstreamGateway | undefined): string {
-  if (!gateway) return '';
-  const statuses = gateway.statuses();
-  return settings.upstreams
-    .map((spec, index) => `  upstream: ${describeUpstream(spec)}: ${statuses[index]?.tools ?? 0} tools, ${statuses[index]?.state ?? 'unknown'}\n`)
-    .join('');
 }
 
 /** How the executor is described at start: its mode and, when isolated, its warm pool. */

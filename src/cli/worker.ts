@@ -15,12 +15,11 @@ import {
   registrationFailure,
   resolveSettings,
   startConfiguredExecutor,
-  startConfiguredUpstreams,
-  upstreamLines,
 } from './settings.js';
 import { shadowSettingsOf } from './shadow-settings.js';
 import { onShutdownSignal } from './shutdown.js';
 import { startProcessTracing } from './tracing-setup.js';
+import { startConfiguredUpstreams, upstreamLines } from './upstream-settings.js';
 import { UsageError } from './usage-error.js';
 
 /**
