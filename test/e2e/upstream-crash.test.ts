@@ -63,15 +63,24 @@ describe('kill -9 of the worker during a forwarded call (issue 28)', () => {
     temp.remove();
   });
 
-  it('a call of a tool that is not idempotent is never sent again: the task fails interrupted', async () => {
-    const first = await worker('worker-1');
-    const taskId = await createTask(`once_${LONG}`, { duration: 6, steps: 6 });
-    const [sent] = await eventually('the worker to forward the call', () => (calls(taps.once).length > 0 ? calls(taps.once) : undefined));
+  /**
+   * Start worker `id`, create a task of `<upstream>_<LONG>`, kill the worker with SIGKILL once its call reached the
+   * upstream, start a worker under the same id (it takes the leases over at once) and wait for the task to end.
+   */
+  const killMidCall = async (upstream: keyof typeof taps, id: string, args: Record<string, unknown>) => {
+    const first = await worker(id);
+    const taskId = await createTask(`${upstream}_${LONG}`, args);
+    const [sent] = await eventually('the worker to forward the call', () => (calls(taps[upstream]).length > 0 ? calls(taps[upstream]) : undefined));
     await first.kill9();
-    killed.push({ log: taps.once, tap: sent?.tap as number });
+    killed.push({ log: taps[upstream], tap: sent?.tap as number });
     processes.splice(processes.indexOf(first), 1);
-    const second = await worker('worker-1');
+    const second = await worker(id);
     const done = await pollModernTask(api.url, taskId, { timeoutMs: 20_000 });
+    return { sent, done, second };
+  };
+
+  it('a call of a tool that is not idempotent is never sent again: the task fails interrupted', async () => {
+    const { sent, done, second } = await killMidCall('once', 'worker-1', { duration: 6, steps: 6 });
     await second.stop();
     processes.splice(processes.indexOf(second), 1);
     expect(done.status).toBe('failed');
@@ -85,14 +94,7 @@ describe('kill -9 of the worker during a forwarded call (issue 28)', () => {
   });
 
   it('a call of a tool configured idempotent is sent again once, by the next worker, and completes', async () => {
-    const first = await worker('worker-2');
-    const taskId = await createTask(`rerun_${LONG}`, { duration: 2, steps: 2 });
-    const [sent] = await eventually('the worker to forward the call', () => (calls(taps.rerun).length > 0 ? calls(taps.rerun) : undefined));
-    await first.kill9();
-    killed.push({ log: taps.rerun, tap: sent?.tap as number });
-    processes.splice(processes.indexOf(first), 1);
-    await worker('worker-2');
-    const done = await pollModernTask(api.url, taskId, { timeoutMs: 20_000 });
+    const { sent, done } = await killMidCall('rerun', 'worker-2', { duration: 2, steps: 2 });
     expect(done.status).toBe('completed');
     expect(done.result).toMatchObject({ content: [{ type: 'text', text: 'Long running operation completed. Duration: 2 seconds, Steps: 2.' }] });
     // Two calls in all: the interrupted one and the re-run, through two different upstream processes.
