@@ -19,7 +19,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { UpstreamStatus } from '../core/executor.js';
 import type { Logger } from '../core/logger.js';
 import type { JsonObject } from '../core/task.js';
-import { forwardFailure, quoteUpstream, unavailable } from './outcome.js';
+import { connectionFailed, forwardFailure, quoteUpstream, unavailable } from './outcome.js';
 import type { UpstreamSpec } from './spec.js';
 
 /** A tool as the upstream lists it (the fields we use; the schemas are kept as the upstream gave them). */
@@ -125,6 +125,8 @@ export class UpstreamConnection {
       if (signal.aborted) throw error;
       // The connection this call went out on closed under it (the SDK rejects its pending requests first).
       const lost = this.client !== client ? (this.lastError ?? 'its connection closed') : undefined;
+      // An HTTP upstream has no connection to watch: a failed request is how we learn it went away (or lost our session).
+      if (lost === undefined && this.options.spec.transport === 'http' && connectionFailed(error)) this.drop(client, messageOf(error));
       throw forwardFailure(error, { upstream: this.name, tool, lost });
     } finally {
       this.inFlight -= 1;
@@ -230,16 +232,28 @@ export class UpstreamConnection {
     return transport;
   }
 
+  /** `client` failed a request in a way that says its connection is broken: close it and reconnect with backoff. */
+  private drop(client: Client, why: string): void {
+    if (this.reconnectAfter(client, why)) void client.close().catch(() => undefined);
+  }
+
   /** The connection of `client` closed: fail over to a reconnect with backoff (unless we closed it). */
   private lost(client: Client): void {
     // A connection still being made reports its own failure (start() or the reconnect that made it).
-    if (this.state === 'closed' || this.client !== client) return;
+    const why =
+      this.options.spec.transport === 'stdio' ? `the process exited${this.lastStderr ? `: ${quoteUpstream(this.lastStderr)}` : ''}` : 'the connection closed';
+    this.reconnectAfter(client, why);
+  }
+
+  /** Forget `client`, the live connection, because of `why`, and schedule the next one; `false` when it was not the live one. */
+  private reconnectAfter(client: Client, why: string): boolean {
+    if (this.state === 'closed' || this.client !== client) return false;
     this.client = undefined;
     this.pid = null;
-    this.lastError =
-      this.options.spec.transport === 'stdio' ? `the process exited${this.lastStderr ? `: ${quoteUpstream(this.lastStderr)}` : ''}` : 'the connection closed';
+    this.lastError = why;
     if (Date.now() - this.connectedAt >= BACKOFF.stableMs) this.delayMs = BACKOFF.initialMs;
     this.scheduleReconnect();
+    return true;
   }
 
   private scheduleReconnect(): void {

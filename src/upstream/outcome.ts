@@ -1,4 +1,4 @@
-import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 
 import { TasksError } from '../core/errors.js';
 import type { JsonObject } from '../core/task.js';
@@ -71,7 +71,7 @@ export function forwardFailure(error: unknown, context: ForwardFailureContext): 
       data(UpstreamFailureReason.Error, { upstreamCode: error.code }),
     );
   }
-  if (error instanceof SdkError && (error.code === SdkErrorCode.NotConnected || error.code === SdkErrorCode.SendFailed)) {
+  if (neverSent(error)) {
     return new TasksError(ErrorCode.InternalError, `Upstream ${upstream} is not reachable; ${tool} was not called`, data(UpstreamFailureReason.Unavailable));
   }
   const message = error instanceof Error ? error.message : String(error);
@@ -80,6 +80,32 @@ export function forwardFailure(error: unknown, context: ForwardFailureContext): 
     `Calling ${tool} on upstream ${upstream} failed: ${quoteUpstream(message)}`,
     data(UpstreamFailureReason.Error),
   );
+}
+
+/** Network errors that say a request never reached the server (nothing listens, no such host). */
+const NOT_REACHED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/**
+ * Whether `error` proves the request never reached the upstream: the SDK had no connection or could not send, the
+ * HTTP endpoint could not be reached (`fetch` failed with a connection error), or it answered 404 — the session the
+ * request belonged to is gone, so nothing ran it.
+ */
+export function neverSent(error: unknown): boolean {
+  if (error instanceof SdkError && (error.code === SdkErrorCode.NotConnected || error.code === SdkErrorCode.SendFailed)) return true;
+  if (error instanceof SdkHttpError && error.status === 404) return true;
+  const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+  return error instanceof TypeError && typeof code === 'string' && NOT_REACHED.has(code);
+}
+
+/**
+ * Whether `error` is a failure of the connection itself rather than an answer of the upstream (a JSON-RPC error, an
+ * invalid result): after it, an HTTP connection is made again (a new session; the old one may be gone).
+ */
+export function connectionFailed(error: unknown): boolean {
+  if (neverSent(error)) return true;
+  if (error instanceof SdkHttpError) return true;
+  if (error instanceof SdkError) return error.code === SdkErrorCode.ConnectionClosed;
+  return error instanceof TypeError && /fetch failed|terminated|socket/i.test(error.message);
 }
 
 /** The failure of a call that could not be sent because the upstream is down (`why`: its last error, if any). */

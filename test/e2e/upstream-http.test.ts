@@ -98,4 +98,26 @@ describe('serve --upstream over Streamable HTTP (issue 28)', () => {
     );
     expect(error).toMatchObject({ code: -32603, data: { reason: 'upstream_error', upstream: 'up', upstreamCode: -32042 } });
   });
+
+  it('an HTTP upstream that goes away fails calls with a clear reason; once it is back, the gateway reconnects and calls work again', async () => {
+    const port = Number(new URL(upstream.url).port);
+    await upstream.close();
+    const task = await createTask(v1.client, 'up_slow', { label: 'while-down', steps: 1, ms: 10 });
+    const failed = await settle(v1.client, task.taskId);
+    expect(failed.status).toBe('failed');
+    expect(failed.statusMessage).toMatch(/^Upstream up is not reachable.*; slow was not called$/);
+    upstream = await startSdkProgressServer(port);
+    const answer = await eventually('a call to work again', () =>
+      v1.client.callTool({ name: 'up_slow', arguments: { label: 'back', steps: 1, ms: 10 } }).then(
+        (result) => (result.isError ? undefined : result),
+        () => undefined,
+      ),
+    );
+    expect(answer.content).toEqual([{ type: 'text', text: 'back: 1 steps' }]);
+    const readyz = (await (await fetch(server.url.replace(/\/mcp$/, '/readyz'))).json()) as { checks: { executor: { upstreams: unknown[] } } };
+    expect(readyz.checks.executor.upstreams).toEqual([
+      expect.objectContaining({ name: 'up', transport: 'http', state: 'ready', restarts: expect.any(Number) }),
+    ]);
+    expect((readyz.checks.executor.upstreams[0] as { restarts: number }).restarts).toBeGreaterThanOrEqual(1);
+  });
 });

@@ -50,8 +50,8 @@ function countCalls(body: unknown): number {
   return (Array.isArray(body) ? body : [body]).filter((message) => (message as { method?: unknown } | undefined)?.method === 'tools/call').length;
 }
 
-async function listen(server: Server, path = '/mcp'): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+async function listen(server: Server, path = '/mcp', port = 0): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
 }
 
@@ -127,7 +127,11 @@ export async function startSdkReferenceTasksServer(): Promise<ReferenceServer> {
  * Serve SDK 1.32 `McpServer`s over Streamable HTTP on loopback as the SDK's example does: a session (and a server
  * from `getServer`) per `initialize`, its transport found by `Mcp-Session-Id` afterwards. `onBody` sees each POST body.
  */
-async function serveSessions(getServer: () => McpServer, onBody: (body: unknown) => void = () => {}): Promise<{ url: string; close(): Promise<void> }> {
+async function serveSessions(
+  getServer: () => McpServer,
+  onBody: (body: unknown) => void = () => {},
+  port = 0,
+): Promise<{ url: string; close(): Promise<void> }> {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const http = createServer((request, response) => {
     void (async () => {
@@ -153,7 +157,7 @@ async function serveSessions(getServer: () => McpServer, onBody: (body: unknown)
       await transport.handleRequest(request, response, body);
     })().catch(() => response.socket?.destroy());
   });
-  const url = await listen(http);
+  const url = await listen(http, '/mcp', port);
   return {
     url,
     async close() {
@@ -175,9 +179,9 @@ export interface SlowToolEvent {
  * reports progress every `ms` for `steps` steps and records when it starts, when its request is aborted (the SDK
  * aborts `extra.signal` on `notifications/cancelled`) and when it finishes; `needs-sign-in` answers with a JSON-RPC
  * error (`-32042`, URL elicitation required); `vanishing` is listed until `removeVanishing()` takes it away (a tool a
- * gateway listed that the server no longer has).
+ * gateway listed that the server no longer has). `port` 0 takes a free one; a given port starts it again on the same URL.
  */
-export async function startSdkProgressServer(): Promise<ReferenceServer & { events: SlowToolEvent[]; removeVanishing(): void }> {
+export async function startSdkProgressServer(port = 0): Promise<ReferenceServer & { events: SlowToolEvent[]; removeVanishing(): void }> {
   const events: SlowToolEvent[] = [];
   let calls = 0;
   let vanished = false;
@@ -213,7 +217,7 @@ export async function startSdkProgressServer(): Promise<ReferenceServer & { even
     if (!vanished) servers.push(server.registerTool('vanishing', { description: 'Soon gone' }, async () => ({ content: [{ type: 'text', text: 'here' }] })));
     return server;
   };
-  const sessions = await serveSessions(getServer, (body) => (calls += countCalls(body)));
+  const sessions = await serveSessions(getServer, (body) => (calls += countCalls(body)), port);
   return {
     url: sessions.url,
     events,

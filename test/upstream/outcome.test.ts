@@ -1,9 +1,9 @@
-import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 
 import { TasksError } from '../../src/core/errors.js';
 import { settleExecution } from '../../src/core/tool-outcome.js';
-import { forwardFailure, toToolResult, unavailable } from '../../src/upstream/outcome.js';
+import { connectionFailed, forwardFailure, neverSent, toToolResult, unavailable } from '../../src/upstream/outcome.js';
 
 const CONTEXT = { upstream: 'everything', tool: 'get-sum' };
 
@@ -73,5 +73,23 @@ describe('upstream results and errors as our outcomes (issue 28)', () => {
     // A coded error of ours passes through unchanged.
     const ours = new TasksError(-32603, 'mine');
     expect(forwardFailure(ours, CONTEXT)).toBe(ours);
+  });
+
+  it('an HTTP request that never reached the upstream (refused, no such host, a lost session) is upstream_unavailable', () => {
+    const refused = new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }) });
+    const gone = new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, 'Session not found', { status: 404 });
+    for (const error of [refused, gone]) {
+      expect(neverSent(error)).toBe(true);
+      expect(connectionFailed(error)).toBe(true);
+      expect(forwardFailure(error, CONTEXT).data).toEqual({ reason: 'upstream_unavailable', upstream: 'everything' });
+    }
+    // Reset mid-answer: it may have run, so it is not "never sent" — but the connection is made again.
+    const reset = new TypeError('fetch failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) });
+    expect(neverSent(reset)).toBe(false);
+    expect(connectionFailed(reset)).toBe(true);
+    expect(forwardFailure(reset, CONTEXT).data).toEqual({ reason: 'upstream_error', upstream: 'everything' });
+    // An answer of the upstream is no connection failure.
+    expect(connectionFailed(new ProtocolError(-32602, 'bad'))).toBe(false);
+    expect(connectionFailed(new SdkError(SdkErrorCode.InvalidResult, 'structured content fails the output schema'))).toBe(false);
   });
 });
