@@ -5,6 +5,7 @@
  * the 2026-07-28 Tasks Extension). What crossed the wire to the upstream is read from a recording relay in front of it
  * (test/fixtures/upstream-tap.mjs), never assumed.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
@@ -27,7 +28,7 @@ import {
 import { eventually } from '../helpers/run-notes.js';
 import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { everythingServer, everythingStdio, tapEntries, type TapEntry } from '../helpers/upstream-servers.js';
+import { everythingServer, everythingStdio, filesystemServer, stdioSpec, tapEntries, type TapEntry } from '../helpers/upstream-servers.js';
 
 const LONG = 'trigger-long-running-operation';
 
@@ -258,5 +259,46 @@ describe('serve --upstream with server-everything over stdio (issue 28)', () => 
     expect(newestServerPid(tap)).not.toBe(victim);
     const again = await v1.client.callTool({ name: 'everything_echo', arguments: { message: 'back' } });
     expect(again.content).toEqual([{ type: 'text', text: 'Echo: back' }]);
+  });
+});
+
+describe('serve --upstream with server-filesystem over stdio (issue 28)', () => {
+  const temp = makeTempDir('mcp-tasks-upstream-fs-');
+  let server: ServerProcess;
+  let v2: V2HttpClient;
+
+  beforeAll(async () => {
+    ensureBuilt();
+    mkdirSync(join(temp.dir, 'files'));
+    writeFileSync(join(temp.dir, 'files', 'notes.txt'), 'first line\nsecond line\n');
+    server = await startServerProcess(join(temp.dir, 'data'), [
+      '--no-builtins',
+      '--upstream',
+      stdioSpec('fs', [process.execPath, filesystemServer(), join(temp.dir, 'files')]),
+    ]);
+    v2 = await connectV2Http(server.url, { mode: 'auto' });
+  }, 120_000);
+  afterAll(async () => {
+    await v2?.close();
+    await server?.stop();
+    temp.remove();
+  });
+
+  it('a file read through the gateway returns the file, and a path outside its directories is refused by the upstream (isError)', async () => {
+    const listed = (await v2.client.listTools()).tools.map((tool) => tool.name);
+    expect(listed).toEqual(expect.arrayContaining(['fs_read_text_file', 'fs_list_directory', 'fs_list_allowed_directories']));
+    const session = createV2TaskSession(v2.client, httpRawDispatch(server.url, v2.http));
+    try {
+      const read = await session.callTool('fs_read_text_file', { path: join(temp.dir, 'files', 'notes.txt') });
+      const result = resultFromTaskOutcome((await read.settle()).outcome) as { content: Array<{ text?: string }>; isError?: boolean };
+      expect(result.isError).toBeUndefined();
+      expect(result.content[0]?.text).toBe('first line\nsecond line\n');
+      const outside = await session.callTool('fs_read_text_file', { path: '/etc/hostname' });
+      const refused = resultFromTaskOutcome((await outside.settle()).outcome) as { content: Array<{ text?: string }>; isError?: boolean };
+      expect(refused.isError).toBe(true);
+      expect(refused.content[0]?.text).toMatch(/outside allowed directories|Access denied/i);
+    } finally {
+      await session.close();
+    }
   });
 });

@@ -18,11 +18,10 @@ function installed(name: string): string | undefined {
 }
 
 /**
- * The entry script of `@modelcontextprotocol/server-everything` at its pinned version, installed on first use.
+ * The entry script of a pinned server package (`dist/index.js`), installed on first use.
  * @throws Error saying how to install it when `npm ci --prefix tools/upstream-servers` fails.
  */
-export function everythingServer(): string {
-  const name = '@modelcontextprotocol/server-everything';
+function serverEntry(name: string): string {
   const pinned = (JSON.parse(readFileSync(join(DIR, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies[name];
   if (installed(name) !== pinned) {
     const result = spawnSync('npm', ['ci', '--prefix', DIR, '--no-audit', '--no-fund'], { stdio: 'ignore', timeout: 300_000 });
@@ -32,11 +31,25 @@ export function everythingServer(): string {
   return join(DIR, 'node_modules', ...name.split('/'), 'dist', 'index.js');
 }
 
+/** `@modelcontextprotocol/server-everything`'s entry script (run it with `stdio`). */
+export function everythingServer(): string {
+  return serverEntry('@modelcontextprotocol/server-everything');
+}
+
+/** `@modelcontextprotocol/server-filesystem`'s entry script (run it with the directories it may use). */
+export function filesystemServer(): string {
+  return serverEntry('@modelcontextprotocol/server-filesystem');
+}
+
+/** `<name>=stdio:'<word>' …`: each word single-quoted (none of ours holds a quote). */
+export function stdioSpec(name: string, words: readonly string[]): string {
+  return `${name}=stdio:${words.map((word) => `'${word}'`).join(' ')}`;
+}
+
 /** The words of `--upstream <name>=stdio:…` for server-everything over stdio, behind the tap when `log` is given. */
 export function everythingStdio(name: string, log?: string): string {
   const server = [process.execPath, everythingServer(), 'stdio'];
-  const words = log === undefined ? server : [process.execPath, TAP, log, ...server];
-  return `${name}=stdio:${words.map((word) => `'${word}'`).join(' ')}`;
+  return stdioSpec(name, log === undefined ? server : [process.execPath, TAP, log, ...server]);
 }
 
 /** One JSON-RPC message the tap saw (see `test/fixtures/upstream-tap.mjs`). */
