@@ -140,6 +140,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   const port = listener ? await listen(listener, options.port, options.host) : 0;
 
   const metrics = new TasksMetrics({ role: modes.worker ? 'serve' : 'api' });
+  if (gateway) metrics.watchUpstreams(gateway.statuses);
   const traces = await startProcessTracing(resolved, modes.worker ? 'serve' : 'api');
   // The warm pool loads the tools while the store opens; this process registers (takes work) only once both are ready.
   const starting = startConfiguredExecutor(settings, metrics.workerObserver()).then((executor) => gateway?.executor(executor) ?? executor);

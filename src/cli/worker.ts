@@ -63,6 +63,7 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
   enforceConfiguredPins(settings, modes.allowUnpinned === true);
   const { logger, tools } = settings;
   const metrics = new TasksMetrics({ role: 'worker' });
+  if (gateway) metrics.watchUpstreams(gateway.statuses);
   const traces = await startProcessTracing(resolved, 'worker');
   const shadow = shadowSettingsOf(resolved, tools);
   // The warm pool loads the tools while the store opens; the worker registers (takes work) only once both are ready.

@@ -257,6 +257,10 @@ describe('serve --upstream with server-everything over stdio (issue 28)', () => 
     });
     expect(status).toMatchObject({ transport: 'stdio', error: expect.stringMatching(/^the process exited/) });
     expect(newestServerPid(tap)).not.toBe(victim);
+    const metrics = await (await fetch(server.url.replace(/\/mcp$/, '/metrics'))).text();
+    expect(metrics).toMatch(/^mcp_tasks_upstream_up\{[^}]*upstream="everything"[^}]*\} 1$/m);
+    expect(metrics).toMatch(/^mcp_tasks_upstream_restarts\{[^}]*upstream="everything"[^}]*\} 1$/m);
+    expect(metrics).toMatch(/^mcp_tasks_upstream_restarts\{[^}]*upstream="other"[^}]*\} 0$/m);
     const again = await v1.client.callTool({ name: 'everything_echo', arguments: { message: 'back' } });
     expect(again.content).toEqual([{ type: 'text', text: 'Echo: back' }]);
   });
