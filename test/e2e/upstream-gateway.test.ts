@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, CreateTaskResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ensureBuilt } from '../cli/support.js';
@@ -21,6 +21,7 @@ import {
   createV2TaskSession,
   httpRawDispatch,
   pollUntil,
+  RELATED_TASK,
   TERMINAL,
   type V1HttpClient,
   type V2HttpClient,
@@ -34,8 +35,11 @@ const LONG = 'trigger-long-running-operation';
 
 type V1Task = { taskId: string; status: string; statusMessage?: string };
 
-async function createV1Task(client: V1Client, name: string, args: Record<string, unknown>): Promise<V1Task> {
-  const created = await client.request({ method: 'tools/call', params: { name, arguments: args } }, CreateTaskResultSchema, { task: { ttl: 60_000 } });
+async function createV1Task(client: V1Client, name: string, args: Record<string, unknown>, onprogress?: (progress: Progress) => void): Promise<V1Task> {
+  const created = await client.request({ method: 'tools/call', params: { name, arguments: args } }, CreateTaskResultSchema, {
+    task: { ttl: 60_000 },
+    ...(onprogress ? { onprogress } : {}),
+  });
   return created.task as V1Task;
 }
 
@@ -116,8 +120,9 @@ describe('serve --upstream with server-everything over stdio (issue 28)', () => 
     expect(ours.map((entry) => entry.name)).not.toContain('everything_trigger-elicitation-request');
   });
 
-  it('R9/R36 v1: a long upstream operation becomes a task; its progress shows in statusMessage and it completes with the upstream result', async () => {
-    const task = await createV1Task(v1.client, `everything_${LONG}`, { duration: 1.5, steps: 3 });
+  it('R9/R31/R36 v1: a long upstream operation becomes a task; its progress shows in statusMessage and reaches the client, and it completes with the upstream result', async () => {
+    const progress: Progress[] = [];
+    const task = await createV1Task(v1.client, `everything_${LONG}`, { duration: 1.5, steps: 3 }, (update) => progress.push(update));
     expect(task.status).toBe('working');
     const progressed = await pollUntil(
       () => getV1Task(v1.client, task.taskId),
@@ -132,6 +137,13 @@ describe('serve --upstream with server-everything over stdio (issue 28)', () => 
     expect(done.status).toBe('completed');
     const result = await v1.client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     expect(result.content).toEqual([{ type: 'text', text: 'Long running operation completed. Duration: 1.5 seconds, Steps: 3.' }]);
+    // R31/R36: the client's own progressToken got the upstream's progress, in order, each related to the task (the
+    // last one may race the terminal status, after which progress stops: R36).
+    const expected = [1, 2, 3].map((step) => [step, 3, `progress (${step}/3)`]);
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    expect(progress.map((update) => [update.progress, update.total, update.message])).toEqual(expected.slice(0, progress.length));
+    const related = (update: Progress) => ((update as { _meta?: Record<string, { taskId?: string }> })._meta?.[RELATED_TASK] ?? {}).taskId;
+    expect(progress.map(related)).toEqual(progress.map(() => task.taskId));
     // The gateway asked the upstream for progress, and the upstream sent it for that call.
     const [call] = callsOf(tap, LONG);
     const token = (call?.message?.params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
