@@ -74,6 +74,13 @@ export class UpstreamConnection {
   /** The last line the stdio child wrote to stderr (its last words when it dies). */
   private lastStderr: string | undefined;
   private pid: number | null = null;
+  /**
+   * Progress of the calls in flight by our progressToken. Read off the transport before the SDK sees the message:
+   * the SDK client handles a response before a notification that arrived just ahead of it, and drops that
+   * notification as one "for an unknown token" — the last progress a server sends before its result.
+   */
+  private readonly progressHandlers = new Map<string, (progress: UpstreamProgress) => void>();
+  private progressTokens = 0;
 
   constructor(private readonly options: UpstreamConnectionOptions) {}
 
@@ -119,8 +126,10 @@ export class UpstreamConnection {
   async call(tool: string, args: JsonObject, signal: AbortSignal, onProgress: (progress: UpstreamProgress) => void): Promise<unknown> {
     const client = await this.connected(tool, signal);
     this.inFlight += 1;
+    const progressToken = `mcp-tasks-${++this.progressTokens}`;
+    this.progressHandlers.set(progressToken, onProgress);
     try {
-      return await client.callTool({ name: tool, arguments: args }, { signal, onprogress: onProgress, timeout: NO_TIMEOUT_MS, resetTimeoutOnProgress: false });
+      return await client.callTool({ name: tool, arguments: args, _meta: { progressToken } }, { signal, timeout: NO_TIMEOUT_MS });
     } catch (error) {
       if (signal.aborted) throw error;
       // The connection this call went out on closed under it (the SDK rejects its pending requests first).
@@ -130,6 +139,7 @@ export class UpstreamConnection {
       throw forwardFailure(error, { upstream: this.name, tool, lost });
     } finally {
       this.inFlight -= 1;
+      this.progressHandlers.delete(progressToken);
     }
   }
 
@@ -199,6 +209,12 @@ export class UpstreamConnection {
     };
     client.onerror = (error) => this.options.logger.debug({ upstream: this.name, err: error }, 'upstream connection error');
     await client.connect(transport);
+    // Both transports call onmessage(message, extra?); the SDK set it in connect(), so it is wrapped after.
+    const wired = transport as { onmessage?: (message: unknown, extra?: unknown) => void };
+    const dispatch = wired.onmessage;
+    wired.onmessage = (message, extra) => {
+      if (!this.tookProgress(message)) dispatch?.(message, extra);
+    };
     if (transport instanceof StdioClientTransport) this.pid = transport.pid;
     const first = this.listed.length === 0;
     const { tools } = await client.listTools();
@@ -230,6 +246,20 @@ export class UpstreamConnection {
       for (const line of lines) this.options.logger.debug({ upstream: this.name, line }, 'upstream stderr');
     });
     return transport;
+  }
+
+  /** Deliver `message` when it is progress of one of our calls in flight (see {@link progressHandlers}); `true` if it was. */
+  private tookProgress(message: unknown): boolean {
+    const { method, params } = message as { method?: unknown; params?: { progressToken?: unknown; progress?: unknown; total?: unknown; message?: unknown } };
+    if (method !== 'notifications/progress' || typeof params?.progressToken !== 'string' || typeof params.progress !== 'number') return false;
+    const handler = this.progressHandlers.get(params.progressToken);
+    if (!handler) return false;
+    handler({
+      progress: params.progress,
+      ...(typeof params.total === 'number' ? { total: params.total } : {}),
+      ...(typeof params.message === 'string' ? { message: params.message } : {}),
+    });
+    return true;
   }
 
   /** `client` failed a request in a way that says its connection is broken: close it and reconnect with backoff. */
