@@ -116,6 +116,11 @@ function withSharedOptions(command: Command): Command {
     .option('--tools <module>', 'load tools from a module (repeatable)', collect)
     .option('--no-builtins', 'do not register the built-in tools (analyze_logs, audit_repository, check_infrastructure)')
     .option(
+      '--upstream <spec>',
+      'an MCP server whose tools are listed as <name>_<tool>, each call a task forwarded to it: <name>=stdio:<command …> or <name>=http(s)://…/mcp (repeatable; policy per tool: upstreamTools in the config file)',
+      collect,
+    )
+    .option(
       '--fixtures <name>',
       'also register fixture tools: "conformance" (the official suite\'s tasks tools) or "verify" (those plus the side-effect counter mcp-tasks verify uses)',
     )

@@ -32,6 +32,7 @@ import {
 import { shadowSettingsOf } from './shadow-settings.js';
 import { onShutdownSignal } from './shutdown.js';
 import { startProcessTracing } from './tracing-setup.js';
+import { startConfiguredUpstreams, upstreamLines } from './upstream-settings.js';
 import { StartupError, UsageError } from './usage-error.js';
 
 const SECRET_SHOWN = {
@@ -96,8 +97,14 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
       `listening on ${options.host} needs --allowed-hosts <host names clients use to reach this server> (the Host/Origin allow-list that stops DNS rebinding); --allowed-hosts '*' turns the check off`,
     );
   }
-  const settings = await resolveSettings(resolved);
-  enforceConfiguredPins(settings, modes.allowUnpinned === true);
+  // Upstream tools are listed by their servers: connected before anything else needs the tool list (issue 28).
+  const { settings, gateway } = await startConfiguredUpstreams(await resolveSettings(resolved));
+  try {
+    enforceConfiguredPins(settings, modes.allowUnpinned === true);
+  } catch (error) {
+    await gateway?.close();
+    throw error;
+  }
   const { logger, tools } = settings;
   const shadow = shadowSettingsOf(resolved, tools);
   const { jwt = {}, toolScopes } = resolved.config;
@@ -133,9 +140,10 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   const port = listener ? await listen(listener, options.port, options.host) : 0;
 
   const metrics = new TasksMetrics({ role: modes.worker ? 'serve' : 'api' });
+  if (gateway) metrics.watchUpstreams(gateway.statuses);
   const traces = await startProcessTracing(resolved, modes.worker ? 'serve' : 'api');
   // The warm pool loads the tools while the store opens; this process registers (takes work) only once both are ready.
-  const starting = startConfiguredExecutor(settings, metrics.workerObserver());
+  const starting = startConfiguredExecutor(settings, metrics.workerObserver()).then((executor) => gateway?.executor(executor) ?? executor);
   const store = metrics.instrumentStore(
     await openConfiguredStore(settings).catch(async (error: unknown) => {
       listener?.close();
@@ -218,6 +226,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     workers?.stop();
     await server.drain(settings.drainMs);
     await executor.close();
+    await gateway?.close();
     await registration.close();
     auth.close();
     await store.close();
@@ -295,6 +304,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
       `  auth:     ${auth.describe}\n` +
       `  at rest:  ${settings.encryptionShown}\n` +
       `  executor: ${describeExecutor(settings, executor)}\n` +
+      upstreamLines(settings, gateway) +
       `  secret:   ${SECRET_SHOWN[agreed.source]}\n` +
       (auth.scopes.scopedTools().length > 0
         ? `  scopes:   ${auth.scopes
@@ -321,6 +331,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     await server.drain(settings.drainMs);
     listener.closeAllConnections();
     await executor.close();
+    await gateway?.close();
     await registration.close();
     auth.close();
     await store.close();

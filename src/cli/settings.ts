@@ -33,6 +33,8 @@ import {
 import { AesGcmFieldCipher, type FieldCipher } from '../store/field-cipher.js';
 import { isInsideRoots } from '../tools/roots.js';
 import { BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE, VERIFY_FIXTURE_SOURCE } from '../tools/sources.js';
+import type { UpstreamToolRules } from '../upstream/policy.js';
+import { parseUpstreamSpec, type UpstreamSpec } from '../upstream/spec.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import type { McpTasksConfig } from './config/schema.js';
 import { createCliLogger } from './logger.js';
@@ -79,7 +81,15 @@ export interface ResolvedSettings {
   writableRoots: string[];
   /** Where the tools come from (the same list on every process of one deployment). */
   toolSources: ToolSource[];
+  /**
+   * The tools of the tool sources, and — once {@link startConfiguredUpstreams} connected them — the upstreams' tools
+   * (listed by the upstreams themselves, so they are known only after a connection).
+   */
   tools: AnyToolDefinition[];
+  /** `--upstream`: MCP servers whose tools this process forwards (issue 28), parsed. */
+  upstreams: UpstreamSpec[];
+  /** `upstreamTools`: the policy rules of upstream tools. */
+  upstreamRules: UpstreamToolRules;
   /** Limits as given (validated by `resolveLimits`); the library fills in defaults. */
   limits: Partial<TasksServerLimits>;
   /** `--drain-ms`: how long SIGTERM lets runs finish before aborting them with `shutdown`. */
@@ -219,6 +229,16 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
   const skippedRoots: string[] = [];
   const roots = resolveRoots(config.roots ?? [], denied, skippedRoots, problems);
   const writableRoots = resolveWritableRoots(config.writableRoots ?? [], denied, problems);
+  const upstreams = (config.upstreams ?? []).flatMap((text) => {
+    try {
+      return [parseUpstreamSpec(text)];
+    } catch (error) {
+      problems.push(error instanceof Error ? error.message : String(error));
+      return [];
+    }
+  });
+  const duplicate = upstreams.find((spec, index) => upstreams.findIndex((other) => other.name === spec.name) !== index);
+  if (duplicate) problems.push(`--upstream ${duplicate.name}=… is given twice: each upstream needs a name of its own`);
   const limits: Partial<TasksServerLimits> = { ...config.limits };
   try {
     resolveLimits(limits);
@@ -257,6 +277,8 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
     writableRoots,
     toolSources: sources,
     tools,
+    upstreams,
+    upstreamRules: config.upstreamTools ?? {},
     limits,
     drainMs: config.drainMs ?? DEFAULT_DRAIN_MS,
     instanceId: config.instanceId,
@@ -264,17 +286,26 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
     executorMode: config.executor ?? 'isolated',
     minThreads: config.minThreads ?? DEFAULT_MIN_THREADS,
     threadHeapMb: config.threadHeapMb ?? DEFAULT_THREAD_HEAP_MB,
-    settingsDigest: settingsDigest({
-      roots,
-      writableRoots,
-      tools,
-      checkTargets: config.checkTargets ?? [],
-      limits: resolveLimits(limits),
-      keyId: encryption instanceof AesGcmFieldCipher ? encryption.keyId : null,
-    }),
+    settingsDigest: settingsDigestOf({ resolved, roots, writableRoots, tools, limits, encryption }),
     heartbeatMs: config.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
     workerAbsentMs: config.workerAbsentMs ?? DEFAULT_WORKER_ABSENT_MS,
   };
+}
+
+/**
+ * The {@link settingsDigest} of resolved settings (with `tools` as they are now: the upstreams' tools join them
+ * once connected, see `startConfiguredUpstreams`).
+ */
+export function settingsDigestOf(settings: Pick<ResolvedSettings, 'resolved' | 'roots' | 'writableRoots' | 'tools' | 'limits' | 'encryption'>): string {
+  const { encryption } = settings;
+  return settingsDigest({
+    roots: settings.roots,
+    writableRoots: settings.writableRoots,
+    tools: settings.tools,
+    checkTargets: settings.resolved.config.checkTargets ?? [],
+    limits: resolveLimits(settings.limits),
+    keyId: encryption instanceof AesGcmFieldCipher ? encryption.keyId : null,
+  });
 }
 
 /** Most default-id slots a host's workers take (`<host>:worker`, then `<host>:worker:slot2` …). */

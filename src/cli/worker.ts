@@ -19,6 +19,7 @@ import {
 import { shadowSettingsOf } from './shadow-settings.js';
 import { onShutdownSignal } from './shutdown.js';
 import { startProcessTracing } from './tracing-setup.js';
+import { startConfiguredUpstreams, upstreamLines } from './upstream-settings.js';
 import { UsageError } from './usage-error.js';
 
 /**
@@ -57,14 +58,16 @@ function listenHealth(server: HttpServer, port: number, host: string): Promise<n
  */
 export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Promise<void> {
   const options = { healthPort: resolved.config.worker?.healthPort, healthHost: resolved.config.worker?.healthHost ?? '127.0.0.1' };
-  const settings = await resolveSettings(resolved);
+  // Upstream tools are listed by their servers; this worker's calls go out on its own connections (issue 28).
+  const { settings, gateway } = await startConfiguredUpstreams(await resolveSettings(resolved));
   enforceConfiguredPins(settings, modes.allowUnpinned === true);
   const { logger, tools } = settings;
   const metrics = new TasksMetrics({ role: 'worker' });
+  if (gateway) metrics.watchUpstreams(gateway.statuses);
   const traces = await startProcessTracing(resolved, 'worker');
   const shadow = shadowSettingsOf(resolved, tools);
   // The warm pool loads the tools while the store opens; the worker registers (takes work) only once both are ready.
-  const starting = startConfiguredExecutor(settings, metrics.workerObserver());
+  const starting = startConfiguredExecutor(settings, metrics.workerObserver()).then((executor) => gateway?.executor(executor) ?? executor);
   const store = metrics.instrumentStore(
     await openConfiguredStore(settings).catch(async (error: unknown) => {
       await starting.then(
@@ -125,6 +128,7 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
     killSwitch.stop();
     await handle.drain(settings.drainMs);
     await executor.close();
+    await gateway?.close();
     await registration.close();
     await store.close();
     await traces.shutdown();
@@ -138,6 +142,7 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
       `  denied:   ${deniedLines.join(',\n            ')}\n` +
       `  at rest:  ${settings.encryptionShown}\n` +
       `  executor: ${describeExecutor(settings, executor)}\n` +
+      upstreamLines(settings, gateway) +
       `  tracing:  ${traces.describe}\n` +
       `  health:   ${healthPort === undefined ? 'off (--health-port N serves GET /healthz, /readyz, /metrics)' : `http://${options.healthHost}:${healthPort}/healthz, /readyz, /metrics`}\n`,
   );

@@ -31,13 +31,34 @@ export interface Executor {
 /**
  * How an executor stands. The isolated executor is ready while at least one thread is warm (has loaded the tools)
  * and none failed to load them; `threads` counts its pool's threads now and its bounds, `warmUpMs` is the median
- * time a thread took to load the tools, `error` the last loader error.
+ * time a thread took to load the tools, `error` the last loader error. `upstreams` (issue 28) reports the upstream
+ * MCP servers whose tools this process forwards; reported, not a readiness condition: a dead upstream fails its
+ * own calls, and the process goes on serving every other tool.
  */
 export interface ExecutorReadiness {
   ready: boolean;
   mode: 'isolated' | 'in-process';
   threads?: { warm: number; loading: number; failed: number; min: number; max: number };
   warmUpMs?: number;
+  error?: string;
+  upstreams?: UpstreamStatus[];
+}
+
+/**
+ * How one upstream MCP server's connection stands in this process (`serve --upstream`, issue 28): `connecting` (the
+ * first connection), `ready`, `restarting` (it died or could not be reached; the next attempt is in `retryInMs`),
+ * `closed` (this process shut it down). `error` is the last failure, one sanitised line; `restarts` counts
+ * reconnections since start; `tools` the tools it lists.
+ */
+export interface UpstreamStatus {
+  name: string;
+  transport: 'stdio' | 'http';
+  state: 'connecting' | 'ready' | 'restarting' | 'closed';
+  tools: number;
+  restarts: number;
+  /** Calls forwarded and not answered yet. */
+  inFlight: number;
+  retryInMs?: number;
   error?: string;
 }
 

@@ -213,6 +213,12 @@ export interface ToolDefinition<Args = unknown> {
   inputSchema: z.ZodType<Args, unknown>;
   /** When present, `structuredContent` is validated against it before the result is stored. */
   outputSchema?: z.ZodType<JsonObject>;
+  /**
+   * JSON Schemas advertised in `tools/list` as given, instead of the ones rendered from `inputSchema` and
+   * `outputSchema`: for a tool whose schemas are JSON Schema already (an upstream server's tool, issue 28), which a
+   * round trip through zod would lose fields of. Validation stays with the zod schemas (and the upstream).
+   */
+  advertisedSchemas?: { input: JsonObject; output?: JsonObject };
   execution: ToolExecution;
   /** Running it twice has the same effect as once: safe to re-run after a crash. */
   idempotent?: boolean;
@@ -259,7 +265,7 @@ export interface ToolDefinition<Args = unknown> {
 }
 
 /** What `tools/list` shows of a tool: its definition without the parts that run. */
-export type ToolDescriptor = Pick<AnyToolDefinition, 'name' | 'title' | 'description' | 'inputSchema' | 'outputSchema' | 'execution'>;
+export type ToolDescriptor = Pick<AnyToolDefinition, 'name' | 'title' | 'description' | 'inputSchema' | 'outputSchema' | 'advertisedSchemas' | 'execution'>;
 
 /** Identity helper that infers `Args` from `inputSchema`. */
 export function defineTool<Schema extends z.ZodType<object>>(

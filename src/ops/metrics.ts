@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 import { TasksError } from '../core/errors.js';
+import type { UpstreamStatus } from '../core/executor.js';
 import type { TaskStore } from '../core/store.js';
 import type { WorkerObserver } from '../core/worker-observer.js';
 import { ErrorCode } from '../protocol/constants.js';
@@ -93,6 +94,8 @@ export class TasksMetrics {
   private active = 0;
   /** The store the input-wait metrics read (see {@link TasksMetrics.readInputsFrom}). */
   private inputs: Pick<TaskStore, 'listInputRequests' | 'listWaitingSince' | 'getUnscoped'> | undefined;
+  /** The upstreams of this process (see {@link TasksMetrics.watchUpstreams}); none until then. */
+  private upstreams: () => readonly UpstreamStatus[] = () => [];
 
   constructor(options: { role: 'api' | 'worker' | 'serve'; defaultMetrics?: boolean }) {
     const registers = [this.registry];
@@ -190,6 +193,24 @@ export class TasksMetrics {
         if (store) this.set((await store.listWaitingSince(Date.now(), INPUT_WAITING_CAP).catch(() => [])).length);
       },
     });
+    // Read at scrape time from the connections' own state (issue 28): one series per configured upstream, bounded.
+    const upstreamGauge = (name: string, help: string, value: (status: UpstreamStatus) => number): Gauge<'upstream'> => {
+      const upstreams = (): readonly UpstreamStatus[] => this.upstreams();
+      return new Gauge({
+        name,
+        help,
+        labelNames: ['upstream'],
+        registers,
+        collect(this: Gauge<'upstream'>) {
+          for (const status of upstreams()) this.set({ upstream: status.name }, value(status));
+        },
+      });
+    };
+    upstreamGauge('mcp_tasks_upstream_up', 'Whether the connection to an upstream MCP server (serve --upstream) is ready: 1, else 0.', (status) =>
+      status.state === 'ready' ? 1 : 0,
+    );
+    upstreamGauge('mcp_tasks_upstream_restarts', 'Reconnections to an upstream MCP server since this process started.', (status) => status.restarts);
+    upstreamGauge('mcp_tasks_upstream_calls_in_flight', 'Calls forwarded to an upstream MCP server and not answered yet.', (status) => status.inFlight);
     const activeRuns = (): number => this.active;
     new Gauge({
       name: 'mcp_tasks_active_runs',
@@ -242,6 +263,11 @@ export class TasksMetrics {
    */
   readInputsFrom(store: Pick<TaskStore, 'listInputRequests' | 'listWaitingSince' | 'getUnscoped'>): void {
     this.inputs = store;
+  }
+
+  /** Serve the `mcp_tasks_upstream_*` gauges from `statuses` (the process's upstream connections, read at scrape time). */
+  watchUpstreams(statuses: () => readonly UpstreamStatus[]): void {
+    this.upstreams = statuses;
   }
 
   private async observeInputWait(taskId: string, accepted: readonly string[]): Promise<void> {

@@ -64,6 +64,18 @@ export const ApplicationErrorReason = Object.freeze({
 } as const);
 
 /**
+ * The `data.reason` of the `-32603` that fails a call forwarded to an upstream MCP server (`serve --upstream`, issue
+ * 28; `data.upstream` names it): `upstream_error` — the upstream answered the `tools/call` with a JSON-RPC error
+ * (`data.upstreamCode`); `upstream_down` — its connection closed while the call ran (the call may have done part of
+ * its work, so it is not sent again); `upstream_unavailable` — it could not be reached, so the call was never sent.
+ */
+export const UpstreamFailureReason = Object.freeze({
+  Error: 'upstream_error',
+  Down: 'upstream_down',
+  Unavailable: 'upstream_unavailable',
+} as const);
+
+/**
  * The stable `data.reason` of a {@link ErrorCode.KillSwitch} error: `kill_switch` (switched off, fallback `reject`,
  * or a tool that runs only as a task), `canary` (the caller is outside the tool's canary), `sync_timeout` (the
  * inline run of the `sync` fallback passed the server's `maxSyncMs`).

@@ -30,10 +30,12 @@ export function toolListEntry(tool: ToolDescriptor, caller: Caller): JsonObject 
   const entry: JsonObject = {
     name: tool.name,
     description: tool.description,
-    inputSchema: advertisedSchema(tool.inputSchema, 'input'),
+    inputSchema: tool.advertisedSchemas?.input ?? advertisedSchema(tool.inputSchema, 'input'),
   };
   if (tool.title) entry.title = tool.title;
-  if (tool.outputSchema) entry.outputSchema = advertisedSchema(tool.outputSchema, 'output');
+  // A tool whose schemas are JSON Schema already (an upstream's) shows them unchanged (see `advertisedSchemas`).
+  const output = tool.advertisedSchemas ? tool.advertisedSchemas.output : tool.outputSchema && advertisedSchema(tool.outputSchema, 'output');
+  if (output) entry.outputSchema = output;
   if (caller.generation === 'v1') entry.execution = { taskSupport: TASK_SUPPORT[tool.execution] };
   return entry;
 }

@@ -14,7 +14,9 @@ const SRC = resolve(import.meta.dirname, '../../src');
  * implementation; `execution` (executors, the worker, the sweeper) never sees the service or the server, so a
  * worker process carries no MCP server code. `testing` (the `mcp-tasks/testing` entry) sees core only; `verify`
  * (the contract and fault suite, with the fault proxy) drives servers from outside, so it sees protocol and client
- * only; `ops` (metrics, probes) sees core ports and the service's hook seam, and is wired in by the CLI; `dashboard` (the web UI's server side) reaches tasks only through the service; `index.ts` is the public API and may re-export any library layer but never the CLI.
+ * only; `upstream` (issue 28: upstream MCP servers as a tool source, their connections and the executor that
+ * forwards their calls) sits beside the executors: it sees core and execution, never the service or the server, so
+ * a worker process can own the connections; `ops` (metrics, probes) sees core ports and the service's hook seam, and is wired in by the CLI; `dashboard` (the web UI's server side) reaches tasks only through the service; `index.ts` is the public API and may re-export any library layer but never the CLI.
  */
 const ALLOWED: Record<string, readonly string[]> = {
   protocol: ['protocol'],
@@ -22,6 +24,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   store: ['protocol', 'core', 'store'],
   ledger: ['protocol', 'core', 'ledger'],
   execution: ['protocol', 'core', 'ledger', 'execution'],
+  upstream: ['protocol', 'core', 'execution', 'upstream'],
   service: ['protocol', 'core', 'ledger', 'service'],
   auth: ['protocol', 'core', 'auth'],
   tools: ['protocol', 'core', 'tools'],
@@ -31,7 +34,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   client: ['protocol', 'client'],
   testing: ['protocol', 'core', 'testing'],
   verify: ['protocol', 'client', 'verify'],
-  cli: ['protocol', 'core', 'store', 'ledger', 'execution', 'service', 'auth', 'tools', 'server', 'ops', 'dashboard', 'client', 'verify', 'cli'],
+  cli: ['protocol', 'core', 'store', 'ledger', 'execution', 'upstream', 'service', 'auth', 'tools', 'server', 'ops', 'dashboard', 'client', 'verify', 'cli'],
   // The package entries (index.ts re-exports tool.ts, the tool author's entry).
   '(root)': ['protocol', 'core', 'store', 'ledger', 'execution', 'service', 'auth', 'tools', 'server', 'client', 'testing', '(root)'],
 };

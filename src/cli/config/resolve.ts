@@ -84,6 +84,9 @@ export const SETTINGS: readonly SettingLeaf[] = Object.freeze([
   leaf('tools', 'list', { env: 'MCP_TASKS_TOOLS' }),
   { key: 'builtins', kind: 'boolean', env: 'MCP_TASKS_BUILTINS', flag: '--no-builtins', attribute: 'builtins' },
   leaf('fixtures', 'string'),
+  // No variable: a list variable splits on commas, which a command line may hold.
+  { key: 'upstreams', kind: 'list', flag: '--upstream', attribute: 'upstream' },
+  { key: 'upstreamTools', kind: 'object' },
   leaf('roots', 'list', { flag: '--root', attribute: 'root', path: true }),
   leaf('writableRoots', 'list', { flag: '--writable-root', attribute: 'writableRoot', path: true }),
   leaf('checkTargets', 'list', { flag: '--check-target', attribute: 'checkTarget' }),

@@ -134,6 +134,29 @@ export const ConfigSchema = z
       .describe('secret signing cursors and request states, ≥ 16 bytes (default: <dataDir>/secret); secret'),
     tools: z.array(z.string()).optional().describe('tool modules to load'),
     builtins: z.boolean().optional().describe('register the built-in tools (default true)'),
+    upstreams: z
+      .array(z.string().min(1))
+      .optional()
+      .describe(
+        'MCP servers whose tools are listed as ours, each call a task forwarded to them: <name>=stdio:<command …> or <name>=http(s)://…/mcp; tools are listed as <name>_<tool> (default none)',
+      ),
+    upstreamTools: z
+      .record(
+        z.string().min(1),
+        z
+          .object({
+            execution: z.enum(['sync', 'task-optional', 'task-required']).describe('task mode of the upstream tool (default task-optional)'),
+            idempotent: z
+              .boolean()
+              .describe(
+                'a call interrupted by a crash of the process that ran it is sent again (up to limits.maxAttempts runs in all); else the task fails interrupted (default false)',
+              ),
+          })
+          .partial()
+          .strict(),
+      )
+      .optional()
+      .describe('policy of upstream tools by listed name, <name>_* prefix or * (the exact name wins, then the longest prefix)'),
     fixtures: z.enum(['conformance', 'verify']).optional().describe('also register fixture tools'),
     roots: z.array(z.string()).optional().describe('directories tools may read (default: current directory and /var/log)'),
     writableRoots: z.array(z.string()).optional().describe('directories tools may delete in (default none)'),

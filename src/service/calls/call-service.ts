@@ -303,8 +303,8 @@ function interactive(interaction: CallInteraction | undefined, tool: string): Ca
  * clients check the structured content of every result against an advertised schema.
  */
 function asFallbackTool(tool: ToolDescriptor): ToolDescriptor {
-  const { outputSchema: _answeredAsText, ...rest } = tool;
-  return { ...rest, execution: 'task-optional' };
+  const { outputSchema: _answeredAsText, advertisedSchemas, ...rest } = tool;
+  return { ...rest, ...(advertisedSchemas ? { advertisedSchemas: { input: advertisedSchemas.input } } : {}), execution: 'task-optional' };
 }
 
 /** A caller whose plan became a task has a generation (`planCall` decides `task` only then). */

@@ -1,0 +1,90 @@
+import type { Executor, UpstreamStatus } from '../core/executor.js';
+import type { Logger } from '../core/logger.js';
+import type { AnyToolDefinition } from '../core/tool.js';
+import { UpstreamConnection } from './connection.js';
+import { GatewayExecutor } from './gateway-executor.js';
+import { checkUpstreamRules, resolveUpstreamPolicy, type UpstreamToolRules } from './policy.js';
+import { describeUpstream, listedToolName, type UpstreamSpec } from './spec.js';
+import { upstreamToolDefinition } from './tools.js';
+
+/** The upstreams of one process, connected: their tools as ours, their states, and the executor that runs them. */
+export interface UpstreamGateway {
+  /** Every upstream tool under its listed name, in the order of the specs and of each upstream's list. */
+  readonly tools: AnyToolDefinition[];
+  /** How each upstream stands now. */
+  statuses(): UpstreamStatus[];
+  /** `base` with the upstream tools routed to this process's connections (see `GatewayExecutor`). */
+  executor(base: Executor): Executor;
+  /** Close every connection (stdio children end). */
+  close(): Promise<void>;
+}
+
+/** What {@link startUpstreams} needs besides the specs. */
+export interface StartUpstreamsOptions {
+  rules: UpstreamToolRules;
+  logger: Logger;
+  clientVersion: string;
+  /** Longest wait for each upstream's first `initialize` and `tools/list` (ms). */
+  timeoutMs: number;
+}
+
+/**
+ * Connect to every upstream at once and list their tools under `<name>_<tool>` with the policy the rules give each.
+ * A tool whose listed name would not be a valid MCP tool name is left out with a warning.
+ * @throws Error naming the upstream that could not be started (every connection made is closed again), or a
+ *   rule of `upstreamTools` that names no upstream tool.
+ */
+export async function startUpstreams(specs: readonly UpstreamSpec[], options: StartUpstreamsOptions): Promise<UpstreamGateway> {
+  const connections = specs.map((spec) => new UpstreamConnection({ spec, logger: options.logger, clientVersion: options.clientVersion }));
+  const closeAll = (): Promise<unknown> => Promise.all(connections.map((connection) => connection.close()));
+  const started = await Promise.allSettled(connections.map((connection) => connection.start(options.timeoutMs)));
+  const failed = started.flatMap((outcome, index) =>
+    outcome.status === 'rejected' ? [`${describeUpstream(specs[index] as UpstreamSpec)}: ${(outcome.reason as Error).message}`] : [],
+  );
+  if (failed.length > 0) {
+    await closeAll();
+    throw new Error(`cannot start upstream ${failed.join('; ')}`);
+  }
+  const tools: AnyToolDefinition[] = [];
+  for (const connection of connections) {
+    for (const tool of connection.tools()) {
+      const name = listedToolName(connection.name, tool.name);
+      if (name === undefined) {
+        options.logger.warn({ upstream: connection.name, tool: tool.name }, 'upstream tool left out: its name is not a valid MCP tool name with the prefix');
+        continue;
+      }
+      tools.push(upstreamToolDefinition(connection, tool, name, resolveUpstreamPolicy(name, options.rules)));
+    }
+  }
+  try {
+    checkUpstreamRules(
+      options.rules,
+      tools.map((tool) => tool.name),
+    );
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+  const statuses = (): UpstreamStatus[] => connections.map((connection) => connection.status());
+  // Whatever way this process exits (a start-up error after this point, process.exit), its stdio children go too.
+  const killChildren = (): void => {
+    for (const connection of connections) {
+      const pid = connection.childPid();
+      try {
+        if (pid !== undefined) process.kill(pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+    }
+  };
+  process.once('exit', killChildren);
+  return {
+    tools,
+    statuses,
+    executor: (base) => new GatewayExecutor(base, tools, statuses),
+    close: async () => {
+      process.off('exit', killChildren);
+      await closeAll();
+    },
+  };
+}

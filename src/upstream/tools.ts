@@ -1,0 +1,39 @@
+import { z } from 'zod';
+
+import type { JsonObject } from '../core/task.js';
+import type { AnyToolDefinition } from '../core/tool.js';
+import type { UpstreamConnection, UpstreamTool } from './connection.js';
+import { toToolResult } from './outcome.js';
+import type { UpstreamToolPolicy } from './policy.js';
+
+/**
+ * The arguments of an upstream tool as we check them: any JSON object. The upstream validates them against its own
+ * schema (its answer, an `isError` result or an error, becomes the call's outcome); a zod copy of its JSON Schema
+ * could refuse what the upstream accepts.
+ */
+const UPSTREAM_ARGUMENTS = z.record(z.string(), z.unknown());
+
+/**
+ * One upstream tool as a tool of ours (issue 28): listed as `name` with the upstream's title, description and JSON
+ * Schemas unchanged (`advertisedSchemas`), run as `policy` says, and run by forwarding `tools/call` to the upstream —
+ * `ctx.signal` cancels it there, the upstream's progress becomes `ctx.progress` (statusMessage and progress
+ * notifications), and its result is the task's result (see `outcome.ts`).
+ */
+export function upstreamToolDefinition(connection: UpstreamConnection, tool: UpstreamTool, name: string, policy: UpstreamToolPolicy): AnyToolDefinition {
+  const title = tool.title ?? (typeof tool.annotations?.title === 'string' ? tool.annotations.title : undefined);
+  return {
+    name,
+    ...(title === undefined ? {} : { title }),
+    description: tool.description ?? `${tool.name} of the upstream server ${connection.name}`,
+    inputSchema: UPSTREAM_ARGUMENTS,
+    advertisedSchemas: { input: tool.inputSchema, ...(tool.outputSchema ? { output: tool.outputSchema } : {}) },
+    execution: policy.execution,
+    idempotent: policy.idempotent,
+    async run(args: Record<string, unknown>, ctx) {
+      const result = await connection.call(tool.name, args as JsonObject, ctx.signal, (progress) =>
+        ctx.progress(progress.progress, progress.total, progress.message),
+      );
+      return toToolResult(result as Parameters<typeof toToolResult>[0]);
+    },
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * Issue 28, `--upstream` at start: a bad spec or a policy rule that names no upstream tool is a usage error (exit 64)
+ * reported before anything is written; an upstream that cannot be started is one line naming it and its last words
+ * (exit 1). Both roles; the real server-everything over stdio for the rule check.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { makeTempDir } from '../helpers/temp-dir.js';
+import { everythingStdio } from '../helpers/upstream-servers.js';
+import { ensureBuilt, MAIN } from './support.js';
+
+const temp = makeTempDir();
+beforeAll(() => ensureBuilt());
+afterAll(() => temp.remove());
+
+function start(role: 'serve' | 'worker', name: string, extra: string[]) {
+  const dataDir = join(temp.dir, `${role}-${name}`);
+  const args = [MAIN, role, '--data-dir', dataDir, '--no-builtins', '--log-level', 'warn', ...(role === 'serve' ? ['--port', '0'] : []), ...extra];
+  const result = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 60_000 });
+  return { status: result.status, lines: result.stderr.trim().split('\n'), dataDir };
+}
+
+describe.each(['serve', 'worker'] as const)('%s --upstream at start', (role) => {
+  it('specs without a name, of an unknown kind or with an unterminated quote: every problem at once, exit 64, nothing written', () => {
+    const result = start(role, 'bad-spec', ['--upstream', 'stdio:node server.js', '--upstream', 'x=ftp://host/mcp', '--upstream', 'y=stdio:node "server.js']);
+    expect(result.status).toBe(64);
+    expect(result.lines[0]).toBe('mcp-tasks: invalid configuration (3 problems):');
+    expect(result.lines.slice(1).join('\n')).toMatch(/start with a name[\s\S]*give stdio:<command …> or an http\(s\):\/\/ URL[\s\S]*unterminated double quote/);
+    expect(existsSync(join(result.dataDir, 'tasks.db'))).toBe(false);
+  });
+
+  it('an upstream that exits at once: one line naming it and its last output, exit 1, nothing written', () => {
+    const script = join(temp.dir, 'dies.mjs');
+    writeFileSync(script, "console.error('cannot open config /etc/nowhere.json'); process.exit(3);\n");
+    const result = start(role, 'dies', ['--upstream', `dies=stdio:'${process.execPath}' '${script}'`]);
+    expect(result.status).toBe(1);
+    expect(result.lines).toHaveLength(1);
+    expect(result.lines[0]).toMatch(
+      /^mcp-tasks: cannot start upstream dies \(stdio: .*dies\.mjs\): .*; its last output: cannot open config \/etc\/nowhere\.json$/,
+    );
+    expect(existsSync(join(result.dataDir, 'tasks.db'))).toBe(false);
+  });
+
+  it('an upstreamTools rule that names no upstream tool: exit 64 naming it and the tools there are', () => {
+    const config = join(temp.dir, `${role}-rules.json`);
+    writeFileSync(config, JSON.stringify({ upstreams: [everythingStdio('everything')], upstreamTools: { everything_eccho: { idempotent: true } } }));
+    const result = start(role, 'rules', ['--config', config]);
+    expect(result.status).toBe(64);
+    expect(result.lines.at(-1)).toMatch(/^mcp-tasks: upstreamTools names no upstream tool: everything_eccho \(upstream tools: everything_echo, .*\)$/);
+  });
+});

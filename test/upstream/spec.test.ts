@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+
+import { describeUpstream, listedToolName, parseUpstreamSpec, splitCommand } from '../../src/upstream/spec.js';
+
+describe('--upstream <spec> (issue 28)', () => {
+  it('a stdio spec is a name and a command split into words without any shell expansion', () => {
+    expect(parseUpstreamSpec('everything=stdio:npx -y @modelcontextprotocol/server-everything stdio')).toEqual({
+      name: 'everything',
+      transport: 'stdio',
+      command: 'npx',
+      args: ['-y', '@modelcontextprotocol/server-everything', 'stdio'],
+    });
+    expect(parseUpstreamSpec(`fs=stdio:node '/opt/my server/index.js' "a b" $HOME *.txt`)).toMatchObject({
+      command: 'node',
+      args: ['/opt/my server/index.js', 'a b', '$HOME', '*.txt'],
+    });
+  });
+
+  it('an http(s) spec is a name and a URL', () => {
+    expect(parseUpstreamSpec('docs=https://mcp.example.com/mcp')).toEqual({ name: 'docs', transport: 'http', url: 'https://mcp.example.com/mcp' });
+    expect(parseUpstreamSpec('local=http://127.0.0.1:3001/mcp?x=1')).toMatchObject({ transport: 'http', url: 'http://127.0.0.1:3001/mcp?x=1' });
+  });
+
+  it.each([
+    ['stdio:npx server', /start with a name/],
+    ['Everything=stdio:npx server', /start with a name/],
+    ['my_server=stdio:npx server', /start with a name/],
+    [`${'a'.repeat(33)}=stdio:x`, /start with a name/],
+    ['x=stdio:', /stdio: needs a command/],
+    ['x=stdio:   ', /stdio: needs a command/],
+    ['x=ftp://host/mcp', /give stdio:<command …> or an http\(s\):\/\/ URL/],
+    ['x=stdio:node "unterminated', /unterminated double quote/],
+  ])('%s is refused: %s', (text, message) => {
+    expect(() => parseUpstreamSpec(text)).toThrow(message);
+  });
+
+  it('a URL with credentials is refused without echoing them', () => {
+    let message = '';
+    try {
+      parseUpstreamSpec('x=https://user:hunter2-secret@host/mcp');
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/a URL with a user or password is refused/);
+    expect(message).not.toContain('hunter2');
+  });
+
+  it('splits like a POSIX shell: quotes, escapes and empty quoted words', () => {
+    expect(splitCommand(`a 'b c' "d \\"e\\" \\\\" f\\ g '' h`)).toEqual(['a', 'b c', 'd "e" \\', 'f g', '', 'h']);
+    expect(splitCommand('  spaced\tout  ')).toEqual(['spaced', 'out']);
+    expect(() => splitCommand("it's")).toThrow(/unterminated single quote/);
+  });
+
+  it('SEP-986: a listed name is <upstream>_<tool> when it is a valid tool name, else the tool is left out', () => {
+    expect(listedToolName('everything', 'get-sum')).toBe('everything_get-sum');
+    expect(listedToolName('fs', 'read.file')).toBe('fs_read.file');
+    expect(listedToolName('fs', 'read file')).toBeUndefined();
+    expect(listedToolName('fs', 'x'.repeat(126))).toBeUndefined();
+    expect(listedToolName('fs', 'x'.repeat(125))).toHaveLength(128);
+  });
+
+  it('is described without secret-looking arguments or URL queries', () => {
+    const token = 'ghp_0123456789abcdefghijklmnopqrstuvwxyz';
+    expect(describeUpstream(parseUpstreamSpec(`gh=stdio:server --token ${token}`))).not.toContain(token);
+    expect(describeUpstream(parseUpstreamSpec('d=https://host.example/mcp?key=abc'))).toBe('d (https://host.example/mcp)');
+  });
+});
