@@ -44,6 +44,10 @@ export class InstanceIdTaken extends Error {
 
 /** Heartbeats a registration may miss before it lapses. */
 const MISSED_BEATS = 3;
+/** How much later than one beat a holder's heartbeat is looked at again: room for a beat that fires a little late (ms). */
+const BEAT_SLACK_MS = 250;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Whether process `pid` exists on this host (signal 0 probes without signalling). */
 function pidAlive(pid: number): boolean {
@@ -82,9 +86,18 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
     if (deadHere) {
       result = await store.registerProcess(entry, ttlMs, holder.token);
     } else {
-      // Elsewhere: alive only if it keeps beating. One heartbeat lifetime later a lapsed row is replaced by the store.
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, holder.expiresAt - holder.heartbeatAt) + options.heartbeatMs));
+      // Alive only if it keeps beating: looked at again one beat later, a holder whose heartbeat moved is alive and the
+      // id is refused then (it took a whole heartbeat lifetime, ~4 s at the defaults, every time). One that did not
+      // beat gets the rest of its lifetime, after which the store replaces a lapsed row.
+      const lifetimeMs = Math.max(0, holder.expiresAt - holder.heartbeatAt) + options.heartbeatMs;
+      const firstLookMs = Math.min(lifetimeMs, options.heartbeatMs + BEAT_SLACK_MS);
+      await sleep(firstLookMs);
       result = await store.registerProcess(entry, ttlMs);
+      const beatSince = !result.registered && (result.holder.token !== holder.token || result.holder.heartbeatAt > holder.heartbeatAt);
+      if (!result.registered && !beatSince && lifetimeMs > firstLookMs) {
+        await sleep(lifetimeMs - firstLookMs);
+        result = await store.registerProcess(entry, ttlMs);
+      }
     }
     if (!result.registered) throw new InstanceIdTaken(result.holder);
   }
