@@ -57,6 +57,10 @@ export type ServerSecretRecord = { mode: 'verifier'; salt: string; verifier: str
 
 /** The store's one server-secret record. */
 export interface ServerSecretStore {
-  /** Record `candidate` unless a record exists (the first instance wins, also in a race); returns the record that holds. */
-  claimServerSecret(candidate: ServerSecretRecord): Promise<ServerSecretRecord>;
+  /**
+   * Record `candidate` unless a record exists (the first instance wins, also in a race); returns the record that
+   * holds. A function is called only when no record exists yet (a verifier costs a slow hash: an instance that finds
+   * one needs only the hash with the stored salt).
+   */
+  claimServerSecret(candidate: ServerSecretRecord | (() => ServerSecretRecord)): Promise<ServerSecretRecord>;
 }

@@ -67,14 +67,18 @@ export async function agreeOnServerSecret(
   }
   const source: ServerSecretSource = fromEnv !== undefined && fromEnv.length > 0 ? 'env' : 'data-dir';
   const secret = loadServerSecret(options.dataDir, env);
-  const salt = randomBytes(16).toString('base64url');
-  const candidate = digest(secret, salt);
-  const record = await store.claimServerSecret({ mode: 'verifier', salt, verifier: candidate.toString('base64url'), createdAt: now });
-  // scrypt costs ~80 ms of CPU on every start: when our own record won the claim, its digest is the one just made.
+  // scrypt costs ~80–120 ms of CPU: made once per start — our candidate only when the store has no record yet (the
+  // first start), else only the digest with the stored salt.
+  let ours: { salt: string; digest: Buffer } | undefined;
+  const record = await store.claimServerSecret(() => {
+    const salt = randomBytes(16).toString('base64url');
+    ours = { salt, digest: digest(secret, salt) };
+    return { mode: 'verifier', salt, verifier: ours.digest.toString('base64url'), createdAt: now };
+  });
   const matches =
     record.mode === 'kept'
       ? safeEqual(Buffer.from(record.secret, 'base64url'), secret)
-      : safeEqual(Buffer.from(record.verifier, 'base64url'), record.salt === salt ? candidate : digest(secret, record.salt));
+      : safeEqual(Buffer.from(record.verifier, 'base64url'), ours?.salt === record.salt ? ours.digest : digest(secret, record.salt));
   if (!matches) {
     throw new SecretMismatchError(
       source === 'env'

@@ -1,4 +1,4 @@
-import type { ServerSecretStore, SessionRecord, SessionStore } from '../core/session-store.js';
+import type { ServerSecretRecord, ServerSecretStore, SessionRecord, SessionStore } from '../core/session-store.js';
 import type { JsonObject } from '../core/task.js';
 
 /** One statement on the backend: rows for a SELECT/RETURNING, `[]` otherwise. Errors as the backend's `StoreError`. */
@@ -95,15 +95,26 @@ export function serverSecretTable(query: SessionQuery, table: string, placeholde
   const insert = `INSERT INTO ${table} (id, mode, salt, verifier, secret, created_at) VALUES (1, ${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}) ON CONFLICT (id) DO NOTHING`;
   const select = `SELECT mode, salt, verifier, secret, created_at FROM ${table} WHERE id = 1`;
   return {
-    async claimServerSecret(candidate) {
+    async claimServerSecret(offered) {
+      type Row = { mode: string; salt: string | null; verifier: string | null; secret: string | null; created_at: number };
+      const read = async (): Promise<ServerSecretRecord | undefined> => {
+        const row = (await query('read the server secret', select, []))[0] as Row | undefined;
+        if (!row) return undefined;
+        return row.mode === 'kept'
+          ? { mode: 'kept', secret: String(row.secret), createdAt: Number(row.created_at) }
+          : { mode: 'verifier', salt: String(row.salt), verifier: String(row.verifier), createdAt: Number(row.created_at) };
+      };
+      // Every start after the first finds the record: the candidate (a slow hash) is then never made.
+      if (typeof offered === 'function') {
+        const existing = await read();
+        if (existing) return existing;
+      }
+      const candidate = typeof offered === 'function' ? offered() : offered;
       const [salt, verifier, secret] = candidate.mode === 'verifier' ? [candidate.salt, candidate.verifier, null] : [null, null, candidate.secret];
       await query('record the server secret', insert, [candidate.mode, salt, verifier, secret, candidate.createdAt]);
-      const row = (await query('read the server secret', select, []))[0] as
-        { mode: string; salt: string | null; verifier: string | null; secret: string | null; created_at: number } | undefined;
-      if (!row) throw new Error('server_secret row missing after insert');
-      return row.mode === 'kept'
-        ? { mode: 'kept', secret: String(row.secret), createdAt: Number(row.created_at) }
-        : { mode: 'verifier', salt: String(row.salt), verifier: String(row.verifier), createdAt: Number(row.created_at) };
+      const record = await read();
+      if (!record) throw new Error('server_secret row missing after insert');
+      return record;
     },
   };
 }

@@ -55,6 +55,27 @@ export function describeSessionsContract(ctx: StoreContractContext): void {
       lastSeenAt,
     });
 
+    it('the server secret: the first record claimed holds for every later claim; a candidate function is called only while no record exists', async () => {
+      let made = 0;
+      const first = { mode: 'verifier' as const, salt: 'c2FsdA', verifier: 'dmVyaWZpZXI', createdAt: T0 };
+      expect(
+        await store.serverSecret.claimServerSecret(() => {
+          made += 1;
+          return first;
+        }),
+      ).toEqual(first);
+      expect(made).toBe(1);
+      // Every later start finds the record: its candidate (a slow hash) is never made.
+      expect(
+        await store.serverSecret.claimServerSecret(() => {
+          made += 1;
+          return { ...first, salt: 'b3RoZXI' };
+        }),
+      ).toEqual(first);
+      expect(made).toBe(1);
+      expect(await store.serverSecret.claimServerSecret({ mode: 'kept', secret: 'c2VjcmV0', createdAt: T0 + 1 })).toEqual(first);
+    });
+
     it('keeps a session record verbatim and answers undefined for an unknown id', async () => {
       await store.sessions.putSession(session('s-1'));
       expect(await store.sessions.getSession('s-1')).toEqual(session('s-1'));
