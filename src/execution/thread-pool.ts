@@ -64,6 +64,11 @@ type ThreadStanding = 'warm' | 'failed';
 /** The share of the start delay the warm threads must be held by tools before a new thread starts (see `threadsIdle`). */
 const BUSY_SHARE = 0.8;
 
+/** Whether the tool of a run handed to piscina still runs: its thread moves the run's state word to `ended` first. */
+function toolRunning(run: { state: Int32Array }): boolean {
+  return Atomics.load(run.state, 0) !== RunState.ended;
+}
+
 /** How long an idle thread above `minThreads` is kept (ms). */
 const IDLE_TIMEOUT_MS = 60_000;
 /** How often {@link WarmThreadPool.close} looks whether threads still load (ms). */
@@ -285,7 +290,7 @@ export class WarmThreadPool {
     for (const run of this.freed) held += Math.min(saturated ? run.idleMs : run.heldMs, window);
     // A run whose tool is done holds no thread, however late this event loop takes its outcome: a busy loop made runs
     // look held for a whole delay, and a worker on 2 cores under load grew to its 20 threads that way (issue 25).
-    for (const run of this.handedAt) if (run.at <= now - window && Atomics.load(run.state, 0) !== RunState.ended) held += window;
+    for (const run of this.handedAt) if (run.at <= now - window && toolRunning(run)) held += window;
     return held < BUSY_SHARE * warm * window;
   }
 
@@ -320,7 +325,7 @@ export class WarmThreadPool {
     let busyFrom = now;
     if (this.threadsIdle(now, this.counts().warm)) {
       const ageing = [...this.handedAt]
-        .filter((run) => Atomics.load(run.state, 0) !== RunState.ended)
+        .filter(toolRunning)
         .map((run) => run.at + this.startDelayMs)
         .filter((at) => at > now);
       if (ageing.length === 0) return;

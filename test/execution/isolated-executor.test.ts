@@ -48,6 +48,12 @@ function testHost(): ExecutionHost & { startedAt: number | undefined } {
   return host;
 }
 
+/** The executor's threads now: warm, still loading and failed. */
+function threadCount(executor: IsolatedExecutor): number {
+  const { warm, loading, failed } = executor.readiness().threads as { warm: number; loading: number; failed: number };
+  return warm + loading + failed;
+}
+
 function request(toolName: string, args: Record<string, unknown> = {}): ExecutionRequest {
   return {
     taskId: null,
@@ -142,8 +148,7 @@ describe('IsolatedExecutor (issue 22)', () => {
       Array.from({ length: 40 }, () => executor.execute(request('quick', { log, ms: 1 }), testHost(), new AbortController().signal)),
     );
     expect(outcomes.every((outcome) => outcome.kind === 'returned')).toBe(true);
-    const { warm, loading, failed } = executor.readiness().threads as { warm: number; loading: number; failed: number };
-    const threads = warm + loading + failed;
+    const threads = threadCount(executor);
     if (bound === Infinity) expect(threads).toBeGreaterThan(10);
     else expect(threads).toBeLessThanOrEqual(bound);
   });
@@ -180,8 +185,7 @@ describe('IsolatedExecutor (issue 22)', () => {
         }),
       );
       expect(runs).toBeGreaterThan(clients);
-      const { warm, loading, failed } = executor.readiness().threads as { warm: number; loading: number; failed: number };
-      const threads = warm + loading + failed;
+      const threads = threadCount(executor);
       if (bound === Infinity) expect(threads).toBeGreaterThan(grows);
       else expect(threads).toBeLessThanOrEqual(bound);
     },
@@ -229,8 +233,7 @@ describe('IsolatedExecutor (issue 22)', () => {
       } finally {
         clearInterval(busy);
       }
-      const { warm, loading, failed } = executor.readiness().threads as { warm: number; loading: number; failed: number };
-      const threads = warm + loading + failed;
+      const threads = threadCount(executor);
       if (bound === Infinity) expect(threads).toBeGreaterThan(2);
       else expect(threads).toBeLessThanOrEqual(bound);
     },
@@ -253,8 +256,7 @@ describe('IsolatedExecutor (issue 22)', () => {
     const runs = Array.from({ length: 4 }, () => executor.execute(request('quick', { log, ms: 1_500 }), testHost(), new AbortController().signal));
     let threadsSeen = 0;
     const watch = setInterval(() => {
-      const { warm, loading, failed } = executor.readiness().threads as { warm: number; loading: number; failed: number };
-      threadsSeen = Math.max(threadsSeen, warm + loading + failed);
+      threadsSeen = Math.max(threadsSeen, threadCount(executor));
     }, 5);
     try {
       expect((await Promise.all(runs)).every((outcome) => outcome.kind === 'returned')).toBe(true);
