@@ -18,6 +18,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
 import { startServer } from './lib/child.mjs';
 import { OUR_CLI } from './lib/context.mjs';
+import { latencySummary } from './lib/load.mjs';
 import { ModernClient, TERMINAL } from './lib/mcp.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -35,7 +36,6 @@ if (!existsSync(EVERYTHING)) {
 }
 
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
-const percentile = (sorted, p) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]);
 
 /** CLIENTS loops of `one()` for SECONDS s; every call started in the window counts, until the last one ends. */
 async function closedLoop(one) {
@@ -56,16 +56,10 @@ async function closedLoop(one) {
       }
     }),
   );
-  const sorted = samples.sort((a, b) => a - b);
   const elapsedS = (performance.now() - startedAt) / 1000;
-  return {
-    calls: sorted.length,
-    callsPerSecond: sorted.length / elapsedS,
-    p50Ms: percentile(sorted, 50),
-    p99Ms: percentile(sorted, 99),
-    maxMs: sorted.at(-1) ?? NaN,
-    errors,
-  };
+  const { p50Ms, p99Ms, maxMs } = latencySummary(samples);
+  // No sample (every call failed): NaN, which the report prints as n/a.
+  return { calls: samples.length, callsPerSecond: samples.length / elapsedS, p50Ms: p50Ms ?? NaN, p99Ms: p99Ms ?? NaN, maxMs: maxMs ?? NaN, errors };
 }
 
 /** The baseline: the official client straight to the upstream over stdio, one connection as the gateway has. */
