@@ -37,7 +37,8 @@ export interface TaskLeases {
   /**
    * Give up the leases `leaseOwner` holds on `working` tasks among `taskIds`: the lease lapses at once on the store's
    * clock (the owner stays, so the next claim is a recovery decision, like after a crash) and a `released` event is
-   * appended for each, which wakes other workers' recovery. Returns the ids released.
+   * appended for each, which wakes other workers' recovery. Returns the ids released; ids and events are in the order
+   * of `taskIds`.
    * Port addition (issue 11): the drain of a worker.
    */
   releaseLeases(leaseOwner: string, taskIds: readonly string[]): Promise<string[]>;
@@ -48,7 +49,7 @@ export interface TaskLeases {
    * (`attempt -= 1`, never below 0) and lease and owner are cleared, so the task is runnable again like one never
    * claimed — the next claim starts it with no recovery decision, whether or not its tool is safe to re-run, since
    * nothing ran. One `released` event each (payload `{leaseOwner, unstarted: true}`), which wakes other workers.
-   * Returns the ids given back. Port addition (issue 22): a drain never turns a run that did not start into an
+   * Returns the ids given back; ids and events are in the order of `taskIds`. Port addition (issue 22): a drain never turns a run that did not start into an
    * `interrupted` failure elsewhere.
    */
   releaseUnstarted(leaseOwner: string, taskIds: readonly string[]): Promise<string[]>;

@@ -99,10 +99,13 @@ export class PostgresLeases implements TaskLeases {
         taskIds,
         this.ctx.clockNow(),
       ]);
-      for (const row of released) tx.append(row.task_id, 'released', 'working', row.store_now, unstarted ? { leaseOwner, unstarted } : { leaseOwner });
-      return released;
+      // RETURNING has no order: the events follow the caller's order, as on SQLite, so readers of the feed see one order.
+      const ordered = inRequestOrder(taskIds, released);
+      const at = released[0]?.store_now ?? 0;
+      for (const taskId of ordered) tx.append(taskId, 'released', 'working', at, unstarted ? { leaseOwner, unstarted } : { leaseOwner });
+      return ordered;
     });
-    return inRequestOrder(taskIds, rows);
+    return rows;
   }
 
   /** See {@link TaskLeases.releaseLeasesOf}: lapsed on the database clock, one `released` event each. */

@@ -75,10 +75,12 @@ export class SqliteLeases implements TaskLeases {
       const now = this.ctx.clock.now();
       const params = { leaseOwner, taskIds: JSON.stringify(taskIds) };
       const rows = (unstarted ? this.ctx.stmt.releaseUnstarted.all(params) : this.ctx.stmt.releaseLeases.all({ ...params, now })) as Array<{ task_id: string }>;
-      for (const row of rows) this.ctx.append(events, row.task_id, 'released', 'working', now, unstarted ? { leaseOwner, unstarted } : { leaseOwner });
-      return rows;
+      // RETURNING has no promised order: the events follow the caller's order, on both backends.
+      const ordered = inRequestOrder(taskIds, rows);
+      for (const taskId of ordered) this.ctx.append(events, taskId, 'released', 'working', now, unstarted ? { leaseOwner, unstarted } : { leaseOwner });
+      return ordered;
     });
-    return inRequestOrder(taskIds, released);
+    return released;
   }
 
   /** See {@link TaskLeases.releaseLeasesOf}: lapsed at the store clock's now, one `released` event each. */

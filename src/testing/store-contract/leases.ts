@@ -158,15 +158,16 @@ export function describeLeasesContract(ctx: StoreContractContext): void {
       await store.transition(waiting.taskId, { to: 'input_required', releaseLease: true, now: T0 });
       clock.set(T0 + 500);
       const before = await store.lastEventSeq();
-      expect(await store.releaseUnstarted('i-a', [mine.taskId, again.taskId, theirs.taskId, waiting.taskId, newTaskId()])).toEqual([mine.taskId, again.taskId]);
+      // Asked in the reverse of creation order: ids and events follow the caller's order, never the table's.
+      expect(await store.releaseUnstarted('i-a', [again.taskId, theirs.taskId, mine.taskId, waiting.taskId, newTaskId()])).toEqual([again.taskId, mine.taskId]);
       expect(await store.releaseUnstarted('i-a', [])).toEqual([]);
       // Only the run that did not start is uncounted: a task with an earlier run keeps that one.
       expect(await store.getUnscoped(mine.taskId)).toMatchObject({ status: 'working', leaseOwner: null, leaseExpiresAt: null, attempt: 0 });
       expect(await store.getUnscoped(again.taskId)).toMatchObject({ leaseOwner: null, leaseExpiresAt: null, attempt: 1 });
       expect(await store.getUnscoped(theirs.taskId)).toMatchObject({ leaseOwner: 'i-b', leaseExpiresAt: T0 + 30_000, attempt: 1 });
       expect((await eventsSince(before)).map((e) => [e.taskId, e.kind, e.status, e.at, e.payload])).toEqual([
-        [mine.taskId, 'released', 'working', T0 + 500, { leaseOwner: 'i-a', unstarted: true }],
         [again.taskId, 'released', 'working', T0 + 500, { leaseOwner: 'i-a', unstarted: true }],
+        [mine.taskId, 'released', 'working', T0 + 500, { leaseOwner: 'i-a', unstarted: true }],
       ]);
       // Runnable like a task never claimed: a claim starts it as a new run (counted again), no recovery decision.
       const claimed = await store.claimRunnable('i-c', 30_000, 10);
