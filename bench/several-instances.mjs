@@ -124,7 +124,7 @@ async function statements(database, reset) {
       return [];
     }
     const { rows } = await client.query(
-      `SELECT calls::int, total_exec_time AS ms, regexp_replace(query, '\\s+', ' ', 'g') AS query FROM pg_stat_statements
+      `SELECT calls::int, rows::int, total_exec_time AS ms, regexp_replace(query, '\\s+', ' ', 'g') AS query FROM pg_stat_statements
         WHERE dbid = (${dbid}) ORDER BY calls DESC`,
       [database],
     );
@@ -345,7 +345,7 @@ async function measured(d, latencies, pickups, load) {
     statements: ran && {
       perRoundTrip: ran.reduce((sum, r) => sum + r.calls, 0) / n,
       execMsPerRoundTrip: ran.reduce((sum, r) => sum + r.ms, 0) / n,
-      top: ran.slice(0, 14).map((r) => ({ calls: r.calls / n, meanMs: r.ms / r.calls, query: r.query.slice(0, 90) })),
+      top: ran.slice(0, 14).map((r) => ({ calls: r.calls / n, rowsPerCall: r.rows / r.calls, meanMs: r.ms / r.calls, query: r.query.slice(0, 90) })),
     },
     p50: pct(sorted, 50),
     p99: pct(sorted, 99),
@@ -514,8 +514,8 @@ for (const [label, r] of Object.entries(results)) {
     continue;
   }
   console.log(`\n${label}: statements per round trip (pg_stat_statements; ${f(r.statements.execMsPerRoundTrip, 2)} ms of execution per round trip)`);
-  console.log('| per rt | mean ms | statement |\n|---:|---:|---|');
-  for (const t of r.statements.top) console.log(`| ${f(t.calls, 2)} | ${f(t.meanMs, 2)} | \`${t.query.replaceAll('|', '\\|')}\` |`);
+  console.log('| per rt | rows per call | mean ms | statement |\n|---:|---:|---:|---|');
+  for (const t of r.statements.top) console.log(`| ${f(t.calls, 2)} | ${f(t.rowsPerCall, 2)} | ${f(t.meanMs, 2)} | \`${t.query.replaceAll('|', '\\|')}\` |`);
 }
 if (one && two)
   console.log(
