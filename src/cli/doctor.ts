@@ -1,8 +1,9 @@
-import { existsSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 import { settingsDifference } from '../core/process-record.js';
-import type { StoreDiagnosis } from '../store/diagnosis.js';
+import { secretMatchesVerifier } from '../server/signing-key.js';
+import type { DiagnosedSecret, StoreDiagnosis } from '../store/diagnosis.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { describeStore, resolveStoreSpec, type StoreSpec } from './store-spec.js';
 
@@ -34,8 +35,56 @@ async function diagnose(spec: StoreSpec): Promise<StoreDiagnosis> {
   return (await import('../store/postgres/diagnosis.js')).diagnosePostgresStore(spec.url);
 }
 
-/** The findings of one diagnosis (see the module comment); pure, for tests of each rule. */
-export function findingsOf(d: StoreDiagnosis, maxSkewMs: number): Finding[] {
+/** This host's server secret as a `serve` or `worker` started here would bring it, judged against the store's record. */
+export interface LocalSecret {
+  /** Where it comes from, for the message: `MCP_TASKS_SECRET` or the data directory's file. */
+  shown: string;
+  /** Whether it is the one the store's digest was made of. */
+  matches: boolean;
+}
+
+/**
+ * This host's secret (`MCP_TASKS_SECRET`, else an existing `<dataDir>/secret` on SQLite: never created here) judged
+ * against a verifier record; `undefined` when there is nothing to judge (no record, a kept secret, no local secret).
+ */
+export function localSecretOf(record: DiagnosedSecret | null, spec: StoreSpec, dataDir: string, env: NodeJS.ProcessEnv = process.env): LocalSecret | undefined {
+  if (record?.mode !== 'verifier') return undefined;
+  const fromEnv = env.MCP_TASKS_SECRET;
+  if (fromEnv !== undefined && fromEnv.length > 0) return { shown: 'MCP_TASKS_SECRET', matches: secretMatchesVerifier(Buffer.from(fromEnv, 'utf8'), record) };
+  const file = join(dataDir, 'secret');
+  if (spec.kind !== 'sqlite' || !existsSync(file)) return undefined;
+  return { shown: file, matches: secretMatchesVerifier(Buffer.from(readFileSync(file, 'utf8').trim(), 'base64url'), record) };
+}
+
+/** The `secret` finding: how the store's instances agree on the server secret, and whether this host's fits. */
+function secretFinding(record: DiagnosedSecret | null, local: LocalSecret | undefined): Finding {
+  if (record === null) return { ok: true, check: 'secret', message: 'no server secret recorded yet: the first serve or worker start records it' };
+  if (record.mode === 'kept') {
+    return {
+      ok: true,
+      check: 'secret',
+      message: 'kept in the store (PostgreSQL without MCP_TASKS_SECRET): every instance signs with it; one given MCP_TASKS_SECRET must give that value',
+    };
+  }
+  if (local === undefined) {
+    return {
+      ok: true,
+      check: 'secret',
+      message:
+        'instances bring their own secret (MCP_TASKS_SECRET or <data dir>/secret); the store keeps a salted digest and refuses one that differs (set MCP_TASKS_SECRET here to check it)',
+    };
+  }
+  return local.matches
+    ? { ok: true, check: 'secret', message: `this host's secret (${local.shown}) is the one the store's instances use` }
+    : {
+        ok: false,
+        check: 'secret',
+        message: `this host's secret (${local.shown}) differs from the one the store's instances use: a serve or worker started here is refused; give every instance the same MCP_TASKS_SECRET`,
+      };
+}
+
+/** The findings of one diagnosis (see the module comment); pure but for the secret's digest, for tests of each rule. */
+export function findingsOf(d: StoreDiagnosis, maxSkewMs: number, local?: LocalSecret): Finding[] {
   const findings: Finding[] = [];
   findings.push({
     ok: d.schemaVersion <= d.knownVersion,
@@ -89,12 +138,7 @@ export function findingsOf(d: StoreDiagnosis, maxSkewMs: number): Finding[] {
         ? `live processes share one settings digest${digests.size === 1 ? ` (${[...digests.keys()][0]})` : ''}`
         : `settings differ in ${differingFields([...digests.keys()]).join(', ')}: ${[...digests].map(([digest, ids]) => `${ids.join(', ')} (${digest})`).join(' vs ')} — roots, writable roots, tools, check targets, run limits and the at-rest key must match`,
   });
-  // The slot for the shared-secret check (stage R3 keeps the secret in the store): nothing to compare yet.
-  findings.push({
-    ok: true,
-    check: 'secret',
-    message: 'not checked: this store keeps no shared secret (each process reads MCP_TASKS_SECRET or its data directory)',
-  });
+  findings.push(secretFinding(d.serverSecret, local));
   return findings;
 }
 
@@ -142,7 +186,8 @@ export async function doctor(options: DoctorOptions, threads?: ResolvedConfig): 
   } else {
     try {
       const diagnosis = await diagnose(spec);
-      findings = [{ ok: true, check: 'store', message: `${shown} is reachable` }, ...findingsOf(diagnosis, options.maxSkewMs)];
+      const local = localSecretOf(diagnosis.serverSecret, spec, options.dataDir);
+      findings = [{ ok: true, check: 'store', message: `${shown} is reachable` }, ...findingsOf(diagnosis, options.maxSkewMs, local)];
     } catch (error) {
       findings = [
         { ok: false, check: 'store', message: `${shown} cannot be read: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}` },

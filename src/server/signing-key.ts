@@ -89,6 +89,14 @@ export async function agreeOnServerSecret(
   return record.mode === 'kept' ? { secret: Buffer.from(record.secret, 'base64url'), source } : { secret, source };
 }
 
+/**
+ * Whether `secret` is the one a `verifier` record was made of (its salted scrypt digest), as a start would judge it;
+ * for `doctor`, which checks this host's secret without starting anything. Costs one scrypt (~100 ms of CPU).
+ */
+export function secretMatchesVerifier(secret: Buffer, record: { salt: string; verifier: string }): boolean {
+  return safeEqual(Buffer.from(record.verifier, 'base64url'), digest(secret, record.salt));
+}
+
 function safeEqual(a: Buffer, b: Buffer): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }

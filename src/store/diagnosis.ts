@@ -18,4 +18,24 @@ export interface StoreDiagnosis {
   orphanedEvents: number;
   /** The process registry, `live` judged at `storeNow`. */
   processes: ProcessRecord[];
+  /**
+   * How the store's instances agree on the server secret (`server_secret`), `null` before the first start records
+   * it. A kept secret is never read: only its mode. A verifier is a salted scrypt digest, not the secret.
+   */
+  serverSecret: DiagnosedSecret | null;
 }
+
+/** The `server_secret` record as `doctor` sees it (see `ServerSecretRecord`, minus a kept secret's value). */
+export type DiagnosedSecret = { mode: 'kept'; createdAt: number } | { mode: 'verifier'; salt: string; verifier: string; createdAt: number };
+
+/** The {@link DiagnosedSecret} of a `server_secret` row read without its `secret` column. */
+export function toDiagnosedSecret(
+  row: { mode: string; salt: string | null; verifier: string | null; created_at: number | string } | undefined,
+): DiagnosedSecret | null {
+  if (!row) return null;
+  const createdAt = Number(row.created_at);
+  return row.mode === 'kept' ? { mode: 'kept', createdAt } : { mode: 'verifier', salt: String(row.salt), verifier: String(row.verifier), createdAt };
+}
+
+/** The columns of `server_secret` `doctor` reads: never `secret`. */
+export const DIAGNOSED_SECRET_COLUMNS = 'mode, salt, verifier, created_at';

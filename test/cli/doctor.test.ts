@@ -17,6 +17,7 @@ import type { TaskStore } from '../../src/core/store.js';
 import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { migrate, MIGRATIONS } from '../../src/store/sqlite/migrations.js';
+import { agreeOnServerSecret } from '../../src/server/signing-key.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { ensureBuilt, MAIN } from './support.js';
@@ -25,8 +26,11 @@ const temp = makeTempDir();
 beforeAll(() => ensureBuilt());
 afterAll(() => temp.remove());
 
-function doctor(store: string, extra: string[] = []) {
-  const result = spawnSync(process.execPath, [MAIN, 'doctor', '--store', store, ...extra], { encoding: 'utf8', timeout: 30_000 });
+function doctor(store: string, extra: string[] = [], secret?: string) {
+  const env = { ...process.env };
+  delete env.MCP_TASKS_SECRET;
+  if (secret !== undefined) env.MCP_TASKS_SECRET = secret;
+  const result = spawnSync(process.execPath, [MAIN, 'doctor', '--store', store, ...extra], { encoding: 'utf8', timeout: 30_000, env });
   const lines = result.stdout.trim().split('\n');
   const line = (check: string) => lines.find((l) => new RegExp(`^(ok  |FAIL)  ${check}\\s`).test(l)) ?? '';
   return { status: result.status, lines, line, stderr: result.stderr };
@@ -136,6 +140,53 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(run.line('schema')).toMatch(/^ok/);
     });
 
+    it("the secret line: none recorded yet; this host's secret judged against the store's digest (FAIL when it differs); doctor writes no secret file", async () => {
+      const { store, arg } = await fresh();
+      const dataDir = join(temp.dir, `secret-dir-${n}`);
+      const dir = ['--data-dir', dataDir];
+      expect(doctor(arg, dir).line('secret')).toMatch(/^ok {4}secret\s+no server secret recorded yet: the first serve or worker start records it$/);
+      // Recorded as a start with MCP_TASKS_SECRET records it: a salted digest.
+      await agreeOnServerSecret(store.serverSecret, { dataDir, keptInStore: false, env: { MCP_TASKS_SECRET: 'the shared one' } });
+      await store.close();
+      const same = doctor(arg, dir, 'the shared one');
+      expect(same.status, same.lines.join('\n')).toBe(0);
+      expect(same.line('secret')).toMatch(/^ok {4}secret\s+this host's secret \(MCP_TASKS_SECRET\) is the one the store's instances use$/);
+      const other = doctor(arg, dir, 'another one');
+      expect(other.status).toBe(1);
+      expect(other.line('secret')).toMatch(
+        /^FAIL {2}secret\s+this host's secret \(MCP_TASKS_SECRET\) differs from the one the store's instances use: a serve or worker started here is refused/,
+      );
+      expect(other.lines.join('\n')).not.toContain('another one');
+      expect(doctor(arg, dir).line('secret')).toMatch(/^ok {4}secret\s+instances bring their own secret .*set MCP_TASKS_SECRET here to check it\)$/);
+      expect(existsSync(join(dataDir, 'secret'))).toBe(false);
+    });
+
+    it(
+      backend === 'sqlite'
+        ? "the secret line on SQLite without MCP_TASKS_SECRET: the data directory's secret file is judged"
+        : 'the secret line on PostgreSQL without MCP_TASKS_SECRET: the store keeps it',
+      async () => {
+        const { store, arg } = await fresh();
+        const dataDir = join(temp.dir, `secret-kept-${n}`);
+        await agreeOnServerSecret(store.serverSecret, { dataDir, keptInStore: backend === 'postgres', env: {} });
+        await store.close();
+        const run = doctor(arg, ['--data-dir', dataDir]);
+        expect(run.status, run.lines.join('\n')).toBe(0);
+        if (backend === 'postgres')
+          expect(run.line('secret')).toMatch(/^ok {4}secret\s+kept in the store \(PostgreSQL without MCP_TASKS_SECRET\): every instance signs with it/);
+        else expect(run.line('secret')).toMatch(/^ok {4}secret\s+this host's secret \(\S+secret\) is the one the store's instances use$/);
+        // Another data directory's secret (a second host that does not share it) is refused by the store: FAIL.
+        if (backend === 'sqlite') {
+          const elsewhere = join(temp.dir, `secret-other-${n}`);
+          await agreeOnServerSecret(
+            { claimServerSecret: async (c) => (typeof c === 'function' ? c() : c) },
+            { dataDir: elsewhere, keptInStore: false, env: {} },
+          );
+          expect(doctor(arg, ['--data-dir', elsewhere]).line('secret')).toMatch(/^FAIL {2}secret\s+this host's secret \(\S+secret\) differs/);
+        }
+      },
+    );
+
     it('a schema newer than the code: FAIL schema, exit 1, nothing migrated', async () => {
       const { store, arg, sql } = await fresh();
       await store.close();
@@ -195,7 +246,7 @@ describe('doctor findings that real stores here cannot show', () => {
   });
 
   it('clock skew beyond --max-skew-ms fails; within it passes (the rule, on a diagnosis with a skewed database clock)', () => {
-    const base = { schemaVersion: 1, knownVersion: 1, hostNow: 1_000_000, waitingForWorker: 0, orphanedEvents: 0, processes: [] };
+    const base = { schemaVersion: 1, knownVersion: 1, hostNow: 1_000_000, waitingForWorker: 0, orphanedEvents: 0, processes: [], serverSecret: null };
     const skewed = findingsOf({ ...base, storeNow: 1_000_000 + 2_500 }, 1_000).find((f) => f.check === 'clock');
     expect(skewed).toMatchObject({ ok: false, message: expect.stringContaining('store clock +2500 ms from this host') });
     const fine = findingsOf({ ...base, storeNow: 1_000_000 - 300 }, 1_000).find((f) => f.check === 'clock');

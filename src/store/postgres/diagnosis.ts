@@ -1,6 +1,6 @@
 import pg from 'pg';
 
-import type { StoreDiagnosis } from '../diagnosis.js';
+import { DIAGNOSED_SECRET_COLUMNS, type StoreDiagnosis, toDiagnosedSecret } from '../diagnosis.js';
 import { type ProcessRow, toProcess } from '../process-row.js';
 import { BIGINT_AS_NUMBER } from './connection.js';
 import { POSTGRES_MIGRATIONS, SCHEMA } from './migrations.js';
@@ -38,6 +38,9 @@ export async function diagnosePostgresStore(url: string, connectTimeoutMs = 5_00
       processes: (await has('processes'))
         ? (await client.query<ProcessRow>(`SELECT * FROM ${SCHEMA}.processes ORDER BY instance_id`)).rows.map((row) => toProcess(row, storeNow))
         : [],
+      serverSecret: (await has('server_secret'))
+        ? toDiagnosedSecret((await client.query(`SELECT ${DIAGNOSED_SECRET_COLUMNS} FROM ${SCHEMA}.server_secret WHERE id = 1`)).rows[0])
+        : null,
     };
     await client.query('COMMIT');
     return diagnosis;
