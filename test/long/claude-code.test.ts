@@ -9,7 +9,9 @@
  *   that finishes within the inline grace is answered in the same turn without a task (§5);
  * - `-p` (no extension): the compact result inline (§2); a silent 8 s inline call gets keep-alive
  *   `notifications/progress` on its streamed answer and completes (§3); a task-required tool is usable through
- *   `--task-fallback-tools` (§4).
+ *   `--task-fallback-tools` (§4);
+ * - issue 28: a tool of a server that knows nothing of tasks (`@modelcontextprotocol/server-everything` from npm over
+ *   stdio, behind `serve --upstream`) becomes a durable task Claude Code follows to the upstream's result.
  * Runs in `npm run test:long` only. It fails — never skips — when Claude Code cannot be installed or run, or when this
  * process cannot create a network namespace (run as root).
  */
@@ -20,6 +22,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { beforeAll, describe, expect, it } from 'vitest';
+
+import { everythingStdio } from '../helpers/upstream-servers.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const VERSION = '2.1.328';
@@ -110,6 +114,32 @@ describe('Claude Code 2.1.328 against mcp-tasks (issue 27 proof, loopback only)'
     expect(delivered, result.output).toBeDefined();
     expect(delivered).toContain('"detail":"summary"');
     expect(delivered!.length).toBeLessThan(30_000);
+  }, 300_000);
+
+  it('issue 28: interactive CLI, a tool of server-everything behind serve --upstream is a durable task; the upstream result arrives later', () => {
+    const result = run({
+      mode: 'interactive',
+      prompt: 'Run the long operation.',
+      script: { tool: 'mcp__tasks__everything_trigger-long-running-operation', input: { duration: 4, steps: 4 } },
+      serveArgs: ['--no-builtins', '--upstream', everythingStdio('everything')],
+      inlineGraceMs: 0,
+      until: 'Long running operation completed',
+      timeoutMs: 150_000,
+    });
+    // The upstream tool, under the gateway's name, was called as a task.
+    expect(
+      toolResults(result).some((text) => text.includes('server-side task')),
+      result.output,
+    ).toBe(true);
+    const [call] = mcpCalls(result, 'tools/call');
+    expect(call?.requestBody).toContain('"name":"everything_trigger-long-running-operation"');
+    // Claude Code declares the Tasks Extension (2026-07-28): the gateway answers with a task, not the upstream's result.
+    expect(call?.requestBody).toContain('"io.modelcontextprotocol/tasks"');
+    expect(call?.responseBody).toContain('"resultType":"task"');
+    expect(mcpCalls(result, 'tasks/get').length).toBeGreaterThanOrEqual(1);
+    // The upstream's own answer reaches the model after the task settles.
+    const delivered = userTexts(result).find((text) => text.includes('Long running operation completed'));
+    expect(delivered, result.output).toContain('Duration: 4 seconds, Steps: 4.');
   }, 300_000);
 
   it('interactive CLI with the inline grace: a call that finishes within it is answered in the same turn, no background task, no poll (§5)', () => {
