@@ -1,64 +1,41 @@
 /**
- * The requestor client (≈620 lines, over the ~500 guide on purpose): one public class whose methods — call, follow,
- * answer, cancel, resume — share one negotiated session per generation, its fallback decisions and its journal; the
- * pieces without that state already live apart (router, follow, listen, input, journal, v1-/v2-tools-call).
+ * The requestor client: the one public class whose methods — call, follow, answer, cancel, resume — share one
+ * negotiated session (requestor-link.ts), its manifest (manifest-cache.ts) and its journal. What each method does
+ * beyond choosing and checking lives beside it: the journaled `tools/call` (tools-call.ts), reading a terminal
+ * task's outcome (result-delivery.ts), routing and fallbacks, following, listening, input and the journal itself.
  */
 import { randomUUID } from 'node:crypto';
 
 import { z } from 'zod';
 
-import {
-  CORRELATION_ID_META_KEY,
-  ErrorCode,
-  IDEMPOTENCY_KEY_META_KEY,
-  isValidIdempotencyKey,
-  LOCAL_PATH_SCHEMA_KEY,
-  TASKS_EXTENSION_ID,
-} from '../protocol/constants.js';
-import { buildCapabilityManifest, type CapabilityManifest, honoursIdempotencyKeys, taskGenerationOf, toolTaskMode } from '../protocol/manifest.js';
+import { ErrorCode, isValidIdempotencyKey } from '../protocol/constants.js';
+import { type CapabilityManifest, honoursIdempotencyKeys, toolTaskMode } from '../protocol/manifest.js';
 import { resolveBudgets } from './budgets.js';
-import { EndpointJournal } from './endpoint-journal.js';
-import {
-  TaskCancelledError,
-  TaskFailedError,
-  TaskNotFoundError,
-  TaskNotTerminalError,
-  TaskOutcomeUnknownError,
-  TasksConnectionError,
-  TasksProtocolError,
-  ToolCallOutcomeUnknownError,
-} from './errors.js';
+import type { EndpointJournal } from './endpoint-journal.js';
+import { TaskNotFoundError, TasksProtocolError, ToolCallOutcomeUnknownError } from './errors.js';
 import { checkSyncFallback, runFallback } from './fallback.js';
 import { type FollowPlan, followUntilTerminal } from './follow.js';
-import { answersFromMap, type ElicitAnswer, ELICITATION_CAPABILITY, elicitationsOf, type InputHandler, serializeHandler } from './input.js';
+import { answersFromMap, type ElicitAnswer, elicitationsOf, type InputHandler, serializeHandler } from './input.js';
 import { type PendingCallEntry, TaskJournal } from './journal.js';
 import { listenToTasks, type TaskSubscription } from './listen.js';
+import { ManifestCache } from './manifest-cache.js';
 import { JournalObserver, outcomeUnknown } from './observation.js';
+import { type ClientInput, DEFAULT_CLIENT_INFO, modernEndpointOf, openRequestorLink, type RequestorLink } from './requestor-link.js';
+import { deliverResult } from './result-delivery.js';
 import { decideRoute } from './router.js';
-import { type ListedTool, McpSession, type SessionRequestOptions } from './session.js';
+import { McpSession, type SessionRequestOptions } from './session.js';
 import type { AnswerReport, AnswerTaskOptions, CallToolOptions, ConnectTasksClientOptions } from './tasks-client-options.js';
-import type { CallIdentity, CallToolOutcome, CallToolResult, JsonRpcErrorObject, TaskGeneration, TaskSnapshot, WaitOptions } from './types.js';
+import { createdOutcome, sendToolsCall } from './tools-call.js';
+import type { CallIdentity, CallToolOutcome, CallToolResult, TaskGeneration, TaskSnapshot, WaitOptions } from './types.js';
 import { V1InputRouter } from './v1-input-router.js';
 import { answerV1Task, V1InputWait } from './v1-task-input.js';
-import { callToolLegacy } from './v1-tools-call.js';
-import type { ModernEndpoint } from './v2-http.js';
 import { V2InputResponder } from './v2-input.js';
-import { callToolModern, type ToolsCallAnswer } from './v2-tools-call.js';
 import { abortReason, isTerminalStatus, retryTransient, Waker } from './wait.js';
 import { watchSnapshots } from './watch.js';
-import {
-  CallToolResultSchema,
-  fromV1Task,
-  fromV2Task,
-  toCallToolResult,
-  V1GetTaskResultSchema,
-  V1ListTasksResultSchema,
-  V2DetailedTaskSchema,
-} from './wire-schemas.js';
+import { fromV1Task, fromV2Task, V1GetTaskResultSchema, V1ListTasksResultSchema, V2DetailedTaskSchema } from './wire-schemas.js';
 
 export type { AnswerReport, AnswerTaskOptions, CallToolOptions, ConnectTasksClientOptions };
 
-const DEFAULT_CLIENT_INFO = { name: 'mcp-tasks-client', version: '0.1.0' };
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 const DEFAULT_FIRST_QUESTION_MS = 10_000;
 const AckSchema = z.looseObject({});
@@ -107,9 +84,9 @@ export class TasksClient {
   /** The journal as this connection writes and reads it (best effort, this endpoint's entries only). */
   private readonly journaled: EndpointJournal;
 
-  private manifestCache: { epoch: number; manifest: Promise<CapabilityManifest> } | undefined;
-  /** The `tools/list` answer the manifest of that session epoch was built from. */
-  private toolsCache: { epoch: number; tools: Promise<ListedTool[]> } | undefined;
+  /** This connection as the journaled call and the result reader see it. */
+  private readonly link: RequestorLink;
+  private readonly manifests: ManifestCache;
   private readonly requestTimeoutMs: number;
 
   /** @internal Use {@link connectTasksClient}. */
@@ -119,23 +96,17 @@ export class TasksClient {
     journal: TaskJournal | undefined,
     private readonly options: ConnectTasksClientOptions,
     /** The serialized `onInput` and the router of 2025-11-25 questions, when the client answers input. */
-    private readonly input?: { handler: InputHandler; router: V1InputRouter },
+    private readonly input?: ClientInput,
   ) {
-    this.url = url.href;
+    this.link = openRequestorLink(session, url, journal, options, input);
+    this.url = this.link.url;
     this.journal = journal;
-    this.protocolVersion = session.protocolVersion;
+    this.protocolVersion = this.link.protocolVersion;
+    this.generation = this.link.generation;
+    this.taskCapabilities = this.link.taskCapabilities;
+    this.journaled = this.link.journaled;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-    const capabilities = session.serverCapabilities;
-    const legacyTasks = asObject(capabilities.tasks);
-    this.generation = taskGenerationOf(this.protocolVersion, capabilities);
-    this.taskCapabilities =
-      this.generation === 'v2'
-        ? { cancel: true, list: false }
-        : {
-            cancel: this.generation === 'v1' && asObject(legacyTasks?.cancel) !== undefined,
-            list: this.generation === 'v1' && asObject(legacyTasks?.list) !== undefined,
-          };
-    this.journaled = new EndpointJournal(journal, { url: this.url, protocolVersion: this.protocolVersion, generation: this.generation });
+    this.manifests = new ManifestCache(session);
   }
 
   /**
@@ -145,28 +116,7 @@ export class TasksClient {
    * @throws TasksConnectionError / TasksProtocolError when `tools/list` fails (the next call tries again).
    */
   manifest(): Promise<CapabilityManifest> {
-    const epoch = this.session.epoch;
-    if (this.manifestCache?.epoch !== epoch) {
-      const listed = this.session.listTools();
-      this.toolsCache = { epoch, tools: listed };
-      const manifest = listed.then((tools) =>
-        buildCapabilityManifest({
-          protocolVersion: this.session.protocolVersion,
-          capabilities: this.session.serverCapabilities,
-          serverInfo: this.session.serverInfo,
-          session:
-            this.session.generation === 'v2'
-              ? { kind: 'discover', at: new Date(this.session.establishedAt).toISOString() }
-              : { kind: 'initialize', sessionId: this.session.sessionId ?? null, at: new Date(this.session.establishedAt).toISOString() },
-          tools,
-        }),
-      );
-      manifest.catch(() => {
-        if (this.manifestCache?.manifest === manifest) this.manifestCache = undefined;
-      });
-      this.manifestCache = { epoch, manifest };
-    }
-    return this.manifestCache.manifest;
+    return this.manifests.manifest();
   }
 
   /**
@@ -174,12 +124,8 @@ export class TasksClient {
    * on the property in its `inputSchema`), from the `tools/list` of this session; `[]` for a tool not listed.
    * @throws TasksConnectionError / TasksProtocolError when `tools/list` fails.
    */
-  async localPathArguments(tool: string): Promise<string[]> {
-    await this.manifest();
-    const listed = (await this.toolsCache?.tools)?.find((candidate) => candidate.name === tool);
-    return Object.entries(listed?.inputSchema?.properties ?? {})
-      .filter(([, property]) => typeof property === 'object' && property !== null && (property as Record<string, unknown>)[LOCAL_PATH_SCHEMA_KEY] === true)
-      .map(([name]) => name);
+  localPathArguments(tool: string): Promise<string[]> {
+    return this.manifests.localPathArguments(tool);
   }
 
   /**
@@ -189,7 +135,7 @@ export class TasksClient {
    */
   async refreshManifest(): Promise<CapabilityManifest> {
     await this.session.rediscover();
-    this.manifestCache = undefined;
+    this.manifests.invalidate();
     const manifest = await this.manifest();
     if (manifest.generation !== this.generation)
       throw new TasksProtocolError(`${this.url} now offers tasks ${manifest.generation ?? 'none'} instead of ${this.generation ?? 'none'}; connect again`);
@@ -233,9 +179,9 @@ export class TasksClient {
     }
     const params: Record<string, unknown> = { name, arguments: args };
     if (asTask && this.generation === 'v1') params.task = options.ttlMs === undefined ? {} : { ttl: options.ttlMs };
-    const answer = await this.sendCall(params, identity, asTask, timeoutMs, options.signal);
+    const answer = await sendToolsCall(this.link, params, identity, asTask, timeoutMs, options.signal);
     if (answer.kind === 'result') return { kind: 'result', result: answer.result, route: asTask ? 'task' : 'sync', ...identity };
-    return this.created(answer, name, identity);
+    return createdOutcome(this.link, answer, name, identity);
   }
 
   /**
@@ -262,92 +208,10 @@ export class TasksClient {
       );
     }
     const params: Record<string, unknown> = { name: pending.tool, arguments: pending.arguments, ...(pending.task ? { task: pending.task } : {}) };
-    const answer = await this.sendCall(params, identity, pending.task !== undefined || this.generation === 'v2', this.requestTimeoutMs, undefined, false);
+    const asTask = pending.task !== undefined || this.generation === 'v2';
+    const answer = await sendToolsCall(this.link, params, identity, asTask, this.requestTimeoutMs, undefined, false);
     if (answer.kind === 'result') return { kind: 'result', result: answer.result, route: 'task', ...identity };
-    return this.created(answer, pending.tool, identity);
-  }
-
-  /**
-   * Send one `tools/call` (with the identity in `_meta`), journaled as pending while its answer is outstanding.
-   * A lost answer is resent once with the same key when the server honours keys (and `retry` allows it).
-   */
-  private async sendCall(
-    params: Record<string, unknown>,
-    identity: CallIdentity,
-    asTask: boolean,
-    timeoutMs: number,
-    signal: AbortSignal | undefined,
-    retry = true,
-  ): Promise<ToolsCallAnswer> {
-    const name = params.name as string;
-    const args = params.arguments as Record<string, unknown>;
-    const honoured = honoursIdempotencyKeys(this.generation, this.session.serverCapabilities);
-    const meta = { [IDEMPOTENCY_KEY_META_KEY]: identity.idempotencyKey, [CORRELATION_ID_META_KEY]: identity.correlationId };
-    const pending: PendingCallEntry = {
-      ...identity,
-      url: this.url,
-      generation: this.generation,
-      protocolVersion: this.protocolVersion,
-      tool: name,
-      arguments: args,
-      ...(params.task ? { task: params.task as Record<string, unknown> } : {}),
-      sentAt: new Date().toISOString(),
-      idempotencyHonoured: honoured,
-    };
-    await this.journaled.addPending(pending);
-    const send = (): Promise<ToolsCallAnswer> =>
-      this.session.generation === 'v2'
-        ? callToolModern(name, args, {
-            ...this.modernEndpoint(asTask),
-            declareTasks: asTask && this.generation === 'v2',
-            ...(this.input ? { onInput: this.input.handler } : {}),
-            ...(signal ? { signal } : {}),
-            timeoutMs,
-            meta,
-          })
-        : callToolLegacy(
-            this.session,
-            this.input?.router,
-            { ...params, _meta: meta },
-            { timeoutMs, signal, url: this.url, listable: this.taskCapabilities.list },
-          );
-    let answer: ToolsCallAnswer;
-    try {
-      try {
-        answer = await send();
-      } catch (error) {
-        if (!(retry && honoured && error instanceof ToolCallOutcomeUnknownError && !signal?.aborted)) throw error;
-        // The server promised: same owner + key + tool + arguments → the existing task, never a second run.
-        answer = await send().catch((resent: unknown) => {
-          // "Key already used" without a task (an inline call, its result not kept): the outcome stays unknown.
-          throw resent instanceof TasksProtocolError && /^Idempotency key .* already used/.test(resent.message.replace(/^tools\/call[^:]*: /, ''))
-            ? error
-            : resent;
-        });
-      }
-    } catch (error) {
-      // Proof that nothing started (refused, answered with an error): no evidence worth keeping.
-      if (!(error instanceof ToolCallOutcomeUnknownError)) await this.journaled.removePending(identity.correlationId);
-      throw error;
-    }
-    // A task settles the pending entry in the same write that records the task; an inline result needs none.
-    if (answer.kind === 'result') await this.journaled.removePending(identity.correlationId);
-    return answer;
-  }
-
-  /** Journal a created task (settling its pending call) and describe it. */
-  private async created(answer: Extract<ToolsCallAnswer, { kind: 'task' }>, tool: string, identity: CallIdentity): Promise<CallToolOutcome> {
-    const generation = this.generation as TaskGeneration;
-    const journaled = await this.journaled.record(answer.task, tool, generation, identity);
-    return {
-      kind: 'task',
-      taskId: answer.task.taskId,
-      generation,
-      task: answer.task,
-      journaled,
-      ...identity,
-      ...(answer.immediateResponse === undefined ? {} : { immediateResponse: answer.immediateResponse }),
-    };
+    return createdOutcome(this.link, answer, pending.tool, identity);
   }
 
   /**
@@ -437,7 +301,7 @@ export class TasksClient {
         `subscriptions/listen: task notifications need the 2026-07-28 Tasks Extension; ${this.url} offers ${this.generation ?? 'no tasks'} here`,
         ErrorCode.MethodNotFound,
       );
-    return listenToTasks(this.modernEndpoint(), taskIds, options.signal);
+    return listenToTasks(modernEndpointOf(this.link), taskIds, options.signal);
   }
 
   /**
@@ -479,7 +343,7 @@ export class TasksClient {
    * @throws TaskNotTerminalError when the task is still running (call {@link waitForTask} first).
    */
   async getResult(taskId: string): Promise<CallToolResult> {
-    return this.deliver(await this.getTask(taskId));
+    return deliverResult(this.link, await this.getTask(taskId));
   }
 
   /**
@@ -496,7 +360,7 @@ export class TasksClient {
           `this client is connected to ${this.url} over ${this.generation ?? 'no tasks'} (MCP ${this.protocolVersion})`,
       );
     }
-    return this.deliver(await this.waitForTask(taskId, options), options);
+    return deliverResult(this.link, await this.waitForTask(taskId, options), options);
   }
 
   /**
@@ -557,70 +421,6 @@ export class TasksClient {
     await this.forTask(taskId, () => this.session.request('tasks/update', { taskId, inputResponses: responses }, AckSchema, { resendOnLostSession: true }));
   }
 
-  /** Where and as whom raw 2026-07-28 requests go, with this client's capabilities (the extension unless `declareTasks` is false). */
-  private modernEndpoint(declareTasks = true): ModernEndpoint {
-    return {
-      url: new URL(this.url),
-      fetch: this.options.fetch ?? fetch,
-      ...(this.options.token !== undefined ? { token: this.options.token } : {}),
-      ...(this.options.headers ? { headers: this.options.headers } : {}),
-      clientInfo: this.options.clientInfo ?? DEFAULT_CLIENT_INFO,
-      capabilities: {
-        ...(this.generation === 'v2' && declareTasks ? { extensions: { [TASKS_EXTENSION_ID]: {} } } : {}),
-        ...(this.input ? { elicitation: ELICITATION_CAPABILITY } : {}),
-      },
-    };
-  }
-
-  private async deliver(snapshot: TaskSnapshot, options: Pick<WaitOptions, 'budgets' | 'onConnection' | 'signal'> = {}): Promise<CallToolResult> {
-    const { taskId } = snapshot;
-    if (!isTerminalStatus(snapshot.status)) throw new TaskNotTerminalError(taskId, snapshot);
-    if (this.generation === 'v1' && snapshot.status !== 'cancelled') return this.v1Payload(snapshot, options);
-    await this.journaled.forget(taskId);
-    if (snapshot.status === 'cancelled') throw new TaskCancelledError(taskId, snapshot);
-    if (snapshot.status === 'failed') throw new TaskFailedError(taskId, snapshot.error as JsonRpcErrorObject, snapshot);
-    return snapshot.result as CallToolResult;
-  }
-
-  /**
-   * v1 `tasks/result` for a terminal task: its result, or its JSON-RPC error replayed (R25). Transient failures are
-   * retried within the result budget; after that the outcome is unknown (the task ended, its result was not read).
-   */
-  private async v1Payload(snapshot: TaskSnapshot, options: Pick<WaitOptions, 'budgets' | 'onConnection' | 'signal'>): Promise<CallToolResult> {
-    const { taskId } = snapshot;
-    let result: CallToolResult;
-    try {
-      const read = () =>
-        this.session.request('tasks/result', { taskId }, CallToolResultSchema, {
-          resendOnLostSession: true,
-          ...(options.signal ? { signal: options.signal } : {}),
-        });
-      result = toCallToolResult(
-        await retryTransient(taskId, read, {
-          budgetMs: resolveBudgets(options.budgets).resultMs,
-          ...(options.signal ? { signal: options.signal } : {}),
-          ...(options.onConnection ? { onConnection: options.onConnection } : {}),
-          ...(snapshot.pollIntervalMs === undefined ? {} : { intervalMs: snapshot.pollIntervalMs }),
-        }),
-      );
-    } catch (error) {
-      if (error instanceof TasksConnectionError && error.retryable)
-        throw new TaskOutcomeUnknownError(taskId, 'result_unreachable', snapshot.status, snapshot, { cause: error });
-      if (!(error instanceof TasksProtocolError && error.code !== null)) throw error;
-      if (snapshot.status === 'failed') {
-        await this.journaled.forget(taskId);
-        const message = error.cause instanceof Error ? error.cause.message : error.message;
-        throw new TaskFailedError(taskId, { code: error.code, message, ...(error.data === undefined ? {} : { data: error.data }) }, snapshot);
-      }
-      if (error.code !== ErrorCode.InvalidParams) throw error;
-      // A completed task whose result cannot be read any more has expired in between.
-      await this.journaled.forget(taskId);
-      throw new TaskNotFoundError(taskId, undefined, { cause: error });
-    }
-    await this.journaled.forget(taskId);
-    return result;
-  }
-
   private requireTasks(method: string): TaskGeneration {
     if (this.generation) return this.generation;
     throw new TasksProtocolError(`${method}: ${this.url} offers no tasks on this connection (MCP ${this.protocolVersion})`, ErrorCode.MethodNotFound);
@@ -638,8 +438,4 @@ export class TasksClient {
       throw error;
     }
   }
-}
-
-function asObject(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }

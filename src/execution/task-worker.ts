@@ -1,48 +1,21 @@
 /**
- * The task worker's run loop (≈640 lines, over the ~500 guide on purpose): claiming, slots, lease renewal,
- * recovery, runtime limits, cancellation and drain all read and write one slot table and one lease state, and
- * splitting that table across modules would put the invariants "a slot is a lease" and "a drained slot never starts"
- * in two places. What is not that state lives apart: its options (task-worker-options.ts), a run's ctx host and
- * tracing (run-host.ts), outcome bounding (large-result.ts), status coalescing (status-writer.ts).
+ * The task worker: its slot table (runs, reservations for creates, claims in flight, tasks in hand), the claim and
+ * recovery loops that fill it, cancellation from the feed, and the drain that empties it. The invariants "a slot is
+ * a lease" and "a drained slot never starts" live here, in the one class that writes the table. What happens inside
+ * a slot is task-run.ts; lease renewal is lease-heartbeat.ts; options, a run's ctx host, outcome bounding and status
+ * coalescing live in task-worker-options.ts, run-host.ts, large-result.ts and status-writer.ts.
  */
-import { type ExecutionOutcome, GATHERED_STEP } from '../core/executor.js';
 import type { ProgressListener, SlotReservation, WorkerHandOff } from '../core/hand-off.js';
-import { type Logger, redactTaskId } from '../core/logger.js';
-import type { RunTrace, RunTracer } from '../core/run-tracer.js';
+import { redactTaskId } from '../core/logger.js';
 import type { TaskEvent } from '../core/store.js';
 import type { TaskRecord } from '../core/task.js';
-import { immediateResponseOf, settleExecution } from '../core/tool-outcome.js';
-import { TRACE_STEP, traceCarrierFromJson } from '../core/trace-context.js';
-import { appendAudit, shadowMismatchEntry, taskEndedEntry } from '../ledger/audit.js';
 import { failByRuntime } from './fail-task.js';
-import { boundLargeResult } from './large-result.js';
-import { judgeUnrenewedLease } from './lease-verdict.js';
-import { runHost, tracedHost } from './run-host.js';
-import { inShadowMode, type ShadowSettings, type ShadowSink, ShadowWatch } from './shadow-watch.js';
+import { LeaseHeartbeat } from './lease-heartbeat.js';
 import { StatusWriter } from './status-writer.js';
+import { type AbortReason, type RunContext, runTask, type RuntimeFailure, type Slot } from './task-run.js';
 import type { TaskWorkerOptions } from './task-worker-options.js';
 
 export type { TaskWorkerOptions, TaskWorkerSettings } from './task-worker-options.js';
-
-/**
- * Why a run was aborted. `lease_lost`: another owner holds the task's lease; `settled`: the task reached a terminal
- * status elsewhere (its outcome is already decided); `shutdown`: the worker drained and the run outlived it.
- */
-type AbortReason = 'cancelled' | 'expired' | 'runtime_limit' | 'lease_lost' | 'settled' | 'shutdown';
-
-interface Slot {
-  controller: AbortController;
-  /** Aborted by a drain: the run does not start its tool if it has not yet (see `Executor.execute`). */
-  withdraw: AbortController;
-  /** Set once the run has started (its `attempt` is counted). */
-  record: TaskRecord | undefined;
-  /** Set once the executor started the tool (`ExecutionHost.started`): the run may have done something. */
-  toolStarted: boolean;
-  /** Settles when the run has left its slot. */
-  ended: Promise<void>;
-  /** Set when `ended` settles. */
-  done: boolean;
-}
 
 /** Beyond the abort grace, how long a drain waits for runs whose threads were terminated to report back (ms). */
 const TERMINATION_MARGIN_MS = 500;
@@ -78,14 +51,15 @@ export class TaskWorker {
   /** Tasks whose `created` event arrived without their `attempt` event yet (a create into another worker's slot has both). */
   private readonly maybeRunnable = new Set<string>();
   private readonly statusWriter: StatusWriter;
+  private readonly leases: LeaseHeartbeat;
+  /** What a run in a slot uses of this worker (see {@link runTask}). */
+  private readonly run: RunContext;
   private readonly progressListeners = new Map<string, Set<ProgressListener>>();
   /** Outcome writes of runs that have finished here and are not committed yet, by task id. */
   private readonly outcomeWrites = new Map<string, Promise<unknown>>();
   private readonly timers: NodeJS.Timeout[] = [];
   private unsubscribe: () => void = () => {};
   private phase: 'created' | 'running' | 'draining' | 'stopped' = 'created';
-  /** A heartbeat is renewing or judging leases; ticks meanwhile are skipped, so renewals never pile up. */
-  private heartbeating = false;
   /** Bumped by every hint that a task may be runnable; `satisfied` is its value when a claim last came back short. */
   private wanted = 1;
   private satisfied = 0;
@@ -97,6 +71,20 @@ export class TaskWorker {
 
   constructor(private readonly options: TaskWorkerOptions) {
     this.statusWriter = new StatusWriter(options.store, options.clock, options.logger, options.settings.statusFlushIntervalMs);
+    this.leases = new LeaseHeartbeat(options, {
+      running: this.running,
+      inHand: this.inHand,
+      abortLocal: (taskId, reason) => this.abortLocal(taskId, reason),
+    });
+    this.run = {
+      options,
+      statusWriter: this.statusWriter,
+      progressListeners: this.progressListeners,
+      outcomeWrites: this.outcomeWrites,
+      abortLocal: (taskId, reason) => this.abortLocal(taskId, reason),
+      fail: (record, reason, message) => this.fail(record, reason, message),
+      releaseSlot: (taskId, slot) => this.releaseSlot(taskId, slot),
+    };
     this.handOff = {
       reserve: (taskId) => this.reserve(taskId),
       pendingOutcome: (taskId) => this.outcomeWrites.get(taskId),
@@ -315,7 +303,7 @@ export class TaskWorker {
     if (this.phase !== 'running') slot.withdraw.abort('shutdown');
     this.running.set(taskId, slot);
     this.maxInFlight = Math.max(this.maxInFlight, this.running.size);
-    void this.execute(taskId, slot, started)
+    void runTask(this.run, taskId, slot, started)
       .catch((error: unknown) => this.options.logger.error({ err: error, taskId: redactTaskId(taskId) }, 'task execution failed'))
       .finally(() => {
         this.releaseSlot(taskId, slot);
@@ -331,164 +319,7 @@ export class TaskWorker {
     this.fillSlot();
   }
 
-  private async execute(taskId: string, slot: Slot, started?: TaskRecord): Promise<void> {
-    const { store, tools, settings, clock, executor } = this.options;
-    const startedAt = clock.now();
-    const record = started ?? (await store.startAttempt(taskId, settings.instanceId, settings.leaseMs));
-    if (!record || slot.controller.signal.aborted) return;
-    slot.record = record;
-    const tool = tools.get(record.toolName);
-    if (!tool) {
-      await this.fail(record, 'interrupted', `Tool ${record.toolName} is not registered in this process`);
-      return;
-    }
-    const logFields = { taskId: redactTaskId(taskId), tool: tool.name, attempt: record.attempt };
-    const observer = this.options.observer;
-    observer?.runStarted?.({
-      tool: tool.name,
-      generation: record.generation,
-      attempt: record.attempt,
-      queueWaitMs: Math.max(0, startedAt - (record.attempt <= 1 ? record.createdAt : record.lastUpdatedAt)),
-    });
-    const trace = this.options.tracer ? await this.startTrace(this.options.tracer, record) : undefined;
-    const ended = (outcome: string, message?: string): void => {
-      observer?.runEnded?.({ tool: tool.name, generation: record.generation, outcome, durationMs: Math.max(0, clock.now() - startedAt) });
-      trace?.end(outcome, message);
-    };
-    const logger = this.options.logger.child(logFields);
-    const shadow =
-      tool.shadow && inShadowMode(settings.shadow, tool)
-        ? new ShadowWatch(tool.shadow, record, settings.shadow as ShadowSettings, this.shadowSink(record, logger), logger)
-        : undefined;
-    // The TTL is absolute: it runs from now, whatever the run waits for. The runtime limit is the tool's own time:
-    // it starts when the executor says the tool started (after any wait for a thread and its warm-up, issue 22).
-    const timers: NodeJS.Timeout[] = [];
-    const armAt = (ms: number, reason: 'expired' | 'runtime_limit'): void => {
-      const timer = setTimeout(
-        () => {
-          if (slot.controller.signal.aborted) return;
-          this.abortLocal(taskId, reason);
-          if (reason === 'runtime_limit')
-            void this.fail(record, 'runtime_limit', `Tool ${tool.name} exceeded the runtime limit of ${settings.runtimeLimitMs} ms`);
-        },
-        Math.max(0, ms),
-      );
-      timer.unref();
-      timers.push(timer);
-    };
-    if (record.expiresAt !== null) armAt(record.expiresAt - startedAt, 'expired');
-    const toolStarted = (): void => {
-      if (slot.toolStarted) return;
-      slot.toolStarted = true;
-      armAt(settings.runtimeLimitMs, 'runtime_limit');
-    };
-    // A new run starts with the tool's immediate response, else empty ("queued" or the last run's words are over).
-    const parsed = tool.inputSchema.safeParse(record.arguments);
-    const initial = (parsed.success ? immediateResponseOf(tool, parsed.data) : undefined) ?? null;
-    if (record.statusMessage !== initial) this.statusWriter.set(taskId, initial);
-    let outcome: ExecutionOutcome;
-    try {
-      const gathered = tool.gather || tool.resolvesTasks?.length ? (await store.getStep(taskId, GATHERED_STEP))?.value : undefined;
-      const request = { taskId, toolName: tool.name, arguments: record.arguments, confinement: settings.confinement, logFields };
-      const host = runHost(
-        {
-          store: this.options.store,
-          clock: this.options.clock,
-          leaseOwner: this.options.settings.instanceId,
-          statusWriter: this.statusWriter,
-          progressListeners: this.progressListeners,
-        },
-        record,
-        logger,
-      );
-      host.started = toolStarted;
-      if (shadow) host.observeShadowJob = (jobId) => shadow.observe(jobId);
-      outcome = await executor.execute(
-        gathered === undefined ? request : { ...request, gathered },
-        trace ? tracedHost(host, trace) : host,
-        slot.controller.signal,
-        slot.withdraw.signal,
-      );
-    } catch (error) {
-      logger.error({ err: error }, 'executor failed');
-      outcome = { kind: 'crashed', message: `Internal error in tool ${tool.name}` };
-    } finally {
-      for (const timer of timers) clearTimeout(timer);
-    }
-    if (outcome.kind === 'aborted' && !slot.toolStarted && slot.withdraw.signal.aborted && !slot.controller.signal.aborted) {
-      // Withdrawn by a drain before its tool started: given back now, uncounted, for any worker to run (issue 22).
-      this.statusWriter.takePending(taskId);
-      void shadow?.finish(undefined);
-      ended('withdrawn');
-      const given = await store
-        .releaseUnstarted(settings.instanceId, [taskId])
-        .catch((error: unknown) => logger.warn({ err: error }, 'giving back a withdrawn run failed; its lease lapses on its own'));
-      logger.info({ givenBack: given?.length === 1 }, 'run withdrawn by the drain before its tool started; given back uncounted');
-      return;
-    }
-    if (outcome.kind === 'parked' || outcome.kind === 'aborted' || slot.controller.signal.aborted) {
-      // A parked run already wrote its input requests; the next run starts when they are answered.
-      this.statusWriter.takePending(taskId);
-      const reason = String(slot.controller.signal.reason ?? 'unknown');
-      void shadow?.finish(outcome.kind === 'parked' ? undefined : reason === 'cancelled' ? 'cancelled' : reason === 'runtime_limit' ? 'failed' : undefined);
-      ended(outcome.kind === 'parked' ? 'parked' : `aborted_${reason}`);
-      logger.info(
-        { reason: outcome.kind === 'parked' ? 'parked' : slot.controller.signal.reason },
-        outcome.kind === 'parked' ? 'task parked for input' : 'tool run aborted; its outcome is discarded',
-      );
-      return;
-    }
-    const settled = await boundLargeResult(store, taskId, settleExecution(record.generation, outcome), settings.resultLimits);
-    ended(settled.status, settled.statusMessage ?? undefined);
-    void shadow?.finish(settled.status === 'completed' || settled.status === 'failed' ? settled.status : undefined);
-    const pending = this.statusWriter.takePending(taskId);
-    const write = store.transition(taskId, {
-      to: settled.status,
-      outcome: settled.outcome,
-      statusMessage: settled.statusMessage ?? pending,
-      leaseOwner: settings.instanceId,
-      releaseLease: true,
-      now: clock.now(),
-    });
-    this.outcomeWrites.set(taskId, write);
-    // The tool is done: its slot goes to the next runnable task now, whose claim then shares this commit.
-    this.releaseSlot(taskId, slot);
-    let written: TaskRecord | undefined;
-    try {
-      written = await write;
-    } finally {
-      if (this.outcomeWrites.get(taskId) === write) this.outcomeWrites.delete(taskId);
-    }
-    if (!written) logger.info({}, 'task changed meanwhile (cancelled, expired or lease lost); outcome discarded');
-    else await appendAudit(store, [taskEndedEntry(written, clock)], logger);
-  }
-
-  /** Where the shadow watch of a run reports: the audit trail (`shadow.mismatch`) and the observer (metrics). */
-  private shadowSink(record: TaskRecord, logger: Logger): ShadowSink {
-    const { observer, store, clock } = this.options;
-    return {
-      checked: (result) => observer?.shadowChecked?.(record.toolName, result),
-      mismatch: async (difference) => {
-        observer?.shadowMismatch?.(record.toolName);
-        logger.warn({ phase: difference.phase, taskState: difference.taskState, jobState: difference.jobState }, 'shadow mode: the task and its job disagree');
-        await appendAudit(store, [shadowMismatchEntry(record, difference, clock.now())], logger);
-      },
-    };
-  }
-
-  /** The run's trace, linked to the context stored with the task (one read, only when tracing is on). */
-  private async startTrace(tracer: RunTracer, record: TaskRecord): Promise<RunTrace> {
-    const stored = await this.options.store.getStep(record.taskId, TRACE_STEP).catch(() => undefined);
-    return tracer.startRun({
-      taskId: record.taskId,
-      tool: record.toolName,
-      generation: record.generation,
-      attempt: record.attempt,
-      link: traceCarrierFromJson(stored?.value),
-    });
-  }
-
-  private async fail(record: TaskRecord, reason: Parameters<typeof failByRuntime>[2], message: string): Promise<void> {
+  private async fail(record: TaskRecord, reason: RuntimeFailure, message: string): Promise<void> {
     this.statusWriter.takePending(record.taskId);
     await failByRuntime(this.options.store, record.taskId, reason, message, this.options.clock.now());
   }
@@ -540,54 +371,10 @@ export class TaskWorker {
     };
   }
 
-  /**
-   * Renew the leases of every run of this worker. Only the runs that were running when the renewal was sent are
-   * judged by its answer, each only while the same run is still in its slot: a run launched meanwhile holds a lease
-   * written after that snapshot. A run the renewal missed is judged from its row (see {@link judgeUnrenewedLease}):
-   * aborted as `lease_lost` only when another owner holds the lease (issue 9).
-   */
+  /** Renew the held leases (see {@link LeaseHeartbeat}); a stopped worker holds none. */
   private async heartbeat(): Promise<void> {
-    if (this.heartbeating || this.phase === 'stopped') return;
-    const slots = new Map(this.running);
-    const inHand = [...this.inHand];
-    if (slots.size + inHand.length === 0) return;
-    this.heartbeating = true;
-    try {
-      const held = [...slots.keys(), ...inHand.map((record) => record.taskId)];
-      const renewed = new Set(await this.options.store.renewLeases(this.instanceId, held, this.options.settings.leaseMs));
-      for (const [taskId, slot] of slots) {
-        if (!renewed.has(taskId)) await this.checkLease(taskId, slot);
-      }
-      // A task in hand whose lease is not ours any more (cancelled, expired, taken) is dropped before it runs.
-      for (const record of inHand) {
-        if (renewed.has(record.taskId) || !this.inHand.includes(record)) continue;
-        const verdict = judgeUnrenewedLease(await this.options.store.getUnscoped(record.taskId), this.instanceId);
-        if (verdict.kind === 'retake') await this.options.store.renewLeases(this.instanceId, [record.taskId], this.options.settings.leaseMs);
-        else if (verdict.kind === 'abort') this.inHand.splice(this.inHand.indexOf(record), 1);
-      }
-    } finally {
-      this.heartbeating = false;
-    }
-  }
-
-  /** Judge one run the renewal missed, from its row; see {@link judgeUnrenewedLease}. */
-  private async checkLease(taskId: string, slot: Slot): Promise<void> {
-    // A run still starting is judged by its own conditional `startAttempt`; a finished or aborted one needs nothing.
-    const current = (): boolean => this.running.get(taskId) === slot && slot.record !== undefined && !slot.controller.signal.aborted;
-    if (!current()) return;
-    const verdict = judgeUnrenewedLease(await this.options.store.getUnscoped(taskId), this.instanceId);
-    if (!current()) return;
-    if (verdict.kind === 'retake') {
-      await this.options.store.renewLeases(this.instanceId, [taskId], this.options.settings.leaseMs);
-    } else if (verdict.kind === 'abort') {
-      if (verdict.reason === 'lease_lost') {
-        this.options.logger.warn(
-          { taskId: redactTaskId(taskId), leaseOwner: verdict.leaseOwner },
-          'another owner holds the lease of a run of this process; aborting it',
-        );
-      }
-      this.abortLocal(taskId, verdict.reason);
-    }
+    if (this.phase === 'stopped') return;
+    await this.leases.beat();
   }
 
   private async drainOnce(ms: number): Promise<void> {
