@@ -22,6 +22,9 @@ const TERMINATION_MARGIN_MS = 500;
 /** Most lapsed tasks one recovery pass takes. */
 const RECOVERY_BATCH = 100;
 
+/** Task ids remembered as hinted runnable while no claim can be sent (see `TaskWorker.hint`). */
+const MAX_HINTED = 1024;
+
 /**
  * Runs tasks: claims runnable ones by lease (woken by the event feed, with a poll fallback), runs them through its
  * {@link Executor} in bounded slots, renews the leases of its runs (issue 9: a run is stopped for a lost lease only
@@ -60,9 +63,13 @@ export class TaskWorker {
   private readonly timers: NodeJS.Timeout[] = [];
   private unsubscribe: () => void = () => {};
   private phase: 'created' | 'running' | 'draining' | 'stopped' = 'created';
-  /** Bumped by every hint that a task may be runnable; `satisfied` is its value when a claim last came back short. */
-  private wanted = 1;
-  private satisfied = 0;
+  /**
+   * Tasks hinted runnable since the last claim was issued (a claim covers every hint seen before it is sent). A claim
+   * that comes back with a hinted task drops it, so an event read after the claim took its task asks for no claim.
+   */
+  private readonly hinted = new Set<string>();
+  /** A hint that names no task (the poll fallback, a start, a failed claim) or a full claim: more may be runnable. */
+  private unknownRunnable = true;
   /** Claims in flight (the slots they asked for are counted in `claiming` until they answer). */
   private readonly claims = new Set<Promise<void>>();
   private recovering = false;
@@ -206,9 +213,18 @@ export class TaskWorker {
     }
   }
 
-  /** A task may have become runnable (or the poll fallback ticked): claim when slots are free. */
-  private hint(): void {
-    this.wanted += 1;
+  /**
+   * Tasks may have become runnable (`taskIds`), or anything may have (the poll fallback ticked): claim when slots are
+   * free. A task this worker runs or holds already is no reason.
+   */
+  private hint(taskIds?: Iterable<string>): void {
+    if (taskIds === undefined) this.unknownRunnable = true;
+    else for (const taskId of taskIds) if (!this.running.has(taskId) && !this.inHand.some((record) => record.taskId === taskId)) this.hinted.add(taskId);
+    // While every slot is busy hints pile up: past a bound, one "anything may be runnable" stands for them.
+    if (this.hinted.size > MAX_HINTED) {
+      this.hinted.clear();
+      this.unknownRunnable = true;
+    }
     this.claim();
   }
 
@@ -217,23 +233,28 @@ export class TaskWorker {
    * frees its slot shares that run's outcome commit.
    */
   private claim(): void {
-    if (this.phase !== 'running' || this.wanted === this.satisfied) return;
+    if (this.phase !== 'running' || (!this.unknownRunnable && this.hinted.size === 0)) return;
     const limit = this.freeForClaims();
     if (limit <= 0) return;
-    const asked = this.wanted;
+    // Every hint seen so far is covered: its commit came before this claim's statement.
+    this.hinted.clear();
+    this.unknownRunnable = false;
     const { store, settings, logger } = this.options;
     this.claiming += limit;
     const claim: Promise<void> = store.claimRunnable(settings.instanceId, settings.leaseMs, limit).then(
       (records) => {
         this.claiming -= limit;
         this.claims.delete(claim);
-        if (records.length < limit && this.wanted === asked) this.satisfied = asked;
+        // Hints that arrived meanwhile for tasks this claim took are answered; the others may have committed after it.
+        for (const record of records) this.hinted.delete(record.taskId);
+        if (records.length === limit) this.unknownRunnable = true;
         for (const record of records) this.startClaimed(record);
         this.claim();
       },
       (error: unknown) => {
         this.claiming -= limit;
         this.claims.delete(claim);
+        this.unknownRunnable = true;
         logger.warn({ err: error }, 'claiming runnable tasks failed; retrying at the next hint');
       },
     );
@@ -335,9 +356,13 @@ export class TaskWorker {
   private onEvent(event: TaskEvent): void {
     if (event.kind === 'expired') this.abortLocal(event.taskId, 'expired');
     else if (event.kind === 'status' && event.status === 'cancelled') this.abortLocal(event.taskId, 'cancelled');
-    else if (event.kind === 'status' && event.status === 'working') this.hint();
+    else if (event.kind === 'status' && event.status === 'working') this.hint([event.taskId]);
     else if (event.kind === 'created' && !this.reservedIds.has(event.taskId)) this.hintAfterBatch(event.taskId);
-    else if (event.kind === 'attempt') this.maybeRunnable.delete(event.taskId);
+    else if (event.kind === 'attempt') {
+      // Its run started (here or elsewhere): no claim will find it.
+      this.maybeRunnable.delete(event.taskId);
+      this.hinted.delete(event.taskId);
+    }
     // Another worker drained and let its runs go: take them over now instead of a lease later.
     else if (event.kind === 'released' && event.payload?.leaseOwner !== this.instanceId)
       void this.recover().catch((error: unknown) => this.options.logger.warn({ err: error }, 'recovery after a release failed'));
@@ -352,9 +377,9 @@ export class TaskWorker {
     this.maybeRunnable.add(taskId);
     if (this.maybeRunnable.size > 1) return;
     queueMicrotask(() => {
-      const runnable = this.maybeRunnable.size > 0;
+      const runnable = [...this.maybeRunnable];
       this.maybeRunnable.clear();
-      if (runnable) this.hint();
+      if (runnable.length > 0) this.hint(runnable);
     });
   }
 

@@ -319,4 +319,68 @@ describe('TaskWorker', () => {
     const done = await api.service.tasks.waitForTerminal(CALLER, outcome.task.taskId, new AbortController().signal);
     expect(done).toMatchObject({ status: 'completed', leaseOwner: null, attempt: 1 });
   });
+
+  describe('hints that arrive while a claim is in flight (issue 25: no empty re-claims, no lost task)', () => {
+    /**
+     * An API-only server and a separate worker on one SQLite file; the worker's first claim is held open. `order`
+     * says whether the held claim's statement runs after the release (so it sees a task created meanwhile) or
+     * before the hold (so it cannot). Returns the rows each claim returned.
+     */
+    async function heldClaim(order: 'statement after the hold' | 'statement before the hold') {
+      const temp = makeTempDir();
+      cleanups.push(() => temp.remove());
+      const store = openSqliteTaskStore({ path: join(temp.dir, 'tasks.db') });
+      cleanups.push(() => store.close());
+      const tool = defineTool({
+        name: 'noop',
+        description: 'nothing',
+        execution: 'task-optional',
+        inputSchema: z.object({}),
+        run: async () => textResult('done'),
+      });
+      const api = await createTasksServer({ tools: [tool], store, secret: randomBytes(32), limits: LIMITS, worker: false });
+      cleanups.push(() => api.close());
+      let releaseClaim!: () => void;
+      const claimHeld = new Promise<void>((resolve) => (releaseClaim = resolve));
+      const returned: number[] = [];
+      let asked = 0;
+      const held = overrideStore<typeof store>(store, {
+        async claimRunnable(owner: string, leaseMs: number, limit: number) {
+          const nth = ++asked;
+          const claim = () => store.claimRunnable(owner, leaseMs, limit);
+          let records = nth > 1 || order === 'statement before the hold' ? await claim() : [];
+          if (nth === 1) {
+            await claimHeld;
+            if (order === 'statement after the hold') records = await claim();
+          }
+          returned.push(records.length);
+          return records;
+        },
+      });
+      const { createTaskWorker } = await import('../../src/execution/create-task-worker.js');
+      const worker = await createTaskWorker({ store: held, tools: [tool], limits: { ...LIMITS, concurrency: 4 }, instanceId: 'worker-1' });
+      cleanups.push(() => worker.close());
+      await expect.poll(() => asked).toBe(1);
+      // Created while the claim is out: its `created` event reaches the worker before the claim answers.
+      const seen = new Promise<void>((resolve) => store.onEvent((event) => event.kind === 'created' && resolve()));
+      const outcome = await api.service.calls.callTool(CALLER, await api.service.calls.planCall(CALLER, { name: 'noop', progressToken: null }));
+      if (outcome.kind !== 'task') throw new Error('no task');
+      await seen;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      releaseClaim();
+      // No poll fallback here (claimIntervalMs 60 s): only the hint can get the task claimed.
+      const done = await api.service.tasks.waitForTerminal(CALLER, outcome.task.taskId, AbortSignal.timeout(10_000));
+      expect(done).toMatchObject({ status: 'completed', attempt: 1 });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return returned;
+    }
+
+    it('the claim took the hinted task: no second claim follows (it would come back empty)', async () => {
+      expect(await heldClaim('statement after the hold')).toEqual([1]);
+    });
+
+    it('negative control: the claim could not see the hinted task, so a second claim follows and takes it', async () => {
+      expect(await heldClaim('statement before the hold')).toEqual([0, 1]);
+    });
+  });
 });
