@@ -8,6 +8,7 @@ import { taskGenerationOf } from '../protocol/manifest.js';
 import { EndpointJournal } from './endpoint-journal.js';
 import { ELICITATION_CAPABILITY, type InputHandler } from './input.js';
 import type { TaskJournal } from './journal.js';
+import { deadlineFetch } from './request-deadline.js';
 import type { McpSession } from './session.js';
 import type { ConnectTasksClientOptions } from './tasks-client-options.js';
 import type { TaskGeneration } from './types.js';
@@ -43,7 +44,7 @@ export function modernEndpointOf(link: RequestorLink, declareTasks = true): Mode
   const { options } = link;
   return {
     url: new URL(link.url),
-    fetch: options.fetch ?? fetch,
+    fetch: deadlineFetch(options.fetch ?? fetch),
     ...(options.token !== undefined ? { token: options.token } : {}),
     ...(options.headers ? { headers: options.headers } : {}),
     clientInfo: options.clientInfo ?? DEFAULT_CLIENT_INFO,

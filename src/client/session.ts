@@ -14,6 +14,7 @@ import { TASKS_EXTENSION_ID, V1_PROTOCOL_VERSION, V2_PROTOCOL_VERSION } from '..
 import { toClientError } from './error-mapping.js';
 import { TasksConnectionError, TasksProtocolError } from './errors.js';
 import { ELICITATION_CAPABILITY } from './input.js';
+import { deadlineFetch } from './request-deadline.js';
 import type { ProtocolChoice } from './types.js';
 import type { V1InputRouter } from './v1-input-router.js';
 
@@ -169,7 +170,8 @@ export class McpSession {
     const transport = new TrackingTransport(options.url, {
       ...(options.headers ? { requestInit: { headers: options.headers } } : {}),
       ...(options.token !== undefined ? { authProvider: { token: async () => options.token } } : {}),
-      ...(options.fetch ? { fetch: options.fetch } : {}),
+      // Every request of this session honours the deadline of the wait it belongs to (see request-deadline.ts).
+      fetch: deadlineFetch(options.fetch ?? fetch),
     });
     try {
       await client.connect(transport, { timeout: options.requestTimeoutMs });

@@ -1,6 +1,7 @@
 import { resolveBudgets } from './budgets.js';
 import { isAbort } from './error-mapping.js';
 import { TaskOutcomeUnknownError, TasksConnectionError, TaskTimeoutError } from './errors.js';
+import { withRequestDeadline } from './request-deadline.js';
 import type { TaskSnapshot, TaskStatus, WaitOptions } from './types.js';
 
 /** Poll interval when the server gives no hint (ms). */
@@ -142,7 +143,10 @@ export async function pollUntilTerminal(
     let delay: number;
     try {
       reads += 1;
-      const snapshot = await poll({ ...(signal ? { signal } : {}), timeoutMs: Math.min(options.requestTimeoutMs, remaining) });
+      // The deadline goes down to the fetch: the check above may be several asynchronous steps before the send.
+      const snapshot = await withRequestDeadline(deadline, () =>
+        poll({ ...(signal ? { signal } : {}), timeoutMs: Math.min(options.requestTimeoutMs, remaining) }),
+      );
       if (outage) options.onConnection?.({ state: 'reachable', taskId, downMs: Date.now() - outage.since });
       outage = undefined;
       last = snapshot;

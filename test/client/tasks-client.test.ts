@@ -17,6 +17,7 @@ import {
   TaskTimeoutError,
   ToolCallOutcomeUnknownError,
 } from '../../src/client/index.js';
+import { withRequestDeadline } from '../../src/client/request-deadline.js';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/sqlite-task-store.js';
 import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
@@ -180,6 +181,20 @@ describe.each(GENERATIONS)('TasksClient over MCP $protocol (tasks $generation)',
     expect((await client.getTask(created.taskId)).status).toBe('working');
     expect(await new TaskJournal(journalPath).get(created.taskId)).toBeDefined();
     await expect(client.resume(created.taskId, { timeoutMs: 15_000 })).resolves.toMatchObject({ content: [{ text: 'Computed result after 1.5s' }] });
+  });
+
+  it('a request of a wait whose deadline came before the send never leaves: checked at the fetch, for the SDK session and the raw endpoint alike', async () => {
+    const log = new RequestLog();
+    const client = await open({ log });
+    const created = await client.callTool('slow_compute', { seconds: 0.2 });
+    if (created.kind !== 'task') throw new Error('expected a task');
+    const before = log.count('tasks/get');
+    const error = await withRequestDeadline(Date.now() - 1, () => client.getTask(created.taskId)).catch((caught: unknown) => caught);
+    expect((error as Error).name).toBe('AbortError');
+    expect(log.count('tasks/get')).toBe(before);
+    // Negative control: the same read with no deadline in force goes out.
+    await client.getTask(created.taskId);
+    expect(log.count('tasks/get')).toBe(before + 1);
   });
 
   it('resumes after a crash: a new client instance finds the task in the journal and delivers it', async () => {
