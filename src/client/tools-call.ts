@@ -3,7 +3,7 @@
  * journal entry kept while its answer is outstanding, and the one resend with the same idempotency key that a
  * server honouring keys allows. The generation-specific exchanges are v1-tools-call.ts and v2-tools-call.ts.
  */
-import { CORRELATION_ID_META_KEY, IDEMPOTENCY_KEY_META_KEY } from '../protocol/constants.js';
+import { ApplicationErrorReason, CORRELATION_ID_META_KEY, IDEMPOTENCY_KEY_META_KEY } from '../protocol/constants.js';
 import { honoursIdempotencyKeys } from '../protocol/manifest.js';
 import { TasksProtocolError, ToolCallOutcomeUnknownError } from './errors.js';
 import type { PendingCallEntry } from './journal.js';
@@ -69,9 +69,7 @@ export async function sendToolsCall(
       // The server promised: same owner + key + tool + arguments → the existing task, never a second run.
       answer = await send().catch((resent: unknown) => {
         // "Key already used" without a task (an inline call, its result not kept): the outcome stays unknown.
-        throw resent instanceof TasksProtocolError && /^Idempotency key .* already used/.test(resent.message.replace(/^tools\/call[^:]*: /, ''))
-          ? error
-          : resent;
+        throw keyAlreadyUsed(resent) ? error : resent;
       });
     }
   } catch (error) {
@@ -102,4 +100,15 @@ export async function createdOutcome(
     ...identity,
     ...(answer.immediateResponse === undefined ? {} : { immediateResponse: answer.immediateResponse }),
   };
+}
+
+/**
+ * Whether a resent call was refused because its idempotency key is used up (`data.reason` `idempotency_key_used`);
+ * the message is read only for servers from before that reason existed.
+ */
+function keyAlreadyUsed(error: unknown): boolean {
+  if (!(error instanceof TasksProtocolError)) return false;
+  const data = error.data;
+  if (typeof data === 'object' && data !== null && !Array.isArray(data) && 'reason' in data) return data.reason === ApplicationErrorReason.IdempotencyKeyUsed;
+  return /^Idempotency key .* already used/.test(error.message.replace(/^tools\/call[^:]*: /, ''));
 }

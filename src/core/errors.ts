@@ -62,8 +62,8 @@ export function isTaskNotFound(error: unknown): boolean {
 }
 
 /** `-32602` for malformed params. */
-export function invalidParams(message: string): TasksError {
-  return new TasksError(ErrorCode.InvalidParams, message);
+export function invalidParams(message: string, data?: JsonValue): TasksError {
+  return new TasksError(ErrorCode.InvalidParams, message, data);
 }
 
 /** `-32601` for an unknown or unadvertised method. */

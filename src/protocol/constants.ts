@@ -61,6 +61,11 @@ export const ApplicationErrorReason = Object.freeze({
   KillSwitch: 'kill_switch',
   /** `-31004`: read the result's chunks (`data.chunkUri`, indexes 0 … `data.chunks` − 1), or stream it over HTTP. */
   ReadInChunks: 'read_in_chunks',
+  /**
+   * `-32602` of a `tools/call` whose idempotency key was already used for another request (another tool or other
+   * arguments), or by a call whose result is not kept (answered inline, or its task expired or purged): nothing ran.
+   */
+  IdempotencyKeyUsed: 'idempotency_key_used',
 } as const);
 
 /**

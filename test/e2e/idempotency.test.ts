@@ -96,9 +96,11 @@ describe('issue 12: idempotency keys on tools/call (both generations)', () => {
   it('v2: the same key with other arguments or another tool is -32602 naming the conflict', async () => {
     await call({ n: 2 }, 'k-v2-conflict');
     const other = await call({ n: 3 }, 'k-v2-conflict');
-    expect(other.body.error).toMatchObject({ code: -32602 });
+    // The reason clients branch on is data.reason, not the message.
+    expect(other.body.error).toMatchObject({ code: -32602, data: { reason: 'idempotency_key_used' } });
     expect(other.body.error?.message).toMatch(/Idempotency key "k-v2-conflict" was already used .* different arguments/);
     const tool = await call({ n: 2 }, 'k-v2-conflict', 'inline_job');
+    expect(tool.body.error).toMatchObject({ code: -32602, data: { reason: 'idempotency_key_used' } });
     expect(tool.body.error?.message).toMatch(/already used for a call of tool counted_job, not inline_job/);
     expect(runs).not.toContain('counted:3');
   });
@@ -119,7 +121,7 @@ describe('issue 12: idempotency keys on tools/call (both generations)', () => {
     const first = await call({ n: 6 }, 'k-inline', 'inline_job');
     expect(first.body.result).toMatchObject({ content: [{ type: 'text', text: 'inline 6' }] });
     const again = await call({ n: 6 }, 'k-inline', 'inline_job');
-    expect(again.body.error).toMatchObject({ code: -32602 });
+    expect(again.body.error).toMatchObject({ code: -32602, data: { reason: 'idempotency_key_used' } });
     expect(again.body.error?.message).toMatch(/already used by a call that was answered without a task/);
     expect(runs.filter((r) => r === 'inline:6')).toHaveLength(1);
 
@@ -130,6 +132,7 @@ describe('issue 12: idempotency keys on tools/call (both generations)', () => {
     await running.store.expireDue(100);
     expect(await running.store.getUnscoped(taskId)).toBeUndefined();
     const replay = await call({ n: 7 }, 'k-purged');
+    expect(replay.body.error).toMatchObject({ code: -32602, data: { reason: 'idempotency_key_used' } });
     expect(replay.body.error?.message).toMatch(/already used by a task that no longer exists/);
     expect(runs.filter((r) => r === 'counted:7')).toHaveLength(1);
   });

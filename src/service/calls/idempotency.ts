@@ -2,7 +2,11 @@ import { invalidParams } from '../../core/errors.js';
 import type { IdempotencyClaim, IdempotencyRecord } from '../../core/ledger.js';
 import type { TaskGeneration, TaskRecord } from '../../core/task.js';
 import { requestDigest } from '../../ledger/digest.js';
+import { ApplicationErrorReason } from '../../protocol/constants.js';
 import type { Caller } from '../caller.js';
+
+/** The `data` of every refusal of a used key: the reason clients branch on (the message is for people). */
+const KEY_USED = { reason: ApplicationErrorReason.IdempotencyKeyUsed };
 
 /** A claim without its task id: what one `tools/call` with a key asks for (see {@link keyClaim}). */
 export type KeyClaim = Omit<IdempotencyClaim, 'taskId'>;
@@ -27,15 +31,20 @@ export async function replayOf(existing: IdempotencyRecord, claim: KeyClaim, rea
   if (existing.toolName !== claim.toolName) {
     throw invalidParams(
       `Idempotency key ${named} was already used for a call of tool ${existing.toolName}, not ${claim.toolName}; use a new key for a new request`,
+      KEY_USED,
     );
   }
   if (existing.requestDigest !== claim.requestDigest) {
-    throw invalidParams(`Idempotency key ${named} was already used for a call of ${claim.toolName} with different arguments; use a new key for a new request`);
+    throw invalidParams(
+      `Idempotency key ${named} was already used for a call of ${claim.toolName} with different arguments; use a new key for a new request`,
+      KEY_USED,
+    );
   }
   if (existing.taskId === null) {
-    throw invalidParams(`Idempotency key ${named} was already used by a call that was answered without a task; it is not run again`);
+    throw invalidParams(`Idempotency key ${named} was already used by a call that was answered without a task; it is not run again`, KEY_USED);
   }
   const task = await read(existing.taskId);
-  if (!task) throw invalidParams(`Idempotency key ${named} was already used by a task that no longer exists (expired or purged); it is not run again`);
+  if (!task)
+    throw invalidParams(`Idempotency key ${named} was already used by a task that no longer exists (expired or purged); it is not run again`, KEY_USED);
   return task;
 }
