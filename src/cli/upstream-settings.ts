@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 
 import { TasksError } from '../core/errors.js';
+import { resolveLimits } from '../core/limits.js';
 import type { UpstreamGateway } from '../upstream/gateway.js';
 import { describeUpstream } from '../upstream/spec.js';
 import { type ResolvedSettings, settingsDigestOf } from './settings.js';
@@ -33,6 +34,7 @@ export async function startConfiguredUpstreams(settings: ResolvedSettings): Prom
     rules: settings.upstreamRules,
     logger: settings.logger,
     clientVersion: (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version,
+    maxResultBytes: resolveLimits(settings.limits).maxStoredResultBytes,
     timeoutMs: UPSTREAM_START_TIMEOUT_MS,
   }).catch((error: unknown) => {
     // A coded error is the configuration's (a rule naming no tool); anything else, an upstream that did not start.

@@ -55,6 +55,23 @@ export interface UpstreamConnectionOptions {
   logger: Logger;
   /** Our `clientInfo.version` in the upstream's `initialize`. */
   clientVersion: string;
+  /**
+   * The largest result a task may store (`limits.maxStoredResultBytes`, bytes): a stdio upstream's answers are read
+   * up to it plus {@link ENVELOPE_BYTES} (see {@link stdioReadLimit}).
+   */
+  maxResultBytes: number;
+}
+
+/** Room for the JSON-RPC envelope of an answer and the start of the next message in the stdio read buffer (bytes). */
+const ENVELOPE_BYTES = 1024 * 1024;
+
+/**
+ * How many bytes of a stdio upstream's output are buffered before a message must be complete: our stored-result
+ * limit plus the envelope. The SDK's stdio transport stops at 10 MiB by default; an answer past its limit closes the
+ * connection (the transport cannot tell which request it answered), so the limit is set to what we could store anyway.
+ */
+export function stdioReadLimit(maxResultBytes: number): number {
+  return maxResultBytes + ENVELOPE_BYTES;
 }
 
 /** One upstream's connection, re-made when it closes (see the module comment). */
@@ -71,6 +88,8 @@ export class UpstreamConnection {
   private inFlight = 0;
   /** Woken when the state changes (calls waiting for a connection). */
   private readonly waiters = new Set<() => void>();
+  /** Set when the stdio transport dropped the connection because an answer outgrew {@link stdioReadLimit}. */
+  private oversized: string | undefined;
   /** The last line the stdio child wrote to stderr (its last words when it dies). */
   private lastStderr: string | undefined;
   private pid: number | null = null;
@@ -207,7 +226,12 @@ export class UpstreamConnection {
       closed = true;
       this.lost(client);
     };
-    client.onerror = (error) => this.options.logger.debug({ upstream: this.name, err: error }, 'upstream connection error');
+    client.onerror = (error) => {
+      // The SDK stdio transport's ReadBuffer throws this, then closes the transport (and ends the child).
+      if (/ReadBuffer exceeded maximum size/.test(error.message))
+        this.oversized = `an answer larger than ${stdioReadLimit(this.options.maxResultBytes)} bytes, more than a task may store, closed the connection`;
+      this.options.logger.debug({ upstream: this.name, err: error }, 'upstream connection error');
+    };
     await client.connect(transport);
     // Both transports call onmessage(message, extra?); the SDK set it in connect(), so it is wrapped after.
     const wired = transport as { onmessage?: (message: unknown, extra?: unknown) => void };
@@ -235,7 +259,12 @@ export class UpstreamConnection {
   private transport(): StdioClientTransport | StreamableHTTPClientTransport {
     const { spec } = this.options;
     if (spec.transport === 'http') return new StreamableHTTPClientTransport(new URL(spec.url));
-    const transport = new StdioClientTransport({ command: spec.command, args: spec.args, stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: spec.command,
+      args: spec.args,
+      stderr: 'pipe',
+      maxBufferSize: stdioReadLimit(this.options.maxResultBytes),
+    });
     transport.stderr?.on('data', (chunk: Buffer) => {
       const lines = chunk
         .toString('utf8')
@@ -271,7 +300,9 @@ export class UpstreamConnection {
   private lost(client: Client): void {
     // A connection still being made reports its own failure (start() or the reconnect that made it).
     const why =
-      this.options.spec.transport === 'stdio' ? `the process exited${this.lastStderr ? `: ${quoteUpstream(this.lastStderr)}` : ''}` : 'the connection closed';
+      this.oversized ??
+      (this.options.spec.transport === 'stdio' ? `the process exited${this.lastStderr ? `: ${quoteUpstream(this.lastStderr)}` : ''}` : 'the connection closed');
+    this.oversized = undefined;
     this.reconnectAfter(client, why);
   }
 

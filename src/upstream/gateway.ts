@@ -24,6 +24,8 @@ export interface StartUpstreamsOptions {
   rules: UpstreamToolRules;
   logger: Logger;
   clientVersion: string;
+  /** `limits.maxStoredResultBytes`: a stdio upstream's answers are read up to it (plus the JSON-RPC envelope). */
+  maxResultBytes: number;
   /** Longest wait for each upstream's first `initialize` and `tools/list` (ms). */
   timeoutMs: number;
 }
@@ -35,7 +37,7 @@ export interface StartUpstreamsOptions {
  *   rule of `upstreamTools` that names no upstream tool.
  */
 export async function startUpstreams(specs: readonly UpstreamSpec[], options: StartUpstreamsOptions): Promise<UpstreamGateway> {
-  const connections = specs.map((spec) => new UpstreamConnection({ spec, logger: options.logger, clientVersion: options.clientVersion }));
+  const connections = specs.map((spec) => new UpstreamConnection({ spec, logger: options.logger, clientVersion: options.clientVersion, maxResultBytes: options.maxResultBytes }));
   const closeAll = (): Promise<unknown> => Promise.all(connections.map((connection) => connection.close()));
   const started = await Promise.allSettled(connections.map((connection) => connection.start(options.timeoutMs)));
   const failed = started.flatMap((outcome, index) =>

@@ -1,0 +1,99 @@
+/**
+ * Issue 28, the limits a newcomer's review found in `serve --upstream` (2026-12-06), end to end through a real
+ * `mcp-tasks serve` process in front of a small stdio MCP server built on the official SDK server
+ * (test/fixtures/upstream-sizes.mjs): an answer past the SDK stdio transport's default 10 MiB read buffer.
+ */
+import { join } from 'node:path';
+
+import type { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { ensureBuilt } from '../cli/support.js';
+import { connectV1Http, pollUntil, TERMINAL, type V1HttpClient } from '../helpers/official-clients.js';
+import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+import { stdioSpec } from '../helpers/upstream-servers.js';
+
+const SIZES = join(import.meta.dirname, '..', 'fixtures', 'upstream-sizes.mjs');
+const MIB = 1024 * 1024;
+
+type V1Task = { taskId: string; status: string; statusMessage?: string };
+
+async function createTask(client: V1Client, name: string, args: Record<string, unknown>): Promise<V1Task> {
+  return (await client.request({ method: 'tools/call', params: { name, arguments: args } }, CreateTaskResultSchema, { task: { ttl: 120_000 } })).task as V1Task;
+}
+
+const settle = (client: V1Client, taskId: string): Promise<V1Task> =>
+  pollUntil(
+    () => client.experimental.tasks.getTask(taskId) as Promise<V1Task>,
+    (task) => TERMINAL.includes(task.status),
+    { what: `task ${taskId}` },
+  );
+
+const failureOf = (client: V1Client, taskId: string): Promise<{ code?: number; message?: string; data?: unknown } | undefined> =>
+  client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema).then(
+    () => undefined,
+    (thrown: { code?: number; data?: unknown }) => thrown,
+  );
+
+describe('serve --upstream: a stdio answer larger than 10 MiB (issue 28)', () => {
+  const temp = makeTempDir('mcp-tasks-upstream-limits-');
+  let server: ServerProcess;
+  let small: ServerProcess;
+  let v1: V1HttpClient;
+  let v1Small: V1HttpClient;
+
+  beforeAll(async () => {
+    ensureBuilt();
+    [server, small] = await Promise.all([
+      startServerProcess(join(temp.dir, 'data'), ['--no-builtins', '--upstream', stdioSpec('sizes', [process.execPath, SIZES])]),
+      // A stored-result limit of 2 MiB: answers are read up to 3 MiB (the limit and 1 MiB of envelope).
+      startServerProcess(join(temp.dir, 'small'), [
+        '--no-builtins',
+        '--max-result-bytes',
+        String(MIB),
+        '--max-stored-result-bytes',
+        String(2 * MIB),
+        '--upstream',
+        stdioSpec('sizes', [process.execPath, SIZES]),
+      ]),
+    ]);
+    [v1, v1Small] = await Promise.all([connectV1Http(server.url, { declareTasks: true }), connectV1Http(small.url, { declareTasks: true })]);
+  }, 120_000);
+  afterAll(async () => {
+    await v1?.close();
+    await v1Small?.close();
+    await server?.stop();
+    await small?.stop();
+    temp.remove();
+  });
+
+  it('a 12 MiB answer is read and stored (up to the stored-result limit), and a call running beside it on the same upstream goes on', async () => {
+    const beside = await createTask(v1.client, 'sizes_wait', { ms: 1500 });
+    const big = await createTask(v1.client, 'sizes_big', { mib: 12 });
+    const done = await settle(v1.client, big.taskId);
+    expect(done, JSON.stringify(done)).toMatchObject({ status: 'completed' });
+    // 12 MiB is over the inline result limit (4 MiB): the task holds its first part and a link to the whole.
+    const result = await v1.client.experimental.tasks.getTaskResult(big.taskId, CallToolResultSchema);
+    const link = result.content.find((block) => block.type === 'resource_link') as { size?: number } | undefined;
+    expect(link?.size).toBeGreaterThanOrEqual(12 * MIB);
+    expect(await settle(v1.client, beside.taskId)).toMatchObject({ status: 'completed' });
+    const waited = await v1.client.experimental.tasks.getTaskResult(beside.taskId, CallToolResultSchema);
+    expect(waited.content).toEqual([{ type: 'text', text: 'waited 1500 ms' }]);
+  });
+
+  it('an answer past the read limit fails with one line saying so (upstream_down), and the upstream is restarted for the next call', async () => {
+    const big = await createTask(v1Small.client, 'sizes_big', { mib: 4 });
+    const failed = await settle(v1Small.client, big.taskId);
+    expect(failed.status).toBe('failed');
+    expect(failed.statusMessage).toBe(
+      `Upstream sizes stopped while big ran (an answer larger than ${3 * MIB} bytes, more than a task may store, closed the connection); it may have done part of the work, so the call is not sent again`,
+    );
+    expect(await failureOf(v1Small.client, big.taskId)).toMatchObject({ code: -32603, data: { reason: 'upstream_down', upstream: 'sizes' } });
+    // Between the stored-result limit and the read limit: read, then refused by the result size rules of every task.
+    const over = await createTask(v1Small.client, 'sizes_big', { mib: 2.5 });
+    expect(await settle(v1Small.client, over.taskId)).toMatchObject({ status: 'failed' });
+    expect(await failureOf(v1Small.client, over.taskId)).toMatchObject({ code: -32603, data: { reason: 'result_too_large' } });
+  });
+});
