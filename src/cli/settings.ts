@@ -88,6 +88,8 @@ export interface ResolvedSettings {
   tools: AnyToolDefinition[];
   /** `--upstream`: MCP servers whose tools this process forwards (issue 28), parsed. */
   upstreams: UpstreamSpec[];
+  /** `upstreamsAllowDataDir`: stdio upstreams that may be given this server's state as an argument. */
+  upstreamsAllowDataDir: string[];
   /** `upstreamTools`: the policy rules of upstream tools. */
   upstreamRules: UpstreamToolRules;
   /** Limits as given (validated by `resolveLimits`); the library fills in defaults. */
@@ -116,7 +118,7 @@ export interface ResolvedSettings {
 }
 
 /** The real path of `target`, also when it does not exist yet: its nearest existing ancestor resolved, the rest appended. */
-function realPathOf(target: string): string {
+export function realPathOf(target: string): string {
   const absolute = resolve(target);
   if (existsSync(absolute)) return realpathSync(absolute);
   const parent = dirname(absolute);
@@ -278,6 +280,7 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
     toolSources: sources,
     tools,
     upstreams,
+    upstreamsAllowDataDir: config.upstreamsAllowDataDir ?? [],
     upstreamRules: config.upstreamTools ?? {},
     limits,
     drainMs: config.drainMs ?? DEFAULT_DRAIN_MS,

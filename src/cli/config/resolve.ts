@@ -86,6 +86,7 @@ export const SETTINGS: readonly SettingLeaf[] = Object.freeze([
   leaf('fixtures', 'string'),
   // No variable: a list variable splits on commas, which a command line may hold.
   { key: 'upstreams', kind: 'list', flag: '--upstream', attribute: 'upstream' },
+  { key: 'upstreamsAllowDataDir', kind: 'list', flag: '--upstream-allow-data-dir', attribute: 'upstreamAllowDataDir' },
   { key: 'upstreamTools', kind: 'object' },
   leaf('roots', 'list', { flag: '--root', attribute: 'root', path: true }),
   leaf('writableRoots', 'list', { flag: '--writable-root', attribute: 'writableRoot', path: true }),

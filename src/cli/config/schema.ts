@@ -140,6 +140,12 @@ export const ConfigSchema = z
       .describe(
         'MCP servers whose tools are listed as ours, each call a task forwarded to them: <name>=stdio:<command …> or <name>=http(s)://…/mcp; tools are listed as <name>_<tool> (default none)',
       ),
+    upstreamsAllowDataDir: z
+      .array(z.string().min(1))
+      .optional()
+      .describe(
+        'names of stdio upstreams that may be given the data directory, the store, the token file or a directory holding them as an argument (default none: such an upstream is refused at start, since it could read the secret and the tasks)',
+      ),
     upstreamTools: z
       .record(
         z.string().min(1),
