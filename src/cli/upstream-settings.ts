@@ -16,9 +16,6 @@ import { StartupError, UsageError } from './usage-error.js';
  * upstream is configured.
  */
 
-/** Longest wait for an upstream's first `initialize` and `tools/list` at start (ms): `npx` may install it first. */
-const UPSTREAM_START_TIMEOUT_MS = 120_000;
-
 /**
  * Connect the configured upstreams (issue 28) and add their tools to `settings` (its settings digest too, so every
  * process of a deployment must list the same upstream tools): `serve` and `worker` call it after
@@ -40,7 +37,7 @@ export async function startConfiguredUpstreams(settings: ResolvedSettings): Prom
     logger: settings.logger,
     clientVersion: (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version,
     maxResultBytes: resolveLimits(settings.limits).maxStoredResultBytes,
-    timeoutMs: UPSTREAM_START_TIMEOUT_MS,
+    timeoutMs: settings.upstreamStartTimeoutMs,
   }).catch((error: unknown) => {
     // A coded error is the configuration's (a rule naming no tool); anything else, an upstream that did not start.
     const message = error instanceof Error ? error.message : String(error);

@@ -49,6 +49,21 @@ const BACKOFF = { initialMs: 250, maxMs: 30_000, stableMs: 30_000 };
  */
 const NO_TIMEOUT_MS = 2_147_483_647;
 
+/**
+ * The SDK's stdio transport whose `close` can be awaited by every caller: the SDK's own `close` forgets the child at
+ * once, so a second call returns before the child is gone — and the SDK client closes a connection whose
+ * `initialize` failed without waiting. Awaiting this one waits for the SDK's teardown (input closed, SIGTERM after
+ * 2 s, SIGKILL after 2 s more) wherever it started.
+ */
+class StdioTransport extends StdioClientTransport {
+  private closing: Promise<void> | undefined;
+
+  override close(): Promise<void> {
+    this.closing ??= super.close();
+    return this.closing;
+  }
+}
+
 /** What a connection is built from. */
 export interface UpstreamConnectionOptions {
   spec: UpstreamSpec;
@@ -60,6 +75,11 @@ export interface UpstreamConnectionOptions {
    * up to it plus {@link ENVELOPE_BYTES} (see {@link stdioReadLimit}).
    */
   maxResultBytes: number;
+  /**
+   * Longest wait for the `initialize` and `tools/list` answers of one connection (ms), at start and at every
+   * reconnect (`upstreamStartTimeoutMs`): the SDK's request timeout (60 s) is not ours to depend on.
+   */
+  startTimeoutMs: number;
 }
 
 /** Room for the JSON-RPC envelope of an answer and the start of the next message in the stdio read buffer (bytes). */
@@ -77,6 +97,8 @@ export function stdioReadLimit(maxResultBytes: number): number {
 /** One upstream's connection, re-made when it closes (see the module comment). */
 export class UpstreamConnection {
   private client: Client | undefined;
+  /** The connection being made, until it is ready or has failed (closed by {@link close} too). */
+  private connecting: Client | undefined;
   private state: UpstreamStatus['state'] = 'connecting';
   private restarts = 0;
   private lastError: string | undefined;
@@ -110,23 +132,16 @@ export class UpstreamConnection {
   /**
    * Connect and list the upstream's tools (every page). The first connection is made once, no retry: a server
    * that cannot start is a configuration problem to report at start.
-   * @throws Error with one line saying why (the process exited, the URL refused, no answer in `timeoutMs`).
+   * A failed start leaves nothing behind: the connection is closed (a stdio child ended) before this rejects.
+   * @throws Error with one line saying why (the process exited, the URL refused, no answer within `startTimeoutMs`).
    */
-  async start(timeoutMs: number): Promise<UpstreamTool[]> {
-    let timer: NodeJS.Timeout | undefined;
+  async start(): Promise<UpstreamTool[]> {
     try {
-      await Promise.race([
-        this.connect(),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no answer to initialize and tools/list within ${timeoutMs} ms`)), timeoutMs);
-        }),
-      ]);
+      await this.connect();
     } catch (error) {
       const why = this.lastStderr ? `${messageOf(error)}; its last output: ${quoteUpstream(this.lastStderr)}` : messageOf(error);
       await this.close();
       throw new Error(why, { cause: error });
-    } finally {
-      clearTimeout(timer);
     }
     return this.listed;
   }
@@ -186,10 +201,11 @@ export class UpstreamConnection {
   async close(): Promise<void> {
     this.setState('closed');
     clearTimeout(this.retryTimer);
-    const client = this.client;
+    const clients = [this.client, this.connecting];
     this.client = undefined;
+    this.connecting = undefined;
     this.pid = null;
-    await client?.close().catch(() => undefined);
+    await Promise.all(clients.map((client) => client?.close().catch(() => undefined)));
   }
 
   private async connected(tool: string, signal: AbortSignal): Promise<Client> {
@@ -217,10 +233,30 @@ export class UpstreamConnection {
     for (const wake of [...this.waiters]) wake();
   }
 
-  /** Make one connection: initialize, list every tool, then watch for it closing. */
+  /**
+   * Make one connection: initialize, list every tool, then watch for it closing. Both answers must come within
+   * `startTimeoutMs`; on any failure the connection is closed (a stdio child ended: SIGTERM, then SIGKILL) before this
+   * rejects, so no process is left behind.
+   */
   private async connect(): Promise<void> {
     const client = new Client({ name: 'mcp-tasks-gateway', version: this.options.clientVersion }, { capabilities: {} });
     const transport = this.transport();
+    this.connecting = client;
+    try {
+      await this.handshake(client, transport);
+    } catch (error) {
+      // Awaited: the SDK closes a client whose initialize failed without waiting (see StdioTransport).
+      await Promise.all([client.close().catch(() => undefined), transport.close().catch(() => undefined)]);
+      throw error;
+    } finally {
+      if (this.connecting === client) this.connecting = undefined;
+    }
+  }
+
+  private async handshake(client: Client, transport: StdioClientTransport | StreamableHTTPClientTransport): Promise<void> {
+    const { startTimeoutMs } = this.options;
+    const deadline = AbortSignal.timeout(startTimeoutMs);
+    const timedOut = (): Error => new Error(`no answer to initialize and tools/list within ${startTimeoutMs} ms`);
     let closed = false;
     client.onclose = () => {
       closed = true;
@@ -232,7 +268,9 @@ export class UpstreamConnection {
         this.oversized = `an answer larger than ${stdioReadLimit(this.options.maxResultBytes)} bytes, more than a task may store, closed the connection`;
       this.options.logger.debug({ upstream: this.name, err: error }, 'upstream connection error');
     };
-    await client.connect(transport);
+    await client.connect(transport, { timeout: startTimeoutMs, signal: deadline }).catch((error: unknown) => {
+      throw deadline.aborted ? timedOut() : error;
+    });
     // Both transports call onmessage(message, extra?); the SDK set it in connect(), so it is wrapped after.
     const wired = transport as { onmessage?: (message: unknown, extra?: unknown) => void };
     const dispatch = wired.onmessage;
@@ -241,11 +279,10 @@ export class UpstreamConnection {
     };
     if (transport instanceof StdioClientTransport) this.pid = transport.pid;
     const first = this.listed.length === 0;
-    const { tools } = await client.listTools();
-    if (closed || this.state === 'closed') {
-      await client.close().catch(() => undefined);
-      throw new Error(this.lastError ?? 'the connection closed during start-up');
-    }
+    const { tools } = await client.listTools(undefined, { timeout: startTimeoutMs, signal: deadline }).catch((error: unknown) => {
+      throw deadline.aborted ? timedOut() : error;
+    });
+    if (closed || this.state === 'closed') throw new Error(this.lastError ?? 'the connection closed during start-up');
     const listed = tools as unknown as UpstreamTool[];
     if (first) this.listed = listed;
     else if (names(listed) !== names(this.listed))
@@ -259,7 +296,7 @@ export class UpstreamConnection {
   private transport(): StdioClientTransport | StreamableHTTPClientTransport {
     const { spec } = this.options;
     if (spec.transport === 'http') return new StreamableHTTPClientTransport(new URL(spec.url));
-    const transport = new StdioClientTransport({
+    const transport = new StdioTransport({
       command: spec.command,
       args: spec.args,
       stderr: 'pipe',

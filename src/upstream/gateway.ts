@@ -37,9 +37,18 @@ export interface StartUpstreamsOptions {
  *   rule of `upstreamTools` that names no upstream tool.
  */
 export async function startUpstreams(specs: readonly UpstreamSpec[], options: StartUpstreamsOptions): Promise<UpstreamGateway> {
-  const connections = specs.map((spec) => new UpstreamConnection({ spec, logger: options.logger, clientVersion: options.clientVersion, maxResultBytes: options.maxResultBytes }));
+  const connections = specs.map(
+    (spec) =>
+      new UpstreamConnection({
+        spec,
+        logger: options.logger,
+        clientVersion: options.clientVersion,
+        maxResultBytes: options.maxResultBytes,
+        startTimeoutMs: options.timeoutMs,
+      }),
+  );
   const closeAll = (): Promise<unknown> => Promise.all(connections.map((connection) => connection.close()));
-  const started = await Promise.allSettled(connections.map((connection) => connection.start(options.timeoutMs)));
+  const started = await Promise.allSettled(connections.map((connection) => connection.start()));
   const failed = started.flatMap((outcome, index) =>
     outcome.status === 'rejected' ? [`${describeUpstream(specs[index] as UpstreamSpec)}: ${(outcome.reason as Error).message}`] : [],
   );

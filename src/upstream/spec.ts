@@ -25,6 +25,12 @@ const NAME = /^[a-z0-9][a-z0-9-]{0,31}$/;
 /** SEP-986 (2025-11-25 tools): tool names are 1–128 characters of `A-Z a-z 0-9 _ - .`. */
 const TOOL_NAME = /^[A-Za-z0-9._-]{1,128}$/;
 
+/**
+ * Default longest wait for an upstream's `initialize` and `tools/list` answers (ms), at start and at every reconnect
+ * (`upstreamStartTimeoutMs`); the SDK client's own request timeout (60 s) is not used.
+ */
+export const DEFAULT_UPSTREAM_START_TIMEOUT_MS = 30_000;
+
 const EXAMPLE = 'e.g. everything=stdio:npx -y @modelcontextprotocol/server-everything or docs=https://mcp.example.com/mcp';
 
 /**

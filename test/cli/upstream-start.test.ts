@@ -5,7 +5,7 @@
  * roles; the real server-everything and server-filesystem over stdio.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +15,23 @@ import { everythingStdio, filesystemServer, stdioSpec } from '../helpers/upstrea
 import { ensureBuilt, MAIN } from './support.js';
 
 const temp = makeTempDir();
+const SIZES = join(import.meta.dirname, '..', 'fixtures', 'upstream-sizes.mjs');
+
+/** Whether the process `pid` still runs (a zombie counts as gone), asked until `withinMs` have passed. */
+async function stillRunning(pid: number, withinMs = 3000): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    let alive = true;
+    try {
+      process.kill(pid, 0);
+      alive = !/^\S+ \S+ Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/\(.*\)/, 'name'));
+    } catch {
+      alive = false;
+    }
+    if (!alive || Date.now() >= deadline) return alive;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
 beforeAll(() => ensureBuilt());
 afterAll(() => temp.remove());
 
@@ -77,5 +94,25 @@ describe.each(['serve', 'worker'] as const)('%s --upstream at start', (role) => 
     expect(beside.lines.at(-1)).toMatch(/^mcp-tasks: upstreamTools names no upstream tool: files_nope /);
     const unknown = start(role, 'fs-unknown', [...files(sibling), '--upstream-allow-data-dir', 'fils']);
     expect(unknown.lines).toEqual(['mcp-tasks: upstreamsAllowDataDir names no stdio upstream: fils (stdio upstreams: files)']);
+  });
+
+  it('an upstream that never answers initialize: exit 1 after upstreamStartTimeoutMs, one line, and its process is gone', async () => {
+    const pidFile = join(temp.dir, `${role}-silent.pid`);
+    const started = Date.now();
+    const result = start(role, 'silent', [
+      '--upstream-start-timeout-ms',
+      '1500',
+      '--upstream',
+      stdioSpec('silent', [process.execPath, SIZES, '--silent', '--pid-file', pidFile]),
+    ]);
+    expect(result.status).toBe(1);
+    expect(result.lines).toEqual([
+      expect.stringMatching(/^mcp-tasks: cannot start upstream silent \(stdio: .*\): no answer to initialize and tools\/list within 1500 ms$/),
+    ]);
+    // Not the SDK's 60 s: our timeout, and the few seconds the child is given to end.
+    expect(Date.now() - started).toBeLessThan(30_000);
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    expect(pid).toBeGreaterThan(0);
+    expect(await stillRunning(pid)).toBe(false);
   });
 });

@@ -140,6 +140,14 @@ export const ConfigSchema = z
       .describe(
         'MCP servers whose tools are listed as ours, each call a task forwarded to them: <name>=stdio:<command …> or <name>=http(s)://…/mcp; tools are listed as <name>_<tool> (default none)',
       ),
+    upstreamStartTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        "longest wait for an upstream's initialize and tools/list answers, at start and at each reconnect; an upstream past it is a start-up error and its process is ended (default 30000)",
+      ),
     upstreamsAllowDataDir: z
       .array(z.string().min(1))
       .optional()
