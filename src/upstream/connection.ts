@@ -30,6 +30,8 @@ export interface UpstreamTool {
   inputSchema: JsonObject;
   outputSchema?: JsonObject;
   annotations?: JsonObject;
+  /** 2025-11-25: whether the upstream runs the tool as a task (`required` ones are left out, see `gateway.ts`). */
+  execution?: { taskSupport?: string };
 }
 
 /** Progress of a forwarded call, as the upstream reported it. */

@@ -100,9 +100,24 @@ describe('serve --upstream with server-everything over stdio (issue 28)', () => 
   });
 
   it('tools/list lists every upstream tool as <name>_<tool> with its title, description and JSON Schemas unchanged; R9 taskSupport optional by default', async () => {
-    const upstream = (await direct.listTools()).tools;
+    const all = (await direct.listTools()).tools;
+    // R9: a tool the upstream runs only as a task (server-everything's simulate-research-query) is left out, with a
+    // start line saying why: a plain tools/call of it fails -32601 every time, and upstream tasks are not forwarded.
+    const required = all.filter((tool) => tool.execution?.taskSupport === 'required').map((tool) => tool.name);
+    expect(required).toContain('simulate-research-query');
+    const upstream = all.filter((tool) => !required.includes(tool.name));
     const ours = (await v1.client.listTools()).tools;
+    for (const name of required) {
+      expect(ours.map((tool) => tool.name)).not.toContain(`everything_${name}`);
+      const line = server
+        .log()
+        .split('\n')
+        .find((entry) => entry.includes(`"tool":"${name}"`));
+      expect(line).toContain('upstream tool left out: the upstream requires task augmentation for it');
+    }
     expect(upstream.length).toBeGreaterThan(5);
+    // The count /readyz (and the banner) shows is of the tools listed here.
+    expect((await readyz(server)).checks.executor.upstreams?.[0]).toMatchObject({ name: 'everything', tools: upstream.length });
     for (const tool of upstream) {
       const listed = ours.find((entry) => entry.name === `everything_${tool.name}`);
       expect(listed, tool.name).toBeDefined();
