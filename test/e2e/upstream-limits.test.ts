@@ -1,8 +1,10 @@
 /**
  * Issue 28, the limits a newcomer's review found in `serve --upstream` (2026-12-06), end to end through a real
  * `mcp-tasks serve` process in front of a small stdio MCP server built on the official SDK server
- * (test/fixtures/upstream-sizes.mjs): an answer past the SDK stdio transport's default 10 MiB read buffer.
+ * (test/fixtures/upstream-sizes.mjs): an answer past the SDK stdio transport's default 10 MiB read buffer; an inline
+ * (`sync`) call whose client leaves, observed where the cancel lands — the upstream's own request signal.
  */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -11,9 +13,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ensureBuilt } from '../cli/support.js';
 import { connectV1Http, pollUntil, TERMINAL, type V1HttpClient } from '../helpers/official-clients.js';
+import { eventually } from '../helpers/run-notes.js';
 import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { stdioSpec } from '../helpers/upstream-servers.js';
+import { modernMeta } from '../helpers/wire.js';
 
 const SIZES = join(import.meta.dirname, '..', 'fixtures', 'upstream-sizes.mjs');
 const MIB = 1024 * 1024;
@@ -95,5 +99,116 @@ describe('serve --upstream: a stdio answer larger than 10 MiB (issue 28)', () =>
     const over = await createTask(v1Small.client, 'sizes_big', { mib: 2.5 });
     expect(await settle(v1Small.client, over.taskId)).toMatchObject({ status: 'failed' });
     expect(await failureOf(v1Small.client, over.taskId)).toMatchObject({ code: -32603, data: { reason: 'result_too_large' } });
+  });
+});
+
+describe('serve --upstream: an inline (sync) call whose client leaves (issue 28)', () => {
+  const temp = makeTempDir('mcp-tasks-upstream-inline-');
+  const events = join(temp.dir, 'events.jsonl');
+  let server: ServerProcess;
+  let v1: V1HttpClient;
+
+  /** What the upstream's `hang` tool saw for `label`: started, then aborted when its request was cancelled. */
+  const seen = (label: string): string[] =>
+    existsSync(events)
+      ? readFileSync(events, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as { event: string; label: string })
+          .filter((entry) => entry.label === label)
+          .map((entry) => entry.event)
+      : [];
+
+  beforeAll(async () => {
+    ensureBuilt();
+    const config = join(temp.dir, 'config.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        upstreams: [stdioSpec('sizes', [process.execPath, SIZES, '--events', events])],
+        upstreamTools: { sizes_hang: { execution: 'sync' } },
+        limits: { runtimeLimitMs: 4000 },
+      }),
+    );
+    server = await startServerProcess(join(temp.dir, 'data'), ['--no-builtins', '--config', config]);
+    v1 = await connectV1Http(server.url, { declareTasks: true });
+  }, 120_000);
+  afterAll(async () => {
+    await v1?.close();
+    await server?.stop();
+    temp.remove();
+  });
+
+  it('R41 a client that cancels its inline call (notifications/cancelled): the upstream request is cancelled too', async () => {
+    const controller = new AbortController();
+    const call = v1.client.callTool({ name: 'sizes_hang', arguments: { label: 'cancelled' } }, undefined, { signal: controller.signal }).catch(() => 'aborted');
+    await eventually('the upstream to start', async () => (seen('cancelled').includes('started') ? true : undefined));
+    controller.abort();
+    expect(await call).toBe('aborted');
+    await eventually('the upstream request to be aborted', async () => (seen('cancelled').includes('aborted') ? true : undefined));
+  });
+
+  it('a client whose connection closes during its inline call: the upstream request is cancelled', async () => {
+    const controller = new AbortController();
+    const call = fetch(server.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'sizes_hang',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'sizes_hang', arguments: { label: 'gone' }, _meta: modernMeta({}) },
+      }),
+      signal: controller.signal,
+    }).then(
+      (response) => response.text(),
+      () => 'closed',
+    );
+    await eventually('the upstream to start', async () => (seen('gone').includes('started') ? true : undefined));
+    controller.abort();
+    expect(await call).toBe('closed');
+    await eventually('the upstream request to be aborted', async () => (seen('gone').includes('aborted') ? true : undefined));
+  });
+
+  it('a 2025-11-25 session whose POST stream closes during its inline call: the upstream request is cancelled', async () => {
+    const sessionId = (v1.client.transport as { sessionId?: string } | undefined)?.sessionId;
+    expect(sessionId).toBeTruthy();
+    const controller = new AbortController();
+    const call = fetch(server.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+        'mcp-session-id': sessionId as string,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'raw-1', method: 'tools/call', params: { name: 'sizes_hang', arguments: { label: 'session' } } }),
+      signal: controller.signal,
+    }).then(
+      (response) => response.text(),
+      () => 'closed',
+    );
+    await eventually('the upstream to start', async () => (seen('session').includes('started') ? true : undefined));
+    controller.abort();
+    expect(await call).toBe('closed');
+    await eventually('the upstream request to be aborted', async () => (seen('session').includes('aborted') ? true : undefined), 3000);
+  });
+
+  it('an inline call is bounded by the runtime limit: past it the upstream request is cancelled and the call fails', async () => {
+    const started = Date.now();
+    const answer = await v1.client.callTool({ name: 'sizes_hang', arguments: { label: 'limit' } }).then(
+      (result) => ({ result }),
+      (error: unknown) => ({ error: error as { code?: number; message?: string; data?: unknown } }),
+    );
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3900);
+    expect(answer).toMatchObject({ error: { code: -32603, data: { reason: 'runtime_limit' } } });
+    expect((answer as { error: { message: string } }).error.message).toContain('Tool sizes_hang exceeded the runtime limit of 4000 ms');
+    await eventually('the upstream request to be aborted', async () => (seen('limit').includes('aborted') ? true : undefined));
   });
 });
