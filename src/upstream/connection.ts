@@ -102,7 +102,9 @@ export class UpstreamConnection {
   /** The connection being made, until it is ready or has failed (closed by {@link close} too). */
   private connecting: Client | undefined;
   private state: UpstreamStatus['state'] = 'connecting';
+  /** Successful reconnections, and reconnection attempts that failed. */
   private restarts = 0;
+  private failedRestarts = 0;
   private lastError: string | undefined;
   private retryAt: number | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -193,6 +195,7 @@ export class UpstreamConnection {
       state: this.state,
       tools: this.listed.length,
       restarts: this.restarts,
+      failedRestarts: this.failedRestarts,
       inFlight: this.inFlight,
       ...(this.state === 'restarting' && this.retryAt !== undefined ? { retryInMs: Math.max(0, this.retryAt - Date.now()) } : {}),
       ...(this.lastError === undefined ? {} : { error: this.lastError }),
@@ -364,12 +367,15 @@ export class UpstreamConnection {
     this.setState('restarting');
     this.options.logger.warn({ upstream: this.name, error: this.lastError, retryInMs: delay }, 'upstream connection lost; reconnecting');
     this.retryTimer = setTimeout(() => {
-      this.restarts += 1;
       this.lastStderr = undefined;
       this.connect().then(
-        () => this.options.logger.info({ upstream: this.name, restarts: this.restarts }, 'upstream reconnected'),
+        () => {
+          this.restarts += 1;
+          this.options.logger.info({ upstream: this.name, restarts: this.restarts }, 'upstream reconnected');
+        },
         (error: unknown) => {
           if (this.state === 'closed') return;
+          this.failedRestarts += 1;
           this.lastError = this.lastStderr ? `${messageOf(error)}; its last output: ${quoteUpstream(this.lastStderr)}` : messageOf(error);
           this.scheduleReconnect();
         },

@@ -212,3 +212,37 @@ describe('serve --upstream: an inline (sync) call whose client leaves (issue 28)
     await eventually('the upstream request to be aborted', async () => (seen('limit').includes('aborted') ? true : undefined));
   });
 });
+
+describe('serve --upstream: restart counts (issue 28)', () => {
+  const temp = makeTempDir('mcp-tasks-upstream-restarts-');
+  const pidFile = join(temp.dir, 'upstream.pid');
+  let server: ServerProcess;
+
+  beforeAll(async () => {
+    ensureBuilt();
+    server = await startServerProcess(join(temp.dir, 'data'), [
+      '--no-builtins',
+      '--upstream',
+      stdioSpec('once', [process.execPath, SIZES, '--pid-file', pidFile, '--once', join(temp.dir, 'started')]),
+    ]);
+  }, 120_000);
+  afterAll(async () => {
+    await server?.stop();
+    temp.remove();
+  });
+
+  it('an upstream that dies and cannot start again: restarts counts successes only (0), failedRestarts the failed attempts, in /readyz and /metrics', async () => {
+    process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
+    const base = server.url.replace(/\/mcp$/, '');
+    const status = await eventually('two failed restart attempts', async () => {
+      const readyz = (await (await fetch(`${base}/readyz`)).json()) as { checks: { executor: { upstreams: Array<Record<string, unknown>> } } };
+      const once = readyz.checks.executor.upstreams[0];
+      return typeof once?.failedRestarts === 'number' && once.failedRestarts >= 2 ? once : undefined;
+    });
+    expect(status).toMatchObject({ name: 'once', state: 'restarting', restarts: 0 });
+    expect(String(status.error)).toContain('refusing to start again');
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toMatch(/^mcp_tasks_upstream_restarts\{[^}]*upstream="once"[^}]*\} 0$/m);
+    expect(metrics).toMatch(/^mcp_tasks_upstream_failed_restarts\{[^}]*upstream="once"[^}]*\} [2-9]\d*$/m);
+  });
+});
