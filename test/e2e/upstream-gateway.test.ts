@@ -144,7 +144,7 @@ describe('serve --upstream with server-everything over stdio (issue 28)', () => 
       (current) => /\(\d\/3\)/.test(current.statusMessage ?? '') || TERMINAL.includes(current.status),
       { what: 'progress in statusMessage' },
     );
-    expect(progressed.statusMessage).toMatch(/^progress \([123]\/3\)$/);
+    expect(progressed.statusMessage).toMatch(/^everything: progress \([123]\/3\)$/);
     const done = await pollUntil(
       () => getV1Task(v1.client, task.taskId),
       (current) => TERMINAL.includes(current.status),
@@ -154,7 +154,7 @@ describe('serve --upstream with server-everything over stdio (issue 28)', () => 
     expect(result.content).toEqual([{ type: 'text', text: 'Long running operation completed. Duration: 1.5 seconds, Steps: 3.' }]);
     // R31/R36: the client's own progressToken got the upstream's progress, all of it, in order, each related to the
     // task. They come on the session's stream and the result on the request's, so the last may come after the result.
-    const expected = [1, 2, 3].map((step) => [step, 3, `progress (${step}/3)`]);
+    const expected = [1, 2, 3].map((step) => [step, 3, `everything: progress (${step}/3)`]);
     await eventually('the third progress notification', () => progress.length >= 3 || undefined, 3_000);
     expect(progress.map((update) => [update.progress, update.total, update.message])).toEqual(expected);
     const related = (update: Progress) => ((update as { _meta?: Record<string, { taskId?: string }> })._meta?.[RELATED_TASK] ?? {}).taskId;
