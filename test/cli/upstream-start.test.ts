@@ -47,7 +47,9 @@ describe.each(['serve', 'worker'] as const)('%s --upstream at start', (role) => 
     const result = start(role, 'bad-spec', ['--upstream', 'stdio:node server.js', '--upstream', 'x=ftp://host/mcp', '--upstream', 'y=stdio:node "server.js']);
     expect(result.status).toBe(64);
     expect(result.lines[0]).toBe('mcp-tasks: invalid configuration (3 problems):');
-    expect(result.lines.slice(1).join('\n')).toMatch(/give the upstream a name first[\s\S]*give stdio:<command …> or an http\(s\):\/\/ URL[\s\S]*unterminated double quote/);
+    expect(result.lines.slice(1).join('\n')).toMatch(
+      /give the upstream a name first[\s\S]*give stdio:<command …> or an http\(s\):\/\/ URL[\s\S]*unterminated double quote/,
+    );
     expect(existsSync(join(result.dataDir, 'tasks.db'))).toBe(false);
   });
 
