@@ -148,56 +148,35 @@ describe('serve --upstream: an inline (sync) call whose client leaves (issue 28)
     await eventually('the upstream request to be aborted', async () => (seen('cancelled').includes('aborted') ? true : undefined));
   });
 
-  it('a client whose connection closes during its inline call: the upstream request is cancelled', async () => {
+  /**
+   * POST a `tools/call` of `sizes_hang` labelled `label` with `headers`, close the connection once the upstream has
+   * started it, and wait for the upstream's own request signal to abort.
+   */
+  async function closeDuringCall(label: string, headers: Record<string, string>, params: Record<string, unknown> = {}): Promise<void> {
     const controller = new AbortController();
     const call = fetch(server.url, {
       method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': 'tools/call',
-        'mcp-name': 'sizes_hang',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'sizes_hang', arguments: { label: 'gone' }, _meta: modernMeta({}) },
-      }),
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      body: JSON.stringify({ jsonrpc: '2.0', id: `raw-${label}`, method: 'tools/call', params: { name: 'sizes_hang', arguments: { label }, ...params } }),
       signal: controller.signal,
     }).then(
       (response) => response.text(),
       () => 'closed',
     );
-    await eventually('the upstream to start', async () => (seen('gone').includes('started') ? true : undefined));
+    await eventually('the upstream to start', async () => (seen(label).includes('started') ? true : undefined));
     controller.abort();
     expect(await call).toBe('closed');
-    await eventually('the upstream request to be aborted', async () => (seen('gone').includes('aborted') ? true : undefined));
+    await eventually('the upstream request to be aborted', async () => (seen(label).includes('aborted') ? true : undefined), 3000);
+  }
+
+  it('a client whose connection closes during its inline call: the upstream request is cancelled', async () => {
+    await closeDuringCall('gone', { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'sizes_hang' }, { _meta: modernMeta({}) });
   });
 
   it('a 2025-11-25 session whose POST stream closes during its inline call: the upstream request is cancelled', async () => {
     const sessionId = (v1.client.transport as { sessionId?: string } | undefined)?.sessionId;
     expect(sessionId).toBeTruthy();
-    const controller = new AbortController();
-    const call = fetch(server.url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-11-25',
-        'mcp-session-id': sessionId as string,
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 'raw-1', method: 'tools/call', params: { name: 'sizes_hang', arguments: { label: 'session' } } }),
-      signal: controller.signal,
-    }).then(
-      (response) => response.text(),
-      () => 'closed',
-    );
-    await eventually('the upstream to start', async () => (seen('session').includes('started') ? true : undefined));
-    controller.abort();
-    expect(await call).toBe('closed');
-    await eventually('the upstream request to be aborted', async () => (seen('session').includes('aborted') ? true : undefined), 3000);
+    await closeDuringCall('session', { 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': sessionId as string });
   });
 
   it('an inline call is bounded by the runtime limit: past it the upstream request is cancelled and the call fails', async () => {
