@@ -13,7 +13,7 @@
  * of their work, so none is sent again) and the connection is re-made with backoff (250 ms doubling to 30 s, back to
  * 250 ms once a connection stayed up 30 s). Calls made while it is down wait up to {@link CONNECT_WAIT_MS} for it.
  */
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, type ReadBuffer, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
 import type { UpstreamStatus } from '../core/executor.js';
@@ -21,6 +21,7 @@ import type { Logger } from '../core/logger.js';
 import type { JsonObject } from '../core/task.js';
 import { connectionFailed, forwardFailure, quoteUpstream, unavailable } from './outcome.js';
 import type { UpstreamSpec } from './spec.js';
+import { LinearReadBuffer } from './stdio-read-buffer.js';
 
 /** A tool as the upstream lists it (the fields we use; the schemas are kept as the upstream gave them). */
 export interface UpstreamTool {
@@ -57,8 +58,15 @@ const NO_TIMEOUT_MS = 2_147_483_647;
  * `initialize` failed without waiting. Awaiting this one waits for the SDK's teardown (input closed, SIGTERM after
  * 2 s, SIGKILL after 2 s more) wherever it started.
  */
-class StdioTransport extends StdioClientTransport {
+export class StdioTransport extends StdioClientTransport {
   private closing: Promise<void> | undefined;
+
+  constructor(params: ConstructorParameters<typeof StdioClientTransport>[0] & { maxBufferSize: number }) {
+    super(params);
+    // The SDK's read buffer is quadratic in a message's size (see LinearReadBuffer); its field is replaced before
+    // start(). A test checks the field is still there and is ours, so an SDK that renames it fails loudly.
+    (this as unknown as { _readBuffer: ReadBuffer })._readBuffer = new LinearReadBuffer(params.maxBufferSize);
+  }
 
   override close(): Promise<void> {
     this.closing ??= super.close();
