@@ -121,6 +121,15 @@ function withSharedOptions(command: Command): Command {
       collect,
     )
     .option(
+      '--upstream-start-timeout-ms <ms>',
+      "longest wait for an upstream's initialize and tools/list answers, at start and at each reconnect; past it the upstream's process is ended (default 30000)",
+    )
+    .option(
+      '--upstream-allow-data-dir <name>',
+      "let the stdio upstream <name> be given this server's data directory (or a directory holding it) as an argument; refused by default (repeatable)",
+      collect,
+    )
+    .option(
       '--fixtures <name>',
       'also register fixture tools: "conformance" (the official suite\'s tasks tools) or "verify" (those plus the side-effect counter mcp-tasks verify uses)',
     )

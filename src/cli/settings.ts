@@ -34,7 +34,7 @@ import { AesGcmFieldCipher, type FieldCipher } from '../store/field-cipher.js';
 import { isInsideRoots } from '../tools/roots.js';
 import { BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE, VERIFY_FIXTURE_SOURCE } from '../tools/sources.js';
 import type { UpstreamToolRules } from '../upstream/policy.js';
-import { parseUpstreamSpec, type UpstreamSpec } from '../upstream/spec.js';
+import { DEFAULT_UPSTREAM_START_TIMEOUT_MS, parseUpstreamSpec, type UpstreamSpec } from '../upstream/spec.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import type { McpTasksConfig } from './config/schema.js';
 import { createCliLogger } from './logger.js';
@@ -88,6 +88,10 @@ export interface ResolvedSettings {
   tools: AnyToolDefinition[];
   /** `--upstream`: MCP servers whose tools this process forwards (issue 28), parsed. */
   upstreams: UpstreamSpec[];
+  /** `upstreamStartTimeoutMs`: longest wait for an upstream's `initialize` and `tools/list` answers (ms). */
+  upstreamStartTimeoutMs: number;
+  /** `upstreamsAllowDataDir`: stdio upstreams that may be given this server's state as an argument. */
+  upstreamsAllowDataDir: string[];
   /** `upstreamTools`: the policy rules of upstream tools. */
   upstreamRules: UpstreamToolRules;
   /** Limits as given (validated by `resolveLimits`); the library fills in defaults. */
@@ -116,7 +120,7 @@ export interface ResolvedSettings {
 }
 
 /** The real path of `target`, also when it does not exist yet: its nearest existing ancestor resolved, the rest appended. */
-function realPathOf(target: string): string {
+export function realPathOf(target: string): string {
   const absolute = resolve(target);
   if (existsSync(absolute)) return realpathSync(absolute);
   const parent = dirname(absolute);
@@ -278,6 +282,8 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
     toolSources: sources,
     tools,
     upstreams,
+    upstreamStartTimeoutMs: config.upstreamStartTimeoutMs ?? DEFAULT_UPSTREAM_START_TIMEOUT_MS,
+    upstreamsAllowDataDir: config.upstreamsAllowDataDir ?? [],
     upstreamRules: config.upstreamTools ?? {},
     limits,
     drainMs: config.drainMs ?? DEFAULT_DRAIN_MS,

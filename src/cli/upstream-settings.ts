@@ -1,9 +1,13 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { resolve } from 'node:path';
 
 import { TasksError } from '../core/errors.js';
+import { resolveLimits } from '../core/limits.js';
+import { isInsideRoots } from '../tools/roots.js';
 import type { UpstreamGateway } from '../upstream/gateway.js';
-import { describeUpstream } from '../upstream/spec.js';
-import { type ResolvedSettings, settingsDigestOf } from './settings.js';
+import { describeUpstream, type UpstreamSpec } from '../upstream/spec.js';
+import { type DeniedState, realPathOf, type ResolvedSettings, settingsDigestOf } from './settings.js';
 import { StartupError, UsageError } from './usage-error.js';
 
 /**
@@ -12,28 +16,28 @@ import { StartupError, UsageError } from './usage-error.js';
  * upstream is configured.
  */
 
-/** Longest wait for an upstream's first `initialize` and `tools/list` at start (ms): `npx` may install it first. */
-const UPSTREAM_START_TIMEOUT_MS = 120_000;
-
 /**
  * Connect the configured upstreams (issue 28) and add their tools to `settings` (its settings digest too, so every
  * process of a deployment must list the same upstream tools): `serve` and `worker` call it after
  * {@link resolveSettings}, before the pins are checked and the executor starts. Without upstreams it returns
  * `settings` as it is and loads no upstream code (the SDK client is imported only here, on use).
  * @throws StartupError (exit 1) naming an upstream that cannot be started; UsageError (exit 64) for an
- *   `upstreamTools` rule that names no upstream tool or an upstream tool whose name a tool source took already.
+ *   `upstreamTools` rule that names no upstream tool or an upstream tool whose name a tool source took already, and
+ *   for a stdio upstream given this server's state as an argument (see {@link checkDataDirArguments}).
  */
 export async function startConfiguredUpstreams(settings: ResolvedSettings): Promise<{ settings: ResolvedSettings; gateway: UpstreamGateway | undefined }> {
   if (settings.upstreams.length === 0) {
     if (Object.keys(settings.upstreamRules).length > 0) throw new UsageError('upstreamTools is set, but no --upstream is configured');
     return { settings, gateway: undefined };
   }
+  checkDataDirArguments(settings);
   const { startUpstreams } = await import('../upstream/gateway.js');
   const gateway = await startUpstreams(settings.upstreams, {
     rules: settings.upstreamRules,
     logger: settings.logger,
     clientVersion: (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version,
-    timeoutMs: UPSTREAM_START_TIMEOUT_MS,
+    maxResultBytes: resolveLimits(settings.limits).maxStoredResultBytes,
+    timeoutMs: settings.upstreamStartTimeoutMs,
   }).catch((error: unknown) => {
     // A coded error is the configuration's (a rule naming no tool); anything else, an upstream that did not start.
     const message = error instanceof Error ? error.message : String(error);
@@ -47,6 +51,51 @@ export async function startConfiguredUpstreams(settings: ResolvedSettings): Prom
   }
   const withUpstreams = { ...settings, tools };
   return { settings: { ...withUpstreams, settingsDigest: settingsDigestOf(withUpstreams) }, gateway };
+}
+
+/**
+ * Refuse a stdio upstream whose argument, read as a path, is this server's state (the data directory with its
+ * `secret` and `tasks.db`, a store elsewhere, the token file), a directory holding it, or something inside it: a file-reading upstream
+ * (`server-filesystem /`) runs outside the tool confinement and could read them. `upstreamsAllowDataDir` names the
+ * upstreams allowed anyway. An argument is read as a path the way such servers read theirs: relative to our working
+ * directory (the child's), `~` as the home directory, and the value of a `--flag=value` too.
+ * @throws UsageError (exit 64), one line naming the first such upstream and argument.
+ */
+export function checkDataDirArguments(settings: Pick<ResolvedSettings, 'upstreams' | 'upstreamsAllowDataDir' | 'denied'>): void {
+  const stdio = settings.upstreams.filter((spec): spec is Extract<UpstreamSpec, { transport: 'stdio' }> => spec.transport === 'stdio');
+  const unknown = settings.upstreamsAllowDataDir.filter((name) => !stdio.some((spec) => spec.name === name));
+  if (unknown.length > 0)
+    throw new UsageError(
+      `upstreamsAllowDataDir names no stdio upstream: ${unknown.join(', ')} (stdio upstreams: ${stdio.map((spec) => spec.name).join(', ') || 'none'})`,
+    );
+  // Our own files only: /proc/self of the child is the child's.
+  const state = settings.denied.filter((entry) => entry.what !== 'process environment and memory');
+  for (const spec of stdio) {
+    if (settings.upstreamsAllowDataDir.includes(spec.name)) continue;
+    for (const argument of spec.args) {
+      const held = heldState(argument, state);
+      if (held)
+        throw new UsageError(
+          `upstream ${spec.name}: its argument ${JSON.stringify(argument)} reaches this server's ${held.what} (${held.path}), which it could read; give it a directory without this server's state, or set upstreamsAllowDataDir: ["${spec.name}"] (--upstream-allow-data-dir ${spec.name}) if it must`,
+        );
+    }
+  }
+}
+
+/** The server state `argument`, read as a path (see {@link checkDataDirArguments}), is, holds or lies in, if any. */
+function heldState(argument: string, state: readonly DeniedState[]): DeniedState | undefined {
+  const values = [argument, ...(/^-[^=]*=/.test(argument) ? [argument.slice(argument.indexOf('=') + 1)] : [])].filter(Boolean);
+  for (const value of values) {
+    const path = resolve(value === '~' || value.startsWith('~/') ? homedir() + value.slice(1) : value);
+    const real = realPathOf(path);
+    // A directory holding the state, or an existing file or directory inside it (a word that names nothing on
+    // disk, such as `stdio` or `-y`, is not a path, even when the data directory is the working directory).
+    const held = state.find(
+      (entry) => isInsideRoots(entry.path, [path]) || isInsideRoots(entry.real, [real]) || (existsSync(path) && isInsideRoots(real, [entry.real])),
+    );
+    if (held) return held;
+  }
+  return undefined;
 }
 
 /** The banner lines of the upstreams (`  upstream: <name> (…): N tools, ready`), or `''` without upstreams. */

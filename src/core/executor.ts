@@ -48,7 +48,7 @@ export interface ExecutorReadiness {
  * How one upstream MCP server's connection stands in this process (`serve --upstream`, issue 28): `connecting` (the
  * first connection), `ready`, `restarting` (it died or could not be reached; the next attempt is in `retryInMs`),
  * `closed` (this process shut it down). `error` is the last failure, one sanitised line; `restarts` counts
- * reconnections since start; `tools` the tools it lists.
+ * successful reconnections since start, `failedRestarts` the attempts that failed; `tools` the tools listed here.
  */
 export interface UpstreamStatus {
   name: string;
@@ -56,6 +56,7 @@ export interface UpstreamStatus {
   state: 'connecting' | 'ready' | 'restarting' | 'closed';
   tools: number;
   restarts: number;
+  failedRestarts: number;
   /** Calls forwarded and not answered yet. */
   inFlight: number;
   retryInMs?: number;

@@ -31,7 +31,10 @@ export interface TasksServerLimits {
   minTtlMs: number;
   /** Longest poll interval hint sent as `pollInterval` / `pollIntervalMs`; younger tasks get shorter ones (`service/poll-hint.ts`). @defaultValue 1 s */
   pollIntervalMs: number;
-  /** Longest single run of a tool before the task fails (`data.reason: "runtime_limit"`); ≤ `maxTtlMs`. @defaultValue 1 h */
+  /**
+   * Longest single run of a tool before the task fails (`data.reason: "runtime_limit"`); ≤ `maxTtlMs`. An inline
+   * call is bounded by it too (aborted, `-32603` `runtime_limit`). @defaultValue 1 h
+   */
   runtimeLimitMs: number;
   /** Runs per task (first included) before it fails with `attempts_exhausted`. @defaultValue 3 */
   maxAttempts: number;

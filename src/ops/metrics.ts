@@ -209,7 +209,12 @@ export class TasksMetrics {
     upstreamGauge('mcp_tasks_upstream_up', 'Whether the connection to an upstream MCP server (serve --upstream) is ready: 1, else 0.', (status) =>
       status.state === 'ready' ? 1 : 0,
     );
-    upstreamGauge('mcp_tasks_upstream_restarts', 'Reconnections to an upstream MCP server since this process started.', (status) => status.restarts);
+    upstreamGauge('mcp_tasks_upstream_restarts', 'Successful reconnections to an upstream MCP server since this process started.', (status) => status.restarts);
+    upstreamGauge(
+      'mcp_tasks_upstream_failed_restarts',
+      'Reconnection attempts to an upstream MCP server that failed since this process started.',
+      (status) => status.failedRestarts,
+    );
     upstreamGauge('mcp_tasks_upstream_calls_in_flight', 'Calls forwarded to an upstream MCP server and not answered yet.', (status) => status.inFlight);
     const activeRuns = (): number => this.active;
     new Gauge({

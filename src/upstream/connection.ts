@@ -13,7 +13,7 @@
  * of their work, so none is sent again) and the connection is re-made with backoff (250 ms doubling to 30 s, back to
  * 250 ms once a connection stayed up 30 s). Calls made while it is down wait up to {@link CONNECT_WAIT_MS} for it.
  */
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, type ReadBuffer, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
 import type { UpstreamStatus } from '../core/executor.js';
@@ -21,6 +21,7 @@ import type { Logger } from '../core/logger.js';
 import type { JsonObject } from '../core/task.js';
 import { connectionFailed, forwardFailure, quoteUpstream, unavailable } from './outcome.js';
 import type { UpstreamSpec } from './spec.js';
+import { LinearReadBuffer } from './stdio-read-buffer.js';
 
 /** A tool as the upstream lists it (the fields we use; the schemas are kept as the upstream gave them). */
 export interface UpstreamTool {
@@ -30,6 +31,8 @@ export interface UpstreamTool {
   inputSchema: JsonObject;
   outputSchema?: JsonObject;
   annotations?: JsonObject;
+  /** 2025-11-25: whether the upstream runs the tool as a task (`required` ones are left out, see `gateway.ts`). */
+  execution?: { taskSupport?: string };
 }
 
 /** Progress of a forwarded call, as the upstream reported it. */
@@ -49,19 +52,67 @@ const BACKOFF = { initialMs: 250, maxMs: 30_000, stableMs: 30_000 };
  */
 const NO_TIMEOUT_MS = 2_147_483_647;
 
+/**
+ * The SDK's stdio transport whose `close` can be awaited by every caller: the SDK's own `close` forgets the child at
+ * once, so a second call returns before the child is gone — and the SDK client closes a connection whose
+ * `initialize` failed without waiting. Awaiting this one waits for the SDK's teardown (input closed, SIGTERM after
+ * 2 s, SIGKILL after 2 s more) wherever it started.
+ */
+export class StdioTransport extends StdioClientTransport {
+  private closing: Promise<void> | undefined;
+
+  constructor(params: ConstructorParameters<typeof StdioClientTransport>[0] & { maxBufferSize: number }) {
+    super(params);
+    // The SDK's read buffer is quadratic in a message's size (see LinearReadBuffer); its field is replaced before
+    // start(). A test checks the field is still there and is ours, so an SDK that renames it fails loudly.
+    (this as unknown as { _readBuffer: ReadBuffer })._readBuffer = new LinearReadBuffer(params.maxBufferSize);
+  }
+
+  override close(): Promise<void> {
+    this.closing ??= super.close();
+    return this.closing;
+  }
+}
+
 /** What a connection is built from. */
 export interface UpstreamConnectionOptions {
   spec: UpstreamSpec;
   logger: Logger;
   /** Our `clientInfo.version` in the upstream's `initialize`. */
   clientVersion: string;
+  /**
+   * The largest result a task may store (`limits.maxStoredResultBytes`, bytes): a stdio upstream's answers are read
+   * up to it plus {@link ENVELOPE_BYTES} (see {@link stdioReadLimit}).
+   */
+  maxResultBytes: number;
+  /**
+   * Longest wait for the `initialize` and `tools/list` answers of one connection (ms), at start and at every
+   * reconnect (`upstreamStartTimeoutMs`): the SDK's request timeout (60 s) is not ours to depend on.
+   */
+  startTimeoutMs: number;
+}
+
+/** Room for the JSON-RPC envelope of an answer and the start of the next message in the stdio read buffer (bytes). */
+const ENVELOPE_BYTES = 1024 * 1024;
+
+/**
+ * How many bytes of a stdio upstream's output are buffered before a message must be complete: our stored-result
+ * limit plus the envelope. The SDK's stdio transport stops at 10 MiB by default; an answer past its limit closes the
+ * connection (the transport cannot tell which request it answered), so the limit is set to what we could store anyway.
+ */
+export function stdioReadLimit(maxResultBytes: number): number {
+  return maxResultBytes + ENVELOPE_BYTES;
 }
 
 /** One upstream's connection, re-made when it closes (see the module comment). */
 export class UpstreamConnection {
   private client: Client | undefined;
+  /** The connection being made, until it is ready or has failed (closed by {@link close} too). */
+  private connecting: Client | undefined;
   private state: UpstreamStatus['state'] = 'connecting';
+  /** Successful reconnections, and reconnection attempts that failed. */
   private restarts = 0;
+  private failedRestarts = 0;
   private lastError: string | undefined;
   private retryAt: number | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -71,6 +122,8 @@ export class UpstreamConnection {
   private inFlight = 0;
   /** Woken when the state changes (calls waiting for a connection). */
   private readonly waiters = new Set<() => void>();
+  /** Set when the stdio transport dropped the connection because an answer outgrew {@link stdioReadLimit}. */
+  private oversized: string | undefined;
   /** The last line the stdio child wrote to stderr (its last words when it dies). */
   private lastStderr: string | undefined;
   private pid: number | null = null;
@@ -91,23 +144,16 @@ export class UpstreamConnection {
   /**
    * Connect and list the upstream's tools (every page). The first connection is made once, no retry: a server
    * that cannot start is a configuration problem to report at start.
-   * @throws Error with one line saying why (the process exited, the URL refused, no answer in `timeoutMs`).
+   * A failed start leaves nothing behind: the connection is closed (a stdio child ended) before this rejects.
+   * @throws Error with one line saying why (the process exited, the URL refused, no answer within `startTimeoutMs`).
    */
-  async start(timeoutMs: number): Promise<UpstreamTool[]> {
-    let timer: NodeJS.Timeout | undefined;
+  async start(): Promise<UpstreamTool[]> {
     try {
-      await Promise.race([
-        this.connect(),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no answer to initialize and tools/list within ${timeoutMs} ms`)), timeoutMs);
-        }),
-      ]);
+      await this.connect();
     } catch (error) {
       const why = this.lastStderr ? `${messageOf(error)}; its last output: ${quoteUpstream(this.lastStderr)}` : messageOf(error);
       await this.close();
       throw new Error(why, { cause: error });
-    } finally {
-      clearTimeout(timer);
     }
     return this.listed;
   }
@@ -157,6 +203,7 @@ export class UpstreamConnection {
       state: this.state,
       tools: this.listed.length,
       restarts: this.restarts,
+      failedRestarts: this.failedRestarts,
       inFlight: this.inFlight,
       ...(this.state === 'restarting' && this.retryAt !== undefined ? { retryInMs: Math.max(0, this.retryAt - Date.now()) } : {}),
       ...(this.lastError === undefined ? {} : { error: this.lastError }),
@@ -167,10 +214,11 @@ export class UpstreamConnection {
   async close(): Promise<void> {
     this.setState('closed');
     clearTimeout(this.retryTimer);
-    const client = this.client;
+    const clients = [this.client, this.connecting];
     this.client = undefined;
+    this.connecting = undefined;
     this.pid = null;
-    await client?.close().catch(() => undefined);
+    await Promise.all(clients.map((client) => client?.close().catch(() => undefined)));
   }
 
   private async connected(tool: string, signal: AbortSignal): Promise<Client> {
@@ -198,17 +246,44 @@ export class UpstreamConnection {
     for (const wake of [...this.waiters]) wake();
   }
 
-  /** Make one connection: initialize, list every tool, then watch for it closing. */
+  /**
+   * Make one connection: initialize, list every tool, then watch for it closing. Both answers must come within
+   * `startTimeoutMs`; on any failure the connection is closed (a stdio child ended: SIGTERM, then SIGKILL) before this
+   * rejects, so no process is left behind.
+   */
   private async connect(): Promise<void> {
     const client = new Client({ name: 'mcp-tasks-gateway', version: this.options.clientVersion }, { capabilities: {} });
     const transport = this.transport();
+    this.connecting = client;
+    try {
+      await this.handshake(client, transport);
+    } catch (error) {
+      // Awaited: the SDK closes a client whose initialize failed without waiting (see StdioTransport).
+      await Promise.all([client.close().catch(() => undefined), transport.close().catch(() => undefined)]);
+      throw error;
+    } finally {
+      if (this.connecting === client) this.connecting = undefined;
+    }
+  }
+
+  private async handshake(client: Client, transport: StdioClientTransport | StreamableHTTPClientTransport): Promise<void> {
+    const { startTimeoutMs } = this.options;
+    const deadline = AbortSignal.timeout(startTimeoutMs);
+    const timedOut = (): Error => new Error(`no answer to initialize and tools/list within ${startTimeoutMs} ms`);
     let closed = false;
     client.onclose = () => {
       closed = true;
       this.lost(client);
     };
-    client.onerror = (error) => this.options.logger.debug({ upstream: this.name, err: error }, 'upstream connection error');
-    await client.connect(transport);
+    client.onerror = (error) => {
+      // The SDK stdio transport's ReadBuffer throws this, then closes the transport (and ends the child).
+      if (/ReadBuffer exceeded maximum size/.test(error.message))
+        this.oversized = `an answer larger than ${stdioReadLimit(this.options.maxResultBytes)} bytes, more than a task may store, closed the connection`;
+      this.options.logger.debug({ upstream: this.name, err: error }, 'upstream connection error');
+    };
+    await client.connect(transport, { timeout: startTimeoutMs, signal: deadline }).catch((error: unknown) => {
+      throw deadline.aborted ? timedOut() : error;
+    });
     // Both transports call onmessage(message, extra?); the SDK set it in connect(), so it is wrapped after.
     const wired = transport as { onmessage?: (message: unknown, extra?: unknown) => void };
     const dispatch = wired.onmessage;
@@ -217,11 +292,10 @@ export class UpstreamConnection {
     };
     if (transport instanceof StdioClientTransport) this.pid = transport.pid;
     const first = this.listed.length === 0;
-    const { tools } = await client.listTools();
-    if (closed || this.state === 'closed') {
-      await client.close().catch(() => undefined);
-      throw new Error(this.lastError ?? 'the connection closed during start-up');
-    }
+    const { tools } = await client.listTools(undefined, { timeout: startTimeoutMs, signal: deadline }).catch((error: unknown) => {
+      throw deadline.aborted ? timedOut() : error;
+    });
+    if (closed || this.state === 'closed') throw new Error(this.lastError ?? 'the connection closed during start-up');
     const listed = tools as unknown as UpstreamTool[];
     if (first) this.listed = listed;
     else if (names(listed) !== names(this.listed))
@@ -235,7 +309,12 @@ export class UpstreamConnection {
   private transport(): StdioClientTransport | StreamableHTTPClientTransport {
     const { spec } = this.options;
     if (spec.transport === 'http') return new StreamableHTTPClientTransport(new URL(spec.url));
-    const transport = new StdioClientTransport({ command: spec.command, args: spec.args, stderr: 'pipe' });
+    const transport = new StdioTransport({
+      command: spec.command,
+      args: spec.args,
+      stderr: 'pipe',
+      maxBufferSize: stdioReadLimit(this.options.maxResultBytes),
+    });
     transport.stderr?.on('data', (chunk: Buffer) => {
       const lines = chunk
         .toString('utf8')
@@ -271,7 +350,9 @@ export class UpstreamConnection {
   private lost(client: Client): void {
     // A connection still being made reports its own failure (start() or the reconnect that made it).
     const why =
-      this.options.spec.transport === 'stdio' ? `the process exited${this.lastStderr ? `: ${quoteUpstream(this.lastStderr)}` : ''}` : 'the connection closed';
+      this.oversized ??
+      (this.options.spec.transport === 'stdio' ? `the process exited${this.lastStderr ? `: ${quoteUpstream(this.lastStderr)}` : ''}` : 'the connection closed');
+    this.oversized = undefined;
     this.reconnectAfter(client, why);
   }
 
@@ -294,12 +375,15 @@ export class UpstreamConnection {
     this.setState('restarting');
     this.options.logger.warn({ upstream: this.name, error: this.lastError, retryInMs: delay }, 'upstream connection lost; reconnecting');
     this.retryTimer = setTimeout(() => {
-      this.restarts += 1;
       this.lastStderr = undefined;
       this.connect().then(
-        () => this.options.logger.info({ upstream: this.name, restarts: this.restarts }, 'upstream reconnected'),
+        () => {
+          this.restarts += 1;
+          this.options.logger.info({ upstream: this.name, restarts: this.restarts }, 'upstream reconnected');
+        },
         (error: unknown) => {
           if (this.state === 'closed') return;
+          this.failedRestarts += 1;
           this.lastError = this.lastStderr ? `${messageOf(error)}; its last output: ${quoteUpstream(this.lastStderr)}` : messageOf(error);
           this.scheduleReconnect();
         },

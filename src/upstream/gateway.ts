@@ -1,7 +1,7 @@
 import type { Executor, UpstreamStatus } from '../core/executor.js';
 import type { Logger } from '../core/logger.js';
 import type { AnyToolDefinition } from '../core/tool.js';
-import { UpstreamConnection } from './connection.js';
+import { UpstreamConnection, type UpstreamTool } from './connection.js';
 import { GatewayExecutor } from './gateway-executor.js';
 import { checkUpstreamRules, resolveUpstreamPolicy, type UpstreamToolRules } from './policy.js';
 import { describeUpstream, listedToolName, type UpstreamSpec } from './spec.js';
@@ -24,6 +24,8 @@ export interface StartUpstreamsOptions {
   rules: UpstreamToolRules;
   logger: Logger;
   clientVersion: string;
+  /** `limits.maxStoredResultBytes`: a stdio upstream's answers are read up to it (plus the JSON-RPC envelope). */
+  maxResultBytes: number;
   /** Longest wait for each upstream's first `initialize` and `tools/list` (ms). */
   timeoutMs: number;
 }
@@ -35,9 +37,18 @@ export interface StartUpstreamsOptions {
  *   rule of `upstreamTools` that names no upstream tool.
  */
 export async function startUpstreams(specs: readonly UpstreamSpec[], options: StartUpstreamsOptions): Promise<UpstreamGateway> {
-  const connections = specs.map((spec) => new UpstreamConnection({ spec, logger: options.logger, clientVersion: options.clientVersion }));
+  const connections = specs.map(
+    (spec) =>
+      new UpstreamConnection({
+        spec,
+        logger: options.logger,
+        clientVersion: options.clientVersion,
+        maxResultBytes: options.maxResultBytes,
+        startTimeoutMs: options.timeoutMs,
+      }),
+  );
   const closeAll = (): Promise<unknown> => Promise.all(connections.map((connection) => connection.close()));
-  const started = await Promise.allSettled(connections.map((connection) => connection.start(options.timeoutMs)));
+  const started = await Promise.allSettled(connections.map((connection) => connection.start()));
   const failed = started.flatMap((outcome, index) =>
     outcome.status === 'rejected' ? [`${describeUpstream(specs[index] as UpstreamSpec)}: ${(outcome.reason as Error).message}`] : [],
   );
@@ -46,14 +57,18 @@ export async function startUpstreams(specs: readonly UpstreamSpec[], options: St
     throw new Error(`cannot start upstream ${failed.join('; ')}`);
   }
   const tools: AnyToolDefinition[] = [];
+  /** How many tools of each upstream are listed here (those left out are not counted). */
+  const listedCount = new Map<string, number>();
   for (const connection of connections) {
     for (const tool of connection.tools()) {
       const name = listedToolName(connection.name, tool.name);
-      if (name === undefined) {
-        options.logger.warn({ upstream: connection.name, tool: tool.name }, 'upstream tool left out: its name is not a valid MCP tool name with the prefix');
+      const leftOut = name === undefined ? 'its name is not a valid MCP tool name with the prefix' : taskRequiredUpstream(tool);
+      if (name === undefined || leftOut !== undefined) {
+        options.logger.warn({ upstream: connection.name, tool: tool.name }, `upstream tool left out: ${leftOut}`);
         continue;
       }
       tools.push(upstreamToolDefinition(connection, tool, name, resolveUpstreamPolicy(name, options.rules)));
+      listedCount.set(connection.name, (listedCount.get(connection.name) ?? 0) + 1);
     }
   }
   try {
@@ -65,7 +80,7 @@ export async function startUpstreams(specs: readonly UpstreamSpec[], options: St
     await closeAll();
     throw error;
   }
-  const statuses = (): UpstreamStatus[] => connections.map((connection) => connection.status());
+  const statuses = (): UpstreamStatus[] => connections.map((connection) => ({ ...connection.status(), tools: listedCount.get(connection.name) ?? 0 }));
   // Whatever way this process exits (a start-up error after this point, process.exit), its stdio children go too.
   const killChildren = (): void => {
     for (const connection of connections) {
@@ -87,4 +102,15 @@ export async function startUpstreams(specs: readonly UpstreamSpec[], options: St
       await closeAll();
     },
   };
+}
+
+/**
+ * Why `tool` is left out when the upstream requires task augmentation for it (`execution.taskSupport: "required"`,
+ * 2025-11-25): the gateway forwards plain `tools/call` requests, which such a tool refuses (`-32601`) every time, and
+ * does not yet create and poll upstream tasks. Listing it would offer a tool that cannot succeed.
+ */
+function taskRequiredUpstream(tool: UpstreamTool): string | undefined {
+  return tool.execution?.taskSupport === 'required'
+    ? 'the upstream requires task augmentation for it (execution.taskSupport "required"), which the gateway does not forward yet'
+    : undefined;
 }

@@ -25,6 +25,12 @@ const NAME = /^[a-z0-9][a-z0-9-]{0,31}$/;
 /** SEP-986 (2025-11-25 tools): tool names are 1–128 characters of `A-Z a-z 0-9 _ - .`. */
 const TOOL_NAME = /^[A-Za-z0-9._-]{1,128}$/;
 
+/**
+ * Default longest wait for an upstream's `initialize` and `tools/list` answers (ms), at start and at every reconnect
+ * (`upstreamStartTimeoutMs`); the SDK client's own request timeout (60 s) is not used.
+ */
+export const DEFAULT_UPSTREAM_START_TIMEOUT_MS = 30_000;
+
 const EXAMPLE = 'e.g. everything=stdio:npx -y @modelcontextprotocol/server-everything or docs=https://mcp.example.com/mcp';
 
 /**
@@ -35,11 +41,14 @@ export function parseUpstreamSpec(text: string): UpstreamSpec {
   const equals = text.indexOf('=');
   const name = equals < 0 ? '' : text.slice(0, equals);
   const target = equals < 0 ? text : text.slice(equals + 1);
-  if (!NAME.test(name))
-    throw invalidParams(`--upstream ${text}: start with a name (lowercase letters, digits and -, at most 32) and "=": the prefix of its tools (${EXAMPLE})`);
+  if (!NAME.test(name)) {
+    // `stdio:node x --a=b` or a URL with `=` in its query has no name: the `=` is the target's.
+    const named = equals >= 0 && !/^(stdio:|https?:)/i.test(text);
+    throw invalidParams(named ? badName(name, target) : badName('', text, false));
+  }
   if (target.startsWith('stdio:')) {
-    const [command, ...args] = splitCommand(target.slice('stdio:'.length), text);
-    if (command === undefined) throw invalidParams(`--upstream ${text}: stdio: needs a command (${EXAMPLE})`);
+    const [command, ...args] = splitCommand(target.slice('stdio:'.length), `${name}=stdio:…`);
+    if (command === undefined) throw invalidParams(`--upstream ${name}=stdio:: stdio: needs a command (${EXAMPLE})`);
     return { name, transport: 'stdio', command, args };
   }
   if (/^https?:\/\//i.test(target)) {
@@ -53,7 +62,34 @@ export function parseUpstreamSpec(text: string): UpstreamSpec {
     if (url.username || url.password) throw invalidParams(`--upstream ${name}=…: a URL with a user or password is refused (it would show in logs)`);
     return { name, transport: 'http', url: url.href };
   }
-  throw invalidParams(`--upstream ${text}: after "${name}=" give stdio:<command …> or an http(s):// URL (${EXAMPLE})`);
+  throw invalidParams(`--upstream ${name}=…: after "${name}=" give stdio:<command …> or an http(s):// URL (${EXAMPLE})`);
+}
+
+/**
+ * What is wrong with the name of a spec, said for the case at hand. The target is shown only as its kind (`stdio:…`,
+ * `https://…`): a URL in it may carry credentials, and a command line may hold secrets.
+ */
+function badName(raw: string, target: string, named = true): string {
+  const shown = target.startsWith('stdio:') ? 'stdio:…' : /^https?:\/\//i.test(target) ? `${target.slice(0, target.indexOf(':')).toLowerCase()}://…` : '…';
+  const name = sanitizeName(raw);
+  if (!named) return `--upstream ${shown}: give the upstream a name first, <name>=${shown}: the prefix of its tools (${EXAMPLE})`;
+  const why =
+    name === ''
+      ? 'the name before "=" is empty'
+      : name.length > 32
+        ? `the name is longer than 32 characters`
+        : /[A-Z]/.test(name) && NAME.test(name.toLowerCase())
+          ? `the name "${name}" has uppercase letters; use ${JSON.stringify(name.toLowerCase())}`
+          : name.startsWith('-')
+            ? `the name "${name}" starts with -`
+            : `the name "${name}" may hold only lowercase letters, digits and - (no ${JSON.stringify([...name].find((char) => !/[a-z0-9-]/.test(char)))}: the first _ of a listed tool name separates the upstream from its tool)`;
+  return `--upstream ${name}=${shown}: ${why} (${EXAMPLE})`;
+}
+
+/** A bad name as shown in its error: printable ASCII, at most 40 characters. */
+function sanitizeName(name: string): string {
+  const printable = name.replace(/[^\x20-\x7e]/g, '?');
+  return printable.length > 40 ? `${printable.slice(0, 39)}…` : printable;
 }
 
 /**

@@ -17,7 +17,7 @@ const UPSTREAM_ARGUMENTS = z.record(z.string(), z.unknown());
  * One upstream tool as a tool of ours (issue 28): listed as `name` with the upstream's title, description and JSON
  * Schemas unchanged (`advertisedSchemas`), run as `policy` says, and run by forwarding `tools/call` to the upstream —
  * `ctx.signal` cancels it there, the upstream's progress becomes `ctx.progress` (statusMessage and progress
- * notifications), and its result is the task's result (see `outcome.ts`).
+ * notifications, its message prefixed with the upstream's name), and its result is the task's result (see `outcome.ts`).
  */
 export function upstreamToolDefinition(connection: UpstreamConnection, tool: UpstreamTool, name: string, policy: UpstreamToolPolicy): AnyToolDefinition {
   const title = tool.title ?? (typeof tool.annotations?.title === 'string' ? tool.annotations.title : undefined);
@@ -30,8 +30,10 @@ export function upstreamToolDefinition(connection: UpstreamConnection, tool: Ups
     execution: policy.execution,
     idempotent: policy.idempotent,
     async run(args: Record<string, unknown>, ctx) {
+      // The upstream's words are attributed to it (`everything: progress (3/5)`): a model reading the statusMessage
+      // sees whose text it is. The runtime sanitises the line like every statusMessage.
       const result = await connection.call(tool.name, args as JsonObject, ctx.signal, (progress) =>
-        ctx.progress(progress.progress, progress.total, progress.message),
+        ctx.progress(progress.progress, progress.total, `${connection.name}: ${progress.message ?? 'progress'}`),
       );
       return toToolResult(result as Parameters<typeof toToolResult>[0]);
     },

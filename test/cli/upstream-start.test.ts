@@ -1,19 +1,37 @@
 /**
  * Issue 28, `--upstream` at start: a bad spec or a policy rule that names no upstream tool is a usage error (exit 64)
  * reported before anything is written; an upstream that cannot be started is one line naming it and its last words
- * (exit 1). Both roles; the real server-everything over stdio for the rule check.
+ * (exit 1); a stdio upstream given this server's data directory is refused (exit 64) unless allowed by name. Both
+ * roles; the real server-everything and server-filesystem over stdio.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { everythingStdio } from '../helpers/upstream-servers.js';
+import { everythingStdio, filesystemServer, stdioSpec } from '../helpers/upstream-servers.js';
 import { ensureBuilt, MAIN } from './support.js';
 
 const temp = makeTempDir();
+const SIZES = join(import.meta.dirname, '..', 'fixtures', 'upstream-sizes.mjs');
+
+/** Whether the process `pid` still runs (a zombie counts as gone), asked until `withinMs` have passed. */
+async function stillRunning(pid: number, withinMs = 3000): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    let alive = true;
+    try {
+      process.kill(pid, 0);
+      alive = !/^\S+ \S+ Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/\(.*\)/, 'name'));
+    } catch {
+      alive = false;
+    }
+    if (!alive || Date.now() >= deadline) return alive;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
 beforeAll(() => ensureBuilt());
 afterAll(() => temp.remove());
 
@@ -29,7 +47,9 @@ describe.each(['serve', 'worker'] as const)('%s --upstream at start', (role) => 
     const result = start(role, 'bad-spec', ['--upstream', 'stdio:node server.js', '--upstream', 'x=ftp://host/mcp', '--upstream', 'y=stdio:node "server.js']);
     expect(result.status).toBe(64);
     expect(result.lines[0]).toBe('mcp-tasks: invalid configuration (3 problems):');
-    expect(result.lines.slice(1).join('\n')).toMatch(/start with a name[\s\S]*give stdio:<command …> or an http\(s\):\/\/ URL[\s\S]*unterminated double quote/);
+    expect(result.lines.slice(1).join('\n')).toMatch(
+      /give the upstream a name first[\s\S]*give stdio:<command …> or an http\(s\):\/\/ URL[\s\S]*unterminated double quote/,
+    );
     expect(existsSync(join(result.dataDir, 'tasks.db'))).toBe(false);
   });
 
@@ -51,5 +71,50 @@ describe.each(['serve', 'worker'] as const)('%s --upstream at start', (role) => 
     const result = start(role, 'rules', ['--config', config]);
     expect(result.status).toBe(64);
     expect(result.lines.at(-1)).toMatch(/^mcp-tasks: upstreamTools names no upstream tool: everything_eccho \(upstream tools: everything_echo, .*\)$/);
+  });
+
+  it('a stdio upstream given a directory holding the data directory: exit 64, one line naming it and the argument, nothing written; allowed by name, or given a sibling, it starts', () => {
+    // A rule that names no tool makes a started upstream end in exit 64 too, after its tools were listed: the
+    // message tells which check stopped the start.
+    const config = join(temp.dir, `${role}-fs-rules.json`);
+    writeFileSync(config, JSON.stringify({ upstreamTools: { files_nope: { idempotent: true } } }));
+    const files = (directory: string) => ['--config', config, '--upstream', stdioSpec('files', [process.execPath, filesystemServer(), directory])];
+    const refused = start(role, 'fs-parent', files(temp.dir));
+    expect(refused.status).toBe(64);
+    expect(refused.lines).toEqual([
+      `mcp-tasks: upstream files: its argument "${temp.dir}" reaches this server's data directory (${refused.dataDir}), which it could read; give it a directory without this server's state, or set upstreamsAllowDataDir: ["files"] (--upstream-allow-data-dir files) if it must`,
+    ]);
+    expect(existsSync(join(refused.dataDir, 'tasks.db'))).toBe(false);
+    // The data directory itself, named relative to the working directory, and a file inside it.
+    const itself = start(role, 'fs-itself', files(join(temp.dir, `${role}-fs-itself`, '.')));
+    expect(itself.lines[0]).toMatch(/^mcp-tasks: upstream files: its argument ".*" reaches this server's data directory/);
+    const allowed = start(role, 'fs-allowed', [...files(temp.dir), '--upstream-allow-data-dir', 'files']);
+    expect(allowed.lines.at(-1)).toMatch(/^mcp-tasks: upstreamTools names no upstream tool: files_nope \(upstream tools: .*files_read_text_file/);
+    const sibling = join(temp.dir, 'documents');
+    mkdirSync(sibling, { recursive: true });
+    const beside = start(role, 'fs-sibling', files(sibling));
+    expect(beside.lines.at(-1)).toMatch(/^mcp-tasks: upstreamTools names no upstream tool: files_nope /);
+    const unknown = start(role, 'fs-unknown', [...files(sibling), '--upstream-allow-data-dir', 'fils']);
+    expect(unknown.lines).toEqual(['mcp-tasks: upstreamsAllowDataDir names no stdio upstream: fils (stdio upstreams: files)']);
+  });
+
+  it('an upstream that never answers initialize: exit 1 after upstreamStartTimeoutMs, one line, and its process is gone', async () => {
+    const pidFile = join(temp.dir, `${role}-silent.pid`);
+    const started = Date.now();
+    const result = start(role, 'silent', [
+      '--upstream-start-timeout-ms',
+      '1500',
+      '--upstream',
+      stdioSpec('silent', [process.execPath, SIZES, '--silent', '--pid-file', pidFile]),
+    ]);
+    expect(result.status).toBe(1);
+    expect(result.lines).toEqual([
+      expect.stringMatching(/^mcp-tasks: cannot start upstream silent \(stdio: .*\): no answer to initialize and tools\/list within 1500 ms$/),
+    ]);
+    // Not the SDK's 60 s: our timeout, and the few seconds the child is given to end.
+    expect(Date.now() - started).toBeLessThan(30_000);
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    expect(pid).toBeGreaterThan(0);
+    expect(await stillRunning(pid)).toBe(false);
   });
 });

@@ -100,9 +100,24 @@ describe('serve --upstream with server-everything over stdio (issue 28)', () => 
   });
 
   it('tools/list lists every upstream tool as <name>_<tool> with its title, description and JSON Schemas unchanged; R9 taskSupport optional by default', async () => {
-    const upstream = (await direct.listTools()).tools;
+    const all = (await direct.listTools()).tools;
+    // R9: a tool the upstream runs only as a task (server-everything's simulate-research-query) is left out, with a
+    // start line saying why: a plain tools/call of it fails -32601 every time, and upstream tasks are not forwarded.
+    const required = all.filter((tool) => tool.execution?.taskSupport === 'required').map((tool) => tool.name);
+    expect(required).toContain('simulate-research-query');
+    const upstream = all.filter((tool) => !required.includes(tool.name));
     const ours = (await v1.client.listTools()).tools;
+    for (const name of required) {
+      expect(ours.map((tool) => tool.name)).not.toContain(`everything_${name}`);
+      const line = server
+        .log()
+        .split('\n')
+        .find((entry) => entry.includes(`"tool":"${name}"`));
+      expect(line).toContain('upstream tool left out: the upstream requires task augmentation for it');
+    }
     expect(upstream.length).toBeGreaterThan(5);
+    // The count /readyz (and the banner) shows is of the tools listed here.
+    expect((await readyz(server)).checks.executor.upstreams?.[0]).toMatchObject({ name: 'everything', tools: upstream.length });
     for (const tool of upstream) {
       const listed = ours.find((entry) => entry.name === `everything_${tool.name}`);
       expect(listed, tool.name).toBeDefined();
@@ -129,7 +144,7 @@ describe('serve --upstream with server-everything over stdio (issue 28)', () => 
       (current) => /\(\d\/3\)/.test(current.statusMessage ?? '') || TERMINAL.includes(current.status),
       { what: 'progress in statusMessage' },
     );
-    expect(progressed.statusMessage).toMatch(/^progress \([123]\/3\)$/);
+    expect(progressed.statusMessage).toMatch(/^everything: progress \([123]\/3\)$/);
     const done = await pollUntil(
       () => getV1Task(v1.client, task.taskId),
       (current) => TERMINAL.includes(current.status),
@@ -139,7 +154,7 @@ describe('serve --upstream with server-everything over stdio (issue 28)', () => 
     expect(result.content).toEqual([{ type: 'text', text: 'Long running operation completed. Duration: 1.5 seconds, Steps: 3.' }]);
     // R31/R36: the client's own progressToken got the upstream's progress, all of it, in order, each related to the
     // task. They come on the session's stream and the result on the request's, so the last may come after the result.
-    const expected = [1, 2, 3].map((step) => [step, 3, `progress (${step}/3)`]);
+    const expected = [1, 2, 3].map((step) => [step, 3, `everything: progress (${step}/3)`]);
     await eventually('the third progress notification', () => progress.length >= 3 || undefined, 3_000);
     expect(progress.map((update) => [update.progress, update.total, update.message])).toEqual(expected);
     const related = (update: Progress) => ((update as { _meta?: Record<string, { taskId?: string }> })._meta?.[RELATED_TASK] ?? {}).taskId;

@@ -50,9 +50,9 @@ describe('serve --upstream over Streamable HTTP (issue 28)', () => {
     const progressed = await settle(
       v1.client,
       task.taskId,
-      (current) => /^step \d \(\d\/4\)$/.test(current.statusMessage ?? '') || TERMINAL.includes(current.status),
+      (current) => /^up: step \d \(\d\/4\)$/.test(current.statusMessage ?? '') || TERMINAL.includes(current.status),
     );
-    expect(progressed.statusMessage).toMatch(/^step [1-4] \([1-4]\/4\)$/);
+    expect(progressed.statusMessage).toMatch(/^up: step [1-4] \([1-4]\/4\)$/);
     expect((await settle(v1.client, task.taskId)).status).toBe('completed');
     const result = await v1.client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     expect(result.content).toEqual([{ type: 'text', text: 'done: 4 steps' }]);

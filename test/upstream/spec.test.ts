@@ -22,16 +22,38 @@ describe('--upstream <spec> (issue 28)', () => {
   });
 
   it.each([
-    ['stdio:npx server', /start with a name/],
-    ['Everything=stdio:npx server', /start with a name/],
-    ['my_server=stdio:npx server', /start with a name/],
-    [`${'a'.repeat(33)}=stdio:x`, /start with a name/],
+    ['stdio:npx server', /^--upstream stdio:…: give the upstream a name first, <name>=stdio:…/],
+    ['stdio:node server.js --port=3', /^--upstream stdio:…: give the upstream a name first/],
+    ['Everything=stdio:npx server', /^--upstream Everything=stdio:…: the name "Everything" has uppercase letters; use "everything" /],
+    ['my_server=stdio:npx server', /^--upstream my_server=stdio:…: the name "my_server" may hold only lowercase letters, digits and - \(no "_"/],
+    [`${'a'.repeat(33)}=stdio:x`, /: the name is longer than 32 characters/],
+    ['=stdio:x', /: the name before "=" is empty/],
+    ['-x=stdio:x', /: the name "-x" starts with -/],
     ['x=stdio:', /stdio: needs a command/],
     ['x=stdio:   ', /stdio: needs a command/],
     ['x=ftp://host/mcp', /give stdio:<command …> or an http\(s\):\/\/ URL/],
     ['x=stdio:node "unterminated', /unterminated double quote/],
   ])('%s is refused: %s', (text, message) => {
     expect(() => parseUpstreamSpec(text)).toThrow(message);
+  });
+
+  it('a bad spec is refused without echoing its target (a URL may carry credentials, a command line secrets)', () => {
+    for (const text of [
+      'Bad Name=https://user:hunter2-secret@host/mcp',
+      'https://user:hunter2-secret@host/mcp?a=b',
+      'X=stdio:tool --token=hunter2-secret',
+      'x=ftp://user:hunter2-secret@host/mcp',
+      'x=stdio:tool --token "hunter2-secret',
+    ]) {
+      let message = '';
+      try {
+        parseUpstreamSpec(text);
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toMatch(/^--upstream /);
+      expect(message).not.toContain('hunter2');
+    }
   });
 
   it('a URL with credentials is refused without echoing them', () => {

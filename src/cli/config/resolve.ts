@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 
 import { DEFAULT_DRAIN_MS, DEFAULT_LIMITS, DEFAULT_MIN_THREADS, DEFAULT_THREAD_HEAP_MB, DEFAULT_WORKER_ABSENT_MS } from '../../core/limits.js';
+import { DEFAULT_UPSTREAM_START_TIMEOUT_MS } from '../../upstream/spec.js';
 import { ConfigSchema, type McpTasksConfig } from './schema.js';
 
 /**
@@ -86,6 +87,8 @@ export const SETTINGS: readonly SettingLeaf[] = Object.freeze([
   leaf('fixtures', 'string'),
   // No variable: a list variable splits on commas, which a command line may hold.
   { key: 'upstreams', kind: 'list', flag: '--upstream', attribute: 'upstream' },
+  leaf('upstreamStartTimeoutMs', 'number'),
+  { key: 'upstreamsAllowDataDir', kind: 'list', flag: '--upstream-allow-data-dir', attribute: 'upstreamAllowDataDir' },
   { key: 'upstreamTools', kind: 'object' },
   leaf('roots', 'list', { flag: '--root', attribute: 'root', path: true }),
   leaf('writableRoots', 'list', { flag: '--writable-root', attribute: 'writableRoot', path: true }),
@@ -152,6 +155,7 @@ const DEFAULTS: Record<string, unknown> = {
   dashboard: false,
   logLevel: 'info',
   drainMs: DEFAULT_DRAIN_MS,
+  upstreamStartTimeoutMs: DEFAULT_UPSTREAM_START_TIMEOUT_MS,
   heartbeatMs: 1000,
   workerAbsentMs: DEFAULT_WORKER_ABSENT_MS,
   executor: 'isolated',

@@ -140,6 +140,20 @@ export const ConfigSchema = z
       .describe(
         'MCP servers whose tools are listed as ours, each call a task forwarded to them: <name>=stdio:<command …> or <name>=http(s)://…/mcp; tools are listed as <name>_<tool> (default none)',
       ),
+    upstreamStartTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        "longest wait for an upstream's initialize and tools/list answers, at start and at each reconnect; an upstream past it is a start-up error and its process is ended (default 30000)",
+      ),
+    upstreamsAllowDataDir: z
+      .array(z.string().min(1))
+      .optional()
+      .describe(
+        'names of stdio upstreams that may be given the data directory, the store, the token file or a directory holding them as an argument (default none: such an upstream is refused at start, since it could read the secret and the tasks)',
+      ),
     upstreamTools: z
       .record(
         z.string().min(1),

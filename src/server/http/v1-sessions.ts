@@ -209,6 +209,7 @@ export class LegacySessions {
       },
     });
     const fetch = async (request: Request, options?: { authInfo?: AuthInfo; parsedBody?: unknown }): Promise<Response> => {
+      if (request.method === 'POST') cancelWhenClosed(transport, request.signal, options);
       const answer = await transport.handleRequest(request, options);
       if (request.method !== 'GET' || answer.status !== 200 || !answer.body || !transport.sessionId) return answer;
       // Hooked once the SDK holds the stream, so nothing pushed from here on is dropped for want of it.
@@ -287,4 +288,36 @@ export class LegacySessions {
       this.checking = false;
     }
   }
+}
+
+/**
+ * A 2025-11-25 client whose POST stream closes before its answer (it went away, or dropped the connection instead of
+ * sending `notifications/cancelled`) cancels the requests of that POST: the SDK's transport keeps their handlers
+ * running otherwise, so an inline call — a forwarded upstream call among them — would stay open until it ended by
+ * itself. The cancel goes through the session's own `notifications/cancelled` handling, the path a client's cancel
+ * takes; `request.signal` aborts only when the response did not finish, and a cancel of an answered id is a no-op.
+ * `initialize` is never cancelled (the spec forbids it).
+ */
+function cancelWhenClosed(
+  transport: WebStandardStreamableHTTPServerTransport,
+  closed: AbortSignal,
+  options?: { authInfo?: AuthInfo; parsedBody?: unknown },
+): void {
+  const messages = Array.isArray(options?.parsedBody) ? options.parsedBody : [options?.parsedBody];
+  const ids = messages.flatMap((message) => {
+    const { id, method } = (message ?? {}) as { id?: unknown; method?: unknown };
+    return (typeof id === 'string' || typeof id === 'number') && typeof method === 'string' && method !== 'initialize' ? [id] : [];
+  });
+  if (ids.length === 0) return;
+  closed.addEventListener(
+    'abort',
+    () => {
+      for (const requestId of ids)
+        transport.onmessage?.(
+          { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'the client closed the connection' } },
+          options?.authInfo ? { authInfo: options.authInfo } : undefined,
+        );
+    },
+    { once: true },
+  );
 }

@@ -95,23 +95,36 @@ export async function runInline(
 }
 
 /**
- * Run `run` with the request's signal, bounded by the plan's `maxSyncMs` when the inline run stands in for a task the
- * gate refused: past it the run is aborted and the call fails with `-31003` `sync_timeout` (a tool that ignores its
- * signal is not waited for).
+ * Run `run` with the request's signal (aborted when the client cancels the request or its connection closes),
+ * bounded by `runtimeLimitMs` (`limits.runtimeLimitMs`, as a task's run is) and by the plan's `maxSyncMs` when the
+ * inline run stands in for a task the gate refused, whichever is shorter. Past the bound the run is aborted — its
+ * signal is what a forwarded upstream call is cancelled by — and the call fails: `-31003` `sync_timeout` for
+ * `maxSyncMs`, `-32603` `runtime_limit` for the runtime limit (a tool that ignores its signal is not waited for).
  */
-export async function bounded<T>(plan: RunPlan, signal: AbortSignal, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+export async function bounded<T>(plan: RunPlan, signal: AbortSignal, run: (signal: AbortSignal) => Promise<T>, runtimeLimitMs = Infinity): Promise<T> {
   const { maxSyncMs } = plan;
-  if (maxSyncMs === undefined) return run(signal);
-  const timeout = AbortSignal.timeout(maxSyncMs);
+  const name = plan.tool.name;
+  const bound =
+    maxSyncMs !== undefined && maxSyncMs <= runtimeLimitMs
+      ? { ms: maxSyncMs, error: () => killSwitchError(name, 'sync_timeout', maxSyncMs) }
+      : Number.isFinite(runtimeLimitMs)
+        ? {
+            ms: runtimeLimitMs,
+            error: () =>
+              new TasksError(ErrorCode.InternalError, `Tool ${name} exceeded the runtime limit of ${runtimeLimitMs} ms`, { reason: 'runtime_limit' }),
+          }
+        : undefined;
+  if (bound === undefined) return run(signal);
+  const timeout = AbortSignal.timeout(bound.ms);
   const combined = AbortSignal.any([signal, timeout]);
   let onAbort: () => void = () => {};
   const timedOut = new Promise<never>((_, reject) => {
-    onAbort = () => reject(killSwitchError(plan.tool.name, 'sync_timeout', maxSyncMs));
+    onAbort = () => reject(bound.error());
     timeout.addEventListener('abort', onAbort, { once: true });
   });
   try {
     const result = await Promise.race([run(combined), timedOut]);
-    if (timeout.aborted) throw killSwitchError(plan.tool.name, 'sync_timeout', maxSyncMs);
+    if (timeout.aborted) throw bound.error();
     return result;
   } finally {
     timeout.removeEventListener('abort', onAbort);
