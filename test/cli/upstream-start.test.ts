@@ -85,6 +85,8 @@ describe.each(['serve', 'worker'] as const)('%s --upstream at start', (role) => 
       `mcp-tasks: upstream files: its argument "${temp.dir}" reaches this server's data directory (${refused.dataDir}), which it could read; give it a directory without this server's state, or set upstreamsAllowDataDir: ["files"] (--upstream-allow-data-dir files) if it must`,
     ]);
     expect(existsSync(join(refused.dataDir, 'tasks.db'))).toBe(false);
+    // The rest judges the same shared check (cli/upstream-settings.ts) by the upstreams it lets start: once, for serve.
+    if (role === 'worker') return;
     // The data directory itself, named relative to the working directory, and a file inside it.
     const itself = start(role, 'fs-itself', files(join(temp.dir, `${role}-fs-itself`, '.')));
     expect(itself.lines[0]).toMatch(/^mcp-tasks: upstream files: its argument ".*" reaches this server's data directory/);
@@ -97,11 +99,14 @@ describe.each(['serve', 'worker'] as const)('%s --upstream at start', (role) => 
     const unknown = start(role, 'fs-unknown', [...files(sibling), '--upstream-allow-data-dir', 'fils']);
     expect(unknown.lines).toEqual(['mcp-tasks: upstreamsAllowDataDir names no stdio upstream: fils (stdio upstreams: files)']);
   });
+});
 
+describe('serve --upstream: the start timeout', () => {
+  // Lives in the shared upstream connection (src/upstream/connection.ts), which worker uses too: proven once.
   it('an upstream that never answers initialize: exit 1 after upstreamStartTimeoutMs, one line, and its process is gone', async () => {
-    const pidFile = join(temp.dir, `${role}-silent.pid`);
+    const pidFile = join(temp.dir, 'serve-silent.pid');
     const started = Date.now();
-    const result = start(role, 'silent', [
+    const result = start('serve', 'silent', [
       '--upstream-start-timeout-ms',
       '1500',
       '--upstream',
