@@ -285,7 +285,7 @@ export class WarmThreadPool {
     if (warm === 0) return false;
     const window = this.startDelayMs;
     if (window === 0) return false;
-    const saturated = (loadavg()[0] ?? 0) >= this.cpus;
+    const saturated = oneMinuteLoad(now) >= this.cpus;
     let held = 0;
     for (const run of this.freed) held += Math.min(saturated ? run.idleMs : run.heldMs, window);
     // A run whose tool is done holds no thread, however late this event loop takes its outcome: a busy loop made runs
@@ -436,4 +436,11 @@ export class WarmThreadPool {
     while (this.counts().loading > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, CLOSE_POLL_MS));
     await this.piscina.destroy();
   }
+}
+
+/** The 1-minute load average, read at most once a second (the kernel moves it every 5 s; a read is a file read). */
+let load = { at: -Infinity, value: 0 };
+function oneMinuteLoad(now: number): number {
+  if (now - load.at >= 1_000 || now < load.at) load = { at: now, value: loadavg()[0] ?? 0 };
+  return load.value;
 }
