@@ -52,6 +52,25 @@ const entry = (tool: string): AuditEntry => ({
 });
 
 describe('PostgreSQL statements per operation (issue 25)', () => {
+  it('parameterised statements are prepared: parsed once per connection, then only bound and run', async () => {
+    store = await openPostgresTaskStore({ url: database.url, poolSize: 1 });
+    const task = await store.create(newTaskInput());
+    // pg sends a Parse message only for a statement its connection has not prepared under that name.
+    const parsed: string[] = [];
+    const parse = (pg as unknown as { Connection: { prototype: { parse: (...a: unknown[]) => unknown } } }).Connection.prototype.parse;
+    vi.spyOn(
+      (pg as unknown as { Connection: { prototype: object } }).Connection.prototype as { parse: (...a: unknown[]) => unknown },
+      'parse',
+    ).mockImplementation(function (this: unknown, ...args: unknown[]) {
+      parsed.push(String((args[0] as { text?: string }).text).slice(0, 40));
+      return parse.apply(this, args);
+    });
+    for (let i = 0; i < 5; i++) expect(await store.getUnscoped(task.taskId)).toMatchObject({ taskId: task.taskId });
+    vi.restoreAllMocks();
+    // Unnamed, each of the five reads would be parsed (and planned) again.
+    expect(parsed).toHaveLength(1);
+  });
+
   it('an audit append on its own batch is one autocommit INSERT, not BEGIN, INSERT, COMMIT', async () => {
     store = await openPostgresTaskStore({ url: database.url });
     await store.appendAudit([entry('warm-up')]);

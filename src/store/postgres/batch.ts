@@ -5,6 +5,7 @@ import type { TaskEvent } from '../../core/store.js';
 import { StoreError } from '../../core/store-error.js';
 import type { JsonObject } from '../../core/task.js';
 import { isUnavailable, sqlState, toStoreError } from './connection.js';
+import { statement } from './prepared.js';
 import { SQL } from './sql.js';
 
 /** An event an operation appended; its `seq` is assigned by the feed statement at the end of the batch. */
@@ -348,14 +349,16 @@ export class PostgresBatcher {
  */
 async function appendEvents(client: pg.PoolClient, staged: readonly StagedEvent[]): Promise<TaskEvent[]> {
   if (staged.length === 0) return [];
-  const { rows } = await client.query<{ seq: number }>(SQL.appendEvents, [
-    staged.length,
-    staged.map((e) => e.taskId),
-    staged.map((e) => e.kind),
-    staged.map((e) => e.status),
-    staged.map((e) => e.at),
-    staged.map((e) => (e.payload === null ? null : JSON.stringify(e.payload))),
-  ]);
+  const { rows } = await client.query<{ seq: number }>(
+    statement(SQL.appendEvents, [
+      staged.length,
+      staged.map((e) => e.taskId),
+      staged.map((e) => e.kind),
+      staged.map((e) => e.status),
+      staged.map((e) => e.at),
+      staged.map((e) => (e.payload === null ? null : JSON.stringify(e.payload))),
+    ]),
+  );
   const seqs = rows.map((row) => row.seq).sort((a, b) => a - b);
   return staged.map((event, i) => ({ seq: seqs[i] as number, ...event }));
 }
@@ -406,7 +409,7 @@ function toUnits(batch: readonly Queued[]): Unit[] {
 }
 
 function queryOf(client: pg.PoolClient): Query {
-  return async <R extends pg.QueryResultRow>(sql: string, params?: readonly unknown[]) => (await client.query<R>(sql, params as unknown[] | undefined)).rows;
+  return async <R extends pg.QueryResultRow>(sql: string, params?: readonly unknown[]) => (await client.query<R>(statement(sql, params))).rows;
 }
 
 /**

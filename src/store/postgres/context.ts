@@ -7,6 +7,7 @@ import type { TaskEventListeners } from '../../core/task-event-listeners.js';
 import type { RowCodec } from '../codec.js';
 import type { PostgresBatcher } from './batch.js';
 import { type PostgresConnectionOptions, toStoreError } from './connection.js';
+import { statement } from './prepared.js';
 
 /**
  * What every port of the PostgreSQL store shares: the pool, the write batcher, the store's clock (or the database's),
@@ -37,7 +38,7 @@ export class PostgresContext {
   async read<R extends pg.QueryResultRow>(action: string, sql: string, params: readonly unknown[]): Promise<R[]> {
     if (this.closed) throw new StoreError('fault', `Task store failed to ${action}: store is closed`);
     try {
-      return (await this.pool.query<R>(sql, params as unknown[])).rows;
+      return (await this.pool.query<R>(statement(sql, params))).rows;
     } catch (error) {
       throw toStoreError(error, action);
     }
