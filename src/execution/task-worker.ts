@@ -166,6 +166,8 @@ export class TaskWorker {
       } while (this.recoverAgain && this.phase === 'running');
     } finally {
       this.recovering = false;
+      // A pass holds the free slots while its statement is out; hints that came meanwhile could not claim then.
+      this.claim();
     }
   }
 
@@ -215,11 +217,13 @@ export class TaskWorker {
 
   /**
    * Tasks may have become runnable (`taskIds`), or anything may have (the poll fallback ticked): claim when slots are
-   * free. A task this worker runs or holds already is no reason.
+   * free. Any named task counts, one this worker still runs included: a run parked for input keeps its slot until it
+   * unwinds, and its task is runnable again as soon as the answer lands (`created` hints of tasks this worker already
+   * took are dropped before they get here, see {@link hintAfterBatch}).
    */
   private hint(taskIds?: Iterable<string>): void {
     if (taskIds === undefined) this.unknownRunnable = true;
-    else for (const taskId of taskIds) if (!this.running.has(taskId) && !this.inHand.some((record) => record.taskId === taskId)) this.hinted.add(taskId);
+    else for (const taskId of taskIds) this.hinted.add(taskId);
     // While every slot is busy hints pile up: past a bound, one "anything may be runnable" stands for them.
     if (this.hinted.size > MAX_HINTED) {
       this.hinted.clear();
@@ -377,7 +381,8 @@ export class TaskWorker {
     this.maybeRunnable.add(taskId);
     if (this.maybeRunnable.size > 1) return;
     queueMicrotask(() => {
-      const runnable = [...this.maybeRunnable];
+      // A created task this worker already took (its claim answered before the event was read) is no reason.
+      const runnable = [...this.maybeRunnable].filter((taskId) => !this.running.has(taskId) && !this.inHand.some((record) => record.taskId === taskId));
       this.maybeRunnable.clear();
       if (runnable.length > 0) this.hint(runnable);
     });
