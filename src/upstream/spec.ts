@@ -72,6 +72,11 @@ export function parseUpstreamSpec(text: string): UpstreamSpec {
 function badName(raw: string, target: string, named = true): string {
   const shown = target.startsWith('stdio:') ? 'stdio:…' : /^https?:\/\//i.test(target) ? `${target.slice(0, target.indexOf(':')).toLowerCase()}://…` : '…';
   const name = sanitizeName(raw);
+  // Text with a blank, ':', '/' or '@', or that long, is no name but a target whose "=" came later (a forgotten "="
+  // after the name, a token in a command, a URL's user:password or query): it is never shown.
+  if (named && (/[\s:/@]/.test(raw) || raw.length > 40)) {
+    return `--upstream …: the text before the first "=" is not a name (forgot the "=" after the name?); give <name>=stdio:<command …> or <name>=https://… (${EXAMPLE})`;
+  }
   if (!named) return `--upstream ${shown}: give the upstream a name first, <name>=${shown}: the prefix of its tools (${EXAMPLE})`;
   const why =
     name === ''

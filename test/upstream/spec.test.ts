@@ -87,3 +87,24 @@ describe('--upstream <spec> (issue 28)', () => {
     expect(describeUpstream(parseUpstreamSpec('d=https://host.example/mcp?key=abc'))).toBe('d (https://host.example/mcp)');
   });
 });
+
+describe('--upstream errors never echo a credential, also when the "=" after the name is forgotten (issue 28)', () => {
+  const refused = (spec: string): string => {
+    try {
+      parseUpstreamSpec(spec);
+    } catch (error) {
+      return (error as Error).message;
+    }
+    throw new Error(`accepted: ${spec}`);
+  };
+
+  it.each([
+    ['a forgotten "=" after the name, a token before a later --flag=value', 'gh stdio:gh-mcp -t ghp_SECRET99 --all=1', 'ghp_SECRET99'],
+    ['":" instead of "=" before a URL with user:password and a query', 'docs:https://alice:hunter2@mcp.example.com/mcp?x=1', 'hunter2'],
+    ['a ws:// URL with user:password and a query', 'ws://bob:pa55word@host/mcp?a=b', 'pa55word'],
+  ])('%s', (_what, spec, secret) => {
+    const message = refused(spec);
+    expect(message).not.toContain(secret);
+    expect(message).toMatch(/the text before the first "=" is not a name/);
+  });
+});
