@@ -223,11 +223,13 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
   const store = resolveStoreSpec(config.store, undefined, dataDir);
   const tokenFile = config.auth === undefined ? undefined : tokenFileOf(config.auth, problems);
   // The server's own state is denied to every tool whatever the roots (the checks in tools/roots.ts enforce it
-  // again on every path): the data directory (store, WAL/SHM, secret), a store elsewhere, the token file.
+  // again on every path): the data directory (store, WAL/SHM, secret), a store elsewhere, the token file, the
+  // configuration file (it may hold the secret, the at-rest key and a store password).
   const denied: DeniedState[] = serverStatePaths({
     dataDir,
     ...(store.kind === 'sqlite' ? { storePath: store.path } : {}),
     ...(tokenFile === undefined ? {} : { tokenFile }),
+    ...(resolved.configFile === undefined ? {} : { configFile: resolved.configFile }),
   }).map((state) => ({ ...state, real: realPathOf(state.path) }));
   const deniedPaths = [...new Set(denied.flatMap((state) => [state.path, state.real]))];
   const skippedRoots: string[] = [];

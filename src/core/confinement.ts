@@ -35,6 +35,11 @@ export interface ServerStateLocations {
   storePath?: string;
   /** `--auth tokens:<file>`. */
   tokenFile?: string;
+  /**
+   * `--config` / `MCP_TASKS_CONFIG`: it may hold `secret`, `encryptionKey` and a store URL with its password, so it is
+   * server state like the token file.
+   */
+  configFile?: string;
   /** @defaultValue `process.platform` (Linux adds `/proc/self`: the environment holds `MCP_TASKS_SECRET`). */
   platform?: NodeJS.Platform;
 }
@@ -57,6 +62,7 @@ export function serverStatePaths(locations: ServerStateLocations): ServerStatePa
     }
   }
   if (locations.tokenFile !== undefined) paths.push({ path: path.resolve(locations.tokenFile), what: 'token file' });
+  if (locations.configFile !== undefined) paths.push({ path: path.resolve(locations.configFile), what: 'configuration file' });
   if ((locations.platform ?? process.platform) === 'linux') paths.push({ path: '/proc/self', what: 'process environment and memory' });
   return paths;
 }

@@ -85,6 +85,22 @@ describe.each(['serve', 'worker'] as const)('%s --upstream at start', (role) => 
       `mcp-tasks: upstream files: its argument "${temp.dir}" reaches this server's data directory (${refused.dataDir}), which it could read; give it a directory without this server's state, or set upstreamsAllowDataDir: ["files"] (--upstream-allow-data-dir files) if it must`,
     ]);
     expect(existsSync(join(refused.dataDir, 'tasks.db'))).toBe(false);
+    // The configuration file is server state too (it may hold the secret): a directory holding it is refused alike.
+    const settingsDir = join(temp.dir, `${role}-settings`);
+    mkdirSync(settingsDir, { recursive: true });
+    const withSecret = join(settingsDir, 'mcp-tasks.json');
+    writeFileSync(withSecret, JSON.stringify({ secret: 'config-file-secret-0123456789abcdef' }));
+    const configRefused = start(role, 'fs-config', [
+      '--config',
+      withSecret,
+      '--upstream',
+      stdioSpec('files', [process.execPath, filesystemServer(), settingsDir]),
+    ]);
+    expect(configRefused.status).toBe(64);
+    expect(configRefused.lines).toEqual([
+      expect.stringContaining(`mcp-tasks: upstream files: its argument "${settingsDir}" reaches this server's configuration file (${withSecret})`),
+    ]);
+    expect(configRefused.lines.join('\n')).not.toContain('config-file-secret');
     // The rest judges the same shared check (cli/upstream-settings.ts) by the upstreams it lets start: once, for serve.
     if (role === 'worker') return;
     // The data directory itself, named relative to the working directory, and a file inside it.

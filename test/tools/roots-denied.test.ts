@@ -138,11 +138,17 @@ describe('denied paths inside the roots', () => {
 });
 
 describe('serverStatePaths', () => {
-  it('names the data directory, a store outside it with its side files, the token file and /proc/self on Linux', () => {
+  it('names the data directory, a store outside it with its side files, the token file, the configuration file and /proc/self on Linux', () => {
     expect(serverStatePaths({ dataDir: '/srv/app/data', storePath: '/srv/app/data/tasks.db', platform: 'darwin' })).toEqual([
       { path: '/srv/app/data', what: 'data directory' },
     ]);
-    const all = serverStatePaths({ dataDir: '/srv/app/data', storePath: '/var/db/tasks.db', tokenFile: '/etc/mcp/tokens.json', platform: 'linux' });
+    const all = serverStatePaths({
+      dataDir: '/srv/app/data',
+      storePath: '/var/db/tasks.db',
+      tokenFile: '/etc/mcp/tokens.json',
+      configFile: '/etc/mcp/mcp-tasks.json',
+      platform: 'linux',
+    });
     expect(all.map((state) => state.path)).toEqual([
       '/srv/app/data',
       '/var/db/tasks.db',
@@ -150,6 +156,7 @@ describe('serverStatePaths', () => {
       '/var/db/tasks.db-shm',
       '/var/db/tasks.db-journal',
       '/etc/mcp/tokens.json',
+      '/etc/mcp/mcp-tasks.json',
       '/proc/self',
     ]);
   });
