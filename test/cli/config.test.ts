@@ -93,6 +93,22 @@ describe('one configuration: file, environment, flags, one resolver', () => {
     );
   });
 
+  it('a duration a timer waits for is at most 2^31 - 1 ms (a larger one would fire after 1 ms); a TTL may be longer', () => {
+    const timerProblems = (flags: Record<string, string>): string[] => {
+      try {
+        resolveConfig({ configFile: undefined, env: {}, flags });
+      } catch (caught) {
+        return (caught as ConfigError).problems.map((problem) => `${problem.key} ${problem.message}`);
+      }
+      return [];
+    };
+    expect(timerProblems({ runtimeLimitMs: '2200000000', upstreamStartTimeoutMs: '2200000000' }).sort()).toEqual([
+      expect.stringMatching(/^limits\.runtimeLimitMs .*2147483647/),
+      expect.stringMatching(/^upstreamStartTimeoutMs .*2147483647/),
+    ]);
+    expect(timerProblems({ runtimeLimitMs: '2147483647', maxTtlMs: '2592000000', defaultTtlMs: '2592000000' })).toEqual([]);
+  });
+
   it('serve refuses to start with every problem listed, exit 64, nothing written', async () => {
     const file = join(temp.dir, 'bad-serve.json');
     writeFileSync(file, JSON.stringify({ limits: { listPageSize: 500 }, logLevel: 'loud' }));

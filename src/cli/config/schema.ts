@@ -7,29 +7,35 @@ import { z } from 'zod';
  */
 
 const ms = z.number().int().positive();
+/**
+ * A duration a timer waits for (a timeout, an interval, a runtime limit): Node's timers take at most 2^31 − 1 ms
+ * (24.8 days) and fire after 1 ms past it, so a larger value would end every run at once. Retentions and TTLs are
+ * compared with the clock, not waited for, and keep `ms`.
+ */
+const timerMs = ms.max(2_147_483_647);
 const port = z.number().int().min(0).max(65535);
 
 /** Limits and timings (`TasksServerLimits`); absent ones take the library defaults. */
 export const LimitsConfigSchema = z
   .object({
     concurrency: z.number().int().positive().describe('tools running at once in this process (default 16)'),
-    leaseMs: ms.describe('lease length of running and queued tasks (default 15000)'),
+    leaseMs: timerMs.describe('lease length of running and queued tasks (default 15000)'),
     defaultTtlMs: ms.nullable().describe('retention when none is asked for; null = unlimited (default 7200000)'),
     maxTtlMs: ms.nullable().describe('largest retention granted; null = unlimited (default 86400000)'),
     minTtlMs: ms.describe('smallest retention granted (default 1000)'),
-    runtimeLimitMs: ms.describe('longest single run of a tool (default 3600000)'),
-    pollIntervalMs: ms.describe('poll interval hint of a task aged up to 10 s; older tasks get 10 % of their age, up to 30 s (default 1000)'),
+    runtimeLimitMs: timerMs.describe('longest single run of a tool (default 3600000)'),
+    pollIntervalMs: timerMs.describe('poll interval hint of a task aged up to 10 s; older tasks get 10 % of their age, up to 30 s (default 1000)'),
     maxAttempts: z.number().int().positive().describe('runs per task before attempts_exhausted (default 3)'),
-    recoveryIntervalMs: ms.describe('interval of the lapsed-lease scan (default: leaseMs)'),
-    claimIntervalMs: ms.describe('fallback claim interval when no event announced work (default 1000)'),
-    sweepIntervalMs: ms.describe('interval of the TTL sweeper (default 1000)'),
-    tailIntervalMs: ms.describe('interval of the cross-process event tail (default 250)'),
-    statusFlushIntervalMs: ms.describe('window coalescing statusMessage writes (default 1000)'),
+    recoveryIntervalMs: timerMs.describe('interval of the lapsed-lease scan (default: leaseMs)'),
+    claimIntervalMs: timerMs.describe('fallback claim interval when no event announced work (default 1000)'),
+    sweepIntervalMs: timerMs.describe('interval of the TTL sweeper (default 1000)'),
+    tailIntervalMs: timerMs.describe('interval of the cross-process event tail (default 250)'),
+    statusFlushIntervalMs: timerMs.describe('window coalescing statusMessage writes (default 1000)'),
     listPageSize: z.number().int().min(1).max(100).describe('v1 tasks/list page size (default 50)'),
     maxRequestBodyBytes: z.number().int().positive().describe('largest HTTP request body; larger get HTTP 413 (default 4194304)'),
     sessionIdleMs: ms.describe('2025-era HTTP sessions idle longer are closed (default 1800000)'),
     maxSessions: z.number().int().positive().describe('most 2025-era HTTP sessions kept at once (default 1000)'),
-    inputTimeoutMs: ms.describe('longest wait for an answer before input_timeout (default 3600000)'),
+    inputTimeoutMs: timerMs.describe('longest wait for an answer before input_timeout (default 3600000)'),
     inlineGraceMs: z
       .number()
       .int()
@@ -40,7 +46,9 @@ export const LimitsConfigSchema = z
       .int()
       .positive()
       .describe('tool results whose structuredContent JSON is larger are logged and counted: clients give it to the model (default 32768)'),
-    progressKeepAliveMs: ms.describe('longest silence of an inline tools/call with a progressToken before a keep-alive notifications/progress (default 20000)'),
+    progressKeepAliveMs: timerMs.describe(
+      'longest silence of an inline tools/call with a progressToken before a keep-alive notifications/progress (default 20000)',
+    ),
     minResultRetentionMs: z.number().int().min(0).describe('a task that runs to the runtime limit must keep its result this long (default 600000)'),
     maxArgumentBytes: z.number().int().positive().describe('largest tools/call arguments in bytes of JSON; larger → -32602 (default 1048576)'),
     maxArgumentDepth: z.number().int().positive().describe('deepest nesting of tools/call arguments; deeper → -32602 (default 32)'),
@@ -70,7 +78,7 @@ export const LimitsConfigSchema = z
       .describe('largest tool result kept at all, bytes of JSON; larger → the task fails with result_too_large (default 67108864)'),
     idempotencyWindowMs: ms.describe('how long a tools/call idempotency key holds, independent of the TTL (default 86400000: 24 h)'),
     auditRetentionMs: ms.describe('how long audit entries are kept, independent of task TTLs (default 7776000000: 90 days)'),
-    abortGraceMs: ms.describe('how long an aborted tool may take to stop before its thread is terminated (default 5000)'),
+    abortGraceMs: timerMs.describe('how long an aborted tool may take to stop before its thread is terminated (default 5000)'),
   })
   .partial()
   .strict();
@@ -109,7 +117,7 @@ export const RolloutConfigSchema = z
     fallback: z
       .enum(['sync', 'reject'])
       .describe('default fallback of a kill switch set without one: sync (inline, where the tool may run inline) or reject (-31003) (default reject)'),
-    maxSyncMs: ms.describe('longest inline run of the sync fallback; past it the call fails with -31003 sync_timeout (default 30000)'),
+    maxSyncMs: timerMs.describe('longest inline run of the sync fallback; past it the call fails with -31003 sync_timeout (default 30000)'),
     killSwitchRefreshMs: z
       .number()
       .int()
@@ -140,10 +148,7 @@ export const ConfigSchema = z
       .describe(
         'MCP servers whose tools are listed as ours, each call a task forwarded to them: <name>=stdio:<command …> or <name>=http(s)://…/mcp; tools are listed as <name>_<tool> (default none)',
       ),
-    upstreamStartTimeoutMs: z
-      .number()
-      .int()
-      .positive()
+    upstreamStartTimeoutMs: timerMs
       .optional()
       .describe(
         "longest wait for an upstream's initialize and tools/list answers, at start and at each reconnect; an upstream past it is a start-up error and its process is ended (default 30000)",
