@@ -18,7 +18,8 @@ import { describeStore, resolveStoreSpec, type StoreSpec } from './store-spec.js
 /** Options of `mcp-tasks doctor`, as commander parses them. */
 export interface DoctorOptions {
   store?: string;
-  dataDir: string;
+  /** `--data-dir`; absent: `MCP_TASKS_DATA_DIR`, else `./data`, as `serve` resolves it. */
+  dataDir?: string | undefined;
   /** Largest tolerated difference between this host's clock and the database's (ms). */
   maxSkewMs: number;
 }
@@ -67,11 +68,12 @@ function secretFinding(record: DiagnosedSecret | null, local: LocalSecret | unde
     };
   }
   if (local === undefined) {
+    // Not a FAIL: doctor may run on a host that starts nothing. A serve started here as it is would be refused.
     return {
       ok: true,
       check: 'secret',
       message:
-        'instances bring their own secret (MCP_TASKS_SECRET or <data dir>/secret); the store keeps a salted digest and refuses one that differs (set MCP_TASKS_SECRET here to check it)',
+        'instances bring their own secret (MCP_TASKS_SECRET or <data dir>/secret); the store keeps a salted digest and refuses one that differs. This host has none (no MCP_TASKS_SECRET, no data-directory secret): a serve or worker started here like this would be refused; set MCP_TASKS_SECRET here to check it',
     };
   }
   return local.matches
@@ -171,7 +173,8 @@ export async function threadsFinding(resolved: ResolvedConfig): Promise<Finding>
 
 /** Run the checks and print one line per finding; resolves with the exit code. */
 export async function doctor(options: DoctorOptions, threads?: ResolvedConfig): Promise<number> {
-  const spec = resolveStoreSpec(options.store, process.env.MCP_TASKS_STORE, options.dataDir);
+  const dataDir = options.dataDir ?? (process.env.MCP_TASKS_DATA_DIR || './data');
+  const spec = resolveStoreSpec(options.store, process.env.MCP_TASKS_STORE, dataDir);
   const shown = describeStore(spec);
   let findings: Finding[];
   if (spec.kind === 'sqlite' && !existsSync(spec.path) && existsSync(dirname(spec.path))) {
@@ -186,7 +189,7 @@ export async function doctor(options: DoctorOptions, threads?: ResolvedConfig): 
   } else {
     try {
       const diagnosis = await diagnose(spec);
-      const local = localSecretOf(diagnosis.serverSecret, spec, options.dataDir);
+      const local = localSecretOf(diagnosis.serverSecret, spec, dataDir);
       findings = [{ ok: true, check: 'store', message: `${shown} is reachable` }, ...findingsOf(diagnosis, options.maxSkewMs, local)];
     } catch (error) {
       findings = [

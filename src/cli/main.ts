@@ -295,7 +295,7 @@ program
     "check a deployment's task store, reading only: reachability, schema version, clock skew, tasks no worker takes, orphaned events, processes and their settings digests, and whether this host's server secret is the one the store's instances use; exit 1 on any FAIL",
   )
   .option('--store <store>', 'postgres://… URL or SQLite file (default: MCP_TASKS_STORE, else <data-dir>/tasks.db)')
-  .option('--data-dir <dir>', 'data directory of an embedded store', './data')
+  .option('--data-dir <dir>', 'data directory of an embedded store (default: MCP_TASKS_DATA_DIR, else ./data)')
   .option('--max-skew-ms <ms>', "largest tolerated difference between this host's clock and the database's", integerOption, 1000)
   .option(
     '--check-threads',

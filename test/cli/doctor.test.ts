@@ -26,8 +26,8 @@ const temp = makeTempDir();
 beforeAll(() => ensureBuilt());
 afterAll(() => temp.remove());
 
-function doctor(store: string, extra: string[] = [], secret?: string) {
-  const env = { ...process.env };
+function doctor(store: string, extra: string[] = [], secret?: string, more: Record<string, string> = {}) {
+  const env = { ...process.env, ...more };
   delete env.MCP_TASKS_SECRET;
   if (secret !== undefined) env.MCP_TASKS_SECRET = secret;
   const result = spawnSync(process.execPath, [MAIN, 'doctor', '--store', store, ...extra], { encoding: 'utf8', timeout: 30_000, env });
@@ -157,7 +157,9 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         /^FAIL {2}secret\s+this host's secret \(MCP_TASKS_SECRET\) differs from the one the store's instances use: a serve or worker started here is refused/,
       );
       expect(other.lines.join('\n')).not.toContain('another one');
-      expect(doctor(arg, dir).line('secret')).toMatch(/^ok {4}secret\s+instances bring their own secret .*set MCP_TASKS_SECRET here to check it\)$/);
+      expect(doctor(arg, dir).line('secret')).toMatch(
+        /^ok {4}secret\s+instances bring their own secret .*This host has none .*: a serve or worker started here like this would be refused; set MCP_TASKS_SECRET here to check it$/,
+      );
       expect(existsSync(join(dataDir, 'secret'))).toBe(false);
     });
 
@@ -183,6 +185,10 @@ for (const backend of ['sqlite', 'postgres'] as const) {
             { dataDir: elsewhere, keptInStore: false, env: {} },
           );
           expect(doctor(arg, ['--data-dir', elsewhere]).line('secret')).toMatch(/^FAIL {2}secret\s+this host's secret \(\S+secret\) differs/);
+          // Without --data-dir, doctor finds the data directory as serve does: MCP_TASKS_DATA_DIR.
+          expect(doctor(arg, [], undefined, { MCP_TASKS_DATA_DIR: elsewhere }).line('secret')).toContain(
+            `this host's secret (${join(elsewhere, 'secret')}) differs`,
+          );
         }
       },
     );
