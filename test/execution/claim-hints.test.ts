@@ -9,6 +9,7 @@ import { defineTool, textResult } from '../../src/core/tool.js';
 import { createTasksServer } from '../../src/server/create-tasks-server.js';
 import type { TaskCaller } from '../../src/service/caller.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { apiOnlyOnSqlite } from '../helpers/api-only.js';
 import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
 import { overrideStore } from '../helpers/store-wrapper.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -116,19 +117,7 @@ describe('claim hints leave no runnable task to the poll fallback (issue 25)', (
    * statement is out; a task created then is hinted, but no claim can be sent, and nothing claims when the pass ends.
    */
   it('a task created while a recovery pass is out is claimed when the pass ends, not at the poll fallback', async () => {
-    const temp = makeTempDir();
-    cleanups.push(() => temp.remove());
-    const store = openSqliteTaskStore({ path: join(temp.dir, 'tasks.db') });
-    cleanups.push(() => store.close());
-    const tool = defineTool({
-      name: 'noop',
-      description: 'nothing',
-      execution: 'task-optional',
-      inputSchema: z.object({}),
-      run: async () => textResult('done'),
-    });
-    const api = await createTasksServer({ tools: [tool], store, secret: randomBytes(32), limits: LIMITS, worker: false });
-    cleanups.push(() => api.close());
+    const { store, api, tool } = await apiOnlyOnSqlite(cleanups, LIMITS);
     let holdRecovery = false;
     let releaseRecovery!: () => void;
     const recoveryHeld = new Promise<void>((resolve) => (releaseRecovery = resolve));

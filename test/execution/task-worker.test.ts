@@ -15,6 +15,7 @@ import type { TaskCaller } from '../../src/service/caller.js';
 import { TaskReads } from '../../src/service/task-reads.js';
 import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
+import { apiOnlyOnSqlite } from '../helpers/api-only.js';
 import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
 import { overrideStore } from '../helpers/store-wrapper.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -292,21 +293,7 @@ describe('TaskWorker', () => {
   });
 
   it('an API-only server (worker: false) never holds a lease: its tasks wait unleased until a worker claims them', async () => {
-    const temp = makeTempDir();
-    cleanups.push(() => temp.remove());
-    const store = openSqliteTaskStore({ path: join(temp.dir, 'tasks.db') });
-    cleanups.push(() => store.close());
-    const tool = defineTool({
-      name: 'noop',
-      description: 'nothing',
-      execution: 'task-optional',
-      inputSchema: z.object({}),
-      async run() {
-        return textResult('done');
-      },
-    });
-    const api = await createTasksServer({ tools: [tool], store, secret: randomBytes(32), limits: LIMITS, worker: false });
-    cleanups.push(() => api.close());
+    const { store, api, tool } = await apiOnlyOnSqlite(cleanups, LIMITS);
     expect(api.worker).toBeUndefined();
     const outcome = await api.service.calls.callTool(CALLER, await api.service.calls.planCall(CALLER, { name: 'noop', progressToken: null }));
     if (outcome.kind !== 'task') throw new Error('no task');
@@ -327,19 +314,7 @@ describe('TaskWorker', () => {
      * before the hold (so it cannot). Returns the rows each claim returned.
      */
     async function heldClaim(order: 'statement after the hold' | 'statement before the hold') {
-      const temp = makeTempDir();
-      cleanups.push(() => temp.remove());
-      const store = openSqliteTaskStore({ path: join(temp.dir, 'tasks.db') });
-      cleanups.push(() => store.close());
-      const tool = defineTool({
-        name: 'noop',
-        description: 'nothing',
-        execution: 'task-optional',
-        inputSchema: z.object({}),
-        run: async () => textResult('done'),
-      });
-      const api = await createTasksServer({ tools: [tool], store, secret: randomBytes(32), limits: LIMITS, worker: false });
-      cleanups.push(() => api.close());
+      const { store, api, tool } = await apiOnlyOnSqlite(cleanups, LIMITS);
       let releaseClaim!: () => void;
       const claimHeld = new Promise<void>((resolve) => (releaseClaim = resolve));
       const returned: number[] = [];
