@@ -68,10 +68,12 @@ describe('claim hints leave no runnable task to the poll fallback (issue 25)', (
     const server = await createTasksServer({ tools: [tool], store, secret: randomBytes(32), limits: LIMITS, instanceId: 'w1' });
     cleanups.push(() => server.close());
     const { service } = server;
-    // Answer as soon as the task parks (a fast client, or an automated answerer).
-    store.onEvent((event) => {
+    // Answer as soon as the task parks (a fast client, or an automated answerer). Answers still on their way when the
+    // test ends are waited for before the store closes (an answer event of the resumed run starts one more).
+    const answering = new Set<Promise<unknown>>();
+    const stopAnswering = store.onEvent((event) => {
       if (event.kind !== 'input') return;
-      void new Promise((resolve) => setTimeout(resolve, answerAfterMs))
+      const answer = new Promise((resolve) => setTimeout(resolve, answerAfterMs))
         .then(() => store.listInputRequests(event.taskId))
         .then((requests) => {
           const pending = requests.filter((request) => request.state === 'pending');
@@ -83,6 +85,12 @@ describe('claim hints leave no runnable task to the poll fallback (issue 25)', (
             now: Date.now(),
           });
         });
+      answering.add(answer);
+      void answer.finally(() => answering.delete(answer));
+    });
+    cleanups.push(async () => {
+      stopAnswering();
+      await Promise.allSettled([...answering]);
     });
     const outcome = await service.calls.callTool(CALLER, await service.calls.planCall(CALLER, { name: 'confirm_job', progressToken: null }));
     if (outcome.kind !== 'task') throw new Error('no task');
