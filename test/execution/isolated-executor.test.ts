@@ -88,6 +88,21 @@ describe('IsolatedExecutor (issue 22)', () => {
     return { executor, lines };
   };
 
+  /**
+   * A pool of {@link THREAD_LOAD_TOOLS} whose threads take `loadMs` to load their tools (the first thread loads at
+   * once), warmed; `name` names its run log. Returns the executor and the log its runs write to.
+   */
+  const startSlowLoading = async (name: string, loadMs: number, options: Partial<IsolatedExecutorOptions>) => {
+    const log = join(temp.dir, `${name}.log`);
+    const { executor } = start(THREAD_LOAD_TOOLS, {
+      minThreads: 1,
+      ...options,
+      env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: String(loadMs), ISOLATION_TEST_FIRST_FAST: join(temp.dir, `${name}.first`) },
+    });
+    await executor.warm(30_000);
+    return { executor, log };
+  };
+
   it('a run aborted while every thread still loads the tools ends aborted at once, never starts and terminates nothing', async () => {
     const log = join(temp.dir, 'loading.log');
     const { executor } = start(THREAD_LOAD_TOOLS, { env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: '1500' } });
@@ -134,16 +149,11 @@ describe('IsolatedExecutor (issue 22)', () => {
     { maxLoading: 1, bound: 3, what: 'waits for the warm thread instead of starting one thread per run' },
     { maxLoading: 1000, bound: Infinity, what: 'negative control: unbounded and no start delay, the burst starts a thread for nearly every run' },
   ])('issue 25: a burst of 40 short runs on one warm thread (threads load in 300 ms, max 32; maxLoading $maxLoading) $what', async ({ maxLoading, bound }) => {
-    const log = join(temp.dir, `burst-${maxLoading}.log`);
-    const marker = join(temp.dir, `burst-${maxLoading}.first`);
-    const { executor } = start(THREAD_LOAD_TOOLS, {
+    const { executor, log } = await startSlowLoading(`burst-${maxLoading}`, 300, {
       maxThreads: 32,
-      minThreads: 1,
       maxLoading,
       ...(bound === Infinity ? { threadStartDelayMs: 0 } : {}),
-      env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: '300', ISOLATION_TEST_FIRST_FAST: marker },
     });
-    await executor.warm(30_000);
     const outcomes = await Promise.all(
       Array.from({ length: 40 }, () => executor.execute(request('quick', { log, ms: 1 }), testHost(), new AbortController().signal)),
     );
@@ -164,15 +174,10 @@ describe('IsolatedExecutor (issue 22)', () => {
   ])(
     'issue 25: a steady closed loop of $clients clients of $ms ms runs for 1.5 s on one warm thread (threads load in 300 ms, max 8; start delay $threadStartDelayMs) $what',
     async ({ clients, ms, threadStartDelayMs, bound, grows }) => {
-      const log = join(temp.dir, `steady-${ms}-${String(threadStartDelayMs)}.log`);
-      const marker = join(temp.dir, `steady-${ms}-${String(threadStartDelayMs)}.first`);
-      const { executor } = start(THREAD_LOAD_TOOLS, {
+      const { executor, log } = await startSlowLoading(`steady-${ms}-${String(threadStartDelayMs)}`, 300, {
         maxThreads: 8,
-        minThreads: 1,
         ...(threadStartDelayMs === undefined ? {} : { threadStartDelayMs }),
-        env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: '300', ISOLATION_TEST_FIRST_FAST: marker },
       });
-      await executor.warm(30_000);
       const stopAt = Date.now() + 1_500;
       let runs = 0;
       await Promise.all(
@@ -204,15 +209,10 @@ describe('IsolatedExecutor (issue 22)', () => {
       // threads come free seldom although every thread sits idle. A new thread cannot help them; before, the pool
       // started threads for them (a worker grew to 36 threads on 2 cores in `bench:instances` and spent its CPU loading
       // tools, 2.7 round trips/s instead of 110).
-      const log = join(temp.dir, `busy-host-${ms}-${busyMs}.log`);
-      const marker = join(temp.dir, `busy-host-${ms}-${busyMs}.first`);
-      const { executor } = start(THREAD_LOAD_TOOLS, {
+      const { executor, log } = await startSlowLoading(`busy-host-${ms}-${busyMs}`, 300, {
         maxThreads: 8,
-        minThreads: 1,
         threadStartDelayMs: 50,
-        env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: '300', ISOLATION_TEST_FIRST_FAST: marker },
       });
-      await executor.warm(30_000);
       const busy = setInterval(() => {
         const until = performance.now() + busyMs;
         while (performance.now() < until);
@@ -243,16 +243,11 @@ describe('IsolatedExecutor (issue 22)', () => {
     // When the first new thread comes ready it takes one run; for the other, which its balancer will not place on a
     // thread still loading, piscina started a thread and tried again, in one loop up to its maxThreads: a worker under
     // load went from 1 to 20 threads that way.
-    const log = join(temp.dir, 'cascade.log');
-    const marker = join(temp.dir, 'cascade.first');
-    const { executor } = start(THREAD_LOAD_TOOLS, {
+    const { executor, log } = await startSlowLoading('cascade', 500, {
       maxThreads: 8,
-      minThreads: 1,
       maxLoading: 2,
       threadStartDelayMs: 0,
-      env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: '500', ISOLATION_TEST_FIRST_FAST: marker },
     });
-    await executor.warm(30_000);
     const runs = Array.from({ length: 4 }, () => executor.execute(request('quick', { log, ms: 1_500 }), testHost(), new AbortController().signal));
     let threadsSeen = 0;
     const watch = setInterval(() => {
@@ -271,16 +266,11 @@ describe('IsolatedExecutor (issue 22)', () => {
   it('issue 25: 4 long runs at once on one warm thread (threads load in 1.5 s, max 4, start delay 50 ms) load their 3 threads side by side, not one after another', async () => {
     // A thread that loads for a run handed to piscina is that run's; counting it as one the waiting runs will get made
     // the last run of a burst wait for a whole load before its own thread even started loading.
-    const log = join(temp.dir, 'long-burst.log');
-    const marker = join(temp.dir, 'long-burst.first');
-    const { executor } = start(THREAD_LOAD_TOOLS, {
+    const { executor, log } = await startSlowLoading('long-burst', 1500, {
       maxThreads: 4,
-      minThreads: 1,
       maxLoading: 4,
       threadStartDelayMs: 50,
-      env: { ...threadEnvironment(process.env), ISOLATION_TEST_LOAD_MS: '1500', ISOLATION_TEST_FIRST_FAST: marker },
     });
-    await executor.warm(30_000);
     const hosts = Array.from({ length: 4 }, () => testHost());
     const outcomes = await Promise.all(hosts.map((host) => executor.execute(request('quick', { log, ms: 5_000 }), host, new AbortController().signal)));
     expect(outcomes.every((outcome) => outcome.kind === 'returned')).toBe(true);
