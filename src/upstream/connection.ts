@@ -21,7 +21,7 @@ import type { Logger } from '../core/logger.js';
 import type { JsonObject } from '../core/task.js';
 import { connectionFailed, forwardFailure, quoteUpstream, unavailable } from './outcome.js';
 import type { UpstreamSpec } from './spec.js';
-import { LinearReadBuffer } from './stdio-read-buffer.js';
+import { LinearReadBuffer, ReadBufferOverflowError } from './stdio-read-buffer.js';
 
 /** A tool as the upstream lists it (the fields we use; the schemas are kept as the upstream gave them). */
 export interface UpstreamTool {
@@ -276,8 +276,8 @@ export class UpstreamConnection {
       this.lost(client);
     };
     client.onerror = (error) => {
-      // The SDK stdio transport's ReadBuffer throws this, then closes the transport (and ends the child).
-      if (/ReadBuffer exceeded maximum size/.test(error.message))
+      // Our read buffer throws it; the SDK's stdio transport reports it here, then closes (and ends the child).
+      if (error instanceof ReadBufferOverflowError)
         this.oversized = `an answer larger than ${stdioReadLimit(this.options.maxResultBytes)} bytes, more than a task may store, closed the connection`;
       this.options.logger.debug({ upstream: this.name, err: error }, 'upstream connection error');
     };

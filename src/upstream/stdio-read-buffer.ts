@@ -8,6 +8,14 @@ import { deserializeMessage, type JSONRPCMessage, ReadBuffer } from '@modelconte
  * second at a time. With answers read up to the stored-result limit (64 MiB) that would stall every task of the
  * process. This one keeps the chunks and joins them once, when the line is complete.
  */
+/** An upstream's output outgrew the read buffer: the SDK's words, our class (the connection tells it by its class). */
+export class ReadBufferOverflowError extends Error {
+  override readonly name = 'ReadBufferOverflowError';
+  constructor(maxBytes: number) {
+    super(`ReadBuffer exceeded maximum size of ${maxBytes} bytes`);
+  }
+}
+
 export class LinearReadBuffer extends ReadBuffer {
   private chunks: Buffer[] = [];
   private length = 0;
@@ -21,8 +29,7 @@ export class LinearReadBuffer extends ReadBuffer {
   override append(chunk: Buffer): void {
     if (this.length + chunk.length > this.maxBytes) {
       this.clear();
-      // The SDK's words: the connection recognises this failure by them (see UpstreamConnection).
-      throw new Error(`ReadBuffer exceeded maximum size of ${this.maxBytes} bytes`);
+      throw new ReadBufferOverflowError(this.maxBytes);
     }
     this.chunks.push(chunk);
     this.length += chunk.length;
