@@ -133,6 +133,11 @@ export function resultReadTooLarge(taskId: string, bytes: number, chunks: number
   return new TasksError(ErrorCode.ResultReadTooLarge, message, { reason: ApplicationErrorReason.ReadInChunks, uri, bytes, limit, chunks, chunkUri });
 }
 
+/** The message of a run stopped at `limits.runtimeLimitMs` (`runtime_limit`), a task's run or an inline call alike. */
+export function runtimeLimitMessage(toolName: string, runtimeLimitMs: number): string {
+  return `Tool ${toolName} exceeded the runtime limit of ${runtimeLimitMs} ms`;
+}
+
 /** `-32603` for failures the runtime creates itself, with `data.reason`. */
 export function runtimeFailure(reason: RuntimeFailureReason, message: string): JsonRpcErrorObject {
   return { code: ErrorCode.InternalError, message, data: { reason } };

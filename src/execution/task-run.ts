@@ -3,6 +3,7 @@
  * executor call with the run's host, shadow watch and trace, and what the outcome does to the task. The worker
  * (task-worker.ts) owns the slot table and decides when a run starts; this module owns what happens inside a slot.
  */
+import { runtimeLimitMessage } from '../core/errors.js';
 import { type ExecutionOutcome, GATHERED_STEP } from '../core/executor.js';
 import type { ProgressListener } from '../core/hand-off.js';
 import { type Logger, redactTaskId } from '../core/logger.js';
@@ -102,8 +103,7 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
       () => {
         if (slot.controller.signal.aborted) return;
         context.abortLocal(taskId, reason);
-        if (reason === 'runtime_limit')
-          void context.fail(record, 'runtime_limit', `Tool ${tool.name} exceeded the runtime limit of ${settings.runtimeLimitMs} ms`);
+        if (reason === 'runtime_limit') void context.fail(record, 'runtime_limit', runtimeLimitMessage(tool.name, settings.runtimeLimitMs));
       },
       Math.max(0, ms),
     );

@@ -1,6 +1,6 @@
 import type { Clock } from '../../core/clock.js';
 import type { PathConfinement } from '../../core/confinement.js';
-import { TasksError } from '../../core/errors.js';
+import { runtimeLimitMessage, TasksError } from '../../core/errors.js';
 import type { ExecutionHost, ExecutionOutcome, Executor } from '../../core/executor.js';
 import type { Logger } from '../../core/logger.js';
 import type { TaskStore } from '../../core/store.js';
@@ -110,8 +110,7 @@ export async function bounded<T>(plan: RunPlan, signal: AbortSignal, run: (signa
       : Number.isFinite(runtimeLimitMs)
         ? {
             ms: runtimeLimitMs,
-            error: () =>
-              new TasksError(ErrorCode.InternalError, `Tool ${name} exceeded the runtime limit of ${runtimeLimitMs} ms`, { reason: 'runtime_limit' }),
+            error: () => new TasksError(ErrorCode.InternalError, runtimeLimitMessage(name, runtimeLimitMs), { reason: 'runtime_limit' }),
           }
         : undefined;
   if (bound === undefined) return run(signal);
