@@ -54,7 +54,10 @@ export interface CertificateOptions {
 /** A key and its self-signed certificate, both PEM. */
 export function selfSignedCertificate(options: CertificateOptions): { key: string; cert: string; x509: X509Certificate } {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  // A DER INTEGER is minimal and positive: a first byte of 0x00 (then < 0x80) is "illegal padding" to OpenSSL, one
+  // of 0x80 or more is negative. Random bytes gave the first about once in 512 certificates (a CI run failed on it).
   const serial = randomBytes(8);
+  serial[0] = ((serial[0] as number) % 0x7f) + 1;
   serial[0] = (serial[0] as number) & 0x7f;
   const altNames = [
     ...(options.dnsNames ?? ['localhost']).map((dns) => der(0x82, Buffer.from(dns))),
