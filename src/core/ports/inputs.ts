@@ -14,6 +14,12 @@ export interface RequestInputChange {
   statusMessage: string | null;
   /** Epoch ms; becomes `lastUpdatedAt`. */
   now: number;
+  /**
+   * The run waits for the answers in place (a tool with `elicits: 'in-place'`, such as a forwarded upstream call):
+   * the task keeps its lease and `attempt`, so no other run starts when it resumes and the holder's heartbeat goes
+   * on renewing it. @defaultValue false (the lease is cleared and the run ends)
+   */
+  holdLease?: boolean;
 }
 
 /** The `change` argument of {@link TaskInputs.answerInput}. */
@@ -43,7 +49,7 @@ export interface TaskInputs {
    * Park a running task for input: insert `requests` as `pending` and move `working → input_required` in one
    * transaction, only while `leaseOwner` holds the lease. The lease is cleared (a parked task holds none and
    * recovery skips it) and the run that parked is not counted in `attempt` (`attempt -= 1`), since asking for
-   * input is not a failure. Appends an `input` event (payload `{added: [keys]}`) and the `status` event.
+   * input is not a failure — except with `change.holdLease`, which keeps both (see {@link RequestInputChange}). Appends an `input` event (payload `{added: [keys]}`) and the `status` event.
    * @returns the parked task, or `undefined` when the condition did not hold (cancelled, expired, lease lost).
    * @throws {StoreError} `invalid`, nothing written, for no requests or a key the task already used.
    */
@@ -60,8 +66,9 @@ export interface TaskInputs {
    * - `add`: new `pending` requests (a question asked again under a new key); an entry with `replaces` is added
    *   only if this call retired that key (so a question answered meanwhile elsewhere is not asked again);
    * - keys that are not pending are ignored and not reported as accepted.
-   * When no request is pending afterwards, the task moves `input_required → working` with no lease, so any
-   * process may start its next run. Appends an `input` event (payload `{answered, retired, added}`) when anything
+   * When no request is pending afterwards, the task moves `input_required → working` with its lease as it was:
+   * none after a plain park, so any process may start its next run; the waiting run's after a `holdLease` park, so
+   * that run goes on (and if it died, its lapsed lease lets any process recover the task). Appends an `input` event (payload `{answered, retired, added}`) when anything
    * changed, plus the `status` event when it resumed. Nothing is written unless the task is `input_required`.
    * @returns the keys answered or retired, and the task after the change (`undefined` when missing/not waiting).
    * @throws {StoreError} `invalid`, nothing written, when an added key was already used by the task.

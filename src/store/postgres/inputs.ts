@@ -25,7 +25,7 @@ export async function parkForInput(
   change: RequestInputChange,
 ): Promise<TaskRecord | undefined> {
   const { leaseOwner, statusMessage, now } = change;
-  const [row] = await tx.query<TaskRow>(SQL.parkForInput, [taskId, leaseOwner, statusMessage, now]);
+  const [row] = await tx.query<TaskRow>(SQL.parkForInput, [taskId, leaseOwner, statusMessage, now, change.holdLease === true]);
   if (row === undefined) return undefined;
   const added = await insertRequests(tx, codec, taskId, requests, now);
   tx.append(taskId, 'status', 'input_required', now, { from: 'working', to: 'input_required' });

@@ -269,14 +269,14 @@ export const SQL = Object.freeze({
     WHERE t.task_id = c.task_id
     RETURNING ${TASK_COLUMNS}`,
 
-  /** See the SQLite store: only from `working`, only for the lease holder, only before the TTL; run not counted. */
+  /** See the SQLite store: only from `working`, only for the lease holder, only before the TTL; run not counted unless `$5` (hold). */
   parkForInput: `UPDATE ${S}.tasks t SET
       status = 'input_required',
       status_message = $3,
       last_updated_at = $4,
-      lease_owner = NULL,
-      lease_expires_at = NULL,
-      attempt = GREATEST(t.attempt - 1, 0)
+      lease_owner = CASE WHEN $5::boolean THEN t.lease_owner ELSE NULL END,
+      lease_expires_at = CASE WHEN $5::boolean THEN t.lease_expires_at ELSE NULL END,
+      attempt = CASE WHEN $5::boolean THEN t.attempt ELSE GREATEST(t.attempt - 1, 0) END
     WHERE t.task_id = $1 AND t.status = 'working' AND t.lease_owner = $2 AND (t.expires_at IS NULL OR t.expires_at > $4)
     RETURNING ${TASK_COLUMNS}`,
 
@@ -303,13 +303,11 @@ export const SQL = Object.freeze({
 
   hasPendingInput: `SELECT EXISTS (SELECT 1 FROM ${S}.input_requests WHERE task_id = $1 AND state = 'pending') AS pending`,
 
-  /** See the SQLite store: records the change; with `$2` (nothing pending) resumes to `working` with no lease. */
+  /** See the SQLite store: records the change; with `$2` (nothing pending) resumes to `working`, lease untouched. */
   touchWaiting: `UPDATE ${S}.tasks t SET
       status = CASE WHEN $2::boolean THEN 'working' ELSE t.status END,
       status_message = CASE WHEN $3::boolean THEN $4 ELSE t.status_message END,
-      last_updated_at = $5,
-      lease_owner = CASE WHEN $2::boolean THEN NULL ELSE t.lease_owner END,
-      lease_expires_at = CASE WHEN $2::boolean THEN NULL ELSE t.lease_expires_at END
+      last_updated_at = $5
     WHERE t.task_id = $1 AND t.status = 'input_required'
     RETURNING ${TASK_COLUMNS}`,
 

@@ -29,7 +29,7 @@ export interface BatchWriter {
  */
 export function parkForInput(w: BatchWriter, taskId: string, requests: ReadonlyArray<NewInputRequest>, change: RequestInputChange): TaskRecord | undefined {
   const { leaseOwner, statusMessage, now } = change;
-  const row = w.stmt.parkForInput.get({ taskId, leaseOwner, statusMessage, now }) as TaskRow | undefined;
+  const row = w.stmt.parkForInput.get({ taskId, leaseOwner, statusMessage, now, hold: change.holdLease === true ? 1 : 0 }) as TaskRow | undefined;
   if (row === undefined) return undefined;
   const added = insertRequests(w, taskId, requests, now);
   w.append(taskId, 'status', 'input_required', now, { from: 'working', to: 'input_required' });

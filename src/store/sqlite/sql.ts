@@ -134,7 +134,8 @@ export const SQL = Object.freeze({
 
   /**
    * Parks a running task for input. Applies only from `working`, only while `@leaseOwner` holds the lease and
-   * only before the TTL; the lease is released and the parking run is not counted (`attempt` never below 0).
+   * only before the TTL; the lease is released and the parking run is not counted (`attempt` never below 0) —
+   * unless `@hold = 1`: a run that waits for its answers in place keeps its lease and its count.
    * Whether the lease already lapsed does not matter: until another process claims it, the holder's write is as
    * safe as a completion (see `transition`), and a claim takes the owner away, which makes this miss.
    */
@@ -142,9 +143,9 @@ export const SQL = Object.freeze({
       status = 'input_required',
       status_message = @statusMessage,
       last_updated_at = @now,
-      lease_owner = NULL,
-      lease_expires_at = NULL,
-      attempt = MAX(attempt - 1, 0)
+      lease_owner = CASE WHEN @hold = 1 THEN lease_owner ELSE NULL END,
+      lease_expires_at = CASE WHEN @hold = 1 THEN lease_expires_at ELSE NULL END,
+      attempt = CASE WHEN @hold = 1 THEN attempt ELSE MAX(attempt - 1, 0) END
     WHERE task_id = @taskId AND status = 'working' AND lease_owner = @leaseOwner AND ${VISIBLE}
     RETURNING ${TASK_COLUMNS}`,
 
@@ -175,14 +176,14 @@ export const SQL = Object.freeze({
 
   /**
    * Records that a waiting task's requests changed; with `@resume = 1` (nothing pending any more) it also moves
-   * `input_required → working` with no lease, so `claimLapsed` in any process starts the next run.
+   * `input_required → working`. The lease is left as it is: a parked task has none, so `claimLapsed` in any process
+   * starts the next run; a run waiting in place (`parkForInput` with `@hold`) keeps its own and goes on — and if it
+   * died meanwhile, its lapsed lease makes the task claimable like any other lapsed run.
    */
   touchWaiting: `UPDATE tasks SET
       status = CASE WHEN @resume = 1 THEN 'working' ELSE status END,
       status_message = CASE WHEN @setMessage = 1 THEN @statusMessage ELSE status_message END,
-      last_updated_at = @now,
-      lease_owner = CASE WHEN @resume = 1 THEN NULL ELSE lease_owner END,
-      lease_expires_at = CASE WHEN @resume = 1 THEN NULL ELSE lease_expires_at END
+      last_updated_at = @now
     WHERE task_id = @taskId AND status = 'input_required'
     RETURNING ${TASK_COLUMNS}`,
 

@@ -268,16 +268,41 @@ export function describeInputsContract(ctx: InputContractContext): void {
       expect(await store.getUnscoped(stillWaiting.taskId)).toMatchObject({ status: 'input_required', leaseOwner: null });
     });
 
-    it('resuming clears any lease, also of a task that reached input_required by a plain transition', async () => {
+    it('resuming leaves the lease as it was: a run that still holds it (a plain transition to input_required) keeps it', async () => {
       const store = ctx.store();
       const { taskId } = await running();
       await park(taskId, ['a']);
       await respond(taskId, { answers: [answer('a')] });
-      await store.startAttempt(taskId, RUNNER, 60_000);
+      const started = (await store.startAttempt(taskId, RUNNER, 60_000))!;
       await store.transition(taskId, { to: 'input_required', now: T0 + 21 });
       expect(await respond(taskId, { add: keys('b') })).toMatchObject({ accepted: [], task: { leaseOwner: RUNNER } });
       const { task } = await respond(taskId, { answers: [answer('b')] });
-      expect(task).toMatchObject({ status: 'working', leaseOwner: null, leaseExpiresAt: null });
+      expect(task).toMatchObject({ status: 'working', leaseOwner: RUNNER, leaseExpiresAt: started.leaseExpiresAt });
+    });
+
+    it('requestInput with holdLease keeps the lease and the run count; the answers resume that run, no other process takes it', async () => {
+      const store = ctx.store();
+      const before = await running();
+      const { taskId } = before;
+      const start = await store.lastEventSeq();
+      const held = await store.requestInput(taskId, keys('a'), { leaseOwner: RUNNER, statusMessage: 'asks', now: T0 + 10, holdLease: true });
+      expect(held).toMatchObject({ status: 'input_required', statusMessage: 'asks', leaseOwner: RUNNER, leaseExpiresAt: before.leaseExpiresAt, attempt: 1 });
+      expect(await eventsSince(start)).toEqual([
+        ['status', 'input_required', { from: 'working', to: 'input_required' }],
+        ['input', 'input_required', { added: ['a'] }],
+      ]);
+      // The waiting run's heartbeat renews it; no process recovers it while it waits or after it resumes.
+      expect(await store.renewLeases(RUNNER, [taskId], 30_000)).toEqual([taskId]);
+      const renewed = (await store.getUnscoped(taskId))!.leaseExpiresAt!;
+      ctx.clock().set(T0 + 21);
+      expect(await store.claimLapsed('i-b', 60_000, 10)).toEqual([]);
+      const { task } = await respond(taskId, { answers: [answer('a')], now: T0 + 21 });
+      expect(task).toMatchObject({ status: 'working', leaseOwner: RUNNER, leaseExpiresAt: renewed, attempt: 1 });
+      expect(await store.claimLapsed('i-b', 60_000, 10)).toEqual([]);
+      // The holder died: once its lease lapses, recovery takes the task and counts a new run.
+      ctx.clock().set(renewed);
+      expect((await store.claimLapsed('i-b', 60_000, 10)).map((t) => t.taskId)).toEqual([taskId]);
+      expect(await store.startAttempt(taskId, 'i-b', 60_000)).toMatchObject({ attempt: 2, leaseOwner: 'i-b' });
     });
 
     it('answerInput writes nothing unless the task is input_required', async () => {
