@@ -75,7 +75,7 @@ export function methodNotFound(method: string): TasksError {
  * What a `-32021` for the Tasks Extension refused: a call of a task-required `tool` (SEP-2663 E6), or a task
  * `method` (`tasks/get|update|cancel`, `subscriptions/listen` with `taskIds`, E35 E41).
  */
-export type MissingTasksExtensionContext = { tool: string } | { method: string };
+export type MissingTasksExtensionContext = { tool: string; asksInPlace?: true } | { method: string };
 
 /** What the client must declare, in the words every Tasks Extension `-32021` message uses. */
 const DECLARE_TASKS_EXTENSION = `The client must declare the Tasks Extension ("${TASKS_EXTENSION_ID}" in the extensions of _meta "${CLIENT_CAPABILITIES_META_KEY}", MCP 2026-07-28)`;
@@ -87,11 +87,14 @@ const DECLARE_TASKS_EXTENSION = `The client must declare the Tasks Extension ("$
  */
 export function missingTasksExtensionMessage(context: MissingTasksExtensionContext): string {
   const text =
-    'tool' in context
-      ? `Missing required client capability: tool ${context.tool} runs only as a task. ${DECLARE_TASKS_EXTENSION}. ` +
-        'Alternatives: MCP 2025-11-25 tasks, or a server run with --task-fallback-tools (answers with a task id to follow via get_task_status / get_task_result).'
-      : `Missing required client capability: ${context.method} is a Tasks Extension method. ${DECLARE_TASKS_EXTENSION}. ` +
-        'Alternatives: the 2025-11-25 tasks methods, or get_task_status / get_task_result / cancel_task where the server offers them.';
+    'tool' in context && context.asksInPlace
+      ? `Missing required client capability: tool ${context.tool} asks for input while it runs, and a call without a task cannot wait for the answer. ${DECLARE_TASKS_EXTENSION} so the call becomes a task. ` +
+        'Alternative: an MCP 2025-11-25 session, which is asked directly.'
+      : 'tool' in context
+        ? `Missing required client capability: tool ${context.tool} runs only as a task. ${DECLARE_TASKS_EXTENSION}. ` +
+          'Alternatives: MCP 2025-11-25 tasks, or a server run with --task-fallback-tools (answers with a task id to follow via get_task_status / get_task_result).'
+        : `Missing required client capability: ${context.method} is a Tasks Extension method. ${DECLARE_TASKS_EXTENSION}. ` +
+          'Alternatives: the 2025-11-25 tasks methods, or get_task_status / get_task_result / cancel_task where the server offers them.';
   return toModelLine(text);
 }
 

@@ -14,7 +14,7 @@ export class ToolRegistry {
     const byName = new Map<string, AnyToolDefinition>();
     for (const tool of tools) {
       if (byName.has(tool.name)) throw invalidParams(`duplicate tool name: ${tool.name}`);
-      if (tool.elicits && !tool.idempotent && !tool.journaled) {
+      if (tool.elicits === true && !tool.idempotent && !tool.journaled) {
         throw invalidParams(`tool ${tool.name} asks for input (elicits: true) but is neither idempotent nor journaled: it is re-run after every answer`);
       }
       byName.set(tool.name, tool);

@@ -88,7 +88,8 @@ export interface ToolContext extends PathConfinement {
    * Ask the user and wait for the answer. In a task, the task becomes `input_required` and this run ends (it holds
    * no slot and no lease while it waits); when every outstanding question is answered the tool is run again from
    * the start, `ctx.step` results and earlier answers are replayed, and this call returns the answer. Questions
-   * are identified by call order, so ask them in a deterministic order. Requires `elicits: true` on the tool.
+   * are identified by call order, so ask them in a deterministic order. Requires `elicits: true` on the tool;
+   * with `elicits: 'in-place'` the run is not ended but waits here for the answer (see {@link ToolDefinition.elicits}).
    * @throws TasksError `-32021` (the task fails) when the creating request did not declare elicitation support.
    */
   elicit(request: ElicitRequest): Promise<ElicitResult>;
@@ -225,10 +226,18 @@ export interface ToolDefinition<Args = unknown> {
   /** Every side effect goes through `ctx.step`: safe to re-run after a crash (steps are replayed). */
   journaled?: boolean;
   /**
-   * The tool calls `ctx.elicit`. Such a tool is re-run after every answer, so it must be `idempotent` or
-   * `journaled`; registering it otherwise is an error.
+   * The tool calls `ctx.elicit`, and how a task waits for the answers:
+   * - `true`: the run ends at an unanswered question (the task holds no slot and no lease while it is
+   *   `input_required`) and the tool is re-run from the start once everything is answered, so it must be
+   *   `idempotent` or `journaled`; registering it otherwise is an error.
+   * - `'in-place'`: the run waits where it stands — the task is `input_required` while the run keeps its slot and
+   *   lease, and `ctx.elicit` returns when the answer arrives (from any API process). For a tool that cannot be
+   *   re-run to reach its question again, such as a call forwarded to another MCP server (`serve --upstream`).
+   *   The wait counts against `runtimeLimitMs` and the input timeout like any time of a run. Without a task, a
+   *   2025-11-25 session is asked directly; a 2026-07-28 call cannot wait (its questions end the call), so
+   *   `ctx.elicit` throws `-32021` naming the Tasks Extension: call the tool as a task.
    */
-  elicits?: boolean;
+  elicits?: boolean | 'in-place';
   /**
    * Input to collect before the task exists (SEP-2663 E16: MRTR rounds finish synchronously before
    * `CreateTaskResult`). Its JSON return value reaches `run` as `ctx.gathered`.

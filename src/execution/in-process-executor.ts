@@ -48,7 +48,7 @@ export class InProcessExecutor implements Executor {
       logger,
       host,
       toolName: tool.name,
-      elicits: tool.elicits === true,
+      elicits: (tool.elicits ?? false) !== false,
       elicitAll: async (requests) => {
         const asked = await host.elicit(requests);
         if ('answers' in asked) return asked.answers;

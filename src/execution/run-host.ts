@@ -14,7 +14,7 @@ import type { TaskRecord } from '../core/task.js';
 import { sanitizeModelText } from '../core/tool-outcome.js';
 import { appendAudit, operationEntry } from '../ledger/audit.js';
 import type { StatusWriter } from './status-writer.js';
-import { createTaskElicitor } from './task-elicitor.js';
+import { createTaskElicitor, type TaskElicitorInput } from './task-elicitor.js';
 
 /** What a run's host works with: the worker's store, clock, lease owner, status writer and progress listeners. */
 export interface RunHostDeps {
@@ -23,6 +23,8 @@ export interface RunHostDeps {
   leaseOwner: string;
   statusWriter: StatusWriter;
   progressListeners: ReadonlyMap<string, ReadonlySet<ProgressListener>>;
+  /** The tool waits for its answers in place (`elicits: 'in-place'`): see {@link TaskElicitorInput.inPlace}. */
+  inPlace?: TaskElicitorInput['inPlace'];
 }
 
 /** The host of `record`'s run (see the module comment). */
@@ -39,7 +41,7 @@ export function runHost(deps: RunHostDeps, record: TaskRecord, logger: Logger): 
     putStep: (name, value) => store.putStep(taskId, name, value),
     getOwnerState: (key) => store.getToolState(record.ownerKey, record.toolName, key),
     putOwnerState: (key, value) => store.putToolState(record.ownerKey, record.toolName, key, value, clock.now()),
-    elicit: createTaskElicitor({ record, store, leaseOwner, now: () => clock.now() }),
+    elicit: createTaskElicitor({ record, store, leaseOwner, now: () => clock.now(), ...(deps.inPlace ? { inPlace: deps.inPlace } : {}) }),
     log: (entry) => logger[entry.level](entry.fields, entry.message),
     openOperation: async (spec) => {
       const operationId = newTaskId();

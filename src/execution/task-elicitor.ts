@@ -5,18 +5,32 @@ import type { InputRequestRecord, JsonObject, TaskRecord } from '../core/task.js
 import type { ElicitResult } from '../core/tool.js';
 import { failByRuntime } from './fail-task.js';
 
+/**
+ * Resolves at the next input change of the task (an `input` or `status` event of it, in any process) or after a
+ * short fallback pause, whichever comes first; rejects with the abort reason when `signal` aborts.
+ */
+export type InputWake = (taskId: string, signal: AbortSignal) => Promise<void>;
+
 /** What a task run's questions need. */
 export interface TaskElicitorInput {
   record: TaskRecord;
   store: TaskStore;
   leaseOwner: string;
   now(): number;
+  /**
+   * The run waits for its answers in place (`elicits: 'in-place'`): what wakes it, and the run's signal. Absent: the
+   * run parks (ends) at an unanswered question.
+   */
+  inPlace?: { wake: InputWake; signal: AbortSignal };
 }
 
 /**
  * `ctx.elicitAll` of a task run, as the host answers it: questions answered before are replayed from the store;
  * the first run that reaches an unanswered one parks the task — every question of that call outstanding at once,
  * `working → input_required` with no lease — and the run ends (`parked`). It runs again once all are answered.
+ * With `inPlace`, the task goes `input_required` keeping this run's lease and the run waits here for the answers
+ * (see {@link waitForAnswers}); `parked` then means the task is no longer this run's to go on with (cancelled,
+ * expired, its lease lost, or failed by the input limit).
  * A question that would take the task past `MAX_INPUT_KEYS_PER_TASK` keys fails it (`data.reason: "input_limit"`)
  * and ends the run the same way.
  */
@@ -52,10 +66,44 @@ export function createTaskElicitor(input: TaskElicitorInput): ExecutionHost['eli
       await failByRuntime(input.store, input.record.taskId, 'input_limit', message, input.now());
       return { parked: true };
     }
+    const { inPlace } = input;
     if (toAsk.length > 0) {
       const message = waitingMessage((toAsk[0] as { request: JsonObject }).request);
-      await input.store.requestInput(input.record.taskId, toAsk, { leaseOwner: input.leaseOwner, statusMessage: message, now: input.now() });
+      const asked = await input.store.requestInput(input.record.taskId, toAsk, {
+        leaseOwner: input.leaseOwner,
+        statusMessage: message,
+        now: input.now(),
+        ...(inPlace ? { holdLease: true } : {}),
+      });
+      if (inPlace && asked === undefined) return { parked: true };
     }
-    return { parked: true };
+    if (!inPlace) return { parked: true };
+    // Later questions must see the keys asked now (a re-ask after an invalid answer adds one more).
+    known = undefined;
+    const found = await waitForAnswers(input.store, input.record.taskId, ordinals, inPlace);
+    return { answers: found };
   };
+}
+
+/**
+ * Wait in place until each question in `ordinals` has an answered key, reading the task's input requests after
+ * every wake (an answer may land in any API process; a retired invalid answer is asked again under a new key by
+ * the process that took it, and its answer counts the same).
+ * @throws the abort reason of `inPlace.signal` (cancelled, expired, lease lost, shutdown).
+ */
+async function waitForAnswers(
+  store: TaskStore,
+  taskId: string,
+  ordinals: readonly number[],
+  inPlace: NonNullable<TaskElicitorInput['inPlace']>,
+): Promise<ElicitResult[]> {
+  for (;;) {
+    // Armed before the read, so an answer committed between the read and the wait still wakes this loop.
+    const woken = inPlace.wake(taskId, inPlace.signal);
+    woken.catch(() => undefined);
+    const rows = await store.listInputRequests(taskId);
+    const found = ordinals.map((ordinal) => rows.find((row) => ordinalOfKey(row.key) === ordinal && row.state === 'answered'));
+    if (found.every((row) => row !== undefined)) return found.map((row) => row.response as unknown as ElicitResult);
+    await woken;
+  }
 }

@@ -10,6 +10,7 @@ import { redactTaskId } from '../core/logger.js';
 import type { TaskEvent } from '../core/store.js';
 import type { TaskRecord } from '../core/task.js';
 import { failByRuntime } from './fail-task.js';
+import { InputWakes } from './input-wakes.js';
 import { LeaseHeartbeat } from './lease-heartbeat.js';
 import { StatusWriter } from './status-writer.js';
 import { type AbortReason, type RunContext, runTask, type RuntimeFailure, type Slot } from './task-run.js';
@@ -60,6 +61,8 @@ export class TaskWorker {
   private readonly progressListeners = new Map<string, Set<ProgressListener>>();
   /** Outcome writes of runs that have finished here and are not committed yet, by task id. */
   private readonly outcomeWrites = new Map<string, Promise<unknown>>();
+  /** Runs waiting for answers in place (`elicits: 'in-place'`), woken by the feed. */
+  private readonly inputWakes = new InputWakes();
   private readonly timers: NodeJS.Timeout[] = [];
   private unsubscribe: () => void = () => {};
   private phase: 'created' | 'running' | 'draining' | 'stopped' = 'created';
@@ -88,6 +91,7 @@ export class TaskWorker {
       statusWriter: this.statusWriter,
       progressListeners: this.progressListeners,
       outcomeWrites: this.outcomeWrites,
+      inputWake: this.inputWakes.wake,
       abortLocal: (taskId, reason) => this.abortLocal(taskId, reason),
       fail: (record, reason, message) => this.fail(record, reason, message),
       releaseSlot: (taskId, slot) => this.releaseSlot(taskId, slot),
@@ -358,6 +362,7 @@ export class TaskWorker {
   }
 
   private onEvent(event: TaskEvent): void {
+    if (event.kind === 'input' || event.kind === 'status') this.inputWakes.notify(event.taskId);
     if (event.kind === 'expired') this.abortLocal(event.taskId, 'expired');
     else if (event.kind === 'status' && event.status === 'cancelled') this.abortLocal(event.taskId, 'cancelled');
     else if (event.kind === 'status' && event.status === 'working') this.hint([event.taskId]);

@@ -3,7 +3,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { createRequestStateCodec, type RequestStateCodec, type ServerContext } from '@modelcontextprotocol/server';
 
 import { assertElicitationDeclared, toWireRequest } from '../core/elicitation.js';
-import { invalidParams } from '../core/errors.js';
+import { invalidParams, missingTasksExtension } from '../core/errors.js';
 import type { JsonObject } from '../core/task.js';
 import type { ElicitResult } from '../core/tool.js';
 import { digestOf } from '../ledger/digest.js';
@@ -126,7 +126,9 @@ async function requestRounds<T>(
   const missing: JsonObject = {};
   let done: T | undefined;
   try {
-    done = await phase(async (requests) => {
+    done = await phase(async (requests, options) => {
+      // A round ends the call; a tool that waits in place would be run again to reach its question (issue 28).
+      if (options?.inPlace) throw missingTasksExtension({ tool: call.tool, asksInPlace: true });
       const results = requests.map((request) => {
         const key = `${call.prefix}-${(counter += 1)}`;
         const wire = toWireRequest(request);

@@ -13,8 +13,12 @@ import type { CallPlan, RunPlan } from './call-plan.js';
 import { InlineProgress, type InlineProgressChannel } from './inline-progress.js';
 import { killSwitchError } from './task-mode-gate.js';
 
-/** Asks the requestor of one call; `parked` when an answer is missing and the call must end with a question. */
-export type CallAsk = (requests: readonly ElicitRequest[]) => Promise<{ answers: ElicitResult[] } | { parked: true }>;
+/**
+ * Asks the requestor of one call; `parked` when an answer is missing and the call must end with a question. With
+ * `inPlace` (a tool with `elicits: 'in-place'`, which cannot be re-run to reach its question again) the answer must
+ * come within this call: where it cannot (2026-07-28 rounds), this throws `-32021` naming the Tasks Extension.
+ */
+export type CallAsk = (requests: readonly ElicitRequest[], options?: { inPlace?: boolean }) => Promise<{ answers: ElicitResult[] } | { parked: true }>;
 
 /** What an inline run needs: the executor, and the per-owner tool state a tool may keep. */
 export interface InlineRunOptions {
@@ -54,7 +58,7 @@ export async function runInline(
     // Per-owner tool state only: an inline call journals no steps (it has no task id).
     getOwnerState: (key) => store.getToolState(caller.ownerKey, tool.name, key),
     putOwnerState: (key, value) => store.putToolState(caller.ownerKey, tool.name, key, value, clock.now()),
-    elicit: ask,
+    elicit: (requests) => ask(requests, { inPlace: tool.elicits === 'in-place' }),
     log: (entry) => logger[entry.level](entry.fields, entry.message),
     // Inline calls have no ledger (ctx.operation refuses before it gets here).
     openOperation: () => Promise.reject(new TasksError(ErrorCode.InternalError, `Internal error in tool ${tool.name}`)),

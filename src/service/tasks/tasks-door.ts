@@ -136,7 +136,7 @@ export class TasksDoor {
     if (isTerminal(record.status)) return 'settled';
     // A tool this process does not know (loaded only by the workers) may ask.
     const tool = this.options.tools.get(record.toolName);
-    return record.status === 'input_required' || !tool || tool.elicits === true ? 'asks' : 'waits';
+    return record.status === 'input_required' || !tool || (tool.elicits ?? false) !== false ? 'asks' : 'waits';
   }
 
   /**

@@ -1,0 +1,54 @@
+import type { InputWake } from './task-elicitor.js';
+
+/**
+ * How long a run waiting for answers in place sleeps without news before it reads its input requests again (ms):
+ * the feed wakes it at once in the usual case; this covers an event the worker's feed missed (a reconnect).
+ */
+export const INPUT_WAKE_FALLBACK_MS = 2000;
+
+/**
+ * The runs of one worker that wait for answers in place (`elicits: 'in-place'`), by task id: the worker tells it of
+ * every `input` or `status` event of a task (its own commits and other processes', through the feed), and each run
+ * waiting on that task re-reads its answers.
+ */
+export class InputWakes {
+  private readonly waiters = new Map<string, Set<() => void>>();
+
+  constructor(private readonly fallbackMs = INPUT_WAKE_FALLBACK_MS) {}
+
+  /** See {@link InputWake}. */
+  readonly wake: InputWake = (taskId, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      const set = this.waiters.get(taskId) ?? new Set<() => void>();
+      const leave = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', aborted);
+        set.delete(woke);
+        if (set.size === 0 && this.waiters.get(taskId) === set) this.waiters.delete(taskId);
+      };
+      const woke = (): void => {
+        leave();
+        resolve();
+      };
+      const aborted = (): void => {
+        leave();
+        reject(signal.reason);
+      };
+      const timer = setTimeout(woke, this.fallbackMs);
+      timer.unref();
+      signal.addEventListener('abort', aborted, { once: true });
+      set.add(woke);
+      this.waiters.set(taskId, set);
+    });
+
+  /** Wake every run waiting on `taskId` (cheap when none is). */
+  notify(taskId: string): void {
+    const set = this.waiters.get(taskId);
+    if (!set) return;
+    for (const wake of [...set]) wake();
+  }
+}

@@ -1,0 +1,129 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+
+import type { TasksServerLimits } from '../../src/core/limits.js';
+import type { TaskStore } from '../../src/core/store.js';
+import { type AnyToolDefinition, defineTool, textResult } from '../../src/core/tool.js';
+import { ToolRegistry } from '../../src/core/tool-registry.js';
+import { createTasksServer } from '../../src/server/create-tasks-server.js';
+import type { TaskCaller } from '../../src/service/caller.js';
+import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+/**
+ * Issue 28 (elicitation through `serve --upstream`): a tool with `elicits: 'in-place'` asks in a task without ending
+ * its run — the task is `input_required` while the run holds its slot and lease, and the answer, from this process
+ * or another, reaches the same run. The controls are the same tool with `elicits: true`, which is run again.
+ */
+
+const LIMITS: Partial<TasksServerLimits> = { ...QUIET_LIMITS, tailIntervalMs: 50 };
+const CALLER: TaskCaller = {
+  ownerKey: 'anonymous',
+  scopes: 'all',
+  negotiation: 'per-request',
+  generation: 'v2',
+  protocolVersion: '2026-07-28',
+  clientCapabilities: { elicitation: { form: {} } },
+};
+const CONFIRM = { type: 'object', properties: { confirm: { type: 'boolean' } }, required: ['confirm'] };
+
+describe("a tool that asks in place (elicits: 'in-place')", () => {
+  const cleanups: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  async function serve(elicits: true | 'in-place') {
+    const temp = makeTempDir();
+    cleanups.push(() => temp.remove());
+    const path = join(temp.dir, 'tasks.db');
+    const store = openSqliteTaskStore({ path });
+    cleanups.push(() => store.close());
+    const counts = { runs: 0, aborted: 0 };
+    const tool = defineTool({
+      name: 'confirm_job',
+      description: 'asks once, then completes',
+      execution: 'task-optional',
+      // Only the re-run kind must be safe to run again; the in-place one is registered without it.
+      ...(elicits === true ? { idempotent: true } : {}),
+      elicits,
+      inputSchema: z.object({}),
+      async run(_args, ctx) {
+        counts.runs += 1;
+        ctx.signal.addEventListener('abort', () => (counts.aborted += 1));
+        const answer = await ctx.elicit({ message: 'Go on?', requestedSchema: CONFIRM });
+        return textResult(`${answer.action} ${JSON.stringify(answer.content)}`);
+      },
+    });
+    const server = await createTasksServer({ tools: [tool], store, secret: randomBytes(32), limits: LIMITS, instanceId: 'w1' });
+    cleanups.push(() => server.close());
+    const { service } = server;
+    const outcome = await service.calls.callTool(CALLER, await service.calls.planCall(CALLER, { name: 'confirm_job', progressToken: null }));
+    if (outcome.kind !== 'task') throw new Error('no task');
+    const { taskId } = outcome.task;
+    await expect.poll(async () => (await store.getUnscoped(taskId))?.status, { timeout: 5000 }).toBe('input_required');
+    const answer = async (via: TaskStore = store) => {
+      const [pending] = (await via.listInputRequests(taskId)).filter((request) => request.state === 'pending');
+      if (!pending) throw new Error('nothing pending');
+      return via.answerInput(taskId, {
+        answers: [{ key: pending.key, response: { action: 'accept', content: { confirm: true } } }],
+        retire: [],
+        add: [],
+        now: Date.now(),
+      });
+    };
+    const done = () => service.tasks.waitForTerminal(CALLER, taskId, AbortSignal.timeout(10_000));
+    return { store, path, service, taskId, counts, answer, done };
+  }
+
+  it('waits input_required holding its lease and slot, and the answer reaches the same run (one run, no re-run)', async () => {
+    const { store, taskId, counts, answer, done } = await serve('in-place');
+    expect(await store.getUnscoped(taskId)).toMatchObject({
+      status: 'input_required',
+      leaseOwner: 'w1',
+      attempt: 1,
+      statusMessage: 'Waiting for input: Go on?',
+    });
+    await answer();
+    expect(await done()).toMatchObject({ status: 'completed', attempt: 1 });
+    expect(await store.getOutcome(taskId)).toMatchObject({ kind: 'result', result: { content: [{ type: 'text', text: 'accept {"confirm":true}' }] } });
+    expect(counts).toEqual({ runs: 1, aborted: 0 });
+  }, 20_000);
+
+  it('control: the same tool with elicits: true ends its run at the question and is run again after the answer', async () => {
+    const { store, taskId, counts, answer, done } = await serve(true);
+    expect(await store.getUnscoped(taskId)).toMatchObject({ status: 'input_required', leaseOwner: null, attempt: 0 });
+    await answer();
+    expect(await done()).toMatchObject({ status: 'completed' });
+    expect(counts.runs).toBe(2);
+  }, 20_000);
+
+  it('an answer written by another process (a second store on the same file) reaches the waiting run', async () => {
+    const { path, counts, answer, done } = await serve('in-place');
+    const peer = openSqliteTaskStore({ path });
+    cleanups.push(() => peer.close());
+    await answer(peer);
+    expect(await done()).toMatchObject({ status: 'completed', attempt: 1 });
+    expect(counts.runs).toBe(1);
+  }, 20_000);
+
+  it('cancelling the task while it waits in place aborts the run; nothing runs again', async () => {
+    const { service, taskId, counts } = await serve('in-place');
+    await service.tasks.cancel(CALLER, taskId);
+    await expect.poll(() => counts.aborted, { timeout: 5000 }).toBe(1);
+    expect(await service.tasks.waitForTerminal(CALLER, taskId, AbortSignal.timeout(5000))).toMatchObject({ status: 'cancelled' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(counts.runs).toBe(1);
+  }, 20_000);
+
+  it('registers without idempotent or journaled, which elicits: true requires', () => {
+    const tool = (elicits: true | 'in-place'): AnyToolDefinition =>
+      defineTool({ name: 't', description: 't', execution: 'task-optional', elicits, inputSchema: z.object({}), run: async () => textResult('') });
+    expect(() => new ToolRegistry([tool('in-place')])).not.toThrow();
+    expect(() => new ToolRegistry([tool(true)])).toThrow(/neither idempotent nor journaled/);
+  });
+});
