@@ -16,9 +16,9 @@ import { appendAudit, shadowMismatchEntry, taskEndedEntry } from '../ledger/audi
 import type { failByRuntime } from './fail-task.js';
 import { boundLargeResult } from './large-result.js';
 import { runHost, tracedHost } from './run-host.js';
-import type { InputWake } from './task-elicitor.js';
 import { inShadowMode, type ShadowSettings, type ShadowSink, ShadowWatch } from './shadow-watch.js';
 import type { StatusWriter } from './status-writer.js';
+import type { InputWake } from './task-elicitor.js';
 import type { TaskWorkerOptions } from './task-worker-options.js';
 
 /**

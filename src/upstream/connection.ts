@@ -19,6 +19,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { UpstreamStatus } from '../core/executor.js';
 import type { Logger } from '../core/logger.js';
 import type { JsonObject } from '../core/task.js';
+import type { ElicitResult } from '../core/tool.js';
+import { unplacedQuestion } from './elicitation.js';
 import { connectionFailed, forwardFailure, quoteUpstream, unavailable } from './outcome.js';
 import type { UpstreamSpec } from './spec.js';
 import { LinearReadBuffer, ReadBufferOverflowError } from './stdio-read-buffer.js';
@@ -40,6 +42,17 @@ export interface UpstreamProgress {
   progress: number;
   total?: number;
   message?: string;
+}
+
+/** What one forwarded call hears back besides its answer. */
+export interface CallListeners {
+  /** The upstream's `notifications/progress` for this call. */
+  progress(progress: UpstreamProgress): void;
+  /**
+   * An `elicitation/create` the upstream sent while this call was the only one in flight (see `elicitation.ts`);
+   * resolves with the answer to send back, or rejects (the upstream then gets an error).
+   */
+  elicit(params: unknown): Promise<ElicitResult>;
 }
 
 /** How long a call waits for a connection that is being (re)made before it fails `upstream_unavailable` (ms). */
@@ -132,7 +145,7 @@ export class UpstreamConnection {
    * the SDK client handles a response before a notification that arrived just ahead of it, and drops that
    * notification as one "for an unknown token" — the last progress a server sends before its result.
    */
-  private readonly progressHandlers = new Map<string, (progress: UpstreamProgress) => void>();
+  private readonly listeners = new Map<string, CallListeners>();
   private progressTokens = 0;
 
   constructor(private readonly options: UpstreamConnectionOptions) {}
@@ -165,15 +178,15 @@ export class UpstreamConnection {
 
   /**
    * Forward one `tools/call`: `signal` aborts it (the SDK sends `notifications/cancelled` upstream and the promise
-   * rejects with the abort reason), `onProgress` gets the upstream's `notifications/progress` for it.
+   * rejects with the abort reason), `listeners` hear its progress and the questions it asks.
    * @throws TasksError `-32603` with `data.reason` `upstream_down`, `upstream_unavailable` or `upstream_error` (see
    *   `outcome.ts`); the abort reason when `signal` aborted.
    */
-  async call(tool: string, args: JsonObject, signal: AbortSignal, onProgress: (progress: UpstreamProgress) => void): Promise<unknown> {
+  async call(tool: string, args: JsonObject, signal: AbortSignal, listeners: CallListeners): Promise<unknown> {
     const client = await this.connected(tool, signal);
     this.inFlight += 1;
     const progressToken = `mcp-tasks-${++this.progressTokens}`;
-    this.progressHandlers.set(progressToken, onProgress);
+    this.listeners.set(progressToken, listeners);
     try {
       return await client.callTool({ name: tool, arguments: args, _meta: { progressToken } }, { signal, timeout: NO_TIMEOUT_MS });
     } catch (error) {
@@ -185,7 +198,7 @@ export class UpstreamConnection {
       throw forwardFailure(error, { upstream: this.name, tool, lost });
     } finally {
       this.inFlight -= 1;
-      this.progressHandlers.delete(progressToken);
+      this.listeners.delete(progressToken);
     }
   }
 
@@ -252,7 +265,9 @@ export class UpstreamConnection {
    * rejects, so no process is left behind.
    */
   private async connect(): Promise<void> {
-    const client = new Client({ name: 'mcp-tasks-gateway', version: this.options.clientVersion }, { capabilities: {} });
+    // Elicitation is declared so upstreams offer their asking tools (some list them only then) and may ask.
+    const client = new Client({ name: 'mcp-tasks-gateway', version: this.options.clientVersion }, { capabilities: { elicitation: { form: {}, url: {} } } });
+    client.setRequestHandler('elicitation/create', (request) => this.elicited(request.params) as never);
     const transport = this.transport();
     this.connecting = client;
     try {
@@ -327,18 +342,28 @@ export class UpstreamConnection {
     return transport;
   }
 
-  /** Deliver `message` when it is progress of one of our calls in flight (see {@link progressHandlers}); `true` if it was. */
+  /** Deliver `message` when it is progress of one of our calls in flight (see {@link listeners}); `true` if it was. */
   private tookProgress(message: unknown): boolean {
     const { method, params } = message as { method?: unknown; params?: { progressToken?: unknown; progress?: unknown; total?: unknown; message?: unknown } };
     if (method !== 'notifications/progress' || typeof params?.progressToken !== 'string' || typeof params.progress !== 'number') return false;
-    const handler = this.progressHandlers.get(params.progressToken);
+    const handler = this.listeners.get(params.progressToken);
     if (!handler) return false;
-    handler({
+    handler.progress({
       progress: params.progress,
       ...(typeof params.total === 'number' ? { total: params.total } : {}),
       ...(typeof params.message === 'string' ? { message: params.message } : {}),
     });
     return true;
+  }
+
+  /** An upstream's `elicitation/create`: given to the one call in flight, refused otherwise (see `elicitation.ts`). */
+  private async elicited(params: unknown): Promise<ElicitResult> {
+    const calls = [...this.listeners.values()];
+    if (calls.length !== 1) {
+      this.options.logger.warn({ upstream: this.name, inFlight: calls.length }, 'upstream asked for input that cannot be placed with one call; refused');
+      throw unplacedQuestion(calls.length);
+    }
+    return (calls[0] as CallListeners).elicit(params);
   }
 
   /** `client` failed a request in a way that says its connection is broken: close it and reconnect with backoff. */

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { JsonObject } from '../core/task.js';
 import type { AnyToolDefinition } from '../core/tool.js';
 import type { UpstreamConnection, UpstreamTool } from './connection.js';
+import { upstreamQuestion } from './elicitation.js';
 import { toToolResult } from './outcome.js';
 import type { UpstreamToolPolicy } from './policy.js';
 
@@ -29,13 +30,32 @@ export function upstreamToolDefinition(connection: UpstreamConnection, tool: Ups
     advertisedSchemas: { input: tool.inputSchema, ...(tool.outputSchema ? { output: tool.outputSchema } : {}) },
     execution: policy.execution,
     idempotent: policy.idempotent,
+    // The upstream call stays open while its question waits: the run cannot end and run again (see elicitation.ts).
+    elicits: 'in-place',
     async run(args: Record<string, unknown>, ctx) {
-      // The upstream's words are attributed to it (`everything: progress (3/5)`): a model reading the statusMessage
-      // sees whose text it is. The runtime sanitises the line like every statusMessage.
-      const result = await connection.call(tool.name, args as JsonObject, ctx.signal, (progress) =>
-        ctx.progress(progress.progress, progress.total, `${connection.name}: ${progress.message ?? 'progress'}`),
-      );
-      return toToolResult(result as Parameters<typeof toToolResult>[0]);
+      // Why our side could not ask (no elicitation declared, a call that cannot wait): told to the caller instead of
+      // whatever the upstream answers after its question failed.
+      let refused: { error: unknown } | undefined;
+      try {
+        const result = await connection.call(tool.name, args as JsonObject, ctx.signal, {
+          // The upstream's words are attributed to it (`everything: progress (3/5)`): a model reading the
+          // statusMessage sees whose text it is. The runtime sanitises the line like every statusMessage.
+          progress: (progress) => ctx.progress(progress.progress, progress.total, `${connection.name}: ${progress.message ?? 'progress'}`),
+          elicit: async (params) => {
+            const question = upstreamQuestion(connection.name, params);
+            try {
+              return await ctx.elicit(question);
+            } catch (error) {
+              refused ??= { error };
+              throw error;
+            }
+          },
+        });
+        if (refused) throw refused.error;
+        return toToolResult(result as Parameters<typeof toToolResult>[0]);
+      } catch (error) {
+        throw refused ? refused.error : error;
+      }
     },
   };
 }

@@ -15,10 +15,11 @@ import { eventually } from '../helpers/run-notes.js';
 import { type ServerProcess, startServerProcess, startWorkerProcess, type WorkerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { everythingStdio, tapEntries } from '../helpers/upstream-servers.js';
-import { pollModernTask, postModern } from '../helpers/wire.js';
+import { pollModernTask, postModern, TASKS_EXTENSION } from '../helpers/wire.js';
 
 const LONG = 'trigger-long-running-operation';
 const LEASE_MS = 1_500;
+const ELICITING = { elicitation: { form: {} }, extensions: { [TASKS_EXTENSION]: {} } };
 
 describe('kill -9 of the worker during a forwarded call (issue 28)', () => {
   const temp = makeTempDir('mcp-tasks-upstream-crash-');
@@ -128,5 +129,49 @@ describe('kill -9 of the worker during a forwarded call (issue 28)', () => {
         .map((entry) => entry.tap);
       expect(started.filter((tap) => !ended.has(tap))).toHaveLength(2);
     }
+  });
+
+  /**
+   * The worker is killed while its task waits in place for an answer to the upstream's question (its lease held by
+   * the dead worker); the answer then comes to the API process. The answered task is recovered like any interrupted
+   * run: attempt 1 stays counted, so a tool that is not idempotent fails `interrupted` and is never sent again.
+   */
+  const killWhileAsking = async (upstream: keyof typeof taps, id: string) => {
+    const asking = () =>
+      tapEntries(taps[upstream]).filter(
+        (entry) => entry.dir === 'in' && entry.message?.method === 'tools/call' && entry.message.params?.name === 'trigger-elicitation-request',
+      );
+    // The only worker: the one killed must be the one that holds the task.
+    for (const running of processes.filter((entry) => entry !== api)) {
+      await (running as WorkerProcess).stop();
+      processes.splice(processes.indexOf(running), 1);
+    }
+    const first = await worker(id);
+    const created = await postModern(api.url, 'tools/call', { name: `${upstream}_trigger-elicitation-request`, arguments: {} }, { capabilities: ELICITING });
+    const taskId = created.body.result?.taskId as string;
+    expect(await pollModernTask(api.url, taskId, { until: (status) => status !== 'working' })).toMatchObject({ status: 'input_required' });
+    await first.kill9();
+    processes.splice(processes.indexOf(first), 1);
+    const second = await worker(id);
+    const update = await postModern(api.url, 'tasks/update', { taskId, inputResponses: { 'input-1': { action: 'accept', content: { name: 'Ada' } } } });
+    expect(update.body.error).toBeUndefined();
+    const done = await pollModernTask(api.url, taskId, { timeoutMs: 20_000 });
+    await second.stop();
+    processes.splice(processes.indexOf(second), 1);
+    return { done, sent: asking().length };
+  };
+
+  it('killed while its task waits for an answer in place: once answered, a tool that is not idempotent fails interrupted, its call sent once', async () => {
+    const { done, sent } = await killWhileAsking('once', 'worker-3');
+    expect(done.status).toBe('failed');
+    expect(done.error).toMatchObject({ code: -32603, data: { reason: 'interrupted' } });
+    expect(sent).toBe(1);
+  });
+
+  it('killed while its task waits in place: an idempotent tool is sent again once, and its question is answered from the stored answer', async () => {
+    const { done, sent } = await killWhileAsking('rerun', 'worker-4');
+    expect(done.status).toBe('completed');
+    expect(JSON.stringify(done.result)).toContain('\\"name\\": \\"Ada\\"');
+    expect(sent).toBe(2);
   });
 });

@@ -88,7 +88,8 @@ describe('serve --upstream with server-everything over stdio (issue 28)', () => 
     v1 = await connectV1Http(server.url, { declareTasks: true });
     v2 = await connectV2Http(server.url, { mode: 'auto' });
     // The same server, spoken to directly: what the gateway must pass on unchanged.
-    direct = new V1Client({ name: 'direct', version: '1.0.0' });
+    // Declaring elicitation as the gateway does: server-everything lists its asking tools only to such a client.
+    direct = new V1Client({ name: 'direct', version: '1.0.0' }, { capabilities: { elicitation: { form: {}, url: {} } } });
     await direct.connect(new StdioClientTransport({ command: process.execPath, args: [everythingServer(), 'stdio'], stderr: 'ignore' }));
   }, 120_000);
   afterAll(async () => {
@@ -130,9 +131,9 @@ describe('serve --upstream with server-everything over stdio (issue 28)', () => 
     // At least one upstream tool has an outputSchema, so the pass-through of output schemas is exercised.
     expect(upstream.some((tool) => tool.outputSchema !== undefined)).toBe(true);
     expect(ours.filter((entry) => entry.name.startsWith('other_'))).toHaveLength(upstream.length);
-    // The gateway declares no elicitation upstream (not forwarded yet: docs/guides/upstream.md), and server-everything
-    // lists its elicitation tool only to clients that do.
-    expect(ours.map((entry) => entry.name)).not.toContain('everything_trigger-elicitation-request');
+    // The gateway declares elicitation upstream (its questions are forwarded: upstream-elicitation.test.ts), and
+    // server-everything lists its asking tools only to clients that do.
+    expect(ours.map((entry) => entry.name)).toContain('everything_trigger-elicitation-request');
   });
 
   it('R9/R31/R36 v1: a long upstream operation becomes a task; its progress shows in statusMessage and reaches the client, and it completes with the upstream result', async () => {
