@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 
 import type { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ensureBuilt } from '../cli/support.js';
@@ -57,6 +57,29 @@ describe('serve --upstream over Streamable HTTP (issue 28)', () => {
     const result = await v1.client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     expect(result.content).toEqual([{ type: 'text', text: 'done: 4 steps' }]);
     expect(upstream.events.filter((event) => event.label === 'done').map((event) => event.event)).toEqual(['started', 'finished']);
+  });
+
+  it("R27–R31 the upstream's question, sent on its call's SSE stream, reaches our v1 client through tasks/result; its answer completes the same call", async () => {
+    const asking = await connectV1Http(server.url, { declareTasks: true, capabilities: { elicitation: { form: {} } } });
+    const asked: string[] = [];
+    asking.client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(String(request.params.message));
+      return { action: 'accept', content: { name: 'Ada' } };
+    });
+    try {
+      const before = upstream.toolCalls();
+      const events: Array<{ type: string; [key: string]: any }> = [];
+      for await (const event of asking.client.experimental.tasks.callToolStream({ name: 'up_ask-name', arguments: {} }, CallToolResultSchema, {
+        task: { ttl: 60_000 },
+      }))
+        events.push(event as never);
+      expect(events.some((event) => event.type === 'taskStatus' && event.task.status === 'input_required')).toBe(true);
+      expect(asked).toEqual(['up: Your name?']);
+      expect(events.at(-1)).toMatchObject({ type: 'result', result: { content: [{ type: 'text', text: 'hello Ada' }] } });
+      expect(upstream.toolCalls() - before).toBe(1);
+    } finally {
+      await asking.close();
+    }
   });
 
   it('R41 cancel reaches the upstream: its own request signal is aborted, and the tool stops early', async () => {
