@@ -181,6 +181,25 @@ export const DEFAULT_LIMITS: Readonly<TasksServerLimits> = Object.freeze({
   abortGraceMs: 5 * SECOND,
 } satisfies TasksServerLimits);
 
+/** The longest delay Node's timers keep (2^31 − 1 ms, 24.8 days). */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** Limits a timer waits for (not retentions or TTLs, which are compared with the clock): each at most {@link MAX_TIMER_MS}. */
+const TIMER_LIMITS = [
+  'leaseMs',
+  'runtimeLimitMs',
+  'pollIntervalMs',
+  'recoveryIntervalMs',
+  'claimIntervalMs',
+  'sweepIntervalMs',
+  'tailIntervalMs',
+  'statusFlushIntervalMs',
+  'inputTimeoutMs',
+  'progressKeepAliveMs',
+  'abortGraceMs',
+  'inlineGraceMs',
+] as const satisfies ReadonlyArray<keyof TasksServerLimits>;
+
 /**
  * Merge partial limits over the defaults and validate them, reporting every problem at once.
  * @throws TasksError `-32602` listing each invalid setting.
@@ -220,6 +239,13 @@ export function resolveLimits(input: Partial<TasksServerLimits> = {}): Readonly<
     'abortGraceMs',
   ] as const) {
     positive(name);
+  }
+  // Node's timers take at most 2^31 − 1 ms and fire after 1 ms past it: a larger runtime limit would end every run at
+  // once (the configuration file refuses these too, see `timerMs` in cli/config/schema.ts).
+  for (const name of TIMER_LIMITS) {
+    const value = merged[name];
+    if (typeof value === 'number' && value > MAX_TIMER_MS)
+      problems.push(`${name} must be at most ${MAX_TIMER_MS} ms, the longest timer Node keeps (got ${value})`);
   }
   if (!Number.isInteger(merged.inlineGraceMs) || merged.inlineGraceMs < 0)
     problems.push(`inlineGraceMs must be an integer >= 0 (got ${String(merged.inlineGraceMs)})`);

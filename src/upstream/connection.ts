@@ -17,6 +17,7 @@ import { Client, type ReadBuffer, StreamableHTTPClientTransport } from '@modelco
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
 import type { UpstreamStatus } from '../core/executor.js';
+import { MAX_TIMER_MS } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import type { JsonObject } from '../core/task.js';
 import type { ElicitResult } from '../core/tool.js';
@@ -63,7 +64,7 @@ const BACKOFF = { initialMs: 250, maxMs: 30_000, stableMs: 30_000 };
  * The SDK's request timeout for a forwarded call: none in effect (the largest timer Node keeps). Our runtime limit,
  * TTL and cancellation end a call through its signal instead.
  */
-const NO_TIMEOUT_MS = 2_147_483_647;
+const NO_TIMEOUT_MS = MAX_TIMER_MS;
 
 /**
  * The SDK's stdio transport whose `close` can be awaited by every caller: the SDK's own `close` forgets the child at

@@ -24,6 +24,16 @@ describe('server settings', () => {
     expect(resolveLimits()).toEqual(DEFAULT_LIMITS);
   });
 
+  it('library limits a timer waits for are at most 2^31 − 1 ms, as in the configuration file; retentions are not timers', () => {
+    const big = { maxTtlMs: null, defaultTtlMs: null };
+    expect(() => resolveLimits({ ...big, runtimeLimitMs: 2_147_483_648 })).toThrow(/runtimeLimitMs must be at most 2147483647 ms/);
+    expect(() => resolveLimits({ ...big, leaseMs: 3_000_000_000, inputTimeoutMs: 2_147_483_648 })).toThrow(
+      /leaseMs must be at most.*inputTimeoutMs must be at most/s,
+    );
+    // The largest timer and a long retention are accepted.
+    expect(resolveLimits({ ...big, runtimeLimitMs: 2_147_483_647, idempotencyWindowMs: 10 * 2_147_483_647 }).runtimeLimitMs).toBe(2_147_483_647);
+  });
+
   it('retention: the default TTL must outlast a run to the runtime limit by minResultRetentionMs (default 10 min); defaults satisfy it', () => {
     expect(DEFAULT_LIMITS.defaultTtlMs! - DEFAULT_LIMITS.runtimeLimitMs).toBeGreaterThanOrEqual(DEFAULT_LIMITS.minResultRetentionMs);
     expect(DEFAULT_LIMITS.minResultRetentionMs).toBe(600_000);

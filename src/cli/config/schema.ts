@@ -1,5 +1,7 @@
 import { z } from 'zod';
 
+import { MAX_TIMER_MS } from '../../core/limits.js';
+
 /**
  * THE definition of mcp-tasks configuration: the file (`--config mcp-tasks.json`), the environment variables and
  * the flags of `serve` and `worker` all name these settings, and `mcp-tasks.schema.json` is generated from this
@@ -12,7 +14,7 @@ const ms = z.number().int().positive();
  * (24.8 days) and fire after 1 ms past it, so a larger value would end every run at once. Retentions and TTLs are
  * compared with the clock, not waited for, and keep `ms`.
  */
-const timerMs = ms.max(2_147_483_647);
+const timerMs = ms.max(MAX_TIMER_MS);
 const port = z.number().int().min(0).max(65535);
 
 /** Limits and timings (`TasksServerLimits`); absent ones take the library defaults. */
