@@ -17,11 +17,10 @@ import { describeStore, resolveStoreSpec, type StoreSpec } from './store-spec.js
 
 /** Options of `mcp-tasks doctor`, as commander parses them. */
 export interface DoctorOptions {
-  store?: string;
-  /** `--data-dir`; absent: `MCP_TASKS_DATA_DIR`, else `./data`, as `serve` resolves it. */
-  dataDir?: string | undefined;
   /** Largest tolerated difference between this host's clock and the database's (ms). */
   maxSkewMs: number;
+  /** `--check-threads`: also start the warm pool with the configured tools. */
+  checkThreads?: boolean;
 }
 
 /** One line of the report. */
@@ -48,10 +47,15 @@ export interface LocalSecret {
  * This host's secret (`MCP_TASKS_SECRET`, else an existing `<dataDir>/secret` on SQLite: never created here) judged
  * against a verifier record; `undefined` when there is nothing to judge (no record, a kept secret, no local secret).
  */
-export function localSecretOf(record: DiagnosedSecret | null, spec: StoreSpec, dataDir: string, env: NodeJS.ProcessEnv = process.env): LocalSecret | undefined {
+export function localSecretOf(
+  record: DiagnosedSecret | null,
+  spec: StoreSpec,
+  dataDir: string,
+  configured: { secret: string | undefined; shown: string } = { secret: process.env.MCP_TASKS_SECRET, shown: 'MCP_TASKS_SECRET' },
+): LocalSecret | undefined {
   if (record?.mode !== 'verifier') return undefined;
-  const fromEnv = env.MCP_TASKS_SECRET;
-  if (fromEnv !== undefined && fromEnv.length > 0) return { shown: 'MCP_TASKS_SECRET', matches: secretMatchesVerifier(Buffer.from(fromEnv, 'utf8'), record) };
+  const { secret } = configured;
+  if (secret !== undefined && secret.length > 0) return { shown: configured.shown, matches: secretMatchesVerifier(Buffer.from(secret, 'utf8'), record) };
   const file = join(dataDir, 'secret');
   if (spec.kind !== 'sqlite' || !existsSync(file)) return undefined;
   return { shown: file, matches: secretMatchesVerifier(Buffer.from(readFileSync(file, 'utf8').trim(), 'base64url'), record) };
@@ -172,9 +176,16 @@ export async function threadsFinding(resolved: ResolvedConfig): Promise<Finding>
 }
 
 /** Run the checks and print one line per finding; resolves with the exit code. */
-export async function doctor(options: DoctorOptions, threads?: ResolvedConfig): Promise<number> {
-  const dataDir = options.dataDir ?? (process.env.MCP_TASKS_DATA_DIR || './data');
-  const spec = resolveStoreSpec(options.store, process.env.MCP_TASKS_STORE, dataDir);
+export async function doctor(options: DoctorOptions, resolved: ResolvedConfig): Promise<number> {
+  // The store, the data directory and the secret as `serve` and `worker` resolve them: flags, environment, the file.
+  const { config } = resolved;
+  const dataDir = config.dataDir ?? './data';
+  const spec = resolveStoreSpec(config.store, undefined, dataDir);
+  const secretSource = resolved.sources.get('secret');
+  const configured = {
+    secret: config.secret,
+    shown: secretSource?.startsWith('file ') ? `the secret of ${secretSource.slice('file '.length)}` : 'MCP_TASKS_SECRET',
+  };
   const shown = describeStore(spec);
   let findings: Finding[];
   if (spec.kind === 'sqlite' && !existsSync(spec.path) && existsSync(dirname(spec.path))) {
@@ -189,7 +200,7 @@ export async function doctor(options: DoctorOptions, threads?: ResolvedConfig): 
   } else {
     try {
       const diagnosis = await diagnose(spec);
-      const local = localSecretOf(diagnosis.serverSecret, spec, dataDir);
+      const local = localSecretOf(diagnosis.serverSecret, spec, dataDir, configured);
       findings = [{ ok: true, check: 'store', message: `${shown} is reachable` }, ...findingsOf(diagnosis, options.maxSkewMs, local)];
     } catch (error) {
       findings = [
@@ -197,7 +208,7 @@ export async function doctor(options: DoctorOptions, threads?: ResolvedConfig): 
       ];
     }
   }
-  if (threads) findings.push(await threadsFinding(threads));
+  if (options.checkThreads) findings.push(await threadsFinding(resolved));
   for (const finding of findings) process.stdout.write(`${finding.ok ? 'ok  ' : 'FAIL'}  ${finding.check.padEnd(9)} ${finding.message}\n`);
   return findings.every((finding) => finding.ok) ? 0 : 1;
 }

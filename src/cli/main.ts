@@ -301,14 +301,14 @@ program
     '--check-threads',
     "also start the isolated executor's warm pool with the configured tools (--config, environment, the flags below) and report whether they load in a worker thread, how long a thread takes and what it costs in memory",
   )
-  .option('--config <file>', '--check-threads: configuration file (default: MCP_TASKS_CONFIG)')
+  .option('--config <file>', 'configuration file, read for the store, the data directory and the secret as serve reads them (default: MCP_TASKS_CONFIG)')
   .option('--tools <module>', '--check-threads: load tools from a module (repeatable)', collect)
   .option('--no-builtins', '--check-threads: without the built-in tools')
   .option('--fixtures <name>', '--check-threads: also the fixture tools ("conformance" or "verify")')
   .option('--min-threads <n>', '--check-threads: threads of the warm pool (default 1)')
   .option('--thread-heap-mb <mb>', '--check-threads: heap limit of each tool thread (default 1024)')
   .action(async (options, command: Command) => {
-    process.exitCode = await (await import('./doctor.js')).doctor(options, options.checkThreads ? configOf(command) : undefined);
+    process.exitCode = await (await import('./doctor.js')).doctor(options, configOf(command));
   });
 
 withConnectionOptions(program.command('call <tool>'))

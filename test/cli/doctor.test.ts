@@ -3,7 +3,7 @@
  * database each — with every finding provoked through the store port or raw rows, and its negative (all ok, exit 0).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
@@ -146,17 +146,31 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const dir = ['--data-dir', dataDir];
       expect(doctor(arg, dir).line('secret')).toMatch(/^ok {4}secret\s+no server secret recorded yet: the first serve or worker start records it$/);
       // Recorded as a start with MCP_TASKS_SECRET records it: a salted digest.
-      await agreeOnServerSecret(store.serverSecret, { dataDir, keptInStore: false, env: { MCP_TASKS_SECRET: 'the shared one' } });
+      await agreeOnServerSecret(store.serverSecret, { dataDir, keptInStore: false, env: { MCP_TASKS_SECRET: 'the shared one of this store' } });
       await store.close();
-      const same = doctor(arg, dir, 'the shared one');
+      const same = doctor(arg, dir, 'the shared one of this store');
       expect(same.status, same.lines.join('\n')).toBe(0);
       expect(same.line('secret')).toMatch(/^ok {4}secret\s+this host's secret \(MCP_TASKS_SECRET\) is the one the store's instances use$/);
-      const other = doctor(arg, dir, 'another one');
+      const other = doctor(arg, dir, 'another one, long enough');
       expect(other.status).toBe(1);
       expect(other.line('secret')).toMatch(
         /^FAIL {2}secret\s+this host's secret \(MCP_TASKS_SECRET\) differs from the one the store's instances use: a serve or worker started here is refused/,
       );
-      expect(other.lines.join('\n')).not.toContain('another one');
+      expect(other.lines.join('\n')).not.toContain('another one, long enough');
+      // The secret (and the store) may come from the configuration file, as serve reads them.
+      const config = join(dataDir, '..', `doctor-config-${n}.json`);
+      writeFileSync(config, JSON.stringify({ store: arg, secret: 'the shared one of this store' }));
+      const fromFile = spawnSync(process.execPath, [MAIN, 'doctor', '--config', config, ...dir], {
+        encoding: 'utf8',
+        timeout: 30_000,
+        env: { ...process.env, MCP_TASKS_SECRET: '' },
+      });
+      expect(fromFile.status, fromFile.stdout + fromFile.stderr).toBe(0);
+      expect(fromFile.stdout).toContain(`this host's secret (the secret of ${config}) is the one the store's instances use`);
+      writeFileSync(config, JSON.stringify({ store: arg, secret: 'another one, long enough' }));
+      const wrongInFile = spawnSync(process.execPath, [MAIN, 'doctor', '--config', config, ...dir], { encoding: 'utf8', timeout: 30_000 });
+      expect(wrongInFile.status).toBe(1);
+      expect(wrongInFile.stdout).toContain(`this host's secret (the secret of ${config}) differs`);
       expect(doctor(arg, dir).line('secret')).toMatch(
         /^ok {4}secret\s+instances bring their own secret .*This host has none .*: a serve or worker started here like this would be refused; set MCP_TASKS_SECRET here to check it$/,
       );
