@@ -21,12 +21,14 @@ export interface DoctorOptions {
   maxSkewMs: number;
   /** `--check-threads`: also start the warm pool with the configured tools. */
   checkThreads?: boolean;
+  /** `--check-upstreams`: also connect to the configured upstreams and list their tools. */
+  checkUpstreams?: boolean;
 }
 
 /** One line of the report. */
 export interface Finding {
   ok: boolean;
-  check: 'store' | 'schema' | 'clock' | 'tasks' | 'events' | 'processes' | 'settings' | 'secret' | 'threads';
+  check: 'store' | 'schema' | 'clock' | 'tasks' | 'events' | 'processes' | 'settings' | 'secret' | 'threads' | 'upstream';
   message: string;
 }
 
@@ -175,6 +177,33 @@ export async function threadsFinding(resolved: ResolvedConfig): Promise<Finding>
   }
 }
 
+/**
+ * The `upstream` findings (issue 28): connect to every configured upstream as `serve` would (the same start, data-dir
+ * check and timeout), one line per upstream with the tools it lists here, then close every connection (stdio
+ * children end). An upstream that cannot be started is one `FAIL` line saying why.
+ */
+export async function upstreamFindings(resolved: ResolvedConfig): Promise<Finding[]> {
+  const { resolveSettings } = await import('./settings.js');
+  const { startConfiguredUpstreams } = await import('./upstream-settings.js');
+  const { describeUpstream } = await import('../upstream/spec.js');
+  try {
+    const settings = await resolveSettings({ ...resolved, config: { ...resolved.config, logLevel: 'silent' } });
+    if (settings.upstreams.length === 0)
+      return [{ ok: true, check: 'upstream', message: 'no upstream configured (--upstream, or upstreams in the configuration file)' }];
+    const startedAt = Date.now();
+    const { gateway } = await startConfiguredUpstreams(settings);
+    const ms = Date.now() - startedAt;
+    const statuses = gateway?.statuses() ?? [];
+    await gateway?.close();
+    return settings.upstreams.map((spec, index) => {
+      const tools = statuses[index]?.tools ?? 0;
+      return { ok: true, check: 'upstream', message: `${describeUpstream(spec)}: started in ${ms} ms, ${tools} ${tools === 1 ? 'tool' : 'tools'} listed` };
+    });
+  } catch (error) {
+    return [{ ok: false, check: 'upstream', message: (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? 'unknown error' }];
+  }
+}
+
 /** Run the checks and print one line per finding; resolves with the exit code. */
 export async function doctor(options: DoctorOptions, resolved: ResolvedConfig): Promise<number> {
   // The store, the data directory and the secret as `serve` and `worker` resolve them: flags, environment, the file.
@@ -209,6 +238,7 @@ export async function doctor(options: DoctorOptions, resolved: ResolvedConfig): 
     }
   }
   if (options.checkThreads) findings.push(await threadsFinding(resolved));
+  if (options.checkUpstreams) findings.push(...(await upstreamFindings(resolved)));
   for (const finding of findings) process.stdout.write(`${finding.ok ? 'ok  ' : 'FAIL'}  ${finding.check.padEnd(9)} ${finding.message}\n`);
   return findings.every((finding) => finding.ok) ? 0 : 1;
 }

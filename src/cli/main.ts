@@ -307,6 +307,11 @@ program
   .option('--fixtures <name>', '--check-threads: also the fixture tools ("conformance" or "verify")')
   .option('--min-threads <n>', '--check-threads: threads of the warm pool (default 1)')
   .option('--thread-heap-mb <mb>', '--check-threads: heap limit of each tool thread (default 1024)')
+  .option(
+    '--check-upstreams',
+    'also connect to the configured upstream MCP servers as serve would and report the tools each lists (stdio children are ended afterwards)',
+  )
+  .option('--upstream <spec>', '--check-upstreams: an upstream as serve takes it (repeatable; default: upstreams of the configuration file)', collect)
   .action(async (options, command: Command) => {
     process.exitCode = await (await import('./doctor.js')).doctor(options, configOf(command));
   });
