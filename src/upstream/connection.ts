@@ -56,6 +56,18 @@ export interface CallListeners {
   elicit(params: unknown): Promise<ElicitResult>;
 }
 
+/** Our log level for each MCP logging level an upstream sends. */
+const LOG_LEVELS: Record<string, 'debug' | 'info' | 'warn' | 'error'> = {
+  debug: 'debug',
+  info: 'info',
+  notice: 'info',
+  warning: 'warn',
+  error: 'error',
+  critical: 'error',
+  alert: 'error',
+  emergency: 'error',
+};
+
 /** How long a call waits for a connection that is being (re)made before it fails `upstream_unavailable` (ms). */
 export const CONNECT_WAIT_MS = 5000;
 /** First and longest pause before reconnecting (ms), and how long a connection must last to reset the pause. */
@@ -269,6 +281,7 @@ export class UpstreamConnection {
     // Elicitation is declared so upstreams offer their asking tools (some list them only then) and may ask.
     const client = new Client({ name: 'mcp-tasks-gateway', version: this.options.clientVersion }, { capabilities: { elicitation: { form: {}, url: {} } } });
     client.setRequestHandler('elicitation/create', (request) => this.elicited(request.params) as never);
+    client.setNotificationHandler('notifications/message', (notification) => this.logged(notification.params));
     const transport = this.transport();
     this.connecting = client;
     try {
@@ -355,6 +368,20 @@ export class UpstreamConnection {
       ...(typeof params.message === 'string' ? { message: params.message } : {}),
     });
     return true;
+  }
+
+  /**
+   * An upstream's `notifications/message` (MCP logging) in our log under the upstream's name, at the nearest level
+   * (`notice` is info; `critical`, `alert` and `emergency` are error). A log message names no call (many are not
+   * about one: server-everything's simulated logging), so it is logged for the connection; our logger redacts it
+   * like every line.
+   */
+  private logged(params: { level?: unknown; logger?: unknown; data?: unknown }): void {
+    const level = LOG_LEVELS[String(params.level)] ?? 'info';
+    this.options.logger[level](
+      { upstream: this.name, ...(typeof params.logger === 'string' ? { upstreamLogger: params.logger } : {}), data: params.data },
+      'upstream log',
+    );
   }
 
   /** An upstream's `elicitation/create`: given to the one call in flight, refused otherwise (see `elicitation.ts`). */

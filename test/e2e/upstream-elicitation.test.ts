@@ -52,6 +52,8 @@ describe("an upstream's elicitation through serve --upstream (issue 28)", () => 
       '50',
       '--poll-interval-ms',
       '100',
+      '--log-level',
+      'debug',
     ]);
     v1 = await connectV1Http(server.url, { declareTasks: true, capabilities: { elicitation: { form: {} } } });
     v1.client.setRequestHandler(ElicitRequestSchema, async (request) => {
@@ -114,6 +116,32 @@ describe("an upstream's elicitation through serve --upstream (issue 28)", () => 
     expect(asked).toHaveLength(1);
     expect(texts(result)).toContain('"name": "Linus"');
     expect(upstreamTraffic().calls - before.calls).toBe(1);
+  }, 30_000);
+
+  it("the upstream's log messages (notifications/message) reach our log under its name", async () => {
+    const before = server
+      .log()
+      .split('\n')
+      .filter((line) => line.includes('"msg":"upstream log"')).length;
+    const toggled = await v1.client.callTool({ name: 'everything_toggle-simulated-logging', arguments: {} });
+    expect(texts(toggled)).toContain('Started simulated');
+    // server-everything sends its first message at once, then one every 5 s, each at a random MCP level.
+    await expect
+      .poll(
+        () =>
+          server
+            .log()
+            .split('\n')
+            .filter((line) => line.includes('"msg":"upstream log"')).length,
+        { timeout: 10_000 },
+      )
+      .toBeGreaterThan(before);
+    const line = server
+      .log()
+      .split('\n')
+      .find((entry) => entry.includes('"msg":"upstream log"'));
+    expect(JSON.parse(line ?? '{}')).toMatchObject({ upstream: 'everything', data: expect.stringMatching(/-level message|level-message/) });
+    await v1.client.callTool({ name: 'everything_toggle-simulated-logging', arguments: {} });
   }, 30_000);
 
   it('-32021: a 2026-07-28 call without the Tasks Extension cannot wait for the answer, and is told to call as a task', async () => {
