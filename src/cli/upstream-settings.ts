@@ -58,7 +58,8 @@ export async function startConfiguredUpstreams(settings: ResolvedSettings): Prom
  * `secret` and `tasks.db`, a store elsewhere, the token file), a directory holding it, or something inside it: a file-reading upstream
  * (`server-filesystem /`) runs outside the tool confinement and could read them. `upstreamsAllowDataDir` names the
  * upstreams allowed anyway. An argument is read as a path the way such servers read theirs: relative to our working
- * directory (the child's), `~` as the home directory, and the value of a `--flag=value` too.
+ * directory (the child's), `~` as the home directory, and the value of `--flag=value`, `key=value` and `-d<value>`
+ * too (see {@link pathsIn}).
  * @throws UsageError (exit 64), one line naming the first such upstream and argument.
  */
 export function checkDataDirArguments(settings: Pick<ResolvedSettings, 'upstreams' | 'upstreamsAllowDataDir' | 'denied'>): void {
@@ -84,8 +85,7 @@ export function checkDataDirArguments(settings: Pick<ResolvedSettings, 'upstream
 
 /** The server state `argument`, read as a path (see {@link checkDataDirArguments}), is, holds or lies in, if any. */
 function heldState(argument: string, state: readonly DeniedState[]): DeniedState | undefined {
-  const values = [argument, ...(/^-[^=]*=/.test(argument) ? [argument.slice(argument.indexOf('=') + 1)] : [])].filter(Boolean);
-  for (const value of values) {
+  for (const value of pathsIn(argument)) {
     const path = resolve(value === '~' || value.startsWith('~/') ? homedir() + value.slice(1) : value);
     const real = realPathOf(path);
     // A directory holding the state, or an existing file or directory inside it (a word that names nothing on
@@ -96,6 +96,18 @@ function heldState(argument: string, state: readonly DeniedState[]): DeniedState
     if (held) return held;
   }
   return undefined;
+}
+
+/**
+ * The words of `argument` a server may read as a path: the argument itself; the value of `--flag=value`, `-d=value`
+ * and `key=value` (a key without `/`: `root=/var/lib/x`, not a path holding `=`); and the value of a short option
+ * glued to it (`-d/var/lib/x`: `-` and one character other than `-`, then the value). Reading `-y` or `-vvv` this way
+ * gives `''` or `vv`, words that name nothing on disk, which {@link heldState} does not take for paths.
+ */
+function pathsIn(argument: string): string[] {
+  const key = /^[^=/]*=/.exec(argument);
+  const glued = /^-[^-]/.test(argument) ? argument.slice(2) : '';
+  return [argument, key ? argument.slice(key[0].length) : '', glued].filter(Boolean);
 }
 
 /** The banner lines of the upstreams (`  upstream: <name> (…): N tools, ready`), or `''` without upstreams. */

@@ -24,6 +24,7 @@ import type { ElicitResult } from '../core/tool.js';
 import { unplacedQuestion } from './elicitation.js';
 import { connectionFailed, forwardFailure, quoteUpstream, unavailable } from './outcome.js';
 import type { UpstreamSpec } from './spec.js';
+import { ProcessGroupStdioTransport } from './stdio-process-group.js';
 import { LinearReadBuffer, ReadBufferOverflowError } from './stdio-read-buffer.js';
 
 /** A tool as the upstream lists it (the fields we use; the schemas are kept as the upstream gave them). */
@@ -81,10 +82,11 @@ const NO_TIMEOUT_MS = MAX_TIMER_MS;
 /**
  * The SDK's stdio transport whose `close` can be awaited by every caller: the SDK's own `close` forgets the child at
  * once, so a second call returns before the child is gone — and the SDK client closes a connection whose
- * `initialize` failed without waiting. Awaiting this one waits for the SDK's teardown (input closed, SIGTERM after
- * 2 s, SIGKILL after 2 s more) wherever it started.
+ * `initialize` failed without waiting. Awaiting this one waits for the teardown (input closed, SIGTERM after 2 s,
+ * SIGKILL after 2 s more) wherever it started — of the child's whole process group, so a server started through a
+ * launcher (`npx`, `sh -c`) ends with it (see `stdio-process-group.ts`).
  */
-export class StdioTransport extends StdioClientTransport {
+export class StdioTransport extends ProcessGroupStdioTransport {
   private closing: Promise<void> | undefined;
 
   constructor(params: ConstructorParameters<typeof StdioClientTransport>[0] & { maxBufferSize: number }) {

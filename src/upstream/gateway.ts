@@ -5,6 +5,7 @@ import { UpstreamConnection, type UpstreamTool } from './connection.js';
 import { GatewayExecutor } from './gateway-executor.js';
 import { checkUpstreamRules, resolveUpstreamPolicy, type UpstreamToolRules } from './policy.js';
 import { describeUpstream, listedToolName, type UpstreamSpec } from './spec.js';
+import { signalProcessGroup } from './stdio-process-group.js';
 import { upstreamToolDefinition } from './tools.js';
 
 /** The upstreams of one process, connected: their tools as ours, their states, and the executor that runs them. */
@@ -81,15 +82,12 @@ export async function startUpstreams(specs: readonly UpstreamSpec[], options: St
     throw error;
   }
   const statuses = (): UpstreamStatus[] => connections.map((connection) => ({ ...connection.status(), tools: listedCount.get(connection.name) ?? 0 }));
-  // Whatever way this process exits (a start-up error after this point, process.exit), its stdio children go too.
+  // Whatever way this process exits (a start-up error after this point, process.exit), its stdio children go too,
+  // with what they started: each leads a process group (see stdio-process-group.ts).
   const killChildren = (): void => {
     for (const connection of connections) {
       const pid = connection.childPid();
-      try {
-        if (pid !== undefined) process.kill(pid, 'SIGTERM');
-      } catch {
-        // already gone
-      }
+      if (pid !== undefined) signalProcessGroup(pid, 'SIGTERM');
     }
   };
   process.once('exit', killChildren);

@@ -1,8 +1,9 @@
 /**
  * Issue 28, `--upstream` at start: a bad spec or a policy rule that names no upstream tool is a usage error (exit 64)
  * reported before anything is written; an upstream that cannot be started is one line naming it and its last words
- * (exit 1); a stdio upstream given this server's data directory is refused (exit 64) unless allowed by name. Both
- * roles; the real server-everything and server-filesystem over stdio.
+ * (exit 1), and its process is gone, with what a launcher (`sh -c`) in front of it started; a stdio upstream given
+ * this server's data directory is refused (exit 64) unless allowed by name. Both roles; the real server-everything
+ * and server-filesystem over stdio.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,28 +11,18 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { realPathOf } from '../../src/cli/settings.js';
+import { checkDataDirArguments } from '../../src/cli/upstream-settings.js';
+import { UsageError } from '../../src/cli/usage-error.js';
+import { parseUpstreamSpec } from '../../src/upstream/spec.js';
+import { goneWithin, stillRunning } from '../helpers/process-alive.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { everythingStdio, filesystemServer, stdioSpec } from '../helpers/upstream-servers.js';
+import { everythingStdio, filesystemServer, shellSpec, stdioSpec } from '../helpers/upstream-servers.js';
 import { ensureBuilt, MAIN } from './support.js';
 
 const temp = makeTempDir();
 const SIZES = join(import.meta.dirname, '..', 'fixtures', 'upstream-sizes.mjs');
 
-/** Whether the process `pid` still runs (a zombie counts as gone), asked until `withinMs` have passed. */
-async function stillRunning(pid: number, withinMs = 3000): Promise<boolean> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    let alive = true;
-    try {
-      process.kill(pid, 0);
-      alive = !/^\S+ \S+ Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/\(.*\)/, 'name'));
-    } catch {
-      alive = false;
-    }
-    if (!alive || Date.now() >= deadline) return alive;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 beforeAll(() => ensureBuilt());
 afterAll(() => temp.remove());
 
@@ -117,6 +108,46 @@ describe.each(['serve', 'worker'] as const)('%s --upstream at start', (role) => 
   });
 });
 
+describe('checkDataDirArguments: where an argument names a path', () => {
+  // The same check as the exit-64 refusals above (src/cli/upstream-settings.ts), called directly for each form.
+  const base = join(temp.dir, 'arguments');
+  const dataDir = join(base, 'data');
+  const elsewhere = join(base, 'documents');
+  const check = (argument: string) => () =>
+    checkDataDirArguments({
+      upstreams: [parseUpstreamSpec(stdioSpec('files', [process.execPath, 'server.js', argument]))],
+      upstreamsAllowDataDir: [],
+      denied: [{ what: 'data directory', path: dataDir, real: realPathOf(dataDir) }],
+    });
+  beforeAll(() => {
+    mkdirSync(dataDir, { recursive: true });
+    mkdirSync(elsewhere, { recursive: true });
+    writeFileSync(join(dataDir, 'secret'), 'not for upstreams');
+  });
+
+  it.each([
+    ['a word', () => dataDir],
+    ['--flag=value', () => `--root=${dataDir}`],
+    ['a short option glued to its value (-d/path)', () => `-d${dataDir}`],
+    ['the same holding the data directory', () => `-d${base}`],
+    ['key=value without a dash (key=/path)', () => `root=${dataDir}`],
+    ['the same naming a file inside it', () => `root=${join(dataDir, 'secret')}`],
+  ])('refuses the data directory given as %s', (_form, argument) => {
+    expect(check(argument())).toThrow(
+      new UsageError(
+        `upstream files: its argument ${JSON.stringify(argument())} reaches this server's data directory (${dataDir}), which it could read; give it a directory without this server's state, or set upstreamsAllowDataDir: ["files"] (--upstream-allow-data-dir files) if it must`,
+      ),
+    );
+  });
+
+  it.each([['-y'], ['--verbose'], ['-v'], ['a=b'], ['--name=stdio'], [elsewhere], [`-d${elsewhere}`], [`root=${elsewhere}`], [`--root=${elsewhere}`]])(
+    'lets %s pass: a word that names nothing on disk, or a directory without the state',
+    (argument) => {
+      expect(check(argument)).not.toThrow();
+    },
+  );
+});
+
 describe('serve --upstream: the start timeout', () => {
   // Lives in the shared upstream connection (src/upstream/connection.ts), which worker uses too: proven once.
   it('an upstream that never answers initialize: exit 1 after upstreamStartTimeoutMs, one line, and its process is gone', async () => {
@@ -137,5 +168,22 @@ describe('serve --upstream: the start timeout', () => {
     const pid = Number(readFileSync(pidFile, 'utf8'));
     expect(pid).toBeGreaterThan(0);
     expect(await stillRunning(pid)).toBe(false);
+  });
+
+  it('the same through a launcher (sh -c): the server the launcher started is gone too, not only the launcher', async () => {
+    const pidFile = join(temp.dir, 'serve-silent-shell.pid');
+    const result = start('serve', 'silent-shell', [
+      '--upstream-start-timeout-ms',
+      '1500',
+      '--upstream',
+      shellSpec('silent', [process.execPath, SIZES, '--silent', '--pid-file', pidFile]),
+    ]);
+    expect(result.status).toBe(1);
+    expect(result.lines).toEqual([
+      expect.stringMatching(/^mcp-tasks: cannot start upstream silent \(stdio: sh -c .*\): no answer to initialize and tools\/list within 1500 ms$/),
+    ]);
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    expect(pid).toBeGreaterThan(0);
+    expect(await goneWithin(pid)).toBe(true);
   });
 });

@@ -46,6 +46,14 @@ export function stdioSpec(name: string, words: readonly string[]): string {
   return `${name}=stdio:${words.map((word) => `'${word}'`).join(' ')}`;
 }
 
+/**
+ * `<name>=stdio:sh -c "'<word>' …; exit $?"`: the words run by a shell, as a launcher (`npx`, `sh -c`) runs a server
+ * — the server is the shell's child, not ours. `; exit $?` keeps it so under a shell that would exec a lone command.
+ */
+export function shellSpec(name: string, words: readonly string[]): string {
+  return `${name}=stdio:sh -c "${words.map((word) => `'${word}'`).join(' ')}; exit $?"`;
+}
+
 /** The words of `--upstream <name>=stdio:…` for server-everything over stdio, behind the tap when `log` is given. */
 export function everythingStdio(name: string, log?: string): string {
   const server = [process.execPath, everythingServer(), 'stdio'];
