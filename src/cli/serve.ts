@@ -235,6 +235,9 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   const role = `instance ${instanceId}${registration.takenOver.length > 0 ? ` (took over ${registration.takenOver.length} tasks of its previous process)` : ''}, ${options.worker ? 'worker: embedded' : 'worker: none (--no-worker: tasks wait for a worker process)'}`;
 
   if (!listener) {
+    // A client that spawned this stdio server ends it with SIGTERM as often as by closing stdin: drain either way
+    // (tasks handed back, upstream children ended), and before the banner, which is what such clients wait for.
+    onShutdownSignal(logger, stop);
     process.stderr.write(
       `mcp-tasks: serving MCP on stdio (store ${settings.storeShown}, ${tools.length} tools, ${role}; at rest: ${settings.encryptionShown}; denied to tools: ${deniedLines.join(', ')})\n`,
     );
@@ -291,6 +294,27 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     else if (dashboard?.owns(request)) void dashboard.handle(request, response);
     else void server.handleHttp(request, response);
   };
+  // Before the banner: whoever waits for the banner may stop the server at once, and a SIGTERM that came before the
+  // handler would end the process without a drain (upstream children left running).
+  if (auth.reload) process.on('SIGHUP', auth.reload);
+  onShutdownSignal(logger, async () => {
+    // Not ready from now on (the load balancer stops sending); stop accepting connections; requests in flight
+    // finish (idle keep-alive sockets close now).
+    draining = true;
+    listener.close();
+    listener.closeIdleConnections();
+    dashboard?.close();
+    killSwitch.stop();
+    workers?.stop();
+    await server.drain(settings.drainMs);
+    listener.closeAllConnections();
+    await executor.close();
+    await gateway?.close();
+    await registration.close();
+    auth.close();
+    await store.close();
+    await traces.shutdown();
+  });
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
   process.stderr.write(
     `mcp-tasks: serving http://${shownHost}:${port}/mcp\n` +
@@ -318,23 +342,4 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
       (dashboard ? `  dashboard: http://${shownHost}:${port}/dashboard\n` : '') +
       `  ${role}\n`,
   );
-  if (auth.reload) process.on('SIGHUP', auth.reload);
-  onShutdownSignal(logger, async () => {
-    // Not ready from now on (the load balancer stops sending); stop accepting connections; requests in flight
-    // finish (idle keep-alive sockets close now).
-    draining = true;
-    listener.close();
-    listener.closeIdleConnections();
-    dashboard?.close();
-    killSwitch.stop();
-    workers?.stop();
-    await server.drain(settings.drainMs);
-    listener.closeAllConnections();
-    await executor.close();
-    await gateway?.close();
-    await registration.close();
-    auth.close();
-    await store.close();
-    await traces.shutdown();
-  });
 }

@@ -5,6 +5,8 @@
  * `--linger`) ignores the end of its input, so only a signal ends it. The failed start through a launcher is in
  * test/cli/upstream-start.test.ts.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -13,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/core/logger.js';
 import { UpstreamConnection } from '../../src/upstream/connection.js';
 import { parseUpstreamSpec } from '../../src/upstream/spec.js';
-import { ensureBuilt } from '../cli/support.js';
+import { ensureBuilt, MAIN } from '../cli/support.js';
 import { goneWithin, parentOf, stillRunning } from '../helpers/process-alive.js';
 import { startServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -70,10 +72,31 @@ describe('a stdio upstream started through sh -c (issue 28)', () => {
     const served = await startServerProcess(join(temp.dir, 'serve'), ['--no-builtins', '--upstream', upstream.spec]);
     const server = upstream.pid();
     expect(await stillRunning(server, 0)).toBe(true);
-    // serve prints its banner just before it handles SIGTERM: an answer after the banner says it does now.
-    expect((await fetch(served.url.replace(/\/mcp$/, '/healthz'))).status).toBe(200);
+    // serve handles SIGTERM from before its banner on (the banner is what startServerProcess waits for).
     await served.stop();
     expect(served.child.exitCode).toBe(0);
+    expect(await goneWithin(server)).toBe(true);
+  });
+
+  it('serve --stdio stopped with SIGTERM as soon as its banner is out drains and ends its upstream server too', async () => {
+    const upstream = lingering('stdio');
+    const child = spawn(process.execPath, [MAIN, 'serve', '--stdio', '--no-builtins', '--data-dir', join(temp.dir, 'stdio'), '--upstream', upstream.spec], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    await new Promise<void>((resolve, reject) => {
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString('utf8');
+        if (stderr.includes('serving MCP on stdio')) resolve();
+      });
+      child.on('exit', () => reject(new Error(`serve --stdio exited: ${stderr}`)));
+    });
+    const server = upstream.pid();
+    child.kill('SIGTERM');
+    const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+    // Without a handler the signal ends the process (code null): no drain, the upstream left behind.
+    expect({ code, signal }).toEqual({ code: 0, signal: null });
+    expect(stderr).toContain('draining before exit');
     expect(await goneWithin(server)).toBe(true);
   });
 });
