@@ -11,10 +11,6 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { realPathOf } from '../../src/cli/settings.js';
-import { checkDataDirArguments } from '../../src/cli/upstream-settings.js';
-import { UsageError } from '../../src/cli/usage-error.js';
-import { parseUpstreamSpec } from '../../src/upstream/spec.js';
 import { goneWithin, stillRunning } from '../helpers/process-alive.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { everythingStdio, filesystemServer, shellSpec, stdioSpec } from '../helpers/upstream-servers.js';
@@ -106,46 +102,6 @@ describe.each(['serve', 'worker'] as const)('%s --upstream at start', (role) => 
     const unknown = start(role, 'fs-unknown', [...files(sibling), '--upstream-allow-data-dir', 'fils']);
     expect(unknown.lines).toEqual(['mcp-tasks: upstreamsAllowDataDir names no stdio upstream: fils (stdio upstreams: files)']);
   });
-});
-
-describe('checkDataDirArguments: where an argument names a path', () => {
-  // The same check as the exit-64 refusals above (src/cli/upstream-settings.ts), called directly for each form.
-  const base = join(temp.dir, 'arguments');
-  const dataDir = join(base, 'data');
-  const elsewhere = join(base, 'documents');
-  const check = (argument: string) => () =>
-    checkDataDirArguments({
-      upstreams: [parseUpstreamSpec(stdioSpec('files', [process.execPath, 'server.js', argument]))],
-      upstreamsAllowDataDir: [],
-      denied: [{ what: 'data directory', path: dataDir, real: realPathOf(dataDir) }],
-    });
-  beforeAll(() => {
-    mkdirSync(dataDir, { recursive: true });
-    mkdirSync(elsewhere, { recursive: true });
-    writeFileSync(join(dataDir, 'secret'), 'not for upstreams');
-  });
-
-  it.each([
-    ['a word', () => dataDir],
-    ['--flag=value', () => `--root=${dataDir}`],
-    ['a short option glued to its value (-d/path)', () => `-d${dataDir}`],
-    ['the same holding the data directory', () => `-d${base}`],
-    ['key=value without a dash (key=/path)', () => `root=${dataDir}`],
-    ['the same naming a file inside it', () => `root=${join(dataDir, 'secret')}`],
-  ])('refuses the data directory given as %s', (_form, argument) => {
-    expect(check(argument())).toThrow(
-      new UsageError(
-        `upstream files: its argument ${JSON.stringify(argument())} reaches this server's data directory (${dataDir}), which it could read; give it a directory without this server's state, or set upstreamsAllowDataDir: ["files"] (--upstream-allow-data-dir files) if it must`,
-      ),
-    );
-  });
-
-  it.each([['-y'], ['--verbose'], ['-v'], ['a=b'], ['--name=stdio'], [elsewhere], [`-d${elsewhere}`], [`root=${elsewhere}`], [`--root=${elsewhere}`]])(
-    'lets %s pass: a word that names nothing on disk, or a directory without the state',
-    (argument) => {
-      expect(check(argument)).not.toThrow();
-    },
-  );
 });
 
 describe('serve --upstream: the start timeout', () => {
