@@ -365,6 +365,10 @@ export class TaskWorker {
     if (event.kind === 'input' || event.kind === 'status') this.inputWakes.notify(event.taskId);
     if (event.kind === 'expired') this.abortLocal(event.taskId, 'expired');
     else if (event.kind === 'status' && event.status === 'cancelled') this.abortLocal(event.taskId, 'cancelled');
+    // Settled elsewhere while it runs here (the input-timeout sweep, or the API failing an answer past its limits while
+    // the run waits in place): its outcome is decided, so the run stops now rather than at the next heartbeat. A run
+    // of this worker has left its slot before its own outcome commits, so its own event finds nothing to abort.
+    else if (event.kind === 'status' && (event.status === 'failed' || event.status === 'completed')) this.abortLocal(event.taskId, 'settled');
     else if (event.kind === 'status' && event.status === 'working') this.hint([event.taskId]);
     else if (event.kind === 'created' && !this.reservedIds.has(event.taskId)) this.hintAfterBatch(event.taskId);
     else if (event.kind === 'attempt') {

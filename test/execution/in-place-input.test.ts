@@ -4,10 +4,13 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
+import { systemClock } from '../../src/core/clock.js';
 import type { TasksServerLimits } from '../../src/core/limits.js';
+import { silentLogger } from '../../src/core/logger.js';
 import type { TaskStore } from '../../src/core/store.js';
 import { type AnyToolDefinition, defineTool, textResult } from '../../src/core/tool.js';
 import { ToolRegistry } from '../../src/core/tool-registry.js';
+import { Sweeper } from '../../src/execution/sweeper.js';
 import { createTasksServer } from '../../src/server/create-tasks-server.js';
 import type { TaskCaller } from '../../src/service/caller.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
@@ -77,7 +80,7 @@ describe("a tool that asks in place (elicits: 'in-place')", () => {
       });
     };
     const done = () => service.tasks.waitForTerminal(CALLER, taskId, AbortSignal.timeout(10_000));
-    return { store, path, service, taskId, counts, answer, done };
+    return { store, path, server, service, taskId, counts, answer, done };
   }
 
   it('waits input_required holding its lease and slot, and the answer reaches the same run (one run, no re-run)', async () => {
@@ -117,6 +120,30 @@ describe("a tool that asks in place (elicits: 'in-place')", () => {
     await expect.poll(() => counts.aborted, { timeout: 5000 }).toBe(1);
     expect(await service.tasks.waitForTerminal(CALLER, taskId, AbortSignal.timeout(5000))).toMatchObject({ status: 'cancelled' });
     await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(counts.runs).toBe(1);
+  }, 20_000);
+
+  // Review of issue 28: the task fails in another component while its run waits in place — the input-timeout sweep
+  // (any process) or an answer that fails its schema a third time (the API). The lease heartbeat (every leaseMs / 3:
+  // 20 s here, 5 s by default) was what stopped such a run, and meanwhile it held its slot and kept its upstream call open.
+  it('a task failed by the input-timeout sweep while its run waits in place: the run is aborted at once and its slot freed', async () => {
+    const { store, server, taskId, counts } = await serve('in-place');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Sweeper(store, { sweepIntervalMs: 60_000, inputTimeoutMs: 1 }, systemClock, silentLogger).sweep();
+    expect(await store.getUnscoped(taskId)).toMatchObject({ status: 'failed' });
+    await expect.poll(() => counts.aborted, { timeout: 1000 }).toBe(1);
+    await expect.poll(() => server.worker?.activeRuns, { timeout: 1000 }).toBe(0);
+    expect(await store.getOutcome(taskId)).toMatchObject({ kind: 'error', error: { data: { reason: 'input_timeout' } } });
+    expect(counts.runs).toBe(1);
+  }, 20_000);
+
+  it('a task failed by its third invalid answer (input_invalid) while its run waits in place: the run is aborted at once', async () => {
+    const { service, server, taskId, counts } = await serve('in-place');
+    for (const key of ['input-1', 'input-1.2', 'input-1.3'])
+      await service.tasks.answerInput(CALLER, taskId, { [key]: { action: 'accept', content: { confirm: 'not a boolean' } } });
+    expect(await service.tasks.get(CALLER, taskId)).toMatchObject({ status: 'failed' });
+    await expect.poll(() => counts.aborted, { timeout: 1000 }).toBe(1);
+    await expect.poll(() => server.worker?.activeRuns, { timeout: 1000 }).toBe(0);
     expect(counts.runs).toBe(1);
   }, 20_000);
 
