@@ -37,8 +37,20 @@ export interface TaskElicitorInput {
 export function createTaskElicitor(input: TaskElicitorInput): ExecutionHost['elicit'] {
   let calls = 0;
   let known: Promise<InputRequestRecord[]> | undefined;
-  return async (requests) => {
+  /** In place, the questions of one run are asked one call at a time (see below); settles when the last one has. */
+  let turn: Promise<unknown> = Promise.resolve();
+  const elicit: ExecutionHost['elicit'] = (requests) => {
+    // Numbered in call order now, whatever waits for its turn.
     const ordinals = requests.map(() => (calls += 1));
+    if (!input.inPlace) return ask(requests, ordinals);
+    // A second call while one waits in place (an upstream may send its next elicitation/create before the first is
+    // answered) would find the task input_required already: its park would be refused and the run end as parked,
+    // leaving the task waiting with the lease of a run that is gone. It is asked once the one before is answered.
+    const asked = turn.then(() => ask(requests, ordinals));
+    turn = asked.catch(() => undefined);
+    return asked;
+  };
+  const ask = async (requests: Parameters<ExecutionHost['elicit']>[0], ordinals: number[]): ReturnType<ExecutionHost['elicit']> => {
     known ??= input.store.listInputRequests(input.record.taskId);
     const rows = await known;
     const answers: ElicitResult[] = [];
@@ -83,6 +95,7 @@ export function createTaskElicitor(input: TaskElicitorInput): ExecutionHost['eli
     const found = await waitForAnswers(input.store, input.record.taskId, ordinals, inPlace);
     return { answers: found };
   };
+  return elicit;
 }
 
 /**

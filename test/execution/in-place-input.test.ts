@@ -8,7 +8,7 @@ import { systemClock } from '../../src/core/clock.js';
 import type { TasksServerLimits } from '../../src/core/limits.js';
 import { silentLogger } from '../../src/core/logger.js';
 import type { TaskStore } from '../../src/core/store.js';
-import { type AnyToolDefinition, defineTool, textResult } from '../../src/core/tool.js';
+import { type AnyToolDefinition, defineTool, textResult, type ToolContext } from '../../src/core/tool.js';
 import { ToolRegistry } from '../../src/core/tool-registry.js';
 import { Sweeper } from '../../src/execution/sweeper.js';
 import { createTasksServer } from '../../src/server/create-tasks-server.js';
@@ -40,7 +40,14 @@ describe("a tool that asks in place (elicits: 'in-place')", () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function serve(elicits: true | 'in-place') {
+  /** What the tool does between its start and its result (by default: asks one question). */
+  type Asking = (ctx: ToolContext) => Promise<string>;
+  const askOnce: Asking = async (ctx) => {
+    const answer = await ctx.elicit({ message: 'Go on?', requestedSchema: CONFIRM });
+    return `${answer.action} ${JSON.stringify(answer.content)}`;
+  };
+
+  async function serve(elicits: true | 'in-place', ask: Asking = askOnce) {
     const temp = makeTempDir();
     cleanups.push(() => temp.remove());
     const path = join(temp.dir, 'tasks.db');
@@ -58,8 +65,7 @@ describe("a tool that asks in place (elicits: 'in-place')", () => {
       async run(_args, ctx) {
         counts.runs += 1;
         ctx.signal.addEventListener('abort', () => (counts.aborted += 1));
-        const answer = await ctx.elicit({ message: 'Go on?', requestedSchema: CONFIRM });
-        return textResult(`${answer.action} ${JSON.stringify(answer.content)}`);
+        return textResult(await ask(ctx));
       },
     });
     const server = await createTasksServer({ tools: [tool], store, secret: randomBytes(32), limits: LIMITS, instanceId: 'w1' });
@@ -145,6 +151,30 @@ describe("a tool that asks in place (elicits: 'in-place')", () => {
     await expect.poll(() => counts.aborted, { timeout: 1000 }).toBe(1);
     await expect.poll(() => server.worker?.activeRuns, { timeout: 1000 }).toBe(0);
     expect(counts.runs).toBe(1);
+  }, 20_000);
+
+  // Review of issue 28: two questions of one run at once (an upstream may send a second elicitation/create before the
+  // first is answered). The second found the task input_required already, its park was refused, and the run ended
+  // "parked" — leaving the task input_required with the lease of a run that no longer existed.
+  it('two questions asked at once by a run that waits in place are asked one after the other, and the same run gets both answers', async () => {
+    const both: Asking = async (ctx) => {
+      const answers = await Promise.all([
+        ctx.elicit({ message: 'First?', requestedSchema: CONFIRM }),
+        ctx.elicit({ message: 'Second?', requestedSchema: CONFIRM }),
+      ]);
+      return answers.map((answer) => JSON.stringify(answer.content)).join(' ');
+    };
+    const { store, service, taskId, counts, done } = await serve('in-place', both);
+    expect((await store.listInputRequests(taskId)).map((request) => request.key)).toEqual(['input-1']);
+    await service.tasks.answerInput(CALLER, taskId, { 'input-1': { action: 'accept', content: { confirm: true } } });
+    await expect
+      .poll(async () => (await store.listInputRequests(taskId)).find((request) => request.key === 'input-2')?.state, { timeout: 5000 })
+      .toBe('pending');
+    expect(await store.getUnscoped(taskId)).toMatchObject({ status: 'input_required', statusMessage: 'Waiting for input: Second?', leaseOwner: 'w1' });
+    await service.tasks.answerInput(CALLER, taskId, { 'input-2': { action: 'accept', content: { confirm: false } } });
+    expect(await done()).toMatchObject({ status: 'completed', attempt: 1 });
+    expect(await store.getOutcome(taskId)).toMatchObject({ result: { content: [{ text: '{"confirm":true} {"confirm":false}' }] } });
+    expect(counts).toEqual({ runs: 1, aborted: 0 });
   }, 20_000);
 
   it('registers without idempotent or journaled, which elicits: true requires', () => {
