@@ -10,6 +10,7 @@
  * a guess: a question shown to the wrong caller would leak one caller's work to another.
  */
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/client/validators/ajv';
 
 import type { JsonObject } from '../core/task.js';
 import type { ElicitRequest } from '../core/tool.js';
@@ -17,11 +18,16 @@ import type { ElicitRequest } from '../core/tool.js';
 /** Longest upstream question text passed on (characters); the user-facing copy carries the upstream's name too. */
 const MESSAGE_MAX = 2000;
 
+/** Compiles a `requestedSchema` as the answer check does (the SDK's Ajv provider), to refuse one it cannot. */
+const validators = new AjvJsonSchemaValidator();
+
 /**
  * The question of an upstream's `elicitation/create` params, with the upstream's name before its message
  * (`everything: Please provide …`) so the user sees whose question it is. Form mode keeps `requestedSchema` as
  * given (our answer path checks answers against it); URL mode keeps `url` and `elicitationId`.
- * @throws ProtocolError `-32602` for params that are neither (no message, no schema, a URL that is not http(s)).
+ * @throws ProtocolError `-32602` for params that are neither (no message, no schema, a URL that is not http(s)), and
+ *   for a schema no answer could be checked against (one that does not compile: an unknown `type`, a `$ref` to
+ *   elsewhere): asked anyway, checking any accepted answer would throw and the question could never be answered.
  */
 export function upstreamQuestion(upstream: string, params: unknown): ElicitRequest {
   const p = (typeof params === 'object' && params !== null ? params : {}) as Record<string, unknown>;
@@ -35,6 +41,12 @@ export function upstreamQuestion(upstream: string, params: unknown): ElicitReque
   const schema = p.requestedSchema;
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'form-mode elicitation/create needs a requestedSchema object');
+  try {
+    validators.getValidator(schema as never);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `form-mode elicitation/create: answers cannot be checked against its requestedSchema (${why})`);
+  }
   return { mode: 'form', message, requestedSchema: schema as JsonObject };
 }
 

@@ -34,6 +34,10 @@ describe('upstreamQuestion', () => {
       { message: 'm', requestedSchema: [] },
       { mode: 'url', message: 'm', url: 'javascript:alert(1)', elicitationId: 'e' },
       { mode: 'url', message: 'm', url: 'https://example.test' },
+      // Review of issue 28: schemas no answer could be checked against (the answer check threw on every accepted
+      // answer, so the task could only be declined, cancelled or left to time out, with the upstream call open).
+      { message: 'm', requestedSchema: { type: 'object', properties: { name: { type: 'nonsense' } } } },
+      { message: 'm', requestedSchema: { $ref: 'https://example.test/schema.json' } },
     ]) {
       let caught: unknown;
       try {
