@@ -240,8 +240,9 @@ export class TasksDoor {
    * valid answers are stored durably, an invalid one retires its key and the question is asked again, unknown or
    * settled keys are ignored (E27). An invalid answer to a question already asked `MAX_ASKS_PER_QUESTION` times, or
    * one whose re-ask would exceed `MAX_INPUT_KEYS_PER_TASK` keys, fails the task (`-32603`, `data.reason`
-   * `input_invalid` / `input_limit`). When nothing is outstanding any more the task is `working` without a lease, and
-   * whichever worker claims it first runs it again.
+   * `input_invalid` / `input_limit`). When nothing is outstanding any more the task is `working` again: without a
+   * lease, so whichever worker claims it first runs it again — or, for a run that waits in place (`elicits:
+   * 'in-place'`), with that run's lease, and that run goes on with the answers.
    * @returns the keys whose answers were taken (answered or retired); `[]` when the task does not wait for input.
    * @throws TasksError `-32602` "Task not found".
    */
