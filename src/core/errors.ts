@@ -13,10 +13,19 @@ import type { JsonRpcErrorObject, JsonValue } from './task.js';
  * Why the runtime itself failed a task (`data.reason` of its `-32603`). `input_invalid`: an answer still failed its
  * schema when the question had been asked `MAX_ASKS_PER_QUESTION` times; `input_limit`: the tool asked for more
  * than `MAX_INPUT_KEYS_PER_TASK` input keys over the task's life; `outcome_unknown`: an operation's
- * outcome could not be reconciled (issue 12); `result_too_large`: the tool result exceeded `maxStoredResultBytes` (issue 10 §2).
+ * outcome could not be reconciled (issue 12); `input_needs_task`: an inline call of a tool that asks in place, which
+ * a 2026-07-28 call without a task cannot wait for (see {@link inPlaceInputRefused}); `result_too_large`: the tool result exceeded `maxStoredResultBytes` (issue 10 §2).
  */
 export type RuntimeFailureReason =
-  'interrupted' | 'runtime_limit' | 'attempts_exhausted' | 'input_timeout' | 'input_invalid' | 'input_limit' | 'outcome_unknown' | 'result_too_large';
+  | 'interrupted'
+  | 'runtime_limit'
+  | 'attempts_exhausted'
+  | 'input_timeout'
+  | 'input_invalid'
+  | 'input_limit'
+  | 'input_needs_task'
+  | 'outcome_unknown'
+  | 'result_too_large';
 
 /**
  * The one error type of the tasks layer. It carries a JSON-RPC `code` (and optional `data`), so the SDK
@@ -106,6 +115,26 @@ export function missingTasksExtension(context: MissingTasksExtensionContext): Ta
   return new TasksError(ErrorCode.MissingRequiredClientCapability, missingTasksExtensionMessage(context), {
     requiredCapabilities: TASKS_EXTENSION_REQUIRED_CAPABILITIES as unknown as JsonValue,
   });
+}
+
+/**
+ * The refusal of a question a tool asks in place (`elicits: 'in-place'`) during an inline 2026-07-28 call, which
+ * cannot wait for an answer (its questions end the call, and the tool cannot be run again to reach them):
+ * - a client without the Tasks Extension: `-32021` naming it, since declaring it makes the call a task;
+ * - a client that declared it (the tool runs only inline here, `execution: 'sync'`): `-32603` with
+ *   `data.reason: "input_needs_task"`, not a capability the client already has (a host following
+ *   `requiredCapabilities` would retry the same request for ever).
+ */
+export function inPlaceInputRefused(tool: string, declaredTasks: boolean): TasksError {
+  if (!declaredTasks) return missingTasksExtension({ tool, asksInPlace: true });
+  return new TasksError(
+    ErrorCode.InternalError,
+    toModelLine(
+      `Tool ${tool} asks for input while it runs, and this server runs it only without a task: an MCP 2026-07-28 call without a task cannot wait for the answer. ` +
+        'Use an MCP 2025-11-25 session, or have the operator make the tool task-optional.',
+    ),
+    { reason: 'input_needs_task' },
+  );
 }
 
 /**

@@ -3,11 +3,11 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { createRequestStateCodec, type RequestStateCodec, type ServerContext } from '@modelcontextprotocol/server';
 
 import { assertElicitationDeclared, toWireRequest } from '../core/elicitation.js';
-import { invalidParams, missingTasksExtension } from '../core/errors.js';
+import { inPlaceInputRefused, invalidParams } from '../core/errors.js';
 import type { JsonObject } from '../core/task.js';
 import type { ElicitResult } from '../core/tool.js';
 import { digestOf } from '../ledger/digest.js';
-import type { Caller } from '../service/caller.js';
+import { type Caller, declaresTaskSupport } from '../service/caller.js';
 import type { CallAsk, CallInteraction } from '../service/calls/call-service.js';
 import { checkAnswer } from '../service/tasks/input-answers.js';
 import { ownerKeyFromContext } from './request-caller.js';
@@ -128,7 +128,7 @@ async function requestRounds<T>(
   try {
     done = await phase(async (requests, options) => {
       // A round ends the call; a tool that waits in place would be run again to reach its question (issue 28).
-      if (options?.inPlace) throw missingTasksExtension({ tool: call.tool, asksInPlace: true });
+      if (options?.inPlace) throw inPlaceInputRefused(call.tool, declaresTaskSupport(caller));
       const results = requests.map((request) => {
         const key = `${call.prefix}-${(counter += 1)}`;
         const wire = toWireRequest(request);

@@ -546,3 +546,39 @@ describe('MRTR before a task, composed with task input (raw 2026-07-28 requests,
     expect(text(done.result)).toBe('Deleted notes.txt');
   });
 });
+
+/**
+ * Review of issue 28 (failing, not fixed): a tool that asks in place but runs only inline (`execution: 'sync'`, which
+ * `upstreamTools` may set for any upstream tool) cannot be asked over 2026-07-28 at all. The refusal is a `-32021`
+ * telling a client that declared the Tasks Extension to declare it "so the call becomes a task", with
+ * `data.requiredCapabilities` naming what the request already carries: the call never becomes a task, and a host that
+ * follows `requiredCapabilities` retries the same request for ever.
+ */
+describe('v2 in-place asking tool that runs only inline (execution: sync)', () => {
+  let running: RunningTasksServer;
+  beforeAll(async () => {
+    const asksInline = defineTool({
+      name: 'asks_inline',
+      description: 'asks in place and runs only inline',
+      execution: 'sync',
+      elicits: 'in-place',
+      inputSchema: z.object({}),
+      async run(_args, ctx) {
+        return textResult(JSON.stringify(await ctx.elicit({ message: 'Go on?', requestedSchema: CONFIRM_SCHEMA })));
+      },
+    });
+    running = await startTasksServer({ tools: [asksInline] });
+  });
+  afterAll(async () => {
+    await running?.close();
+  });
+
+  it('a client that declared the Tasks Extension is not told to declare it', async () => {
+    const refused = await postModern(running.url, 'tools/call', { name: 'asks_inline', arguments: {} }, { capabilities: ELICITING });
+    expect(refused.body.error).toBeDefined();
+    expect((refused.body.error?.data as { requiredCapabilities?: unknown } | undefined)?.requiredCapabilities).toBeUndefined();
+    expect(refused.body.error?.message).not.toContain('must declare the Tasks Extension');
+    expect(refused.body.error).toMatchObject({ code: -32603, data: { reason: 'input_needs_task' } });
+    expect(refused.body.error?.message).toContain('Tool asks_inline asks for input while it runs');
+  });
+});
