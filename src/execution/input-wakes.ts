@@ -1,4 +1,4 @@
-import type { InputWake } from './task-elicitor.js';
+import type { InputWaits } from './task-elicitor.js';
 
 /**
  * How long a run waiting for answers in place sleeps without news before it reads its input requests again (ms):
@@ -11,13 +11,26 @@ export const INPUT_WAKE_FALLBACK_MS = 2000;
  * every `input` or `status` event of a task (its own commits and other processes', through the feed), and each run
  * waiting on that task re-reads its answers.
  */
-export class InputWakes {
+export class InputWakes implements InputWaits {
   private readonly waiters = new Map<string, Set<() => void>>();
+  /** Tasks whose run here waits for answers now. */
+  private readonly waitingRuns = new Set<string>();
 
   constructor(private readonly fallbackMs = INPUT_WAKE_FALLBACK_MS) {}
 
-  /** See {@link InputWake}. */
-  readonly wake: InputWake = (taskId, signal) =>
+  /** See {@link InputWaits.waiting}. */
+  readonly waiting = (taskId: string, on: boolean): void => {
+    if (on) this.waitingRuns.add(taskId);
+    else this.waitingRuns.delete(taskId);
+  };
+
+  /** Whether the run of `taskId` waits for answers now. */
+  isWaiting(taskId: string): boolean {
+    return this.waitingRuns.has(taskId);
+  }
+
+  /** See {@link InputWaits.wake}. */
+  readonly wake = (taskId: string, signal: AbortSignal): Promise<void> =>
     new Promise<void>((resolve, reject) => {
       if (signal.aborted) {
         reject(signal.reason);

@@ -5,11 +5,16 @@ import type { InputRequestRecord, JsonObject, TaskRecord } from '../core/task.js
 import type { ElicitResult } from '../core/tool.js';
 import { failByRuntime } from './fail-task.js';
 
-/**
- * Resolves at the next input change of the task (an `input` or `status` event of it, in any process) or after a
- * short fallback pause, whichever comes first; rejects with the abort reason when `signal` aborts.
- */
-export type InputWake = (taskId: string, signal: AbortSignal) => Promise<void>;
+/** What a run that waits in place needs of its worker (see `InputWakes`). */
+export interface InputWaits {
+  /**
+   * Resolves at the next input change of the task (an `input` or `status` event of it, in any process) or after a
+   * short fallback pause, whichever comes first; rejects with the abort reason when `signal` aborts.
+   */
+  wake(taskId: string, signal: AbortSignal): Promise<void>;
+  /** The run of `taskId` waits for answers from now (`true`) or no longer (`false`): a drain treats it apart. */
+  waiting(taskId: string, on: boolean): void;
+}
 
 /** What a task run's questions need. */
 export interface TaskElicitorInput {
@@ -21,7 +26,7 @@ export interface TaskElicitorInput {
    * The run waits for its answers in place (`elicits: 'in-place'`): what wakes it, and the run's signal. Absent: the
    * run parks (ends) at an unanswered question.
    */
-  inPlace?: { wake: InputWake; signal: AbortSignal };
+  inPlace?: { waits: InputWaits; signal: AbortSignal };
 }
 
 /**
@@ -92,8 +97,12 @@ export function createTaskElicitor(input: TaskElicitorInput): ExecutionHost['eli
     if (!inPlace) return { parked: true };
     // Later questions must see the keys asked now (a re-ask after an invalid answer adds one more).
     known = undefined;
-    const found = await waitForAnswers(input.store, input.record.taskId, ordinals, inPlace);
-    return { answers: found };
+    inPlace.waits.waiting(input.record.taskId, true);
+    try {
+      return { answers: await waitForAnswers(input.store, input.record.taskId, ordinals, inPlace) };
+    } finally {
+      inPlace.waits.waiting(input.record.taskId, false);
+    }
   };
   return elicit;
 }
@@ -112,7 +121,7 @@ async function waitForAnswers(
 ): Promise<ElicitResult[]> {
   for (;;) {
     // Armed before the read, so an answer committed between the read and the wait still wakes this loop.
-    const woken = inPlace.wake(taskId, inPlace.signal);
+    const woken = inPlace.waits.wake(taskId, inPlace.signal);
     woken.catch(() => undefined);
     const rows = await store.listInputRequests(taskId);
     const found = ordinals.map((ordinal) => rows.find((row) => ordinalOfKey(row.key) === ordinal && row.state === 'answered'));

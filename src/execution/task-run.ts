@@ -18,7 +18,7 @@ import { boundLargeResult } from './large-result.js';
 import { runHost, tracedHost } from './run-host.js';
 import { inShadowMode, type ShadowSettings, type ShadowSink, ShadowWatch } from './shadow-watch.js';
 import type { StatusWriter } from './status-writer.js';
-import type { InputWake } from './task-elicitor.js';
+import type { InputWaits } from './task-elicitor.js';
 import type { TaskWorkerOptions } from './task-worker-options.js';
 
 /**
@@ -55,8 +55,8 @@ export interface RunContext {
   readonly progressListeners: ReadonlyMap<string, ReadonlySet<ProgressListener>>;
   /** Outcome writes of runs that have finished here and are not committed yet, by task id (the hand-off reads them). */
   readonly outcomeWrites: Map<string, Promise<unknown>>;
-  /** What wakes a run that waits for its answers in place (a tool with `elicits: 'in-place'`). */
-  readonly inputWake: InputWake;
+  /** What a run that waits for its answers in place (a tool with `elicits: 'in-place'`) needs of its worker. */
+  readonly inputWaits: InputWaits;
   abortLocal(taskId: string, reason: AbortReason): void;
   fail(record: TaskRecord, reason: RuntimeFailure, message: string): Promise<void>;
   releaseSlot(taskId: string, slot: Slot): void;
@@ -134,7 +134,7 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
         leaseOwner: settings.instanceId,
         statusWriter: context.statusWriter,
         progressListeners: context.progressListeners,
-        ...(tool.elicits === 'in-place' ? { inPlace: { wake: context.inputWake, signal: slot.controller.signal } } : {}),
+        ...(tool.elicits === 'in-place' ? { inPlace: { waits: context.inputWaits, signal: slot.controller.signal } } : {}),
       },
       record,
       logger,

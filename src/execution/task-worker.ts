@@ -91,7 +91,7 @@ export class TaskWorker {
       statusWriter: this.statusWriter,
       progressListeners: this.progressListeners,
       outcomeWrites: this.outcomeWrites,
-      inputWake: this.inputWakes.wake,
+      inputWaits: this.inputWakes,
       abortLocal: (taskId, reason) => this.abortLocal(taskId, reason),
       fail: (record, reason, message) => this.fail(record, reason, message),
       releaseSlot: (taskId, slot) => this.releaseSlot(taskId, slot),
@@ -423,6 +423,10 @@ export class TaskWorker {
     // A draining worker starts no tool (issue 22): runs that have not started theirs (waiting for a thread, say) are
     // withdrawn and give themselves back as they end; tasks in hand, never launched, go back at once. Both uncounted.
     for (const slot of this.running.values()) slot.withdraw.abort('shutdown');
+    // A run waiting in place for an answer waits for a person, not for work to finish: it is stopped now (its
+    // upstream call cancelled), and its task is settled below rather than left with a question no run will take.
+    const asking = [...this.running.entries()].filter(([taskId]) => this.inputWakes.isWaiting(taskId));
+    for (const [taskId] of asking) this.abortLocal(taskId, 'shutdown');
     const inHand = this.inHand.splice(0).map((record) => record.taskId);
     if (inHand.length > 0)
       await store
@@ -453,6 +457,28 @@ export class TaskWorker {
     await Promise.all([store.releaseUnstarted(this.instanceId, unstarted), store.releaseLeases(this.instanceId, started)]).catch((error: unknown) =>
       logger.warn({ err: error }, 'releasing leases failed; they lapse on their own'),
     );
+    await this.settleAsking(asking.map(([, slot]) => slot));
+  }
+
+  /**
+   * The tasks whose runs the drain stopped while they waited in place: one whose tool is not safe to re-run fails
+   * `interrupted` now, as recovery would fail a running one — its question would otherwise stay open for a run that
+   * is gone, and an answer could only fail it. One that is safe to re-run keeps its question: its lease lapses, and
+   * once answered any worker recovers it and runs it again (the answers replayed in order).
+   */
+  private async settleAsking(slots: readonly Slot[]): Promise<void> {
+    const { store, tools, logger } = this.options;
+    for (const record of slots.flatMap((slot) => (slot.record ? [slot.record] : []))) {
+      const tool = tools.get(record.toolName);
+      if (tool?.idempotent === true || tool?.journaled === true) continue;
+      await failByRuntime(
+        store,
+        record.taskId,
+        'interrupted',
+        `Task was interrupted (its worker stopped while ${record.toolName} waited for input) and is not safe to re-run`,
+        this.options.clock.now(),
+      ).catch((error: unknown) => logger.warn({ err: error, taskId: redactTaskId(record.taskId) }, 'failing a task that waited in place failed'));
+    }
   }
 }
 
