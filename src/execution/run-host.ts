@@ -31,17 +31,30 @@ export interface RunHostDeps {
 export function runHost(deps: RunHostDeps, record: TaskRecord, logger: Logger): ExecutionHost {
   const { store, clock, leaseOwner, statusWriter, progressListeners } = deps;
   const { taskId } = record;
+  // While the run waits in place for an answer, the task's statusMessage is its question and its lastUpdatedAt the
+  // start of the input timeout: what the tool says meanwhile (an upstream's progress) must change neither. Progress
+  // listeners (notifications to a live client) still hear it.
+  const asking = (): boolean => deps.inPlace?.waits.isWaiting(taskId) === true;
   return {
-    setStatus: (message) => statusWriter.set(taskId, sanitizeModelText(message)),
+    setStatus: (message) => {
+      if (!asking()) statusWriter.set(taskId, sanitizeModelText(message));
+    },
     progress: (done, total, message) => {
-      statusWriter.set(taskId, sanitizeModelText(message));
+      if (!asking()) statusWriter.set(taskId, sanitizeModelText(message));
       for (const listener of progressListeners.get(taskId) ?? []) listener(done, total, message);
     },
     getStep: (name) => store.getStep(taskId, name),
     putStep: (name, value) => store.putStep(taskId, name, value),
     getOwnerState: (key) => store.getToolState(record.ownerKey, record.toolName, key),
     putOwnerState: (key, value) => store.putToolState(record.ownerKey, record.toolName, key, value, clock.now()),
-    elicit: createTaskElicitor({ record, store, leaseOwner, now: () => clock.now(), ...(deps.inPlace ? { inPlace: deps.inPlace } : {}) }),
+    elicit: createTaskElicitor({
+      record,
+      store,
+      leaseOwner,
+      now: () => clock.now(),
+      // A status write still pending would land after the question and hide it.
+      ...(deps.inPlace ? { inPlace: deps.inPlace, beforeAsking: () => statusWriter.takePending(taskId) } : {}),
+    }),
     log: (entry) => logger[entry.level](entry.fields, entry.message),
     openOperation: async (spec) => {
       const operationId = newTaskId();

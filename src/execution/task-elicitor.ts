@@ -14,6 +14,8 @@ export interface InputWaits {
   wake(taskId: string, signal: AbortSignal): Promise<void>;
   /** The run of `taskId` waits for answers from now (`true`) or no longer (`false`): a drain treats it apart. */
   waiting(taskId: string, on: boolean): void;
+  /** Whether the run of `taskId` waits for answers now. */
+  isWaiting(taskId: string): boolean;
 }
 
 /** What a task run's questions need. */
@@ -27,6 +29,8 @@ export interface TaskElicitorInput {
    * run parks (ends) at an unanswered question.
    */
   inPlace?: { waits: InputWaits; signal: AbortSignal };
+  /** Called just before questions are asked in place (drops a status write still pending). */
+  beforeAsking?: () => void;
 }
 
 /**
@@ -84,27 +88,38 @@ export function createTaskElicitor(input: TaskElicitorInput): ExecutionHost['eli
       return { parked: true };
     }
     const { inPlace } = input;
-    if (toAsk.length > 0) {
-      const message = waitingMessage((toAsk[0] as { request: JsonObject }).request);
-      const asked = await input.store.requestInput(input.record.taskId, toAsk, {
-        leaseOwner: input.leaseOwner,
-        statusMessage: message,
-        now: input.now(),
-        ...(inPlace ? { holdLease: true } : {}),
-      });
-      if (inPlace && asked === undefined) return { parked: true };
+    const { taskId } = input.record;
+    if (!inPlace) {
+      if (toAsk.length > 0)
+        await input.store.requestInput(taskId, toAsk, { leaseOwner: input.leaseOwner, statusMessage: waitingMessageOf(toAsk), now: input.now() });
+      return { parked: true };
     }
-    if (!inPlace) return { parked: true };
-    // Later questions must see the keys asked now (a re-ask after an invalid answer adds one more).
-    known = undefined;
-    inPlace.waits.waiting(input.record.taskId, true);
+    // Waiting from before the question is stored: a status the tool sets meanwhile must not land after it.
+    inPlace.waits.waiting(taskId, true);
     try {
-      return { answers: await waitForAnswers(input.store, input.record.taskId, ordinals, inPlace) };
+      if (toAsk.length > 0) {
+        input.beforeAsking?.();
+        const asked = await input.store.requestInput(taskId, toAsk, {
+          leaseOwner: input.leaseOwner,
+          statusMessage: waitingMessageOf(toAsk),
+          now: input.now(),
+          holdLease: true,
+        });
+        if (asked === undefined) return { parked: true };
+      }
+      // Later questions must see the keys asked now (a re-ask after an invalid answer adds one more).
+      known = undefined;
+      return { answers: await waitForAnswers(input.store, taskId, ordinals, inPlace) };
     } finally {
-      inPlace.waits.waiting(input.record.taskId, false);
+      inPlace.waits.waiting(taskId, false);
     }
   };
   return elicit;
+}
+
+/** The statusMessage of a task waiting for `toAsk`: its first question. */
+function waitingMessageOf(toAsk: ReadonlyArray<{ request: JsonObject }>): string {
+  return waitingMessage((toAsk[0] as { request: JsonObject }).request);
 }
 
 /**

@@ -47,7 +47,7 @@ describe("a tool that asks in place (elicits: 'in-place')", () => {
     return `${answer.action} ${JSON.stringify(answer.content)}`;
   };
 
-  async function serve(elicits: true | 'in-place', ask: Asking = askOnce) {
+  async function serve(elicits: true | 'in-place', ask: Asking = askOnce, limits: Partial<TasksServerLimits> = LIMITS) {
     const temp = makeTempDir();
     cleanups.push(() => temp.remove());
     const path = join(temp.dir, 'tasks.db');
@@ -68,7 +68,7 @@ describe("a tool that asks in place (elicits: 'in-place')", () => {
         return textResult(await ask(ctx));
       },
     });
-    const server = await createTasksServer({ tools: [tool], store, secret: randomBytes(32), limits: LIMITS, instanceId: 'w1' });
+    const server = await createTasksServer({ tools: [tool], store, secret: randomBytes(32), limits, instanceId: 'w1' });
     cleanups.push(() => server.close());
     const { service } = server;
     const outcome = await service.calls.callTool(CALLER, await service.calls.planCall(CALLER, { name: 'confirm_job', progressToken: null }));
@@ -175,6 +175,30 @@ describe("a tool that asks in place (elicits: 'in-place')", () => {
     expect(await done()).toMatchObject({ status: 'completed', attempt: 1 });
     expect(await store.getOutcome(taskId)).toMatchObject({ result: { content: [{ text: '{"confirm":true} {"confirm":false}' }] } });
     expect(counts).toEqual({ runs: 1, aborted: 0 });
+  }, 20_000);
+
+  it('what the tool reports while it waits (an upstream progress) changes neither the question in statusMessage nor the start of the input timeout', async () => {
+    let ticks = 0;
+    const { store, taskId, answer, done } = await serve(
+      'in-place',
+      async (ctx) => {
+        ctx.progress(0, 10, 'before the question');
+        const timer = setInterval(() => ctx.progress((ticks += 1), 10, `upstream step ${ticks}`), 20);
+        try {
+          return await askOnce(ctx);
+        } finally {
+          clearInterval(timer);
+        }
+      },
+      { ...LIMITS, statusFlushIntervalMs: 10 },
+    );
+    const asked = (await store.getUnscoped(taskId))!;
+    expect(asked.statusMessage).toBe('Waiting for input: Go on?');
+    await expect.poll(() => ticks).toBeGreaterThan(10);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await store.getUnscoped(taskId)).toMatchObject({ statusMessage: 'Waiting for input: Go on?', lastUpdatedAt: asked.lastUpdatedAt });
+    await answer();
+    expect(await done()).toMatchObject({ status: 'completed' });
   }, 20_000);
 
   it('registers without idempotent or journaled, which elicits: true requires', () => {
