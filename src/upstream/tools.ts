@@ -46,6 +46,9 @@ export function upstreamToolDefinition(connection: UpstreamConnection, tool: Ups
             try {
               return await ctx.elicit(question);
             } catch (error) {
+              // Cancelled, expired or stopped while it waited: the upstream's question is answered as cancelled
+              // (its call is being cancelled too), not with an internal error.
+              if (ctx.signal.aborted) return { action: 'cancel' };
               refused ??= { error };
               throw error;
             }

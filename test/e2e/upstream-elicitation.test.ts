@@ -93,6 +93,25 @@ describe("an upstream's elicitation through serve --upstream (issue 28)", () => 
     expect(after.answers - before.answers).toBe(1);
   }, 30_000);
 
+  it('R41/E30 cancelling the task while it waits: the upstream call is cancelled and its question answered as cancelled, not with an error', async () => {
+    const created = await postModern(server.url, 'tools/call', { name: ASKS, arguments: {} }, { capabilities: ELICITING });
+    const taskId = created.body.result?.taskId as string;
+    expect((await pollModernTask(server.url, taskId, { until: (status) => status !== 'working' })).status).toBe('input_required');
+    const asked = tapEntries(tap)
+      .filter((entry) => entry.dir === 'out' && entry.message?.method === 'elicitation/create')
+      .at(-1);
+    expect(asked?.message?.id).toBeDefined();
+    await postModern(server.url, 'tasks/cancel', { taskId });
+    expect((await pollModernTask(server.url, taskId)).status).toBe('cancelled');
+    const replies = () =>
+      tapEntries(tap).filter((entry) => entry.dir === 'in' && entry.message?.id === asked?.message?.id && entry.message?.method === undefined);
+    await expect.poll(() => replies().length, { timeout: 5000 }).toBe(1);
+    expect(replies()[0]?.message).toMatchObject({ result: { action: 'cancel' } });
+    await expect
+      .poll(() => tapEntries(tap).some((entry) => entry.dir === 'in' && entry.message?.method === 'notifications/cancelled'), { timeout: 5000 })
+      .toBe(true);
+  }, 30_000);
+
   it("R27–R31 v1 (SDK 1.32.2): the question reaches the client's elicitation handler through tasks/result and the task completes with the upstream's result", async () => {
     asked.length = 0;
     answerName = 'Grace';
