@@ -1,4 +1,5 @@
 import { invalidParams } from './errors.js';
+import { MAX_TIMER_MS } from './limits.js';
 import type { AnyToolDefinition } from './tool.js';
 
 /**
@@ -14,6 +15,14 @@ export class ToolRegistry {
     const byName = new Map<string, AnyToolDefinition>();
     for (const tool of tools) {
       if (byName.has(tool.name)) throw invalidParams(`duplicate tool name: ${tool.name}`);
+      for (const [field, value] of [
+        ['runtimeLimitMs', tool.runtimeLimitMs],
+        ['defaultTtlMs', tool.defaultTtlMs],
+      ] as const) {
+        const most = field === 'runtimeLimitMs' ? MAX_TIMER_MS : Number.MAX_SAFE_INTEGER;
+        if (value !== undefined && (!Number.isInteger(value) || value <= 0 || value > most))
+          throw invalidParams(`tool ${tool.name}: ${field} must be a positive integer of milliseconds, at most ${most} (got ${String(value)})`);
+      }
       if (tool.elicits === true && !tool.idempotent && !tool.journaled) {
         throw invalidParams(`tool ${tool.name} asks for input (elicits: true) but is neither idempotent nor journaled: it is re-run after every answer`);
       }

@@ -223,6 +223,17 @@ export interface ToolDefinition<Args = unknown> {
   execution: ToolExecution;
   /** Running it twice has the same effect as once: safe to re-run after a crash. */
   idempotent?: boolean;
+  /**
+   * Longest single run of this tool (ms), in a task or inline, instead of the server's `limits.runtimeLimitMs`
+   * (1 … 2^31 − 1; a run past it fails `-32603` `data.reason: "runtime_limit"`). @defaultValue the server's limit
+   */
+  runtimeLimitMs?: number;
+  /**
+   * Retention of this tool's tasks (ms from creation) when the requestor asks for none — every 2026-07-28 task, a
+   * 2025-11-25 task without `ttl` — instead of the server's `limits.defaultTtlMs`, clamped to `[minTtlMs, maxTtlMs]`.
+   * @defaultValue the server's default
+   */
+  defaultTtlMs?: number;
   /** Every side effect goes through `ctx.step`: safe to re-run after a crash (steps are replayed). */
   journaled?: boolean;
   /**

@@ -101,12 +101,13 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
   // The TTL is absolute: it runs from now, whatever the run waits for. The runtime limit is the tool's own time:
   // it starts when the executor says the tool started (after any wait for a thread and its warm-up, issue 22).
   const timers: NodeJS.Timeout[] = [];
+  const runtimeLimitMs = tool.runtimeLimitMs ?? settings.runtimeLimitMs;
   const armAt = (ms: number, reason: 'expired' | 'runtime_limit'): void => {
     const timer = setTimeout(
       () => {
         if (slot.controller.signal.aborted) return;
         context.abortLocal(taskId, reason);
-        if (reason === 'runtime_limit') void context.fail(record, 'runtime_limit', runtimeLimitMessage(tool.name, settings.runtimeLimitMs));
+        if (reason === 'runtime_limit') void context.fail(record, 'runtime_limit', runtimeLimitMessage(tool.name, runtimeLimitMs));
       },
       Math.max(0, ms),
     );
@@ -117,7 +118,7 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
   const toolStarted = (): void => {
     if (slot.toolStarted) return;
     slot.toolStarted = true;
-    armAt(settings.runtimeLimitMs, 'runtime_limit');
+    armAt(runtimeLimitMs, 'runtime_limit');
   };
   // A new run starts with the tool's immediate response, else empty ("queued" or the last run's words are over).
   const parsed = tool.inputSchema.safeParse(record.arguments);

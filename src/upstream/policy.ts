@@ -2,13 +2,17 @@ import { invalidParams } from '../core/errors.js';
 import type { ToolExecution } from '../core/tool.js';
 
 /**
- * How an upstream tool runs here (`upstreamTools` of the configuration, issue 28): its task mode, and whether a
- * call interrupted by a crash of the process that ran it may be sent again. The default is `task-optional` and not
+ * How an upstream tool runs here (`upstreamTools` of the configuration, issue 28): its task mode, whether a call
+ * interrupted by a crash of the process that ran it may be sent again, its runtime limit and its tasks' retention. The default is `task-optional` and not
  * idempotent: an interrupted call fails `interrupted` and the user decides — never run twice silently.
  */
 export interface UpstreamToolPolicy {
   execution: ToolExecution;
   idempotent: boolean;
+  /** Longest run of a call (ms), instead of the server's `runtimeLimitMs` (see `ToolDefinition.runtimeLimitMs`). */
+  runtimeLimitMs?: number;
+  /** Retention of its tasks when none is asked for (ms), instead of the server's `defaultTtlMs`. */
+  defaultTtlMs?: number;
 }
 
 /** The policy of a tool no rule names. */
@@ -41,6 +45,8 @@ export function resolveUpstreamPolicy(name: string, rules: UpstreamToolRules): U
     const rule = rules[pattern] as UpstreamToolRule;
     if (policy.execution === undefined && rule.execution !== undefined) policy.execution = rule.execution;
     if (policy.idempotent === undefined && rule.idempotent !== undefined) policy.idempotent = rule.idempotent;
+    if (policy.runtimeLimitMs === undefined && rule.runtimeLimitMs !== undefined) policy.runtimeLimitMs = rule.runtimeLimitMs;
+    if (policy.defaultTtlMs === undefined && rule.defaultTtlMs !== undefined) policy.defaultTtlMs = rule.defaultTtlMs;
   }
   return { ...DEFAULT_UPSTREAM_POLICY, ...policy };
 }

@@ -30,6 +30,8 @@ export function upstreamToolDefinition(connection: UpstreamConnection, tool: Ups
     advertisedSchemas: { input: tool.inputSchema, ...(tool.outputSchema ? { output: tool.outputSchema } : {}) },
     execution: policy.execution,
     idempotent: policy.idempotent,
+    ...(policy.runtimeLimitMs === undefined ? {} : { runtimeLimitMs: policy.runtimeLimitMs }),
+    ...(policy.defaultTtlMs === undefined ? {} : { defaultTtlMs: policy.defaultTtlMs }),
     // The upstream call stays open while its question waits: the run cannot end and run again (see elicitation.ts).
     elicits: 'in-place',
     async run(args: Record<string, unknown>, ctx) {

@@ -5,6 +5,7 @@
  * answer goes back to the upstream, which finishes the same call: the tap in front of it must show one `tools/call`,
  * never a second. Without a task, a 2025-11-25 session is asked directly; a 2026-07-28 call cannot wait and is refused.
  */
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -26,6 +27,7 @@ const texts = (result: unknown): string => ((result as { content?: Array<{ text?
 describe("an upstream's elicitation through serve --upstream (issue 28)", () => {
   const temp = makeTempDir('mcp-tasks-upstream-ask-');
   const tap = join(temp.dir, 'everything.tap');
+  const limitedTap = join(temp.dir, 'limited.tap');
   let server: ServerProcess;
   let v1: V1HttpClient;
   const asked: Array<Record<string, unknown>> = [];
@@ -44,10 +46,17 @@ describe("an upstream's elicitation through serve --upstream (issue 28)", () => 
 
   beforeAll(async () => {
     ensureBuilt();
+    // A per-tool runtime limit and retention for one upstream tool (issue 28's policy), checked in the last case.
+    const config = join(temp.dir, 'mcp-tasks.json');
+    writeFileSync(config, JSON.stringify({ upstreamTools: { 'limited_trigger-long-running-operation': { runtimeLimitMs: 1_000, defaultTtlMs: 600_000 } } }));
     server = await startServerProcess(join(temp.dir, 'data'), [
+      '--config',
+      config,
       '--no-builtins',
       '--upstream',
       everythingStdio('everything', tap),
+      '--upstream',
+      everythingStdio('limited', limitedTap),
       '--status-flush-interval-ms',
       '50',
       '--poll-interval-ms',
@@ -161,6 +170,40 @@ describe("an upstream's elicitation through serve --upstream (issue 28)", () => 
       .find((entry) => entry.includes('"msg":"upstream log"'));
     expect(JSON.parse(line ?? '{}')).toMatchObject({ upstream: 'everything', data: expect.stringMatching(/-level message|level-message/) });
     await v1.client.callTool({ name: 'everything_toggle-simulated-logging', arguments: {} });
+  }, 30_000);
+
+  it('upstreamTools runtimeLimitMs and defaultTtlMs: the long operation is stopped at its own limit (the call cancelled upstream) and its task kept as configured', async () => {
+    const created = await postModern(
+      server.url,
+      'tools/call',
+      { name: 'limited_trigger-long-running-operation', arguments: { duration: 20, steps: 20 } },
+      { capabilities: ELICITING },
+    );
+    const taskId = created.body.result?.taskId as string;
+    expect(created.body.result?.ttlMs).toBe(600_000);
+    const done = await pollModernTask(server.url, taskId, { timeoutMs: 10_000 });
+    expect(done).toMatchObject({ status: 'failed', error: { code: -32603, data: { reason: 'runtime_limit' } } });
+    expect(String(done.statusMessage)).toContain('1000 ms');
+    // The forwarded call itself is cancelled upstream (notifications/cancelled naming its request id).
+    const sent = tapEntries(limitedTap).find((entry) => entry.dir === 'in' && entry.message?.method === 'tools/call');
+    await expect
+      .poll(
+        () =>
+          tapEntries(limitedTap).some(
+            (entry) => entry.dir === 'in' && entry.message?.method === 'notifications/cancelled' && entry.message.params?.requestId === sent?.message?.id,
+          ),
+        { timeout: 5000 },
+      )
+      .toBe(true);
+    // Control: the same tool of the other upstream runs under the server's limit (its task's default retention too).
+    const plain = await postModern(
+      server.url,
+      'tools/call',
+      { name: 'everything_trigger-long-running-operation', arguments: { duration: 2, steps: 2 } },
+      { capabilities: ELICITING },
+    );
+    expect(plain.body.result?.ttlMs).not.toBe(600_000);
+    expect((await pollModernTask(server.url, plain.body.result?.taskId as string)).status).toBe('completed');
   }, 30_000);
 
   it('-32021: a 2026-07-28 call without the Tasks Extension cannot wait for the answer, and is told to call as a task', async () => {

@@ -21,6 +21,13 @@ describe('upstream tool policy (issue 28)', () => {
     expect(resolveUpstreamPolicy('fs_read', rules)).toEqual({ execution: 'sync', idempotent: true });
   });
 
+  it('runtimeLimitMs and defaultTtlMs resolve per field like the others, and are absent unless a rule sets them', () => {
+    const rules = { 'e_*': { runtimeLimitMs: 60_000, defaultTtlMs: 600_000 }, e_long: { runtimeLimitMs: 5_000 } };
+    expect(resolveUpstreamPolicy('e_long', rules)).toEqual({ execution: 'task-optional', idempotent: false, runtimeLimitMs: 5_000, defaultTtlMs: 600_000 });
+    expect(resolveUpstreamPolicy('e_echo', rules)).toEqual({ execution: 'task-optional', idempotent: false, runtimeLimitMs: 60_000, defaultTtlMs: 600_000 });
+    expect(resolveUpstreamPolicy('f_echo', rules)).toEqual({ execution: 'task-optional', idempotent: false });
+  });
+
   it('the order of the rules in the file does not matter', () => {
     const forward = { 'a_*': { idempotent: true }, a_x: { idempotent: false } };
     const backward = { a_x: { idempotent: false }, 'a_*': { idempotent: true } };

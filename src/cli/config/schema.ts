@@ -172,6 +172,10 @@ export const ConfigSchema = z
               .describe(
                 'a call interrupted by a crash of the process that ran it is sent again (up to limits.maxAttempts runs in all); else the task fails interrupted (default false)',
               ),
+            runtimeLimitMs: timerMs.describe('longest run of a call of the upstream tool, instead of limits.runtimeLimitMs (default: that limit)'),
+            defaultTtlMs: ms.describe(
+              "retention of the upstream tool's tasks when the requestor asks for none, within limits.minTtlMs and limits.maxTtlMs (default: limits.defaultTtlMs)",
+            ),
           })
           .partial()
           .strict(),

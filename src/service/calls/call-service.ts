@@ -227,7 +227,12 @@ export class CallService {
     const { signal, withInput } = interactive(interaction, tool);
     const progress = options.progress && { sink: options.progress, keepAliveMs: this.options.limits.progressKeepAliveMs };
     const inline = await withInput('input', (ask) =>
-      bounded(plan, signal, (runSignal) => runInline(this.options, caller, plan, ask, gathered, runSignal, progress), this.options.limits.runtimeLimitMs),
+      bounded(
+        plan,
+        signal,
+        (runSignal) => runInline(this.options, caller, plan, ask, gathered, runSignal, progress),
+        plan.tool.runtimeLimitMs ?? this.options.limits.runtimeLimitMs,
+      ),
     );
     return 'inputRequired' in inline ? { kind: 'input_required', result: inline.inputRequired } : { kind: 'result', result: inline.done };
   }

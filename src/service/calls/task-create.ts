@@ -77,7 +77,7 @@ export class TaskCreator {
       // The tool's immediate response is the task's first statusMessage (SEP-2663 E11); the worker keeps it on start.
       statusMessage: plan.immediateResponse ?? (reservation ? null : QUEUED),
       createdAt: clock.now(),
-      ttlMs: ttlFor(limits, caller.generation, plan.requestedTtlMs),
+      ttlMs: ttlFor(limits, caller.generation, plan.requestedTtlMs, plan.tool.defaultTtlMs),
       pollIntervalMs: limits.pollIntervalMs,
       leaseOwner: reservation?.leaseOwner ?? null,
       leaseMs: reservation?.leaseMs ?? null,
