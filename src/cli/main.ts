@@ -125,6 +125,11 @@ function withSharedOptions(command: Command): Command {
       "longest wait for an upstream's initialize and tools/list answers, at start and at each reconnect; past it the upstream's process is ended (default 30000)",
     )
     .option(
+      '--upstream-forward-identity <name>',
+      "send the caller's identity (issuer, subject, tenant of the owner key) to the HTTP upstream <name> as MCP-Tasks-Caller-* headers on each call; only for an upstream that nothing but this server can reach (repeatable)",
+      collect,
+    )
+    .option(
       '--upstream-allow-data-dir <name>',
       "let the stdio upstream <name> be given this server's data directory (or a directory holding it) as an argument; refused by default (repeatable)",
       collect,

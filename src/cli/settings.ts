@@ -92,6 +92,8 @@ export interface ResolvedSettings {
   upstreamStartTimeoutMs: number;
   /** `upstreamsAllowDataDir`: stdio upstreams that may be given this server's state as an argument. */
   upstreamsAllowDataDir: string[];
+  /** `upstreamsForwardIdentity`: HTTP upstreams that get the caller's identity with each call. */
+  upstreamsForwardIdentity: string[];
   /** `upstreamTools`: the policy rules of upstream tools. */
   upstreamRules: UpstreamToolRules;
   /** Limits as given (validated by `resolveLimits`); the library fills in defaults. */
@@ -286,6 +288,7 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
     upstreams,
     upstreamStartTimeoutMs: config.upstreamStartTimeoutMs ?? DEFAULT_UPSTREAM_START_TIMEOUT_MS,
     upstreamsAllowDataDir: config.upstreamsAllowDataDir ?? [],
+    upstreamsForwardIdentity: config.upstreamsForwardIdentity ?? [],
     upstreamRules: config.upstreamTools ?? {},
     limits,
     drainMs: config.drainMs ?? DEFAULT_DRAIN_MS,

@@ -28,9 +28,11 @@ import { StartupError, UsageError } from './usage-error.js';
 export async function startConfiguredUpstreams(settings: ResolvedSettings): Promise<{ settings: ResolvedSettings; gateway: UpstreamGateway | undefined }> {
   if (settings.upstreams.length === 0) {
     if (Object.keys(settings.upstreamRules).length > 0) throw new UsageError('upstreamTools is set, but no --upstream is configured');
+    if (settings.upstreamsForwardIdentity.length > 0) throw new UsageError('upstreamsForwardIdentity is set, but no --upstream is configured');
     return { settings, gateway: undefined };
   }
   checkDataDirArguments(settings);
+  checkForwardIdentity(settings);
   const { startUpstreams } = await import('../upstream/gateway.js');
   const gateway = await startUpstreams(settings.upstreams, {
     rules: settings.upstreamRules,
@@ -38,6 +40,7 @@ export async function startConfiguredUpstreams(settings: ResolvedSettings): Prom
     clientVersion: (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version,
     maxResultBytes: resolveLimits(settings.limits).maxStoredResultBytes,
     timeoutMs: settings.upstreamStartTimeoutMs,
+    forwardIdentity: settings.upstreamsForwardIdentity,
   }).catch((error: unknown) => {
     // A coded error is the configuration's (a rule naming no tool); anything else, an upstream that did not start.
     const message = error instanceof Error ? error.message : String(error);
@@ -108,6 +111,18 @@ function pathsIn(argument: string): string[] {
   const key = /^[^=/]*=/.exec(argument);
   const glued = /^-[^-]/.test(argument) ? argument.slice(2) : '';
   return [argument, key ? argument.slice(key[0].length) : '', glued].filter(Boolean);
+}
+
+/**
+ * `upstreamsForwardIdentity` names HTTP upstreams only: a stdio child is shared by every caller of its process and has
+ * no per-request headers.
+ * @throws UsageError (exit 64) naming what is not an HTTP upstream.
+ */
+export function checkForwardIdentity(settings: Pick<ResolvedSettings, 'upstreams' | 'upstreamsForwardIdentity'>): void {
+  const http = settings.upstreams.filter((spec) => spec.transport === 'http').map((spec) => spec.name);
+  const other = settings.upstreamsForwardIdentity.filter((name) => !http.includes(name));
+  if (other.length > 0)
+    throw new UsageError(`upstreamsForwardIdentity names no HTTP upstream: ${other.join(', ')} (HTTP upstreams: ${http.join(', ') || 'none'})`);
 }
 
 /** The banner lines of the upstreams (`  upstream: <name> (…): N tools, ready`), or `''` without upstreams. */

@@ -77,6 +77,11 @@ export interface ExecutionRequest {
   confinement: PathConfinement;
   /** Fields every log line of the run carries (a redacted task id, the attempt; never secrets). */
   logFields: Record<string, string | number>;
+  /**
+   * The owner key of the caller (`issuer|subject|tenant`, or `anonymous`): never in the tool's `ctx`; read only by
+   * the upstream gateway, which forwards it to the HTTP upstreams configured to get it (issue 28).
+   */
+  ownerKey?: string;
 }
 
 /** A log line of a running tool, as a message (the host writes it with its own, redacting logger). */

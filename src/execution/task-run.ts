@@ -127,7 +127,7 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
   let outcome: ExecutionOutcome;
   try {
     const gathered = tool.gather || tool.resolvesTasks?.length ? (await store.getStep(taskId, GATHERED_STEP))?.value : undefined;
-    const request = { taskId, toolName: tool.name, arguments: record.arguments, confinement: settings.confinement, logFields };
+    const request = { taskId, toolName: tool.name, arguments: record.arguments, confinement: settings.confinement, logFields, ownerKey: record.ownerKey };
     const host = runHost(
       {
         store: store,

@@ -21,6 +21,7 @@ import { MAX_TIMER_MS } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
 import type { JsonObject } from '../core/task.js';
 import type { ElicitResult } from '../core/tool.js';
+import { callerHeaders, callerOwner } from './caller-identity.js';
 import { unplacedQuestion } from './elicitation.js';
 import { connectionFailed, forwardFailure, quoteUpstream, unavailable } from './outcome.js';
 import type { UpstreamSpec } from './spec.js';
@@ -118,6 +119,8 @@ export interface UpstreamConnectionOptions {
    * reconnect (`upstreamStartTimeoutMs`): the SDK's request timeout (60 s) is not ours to depend on.
    */
   startTimeoutMs: number;
+  /** Send the caller's identity with each call (an HTTP upstream named in `upstreamsForwardIdentity`). */
+  forwardIdentity?: boolean;
 }
 
 /** Room for the JSON-RPC envelope of an answer and the start of the next message in the stdio read buffer (bytes). */
@@ -203,7 +206,12 @@ export class UpstreamConnection {
     const progressToken = `mcp-tasks-${++this.progressTokens}`;
     this.listeners.set(progressToken, listeners);
     try {
-      return await client.callTool({ name: tool, arguments: args, _meta: { progressToken } }, { signal, timeout: NO_TIMEOUT_MS });
+      // The caller's identity, for an upstream configured to get it (see caller-identity.ts).
+      const headers = this.options.forwardIdentity ? callerHeaders(callerOwner.getStore()) : undefined;
+      return await client.callTool(
+        { name: tool, arguments: args, _meta: { progressToken } },
+        { signal, timeout: NO_TIMEOUT_MS, ...(headers ? { headers } : {}) },
+      );
     } catch (error) {
       if (signal.aborted) throw error;
       // The connection this call went out on closed under it (the SDK rejects its pending requests first).

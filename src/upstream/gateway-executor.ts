@@ -2,6 +2,7 @@ import type { ExecutionHost, ExecutionOutcome, ExecutionRequest, Executor, Execu
 import type { AnyToolDefinition } from '../core/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { InProcessExecutor } from '../execution/in-process-executor.js';
+import { callerOwner } from './caller-identity.js';
 
 /**
  * The executor of a process with upstream tools (issue 28): a call of an upstream tool runs on this process's
@@ -23,7 +24,9 @@ export class GatewayExecutor implements Executor {
   }
 
   execute(request: ExecutionRequest, host: ExecutionHost, signal: AbortSignal, withdraw?: AbortSignal): Promise<ExecutionOutcome> {
-    return (this.names.has(request.toolName) ? this.upstream : this.base).execute(request, host, signal, withdraw);
+    if (!this.names.has(request.toolName)) return this.base.execute(request, host, signal, withdraw);
+    // The caller's owner key reaches the forwarded call (for upstreams that get it) without entering the tool's ctx.
+    return callerOwner.run(request.ownerKey, () => this.upstream.execute(request, host, signal, withdraw));
   }
 
   /** Closes the configured executor; the upstream connections are closed by their owner (`UpstreamGateway.close`). */

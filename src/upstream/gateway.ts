@@ -29,6 +29,8 @@ export interface StartUpstreamsOptions {
   maxResultBytes: number;
   /** Longest wait for each upstream's first `initialize` and `tools/list` (ms). */
   timeoutMs: number;
+  /** Names of HTTP upstreams that get the caller's identity with each call (see `caller-identity.ts`). */
+  forwardIdentity?: readonly string[];
 }
 
 /**
@@ -46,6 +48,7 @@ export async function startUpstreams(specs: readonly UpstreamSpec[], options: St
         clientVersion: options.clientVersion,
         maxResultBytes: options.maxResultBytes,
         startTimeoutMs: options.timeoutMs,
+        forwardIdentity: options.forwardIdentity?.includes(spec.name) === true,
       }),
   );
   const closeAll = (): Promise<unknown> => Promise.all(connections.map((connection) => connection.close()));

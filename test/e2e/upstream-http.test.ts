@@ -4,18 +4,21 @@
  * client. The upstream records what its tool saw — started, aborted, finished — so cancellation is observed where it
  * lands, in the upstream's own request signal.
  */
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { ensureBuilt } from '../cli/support.js';
+import { ensureBuilt, MAIN } from '../cli/support.js';
 import { connectV1Http, pollUntil, TERMINAL, type V1HttpClient } from '../helpers/official-clients.js';
 import { type ReferenceServer, type SlowToolEvent, startSdkProgressServer } from '../helpers/reference-servers.js';
 import { eventually } from '../helpers/run-notes.js';
 import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+import { pollModernTask, postModern } from '../helpers/wire.js';
 
 type V1Task = { taskId: string; status: string; statusMessage?: string };
 
@@ -146,5 +149,65 @@ describe('serve --upstream over Streamable HTTP (issue 28)', () => {
       expect.objectContaining({ name: 'up', transport: 'http', state: 'ready', restarts: expect.any(Number) }),
     ]);
     expect((readyz.checks.executor.upstreams[0] as { restarts: number }).restarts).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('upstreamsForwardIdentity: the caller as the HTTP upstream sees it (issue 28)', () => {
+  const temp = makeTempDir('mcp-tasks-upstream-identity-');
+  const token = 'identity-test-token-0123456789abcdef';
+  let upstream: ReferenceServer;
+  let server: ServerProcess;
+
+  beforeAll(async () => {
+    ensureBuilt();
+    upstream = await startSdkProgressServer();
+    const tokens = join(temp.dir, 'tokens.json');
+    writeFileSync(tokens, JSON.stringify({ tokens: [{ token, issuer: 'https://issuer.test', subject: 'ada@example.test', tenant: 'acme é' }] }));
+    server = await startServerProcess(join(temp.dir, 'data'), [
+      '--no-builtins',
+      '--auth',
+      `tokens:${tokens}`,
+      '--upstream',
+      `up=${upstream.url}`,
+      '--upstream',
+      `plain=${upstream.url}`,
+      '--upstream-forward-identity',
+      'up',
+    ]);
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+    await upstream?.close();
+    temp.remove();
+  });
+
+  const whoami = async (name: string) => {
+    // A task, as the run in the worker is where the identity must reach the forwarded call.
+    const response = await postModern(server.url, 'tools/call', { name, arguments: {} }, { token });
+    const taskId = response.body.result?.taskId;
+    if (typeof taskId !== 'string') throw new Error(JSON.stringify(response.body));
+    const done = await pollModernTask(server.url, taskId, { token });
+    const text = (done.result as { content?: Array<{ text?: string }> } | undefined)?.content?.[0]?.text;
+    if (text === undefined) throw new Error(JSON.stringify(done));
+    return JSON.parse(text) as Record<string, string | null>;
+  };
+
+  it("an upstream named in upstreamsForwardIdentity gets the caller's issuer, subject and tenant, never the token", async () => {
+    expect(await whoami('up_whoami')).toEqual({ issuer: 'https://issuer.test', subject: 'ada@example.test', tenant: 'acme é' });
+    expect(server.log()).not.toContain(token);
+  });
+
+  it('control: the same server under another upstream name, not named there, gets no caller headers', async () => {
+    expect(await whoami('plain_whoami')).toEqual({ issuer: null, subject: null, tenant: null });
+  });
+
+  it('a name that is not an HTTP upstream is refused at start (exit 64)', async () => {
+    const refused = spawnSync(
+      process.execPath,
+      [MAIN, 'serve', '--data-dir', join(temp.dir, 'refused'), '--no-builtins', '--upstream', `up=${upstream.url}`, '--upstream-forward-identity', 'nope'],
+      { encoding: 'utf8', timeout: 30_000 },
+    );
+    expect(refused.status).toBe(64);
+    expect(refused.stderr).toContain('upstreamsForwardIdentity names no HTTP upstream: nope (HTTP upstreams: up)');
   });
 });

@@ -89,6 +89,7 @@ export const SETTINGS: readonly SettingLeaf[] = Object.freeze([
   { key: 'upstreams', kind: 'list', flag: '--upstream', attribute: 'upstream' },
   leaf('upstreamStartTimeoutMs', 'number'),
   { key: 'upstreamsAllowDataDir', kind: 'list', flag: '--upstream-allow-data-dir', attribute: 'upstreamAllowDataDir' },
+  { key: 'upstreamsForwardIdentity', kind: 'list', flag: '--upstream-forward-identity', attribute: 'upstreamForwardIdentity' },
   { key: 'upstreamTools', kind: 'object' },
   leaf('roots', 'list', { flag: '--root', attribute: 'root', path: true }),
   leaf('writableRoots', 'list', { flag: '--writable-root', attribute: 'writableRoot', path: true }),

@@ -155,6 +155,12 @@ export const ConfigSchema = z
       .describe(
         "longest wait for an upstream's initialize and tools/list answers, at start and at each reconnect; an upstream past it is a start-up error and its process is ended (default 30000)",
       ),
+    upstreamsForwardIdentity: z
+      .array(z.string().min(1))
+      .optional()
+      .describe(
+        "names of HTTP upstreams that get the caller's identity (issuer, subject and tenant of the owner key) as MCP-Tasks-Caller-Issuer / -Subject / -Tenant headers on each call (default none); the upstream must be reachable by this server only, since anyone reaching it could send such headers",
+      ),
     upstreamsAllowDataDir: z
       .array(z.string().min(1))
       .optional()

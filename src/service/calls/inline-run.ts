@@ -70,6 +70,7 @@ export async function runInline(
     arguments: (plan.call.arguments ?? {}) as JsonObject,
     confinement: options.confinement,
     logFields: { tool: tool.name },
+    ownerKey: caller.ownerKey,
   };
   progress?.start();
   let outcome: ExecutionOutcome;
