@@ -98,7 +98,7 @@ export async function postRaw(url: string, body: string, headers: Record<string,
 export async function pollModernTask(
   url: string,
   taskId: string,
-  options: { token?: string; until?: (status: string) => boolean; timeoutMs?: number } = {},
+  options: { token?: string; until?: (status: string) => boolean; timeoutMs?: number; onPoll?: (task: Record<string, unknown>) => void } = {},
 ): Promise<Record<string, unknown>> {
   const until = options.until ?? ((status: string) => ['completed', 'failed', 'cancelled'].includes(status));
   const deadline = Date.now() + (options.timeoutMs ?? 15_000);
@@ -106,6 +106,7 @@ export async function pollModernTask(
     const response = await postModern(url, 'tasks/get', { taskId }, options.token ? { token: options.token } : {});
     const result = response.body.result;
     if (!result) throw new Error(`tasks/get failed: ${JSON.stringify(response.body)}`);
+    options.onPoll?.(result);
     if (until(String(result.status))) return result;
     if (Date.now() > deadline) throw new Error(`task ${taskId} still ${String(result.status)} after ${options.timeoutMs ?? 15_000} ms`);
     await new Promise((resolve) => setTimeout(resolve, 25));
