@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { ensureBuilt } from '../cli/support.js';
+import { cliRunner, ensureBuilt } from '../cli/support.js';
 import { connectV1Http, type V1HttpClient } from '../helpers/official-clients.js';
 import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -204,6 +204,19 @@ describe("an upstream's elicitation through serve --upstream (issue 28)", () => 
     );
     expect(plain.body.result?.ttlMs).not.toBe(600_000);
     expect((await pollModernTask(server.url, plain.body.result?.taskId as string)).status).toBe('completed');
+  }, 30_000);
+
+  it('the CLI: mcp-tasks call of an upstream tool follows its task, answers its question from --answers and prints the upstream result', async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, MCP_TASKS_CLIENT_STATE: join(temp.dir, 'cli-state', 'tasks.json') };
+    delete env.MCP_TASKS_URL;
+    delete env.MCP_TASKS_TOKEN;
+    const { cli } = cliRunner(env);
+    const before = upstreamTraffic();
+    const run = await cli(['call', ASKS, '--url', server.url, '--answers', '{"name": "Lovelace"}']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('"name": "Lovelace"');
+    expect(run.stderr).toMatch(/task \S+/);
+    expect(upstreamTraffic().calls - before.calls).toBe(1);
   }, 30_000);
 
   it('-32021: a 2026-07-28 call without the Tasks Extension cannot wait for the answer, and is told to call as a task', async () => {
