@@ -249,6 +249,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   if (options.dashboard) {
     dashboard = createDashboard({
       service: server.service.viewer,
+      ...(gateway ? { upstreams: () => gateway.statuses() } : {}),
       ...(auth.authenticator ? { verify: viewerVerifier(auth.authenticator) } : {}),
       ...(auth.oauth && dashboardOptions.clientId !== undefined
         ? {

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { isJsonContentType } from '@modelcontextprotocol/server';
 
 import { isTaskNotFound, TasksError } from '../core/errors.js';
+import type { UpstreamStatus } from '../core/executor.js';
 import { type KillSwitchControl, KillSwitchInputError, type KillSwitchView } from '../core/kill-switch.js';
 import type { Logger } from '../core/logger.js';
 import { discardBody, readRequestBody } from '../core/request-body.js';
@@ -19,7 +20,7 @@ import { operationListQuery, taskListQuery } from './queries.js';
 import { cookieValue, DashboardSessions, processCsrfToken, sameToken, SESSION_COOKIE } from './sessions.js';
 import { DashboardUnavailableError, type ViewerVerifier } from './verifier.js';
 import { operationOf, pageOf, reconcileViewOf, summaryOf } from './views.js';
-import type { InitialView, KillSwitchPanelView, SessionView, TaskListView } from './wire.js';
+import type { InitialView, KillSwitchPanelView, SessionView, TaskListView, UpstreamsView } from './wire.js';
 
 /** Options of {@link createDashboard}. */
 export interface DashboardOptions {
@@ -33,6 +34,11 @@ export interface DashboardOptions {
   oidc?: OidcSignIn;
   /** The issuer's name as the sign-in button shows it. */
   issuerName?: string;
+  /**
+   * How this process's upstream connections stand (`serve --upstream`, issue 28; what `/readyz` shows); absent: no
+   * upstreams. Other processes' connections are their own (their `/readyz`).
+   */
+  upstreams?: () => UpstreamStatus[];
   /**
    * The kill switch's control (the admin API's own); absent: no kill-switch panel. Viewers with `admin:read` see it,
    * `admin:write` changes it.
@@ -278,6 +284,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     if (path === '/tasks' && request.method === 'GET') return sendJson(response, 200, await list(viewer, url.searchParams));
     if (path === '/events' && request.method === 'GET') return events(viewer, response);
     if (path === '/overview' && request.method === 'GET') return sendJson(response, 200, await options.service.overview(viewer));
+    if (path === '/upstreams' && request.method === 'GET') return sendJson(response, 200, { upstreams: options.upstreams?.() ?? [] } satisfies UpstreamsView);
     if (path === '/operations' && request.method === 'GET') return sendJson(response, 200, await operations(viewer, url.searchParams));
     const reconcile = /^\/operations\/([A-Za-z0-9_-]{1,64})\/reconcile$/.exec(path);
     if (reconcile && request.method === 'POST') {

@@ -140,6 +140,25 @@ export interface OverviewView {
   }>;
 }
 
+/**
+ * `GET /dashboard/api/upstreams`: how this process's upstream MCP servers stand (`serve --upstream`, issue 28), as
+ * `/readyz` shows them; empty without upstreams. The shape of `UpstreamStatus` (src/core/executor.ts), written out
+ * because this file imports nothing (the page's bundle reads it); `satisfies` where it is sent keeps the two in step.
+ */
+export interface UpstreamsView {
+  upstreams: Array<{
+    name: string;
+    transport: 'stdio' | 'http';
+    state: 'connecting' | 'ready' | 'restarting' | 'closed';
+    tools: number;
+    restarts: number;
+    failedRestarts: number;
+    inFlight: number;
+    retryInMs?: number;
+    error?: string;
+  }>;
+}
+
 /** `GET /dashboard/api/tasks?…`: one page of the task list, newest first. */
 export interface TaskListView {
   tasks: TaskSummary[];

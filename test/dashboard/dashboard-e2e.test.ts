@@ -14,6 +14,7 @@ import { axeSerious, ensureDashboardBuilt, launchChromium } from '../helpers/bro
 import { createTestDatabase } from '../helpers/postgres.js';
 import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+import { everythingStdio } from '../helpers/upstream-servers.js';
 
 const FIXTURE = resolve(import.meta.dirname, '../fixtures/dashboard-tools.mjs');
 const ALICE = 'alice-token-0123456789abcdef';
@@ -81,7 +82,17 @@ describe('dashboard in a real browser (issue 16)', () => {
     // The browser and the server start side by side, and the two owners sign in side by side (separate contexts).
     [browser, server] = await Promise.all([
       launchChromium(),
-      startServerProcess(join(temp.dir, 'data'), ['--dashboard', '--auth', `tokens:${tokens}`, '--tools', FIXTURE, '--no-builtins']),
+      // With one upstream MCP server (issue 28), which the overview lists.
+      startServerProcess(join(temp.dir, 'data'), [
+        '--dashboard',
+        '--auth',
+        `tokens:${tokens}`,
+        '--tools',
+        FIXTURE,
+        '--no-builtins',
+        '--upstream',
+        everythingStdio('everything'),
+      ]),
     ]);
     base = server.url.replace(/\/mcp$/, '');
     [alice, bob] = await Promise.all([signIn(ALICE), signIn(BOB)]);
@@ -296,6 +307,12 @@ describe('dashboard in a real browser (issue 16)', () => {
     // The figures behind the charts: alice's tools, never bob's alone.
     const tools = await page.locator('#chart-tool-h ~ details table tbody tr td:first-child').allTextContents();
     expect(tools).toEqual(expect.arrayContaining(['slow_steps', 'approve_change', 'record_payment']));
+    // This process's upstream server, as its /readyz shows it (issue 28).
+    const upstream = await page
+      .locator('table', { has: page.locator('caption', { hasText: 'Upstream servers of this process' }) })
+      .locator('tbody tr td')
+      .allTextContents();
+    expect(upstream.slice(0, 3)).toEqual(['everything', 'stdio', 'ready']);
     expect(await axeSerious(page)).toEqual([]);
     expect(cspViolations).toEqual([]);
     await page.close();

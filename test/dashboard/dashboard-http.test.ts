@@ -141,6 +141,45 @@ describe('dashboard HTTP: sessions, CSP, CSRF and visibility (issue 16)', () => 
     expect((await fetch(`${base}/dashboard/api/tasks`, { headers: { cookie: 'mcp_tasks_session=AAAAAAAAAAAAAAAAAAAAAA' } })).status).toBe(401);
   });
 
+  it("issue 28: /dashboard/api/upstreams answers this process's upstream statuses to a signed-in viewer ([] without upstreams), nothing without a session", async () => {
+    const statuses = [
+      {
+        name: 'everything',
+        transport: 'stdio' as const,
+        state: 'restarting' as const,
+        tools: 12,
+        restarts: 1,
+        failedRestarts: 2,
+        inFlight: 0,
+        retryInMs: 500,
+        error: 'the process exited',
+      },
+    ];
+    const withUpstreams = await serveDashboard({
+      service: running.server.service.viewer,
+      verify: viewerVerifier(TokenFileAuthenticator.fromFile(join(temp.dir, 'tokens.json'))),
+      anonymous: { ownerKey: 'anonymous', scopes: [] },
+      allowedHosts: ['127.0.0.1'],
+      logger: silentLogger,
+      upstreams: () => statuses,
+    });
+    try {
+      const response = await fetch(`${withUpstreams.base}/dashboard/login`, {
+        method: 'POST',
+        body: new URLSearchParams({ token: TOKENS[0]!.token }),
+        redirect: 'manual',
+        headers: { origin: withUpstreams.base },
+      });
+      const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0] as string;
+      expect(await (await fetch(`${withUpstreams.base}/dashboard/api/upstreams`, { headers: { cookie } })).json()).toEqual({ upstreams: statuses });
+      expect((await fetch(`${withUpstreams.base}/dashboard/api/upstreams`)).status).toBe(401);
+    } finally {
+      await withUpstreams.close();
+    }
+    const { cookie } = await signIn(TOKENS[0]!.token);
+    expect(await (await fetch(`${base}/dashboard/api/upstreams`, { headers: { cookie } })).json()).toEqual({ upstreams: [] });
+  });
+
   it('a POST without the CSRF token, or from another origin, changes nothing; the same request with both cancels', async () => {
     const created = await postModern(running.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 30 } }, { ...V2, token: TOKENS[0]!.token });
     const taskId = created.body.result?.taskId as string;

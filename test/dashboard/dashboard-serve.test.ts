@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, MAIN } from '../cli/support.js';
 import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+import { everythingStdio } from '../helpers/upstream-servers.js';
 import { postModern } from '../helpers/wire.js';
 
 const ALICE = 'alice-token-0123456789abcdef';
@@ -84,6 +85,21 @@ describe('serve: dashboard from the configuration, beside the probes (issue 16)'
       body: '{}',
     });
     expect(refused.status).toBe(403);
+  });
+
+  it('issue 28: with --upstream, the dashboard reports the upstream connections of its process (what /readyz shows)', async () => {
+    const { base } = await start('upstream', ['--dashboard', '--auth', `tokens:${tokens}`, '--upstream', everythingStdio('everything')]);
+    const login = await fetch(`${base}/dashboard/login`, {
+      method: 'POST',
+      body: new URLSearchParams({ token: ALICE }),
+      redirect: 'manual',
+      headers: { origin: base },
+    });
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    const view: any = await (await fetch(`${base}/dashboard/api/upstreams`, { headers: { cookie } })).json();
+    const readyz: any = await (await fetch(`${base}/readyz`)).json();
+    expect(view.upstreams).toEqual(readyz.checks.executor.upstreams);
+    expect(view.upstreams).toEqual([expect.objectContaining({ name: 'everything', transport: 'stdio', state: 'ready' })]);
   });
 
   it('MCP_TASKS_DASHBOARD=1 turns it on; without any of the three, /dashboard is not served (and the probes are)', async () => {

@@ -13,6 +13,7 @@ import type {
   TaskPageView,
   TaskStatusName,
   TaskSummary,
+  UpstreamsView,
 } from '../../src/dashboard/wire.js';
 
 export type { TaskSummary };
@@ -23,6 +24,7 @@ export type TaskPage = TaskPageView;
 export type Session = SessionView;
 export type Operation = OperationView;
 export type Overview = OverviewView;
+export type Upstreams = UpstreamsView;
 export type Reconciled = ReconcileView;
 
 /** An API answer other than 2xx. */
@@ -92,6 +94,7 @@ export const listOperations = (status: string): Promise<OperationListView> => ca
 export const reconcileOperation = (operationId: string): Promise<ReconcileView> =>
   call(`/operations/${encodeURIComponent(operationId)}/reconcile`, { method: 'POST', body: '{}' });
 export const getOverview = (): Promise<OverviewView> => call('/overview');
+export const getUpstreams = (): Promise<UpstreamsView> => call('/upstreams');
 export type KillSwitchPanel = KillSwitchPanelView;
 export const getKillSwitch = (): Promise<KillSwitchPanelView> => call('/kill-switch');
 export const changeKillSwitch = (change: { action: 'on' | 'off'; tool?: string; fallback?: string; reason?: string }): Promise<KillSwitchPanelView> =>

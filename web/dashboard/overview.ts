@@ -12,7 +12,7 @@ import {
   Tooltip,
 } from 'chart.js';
 
-import { getOverview, type Overview, type TaskStatus } from './api.js';
+import { getOverview, getUpstreams, type Overview, type TaskStatus, type Upstreams } from './api.js';
 import { formatDuration, h, replace } from './dom.js';
 
 /**
@@ -73,7 +73,30 @@ function draw(canvas: HTMLCanvasElement, config: ChartConfiguration): Drawn {
   return new Chart(canvas, { ...config, options: { animation: false, responsive: true, maintainAspectRatio: false, ...config.options } } as ChartConfiguration);
 }
 
-function render(main: HTMLElement, overview: Overview, charts: Drawn[]): void {
+/** How this process's upstream MCP servers stand (issue 28), or nothing when it has none. */
+function upstreamSection(upstreams: Upstreams['upstreams']): HTMLElement[] {
+  if (upstreams.length === 0) return [];
+  const rows = upstreams.map((upstream) => [
+    upstream.name,
+    upstream.transport,
+    upstream.state + (upstream.retryInMs === undefined ? '' : ` (retry in ${formatDuration(upstream.retryInMs)})`),
+    upstream.tools,
+    upstream.inFlight,
+    `${upstream.restarts} / ${upstream.failedRestarts}`,
+    upstream.error ?? '–',
+  ]);
+  return [
+    h('h2', {}, 'Upstream servers'),
+    h(
+      'p',
+      { class: 'small' },
+      'The MCP servers this process forwards calls to (serve --upstream), as its /readyz shows them; each worker process has its own connections.',
+    ),
+    table('Upstream servers of this process', ['Upstream', 'Transport', 'State', 'Tools', 'Calls in flight', 'Restarts / failed', 'Last error'], rows),
+  ];
+}
+
+function render(main: HTMLElement, overview: Overview, charts: Drawn[], upstreams: Upstreams['upstreams'] = []): void {
   for (const chart of charts.splice(0)) chart.destroy();
   const statuses = Object.keys(overview.byStatus) as TaskStatus[];
   const labels = overview.buckets.map((bucket) => clock(bucket.from));
@@ -121,6 +144,7 @@ function render(main: HTMLElement, overview: Overview, charts: Drawn[]): void {
     ),
     h('div', { class: 'charts' }, status.section, tools.section),
     timing.section,
+    ...upstreamSection(upstreams),
   );
   document.title = 'Overview · mcp-tasks';
   charts.push(
@@ -185,6 +209,10 @@ function render(main: HTMLElement, overview: Overview, charts: Drawn[]): void {
 /** Show the overview; returns the refresh the live feed calls (debounced by the caller). */
 export async function showOverview(main: HTMLElement): Promise<() => void> {
   const charts: Drawn[] = [];
-  render(main, await getOverview(), charts);
-  return () => void getOverview().then((overview) => render(main, overview, charts));
+  const load = async (): Promise<void> => {
+    const [overview, { upstreams }] = await Promise.all([getOverview(), getUpstreams()]);
+    render(main, overview, charts, upstreams);
+  };
+  await load();
+  return () => void load();
 }
