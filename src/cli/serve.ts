@@ -221,10 +221,12 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   const probes: ProbeSources = { role: modes.worker ? 'serve' : 'api', instanceId, store, draining: () => draining, metrics, killSwitch, executor, workers };
   const deniedLines = describeDenied(settings);
   logger.info({ deniedPaths: deniedLines, skippedRoots: settings.skippedRoots }, 'server state is denied to tools and excluded from every root');
-  const stop = async (): Promise<void> => {
+  /** The drain, then everything closed; `afterDrain` runs between (the HTTP listener's last connections). */
+  const stop = async (afterDrain?: () => void): Promise<void> => {
     killSwitch.stop();
     workers?.stop();
     await server.drain(settings.drainMs);
+    afterDrain?.();
     await executor.close();
     await gateway?.close();
     await registration.close();
@@ -237,7 +239,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   if (!listener) {
     // A client that spawned this stdio server ends it with SIGTERM as often as by closing stdin: drain either way
     // (tasks handed back, upstream children ended), and before the banner, which is what such clients wait for.
-    onShutdownSignal(logger, stop);
+    onShutdownSignal(logger, () => stop());
     process.stderr.write(
       `mcp-tasks: serving MCP on stdio (store ${settings.storeShown}, ${tools.length} tools, ${role}; at rest: ${settings.encryptionShown}; denied to tools: ${deniedLines.join(', ')})\n`,
     );
@@ -305,16 +307,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     listener.close();
     listener.closeIdleConnections();
     dashboard?.close();
-    killSwitch.stop();
-    workers?.stop();
-    await server.drain(settings.drainMs);
-    listener.closeAllConnections();
-    await executor.close();
-    await gateway?.close();
-    await registration.close();
-    auth.close();
-    await store.close();
-    await traces.shutdown();
+    await stop(() => listener.closeAllConnections());
   });
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
   process.stderr.write(

@@ -10,6 +10,7 @@ import { createTasksServer } from '../../src/server/create-tasks-server.js';
 import type { TaskCaller } from '../../src/service/caller.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { apiOnlyOnSqlite } from '../helpers/api-only.js';
+import { anonymousV2Caller, CONFIRM_SCHEMA } from '../helpers/callers.js';
 import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
 import { overrideStore } from '../helpers/store-wrapper.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -22,15 +23,7 @@ import { makeTempDir } from '../helpers/temp-dir.js';
  */
 
 const LIMITS: Partial<TasksServerLimits> = { ...QUIET_LIMITS, claimIntervalMs: 60_000 };
-const CALLER: TaskCaller = {
-  ownerKey: 'anonymous',
-  scopes: 'all',
-  negotiation: 'per-request',
-  generation: 'v2',
-  protocolVersion: '2026-07-28',
-  clientCapabilities: { elicitation: { form: {} } },
-};
-const CONFIRM = { type: 'object', properties: { confirm: { type: 'boolean' } }, required: ['confirm'] };
+const CALLER: TaskCaller = anonymousV2Caller({ elicitation: { form: {} } });
 
 describe('claim hints leave no runnable task to the poll fallback (issue 25)', () => {
   const cleanups: Array<() => Promise<void> | void> = [];
@@ -58,7 +51,7 @@ describe('claim hints leave no runnable task to the poll fallback (issue 25)', (
       async run(_args, ctx) {
         runs += 1;
         try {
-          const answer = await ctx.elicit({ message: 'Go on?', requestedSchema: CONFIRM });
+          const answer = await ctx.elicit({ message: 'Go on?', requestedSchema: CONFIRM_SCHEMA });
           return textResult(answer.action);
         } finally {
           await new Promise((resolve) => setTimeout(resolve, unwindMs));

@@ -9,6 +9,7 @@ import { defineTool, textResult } from '../../src/core/tool.js';
 import { createTasksServer } from '../../src/server/create-tasks-server.js';
 import type { TaskCaller } from '../../src/service/caller.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { anonymousV2Caller, CONFIRM_SCHEMA } from '../helpers/callers.js';
 import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -23,15 +24,7 @@ import { makeTempDir } from '../helpers/temp-dir.js';
  */
 
 const LIMITS: Partial<TasksServerLimits> = { ...QUIET_LIMITS, tailIntervalMs: 50, recoveryIntervalMs: 200 };
-const CALLER: TaskCaller = {
-  ownerKey: 'anonymous',
-  scopes: 'all',
-  negotiation: 'per-request',
-  generation: 'v2',
-  protocolVersion: '2026-07-28',
-  clientCapabilities: { elicitation: { form: {} } },
-};
-const CONFIRM = { type: 'object', properties: { confirm: { type: 'boolean' } }, required: ['confirm'] };
+const CALLER: TaskCaller = anonymousV2Caller({ elicitation: { form: {} } });
 
 /** Runs of the tool in this process, all workers together. */
 let runs = 0;
@@ -47,7 +40,7 @@ const tool = (asks: boolean, idempotent = false) =>
     inputSchema: z.object({}),
     async run(_args, ctx) {
       runs += 1;
-      if (asks) return textResult(JSON.stringify(await ctx.elicit({ message: 'Go on?', requestedSchema: CONFIRM })));
+      if (asks) return textResult(JSON.stringify(await ctx.elicit({ message: 'Go on?', requestedSchema: CONFIRM_SCHEMA })));
       await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
       return textResult('aborted');
     },

@@ -14,6 +14,7 @@ import { Sweeper } from '../../src/execution/sweeper.js';
 import { createTasksServer } from '../../src/server/create-tasks-server.js';
 import type { TaskCaller } from '../../src/service/caller.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { anonymousV2Caller, CONFIRM_SCHEMA } from '../helpers/callers.js';
 import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -24,15 +25,7 @@ import { makeTempDir } from '../helpers/temp-dir.js';
  */
 
 const LIMITS: Partial<TasksServerLimits> = { ...QUIET_LIMITS, tailIntervalMs: 50 };
-const CALLER: TaskCaller = {
-  ownerKey: 'anonymous',
-  scopes: 'all',
-  negotiation: 'per-request',
-  generation: 'v2',
-  protocolVersion: '2026-07-28',
-  clientCapabilities: { elicitation: { form: {} } },
-};
-const CONFIRM = { type: 'object', properties: { confirm: { type: 'boolean' } }, required: ['confirm'] };
+const CALLER: TaskCaller = anonymousV2Caller({ elicitation: { form: {} } });
 
 describe("a tool that asks in place (elicits: 'in-place')", () => {
   const cleanups: Array<() => Promise<void> | void> = [];
@@ -43,7 +36,7 @@ describe("a tool that asks in place (elicits: 'in-place')", () => {
   /** What the tool does between its start and its result (by default: asks one question). */
   type Asking = (ctx: ToolContext) => Promise<string>;
   const askOnce: Asking = async (ctx) => {
-    const answer = await ctx.elicit({ message: 'Go on?', requestedSchema: CONFIRM });
+    const answer = await ctx.elicit({ message: 'Go on?', requestedSchema: CONFIRM_SCHEMA });
     return `${answer.action} ${JSON.stringify(answer.content)}`;
   };
 
@@ -159,8 +152,8 @@ describe("a tool that asks in place (elicits: 'in-place')", () => {
   it('two questions asked at once by a run that waits in place are asked one after the other, and the same run gets both answers', async () => {
     const both: Asking = async (ctx) => {
       const answers = await Promise.all([
-        ctx.elicit({ message: 'First?', requestedSchema: CONFIRM }),
-        ctx.elicit({ message: 'Second?', requestedSchema: CONFIRM }),
+        ctx.elicit({ message: 'First?', requestedSchema: CONFIRM_SCHEMA }),
+        ctx.elicit({ message: 'Second?', requestedSchema: CONFIRM_SCHEMA }),
       ]);
       return answers.map((answer) => JSON.stringify(answer.content)).join(' ');
     };

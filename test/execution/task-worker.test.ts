@@ -16,20 +16,14 @@ import { TaskReads } from '../../src/service/task-reads.js';
 import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
 import { apiOnlyOnSqlite } from '../helpers/api-only.js';
+import { anonymousV2Caller } from '../helpers/callers.js';
 import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
 import { overrideStore } from '../helpers/store-wrapper.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const LIMITS: Partial<TasksServerLimits> = { ...QUIET_LIMITS, claimIntervalMs: 60_000 };
 
-const CALLER: TaskCaller = {
-  ownerKey: 'anonymous',
-  scopes: 'all',
-  negotiation: 'per-request',
-  generation: 'v2',
-  protocolVersion: '2026-07-28',
-  clientCapabilities: {},
-};
+const CALLER: TaskCaller = anonymousV2Caller();
 
 /** A tool that waits until aborted, recording why. */
 function waitingTool(name: string, seen: { reasons: unknown[] }): AnyToolDefinition {

@@ -10,6 +10,7 @@ import { ToolRegistry } from '../../src/core/tool-registry.js';
 import { createTasksServer } from '../../src/server/create-tasks-server.js';
 import type { Caller, TaskCaller } from '../../src/service/caller.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { anonymousV2Caller } from '../helpers/callers.js';
 import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -19,14 +20,7 @@ import { makeTempDir } from '../helpers/temp-dir.js';
  */
 
 const LIMITS: Partial<TasksServerLimits> = { ...QUIET_LIMITS, maxTtlMs: 3_600_000, defaultTtlMs: 120_000, minTtlMs: 1_000 };
-const V2: TaskCaller = {
-  ownerKey: 'anonymous',
-  scopes: 'all',
-  negotiation: 'per-request',
-  generation: 'v2',
-  protocolVersion: '2026-07-28',
-  clientCapabilities: {},
-};
+const V2: TaskCaller = anonymousV2Caller();
 const V1: TaskCaller = { ...V2, negotiation: 'per-session', generation: 'v1', protocolVersion: '2025-11-25', clientCapabilities: { tasks: {} } };
 /** A 2026-07-28 caller without the Tasks Extension: its calls run inline. */
 const INLINE: Caller = { ...V2, generation: null };
