@@ -1,4 +1,7 @@
 #!/usr/bin/env node
+// The CLI's one command table (commander): every command and option of `mcp-tasks` is declared here, so `--help`,
+// the generated reference (docs/reference/cli.md) and the configuration's flags read one place; the actions live in
+// their own modules, loaded on use. It is over 500 lines for that reason: declarations, not logic.
 import { readFileSync } from 'node:fs';
 
 import { Command, InvalidArgumentError, Option } from 'commander';

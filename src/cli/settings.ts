@@ -1,3 +1,5 @@
+// The settings every `serve` and `worker` start resolves, in one place so the two roles cannot drift (the settings
+// digest compares them across a deployment): ~500 lines because each setting's rule lives beside its field.
 import { createHash } from 'node:crypto';
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
