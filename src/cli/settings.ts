@@ -402,6 +402,19 @@ export function settingsDigest(input: {
       roots: [...input.roots].sort(),
       writableRoots: [...input.writableRoots].sort(),
       tools: input.tools.map((tool) => tool.name).sort(),
+      // How each tool runs (an upstream tool's policy comes from upstreamTools): whichever process runs a call decides
+      // whether it is re-run after a crash and how long it may run, so every process must agree.
+      toolPolicies: [...input.tools]
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+        .map((tool) => [
+          tool.name,
+          tool.execution,
+          tool.idempotent ?? false,
+          tool.journaled ?? false,
+          tool.elicits ?? false,
+          tool.runtimeLimitMs ?? null,
+          tool.defaultTtlMs ?? null,
+        ]),
       checkTargets: [...input.checkTargets].sort(),
       runLimits: {
         leaseMs: limits.leaseMs,
