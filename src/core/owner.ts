@@ -37,6 +37,17 @@ export function ownerKeyOf(principal: Pick<Principal, 'issuer' | 'subject' | 'te
   return `${ownerKeyPart(principal.issuer)}|${ownerKeyPart(principal.subject)}|${ownerKeyPart(principal.tenant)}`;
 }
 
+/**
+ * The parts of an owner key made by {@link ownerKeyOf}, each decoded again (in one pass, so a literal `%7C` in a
+ * part stays itself); `undefined` for a key of another shape (`anonymous`).
+ */
+export function ownerKeyParts(ownerKey: string): Pick<Principal, 'issuer' | 'subject' | 'tenant'> | undefined {
+  const parts = ownerKey.split('|');
+  if (parts.length !== 3) return undefined;
+  const [issuer, subject, tenant] = parts.map((part) => part.replace(/%(25|7C)/g, (code) => (code === '%25' ? '%' : '|'))) as [string, string, string];
+  return { issuer, subject, tenant };
+}
+
 /** Why a credential was refused: `invalid_token` (HTTP 401) or `unavailable` (the verifier could not decide: HTTP 503). */
 export type AuthenticationFailure = 'invalid_token' | 'unavailable';
 

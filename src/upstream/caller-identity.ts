@@ -7,7 +7,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-import { ANONYMOUS_OWNER_KEY } from '../core/owner.js';
+import { ANONYMOUS_OWNER_KEY, ownerKeyParts } from '../core/owner.js';
 
 /** The owner key of the call being forwarded (set by `GatewayExecutor` around an upstream tool's run). */
 export const callerOwner = new AsyncLocalStorage<string | undefined>();
@@ -16,14 +16,13 @@ export const callerOwner = new AsyncLocalStorage<string | undefined>();
 export const CALLER_HEADERS = { issuer: 'MCP-Tasks-Caller-Issuer', subject: 'MCP-Tasks-Caller-Subject', tenant: 'MCP-Tasks-Caller-Tenant' } as const;
 
 /**
- * The headers of a caller's owner key `issuer|subject|tenant` (its parts percent-decoded from the owner-key
- * encoding, then encoded for the header); none without a caller or for the anonymous owner (no authentication).
+ * The headers of a caller's owner key `issuer|subject|tenant` (its parts as {@link ownerKeyParts} gives them,
+ * encoded for the header); none without a caller or for the anonymous owner (no authentication).
  */
 export function callerHeaders(ownerKey: string | undefined): Record<string, string> | undefined {
-  if (ownerKey === undefined || ownerKey === ANONYMOUS_OWNER_KEY) return undefined;
-  const parts = ownerKey.split('|').map((part) => part.replace(/%(25|7C)/g, (code) => (code === '%25' ? '%' : '|')));
-  if (parts.length !== 3) return undefined;
-  const [issuer, subject, tenant] = parts as [string, string, string];
+  const parts = ownerKey === undefined || ownerKey === ANONYMOUS_OWNER_KEY ? undefined : ownerKeyParts(ownerKey);
+  if (!parts) return undefined;
+  const { issuer, subject, tenant } = parts;
   return {
     [CALLER_HEADERS.issuer]: encodeURIComponent(issuer),
     [CALLER_HEADERS.subject]: encodeURIComponent(subject),
