@@ -150,7 +150,6 @@ export class UpstreamConnection {
   private delayMs = BACKOFF.initialMs;
   private connectedAt = 0;
   private listed: UpstreamTool[] = [];
-  private inFlight = 0;
   /** Woken when the state changes (calls waiting for a connection). */
   private readonly waiters = new Set<() => void>();
   /** Set when the stdio transport dropped the connection because an answer outgrew {@link stdioReadLimit}. */
@@ -164,6 +163,7 @@ export class UpstreamConnection {
    * notification as one "for an unknown token" — the last progress a server sends before its result.
    */
   private readonly listeners = new Map<string, CallListeners>();
+  // Its size is the number of calls in flight (each call is listed from its send to its answer).
   private progressTokens = 0;
 
   constructor(private readonly options: UpstreamConnectionOptions) {}
@@ -202,7 +202,6 @@ export class UpstreamConnection {
    */
   async call(tool: string, args: JsonObject, signal: AbortSignal, listeners: CallListeners): Promise<unknown> {
     const client = await this.connected(tool, signal);
-    this.inFlight += 1;
     const progressToken = `mcp-tasks-${++this.progressTokens}`;
     this.listeners.set(progressToken, listeners);
     try {
@@ -220,7 +219,6 @@ export class UpstreamConnection {
       if (lost === undefined && this.options.spec.transport === 'http' && connectionFailed(error)) this.drop(client, messageOf(error));
       throw forwardFailure(error, { upstream: this.name, tool, lost });
     } finally {
-      this.inFlight -= 1;
       this.listeners.delete(progressToken);
     }
   }
@@ -240,7 +238,7 @@ export class UpstreamConnection {
       tools: this.listed.length,
       restarts: this.restarts,
       failedRestarts: this.failedRestarts,
-      inFlight: this.inFlight,
+      inFlight: this.listeners.size,
       ...(this.state === 'restarting' && this.retryAt !== undefined ? { retryInMs: Math.max(0, this.retryAt - Date.now()) } : {}),
       ...(this.lastError === undefined ? {} : { error: this.lastError }),
     };
