@@ -43,6 +43,8 @@ export interface IsolatedExecutorOptions {
   maxLoading?: number;
   /** How long a run waits for a busy warm thread before one starts for it (see `WarmThreadPoolSettings.threadStartDelayMs`). */
   threadStartDelayMs?: number;
+  /** The machine's 1-minute load average (see `WarmThreadPoolSettings.loadAverage`); tests only. */
+  loadAverage?: (now: number) => number;
   /** Told about terminated threads (`threadTerminated`, the metric `mcp_tasks_thread_terminations_total`). */
   observer?: Pick<WorkerObserver, 'threadTerminated'>;
 }
@@ -101,6 +103,7 @@ export class IsolatedExecutor implements Executor {
       ...(options.atomics ? { atomics: options.atomics } : {}),
       ...(options.maxLoading ? { maxLoading: options.maxLoading } : {}),
       ...(options.threadStartDelayMs === undefined ? {} : { threadStartDelayMs: options.threadStartDelayMs }),
+      ...(options.loadAverage ? { loadAverage: options.loadAverage } : {}),
     });
   }
 

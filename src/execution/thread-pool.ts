@@ -52,6 +52,12 @@ export interface WarmThreadPoolSettings {
    * machine's load, which is when a thread started for nothing hurts most.
    */
   threadStartDelayMs?: number;
+  /**
+   * The machine's 1-minute load average, against the CPU count: at or above it the CPU is saturated and the pool
+   * judges busy threads by their waiting time only (see `threadsIdle`). @defaultValue `os.loadavg()[0]`, read at most
+   * once a second. Set by tests to show the pool a saturated (or an idle) machine.
+   */
+  loadAverage?: (now: number) => number;
 }
 
 /** Bounds of the default {@link WarmThreadPoolSettings.threadStartDelayMs} (ms). */
@@ -64,9 +70,26 @@ type ThreadStanding = 'warm' | 'failed';
 /** The share of the start delay the warm threads must be held by tools before a new thread starts (see `threadsIdle`). */
 const BUSY_SHARE = 0.8;
 
-/** Whether the tool of a run handed to piscina still runs: its thread moves the run's state word to `ended` first. */
-function toolRunning(run: { state: Int32Array }): boolean {
-  return Atomics.load(run.state, 0) !== RunState.ended;
+/** A run handed to piscina: when (epoch ms), its {@link RunState} word, and whether an idle warm thread took it. */
+export interface HandedRun {
+  at: number;
+  state: Int32Array;
+  /** An idle warm thread was there to take it; otherwise it waits in piscina for a thread loading for it. */
+  toWarm: boolean;
+}
+
+/**
+ * Whether a run handed to piscina holds a thread: its thread moves the run's state word to `started` before the tool
+ * and to `ended` as soon as the tool is done. A run an idle warm thread took that is still `pending` waits for that
+ * thread's event loop to read its message: on a machine whose CPU is saturated, a thread starved of CPU, which another
+ * thread would not make start sooner (in CI a third thread started that way where the runs waited for CPU), so it
+ * holds none; otherwise that thread's loop is busy (a callback a tool left behind) and it does. A run waiting in
+ * piscina for a thread that loads for it counts as held, as the demand that thread answers.
+ */
+export function holdsThread(run: HandedRun, saturated: boolean): boolean {
+  const state = Atomics.load(run.state, 0);
+  if (state === RunState.pending) return !(run.toWarm && saturated);
+  return state !== RunState.ended;
 }
 
 /** How long an idle thread above `minThreads` is kept (ms). */
@@ -124,7 +147,7 @@ export class WarmThreadPool {
    * queue as soon as more threads would. A thread coming free now and then is not enough: one thread freed by 100 ms
    * runs that wait on I/O kept 8 clients on concurrency 8 to that one thread (12 runs/s instead of 65).
    */
-  private readonly waiting: { go: () => boolean; since: number }[] = [];
+  private readonly waiting: { go: (toWarm: boolean) => boolean; since: number }[] = [];
   private readonly maxLoading: number;
   private readonly cpus = availableParallelism();
   /** The pool's bound ({@link WarmThreadPoolSettings.maxThreads}); piscina itself is held to the threads it has (see {@link allowThreads}). */
@@ -138,7 +161,7 @@ export class WarmThreadPool {
    * Runs handed to piscina and not settled here: when (epoch ms), and their {@link RunState} word, which the thread
    * moves to `ended` as soon as the tool is done, before this event loop reads the outcome.
    */
-  private readonly handedAt = new Set<{ at: number; state: Int32Array }>();
+  private readonly handedAt = new Set<HandedRun>();
   /** Looks at the waiting runs again once one may start a thread (see {@link recheckLater}), at `recheckAt`. */
   private recheckTimer: NodeJS.Timeout | undefined;
   private recheckAt = 0;
@@ -184,13 +207,13 @@ export class WarmThreadPool {
     return new Promise<ExecutionOutcome | undefined>((resolve, reject) => {
       this.waiting.push({
         since: Date.now(),
-        go: () => {
+        go: (toWarm) => {
           if (skip()) {
             resolve(undefined);
             return false;
           }
           this.inFlight += 1;
-          const handed = { at: Date.now(), state: task.state };
+          const handed = { at: Date.now(), state: task.state, toWarm };
           this.handedAt.add(handed);
           let held: { heldMs?: number; idleMs?: number } = {};
           this.piscina
@@ -239,7 +262,7 @@ export class WarmThreadPool {
       }
       // A run handed over with no idle warm thread makes piscina start one (the only one it may start now).
       if (idleWarm <= 0) this.allowThreads(1);
-      const handed = (this.waiting.shift() as { go: () => boolean }).go();
+      const handed = (this.waiting.shift() as { go: (toWarm: boolean) => boolean }).go(idleWarm > 0);
       this.allowThreads(0);
       // Count that thread before the next run.
       if (handed && idleWarm <= 0 && this.counts().loading <= loading) return;
@@ -258,7 +281,13 @@ export class WarmThreadPool {
     options.maxThreads = Math.min(this.maxThreads, Math.max(this.piscina.minThreads, this.piscina.threads.length + more));
   }
 
+  /** Whether the machine's CPU is saturated: a 1-minute load average at or above its CPU count. */
+  private saturated(now: number): boolean {
+    return (this.settings.loadAverage ?? oneMinuteLoad)(now) >= this.cpus;
+  }
+
   /** See {@link WarmThreadPoolSettings.threadStartDelayMs} (ms). */
+
   private get startDelayMs(): number {
     if (this.settings.threadStartDelayMs !== undefined) return Math.max(0, this.settings.threadStartDelayMs);
     return Math.min(MAX_THREAD_START_DELAY_MS, Math.max(MIN_THREAD_START_DELAY_MS, this.warmUpMedianMs ?? 0));
@@ -285,12 +314,12 @@ export class WarmThreadPool {
     if (warm === 0) return false;
     const window = this.startDelayMs;
     if (window === 0) return false;
-    const saturated = oneMinuteLoad(now) >= this.cpus;
+    const saturated = this.saturated(now);
     let held = 0;
     for (const run of this.freed) held += Math.min(saturated ? run.idleMs : run.heldMs, window);
     // A run whose tool is done holds no thread, however late this event loop takes its outcome: a busy loop made runs
     // look held for a whole delay, and a worker on 2 cores under load grew to its 20 threads that way (issue 25).
-    for (const run of this.handedAt) if (run.at <= now - window && toolRunning(run)) held += window;
+    for (const run of this.handedAt) if (run.at <= now - window && holdsThread(run, saturated)) held += window;
     return held < BUSY_SHARE * warm * window;
   }
 
@@ -324,8 +353,9 @@ export class WarmThreadPool {
     // show them busy: the first run in a thread to get there, if any.
     let busyFrom = now;
     if (this.threadsIdle(now, this.counts().warm)) {
+      // A run still pending counts here whatever the load: its thread will start it, and it may then be held.
       const ageing = [...this.handedAt]
-        .filter(toolRunning)
+        .filter((run) => Atomics.load(run.state, 0) !== RunState.ended)
         .map((run) => run.at + this.startDelayMs)
         .filter((at) => at > now);
       if (ageing.length === 0) return;

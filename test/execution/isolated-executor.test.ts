@@ -209,9 +209,12 @@ describe('IsolatedExecutor (issue 22)', () => {
       // threads come free seldom although every thread sits idle. A new thread cannot help them; before, the pool
       // started threads for them (a worker grew to 36 threads on 2 cores in `bench:instances` and spent its CPU loading
       // tools, 2.7 round trips/s instead of 110).
+      // The load average is the test's, not the machine's (which the test cannot control): a saturated machine, as in
+      // `bench:instances` on 2 cores; the negative control separates either way (its runs wait on a timer).
       const { executor, log } = await startSlowLoading(`busy-host-${ms}-${busyMs}`, 300, {
         maxThreads: 8,
         threadStartDelayMs: 50,
+        loadAverage: () => 99,
       });
       const busy = setInterval(() => {
         const until = performance.now() + busyMs;
