@@ -211,7 +211,7 @@ describe('template miner', () => {
     ]);
   });
 
-  it('keeps word variants apart (VM Started / Stopped) until a position shows more than four words, then merges them', () => {
+  it('keeps word variants apart (VM Started / Stopped) until a position shows more than four words (three lower-case names), then merges them', () => {
     const merges: [number, number][] = [];
     const miner = new TemplateMiner({ onMerge: (from, into) => merges.push([from.id, into.id]) });
     for (const state of ['Started', 'Paused', 'Resumed', 'Stopped', 'Started']) miner.add(`[instance: 42] VM ${state} (Lifecycle Event)`);
@@ -222,7 +222,8 @@ describe('template miner', () => {
       ['[instance: <*>] VM Stopped (Lifecycle Event)', 1],
     ]);
     const users = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank'].map((user) => miner.add(`session opened for user ${user} by (uid=0)`));
-    // The fifth distinct user shows the position is a variable: one template, the earlier variants merged into it.
+    // Issue 26 item 13: lower-case words at one position are names; the fourth distinct user shows the position is a
+    // variable: one template, the earlier variants merged into it (Linux: session opened for user cyrus / news / test / root).
     expect(
       miner
         .clusters()
@@ -230,8 +231,43 @@ describe('template miner', () => {
         .map((c) => [templateText(c), c.count]),
     ).toEqual([['session opened for user <*> by (uid=<*>)', 6]]);
     const survivor = users[0] as LogCluster;
-    expect(merges.filter(([, into]) => into === survivor.id).map(([from]) => from)).toEqual(users.slice(1, 4).map((c) => c.id));
-    expect(new Set(users.slice(4).map((c) => c.id))).toEqual(new Set([survivor.id]));
+    expect(merges.filter(([, into]) => into === survivor.id).map(([from]) => from)).toEqual(users.slice(1, 3).map((c) => c.id));
+    expect(new Set(users.slice(3).map((c) => c.id))).toEqual(new Set([survivor.id]));
+  });
+
+  it('issue 26 item 13: four lower-case names at one position make one template, four capitalised states or status classes four', () => {
+    const miner = new TemplateMiner();
+    for (const user of ['cyrus', 'news', 'test', 'root']) miner.add(`session closed for user ${user}`);
+    for (const reason of ['RoamFail', 'AssocFail', 'DeauthInd', 'AuthFail']) miner.add(`Received Capture notice id: 7, reason = ${reason}:sts:0_rsn:7`);
+    for (const status of ['2xx', '3xx', '4xx', '5xx']) miner.add(`GET /index.html HTTP/1.1 ${status}`);
+    expect(miner.clusters().map((c) => templateText(c))).toEqual([
+      'session closed for user <*>',
+      'Received Capture notice id: <*> reason = RoamFail:sts:<*>_rsn:<*>',
+      'Received Capture notice id: <*> reason = AssocFail:sts:<*>_rsn:<*>',
+      'Received Capture notice id: <*> reason = DeauthInd:sts:<*>_rsn:<*>',
+      'Received Capture notice id: <*> reason = AuthFail:sts:<*>_rsn:<*>',
+      'GET <*> HTTP/<*> 2xx',
+      'GET <*> HTTP/<*> 3xx',
+      'GET <*> HTTP/<*> 4xx',
+      'GET <*> HTTP/<*> 5xx',
+    ]);
+    // Negative control: with names allowed as many values as other words, the four users stay four templates.
+    const wide = new TemplateMiner({ maxNameValues: 4 });
+    for (const user of ['cyrus', 'news', 'test', 'root']) wide.add(`session closed for user ${user}`);
+    expect(wide.clusters()).toHaveLength(4);
+  });
+
+  it('issue 26 item 13: a word of letters added to a masked token makes another variant (LOGIN(uid=0) / (uid=0)); a numbered part added to a name does not', () => {
+    const miner = new TemplateMiner();
+    miner.add('session opened for user root by LOGIN(uid=0)');
+    miner.add('session opened for user root by (uid=0)');
+    miner.add('Block broadcast_1 stored as bytes in memory');
+    miner.add('Block broadcast_1_piece0 stored as bytes in memory');
+    expect(miner.clusters().map((c) => [templateText(c), c.count])).toEqual([
+      ['session opened for user root by LOGIN(uid=<*>)', 1],
+      ['session opened for user root by (uid=<*>)', 1],
+      ['Block <*> stored as bytes in memory', 2],
+    ]);
   });
 
   it('keeps the key of a key=value position it makes variable, so that later values of the key still join (tag="<*>",)', () => {

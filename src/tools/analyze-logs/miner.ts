@@ -4,9 +4,11 @@
  * and its leading tokens to a small set of candidate families; the most similar family absorbs the message when
  * the share of equal tokens reaches a threshold. Where the family and the message differ:
  * - in a word on both sides (`VM Started` / `VM Paused`, `en0` / `awdl0`), the position is *tracked*: each value
- *   makes its own variant of the family, until the position shows more than `maxWordValues` distinct values,
- *   when it becomes a variable and the variants that differed only there are merged (`user cyrus`, `user news`,
- *   `user test`, `user root`, … are one template; `Started`, `Paused`, `Resumed`, `Stopped` are four);
+ *   makes its own variant of the family, until the position shows more than `maxWordValues` distinct values (more
+ *   than `maxNameValues` when every value starts with a lower-case letter), when it becomes a variable and the
+ *   variants that differed only there are merged. Lower-case words at one position are mostly names (users,
+ *   services: `user cyrus`, `user news`, `user test`, `user root` are one template), capitalised ones states and
+ *   event names (`Started`, `Paused`, `Resumed`, `Stopped` are four; `RoamFail:…`, `AuthFail:…`; `2xx`, `5xx`);
  * - in two values of one key (`tag="a",` / `tag="b",`), the key stays: `tag=<*>,` (word values are tracked first);
  * - otherwise (a masked variable facing a word, or two variables) the position becomes `<*>`, shown with the
  *   brackets its values leave open (`<*>)`), so that a template is as balanced as its messages.
@@ -35,6 +37,11 @@ export interface MinerOptions {
   similarity?: number;
   /** Distinct words a position may show before it is a variable. Default {@link DEFAULT_WORD_VALUES}. */
   maxWordValues?: number;
+  /**
+   * Distinct words a position may show before it is a variable when every one starts with a lower-case letter (names:
+   * users, services). Default {@link DEFAULT_NAME_VALUES}; never more than `maxWordValues`.
+   */
+  maxNameValues?: number;
   /** Children per tree node before new tokens are routed through the wildcard child. Default 100. */
   maxChildren?: number;
   /** Families kept at most; on overflow the rarest tenth is evicted. Default 10,000. */
@@ -56,6 +63,7 @@ export interface MinerOptions {
 
 export const DEFAULT_SIMILARITY = 0.7;
 export const DEFAULT_WORD_VALUES = 4;
+export const DEFAULT_NAME_VALUES = 3;
 /** Variants kept per family; beyond, the tracked position with the most values becomes a variable. */
 export const MAX_VARIANTS = 32;
 
@@ -107,6 +115,7 @@ export class TemplateMiner {
   private readonly prefixTokens: number;
   private readonly similarity: number;
   private readonly maxWordValues: number;
+  private readonly maxNameValues: number;
   private readonly maxChildren: number;
   private readonly maxClusters: number;
   private readonly maxClustersPerLeaf: number;
@@ -127,6 +136,7 @@ export class TemplateMiner {
     this.prefixTokens = options.prefixTokens ?? 2;
     this.similarity = options.similarity ?? DEFAULT_SIMILARITY;
     this.maxWordValues = options.maxWordValues ?? DEFAULT_WORD_VALUES;
+    this.maxNameValues = Math.min(this.maxWordValues, options.maxNameValues ?? DEFAULT_NAME_VALUES);
     this.maxChildren = options.maxChildren ?? 100;
     this.maxClusters = options.maxClusters ?? 10_000;
     this.maxClustersPerLeaf = options.maxClustersPerLeaf ?? 100;
@@ -351,7 +361,7 @@ export class TemplateMiner {
       if (values) {
         if (values.has(token)) continue;
         values.add(token);
-        if (values.size > this.maxWordValues) {
+        if (values.size > (lowerCase(values) ? this.maxNameValues : this.maxWordValues)) {
           this.makeVariable(family, i);
           changed = true;
         }
@@ -578,4 +588,13 @@ function minimumEqual(length: number, similarity: number): number {
   let equal = 0;
   while (equal < length && equal / length < similarity) equal++;
   return equal;
+}
+
+/** Whether every word tracked at a position starts with a lower-case letter (`cyrus`, `news`: names, see the module). */
+function lowerCase(values: ReadonlySet<string>): boolean {
+  for (const value of values) {
+    const code = value.charCodeAt(0);
+    if (code < 97 || code > 122) return false;
+  }
+  return true;
 }

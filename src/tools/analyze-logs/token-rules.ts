@@ -37,7 +37,9 @@ export function hasLetter(token: string): boolean {
  * or neither are partly masked, two values of one key are such words themselves (`user=root` / `user=guest`,
  * while `name=android` / `name=com.android.phone` is a name), and partly masked ones differ in a word of two
  * letters or more (`ee<*>` / `alt<*>` are interfaces, while
- * `Thunderbird_A<*>` / `Thunderbird_B<*>` are ids `A8`, `B5` whose letter belongs to the number).
+ * `Thunderbird_A<*>` / `Thunderbird_B<*>` are ids `A8`, `B5` whose letter belongs to the number), or one is the
+ * other with a word of letters alone added (`LOGIN(uid=<*>)` / `(uid=<*>)`, while `broadcast_<*>_piece<*>` /
+ * `broadcast_<*>` adds a numbered part to a name).
  */
 export function distinctWords(a: string, b: string): boolean {
   if (a === WILDCARD || b === WILDCARD || !hasLetter(a) || !hasLetter(b)) return false;
@@ -53,7 +55,13 @@ export function distinctWords(a: string, b: string): boolean {
   while (prefix < a.length && prefix < b.length && a[prefix] === b[prefix]) prefix++;
   let suffix = 0;
   while (suffix < a.length - prefix && suffix < b.length - prefix && a[a.length - 1 - suffix] === b[b.length - 1 - suffix]) suffix++;
-  return letters(a.slice(prefix, a.length - suffix)) >= 2 && letters(b.slice(prefix, b.length - suffix)) >= 2;
+  const onlyA = a.slice(prefix, a.length - suffix);
+  const onlyB = b.slice(prefix, b.length - suffix);
+  if (onlyA === '' || onlyB === '') {
+    const added = onlyA + onlyB;
+    return added.length >= 2 && letters(added) === added.length;
+  }
+  return letters(onlyA) >= 2 && letters(onlyB) >= 2;
 }
 
 /**
