@@ -37,8 +37,9 @@ function enableWal(db: Database.Database, busyTimeoutMs: number): void {
  * Open `path` (creating parent directories) with the settings every connection of the store needs:
  * `busy_timeout` (first, so the steps after it wait for other openers), `auto_vacuum = INCREMENTAL` (takes effect
  * only on a file that has no table yet: freed pages can then be given back with `incremental_vacuum`), WAL,
- * `synchronous=FULL` (each commit is fsynced before it returns, which is what "resolves after the commit"
- * promises) and foreign keys (the child-row cascades depend on them).
+ * `synchronous=NORMAL` (a commit is written to the log without an fsync on this thread; the store fsyncs the log off
+ * the event loop before it acknowledges a write, see `wal-sync.ts`, so "resolves after the commit" still means
+ * durable) and foreign keys (the child-row cascades depend on them).
  * @throws the driver error; the connection is closed again.
  */
 export function openConnection(path: string, busyTimeoutMs: number): Database.Database {
@@ -51,7 +52,7 @@ export function openConnection(path: string, busyTimeoutMs: number): Database.Da
     db.pragma(`busy_timeout = ${busyTimeoutMs}`);
     db.pragma('auto_vacuum = INCREMENTAL');
     enableWal(db, busyTimeoutMs);
-    db.pragma('synchronous = FULL');
+    db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
     return db;
   } catch (error) {
@@ -64,7 +65,7 @@ export function openConnection(path: string, busyTimeoutMs: number): Database.Da
 export interface SqlitePragmas {
   /** `wal` for every store. */
   journalMode: string;
-  /** `2` = FULL: each commit is fsynced before it returns. */
+  /** `1` = NORMAL: commits are not fsynced by SQLite; the store fsyncs the log itself (`wal-sync.ts`). */
   synchronous: number;
   foreignKeys: boolean;
   /** Ms. */

@@ -9,6 +9,7 @@ import { type GroupCommitter, storageFault } from './group-commit.js';
 import type { BatchWriter } from './inputs.js';
 import { LEDGER_SQL } from './ledger-sql.js';
 import { SQL, type Statements } from './sql.js';
+import type { WalSync } from './wal-sync.js';
 
 /**
  * What every port of the SQLite store shares: one connection, its prepared statements, the group committer every
@@ -29,6 +30,7 @@ export class SqliteContext {
     readonly codec: RowCodec,
     readonly committer: GroupCommitter,
     readonly listeners: TaskEventListeners,
+    readonly walSync?: WalSync,
   ) {
     this.stmt = Object.fromEntries(Object.entries(SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Statements;
     this.ledger = Object.fromEntries(Object.entries(LEDGER_SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Record<
@@ -54,6 +56,16 @@ export class SqliteContext {
         this.append(events, taskId, kind, status, at, payload);
       },
     };
+  }
+
+  /**
+   * For a read that answers a caller: `undefined` when every commit of this process is durable, else a promise that
+   * resolves once the commits made so far are (see {@link WalSync}). A commit is visible on the connection as soon as
+   * COMMIT returns, a moment before its fsync; awaiting this first means a caller never sees a state that a power
+   * loss could take back (a status that goes back, a result that disappears).
+   */
+  durable(): Promise<void> | undefined {
+    return this.walSync?.whenDurable();
   }
 
   /** Run a synchronous read, mapping a driver error to a `StoreError` `fault` naming `action`. */

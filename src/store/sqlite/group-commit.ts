@@ -4,6 +4,7 @@ import type { Logger } from '../../core/logger.js';
 import type { TaskEvent } from '../../core/store.js';
 import { StoreError } from '../../core/store-error.js';
 import { SQL } from './sql.js';
+import type { WalSync } from './wal-sync.js';
 
 /**
  * One queued write. `run` executes synchronously inside the batch transaction and pushes the events it
@@ -49,8 +50,9 @@ export function storageFault(error: unknown, action: string): StoreError {
  * Writes are queued and run together in ONE `BEGIN IMMEDIATE … COMMIT`, flushed on `setImmediate` (so every
  * write issued in the same turn of the event loop shares a commit) or as soon as `maxBatch` are queued. Each
  * operation runs inside its own SAVEPOINT: when it throws, only its own changes are rolled back and only its
- * promise rejects. Promises settle only after `COMMIT` returned (with `synchronous=FULL` that means durable),
- * and the committed events are handed to `publish` in commit order before any promise settles.
+ * promise rejects. Promises settle only after `COMMIT` returned and, with a {@link WalSync}, after an fsync of the
+ * write-ahead log that started after it (durable, off the event loop), and the committed events are handed to
+ * `publish` in commit order before any promise settles.
  *
  * The batch runs synchronously: nothing else on this connection can interleave, and reads issued between
  * batches only ever see committed state.
@@ -68,6 +70,7 @@ export class GroupCommitter {
     private readonly maxBatch: number,
     private readonly publish: (events: readonly TaskEvent[]) => void,
     private readonly logger: Logger,
+    private readonly walSync?: WalSync,
   ) {
     const prepare = (sql: string): Database.Statement => db.prepare(sql);
     this.statements = {
@@ -205,9 +208,18 @@ export class GroupCommitter {
     }
     this.stats.commits += 1;
     this.stats.operations += done.length;
-    this.publish(events);
-    for (const { op, value } of done) op.resolve(value);
-    for (const { op, error } of failed) this.rejectOne(op, error);
+    const settle = (error?: Error): void => {
+      // Committed, so visible to every reader: the events are published even when the fsync failed.
+      this.publish(events);
+      if (error) {
+        this.logger.error({ err: error, operations: done.length }, 'task store failed to make a commit durable (fsync of the write-ahead log)');
+        const fault = storageFault(error, 'make a commit durable');
+        for (const { op } of done) op.reject(fault);
+      } else for (const { op, value } of done) op.resolve(value);
+      for (const { op, error: own } of failed) this.rejectOne(op, own);
+    };
+    if (this.walSync) this.walSync.afterCommit(settle);
+    else settle();
   }
 
   /** Reject one operation that failed on its own (a condition of the port, or a storage fault). */

@@ -35,6 +35,7 @@ export class SqliteMaintenance implements Omit<StoreMaintenance, 'close'> {
   }
 
   async schemaStatus(): Promise<{ applied: number; expected: number }> {
+    await this.ctx.durable();
     const row = this.ctx.read('read the schema version', () => this.ctx.db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get()) as {
       v: number;
     };

@@ -21,12 +21,14 @@ export class SqliteRows implements TaskRows {
   }
 
   async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
+    await this.ctx.durable();
     const row = this.ctx.read('read a task', () => this.ctx.stmt.getScoped.get({ taskId, ownerKey: scope.ownerKey, generation: scope.generation ?? null }));
     return row === undefined ? undefined : this.ctx.codec.toRecord(row as TaskRow);
   }
 
   /** See {@link TaskRows.getWithOutcome}: the task, then (terminal only) its outcome, in one synchronous read. */
   async getWithOutcome(taskId: string, scope: TaskScope, maxOutcomeChars: number): Promise<TaskWithOutcome | undefined> {
+    await this.ctx.durable();
     return this.ctx.read('read a task', () => {
       const row = this.ctx.stmt.getScoped.get({ taskId, ownerKey: scope.ownerKey, generation: scope.generation ?? null }) as TaskRow | undefined;
       if (row === undefined) return undefined;
@@ -39,6 +41,7 @@ export class SqliteRows implements TaskRows {
   }
 
   async getUnscoped(taskId: string): Promise<TaskRecord | undefined> {
+    await this.ctx.durable();
     const row = this.ctx.read('read a task', () => this.ctx.stmt.getUnscoped.get({ taskId }));
     return row === undefined ? undefined : this.ctx.codec.toRecord(row as TaskRow);
   }
@@ -85,6 +88,7 @@ export class SqliteRows implements TaskRows {
   }
 
   async list(scope: TaskScope & { generation: TaskGeneration }, page: { afterSeq: number; limit: number }): Promise<TaskRecord[]> {
+    await this.ctx.durable();
     const rows = this.ctx.read('list tasks', () =>
       this.ctx.stmt.list.all({ ownerKey: scope.ownerKey, generation: scope.generation, afterSeq: page.afterSeq, limit: toLimit(page.limit) }),
     );
@@ -92,6 +96,7 @@ export class SqliteRows implements TaskRows {
   }
 
   async browse(query: TaskBrowseQuery): Promise<TaskRecord[]> {
+    await this.ctx.durable();
     const rows = this.ctx.read('browse tasks', () =>
       this.ctx.stmt.browse.all({
         beforeSeq: query.beforeSeq ?? Number.MAX_SAFE_INTEGER,

@@ -22,6 +22,7 @@ import { SqliteRollout } from './rollout.js';
 import { SqliteRows } from './rows.js';
 import { sqliteSessionTables } from './sessions.js';
 import { SqliteSteps } from './steps.js';
+import { type FsyncFn, WalSync } from './wal-sync.js';
 
 /** Options of {@link openSqliteTaskStore}. */
 export interface SqliteTaskStoreOptions {
@@ -43,16 +44,21 @@ export interface SqliteTaskStoreOptions {
    * Default: none (plaintext; encrypted rows are then refused with a `fault` naming their key id).
    */
   encryption?: FieldCipher;
+  /**
+   * How the write-ahead log is fsynced before a commit is acknowledged (see {@link WalSync}). Default `fs.fsync` (on
+   * the libuv thread pool); tests pass their own to hold or fail it.
+   */
+  fsync?: FsyncFn;
 }
 
 /**
- * The durable `TaskStore` on one SQLite file (better-sqlite3, WAL, `synchronous=FULL`), composed of one object per
+ * The durable `TaskStore` on one SQLite file (better-sqlite3, WAL, the log fsynced off the event loop: {@link WalSync}), composed of one object per
  * port (`rows.ts`, `leases.ts`, … in this folder, the same file names as `store/postgres/`) over one
  * {@link SqliteContext}.
  *
  * Writes go through a {@link GroupCommitter}: concurrent writes share one transaction and every promise
- * resolves only after that transaction committed. Reads are synchronous statements on the same connection
- * and therefore only ever see committed state. Several stores (processes) may open one file; SQLite's write
+ * resolves only after that transaction committed and its log was fsynced. Reads are synchronous statements on the
+ * same connection, after any fsync in flight ({@link SqliteContext.durable}), and so only ever see durable state. Several stores (processes) may open one file; SQLite's write
  * lock serialises their batches and the conditional statements in `sql.ts` settle their races.
  *
  * Errors: a `StoreError` — `fault` for storage faults (driver error as `cause`), `unavailable` when another
@@ -101,15 +107,16 @@ export class SqliteTaskStore extends ComposedTaskStore {
         );
       }
       const listeners = new TaskEventListeners(logger);
-      const committer = new GroupCommitter(db, Math.max(1, options.maxBatchSize ?? 256), (events) => listeners.publish(events), logger);
-      return new SqliteTaskStore(new SqliteContext(db, clock, new RowCodec(options.encryption), committer, listeners), applied);
+      const walSync = new WalSync(`${db.name}-wal`, options.fsync);
+      const committer = new GroupCommitter(db, Math.max(1, options.maxBatchSize ?? 256), (events) => listeners.publish(events), logger, walSync);
+      return new SqliteTaskStore(new SqliteContext(db, clock, new RowCodec(options.encryption), committer, listeners, walSync), applied);
     } catch (error) {
       db?.close();
       throw storageFault(error, 'open');
     }
   }
 
-  /** Connection settings as reported by SQLite (tests assert `wal` / `2`). */
+  /** Connection settings as reported by SQLite (tests assert `wal` / `1`). */
   pragmas(): SqlitePragmas {
     return readPragmas(this.ctx.db);
   }
@@ -128,6 +135,9 @@ export class SqliteTaskStore extends ComposedTaskStore {
       while (committer.busy) await new Promise((resolve) => setImmediate(resolve));
       committer.drain();
       committer.close();
+      // The last batches' promises settle after their fsync; the log's descriptor and the connection close after.
+      await this.ctx.walSync?.idle();
+      this.ctx.walSync?.close();
       this.ctx.listeners.clear();
       this.ctx.db.close();
     })();
@@ -136,7 +146,7 @@ export class SqliteTaskStore extends ComposedTaskStore {
 }
 
 /**
- * Open (creating if needed) a SQLite task store: WAL, `synchronous=FULL`, `busy_timeout`, foreign keys on,
+ * Open (creating if needed) a SQLite task store: WAL (fsynced by {@link WalSync}), `busy_timeout`, foreign keys on,
  * schema migrated under `BEGIN IMMEDIATE`.
  * @throws {StoreError} `fault` when the file cannot be opened, WAL is unavailable or a migration fails.
  */
