@@ -3,12 +3,11 @@ import { join } from 'node:path';
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { newTaskId } from '../../src/core/ids.js';
 import type { TaskEvent } from '../../src/core/store.js';
 import { StoreError } from '../../src/core/store-error.js';
-import type { NewTask } from '../../src/core/task.js';
 import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
 import type { FsyncFn } from '../../src/store/sqlite/wal-sync.js';
+import { newTaskInput as task } from '../helpers/new-task.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 /**
@@ -17,25 +16,6 @@ import { makeTempDir } from '../helpers/temp-dir.js';
  * cannot be caused here; what can be shown is that nothing is acknowledged, published or read before the fsync of
  * the log returned.
  */
-
-function task(): NewTask {
-  return {
-    taskId: newTaskId(),
-    ownerKey: 'anonymous',
-    generation: 'v1',
-    protocolVersion: '2025-11-25',
-    toolName: 'echo',
-    arguments: {},
-    clientCapabilities: {},
-    progressToken: null,
-    statusMessage: null,
-    createdAt: Date.now(),
-    ttlMs: 60_000,
-    pollIntervalMs: 500,
-    leaseOwner: null,
-    leaseMs: null,
-  };
-}
 
 /** An fsync the test holds: every call waits until `release()`; `fail` makes the released calls fail. */
 function heldFsync() {
