@@ -59,17 +59,32 @@ export class SqliteContext {
   }
 
   /**
-   * For a read that answers a caller: `undefined` when every commit of this process is durable, else a promise that
-   * resolves once the commits made so far are (see {@link WalSync}). A commit is visible on the connection as soon as
-   * COMMIT returns, a moment before its fsync; awaiting this first means a caller never sees a state that a power
-   * loss could take back (a status that goes back, a result that disappears).
+   * Run a synchronous read, then answer it once what it may have seen is on disk (see `WalSync.afterRead`): a commit
+   * is visible on the connection, this process's or another's, a moment before its fsync returns, and a caller must
+   * never see a state that a power loss could take back (a status that goes back, a result that disappears).
+   * @throws {StoreError} `fault` as {@link read} does, or the failure that stopped the store.
    */
-  durable(): Promise<void> | undefined {
-    return this.walSync?.whenDurable();
+  async readDurable<T>(action: string, run: () => T): Promise<T> {
+    const value = this.read(action, run);
+    const wait = this.walSync?.afterRead();
+    if (wait) await wait;
+    return value;
+  }
+
+  /**
+   * Run one autocommit write outside the group commit (the sessions port), resolving once it is on disk.
+   * @throws {StoreError} `fault` naming `action`, or the failure that stopped the store.
+   */
+  async writeAlone<T>(action: string, run: () => T): Promise<T> {
+    const value = this.read(action, run);
+    if (this.walSync) await new Promise<void>((resolve, reject) => this.walSync?.afterCommit((error) => (error ? reject(error) : resolve())));
+    return value;
   }
 
   /** Run a synchronous read, mapping a driver error to a `StoreError` `fault` naming `action`. */
   read<T>(action: string, run: () => T): T {
+    const failure = this.walSync?.failure;
+    if (failure) throw failure;
     try {
       return run();
     } catch (error) {

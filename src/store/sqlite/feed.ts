@@ -12,20 +12,17 @@ export class SqliteFeed implements TaskFeed {
   constructor(private readonly ctx: SqliteContext) {}
 
   async listTaskEvents(taskId: string, limit: number): Promise<TaskEvent[]> {
-    await this.ctx.durable();
-    const rows = this.ctx.read('read task events', () => this.ctx.stmt.taskEvents.all({ taskId, limit: toLimit(limit) }));
+    const rows = await this.ctx.readDurable('read task events', () => this.ctx.stmt.taskEvents.all({ taskId, limit: toLimit(limit) }));
     return (rows as EventRow[]).map(toEvent);
   }
 
   async readEventsAfter(afterSeq: number, limit: number): Promise<TaskEvent[]> {
-    await this.ctx.durable();
-    const rows = this.ctx.read('read events', () => this.ctx.stmt.eventsAfter.all({ afterSeq, limit: toLimit(limit) }));
+    const rows = await this.ctx.readDurable('read events', () => this.ctx.stmt.eventsAfter.all({ afterSeq, limit: toLimit(limit) }));
     return (rows as EventRow[]).map(toEvent);
   }
 
   async lastEventSeq(): Promise<number> {
-    await this.ctx.durable();
-    return (this.ctx.read('read events', () => this.ctx.stmt.lastEventSeq.get()) as { seq: number }).seq;
+    return ((await this.ctx.readDurable('read events', () => this.ctx.stmt.lastEventSeq.get())) as { seq: number }).seq;
   }
 
   onEvent(listener: TaskEventListener): () => void {

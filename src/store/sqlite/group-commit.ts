@@ -91,6 +91,7 @@ export class GroupCommitter {
    */
   enqueue<T>(run: Work<T>): Promise<T> {
     if (this.closed) return Promise.reject(storageFault(new Error('store is closed'), 'write'));
+    if (this.walSync?.failure) return Promise.reject(this.walSync.failure);
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
       if (this.queue.length >= this.maxBatch && !this.flushing) this.flush();
@@ -148,7 +149,7 @@ export class GroupCommitter {
       for (const op of batch) done.push({ op, value: op.run(events) });
     } catch (error) {
       this.rollback();
-      if (batch.length === 1) this.rejectOne(batch[0] as Pending, error);
+      if (batch.length === 1) this.rejectAfterRead(batch[0] as Pending, error);
       else this.runBatchIsolated(batch);
       return;
     }
@@ -209,17 +210,32 @@ export class GroupCommitter {
     this.stats.commits += 1;
     this.stats.operations += done.length;
     const settle = (error?: Error): void => {
-      // Committed, so visible to every reader: the events are published even when the fsync failed.
-      this.publish(events);
       if (error) {
-        this.logger.error({ err: error, operations: done.length }, 'task store failed to make a commit durable (fsync of the write-ahead log)');
-        const fault = storageFault(error, 'make a commit durable');
-        for (const { op } of done) op.reject(fault);
-      } else for (const { op, value } of done) op.resolve(value);
+        // The store has stopped (see WalSync): nothing of this batch is acknowledged or published.
+        this.logger.error({ err: error, operations: batch.length }, 'task store stopped: a commit could not be made durable');
+        for (const op of batch) op.reject(error);
+        return;
+      }
+      this.publish(events);
+      for (const { op, value } of done) op.resolve(value);
       for (const { op, error: own } of failed) this.rejectOne(op, own);
     };
     if (this.walSync) this.walSync.afterCommit(settle);
     else settle();
+  }
+
+  /**
+   * Reject an operation that failed alone in its batch, once what it read is on disk: its error may tell of a commit
+   * (an idempotency key already taken) whose fsync has not returned yet (see `WalSync.afterRead`).
+   */
+  private rejectAfterRead(op: Pending, error: unknown): void {
+    const wait = this.walSync?.afterRead();
+    if (wait)
+      wait.then(
+        () => this.rejectOne(op, error),
+        (failure: unknown) => op.reject(failure),
+      );
+    else this.rejectOne(op, error);
   }
 
   /** Reject one operation that failed on its own (a condition of the port, or a storage fault). */

@@ -137,8 +137,7 @@ export class SqliteInputs implements TaskInputs {
   }
 
   async listInputRequests(taskId: string): Promise<InputRequestRecord[]> {
-    await this.ctx.durable();
-    const rows = this.ctx.read('list input requests', () => this.ctx.stmt.listInputRequests.all({ taskId }));
+    const rows = await this.ctx.readDurable('list input requests', () => this.ctx.stmt.listInputRequests.all({ taskId }));
     return (rows as InputRequestRow[]).map((row) => this.ctx.codec.toInputRequest(row));
   }
 
@@ -156,8 +155,7 @@ export class SqliteInputs implements TaskInputs {
    * `before`, the only time the port passes (see `SQL.waitingSince`).
    */
   async listWaitingSince(before: number, limit: number): Promise<TaskRecord[]> {
-    await this.ctx.durable();
-    const rows = this.ctx.read('list waiting tasks', () => this.ctx.stmt.waitingSince.all({ before, limit: toLimit(limit) }));
+    const rows = await this.ctx.readDurable('list waiting tasks', () => this.ctx.stmt.waitingSince.all({ before, limit: toLimit(limit) }));
     return (rows as TaskRow[]).map((row) => this.ctx.codec.toRecord(row));
   }
 }

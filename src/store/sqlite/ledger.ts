@@ -33,8 +33,7 @@ export class SqliteLedger implements LedgerStore {
   constructor(private readonly ctx: SqliteContext) {}
 
   async findIdempotencyKey(scope: { ownerKey: string; generation: TaskGeneration }, key: string): Promise<IdempotencyRecord | undefined> {
-    await this.ctx.durable();
-    const row = this.ctx.read('read an idempotency key', () => this.ctx.ledger.findKey.get({ ...scope, key, now: this.ctx.clock.now() }));
+    const row = await this.ctx.readDurable('read an idempotency key', () => this.ctx.ledger.findKey.get({ ...scope, key, now: this.ctx.clock.now() }));
     return row === undefined ? undefined : toIdempotencyRecord(row as IdempotencyRow);
   }
 
@@ -84,14 +83,12 @@ export class SqliteLedger implements LedgerStore {
   }
 
   async getOperation(operationId: string): Promise<OperationRecord | undefined> {
-    await this.ctx.durable();
-    const row = this.ctx.read('read an operation', () => this.ctx.ledger.operationById.get({ operationId }));
+    const row = await this.ctx.readDurable('read an operation', () => this.ctx.ledger.operationById.get({ operationId }));
     return row === undefined ? undefined : toOperationRecord(row as OperationRow);
   }
 
   async listOperations(filter: OperationFilter): Promise<OperationRecord[]> {
-    await this.ctx.durable();
-    const rows = this.ctx.read('list operations', () =>
+    const rows = await this.ctx.readDurable('list operations', () =>
       this.ctx.ledger.listOperations.all({
         ownerKey: filter.ownerKey ?? null,
         taskId: filter.taskId ?? null,
@@ -110,8 +107,7 @@ export class SqliteLedger implements LedgerStore {
   }
 
   async listAudit(filter: AuditFilter): Promise<AuditRecord[]> {
-    await this.ctx.durable();
-    const rows = this.ctx.read('read the audit log', () =>
+    const rows = await this.ctx.readDurable('read the audit log', () =>
       this.ctx.ledger.listAudit.all({
         afterSeq: filter.afterSeq ?? 0,
         since: filter.since ?? null,

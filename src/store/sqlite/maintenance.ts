@@ -35,8 +35,9 @@ export class SqliteMaintenance implements Omit<StoreMaintenance, 'close'> {
   }
 
   async schemaStatus(): Promise<{ applied: number; expected: number }> {
-    await this.ctx.durable();
-    const row = this.ctx.read('read the schema version', () => this.ctx.db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get()) as {
+    const row = (await this.ctx.readDurable('read the schema version', () =>
+      this.ctx.db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get(),
+    )) as {
       v: number;
     };
     return { applied: row.v, expected: Math.max(...MIGRATIONS.map((migration) => migration.version)) };

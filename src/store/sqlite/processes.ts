@@ -30,7 +30,8 @@ export class SqliteProcesses implements ProcessRegistry {
 
   async listProcesses(): Promise<ProcessRecord[]> {
     const now = this.ctx.clock.now();
-    return (this.ctx.stmt.listProcesses.all() as ProcessRow[]).map((row) => toProcess(row, now));
+    const rows = (await this.ctx.readDurable('list processes', () => this.ctx.stmt.listProcesses.all())) as ProcessRow[];
+    return rows.map((row) => toProcess(row, now));
   }
 
   async reapLapsedProcesses(): Promise<{ instanceIds: string[]; taskIds: string[] }> {

@@ -9,8 +9,7 @@ export class SqliteResults implements TaskResults {
   constructor(private readonly ctx: SqliteContext) {}
 
   async getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
-    await this.ctx.durable();
-    const row = this.ctx.read('read an outcome', () => this.ctx.stmt.getOutcome.get({ taskId })) as { kind: string; body: string } | undefined;
+    const row = (await this.ctx.readDurable('read an outcome', () => this.ctx.stmt.getOutcome.get({ taskId }))) as { kind: string; body: string } | undefined;
     return row === undefined ? undefined : toOutcome(row);
   }
 
@@ -26,8 +25,7 @@ export class SqliteResults implements TaskResults {
   }
 
   async readResultChunk(taskId: string, index: number): Promise<Uint8Array | undefined> {
-    await this.ctx.durable();
-    const row = this.ctx.read('read a result chunk', () => this.ctx.stmt.readResultChunk.get({ taskId, index }) as { data: Buffer } | undefined);
+    const row = await this.ctx.readDurable('read a result chunk', () => this.ctx.stmt.readResultChunk.get({ taskId, index }) as { data: Buffer } | undefined);
     return row?.data;
   }
 }

@@ -8,8 +8,9 @@ export class SqliteRollout implements KillSwitchStore {
   constructor(private readonly ctx: SqliteContext) {}
 
   async listKillSwitches(): Promise<KillSwitchRecord[]> {
-    await this.ctx.durable();
-    const rows = this.ctx.read('read the kill switches', () => this.ctx.db.prepare(`SELECT ${KILL_SWITCH_COLUMNS} FROM kill_switches ORDER BY scope`).all());
+    const rows = await this.ctx.readDurable('read the kill switches', () =>
+      this.ctx.db.prepare(`SELECT ${KILL_SWITCH_COLUMNS} FROM kill_switches ORDER BY scope`).all(),
+    );
     return (rows as KillSwitchRow[]).map(toKillSwitchRecord);
   }
 

@@ -21,15 +21,15 @@ export class SqliteRows implements TaskRows {
   }
 
   async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
-    await this.ctx.durable();
-    const row = this.ctx.read('read a task', () => this.ctx.stmt.getScoped.get({ taskId, ownerKey: scope.ownerKey, generation: scope.generation ?? null }));
+    const row = await this.ctx.readDurable('read a task', () =>
+      this.ctx.stmt.getScoped.get({ taskId, ownerKey: scope.ownerKey, generation: scope.generation ?? null }),
+    );
     return row === undefined ? undefined : this.ctx.codec.toRecord(row as TaskRow);
   }
 
   /** See {@link TaskRows.getWithOutcome}: the task, then (terminal only) its outcome, in one synchronous read. */
   async getWithOutcome(taskId: string, scope: TaskScope, maxOutcomeChars: number): Promise<TaskWithOutcome | undefined> {
-    await this.ctx.durable();
-    return this.ctx.read('read a task', () => {
+    return this.ctx.readDurable('read a task', () => {
       const row = this.ctx.stmt.getScoped.get({ taskId, ownerKey: scope.ownerKey, generation: scope.generation ?? null }) as TaskRow | undefined;
       if (row === undefined) return undefined;
       const record = this.ctx.codec.toRecord(row);
@@ -41,8 +41,7 @@ export class SqliteRows implements TaskRows {
   }
 
   async getUnscoped(taskId: string): Promise<TaskRecord | undefined> {
-    await this.ctx.durable();
-    const row = this.ctx.read('read a task', () => this.ctx.stmt.getUnscoped.get({ taskId }));
+    const row = await this.ctx.readDurable('read a task', () => this.ctx.stmt.getUnscoped.get({ taskId }));
     return row === undefined ? undefined : this.ctx.codec.toRecord(row as TaskRow);
   }
 
@@ -88,16 +87,14 @@ export class SqliteRows implements TaskRows {
   }
 
   async list(scope: TaskScope & { generation: TaskGeneration }, page: { afterSeq: number; limit: number }): Promise<TaskRecord[]> {
-    await this.ctx.durable();
-    const rows = this.ctx.read('list tasks', () =>
+    const rows = await this.ctx.readDurable('list tasks', () =>
       this.ctx.stmt.list.all({ ownerKey: scope.ownerKey, generation: scope.generation, afterSeq: page.afterSeq, limit: toLimit(page.limit) }),
     );
     return (rows as TaskRow[]).map((row) => this.ctx.codec.toRecord(row));
   }
 
   async browse(query: TaskBrowseQuery): Promise<TaskRecord[]> {
-    await this.ctx.durable();
-    const rows = this.ctx.read('browse tasks', () =>
+    const rows = await this.ctx.readDurable('browse tasks', () =>
       this.ctx.stmt.browse.all({
         beforeSeq: query.beforeSeq ?? Number.MAX_SAFE_INTEGER,
         ownerKey: query.ownerKey ?? null,

@@ -5,18 +5,24 @@ import { serverSecretTable, type SessionQuery, sessionTable } from '../session-t
 import type { SqliteContext } from './context.js';
 import { storageFault } from './group-commit.js';
 
-/** The sessions port on SQLite (see {@link SessionTables}): single statements outside the group commit, prepared on first use. */
+/**
+ * The sessions port on SQLite (see {@link SessionTables}): single statements outside the group commit, prepared on
+ * first use; a read answers, and a write resolves, once what it saw or wrote is on disk (`WalSync`).
+ */
 export function sqliteSessionTables(ctx: SqliteContext): SessionTables {
   const statements = new Map<string, Database.Statement>();
   const query: SessionQuery = (action, sql, params) => {
+    let statement: Database.Statement;
     try {
       if (ctx.closed) throw new Error('store is closed');
-      let statement = statements.get(sql);
-      if (!statement) statements.set(sql, (statement = ctx.db.prepare(sql)));
-      return Promise.resolve(statement.reader ? (statement.all(...params) as Array<Record<string, unknown>>) : (statement.run(...params), []));
+      statement = statements.get(sql) ?? ctx.db.prepare(sql);
+      statements.set(sql, statement);
     } catch (error) {
       return Promise.reject(storageFault(error, action));
     }
+    return statement.reader
+      ? ctx.readDurable(action, () => statement.all(...params) as Array<Record<string, unknown>>)
+      : ctx.writeAlone(action, () => (statement.run(...params), []));
   };
   return {
     sessions: sessionTable(query, 'sessions', () => '?', { tasks: 'tasks', events: 'task_events', payloadSessionId: "json_extract(e.payload, '$.sessionId')" }),

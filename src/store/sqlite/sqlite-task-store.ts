@@ -107,7 +107,8 @@ export class SqliteTaskStore extends ComposedTaskStore {
         );
       }
       const listeners = new TaskEventListeners(logger);
-      const walSync = new WalSync(`${db.name}-wal`, options.fsync);
+      const dataVersion = db.prepare('PRAGMA data_version').pluck();
+      const walSync = new WalSync(`${mainFile(db)}-wal`, () => dataVersion.get() as number, options.fsync);
       const committer = new GroupCommitter(db, Math.max(1, options.maxBatchSize ?? 256), (events) => listeners.publish(events), logger, walSync);
       return new SqliteTaskStore(new SqliteContext(db, clock, new RowCodec(options.encryption), committer, listeners, walSync), applied);
     } catch (error) {
@@ -152,4 +153,14 @@ export class SqliteTaskStore extends ComposedTaskStore {
  */
 export function openSqliteTaskStore(options: SqliteTaskStoreOptions): SqliteTaskStore {
   return SqliteTaskStore.open(options);
+}
+
+/**
+ * The database file as SQLite resolved it (absolute, symbolic links followed): its log is that path with `-wal`, not
+ * the path the store was given (a link, or a relative path read later from another directory).
+ */
+function mainFile(db: Database.Database): string {
+  const main = (db.pragma('database_list') as Array<{ name: string; file: string }>).find((entry) => entry.name === 'main');
+  if (!main?.file) throw new Error('SQLite reports no file for the main database (an in-memory store has no log to fsync)');
+  return main.file;
 }

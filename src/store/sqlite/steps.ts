@@ -8,8 +8,7 @@ export class SqliteSteps implements TaskSteps {
   constructor(private readonly ctx: SqliteContext) {}
 
   async getStep(taskId: string, name: string): Promise<{ value: JsonValue } | undefined> {
-    await this.ctx.durable();
-    const row = this.ctx.read('read a step', () => this.ctx.stmt.getStep.get({ taskId, name })) as { value: string } | undefined;
+    const row = (await this.ctx.readDurable('read a step', () => this.ctx.stmt.getStep.get({ taskId, name }))) as { value: string } | undefined;
     return row === undefined ? undefined : { value: this.ctx.codec.stepValue(taskId, name, row.value) };
   }
 
@@ -21,8 +20,7 @@ export class SqliteSteps implements TaskSteps {
   }
 
   async getToolState(ownerKey: string, tool: string, key: string): Promise<JsonValue | undefined> {
-    await this.ctx.durable();
-    const row = this.ctx.read('read tool state', () => this.ctx.stmt.getToolState.get({ ownerKey, tool, key })) as { value: string } | undefined;
+    const row = (await this.ctx.readDurable('read tool state', () => this.ctx.stmt.getToolState.get({ ownerKey, tool, key }))) as { value: string } | undefined;
     return row === undefined ? undefined : (JSON.parse(row.value) as JsonValue);
   }
 
