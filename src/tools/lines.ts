@@ -90,14 +90,19 @@ export async function forEachLine(file: FileHandle, onLine: LineHandler, options
   const carry: Buffer[] = [];
   let carried = 0;
   let lineStart = blockOffset;
-  const emit = async (bytes: Buffer, start: number) => {
+  // Synchronous unless the handler or the pacer returns a promise: a promise per line costs more than most
+  // handlers' work.
+  const counted = (characters: number): Promise<void> | undefined => {
+    count++;
+    return pacer.due(characters) ? pacer.pause() : undefined;
+  };
+  const emit = (bytes: Buffer, start: number): Promise<void> | undefined => {
     let line = bytes.toString('utf8');
     if (line.endsWith('\r')) line = line.slice(0, -1);
     if (line.length > maxLength) line = line.slice(0, maxLength);
     const pending = onLine(line, start);
-    if (pending) await pending;
-    count++;
-    if (pacer.due(line.length)) await pacer.pause();
+    const characters = line.length;
+    return pending ? pending.then(() => counted(characters)) : counted(characters);
   };
   try {
     for await (const chunk of text as AsyncIterable<Buffer>) {
@@ -124,7 +129,8 @@ export async function forEachLine(file: FileHandle, onLine: LineHandler, options
         } else {
           bytes = block.subarray(from, Math.min(newline, from + maxBytes));
         }
-        await emit(bytes, lineStart);
+        const pending = emit(bytes, lineStart);
+        if (pending) await pending;
         from = newline + 1;
         lineStart = blockOffset + from;
       }
@@ -137,7 +143,10 @@ export async function forEachLine(file: FileHandle, onLine: LineHandler, options
       }
       blockOffset += block.length;
     }
-    if (carried > 0) await emit(Buffer.concat(carry), lineStart);
+    if (carried > 0) {
+      const pending = emit(Buffer.concat(carry), lineStart);
+      if (pending) await pending;
+    }
   } catch (error) {
     throw options.signal.aborted ? options.signal.reason : error;
   } finally {

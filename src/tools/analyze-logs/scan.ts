@@ -476,22 +476,26 @@ async function scanFile(file: WalkedFile, index: number, resume: Position | null
     );
   };
 
-  const handle = async (line: string, offset: number): Promise<void> => {
+  // Synchronous unless a part is journaled: a promise per line would cost more than the line's analysis.
+  const handle = (line: string, offset: number): Promise<void> | undefined => {
     state.partBytes += line.length + 1;
-    if (!NON_BLANK.test(line)) return;
+    if (!NON_BLANK.test(line)) return undefined;
     // Redacting before mining keeps secrets and personal data out of templates as well as examples.
     const clean = context.redactPii(redactor.redact(line));
     const parsed = (parser as FileLineParser).parse(clean);
     if (parsed.continuation && pending && pending.lines < MAX_EVENT_LINES) {
       pending.lines++;
       if (pending.parsed.severity === null && ERROR_CONTINUATION.test(line)) pending.parsed.severity = 'ERROR';
-      return;
+      return undefined;
     }
     commit();
     if (state.partDue(context.partMs, context.partBytes, true)) {
-      await context.journal({ index, path: file.relative, offset, parser: (parser as FileLineParser).snapshot(), keep });
+      return context.journal({ index, path: file.relative, offset, parser: (parser as FileLineParser).snapshot(), keep }).then(() => {
+        pending = { parsed, clean, lines: 1 };
+      });
     }
     pending = { parsed, clean, lines: 1 };
+    return undefined;
   };
 
   // The sampled lines are handled in one go after the detection: paced like any other lines.
@@ -503,7 +507,8 @@ async function scanFile(file: WalkedFile, index: number, resume: Position | null
     );
     report.format = parser.format.name;
     for (const entry of sample.splice(0)) {
-      await handle(entry.line, entry.offset);
+      const journaled = handle(entry.line, entry.offset);
+      if (journaled) await journaled;
       if (pacer.due(entry.line.length)) await pacer.pause();
     }
   };
@@ -511,11 +516,11 @@ async function scanFile(file: WalkedFile, index: number, resume: Position | null
   try {
     await forEachLine(
       await options.confinement.openForReading(file.path),
-      async (line, offset) => {
+      (line, offset) => {
         if (parser) return handle(line, offset);
         // The header format and the year of year-less dates come from the first lines.
         sample.push({ line, offset });
-        if (sample.length >= SAMPLE_LINES) await startSampled();
+        return sample.length >= SAMPLE_LINES ? startSampled() : undefined;
       },
       { signal: options.signal, gzip: isGzip(file.relative), rejectBinary: true, startOffset: resume?.offset ?? 0 },
     );
