@@ -55,6 +55,11 @@ type Raw = Omit<TimestampFields, 'millis' | 'offsetMinutes' | 'weekday'> & {
 interface Format {
   /** Sticky (`y`): matched at a given position. */
   pattern: RegExp;
+  /**
+   * The same match read without the pattern, for the formats most lines have (see {@link readIso}): fills
+   * {@link READ} and answers whether the pattern matches at `at` with a possible date.
+   */
+  read?(text: string, at: number): boolean;
   /** Whether a match can start with this character code (a cheap test before the pattern). */
   starts: 'digit' | 'letter' | 'either';
   /** Fields of a match, or epoch ms when the format is an epoch, or `null` when out of range. */
@@ -84,6 +89,7 @@ const FORMATS: readonly Format[] = [
     // ISO 8601 and its common relatives: 2024-01-02T03:04:05.678Z, 2015-10-18 18:01:47,978, 2024/01/02 03:04:05,
     // 2005-06-03-15.42.50.675872, 2017-05-16_13:53:08.
     pattern: /(?<!\d)(\d{4})([-/.])(\d{2})\2(\d{2})[T _-](\d{2})([:.])(\d{2})\6(\d{2})(?:[.,](\d{1,9}))?(Z|[+-]\d{2}:?\d{2}(?!\d))?/y,
+    read: readIso,
     starts: 'digit',
     fields: (m) => ({
       year: n(m[1]),
@@ -99,6 +105,7 @@ const FORMATS: readonly Format[] = [
   {
     // syslog "Jun  4 15:16:01" and Apache error / ctime "Sun Dec 04 04:47:44 2005" (weekday and year optional).
     pattern: new RegExp(String.raw`(?:(${WEEKDAYS}) )?(${MONTHS}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?: (\d{4})(?!\d))?`, 'y'),
+    read: readSyslog,
     starts: 'letter',
     fields: (m) => ({
       year: m[8] ? n(m[8]) : null,
@@ -190,19 +197,149 @@ function mayStart(code: number): boolean {
   return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || code === 91;
 }
 
-const CALENDAR = new Set([...MONTHS.split('|'), ...WEEKDAYS.split('|')]);
-
 /** Whether format `format` can match at `at`: a digit for most, a month or weekday name, or a glog level letter. */
 function canStart(format: Format, text: string, at: number): boolean {
   const code = text.charCodeAt(at);
   const digit = code >= 48 && code <= 57;
   if (format.starts === 'digit') return digit;
-  if (format.starts === 'letter') return code >= 65 && code <= 90 && CALENDAR.has(text.slice(at, at + 3));
+  if (format.starts === 'letter') return code >= 65 && code <= 90 && (monthAt(text, at) >= 0 || weekdayAt(text, at) >= 0);
   return digit || ((code === 73 || code === 87 || code === 69 || code === 70) && (text.charCodeAt(at + 1) ^ 48) < 10);
 }
 
 /** The format that matched last: a file almost always keeps one, so it is tried first. */
 let lastFormat = 0;
+
+/** What a {@link Format.read} found: the end of the match and its value, as {@link fieldsValue} gives it. */
+const READ: { end: number; value: number | TimestampFields | null; syslog: boolean } = { end: 0, value: null, syslog: false };
+
+const isDigit = (code: number) => code >= 48 && code <= 57;
+
+/** The number written by the `count` digits at `at`, or -1 when one of them is not a digit. */
+function digitsAt(text: string, at: number, count: number): number {
+  let value = 0;
+  for (let i = at; i < at + count; i++) {
+    const code = text.charCodeAt(i);
+    if (!isDigit(code)) return -1;
+    value = value * 10 + code - 48;
+  }
+  return value;
+}
+
+/** Digits from `at`, at most `max` (a greedy `\d{1,max}`). */
+function digitRun(text: string, at: number, max: number): number {
+  let count = 0;
+  while (count < max && isDigit(text.charCodeAt(at + count))) count++;
+  return count;
+}
+
+/** Index of the three-letter name at `at` in `names` (packed character codes), or -1. */
+function nameAt(names: readonly number[], text: string, at: number): number {
+  return names.indexOf(text.charCodeAt(at) * 65536 + text.charCodeAt(at + 1) * 256 + text.charCodeAt(at + 2));
+}
+const packed = (list: string) => list.split('|').map((name) => name.charCodeAt(0) * 65536 + name.charCodeAt(1) * 256 + name.charCodeAt(2));
+const MONTH_CODES = packed(MONTHS);
+const WEEKDAY_CODES = packed(WEEKDAYS);
+const WEEKDAY_NAMES = WEEKDAYS.split('|');
+const monthAt = (text: string, at: number) => nameAt(MONTH_CODES, text, at);
+const weekdayAt = (text: string, at: number) => nameAt(WEEKDAY_CODES, text, at);
+
+/**
+ * The ISO pattern of {@link FORMATS} read by hand, with its exact semantics (greedy fraction, zone with or without
+ * `:`, no digit before or after): most lines of most logs start with it, and the pattern's match array, its ten
+ * strings and their conversion cost more than the line's other header fields together.
+ */
+function readIso(text: string, at: number): boolean {
+  if (at > 0 && isDigit(text.charCodeAt(at - 1))) return false;
+  const year = digitsAt(text, at, 4);
+  const separator = text.charCodeAt(at + 4);
+  if (year < 0 || (separator !== 45 && separator !== 47 && separator !== 46)) return false;
+  const month = digitsAt(text, at + 5, 2);
+  if (month < 0 || text.charCodeAt(at + 7) !== separator) return false;
+  const day = digitsAt(text, at + 8, 2);
+  const t = text.charCodeAt(at + 10);
+  if (day < 0 || (t !== 84 && t !== 32 && t !== 95 && t !== 45)) return false;
+  const hour = digitsAt(text, at + 11, 2);
+  const colon = text.charCodeAt(at + 13);
+  if (hour < 0 || (colon !== 58 && colon !== 46)) return false;
+  const minute = digitsAt(text, at + 14, 2);
+  if (minute < 0 || text.charCodeAt(at + 16) !== colon) return false;
+  const second = digitsAt(text, at + 17, 2);
+  if (second < 0) return false;
+  let end = at + 19;
+  let fraction: string | undefined;
+  const dot = text.charCodeAt(end);
+  if (dot === 46 || dot === 44) {
+    const count = digitRun(text, end + 1, 9);
+    if (count > 0) {
+      fraction = text.slice(end + 1, end + 1 + count);
+      end += 1 + count;
+    }
+  }
+  let zone: string | undefined;
+  const sign = text.charCodeAt(end);
+  if (sign === 90) {
+    zone = 'Z';
+    end++;
+  } else if ((sign === 43 || sign === 45) && digitsAt(text, end + 1, 2) >= 0) {
+    // `:?` is greedy: with a colon there, only `±hh:mm` can match.
+    const length = text.charCodeAt(end + 3) === 58 ? 6 : 5;
+    if (digitsAt(text, end + length - 2, 2) >= 0 && !isDigit(text.charCodeAt(end + length))) {
+      zone = text.slice(end, end + length);
+      end += length;
+    }
+  }
+  const fields = toFields({ year, month: month - 1, day, hour, minute, second, fraction, zone });
+  READ.end = end;
+  READ.value = fields === null ? null : absolute(fields);
+  READ.syslog = false;
+  return true;
+}
+
+/** The syslog and ctime pattern of {@link FORMATS} read by hand (see {@link readIso}). */
+function readSyslog(text: string, at: number): boolean {
+  let i = at;
+  const weekday = weekdayAt(text, i);
+  // A weekday is only taken with its space; a month cannot start where a weekday name is.
+  if (weekday >= 0) {
+    if (text.charCodeAt(i + 3) !== 32) return false;
+    i += 4;
+  }
+  const month = monthAt(text, i);
+  if (month < 0 || text.charCodeAt(i + 3) !== 32) return false;
+  i += text.charCodeAt(i + 4) === 32 ? 5 : 4;
+  const dayDigits = digitRun(text, i, 2);
+  if (dayDigits === 0 || text.charCodeAt(i + dayDigits) !== 32) return false;
+  const day = digitsAt(text, i, dayDigits);
+  i += dayDigits + 1;
+  const hour = digitsAt(text, i, 2);
+  if (hour < 0 || text.charCodeAt(i + 2) !== 58) return false;
+  const minute = digitsAt(text, i + 3, 2);
+  if (minute < 0 || text.charCodeAt(i + 5) !== 58) return false;
+  const second = digitsAt(text, i + 6, 2);
+  if (second < 0) return false;
+  let end = i + 8;
+  let fraction: string | undefined;
+  if (text.charCodeAt(end) === 46) {
+    const count = digitRun(text, end + 1, 9);
+    if (count > 0) {
+      fraction = text.slice(end + 1, end + 1 + count);
+      end += 1 + count;
+    }
+  }
+  let year: number | null = null;
+  if (text.charCodeAt(end) === 32 && !isDigit(text.charCodeAt(end + 5))) {
+    const written = digitsAt(text, end + 1, 4);
+    if (written >= 0) {
+      year = written;
+      end += 5;
+    }
+  }
+  const fields = toFields({ year, month, day, hour, minute, second, fraction, weekday: weekday >= 0 ? WEEKDAY_NAMES[weekday] : undefined });
+  READ.end = end;
+  READ.value = fields === null ? null : fields.year === null ? fields : absolute(fields);
+  READ.syslog = year === null;
+  return true;
+}
 
 function toFields(raw: Raw): TimestampFields | null {
   const { month, day, hour, minute, second } = raw;
@@ -264,18 +401,27 @@ export function timestampAt(text: string, pos: number): TimestampMatch | null {
     const index = k === 0 ? lastFormat : k <= lastFormat ? k - 1 : k;
     const format = FORMATS[index] as Format;
     if (!canStart(format, text, at)) continue;
-    format.pattern.lastIndex = at;
-    const m = format.pattern.exec(text);
-    if (!m) continue;
-    const value = fieldsValue(format, m);
+    let value: number | TimestampFields | null;
+    let end: number;
+    let syslog: boolean;
+    if (format.read) {
+      if (!format.read(text, at)) continue;
+      ({ value, end, syslog } = READ);
+    } else {
+      format.pattern.lastIndex = at;
+      const m = format.pattern.exec(text);
+      if (!m) continue;
+      value = fieldsValue(format, m);
+      end = at + m[0].length;
+      syslog = format.syslog?.(m) ?? false;
+    }
     if (value === null) continue;
-    let end = at + m[0].length;
     if (bracketed) {
       if (text.charCodeAt(end) !== 93) continue;
       end++;
     }
     lastFormat = index;
-    return { start: pos, end, value, syslog: format.syslog?.(m) ?? false };
+    return { start: pos, end, value, syslog };
   }
   return null;
 }
