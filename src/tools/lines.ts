@@ -96,8 +96,9 @@ export async function forEachLine(file: FileHandle, onLine: LineHandler, options
     count++;
     return pacer.due(characters) ? pacer.pause() : undefined;
   };
-  const emit = (bytes: Buffer, start: number): Promise<void> | undefined => {
-    let line = bytes.toString('utf8');
+  // The line is decoded from its range of the block: no Buffer object per line.
+  const emit = (bytes: Buffer, begin: number, end: number, start: number): Promise<void> | undefined => {
+    let line = bytes.toString('utf8', begin, end);
     if (line.endsWith('\r')) line = line.slice(0, -1);
     if (line.length > maxLength) line = line.slice(0, maxLength);
     const pending = onLine(line, start);
@@ -120,16 +121,16 @@ export async function forEachLine(file: FileHandle, onLine: LineHandler, options
       if (options.rejectBinary && isBinaryBlock(block)) throw new BinaryContentError(blockOffset);
       let from = 0;
       for (let newline = block.indexOf(10); newline !== -1; newline = block.indexOf(10, from)) {
-        let bytes: Buffer;
+        let pending: Promise<void> | undefined;
         if (carried > 0) {
           carry.push(block.subarray(from, Math.max(from, Math.min(newline, from + maxBytes - carried))));
-          bytes = Buffer.concat(carry);
+          const bytes = Buffer.concat(carry);
           carry.length = 0;
           carried = 0;
+          pending = emit(bytes, 0, bytes.length, lineStart);
         } else {
-          bytes = block.subarray(from, Math.min(newline, from + maxBytes));
+          pending = emit(block, from, Math.min(newline, from + maxBytes), lineStart);
         }
-        const pending = emit(bytes, lineStart);
         if (pending) await pending;
         from = newline + 1;
         lineStart = blockOffset + from;
@@ -144,7 +145,8 @@ export async function forEachLine(file: FileHandle, onLine: LineHandler, options
       blockOffset += block.length;
     }
     if (carried > 0) {
-      const pending = emit(Buffer.concat(carry), lineStart);
+      const bytes = Buffer.concat(carry);
+      const pending = emit(bytes, 0, bytes.length, lineStart);
       if (pending) await pending;
     }
   } catch (error) {
