@@ -49,6 +49,17 @@ function mayHoldEmail(text: string): boolean {
   return false;
 }
 
+/**
+ * Whether a global pattern matches anywhere in `text`: a search without the replacement's machinery (a callback
+ * per match), which most lines (four digits in a row, no card number) need only.
+ */
+function matches(pattern: RegExp, text: string): boolean {
+  pattern.lastIndex = 0;
+  const found = pattern.test(text);
+  pattern.lastIndex = 0;
+  return found;
+}
+
 /** Whether the digits of `candidate` (separators ignored) pass the Luhn check. */
 export function luhnValid(candidate: string): boolean {
   let sum = 0;
@@ -81,7 +92,7 @@ export function piiRedactor(kinds: readonly PiiKind[]): (text: string) => string
   return (text) => {
     let result = text;
     if (email && MAY_HOLD.email(result)) result = result.replace(EMAIL, '<email>');
-    if (card && MAY_HOLD.card(result)) result = result.replace(CARD, (match) => (luhnValid(match) ? '<card>' : match));
+    if (card && MAY_HOLD.card(result) && matches(CARD, result)) result = result.replace(CARD, (match) => (luhnValid(match) ? '<card>' : match));
     if (ip && MAY_HOLD.ip(result)) result = result.replace(IPV4, '<ip>').replace(IPV6, '<ip>');
     return result;
   };
