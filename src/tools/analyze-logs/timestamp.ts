@@ -60,6 +60,11 @@ interface Format {
    * {@link READ} and answers whether the pattern matches at `at` with a possible date.
    */
   read?(text: string, at: number): boolean;
+  /**
+   * A character every match has at a fixed distance from `at` (a `/`, `-` or space), tested before the pattern
+   * runs: header fields that start with a digit (a pid, an address, a count) are rarely timestamps.
+   */
+  probe?(text: string, at: number): boolean;
   /** Whether a match can start with this character code (a cheap test before the pattern). */
   starts: 'digit' | 'letter' | 'either';
   /** Fields of a match, or epoch ms when the format is an epoch, or `null` when out of range. */
@@ -122,7 +127,9 @@ const FORMATS: readonly Format[] = [
   {
     // Apache/nginx access: 10/Oct/2000:13:55:36 -0700
     pattern: new RegExp(String.raw`(\d{2})/(${MONTHS})/(\d{4}):(\d{2}):(\d{2}):(\d{2})(?: ([+-]\d{4}))?`, 'y'),
+    read: readAccess,
     starts: 'digit',
+    probe: (text, at) => text.charCodeAt(at + 2) === 47,
     fields: (m) => ({
       year: n(m[3]),
       month: MONTH_INDEX[m[2] as string] ?? -1,
@@ -136,7 +143,9 @@ const FORMATS: readonly Format[] = [
   {
     // HDFS: 081109 203615
     pattern: /(?<!\d)(\d{2})(\d{2})(\d{2}) (\d{2})(\d{2})(\d{2})(?!\d)/y,
+    read: readHdfs,
     starts: 'digit',
+    probe: (text, at) => text.charCodeAt(at + 6) === 32,
     fields: (m) => ({
       year: twoDigitYear(m[1]),
       month: n(m[2]) - 1,
@@ -150,6 +159,7 @@ const FORMATS: readonly Format[] = [
     // Spark: 17/06/09 20:10:40
     pattern: /(?<!\d)(\d{2})\/(\d{2})\/(\d{2}) (\d{2}):(\d{2}):(\d{2})/y,
     starts: 'digit',
+    probe: (text, at) => text.charCodeAt(at + 2) === 47,
     fields: (m) => ({
       year: twoDigitYear(m[1]),
       month: n(m[2]) - 1,
@@ -163,6 +173,7 @@ const FORMATS: readonly Format[] = [
     // 20171223-22:15:29:606 (fields may lose their leading zero: 20171223-22:16:0:119)
     pattern: /(?<!\d)(\d{4})(\d{2})(\d{2})-(\d{1,2}):(\d{1,2}):(\d{1,2})(?:[:.](\d{1,3}))?/y,
     starts: 'digit',
+    probe: (text, at) => text.charCodeAt(at + 8) === 45,
     fields: (m) => ({
       year: n(m[1]),
       month: n(m[2]) - 1,
@@ -177,6 +188,7 @@ const FORMATS: readonly Format[] = [
     // Android logcat threadtime "03-17 16:13:38.811", glog "I0317 16:13:38.811000", Proxifier "10.30 16:49:06".
     pattern: /(?<![\d.-])[IWEF]?(\d{2})[-.]?(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?![\d:])/y,
     starts: 'either',
+    probe: (text, at) => text.charCodeAt(at + 4) === 32 || text.charCodeAt(at + 5) === 32 || text.charCodeAt(at + 6) === 32,
     fields: (m) => ({
       year: null,
       month: n(m[1]) - 1,
@@ -295,6 +307,51 @@ function readIso(text: string, at: number): boolean {
   return true;
 }
 
+/** The Apache access pattern of {@link FORMATS} read by hand (see {@link readIso}): `10/Oct/2000:13:55:36 -0700`. */
+function readAccess(text: string, at: number): boolean {
+  const day = digitsAt(text, at, 2);
+  const month = monthAt(text, at + 3);
+  if (day < 0 || text.charCodeAt(at + 2) !== 47 || month < 0 || text.charCodeAt(at + 6) !== 47) return false;
+  const year = digitsAt(text, at + 7, 4);
+  if (year < 0 || text.charCodeAt(at + 11) !== 58) return false;
+  const hour = digitsAt(text, at + 12, 2);
+  if (hour < 0 || text.charCodeAt(at + 14) !== 58) return false;
+  const minute = digitsAt(text, at + 15, 2);
+  if (minute < 0 || text.charCodeAt(at + 17) !== 58) return false;
+  const second = digitsAt(text, at + 18, 2);
+  if (second < 0) return false;
+  let end = at + 20;
+  let zone: string | undefined;
+  const sign = text.charCodeAt(end + 1);
+  if (text.charCodeAt(end) === 32 && (sign === 43 || sign === 45) && digitsAt(text, end + 2, 4) >= 0) {
+    zone = text.slice(end + 1, end + 6);
+    end += 6;
+  }
+  const fields = toFields({ year, month, day, hour, minute, second, zone });
+  READ.end = end;
+  READ.value = fields === null ? null : absolute(fields);
+  READ.syslog = false;
+  return true;
+}
+
+/** The HDFS pattern of {@link FORMATS} read by hand (see {@link readIso}): `081109 203615`. */
+function readHdfs(text: string, at: number): boolean {
+  if (at > 0 && isDigit(text.charCodeAt(at - 1))) return false;
+  if (text.charCodeAt(at + 6) !== 32 || isDigit(text.charCodeAt(at + 13))) return false;
+  const year = digitsAt(text, at, 2);
+  const month = digitsAt(text, at + 2, 2);
+  const day = digitsAt(text, at + 4, 2);
+  const hour = digitsAt(text, at + 7, 2);
+  const minute = digitsAt(text, at + 9, 2);
+  const second = digitsAt(text, at + 11, 2);
+  if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return false;
+  const fields = toFields({ year: 2000 + year, month: month - 1, day, hour, minute, second });
+  READ.end = at + 13;
+  READ.value = fields === null ? null : absolute(fields);
+  READ.syslog = false;
+  return true;
+}
+
 /** The syslog and ctime pattern of {@link FORMATS} read by hand (see {@link readIso}). */
 function readSyslog(text: string, at: number): boolean {
   let i = at;
@@ -400,7 +457,7 @@ export function timestampAt(text: string, pos: number): TimestampMatch | null {
   for (let k = 0; k < FORMATS.length; k++) {
     const index = k === 0 ? lastFormat : k <= lastFormat ? k - 1 : k;
     const format = FORMATS[index] as Format;
-    if (!canStart(format, text, at)) continue;
+    if (!canStart(format, text, at) || (format.probe && !format.probe(text, at))) continue;
     let value: number | TimestampFields | null;
     let end: number;
     let syslog: boolean;
