@@ -108,6 +108,12 @@ const TWO_DOTS = 64;
 const DOUBLE_QUOTE = 128;
 const BACKSLASH = 256;
 
+/** Not a token character: ends a token (an ASCII code's entry in {@link ASCII_CLASSES}). */
+const WHITESPACE = 512;
+
+/** Whether a character code is a capital letter `A`–`Z`. */
+const isCapital = (code: number) => code >= 65 && code <= 90;
+
 /** `flags` with the character `code` added. */
 function withCharacter(flags: number, code: number): number {
   if (code >= 48 && code <= 57) return flags | DIGITS;
@@ -134,7 +140,8 @@ function maskClassified(token: string, flags: number): string {
   if (separators && WHOLE_TOKEN_PATTERNS.some((pattern) => pattern.test(token))) return (brackets ? wildcardFor(token) : WILDCARD) + trailingPunctuation(token);
   // `com.example.app/.ui.MainActivity`, `org.a.b/org.a.b.C`: a component name, as variable as a path.
   if (slash && dots >= 2 && letters) return brackets ? wildcardFor(token) : WILDCARD;
-  if (!digits) return token.length === 3 && CALENDAR_WORDS.has(token) ? WILDCARD : token;
+  // Month and weekday names start with a capital: other three-letter words are not looked up.
+  if (!digits) return token.length === 3 && isCapital(token.charCodeAt(0)) && CALENDAR_WORDS.has(token) ? WILDCARD : token;
   if (!letters) return brackets ? wildcardFor(token) : WILDCARD;
   // An HTTP status class (`5xx`, as access-log templates carry it) is a constant.
   if (token.length === 3 && token[1] === 'x' && token[2] === 'x') return token;
@@ -285,8 +292,15 @@ export function maskedTokens(message: string, maxTokens: number): string[] {
     let flags = 0;
     for (; i < length; i++) {
       const code = message.charCodeAt(i);
-      if (isWhitespace(code)) break;
-      flags = withCharacter(flags, code);
+      if (code < 128) {
+        // ASCII from the table: one load instead of the comparisons of `withCharacter`.
+        const bits = ASCII_CLASSES[code] as number;
+        if (bits === WHITESPACE) break;
+        flags = bits === ONE_DOT ? flags | ((flags & ONE_DOT) !== 0 ? TWO_DOTS : ONE_DOT) : flags | bits;
+      } else {
+        if (isWhitespace(code)) break;
+        flags = withCharacter(flags, code);
+      }
     }
     let raw = message.slice(start, i);
     // `tag="View Lock",`: a quoted value of a key is one token, so that a space in it does not change the
@@ -345,3 +359,9 @@ function isWhitespace(code: number): boolean {
     code === 0xfeff
   );
 }
+
+/**
+ * What each ASCII character adds to a token's flags (see {@link withCharacter}), or {@link WHITESPACE}: a dot is
+ * {@link ONE_DOT} here and counted as `withCharacter` counts it.
+ */
+const ASCII_CLASSES = Uint16Array.from({ length: 128 }, (_, code) => (isWhitespace(code) ? WHITESPACE : withCharacter(0, code)));
