@@ -8,6 +8,7 @@
  * Times without a zone are UTC. Formats without a year get one from a {@link YearResolver}: the year that makes
  * the file's sequence of dates consistent, never an impossible date (see there).
  */
+import { monthAt, MONTHS, type RawTimestamp, READ, readAccess, readHdfs, readIso, readSyslog, weekdayAt, WEEKDAYS } from './timestamp-readers.js';
 
 /** The parts of a timestamp; `year` is `null` for formats without one (syslog, logcat). */
 export interface TimestampFields {
@@ -36,9 +37,7 @@ export interface TimestampMatch {
   syslog: boolean;
 }
 
-const MONTHS = 'Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec';
 const MONTH_INDEX: Record<string, number> = Object.fromEntries(MONTHS.split('|').map((m, i) => [m, i]));
-const WEEKDAYS = 'Sun|Mon|Tue|Wed|Thu|Fri|Sat';
 const WEEKDAY_INDEX: Record<string, number> = Object.fromEntries(WEEKDAYS.split('|').map((d, i) => [d, i]));
 /** Only the head of a line is searched: a timestamp further in is message text, not the line's time. */
 const HEAD_LENGTH = 128;
@@ -46,18 +45,14 @@ export const DAY_MS = 86_400_000;
 const MIN_EPOCH_S = 946_684_800; // 2000-01-01
 const MAX_EPOCH_S = 4_102_444_800; // 2100-01-01
 
-type Raw = Omit<TimestampFields, 'millis' | 'offsetMinutes' | 'weekday'> & {
-  fraction?: string | undefined;
-  zone?: string | undefined;
-  weekday?: string | undefined;
-};
+type Raw = RawTimestamp;
 
 interface Format {
   /** Sticky (`y`): matched at a given position. */
   pattern: RegExp;
   /**
-   * The same match read without the pattern, for the formats most lines have (see {@link readIso}): fills
-   * {@link READ} and answers whether the pattern matches at `at` with a possible date.
+   * The same match read without the pattern, for the formats most lines have (see `timestamp-readers.ts`):
+   * fills `READ` and answers whether the pattern matches at `at`.
    */
   read?(text: string, at: number): boolean;
   /**
@@ -221,183 +216,6 @@ function canStart(format: Format, text: string, at: number): boolean {
 /** The format that matched last: a file almost always keeps one, so it is tried first. */
 let lastFormat = 0;
 
-/** What a {@link Format.read} found: the end of the match and its value, as {@link fieldsValue} gives it. */
-const READ: { end: number; value: number | TimestampFields | null; syslog: boolean } = { end: 0, value: null, syslog: false };
-
-const isDigit = (code: number) => code >= 48 && code <= 57;
-
-/** The number written by the `count` digits at `at`, or -1 when one of them is not a digit. */
-function digitsAt(text: string, at: number, count: number): number {
-  let value = 0;
-  for (let i = at; i < at + count; i++) {
-    const code = text.charCodeAt(i);
-    if (!isDigit(code)) return -1;
-    value = value * 10 + code - 48;
-  }
-  return value;
-}
-
-/** Digits from `at`, at most `max` (a greedy `\d{1,max}`). */
-function digitRun(text: string, at: number, max: number): number {
-  let count = 0;
-  while (count < max && isDigit(text.charCodeAt(at + count))) count++;
-  return count;
-}
-
-/** Index of the three-letter name at `at` in `names` (packed character codes), or -1. */
-function nameAt(names: readonly number[], text: string, at: number): number {
-  return names.indexOf(text.charCodeAt(at) * 65536 + text.charCodeAt(at + 1) * 256 + text.charCodeAt(at + 2));
-}
-const packed = (list: string) => list.split('|').map((name) => name.charCodeAt(0) * 65536 + name.charCodeAt(1) * 256 + name.charCodeAt(2));
-const MONTH_CODES = packed(MONTHS);
-const WEEKDAY_CODES = packed(WEEKDAYS);
-const WEEKDAY_NAMES = WEEKDAYS.split('|');
-const monthAt = (text: string, at: number) => nameAt(MONTH_CODES, text, at);
-const weekdayAt = (text: string, at: number) => nameAt(WEEKDAY_CODES, text, at);
-
-/**
- * The ISO pattern of {@link FORMATS} read by hand, with its exact semantics (greedy fraction, zone with or without
- * `:`, no digit before or after): most lines of most logs start with it, and the pattern's match array, its ten
- * strings and their conversion cost more than the line's other header fields together.
- */
-function readIso(text: string, at: number): boolean {
-  if (at > 0 && isDigit(text.charCodeAt(at - 1))) return false;
-  const year = digitsAt(text, at, 4);
-  const separator = text.charCodeAt(at + 4);
-  if (year < 0 || (separator !== 45 && separator !== 47 && separator !== 46)) return false;
-  const month = digitsAt(text, at + 5, 2);
-  if (month < 0 || text.charCodeAt(at + 7) !== separator) return false;
-  const day = digitsAt(text, at + 8, 2);
-  const t = text.charCodeAt(at + 10);
-  if (day < 0 || (t !== 84 && t !== 32 && t !== 95 && t !== 45)) return false;
-  const hour = digitsAt(text, at + 11, 2);
-  const colon = text.charCodeAt(at + 13);
-  if (hour < 0 || (colon !== 58 && colon !== 46)) return false;
-  const minute = digitsAt(text, at + 14, 2);
-  if (minute < 0 || text.charCodeAt(at + 16) !== colon) return false;
-  const second = digitsAt(text, at + 17, 2);
-  if (second < 0) return false;
-  let end = at + 19;
-  let fraction: string | undefined;
-  const dot = text.charCodeAt(end);
-  if (dot === 46 || dot === 44) {
-    const count = digitRun(text, end + 1, 9);
-    if (count > 0) {
-      fraction = text.slice(end + 1, end + 1 + count);
-      end += 1 + count;
-    }
-  }
-  let zone: string | undefined;
-  const sign = text.charCodeAt(end);
-  if (sign === 90) {
-    zone = 'Z';
-    end++;
-  } else if ((sign === 43 || sign === 45) && digitsAt(text, end + 1, 2) >= 0) {
-    // `:?` is greedy: with a colon there, only `±hh:mm` can match.
-    const length = text.charCodeAt(end + 3) === 58 ? 6 : 5;
-    if (digitsAt(text, end + length - 2, 2) >= 0 && !isDigit(text.charCodeAt(end + length))) {
-      zone = text.slice(end, end + length);
-      end += length;
-    }
-  }
-  const fields = toFields({ year, month: month - 1, day, hour, minute, second, fraction, zone });
-  READ.end = end;
-  READ.value = fields === null ? null : absolute(fields);
-  READ.syslog = false;
-  return true;
-}
-
-/** The Apache access pattern of {@link FORMATS} read by hand (see {@link readIso}): `10/Oct/2000:13:55:36 -0700`. */
-function readAccess(text: string, at: number): boolean {
-  const day = digitsAt(text, at, 2);
-  const month = monthAt(text, at + 3);
-  if (day < 0 || text.charCodeAt(at + 2) !== 47 || month < 0 || text.charCodeAt(at + 6) !== 47) return false;
-  const year = digitsAt(text, at + 7, 4);
-  if (year < 0 || text.charCodeAt(at + 11) !== 58) return false;
-  const hour = digitsAt(text, at + 12, 2);
-  if (hour < 0 || text.charCodeAt(at + 14) !== 58) return false;
-  const minute = digitsAt(text, at + 15, 2);
-  if (minute < 0 || text.charCodeAt(at + 17) !== 58) return false;
-  const second = digitsAt(text, at + 18, 2);
-  if (second < 0) return false;
-  let end = at + 20;
-  let zone: string | undefined;
-  const sign = text.charCodeAt(end + 1);
-  if (text.charCodeAt(end) === 32 && (sign === 43 || sign === 45) && digitsAt(text, end + 2, 4) >= 0) {
-    zone = text.slice(end + 1, end + 6);
-    end += 6;
-  }
-  const fields = toFields({ year, month, day, hour, minute, second, zone });
-  READ.end = end;
-  READ.value = fields === null ? null : absolute(fields);
-  READ.syslog = false;
-  return true;
-}
-
-/** The HDFS pattern of {@link FORMATS} read by hand (see {@link readIso}): `081109 203615`. */
-function readHdfs(text: string, at: number): boolean {
-  if (at > 0 && isDigit(text.charCodeAt(at - 1))) return false;
-  if (text.charCodeAt(at + 6) !== 32 || isDigit(text.charCodeAt(at + 13))) return false;
-  const year = digitsAt(text, at, 2);
-  const month = digitsAt(text, at + 2, 2);
-  const day = digitsAt(text, at + 4, 2);
-  const hour = digitsAt(text, at + 7, 2);
-  const minute = digitsAt(text, at + 9, 2);
-  const second = digitsAt(text, at + 11, 2);
-  if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return false;
-  const fields = toFields({ year: 2000 + year, month: month - 1, day, hour, minute, second });
-  READ.end = at + 13;
-  READ.value = fields === null ? null : absolute(fields);
-  READ.syslog = false;
-  return true;
-}
-
-/** The syslog and ctime pattern of {@link FORMATS} read by hand (see {@link readIso}). */
-function readSyslog(text: string, at: number): boolean {
-  let i = at;
-  const weekday = weekdayAt(text, i);
-  // A weekday is only taken with its space; a month cannot start where a weekday name is.
-  if (weekday >= 0) {
-    if (text.charCodeAt(i + 3) !== 32) return false;
-    i += 4;
-  }
-  const month = monthAt(text, i);
-  if (month < 0 || text.charCodeAt(i + 3) !== 32) return false;
-  i += text.charCodeAt(i + 4) === 32 ? 5 : 4;
-  const dayDigits = digitRun(text, i, 2);
-  if (dayDigits === 0 || text.charCodeAt(i + dayDigits) !== 32) return false;
-  const day = digitsAt(text, i, dayDigits);
-  i += dayDigits + 1;
-  const hour = digitsAt(text, i, 2);
-  if (hour < 0 || text.charCodeAt(i + 2) !== 58) return false;
-  const minute = digitsAt(text, i + 3, 2);
-  if (minute < 0 || text.charCodeAt(i + 5) !== 58) return false;
-  const second = digitsAt(text, i + 6, 2);
-  if (second < 0) return false;
-  let end = i + 8;
-  let fraction: string | undefined;
-  if (text.charCodeAt(end) === 46) {
-    const count = digitRun(text, end + 1, 9);
-    if (count > 0) {
-      fraction = text.slice(end + 1, end + 1 + count);
-      end += 1 + count;
-    }
-  }
-  let year: number | null = null;
-  if (text.charCodeAt(end) === 32 && !isDigit(text.charCodeAt(end + 5))) {
-    const written = digitsAt(text, end + 1, 4);
-    if (written >= 0) {
-      year = written;
-      end += 5;
-    }
-  }
-  const fields = toFields({ year, month, day, hour, minute, second, fraction, weekday: weekday >= 0 ? WEEKDAY_NAMES[weekday] : undefined });
-  READ.end = end;
-  READ.value = fields === null ? null : fields.year === null ? fields : absolute(fields);
-  READ.syslog = year === null;
-  return true;
-}
-
 function toFields(raw: Raw): TimestampFields | null {
   const { month, day, hour, minute, second } = raw;
   if (month < 0 || month > 11 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return null;
@@ -463,7 +281,8 @@ export function timestampAt(text: string, pos: number): TimestampMatch | null {
     let syslog: boolean;
     if (format.read) {
       if (!format.read(text, at)) continue;
-      ({ value, end, syslog } = READ);
+      value = rawValue(READ.raw);
+      ({ end, syslog } = READ);
     } else {
       format.pattern.lastIndex = at;
       const m = format.pattern.exec(text);
@@ -486,6 +305,11 @@ export function timestampAt(text: string, pos: number): TimestampMatch | null {
 function fieldsValue(format: Format, m: RegExpExecArray): number | TimestampFields | null {
   const raw = format.fields(m);
   if (raw === null || typeof raw === 'number') return raw;
+  return rawValue(raw);
+}
+
+/** The value of a match's fields: epoch ms with a year, the fields without one, `null` for an impossible date. */
+function rawValue(raw: Raw): number | TimestampFields | null {
   const fields = toFields(raw);
   if (!fields) return null;
   return fields.year === null ? fields : absolute(fields);
