@@ -18,22 +18,25 @@ export const MAX_ODD_SHARE = 0.3;
 export function isBinaryBlock(block: Uint8Array): boolean {
   if (block.length === 0) return false;
   if (block.indexOf(0) !== -1) return true;
+  const limit = block.length * MAX_ODD_SHARE;
   let odd = 0;
   for (let i = 0; i < block.length; i++) {
+    // Text is decided once the bytes left could not make it binary even if all were odd.
+    if (odd + (block.length - i) <= limit) return false;
     const byte = block[i] as number;
     if (byte < 0x80) {
-      if ((byte < 0x20 && !TEXT_CONTROLS.has(byte)) || byte === 0x7f) odd++;
+      if ((byte < 0x20 && ((TEXT_CONTROLS >>> byte) & 1) === 0) || byte === 0x7f) odd++;
       continue;
     }
     const length = utf8SequenceLength(block, i);
     if (length === 0) odd++;
     else i += length - 1;
   }
-  return odd > block.length * MAX_ODD_SHARE;
+  return odd > limit;
 }
 
-/** Control characters found in text: backspace, tab, line feed, vertical tab, form feed, carriage return, ESC. */
-const TEXT_CONTROLS = new Set([0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x1b]);
+/** Control characters found in text, as bits: backspace, tab, line feed, vertical tab, form feed, carriage return, ESC. */
+const TEXT_CONTROLS = [0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x1b].reduce((bits, code) => bits | (1 << code), 0);
 
 /**
  * Length of the valid UTF-8 sequence that starts at `at` (2 to 4), or 0 when the bytes there are not one (a

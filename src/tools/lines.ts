@@ -90,14 +90,20 @@ export async function forEachLine(file: FileHandle, onLine: LineHandler, options
   const carry: Buffer[] = [];
   let carried = 0;
   let lineStart = blockOffset;
-  const emit = async (bytes: Buffer, start: number) => {
-    let line = bytes.toString('utf8');
+  // Synchronous unless the handler or the pacer returns a promise: a promise per line costs more than most
+  // handlers' work.
+  const counted = (characters: number): Promise<void> | undefined => {
+    count++;
+    return pacer.due(characters) ? pacer.pause() : undefined;
+  };
+  // The line is decoded from its range of the block: no Buffer object per line.
+  const emit = (bytes: Buffer, begin: number, end: number, start: number): Promise<void> | undefined => {
+    let line = bytes.toString('utf8', begin, end);
     if (line.endsWith('\r')) line = line.slice(0, -1);
     if (line.length > maxLength) line = line.slice(0, maxLength);
     const pending = onLine(line, start);
-    if (pending) await pending;
-    count++;
-    if (pacer.due(line.length)) await pacer.pause();
+    const characters = line.length;
+    return pending ? pending.then(() => counted(characters)) : counted(characters);
   };
   try {
     for await (const chunk of text as AsyncIterable<Buffer>) {
@@ -115,16 +121,17 @@ export async function forEachLine(file: FileHandle, onLine: LineHandler, options
       if (options.rejectBinary && isBinaryBlock(block)) throw new BinaryContentError(blockOffset);
       let from = 0;
       for (let newline = block.indexOf(10); newline !== -1; newline = block.indexOf(10, from)) {
-        let bytes: Buffer;
+        let pending: Promise<void> | undefined;
         if (carried > 0) {
           carry.push(block.subarray(from, Math.max(from, Math.min(newline, from + maxBytes - carried))));
-          bytes = Buffer.concat(carry);
+          const bytes = Buffer.concat(carry);
           carry.length = 0;
           carried = 0;
+          pending = emit(bytes, 0, bytes.length, lineStart);
         } else {
-          bytes = block.subarray(from, Math.min(newline, from + maxBytes));
+          pending = emit(block, from, Math.min(newline, from + maxBytes), lineStart);
         }
-        await emit(bytes, lineStart);
+        if (pending) await pending;
         from = newline + 1;
         lineStart = blockOffset + from;
       }
@@ -137,7 +144,11 @@ export async function forEachLine(file: FileHandle, onLine: LineHandler, options
       }
       blockOffset += block.length;
     }
-    if (carried > 0) await emit(Buffer.concat(carry), lineStart);
+    if (carried > 0) {
+      const bytes = Buffer.concat(carry);
+      const pending = emit(bytes, 0, bytes.length, lineStart);
+      if (pending) await pending;
+    }
   } catch (error) {
     throw options.signal.aborted ? options.signal.reason : error;
   } finally {

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
 import { logFileSelector } from '../../src/tools/analyze-logs/files.js';
@@ -178,6 +179,19 @@ describe('masking', () => {
     expect(maskedTokens('[467587.551743] 1{2{ 3]4] (5)6', 128)).toEqual(['<*>', '<*>{{', '<*>]]', '<*>']);
     // Quotes around a value stay: `open() "/usr/share/x.html" failed`.
     expect(maskedTokens('open() "/usr/share/x.html" failed ("42")', 128)).toEqual(['open()', '"<*>"', 'failed', '"<*>"']);
+  });
+
+  it('splits on whitespace as `\\s+` does, whatever the kind and run of whitespace (property)', () => {
+    const space = fc.constantFrom(' ', '  ', '\t', '\n', '\v', '\f', '\r', '\u00a0', '\u1680', '\u2003', '\u2028', '\u202f', '\u3000', '\ufeff');
+    const word = fc.constantFrom('a', 'tag="View', 'Lock",', 'x=1', '12', 'KB', 'sec', '(0.39', '/var/x', 'a\\042b', '\u0085', '\u200b', 'é');
+    fc.assert(
+      fc.property(fc.array(fc.tuple(space, word), { maxLength: 14 }), space, (pairs, last) => {
+        const message = pairs.map(([s, w]) => s + w).join('') + last;
+        const single = pairs.map(([, w]) => w).join(' ');
+        expect(maskedTokens(message, 128)).toEqual(maskedTokens(single, 128));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('keeps a quoted value of a key with spaces in one token, so that it does not change the message length', () => {

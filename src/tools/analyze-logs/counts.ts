@@ -63,6 +63,8 @@ export class HourlyCounts {
   /** Key of the last hour seen: consecutive lines mostly share an hour, so the key is rarely rebuilt. */
   private lastHourStart = Number.NaN;
   private lastKey = '';
+  /** The bucket of the last key counted and the key it is counted under (a key keeps its bucket once given one). */
+  private lastAdded: { key: string; bucket: BucketCounts; counted: string } | null = null;
 
   /** @param maxHours - distinct hours kept; later hours are counted under {@link OTHER_HOURS}. */
   constructor(private readonly maxHours: number) {}
@@ -70,9 +72,14 @@ export class HourlyCounts {
   /** Counts one event at `epochMs` (or without a timestamp when `null`); returns the bucket's key. */
   add(epochMs: number | null, severity: Severity | null, lines: number): string {
     const key = epochMs === null ? UNKNOWN_HOUR : this.hourKey(epochMs);
-    const bucket = this.bucket(key);
-    countEvent(bucket, severity, lines);
-    return bucket === this.buckets.get(key) ? key : OTHER_HOURS;
+    let last = this.lastAdded;
+    if (last === null || last.key !== key) {
+      const bucket = this.bucket(key);
+      last = { key, bucket, counted: bucket === this.buckets.get(key) ? key : OTHER_HOURS };
+      this.lastAdded = last;
+    }
+    countEvent(last.bucket, severity, lines);
+    return last.counted;
   }
 
   /** Adds buckets of another count (a journaled part of a scan) under their keys, within the cap. */

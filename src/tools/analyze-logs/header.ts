@@ -125,10 +125,16 @@ export function headerLevel(word: string): Severity | null {
   if (word.length < 3) return null;
   const first = word.charCodeAt(0);
   if (first < 65 || first > 90) return null;
+  // The level first: most words are none, and the case test makes two strings.
+  const level = levelWord(word);
+  if (level === null) return null;
   const rest = word.slice(1);
   if (rest !== rest.toLowerCase() && word !== word.toUpperCase()) return null;
-  return levelWord(word);
+  return level;
 }
+
+/** Whether a character code is a capital letter: a header level starts with one (see {@link headerLevel}). */
+const isCapital = (code: number) => code >= 65 && code <= 90;
 
 /**
  * The field of `line` that starts at or after `pos` (spaces skipped), or `null` at the end of the head.
@@ -208,7 +214,7 @@ function readField(line: string, i: number): HeaderField {
   if (length === 10 && DATE_ONLY.test(line.slice(i, end))) return field('D', i, end);
   const last = line.charCodeAt(end - 1);
   if (last === 58 && length >= 2) {
-    const level = length <= 12 ? headerLevel(line.slice(i, end - 1)) : null;
+    const level = length <= 12 && isCapital(code) ? headerLevel(line.slice(i, end - 1)) : null;
     const f = field(level ? 'L' : 'G', i, end);
     if (level) f.level = level;
     return f;
@@ -217,7 +223,9 @@ function readField(line: string, i: number): HeaderField {
   // Level words are short; `level=…` a little longer.
   const level =
     length >= 3 && length <= 12
-      ? headerLevel(line.slice(i, end))
+      ? isCapital(code)
+        ? headerLevel(line.slice(i, end))
+        : null
       : length > 6 && length <= 20 && (code | 32) === 108 && LEVEL_ASSIGNMENT.test(line.slice(i, end))
         ? levelWord(line.slice(i + 6, end))
         : null;

@@ -52,7 +52,6 @@ const VARIABLE_PART = new RegExp(
  * earlier form, matched `<*>` in two ways and backtracked exponentially on `<*>_<*>_…_x` (82 s for 29 parts).
  */
 const NOTHING_CONSTANT = /^[^\p{L}\p{N}]*$/u;
-const WHITESPACE = /\s+/;
 /** Whitespace-separated parts a quoted value of a key may span (`key="a b c"`); a longer one is left as words. */
 const MAX_QUOTED_PARTS = 8;
 const ADJACENT_WILDCARDS = /(?:<\*>){2,}/g;
@@ -86,33 +85,63 @@ const CALENDAR_WORDS = new Set('Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec 
 function maskToken(raw: string): string {
   // syslog-ng and others write quotes as octal escapes (`\042alt0\042`): read them as the quotes they are.
   const token = raw.includes('\\0') ? raw.replace(OCTAL_ESCAPE, '"') : raw;
-  // One pass over the characters decides which patterns can apply at all: most tokens are plain words, and
-  // most of the others are numbers, times or addresses without a letter, which need no pattern either.
-  let digits = false;
-  let letters = false;
-  let separators = false;
-  let slash = false;
-  let brackets = false;
-  let dots = 0;
-  for (let i = 0; i < token.length; i++) {
-    const code = token.charCodeAt(i);
-    if (code >= 48 && code <= 57) digits = true;
-    else if (((code | 32) >= 97 && (code | 32) <= 122) || code > 127) letters = true;
-    else if (code === 47 || code === 92) {
-      separators = true;
-      if (code === 47) slash = true;
-    } else if (code === 46) dots++;
-    else if (code === 40 || code === 41 || code === 91 || code === 93 || code === 123 || code === 125 || code === 34 || code === 39) {
-      brackets = true;
-    }
-  }
+  let flags = 0;
+  for (let i = 0; i < token.length; i++) flags = withCharacter(flags, token.charCodeAt(i));
+  return maskClassified(token, flags);
+}
+
+/*
+ * What the characters of a token are, as bits (see {@link withCharacter}): one pass over them decides which
+ * patterns can apply at all. Most tokens are plain words, and most of the others are numbers, times or addresses
+ * without a letter, which need no pattern either.
+ */
+const DIGITS = 1;
+/** ASCII letters and any character above 127. */
+const LETTERS = 2;
+/** `/` or `\`. */
+const SEPARATORS = 4;
+const SLASH = 8;
+/** `()[]{}"'`. */
+const BRACKET = 16;
+const ONE_DOT = 32;
+const TWO_DOTS = 64;
+const DOUBLE_QUOTE = 128;
+const BACKSLASH = 256;
+
+/** Not a token character: ends a token (an ASCII code's entry in {@link ASCII_CLASSES}). */
+const WHITESPACE = 512;
+
+/** Whether a character code is a capital letter `A`–`Z`. */
+const isCapital = (code: number) => code >= 65 && code <= 90;
+
+/** `flags` with the character `code` added. */
+function withCharacter(flags: number, code: number): number {
+  if (code >= 48 && code <= 57) return flags | DIGITS;
+  if (((code | 32) >= 97 && (code | 32) <= 122) || code > 127) return flags | LETTERS;
+  if (code === 47) return flags | SEPARATORS | SLASH;
+  if (code === 92) return flags | SEPARATORS | BACKSLASH;
+  if (code === 46) return flags | ((flags & ONE_DOT) !== 0 ? TWO_DOTS : ONE_DOT);
+  if (code === 34) return flags | BRACKET | DOUBLE_QUOTE;
+  if (code === 40 || code === 41 || code === 91 || code === 93 || code === 123 || code === 125 || code === 39) return flags | BRACKET;
+  return flags;
+}
+
+/** {@link maskToken} of a token whose characters are `flags` (octal escapes already read). */
+function maskClassified(token: string, flags: number): string {
+  const digits = (flags & DIGITS) !== 0;
+  const letters = (flags & LETTERS) !== 0;
+  const separators = (flags & SEPARATORS) !== 0;
+  const slash = (flags & SLASH) !== 0;
+  const brackets = (flags & BRACKET) !== 0;
+  const dots = (flags & TWO_DOTS) !== 0 ? 2 : (flags & ONE_DOT) !== 0 ? 1 : 0;
   // A token that is a variable as a whole keeps the brackets it opens or closes for the rest of the line, and its
   // quotes.
   // A path keeps the punctuation after it too (`/var/log/x.log:`), as it did before brackets were kept.
   if (separators && WHOLE_TOKEN_PATTERNS.some((pattern) => pattern.test(token))) return (brackets ? wildcardFor(token) : WILDCARD) + trailingPunctuation(token);
   // `com.example.app/.ui.MainActivity`, `org.a.b/org.a.b.C`: a component name, as variable as a path.
   if (slash && dots >= 2 && letters) return brackets ? wildcardFor(token) : WILDCARD;
-  if (!digits) return token.length === 3 && CALENDAR_WORDS.has(token) ? WILDCARD : token;
+  // Month and weekday names start with a capital: other three-letter words are not looked up.
+  if (!digits) return token.length === 3 && isCapital(token.charCodeAt(0)) && CALENDAR_WORDS.has(token) ? WILDCARD : token;
   if (!letters) return brackets ? wildcardFor(token) : WILDCARD;
   // An HTTP status class (`5xx`, as access-log templates carry it) is a constant.
   if (token.length === 3 && token[1] === 'x' && token[2] === 'x') return token;
@@ -251,26 +280,88 @@ export function isUnitAfter(previous: string | undefined, token: string): boolea
  */
 export function maskedTokens(message: string, maxTokens: number): string[] {
   const tokens: string[] = [];
-  const parts = message.split(WHITESPACE);
-  for (let p = 0; p < parts.length; p++) {
-    let raw = parts[p] as string;
-    if (raw === '') continue;
-    // `tag="View Lock",`: a quoted value of a key is one token, so that a space in it does not change the
-    // message's length (its template is the one of `tag="AudioMix",`).
-    const quote = raw.length > 2 ? raw.indexOf('="') : -1;
-    if (quote > 0 && raw.indexOf('"', quote + 2) < 0) {
-      let end = p + 1;
-      while (end < parts.length && end - p <= MAX_QUOTED_PARTS && !(parts[end] as string).includes('"')) end++;
-      if (end < parts.length && end - p <= MAX_QUOTED_PARTS) {
-        raw = parts.slice(p, end + 1).join(' ');
-        p = end;
+  const length = message.length;
+  // One pass finds the tokens (split on whitespace as `\s+` does) and what their characters are.
+  let i = 0;
+  while (i < length) {
+    if (isWhitespace(message.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    const start = i;
+    let flags = 0;
+    for (; i < length; i++) {
+      const code = message.charCodeAt(i);
+      if (code < 128) {
+        // ASCII from the table: one load instead of the comparisons of `withCharacter`.
+        const bits = ASCII_CLASSES[code] as number;
+        if (bits === WHITESPACE) break;
+        flags = bits === ONE_DOT ? flags | ((flags & ONE_DOT) !== 0 ? TWO_DOTS : ONE_DOT) : flags | bits;
+      } else {
+        if (isWhitespace(code)) break;
+        flags = withCharacter(flags, code);
       }
     }
-    const previous = tokens.at(-1);
+    let raw = message.slice(start, i);
+    // `tag="View Lock",`: a quoted value of a key is one token, so that a space in it does not change the
+    // message's length (its template is the one of `tag="AudioMix",`).
+    if ((flags & DOUBLE_QUOTE) !== 0 && raw.length > 2) {
+      const quote = raw.indexOf('="');
+      const joined = quote > 0 && raw.indexOf('"', quote + 2) < 0 ? quotedValue(message, raw, i) : null;
+      if (joined) {
+        raw = joined.text;
+        i = joined.end;
+        flags = -1;
+      }
+    }
+    const previous = tokens.length > 0 ? tokens[tokens.length - 1] : undefined;
     // Every size unit has a `B`: the cheap test first, as most short tokens are not units.
     const unit = previous !== undefined && raw.length <= 5 && raw.includes('B') && isVariable(previous) && SIZE_UNIT.test(raw);
-    tokens.push(unit ? wildcardFor(raw) : maskToken(raw));
+    tokens.push(unit ? wildcardFor(raw) : flags < 0 || (flags & BACKSLASH) !== 0 ? maskToken(raw) : maskClassified(raw, flags));
     if (tokens.length >= maxTokens) break;
   }
   return tokens;
 }
+
+/**
+ * The quoted value that `first` (`tag="View`) opens, joined with the tokens up to the one holding the closing
+ * quote (`Lock",`) by single spaces, and where that token ends; `null` when none of the next
+ * {@link MAX_QUOTED_PARTS} tokens holds a quote.
+ */
+function quotedValue(message: string, first: string, from: number): { text: string; end: number } | null {
+  const parts = [first];
+  let i = from;
+  while (parts.length <= MAX_QUOTED_PARTS) {
+    while (i < message.length && isWhitespace(message.charCodeAt(i))) i++;
+    if (i >= message.length) return null;
+    const start = i;
+    while (i < message.length && !isWhitespace(message.charCodeAt(i))) i++;
+    const part = message.slice(start, i);
+    parts.push(part);
+    if (part.includes('"')) return { text: parts.join(' '), end: i };
+  }
+  return null;
+}
+
+/** Whether a character code is whitespace as `\s` reads it (ASCII and Unicode spaces, line breaks, BOM). */
+function isWhitespace(code: number): boolean {
+  if (code === 32 || (code >= 9 && code <= 13)) return true;
+  if (code < 160) return false;
+  return (
+    code === 160 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff
+  );
+}
+
+/**
+ * What each ASCII character adds to a token's flags (see {@link withCharacter}), or {@link WHITESPACE}: a dot is
+ * {@link ONE_DOT} here and counted as `withCharacter` counts it.
+ */
+const ASCII_CLASSES = Uint16Array.from({ length: 128 }, (_, code) => (isWhitespace(code) ? WHITESPACE : withCharacter(0, code)));

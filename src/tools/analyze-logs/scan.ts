@@ -28,7 +28,7 @@ import { buildReport, type LogScanReport, type ScanTotals } from './report.js';
 
 export type { LogScanReport, TemplateReport } from './report.js';
 import { impliedSeverity, type Severity } from './severity.js';
-import { countInto, emptyStats, mergeStats, statsFromJson, statsToJson, type TemplateStats, type TemplateStatsJson } from './stats.js';
+import { countInto, emptyStats, type EventFacts, mergeStats, statsFromJson, statsToJson, type TemplateStats, type TemplateStatsJson } from './stats.js';
 
 /** Options of {@link scanLogs}. */
 export interface ScanOptions {
@@ -227,31 +227,26 @@ class ScanState {
     return entry;
   }
 
-  /** Counts one event everywhere it counts. */
-  countEvent(event: { epochMs: number | null; severity: Severity | null; lines: number; file: FileReport }): void {
-    for (const totals of [this.totals, this.part]) {
-      countEvent(totals.counts, event.severity, event.lines);
-      if (event.epochMs !== null) {
-        if (totals.first === null || event.epochMs < totals.first) totals.first = event.epochMs;
-        if (totals.last === null || event.epochMs > totals.last) totals.last = event.epochMs;
-      }
-    }
-    this.hourly.add(event.epochMs, event.severity, event.lines);
-    this.partHours.add(event.epochMs, event.severity, event.lines);
-    countEvent(event.file, event.severity, event.lines);
-    countEvent(this.partFile(event.file.path, event.file.format).counts, event.severity, event.lines);
+  /** Counts one event everywhere it counts (per event: no objects made here). */
+  countEvent(epochMs: number | null, severity: Severity | null, lines: number, file: FileReport): void {
+    countTotals(this.totals, epochMs, severity, lines);
+    countTotals(this.part, epochMs, severity, lines);
+    this.hourly.add(epochMs, severity, lines);
+    this.partHours.add(epochMs, severity, lines);
+    countEvent(file, severity, lines);
+    countEvent(this.partFile(file.path, file.format).counts, severity, lines);
   }
 
   skipBySince(lines: number): void {
-    for (const totals of [this.totals, this.part]) {
-      totals.linesBeforeSince += lines;
-      totals.eventsBeforeSince++;
-    }
+    this.totals.linesBeforeSince += lines;
+    this.totals.eventsBeforeSince++;
+    this.part.linesBeforeSince += lines;
+    this.part.eventsBeforeSince++;
   }
 
-  countTemplate(id: number, apply: (stats: TemplateStats) => void): void {
-    apply(this.statsOf(this.stats, id));
-    apply(this.statsOf(this.partTemplates, id));
+  countTemplate(id: number, event: EventFacts): void {
+    countInto(this.statsOf(this.stats, id), event);
+    countInto(this.statsOf(this.partTemplates, id), event);
   }
 
   fileDone(path: string, format: string, status: 'read' | 'binary' | 'failed', error?: string): void {
@@ -333,6 +328,14 @@ class ScanState {
       );
     }
     this.resumedParts++;
+  }
+}
+
+function countTotals(totals: ScanTotals, epochMs: number | null, severity: Severity | null, lines: number): void {
+  countEvent(totals.counts, severity, lines);
+  if (epochMs !== null) {
+    if (totals.first === null || epochMs < totals.first) totals.first = epochMs;
+    if (totals.last === null || epochMs > totals.last) totals.last = epochMs;
   }
 }
 
@@ -444,6 +447,18 @@ async function scanFile(file: WalkedFile, index: number, resume: Position | null
   // Listed from its start, also when it turns out to be unreadable (not when binary: binary files are not logs).
   const report = state.fileReport(relative, format());
   const fileId = state.fileId(relative);
+  // The facts of the event being counted: one object per file, refilled per event (the stats keep none of it).
+  let exampleLine = '';
+  const facts: EventFacts = {
+    epochMs: null,
+    severity: null,
+    stated: false,
+    lines: 0,
+    fileId,
+    file: relative,
+    component: null,
+    example: () => (exampleLine.length > MAX_EXAMPLE_LENGTH ? `${exampleLine.slice(0, MAX_EXAMPLE_LENGTH)}…` : exampleLine),
+  };
 
   const commit = () => {
     const event = pending;
@@ -461,37 +476,36 @@ async function scanFile(file: WalkedFile, index: number, resume: Position | null
     const cluster = state.miner.add(parsed.message, event.clean);
     const implied = state.impliedOf(cluster);
     const severity = parsed.severity ?? implied;
-    state.countEvent({ epochMs: parsed.epochMs, severity, lines: event.lines, file: report });
-    state.countTemplate(cluster.id, (stats) =>
-      countInto(stats, {
-        epochMs: parsed.epochMs,
-        severity,
-        stated: parsed.severity !== null,
-        lines: event.lines,
-        fileId,
-        file: relative,
-        component: parsed.component,
-        example: () => (event.clean.length > MAX_EXAMPLE_LENGTH ? `${event.clean.slice(0, MAX_EXAMPLE_LENGTH)}…` : event.clean),
-      }),
-    );
+    state.countEvent(parsed.epochMs, severity, event.lines, report);
+    facts.epochMs = parsed.epochMs;
+    facts.severity = severity;
+    facts.stated = parsed.severity !== null;
+    facts.lines = event.lines;
+    facts.component = parsed.component;
+    exampleLine = event.clean;
+    state.countTemplate(cluster.id, facts);
   };
 
-  const handle = async (line: string, offset: number): Promise<void> => {
+  // Synchronous unless a part is journaled: a promise per line would cost more than the line's analysis.
+  const handle = (line: string, offset: number): Promise<void> | undefined => {
     state.partBytes += line.length + 1;
-    if (!NON_BLANK.test(line)) return;
+    if (!NON_BLANK.test(line)) return undefined;
     // Redacting before mining keeps secrets and personal data out of templates as well as examples.
     const clean = context.redactPii(redactor.redact(line));
     const parsed = (parser as FileLineParser).parse(clean);
     if (parsed.continuation && pending && pending.lines < MAX_EVENT_LINES) {
       pending.lines++;
       if (pending.parsed.severity === null && ERROR_CONTINUATION.test(line)) pending.parsed.severity = 'ERROR';
-      return;
+      return undefined;
     }
     commit();
     if (state.partDue(context.partMs, context.partBytes, true)) {
-      await context.journal({ index, path: file.relative, offset, parser: (parser as FileLineParser).snapshot(), keep });
+      return context.journal({ index, path: file.relative, offset, parser: (parser as FileLineParser).snapshot(), keep }).then(() => {
+        pending = { parsed, clean, lines: 1 };
+      });
     }
     pending = { parsed, clean, lines: 1 };
+    return undefined;
   };
 
   // The sampled lines are handled in one go after the detection: paced like any other lines.
@@ -503,7 +517,8 @@ async function scanFile(file: WalkedFile, index: number, resume: Position | null
     );
     report.format = parser.format.name;
     for (const entry of sample.splice(0)) {
-      await handle(entry.line, entry.offset);
+      const journaled = handle(entry.line, entry.offset);
+      if (journaled) await journaled;
       if (pacer.due(entry.line.length)) await pacer.pause();
     }
   };
@@ -511,11 +526,11 @@ async function scanFile(file: WalkedFile, index: number, resume: Position | null
   try {
     await forEachLine(
       await options.confinement.openForReading(file.path),
-      async (line, offset) => {
+      (line, offset) => {
         if (parser) return handle(line, offset);
         // The header format and the year of year-less dates come from the first lines.
         sample.push({ line, offset });
-        if (sample.length >= SAMPLE_LINES) await startSampled();
+        return sample.length >= SAMPLE_LINES ? startSampled() : undefined;
       },
       { signal: options.signal, gzip: isGzip(file.relative), rejectBinary: true, startOffset: resume?.offset ?? 0 },
     );

@@ -36,9 +36,15 @@ const LETTERS: Record<string, Severity> = { F: 'FATAL', A: 'FATAL', E: 'ERROR', 
 /** syslog severity (pri % 8): emerg, alert, crit, err, warning, notice, info, debug. */
 const SYSLOG: readonly Severity[] = ['FATAL', 'FATAL', 'FATAL', 'ERROR', 'WARN', 'INFO', 'INFO', 'DEBUG'];
 
+const LEVEL_WORDS = new Map(Object.entries(WORDS));
+/** Lengths of the level words: others are not lower-cased to be looked up (only `A`–`Z` lower-case to them). */
+const MIN_LEVEL_WORD = Math.min(...Object.keys(WORDS).map((word) => word.length));
+const MAX_LEVEL_WORD = Math.max(...Object.keys(WORDS).map((word) => word.length));
+
 /** The severity a level word names (`WARN`, `warning`, `Info`, `crit`…), or `null`; case-insensitive. */
 export function levelWord(word: string): Severity | null {
-  return Object.hasOwn(WORDS, word.toLowerCase()) ? (WORDS[word.toLowerCase()] as Severity) : null;
+  if (word.length < MIN_LEVEL_WORD || word.length > MAX_LEVEL_WORD) return null;
+  return LEVEL_WORDS.get(word.toLowerCase()) ?? null;
 }
 
 /** The severity of a one-letter level (logcat `D`, glog `E`), or `null`. */

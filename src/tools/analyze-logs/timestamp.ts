@@ -8,6 +8,7 @@
  * Times without a zone are UTC. Formats without a year get one from a {@link YearResolver}: the year that makes
  * the file's sequence of dates consistent, never an impossible date (see there).
  */
+import { monthAt, MONTHS, type RawTimestamp, READ, readAccess, readHdfs, readIso, readSyslog, weekdayAt, WEEKDAYS } from './timestamp-readers.js';
 
 /** The parts of a timestamp; `year` is `null` for formats without one (syslog, logcat). */
 export interface TimestampFields {
@@ -36,9 +37,7 @@ export interface TimestampMatch {
   syslog: boolean;
 }
 
-const MONTHS = 'Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec';
 const MONTH_INDEX: Record<string, number> = Object.fromEntries(MONTHS.split('|').map((m, i) => [m, i]));
-const WEEKDAYS = 'Sun|Mon|Tue|Wed|Thu|Fri|Sat';
 const WEEKDAY_INDEX: Record<string, number> = Object.fromEntries(WEEKDAYS.split('|').map((d, i) => [d, i]));
 /** Only the head of a line is searched: a timestamp further in is message text, not the line's time. */
 const HEAD_LENGTH = 128;
@@ -46,15 +45,21 @@ export const DAY_MS = 86_400_000;
 const MIN_EPOCH_S = 946_684_800; // 2000-01-01
 const MAX_EPOCH_S = 4_102_444_800; // 2100-01-01
 
-type Raw = Omit<TimestampFields, 'millis' | 'offsetMinutes' | 'weekday'> & {
-  fraction?: string | undefined;
-  zone?: string | undefined;
-  weekday?: string | undefined;
-};
+type Raw = RawTimestamp;
 
 interface Format {
   /** Sticky (`y`): matched at a given position. */
   pattern: RegExp;
+  /**
+   * The same match read without the pattern, for the formats most lines have (see `timestamp-readers.ts`):
+   * fills `READ` and answers whether the pattern matches at `at`.
+   */
+  read?(text: string, at: number): boolean;
+  /**
+   * A character every match has at a fixed distance from `at` (a `/`, `-` or space), tested before the pattern
+   * runs: header fields that start with a digit (a pid, an address, a count) are rarely timestamps.
+   */
+  probe?(text: string, at: number): boolean;
   /** Whether a match can start with this character code (a cheap test before the pattern). */
   starts: 'digit' | 'letter' | 'either';
   /** Fields of a match, or epoch ms when the format is an epoch, or `null` when out of range. */
@@ -84,6 +89,7 @@ const FORMATS: readonly Format[] = [
     // ISO 8601 and its common relatives: 2024-01-02T03:04:05.678Z, 2015-10-18 18:01:47,978, 2024/01/02 03:04:05,
     // 2005-06-03-15.42.50.675872, 2017-05-16_13:53:08.
     pattern: /(?<!\d)(\d{4})([-/.])(\d{2})\2(\d{2})[T _-](\d{2})([:.])(\d{2})\6(\d{2})(?:[.,](\d{1,9}))?(Z|[+-]\d{2}:?\d{2}(?!\d))?/y,
+    read: readIso,
     starts: 'digit',
     fields: (m) => ({
       year: n(m[1]),
@@ -99,6 +105,7 @@ const FORMATS: readonly Format[] = [
   {
     // syslog "Jun  4 15:16:01" and Apache error / ctime "Sun Dec 04 04:47:44 2005" (weekday and year optional).
     pattern: new RegExp(String.raw`(?:(${WEEKDAYS}) )?(${MONTHS}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?: (\d{4})(?!\d))?`, 'y'),
+    read: readSyslog,
     starts: 'letter',
     fields: (m) => ({
       year: m[8] ? n(m[8]) : null,
@@ -115,7 +122,9 @@ const FORMATS: readonly Format[] = [
   {
     // Apache/nginx access: 10/Oct/2000:13:55:36 -0700
     pattern: new RegExp(String.raw`(\d{2})/(${MONTHS})/(\d{4}):(\d{2}):(\d{2}):(\d{2})(?: ([+-]\d{4}))?`, 'y'),
+    read: readAccess,
     starts: 'digit',
+    probe: (text, at) => text.charCodeAt(at + 2) === 47,
     fields: (m) => ({
       year: n(m[3]),
       month: MONTH_INDEX[m[2] as string] ?? -1,
@@ -129,7 +138,9 @@ const FORMATS: readonly Format[] = [
   {
     // HDFS: 081109 203615
     pattern: /(?<!\d)(\d{2})(\d{2})(\d{2}) (\d{2})(\d{2})(\d{2})(?!\d)/y,
+    read: readHdfs,
     starts: 'digit',
+    probe: (text, at) => text.charCodeAt(at + 6) === 32,
     fields: (m) => ({
       year: twoDigitYear(m[1]),
       month: n(m[2]) - 1,
@@ -143,6 +154,7 @@ const FORMATS: readonly Format[] = [
     // Spark: 17/06/09 20:10:40
     pattern: /(?<!\d)(\d{2})\/(\d{2})\/(\d{2}) (\d{2}):(\d{2}):(\d{2})/y,
     starts: 'digit',
+    probe: (text, at) => text.charCodeAt(at + 2) === 47,
     fields: (m) => ({
       year: twoDigitYear(m[1]),
       month: n(m[2]) - 1,
@@ -156,6 +168,7 @@ const FORMATS: readonly Format[] = [
     // 20171223-22:15:29:606 (fields may lose their leading zero: 20171223-22:16:0:119)
     pattern: /(?<!\d)(\d{4})(\d{2})(\d{2})-(\d{1,2}):(\d{1,2}):(\d{1,2})(?:[:.](\d{1,3}))?/y,
     starts: 'digit',
+    probe: (text, at) => text.charCodeAt(at + 8) === 45,
     fields: (m) => ({
       year: n(m[1]),
       month: n(m[2]) - 1,
@@ -170,6 +183,7 @@ const FORMATS: readonly Format[] = [
     // Android logcat threadtime "03-17 16:13:38.811", glog "I0317 16:13:38.811000", Proxifier "10.30 16:49:06".
     pattern: /(?<![\d.-])[IWEF]?(\d{2})[-.]?(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?![\d:])/y,
     starts: 'either',
+    probe: (text, at) => text.charCodeAt(at + 4) === 32 || text.charCodeAt(at + 5) === 32 || text.charCodeAt(at + 6) === 32,
     fields: (m) => ({
       year: null,
       month: n(m[1]) - 1,
@@ -190,14 +204,12 @@ function mayStart(code: number): boolean {
   return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || code === 91;
 }
 
-const CALENDAR = new Set([...MONTHS.split('|'), ...WEEKDAYS.split('|')]);
-
 /** Whether format `format` can match at `at`: a digit for most, a month or weekday name, or a glog level letter. */
 function canStart(format: Format, text: string, at: number): boolean {
   const code = text.charCodeAt(at);
   const digit = code >= 48 && code <= 57;
   if (format.starts === 'digit') return digit;
-  if (format.starts === 'letter') return code >= 65 && code <= 90 && CALENDAR.has(text.slice(at, at + 3));
+  if (format.starts === 'letter') return code >= 65 && code <= 90 && (monthAt(text, at) >= 0 || weekdayAt(text, at) >= 0);
   return digit || ((code === 73 || code === 87 || code === 69 || code === 70) && (text.charCodeAt(at + 1) ^ 48) < 10);
 }
 
@@ -263,19 +275,29 @@ export function timestampAt(text: string, pos: number): TimestampMatch | null {
   for (let k = 0; k < FORMATS.length; k++) {
     const index = k === 0 ? lastFormat : k <= lastFormat ? k - 1 : k;
     const format = FORMATS[index] as Format;
-    if (!canStart(format, text, at)) continue;
-    format.pattern.lastIndex = at;
-    const m = format.pattern.exec(text);
-    if (!m) continue;
-    const value = fieldsValue(format, m);
+    if (!canStart(format, text, at) || (format.probe && !format.probe(text, at))) continue;
+    let value: number | TimestampFields | null;
+    let end: number;
+    let syslog: boolean;
+    if (format.read) {
+      if (!format.read(text, at)) continue;
+      value = rawValue(READ.raw);
+      ({ end, syslog } = READ);
+    } else {
+      format.pattern.lastIndex = at;
+      const m = format.pattern.exec(text);
+      if (!m) continue;
+      value = fieldsValue(format, m);
+      end = at + m[0].length;
+      syslog = format.syslog?.(m) ?? false;
+    }
     if (value === null) continue;
-    let end = at + m[0].length;
     if (bracketed) {
       if (text.charCodeAt(end) !== 93) continue;
       end++;
     }
     lastFormat = index;
-    return { start: pos, end, value, syslog: format.syslog?.(m) ?? false };
+    return { start: pos, end, value, syslog };
   }
   return null;
 }
@@ -283,6 +305,11 @@ export function timestampAt(text: string, pos: number): TimestampMatch | null {
 function fieldsValue(format: Format, m: RegExpExecArray): number | TimestampFields | null {
   const raw = format.fields(m);
   if (raw === null || typeof raw === 'number') return raw;
+  return rawValue(raw);
+}
+
+/** The value of a match's fields: epoch ms with a year, the fields without one, `null` for an impossible date. */
+function rawValue(raw: Raw): number | TimestampFields | null {
   const fields = toFields(raw);
   if (!fields) return null;
   return fields.year === null ? fields : absolute(fields);
