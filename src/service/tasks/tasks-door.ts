@@ -129,9 +129,15 @@ export class TasksDoor {
    * R29): `settled` — terminal now; `waits` — not terminal, and its tool never asks for input, so only its end can
    * reach the call; `asks` — waiting for input now, or its tool may ask; `undefined` — not visible to the actor. The
    * answer must come from the operation ({@link waitForTerminal}), never from this.
+   * @param requireSession - the v1 session whose request this is, when the adapter has not read it: the read checks
+   *   that its record exists (`TaskScope.requireSession`) and answers `undefined` when it does not.
    */
-  async resultPath(actor: TaskActor, taskId: string): Promise<'settled' | 'waits' | 'asks' | undefined> {
-    const record = await this.options.reads.get(taskId, { ownerKey: actor.ownerKey, generation: actor.generation });
+  async resultPath(actor: TaskActor, taskId: string, requireSession?: string): Promise<'settled' | 'waits' | 'asks' | undefined> {
+    const record = await this.options.reads.get(taskId, {
+      ownerKey: actor.ownerKey,
+      generation: actor.generation,
+      ...(requireSession === undefined ? {} : { requireSession }),
+    });
     if (!record) return undefined;
     if (isTerminal(record.status)) return 'settled';
     // A tool this process does not know (loaded only by the workers) may ask.
