@@ -11,6 +11,7 @@ import { z } from 'zod';
 import type { TaskScope, TaskStore } from '../../src/core/store.js';
 import type { NewTask } from '../../src/core/task.js';
 import { defineTool, textResult } from '../../src/core/tool.js';
+import type { TaskCaller } from '../../src/service/caller.js';
 import { RawLegacySession } from '../helpers/sse.js';
 import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 
@@ -113,11 +114,48 @@ describe('store reads of a blocking v1 tasks/result (issue 25)', () => {
     // The session is held here: not read; the fast path's look (is it settled?) checks its record instead.
     expect(counts.getSession).toBe(0);
     expect(required[0]).toBe(session.sessionId);
-    // Before the request settles: the fast path's look, the first read of the wait, the read on the terminal event.
-    // Each of the three statusMessage events used to cost one more.
-    expect(counts.get).toBeLessThanOrEqual(3);
+    // Before the request settles: the fast path's look (the wait goes on from it) and the read on the terminal event.
+    // Each of the three statusMessage events used to cost one more, and the wait's own first read one more.
+    expect(counts.get).toBeLessThanOrEqual(2);
     // The terminal read brought the (small) outcome with it.
     expect(counts.getOutcome).toBe(0);
+  });
+});
+
+describe('openResultWait: the look of a v1 tasks/result and its wait share one read (issue 25)', () => {
+  it('an end that lands between the look and the start of the wait still ends the wait (its events are followed from before the read)', async () => {
+    running = await startTasksServer({ tools, wrapStore: countingStore });
+    const service = running.server.service;
+    const v1: TaskCaller = {
+      ownerKey: 'anonymous',
+      scopes: 'all',
+      negotiation: 'per-session',
+      generation: 'v1',
+      protocolVersion: '2025-11-25',
+      clientCapabilities: {},
+    };
+    started = false;
+    gates.length = 0;
+    const plan = await service.calls.planCall(v1, { name: 'chatty', arguments: {}, progressToken: null, task: {} });
+    const outcome = await service.calls.callTool(v1, plan);
+    if (outcome.kind !== 'task') throw new Error(`no task: ${outcome.kind}`);
+    const taskId = outcome.task.taskId;
+    await until(() => started && gates.length === 1);
+    counts.get = 0;
+    const opened = await service.tasks.openResultWait(v1, taskId);
+    if (opened === undefined || opened === 'asks') throw new Error(`not a wait: ${String(opened)}`);
+    expect(opened.path).toBe('waits');
+    // The run ends (and its events are delivered) before the wait starts.
+    gates.shift()?.();
+    await until(() => gates.length === 1);
+    gates.shift()?.();
+    const store = (running as RunningTasksServer).store;
+    for (let i = 0; i < 500 && (await store.getUnscoped(taskId))?.status !== 'completed'; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const record = await opened.wait(AbortSignal.timeout(3_000));
+    expect(record.status).toBe('completed');
+    // The look and the read on the terminal event: the wait did not read again before waiting.
+    expect(counts.get).toBe(2);
   });
 });
 

@@ -180,10 +180,11 @@ export class FastPath {
     // SDK path answers the error).
     // Held here: the read checks the session too; a session deleted meanwhile reads as `undefined`, and the SDK path
     // then reads the record and answers 404.
-    const path = await this.deps.service.tasks.resultPath(v1, taskId, guard).catch(() => undefined);
-    if (path === undefined || path === 'asks') return false;
-    const produce = async (): Promise<JsonObject> =>
-      terminalPayloadV1(this.deps, v1, await this.deps.service.tasks.waitForTerminal(v1, taskId, abortOnClose(response)));
+    // The wait goes on from this read (one read of the task, not two; issue 25).
+    const opened = await this.deps.service.tasks.openResultWait(v1, taskId, guard).catch(() => undefined);
+    if (opened === undefined || opened === 'asks') return false;
+    const { path, wait } = opened;
+    const produce = async (): Promise<JsonObject> => terminalPayloadV1(this.deps, v1, await wait(abortOnClose(response)));
     if (path === 'settled') await this.answer(response, body.id, frame, produce);
     else await this.answerLater(response, body.id, frame.sessionId, produce);
     return true;

@@ -138,7 +138,11 @@ export class TasksDoor {
       generation: actor.generation,
       ...(requireSession === undefined ? {} : { requireSession }),
     });
-    if (!record) return undefined;
+    return record && this.pathOf(record);
+  }
+
+  /** {@link resultPath} of a task read just now. */
+  private pathOf(record: TaskRecord): 'settled' | 'waits' | 'asks' {
     if (isTerminal(record.status)) return 'settled';
     // A tool this process does not know (loaded only by the workers) may ask.
     const tool = this.options.tools.get(record.toolName);
@@ -292,27 +296,94 @@ export class TasksDoor {
    *   when it aborts first.
    */
   waitForTerminal(actor: TaskActor, taskId: string, signal: AbortSignal, onUpdate?: (record: TaskRecord) => Promise<void>): Promise<TaskRecord> {
-    const { door, feed } = this.options;
-    return door.run({ operation: 'waitForTerminal', actor: actor, generation: actor.generation, taskId }, async () => {
-      let wake: () => void = () => {};
-      // Only events that can change the answer or the questions wake the read: a new run or a statusMessage of a
-      // `working` task (its `attempt` and `message` events) cannot (issue 25: one read of the task fewer per run).
-      const unsubscribe = feed.subscribeTask(taskId, (event) => {
-        if (event.status !== 'working' || event.kind === 'input' || event.kind === 'expired') wake();
+    return this.waitFrom(actor, taskId, this.wakes(taskId), undefined, signal, onUpdate);
+  }
+
+  /**
+   * {@link resultPath} and the {@link waitForTerminal} that follows it with ONE read of the task (issue 25: the wait
+   * read again what the look had just read): the task's events are followed from before that read, so nothing that
+   * happens after it is missed, and the wait starts from the record read. `undefined` or `asks` as
+   * {@link resultPath} answers them (nothing is followed then); otherwise the path and the wait, which the caller
+   * must start exactly once (it answers as {@link waitForTerminal}, the hooks' task check included).
+   * @param requireSession - as for {@link resultPath}
+   */
+  async openResultWait(
+    actor: TaskActor,
+    taskId: string,
+    requireSession?: string,
+  ): Promise<{ path: 'settled' | 'waits'; wait: (signal: AbortSignal) => Promise<TaskRecord> } | 'asks' | undefined> {
+    const wakes = this.wakes(taskId);
+    let record: TaskRecord | undefined;
+    try {
+      record = await this.options.reads.get(taskId, {
+        ownerKey: actor.ownerKey,
+        generation: actor.generation,
+        ...(requireSession === undefined ? {} : { requireSession }),
       });
-      try {
+    } catch (error) {
+      wakes.close();
+      throw error;
+    }
+    const path = record && this.pathOf(record);
+    if (!record || path === undefined || path === 'asks') {
+      wakes.close();
+      return record && 'asks';
+    }
+    const first = record;
+    return { path, wait: (signal) => this.waitFrom(actor, taskId, wakes, first, signal) };
+  }
+
+  /** The events of `taskId` that can change a waiting `tasks/result`'s answer, followed from now until `close`. */
+  private wakes(taskId: string): { next: () => Promise<void>; close: () => void } {
+    let wake: () => void = () => {};
+    let woken = new Promise<void>((resolve) => (wake = resolve));
+    // Only events that can change the answer or the questions wake the read: a new run or a statusMessage of a
+    // `working` task (its `attempt` and `message` events) cannot (issue 25: one read of the task fewer per run).
+    const close = this.options.feed.subscribeTask(taskId, (event) => {
+      if (event.status !== 'working' || event.kind === 'input' || event.kind === 'expired') wake();
+    });
+    let taken = false;
+    return {
+      // Resolved by the next event from now on (the first one: from the subscription on); taken before each read.
+      next: () => {
+        if (taken) woken = new Promise<void>((resolve) => (wake = resolve));
+        taken = true;
+        return woken;
+      },
+      close,
+    };
+  }
+
+  /** The loop of {@link waitForTerminal}, on `wakes` taken before `first` (a record already read) or before its first read. */
+  private waitFrom(
+    actor: TaskActor,
+    taskId: string,
+    wakes: { next: () => Promise<void>; close: () => void },
+    first: TaskRecord | undefined,
+    signal: AbortSignal,
+    onUpdate?: (record: TaskRecord) => Promise<void>,
+  ): Promise<TaskRecord> {
+    const { door } = this.options;
+    const context = { operation: 'waitForTerminal', actor: actor, generation: actor.generation, taskId } as const;
+    return door
+      .run(context, async () => {
+        let seen = first;
         for (;;) {
-          const woken = new Promise<void>((resolve) => (wake = resolve));
-          const record = await door.scoped(actor, taskId, 'waitForTerminal');
+          // Events from before this read on: one that lands while it runs wakes the next round.
+          const woken = wakes.next();
+          let record: TaskRecord;
+          if (seen) {
+            door.admit(context, seen);
+            record = seen;
+            seen = undefined;
+          } else record = await door.scoped(actor, taskId, 'waitForTerminal');
           if (isTerminal(record.status)) return record;
           await onUpdate?.(record);
           await until(woken, signal);
           if (signal.aborted) throw signal.reason ?? new Error('aborted');
         }
-      } finally {
-        unsubscribe();
-      }
-    });
+      })
+      .finally(() => wakes.close());
   }
 
   /**
