@@ -47,20 +47,21 @@ afterEach(async () => {
 });
 
 /** `target` with calls of its method `name` counted in `counts[name]`. */
-function counting<T extends object>(target: T, name: 'getSession'): T {
+function counting<T extends object>(target: T, names: ReadonlyArray<'getSession' | 'existingSessions'>): T {
   return new Proxy(target, {
     get(inner, key) {
       const value = Reflect.get(inner, key, inner) as unknown;
       if (typeof value !== 'function') return value;
       return (...args: unknown[]) => {
-        if (key === name) counts[name] += 1;
+        const name = names.find((candidate) => candidate === key);
+        if (name) counts[name] += 1;
         return (value as (...a: unknown[]) => unknown).apply(inner, args);
       };
     },
   });
 }
 
-const counts = { getSession: 0, get: 0, getOutcome: 0 };
+const counts = { getSession: 0, existingSessions: 0, get: 0, getOutcome: 0 };
 /** The `requireSession` of every task read and create, in order (`null`: none). */
 const required: Array<string | null> = [];
 
@@ -69,7 +70,7 @@ function countingStore<S extends object>(store: S): TaskStore {
   return new Proxy(store, {
     get(target, key) {
       const value = Reflect.get(target, key, target) as unknown;
-      if (key === 'sessions') return counting(value as object, 'getSession');
+      if (key === 'sessions') return counting(value as object, ['getSession', 'existingSessions']);
       if (typeof value !== 'function') return value;
       return (...args: unknown[]) => {
         if (key === 'get' || key === 'getWithOutcome') {
@@ -203,6 +204,29 @@ describe('the session check of a v1 request folded into its first statement (iss
     expect((await store.list({ ownerKey: 'anonymous', generation: 'v1' }, { afterSeq: 0, limit: 100 })).length).toBe(before);
     // The local copy is closed: the next request reads the (missing) record and is answered 404 too.
     expect((await session.post({ jsonrpc: '2.0', id: 4, method: 'tasks/get', params: { taskId } })).status).toBe(404);
+  });
+});
+
+describe('the recheck of the sessions held here (issue 25)', () => {
+  it('one statement for every held session every 2 s: copies whose record is gone are closed (their GET streams end), the others stay', async () => {
+    running = await startTasksServer({ tools, wrapStore: countingStore });
+    const sessions = await Promise.all([0, 1, 2].map(() => RawLegacySession.open((running as RunningTasksServer).url)));
+    const streams = await Promise.all(sessions.map((session) => session.getStream()));
+    try {
+      counts.getSession = 0;
+      counts.existingSessions = 0;
+      const store = (running as RunningTasksServer).store;
+      await store.sessions.deleteSession(sessions[0]!.sessionId);
+      await store.sessions.deleteSession(sessions[2]!.sessionId);
+      await until(() => streams[0]!.sse?.done === true && streams[2]!.sse?.done === true);
+      expect(streams[1]!.sse?.done).toBe(false);
+      expect(counts.getSession).toBe(0);
+      // One recheck (every 2 s) sufficed; at most one more ran meanwhile.
+      expect(counts.existingSessions).toBeGreaterThanOrEqual(1);
+      expect(counts.existingSessions).toBeLessThanOrEqual(2);
+    } finally {
+      for (const stream of streams) stream.close();
+    }
   });
 });
 

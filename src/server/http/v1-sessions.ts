@@ -34,6 +34,8 @@ const STREAM_OPENED = new TextEncoder().encode(': stream open\n\n');
 const RESTORE_ID = 'mcp-tasks-restore';
 /** How often the local copies are checked against the store, so a DELETE on another instance ends their streams (ms). */
 const RECHECK_MS = 2_000;
+/** Most sessions one statement of the recheck asks about. */
+const RECHECK_BATCH = 500;
 
 /**
  * The sessionful v1-generation (2025-11-25) leg: one SDK server and one streamable HTTP transport (POST, GET stream,
@@ -305,8 +307,12 @@ export class LegacySessions {
     if (this.checking || this.sessions.size === 0) return;
     this.checking = true;
     try {
-      for (const id of [...this.sessions.keys()]) {
-        if (!(await this.store.getSession(id))) this.drop(id, 'legacy session ended elsewhere; closing the local copy');
+      // One statement for every copy held here (one read per session every 2 s grew with idle sessions; issue 25).
+      const held = [...this.sessions.keys()];
+      for (let i = 0; i < held.length; i += RECHECK_BATCH) {
+        const ids = held.slice(i, i + RECHECK_BATCH);
+        const existing = await this.store.existingSessions(ids);
+        for (const id of ids) if (!existing.has(id)) this.drop(id, 'legacy session ended elsewhere; closing the local copy');
       }
     } catch (error) {
       this.logger.debug({ err: error }, 'checking legacy sessions against the store failed');

@@ -82,6 +82,15 @@ export function describeSessionsContract(ctx: StoreContractContext): void {
       expect(await store.sessions.getSession('s-unknown')).toBeUndefined();
     });
 
+    it('existingSessions answers, in one call, which of the ids have a record', async () => {
+      await store.sessions.putSession(session('s-a'));
+      await store.sessions.putSession(session('s-b'));
+      expect(await store.sessions.existingSessions(['s-a', 's-gone', 's-b', 's-\'quoted"'])).toEqual(new Set(['s-a', 's-b']));
+      await store.sessions.deleteSession('s-a');
+      expect(await store.sessions.existingSessions(['s-a', 's-b'])).toEqual(new Set(['s-b']));
+      expect(await store.sessions.existingSessions([])).toEqual(new Set());
+    });
+
     it('touch moves lastSeenAt forward only', async () => {
       await store.sessions.putSession(session('s-2'));
       await store.sessions.touchSession('s-2', T0 + 5_000);
