@@ -180,10 +180,8 @@ export class PostgresBatcher {
     });
   }
 
-  private async runBatch(batch: Running, all: Unit[]): Promise<void> {
-    const opsOf = (units: readonly Unit[]): Pending[] => units.flatMap((unit) => (unit.kind === 'single' ? [unit.op] : unit.ops));
-    let units: readonly Unit[] = all;
-    let ops = opsOf(units);
+  private async runBatch(batch: Running, units: Unit[]): Promise<void> {
+    const ops = units.flatMap((unit) => (unit.kind === 'single' ? [unit.op] : unit.ops));
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
@@ -199,16 +197,18 @@ export class PostgresBatcher {
     };
     client.on('error', onConnectionError);
     try {
-      const finished = new Set<Unit>();
+      let alone: RunResult | undefined;
       try {
-        units = await this.runAlone(client, batch, units, finished);
+        alone = await this.runAlone(client, units);
       } catch (error) {
         broken = error instanceof Error ? error : undefined;
-        this.failAll(opsOf(units.filter((unit) => !finished.has(unit))), error, 'write');
+        this.failAll(ops, error, 'write');
         return;
       }
-      if (units.length === 0) return;
-      ops = opsOf(units);
+      if (alone) {
+        this.finish(batch, alone);
+        return;
+      }
       for (let attempt = 0; ; attempt += 1) {
         try {
           const run = (await this.runOnce(client, units, false)) ?? (await this.runOnce(client, units, true));
@@ -233,40 +233,24 @@ export class PostgresBatcher {
     }
   }
 
-  /**
-   * A batch whose every unit is of a merged kind with a one-statement form (creates beside audit appends, a claim
-   * beside a transition): each unit as its own autocommit statement, one after the other on this connection, each
-   * finished (published, settled) as it commits — k statements instead of BEGIN, k, the events, COMMIT (issue 25:
-   * statements are most of the CPU of a PostgreSQL round trip). Units have nothing to commit together: they are only
-   * batched to share a commit. Returns the units still to run in a transaction: all of them when some unit has no
-   * such form, and any whose statement declined or failed (nothing of it was written).
-   * @throws the driver's error when the connection is lost (units finished before it stay finished)
-   */
-  private async runAlone(client: pg.PoolClient, batch: Running, units: readonly Unit[], finished: Set<Unit>): Promise<readonly Unit[]> {
-    if (!units.every((unit) => unit.kind === 'merged' && unit.work.runAlone)) return units;
-    const rest: Unit[] = [];
-    for (const unit of units as ReadonlyArray<Extract<Unit, { kind: 'merged' }>>) {
-      let alone: Awaited<ReturnType<NonNullable<MergedWork<unknown, unknown>['runAlone']>>>;
-      try {
-        alone = await unit.work.runAlone?.(queryOf(client), unit.items);
-      } catch (error) {
-        if (isUnavailable(error)) throw error;
-        // Nothing was written (one autocommit statement): the transaction path isolates whatever failed.
-        alone = undefined;
-      }
-      if (!alone) {
-        rest.push(unit);
-        continue;
-      }
-      const { results } = alone;
-      finished.add(unit);
-      this.finish(batch, {
+  /** A batch of one merged kind with a one-statement form: run it so; `undefined` when not possible or it failed. */
+  private async runAlone(client: pg.PoolClient, units: readonly Unit[]): Promise<RunResult | undefined> {
+    const [unit] = units;
+    if (units.length !== 1 || unit?.kind !== 'merged' || !unit.work.runAlone) return undefined;
+    try {
+      const alone = await unit.work.runAlone(queryOf(client), unit.items);
+      if (!alone) return undefined;
+      const { results, events } = alone;
+      return {
         settled: unit.ops.map((op, i) => ({ op, result: results[i] ?? { ok: false, error: new Error('merged step settled no result') } })),
-        events: alone.events,
+        events,
         committed: true,
-      });
+      };
+    } catch (error) {
+      if (isUnavailable(error)) throw error;
+      // Nothing was written (one autocommit statement): the normal path isolates whatever failed.
+      return undefined;
     }
-    return rest;
   }
 
   /**
