@@ -29,6 +29,8 @@ export interface SessionStore {
   putSession(record: SessionRecord): Promise<void>;
   /** The session, or `undefined` when it never existed, was deleted or pruned. */
   getSession(sessionId: string): Promise<SessionRecord | undefined>;
+  /** Which of `sessionIds` have a record (one statement for all: an instance checks the copies it holds). */
+  existingSessions(sessionIds: readonly string[]): Promise<Set<string>>;
   /** Move `lastSeenAt` forward to `at` (never back). */
   touchSession(sessionId: string, at: number): Promise<void>;
   /** Delete the session (HTTP DELETE, idle end); `true` when it existed. */

@@ -10,9 +10,11 @@
  *   was lost during COMMIT; every write of the port is conditional, so a retry is safe. Retryable.
  * - `schema_mismatch`: the database holds a schema version this code does not know (newer code migrated it, or it
  *   is not an mcp-tasks database). Raised when a store opens; nothing is written.
+ * - `gone`: a create that requires its v1 session (`NewTask.requireSession`) found no record of that session (it
+ *   was deleted or pruned). Nothing was written. The adapter answers the request as one of an unknown session.
  * - `fault`: any other storage failure (SQL error, disk full, the store was closed).
  */
-export type StoreErrorCode = 'conflict' | 'invalid' | 'unavailable' | 'schema_mismatch' | 'fault';
+export type StoreErrorCode = 'conflict' | 'invalid' | 'unavailable' | 'schema_mismatch' | 'gone' | 'fault';
 
 /**
  * The one error type of the store port. The message is one line meant for operators and logs; the driver error,

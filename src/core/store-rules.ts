@@ -75,6 +75,11 @@ export function idempotencyKeyTaken(): StoreError {
   return new StoreError('conflict', 'Idempotency key already used for another request');
 }
 
+/** The refusal of a create whose required v1 session has no record (`NewTask.requireSession`): nothing was written. */
+export function sessionGone(): StoreError {
+  return new StoreError('gone', 'Task store refused the create: its session no longer exists');
+}
+
 /**
  * How long an `expired` event outlives its task (ms, store clock): long enough for every process's tail (a few
  * hundred ms behind) to deliver it, then `expireDue` deletes it with the rest of the task's history.

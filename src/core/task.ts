@@ -83,6 +83,13 @@ export interface NewTask {
    * the instance holding that session's GET stream finds the task wherever it was created.
    */
   sessionId?: string | null;
+  /**
+   * Insert the task only while the session record of {@link sessionId} exists (`SessionStore`): the check of a v1
+   * session that the request did not read first is made by the create's own statement (issue 25), so a DELETE of
+   * the session committed on any instance before it refuses the create. Refused with `StoreError` `gone`; nothing
+   * of the task is written.
+   */
+  requireSession?: boolean;
 }
 
 /** State of one input request of a task. */

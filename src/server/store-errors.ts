@@ -8,6 +8,8 @@ import { ErrorCode } from '../protocol/constants.js';
  * The one place where the store's error codes meet JSON-RPC (base 2026-07-28 §8):
  * - `conflict` (an idempotency key already used for another request) → `-32602` with the store's message;
  * - `unavailable` → `-32603` "Task store unavailable" (no driver detail: host names and ports stay in the log);
+ * - `gone` (a create of a v1 session deleted meanwhile) → `-32001` "Session not found", the answer of an unknown
+ *   session (the HTTP fast path sends it with status 404);
  * - `invalid`, `schema_mismatch`, `fault` → `-32603` with the store's one-line message.
  */
 export function storeErrorToWire(error: StoreError): JsonRpcErrorObject {
@@ -16,6 +18,8 @@ export function storeErrorToWire(error: StoreError): JsonRpcErrorObject {
       return { code: ErrorCode.InvalidParams, message: error.message };
     case 'unavailable':
       return { code: ErrorCode.InternalError, message: 'Task store unavailable' };
+    case 'gone':
+      return { code: ErrorCode.SessionNotFound, message: 'Session not found' };
     default:
       return { code: ErrorCode.InternalError, message: error.message };
   }
@@ -28,7 +32,7 @@ export function storeErrorToWire(error: StoreError): JsonRpcErrorObject {
  */
 export function wireErrorOf(error: unknown, logger: Logger): JsonRpcErrorObject | undefined {
   if (error instanceof StoreError) {
-    if (error.code !== 'conflict') logger.error({ err: error, storeError: error.code }, 'task store failed');
+    if (error.code !== 'conflict' && error.code !== 'gone') logger.error({ err: error, storeError: error.code }, 'task store failed');
     return storeErrorToWire(error);
   }
   return toProtocolError(error);

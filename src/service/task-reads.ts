@@ -27,15 +27,20 @@ export class TaskReads {
     private readonly clock: Clock,
   ) {}
 
-  /** The task within `scope` as a requestor may see it now; `undefined` when missing, foreign, other generation or expired. */
+  /**
+   * The task within `scope` as a requestor may see it now; `undefined` when missing, foreign, other generation or
+   * expired — or, with `scope.requireSession`, when that session has no record: such a read always goes to the store
+   * (it is the request's session check), and a terminal task it finds is remembered as usual.
+   */
   async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
     // A terminal task's small outcome comes with it (one read), so `outcome` then needs none (issue 25).
     let outcome: { outcome: TaskOutcome; chars: number } | undefined;
-    const record = await this.terminal.read(taskId, scope, async () => {
+    const load = async (): Promise<TaskRecord | undefined> => {
       const read = await this.store.getWithOutcome(taskId, scope, MAX_OUTCOME_CHARS);
       outcome = read?.outcome;
       return read?.record;
-    });
+    };
+    const record = scope.requireSession === undefined ? await this.terminal.read(taskId, scope, load) : await this.terminal.loaded(await load());
     if (outcome) this.terminal.rememberOutcome(taskId, outcome.outcome, outcome.chars);
     if (record === undefined || visibleAt(record, this.clock.now())) return record;
     this.terminal.forget(taskId);

@@ -57,7 +57,11 @@ export class TerminalTaskCache {
   async read(taskId: string, scope: TaskScope, load: () => Promise<TaskRecord | undefined>): Promise<TaskRecord | undefined> {
     const cached = this.lookup(taskId, scope);
     if (cached.hit) return cached.record;
-    const record = await load();
+    return this.loaded(await load());
+  }
+
+  /** `record` as the store's scoped read returned it, remembered when terminal (a read that had to skip the cache). */
+  loaded(record: TaskRecord | undefined): TaskRecord | undefined {
     if (record) this.remember(record);
     return record;
   }

@@ -29,14 +29,23 @@ export interface SessionTaskTables {
  * The {@link SessionStore} of both backends over one table (same columns; JSON as text, times as epoch ms).
  * @param table - qualified table name (`sessions`, `mcp_tasks.sessions`).
  * @param placeholder - the n-th parameter's spelling (`?` for SQLite, `$n` for PostgreSQL).
+ * @param jsonStrings - the backend's subquery over a JSON array of strings bound at one parameter.
  */
-export function sessionTable(query: SessionQuery, table: string, placeholder: (n: number) => string, taskTables: SessionTaskTables): SessionStore {
+export function sessionTable(
+  query: SessionQuery,
+  table: string,
+  placeholder: (n: number) => string,
+  taskTables: SessionTaskTables,
+  /** The backend's spelling of "the strings of the JSON array bound at parameter `param`", as a one-column subquery. */
+  jsonStrings: (param: string) => string,
+): SessionStore {
   const p = placeholder;
   const put = `INSERT INTO ${table} (session_id, owner_key, protocol_version, initialize, created_at, last_seen_at)
     VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)})
     ON CONFLICT (session_id) DO UPDATE SET owner_key = excluded.owner_key, protocol_version = excluded.protocol_version,
       initialize = excluded.initialize, created_at = excluded.created_at, last_seen_at = excluded.last_seen_at`;
   const get = `SELECT session_id, owner_key, protocol_version, initialize, created_at, last_seen_at FROM ${table} WHERE session_id = ${p(1)}`;
+  const existing = `SELECT session_id FROM ${table} WHERE session_id IN (${jsonStrings(p(1))})`;
   const touch = `UPDATE ${table} SET last_seen_at = ${p(1)} WHERE session_id = ${p(2)} AND last_seen_at < ${p(3)}`;
   const remove = `DELETE FROM ${table} WHERE session_id = ${p(1)} RETURNING session_id`;
   const openTasks = openSessionTasksSql(taskTables, p);
@@ -55,6 +64,10 @@ export function sessionTable(query: SessionQuery, table: string, placeholder: (n
     async getSession(sessionId) {
       const row = (await query('read a session', get, [sessionId]))[0] as SessionRow | undefined;
       return row && toRecord(row);
+    },
+    async existingSessions(sessionIds) {
+      if (sessionIds.length === 0) return new Set();
+      return new Set((await query('read sessions', existing, [JSON.stringify(sessionIds)])).map((row) => String(row.session_id)));
     },
     async touchSession(sessionId, at) {
       await query('touch a session', touch, [at, sessionId, at]);

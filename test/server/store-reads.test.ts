@@ -1,14 +1,17 @@
 /**
  * Issue 25: what a blocking v1 `tasks/result` reads from the store, and what a v1 task costs while nobody asks. Counted at the store port of a real server on
- * loopback: the session is read once per HTTP request (the fast path's lookup is reused when it leaves the request
- * to the SDK path), statusMessage-only changes of the running task do not make the waiting request re-read it, and
- * the terminal read brings the small outcome with it.
+ * loopback: a session held by the server is not read for a `tools/call` or `tasks/result` (their first statement
+ * checks its record: `requireSession`), and a record deleted elsewhere still answers 404 at once; statusMessage-only
+ * changes of the running task do not make the waiting request re-read it, and the terminal read brings the small
+ * outcome with it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
-import type { TaskStore } from '../../src/core/store.js';
+import type { TaskScope, TaskStore } from '../../src/core/store.js';
+import type { NewTask } from '../../src/core/task.js';
 import { defineTool, textResult } from '../../src/core/tool.js';
+import type { TaskCaller } from '../../src/service/caller.js';
 import { RawLegacySession } from '../helpers/sse.js';
 import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 
@@ -44,30 +47,37 @@ afterEach(async () => {
 });
 
 /** `target` with calls of its method `name` counted in `counts[name]`. */
-function counting<T extends object>(target: T, name: 'getSession'): T {
+function counting<T extends object>(target: T, names: ReadonlyArray<'getSession' | 'existingSessions'>): T {
   return new Proxy(target, {
     get(inner, key) {
       const value = Reflect.get(inner, key, inner) as unknown;
       if (typeof value !== 'function') return value;
       return (...args: unknown[]) => {
-        if (key === name) counts[name] += 1;
+        const name = names.find((candidate) => candidate === key);
+        if (name) counts[name] += 1;
         return (value as (...a: unknown[]) => unknown).apply(inner, args);
       };
     },
   });
 }
 
-const counts = { getSession: 0, get: 0, getOutcome: 0 };
+const counts = { getSession: 0, existingSessions: 0, get: 0, getOutcome: 0 };
+/** The `requireSession` of every task read and create, in order (`null`: none). */
+const required: Array<string | null> = [];
 
 /** `store` with its task reads (`get`, `getWithOutcome`), outcome reads and session reads counted in {@link counts}. */
 function countingStore<S extends object>(store: S): TaskStore {
   return new Proxy(store, {
     get(target, key) {
       const value = Reflect.get(target, key, target) as unknown;
-      if (key === 'sessions') return counting(value as object, 'getSession');
+      if (key === 'sessions') return counting(value as object, ['getSession', 'existingSessions']);
       if (typeof value !== 'function') return value;
       return (...args: unknown[]) => {
-        if (key === 'get' || key === 'getWithOutcome') counts.get += 1;
+        if (key === 'get' || key === 'getWithOutcome') {
+          counts.get += 1;
+          required.push((args[1] as TaskScope).requireSession ?? null);
+        }
+        if (key === 'create') required.push((args[0] as NewTask).requireSession === true ? String((args[0] as NewTask).sessionId) : null);
         if (key === 'getOutcome') counts.getOutcome += 1;
         return (value as (...a: unknown[]) => unknown).apply(target, args);
       };
@@ -81,7 +91,7 @@ async function until(check: () => boolean): Promise<void> {
 }
 
 describe('store reads of a blocking v1 tasks/result (issue 25)', () => {
-  it('R24: one session read for the request, no task read for statusMessage changes while it waits, the outcome with the terminal read', async () => {
+  it('R24: no session read for a held session, no task read for statusMessage changes while it waits, the outcome with the terminal read', async () => {
     running = await startTasksServer({
       tools,
       limits: { statusFlushIntervalMs: 50 },
@@ -94,6 +104,7 @@ describe('store reads of a blocking v1 tasks/result (issue 25)', () => {
     counts.getSession = 0;
     counts.get = 0;
     counts.getOutcome = 0;
+    required.length = 0;
     const result = session.post({ jsonrpc: '2.0', id: 2, method: 'tasks/result', params: { taskId } });
     await new Promise((resolve) => setTimeout(resolve, 150));
     gates.shift()?.();
@@ -101,12 +112,121 @@ describe('store reads of a blocking v1 tasks/result (issue 25)', () => {
     gates.shift()?.();
     const answer = await result;
     expect(answer.messages.at(-1)).toMatchObject({ id: 2, result: { content: [{ type: 'text', text: 'done' }] } });
-    expect(counts.getSession).toBe(1);
-    // Before the request settles: the fast path's look (is it settled?), the first read of the wait, the read on
-    // the terminal event. Each of the three statusMessage events used to cost one more.
-    expect(counts.get).toBeLessThanOrEqual(3);
+    // The session is held here: not read; the fast path's look (is it settled?) checks its record instead.
+    expect(counts.getSession).toBe(0);
+    expect(required[0]).toBe(session.sessionId);
+    // Before the request settles: the fast path's look (the wait goes on from it) and the read on the terminal event.
+    // Each of the three statusMessage events used to cost one more, and the wait's own first read one more.
+    expect(counts.get).toBeLessThanOrEqual(2);
     // The terminal read brought the (small) outcome with it.
     expect(counts.getOutcome).toBe(0);
+  });
+});
+
+describe('openResultWait: the look of a v1 tasks/result and its wait share one read (issue 25)', () => {
+  it('an end that lands between the look and the start of the wait still ends the wait (its events are followed from before the read)', async () => {
+    running = await startTasksServer({ tools, wrapStore: countingStore });
+    const service = running.server.service;
+    const v1: TaskCaller = {
+      ownerKey: 'anonymous',
+      scopes: 'all',
+      negotiation: 'per-session',
+      generation: 'v1',
+      protocolVersion: '2025-11-25',
+      clientCapabilities: {},
+    };
+    started = false;
+    gates.length = 0;
+    const plan = await service.calls.planCall(v1, { name: 'chatty', arguments: {}, progressToken: null, task: {} });
+    const outcome = await service.calls.callTool(v1, plan);
+    if (outcome.kind !== 'task') throw new Error(`no task: ${outcome.kind}`);
+    const taskId = outcome.task.taskId;
+    await until(() => started && gates.length === 1);
+    counts.get = 0;
+    const opened = await service.tasks.openResultWait(v1, taskId);
+    if (opened === undefined || opened === 'asks') throw new Error(`not a wait: ${String(opened)}`);
+    expect(opened.path).toBe('waits');
+    // The run ends (and its events are delivered) before the wait starts.
+    gates.shift()?.();
+    await until(() => gates.length === 1);
+    gates.shift()?.();
+    const store = (running as RunningTasksServer).store;
+    for (let i = 0; i < 500 && (await store.getUnscoped(taskId))?.status !== 'completed'; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const record = await opened.wait(AbortSignal.timeout(3_000));
+    expect(record.status).toBe('completed');
+    // The look and the read on the terminal event: the wait did not read again before waiting.
+    expect(counts.get).toBe(2);
+  });
+});
+
+describe('the session check of a v1 request folded into its first statement (issue 25)', () => {
+  const echo = defineTool({
+    name: 'echo',
+    description: 'Returns at once.',
+    execution: 'task-optional',
+    inputSchema: z.object({}),
+    run: async () => textResult('echoed'),
+  });
+
+  it('tools/call and tasks/result of a held session read no session record: the create and the first task read check it', async () => {
+    running = await startTasksServer({ tools: [echo], wrapStore: countingStore });
+    const session = await RawLegacySession.open(running.url);
+    counts.getSession = 0;
+    required.length = 0;
+    const created = await session.post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: {}, task: {} } });
+    const taskId = (created.messages[0] as { result: { task: { taskId: string } } }).result.task.taskId;
+    const answer = await session.post({ jsonrpc: '2.0', id: 2, method: 'tasks/result', params: { taskId } });
+    expect(answer.messages.at(-1)).toMatchObject({ id: 2, result: { content: [{ type: 'text', text: 'echoed' }] } });
+    expect(counts.getSession).toBe(0);
+    // The create and the fast path's first read of tasks/result carry the session; reads after it do not.
+    expect(required.slice(0, 2)).toEqual([session.sessionId, session.sessionId]);
+    expect(required.slice(2).every((entry) => entry === null)).toBe(true);
+  });
+
+  it.each([
+    { method: 'tools/call', what: 'tools/call creates nothing' },
+    { method: 'tasks/result', what: 'tasks/result of a completed task' },
+  ])('a record deleted elsewhere (as by a DELETE on another instance) answers HTTP 404 at the next request, held copy or not: $what', async ({ method }) => {
+    running = await startTasksServer({ tools: [echo], wrapStore: countingStore });
+    const store = running.store;
+    const session = await RawLegacySession.open(running.url);
+    const created = await session.post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: {}, task: {} } });
+    const taskId = (created.messages[0] as { result: { task: { taskId: string } } }).result.task.taskId;
+    // Settled and cached as terminal here: the fold must not answer from the cache.
+    expect((await session.post({ jsonrpc: '2.0', id: 2, method: 'tasks/result', params: { taskId } })).messages.at(-1)).toMatchObject({ id: 2 });
+    const before = (await store.list({ ownerKey: 'anonymous', generation: 'v1' }, { afterSeq: 0, limit: 100 })).length;
+    expect(await store.sessions.deleteSession(session.sessionId)).toBe(true);
+    const params = method === 'tools/call' ? { name: 'echo', arguments: {}, task: {} } : { taskId };
+    const refused = await session.post({ jsonrpc: '2.0', id: 3, method, params });
+    expect(refused.status).toBe(404);
+    expect(refused.body).toMatchObject({ error: { code: -32001 } });
+    expect((await store.list({ ownerKey: 'anonymous', generation: 'v1' }, { afterSeq: 0, limit: 100 })).length).toBe(before);
+    // The local copy is closed: the next request reads the (missing) record and is answered 404 too.
+    expect((await session.post({ jsonrpc: '2.0', id: 4, method: 'tasks/get', params: { taskId } })).status).toBe(404);
+  });
+});
+
+describe('the recheck of the sessions held here (issue 25)', () => {
+  it('one statement for every held session every 2 s: copies whose record is gone are closed (their GET streams end), the others stay', async () => {
+    running = await startTasksServer({ tools, wrapStore: countingStore });
+    const sessions = await Promise.all([0, 1, 2].map(() => RawLegacySession.open((running as RunningTasksServer).url)));
+    const streams = await Promise.all(sessions.map((session) => session.getStream()));
+    try {
+      counts.getSession = 0;
+      counts.existingSessions = 0;
+      const store = (running as RunningTasksServer).store;
+      await store.sessions.deleteSession(sessions[0]!.sessionId);
+      await store.sessions.deleteSession(sessions[2]!.sessionId);
+      await until(() => streams[0]!.sse?.done === true && streams[2]!.sse?.done === true);
+      expect(streams[1]!.sse?.done).toBe(false);
+      expect(counts.getSession).toBe(0);
+      // One recheck (every 2 s) sufficed; at most one more ran meanwhile.
+      expect(counts.existingSessions).toBeGreaterThanOrEqual(1);
+      expect(counts.existingSessions).toBeLessThanOrEqual(2);
+    } finally {
+      for (const stream of streams) stream.close();
+    }
   });
 });
 

@@ -10,6 +10,12 @@ export interface TaskScope {
   ownerKey: string;
   /** Only tasks of this protocol generation. */
   generation?: TaskGeneration;
+  /**
+   * Only while the record of this v1 session exists (`SessionStore`): the session check of a request folded into
+   * its first read (issue 25). A session deleted on any instance makes the read answer like an unknown id, and the
+   * adapter then answers the request on the path that reads the session (HTTP 404).
+   */
+  requireSession?: string;
 }
 
 /**
@@ -80,7 +86,8 @@ export interface TaskRows {
    * also count the first run (`attempt = 1`) and append its `attempt` event.
    * Resolves after the commit (SEP-2663 E14: a `tasks/get` right after sees it).
    * @throws {StoreError} `conflict` when `(ownerKey, idempotencyKey)` is already taken (also by a concurrent
-   *   create in another process); nothing of this task is written.
+   *   create in another process); `gone` when `requireSession` is set and the session's record does not exist;
+   *   nothing of this task is written.
    */
   create(task: NewTask): Promise<TaskRecord>;
 

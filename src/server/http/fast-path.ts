@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { AuthInfo } from '@modelcontextprotocol/server';
 
+import { isStoreError } from '../../core/store-error.js';
 import type { JsonObject, TaskRecord } from '../../core/task.js';
 import {
   CLIENT_CAPABILITIES_META_KEY,
@@ -20,6 +21,7 @@ import { bufferedResourceResult, resourceResultFields } from '../result-read-han
 import { wireErrorOf } from '../store-errors.js';
 import { readTaskV1, readTaskV2, terminalPayloadV1 } from '../task-replies.js';
 import { callAnswer, toolCallOf } from '../tools-call.js';
+import { writeJsonRpcError } from './respond.js';
 import { streamResourceResult } from './result-stream.js';
 import type { LegacySessions } from './v1-sessions.js';
 
@@ -126,8 +128,14 @@ export class FastPath {
     sessionId: string,
   ): Promise<boolean> {
     if (body.method !== 'tasks/get' && body.method !== 'tasks/result' && body.method !== 'tools/call' && body.method !== 'resources/read') return false;
-    const server = await this.sessions.lookup(sessionId, identity.ownerKey, request.auth, request);
+    // A session held here is not read first for the round trip's two requests (issue 25: that read was ~2 of ~9
+    // statements of a PostgreSQL round trip): their first statement checks its record instead (`guard`), and an
+    // answer that no such statement confirmed reads the record before it goes out (see `answer`).
+    const foldable = body.method === 'tools/call' || body.method === 'tasks/result';
+    const held = foldable ? this.sessions.held(sessionId, identity.ownerKey) : undefined;
+    const server = held ?? (await this.sessions.lookup(sessionId, identity.ownerKey, request.auth, request));
     if (!server) return false;
+    const guard = held ? sessionId : undefined;
     const version = request.headers['mcp-protocol-version'];
     if (server.getNegotiatedProtocolVersion() !== V1_PROTOCOL_VERSION || (version !== undefined && version !== V1_PROTOCOL_VERSION)) return false;
     const caller = sessionCaller(server, identity);
@@ -139,8 +147,19 @@ export class FastPath {
       if (!plan) return false;
       const notifier = this.deps.sessionNotifiers.get(server);
       const onCreated = notifier && ((record: TaskRecord) => notifier.trackCreated(v1, record));
-      await this.answer(response, body.id, frame, async () =>
-        callAnswer(this.deps, caller, await this.deps.service.calls.callTool(caller, plan, { ...(onCreated ? { onCreated } : {}), sessionId })),
+      // A replayed idempotency key is answered from a read, not from the (checking) create: read the session first.
+      if (guard !== undefined && plan.call.idempotencyKey !== undefined && !(await this.sessions.stillExists(guard))) return false;
+      const requireSession = guard !== undefined && plan.call.idempotencyKey === undefined;
+      await this.answer(response, body.id, { ...frame, ...(requireSession ? { guard: sessionId } : {}) }, async () =>
+        callAnswer(
+          this.deps,
+          caller,
+          await this.deps.service.calls.callTool(caller, plan, {
+            ...(onCreated ? { onCreated } : {}),
+            sessionId,
+            ...(requireSession ? { requireSession } : {}),
+          }),
+        ),
       );
       return true;
     }
@@ -159,10 +178,13 @@ export class FastPath {
     // (issue 25: the SDK path cost ~10 % of an API process's CPU under bench:instances). A task that may ask blocks
     // on the SDK path, which carries its questions on the call's stream (R29); so does one not visible here (the
     // SDK path answers the error).
-    const path = await this.deps.service.tasks.resultPath(v1, taskId).catch(() => undefined);
-    if (path === undefined || path === 'asks') return false;
-    const produce = async (): Promise<JsonObject> =>
-      terminalPayloadV1(this.deps, v1, await this.deps.service.tasks.waitForTerminal(v1, taskId, abortOnClose(response)));
+    // Held here: the read checks the session too; a session deleted meanwhile reads as `undefined`, and the SDK path
+    // then reads the record and answers 404.
+    // The wait goes on from this read (one read of the task, not two; issue 25).
+    const opened = await this.deps.service.tasks.openResultWait(v1, taskId, guard).catch(() => undefined);
+    if (opened === undefined || opened === 'asks') return false;
+    const { path, wait } = opened;
+    const produce = async (): Promise<JsonObject> => terminalPayloadV1(this.deps, v1, await wait(abortOnClose(response)));
     if (path === 'settled') await this.answer(response, body.id, frame, produce);
     else await this.answerLater(response, body.id, frame.sessionId, produce);
     return true;
@@ -201,7 +223,7 @@ export class FastPath {
    * The service's plan when a `tools/call` in its plain form simply creates a task (no gather phase); `undefined`
    * leaves the request to the SDK path, which then answers everything else, refusals included, itself.
    */
-  private async creatable(caller: Caller, params: Record<string, unknown>): Promise<CallPlan | undefined> {
+  private async creatable(caller: Caller, params: Record<string, unknown>): Promise<Extract<CallPlan, { kind: 'task' }> | undefined> {
     if (!onlyKeys(params, ['name', 'arguments', 'task', '_meta'])) return undefined;
     if (params.arguments !== undefined && !isObject(params.arguments)) return undefined;
     try {
@@ -215,14 +237,26 @@ export class FastPath {
   /**
    * Run `produce` and write its result or JSON-RPC error as the SDK would: a JSON body on the modern path
    * (`_meta` serverInfo on results, B6), one SSE `message` event with the session id header in a 2025 session.
+   * `framing.guard`: a session not read before `produce`, whose first statement checked it — an error answer
+   * (which may have come before any statement) goes out only after a read of the record, and a deleted session
+   * (the create refused with `gone`, or the read finding no record) is answered 404 as {@link LegacySessions.handle}
+   * answers it.
    */
   private async answer(
     response: ServerResponse,
     id: string | number,
-    framing: 'json' | { sessionId: string },
+    framing: 'json' | { sessionId: string; guard?: string },
     produce: () => Promise<JsonObject>,
   ): Promise<void> {
-    const message = await this.messageOf(id, framing, produce);
+    let failed: unknown;
+    const message = await this.messageOf(id, framing, produce, (error) => (failed = error));
+    if (framing !== 'json' && framing.guard !== undefined && 'error' in message) {
+      if (isStoreError(failed, 'gone')) this.sessions.ended(framing.guard);
+      if (isStoreError(failed, 'gone') || !(await this.sessions.stillExists(framing.guard))) {
+        if (!response.destroyed) writeJsonRpcError(response, 404, null, ErrorCode.SessionNotFound, 'Session not found');
+        return;
+      }
+    }
     if (response.destroyed) return;
     const text = JSON.stringify(message);
     // One buffer with its length: a single write, no chunked framing.
@@ -248,14 +282,23 @@ export class FastPath {
     response.end(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
   }
 
-  /** The JSON-RPC answer to request `id`: `produce`'s result (stamped with serverInfo on the modern path, B6) or its error. */
-  private async messageOf(id: string | number, framing: 'json' | { sessionId: string }, produce: () => Promise<JsonObject>): Promise<JsonObject> {
+  /**
+   * The JSON-RPC answer to request `id`: `produce`'s result (stamped with serverInfo on the modern path, B6) or its
+   * error (also given to `failed`).
+   */
+  private async messageOf(
+    id: string | number,
+    framing: 'json' | { sessionId: string },
+    produce: () => Promise<JsonObject>,
+    failed?: (error: unknown) => void,
+  ): Promise<JsonObject> {
     try {
       const result = await produce();
       // `produce` builds a fresh object per answer, so the serverInfo stamp (B6) is added in place.
       if (framing === 'json') result._meta = { ...((result._meta as JsonObject | undefined) ?? {}), [SERVER_INFO_META_KEY]: this.deps.serverInfo };
       return { result, jsonrpc: '2.0', id };
     } catch (error) {
+      failed?.(error);
       const wire = wireErrorOf(error, this.deps.logger);
       if (!wire) this.deps.logger.error({ err: error }, 'fast path request failed');
       return { jsonrpc: '2.0', id, error: (wire ?? { code: ErrorCode.InternalError, message: 'Internal error' }) as unknown as JsonObject };

@@ -34,15 +34,18 @@ const STREAM_OPENED = new TextEncoder().encode(': stream open\n\n');
 const RESTORE_ID = 'mcp-tasks-restore';
 /** How often the local copies are checked against the store, so a DELETE on another instance ends their streams (ms). */
 const RECHECK_MS = 2_000;
+/** Most sessions one statement of the recheck asks about. */
+const RECHECK_BATCH = 500;
 
 /**
  * The sessionful v1-generation (2025-11-25) leg: one SDK server and one streamable HTTP transport (POST, GET stream,
  * DELETE) per `Mcp-Session-Id`, rebuilt on demand on any instance (issue 11 item 5). The session record (owner,
  * negotiated version, the client's `initialize` params) is kept in the store when the session starts, so a request
  * of the session that reaches an instance which never saw it rebuilds the session there by replaying that
- * `initialize` into a fresh server and transport with the same id; every request first reads the record, so a
- * DELETE on any instance (which removes it) ends the session everywhere — other instances close their local copy
- * at the next request or within {@link RECHECK_MS}. Sessions carry no task state — tasks live in the store, bound
+ * `initialize` into a fresh server and transport with the same id; every request checks the record — read first,
+ * or, on the fast path's {@link held} sessions, in the request's first statement — so a DELETE on any instance
+ * (which removes it) ends the session everywhere — other instances close their local copy at the next request or
+ * within {@link RECHECK_MS}. Sessions carry no task state — tasks live in the store, bound
  * to the owner — so an id unknown to the store gets HTTP 404 and the client initialises again and reads its tasks.
  * A session is bound to the owner that created it; another owner presenting its id gets the same 404.
  */
@@ -82,6 +85,31 @@ export class LegacySessions {
     // read of the store (issue 25: one of three session reads of a PostgreSQL round trip).
     if (session && request) this.resolvedFor.set(request, { sessionId, ownerKey, session });
     return session?.server;
+  }
+
+  /**
+   * The SDK server of a session of `ownerKey` held on this instance, marked as used, WITHOUT reading its record: the
+   * caller must make the request's first statement check that the record still exists (`TaskScope.requireSession`,
+   * `NewTask.requireSession`) — so a DELETE on any instance is honoured as by {@link lookup} — or fall back to
+   * {@link handle}, which reads it. `undefined` when not held here (then use {@link lookup}).
+   */
+  held(sessionId: string, ownerKey: string): Server | undefined {
+    return this.touch(sessionId, ownerKey)?.server;
+  }
+
+  /**
+   * Whether the session's record still exists (a request served on {@link held} that did not reach a checking
+   * statement reads it before it answers); when it does not, the local copy is closed.
+   */
+  async stillExists(sessionId: string): Promise<boolean> {
+    if (await this.store.getSession(sessionId)) return true;
+    this.ended(sessionId);
+    return false;
+  }
+
+  /** Close the local copy of a session whose record a statement found gone. */
+  ended(sessionId: string): void {
+    this.drop(sessionId, 'legacy session ended elsewhere; closing the local copy');
   }
 
   /** Number of sessions open on this instance. */
@@ -279,8 +307,12 @@ export class LegacySessions {
     if (this.checking || this.sessions.size === 0) return;
     this.checking = true;
     try {
-      for (const id of [...this.sessions.keys()]) {
-        if (!(await this.store.getSession(id))) this.drop(id, 'legacy session ended elsewhere; closing the local copy');
+      // One statement for every copy held here (one read per session every 2 s grew with idle sessions; issue 25).
+      const held = [...this.sessions.keys()];
+      for (let i = 0; i < held.length; i += RECHECK_BATCH) {
+        const ids = held.slice(i, i + RECHECK_BATCH);
+        const existing = await this.store.existingSessions(ids);
+        for (const id of ids) if (!existing.has(id)) this.drop(id, 'legacy session ended elsewhere; closing the local copy');
       }
     } catch (error) {
       this.logger.debug({ err: error }, 'checking legacy sessions against the store failed');

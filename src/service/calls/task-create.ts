@@ -32,6 +32,11 @@ export interface TaskSession {
   onCreated?: (record: TaskRecord) => void;
   /** The v1 session whose `tools/call` this is, recorded with the task ({@link NewTask.sessionId}). */
   sessionId?: string;
+  /**
+   * The adapter has not read `sessionId`'s record for this request: the create checks it ({@link NewTask.requireSession})
+   * and is refused with `StoreError` `gone` when the session was deleted.
+   */
+  requireSession?: boolean;
 }
 
 /** What a {@link TaskCreator} is built from. */
@@ -61,7 +66,7 @@ export class TaskCreator {
    *   other arguments.
    */
   async create(caller: TaskCaller, plan: RunPlan, { gathered, trace }: TaskStartData, session: TaskSession, claim?: KeyClaim): Promise<TaskRecord> {
-    const { onCreated, sessionId } = session;
+    const { onCreated, sessionId, requireSession } = session;
     const { limits, clock, store, handOff } = this.options;
     const taskId = newTaskId();
     const reservation = handOff?.reserve(taskId);
@@ -84,6 +89,7 @@ export class TaskCreator {
       startNow: reservation !== undefined,
       ...stepsOf(gathered, trace),
       ...(sessionId === undefined ? {} : { sessionId }),
+      ...(requireSession === true ? { requireSession } : {}),
     };
     const quota = this.quota();
     let record: TaskRecord;

@@ -20,6 +20,7 @@ import type { TaskReads } from '../task-reads.js';
 import type { WorkerPresence } from '../worker-presence.js';
 import { planAnswers } from './input-answers.js';
 import { type ResultResource, resultResource } from './result-reads.js';
+import { type ResultWait, ResultWaits } from './result-wait.js';
 import { openSubscription, type TaskNotice, type TaskSubscription } from './subscriptions.js';
 
 export type { TaskNotice, TaskSubscription };
@@ -87,7 +88,11 @@ const MAX_OPERATIONS_SHOWN = 100;
  * the wire in `server/store-errors.ts`).
  */
 export class TasksDoor {
-  constructor(private readonly options: TasksDoorOptions) {}
+  private readonly results: ResultWaits;
+
+  constructor(private readonly options: TasksDoorOptions) {
+    this.results = new ResultWaits(options);
+  }
 
   /**
    * The actor's task as it is now. A task whose run has finished in this process and whose outcome is being
@@ -123,20 +128,9 @@ export class TasksDoor {
     });
   }
 
-  /**
-   * What a blocking v1 `tasks/result` of the actor's task will have to do, for an adapter that chooses between two
-   * paths of one operation (the fast path answers it itself unless questions may have to go out on the call's stream,
-   * R29): `settled` — terminal now; `waits` — not terminal, and its tool never asks for input, so only its end can
-   * reach the call; `asks` — waiting for input now, or its tool may ask; `undefined` — not visible to the actor. The
-   * answer must come from the operation ({@link waitForTerminal}), never from this.
-   */
-  async resultPath(actor: TaskActor, taskId: string): Promise<'settled' | 'waits' | 'asks' | undefined> {
-    const record = await this.options.reads.get(taskId, { ownerKey: actor.ownerKey, generation: actor.generation });
-    if (!record) return undefined;
-    if (isTerminal(record.status)) return 'settled';
-    // A tool this process does not know (loaded only by the workers) may ask.
-    const tool = this.options.tools.get(record.toolName);
-    return record.status === 'input_required' || !tool || (tool.elicits ?? false) !== false ? 'asks' : 'waits';
+  /** See {@link ResultWaits.resultPath}. */
+  resultPath(actor: TaskActor, taskId: string, requireSession?: string): Promise<'settled' | 'waits' | 'asks' | undefined> {
+    return this.results.resultPath(actor, taskId, requireSession);
   }
 
   /**
@@ -277,36 +271,14 @@ export class TasksDoor {
     });
   }
 
-  /**
-   * Wait until the task is terminal and return it (v1 `tasks/result`, R24). Woken by the event feed (this process's
-   * commits at once, other processes' through the tail); re-reads the task on every event of it that leaves it
-   * other than `working` (or concerns its input or expiry).
-   * @param onUpdate - called with each non-terminal state seen (v1 delivers the task's questions from here)
-   * @throws TasksError `-32602` "Task not found" when the task is or becomes missing or expired; `signal`'s reason
-   *   when it aborts first.
-   */
+  /** See {@link ResultWaits.waitForTerminal}. */
   waitForTerminal(actor: TaskActor, taskId: string, signal: AbortSignal, onUpdate?: (record: TaskRecord) => Promise<void>): Promise<TaskRecord> {
-    const { door, feed } = this.options;
-    return door.run({ operation: 'waitForTerminal', actor: actor, generation: actor.generation, taskId }, async () => {
-      let wake: () => void = () => {};
-      // Only events that can change the answer or the questions wake the read: a new run or a statusMessage of a
-      // `working` task (its `attempt` and `message` events) cannot (issue 25: one read of the task fewer per run).
-      const unsubscribe = feed.subscribeTask(taskId, (event) => {
-        if (event.status !== 'working' || event.kind === 'input' || event.kind === 'expired') wake();
-      });
-      try {
-        for (;;) {
-          const woken = new Promise<void>((resolve) => (wake = resolve));
-          const record = await door.scoped(actor, taskId, 'waitForTerminal');
-          if (isTerminal(record.status)) return record;
-          await onUpdate?.(record);
-          await until(woken, signal);
-          if (signal.aborted) throw signal.reason ?? new Error('aborted');
-        }
-      } finally {
-        unsubscribe();
-      }
-    });
+    return this.results.waitForTerminal(actor, taskId, signal, onUpdate);
+  }
+
+  /** See {@link ResultWaits.openResultWait}. */
+  openResultWait(actor: TaskActor, taskId: string, requireSession?: string): Promise<ResultWait | 'asks' | undefined> {
+    return this.results.openResultWait(actor, taskId, requireSession);
   }
 
   /**
@@ -392,17 +364,4 @@ export class TasksDoor {
 function answerAction(response: unknown): string {
   const action = typeof response === 'object' && response !== null ? (response as { action?: unknown }).action : undefined;
   return action === 'accept' || action === 'decline' || action === 'cancel' ? action : 'invalid';
-}
-
-/** Resolve on `woken` or when `signal` aborts, whichever comes first. */
-function until(woken: Promise<void>, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise<void>((resolve) => {
-    const done = (): void => {
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    signal.addEventListener('abort', done, { once: true });
-    void woken.then(done);
-  });
 }

@@ -2,7 +2,7 @@ import type { TaskEvent } from '../../core/ports/feed.js';
 import type { TaskBrowseQuery, TaskRows, TaskScope, TaskWithOutcome, TransitionRequest } from '../../core/ports/rows.js';
 import { createdEventPayload } from '../../core/session-store.js';
 import { StoreError } from '../../core/store-error.js';
-import { checkTransition, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
+import { checkTransition, idempotencyKeyTaken, sessionGone, toLimit } from '../../core/store-rules.js';
 import type { NewTask, TaskGeneration, TaskRecord } from '../../core/task.js';
 import { outcomeBody, type RowCodec, type TaskRow, toOutcome } from '../codec.js';
 import { type BatchTx, eachUnderSavepoint, type MergedWork, type Query, type Settled, type StagedEvent } from './batch.js';
@@ -43,7 +43,7 @@ export class PostgresRows implements TaskRows {
   }
 
   async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
-    const [row] = await this.ctx.read<TaskRow>('read a task', SQL.getScoped, [taskId, scope.ownerKey, scope.generation ?? null]);
+    const [row] = await this.ctx.read<TaskRow>('read a task', SQL.getScoped, [taskId, scope.ownerKey, scope.generation ?? null, scope.requireSession ?? null]);
     return row === undefined ? undefined : this.ctx.codec.toRecord(row);
   }
 
@@ -54,6 +54,7 @@ export class PostgresRows implements TaskRows {
       scope.ownerKey,
       scope.generation ?? null,
       maxOutcomeChars,
+      scope.requireSession ?? null,
     ]);
     if (row === undefined) return undefined;
     const record = this.ctx.codec.toRecord(row);
@@ -169,7 +170,7 @@ export class PostgresRows implements TaskRows {
    */
   async insertOne(tx: BatchTx, task: NewTask): Promise<TaskRecord> {
     const results: Array<Settled<TaskRecord> | undefined> = [undefined];
-    this.settleInserted([task], [0], results, await this.insertRows(tx, [task]));
+    await this.settleInserted(tx.query, [task], [0], results, await this.insertRows(tx, [task]));
     const [result] = settledAll(results);
     if (!result?.ok) throw result?.error;
     for (const event of createdEvents([task], results)) tx.append(event.taskId, event.kind, event.status, event.at, event.payload);
@@ -189,12 +190,12 @@ export class PostgresRows implements TaskRows {
     for (const group of groups) {
       const batch = group.map((i) => tasks[i] as NewTask);
       if (!isolated) {
-        this.settleInserted(batch, group, plan.results, await this.insertRows(tx, batch));
+        await this.settleInserted(tx.query, batch, group, plan.results, await this.insertRows(tx, batch));
         continue;
       }
       await tx.query(SQL.itemSavepoint);
       try {
-        this.settleInserted(batch, group, plan.results, await this.insertRows(tx, batch));
+        await this.settleInserted(tx.query, batch, group, plan.results, await this.insertRows(tx, batch));
         await tx.query(SQL.itemRelease);
       } catch (error) {
         await tx.query(SQL.itemRollbackTo);
@@ -228,7 +229,7 @@ export class PostgresRows implements TaskRows {
       candidates.map((e) => e.at),
       candidates.map((e) => (e.payload === null ? null : JSON.stringify(e.payload))),
     ]);
-    this.settleInserted(fresh, plan.fresh, plan.results, rows);
+    await this.settleInserted(query, fresh, plan.fresh, plan.results, rows);
     const base = rows[0]?.feed_base ?? 0;
     const events = createdEvents(tasks, plan.results).map((event, i) => ({ seq: base + i + 1, ...event }));
     return { results: settledAll(plan.results), events };
@@ -249,7 +250,7 @@ export class PostgresRows implements TaskRows {
     return rows;
   }
 
-  /** Parameters `$1…$19` of the multi-row task INSERT. */
+  /** Parameters `$1…$20` of the multi-row task INSERT. */
   private taskColumns(tasks: readonly NewTask[]): unknown[] {
     const params = tasks.map((task) => this.paramsOf(task));
     const column = (name: string) => params.map((p) => p[name] ?? null);
@@ -273,23 +274,34 @@ export class PostgresRows implements TaskRows {
       tasks.map((task) => (task.leaseOwner === null ? null : task.leaseMs)),
       column('idempotencyKey'),
       column('requestDigest'),
+      // A create that requires its session names it ('' when it has none: no record has that id, so it is refused).
+      tasks.map((task) => (task.requireSession === true ? (task.sessionId ?? '') : null)),
     ];
   }
 
-  /** Record the created task for every inserted row, and a conflict for every create the database skipped. */
-  private settleInserted(
+  /**
+   * Record the created task for every inserted row, and for every create the database skipped a conflict — or, for
+   * one that requires its session when that session has no record, `gone`. A record, once deleted, never comes back
+   * (ids are random), so a session found after the INSERT existed during it: that create was skipped for its key.
+   */
+  private async settleInserted(
+    query: Query,
     tasks: readonly NewTask[],
     indexes: readonly number[],
     results: Array<Settled<TaskRecord> | undefined>,
     rows: readonly InsertedRow[],
-  ): void {
+  ): Promise<void> {
     const byId = new Map(rows.map((row) => [row.task_id, row]));
-    tasks.forEach((task, k) => {
+    for (const [k, task] of tasks.entries()) {
       const row = byId.get(task.taskId);
       // Exactly what the INSERT wrote, plus the seq and lease end only the database knew.
       const record = row && this.ctx.codec.insertedRecord(task, { ...this.paramsOf(task), leaseExpiresAt: row.lease_expires_at }, row.seq);
-      results[indexes[k] as number] = record ? { ok: true, value: record } : { ok: false, error: idempotencyKeyTaken() };
-    });
+      if (record) results[indexes[k] as number] = { ok: true, value: record };
+      else {
+        const gone = task.requireSession === true && (await query(SQL.sessionExists, [task.sessionId ?? ''])).length === 0;
+        results[indexes[k] as number] = { ok: false, error: gone ? sessionGone() : idempotencyKeyTaken() };
+      }
+    }
   }
 
   private paramsOf(task: NewTask): ReturnType<RowCodec['newTaskParams']> {

@@ -15,6 +15,7 @@ export function postgresSessionTables(ctx: PostgresContext): SessionTables {
         events: `${SCHEMA}.task_events`,
         payloadSessionId: "(e.payload::jsonb ->> 'sessionId')",
       },
+      (param) => `SELECT jsonb_array_elements_text(${param}::jsonb)`,
     ),
     serverSecret: serverSecretTable(
       (action, sql, params) => ctx.read(action, sql, params),

@@ -24,7 +24,11 @@ const NOW = (param: string): string => `n AS (SELECT COALESCE(${param}::bigint, 
 
 const INPUT_REQUEST_COLUMNS = 'task_id, key, request, response, state, created_at, answered_at';
 
-/** The multi-row task INSERT of a batch's creates (`$2…$19` are the column arrays, `n` the store's now). */
+/**
+ * The multi-row task INSERT of a batch's creates (`$2…$19` are the column arrays, `n` the store's now). `$20` holds,
+ * per create, the v1 session it requires (`NewTask.requireSession`) or NULL: such a row is inserted only while that
+ * session's record exists, checked by this statement (issue 25: the request's session check folded into its create).
+ */
 const INSERT_TASKS = `INSERT INTO ${S}.tasks (task_id, owner_key, generation, protocol_version, tool_name, arguments,
       client_capabilities, progress_token, status, status_message, created_at, last_updated_at, ttl_ms,
       poll_interval_ms, expires_at, attempt, lease_owner, lease_expires_at, idempotency_key, request_digest)
@@ -34,9 +38,10 @@ const INSERT_TASKS = `INSERT INTO ${S}.tasks (task_id, owner_key, generation, pr
       v.idempotency_key, v.request_digest
     FROM n, unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
       $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::int[], $16::text[], $17::bigint[],
-      $18::text[], $19::text[]) WITH ORDINALITY AS v(task_id, owner_key, generation, protocol_version, tool_name, arguments,
+      $18::text[], $19::text[], $20::text[]) WITH ORDINALITY AS v(task_id, owner_key, generation, protocol_version, tool_name, arguments,
       client_capabilities, progress_token, status_message, created_at, ttl_ms, poll_interval_ms, expires_at, attempt,
-      lease_owner, lease_ms, idempotency_key, request_digest, ord)
+      lease_owner, lease_ms, idempotency_key, request_digest, require_session, ord)
+    WHERE v.require_session IS NULL OR EXISTS (SELECT 1 FROM ${S}.sessions s WHERE s.session_id = v.require_session)
     ORDER BY v.ord
     ON CONFLICT (owner_key, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`;
 
@@ -142,16 +147,16 @@ export const SQL = Object.freeze({
   /**
    * A batch of creates alone, as one autocommit statement (one round trip): the rows (as {@link SQL.insertTasks}),
    * their steps, and their events with seqs from the feed counter, all for the inserted rows only. Events come in
-   * `$24…$28` in staged order; `feed_base + n` is the seq of the n-th event of an inserted task.
+   * `$25…$29` in staged order; `feed_base + n` is the seq of the n-th event of an inserted task.
    */
   createTasksAlone: `WITH ${NOW('$1')},
     ins AS (${INSERT_TASKS} RETURNING task_id, seq, lease_expires_at),
     steps AS (INSERT INTO ${S}.task_steps (task_id, name, value, created_at)
       SELECT s.task_id, s.name, s.value, s.created_at
-      FROM unnest($20::text[], $21::text[], $22::text[], $23::bigint[]) AS s(task_id, name, value, created_at)
+      FROM unnest($21::text[], $22::text[], $23::text[], $24::bigint[]) AS s(task_id, name, value, created_at)
       JOIN ins ON ins.task_id = s.task_id),
     ev AS (SELECT e.task_id, e.kind, e.status, e.at, e.payload, row_number() OVER (ORDER BY e.ord) AS ord
-      FROM unnest($24::text[], $25::text[], $26::text[], $27::bigint[], $28::text[]) WITH ORDINALITY AS e(task_id, kind, status, at, payload, ord)
+      FROM unnest($25::text[], $26::text[], $27::text[], $28::bigint[], $29::text[]) WITH ORDINALITY AS e(task_id, kind, status, at, payload, ord)
       JOIN ins ON ins.task_id = e.task_id),
     f AS (UPDATE ${S}.task_feed SET last_seq = last_seq + (SELECT count(*) FROM ev) RETURNING last_seq - (SELECT count(*) FROM ev) AS base),
     appended AS (INSERT INTO ${S}.task_events (seq, task_id, kind, status, at, payload)
@@ -161,14 +166,22 @@ export const SQL = Object.freeze({
   insertSteps: `INSERT INTO ${S}.task_steps (task_id, name, value, created_at)
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])`,
 
-  /** Scoped by owner and generation only: read visibility after `expiresAt` is judged above the store. */
+  /**
+   * Scoped by owner and generation only: read visibility after `expiresAt` is judged above the store; with `$4`, only
+   * while that v1 session's record exists (`TaskScope.requireSession`).
+   */
   getScoped: `SELECT ${TASK_COLUMNS} FROM ${S}.tasks t
-    WHERE t.task_id = $1 AND t.owner_key = $2 AND ($3::text IS NULL OR t.generation = $3)`,
+    WHERE t.task_id = $1 AND t.owner_key = $2 AND ($3::text IS NULL OR t.generation = $3)
+      AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM ${S}.sessions s WHERE s.session_id = $4))`,
 
-  /** {@link SQL.getScoped} with the outcome of a terminal task when its body has at most `$4` characters. */
+  /** {@link SQL.getScoped} (the session in `$5`) with the outcome of a terminal task when its body has at most `$4` characters. */
   getScopedWithOutcome: `SELECT ${TASK_COLUMNS}, o.kind AS outcome_kind, o.body AS outcome_body FROM ${S}.tasks t
     LEFT JOIN ${S}.task_outcomes o ON o.task_id = t.task_id AND t.status IN ('completed', 'failed', 'cancelled') AND char_length(o.body) <= $4
-    WHERE t.task_id = $1 AND t.owner_key = $2 AND ($3::text IS NULL OR t.generation = $3)`,
+    WHERE t.task_id = $1 AND t.owner_key = $2 AND ($3::text IS NULL OR t.generation = $3)
+      AND ($5::text IS NULL OR EXISTS (SELECT 1 FROM ${S}.sessions s WHERE s.session_id = $5))`,
+
+  /** Whether a v1 session's record exists: why a create that requires it was skipped (see {@link INSERT_TASKS}). */
+  sessionExists: `SELECT 1 AS present FROM ${S}.sessions WHERE session_id = $1`,
 
   getUnscoped: `SELECT ${TASK_COLUMNS} FROM ${S}.tasks t WHERE t.task_id = $1`,
 

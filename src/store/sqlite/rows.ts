@@ -2,7 +2,7 @@ import type { TaskEvent } from '../../core/ports/feed.js';
 import type { TaskBrowseQuery, TaskRows, TaskScope, TaskWithOutcome, TransitionRequest } from '../../core/ports/rows.js';
 import { createdEventPayload } from '../../core/session-store.js';
 import { isTerminal } from '../../core/state-machine.js';
-import { checkTransition, idempotencyKeyTaken, toLimit } from '../../core/store-rules.js';
+import { checkTransition, idempotencyKeyTaken, sessionGone, toLimit } from '../../core/store-rules.js';
 import type { NewTask, TaskGeneration, TaskRecord } from '../../core/task.js';
 import { outcomeBody, toOutcome } from '../codec.js';
 import type { SqliteContext } from './context.js';
@@ -21,16 +21,14 @@ export class SqliteRows implements TaskRows {
   }
 
   async get(taskId: string, scope: TaskScope): Promise<TaskRecord | undefined> {
-    const row = await this.ctx.readDurable('read a task', () =>
-      this.ctx.stmt.getScoped.get({ taskId, ownerKey: scope.ownerKey, generation: scope.generation ?? null }),
-    );
+    const row = await this.ctx.readDurable('read a task', () => this.ctx.stmt.getScoped.get(scopedParams(taskId, scope)));
     return row === undefined ? undefined : this.ctx.codec.toRecord(row as TaskRow);
   }
 
   /** See {@link TaskRows.getWithOutcome}: the task, then (terminal only) its outcome, in one synchronous read. */
   async getWithOutcome(taskId: string, scope: TaskScope, maxOutcomeChars: number): Promise<TaskWithOutcome | undefined> {
     return this.ctx.readDurable('read a task', () => {
-      const row = this.ctx.stmt.getScoped.get({ taskId, ownerKey: scope.ownerKey, generation: scope.generation ?? null }) as TaskRow | undefined;
+      const row = this.ctx.stmt.getScoped.get(scopedParams(taskId, scope)) as TaskRow | undefined;
       if (row === undefined) return undefined;
       const record = this.ctx.codec.toRecord(row);
       if (!isTerminal(record.status)) return { record };
@@ -113,7 +111,8 @@ export class SqliteRows implements TaskRows {
 /**
  * Insert a new task as `create` does (refusing a taken idempotency key of the task row), inside a write
  * transaction; also the insert of `admitCreate` and of `claimIdempotencyKey`'s task.
- * @throws {StoreError} `conflict` when `(ownerKey, idempotencyKey)` is taken.
+ * @throws {StoreError} `conflict` when `(ownerKey, idempotencyKey)` is taken; `gone` when the task requires its
+ *   session and the session has no record.
  */
 export function insertCreated(ctx: SqliteContext, events: TaskEvent[], task: NewTask): TaskRecord {
   const idempotencyKey = task.idempotencyKey ?? null;
@@ -123,8 +122,15 @@ export function insertCreated(ctx: SqliteContext, events: TaskEvent[], task: New
   return insertNewTask(ctx, events, task);
 }
 
-/** Insert a task row, its events and steps inside the current batch (see {@link SqliteRows.create}). */
+/**
+ * Insert a task row, its events and steps inside the current batch (see {@link SqliteRows.create}).
+ * @throws {StoreError} `gone` when the task requires its session and the session has no record.
+ */
 export function insertNewTask(ctx: SqliteContext, events: TaskEvent[], task: NewTask): TaskRecord {
+  // Inside the write transaction: a DELETE of the session from any process is either before it or after the commit.
+  if (task.requireSession === true && !(typeof task.sessionId === 'string' && ctx.stmt.sessionExists.get({ sessionId: task.sessionId }))) {
+    throw sessionGone();
+  }
   // The created event comes first because its seq becomes the task's seq (see SQL.insertTask).
   const { seq } = ctx.append(events, task.taskId, 'created', 'working', task.createdAt, createdEventPayload(task));
   const params = ctx.codec.newTaskParams(task, ctx.clock.now());
@@ -136,4 +142,9 @@ export function insertNewTask(ctx: SqliteContext, events: TaskEvent[], task: New
     ctx.stmt.insertStep.run({ taskId: task.taskId, name, value: ctx.codec.stepText(task.taskId, name, value), now: task.createdAt });
   }
   return record;
+}
+
+/** The parameters of `getScoped` for `scope`. */
+function scopedParams(taskId: string, scope: TaskScope): Record<string, string | null> {
+  return { taskId, ownerKey: scope.ownerKey, generation: scope.generation ?? null, session: scope.requireSession ?? null };
 }

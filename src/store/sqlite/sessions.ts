@@ -25,7 +25,13 @@ export function sqliteSessionTables(ctx: SqliteContext): SessionTables {
       : ctx.writeAlone(action, () => (statement.run(...params), []));
   };
   return {
-    sessions: sessionTable(query, 'sessions', () => '?', { tasks: 'tasks', events: 'task_events', payloadSessionId: "json_extract(e.payload, '$.sessionId')" }),
+    sessions: sessionTable(
+      query,
+      'sessions',
+      () => '?',
+      { tasks: 'tasks', events: 'task_events', payloadSessionId: "json_extract(e.payload, '$.sessionId')" },
+      (param) => `SELECT value FROM json_each(${param})`,
+    ),
     serverSecret: serverSecretTable(query, 'server_secret', () => '?'),
   };
 }

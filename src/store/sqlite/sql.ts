@@ -50,9 +50,16 @@ export const SQL = Object.freeze({
     WHERE owner_key = @ownerKey AND status IN ('working', 'input_required') AND (expires_at IS NULL OR expires_at > @now)`,
   recordAdmission: 'INSERT OR REPLACE INTO owner_creates (task_id, owner_key, created_at) VALUES (@taskId, @ownerKey, @now)',
 
-  /** Scoped by owner and generation only: read visibility after `expiresAt` is judged above the store. */
+  /**
+   * Scoped by owner and generation only: read visibility after `expiresAt` is judged above the store; with
+   * `@session`, only while that v1 session's record exists (`TaskScope.requireSession`).
+   */
   getScoped: `SELECT ${TASK_COLUMNS} FROM tasks
-    WHERE task_id = @taskId AND owner_key = @ownerKey AND (@generation IS NULL OR generation = @generation)`,
+    WHERE task_id = @taskId AND owner_key = @ownerKey AND (@generation IS NULL OR generation = @generation)
+      AND (@session IS NULL OR EXISTS (SELECT 1 FROM sessions WHERE session_id = @session))`,
+
+  /** Whether a v1 session's record exists (a create with `NewTask.requireSession`). */
+  sessionExists: 'SELECT 1 AS present FROM sessions WHERE session_id = @sessionId',
 
   getUnscoped: `SELECT ${TASK_COLUMNS} FROM tasks WHERE task_id = @taskId`,
 

@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 
 import type { TaskStore } from '../../core/store.js';
 import type { FakeClock } from '../fake-clock.js';
-import type { StoreContractContext } from './harness.js';
+import { expectStoreError, RESULT, type StoreContractContext } from './harness.js';
 
 /**
  * The sessions part of the TaskStore contract (port `SessionTables`, `core/ports/sessions.ts`): v1 sessions kept
@@ -82,11 +82,65 @@ export function describeSessionsContract(ctx: StoreContractContext): void {
       expect(await store.sessions.getSession('s-unknown')).toBeUndefined();
     });
 
+    it('existingSessions answers, in one call, which of the ids have a record', async () => {
+      await store.sessions.putSession(session('s-a'));
+      await store.sessions.putSession(session('s-b'));
+      expect(await store.sessions.existingSessions(['s-a', 's-gone', 's-b', 's-\'quoted"'])).toEqual(new Set(['s-a', 's-b']));
+      await store.sessions.deleteSession('s-a');
+      expect(await store.sessions.existingSessions(['s-a', 's-b'])).toEqual(new Set(['s-b']));
+      expect(await store.sessions.existingSessions([])).toEqual(new Set());
+    });
+
     it('touch moves lastSeenAt forward only', async () => {
       await store.sessions.putSession(session('s-2'));
       await store.sessions.touchSession('s-2', T0 + 5_000);
       await store.sessions.touchSession('s-2', T0 + 1_000);
       expect((await store.sessions.getSession('s-2'))?.lastSeenAt).toBe(T0 + 5_000);
+    });
+
+    it("a create that requires its session (NewTask.requireSession) is written while the session's record exists, and refused with `gone` — nothing written — once it is deleted", async () => {
+      await store.sessions.putSession(session('s-live'));
+      const live = await create({ generation: 'v1', sessionId: 's-live', requireSession: true });
+      expect(await store.getUnscoped(live.taskId)).toMatchObject({ taskId: live.taskId, status: 'working' });
+      expect(await store.sessions.openSessionTasks('s-live', 10)).toEqual([live.taskId]);
+      expect(await store.sessions.deleteSession('s-live')).toBe(true);
+      const before = await store.lastEventSeq();
+      const refused = ctx.newTask({ generation: 'v1', sessionId: 's-live', requireSession: true });
+      await expectStoreError(store.create(refused), 'gone');
+      expect(await store.getUnscoped(refused.taskId)).toBeUndefined();
+      expect(await eventsSince(before)).toEqual([]);
+      // Without requireSession the record is not consulted (a task of a session that was never recorded).
+      expect(await create({ generation: 'v1', sessionId: 's-live' })).toMatchObject({ status: 'working' });
+      // Also inside a batch of creates: only the one whose session is gone is refused.
+      await store.sessions.putSession(session('s-other'));
+      const [kept, gone] = await Promise.allSettled([
+        create({ generation: 'v1', sessionId: 's-other', requireSession: true }),
+        create({ generation: 'v1', sessionId: 's-live', requireSession: true }),
+      ]);
+      expect(kept).toMatchObject({ status: 'fulfilled', value: { status: 'working' } });
+      expect(gone).toMatchObject({ status: 'rejected', reason: { code: 'gone' } });
+    });
+
+    it('a taken idempotency key is still a conflict for a create that requires its (existing) session', async () => {
+      await store.sessions.putSession(session('s-key'));
+      await create({ generation: 'v1', sessionId: 's-key', requireSession: true, idempotencyKey: 'k-1' });
+      await expectStoreError(create({ generation: 'v1', sessionId: 's-key', requireSession: true, idempotencyKey: 'k-1' }), 'conflict');
+    });
+
+    it("a read that requires a session (TaskScope.requireSession) sees the task only while the session's record exists, terminal or not", async () => {
+      await store.sessions.putSession(session('s-read'));
+      const task = await create({ generation: 'v1', sessionId: 's-read' });
+      const done = await create({ generation: 'v1', sessionId: 's-read' });
+      await complete(done.taskId);
+      const scope = { ownerKey: task.ownerKey, generation: 'v1' as const, requireSession: 's-read' };
+      expect(await store.get(task.taskId, scope)).toMatchObject({ taskId: task.taskId });
+      expect((await store.getWithOutcome(done.taskId, scope, 1_000))?.outcome?.outcome).toEqual(RESULT);
+      await store.sessions.deleteSession('s-read');
+      expect(await store.get(task.taskId, scope)).toBeUndefined();
+      expect(await store.getWithOutcome(task.taskId, scope, 1_000)).toBeUndefined();
+      expect(await store.getWithOutcome(done.taskId, scope, 1_000)).toBeUndefined();
+      // The same reads without it are unchanged.
+      expect(await store.getWithOutcome(done.taskId, { ownerKey: task.ownerKey, generation: 'v1' }, 1_000)).toMatchObject({ record: { status: 'completed' } });
     });
 
     it('delete ends a session once; pruning takes only sessions idle since before the cutoff', async () => {
