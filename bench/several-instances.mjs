@@ -33,7 +33,16 @@ const flag = (name, fallback) => {
 const DURATION_S = Number(flag('duration', 8));
 const CLIENTS = Number(flag('clients', 16));
 const CANCELS = Number(flag('cancels', 50));
-const PG_URL = flag('pg', process.env.MCP_TASKS_BENCH_PG_URL ?? JSON.parse(readFileSync(join(ROOT, '.pg-test.json'), 'utf8')).url);
+/** The cluster `npm run pg:start` started, read only when neither --pg nor MCP_TASKS_BENCH_PG_URL names one. */
+function startedCluster() {
+  try {
+    return JSON.parse(readFileSync(join(ROOT, '.pg-test.json'), 'utf8')).url;
+  } catch (error) {
+    console.error(`no PostgreSQL to run against (${error.message}): pass --pg URL, set MCP_TASKS_BENCH_PG_URL, or run npm run pg:start`);
+    process.exit(1);
+  }
+}
+const PG_URL = flag('pg', undefined) ?? process.env.MCP_TASKS_BENCH_PG_URL ?? startedCluster();
 const ONLY = flag('only', undefined);
 const PROFILE_DIR = flag('profile', undefined);
 const SECRET = randomBytes(24).toString('hex');
