@@ -43,8 +43,14 @@ export function v1Caller(caller: Caller, method: string): TaskCaller {
 }
 
 /** v1 `GetTaskResult`: the flat task, no related-task `_meta` (R33). `-32601` outside 2025-11-25 sessions. */
-export async function readTaskV1(deps: Pick<HandlerDeps, 'service'>, caller: Caller, taskId: string, signal: SignalSource): Promise<JsonObject> {
-  const { task, operations } = await deps.service.tasks.poll(v1Caller(caller, 'tasks/get'), taskId, signal);
+export async function readTaskV1(
+  deps: Pick<HandlerDeps, 'service'>,
+  caller: Caller,
+  taskId: string,
+  signal: SignalSource,
+  requireSession?: string,
+): Promise<JsonObject> {
+  const { task, operations } = await deps.service.tasks.poll(v1Caller(caller, 'tasks/get'), taskId, signal, {}, requireSession);
   return withTaskMeta(toV1Task(task) as unknown as JsonObject, task, operations);
 }
 

@@ -55,8 +55,12 @@ export class ServiceDoor {
    * unknown-task error — the same answer for a missing, foreign, expired, other-generation or scope-refused task.
    * @throws TasksError `-32602` "Task not found".
    */
-  async scoped(actor: TaskActor, taskId: string, operation: TaskOperation): Promise<TaskRecord> {
-    const record = await this.reads.get(taskId, { ownerKey: actor.ownerKey, generation: actor.generation });
+  async scoped(actor: TaskActor, taskId: string, operation: TaskOperation, requireSession?: string): Promise<TaskRecord> {
+    const record = await this.reads.get(taskId, {
+      ownerKey: actor.ownerKey,
+      generation: actor.generation,
+      ...(requireSession === undefined ? {} : { requireSession }),
+    });
     if (!record) throw taskNotFound();
     this.admit({ operation, actor: actor, generation: actor.generation, taskId }, record);
     return record;

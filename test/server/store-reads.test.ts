@@ -169,6 +169,26 @@ describe('the session check of a v1 request folded into its first statement (iss
     run: async () => textResult('echoed'),
   });
 
+  it('tasks/get of a held session reads no session record: its task read checks it (issue 25: one session read per poll before)', async () => {
+    running = await startTasksServer({ tools: [echo], wrapStore: countingStore });
+    const session = await RawLegacySession.open(running.url);
+    const created = await session.post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: {}, task: {} } });
+    const taskId = (created.messages[0] as { result: { task: { taskId: string } } }).result.task.taskId;
+    counts.getSession = 0;
+    required.length = 0;
+    for (let id = 2; id < 5; id++) {
+      const polled = await session.post({ jsonrpc: '2.0', id, method: 'tasks/get', params: { taskId } });
+      expect(polled.messages.at(-1)).toMatchObject({ id, result: { taskId } });
+    }
+    expect(counts.getSession).toBe(0);
+    expect(required.length).toBeGreaterThanOrEqual(3);
+    expect(required.every((entry) => entry === session.sessionId)).toBe(true);
+    // A task that is not there (foreign, or never created) is still "not found", not a missing session.
+    const missing = await session.post({ jsonrpc: '2.0', id: 9, method: 'tasks/get', params: { taskId: 'no-such-task' } });
+    expect(missing.status).toBe(200);
+    expect(missing.messages.at(-1)).toMatchObject({ id: 9, error: { code: -32602 } });
+  });
+
   it('tools/call and tasks/result of a held session read no session record: the create and the first task read check it', async () => {
     running = await startTasksServer({ tools: [echo], wrapStore: countingStore });
     const session = await RawLegacySession.open(running.url);
@@ -187,6 +207,7 @@ describe('the session check of a v1 request folded into its first statement (iss
   it.each([
     { method: 'tools/call', what: 'tools/call creates nothing' },
     { method: 'tasks/result', what: 'tasks/result of a completed task' },
+    { method: 'tasks/get', what: 'tasks/get of a completed task' },
   ])('a record deleted elsewhere (as by a DELETE on another instance) answers HTTP 404 at the next request, held copy or not: $what', async ({ method }) => {
     running = await startTasksServer({ tools: [echo], wrapStore: countingStore });
     const store = running.store;

@@ -128,10 +128,10 @@ export class FastPath {
     sessionId: string,
   ): Promise<boolean> {
     if (body.method !== 'tasks/get' && body.method !== 'tasks/result' && body.method !== 'tools/call' && body.method !== 'resources/read') return false;
-    // A session held here is not read first for the round trip's two requests (issue 25: that read was ~2 of ~9
-    // statements of a PostgreSQL round trip): their first statement checks its record instead (`guard`), and an
-    // answer that no such statement confirmed reads the record before it goes out (see `answer`).
-    const foldable = body.method === 'tools/call' || body.method === 'tasks/result';
+    // A session held here is not read first for the round trip's requests (issue 25: that read was ~2 of ~9
+    // statements of a PostgreSQL round trip, and one per poll): their first statement checks its record instead
+    // (`guard`), and an answer that no such statement confirmed reads the record before it goes out (see `answer`).
+    const foldable = body.method === 'tools/call' || body.method === 'tasks/result' || body.method === 'tasks/get';
     const held = foldable ? this.sessions.held(sessionId, identity.ownerKey) : undefined;
     const server = held ?? (await this.sessions.lookup(sessionId, identity.ownerKey, request.auth, request));
     if (!server) return false;
@@ -171,7 +171,11 @@ export class FastPath {
     const taskId = body.params.taskId;
     if (typeof taskId !== 'string' || taskId.length === 0 || !onlyKeys(body.params, ['taskId', '_meta'])) return false;
     if (body.method === 'tasks/get') {
-      await this.answer(response, body.id, frame, () => readTaskV1(this.deps, caller, taskId, () => abortOnClose(response)));
+      // Held here: every read of the task checks the session; a task that reads as missing is answered 404 when the
+      // record is gone (`answer` reads it then).
+      await this.answer(response, body.id, { ...frame, ...(guard === undefined ? {} : { guard }) }, () =>
+        readTaskV1(this.deps, caller, taskId, () => abortOnClose(response), guard),
+      );
       return true;
     }
     // tasks/result: a terminal task, or one whose tool never asks for input — it blocks here until the task ends

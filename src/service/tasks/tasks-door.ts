@@ -110,17 +110,19 @@ export class TasksDoor {
    * is held back (at most the throttle's delay, or until `signal` aborts) and answered with a raised hint (clamped to
    * the generation's range), read again so the answer is current — then its operations and, with
    * `include.details`, its outcome or open questions.
+   * @param requireSession - the v1 session whose request this is, when the adapter has not read it: every read of the
+   *   task checks that its record exists (`TaskScope.requireSession`), and a missing one reads as a missing task.
    * @throws TasksError `-32602` "Task not found".
    */
-  poll(actor: TaskActor, taskId: string, signal: SignalSource, include: { details?: boolean } = {}): Promise<TaskPoll> {
+  poll(actor: TaskActor, taskId: string, signal: SignalSource, include: { details?: boolean } = {}, requireSession?: string): Promise<TaskPoll> {
     return this.options.door.run({ operation: 'get', actor: actor, generation: actor.generation, taskId }, async () => {
       const { clock, polls } = this.options;
-      const first = withPollHint(await this.current(actor, taskId), clock.now());
+      const first = withPollHint(await this.current(actor, taskId, requireSession), clock.now());
       const advice = polls.observe(actor.ownerKey, taskId, first.pollIntervalMs, isTerminal(first.status), clock.now());
       let task = first;
       if (advice.delayMs > 0 || advice.pollIntervalMs !== first.pollIntervalMs) {
         if (advice.delayMs > 0) await holdBack(advice.delayMs, typeof signal === 'function' ? signal() : signal);
-        const current = advice.delayMs > 0 ? withPollHint(await this.current(actor, taskId), clock.now()) : first;
+        const current = advice.delayMs > 0 ? withPollHint(await this.current(actor, taskId, requireSession), clock.now()) : first;
         task = isTerminal(current.status) ? current : { ...current, pollIntervalMs: clampPollHintMs(actor.generation, advice.pollIntervalMs) };
       }
       const details = include.details === true ? await this.details(actor, task) : {};
@@ -350,13 +352,13 @@ export class TasksDoor {
     });
   }
 
-  private async current(actor: TaskActor, taskId: string): Promise<TaskRecord> {
+  private async current(actor: TaskActor, taskId: string, requireSession?: string): Promise<TaskRecord> {
     const { door, handOff } = this.options;
-    const record = await door.scoped(actor, taskId, 'get');
+    const record = await door.scoped(actor, taskId, 'get', requireSession);
     const pending = isTerminal(record.status) ? undefined : handOff?.pendingOutcome(taskId);
     if (!pending) return record;
     await pending.catch(() => undefined);
-    return door.scoped(actor, taskId, 'get');
+    return door.scoped(actor, taskId, 'get', requireSession);
   }
 }
 
