@@ -94,6 +94,8 @@ export class HourlyCounts {
   }
 
   private hourKey(epochMs: number): string {
+    // Within the last hour (most events): no remainders, which are slow on numbers of this size.
+    if (epochMs >= this.lastHourStart && epochMs < this.lastHourStart + HOUR_MS) return this.lastKey;
     const start = hourStart(epochMs);
     if (start !== this.lastHourStart) {
       this.lastHourStart = start;
