@@ -144,8 +144,11 @@ export function countInto(stats: TemplateStats, event: EventFacts): void {
     stats.timed++;
     if (stats.first === null || event.epochMs < stats.first) stats.first = event.epochMs;
     if (stats.last === null || event.epochMs > stats.last) stats.last = event.epochMs;
-    addRecent(stats.recent, hourStart(event.epochMs), 1);
-    if (stats.latestExampleAt === null || hourStart(event.epochMs) > hourStart(stats.latestExampleAt)) {
+    const hour = hourStart(event.epochMs);
+    addRecent(stats.recent, hour, 1);
+    // A later hour than the latest example's: an hour start is a multiple of the hour, so it is later than that
+    // hour's start exactly when it is later than the example's time (no second remainder).
+    if (stats.latestExampleAt === null || hour > stats.latestExampleAt) {
       stats.latestExample = event.example();
       stats.latestExampleAt = event.epochMs;
     }
