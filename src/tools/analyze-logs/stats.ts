@@ -7,7 +7,7 @@
  * are named by path, since file ids are local to one run (issue 26 item 11: merged templates and resumed parts
  * count each file once).
  */
-import { emptySeverityCounts, hourStart, type SeverityCounts } from './counts.js';
+import { countSeverity, emptySeverityCounts, hourStart, type SeverityCounts } from './counts.js';
 import type { Severity } from './severity.js';
 
 /** File names kept per template. */
@@ -138,7 +138,7 @@ export interface EventFacts {
 export function countInto(stats: TemplateStats, event: EventFacts): void {
   stats.events++;
   stats.lines += event.lines;
-  stats.severities[event.severity ?? 'UNKNOWN']++;
+  countSeverity(stats.severities, event.severity);
   if (event.stated) stats.stated++;
   if (event.epochMs !== null) {
     stats.timed++;
