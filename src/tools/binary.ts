@@ -20,9 +20,18 @@ export function isBinaryBlock(block: Uint8Array): boolean {
   if (block.indexOf(0) !== -1) return true;
   const limit = block.length * MAX_ODD_SHARE;
   let odd = 0;
+  // The block read four bytes at a time where it can be (from its first 4-byte aligned address): a word of four
+  // printable ASCII bytes, most of a text, has nothing odd and nothing to decode.
+  const first = (4 - (block.byteOffset & 3)) & 3;
+  const words = block.length >= first + 4 ? new Uint32Array(block.buffer, block.byteOffset + first, (block.length - first) >>> 2) : NO_WORDS;
+  const wordsEnd = first + words.length * 4;
   for (let i = 0; i < block.length; i++) {
     // Text is decided once the bytes left could not make it binary even if all were odd.
     if (odd + (block.length - i) <= limit) return false;
+    if (i >= first && i < wordsEnd && ((i - first) & 3) === 0 && isPrintableWord(words[(i - first) >>> 2] as number)) {
+      i += 3;
+      continue;
+    }
     const byte = block[i] as number;
     if (byte < 0x80) {
       if ((byte < 0x20 && ((TEXT_CONTROLS >>> byte) & 1) === 0) || byte === 0x7f) odd++;
@@ -33,6 +42,17 @@ export function isBinaryBlock(block: Uint8Array): boolean {
     else i += length - 1;
   }
   return odd > limit;
+}
+
+const NO_WORDS = new Uint32Array(0);
+
+/**
+ * Whether the four bytes of a word are all printable ASCII (0x20 to 0x7e), whatever the byte order: a byte above
+ * 0x7f sets its top bit in `word`, 0x7f in `word + 0x01…` (no carry out of a byte below it), and the lowest byte
+ * below 0x20 in `word - 0x20…` (no borrow into it from the bytes below it, all at least 0x20).
+ */
+function isPrintableWord(word: number): boolean {
+  return (((word - 0x20202020) | (word + 0x01010101) | word) & 0x80808080) === 0;
 }
 
 /** Control characters found in text, as bits: backspace, tab, line feed, vertical tab, form feed, carriage return, ESC. */

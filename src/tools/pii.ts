@@ -19,6 +19,8 @@ export const DEFAULT_PII: readonly PiiKind[] = ['email', 'card'];
 const EMAIL = /(?<![\w.%+-])[\w.%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w-])/g;
 /** Contiguous, or in the groups cards are printed in: 4-4-4-4(-3) and American Express's 4-6-5. */
 const CARD = /(?<![\w-])(?:[2-6]\d{13,18}|[2-6]\d{3}([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?|3[47]\d{2}([ -])\d{6}\2\d{5})(?![\w-])/g;
+/** What every match of {@link CARD} holds (see `MAY_HOLD.card`). */
+const CARD_HINT = /\d\d\d\d[ -]?\d\d\d\d/;
 const IPV4 = /(?<![\w.])(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}(?![\w.])/g;
 /** Four colons or more, so that times (`10:30:00`) are not addresses. */
 const IPV6 = /(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){4,7}[0-9A-Fa-f]{1,4}(?![\w:])/g;
@@ -26,7 +28,10 @@ const IPV6 = /(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){4,7}[0-9A-Fa-f]{1,4}(?![\w:])/g;
 /** Cheap tests that rule out most text before the patterns run: each holds for every text a pattern matches in. */
 const MAY_HOLD: Record<PiiKind, (text: string) => boolean> = {
   email: mayHoldEmail,
-  card: (text) => /\d{4}/.test(text),
+  // Every alternative of the card pattern holds four digits and four more, with or without a space or dash between
+  // (`4111111111111111`, `4111 1111`, `3782 822463`): most lines with four digits in a row (dates, ports) do not.
+  // Written with `\d\d\d\d`, not `\d{4}`, which the engine searches about twice as fast.
+  card: (text) => CARD_HINT.test(text),
   ip: (text) => text.includes('.') || text.includes(':'),
 };
 

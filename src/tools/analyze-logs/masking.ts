@@ -302,6 +302,13 @@ export function maskedTokens(message: string, maxTokens: number): string[] {
         flags = withCharacter(flags, code);
       }
     }
+    // Digits and punctuation without a letter, a bracket or a path separator (`12:30:01`, `10.0.0.1:80`, `-42,`):
+    // `<*>` as maskClassified makes it, without the token's string (a third of a message's tokens, typically).
+    if ((flags & (DIGITS | LETTERS | SEPARATORS | BRACKET)) === DIGITS) {
+      tokens.push(WILDCARD);
+      if (tokens.length >= maxTokens) break;
+      continue;
+    }
     let raw = message.slice(start, i);
     // `tag="View Lock",`: a quoted value of a key is one token, so that a space in it does not change the
     // message's length (its template is the one of `tag="AudioMix",`).

@@ -7,7 +7,7 @@
  * are named by path, since file ids are local to one run (issue 26 item 11: merged templates and resumed parts
  * count each file once).
  */
-import { emptySeverityCounts, hourStart, type SeverityCounts } from './counts.js';
+import { countSeverity, emptySeverityCounts, hourStart, type SeverityCounts } from './counts.js';
 import type { Severity } from './severity.js';
 
 /** File names kept per template. */
@@ -138,14 +138,17 @@ export interface EventFacts {
 export function countInto(stats: TemplateStats, event: EventFacts): void {
   stats.events++;
   stats.lines += event.lines;
-  stats.severities[event.severity ?? 'UNKNOWN']++;
+  countSeverity(stats.severities, event.severity);
   if (event.stated) stats.stated++;
   if (event.epochMs !== null) {
     stats.timed++;
     if (stats.first === null || event.epochMs < stats.first) stats.first = event.epochMs;
     if (stats.last === null || event.epochMs > stats.last) stats.last = event.epochMs;
-    addRecent(stats.recent, hourStart(event.epochMs), 1);
-    if (stats.latestExampleAt === null || hourStart(event.epochMs) > hourStart(stats.latestExampleAt)) {
+    const hour = hourStart(event.epochMs);
+    addRecent(stats.recent, hour, 1);
+    // A later hour than the latest example's: an hour start is a multiple of the hour, so it is later than that
+    // hour's start exactly when it is later than the example's time (no second remainder).
+    if (stats.latestExampleAt === null || hour > stats.latestExampleAt) {
       stats.latestExample = event.example();
       stats.latestExampleAt = event.epochMs;
     }
