@@ -168,7 +168,9 @@ describe('SQLite store: the write-ahead log is fsynced off the event loop before
     );
     expect(error).toBeInstanceOf(StoreError);
     expect((error as StoreError).code).toBe('fault');
-    expect((error as StoreError).message).toBe('Task store stopped: an fsync of its write-ahead log failed (EIO: i/o error, fsync); restart the process');
+    expect((error as StoreError).message).toBe(
+      'Task store stopped: an fsync of its write-ahead log failed (EIO: i/o error, fsync); the server process must be restarted',
+    );
     expect(published).toEqual([]);
     disk.fail(null);
     disk.passThrough();

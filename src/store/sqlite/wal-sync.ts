@@ -126,9 +126,13 @@ export class WalSync {
     this.startedAtVersion = this.dataVersion();
     const finish = (error: NodeJS.ErrnoException | null): void => {
       if (error && !this.failed)
-        this.failed = new StoreError('fault', `Task store stopped: an fsync of its write-ahead log failed (${error.message}); restart the process`, {
-          cause: error,
-        });
+        this.failed = new StoreError(
+          'fault',
+          `Task store stopped: an fsync of its write-ahead log failed (${error.message}); the server process must be restarted`,
+          {
+            cause: error,
+          },
+        );
       this.current = undefined;
       for (const done of covered) done(this.failed);
       if (this.failed) for (const done of this.next.splice(0)) done(this.failed);
