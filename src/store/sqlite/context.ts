@@ -30,7 +30,7 @@ export class SqliteContext {
     readonly codec: RowCodec,
     readonly committer: GroupCommitter,
     readonly listeners: TaskEventListeners,
-    readonly walSync?: WalSync,
+    readonly walSync: WalSync,
   ) {
     this.stmt = Object.fromEntries(Object.entries(SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Statements;
     this.ledger = Object.fromEntries(Object.entries(LEDGER_SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Record<
@@ -66,7 +66,7 @@ export class SqliteContext {
    */
   async readDurable<T>(action: string, run: () => T): Promise<T> {
     const value = this.read(action, run);
-    const wait = this.walSync?.afterRead();
+    const wait = this.walSync.afterRead();
     if (wait) await wait;
     return value;
   }
@@ -77,13 +77,13 @@ export class SqliteContext {
    */
   async writeAlone<T>(action: string, run: () => T): Promise<T> {
     const value = this.read(action, run);
-    if (this.walSync) await new Promise<void>((resolve, reject) => this.walSync?.afterCommit((error) => (error ? reject(error) : resolve())));
+    await this.walSync.committed();
     return value;
   }
 
-  /** Run a synchronous read, mapping a driver error to a `StoreError` `fault` naming `action`. */
-  read<T>(action: string, run: () => T): T {
-    const failure = this.walSync?.failure;
+  /** Run a synchronous statement, mapping a driver error to a `StoreError` `fault` naming `action`. */
+  private read<T>(action: string, run: () => T): T {
+    const failure = this.walSync.failure;
     if (failure) throw failure;
     try {
       return run();

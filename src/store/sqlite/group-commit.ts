@@ -50,9 +50,9 @@ export function storageFault(error: unknown, action: string): StoreError {
  * Writes are queued and run together in ONE `BEGIN IMMEDIATE … COMMIT`, flushed on `setImmediate` (so every
  * write issued in the same turn of the event loop shares a commit) or as soon as `maxBatch` are queued. Each
  * operation runs inside its own SAVEPOINT: when it throws, only its own changes are rolled back and only its
- * promise rejects. Promises settle only after `COMMIT` returned and, with a {@link WalSync}, after an fsync of the
- * write-ahead log that started after it (durable, off the event loop), and the committed events are handed to
- * `publish` in commit order before any promise settles.
+ * promise rejects. Promises settle only after `COMMIT` returned and an fsync of the write-ahead log that started
+ * after it ({@link WalSync}: durable, off the event loop), and the committed events are handed to `publish` in
+ * commit order before any promise settles.
  *
  * The batch runs synchronously: nothing else on this connection can interleave, and reads issued between
  * batches only ever see committed state.
@@ -70,7 +70,7 @@ export class GroupCommitter {
     private readonly maxBatch: number,
     private readonly publish: (events: readonly TaskEvent[]) => void,
     private readonly logger: Logger,
-    private readonly walSync?: WalSync,
+    private readonly walSync: WalSync,
   ) {
     const prepare = (sql: string): Database.Statement => db.prepare(sql);
     this.statements = {
@@ -91,7 +91,7 @@ export class GroupCommitter {
    */
   enqueue<T>(run: Work<T>): Promise<T> {
     if (this.closed) return Promise.reject(storageFault(new Error('store is closed'), 'write'));
-    if (this.walSync?.failure) return Promise.reject(this.walSync.failure);
+    if (this.walSync.failure) return Promise.reject(this.walSync.failure);
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
       if (this.queue.length >= this.maxBatch && !this.flushing) this.flush();
@@ -220,8 +220,7 @@ export class GroupCommitter {
       for (const { op, value } of done) op.resolve(value);
       for (const { op, error: own } of failed) this.rejectOne(op, own);
     };
-    if (this.walSync) this.walSync.afterCommit(settle);
-    else settle();
+    this.walSync.afterCommit(settle);
   }
 
   /**
@@ -229,7 +228,7 @@ export class GroupCommitter {
    * (an idempotency key already taken) whose fsync has not returned yet (see `WalSync.afterRead`).
    */
   private rejectAfterRead(op: Pending, error: unknown): void {
-    const wait = this.walSync?.afterRead();
+    const wait = this.walSync.afterRead();
     if (wait)
       wait.then(
         () => this.rejectOne(op, error),

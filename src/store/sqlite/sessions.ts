@@ -15,8 +15,9 @@ export function sqliteSessionTables(ctx: SqliteContext): SessionTables {
     let statement: Database.Statement;
     try {
       if (ctx.closed) throw new Error('store is closed');
-      statement = statements.get(sql) ?? ctx.db.prepare(sql);
-      statements.set(sql, statement);
+      const cached = statements.get(sql);
+      statement = cached ?? ctx.db.prepare(sql);
+      if (!cached) statements.set(sql, statement);
     } catch (error) {
       return Promise.reject(storageFault(error, action));
     }

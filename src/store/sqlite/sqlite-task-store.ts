@@ -52,14 +52,15 @@ export interface SqliteTaskStoreOptions {
 }
 
 /**
- * The durable `TaskStore` on one SQLite file (better-sqlite3, WAL, the log fsynced off the event loop: {@link WalSync}), composed of one object per
- * port (`rows.ts`, `leases.ts`, … in this folder, the same file names as `store/postgres/`) over one
- * {@link SqliteContext}.
+ * The durable `TaskStore` on one SQLite file (better-sqlite3, WAL, the log fsynced off the event loop by
+ * {@link WalSync}), composed of one object per port (`rows.ts`, `leases.ts`, … in this folder, the same file names
+ * as `store/postgres/`) over one {@link SqliteContext}.
  *
  * Writes go through a {@link GroupCommitter}: concurrent writes share one transaction and every promise
  * resolves only after that transaction committed and its log was fsynced. Reads are synchronous statements on the
- * same connection, after any fsync in flight ({@link SqliteContext.durable}), and so only ever see durable state. Several stores (processes) may open one file; SQLite's write
- * lock serialises their batches and the conditional statements in `sql.ts` settle their races.
+ * same connection, answered once what they saw is on disk ({@link SqliteContext.readDurable}). Several stores
+ * (processes) may open one file; SQLite's write lock serialises their batches and the conditional statements in
+ * `sql.ts` settle their races.
  *
  * Errors: a `StoreError` — `fault` for storage faults (driver error as `cause`), `unavailable` when another
  * process held the write lock past `busyTimeoutMs`, `conflict` for an idempotency key already taken, `invalid` for
@@ -137,8 +138,8 @@ export class SqliteTaskStore extends ComposedTaskStore {
       committer.drain();
       committer.close();
       // The last batches' promises settle after their fsync; the log's descriptor and the connection close after.
-      await this.ctx.walSync?.idle();
-      this.ctx.walSync?.close();
+      await this.ctx.walSync.idle();
+      this.ctx.walSync.close();
       this.ctx.listeners.clear();
       this.ctx.db.close();
     })();

@@ -106,6 +106,11 @@ export class WalSync {
     return wait;
   }
 
+  /** {@link afterCommit} as a promise: resolves once on disk, rejects with the failure that stopped the store. */
+  committed(): Promise<void> {
+    return new Promise((resolve, reject) => this.afterCommit((error) => (error ? reject(error) : resolve())));
+  }
+
   /** Resolves once no fsync runs or waits (the store's `close` awaits it before closing the connection). */
   idle(): Promise<void> {
     if (!this.current && this.next.length === 0) return Promise.resolve();
