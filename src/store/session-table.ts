@@ -29,14 +29,14 @@ export interface SessionTaskTables {
  * The {@link SessionStore} of both backends over one table (same columns; JSON as text, times as epoch ms).
  * @param table - qualified table name (`sessions`, `mcp_tasks.sessions`).
  * @param placeholder - the n-th parameter's spelling (`?` for SQLite, `$n` for PostgreSQL).
- * @param jsonStrings - the backend's subquery over a JSON array of strings bound at one parameter.
+ * @param jsonStrings - the backend's spelling of "the strings of the JSON array bound at parameter `param`", as a
+ *   one-column subquery.
  */
 export function sessionTable(
   query: SessionQuery,
   table: string,
   placeholder: (n: number) => string,
   taskTables: SessionTaskTables,
-  /** The backend's spelling of "the strings of the JSON array bound at parameter `param`", as a one-column subquery. */
   jsonStrings: (param: string) => string,
 ): SessionStore {
   const p = placeholder;
