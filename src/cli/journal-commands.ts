@@ -123,7 +123,9 @@ async function resumeTask(entry: JournalEntry, clientFor: ClientFor, flags: Resu
   process.stderr.write(`mcp-tasks: resuming task ${entry.taskId} (${entry.tool}, ${lastSeen(entry)}, ${entry.url})\n`);
   try {
     const client = await clientFor(entry.url, entry.protocolVersion);
-    return await followTask(client, entry.taskId, flags, { ...follow, label: entry.tool });
+    // This requestor created the task, so it knew its first run at least: a higher attempt now means the server re-ran
+    // it since (its process died), even when no status was ever observed here (`call --detach`).
+    return await followTask(client, entry.taskId, flags, { ...follow, label: entry.tool, knownAttempt: entry.lastAttempt ?? 1 });
   } catch (error) {
     return reportFailure(error, flags);
   }

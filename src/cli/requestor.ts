@@ -237,11 +237,11 @@ export async function followTask(
   client: TasksClient,
   taskId: string,
   flags: RequestorFlags,
-  options: { deadline?: number; signal: AbortSignal; input?: CliInput; several?: boolean; label?: string },
+  options: { deadline?: number; signal: AbortSignal; input?: CliInput; several?: boolean; label?: string; knownAttempt?: number },
 ): Promise<number> {
   // Several tasks followed at once (resume) share stderr: plain lines each, never one line redrawn in place.
   const stream = options.several ? { write: (text: string) => process.stderr.write(text), isTTY: false } : process.stderr;
-  const status = new StatusLine(stream, taskId, options.input !== undefined);
+  const status = new StatusLine(stream, taskId, options.input !== undefined, options.knownAttempt);
   options.input?.attachStatus(status);
   try {
     const result = await client.resume(taskId, {

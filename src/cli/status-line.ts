@@ -32,12 +32,18 @@ export class StatusLine {
   /**
    * @param answersHere - this command answers the task's questions itself (it prints its own notice when it
    *   cannot), so `input_required` is shown without the hint to answer from another shell.
+   * @param knownAttempt - the attempt this requestor saw last time (its journal's `lastAttempt`): `resume` in a new
+   *   process then still says that the server re-ran the task in between, instead of showing the new run's progress
+   *   as if it were the one it left.
    */
   constructor(
     private readonly stream: StatusStream,
     private readonly taskId: string,
     private readonly answersHere = false,
-  ) {}
+    knownAttempt?: number,
+  ) {
+    this.attempt = knownAttempt;
+  }
 
   /** Show a new snapshot. */
   update(snapshot: TaskSnapshot): void {

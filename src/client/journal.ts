@@ -27,6 +27,11 @@ export interface JournalEntry {
   lastStatus?: TaskStatus;
   /** The task's `lastUpdatedAt` at that observation (ISO 8601, as the server sent it). */
   lastUpdatedAt?: string;
+  /**
+   * The run the last observed status belonged to (`_meta["dev.mcp-tasks/attempt"]`, 1 for the first), when the server
+   * reported it: a later `resume` that sees a higher attempt says the server re-ran the task in between.
+   */
+  lastAttempt?: number;
   /** When this client made that observation (ISO 8601). */
   observedAt?: string;
   /** The earliest time the next status read is allowed (the server's interval plus jitter; ISO 8601). */
@@ -68,6 +73,7 @@ const EntrySchema = z.object({
   correlationId: z.string().optional(),
   lastStatus: z.enum(STATUSES).optional(),
   lastUpdatedAt: z.string().optional(),
+  lastAttempt: z.number().int().positive().optional(),
   observedAt: z.string().optional(),
   nextPollAt: z.string().optional(),
 });

@@ -21,20 +21,22 @@ export function outcomeUnknown(taskId: string, error: unknown, last: TaskSnapsho
 const OBSERVATION_WRITE_MS = 5000;
 
 /**
- * Records what a wait observes in the task's journal entry — last status, `lastUpdatedAt`, next allowed poll —
- * on every status change and otherwise at most every {@link OBSERVATION_WRITE_MS}; writes are queued, never
+ * Records what a wait observes in the task's journal entry — last status, `lastUpdatedAt`, the run's attempt, next
+ * allowed poll — on every change of status or attempt and otherwise at most every {@link OBSERVATION_WRITE_MS}; writes are queued, never
  * awaited by the poll loop.
  */
 export class JournalObserver {
   private queue: Promise<unknown> = Promise.resolve();
   private writtenAt = 0;
   private status: TaskStatus | undefined;
+  private attempt: number | undefined;
 
   constructor(
     private readonly journal: TaskJournal | undefined,
     private readonly entry: JournalEntry | undefined,
   ) {
     this.status = entry?.lastStatus;
+    this.attempt = entry?.lastAttempt;
   }
 
   /** Record a snapshot; the next allowed poll is the earliest the server's interval permits (interval × (1 − jitter)). */
@@ -42,13 +44,16 @@ export class JournalObserver {
     if (!this.journal || !this.entry || isTerminalStatus(snapshot.status)) return;
     const now = Date.now();
     const nextPollAt = now + Math.round((snapshot.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS) * (1 - POLL_JITTER));
-    if (snapshot.status === this.status && now - this.writtenAt < OBSERVATION_WRITE_MS) return;
+    const attempt = snapshot.attempt ?? this.attempt;
+    if (snapshot.status === this.status && attempt === this.attempt && now - this.writtenAt < OBSERVATION_WRITE_MS) return;
     this.status = snapshot.status;
+    this.attempt = attempt;
     this.writtenAt = now;
     const journal = this.journal;
     const patch = {
       lastStatus: snapshot.status,
       lastUpdatedAt: snapshot.lastUpdatedAt,
+      ...(attempt === undefined ? {} : { lastAttempt: attempt }),
       observedAt: new Date(now).toISOString(),
       nextPollAt: new Date(nextPollAt).toISOString(),
     };

@@ -17,9 +17,9 @@ const snapshot = (statusMessage: string, attempt?: number): TaskSnapshot => ({
   ...(attempt === undefined ? {} : { attempt }),
 });
 
-function lines(snapshots: TaskSnapshot[]): string[] {
+function lines(snapshots: TaskSnapshot[], knownAttempt?: number): string[] {
   const written: string[] = [];
-  const line = new StatusLine({ write: (text: string) => written.push(text), isTTY: false }, 't1');
+  const line = new StatusLine({ write: (text: string) => written.push(text), isTTY: false }, 't1', false, knownAttempt);
   for (const one of snapshots) line.update(one);
   line.clear();
   return written.join('').split('\n').filter(Boolean);
@@ -40,5 +40,11 @@ describe('StatusLine restart notice', () => {
   it('an older attempt arriving late is no restart; the first attempt seen (following a re-run task) announces nothing', () => {
     expect(lines([snapshot('x (3/9)', 2), snapshot('y (7/9)', 1), snapshot('z (4/9)', 2)]).some((text) => text.includes('restarted'))).toBe(false);
     expect(lines([snapshot('Started', 3)]).some((text) => text.includes('restarted'))).toBe(false);
+  });
+
+  it('an attempt known from the journal (resume in a new process) makes the first snapshot of a later attempt a restart, and only then', () => {
+    const restarted = lines([snapshot('Started', 2), snapshot('step (3/9)', 2)], 1).filter((text) => text.includes('restarted'));
+    expect(restarted).toEqual(['mcp-tasks: task t1 was restarted by the server: attempt 2, its progress starts again']);
+    expect(lines([snapshot('step (3/9)', 2)], 2).some((text) => text.includes('restarted'))).toBe(false);
   });
 });

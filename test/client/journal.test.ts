@@ -5,7 +5,8 @@ import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { type JournalEntry, TaskJournal } from '../../src/client/index.js';
+import { type JournalEntry, TaskJournal, type TaskSnapshot } from '../../src/client/index.js';
+import { JournalObserver } from '../../src/client/observation.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const entry = (taskId: string): JournalEntry => ({
@@ -138,5 +139,26 @@ describe('TaskJournal', () => {
     expect(await journal.list()).toEqual([
       { ...entry('old'), lastStatus: 'input_required', lastUpdatedAt: '2026-07-28T09:01:00.000Z', nextPollAt: '2026-07-28T09:01:01.000Z' },
     ]);
+  });
+
+  it('records the attempt a status belonged to, at once when it changes even while the status stays the same', async () => {
+    const { journal } = fresh();
+    await journal.add(entry('t'));
+    const observer = new JournalObserver(journal, entry('t'));
+    const seen = (attempt?: number): TaskSnapshot => ({
+      taskId: 't',
+      status: 'working',
+      createdAt: '2026-07-28T09:00:00.000Z',
+      lastUpdatedAt: '2026-07-28T09:00:01.000Z',
+      ttlMs: null,
+      ...(attempt === undefined ? {} : { attempt }),
+    });
+    observer.observe(seen(1));
+    await observer.flush();
+    expect((await journal.get('t'))?.lastAttempt).toBe(1);
+    observer.observe(seen()); // a snapshot without an attempt keeps the one known
+    observer.observe(seen(2)); // same status, within the write interval: written because the attempt moved
+    await observer.flush();
+    expect((await journal.get('t'))?.lastAttempt).toBe(2);
   });
 });
