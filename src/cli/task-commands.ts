@@ -96,7 +96,11 @@ export async function cancelCommand(taskId: string, flags: CancelFlags): Promise
           : `mcp-tasks: server reachable again after ${(event.downMs / 1000).toFixed(1)} s\n`,
       );
     };
-    const answered = await client.cancelTask(taskId, { onConnection });
+    // v2 only acknowledges a cancel, even of a task that ended long ago (E30): read the status first, so such a task
+    // is reported as already ended instead of "waiting for the final outcome". An error here (an unknown task, an
+    // unreachable server) is left to the cancel itself, which reports and retries it.
+    const before = client.generation === 'v2' ? await client.getTask(taskId).catch(() => undefined) : undefined;
+    const answered = (await client.cancelTask(taskId, { onConnection })) ?? (before && isFinal(before.status) ? before : undefined);
     let final = answered && isFinal(answered.status) ? answered : undefined;
     if (!final) {
       process.stderr.write(`mcp-tasks: task ${taskId}: cancellation requested; waiting for the final outcome\n`);

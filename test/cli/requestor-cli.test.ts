@@ -151,6 +151,8 @@ describe('mcp-tasks call / get / watch / cancel (spawned CLI against a real serv
     const late = await cli(['cancel', id, '--url', running.url, '--protocol', protocol, '--json']);
     expect(late.code, late.stderr).toBe(9);
     expect(JSON.parse(late.stdout)).toMatchObject({ taskId: id, final: 'completed', exitCode: 9 });
+    const again = await cli(['cancel', id, '--url', running.url, '--protocol', protocol]);
+    expect([again.code, again.stdout, again.stderr]).toEqual([9, `task ${id}: already completed, nothing to cancel\n`, '']);
     const slow = await cli(['call', 'slow_compute', '--args', '{"seconds":60}', '--detach', '--url', running.url, '--protocol', protocol]);
     const cancelled = await cli(['cancel', slow.stdout.trim(), '--url', running.url, '--protocol', protocol]);
     expect([cancelled.code, cancelled.stdout]).toEqual([0, `task ${slow.stdout.trim()}: cancelled\n`]);
