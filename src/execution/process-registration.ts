@@ -103,7 +103,12 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
   }
   const takenOver = await store.releaseLeasesOf(instanceId);
   if (result.previous || takenOver.length > 0) {
-    logger.info({ instanceId, previousPid: result.previous?.pid, tasks: takenOver.length }, 'took over from the previous process under this instance id');
+    // `leasesReleased` counts only the leases still live at takeover: a task whose lease had lapsed already (the restart
+    // took longer than the lease) is recovered all the same, so the count is named for what it is, not "tasks".
+    logger.info(
+      { instanceId, previousPid: result.previous?.pid, leasesReleased: takenOver.length },
+      'took over from the previous process under this instance id; its unfinished tasks are recovered next',
+    );
   }
   let beating = false;
   const beat = async (): Promise<void> => {
