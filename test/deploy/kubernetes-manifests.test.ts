@@ -18,6 +18,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
+import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 
@@ -41,6 +42,46 @@ const VALIDATORS: Record<string, (object: Manifest) => void> = {
   'apps/v1/Deployment': (o) => new Deployment(o as never).validate(),
   'policy/v1/PodDisruptionBudget': (o) => new PodDisruptionBudget(o as never).validate(),
 };
+
+/**
+ * The TypeScript interface of each kind in `kubernetes-models` (module, interface). The JSON schema validators above
+ * accept fields the API does not know (`additionalProperties` is open), so a misspelled `livenesProbe` would pass
+ * them and be dropped by the cluster: the manifests are also type-checked as object literals of these interfaces,
+ * whose excess-property check refuses every unknown field at any depth.
+ */
+const INTERFACES: Record<string, [string, string]> = {
+  'v1/ConfigMap': ['v1/ConfigMap', 'IConfigMap'],
+  'v1/Secret': ['v1/Secret', 'ISecret'],
+  'v1/Service': ['v1/Service', 'IService'],
+  'apps/v1/Deployment': ['apps/v1/Deployment', 'IDeployment'],
+  'policy/v1/PodDisruptionBudget': ['policy/v1/PodDisruptionBudget', 'IPodDisruptionBudget'],
+};
+
+/** Type-check `objects` as literals of their kinds' interfaces; returns each error as `<label>: <message>`. */
+function typeErrors(objects: { label: string; object: Manifest }[], dir: string): string[] {
+  const models = join(ROOT, 'node_modules/kubernetes-models');
+  const imports = Object.values(INTERFACES).map(([module, name]) => `import type { ${name} } from '${models}/${module}.js';`);
+  const lines = objects.map(({ object }, i) => {
+    const known = INTERFACES[`${object.apiVersion}/${object.kind}`];
+    if (!known) throw new Error(`no interface for ${object.apiVersion} ${object.kind}`);
+    return `export const m${i}: ${known[1]} = ${JSON.stringify(object)};`;
+  });
+  const file = join(dir, 'manifests.ts');
+  writeFileSync(file, [...imports, ...lines].join('\n'));
+  const program = ts.createProgram([file], {
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    target: ts.ScriptTarget.ES2022,
+  });
+  return ts.getPreEmitDiagnostics(program).map((diagnostic) => {
+    const line = diagnostic.file && diagnostic.start !== undefined ? diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start).line : -1;
+    const label = objects[line - imports.length]?.label ?? 'imports';
+    return `${label}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, ' ')}`;
+  });
+}
 
 function validate(object: Manifest): void {
   const validator = VALIDATORS[`${object.apiVersion}/${object.kind}`];
@@ -102,6 +143,32 @@ describe('deploy/kubernetes: the Kubernetes JSON schemas (issue 26 item 17)', ()
     delete noContainers.spec.template.spec.containers;
     expect(() => validate(noContainers)).toThrow(/containers/);
     expect(() => validate({ apiVersion: 'apps/v1', kind: 'Deplyment', metadata: { name: 'x' } })).toThrow(/no schema/);
+  });
+
+  it('no manifest has a field the Kubernetes API does not know; negative control: a misspelled field, a nested unknown one', () => {
+    const temp = makeTempDir('mcp-tasks-k8s-types-');
+    try {
+      const misspelled = structuredClone(api);
+      const container = misspelled.spec.template.spec.containers[0];
+      container.livenesProbe = container.livenessProbe;
+      delete container.livenessProbe;
+      const nested = structuredClone(worker);
+      nested.spec.template.spec.securityContext.runAsNonRot = true;
+      const errors = typeErrors(
+        [
+          ...manifests.map(({ file, object }) => ({ label: `${file} ${object.kind}/${object.metadata.name}`, object })),
+          { label: 'control: livenesProbe', object: misspelled },
+          { label: 'control: runAsNonRot', object: nested },
+        ],
+        temp.dir,
+      );
+      expect(errors).toEqual([
+        expect.stringMatching(/^control: livenesProbe: .*'"livenesProbe"' does not exist in type 'IContainer'/),
+        expect.stringMatching(/^control: runAsNonRot: .*'"runAsNonRot"' does not exist in type 'IPodSecurityContext'/),
+      ]);
+    } finally {
+      temp.remove();
+    }
   });
 });
 
