@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
-import { settingsDifference } from '../core/process-record.js';
+import { settingsDifference, settingsVersionGap } from '../core/process-record.js';
 import { secretMatchesVerifier } from '../server/signing-key.js';
 import type { DiagnosedSecret, StoreDiagnosis } from '../store/diagnosis.js';
 import type { ResolvedConfig } from './config/resolve.js';
@@ -138,13 +138,18 @@ export function findingsOf(d: StoreDiagnosis, maxSkewMs: number, local?: LocalSe
   });
   const digests = new Map<string, string[]>();
   for (const process of live) digests.set(process.settingsDigest, [...(digests.get(process.settingsDigest) ?? []), process.instanceId]);
+  const differing = pairwise([...digests.keys()], settingsDifference);
+  const versionGap = pairwise([...digests.keys()], settingsVersionGap);
+  const listed = (): string => [...digests].map(([digest, ids]) => `${ids.join(', ')} (${digest})`).join(' vs ');
   findings.push({
-    ok: digests.size <= 1,
+    ok: differing.length === 0,
     check: 'settings',
     message:
       digests.size <= 1
         ? `live processes share one settings digest${digests.size === 1 ? ` (${[...digests.keys()][0]})` : ''}`
-        : `settings differ in ${differingFields([...digests.keys()]).join(', ')}: ${[...digests].map(([digest, ids]) => `${ids.join(', ')} (${digest})`).join(' vs ')} — roots, writable roots, tools, check targets, run limits and the at-rest key must match`,
+        : differing.length > 0
+          ? `settings differ in ${differing.join(', ')}: ${listed()} — roots, writable roots, tools, check targets, run limits and the at-rest key must match`
+          : `live processes agree on every setting they share; they run different versions, so ${versionGap.join(', ')} ${versionGap.length === 1 ? 'is' : 'are'} compared once all run the same one: ${listed()}`,
   });
   findings.push(secretFinding(d.serverSecret, local));
   return findings;
@@ -243,9 +248,9 @@ export async function doctor(options: DoctorOptions, resolved: ResolvedConfig): 
   return findings.every((finding) => finding.ok) ? 0 : 1;
 }
 
-/** Every field in which any two of `digests` differ (see `settingsDifference`), each once. */
-function differingFields(digests: readonly string[]): string[] {
+/** Every field `compare` names for any two of `digests` (`settingsDifference`, `settingsVersionGap`), each once. */
+function pairwise(digests: readonly string[], compare: (a: string, b: string) => string[]): string[] {
   const fields = new Set<string>();
-  for (const [index, a] of digests.entries()) for (const b of digests.slice(index + 1)) for (const field of settingsDifference(a, b)) fields.add(field);
+  for (const [index, a] of digests.entries()) for (const b of digests.slice(index + 1)) for (const field of compare(a, b)) fields.add(field);
   return [...fields];
 }

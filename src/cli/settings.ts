@@ -342,7 +342,7 @@ export async function registerCliProcess(
   logger: Logger,
   slots = false,
 ): Promise<ProcessRegistration> {
-  await checkSettingsAgree(store, settings.settingsDigest, role, instanceId);
+  await checkSettingsAgree(store, settings.settingsDigest, role, instanceId, logger);
   const taken = slots ? await idsHeldHere(store) : new Set<string>();
   for (let slot = 1; ; slot++) {
     const id = slot === 1 ? instanceId : `${instanceId}:slot${slot}`;

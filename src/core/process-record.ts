@@ -47,20 +47,35 @@ export function composeSettingsDigest(fields: Readonly<Record<string, unknown>>,
     .join(' ');
 }
 
+/** A digest by field as a map (field → hash), or `undefined` for a digest of another shape (an older single hash). */
+function digestFields(digest: string): Map<string, string> | undefined {
+  const pairs = digest.split(' ').map((pair) => pair.split('='));
+  return pairs.every((pair) => pair.length === 2 && pair[0] !== '') ? new Map(pairs as Array<[string, string]>) : undefined;
+}
+
 /**
- * The fields in which two settings digests differ (see {@link composeSettingsDigest}), in the order of `a`; a field
- * only one of them has counts as differing. A digest of another shape (an older version's single hash) differs as
- * a whole: `['(all settings: a process of another version)']`. Empty when they agree.
+ * The fields in which two settings digests differ (see {@link composeSettingsDigest}), in the order of `a`: only
+ * fields both digests have. A field only one of them has is a version difference, not a settings difference (see
+ * {@link settingsVersionGap}): during a rolling update the processes of the older version do not know a setting the
+ * newer one added, and refusing the newer ones would stall the update. A digest of another shape (a version before
+ * digests by field) differs as a whole: `['(all settings: a process of another version)']`. Empty when they agree.
  */
 export function settingsDifference(a: string, b: string): string[] {
   if (a === b) return [];
-  const parse = (digest: string): Map<string, string> | undefined => {
-    const pairs = digest.split(' ').map((pair) => pair.split('='));
-    return pairs.every((pair) => pair.length === 2 && pair[0] !== '') ? new Map(pairs as Array<[string, string]>) : undefined;
-  };
-  const left = parse(a);
-  const right = parse(b);
+  const left = digestFields(a);
+  const right = digestFields(b);
   if (!left || !right) return ['(all settings: a process of another version)'];
-  const names = [...new Set([...left.keys(), ...right.keys()])];
-  return names.filter((name) => left.get(name) !== right.get(name));
+  return [...left.keys()].filter((name) => right.has(name) && left.get(name) !== right.get(name));
+}
+
+/**
+ * The fields only one of two digests by field has (those of `a` first): the processes run different versions, and
+ * these settings cannot be compared until every process runs the newer one. Empty when both have the same fields or
+ * either digest is of another shape (then {@link settingsDifference} reports the whole digest).
+ */
+export function settingsVersionGap(a: string, b: string): string[] {
+  const left = digestFields(a);
+  const right = digestFields(b);
+  if (!left || !right) return [];
+  return [...[...left.keys()].filter((name) => !right.has(name)), ...[...right.keys()].filter((name) => !left.has(name))];
 }

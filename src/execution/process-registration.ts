@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import type { Logger } from '../core/logger.js';
 import type { TaskLeases } from '../core/ports/leases.js';
 import type { ProcessRegistry } from '../core/ports/processes.js';
-import { type NewProcessEntry, type ProcessRecord, type ProcessRole, settingsDifference } from '../core/process-record.js';
+import { type NewProcessEntry, type ProcessRecord, type ProcessRole, settingsDifference, settingsVersionGap } from '../core/process-record.js';
 
 /** Options of {@link registerProcess}. */
 export interface ProcessRegistrationOptions {
@@ -179,13 +179,27 @@ export class SettingsDiffer extends Error {
 /**
  * Refuse a process whose settings digest differs from any live process's on the same store — API or worker, started
  * before or after it: a worker would run tools with other roots, targets, limits or keys than an API process
- * promised, whichever of them started first. Run at start, before registering.
+ * promised, whichever of them started first. Run at start, before registering. Settings that only one of the two
+ * versions knows (a rolling update from a version whose digest lacks a field) are not compared: `logger` is told
+ * which, once per process, and the check covers them again once every process runs the newer version.
  * @throws SettingsDiffer naming the first such process and the differing fields.
  */
-export async function checkSettingsAgree(store: ProcessRegistry, settingsDigest: string, role: ProcessRole, instanceId: string): Promise<void> {
+export async function checkSettingsAgree(
+  store: ProcessRegistry,
+  settingsDigest: string,
+  role: ProcessRole,
+  instanceId: string,
+  logger?: Logger,
+): Promise<void> {
   for (const other of await store.listProcesses()) {
     if (!other.live || other.instanceId === instanceId) continue; // its own predecessor is taken over, not compared
     const fields = settingsDifference(other.settingsDigest, settingsDigest);
     if (fields.length > 0) throw new SettingsDiffer(other, fields, role);
+    const gap = settingsVersionGap(other.settingsDigest, settingsDigest);
+    if (gap.length > 0)
+      logger?.warn(
+        { otherInstanceId: other.instanceId, fields: gap },
+        'a live process runs another version: these settings are known to only one of the two and not compared until every process runs the same version',
+      );
   }
 }

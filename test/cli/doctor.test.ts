@@ -140,6 +140,17 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(run.line('schema')).toMatch(/^ok/);
     });
 
+    it('processes of two versions (a rolling update) that agree on every setting they share: the settings line is ok and names the fields not compared yet', async () => {
+      const { store, arg } = await fresh();
+      await store.registerProcess(process1('api-old', 'api', 'roots=11111111 tools=22222222'), 60_000);
+      await store.registerProcess(process1('api-new', 'api', 'roots=11111111 tools=22222222 checkTargets=33333333'), 60_000);
+      await store.close();
+      const run = doctor(arg);
+      expect(run.line('settings')).toMatch(
+        /^ok {4}settings\s+live processes agree on every setting they share; they run different versions, so checkTargets is compared once all run the same one: /,
+      );
+    });
+
     it("the secret line: none recorded yet; this host's secret judged against the store's digest (FAIL when it differs); doctor writes no secret file", async () => {
       const { store, arg } = await fresh();
       const dataDir = join(temp.dir, `secret-dir-${n}`);

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { silentLogger } from '../../src/core/logger.js';
-import type { NewProcessEntry } from '../../src/core/process-record.js';
-import { InstanceIdTaken, registerProcess } from '../../src/execution/process-registration.js';
+import { type NewProcessEntry, settingsDifference, settingsVersionGap } from '../../src/core/process-record.js';
+import { checkSettingsAgree, InstanceIdTaken, registerProcess, SettingsDiffer } from '../../src/execution/process-registration.js';
 import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -92,5 +92,38 @@ describe('registerProcess against a holder on another host', () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe('checkSettingsAgree across versions (a rolling update)', () => {
+  const logged: Array<{ fields: unknown; message: string }> = [];
+  const logger = { ...silentLogger, warn: (fields: unknown, message?: string) => void logged.push({ fields, message: message ?? '' }) } as typeof silentLogger;
+
+  it('a field only the newer version has is not compared (logged once), while a field both have must agree; negative control: it differs', async () => {
+    const store = openSqliteTaskStore({ path: join(temp.dir, 'versions.db') });
+    try {
+      // The older version's process: its digest has no checkTargets field.
+      await store.registerProcess({ ...elsewhere('old-api'), role: 'api', settingsDigest: 'roots=11111111 tools=22222222' }, HOLDER_LIFETIME_MS);
+      await checkSettingsAgree(store, 'roots=11111111 tools=22222222 checkTargets=33333333', 'worker', 'new-worker', logger);
+      expect(logged).toEqual([{ fields: { otherInstanceId: 'old-api', fields: ['checkTargets'] }, message: expect.stringContaining('runs another version') }]);
+      const refused = checkSettingsAgree(store, 'roots=11111111 tools=99999999 checkTargets=33333333', 'worker', 'new-worker', logger);
+      await expect(refused).rejects.toBeInstanceOf(SettingsDiffer);
+      await expect(refused).rejects.toThrow(/settings differ from live api process old-api in: tools /);
+      // A digest of the shape before digests by field still differs as a whole.
+      await store.registerProcess({ ...elsewhere('older-api'), role: 'api', settingsDigest: 'abcdef' }, HOLDER_LIFETIME_MS);
+      await expect(checkSettingsAgree(store, 'roots=11111111 tools=22222222', 'worker', 'new-worker')).rejects.toThrow(
+        /all settings: a process of another version/,
+      );
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('settingsDifference compares only the fields both digests have; settingsVersionGap names the others', () => {
+    expect(settingsDifference('a=1 b=2', 'a=1 b=2 c=3')).toEqual([]);
+    expect(settingsVersionGap('a=1 b=2', 'a=1 b=2 c=3')).toEqual(['c']);
+    expect(settingsDifference('a=1 b=2 d=4', 'a=9 b=2 c=3')).toEqual(['a']);
+    expect(settingsVersionGap('a=1 b=2 d=4', 'a=9 b=2 c=3')).toEqual(['d', 'c']);
+    expect(settingsVersionGap('abc', 'a=1')).toEqual([]);
   });
 });
