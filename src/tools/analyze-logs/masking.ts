@@ -107,6 +107,7 @@ const SLASH = 8;
 /** `()[]{}"'`. */
 const BRACKET = 16;
 const ONE_DOT = 32;
+/** `ONE_DOT << 1`: the tokeniser sets it from a second dot by that shift. */
 const TWO_DOTS = 64;
 const DOUBLE_QUOTE = 128;
 const BACKSLASH = 256;
@@ -313,7 +314,8 @@ export function maskedTokens(message: string, maxTokens: number): string[] {
         // ASCII from the table: one load instead of the comparisons of `withCharacter`.
         const bits = ASCII_CLASSES[code] as number;
         if (bits === WHITESPACE) break;
-        flags = bits === ONE_DOT ? flags | ((flags & ONE_DOT) !== 0 ? TWO_DOTS : ONE_DOT) : flags | bits;
+        // A second dot adds TWO_DOTS (the bit above ONE_DOT), without a branch.
+        flags |= bits | ((flags & bits & ONE_DOT) << 1);
       } else {
         if (isWhitespace(code)) break;
         flags = withCharacter(flags, code);
