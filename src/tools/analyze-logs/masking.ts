@@ -57,10 +57,13 @@ const MAX_QUOTED_PARTS = 8;
 const ADJACENT_WILDCARDS = /(?:<\*>){2,}/g;
 /**
  * Results for tokens mixing letters and digits (`host-03`, `ssh2`, `[exec-7]`), the only ones that need the
- * costly pattern: they repeat often, so a small cache that is simply emptied when full saves most of the work.
+ * costly pattern: they repeat often, so a small cache saves most of the work. It is direct-mapped: a token's slot
+ * is a hash of its characters (see {@link mixedSlot}), and a new token replaces the one in its slot. The tokeniser
+ * finds a token there from the message's characters, without slicing its string or hashing it again for a `Map`.
  */
-const mixedTokens = new Map<string, string>();
 const MIXED_CACHE_SIZE = 8192;
+const mixedKeys: string[] = new Array<string>(MIXED_CACHE_SIZE).fill('');
+const mixedValues: string[] = new Array<string>(MIXED_CACHE_SIZE).fill('');
 /** Longer tokens are not cached, which bounds the cache's memory (8192 × 64 characters). */
 const MIXED_CACHE_TOKEN_LENGTH = 64;
 
@@ -104,6 +107,7 @@ const SLASH = 8;
 /** `()[]{}"'`. */
 const BRACKET = 16;
 const ONE_DOT = 32;
+/** `ONE_DOT << 1`: the tokeniser sets it from a second dot by that shift. */
 const TWO_DOTS = 64;
 const DOUBLE_QUOTE = 128;
 const BACKSLASH = 256;
@@ -143,17 +147,31 @@ function maskClassified(token: string, flags: number): string {
   // Month and weekday names start with a capital: other three-letter words are not looked up.
   if (!digits) return token.length === 3 && isCapital(token.charCodeAt(0)) && CALENDAR_WORDS.has(token) ? WILDCARD : token;
   if (!letters) return brackets ? wildcardFor(token) : WILDCARD;
+  return maskMixed(token, brackets, token.length <= MIXED_CACHE_TOKEN_LENGTH ? mixedSlot(token, 0, token.length) : -1);
+}
+
+/**
+ * {@link maskToken} of a token with letters and digits that is not a path, through the cache: `slot` is its
+ * {@link mixedSlot}, or -1 for a token too long to be cached.
+ */
+function maskMixed(token: string, brackets: boolean, slot: number): string {
   // An HTTP status class (`5xx`, as access-log templates carry it) is a constant.
   if (token.length === 3 && token[1] === 'x' && token[2] === 'x') return token;
-  const cached = mixedTokens.get(token);
-  if (cached !== undefined) return cached;
+  if (slot >= 0 && mixedKeys[slot] === token) return mixedValues[slot] as string;
   const masked = token.replace(VARIABLE_PART, WILDCARD).replace(ADJACENT_WILDCARDS, WILDCARD);
   const result = masked === token || !NOTHING_CONSTANT.test(masked) ? masked : brackets ? wildcardFor(token) : WILDCARD;
-  if (token.length <= MIXED_CACHE_TOKEN_LENGTH) {
-    if (mixedTokens.size >= MIXED_CACHE_SIZE) mixedTokens.clear();
-    mixedTokens.set(token, result);
+  if (slot >= 0) {
+    mixedKeys[slot] = token;
+    mixedValues[slot] = result;
   }
   return result;
+}
+
+/** The cache slot of the token `text[start, end)` (FNV-1a of its character codes). */
+function mixedSlot(text: string, start: number, end: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = start; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return (hash ^ (hash >>> 16)) & (MIXED_CACHE_SIZE - 1);
 }
 
 /** What a variable as a whole may show around `<*>` (see {@link wildcardFor}). */
@@ -296,7 +314,8 @@ export function maskedTokens(message: string, maxTokens: number): string[] {
         // ASCII from the table: one load instead of the comparisons of `withCharacter`.
         const bits = ASCII_CLASSES[code] as number;
         if (bits === WHITESPACE) break;
-        flags = bits === ONE_DOT ? flags | ((flags & ONE_DOT) !== 0 ? TWO_DOTS : ONE_DOT) : flags | bits;
+        // A second dot adds TWO_DOTS (the bit above ONE_DOT), without a branch.
+        flags |= bits | ((flags & bits & ONE_DOT) << 1);
       } else {
         if (isWhitespace(code)) break;
         flags = withCharacter(flags, code);
@@ -306,6 +325,19 @@ export function maskedTokens(message: string, maxTokens: number): string[] {
     // `<*>` as maskClassified makes it, without the token's string (a third of a message's tokens, typically).
     if ((flags & (DIGITS | LETTERS | SEPARATORS | BRACKET)) === DIGITS) {
       tokens.push(WILDCARD);
+      if (tokens.length >= maxTokens) break;
+      continue;
+    }
+    // Letters and digits, no path separator nor quote (`ssh2`, `blk_-42`, `[exec-7]`): the masking cache's,
+    // looked up from the message's characters (a token that is not there is masked as below, and stored).
+    if ((flags & (DIGITS | LETTERS | SEPARATORS | DOUBLE_QUOTE)) === (DIGITS | LETTERS) && i - start <= MIXED_CACHE_TOKEN_LENGTH) {
+      const slot = mixedSlot(message, start, i);
+      const key = mixedKeys[slot] as string;
+      tokens.push(
+        key.length === i - start && message.startsWith(key, start)
+          ? (mixedValues[slot] as string)
+          : maskMixed(message.slice(start, i), (flags & BRACKET) !== 0, slot),
+      );
       if (tokens.length >= maxTokens) break;
       continue;
     }

@@ -158,8 +158,9 @@ export class TemplateMiner {
   add(message: string, example: string | (() => string) = message, weight = 1): LogCluster {
     const tokens = maskedTokens(message, this.maxTokens);
     const leaf = this.leafFor(tokens);
-    const { match, rarest } = this.bestMatch(leaf, tokens);
-    const family = match ?? this.sibling(tokens);
+    const { match, rarest, aligned } = this.bestMatch(leaf, tokens);
+    if (match) return this.absorb(match, tokens, example, weight, aligned);
+    const family = this.sibling(tokens);
     if (family) return this.absorb(family, tokens, example, weight);
     const longer = this.skeleton(tokens);
     if (longer) return this.count(longer, weight);
@@ -240,9 +241,10 @@ export class TemplateMiner {
   /**
    * The most similar family of the leaf that reaches the threshold (ties: the one with more wildcards, then the
    * older), and the leaf's rarest family (ties: the older), found in the same pass so that a full leaf costs
-   * nothing extra to make room in.
+   * nothing extra to make room in; `aligned` when the message has the match's token or one of its tracked values
+   * at each of its constant positions, so that absorbing it changes none of them (see `absorb`).
    */
-  private bestMatch(leaf: Family[], tokens: string[]): { match: Family | null; rarest: Family | null } {
+  private bestMatch(leaf: Family[], tokens: string[]): { match: Family | null; rarest: Family | null; aligned: boolean } {
     const length = tokens.length;
     // Positions that may differ in a family that still reaches the threshold: a comparison stops past them, which
     // is what keeps a leaf of unrelated messages cheap (they differ early).
@@ -250,6 +252,7 @@ export class TemplateMiner {
     let match: Family | null = null;
     let matchEqual = -1;
     let matchWildcards = -1;
+    let matchAligned = false;
     let rarest: Family | null = null;
     for (const family of leaf) {
       this.comparisonCount++;
@@ -257,6 +260,8 @@ export class TemplateMiner {
       const template = family.tokens;
       let differences = 0;
       let wildcards = 0;
+      // Constant positions where the message has another token (a difference or another value of the key).
+      let unaligned = 0;
       for (let i = 0; i < length && differences <= allowedDifferences; i++) {
         const t = template[i] as string;
         // A wildcard facing a masked variable counts as equal; see `minimumEqual` for why.
@@ -266,9 +271,10 @@ export class TemplateMiner {
           if (tokens[i] !== WILDCARD && !isVariable(tokens[i] as string)) differences += isMark(tokens[i] as string) ? length : 1;
         } else if (isMark(t) && isVariable(tokens[i] as string)) {
           differences += length;
-        } else if (t !== tokens[i] && !family.tracked.get(i)?.has(tokens[i] as string) && !sameKey(t, tokens[i] as string)) {
+        } else if (t !== tokens[i] && !family.tracked.get(i)?.has(tokens[i] as string)) {
+          unaligned++;
           // Two values of one key (`name=a` / `name=b`) count as equal here: the key is the constant part.
-          differences++;
+          if (!sameKey(t, tokens[i] as string)) differences++;
         }
       }
       if (differences > allowedDifferences) continue;
@@ -277,9 +283,10 @@ export class TemplateMiner {
         match = family;
         matchEqual = equal;
         matchWildcards = wildcards;
+        matchAligned = unaligned === 0;
       }
     }
-    return { match, rarest };
+    return { match, rarest, aligned: matchAligned };
   }
 
   /** A family of another leaf whose template is the message's apart from the routing tokens, or `null`. */
@@ -346,10 +353,15 @@ export class TemplateMiner {
     family.skeletonKey = null;
   }
 
-  /** Adds a message to a family: tracks or wildcards the positions that differ, then counts it in its variant. */
-  private absorb(family: Family, tokens: string[], example: string | (() => string), weight: number): Variant {
+  /**
+   * Adds a message to a family: tracks or wildcards the positions that differ, then counts it in its variant.
+   * `aligned`: the message is known to change no constant position of the family (see `bestMatch`), so only the
+   * wildcards' shapes, if any, are read again.
+   */
+  private absorb(family: Family, tokens: string[], example: string | (() => string), weight: number, aligned = false): Variant {
     let changed = false;
-    for (let i = 0; i < family.tokens.length; i++) {
+    const positions = aligned && family.shapes.size === 0 ? 0 : family.tokens.length;
+    for (let i = 0; i < positions; i++) {
       const t = family.tokens[i] as string;
       const token = tokens[i] as string;
       if (t === WILDCARD) {
