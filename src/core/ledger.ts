@@ -127,6 +127,25 @@ export interface AuditEntry {
   detail: JsonObject | null;
 }
 
+/**
+ * The audit entry of a task that reached a terminal status outside the service (a run's outcome, a runtime
+ * failure): written by the store in the same write as the transition (`TransitionRequest.endedAudit`).
+ * `reason`: a runtime failure's reason, recorded as `detail: {reason}`.
+ */
+export function taskEndedAudit(task: Pick<TaskRecord, 'ownerKey' | 'toolName' | 'taskId' | 'status'>, at: number, reason?: string): AuditEntry {
+  return {
+    at,
+    kind: 'task.ended',
+    ownerKey: task.ownerKey,
+    scopes: null,
+    tool: task.toolName,
+    taskId: task.taskId,
+    argumentsDigest: null,
+    outcome: task.status,
+    detail: reason ? { reason } : null,
+  };
+}
+
 /** A stored audit entry. */
 export interface AuditRecord extends AuditEntry {
   seq: number;

@@ -1,32 +1,23 @@
 import { runtimeFailure, type RuntimeFailureReason } from '../core/errors.js';
-import { silentLogger } from '../core/logger.js';
-import type { AuditStore } from '../core/ports/ledger.js';
 import type { TaskRows } from '../core/ports/rows.js';
 import type { TaskRecord } from '../core/task.js';
 import { sanitizeModelText } from '../core/tool-outcome.js';
-import { appendAudit, taskEndedEntry } from '../ledger/audit.js';
 
 /**
  * Fail a task for a reason of the runtime itself (`-32603` with `data.reason`, the message also as statusMessage),
- * releasing any lease. A conditional write like any transition: a task that is terminal meanwhile stays as it is.
+ * releasing any lease, with its `task.ended` audit entry in the same write. A conditional write like any transition:
+ * a task that is terminal meanwhile stays as it is (and no audit entry is written).
  * @returns the failed task, or `undefined` when it was terminal or gone.
  */
-export async function failByRuntime(
-  store: TaskRows & AuditStore,
-  taskId: string,
-  reason: RuntimeFailureReason,
-  text: string,
-  now: number,
-): Promise<TaskRecord | undefined> {
+export async function failByRuntime(store: TaskRows, taskId: string, reason: RuntimeFailureReason, text: string, now: number): Promise<TaskRecord | undefined> {
   // Runtime words, but they name the tool (its name comes from configuration): model-facing text all the same.
   const message = sanitizeModelText(text);
-  const failed = await store.transition(taskId, {
+  return store.transition(taskId, {
     to: 'failed',
     outcome: { kind: 'error', error: runtimeFailure(reason, message) },
     statusMessage: message,
     releaseLease: true,
     now,
+    endedAudit: { reason },
   });
-  if (failed) await appendAudit(store, [taskEndedEntry(failed, { now: () => now }, reason)], silentLogger);
-  return failed;
 }

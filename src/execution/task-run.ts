@@ -12,7 +12,7 @@ import type { TaskStore } from '../core/store.js';
 import type { TaskRecord } from '../core/task.js';
 import { immediateResponseOf, settleExecution } from '../core/tool-outcome.js';
 import { TRACE_STEP, traceCarrierFromJson } from '../core/trace-context.js';
-import { appendAudit, shadowMismatchEntry, taskEndedEntry } from '../ledger/audit.js';
+import { appendAudit, shadowMismatchEntry } from '../ledger/audit.js';
 import type { failByRuntime } from './fail-task.js';
 import { boundLargeResult } from './large-result.js';
 import { runHost, tracedHost } from './run-host.js';
@@ -188,6 +188,7 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
     leaseOwner: settings.instanceId,
     releaseLease: true,
     now: clock.now(),
+    endedAudit: {},
   });
   context.outcomeWrites.set(taskId, write);
   // The tool is done: its slot goes to the next runnable task now, whose claim then shares this commit.
@@ -199,7 +200,6 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
     if (context.outcomeWrites.get(taskId) === write) context.outcomeWrites.delete(taskId);
   }
   if (!written) logger.info({}, 'task changed meanwhile (cancelled, expired or lease lost); outcome discarded');
-  else await appendAudit(store, [taskEndedEntry(written, clock)], logger);
 }
 
 /** Where the shadow watch of a run reports: the audit trail (`shadow.mismatch`) and the observer (metrics). */

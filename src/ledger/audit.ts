@@ -1,4 +1,3 @@
-import type { Clock } from '../core/clock.js';
 import { TasksError } from '../core/errors.js';
 import type { AuditEntry, AuditStore, OperationRecord } from '../core/ledger.js';
 import type { Logger } from '../core/logger.js';
@@ -69,21 +68,6 @@ export async function appendAudit(store: AuditStore, entries: readonly AuditEntr
   } catch (error) {
     logger.error({ err: error, kinds: entries.map((entry) => entry.kind) }, 'audit log write failed');
   }
-}
-
-/** The audit entry of a task that reached a terminal status outside the service (a run's outcome, a runtime failure). */
-export function taskEndedEntry(record: TaskRecord, clock: Clock, reason?: string): AuditEntry {
-  return {
-    at: clock.now(),
-    kind: 'task.ended',
-    ownerKey: record.ownerKey,
-    scopes: null,
-    tool: record.toolName,
-    taskId: record.taskId,
-    argumentsDigest: null,
-    outcome: record.status,
-    detail: reason ? { reason } : null,
-  };
 }
 
 /** The audit entry of an operation's status (opened `pending`, then how it settled). */

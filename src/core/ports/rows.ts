@@ -65,6 +65,13 @@ export interface TransitionRequest {
   releaseLease?: boolean;
   /** Epoch ms; becomes `lastUpdatedAt`. */
   now: number;
+  /**
+   * Append the task's `task.ended` audit entry (`taskEndedAudit`, `core/ledger.ts`) in the same write, only when the transition
+   * applies: the trail holds the end exactly when it committed — never lost to a crash between two writes, never
+   * written for an outcome that was discarded — and a run's end costs no second write (issue 25). `reason`: a
+   * runtime failure's reason (`detail: {reason}`).
+   */
+  endedAudit?: { reason?: string };
 }
 
 /** A task read with its small outcome (see {@link TaskRows.getWithOutcome}). */

@@ -1,3 +1,4 @@
+import { taskEndedAudit } from '../../core/ledger.js';
 import type { TaskEvent } from '../../core/ports/feed.js';
 import type { TaskBrowseQuery, TaskRows, TaskScope, TaskWithOutcome, TransitionRequest } from '../../core/ports/rows.js';
 import { createdEventPayload } from '../../core/session-store.js';
@@ -85,6 +86,7 @@ export class PostgresRows implements TaskRows {
       request.leaseOwner ?? null,
       outcome?.kind ?? null,
       outcome === undefined ? null : outcomeBody(outcome),
+      ...endedAuditParams(taskId, request),
     ];
     return this.ctx.batcher.enqueueMerged(this.transitions, { taskId, request, params });
   }
@@ -356,4 +358,14 @@ function stepRows(codec: RowCodec, tasks: readonly NewTask[]): Array<readonly [s
 
 function settledAll(results: ReadonlyArray<Settled<TaskRecord> | undefined>): Array<Settled<TaskRecord>> {
   return results.map((result) => result ?? { ok: false, error: new StoreError('fault', 'Task store failed to write: create not settled') });
+}
+
+/**
+ * `$11`/`$12` of `SQL.transition`: the kind and detail (JSON) of the `task.ended` entry `taskEndedAudit` makes, or NULLs
+ * without `endedAudit`; the statement takes the owner, tool and task from the row it updated.
+ */
+function endedAuditParams(taskId: string, request: TransitionRequest): [string | null, string | null] {
+  if (!request.endedAudit) return [null, null];
+  const entry = taskEndedAudit({ ownerKey: '', toolName: '', taskId, status: request.to }, request.now, request.endedAudit.reason);
+  return [entry.kind, entry.detail === null ? null : JSON.stringify(entry.detail)];
 }

@@ -47,8 +47,10 @@ const INSERT_TASKS = `INSERT INTO ${S}.tasks (task_id, owner_key, generation, pr
 
 /**
  * The CTEs of a transition (`$1` task, `$2` to, `$3`/`$4` statusMessage, `$5` now, `$6` release the lease, `$7`
- * allowed from-statuses, `$8` lease holder or NULL, `$9`/`$10` the outcome): `cur` locks the row and reads its newest
- * status, `upd` applies the change only while that status is in `$7` (and `$8` holds the lease), `outcome` stores it.
+ * allowed from-statuses, `$8` lease holder or NULL, `$9`/`$10` the outcome, `$11`/`$12` the kind and detail of the
+ * `task.ended` audit entry or NULL — its owner, tool and task come from the row, as `taskEndedAudit` takes them):
+ * `cur` locks the row and reads its newest status, `upd` applies the change only while that status is in `$7` (and
+ * `$8` holds the lease), `outcome` stores it, `ended_audit` appends the entry only when `upd` applied.
  */
 const TRANSITION_STEPS = `cur AS (SELECT task_id, status FROM ${S}.tasks WHERE task_id = $1 FOR UPDATE),
     upd AS (
@@ -61,7 +63,9 @@ const TRANSITION_STEPS = `cur AS (SELECT task_id, status FROM ${S}.tasks WHERE t
       FROM cur
       WHERE t.task_id = cur.task_id AND cur.status = ANY($7::text[]) AND ($8::text IS NULL OR t.lease_owner = $8)
       RETURNING cur.status AS from_status, ${TASK_COLUMNS}),
-    outcome AS (INSERT INTO ${S}.task_outcomes (task_id, kind, body) SELECT task_id, $9, $10 FROM upd WHERE $9::text IS NOT NULL)`;
+    outcome AS (INSERT INTO ${S}.task_outcomes (task_id, kind, body) SELECT task_id, $9, $10 FROM upd WHERE $9::text IS NOT NULL),
+    ended_audit AS (INSERT INTO ${S}.audit_log (at, kind, owner_key, scopes, tool, task_id, arguments_digest, outcome, detail)
+      SELECT $5, $11, upd.owner_key, NULL, upd.tool_name, upd.task_id, NULL, $2, $12 FROM upd WHERE $11::text IS NOT NULL)`;
 
 /**
  * Claim up to `$4` runnable tasks for `$1` with a lease of `$2` ms on the store's now (`$3`): never-leased `working`

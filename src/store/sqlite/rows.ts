@@ -1,3 +1,4 @@
+import { taskEndedAudit } from '../../core/ledger.js';
 import type { TaskEvent } from '../../core/ports/feed.js';
 import type { TaskBrowseQuery, TaskRows, TaskScope, TaskWithOutcome, TransitionRequest } from '../../core/ports/rows.js';
 import { createdEventPayload } from '../../core/session-store.js';
@@ -5,6 +6,7 @@ import { isTerminal } from '../../core/state-machine.js';
 import { checkTransition, idempotencyKeyTaken, sessionGone, toLimit } from '../../core/store-rules.js';
 import type { NewTask, TaskGeneration, TaskRecord } from '../../core/task.js';
 import { outcomeBody, toOutcome } from '../codec.js';
+import { auditValues } from '../ledger-codec.js';
 import type { SqliteContext } from './context.js';
 import type { TaskRow } from './sql.js';
 
@@ -70,7 +72,9 @@ export class SqliteRows implements TaskRows {
         stmt.insertOutcome.run({ taskId, kind: request.outcome.kind, body: outcomeBody(request.outcome) });
       }
       this.ctx.append(events, taskId, 'status', request.to, request.now, { from: current.status, to: request.to });
-      return this.ctx.codec.toRecord(row);
+      const record = this.ctx.codec.toRecord(row);
+      if (request.endedAudit) this.ctx.ledger.appendAudit.run(...auditValues(taskEndedAudit(record, request.now, request.endedAudit.reason)));
+      return record;
     });
   }
 

@@ -128,6 +128,45 @@ export function describeRowsContract(ctx: StoreContractContext): void {
       ]);
     });
 
+    it('endedAudit: the task.ended entry is written in the same write, and only when the transition applies (issue 25)', async () => {
+      const audited = async (taskId: string) => (await store.listAudit({ limit: 1000 })).filter((entry) => entry.taskId === taskId);
+      const { taskId, ownerKey, toolName } = await create({ leaseOwner: 'i-a', leaseMs: 30_000 });
+      // Negative control: a transition that does not apply (another lease holder) writes no entry.
+      expect(
+        await store.transition(taskId, { to: 'completed', outcome: RESULT, leaseOwner: 'i-b', releaseLease: true, now: clock.now(), endedAudit: {} }),
+      ).toBeUndefined();
+      expect(await audited(taskId)).toEqual([]);
+      const at = clock.now();
+      expect(
+        await store.transition(taskId, { to: 'completed', outcome: RESULT, leaseOwner: 'i-a', releaseLease: true, now: at, endedAudit: {} }),
+      ).toMatchObject({
+        status: 'completed',
+      });
+      expect(await audited(taskId)).toEqual([
+        {
+          seq: expect.any(Number),
+          at,
+          kind: 'task.ended',
+          ownerKey,
+          scopes: null,
+          tool: toolName,
+          taskId,
+          argumentsDigest: null,
+          outcome: 'completed',
+          detail: null,
+        },
+      ]);
+      // A runtime failure's reason is the detail; a terminal task does not change again, so no second entry.
+      const other = await create();
+      await store.transition(other.taskId, { to: 'failed', outcome: ERROR, now: clock.now(), endedAudit: { reason: 'runtime_limit' } });
+      await store.transition(other.taskId, { to: 'failed', outcome: ERROR, now: clock.now(), endedAudit: { reason: 'again' } });
+      expect((await audited(other.taskId)).map((entry) => [entry.outcome, entry.detail])).toEqual([['failed', { reason: 'runtime_limit' }]]);
+      // Without endedAudit nothing is audited.
+      const plain = await create();
+      await store.transition(plain.taskId, { to: 'cancelled', now: clock.now() });
+      expect(await audited(plain.taskId)).toEqual([]);
+    });
+
     it('stores a JSON-RPC error of a failed task verbatim', async () => {
       const { taskId } = await create();
       expect(await store.transition(taskId, { to: 'failed', outcome: ERROR, now: clock.now() })).toMatchObject({ status: 'failed' });
