@@ -11,7 +11,7 @@ import type { ToolModuleOptions, ToolSource } from '../core/tool-source.js';
  * life): context operations, a run's start and its abort, each naming its run by the host's run id. Per thread, over
  * the thread's `parentPort` (the pool's `message` event): the outcome of its warm-up and errors thrown by tool
  * callbacks outside any run. The run itself (request, run id, state word) goes with the piscina task, with nothing to
- * transfer: a `MessageChannel` made and transferred per run cost 12 % of a PostgreSQL worker's CPU (issue 25).
+ * transfer (a `MessageChannel` made and transferred per run cost about 30 µs of CPU per run; issue 25).
  * Everything is structured-cloneable JSON (and one shared state word per run); a thread never sees a store, a lease
  * or a socket.
  */
