@@ -128,7 +128,7 @@ export class IsolatedExecutor implements Executor {
     const run = channels.listen((message, channel) => {
       if (message.op === 'started') host.started?.();
       else this.answer(message, host, channel);
-    });
+    }, state);
     const termination = new ThreadTermination();
     let grace: NodeJS.Timeout | undefined;
     let endBeforeStart: (outcome: ExecutionOutcome) => void = () => {};

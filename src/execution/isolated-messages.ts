@@ -23,8 +23,8 @@ export type HostMethod = 'getStep' | 'putStep' | 'getOwnerState' | 'putOwnerStat
  * Thread → host, on the thread's channel, for run `run`: `started` once the run has started (the tool's code runs
  * from now on; the host arms the runtime limit), then the context operations of the running tool. `call`s are
  * answered by a {@link HostReply} with the same `id` (unique on its thread). A message of a run the host no longer
- * knows (a callback the tool left behind) is dropped, and its `call` answered with an error: it never reaches
- * another run that shares the channel.
+ * knows (a callback the tool left behind), or of a run another thread took, is dropped, and its `call` answered with
+ * an error: it never reaches another run.
  */
 export type ThreadMessage = { run: number } & (
   | { op: 'started' }

@@ -1,6 +1,6 @@
 import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
 
-import type { HostReply, ThreadMessage } from './isolated-messages.js';
+import { type HostReply, RUN_THREAD, type ThreadMessage } from './isolated-messages.js';
 
 /**
  * What the host does with one message of a run, called in the order the run's thread sent them; `channel` is the
@@ -18,23 +18,26 @@ export interface ThreadChannel {
  * its whole life — and the runs listening on them (issue 25: a `MessageChannel` made and transferred with every run
  * cost about 30 µs of CPU per run, host and thread together).
  *
- * Every message names its run; a message goes to that run's listener whichever thread sent it, or nowhere if the
- * run has ended (a callback its tool left behind): a run never sees another run's messages, though runs of one
- * thread, one after another, share its channel. {@link drain} delivers what a thread has sent but this loop has not
+ * Every message names its run; it goes to that run's listener only if it came on the channel of the thread that
+ * took the run (the thread's id in the run's state array), else nowhere, like a message of a run that has ended (a
+ * callback its tool left behind): a run never sees another run's messages, though runs of one thread, one after
+ * another, share its channel, and a tool that gets hold of its thread's channel cannot speak for a run on another
+ * thread by guessing its id (run ids count up). {@link drain} delivers what a thread has sent but this loop has not
  * read yet: the host calls it when a run's outcome arrives (on piscina's port, which is not ordered with this one) and
  * when a thread ends, so a run's start, last status, progress and logs are handled before its outcome.
  */
 export class ThreadChannels {
   /** The open channels, by the `threadId` of their thread. */
   private readonly threads = new Map<number, { port: MessagePort; channel: ThreadChannel }>();
-  private readonly listeners = new Map<number, RunListener>();
+  /** The runs in progress: their listener and their state array (whose {@link RUN_THREAD} word names their thread). */
+  private readonly listeners = new Map<number, { listener: RunListener; state: Int32Array }>();
   private lastRun = 0;
 
   /** Take the host end of thread `threadId`'s channel (from its `warm` report). */
   open(threadId: number, port: MessagePort): void {
     this.close(threadId);
     const thread = { port, channel: { post: (message: HostReply) => port.postMessage(message) } };
-    port.on('message', (message: ThreadMessage) => this.deliver(message, thread.channel));
+    port.on('message', (message: ThreadMessage) => this.deliver(message, threadId, thread.channel));
     // The thread's end closes with the thread (terminated, crashed, retired), after every message it sent.
     port.once('close', () => {
       if (this.threads.get(threadId) === thread) this.threads.delete(threadId);
@@ -53,10 +56,10 @@ export class ThreadChannels {
     thread.port.close();
   }
 
-  /** A new run id, whose messages go to `listener` until {@link forget}. */
-  listen(listener: RunListener): number {
+  /** A new run id, whose messages (from the thread `state` names) go to `listener` until {@link forget}. */
+  listen(listener: RunListener, state: Int32Array): number {
     this.lastRun += 1;
-    this.listeners.set(this.lastRun, listener);
+    this.listeners.set(this.lastRun, { listener, state });
     return this.lastRun;
   }
 
@@ -75,7 +78,7 @@ export class ThreadChannels {
     const thread = this.threads.get(threadId);
     if (!thread) return;
     for (let queued = receiveMessageOnPort(thread.port); queued; queued = receiveMessageOnPort(thread.port))
-      this.deliver(queued.message as ThreadMessage, thread.channel);
+      this.deliver(queued.message as ThreadMessage, threadId, thread.channel);
   }
 
   /** Threads with an open channel. */
@@ -83,9 +86,9 @@ export class ThreadChannels {
     return this.threads.size;
   }
 
-  private deliver(message: ThreadMessage, channel: ThreadChannel): void {
-    const listener = this.listeners.get(message.run);
-    if (listener) listener(message, channel);
+  private deliver(message: ThreadMessage, threadId: number, channel: ThreadChannel): void {
+    const run = this.listeners.get(message.run);
+    if (run && Atomics.load(run.state, RUN_THREAD) === threadId) run.listener(message, channel);
     // A call of an ended run would wait forever in its thread: it fails there instead.
     else if (message.op === 'call')
       channel.post({ op: 'reply', id: message.id, ok: false, error: { message: `the run that made this call has ended (${message.method})` } });

@@ -3,8 +3,8 @@
  * run). These are the invariants that sharing a channel must keep, with real piscina threads loading
  * test/fixtures/isolation-tools.mjs: a run's messages reach its own host only, and all of them before its outcome; a
  * callback left behind by an ended run reaches no later run of its thread (its context call fails in the thread); a
- * thread that replaces a terminated one brings its own channel, which carries calls and aborts; errors of context
- * calls cross typed.
+ * thread that replaces a terminated one brings its own channel, which carries calls and aborts; a tool holding its
+ * thread's channel cannot speak for a run on another thread; errors of context calls cross typed.
  */
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -150,6 +150,22 @@ describe('one channel per thread (issue 25)', () => {
     expect(runNotes<{ event: string; reason?: string }>(log).find((note) => note.event === 'abort')).toMatchObject({ tag: 'replacement', reason: 'cancelled' });
     expect(executor.terminated).toBe(1);
     expect(second.seen.filter((seen) => seen.what === 'progress')).toEqual([{ what: 'progress', text: 'replacement (1/1)', after: false }]);
+  });
+
+  it("a tool that takes hold of its thread's channel cannot speak for a run on another thread (run ids count up)", async () => {
+    const executor = await start();
+    const victim = recordingHost();
+    const written: unknown[] = [];
+    victim.putOwnerState = async (_key, value) => void written.push(value);
+    const cancel = new AbortController();
+    const running = run(executor, 'chatty', { tag: 'victim', ms: 60_000 }, victim, cancel.signal);
+    await eventually('the victim to start', () => victim.seen.length > 0);
+    // The victim holds one thread; the forger gets the other, and speaks as the 5 runs before its own.
+    expect(text(await run(executor, 'forges_messages', {}, recordingHost()))).toMatch(/^spoke as runs/);
+    cancel.abort('cancelled');
+    expect(await running).toEqual({ kind: 'aborted', reason: 'cancelled' });
+    expect(victim.seen).toEqual([{ what: 'started' }, { what: 'status', text: 'victim done', after: false }]);
+    expect(written).toEqual([]);
   });
 
   it("a context call's error reaches the tool as the class it was thrown as: a TasksError with its code and data, a StoreError with its code", async () => {
