@@ -1,5 +1,3 @@
-import { MessageChannel, type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
-
 import { TasksError } from '../core/errors.js';
 import type { ExecutionHost, ExecutionOutcome, ExecutionRequest, Executor, ExecutorReadiness } from '../core/executor.js';
 import type { OperationSettlement } from '../core/ledger.js';
@@ -11,7 +9,8 @@ import type { ElicitRequest, OperationSpec } from '../core/tool.js';
 import type { ToolModuleOptions, ToolSource } from '../core/tool-source.js';
 import type { WorkerObserver } from '../core/worker-observer.js';
 import { CRASH_AT_VARIABLE } from '../ledger/crash-points.js';
-import { type CrossedError, type HostMethod, type HostReply, RunState, type ThreadMessage } from './isolated-messages.js';
+import { type CrossedError, type HostMethod, type HostReply, RUN_STATE, RUN_THREAD, RUN_WORDS, RunState, type ThreadMessage } from './isolated-messages.js';
+import { type ThreadChannel, ThreadTermination } from './thread-channels.js';
 import { WarmThreadPool } from './thread-pool.js';
 
 /** Options of an {@link IsolatedExecutor}. */
@@ -124,69 +123,67 @@ export class IsolatedExecutor implements Executor {
     const aborted = (): ExecutionOutcome => ({ kind: 'aborted', reason: String(signal.reason) });
     if (signal.aborted) return aborted();
     if (withdraw?.aborted) return { kind: 'aborted', reason: String(withdraw.reason) };
-    const state = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
-    const { port1, port2 } = new MessageChannel();
-    const terminate = new AbortController();
+    const state = new Int32Array(new SharedArrayBuffer(RUN_WORDS * Int32Array.BYTES_PER_ELEMENT));
+    const { channels } = this.pool;
+    const run = channels.listen((message, channel) => {
+      if (message.op === 'started') host.started?.();
+      else this.answer(message, host, channel);
+    }, state);
+    const termination = new ThreadTermination();
     let grace: NodeJS.Timeout | undefined;
     let endBeforeStart: (outcome: ExecutionOutcome) => void = () => {};
     const beforeStart = new Promise<ExecutionOutcome>((resolve) => (endBeforeStart = resolve));
     const onAbort = (): void => {
-      if (Atomics.compareExchange(state, 0, RunState.pending, RunState.abortedBeforeStart) === RunState.pending) {
+      if (Atomics.compareExchange(state, RUN_STATE, RunState.pending, RunState.abortedBeforeStart) === RunState.pending) {
         // Not started: it ends now, and its thread (if it ever gets it) skips it. Nothing is terminated.
         endBeforeStart(aborted());
         return;
       }
-      port1.postMessage({ op: 'abort', reason: String(signal.reason) } satisfies HostReply);
+      // Started: the thread that took it wrote its id before it started it.
+      channels.post(Atomics.load(state, RUN_THREAD), { op: 'abort', run, reason: String(signal.reason) } satisfies HostReply);
       grace = setTimeout(() => {
         // A run that ended has stopped in time, even if this loop has not read its outcome yet.
-        if (Atomics.load(state, 0) !== RunState.ended) terminate.abort('abort grace elapsed');
+        if (Atomics.load(state, RUN_STATE) !== RunState.ended) termination.terminate('abort grace elapsed');
       }, this.options.abortGraceMs);
       grace.unref();
     };
     signal.addEventListener('abort', onAbort, { once: true });
     // Withdrawn: ends like an abort if it has not started; a started run goes on untouched.
     const onWithdraw = (): void => {
-      if (Atomics.compareExchange(state, 0, RunState.pending, RunState.abortedBeforeStart) === RunState.pending)
+      if (Atomics.compareExchange(state, RUN_STATE, RunState.pending, RunState.abortedBeforeStart) === RunState.pending)
         endBeforeStart({ kind: 'aborted', reason: String(withdraw?.reason) });
     };
     withdraw?.addEventListener('abort', onWithdraw, { once: true });
-    const onMessage = (message: ThreadMessage): void => {
-      if (message.op === 'started') host.started?.();
-      else this.answer(message, host, port1);
-    };
-    port1.on('message', onMessage);
-    // The outcome comes on piscina's port; what the tool sent on the run's port before it ended (its start, its last
-    // status, log lines) is already queued on ours: take it before the port closes.
-    const drainPort = (): void => {
-      for (let queued = receiveMessageOnPort(port1); queued; queued = receiveMessageOnPort(port1)) onMessage(queued.message as ThreadMessage);
-    };
+    // The outcome comes on piscina's port; what the tool sent on its thread's channel before it ended (its start, its
+    // last status, log lines) may still wait there: take it first. (A thread that ended has had its channel drained.)
+    const drain = (): void => channels.drain(Atomics.load(state, RUN_THREAD));
     // A run withdrawn or aborted while it waited for a thread has already ended through `beforeStart`.
-    const notPending = (): boolean => Atomics.load(state, 0) !== RunState.pending;
-    const run = this.pool.run({ request, state, port: port2 }, { transferList: [port2], signal: terminate.signal }, notPending).then(
-      (outcome) => {
-        drainPort();
-        return signal.aborted || outcome === undefined ? aborted() : outcome;
+    const notPending = (): boolean => Atomics.load(state, RUN_STATE) !== RunState.pending;
+    const outcome = this.pool.run({ request, run, state }, termination, notPending).then(
+      (ended) => {
+        drain();
+        return signal.aborted || ended === undefined ? aborted() : ended;
       },
       (error: unknown) => {
-        drainPort();
-        return this.ended(error, request, signal, terminate.signal);
+        drain();
+        return this.ended(error, request, signal, termination.aborted);
       },
     );
     try {
-      return await Promise.race([run, beforeStart]);
+      return await Promise.race([outcome, beforeStart]);
     } finally {
       clearTimeout(grace);
       signal.removeEventListener('abort', onAbort);
       withdraw?.removeEventListener('abort', onWithdraw);
-      port1.close();
+      channels.forget(run);
     }
   }
 
   /** The outcome of a run whose thread ended under it (see the class comment). */
-  private ended(error: unknown, request: ExecutionRequest, signal: AbortSignal, terminated: AbortSignal): ExecutionOutcome {
+  private ended(error: unknown, request: ExecutionRequest, signal: AbortSignal, terminated: boolean): ExecutionOutcome {
     const { logger } = this.options;
     const aborted: ExecutionOutcome = { kind: 'aborted', reason: String(signal.reason) };
-    if (terminated.aborted) {
+    if (terminated) {
       this.terminated += 1;
       this.options.observer?.threadTerminated?.(request.toolName);
       logger.warn(
@@ -204,8 +201,8 @@ export class IsolatedExecutor implements Executor {
     return { kind: 'crashed', message: `Tool ${request.toolName} failed: its thread stopped unexpectedly; only this run failed` };
   }
 
-  /** Answer one context operation of a running tool on `port`. */
-  private answer(message: Exclude<ThreadMessage, { op: 'started' }>, host: ExecutionHost, port: MessagePort): void {
+  /** Answer one context operation of a running tool on its thread's `channel`. */
+  private answer(message: Exclude<ThreadMessage, { op: 'started' }>, host: ExecutionHost, channel: ThreadChannel): void {
     if (message.op === 'setStatus') host.setStatus(message.message);
     else if (message.op === 'progress') host.progress(message.done, message.total, message.message);
     else if (message.op === 'log') host.log(message.entry);
@@ -223,8 +220,8 @@ export class IsolatedExecutor implements Executor {
       };
       const work = Promise.resolve().then(operations[message.method]);
       work.then(
-        (value) => port.postMessage({ op: 'reply', id: message.id, ok: true, value: value as JsonValue | undefined } satisfies HostReply),
-        (error: unknown) => port.postMessage({ op: 'reply', id: message.id, ok: false, error: crossed(error) } satisfies HostReply),
+        (value) => channel.post({ op: 'reply', id: message.id, ok: true, value: value as JsonValue | undefined }),
+        (error: unknown) => channel.post({ op: 'reply', id: message.id, ok: false, error: crossed(error) }),
       );
     }
   }

@@ -6,27 +6,34 @@ import type { JsonValue } from '../core/task.js';
 import type { ToolModuleOptions, ToolSource } from '../core/tool-source.js';
 
 /**
- * The messages between an {@link IsolatedExecutor} and its threads. Per run, over the run's own `MessagePort`:
- * context operations, the run's start and its abort. Per thread, over the thread's `parentPort` (the pool's
- * `message` event): the outcome of its warm-up and errors thrown by tool callbacks outside any run. Everything
- * is structured-cloneable JSON (and one shared state word per run); a thread never sees a store, a lease or a socket.
+ * The messages between an {@link IsolatedExecutor} and its threads. Over the thread's own channel (a `MessageChannel`
+ * the thread creates when it warms up and whose host end travels in its `warm` report, one per thread for its whole
+ * life): context operations, a run's start and its abort, each naming its run by the host's run id. Per thread, over
+ * the thread's `parentPort` (the pool's `message` event): the outcome of its warm-up and errors thrown by tool
+ * callbacks outside any run. The run itself (request, run id, state word) goes with the piscina task, with nothing to
+ * transfer (a `MessageChannel` made and transferred per run cost about 30 µs of CPU per run; issue 25).
+ * Everything is structured-cloneable JSON (and one shared state word per run); a thread never sees a store, a lease
+ * or a socket.
  */
 
 /** The context operations that wait for the host's answer. */
 export type HostMethod = 'getStep' | 'putStep' | 'getOwnerState' | 'putOwnerState' | 'elicit' | 'openOperation' | 'settleOperation';
 
 /**
- * Thread → host, on a run's port: `started` once the run has started (the tool's code runs from now on; the host
- * arms the runtime limit), then the context operations of the running tool. `call`s are answered by a
- * {@link HostReply} with the same `id`.
+ * Thread → host, on the thread's channel, for run `run`: `started` once the run has started (the tool's code runs
+ * from now on; the host arms the runtime limit), then the context operations of the running tool. `call`s are
+ * answered by a {@link HostReply} with the same `id` (unique on its thread). A message of a run the host no longer
+ * knows (a callback the tool left behind), or of a run another thread took, is dropped, and its `call` answered with
+ * an error: it never reaches another run.
  */
-export type ThreadMessage =
+export type ThreadMessage = { run: number } & (
   | { op: 'started' }
   | { op: 'setStatus'; message: string }
   | { op: 'progress'; done: number; total: number | undefined; message: string }
   | { op: 'log'; entry: ExecutionLogEntry }
   | { op: 'observeShadowJob'; jobId: string }
-  | { op: 'call'; id: number; method: HostMethod; args: JsonValue[] };
+  | { op: 'call'; id: number; method: HostMethod; args: JsonValue[] }
+);
 
 /** A thrown error as it crosses the port: a coded one (`TasksError`) keeps its JSON-RPC code and data. */
 export interface CrossedError {
@@ -38,19 +45,23 @@ export interface CrossedError {
   storeCode?: StoreErrorCode;
 }
 
-/** Host → thread, on a run's port: the answer of a `call`, or the run's abort (the tool sees `ctx.signal.reason`). */
+/**
+ * Host → thread, on the thread's channel: the answer of a `call` (by its thread-wide `id`), or the abort of run `run`
+ * (the tool sees `ctx.signal.reason`; an abort of a run the thread no longer runs is dropped).
+ */
 export type HostReply =
   | { op: 'reply'; id: number; ok: true; value: JsonValue | undefined }
   | { op: 'reply'; id: number; ok: false; error: CrossedError }
-  | { op: 'abort'; reason: string };
+  | { op: 'abort'; run: number; reason: string };
 
 /**
  * Thread → host, on the thread's `parentPort`: the warm-up ended (`ok`: the tools are loaded and the thread takes
- * runs; else `error`, the loader's message), or a tool callback threw while no run of that tool was in progress
- * (`tool`: the tool whose run scheduled it, when known). `threadId` is the thread's `threadId`.
+ * runs over `channel`, the host's end of its channel, transferred; else `error`, the loader's message, and the
+ * thread fails every run it gets without a channel), or a tool callback threw while no run of that tool was in
+ * progress (`tool`: the tool whose run scheduled it, when known). `threadId` is the thread's `threadId`.
  */
 export type ThreadReport =
-  | { mcpTasksThread: 'warm'; threadId: number; ok: true; ms: number; tools: number }
+  | { mcpTasksThread: 'warm'; threadId: number; ok: true; ms: number; tools: number; channel: MessagePort }
   | { mcpTasksThread: 'warm'; threadId: number; ok: false; ms: number; error: string }
   | { mcpTasksThread: 'stray-error'; threadId: number; tool: string | undefined; error: string };
 
@@ -61,22 +72,38 @@ export interface ThreadWarmData {
 }
 
 /**
- * The per-run state word (an `Int32Array` over a `SharedArrayBuffer` of one element), moved by
- * `Atomics.compareExchange` on both sides, so a run is either started by its thread or aborted before it started,
- * never both: the thread moves `pending → started` before it runs the tool; the host moves `pending → aborted` when
- * the run's signal aborts first (the run then ends at once, and the thread skips it when it gets it). The thread
- * moves `started → ended` as soon as the run's outcome is decided: a host whose event loop was too busy to read the
- * outcome before the abort grace elapsed sees that the tool did stop, and does not terminate its thread.
+ * The per-run state word (element {@link RUN_STATE} of an `Int32Array` over a `SharedArrayBuffer` of
+ * {@link RUN_WORDS} elements), moved by `Atomics.compareExchange` on both sides, so a run is either started by its
+ * thread or aborted before it started, never both: the thread moves `pending → started` before it runs the tool; the
+ * host moves `pending → aborted` when the run's signal aborts first (the run then ends at once, and the thread skips
+ * it when it gets it). The thread moves `started → ended` as soon as the run's outcome is decided: a host whose event
+ * loop was too busy to read the outcome before the abort grace elapsed sees that the tool did stop, and does not
+ * terminate its thread.
  */
 export const RunState = { pending: 0, started: 1, abortedBeforeStart: 2, ended: 3 } as const;
+
+/** Index of the {@link RunState} word in a run's state array. */
+export const RUN_STATE = 0;
+/**
+ * Index of the word in which the thread that took the run stores its `threadId`, before it moves the run out of
+ * `pending`: a host that finds the run started knows from it which thread's channel carries the run's abort and its
+ * messages (0 = no thread took it yet; thread ids start at 1).
+ */
+export const RUN_THREAD = 1;
+/**
+ * Words in a run's state array. A buffer per run rather than a slot in one shared buffer: allocating and cloning it
+ * costs about 1 µs of CPU per run over a plain number field (a `MessageChannel` transferred with the run cost 30 µs;
+ * measured, issue 25), and a slot would have to outlive a run aborted before start until its thread had skipped it.
+ */
+export const RUN_WORDS = 2;
 
 /** One run handed to a thread. */
 export interface ThreadTask {
   request: ExecutionRequest;
-  /** This run's {@link RunState} word. */
+  /** The host's id of this run, which every message about it on the thread's channel carries. */
+  run: number;
+  /** This run's state array ({@link RUN_STATE}, {@link RUN_THREAD}). */
   state: Int32Array;
-  /** This run's end of a `MessageChannel` (transferred). */
-  port: MessagePort;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { parentPort, threadId, workerData } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, parentPort, threadId, workerData } from 'node:worker_threads';
 
 import { TasksError } from '../core/errors.js';
 import type { ExecutionHost, ExecutionOutcome } from '../core/executor.js';
@@ -15,6 +15,8 @@ import {
   type CrossedError,
   type HostMethod,
   type HostReply,
+  RUN_STATE,
+  RUN_THREAD,
   RunState,
   type ThreadMessage,
   type ThreadNudge,
@@ -28,8 +30,9 @@ import {
  * The body of a thread of the isolated executor's pool. {@link warmThread} runs once, when the thread starts (the
  * CommonJS entry `isolated-entry.cts` awaits it before piscina reports the thread ready): it guards the process
  * against the tools, loads the tools from their sources with the same loader as the in-process executor, and
- * reports the outcome to the host. Each run is then started against a host whose every operation is a message on
- * the run's port, unless the host aborted it before it started (see {@link RunState}).
+ * reports the outcome to the host, with the host's end of the channel it made for its runs (see {@link ThreadLink}).
+ * Each run is then started against a host whose every operation is a message on that channel naming the run,
+ * unless the host aborted it before it started (see {@link RunState}).
  *
  * A tool cannot end the process from here: `process.exit`, `process.abort` and signals to the process itself throw
  * in the tool instead, and an error thrown by a tool's callback (a timer, an event handler, a promise nobody awaits)
@@ -57,8 +60,67 @@ class ProcessExitRefused extends Error {
   }
 }
 
-function report(message: ThreadReport): void {
-  parentPort?.postMessage(message);
+function report(message: ThreadReport, transfer: MessagePort[] = []): void {
+  parentPort?.postMessage(message, transfer);
+}
+
+/**
+ * This thread's end of its channel to the host, made once when the thread warms up (its other end goes to the host in
+ * the `warm` report), and what arrives on it: the answers to the context calls of its runs, by a thread-wide call id,
+ * and the aborts of its runs, by run id. An answer or an abort for a run that has ended here is dropped.
+ */
+class ThreadLink {
+  private readonly port: MessagePort;
+  /** The host's end, to transfer in the `warm` report. */
+  readonly hostEnd: MessagePort;
+  /** The runs in progress on this thread, by the host's run id: what their abort aborts. */
+  private readonly runs = new Map<number, AbortController>();
+  private readonly calls = new Map<number, { resolve: (value: JsonValue | undefined) => void; reject: (error: Error) => void }>();
+  private lastCall = 0;
+
+  constructor() {
+    const { port1, port2 } = new MessageChannel();
+    this.port = port1;
+    this.hostEnd = port2;
+    port1.on('message', (message: HostReply) => this.receive(message));
+    // piscina's own port keeps the thread alive; this one must not keep a retiring thread from ending.
+    port1.unref();
+  }
+
+  /** Run `run` has started, with `controller` behind its `ctx.signal`; {@link end} it when its outcome is decided. */
+  begin(run: number, controller: AbortController): void {
+    this.runs.set(run, controller);
+  }
+
+  end(run: number): void {
+    this.runs.delete(run);
+  }
+
+  send(message: ThreadMessage): void {
+    this.port.postMessage(message);
+  }
+
+  /** Call `method` of run `run`'s host; settles with the host's answer (its error rebuilt with its type). */
+  call(run: number, method: HostMethod, args: JsonValue[]): Promise<JsonValue | undefined> {
+    return new Promise((resolve, reject) => {
+      this.lastCall += 1;
+      this.calls.set(this.lastCall, { resolve, reject });
+      this.send({ run, op: 'call', id: this.lastCall, method, args });
+    });
+  }
+
+  private receive(message: HostReply): void {
+    if (message.op === 'abort') {
+      const controller = this.runs.get(message.run);
+      if (controller && !controller.signal.aborted) controller.abort(message.reason);
+      return;
+    }
+    const waiter = this.calls.get(message.id);
+    if (!waiter) return;
+    this.calls.delete(message.id);
+    if (message.ok) waiter.resolve(message.value);
+    else waiter.reject(rebuilt(message.error));
+  }
 }
 
 function messageOf(error: unknown): string {
@@ -96,19 +158,21 @@ export async function warmThread(startedAt: number): Promise<(task: ThreadTask |
   try {
     const tools = await loadToolSources(sources, moduleOptions);
     const executor = new InProcessExecutor(new ToolRegistry(tools));
-    report({ mcpTasksThread: 'warm', threadId, ok: true, ms: Math.round(performance.now() - startedAt), tools: tools.length });
+    const link = new ThreadLink();
+    report({ mcpTasksThread: 'warm', threadId, ok: true, ms: Math.round(performance.now() - startedAt), tools: tools.length, channel: link.hostEnd }, [
+      link.hostEnd,
+    ]);
     return async (task) => {
       if ('nudge' in task) return NUDGED;
       const took = performance.now();
       const loop = performance.eventLoopUtilization();
-      const outcome = await runInThread(executor, task);
+      const outcome = await runInThread(executor, link, task);
       return { ...outcome, heldMs: performance.now() - took, idleMs: performance.eventLoopUtilization(loop).idle } satisfies ThreadOutcome;
     };
   } catch (error) {
     report({ mcpTasksThread: 'warm', threadId, ok: false, ms: Math.round(performance.now() - startedAt), error: messageOf(error) });
     return async (task) => {
       if ('nudge' in task) return NUDGED;
-      task.port.close();
       return { kind: 'crashed', message: `Tool ${task.request.toolName} is unavailable: the tool modules failed to load in the executor's thread` };
     };
   }
@@ -127,40 +191,23 @@ function faultOutcome(toolName: string, fault: ThreadFault): ExecutionOutcome {
   };
 }
 
-/** Start one run, unless the host aborted it first (see the module comment). */
-async function runInThread(executor: InProcessExecutor, task: ThreadTask): Promise<ExecutionOutcome> {
-  const { port, request } = task;
-  if (Atomics.compareExchange(task.state, 0, RunState.pending, RunState.started) !== RunState.pending) {
-    port.close();
+/** Start one run, unless the host aborted it first (see the module comment); its messages go over `link`. */
+async function runInThread(executor: InProcessExecutor, link: ThreadLink, task: ThreadTask): Promise<ExecutionOutcome> {
+  const { request, run: id } = task;
+  // Which thread took the run, before it leaves `pending`: a host that finds it started sends its abort here.
+  Atomics.store(task.state, RUN_THREAD, threadId);
+  if (Atomics.compareExchange(task.state, RUN_STATE, RunState.pending, RunState.started) !== RunState.pending)
     return { kind: 'aborted', reason: 'aborted before it started' };
-  }
   const controller = new AbortController();
-  const pending = new Map<number, { resolve: (value: JsonValue | undefined) => void; reject: (error: Error) => void }>();
-  let nextId = 0;
-  port.on('message', (message: HostReply) => {
-    if (message.op === 'abort') {
-      if (!controller.signal.aborted) controller.abort(message.reason);
-      return;
-    }
-    const waiter = pending.get(message.id);
-    if (!waiter) return;
-    pending.delete(message.id);
-    if (message.ok) waiter.resolve(message.value);
-    else waiter.reject(rebuilt(message.error));
-  });
-  const send = (message: ThreadMessage): void => port.postMessage(message);
-  const call = (method: HostMethod, args: JsonValue[]): Promise<JsonValue | undefined> =>
-    new Promise((resolve, reject) => {
-      const id = nextId++;
-      pending.set(id, { resolve, reject });
-      send({ op: 'call', id, method, args });
-    });
+  // Registered before anything can yield, so an abort the host sends once it sees `started` finds the run.
+  link.begin(id, controller);
+  const call = (method: HostMethod, args: JsonValue[]): Promise<JsonValue | undefined> => link.call(id, method, args);
   const host: ExecutionHost = {
-    started: () => send({ op: 'started' }),
-    setStatus: (message) => send({ op: 'setStatus', message }),
-    progress: (done, total, message) => send({ op: 'progress', done, total, message }),
-    log: (entry) => send({ op: 'log', entry }),
-    observeShadowJob: (jobId) => send({ op: 'observeShadowJob', jobId }),
+    started: () => link.send({ run: id, op: 'started' }),
+    setStatus: (message) => link.send({ run: id, op: 'setStatus', message }),
+    progress: (done, total, message) => link.send({ run: id, op: 'progress', done, total, message }),
+    log: (entry) => link.send({ run: id, op: 'log', entry }),
+    observeShadowJob: (jobId) => link.send({ run: id, op: 'observeShadowJob', jobId }),
     getStep: async (name) => (await call('getStep', [name])) as { value: JsonValue } | undefined,
     putStep: async (name, value) => {
       await call('putStep', [name, value]);
@@ -195,7 +242,8 @@ async function runInThread(executor: InProcessExecutor, task: ThreadTask): Promi
     return faulted ? faultOutcome(request.toolName, faulted) : (outcome as ExecutionOutcome);
   } finally {
     run.ended = true;
-    Atomics.store(task.state, 0, RunState.ended);
+    link.end(id);
+    Atomics.store(task.state, RUN_STATE, RunState.ended);
   }
 }
 

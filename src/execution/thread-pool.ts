@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import type { TransferListItem } from 'node:worker_threads';
 
 import { Piscina } from 'piscina';
 
@@ -10,6 +9,7 @@ import type { Logger } from '../core/logger.js';
 import type { ToolModuleOptions, ToolSource } from '../core/tool-source.js';
 import {
   isThreadReport,
+  RUN_STATE,
   RunState,
   type ThreadNudge,
   type ThreadOutcome,
@@ -17,6 +17,7 @@ import {
   type ThreadTask,
   type ThreadWarmData,
 } from './isolated-messages.js';
+import { ThreadChannels, type ThreadTermination } from './thread-channels.js';
 
 /** Settings of a {@link WarmThreadPool}. */
 export interface WarmThreadPoolSettings {
@@ -87,7 +88,7 @@ export interface HandedRun {
  * piscina for a thread that loads for it counts as held, as the demand that thread answers.
  */
 export function holdsThread(run: HandedRun, saturated: boolean): boolean {
-  const state = Atomics.load(run.state, 0);
+  const state = Atomics.load(run.state, RUN_STATE);
   if (state === RunState.pending) return !(run.toWarm && saturated);
   return state !== RunState.ended;
 }
@@ -123,6 +124,8 @@ function entryModule(): string {
  */
 export class WarmThreadPool {
   readonly piscina: Piscina<ThreadTask | ThreadNudge, ThreadOutcome>;
+  /** The channels of the warm threads (see `ThreadChannels`): opened by their `warm` report, closed with the thread. */
+  readonly channels = new ThreadChannels();
   /** Threads that reported their warm-up, by `threadId`; a thread not in here is still loading. */
   private readonly standing = new Map<number, ThreadStanding>();
   private lastError: string | undefined;
@@ -186,6 +189,8 @@ export class WarmThreadPool {
     this.maxThreads = maxThreads;
     this.allowThreads(0);
     this.piscina.on('workerDestroy', (worker: { id: number }) => {
+      // Before the runs of the thread hear of its end (piscina settles them after this event), they get its messages.
+      this.channels.close(worker.id);
       this.standing.delete(worker.id);
       this.allowThreads(0);
       this.changed();
@@ -199,11 +204,11 @@ export class WarmThreadPool {
   }
 
   /**
-   * Run `task` on a thread of the pool, once one is free or may be started (see {@link inFlight}). `skip()` is
-   * asked when the run's turn comes: a run withdrawn while it waited is never handed to piscina (its result is then
-   * `undefined`; the caller has already settled it).
+   * Run `task` on a thread of the pool, once one is free or may be started (see {@link inFlight}); `termination`
+   * ends its thread. `skip()` is asked when the run's turn comes: a run withdrawn while it waited is never handed to
+   * piscina (its result is then `undefined`; the caller has already settled it).
    */
-  run(task: ThreadTask, options: { transferList: TransferListItem[]; signal: AbortSignal }, skip: () => boolean): Promise<ExecutionOutcome | undefined> {
+  run(task: ThreadTask, termination: ThreadTermination, skip: () => boolean): Promise<ExecutionOutcome | undefined> {
     return new Promise<ExecutionOutcome | undefined>((resolve, reject) => {
       this.waiting.push({
         since: Date.now(),
@@ -217,7 +222,7 @@ export class WarmThreadPool {
           this.handedAt.add(handed);
           let held: { heldMs?: number; idleMs?: number } = {};
           this.piscina
-            .run(task, options as Parameters<typeof this.piscina.run>[1])
+            .run(task, { signal: termination })
             .then(({ heldMs, idleMs, ...outcome }) => {
               held = { heldMs, idleMs };
               resolve(outcome as ExecutionOutcome);
@@ -355,7 +360,7 @@ export class WarmThreadPool {
     if (this.threadsIdle(now, this.counts().warm)) {
       // A run still pending counts here whatever the load: its thread will start it, and it may then be held.
       const ageing = [...this.handedAt]
-        .filter((run) => Atomics.load(run.state, 0) !== RunState.ended)
+        .filter((run) => Atomics.load(run.state, RUN_STATE) !== RunState.ended)
         .map((run) => run.at + this.startDelayMs)
         .filter((at) => at > now);
       if (ageing.length === 0) return;
@@ -391,6 +396,8 @@ export class WarmThreadPool {
       return;
     }
     if (report.ok) {
+      // The channel before the standing: the balancer hands runs only to warm threads, each with its channel.
+      this.channels.open(report.threadId, report.channel);
       this.standing.set(report.threadId, 'warm');
       this.warmMs.push(report.ms);
       if (this.warmMs.length > 100) this.warmMs.shift();
