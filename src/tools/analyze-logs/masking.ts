@@ -141,13 +141,23 @@ function maskClassified(token: string, flags: number): string {
   // A token that is a variable as a whole keeps the brackets it opens or closes for the rest of the line, and its
   // quotes.
   // A path keeps the punctuation after it too (`/var/log/x.log:`), as it did before brackets were kept.
-  if (separators && WHOLE_TOKEN_PATTERNS.some((pattern) => pattern.test(token))) return (brackets ? wildcardFor(token) : WILDCARD) + trailingPunctuation(token);
+  if (separators && isWholeVariable(token)) return (brackets ? wildcardFor(token) : WILDCARD) + trailingPunctuation(token);
   // `com.example.app/.ui.MainActivity`, `org.a.b/org.a.b.C`: a component name, as variable as a path.
   if (slash && dots >= 2 && letters) return brackets ? wildcardFor(token) : WILDCARD;
   // Month and weekday names start with a capital: other three-letter words are not looked up.
   if (!digits) return token.length === 3 && isCapital(token.charCodeAt(0)) && CALENDAR_WORDS.has(token) ? WILDCARD : token;
   if (!letters) return brackets ? wildcardFor(token) : WILDCARD;
   return maskMixed(token, brackets, token.length <= MIXED_CACHE_TOKEN_LENGTH ? mixedSlot(token, 0, token.length) : -1);
+}
+
+/**
+ * Whether a token matches one of {@link WHOLE_TOKEN_PATTERNS}. A loop, not `some` with an arrow function: that
+ * function captures the token, so {@link maskClassified} would allocate a context for it on every call, whatever
+ * the token (about 55 bytes a token, 40 % of what the tokeniser allocated).
+ */
+function isWholeVariable(token: string): boolean {
+  for (const pattern of WHOLE_TOKEN_PATTERNS) if (pattern.test(token)) return true;
+  return false;
 }
 
 /**
