@@ -165,6 +165,16 @@ export class TemplateMiner {
     const longer = this.skeleton(tokens);
     if (longer) return this.count(longer, weight);
     if (rarest && leaf.length >= this.maxClustersPerLeaf) this.evict([rarest]);
+    const variant = this.absorb(this.create(tokens, leaf), tokens, example, weight);
+    if (this.families.size > this.maxClusters) this.evictRarest();
+    return variant;
+  }
+
+  /**
+   * A new family of the message `tokens` in `leaf`, registered. Apart from {@link add}: the arrow function here
+   * captures `shapes`, which would make every call of `add` allocate a context for it.
+   */
+  private create(tokens: string[], leaf: Family[]): Family {
     const shapes = new Map<number, string>();
     const created: Family = {
       tokens: tokens.map((token, i) => {
@@ -184,9 +194,7 @@ export class TemplateMiner {
     leaf.push(created);
     this.families.add(created);
     this.index(created);
-    const variant = this.absorb(created, tokens, example, weight);
-    if (this.families.size > this.maxClusters) this.evictRarest();
-    return variant;
+    return created;
   }
 
   /** The live templates, in creation order. */
