@@ -110,6 +110,13 @@ interface Family {
   skeletonKey: string | null;
 }
 
+/** See `TemplateMiner.bestMatch`. */
+interface BestMatch {
+  match: Family | null;
+  rarest: Family | null;
+  aligned: boolean;
+}
+
 /** Online template miner; see the module comment. */
 export class TemplateMiner {
   private readonly prefixTokens: number;
@@ -131,6 +138,8 @@ export class TemplateMiner {
   private nextOrder = 1;
   private evictedCount = 0;
   private comparisonCount = 0;
+  /** What {@link bestMatch} found for the message being added: one object, refilled (not one per message). */
+  private readonly found: BestMatch = { match: null, rarest: null, aligned: false };
 
   constructor(options: MinerOptions = {}) {
     this.prefixTokens = options.prefixTokens ?? 2;
@@ -158,7 +167,7 @@ export class TemplateMiner {
   add(message: string, example: string | (() => string) = message, weight = 1): LogCluster {
     const tokens = maskedTokens(message, this.maxTokens);
     const leaf = this.leafFor(tokens);
-    const { match, rarest, aligned } = this.bestMatch(leaf, tokens);
+    const { match, rarest, aligned } = this.bestMatch(leaf, tokens, this.found);
     if (match) return this.absorb(match, tokens, example, weight, aligned);
     const family = this.sibling(tokens);
     if (family) return this.absorb(family, tokens, example, weight);
@@ -252,7 +261,7 @@ export class TemplateMiner {
    * nothing extra to make room in; `aligned` when the message has the match's token or one of its tracked values
    * at each of its constant positions, so that absorbing it changes none of them (see `absorb`).
    */
-  private bestMatch(leaf: Family[], tokens: string[]): { match: Family | null; rarest: Family | null; aligned: boolean } {
+  private bestMatch(leaf: Family[], tokens: string[], found: BestMatch): BestMatch {
     const length = tokens.length;
     // Positions that may differ in a family that still reaches the threshold: a comparison stops past them, which
     // is what keeps a leaf of unrelated messages cheap (they differ early).
@@ -294,7 +303,10 @@ export class TemplateMiner {
         matchAligned = unaligned === 0;
       }
     }
-    return { match, rarest, aligned: matchAligned };
+    found.match = match;
+    found.rarest = rarest;
+    found.aligned = matchAligned;
+    return found;
   }
 
   /** A family of another leaf whose template is the message's apart from the routing tokens, or `null`. */
@@ -573,6 +585,24 @@ function skeletonKey(tokens: readonly string[]): string | null {
 /** Key of a message's (or a variant's) variant: its values at the tracked positions. */
 function variantKey(family: Family, tokens: readonly string[]): string {
   if (family.tracked.size === 0) return '';
+  if (family.tracked.size > 8) return sortedKey(family, tokens);
+  // The positions in increasing order, found without an array (and its sort) when there are few, as usual.
+  let key = '';
+  let last = -1;
+  for (let n = 0; n < family.tracked.size; n++) {
+    let next = Infinity;
+    for (const i of family.tracked.keys()) if (i > last && i < next) next = i;
+    key += `${n > 0 ? '\u0000' : ''}${next}=${tokens[next]}`;
+    last = next;
+  }
+  return key;
+}
+
+/**
+ * {@link variantKey} through a sorted array of the positions. Apart from it: the arrow function captures `tokens`,
+ * which would make every call allocate a context.
+ */
+function sortedKey(family: Family, tokens: readonly string[]): string {
   const positions = [...family.tracked.keys()].sort((a, b) => a - b);
   return positions.map((i) => `${i}=${tokens[i]}`).join('\u0000');
 }
