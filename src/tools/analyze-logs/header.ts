@@ -140,20 +140,33 @@ const isCapital = (code: number) => code >= 65 && code <= 90;
  * The field of `line` that starts at or after `pos` (spaces skipped), or `null` at the end of the head.
  * Linear in the characters it reads.
  */
-export function nextField(line: string, pos: number): HeaderField | null {
+export function nextField(line: string, pos: number, into: HeaderField = blankField()): HeaderField | null {
   let i = pos;
   while (i < line.length && isSpace(line.charCodeAt(i))) i++;
   if (i >= line.length || i >= MAX_HEADER_CHARS) return null;
-  const field = readField(line, i);
+  const field = readField(line, i, into);
   let after = field.end;
   while (after < line.length && isSpace(line.charCodeAt(after))) after++;
   field.padded = after - field.end >= 2;
   return field;
 }
 
-/** A field; every one has the same shape (one hidden class for the engine). */
-function field(cls: FieldClass, start: number, end: number): HeaderField {
-  return { cls, start, end, padded: false, dash: false, timestamp: undefined, epochMs: undefined, level: undefined } as HeaderField;
+/** A field to fill; every one has the same shape (one hidden class for the engine). */
+function blankField(): HeaderField {
+  return { cls: 'W', start: 0, end: 0, padded: false, dash: false, timestamp: undefined, epochMs: undefined, level: undefined } as HeaderField;
+}
+
+/** `f` refilled as a field of class `cls` over `[start, end)`, with nothing else set. */
+function field(f: HeaderField, cls: FieldClass, start: number, end: number): HeaderField {
+  f.cls = cls;
+  f.start = start;
+  f.end = end;
+  f.padded = false;
+  f.dash = false;
+  f.timestamp = undefined;
+  f.epochMs = undefined;
+  f.level = undefined;
+  return f;
 }
 
 /** Whether `token` is digits, optionally signed: no regular expression, this runs for most fields. */
@@ -167,20 +180,21 @@ function allDigits(line: string, start: number, end: number): boolean {
   return true;
 }
 
-function readField(line: string, i: number): HeaderField {
+/** The field at `i` (not a space), in `into`. */
+function readField(line: string, i: number, into: HeaderField): HeaderField {
   const code = line.charCodeAt(i);
-  if (code === 124) return field('S', i, i + 1);
+  if (code === 124) return field(into, 'S', i, i + 1);
   if (i === 0 && code === 60) {
     const pri = PRI.exec(line);
     if (pri) {
-      const f = field('L', i, pri[0].length);
+      const f = field(into, 'L', i, pri[0].length);
       f.level = SYSLOG[Number(pri[1]) % 8] as Severity;
       return f;
     }
   }
   const stamp = timestampAt(line, i);
   if (stamp && boundaryAt(line, stamp.end)) {
-    const f = field('T', i, line.charCodeAt(stamp.end) === 44 ? stamp.end + 1 : stamp.end);
+    const f = field(into, 'T', i, line.charCodeAt(stamp.end) === 44 ? stamp.end + 1 : stamp.end);
     f.timestamp = stamp;
     return f;
   }
@@ -189,7 +203,7 @@ function readField(line: string, i: number): HeaderField {
     if (close > 0) {
       const inner = line.slice(i + 1, close).trim();
       const level = inner.length <= 32 ? (headerLevel(inner) ?? levelWord(inner) ?? levelWord(inner.slice(inner.lastIndexOf(':') + 1))) : null;
-      const f = field(level ? 'L' : 'B', i, line.charCodeAt(close + 1) === 58 ? close + 2 : close + 1);
+      const f = field(into, level ? 'L' : 'B', i, line.charCodeAt(close + 1) === 58 ? close + 2 : close + 1);
       if (level) f.level = level;
       return f;
     }
@@ -197,29 +211,29 @@ function readField(line: string, i: number): HeaderField {
   let end = i;
   while (end < line.length && !isSpace(line.charCodeAt(end)) && line.charCodeAt(end) !== 124) end++;
   const length = end - i;
-  if (code === 34) return field('Q', i, end);
+  if (code === 34) return field(into, 'Q', i, end);
   if (length === 1 && code === 45) {
-    const f = field('S', i, end);
+    const f = field(into, 'S', i, end);
     f.dash = true;
     return f;
   }
-  if ((length === 2 && code === 45 && line.charCodeAt(i + 1) === 45) || (length === 1 && code === 58)) return field('S', i, end);
+  if ((length === 2 && code === 45 && line.charCodeAt(i + 1) === 45) || (length === 1 && code === 58)) return field(into, 'S', i, end);
   if (allDigits(line, i, end)) {
     const epochMs = length === 10 || length === 13 ? epochOf(line.slice(i, end)) : null;
-    if (epochMs === null) return field('N', i, end);
-    const f = field('E', i, end);
+    if (epochMs === null) return field(into, 'N', i, end);
+    const f = field(into, 'E', i, end);
     f.epochMs = epochMs;
     return f;
   }
-  if (length === 10 && DATE_ONLY.test(line.slice(i, end))) return field('D', i, end);
+  if (length === 10 && DATE_ONLY.test(line.slice(i, end))) return field(into, 'D', i, end);
   const last = line.charCodeAt(end - 1);
   if (last === 58 && length >= 2) {
     const level = length <= 12 && isCapital(code) ? headerLevel(line.slice(i, end - 1)) : null;
-    const f = field(level ? 'L' : 'G', i, end);
+    const f = field(into, level ? 'L' : 'G', i, end);
     if (level) f.level = level;
     return f;
   }
-  if (last === 93 && code !== 91) return field('G', i, end);
+  if (last === 93 && code !== 91) return field(into, 'G', i, end);
   // Level words are short; `level=…` a little longer.
   const level =
     length >= 3 && length <= 12
@@ -230,19 +244,19 @@ function readField(line: string, i: number): HeaderField {
         ? levelWord(line.slice(i + 6, end))
         : null;
   if (level) {
-    const f = field('L', i, end);
+    const f = field(into, 'L', i, end);
     f.level = level;
     return f;
   }
   if (length === 1) {
     const letter = levelLetter(line[i] as string);
     if (letter) {
-      const f = field('l', i, end);
+      const f = field(into, 'l', i, end);
       f.level = letter;
       return f;
     }
   }
-  return field('W', i, end);
+  return field(into, 'W', i, end);
 }
 
 /** The first `max` fields of a line's head. */
@@ -265,24 +279,24 @@ function fits(expected: string, field: HeaderField): boolean {
 
 /**
  * The header of `line` in `format`: its fields and where the message starts, or `null` when the line does not
- * have that header (a continuation line, another format).
+ * have that header (a continuation line, another format). The match and its fields are refilled by the next call.
  */
-export function matchHeader(line: string, format: HeaderFormat): { fields: HeaderField[]; end: number } | null {
+export function matchHeader(line: string, format: HeaderFormat): HeaderMatch | null {
   const { classes } = format;
   if (classes === '') return null;
-  const fields: HeaderField[] = [];
+  const matched = matchOf(classes.length);
+  const { fields } = matched;
   let pos = 0;
   for (let k = 0; k < classes.length; k++) {
     const expected = classes[k] as string;
-    let field = nextField(line, pos);
+    let field = nextField(line, pos, fields[k]);
     if (!field || !fits(expected, field)) return null;
     pos = field.end;
-    fields.push(field);
     const following = classes[k + 1];
     if (expected === 'W' && following === 'S') {
       // `chrome.exe *64 - …`: a program name of several words before its separator.
       for (let extra = 0; extra < MAX_EXTRA_WORDS; extra++) {
-        const peek = nextField(line, pos);
+        const peek = nextField(line, pos, PEEK);
         if (!peek || peek.cls === following) break;
         if (peek.cls !== 'W' && peek.cls !== 'N' && peek.cls !== 'B') return null;
         field = peek;
@@ -290,7 +304,37 @@ export function matchHeader(line: string, format: HeaderFormat): { fields: Heade
       }
     }
   }
-  return { fields, end: pos };
+  matched.end = pos;
+  return matched;
+}
+
+/**
+ * A line's header as {@link matchHeader} finds it: its fields (one per class of the format) and where the message
+ * starts. One object per number of fields, refilled by every call: valid until the next one.
+ */
+export interface HeaderMatch {
+  readonly fields: readonly HeaderField[];
+  end: number;
+}
+
+/**
+ * The match objects of {@link matchHeader}, by number of fields, sharing their fields: a line's header costs no
+ * allocation (fresh, they were three to four objects and an array a line: a quarter of what a line allocated).
+ */
+const MATCHES: { fields: HeaderField[]; end: number }[] = [];
+const FIELDS = Array.from({ length: MAX_FIELDS }, blankField);
+/** The field read past a header word (see `matchHeader`), never one of the match's. */
+const PEEK = blankField();
+
+function matchOf(length: number): { fields: HeaderField[]; end: number } {
+  let matched = MATCHES[length];
+  if (!matched) {
+    // A restored format has at most the classes a detection gives (MAX_FIELDS); more are read all the same.
+    while (FIELDS.length < length) FIELDS.push(blankField());
+    matched = { fields: FIELDS.slice(0, length), end: 0 };
+    MATCHES[length] = matched;
+  }
+  return matched;
 }
 
 /** Classes that may end a header (a bare word may not: it is as likely the first word of the message). */

@@ -26,7 +26,7 @@
  * Over 500 lines because the tree, the families, their variants and the two indexes that find a family from
  * another leaf are one structure: every method that changes a family keeps all of them consistent.
  */
-import { isUnitAfter, isVariable, maskedTokens, WILDCARD, wildcardFor } from './masking.js';
+import { isUnitAfter, isVariable, maskInto, WILDCARD, wildcardFor } from './masking.js';
 import { distinctWords, hasLetter, isMark, sameKey, variableToken } from './token-rules.js';
 
 /** Tuning of {@link TemplateMiner}. */
@@ -110,6 +110,13 @@ interface Family {
   skeletonKey: string | null;
 }
 
+/** See `TemplateMiner.bestMatch`. */
+interface BestMatch {
+  match: Family | null;
+  rarest: Family | null;
+  aligned: boolean;
+}
+
 /** Online template miner; see the module comment. */
 export class TemplateMiner {
   private readonly prefixTokens: number;
@@ -131,6 +138,15 @@ export class TemplateMiner {
   private nextOrder = 1;
   private evictedCount = 0;
   private comparisonCount = 0;
+  /** The masked tokens of the message being added, then copied into the array of their count in `byCount`. */
+  private readonly scratch: string[] = [];
+  /**
+   * One array per token count, refilled for each message of that count (see `tokensOf`): the miner reads a
+   * message's tokens while it adds it and keeps none of these arrays (a family or variant copies them).
+   */
+  private readonly byCount: string[][] = [];
+  /** What {@link bestMatch} found for the message being added: one object, refilled (not one per message). */
+  private readonly found: BestMatch = { match: null, rarest: null, aligned: false };
 
   constructor(options: MinerOptions = {}) {
     this.prefixTokens = options.prefixTokens ?? 2;
@@ -156,15 +172,25 @@ export class TemplateMiner {
    * @returns the template that absorbed the message (new or existing).
    */
   add(message: string, example: string | (() => string) = message, weight = 1): LogCluster {
-    const tokens = maskedTokens(message, this.maxTokens);
+    const tokens = this.tokensOf(message);
     const leaf = this.leafFor(tokens);
-    const { match, rarest, aligned } = this.bestMatch(leaf, tokens);
+    const { match, rarest, aligned } = this.bestMatch(leaf, tokens, this.found);
     if (match) return this.absorb(match, tokens, example, weight, aligned);
     const family = this.sibling(tokens);
     if (family) return this.absorb(family, tokens, example, weight);
     const longer = this.skeleton(tokens);
     if (longer) return this.count(longer, weight);
     if (rarest && leaf.length >= this.maxClustersPerLeaf) this.evict([rarest]);
+    const variant = this.absorb(this.create(tokens, leaf), tokens, example, weight);
+    if (this.families.size > this.maxClusters) this.evictRarest();
+    return variant;
+  }
+
+  /**
+   * A new family of the message `tokens` in `leaf`, registered. Apart from {@link add}: the arrow function here
+   * captures `shapes`, which would make every call of `add` allocate a context for it.
+   */
+  private create(tokens: string[], leaf: Family[]): Family {
     const shapes = new Map<number, string>();
     const created: Family = {
       tokens: tokens.map((token, i) => {
@@ -184,9 +210,24 @@ export class TemplateMiner {
     leaf.push(created);
     this.families.add(created);
     this.index(created);
-    const variant = this.absorb(created, tokens, example, weight);
-    if (this.families.size > this.maxClusters) this.evictRarest();
-    return variant;
+    return created;
+  }
+
+  /**
+   * The masked tokens of `message` (see `maskedTokens`) in an array of their exact count that is reused for the
+   * next message of that count, instead of a new array per message: a message's array was ~185 bytes of the
+   * ~1,200 a line allocated (17 slots for 8 tokens). Valid until the next call.
+   */
+  private tokensOf(message: string): string[] {
+    const count = maskInto(message, this.maxTokens, this.scratch);
+    let tokens = this.byCount[count];
+    if (!tokens) {
+      tokens = this.scratch.slice(0, count);
+      this.byCount[count] = tokens;
+      return tokens;
+    }
+    for (let i = 0; i < count; i++) tokens[i] = this.scratch[i] as string;
+    return tokens;
   }
 
   /** The live templates, in creation order. */
@@ -244,7 +285,7 @@ export class TemplateMiner {
    * nothing extra to make room in; `aligned` when the message has the match's token or one of its tracked values
    * at each of its constant positions, so that absorbing it changes none of them (see `absorb`).
    */
-  private bestMatch(leaf: Family[], tokens: string[]): { match: Family | null; rarest: Family | null; aligned: boolean } {
+  private bestMatch(leaf: Family[], tokens: string[], found: BestMatch): BestMatch {
     const length = tokens.length;
     // Positions that may differ in a family that still reaches the threshold: a comparison stops past them, which
     // is what keeps a leaf of unrelated messages cheap (they differ early).
@@ -286,7 +327,10 @@ export class TemplateMiner {
         matchAligned = unaligned === 0;
       }
     }
-    return { match, rarest, aligned: matchAligned };
+    found.match = match;
+    found.rarest = rarest;
+    found.aligned = matchAligned;
+    return found;
   }
 
   /** A family of another leaf whose template is the message's apart from the routing tokens, or `null`. */
@@ -565,6 +609,24 @@ function skeletonKey(tokens: readonly string[]): string | null {
 /** Key of a message's (or a variant's) variant: its values at the tracked positions. */
 function variantKey(family: Family, tokens: readonly string[]): string {
   if (family.tracked.size === 0) return '';
+  if (family.tracked.size > 8) return sortedKey(family, tokens);
+  // The positions in increasing order, found without an array (and its sort) when there are few, as usual.
+  let key = '';
+  let last = -1;
+  for (let n = 0; n < family.tracked.size; n++) {
+    let next = Infinity;
+    for (const i of family.tracked.keys()) if (i > last && i < next) next = i;
+    key += `${n > 0 ? '\u0000' : ''}${next}=${tokens[next]}`;
+    last = next;
+  }
+  return key;
+}
+
+/**
+ * {@link variantKey} through a sorted array of the positions. Apart from it: the arrow function captures `tokens`,
+ * which would make every call allocate a context.
+ */
+function sortedKey(family: Family, tokens: readonly string[]): string {
   const positions = [...family.tracked.keys()].sort((a, b) => a - b);
   return positions.map((i) => `${i}=${tokens[i]}`).join('\u0000');
 }

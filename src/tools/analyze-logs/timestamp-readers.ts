@@ -24,15 +24,67 @@ export interface RawTimestamp {
 
 /**
  * What a reader found: the end of the match, its fields as the pattern's captures give them, and whether it is
- * a BSD syslog timestamp. One object, refilled by every read.
+ * a BSD syslog timestamp. One object, refilled by every read, `raw` included (read it before the next one).
  */
 export const READ: { end: number; raw: RawTimestamp; syslog: boolean } = {
   end: 0,
-  raw: { year: null, month: 0, day: 0, hour: 0, minute: 0, second: 0 },
+  raw: { year: null, month: 0, day: 0, hour: 0, minute: 0, second: 0, fraction: undefined, zone: undefined, weekday: undefined },
   syslog: false,
 };
 
+/** Fills {@link READ} with a match (its `raw` in place: a read allocates no object); answers `true`. */
+function found(
+  end: number,
+  year: number | null,
+  month: number,
+  day: number,
+  hour: number,
+  minute: number,
+  second: number,
+  fraction?: string,
+  zone?: string,
+  weekday?: string,
+): true {
+  const { raw } = READ;
+  raw.year = year;
+  raw.month = month;
+  raw.day = day;
+  raw.hour = hour;
+  raw.minute = minute;
+  raw.second = second;
+  raw.fraction = fraction;
+  raw.zone = zone;
+  raw.weekday = weekday;
+  READ.end = end;
+  READ.syslog = false;
+  return true;
+}
+
 const isDigit = (code: number) => code >= 48 && code <= 57;
+
+/** `Z`, `±hh:mm` or `±hhmm` (as the patterns take a zone) in minutes, its digits read in place. */
+export function zoneMinutes(zone: string | undefined): number {
+  if (!zone || zone === 'Z') return 0;
+  const minutes = zone.charCodeAt(3) === 58 ? 4 : 3;
+  const sign = zone.charCodeAt(0) === 45 ? -1 : 1;
+  return sign * (digitPair(zone, 1) * 60 + digitPair(zone, minutes));
+}
+
+const digitPair = (text: string, at: number): number => (text.charCodeAt(at) - 48) * 10 + text.charCodeAt(at + 1) - 48;
+
+const POWERS_OF_TEN = [1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
+
+/**
+ * Whole milliseconds of a fraction of a second written with `fraction`'s digits (`978`, `675872`): the quotient
+ * of two exact integers is the double nearest the decimal, as `Number('0.' + fraction)` is, without that string.
+ */
+export function fractionMillis(fraction: string | undefined): number {
+  if (!fraction) return 0;
+  if (fraction.length >= POWERS_OF_TEN.length) return Math.floor(Number(`0.${fraction}`) * 1000);
+  let value = 0;
+  for (let i = 0; i < fraction.length; i++) value = value * 10 + fraction.charCodeAt(i) - 48;
+  return Math.floor((value / (POWERS_OF_TEN[fraction.length] as number)) * 1000);
+}
 
 /** The number written by the `count` digits at `at`, or -1 when one of them is not a digit. */
 function digitsAt(text: string, at: number, count: number): number {
@@ -104,10 +156,7 @@ export function readIso(text: string, at: number): boolean {
       end += length;
     }
   }
-  READ.raw = { year, month: month - 1, day, hour, minute, second, fraction, zone };
-  READ.end = end;
-  READ.syslog = false;
-  return true;
+  return found(end, year, month - 1, day, hour, minute, second, fraction, zone);
 }
 
 /** The Apache access pattern: `10/Oct/2000:13:55:36 -0700`. */
@@ -130,10 +179,7 @@ export function readAccess(text: string, at: number): boolean {
     zone = text.slice(end + 1, end + 6);
     end += 6;
   }
-  READ.raw = { year, month, day, hour, minute, second, zone };
-  READ.end = end;
-  READ.syslog = false;
-  return true;
+  return found(end, year, month, day, hour, minute, second, undefined, zone);
 }
 
 /** The HDFS pattern: `081109 203615`, no digit before or after. */
@@ -147,10 +193,7 @@ export function readHdfs(text: string, at: number): boolean {
   const minute = digitsAt(text, at + 9, 2);
   const second = digitsAt(text, at + 11, 2);
   if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return false;
-  READ.raw = { year: 2000 + year, month: month - 1, day, hour, minute, second };
-  READ.end = at + 13;
-  READ.syslog = false;
-  return true;
+  return found(at + 13, 2000 + year, month - 1, day, hour, minute, second);
 }
 
 /** The syslog and ctime pattern: `Jun  4 15:16:01`, `Sun Dec 04 04:47:44.123 2005`. */
@@ -192,8 +235,7 @@ export function readSyslog(text: string, at: number): boolean {
       end += 5;
     }
   }
-  READ.raw = { year, month, day, hour, minute, second, fraction, weekday: weekday >= 0 ? WEEKDAY_NAMES[weekday] : undefined };
-  READ.end = end;
+  found(end, year, month, day, hour, minute, second, fraction, undefined, weekday >= 0 ? WEEKDAY_NAMES[weekday] : undefined);
   READ.syslog = year === null;
   return true;
 }

@@ -8,7 +8,20 @@
  * Times without a zone are UTC. Formats without a year get one from a {@link YearResolver}: the year that makes
  * the file's sequence of dates consistent, never an impossible date (see there).
  */
-import { monthAt, MONTHS, type RawTimestamp, READ, readAccess, readHdfs, readIso, readSyslog, weekdayAt, WEEKDAYS } from './timestamp-readers.js';
+import {
+  fractionMillis,
+  monthAt,
+  MONTHS,
+  type RawTimestamp,
+  READ,
+  readAccess,
+  readHdfs,
+  readIso,
+  readSyslog,
+  weekdayAt,
+  WEEKDAYS,
+  zoneMinutes,
+} from './timestamp-readers.js';
 
 /** The parts of a timestamp; `year` is `null` for formats without one (syslog, logcat). */
 export interface TimestampFields {
@@ -70,13 +83,6 @@ interface Format {
 
 const n = (text: string | undefined): number => Number(text);
 const twoDigitYear = (text: string | undefined): number => 2000 + n(text);
-
-function zoneMinutes(zone: string | undefined): number {
-  if (!zone || zone === 'Z') return 0;
-  const digits = zone.replace(':', '');
-  const sign = digits.startsWith('-') ? -1 : 1;
-  return sign * (n(digits.slice(1, 3)) * 60 + n(digits.slice(3, 5)));
-}
 
 /** Epoch seconds (optionally fractional) or milliseconds, or `null` outside 2000–2100. */
 export function epochOf(text: string): number | null {
@@ -216,9 +222,15 @@ function canStart(format: Format, text: string, at: number): boolean {
 /** The format that matched last: a file almost always keeps one, so it is tried first. */
 let lastFormat = 0;
 
+/** Whether a match's fields are in range (the patterns take any two digits). */
+function inRange(raw: Raw): boolean {
+  const { month, day, hour, minute, second } = raw;
+  return !(month < 0 || month > 11 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60);
+}
+
 function toFields(raw: Raw): TimestampFields | null {
   const { month, day, hour, minute, second } = raw;
-  if (month < 0 || month > 11 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return null;
+  if (!inRange(raw)) return null;
   return {
     year: raw.year,
     month,
@@ -226,7 +238,7 @@ function toFields(raw: Raw): TimestampFields | null {
     hour,
     minute,
     second,
-    millis: raw.fraction ? Math.floor(n(`0.${raw.fraction}`) * 1000) : 0,
+    millis: fractionMillis(raw.fraction),
     offsetMinutes: zoneMinutes(raw.zone),
     weekday: raw.weekday === undefined ? null : (WEEKDAY_INDEX[raw.weekday] ?? null),
   };
@@ -255,11 +267,6 @@ function dayStart(year: number, month: number, day: number): number | null {
     days.set(key, start);
   }
   return start;
-}
-
-/** Epoch ms of fields with a year, or `null` for an impossible date. */
-function absolute(fields: TimestampFields): number | null {
-  return fields.year === null ? null : epochInYear(fields, fields.year);
 }
 
 /**
@@ -310,9 +317,12 @@ function fieldsValue(format: Format, m: RegExpExecArray): number | TimestampFiel
 
 /** The value of a match's fields: epoch ms with a year, the fields without one, `null` for an impossible date. */
 function rawValue(raw: Raw): number | TimestampFields | null {
-  const fields = toFields(raw);
-  if (!fields) return null;
-  return fields.year === null ? fields : absolute(fields);
+  if (raw.year === null) return toFields(raw);
+  // With a year, what epochInYear makes of the fields, without a TimestampFields object.
+  if (!inRange(raw)) return null;
+  const day = dayStart(raw.year, raw.month, raw.day);
+  if (day === null) return null;
+  return day + ((raw.hour * 60 + raw.minute) * 60 + raw.second) * 1000 + fractionMillis(raw.fraction) - zoneMinutes(raw.zone) * 60_000;
 }
 
 /**
