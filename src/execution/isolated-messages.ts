@@ -35,6 +35,43 @@ export type ThreadMessage = { run: number } & (
   | { op: 'call'; id: number; method: HostMethod; args: JsonValue[] }
 );
 
+const HOST_METHODS: ReadonlySet<string> = new Set<HostMethod>([
+  'getStep',
+  'putStep',
+  'getOwnerState',
+  'putOwnerState',
+  'elicit',
+  'openOperation',
+  'settleOperation',
+]);
+
+/**
+ * Whether a message on a thread's channel has the shape of a {@link ThreadMessage}. The channel is reachable by the
+ * thread's tools (its port is a handle of the thread), so the host checks every message before it reads a field:
+ * anything else is dropped, never thrown in the host's event loop.
+ */
+export function isThreadMessage(message: unknown): message is ThreadMessage {
+  if (typeof message !== 'object' || message === null) return false;
+  const m = message as Record<string, unknown>;
+  if (typeof m.run !== 'number') return false;
+  switch (m.op) {
+    case 'started':
+      return true;
+    case 'setStatus':
+      return typeof m.message === 'string';
+    case 'progress':
+      return typeof m.done === 'number' && (m.total === undefined || typeof m.total === 'number') && typeof m.message === 'string';
+    case 'log':
+      return typeof m.entry === 'object' && m.entry !== null;
+    case 'observeShadowJob':
+      return typeof m.jobId === 'string';
+    case 'call':
+      return typeof m.id === 'number' && typeof m.method === 'string' && HOST_METHODS.has(m.method) && Array.isArray(m.args);
+    default:
+      return false;
+  }
+}
+
 /** A thrown error as it crosses the port: a coded one (`TasksError`) keeps its JSON-RPC code and data. */
 export interface CrossedError {
   message: string;

@@ -1,6 +1,6 @@
 import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
 
-import { type HostReply, RUN_THREAD, type ThreadMessage } from './isolated-messages.js';
+import { type HostReply, isThreadMessage, RUN_THREAD, type ThreadMessage } from './isolated-messages.js';
 
 /**
  * What the host does with one message of a run, called in the order the run's thread sent them; `channel` is the
@@ -37,7 +37,7 @@ export class ThreadChannels {
   open(threadId: number, port: MessagePort): void {
     this.close(threadId);
     const thread = { port, channel: { post: (message: HostReply) => port.postMessage(message) } };
-    port.on('message', (message: ThreadMessage) => this.deliver(message, threadId, thread.channel));
+    port.on('message', (message: unknown) => this.deliver(message, threadId, thread.channel));
     // The thread's end closes with the thread (terminated, crashed, retired), after every message it sent.
     port.once('close', () => {
       if (this.threads.get(threadId) === thread) this.threads.delete(threadId);
@@ -78,7 +78,7 @@ export class ThreadChannels {
     const thread = this.threads.get(threadId);
     if (!thread) return;
     for (let queued = receiveMessageOnPort(thread.port); queued; queued = receiveMessageOnPort(thread.port))
-      this.deliver(queued.message as ThreadMessage, threadId, thread.channel);
+      this.deliver(queued.message, threadId, thread.channel);
   }
 
   /** Threads with an open channel. */
@@ -86,7 +86,9 @@ export class ThreadChannels {
     return this.threads.size;
   }
 
-  private deliver(message: ThreadMessage, threadId: number, channel: ThreadChannel): void {
+  private deliver(message: unknown, threadId: number, channel: ThreadChannel): void {
+    // The channel is reachable by the thread's tools: a message of another shape is dropped, not read.
+    if (!isThreadMessage(message)) return;
     const run = this.listeners.get(message.run);
     if (run && Atomics.load(run.state, RUN_THREAD) === threadId) run.listener(message, channel);
     // A call of an ended run would wait forever in its thread: it fails there instead.

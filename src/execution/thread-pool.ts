@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { MessagePort, type Worker } from 'node:worker_threads';
 
 import { Piscina } from 'piscina';
 
@@ -128,6 +129,9 @@ export class WarmThreadPool {
   readonly channels = new ThreadChannels();
   /** Threads that reported their warm-up, by `threadId`; a thread not in here is still loading. */
   private readonly standing = new Map<number, ThreadStanding>();
+  /** This pool's threads whose report was taken (see {@link watchWorker}), so their exit is handled once. */
+  private readonly reported = new Set<Worker>();
+
   private lastError: string | undefined;
   private readonly warmMs: number[] = [];
   /** The median of {@link warmMs} (ms), once a thread loaded. */
@@ -172,6 +176,8 @@ export class WarmThreadPool {
   constructor(private readonly settings: WarmThreadPoolSettings) {
     this.maxLoading = Math.max(1, settings.maxLoading ?? availableParallelism());
     const maxThreads = Math.max(1, settings.maxThreads);
+    // Before piscina starts its first threads: every thread's reports are read on its own Worker (see watchWorker).
+    watchWorkers(this);
     this.piscina = new Piscina<ThreadTask | ThreadNudge, ThreadOutcome>({
       filename: entryModule(),
       minThreads: Math.min(Math.max(1, settings.minThreads), maxThreads),
@@ -182,9 +188,6 @@ export class WarmThreadPool {
       env: settings.env,
       workerData: { sources: [...settings.sources], moduleOptions: settings.moduleOptions } satisfies ThreadWarmData,
       loadBalancer: (_task, workers) => this.pick(workers),
-    });
-    this.piscina.on('message', (message: unknown) => {
-      if (isThreadReport(message)) this.onReport(message);
     });
     this.maxThreads = maxThreads;
     this.allowThreads(0);
@@ -389,26 +392,56 @@ export class WarmThreadPool {
     return idle.find((worker) => this.standing.get(worker.id) === 'failed') ?? null;
   }
 
-  private onReport(report: ThreadReport): void {
+  /**
+   * Read the reports of `worker`, a thread of any pool of this process (`process` 'worker' event, emitted as it is
+   * created, before it can post anything), when it is one of this pool's. A report is taken from the Worker that
+   * posted it and names the thread by that Worker's `threadId`, never by what the message says: piscina's own
+   * 'message' event does not tell which thread posted, so a tool that posted a forged `warm` report on its
+   * `parentPort` could otherwise have replaced another thread's channel (and received its runs' replies and aborts),
+   * or registered one as thread 0, which every run not yet taken names. A thread warms up once: a second `warm`
+   * report of a thread (a tool's) is refused, so a tool cannot swap its own thread's channel for one it holds.
+   */
+  watchWorker(worker: Worker): void {
+    const threadId = worker.threadId;
+    worker.on('message', (message: unknown) => {
+      if (!isThreadReport(message) || !this.piscina.threads.includes(worker)) return;
+      this.reported.add(worker);
+      this.onReport(message, threadId);
+    });
+    // piscina names a thread that already exited `-1` in 'workerDestroy': its exit is handled here, by its real id.
+    worker.once('exit', () => {
+      if (!this.reported.delete(worker)) return;
+      this.channels.close(threadId);
+      this.standing.delete(threadId);
+      this.allowThreads(0);
+      this.changed();
+    });
+  }
+
+  private onReport(report: ThreadReport, threadId: number): void {
     const { logger } = this.settings;
     if (report.mcpTasksThread === 'stray-error') {
-      logger.warn({ threadId: report.threadId, tool: report.tool, error: report.error }, 'a tool callback threw after its run ended; the thread goes on');
+      logger.warn({ threadId, tool: report.tool, error: report.error }, 'a tool callback threw after its run ended; the thread goes on');
+      return;
+    }
+    if (report.mcpTasksThread !== 'warm' || this.standing.has(threadId) || (report.ok && !(report.channel instanceof MessagePort))) {
+      logger.warn({ threadId }, 'a thread posted a report that is not its first warm-up report; ignored (a tool posting on its parentPort?)');
       return;
     }
     if (report.ok) {
       // The channel before the standing: the balancer hands runs only to warm threads, each with its channel.
-      this.channels.open(report.threadId, report.channel);
-      this.standing.set(report.threadId, 'warm');
+      this.channels.open(threadId, report.channel);
+      this.standing.set(threadId, 'warm');
       this.warmMs.push(report.ms);
       if (this.warmMs.length > 100) this.warmMs.shift();
       this.warmUpMedianMs = median(this.warmMs);
-      logger.debug({ threadId: report.threadId, warmUpMs: report.ms, tools: report.tools }, 'executor thread warm');
+      logger.debug({ threadId, warmUpMs: report.ms, tools: report.tools }, 'executor thread warm');
       // Runs that waited for this thread are handed out when a task ends (see ThreadNudge).
       if (this.piscina.queueSize > 0) void this.piscina.run({ nudge: true }).catch(() => {});
     } else {
-      this.standing.set(report.threadId, 'failed');
+      this.standing.set(threadId, 'failed');
       this.lastError = report.error;
-      logger.error({ threadId: report.threadId, error: report.error }, 'the tool modules failed to load in a thread of the isolated executor');
+      logger.error({ threadId, error: report.error }, 'the tool modules failed to load in a thread of the isolated executor');
     }
     this.changed();
   }
@@ -466,6 +499,7 @@ export class WarmThreadPool {
    * terminated in the middle of loading modules. Runs in progress were aborted by their owners first.
    */
   async close(loadWaitMs: number): Promise<void> {
+    pools.delete(this);
     // Runs still waiting for a thread were aborted by their owners (and settled) before close: none starts now.
     this.waiting.length = 0;
     if (this.recheckTimer) clearTimeout(this.recheckTimer);
@@ -473,6 +507,20 @@ export class WarmThreadPool {
     while (this.counts().loading > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, CLOSE_POLL_MS));
     await this.piscina.destroy();
   }
+}
+
+/** The open pools of this process, each told of every new Worker by one `process` 'worker' listener. */
+const pools = new Set<WarmThreadPool>();
+let watching = false;
+
+/** Tell `pool` of every Worker created from now on (see {@link WarmThreadPool.watchWorker}) until it closes. */
+function watchWorkers(pool: WarmThreadPool): void {
+  pools.add(pool);
+  if (watching) return;
+  watching = true;
+  process.on('worker', (worker: Worker) => {
+    for (const open of pools) open.watchWorker(worker);
+  });
 }
 
 /** The 1-minute load average, read at most once a second (the kernel moves it every 5 s; a read is a file read). */
