@@ -7,12 +7,13 @@
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 
 import type { ExecutionHost, ExecutionOutcome, ExecutionRequest } from '../../src/core/executor.js';
-import { IsolatedExecutor, type IsolatedExecutorOptions, threadEnvironment } from '../../src/execution/isolated-executor.js';
+import type { IsolatedExecutor } from '../../src/execution/isolated-executor.js';
+import { type IsolatedExecutorOptions, threadEnvironment } from '../../src/execution/isolated-executor.js';
 import { ensureBuilt } from '../cli/support.js';
-import { captureLogger } from '../helpers/capture-logger.js';
+import { isolatedExecutors } from '../helpers/isolated-executors.js';
 import { eventually, runNotes } from '../helpers/run-notes.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -67,26 +68,10 @@ function request(toolName: string, args: Record<string, unknown> = {}): Executio
 describe('IsolatedExecutor (issue 22)', () => {
   ensureBuilt();
   const temp = makeTempDir('mcp-tasks-isolated-');
-  const executors: IsolatedExecutor[] = [];
-  afterEach(async () => {
-    for (const executor of executors.splice(0)) await executor.close();
-  });
+  const { executors, create } = isolatedExecutors({ sources: [], minThreads: 1 });
   afterAll(() => temp.remove());
 
-  const start = (module: string, options: Partial<IsolatedExecutorOptions> = {}) => {
-    const { logger, lines } = captureLogger();
-    const executor = new IsolatedExecutor({
-      sources: [{ module }],
-      moduleOptions: { roots: [], writableRoots: [], deniedPaths: [] },
-      maxThreads: 2,
-      minThreads: 1,
-      abortGraceMs: 50,
-      logger,
-      ...options,
-    });
-    executors.push(executor);
-    return { executor, lines };
-  };
+  const start = (module: string, options: Partial<IsolatedExecutorOptions> = {}) => create({ sources: [{ module }], ...options });
 
   /**
    * A pool of {@link THREAD_LOAD_TOOLS} whose threads take `loadMs` to load their tools (the first thread loads at

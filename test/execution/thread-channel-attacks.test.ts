@@ -6,12 +6,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 
 import type { ExecutionHost, ExecutionOutcome, ExecutionRequest } from '../../src/core/executor.js';
-import { IsolatedExecutor, type IsolatedExecutorOptions } from '../../src/execution/isolated-executor.js';
+import type { IsolatedExecutor } from '../../src/execution/isolated-executor.js';
 import { ensureBuilt } from '../cli/support.js';
-import { captureLogger } from '../helpers/capture-logger.js';
+import { isolatedExecutors } from '../helpers/isolated-executors.js';
 import { eventually } from '../helpers/run-notes.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -72,27 +72,8 @@ function internals(executor: IsolatedExecutor): { listeners: Map<number, unknown
 describe('one channel per thread under attack (review of issue 25)', () => {
   ensureBuilt();
   const temp = makeTempDir('mcp-tasks-review36-');
-  const executors: IsolatedExecutor[] = [];
-  afterEach(async () => {
-    for (const executor of executors.splice(0)) await executor.close();
-  });
+  const { executors, start } = isolatedExecutors({ sources: [{ module: REVIEW_TOOLS }, { module: ISOLATION_TOOLS }], abortGraceMs: 300 });
   afterAll(() => temp.remove());
-
-  const start = async (options: Partial<IsolatedExecutorOptions> = {}) => {
-    const { logger } = captureLogger();
-    const executor = new IsolatedExecutor({
-      sources: [{ module: REVIEW_TOOLS }, { module: ISOLATION_TOOLS }],
-      moduleOptions: { roots: [], writableRoots: [], deniedPaths: [] },
-      maxThreads: 2,
-      minThreads: 2,
-      abortGraceMs: 300,
-      logger,
-      ...options,
-    });
-    executors.push(executor);
-    await executor.warm(30_000);
-    return executor;
-  };
 
   it("a forged `warm` report naming another thread does not take over that thread's channel: the victim's abort reaches it and the forger cannot speak for the victim's run", async () => {
     const executor = await start();

@@ -9,14 +9,14 @@
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 
 import { TasksError } from '../../src/core/errors.js';
 import type { ExecutionHost, ExecutionOutcome, ExecutionRequest } from '../../src/core/executor.js';
 import { StoreError } from '../../src/core/store-error.js';
-import { IsolatedExecutor, type IsolatedExecutorOptions } from '../../src/execution/isolated-executor.js';
+import type { IsolatedExecutor } from '../../src/execution/isolated-executor.js';
 import { ensureBuilt } from '../cli/support.js';
-import { captureLogger } from '../helpers/capture-logger.js';
+import { isolatedExecutors } from '../helpers/isolated-executors.js';
 import { eventually, runNotes } from '../helpers/run-notes.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -66,27 +66,8 @@ function text(outcome: ExecutionOutcome): string {
 describe('one channel per thread (issue 25)', () => {
   ensureBuilt();
   const temp = makeTempDir('mcp-tasks-channels-');
-  const executors: IsolatedExecutor[] = [];
-  afterEach(async () => {
-    for (const executor of executors.splice(0)) await executor.close();
-  });
+  const { start } = isolatedExecutors({ sources: [{ module: ISOLATION_TOOLS }] });
   afterAll(() => temp.remove());
-
-  const start = async (options: Partial<IsolatedExecutorOptions> = {}) => {
-    const { logger } = captureLogger();
-    const executor = new IsolatedExecutor({
-      sources: [{ module: ISOLATION_TOOLS }],
-      moduleOptions: { roots: [], writableRoots: [], deniedPaths: [] },
-      maxThreads: 2,
-      minThreads: 2,
-      abortGraceMs: 50,
-      logger,
-      ...options,
-    });
-    executors.push(executor);
-    await executor.warm(30_000);
-    return executor;
-  };
 
   /** Run `toolName` with `host`, marking the host ended as soon as the outcome is out. */
   const run = async (
