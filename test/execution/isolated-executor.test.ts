@@ -9,11 +9,11 @@ import { pathToFileURL } from 'node:url';
 
 import { afterAll, describe, expect, it, vi } from 'vitest';
 
-import type { ExecutionHost, ExecutionOutcome, ExecutionRequest } from '../../src/core/executor.js';
+import type { ExecutionHost, ExecutionOutcome } from '../../src/core/executor.js';
 import type { IsolatedExecutor } from '../../src/execution/isolated-executor.js';
 import { type IsolatedExecutorOptions, threadEnvironment } from '../../src/execution/isolated-executor.js';
 import { ensureBuilt } from '../cli/support.js';
-import { isolatedExecutors } from '../helpers/isolated-executors.js';
+import { isolatedExecutors, request } from '../helpers/isolated-executors.js';
 import { eventually, runNotes } from '../helpers/run-notes.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -53,16 +53,6 @@ function testHost(): ExecutionHost & { startedAt: number | undefined } {
 function threadCount(executor: IsolatedExecutor): number {
   const { warm, loading, failed } = executor.readiness().threads as { warm: number; loading: number; failed: number };
   return warm + loading + failed;
-}
-
-function request(toolName: string, args: Record<string, unknown> = {}): ExecutionRequest {
-  return {
-    taskId: null,
-    toolName,
-    arguments: args as ExecutionRequest['arguments'],
-    confinement: { roots: [], deniedPaths: [] },
-    logFields: { tool: toolName },
-  };
 }
 
 describe('IsolatedExecutor (issue 22)', () => {

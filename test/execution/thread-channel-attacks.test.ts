@@ -8,10 +8,10 @@ import { pathToFileURL } from 'node:url';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import type { ExecutionHost, ExecutionOutcome, ExecutionRequest } from '../../src/core/executor.js';
+import type { ExecutionHost, ExecutionOutcome } from '../../src/core/executor.js';
 import type { IsolatedExecutor } from '../../src/execution/isolated-executor.js';
 import { ensureBuilt } from '../cli/support.js';
-import { isolatedExecutors } from '../helpers/isolated-executors.js';
+import { isolatedExecutors, request } from '../helpers/isolated-executors.js';
 import { eventually } from '../helpers/run-notes.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -43,16 +43,6 @@ function recordingHost(): ExecutionHost & { seen: Seen[]; written: unknown[]; st
     settleOperation: async () => undefined,
   };
   return host as unknown as ExecutionHost & { seen: Seen[]; written: unknown[]; startedCount: number };
-}
-
-function request(toolName: string, args: Record<string, unknown> = {}): ExecutionRequest {
-  return {
-    taskId: null,
-    toolName,
-    arguments: args as ExecutionRequest['arguments'],
-    confinement: { roots: [], deniedPaths: [] },
-    logFields: { tool: toolName },
-  };
 }
 
 function notes(log: string): Array<Record<string, unknown>> {

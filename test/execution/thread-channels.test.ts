@@ -12,11 +12,11 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { TasksError } from '../../src/core/errors.js';
-import type { ExecutionHost, ExecutionOutcome, ExecutionRequest } from '../../src/core/executor.js';
+import type { ExecutionHost, ExecutionOutcome } from '../../src/core/executor.js';
 import { StoreError } from '../../src/core/store-error.js';
 import type { IsolatedExecutor } from '../../src/execution/isolated-executor.js';
 import { ensureBuilt } from '../cli/support.js';
-import { isolatedExecutors } from '../helpers/isolated-executors.js';
+import { isolatedExecutors, request } from '../helpers/isolated-executors.js';
 import { eventually, runNotes } from '../helpers/run-notes.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -45,16 +45,6 @@ function recordingHost(): ExecutionHost & { seen: Seen[]; ended: boolean } {
     settleOperation: async () => undefined,
   };
   return host as unknown as ExecutionHost & { seen: Seen[]; ended: boolean };
-}
-
-function request(toolName: string, args: Record<string, unknown> = {}): ExecutionRequest {
-  return {
-    taskId: null,
-    toolName,
-    arguments: args as ExecutionRequest['arguments'],
-    confinement: { roots: [], deniedPaths: [] },
-    logFields: { tool: toolName },
-  };
 }
 
 /** The text of a returned outcome. */

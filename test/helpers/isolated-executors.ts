@@ -1,5 +1,6 @@
 import { afterEach } from 'vitest';
 
+import type { ExecutionRequest } from '../../src/core/executor.js';
 import type { ToolSource } from '../../src/core/tool-source.js';
 import { IsolatedExecutor, type IsolatedExecutorOptions } from '../../src/execution/isolated-executor.js';
 import { type CapturedLine, captureLogger } from './capture-logger.js';
@@ -43,5 +44,16 @@ export function isolatedExecutors(defaults: ExecutorDefaults): {
       await executor.warm(30_000);
       return executor;
     },
+  };
+}
+
+/** A run of `toolName` with `args`, without a task, confined to nothing, as the executor tests hand it over. */
+export function request(toolName: string, args: Record<string, unknown> = {}): ExecutionRequest {
+  return {
+    taskId: null,
+    toolName,
+    arguments: args as ExecutionRequest['arguments'],
+    confinement: { roots: [], deniedPaths: [] },
+    logFields: { tool: toolName },
   };
 }
