@@ -75,7 +75,10 @@ export interface ExecutionRequest {
   gathered?: JsonValue;
   /** Where the tool may touch the file system (`ctx.roots`, `ctx.deniedPaths`). */
   confinement: PathConfinement;
-  /** Fields every log line of the run carries (a redacted task id, the attempt; never secrets). */
+  /**
+   * Fields the executor's own log lines about the run carry (a redacted task id, the attempt; never secrets). The
+   * tool's lines (`host.log`) do not repeat them: the host's logger binds them.
+   */
   logFields: Record<string, string | number>;
   /**
    * The owner key of the caller (`issuer|subject|tenant`, or `anonymous`): never in the tool's `ctx`; read only by

@@ -40,7 +40,9 @@ export class InProcessExecutor implements Executor {
     const follow = (): void => controller.abort(signal.reason);
     signal.addEventListener('abort', follow, { once: true });
     let parked = false;
-    const logger = hostLogger(host, request.logFields);
+    // The host's logger binds the run's fields (task, tool, attempt) already: a line carrying them again would
+    // repeat each key in the JSON it writes.
+    const logger = hostLogger(host, {});
     const context = createToolContext({
       taskId: request.taskId,
       signal: controller.signal,
