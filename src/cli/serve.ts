@@ -234,7 +234,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     await store.close();
     await traces.shutdown();
   };
-  const role = `instance ${instanceId}${registration.takenOver.length > 0 ? ` (took over ${registration.takenOver.length} tasks of its previous process)` : ''}, ${options.worker ? 'worker: embedded' : 'worker: none (--no-worker: tasks wait for a worker process)'}`;
+  const role = `instance ${instanceId}${registration.takenOver.length > 0 ? ` (took over ${registration.takenOver.length} ${registration.takenOver.length === 1 ? 'task' : 'tasks'} of its previous process)` : ''}, ${options.worker ? 'worker: embedded' : 'worker: none (--no-worker: tasks wait for a worker process)'}`;
 
   if (!listener) {
     // A client that spawned this stdio server ends it with SIGTERM as often as by closing stdin: drain either way

@@ -206,7 +206,8 @@ export class TaskWorker {
           await store.releaseLeases(settings.instanceId, [record.taskId]);
           continue;
         }
-        logger.info({ taskId: redactTaskId(record.taskId), attempt: record.attempt }, 'recovering task');
+        // `runsSoFar`: the runs counted before this recovery (the new run's `attempt` is one more), not this run's number.
+        logger.info({ taskId: redactTaskId(record.taskId), runsSoFar: record.attempt }, 'recovering task');
         this.options.observer?.orphanRecovered?.('rerun');
         this.launch(record.taskId);
       } else if (tool && rerunnable) {

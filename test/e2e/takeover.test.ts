@@ -80,7 +80,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(rerun.payload?.leaseOwner).toBe(leaseOwner);
       // Database time of the second attempt against this host's time of the restart: generous, and far inside the lease.
       expect(rerun.at - restartedAt).toBeLessThan(2_000);
-      expect(second.log()).toContain('took over 1 tasks of its previous process');
+      expect(second.log()).toContain('took over 1 task of its previous process');
       const released = (await fixture.observer.readEventsAfter(0, 10_000)).filter((e) => e.taskId === taskId && e.kind === 'released');
       expect(released.map((e) => e.payload?.leaseOwner)).toEqual([leaseOwner]);
       writeFileSync(`${log}.release`, '');
