@@ -79,14 +79,75 @@ describe('PostgreSQL statements per operation (issue 25)', () => {
     expect(sent[0]).toMatch(/^INSERT INTO mcp_tasks\.audit_log/);
   });
 
-  it('audit appends issued together share one INSERT, in order; beside a create they join its transaction', async () => {
+  it('audit appends issued together share one INSERT, in order; beside a create each kind is one autocommit statement', async () => {
     store = await openPostgresTaskStore({ url: database.url });
     const alone = await statementsOf(() => Promise.all(['a', 'b', 'c'].map((tool) => store!.appendAudit([entry(tool)]))));
     expect(alone.filter((text) => text.startsWith('INSERT INTO mcp_tasks.audit_log'))).toHaveLength(1);
+    // Issue 25: BEGIN, the create, the audit INSERT, the feed statement and COMMIT were five statements.
     const mixed = await statementsOf(() => Promise.all([store!.create(newTaskInput()), store!.appendAudit([entry('d')])]));
-    expect(mixed[0]).toBe('BEGIN');
-    expect(mixed.at(-1)).toBe('COMMIT');
+    expect(mixed).toHaveLength(2);
+    expect(mixed[1]).toMatch(/^INSERT INTO mcp_tasks\.audit_log/);
     expect((await store.listAudit({ limit: 100 })).slice(-4).map((e) => e.tool)).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('a run completing and the claim of the next one, issued together, are two statements with their events in seq order (issue 25)', async () => {
+    const published: Array<{ seq: number; kind: string }> = [];
+    store = await openPostgresTaskStore({ url: database.url });
+    store.onEvent((event) => published.push({ seq: event.seq, kind: event.kind }));
+    // The earlier tests' tasks of this database are runnable too: take them out of the way.
+    await store.claimRunnable('w-0', 30_000, 1000);
+    const running = await store.create(newTaskInput());
+    await store.claimRunnable('w-1', 30_000, 1);
+    const next = await store.create(newTaskInput());
+    const before = await store.lastEventSeq();
+    published.length = 0;
+    let claimed: Awaited<ReturnType<PostgresTaskStore['claimRunnable']>> = [];
+    const sent = await statementsOf(async () => {
+      const [, taken] = await Promise.all([
+        store!.transition(running.taskId, {
+          to: 'completed',
+          now: Date.now(),
+          leaseOwner: 'w-1',
+          releaseLease: true,
+          outcome: { kind: 'result', result: { content: [] } },
+        }),
+        store!.claimRunnable('w-1', 30_000, 1),
+      ]);
+      claimed = taken;
+    });
+    expect(sent).toHaveLength(2);
+    expect(sent).not.toContain('BEGIN');
+    expect(claimed.map((task) => task.taskId)).toEqual([next.taskId]);
+    expect(published).toEqual([
+      { seq: before + 1, kind: 'status' },
+      { seq: before + 2, kind: 'attempt' },
+    ]);
+    expect((await store.readEventsAfter(before, 10)).map((e) => [e.seq, e.taskId, e.kind])).toEqual([
+      [before + 1, running.taskId, 'status'],
+      [before + 2, next.taskId, 'attempt'],
+    ]);
+  });
+
+  it('a batch keeps queue order: the kinds before the first without a one-statement form run alone, the rest in one transaction', async () => {
+    store = await openPostgresTaskStore({ url: database.url });
+    const task = await store.create(newTaskInput());
+    await store.appendAudit([entry('warm-up')]);
+    const sent = await statementsOf(() =>
+      Promise.all([store!.appendAudit([entry('first')]), store!.writeStatusMessages([{ taskId: task.taskId, statusMessage: 'half way', now: Date.now() }])]),
+    );
+    expect(sent[0]).toMatch(/^INSERT INTO mcp_tasks\.audit_log/);
+    expect(sent[1]).toBe('BEGIN');
+    expect(sent.at(-1)).toBe('COMMIT');
+    expect((await store.getUnscoped(task.taskId))?.statusMessage).toBe('half way');
+  });
+
+  it('a kind that fails on its own after others committed alone fails alone; what committed stands (negative control for the split)', async () => {
+    store = await openPostgresTaskStore({ url: database.url });
+    const existing = await store.create(newTaskInput());
+    const results = await Promise.allSettled([store.appendAudit([entry('kept')]), store.create({ ...newTaskInput(), taskId: existing.taskId })]);
+    expect(results[0].status).toBe('fulfilled');
+    expect(results[1].status).toBe('rejected');
+    expect((await store.listAudit({ limit: 1000 })).some((e) => e.tool === 'kept')).toBe(true);
   });
 
   it('a create on its own batch is one statement (rows, steps and events with the feed counter)', async () => {

@@ -100,8 +100,9 @@ const MAX_RETRIES = 3;
 /**
  * Group commit on PostgreSQL. Writes are queued and run together in one transaction per batch: a batch starts on
  * the next turn of the event loop (so writes issued together share it) while fewer than `maxInFlight` batches run;
- * writes issued meanwhile wait for the next one. Operations of a {@link MergedWork} kind run as one set-based step,
- * and a batch of nothing but such items may run as one autocommit statement.
+ * writes issued meanwhile wait for the next one. Operations of a {@link MergedWork} kind run as one set-based step;
+ * the batch's leading kinds that have a one-statement form run as one autocommit statement each, the rest in one
+ * transaction.
  *
  * Failure isolation as in the SQLite store: a batch first runs without savepoints; when one operation throws, the
  * transaction is rolled back and run again with a savepoint per operation, so the failure rejects that operation
@@ -111,9 +112,9 @@ const MAX_RETRIES = 3;
  * The event feed: the batch's events are written by ONE final statement that increments the single-row feed
  * counter and inserts the events with the seqs it handed out. The counter's row lock is held until COMMIT, so
  * concurrent batches (of any process) obtain seqs strictly in commit order, gap-free. Batches that append no event
- * never touch the counter. Locally, events are published to `publish` in seq order — a committed batch waits for
- * the batches still running when it committed, the only ones that can hold smaller seqs — and before that batch's
- * promises settle.
+ * never touch the counter (nor does a one-statement form without events). Locally, events are published to
+ * `publish` in seq order — a committed batch waits for the batches still running when it committed, the only ones
+ * that can hold smaller seqs — and before that batch's promises settle.
  */
 export class PostgresBatcher {
   private queue: Queued[] = [];
@@ -181,7 +182,7 @@ export class PostgresBatcher {
   }
 
   private async runBatch(batch: Running, units: Unit[]): Promise<void> {
-    const ops = units.flatMap((unit) => (unit.kind === 'single' ? [unit.op] : unit.ops));
+    const ops = opsOf(units);
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
@@ -197,22 +198,26 @@ export class PostgresBatcher {
     };
     client.on('error', onConnectionError);
     try {
-      let alone: RunResult | undefined;
-      try {
-        alone = await this.runAlone(client, units);
-      } catch (error) {
-        broken = error instanceof Error ? error : undefined;
-        this.failAll(ops, error, 'write');
+      const alone = await this.runAlone(client, units);
+      if ('error' in alone) {
+        broken = alone.error instanceof Error ? alone.error : undefined;
+        this.failAll(opsOf(alone.rest), alone.error, 'write');
+        this.finish(batch, alone.done);
         return;
       }
-      if (alone) {
-        this.finish(batch, alone);
+      const { done, rest } = alone;
+      if (rest.length === 0) {
+        this.finish(batch, done);
         return;
       }
       for (let attempt = 0; ; attempt += 1) {
         try {
-          const run = (await this.runOnce(client, units, false)) ?? (await this.runOnce(client, units, true));
-          this.finish(batch, run as RunResult);
+          const run = ((await this.runOnce(client, rest, false)) ?? (await this.runOnce(client, rest, true))) as RunResult;
+          this.finish(batch, {
+            settled: [...done.settled, ...run.settled],
+            events: [...done.events, ...run.events],
+            committed: done.committed || run.committed,
+          });
           return;
         } catch (error) {
           await rollback(client);
@@ -222,7 +227,8 @@ export class PostgresBatcher {
             continue;
           }
           if (isUnavailable(error) && error instanceof Error) broken = error;
-          this.failAll(ops, error, 'write');
+          this.failAll(opsOf(rest), error, 'write');
+          this.finish(batch, done);
           return;
         }
       }
@@ -233,24 +239,38 @@ export class PostgresBatcher {
     }
   }
 
-  /** A batch of one merged kind with a one-statement form: run it so; `undefined` when not possible or it failed. */
-  private async runAlone(client: pg.PoolClient, units: readonly Unit[]): Promise<RunResult | undefined> {
-    const [unit] = units;
-    if (units.length !== 1 || unit?.kind !== 'merged' || !unit.work.runAlone) return undefined;
-    try {
-      const alone = await unit.work.runAlone(queryOf(client), unit.items);
-      if (!alone) return undefined;
+  /**
+   * The batch's leading units that have a one-statement form ({@link MergedWork.runAlone}), each run so, in queue
+   * order: one autocommit statement per unit instead of `BEGIN`, a statement per unit, the feed statement and
+   * `COMMIT` (issue 25: a worker's batch of a completion and the claim of the next run was five statements, now two;
+   * an API's create and the audit entry of another call, likewise). The units are independent operations that share
+   * a batch only to share a commit, so committing them one by one changes no outcome; queue order is kept, so the
+   * units from the first one without such a form on run together in one transaction (`rest`).
+   * @returns what committed (`done`) and the units left; with `error`, the connection failed at `rest[0]` (nothing
+   *   of `rest` was written): those fail, `done` stands.
+   */
+  private async runAlone(
+    client: pg.PoolClient,
+    units: readonly Unit[],
+  ): Promise<{ done: RunResult; rest: Unit[] } | { done: RunResult; rest: Unit[]; error: unknown }> {
+    const done: RunResult = { settled: [], events: [], committed: false };
+    for (const [i, unit] of units.entries()) {
+      if (unit.kind !== 'merged' || !unit.work.runAlone) return { done, rest: units.slice(i) };
+      let alone: Awaited<ReturnType<NonNullable<MergedWork<unknown, unknown>['runAlone']>>>;
+      try {
+        alone = await unit.work.runAlone(queryOf(client), unit.items);
+      } catch (error) {
+        if (isUnavailable(error)) return { done, rest: units.slice(i), error };
+        // Nothing of this unit was written (one autocommit statement): the transaction isolates whatever failed.
+        return { done, rest: units.slice(i) };
+      }
+      if (!alone) return { done, rest: units.slice(i) };
       const { results, events } = alone;
-      return {
-        settled: unit.ops.map((op, i) => ({ op, result: results[i] ?? { ok: false, error: new Error('merged step settled no result') } })),
-        events,
-        committed: true,
-      };
-    } catch (error) {
-      if (isUnavailable(error)) throw error;
-      // Nothing was written (one autocommit statement): the normal path isolates whatever failed.
-      return undefined;
+      unit.ops.forEach((op, k) => done.settled.push({ op, result: results[k] ?? { ok: false, error: new Error('merged step settled no result') } }));
+      done.events.push(...events);
+      done.committed = true;
     }
+    return { done, rest: [] };
   }
 
   /**
@@ -298,7 +318,10 @@ export class PostgresBatcher {
     return { settled, events, committed: true };
   }
 
-  /** After COMMIT: publish in seq order (possibly after batches still running), then settle every operation. */
+  /**
+   * After the batch's last COMMIT: publish in seq order (possibly after batches still running), then settle every
+   * operation. Nothing this batch commits can come after this point, so entries waiting for it stop waiting here.
+   */
   private finish(batch: Running, run: RunResult): void {
     if (run.committed) {
       this.stats.commits += 1;
@@ -310,25 +333,26 @@ export class PostgresBatcher {
         else op.reject(this.rejection(result.error));
       }
     };
-    if (run.events.length === 0) {
-      settle();
-      return;
-    }
-    const waitFor = new Set([...this.running].filter((other) => other !== batch));
-    this.unpublished.push({ events: run.events, settle, waitFor });
+    for (const entry of this.unpublished) entry.waitFor.delete(batch);
+    if (run.events.length > 0) {
+      const waitFor = new Set([...this.running].filter((other) => other !== batch));
+      this.unpublished.push({ events: run.events, settle, waitFor });
+    } else settle();
     this.publishReady();
   }
 
-  /** Publish, in seq order, every committed batch that waits for no running batch any more. */
+  /**
+   * Publish every committed batch that waits for no running batch any more, their events merged in seq order (a
+   * batch that committed unit by unit may hold seqs on both sides of another batch's), then settle them.
+   */
   private publishReady(): void {
     const ready = this.unpublished.filter((entry) => entry.waitFor.size === 0);
     if (ready.length === 0) return;
-    ready.sort((a, b) => (a.events[0] as TaskEvent).seq - (b.events[0] as TaskEvent).seq);
-    for (const entry of ready) {
-      this.unpublished.splice(this.unpublished.indexOf(entry), 1);
-      this.publish(entry.events);
-      entry.settle();
-    }
+    for (const entry of ready) this.unpublished.splice(this.unpublished.indexOf(entry), 1);
+    const events = ready.length === 1 ? (ready[0] as Committed).events : ready.flatMap((entry) => entry.events);
+    if (ready.length > 1) events.sort((a, b) => a.seq - b.seq);
+    this.publish(events);
+    for (const entry of ready) entry.settle();
   }
 
   private rejection(error: unknown): StoreError {
@@ -337,6 +361,7 @@ export class PostgresBatcher {
   }
 
   private failAll(ops: readonly Pending[], error: unknown, action: string): void {
+    if (ops.length === 0) return;
     this.logger.error({ err: error, operations: ops.length }, `task store failed to ${action}`);
     const fault = toStoreError(error, action);
     for (const op of ops) op.reject(fault);
@@ -384,6 +409,11 @@ export async function eachUnderSavepoint<I, T>(query: Query, items: readonly I[]
     }
   }
   return results;
+}
+
+/** The pending operations of `units`, in order. */
+function opsOf(units: readonly Unit[]): Pending[] {
+  return units.flatMap((unit) => (unit.kind === 'single' ? [unit.op] : unit.ops));
 }
 
 /** Group queued entries into units: single operations in order; each merged kind at the position of its first item. */
