@@ -4,6 +4,7 @@
  */
 
 import type { JsonObject, JsonValue, TaskView } from '../protocol/types.js';
+import type { AuditEntry } from './ledger.js';
 
 export type { JsonObject, JsonRpcErrorObject, JsonValue, TaskOutcome, TaskStatus } from '../protocol/types.js';
 
@@ -90,6 +91,12 @@ export interface NewTask {
    * of the task is written.
    */
   requireSession?: boolean;
+  /**
+   * The `call` audit entry of the request that creates the task (its `taskId` is this task's), appended in the
+   * create's own write and only when the task is inserted (issue 25: one write per create, not a second one for the
+   * entry). A create that inserts nothing (a taken idempotency key, a quota, a deleted session) writes no entry.
+   */
+  audit?: AuditEntry;
 }
 
 /** State of one input request of a task. */

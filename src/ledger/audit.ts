@@ -24,14 +24,7 @@ export interface AuditedOperation {
  * Reads (`get`, `list`, waits) are not audited.
  */
 export function auditEntriesOf(op: AuditedOperation, outcome: { result?: unknown; error?: unknown }, at: number): AuditEntry[] {
-  const base = {
-    at,
-    ownerKey: op.ownerKey,
-    scopes: op.scopes?.length ? op.scopes.join(' ') : null,
-    tool: op.tool ?? null,
-    taskId: op.taskId ?? null,
-    argumentsDigest: op.argumentsDigest ?? null,
-  };
+  const base = baseOf(op, at);
   const refused =
     outcome.error === undefined
       ? undefined
@@ -39,8 +32,7 @@ export function auditEntriesOf(op: AuditedOperation, outcome: { result?: unknown
   if (op.operation === 'callTool') {
     if (refused) return [{ ...base, kind: 'call', ...refused }];
     const result = outcome.result as { kind: string; task?: TaskRecord; replayed?: boolean } | undefined;
-    if (result?.kind === 'task' && result.task)
-      return [{ ...base, kind: 'call', taskId: result.task.taskId, outcome: `task ${result.task.status}`, detail: null }];
+    if (result?.kind === 'task' && result.task) return [taskCallEntry(op, result.task, at)];
     return result?.kind === 'input_required' ? [] : [{ ...base, kind: 'call', outcome: 'answered inline', detail: null }];
   }
   if (op.operation === 'cancel') {
@@ -55,6 +47,26 @@ export function auditEntriesOf(op: AuditedOperation, outcome: { result?: unknown
       .map((answer) => ({ ...base, kind: 'input.answered' as const, outcome: answer.action, detail: { key: answer.key } }));
   }
   return [];
+}
+
+/**
+ * The `call` entry of a `callTool` whose answer is `task` (`outcome` "task <status>"). Written with the task itself
+ * when the operation created it (`NewTask.audit`, issue 25: one write per create, not two), else after the operation.
+ */
+export function taskCallEntry(op: AuditedOperation, task: Pick<TaskRecord, 'taskId' | 'status'>, at: number): AuditEntry {
+  return { ...baseOf(op, at), kind: 'call', taskId: task.taskId, outcome: `task ${task.status}`, detail: null };
+}
+
+/** The fields every entry of `op` shares. */
+function baseOf(op: AuditedOperation, at: number): Omit<AuditEntry, 'kind' | 'outcome' | 'detail'> {
+  return {
+    at,
+    ownerKey: op.ownerKey,
+    scopes: op.scopes?.length ? op.scopes.join(' ') : null,
+    tool: op.tool ?? null,
+    taskId: op.taskId ?? null,
+    argumentsDigest: op.argumentsDigest ?? null,
+  };
 }
 
 /**

@@ -1,12 +1,27 @@
 import type { Clock } from '../core/clock.js';
 import { taskNotFound } from '../core/errors.js';
+import type { AuditEntry } from '../core/ledger.js';
 import type { Logger } from '../core/logger.js';
 import type { TaskStore } from '../core/store.js';
 import type { TaskRecord } from '../core/task.js';
-import { appendAudit, auditEntriesOf } from '../ledger/audit.js';
+import { appendAudit, auditEntriesOf, taskCallEntry } from '../ledger/audit.js';
 import type { TaskActor } from './access.js';
 import { admitTask, runHooked, type TaskOperation, type TaskOperationContext, type TaskServiceHook } from './hooks.js';
 import type { TaskReads } from './task-reads.js';
+
+/**
+ * What an operation inside the door may do with its own audit entry: a `callTool` that creates a task writes its
+ * `call` entry with the task ({@link carried}), and the door then does not append it again.
+ */
+export interface OperationAudit {
+  /**
+   * The `call` entry of the task `taskId` this `callTool` is about to create (`outcome` "task working"), for the store
+   * to write in the create's own statement (`NewTask.audit`); `undefined` for any other operation. The door skips
+   * that entry after the operation when the operation answers with that task; an answer that is not that task (a
+   * replayed key's task, a refusal) is audited as before. Ask only for a create whose answer is the task itself.
+   */
+  carried(taskId: string): AuditEntry | undefined;
+}
 
 /** The operations that change something: each leaves an audit entry. */
 const AUDITED: ReadonlySet<TaskOperation> = new Set(['callTool', 'cancel', 'answerInput']);
@@ -27,15 +42,24 @@ export class ServiceDoor {
   ) {}
 
   /** Run `operation` inside the hooks, audited when it changes something (`callTool`, `cancel`, `answerInput`). */
-  run<T>(context: TaskOperationContext, operation: () => Promise<T>): Promise<T> {
+  run<T>(context: TaskOperationContext, operation: (audit: OperationAudit) => Promise<T>): Promise<T> {
     return runHooked(this.hooks, context, async () => {
-      if (!AUDITED.has(context.operation)) return operation();
+      if (!AUDITED.has(context.operation)) return operation(NOT_CARRIED);
       // The anonymous actor ('all') has no credential, so no scopes to record.
       const { ownerKey, scopes } = context.actor;
       const audited = { ...context, ownerKey, ...(scopes !== 'all' ? { scopes } : {}) };
+      let carried: AuditEntry | undefined;
+      const audit: OperationAudit = {
+        carried: (taskId) => {
+          if (context.operation !== 'callTool') return undefined;
+          carried = taskCallEntry(audited, { taskId, status: 'working' }, this.clock.now());
+          return carried;
+        },
+      };
       try {
-        const result = await operation();
-        await appendAudit(this.store, auditEntriesOf(audited, { result }, this.clock.now()), this.logger);
+        const result = await operation(audit);
+        const entries = auditEntriesOf(audited, { result }, this.clock.now()).filter((entry) => !sameEntry(entry, carried));
+        await appendAudit(this.store, entries, this.logger);
         return result;
       } catch (error) {
         // Not awaited: a refusal is answered at once, also while the store is down (the write then fails, logged).
@@ -65,4 +89,12 @@ export class ServiceDoor {
     this.admit({ operation, actor: actor, generation: actor.generation, taskId }, record);
     return record;
   }
+}
+
+/** The {@link OperationAudit} of an operation that is not audited. */
+const NOT_CARRIED: OperationAudit = { carried: () => undefined };
+
+/** Whether `entry` says what the entry written with the task said (its kind, task and outcome). */
+function sameEntry(entry: AuditEntry, carried: AuditEntry | undefined): boolean {
+  return carried !== undefined && entry.kind === carried.kind && entry.taskId === carried.taskId && entry.outcome === carried.outcome;
 }

@@ -157,6 +157,15 @@ describe('PostgreSQL statements per operation (issue 25)', () => {
     expect(sent).toHaveLength(1);
   });
 
+  it("a create with its request's call entry is still one statement, the entry in it (issue 25: the audit INSERT was a write of its own)", async () => {
+    store = await openPostgresTaskStore({ url: database.url });
+    await store.create(newTaskInput());
+    const task = newTaskInput();
+    const sent = await statementsOf(() => store!.create({ ...task, audit: { ...entry('created'), taskId: task.taskId } }));
+    expect(sent).toHaveLength(1);
+    expect((await store.listAudit({ limit: 1000 })).filter((e) => e.taskId === task.taskId).map((e) => e.tool)).toEqual(['created']);
+  });
+
   it('a transition on its own batch (a run completing, a cancel) is one statement, and its event has the seq the feed reports', async () => {
     store = await openPostgresTaskStore({ url: database.url });
     const task = await store.create(newTaskInput());

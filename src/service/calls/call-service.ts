@@ -9,7 +9,7 @@ import type { RequestTrace } from '../../core/trace-context.js';
 import { requestDigest } from '../../ledger/digest.js';
 import { ErrorCode } from '../../protocol/constants.js';
 import { type Caller, declaresTaskSupport, fallbackTaskCaller, type TaskCaller } from '../caller.js';
-import type { ServiceDoor } from '../door.js';
+import type { OperationAudit, ServiceDoor } from '../door.js';
 import type { TaskReads } from '../task-reads.js';
 import type { TaskDetails, TasksDoor } from '../tasks/tasks-door.js';
 import { type CallPlan, type CallPlanOptions, planCall, type RunPlan, type ToolCall, usesTaskFallbackTools } from './call-plan.js';
@@ -158,10 +158,10 @@ export class CallService {
       ...(cohort ? { cohort } : {}),
       trace,
     } as const;
-    return this.options.door.run(context, async () => {
+    return this.options.door.run(context, async (audit) => {
       if (plan.kind === 'answer') return { kind: 'result', result: plan.result };
       if (plan.kind === 'refused') throw plan.error;
-      return this.presented(await this.carryOut(caller, plan, trace, options));
+      return this.presented(await this.carryOut(caller, plan, trace, options, audit));
     });
   }
 
@@ -179,6 +179,7 @@ export class CallService {
     plan: Extract<CallPlan, { kind: 'task' | 'fallback' | 'inline' }>,
     trace: RequestTrace,
     options: CallToolOptions,
+    audit: OperationAudit,
   ): Promise<CallOutcome> {
     const { interaction } = options;
     const { creator, confinement, reads } = this.options;
@@ -215,7 +216,10 @@ export class CallService {
       if (again) return { kind: plan.kind, task: again };
       const start = { gathered, trace: trace.request ?? trace.incoming };
       if (plan.kind === 'task') {
-        const task = await creator.create(taskCaller(caller), plan, start, options, claim);
+        // Answered with the task it creates (unless the inline grace may answer with its result instead): the
+        // `call` audit entry is written with the task, in the same statement (issue 25).
+        const session = this.graceApplies(taskCaller(caller), plan) ? options : { ...options, audit: audit.carried };
+        const task = await creator.create(taskCaller(caller), plan, start, session, claim);
         return (await this.graced(taskCaller(caller), plan, task)) ?? { kind: 'task', task, ...immediate };
       }
       // A host without task support gets no task notifications: it follows the task through the fallback tools.
@@ -247,10 +251,9 @@ export class CallService {
    * @returns the `result` outcome, or `undefined` to answer the task
    */
   private async graced(caller: TaskCaller, plan: RunPlan, task: TaskRecord): Promise<CallOutcome | undefined> {
-    const graceMs = this.options.limits.inlineGraceMs;
-    if (caller.generation !== 'v2' || graceMs <= 0 || plan.tool.execution !== 'task-optional' || plan.tool.inlineGrace === false) return undefined;
+    if (!this.graceApplies(caller, plan)) return undefined;
     try {
-      const settled = await this.options.tasks.waitForTerminal(caller, task.taskId, AbortSignal.timeout(graceMs));
+      const settled = await this.options.tasks.waitForTerminal(caller, task.taskId, AbortSignal.timeout(this.options.limits.inlineGraceMs));
       if (settled.status !== 'completed') return undefined;
       const outcome = await this.options.reads.outcome(task.taskId);
       return outcome?.kind === 'result' ? { kind: 'result', result: outcome.result } : undefined;
@@ -258,6 +261,11 @@ export class CallService {
       // Still running at the end of the grace (or not readable by this caller): the client follows the task.
       return undefined;
     }
+  }
+  /** Whether {@link graced} may answer `plan`'s task with its result (see there). */
+  private graceApplies(caller: TaskCaller, plan: RunPlan): boolean {
+    const { inlineGraceMs } = this.options.limits;
+    return caller.generation === 'v2' && inlineGraceMs > 0 && plan.tool.execution === 'task-optional' && plan.tool.inlineGrace !== false;
   }
 
   /**

@@ -3,6 +3,7 @@ import { quotaExceeded, type TasksError } from '../../core/errors.js';
 import { GATHERED_STEP } from '../../core/executor.js';
 import type { WorkerHandOff } from '../../core/hand-off.js';
 import { newTaskId } from '../../core/ids.js';
+import type { AuditEntry } from '../../core/ledger.js';
 import type { TasksServerLimits } from '../../core/limits.js';
 import type { Logger } from '../../core/logger.js';
 import type { CreateQuota, QuotaRefusal, TaskStore } from '../../core/store.js';
@@ -30,6 +31,11 @@ export interface TaskStartData {
 export interface TaskSession {
   /** Called once the task is committed and before its first run (a v1 session subscribes to its notifications). */
   onCreated?: (record: TaskRecord) => void;
+  /**
+   * The `call` audit entry of the new task, given its id, written with it ({@link NewTask.audit}; see
+   * `OperationAudit.carried`).
+   */
+  audit?: (taskId: string) => AuditEntry | undefined;
   /** The v1 session whose `tools/call` this is, recorded with the task ({@link NewTask.sessionId}). */
   sessionId?: string;
   /**
@@ -91,6 +97,8 @@ export class TaskCreator {
       ...(sessionId === undefined ? {} : { sessionId }),
       ...(requireSession === true ? { requireSession } : {}),
     };
+    const audit = session.audit?.(taskId);
+    if (audit) task.audit = audit;
     const quota = this.quota();
     let record: TaskRecord;
     try {

@@ -6,9 +6,11 @@ import { StoreError } from '../../core/store-error.js';
 import { checkTransition, idempotencyKeyTaken, sessionGone, toLimit } from '../../core/store-rules.js';
 import type { NewTask, TaskGeneration, TaskRecord } from '../../core/task.js';
 import { outcomeBody, type RowCodec, type TaskRow, toOutcome } from '../codec.js';
+import { auditValues } from '../ledger-codec.js';
 import { type BatchTx, eachUnderSavepoint, type MergedWork, type Query, type Settled, type StagedEvent } from './batch.js';
 import { sqlState } from './connection.js';
 import type { PostgresContext } from './context.js';
+import { LEDGER_SQL } from './ledger-sql.js';
 import { SQL } from './sql.js';
 
 /** A queued transition: its task, the request, and the statement's parameters (see `SQL.transition`). */
@@ -230,6 +232,7 @@ export class PostgresRows implements TaskRows {
       candidates.map((e) => e.status),
       candidates.map((e) => e.at),
       candidates.map((e) => (e.payload === null ? null : JSON.stringify(e.payload))),
+      ...auditColumns(fresh),
     ]);
     await this.settleInserted(query, fresh, plan.fresh, plan.results, rows);
     const base = rows[0]?.feed_base ?? 0;
@@ -249,6 +252,8 @@ export class PostgresRows implements TaskRows {
     if (steps.length > 0) {
       await tx.query(SQL.insertSteps, [steps.map((s) => s[0]), steps.map((s) => s[1]), steps.map((s) => s[2]), steps.map((s) => s[3])]);
     }
+    const audited = tasks.filter((task) => task.audit !== undefined && inserted.has(task.taskId));
+    if (audited.length > 0) await tx.query(LEDGER_SQL.appendAudit, auditColumns(audited));
     return rows;
   }
 
@@ -347,6 +352,12 @@ function createdEvents(tasks: readonly NewTask[], results: ReadonlyArray<Settled
     if (task.startNow !== true) return [created];
     return [created, { taskId: task.taskId, kind: 'attempt', status: 'working', at: task.createdAt, payload: { attempt: 1, leaseOwner: task.leaseOwner } }];
   });
+}
+
+/** The nine column arrays of the `call` audit entries of `tasks` that have one (`NewTask.audit`), in order. */
+function auditColumns(tasks: readonly NewTask[]): unknown[][] {
+  const rows = tasks.flatMap((task) => (task.audit ? [auditValues(task.audit)] : []));
+  return Array.from({ length: 9 }, (_, column) => rows.map((row) => row[column]));
 }
 
 /** `[taskId, name, value JSON, createdAt]` for every journaled step of `tasks`. */

@@ -150,8 +150,9 @@ export const SQL = Object.freeze({
 
   /**
    * A batch of creates alone, as one autocommit statement (one round trip): the rows (as {@link SQL.insertTasks}),
-   * their steps, and their events with seqs from the feed counter, all for the inserted rows only. Events come in
-   * `$25…$29` in staged order; `feed_base + n` is the seq of the n-th event of an inserted task.
+   * their steps, their events with seqs from the feed counter, and their requests' `call` audit entries
+   * (`NewTask.audit`, `$30…$38`), all for the inserted rows only. Events come in `$25…$29` in staged order;
+   * `feed_base + n` is the seq of the n-th event of an inserted task.
    */
   createTasksAlone: `WITH ${NOW('$1')},
     ins AS (${INSERT_TASKS} RETURNING task_id, seq, lease_expires_at),
@@ -164,7 +165,12 @@ export const SQL = Object.freeze({
       JOIN ins ON ins.task_id = e.task_id),
     f AS (UPDATE ${S}.task_feed SET last_seq = last_seq + (SELECT count(*) FROM ev) RETURNING last_seq - (SELECT count(*) FROM ev) AS base),
     appended AS (INSERT INTO ${S}.task_events (seq, task_id, kind, status, at, payload)
-      SELECT f.base + ev.ord, ev.task_id, ev.kind, ev.status, ev.at, ev.payload FROM f, ev)
+      SELECT f.base + ev.ord, ev.task_id, ev.kind, ev.status, ev.at, ev.payload FROM f, ev),
+    audit AS (INSERT INTO ${S}.audit_log (at, kind, owner_key, scopes, tool, task_id, arguments_digest, outcome, detail)
+      SELECT a.at, a.kind, a.owner_key, a.scopes, a.tool, a.task_id, a.arguments_digest, a.outcome, a.detail
+      FROM unnest($30::bigint[], $31::text[], $32::text[], $33::text[], $34::text[], $35::text[], $36::text[], $37::text[], $38::text[])
+        WITH ORDINALITY AS a(at, kind, owner_key, scopes, tool, task_id, arguments_digest, outcome, detail, ord)
+      JOIN ins ON ins.task_id = a.task_id ORDER BY a.ord)
     SELECT ins.task_id, ins.seq, ins.lease_expires_at, f.base AS feed_base FROM ins, f`,
 
   insertSteps: `INSERT INTO ${S}.task_steps (task_id, name, value, created_at)

@@ -145,6 +145,8 @@ export function insertNewTask(ctx: SqliteContext, events: TaskEvent[], task: New
   for (const [name, value] of Object.entries(task.steps ?? {})) {
     ctx.stmt.insertStep.run({ taskId: task.taskId, name, value: ctx.codec.stepText(task.taskId, name, value), now: task.createdAt });
   }
+  // The request's `call` entry, in the task's own write (issue 25).
+  if (task.audit) ctx.ledger.appendAudit.run(...auditValues(task.audit));
   return record;
 }
 
