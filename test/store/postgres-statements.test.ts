@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import type { AuditEntry } from '../../src/core/ledger.js';
 import { openPostgresTaskStore, type PostgresTaskStore } from '../../src/store/postgres/index.js';
 import { newTaskInput } from '../helpers/new-task.js';
+import { statementsOf } from '../helpers/pg-statements.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 
 let database: TestDatabase;
@@ -24,20 +25,6 @@ afterEach(async () => {
 afterAll(async () => {
   await database?.drop();
 });
-
-/** The statements `work` sends through any pg client of this process (texts, in order). */
-async function statementsOf(work: () => Promise<unknown>): Promise<string[]> {
-  const sent: string[] = [];
-  const query = pg.Client.prototype.query;
-  vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
-    const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text;
-    sent.push(String(text).replace(/\s+/g, ' ').trim().slice(0, 60));
-    return (query as (...a: unknown[]) => unknown).apply(this, args);
-  });
-  await work();
-  vi.restoreAllMocks();
-  return sent;
-}
 
 const entry = (tool: string): AuditEntry => ({
   at: Date.now(),
@@ -184,6 +171,52 @@ describe('PostgreSQL statements per operation (issue 25)', () => {
     // Refused (already terminal): nothing written, no seq taken.
     expect(await store.transition(task.taskId, { to: 'cancelled', now: Date.now() })).toBeUndefined();
     expect(await store.lastEventSeq()).toBe(before + 1);
+  });
+
+  it('issue 25: N transitions of distinct tasks in one batch (a worker completing several runs) are ONE statement with N events', async () => {
+    store = await openPostgresTaskStore({ url: database.url });
+    const tasks = await Promise.all(Array.from({ length: 6 }, () => store!.create(newTaskInput())));
+    const before = await store.lastEventSeq();
+    let done: Array<Awaited<ReturnType<PostgresTaskStore['transition']>>> = [];
+    const sent = await statementsOf(async () => {
+      done = await Promise.all(
+        tasks.map((task) => store!.transition(task.taskId, { to: 'completed', now: Date.now(), outcome: { kind: 'result', result: { content: [] } } })),
+      );
+    });
+    // Per-item statements would be BEGIN, 6 transitions, the feed append, COMMIT.
+    expect(sent).toHaveLength(1);
+    expect(done.map((record) => record?.status)).toEqual(tasks.map(() => 'completed'));
+    const events = await store.readEventsAfter(before, 100);
+    expect(events.map((e) => [e.seq, e.taskId, e.kind, e.payload])).toEqual(
+      tasks.map((task, i) => [before + i + 1, task.taskId, 'status', { from: 'working', to: 'completed' }]),
+    );
+    expect(await store.lastEventSeq()).toBe(before + tasks.length);
+  });
+
+  it('issue 25: a task id repeated in one batch has no one-statement form: the batch runs in a transaction, one set statement per run of distinct ids', async () => {
+    store = await openPostgresTaskStore({ url: database.url });
+    const [a, b, c] = await Promise.all([0, 1, 2].map(() => store!.create(newTaskInput())));
+    const before = await store.lastEventSeq();
+    const now = Date.now();
+    let done: Array<Awaited<ReturnType<PostgresTaskStore['transition']>>> = [];
+    const sent = await statementsOf(async () => {
+      done = await Promise.all([
+        store!.transition(a!.taskId, { to: 'cancelled', now }),
+        store!.transition(b!.taskId, { to: 'completed', now, outcome: { kind: 'result', result: { content: [] } } }),
+        // The run's completion queued behind the cancel of its task: it must see `cancelled` and not apply.
+        store!.transition(a!.taskId, { to: 'completed', now, outcome: { kind: 'result', result: { content: [] } } }),
+        store!.transition(c!.taskId, { to: 'failed', now, outcome: { kind: 'error', error: { code: -32603, message: 'x' } } }),
+      ]);
+    });
+    expect(sent.map((text) => text.slice(0, 10))).toEqual(['BEGIN', 'WITH v AS ', 'WITH v AS ', 'WITH f AS ', 'COMMIT']);
+    expect(done.map((record) => record?.status)).toEqual(['cancelled', 'completed', undefined, 'failed']);
+    expect(await store.getOutcome(a!.taskId)).toBeUndefined();
+    const events = await store.readEventsAfter(before, 100);
+    expect(events.map((e) => [e.seq, e.taskId, e.payload])).toEqual([
+      [before + 1, a!.taskId, { from: 'working', to: 'cancelled' }],
+      [before + 2, b!.taskId, { from: 'working', to: 'completed' }],
+      [before + 3, c!.taskId, { from: 'working', to: 'failed' }],
+    ]);
   });
 
   it('a claim on its own batch (a worker woken by a create) is one statement, with an attempt event per task in seq order', async () => {

@@ -1,40 +1,31 @@
-import { taskEndedAudit } from '../../core/ledger.js';
 import type { TaskEvent } from '../../core/ports/feed.js';
 import type { TaskBrowseQuery, TaskRows, TaskScope, TaskWithOutcome, TransitionRequest } from '../../core/ports/rows.js';
 import { createdEventPayload } from '../../core/session-store.js';
 import { StoreError } from '../../core/store-error.js';
-import { checkTransition, idempotencyKeyTaken, sessionGone, toLimit } from '../../core/store-rules.js';
+import { idempotencyKeyTaken, sessionGone, toLimit } from '../../core/store-rules.js';
 import type { NewTask, TaskGeneration, TaskRecord } from '../../core/task.js';
-import { outcomeBody, type RowCodec, type TaskRow, toOutcome } from '../codec.js';
+import { type RowCodec, type TaskRow, toOutcome } from '../codec.js';
 import { auditValues } from '../ledger-codec.js';
-import { type BatchTx, eachUnderSavepoint, type MergedWork, type Query, type Settled, type StagedEvent } from './batch.js';
+import { type BatchTx, type MergedWork, type Query, type Settled, type StagedEvent } from './batch.js';
 import { sqlState } from './connection.js';
 import type { PostgresContext } from './context.js';
 import { LEDGER_SQL } from './ledger-sql.js';
 import { SQL } from './sql.js';
-
-/** A queued transition: its task, the request, and the statement's parameters (see `SQL.transition`). */
-interface TransitionItem {
-  taskId: string;
-  request: TransitionRequest;
-  params: unknown[];
-}
+import { PostgresTransitions, transitionItem } from './transitions.js';
 
 /**
  * The rows port on PostgreSQL (see {@link TaskRows}). Creates of one batch are merged into one multi-row INSERT
- * (see {@link PostgresRows.insertTasks}); a transition is one statement that locks the row, applies the condition
- * and stores the outcome; reads are single statements on the pool.
+ * (see {@link PostgresRows.insertTasks}); the transitions of one batch are one statement that locks the rows, applies
+ * each condition and stores the outcomes (see {@link PostgresTransitions}); reads are single statements on the pool.
  */
 export class PostgresRows implements TaskRows {
   private readonly creates: MergedWork<NewTask, TaskRecord>;
-  private readonly transitions: MergedWork<TransitionItem, TaskRecord | undefined> = {
-    run: (tx, items, isolated) => this.runTransitions(tx, items, isolated),
-    runAlone: (query, items) => this.transitionAlone(query, items),
-  };
+  private readonly transitions: PostgresTransitions;
   /** The insert parameters of each create, made once (a batch retried after a deadlock, or settled later, reuses them). */
   private readonly params = new WeakMap<NewTask, ReturnType<RowCodec['newTaskParams']>>();
 
   constructor(private readonly ctx: PostgresContext) {
+    this.transitions = new PostgresTransitions(ctx.codec);
     this.creates = {
       run: (tx, tasks, isolated) => this.insertTasks(tx, tasks, isolated),
       runAlone: (query, tasks) => this.createAlone(query, tasks),
@@ -71,57 +62,12 @@ export class PostgresRows implements TaskRows {
   }
 
   /**
-   * See {@link TaskRows.transition}: one statement locks the row, applies the condition and stores the outcome. A
-   * transition alone in its batch (a run completing, a cancel) is one autocommit statement with its event.
+   * See {@link TaskRows.transition}: the transitions of one batch are one statement that locks their rows, applies
+   * each condition and stores the outcomes; alone in their batch (runs completing, cancels), one autocommit statement
+   * with their events (see {@link PostgresTransitions}).
    */
   async transition(taskId: string, request: TransitionRequest): Promise<TaskRecord | undefined> {
-    const from = checkTransition(request);
-    const { outcome } = request;
-    const params = [
-      taskId,
-      request.to,
-      request.statusMessage !== undefined,
-      request.statusMessage ?? null,
-      request.now,
-      request.releaseLease === true,
-      from,
-      request.leaseOwner ?? null,
-      outcome?.kind ?? null,
-      outcome === undefined ? null : outcomeBody(outcome),
-      ...endedAuditParams(taskId, request),
-    ];
-    return this.ctx.batcher.enqueueMerged(this.transitions, { taskId, request, params });
-  }
-
-  /** Transitions of one batch, in order; `isolated`: one savepoint each, so a failure rejects that transition alone. */
-  private async runTransitions(tx: BatchTx, items: readonly TransitionItem[], isolated: boolean): Promise<Array<Settled<TaskRecord | undefined>>> {
-    const one = async (item: TransitionItem): Promise<TaskRecord | undefined> => {
-      const [row] = await tx.query<TaskRow & { from_status: TaskRecord['status'] }>(SQL.transition, item.params);
-      if (row === undefined) return undefined;
-      tx.append(item.taskId, 'status', item.request.to, item.request.now, { from: row.from_status, to: item.request.to });
-      return this.ctx.codec.toRecord(row);
-    };
-    if (isolated) return eachUnderSavepoint(tx.query, items, one);
-    const results: Array<Settled<TaskRecord | undefined>> = [];
-    for (const item of items) results.push({ ok: true, value: await one(item) });
-    return results;
-  }
-
-  /** One transition alone in its batch: one autocommit statement with its event (see `SQL.transitionAlone`). */
-  private async transitionAlone(
-    query: Query,
-    items: readonly TransitionItem[],
-  ): Promise<{ results: Array<Settled<TaskRecord | undefined>>; events: TaskEvent[] } | undefined> {
-    const [item] = items;
-    if (items.length !== 1 || item === undefined) return undefined;
-    const [row] = await query<TaskRow & { from_status: TaskRecord['status']; event_seq: number | null }>(SQL.transitionAlone, item.params);
-    if (row === undefined) return { results: [{ ok: true, value: undefined }], events: [] };
-    const { to, now } = item.request;
-    const events: TaskEvent[] =
-      row.event_seq === null
-        ? []
-        : [{ seq: Number(row.event_seq), taskId: item.taskId, kind: 'status', status: to, at: now, payload: { from: row.from_status, to } }];
-    return { results: [{ ok: true, value: this.ctx.codec.toRecord(row) }], events };
+    return this.ctx.batcher.enqueueMerged(this.transitions, transitionItem(taskId, request));
   }
 
   async writeStatusMessages(entries: ReadonlyArray<{ taskId: string; statusMessage: string | null; now: number }>): Promise<void> {
@@ -369,14 +315,4 @@ function stepRows(codec: RowCodec, tasks: readonly NewTask[]): Array<readonly [s
 
 function settledAll(results: ReadonlyArray<Settled<TaskRecord> | undefined>): Array<Settled<TaskRecord>> {
   return results.map((result) => result ?? { ok: false, error: new StoreError('fault', 'Task store failed to write: create not settled') });
-}
-
-/**
- * `$11`/`$12` of `SQL.transition`: the kind and detail (JSON) of the `task.ended` entry `taskEndedAudit` makes, or NULLs
- * without `endedAudit`; the statement takes the owner, tool and task from the row it updated.
- */
-function endedAuditParams(taskId: string, request: TransitionRequest): [string | null, string | null] {
-  if (!request.endedAudit) return [null, null];
-  const entry = taskEndedAudit({ ownerKey: '', toolName: '', taskId, status: request.to }, request.now, request.endedAudit.reason);
-  return [entry.kind, entry.detail === null ? null : JSON.stringify(entry.detail)];
 }

@@ -46,26 +46,43 @@ const INSERT_TASKS = `INSERT INTO ${S}.tasks (task_id, owner_key, generation, pr
     ON CONFLICT (owner_key, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`;
 
 /**
- * The CTEs of a transition (`$1` task, `$2` to, `$3`/`$4` statusMessage, `$5` now, `$6` release the lease, `$7`
- * allowed from-statuses, `$8` lease holder or NULL, `$9`/`$10` the outcome, `$11`/`$12` the kind and detail of the
- * `task.ended` audit entry or NULL — its owner, tool and task come from the row, as `taskEndedAudit` takes them):
- * `cur` locks the row and reads its newest status, `upd` applies the change only while that status is in `$7` (and
- * `$8` holds the lease), `outcome` stores it, `ended_audit` appends the entry only when `upd` applied.
+ * The CTEs of the transitions of one batch, all in one statement (issue 25: one statement for N transitions, not one
+ * each). Every parameter is an array with one element per transition, in queue order: `$1` task (DISTINCT ids —
+ * `PostgresTransitions` runs a repeated id in a later statement), `$2` to, `$3`/`$4` statusMessage (set it? / the
+ * value), `$5` now, `$6` release the lease, `$7` the allowed from-statuses comma-joined (`unnest` flattens a 2-D
+ * array, so each set is one text, split by `string_to_array`), `$8` lease holder or NULL, `$9`/`$10` the outcome,
+ * `$11`/`$12` the kind and detail of the `task.ended` audit entry or NULL (its owner, tool and task come from the row,
+ * as `taskEndedAudit` takes them).
+ *
+ * `v` is the items with their position `ord` (from 1). `cur` locks the rows in task-id order — two batches of any
+ * processes then take their row locks in the same order and cannot deadlock on each other — and reads each row's
+ * newest status (the `from` of its event). `upd` applies each item only while that status is in its own from-set and
+ * its lease holder, if any, holds the lease; `outcome` and `ended_audit` write only for items `upd` applied, in item
+ * order (audit seqs as the item-by-item form gives them).
  */
-const TRANSITION_STEPS = `cur AS (SELECT task_id, status FROM ${S}.tasks WHERE task_id = $1 FOR UPDATE),
+const TRANSITION_STEPS = `v AS (SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::bigint[], $6::boolean[],
+        $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])
+      WITH ORDINALITY AS v(task_id, to_status, set_message, message, now, release, from_set, lease_owner, outcome_kind,
+        outcome_body, audit_kind, audit_detail, ord)),
+    cur AS (SELECT t.task_id, t.status FROM ${S}.tasks t WHERE t.task_id = ANY($1::text[]) ORDER BY t.task_id FOR UPDATE),
     upd AS (
       UPDATE ${S}.tasks t SET
-        status = $2,
-        status_message = CASE WHEN $3::boolean THEN $4 ELSE t.status_message END,
-        last_updated_at = $5,
-        lease_owner = CASE WHEN $6::boolean THEN NULL ELSE t.lease_owner END,
-        lease_expires_at = CASE WHEN $6::boolean THEN NULL ELSE t.lease_expires_at END
-      FROM cur
-      WHERE t.task_id = cur.task_id AND cur.status = ANY($7::text[]) AND ($8::text IS NULL OR t.lease_owner = $8)
-      RETURNING cur.status AS from_status, ${TASK_COLUMNS}),
-    outcome AS (INSERT INTO ${S}.task_outcomes (task_id, kind, body) SELECT task_id, $9, $10 FROM upd WHERE $9::text IS NOT NULL),
+        status = v.to_status,
+        status_message = CASE WHEN v.set_message THEN v.message ELSE t.status_message END,
+        last_updated_at = v.now,
+        lease_owner = CASE WHEN v.release THEN NULL ELSE t.lease_owner END,
+        lease_expires_at = CASE WHEN v.release THEN NULL ELSE t.lease_expires_at END
+      FROM cur JOIN v ON v.task_id = cur.task_id
+      WHERE t.task_id = cur.task_id AND cur.status = ANY(string_to_array(v.from_set, ','))
+        AND (v.lease_owner IS NULL OR t.lease_owner = v.lease_owner)
+      RETURNING v.ord AS item_ord, cur.status AS from_status, ${TASK_COLUMNS}),
+    outcome AS (INSERT INTO ${S}.task_outcomes (task_id, kind, body)
+      SELECT upd.task_id, v.outcome_kind, v.outcome_body FROM upd JOIN v ON v.ord = upd.item_ord
+      WHERE v.outcome_kind IS NOT NULL ORDER BY upd.item_ord),
     ended_audit AS (INSERT INTO ${S}.audit_log (at, kind, owner_key, scopes, tool, task_id, arguments_digest, outcome, detail)
-      SELECT $5, $11, upd.owner_key, NULL, upd.tool_name, upd.task_id, NULL, $2, $12 FROM upd WHERE $11::text IS NOT NULL)`;
+      SELECT v.now, v.audit_kind, upd.owner_key, NULL, upd.tool_name, upd.task_id, NULL, v.to_status, v.audit_detail
+      FROM upd JOIN v ON v.ord = upd.item_ord
+      WHERE v.audit_kind IS NOT NULL ORDER BY upd.item_ord)`;
 
 /**
  * Claim up to `$4` runnable tasks for `$1` with a lease of `$2` ms on the store's now (`$3`): never-leased `working`
@@ -198,24 +215,27 @@ export const SQL = Object.freeze({
   getOutcome: `SELECT kind, body FROM ${S}.task_outcomes WHERE task_id = $1`,
 
   /**
-   * The conditional write that settles cancel-vs-complete races, with its outcome, in one statement. `cur` locks the
-   * row and reads its newest status (the `from` of the event); the update applies only while that status is in `$7`
-   * and, when `$8` is set, while that instance holds the lease.
+   * The conditional writes that settle cancel-vs-complete races, with their outcomes, for the transitions of one batch
+   * (see {@link TRANSITION_STEPS}): the rows of the items that applied, in item order (`item_ord`: the item's
+   * position from 1), each with `from_status`, the status it had. An item missing from the result did not apply.
    */
-  transition: `WITH ${TRANSITION_STEPS}
-    SELECT * FROM upd`,
+  transitions: `WITH ${TRANSITION_STEPS}
+    SELECT * FROM upd ORDER BY upd.item_ord`,
 
   /**
-   * {@link SQL.transition} alone in its batch, as one autocommit statement that also appends its `status` event with
-   * a seq from the feed counter (only when the update applied). The payload is written as `JSON.stringify` would
-   * write `{from, to}`. `event_seq` is the event's seq (NULL when nothing changed).
+   * {@link SQL.transitions} alone in its batch, as one autocommit statement that also appends one `status` event per
+   * applied item, in item order, with gap-free seqs from the feed counter (touched only when something applied). The
+   * payload is written as `JSON.stringify` would write `{from, to}`, `at` is the item's now. `event_seq` is each
+   * row's event seq.
    */
-  transitionAlone: `WITH ${TRANSITION_STEPS},
-    ev AS (SELECT upd.task_id, 'status'::text AS kind, $2::text AS status, $5::bigint AS at,
-        '{"from":' || to_json(upd.from_status::text)::text || ',"to":' || to_json($2::text)::text || '}' AS payload, 1 AS ord
-      FROM upd),
+  transitionsAlone: `WITH ${TRANSITION_STEPS},
+    ev AS (SELECT upd.task_id, 'status'::text AS kind, v.to_status AS status, v.now AS at,
+        '{"from":' || to_json(upd.from_status::text)::text || ',"to":' || to_json(v.to_status)::text || '}' AS payload,
+        row_number() OVER (ORDER BY upd.item_ord) AS ord, upd.item_ord
+      FROM upd JOIN v ON v.ord = upd.item_ord),
     ${APPEND_EV}
-    SELECT upd.*, f.base + ev.ord AS event_seq FROM upd JOIN ev ON true LEFT JOIN f ON true`,
+    SELECT upd.*, f.base + ev.ord AS event_seq FROM upd JOIN ev ON ev.item_ord = upd.item_ord LEFT JOIN f ON true
+    ORDER BY upd.item_ord`,
 
   /** statusMessage-only changes of non-terminal tasks (one task per entry; duplicates are split by the caller). */
   writeMessages: `UPDATE ${S}.tasks t SET status_message = e.message, last_updated_at = e.now
