@@ -215,11 +215,24 @@ export class TasksClient {
   }
 
   /**
-   * The task's current state (`tasks/get`).
+   * The task's current state (`tasks/get`). A journaled task that is not terminal gets this observation recorded (its
+   * status, attempt and "last seen" time), as a wait records its own, so `tasks` and `resume` show what was seen last.
    * @throws TaskNotFoundError (`-32602`) for an unknown or expired task; it is dropped from the journal.
    * @throws TasksProtocolError `-32601` when this connection has no tasks.
    */
   async getTask(taskId: string, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<TaskSnapshot> {
+    const snapshot = await this.readTask(taskId, options);
+    const entry = this.journal && (await this.journaled.own(taskId));
+    if (entry) {
+      const observer = new JournalObserver(this.journal, entry);
+      observer.observe(snapshot);
+      await observer.flush();
+    }
+    return snapshot;
+  }
+
+  /** `tasks/get` alone (see {@link getTask}); a wait records its observations itself. */
+  private async readTask(taskId: string, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<TaskSnapshot> {
     const generation = this.requireTasks('tasks/get');
     const request: SessionRequestOptions = { ...options, resendOnLostSession: true };
     const snapshot = await this.forTask(taskId, async () =>
@@ -246,7 +259,7 @@ export class TasksClient {
     const entry = await this.journaled.own(taskId);
     const observer = new JournalObserver(this.journal, entry);
     const plan: FollowPlan = {
-      poll: (budget) => this.getTask(taskId, budget),
+      poll: (budget) => this.readTask(taskId, budget),
       waker: new Waker(),
       hooks: {
         ...(entry?.lastStatus ? { known: entry.lastStatus } : {}),

@@ -70,4 +70,19 @@ describe('mcp-tasks resume / tasks (spawned CLI, real server)', () => {
     expect(listed.stdout).not.toMatch(new RegExp(`${id} +effect_job +working`));
     expect(listed.stdout).toContain("not the tasks' state now");
   });
+
+  it('`get` of a journaled task records what it saw: `tasks` then shows the time of that get, not of the call', async () => {
+    const id = await detached('confirm_effect', { label: 'r-seen' }); // waits for input: still unfinished at the get
+    const seenAt = (stdout: string): number => Date.parse(new RegExp(`${id} +confirm_effect +last seen \\w+ at (\\S+)`).exec(stdout)?.[1] ?? 'none');
+    const before = seenAt((await cli(['tasks'])).stdout);
+    expect(before).not.toBeNaN();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const getStarted = Date.now();
+    const got = await cli(['get', id, '--url', running.url]);
+    expect(got.code, got.stderr).toBe(0);
+    const listed = (await cli(['tasks'])).stdout;
+    expect(listed).toMatch(new RegExp(`${id} +confirm_effect +last seen input_required at `));
+    expect(seenAt(listed)).toBeGreaterThanOrEqual(getStarted - 5);
+    expect(seenAt(listed)).toBeGreaterThan(before);
+  });
 });
