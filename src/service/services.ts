@@ -15,6 +15,7 @@ import type { TaskServiceHook } from './hooks.js';
 import { CursorCodec } from './paging.js';
 import { type PollObserver, PollThrottle } from './poll-throttle.js';
 import { TaskReads } from './task-reads.js';
+import { FreshTasks } from './tasks/fresh-tasks.js';
 import { TasksDoor } from './tasks/tasks-door.js';
 import { ViewerService } from './viewer/viewer-service.js';
 import type { WorkerPresence } from './worker-presence.js';
@@ -76,7 +77,9 @@ export function createTaskServices(options: TaskServicesOptions): TaskServices {
   const reads = new TaskReads(store, clock);
   const door = new ServiceDoor(options.hooks ?? [], store, reads, clock, logger);
   const withHandOff = handOff ? { handOff } : {};
+  const fresh = new FreshTasks(feed);
   const tasks = new TasksDoor({
+    fresh,
     store,
     tools,
     feed,
@@ -89,7 +92,7 @@ export function createTaskServices(options: TaskServicesOptions): TaskServices {
     cursors: new CursorCodec(options.secret),
     ...(options.workers ? { workers: options.workers } : {}),
   });
-  const creator = new TaskCreator({ store, ...withHandOff, limits, clock, logger, reads });
+  const creator = new TaskCreator({ store, ...withHandOff, limits, clock, logger, reads, fresh });
   const calls = new CallService({
     store,
     executor,

@@ -155,8 +155,103 @@ describe('openResultWait: the look of a v1 tasks/result and its wait share one r
     await new Promise((resolve) => setTimeout(resolve, 100));
     const record = await opened.wait(AbortSignal.timeout(3_000));
     expect(record.status).toBe('completed');
-    // The look and the read on the terminal event: the wait did not read again before waiting.
+    // No look read (the task was created here and nothing changed it before the look: FreshTasks), then the read on
+    // the terminal event: the wait did not read again before waiting.
+    expect(counts.get).toBe(1);
+  });
+});
+
+describe('a blocking v1 tasks/result of a task created here starts without a read (issue 25: FreshTasks)', () => {
+  const held = defineTool({
+    name: 'held',
+    description: 'Waits for the test, then returns.',
+    execution: 'task-optional',
+    inputSchema: z.object({}),
+    async run() {
+      started = true;
+      await gate();
+      return textResult('released');
+    },
+  });
+  const others: RunningTasksServer[] = [];
+  afterEach(async () => {
+    for (const other of others.splice(0)) await other.close();
+  });
+
+  async function createHeld(server: RunningTasksServer): Promise<{ session: RawLegacySession; taskId: string }> {
+    started = false;
+    gates.length = 0;
+    const session = await RawLegacySession.open(server.url);
+    const created = await session.post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'held', arguments: {}, task: {} } });
+    const taskId = (created.messages[0] as { result: { task: { taskId: string } } }).result.task.taskId;
+    await until(() => started && gates.length === 1);
+    return { session, taskId };
+  }
+
+  it('one task read (on its end, with the session check), not two; the answer is the result', async () => {
+    running = await startTasksServer({ tools: [held], wrapStore: countingStore });
+    const { session, taskId } = await createHeld(running);
+    counts.get = 0;
+    required.length = 0;
+    const answer = session.post({ jsonrpc: '2.0', id: 2, method: 'tasks/result', params: { taskId } });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(counts.get).toBe(0);
+    gates.shift()?.();
+    const answered = await answer;
+    expect(answered.status).toBe(200);
+    expect(answered.messages.at(-1)).toMatchObject({ id: 2, result: { content: [{ type: 'text', text: 'released' }] } });
+    expect(counts.get).toBe(1);
+    expect(required).toEqual([session.sessionId]);
+  });
+
+  it('negative control: a task another instance created (same database) is read by the look first', async () => {
+    running = await startTasksServer({ tools: [held], wrapStore: countingStore });
+    const other = await startTasksServer({ tools: [held], dbPath: running.dbPath, wrapStore: countingStore });
+    others.push(other);
+    const { taskId } = await createHeld(running);
+    const session = await RawLegacySession.open(other.url);
+    counts.get = 0;
+    const answer = session.post({ jsonrpc: '2.0', id: 2, method: 'tasks/result', params: { taskId } });
+    await until(() => counts.get === 1);
+    gates.shift()?.();
+    expect((await answer).messages.at(-1)).toMatchObject({ id: 2, result: { content: [{ type: 'text', text: 'released' }] } });
     expect(counts.get).toBe(2);
+  });
+
+  it('a session deleted elsewhere before the request is still answered 404: at the end of a short task', async () => {
+    running = await startTasksServer({ tools: [held], wrapStore: countingStore });
+    const { session, taskId } = await createHeld(running);
+    expect(await running.store.sessions.deleteSession(session.sessionId)).toBe(true);
+    const answer = session.post({ jsonrpc: '2.0', id: 2, method: 'tasks/result', params: { taskId } });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    gates.shift()?.();
+    const refused = await answer;
+    expect(refused.status).toBe(404);
+    expect(refused.body).toMatchObject({ error: { code: -32001 } });
+  });
+
+  it('… and for a task still running after the held-back time, by one session read before any header (the wait stops)', async () => {
+    running = await startTasksServer({ tools: [held], wrapStore: countingStore });
+    const { session, taskId } = await createHeld(running);
+    expect(await running.store.sessions.deleteSession(session.sessionId)).toBe(true);
+    counts.get = 0;
+    const askedAt = Date.now();
+    const refused = await session.post({ jsonrpc: '2.0', id: 2, method: 'tasks/result', params: { taskId } });
+    expect(refused.status).toBe(404);
+    expect(Date.now() - askedAt).toBeGreaterThanOrEqual(900);
+    expect(counts.get).toBe(0);
+    gates.shift()?.();
+  });
+
+  it('negative control: the session still there, a task longer than the held-back time gets its headers, then its result', async () => {
+    running = await startTasksServer({ tools: [held], wrapStore: countingStore });
+    const { session, taskId } = await createHeld(running);
+    const answer = session.post({ jsonrpc: '2.0', id: 2, method: 'tasks/result', params: { taskId } });
+    await new Promise((resolve) => setTimeout(resolve, 1_300));
+    gates.shift()?.();
+    const answered = await answer;
+    expect(answered.status).toBe(200);
+    expect(answered.messages.at(-1)).toMatchObject({ id: 2, result: { content: [{ type: 'text', text: 'released' }] } });
   });
 });
 

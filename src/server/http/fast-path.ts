@@ -35,6 +35,11 @@ interface PlainRequest {
 
 const SERVER_INFO_META_KEY = 'io.modelcontextprotocol/serverInfo';
 const ENVELOPE_KEYS = new Set([PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY]);
+/**
+ * How long a blocking `tasks/result` whose session no statement has checked yet holds its response headers back
+ * (ms; see `answerUnchecked`): long enough for a short task to end first, far below any client's header timeout.
+ */
+const HELD_HEADERS_MS = 1_000;
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -187,7 +192,12 @@ export class FastPath {
     // The wait goes on from this read (one read of the task, not two; issue 25).
     const opened = await this.deps.service.tasks.openResultWait(v1, taskId, guard).catch(() => undefined);
     if (opened === undefined || opened === 'asks') return false;
-    const { path, wait } = opened;
+    const { path, wait, sessionUnchecked } = opened;
+    if (sessionUnchecked !== undefined) {
+      // Started from the record this process created (no read): the wait's reads check the session.
+      await this.answerUnchecked(response, body.id, sessionUnchecked, (signal) => wait(signal).then((record) => terminalPayloadV1(this.deps, v1, record)));
+      return true;
+    }
     const produce = async (): Promise<JsonObject> => terminalPayloadV1(this.deps, v1, await wait(abortOnClose(response)));
     if (path === 'settled') await this.answer(response, body.id, frame, produce);
     else await this.answerLater(response, body.id, frame.sessionId, produce);
@@ -284,6 +294,48 @@ export class FastPath {
     const message = await this.messageOf(id, { sessionId }, produce);
     if (response.destroyed) return;
     response.end(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+  }
+
+  /**
+   * A blocking `tasks/result` of session `sessionId` that no statement has checked yet (its wait started from the
+   * record this process created; `wait`'s own reads check the session). A session deleted before the request must be
+   * answered 404 (as every request of a deleted session is), which cannot follow 200 headers: the answer is held
+   * back for up to {@link HELD_HEADERS_MS} — most tasks end by then, and `answer` gives 404 when the wait found the
+   * task missing with the session gone — and a wait still running then checks the session with one read before the
+   * headers go out (404 and the wait stopped when it is gone).
+   */
+  private async answerUnchecked(
+    response: ServerResponse,
+    id: string | number,
+    sessionId: string,
+    wait: (signal: AbortSignal) => Promise<JsonObject>,
+  ): Promise<void> {
+    const stop = new AbortController();
+    const result = wait(AbortSignal.any([abortOnClose(response), stop.signal]));
+    let timer: NodeJS.Timeout | undefined;
+    const late = await Promise.race([
+      result.then(
+        () => false,
+        () => false,
+      ),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), HELD_HEADERS_MS))),
+    ]);
+    clearTimeout(timer);
+    if (!late) return this.answer(response, id, { sessionId, guard: sessionId }, () => result);
+    let exists: boolean;
+    try {
+      exists = await this.sessions.stillExists(sessionId);
+    } catch {
+      exists = true; // the store is unreachable: the wait's own reads will fail or check it
+    }
+    if (!exists) {
+      stop.abort();
+      result.catch(() => undefined);
+      this.sessions.ended(sessionId);
+      if (!response.destroyed) writeJsonRpcError(response, 404, null, ErrorCode.SessionNotFound, 'Session not found');
+      return;
+    }
+    await this.answerLater(response, id, sessionId, () => result);
   }
 
   /**

@@ -11,6 +11,7 @@ import type { JsonObject, JsonValue, NewTask, TaskRecord } from '../../core/task
 import { TRACE_STEP, type TraceCarrier } from '../../core/trace-context.js';
 import type { TaskCaller } from '../caller.js';
 import type { TaskReads } from '../task-reads.js';
+import type { FreshTasks } from '../tasks/fresh-tasks.js';
 import { ttlFor } from '../ttl-policy.js';
 import type { RunPlan } from './call-plan.js';
 import { type KeyClaim, replayOf } from './idempotency.js';
@@ -53,6 +54,8 @@ export interface TaskCreatorOptions {
   clock: Clock;
   logger: Logger;
   reads: TaskReads;
+  /** Told of every task this process creates (a `tasks/result` that follows starts from it). */
+  fresh?: FreshTasks;
 }
 
 /**
@@ -122,6 +125,7 @@ export class TaskCreator {
       reservation?.cancel();
       throw error;
     }
+    this.options.fresh?.remember(record);
     try {
       onCreated?.(record);
     } catch (error) {

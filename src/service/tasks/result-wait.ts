@@ -1,15 +1,24 @@
+import type { Clock } from '../../core/clock.js';
 import type { TaskEventFeed } from '../../core/event-feed.js';
 import { isTerminal } from '../../core/state-machine.js';
+import { visibleAt } from '../../core/store-rules.js';
 import type { TaskRecord } from '../../core/task.js';
 import type { ToolRegistry } from '../../core/tool-registry.js';
 import type { TaskActor } from '../access.js';
 import type { ServiceDoor } from '../door.js';
 import type { TaskReads } from '../task-reads.js';
+import { changesResultWait, type FreshTasks } from './fresh-tasks.js';
 
 /** A blocking `tasks/result` whose look is done (see {@link ResultWaits.openResultWait}). */
 export interface ResultWait {
   /** `settled` (terminal at the look) or `waits` (its tool never asks for input). */
   path: 'settled' | 'waits';
+  /**
+   * The v1 session the look did not check (the look used the record this process created, {@link FreshTasks}): the
+   * wait's reads check it instead, so a wait that ends finds the task missing when the session is gone; the caller
+   * must check it itself before it commits to an answer earlier (e.g. sends response headers).
+   */
+  sessionUnchecked?: string;
   /** The wait, from the record the look read; start it exactly once. */
   wait: (signal: AbortSignal) => Promise<TaskRecord>;
 }
@@ -26,7 +35,16 @@ interface Wakes {
  * wait until the task is terminal, woken by the event feed. Part of `TasksDoor`, which delegates to it.
  */
 export class ResultWaits {
-  constructor(private readonly options: { feed: TaskEventFeed; door: ServiceDoor; reads: TaskReads; tools: Pick<ToolRegistry, 'get'> }) {}
+  constructor(
+    private readonly options: {
+      feed: TaskEventFeed;
+      door: ServiceDoor;
+      reads: TaskReads;
+      tools: Pick<ToolRegistry, 'get'>;
+      clock: Clock;
+      fresh?: FreshTasks;
+    },
+  ) {}
 
   /**
    * What a blocking v1 `tasks/result` of the actor's task will have to do, for an adapter that chooses between two
@@ -76,6 +94,18 @@ export class ResultWaits {
    */
   async openResultWait(actor: TaskActor, taskId: string, requireSession?: string): Promise<ResultWait | 'asks' | undefined> {
     const wakes = this.wakes(taskId);
+    // A task this process created that nothing has changed since (issue 25: no read; see FreshTasks): subscribed
+    // above, in this same turn, so whatever changes it from now on wakes the wait.
+    const fresh = this.options.fresh?.get(taskId);
+    if (fresh && fresh.ownerKey === actor.ownerKey && fresh.generation === actor.generation && visibleAt(fresh, this.options.clock.now())) {
+      if (this.pathOf(fresh) === 'waits') {
+        return {
+          path: 'waits',
+          ...(requireSession === undefined ? {} : { sessionUnchecked: requireSession }),
+          wait: (signal) => this.waitFrom(actor, taskId, wakes, fresh, signal, undefined, requireSession),
+        };
+      }
+    }
     let record: TaskRecord | undefined;
     try {
       record = await this.options.reads.get(taskId, {
@@ -100,10 +130,9 @@ export class ResultWaits {
   private wakes(taskId: string): Wakes {
     let wake: () => void = () => {};
     let woken = new Promise<void>((resolve) => (wake = resolve));
-    // Only events that can change the answer or the questions wake the read: a new run or a statusMessage of a
-    // `working` task (its `attempt` and `message` events) cannot (issue 25: one read of the task fewer per run).
+    // Only events that can change the answer or the questions wake the read (issue 25: one read of the task fewer per run).
     const close = this.options.feed.subscribeTask(taskId, (event) => {
-      if (event.status !== 'working' || event.kind === 'input' || event.kind === 'expired') wake();
+      if (changesResultWait(event)) wake();
     });
     let taken = false;
     return {
@@ -117,7 +146,10 @@ export class ResultWaits {
     };
   }
 
-  /** The loop of {@link waitForTerminal}, on `wakes` taken before `first` (a record already read) or before its first read. */
+  /**
+   * The loop of {@link waitForTerminal}, on `wakes` taken before `first` (a record already read) or before its first
+   * read. `requireSession`: every read also checks that v1 session (the look did not).
+   */
   private waitFrom(
     actor: TaskActor,
     taskId: string,
@@ -125,6 +157,7 @@ export class ResultWaits {
     first: TaskRecord | undefined,
     signal: AbortSignal,
     onUpdate?: (record: TaskRecord) => Promise<void>,
+    requireSession?: string,
   ): Promise<TaskRecord> {
     const { door } = this.options;
     const context = { operation: 'waitForTerminal', actor: actor, generation: actor.generation, taskId } as const;
@@ -139,7 +172,7 @@ export class ResultWaits {
             door.admit(context, seen);
             record = seen;
             seen = undefined;
-          } else record = await door.scoped(actor, taskId, 'waitForTerminal');
+          } else record = await door.scoped(actor, taskId, 'waitForTerminal', requireSession);
           if (isTerminal(record.status)) return record;
           await onUpdate?.(record);
           await until(woken, signal);

@@ -18,6 +18,7 @@ import { clampPollHintMs, withPollHint } from '../poll-hint.js';
 import { holdBack, type PollThrottle } from '../poll-throttle.js';
 import type { TaskReads } from '../task-reads.js';
 import type { WorkerPresence } from '../worker-presence.js';
+import type { FreshTasks } from './fresh-tasks.js';
 import { planAnswers } from './input-answers.js';
 import { type ResultResource, resultResource } from './result-reads.js';
 import { type ResultWait, ResultWaits } from './result-wait.js';
@@ -72,6 +73,8 @@ export interface TasksDoorOptions {
   workers?: Pick<WorkerPresence, 'view'>;
   /** Seals `tasks/list` cursors. */
   cursors: CursorCodec;
+  /** The tasks this process created, unchanged since (a blocking `tasks/result` starts from them). */
+  fresh?: FreshTasks;
 }
 
 /** Most operations `tasks/get` lists for one task. */
