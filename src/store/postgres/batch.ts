@@ -333,11 +333,14 @@ export class PostgresBatcher {
         else op.reject(this.rejection(result.error));
       }
     };
-    for (const entry of this.unpublished) entry.waitFor.delete(batch);
-    if (run.events.length > 0) {
-      const waitFor = new Set([...this.running].filter((other) => other !== batch));
-      this.unpublished.push({ events: run.events, settle, waitFor });
-    } else settle();
+    const waitFor = new Set([...this.running].filter((other) => other !== batch));
+    // An entry that waited for this batch now waits for what this batch's own entry waits for: this batch may hold
+    // smaller seqs than that entry (its first units committed early), and they are published only with its entry.
+    for (const entry of this.unpublished) {
+      if (entry.waitFor.delete(batch) && run.events.length > 0) for (const other of waitFor) entry.waitFor.add(other);
+    }
+    if (run.events.length > 0) this.unpublished.push({ events: run.events, settle, waitFor });
+    else settle();
     this.publishReady();
   }
 

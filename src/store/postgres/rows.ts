@@ -180,7 +180,9 @@ export class PostgresRows implements TaskRows {
       candidates.map((e) => (e.payload === null ? null : JSON.stringify(e.payload))),
       ...auditColumns(fresh),
     ]);
-    await this.settleInserted(query, fresh, plan.fresh, plan.results, rows);
+    // The statement committed: from here nothing may throw (the batcher would take this unit as unwritten and run
+    // it again, or reject creates that committed). A follow-up read that fails settles only the create it was for.
+    await this.settleInserted(query, fresh, plan.fresh, plan.results, rows, true);
     const base = rows[0]?.feed_base ?? 0;
     const events = createdEvents(tasks, plan.results).map((event, i) => ({ seq: base + i + 1, ...event }));
     return { results: settledAll(plan.results), events };
@@ -236,6 +238,8 @@ export class PostgresRows implements TaskRows {
    * Record the created task for every inserted row, and for every create the database skipped a conflict — or, for
    * one that requires its session when that session has no record, `gone`. A record, once deleted, never comes back
    * (ids are random), so a session found after the INSERT existed during it: that create was skipped for its key.
+   * `committed`: the INSERT already committed (a one-statement form), so a failing follow-up read rejects only the
+   * create it was for instead of throwing.
    */
   private async settleInserted(
     query: Query,
@@ -243,6 +247,7 @@ export class PostgresRows implements TaskRows {
     indexes: readonly number[],
     results: Array<Settled<TaskRecord> | undefined>,
     rows: readonly InsertedRow[],
+    committed = false,
   ): Promise<void> {
     const byId = new Map(rows.map((row) => [row.task_id, row]));
     for (const [k, task] of tasks.entries()) {
@@ -251,8 +256,13 @@ export class PostgresRows implements TaskRows {
       const record = row && this.ctx.codec.insertedRecord(task, { ...this.paramsOf(task), leaseExpiresAt: row.lease_expires_at }, row.seq);
       if (record) results[indexes[k] as number] = { ok: true, value: record };
       else {
-        const gone = task.requireSession === true && (await query(SQL.sessionExists, [task.sessionId ?? ''])).length === 0;
-        results[indexes[k] as number] = { ok: false, error: gone ? sessionGone() : idempotencyKeyTaken() };
+        try {
+          const gone = task.requireSession === true && (await query(SQL.sessionExists, [task.sessionId ?? ''])).length === 0;
+          results[indexes[k] as number] = { ok: false, error: gone ? sessionGone() : idempotencyKeyTaken() };
+        } catch (error) {
+          if (!committed) throw error;
+          results[indexes[k] as number] = { ok: false, error };
+        }
       }
     }
   }
