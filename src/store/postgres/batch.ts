@@ -419,13 +419,18 @@ function opsOf(units: readonly Unit[]): Pending[] {
   return units.flatMap((unit) => (unit.kind === 'single' ? [unit.op] : unit.ops));
 }
 
-/** Group queued entries into units: single operations in order; each merged kind at the position of its first item. */
+/**
+ * Group queued entries into units: single operations in order; the items of a merged kind join that kind's unit at
+ * the position of its first item, but never across a single operation queued between them (a statusMessage write
+ * issued before a completion of the same task must not be applied after it: review 37; SQLite keeps queue order).
+ */
 function toUnits(batch: readonly Queued[]): Unit[] {
   const units: Unit[] = [];
   const mergedUnits = new Map<MergedWork<unknown, unknown>, Extract<Unit, { kind: 'merged' }>>();
   for (const entry of batch) {
     if (!entry.merged) {
       units.push({ kind: 'single', work: entry.work as Work<unknown>, op: entry.op });
+      mergedUnits.clear();
       continue;
     }
     const work = entry.work as MergedWork<unknown, unknown>;

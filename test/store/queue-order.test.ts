@@ -1,5 +1,5 @@
 /**
- * Review 37: a statusMessage write queued BEFORE a transition of the same task, in one tick, must be applied
+ * Review 37 (issue 25): a statusMessage write queued BEFORE a transition of the same task, in one tick, must be applied
  * before it (as issued, and as SQLite does), on every backend.
  */
 import { expect, it } from 'vitest';
@@ -10,7 +10,7 @@ import { newTaskInput } from '../helpers/new-task.js';
 
 const RESULT: TaskOutcome = { kind: 'result', result: { content: [{ type: 'text', text: 'done' }] } };
 
-describeOnBothStores('review 37: queue order of a message write and a transition of the same task', (backend) => {
+describeOnBothStores('review 37 (issue 25): queue order of a message write and a transition of the same task', (backend) => {
   it('writeStatusMessages(T) issued before transition(T) in the same tick applies first (another transition queued before both)', async () => {
     const store = await backend.open();
     const other = await store.create(newTaskInput());
