@@ -57,7 +57,10 @@ describe('review 37: one call entry per tools/call on PostgreSQL under races', (
       expect(answeredTasks.filter((t) => t !== undefined).length + refused).toBe(40);
       expect(entries.map((e) => [e.taskId?.slice(0, 6) ?? null, e.outcome])).toHaveLength(40);
       for (const taskId of new Set(answeredTasks.filter((t) => t !== undefined))) {
-        expect(entries.filter((e) => e.taskId === taskId), taskId).toHaveLength(answeredTasks.filter((t) => t === taskId).length);
+        expect(
+          entries.filter((e) => e.taskId === taskId),
+          taskId,
+        ).toHaveLength(answeredTasks.filter((t) => t === taskId).length);
       }
       expect(entries.filter((e) => e.taskId === null)).toHaveLength(refused);
       expect(refused).toBeGreaterThan(0);
