@@ -85,11 +85,12 @@ interface Running {
   readonly id: number;
 }
 
-/** A committed batch whose events wait for publication. */
+/** A commit whose events wait for publication. */
 interface Committed {
+  /** Consecutive seqs, ascending. */
   events: TaskEvent[];
   settle(): void;
-  /** Batches that were running when this one committed: one of them may hold smaller seqs. */
+  /** Batches that had a statement in flight when this commit was answered: one of them may hold smaller seqs. */
   waitFor: Set<Running>;
 }
 
@@ -113,12 +114,14 @@ const MAX_RETRIES = 3;
  * counter and inserts the events with the seqs it handed out. The counter's row lock is held until COMMIT, so
  * concurrent batches (of any process) obtain seqs strictly in commit order, gap-free. Batches that append no event
  * never touch the counter (nor does a one-statement form without events). Locally, events are published to
- * `publish` in seq order — a committed batch waits for the batches still running when it committed, the only ones
- * that can hold smaller seqs — and before that batch's promises settle.
+ * `publish` in seq order — a commit waits for the other batches that had a statement in flight when it was
+ * answered, the only ones that can hold smaller seqs — and before the promises of its operations settle.
  */
 export class PostgresBatcher {
   private queue: Queued[] = [];
   private readonly running = new Set<Running>();
+  /** Running batches with a statement (or their transaction) in flight: the only ones that can commit smaller seqs. */
+  private readonly busy = new Set<Running>();
   private nextId = 1;
   private scheduled = false;
   private closed = false;
@@ -172,8 +175,7 @@ export class PostgresBatcher {
         this.running.add(batch);
         void this.runBatch(batch, toUnits(this.queue.splice(0, this.options.maxBatch))).finally(() => {
           this.running.delete(batch);
-          for (const entry of this.unpublished) entry.waitFor.delete(batch);
-          this.publishReady();
+          this.answered(batch);
           this.schedule();
           if (this.queue.length === 0 && this.running.size === 0) for (const resolve of this.idle.splice(0)) resolve();
         });
@@ -198,39 +200,34 @@ export class PostgresBatcher {
     };
     client.on('error', onConnectionError);
     try {
-      const alone = await this.runAlone(client, units);
-      if ('error' in alone) {
-        broken = alone.error instanceof Error ? alone.error : undefined;
-        this.failAll(opsOf(alone.rest), alone.error, 'write');
-        this.finish(batch, alone.done);
+      const rest = await this.runAlone(batch, client, units);
+      if ('error' in rest) {
+        broken = rest.error instanceof Error ? rest.error : undefined;
+        this.failAll(opsOf(rest.units), rest.error, 'write');
         return;
       }
-      const { done, rest } = alone;
-      if (rest.length === 0) {
-        this.finish(batch, done);
-        return;
-      }
-      for (let attempt = 0; ; attempt += 1) {
-        try {
-          const run = ((await this.runOnce(client, rest, false)) ?? (await this.runOnce(client, rest, true))) as RunResult;
-          this.finish(batch, {
-            settled: [...done.settled, ...run.settled],
-            events: [...done.events, ...run.events],
-            committed: done.committed || run.committed,
-          });
-          return;
-        } catch (error) {
-          await rollback(client);
-          const state = sqlState(error);
-          if (state !== undefined && RETRYABLE.has(state) && attempt < MAX_RETRIES) {
-            this.stats.retries += 1;
-            continue;
+      if (rest.units.length === 0) return;
+      this.busy.add(batch);
+      try {
+        for (let attempt = 0; ; attempt += 1) {
+          try {
+            const run = ((await this.runOnce(client, rest.units, false)) ?? (await this.runOnce(client, rest.units, true))) as RunResult;
+            this.committed(batch, run);
+            return;
+          } catch (error) {
+            await rollback(client);
+            const state = sqlState(error);
+            if (state !== undefined && RETRYABLE.has(state) && attempt < MAX_RETRIES) {
+              this.stats.retries += 1;
+              continue;
+            }
+            if (isUnavailable(error) && error instanceof Error) broken = error;
+            this.failAll(opsOf(rest.units), error, 'write');
+            return;
           }
-          if (isUnavailable(error) && error instanceof Error) broken = error;
-          this.failAll(opsOf(rest), error, 'write');
-          this.finish(batch, done);
-          return;
         }
+      } finally {
+        this.answered(batch);
       }
     } finally {
       client.removeListener('error', onConnectionError);
@@ -240,37 +237,40 @@ export class PostgresBatcher {
   }
 
   /**
-   * The batch's leading units that have a one-statement form ({@link MergedWork.runAlone}), each run so, in queue
-   * order: one autocommit statement per unit instead of `BEGIN`, a statement per unit, the feed statement and
-   * `COMMIT` (issue 25: a worker's batch of a completion and the claim of the next run was five statements, now two;
-   * an API's create and the audit entry of another call, likewise). The units are independent operations that share
-   * a batch only to share a commit, so committing them one by one changes no outcome; queue order is kept, so the
-   * units from the first one without such a form on run together in one transaction (`rest`).
-   * @returns what committed (`done`) and the units left; with `error`, the connection failed at `rest[0]` (nothing
-   *   of `rest` was written): those fail, `done` stands.
+   * Run the batch's leading units that have a one-statement form ({@link MergedWork.runAlone}) as one autocommit
+   * statement EACH, in queue order, each committed (published, settled) as it returns: one statement per unit instead
+   * of `BEGIN`, a statement per unit, the feed statement and `COMMIT` (issue 25: a worker's batch of a run completing
+   * and the claim of the next run was five statements, now two; an API's create and another call's audit entry,
+   * likewise). The units are independent operations that share a batch only to share a commit, so committing them
+   * one by one changes no outcome; queue order is kept, so the units from the first one without such a form on
+   * (`units`) run together in one transaction.
+   * @returns the units left; with `error`, the connection failed at the first of them (nothing of them was written).
    */
-  private async runAlone(
-    client: pg.PoolClient,
-    units: readonly Unit[],
-  ): Promise<{ done: RunResult; rest: Unit[] } | { done: RunResult; rest: Unit[]; error: unknown }> {
-    const done: RunResult = { settled: [], events: [], committed: false };
+  private async runAlone(batch: Running, client: pg.PoolClient, units: readonly Unit[]): Promise<{ units: Unit[] } | { units: Unit[]; error: unknown }> {
     for (const [i, unit] of units.entries()) {
-      if (unit.kind !== 'merged' || !unit.work.runAlone) return { done, rest: units.slice(i) };
+      if (unit.kind !== 'merged' || !unit.work.runAlone) return { units: units.slice(i) };
+      this.busy.add(batch);
       let alone: Awaited<ReturnType<NonNullable<MergedWork<unknown, unknown>['runAlone']>>>;
       try {
         alone = await unit.work.runAlone(queryOf(client), unit.items);
       } catch (error) {
-        if (isUnavailable(error)) return { done, rest: units.slice(i), error };
-        // Nothing of this unit was written (one autocommit statement): the transaction isolates whatever failed.
-        return { done, rest: units.slice(i) };
+        this.answered(batch);
+        // Unavailable: nothing of this unit was written, and the connection is gone. Else the transaction isolates it.
+        return isUnavailable(error) ? { units: units.slice(i), error } : { units: units.slice(i) };
       }
-      if (!alone) return { done, rest: units.slice(i) };
+      if (!alone) {
+        this.answered(batch);
+        return { units: units.slice(i) };
+      }
       const { results, events } = alone;
-      unit.ops.forEach((op, k) => done.settled.push({ op, result: results[k] ?? { ok: false, error: new Error('merged step settled no result') } }));
-      done.events.push(...events);
-      done.committed = true;
+      this.committed(batch, {
+        settled: unit.ops.map((op, k) => ({ op, result: results[k] ?? { ok: false, error: new Error('merged step settled no result') } })),
+        events,
+        committed: true,
+      });
+      this.answered(batch);
     }
-    return { done, rest: [] };
+    return { units: [] };
   }
 
   /**
@@ -319,10 +319,12 @@ export class PostgresBatcher {
   }
 
   /**
-   * After the batch's last COMMIT: publish in seq order (possibly after batches still running), then settle every
-   * operation. Nothing this batch commits can come after this point, so entries waiting for it stop waiting here.
+   * One commit of `batch` (a one-statement unit, or its transaction): its events wait for publication until every
+   * OTHER batch that had a statement in flight when this commit was answered has had it answered — only such a
+   * statement can have committed smaller seqs (one sent later commits after this one, the feed counter being one
+   * row) — then are published in seq order, and only then are its operations settled.
    */
-  private finish(batch: Running, run: RunResult): void {
+  private committed(batch: Running, run: RunResult): void {
     if (run.committed) {
       this.stats.commits += 1;
       this.stats.operations += run.settled.filter((s) => s.result.ok).length;
@@ -333,29 +335,33 @@ export class PostgresBatcher {
         else op.reject(this.rejection(result.error));
       }
     };
-    const waitFor = new Set([...this.running].filter((other) => other !== batch));
-    // An entry that waited for this batch now waits for what this batch's own entry waits for: this batch may hold
-    // smaller seqs than that entry (its first units committed early), and they are published only with its entry.
-    for (const entry of this.unpublished) {
-      if (entry.waitFor.delete(batch) && run.events.length > 0) for (const other of waitFor) entry.waitFor.add(other);
+    if (run.events.length === 0) {
+      settle();
+      return;
     }
-    if (run.events.length > 0) this.unpublished.push({ events: run.events, settle, waitFor });
-    else settle();
+    const waitFor = new Set([...this.busy].filter((other) => other !== batch));
+    this.unpublished.push({ events: run.events, settle, waitFor });
+    this.unpublished.sort((a, b) => (a.events[0] as TaskEvent).seq - (b.events[0] as TaskEvent).seq);
+    this.publishReady();
+  }
+
+  /** `batch` has no statement in flight any more (its last one was answered): commits waiting for it stop waiting. */
+  private answered(batch: Running): void {
+    this.busy.delete(batch);
+    for (const entry of this.unpublished) entry.waitFor.delete(batch);
     this.publishReady();
   }
 
   /**
-   * Publish every committed batch that waits for no running batch any more, their events merged in seq order (a
-   * batch that committed unit by unit may hold seqs on both sides of another batch's), then settle them.
+   * Publish the committed entries in seq order, from the smallest on, as long as each waits for nothing: an entry
+   * that still waits holds back the larger seqs behind it (each entry's seqs are consecutive, so its first orders it).
    */
   private publishReady(): void {
-    const ready = this.unpublished.filter((entry) => entry.waitFor.size === 0);
-    if (ready.length === 0) return;
-    for (const entry of ready) this.unpublished.splice(this.unpublished.indexOf(entry), 1);
-    const events = ready.length === 1 ? (ready[0] as Committed).events : ready.flatMap((entry) => entry.events);
-    if (ready.length > 1) events.sort((a, b) => a.seq - b.seq);
-    this.publish(events);
-    for (const entry of ready) entry.settle();
+    while (this.unpublished.length > 0 && (this.unpublished[0] as Committed).waitFor.size === 0) {
+      const entry = this.unpublished.shift() as Committed;
+      this.publish(entry.events);
+      entry.settle();
+    }
   }
 
   private rejection(error: unknown): StoreError {
