@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { eventually, runNotes } from '../helpers/run-notes.js';
 import { type ServerProcess, startServerProcess, startWorkerProcess, type WorkerProcess } from '../helpers/server-process.js';
 import { sharedStore } from '../helpers/shared-store.js';
+import { RawLegacySession } from '../helpers/sse.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 
@@ -83,6 +84,30 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(JSON.stringify(await fixture.observer.readEventsAfter(0, 10_000))).not.toContain('api-1');
       expect(JSON.stringify(await fixture.observer.getUnscoped(taskId))).not.toContain('api-1');
     });
+
+    it('v1 round trips under load, each answered: a blocking tasks/result of a task created here starts from the created record (issue 25), even when the worker ended it before this process saw its own create answered', async () => {
+      const server = await api();
+      await worker('worker-1', ['--concurrency', '32']);
+      const log = join(temp.dir, 'round-trips.log');
+      const rounds = async (): Promise<number> => {
+        const session = await RawLegacySession.open(server.url, { capabilities: { tasks: {} } });
+        let answered = 0;
+        for (let i = 0; i < 12; i += 1) {
+          const created = await session.request('tools/call', { name: 'role_job', arguments: { log, ms: 0 }, task: {} });
+          const taskId = (created.body.result?.task as { taskId: string }).taskId;
+          const result = await Promise.race([
+            session.request('tasks/result', { taskId }),
+            new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`tasks/result of ${taskId} not answered in 20 s`)), 20_000)),
+          ]);
+          expect(JSON.stringify(result.messages.at(-1))).toContain('done in');
+          answered += 1;
+        }
+        return answered;
+      };
+      // Before the fix, a create whose events the feed delivered (with the task's end) before the create settled left
+      // a stale record, and its tasks/result waited forever: the P7 benchmark hung at once with 16 clients.
+      expect(await Promise.all(Array.from({ length: 16 }, rounds))).toEqual(Array.from({ length: 16 }, () => 12));
+    }, 120_000);
 
     it('cancel on the API process reaches the tool running in the worker within a second', async () => {
       const [server] = await Promise.all([api(), worker('worker-2')]);

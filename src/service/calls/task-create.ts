@@ -78,6 +78,8 @@ export class TaskCreator {
     const { onCreated, sessionId, requireSession } = session;
     const { limits, clock, store, handOff } = this.options;
     const taskId = newTaskId();
+    const { fresh } = this.options;
+    fresh?.expect(taskId);
     const reservation = handOff?.reserve(taskId);
     const task: NewTask = {
       taskId,
@@ -111,6 +113,7 @@ export class TaskCreator {
           // A refusal is thrown (the catch below gives the reservation back); a taken key replays its task.
           if ('refused' in result) throw this.refusal(caller, result.refused);
           reservation?.cancel();
+          fresh?.drop(taskId);
           return await replayOf(result.existing, claim, (id) => this.keyTask(claim, id));
         }
         record = result.task as TaskRecord;
@@ -123,9 +126,10 @@ export class TaskCreator {
       }
     } catch (error) {
       reservation?.cancel();
+      fresh?.drop(taskId);
       throw error;
     }
-    this.options.fresh?.remember(record);
+    fresh?.remember(record);
     try {
       onCreated?.(record);
     } catch (error) {

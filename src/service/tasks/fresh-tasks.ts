@@ -13,6 +13,9 @@ export function changesResultWait(event: TaskEvent): boolean {
   return event.status !== 'working' || event.kind === 'input' || event.kind === 'expired';
 }
 
+/** An entry of a create not answered yet: `pending`, or `changed` when an event changed the task meanwhile. */
+type Expected = 'pending' | 'changed';
+
 /**
  * The tasks this process created that are, as far as its event feed has delivered, still `working` as created:
  * their record as the create returned it, until an event of theirs that {@link changesResultWait} arrives. The blocking
@@ -20,29 +23,49 @@ export function changesResultWait(event: TaskEvent): boolean {
  * reading the task again (issue 25: ~one statement per round trip on PostgreSQL).
  *
  * Why that is exact: the feed delivers every committed event of every process, in commit order per task, and an
- * entry is dropped synchronously when its event is delivered. A wait subscribes to the task's events before it looks
- * here (same turn of the event loop), so an event delivered before the look finds no entry (the look reads the
- * store), and one delivered after it wakes the wait. Expiry is judged by the caller (`expiresAt`); owner and
- * generation are checked against the record like a scoped read would.
+ * entry is dropped synchronously when its event is delivered. The create announces its task id before it is written
+ * ({@link expect}), so an event delivered before the create is answered — the feed may deliver the task's whole life
+ * (another process ran it) before this process's own commit settles — is remembered, and the record is then not kept.
+ * A wait subscribes to the task's events before it looks here (same turn of the event loop), so an event delivered
+ * before the look finds no entry (the look reads the store), and one delivered after it wakes the wait. Expiry is
+ * judged by the caller (`expiresAt`); owner and generation are checked against the record like a scoped read would.
  */
 export class FreshTasks {
-  private readonly entries = new Map<string, TaskRecord>();
+  private readonly entries = new Map<string, TaskRecord | Expected>();
 
   constructor(feed: Pick<TaskEventFeed, 'subscribeAll'>) {
     feed.subscribeAll((event) => {
-      if (changesResultWait(event)) this.entries.delete(event.taskId);
+      if (!changesResultWait(event)) return;
+      const entry = this.entries.get(event.taskId);
+      if (entry === 'pending') this.entries.set(event.taskId, 'changed');
+      else if (entry !== undefined) this.entries.delete(event.taskId);
     });
   }
 
-  /** Keep `record`, a task this process has just created (its create committed and its events were delivered). */
-  remember(record: TaskRecord): void {
-    if (record.status !== 'working') return;
-    this.entries.set(record.taskId, record);
+  /** A task with this id is about to be created here: follow its events from now on. */
+  expect(taskId: string): void {
+    this.entries.set(taskId, 'pending');
     if (this.entries.size > MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value as string);
+  }
+
+  /**
+   * Keep `record`, the task announced by {@link expect} whose create has just been answered — unless an event changed
+   * it meanwhile (or its announcement was dropped for room): then the look reads it.
+   */
+  remember(record: TaskRecord): void {
+    const entry = this.entries.get(record.taskId);
+    if (entry === 'pending' && record.status === 'working') this.entries.set(record.taskId, record);
+    else this.entries.delete(record.taskId);
+  }
+
+  /** Stop following a task whose create failed or created nothing. */
+  drop(taskId: string): void {
+    this.entries.delete(taskId);
   }
 
   /** The record `taskId` was created with, while no event that changes a result wait has arrived for it. */
   get(taskId: string): TaskRecord | undefined {
-    return this.entries.get(taskId);
+    const entry = this.entries.get(taskId);
+    return typeof entry === 'object' ? entry : undefined;
   }
 }
