@@ -72,7 +72,13 @@ export class PostgresLeases implements TaskLeases {
       at: Number(row.store_now),
       payload: { attempt: row.attempt, leaseOwner },
     }));
-    return { results: [{ ok: true, value: rows.map((row) => this.ctx.codec.toRecord(row)) }], events };
+    // The statement has committed: a row that cannot be decoded (e.g. encrypted with a key this process lacks)
+    // rejects the claim, but must not be thrown — a throw means "nothing written", and the claim would run again.
+    try {
+      return { results: [{ ok: true, value: rows.map((row) => this.ctx.codec.toRecord(row)) }], events };
+    } catch (error) {
+      return { results: [{ ok: false, error }], events };
+    }
   }
 
   /** See {@link TaskLeases.claimLapsed}: `FOR UPDATE SKIP LOCKED`, no event; result ordered by `seq`. */

@@ -102,7 +102,9 @@ export class PostgresTransitions implements MergedWork<TransitionItem, TaskRecor
       const { to, now } = item.request;
       events.push({ seq: Number(row.event_seq), taskId: item.taskId, kind: 'status', status: to, at: now, payload: { from: row.from_status, to } });
     });
-    return { results: rows.map((row) => ({ ok: true, value: row && this.codec.toRecord(row) })), events };
+    // The statement has committed: a row that cannot be decoded rejects its item alone, never throws (a throw means
+    // "nothing written", and the transitions would run again, answering "did not apply").
+    return { results: rows.map((row) => settledDecode(() => row && this.codec.toRecord(row))), events };
   }
 
   /** `items` (distinct task ids) in one `SQL.transitions`; per item its record or `undefined`, events staged in order. */
@@ -114,6 +116,15 @@ export class PostgresTransitions implements MergedWork<TransitionItem, TaskRecor
       tx.append(taskId, 'status', request.to, request.now, { from: row.from_status, to: request.to });
       return this.codec.toRecord(row);
     });
+  }
+}
+
+/** `decode()` as a settled result (its throw as the item's error). */
+function settledDecode<T>(decode: () => T): Settled<T> {
+  try {
+    return { ok: true, value: decode() };
+  } catch (error) {
+    return { ok: false, error };
   }
 }
 
