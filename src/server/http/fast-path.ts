@@ -192,10 +192,16 @@ export class FastPath {
     // The wait goes on from this read (one read of the task, not two; issue 25).
     const opened = await this.deps.service.tasks.openResultWait(v1, taskId, guard).catch(() => undefined);
     if (opened === undefined || opened === 'asks') return false;
-    const { path, wait, sessionUnchecked } = opened;
+    const { path, wait, sessionUnchecked, sessionChecked } = opened;
     if (sessionUnchecked !== undefined) {
       // Started from the record this process created (no read): the wait's reads check the session.
-      await this.answerUnchecked(response, body.id, sessionUnchecked, (signal) => wait(signal).then((record) => terminalPayloadV1(this.deps, v1, record)));
+      await this.answerUnchecked(
+        response,
+        body.id,
+        sessionUnchecked,
+        (signal) => wait(signal).then((record) => terminalPayloadV1(this.deps, v1, record)),
+        sessionChecked,
+      );
       return true;
     }
     const produce = async (): Promise<JsonObject> => terminalPayloadV1(this.deps, v1, await wait(abortOnClose(response)));
@@ -309,6 +315,7 @@ export class FastPath {
     id: string | number,
     sessionId: string,
     wait: (signal: AbortSignal) => Promise<JsonObject>,
+    sessionChecked?: () => void,
   ): Promise<void> {
     const stop = new AbortController();
     const result = wait(AbortSignal.any([abortOnClose(response), stop.signal]));
@@ -325,6 +332,8 @@ export class FastPath {
     let exists: boolean;
     try {
       exists = await this.sessions.stillExists(sessionId);
+      // Checked, as a look's read checks it: the answer no longer depends on the record (see ResultWait.sessionChecked).
+      if (exists) sessionChecked?.();
     } catch {
       exists = true; // the store is unreachable: the wait's own reads will fail or check it
     }

@@ -19,6 +19,13 @@ export interface ResultWait {
    * must check it itself before it commits to an answer earlier (e.g. sends response headers).
    */
   sessionUnchecked?: string;
+  /**
+   * With {@link sessionUnchecked}: the caller has checked that session itself (e.g. before it sent response headers);
+   * the wait's later reads stop checking it, as the wait of a look that read the session does not check it either (a
+   * session record that goes away after that — a DELETE elsewhere, the idle prune of a long wait — must not turn the
+   * task's result into "Task not found").
+   */
+  sessionChecked?: () => void;
   /** The wait, from the record the look read; start it exactly once. */
   wait: (signal: AbortSignal) => Promise<TaskRecord>;
 }
@@ -99,10 +106,11 @@ export class ResultWaits {
     const fresh = this.options.fresh?.get(taskId);
     if (fresh && fresh.ownerKey === actor.ownerKey && fresh.generation === actor.generation && visibleAt(fresh, this.options.clock.now())) {
       if (this.pathOf(fresh) === 'waits') {
+        let check = requireSession;
         return {
           path: 'waits',
-          ...(requireSession === undefined ? {} : { sessionUnchecked: requireSession }),
-          wait: (signal) => this.waitFrom(actor, taskId, wakes, fresh, signal, undefined, requireSession),
+          ...(requireSession === undefined ? {} : { sessionUnchecked: requireSession, sessionChecked: () => (check = undefined) }),
+          wait: (signal) => this.waitFrom(actor, taskId, wakes, fresh, signal, undefined, () => check),
         };
       }
     }
@@ -148,7 +156,7 @@ export class ResultWaits {
 
   /**
    * The loop of {@link waitForTerminal}, on `wakes` taken before `first` (a record already read) or before its first
-   * read. `requireSession`: every read also checks that v1 session (the look did not).
+   * read. `requireSession`: a read also checks the v1 session it names then (the look did not check it).
    */
   private waitFrom(
     actor: TaskActor,
@@ -157,7 +165,7 @@ export class ResultWaits {
     first: TaskRecord | undefined,
     signal: AbortSignal,
     onUpdate?: (record: TaskRecord) => Promise<void>,
-    requireSession?: string,
+    requireSession?: () => string | undefined,
   ): Promise<TaskRecord> {
     const { door } = this.options;
     const context = { operation: 'waitForTerminal', actor: actor, generation: actor.generation, taskId } as const;
@@ -172,7 +180,7 @@ export class ResultWaits {
             door.admit(context, seen);
             record = seen;
             seen = undefined;
-          } else record = await door.scoped(actor, taskId, 'waitForTerminal', requireSession);
+          } else record = await door.scoped(actor, taskId, 'waitForTerminal', requireSession?.());
           if (isTerminal(record.status)) return record;
           await onUpdate?.(record);
           await until(woken, signal);
