@@ -1,9 +1,15 @@
 import type { TaskEventFeed } from '../../core/event-feed.js';
 import type { TaskEvent } from '../../core/ports/feed.js';
 import type { TaskRecord } from '../../core/task.js';
+import { jsonCharsUpTo } from '../task-reads.js';
 
 /** Tasks kept at most; the oldest is dropped first (a task a requestor never waits for leaves when it ends). */
 const MAX_ENTRIES = 2048;
+/**
+ * Largest record kept, in JSON characters (counted with bounded work): a task with larger arguments is read by its
+ * `tasks/result` as before, so the entries hold at most ~MAX_ENTRIES × this (not MAX_ENTRIES × `maxArgumentBytes`).
+ */
+const MAX_RECORD_CHARS = 16 * 1024;
 
 /**
  * Whether `event` can change what a waiting `tasks/result` answers or asks: anything that leaves the task other than
@@ -54,8 +60,9 @@ export class FreshTasks {
    */
   remember(record: TaskRecord): void {
     const entry = this.entries.get(record.taskId);
-    if (entry === 'pending' && record.status === 'working') this.entries.set(record.taskId, record);
-    else this.entries.delete(record.taskId);
+    if (entry === 'pending' && record.status === 'working' && jsonCharsUpTo(record, MAX_RECORD_CHARS + 1) <= MAX_RECORD_CHARS) {
+      this.entries.set(record.taskId, record);
+    } else this.entries.delete(record.taskId);
   }
 
   /** Stop following a task whose create failed or created nothing. */
