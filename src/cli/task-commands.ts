@@ -1,4 +1,4 @@
-import { type ConnectionEvent, type InputHandler, TaskNotFoundError, type TasksClient, type TaskSnapshot, TaskTimeoutError } from '../client/index.js';
+import { type ConnectionEvent, type InputHandler, TaskJournal, TaskNotFoundError, type TasksClient, type TaskSnapshot, TaskTimeoutError } from '../client/index.js';
 import { V1_PROTOCOL_VERSION } from '../protocol/constants.js';
 import { describeField, formFields } from './prompt-schema.js';
 import { detachOnInterrupt, followTask, openClient, reportFailure, type RequestorFlags, resolveTarget, resultText } from './requestor.js';
@@ -63,9 +63,13 @@ export async function watchCommand(taskId: string, flags: WatchFlags): Promise<v
   const deadline = flags.timeout === undefined ? undefined : Date.now() + flags.timeout;
   const interrupt = detachOnInterrupt();
   try {
+    // The attempt this requestor saw last (a task it created saw its first run at least): a higher one now is
+    // announced as a restart by the server, as `resume` announces it.
+    const journaled = await new TaskJournal(TaskJournal.defaultPath()).get(taskId).catch(() => undefined);
+    const knownAttempt = journaled ? { knownAttempt: journaled.lastAttempt ?? 1 } : {};
     process.exitCode = await withTaskClient(taskId, flags, async (client) => {
       await client.getTask(taskId); // finds the right connection before the status line starts
-      return followTask(client, taskId, flags, { ...(deadline === undefined ? {} : { deadline }), signal: interrupt.signal });
+      return followTask(client, taskId, flags, { ...(deadline === undefined ? {} : { deadline }), signal: interrupt.signal, ...knownAttempt });
     });
   } finally {
     interrupt.dispose();
