@@ -166,6 +166,9 @@ async function run(
   const { taskId } = outcome;
   process.stderr.write(`mcp-tasks: task ${taskId} created (tasks ${outcome.generation}, MCP ${client.protocolVersion}, ${client.url})\n`);
   if (outcome.immediateResponse) process.stderr.write(`mcp-tasks: server says: ${toModelLine(outcome.immediateResponse)}\n`);
+  // The task's own status when it says something else (e.g. "waiting for a worker …": no worker process runs).
+  const status = outcome.task.statusMessage;
+  if (status && status !== outcome.immediateResponse) process.stderr.write(`mcp-tasks: task status: ${toModelLine(status)}\n`);
   if (flags.ttlMs !== undefined && outcome.generation === 'v2')
     process.stderr.write(
       `mcp-tasks: note: --ttl-ms has no effect on 2026-07-28; the server chose ${outcome.task.ttlMs === null ? 'unlimited retention' : `${outcome.task.ttlMs} ms`}\n`,

@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
+import { cliRunner } from '../cli/support.js';
 import { eventually } from '../helpers/run-notes.js';
 import { type ServerProcess, startServerProcess, startWorkerProcess, type WorkerProcess } from '../helpers/server-process.js';
 import { sharedStore } from '../helpers/shared-store.js';
@@ -141,5 +142,30 @@ describe('serve --no-worker with no live worker: every reader is told the task w
     expect(withWorker.statusMessage).toBe('Started scanning fleet-b');
     expect((await pollModernTask(api.url, v2Task.taskId as string)).status).toBe('completed');
     for (const stream of streams.splice(0)) stream.close();
+  });
+});
+
+describe('mcp-tasks call against serve --no-worker with no live worker', () => {
+  const temp = makeTempDir();
+  const fixture = sharedStore<ServerProcess>('postgres', temp);
+
+  it("prints the task's own status beside the tool's words when they differ: 'waiting for a worker', not only 'Started scanning'", async () => {
+    const api = await startServerProcess(join(temp.dir, 'api'), [
+      '--no-worker',
+      '--instance-id',
+      'api-cli',
+      '--store',
+      fixture.storeArg,
+      '--no-builtins',
+      '--tools',
+      ANNOUNCED,
+    ]);
+    fixture.processes.push(api);
+    const env: NodeJS.ProcessEnv = { ...process.env, MCP_TASKS_CLIENT_STATE: join(temp.dir, 'cli-journal.json') };
+    delete env.MCP_TASKS_URL;
+    const detached = await cliRunner(env).cli(['call', 'announced_scan', '--args', JSON.stringify({ target: 'fleet-c' }), '--detach', '--url', api.url]);
+    expect(detached.code, detached.stderr).toBe(0);
+    expect(detached.stderr).toContain('server says: Started scanning fleet-c');
+    expect(detached.stderr).toMatch(/task status: waiting for a worker \(no worker process is running/);
   });
 });
