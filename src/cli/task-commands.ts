@@ -1,4 +1,12 @@
-import { type ConnectionEvent, type InputHandler, TaskJournal, TaskNotFoundError, type TasksClient, type TaskSnapshot, TaskTimeoutError } from '../client/index.js';
+import {
+  type ConnectionEvent,
+  type InputHandler,
+  TaskJournal,
+  TaskNotFoundError,
+  type TasksClient,
+  type TaskSnapshot,
+  TaskTimeoutError,
+} from '../client/index.js';
 import { V1_PROTOCOL_VERSION } from '../protocol/constants.js';
 import { describeField, formFields } from './prompt-schema.js';
 import { detachOnInterrupt, followTask, openClient, reportFailure, type RequestorFlags, resolveTarget, resultText } from './requestor.js';

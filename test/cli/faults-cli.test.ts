@@ -146,37 +146,40 @@ describe('mcp-tasks under faults (spawned CLI, real server, fault proxy)', () =>
     }
   });
 
-  it.each(['resume', 'watch'])('%s in a new process after a server crash says the server re-ran the task (attempt 2), not only its new progress; one without a re-run says nothing', async (command) => {
-    const follow = (id: string, url: string) => cli(command === 'resume' ? ['resume', '--url', url] : ['watch', id, '--url', url]);
-    const dataDir = join(temp.dir, 'resume-restart-data');
-    const log = join(temp.dir, 'resumed.log');
-    const port = await freePort();
-    const args = ['--no-builtins', '--tools', PROGRESS_TOOLS, '--lease-ms', '1000', '--poll-interval-ms', '200'];
-    let server = await startServerProcess(dataDir, args, {}, port);
-    try {
-      const detached = await cli(['call', 'stepped_job', '--args', JSON.stringify({ steps: 30, stepMs: 100, log }), '--url', server.url, '--detach']);
-      expect(detached.code, detached.stderr).toBe(0);
-      const id = detached.stdout.trim();
-      for (let tries = 0; !(existsSync(log) && readFileSync(log, 'utf8') === 'run\n') && tries < 200; tries++) await sleep(20);
-      await sleep(300);
-      await server.kill9();
-      server = await startServerProcess(dataDir, args, {}, port);
-      const resumed = await follow(id, server.url);
-      expect(resumed.code, resumed.stderr).toBe(0);
-      expect(resumed.stdout).toBe('stepped 30\n');
-      expect(readFileSync(log, 'utf8')).toBe('run\nrun\n');
-      expect(resumed.stderr).toContain(`task ${id} was restarted by the server: attempt 2, its progress starts again`);
-      // Negative control: a task resumed without any re-run announces no restart.
-      writeFileSync(log, '');
-      const second = await cli(['call', 'stepped_job', '--args', JSON.stringify({ steps: 10, stepMs: 100, log }), '--url', server.url, '--detach']);
-      const quiet = await follow(second.stdout.trim(), server.url);
-      expect(quiet.code, quiet.stderr).toBe(0);
-      if (command === 'resume') expect(quiet.stderr).toContain(`resuming task ${second.stdout.trim()}`);
-      expect(quiet.stdout).toBe('stepped 10\n');
-      expect(quiet.stderr).not.toContain('restarted by the server');
-    } finally {
-      await server.stop();
-      writeFileSync(log, '');
-    }
-  });
+  it.each(['resume', 'watch'])(
+    '%s in a new process after a server crash says the server re-ran the task (attempt 2), not only its new progress; one without a re-run says nothing',
+    async (command) => {
+      const follow = (id: string, url: string) => cli(command === 'resume' ? ['resume', '--url', url] : ['watch', id, '--url', url]);
+      const dataDir = join(temp.dir, 'resume-restart-data');
+      const log = join(temp.dir, 'resumed.log');
+      const port = await freePort();
+      const args = ['--no-builtins', '--tools', PROGRESS_TOOLS, '--lease-ms', '1000', '--poll-interval-ms', '200'];
+      let server = await startServerProcess(dataDir, args, {}, port);
+      try {
+        const detached = await cli(['call', 'stepped_job', '--args', JSON.stringify({ steps: 30, stepMs: 100, log }), '--url', server.url, '--detach']);
+        expect(detached.code, detached.stderr).toBe(0);
+        const id = detached.stdout.trim();
+        for (let tries = 0; !(existsSync(log) && readFileSync(log, 'utf8') === 'run\n') && tries < 200; tries++) await sleep(20);
+        await sleep(300);
+        await server.kill9();
+        server = await startServerProcess(dataDir, args, {}, port);
+        const resumed = await follow(id, server.url);
+        expect(resumed.code, resumed.stderr).toBe(0);
+        expect(resumed.stdout).toBe('stepped 30\n');
+        expect(readFileSync(log, 'utf8')).toBe('run\nrun\n');
+        expect(resumed.stderr).toContain(`task ${id} was restarted by the server: attempt 2, its progress starts again`);
+        // Negative control: a task resumed without any re-run announces no restart.
+        writeFileSync(log, '');
+        const second = await cli(['call', 'stepped_job', '--args', JSON.stringify({ steps: 10, stepMs: 100, log }), '--url', server.url, '--detach']);
+        const quiet = await follow(second.stdout.trim(), server.url);
+        expect(quiet.code, quiet.stderr).toBe(0);
+        if (command === 'resume') expect(quiet.stderr).toContain(`resuming task ${second.stdout.trim()}`);
+        expect(quiet.stdout).toBe('stepped 10\n');
+        expect(quiet.stderr).not.toContain('restarted by the server');
+      } finally {
+        await server.stop();
+        writeFileSync(log, '');
+      }
+    },
+  );
 });

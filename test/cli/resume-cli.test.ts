@@ -86,7 +86,7 @@ describe('mcp-tasks resume / tasks (spawned CLI, real server)', () => {
     expect(seenAt(listed)).toBeGreaterThan(before);
   });
 
-  it('`get` that prints a finished task\'s outcome takes it out of the journal: `tasks` no longer lists it, `resume` does not print it again', async () => {
+  it("`get` that prints a finished task's outcome takes it out of the journal: `tasks` no longer lists it, `resume` does not print it again", async () => {
     const id = await detached('effect_job', { label: 'r-got', seconds: 0.1 });
     await new Promise((resolve) => setTimeout(resolve, 600));
     const got = await cli(['get', id, '--url', running.url]);
