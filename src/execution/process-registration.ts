@@ -36,7 +36,7 @@ export class InstanceIdTaken extends Error {
   override readonly name = 'InstanceIdTaken';
   constructor(readonly holder: ProcessRecord) {
     super(
-      `instance id ${holder.instanceId} is held by a live ${holder.role} process (host ${holder.host}, pid ${holder.pid}, heartbeat ${Math.max(0, holder.expiresAt - holder.heartbeatAt)} ms ahead); ` +
+      `instance id ${holder.instanceId} is held by a live ${holder.role} process (host ${holder.host}, pid ${holder.pid}, its registration lapses ${Math.max(0, holder.expiresAt - holder.heartbeatAt)} ms after its last heartbeat); ` +
         'give this process another --instance-id, or stop that one',
     );
   }
@@ -170,7 +170,7 @@ export class SettingsDiffer extends Error {
   ) {
     super(
       `settings differ from live ${other.role} process ${other.instanceId} in: ${fields.join(', ')} ` +
-        `(its digest ${other.settingsDigest}); every process of a store must agree on roots, writable roots, tools, check targets, run limits and the at-rest key — ` +
+        `(its digest ${other.settingsDigest}); every process of a store must agree on roots, writable roots, tools and their policies, check targets, run limits, TTLs, result sizes and the at-rest key — ` +
         `this ${role} does not start (mcp-tasks doctor lists the digests)`,
     );
   }

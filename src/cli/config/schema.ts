@@ -141,7 +141,9 @@ export const ConfigSchema = z
       .string()
       .min(16, 'must be at least 16 bytes')
       .optional()
-      .describe('secret signing cursors and request states, ≥ 16 bytes (default: <dataDir>/secret); secret'),
+      .describe(
+        'secret signing cursors and request states, ≥ 16 bytes (default: <dataDir>/secret on SQLite; on PostgreSQL one generated and kept in the database); secret',
+      ),
     tools: z.array(z.string()).optional().describe('tool modules to load'),
     builtins: z.boolean().optional().describe('register the built-in tools (default true)'),
     upstreams: z
