@@ -5,6 +5,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 import pg from 'pg';
+import { afterAll, afterEach, beforeAll, beforeEach, vi } from 'vitest';
+
+import { openPostgresTaskStore, type PostgresTaskStore, type PostgresTaskStoreOptions } from '../../src/store/postgres/index.js';
 
 /**
  * PostgreSQL for tests: the server comes from `MCP_TASKS_TEST_PG_URL` (set by `.ci/run`) or from the state file
@@ -209,5 +212,49 @@ export function rawClients(): { connect(url: string): Promise<pg.Client>; endAll
     async endAll() {
       for (const client of open.splice(0)) await client.end().catch(() => undefined);
     },
+  };
+}
+
+/** What {@link postgresStoresPerFile} gives a test file. */
+export interface PostgresStoresPerFile {
+  /** The file's database URL (after `beforeAll`). */
+  url(): string;
+  /** Open a store on the file's database (more options than the URL: batch sizes, a cipher …); closed after the test. */
+  open(options?: Omit<PostgresTaskStoreOptions, 'url'>): Promise<PostgresTaskStore>;
+  /** Plain clients the test opens (to hold locks, …); ended after the test. */
+  clients: ReturnType<typeof rawClients>;
+}
+
+/**
+ * The fixture most PostgreSQL store test files share: a database of the file's own (created before its tests,
+ * dropped after them), emptied before each test; the stores and raw clients a test opens are closed after it, and
+ * spies restored. Registers the vitest hooks, so call it at the top level of the file.
+ */
+export function postgresStoresPerFile(): PostgresStoresPerFile {
+  let database: TestDatabase | undefined;
+  const stores: PostgresTaskStore[] = [];
+  const clients = rawClients();
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  beforeEach(async () => {
+    await emptyTaskStore((database as TestDatabase).url);
+  });
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    await clients.endAll();
+    await Promise.all(stores.splice(0).map((store) => store.close()));
+  });
+  afterAll(async () => {
+    await database?.drop();
+  });
+  return {
+    url: () => (database as TestDatabase).url,
+    async open(options = {}) {
+      const store = await openPostgresTaskStore({ ...options, url: (database as TestDatabase).url });
+      stores.push(store);
+      return store;
+    },
+    clients,
   };
 }

@@ -2,38 +2,18 @@
  * Review 37: attacks on the PostgreSQL group commit's one-statement units (`PostgresBatcher.runAlone`).
  */
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 import type { TaskEvent } from '../../src/core/ports/feed.js';
-import { openPostgresTaskStore, type PostgresTaskStore } from '../../src/store/postgres/index.js';
+import type { PostgresTaskStore } from '../../src/store/postgres/index.js';
 import { SQL } from '../../src/store/postgres/sql.js';
 import { newTaskInput } from '../helpers/new-task.js';
-import { createTestDatabase, emptyTaskStore, rawClients, type TestDatabase } from '../helpers/postgres.js';
+import { postgresStoresPerFile } from '../helpers/postgres.js';
 
-let database: TestDatabase;
-const stores: PostgresTaskStore[] = [];
-const clients = rawClients();
+const pgStores = postgresStoresPerFile();
+const clients = pgStores.clients;
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-beforeEach(async () => {
-  await emptyTaskStore(database.url);
-});
-afterEach(async () => {
-  vi.restoreAllMocks();
-  await clients.endAll();
-  await Promise.all(stores.splice(0).map((store) => store.close()));
-});
-afterAll(async () => {
-  await database?.drop();
-});
-
-async function open(): Promise<PostgresTaskStore> {
-  const store = await openPostgresTaskStore({ url: database.url });
-  stores.push(store);
-  return store;
-}
+const open = (): Promise<PostgresTaskStore> => pgStores.open();
 
 function textOf(args: unknown[]): string {
   return typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string }).text);
@@ -112,14 +92,13 @@ async function lockWaiters(client: pg.Client): Promise<number> {
 
 describe('review 37: local publication order with two batches in flight', () => {
   it('a batch whose first unit committed early is published before a later batch that waited for it', async () => {
-    const store = await openPostgresTaskStore({ url: database.url, maxInFlightBatches: 2 });
-    stores.push(store);
+    const store = await pgStores.open({ maxInFlightBatches: 2 });
     const [a, b, c, d] = await Promise.all([0, 1, 2, 3].map(() => store.create(newTaskInput())));
     const published: number[] = [];
     store.onEvent((event) => published.push(event.seq));
-    const raw1 = await clients.connect(database.url);
-    const raw2 = await clients.connect(database.url);
-    const watch = await clients.connect(database.url);
+    const raw1 = await clients.connect(pgStores.url());
+    const raw2 = await clients.connect(pgStores.url());
+    const watch = await clients.connect(pgStores.url());
     await raw1.query('BEGIN');
     await raw1.query('SELECT 1 FROM mcp_tasks.tasks WHERE task_id = $1 FOR UPDATE', [b!.taskId]);
     await raw2.query('BEGIN');

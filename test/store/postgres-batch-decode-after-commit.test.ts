@@ -7,34 +7,18 @@
  */
 import { randomBytes } from 'node:crypto';
 
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import type { TaskEvent } from '../../src/core/ports/feed.js';
 import { AesGcmFieldCipher } from '../../src/store/field-cipher.js';
-import { openPostgresTaskStore, type PostgresTaskStore } from '../../src/store/postgres/index.js';
+import type { PostgresTaskStore } from '../../src/store/postgres/index.js';
 import { newTaskInput } from '../helpers/new-task.js';
-import { createTestDatabase, emptyTaskStore, type TestDatabase } from '../helpers/postgres.js';
+import { postgresStoresPerFile } from '../helpers/postgres.js';
 
-let database: TestDatabase;
-const stores: PostgresTaskStore[] = [];
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-beforeEach(async () => {
-  await emptyTaskStore(database.url);
-});
-afterEach(async () => {
-  await Promise.all(stores.splice(0).map((store) => store.close()));
-});
-afterAll(async () => {
-  await database?.drop();
-});
+const pgStores = postgresStoresPerFile();
 
 async function open(withKey: boolean): Promise<PostgresTaskStore> {
-  const store = await openPostgresTaskStore({ url: database.url, ...(withKey ? { encryption: new AesGcmFieldCipher(randomBytes(32)) } : {}) });
-  stores.push(store);
-  return store;
+  return pgStores.open(withKey ? { encryption: new AesGcmFieldCipher(randomBytes(32)) } : {});
 }
 
 describe('review 37b: a one-statement unit that commits, then fails to decode its rows', () => {

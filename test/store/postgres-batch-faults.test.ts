@@ -2,36 +2,20 @@
  * Review 37: faults in later units of a batch whose leading units committed as one-statement forms.
  */
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 import type { TaskEvent } from '../../src/core/ports/feed.js';
 import type { TaskOutcome } from '../../src/core/task.js';
-import { openPostgresTaskStore, type PostgresTaskStore } from '../../src/store/postgres/index.js';
+import type { PostgresTaskStore } from '../../src/store/postgres/index.js';
 import { SQL } from '../../src/store/postgres/sql.js';
 import { newTaskInput } from '../helpers/new-task.js';
-import { createTestDatabase, emptyTaskStore, type TestDatabase } from '../helpers/postgres.js';
+import { postgresStoresPerFile } from '../helpers/postgres.js';
 
 const RESULT: TaskOutcome = { kind: 'result', result: { content: [{ type: 'text', text: 'done' }] } };
-let database: TestDatabase;
-const stores: PostgresTaskStore[] = [];
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-beforeEach(async () => {
-  await emptyTaskStore(database.url);
-});
-afterEach(async () => {
-  vi.restoreAllMocks();
-  await Promise.all(stores.splice(0).map((store) => store.close()));
-});
-afterAll(async () => {
-  await database?.drop();
-});
+const pgStores = postgresStoresPerFile();
 
 async function open(): Promise<{ store: PostgresTaskStore; published: TaskEvent[] }> {
-  const store = await openPostgresTaskStore({ url: database.url });
-  stores.push(store);
+  const store = await pgStores.open();
   const published: TaskEvent[] = [];
   store.onEvent((event) => published.push(event));
   return { store, published };

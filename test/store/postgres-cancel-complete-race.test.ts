@@ -2,35 +2,20 @@
  * Review 37: cancel-vs-complete races across two store instances with mixed batches (creates, claims, transitions,
  * audits, single writes) and two batches in flight; local publication order and exactly-once.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import type { TaskEvent } from '../../src/core/ports/feed.js';
 import type { TaskOutcome, TaskRecord } from '../../src/core/task.js';
-import { openPostgresTaskStore, type PostgresTaskStore } from '../../src/store/postgres/index.js';
+import type { PostgresTaskStore } from '../../src/store/postgres/index.js';
 import { newTaskInput } from '../helpers/new-task.js';
-import { createTestDatabase, emptyTaskStore, type TestDatabase } from '../helpers/postgres.js';
+import { postgresStoresPerFile } from '../helpers/postgres.js';
 
 const RESULT: TaskOutcome = { kind: 'result', result: { content: [{ type: 'text', text: 'done' }] } };
 
-let database: TestDatabase;
-const stores: PostgresTaskStore[] = [];
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-beforeEach(async () => {
-  await emptyTaskStore(database.url);
-});
-afterEach(async () => {
-  await Promise.all(stores.splice(0).map((store) => store.close()));
-});
-afterAll(async () => {
-  await database?.drop();
-});
+const pgStores = postgresStoresPerFile();
 
 async function open(options: { maxBatchSize?: number } = {}): Promise<{ store: PostgresTaskStore; published: TaskEvent[] }> {
-  const store = await openPostgresTaskStore({ url: database.url, maxInFlightBatches: 2, ...options });
-  stores.push(store);
+  const store = await pgStores.open({ maxInFlightBatches: 2, ...options });
   const published: TaskEvent[] = [];
   store.onEvent((event) => published.push(event));
   return { store, published };

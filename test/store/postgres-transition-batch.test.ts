@@ -6,45 +6,26 @@
  * row lock settles (with negative controls that show the scenario would catch the lock missing).
  */
 import type pg from 'pg';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import type { TransitionRequest } from '../../src/core/ports/rows.js';
 import type { TaskOutcome, TaskRecord } from '../../src/core/task.js';
-import { openPostgresTaskStore, type PostgresTaskStore } from '../../src/store/postgres/index.js';
+import type { PostgresTaskStore } from '../../src/store/postgres/index.js';
 import { SQL } from '../../src/store/postgres/sql.js';
 import { transitionItem } from '../../src/store/postgres/transitions.js';
 import { newTaskInput } from '../helpers/new-task.js';
 import { statementsOf } from '../helpers/pg-statements.js';
-import { createTestDatabase, emptyTaskStore, rawClients, type TestDatabase } from '../helpers/postgres.js';
+import { postgresStoresPerFile } from '../helpers/postgres.js';
 
 const RESULT: TaskOutcome = { kind: 'result', result: { content: [{ type: 'text', text: 'done' }] } };
 const ERROR: TaskOutcome = { kind: 'error', error: { code: -32603, message: 'boom', data: { reason: 'runtime_limit' } } };
 /** How the set statement's text begins (what `statementsOf` records of it). */
 const SET_FORM = 'WITH v AS (SELECT * FROM unnest(';
 
-let database: TestDatabase;
-const stores: PostgresTaskStore[] = [];
-const clients = rawClients();
+const pgStores = postgresStoresPerFile();
+const clients = pgStores.clients;
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-beforeEach(async () => {
-  await emptyTaskStore(database.url);
-});
-afterEach(async () => {
-  await clients.endAll();
-  await Promise.all(stores.splice(0).map((store) => store.close()));
-});
-afterAll(async () => {
-  await database?.drop();
-});
-
-async function open(): Promise<PostgresTaskStore> {
-  const store = await openPostgresTaskStore({ url: database.url });
-  stores.push(store);
-  return store;
-}
+const open = (): Promise<PostgresTaskStore> => pgStores.open();
 
 /** The parameter arrays of `SQL.transitions` for these transitions, as the store builds them (for the controls). */
 function setParams(items: ReadonlyArray<[string, TransitionRequest]>): unknown[][] {
@@ -143,7 +124,7 @@ describe('issue 25: the transitions of one batch as one set-based statement', ()
     ]);
     expect(await store.lastEventSeq()).toBe(before + 4);
     // The payload text is what JSON.stringify writes (the item-by-item form's, and SQLite's).
-    const raw = await clients.connect(database.url);
+    const raw = await clients.connect(pgStores.url());
     const { rows } = await raw.query<{ payload: string }>('SELECT payload FROM mcp_tasks.task_events WHERE seq > $1 ORDER BY seq', [before]);
     expect(rows.map((row) => row.payload)).toEqual(events.map((e) => JSON.stringify(e.payload)));
 
@@ -165,7 +146,7 @@ describe('issue 25: the transitions of one batch as one set-based statement', ()
     ];
 
     // Control: the set statement on its own, given the repeated id, reads a's row once and misses the second change.
-    const raw = await clients.connect(database.url);
+    const raw = await clients.connect(pgStores.url());
     await raw.query('BEGIN');
     const { rows } = await raw.query<{ task_id: string; status: string }>(SQL.transitions, setParams(items));
     await raw.query('ROLLBACK');
@@ -196,8 +177,8 @@ describe('issue 25: the transitions of one batch as one set-based statement', ()
     const tasks = await Promise.all(Array.from({ length: 4 }, () => store.create(newTaskInput())));
     const ids = tasks.map((task) => task.taskId);
     const cancels = ids.map((taskId): [string, TransitionRequest] => [taskId, { to: 'cancelled', now: Date.now() }]);
-    const other = await clients.connect(database.url);
-    const watcher = await clients.connect(database.url);
+    const other = await clients.connect(pgStores.url());
+    const watcher = await clients.connect(pgStores.url());
 
     /** The other process's completions of the first two tasks, committed while `cancel` waits for their rows. */
     const race = async <T>(cancel: () => Promise<T>): Promise<T> => {
@@ -212,7 +193,7 @@ describe('issue 25: the transitions of one batch as one set-based statement', ()
     // Control: the same statement without `FOR UPDATE` in `cur` judges the status it read before the wait.
     const unlocked = SQL.transitions.replace('ORDER BY t.task_id FOR UPDATE', 'ORDER BY t.task_id');
     expect(unlocked).not.toBe(SQL.transitions);
-    const broken = await clients.connect(database.url);
+    const broken = await clients.connect(pgStores.url());
     await broken.query('BEGIN');
     const control = await race(() => broken.query<{ task_id: string; from_status: string }>(unlocked, setParams(cancels)));
     await broken.query('ROLLBACK');
