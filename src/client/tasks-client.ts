@@ -216,8 +216,8 @@ export class TasksClient {
 
   /**
    * The task's current state (`tasks/get`). A journaled task that is not terminal gets this observation recorded (its
-   * status, attempt and "last seen" time), as a wait records its own, so `tasks` and `resume` show what was seen last;
-   * one that is terminal with its outcome in the answer (2026-07-28) leaves the journal, its outcome delivered.
+   * status, attempt and "last seen" time), as a wait records its own, so `tasks` and `resume` show what was seen last
+   * (a terminal status too: the entry stays until a wait delivers the outcome).
    * @throws TaskNotFoundError (`-32602`) for an unknown or expired task; it is dropped from the journal.
    * @throws TasksProtocolError `-32601` when this connection has no tasks.
    */
@@ -225,13 +225,11 @@ export class TasksClient {
     const snapshot = await this.readTask(taskId, options);
     const entry = this.journal && (await this.journaled.own(taskId));
     if (entry && isTerminalStatus(snapshot.status)) {
-      // Its outcome came with it (2026-07-28): delivered, so it leaves the journal as after a wait. A 2025-11-25 task's
-      // result comes only from tasks/result: the entry stays (resume fetches it) and says what was seen.
-      if (snapshot.result !== undefined || snapshot.error !== undefined) await this.journaled.forget(taskId);
-      else
-        await this.journal
-          ?.update(taskId, { lastStatus: snapshot.status, lastUpdatedAt: snapshot.lastUpdatedAt, observedAt: new Date().toISOString() })
-          .catch(() => {});
+      // The entry stays (`watch <id>`, `cancel <id>` find the task's endpoint through it; a wait removes it once it
+      // delivered the outcome) and says what was seen: "last seen completed", not the working of an older look.
+      await this.journal
+        ?.update(taskId, { lastStatus: snapshot.status, lastUpdatedAt: snapshot.lastUpdatedAt, observedAt: new Date().toISOString() })
+        .catch(() => {});
     } else if (entry) {
       const observer = new JournalObserver(this.journal, entry);
       observer.observe(snapshot);

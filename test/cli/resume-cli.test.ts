@@ -86,14 +86,16 @@ describe('mcp-tasks resume / tasks (spawned CLI, real server)', () => {
     expect(seenAt(listed)).toBeGreaterThan(before);
   });
 
-  it("`get` that prints a finished task's outcome takes it out of the journal: `tasks` no longer lists it, `resume` does not print it again", async () => {
+  it('`get` of a finished task records its end: `tasks` says "last seen completed", and `watch <id>` still finds it through the journal', async () => {
     const id = await detached('effect_job', { label: 'r-got', seconds: 0.1 });
     await new Promise((resolve) => setTimeout(resolve, 600));
     const got = await cli(['get', id, '--url', running.url]);
     expect(got.code, got.stderr).toBe(0);
     expect(got.stdout).toContain('effect r-got #1');
+    expect((await cli(['tasks'])).stdout).toMatch(new RegExp(`${id} +effect_job +last seen completed at `));
+    const watched = await cli(['watch', id]);
+    expect(watched.code, watched.stderr).toBe(0);
+    expect(watched.stdout).toBe('effect r-got #1\n');
     expect((await cli(['tasks'])).stdout).not.toContain(id);
-    const resumed = await cli(['resume', '--url', running.url]);
-    expect(resumed.stdout).not.toContain('r-got');
   });
 });
