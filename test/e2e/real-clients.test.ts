@@ -118,6 +118,8 @@ describe('real MCP clients against mcp-tasks', () => {
     let env: NodeJS.ProcessEnv;
     const json = async (...args: string[]): Promise<Record<string, unknown>> => {
       const result = await mcpdo(['--format', 'json', '--connection', proxy.url, ...args], env);
+      // What mcpdo said when it printed no JSON (exit code, stderr): the failure then explains itself.
+      if (!result.stdout.trim()) throw new Error(`mcpdo ${args.join(' ')} printed nothing (exit ${String(result.code)}): ${result.stderr}`);
       return JSON.parse(result.stdout) as Record<string, unknown>;
     };
     beforeAll(async () => {
