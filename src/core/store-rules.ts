@@ -7,7 +7,7 @@
 import type { CreateQuota, QuotaRefusal } from './ports/admission.js';
 import type { TaskInputs } from './ports/inputs.js';
 import { RESULT_CHUNK_BYTES } from './ports/results.js';
-import type { TransitionRequest } from './ports/rows.js';
+import type { TaskScope, TransitionRequest } from './ports/rows.js';
 import { MAX_TOOL_STATE_BYTES, MAX_TOOL_STATE_NAME } from './ports/steps.js';
 import { canTransition, sourcesOf } from './state-machine.js';
 import { StoreError } from './store-error.js';
@@ -45,6 +45,14 @@ export function checkTransition(request: TransitionRequest): TaskStatus[] {
 /** `createdAt + ttlMs` (epoch ms), or `null` for unlimited retention (`ttlMs: null`). */
 export function expiresAtOf(createdAt: number, ttlMs: number | null): number | null {
   return ttlMs === null ? null : createdAt + ttlMs;
+}
+
+/**
+ * Whether `record` is within `scope` as a scoped store read judges it: the owner's, and of the scope's generation
+ * when it names one. For records held above the store (the terminal cache, FreshTasks) read in place of the store.
+ */
+export function inScope(record: Pick<TaskRecord, 'ownerKey' | 'generation'>, scope: Pick<TaskScope, 'ownerKey' | 'generation'>): boolean {
+  return record.ownerKey === scope.ownerKey && (scope.generation === undefined || record.generation === scope.generation);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { isTerminal } from '../core/state-machine.js';
 import type { TaskScope } from '../core/store.js';
+import { inScope } from '../core/store-rules.js';
 import type { TaskOutcome, TaskRecord } from '../core/task.js';
 
 /** Terminal tasks kept in memory at most (the least recently read is dropped first). */
@@ -28,8 +29,7 @@ export class TerminalTaskCache {
     const entry = this.entries.get(taskId);
     if (!entry) return { hit: false };
     const { record } = entry;
-    const visible = record.ownerKey === scope.ownerKey && (scope.generation === undefined || record.generation === scope.generation);
-    return { hit: true, record: visible ? record : undefined };
+    return { hit: true, record: inScope(record, scope) ? record : undefined };
   }
 
   /** Keep `record` if it is terminal. */

@@ -16,6 +16,9 @@ import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlit
 import { newTaskInput } from '../helpers/new-task.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
+/** The scope of `newTaskInput`'s tasks: its owner and generation. */
+const ANYONE = { ownerKey: 'anonymous', generation: 'v2' } as const;
+
 const opened: Array<{ store: SqliteTaskStore; remove: () => void }> = [];
 afterEach(async () => {
   for (const { store, remove } of opened.splice(0)) {
@@ -38,7 +41,7 @@ describe('review 37b: FreshTasks memory', () => {
       fresh.remember(await store.create(task));
       ids.push(task.taskId);
     }
-    const held = ids.map((id) => fresh.get(id)).reduce((sum, record) => sum + (record ? jsonCharsUpTo(record, 1 << 30) : 0), 0);
+    const held = ids.map((id) => fresh.get(id, ANYONE, Date.now())).reduce((sum, record) => sum + (record ? jsonCharsUpTo(record, 1 << 30) : 0), 0);
     // 4 entries: ~4 MB held now; 2048 such entries ~2 GB.
     expect(held).toBeLessThanOrEqual(4 * 64 * 1024);
   });

@@ -15,6 +15,9 @@ import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlit
 import { newTaskInput } from '../helpers/new-task.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
+/** The scope of `newTaskInput`'s tasks: its owner and generation. */
+const ANYONE = { ownerKey: 'anonymous', generation: 'v2' } as const;
+
 const RESULT = { kind: 'result' as const, result: { content: [] } };
 const opened: Array<{ store: SqliteTaskStore; remove: () => void }> = [];
 afterEach(async () => {
@@ -38,11 +41,11 @@ describe('FreshTasks (issue 25)', () => {
     fresh.expect(task.taskId);
     const record = await store.create(task);
     fresh.remember(record);
-    expect(fresh.get(task.taskId)).toMatchObject({ taskId: task.taskId, status: 'working' });
+    expect(fresh.get(task.taskId, ANYONE, Date.now())).toMatchObject({ taskId: task.taskId, status: 'working' });
     await store.writeStatusMessages([{ taskId: task.taskId, statusMessage: 'half way', now: Date.now() }]);
-    expect(fresh.get(task.taskId)).toBeDefined();
+    expect(fresh.get(task.taskId, ANYONE, Date.now())).toBeDefined();
     await store.transition(task.taskId, { to: 'completed', outcome: RESULT, now: Date.now() });
-    expect(fresh.get(task.taskId)).toBeUndefined();
+    expect(fresh.get(task.taskId, ANYONE, Date.now())).toBeUndefined();
   });
 
   it('a task that ended before its create was answered here is not kept (negative control: one that did not end is)', async () => {
@@ -53,19 +56,19 @@ describe('FreshTasks (issue 25)', () => {
     // The end is delivered by the feed before this process gets to `remember` the create's record.
     await store.transition(ended.taskId, { to: 'cancelled', now: Date.now() });
     for (const record of records) fresh.remember(record);
-    expect(fresh.get(ended.taskId)).toBeUndefined();
-    expect(fresh.get(running.taskId)).toBeDefined();
+    expect(fresh.get(ended.taskId, ANYONE, Date.now())).toBeUndefined();
+    expect(fresh.get(running.taskId, ANYONE, Date.now())).toBeDefined();
   });
 
   it('a create that was not announced, or was dropped, keeps nothing', async () => {
     const { store, fresh } = setUp();
     const silent = newTaskInput();
     fresh.remember(await store.create(silent));
-    expect(fresh.get(silent.taskId)).toBeUndefined();
+    expect(fresh.get(silent.taskId, ANYONE, Date.now())).toBeUndefined();
     const dropped = newTaskInput();
     fresh.expect(dropped.taskId);
     fresh.drop(dropped.taskId);
     fresh.remember(await store.create(dropped));
-    expect(fresh.get(dropped.taskId)).toBeUndefined();
+    expect(fresh.get(dropped.taskId, ANYONE, Date.now())).toBeUndefined();
   });
 });

@@ -192,16 +192,10 @@ export class FastPath {
     // The wait goes on from this read (one read of the task, not two; issue 25).
     const opened = await this.deps.service.tasks.openResultWait(v1, taskId, guard).catch(() => undefined);
     if (opened === undefined || opened === 'asks') return false;
-    const { path, wait, sessionUnchecked, sessionChecked } = opened;
-    if (sessionUnchecked !== undefined) {
+    const { path, wait, uncheckedSession } = opened;
+    if (uncheckedSession !== undefined) {
       // Started from the record this process created (no read): the wait's reads check the session.
-      await this.answerUnchecked(
-        response,
-        body.id,
-        sessionUnchecked,
-        (signal) => wait(signal).then((record) => terminalPayloadV1(this.deps, v1, record)),
-        sessionChecked,
-      );
+      await this.answerUnchecked(response, body.id, uncheckedSession, (signal) => wait(signal).then((record) => terminalPayloadV1(this.deps, v1, record)));
       return true;
     }
     const produce = async (): Promise<JsonObject> => terminalPayloadV1(this.deps, v1, await wait(abortOnClose(response)));
@@ -313,10 +307,10 @@ export class FastPath {
   private async answerUnchecked(
     response: ServerResponse,
     id: string | number,
-    sessionId: string,
+    session: { id: string; checked(): void },
     wait: (signal: AbortSignal) => Promise<JsonObject>,
-    sessionChecked?: () => void,
   ): Promise<void> {
+    const sessionId = session.id;
     const stop = new AbortController();
     const result = wait(AbortSignal.any([abortOnClose(response), stop.signal]));
     let timer: NodeJS.Timeout | undefined;
@@ -332,8 +326,8 @@ export class FastPath {
     let exists: boolean;
     try {
       exists = await this.sessions.stillExists(sessionId);
-      // Checked, as a look's read checks it: the answer no longer depends on the record (see ResultWait.sessionChecked).
-      if (exists) sessionChecked?.();
+      // Checked, as a look's read checks it: the answer no longer depends on the record (see ResultWait.uncheckedSession).
+      if (exists) session.checked();
     } catch {
       exists = true; // the store is unreachable: the wait's own reads will fail or check it
     }

@@ -1,5 +1,7 @@
 import type { TaskEventFeed } from '../../core/event-feed.js';
 import type { TaskEvent } from '../../core/ports/feed.js';
+import type { TaskScope } from '../../core/ports/rows.js';
+import { inScope, visibleAt } from '../../core/store-rules.js';
 import type { TaskRecord } from '../../core/task.js';
 import { jsonCharsUpTo } from '../task-reads.js';
 
@@ -33,8 +35,8 @@ type Expected = 'pending' | 'changed';
  * ({@link expect}), so an event delivered before the create is answered — the feed may deliver the task's whole life
  * (another process ran it) before this process's own commit settles — is remembered, and the record is then not kept.
  * A wait subscribes to the task's events before it looks here (same turn of the event loop), so an event delivered
- * before the look finds no entry (the look reads the store), and one delivered after it wakes the wait. Expiry is
- * judged by the caller (`expiresAt`); owner and generation are checked against the record like a scoped read would.
+ * before the look finds no entry (the look reads the store), and one delivered after it wakes the wait. `get`
+ * judges owner, generation and expiry as a scoped read does.
  */
 export class FreshTasks {
   private readonly entries = new Map<string, TaskRecord | Expected>();
@@ -70,9 +72,12 @@ export class FreshTasks {
     this.entries.delete(taskId);
   }
 
-  /** The record `taskId` was created with, while no event that changes a result wait has arrived for it. */
-  get(taskId: string): TaskRecord | undefined {
+  /**
+   * The record `taskId` was created with, while no event that changes a result wait has arrived for it, as a scoped
+   * read at `now` would see it (`undefined` when foreign, of another generation or expired: the look then reads).
+   */
+  get(taskId: string, scope: Pick<TaskScope, 'ownerKey' | 'generation'>, now: number): TaskRecord | undefined {
     const entry = this.entries.get(taskId);
-    return typeof entry === 'object' ? entry : undefined;
+    return typeof entry === 'object' && inScope(entry, scope) && visibleAt(entry, now) ? entry : undefined;
   }
 }

@@ -1,7 +1,6 @@
 import type { Clock } from '../../core/clock.js';
 import type { TaskEventFeed } from '../../core/event-feed.js';
 import { isTerminal } from '../../core/state-machine.js';
-import { visibleAt } from '../../core/store-rules.js';
 import type { TaskRecord } from '../../core/task.js';
 import type { ToolRegistry } from '../../core/tool-registry.js';
 import type { TaskActor } from '../access.js';
@@ -16,16 +15,12 @@ export interface ResultWait {
   /**
    * The v1 session the look did not check (the look used the record this process created, {@link FreshTasks}): the
    * wait's reads check it instead, so a wait that ends finds the task missing when the session is gone; the caller
-   * must check it itself before it commits to an answer earlier (e.g. sends response headers).
+   * must check it itself before it commits to an answer earlier (e.g. sends response headers), and then say so with
+   * `checked()`: the wait's later reads stop checking it, as the wait of a look that read the session does not
+   * either (a session record that goes away after that — a DELETE elsewhere, the idle prune of a long wait — must not
+   * turn the task's result into "Task not found").
    */
-  sessionUnchecked?: string;
-  /**
-   * With {@link sessionUnchecked}: the caller has checked that session itself (e.g. before it sent response headers);
-   * the wait's later reads stop checking it, as the wait of a look that read the session does not check it either (a
-   * session record that goes away after that — a DELETE elsewhere, the idle prune of a long wait — must not turn the
-   * task's result into "Task not found").
-   */
-  sessionChecked?: () => void;
+  uncheckedSession?: { id: string; checked(): void };
   /** The wait, from the record the look read; start it exactly once. */
   wait: (signal: AbortSignal) => Promise<TaskRecord>;
 }
@@ -103,13 +98,13 @@ export class ResultWaits {
     const wakes = this.wakes(taskId);
     // A task this process created that nothing has changed since (issue 25: no read; see FreshTasks): subscribed
     // above, in this same turn, so whatever changes it from now on wakes the wait.
-    const fresh = this.options.fresh?.get(taskId);
-    if (fresh && fresh.ownerKey === actor.ownerKey && fresh.generation === actor.generation && visibleAt(fresh, this.options.clock.now())) {
+    const fresh = this.options.fresh?.get(taskId, { ownerKey: actor.ownerKey, generation: actor.generation }, this.options.clock.now());
+    if (fresh) {
       if (this.pathOf(fresh) === 'waits') {
         let check = requireSession;
         return {
           path: 'waits',
-          ...(requireSession === undefined ? {} : { sessionUnchecked: requireSession, sessionChecked: () => (check = undefined) }),
+          ...(requireSession === undefined ? {} : { uncheckedSession: { id: requireSession, checked: () => (check = undefined) } }),
           wait: (signal) => this.waitFrom(actor, taskId, wakes, fresh, signal, undefined, () => check),
         };
       }

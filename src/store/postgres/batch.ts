@@ -258,17 +258,17 @@ export class PostgresBatcher {
         // Unavailable: nothing of this unit was written, and the connection is gone. Else the transaction isolates it.
         return isUnavailable(error) ? { units: units.slice(i), error } : { units: units.slice(i) };
       }
-      if (!alone) {
-        this.answered(batch);
-        return { units: units.slice(i) };
+      if (alone) {
+        const { results, events } = alone;
+        this.committed(batch, {
+          settled: unit.ops.map((op, k) => ({ op, result: results[k] ?? { ok: false, error: new Error('merged step settled no result') } })),
+          events,
+          committed: true,
+        });
       }
-      const { results, events } = alone;
-      this.committed(batch, {
-        settled: unit.ops.map((op, k) => ({ op, result: results[k] ?? { ok: false, error: new Error('merged step settled no result') } })),
-        events,
-        committed: true,
-      });
+      // Only after its commit is queued: commits waiting for this batch may hold larger seqs than its own.
       this.answered(batch);
+      if (!alone) return { units: units.slice(i) };
     }
     return { units: [] };
   }
