@@ -7,7 +7,7 @@
 // `tasks/result` of the same session on the other (sessions live in the store), so no poll interval enters it.
 //
 //   npm run build && node bench/several-instances.mjs [--duration 8] [--clients 16] [--cancels 50] [--pg URL]
-//     [--only 1+1|2+2|graphile] [--profile DIR]
+//     [--only 1+1|2+2|graphile|serve] [--profile DIR] [--executor isolated|in-process]
 //   (the URL defaults to MCP_TASKS_BENCH_PG_URL, else the cluster of `npm run pg:start`). --profile writes a V8 CPU
 //   profile per process under DIR/<deployment>/<role> and prints where each role's time goes.
 import { execFileSync, fork, spawn } from 'node:child_process';
@@ -45,6 +45,8 @@ function startedCluster() {
 const PG_URL = flag('pg', undefined) ?? process.env.MCP_TASKS_BENCH_PG_URL ?? startedCluster();
 const ONLY = flag('only', undefined);
 const PROFILE_DIR = flag('profile', undefined);
+/** The workers' executor (`isolated`, the default, or `in-process`): what the thread hand-off costs per run. */
+const EXECUTOR = flag('executor', 'isolated');
 const SECRET = randomBytes(24).toString('hex');
 const CLK_TCK = 100;
 
@@ -264,6 +266,8 @@ async function deployment(apis, workers, profileDir) {
           TOOLS,
           '--concurrency',
           '32',
+          '--executor',
+          EXECUTOR,
           '--log-level',
           'info',
           '--instance-id',
@@ -284,6 +288,50 @@ async function deployment(apis, workers, profileDir) {
       await Promise.all(procs.map((p) => p.stop()));
       rmSync(dir, { recursive: true, force: true });
       await admin(`DROP DATABASE ${name} WITH (FORCE)`);
+    },
+  };
+}
+
+/**
+ * One `serve` process with both roles (API and worker) on `store`: a fresh PostgreSQL database (`'postgres'`) or its
+ * own SQLite file (`'sqlite'`). Issue 25's P7a compares the two: `serve` on PostgreSQL ≥ 0.8× `serve` on SQLite.
+ */
+async function serveDeployment(store, profileDir) {
+  const name = store === 'postgres' ? `mcp_tasks_p7_${randomBytes(4).toString('hex')}` : undefined;
+  if (name) await admin(`CREATE DATABASE ${name}`);
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-tasks-p7-'));
+  const port = await freePort();
+  const proc = await start(
+    'serve',
+    [
+      '--port',
+      String(port),
+      '--data-dir',
+      join(dir, 'serve'),
+      ...(name ? ['--store', withDatabase(PG_URL, name)] : []),
+      '--no-builtins',
+      '--tools',
+      TOOLS,
+      '--concurrency',
+      '32',
+      '--executor',
+      EXECUTOR,
+      '--log-level',
+      'warn',
+    ],
+    /serving http/,
+    profileDir,
+  );
+  return {
+    urls: [`http://127.0.0.1:${port}/mcp`],
+    dir,
+    database: name,
+    pids: [proc.child.pid],
+    roles: ['api'],
+    async close() {
+      await proc.stop();
+      rmSync(dir, { recursive: true, force: true });
+      if (name) await admin(`DROP DATABASE ${name} WITH (FORCE)`);
     },
   };
 }
@@ -324,13 +372,13 @@ async function roundTrips(d) {
  * `d.database`, statements per round trip, OS threads per process at the end, and the latency percentiles.
  */
 async function measured(d, latencies, pickups, load) {
-  const backends = await backendPids(d.database);
+  const backends = d.database ? await backendPids(d.database) : [];
   const sample = () => ({
     api: d.pids.filter((_, i) => d.roles[i] === 'api').reduce((sum, pid) => sum + cpuMs(pid), 0),
     worker: d.pids.filter((_, i) => d.roles[i] === 'worker').reduce((sum, pid) => sum + cpuMs(pid), 0),
     postgres: backends.reduce((sum, pid) => sum + cpuMs(pid), 0),
   });
-  await statements(d.database, true);
+  if (d.database) await statements(d.database, true);
   const cpu0 = sample();
   const t0 = Date.now();
   await load();
@@ -338,7 +386,7 @@ async function measured(d, latencies, pickups, load) {
   const cpu1 = sample();
   // OS threads per process at the end (libuv, V8 and the executor's tool threads): the worker's pool growth shows here.
   const threads = d.pids.map((pid, i) => `${d.roles[i]} ${/Threads:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]}`).join(', ');
-  const ran = await statements(d.database, false);
+  const ran = d.database && (await statements(d.database, false));
   const cpu = cpu1.api + cpu1.worker - cpu0.api - cpu0.worker;
   const n = latencies.length;
   const sorted = [...latencies].sort((a, b) => a - b);
@@ -501,6 +549,20 @@ for (const [label, apis, workers] of [
     }
   }
 }
+for (const [label, store] of [
+  ['serve on PostgreSQL (API and worker in one process)', 'postgres'],
+  ['serve on SQLite (API and worker in one process)', 'sqlite'],
+]) {
+  if (ONLY && ONLY !== 'serve') continue;
+  const profileDir = PROFILE_DIR && join(resolve(PROFILE_DIR), `serve-${store}`);
+  const d = await serveDeployment(store, profileDir);
+  try {
+    results[label] = await roundTrips(d);
+  } finally {
+    await d.close();
+  }
+  if (profileDir) console.log(`\n# ${label}${profilesMarkdown(summariseProfiles(profileDir))}`);
+}
 const one = results['1 API + 1 worker'];
 const two = results['2 API + 2 workers'];
 const anchor = results[ANCHOR_LABEL];
@@ -529,6 +591,13 @@ for (const [label, r] of Object.entries(results)) {
 if (one && two)
   console.log(
     `ratio 2+2 / 1+1: round trips/s ×${f(two.perSecond / one.perSecond, 2)}, CPU per round trip ×${f(two.cpuMsPerRoundTrip / one.cpuMsPerRoundTrip, 2)}`,
+  );
+const servePg = results['serve on PostgreSQL (API and worker in one process)'];
+const serveSqlite = results['serve on SQLite (API and worker in one process)'];
+if (servePg && serveSqlite)
+  // Issue 25's P7a: serve on PostgreSQL ≥ 0.8× serve on SQLite.
+  console.log(
+    `ratio serve on PostgreSQL / serve on SQLite: round trips/s ×${f(servePg.perSecond / serveSqlite.perSecond, 2)} (goal ≥ 0.8), CPU per round trip (ours) ×${f(servePg.cpuMsPerRoundTrip / serveSqlite.cpuMsPerRoundTrip, 2)}, (ours + PostgreSQL) ×${f((servePg.cpuMsPerRoundTrip + servePg.postgresCpuMs) / serveSqlite.cpuMsPerRoundTrip, 2)}`,
   );
 if (one && anchor)
   // Issue 25's anchor goals: pick-up within 1.5× of graphile-worker's add → start, round trips/s within 2× of its jobs/s.
