@@ -24,6 +24,7 @@ import { PostgresRows } from './rows.js';
 import { postgresSessionTables } from './sessions.js';
 import { SQL } from './sql.js';
 import { PostgresSteps } from './steps.js';
+import { TableStatistics } from './table-statistics.js';
 
 /** Options of {@link openPostgresTaskStore}. */
 export interface PostgresTaskStoreOptions extends PostgresConnectionOptions {
@@ -68,6 +69,7 @@ export class PostgresTaskStore extends ComposedTaskStore {
   private constructor(
     private readonly ctx: PostgresContext,
     private readonly events: PostgresFeed,
+    private readonly statistics: TableStatistics,
     appliedMigrations: number[],
   ) {
     const rows = new PostgresRows(ctx);
@@ -110,8 +112,8 @@ export class PostgresTaskStore extends ComposedTaskStore {
         client.release(lost);
       }
       if (applied.length > 0) logger.info({ versions: applied }, 'task store schema migrated');
-      const ctx = contextFor(pool, options, logger);
-      return new PostgresTaskStore(ctx, new PostgresFeed(ctx), applied);
+      const { ctx, statistics } = contextFor(pool, options, logger);
+      return new PostgresTaskStore(ctx, new PostgresFeed(ctx), statistics, applied);
     } catch (error) {
       await pool.end().catch(() => undefined);
       throw toStoreError(error, 'open');
@@ -141,6 +143,7 @@ export class PostgresTaskStore extends ComposedTaskStore {
       this.ctx.closed = true;
       await Promise.all([...this.events.watchers].map((unwatch) => unwatch()));
       await this.ctx.batcher.drain();
+      await this.statistics.settled();
       this.ctx.batcher.close();
       this.ctx.listeners.clear();
       await this.ctx.pool.end();
@@ -149,16 +152,26 @@ export class PostgresTaskStore extends ComposedTaskStore {
   }
 }
 
-/** The shared context of a store's ports: the write batcher on `pool`, the listeners it publishes to, the codec. */
-function contextFor(pool: pg.Pool, options: PostgresTaskStoreOptions, logger: Logger): PostgresContext {
+/**
+ * The shared context of a store's ports (the write batcher on `pool`, the listeners it publishes to, the codec) and
+ * the table statistics that watch the same commits for growth marks.
+ */
+function contextFor(pool: pg.Pool, options: PostgresTaskStoreOptions, logger: Logger): { ctx: PostgresContext; statistics: TableStatistics } {
   const listeners = new TaskEventListeners(logger);
+  // The statistics hear the batcher's commits, and the context (made after the batcher) says when the store closes.
+  let ctx: PostgresContext | undefined;
+  const statistics = new TableStatistics(pool, logger, () => ctx?.closed ?? true);
   const batcher = new PostgresBatcher(
     pool,
     { maxBatch: Math.max(1, Math.floor(options.maxBatchSize ?? 256)), maxInFlight: Math.max(1, Math.floor(options.maxInFlightBatches ?? 2)) },
-    (events) => listeners.publish(events),
+    (events) => {
+      listeners.publish(events);
+      statistics.observe(events);
+    },
     logger,
   );
-  return new PostgresContext(pool, batcher, options.clock, new RowCodec(options.encryption), listeners, logger, options);
+  ctx = new PostgresContext(pool, batcher, options.clock, new RowCodec(options.encryption), listeners, logger, options);
+  return { ctx, statistics };
 }
 
 /**
