@@ -1,7 +1,13 @@
-import type { TaskRecord } from './task.js';
+import type { TaskOutcome, TaskRecord } from './task.js';
 
 /** Progress of a run in this process (not persisted: statusMessage carries it durably, coalesced). */
 export type ProgressListener = (done: number, total: number | undefined, message: string) => void;
+
+/**
+ * A run's end as this process's worker committed it: the terminal task as the store returned it and the outcome
+ * stored with it (`undefined` when the run stored none).
+ */
+export type OutcomeWrittenListener = (record: TaskRecord, outcome: TaskOutcome | undefined) => void;
 
 /**
  * A slot of an embedded worker, reserved for a task about to be created. The service writes the worker's lease into
@@ -33,6 +39,12 @@ export interface WorkerHandOff {
    * is already over.
    */
   pendingOutcome(taskId: string): Promise<unknown> | undefined;
+  /**
+   * Hear every outcome this worker commits, after its commit and before the {@link pendingOutcome} promise of that
+   * run settles: a read cache in the same process then answers the read that the commit's own event wakes without
+   * going to the store (issue 25). Returns the function that stops hearing.
+   */
+  onOutcomeWritten(listener: OutcomeWrittenListener): () => void;
   /** Observe the progress reports of `taskId` while it runs here; returns the function that stops observing. */
   onProgress(taskId: string, listener: ProgressListener): () => void;
 }

@@ -9,7 +9,7 @@ import type { ProgressListener } from '../core/hand-off.js';
 import { type Logger, redactTaskId } from '../core/logger.js';
 import type { RunTrace, RunTracer } from '../core/run-tracer.js';
 import type { TaskStore } from '../core/store.js';
-import type { TaskRecord } from '../core/task.js';
+import type { TaskOutcome, TaskRecord } from '../core/task.js';
 import { immediateResponseOf, settleExecution } from '../core/tool-outcome.js';
 import { TRACE_STEP, traceCarrierFromJson } from '../core/trace-context.js';
 import { appendAudit, shadowMismatchEntry } from '../ledger/audit.js';
@@ -55,6 +55,8 @@ export interface RunContext {
   readonly progressListeners: ReadonlyMap<string, ReadonlySet<ProgressListener>>;
   /** Outcome writes of runs that have finished here and are not committed yet, by task id (the hand-off reads them). */
   readonly outcomeWrites: Map<string, Promise<unknown>>;
+  /** Tell the hand-off's listeners about an outcome committed here (before its `outcomeWrites` entry settles). */
+  outcomeWritten(record: TaskRecord, outcome: TaskOutcome | undefined): void;
   /** What a run that waits for its answers in place (a tool with `elicits: 'in-place'`) needs of its worker. */
   readonly inputWaits: InputWaits;
   abortLocal(taskId: string, reason: AbortReason): void;
@@ -181,15 +183,21 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
   ended(settled.status, settled.statusMessage ?? undefined);
   void shadow?.finish(settled.status === 'completed' || settled.status === 'failed' ? settled.status : undefined);
   const pending = context.statusWriter.takePending(taskId);
-  const write = store.transition(taskId, {
-    to: settled.status,
-    outcome: settled.outcome,
-    statusMessage: settled.statusMessage ?? pending,
-    leaseOwner: settings.instanceId,
-    releaseLease: true,
-    now: clock.now(),
-    endedAudit: {},
-  });
+  const write = store
+    .transition(taskId, {
+      to: settled.status,
+      outcome: settled.outcome,
+      statusMessage: settled.statusMessage ?? pending,
+      leaseOwner: settings.instanceId,
+      releaseLease: true,
+      now: clock.now(),
+      endedAudit: {},
+    })
+    .then((written) => {
+      // Heard before the entry below settles, so a read woken by this commit finds the task in its cache (issue 25).
+      if (written) context.outcomeWritten(written, settled.outcome);
+      return written;
+    });
   context.outcomeWrites.set(taskId, write);
   // The tool is done: its slot goes to the next runnable task now, whose claim then shares this commit.
   context.releaseSlot(taskId, slot);

@@ -5,7 +5,7 @@
  * a slot is task-run.ts; lease renewal is lease-heartbeat.ts; options, a run's ctx host, outcome bounding and status
  * coalescing live in task-worker-options.ts, run-host.ts, large-result.ts and status-writer.ts.
  */
-import type { ProgressListener, SlotReservation, WorkerHandOff } from '../core/hand-off.js';
+import type { OutcomeWrittenListener, ProgressListener, SlotReservation, WorkerHandOff } from '../core/hand-off.js';
 import { redactTaskId } from '../core/logger.js';
 import type { TaskEvent } from '../core/store.js';
 import type { TaskRecord } from '../core/task.js';
@@ -61,6 +61,8 @@ export class TaskWorker {
   private readonly progressListeners = new Map<string, Set<ProgressListener>>();
   /** Outcome writes of runs that have finished here and are not committed yet, by task id. */
   private readonly outcomeWrites = new Map<string, Promise<unknown>>();
+  /** Who hears the outcomes this worker commits (see {@link WorkerHandOff.onOutcomeWritten}). */
+  private readonly outcomeListeners = new Set<OutcomeWrittenListener>();
   /** Runs waiting for answers in place (`elicits: 'in-place'`), woken by the feed. */
   private readonly inputWakes = new InputWakes();
   private readonly timers: NodeJS.Timeout[] = [];
@@ -91,6 +93,15 @@ export class TaskWorker {
       statusWriter: this.statusWriter,
       progressListeners: this.progressListeners,
       outcomeWrites: this.outcomeWrites,
+      outcomeWritten: (record, outcome) => {
+        for (const listener of this.outcomeListeners) {
+          try {
+            listener(record, outcome);
+          } catch (error) {
+            this.options.logger.warn({ err: error }, 'an outcome listener failed');
+          }
+        }
+      },
       inputWaits: this.inputWakes,
       abortLocal: (taskId, reason) => this.abortLocal(taskId, reason),
       fail: (record, reason, message) => this.fail(record, reason, message),
@@ -99,6 +110,10 @@ export class TaskWorker {
     this.handOff = {
       reserve: (taskId) => this.reserve(taskId),
       pendingOutcome: (taskId) => this.outcomeWrites.get(taskId),
+      onOutcomeWritten: (listener) => {
+        this.outcomeListeners.add(listener);
+        return () => this.outcomeListeners.delete(listener);
+      },
       onProgress: (taskId, listener) => this.onProgress(taskId, listener),
     };
   }

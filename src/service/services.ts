@@ -74,7 +74,7 @@ export interface TaskServices {
 /** Build the three doors of one server over one store, one set of hooks and one read cache. */
 export function createTaskServices(options: TaskServicesOptions): TaskServices {
   const { store, tools, feed, executor, handOff, limits, confinement, clock, logger } = options;
-  const reads = new TaskReads(store, clock);
+  const reads = new TaskReads(store, clock, handOff);
   const door = new ServiceDoor(options.hooks ?? [], store, reads, clock, logger);
   const withHandOff = handOff ? { handOff } : {};
   const fresh = new FreshTasks(feed);

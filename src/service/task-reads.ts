@@ -1,4 +1,5 @@
 import type { Clock } from '../core/clock.js';
+import type { WorkerHandOff } from '../core/hand-off.js';
 import type { TaskScope, TaskStore } from '../core/store.js';
 import { visibleAt } from '../core/store-rules.js';
 import type { TaskGeneration, TaskOutcome, TaskRecord } from '../core/task.js';
@@ -22,10 +23,18 @@ export interface TaskPage {
 export class TaskReads {
   private readonly terminal = new TerminalTaskCache();
 
+  /**
+   * @param handOff - the worker of this process, if any: the outcomes it commits go into the terminal cache as they
+   *   commit, and a read of a task whose outcome it is committing waits for that commit (at most one group commit),
+   *   so the `tasks/result` woken by the commit's own event reads nothing from the store (issue 25)
+   */
   constructor(
     private readonly store: TaskStore,
     private readonly clock: Clock,
-  ) {}
+    private readonly handOff?: Pick<WorkerHandOff, 'pendingOutcome' | 'onOutcomeWritten'>,
+  ) {
+    handOff?.onOutcomeWritten((record, outcome) => this.written(record, outcome));
+  }
 
   /**
    * The task within `scope` as a requestor may see it now; `undefined` when missing, foreign, other generation or
@@ -40,11 +49,29 @@ export class TaskReads {
       outcome = read?.outcome;
       return read?.record;
     };
+    if (scope.requireSession === undefined) {
+      const committing = this.handOff?.pendingOutcome(taskId);
+      if (committing) await committing.catch(() => undefined);
+    }
     const record = scope.requireSession === undefined ? await this.terminal.read(taskId, scope, load) : await this.terminal.loaded(await load());
     if (outcome) this.terminal.rememberOutcome(taskId, outcome.outcome, outcome.chars);
     if (record === undefined || visibleAt(record, this.clock.now())) return record;
     this.terminal.forget(taskId);
     return undefined;
+  }
+
+  /**
+   * A task this process's worker has just ended, as written: kept like a read of it would be, its outcome too when
+   * small — as its stored JSON reads back, so the cache answers exactly what a read from the store would.
+   */
+  private written(record: TaskRecord, outcome: TaskOutcome | undefined): void {
+    this.terminal.remember(record);
+    if (!outcome) return;
+    const body = outcome.kind === 'error' ? outcome.error : outcome.result;
+    const chars = jsonCharsUpTo(body, MAX_OUTCOME_CHARS + 1);
+    if (chars > MAX_OUTCOME_CHARS) return;
+    const stored = JSON.parse(JSON.stringify(body)) as never;
+    this.terminal.rememberOutcome(record.taskId, outcome.kind === 'error' ? { kind: 'error', error: stored } : { kind: 'result', result: stored }, chars);
   }
 
   /** The stored outcome of a terminal task (the caller has read the task within its scope first). */

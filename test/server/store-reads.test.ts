@@ -123,18 +123,21 @@ describe('store reads of a blocking v1 tasks/result (issue 25)', () => {
   });
 });
 
-describe('openResultWait: the look of a v1 tasks/result and its wait share one read (issue 25)', () => {
+/** A v1 requestor of the anonymous owner, calling the service directly. */
+const v1Caller: TaskCaller = {
+  ownerKey: 'anonymous',
+  scopes: 'all',
+  negotiation: 'per-session',
+  generation: 'v1',
+  protocolVersion: '2025-11-25',
+  clientCapabilities: {},
+};
+
+describe('openResultWait: the look of a v1 tasks/result and its wait share one read, and the end needs none when it ran here (issue 25)', () => {
   it('an end that lands between the look and the start of the wait still ends the wait (its events are followed from before the read)', async () => {
     running = await startTasksServer({ tools, wrapStore: countingStore });
     const service = running.server.service;
-    const v1: TaskCaller = {
-      ownerKey: 'anonymous',
-      scopes: 'all',
-      negotiation: 'per-session',
-      generation: 'v1',
-      protocolVersion: '2025-11-25',
-      clientCapabilities: {},
-    };
+    const v1 = v1Caller;
     started = false;
     gates.length = 0;
     const plan = await service.calls.planCall(v1, { name: 'chatty', arguments: {}, progressToken: null, task: {} });
@@ -155,9 +158,35 @@ describe('openResultWait: the look of a v1 tasks/result and its wait share one r
     await new Promise((resolve) => setTimeout(resolve, 100));
     const record = await opened.wait(AbortSignal.timeout(3_000));
     expect(record.status).toBe('completed');
-    // No look read (the task was created here and nothing changed it before the look: FreshTasks), then the read on
-    // the terminal event: the wait did not read again before waiting.
-    expect(counts.get).toBe(1);
+    // No look read (the task was created here and nothing changed it before the look: FreshTasks), and none on the
+    // terminal event either: this process's worker committed the end, and the read cache heard it as it committed.
+    expect(counts.get).toBe(0);
+  });
+
+  it('negative control: an end committed by a worker in another process is read from the store on its event', async () => {
+    running = await startTasksServer({ tools, wrapStore: countingStore, worker: false });
+    const elsewhere = await startTasksServer({ tools, dbPath: running.dbPath });
+    try {
+      const service = running.server.service;
+      started = false;
+      gates.length = 0;
+      const plan = await service.calls.planCall(v1Caller, { name: 'chatty', arguments: {}, progressToken: null, task: {} });
+      const outcome = await service.calls.callTool(v1Caller, plan);
+      if (outcome.kind !== 'task') throw new Error(`no task: ${outcome.kind}`);
+      const taskId = outcome.task.taskId;
+      await until(() => started && gates.length === 1);
+      counts.get = 0;
+      const opened = await service.tasks.openResultWait(v1Caller, taskId);
+      if (opened === undefined || opened === 'asks') throw new Error(`not a wait: ${String(opened)}`);
+      const waited = opened.wait(AbortSignal.timeout(5_000));
+      gates.shift()?.();
+      await until(() => gates.length === 1);
+      gates.shift()?.();
+      expect((await waited).status).toBe('completed');
+      expect(counts.get).toBeGreaterThanOrEqual(1);
+    } finally {
+      await elsewhere.close();
+    }
   });
 });
 

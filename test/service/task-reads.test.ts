@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
 import { newTaskId } from '../../src/core/ids.js';
-import type { NewTask } from '../../src/core/task.js';
+import type { OutcomeWrittenListener } from '../../src/core/hand-off.js';
+import type { NewTask, TaskOutcome } from '../../src/core/task.js';
 import { jsonCharsUpTo, TaskReads } from '../../src/service/task-reads.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
 import { describeOnBothStores } from '../helpers/both-stores.js';
@@ -85,6 +86,63 @@ describeOnBothStores('requestor reads', (backend) => {
     expect(await other.expireDue(10)).toEqual([created.taskId]);
     expect(await reads.get(created.taskId, scope)).toBeUndefined();
     expect(await reads.outcome(created.taskId)).toBeUndefined();
+  });
+
+  it("an outcome committed by this process's worker is served as the store would serve it, without a read; a read during the commit waits for it (issue 25)", async () => {
+    const clock = new FakeClock(T0);
+    const store = await backend.open(clock);
+    const reads = { tasks: 0, outcomes: 0 };
+    const counted = new Proxy(store, {
+      get(target, key) {
+        const value = Reflect.get(target, key, target) as unknown;
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          if (key === 'get' || key === 'getWithOutcome') reads.tasks += 1;
+          if (key === 'getOutcome') reads.outcomes += 1;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    // The worker's side of the hand-off: its outcome writes in flight, and who hears them as they commit.
+    const listeners = new Set<OutcomeWrittenListener>();
+    const writes = new Map<string, Promise<unknown>>();
+    const reader = new TaskReads(counted, clock, {
+      pendingOutcome: (taskId) => writes.get(taskId),
+      onOutcomeWritten: (listener) => {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+    });
+    const created = await store.create(task(clock));
+    // What a tool may hand back in process: fields JSON drops or turns into strings.
+    const outcome: TaskOutcome = { kind: 'result', result: { content: [], structuredContent: { at: new Date(T0), gone: undefined, n: 1 } } as never };
+    let commit: () => void = () => {};
+    const committed = new Promise<void>((resolve) => (commit = resolve));
+    const write = committed
+      .then(() => store.transition(created.taskId, { to: 'completed', outcome, now: T0 + 1 }))
+      .then((written) => {
+        for (const listener of listeners) if (written) listener(written, outcome);
+        return written;
+      });
+    writes.set(created.taskId, write);
+    const scope = { ownerKey: ALICE, generation: 'v2' as const };
+    const during = reader.get(created.taskId, scope);
+    commit();
+    expect((await during)?.status).toBe('completed');
+    writes.delete(created.taskId);
+    const stored = await store.getOutcome(created.taskId);
+    expect(await reader.outcome(created.taskId)).toEqual(stored);
+    expect(stored).toEqual({ kind: 'result', result: { content: [], structuredContent: { at: new Date(T0).toISOString(), n: 1 } } });
+    expect(await reader.get(created.taskId, scope)).toEqual(await store.get(created.taskId, scope));
+    expect(reads).toEqual({ tasks: 0, outcomes: 0 });
+    // The same scope rules as a read of the store: another owner or generation finds nothing.
+    expect(await reader.get(created.taskId, { ...scope, ownerKey: 'someone else' })).toBeUndefined();
+    expect(await reader.get(created.taskId, { ...scope, generation: 'v1' })).toBeUndefined();
+    // Negative control: a task ended without this worker (another process) is read from the store.
+    const elsewhere = await store.create(task(clock));
+    await store.transition(elsewhere.taskId, { to: 'completed', outcome, now: T0 + 2 });
+    expect((await reader.get(elsewhere.taskId, scope))?.status).toBe('completed');
+    expect(reads.tasks).toBe(1);
   });
 });
 
