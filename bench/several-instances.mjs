@@ -135,7 +135,7 @@ async function statements(database, reset) {
       return [];
     }
     const { rows } = await client.query(
-      `SELECT calls::int, rows::int, total_exec_time AS ms, shared_blks_hit + shared_blks_read AS buffers, regexp_replace(query, '\\s+', ' ', 'g') AS query FROM pg_stat_statements
+      `SELECT calls::int, plans::int AS plans, rows::int, total_exec_time AS ms, shared_blks_hit + shared_blks_read AS buffers, regexp_replace(query, '\\s+', ' ', 'g') AS query FROM pg_stat_statements
         WHERE dbid = (${dbid}) ORDER BY calls DESC`,
       [database],
     );
@@ -402,15 +402,14 @@ async function measured(d, latencies, pickups, load) {
     statements: ran && {
       perRoundTrip: ran.reduce((sum, r) => sum + r.calls, 0) / n,
       execMsPerRoundTrip: ran.reduce((sum, r) => sum + r.ms, 0) / n,
-      top: ran
-        .slice(0, 14)
-        .map((r) => ({
-          calls: r.calls / n,
-          rowsPerCall: r.rows / r.calls,
-          buffersPerCall: Number(r.buffers) / r.calls,
-          meanMs: r.ms / r.calls,
-          query: r.query.slice(0, 90),
-        })),
+      top: ran.slice(0, 14).map((r) => ({
+        calls: r.calls / n,
+        rowsPerCall: r.rows / r.calls,
+        buffersPerCall: Number(r.buffers) / r.calls,
+        plansPerCall: r.plans / r.calls,
+        meanMs: r.ms / r.calls,
+        query: r.query.slice(0, 90),
+      })),
     },
     p50: pct(sorted, 50),
     p99: pct(sorted, 99),
@@ -594,9 +593,11 @@ for (const [label, r] of Object.entries(results)) {
   }
   console.log(`\n${label}: statements per round trip (pg_stat_statements; ${f(r.statements.execMsPerRoundTrip, 2)} ms of execution per round trip)`);
   // Buffers per call (shared hits + reads) show a plan that walks more rows than it returns.
-  console.log('| per rt | rows per call | buffers per call | mean ms | statement |\n|---:|---:|---:|---:|---|');
+  console.log('| per rt | rows per call | buffers per call | plans per call | mean ms | statement |\n|---:|---:|---:|---:|---:|---|');
   for (const t of r.statements.top)
-    console.log(`| ${f(t.calls, 2)} | ${f(t.rowsPerCall, 2)} | ${f(t.buffersPerCall, 1)} | ${f(t.meanMs, 2)} | \`${t.query.replaceAll('|', '\\|')}\` |`);
+    console.log(
+      `| ${f(t.calls, 2)} | ${f(t.rowsPerCall, 2)} | ${f(t.buffersPerCall, 1)} | ${f(t.plansPerCall, 2)} | ${f(t.meanMs, 2)} | \`${t.query.replaceAll('|', '\\|')}\` |`,
+    );
 }
 if (one && two)
   console.log(
