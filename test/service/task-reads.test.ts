@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { newTaskId } from '../../src/core/ids.js';
 import type { OutcomeWrittenListener } from '../../src/core/hand-off.js';
+import { newTaskId } from '../../src/core/ids.js';
 import type { NewTask, TaskOutcome } from '../../src/core/task.js';
 import { jsonCharsUpTo, TaskReads } from '../../src/service/task-reads.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 import { openPostgresTaskStore, type PostgresTaskStore } from '../../src/store/postgres/index.js';
 import { crossesGrowthMark, FIRST_GROWTH_MARK } from '../../src/store/postgres/table-statistics.js';
@@ -103,4 +103,59 @@ describe('PostgreSQL store on a growing database (issue 25)', () => {
     const fresh = await tuplesPerRead(first.taskId, 10);
     expect(fresh).toBeLessThanOrEqual(2);
   }, 60_000);
+});
+
+describe('PostgreSQL store: generic plans for the write batches (issue 25)', () => {
+  let database: TestDatabase;
+  let store: PostgresTaskStore | undefined;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await store?.close();
+    await database?.drop();
+  });
+
+  it('a batch of creates is never planned for its values: its connection uses the generic plan; reads keep custom plans', async () => {
+    // The pg clients that ran each kind of statement (the batcher's creates, the pool's reads).
+    const clients = { create: new Set<pg.Client>(), read: new Set<pg.Client>() };
+    const query = pg.Client.prototype.query;
+    const spy = vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
+      const text = String(typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text);
+      if (text.includes('INSERT INTO mcp_tasks.tasks')) clients.create.add(this);
+      if (text.startsWith('SELECT t.task_id')) clients.read.add(this);
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    });
+    try {
+      store = await openPostgresTaskStore({ url: database.url, poolSize: 3, maxInFlightBatches: 1 });
+      // Batches of 1 to 4 creates, one after another: arrays of every length, on the one write connection.
+      for (let round = 0; round < 12; round++)
+        await Promise.all(Array.from({ length: (round % 4) + 1 }, () => (store as PostgresTaskStore).create(newTaskInput())));
+      const task = await store.create(newTaskInput());
+      for (let i = 0; i < 8; i++) await store.getWithOutcome(task.taskId, { ownerKey: 'anonymous', generation: 'v2' }, 1_000);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(clients.create.size).toBe(1);
+    const plans = async (client: pg.Client, like: string) => {
+      const { rows } = await client.query<{ generic: number; custom: number }>(
+        'SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE statement LIKE $1',
+        [like],
+      );
+      return rows.reduce((sum, row) => ({ generic: sum.generic + row.generic, custom: sum.custom + row.custom }), { generic: 0, custom: 0 });
+    };
+    const [writer] = [...clients.create];
+    const creates = await plans(writer as pg.Client, '%INSERT INTO mcp_tasks.tasks%');
+    expect(creates.custom).toBe(0);
+    expect(creates.generic).toBeGreaterThanOrEqual(12);
+    // Negative control: on a read connection PostgreSQL's default applies, and this measure sees its custom plans.
+    const reads = { generic: 0, custom: 0 };
+    for (const reader of clients.read) {
+      const counted = await plans(reader, 'SELECT t.task_id%');
+      reads.generic += counted.generic;
+      reads.custom += counted.custom;
+    }
+    expect(reads.custom).toBeGreaterThanOrEqual(5);
+  });
 });

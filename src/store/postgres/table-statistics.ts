@@ -57,11 +57,11 @@ export class TableStatistics {
   private running: Promise<void> | undefined;
   private again = false;
 
+  private stopped = false;
+
   constructor(
     private readonly pool: pg.Pool,
     private readonly logger: Logger,
-    /** True once the store is closing: no new analyze starts. */
-    private readonly closed: () => boolean,
   ) {}
 
   /** Called with the events of every commit of this store, in seq order (the batcher's publish). */
@@ -76,15 +76,16 @@ export class TableStatistics {
     this.running = this.analyze(last.seq);
   }
 
-  /** The analyze in flight, if any (the store's `close` awaits it before ending the pool). */
-  settled(): Promise<void> {
+  /** Start no more analyzes; resolves when the one in flight, if any, has ended (the store closes its pool then). */
+  stop(): Promise<void> {
+    this.stopped = true;
     return this.running ?? Promise.resolve();
   }
 
   private async analyze(seq: number): Promise<void> {
     do {
       this.again = false;
-      if (this.closed()) break;
+      if (this.stopped) break;
       const started = Date.now();
       try {
         // SKIP_LOCKED: a table another session is analyzing or altering is skipped, not waited for.
