@@ -47,6 +47,8 @@ const ONLY = flag('only', undefined);
 const PROFILE_DIR = flag('profile', undefined);
 /** The workers' executor (`isolated`, the default, or `in-process`): what the thread hand-off costs per run. */
 const EXECUTOR = flag('executor', 'isolated');
+/** The flags of a process that runs the benchmark's tools (a worker, or `serve` with its embedded worker). */
+const RUNS_TOOLS = ['--no-builtins', '--tools', TOOLS, '--concurrency', '32', '--executor', EXECUTOR];
 const SECRET = randomBytes(24).toString('hex');
 const CLK_TCK = 100;
 
@@ -256,23 +258,7 @@ async function deployment(apis, workers, profileDir) {
     procs.push(
       await start(
         'worker',
-        [
-          '--data-dir',
-          join(dir, `w-${i}`),
-          '--store',
-          url,
-          '--no-builtins',
-          '--tools',
-          TOOLS,
-          '--concurrency',
-          '32',
-          '--executor',
-          EXECUTOR,
-          '--log-level',
-          'info',
-          '--instance-id',
-          `w-${i}`,
-        ],
+        ['--data-dir', join(dir, `w-${i}`), '--store', url, ...RUNS_TOOLS, '--log-level', 'info', '--instance-id', `w-${i}`],
         /worker \S+ running/,
         profileDir && join(profileDir, `worker-${i}`),
       ),
@@ -303,22 +289,7 @@ async function serveDeployment(store, profileDir) {
   const port = await freePort();
   const proc = await start(
     'serve',
-    [
-      '--port',
-      String(port),
-      '--data-dir',
-      join(dir, 'serve'),
-      ...(name ? ['--store', withDatabase(PG_URL, name)] : []),
-      '--no-builtins',
-      '--tools',
-      TOOLS,
-      '--concurrency',
-      '32',
-      '--executor',
-      EXECUTOR,
-      '--log-level',
-      'warn',
-    ],
+    ['--port', String(port), '--data-dir', join(dir, 'serve'), ...(name ? ['--store', withDatabase(PG_URL, name)] : []), ...RUNS_TOOLS, '--log-level', 'warn'],
     /serving http/,
     profileDir,
   );

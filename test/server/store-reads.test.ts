@@ -133,18 +133,23 @@ const v1Caller: TaskCaller = {
   clientCapabilities: {},
 };
 
+/** Create a `chatty` task through `server`'s service as {@link v1Caller}; resolves once its tool waits at the first gate. */
+async function startChatty(server: RunningTasksServer): Promise<string> {
+  started = false;
+  gates.length = 0;
+  const plan = await server.server.service.calls.planCall(v1Caller, { name: 'chatty', arguments: {}, progressToken: null, task: {} });
+  const outcome = await server.server.service.calls.callTool(v1Caller, plan);
+  if (outcome.kind !== 'task') throw new Error(`no task: ${outcome.kind}`);
+  await until(() => started && gates.length === 1);
+  return outcome.task.taskId;
+}
+
 describe('openResultWait: the look of a v1 tasks/result and its wait share one read, and the end needs none when it ran here (issue 25)', () => {
   it('an end that lands between the look and the start of the wait still ends the wait (its events are followed from before the read)', async () => {
     running = await startTasksServer({ tools, wrapStore: countingStore });
     const service = running.server.service;
     const v1 = v1Caller;
-    started = false;
-    gates.length = 0;
-    const plan = await service.calls.planCall(v1, { name: 'chatty', arguments: {}, progressToken: null, task: {} });
-    const outcome = await service.calls.callTool(v1, plan);
-    if (outcome.kind !== 'task') throw new Error(`no task: ${outcome.kind}`);
-    const taskId = outcome.task.taskId;
-    await until(() => started && gates.length === 1);
+    const taskId = await startChatty(running);
     counts.get = 0;
     const opened = await service.tasks.openResultWait(v1, taskId);
     if (opened === undefined || opened === 'asks') throw new Error(`not a wait: ${String(opened)}`);
@@ -168,13 +173,7 @@ describe('openResultWait: the look of a v1 tasks/result and its wait share one r
     const elsewhere = await startTasksServer({ tools, dbPath: running.dbPath });
     try {
       const service = running.server.service;
-      started = false;
-      gates.length = 0;
-      const plan = await service.calls.planCall(v1Caller, { name: 'chatty', arguments: {}, progressToken: null, task: {} });
-      const outcome = await service.calls.callTool(v1Caller, plan);
-      if (outcome.kind !== 'task') throw new Error(`no task: ${outcome.kind}`);
-      const taskId = outcome.task.taskId;
-      await until(() => started && gates.length === 1);
+      const taskId = await startChatty(running);
       counts.get = 0;
       const opened = await service.tasks.openResultWait(v1Caller, taskId);
       if (opened === undefined || opened === 'asks') throw new Error(`not a wait: ${String(opened)}`);
