@@ -7,10 +7,7 @@ import { StoreError } from '../../core/store-error.js';
 export interface PostgresConnectionOptions {
   /** `postgres://user:password@host:port/database?…` (libpq URL; `sslmode` and friends as node-postgres reads them). */
   url: string;
-  /**
-   * Connections at most (one write batch or read holds one), split between the write batches (as many as batches
-   * may be in flight) and the reads, each side at least one. Default 10. The event feed's LISTEN connection comes on top.
-   */
+  /** Connections at most (one write batch or read holds one). Default 10. */
   poolSize?: number;
   /** How long to wait for a connection (new or from the pool) before a call fails as `unavailable`. Default 5000. */
   connectTimeoutMs?: number;
@@ -34,42 +31,16 @@ export const BIGINT_AS_NUMBER = {
     oid === INT8_OID && format !== 'binary' ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
-/** How many connections a pool may open, and how it plans. */
-export interface PoolShape {
-  /** Connections at most. */
-  max: number;
-  /**
-   * Always use a prepared statement's generic plan (`plan_cache_mode = force_generic_plan`). For the write batcher:
-   * its statements take one row, or arrays of rows, by key, so no parameter value changes their best plan — but
-   * PostgreSQL's default chose a custom plan for every batch of creates (the arrays' real lengths made it look
-   * cheaper than the generic one), planning a statement of seven CTEs anew each time: ~0.55 ms of the server's CPU
-   * per batch (issue 25). Reads keep the default: the viewer's optional filters do need custom plans.
-   */
-  genericPlans?: boolean;
-}
-
-/**
- * The connections of `poolSize` split between the write batches (one each, up to `maxInFlightBatches`) and the
- * reads; each side gets at least one.
- */
-export function poolShares(poolSize: number | undefined, maxInFlightBatches: number): { reads: number; writes: number } {
-  const total = Math.max(1, Math.floor(poolSize ?? 10));
-  const writes = Math.max(1, Math.min(maxInFlightBatches, total - 1));
-  return { reads: Math.max(1, total - writes), writes };
-}
-
 /**
  * A pool with the timeouts above. `idle_in_transaction_session_timeout` ends a session whose process froze inside a
  * transaction, so its row locks (and the event feed counter) cannot stay held. Errors of idle connections (server
  * restarted) are logged, never thrown: the pool replaces the connection on next use.
  */
-export function createPool(options: PostgresConnectionOptions, logger: Logger, shape: PoolShape): pg.Pool {
+export function createPool(options: PostgresConnectionOptions, logger: Logger): pg.Pool {
   const statementTimeoutMs = Math.max(1, Math.floor(options.statementTimeoutMs ?? 15_000));
   const pool = new pg.Pool({
     connectionString: options.url,
-    max: shape.max,
-    // In the startup packet, so it costs no statement (PostgreSQL 12+; a URL that sets `options` itself wins).
-    ...(shape.genericPlans ? { options: '-c plan_cache_mode=force_generic_plan' } : {}),
+    max: Math.max(1, Math.floor(options.poolSize ?? 10)),
     connectionTimeoutMillis: Math.max(1, Math.floor(options.connectTimeoutMs ?? 5_000)),
     idleTimeoutMillis: 30_000,
     statement_timeout: statementTimeoutMs,

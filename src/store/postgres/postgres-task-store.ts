@@ -9,7 +9,7 @@ import { ComposedTaskStore } from '../composed-task-store.js';
 import type { FieldCipher } from '../field-cipher.js';
 import { PostgresAdmission } from './admission.js';
 import { PostgresBatcher, type PostgresBatchStats } from './batch.js';
-import { createPool, poolShares, type PostgresConnectionOptions, toStoreError } from './connection.js';
+import { createPool, type PostgresConnectionOptions, toStoreError } from './connection.js';
 import { PostgresContext } from './context.js';
 import { PostgresFeed } from './feed.js';
 import { PostgresInputs } from './inputs.js';
@@ -70,8 +70,6 @@ export class PostgresTaskStore extends ComposedTaskStore {
     private readonly ctx: PostgresContext,
     private readonly events: PostgresFeed,
     private readonly statistics: TableStatistics,
-    /** The write batcher's connections (the context's pool serves the reads). */
-    private readonly writePool: pg.Pool,
     appliedMigrations: number[],
   ) {
     const rows = new PostgresRows(ctx);
@@ -95,10 +93,7 @@ export class PostgresTaskStore extends ComposedTaskStore {
   /** See {@link openPostgresTaskStore}. */
   static async open(options: PostgresTaskStoreOptions): Promise<PostgresTaskStore> {
     const logger = (options.logger ?? silentLogger).child({ component: 'postgres-task-store' });
-    const maxInFlight = Math.max(1, Math.floor(options.maxInFlightBatches ?? 2));
-    const shares = poolShares(options.poolSize, maxInFlight);
-    const pool = createPool(options, logger, { max: shares.reads });
-    const writePool = createPool(options, logger, { max: shares.writes, genericPlans: true });
+    const pool = createPool(options, logger);
     try {
       const client = await pool.connect().catch((error: unknown) => {
         throw toStoreError(error, 'connect');
@@ -117,11 +112,11 @@ export class PostgresTaskStore extends ComposedTaskStore {
         client.release(lost);
       }
       if (applied.length > 0) logger.info({ versions: applied }, 'task store schema migrated');
-      const { ctx, statistics } = contextFor(pool, writePool, maxInFlight, options, logger);
-      return new PostgresTaskStore(ctx, new PostgresFeed(ctx), statistics, writePool, applied);
+      const { ctx, statistics } = contextFor(pool, options, logger);
+      await statistics.opened();
+      return new PostgresTaskStore(ctx, new PostgresFeed(ctx), statistics, applied);
     } catch (error) {
       await pool.end().catch(() => undefined);
-      await writePool.end().catch(() => undefined);
       throw toStoreError(error, 'open');
     }
   }
@@ -152,7 +147,7 @@ export class PostgresTaskStore extends ComposedTaskStore {
       await this.statistics.stop();
       this.ctx.batcher.close();
       this.ctx.listeners.clear();
-      await Promise.all([this.ctx.pool.end(), this.writePool.end()]);
+      await this.ctx.pool.end();
     })();
     return this.closing;
   }
@@ -162,18 +157,12 @@ export class PostgresTaskStore extends ComposedTaskStore {
  * The shared context of a store's ports (the write batcher on `pool`, the listeners it publishes to, the codec) and
  * the table statistics that watch the same commits for growth marks.
  */
-function contextFor(
-  pool: pg.Pool,
-  writePool: pg.Pool,
-  maxInFlight: number,
-  options: PostgresTaskStoreOptions,
-  logger: Logger,
-): { ctx: PostgresContext; statistics: TableStatistics } {
+function contextFor(pool: pg.Pool, options: PostgresTaskStoreOptions, logger: Logger): { ctx: PostgresContext; statistics: TableStatistics } {
   const listeners = new TaskEventListeners(logger);
   const statistics = new TableStatistics(pool, logger);
   const batcher = new PostgresBatcher(
-    writePool,
-    { maxBatch: Math.max(1, Math.floor(options.maxBatchSize ?? 256)), maxInFlight },
+    pool,
+    { maxBatch: Math.max(1, Math.floor(options.maxBatchSize ?? 256)), maxInFlight: Math.max(1, Math.floor(options.maxInFlightBatches ?? 2)) },
     (events) => {
       listeners.publish(events);
       statistics.observe(events);

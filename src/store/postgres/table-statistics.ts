@@ -7,10 +7,7 @@ import { SCHEMA } from './migrations.js';
 /** The feed seq of the first growth mark; the next marks double it (2,048, 4,096, …). */
 export const FIRST_GROWTH_MARK = 1024;
 
-/**
- * The store's tables that per-task statements read (the ones whose plans depend on their size); `processes`,
- * `server_secret`, `kill_switches` and `task_feed` stay a few rows forever and are left to autovacuum.
- */
+/** The store's tables that grow with the tasks: the plans of the statements that read them depend on their size. */
 const GROWING_TABLES = [
   'tasks',
   'task_outcomes',
@@ -27,6 +24,14 @@ const GROWING_TABLES = [
 ];
 
 /**
+ * Tables of a row or a few, forever. Never analyzed, PostgreSQL takes a table to hold ten pages of rows (a couple
+ * of thousand for the feed counter), and autovacuum may not analyze them for minutes: with the one-row `task_feed`
+ * counter estimated at ~2,000 rows, every plan of the batch of creates that joins it looked costly, so PostgreSQL
+ * never kept the generic one and planned the create anew on every batch (issue 25: ~0.55 ms of server CPU each).
+ */
+const SMALL_TABLES = ['task_feed', 'processes', 'kill_switches', 'server_secret'];
+
+/**
  * Whether a commit whose events hold the feed seqs `first`…`last` (inclusive) crosses a growth mark
  * (`FIRST_GROWTH_MARK · 2^k`, k ≥ 0). Seqs are gap-free across every process of a database, so exactly one commit
  * in the whole deployment crosses each mark.
@@ -37,8 +42,9 @@ export function crossesGrowthMark(first: number, last: number): boolean {
 }
 
 /**
- * Keeps the planner's statistics in step with a database that is still growing fast: `ANALYZE` of the store's
- * tables each time one of this store's commits crosses a growth mark of the event feed.
+ * Keeps the planner's statistics in step with a database that is still young: `ANALYZE` of the store's small tables
+ * when the store opens, and of all its tables each time one of this store's commits crosses a growth mark of the
+ * event feed.
  *
  * Why: node-postgres runs our statements as named prepared statements, and PostgreSQL switches a prepared
  * statement to a generic plan after five executions, costed on the statistics of that moment. A store starts on
@@ -48,15 +54,17 @@ export function crossesGrowthMark(first: number, last: number): boolean {
  * first `ANALYZE` (a minute or more later on a busy start, never on a database below its threshold). An `ANALYZE`
  * invalidates the cached plans that depend on the table in every connection of every process, so the next execution
  * plans again on the real sizes. Doubling marks keep the cost logarithmic in the feed's length (each analyze samples
- * at most `300 × default_statistics_target` rows per table); beyond them autovacuum's own rule keeps up.
+ * at most `300 × default_statistics_target` rows per table); beyond them autovacuum's own rule keeps up. The small
+ * tables: see {@link SMALL_TABLES}.
  *
- * One analyze at a time; a mark crossed while one runs starts one more after it. Failure (a role that does not own
- * the tables gets only a warning from PostgreSQL; a lost connection an error) is logged and changes nothing else.
+ * One analyze at a time; a mark crossed while one runs starts one more (of all tables) after it. Failure (a role
+ * that does not own the tables gets only a warning from PostgreSQL; PostgreSQL before 12 has no `SKIP_LOCKED`; a
+ * lost connection) is logged and changes nothing else.
  */
 export class TableStatistics {
   private running: Promise<void> | undefined;
-  private again = false;
-
+  /** Tables to analyze after the analyze in flight (none: nothing asked meanwhile). */
+  private next: readonly string[] | undefined;
   private stopped = false;
 
   constructor(
@@ -64,16 +72,21 @@ export class TableStatistics {
     private readonly logger: Logger,
   ) {}
 
+  /**
+   * The store has opened: analyze its small tables (a few rows each: milliseconds). Resolves when done or failed (a
+   * failure is only logged); the store awaits it, so no statement of the analyze lands among its callers' work.
+   */
+  opened(): Promise<void> {
+    this.request(SMALL_TABLES, 'the store opened');
+    return this.running ?? Promise.resolve();
+  }
+
   /** Called with the events of every commit of this store, in seq order (the batcher's publish). */
   observe(events: readonly TaskEvent[]): void {
     const first = events[0];
     const last = events[events.length - 1];
     if (!first || !last || !crossesGrowthMark(first.seq, last.seq)) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.analyze(last.seq);
+    this.request([...GROWING_TABLES, ...SMALL_TABLES], `seq ${last.seq} crossed a growth mark`);
   }
 
   /** Start no more analyzes; resolves when the one in flight, if any, has ended (the store closes its pool then). */
@@ -82,19 +95,29 @@ export class TableStatistics {
     return this.running ?? Promise.resolve();
   }
 
-  private async analyze(seq: number): Promise<void> {
-    do {
-      this.again = false;
-      if (this.stopped) break;
+  private request(tables: readonly string[], why: string): void {
+    if (this.running) {
+      this.next = this.next && this.next.length >= tables.length ? this.next : tables;
+      return;
+    }
+    this.running = this.analyze(tables, why);
+  }
+
+  private async analyze(first: readonly string[], why: string): Promise<void> {
+    let tables: readonly string[] | undefined = first;
+    while (tables && !this.stopped) {
+      this.next = undefined;
       const started = Date.now();
       try {
         // SKIP_LOCKED: a table another session is analyzing or altering is skipped, not waited for.
-        await this.pool.query(`ANALYZE (SKIP_LOCKED) ${GROWING_TABLES.map((table) => `${SCHEMA}.${table}`).join(', ')}`);
-        this.logger.debug({ seq, ms: Date.now() - started }, 'analyzed the task tables at a growth mark of the feed');
+        await this.pool.query(`ANALYZE (SKIP_LOCKED) ${tables.map((table) => `${SCHEMA}.${table}`).join(', ')}`);
+        this.logger.debug({ tables: tables.length, ms: Date.now() - started, why }, 'analyzed the task tables');
       } catch (error) {
-        this.logger.warn({ seq, err: error }, 'could not analyze the task tables; autovacuum will');
+        this.logger.warn({ err: error, why }, 'could not analyze the task tables; autovacuum will');
       }
-    } while (this.again);
+      tables = this.next;
+      why = 'asked again meanwhile';
+    }
     this.running = undefined;
   }
 }
