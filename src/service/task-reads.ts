@@ -14,6 +14,23 @@ export interface TaskPage {
   nextAfterSeq: number | undefined;
 }
 
+/** Ends this process's worker committed that no read has taken yet, kept at most (the oldest are dropped first). */
+const MAX_JUST_ENDED = 256;
+/** A task larger than this (JSON characters, its arguments included) is not kept on its end: its read goes to the store. */
+const MAX_JUST_ENDED_CHARS = 16 * 1024;
+/**
+ * Longest a read waits for the end of its task that this process is committing, before it reads the store anyway
+ * (a group commit takes milliseconds; a database that stalls must not hold a poll for its statement timeout).
+ */
+const COMMITTING_WAIT_MS = 100;
+
+/** A task's end as this process's worker committed it (see {@link TaskReads}). */
+interface JustEnded {
+  record: TaskRecord;
+  /** The outcome as its stored JSON reads back, when small enough for the terminal cache. */
+  outcome?: { outcome: TaskOutcome; chars: number };
+}
+
 /**
  * Reads on behalf of requestors, with the rules every backend shares applied once above the store: a task past its
  * `expiresAt` is gone (`visibleAt`, judged on this process's clock; the sweep deletes the row later on the store's
@@ -22,11 +39,14 @@ export interface TaskPage {
  */
 export class TaskReads {
   private readonly terminal = new TerminalTaskCache();
+  /** Ends heard from this process's worker, by task id, oldest first; the first read of the task takes its entry. */
+  private readonly justEnded = new Map<string, JustEnded>();
 
   /**
-   * @param handOff - the worker of this process, if any: the outcomes it commits go into the terminal cache as they
-   *   commit, and a read of a task whose outcome it is committing waits for that commit (at most one group commit),
-   *   so the `tasks/result` woken by the commit's own event reads nothing from the store (issue 25)
+   * @param handOff - the worker of this process, if any: the ends it commits are kept (a few hundred, small ones
+   *   only) until the task's first read, which then answers from them like a terminal-cache hit; and a read of a task
+   *   whose end it is committing waits up to {@link COMMITTING_WAIT_MS} for that commit. So the `tasks/get` or
+   *   `tasks/result` woken by the commit's own event reads nothing from the store (issue 25).
    */
   constructor(
     private readonly store: TaskStore,
@@ -51,7 +71,8 @@ export class TaskReads {
     };
     if (scope.requireSession === undefined) {
       const committing = this.handOff?.pendingOutcome(taskId);
-      if (committing) await committing.catch(() => undefined);
+      if (committing) await settledWithin(committing, COMMITTING_WAIT_MS);
+      this.takeJustEnded(taskId);
     }
     const record = scope.requireSession === undefined ? await this.terminal.read(taskId, scope, load) : await this.terminal.loaded(await load());
     if (outcome) this.terminal.rememberOutcome(taskId, outcome.outcome, outcome.chars);
@@ -61,17 +82,32 @@ export class TaskReads {
   }
 
   /**
-   * A task this process's worker has just ended, as written: kept like a read of it would be, its outcome too when
-   * small — as its stored JSON reads back, so the cache answers exactly what a read from the store would.
+   * A task this process's worker has just ended, as written: kept for its first read (not in the terminal cache, which
+   * holds only what requestors read), its outcome too when small — as its stored JSON reads back, so the answer is
+   * exactly what a read from the store would give.
    */
   private written(record: TaskRecord, outcome: TaskOutcome | undefined): void {
-    this.terminal.remember(record);
-    if (!outcome) return;
-    const body = outcome.kind === 'error' ? outcome.error : outcome.result;
-    const chars = jsonCharsUpTo(body, MAX_OUTCOME_CHARS + 1);
-    if (chars > MAX_OUTCOME_CHARS) return;
-    const stored = JSON.parse(JSON.stringify(body)) as never;
-    this.terminal.rememberOutcome(record.taskId, outcome.kind === 'error' ? { kind: 'error', error: stored } : { kind: 'result', result: stored }, chars);
+    if (jsonCharsUpTo(record, MAX_JUST_ENDED_CHARS + 1) > MAX_JUST_ENDED_CHARS) return;
+    const ended: JustEnded = { record };
+    if (outcome) {
+      const body = outcome.kind === 'error' ? outcome.error : outcome.result;
+      const chars = jsonCharsUpTo(body, MAX_OUTCOME_CHARS + 1);
+      if (chars <= MAX_OUTCOME_CHARS) {
+        const stored = JSON.parse(JSON.stringify(body)) as never;
+        ended.outcome = { outcome: outcome.kind === 'error' ? { kind: 'error', error: stored } : { kind: 'result', result: stored }, chars };
+      }
+    }
+    this.justEnded.set(record.taskId, ended);
+    if (this.justEnded.size > MAX_JUST_ENDED) this.justEnded.delete(this.justEnded.keys().next().value as string);
+  }
+
+  /** Move the just-ended entry of `taskId`, if any, into the terminal cache: a read has come for it. */
+  private takeJustEnded(taskId: string): void {
+    const ended = this.justEnded.get(taskId);
+    if (!ended) return;
+    this.justEnded.delete(taskId);
+    this.terminal.remember(ended.record);
+    if (ended.outcome) this.terminal.rememberOutcome(taskId, ended.outcome.outcome, ended.outcome.chars);
   }
 
   /** The stored outcome of a terminal task (the caller has read the task within its scope first). */
@@ -93,6 +129,18 @@ export class TaskReads {
     const page = keysetPage(await this.store.list(scope, { afterSeq, limit: rowsToRead(limit) }), limit, (record) => visibleAt(record, now));
     return { tasks: page.rows, nextAfterSeq: page.nextSeq };
   }
+}
+
+/** Resolve once `promise` has settled (either way) or `ms` have passed, whichever comes first. */
+function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    const done = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    promise.then(done, done);
+  });
 }
 
 /**

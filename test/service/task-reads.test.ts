@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import type { OutcomeWrittenListener } from '../../src/core/hand-off.js';
 import { newTaskId } from '../../src/core/ids.js';
-import type { NewTask, TaskOutcome } from '../../src/core/task.js';
+import type { NewTask, TaskOutcome, TaskRecord } from '../../src/core/task.js';
 import { jsonCharsUpTo, TaskReads } from '../../src/service/task-reads.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
 import { describeOnBothStores } from '../helpers/both-stores.js';
@@ -143,6 +143,57 @@ describeOnBothStores('requestor reads', (backend) => {
     await store.transition(elsewhere.taskId, { to: 'completed', outcome, now: T0 + 2 });
     expect((await reader.get(elsewhere.taskId, scope))?.status).toBe('completed');
     expect(reads.tasks).toBe(1);
+  });
+
+  it('ends nobody reads are kept a few hundred at most and small ones only; a commit that stalls holds a read 100 ms at most (issue 25)', async () => {
+    const clock = new FakeClock(T0);
+    const store = await backend.open(clock);
+    let reads = 0;
+    const counted = new Proxy(store, {
+      get(target, key) {
+        const value = Reflect.get(target, key, target) as unknown;
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          if (key === 'getWithOutcome') reads += 1;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const listeners = new Set<OutcomeWrittenListener>();
+    const writes = new Map<string, Promise<unknown>>();
+    const reader = new TaskReads(counted, clock, {
+      pendingOutcome: (taskId) => writes.get(taskId),
+      onOutcomeWritten: (listener) => {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+    });
+    const scope = { ownerKey: ALICE, generation: 'v2' as const };
+    const outcome: TaskOutcome = { kind: 'result', result: { content: [] } };
+    const end = async (overrides: Partial<NewTask> = {}): Promise<string> => {
+      const created = await store.create(task(clock, overrides));
+      const written = await store.transition(created.taskId, { to: 'completed', outcome, now: T0 + 1 });
+      for (const listener of listeners) listener(written as TaskRecord, outcome);
+      return created.taskId;
+    };
+    // 300 ends nobody reads: the oldest 44 are gone (read from the store), the newest 256 answer without a read.
+    const ended: string[] = [];
+    for (let i = 0; i < 300; i++) ended.push(await end());
+    expect((await reader.get(ended[0] as string, scope))?.status).toBe('completed');
+    expect(reads).toBe(1);
+    expect((await reader.get(ended[299] as string, scope))?.status).toBe('completed');
+    expect(reads).toBe(1);
+    // A task with large arguments is not kept on its end.
+    const large = await end({ arguments: { text: 'x'.repeat(20_000) } });
+    expect((await reader.get(large, scope))?.status).toBe('completed');
+    expect(reads).toBe(2);
+    // An end whose commit never settles: the read waits briefly, then answers what the store has.
+    const working = await store.create(task(clock));
+    writes.set(working.taskId, new Promise(() => {}));
+    const asked = Date.now();
+    expect((await reader.get(working.taskId, scope))?.status).toBe('working');
+    expect(Date.now() - asked).toBeLessThan(5_000);
+    expect(reads).toBe(3);
   });
 });
 
