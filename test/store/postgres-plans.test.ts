@@ -184,3 +184,54 @@ describe('PostgreSQL store: the batch of creates keeps its generic plan (issue 2
     }
   });
 });
+
+describe('PostgreSQL store: closing while it analyzes (issue 25)', () => {
+  let database: TestDatabase;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    // Every ANALYZE on this database sleeps 20 ms per page it reads: seconds for the tables of a thousand tasks.
+    await adminQuery(database.url, `ALTER DATABASE ${database.name} SET vacuum_cost_delay = '20ms'`);
+    await adminQuery(database.url, `ALTER DATABASE ${database.name} SET vacuum_cost_limit = 1`);
+  });
+  afterAll(async () => {
+    await database?.drop();
+  });
+
+  /** Backends of the test database running an ANALYZE now. */
+  async function analyzing(): Promise<number> {
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'ANALYZE%' AND state = 'active'",
+      );
+      return rows[0]?.n ?? 0;
+    } finally {
+      await client.end();
+    }
+  }
+
+  it('close cancels the analyze in flight instead of waiting for it', async () => {
+    const store = await openPostgresTaskStore({ url: database.url });
+    for (let done = 0; done < 1_100; done += 100) await Promise.all(Array.from({ length: 100 }, () => store.create(newTaskInput())));
+    // Seq 1,024 was crossed: the growth analyze runs, slowly.
+    for (let i = 0; i < 200 && (await analyzing()) === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(await analyzing()).toBe(1);
+    const closing = Date.now();
+    await store.close();
+    const closeMs = Date.now() - closing;
+    expect(await analyzing()).toBe(0);
+    // Negative control: the same analyze, not cancelled, on the same tables and settings, takes much longer.
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    const started = Date.now();
+    try {
+      await client.query('ANALYZE mcp_tasks.tasks');
+    } finally {
+      await client.end();
+    }
+    const analyzeMs = Date.now() - started;
+    expect(analyzeMs).toBeGreaterThan(2 * closeMs);
+  }, 60_000);
+});

@@ -66,6 +66,10 @@ export class TableStatistics {
   /** Tables to analyze after the analyze in flight (none: nothing asked meanwhile). */
   private next: readonly string[] | undefined;
   private stopped = false;
+  /** The connection running the analyze in flight (its backend's pid is what `stop` cancels). */
+  private analyzing: (pg.PoolClient & { processID?: number }) | undefined;
+  /** The cancel `stop` sent, if any. */
+  private cancelling: Promise<unknown> | undefined;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -89,9 +93,19 @@ export class TableStatistics {
     this.request([...GROWING_TABLES, ...SMALL_TABLES], `seq ${last.seq} crossed a growth mark`);
   }
 
-  /** Start no more analyzes; resolves when the one in flight, if any, has ended (the store closes its pool then). */
+  /**
+   * Start no more analyzes and cancel the one in flight (`pg_cancel_backend`: on a large database an analyze takes
+   * seconds, and a draining process must not wait for statistics); resolves when it has ended (the store closes its
+   * pool then).
+   */
   stop(): Promise<void> {
     this.stopped = true;
+    const pid = this.analyzing?.processID;
+    if (pid !== undefined && this.cancelling === undefined) {
+      this.cancelling = this.pool.query('SELECT pg_cancel_backend($1)', [pid]).catch((error: unknown) => {
+        this.logger.debug({ err: error }, 'could not cancel the analyze in flight; waiting for it');
+      });
+    }
     return this.running ?? Promise.resolve();
   }
 
@@ -109,11 +123,21 @@ export class TableStatistics {
       this.next = undefined;
       const started = Date.now();
       try {
-        // SKIP_LOCKED: a table another session is analyzing or altering is skipped, not waited for.
-        await this.pool.query(`ANALYZE (SKIP_LOCKED) ${tables.map((table) => `${SCHEMA}.${table}`).join(', ')}`);
+        const client = await this.pool.connect();
+        this.analyzing = client as pg.PoolClient & { processID?: number };
+        try {
+          // SKIP_LOCKED: a table another session is analyzing or altering is skipped, not waited for.
+          await client.query(`ANALYZE (SKIP_LOCKED) ${tables.map((table) => `${SCHEMA}.${table}`).join(', ')}`);
+        } finally {
+          this.analyzing = undefined;
+          // A cancel sent for this analyze lands before the connection serves anyone else.
+          await this.cancelling;
+          client.release();
+        }
         this.logger.debug({ tables: tables.length, ms: Date.now() - started, why }, 'analyzed the task tables');
       } catch (error) {
-        this.logger.warn({ err: error, why }, 'could not analyze the task tables; autovacuum will');
+        if (this.stopped) this.logger.debug({ err: error, why }, 'analyze of the task tables cancelled: the store is closing');
+        else this.logger.warn({ err: error, why }, 'could not analyze the task tables; autovacuum will');
       }
       tables = this.next;
       why = 'asked again meanwhile';
