@@ -215,6 +215,17 @@ export function rawClients(): { connect(url: string): Promise<pg.Client>; endAll
   };
 }
 
+/** Run `work` on a plain client of its own to `url` (connected first, ended after, whatever happens). */
+export async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
 /** What {@link postgresStoresPerFile} gives a test file. */
 export interface PostgresStoresPerFile {
   /** The file's database URL (after `beforeAll`). */

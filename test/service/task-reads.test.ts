@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import type { OutcomeWrittenListener } from '../../src/core/hand-off.js';
 import { newTaskId } from '../../src/core/ids.js';
+import type { TaskStore } from '../../src/core/store.js';
 import type { NewTask, TaskOutcome, TaskRecord } from '../../src/core/task.js';
 import { jsonCharsUpTo, TaskReads } from '../../src/service/task-reads.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
@@ -28,6 +29,35 @@ function task(clock: FakeClock, overrides: Partial<NewTask> = {}): NewTask {
     leaseMs: null,
     ...overrides,
   };
+}
+
+/**
+ * A {@link TaskReads} over `store` with its task and outcome reads counted, and the worker's side of its hand-off:
+ * the outcome writes in flight (`writes`, by task id) and who hears the ends as they commit (`listeners`).
+ */
+function readerWithHandOff(store: TaskStore, clock: FakeClock) {
+  const reads = { tasks: 0, outcomes: 0 };
+  const counted = new Proxy(store, {
+    get(target, key) {
+      const value = Reflect.get(target, key, target) as unknown;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        if (key === 'get' || key === 'getWithOutcome') reads.tasks += 1;
+        if (key === 'getOutcome') reads.outcomes += 1;
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  const listeners = new Set<OutcomeWrittenListener>();
+  const writes = new Map<string, Promise<unknown>>();
+  const reader = new TaskReads(counted, clock, {
+    pendingOutcome: (taskId) => writes.get(taskId),
+    onOutcomeWritten: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  });
+  return { reader, reads, listeners, writes };
 }
 
 /**
@@ -91,28 +121,7 @@ describeOnBothStores('requestor reads', (backend) => {
   it("an outcome committed by this process's worker is served as the store would serve it, without a read; a read during the commit waits for it (issue 25)", async () => {
     const clock = new FakeClock(T0);
     const store = await backend.open(clock);
-    const reads = { tasks: 0, outcomes: 0 };
-    const counted = new Proxy(store, {
-      get(target, key) {
-        const value = Reflect.get(target, key, target) as unknown;
-        if (typeof value !== 'function') return value;
-        return (...args: unknown[]) => {
-          if (key === 'get' || key === 'getWithOutcome') reads.tasks += 1;
-          if (key === 'getOutcome') reads.outcomes += 1;
-          return (value as (...a: unknown[]) => unknown).apply(target, args);
-        };
-      },
-    });
-    // The worker's side of the hand-off: its outcome writes in flight, and who hears them as they commit.
-    const listeners = new Set<OutcomeWrittenListener>();
-    const writes = new Map<string, Promise<unknown>>();
-    const reader = new TaskReads(counted, clock, {
-      pendingOutcome: (taskId) => writes.get(taskId),
-      onOutcomeWritten: (listener) => {
-        listeners.add(listener);
-        return () => listeners.delete(listener);
-      },
-    });
+    const { reader, reads, listeners, writes } = readerWithHandOff(store, clock);
     const created = await store.create(task(clock));
     // What a tool may hand back in process: fields JSON drops or turns into strings.
     const outcome: TaskOutcome = { kind: 'result', result: { content: [], structuredContent: { at: new Date(T0), gone: undefined, n: 1 } } as never };
@@ -148,26 +157,7 @@ describeOnBothStores('requestor reads', (backend) => {
   it('ends nobody reads are kept a few hundred at most and small ones only; a commit that stalls holds a read 100 ms at most (issue 25)', async () => {
     const clock = new FakeClock(T0);
     const store = await backend.open(clock);
-    let reads = 0;
-    const counted = new Proxy(store, {
-      get(target, key) {
-        const value = Reflect.get(target, key, target) as unknown;
-        if (typeof value !== 'function') return value;
-        return (...args: unknown[]) => {
-          if (key === 'getWithOutcome') reads += 1;
-          return (value as (...a: unknown[]) => unknown).apply(target, args);
-        };
-      },
-    });
-    const listeners = new Set<OutcomeWrittenListener>();
-    const writes = new Map<string, Promise<unknown>>();
-    const reader = new TaskReads(counted, clock, {
-      pendingOutcome: (taskId) => writes.get(taskId),
-      onOutcomeWritten: (listener) => {
-        listeners.add(listener);
-        return () => listeners.delete(listener);
-      },
-    });
+    const { reader, reads, listeners, writes } = readerWithHandOff(store, clock);
     const scope = { ownerKey: ALICE, generation: 'v2' as const };
     const outcome: TaskOutcome = { kind: 'result', result: { content: [] } };
     const end = async (overrides: Partial<NewTask> = {}): Promise<string> => {
@@ -180,20 +170,20 @@ describeOnBothStores('requestor reads', (backend) => {
     const ended: string[] = [];
     for (let i = 0; i < 300; i++) ended.push(await end());
     expect((await reader.get(ended[0] as string, scope))?.status).toBe('completed');
-    expect(reads).toBe(1);
+    expect(reads.tasks).toBe(1);
     expect((await reader.get(ended[299] as string, scope))?.status).toBe('completed');
-    expect(reads).toBe(1);
+    expect(reads.tasks).toBe(1);
     // A task with large arguments is not kept on its end.
     const large = await end({ arguments: { text: 'x'.repeat(20_000) } });
     expect((await reader.get(large, scope))?.status).toBe('completed');
-    expect(reads).toBe(2);
+    expect(reads.tasks).toBe(2);
     // An end whose commit never settles: the read waits briefly, then answers what the store has.
     const working = await store.create(task(clock));
     writes.set(working.taskId, new Promise(() => {}));
     const asked = Date.now();
     expect((await reader.get(working.taskId, scope))?.status).toBe('working');
     expect(Date.now() - asked).toBeLessThan(5_000);
-    expect(reads).toBe(3);
+    expect(reads.tasks).toBe(3);
   });
 });
 

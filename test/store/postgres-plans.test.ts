@@ -6,7 +6,7 @@ import { migrate } from '../../src/store/postgres/migrations.js';
 import { SQL } from '../../src/store/postgres/sql.js';
 import { crossesGrowthMark, FIRST_GROWTH_MARK } from '../../src/store/postgres/table-statistics.js';
 import { newTaskInput } from '../helpers/new-task.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { createTestDatabase, type TestDatabase, withClient } from '../helpers/postgres.js';
 
 // Issue 25: generic plans that PostgreSQL caches for our prepared statements while the tables are empty must not
 // outlive the growth of the tables. The store analyzes its tables when the event feed crosses a growth mark, which
@@ -44,20 +44,16 @@ describe('PostgreSQL store on a growing database (issue 25)', () => {
 
   /** A fresh connection's view of the statistics of `mcp_tasks.tasks` (tuples its indexes and scans have read). */
   async function tasksTableStatistics(): Promise<{ indexTuples: number; seqTuples: number; analyzed: boolean }> {
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    try {
-      const { rows } = await client.query<{ index_tuples: number; seq_tuples: number; analyzed: boolean }>(
+    const { rows } = await withClient(database.url, (client) =>
+      client.query<{ index_tuples: number; seq_tuples: number; analyzed: boolean }>(
         `SELECT COALESCE(idx_tup_fetch, 0)::int AS index_tuples, COALESCE(seq_tup_read, 0)::int AS seq_tuples,
                 last_analyze IS NOT NULL AS analyzed
          FROM pg_stat_user_tables WHERE schemaname = 'mcp_tasks' AND relname = 'tasks'`,
-      );
-      const row = rows[0];
-      if (!row) throw new Error('no statistics row for mcp_tasks.tasks');
-      return { indexTuples: row.index_tuples, seqTuples: row.seq_tuples, analyzed: row.analyzed };
-    } finally {
-      await client.end();
-    }
+      ),
+    );
+    const row = rows[0];
+    if (!row) throw new Error('no statistics row for mcp_tasks.tasks');
+    return { indexTuples: row.index_tuples, seqTuples: row.seq_tuples, analyzed: row.analyzed };
   }
 
   /**
@@ -111,13 +107,7 @@ describe('PostgreSQL store on a growing database (issue 25)', () => {
 
 /** One statement on a connection of its own to `url`. */
 async function adminQuery(url: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
+  await withClient(url, (client) => client.query(sql));
 }
 
 /** Custom and generic plans made so far for the prepared statements of `client`'s session whose text matches `like`. */
@@ -173,15 +163,11 @@ describe('PostgreSQL store: the batch of creates keeps its generic plan (issue 2
     expect(plans.generic).toBeGreaterThanOrEqual(1);
 
     // Negative control: the same schema without the store's analyze, the same 13 batches: a custom plan each time.
-    const client = new pg.Client({ connectionString: control.url });
-    await client.connect();
-    try {
+    await withClient(control.url, async (client) => {
       await migrate(client);
       for (const values of batches) await client.query({ name: 'creates', text: SQL.createTasksAlone, values });
       expect(await preparedPlans(client, 'WITH n AS%ins AS%')).toEqual({ generic: 0, custom: 13 });
-    } finally {
-      await client.end();
-    }
+    });
   });
 });
 
@@ -200,16 +186,12 @@ describe('PostgreSQL store: closing while it analyzes (issue 25)', () => {
 
   /** Backends of the test database running an ANALYZE now. */
   async function analyzing(): Promise<number> {
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    try {
-      const { rows } = await client.query<{ n: number }>(
+    const { rows } = await withClient(database.url, (client) =>
+      client.query<{ n: number }>(
         "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'ANALYZE%' AND state = 'active'",
-      );
-      return rows[0]?.n ?? 0;
-    } finally {
-      await client.end();
-    }
+      ),
+    );
+    return rows[0]?.n ?? 0;
   }
 
   it('close cancels the analyze in flight instead of waiting for it', async () => {
@@ -223,14 +205,8 @@ describe('PostgreSQL store: closing while it analyzes (issue 25)', () => {
     const closeMs = Date.now() - closing;
     expect(await analyzing()).toBe(0);
     // Negative control: the same analyze, not cancelled, on the same tables and settings, takes much longer.
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
     const started = Date.now();
-    try {
-      await client.query('ANALYZE mcp_tasks.tasks');
-    } finally {
-      await client.end();
-    }
+    await adminQuery(database.url, 'ANALYZE mcp_tasks.tasks');
     const analyzeMs = Date.now() - started;
     expect(analyzeMs).toBeGreaterThan(2 * closeMs);
   }, 60_000);
