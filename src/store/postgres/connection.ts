@@ -55,6 +55,33 @@ export function createPool(options: PostgresConnectionOptions, logger: Logger): 
   return pool;
 }
 
+/**
+ * Run `work` on a client checked out of `pool`, then release it. Checked out, a client has no pool listener: a
+ * connection lost meanwhile must reject the query in flight, not end the process as an unhandled 'error' event, so
+ * it gets a listener until released, and a connection that broke is destroyed rather than handed to the next caller.
+ * A failed checkout rejects with `onConnectError(error)` (default: the error itself); `work`'s errors pass through.
+ */
+export async function withPooledClient<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient) => Promise<T>,
+  onConnectError: (error: unknown) => unknown = (error) => error,
+): Promise<T> {
+  const client = await pool.connect().catch((error: unknown) => {
+    throw onConnectError(error);
+  });
+  let lost: Error | undefined;
+  const onError = (error: Error): void => {
+    lost = error;
+  };
+  client.on('error', onError);
+  try {
+    return await work(client);
+  } finally {
+    client.removeListener('error', onError);
+    client.release(lost);
+  }
+}
+
 /** Node socket errors that mean "the server is not there (any more)". */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED']);
 

@@ -9,7 +9,7 @@ import { ComposedTaskStore } from '../composed-task-store.js';
 import type { FieldCipher } from '../field-cipher.js';
 import { PostgresAdmission } from './admission.js';
 import { PostgresBatcher, type PostgresBatchStats } from './batch.js';
-import { createPool, type PostgresConnectionOptions, toStoreError } from './connection.js';
+import { createPool, type PostgresConnectionOptions, toStoreError, withPooledClient } from './connection.js';
 import { PostgresContext } from './context.js';
 import { PostgresFeed } from './feed.js';
 import { PostgresInputs } from './inputs.js';
@@ -95,22 +95,11 @@ export class PostgresTaskStore extends ComposedTaskStore {
     const logger = (options.logger ?? silentLogger).child({ component: 'postgres-task-store' });
     const pool = createPool(options, logger);
     try {
-      const client = await pool.connect().catch((error: unknown) => {
-        throw toStoreError(error, 'connect');
-      });
-      let applied: number[];
-      let lost: Error | undefined;
-      // Checked out, the client has no pool listener: a connection lost now must reject, not crash the process.
-      const onConnectionError = (error: Error): void => {
-        lost = error;
-      };
-      client.on('error', onConnectionError);
-      try {
-        applied = await migrate(client);
-      } finally {
-        client.removeListener('error', onConnectionError);
-        client.release(lost);
-      }
+      const applied = await withPooledClient(
+        pool,
+        (client) => migrate(client),
+        (error) => toStoreError(error, 'connect'),
+      );
       if (applied.length > 0) logger.info({ versions: applied }, 'task store schema migrated');
       const { ctx, statistics } = contextFor(pool, options, logger);
       await statistics.opened();

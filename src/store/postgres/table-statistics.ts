@@ -2,6 +2,7 @@ import type pg from 'pg';
 
 import type { Logger } from '../../core/logger.js';
 import type { TaskEvent } from '../../core/ports/feed.js';
+import { withPooledClient } from './connection.js';
 import { SCHEMA } from './migrations.js';
 
 /** The feed seq of the first growth mark; the next marks double it (2,048, 4,096, …). */
@@ -123,17 +124,18 @@ export class TableStatistics {
       this.next = undefined;
       const started = Date.now();
       try {
-        const client = await this.pool.connect();
-        this.analyzing = client as pg.PoolClient & { processID?: number };
-        try {
-          // SKIP_LOCKED: a table another session is analyzing or altering is skipped, not waited for.
-          await client.query(`ANALYZE (SKIP_LOCKED) ${tables.map((table) => `${SCHEMA}.${table}`).join(', ')}`);
-        } finally {
-          this.analyzing = undefined;
-          // A cancel sent for this analyze lands before the connection serves anyone else.
-          await this.cancelling;
-          client.release();
-        }
+        const sql = `ANALYZE (SKIP_LOCKED) ${tables.map((table) => `${SCHEMA}.${table}`).join(', ')}`;
+        await withPooledClient(this.pool, async (client) => {
+          this.analyzing = client as pg.PoolClient & { processID?: number };
+          try {
+            // SKIP_LOCKED: a table another session is analyzing or altering is skipped, not waited for.
+            await client.query(sql);
+          } finally {
+            this.analyzing = undefined;
+            // A cancel sent for this analyze lands before the connection serves anyone else.
+            await this.cancelling;
+          }
+        });
         this.logger.debug({ tables: tables.length, ms: Date.now() - started, why }, 'analyzed the task tables');
       } catch (error) {
         if (this.stopped) this.logger.debug({ err: error, why }, 'analyze of the task tables cancelled: the store is closing');
