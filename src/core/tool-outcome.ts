@@ -2,7 +2,7 @@ import { ErrorCode, INPUT_REFUSED_META_KEY } from '../protocol/constants.js';
 import { toModelLine } from '../protocol/model-text.js';
 import type { ExecutionOutcome } from './executor.js';
 import { redactSecrets } from './redaction.js';
-import type { JsonObject, JsonValue, TaskGeneration, TaskOutcome, TaskStatus } from './task.js';
+import type { JsonObject, JsonRpcErrorObject, JsonValue, TaskGeneration, TaskOutcome, TaskStatus } from './task.js';
 import type { AnyToolDefinition, ToolResult } from './tool.js';
 
 /** A tool run turned into what the store records. */
@@ -115,4 +115,9 @@ export function immediateResponseOf(tool: AnyToolDefinition, args: unknown): str
   if (typeof text !== 'string') return undefined;
   const clean = sanitizeModelText(text);
   return clean.length > 0 ? clean : undefined;
+}
+
+/** The JSON body a task's outcome stores: the error object of an `error` outcome, else the result. */
+export function outcomeBodyOf(outcome: TaskOutcome): JsonObject | JsonRpcErrorObject {
+  return outcome.kind === 'error' ? outcome.error : outcome.result;
 }

@@ -3,6 +3,7 @@ import type { WorkerHandOff } from '../core/hand-off.js';
 import type { TaskScope, TaskStore } from '../core/store.js';
 import { visibleAt } from '../core/store-rules.js';
 import type { TaskGeneration, TaskOutcome, TaskRecord } from '../core/task.js';
+import { outcomeBodyOf } from '../core/tool-outcome.js';
 import { keysetPage, rowsToRead } from './paging.js';
 import { MAX_OUTCOME_CHARS, TerminalTaskCache } from './terminal-cache.js';
 
@@ -90,7 +91,7 @@ export class TaskReads {
     if (jsonCharsUpTo(record, MAX_JUST_ENDED_CHARS + 1) > MAX_JUST_ENDED_CHARS) return;
     const ended: JustEnded = { record };
     if (outcome) {
-      const body = outcome.kind === 'error' ? outcome.error : outcome.result;
+      const body = outcomeBodyOf(outcome);
       const chars = jsonCharsUpTo(body, MAX_OUTCOME_CHARS + 1);
       if (chars <= MAX_OUTCOME_CHARS) {
         const stored = JSON.parse(JSON.stringify(body)) as never;
@@ -114,9 +115,7 @@ export class TaskReads {
   outcome(taskId: string): Promise<TaskOutcome | undefined> {
     return this.terminal.readOutcome(taskId, async () => {
       const outcome = await this.store.getOutcome(taskId);
-      return outcome === undefined
-        ? undefined
-        : { outcome, chars: jsonCharsUpTo(outcome.kind === 'error' ? outcome.error : outcome.result, MAX_OUTCOME_CHARS + 1) };
+      return outcome === undefined ? undefined : { outcome, chars: jsonCharsUpTo(outcomeBodyOf(outcome), MAX_OUTCOME_CHARS + 1) };
     });
   }
 

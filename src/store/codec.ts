@@ -12,6 +12,7 @@ import type {
   TaskRecord,
   TaskStatus,
 } from '../core/task.js';
+import { outcomeBodyOf } from '../core/tool-outcome.js';
 import { type FieldCipher, NO_ENCRYPTION } from './field-cipher.js';
 
 /**
@@ -220,7 +221,7 @@ export function toOutcome(row: { kind: string; body: string }): TaskOutcome {
 
 /** The `body` column for `outcome`. */
 export function outcomeBody(outcome: TaskOutcome): string {
-  return JSON.stringify(outcome.kind === 'error' ? outcome.error : outcome.result);
+  return JSON.stringify(outcomeBodyOf(outcome));
 }
 
 /** A `task_events` row as a {@link TaskEvent}. */
