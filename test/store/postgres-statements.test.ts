@@ -58,6 +58,27 @@ describe('PostgreSQL statements per operation (issue 25)', () => {
     expect(parsed).toHaveLength(1);
   });
 
+  it('issue 25: requestor reads issued in one turn of the event loop are one statement (64 reads at most); reads in turns of their own are one each (control)', async () => {
+    store = await openPostgresTaskStore({ url: database.url });
+    const tasks = await Promise.all(Array.from({ length: 70 }, () => store!.create(newTaskInput())));
+    const scope = { ownerKey: 'anonymous' };
+    const read = (i: number) => store!.getWithOutcome(tasks[i]!.taskId, scope, 1_000);
+    let answers: unknown[] = [];
+    const together = await statementsOf(async () => {
+      answers = await Promise.all([0, 1, 2, 3, 4].map(read));
+    });
+    expect(together).toHaveLength(1);
+    expect(together[0]).toMatch(/^SELECT q\.ord/);
+    expect(answers.map((a) => (a as { record: { taskId: string } }).record.taskId)).toEqual(tasks.slice(0, 5).map((t) => t.taskId));
+    const control = await statementsOf(async () => {
+      for (const i of [0, 1, 2]) await read(i);
+    });
+    expect(control).toHaveLength(3);
+    expect(control.every((text) => text.startsWith('SELECT t.task_id'))).toBe(true);
+    const many = await statementsOf(() => Promise.all(tasks.map((_, i) => read(i))));
+    expect(many).toHaveLength(2);
+  });
+
   it('an audit append on its own batch is one autocommit INSERT, not BEGIN, INSERT, COMMIT', async () => {
     store = await openPostgresTaskStore({ url: database.url });
     await store.appendAudit([entry('warm-up')]);

@@ -10,21 +10,43 @@ import { type BatchTx, type MergedWork, type Query, type Settled, type StagedEve
 import { sqlState } from './connection.js';
 import type { PostgresContext } from './context.js';
 import { LEDGER_SQL } from './ledger-sql.js';
+import { MergedReads } from './merged-reads.js';
 import { SQL } from './sql.js';
 import { PostgresTransitions, transitionItem } from './transitions.js';
+
+/** One requestor read, as {@link TaskRows.getWithOutcome} takes it. */
+interface ScopedRead {
+  taskId: string;
+  scope: TaskScope;
+  maxOutcomeChars: number;
+}
+
+/** A task row with its small outcome, as the scoped reads return it. */
+type OutcomeRow = TaskRow & { outcome_kind: string | null; outcome_body: string | null };
+
+/** Reads one statement answers at most (their arrays are bound as parameters; a longer queue takes several). */
+const MAX_MERGED_READS = 64;
 
 /**
  * The rows port on PostgreSQL (see {@link TaskRows}). Creates of one batch are merged into one multi-row INSERT
  * (see {@link PostgresRows.insertTasks}); the transitions of one batch are one statement that locks the rows, applies
- * each condition and stores the outcomes (see {@link PostgresTransitions}); reads are single statements on the pool.
+ * each condition and stores the outcomes (see {@link PostgresTransitions}); reads are single statements on the pool, the
+ * requestors' reads issued in one turn of the event loop one statement together ({@link MergedReads}).
  */
 export class PostgresRows implements TaskRows {
   private readonly creates: MergedWork<NewTask, TaskRecord>;
   private readonly transitions: PostgresTransitions;
+  /** Requestors' reads issued together, one statement per turn of the event loop. */
+  private readonly reads: MergedReads<ScopedRead, TaskWithOutcome>;
   /** The insert parameters of each create, made once (a batch retried after a deadlock, or settled later, reuses them). */
   private readonly params = new WeakMap<NewTask, ReturnType<RowCodec['newTaskParams']>>();
 
   constructor(private readonly ctx: PostgresContext) {
+    this.reads = new MergedReads(
+      (read) => this.getOneWithOutcome(read),
+      (reads) => this.getManyWithOutcome(reads),
+      MAX_MERGED_READS,
+    );
     this.transitions = new PostgresTransitions(ctx.codec);
     this.creates = {
       run: (tx, tasks, isolated) => this.insertTasks(tx, tasks, isolated),
@@ -41,16 +63,39 @@ export class PostgresRows implements TaskRows {
     return row === undefined ? undefined : this.ctx.codec.toRecord(row);
   }
 
-  /** See {@link TaskRows.getWithOutcome}: one statement (a LEFT JOIN of the outcome). */
-  async getWithOutcome(taskId: string, scope: TaskScope, maxOutcomeChars: number): Promise<TaskWithOutcome | undefined> {
-    const [row] = await this.ctx.read<TaskRow & { outcome_kind: string | null; outcome_body: string | null }>('read a task', SQL.getScopedWithOutcome, [
-      taskId,
-      scope.ownerKey,
-      scope.generation ?? null,
-      maxOutcomeChars,
-      scope.requireSession ?? null,
+  /**
+   * See {@link TaskRows.getWithOutcome}: one statement (a LEFT JOIN of the outcome), shared with the other reads issued
+   * in the same turn of the event loop (`MergedReads`).
+   */
+  getWithOutcome(taskId: string, scope: TaskScope, maxOutcomeChars: number): Promise<TaskWithOutcome | undefined> {
+    return this.reads.read({ taskId, scope, maxOutcomeChars });
+  }
+
+  private async getOneWithOutcome(read: ScopedRead): Promise<TaskWithOutcome | undefined> {
+    const [row] = await this.ctx.read<OutcomeRow>('read a task', SQL.getScopedWithOutcome, [
+      read.taskId,
+      read.scope.ownerKey,
+      read.scope.generation ?? null,
+      read.maxOutcomeChars,
+      read.scope.requireSession ?? null,
     ]);
-    if (row === undefined) return undefined;
+    return row === undefined ? undefined : this.withOutcome(row);
+  }
+
+  private async getManyWithOutcome(reads: readonly ScopedRead[]): Promise<Array<TaskWithOutcome | undefined>> {
+    const rows = await this.ctx.read<OutcomeRow & { ord: string }>('read tasks', SQL.getScopedWithOutcomeMany, [
+      reads.map((r) => r.taskId),
+      reads.map((r) => r.scope.ownerKey),
+      reads.map((r) => r.scope.generation ?? null),
+      reads.map((r) => r.maxOutcomeChars),
+      reads.map((r) => r.scope.requireSession ?? null),
+    ]);
+    const answers: Array<TaskWithOutcome | undefined> = new Array<undefined>(reads.length).fill(undefined);
+    for (const row of rows) answers[Number(row.ord) - 1] = this.withOutcome(row);
+    return answers;
+  }
+
+  private withOutcome(row: OutcomeRow): TaskWithOutcome {
     const record = this.ctx.codec.toRecord(row);
     if (row.outcome_kind === null || row.outcome_body === null) return { record };
     return { record, outcome: { outcome: toOutcome({ kind: row.outcome_kind, body: row.outcome_body }), chars: row.outcome_body.length } };

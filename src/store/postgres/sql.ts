@@ -207,6 +207,17 @@ export const SQL = Object.freeze({
     WHERE t.task_id = $1 AND t.owner_key = $2 AND ($3::text IS NULL OR t.generation = $3)
       AND ($5::text IS NULL OR EXISTS (SELECT 1 FROM ${S}.sessions s WHERE s.session_id = $5))`,
 
+  /**
+   * {@link SQL.getScopedWithOutcome} for several reads in one statement (`MergedReads`): one row per read that matched,
+   * `ord` its position from 1; each read brings its own task id, owner, generation (or null), outcome limit and session
+   * (or null), in arrays `$1` … `$5`.
+   */
+  getScopedWithOutcomeMany: `SELECT q.ord, ${TASK_COLUMNS}, o.kind AS outcome_kind, o.body AS outcome_body
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[]) WITH ORDINALITY AS q(task_id, owner_key, generation, max_chars, session_id, ord)
+    JOIN ${S}.tasks t ON t.task_id = q.task_id AND t.owner_key = q.owner_key AND (q.generation IS NULL OR t.generation = q.generation)
+    LEFT JOIN ${S}.task_outcomes o ON o.task_id = t.task_id AND t.status IN ('completed', 'failed', 'cancelled') AND char_length(o.body) <= q.max_chars
+    WHERE q.session_id IS NULL OR EXISTS (SELECT 1 FROM ${S}.sessions s WHERE s.session_id = q.session_id)`,
+
   /** Whether a v1 session's record exists: why a create that requires it was skipped (see {@link INSERT_TASKS}). */
   sessionExists: `SELECT 1 AS present FROM ${S}.sessions WHERE session_id = $1`,
 

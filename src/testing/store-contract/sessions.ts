@@ -143,6 +143,45 @@ export function describeSessionsContract(ctx: StoreContractContext): void {
       expect(await store.getWithOutcome(done.taskId, { ownerKey: task.ownerKey, generation: 'v1' }, 1_000)).toMatchObject({ record: { status: 'completed' } });
     });
 
+    it('reads issued together answer each one as it would alone: owner, generation, outcome limit and session are per read (issue 25: PostgreSQL merges them into one statement)', async () => {
+      await store.sessions.putSession(session('s-live'));
+      await store.sessions.putSession(session('s-gone'));
+      const working = await create({ generation: 'v1', sessionId: 's-live' });
+      const done = await create({ generation: 'v1', sessionId: 's-live' });
+      await complete(done.taskId);
+      const v2 = await create();
+      await store.sessions.deleteSession('s-gone');
+      const owner = working.ownerKey;
+      const chars = (await store.getWithOutcome(done.taskId, { ownerKey: owner }, 1_000))?.outcome?.chars ?? 0;
+      expect(chars).toBeGreaterThan(0);
+      const reads: Array<[string, Parameters<TaskStore['getWithOutcome']>[1], number]> = [
+        [working.taskId, { ownerKey: owner, generation: 'v1', requireSession: 's-live' }, 1_000],
+        [done.taskId, { ownerKey: owner, generation: 'v1', requireSession: 's-live' }, 1_000],
+        [done.taskId, { ownerKey: owner }, chars - 1],
+        [done.taskId, { ownerKey: owner, generation: 'v1', requireSession: 's-gone' }, 1_000],
+        [done.taskId, { ownerKey: 'someone-else' }, 1_000],
+        [done.taskId, { ownerKey: owner, generation: 'v2' }, 1_000],
+        [v2.taskId, { ownerKey: v2.ownerKey, generation: 'v2' }, 1_000],
+        ['no-such-task', { ownerKey: owner }, 1_000],
+        [done.taskId, { ownerKey: owner, generation: 'v1', requireSession: 's-live' }, 1_000],
+      ];
+      const alone = [];
+      for (const [taskId, scope, limit] of reads) alone.push(await store.getWithOutcome(taskId, scope, limit));
+      // What each read answers alone: the test's expectations, so a merged read that mixed up scopes cannot pass.
+      expect(alone.map((read) => (read === undefined ? 'none' : read.outcome ? `${read.record.taskId}+outcome` : read.record.taskId))).toEqual([
+        working.taskId,
+        `${done.taskId}+outcome`,
+        done.taskId,
+        'none',
+        'none',
+        'none',
+        v2.taskId,
+        'none',
+        `${done.taskId}+outcome`,
+      ]);
+      expect(await Promise.all(reads.map(([taskId, scope, limit]) => store.getWithOutcome(taskId, scope, limit)))).toEqual(alone);
+    });
+
     it('delete ends a session once; pruning takes only sessions idle since before the cutoff', async () => {
       await store.sessions.putSession(session('s-3'));
       expect(await store.sessions.deleteSession('s-3')).toBe(true);
