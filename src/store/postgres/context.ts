@@ -17,6 +17,8 @@ import { statement } from './prepared.js';
 export class PostgresContext {
   /** Set by the store's `close`: later reads and transactions fail with `fault` instead of using an ended pool. */
   closed = false;
+  /** Reads of {@link readAdmitted} in flight. */
+  private readonly admitted = new Set<Promise<unknown>>();
 
   constructor(
     readonly pool: pg.Pool,
@@ -37,11 +39,32 @@ export class PostgresContext {
   /** One statement on the pool (committed state only), a driver error mapped to a `StoreError` naming `action`. */
   async read<R extends pg.QueryResultRow>(action: string, sql: string, params: readonly unknown[]): Promise<R[]> {
     if (this.closed) throw new StoreError('fault', `Task store failed to ${action}: store is closed`);
+    return this.readAdmitted(action, sql, params);
+  }
+
+  /**
+   * {@link read} for a read the store admitted while open and runs a turn later (`MergedReads`): a store closed in
+   * between still answers it while its pool is open, as it answers a read already in flight.
+   */
+  async readAdmitted<R extends pg.QueryResultRow>(action: string, sql: string, params: readonly unknown[]): Promise<R[]> {
+    const query = this.pool.query<R>(statement(sql, params));
+    this.admitted.add(query);
     try {
-      return (await this.pool.query<R>(statement(sql, params))).rows;
+      return (await query).rows;
     } catch (error) {
       throw toStoreError(error, action);
+    } finally {
+      this.admitted.delete(query);
     }
+  }
+
+  /**
+   * Resolves once the reads admitted before close have been sent (they are sent a turn after they were issued) and
+   * answered: the store's close waits for this before it ends the pool.
+   */
+  async admittedReadsSettled(): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    await Promise.allSettled([...this.admitted]);
   }
 
   /** Run `work` in a transaction of its own on one pooled client (rolled back, and the error mapped, when it throws). */

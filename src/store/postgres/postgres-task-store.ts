@@ -134,6 +134,7 @@ export class PostgresTaskStore extends ComposedTaskStore {
       await Promise.all([...this.events.watchers].map((unwatch) => unwatch()));
       await this.ctx.batcher.drain();
       await this.statistics.stop();
+      await this.ctx.admittedReadsSettled();
       this.ctx.batcher.close();
       this.ctx.listeners.clear();
       await this.ctx.pool.end();

@@ -46,6 +46,7 @@ export class PostgresRows implements TaskRows {
       (read) => this.getOneWithOutcome(read),
       (reads) => this.getManyWithOutcome(reads),
       MAX_MERGED_READS,
+      (error) => !(error instanceof StoreError && error.code === 'unavailable'),
     );
     this.transitions = new PostgresTransitions(ctx.codec);
     this.creates = {
@@ -68,11 +69,15 @@ export class PostgresRows implements TaskRows {
    * in the same turn of the event loop (`MergedReads`).
    */
   getWithOutcome(taskId: string, scope: TaskScope, maxOutcomeChars: number): Promise<TaskWithOutcome | undefined> {
+    if (this.ctx.closed) return Promise.reject(new StoreError('fault', 'Task store failed to read a task: store is closed'));
+    // PostgreSQL text cannot hold NUL, so no task matches such a key; sent, it would fail its statement (22021), and
+    // with it every read merged into that statement.
+    if ([taskId, scope.ownerKey, scope.generation, scope.requireSession].some((key) => key?.includes('\u0000'))) return Promise.resolve(undefined);
     return this.reads.read({ taskId, scope, maxOutcomeChars });
   }
 
   private async getOneWithOutcome(read: ScopedRead): Promise<TaskWithOutcome | undefined> {
-    const [row] = await this.ctx.read<OutcomeRow>('read a task', SQL.getScopedWithOutcome, [
+    const [row] = await this.ctx.readAdmitted<OutcomeRow>('read a task', SQL.getScopedWithOutcome, [
       read.taskId,
       read.scope.ownerKey,
       read.scope.generation ?? null,
@@ -82,17 +87,24 @@ export class PostgresRows implements TaskRows {
     return row === undefined ? undefined : this.withOutcome(row);
   }
 
-  private async getManyWithOutcome(reads: readonly ScopedRead[]): Promise<Array<TaskWithOutcome | undefined>> {
-    const rows = await this.ctx.read<OutcomeRow & { ord: string }>('read tasks', SQL.getScopedWithOutcomeMany, [
+  /** The reads of one merged statement, each settled on its own: a row that cannot be decoded fails its read only. */
+  private async getManyWithOutcome(reads: readonly ScopedRead[]): Promise<Array<Settled<TaskWithOutcome | undefined>>> {
+    const rows = await this.ctx.readAdmitted<OutcomeRow & { ord: string }>('read tasks', SQL.getScopedWithOutcomeMany, [
       reads.map((r) => r.taskId),
       reads.map((r) => r.scope.ownerKey),
       reads.map((r) => r.scope.generation ?? null),
       reads.map((r) => r.maxOutcomeChars),
       reads.map((r) => r.scope.requireSession ?? null),
     ]);
-    const answers: Array<TaskWithOutcome | undefined> = new Array<undefined>(reads.length).fill(undefined);
-    for (const row of rows) answers[Number(row.ord) - 1] = this.withOutcome(row);
-    return answers;
+    const outcomes: Array<Settled<TaskWithOutcome | undefined>> = reads.map(() => ({ ok: true, value: undefined }));
+    for (const row of rows) {
+      try {
+        outcomes[Number(row.ord) - 1] = { ok: true, value: this.withOutcome(row) };
+      } catch (error) {
+        outcomes[Number(row.ord) - 1] = { ok: false, error };
+      }
+    }
+    return outcomes;
   }
 
   private withOutcome(row: OutcomeRow): TaskWithOutcome {

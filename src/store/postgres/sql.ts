@@ -203,7 +203,7 @@ export const SQL = Object.freeze({
 
   /** {@link SQL.getScoped} (the session in `$5`) with the outcome of a terminal task when its body has at most `$4` characters. */
   getScopedWithOutcome: `SELECT ${TASK_COLUMNS}, o.kind AS outcome_kind, o.body AS outcome_body FROM ${S}.tasks t
-    LEFT JOIN ${S}.task_outcomes o ON o.task_id = t.task_id AND t.status IN ('completed', 'failed', 'cancelled') AND char_length(o.body) <= $4
+    LEFT JOIN ${S}.task_outcomes o ON o.task_id = t.task_id AND t.status IN ('completed', 'failed', 'cancelled') AND char_length(o.body) <= $4::bigint
     WHERE t.task_id = $1 AND t.owner_key = $2 AND ($3::text IS NULL OR t.generation = $3)
       AND ($5::text IS NULL OR EXISTS (SELECT 1 FROM ${S}.sessions s WHERE s.session_id = $5))`,
 
