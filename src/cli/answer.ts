@@ -1,4 +1,5 @@
 import type { AnswerReport, TasksClient } from '../client/index.js';
+import { cliCommand } from './invocation.js';
 import { ScriptedAnswers } from './prompt-answers.js';
 import { terminalPrompt } from './prompt-form.js';
 import { CliInput } from './prompt-resolver.js';
@@ -73,7 +74,7 @@ async function printReport(report: AnswerReport, client: TasksClient, flags: Ans
   if (report.left.length > 0) process.stdout.write(`task ${taskId}: still waiting for ${report.left.join(', ')}\n`);
   else
     process.stderr.write(
-      `mcp-tasks: task ${taskId} goes on; follow it with: ${(await answerHint(client, taskId)).replace('mcp-tasks answer', 'mcp-tasks watch')}\n`,
+      `mcp-tasks: task ${taskId} goes on; follow it with: ${(await answerHint(client, taskId)).replace(`${cliCommand()} answer`, `${cliCommand()} watch`)}\n`,
     );
   return code;
 }

@@ -5,6 +5,7 @@ import { settingsDifference, settingsVersionGap } from '../core/process-record.j
 import { secretMatchesVerifier } from '../server/signing-key.js';
 import type { DiagnosedSecret, StoreDiagnosis } from '../store/diagnosis.js';
 import type { ResolvedConfig } from './config/resolve.js';
+import { cliCommand } from './invocation.js';
 import { describeStore, resolveStoreSpec, type StoreSpec } from './store-spec.js';
 
 /**
@@ -119,7 +120,7 @@ export function findingsOf(d: StoreDiagnosis, maxSkewMs: number, local?: LocalSe
     ok: !stuck,
     check: 'tasks',
     message: stuck
-      ? `${d.waitingForWorker} working tasks wait with a lapsed or no lease and no live worker is registered: start mcp-tasks worker (or serve without --no-worker)`
+      ? `${d.waitingForWorker} working tasks wait with a lapsed or no lease and no live worker is registered: start ${cliCommand()} worker (or serve without --no-worker)`
       : `${d.waitingForWorker} working tasks wait for a worker; ${workers.length} live worker processes`,
   });
   findings.push({

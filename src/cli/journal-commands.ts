@@ -1,4 +1,5 @@
 import { type JournalEntry, type PendingCallEntry, type ProtocolChoice, TaskJournal, type TasksClient } from '../client/index.js';
+import { cliCommand } from './invocation.js';
 import { detachOnInterrupt, followTask, openClient, printResult, reportFailure, type RequestorFlags, resultExitCode } from './requestor.js';
 import { ExitCode } from './usage-error.js';
 
@@ -56,9 +57,9 @@ export async function tasksCommand(flags: RequestorFlags): Promise<void> {
       )
       .join('\n') + '\n',
   );
-  if (tasks.length > 0) process.stdout.write(`statuses are what this client last saw, not the tasks' state now: mcp-tasks get <task> asks the server\n`);
+  if (tasks.length > 0) process.stdout.write(`statuses are what this client last saw, not the tasks' state now: ${cliCommand()} get <task> asks the server\n`);
   if (pending.length > 0)
-    process.stdout.write(`calls without an id: their outcome is unknown; mcp-tasks resume resends them only to a server that honours idempotency keys\n`);
+    process.stdout.write(`calls without an id: their outcome is unknown; ${cliCommand()} resume resends them only to a server that honours idempotency keys\n`);
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { ConnectionEvent, TaskSnapshot } from '../client/index.js';
 import { toModelLine } from '../protocol/model-text.js';
+import { cliCommand } from './invocation.js';
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 const REDRAW_MS = 250;
@@ -131,6 +132,7 @@ function describe(snapshot: TaskSnapshot, hintFor: string | undefined): string {
   // A server-provided message must not move the cursor, recolour the terminal or reorder the line: any server's
   // text is shown by the rule ours keeps (one line, no control or bidi characters, bounded).
   const message = snapshot.statusMessage === undefined ? undefined : toModelLine(snapshot.statusMessage);
-  const status = snapshot.status === 'input_required' && hintFor !== undefined ? `input_required (answer with: mcp-tasks answer ${hintFor})` : snapshot.status;
+  const status =
+    snapshot.status === 'input_required' && hintFor !== undefined ? `input_required (answer with: ${cliCommand()} answer ${hintFor})` : snapshot.status;
   return message ? `${status}: ${message}` : status;
 }

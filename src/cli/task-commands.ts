@@ -8,6 +8,7 @@ import {
   TaskTimeoutError,
 } from '../client/index.js';
 import { V1_PROTOCOL_VERSION } from '../protocol/constants.js';
+import { cliCommand } from './invocation.js';
 import { describeField, formFields } from './prompt-schema.js';
 import { detachOnInterrupt, followTask, openClient, reportFailure, type RequestorFlags, resolveTarget, resultText } from './requestor.js';
 import { ExitCode } from './usage-error.js';
@@ -128,7 +129,7 @@ export async function cancelCommand(taskId: string, flags: CancelFlags): Promise
         `${JSON.stringify({ taskId, acknowledged: true, final: final?.status ?? null, exitCode: code, ...(final ? { task: final } : {}) }, null, 2)}\n`,
       );
     } else if (!final) {
-      process.stdout.write(`task ${taskId}: cancellation requested; not final yet (see mcp-tasks get ${taskId})\n`);
+      process.stdout.write(`task ${taskId}: cancellation requested; not final yet (see ${cliCommand()} get ${taskId})\n`);
     } else if (answered?.status === final.status && answered.status !== 'cancelled') {
       process.stdout.write(`task ${taskId}: already ${final.status}, nothing to cancel\n`);
     } else {
@@ -163,7 +164,7 @@ function describeSnapshot(snapshot: TaskSnapshot, client: TasksClient): string {
     lines.push(`${'input'.padEnd(8)} ${key}: ${first}`, ...more.map((line) => `${indent}${line}`));
     for (const field of formFields(request.params?.requestedSchema)) lines.push(`${indent}field ${field.name}: ${describeField(field)}`);
   }
-  if (snapshot.status === 'input_required') lines.push(`${indent}answer with: mcp-tasks answer ${snapshot.taskId}`);
+  if (snapshot.status === 'input_required') lines.push(`${indent}answer with: ${cliCommand()} answer ${snapshot.taskId}`);
   for (const op of snapshot.operations ?? [])
     lines.push(`${'op'.padEnd(8)} ${op.operationId}  ${op.effect}  ${op.status}${op.receipt ? `  ${JSON.stringify(op.receipt)}` : ''}`);
   if (snapshot.result) lines.push(`result${snapshot.result.isError ? ' (tool error)' : ''}:`, resultText(snapshot.result));

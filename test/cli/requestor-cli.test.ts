@@ -190,7 +190,7 @@ describe('mcp-tasks call / get / watch / cancel (spawned CLI against a real serv
     expect(detached.code).toBe(0);
     const id = detached.stdout.trim();
     expect(id).toBe(createdId(detached.stderr));
-    expect(detached.stderr).toContain(`follow it with: mcp-tasks watch ${id}`);
+    expect(detached.stderr).toContain(`follow it with: node dist/cli/main.js watch ${id}`);
     expect(await new TaskJournal(journalPath).get(id)).toMatchObject({ url: running.url, generation: 'v2', tool: 'slow_compute' });
 
     const get = await cli(['get', id]);
@@ -216,7 +216,7 @@ describe('mcp-tasks call / get / watch / cancel (spawned CLI against a real serv
     const run = await cli(['call', 'slow_compute', '--args', '{"seconds":60}', '--url', running.url, '--timeout', '3']);
     expect(run.code).toBe(124);
     const id = createdId(run.stderr);
-    expect(run.stderr).toContain(`resume with: mcp-tasks watch ${id}`);
+    expect(run.stderr).toContain(`resume with: node dist/cli/main.js watch ${id}`);
     await expectStillWorkingThenCancel(id);
   });
 
@@ -226,7 +226,7 @@ describe('mcp-tasks call / get / watch / cancel (spawned CLI against a real serv
     call.child.kill('SIGINT');
     const run = await call.done;
     expect(run.code).toBe(130);
-    expect(run.stderr).toContain(`detached; task ${id} keeps running on the server\n  resume with: mcp-tasks watch ${id}`);
+    expect(run.stderr).toContain(`detached; task ${id} keeps running on the server\n  resume with: node dist/cli/main.js watch ${id}`);
     await expectStillWorkingThenCancel(id as string);
   });
 
