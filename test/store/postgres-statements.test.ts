@@ -13,6 +13,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 
 let database: TestDatabase;
 let store: PostgresTaskStore | undefined;
+type TaskRecordOf = Awaited<ReturnType<PostgresTaskStore['create']>>;
 
 beforeAll(async () => {
   database = await createTestDatabase();
@@ -77,6 +78,41 @@ describe('PostgreSQL statements per operation (issue 25)', () => {
     expect(control.every((text) => text.startsWith('SELECT t.task_id'))).toBe(true);
     const many = await statementsOf(() => Promise.all(tasks.map((_, i) => read(i))));
     expect(many).toHaveLength(2);
+  });
+
+  it.each([
+    ['the default (one batch in flight): the writes issued meanwhile go together in the next batch', undefined, 2],
+    ['control, two batches in flight: the second write goes at once in the other, the third alone after it', 2, 3],
+  ])('issue 25: writes issued while a batch is in flight — %s', async (_name, maxInFlightBatches, statements) => {
+    store = await openPostgresTaskStore({ url: database.url, ...(maxInFlightBatches ? { maxInFlightBatches } : {}) });
+    const [locked, b, c] = (await Promise.all([0, 1, 2].map(() => store!.create(newTaskInput())))) as [TaskRecordOf, TaskRecordOf, TaskRecordOf];
+    const complete = (taskId: string) => store!.transition(taskId, { to: 'completed', now: Date.now(), outcome: { kind: 'result', result: { content: [] } } });
+    const holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM mcp_tasks.tasks WHERE task_id = $1 FOR UPDATE', [locked.taskId]);
+      const sent = await statementsOf(async () => {
+        // The first batch waits for the row lock: it stays in flight until the holder lets go.
+        const first = complete(locked.taskId);
+        for (;;) {
+          const { rows } = await holder.query(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+          );
+          if (rows[0].n > 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        const second = complete(b.taskId);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const third = complete(c.taskId);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        await holder.query('ROLLBACK');
+        expect((await Promise.all([first, second, third])).map((record) => record?.status)).toEqual(['completed', 'completed', 'completed']);
+      });
+      expect(sent.filter((text) => text.startsWith('WITH v AS'))).toHaveLength(statements);
+    } finally {
+      await holder.end();
+    }
   });
 
   it('an audit append on its own batch is one autocommit INSERT, not BEGIN, INSERT, COMMIT', async () => {

@@ -37,7 +37,13 @@ export interface PostgresTaskStoreOptions extends PostgresConnectionOptions {
   clock?: Clock;
   /** Most writes per batch transaction. Default 256. */
   maxBatchSize?: number;
-  /** Batch transactions in flight at once (each holds a pool connection). Default 2. */
+  /**
+   * Batch transactions in flight at once (each holds a pool connection). Default 1: the writes issued while a batch is
+   * in flight then wait for it and go together in the next, so a busy process sends fewer, larger statements — with 2,
+   * `bench:instances` measured ×1.2 the statements and ×1.4 PostgreSQL's CPU per round trip for the same work
+   * (issue 25, bench/results/2026-12-07-p7-one-batch-in-flight.md). A slow batch (a large result written in chunks)
+   * then delays this process's other writes for its duration.
+   */
   maxInFlightBatches?: number;
   /**
    * Encrypts tool arguments, input requests and answers and journaled steps at rest (`AesGcmFieldCipher`).
@@ -152,7 +158,7 @@ function contextFor(pool: pg.Pool, options: PostgresTaskStoreOptions, logger: Lo
   const statistics = new TableStatistics(pool, logger);
   const batcher = new PostgresBatcher(
     pool,
-    { maxBatch: Math.max(1, Math.floor(options.maxBatchSize ?? 256)), maxInFlight: Math.max(1, Math.floor(options.maxInFlightBatches ?? 2)) },
+    { maxBatch: Math.max(1, Math.floor(options.maxBatchSize ?? 256)), maxInFlight: Math.max(1, Math.floor(options.maxInFlightBatches ?? 1)) },
     (events) => {
       listeners.publish(events);
       statistics.observe(events);
