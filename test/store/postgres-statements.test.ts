@@ -276,6 +276,33 @@ describe('PostgreSQL statements per operation (issue 25)', () => {
     ]);
   });
 
+  it.each([
+    ["one worker's claims in one batch are one statement: the oldest tasks, handed out in queue order", ['w-1', 'w-1', 'w-1'], 1],
+    ['control, claims of different workers in one batch: one transaction, the same hand-out', ['w-1', 'w-2', 'w-1'], 6],
+  ])('issue 25: %s', async (_name, holders, statements) => {
+    store = await openPostgresTaskStore({ url: database.url });
+    await store.claimRunnable('w-0', 30_000, 1000);
+    const created: Array<Awaited<ReturnType<PostgresTaskStore['create']>>> = [];
+    for (let i = 0; i < 6; i++) created.push(await store.create(newTaskInput()));
+    const before = await store.lastEventSeq();
+    let claimed: Array<Awaited<ReturnType<PostgresTaskStore['claimRunnable']>>> = [];
+    const sent = await statementsOf(async () => {
+      claimed = await Promise.all(holders.map((holder, i) => store!.claimRunnable(holder, 30_000, [2, 1, 10][i]!)));
+    });
+    expect(sent).toHaveLength(statements);
+    const ids = created.map((task) => task.taskId);
+    expect(claimed.map((tasks) => tasks.map((task) => [task.taskId, task.leaseOwner]))).toEqual([
+      [
+        [ids[0], holders[0]],
+        [ids[1], holders[0]],
+      ],
+      [[ids[2], holders[1]]],
+      ids.slice(3).map((id) => [id, holders[2]]),
+    ]);
+    const events = await store.readEventsAfter(before, 100);
+    expect(events.map((e) => [e.seq, e.taskId, e.kind])).toEqual(ids.map((id, i) => [before + i + 1, id, 'attempt']));
+  });
+
   it('a claim on its own batch (a worker woken by a create) is one statement, with an attempt event per task in seq order', async () => {
     store = await openPostgresTaskStore({ url: database.url });
     const created = [await store.create(newTaskInput()), await store.create(newTaskInput())];

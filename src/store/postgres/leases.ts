@@ -58,12 +58,22 @@ export class PostgresLeases implements TaskLeases {
     return results;
   }
 
-  /** One claim alone in its batch: one autocommit statement with its events (see `SQL.claimRunnableAlone`). */
+  /**
+   * The claims of one batch as one autocommit statement with their events (see `SQL.claimRunnableAlone`), when they
+   * are one worker's (same lease holder, lease length and clock): the statement claims the sum of their limits, and
+   * the rows, oldest first, are handed out in queue order — what the claims would get run one after another in one
+   * transaction, without `BEGIN`, a statement each, the feed statement and `COMMIT` (issue 25: with one write batch
+   * in flight, a worker's claims for slots freed meanwhile meet in one batch). Claims of different holders keep the
+   * transaction.
+   */
   private async claimAlone(query: Query, items: readonly ClaimParams[]): Promise<{ results: Array<Settled<TaskRecord[]>>; events: TaskEvent[] } | undefined> {
-    const [params] = items;
-    if (items.length !== 1 || params === undefined) return undefined;
-    const rows = (await query<TaskRow & { store_now: number; event_seq: number }>(SQL.claimRunnableAlone, params)).sort((a, b) => a.seq - b.seq);
-    const leaseOwner = params[0];
+    const [first] = items;
+    if (first === undefined || items.some((item) => item[0] !== first[0] || item[1] !== first[1] || item[2] !== first[2])) return undefined;
+    const [leaseOwner, leaseMs, now] = first;
+    const total = toLimit(items.reduce((sum, item) => sum + item[3], 0));
+    const rows = (await query<TaskRow & { store_now: number; event_seq: number }>(SQL.claimRunnableAlone, [leaseOwner, leaseMs, now, total])).sort(
+      (a, b) => a.seq - b.seq,
+    );
     const events: TaskEvent[] = rows.map((row) => ({
       seq: Number(row.event_seq),
       taskId: row.task_id,
@@ -72,13 +82,19 @@ export class PostgresLeases implements TaskLeases {
       at: Number(row.store_now),
       payload: { attempt: row.attempt, leaseOwner },
     }));
-    // The statement has committed: a row that cannot be decoded (e.g. encrypted with a key this process lacks)
-    // rejects the claim, but must not be thrown — a throw means "nothing written", and the claim would run again.
-    try {
-      return { results: [{ ok: true, value: rows.map((row) => this.ctx.codec.toRecord(row)) }], events };
-    } catch (error) {
-      return { results: [{ ok: false, error }], events };
-    }
+    let next = 0;
+    const results = items.map((item): Settled<TaskRecord[]> => {
+      const share = rows.slice(next, next + item[3]);
+      next += share.length;
+      // The statement has committed: a row that cannot be decoded (e.g. encrypted with a key this process lacks)
+      // rejects its claim, but must not be thrown — a throw means "nothing written", and the claims would run again.
+      try {
+        return { ok: true, value: share.map((row) => this.ctx.codec.toRecord(row)) };
+      } catch (error) {
+        return { ok: false, error };
+      }
+    });
+    return { results, events };
   }
 
   /** See {@link TaskLeases.claimLapsed}: `FOR UPDATE SKIP LOCKED`, no event; result ordered by `seq`. */
