@@ -95,7 +95,9 @@ describe('PostgreSQL statements per operation (issue 25)', () => {
       const sent = await statementsOf(async () => {
         // The first batch waits for the row lock: it stays in flight until the holder lets go.
         const first = complete(locked.taskId);
+        const deadline = Date.now() + 10_000;
         for (;;) {
+          if (Date.now() > deadline) throw new Error('the first write never waited on the row lock');
           const { rows } = await holder.query(
             "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
           );

@@ -43,6 +43,16 @@ export class PostgresContext {
   }
 
   /**
+   * One autocommit write on the pool, outside the write batch: for writes that append no event and whose order
+   * against the batch's writes does not matter — a process's heartbeat and its lease renewals. They must not queue
+   * behind a batch that waits on a row lock (another process's, an operator's): a heartbeat held up past the
+   * registration's TTL gets the process reaped by the others, and its running tasks claimed while they still run.
+   */
+  async writeOutsideBatch<R extends pg.QueryResultRow>(action: string, sql: string, params: readonly unknown[]): Promise<R[]> {
+    return this.read<R>(action, sql, params);
+  }
+
+  /**
    * {@link read} for a read the store admitted while open and runs a turn later (`MergedReads`): a store closed in
    * between still answers it while its pool is open, as it answers a read already in flight.
    */

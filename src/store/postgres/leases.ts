@@ -31,10 +31,13 @@ export class PostgresLeases implements TaskLeases {
     });
   }
 
-  /** See {@link TaskLeases.renewLeases}. Only non-terminal tasks; no event (renewals are invisible). */
+  /**
+   * See {@link TaskLeases.renewLeases}. Only non-terminal tasks; no event (renewals are invisible). One statement
+   * outside the write batch (see `writeOutsideBatch`): renewals never wait for this process's other writes.
+   */
   async renewLeases(leaseOwner: string, taskIds: readonly string[], leaseMs: number): Promise<string[]> {
     if (taskIds.length === 0) return [];
-    const rows = await this.ctx.batcher.enqueue((tx) => tx.query<{ task_id: string }>(SQL.renewLeases, [leaseOwner, taskIds, this.ctx.clockNow(), leaseMs]));
+    const rows = await this.ctx.writeOutsideBatch<{ task_id: string }>('renew leases', SQL.renewLeases, [leaseOwner, taskIds, this.ctx.clockNow(), leaseMs]);
     return inRequestOrder(taskIds, rows);
   }
 

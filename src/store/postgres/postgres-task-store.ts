@@ -41,8 +41,9 @@ export interface PostgresTaskStoreOptions extends PostgresConnectionOptions {
    * Batch transactions in flight at once (each holds a pool connection). Default 1: the writes issued while a batch is
    * in flight then wait for it and go together in the next, so a busy process sends fewer, larger statements — with 2,
    * `bench:instances` measured ×1.2 the statements and ×1.4 PostgreSQL's CPU per round trip for the same work
-   * (issue 25, bench/results/2026-12-07-p7-one-batch-in-flight.md). A slow batch (a large result written in chunks)
-   * then delays this process's other writes for its duration.
+   * (issue 25, bench/results/2026-12-07-p7-one-batch-in-flight.md). A batch that waits on a row lock (held by another
+   * process's transaction or an operator's) then delays this process's other writes until it gets the lock or hits
+   * the statement timeout; heartbeats and lease renewals do not wait for it (`writeOutsideBatch`).
    */
   maxInFlightBatches?: number;
   /**

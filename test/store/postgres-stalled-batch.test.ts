@@ -1,0 +1,74 @@
+/**
+ * Issue 25 (review of the one-batch-in-flight default): a write batch that waits on a row lock — another process's,
+ * an operator's — holds up the writes queued behind it, but never a process's heartbeat or its lease renewals. A
+ * heartbeat held up past the registration's TTL gets the process reaped by the others, and its running tasks claimed
+ * while they still run.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
+import { newTaskInput } from '../helpers/new-task.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+
+let database: TestDatabase;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(async () => {
+  await database?.drop();
+});
+
+/** Whether `promise` has settled by the time the event loop has run a few turns (it is then `true` for good). */
+async function settledSoon(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  for (let i = 0; i < 20 && !settled; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+  return settled;
+}
+
+describe('a write batch stalled on a row lock (issue 25)', () => {
+  it("holds up the process's queued writes (control) but not its heartbeat nor its lease renewals", async () => {
+    const store = await openPostgresTaskStore({ url: database.url });
+    const holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+    try {
+      const locked = await store.create(newTaskInput());
+      const running = await store.create(newTaskInput());
+      await store.claimRunnable('w-a', 30_000, 10);
+      const entry = { instanceId: 'w-a', role: 'worker' as const, token: 't-1', host: 'h', pid: 1, settingsDigest: 'd' };
+      expect(await store.registerProcess(entry, 3_000)).toMatchObject({ registered: true });
+
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM mcp_tasks.tasks WHERE task_id = $1 FOR UPDATE', [locked.taskId]);
+      const cancel = store.transition(locked.taskId, { to: 'cancelled', now: Date.now() });
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const { rows } = await holder.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()");
+        if (rows[0].n > 0) break;
+        if (Date.now() > deadline) throw new Error('the cancel never waited on the row lock');
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      // Control: a write queued behind the stalled batch waits for it.
+      const queued = store.create(newTaskInput());
+      const heartbeat = store.heartbeatProcess('w-a', 't-1', 3_000);
+      const renewal = store.renewLeases('w-a', [running.taskId], 30_000);
+      expect(await settledSoon(heartbeat)).toBe(true);
+      expect(await settledSoon(renewal)).toBe(true);
+      expect(await settledSoon(queued)).toBe(false);
+      expect(await heartbeat).toBe(true);
+      expect(await renewal).toEqual([running.taskId]);
+
+      await holder.query('ROLLBACK');
+      expect((await cancel)?.status).toBe('cancelled');
+      expect((await queued).status).toBe('working');
+    } finally {
+      await holder.end();
+      await store.close();
+    }
+  });
+});
