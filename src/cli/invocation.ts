@@ -1,14 +1,17 @@
-import { basename, relative } from 'node:path';
+import { basename, resolve } from 'node:path';
+
+/** Characters a POSIX shell takes literally in a word. */
+const PLAIN = /^[\w./@%+=:,-]+$/;
 
 /**
  * The command a user types to run this CLI again, for the hints it prints (`follow it with: … watch <id>`): `mcp-tasks`
- * when it was started under that name (installed, `npm link`ed, or through `npx`), else `node <path to main.js>` as
- * seen from the current directory — the form the README's tour uses, which works without anything on `PATH`.
+ * when it was started under that name (installed or `npm link`ed), else `node <absolute path to main.js>` — the form
+ * the README's tour uses, which works without anything on `PATH` and from any directory (an answer hint is often
+ * copied into another shell), quoted for a POSIX shell when the path needs it.
  * @param argv1 - the script path Node was started with (`process.argv[1]`)
- * @param cwd - the directory the hint is read in
  */
-export function cliCommand(argv1: string | undefined = process.argv[1], cwd: string = process.cwd()): string {
-  if (argv1 === undefined || basename(argv1) !== 'main.js') return 'mcp-tasks';
-  const path = relative(cwd, argv1) || argv1;
-  return /\s/.test(path) ? `node "${path}"` : `node ${path}`;
+export function cliCommand(argv1: string | undefined = process.argv[1]): string {
+  if (argv1 === undefined || !/^main(\.js)?$/.test(basename(argv1))) return 'mcp-tasks';
+  const path = resolve(argv1.endsWith('.js') ? argv1 : `${argv1}.js`);
+  return `node ${PLAIN.test(path) ? path : `'${path.replaceAll("'", `'\\''`)}'`}`;
 }

@@ -178,7 +178,7 @@ function describeSnapshot(snapshot: TaskSnapshot, client: TasksClient): string {
 function domainOutcome(operations: NonNullable<TaskSnapshot['operations']>): string {
   const statuses = operations.map((op) => op.status);
   if (statuses.every((status) => status === 'confirmed')) return `confirmed (${operations.length} operation${operations.length === 1 ? '' : 's'})`;
-  if (statuses.includes('unknown')) return 'unknown (mcp-tasks ops list)';
+  if (statuses.includes('unknown')) return `unknown (${cliCommand()} ops list)`;
   const counts = new Map<string, number>();
   for (const status of statuses) counts.set(status, (counts.get(status) ?? 0) + 1);
   return [...counts].map(([status, n]) => `${n} ${status}`).join(', ');

@@ -16,6 +16,7 @@ import {
   ToolMapError,
   type VerifyReport,
 } from '../verify/index.js';
+import { cliCommand } from './invocation.js';
 import { ExitCode, UsageError } from './usage-error.js';
 
 /** Options of `mcp-tasks verify`, as commander parses them. */
@@ -106,7 +107,7 @@ export async function verifyCommand(flags: VerifyFlags): Promise<void> {
   const selected = selectChecks(ALL_CHECKS, generations, only, exclude);
   if (selected.length === 0)
     throw new UsageError(
-      `no check matches --only ${only.join(',')}${exclude.length > 0 ? ` --exclude ${exclude.join(',')}` : ''} for ${flags.protocol}; see mcp-tasks verify --list`,
+      `no check matches --only ${only.join(',')}${exclude.length > 0 ? ` --exclude ${exclude.join(',')}` : ''} for ${flags.protocol}; see ${cliCommand()} verify --list`,
     );
   const toStdout = flags.json === '-';
   let report: VerifyReport;

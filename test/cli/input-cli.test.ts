@@ -6,7 +6,7 @@ import { connectTasksClient, TaskJournal, type TaskSnapshot } from '../../src/cl
 import { countingTools } from '../client/support.js';
 import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { cliRunner, ensureBuilt } from './support.js';
+import { cliRunner, ensureBuilt, MAIN } from './support.js';
 
 /**
  * `mcp-tasks call` and `mcp-tasks answer` with tasks that ask for input, spawned against a real server. stdin is
@@ -84,7 +84,7 @@ describe('mcp-tasks call / answer with questions (spawned CLI against a real ser
     async (protocol) => {
       const call = start(['call', 'confirm_delete', '--args', '{"filename":"wait.txt"}', '--url', running.url, '--protocol', protocol]);
       const [, id] = await call.stderrLine(/task (\S+) needs input \(input-1\)/);
-      expect((await call.stderrLine(/answer it with: .*\n/))[0]).toBe(`answer it with: node dist/cli/main.js answer ${id} --answers '{"confirm":true}'\n`);
+      expect((await call.stderrLine(/answer it with: .*\n/))[0]).toBe(`answer it with: node ${MAIN} answer ${id} --answers '{"confirm":true}'\n`);
       const answer = await cli(['answer', id as string, '--answers', '{"confirm": true}']);
       expect([answer.code, answer.stdout]).toEqual([0, `task ${id}: answered input-1\n`]);
       const run = await call.done;
@@ -124,13 +124,11 @@ describe('mcp-tasks call / answer with questions (spawned CLI against a real ser
     expect(run.code).toBe(6);
     const id = run.stderr.match(/task (\S+) created/)?.[1] as string;
     expect(run.stderr).toContain(
-      `task ${id} needs input (input-1): Delete x?\n  confirm: yes/no, required\n  answer it with: node dist/cli/main.js answer ${id} --answers '{"confirm":true}'\n`,
+      `task ${id} needs input (input-1): Delete x?\n  confirm: yes/no, required\n  answer it with: node ${MAIN} answer ${id} --answers '{"confirm":true}'\n`,
     );
     const get = await cli(['get', id]);
     expect(get.stdout).toContain(`status   input_required\n`);
-    expect(get.stdout).toContain(
-      `input    input-1: Delete x?\n         field confirm: yes/no, required\n         answer with: node dist/cli/main.js answer ${id}\n`,
-    );
+    expect(get.stdout).toContain(`input    input-1: Delete x?\n         field confirm: yes/no, required\n         answer with: node ${MAIN} answer ${id}\n`);
     const answered = await cli(['answer', id, '--answers', '{"confirm": false}']);
     expect(answered.code).toBe(0);
   });

@@ -10,7 +10,7 @@ import { connectTasksClient, TaskJournal } from '../../src/client/index.js';
 import { countingTools } from '../client/support.js';
 import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { cliRunner, ensureBuilt } from './support.js';
+import { cliRunner, ensureBuilt, MAIN } from './support.js';
 
 const UNKNOWN_ID = 'Zz9Yy8Xx7Ww6Vv5Uu4Tt3S';
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -190,7 +190,7 @@ describe('mcp-tasks call / get / watch / cancel (spawned CLI against a real serv
     expect(detached.code).toBe(0);
     const id = detached.stdout.trim();
     expect(id).toBe(createdId(detached.stderr));
-    expect(detached.stderr).toContain(`follow it with: node dist/cli/main.js watch ${id}`);
+    expect(detached.stderr).toContain(`follow it with: node ${MAIN} watch ${id}`);
     expect(await new TaskJournal(journalPath).get(id)).toMatchObject({ url: running.url, generation: 'v2', tool: 'slow_compute' });
 
     const get = await cli(['get', id]);
@@ -216,7 +216,7 @@ describe('mcp-tasks call / get / watch / cancel (spawned CLI against a real serv
     const run = await cli(['call', 'slow_compute', '--args', '{"seconds":60}', '--url', running.url, '--timeout', '3']);
     expect(run.code).toBe(124);
     const id = createdId(run.stderr);
-    expect(run.stderr).toContain(`resume with: node dist/cli/main.js watch ${id}`);
+    expect(run.stderr).toContain(`resume with: node ${MAIN} watch ${id}`);
     await expectStillWorkingThenCancel(id);
   });
 
@@ -226,7 +226,7 @@ describe('mcp-tasks call / get / watch / cancel (spawned CLI against a real serv
     call.child.kill('SIGINT');
     const run = await call.done;
     expect(run.code).toBe(130);
-    expect(run.stderr).toContain(`detached; task ${id} keeps running on the server\n  resume with: node dist/cli/main.js watch ${id}`);
+    expect(run.stderr).toContain(`detached; task ${id} keeps running on the server\n  resume with: node ${MAIN} watch ${id}`);
     await expectStillWorkingThenCancel(id as string);
   });
 
