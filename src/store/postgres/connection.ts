@@ -60,10 +60,12 @@ export function createPool(options: PostgresConnectionOptions, logger: Logger): 
  * connection lost meanwhile must reject the query in flight, not end the process as an unhandled 'error' event, so
  * it gets a listener until released, and a connection that broke is destroyed rather than handed to the next caller.
  * A failed checkout rejects with `onConnectError(error)` (default: the error itself); `work`'s errors pass through.
+ * `work` gets `broken(error)` to have the client destroyed on release for a reason the connection did not report (a
+ * ROLLBACK that failed).
  */
 export async function withPooledClient<T>(
   pool: pg.Pool,
-  work: (client: pg.PoolClient) => Promise<T>,
+  work: (client: pg.PoolClient, broken: (error: Error) => void) => Promise<T>,
   onConnectError: (error: unknown) => unknown = (error) => error,
 ): Promise<T> {
   const client = await pool.connect().catch((error: unknown) => {
@@ -75,7 +77,7 @@ export async function withPooledClient<T>(
   };
   client.on('error', onError);
   try {
-    return await work(client);
+    return await work(client, onError);
   } finally {
     client.removeListener('error', onError);
     client.release(lost);

@@ -6,7 +6,7 @@ import { StoreError } from '../../core/store-error.js';
 import type { TaskEventListeners } from '../../core/task-event-listeners.js';
 import type { RowCodec } from '../codec.js';
 import type { PostgresBatcher } from './batch.js';
-import { type PostgresConnectionOptions, toStoreError } from './connection.js';
+import { type PostgresConnectionOptions, toStoreError, withPooledClient } from './connection.js';
 import { statement } from './prepared.js';
 
 /**
@@ -80,25 +80,25 @@ export class PostgresContext {
   /** Run `work` in a transaction of its own on one pooled client (rolled back, and the error mapped, when it throws). */
   async inTransaction<T>(action: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     if (this.closed) throw new StoreError('fault', `Task store failed to ${action}: store is closed`);
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (error) {
-      throw toStoreError(error, action);
-    }
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch((rollbackError: unknown) => {
-        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-      });
-      throw toStoreError(error, action);
-    } finally {
-      client.release(broken);
-    }
+    // withPooledClient listens for the client's 'error' while it is checked out (a lost connection would otherwise
+    // be an unhandled event that ends the process) and destroys a broken client instead of pooling it.
+    return withPooledClient(
+      this.pool,
+      async (client, broken) => {
+        try {
+          await client.query('BEGIN');
+          const result = await work(client);
+          await client.query('COMMIT');
+          return result;
+        } catch (error) {
+          // A client whose ROLLBACK failed may still be inside the transaction: it is destroyed, not pooled.
+          await client
+            .query('ROLLBACK')
+            .catch((rollbackError: unknown) => broken(rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError))));
+          throw toStoreError(error, action);
+        }
+      },
+      (error) => toStoreError(error, action),
+    );
   }
 }

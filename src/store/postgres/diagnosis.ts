@@ -12,6 +12,9 @@ import { POSTGRES_MIGRATIONS, SCHEMA } from './migrations.js';
  */
 export async function diagnosePostgresStore(url: string, connectTimeoutMs = 5_000): Promise<StoreDiagnosis> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs, types: BIGINT_AS_NUMBER });
+  // A connection lost mid-diagnosis rejects the query in flight; without a listener its 'error' event would also
+  // end the process with a stack trace instead of doctor's one line.
+  client.on('error', () => undefined);
   await client.connect();
   try {
     await client.query('BEGIN READ ONLY');
