@@ -71,4 +71,34 @@ describe('a write batch stalled on a row lock (issue 25)', () => {
       await store.close();
     }
   });
+
+  it('a lease renewal that deadlocks with another transaction (rolled back by PostgreSQL) is sent again and renews', async () => {
+    const store = await openPostgresTaskStore({ url: database.url });
+    const holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+    try {
+      const [v, w] = (await Promise.all([store.create(newTaskInput()), store.create(newTaskInput())])).sort((a, b) => (a.taskId < b.taskId ? -1 : 1));
+      await store.claimRunnable('w-d', 30_000, 10);
+      // The holder outwaits the renewal's deadlock check, so the renewal is the statement PostgreSQL rolls back.
+      await holder.query("SET deadlock_timeout = '10s'");
+      await holder.query('BEGIN');
+      await holder.query("UPDATE mcp_tasks.tasks SET status_message = 'held' WHERE task_id = $1", [w!.taskId]);
+      // The renewal locks v (the lower id first), then waits for w.
+      const renewal = store.renewLeases('w-d', [w!.taskId, v!.taskId], 30_000);
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const { rows } = await holder.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()");
+        if (rows[0].n > 0) break;
+        if (Date.now() > deadline) throw new Error('the renewal never waited on the row lock');
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      // Now the holder waits for v: a deadlock, which PostgreSQL breaks by rolling the renewal back after 1 s.
+      await holder.query("UPDATE mcp_tasks.tasks SET status_message = 'held' WHERE task_id = $1", [v!.taskId]);
+      await holder.query('COMMIT');
+      expect((await renewal).sort()).toEqual([v!.taskId, w!.taskId].sort());
+    } finally {
+      await holder.end();
+      await store.close();
+    }
+  });
 });

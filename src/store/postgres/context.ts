@@ -6,8 +6,13 @@ import { StoreError } from '../../core/store-error.js';
 import type { TaskEventListeners } from '../../core/task-event-listeners.js';
 import type { RowCodec } from '../codec.js';
 import type { PostgresBatcher } from './batch.js';
-import { type PostgresConnectionOptions, toStoreError, withPooledClient } from './connection.js';
+import { type PostgresConnectionOptions, sqlState, toStoreError, withPooledClient } from './connection.js';
 import { statement } from './prepared.js';
+
+/** Deadlock and serialization failures: the statement was rolled back and may be sent again. */
+const RETRYABLE_STATES = new Set(['40P01', '40001']);
+/** Times a write outside the batch is sent again after such a failure. */
+const OUTSIDE_BATCH_RETRIES = 3;
 
 /**
  * What every port of the PostgreSQL store shares: the pool, the write batcher, the store's clock (or the database's),
@@ -47,9 +52,20 @@ export class PostgresContext {
    * against the batch's writes does not matter — a process's heartbeat and its lease renewals. They must not queue
    * behind a batch that waits on a row lock (another process's, an operator's): a heartbeat held up past the
    * registration's TTL gets the process reaped by the others, and its running tasks claimed while they still run.
+   * (A renewal still waits for a task row such a batch has locked — only for that row, as inside the batch.) A
+   * deadlock or serialization failure is sent again, at most {@link OUTSIDE_BATCH_RETRIES} times, as the batch does.
    */
   async writeOutsideBatch<R extends pg.QueryResultRow>(action: string, sql: string, params: readonly unknown[]): Promise<R[]> {
-    return this.read<R>(action, sql, params);
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        return await this.read<R>(action, sql, params);
+      } catch (error) {
+        // A deadlock with a batch transaction of this or another process (a renewal's row locks and the batch's are
+        // taken in different orders): PostgreSQL rolled this statement back, so sending it again is safe.
+        const state = sqlState(error instanceof StoreError ? error.cause : error);
+        if (attempt >= OUTSIDE_BATCH_RETRIES || state === undefined || !RETRYABLE_STATES.has(state)) throw error;
+      }
+    }
   }
 
   /**

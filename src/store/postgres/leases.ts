@@ -33,7 +33,8 @@ export class PostgresLeases implements TaskLeases {
 
   /**
    * See {@link TaskLeases.renewLeases}. Only non-terminal tasks; no event (renewals are invisible). One statement
-   * outside the write batch (see `writeOutsideBatch`): renewals never wait for this process's other writes.
+   * outside the write batch (see `writeOutsideBatch`): renewals do not queue behind this process's other writes (they
+   * wait only for a row another transaction has locked).
    */
   async renewLeases(leaseOwner: string, taskIds: readonly string[], leaseMs: number): Promise<string[]> {
     if (taskIds.length === 0) return [];
