@@ -110,12 +110,14 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
       'took over from the previous process under this instance id; its unfinished tasks are recovered next',
     );
   }
-  let beating = false;
-  const beat = async (): Promise<void> => {
-    if (beating) return;
-    beating = true;
+  let beating: Promise<void> | undefined;
+  let closed = false;
+  const beat = (): Promise<void> => (beating ??= beatOnce().finally(() => (beating = undefined)));
+  const beatOnce = async (): Promise<void> => {
     try {
-      if (!(await store.heartbeatProcess(instanceId, entry.token, ttlMs))) {
+      // Closing: the deregistration may have landed first (a heartbeat is a statement of its own, not queued with the
+      // process's other writes), and registering again would leave a row behind for one TTL.
+      if (!(await store.heartbeatProcess(instanceId, entry.token, ttlMs)) && !closed) {
         // The registration lapsed and was reaped (this process or the store stalled for longer than the TTL; its
         // leases were released then): register again, unless another live process holds the id now.
         const again = await store.registerProcess(entry, ttlMs);
@@ -131,8 +133,6 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
         logger.warn({ instanceIds: reaped.instanceIds, tasks: reaped.taskIds.length }, 'processes stopped heartbeating; their leases were released');
     } catch (error) {
       logger.warn({ err: error }, 'process heartbeat failed; retrying at the next beat');
-    } finally {
-      beating = false;
     }
   };
   const timer = setInterval(() => void beat(), options.heartbeatMs);
@@ -142,6 +142,9 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
     takenOver,
     async close() {
       clearInterval(timer);
+      closed = true;
+      // A beat in flight ends before the deregistration is sent, so the registration's row is gone when close ends.
+      await beating;
       await store
         .deregisterProcess(instanceId, entry.token)
         .catch((error: unknown) => logger.warn({ err: error }, 'deregistering failed; the registration lapses on its own'));

@@ -127,3 +127,49 @@ describe('checkSettingsAgree across versions (a rolling update)', () => {
     expect(settingsVersionGap('abc', 'a=1')).toEqual([]);
   });
 });
+
+describe('close with a heartbeat in flight (issue 25 review: heartbeats are statements of their own on PostgreSQL)', () => {
+  it('waits for the beat before deregistering, and a beat that finds the row gone while closing does not register again', async () => {
+    const store = openSqliteTaskStore({ path: join(temp.dir, 'closing.db') });
+    try {
+      const order: string[] = [];
+      let release: () => void = () => {};
+      const register = store.registerProcess.bind(store);
+      const deregister = store.deregisterProcess.bind(store);
+      const registration = await registerProcess({
+        store,
+        instanceId: 'closing',
+        role: 'worker',
+        settingsDigest: 'x',
+        heartbeatMs: 20,
+        logger: silentLogger,
+        onLost() {},
+      });
+      store.heartbeatProcess = async () => {
+        order.push('beat sent');
+        await new Promise<void>((resolve) => (release = resolve));
+        order.push('beat answered');
+        // The registration is found gone (as when the deregistration landed first).
+        return false;
+      };
+      store.registerProcess = (...args: Parameters<SqliteTaskStore['registerProcess']>) => {
+        order.push('registered again');
+        return register(...args);
+      };
+      store.deregisterProcess = (...args: Parameters<SqliteTaskStore['deregisterProcess']>) => {
+        order.push('deregistered');
+        return deregister(...args);
+      };
+      while (!order.includes('beat sent')) await new Promise((resolve) => setTimeout(resolve, 5));
+      const closing = registration.close();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(order).toEqual(['beat sent']);
+      release();
+      await closing;
+      expect(order).toEqual(['beat sent', 'beat answered', 'deregistered']);
+      expect((await store.listProcesses()).filter((p) => p.instanceId === 'closing')).toEqual([]);
+    } finally {
+      store.close();
+    }
+  });
+});
