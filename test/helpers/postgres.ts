@@ -269,3 +269,19 @@ export function postgresStoresPerFile(): PostgresStoresPerFile {
     clients,
   };
 }
+
+/**
+ * Wait until a backend of `client`'s database (other than `client`'s own) waits on a lock, and answer its pid: a
+ * test that holds a row lock knows its statement is queued behind it. Throws after `timeoutMs` with `what`.
+ */
+export async function lockWaiter(client: pg.Client, what: string, timeoutMs = 10_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { rows } = await client.query<{ pid: number }>(
+      "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()",
+    );
+    if (rows[0] !== undefined) return rows[0].pid;
+    if (Date.now() > deadline) throw new Error(`${what} never waited on a lock`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
 import { newTaskInput } from '../helpers/new-task.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { createTestDatabase, lockWaiter, type TestDatabase } from '../helpers/postgres.js';
 
 let database: TestDatabase;
 
@@ -46,13 +46,7 @@ describe('a write batch stalled on a row lock (issue 25)', () => {
       await holder.query('BEGIN');
       await holder.query('SELECT 1 FROM mcp_tasks.tasks WHERE task_id = $1 FOR UPDATE', [locked.taskId]);
       const cancel = store.transition(locked.taskId, { to: 'cancelled', now: Date.now() });
-      const deadline = Date.now() + 10_000;
-      for (;;) {
-        const { rows } = await holder.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()");
-        if (rows[0].n > 0) break;
-        if (Date.now() > deadline) throw new Error('the cancel never waited on the row lock');
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
+      await lockWaiter(holder, 'the cancel');
       // Control: a write queued behind the stalled batch waits for it.
       const queued = store.create(newTaskInput());
       const heartbeat = store.heartbeatProcess('w-a', 't-1', 3_000);
@@ -85,13 +79,7 @@ describe('a write batch stalled on a row lock (issue 25)', () => {
       await holder.query("UPDATE mcp_tasks.tasks SET status_message = 'held' WHERE task_id = $1", [w!.taskId]);
       // The renewal locks v (the lower id first), then waits for w.
       const renewal = store.renewLeases('w-d', [w!.taskId, v!.taskId], 30_000);
-      const deadline = Date.now() + 10_000;
-      for (;;) {
-        const { rows } = await holder.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()");
-        if (rows[0].n > 0) break;
-        if (Date.now() > deadline) throw new Error('the renewal never waited on the row lock');
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
+      await lockWaiter(holder, 'the renewal');
       // Now the holder waits for v: a deadlock, which PostgreSQL breaks by rolling the renewal back after 1 s.
       await holder.query("UPDATE mcp_tasks.tasks SET status_message = 'held' WHERE task_id = $1", [v!.taskId]);
       await holder.query('COMMIT');

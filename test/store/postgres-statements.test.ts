@@ -9,7 +9,7 @@ import type { AuditEntry } from '../../src/core/ledger.js';
 import { openPostgresTaskStore, type PostgresTaskStore } from '../../src/store/postgres/index.js';
 import { newTaskInput } from '../helpers/new-task.js';
 import { statementsOf } from '../helpers/pg-statements.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { createTestDatabase, lockWaiter, type TestDatabase } from '../helpers/postgres.js';
 
 let database: TestDatabase;
 let store: PostgresTaskStore | undefined;
@@ -95,15 +95,7 @@ describe('PostgreSQL statements per operation (issue 25)', () => {
       const sent = await statementsOf(async () => {
         // The first batch waits for the row lock: it stays in flight until the holder lets go.
         const first = complete(locked.taskId);
-        const deadline = Date.now() + 10_000;
-        for (;;) {
-          if (Date.now() > deadline) throw new Error('the first write never waited on the row lock');
-          const { rows } = await holder.query(
-            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
-          );
-          if (rows[0].n > 0) break;
-          await new Promise((resolve) => setTimeout(resolve, 5));
-        }
+        await lockWaiter(holder, 'the first write');
         const second = complete(b.taskId);
         await new Promise((resolve) => setTimeout(resolve, 50));
         const third = complete(c.taskId);

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
 import { newTaskInput } from '../helpers/new-task.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { createTestDatabase, lockWaiter, type TestDatabase } from '../helpers/postgres.js';
 
 let database: TestDatabase;
 
@@ -33,16 +33,7 @@ describe('a connection lost inside a store transaction (issue 25 review)', () =>
       await holder.query('BEGIN');
       await holder.query('SELECT 1 FROM mcp_tasks.tasks WHERE task_id = $1 FOR UPDATE', [task.taskId]);
       const write = store.putResultChunks(task.taskId, [new Uint8Array([1, 2, 3])]);
-      const deadline = Date.now() + 10_000;
-      let pid: number | undefined;
-      while (pid === undefined) {
-        if (Date.now() > deadline) throw new Error('the chunk write never waited on the row lock');
-        const { rows } = await holder.query<{ pid: number }>(
-          "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()",
-        );
-        pid = rows[0]?.pid;
-        if (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
-      }
+      const pid = await lockWaiter(holder, 'the chunk write');
       await holder.query('SELECT pg_terminate_backend($1)', [pid]);
       await expect(write).rejects.toMatchObject({ code: 'unavailable' });
       await holder.query('ROLLBACK');
