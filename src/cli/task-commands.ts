@@ -4,6 +4,7 @@ import {
   TaskJournal,
   TaskNotFoundError,
   type TasksClient,
+  TasksConnectionError,
   type TaskSnapshot,
   TaskTimeoutError,
 } from '../client/index.js';
@@ -49,7 +50,12 @@ export async function withTaskClient(
       return await use(client);
     }
   } catch (error) {
-    return reportFailure(error, flags);
+    const code = reportFailure(error, flags);
+    // A server that is down has not lost the task: say so, and how to ask again (a newcomer after `kill -9` saw only
+    // the connection error).
+    if (error instanceof TasksConnectionError && error.retryable && !flags.json)
+      process.stderr.write(`  task ${taskId} keeps its id; ask again once the server answers: ${cliCommand()} get ${taskId}\n`);
+    return code;
   } finally {
     await client?.close();
   }

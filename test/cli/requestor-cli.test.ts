@@ -158,7 +158,7 @@ describe('mcp-tasks call / get / watch / cancel (spawned CLI against a real serv
     expect([cancelled.code, cancelled.stdout]).toEqual([0, `task ${slow.stdout.trim()}: cancelled\n`]);
   });
 
-  it('connection error exits 5 without a task', async () => {
+  it('connection error exits 5 without a task; get of a task whose server is down says the task keeps its id', async () => {
     const server = createServer();
     await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', resolveListen));
     const { port } = server.address() as AddressInfo;
@@ -166,6 +166,10 @@ describe('mcp-tasks call / get / watch / cancel (spawned CLI against a real serv
     const run = await cli(['call', 'greet', '--args', '{"name":"x"}', '--url', `http://127.0.0.1:${port}/mcp`]);
     expect(run.code).toBe(5);
     expect(run.stderr).toMatch(/cannot reach http:\/\/127\.0\.0\.1:\d+\/mcp: ECONNREFUSED/);
+    // A task's server that is down (the README tour's `get` after `kill -9`): the task keeps its id, and how to ask again.
+    const get = await cli(['get', 'T7mJRVzXfD-OKkoLFKiP8g', '--url', `http://127.0.0.1:${port}/mcp`]);
+    expect(get.code).toBe(5);
+    expect(get.stderr).toContain(`task T7mJRVzXfD-OKkoLFKiP8g keeps its id; ask again once the server answers: node ${MAIN} get T7mJRVzXfD-OKkoLFKiP8g\n`);
   });
 
   it('sends the bearer token from MCP_TASKS_TOKEN; without it a secured server answers 401 and the CLI exits 5', async () => {
