@@ -73,17 +73,23 @@ describe('a write batch stalled on a row lock (issue 25)', () => {
     try {
       const [v, w] = (await Promise.all([store.create(newTaskInput()), store.create(newTaskInput())])).sort((a, b) => (a.taskId < b.taskId ? -1 : 1));
       await store.claimRunnable('w-d', 30_000, 10);
+      const deadlocks = async (): Promise<number> =>
+        (await holder.query<{ n: number }>('SELECT deadlocks::int AS n FROM pg_stat_database WHERE datname = current_database()')).rows[0]!.n;
+      const before = await deadlocks();
       // The holder outwaits the renewal's deadlock check, so the renewal is the statement PostgreSQL rolls back.
       await holder.query("SET deadlock_timeout = '10s'");
       await holder.query('BEGIN');
       await holder.query("UPDATE mcp_tasks.tasks SET status_message = 'held' WHERE task_id = $1", [w!.taskId]);
-      // The renewal locks v (the lower id first), then waits for w.
+      // The renewal locks its rows in task-id order: v, then it waits for w.
       const renewal = store.renewLeases('w-d', [w!.taskId, v!.taskId], 30_000);
       await lockWaiter(holder, 'the renewal');
       // Now the holder waits for v: a deadlock, which PostgreSQL breaks by rolling the renewal back after 1 s.
       await holder.query("UPDATE mcp_tasks.tasks SET status_message = 'held' WHERE task_id = $1", [v!.taskId]);
       await holder.query('COMMIT');
       expect((await renewal).sort()).toEqual([v!.taskId, w!.taskId].sort());
+      // The scenario did deadlock (the renewal locks in task-id order), so the renewal above is the retry's.
+      for (let i = 0; i < 50 && (await deadlocks()) === before; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await deadlocks()).toBeGreaterThan(before);
     } finally {
       await holder.end();
       await store.close();

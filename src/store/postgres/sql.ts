@@ -279,10 +279,18 @@ export const SQL = Object.freeze({
       AND (t.lease_owner IS NULL OR t.lease_owner = $2 OR t.lease_expires_at IS NULL OR t.lease_expires_at <= n.now)
     RETURNING n.now AS store_now, ${TASK_COLUMNS}`,
 
-  renewLeases: `WITH ${NOW('$3')}
+  /**
+   * Locks its rows in task-id order, as the transitions do (a renewal runs beside the write batch, outside it), with
+   * `FOR NO KEY UPDATE` — what the UPDATE itself takes — so it does not wait for the `FOR KEY SHARE` of a step or
+   * result-chunk write on the same task.
+   */
+  renewLeases: `WITH ${NOW('$3')},
+    c AS (SELECT t.task_id FROM ${S}.tasks t
+      WHERE t.task_id = ANY($2::text[]) AND t.lease_owner = $1 AND t.status IN ('working', 'input_required')
+      ORDER BY t.task_id FOR NO KEY UPDATE)
     UPDATE ${S}.tasks t SET lease_expires_at = n.now + $4
-    FROM n
-    WHERE t.task_id = ANY($2::text[]) AND t.lease_owner = $1 AND t.status IN ('working', 'input_required')
+    FROM n, c
+    WHERE t.task_id = c.task_id
     RETURNING t.task_id`,
 
   /**
