@@ -143,8 +143,14 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
     async close() {
       clearInterval(timer);
       closed = true;
-      // A beat in flight ends before the deregistration is sent, so the registration's row is gone when close ends.
-      await beating;
+      // A beat in flight ends before the deregistration is sent, so the registration's row is gone when close ends —
+      // waited for one registration lifetime at most (a beat stuck on a frozen database must not hold the shutdown;
+      // what it might still write then lapses within that lifetime).
+      if (beating) {
+        let bound: NodeJS.Timeout | undefined;
+        await Promise.race([beating, new Promise<void>((resolve) => (bound = setTimeout(resolve, ttlMs)))]);
+        clearTimeout(bound);
+      }
       await store
         .deregisterProcess(instanceId, entry.token)
         .catch((error: unknown) => logger.warn({ err: error }, 'deregistering failed; the registration lapses on its own'));

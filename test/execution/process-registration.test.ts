@@ -172,4 +172,29 @@ describe('close with a heartbeat in flight (issue 25 review: heartbeats are stat
       store.close();
     }
   });
+
+  it('a beat that never settles holds close for one registration lifetime at most, then it deregisters', async () => {
+    const store = openSqliteTaskStore({ path: join(temp.dir, 'closing-stuck.db') });
+    try {
+      const registration = await registerProcess({
+        store,
+        instanceId: 'stuck',
+        role: 'worker',
+        settingsDigest: 'x',
+        heartbeatMs: 20,
+        logger: silentLogger,
+        onLost() {},
+      });
+      let sent = false;
+      store.heartbeatProcess = () => {
+        sent = true;
+        return new Promise<boolean>(() => {});
+      };
+      while (!sent) await new Promise((resolve) => setTimeout(resolve, 5));
+      await registration.close();
+      expect((await store.listProcesses()).filter((p) => p.instanceId === 'stuck')).toEqual([]);
+    } finally {
+      store.close();
+    }
+  });
 });
