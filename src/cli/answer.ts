@@ -34,6 +34,7 @@ export async function answerCommand(taskId: string, flags: AnswerFlags): Promise
   });
   try {
     process.exitCode = await withTaskClient(
+      'answer',
       taskId,
       flags,
       async (client) => {

@@ -12,6 +12,10 @@ const PLAIN = /^[\w./@%+=:,-]+$/;
  */
 export function cliCommand(argv1: string | undefined = process.argv[1]): string {
   if (argv1 === undefined || !/^main(\.js)?$/.test(basename(argv1))) return 'mcp-tasks';
-  const path = resolve(argv1.endsWith('.js') ? argv1 : `${argv1}.js`);
-  return `node ${PLAIN.test(path) ? path : `'${path.replaceAll("'", `'\\''`)}'`}`;
+  return `node ${shellWord(resolve(argv1.endsWith('.js') ? argv1 : `${argv1}.js`))}`;
+}
+
+/** `word` as a POSIX shell reads it back: as it is when it holds nothing the shell would split or expand, else quoted. */
+export function shellWord(word: string): string {
+  return PLAIN.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }

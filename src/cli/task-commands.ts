@@ -9,7 +9,7 @@ import {
   TaskTimeoutError,
 } from '../client/index.js';
 import { V1_PROTOCOL_VERSION } from '../protocol/constants.js';
-import { cliCommand } from './invocation.js';
+import { cliCommand, shellWord } from './invocation.js';
 import { describeField, formFields } from './prompt-schema.js';
 import { detachOnInterrupt, followTask, openClient, reportFailure, type RequestorFlags, resolveTarget, resultText } from './requestor.js';
 import { ExitCode } from './usage-error.js';
@@ -24,9 +24,11 @@ export interface WatchFlags extends RequestorFlags {
  * Connect for one task id and run `use`. When nobody chose the protocol (no `--protocol`, not in the journal) and
  * the 2026-07-28 connection does not know the task, a 2025-11-25 session is tried as well: a dual-generation server keeps
  * v1 tasks invisible to v2 requests. `onInput` makes the connections answer questions. Returns the exit code;
- * failures after connecting are reported on stderr.
+ * failures after connecting are reported on stderr — a server that cannot be reached with the command to try again
+ * (`command`, with the `--url`/`--protocol` given), since the task keeps its id.
  */
 export async function withTaskClient(
+  command: 'get' | 'watch' | 'cancel' | 'answer',
   taskId: string,
   flags: RequestorFlags,
   use: (client: TasksClient) => Promise<number>,
@@ -53,8 +55,10 @@ export async function withTaskClient(
     const code = reportFailure(error, flags);
     // A server that is down has not lost the task: say so, and how to ask again (a newcomer after `kill -9` saw only
     // the connection error).
-    if (error instanceof TasksConnectionError && error.retryable && !flags.json)
-      process.stderr.write(`  task ${taskId} keeps its id; ask again once the server answers: ${cliCommand()} get ${taskId}\n`);
+    if (error instanceof TasksConnectionError && error.retryable && !flags.json) {
+      const target = [flags.url === undefined ? '' : ` --url ${shellWord(flags.url)}`, flags.protocol === undefined ? '' : ` --protocol ${flags.protocol}`];
+      process.stderr.write(`  task ${taskId} keeps its id; try again once the server answers: ${cliCommand()} ${command} ${taskId}${target.join('')}\n`);
+    }
     return code;
   } finally {
     await client?.close();
@@ -63,7 +67,7 @@ export async function withTaskClient(
 
 /** `mcp-tasks get <taskId>`: print the task's current state (exit 0 whatever the status; 4 unknown; 5 unreachable). */
 export async function getCommand(taskId: string, flags: RequestorFlags): Promise<void> {
-  process.exitCode = await withTaskClient(taskId, flags, async (client) => {
+  process.exitCode = await withTaskClient('get', taskId, flags, async (client) => {
     const snapshot = await client.getTask(taskId);
     process.stdout.write(flags.json ? `${JSON.stringify(snapshot, null, 2)}\n` : describeSnapshot(snapshot, client));
     return ExitCode.completed;
@@ -82,7 +86,7 @@ export async function watchCommand(taskId: string, flags: WatchFlags): Promise<v
     // announced as a restart by the server, as `resume` announces it.
     const journaled = await new TaskJournal(TaskJournal.defaultPath()).get(taskId).catch(() => undefined);
     const knownAttempt = journaled ? { knownAttempt: journaled.lastAttempt ?? 1 } : {};
-    process.exitCode = await withTaskClient(taskId, flags, async (client) => {
+    process.exitCode = await withTaskClient('watch', taskId, flags, async (client) => {
       await client.getTask(taskId); // finds the right connection before the status line starts
       return followTask(client, taskId, flags, { ...(deadline === undefined ? {} : { deadline }), signal: interrupt.signal, ...knownAttempt });
     });
@@ -107,7 +111,7 @@ const CANCEL_WAIT_MS = 30_000;
  * was not final within `--timeout`; the outcome is on stdout.
  */
 export async function cancelCommand(taskId: string, flags: CancelFlags): Promise<void> {
-  process.exitCode = await withTaskClient(taskId, flags, async (client) => {
+  process.exitCode = await withTaskClient('cancel', taskId, flags, async (client) => {
     const onConnection = (event: ConnectionEvent): void => {
       process.stderr.write(
         event.state === 'unreachable'

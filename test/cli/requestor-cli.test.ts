@@ -169,7 +169,15 @@ describe('mcp-tasks call / get / watch / cancel (spawned CLI against a real serv
     // A task's server that is down (the README tour's `get` after `kill -9`): the task keeps its id, and how to ask again.
     const get = await cli(['get', 'T7mJRVzXfD-OKkoLFKiP8g', '--url', `http://127.0.0.1:${port}/mcp`]);
     expect(get.code).toBe(5);
-    expect(get.stderr).toContain(`task T7mJRVzXfD-OKkoLFKiP8g keeps its id; ask again once the server answers: node ${MAIN} get T7mJRVzXfD-OKkoLFKiP8g\n`);
+    expect(get.stderr).toContain(
+      `task T7mJRVzXfD-OKkoLFKiP8g keeps its id; try again once the server answers: node ${MAIN} get T7mJRVzXfD-OKkoLFKiP8g --url http://127.0.0.1:${port}/mcp\n`,
+    );
+    // cancel says to cancel again (a cancel that never arrived is not done by a get).
+    const cancel = await cli(['cancel', 'T7mJRVzXfD-OKkoLFKiP8g', '--url', `http://127.0.0.1:${port}/mcp`, '--protocol', '2025-11-25']);
+    expect(cancel.code).toBe(5);
+    expect(cancel.stderr).toContain(
+      `try again once the server answers: node ${MAIN} cancel T7mJRVzXfD-OKkoLFKiP8g --url http://127.0.0.1:${port}/mcp --protocol 2025-11-25\n`,
+    );
   });
 
   it('sends the bearer token from MCP_TASKS_TOKEN; without it a secured server answers 401 and the CLI exits 5', async () => {
