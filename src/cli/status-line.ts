@@ -14,12 +14,14 @@ export interface StatusStream {
 }
 
 /**
- * Live task progress on stderr. On a terminal: one line, redrawn in place with a spinner, the elapsed time, the
- * status and `statusMessage`. Otherwise (pipes, CI logs): a plain line only when the status or message of a running
- * task changes.
+ * Live task progress on stderr. On a terminal: one line, redrawn in place with a spinner, the time since the command
+ * started (not since the first status, which comes after the connection and the call — a newcomer saw "0.0s" a
+ * second and a half in), the status and `statusMessage`. Otherwise (pipes, CI logs): a plain line only when the
+ * status or message of a running task changes.
  */
 export class StatusLine {
-  private readonly startedAt = Date.now();
+  /** When this command started (epoch ms): the process's start. */
+  private readonly startedAt = Date.now() - process.uptime() * 1000;
   private last: TaskSnapshot | undefined;
   private printed = '';
   private frame = 0;

@@ -48,3 +48,16 @@ describe('StatusLine restart notice', () => {
     expect(lines([snapshot('step (3/9)', 2)], 2).some((text) => text.includes('restarted'))).toBe(false);
   });
 });
+
+describe('StatusLine elapsed time', () => {
+  it("on a terminal counts from the command's start (the process's), not from the first status", () => {
+    const written: string[] = [];
+    const line = new StatusLine({ write: (text: string) => written.push(text), isTTY: true }, 't1', false);
+    line.update(snapshot('Scanning (1/200)', 1));
+    line.clear();
+    const shown = Number(/(\d+\.\d)s working/.exec(written.join(''))?.[1]);
+    // This test process has run for a while already; a clock started at the first status would show 0.0 s.
+    expect(shown).toBeGreaterThanOrEqual(Math.floor(process.uptime()) - 1);
+    expect(shown).toBeGreaterThan(0);
+  });
+});
