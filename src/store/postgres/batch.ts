@@ -4,7 +4,7 @@ import type { Logger } from '../../core/logger.js';
 import type { TaskEvent } from '../../core/store.js';
 import { StoreError } from '../../core/store-error.js';
 import type { JsonObject } from '../../core/task.js';
-import { isUnavailable, sqlState, toStoreError } from './connection.js';
+import { CONFLICT_RETRIES, isRetryableConflict, isUnavailable, sqlState, toStoreError } from './connection.js';
 import { statement } from './prepared.js';
 import { SQL } from './sql.js';
 
@@ -93,10 +93,6 @@ interface Committed {
   /** Batches that had a statement in flight when this commit was answered: one of them may hold smaller seqs. */
   waitFor: Set<Running>;
 }
-
-/** Deadlock and serialization failures: the database rolled the batch back; running it again is safe. */
-const RETRYABLE = new Set(['40P01', '40001']);
-const MAX_RETRIES = 3;
 
 /**
  * Group commit on PostgreSQL. Writes are queued and run together in one transaction per batch: a batch starts on
@@ -216,8 +212,7 @@ export class PostgresBatcher {
             return;
           } catch (error) {
             await rollback(client);
-            const state = sqlState(error);
-            if (state !== undefined && RETRYABLE.has(state) && attempt < MAX_RETRIES) {
+            if (isRetryableConflict(error) && attempt < CONFLICT_RETRIES) {
               this.stats.retries += 1;
               continue;
             }
@@ -461,8 +456,7 @@ function queryOf(client: pg.PoolClient): Query {
  * run again), or a lost or timed-out connection (the batch fails as `unavailable`).
  */
 function isTransactionLevel(error: unknown): boolean {
-  const state = sqlState(error);
-  return (state !== undefined && RETRYABLE.has(state)) || isUnavailable(error);
+  return isRetryableConflict(error) || isUnavailable(error);
 }
 
 async function rollback(client: pg.PoolClient): Promise<void> {

@@ -106,6 +106,17 @@ export function isUnavailable(error: unknown): boolean {
   return error instanceof Error && UNAVAILABLE_MESSAGES.test(error.message);
 }
 
+/** Deadlock and serialization failures: PostgreSQL rolled the statement or transaction back; running it again is safe. */
+const CONFLICT_STATES = new Set(['40P01', '40001']);
+/** Times a write that failed with a {@link isRetryableConflict} error is run again (the batch, a write outside it). */
+export const CONFLICT_RETRIES = 3;
+
+/** Whether `error` (a driver error) is a deadlock or serialization failure, which a rerun of the same write may pass. */
+export function isRetryableConflict(error: unknown): boolean {
+  const state = sqlState(error);
+  return state !== undefined && CONFLICT_STATES.has(state);
+}
+
 /** SQLSTATE of a driver error, if any. */
 export function sqlState(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;

@@ -6,13 +6,8 @@ import { StoreError } from '../../core/store-error.js';
 import type { TaskEventListeners } from '../../core/task-event-listeners.js';
 import type { RowCodec } from '../codec.js';
 import type { PostgresBatcher } from './batch.js';
-import { type PostgresConnectionOptions, sqlState, toStoreError, withPooledClient } from './connection.js';
+import { CONFLICT_RETRIES, isRetryableConflict, type PostgresConnectionOptions, toStoreError, withPooledClient } from './connection.js';
 import { statement } from './prepared.js';
-
-/** Deadlock and serialization failures: the statement was rolled back and may be sent again. */
-const RETRYABLE_STATES = new Set(['40P01', '40001']);
-/** Times a write outside the batch is sent again after such a failure. */
-const OUTSIDE_BATCH_RETRIES = 3;
 
 /**
  * What every port of the PostgreSQL store shares: the pool, the write batcher, the store's clock (or the database's),
@@ -41,9 +36,14 @@ export class PostgresContext {
     return this.clock ? this.clock.now() : null;
   }
 
+  /** Throws `fault` naming `action` once the store's close has begun. */
+  refuseIfClosed(action: string): void {
+    if (this.closed) throw new StoreError('fault', `Task store failed to ${action}: store is closed`);
+  }
+
   /** One statement on the pool (committed state only), a driver error mapped to a `StoreError` naming `action`. */
   async read<R extends pg.QueryResultRow>(action: string, sql: string, params: readonly unknown[]): Promise<R[]> {
-    if (this.closed) throw new StoreError('fault', `Task store failed to ${action}: store is closed`);
+    this.refuseIfClosed(action);
     return this.readAdmitted(action, sql, params);
   }
 
@@ -53,7 +53,7 @@ export class PostgresContext {
    * behind a batch that waits on a row lock (another process's, an operator's): a heartbeat held up past the
    * registration's TTL gets the process reaped by the others, and its running tasks claimed while they still run.
    * (A renewal still waits for a task row such a batch has locked — only for that row, as inside the batch.) A
-   * deadlock or serialization failure is sent again, at most {@link OUTSIDE_BATCH_RETRIES} times, as the batch does.
+   * deadlock or serialization failure is sent again, at most `CONFLICT_RETRIES` times, as the batch does.
    */
   async writeOutsideBatch<R extends pg.QueryResultRow>(action: string, sql: string, params: readonly unknown[]): Promise<R[]> {
     for (let attempt = 0; ; attempt += 1) {
@@ -62,8 +62,7 @@ export class PostgresContext {
       } catch (error) {
         // A deadlock with a batch transaction of this or another process (a renewal's row locks and the batch's are
         // taken in different orders): PostgreSQL rolled this statement back, so sending it again is safe.
-        const state = sqlState(error instanceof StoreError ? error.cause : error);
-        if (attempt >= OUTSIDE_BATCH_RETRIES || state === undefined || !RETRYABLE_STATES.has(state)) throw error;
+        if (attempt >= CONFLICT_RETRIES || !isRetryableConflict(error instanceof StoreError ? error.cause : error)) throw error;
       }
     }
   }
@@ -95,7 +94,7 @@ export class PostgresContext {
 
   /** Run `work` in a transaction of its own on one pooled client (rolled back, and the error mapped, when it throws). */
   async inTransaction<T>(action: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    if (this.closed) throw new StoreError('fault', `Task store failed to ${action}: store is closed`);
+    this.refuseIfClosed(action);
     // withPooledClient listens for the client's 'error' while it is checked out (a lost connection would otherwise
     // be an unhandled event that ends the process) and destroys a broken client instead of pooling it.
     return withPooledClient(

@@ -68,11 +68,11 @@ export class PostgresRows implements TaskRows {
    * See {@link TaskRows.getWithOutcome}: one statement (a LEFT JOIN of the outcome), shared with the other reads issued
    * in the same turn of the event loop (`MergedReads`).
    */
-  getWithOutcome(taskId: string, scope: TaskScope, maxOutcomeChars: number): Promise<TaskWithOutcome | undefined> {
-    if (this.ctx.closed) return Promise.reject(new StoreError('fault', 'Task store failed to read a task: store is closed'));
+  async getWithOutcome(taskId: string, scope: TaskScope, maxOutcomeChars: number): Promise<TaskWithOutcome | undefined> {
+    this.ctx.refuseIfClosed('read a task');
     // PostgreSQL text cannot hold NUL, so no task matches such a key; sent, it would fail its statement (22021), and
     // with it every read merged into that statement.
-    if ([taskId, scope.ownerKey, scope.generation, scope.requireSession].some((key) => key?.includes('\u0000'))) return Promise.resolve(undefined);
+    if ([taskId, scope.ownerKey, scope.generation, scope.requireSession].some((key) => key?.includes('\u0000'))) return undefined;
     return this.reads.read({ taskId, scope, maxOutcomeChars });
   }
 
