@@ -1,9 +1,8 @@
 import type { AnswerReport, TasksClient } from '../client/index.js';
-import { cliCommand } from './invocation.js';
 import { ScriptedAnswers } from './prompt-answers.js';
 import { terminalPrompt } from './prompt-form.js';
 import { CliInput } from './prompt-resolver.js';
-import { answerHint, detachOnInterrupt, type RequestorFlags } from './requestor.js';
+import { answerHint, detachOnInterrupt, type RequestorFlags, resumeHint } from './requestor.js';
 import { withTaskClient } from './task-commands.js';
 import { ExitCode } from './usage-error.js';
 
@@ -73,9 +72,6 @@ async function printReport(report: AnswerReport, client: TasksClient, flags: Ans
   }
   if (report.answered.length > 0) process.stdout.write(`task ${taskId}: answered ${report.answered.join(', ')}\n`);
   if (report.left.length > 0) process.stdout.write(`task ${taskId}: still waiting for ${report.left.join(', ')}\n`);
-  else
-    process.stderr.write(
-      `mcp-tasks: task ${taskId} goes on; follow it with: ${(await answerHint(client, taskId)).replace(`${cliCommand()} answer`, `${cliCommand()} watch`)}\n`,
-    );
+  else process.stderr.write(`mcp-tasks: task ${taskId} goes on; follow it with: ${await resumeHint(client, taskId)}\n`);
   return code;
 }

@@ -19,3 +19,14 @@ export function cliCommand(argv1: string | undefined = process.argv[1]): string 
 export function shellWord(word: string): string {
   return PLAIN.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
+
+/**
+ * A requestor command for one task as the user types it again: `<cli> <command> <taskId>`, with `--url` and
+ * `--protocol` when given (`target`) — without them the command finds the server the journal, `MCP_TASKS_URL` or the
+ * default names.
+ */
+export function taskCommand(command: string, taskId: string, target: { url?: string; protocol?: string } = {}): string {
+  const url = target.url === undefined ? '' : ` --url ${shellWord(target.url)}`;
+  const protocol = target.protocol === undefined ? '' : ` --protocol ${target.protocol}`;
+  return `${cliCommand()} ${command} ${taskId}${url}${protocol}`;
+}

@@ -18,7 +18,7 @@ import {
   ToolCallOutcomeUnknownError,
 } from '../client/index.js';
 import { ErrorCode, INPUT_REFUSED_META_KEY } from '../protocol/constants.js';
-import { cliCommand } from './invocation.js';
+import { taskCommand } from './invocation.js';
 import { type CliInput, describeQuestion, exampleAnswers, InputLeftOpenError } from './prompt-resolver.js';
 import { DEFAULT_URL } from './requestor-options.js';
 import { StatusLine } from './status-line.js';
@@ -91,15 +91,18 @@ export function openClient(
 }
 
 /** The command that answers a task's questions from another shell: the bare id when the journal knows the task. */
-export async function answerHint(client: TasksClient, taskId: string): Promise<string> {
-  const journaled = await client.journal?.get(taskId).catch(() => undefined);
-  return journaled ? `${cliCommand()} answer ${taskId}` : `${cliCommand()} answer ${taskId} --url ${client.url} --protocol ${client.protocolVersion}`;
+export function answerHint(client: TasksClient, taskId: string): Promise<string> {
+  return hintFor(client, 'answer', taskId);
 }
 
 /** How to pick the task up again (after Ctrl-C or `--timeout`): the bare id when the journal knows the task. */
-export async function resumeHint(client: TasksClient, taskId: string): Promise<string> {
+export function resumeHint(client: TasksClient, taskId: string): Promise<string> {
+  return hintFor(client, 'watch', taskId);
+}
+
+async function hintFor(client: TasksClient, command: string, taskId: string): Promise<string> {
   const journaled = await client.journal?.get(taskId).catch(() => undefined);
-  return journaled ? `${cliCommand()} watch ${taskId}` : `${cliCommand()} watch ${taskId} --url ${client.url} --protocol ${client.protocolVersion}`;
+  return taskCommand(command, taskId, journaled ? {} : { url: client.url, protocol: client.protocolVersion });
 }
 
 /** Exit code of a finished command that produced `result`: 64 when the server refused the arguments before running the tool. */

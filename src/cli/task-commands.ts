@@ -9,7 +9,7 @@ import {
   TaskTimeoutError,
 } from '../client/index.js';
 import { V1_PROTOCOL_VERSION } from '../protocol/constants.js';
-import { cliCommand, shellWord } from './invocation.js';
+import { cliCommand, taskCommand } from './invocation.js';
 import { describeField, formFields } from './prompt-schema.js';
 import { detachOnInterrupt, followTask, openClient, reportFailure, type RequestorFlags, resolveTarget, resultText } from './requestor.js';
 import { ExitCode } from './usage-error.js';
@@ -56,8 +56,11 @@ export async function withTaskClient(
     // A server that is down has not lost the task: say so, and how to ask again (a newcomer after `kill -9` saw only
     // the connection error).
     if (error instanceof TasksConnectionError && error.retryable && !flags.json) {
-      const target = [flags.url === undefined ? '' : ` --url ${shellWord(flags.url)}`, flags.protocol === undefined ? '' : ` --protocol ${flags.protocol}`];
-      process.stderr.write(`  task ${taskId} keeps its id; try again once the server answers: ${cliCommand()} ${command} ${taskId}${target.join('')}\n`);
+      const again = taskCommand(command, taskId, {
+        ...(flags.url === undefined ? {} : { url: flags.url }),
+        ...(flags.protocol === undefined ? {} : { protocol: flags.protocol }),
+      });
+      process.stderr.write(`  task ${taskId} keeps its id; try again once the server answers: ${again}\n`);
     }
     return code;
   } finally {
