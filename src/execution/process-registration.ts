@@ -60,8 +60,8 @@ function pidAlive(pid: number): boolean {
 }
 
 /**
- * Register this process in the store's process registry (issue 11 item 6) and keep its heartbeat; every beat also
- * reaps processes whose heartbeat lapsed, releasing all their leases at once (a `released` event wakes every
+ * Register this process in the store's process registry (issue 11 item 6) and keep its heartbeat; at every beat it
+ * also reaps (apart from the heartbeat, which never waits for it) processes whose heartbeat lapsed, releasing all their leases at once (a `released` event wakes every
  * worker's recovery). A live process under the same id refuses this one — except a predecessor known dead: on this
  * host with a pid that no longer runs (or is this very pid: a container restarted as pid 1); one on another host is
  * given one heartbeat lifetime to prove it lives. Once registered, every lease still held under the id is released,
@@ -111,8 +111,13 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
     );
   }
   let beating: Promise<void> | undefined;
+  let reaping: Promise<void> | undefined;
   let closed = false;
   const beat = (): Promise<void> => (beating ??= beatOnce().finally(() => (beating = undefined)));
+  // The reap is a write of the batch, the heartbeat a statement outside it: the reap runs apart, so a batch stalled on
+  // a row lock (up to the statement timeout) holds the reap up but never the next heartbeats — a beat that awaited it
+  // sent none meanwhile, and the registration lapsed after three beats (issue 25).
+  const reap = (): Promise<void> => (reaping ??= reapOnce().finally(() => (reaping = undefined)));
   const beatOnce = async (): Promise<void> => {
     try {
       // Closing: the deregistration may have landed first (a heartbeat is a statement of its own, not queued with the
@@ -128,14 +133,23 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
         }
         logger.warn({ instanceId }, "this process's registration had lapsed (its leases were released); registered again");
       }
-      const reaped = await store.reapLapsedProcesses();
-      if (reaped.instanceIds.length > 0)
-        logger.warn({ instanceIds: reaped.instanceIds, tasks: reaped.taskIds.length }, 'processes stopped heartbeating; their leases were released');
     } catch (error) {
       logger.warn({ err: error }, 'process heartbeat failed; retrying at the next beat');
     }
   };
-  const timer = setInterval(() => void beat(), options.heartbeatMs);
+  const reapOnce = async (): Promise<void> => {
+    try {
+      const reaped = await store.reapLapsedProcesses();
+      if (reaped.instanceIds.length > 0)
+        logger.warn({ instanceIds: reaped.instanceIds, tasks: reaped.taskIds.length }, 'processes stopped heartbeating; their leases were released');
+    } catch (error) {
+      logger.warn({ err: error }, 'reaping lapsed processes failed; retrying at the next beat');
+    }
+  };
+  const timer = setInterval(() => {
+    void beat();
+    if (!closed) void reap();
+  }, options.heartbeatMs);
   timer.unref();
   return {
     instanceId,

@@ -7,6 +7,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { silentLogger } from '../../src/core/logger.js';
+import { registerProcess } from '../../src/execution/process-registration.js';
 import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
 import { newTaskInput } from '../helpers/new-task.js';
 import { createTestDatabase, lockWaiter, type TestDatabase } from '../helpers/postgres.js';
@@ -92,6 +94,43 @@ describe('a write batch stalled on a row lock (issue 25)', () => {
       expect(await deadlocks()).toBeGreaterThan(before);
     } finally {
       await holder.end();
+      await store.close();
+    }
+  });
+
+  it("a process's heartbeat goes on while its write batch stalls: the reap each beat also sends waits apart from it", async () => {
+    const store = await openPostgresTaskStore({ url: database.url });
+    const holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+    const heartbeatMs = 100;
+    const registration = await registerProcess({
+      store,
+      instanceId: 'w-stalled',
+      role: 'worker',
+      settingsDigest: 'd',
+      heartbeatMs,
+      logger: silentLogger,
+      onLost() {},
+    });
+    const live = async (): Promise<boolean> => (await store.listProcesses()).find((p) => p.instanceId === 'w-stalled')?.live ?? false;
+    try {
+      const locked = await store.create(newTaskInput());
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM mcp_tasks.tasks WHERE task_id = $1 FOR UPDATE', [locked.taskId]);
+      const cancel = store.transition(locked.taskId, { to: 'cancelled', now: Date.now() });
+      await lockWaiter(holder, 'the cancel');
+      // Three registration lifetimes (each three beats) with the batch stalled: a beat waiting on its reap would send
+      // no heartbeat meanwhile, and the registration would lapse (control: the queued create below does wait).
+      const queued = store.create(newTaskInput());
+      await new Promise((resolve) => setTimeout(resolve, 9 * heartbeatMs));
+      expect(await live()).toBe(true);
+      expect(await settledSoon(queued)).toBe(false);
+      await holder.query('ROLLBACK');
+      expect((await cancel)?.status).toBe('cancelled');
+      await queued;
+    } finally {
+      await holder.end();
+      await registration.close();
       await store.close();
     }
   });
