@@ -277,6 +277,8 @@ export function postgresStoresPerFile(): PostgresStoresPerFile {
 export async function lockWaiter(client: pg.Client, what: string, timeoutMs = 10_000): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    // pg_stat_activity is read once per transaction (the holder usually is in one): clear that snapshot each time.
+    await client.query('SELECT pg_stat_clear_snapshot()');
     const { rows } = await client.query<{ pid: number }>(
       "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()",
     );
