@@ -56,6 +56,29 @@ export function createPool(options: PostgresConnectionOptions, logger: Logger): 
 }
 
 /**
+ * The connections of a process's liveness writes (heartbeat, lease renewals), apart from the store's pool: that pool
+ * can be held for seconds (result chunks written while their task row is locked, large reads, a stalled batch), and a
+ * heartbeat that waited past the registration's TTL got the process reaped by the others and its running tasks claimed
+ * while they still ran (issue 25). The heartbeat has a connection of its own, so a renewal waiting on a task row lock
+ * does not hold it up; renewals share two. Shown as `<application name>-liveness` in `pg_stat_activity`.
+ */
+export interface LivenessPools {
+  /** One connection: a process sends one heartbeat at a time. */
+  readonly heartbeat: pg.Pool;
+  /** Two connections: the periodic renewal and a retake of one lease may overlap. */
+  readonly renewal: pg.Pool;
+}
+
+/** {@link LivenessPools} with the timeouts of `options` (see {@link createPool}). */
+export function createLivenessPools(options: PostgresConnectionOptions, logger: Logger): LivenessPools {
+  const applicationName = `${options.applicationName ?? 'mcp-tasks'}-liveness`;
+  return {
+    heartbeat: createPool({ ...options, poolSize: 1, applicationName }, logger),
+    renewal: createPool({ ...options, poolSize: 2, applicationName }, logger),
+  };
+}
+
+/**
  * Run `work` on a client checked out of `pool`, then release it. Checked out, a client has no pool listener: a
  * connection lost meanwhile must reject the query in flight, not end the process as an unhandled 'error' event, so
  * it gets a listener until released, and a connection that broke is destroyed rather than handed to the next caller.

@@ -6,7 +6,7 @@ import { StoreError } from '../../core/store-error.js';
 import type { TaskEventListeners } from '../../core/task-event-listeners.js';
 import type { RowCodec } from '../codec.js';
 import type { PostgresBatcher } from './batch.js';
-import { CONFLICT_RETRIES, isRetryableConflict, type PostgresConnectionOptions, toStoreError, withPooledClient } from './connection.js';
+import { CONFLICT_RETRIES, isRetryableConflict, type LivenessPools, type PostgresConnectionOptions, toStoreError, withPooledClient } from './connection.js';
 import { statement } from './prepared.js';
 
 /**
@@ -29,6 +29,8 @@ export class PostgresContext {
     readonly listeners: TaskEventListeners,
     readonly logger: Logger,
     readonly connection: PostgresConnectionOptions,
+    /** Connections of the heartbeat and the lease renewals, apart from `pool` (see {@link writeOutsideBatch}). */
+    readonly liveness: LivenessPools,
   ) {}
 
   /** The time parameter of a statement: `null` (the database clock) unless the store has a clock of its own. */
@@ -48,21 +50,23 @@ export class PostgresContext {
   }
 
   /**
-   * One autocommit write on the pool, outside the write batch: for writes that append no event and whose order
-   * against the batch's writes does not matter — a process's heartbeat and its lease renewals. They must not queue
-   * behind a batch that waits on a row lock (another process's, an operator's): a heartbeat held up past the
-   * registration's TTL gets the process reaped by the others, and its running tasks claimed while they still run.
-   * (A renewal still waits for a task row such a batch has locked — only for that row, as inside the batch.) A
-   * deadlock or serialization failure is sent again, at most `CONFLICT_RETRIES` times, as the batch does.
+   * One autocommit write outside the write batch and outside the store's pool: a process's heartbeat and its lease
+   * renewals (`lane`), writes that append no event and whose order against the batch's writes does not matter. They
+   * must wait neither for a batch stalled on a row lock (another process's, an operator's) nor for a connection of a
+   * pool other calls hold: a heartbeat held up past the registration's TTL gets the process reaped by the others, and
+   * its running tasks claimed while they still run (see {@link LivenessPools}). (A renewal still waits for a task row
+   * such a batch has locked — only for that row, as inside the batch.) A deadlock or serialization failure is sent
+   * again, at most `CONFLICT_RETRIES` times, as the batch does.
    */
-  async writeOutsideBatch<R extends pg.QueryResultRow>(action: string, sql: string, params: readonly unknown[]): Promise<R[]> {
+  async writeOutsideBatch<R extends pg.QueryResultRow>(lane: keyof LivenessPools, action: string, sql: string, params: readonly unknown[]): Promise<R[]> {
     for (let attempt = 0; ; attempt += 1) {
+      this.refuseIfClosed(action);
       try {
-        return await this.read<R>(action, sql, params);
+        return (await this.liveness[lane].query<R>(statement(sql, params))).rows;
       } catch (error) {
         // A deadlock with a batch transaction of this or another process (a renewal's row locks and the batch's are
         // taken in different orders): PostgreSQL rolled this statement back, so sending it again is safe.
-        if (attempt >= CONFLICT_RETRIES || !isRetryableConflict(error instanceof StoreError ? error.cause : error)) throw error;
+        if (attempt >= CONFLICT_RETRIES || !isRetryableConflict(error)) throw toStoreError(error, action);
       }
     }
   }

@@ -38,7 +38,12 @@ export class PostgresLeases implements TaskLeases {
    */
   async renewLeases(leaseOwner: string, taskIds: readonly string[], leaseMs: number): Promise<string[]> {
     if (taskIds.length === 0) return [];
-    const rows = await this.ctx.writeOutsideBatch<{ task_id: string }>('renew leases', SQL.renewLeases, [leaseOwner, taskIds, this.ctx.clockNow(), leaseMs]);
+    const rows = await this.ctx.writeOutsideBatch<{ task_id: string }>('renewal', 'renew leases', SQL.renewLeases, [
+      leaseOwner,
+      taskIds,
+      this.ctx.clockNow(),
+      leaseMs,
+    ]);
     return inRequestOrder(taskIds, rows);
   }
 

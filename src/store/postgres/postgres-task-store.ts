@@ -9,7 +9,7 @@ import { ComposedTaskStore } from '../composed-task-store.js';
 import type { FieldCipher } from '../field-cipher.js';
 import { PostgresAdmission } from './admission.js';
 import { PostgresBatcher, type PostgresBatchStats } from './batch.js';
-import { createPool, type PostgresConnectionOptions, toStoreError, withPooledClient } from './connection.js';
+import { createLivenessPools, createPool, type PostgresConnectionOptions, toStoreError, withPooledClient } from './connection.js';
 import { PostgresContext } from './context.js';
 import { PostgresFeed } from './feed.js';
 import { PostgresInputs } from './inputs.js';
@@ -144,7 +144,7 @@ export class PostgresTaskStore extends ComposedTaskStore {
       await this.ctx.admittedReadsSettled();
       this.ctx.batcher.close();
       this.ctx.listeners.clear();
-      await this.ctx.pool.end();
+      await Promise.all([this.ctx.pool.end(), this.ctx.liveness.heartbeat.end(), this.ctx.liveness.renewal.end()]);
     })();
     return this.closing;
   }
@@ -166,7 +166,16 @@ function contextFor(pool: pg.Pool, options: PostgresTaskStoreOptions, logger: Lo
     },
     logger,
   );
-  const ctx = new PostgresContext(pool, batcher, options.clock, new RowCodec(options.encryption), listeners, logger, options);
+  const ctx = new PostgresContext(
+    pool,
+    batcher,
+    options.clock,
+    new RowCodec(options.encryption),
+    listeners,
+    logger,
+    options,
+    createLivenessPools(options, logger),
+  );
   return { ctx, statistics };
 }
 

@@ -24,7 +24,7 @@ export class PostgresProcesses implements ProcessRegistry {
 
   /** See {@link ProcessRegistry.heartbeatProcess}: one statement outside the write batch (see `writeOutsideBatch`). */
   async heartbeatProcess(instanceId: string, token: string, ttlMs: number): Promise<boolean> {
-    const rows = await this.ctx.writeOutsideBatch('record a heartbeat', SQL.heartbeatProcess, [instanceId, token, this.ctx.clockNow(), ttlMs]);
+    const rows = await this.ctx.writeOutsideBatch('heartbeat', 'record a heartbeat', SQL.heartbeatProcess, [instanceId, token, this.ctx.clockNow(), ttlMs]);
     return rows.length > 0;
   }
 
