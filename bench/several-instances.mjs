@@ -16,6 +16,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 
 import pg from 'pg';
 
@@ -25,14 +26,41 @@ const ROOT = resolve(import.meta.dirname, '..');
 const MAIN = join(ROOT, 'dist/cli/main.js');
 const TOOLS = join(ROOT, 'bench/instances/tools.mjs');
 const ANCHOR = join(ROOT, 'bench/anchors/graphile-worker');
-const args = process.argv.slice(2);
-const flag = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
-const DURATION_S = Number(flag('duration', 8));
-const CLIENTS = Number(flag('clients', 16));
-const CANCELS = Number(flag('cancels', 50));
+const USAGE = `usage: node bench/several-instances.mjs [--duration 8] [--clients 16] [--cancels 50] [--pg URL]
+  [--only 1+1|2+2|graphile|serve] [--profile DIR] [--executor isolated|in-process]`;
+/** Strict: an unknown or misspelt option is an error, not a full run with the defaults (issue 25, stop 40). */
+function options() {
+  try {
+    const { values } = parseArgs({
+      options: {
+        duration: { type: 'string', default: '8' },
+        clients: { type: 'string', default: '16' },
+        cancels: { type: 'string', default: '50' },
+        pg: { type: 'string' },
+        only: { type: 'string' },
+        profile: { type: 'string' },
+        executor: { type: 'string', default: 'isolated' },
+        help: { type: 'boolean', default: false },
+      },
+    });
+    if (values.help) {
+      console.log(USAGE);
+      process.exit(0);
+    }
+    for (const name of ['duration', 'clients']) if (!(Number(values[name]) > 0)) throw new Error(`--${name}: not a positive number: ${values[name]}`);
+    if (!Number.isInteger(Number(values.cancels)) || Number(values.cancels) < 0) throw new Error(`--cancels: not a count: ${values.cancels}`);
+    if (values.only !== undefined && !['1+1', '2+2', 'graphile', 'serve'].includes(values.only)) throw new Error(`--only: unknown deployment ${values.only}`);
+    if (!['isolated', 'in-process'].includes(values.executor)) throw new Error(`--executor: isolated or in-process, not ${values.executor}`);
+    return values;
+  } catch (error) {
+    console.error(`${error.message}\n${USAGE}`);
+    process.exit(2);
+  }
+}
+const OPTIONS = options();
+const DURATION_S = Number(OPTIONS.duration);
+const CLIENTS = Number(OPTIONS.clients);
+const CANCELS = Number(OPTIONS.cancels);
 /** The cluster `npm run pg:start` started, read only when neither --pg nor MCP_TASKS_BENCH_PG_URL names one. */
 function startedCluster() {
   try {
@@ -42,11 +70,11 @@ function startedCluster() {
     process.exit(1);
   }
 }
-const PG_URL = flag('pg', undefined) ?? process.env.MCP_TASKS_BENCH_PG_URL ?? startedCluster();
-const ONLY = flag('only', undefined);
-const PROFILE_DIR = flag('profile', undefined);
+const PG_URL = OPTIONS.pg ?? process.env.MCP_TASKS_BENCH_PG_URL ?? startedCluster();
+const ONLY = OPTIONS.only;
+const PROFILE_DIR = OPTIONS.profile;
 /** The workers' executor (`isolated`, the default, or `in-process`): what the thread hand-off costs per run. */
-const EXECUTOR = flag('executor', 'isolated');
+const EXECUTOR = OPTIONS.executor;
 /** The flags of a process that runs the benchmark's tools (a worker, or `serve` with its embedded worker). */
 const RUNS_TOOLS = ['--no-builtins', '--tools', TOOLS, '--concurrency', '32', '--executor', EXECUTOR];
 const SECRET = randomBytes(24).toString('hex');
