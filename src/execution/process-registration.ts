@@ -110,15 +110,18 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
       'took over from the previous process under this instance id; its unfinished tasks are recovered next',
     );
   }
-  let beating: Promise<void> | undefined;
+  let beating: Promise<boolean> | undefined;
   let reaping: Promise<void> | undefined;
   let closed = false;
-  const beat = (): Promise<void> => (beating ??= beatOnce().finally(() => (beating = undefined)));
+  const beat = (): Promise<boolean> => (beating ??= beatOnce().finally(() => (beating = undefined)));
   // The reap is a write of the batch, the heartbeat a statement outside it: the reap runs apart, so a batch stalled on
   // a row lock (up to the statement timeout) holds the reap up but never the next heartbeats — a beat that awaited it
-  // sent none meanwhile, and the registration lapsed after three beats (issue 25).
+  // sent none meanwhile, and the registration lapsed after three beats (issue 25). It still starts only after a beat
+  // that kept this registration live: a process whose own heartbeat failed or came late would reap itself, releasing
+  // the leases of the runs it still has.
   const reap = (): Promise<void> => (reaping ??= reapOnce().finally(() => (reaping = undefined)));
-  const beatOnce = async (): Promise<void> => {
+  /** One heartbeat; `true` when this registration is live after it. */
+  const beatOnce = async (): Promise<boolean> => {
     try {
       // Closing: the deregistration may have landed first (a heartbeat is a statement of its own, not queued with the
       // process's other writes), and registering again would leave a row behind for one TTL.
@@ -129,12 +132,14 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
         if (!again.registered) {
           clearInterval(timer);
           options.onLost(`${again.holder.role} pid ${again.holder.pid} on ${again.holder.host}`);
-          return;
+          return false;
         }
         logger.warn({ instanceId }, "this process's registration had lapsed (its leases were released); registered again");
       }
+      return !closed;
     } catch (error) {
       logger.warn({ err: error }, 'process heartbeat failed; retrying at the next beat');
+      return false;
     }
   };
   const reapOnce = async (): Promise<void> => {
@@ -147,8 +152,9 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
     }
   };
   const timer = setInterval(() => {
-    void beat();
-    if (!closed) void reap();
+    void beat().then((live) => {
+      if (live && !closed) void reap();
+    });
   }, options.heartbeatMs);
   timer.unref();
   return {

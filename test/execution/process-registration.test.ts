@@ -13,6 +13,7 @@ import { silentLogger } from '../../src/core/logger.js';
 import { type NewProcessEntry, settingsDifference, settingsVersionGap } from '../../src/core/process-record.js';
 import { checkSettingsAgree, InstanceIdTaken, registerProcess, SettingsDiffer } from '../../src/execution/process-registration.js';
 import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { newTaskInput } from '../helpers/new-task.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const HEARTBEAT_MS = 100;
@@ -193,6 +194,50 @@ describe('close with a heartbeat in flight (issue 25 review: heartbeats are stat
       while (!sent) await new Promise((resolve) => setTimeout(resolve, 5));
       await registration.close();
       expect((await store.listProcesses()).filter((p) => p.instanceId === 'stuck')).toEqual([]);
+    } finally {
+      store.close();
+    }
+  });
+});
+
+describe('the reap of lapsed processes (stop 40 review: it runs apart from the heartbeat)', () => {
+  it('never while its own heartbeat fails — the process would reap itself and release its running leases; it resumes after a good beat (control)', async () => {
+    const store = openSqliteTaskStore({ path: join(temp.dir, 'self-reap.db') });
+    try {
+      const task = await store.create(newTaskInput());
+      const registration = await registerProcess({
+        store,
+        instanceId: 'self',
+        role: 'worker',
+        settingsDigest: 'x',
+        heartbeatMs: HEARTBEAT_MS,
+        logger: silentLogger,
+        onLost() {},
+      });
+      try {
+        expect(await store.claimRunnable('self', 60_000, 1)).toHaveLength(1);
+        // Another process that stopped beating: reaped by the next reap this process sends.
+        await store.registerProcess(elsewhere('gone'), 200);
+        const heartbeat = store.heartbeatProcess.bind(store);
+        store.heartbeatProcess = () => Promise.reject(new Error('heartbeat connection unavailable'));
+        // Eight beats fail: the registration (three beats) lapses meanwhile.
+        await new Promise((resolve) => setTimeout(resolve, 8 * HEARTBEAT_MS));
+        // Still this process's, and not released (a release makes the lease lapse at once).
+        const held = async (): Promise<boolean> => {
+          const record = await store.getUnscoped(task.taskId);
+          return record?.leaseOwner === 'self' && (record.leaseExpiresAt ?? 0) > Date.now() + 30_000;
+        };
+        expect(await held()).toBe(true);
+        expect((await store.listProcesses()).map((p) => p.instanceId).sort()).toEqual(['gone', 'self']);
+        // Control: once a beat succeeds, the reap runs again and takes the process that stopped.
+        store.heartbeatProcess = heartbeat;
+        for (let i = 0; i < 100 && (await store.listProcesses()).some((p) => p.instanceId === 'gone'); i++)
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        expect((await store.listProcesses()).map((p) => p.instanceId)).toEqual(['self']);
+        expect(await held()).toBe(true);
+      } finally {
+        await registration.close();
+      }
     } finally {
       store.close();
     }
