@@ -9,7 +9,7 @@ import { ComposedTaskStore } from '../composed-task-store.js';
 import type { FieldCipher } from '../field-cipher.js';
 import { PostgresAdmission } from './admission.js';
 import { PostgresBatcher, type PostgresBatchStats } from './batch.js';
-import { createLivenessPools, createPool, type PostgresConnectionOptions, toStoreError, withPooledClient } from './connection.js';
+import { createLivenessPools, createPool, type LivenessPools, type PostgresConnectionOptions, toStoreError, withPooledClient } from './connection.js';
 import { PostgresContext } from './context.js';
 import { PostgresFeed } from './feed.js';
 import { PostgresInputs } from './inputs.js';
@@ -101,6 +101,7 @@ export class PostgresTaskStore extends ComposedTaskStore {
   static async open(options: PostgresTaskStoreOptions): Promise<PostgresTaskStore> {
     const logger = (options.logger ?? silentLogger).child({ component: 'postgres-task-store' });
     const pool = createPool(options, logger);
+    const liveness = createLivenessPools(options, logger);
     try {
       const applied = await withPooledClient(
         pool,
@@ -108,11 +109,11 @@ export class PostgresTaskStore extends ComposedTaskStore {
         (error) => toStoreError(error, 'connect'),
       );
       if (applied.length > 0) logger.info({ versions: applied }, 'task store schema migrated');
-      const { ctx, statistics } = contextFor(pool, options, logger);
+      const { ctx, statistics } = contextFor(pool, liveness, options, logger);
       await statistics.opened();
       return new PostgresTaskStore(ctx, new PostgresFeed(ctx), statistics, applied);
     } catch (error) {
-      await pool.end().catch(() => undefined);
+      await Promise.all([pool, liveness.heartbeat, liveness.renewal].map((each) => each.end().catch(() => undefined)));
       throw toStoreError(error, 'open');
     }
   }
@@ -154,7 +155,12 @@ export class PostgresTaskStore extends ComposedTaskStore {
  * The shared context of a store's ports (the write batcher on `pool`, the listeners it publishes to, the codec) and
  * the table statistics that watch the same commits for growth marks.
  */
-function contextFor(pool: pg.Pool, options: PostgresTaskStoreOptions, logger: Logger): { ctx: PostgresContext; statistics: TableStatistics } {
+function contextFor(
+  pool: pg.Pool,
+  liveness: LivenessPools,
+  options: PostgresTaskStoreOptions,
+  logger: Logger,
+): { ctx: PostgresContext; statistics: TableStatistics } {
   const listeners = new TaskEventListeners(logger);
   const statistics = new TableStatistics(pool, logger);
   const batcher = new PostgresBatcher(
