@@ -4,12 +4,14 @@
  * locked, large reads, a stalled batch — and a heartbeat that waited past the registration's TTL (3 s at the
  * defaults) got the process reaped by the others, and its running tasks claimed while they still ran.
  */
+import { randomBytes } from 'node:crypto';
+
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
 import { newTaskInput } from '../helpers/new-task.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { createTestDatabase, type TestDatabase, testPostgresUrl } from '../helpers/postgres.js';
 
 let database: TestDatabase;
 
@@ -38,17 +40,17 @@ describe('liveness writes with the pool held (issue 25)', () => {
     const holder = new pg.Client({ connectionString: database.url });
     await holder.connect();
     try {
-      const locked = await store.create(newTaskInput());
+      const locked = await Promise.all(Array.from({ length: poolSize }, () => store.create(newTaskInput())));
       const running = await store.create(newTaskInput());
-      expect(await store.claimRunnable('w-p', 30_000, 10)).toHaveLength(2);
+      expect(await store.claimRunnable('w-p', 30_000, 10)).toHaveLength(poolSize + 1);
       const entry = { instanceId: 'w-p', role: 'worker' as const, token: 't-p', host: 'h', pid: 1, settingsDigest: 'd' };
       expect(await store.registerProcess(entry, 3_000)).toMatchObject({ registered: true });
 
       await holder.query('BEGIN');
-      await holder.query('SELECT 1 FROM mcp_tasks.tasks WHERE task_id = $1 FOR UPDATE', [locked.taskId]);
-      // Each chunk write holds a pooled connection in its own transaction while it waits for the row lock.
-      const chunkWrites = Array.from({ length: poolSize }, () =>
-        store.putResultChunks(locked.taskId, [new Uint8Array([1])]).then(
+      await holder.query('SELECT 1 FROM mcp_tasks.tasks WHERE task_id = ANY($1) FOR UPDATE', [locked.map((task) => task.taskId)]);
+      // Each chunk write holds a pooled connection in its own transaction while it waits for its task's row lock.
+      const chunkWrites = locked.map((task) =>
+        store.putResultChunks(task.taskId, [new Uint8Array([1])]).then(
           (stored) => stored,
           (error: unknown) => error,
         ),
@@ -81,6 +83,39 @@ describe('liveness writes with the pool held (issue 25)', () => {
     } finally {
       await holder.end();
       await store.close();
+    }
+  });
+
+  it('no liveness connection can be opened (the role at its CONNECTION LIMIT): the heartbeat goes out on a connection of the pool', async () => {
+    // A role of its own (superusers are exempt from connection limits) owning a database of its own.
+    const role = `mcp_tasks_r_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: testPostgresUrl() });
+    await admin.connect();
+    const own = await createTestDatabase();
+    try {
+      await admin.query(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 3`);
+      await admin.query(`ALTER DATABASE ${own.name} OWNER TO ${role}`);
+      const url = new URL(own.url);
+      url.username = role;
+      url.password = '';
+      const store = await openPostgresTaskStore({ url: url.toString(), poolSize: 1 });
+      try {
+        const entry = { instanceId: 'w-limit', role: 'worker' as const, token: 't-l', host: 'h', pid: 1, settingsDigest: 'd' };
+        expect(await store.registerProcess(entry, 3_000)).toMatchObject({ registered: true });
+        // The pool's one connection is open; the role may open no other.
+        await admin.query(`ALTER ROLE ${role} CONNECTION LIMIT 1`);
+        expect(await store.heartbeatProcess('w-limit', 't-l', 3_000)).toBe(true);
+        // Control: the limit holds (a new connection of the role is refused).
+        const another = new pg.Client({ connectionString: url.toString() });
+        await expect(another.connect()).rejects.toMatchObject({ code: '53300' });
+        await another.end().catch(() => undefined);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await own.drop();
+      await admin.query(`DROP ROLE IF EXISTS ${role}`);
+      await admin.end();
     }
   });
 });

@@ -62,12 +62,30 @@ export class PostgresContext {
     for (let attempt = 0; ; attempt += 1) {
       this.refuseIfClosed(action);
       try {
-        return (await this.liveness[lane].query<R>(statement(sql, params))).rows;
+        return await this.sendLiveness<R>(lane, sql, params);
       } catch (error) {
         // A deadlock with a batch transaction of this or another process (a renewal's row locks and the batch's are
         // taken in different orders): PostgreSQL rolled this statement back, so sending it again is safe.
         if (attempt >= CONFLICT_RETRIES || !isRetryableConflict(error)) throw toStoreError(error, action);
       }
+    }
+  }
+
+  /**
+   * `sql` on a connection of `lane`; when none can be opened (the server at its connection limit, a role's
+   * `CONNECTION LIMIT`), on the store's pool instead, whose connections may be open already: a dedicated connection
+   * must not make a heartbeat fail where the shared pool would have sent it.
+   */
+  private async sendLiveness<R extends pg.QueryResultRow>(lane: keyof LivenessPools, sql: string, params: readonly unknown[]): Promise<R[]> {
+    try {
+      return await withPooledClient(
+        this.liveness[lane],
+        async (client) => (await client.query<R>(statement(sql, params))).rows,
+        (error) => new NoLivenessConnection(error),
+      );
+    } catch (error) {
+      if (!(error instanceof NoLivenessConnection)) throw error;
+      return (await this.pool.query<R>(statement(sql, params))).rows;
     }
   }
 
@@ -120,4 +138,9 @@ export class PostgresContext {
       (error) => toStoreError(error, action),
     );
   }
+}
+
+/** A liveness pool could not open a connection (see `PostgresContext.sendLiveness`). */
+class NoLivenessConnection {
+  constructor(readonly cause: unknown) {}
 }
