@@ -23,9 +23,17 @@ const PREVIEW_BYTES = 64 * 1024;
  *   whole one); `isError` is kept, so the task's status is the same either way;
  * - larger: the task fails with `-32603`, `data: {reason: "result_too_large", limit, actual}` (nothing stored).
  * Errors are never resized (a JSON-RPC error is small by construction).
+ * The chunks are written only while `leaseOwner` holds the task's lease (see `TaskResults.putResultChunks`); when
+ * it does not, the run's outcome is returned unchanged, and its transition, under the same condition, discards it.
  * @throws {StoreError} from `putResultChunks` (the run's write then fails as its transition would).
  */
-export async function boundLargeResult(store: TaskResults, taskId: string, settled: SettledRun, limits: ResultSizeLimits): Promise<SettledRun> {
+export async function boundLargeResult(
+  store: TaskResults,
+  taskId: string,
+  settled: SettledRun,
+  limits: ResultSizeLimits,
+  leaseOwner?: string,
+): Promise<SettledRun> {
   if (settled.outcome.kind !== 'result') return settled;
   const text = JSON.stringify(settled.outcome.result);
   // Cheap first: a string of n UTF-16 units has at most 3n bytes of UTF-8.
@@ -46,8 +54,9 @@ export async function boundLargeResult(store: TaskResults, taskId: string, settl
   const data = Buffer.from(text);
   const chunks: Uint8Array[] = [];
   for (let offset = 0; offset < data.length; offset += RESULT_CHUNK_BYTES) chunks.push(data.subarray(offset, offset + RESULT_CHUNK_BYTES));
-  // A task deleted meanwhile stores nothing; its transition then finds it gone too and the outcome is discarded.
-  if (!(await store.putResultChunks(taskId, chunks))) return settled;
+  // A task deleted meanwhile (or whose lease another process holds now) stores nothing; its transition then finds it
+  // gone (or not this run's) too, and the outcome is discarded.
+  if (!(await store.putResultChunks(taskId, chunks, leaseOwner))) return settled;
   return { ...settled, outcome: { kind: 'result', result: boundedResult(settled.outcome.result, taskId, bytes, chunks.length, limits.maxResultBytes) } };
 }
 

@@ -179,7 +179,7 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
     );
     return;
   }
-  const settled = await boundLargeResult(store, taskId, settleExecution(record.generation, outcome), settings.resultLimits);
+  const settled = await boundLargeResult(store, taskId, settleExecution(record.generation, outcome), settings.resultLimits, settings.instanceId);
   ended(settled.status, settled.statusMessage ?? undefined);
   void shadow?.finish(settled.status === 'completed' || settled.status === 'failed' ? settled.status : undefined);
   const pending = context.statusWriter.takePending(taskId);

@@ -149,8 +149,8 @@ export abstract class ComposedTaskStore implements TaskStore {
   getOutcome(taskId: string): Promise<TaskOutcome | undefined> {
     return this.results.getOutcome(taskId);
   }
-  putResultChunks(taskId: string, chunks: readonly Uint8Array[]): Promise<boolean> {
-    return this.results.putResultChunks(taskId, chunks);
+  putResultChunks(taskId: string, chunks: readonly Uint8Array[], leaseOwner?: string): Promise<boolean> {
+    return this.results.putResultChunks(taskId, chunks, leaseOwner);
   }
   readResultChunk(taskId: string, index: number): Promise<Uint8Array | undefined> {
     return this.results.readResultChunk(taskId, index);

@@ -14,11 +14,16 @@ export class PostgresResults implements TaskResults {
     return row === undefined ? undefined : toOutcome(row);
   }
 
-  /** See {@link TaskResults.putResultChunks}: its own transaction (a 64 MiB result must not hold the write batch back). */
-  async putResultChunks(taskId: string, chunks: readonly Uint8Array[]): Promise<boolean> {
+  /**
+   * See {@link TaskResults.putResultChunks}: its own transaction (a 64 MiB result must not hold the write batch back,
+   * so the task row is only key-share locked) under an advisory lock of the task's chunk writers: two writers each
+   * deleted the chunks the other had not committed yet, and the second insert failed on the primary key.
+   */
+  async putResultChunks(taskId: string, chunks: readonly Uint8Array[], leaseOwner?: string): Promise<boolean> {
     checkResultChunks(chunks);
     return this.ctx.inTransaction('store result chunks', async (client) => {
-      if ((await client.query(SQL.lockTaskForChunks, [taskId])).rowCount === 0) return false;
+      await client.query(SQL.lockChunkWriters, [taskId]);
+      if ((await client.query(SQL.lockTaskForChunks, [taskId, leaseOwner ?? null])).rowCount === 0) return false;
       await client.query(SQL.deleteResultChunks, [taskId]);
       for (const [index, chunk] of chunks.entries())
         await client.query(SQL.insertResultChunk, [taskId, index, Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)]);

@@ -13,11 +13,12 @@ export class SqliteResults implements TaskResults {
     return row === undefined ? undefined : toOutcome(row);
   }
 
-  async putResultChunks(taskId: string, chunks: readonly Uint8Array[]): Promise<boolean> {
+  /** See {@link TaskResults.putResultChunks}: a write of the committer, so writers of one task are serialized. */
+  async putResultChunks(taskId: string, chunks: readonly Uint8Array[], leaseOwner?: string): Promise<boolean> {
     checkResultChunks(chunks);
     const { stmt } = this.ctx;
     return this.ctx.committer.enqueue(() => {
-      if (!stmt.taskExists.get({ taskId })) return false;
+      if (!(leaseOwner === undefined ? stmt.taskExists.get({ taskId }) : stmt.taskWorkingUnder.get({ taskId, leaseOwner }))) return false;
       stmt.deleteResultChunks.run({ taskId });
       chunks.forEach((chunk, index) => stmt.insertResultChunk.run({ taskId, index, data: chunk }));
       return true;

@@ -53,6 +53,21 @@ export function describeResultsContract(context: ResultChunkContractContext): vo
       expect(await store.readResultChunk('Zz9Yy8Xx7Ww6Vv5Uu4Tt3S', 0)).toBeUndefined();
     });
 
+    it('with a lease owner: written only while that owner holds the working task (false for another holder, and once the task ended)', async () => {
+      const store = context.store();
+      const task = await context.create();
+      expect((await store.claimRunnable('w-chunks', 60_000, 1)).map((claimed) => claimed.taskId)).toEqual([task.taskId]);
+      // The run that lost its lease (another process holds it now) must not replace the holder's chunks.
+      expect(await store.putResultChunks(task.taskId, [bytes(10, 1)], 'w-lost')).toBe(false);
+      expect(await store.readResultChunk(task.taskId, 0)).toBeUndefined();
+      // Control: the holder writes.
+      expect(await store.putResultChunks(task.taskId, [bytes(10, 2)], 'w-chunks')).toBe(true);
+      expect(Buffer.from((await store.readResultChunk(task.taskId, 0))!)).toEqual(Buffer.from(bytes(10, 2)));
+      await store.transition(task.taskId, { to: 'cancelled', now: context.clock().now() });
+      expect(await store.putResultChunks(task.taskId, [bytes(10, 3)], 'w-chunks')).toBe(false);
+      expect(Buffer.from((await store.readResultChunk(task.taskId, 0))!)).toEqual(Buffer.from(bytes(10, 2)));
+    });
+
     it('refuses an empty or oversized chunk with invalid, writing nothing (negative control: the bound itself is accepted)', async () => {
       const store = context.store();
       const task = await context.create();

@@ -1,0 +1,82 @@
+/**
+ * Large-result chunks on PostgreSQL (issue 10 §2, stop 40): a chunk write runs in its own transaction with the task
+ * row key-share locked only (a 64 MiB result must not hold the write batch back), so two writers of one task — a run
+ * that lost its lease and the run that holds it, finishing together — ran side by side: each deleted the chunks the
+ * other had not committed yet, and the second insert failed on the primary key (23505, the holder's result lost).
+ * An advisory lock of the task's chunk writers serializes them; the lease condition decides which one writes.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
+import { newTaskInput } from '../helpers/new-task.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+
+let database: TestDatabase;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(async () => {
+  await database?.drop();
+});
+
+const bytes = (length: number, fill: number): Uint8Array => new Uint8Array(length).fill(fill);
+
+describe('result chunk writers of one task (stop 40)', () => {
+  it('two writers released together: both end without an error, and the chunks are one write whole (negative control: the lost lease writes nothing)', async () => {
+    const store = await openPostgresTaskStore({ url: database.url, applicationName: 'mcp-tasks-chunk-writers' });
+    const holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+    try {
+      const task = await store.create(newTaskInput());
+      expect((await store.claimRunnable('w-holds', 60_000, 1)).map((claimed) => claimed.taskId)).toEqual([task.taskId]);
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM mcp_tasks.tasks WHERE task_id = $1 FOR UPDATE', [task.taskId]);
+      const first = store.putResultChunks(task.taskId, [bytes(1000, 1), bytes(1000, 1), bytes(10, 1)], 'w-holds').then(
+        (stored) => stored,
+        (error: unknown) => error,
+      );
+      const second = store.putResultChunks(task.taskId, [bytes(2000, 2), bytes(20, 2)], 'w-holds').then(
+        (stored) => stored,
+        (error: unknown) => error,
+      );
+      // One writer waits on the row lock, the other on the writers' lock (or both on the row lock without it).
+      const waiting = async (): Promise<number> => {
+        await holder.query('SELECT pg_stat_clear_snapshot()');
+        return (
+          await holder.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'mcp-tasks-chunk-writers' AND wait_event_type IN ('Lock', 'advisory')",
+          )
+        ).rows[0]!.n;
+      };
+      for (let i = 0; i < 200 && (await waiting()) < 2; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(await waiting()).toBe(2);
+      await holder.query('ROLLBACK');
+      expect(await Promise.all([first, second])).toEqual([true, true]);
+      const stored: number[][] = [];
+      for (let index = 0; ; index++) {
+        const chunk = await store.readResultChunk(task.taskId, index);
+        if (chunk === undefined) break;
+        stored.push([chunk.length, chunk[0]!]);
+      }
+      expect([
+        [
+          [1000, 1],
+          [1000, 1],
+          [10, 1],
+        ],
+        [
+          [2000, 2],
+          [20, 2],
+        ],
+      ]).toContainEqual(stored);
+      // Control: a writer that does not hold the lease writes nothing.
+      expect(await store.putResultChunks(task.taskId, [bytes(5, 9)], 'w-lost')).toBe(false);
+      expect((await store.readResultChunk(task.taskId, 0))![0]).not.toBe(9);
+    } finally {
+      await holder.end();
+      await store.close();
+    }
+  });
+});
