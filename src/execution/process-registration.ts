@@ -116,9 +116,9 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
   const beat = (): Promise<boolean> => (beating ??= beatOnce().finally(() => (beating = undefined)));
   // The reap is a write of the batch, the heartbeat a statement outside it: the reap runs apart, so a batch stalled on
   // a row lock (up to the statement timeout) holds the reap up but never the next heartbeats — a beat that awaited it
-  // sent none meanwhile, and the registration lapsed after three beats (issue 25). It still starts only after a beat
-  // that kept this registration live: a process whose own heartbeat failed or came late would reap itself, releasing
-  // the leases of the runs it still has.
+  // sent none meanwhile, and the registration lapsed after three beats (issue 25). It never reaps this process (a
+  // reap that waited behind a stalled batch, or one sent while this process's heartbeats failed, would release the
+  // leases of the runs it still has), and it starts only after a beat that kept this registration live.
   const reap = (): Promise<void> => (reaping ??= reapOnce().finally(() => (reaping = undefined)));
   /** One heartbeat; `true` when this registration is live after it. */
   const beatOnce = async (): Promise<boolean> => {
@@ -144,7 +144,7 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
   };
   const reapOnce = async (): Promise<void> => {
     try {
-      const reaped = await store.reapLapsedProcesses();
+      const reaped = await store.reapLapsedProcesses(instanceId);
       if (reaped.instanceIds.length > 0)
         logger.warn({ instanceIds: reaped.instanceIds, tasks: reaped.taskIds.length }, 'processes stopped heartbeating; their leases were released');
     } catch (error) {
@@ -163,12 +163,14 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
     async close() {
       clearInterval(timer);
       closed = true;
-      // A beat in flight ends before the deregistration is sent, so the registration's row is gone when close ends —
-      // waited for one registration lifetime at most (a beat stuck on a frozen database must not hold the shutdown;
-      // what it might still write then lapses within that lifetime).
-      if (beating) {
+      // A beat in flight ends before the deregistration is sent, so the registration's row is gone when close ends,
+      // and a reap in flight ends before the caller closes the store under it — both waited for one registration
+      // lifetime at most (a beat stuck on a frozen database must not hold the shutdown; what it might still write
+      // then lapses within that lifetime).
+      const inFlight = [beating, reaping].filter((work) => work !== undefined);
+      if (inFlight.length > 0) {
         let bound: NodeJS.Timeout | undefined;
-        await Promise.race([beating, new Promise<void>((resolve) => (bound = setTimeout(resolve, ttlMs)))]);
+        await Promise.race([Promise.all(inFlight), new Promise<void>((resolve) => (bound = setTimeout(resolve, ttlMs)))]);
         clearTimeout(bound);
       }
       await store

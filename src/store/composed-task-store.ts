@@ -183,8 +183,8 @@ export abstract class ComposedTaskStore implements TaskStore {
   listProcesses(): Promise<ProcessRecord[]> {
     return this.processes.listProcesses();
   }
-  reapLapsedProcesses(): Promise<{ instanceIds: string[]; taskIds: string[] }> {
-    return this.processes.reapLapsedProcesses();
+  reapLapsedProcesses(exceptInstanceId?: string): Promise<{ instanceIds: string[]; taskIds: string[] }> {
+    return this.processes.reapLapsedProcesses(exceptInstanceId);
   }
 
   // feed (`watchCommits`, optional, is the backend's own)

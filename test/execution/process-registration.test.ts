@@ -242,4 +242,44 @@ describe('the reap of lapsed processes (stop 40 review: it runs apart from the h
       store.close();
     }
   });
+
+  it('a reap held up (a stalled batch) past its own registration, whose heartbeats failed meanwhile, does not reap this process', async () => {
+    const store = openSqliteTaskStore({ path: join(temp.dir, 'late-reap.db') });
+    try {
+      const task = await store.create(newTaskInput());
+      const reap = store.reapLapsedProcesses.bind(store);
+      const heartbeat = store.heartbeatProcess.bind(store);
+      let stalled = false;
+      store.reapLapsedProcesses = async (exceptInstanceId) => {
+        if (!stalled) {
+          stalled = true;
+          // From here the batch stalls, and the heartbeats fail (their connections refused, the pool saturated).
+          store.heartbeatProcess = () => Promise.reject(new Error('no connection'));
+          await new Promise((resolve) => setTimeout(resolve, 8 * HEARTBEAT_MS));
+        }
+        return reap(exceptInstanceId);
+      };
+      const registration = await registerProcess({
+        store,
+        instanceId: 'self',
+        role: 'worker',
+        settingsDigest: 'x',
+        heartbeatMs: HEARTBEAT_MS,
+        logger: silentLogger,
+        onLost() {},
+      });
+      try {
+        expect((await store.claimRunnable('self', 60_000, 1)).map((claimed) => claimed.taskId)).toEqual([task.taskId]);
+        await new Promise((resolve) => setTimeout(resolve, 12 * HEARTBEAT_MS));
+        expect(stalled).toBe(true);
+        const record = await store.getUnscoped(task.taskId);
+        expect(record?.leaseOwner === 'self' && (record.leaseExpiresAt ?? 0) > Date.now() + 30_000).toBe(true);
+        store.heartbeatProcess = heartbeat;
+      } finally {
+        await registration.close();
+      }
+    } finally {
+      store.close();
+    }
+  });
 });

@@ -25,6 +25,9 @@ export interface ProcessRegistry {
   /**
    * Delete the registrations whose heartbeat lapsed and release every lease their processes hold, in one
    * transaction (as `TaskLeases.releaseLeasesOf`). Returns the instance ids reaped and the tasks released.
+   * `exceptInstanceId` (the caller's own id) is never reaped: a reap that waited behind a stalled write, or one sent
+   * while the caller's own heartbeat was failing, must not release the leases of the caller's running tasks — the
+   * other processes reap it if it really stopped.
    */
-  reapLapsedProcesses(): Promise<{ instanceIds: string[]; taskIds: string[] }>;
+  reapLapsedProcesses(exceptInstanceId?: string): Promise<{ instanceIds: string[]; taskIds: string[] }>;
 }

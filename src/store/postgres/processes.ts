@@ -38,9 +38,11 @@ export class PostgresProcesses implements ProcessRegistry {
     );
   }
 
-  async reapLapsedProcesses(): Promise<{ instanceIds: string[]; taskIds: string[] }> {
+  async reapLapsedProcesses(exceptInstanceId?: string): Promise<{ instanceIds: string[]; taskIds: string[] }> {
     return this.ctx.batcher.enqueue(async (tx) => {
-      const instanceIds = (await tx.query<{ instance_id: string }>(SQL.reapProcesses, [this.ctx.clockNow()])).map((row) => row.instance_id).sort();
+      const instanceIds = (await tx.query<{ instance_id: string }>(SQL.reapProcesses, [this.ctx.clockNow(), exceptInstanceId ?? null]))
+        .map((row) => row.instance_id)
+        .sort();
       const taskIds: string[] = [];
       for (const instanceId of instanceIds) taskIds.push(...(await releaseAllOf(this.ctx, tx, instanceId)));
       return { instanceIds, taskIds };

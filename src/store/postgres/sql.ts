@@ -458,7 +458,8 @@ export const SQL = Object.freeze({
   listProcesses: `WITH ${NOW('$1')} SELECT p.*, n.now AS store_now FROM n JOIN ${S}.processes p ON true ORDER BY p.instance_id`,
   /** Lapsed registrations, deleted; `SKIP LOCKED` between concurrent reapers. */
   reapProcesses: `WITH ${NOW('$1')}, lapsed AS (
-      SELECT p.instance_id FROM ${S}.processes p, n WHERE p.expires_at <= n.now FOR UPDATE OF p SKIP LOCKED)
+      SELECT p.instance_id FROM ${S}.processes p, n WHERE p.expires_at <= n.now AND p.instance_id IS DISTINCT FROM $2::text
+      FOR UPDATE OF p SKIP LOCKED)
     DELETE FROM ${S}.processes p USING lapsed WHERE p.instance_id = lapsed.instance_id RETURNING p.instance_id`,
 
   storeNow: `SELECT COALESCE($1::bigint, ${S}.now_ms()) AS now`,

@@ -34,10 +34,12 @@ export class SqliteProcesses implements ProcessRegistry {
     return rows.map((row) => toProcess(row, now));
   }
 
-  async reapLapsedProcesses(): Promise<{ instanceIds: string[]; taskIds: string[] }> {
+  async reapLapsedProcesses(exceptInstanceId?: string): Promise<{ instanceIds: string[]; taskIds: string[] }> {
     return this.ctx.committer.enqueue((events) => {
       const now = this.ctx.clock.now();
-      const instanceIds = (this.ctx.stmt.lapsedProcesses.all({ now }) as Array<{ instance_id: string }>).map((row) => row.instance_id);
+      const instanceIds = (this.ctx.stmt.lapsedProcesses.all({ now }) as Array<{ instance_id: string }>)
+        .map((row) => row.instance_id)
+        .filter((instanceId) => instanceId !== exceptInstanceId);
       const taskIds: string[] = [];
       for (const instanceId of instanceIds) {
         taskIds.push(...releaseAllOf(this.ctx, events, instanceId, now));

@@ -107,5 +107,15 @@ export function describeProcessesContract(ctx: RegistryContractContext): void {
       // The reaped process, if it was only paused, finds its registration gone: its heartbeat fails.
       expect(await store.heartbeatProcess('dead', 'token-d', TTL)).toBe(false);
     });
+
+    it("reapLapsedProcesses never reaps the caller's own instance id, lapsed or not; the others reap it (control)", async () => {
+      const store = ctx.store();
+      await store.registerProcess(entry('caller', 'token-c'), TTL);
+      const held = await ctx.create({ leaseOwner: 'caller', leaseMs: 60_000 });
+      ctx.clock().advance(TTL + 1);
+      expect(await store.reapLapsedProcesses('caller')).toEqual({ instanceIds: [], taskIds: [] });
+      expect((await store.getUnscoped(held.taskId))?.leaseExpiresAt).toBeGreaterThan(ctx.clock().now());
+      expect(await store.reapLapsedProcesses('another')).toEqual({ instanceIds: ['caller'], taskIds: [held.taskId] });
+    });
   });
 }
