@@ -5,13 +5,21 @@
  * moved to another process by SQL on that file just as the run stores its result (the store wrapper is the only
  * seam). Negative control: the same write without the lease owner stores the chunks.
  */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
 import type { TaskStore } from '../../src/core/store.js';
 import { defineTool, textResult } from '../../src/core/tool.js';
-import type { SqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { boundLargeResult } from '../../src/execution/large-result.js';
+import { createTasksServer } from '../../src/server/create-tasks-server.js';
+import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { anonymousV2Caller, CONFIRM_SCHEMA } from '../helpers/callers.js';
+import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { postModern } from '../helpers/wire.js';
 
@@ -26,8 +34,10 @@ const bigTool = defineTool({
 });
 
 const servers: RunningTasksServer[] = [];
+const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
   for (const server of servers.splice(0)) await server.close();
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
 /** A server whose store hands the task's lease to `other-process` right before the run's chunks are written. */
@@ -107,5 +117,54 @@ describe('a large result of a run that lost its lease (stop 40)', () => {
     await until('the chunk write', () => attempts.length > 0);
     await until('the chunks', () => chunkRows(server.dbPath) > 0);
     expect(chunkRows(server.dbPath)).toBeGreaterThan(0);
+  });
+});
+
+describe('a large result of a run that holds its lease (review of the lease condition)', () => {
+  it('with its in-place question still open (input_required under its lease): stored in chunks, the outcome bounded', async () => {
+    const temp = makeTempDir();
+    cleanups.push(() => temp.remove());
+    const store = openSqliteTaskStore({ path: join(temp.dir, 'tasks.db') });
+    cleanups.push(() => store.close());
+    const tool = defineTool({
+      name: 'ask_then_big',
+      description: 'Asks in place, then returns a large result without waiting for the answer.',
+      execution: 'task-optional',
+      elicits: 'in-place',
+      inputSchema: z.object({}),
+      async run(_arguments, context) {
+        // As an upstream that gives up on its elicitation/create and returns its result anyway.
+        await Promise.race([context.elicit({ message: 'Go on?', requestedSchema: CONFIRM_SCHEMA }), new Promise((resolve) => setTimeout(resolve, 300))]);
+        return textResult('x'.repeat(100_000));
+      },
+    });
+    const server = await createTasksServer({
+      tools: [tool],
+      store,
+      secret: randomBytes(32),
+      instanceId: 'w-in-place',
+      limits: { ...QUIET_LIMITS, maxResultBytes: 20_000, maxStoredResultBytes: 2_000_000 },
+    });
+    cleanups.push(() => server.close());
+    const caller = anonymousV2Caller({ elicitation: { form: {} } });
+    const outcome = await server.service.calls.callTool(caller, await server.service.calls.planCall(caller, { name: 'ask_then_big', progressToken: null }));
+    if (outcome.kind !== 'task') throw new Error(`no task: ${outcome.kind}`);
+    const done = await server.service.tasks.waitForTerminal(caller, outcome.task.taskId, AbortSignal.timeout(10_000));
+    expect(done.status).toBe('completed');
+    expect(Buffer.byteLength(JSON.stringify(await store.getOutcome(outcome.task.taskId)))).toBeLessThan(21_000);
+    expect(await store.readResultChunk(outcome.task.taskId, 0)).toBeDefined();
+  });
+
+  it('a refused chunk write fails the run (result_not_stored) rather than keep the whole result inline', async () => {
+    const refusing = { putResultChunks: () => Promise.resolve(false) } as unknown as TaskStore;
+    const settled = await boundLargeResult(
+      refusing,
+      'Zz9Yy8Xx7Ww6Vv5Uu4Tt3S',
+      { status: 'completed', outcome: { kind: 'result', result: { content: [{ type: 'text', text: 'x'.repeat(100_000) }] } } },
+      { maxResultBytes: 20_000, maxStoredResultBytes: 2_000_000 },
+      'w-lost',
+    );
+    expect(settled).toMatchObject({ status: 'failed', outcome: { kind: 'error', error: { data: { reason: 'result_not_stored' } } } });
+    expect(Buffer.byteLength(JSON.stringify(settled))).toBeLessThan(1_000);
   });
 });

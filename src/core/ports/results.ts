@@ -18,10 +18,11 @@ export interface TaskResults {
    * Replace the stored chunks of `taskId`'s large result (issue 10 §2: the JSON text of a tool result above
    * `maxResultBytes`, at most {@link RESULT_CHUNK_BYTES} each) with `chunks`, numbered 0… in order, in one
    * transaction. The chunks belong to the task row: deleted with it (expiry, retention) by `ON DELETE CASCADE`.
-   * With `leaseOwner` (the run that ends the task), written only while the task is `working` under that lease
-   * owner: a run that lost its lease must not replace the chunks of the run that holds it, whose outcome (written
-   * next, under the same condition) names their size. Writes of one task's chunks are serialized.
-   * @returns `false`, writing nothing, when the task does not exist (or is not `leaseOwner`'s working task).
+   * With `leaseOwner` (the run that ends the task), written only while that lease owner holds the task and it is not
+   * terminal (`working`, or `input_required` with an in-place question open): a run that lost its lease must not
+   * replace the chunks of the run that holds it, whose outcome (written next, under the same condition) names their
+   * size. Writes of one task's chunks are serialized.
+   * @returns `false`, writing nothing, when the task does not exist (or is not held by `leaseOwner`, or has ended).
    * @throws {StoreError} `invalid` for an empty or oversized chunk; `unavailable` / `fault`.
    */
   putResultChunks(taskId: string, chunks: readonly Uint8Array[], leaseOwner?: string): Promise<boolean>;

@@ -18,7 +18,7 @@ export class SqliteResults implements TaskResults {
     checkResultChunks(chunks);
     const { stmt } = this.ctx;
     return this.ctx.committer.enqueue(() => {
-      if (!(leaseOwner === undefined ? stmt.taskExists.get({ taskId }) : stmt.taskWorkingUnder.get({ taskId, leaseOwner }))) return false;
+      if (!(leaseOwner === undefined ? stmt.taskExists.get({ taskId }) : stmt.taskRunUnder.get({ taskId, leaseOwner }))) return false;
       stmt.deleteResultChunks.run({ taskId });
       chunks.forEach((chunk, index) => stmt.insertResultChunk.run({ taskId, index, data: chunk }));
       return true;

@@ -38,7 +38,7 @@ export const SQL = Object.freeze({
 
   /** Large results (issue 10 §2): replaced as a whole, read one chunk at a time. */
   taskExists: 'SELECT 1 AS present FROM tasks WHERE task_id = @taskId',
-  taskWorkingUnder: "SELECT 1 AS present FROM tasks WHERE task_id = @taskId AND lease_owner = @leaseOwner AND status = 'working'",
+  taskRunUnder: "SELECT 1 AS present FROM tasks WHERE task_id = @taskId AND lease_owner = @leaseOwner AND status IN ('working', 'input_required')",
   deleteResultChunks: 'DELETE FROM result_chunks WHERE task_id = @taskId',
   insertResultChunk: 'INSERT INTO result_chunks (task_id, chunk_index, data) VALUES (@taskId, @index, @data)',
   readResultChunk: 'SELECT data FROM result_chunks WHERE task_id = @taskId AND chunk_index = @index',
