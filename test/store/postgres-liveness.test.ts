@@ -5,6 +5,7 @@
  * defaults) got the process reaped by the others, and its running tasks claimed while they still ran.
  */
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -116,6 +117,55 @@ describe('liveness writes with the pool held (issue 25)', () => {
       await own.drop();
       await admin.query(`DROP ROLE IF EXISTS ${role}`);
       await admin.end();
+    }
+  });
+
+  it('a liveness connect that hangs (a path that accepts and never answers): the heartbeat goes on the pool after 1 s, not after connectTimeoutMs', async () => {
+    // A TCP proxy in front of the server; once frozen it accepts new connections and forwards nothing.
+    const target = new URL(database.url);
+    let frozen = false;
+    const sockets = new Set<net.Socket>();
+    const proxy = net.createServer((client) => {
+      sockets.add(client);
+      if (frozen) return;
+      const upstream = net.connect(Number(target.port), target.hostname);
+      sockets.add(upstream);
+      client.pipe(upstream).pipe(client);
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const url = new URL(database.url);
+    url.port = String((proxy.address() as net.AddressInfo).port);
+    // A connect timeout far above the registration's lifetime: only the liveness pools' own bound answers in time.
+    const store = await openPostgresTaskStore({ url: url.toString(), poolSize: 2, connectTimeoutMs: 10_000, applicationName: 'mcp-tasks-hung-connect' });
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    try {
+      const entry = { instanceId: 'w-h', role: 'worker' as const, token: 't-h', host: 'h', pid: 1, settingsDigest: 'd' };
+      expect(await store.registerProcess(entry, 3_000)).toMatchObject({ registered: true });
+      expect(await store.heartbeatProcess('w-h', 't-h', 3_000)).toBe(true);
+      await store.listProcesses();
+      frozen = true;
+      // The heartbeat's connection ends; the pool's stays open.
+      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'mcp-tasks-hung-connect-liveness'");
+      for (let i = 0; i < 100; i++) {
+        await admin.query('SELECT pg_stat_clear_snapshot()');
+        const left = await admin.query("SELECT 1 FROM pg_stat_activity WHERE application_name = 'mcp-tasks-hung-connect-liveness'");
+        if (left.rowCount === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      // The first heartbeat after the loss may meet the dead connection (a failed beat, sent again at the next one).
+      await store.heartbeatProcess('w-h', 't-h', 3_000).catch(() => undefined);
+      const beat = store.heartbeatProcess('w-h', 't-h', 3_000);
+      // Answered well inside the 10 s connect timeout, and inside the registration's 3 s lifetime.
+      expect(await settledWithin(beat, 2_900)).toBe(true);
+      expect(await beat).toBe(true);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      proxy.close();
+      await admin.end();
+      await store.close().catch(() => undefined);
     }
   });
 });

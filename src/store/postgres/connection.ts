@@ -69,12 +69,20 @@ export interface LivenessPools {
   readonly renewal: pg.Pool;
 }
 
-/** {@link LivenessPools} with the timeouts of `options` (see {@link createPool}). */
+/**
+ * Longest wait for a liveness connection before the write goes on the store's pool (ms): well inside a registration's
+ * lifetime (three heartbeats, 3 s at the defaults), where the pool's own `connectTimeoutMs` (5 s) is not — a connect
+ * that hangs (a network path that accepts and never answers) must not make the heartbeat late.
+ */
+export const LIVENESS_CONNECT_TIMEOUT_MS = 1_000;
+
+/** {@link LivenessPools} with the timeouts of `options` (see {@link createPool}), connecting within {@link LIVENESS_CONNECT_TIMEOUT_MS}. */
 export function createLivenessPools(options: PostgresConnectionOptions, logger: Logger): LivenessPools {
   const applicationName = `${options.applicationName ?? 'mcp-tasks'}-liveness`;
+  const connectTimeoutMs = Math.min(options.connectTimeoutMs ?? 5_000, LIVENESS_CONNECT_TIMEOUT_MS);
   return {
-    heartbeat: createPool({ ...options, poolSize: 1, applicationName }, logger),
-    renewal: createPool({ ...options, poolSize: 2, applicationName }, logger),
+    heartbeat: createPool({ ...options, connectTimeoutMs, poolSize: 1, applicationName }, logger),
+    renewal: createPool({ ...options, connectTimeoutMs, poolSize: 2, applicationName }, logger),
   };
 }
 
