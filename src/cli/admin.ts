@@ -110,7 +110,7 @@ function printInFlight(inFlight: InFlight, json: boolean | undefined): void {
   ];
   for (const task of inFlight.tasks)
     lines.push(
-      `  task ${task.taskId}  ${task.status.padEnd(14)} ${task.toolName}  owner=${task.ownerKey}  since=${new Date(task.createdAt).toISOString()}${task.statusMessage ? `  "${task.statusMessage}"` : ''}`,
+      `  task ${task.taskId}  ${task.status.padEnd(14)} ${task.toolName}  owner=${task.ownerKey}  attempt=${task.attempt}  process=${task.leaseOwner ?? '-'}  since=${new Date(task.createdAt).toISOString()}${task.statusMessage ? `  "${task.statusMessage}"` : ''}`,
     );
   for (const op of inFlight.operations)
     lines.push(`  operation ${op.operationId}  ${op.status.padEnd(8)} ${op.effect} ${op.target}  task=${op.taskId} owner=${op.ownerKey}`);

@@ -31,6 +31,12 @@ export interface InFlightTask {
   statusMessage: string | null;
   createdAt: number;
   lastUpdatedAt: number;
+  /** Runs started so far (2 and up: taken over or retried after a process stopped). */
+  attempt: number;
+  /** Instance id of the process whose lease the task is under (running it, or holding it in hand), else `null`. */
+  leaseOwner: string | null;
+  /** Epoch ms at which that lease lapses, on the store's clock, else `null`. */
+  leaseExpiresAt: number | null;
 }
 
 /** What is still in flight: non-terminal tasks (newest first) and open domain operations (oldest first). */
@@ -72,15 +78,20 @@ export async function readInFlight(store: TaskStore, limit: number): Promise<InF
     store.listOperations({ statuses: OPEN_OPERATION_STATUSES, limit: limit + 1 }),
   ]);
   const truncated = rows.length > limit || operations.length > limit;
-  const tasks = rows.slice(0, limit).map(({ taskId, ownerKey, toolName, status, statusMessage, createdAt, lastUpdatedAt }) => ({
-    taskId,
-    ownerKey,
-    toolName,
-    status,
-    statusMessage,
-    createdAt,
-    lastUpdatedAt,
-  }));
+  const tasks = rows
+    .slice(0, limit)
+    .map(({ taskId, ownerKey, toolName, status, statusMessage, createdAt, lastUpdatedAt, attempt, leaseOwner, leaseExpiresAt }) => ({
+      taskId,
+      ownerKey,
+      toolName,
+      status,
+      statusMessage,
+      createdAt,
+      lastUpdatedAt,
+      attempt,
+      leaseOwner,
+      leaseExpiresAt,
+    }));
   const open = operations.slice(0, limit);
   return { tasks, operations: open, truncated, settled: tasks.length === 0 && open.length === 0 && !truncated };
 }
