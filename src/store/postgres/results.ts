@@ -15,9 +15,10 @@ export class PostgresResults implements TaskResults {
   }
 
   /**
-   * See {@link TaskResults.putResultChunks}: its own transaction (a 64 MiB result must not hold the write batch back,
-   * so the task row is only key-share locked) under an advisory lock of the task's chunk writers: two writers each
-   * deleted the chunks the other had not committed yet, and the second insert failed on the primary key.
+   * See {@link TaskResults.putResultChunks}: its own transaction (a 64 MiB result must not hold back the batch's
+   * writes of other tasks, so the task row is only key-share locked; a transition of this task still waits for it)
+   * under an advisory lock of the task's chunk writers: two writers each deleted the chunks the other had not
+   * committed yet, and the second insert failed on the primary key.
    */
   async putResultChunks(taskId: string, chunks: readonly Uint8Array[], leaseOwner?: string): Promise<boolean> {
     checkResultChunks(chunks);
