@@ -24,8 +24,8 @@ const PREVIEW_BYTES = 64 * 1024;
  * - larger: the task fails with `-32603`, `data: {reason: "result_too_large", limit, actual}` (nothing stored).
  * Errors are never resized (a JSON-RPC error is small by construction).
  * The chunks are written only while `leaseOwner` holds the task's lease (see `TaskResults.putResultChunks`); when
- * it does not, the run fails with `data.reason: "result_not_stored"`, which its transition, under the same
- * condition, discards.
+ * it does not (the task was cancelled, deleted or taken over), `undefined`: the run's outcome is discarded — its
+ * transition, under the same condition, would be refused — and never stored whole in place of the chunks.
  * @throws {StoreError} from `putResultChunks` (the run's write then fails as its transition would).
  */
 export async function boundLargeResult(
@@ -34,7 +34,7 @@ export async function boundLargeResult(
   settled: SettledRun,
   limits: ResultSizeLimits,
   leaseOwner?: string,
-): Promise<SettledRun> {
+): Promise<SettledRun | undefined> {
   if (settled.outcome.kind !== 'result') return settled;
   const text = JSON.stringify(settled.outcome.result);
   // Cheap first: a string of n UTF-16 units has at most 3n bytes of UTF-8.
@@ -55,17 +55,9 @@ export async function boundLargeResult(
   const data = Buffer.from(text);
   const chunks: Uint8Array[] = [];
   for (let offset = 0; offset < data.length; offset += RESULT_CHUNK_BYTES) chunks.push(data.subarray(offset, offset + RESULT_CHUNK_BYTES));
-  // A task deleted meanwhile (or whose lease another process holds now, or ended) stores nothing; its transition then
-  // finds it gone (or not this run's) too, and the outcome is discarded. Never the whole result in its place: should
-  // the transition pass where the chunk write did not, an oversized outcome would go inline past maxResultBytes.
-  if (!(await store.putResultChunks(taskId, chunks, leaseOwner))) {
-    const message = `Tool result is ${bytes} bytes of JSON and could not be stored: the task is no longer held by this run`;
-    return {
-      status: 'failed',
-      outcome: { kind: 'error', error: { code: ErrorCode.InternalError, message, data: { reason: 'result_not_stored', actual: bytes } } },
-      statusMessage: message,
-    };
-  }
+  // A task deleted meanwhile (or whose lease another process holds now, or ended) stores nothing, and the run's
+  // outcome is discarded. Never the whole result in its place: it would go inline past maxResultBytes.
+  if (!(await store.putResultChunks(taskId, chunks, leaseOwner))) return undefined;
   return { ...settled, outcome: { kind: 'result', result: boundedResult(settled.outcome.result, taskId, bytes, chunks.length, limits.maxResultBytes) } };
 }
 

@@ -180,6 +180,14 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
     return;
   }
   const settled = await boundLargeResult(store, taskId, settleExecution(record.generation, outcome), settings.resultLimits, settings.instanceId);
+  if (settled === undefined) {
+    // Its large result could not be stored: the task is no longer this run's (cancelled, deleted, taken over).
+    context.statusWriter.takePending(taskId);
+    void shadow?.finish(undefined);
+    ended('discarded');
+    logger.info({}, 'task changed meanwhile (cancelled, expired or lease lost); its large result is discarded');
+    return;
+  }
   ended(settled.status, settled.statusMessage ?? undefined);
   void shadow?.finish(settled.status === 'completed' || settled.status === 'failed' ? settled.status : undefined);
   const pending = context.statusWriter.takePending(taskId);
