@@ -20,8 +20,8 @@ import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlit
 import { anonymousV2Caller, CONFIRM_SCHEMA } from '../helpers/callers.js';
 import { type CapturedLine, captureLogger } from '../helpers/capture-logger.js';
 import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
 import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 import { postModern } from '../helpers/wire.js';
 
 const INSTANCE = 'instance-losing-lease';

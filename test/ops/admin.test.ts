@@ -148,7 +148,7 @@ describe('kill switch across processes and the admin API', () => {
     const once = await cli(['admin', 'watch', '--once', '--url', firstBase, '--token-file', tokenFileOf('reader')]);
     expect(once.code).toBe(1);
     // Which process runs it, and its attempt (a take-over shows attempt 2 and the other process).
-    expect(once.stdout).toMatch(/in flight: 1 task\(s\)[\s\S]*stepped_job  owner=\S+  attempt=1  process=\S+/);
+    expect(once.stdout).toMatch(/in flight: 1 task\(s\)[\s\S]*stepped_job {2}owner=\S+ {2}attempt=1 {2}process=\S+/);
     expect(once.stdout).not.toMatch(/process=-/);
     const watched = await cli(['admin', 'watch', '--interval-ms', '300', '--timeout', '30', '--url', firstBase, '--token-file', tokenFileOf('reader')]);
     expect(watched.code, watched.stderr).toBe(0);
