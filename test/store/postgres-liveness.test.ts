@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
 import { newTaskInput } from '../helpers/new-task.js';
-import { createTestDatabase, type TestDatabase, testPostgresUrl } from '../helpers/postgres.js';
+import { createTestDatabase, lockWaiter, type TestDatabase, testPostgresUrl } from '../helpers/postgres.js';
 
 let database: TestDatabase;
 
@@ -32,6 +32,48 @@ async function settledWithin(promise: Promise<unknown>, ms: number): Promise<boo
   );
   for (let waited = 0; waited < ms && !settled; waited += 25) await new Promise((resolve) => setTimeout(resolve, 25));
   return settled;
+}
+
+/**
+ * A TCP proxy in front of the test server: `mode()` at each new connection says whether to forward it at once, after
+ * a delay (ms: a slow connect, as to a server far away with TLS and SCRAM), or never (`'freeze'`: a path that accepts
+ * and never answers). Returns the URL through it and a `close`.
+ */
+async function tcpProxy(mode: () => 'forward' | 'freeze' | number): Promise<{ url: string; close(): void }> {
+  const target = new URL(database.url);
+  const sockets = new Set<net.Socket>();
+  const proxy = net.createServer((client) => {
+    sockets.add(client);
+    const how = mode();
+    if (how === 'freeze') return;
+    client.pause();
+    setTimeout(
+      () => {
+        const upstream = net.connect(Number(target.port), target.hostname);
+        sockets.add(upstream);
+        client.pipe(upstream).pipe(client);
+        client.on('error', () => upstream.destroy());
+        upstream.on('error', () => client.destroy());
+      },
+      how === 'forward' ? 0 : how,
+    );
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const url = new URL(database.url);
+  url.port = String((proxy.address() as net.AddressInfo).port);
+  return {
+    url: url.toString(),
+    close() {
+      for (const socket of sockets) socket.destroy();
+      proxy.close();
+    },
+  };
+}
+
+/** Backends of `applicationName` on the test database. */
+async function backends(admin: pg.Client, applicationName: string): Promise<number> {
+  await admin.query('SELECT pg_stat_clear_snapshot()');
+  return (await admin.query('SELECT 1 FROM pg_stat_activity WHERE application_name = $1', [applicationName])).rowCount ?? 0;
 }
 
 describe('liveness writes with the pool held (issue 25)', () => {
@@ -121,24 +163,11 @@ describe('liveness writes with the pool held (issue 25)', () => {
   });
 
   it('a liveness connect that hangs (a path that accepts and never answers): the heartbeat goes on the pool after 1 s, not after connectTimeoutMs', async () => {
-    // A TCP proxy in front of the server; once frozen it accepts new connections and forwards nothing.
-    const target = new URL(database.url);
+    // Once frozen, the proxy accepts new connections and forwards nothing.
     let frozen = false;
-    const sockets = new Set<net.Socket>();
-    const proxy = net.createServer((client) => {
-      sockets.add(client);
-      if (frozen) return;
-      const upstream = net.connect(Number(target.port), target.hostname);
-      sockets.add(upstream);
-      client.pipe(upstream).pipe(client);
-      client.on('error', () => upstream.destroy());
-      upstream.on('error', () => client.destroy());
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    const url = new URL(database.url);
-    url.port = String((proxy.address() as net.AddressInfo).port);
-    // A connect timeout far above the registration's lifetime: only the liveness pools' own bound answers in time.
-    const store = await openPostgresTaskStore({ url: url.toString(), poolSize: 2, connectTimeoutMs: 10_000, applicationName: 'mcp-tasks-hung-connect' });
+    const proxy = await tcpProxy(() => (frozen ? 'freeze' : 'forward'));
+    // A connect timeout far above the registration's lifetime: only the liveness wait answers in time.
+    const store = await openPostgresTaskStore({ url: proxy.url, poolSize: 2, connectTimeoutMs: 10_000, applicationName: 'mcp-tasks-hung-connect' });
     const admin = new pg.Client({ connectionString: database.url });
     await admin.connect();
     try {
@@ -149,12 +178,7 @@ describe('liveness writes with the pool held (issue 25)', () => {
       frozen = true;
       // The heartbeat's connection ends; the pool's stays open.
       await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'mcp-tasks-hung-connect-liveness'");
-      for (let i = 0; i < 100; i++) {
-        await admin.query('SELECT pg_stat_clear_snapshot()');
-        const left = await admin.query("SELECT 1 FROM pg_stat_activity WHERE application_name = 'mcp-tasks-hung-connect-liveness'");
-        if (left.rowCount === 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      for (let i = 0; i < 100 && (await backends(admin, 'mcp-tasks-hung-connect-liveness')) > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
       // Until the driver has seen the loss, a heartbeat may meet the dead connection: a failed beat (`unavailable`,
       // "terminating connection" or "Connection terminated"), sent again at the next one. The first that does not needs a new connection.
       let answeredInMs: number | undefined;
@@ -174,10 +198,47 @@ describe('liveness writes with the pool held (issue 25)', () => {
       expect(answeredInMs).toBeDefined();
       expect(answeredInMs!).toBeLessThan(2_900);
     } finally {
-      for (const socket of sockets) socket.destroy();
       proxy.close();
       await admin.end();
       await store.close().catch(() => undefined);
+    }
+  });
+
+  it('a server slow to connect to (1.2 s): the first heartbeat goes on the pool, the liveness connection opens all the same and later heartbeats use it with the pool held', async () => {
+    const proxy = await tcpProxy(() => 1_200);
+    const store = await openPostgresTaskStore({ url: proxy.url, poolSize: 2, connectTimeoutMs: 10_000, applicationName: 'mcp-tasks-slow-connect' });
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    const holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+    try {
+      const entry = { instanceId: 'w-s', role: 'worker' as const, token: 't-s', host: 'h', pid: 1, settingsDigest: 'd' };
+      expect(await store.registerProcess(entry, 3_000)).toMatchObject({ registered: true });
+      const locked = await Promise.all([store.create(newTaskInput()), store.create(newTaskInput())]);
+      expect(await store.heartbeatProcess('w-s', 't-s', 3_000)).toBe(true);
+      // The connect given up on after 1 s went on, and its connection joined the heartbeat's pool.
+      for (let i = 0; i < 300 && (await backends(admin, 'mcp-tasks-slow-connect-liveness')) === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(await backends(admin, 'mcp-tasks-slow-connect-liveness')).toBe(1);
+      // Now the pool is held (two chunk writes waiting on row locks): the heartbeat does not need it.
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM mcp_tasks.tasks WHERE task_id = ANY($1) FOR UPDATE', [locked.map((task) => task.taskId)]);
+      const writes = locked.map((task) =>
+        store.putResultChunks(task.taskId, [new Uint8Array([1])]).then(
+          (stored) => stored,
+          (error: unknown) => error,
+        ),
+      );
+      await lockWaiter(holder, 'the chunk writes');
+      const beat = store.heartbeatProcess('w-s', 't-s', 3_000);
+      expect(await settledWithin(beat, 900)).toBe(true);
+      expect(await beat).toBe(true);
+      await holder.query('ROLLBACK');
+      expect(await Promise.all(writes)).toEqual([true, true]);
+    } finally {
+      await holder.end();
+      await admin.end();
+      await store.close().catch(() => undefined);
+      proxy.close();
     }
   });
 });

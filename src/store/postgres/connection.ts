@@ -72,17 +72,18 @@ export interface LivenessPools {
 /**
  * Longest wait for a liveness connection before the write goes on the store's pool (ms): well inside a registration's
  * lifetime (three heartbeats, 3 s at the defaults), where the pool's own `connectTimeoutMs` (5 s) is not — a connect
- * that hangs (a network path that accepts and never answers) must not make the heartbeat late.
+ * that hangs (a network path that accepts and never answers) must not make the heartbeat late. The connect itself
+ * goes on (up to `connectTimeoutMs`): a server slower than this to connect to (far away, TLS and SCRAM) still gets
+ * its liveness connection, for the next writes.
  */
-export const LIVENESS_CONNECT_TIMEOUT_MS = 1_000;
+export const LIVENESS_CONNECT_WAIT_MS = 1_000;
 
-/** {@link LivenessPools} with the timeouts of `options` (see {@link createPool}), connecting within {@link LIVENESS_CONNECT_TIMEOUT_MS}. */
+/** {@link LivenessPools} with the timeouts of `options` (see {@link createPool}). */
 export function createLivenessPools(options: PostgresConnectionOptions, logger: Logger): LivenessPools {
   const applicationName = `${options.applicationName ?? 'mcp-tasks'}-liveness`;
-  const connectTimeoutMs = Math.min(options.connectTimeoutMs ?? 5_000, LIVENESS_CONNECT_TIMEOUT_MS);
   return {
-    heartbeat: createPool({ ...options, connectTimeoutMs, poolSize: 1, applicationName }, logger),
-    renewal: createPool({ ...options, connectTimeoutMs, poolSize: 2, applicationName }, logger),
+    heartbeat: createPool({ ...options, poolSize: 1, applicationName }, logger),
+    renewal: createPool({ ...options, poolSize: 2, applicationName }, logger),
   };
 }
 
@@ -98,8 +99,9 @@ export async function withPooledClient<T>(
   pool: pg.Pool,
   work: (client: pg.PoolClient, broken: (error: Error) => void) => Promise<T>,
   onConnectError: (error: unknown) => unknown = (error) => error,
+  connectWithinMs?: number,
 ): Promise<T> {
-  const client = await pool.connect().catch((error: unknown) => {
+  const client = await checkout(pool, connectWithinMs).catch((error: unknown) => {
     throw onConnectError(error);
   });
   let lost: Error | undefined;
@@ -113,6 +115,28 @@ export async function withPooledClient<T>(
     client.removeListener('error', onError);
     client.release(lost);
   }
+}
+
+/**
+ * A client of `pool`; with `withinMs`, rejects once that long has passed without one, leaving the connect to go on:
+ * the connection it opens joins the pool for the next caller (a slow connect is not thrown away and started again).
+ */
+async function checkout(pool: pg.Pool, withinMs: number | undefined): Promise<pg.PoolClient> {
+  const connecting = pool.connect();
+  if (withinMs === undefined) return connecting;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), withinMs)));
+  try {
+    const client = await Promise.race([connecting, late]);
+    if (client !== undefined) return client;
+  } finally {
+    clearTimeout(timer);
+  }
+  connecting.then(
+    (client) => client.release(),
+    () => undefined,
+  );
+  throw new Error(`no connection within ${withinMs} ms`);
 }
 
 /** Node socket errors that mean "the server is not there (any more)". */

@@ -6,7 +6,15 @@ import { StoreError } from '../../core/store-error.js';
 import type { TaskEventListeners } from '../../core/task-event-listeners.js';
 import type { RowCodec } from '../codec.js';
 import type { PostgresBatcher } from './batch.js';
-import { CONFLICT_RETRIES, isRetryableConflict, type LivenessPools, type PostgresConnectionOptions, toStoreError, withPooledClient } from './connection.js';
+import {
+  CONFLICT_RETRIES,
+  isRetryableConflict,
+  LIVENESS_CONNECT_WAIT_MS,
+  type LivenessPools,
+  type PostgresConnectionOptions,
+  toStoreError,
+  withPooledClient,
+} from './connection.js';
 import { statement } from './prepared.js';
 
 /**
@@ -72,9 +80,10 @@ export class PostgresContext {
   }
 
   /**
-   * `sql` on a connection of `lane`; when none can be opened (the server at its connection limit, a role's
-   * `CONNECTION LIMIT`), on the store's pool instead, whose connections may be open already: a dedicated connection
-   * must not make a heartbeat fail where the shared pool would have sent it.
+   * `sql` on a connection of `lane`; when none can be had within {@link LIVENESS_CONNECT_WAIT_MS} (the server at its
+   * connection limit, a role's `CONNECTION LIMIT`, a connect that hangs or is slow), on the store's pool instead,
+   * whose connections may be open already: a dedicated connection must not make a heartbeat fail, or come late,
+   * where the shared pool would have sent it.
    */
   private async sendLiveness<R extends pg.QueryResultRow>(lane: keyof LivenessPools, sql: string, params: readonly unknown[]): Promise<R[]> {
     try {
@@ -82,6 +91,7 @@ export class PostgresContext {
         this.liveness[lane],
         async (client) => (await client.query<R>(statement(sql, params))).rows,
         (error) => new NoLivenessConnection(error),
+        LIVENESS_CONNECT_WAIT_MS,
       );
     } catch (error) {
       if (!(error instanceof NoLivenessConnection)) throw error;
