@@ -200,20 +200,17 @@ describe('close with a heartbeat in flight (issue 25 review: heartbeats are stat
   });
 });
 
+/** `registerProcess` of a worker under `instanceId`, 100 ms heartbeats, nothing logged. */
+function registerWorker(store: SqliteTaskStore, instanceId: string): ReturnType<typeof registerProcess> {
+  return registerProcess({ store, instanceId, role: 'worker', settingsDigest: 'x', heartbeatMs: HEARTBEAT_MS, logger: silentLogger, onLost() {} });
+}
+
 describe('the reap of lapsed processes (stop 40 review: it runs apart from the heartbeat)', () => {
   it('never while its own heartbeat fails — the process would reap itself and release its running leases; it resumes after a good beat (control)', async () => {
     const store = openSqliteTaskStore({ path: join(temp.dir, 'self-reap.db') });
     try {
       const task = await store.create(newTaskInput());
-      const registration = await registerProcess({
-        store,
-        instanceId: 'self',
-        role: 'worker',
-        settingsDigest: 'x',
-        heartbeatMs: HEARTBEAT_MS,
-        logger: silentLogger,
-        onLost() {},
-      });
+      const registration = await registerWorker(store, 'self');
       try {
         expect(await store.claimRunnable('self', 60_000, 1)).toHaveLength(1);
         // Another process that stopped beating: reaped by the next reap this process sends.
@@ -259,15 +256,7 @@ describe('the reap of lapsed processes (stop 40 review: it runs apart from the h
         }
         return reap(exceptInstanceId);
       };
-      const registration = await registerProcess({
-        store,
-        instanceId: 'self',
-        role: 'worker',
-        settingsDigest: 'x',
-        heartbeatMs: HEARTBEAT_MS,
-        logger: silentLogger,
-        onLost() {},
-      });
+      const registration = await registerWorker(store, 'self');
       try {
         expect((await store.claimRunnable('self', 60_000, 1)).map((claimed) => claimed.taskId)).toEqual([task.taskId]);
         await new Promise((resolve) => setTimeout(resolve, 12 * HEARTBEAT_MS));

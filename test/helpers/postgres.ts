@@ -274,6 +274,24 @@ export function postgresStoresPerFile(): PostgresStoresPerFile {
  * Wait until a backend of `client`'s database (other than `client`'s own) waits on a lock, and answer its pid: a
  * test that holds a row lock knows its statement is queued behind it. Throws after `timeoutMs` with `what`.
  */
+/**
+ * How many backends of `applicationName` wait on a lock (row, transaction or advisory), once `count` do or after
+ * `timeoutMs`: read through `client`, clearing the per-transaction snapshot of `pg_stat_activity` each look.
+ */
+export async function lockWaitersOf(client: pg.Client, applicationName: string, count: number, timeoutMs = 2_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    await client.query('SELECT pg_stat_clear_snapshot()');
+    const { rows } = await client.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'",
+      [applicationName],
+    );
+    const waiting = rows[0]!.n;
+    if (waiting >= count || Date.now() > deadline) return waiting;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 export async function lockWaiter(client: pg.Client, what: string, timeoutMs = 10_000): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
 import { newTaskInput } from '../helpers/new-task.js';
-import { createTestDatabase, lockWaiter, type TestDatabase, testPostgresUrl } from '../helpers/postgres.js';
+import { createTestDatabase, lockWaiter, lockWaitersOf, type TestDatabase, testPostgresUrl } from '../helpers/postgres.js';
 
 let database: TestDatabase;
 
@@ -98,17 +98,7 @@ describe('liveness writes with the pool held (issue 25)', () => {
           (error: unknown) => error,
         ),
       );
-      const waiting = async (): Promise<number> => {
-        // pg_stat_activity is read once per transaction (the holder is in one): clear that snapshot each time.
-        await holder.query('SELECT pg_stat_clear_snapshot()');
-        return (
-          await holder.query<{ n: number }>(
-            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'mcp-tasks-pool-held' AND wait_event_type = 'Lock'",
-          )
-        ).rows[0]!.n;
-      };
-      for (let i = 0; i < 200 && (await waiting()) < poolSize; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-      expect(await waiting()).toBe(poolSize);
+      expect(await lockWaitersOf(holder, 'mcp-tasks-pool-held', poolSize)).toBe(poolSize);
 
       const read = store.getUnscoped(running.taskId);
       const heartbeat = store.heartbeatProcess('w-p', 't-p', 3_000);

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
 import { newTaskInput } from '../helpers/new-task.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { createTestDatabase, lockWaitersOf, type TestDatabase } from '../helpers/postgres.js';
 
 let database: TestDatabase;
 
@@ -41,17 +41,13 @@ describe('result chunk writers of one task (stop 40)', () => {
         (stored) => stored,
         (error: unknown) => error,
       );
-      // One writer waits on the row lock, the other on the writers' lock (or both on the row lock without it).
-      const waiting = async (): Promise<number> => {
-        await holder.query('SELECT pg_stat_clear_snapshot()');
-        return (
-          await holder.query<{ n: number }>(
-            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'mcp-tasks-chunk-writers' AND wait_event_type IN ('Lock', 'advisory')",
-          )
-        ).rows[0]!.n;
-      };
-      for (let i = 0; i < 200 && (await waiting()) < 2; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-      expect(await waiting()).toBe(2);
+      // One writer waits on the row lock, the other on the writers' lock (without it both wait on the row lock, and
+      // once it is released they run side by side: whether the second then fails on the key depends on who is first).
+      expect(await lockWaitersOf(holder, 'mcp-tasks-chunk-writers', 2)).toBe(2);
+      const advisory = await holder.query(
+        "SELECT 1 FROM pg_stat_activity WHERE application_name = 'mcp-tasks-chunk-writers' AND wait_event_type = 'Lock' AND wait_event = 'advisory'",
+      );
+      expect(advisory.rowCount).toBe(1);
       await holder.query('ROLLBACK');
       expect(await Promise.all([first, second])).toEqual([true, true]);
       const stored: number[][] = [];
