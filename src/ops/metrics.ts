@@ -128,7 +128,10 @@ export class TasksMetrics {
       'operation',
       'outcome',
     ]);
-    this.runs = counter('mcp_tasks_runs_total', 'Tool runs by how they ended (completed, failed, parked, aborted_<reason>).', ['tool', 'outcome']);
+    this.runs = counter('mcp_tasks_runs_total', 'Tool runs by how they ended (completed, failed, parked, aborted_<reason>, withdrawn, discarded).', [
+      'tool',
+      'outcome',
+    ]);
     this.runDuration = histogram('mcp_tasks_run_duration_seconds', 'Duration of one tool run.', RUN_BUCKETS, ['tool', 'outcome']);
     this.queueWait = histogram(
       'mcp_tasks_queue_wait_seconds',

@@ -107,7 +107,7 @@ describe('a large result of a run that lost its lease (stop 40)', () => {
     expect(attempts).toEqual([INSTANCE]);
     // Discarded, not reported as a run that failed or completed.
     await until('the discard', () => lines.some((line) => line.message?.includes('its large result is discarded') === true));
-    // Give the run's (refused) transition time to land.
+    // Nothing else is written for it afterwards (no transition: the run is discarded).
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(chunkRows(server.dbPath)).toBe(0);
     const db = new Database(server.dbPath, { readonly: true });

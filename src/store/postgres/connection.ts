@@ -73,17 +73,24 @@ export interface LivenessPools {
  * Longest wait for a liveness connection before the write goes on the store's pool (ms): well inside a registration's
  * lifetime (three heartbeats, 3 s at the defaults), where the pool's own `connectTimeoutMs` (5 s) is not — a connect
  * that hangs (a network path that accepts and never answers) must not make the heartbeat late. The connect itself
- * goes on (up to `connectTimeoutMs`): a server slower than this to connect to (far away, TLS and SCRAM) still gets
- * its liveness connection, for the next writes.
+ * goes on, up to {@link LIVENESS_CONNECT_TIMEOUT_MS}: a server slower than this to connect to (far away, TLS and
+ * SCRAM) still gets its liveness connection, for the next writes.
  */
 export const LIVENESS_CONNECT_WAIT_MS = 1_000;
 
-/** {@link LivenessPools} with the timeouts of `options` (see {@link createPool}). */
+/**
+ * Longest a liveness connect goes on (ms; `connectTimeoutMs` when lower): the store's close waits for a connect in
+ * flight, and one that hangs must not hold a shutdown for the pool's whole connect timeout.
+ */
+export const LIVENESS_CONNECT_TIMEOUT_MS = 3_000;
+
+/** {@link LivenessPools} with the timeouts of `options` (see {@link createPool}), connecting within {@link LIVENESS_CONNECT_TIMEOUT_MS}. */
 export function createLivenessPools(options: PostgresConnectionOptions, logger: Logger): LivenessPools {
   const applicationName = `${options.applicationName ?? 'mcp-tasks'}-liveness`;
+  const connectTimeoutMs = Math.min(options.connectTimeoutMs ?? 5_000, LIVENESS_CONNECT_TIMEOUT_MS);
   return {
-    heartbeat: createPool({ ...options, poolSize: 1, applicationName }, logger),
-    renewal: createPool({ ...options, poolSize: 2, applicationName }, logger),
+    heartbeat: createPool({ ...options, connectTimeoutMs, poolSize: 1, applicationName }, logger),
+    renewal: createPool({ ...options, connectTimeoutMs, poolSize: 2, applicationName }, logger),
   };
 }
 
