@@ -60,9 +60,9 @@ function pidAlive(pid: number): boolean {
 }
 
 /**
- * Register this process in the store's process registry (issue 11 item 6) and keep its heartbeat; at every beat it
- * also reaps (apart from the heartbeat, which never waits for it) processes whose heartbeat lapsed, releasing all their leases at once (a `released` event wakes every
- * worker's recovery). A live process under the same id refuses this one — except a predecessor known dead: on this
+ * Register this process in the store's process registry (issue 11 item 6) and keep its heartbeat; after every beat
+ * that kept it live it also reaps (apart: the heartbeat never waits for it) the other processes whose heartbeat
+ * lapsed, releasing all their leases at once (a `released` event wakes every worker's recovery). A live process under the same id refuses this one — except a predecessor known dead: on this
  * host with a pid that no longer runs (or is this very pid: a container restarted as pid 1); one on another host is
  * given one heartbeat lifetime to prove it lives. Once registered, every lease still held under the id is released,
  * so a worker started next takes its predecessor's tasks over at once instead of a lease later.

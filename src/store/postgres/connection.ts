@@ -100,7 +100,8 @@ export function createLivenessPools(options: PostgresConnectionOptions, logger: 
  * it gets a listener until released, and a connection that broke is destroyed rather than handed to the next caller.
  * A failed checkout rejects with `onConnectError(error)` (default: the error itself); `work`'s errors pass through.
  * `work` gets `broken(error)` to have the client destroyed on release for a reason the connection did not report (a
- * ROLLBACK that failed).
+ * ROLLBACK that failed). With `connectWithinMs`, a checkout that takes longer fails as a failed checkout does, and its
+ * connect goes on for the pool (see `checkout`).
  */
 export async function withPooledClient<T>(
   pool: pg.Pool,
