@@ -172,16 +172,7 @@ function contextFor(
     },
     logger,
   );
-  const ctx = new PostgresContext(
-    pool,
-    batcher,
-    options.clock,
-    new RowCodec(options.encryption),
-    listeners,
-    logger,
-    options,
-    createLivenessPools(options, logger),
-  );
+  const ctx = new PostgresContext(pool, batcher, options.clock, new RowCodec(options.encryption), listeners, logger, options, liveness);
   return { ctx, statistics };
 }
 
