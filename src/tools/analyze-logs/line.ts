@@ -32,8 +32,28 @@ export interface FileLineParserOptions {
   referenceMs?: number;
 }
 
-/** `sshd[42]:` → `sshd`; `crond(pam_unix)[2915]:` → `crond(pam_unix)`; `main.go:10]` → `main.go`. */
-const TAG_SUFFIX = /(?:\[[^\]]*\])?:?\]?$/;
+/**
+ * A tag without its suffix `[…]`, `:` and `]` (each optional, in that order, the bracketed part without `]`):
+ * `sshd[42]:` → `sshd`; `crond(pam_unix)[2915]:` → `crond(pam_unix)`; `main.go:10]` → `main.go:10`. What
+ * `tag.replace(/(?:\[[^\]]*\])?:?\]?$/, '')` gives, in linear time: that pattern, tried at every position of a tag of
+ * many `[` and no `]`, scanned to the end from each (quadratic: a 100 kB line took 0.8 s).
+ */
+export function withoutTagSuffix(tag: string): string {
+  let start = tag.length;
+  for (const closing of [0, 1]) {
+    if (closing === 1 && !tag.endsWith(']')) continue;
+    for (const colon of [0, 1]) {
+      const end = tag.length - closing - colon;
+      if (end < 0 || (colon === 1 && tag[end] !== ':')) continue;
+      start = Math.min(start, end);
+      // The bracketed part ends just before: it opens at the leftmost `[` after the `]` before it (its content may
+      // hold `[`, not `]`).
+      if (end === 0 || tag[end - 1] !== ']') continue;
+      for (let i = end - 2; i >= 0 && tag[i] !== ']'; i--) if (tag[i] === '[') start = Math.min(start, i);
+    }
+  }
+  return tag.slice(0, start);
+}
 
 /** The state of a {@link FileLineParser} as JSON, to continue a file after a restart. */
 export type ParserState = { format: HeaderFormat; years: YearState };
@@ -94,7 +114,7 @@ export class FileLineParser {
         epochMs,
         severity: level ?? leadingLevel(message),
         message,
-        component: tag ? line.slice(tag.start, tag.end).replace(TAG_SUFFIX, '') || null : null,
+        component: tag ? withoutTagSuffix(line.slice(tag.start, tag.end)) || null : null,
         continuation: false,
       };
     }
