@@ -122,7 +122,8 @@ describe('verify against the SDK 1.32 interactive tasks example (simpleTaskInter
   });
 
   it('its elicitation flow works through the session stream, and ttl: null is a warning', () => {
-    expect(byId(report, 'v1.input.elicitation')?.status).toBe('passed');
+    const elicitation = byId(report, 'v1.input.elicitation');
+    expect(elicitation?.status, elicitation?.message).toBe('passed');
     expect(byId(report, 'v1.ttl.bounded')).toMatchObject({ status: 'warning', message: expect.stringContaining('ttl: null') });
     expect(byId(report, 'v1.initialize.capabilities')).toMatchObject({ status: 'warning', message: expect.stringContaining('tasks.cancel is absent') });
   });

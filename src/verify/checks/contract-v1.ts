@@ -56,6 +56,7 @@ export async function answerV1Input(
   // The server may send its elicitation on the tasks/result stream or on the session's GET stream (R29, R55).
   const stream = wire.session.openStream(onMessage);
   try {
+    await stream.ready;
     return { answer: await wire.result(taskId, { timeoutMs: 20_000, onMessage }), elicitations };
   } finally {
     stream.close();

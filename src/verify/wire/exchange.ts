@@ -83,6 +83,8 @@ export interface PostOptions {
   stopWhen?: (message: unknown) => boolean;
   /** Read an SSE answer at most this long (ms), then close it and resolve with what arrived (listen streams). */
   readForMs?: number;
+  /** Called once the answer's status and headers have arrived, before its body is read (a GET stream is open). */
+  onOpen?: (status: number) => void;
 }
 
 /** Cut long strings so a report stays readable; structure is kept. */
@@ -147,6 +149,7 @@ export async function postJsonRpc(recorder: Recorder, options: PostOptions): Pro
       ...(options.body === undefined ? {} : { body: typeof options.body === 'string' ? options.body : JSON.stringify(options.body) }),
       signal,
     });
+    options.onOpen?.(response.status);
     const type = response.headers.get('content-type') ?? '';
     let text: string | undefined;
     if (type.includes('text/event-stream') && response.body) {

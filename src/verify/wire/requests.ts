@@ -14,6 +14,9 @@ import {
 } from '../../protocol/constants.js';
 import { postJsonRpc, type Recorder, type WireAnswer } from './exchange.js';
 
+/** Longest wait for a GET stream's headers before the requests that may answer on it go out (ms). */
+const STREAM_OPEN_WAIT_MS = 2_000;
+
 /** Where requests go and under which bounds. */
 export interface Endpoint {
   url: string;
@@ -166,13 +169,17 @@ export class V1Session {
 
   /**
    * Open the session's GET SSE stream (where a server may send its requests, R29/R55) and hand every message to
-   * `onMessage` until `close()`; a server without one (405) or a failing stream is ignored.
+   * `onMessage` until `close()`; a server without one (405) or a failing stream is ignored. `ready` resolves once the
+   * stream's headers arrived (or it failed, or after {@link STREAM_OPEN_WAIT_MS}): a request sent before may make the
+   * server send on a stream it does not have yet, and a server may drop such a message (the SDK's transport does).
    */
-  openStream(onMessage: (message: unknown) => void | Promise<void>): { close(): void } {
+  openStream(onMessage: (message: unknown) => void | Promise<void>): { ready: Promise<void>; close(): void } {
     const controller = new AbortController();
     const headers = this.headers();
     delete headers['content-type'];
     headers.accept = 'text/event-stream';
+    let opened: () => void = () => undefined;
+    const open = new Promise<void>((resolve) => (opened = resolve));
     void postJsonRpc(this.endpoint.recorder, {
       url: this.endpoint.url,
       headers,
@@ -181,8 +188,13 @@ export class V1Session {
       signal: AbortSignal.any([this.endpoint.signal, controller.signal]),
       timeoutMs: 600_000,
       onMessage,
-    }).catch(() => undefined);
-    return { close: () => controller.abort() };
+      onOpen: () => opened(),
+    })
+      .catch(() => undefined)
+      .finally(() => opened());
+    let timer: NodeJS.Timeout | undefined;
+    const ready = Promise.race([open, new Promise<void>((resolve) => (timer = setTimeout(resolve, STREAM_OPEN_WAIT_MS)))]).finally(() => clearTimeout(timer));
+    return { ready, close: () => controller.abort() };
   }
 
   /** End the session (HTTP DELETE); failures are ignored — the server may not support it. */
