@@ -113,6 +113,11 @@ describe('liveness writes with the pool held (issue 25)', () => {
       await holder.query('ROLLBACK');
       expect(await Promise.all(chunkWrites)).toEqual([true, true]);
       expect((await read)?.taskId).toBe(running.taskId);
+      // The liveness connections the writes used are the store's: its close ends them.
+      expect(await backends(holder, 'mcp-tasks-pool-held-liveness')).toBeGreaterThan(0);
+      await store.close();
+      for (let i = 0; i < 100 && (await backends(holder, 'mcp-tasks-pool-held-liveness')) > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(await backends(holder, 'mcp-tasks-pool-held-liveness')).toBe(0);
     } finally {
       await holder.end();
       await store.close();
