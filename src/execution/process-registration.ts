@@ -5,6 +5,7 @@ import type { Logger } from '../core/logger.js';
 import type { TaskLeases } from '../core/ports/leases.js';
 import type { ProcessRegistry } from '../core/ports/processes.js';
 import { type NewProcessEntry, type ProcessRecord, type ProcessRole, settingsDifference, settingsVersionGap } from '../core/process-record.js';
+import { settledWithin } from '../core/settled-within.js';
 
 /** Options of {@link registerProcess}. */
 export interface ProcessRegistrationOptions {
@@ -168,11 +169,7 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
       // lifetime at most (a beat stuck on a frozen database must not hold the shutdown; what it might still write
       // then lapses within that lifetime).
       const inFlight = [beating, reaping].filter((work) => work !== undefined);
-      if (inFlight.length > 0) {
-        let bound: NodeJS.Timeout | undefined;
-        await Promise.race([Promise.all(inFlight), new Promise<void>((resolve) => (bound = setTimeout(resolve, ttlMs)))]);
-        clearTimeout(bound);
-      }
+      if (inFlight.length > 0) await settledWithin(Promise.all(inFlight), ttlMs);
       await store
         .deregisterProcess(instanceId, entry.token)
         .catch((error: unknown) => logger.warn({ err: error }, 'deregistering failed; the registration lapses on its own'));

@@ -7,6 +7,7 @@
  */
 import type { OutcomeWrittenListener, ProgressListener, SlotReservation, WorkerHandOff } from '../core/hand-off.js';
 import { redactTaskId } from '../core/logger.js';
+import { settledWithin } from '../core/settled-within.js';
 import type { TaskEvent } from '../core/store.js';
 import type { TaskRecord } from '../core/task.js';
 import { failByRuntime } from './fail-task.js';
@@ -452,15 +453,16 @@ export class TaskWorker {
     const busy = (): boolean => this.running.size + this.creating + this.claiming + this.inHand.length > 0;
     if (wasRunning && busy() && ms > 0) {
       logger.info({ runs: this.running.size, drainMs: ms }, 'draining: waiting for runs to finish');
-      await settledWithin(ms, async () => {
+      const drained = (async () => {
         while (busy()) await Promise.all([...ends(), pause(10)]);
-      });
+      })();
+      await settledWithin(drained, ms);
     }
     const left = [...this.running.entries()];
     for (const [taskId] of left) this.abortLocal(taskId, 'shutdown');
     if (left.length > 0) {
       logger.info({ runs: left.length }, 'drain: aborting runs that are still going (reason shutdown) and releasing their leases');
-      await settledWithin(this.options.settings.abortGraceMs + TERMINATION_MARGIN_MS, () => Promise.all(ends()));
+      await settledWithin(Promise.all(ends()), this.options.settings.abortGraceMs + TERMINATION_MARGIN_MS);
     }
     this.phase = 'stopped';
     for (const timer of this.timers.splice(0)) clearInterval(timer);
@@ -499,16 +501,6 @@ export class TaskWorker {
 }
 
 /** Resolve when `work` settles or after `ms`, whichever comes first. */
-function settledWithin(ms: number, work: () => Promise<unknown>): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    void work().finally(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
-}
-
 function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

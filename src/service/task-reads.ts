@@ -1,5 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import type { WorkerHandOff } from '../core/hand-off.js';
+import { settledWithin } from '../core/settled-within.js';
 import type { TaskScope, TaskStore } from '../core/store.js';
 import { visibleAt } from '../core/store-rules.js';
 import type { TaskGeneration, TaskOutcome, TaskRecord } from '../core/task.js';
@@ -128,18 +129,6 @@ export class TaskReads {
     const page = keysetPage(await this.store.list(scope, { afterSeq, limit: rowsToRead(limit) }), limit, (record) => visibleAt(record, now));
     return { tasks: page.rows, nextAfterSeq: page.nextSeq };
   }
-}
-
-/** Resolve once `promise` has settled (either way) or `ms` have passed, whichever comes first. */
-function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    const done = (): void => {
-      clearTimeout(timer);
-      resolve();
-    };
-    promise.then(done, done);
-  });
 }
 
 /**

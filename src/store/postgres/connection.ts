@@ -31,6 +31,9 @@ export const BIGINT_AS_NUMBER = {
     oid === INT8_OID && format !== 'binary' ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
+/** `connectTimeoutMs` when not given (ms). */
+const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+
 /**
  * A pool with the timeouts above. `idle_in_transaction_session_timeout` ends a session whose process froze inside a
  * transaction, so its row locks (and the event feed counter) cannot stay held. Errors of idle connections (server
@@ -41,7 +44,7 @@ export function createPool(options: PostgresConnectionOptions, logger: Logger): 
   const pool = new pg.Pool({
     connectionString: options.url,
     max: Math.max(1, Math.floor(options.poolSize ?? 10)),
-    connectionTimeoutMillis: Math.max(1, Math.floor(options.connectTimeoutMs ?? 5_000)),
+    connectionTimeoutMillis: Math.max(1, Math.floor(options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS)),
     idleTimeoutMillis: 30_000,
     statement_timeout: statementTimeoutMs,
     // Client side, a little later than the server's own cancel, for a server that no longer answers at all.
@@ -89,7 +92,7 @@ export const LIVENESS_CONNECT_TIMEOUT_MS = 3_000;
 /** {@link LivenessPools} with the timeouts of `options` (see {@link createPool}), connecting within {@link LIVENESS_CONNECT_TIMEOUT_MS}. */
 export function createLivenessPools(options: PostgresConnectionOptions, logger: Logger): LivenessPools {
   const applicationName = `${options.applicationName ?? 'mcp-tasks'}-liveness`;
-  const connectTimeoutMs = Math.min(options.connectTimeoutMs ?? 5_000, LIVENESS_CONNECT_TIMEOUT_MS);
+  const connectTimeoutMs = Math.min(options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, LIVENESS_CONNECT_TIMEOUT_MS);
   return {
     heartbeat: createPool({ ...options, connectTimeoutMs, poolSize: 1, applicationName }, logger),
     renewal: createPool({ ...options, connectTimeoutMs, poolSize: 2, applicationName }, logger),
