@@ -6,8 +6,8 @@
 // A round trip is on v1 (2025-11-25): a task-augmented `tools/call` on one API process, then the blocking
 // `tasks/result` of the same session on the other (sessions live in the store), so no poll interval enters it.
 //
-//   npm run build && node bench/several-instances.mjs [--duration 8] [--clients 16] [--cancels 50] [--pg URL]
-//     [--only 1+1|2+2|graphile|serve] [--profile DIR] [--executor isolated|in-process]
+//   npm run build && node bench/several-instances.mjs [--duration 8] [--warmup 10] [--clients 16] [--cancels 50]
+//     [--pg URL] [--only 1+1|2+2|graphile|serve] [--profile DIR] [--executor isolated|in-process] [--node-arg FLAG]...
 //   (the URL defaults to MCP_TASKS_BENCH_PG_URL, else the cluster of `npm run pg:start`). --profile writes a V8 CPU
 //   profile per process under DIR/<deployment>/<role> and prints where each role's time goes.
 import { execFileSync, fork, spawn } from 'node:child_process';
@@ -26,20 +26,22 @@ const ROOT = resolve(import.meta.dirname, '..');
 const MAIN = join(ROOT, 'dist/cli/main.js');
 const TOOLS = join(ROOT, 'bench/instances/tools.mjs');
 const ANCHOR = join(ROOT, 'bench/anchors/graphile-worker');
-const USAGE = `usage: node bench/several-instances.mjs [--duration 8] [--clients 16] [--cancels 50] [--pg URL]
-  [--only 1+1|2+2|graphile|serve] [--profile DIR] [--executor isolated|in-process]`;
+const USAGE = `usage: node bench/several-instances.mjs [--duration 8] [--warmup 10] [--clients 16] [--cancels 50] [--pg URL]
+  [--only 1+1|2+2|graphile|serve] [--profile DIR] [--executor isolated|in-process] [--node-arg FLAG]...`;
 /** Strict: an unknown or misspelt option is an error, not a full run with the defaults (issue 25, stop 40). */
 function options() {
   try {
     const { values } = parseArgs({
       options: {
         duration: { type: 'string', default: '8' },
+        warmup: { type: 'string', default: '10' },
         clients: { type: 'string', default: '16' },
         cancels: { type: 'string', default: '50' },
         pg: { type: 'string' },
         only: { type: 'string' },
         profile: { type: 'string' },
         executor: { type: 'string', default: 'isolated' },
+        'node-arg': { type: 'string', multiple: true, default: [] },
         help: { type: 'boolean', default: false },
       },
     });
@@ -48,6 +50,7 @@ function options() {
       process.exit(0);
     }
     for (const name of ['duration', 'clients']) if (!(Number(values[name]) > 0)) throw new Error(`--${name}: not a positive number: ${values[name]}`);
+    if (!(Number(values.warmup) >= 0)) throw new Error(`--warmup: not a number of seconds: ${values.warmup}`);
     if (!Number.isInteger(Number(values.cancels)) || Number(values.cancels) < 0) throw new Error(`--cancels: not a count: ${values.cancels}`);
     if (values.only !== undefined && !['1+1', '2+2', 'graphile', 'serve'].includes(values.only)) throw new Error(`--only: unknown deployment ${values.only}`);
     if (!['isolated', 'in-process'].includes(values.executor)) throw new Error(`--executor: isolated or in-process, not ${values.executor}`);
@@ -59,6 +62,13 @@ function options() {
 }
 const OPTIONS = options();
 const DURATION_S = Number(OPTIONS.duration);
+/**
+ * Seconds of the same closed loop run before counting starts, the same for every deployment (the anchor included).
+ * 10 by default: after 1 s (the default until 2026-12-07) V8 was still compiling our hot paths — its compiler threads
+ * took a quarter of each process's CPU in seconds 3–7 — and CPU per round trip fell from 3.1 to 2.3 ms after 3–5 s and
+ * to 1.7–1.9 after 10 s; a long-running server is in that steady state. `--warmup 1` repeats the earlier figures.
+ */
+const WARMUP_S = Number(OPTIONS.warmup);
 const CLIENTS = Number(OPTIONS.clients);
 const CANCELS = Number(OPTIONS.cancels);
 /** The cluster `npm run pg:start` started, read only when neither --pg nor MCP_TASKS_BENCH_PG_URL names one. */
@@ -116,7 +126,8 @@ function withDatabase(url, name) {
 }
 
 function start(kind, argv, ready, profileDir) {
-  const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+  // --node-arg passes V8 diagnostics (e.g. --log-deopt --logfile=…) to every process of ours.
+  const nodeArgs = [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), ...OPTIONS['node-arg']];
   const child = spawn(process.execPath, [...nodeArgs, MAIN, kind, ...argv], {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, MCP_TASKS_SECRET: SECRET },
@@ -354,8 +365,8 @@ async function roundTrips(d) {
       latencies.push(Date.now() - sent);
     }
   };
-  // Warm-up second, discarded.
-  stopAt = Date.now() + 1000;
+  // Warm-up, discarded.
+  stopAt = Date.now() + WARMUP_S * 1000;
   await Promise.all(Array.from({ length: CLIENTS }, (_, client) => loop(client)));
   latencies.length = 0;
   pickups.length = 0;
@@ -515,7 +526,7 @@ async function graphileRoundTrips(d) {
       await client.end();
     }
   };
-  stopAt = Date.now() + 1000;
+  stopAt = Date.now() + WARMUP_S * 1000;
   await Promise.all(Array.from({ length: CLIENTS }, loop));
   await drained();
   latencies.length = 0;
@@ -573,7 +584,7 @@ const one = results['1 API + 1 worker'];
 const two = results['2 API + 2 workers'];
 const anchor = results[ANCHOR_LABEL];
 const f = (n, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
-console.log(`P7 several instances on one PostgreSQL (${CLIENTS} clients, ${DURATION_S} s, cancels ${CANCELS})`);
+console.log(`P7 several instances on one PostgreSQL (${CLIENTS} clients, ${DURATION_S} s after ${WARMUP_S} s of warm-up, cancels ${CANCELS})`);
 console.log(
   '| deployment | round trips | rt/s | CPU ms/rt (API + worker = ours; PostgreSQL) | statements/rt | rt p50 / p99 / max ms | pick-up p50 / p99 / max ms | cancel→abort p50 / p99 / max ms |',
 );
