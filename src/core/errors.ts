@@ -14,7 +14,9 @@ import type { JsonRpcErrorObject, JsonValue } from './task.js';
  * schema when the question had been asked `MAX_ASKS_PER_QUESTION` times; `input_limit`: the tool asked for more
  * than `MAX_INPUT_KEYS_PER_TASK` input keys over the task's life; `outcome_unknown`: an operation's
  * outcome could not be reconciled (issue 12); `input_needs_task`: an inline call of a tool that asks in place, which
- * a 2026-07-28 call without a task cannot wait for (see {@link inPlaceInputRefused}); `result_too_large`: the tool result exceeded `maxStoredResultBytes` (issue 10 §2).
+ * a 2026-07-28 call without a task cannot wait for (see {@link inPlaceInputRefused}); `result_too_large`: the tool result exceeded `maxStoredResultBytes` (issue 10 §2);
+ * `task_unreadable`: a worker claimed the task but cannot decode its stored arguments (a key it is not configured with,
+ * an altered value), so its tool never ran.
  */
 export type RuntimeFailureReason =
   | 'interrupted'
@@ -25,7 +27,8 @@ export type RuntimeFailureReason =
   | 'input_limit'
   | 'input_needs_task'
   | 'outcome_unknown'
-  | 'result_too_large';
+  | 'result_too_large'
+  | 'task_unreadable';
 
 /**
  * The one error type of the tasks layer. It carries a JSON-RPC `code` (and optional `data`), so the SDK

@@ -1,6 +1,8 @@
 import type { TaskEvent, TaskEventKind } from '../core/store.js';
+import { StoreError } from '../core/store-error.js';
 import { expiresAtOf } from '../core/store-rules.js';
 import type {
+  ClaimedTask,
   InputRequestRecord,
   InputRequestState,
   JsonObject,
@@ -68,6 +70,33 @@ export interface InputRequestRow {
   answered_at: number | null;
 }
 
+/** A `tasks` row with its decoded `args` as a {@link TaskRecord}. */
+function recordOf(row: TaskRow, args: JsonObject): TaskRecord {
+  return {
+    taskId: row.task_id,
+    ownerKey: row.owner_key,
+    generation: row.generation as TaskGeneration,
+    protocolVersion: row.protocol_version,
+    toolName: row.tool_name,
+    arguments: args,
+    clientCapabilities: JSON.parse(row.client_capabilities) as JsonObject,
+    progressToken: row.progress_token === null ? null : (JSON.parse(row.progress_token) as string | number),
+    status: row.status as TaskStatus,
+    statusMessage: row.status_message,
+    createdAt: row.created_at,
+    lastUpdatedAt: row.last_updated_at,
+    ttlMs: row.ttl_ms,
+    pollIntervalMs: row.poll_interval_ms,
+    expiresAt: row.expires_at,
+    seq: row.seq,
+    attempt: row.attempt,
+    leaseOwner: row.lease_owner,
+    leaseExpiresAt: row.lease_expires_at,
+    idempotencyKey: row.idempotency_key,
+    requestDigest: row.request_digest,
+  };
+}
+
 /**
  * Row conversions of the columns that can hold requestors' data — `tasks.arguments`, `input_requests.request` and
  * `.response`, `task_steps.value` — through a {@link FieldCipher} (encrypted at rest when a key is configured; the
@@ -79,29 +108,41 @@ export class RowCodec {
 
   /** A `tasks` row as a {@link TaskRecord}. @throws StoreError `fault` when the arguments cannot be decrypted. */
   toRecord(row: TaskRow): TaskRecord {
-    return {
-      taskId: row.task_id,
-      ownerKey: row.owner_key,
-      generation: row.generation as TaskGeneration,
-      protocolVersion: row.protocol_version,
-      toolName: row.tool_name,
-      arguments: JSON.parse(this.cipher.open(row.arguments, argumentsContext(row.task_id))) as JsonObject,
-      clientCapabilities: JSON.parse(row.client_capabilities) as JsonObject,
-      progressToken: row.progress_token === null ? null : (JSON.parse(row.progress_token) as string | number),
-      status: row.status as TaskStatus,
-      statusMessage: row.status_message,
-      createdAt: row.created_at,
-      lastUpdatedAt: row.last_updated_at,
-      ttlMs: row.ttl_ms,
-      pollIntervalMs: row.poll_interval_ms,
-      expiresAt: row.expires_at,
-      seq: row.seq,
-      attempt: row.attempt,
-      leaseOwner: row.lease_owner,
-      leaseExpiresAt: row.lease_expires_at,
-      idempotencyKey: row.idempotency_key,
-      requestDigest: row.request_digest,
-    };
+    return recordOf(row, this.argumentsOf(row));
+  }
+
+  /**
+   * A `tasks` row a claim took: its {@link TaskRecord}, or, when its arguments cannot be decoded (a key this store
+   * lacks, an altered value), the record without them and the error — so one such row does not fail the claim of
+   * the others (see {@link ClaimedTask}).
+   */
+  toClaimed(row: TaskRow): ClaimedTask {
+    let args: JsonObject;
+    try {
+      args = this.argumentsOf(row);
+    } catch (error) {
+      const { arguments: _unread, ...rest } = recordOf(row, {});
+      const unreadable = error instanceof StoreError ? error : new StoreError('fault', 'stored task arguments are not valid JSON', { cause: error });
+      return { ...rest, unreadable };
+    }
+    return recordOf(row, args);
+  }
+
+  /**
+   * A `tasks` row a write returns (a transition): its {@link TaskRecord}, with `arguments` `{}` when they cannot be
+   * decoded here. The write has happened and must be answered as such — a cancel, or the runtime failure of a task
+   * whose key this process lacks, would otherwise fail after applying (and, inside a batch's transaction, roll back
+   * every write of the batch). A written record is never run.
+   */
+  toWritten(row: TaskRow): TaskRecord {
+    const claimed = this.toClaimed(row);
+    if (!('unreadable' in claimed)) return claimed;
+    const { unreadable: _unreadable, ...rest } = claimed;
+    return { ...rest, arguments: {} };
+  }
+
+  private argumentsOf(row: TaskRow): JsonObject {
+    return JSON.parse(this.cipher.open(row.arguments, argumentsContext(row.task_id))) as JsonObject;
   }
 
   /** Named parameters of the task insert for `task` (everything but `seq`); `now` (the store's clock) starts its lease. */

@@ -1,0 +1,89 @@
+/**
+ * A task no worker of this configuration can decode (its arguments encrypted with a key the process is not configured
+ * with — dropped from `MCP_TASKS_ENCRYPTION_KEYS_OLD` too early) must not stop the worker: it fails with
+ * `data.reason: "task_unreadable"` without its tool running, and the tasks queued behind it run (issue 25's notes,
+ * stop 40: before, the claim of such a row failed and the same row came first again at every claim).
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+
+import { defineTool, textResult } from '../../src/core/tool.js';
+import { createTasksServer } from '../../src/server/create-tasks-server.js';
+import { AesGcmFieldCipher } from '../../src/store/field-cipher.js';
+import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { newTaskInput } from '../helpers/new-task.js';
+import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+describe('a task the worker cannot decode', () => {
+  it.each([
+    ['queued before the worker starts (its first recovery takes them)', true],
+    ['queued while the worker runs (a claim takes them)', false],
+  ])('fails with reason task_unreadable, its tool never runs, and the tasks behind it run: %s', async (_when, queuedFirst) => {
+    const temp = makeTempDir();
+    const path = join(temp.dir, 'tasks.db');
+    // The key the task was written with, and the one the server has now (the old one not kept).
+    const before = openSqliteTaskStore({ path, encryption: new AesGcmFieldCipher(randomBytes(32)) });
+    const store = openSqliteTaskStore({ path, encryption: new AesGcmFieldCipher(randomBytes(32)) });
+    cleanups.push(
+      () => temp.remove(),
+      () => before.close(),
+      () => store.close(),
+    );
+    const seen: unknown[] = [];
+    const echo = defineTool({
+      name: 'echo',
+      description: 'records its arguments',
+      execution: 'task-optional',
+      inputSchema: z.object({ n: z.number().optional() }).passthrough(),
+      async run(args) {
+        seen.push(args);
+        return textResult('ran');
+      },
+    });
+    const poison = newTaskInput({ toolName: 'echo', arguments: { secret: 'written under the old key' } });
+    const behind = [1, 2, 3].map((n) => newTaskInput({ toolName: 'echo', arguments: { n } }));
+    const queue = async (): Promise<void> => {
+      await before.create(poison);
+      for (const task of behind) await store.create(task);
+    };
+    if (queuedFirst) await queue();
+
+    // One slot: before the fix the head of the queue failed every claim, and nothing behind it ever ran.
+    const server = await createTasksServer({
+      tools: [echo],
+      store,
+      secret: randomBytes(32),
+      limits: { ...QUIET_LIMITS, concurrency: 1, claimIntervalMs: 100 },
+      instanceId: 'worker-with-the-new-key',
+    });
+    cleanups.push(() => server.close());
+    if (!queuedFirst) await queue();
+
+    await expect
+      .poll(async () => Promise.all(behind.map(async (task) => (await store.getUnscoped(task.taskId))?.status)), { timeout: 10_000 })
+      .toEqual(['completed', 'completed', 'completed']);
+    expect(seen).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+
+    // The unreadable task, read by a process that has its key: failed by the runtime, the key id named, no key.
+    const failed = await before.getUnscoped(poison.taskId);
+    expect(failed?.status).toBe('failed');
+    const outcome = await before.getOutcome(poison.taskId);
+    expect(outcome?.kind).toBe('error');
+    if (outcome?.kind !== 'error') return;
+    expect(outcome.error.code).toBe(-32603);
+    expect(outcome.error.data).toEqual({ reason: 'task_unreadable' });
+    expect(outcome.error.message).toMatch(
+      /^Task was not run: its stored arguments cannot be read by this server \(cannot decrypt task data: key id [0-9a-f]+ is not configured/,
+    );
+    expect(failed?.statusMessage).toBe(outcome.error.message);
+  });
+});
