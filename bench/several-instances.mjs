@@ -7,7 +7,7 @@
 // `tasks/result` of the same session on the other (sessions live in the store), so no poll interval enters it.
 //
 //   npm run build && node bench/several-instances.mjs [--duration 8] [--warmup 10] [--clients 16] [--cancels 50]
-//     [--pg URL] [--only 1+1|2+2|graphile|serve] [--profile DIR] [--executor isolated|in-process] [--node-arg FLAG]...
+//     [--pg URL] [--only 1+1|2+2|graphile|serve|sdk] [--profile DIR] [--executor isolated|in-process] [--node-arg FLAG]...
 //   (the URL defaults to MCP_TASKS_BENCH_PG_URL, else the cluster of `npm run pg:start`). --profile writes a V8 CPU
 //   profile per process under DIR/<deployment>/<role> and prints where each role's time goes.
 import { execFileSync, fork, spawn } from 'node:child_process';
@@ -26,8 +26,9 @@ const ROOT = resolve(import.meta.dirname, '..');
 const MAIN = join(ROOT, 'dist/cli/main.js');
 const TOOLS = join(ROOT, 'bench/instances/tools.mjs');
 const ANCHOR = join(ROOT, 'bench/anchors/graphile-worker');
+const REFERENCE = join(ROOT, 'bench/servers/reference-sdk132.mjs');
 const USAGE = `usage: node bench/several-instances.mjs [--duration 8] [--warmup 10] [--clients 16] [--cancels 50] [--pg URL]
-  [--only 1+1|2+2|graphile|serve] [--profile DIR] [--executor isolated|in-process] [--node-arg FLAG]...`;
+  [--only 1+1|2+2|graphile|serve|sdk] [--profile DIR] [--executor isolated|in-process] [--node-arg FLAG]...`;
 /** Strict: an unknown or misspelt option is an error, not a full run with the defaults (issue 25, stop 40). */
 function options() {
   try {
@@ -52,7 +53,8 @@ function options() {
     for (const name of ['duration', 'clients']) if (!(Number(values[name]) > 0)) throw new Error(`--${name}: not a positive number: ${values[name]}`);
     if (!(Number(values.warmup) >= 0)) throw new Error(`--warmup: not a number of seconds: ${values.warmup}`);
     if (!Number.isInteger(Number(values.cancels)) || Number(values.cancels) < 0) throw new Error(`--cancels: not a count: ${values.cancels}`);
-    if (values.only !== undefined && !['1+1', '2+2', 'graphile', 'serve'].includes(values.only)) throw new Error(`--only: unknown deployment ${values.only}`);
+    if (values.only !== undefined && !['1+1', '2+2', 'graphile', 'serve', 'sdk'].includes(values.only))
+      throw new Error(`--only: unknown deployment ${values.only}`);
     if (!['isolated', 'in-process'].includes(values.executor)) throw new Error(`--executor: isolated or in-process, not ${values.executor}`);
     return values;
   } catch (error) {
@@ -355,7 +357,7 @@ async function roundTrips(d) {
     const call = await v1Session(d.urls[home]);
     while (Date.now() < stopAt) {
       const sent = Date.now();
-      const created = await call(d.urls[home], 'tools/call', { name: 'p7_echo', arguments: {}, task: {} });
+      const created = await call(d.urls[home], 'tools/call', { name: d.tool ?? 'p7_echo', arguments: {}, task: {} });
       const taskId = created.result?.task?.taskId;
       if (!taskId) throw new Error(`create failed: ${JSON.stringify(created)}`);
       const result = await call(d.urls[(home + 1) % d.urls.length], 'tasks/result', { taskId });
@@ -459,6 +461,34 @@ async function cancels(d) {
   return { cancels: sorted.length, p50: pct(sorted, 50), p99: pct(sorted, 99), max: sorted.at(-1) };
 }
 
+/**
+ * The SDK 1.32.2 reference (bench/servers/reference-sdk132.mjs: its `InMemoryTaskStore`, one process, nothing
+ * durable) under the same closed loop — issue 25's P7a: 1 API + 1 worker on PostgreSQL ≥ 1.0× it. Its `p7_echo`
+ * answers the time its task was created, so its pick-up is in-process (not comparable with a hand-off to a worker).
+ */
+async function referenceDeployment() {
+  const port = await freePort();
+  const child = spawn(process.execPath, [REFERENCE, String(port)], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${port}/mcp`;
+  for (let i = 0; ; i += 1) {
+    if (child.exitCode !== null) throw new Error(`the SDK reference exited with ${child.exitCode}`);
+    const up = await fetch(url, { method: 'GET' }).then(
+      () => true,
+      () => false,
+    );
+    if (up) break;
+    if (i > 500) throw new Error('the SDK reference did not listen within 10 s');
+    await pause(20);
+  }
+  return {
+    urls: [url],
+    tool: 'p7_echo',
+    pids: [child.pid],
+    roles: ['api'],
+    close: () => new Promise((done) => (child.exitCode !== null ? done() : (child.once('exit', done), child.kill('SIGTERM')))),
+  };
+}
+
 /** graphile-worker's runner and adder on a fresh database (the anchor); its packages installed on first use. */
 async function graphileDeployment() {
   if (!existsSync(join(ANCHOR, 'node_modules/graphile-worker'))) {
@@ -548,6 +578,15 @@ if (!ONLY || ONLY === 'graphile') {
     await d.close();
   }
 }
+const REFERENCE_LABEL = 'SDK 1.32 reference (in memory, one process)';
+if (!ONLY || ONLY === 'sdk') {
+  const d = await referenceDeployment();
+  try {
+    results[REFERENCE_LABEL] = await roundTrips(d);
+  } finally {
+    await d.close();
+  }
+}
 for (const [label, apis, workers] of [
   ['1 API + 1 worker', 1, 1],
   ['2 API + 2 workers', 2, 2],
@@ -583,6 +622,7 @@ for (const [label, store] of [
 const one = results['1 API + 1 worker'];
 const two = results['2 API + 2 workers'];
 const anchor = results[ANCHOR_LABEL];
+const reference = results[REFERENCE_LABEL];
 const f = (n, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 console.log(`P7 several instances on one PostgreSQL (${CLIENTS} clients, ${DURATION_S} s after ${WARMUP_S} s of warm-up, cancels ${CANCELS})`);
 console.log(
@@ -619,6 +659,11 @@ if (servePg && serveSqlite)
   // Issue 25's P7a: serve on PostgreSQL ≥ 0.8× serve on SQLite.
   console.log(
     `ratio serve on PostgreSQL / serve on SQLite: round trips/s ×${f(servePg.perSecond / serveSqlite.perSecond, 2)} (goal ≥ 0.8), CPU per round trip (ours) ×${f(servePg.cpuMsPerRoundTrip / serveSqlite.cpuMsPerRoundTrip, 2)}, (ours + PostgreSQL) ×${f((servePg.cpuMsPerRoundTrip + servePg.postgresCpuMs) / serveSqlite.cpuMsPerRoundTrip, 2)}`,
+  );
+if (one && reference)
+  // Issue 25's P7a: 1 API + 1 worker on PostgreSQL ≥ 1.0× the SDK in-memory reference, our CPU ≤ 1.5 ms per round trip.
+  console.log(
+    `ratio 1+1 / SDK reference: round trips/s ×${f(one.perSecond / reference.perSecond, 2)} (goal ≥ 1.0), CPU per round trip (ours) ${f(one.cpuMsPerRoundTrip, 2)} ms (goal ≤ 1.5) against the reference's ${f(reference.cpuMsPerRoundTrip, 2)}`,
   );
 if (one && anchor)
   // Issue 25's anchor goals: pick-up within 1.5× of graphile-worker's add → start, round trips/s within 2× of its jobs/s.

@@ -2,7 +2,7 @@
 // server wires them (`simpleStreamableHttp`): one `McpServer` per session sharing an `InMemoryTaskStore`, a tool
 // registered with `registerToolTask` (task-optional) that completes at once, sessionful streamable HTTP with SSE
 // answers (the transport's default). Plain node:http instead of Express, so the framework's cost is not counted.
-// Usage: node bench/servers/reference-sdk132.mjs <port>
+// Tools: `noop` (the P1 / P2 suites) and `p7_echo` (bench:instances). Usage: node bench/servers/reference-sdk132.mjs <port>
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 
@@ -28,6 +28,21 @@ function sessionServer() {
         const task = await store.createTask({ ttl: taskRequestedTtl });
         // The work runs out of band, as in the SDK's example; a no-op finishes right away.
         void store.storeTaskResult(task.taskId, 'completed', { content: [{ type: 'text', text: 'ok' }] });
+        return { task };
+      },
+      getTask: (_args, { taskId, taskStore: store }) => store.getTask(taskId),
+      getTaskResult: (_args, { taskId, taskStore: store }) => store.getTaskResult(taskId),
+    },
+  );
+  // bench:instances' round trip (bench/several-instances.mjs): answers the time its task was created (its pick-up).
+  server.experimental.tasks.registerToolTask(
+    'p7_echo',
+    { description: 'Answers when it started.', execution: { taskSupport: 'optional' } },
+    {
+      async createTask({ taskStore: store, taskRequestedTtl }) {
+        const startedAt = Date.now();
+        const task = await store.createTask({ ttl: taskRequestedTtl });
+        void store.storeTaskResult(task.taskId, 'completed', { content: [{ type: 'text', text: String(startedAt) }] });
         return { task };
       },
       getTask: (_args, { taskId, taskStore: store }) => store.getTask(taskId),
