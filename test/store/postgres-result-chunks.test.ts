@@ -75,4 +75,47 @@ describe('result chunk writers of one task (stop 40)', () => {
       await store.close();
     }
   });
+
+  it('a cancel of a task whose result is being written applies at once, and the run that wrote it then cannot complete it (negative control: a transition still waits for another transition)', async () => {
+    const store = await openPostgresTaskStore({ url: database.url, applicationName: 'mcp-tasks-chunk-cancel' });
+    const holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+    try {
+      const task = await store.create(newTaskInput());
+      await store.claimRunnable('w-runs', 60_000, 1);
+      expect(await store.putResultChunks(task.taskId, [bytes(10, 1)], 'w-runs')).toBe(true);
+      // Stall the next chunk write after it took its key-share lock on the task row: it waits to delete a chunk row
+      // locked here, as a 64 MiB write is still inserting when a cancel comes.
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM mcp_tasks.result_chunks WHERE task_id = $1 FOR UPDATE', [task.taskId]);
+      const writing = store.putResultChunks(task.taskId, [bytes(20, 2)], 'w-runs').then(
+        (stored) => stored,
+        (error: unknown) => error,
+      );
+      expect(await lockWaitersOf(holder, 'mcp-tasks-chunk-cancel', 1)).toBe(1);
+      const started = Date.now();
+      const cancelled = await Promise.race([
+        store.transition(task.taskId, { to: 'cancelled', now: Date.now(), releaseLease: true }),
+        new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 3_000)),
+      ]);
+      expect(cancelled === 'waited' ? `the cancel waited for the chunk write (${Date.now() - started} ms)` : cancelled?.status).toBe('cancelled');
+      await holder.query('ROLLBACK');
+      expect(await writing).toBe(true);
+      // The run's own end is conditional on the lease and status: the cancel stands.
+      expect(await store.transition(task.taskId, { to: 'completed', now: Date.now(), leaseOwner: 'w-runs', outcome: { kind: 'result', result: { content: [] } } })).toBeUndefined();
+      expect((await store.getUnscoped(task.taskId))?.status).toBe('cancelled');
+
+      // Control: a transition holding the row (FOR NO KEY UPDATE, as the UPDATE takes) still queues the next one.
+      const other = await store.create(newTaskInput());
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM mcp_tasks.tasks WHERE task_id = $1 FOR NO KEY UPDATE', [other.taskId]);
+      const queued = store.transition(other.taskId, { to: 'cancelled', now: Date.now() });
+      expect(await lockWaitersOf(holder, 'mcp-tasks-chunk-cancel', 1)).toBe(1);
+      await holder.query('ROLLBACK');
+      expect((await queued)?.status).toBe('cancelled');
+    } finally {
+      await holder.end();
+      await store.close();
+    }
+  });
 });

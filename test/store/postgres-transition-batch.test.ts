@@ -190,8 +190,8 @@ describe('issue 25: the transitions of one batch as one set-based statement', ()
       return pending;
     };
 
-    // Control: the same statement without `FOR UPDATE` in `cur` judges the status it read before the wait.
-    const unlocked = SQL.transitions.replace('ORDER BY t.task_id FOR UPDATE', 'ORDER BY t.task_id');
+    // Control: the same statement without `FOR NO KEY UPDATE` in `cur` judges the status it read before the wait.
+    const unlocked = SQL.transitions.replace('ORDER BY t.task_id FOR NO KEY UPDATE', 'ORDER BY t.task_id');
     expect(unlocked).not.toBe(SQL.transitions);
     const broken = await clients.connect(pgStores.url());
     await broken.query('BEGIN');

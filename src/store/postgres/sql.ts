@@ -55,7 +55,9 @@ const INSERT_TASKS = `INSERT INTO ${S}.tasks (task_id, owner_key, generation, pr
  * as `taskEndedAudit` takes them).
  *
  * `v` is the items with their position `ord` (from 1). `cur` locks the rows in task-id order — two batches of any
- * processes then take their row locks in the same order and cannot deadlock on each other — and reads each row's
+ * processes then take their row locks in the same order and cannot deadlock on each other — with `FOR NO KEY UPDATE`,
+ * what the UPDATE takes: it queues behind another transition of the row, not behind the `FOR KEY SHARE` of a step or
+ * result-chunk write (a cancel waited for a 64 MiB result to be written), and reads each row's
  * newest status (the `from` of its event). `upd` applies each item only while that status is in its own from-set and
  * its lease holder, if any, holds the lease; `outcome` and `ended_audit` write only for items `upd` applied, in item
  * order (audit seqs as the item-by-item form gives them).
@@ -64,7 +66,7 @@ const TRANSITION_STEPS = `v AS (SELECT * FROM unnest($1::text[], $2::text[], $3:
         $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])
       WITH ORDINALITY AS v(task_id, to_status, set_message, message, now, release, from_set, lease_owner, outcome_kind,
         outcome_body, audit_kind, audit_detail, ord)),
-    cur AS (SELECT t.task_id, t.status FROM ${S}.tasks t WHERE t.task_id = ANY($1::text[]) ORDER BY t.task_id FOR UPDATE),
+    cur AS (SELECT t.task_id, t.status FROM ${S}.tasks t WHERE t.task_id = ANY($1::text[]) ORDER BY t.task_id FOR NO KEY UPDATE),
     upd AS (
       UPDATE ${S}.tasks t SET
         status = v.to_status,
