@@ -102,7 +102,9 @@ describe('result chunk writers of one task (stop 40)', () => {
       await holder.query('ROLLBACK');
       expect(await writing).toBe(true);
       // The run's own end is conditional on the lease and status: the cancel stands.
-      expect(await store.transition(task.taskId, { to: 'completed', now: Date.now(), leaseOwner: 'w-runs', outcome: { kind: 'result', result: { content: [] } } })).toBeUndefined();
+      expect(
+        await store.transition(task.taskId, { to: 'completed', now: Date.now(), leaseOwner: 'w-runs', outcome: { kind: 'result', result: { content: [] } } }),
+      ).toBeUndefined();
       expect((await store.getUnscoped(task.taskId))?.status).toBe('cancelled');
 
       // Control: a transition holding the row (FOR NO KEY UPDATE, as the UPDATE takes) still queues the next one.
