@@ -318,6 +318,7 @@ export function settingsDigestOf(settings: Pick<ResolvedSettings, 'resolved' | '
     checkTargets: settings.resolved.config.checkTargets ?? [],
     limits: resolveLimits(settings.limits),
     keyId: encryption instanceof AesGcmFieldCipher ? encryption.keyId : null,
+    oldKeyIds: encryption instanceof AesGcmFieldCipher ? encryption.readOnlyKeyIds : [],
   });
 }
 
@@ -384,7 +385,7 @@ export const DEFAULT_HEARTBEAT_MS = 1000;
  * The settings digest of the process registry (issue 11 item 2, by field since issue 26 item 7): every setting that
  * changes what a tool may do or how a run is held — roots, writable roots, the tool names, the hosts
  * `check_infrastructure` may reach (`--check-target`), the run limits (lease, runtime limit, attempts, input
- * timeout, abort grace, TTLs, result sizes) and the at-rest key id (never the key itself) — each hashed on its own
+ * timeout, abort grace, TTLs, result sizes) and the at-rest key ids (never the keys) — each hashed on its own
  * (see `composeSettingsDigest`), so a refusal names the field that differs. Concurrency, intervals, ports and the
  * data directory are per process and left out.
  */
@@ -395,6 +396,11 @@ export function settingsDigest(input: {
   checkTargets: readonly string[];
   limits: Readonly<TasksServerLimits>;
   keyId: string | null;
+  /**
+   * Ids of the keys that only decrypt: a process without one of them cannot run the tasks written with it (their
+   * runs fail as `task_unreadable`), so every process must have the same (issue 25's notes, stop 41).
+   */
+  oldKeyIds?: readonly string[];
 }): string {
   const { limits } = input;
   return composeSettingsDigest(
@@ -426,6 +432,7 @@ export function settingsDigest(input: {
       ttls: { defaultTtlMs: limits.defaultTtlMs, maxTtlMs: limits.maxTtlMs, minTtlMs: limits.minTtlMs },
       resultSizes: { maxResultBytes: limits.maxResultBytes, maxStoredResultBytes: limits.maxStoredResultBytes },
       keyId: input.keyId,
+      oldKeyIds: [...(input.oldKeyIds ?? [])].sort(),
     },
     (text) => createHash('sha256').update(text).digest('hex'),
   );

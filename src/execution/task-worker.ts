@@ -9,7 +9,7 @@ import type { OutcomeWrittenListener, ProgressListener, SlotReservation, WorkerH
 import { redactTaskId } from '../core/logger.js';
 import { settledWithin } from '../core/settled-within.js';
 import type { TaskEvent } from '../core/store.js';
-import type { ClaimedTask, TaskRecord, UnreadableTask } from '../core/task.js';
+import type { TaskRecord } from '../core/task.js';
 import { failByRuntime } from './fail-task.js';
 import { InputWakes } from './input-wakes.js';
 import { LeaseHeartbeat } from './lease-heartbeat.js';
@@ -78,8 +78,6 @@ export class TaskWorker {
   private unknownRunnable = true;
   /** Claims in flight (the slots they asked for are counted in `claiming` until they answer). */
   private readonly claims = new Set<Promise<void>>();
-  /** Writes outside any run still under way (an unreadable task being failed): a drain waits for them. */
-  private readonly writes = new Set<Promise<void>>();
   private recovering = false;
   private recoverAgain = false;
   private draining: Promise<void> | undefined;
@@ -205,7 +203,7 @@ export class TaskWorker {
     if (limit <= 0) return;
     const { store, tools, settings, logger } = this.options;
     this.claiming += limit;
-    let claimed: ClaimedTask[];
+    let claimed: TaskRecord[];
     try {
       claimed = await store.claimLapsed(settings.instanceId, settings.leaseMs, limit);
     } finally {
@@ -214,10 +212,6 @@ export class TaskWorker {
     if (claimed.length > 0) this.options.observer?.leasesTakenOver?.(claimed.length);
     for (const record of claimed) {
       if (this.running.has(record.taskId)) continue;
-      if ('unreadable' in record) {
-        await this.failUnreadable(record);
-        continue;
-      }
       const tool = tools.get(record.toolName);
       const neverStarted = record.attempt === 0;
       const rerunnable = tool !== undefined && (tool.idempotent === true || tool.journaled === true);
@@ -279,10 +273,7 @@ export class TaskWorker {
         // Hints that arrived meanwhile for tasks this claim took are answered; the others may have committed after it.
         for (const record of records) this.hinted.delete(record.taskId);
         if (records.length === limit) this.unknownRunnable = true;
-        for (const record of records) {
-          if ('unreadable' in record) this.track(this.failUnreadable(record));
-          else this.startClaimed(record);
-        }
+        for (const record of records) this.startClaimed(record);
         this.claim();
       },
       (error: unknown) => {
@@ -374,31 +365,9 @@ export class TaskWorker {
     this.fillSlot();
   }
 
-  private async fail(record: Pick<TaskRecord, 'taskId'>, reason: RuntimeFailure, message: string): Promise<void> {
+  private async fail(record: TaskRecord, reason: RuntimeFailure, message: string): Promise<void> {
     this.statusWriter.takePending(record.taskId);
     await failByRuntime(this.options.store, record.taskId, reason, message, this.options.clock.now());
-  }
-
-  /**
-   * Fail a task this worker claimed but cannot decode (see {@link UnreadableTask}): its tool cannot run here, and the
-   * lease the claim took keeps other workers from it. Failed (`-32603`, reason `task_unreadable`), it no longer comes
-   * first in every claim. The message names the key id, never a key. A failed write leaves the lease to lapse; the
-   * recovery that takes it over fails it again.
-   */
-  private async failUnreadable(task: UnreadableTask): Promise<void> {
-    this.options.logger.error(
-      { taskId: redactTaskId(task.taskId), err: task.unreadable },
-      'a claimed task cannot be decoded; failing it without running its tool',
-    );
-    await this.fail(task, 'task_unreadable', `Task was not run: its stored arguments cannot be read by this server (${task.unreadable.message})`);
-  }
-
-  /** Keep `work` (a write of this worker outside any run) until it settles, so a drain waits for it; failures are logged. */
-  private track(work: Promise<void>): void {
-    const tracked = work
-      .catch((error: unknown) => this.options.logger.warn({ err: error }, 'a worker write failed'))
-      .finally(() => this.writes.delete(tracked));
-    this.writes.add(tracked);
   }
 
   private abortLocal(taskId: string, reason: AbortReason): void {
@@ -495,7 +464,6 @@ export class TaskWorker {
       logger.info({ runs: left.length }, 'drain: aborting runs that are still going (reason shutdown) and releasing their leases');
       await settledWithin(Promise.all(ends()), this.options.settings.abortGraceMs + TERMINATION_MARGIN_MS);
     }
-    await settledWithin(Promise.all(this.writes), this.options.settings.abortGraceMs);
     this.phase = 'stopped';
     for (const timer of this.timers.splice(0)) clearInterval(timer);
     this.unsubscribe();

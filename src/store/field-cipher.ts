@@ -101,6 +101,11 @@ export class AesGcmFieldCipher implements FieldCipher {
     return this.currentId;
   }
 
+  /** The ids of the keys that only decrypt (`MCP_TASKS_ENCRYPTION_KEYS_OLD`), sorted; never the keys. */
+  get readOnlyKeyIds(): string[] {
+    return [...this.keys.keys()].filter((id) => id !== this.currentId).sort();
+  }
+
   seal(plaintext: string, context: string): string {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.current, iv, { authTagLength: TAG_BYTES });

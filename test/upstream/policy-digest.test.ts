@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
@@ -5,6 +7,7 @@ import { settingsDigest } from '../../src/cli/settings.js';
 import { DEFAULT_LIMITS } from '../../src/core/limits.js';
 import { settingsDifference } from '../../src/core/process-record.js';
 import { type AnyToolDefinition, defineTool, textResult } from '../../src/core/tool.js';
+import { AesGcmFieldCipher } from '../../src/store/field-cipher.js';
 
 /**
  * Issue 28 (found by a newcomer's trial): an API process and a worker with other `upstreamTools` rules for the same
@@ -44,5 +47,27 @@ describe('the settings digest covers how each tool runs', () => {
       run: async () => textResult(''),
     }) as AnyToolDefinition;
     expect(digest([tool(), other])).toBe(digest([other, tool()]));
+  });
+});
+
+describe('the settings digest covers the keys that only decrypt (stop 41)', () => {
+  const withKeys = (keyId: string | null, oldKeyIds?: string[]) =>
+    settingsDigest({ roots: [], writableRoots: [], tools: [], checkTargets: [], limits: DEFAULT_LIMITS, keyId, ...(oldKeyIds ? { oldKeyIds } : {}) });
+
+  it('a process missing an old key differs in oldKeyIds, and only there (its runs of tasks written with it would fail)', () => {
+    expect(settingsDifference(withKeys('k2', ['k1']), withKeys('k2', []))).toEqual(['oldKeyIds']);
+    expect(settingsDifference(withKeys('k2', ['k1', 'k0']), withKeys('k2', ['k1']))).toEqual(['oldKeyIds']);
+  });
+
+  it("a cipher's read-only key ids are the old keys' ids, never the current one's", () => {
+    const [k0, k1, k2] = [randomBytes(32), randomBytes(32), randomBytes(32)];
+    const idOf = (key: Buffer) => new AesGcmFieldCipher(key).keyId;
+    expect(new AesGcmFieldCipher(k2, [k1, k0]).readOnlyKeyIds).toEqual([idOf(k0), idOf(k1)].sort());
+    expect(new AesGcmFieldCipher(k2).readOnlyKeyIds).toEqual([]);
+  });
+
+  it('control: the same old keys in another order agree; another current key differs in keyId', () => {
+    expect(settingsDifference(withKeys('k2', ['k0', 'k1']), withKeys('k2', ['k1', 'k0']))).toEqual([]);
+    expect(settingsDifference(withKeys('k2', ['k1']), withKeys('k3', ['k1']))).toEqual(['keyId']);
   });
 });
