@@ -43,18 +43,14 @@ export interface TaskRecord extends TaskView {
   leaseExpiresAt: number | null;
   idempotencyKey: string | null;
   requestDigest: string | null;
+  /**
+   * Set — to the decoding error's one-line message — when this process cannot decode the stored arguments (encrypted
+   * with a key it is not configured with, or altered); `arguments` is then `{}`. Only a run needs the arguments: it
+   * fails such a task (`task_unreadable`) instead of running its tool, and every other read and write of the task
+   * goes on, so one such row never fails a claim, a list or a batch of other tasks' writes. Absent otherwise.
+   */
+  unreadableArguments?: string;
 }
-
-/**
- * A task a claim took whose stored arguments this process cannot decode — encrypted with a key it is not configured
- * with, or altered: every field of its {@link TaskRecord} but `arguments`, and the decoding error (a `StoreError`
- * `fault`). Claims hand such a task out, leased, beside the others instead of failing: one unreadable row at the head
- * of the queue must not stop every worker of the store. Its tool cannot run; the worker fails it.
- */
-export type UnreadableTask = Omit<TaskRecord, 'arguments'> & { readonly unreadable: Error };
-
-/** What a claim hands out: a task to run, or one this process cannot decode (tell them apart with `'unreadable' in`). */
-export type ClaimedTask = TaskRecord | UnreadableTask;
 
 /** What a caller supplies to create a task; the store assigns `seq` and `attempt`. */
 export interface NewTask {

@@ -99,7 +99,8 @@ export function pageOf(inspection: TaskInspection, viewer: Viewer): TaskPageView
     task: {
       ...summaryOf(task),
       attempt: runsStarted(task, events),
-      arguments: boundedJson(task.arguments),
+      // Arguments this process cannot decode are shown as such, not as the empty object the record carries.
+      arguments: task.unreadableArguments === undefined ? boundedJson(task.arguments) : boundedText(`(cannot be read here: ${task.unreadableArguments})`),
       ttlMs: task.ttlMs,
       expiresAt: task.expiresAt,
       protocolVersion: task.protocolVersion,

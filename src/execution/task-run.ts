@@ -77,6 +77,16 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
   const record = started ?? (await store.startAttempt(taskId, settings.instanceId, settings.leaseMs));
   if (!record || slot.controller.signal.aborted) return;
   slot.record = record;
+  if (record.unreadableArguments !== undefined) {
+    // Its arguments cannot be decoded here (a key this process lacks, an altered value; every process of a store has
+    // the same keys, see the settings digest): its tool cannot run, and failing it lets the claims behind it go on.
+    context.options.logger.error(
+      { taskId: redactTaskId(taskId), reason: record.unreadableArguments },
+      'a task cannot be decoded; failing it without running its tool',
+    );
+    await context.fail(record, 'task_unreadable', `Task was not run: its stored arguments cannot be read by this server (${record.unreadableArguments})`);
+    return;
+  }
   const tool = tools.get(record.toolName);
   if (!tool) {
     await context.fail(record, 'interrupted', `Tool ${record.toolName} is not registered in this process`);

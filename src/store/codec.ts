@@ -2,7 +2,6 @@ import type { TaskEvent, TaskEventKind } from '../core/store.js';
 import { StoreError } from '../core/store-error.js';
 import { expiresAtOf } from '../core/store-rules.js';
 import type {
-  ClaimedTask,
   InputRequestRecord,
   InputRequestState,
   JsonObject,
@@ -106,39 +105,22 @@ function recordOf(row: TaskRow, args: JsonObject): TaskRecord {
 export class RowCodec {
   constructor(private readonly cipher: FieldCipher = NO_ENCRYPTION) {}
 
-  /** A `tasks` row as a {@link TaskRecord}. @throws StoreError `fault` when the arguments cannot be decrypted. */
-  toRecord(row: TaskRow): TaskRecord {
-    return recordOf(row, this.argumentsOf(row));
-  }
-
   /**
-   * A `tasks` row a claim took: its {@link TaskRecord}, or, when its arguments cannot be decoded (a key this store
-   * lacks, an altered value), the record without them and the error — so one such row does not fail the claim of
-   * the others (see {@link ClaimedTask}).
+   * A `tasks` row as a {@link TaskRecord}. Arguments that cannot be decoded (a key this store is not configured with,
+   * an altered value) do not throw: the record has `arguments` `{}` and `unreadableArguments` set to the error's
+   * message, so one such row never fails a claim, a list or a write batch; the run of such a task fails it.
    */
-  toClaimed(row: TaskRow): ClaimedTask {
+  toRecord(row: TaskRow): TaskRecord {
     let args: JsonObject;
     try {
       args = this.argumentsOf(row);
     } catch (error) {
-      const { arguments: _unread, ...rest } = recordOf(row, {});
-      const unreadable = error instanceof StoreError ? error : new StoreError('fault', 'stored task arguments are not valid JSON', { cause: error });
-      return { ...rest, unreadable };
+      const record = recordOf(row, {});
+      // Only the message: a JSON parser's error quotes the text it failed on (the arguments themselves).
+      record.unreadableArguments = error instanceof StoreError ? error.message : 'stored task arguments are not valid JSON';
+      return record;
     }
     return recordOf(row, args);
-  }
-
-  /**
-   * A `tasks` row a write returns (a transition): its {@link TaskRecord}, with `arguments` `{}` when they cannot be
-   * decoded here. The write has happened and must be answered as such — a cancel, or the runtime failure of a task
-   * whose key this process lacks, would otherwise fail after applying (and, inside a batch's transaction, roll back
-   * every write of the batch). A written record is never run.
-   */
-  toWritten(row: TaskRow): TaskRecord {
-    const claimed = this.toClaimed(row);
-    if (!('unreadable' in claimed)) return claimed;
-    const { unreadable: _unreadable, ...rest } = claimed;
-    return { ...rest, arguments: {} };
   }
 
   private argumentsOf(row: TaskRow): JsonObject {

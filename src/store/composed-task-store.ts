@@ -26,7 +26,7 @@ import type { TaskSteps } from '../core/ports/steps.js';
 import type { NewProcessEntry, ProcessRecord, RegisterProcessResult } from '../core/process-record.js';
 import type { ServerSecretStore, SessionStore } from '../core/session-store.js';
 import type { TaskStore } from '../core/store.js';
-import type { ClaimedTask, JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord } from '../core/task.js';
+import type { JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord } from '../core/task.js';
 
 /**
  * One backend's implementation of each port by role (`store/<backend>/<port>.ts`, the same file names in every
@@ -114,13 +114,13 @@ export abstract class ComposedTaskStore implements TaskStore {
   renewLeases(leaseOwner: string, taskIds: readonly string[], leaseMs: number): Promise<string[]> {
     return this.leases.renewLeases(leaseOwner, taskIds, leaseMs);
   }
-  claimRunnable(leaseOwner: string, leaseMs: number, limit: number): Promise<ClaimedTask[]> {
+  claimRunnable(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]> {
     return this.leases.claimRunnable(leaseOwner, leaseMs, limit);
   }
   releaseLeases(leaseOwner: string, taskIds: readonly string[]): Promise<string[]> {
     return this.leases.releaseLeases(leaseOwner, taskIds);
   }
-  claimLapsed(leaseOwner: string, leaseMs: number, limit: number): Promise<ClaimedTask[]> {
+  claimLapsed(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]> {
     return this.leases.claimLapsed(leaseOwner, leaseMs, limit);
   }
   releaseUnstarted(leaseOwner: string, taskIds: readonly string[]): Promise<string[]> {

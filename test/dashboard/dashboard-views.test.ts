@@ -77,6 +77,14 @@ describe('dashboard task page', () => {
     );
   });
 
+  it('arguments this process cannot decode show as such, not as the empty object the record carries (control: readable ones as JSON)', () => {
+    const viewer = { ownerKey: 'anonymous', scopes: [] };
+    const readable = inspection(1, []);
+    expect(pageOf(readable, viewer).task.arguments.text).toBe('{}');
+    const unreadable = { ...readable, task: { ...readable.task, unreadableArguments: 'cannot decrypt task data: key id 0a1b is not configured' } };
+    expect(pageOf(unreadable, viewer).task.arguments.text).toBe('(cannot be read here: cannot decrypt task data: key id 0a1b is not configured)');
+  });
+
   it('a tool that declares domain operations and waits for its confirmation says "none yet", not "declared none"', () => {
     const page = pageOf(inspection(1, []), { ownerKey: 'anonymous', scopes: [] });
     expect(page.declaresOperations).toBe(true);

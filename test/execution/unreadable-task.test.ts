@@ -10,10 +10,14 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
+import { systemClock } from '../../src/core/clock.js';
+import { silentLogger } from '../../src/core/logger.js';
 import { defineTool, textResult } from '../../src/core/tool.js';
+import { Sweeper } from '../../src/execution/sweeper.js';
 import { createTasksServer } from '../../src/server/create-tasks-server.js';
 import { AesGcmFieldCipher } from '../../src/store/field-cipher.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { anonymousV2Caller } from '../helpers/callers.js';
 import { newTaskInput } from '../helpers/new-task.js';
 import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -85,5 +89,47 @@ describe('a task the worker cannot decode', () => {
       /^Task was not run: its stored arguments cannot be read by this server \(cannot decrypt task data: key id [0-9a-f]+ is not configured/,
     );
     expect(failed?.statusMessage).toBe(outcome.error.message);
+  });
+
+  it('its owner gets, lists and cancels it; the sweeper times out one waiting for input beside a readable one', async () => {
+    const temp = makeTempDir();
+    const path = join(temp.dir, 'tasks.db');
+    const before = openSqliteTaskStore({ path, encryption: new AesGcmFieldCipher(randomBytes(32)) });
+    const store = openSqliteTaskStore({ path, encryption: new AesGcmFieldCipher(randomBytes(32)) });
+    cleanups.push(
+      () => temp.remove(),
+      () => before.close(),
+      () => store.close(),
+    );
+    // No worker: these tasks wait for input (as a run parked them) or are queued.
+    const server = await createTasksServer({
+      tools: [],
+      store,
+      secret: randomBytes(32),
+      limits: QUIET_LIMITS,
+      instanceId: 'api-with-the-new-key',
+      worker: false,
+    });
+    cleanups.push(() => server.close());
+    const caller = anonymousV2Caller();
+    const queued = newTaskInput({ toolName: 'echo' });
+    const waiting = newTaskInput({ toolName: 'echo' });
+    const readable = newTaskInput({ toolName: 'echo', arguments: { n: 1 } });
+    for (const task of [queued, waiting]) await before.create(task);
+    await store.create(readable);
+    const now = Date.now();
+    await before.transition(waiting.taskId, { to: 'input_required', now });
+    await store.transition(readable.taskId, { to: 'input_required', now });
+
+    expect((await server.service.tasks.get(caller, queued.taskId)).status).toBe('working');
+    const listed = (await server.service.tasks.list(caller, undefined)).tasks.map((task) => task.taskId);
+    expect(listed).toEqual(expect.arrayContaining([queued.taskId, waiting.taskId, readable.taskId]));
+    const { cancelled } = await server.service.tasks.cancel(caller, queued.taskId);
+    expect(cancelled).toBe(true);
+    expect((await before.getUnscoped(queued.taskId))?.status).toBe('cancelled');
+
+    await new Sweeper(store, { sweepIntervalMs: 60_000, inputTimeoutMs: 0 }, systemClock, silentLogger).sweep();
+    expect((await before.getUnscoped(waiting.taskId))?.status).toBe('failed');
+    expect((await store.getUnscoped(readable.taskId))?.status).toBe('failed');
   });
 });

@@ -1,4 +1,4 @@
-import type { ClaimedTask, TaskRecord } from '../task.js';
+import type { TaskRecord } from '../task.js';
 
 /**
  * Leases (port "leases"): which process runs a `working` task, judged on the store's own clock (SQLite: the clock it
@@ -30,10 +30,10 @@ export interface TaskLeases {
    * whose lease merely lapsed keeps its owner and is left to {@link claimLapsed}. Concurrent claimers (any
    * process) get disjoint sets; a backend with row locks skips rows another transaction holds.
    * Port addition (issue 11): the worker's claim of runnable tasks.
-   * @returns the started tasks, ascending by `seq`; a task whose arguments this store cannot decode is started and
-   *   handed out as unreadable (see {@link ClaimedTask}) like the others (issue 25's notes: a decoding error never fails the claim).
+   * @returns the started tasks, ascending by `seq` (one whose arguments this store cannot decode among them, with
+   *   `unreadableArguments` set: a decoding error never fails a claim).
    */
-  claimRunnable(leaseOwner: string, leaseMs: number, limit: number): Promise<ClaimedTask[]>;
+  claimRunnable(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]>;
 
   /**
    * Give up the leases `leaseOwner` holds on `working` tasks among `taskIds`: the lease lapses at once on the store's
@@ -61,9 +61,9 @@ export interface TaskLeases {
    * lease and are skipped. Concurrent claimers (any process) get disjoint sets; a backend with row locks skips rows
    * another transaction holds instead of waiting for them.
    * Port change (issue 11): takes a duration instead of the caller's `now` and `leaseExpiresAt`.
-   * @returns the tasks taken over, ascending by `seq`; one this store cannot decode as unreadable.
+   * @returns the tasks taken over, ascending by `seq`.
    */
-  claimLapsed(leaseOwner: string, leaseMs: number, limit: number): Promise<ClaimedTask[]>;
+  claimLapsed(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]>;
 
   /**
    * Make every lease `leaseOwner` holds on a `working` task lapse now (a `released` event each, which wakes other

@@ -117,8 +117,7 @@ export interface TaskRows {
   /**
    * Conditional status write (see {@link TransitionRequest}) plus its `status` event, in one transaction.
    * Returns the updated task, or `undefined` when the task is missing or the condition did not hold
-   * (e.g. already terminal: terminal states never change). Arguments this store cannot decode (a key it is not
-   * configured with) never fail the write: the returned task's `arguments` are then `{}`.
+   * (e.g. already terminal: terminal states never change).
    */
   transition(taskId: string, request: TransitionRequest): Promise<TaskRecord | undefined>;
 

@@ -1,7 +1,7 @@
 import type { TaskEvent } from '../../core/ports/feed.js';
 import type { TaskLeases } from '../../core/ports/leases.js';
 import { inRequestOrder, toLimit } from '../../core/store-rules.js';
-import type { ClaimedTask, TaskRecord } from '../../core/task.js';
+import type { TaskRecord } from '../../core/task.js';
 import type { TaskRow } from '../codec.js';
 import type { BatchTx, MergedWork, Query, Settled } from './batch.js';
 import type { PostgresContext } from './context.js';
@@ -15,7 +15,7 @@ type ClaimParams = [leaseOwner: string, leaseMs: number, now: number | null, lim
  * `FOR UPDATE SKIP LOCKED`, every lease judged on the store's clock (the database's unless opened with one).
  */
 export class PostgresLeases implements TaskLeases {
-  private readonly claims: MergedWork<ClaimParams, ClaimedTask[]> = {
+  private readonly claims: MergedWork<ClaimParams, TaskRecord[]> = {
     run: (tx, items) => this.runClaims(tx, items),
     runAlone: (query, items) => this.claimAlone(query, items),
   };
@@ -51,18 +51,18 @@ export class PostgresLeases implements TaskLeases {
    * See {@link TaskLeases.claimRunnable}: `FOR UPDATE SKIP LOCKED`, one attempt event each; ordered by `seq`. A claim
    * alone in its batch (a worker woken by a create) is one autocommit statement with its events.
    */
-  async claimRunnable(leaseOwner: string, leaseMs: number, limit: number): Promise<ClaimedTask[]> {
+  async claimRunnable(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]> {
     return this.ctx.batcher.enqueueMerged(this.claims, [leaseOwner, leaseMs, this.ctx.clockNow(), toLimit(limit)]);
   }
 
   /** Claims of one batch, in order (each one statement; a failure fails the batch, as any claim did). */
-  private async runClaims(tx: BatchTx, items: readonly ClaimParams[]): Promise<Array<Settled<ClaimedTask[]>>> {
-    const results: Array<Settled<ClaimedTask[]>> = [];
+  private async runClaims(tx: BatchTx, items: readonly ClaimParams[]): Promise<Array<Settled<TaskRecord[]>>> {
+    const results: Array<Settled<TaskRecord[]>> = [];
     for (const params of items) {
       const rows = (await tx.query<TaskRow & { store_now: number }>(SQL.claimRunnable, params)).sort((a, b) => a.seq - b.seq);
       const leaseOwner = params[0];
       for (const row of rows) tx.append(row.task_id, 'attempt', 'working', row.store_now, { attempt: row.attempt, leaseOwner });
-      results.push({ ok: true, value: rows.map((row) => this.ctx.codec.toClaimed(row)) });
+      results.push({ ok: true, value: rows.map((row) => this.ctx.codec.toRecord(row)) });
     }
     return results;
   }
@@ -75,7 +75,7 @@ export class PostgresLeases implements TaskLeases {
    * in flight, a worker's claims for slots freed meanwhile meet in one batch). Claims of different holders keep the
    * transaction.
    */
-  private async claimAlone(query: Query, items: readonly ClaimParams[]): Promise<{ results: Array<Settled<ClaimedTask[]>>; events: TaskEvent[] } | undefined> {
+  private async claimAlone(query: Query, items: readonly ClaimParams[]): Promise<{ results: Array<Settled<TaskRecord[]>>; events: TaskEvent[] } | undefined> {
     const [first] = items;
     if (first === undefined || items.some((item) => item[0] !== first[0] || item[1] !== first[1] || item[2] !== first[2])) return undefined;
     const [leaseOwner, leaseMs, now] = first;
@@ -92,14 +92,13 @@ export class PostgresLeases implements TaskLeases {
       payload: { attempt: row.attempt, leaseOwner },
     }));
     let next = 0;
-    const results = items.map((item): Settled<ClaimedTask[]> => {
+    const results = items.map((item): Settled<TaskRecord[]> => {
       const share = rows.slice(next, next + item[3]);
       next += share.length;
       // The statement has committed: nothing may be thrown from here on — a throw means "nothing written", and the
-      // claims would run again. A row whose arguments cannot be decoded is handed out as unreadable (`toClaimed`);
-      // anything else that fails rejects its claim.
+      // claims would run again. (Arguments that cannot be decoded do not throw: see `unreadableArguments`.)
       try {
-        return { ok: true, value: share.map((row) => this.ctx.codec.toClaimed(row)) };
+        return { ok: true, value: share.map((row) => this.ctx.codec.toRecord(row)) };
       } catch (error) {
         return { ok: false, error };
       }
@@ -108,9 +107,9 @@ export class PostgresLeases implements TaskLeases {
   }
 
   /** See {@link TaskLeases.claimLapsed}: `FOR UPDATE SKIP LOCKED`, no event; result ordered by `seq`. */
-  async claimLapsed(leaseOwner: string, leaseMs: number, limit: number): Promise<ClaimedTask[]> {
+  async claimLapsed(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]> {
     const rows = await this.ctx.batcher.enqueue((tx) => tx.query<TaskRow>(SQL.claimLapsed, [leaseOwner, leaseMs, this.ctx.clockNow(), toLimit(limit)]));
-    return rows.map((row) => this.ctx.codec.toClaimed(row)).sort((a, b) => a.seq - b.seq);
+    return rows.map((row) => this.ctx.codec.toRecord(row)).sort((a, b) => a.seq - b.seq);
   }
 
   /** See {@link TaskLeases.releaseLeases}: lapsed on the store's clock, one `released` event each. */

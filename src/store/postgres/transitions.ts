@@ -104,7 +104,7 @@ export class PostgresTransitions implements MergedWork<TransitionItem, TaskRecor
     });
     // The statement has committed: a row that cannot be decoded rejects its item alone, never throws (a throw means
     // "nothing written", and the transitions would run again, answering "did not apply").
-    return { results: rows.map((row) => settledDecode(() => row && this.codec.toWritten(row))), events };
+    return { results: rows.map((row) => settledDecode(() => row && this.codec.toRecord(row))), events };
   }
 
   /** `items` (distinct task ids) in one `SQL.transitions`; per item its record or `undefined`, events staged in order. */
@@ -114,7 +114,7 @@ export class PostgresTransitions implements MergedWork<TransitionItem, TaskRecor
       if (row === undefined) return undefined;
       const { taskId, request } = items[i] as TransitionItem;
       tx.append(taskId, 'status', request.to, request.now, { from: row.from_status, to: request.to });
-      return this.codec.toWritten(row);
+      return this.codec.toRecord(row);
     });
   }
 }

@@ -1,7 +1,7 @@
 import type { TaskEvent } from '../../core/ports/feed.js';
 import type { TaskLeases } from '../../core/ports/leases.js';
 import { inRequestOrder, toLimit } from '../../core/store-rules.js';
-import type { ClaimedTask, TaskRecord } from '../../core/task.js';
+import type { TaskRecord } from '../../core/task.js';
 import type { SqliteContext } from './context.js';
 import type { TaskRow } from './sql.js';
 
@@ -24,14 +24,14 @@ export class SqliteLeases implements TaskLeases {
   }
 
   /** See {@link TaskLeases.claimRunnable}: one `UPDATE … RETURNING` in the write transaction, plus the attempt events. */
-  async claimRunnable(leaseOwner: string, leaseMs: number, limit: number): Promise<ClaimedTask[]> {
+  async claimRunnable(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]> {
     return this.ctx.committer.enqueue((events) => {
       const now = this.ctx.clock.now();
       const rows = (this.ctx.stmt.claimRunnable.all({ leaseOwner, now, leaseExpiresAt: now + leaseMs, limit: toLimit(limit) }) as TaskRow[]).sort(
         (a, b) => a.seq - b.seq,
       );
       for (const row of rows) this.ctx.append(events, row.task_id, 'attempt', 'working', now, { attempt: row.attempt, leaseOwner });
-      return rows.map((row) => this.ctx.codec.toClaimed(row));
+      return rows.map((row) => this.ctx.codec.toRecord(row));
     });
   }
 
@@ -51,12 +51,12 @@ export class SqliteLeases implements TaskLeases {
    * See {@link TaskLeases.claimLapsed}. Skips tasks already past their TTL; appends no event (a claim is followed by
    * `startAttempt`, which does). Result ordered by `seq`.
    */
-  async claimLapsed(leaseOwner: string, leaseMs: number, limit: number): Promise<ClaimedTask[]> {
+  async claimLapsed(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]> {
     const rows = await this.ctx.committer.enqueue(() => {
       const now = this.ctx.clock.now();
       return this.ctx.stmt.claimLapsed.all({ leaseOwner, now, leaseExpiresAt: now + leaseMs, limit: toLimit(limit) }) as TaskRow[];
     });
-    return rows.map((row) => this.ctx.codec.toClaimed(row)).sort((a, b) => a.seq - b.seq);
+    return rows.map((row) => this.ctx.codec.toRecord(row)).sort((a, b) => a.seq - b.seq);
   }
 
   /** See {@link TaskLeases.releaseLeases}: lapsed at the store clock's now, one `released` event each. */

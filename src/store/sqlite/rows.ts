@@ -72,7 +72,7 @@ export class SqliteRows implements TaskRows {
         stmt.insertOutcome.run({ taskId, kind: request.outcome.kind, body: outcomeBody(request.outcome) });
       }
       this.ctx.append(events, taskId, 'status', request.to, request.now, { from: current.status, to: request.to });
-      const record = this.ctx.codec.toWritten(row);
+      const record = this.ctx.codec.toRecord(row);
       if (request.endedAudit) this.ctx.ledger.appendAudit.run(...auditValues(taskEndedAudit(record, request.now, request.endedAudit.reason)));
       return record;
     });
