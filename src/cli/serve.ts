@@ -41,6 +41,15 @@ const SECRET_SHOWN = {
   store: 'kept in the database (mcp_tasks.server_secret)',
 } as const;
 
+/**
+ * What the data directory holds for this process, after its path in the banner: on PostgreSQL nothing, unless the
+ * secret is read from `<data dir>/secret` (a newcomer took the path for where the PostgreSQL deployment writes).
+ */
+function dataDirUse(store: 'sqlite' | 'postgres', secret: keyof typeof SECRET_SHOWN): string {
+  if (store === 'sqlite') return '';
+  return secret === 'data-dir' ? ' (the secret file only: the tasks are in PostgreSQL)' : ' (not used: the tasks and the secret are elsewhere)';
+}
+
 /** The modes of `mcp-tasks serve` that are not configuration (they choose what this one process is). */
 export interface ServeModes {
   stdio?: boolean;
@@ -312,7 +321,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
   process.stderr.write(
     `mcp-tasks: serving http://${shownHost}:${port}/mcp\n` +
-      `  data dir: ${settings.dataDir}\n  store:    ${settings.storeShown}\n  tools:    ${tools.map((tool) => tool.name).join(', ')}\n  roots:    ${settings.roots.join(', ') || '(none)'}\n` +
+      `  data dir: ${settings.dataDir}${dataDirUse(settings.store.kind, agreed.source)}\n  store:    ${settings.storeShown}\n  tools:    ${tools.map((tool) => tool.name).join(', ')}\n  roots:    ${settings.roots.join(', ') || '(none)'}\n` +
       `  writable: ${settings.writableRoots.join(', ') || '(none)'}\n` +
       (resolved.config.builtins !== false
         ? `  checks:   ${(resolved.config.checkTargets ?? []).join(', ') || '(no --check-target: check_infrastructure checks files only)'}\n`

@@ -52,7 +52,9 @@ describe('one server secret per store', () => {
   it('PostgreSQL with MCP_TASKS_SECRET: the same secret starts on every instance, another is refused (exit 1, one line); only a digest is stored', async () => {
     const database = await createTestDatabase();
     databases.push(database);
-    await serve('pg-a', database.url, { MCP_TASKS_SECRET: SECRET });
+    const first = await serve('pg-a', database.url, { MCP_TASKS_SECRET: SECRET });
+    // The banner does not suggest the data directory holds anything of a PostgreSQL deployment (newcomer, stop 40).
+    expect(first.log()).toMatch(/data dir: \S+ \(not used: the tasks and the secret are elsewhere\)\n/);
     await serve('pg-b', database.url, { MCP_TASKS_SECRET: SECRET });
     const refused = await refusal(serve('pg-c', database.url, { MCP_TASKS_SECRET: OTHER }));
     expect(refused).toMatch(/exited early \(1\)/);
@@ -69,7 +71,7 @@ describe('one server secret per store', () => {
   it('PostgreSQL without MCP_TASKS_SECRET: the secret is kept in the database and shared; an instance bringing another secret is refused', async () => {
     const database = await createTestDatabase();
     databases.push(database);
-    await serve('kept-a', database.url, {});
+    expect((await serve('kept-a', database.url, {})).log()).toMatch(/data dir: \S+ \(not used: the tasks and the secret are elsewhere\)\n/);
     await serve('kept-b', database.url, {});
     const row = await secretRow(database.url);
     expect(row).toMatchObject({ mode: 'kept', verifier: null });
@@ -79,7 +81,8 @@ describe('one server secret per store', () => {
 
   it('SQLite: two processes on one file with different data directories (different secret files) are refused; with one MCP_TASKS_SECRET both start', async () => {
     const file = join(temp.dir, 'shared', 'tasks.db');
-    await serve('sqlite-a', file, {});
+    // Control: on SQLite the data directory is where the tasks are (no note after its path).
+    expect((await serve('sqlite-a', file, {})).log()).toMatch(/data dir: \S+\n/);
     expect(await refusal(serve('sqlite-b', file, {}))).toMatch(/secret in .*secret differs from the one the other instances of this store use/);
     const second = join(temp.dir, 'shared-2', 'tasks.db');
     await serve('sqlite-c', second, { MCP_TASKS_SECRET: SECRET });
