@@ -100,7 +100,9 @@ describe('result chunk writers of one task (stop 40)', () => {
       ]);
       expect(cancelled === 'waited' ? `the cancel waited for the chunk write (${Date.now() - started} ms)` : cancelled?.status).toBe('cancelled');
       await holder.query('ROLLBACK');
-      expect(await writing).toBe(true);
+      // The write then sees the cancel and keeps nothing (see the next test).
+      expect(await writing).toBe(false);
+      expect(await store.readResultChunk(task.taskId, 0)).toBeUndefined();
       // The run's own end is conditional on the lease and status: the cancel stands.
       expect(
         await store.transition(task.taskId, { to: 'completed', now: Date.now(), leaseOwner: 'w-runs', outcome: { kind: 'result', result: { content: [] } } }),
@@ -117,6 +119,37 @@ describe('result chunk writers of one task (stop 40)', () => {
       expect((await queued)?.status).toBe('cancelled');
     } finally {
       await holder.end();
+      await store.close();
+    }
+  });
+
+  it('a cancel whose transaction is open while the chunks are written wins: the write waits for it at its end, reports false and leaves no chunk (control: with no cancel it writes)', async () => {
+    const store = await openPostgresTaskStore({ url: database.url, applicationName: 'mcp-tasks-chunk-after-cancel' });
+    const canceller = new pg.Client({ connectionString: database.url });
+    await canceller.connect();
+    const chunkRows = async (taskId: string): Promise<number> =>
+      Number((await canceller.query('SELECT count(*) AS n FROM mcp_tasks.result_chunks WHERE task_id = $1', [taskId])).rows[0].n);
+    try {
+      const task = await store.create(newTaskInput());
+      await store.claimRunnable('w-runs', 60_000, 1);
+      // A cancel under way in another process: its row lock taken, its update not committed yet.
+      await canceller.query('BEGIN');
+      await canceller.query('SELECT 1 FROM mcp_tasks.tasks WHERE task_id = $1 FOR NO KEY UPDATE', [task.taskId]);
+      await canceller.query(`UPDATE mcp_tasks.tasks SET status = 'cancelled', lease_owner = NULL, lease_expires_at = NULL WHERE task_id = $1`, [task.taskId]);
+      const writing = store.putResultChunks(task.taskId, [bytes(30, 3), bytes(5, 3)], 'w-runs');
+      // The write does its work beside the open cancel, then waits for it before committing.
+      expect(await lockWaitersOf(canceller, 'mcp-tasks-chunk-after-cancel', 1)).toBe(1);
+      await canceller.query('COMMIT');
+      expect(await writing).toBe(false);
+      expect(await chunkRows(task.taskId)).toBe(0);
+
+      // Control: the same write with no cancel writes.
+      const other = await store.create(newTaskInput());
+      await store.claimRunnable('w-runs', 60_000, 1);
+      expect(await store.putResultChunks(other.taskId, [bytes(30, 3), bytes(5, 3)], 'w-runs')).toBe(true);
+      expect(await chunkRows(other.taskId)).toBe(2);
+    } finally {
+      await canceller.end();
       await store.close();
     }
   });

@@ -16,7 +16,8 @@ export class PostgresResults implements TaskResults {
 
   /**
    * See {@link TaskResults.putResultChunks}: its own transaction (a 64 MiB result must not hold back the batch's
-   * writes of other tasks, so the task row is only key-share locked; a transition of this task still waits for it)
+   * writes of other tasks, so the task row is only key-share locked; a transition of this task does not wait for the
+   * inserts either, and the condition is confirmed `FOR SHARE` once they are done, see `SQL.confirmTaskForChunks`)
    * under an advisory lock of the task's chunk writers: two writers each deleted the chunks the other had not
    * committed yet, and the second insert failed on the primary key.
    */
@@ -28,6 +29,11 @@ export class PostgresResults implements TaskResults {
       await client.query(SQL.deleteResultChunks, [taskId]);
       for (const [index, chunk] of chunks.entries())
         await client.query(SQL.insertResultChunk, [taskId, index, Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)]);
+      // A transition that ended the task while the chunks were written is waited for here and seen: nothing stays.
+      if ((await client.query(SQL.confirmTaskForChunks, [taskId, leaseOwner ?? null])).rowCount === 0) {
+        await client.query(SQL.deleteResultChunks, [taskId]);
+        return false;
+      }
       return true;
     });
   }

@@ -121,6 +121,12 @@ export const SQL = Object.freeze({
   /** Serializes the chunk writers of one task (seed apart from `lockOwner`'s). */
   lockChunkWriters: 'SELECT pg_advisory_xact_lock(hashtextextended($1::text, 7311)) AS locked',
   lockTaskForChunks: `SELECT 1 AS present FROM ${S}.tasks WHERE task_id = $1 AND ($2::text IS NULL OR (lease_owner = $2 AND status IN ('working', 'input_required'))) FOR KEY SHARE`,
+  /**
+   * The same condition again once the chunks are written, `FOR SHARE`: that waits for a transition of the task still
+   * under way (its `FOR NO KEY UPDATE` no longer waits for the chunk write, so a cancel can be open beside it) and
+   * then reads what it committed — an ended task keeps no chunks.
+   */
+  confirmTaskForChunks: `SELECT 1 AS present FROM ${S}.tasks WHERE task_id = $1 AND ($2::text IS NULL OR (lease_owner = $2 AND status IN ('working', 'input_required'))) FOR SHARE`,
   deleteResultChunks: `DELETE FROM ${S}.result_chunks WHERE task_id = $1`,
   insertResultChunk: `INSERT INTO ${S}.result_chunks (task_id, chunk_index, data) VALUES ($1, $2, $3)`,
   readResultChunk: `SELECT data FROM ${S}.result_chunks WHERE task_id = $1 AND chunk_index = $2`,
