@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import { relative } from 'node:path';
 
 import { discoverAuthorizationServer } from '../auth/discovery.js';
 import { systemClock } from '../core/clock.js';
@@ -31,6 +32,7 @@ import {
 } from './settings.js';
 import { shadowSettingsOf } from './shadow-settings.js';
 import { onShutdownSignal } from './shutdown.js';
+import type { StoreSpec } from './store-spec.js';
 import { startProcessTracing } from './tracing-setup.js';
 import { startConfiguredUpstreams, upstreamLines } from './upstream-settings.js';
 import { StartupError, UsageError } from './usage-error.js';
@@ -42,12 +44,12 @@ const SECRET_SHOWN = {
 } as const;
 
 /**
- * What the data directory holds for this process, after its path in the banner: on PostgreSQL nothing, unless the
- * secret is read from `<data dir>/secret` (a newcomer took the path for where the PostgreSQL deployment writes).
+ * What the data directory holds for this process, after its path in the banner: nothing said when the tasks are in
+ * it; else the secret file only, or nothing (a newcomer on PostgreSQL took the path for where the tasks are written).
  */
-function dataDirUse(store: 'sqlite' | 'postgres', secret: keyof typeof SECRET_SHOWN): string {
-  if (store === 'sqlite') return '';
-  return secret === 'data-dir' ? ' (the secret file only: the tasks are in PostgreSQL)' : ' (not used: the tasks and the secret are elsewhere)';
+function dataDirUse(store: StoreSpec, dataDir: string, secret: keyof typeof SECRET_SHOWN): string {
+  if (store.kind === 'sqlite' && !relative(dataDir, store.path).startsWith('..')) return '';
+  return secret === 'data-dir' ? ' (the secret file only: the tasks are in the store below)' : ' (not used: the tasks and the secret are elsewhere)';
 }
 
 /** The modes of `mcp-tasks serve` that are not configuration (they choose what this one process is). */
@@ -321,7 +323,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
   process.stderr.write(
     `mcp-tasks: serving http://${shownHost}:${port}/mcp\n` +
-      `  data dir: ${settings.dataDir}${dataDirUse(settings.store.kind, agreed.source)}\n  store:    ${settings.storeShown}\n  tools:    ${tools.map((tool) => tool.name).join(', ')}\n  roots:    ${settings.roots.join(', ') || '(none)'}\n` +
+      `  data dir: ${settings.dataDir}${dataDirUse(settings.store, settings.dataDir, agreed.source)}\n  store:    ${settings.storeShown}\n  tools:    ${tools.map((tool) => tool.name).join(', ')}\n  roots:    ${settings.roots.join(', ') || '(none)'}\n` +
       `  writable: ${settings.writableRoots.join(', ') || '(none)'}\n` +
       (resolved.config.builtins !== false
         ? `  checks:   ${(resolved.config.checkTargets ?? []).join(', ') || '(no --check-target: check_infrastructure checks files only)'}\n`

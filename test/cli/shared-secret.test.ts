@@ -81,11 +81,15 @@ describe('one server secret per store', () => {
 
   it('SQLite: two processes on one file with different data directories (different secret files) are refused; with one MCP_TASKS_SECRET both start', async () => {
     const file = join(temp.dir, 'shared', 'tasks.db');
-    // Control: on SQLite the data directory is where the tasks are (no note after its path).
-    expect((await serve('sqlite-a', file, {})).log()).toMatch(/data dir: \S+\n/);
+    // A SQLite store outside the data directory: only the secret file is there.
+    expect((await serve('sqlite-a', file, {})).log()).toMatch(/data dir: \S+ \(the secret file only: the tasks are in the store below\)\n/);
     expect(await refusal(serve('sqlite-b', file, {}))).toMatch(/secret in .*secret differs from the one the other instances of this store use/);
     const second = join(temp.dir, 'shared-2', 'tasks.db');
-    await serve('sqlite-c', second, { MCP_TASKS_SECRET: SECRET });
+    expect((await serve('sqlite-c', second, { MCP_TASKS_SECRET: SECRET })).log()).toMatch(
+      /data dir: \S+ \(not used: the tasks and the secret are elsewhere\)\n/,
+    );
+    // Control: a store in the data directory (no note after its path).
+    expect((await serve('sqlite-inside', join(temp.dir, 'sqlite-inside', 'tasks.db'), {})).log()).toMatch(/data dir: \S+\n/);
     await serve('sqlite-d', second, { MCP_TASKS_SECRET: SECRET });
   });
 });
