@@ -149,7 +149,7 @@ export function findingsOf(d: StoreDiagnosis, maxSkewMs: number, local?: LocalSe
       digests.size <= 1
         ? `live processes share one settings digest${digests.size === 1 ? ` (${[...digests.keys()][0]})` : ''}`
         : differing.length > 0
-          ? `settings differ in ${differing.join(', ')}: ${listed()} — roots, writable roots, tools, check targets, run limits and the at-rest key must match`
+          ? `settings differ in ${differing.join(', ')}: ${listed()} — roots, writable roots, tools, check targets, run limits and the at-rest keys must match`
           : `live processes agree on every setting they share; they run different versions, so ${versionGap.join(', ')} ${versionGap.length === 1 ? 'is' : 'are'} compared once all run the same one: ${listed()}`,
   });
   findings.push(secretFinding(d.serverSecret, local));

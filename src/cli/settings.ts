@@ -278,7 +278,7 @@ export async function resolveSettings(resolved: ResolvedConfig): Promise<Resolve
     encryption,
     encryptionShown:
       encryption instanceof AesGcmFieldCipher
-        ? `AES-256-GCM, key id ${encryption.keyId}`
+        ? `AES-256-GCM, key id ${encryption.keyId}${encryption.readOnlyKeyIds.length > 0 ? ` (also reads key ids ${encryption.readOnlyKeyIds.join(', ')})` : ''}`
         : 'off (set MCP_TASKS_ENCRYPTION_KEY to encrypt arguments and answers)',
     denied,
     deniedPaths,

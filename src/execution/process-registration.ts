@@ -195,10 +195,12 @@ export class SettingsDiffer extends Error {
     /** The fields of the settings digest that differ (e.g. `checkTargets`). */
     readonly fields: readonly string[],
     role: ProcessRole,
+    /** This process's own settings digest, shown beside the other's. */
+    own: string,
   ) {
     super(
       `settings differ from live ${other.role} process ${other.instanceId} in: ${fields.join(', ')} ` +
-        `(its digest ${other.settingsDigest}); every process of a store must agree on roots, writable roots, tools and their policies, check targets, run limits, TTLs, result sizes and the at-rest key — ` +
+        `(its digest ${other.settingsDigest}; this one's ${own}); every process of a store must agree on roots, writable roots, tools and their policies, check targets, run limits, TTLs, result sizes and the at-rest keys (MCP_TASKS_ENCRYPTION_KEY and MCP_TASKS_ENCRYPTION_KEYS_OLD) — ` +
         `this ${role} does not start (mcp-tasks doctor lists the digests)`,
     );
   }
@@ -222,7 +224,7 @@ export async function checkSettingsAgree(
   for (const other of await store.listProcesses()) {
     if (!other.live || other.instanceId === instanceId) continue; // its own predecessor is taken over, not compared
     const fields = settingsDifference(other.settingsDigest, settingsDigest);
-    if (fields.length > 0) throw new SettingsDiffer(other, fields, role);
+    if (fields.length > 0) throw new SettingsDiffer(other, fields, role, settingsDigest);
     const gap = settingsVersionGap(other.settingsDigest, settingsDigest);
     if (gap.length > 0)
       logger?.warn(

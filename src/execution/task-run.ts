@@ -84,7 +84,8 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
       { taskId: redactTaskId(taskId), reason: record.unreadableArguments },
       'a task cannot be decoded; failing it without running its tool',
     );
-    await context.fail(record, 'task_unreadable', `Task was not run: its stored arguments cannot be read by this server (${record.unreadableArguments})`);
+    // The requestor (or a model) reads this: no operator advice (adding the key back does not revive a failed task).
+    await context.fail(record, 'task_unreadable', 'Task was not run: this server cannot decrypt its stored arguments; call the tool again');
     return;
   }
   const tool = tools.get(record.toolName);

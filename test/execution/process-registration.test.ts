@@ -110,6 +110,10 @@ describe('checkSettingsAgree across versions (a rolling update)', () => {
       const refused = checkSettingsAgree(store, 'roots=11111111 tools=99999999 checkTargets=33333333', 'worker', 'new-worker', logger);
       await expect(refused).rejects.toBeInstanceOf(SettingsDiffer);
       await expect(refused).rejects.toThrow(/settings differ from live api process old-api in: tools /);
+      // Both digests side by side, and the variables behind the key fields named (newcomer, stop 41).
+      await expect(refused).rejects.toThrow(
+        /\(its digest roots=11111111 tools=22222222; this one's roots=11111111 tools=99999999 checkTargets=33333333\);.*MCP_TASKS_ENCRYPTION_KEYS_OLD/,
+      );
       // A digest of the shape before digests by field still differs as a whole.
       await store.registerProcess({ ...elsewhere('older-api'), role: 'api', settingsDigest: 'abcdef' }, HOLDER_LIFETIME_MS);
       await expect(checkSettingsAgree(store, 'roots=11111111 tools=22222222', 'worker', 'new-worker')).rejects.toThrow(
