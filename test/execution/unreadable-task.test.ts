@@ -16,7 +16,7 @@ import { defineTool, textResult } from '../../src/core/tool.js';
 import { Sweeper } from '../../src/execution/sweeper.js';
 import { createTasksServer } from '../../src/server/create-tasks-server.js';
 import { AesGcmFieldCipher } from '../../src/store/field-cipher.js';
-import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { anonymousV2Caller } from '../helpers/callers.js';
 import { newTaskInput } from '../helpers/new-task.js';
 import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
@@ -27,21 +27,29 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+/**
+ * Two stores on one SQLite file: `before` with the key the tasks were written with, `store` with the key the server
+ * has now (the old one not kept).
+ */
+function storesWithTwoKeys(): { before: SqliteTaskStore; store: SqliteTaskStore } {
+  const temp = makeTempDir();
+  const path = join(temp.dir, 'tasks.db');
+  const before = openSqliteTaskStore({ path, encryption: new AesGcmFieldCipher(randomBytes(32)) });
+  const store = openSqliteTaskStore({ path, encryption: new AesGcmFieldCipher(randomBytes(32)) });
+  cleanups.push(
+    () => temp.remove(),
+    () => before.close(),
+    () => store.close(),
+  );
+  return { before, store };
+}
+
 describe('a task the worker cannot decode', () => {
   it.each([
     ['queued before the worker starts (its first recovery takes them)', true],
     ['queued while the worker runs (a claim takes them)', false],
   ])('fails with reason task_unreadable, its tool never runs, and the tasks behind it run: %s', async (_when, queuedFirst) => {
-    const temp = makeTempDir();
-    const path = join(temp.dir, 'tasks.db');
-    // The key the task was written with, and the one the server has now (the old one not kept).
-    const before = openSqliteTaskStore({ path, encryption: new AesGcmFieldCipher(randomBytes(32)) });
-    const store = openSqliteTaskStore({ path, encryption: new AesGcmFieldCipher(randomBytes(32)) });
-    cleanups.push(
-      () => temp.remove(),
-      () => before.close(),
-      () => store.close(),
-    );
+    const { before, store } = storesWithTwoKeys();
     const seen: unknown[] = [];
     const echo = defineTool({
       name: 'echo',
@@ -91,15 +99,7 @@ describe('a task the worker cannot decode', () => {
   });
 
   it('its owner gets, lists and cancels it; the sweeper times out one waiting for input beside a readable one', async () => {
-    const temp = makeTempDir();
-    const path = join(temp.dir, 'tasks.db');
-    const before = openSqliteTaskStore({ path, encryption: new AesGcmFieldCipher(randomBytes(32)) });
-    const store = openSqliteTaskStore({ path, encryption: new AesGcmFieldCipher(randomBytes(32)) });
-    cleanups.push(
-      () => temp.remove(),
-      () => before.close(),
-      () => store.close(),
-    );
+    const { before, store } = storesWithTwoKeys();
     // No worker: these tasks wait for input (as a run parked them) or are queued.
     const server = await createTasksServer({
       tools: [],
