@@ -68,18 +68,24 @@ describe('merged requestor reads on PostgreSQL (issue 25)', () => {
     expect(sent.map((text) => text.slice(0, 13))).toEqual(['SELECT q.ord,', 'SELECT t.task', 'SELECT t.task', 'SELECT t.task']);
   });
 
-  it("a row that cannot be decoded (sealed with a key this store lacks) fails its own read only, not another owner's read beside it", async () => {
+  it("a row that cannot be decoded fails its own read only, not another owner's read beside it; arguments sealed with a key this store lacks are no such row (stop 41)", async () => {
     const sealing = await open({ encryption: new AesGcmFieldCipher(randomBytes(32)) });
     const sealed = await sealing.create(newTaskInput({ ownerKey: 'alice', arguments: { secret: 'x' } }));
     const store = await open();
     const plain = await store.create(newTaskInput({ ownerKey: 'bob' }));
-    // Control: alone, the sealed task's read fails.
-    await expect(store.getWithOutcome(sealed.taskId, ALICE, 1_000)).rejects.toThrow(/key id/);
+    const broken = await store.create(newTaskInput({ ownerKey: 'alice' }));
+    // A column no key explains: altered in place, it cannot be parsed.
+    await withClient(database.url, (client) => client.query(`UPDATE mcp_tasks.tasks SET client_capabilities = 'not json' WHERE task_id = $1`, [broken.taskId]));
+    // Control: alone, the altered task's read fails.
+    await expect(store.getWithOutcome(broken.taskId, ALICE, 1_000)).rejects.toThrow(/JSON/);
     const settled = await Promise.allSettled([
-      store.getWithOutcome(sealed.taskId, ALICE, 1_000),
+      store.getWithOutcome(broken.taskId, ALICE, 1_000),
       store.getWithOutcome(plain.taskId, { ownerKey: 'bob' }, 1_000),
+      store.getWithOutcome(sealed.taskId, ALICE, 1_000),
     ]);
-    expect(settled.map(status)).toEqual([expect.stringMatching(/^rejected/), 'found']);
+    expect(settled.map(status)).toEqual([expect.stringMatching(/^rejected/), 'found', 'found']);
+    const read = settled[2];
+    expect(read?.status === 'fulfilled' && read.value?.record.unreadableArguments).toMatch(/holds encrypted data \(key id [0-9a-f]{16}\)/);
   });
 
   it('reads issued in the same turn as close are still answered (they were admitted while the store was open); later ones are refused', async () => {
