@@ -153,4 +153,52 @@ describe('result chunk writers of one task (stop 40)', () => {
       await store.close();
     }
   });
+
+  it('a chunk write that is the victim of a deadlock (its final FOR SHARE closing a cycle with two batches) is sent again and stores the chunks', async () => {
+    const store = await openPostgresTaskStore({ url: database.url, applicationName: 'mcp-tasks-chunk-deadlock' });
+    const [a, b, watcher] = [
+      new pg.Client({ connectionString: database.url }),
+      new pg.Client({ connectionString: database.url }),
+      new pg.Client({ connectionString: database.url }),
+    ];
+    for (const client of [a, b, watcher]) await client.connect();
+    const settled = <T>(promise: Promise<T>) =>
+      promise.then(
+        () => 'done',
+        (error: unknown) => String(error),
+      );
+    try {
+      const target = await store.create(newTaskInput());
+      const other = await store.create(newTaskInput());
+      await store.claimRunnable('w-runs', 60_000, 2);
+      expect(await store.putResultChunks(target.taskId, [bytes(10, 1)], 'w-runs')).toBe(true);
+      // The two batches leave the deadlock to the chunk write to find (theirs would be checked 10 s later), and give
+      // up their waits after 3 s so that its second try can finish.
+      for (const client of [a, b]) await client.query("BEGIN; SET LOCAL deadlock_timeout = '10s'; SET LOCAL lock_timeout = '3s'");
+      await a.query('SELECT 1 FROM mcp_tasks.tasks WHERE task_id = $1 FOR NO KEY UPDATE', [other.taskId]);
+      // Hold the write after its key-share lock on the target (it waits to delete the chunk row locked here).
+      await watcher.query('BEGIN');
+      await watcher.query('SELECT 1 FROM mcp_tasks.result_chunks WHERE task_id = $1 FOR UPDATE', [target.taskId]);
+      const writing = store.putResultChunks(target.taskId, [bytes(40, 4)], 'w-runs').then(
+        (stored) => stored,
+        (error: unknown) => error,
+      );
+      expect(await lockWaitersOf(watcher, 'mcp-tasks-chunk-deadlock', 1)).toBe(1);
+      // b: a batch that locks the target (its FOR NO KEY UPDATE does not wait for the key share).
+      await b.query('SELECT 1 FROM mcp_tasks.tasks WHERE task_id = $1 FOR NO KEY UPDATE', [target.taskId]);
+      await watcher.query('ROLLBACK');
+      // The write now waits for b at its final FOR SHARE; a (an answer, FOR UPDATE) waits for the write's key share;
+      // b waits for a's row: a cycle through the write.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const aWaits = settled(a.query('SELECT 1 FROM mcp_tasks.tasks WHERE task_id = $1 FOR UPDATE', [target.taskId]));
+      const bWaits = settled(b.query('SELECT 1 FROM mcp_tasks.tasks WHERE task_id = $1 FOR NO KEY UPDATE', [other.taskId]));
+      await Promise.all([aWaits, bWaits]);
+      for (const client of [a, b]) await client.query('ROLLBACK');
+      expect(await writing).toBe(true);
+      expect((await store.readResultChunk(target.taskId, 0))?.length).toBe(40);
+    } finally {
+      for (const client of [a, b, watcher]) await client.end();
+      await store.close();
+    }
+  });
 });

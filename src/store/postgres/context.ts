@@ -125,7 +125,19 @@ export class PostgresContext {
   }
 
   /** Run `work` in a transaction of its own on one pooled client (rolled back, and the error mapped, when it throws). */
-  async inTransaction<T>(action: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  async inTransaction<T>(action: string, work: (client: pg.PoolClient) => Promise<T>, options: { retryConflicts?: boolean } = {}): Promise<T> {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        return await this.transactionOnce(action, work);
+      } catch (error) {
+        // With `retryConflicts` (work that may run again: it rewrites what it writes), a deadlock or serialization
+        // failure PostgreSQL resolved by rolling this transaction back is run again, as the batch does.
+        if (!options.retryConflicts || attempt >= CONFLICT_RETRIES || !isRetryableConflict(error instanceof StoreError ? error.cause : error)) throw error;
+      }
+    }
+  }
+
+  private async transactionOnce<T>(action: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     this.refuseIfClosed(action);
     // withPooledClient listens for the client's 'error' while it is checked out (a lost connection would otherwise
     // be an unhandled event that ends the process) and destroys a broken client instead of pooling it.

@@ -23,19 +23,26 @@ export class PostgresResults implements TaskResults {
    */
   async putResultChunks(taskId: string, chunks: readonly Uint8Array[], leaseOwner?: string): Promise<boolean> {
     checkResultChunks(chunks);
-    return this.ctx.inTransaction('store result chunks', async (client) => {
-      await client.query(SQL.lockChunkWriters, [taskId]);
-      if ((await client.query(SQL.lockTaskForChunks, [taskId, leaseOwner ?? null])).rowCount === 0) return false;
-      await client.query(SQL.deleteResultChunks, [taskId]);
-      for (const [index, chunk] of chunks.entries())
-        await client.query(SQL.insertResultChunk, [taskId, index, Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)]);
-      // A transition that ended the task while the chunks were written is waited for here and seen: nothing stays.
-      if ((await client.query(SQL.confirmTaskForChunks, [taskId, leaseOwner ?? null])).rowCount === 0) {
+    return this.ctx.inTransaction(
+      'store result chunks',
+      async (client) => {
+        await client.query(SQL.lockChunkWriters, [taskId]);
+        if ((await client.query(SQL.lockTaskForChunks, [taskId, leaseOwner ?? null])).rowCount === 0) return false;
         await client.query(SQL.deleteResultChunks, [taskId]);
-        return false;
-      }
-      return true;
-    });
+        for (const [index, chunk] of chunks.entries())
+          await client.query(SQL.insertResultChunk, [taskId, index, Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)]);
+        // A transition that ended the task while the chunks were written is waited for here and seen: this write keeps
+        // nothing. (Chunks a write committed before a cancel stay until the task is deleted; they are never served.)
+        if ((await client.query(SQL.confirmTaskForChunks, [taskId, leaseOwner ?? null])).rowCount === 0) {
+          await client.query(SQL.deleteResultChunks, [taskId]);
+          return false;
+        }
+        return true;
+      },
+      // Its final FOR SHARE can close a deadlock (a batch holding the row waits for a row whose holder waits for this
+      // write's key-share lock): rewriting the chunks again is safe.
+      { retryConflicts: true },
+    );
   }
 
   async readResultChunk(taskId: string, index: number): Promise<Uint8Array | undefined> {
