@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
-import { relative } from 'node:path';
 
 import { discoverAuthorizationServer } from '../auth/discovery.js';
 import { systemClock } from '../core/clock.js';
 import { ANONYMOUS_OWNER_KEY } from '../core/owner.js';
+import { isPathInside } from '../core/path-inside.js';
 import { createDashboard, type Dashboard } from '../dashboard/http.js';
 import { OidcSignIn } from '../dashboard/oidc-sign-in.js';
 import { viewerVerifier } from '../dashboard/verifier.js';
@@ -48,7 +48,7 @@ const SECRET_SHOWN = {
  * it; else the secret file only, or nothing (a newcomer on PostgreSQL took the path for where the tasks are written).
  */
 function dataDirUse(store: StoreSpec, dataDir: string, secret: keyof typeof SECRET_SHOWN): string {
-  if (store.kind === 'sqlite' && !relative(dataDir, store.path).startsWith('..')) return '';
+  if (store.kind === 'sqlite' && isPathInside(dataDir, store.path)) return '';
   return secret === 'data-dir' ? ' (the secret file only: the tasks are in the store below)' : ' (not used: the tasks and the secret are elsewhere)';
 }
 

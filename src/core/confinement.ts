@@ -7,6 +7,8 @@
  */
 import path from 'node:path';
 
+import { isPathInside } from './path-inside.js';
+
 /** Where tools may touch the file system: below a root and not below a denied path. */
 export interface PathConfinement {
   /** Directories the operator allows tools to read (absolute, symlinks resolved). */
@@ -56,8 +58,7 @@ export function serverStatePaths(locations: ServerStateLocations): ServerStatePa
   const paths: ServerStatePath[] = [{ path: dataDir, what: 'data directory' }];
   if (locations.storePath !== undefined) {
     const store = path.resolve(locations.storePath);
-    const relative = path.relative(dataDir, store);
-    if (relative.startsWith('..') || path.isAbsolute(relative)) {
+    if (!isPathInside(dataDir, store)) {
       paths.push(...SQLITE_SIDE_FILES.map((suffix) => ({ path: `${store}${suffix}`, what: 'task store' })));
     }
   }

@@ -10,6 +10,7 @@ import { type FileHandle, lstat, open, opendir, realpath, stat } from 'node:fs/p
 import path from 'node:path';
 
 import type { PathConfinement } from '../core/confinement.js';
+import { isPathInside } from '../core/path-inside.js';
 import { ToolInputError } from '../core/tool.js';
 
 /** Entries of a denied directory whose identity is remembered (the data directory holds a handful). */
@@ -22,10 +23,7 @@ const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants
 
 /** Whether the absolute, normalised `candidate` is one of `roots` or below one of them. */
 export function isInsideRoots(candidate: string, roots: readonly string[]): boolean {
-  return roots.some((root) => {
-    const relative = path.relative(root, candidate);
-    return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
-  });
+  return roots.some((root) => isPathInside(root, candidate));
 }
 
 /** A file's identity on this machine. */
