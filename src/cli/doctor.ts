@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { settingsDifference, settingsVersionGap } from '../core/process-record.js';
 import { secretMatchesVerifier } from '../server/signing-key.js';
 import type { DiagnosedSecret, StoreDiagnosis } from '../store/diagnosis.js';
+import { AesGcmFieldCipher } from '../store/field-cipher.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { cliCommand } from './invocation.js';
 import { describeStore, resolveStoreSpec, type StoreSpec } from './store-spec.js';
@@ -29,7 +30,7 @@ export interface DoctorOptions {
 /** One line of the report. */
 export interface Finding {
   ok: boolean;
-  check: 'store' | 'schema' | 'clock' | 'tasks' | 'events' | 'processes' | 'settings' | 'secret' | 'threads' | 'upstream';
+  check: 'store' | 'schema' | 'clock' | 'tasks' | 'events' | 'processes' | 'settings' | 'secret' | 'keys' | 'threads' | 'upstream';
   message: string;
 }
 
@@ -93,7 +94,7 @@ function secretFinding(record: DiagnosedSecret | null, local: LocalSecret | unde
 }
 
 /** The findings of one diagnosis (see the module comment); pure but for the secret's digest, for tests of each rule. */
-export function findingsOf(d: StoreDiagnosis, maxSkewMs: number, local?: LocalSecret): Finding[] {
+export function findingsOf(d: StoreDiagnosis, maxSkewMs: number, local?: LocalSecret, keys?: LocalKeys): Finding[] {
   const findings: Finding[] = [];
   findings.push({
     ok: d.schemaVersion <= d.knownVersion,
@@ -153,7 +154,54 @@ export function findingsOf(d: StoreDiagnosis, maxSkewMs: number, local?: LocalSe
           : `live processes agree on every setting they share; they run different versions, so ${versionGap.join(', ')} ${versionGap.length === 1 ? 'is' : 'are'} compared once all run the same one: ${listed()}`,
   });
   findings.push(secretFinding(d.serverSecret, local));
+  if (keys) findings.push(keysFinding(d.unfinishedByKeyId, keys));
   return findings;
+}
+
+/** This host's at-rest key ids as `serve` and `worker` would start with them (none without a key). */
+export interface LocalKeys {
+  current: string | null;
+  readOnly: readonly string[];
+}
+
+/**
+ * The at-rest keys of this host's configuration, or the one-line reason they are unusable (a malformed key: the
+ * message names the variable, never the value).
+ */
+export function localKeysOf(config: ResolvedConfig['config']): LocalKeys | string {
+  try {
+    const cipher = AesGcmFieldCipher.fromEnvironment({
+      ...(config.encryptionKey === undefined ? {} : { MCP_TASKS_ENCRYPTION_KEY: config.encryptionKey }),
+      ...(config.encryptionKeysOld === undefined ? {} : { MCP_TASKS_ENCRYPTION_KEYS_OLD: config.encryptionKeysOld.join(',') }),
+    });
+    return cipher instanceof AesGcmFieldCipher ? { current: cipher.keyId, readOnly: cipher.readOnlyKeyIds } : { current: null, readOnly: [] };
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+/**
+ * The `keys` finding (stop 41, a newcomer's question "is the old key safe to drop?"): unfinished tasks by the key id
+ * their data is encrypted with, against this host's keys. FAIL when some are under a key this host does not have —
+ * a process started with these keys fails them for good (`task_unreadable`); says which read-only keys no unfinished
+ * task uses (they can be dropped).
+ */
+export function keysFinding(inUse: StoreDiagnosis['unfinishedByKeyId'], keys: LocalKeys): Finding {
+  const configured = new Set([...(keys.current === null ? [] : [keys.current]), ...keys.readOnly]);
+  const missing = inUse.filter((entry) => !configured.has(entry.keyId));
+  const role = (keyId: string): string => (keyId === keys.current ? 'current' : configured.has(keyId) ? 'read only' : 'NOT CONFIGURED here');
+  const tasks = (n: number): string => `${n} unfinished ${n === 1 ? 'task' : 'tasks'}`;
+  const listed = inUse.map((entry) => `key id ${entry.keyId} (${role(entry.keyId)}): ${tasks(entry.tasks)}`).join('; ');
+  const unused = keys.readOnly.filter((keyId) => !inUse.some((entry) => entry.keyId === keyId));
+  const droppable =
+    unused.length > 0 ? `; read-only key id ${unused.join(', ')} holds no unfinished task's data: it can be dropped (every process together)` : '';
+  if (missing.length > 0)
+    return {
+      ok: false,
+      check: 'keys',
+      message: `${listed} — a process with this host's keys fails those tasks for good (task_unreadable): keep their keys in MCP_TASKS_ENCRYPTION_KEYS_OLD${droppable}`,
+    };
+  return { ok: true, check: 'keys', message: `${inUse.length === 0 ? 'no unfinished task holds encrypted data' : listed}${droppable}` };
 }
 
 /** Longest the threads check waits for the warm pool (ms). */
@@ -236,7 +284,12 @@ export async function doctor(options: DoctorOptions, resolved: ResolvedConfig): 
     try {
       const diagnosis = await diagnose(spec);
       const local = localSecretOf(diagnosis.serverSecret, spec, dataDir, configured);
-      findings = [{ ok: true, check: 'store', message: `${shown} is reachable` }, ...findingsOf(diagnosis, options.maxSkewMs, local)];
+      const keys = localKeysOf(config);
+      findings = [
+        { ok: true, check: 'store', message: `${shown} is reachable` },
+        ...findingsOf(diagnosis, options.maxSkewMs, local, typeof keys === 'string' ? undefined : keys),
+        ...(typeof keys === 'string' ? [{ ok: false, check: 'keys' as const, message: keys }] : []),
+      ];
     } catch (error) {
       findings = [
         { ok: false, check: 'store', message: `${shown} cannot be read: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}` },

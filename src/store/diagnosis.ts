@@ -16,6 +16,12 @@ export interface StoreDiagnosis {
   waitingForWorker: number;
   /** Events of tasks that no longer exist, `expired` tombstones aside (retention deletes them with their task). */
   orphanedEvents: number;
+  /**
+   * Unfinished tasks (`working`, `input_required`) by the id of the at-rest key their arguments, input requests and
+   * answers or journaled steps are encrypted with (a task under two keys counts under each), by key id. What a
+   * process without one of those keys cannot run; a key no unfinished task uses can be dropped.
+   */
+  unfinishedByKeyId: Array<{ keyId: string; tasks: number }>;
   /** The process registry, `live` judged at `storeNow`. */
   processes: ProcessRecord[];
   /**
@@ -35,6 +41,23 @@ export function toDiagnosedSecret(
   if (!row) return null;
   const createdAt = Number(row.created_at);
   return row.mode === 'kept' ? { mode: 'kept', createdAt } : { mode: 'verifier', salt: String(row.salt), verifier: String(row.verifier), createdAt };
+}
+
+/**
+ * The query behind {@link StoreDiagnosis.unfinishedByKeyId}, given how the dialect takes a value's key id out of
+ * `enc1:<key id>:<base64url>` (`keyIdOf`) and the schema prefix (`tables`, e.g. `mcp_tasks.` or empty).
+ */
+export function unfinishedByKeyIdSql(keyIdOf: (column: string) => string, tables: string): string {
+  const unfinished = "t.status IN ('working', 'input_required')";
+  return `SELECT key_id, COUNT(DISTINCT task_id) AS n FROM (
+      SELECT t.task_id, ${keyIdOf('t.arguments')} AS key_id FROM ${tables}tasks t WHERE ${unfinished} AND t.arguments LIKE 'enc1:%'
+      UNION ALL SELECT r.task_id, ${keyIdOf('r.request')} FROM ${tables}input_requests r JOIN ${tables}tasks t ON t.task_id = r.task_id
+        WHERE ${unfinished} AND r.request LIKE 'enc1:%'
+      UNION ALL SELECT r.task_id, ${keyIdOf('r.response')} FROM ${tables}input_requests r JOIN ${tables}tasks t ON t.task_id = r.task_id
+        WHERE ${unfinished} AND r.response LIKE 'enc1:%'
+      UNION ALL SELECT s.task_id, ${keyIdOf('s.value')} FROM ${tables}task_steps s JOIN ${tables}tasks t ON t.task_id = s.task_id
+        WHERE ${unfinished} AND s.value LIKE 'enc1:%'
+    ) k GROUP BY key_id ORDER BY key_id`;
 }
 
 /** The columns of `server_secret` `doctor` reads: never `secret`. */

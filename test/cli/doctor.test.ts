@@ -3,6 +3,7 @@
  * database each — with every finding provoked through the store port or raw rows, and its negative (all ok, exit 0).
  */
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -15,6 +16,7 @@ import { newTaskId } from '../../src/core/ids.js';
 import type { NewProcessEntry } from '../../src/core/process-record.js';
 import type { TaskStore } from '../../src/core/store.js';
 import { agreeOnServerSecret } from '../../src/server/signing-key.js';
+import { AesGcmFieldCipher } from '../../src/store/field-cipher.js';
 import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { migrate, MIGRATIONS } from '../../src/store/sqlite/migrations.js';
@@ -218,6 +220,49 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       },
     );
 
+    it("keys (stop 41): unfinished tasks by at-rest key id against this host's keys — FAIL for a key it lacks, the ones it can drop named; finished tasks do not count", async () => {
+      const { store, arg } = await fresh();
+      await store.close();
+      const [a, b, c] = [randomBytes(32), randomBytes(32), randomBytes(32)];
+      const idOf = (key: Buffer) => new AesGcmFieldCipher(key).keyId;
+      const under = async (key: Buffer) =>
+        backend === 'postgres'
+          ? openPostgresTaskStore({ url: arg, encryption: new AesGcmFieldCipher(key) })
+          : openSqliteTaskStore({ path: arg, encryption: new AesGcmFieldCipher(key) });
+      const [first, second, third] = [await under(a), await under(b), await under(c)];
+      try {
+        await queued(first);
+        const waiting = await queued(second);
+        await second.transition(waiting.taskId, { to: 'input_required', now: Date.now() });
+        await queued(second);
+        // A finished task under key c: its data needs no key any more.
+        const done = await queued(third);
+        await third.transition(done.taskId, { to: 'cancelled', now: Date.now() });
+      } finally {
+        for (const store of [first, second, third]) await store.close();
+      }
+      const env = (current: Buffer, old: Buffer[] = []) => ({
+        MCP_TASKS_ENCRYPTION_KEY: current.toString('hex'),
+        ...(old.length > 0 ? { MCP_TASKS_ENCRYPTION_KEYS_OLD: old.map((key) => key.toString('hex')).join(',') } : {}),
+      });
+      const lacking = doctor(arg, [], undefined, env(b));
+      expect(lacking.status).toBe(1);
+      expect(lacking.line('keys')).toContain(`FAIL  keys      key id ${idOf(a)} (NOT CONFIGURED here): 1 unfinished task`);
+      expect(lacking.line('keys')).toContain(`key id ${idOf(b)} (current): 2 unfinished tasks`);
+      expect(lacking.line('keys')).toContain('fails those tasks for good (task_unreadable)');
+      const fine = doctor(arg, [], undefined, env(b, [a, c]));
+      expect(fine.line('keys')).toMatch(/^ok {2}/);
+      expect(fine.line('keys')).toContain(`key id ${idOf(a)} (read only): 1 unfinished task`);
+      expect(fine.line('keys')).toContain(`read-only key id ${idOf(c)} holds no unfinished task's data: it can be dropped`);
+      // Control: without any key, encrypted unfinished tasks are all unreadable here.
+      const none = doctor(arg);
+      expect(none.line('keys')).toMatch(/^FAIL {2}keys/);
+      // A malformed key: one line naming the variable, never the value.
+      const malformed = doctor(arg, [], undefined, { MCP_TASKS_ENCRYPTION_KEY: 'not-a-key-value' });
+      expect(malformed.line('keys')).toMatch(/^FAIL {2}keys {6}MCP_TASKS_ENCRYPTION_KEY must be 32 bytes/);
+      expect(malformed.lines.join('\n')).not.toContain('not-a-key-value');
+    });
+
     it('a schema newer than the code: FAIL schema, exit 1, nothing migrated', async () => {
       const { store, arg, sql } = await fresh();
       await store.close();
@@ -277,7 +322,16 @@ describe('doctor findings that real stores here cannot show', () => {
   });
 
   it('clock skew beyond --max-skew-ms fails; within it passes (the rule, on a diagnosis with a skewed database clock)', () => {
-    const base = { schemaVersion: 1, knownVersion: 1, hostNow: 1_000_000, waitingForWorker: 0, orphanedEvents: 0, processes: [], serverSecret: null };
+    const base = {
+      schemaVersion: 1,
+      knownVersion: 1,
+      hostNow: 1_000_000,
+      waitingForWorker: 0,
+      orphanedEvents: 0,
+      unfinishedByKeyId: [],
+      processes: [],
+      serverSecret: null,
+    };
     const skewed = findingsOf({ ...base, storeNow: 1_000_000 + 2_500 }, 1_000).find((f) => f.check === 'clock');
     expect(skewed).toMatchObject({ ok: false, message: expect.stringContaining('store clock +2500 ms from this host') });
     const fine = findingsOf({ ...base, storeNow: 1_000_000 - 300 }, 1_000).find((f) => f.check === 'clock');

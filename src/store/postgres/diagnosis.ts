@@ -1,6 +1,6 @@
 import pg from 'pg';
 
-import { DIAGNOSED_SECRET_COLUMNS, type StoreDiagnosis, toDiagnosedSecret } from '../diagnosis.js';
+import { DIAGNOSED_SECRET_COLUMNS, type StoreDiagnosis, toDiagnosedSecret, unfinishedByKeyIdSql } from '../diagnosis.js';
 import { type ProcessRow, toProcess } from '../process-row.js';
 import { BIGINT_AS_NUMBER } from './connection.js';
 import { POSTGRES_MIGRATIONS, SCHEMA } from './migrations.js';
@@ -38,6 +38,11 @@ export async function diagnosePostgresStore(url: string, connectTimeoutMs = 5_00
             `SELECT COUNT(*) AS n FROM ${SCHEMA}.task_events e WHERE e.kind <> 'expired' AND NOT EXISTS (SELECT 1 FROM ${SCHEMA}.tasks t WHERE t.task_id = e.task_id)`,
           )
         : 0,
+      unfinishedByKeyId: (await has('task_steps'))
+        ? (
+            await client.query<{ key_id: string; n: number | string }>(unfinishedByKeyIdSql((column) => `split_part(${column}, ':', 2)`, `${SCHEMA}.`))
+          ).rows.map((row) => ({ keyId: row.key_id, tasks: Number(row.n) }))
+        : [],
       processes: (await has('processes'))
         ? (await client.query<ProcessRow>(`SELECT * FROM ${SCHEMA}.processes ORDER BY instance_id`)).rows.map((row) => toProcess(row, storeNow))
         : [],

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 
-import { DIAGNOSED_SECRET_COLUMNS, type StoreDiagnosis, toDiagnosedSecret } from '../diagnosis.js';
+import { DIAGNOSED_SECRET_COLUMNS, type StoreDiagnosis, toDiagnosedSecret, unfinishedByKeyIdSql } from '../diagnosis.js';
 import { type ProcessRow, toProcess } from '../process-row.js';
 import { MIGRATIONS } from './migrations.js';
 
@@ -27,6 +27,14 @@ export function diagnoseSqliteStore(path: string): StoreDiagnosis {
       orphanedEvents: has('task_events')
         ? count("SELECT COUNT(*) AS n FROM task_events e WHERE e.kind <> 'expired' AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.task_id = e.task_id)")
         : 0,
+      unfinishedByKeyId: has('task_steps')
+        ? (
+            db.prepare(unfinishedByKeyIdSql((column) => `substr(${column}, 6, instr(substr(${column}, 6), ':') - 1)`, '')).all() as Array<{
+              key_id: string;
+              n: number;
+            }>
+          ).map((row) => ({ keyId: row.key_id, tasks: row.n }))
+        : [],
       processes: has('processes') ? (db.prepare('SELECT * FROM processes ORDER BY instance_id').all() as ProcessRow[]).map((row) => toProcess(row, now)) : [],
       serverSecret: has('server_secret')
         ? toDiagnosedSecret(db.prepare(`SELECT ${DIAGNOSED_SECRET_COLUMNS} FROM server_secret WHERE id = 1`).get() as Parameters<typeof toDiagnosedSecret>[0])
