@@ -10,6 +10,7 @@ import type { Dirent } from 'node:fs';
 import { lstat, opendir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 
+import { isPathInside } from '../core/path-inside.js';
 import { ToolInputError } from '../core/tool.js';
 import type { Confinement } from './roots.js';
 import { yieldToEventLoop } from './yield.js';
@@ -126,7 +127,7 @@ async function readSorted(directory: string): Promise<Dirent[]> {
  */
 export async function confinedFile(start: string, relative: string, confinement: Confinement, result: WalkResult): Promise<WalkedFile | null> {
   const full = path.join(start, relative);
-  if (path.relative(start, full).startsWith('..') || !confinement.allows(full)) return null;
+  if (!isPathInside(start, full) || !confinement.allows(full)) return null;
   const info = await lstat(full).catch(() => null);
   if (!info) return null;
   const file = info.isSymbolicLink() ? await followFileLink(full, confinement, result) : info.isFile() ? await regularFile(full, confinement) : null;

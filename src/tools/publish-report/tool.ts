@@ -48,8 +48,7 @@ const outputSchema = z.object({
  */
 function reportPath(repo: string, path: string): string {
   const normalized = isAbsolute(path) ? relative(repo, path) : normalize(path);
-  if (isAbsolute(normalized) || normalized.startsWith('..') || normalized.split(sep).includes('..'))
-    throw new ToolInputError(`path must be inside the repository: ${path}`);
+  if (isAbsolute(normalized) || normalized.split(sep).includes('..')) throw new ToolInputError(`path must be inside the repository: ${path}`);
   if (normalized.split(sep)[0] === '.git' || normalized === '.') throw new ToolInputError(`path must name a file outside .git: ${path}`);
   return normalized;
 }
