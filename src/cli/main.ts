@@ -300,7 +300,7 @@ const ANSWERS_HELP = `answers (--answers '<json>'):
 program
   .command('doctor')
   .description(
-    "check a deployment's task store, reading only: reachability, schema version, clock skew, tasks no worker takes, orphaned events, processes and their settings digests, and whether this host's server secret is the one the store's instances use; exit 1 on any FAIL",
+    "check a deployment's task store, reading only: reachability, schema version, clock skew, tasks no worker takes, orphaned events, processes and their settings digests, whether this host's server secret is the one the store's instances use, and which at-rest keys unfinished tasks need; exit 1 on any FAIL",
   )
   .option('--store <store>', 'postgres://… URL or SQLite file (default: MCP_TASKS_STORE, else <data-dir>/tasks.db)')
   .option('--data-dir <dir>', 'data directory of an embedded store (default: MCP_TASKS_DATA_DIR, else ./data)')
