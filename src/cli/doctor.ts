@@ -183,8 +183,8 @@ export function localKeysOf(config: ResolvedConfig['config']): LocalKeys | strin
 /**
  * The `keys` finding (stop 41, a newcomer's question "is the old key safe to drop?"): unfinished tasks by the key id
  * their data is encrypted with, against this host's keys. FAIL when some are under a key this host does not have —
- * a process started with these keys fails them for good (`task_unreadable`); says which read-only keys no unfinished
- * task uses (they can be dropped).
+ * a `serve` or `worker` started with these keys refuses to start (see `checkKeysCoverUnfinishedTasks`); says which
+ * read-only keys no unfinished task uses (they can be dropped).
  */
 export function keysFinding(inUse: StoreDiagnosis['unfinishedByKeyId'], keys: LocalKeys): Finding {
   const configured = new Set([...(keys.current === null ? [] : [keys.current]), ...keys.readOnly]);
@@ -197,18 +197,16 @@ export function keysFinding(inUse: StoreDiagnosis['unfinishedByKeyId'], keys: Lo
     unused.length === 0
       ? ''
       : `; read-only key ${unused.length === 1 ? `id ${unused.join('')} holds` : `ids ${unused.join(', ')} hold`} no unfinished task's data: ${unused.length === 1 ? 'it' : 'they'} can be dropped (every process together)`;
-  if (missing.length > 0 && keys.current === null)
-    // As the secret line: doctor may run on a host that starts nothing (no key here is no fault of the deployment).
-    return {
-      ok: true,
-      check: 'keys',
-      message: `${listed} — this host has no at-rest key: set MCP_TASKS_ENCRYPTION_KEY (and MCP_TASKS_ENCRYPTION_KEYS_OLD) as serve has them to check them`,
-    };
+  // A host with no key FAILs too (a newcomer: the likeliest slip is a shell without the key exported): a serve or worker
+  // started here would refuse to start, as it would fail those tasks for good.
   if (missing.length > 0)
     return {
       ok: false,
       check: 'keys',
-      message: `${listed} — a process with this host's keys fails those tasks for good (task_unreadable): keep their keys in MCP_TASKS_ENCRYPTION_KEYS_OLD${droppable}`,
+      message:
+        keys.current === null
+          ? `${listed} — this host has no at-rest key: a serve or worker started like this refuses to start; set MCP_TASKS_ENCRYPTION_KEY and MCP_TASKS_ENCRYPTION_KEYS_OLD as the deployment has them`
+          : `${listed} — a serve or worker with this host's keys refuses to start (it would fail those tasks for good, task_unreadable): keep their keys in MCP_TASKS_ENCRYPTION_KEYS_OLD${droppable}`,
     };
   return { ok: true, check: 'keys', message: `${inUse.length === 0 ? 'no unfinished task holds encrypted data' : listed}${droppable}` };
 }

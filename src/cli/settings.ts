@@ -322,6 +322,31 @@ export function settingsDigestOf(settings: Pick<ResolvedSettings, 'resolved' | '
   });
 }
 
+/**
+ * A process that runs tasks refuses to start while unfinished tasks hold data under an at-rest key it is not
+ * configured with (stop 41, a newcomer: a `serve` started in a shell without the key failed such a task for good,
+ * and the first process of a restart has no live one to compare its keys with). An API-only `serve --no-worker`
+ * starts: through it such tasks can be cancelled, or they expire.
+ * @throws StartupError naming the key ids and how many tasks need each.
+ */
+export async function checkKeysCoverUnfinishedTasks(settings: Pick<ResolvedSettings, 'store' | 'encryption'>): Promise<void> {
+  const inUse =
+    settings.store.kind === 'sqlite'
+      ? (await import('../store/sqlite/diagnosis.js')).sqliteUnfinishedByKeyId(settings.store.path)
+      : await (await import('../store/postgres/diagnosis.js')).postgresUnfinishedByKeyId(settings.store.url);
+  const { encryption } = settings;
+  const configured = new Set(encryption instanceof AesGcmFieldCipher ? [encryption.keyId, ...encryption.readOnlyKeyIds] : []);
+  const missing = inUse.filter((entry) => !configured.has(entry.keyId));
+  if (missing.length === 0) return;
+  const tasks = missing.reduce((sum, entry) => sum + entry.tasks, 0);
+  throw new StartupError(
+    `${tasks} unfinished ${tasks === 1 ? 'task holds' : 'tasks hold'} data under at-rest key id ${missing.map((entry) => entry.keyId).join(', ')}, ` +
+      `which this process is not configured with: it would fail ${tasks === 1 ? 'it' : 'them'} for good (task_unreadable), so it does not start. ` +
+      `Set that key in MCP_TASKS_ENCRYPTION_KEYS_OLD (${encryption instanceof AesGcmFieldCipher ? 'beside' : 'with'} MCP_TASKS_ENCRYPTION_KEY); ` +
+      'to give those tasks up, cancel them through an API process (serve --no-worker starts) or let them expire',
+  );
+}
+
 /** Most default-id slots a host's workers take (`<host>:worker`, then `<host>:worker:slot2` …). */
 const MAX_WORKER_SLOTS = 64;
 
@@ -337,13 +362,14 @@ const MAX_WORKER_SLOTS = 64;
  */
 export async function registerCliProcess(
   store: TaskStore,
-  settings: Pick<ResolvedSettings, 'settingsDigest' | 'heartbeatMs'>,
+  settings: Pick<ResolvedSettings, 'settingsDigest' | 'heartbeatMs' | 'store' | 'encryption'>,
   role: 'serve' | 'api' | 'worker',
   instanceId: string,
   logger: Logger,
   slots = false,
 ): Promise<ProcessRegistration> {
   await checkSettingsAgree(store, settings.settingsDigest, role, instanceId, logger);
+  if (role !== 'api') await checkKeysCoverUnfinishedTasks(settings);
   const taken = slots ? await idsHeldHere(store) : new Set<string>();
   for (let slot = 1; ; slot++) {
     const id = slot === 1 ? instanceId : `${instanceId}:slot${slot}`;

@@ -250,7 +250,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(lacking.line('keys')).toMatch(/^FAIL {2}keys {6}key id /);
       expect(lacking.line('keys')).toContain(`key id ${idOf(a)} (NOT CONFIGURED here): 1 unfinished task`);
       expect(lacking.line('keys')).toContain(`key id ${idOf(b)} (current): 2 unfinished tasks`);
-      expect(lacking.line('keys')).toContain('fails those tasks for good (task_unreadable)');
+      expect(lacking.line('keys')).toContain("a serve or worker with this host's keys refuses to start");
       const fine = doctor(arg, [], undefined, env(b, [a, c]));
       expect(fine.line('keys')).toMatch(/^ok {2}/);
       expect(fine.line('keys')).toContain(`key id ${idOf(a)} (read only): 1 unfinished task`);
@@ -258,9 +258,9 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const d = randomBytes(32);
       const two = doctor(arg, [], undefined, env(b, [a, c, d]));
       expect(two.line('keys')).toContain(`read-only key ids ${[idOf(c), idOf(d)].sort().join(', ')} hold no unfinished task's data: they can be dropped`);
-      // A host without any key (an operator's, a monitor's) is no fault of the deployment: ok, and how to check.
+      // A host without any key: the likeliest slip (a shell without the key exported) FAILs too.
       const none = doctor(arg);
-      expect(none.line('keys')).toMatch(/^ok {2}.*this host has no at-rest key: set MCP_TASKS_ENCRYPTION_KEY/);
+      expect(none.line('keys')).toMatch(/^FAIL {2}.*this host has no at-rest key: a serve or worker started like this refuses to start/);
       // A malformed key: one line naming the variable, never the value.
       const malformed = doctor(arg, [], undefined, { MCP_TASKS_ENCRYPTION_KEY: 'not-a-key-value' });
       expect(malformed.line('keys')).toMatch(/^FAIL {2}keys {6}MCP_TASKS_ENCRYPTION_KEY must be 32 bytes/);

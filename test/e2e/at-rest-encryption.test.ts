@@ -130,7 +130,7 @@ describe.each([{ backend: 'SQLite' as const }, { backend: 'PostgreSQL' as const 
     }
   });
 
-  it('a wrong key: the old task reads as any other, a queued one fails task_unreadable with a clear message, new ones are served; the old key in MCP_TASKS_ENCRYPTION_KEYS_OLD reads it again', async () => {
+  it('a wrong key: a process that runs tasks refuses to start while a queued task needs the old key, an API process starts and reads the old task; the old key in MCP_TASKS_ENCRYPTION_KEYS_OLD reads it again', async () => {
     if (backend === 'PostgreSQL')
       await new pg.Client({ connectionString: storeFor('rotate') })
         .connect()
@@ -147,18 +147,25 @@ describe.each([{ backend: 'SQLite' as const }, { backend: 'PostgreSQL' as const 
     expect(queued.body.result?.resultType, JSON.stringify(queued.body)).toBe('task');
     await server.stop();
 
-    server = await start('rotate', { MCP_TASKS_ENCRYPTION_KEY: second }, port);
-    // Nothing of a task's status or result is encrypted: the old task reads as any other.
-    expect((await postModern(server.url, 'tasks/get', { taskId: old })).body.result?.status).toBe('completed');
-    // The queued one cannot run here: its run fails it, naming the key id (stop 41: before, its claim failed at
-    // every try and nothing queued behind it ran).
-    const failed = await pollModernTask(server.url, queuedId);
-    expect(failed.status).toBe('failed');
-    // The requestor reads no operator advice (adding the key back does not revive it); the operator's log names the key id.
-    expect(failed.statusMessage).toBe('Task was not run: this server cannot decrypt its stored arguments; call the tool again');
-    expect(server.log()).toMatch(
-      /"reason":"cannot decrypt task data: key id [0-9a-f]{16} is not configured[^"]*","msg":"a task cannot be decoded; failing it without running its tool"/,
+    // A process that runs tasks and lacks the first key refuses to start: it would fail the queued task for good
+    // (stop 41: a newcomer's serve, started in a shell without the key, did).
+    const refused = await start('rotate', { MCP_TASKS_ENCRYPTION_KEY: second }, port).then(
+      () => 'started',
+      (error: unknown) => String((error as Error).message),
     );
+    expect(refused).toMatch(
+      /1 unfinished task holds data under at-rest key id [0-9a-f]{16}, which this process is not configured with: .*so it does not start/,
+    );
+    expect(refused).not.toContain(first);
+    // An API process starts: the old task reads as any other (nothing of its status or result is encrypted), and the
+    // queued one can be given up.
+    server = await start('rotate', { MCP_TASKS_ENCRYPTION_KEY: second }, port, ['--no-worker']);
+    expect((await postModern(server.url, 'tasks/get', { taskId: old })).body.result?.status).toBe('completed');
+    const cancelled = await postModern(server.url, 'tasks/cancel', { taskId: queuedId });
+    expect(cancelled.body.error, JSON.stringify(cancelled.body)).toBeUndefined();
+    await server.stop();
+    // Nothing unfinished needs the first key now: the whole process starts and serves.
+    server = await start('rotate', { MCP_TASKS_ENCRYPTION_KEY: second }, port);
     const fresh = await postModern(server.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0 } });
     expect((await pollModernTask(server.url, String(fresh.body.result?.taskId))).status).toBe('completed');
     expect(server.child.exitCode).toBeNull();

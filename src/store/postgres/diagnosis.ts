@@ -38,11 +38,7 @@ export async function diagnosePostgresStore(url: string, connectTimeoutMs = 5_00
             `SELECT COUNT(*) AS n FROM ${SCHEMA}.task_events e WHERE e.kind <> 'expired' AND NOT EXISTS (SELECT 1 FROM ${SCHEMA}.tasks t WHERE t.task_id = e.task_id)`,
           )
         : 0,
-      unfinishedByKeyId: (await has('task_steps'))
-        ? (
-            await client.query<{ key_id: string; n: number | string }>(unfinishedByKeyIdSql((column) => `split_part(${column}, ':', 2)`, `${SCHEMA}.`))
-          ).rows.map((row) => ({ keyId: row.key_id, tasks: Number(row.n) }))
-        : [],
+      unfinishedByKeyId: (await has('task_steps')) ? await unfinishedByKeyIdOf(client) : [],
       processes: (await has('processes'))
         ? (await client.query<ProcessRow>(`SELECT * FROM ${SCHEMA}.processes ORDER BY instance_id`)).rows.map((row) => toProcess(row, storeNow))
         : [],
@@ -52,6 +48,29 @@ export async function diagnosePostgresStore(url: string, connectTimeoutMs = 5_00
     };
     await client.query('COMMIT');
     return diagnosis;
+  } finally {
+    await client.end();
+  }
+}
+
+/** {@link StoreDiagnosis.unfinishedByKeyId} through `client` (the schema's tables present). */
+async function unfinishedByKeyIdOf(client: pg.Client): Promise<StoreDiagnosis['unfinishedByKeyId']> {
+  const sql = unfinishedByKeyIdSql((column) => `split_part(${column}, ':', 2)`, `${SCHEMA}.`);
+  return (await client.query<{ key_id: string; n: number | string }>(sql)).rows.map((row) => ({ keyId: row.key_id, tasks: Number(row.n) }));
+}
+
+/**
+ * {@link StoreDiagnosis.unfinishedByKeyId} of the PostgreSQL database at `url`, on a connection of its own: what a
+ * `serve` or `worker` checks at start (an empty list before the schema exists).
+ * @throws the driver's error when the database cannot be reached.
+ */
+export async function postgresUnfinishedByKeyId(url: string, connectTimeoutMs = 5_000): Promise<StoreDiagnosis['unfinishedByKeyId']> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs, types: BIGINT_AS_NUMBER });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    const present = (await client.query('SELECT to_regclass($1) IS NOT NULL AS present', [`${SCHEMA}.task_steps`])).rows[0]?.present === true;
+    return present ? await unfinishedByKeyIdOf(client) : [];
   } finally {
     await client.end();
   }

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+
 import Database from 'better-sqlite3';
 
 import { DIAGNOSED_SECRET_COLUMNS, type StoreDiagnosis, toDiagnosedSecret, unfinishedByKeyIdSql } from '../diagnosis.js';
@@ -27,19 +29,32 @@ export function diagnoseSqliteStore(path: string): StoreDiagnosis {
       orphanedEvents: has('task_events')
         ? count("SELECT COUNT(*) AS n FROM task_events e WHERE e.kind <> 'expired' AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.task_id = e.task_id)")
         : 0,
-      unfinishedByKeyId: has('task_steps')
-        ? (
-            db.prepare(unfinishedByKeyIdSql((column) => `substr(${column}, 6, instr(substr(${column}, 6), ':') - 1)`, '')).all() as Array<{
-              key_id: string;
-              n: number;
-            }>
-          ).map((row) => ({ keyId: row.key_id, tasks: row.n }))
-        : [],
+      unfinishedByKeyId: has('task_steps') ? unfinishedByKeyIdOf(db) : [],
       processes: has('processes') ? (db.prepare('SELECT * FROM processes ORDER BY instance_id').all() as ProcessRow[]).map((row) => toProcess(row, now)) : [],
       serverSecret: has('server_secret')
         ? toDiagnosedSecret(db.prepare(`SELECT ${DIAGNOSED_SECRET_COLUMNS} FROM server_secret WHERE id = 1`).get() as Parameters<typeof toDiagnosedSecret>[0])
         : null,
     };
+  } finally {
+    db.close();
+  }
+}
+
+/** {@link StoreDiagnosis.unfinishedByKeyId} over an open connection (its tables present). */
+function unfinishedByKeyIdOf(db: Database.Database): StoreDiagnosis['unfinishedByKeyId'] {
+  const sql = unfinishedByKeyIdSql((column) => `substr(${column}, 6, instr(substr(${column}, 6), ':') - 1)`, '');
+  return (db.prepare(sql).all() as Array<{ key_id: string; n: number }>).map((row) => ({ keyId: row.key_id, tasks: row.n }));
+}
+
+/**
+ * {@link StoreDiagnosis.unfinishedByKeyId} of the SQLite file at `path` over a read-only connection: what a `serve` or
+ * `worker` checks at start (an empty list for a file not created yet or without the tables).
+ */
+export function sqliteUnfinishedByKeyId(path: string): StoreDiagnosis['unfinishedByKeyId'] {
+  if (!existsSync(path)) return [];
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'task_steps'").get() === undefined ? [] : unfinishedByKeyIdOf(db);
   } finally {
     db.close();
   }
