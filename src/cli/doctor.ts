@@ -72,7 +72,8 @@ function secretFinding(record: DiagnosedSecret | null, local: LocalSecret | unde
     return {
       ok: true,
       check: 'secret',
-      message: 'kept in the store (PostgreSQL without MCP_TASKS_SECRET): every instance signs with it; one given MCP_TASKS_SECRET must give that value',
+      message:
+        'kept in the store (PostgreSQL without MCP_TASKS_SECRET): every instance signs with it; an instance started with MCP_TASKS_SECRET must be given that same value',
     };
   }
   if (local === undefined) {
@@ -121,8 +122,8 @@ export function findingsOf(d: StoreDiagnosis, maxSkewMs: number, local?: LocalSe
     ok: !stuck,
     check: 'tasks',
     message: stuck
-      ? `${d.waitingForWorker} working tasks wait with a lapsed or no lease and no live worker is registered: start ${cliCommand()} worker (or serve without --no-worker)`
-      : `${d.waitingForWorker} working tasks wait for a worker; ${workers.length} live worker processes`,
+      ? `${waiting(d.waitingForWorker)} with a lapsed or no lease and no live worker is registered: start ${cliCommand()} worker (or serve without --no-worker)`
+      : `${waiting(d.waitingForWorker)} for a worker; ${workers.length} live worker ${workers.length === 1 ? 'process' : 'processes'} (live: registration renewed within its lifetime — a killed one counts for a few seconds more)`,
   });
   findings.push({
     ok: d.orphanedEvents === 0,
@@ -158,6 +159,11 @@ export function findingsOf(d: StoreDiagnosis, maxSkewMs: number, local?: LocalSe
   return findings;
 }
 
+/** "1 working task waits" / "n working tasks wait". */
+function waiting(n: number): string {
+  return `${n} working ${n === 1 ? 'task waits' : 'tasks wait'}`;
+}
+
 /** This host's at-rest key ids as `serve` and `worker` would start with them (none without a key). */
 export interface LocalKeys {
   current: string | null;
@@ -191,22 +197,27 @@ export function keysFinding(inUse: StoreDiagnosis['unfinishedByKeyId'], keys: Lo
   const missing = inUse.filter((entry) => !configured.has(entry.keyId));
   const role = (keyId: string): string => (keyId === keys.current ? 'current' : configured.has(keyId) ? 'read only' : 'NOT CONFIGURED here');
   const tasks = (n: number): string => `${n} unfinished ${n === 1 ? 'task' : 'tasks'}`;
-  const listed = inUse.map((entry) => `key id ${entry.keyId} (${role(entry.keyId)}): ${tasks(entry.tasks)}`).join('; ');
+  const listed =
+    inUse.map((entry) => `key id ${entry.keyId} (${role(entry.keyId)}): ${tasks(entry.tasks)}`).join('; ') +
+    (inUse.length > 1 ? ' (a task with data under two keys counts under each)' : '');
   const unused = keys.readOnly.filter((keyId) => !inUse.some((entry) => entry.keyId === keyId));
   const droppable =
     unused.length === 0
       ? ''
       : `; read-only key ${unused.length === 1 ? `id ${unused.join('')} holds` : `ids ${unused.join(', ')} hold`} no unfinished task's data: ${unused.length === 1 ? 'it' : 'they'} can be dropped (every process together)`;
-  // A host with no key FAILs too (a newcomer: the likeliest slip is a shell without the key exported): a serve or worker
-  // started here would refuse to start, as it would fail those tasks for good.
+  // A host with no key at all (an operator's, a monitor's) is no fault of the deployment, as on the secret line; a
+  // serve or worker started there refuses to start (see `checkKeysCoverUnfinishedTasks`), and the line says so.
+  if (missing.length > 0 && keys.current === null)
+    return {
+      ok: true,
+      check: 'keys',
+      message: `${listed} — this host has no at-rest key: a serve or worker started like this refuses to start; set MCP_TASKS_ENCRYPTION_KEY and MCP_TASKS_ENCRYPTION_KEYS_OLD as the deployment has them to check them`,
+    };
   if (missing.length > 0)
     return {
       ok: false,
       check: 'keys',
-      message:
-        keys.current === null
-          ? `${listed} — this host has no at-rest key: a serve or worker started like this refuses to start; set MCP_TASKS_ENCRYPTION_KEY and MCP_TASKS_ENCRYPTION_KEYS_OLD as the deployment has them`
-          : `${listed} — a serve or worker with this host's keys refuses to start (it would fail those tasks for good, task_unreadable): keep their keys in MCP_TASKS_ENCRYPTION_KEYS_OLD${droppable}`,
+      message: `${listed} — a serve or worker with this host's keys refuses to start (it would fail those tasks for good, task_unreadable): keep their keys in MCP_TASKS_ENCRYPTION_KEYS_OLD${droppable}`,
     };
   return { ok: true, check: 'keys', message: `${inUse.length === 0 ? 'no unfinished task holds encrypted data' : listed}${droppable}` };
 }

@@ -338,12 +338,13 @@ export async function checkKeysCoverUnfinishedTasks(settings: Pick<ResolvedSetti
   const configured = new Set(encryption instanceof AesGcmFieldCipher ? [encryption.keyId, ...encryption.readOnlyKeyIds] : []);
   const missing = inUse.filter((entry) => !configured.has(entry.keyId));
   if (missing.length === 0) return;
-  const tasks = missing.reduce((sum, entry) => sum + entry.tasks, 0);
+  const one = missing.length === 1 && missing[0]?.tasks === 1;
   throw new StartupError(
-    `${tasks} unfinished ${tasks === 1 ? 'task holds' : 'tasks hold'} data under at-rest key id ${missing.map((entry) => entry.keyId).join(', ')}, ` +
-      `which this process is not configured with: it would fail ${tasks === 1 ? 'it' : 'them'} for good (task_unreadable), so it does not start. ` +
-      `Set that key in MCP_TASKS_ENCRYPTION_KEYS_OLD (${encryption instanceof AesGcmFieldCipher ? 'beside' : 'with'} MCP_TASKS_ENCRYPTION_KEY); ` +
-      'to give those tasks up, cancel them through an API process (serve --no-worker starts) or let them expire',
+    `unfinished tasks hold data under at-rest ${missing.length === 1 ? 'key id' : 'key ids'} this process is not configured with (` +
+      missing.map((entry) => `${entry.keyId}: ${entry.tasks} ${entry.tasks === 1 ? 'task' : 'tasks'}`).join(', ') +
+      `): it would fail ${one ? 'it' : 'them'} for good (task_unreadable), so it does not start. ` +
+      `Set ${missing.length === 1 ? 'that key' : 'those keys'} in MCP_TASKS_ENCRYPTION_KEYS_OLD (${encryption instanceof AesGcmFieldCipher ? 'beside' : 'with'} MCP_TASKS_ENCRYPTION_KEY); ` +
+      'to give those tasks up, cancel them through an API process (serve --no-worker starts) or let them expire (its sweeper removes them)',
   );
 }
 

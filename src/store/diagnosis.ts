@@ -17,7 +17,7 @@ export interface StoreDiagnosis {
   /** Events of tasks that no longer exist, `expired` tombstones aside (retention deletes them with their task). */
   orphanedEvents: number;
   /**
-   * Unfinished tasks (`working`, `input_required`) by the id of the at-rest key their arguments, input requests and
+   * Unfinished tasks (`working`, `input_required`, before their TTL) by the id of the at-rest key their arguments, input requests and
    * answers or journaled steps are encrypted with (a task under two keys counts under each), by key id. What a
    * process without one of those keys cannot run; a key no unfinished task uses can be dropped.
    */
@@ -45,10 +45,11 @@ export function toDiagnosedSecret(
 
 /**
  * The query behind {@link StoreDiagnosis.unfinishedByKeyId}, given how the dialect takes a value's key id out of
- * `enc1:<key id>:<base64url>` (`keyIdOf`) and the schema prefix (`tables`, e.g. `mcp_tasks.` or empty).
+ * `enc1:<key id>:<base64url>` (`keyIdOf`), the schema prefix (`tables`, e.g. `mcp_tasks.` or empty) and the store's
+ * now in epoch ms (`now`, an SQL expression): a task past its TTL is no one's to run (claims leave it to the sweeper).
  */
-export function unfinishedByKeyIdSql(keyIdOf: (column: string) => string, tables: string): string {
-  const unfinished = "t.status IN ('working', 'input_required')";
+export function unfinishedByKeyIdSql(keyIdOf: (column: string) => string, tables: string, now: string): string {
+  const unfinished = `t.status IN ('working', 'input_required') AND (t.expires_at IS NULL OR t.expires_at > ${now})`;
   return `SELECT key_id, COUNT(DISTINCT task_id) AS n FROM (
       SELECT t.task_id, ${keyIdOf('t.arguments')} AS key_id FROM ${tables}tasks t WHERE ${unfinished} AND t.arguments LIKE 'enc1:%'
       UNION ALL SELECT r.task_id, ${keyIdOf('r.request')} FROM ${tables}input_requests r JOIN ${tables}tasks t ON t.task_id = r.task_id

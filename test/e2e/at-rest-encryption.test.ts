@@ -154,7 +154,7 @@ describe.each([{ backend: 'SQLite' as const }, { backend: 'PostgreSQL' as const 
       (error: unknown) => String((error as Error).message),
     );
     expect(refused).toMatch(
-      /1 unfinished task holds data under at-rest key id [0-9a-f]{16}, which this process is not configured with: .*so it does not start/,
+      /unfinished tasks hold data under at-rest key id this process is not configured with \([0-9a-f]{16}: 1 task\): it would fail it for good \(task_unreadable\), so it does not start/,
     );
     expect(refused).not.toContain(first);
     // An API process starts: the old task reads as any other (nothing of its status or result is encrypted), and the

@@ -55,7 +55,8 @@ export async function diagnosePostgresStore(url: string, connectTimeoutMs = 5_00
 
 /** {@link StoreDiagnosis.unfinishedByKeyId} through `client` (the schema's tables present). */
 async function unfinishedByKeyIdOf(client: pg.Client): Promise<StoreDiagnosis['unfinishedByKeyId']> {
-  const sql = unfinishedByKeyIdSql((column) => `split_part(${column}, ':', 2)`, `${SCHEMA}.`);
+  const now = 'floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
+  const sql = unfinishedByKeyIdSql((column) => `split_part(${column}, ':', 2)`, `${SCHEMA}.`, now);
   return (await client.query<{ key_id: string; n: number | string }>(sql)).rows.map((row) => ({ keyId: row.key_id, tasks: Number(row.n) }));
 }
 
@@ -65,13 +66,21 @@ async function unfinishedByKeyIdOf(client: pg.Client): Promise<StoreDiagnosis['u
  * @throws the driver's error when the database cannot be reached.
  */
 export async function postgresUnfinishedByKeyId(url: string, connectTimeoutMs = 5_000): Promise<StoreDiagnosis['unfinishedByKeyId']> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs, types: BIGINT_AS_NUMBER });
+  // Bounded as the store's own statements are: a table locked by a migration elsewhere must not hang the start.
+  const client = new pg.Client({
+    connectionString: url,
+    connectionTimeoutMillis: connectTimeoutMs,
+    statement_timeout: 15_000,
+    query_timeout: 20_000,
+    application_name: 'mcp-tasks-start-check',
+    types: BIGINT_AS_NUMBER,
+  });
   client.on('error', () => undefined);
-  await client.connect();
   try {
+    await client.connect();
     const present = (await client.query('SELECT to_regclass($1) IS NOT NULL AS present', [`${SCHEMA}.task_steps`])).rows[0]?.present === true;
     return present ? await unfinishedByKeyIdOf(client) : [];
   } finally {
-    await client.end();
+    await client.end().catch(() => undefined);
   }
 }

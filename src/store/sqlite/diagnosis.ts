@@ -42,7 +42,7 @@ export function diagnoseSqliteStore(path: string): StoreDiagnosis {
 
 /** {@link StoreDiagnosis.unfinishedByKeyId} over an open connection (its tables present). */
 function unfinishedByKeyIdOf(db: Database.Database): StoreDiagnosis['unfinishedByKeyId'] {
-  const sql = unfinishedByKeyIdSql((column) => `substr(${column}, 6, instr(substr(${column}, 6), ':') - 1)`, '');
+  const sql = unfinishedByKeyIdSql((column) => `substr(${column}, 6, instr(substr(${column}, 6), ':') - 1)`, '', String(Date.now()));
   return (db.prepare(sql).all() as Array<{ key_id: string; n: number }>).map((row) => ({ keyId: row.key_id, tasks: row.n }));
 }
 
