@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 
 import { settingsDifference, settingsVersionGap } from '../core/process-record.js';
 import { secretMatchesVerifier } from '../server/signing-key.js';
-import type { DiagnosedSecret, StoreDiagnosis } from '../store/diagnosis.js';
+import { type ConfiguredKeyIds, type DiagnosedSecret, keysNotConfigured, type StoreDiagnosis } from '../store/diagnosis.js';
 import { AesGcmFieldCipher } from '../store/field-cipher.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { cliCommand } from './invocation.js';
@@ -165,10 +165,7 @@ function waiting(n: number): string {
 }
 
 /** This host's at-rest key ids as `serve` and `worker` would start with them (none without a key). */
-export interface LocalKeys {
-  current: string | null;
-  readOnly: readonly string[];
-}
+export type LocalKeys = ConfiguredKeyIds;
 
 /**
  * The at-rest keys of this host's configuration, or the one-line reason they are unusable (a malformed key: the
@@ -176,11 +173,12 @@ export interface LocalKeys {
  */
 export function localKeysOf(config: ResolvedConfig['config']): LocalKeys | string {
   try {
-    const cipher = AesGcmFieldCipher.fromEnvironment({
-      ...(config.encryptionKey === undefined ? {} : { MCP_TASKS_ENCRYPTION_KEY: config.encryptionKey }),
-      ...(config.encryptionKeysOld === undefined ? {} : { MCP_TASKS_ENCRYPTION_KEYS_OLD: config.encryptionKeysOld.join(',') }),
-    });
-    return cipher instanceof AesGcmFieldCipher ? { current: cipher.keyId, readOnly: cipher.readOnlyKeyIds } : { current: null, readOnly: [] };
+    return AesGcmFieldCipher.keyIdsOf(
+      AesGcmFieldCipher.fromEnvironment({
+        ...(config.encryptionKey === undefined ? {} : { MCP_TASKS_ENCRYPTION_KEY: config.encryptionKey }),
+        ...(config.encryptionKeysOld === undefined ? {} : { MCP_TASKS_ENCRYPTION_KEYS_OLD: config.encryptionKeysOld.join(',') }),
+      }),
+    );
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
   }
@@ -193,9 +191,9 @@ export function localKeysOf(config: ResolvedConfig['config']): LocalKeys | strin
  * read-only keys no unfinished task uses (they can be dropped).
  */
 export function keysFinding(inUse: StoreDiagnosis['unfinishedByKeyId'], keys: LocalKeys): Finding {
-  const configured = new Set([...(keys.current === null ? [] : [keys.current]), ...keys.readOnly]);
-  const missing = inUse.filter((entry) => !configured.has(entry.keyId));
-  const role = (keyId: string): string => (keyId === keys.current ? 'current' : configured.has(keyId) ? 'read only' : 'NOT CONFIGURED here');
+  const missing = keysNotConfigured(inUse, keys);
+  const role = (keyId: string): string =>
+    keyId === keys.current ? 'current' : missing.some((entry) => entry.keyId === keyId) ? 'NOT CONFIGURED here' : 'read only';
   const tasks = (n: number): string => `${n} unfinished ${n === 1 ? 'task' : 'tasks'}`;
   const listed =
     inUse.map((entry) => `key id ${entry.keyId} (${role(entry.keyId)}): ${tasks(entry.tasks)}`).join('; ') +

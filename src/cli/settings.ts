@@ -32,6 +32,7 @@ import {
   registerProcess,
   SettingsDiffer,
 } from '../execution/process-registration.js';
+import { keysNotConfigured } from '../store/diagnosis.js';
 import { AesGcmFieldCipher, type FieldCipher } from '../store/field-cipher.js';
 import { isInsideRoots } from '../tools/roots.js';
 import { BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE, VERIFY_FIXTURE_SOURCE } from '../tools/sources.js';
@@ -335,8 +336,7 @@ export async function checkKeysCoverUnfinishedTasks(settings: Pick<ResolvedSetti
       ? (await import('../store/sqlite/diagnosis.js')).sqliteUnfinishedByKeyId(settings.store.path)
       : await (await import('../store/postgres/diagnosis.js')).postgresUnfinishedByKeyId(settings.store.url);
   const { encryption } = settings;
-  const configured = new Set(encryption instanceof AesGcmFieldCipher ? [encryption.keyId, ...encryption.readOnlyKeyIds] : []);
-  const missing = inUse.filter((entry) => !configured.has(entry.keyId));
+  const missing = keysNotConfigured(inUse, AesGcmFieldCipher.keyIdsOf(encryption));
   if (missing.length === 0) return;
   const one = missing.length === 1 && missing[0]?.tasks === 1;
   throw new StartupError(

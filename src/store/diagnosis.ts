@@ -61,5 +61,17 @@ export function unfinishedByKeyIdSql(keyIdOf: (column: string) => string, tables
     ) k GROUP BY key_id ORDER BY key_id`;
 }
 
+/** The at-rest key ids a process is configured with: the one it writes with (`null` without a key) and the read-only ones. */
+export interface ConfiguredKeyIds {
+  current: string | null;
+  readOnly: readonly string[];
+}
+
+/** The entries of `inUse` under a key id `keys` does not include: what such a process cannot run. */
+export function keysNotConfigured(inUse: StoreDiagnosis['unfinishedByKeyId'], keys: ConfiguredKeyIds): StoreDiagnosis['unfinishedByKeyId'] {
+  const configured = new Set([...(keys.current === null ? [] : [keys.current]), ...keys.readOnly]);
+  return inUse.filter((entry) => !configured.has(entry.keyId));
+}
+
 /** The columns of `server_secret` `doctor` reads: never `secret`. */
 export const DIAGNOSED_SECRET_COLUMNS = 'mode, salt, verifier, created_at';

@@ -101,6 +101,11 @@ export class AesGcmFieldCipher implements FieldCipher {
     return this.currentId;
   }
 
+  /** Every key id of `cipher` (none for {@link NO_ENCRYPTION}); never the keys. */
+  static keyIdsOf(cipher: FieldCipher): { current: string | null; readOnly: string[] } {
+    return cipher instanceof AesGcmFieldCipher ? { current: cipher.keyId, readOnly: cipher.readOnlyKeyIds } : { current: null, readOnly: [] };
+  }
+
   /** The ids of the keys that only decrypt (`MCP_TASKS_ENCRYPTION_KEYS_OLD`), sorted; never the keys. */
   get readOnlyKeyIds(): string[] {
     return [...this.keys.keys()].filter((id) => id !== this.currentId).sort();

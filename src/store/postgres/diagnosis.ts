@@ -5,6 +5,9 @@ import { type ProcessRow, toProcess } from '../process-row.js';
 import { BIGINT_AS_NUMBER } from './connection.js';
 import { POSTGRES_MIGRATIONS, SCHEMA } from './migrations.js';
 
+/** The database's now in epoch ms (what `mcp_tasks.now_ms()` gives, which an older schema may lack). */
+const STORE_NOW_MS = 'floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
+
 /**
  * Read a {@link StoreDiagnosis} of the PostgreSQL database at `url` in a read-only transaction (nothing is created,
  * migrated or written), on the database's clock. Parts the schema does not have yet read as empty.
@@ -22,7 +25,7 @@ export async function diagnosePostgresStore(url: string, connectTimeoutMs = 5_00
     const has = async (table: string): Promise<boolean> =>
       (await client.query('SELECT to_regclass($1) IS NOT NULL AS present', [`${SCHEMA}.${table}`])).rows[0]?.present === true;
     const before = Date.now();
-    const storeNow = await scalar('SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS n');
+    const storeNow = await scalar(`SELECT ${STORE_NOW_MS} AS n`);
     const hostNow = Math.round((before + Date.now()) / 2);
     const schemaVersion = (await has('schema_migrations')) ? await scalar(`SELECT COALESCE(MAX(version), 0) AS n FROM ${SCHEMA}.schema_migrations`) : 0;
     const diagnosis: StoreDiagnosis = {
@@ -55,8 +58,7 @@ export async function diagnosePostgresStore(url: string, connectTimeoutMs = 5_00
 
 /** {@link StoreDiagnosis.unfinishedByKeyId} through `client` (the schema's tables present). */
 async function unfinishedByKeyIdOf(client: pg.Client): Promise<StoreDiagnosis['unfinishedByKeyId']> {
-  const now = 'floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
-  const sql = unfinishedByKeyIdSql((column) => `split_part(${column}, ':', 2)`, `${SCHEMA}.`, now);
+  const sql = unfinishedByKeyIdSql((column) => `split_part(${column}, ':', 2)`, `${SCHEMA}.`, STORE_NOW_MS);
   return (await client.query<{ key_id: string; n: number | string }>(sql)).rows.map((row) => ({ keyId: row.key_id, tasks: Number(row.n) }));
 }
 

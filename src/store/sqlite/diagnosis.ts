@@ -14,7 +14,7 @@ import { MIGRATIONS } from './migrations.js';
 export function diagnoseSqliteStore(path: string): StoreDiagnosis {
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
-    const has = (table: string): boolean => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) !== undefined;
+    const has = (table: string): boolean => hasTable(db, table);
     const count = (sql: string, params: unknown[] = []): number => (db.prepare(sql).get(...params) as { n: number }).n;
     const schemaVersion = has('schema_migrations') ? count('SELECT COALESCE(MAX(version), 0) AS n FROM schema_migrations') : 0;
     const now = Date.now();
@@ -40,6 +40,11 @@ export function diagnoseSqliteStore(path: string): StoreDiagnosis {
   }
 }
 
+/** Whether the file's schema has `table`. */
+function hasTable(db: Database.Database, table: string): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) !== undefined;
+}
+
 /** {@link StoreDiagnosis.unfinishedByKeyId} over an open connection (its tables present). */
 function unfinishedByKeyIdOf(db: Database.Database): StoreDiagnosis['unfinishedByKeyId'] {
   const sql = unfinishedByKeyIdSql((column) => `substr(${column}, 6, instr(substr(${column}, 6), ':') - 1)`, '', String(Date.now()));
@@ -54,7 +59,7 @@ export function sqliteUnfinishedByKeyId(path: string): StoreDiagnosis['unfinishe
   if (!existsSync(path)) return [];
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
-    return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'task_steps'").get() === undefined ? [] : unfinishedByKeyIdOf(db);
+    return hasTable(db, 'task_steps') ? unfinishedByKeyIdOf(db) : [];
   } finally {
     db.close();
   }
