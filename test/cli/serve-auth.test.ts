@@ -65,7 +65,7 @@ describe('serve --auth tokens:<file>: reload on change and on SIGHUP', () => {
     await eventually(async () => (await statusWith(server.url, TOKEN_B)) === 200, 'the added token');
     replaceFile(file, JSON.stringify({ tokens: [entry(TOKEN_B, 'bob')] }));
     await eventually(async () => (await statusWith(server.url, TOKEN_A)) === 401, 'the removed token to be refused');
-    expect(server.log()).toMatch(/token file reloaded/);
+    await server.logLine(/token file reloaded/);
     expect(server.log()).not.toContain(TOKEN_A);
     expect(server.log()).not.toContain(TOKEN_B);
   });

@@ -41,7 +41,9 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     const fixture = sharedStore<ServerProcess>(backend, temp);
     const { processes } = fixture;
 
-    const shared = () => ['--store', fixture.storeArg, '--no-builtins', '--tools', TOOLS, '--lease-ms', String(LEASE_MS)];
+    // A test that fails before it writes its run's release file leaves the run going: a 5 s drain keeps the stop of
+    // its processes inside the hook's 30 s (stop 41's CI: one failure, then a hook timeout failing the next test too).
+    const shared = () => ['--store', fixture.storeArg, '--no-builtins', '--tools', TOOLS, '--lease-ms', String(LEASE_MS), '--drain-ms', '5000'];
     const serve = async (name: string, extra: string[], port?: number) => {
       // Each process has its own data dir on one store, so they share the secret through the environment (issue 11 item 5).
       const server = await startServerProcess(join(temp.dir, name), [...shared(), ...extra], { MCP_TASKS_SECRET: SECRET }, port);
@@ -114,7 +116,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(rerun.payload?.leaseOwner).toBe(`${backend}-new`);
       expect(rerun.at - killedAt).toBeLessThan(LEASE_MS - 3_000);
       expect((await fixture.observer.listProcesses()).map((p) => p.instanceId)).not.toContain(`${backend}-old`);
-      expect(second.log()).toContain('processes stopped heartbeating; their leases were released');
+      // Waited for: the line is logged asynchronously and may reach the pipe after the takeover is in the store.
+      await second.logLine('processes stopped heartbeating; their leases were released');
       writeFileSync(`${log}.release`, '');
       expect((await pollModernTask(second.url, taskId)).status).toBe('completed');
     });

@@ -51,11 +51,48 @@ function startedLine(child: ChildProcess, output: () => string, pattern: RegExp,
   });
 }
 
+/** How long a log line may take to reach the test after what it reports is visible elsewhere. */
+const LOG_LINE_TIMEOUT_MS = 5_000;
+
+/**
+ * Resolve with the output once `pattern` is in it; reject (quoting the output) after `timeoutMs` or when the process
+ * exits without it. The CLI's pino logger writes asynchronously (`pino.destination(2)`: SonicBoom with `sync`
+ * false, each write handed to libuv's thread pool), so a line can reach the pipe after what it reports is visible in
+ * the store or over HTTP — a test that saw the effect must wait for the line, not read `log()` at once (stop 41's CI:
+ * the takeover was in the store, its log line not yet in the output). Banner lines (`process.stderr`, synchronous on
+ * a pipe) are there as soon as the process printed them.
+ */
+export function waitForLogLine(child: ChildProcess, output: () => string, pattern: RegExp | string, timeoutMs: number): Promise<string> {
+  const found = (): boolean => (typeof pattern === 'string' ? output().includes(pattern) : pattern.test(output()));
+  if (found()) return Promise.resolve(output());
+  return new Promise((resolveLine, reject) => {
+    const check = (): void => {
+      if (found()) finish();
+    };
+    // Its stderr closed (the process ended, everything it wrote read): the line will not come.
+    const closed = (): void => finish(found() ? undefined : 'its stderr closed');
+    const timer = setTimeout(() => finish(`not within ${timeoutMs} ms`), timeoutMs);
+    const finish = (failure?: string): void => {
+      clearTimeout(timer);
+      child.stderr?.off('data', check);
+      child.stderr?.off('close', closed);
+      if (failure) reject(new Error(`log line ${String(pattern)} missing: ${failure}; the output:\n${output()}`));
+      else resolveLine(output());
+    };
+    child.stderr?.on('data', check);
+    child.stderr?.once('close', closed);
+    if (child.stderr === null || child.stderr.closed) closed();
+  });
+}
+
 /** A real `mcp-tasks serve` process (built `dist/`), for tests that kill and restart servers. */
 export interface ServerProcess {
   url: string;
   child: ChildProcess;
+  /** Its stderr so far: the banner at once; pino's lines may lag what they report (see {@link ServerProcess.logLine}). */
   log(): string;
+  /** Wait (5 s at most) until `pattern` is in its stderr, and return that stderr; rejects quoting it otherwise. */
+  logLine(pattern: RegExp | string, timeoutMs?: number): Promise<string>;
   /** SIGKILL, no cleanup: leases stay held until they lapse. */
   kill9(): Promise<void>;
   stop(): Promise<void>;
@@ -83,6 +120,7 @@ export async function startServerProcess(dataDir: string, extraArgs: string[] = 
     url,
     child,
     log: () => output,
+    logLine: (pattern, timeoutMs = LOG_LINE_TIMEOUT_MS) => waitForLogLine(child, () => output, pattern, timeoutMs),
     async kill9() {
       child.kill('SIGKILL');
       await exited;
@@ -98,6 +136,8 @@ export async function startServerProcess(dataDir: string, extraArgs: string[] = 
 export interface WorkerProcess {
   child: ChildProcess;
   log(): string;
+  /** See {@link ServerProcess.logLine}. */
+  logLine(pattern: RegExp | string, timeoutMs?: number): Promise<string>;
   /** SIGKILL, no cleanup: its leases stay held until they lapse. */
   kill9(): Promise<void>;
   /** Send `signal` (default SIGTERM: drain) and wait for the exit code. */
@@ -114,6 +154,7 @@ export async function startWorkerProcess(args: string[], env: Record<string, str
   return {
     child,
     log: () => output,
+    logLine: (pattern, timeoutMs = LOG_LINE_TIMEOUT_MS) => waitForLogLine(child, () => output, pattern, timeoutMs),
     async kill9() {
       child.kill('SIGKILL');
       await exited;
