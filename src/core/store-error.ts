@@ -18,17 +18,30 @@ export type StoreErrorCode = 'conflict' | 'invalid' | 'unavailable' | 'schema_mi
 
 /**
  * The one error type of the store port. The message is one line meant for operators and logs; the driver error,
- * if any, is the `cause`.
+ * if any, is the `cause`. `requestorMessage` is what a requestor (and a model reading its error) may see of a
+ * `fault` or `schema_mismatch` instead: what failed, never the driver's detail or advice for the operator (see
+ * `server/store-errors.ts`); without it they see "Task store failed".
  */
 export class StoreError extends Error {
   override readonly name = 'StoreError';
+  readonly requestorMessage: string | undefined;
   constructor(
     readonly code: StoreErrorCode,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; requestorMessage?: string },
   ) {
-    super(message, options);
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.requestorMessage = options?.requestorMessage;
   }
+}
+
+/**
+ * What a requestor (a client, a model reading its error, a tool in its thread) may be told of `error`: the message
+ * of a `conflict`, `invalid`, `unavailable` or `gone` (written for the caller), the `requestorMessage` of a `fault` or
+ * `schema_mismatch`, else "Task store failed".
+ */
+export function requestorTextOf(error: StoreError): string {
+  return error.code === 'fault' || error.code === 'schema_mismatch' ? (error.requestorMessage ?? 'Task store failed') : error.message;
 }
 
 /** Whether `error` is a {@link StoreError}, optionally of one of `codes`. */

@@ -1,6 +1,6 @@
 import type { Logger } from '../core/logger.js';
 import { toProtocolError } from '../core/protocol-errors.js';
-import { StoreError } from '../core/store-error.js';
+import { requestorTextOf, StoreError } from '../core/store-error.js';
 import type { JsonRpcErrorObject } from '../core/task.js';
 import { ErrorCode } from '../protocol/constants.js';
 
@@ -10,7 +10,11 @@ import { ErrorCode } from '../protocol/constants.js';
  * - `unavailable` → `-32603` "Task store unavailable" (no driver detail: host names and ports stay in the log);
  * - `gone` (a create of a v1 session deleted meanwhile) → `-32001` "Session not found", the answer of an unknown
  *   session (the HTTP fast path sends it with status 404);
- * - `invalid`, `schema_mismatch`, `fault` → `-32603` with the store's one-line message.
+ * - `invalid` → `-32603` with the store's one-line message (it names the caller's mistake: a limit, a precondition);
+ * - `fault`, `schema_mismatch` → `-32603` with the error's `requestorMessage` ("Task store failed to write", "This
+ *   server cannot decrypt this task's stored data"), else "Task store failed": their message is the operator's — the
+ *   driver's text (constraint and table names, file paths) and advice ("add its key to …", "restart the process")
+ *   that a model must not read as an instruction (issue 23 §3). The whole message goes to the log.
  */
 export function storeErrorToWire(error: StoreError): JsonRpcErrorObject {
   switch (error.code) {
@@ -21,7 +25,7 @@ export function storeErrorToWire(error: StoreError): JsonRpcErrorObject {
     case 'gone':
       return { code: ErrorCode.SessionNotFound, message: 'Session not found' };
     default:
-      return { code: ErrorCode.InternalError, message: error.message };
+      return { code: ErrorCode.InternalError, message: requestorTextOf(error) };
   }
 }
 

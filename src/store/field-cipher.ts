@@ -7,6 +7,8 @@ const PREFIX = 'enc1:';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const KEY_BYTES = 32;
+/** What a requestor sees of a value this process cannot decrypt (the key id and the remedy are the operator's, in the log). */
+const UNDECRYPTABLE = "This server cannot decrypt this task's stored data";
 
 /**
  * Encrypts the column values that can hold requestors' data (tool arguments, input requests and answers, journaled
@@ -51,7 +53,9 @@ export const NO_ENCRYPTION: FieldCipher = {
   open(stored) {
     if (!stored.startsWith(PREFIX)) return stored;
     const keyId = stored.slice(PREFIX.length).split(':', 1)[0];
-    throw new StoreError('fault', `the task store holds encrypted data (key id ${keyId}) but no encryption key is set (MCP_TASKS_ENCRYPTION_KEY)`);
+    throw new StoreError('fault', `the task store holds encrypted data (key id ${keyId}) but no encryption key is set (MCP_TASKS_ENCRYPTION_KEY)`, {
+      requestorMessage: UNDECRYPTABLE,
+    });
   },
 };
 
@@ -126,7 +130,9 @@ export class AesGcmFieldCipher implements FieldCipher {
     const keyId = colon < 0 ? '' : rest.slice(0, colon);
     const key = this.keys.get(keyId);
     if (!key)
-      throw new StoreError('fault', `cannot decrypt task data: key id ${keyId || '(none)'} is not configured (add its key to MCP_TASKS_ENCRYPTION_KEYS_OLD)`);
+      throw new StoreError('fault', `cannot decrypt task data: key id ${keyId || '(none)'} is not configured (add its key to MCP_TASKS_ENCRYPTION_KEYS_OLD)`, {
+        requestorMessage: UNDECRYPTABLE,
+      });
     const body = Buffer.from(rest.slice(colon + 1), 'base64url');
     try {
       if (body.length < IV_BYTES + TAG_BYTES) throw new Error('too short');
@@ -137,6 +143,7 @@ export class AesGcmFieldCipher implements FieldCipher {
     } catch (error) {
       throw new StoreError('fault', `cannot decrypt task data with key id ${keyId}: the value does not authenticate (corrupted, or moved from another row)`, {
         cause: error,
+        requestorMessage: UNDECRYPTABLE,
       });
     }
   }

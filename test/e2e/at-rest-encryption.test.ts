@@ -182,6 +182,31 @@ describe.each([{ backend: 'SQLite' as const }, { backend: 'PostgreSQL' as const 
     server = await start('rotate', {}, port);
     expect((await postModern(server.url, 'tasks/get', { taskId: old })).body.result?.status).toBe('completed');
   });
+
+  it("a question this process cannot decrypt: its reader is told so in one line, without the key id or the operator's remedy; the log has both", async () => {
+    if (backend === 'PostgreSQL')
+      await new pg.Client({ connectionString: storeFor('question') })
+        .connect()
+        .then((c) => c.query('DROP SCHEMA IF EXISTS mcp_tasks CASCADE').finally(() => c.end()));
+    const [first, second] = [key(), key()];
+    const port = await freePort();
+    let server = await start('question', { MCP_TASKS_ENCRYPTION_KEY: first }, port, ['--drain-ms', '500']);
+    const created = await postModern(server.url, 'tools/call', { name: 'vault', arguments: { secret: 's' } }, { capabilities: ELICITING });
+    const taskId = String(created.body.result?.taskId);
+    await pollModernTask(server.url, taskId, { until: (status) => status === 'input_required' });
+    await server.stop();
+
+    // An API process with another key (a process that runs tasks would refuse to start): the question is sealed
+    // under the first key.
+    server = await start('question', { MCP_TASKS_ENCRYPTION_KEY: second }, port, ['--no-worker']);
+    const read = await postModern(server.url, 'tasks/get', { taskId }, { capabilities: ELICITING });
+    expect(read.body.error, JSON.stringify(read.body)).toEqual({ code: -32603, message: "This server cannot decrypt this task's stored data" });
+    // The operator's line, in the log only: which key id, and what to do.
+    const log = await server.logLine('MCP_TASKS_ENCRYPTION_KEYS_OLD');
+    expect(log).toMatch(/cannot decrypt task data: key id [0-9a-f]{16} is not configured/);
+    expect(log).not.toContain(first);
+    expect(server.child.exitCode).toBeNull();
+  });
 });
 
 describe('encryption settings', () => {

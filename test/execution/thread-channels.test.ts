@@ -56,7 +56,7 @@ function text(outcome: ExecutionOutcome): string {
 describe('one channel per thread (issue 25)', () => {
   ensureBuilt();
   const temp = makeTempDir('mcp-tasks-channels-');
-  const { start } = isolatedExecutors({ sources: [{ module: ISOLATION_TOOLS }] });
+  const { start, create } = isolatedExecutors({ sources: [{ module: ISOLATION_TOOLS }] });
   afterAll(() => temp.remove());
 
   /** Run `toolName` with `host`, marking the host ended as soon as the outcome is out. */
@@ -151,6 +151,29 @@ describe('one channel per thread (issue 25)', () => {
     expect(JSON.parse(text(await run(executor, 'asks_host', {}, host)))).toEqual([
       { name: 'TasksError', isError: true, code: -32602, data: { key: 'key' }, message: 'no such key' },
       { name: 'StoreError', isError: true, code: 'invalid', message: 'owner state over its limit' },
+    ]);
+  });
+
+  it("a store fault reaches the tool as what failed, never the driver's detail or the operator's remedy; the server's log has them", async () => {
+    const { executor, lines } = create({ maxThreads: 1, minThreads: 1 });
+    await executor.warm(30_000);
+    const host = recordingHost();
+    const fault = new StoreError('fault', 'Task store failed to write: duplicate key value violates unique constraint "tool_state_pkey"', {
+      requestorMessage: 'Task store failed to write',
+    });
+    host.getOwnerState = async () => {
+      throw fault;
+    };
+    host.putOwnerState = async () => {
+      throw new StoreError('fault', 'cannot decrypt task data: key id 0a1b is not configured (add its key to MCP_TASKS_ENCRYPTION_KEYS_OLD)');
+    };
+    expect(JSON.parse(text(await run(executor, 'asks_host', {}, host)))).toEqual([
+      { name: 'StoreError', isError: true, code: 'fault', message: 'Task store failed to write' },
+      { name: 'StoreError', isError: true, code: 'fault', message: 'Task store failed' },
+    ]);
+    expect(lines.filter((line) => line.message === "a tool's context operation failed in the task store").map((line) => line.fields.err)).toEqual([
+      fault,
+      expect.objectContaining({ message: expect.stringContaining('MCP_TASKS_ENCRYPTION_KEYS_OLD') }),
     ]);
   });
 });

@@ -22,17 +22,42 @@ describe('store errors on the wire (the one mapping, base §8)', () => {
   it('keeps the wire answers the port gave before it had its own codes: conflict -32602, everything else -32603', () => {
     const cases: Array<[StoreErrorCode, string, { code: number; message: string }]> = [
       ['conflict', 'Idempotency key already used for another request', { code: -32602, message: 'Idempotency key already used for another request' }],
-      ['fault', 'Task store failed to write: disk I/O error', { code: -32603, message: 'Task store failed to write: disk I/O error' }],
+      // A fault's or a schema mismatch's message is the operator's (see the next test): the requestor gets "Task store failed".
+      ['fault', 'Task store failed to write: disk I/O error', { code: -32603, message: 'Task store failed' }],
       [
         'invalid',
         'Task store refused transition to completed: outcome does not fit',
         { code: -32603, message: 'Task store refused transition to completed: outcome does not fit' },
       ],
-      ['schema_mismatch', 'task store schema is version 9', { code: -32603, message: 'task store schema is version 9' }],
+      ['schema_mismatch', 'task store schema is version 9', { code: -32603, message: 'Task store failed' }],
       // No driver detail for an outage: host names, ports and addresses stay in the log.
       ['unavailable', 'Task store unavailable: cannot connect (connect ECONNREFUSED 10.0.0.5:5432)', { code: -32603, message: 'Task store unavailable' }],
     ];
     for (const [code, message, wire] of cases) expect(storeErrorToWire(new StoreError(code, message)), code).toEqual(wire);
+  });
+
+  it("a fault's driver detail and operator advice stay in the log; the requestor is told what failed (its requestorMessage)", () => {
+    const logger = recordingLogger();
+    const faults = [
+      new StoreError('fault', 'Task store failed to write: duplicate key value violates unique constraint "tasks_pkey"', {
+        requestorMessage: 'Task store failed to write',
+      }),
+      new StoreError('fault', 'cannot decrypt task data: key id 0a1b is not configured (add its key to MCP_TASKS_ENCRYPTION_KEYS_OLD)', {
+        requestorMessage: "This server cannot decrypt this task's stored data",
+      }),
+      new StoreError('fault', 'Task store stopped: an fsync of its write-ahead log failed (EIO); the server process must be restarted'),
+    ];
+    expect(faults.map((fault) => wireErrorOf(fault, logger))).toEqual([
+      { code: -32603, message: 'Task store failed to write' },
+      { code: -32603, message: "This server cannot decrypt this task's stored data" },
+      { code: -32603, message: 'Task store failed' },
+    ]);
+    expect(logger.errors).toEqual(faults.map((err) => expect.objectContaining({ err })));
+    // Control: what the caller caused keeps its message, written for the caller.
+    expect(wireErrorOf(new StoreError('invalid', 'Task store refused tool state: the key must have 1 to 200 characters'), logger)).toEqual({
+      code: -32603,
+      message: 'Task store refused tool state: the key must have 1 to 200 characters',
+    });
   });
 
   it('logs store failures but not conflicts (the requestor caused those); passes protocol errors through; leaves other errors to the caller', () => {

@@ -154,7 +154,8 @@ export class PostgresBatcher {
   }
 
   private push(work: Work<unknown> | MergedWork<unknown, unknown>, merged: boolean, item: unknown): Promise<unknown> {
-    if (this.closed) return Promise.reject(new StoreError('fault', 'Task store failed to write: store is closed'));
+    if (this.closed)
+      return Promise.reject(new StoreError('fault', 'Task store failed to write: store is closed', { requestorMessage: 'Task store failed to write' }));
     return new Promise((resolve, reject) => {
       this.queue.push({ work, merged, item, op: { resolve, reject } });
       this.schedule();

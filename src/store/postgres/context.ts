@@ -48,7 +48,7 @@ export class PostgresContext {
 
   /** Throws `fault` naming `action` once the store's close has begun. */
   refuseIfClosed(action: string): void {
-    if (this.closed) throw new StoreError('fault', `Task store failed to ${action}: store is closed`);
+    if (this.closed) throw new StoreError('fault', `Task store failed to ${action}: store is closed`, { requestorMessage: `Task store failed to ${action}` });
   }
 
   /** One statement on the pool (committed state only), a driver error mapped to a `StoreError` naming `action`. */

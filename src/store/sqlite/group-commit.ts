@@ -41,7 +41,10 @@ export function storageFault(error: unknown, action: string): StoreError {
   const detail = error instanceof Error ? error.message : String(error);
   const code = (error as { code?: unknown } | null)?.code;
   const busy = typeof code === 'string' && code.startsWith('SQLITE_BUSY');
-  return new StoreError(busy ? 'unavailable' : 'fault', `Task store failed to ${action}: ${detail}`, { cause: error });
+  return new StoreError(busy ? 'unavailable' : 'fault', `Task store failed to ${action}: ${detail}`, {
+    cause: error,
+    requestorMessage: `Task store failed to ${action}`,
+  });
 }
 
 /**
