@@ -102,8 +102,9 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
     queueWaitMs: Math.max(0, startedAt - (record.attempt <= 1 ? record.createdAt : record.lastUpdatedAt)),
   });
   const trace = context.options.tracer ? await startTrace(store, context.options.tracer, record) : undefined;
-  const ended = (outcome: string, message?: string): void => {
-    observer?.runEnded?.({ tool: tool.name, generation: record.generation, outcome, durationMs: Math.max(0, clock.now() - startedAt) });
+  /** Count the run as `outcome`; its duration ends `endedAt` (the tool's end, when its outcome is written later). */
+  const ended = (outcome: string, message?: string, endedAt = clock.now()): void => {
+    observer?.runEnded?.({ tool: tool.name, generation: record.generation, outcome, durationMs: Math.max(0, endedAt - startedAt) });
     trace?.end(outcome, message);
   };
   const logger = context.options.logger.child(logFields);
@@ -199,8 +200,7 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
     logger.info({}, 'task changed meanwhile (cancelled, expired or lease lost); its large result is discarded');
     return;
   }
-  ended(settled.status, settled.statusMessage ?? undefined);
-  void shadow?.finish(settled.status === 'completed' || settled.status === 'failed' ? settled.status : undefined);
+  const toolEndedAt = clock.now();
   const pending = context.statusWriter.takePending(taskId);
   const write = store
     .transition(taskId, {
@@ -223,10 +223,24 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
   let written: TaskRecord | undefined;
   try {
     written = await write;
+  } catch (error) {
+    // Not stored (the store failed): the lease lapses and recovery decides; the run's outcome is discarded.
+    void shadow?.finish(undefined);
+    ended('discarded', undefined, toolEndedAt);
+    throw error;
   } finally {
     if (context.outcomeWrites.get(taskId) === write) context.outcomeWrites.delete(taskId);
   }
-  if (!written) logger.info({}, 'task changed meanwhile (cancelled, expired or lease lost); outcome discarded');
+  // Counted once the write tells what became of the outcome, as a large result is: a run whose task was cancelled,
+  // expired or taken over between the tool's end and the write is `discarded`, not `completed` (stop 41's notes).
+  if (!written) {
+    void shadow?.finish(undefined);
+    ended('discarded', undefined, toolEndedAt);
+    logger.info({}, 'task changed meanwhile (cancelled, expired or lease lost); outcome discarded');
+    return;
+  }
+  ended(settled.status, settled.statusMessage ?? undefined, toolEndedAt);
+  void shadow?.finish(settled.status === 'completed' || settled.status === 'failed' ? settled.status : undefined);
 }
 
 /** Where the shadow watch of a run reports: the audit trail (`shadow.mismatch`) and the observer (metrics). */

@@ -286,6 +286,58 @@ describe('TaskWorker', () => {
     expect(maxSeen).toBe(1);
   });
 
+  it("a task cancelled between the tool's end and the write of its result: the run counts as discarded, not completed; a run whose write lands counts completed (control)", async () => {
+    const temp = makeTempDir();
+    const real = openSqliteTaskStore({ path: join(temp.dir, 'tasks.db') });
+    let cancelNext = true;
+    // The fault: the requestor's cancel commits just before the worker's completion (no timing of real processes
+    // lands a cancel there reliably).
+    const store = overrideStore<SqliteTaskStore>(real, {
+      transition: async (taskId: string, request: Parameters<SqliteTaskStore['transition']>[1]) => {
+        if (request.to === 'completed' && cancelNext) {
+          cancelNext = false;
+          await real.transition(taskId, { to: 'cancelled', releaseLease: true, now: Date.now() });
+        }
+        return real.transition(taskId, request);
+      },
+    });
+    const runs: Array<{ outcome: string; durationMs: number }> = [];
+    const tool = defineTool({
+      name: 'quick',
+      description: 'returns at once',
+      execution: 'task-optional',
+      inputSchema: z.object({}),
+      run: async () => textResult('done'),
+    });
+    const server = await createTasksServer({
+      tools: [tool],
+      store,
+      secret: randomBytes(32),
+      limits: LIMITS,
+      instanceId: 'test-instance',
+      workerObserver: { runEnded: (run) => void runs.push(run) },
+    });
+    cleanups.push(
+      () => temp.remove(),
+      () => real.close(),
+      () => server.close(),
+    );
+    const { service } = server;
+    const call = async () => {
+      const outcome = await service.calls.callTool(CALLER, await service.calls.planCall(CALLER, { name: tool.name, progressToken: null }));
+      if (outcome.kind !== 'task') throw new Error(`no task: ${JSON.stringify(outcome)}`);
+      return outcome.task.taskId;
+    };
+    const raced = await call();
+    const ended = await service.tasks.waitForTerminal(CALLER, raced, new AbortController().signal);
+    expect(ended.status).toBe('cancelled');
+    await expect.poll(() => runs.length).toBe(1);
+    expect(runs[0]?.outcome).toBe('discarded');
+    // Control: the same run whose write lands.
+    expect((await service.tasks.waitForTerminal(CALLER, await call(), new AbortController().signal)).status).toBe('completed');
+    await expect.poll(() => runs.map((run) => run.outcome)).toEqual(['discarded', 'completed']);
+  });
+
   it('an API-only server (worker: false) never holds a lease: its tasks wait unleased until a worker claims them', async () => {
     const { store, api, tool } = await apiOnlyOnSqlite(cleanups, LIMITS);
     expect(api.worker).toBeUndefined();
