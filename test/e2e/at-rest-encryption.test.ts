@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { IDEMPOTENCY_KEY_META_KEY } from '../../src/protocol/constants.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
@@ -90,8 +90,12 @@ describe.each([{ backend: 'SQLite' as const }, { backend: 'PostgreSQL' as const 
   beforeAll(async () => {
     if (backend === 'PostgreSQL') database = await createTestDatabase();
   });
+  // Each test's processes end with it: on PostgreSQL the tests share one database, and a process left running (with
+  // other keys) would register again in the next test's schema and refuse its processes as settings that differ.
+  afterEach(async () => {
+    for (const server of servers.splice(0)) await server.stop();
+  });
   afterAll(async () => {
-    for (const server of servers) await server.stop();
     await database?.drop();
     temp.remove();
   });
