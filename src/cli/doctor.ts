@@ -215,7 +215,7 @@ export function keysFinding(inUse: StoreDiagnosis['unfinishedByKeyId'], keys: Lo
     return {
       ok: false,
       check: 'keys',
-      message: `${listed} — a serve or worker with this host's keys refuses to start (it would fail those tasks for good, task_unreadable): keep their keys in MCP_TASKS_ENCRYPTION_KEYS_OLD${droppable}`,
+      message: `${listed} — a serve or worker with this host's keys refuses to start (it would fail those tasks for good, task_unreadable): keep their keys in MCP_TASKS_ENCRYPTION_KEYS_OLD, or start with --fail-unreadable-tasks to give those tasks up${droppable}`,
     };
   return { ok: true, check: 'keys', message: `${inUse.length === 0 ? 'no unfinished task holds encrypted data' : listed}${droppable}` };
 }

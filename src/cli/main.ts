@@ -178,6 +178,10 @@ function withSharedOptions(command: Command): Command {
     .option('--service-name <name>', 'service.name of exported spans (default: OTEL_SERVICE_NAME, else mcp-tasks)')
     .option('--allow-unpinned', 'start although the pins of the configuration do not match what is installed and configured')
     .option(
+      '--fail-unreadable-tasks',
+      'start although unfinished tasks hold data under an at-rest key this process lacks (a lost or withdrawn key): those tasks fail (task_unreadable) when claimed, the rest run',
+    )
+    .option(
       '--kill-switch-fallback <fallback>',
       'fallback of a kill switch or canary set without one: sync (inline where the tool may run inline) or reject (-31003) (default reject)',
     )
@@ -238,11 +242,12 @@ withServeAuthOptions(withSharedOptions(program.command('serve')))
   .option('--dashboard-redirect-uri <url>', 'auth jwt: redirect URI registered for the client (default <origin>/dashboard/callback)')
   .option('--dashboard-secure-cookie', 'mark the dashboard session cookie Secure (behind TLS)')
   .option('--dashboard-session-ttl-ms <ms>', 'dashboard session lifetime (default 28800000)')
-  .action(async (options: { stdio?: boolean; worker: boolean; allowUnpinned?: boolean }, command: Command) =>
+  .action(async (options: { stdio?: boolean; worker: boolean; allowUnpinned?: boolean; failUnreadableTasks?: boolean }, command: Command) =>
     (await import('./serve.js')).serve(configOf(command), {
       worker: options.worker,
       ...(options.stdio ? { stdio: true } : {}),
       ...(options.allowUnpinned ? { allowUnpinned: true } : {}),
+      ...(options.failUnreadableTasks ? { failUnreadableTasks: true } : {}),
     }),
   );
 
@@ -250,8 +255,11 @@ withSharedOptions(program.command('worker'))
   .description('run tasks of the store (no MCP endpoint): claim by lease, run tools, renew, recover, sweep; SIGTERM drains')
   .option('--health-port <port>', 'serve GET /healthz, /readyz and /metrics on this port (default: none)')
   .option('--health-host <host>', 'bind address of --health-port (default 127.0.0.1)')
-  .action(async (options: { allowUnpinned?: boolean }, command: Command) =>
-    (await import('./worker.js')).worker(configOf(command), options.allowUnpinned ? { allowUnpinned: true } : {}),
+  .action(async (options: { allowUnpinned?: boolean; failUnreadableTasks?: boolean }, command: Command) =>
+    (await import('./worker.js')).worker(configOf(command), {
+      ...(options.allowUnpinned ? { allowUnpinned: true } : {}),
+      ...(options.failUnreadableTasks ? { failUnreadableTasks: true } : {}),
+    }),
   );
 
 const configCommand = program.command('config').description('the effective configuration');

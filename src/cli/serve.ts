@@ -59,6 +59,8 @@ export interface ServeModes {
   worker: boolean;
   /** `--allow-unpinned`: start although the pins do not match what is installed and configured. */
   allowUnpinned?: boolean;
+  /** `--fail-unreadable-tasks`: start although unfinished tasks need an at-rest key it lacks; they fail when claimed. */
+  failUnreadableTasks?: boolean;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
@@ -175,7 +177,14 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   metrics.readInputsFrom(store);
   // stdio servers are spawned one per client, several on one store: each gets an id of its own (its pid).
   const instanceId = settings.instanceId ?? defaultInstanceId('serve', listener ? port : `stdio-${process.pid}`);
-  const registration = await registerCliProcess(store, settings, options.worker ? 'serve' : 'api', instanceId, logger).catch(async (error: unknown) => {
+  const registration = await registerCliProcess(
+    store,
+    settings,
+    options.worker ? 'serve' : 'api',
+    instanceId,
+    logger,
+    modes.failUnreadableTasks ? { failUnreadableTasks: true } : {},
+  ).catch(async (error: unknown) => {
     listener?.close();
     auth.close();
     await executor.close();

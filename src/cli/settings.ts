@@ -330,7 +330,7 @@ export function settingsDigestOf(settings: Pick<ResolvedSettings, 'resolved' | '
  * starts: through it such tasks can be cancelled, or they expire.
  * @throws StartupError naming the key ids and how many tasks need each.
  */
-export async function checkKeysCoverUnfinishedTasks(settings: Pick<ResolvedSettings, 'store' | 'encryption'>): Promise<void> {
+export async function checkKeysCoverUnfinishedTasks(settings: Pick<ResolvedSettings, 'store' | 'encryption'>, giveUp?: { logger: Logger }): Promise<void> {
   const inUse =
     settings.store.kind === 'sqlite'
       ? (await import('../store/sqlite/diagnosis.js')).sqliteUnfinishedByKeyId(settings.store.path)
@@ -339,12 +339,24 @@ export async function checkKeysCoverUnfinishedTasks(settings: Pick<ResolvedSetti
   const missing = keysNotConfigured(inUse, AesGcmFieldCipher.keyIdsOf(encryption));
   if (missing.length === 0) return;
   const one = missing.length === 1 && missing[0]?.tasks === 1;
+  const which = missing.map((entry) => `${entry.keyId}: ${entry.tasks} ${entry.tasks === 1 ? 'task' : 'tasks'}`).join(', ');
+  const keyIds = missing.length === 1 ? 'key id' : 'key ids';
+  if (giveUp) {
+    // The operator's decision (a key lost or withdrawn): those tasks fail task_unreadable as they are claimed, and
+    // their requestors are told to call the tool again; every other task runs.
+    giveUp.logger.warn(
+      { missingKeyIds: missing },
+      `--fail-unreadable-tasks: unfinished tasks hold data under at-rest ${keyIds} this process is not configured with (${which}); ` +
+        `it fails ${one ? 'that task' : 'those tasks'} (task_unreadable) when ${one ? 'it is' : 'they are'} claimed`,
+    );
+    return;
+  }
   throw new StartupError(
-    `unfinished tasks hold data under at-rest ${missing.length === 1 ? 'key id' : 'key ids'} this process is not configured with (` +
-      missing.map((entry) => `${entry.keyId}: ${entry.tasks} ${entry.tasks === 1 ? 'task' : 'tasks'}`).join(', ') +
-      `): it would fail ${one ? 'it' : 'them'} for good (task_unreadable), so it does not start. ` +
+    `unfinished tasks hold data under at-rest ${keyIds} this process is not configured with (${which}): ` +
+      `it would fail ${one ? 'it' : 'them'} for good (task_unreadable), so it does not start. ` +
       `Set ${missing.length === 1 ? 'that key' : 'those keys'} in MCP_TASKS_ENCRYPTION_KEYS_OLD (${encryption instanceof AesGcmFieldCipher ? 'beside' : 'with'} MCP_TASKS_ENCRYPTION_KEY); ` +
-      'to give those tasks up, cancel them through an API process (serve --no-worker starts) or let them expire (its sweeper removes them)',
+      'to give those tasks up, start with --fail-unreadable-tasks (they fail, their requestors are told to call again), ' +
+      'or let them expire (an API process, serve --no-worker, starts and sweeps them)',
   );
 }
 
@@ -367,10 +379,11 @@ export async function registerCliProcess(
   role: 'serve' | 'api' | 'worker',
   instanceId: string,
   logger: Logger,
-  slots = false,
+  options: { slots?: boolean; failUnreadableTasks?: boolean } = {},
 ): Promise<ProcessRegistration> {
+  const slots = options.slots === true;
   await checkSettingsAgree(store, settings.settingsDigest, role, instanceId, logger);
-  if (role !== 'api') await checkKeysCoverUnfinishedTasks(settings);
+  if (role !== 'api') await checkKeysCoverUnfinishedTasks(settings, options.failUnreadableTasks ? { logger } : undefined);
   const taken = slots ? await idsHeldHere(store) : new Set<string>();
   for (let slot = 1; ; slot++) {
     const id = slot === 1 ? instanceId : `${instanceId}:slot${slot}`;

@@ -32,6 +32,8 @@ import { UsageError } from './usage-error.js';
 export interface WorkerModes {
   /** `--allow-unpinned`: start although the pins do not match. */
   allowUnpinned?: boolean;
+  /** `--fail-unreadable-tasks`: start although unfinished tasks need an at-rest key it lacks; they fail when claimed. */
+  failUnreadableTasks?: boolean;
 }
 
 function listenHealth(server: HttpServer, port: number, host: string): Promise<number> {
@@ -85,7 +87,10 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
   // Without --instance-id (and without a health port, which names the worker), a further worker on this host takes
   // the next free slot of the default id; a restarted one reclaims the slot of its dead predecessor at once.
   const slots = settings.instanceId === undefined && options.healthPort === undefined;
-  const registration = await registerCliProcess(store, settings, 'worker', defaultId, logger, slots).catch(async (error: unknown) => {
+  const registration = await registerCliProcess(store, settings, 'worker', defaultId, logger, {
+    slots,
+    ...(modes.failUnreadableTasks ? { failUnreadableTasks: true } : {}),
+  }).catch(async (error: unknown) => {
     await executor.close();
     await store.close();
     throw registrationFailure(error);

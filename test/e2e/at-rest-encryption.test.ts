@@ -187,6 +187,30 @@ describe.each([{ backend: 'SQLite' as const }, { backend: 'PostgreSQL' as const 
     expect((await postModern(server.url, 'tasks/get', { taskId: old })).body.result?.status).toBe('completed');
   });
 
+  it('--fail-unreadable-tasks: the process that would refuse starts, fails the task under the lost key (task_unreadable) and runs the others', async () => {
+    if (backend === 'PostgreSQL')
+      await new pg.Client({ connectionString: storeFor('give-up') })
+        .connect()
+        .then((c) => c.query('DROP SCHEMA IF EXISTS mcp_tasks CASCADE').finally(() => c.end()));
+    const [lost, current] = [key(), key()];
+    const port = await freePort();
+    let server = await start('give-up', { MCP_TASKS_ENCRYPTION_KEY: lost }, port, ['--no-worker']);
+    const queued = await postModern(server.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0 } });
+    const queuedId = String(queued.body.result?.taskId);
+    await server.stop();
+    // Without the flag it refuses (the test above); with it, it starts and says what it will do.
+    server = await start('give-up', { MCP_TASKS_ENCRYPTION_KEY: current }, port, ['--fail-unreadable-tasks']);
+    const log = await server.logLine('--fail-unreadable-tasks: unfinished tasks hold data under at-rest key id');
+    expect(log).toMatch(/key id this process is not configured with \([0-9a-f]{16}: 1 task\); it fails that task \(task_unreadable\) when it is claimed/);
+    expect(log).not.toContain(lost);
+    const failed = await pollModernTask(server.url, queuedId);
+    expect(failed.status).toBe('failed');
+    expect(JSON.stringify(failed)).toContain('task_unreadable');
+    const fresh = await postModern(server.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0 } });
+    expect((await pollModernTask(server.url, String(fresh.body.result?.taskId))).status).toBe('completed');
+    expect(server.child.exitCode).toBeNull();
+  });
+
   it("a question this process cannot decrypt: its reader is told so in one line, without the key id or the operator's remedy; the log has both", async () => {
     if (backend === 'PostgreSQL')
       await new pg.Client({ connectionString: storeFor('question') })
