@@ -36,11 +36,12 @@ export class StoreError extends Error {
 }
 
 /**
- * What a requestor (a client, a model reading its error, a tool in its thread) may be told of `error`: the message
- * of a `conflict`, `invalid`, `unavailable` or `gone` (written for the caller), the `requestorMessage` of a `fault` or
- * `schema_mismatch`, else "Task store failed".
+ * What a requestor (a client, a model reading its error, a tool) may be told of `error`: the message of a
+ * `conflict`, `invalid` or `gone` (written for the caller); "Task store unavailable" for `unavailable` (its message
+ * names the host and port); the `requestorMessage` of a `fault` or `schema_mismatch`, else "Task store failed".
  */
 export function requestorTextOf(error: StoreError): string {
+  if (error.code === 'unavailable') return 'Task store unavailable';
   return error.code === 'fault' || error.code === 'schema_mismatch' ? (error.requestorMessage ?? 'Task store failed') : error.message;
 }
 

@@ -99,8 +99,9 @@ export function pageOf(inspection: TaskInspection, viewer: Viewer): TaskPageView
     task: {
       ...summaryOf(task),
       attempt: runsStarted(task, events),
-      // Arguments this process cannot decode are shown as such, not as the empty object the record carries.
-      arguments: task.unreadableArguments === undefined ? boundedJson(task.arguments) : boundedText(`(cannot be read here: ${task.unreadableArguments})`),
+      // Arguments this process cannot decode are shown as such, not as the empty object the record carries — and not
+      // with the reason, which is the operator's (a key id and its remedy, in the server's log when the task runs).
+      arguments: task.unreadableArguments === undefined ? boundedJson(task.arguments) : boundedText('(cannot be read by this server)'),
       ttlMs: task.ttlMs,
       expiresAt: task.expiresAt,
       protocolVersion: task.protocolVersion,

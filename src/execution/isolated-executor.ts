@@ -3,7 +3,7 @@ import type { ExecutionHost, ExecutionOutcome, ExecutionRequest, Executor, Execu
 import type { OperationSettlement } from '../core/ledger.js';
 import { DEFAULT_MIN_THREADS, DEFAULT_THREAD_HEAP_MB } from '../core/limits.js';
 import type { Logger } from '../core/logger.js';
-import { isStoreError, requestorTextOf, StoreError } from '../core/store-error.js';
+import { requestorTextOf, StoreError } from '../core/store-error.js';
 import type { JsonValue } from '../core/task.js';
 import type { ElicitRequest, OperationSpec } from '../core/tool.js';
 import type { ToolModuleOptions, ToolSource } from '../core/tool-source.js';
@@ -221,12 +221,7 @@ export class IsolatedExecutor implements Executor {
       const work = Promise.resolve().then(operations[message.method]);
       work.then(
         (value) => channel.post({ op: 'reply', id: message.id, ok: true, value: value as JsonValue | undefined }),
-        (error: unknown) => {
-          // The tool is told only what failed (`crossed`); the operator's detail goes to the log.
-          if (isStoreError(error, 'fault', 'schema_mismatch'))
-            this.options.logger.error({ err: error, method: message.method }, "a tool's context operation failed in the task store");
-          channel.post({ op: 'reply', id: message.id, ok: false, error: crossed(error) });
-        },
+        (error: unknown) => channel.post({ op: 'reply', id: message.id, ok: false, error: crossed(error) }),
       );
     }
   }
@@ -239,7 +234,7 @@ export class IsolatedExecutor implements Executor {
 
 function crossed(error: unknown): CrossedError {
   if (error instanceof TasksError) return { message: error.message, code: error.code, ...(error.data === undefined ? {} : { data: error.data }) };
-  // A tool is a requestor-side audience: the operator's detail of a fault stays in the server's log.
+  // A tool is a requestor-side audience (the run's host logged the whole error, see `run-host.ts`).
   if (error instanceof StoreError) return { message: requestorTextOf(error), storeCode: error.code };
   return { message: error instanceof Error ? error.message : String(error) };
 }

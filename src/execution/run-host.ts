@@ -10,6 +10,7 @@ import { newTaskId } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import type { RunTrace } from '../core/run-tracer.js';
 import type { TaskStore } from '../core/store.js';
+import { requestorTextOf, StoreError } from '../core/store-error.js';
 import type { TaskRecord } from '../core/task.js';
 import { sanitizeModelText } from '../core/tool-outcome.js';
 import { appendAudit, operationEntry } from '../ledger/audit.js';
@@ -29,8 +30,9 @@ export interface RunHostDeps {
 
 /** The host of `record`'s run (see the module comment). */
 export function runHost(deps: RunHostDeps, record: TaskRecord, logger: Logger): ExecutionHost {
-  const { store, clock, leaseOwner, statusWriter, progressListeners } = deps;
+  const { store, clock, statusWriter, progressListeners } = deps;
   const { taskId } = record;
+  const { elicit, openOperation, settleOperation } = hostCalls(deps, record, logger);
   // While the run waits in place for an answer, the task's statusMessage is its question and its lastUpdatedAt the
   // start of the input timeout: what the tool says meanwhile (an upstream's progress) must change neither. Progress
   // listeners (notifications to a live client) still hear it.
@@ -43,10 +45,38 @@ export function runHost(deps: RunHostDeps, record: TaskRecord, logger: Logger): 
       if (!asking()) statusWriter.set(taskId, sanitizeModelText(message));
       for (const listener of progressListeners.get(taskId) ?? []) listener(done, total, message);
     },
-    getStep: (name) => store.getStep(taskId, name),
-    putStep: (name, value) => store.putStep(taskId, name, value),
-    getOwnerState: (key) => store.getToolState(record.ownerKey, record.toolName, key),
-    putOwnerState: (key, value) => store.putToolState(record.ownerKey, record.toolName, key, value, clock.now()),
+    getStep: (name) => toolFacing(logger, 'getStep', () => store.getStep(taskId, name)),
+    putStep: (name, value) => toolFacing(logger, 'putStep', () => store.putStep(taskId, name, value)),
+    getOwnerState: (key) => toolFacing(logger, 'getOwnerState', () => store.getToolState(record.ownerKey, record.toolName, key)),
+    putOwnerState: (key, value) => toolFacing(logger, 'putOwnerState', () => store.putToolState(record.ownerKey, record.toolName, key, value, clock.now())),
+    elicit: (requests) => toolFacing(logger, 'elicit', () => elicit(requests)),
+    log: (entry) => logger[entry.level](entry.fields, entry.message),
+    openOperation: (spec) => toolFacing(logger, 'openOperation', () => openOperation(spec)),
+    settleOperation: (operationId, settlement) => toolFacing(logger, 'settleOperation', () => settleOperation(operationId, settlement)),
+  };
+}
+
+/**
+ * `work`'s result; a {@link StoreError} it throws is logged whole and thrown again as the tool may see it: its code
+ * and {@link requestorTextOf} its message, without its cause. The tool — any executor's: in process (an upstream's
+ * gateway hands it on to the upstream server), or in a thread — is a requestor-side audience; the driver's detail
+ * and the operator's remedy stay in the log (stop 42).
+ */
+async function toolFacing<T>(logger: Logger, method: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof StoreError)) throw error;
+    if (error.code !== 'conflict' && error.code !== 'invalid') logger.error({ err: error, method }, "a tool's context operation failed in the task store");
+    throw new StoreError(error.code, requestorTextOf(error));
+  }
+}
+
+/** The elicitor and the operation calls of {@link runHost}, unwrapped. */
+function hostCalls(deps: RunHostDeps, record: TaskRecord, logger: Logger): Pick<ExecutionHost, 'elicit' | 'openOperation' | 'settleOperation'> {
+  const { store, clock, leaseOwner, statusWriter } = deps;
+  const { taskId } = record;
+  return {
     elicit: createTaskElicitor({
       record,
       store,
@@ -55,7 +85,6 @@ export function runHost(deps: RunHostDeps, record: TaskRecord, logger: Logger): 
       // A status write still pending would land after the question and hide it.
       ...(deps.inPlace ? { inPlace: deps.inPlace, beforeAsking: () => statusWriter.takePending(taskId) } : {}),
     }),
-    log: (entry) => logger[entry.level](entry.fields, entry.message),
     openOperation: async (spec) => {
       const operationId = newTaskId();
       const operation = await store.openOperation({

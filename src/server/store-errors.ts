@@ -20,8 +20,6 @@ export function storeErrorToWire(error: StoreError): JsonRpcErrorObject {
   switch (error.code) {
     case 'conflict':
       return { code: ErrorCode.InvalidParams, message: error.message };
-    case 'unavailable':
-      return { code: ErrorCode.InternalError, message: 'Task store unavailable' };
     case 'gone':
       return { code: ErrorCode.SessionNotFound, message: 'Session not found' };
     default:

@@ -1,0 +1,101 @@
+/**
+ * What a tool learns of a task store failure in its context calls (stop 42): its code and what failed, never the
+ * operator's message — the driver's detail (host and port, constraint names) or the remedy ("add its key to
+ * MCP_TASKS_ENCRYPTION_KEYS_OLD", "restart the process") — nor the driver error as `cause`. A tool hands what it
+ * catches on: to its result, to a model, and an upstream server's tool (run in process by the gateway) to that
+ * server. The in-process executor here; the thread crossing is in thread-channels.test.ts.
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+
+import { StoreError } from '../../src/core/store-error.js';
+import { defineTool, textResult } from '../../src/core/tool.js';
+import { createTasksServer } from '../../src/server/create-tasks-server.js';
+import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { anonymousV2Caller } from '../helpers/callers.js';
+import { captureLogger } from '../helpers/capture-logger.js';
+import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
+import { overrideStore } from '../helpers/store-wrapper.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+const CALLER = anonymousV2Caller();
+
+describe("a tool's context call that fails in the task store (in process)", () => {
+  const cleanups: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  it('gets the code and what failed, without cause; the log has the whole error', async () => {
+    const temp = makeTempDir();
+    const real = openSqliteTaskStore({ path: join(temp.dir, 'tasks.db') });
+    const fault = new StoreError('fault', 'Task store failed to write tool state: duplicate key value violates unique constraint "tool_state_pkey"', {
+      cause: new Error('driver error'),
+      requestorMessage: 'Task store failed to write tool state',
+    });
+    const down = new StoreError('unavailable', 'Task store unavailable: cannot read tool state (connect ECONNREFUSED 10.20.30.40:5432)', {
+      cause: new Error('connect ECONNREFUSED 10.20.30.40:5432'),
+    });
+    const sealed = new StoreError('fault', 'cannot decrypt task data: key id 0a1b is not configured (add its key to MCP_TASKS_ENCRYPTION_KEYS_OLD)', {
+      requestorMessage: "This server cannot decrypt this task's stored data",
+    });
+    const store = overrideStore<SqliteTaskStore>(real, {
+      putToolState: async () => {
+        throw fault;
+      },
+      getToolState: async () => {
+        throw down;
+      },
+      getStep: async () => {
+        throw sealed;
+      },
+    });
+    const tool = defineTool({
+      name: 'reports_store_errors',
+      description: 'reports what its context calls threw',
+      execution: 'task-optional',
+      inputSchema: z.object({}),
+      async run(_args, ctx) {
+        const seen: unknown[] = [];
+        for (const call of [() => ctx.ownerState.put('k', 1), () => ctx.ownerState.get('k'), () => ctx.step('s', () => 1)])
+          await call().then(
+            () => seen.push(null),
+            (error: unknown) => {
+              const { name, code, message, cause } = error as StoreError;
+              seen.push({ name, code, message, cause: (cause as Error | undefined)?.message });
+            },
+          );
+        return textResult(JSON.stringify(seen));
+      },
+    });
+    const { logger, lines } = captureLogger();
+    const server = await createTasksServer({ tools: [tool], store, secret: randomBytes(32), limits: QUIET_LIMITS, instanceId: 'test-instance', logger });
+    cleanups.push(
+      () => temp.remove(),
+      () => real.close(),
+      () => server.close(),
+    );
+    const { service } = server;
+    const outcome = await service.calls.callTool(CALLER, await service.calls.planCall(CALLER, { name: tool.name, progressToken: null }));
+    if (outcome.kind !== 'task') throw new Error(`no task: ${JSON.stringify(outcome)}`);
+    const done = await service.tasks.waitForTerminal(CALLER, outcome.task.taskId, new AbortController().signal);
+    expect(done.status).toBe('completed');
+    const stored = await real.getOutcome(done.taskId);
+    const text = stored?.kind === 'result' ? ((stored.result as { content: Array<{ text: string }> }).content[0]?.text ?? '') : '';
+    expect(text).not.toMatch(/tool_state_pkey|10\.20\.30\.40|MCP_TASKS_ENCRYPTION_KEYS_OLD|driver error|0a1b/);
+    const reported = JSON.parse(text) as unknown[];
+    expect(reported).toEqual([
+      { name: 'StoreError', code: 'fault', message: 'Task store failed to write tool state' },
+      { name: 'StoreError', code: 'unavailable', message: 'Task store unavailable' },
+      { name: 'StoreError', code: 'fault', message: "This server cannot decrypt this task's stored data" },
+    ]);
+    expect(lines.filter((line) => line.message === "a tool's context operation failed in the task store").map((line) => line.fields.err)).toEqual([
+      fault,
+      down,
+      sealed,
+    ]);
+  });
+});
