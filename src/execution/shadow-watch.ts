@@ -58,6 +58,8 @@ export class ShadowWatch {
   private readonly reported = new Set<string>();
   private polling: Promise<void> = Promise.resolve();
   private finished = false;
+  /** {@link toolEnded}: the outcome is being written; only the final comparison is left. */
+  private ended = false;
   /** Consecutive running polls that found the job `failed`/`cancelled` (the settle of the running phase). */
   private endedPolls = 0;
 
@@ -71,7 +73,7 @@ export class ShadowWatch {
 
   /** `ctx.shadow.observe(jobId)`: poll this job from now on, every `intervalMs`. */
   observe(jobId: string): void {
-    if (this.finished) return;
+    if (this.finished || this.ended) return;
     this.jobId = jobId;
     if (this.timer) return;
     this.timer = setInterval(() => {
@@ -79,6 +81,15 @@ export class ShadowWatch {
     }, this.settings.intervalMs);
     this.timer.unref();
     this.polling = this.polling.then(() => this.check('working'));
+  }
+
+  /**
+   * The tool returned; its outcome is being written, and {@link finish} follows with what became of it. No `running`
+   * check from now on: the task still reads `working` until that write lands, which is no difference from the job.
+   */
+  toolEnded(): void {
+    this.ended = true;
+    clearInterval(this.timer);
   }
 
   /**
@@ -102,9 +113,9 @@ export class ShadowWatch {
   }
 
   private async check(taskState: ShadowJobState): Promise<void> {
-    if (this.finished) return;
+    if (this.finished || this.ended) return;
     const jobState = await this.poll();
-    if (jobState === undefined || this.finished) return;
+    if (jobState === undefined || this.finished || this.ended) return;
     // A job that ended while the task still runs is a tool about to see it (see above): a job that completed is
     // no difference; one that failed or was cancelled is one once the task outlived `settleChecks` more polls.
     this.endedPolls = jobState === 'failed' || jobState === 'cancelled' ? this.endedPolls + 1 : 0;

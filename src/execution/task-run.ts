@@ -191,16 +191,29 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
     );
     return;
   }
-  const settled = await boundLargeResult(store, taskId, settleExecution(record.generation, outcome), settings.resultLimits, settings.instanceId);
+  // The tool is done: from here its outcome is written, and the run is counted by what became of it.
+  const toolEndedAt = clock.now();
+  shadow?.toolEnded();
+  /** The outcome was not stored (the store failed): the lease lapses and recovery decides; the run's outcome is discarded. */
+  const notStored = (): void => {
+    void shadow?.finish(undefined);
+    ended('discarded', undefined, toolEndedAt);
+  };
+  let settled: Awaited<ReturnType<typeof boundLargeResult>>;
+  try {
+    settled = await boundLargeResult(store, taskId, settleExecution(record.generation, outcome), settings.resultLimits, settings.instanceId);
+  } catch (error) {
+    notStored();
+    throw error;
+  }
   if (settled === undefined) {
     // Its large result could not be stored: the task is no longer this run's (cancelled, deleted, taken over).
     context.statusWriter.takePending(taskId);
     void shadow?.finish(undefined);
-    ended('discarded');
+    ended('discarded', undefined, toolEndedAt);
     logger.info({}, 'task changed meanwhile (cancelled, expired or lease lost); its large result is discarded');
     return;
   }
-  const toolEndedAt = clock.now();
   const pending = context.statusWriter.takePending(taskId);
   const write = store
     .transition(taskId, {
@@ -224,9 +237,7 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
   try {
     written = await write;
   } catch (error) {
-    // Not stored (the store failed): the lease lapses and recovery decides; the run's outcome is discarded.
-    void shadow?.finish(undefined);
-    ended('discarded', undefined, toolEndedAt);
+    notStored();
     throw error;
   } finally {
     if (context.outcomeWrites.get(taskId) === write) context.outcomeWrites.delete(taskId);

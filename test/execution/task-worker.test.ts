@@ -8,6 +8,7 @@ import { type Clock, systemClock } from '../../src/core/clock.js';
 import type { TasksServerLimits } from '../../src/core/limits.js';
 import { silentLogger } from '../../src/core/logger.js';
 import type { TaskEvent } from '../../src/core/store.js';
+import { StoreError } from '../../src/core/store-error.js';
 import { type AnyToolDefinition, defineTool, textResult } from '../../src/core/tool.js';
 import { Sweeper } from '../../src/execution/sweeper.js';
 import { createTasksServer } from '../../src/server/create-tasks-server.js';
@@ -336,6 +337,49 @@ describe('TaskWorker', () => {
     // Control: the same run whose write lands.
     expect((await service.tasks.waitForTerminal(CALLER, await call(), new AbortController().signal)).status).toBe('completed');
     await expect.poll(() => runs.map((run) => run.outcome)).toEqual(['discarded', 'completed']);
+  });
+
+  it('a run whose large result cannot be written (the chunk write throws) counts discarded and ends its trace; its task is recovered', async () => {
+    const temp = makeTempDir();
+    const real = openSqliteTaskStore({ path: join(temp.dir, 'tasks.db') });
+    let chunkWrites = 0;
+    const store = overrideStore<SqliteTaskStore>(real, {
+      putResultChunks: async () => {
+        chunkWrites += 1;
+        throw new StoreError('fault', 'Task store failed to write: disk I/O error', { requestorMessage: 'Task store failed to write' });
+      },
+    });
+    const runs: string[] = [];
+    const traced: string[] = [];
+    const tool = defineTool({
+      name: 'large',
+      description: 'returns 200 kB',
+      execution: 'task-optional',
+      inputSchema: z.object({}),
+      run: async () => textResult('x'.repeat(200_000)),
+    });
+    const server = await createTasksServer({
+      tools: [tool],
+      store,
+      secret: randomBytes(32),
+      limits: { ...LIMITS, maxResultBytes: 100_000 },
+      instanceId: 'test-instance',
+      workerObserver: { runEnded: (run) => void runs.push(run.outcome) },
+      runTracer: {
+        startRun: () => ({ end: (outcome: string) => void traced.push(outcome), step: () => () => {}, operation: () => () => {} }),
+      },
+    });
+    cleanups.push(
+      () => temp.remove(),
+      () => real.close(),
+      () => server.close(),
+    );
+    const { service } = server;
+    const outcome = await service.calls.callTool(CALLER, await service.calls.planCall(CALLER, { name: tool.name, progressToken: null }));
+    if (outcome.kind !== 'task') throw new Error(`no task: ${JSON.stringify(outcome)}`);
+    await expect.poll(() => chunkWrites).toBeGreaterThan(0);
+    await expect.poll(() => runs).toEqual(['discarded']);
+    expect(traced).toEqual(['discarded']);
   });
 
   it('an API-only server (worker: false) never holds a lease: its tasks wait unleased until a worker claims them', async () => {
