@@ -45,6 +45,15 @@ export function requestorTextOf(error: StoreError): string {
   return error.code === 'fault' || error.code === 'schema_mismatch' ? (error.requestorMessage ?? 'Task store failed') : error.message;
 }
 
+/**
+ * `error` as a tool may get it: its code and {@link requestorTextOf} its message, kept as `requestorMessage` too so
+ * that a later crossing (to a tool's thread) tells the same; no `cause` (the driver's error).
+ */
+export function toolFacingError(error: StoreError): StoreError {
+  const text = requestorTextOf(error);
+  return new StoreError(error.code, text, { requestorMessage: text });
+}
+
 /** Whether `error` is a {@link StoreError}, optionally of one of `codes`. */
 export function isStoreError(error: unknown, ...codes: StoreErrorCode[]): error is StoreError {
   return error instanceof StoreError && (codes.length === 0 || codes.includes(error.code));

@@ -10,7 +10,7 @@ import { newTaskId } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import type { RunTrace } from '../core/run-tracer.js';
 import type { TaskStore } from '../core/store.js';
-import { requestorTextOf, StoreError } from '../core/store-error.js';
+import { StoreError, toolFacingError } from '../core/store-error.js';
 import type { TaskRecord } from '../core/task.js';
 import { sanitizeModelText } from '../core/tool-outcome.js';
 import { appendAudit, operationEntry } from '../ledger/audit.js';
@@ -68,7 +68,7 @@ async function toolFacing<T>(logger: Logger, method: string, work: () => Promise
   } catch (error) {
     if (!(error instanceof StoreError)) throw error;
     if (error.code !== 'conflict' && error.code !== 'invalid') logger.error({ err: error, method }, "a tool's context operation failed in the task store");
-    throw new StoreError(error.code, requestorTextOf(error));
+    throw toolFacingError(error);
   }
 }
 

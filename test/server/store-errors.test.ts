@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { TasksError } from '../../src/core/errors.js';
 import type { Logger } from '../../src/core/logger.js';
-import { StoreError, type StoreErrorCode } from '../../src/core/store-error.js';
+import { requestorTextOf, StoreError, type StoreErrorCode, toolFacingError } from '../../src/core/store-error.js';
 import { storeErrorToWire, wireErrorOf } from '../../src/server/store-errors.js';
 
 function recordingLogger(): Logger & { errors: unknown[] } {
@@ -58,6 +58,26 @@ describe('store errors on the wire (the one mapping, base §8)', () => {
       code: -32603,
       message: 'Task store refused tool state: the key must have 1 to 200 characters',
     });
+  });
+
+  it("what a tool gets tells the same when it crosses again (to a tool's thread): requestorTextOf is stable through toolFacingError, and no cause", () => {
+    const errors = [
+      new StoreError('fault', 'Task store failed to write: disk I/O error', { cause: new Error('EIO'), requestorMessage: 'Task store failed to write' }),
+      new StoreError('fault', 'cannot decrypt …', { requestorMessage: "This server cannot decrypt this task's stored data" }),
+      new StoreError('fault', 'Task store stopped: … must be restarted'),
+      new StoreError('unavailable', 'Task store unavailable: cannot read (connect ECONNREFUSED 10.0.0.5:5432)'),
+      new StoreError('invalid', 'Task store refused tool state: too large'),
+      new StoreError('conflict', 'Idempotency key already used for another request'),
+    ];
+    for (const error of errors) {
+      const once = toolFacingError(error);
+      expect([once.code, requestorTextOf(once), requestorTextOf(toolFacingError(once)), once.cause]).toEqual([
+        error.code,
+        requestorTextOf(error),
+        requestorTextOf(error),
+        undefined,
+      ]);
+    }
   });
 
   it('logs store failures but not conflicts (the requestor caused those); passes protocol errors through; leaves other errors to the caller', () => {
