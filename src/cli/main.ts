@@ -179,7 +179,7 @@ function withSharedOptions(command: Command): Command {
     .option('--allow-unpinned', 'start although the pins of the configuration do not match what is installed and configured')
     .option(
       '--fail-unreadable-tasks',
-      'start although unfinished tasks hold data under an at-rest key this process lacks (a lost or withdrawn key): those tasks fail (task_unreadable) when claimed, the rest run',
+      'start although unfinished tasks hold data under an at-rest key (MCP_TASKS_ENCRYPTION_KEY, MCP_TASKS_ENCRYPTION_KEYS_OLD) this process lacks, a lost or withdrawn key: it fails those tasks at start (task_unreadable), then runs as usual',
     )
     .option(
       '--kill-switch-fallback <fallback>',

@@ -18,6 +18,7 @@ import { createTasksServer } from '../server/create-tasks-server.js';
 import { agreeOnServerSecret } from '../server/signing-key.js';
 import { WorkerPresence } from '../service/worker-presence.js';
 import type { ResolvedConfig } from './config/resolve.js';
+import { registerCliProcess, registrationFailure } from './registration.js';
 import { resolveServeAuth, type ServeAuthOptions } from './serve-auth.js';
 import {
   defaultInstanceId,
@@ -25,8 +26,6 @@ import {
   describeExecutor,
   enforceConfiguredPins,
   openConfiguredStore,
-  registerCliProcess,
-  registrationFailure,
   resolveSettings,
   startConfiguredExecutor,
 } from './settings.js';

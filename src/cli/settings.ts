@@ -24,15 +24,6 @@ import { loadToolSources, type ToolSource, toolSourceOf } from '../core/tool-sou
 import type { WorkerObserver } from '../core/worker-observer.js';
 import { InProcessExecutor } from '../execution/in-process-executor.js';
 import { IsolatedExecutor } from '../execution/isolated-executor.js';
-import {
-  checkSettingsAgree,
-  idsHeldHere,
-  InstanceIdTaken,
-  type ProcessRegistration,
-  registerProcess,
-  SettingsDiffer,
-} from '../execution/process-registration.js';
-import { keysNotConfigured } from '../store/diagnosis.js';
 import { AesGcmFieldCipher, type FieldCipher } from '../store/field-cipher.js';
 import { isInsideRoots } from '../tools/roots.js';
 import { BUILTIN_TOOL_SOURCE, CONFORMANCE_FIXTURE_SOURCE, VERIFY_FIXTURE_SOURCE } from '../tools/sources.js';
@@ -321,101 +312,6 @@ export function settingsDigestOf(settings: Pick<ResolvedSettings, 'resolved' | '
     keyId: encryption instanceof AesGcmFieldCipher ? encryption.keyId : null,
     oldKeyIds: encryption instanceof AesGcmFieldCipher ? encryption.readOnlyKeyIds : [],
   });
-}
-
-/**
- * A process that runs tasks refuses to start while unfinished tasks hold data under an at-rest key it is not
- * configured with (stop 41, a newcomer: a `serve` started in a shell without the key failed such a task for good,
- * and the first process of a restart has no live one to compare its keys with). An API-only `serve --no-worker`
- * starts: through it such tasks can be cancelled, or they expire.
- * @throws StartupError naming the key ids and how many tasks need each.
- */
-export async function checkKeysCoverUnfinishedTasks(settings: Pick<ResolvedSettings, 'store' | 'encryption'>, giveUp?: { logger: Logger }): Promise<void> {
-  const inUse =
-    settings.store.kind === 'sqlite'
-      ? (await import('../store/sqlite/diagnosis.js')).sqliteUnfinishedByKeyId(settings.store.path)
-      : await (await import('../store/postgres/diagnosis.js')).postgresUnfinishedByKeyId(settings.store.url);
-  const { encryption } = settings;
-  const missing = keysNotConfigured(inUse, AesGcmFieldCipher.keyIdsOf(encryption));
-  if (missing.length === 0) return;
-  const one = missing.length === 1 && missing[0]?.tasks === 1;
-  const which = missing.map((entry) => `${entry.keyId}: ${entry.tasks} ${entry.tasks === 1 ? 'task' : 'tasks'}`).join(', ');
-  const keyIds = missing.length === 1 ? 'key id' : 'key ids';
-  if (giveUp) {
-    // The operator's decision (a key lost or withdrawn): those tasks fail task_unreadable as they are claimed, and
-    // their requestors are told to call the tool again; every other task runs.
-    giveUp.logger.warn(
-      { missingKeyIds: missing },
-      `--fail-unreadable-tasks: unfinished tasks hold data under at-rest ${keyIds} this process is not configured with (${which}); ` +
-        `it fails ${one ? 'that task' : 'those tasks'} (task_unreadable) when ${one ? 'it is' : 'they are'} claimed`,
-    );
-    return;
-  }
-  throw new StartupError(
-    `unfinished tasks hold data under at-rest ${keyIds} this process is not configured with (${which}): ` +
-      `it would fail ${one ? 'it' : 'them'} for good (task_unreadable), so it does not start. ` +
-      `Set ${missing.length === 1 ? 'that key' : 'those keys'} in MCP_TASKS_ENCRYPTION_KEYS_OLD (${encryption instanceof AesGcmFieldCipher ? 'beside' : 'with'} MCP_TASKS_ENCRYPTION_KEY); ` +
-      'to give those tasks up, start with --fail-unreadable-tasks (they fail, their requestors are told to call again), ' +
-      'or let them expire (an API process, serve --no-worker, starts and sweeps them)',
-  );
-}
-
-/** Most default-id slots a host's workers take (`<host>:worker`, then `<host>:worker:slot2` …). */
-const MAX_WORKER_SLOTS = 64;
-
-/**
- * Register this `serve` / `worker` process in the store's process registry (issue 11 item 6) under `instanceId`,
- * with the settings digest and heartbeat of `settings`, after checking that every live process of the store has
- * the same settings (whichever started first, see `checkSettingsAgree`). With `slots` (a worker without
- * `--instance-id`), the id is the first free slot of this host: `instanceId`, then `instanceId:slot2`, … — a second
- * worker on the host just runs, and a restarted one reclaims the lowest slot whose process is gone, taking its
- * predecessor's leases over at once. Should another live process take the id over later, this one writes one line
- * and exits 1: two processes must never hold leases under one id.
- * @throws SettingsDiffer, or what `registerProcess` throws (see {@link registrationFailure} for how the CLI reports it).
- */
-export async function registerCliProcess(
-  store: TaskStore,
-  settings: Pick<ResolvedSettings, 'settingsDigest' | 'heartbeatMs' | 'store' | 'encryption'>,
-  role: 'serve' | 'api' | 'worker',
-  instanceId: string,
-  logger: Logger,
-  options: { slots?: boolean; failUnreadableTasks?: boolean } = {},
-): Promise<ProcessRegistration> {
-  const slots = options.slots === true;
-  await checkSettingsAgree(store, settings.settingsDigest, role, instanceId, logger);
-  if (role !== 'api') await checkKeysCoverUnfinishedTasks(settings, options.failUnreadableTasks ? { logger } : undefined);
-  const taken = slots ? await idsHeldHere(store) : new Set<string>();
-  for (let slot = 1; ; slot++) {
-    const id = slot === 1 ? instanceId : `${instanceId}:slot${slot}`;
-    if (taken.has(id) && slot < MAX_WORKER_SLOTS) continue; // a live process of this host: the next slot
-    try {
-      return await registerProcess({
-        store,
-        instanceId: id,
-        role,
-        settingsDigest: settings.settingsDigest,
-        heartbeatMs: settings.heartbeatMs,
-        logger,
-        onLost: (holder) => {
-          process.stderr.write(`mcp-tasks: instance id ${id} is now held by ${holder}; this ${role === 'worker' ? 'worker' : 'process'} stops\n`);
-          process.exit(1);
-        },
-      });
-    } catch (error) {
-      // Taken meanwhile by a live process of this very host (the id names the host): try the next slot.
-      if (!slots || !(error instanceof InstanceIdTaken) || error.holder.host !== hostname() || slot >= MAX_WORKER_SLOTS) throw error;
-    }
-  }
-}
-
-/**
- * A registration that failed at start as the CLI reports it: a taken instance id or a settings mismatch is one
- * line (exit 1); a store error too.
- */
-export function registrationFailure(error: unknown): Error {
-  if (error instanceof StartupError) return error;
-  if (error instanceof InstanceIdTaken || error instanceof SettingsDiffer) return new StartupError(error.message);
-  return new StartupError(`cannot register this process in the task store: ${error instanceof Error ? error.message : String(error)}`);
 }
 
 /** Interval of the process registry heartbeat (ms); a process counts as gone after three missed beats. */

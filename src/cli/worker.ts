@@ -5,14 +5,13 @@ import { TasksMetrics } from '../ops/metrics.js';
 import { handleProbe, type ProbeSources } from '../ops/probes.js';
 import { KillSwitchCache } from '../ops/rollout/kill-switch.js';
 import type { ResolvedConfig } from './config/resolve.js';
+import { registerCliProcess, registrationFailure } from './registration.js';
 import {
   defaultInstanceId,
   describeDenied,
   describeExecutor,
   enforceConfiguredPins,
   openConfiguredStore,
-  registerCliProcess,
-  registrationFailure,
   resolveSettings,
   startConfiguredExecutor,
 } from './settings.js';

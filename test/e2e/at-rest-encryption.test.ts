@@ -187,27 +187,38 @@ describe.each([{ backend: 'SQLite' as const }, { backend: 'PostgreSQL' as const 
     expect((await postModern(server.url, 'tasks/get', { taskId: old })).body.result?.status).toBe('completed');
   });
 
-  it('--fail-unreadable-tasks: the process that would refuse starts, fails the task under the lost key (task_unreadable) and runs the others', async () => {
+  it('--fail-unreadable-tasks: the process that would refuse starts, fails every task with data under the lost key at start (queued, waiting for input) and runs the others', async () => {
     if (backend === 'PostgreSQL')
       await new pg.Client({ connectionString: storeFor('give-up') })
         .connect()
         .then((c) => c.query('DROP SCHEMA IF EXISTS mcp_tasks CASCADE').finally(() => c.end()));
     const [lost, current] = [key(), key()];
     const port = await freePort();
-    let server = await start('give-up', { MCP_TASKS_ENCRYPTION_KEY: lost }, port, ['--no-worker']);
+    // A task waiting for input, its question sealed under the lost key; then one queued, its arguments sealed too.
+    let server = await start('give-up', { MCP_TASKS_ENCRYPTION_KEY: lost }, port, ['--drain-ms', '500']);
+    const asking = await postModern(server.url, 'tools/call', { name: 'vault', arguments: { secret: 's' } }, { capabilities: ELICITING });
+    const askingId = String(asking.body.result?.taskId);
+    await pollModernTask(server.url, askingId, { until: (status) => status === 'input_required' });
+    await server.stop();
+    server = await start('give-up', { MCP_TASKS_ENCRYPTION_KEY: lost }, port, ['--no-worker']);
     const queued = await postModern(server.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0 } });
     const queuedId = String(queued.body.result?.taskId);
     await server.stop();
-    // Without the flag it refuses (the test above); with it, it starts and says what it will do.
+    // Without the flag it refuses (the test above); with it, it starts, says what it did, and both tasks failed.
     server = await start('give-up', { MCP_TASKS_ENCRYPTION_KEY: current }, port, ['--fail-unreadable-tasks']);
-    const log = await server.logLine('--fail-unreadable-tasks: unfinished tasks hold data under at-rest key id');
-    expect(log).toMatch(/key id this process is not configured with \([0-9a-f]{16}: 1 task\); it fails that task \(task_unreadable\) when it is claimed/);
+    const log = await server.logLine('it fails those tasks now');
+    expect(log).toMatch(/key id this process is not configured with \([0-9a-f]{16}: 2 tasks\); it fails those tasks now \(task_unreadable\)/);
     expect(log).not.toContain(lost);
-    const failed = await pollModernTask(server.url, queuedId);
-    expect(failed.status).toBe('failed');
-    expect(JSON.stringify(failed)).toContain('task_unreadable');
+    for (const taskId of [askingId, queuedId]) {
+      const failed = await pollModernTask(server.url, taskId);
+      expect(failed.status, taskId).toBe('failed');
+      expect(JSON.stringify(failed)).toContain('task_unreadable');
+    }
     const fresh = await postModern(server.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0 } });
     expect((await pollModernTask(server.url, String(fresh.body.result?.taskId))).status).toBe('completed');
+    await server.stop();
+    // Nothing needs the lost key now: a process without the flag starts.
+    server = await start('give-up', { MCP_TASKS_ENCRYPTION_KEY: current }, port);
     expect(server.child.exitCode).toBeNull();
   });
 

@@ -1,6 +1,6 @@
 import pg from 'pg';
 
-import { DIAGNOSED_SECRET_COLUMNS, type StoreDiagnosis, toDiagnosedSecret, unfinishedByKeyIdSql } from '../diagnosis.js';
+import { DIAGNOSED_SECRET_COLUMNS, type StoreDiagnosis, toDiagnosedSecret, toUnfinishedByKeyId, unfinishedByKeyIdSql } from '../diagnosis.js';
 import { type ProcessRow, toProcess } from '../process-row.js';
 import { BIGINT_AS_NUMBER } from './connection.js';
 import { POSTGRES_MIGRATIONS, SCHEMA } from './migrations.js';
@@ -58,8 +58,8 @@ export async function diagnosePostgresStore(url: string, connectTimeoutMs = 5_00
 
 /** {@link StoreDiagnosis.unfinishedByKeyId} through `client` (the schema's tables present). */
 async function unfinishedByKeyIdOf(client: pg.Client): Promise<StoreDiagnosis['unfinishedByKeyId']> {
-  const sql = unfinishedByKeyIdSql((column) => `split_part(${column}, ':', 2)`, `${SCHEMA}.`, STORE_NOW_MS);
-  return (await client.query<{ key_id: string; n: number | string }>(sql)).rows.map((row) => ({ keyId: row.key_id, tasks: Number(row.n) }));
+  const sql = unfinishedByKeyIdSql((column) => `split_part(${column}, ':', 2)`, `${SCHEMA}.`, STORE_NOW_MS, "string_agg(DISTINCT task_id, ',')");
+  return (await client.query<{ key_id: string; n: number | string; task_ids: string | null }>(sql)).rows.map(toUnfinishedByKeyId);
 }
 
 /**

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 
 import Database from 'better-sqlite3';
 
-import { DIAGNOSED_SECRET_COLUMNS, type StoreDiagnosis, toDiagnosedSecret, unfinishedByKeyIdSql } from '../diagnosis.js';
+import { DIAGNOSED_SECRET_COLUMNS, type StoreDiagnosis, toDiagnosedSecret, toUnfinishedByKeyId, unfinishedByKeyIdSql } from '../diagnosis.js';
 import { type ProcessRow, toProcess } from '../process-row.js';
 import { MIGRATIONS } from './migrations.js';
 
@@ -47,8 +47,13 @@ function hasTable(db: Database.Database, table: string): boolean {
 
 /** {@link StoreDiagnosis.unfinishedByKeyId} over an open connection (its tables present). */
 function unfinishedByKeyIdOf(db: Database.Database): StoreDiagnosis['unfinishedByKeyId'] {
-  const sql = unfinishedByKeyIdSql((column) => `substr(${column}, 6, instr(substr(${column}, 6), ':') - 1)`, '', String(Date.now()));
-  return (db.prepare(sql).all() as Array<{ key_id: string; n: number }>).map((row) => ({ keyId: row.key_id, tasks: row.n }));
+  const sql = unfinishedByKeyIdSql(
+    (column) => `substr(${column}, 6, instr(substr(${column}, 6), ':') - 1)`,
+    '',
+    String(Date.now()),
+    'group_concat(DISTINCT task_id)',
+  );
+  return (db.prepare(sql).all() as Array<{ key_id: string; n: number; task_ids: string | null }>).map(toUnfinishedByKeyId);
 }
 
 /**
