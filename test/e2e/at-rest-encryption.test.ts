@@ -90,6 +90,13 @@ describe.each([{ backend: 'SQLite' as const }, { backend: 'PostgreSQL' as const 
   beforeAll(async () => {
     if (backend === 'PostgreSQL') database = await createTestDatabase();
   });
+  /** On PostgreSQL the tests share one database: each that needs an empty store drops the schema first. */
+  async function freshStore(name: string): Promise<void> {
+    if (backend !== 'PostgreSQL') return;
+    const client = new pg.Client({ connectionString: storeFor(name) });
+    await client.connect();
+    await client.query('DROP SCHEMA IF EXISTS mcp_tasks CASCADE').finally(() => client.end());
+  }
   // Each test's processes end with it: on PostgreSQL the tests share one database, and a process left running (with
   // other keys) would register again in the next test's schema and refuse its processes as settings that differ.
   afterEach(async () => {
@@ -105,10 +112,7 @@ describe.each([{ backend: 'SQLite' as const }, { backend: 'PostgreSQL' as const 
       ['plain', {}],
       ['sealed', { MCP_TASKS_ENCRYPTION_KEY: key() }],
     ] as const) {
-      if (backend === 'PostgreSQL')
-        await new pg.Client({ connectionString: storeFor(name) })
-          .connect()
-          .then((c) => c.query('DROP SCHEMA IF EXISTS mcp_tasks CASCADE').finally(() => c.end()));
+      await freshStore(name);
       const secret = `planted-argument-${randomBytes(8).toString('hex')}`;
       const code = `planted-answer-${randomBytes(8).toString('hex')}`;
       const keyed = `planted-keyed-argument-${randomBytes(8).toString('hex')}`;
@@ -135,10 +139,7 @@ describe.each([{ backend: 'SQLite' as const }, { backend: 'PostgreSQL' as const 
   });
 
   it('a wrong key: a process that runs tasks refuses to start while a queued task needs the old key, an API process starts and reads the old task; the old key in MCP_TASKS_ENCRYPTION_KEYS_OLD reads it again', async () => {
-    if (backend === 'PostgreSQL')
-      await new pg.Client({ connectionString: storeFor('rotate') })
-        .connect()
-        .then((c) => c.query('DROP SCHEMA IF EXISTS mcp_tasks CASCADE').finally(() => c.end()));
+    await freshStore('rotate');
     const [first, second] = [key(), key()];
     const port = await freePort();
     let server = await start('rotate', { MCP_TASKS_ENCRYPTION_KEY: first }, port);
@@ -188,10 +189,7 @@ describe.each([{ backend: 'SQLite' as const }, { backend: 'PostgreSQL' as const 
   });
 
   it('--fail-unreadable-tasks: the process that would refuse starts, fails every task with data under the lost key at start (queued, waiting for input) and runs the others', async () => {
-    if (backend === 'PostgreSQL')
-      await new pg.Client({ connectionString: storeFor('give-up') })
-        .connect()
-        .then((c) => c.query('DROP SCHEMA IF EXISTS mcp_tasks CASCADE').finally(() => c.end()));
+    await freshStore('give-up');
     const [lost, current] = [key(), key()];
     const port = await freePort();
     // A task waiting for input, its question sealed under the lost key; then one queued, its arguments sealed too.
@@ -223,10 +221,7 @@ describe.each([{ backend: 'SQLite' as const }, { backend: 'PostgreSQL' as const 
   });
 
   it("a question this process cannot decrypt: its reader is told so in one line, without the key id or the operator's remedy; the log has both", async () => {
-    if (backend === 'PostgreSQL')
-      await new pg.Client({ connectionString: storeFor('question') })
-        .connect()
-        .then((c) => c.query('DROP SCHEMA IF EXISTS mcp_tasks CASCADE').finally(() => c.end()));
+    await freshStore('question');
     const [first, second] = [key(), key()];
     const port = await freePort();
     let server = await start('question', { MCP_TASKS_ENCRYPTION_KEY: first }, port, ['--drain-ms', '500']);

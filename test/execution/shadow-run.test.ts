@@ -3,21 +3,14 @@
  * task still reads `working`; a job that ended with the tool is no difference then, so no `running` check is made
  * in that window, and the final comparison follows the write. Control: a job that disagrees is still reported.
  */
-import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
 import { defineTool, type ShadowJobState, textResult } from '../../src/core/tool.js';
-import { createTasksServer } from '../../src/server/create-tasks-server.js';
-import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
-import { anonymousV2Caller } from '../helpers/callers.js';
+import type { SqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
-import { overrideStore } from '../helpers/store-wrapper.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
-
-const CALLER = anonymousV2Caller();
+import { serverOnWrappedStore, terminal } from '../helpers/wrapped-store-server.js';
 
 describe('shadow mode while a run writes its outcome', () => {
   const cleanups: Array<() => Promise<void> | void> = [];
@@ -27,15 +20,6 @@ describe('shadow mode while a run writes its outcome', () => {
 
   /** One run whose job ends as `jobEnds` as the tool ends as `toolEnds`, its outcome written 400 ms late; the checks. */
   async function run(toolEnds: 'failed' | 'completed', jobEnds: ShadowJobState): Promise<string[]> {
-    const temp = makeTempDir();
-    const real = openSqliteTaskStore({ path: join(temp.dir, 'tasks.db') });
-    // A slow outcome write (a busy store, an fsync, a row lock): 400 ms, ten poll intervals.
-    const store = overrideStore<SqliteTaskStore>(real, {
-      transition: async (taskId: string, request: Parameters<SqliteTaskStore['transition']>[1]) => {
-        if (request.to === 'failed' || request.to === 'completed') await new Promise((resolve) => setTimeout(resolve, 400));
-        return real.transition(taskId, request);
-      },
-    });
     let job: ShadowJobState = 'working';
     const checks: string[] = [];
     const tool = defineTool({
@@ -52,23 +36,23 @@ describe('shadow mode while a run writes its outcome', () => {
         return textResult('done');
       },
     });
-    const server = await createTasksServer({
-      tools: [tool],
-      store,
-      secret: randomBytes(32),
-      limits: { ...QUIET_LIMITS, claimIntervalMs: 60_000 },
-      instanceId: 'test-instance',
-      shadow: { tools: ['migrating'], intervalMs: 40, settleChecks: 2 },
-      workerObserver: { shadowChecked: (_tool, result) => void checks.push(result) },
-    });
-    cleanups.push(
-      () => temp.remove(),
-      () => real.close(),
-      () => server.close(),
+    // A slow outcome write (a busy store, an fsync, a row lock): 400 ms, ten poll intervals.
+    const { server, call, close } = await serverOnWrappedStore(
+      [tool],
+      (real) => ({
+        transition: async (taskId: string, request: Parameters<SqliteTaskStore['transition']>[1]) => {
+          if (request.to === 'failed' || request.to === 'completed') await new Promise((resolve) => setTimeout(resolve, 400));
+          return real.transition(taskId, request);
+        },
+      }),
+      {
+        limits: { ...QUIET_LIMITS, claimIntervalMs: 60_000 },
+        shadow: { tools: ['migrating'], intervalMs: 40, settleChecks: 2 },
+        workerObserver: { shadowChecked: (_tool, result) => void checks.push(result) },
+      },
     );
-    const outcome = await server.service.calls.callTool(CALLER, await server.service.calls.planCall(CALLER, { name: 'migrating', progressToken: null }));
-    if (outcome.kind !== 'task') throw new Error('no task');
-    expect((await server.service.tasks.waitForTerminal(CALLER, outcome.task.taskId, new AbortController().signal)).status).toBe(toolEnds);
+    cleanups.push(close);
+    expect((await terminal(server, await call('migrating'))).status).toBe(toolEnds);
     // The final comparison follows the write.
     await expect.poll(() => checks.length).toBeGreaterThan(0);
     await new Promise((resolve) => setTimeout(resolve, 200));

@@ -21,6 +21,7 @@ import { anonymousV2Caller } from '../helpers/callers.js';
 import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
 import { overrideStore } from '../helpers/store-wrapper.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+import { serverOnWrappedStore, terminal } from '../helpers/wrapped-store-server.js';
 
 const LIMITS: Partial<TasksServerLimits> = { ...QUIET_LIMITS, claimIntervalMs: 60_000 };
 
@@ -288,20 +289,7 @@ describe('TaskWorker', () => {
   });
 
   it("a task cancelled between the tool's end and the write of its result: the run counts as discarded, not completed; a run whose write lands counts completed (control)", async () => {
-    const temp = makeTempDir();
-    const real = openSqliteTaskStore({ path: join(temp.dir, 'tasks.db') });
     let cancelNext = true;
-    // The fault: the requestor's cancel commits just before the worker's completion (no timing of real processes
-    // lands a cancel there reliably).
-    const store = overrideStore<SqliteTaskStore>(real, {
-      transition: async (taskId: string, request: Parameters<SqliteTaskStore['transition']>[1]) => {
-        if (request.to === 'completed' && cancelNext) {
-          cancelNext = false;
-          await real.transition(taskId, { to: 'cancelled', releaseLease: true, now: Date.now() });
-        }
-        return real.transition(taskId, request);
-      },
-    });
     const runs: Array<{ outcome: string; durationMs: number }> = [];
     const tool = defineTool({
       name: 'quick',
@@ -310,45 +298,32 @@ describe('TaskWorker', () => {
       inputSchema: z.object({}),
       run: async () => textResult('done'),
     });
-    const server = await createTasksServer({
-      tools: [tool],
-      store,
-      secret: randomBytes(32),
-      limits: LIMITS,
-      instanceId: 'test-instance',
-      workerObserver: { runEnded: (run) => void runs.push(run) },
-    });
-    cleanups.push(
-      () => temp.remove(),
-      () => real.close(),
-      () => server.close(),
+    // The fault: the requestor's cancel commits just before the worker's completion (no timing of real processes
+    // lands a cancel there reliably).
+    const { server, call, close } = await serverOnWrappedStore(
+      [tool],
+      (real) => ({
+        transition: async (taskId: string, request: Parameters<SqliteTaskStore['transition']>[1]) => {
+          if (request.to === 'completed' && cancelNext) {
+            cancelNext = false;
+            await real.transition(taskId, { to: 'cancelled', releaseLease: true, now: Date.now() });
+          }
+          return real.transition(taskId, request);
+        },
+      }),
+      { limits: LIMITS, workerObserver: { runEnded: (run) => void runs.push(run) } },
     );
-    const { service } = server;
-    const call = async () => {
-      const outcome = await service.calls.callTool(CALLER, await service.calls.planCall(CALLER, { name: tool.name, progressToken: null }));
-      if (outcome.kind !== 'task') throw new Error(`no task: ${JSON.stringify(outcome)}`);
-      return outcome.task.taskId;
-    };
-    const raced = await call();
-    const ended = await service.tasks.waitForTerminal(CALLER, raced, new AbortController().signal);
-    expect(ended.status).toBe('cancelled');
+    cleanups.push(close);
+    expect((await terminal(server, await call('quick'))).status).toBe('cancelled');
     await expect.poll(() => runs.length).toBe(1);
     expect(runs[0]?.outcome).toBe('discarded');
     // Control: the same run whose write lands.
-    expect((await service.tasks.waitForTerminal(CALLER, await call(), new AbortController().signal)).status).toBe('completed');
+    expect((await terminal(server, await call('quick'))).status).toBe('completed');
     await expect.poll(() => runs.map((run) => run.outcome)).toEqual(['discarded', 'completed']);
   });
 
   it('a run whose large result cannot be written (the chunk write throws) counts discarded and ends its trace; its task is recovered', async () => {
-    const temp = makeTempDir();
-    const real = openSqliteTaskStore({ path: join(temp.dir, 'tasks.db') });
     let chunkWrites = 0;
-    const store = overrideStore<SqliteTaskStore>(real, {
-      putResultChunks: async () => {
-        chunkWrites += 1;
-        throw new StoreError('fault', 'Task store failed to write: disk I/O error', { requestorMessage: 'Task store failed to write' });
-      },
-    });
     const runs: string[] = [];
     const traced: string[] = [];
     const tool = defineTool({
@@ -358,25 +333,22 @@ describe('TaskWorker', () => {
       inputSchema: z.object({}),
       run: async () => textResult('x'.repeat(200_000)),
     });
-    const server = await createTasksServer({
-      tools: [tool],
-      store,
-      secret: randomBytes(32),
-      limits: { ...LIMITS, maxResultBytes: 100_000 },
-      instanceId: 'test-instance',
-      workerObserver: { runEnded: (run) => void runs.push(run.outcome) },
-      runTracer: {
-        startRun: () => ({ end: (outcome: string) => void traced.push(outcome), step: () => () => {}, operation: () => () => {} }),
+    const { call, close } = await serverOnWrappedStore(
+      [tool],
+      () => ({
+        putResultChunks: async () => {
+          chunkWrites += 1;
+          throw new StoreError('fault', 'Task store failed to write: disk I/O error', { requestorMessage: 'Task store failed to write' });
+        },
+      }),
+      {
+        limits: { ...LIMITS, maxResultBytes: 100_000 },
+        workerObserver: { runEnded: (run) => void runs.push(run.outcome) },
+        runTracer: { startRun: () => ({ end: (outcome: string) => void traced.push(outcome), step: () => () => {}, operation: () => () => {} }) },
       },
-    });
-    cleanups.push(
-      () => temp.remove(),
-      () => real.close(),
-      () => server.close(),
     );
-    const { service } = server;
-    const outcome = await service.calls.callTool(CALLER, await service.calls.planCall(CALLER, { name: tool.name, progressToken: null }));
-    if (outcome.kind !== 'task') throw new Error(`no task: ${JSON.stringify(outcome)}`);
+    cleanups.push(close);
+    await call('large');
     await expect.poll(() => chunkWrites).toBeGreaterThan(0);
     await expect.poll(() => runs).toEqual(['discarded']);
     expect(traced).toEqual(['discarded']);

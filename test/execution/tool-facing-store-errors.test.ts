@@ -5,23 +5,14 @@
  * catches on: to its result, to a model, and an upstream server's tool (run in process by the gateway) to that
  * server. The in-process executor here; the thread crossing is in thread-channels.test.ts.
  */
-import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
 import { StoreError } from '../../src/core/store-error.js';
 import { defineTool, textResult } from '../../src/core/tool.js';
-import { createTasksServer } from '../../src/server/create-tasks-server.js';
-import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
-import { anonymousV2Caller } from '../helpers/callers.js';
 import { captureLogger } from '../helpers/capture-logger.js';
-import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
-import { overrideStore } from '../helpers/store-wrapper.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
-
-const CALLER = anonymousV2Caller();
+import { serverOnWrappedStore, terminal } from '../helpers/wrapped-store-server.js';
 
 describe("a tool's context call that fails in the task store (in process)", () => {
   const cleanups: Array<() => Promise<void> | void> = [];
@@ -30,8 +21,6 @@ describe("a tool's context call that fails in the task store (in process)", () =
   });
 
   it('gets the code and what failed, without cause; the log has the whole error', async () => {
-    const temp = makeTempDir();
-    const real = openSqliteTaskStore({ path: join(temp.dir, 'tasks.db') });
     const fault = new StoreError('fault', 'Task store failed to write tool state: duplicate key value violates unique constraint "tool_state_pkey"', {
       cause: new Error('driver error'),
       requestorMessage: 'Task store failed to write tool state',
@@ -42,7 +31,7 @@ describe("a tool's context call that fails in the task store (in process)", () =
     const sealed = new StoreError('fault', 'cannot decrypt task data: key id 0a1b is not configured (add its key to MCP_TASKS_ENCRYPTION_KEYS_OLD)', {
       requestorMessage: "This server cannot decrypt this task's stored data",
     });
-    const store = overrideStore<SqliteTaskStore>(real, {
+    const overrides = {
       putToolState: async () => {
         throw fault;
       },
@@ -52,7 +41,7 @@ describe("a tool's context call that fails in the task store (in process)", () =
       getStep: async () => {
         throw sealed;
       },
-    });
+    };
     const tool = defineTool({
       name: 'reports_store_errors',
       description: 'reports what its context calls threw',
@@ -72,16 +61,9 @@ describe("a tool's context call that fails in the task store (in process)", () =
       },
     });
     const { logger, lines } = captureLogger();
-    const server = await createTasksServer({ tools: [tool], store, secret: randomBytes(32), limits: QUIET_LIMITS, instanceId: 'test-instance', logger });
-    cleanups.push(
-      () => temp.remove(),
-      () => real.close(),
-      () => server.close(),
-    );
-    const { service } = server;
-    const outcome = await service.calls.callTool(CALLER, await service.calls.planCall(CALLER, { name: tool.name, progressToken: null }));
-    if (outcome.kind !== 'task') throw new Error(`no task: ${JSON.stringify(outcome)}`);
-    const done = await service.tasks.waitForTerminal(CALLER, outcome.task.taskId, new AbortController().signal);
+    const { real, server, call, close } = await serverOnWrappedStore([tool], () => overrides, { logger });
+    cleanups.push(close);
+    const done = await terminal(server, await call(tool.name));
     expect(done.status).toBe('completed');
     const stored = await real.getOutcome(done.taskId);
     const text = stored?.kind === 'result' ? ((stored.result as { content: Array<{ text: string }> }).content[0]?.text ?? '') : '';
