@@ -196,7 +196,7 @@ export function keysFinding(inUse: StoreDiagnosis['unfinishedByKeyId'], keys: Lo
     keyId === keys.current ? 'current' : missing.some((entry) => entry.keyId === keyId) ? 'NOT CONFIGURED here' : 'read only';
   const tasks = (n: number): string => `${n} unfinished ${n === 1 ? 'task' : 'tasks'}`;
   const listed =
-    inUse.map((entry) => `key id ${entry.keyId} (${role(entry.keyId)}): ${tasks(entry.tasks)}`).join('; ') +
+    inUse.map((entry) => `key id ${entry.keyId} (${role(entry.keyId)}): ${tasks(entry.taskIds.length)}`).join('; ') +
     (inUse.length > 1 ? ' (a task with data under two keys counts under each)' : '');
   const unused = keys.readOnly.filter((keyId) => !inUse.some((entry) => entry.keyId === keyId));
   const droppable =

@@ -37,14 +37,14 @@ export async function checkKeysCoverUnfinishedTasks(settings: Pick<ResolvedSetti
   const { encryption } = settings;
   const missing = keysNotConfigured(inUse, AesGcmFieldCipher.keyIdsOf(encryption));
   if (missing.length === 0) return [];
-  const one = missing.length === 1 && missing[0]?.tasks === 1;
-  const which = missing.map((entry) => `${entry.keyId}: ${entry.tasks} ${entry.tasks === 1 ? 'task' : 'tasks'}`).join(', ');
+  const one = missing.length === 1 && missing[0]?.taskIds.length === 1;
+  const which = missing.map(({ keyId, taskIds }) => `${keyId}: ${taskIds.length} ${taskIds.length === 1 ? 'task' : 'tasks'}`).join(', ');
   const keyIds = missing.length === 1 ? 'key id' : 'key ids';
   if (giveUp) {
     // Whatever of them is sealed (arguments, a question, an answer, a step), no process of this store can read it:
     // they all fail now, before this process takes work, and their requestors are told to call the tool again.
     giveUp.logger.warn(
-      { missingKeyIds: missing.map(({ keyId, tasks }) => ({ keyId, tasks })) },
+      { missingKeyIds: missing.map(({ keyId, taskIds }) => ({ keyId, tasks: taskIds.length })) },
       `--fail-unreadable-tasks: unfinished tasks hold data under at-rest ${keyIds} this process is not configured with (${which}); ` +
         `it fails ${one ? 'that task' : 'those tasks'} now (task_unreadable)`,
     );

@@ -58,7 +58,7 @@ export interface ServeModes {
   worker: boolean;
   /** `--allow-unpinned`: start although the pins do not match what is installed and configured. */
   allowUnpinned?: boolean;
-  /** `--fail-unreadable-tasks`: start although unfinished tasks need an at-rest key it lacks; they fail when claimed. */
+  /** `--fail-unreadable-tasks`: start although unfinished tasks need an at-rest key it lacks, failing them first. */
   failUnreadableTasks?: boolean;
 }
 

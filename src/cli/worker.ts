@@ -31,7 +31,7 @@ import { UsageError } from './usage-error.js';
 export interface WorkerModes {
   /** `--allow-unpinned`: start although the pins do not match. */
   allowUnpinned?: boolean;
-  /** `--fail-unreadable-tasks`: start although unfinished tasks need an at-rest key it lacks; they fail when claimed. */
+  /** `--fail-unreadable-tasks`: start although unfinished tasks need an at-rest key it lacks, failing them first. */
   failUnreadableTasks?: boolean;
 }
 

@@ -20,9 +20,9 @@ export interface StoreDiagnosis {
    * Unfinished tasks (`working`, `input_required`, before their TTL) by the id of the at-rest key their arguments, input requests and
    * answers or journaled steps are encrypted with (a task under two keys counts under each), by key id. What a
    * process without one of those keys cannot run; a key no unfinished task uses can be dropped. `taskIds`: those
-   * tasks (what `--fail-unreadable-tasks` fails at start).
+   * tasks, sorted (their count is what doctor and the start refusal report; `--fail-unreadable-tasks` fails them).
    */
-  unfinishedByKeyId: Array<{ keyId: string; tasks: number; taskIds: string[] }>;
+  unfinishedByKeyId: Array<{ keyId: string; taskIds: string[] }>;
   /** The process registry, `live` judged at `storeNow`. */
   processes: ProcessRecord[];
   /**
@@ -49,11 +49,11 @@ export function toDiagnosedSecret(
  * `enc1:<key id>:<base64url>` (`keyIdOf`), the schema prefix (`tables`, e.g. `mcp_tasks.` or empty), the store's
  * now in epoch ms (`now`, an SQL expression) — a task past its TTL is no one's to run (claims leave it to the sweeper)
  * — and the dialect's comma-joined distinct task ids of a group (`taskIdsOf`; task ids hold no comma).
- * Rows: `key_id`, `n`, `task_ids`.
+ * Rows: `key_id`, `task_ids`.
  */
 export function unfinishedByKeyIdSql(keyIdOf: (column: string) => string, tables: string, now: string, taskIdsOf: string): string {
   const unfinished = `t.status IN ('working', 'input_required') AND (t.expires_at IS NULL OR t.expires_at > ${now})`;
-  return `SELECT key_id, COUNT(DISTINCT task_id) AS n, ${taskIdsOf} AS task_ids FROM (
+  return `SELECT key_id, ${taskIdsOf} AS task_ids FROM (
       SELECT t.task_id, ${keyIdOf('t.arguments')} AS key_id FROM ${tables}tasks t WHERE ${unfinished} AND t.arguments LIKE 'enc1:%'
       UNION ALL SELECT r.task_id, ${keyIdOf('r.request')} FROM ${tables}input_requests r JOIN ${tables}tasks t ON t.task_id = r.task_id
         WHERE ${unfinished} AND r.request LIKE 'enc1:%'
@@ -71,10 +71,9 @@ export interface ConfiguredKeyIds {
 }
 
 /** One row of {@link unfinishedByKeyIdSql} as an entry of {@link StoreDiagnosis.unfinishedByKeyId}. */
-export function toUnfinishedByKeyId(row: { key_id: string; n: number | string; task_ids: string | null }): StoreDiagnosis['unfinishedByKeyId'][number] {
+export function toUnfinishedByKeyId(row: { key_id: string; task_ids: string | null }): StoreDiagnosis['unfinishedByKeyId'][number] {
   return {
     keyId: row.key_id,
-    tasks: Number(row.n),
     taskIds: (row.task_ids ?? '')
       .split(',')
       .filter((id) => id.length > 0)

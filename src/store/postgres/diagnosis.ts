@@ -22,8 +22,7 @@ export async function diagnosePostgresStore(url: string, connectTimeoutMs = 5_00
   try {
     await client.query('BEGIN READ ONLY');
     const scalar = async (sql: string): Promise<number> => Number((await client.query<{ n: string | number }>(sql)).rows[0]?.n ?? 0);
-    const has = async (table: string): Promise<boolean> =>
-      (await client.query('SELECT to_regclass($1) IS NOT NULL AS present', [`${SCHEMA}.${table}`])).rows[0]?.present === true;
+    const has = (table: string): Promise<boolean> => hasTable(client, table);
     const before = Date.now();
     const storeNow = await scalar(`SELECT ${STORE_NOW_MS} AS n`);
     const hostNow = Math.round((before + Date.now()) / 2);
@@ -56,10 +55,15 @@ export async function diagnosePostgresStore(url: string, connectTimeoutMs = 5_00
   }
 }
 
+/** Whether the schema has `table` (an older or not yet created schema lacks some). */
+async function hasTable(client: pg.Client, table: string): Promise<boolean> {
+  return (await client.query('SELECT to_regclass($1) IS NOT NULL AS present', [`${SCHEMA}.${table}`])).rows[0]?.present === true;
+}
+
 /** {@link StoreDiagnosis.unfinishedByKeyId} through `client` (the schema's tables present). */
 async function unfinishedByKeyIdOf(client: pg.Client): Promise<StoreDiagnosis['unfinishedByKeyId']> {
   const sql = unfinishedByKeyIdSql((column) => `split_part(${column}, ':', 2)`, `${SCHEMA}.`, STORE_NOW_MS, "string_agg(DISTINCT task_id, ',')");
-  return (await client.query<{ key_id: string; n: number | string; task_ids: string | null }>(sql)).rows.map(toUnfinishedByKeyId);
+  return (await client.query<{ key_id: string; task_ids: string | null }>(sql)).rows.map(toUnfinishedByKeyId);
 }
 
 /**
@@ -80,8 +84,7 @@ export async function postgresUnfinishedByKeyId(url: string, connectTimeoutMs = 
   client.on('error', () => undefined);
   try {
     await client.connect();
-    const present = (await client.query('SELECT to_regclass($1) IS NOT NULL AS present', [`${SCHEMA}.task_steps`])).rows[0]?.present === true;
-    return present ? await unfinishedByKeyIdOf(client) : [];
+    return (await hasTable(client, 'task_steps')) ? await unfinishedByKeyIdOf(client) : [];
   } finally {
     await client.end().catch(() => undefined);
   }

@@ -53,7 +53,7 @@ function unfinishedByKeyIdOf(db: Database.Database): StoreDiagnosis['unfinishedB
     String(Date.now()),
     'group_concat(DISTINCT task_id)',
   );
-  return (db.prepare(sql).all() as Array<{ key_id: string; n: number; task_ids: string | null }>).map(toUnfinishedByKeyId);
+  return (db.prepare(sql).all() as Array<{ key_id: string; task_ids: string | null }>).map(toUnfinishedByKeyId);
 }
 
 /**
