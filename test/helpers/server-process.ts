@@ -102,8 +102,23 @@ export interface ServerProcess {
  * Start `node dist/cli/main.js serve …extraArgs` on a free port (or `port`, to restart on the same URL), with `env`
  * added, and wait until it says it serves (its banner: the HTTP handler is in place).
  */
+/** How a `serve` that lost its port to another process fails to start (`startServerProcess` retries on it). */
+export const PORT_TAKEN = /exited early \(64\):\nmcp-tasks: port \d+ on \S+ is already in use/;
+
 export async function startServerProcess(dataDir: string, extraArgs: string[] = [], env: Record<string, string> = {}, port?: number): Promise<ServerProcess> {
-  port ??= await freePort();
+  if (port !== undefined) return startOn(dataDir, extraArgs, env, port);
+  // A free port can be taken by another test's process between freePort() and the bind (stop 42's CI: "port … is
+  // already in use", exit 64): on a port of its own choosing the start is tried again on another.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOn(dataDir, extraArgs, env, await freePort());
+    } catch (error) {
+      if (attempt >= 3 || !PORT_TAKEN.test(String((error as Error).message))) throw error;
+    }
+  }
+}
+
+async function startOn(dataDir: string, extraArgs: string[], env: Record<string, string>, port: number): Promise<ServerProcess> {
   const child = reaped(
     spawn(process.execPath, [MAIN, 'serve', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], {
       stdio: ['ignore', 'ignore', 'pipe'],
