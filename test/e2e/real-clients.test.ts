@@ -136,7 +136,8 @@ describe('real MCP clients against mcp-tasks', () => {
       const result = await json('tools/call', 'slow_compute', 'seconds:=0.3', 'label:=mcpdo', '--task');
       expect(result).toMatchObject({ content: [{ type: 'text', text: 'Computed mcpdo after 0.3s' }] });
       const taskId = (result._meta as Record<string, { taskId: string }>)['io.modelcontextprotocol/related-task']?.taskId;
-      expect(await json('tasks/get', taskId as string)).toMatchObject({ task: { taskId, status: 'completed' } });
+      // After `--`: a task id may begin with '-' (base64url), which mcpdo would otherwise parse as an option (stop 42's CI).
+      expect(await json('tasks/get', '--', taskId as string)).toMatchObject({ task: { taskId, status: 'completed' } });
       expect(proxy.forwarded('tools/call')).toBe(calls + 1);
       await mcpdo(['disconnect', proxy.url], env);
     });
