@@ -4,7 +4,8 @@ const TASK_ID_COMMANDS = new Set(['get', 'watch', 'cancel', 'answer', 'ops show'
 const DASH_TASK_ID = /^-[A-Za-z0-9_-]{21}$/;
 
 /**
- * Task ids are base64url, so about one in 64 starts with "-", which commander would read as an option. For the
+ * Task ids are base64url. New ids begin with a letter or digit (`taskIdOf`), but a store may still hold ids made
+ * before that change, of which about one in 64 starts with "-", which commander would read as an option. For the
  * commands that take a task id (or an operation id: `ops show|reconcile`), such an argument is moved behind "--", so
  * `mcp-tasks watch -1ERH…` just works.
  * @param argv - `process.argv` (node, script, command, …)

@@ -56,7 +56,7 @@ export class LeakDetector {
     return this;
   }
 
-  /** A task id (base64url of 16 random bytes): also its decoded bytes in hex and raw. */
+  /** A task id (22 base64url characters): also the bytes base64url decoding gives, in hex and raw. */
   protectTaskId(label: string, taskId: string): this {
     return this.protect(label, Buffer.from(taskId, 'base64url'), taskId);
   }
