@@ -118,11 +118,14 @@ export function findingsOf(d: StoreDiagnosis, maxSkewMs: number, local?: LocalSe
   const live = d.processes.filter((process) => process.live);
   const workers = live.filter((process) => process.role !== 'api');
   const stuck = d.waitingForWorker > 0 && workers.length === 0;
+  // A worker started with this host's keys would refuse to start (see `keysFinding`): say so rather than send the
+  // operator to start one.
+  const refusedHere = keys !== undefined && keysNotConfigured(d.unfinishedByKeyId, keys).length > 0;
   findings.push({
     ok: !stuck,
     check: 'tasks',
     message: stuck
-      ? `${waiting(d.waitingForWorker)} with a lapsed or no lease and no live worker is registered: start ${cliCommand()} worker (or serve without --no-worker)`
+      ? `${waiting(d.waitingForWorker)} with a lapsed or no lease and no live worker is registered: start ${cliCommand()} worker (or serve without --no-worker)${refusedHere ? " with the at-rest keys the keys line names — one with this host's keys refuses to start" : ''}`
       : `${waiting(d.waitingForWorker)} for a worker; ${workers.length} live worker ${workers.length === 1 ? 'process' : 'processes'} (live: registration renewed within its lifetime — a killed one counts for a few seconds more)`,
   });
   findings.push({

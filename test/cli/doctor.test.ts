@@ -353,6 +353,33 @@ describe('doctor findings that real stores here cannot show', () => {
     const fine = findingsOf({ ...base, storeNow: 1_000_000 - 300 }, 1_000).find((f) => f.check === 'clock');
     expect(fine).toMatchObject({ ok: true, message: expect.stringContaining('-300 ms') });
   });
+  it('tasks waiting with no live worker while unfinished tasks need a key this host lacks: the tasks line sends the operator to the keys line, not to start a worker that would refuse', () => {
+    const base = {
+      schemaVersion: 1,
+      knownVersion: 1,
+      hostNow: 1_000_000,
+      storeNow: 1_000_000,
+      waitingForWorker: 2,
+      orphanedEvents: 0,
+      unfinishedByKeyId: [{ keyId: 'k-old', taskIds: ['t1', 't2'] }],
+      processes: [],
+      serverSecret: null,
+    };
+    const tasksLine = (keys: { current: string | null; readOnly: string[] }) => findingsOf(base, 1_000, undefined, keys).find((f) => f.check === 'tasks');
+    const lacking = tasksLine({ current: 'k-new', readOnly: [] });
+    expect(lacking).toMatchObject({
+      ok: false,
+      message: expect.stringContaining("with the at-rest keys the keys line names — one with this host's keys refuses to start"),
+    });
+    expect(findingsOf(base, 1_000, undefined, { current: 'k-new', readOnly: [] }).find((f) => f.check === 'keys')).toMatchObject({ ok: false });
+    // The same host without any key: the keys line is ok (see keysFinding) but a worker started here would still refuse.
+    expect(tasksLine({ current: null, readOnly: [] })?.message).toContain('the keys line names');
+    // Control: with the key configured, the plain advice to start a worker.
+    const covered = tasksLine({ current: 'k-new', readOnly: ['k-old'] });
+    expect(covered).toMatchObject({ ok: false });
+    expect(covered?.message).toMatch(/start .* worker \(or serve without --no-worker\)$/);
+    expect(findingsOf(base, 1_000).find((f) => f.check === 'tasks')?.message).toMatch(/\(or serve without --no-worker\)$/);
+  });
 });
 
 describe("mcp-tasks doctor --check-threads (issue 22): the configured tools in the isolated executor's warm pool", () => {
