@@ -7,9 +7,10 @@
 // `tasks/result` of the same session on the other (sessions live in the store), so no poll interval enters it.
 //
 //   npm run build && node bench/several-instances.mjs [--duration 8] [--warmup 10] [--clients 16] [--cancels 50]
-//     [--pg URL] [--only 1+1|2+2|graphile|serve|sdk] [--profile DIR] [--executor isolated|in-process] [--node-arg FLAG]...
+//     [--pg URL] [--only 1+1|2+2|graphile|serve|sdk] [--profile DIR] [--waits] [--executor isolated|in-process] [--node-arg FLAG]...
 //   (the URL defaults to MCP_TASKS_BENCH_PG_URL, else the cluster of `npm run pg:start`). --profile writes a V8 CPU
-//   profile per process under DIR/<deployment>/<role> and prints where each role's time goes.
+//   profile per process under DIR/<deployment>/<role> and prints where each role's time goes. --waits samples what
+//   the PostgreSQL backends wait on (row locks, WAL flush) during the counted seconds.
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -28,7 +29,7 @@ const TOOLS = join(ROOT, 'bench/instances/tools.mjs');
 const ANCHOR = join(ROOT, 'bench/anchors/graphile-worker');
 const REFERENCE = join(ROOT, 'bench/servers/reference-sdk132.mjs');
 const USAGE = `usage: node bench/several-instances.mjs [--duration 8] [--warmup 10] [--clients 16] [--cancels 50] [--pg URL]
-  [--only 1+1|2+2|graphile|serve|sdk] [--profile DIR] [--executor isolated|in-process] [--node-arg FLAG]...`;
+  [--only 1+1|2+2|graphile|serve|sdk] [--profile DIR] [--waits] [--executor isolated|in-process] [--node-arg FLAG]...`;
 /** Strict: an unknown or misspelt option is an error, not a full run with the defaults (issue 25, stop 40). */
 function options() {
   try {
@@ -41,6 +42,7 @@ function options() {
         pg: { type: 'string' },
         only: { type: 'string' },
         profile: { type: 'string' },
+        waits: { type: 'boolean', default: false },
         executor: { type: 'string', default: 'isolated' },
         'node-arg': { type: 'string', multiple: true, default: [] },
         help: { type: 'boolean', default: false },
@@ -186,6 +188,42 @@ async function statements(database, reset) {
   } finally {
     await client.end();
   }
+}
+
+/**
+ * `--waits`: what the PostgreSQL backends of `database` are doing while the load runs, sampled from
+ * `pg_stat_activity` every 10 ms on a connection of its own (idle backends left out). Returns a function that stops
+ * the sampling and gives the average number of backends per state at any moment: `running`, a wait event
+ * (`Lock:transactionid` — a row lock such as the feed counter's, `IO:WALSync` — a commit's WAL flush, …), or
+ * `idle in transaction` (the backend waits for its client, our process, to send the next statement).
+ */
+async function waitSampler(database) {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  const counts = new Map();
+  let samples = 0;
+  let stopped = false;
+  const sampling = (async () => {
+    while (!stopped) {
+      const { rows } = await client.query(
+        `SELECT state, wait_event_type AS type, wait_event AS event FROM pg_stat_activity
+          WHERE datname = $1 AND backend_type = 'client backend' AND pid <> pg_backend_pid() AND state <> 'idle'`,
+        [database],
+      );
+      samples += 1;
+      for (const row of rows) {
+        const key = row.state === 'active' ? (row.type ? `${row.type}:${row.event}` : 'running') : row.state;
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  })();
+  return async () => {
+    stopped = true;
+    await sampling;
+    await client.end();
+    return { samples, average: [...counts].map(([key, n]) => [key, n / samples]).sort((a, b) => b[1] - a[1]) };
+  };
 }
 
 let rpcId = 0;
@@ -391,11 +429,13 @@ async function measured(d, latencies, pickups, load) {
     postgres: backends.reduce((sum, pid) => sum + cpuMs(pid), 0),
   });
   if (d.database) await statements(d.database, true);
+  const stopWaits = OPTIONS.waits && d.database ? await waitSampler(d.database) : undefined;
   const cpu0 = sample();
   const t0 = Date.now();
   await load();
   const elapsed = (Date.now() - t0) / 1000;
   const cpu1 = sample();
+  const waits = await stopWaits?.();
   // OS threads per process at the end (libuv, V8 and the executor's tool threads): the worker's pool growth shows here.
   const threads = d.pids.map((pid, i) => `${d.roles[i]} ${/Threads:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]}`).join(', ');
   const ran = d.database && (await statements(d.database, false));
@@ -408,6 +448,7 @@ async function measured(d, latencies, pickups, load) {
     perSecond: latencies.length / elapsed,
     cpuMsPerRoundTrip: cpu / n,
     threads,
+    waits,
     apiCpuMs: (cpu1.api - cpu0.api) / n,
     workerCpuMs: (cpu1.worker - cpu0.worker) / n,
     postgresCpuMs: (cpu1.postgres - cpu0.postgres) / n,
@@ -637,6 +678,10 @@ for (const [label, r] of Object.entries(results)) {
 }
 for (const [label, r] of Object.entries(results)) {
   console.log(`\n${label}: OS threads per process at the end: ${r.threads}`);
+  if (r.waits)
+    console.log(
+      `\n${label}: PostgreSQL backends not idle, on average at any moment (${r.waits.samples} samples of pg_stat_activity, 10 ms apart): ${r.waits.average.map(([key, n]) => `${key} ${f(n, 2)}`).join(', ')}`,
+    );
   if (!r.statements) {
     console.log(`\n${label}: no statement counts (the server does not load pg_stat_statements; \`npm run pg:start\` does where it is installed)`);
     continue;
