@@ -95,7 +95,7 @@ function secretFinding(record: DiagnosedSecret | null, local: LocalSecret | unde
 }
 
 /** The findings of one diagnosis (see the module comment); pure but for the secret's digest, for tests of each rule. */
-export function findingsOf(d: StoreDiagnosis, maxSkewMs: number, local?: LocalSecret, keys?: LocalKeys): Finding[] {
+export function findingsOf(d: StoreDiagnosis, maxSkewMs: number, local?: LocalSecret, keys?: LocalKeys | string): Finding[] {
   const findings: Finding[] = [];
   findings.push({
     ok: d.schemaVersion <= d.knownVersion,
@@ -118,14 +118,11 @@ export function findingsOf(d: StoreDiagnosis, maxSkewMs: number, local?: LocalSe
   const live = d.processes.filter((process) => process.live);
   const workers = live.filter((process) => process.role !== 'api');
   const stuck = d.waitingForWorker > 0 && workers.length === 0;
-  // A worker started with this host's keys would refuse to start (see `keysFinding`): say so rather than send the
-  // operator to start one.
-  const refusedHere = keys !== undefined && keysNotConfigured(d.unfinishedByKeyId, keys).length > 0;
   findings.push({
     ok: !stuck,
     check: 'tasks',
     message: stuck
-      ? `${waiting(d.waitingForWorker)} with a lapsed or no lease and no live worker is registered: start ${cliCommand()} worker (or serve without --no-worker)${refusedHere ? " with the at-rest keys the keys line names — one with this host's keys refuses to start" : ''}`
+      ? `${waiting(d.waitingForWorker)} with a lapsed or no lease and no live worker is registered: start ${cliCommand()} worker (or serve without --no-worker)${workerKeyAdvice(d, keys)}`
       : `${waiting(d.waitingForWorker)} for a worker; ${workers.length} live worker ${workers.length === 1 ? 'process' : 'processes'} (live: registration renewed within its lifetime — a killed one counts for a few seconds more)`,
   });
   findings.push({
@@ -158,8 +155,21 @@ export function findingsOf(d: StoreDiagnosis, maxSkewMs: number, local?: LocalSe
           : `live processes agree on every setting they share; they run different versions, so ${versionGap.join(', ')} ${versionGap.length === 1 ? 'is' : 'are'} compared once all run the same one: ${listed()}`,
   });
   findings.push(secretFinding(d.serverSecret, local));
-  if (keys) findings.push(keysFinding(d.unfinishedByKeyId, keys));
+  if (typeof keys === 'string') findings.push({ ok: false, check: 'keys', message: keys });
+  else if (keys) findings.push(keysFinding(d.unfinishedByKeyId, keys));
   return findings;
+}
+
+/**
+ * What the `tasks` line adds to "start a worker" when a worker started with this host's at-rest keys would refuse
+ * to start (see {@link keysFinding}): a malformed key, no key at all, or no key for some unfinished task's data.
+ * Empty otherwise (and when the keys were not checked).
+ */
+function workerKeyAdvice(d: StoreDiagnosis, keys: LocalKeys | string | undefined): string {
+  if (typeof keys === 'string') return " — where the deployment's at-rest keys are set: this host's are unusable (see the keys line)";
+  if (keys === undefined || keysNotConfigured(d.unfinishedByKeyId, keys).length === 0) return '';
+  if (keys.current === null) return " — where the deployment's at-rest keys are set: one started here, without a key, refuses to start (see the keys line)";
+  return " — with the at-rest keys the keys line names: one with this host's keys refuses to start unless given --fail-unreadable-tasks, which fails those tasks";
 }
 
 /** "1 working task waits" / "n working tasks wait". */
@@ -304,11 +314,7 @@ export async function doctor(options: DoctorOptions, resolved: ResolvedConfig): 
       const diagnosis = await diagnose(spec);
       const local = localSecretOf(diagnosis.serverSecret, spec, dataDir, configured);
       const keys = localKeysOf(config);
-      findings = [
-        { ok: true, check: 'store', message: `${shown} is reachable` },
-        ...findingsOf(diagnosis, options.maxSkewMs, local, typeof keys === 'string' ? undefined : keys),
-        ...(typeof keys === 'string' ? [{ ok: false, check: 'keys' as const, message: keys }] : []),
-      ];
+      findings = [{ ok: true, check: 'store', message: `${shown} is reachable` }, ...findingsOf(diagnosis, options.maxSkewMs, local, keys)];
     } catch (error) {
       findings = [
         { ok: false, check: 'store', message: `${shown} cannot be read: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}` },

@@ -353,7 +353,7 @@ describe('doctor findings that real stores here cannot show', () => {
     const fine = findingsOf({ ...base, storeNow: 1_000_000 - 300 }, 1_000).find((f) => f.check === 'clock');
     expect(fine).toMatchObject({ ok: true, message: expect.stringContaining('-300 ms') });
   });
-  it('tasks waiting with no live worker while unfinished tasks need a key this host lacks: the tasks line sends the operator to the keys line, not to start a worker that would refuse', () => {
+  it("tasks waiting with no live worker while a worker with this host's at-rest keys would refuse to start: the tasks line says where to start one, not just to start it", () => {
     const base = {
       schemaVersion: 1,
       knownVersion: 1,
@@ -365,20 +365,33 @@ describe('doctor findings that real stores here cannot show', () => {
       processes: [],
       serverSecret: null,
     };
-    const tasksLine = (keys: { current: string | null; readOnly: string[] }) => findingsOf(base, 1_000, undefined, keys).find((f) => f.check === 'tasks');
-    const lacking = tasksLine({ current: 'k-new', readOnly: [] });
-    expect(lacking).toMatchObject({
+    const line = (keys: Parameters<typeof findingsOf>[3], check: 'tasks' | 'keys' = 'tasks') =>
+      findingsOf(base, 1_000, undefined, keys).find((f) => f.check === check);
+    // A key of the deployment missing here: the keys line fails, the tasks line names the way out.
+    expect(line({ current: 'k-new', readOnly: [] }, 'keys')).toMatchObject({ ok: false });
+    expect(line({ current: 'k-new', readOnly: [] })).toMatchObject({
       ok: false,
-      message: expect.stringContaining("with the at-rest keys the keys line names — one with this host's keys refuses to start"),
+      message: expect.stringMatching(
+        /\(or serve without --no-worker\) — with the at-rest keys the keys line names: one with this host's keys refuses to start unless given --fail-unreadable-tasks, which fails those tasks$/,
+      ),
     });
-    expect(findingsOf(base, 1_000, undefined, { current: 'k-new', readOnly: [] }).find((f) => f.check === 'keys')).toMatchObject({ ok: false });
-    // The same host without any key: the keys line is ok (see keysFinding) but a worker started here would still refuse.
-    expect(tasksLine({ current: null, readOnly: [] })?.message).toContain('the keys line names');
-    // Control: with the key configured, the plain advice to start a worker.
-    const covered = tasksLine({ current: 'k-new', readOnly: ['k-old'] });
-    expect(covered).toMatchObject({ ok: false });
-    expect(covered?.message).toMatch(/start .* worker \(or serve without --no-worker\)$/);
-    expect(findingsOf(base, 1_000).find((f) => f.check === 'tasks')?.message).toMatch(/\(or serve without --no-worker\)$/);
+    // A host with no key at all (an operator's): the keys line is ok, a worker started here would still refuse.
+    expect(line({ current: null, readOnly: [] }, 'keys')).toMatchObject({ ok: true });
+    expect(line({ current: null, readOnly: [] })?.message).toMatch(
+      /— where the deployment's at-rest keys are set: one started here, without a key, refuses to start \(see the keys line\)$/,
+    );
+    // A malformed key here: the keys line fails with its reason, the tasks line points at it.
+    expect(line('MCP_TASKS_ENCRYPTION_KEY: not 32 bytes of base64', 'keys')).toMatchObject({
+      ok: false,
+      message: 'MCP_TASKS_ENCRYPTION_KEY: not 32 bytes of base64',
+    });
+    expect(line('MCP_TASKS_ENCRYPTION_KEY: not 32 bytes of base64')?.message).toMatch(/this host's are unusable \(see the keys line\)$/);
+    // Controls: with the key configured, or keys not checked, the plain advice to start a worker.
+    expect(line({ current: 'k-new', readOnly: ['k-old'] })).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/start .* worker \(or serve without --no-worker\)$/),
+    });
+    expect(line(undefined)?.message).toMatch(/\(or serve without --no-worker\)$/);
   });
 });
 
