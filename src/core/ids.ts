@@ -27,9 +27,9 @@ export function newTaskId(): string {
 /**
  * The id of 16 random bytes. Plain base64url would begin with "-" for one id in 64, which every command line that
  * parses its arguments (ours, `mcpc`, `mcpdo`, a shell script's `getopts`) takes for an option. So the 128-bit value
- * `v` is written as `v mod 62` in letters and digits, then `⌊v / 62⌋` (below 2¹²³, so 21 digits of 6 bits suffice) in
- * base64url, least significant digit first: one-to-one, so every id still carries all 128 bits, and the shape stays
- * that of {@link isTaskIdShape}.
+ * `v` is written as `v mod 62` in letters and digits, then `⌊v / 62⌋` (below 2¹²³, so 21 digits of 6 bits suffice;
+ * the last is A–E) in base64url, least significant digit first: one-to-one, so every id still carries all 128 bits,
+ * and the shape stays that of {@link isTaskIdShape}.
  * @param bytes - exactly 16 bytes.
  */
 export function taskIdOf(bytes: Uint8Array): string {
