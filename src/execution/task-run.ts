@@ -199,9 +199,10 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
     void shadow?.finish(undefined);
     ended('discarded', undefined, toolEndedAt);
   };
+  const unbounded = settleExecution(record.generation, outcome);
   let settled: Awaited<ReturnType<typeof boundLargeResult>>;
   try {
-    settled = await boundLargeResult(store, taskId, settleExecution(record.generation, outcome), settings.resultLimits, settings.instanceId);
+    settled = await boundLargeResult(store, taskId, unbounded, settings.resultLimits, settings.instanceId);
   } catch (error) {
     notStored();
     throw error;
@@ -248,6 +249,8 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
     void shadow?.finish(undefined);
     ended('discarded', undefined, toolEndedAt);
     logger.info({}, 'task changed meanwhile (cancelled, expired or lease lost); outcome discarded');
+    // A bounded result stands for chunks this run wrote: if a cancel won since, nothing will serve them (issue 10 §2).
+    if (settled !== unbounded && settled.outcome.kind === 'result') await discardChunks(store, taskId, logger);
     return;
   }
   ended(settled.status, settled.statusMessage ?? undefined, toolEndedAt);
@@ -277,4 +280,17 @@ async function startTrace(store: TaskStore, tracer: RunTracer, record: TaskRecor
     attempt: record.attempt,
     link: traceCarrierFromJson(stored?.value),
   });
+}
+
+/**
+ * Delete the chunks of a large result whose outcome lost to a cancel (`TaskResults.discardCancelledResultChunks`): they
+ * would stay until the task is deleted, its TTL later. Best effort: a failure is logged, the run is over either way.
+ */
+async function discardChunks(store: TaskStore, taskId: string, logger: Logger): Promise<void> {
+  try {
+    const chunks = await store.discardCancelledResultChunks(taskId);
+    if (chunks > 0) logger.info({ chunks }, "the cancelled task's large result chunks were deleted");
+  } catch (error) {
+    logger.warn({ err: error }, "could not delete the cancelled task's large result chunks; they go with the task");
+  }
 }

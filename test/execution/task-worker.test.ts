@@ -322,6 +322,40 @@ describe('TaskWorker', () => {
     await expect.poll(() => runs.map((run) => run.outcome)).toEqual(['discarded', 'completed']);
   });
 
+  it("a large result whose chunks were written just before a cancel won: the chunks are deleted, not kept until the task's TTL; a completed one keeps them (control)", async () => {
+    let cancelNext = true;
+    const tool = defineTool({
+      name: 'large',
+      description: 'returns a result above maxResultBytes',
+      execution: 'task-optional',
+      inputSchema: z.object({}),
+      run: async () => textResult('x'.repeat(200_000)),
+    });
+    // The fault: the requestor's cancel commits between the chunk write and the worker's completion.
+    const { server, real, call, close } = await serverOnWrappedStore(
+      [tool],
+      (store) => ({
+        transition: async (taskId: string, request: Parameters<SqliteTaskStore['transition']>[1]) => {
+          if (request.to === 'completed' && cancelNext) {
+            cancelNext = false;
+            expect(await store.readResultChunk(taskId, 0)).toBeDefined();
+            await store.transition(taskId, { to: 'cancelled', releaseLease: true, now: Date.now() });
+          }
+          return store.transition(taskId, request);
+        },
+      }),
+      { limits: { ...LIMITS, maxResultBytes: 100_000 } },
+    );
+    cleanups.push(close);
+    const cancelled = await call('large');
+    expect((await terminal(server, cancelled)).status).toBe('cancelled');
+    await expect.poll(() => real.readResultChunk(cancelled, 0)).toBeUndefined();
+    // Control: the same result whose completion lands keeps its chunks (its result links to them).
+    const completed = await call('large');
+    expect((await terminal(server, completed)).status).toBe('completed');
+    expect(await real.readResultChunk(completed, 0)).toBeDefined();
+  });
+
   it('a run whose large result cannot be written (the chunk write throws) counts discarded and ends its trace; its task is recovered', async () => {
     let chunkWrites = 0;
     const runs: string[] = [];

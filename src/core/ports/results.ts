@@ -28,6 +28,15 @@ export interface TaskResults {
   putResultChunks(taskId: string, chunks: readonly Uint8Array[], leaseOwner?: string): Promise<boolean>;
 
   /**
+   * Delete the chunks of `taskId` if it is `cancelled`: a run wrote them, then the cancel committed before the run's
+   * outcome (whose transition was then refused), so nothing will ever serve them. Nothing for a task in any other
+   * state — a run that took the task over may be writing chunks of its own — or one without chunks.
+   * @returns how many chunks were deleted.
+   * @throws {StoreError} `unavailable` / `fault`.
+   */
+  discardCancelledResultChunks(taskId: string): Promise<number>;
+
+  /**
    * Chunk `index` (0-based) of `taskId`'s large result, or `undefined` past the last one and for a task without one
    * (read one at a time, so serving a result never holds more than one chunk).
    * @throws {StoreError} `unavailable` / `fault`.

@@ -32,7 +32,7 @@ export class PostgresResults implements TaskResults {
         for (const [index, chunk] of chunks.entries())
           await client.query(SQL.insertResultChunk, [taskId, index, Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)]);
         // A transition that ended the task while the chunks were written is waited for here and seen: this write keeps
-        // nothing. (Chunks a write committed before a cancel stay until the task is deleted; they are never served.)
+        // nothing. (Chunks a write committed before a cancel: see `discardCancelledResultChunks`.)
         if ((await client.query(SQL.confirmTaskForChunks, [taskId, leaseOwner ?? null])).rowCount === 0) {
           await client.query(SQL.deleteResultChunks, [taskId]);
           return false;
@@ -43,6 +43,11 @@ export class PostgresResults implements TaskResults {
       // write's key-share lock): rewriting the chunks again is safe.
       { retryConflicts: true },
     );
+  }
+
+  /** See {@link TaskResults.discardCancelledResultChunks}: one statement; cancelled is final, so no lock is needed. */
+  async discardCancelledResultChunks(taskId: string): Promise<number> {
+    return this.ctx.inTransaction('discard result chunks', async (client) => (await client.query(SQL.discardCancelledResultChunks, [taskId])).rowCount ?? 0);
   }
 
   async readResultChunk(taskId: string, index: number): Promise<Uint8Array | undefined> {

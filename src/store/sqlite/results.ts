@@ -25,6 +25,11 @@ export class SqliteResults implements TaskResults {
     });
   }
 
+  /** See {@link TaskResults.discardCancelledResultChunks}. */
+  async discardCancelledResultChunks(taskId: string): Promise<number> {
+    return this.ctx.committer.enqueue(() => this.ctx.stmt.discardCancelledResultChunks.run({ taskId }).changes);
+  }
+
   async readResultChunk(taskId: string, index: number): Promise<Uint8Array | undefined> {
     const row = await this.ctx.readDurable('read a result chunk', () => this.ctx.stmt.readResultChunk.get({ taskId, index }) as { data: Buffer } | undefined);
     return row?.data;

@@ -40,6 +40,8 @@ export const SQL = Object.freeze({
   taskExists: 'SELECT 1 AS present FROM tasks WHERE task_id = @taskId',
   taskRunUnder: "SELECT 1 AS present FROM tasks WHERE task_id = @taskId AND lease_owner = @leaseOwner AND status IN ('working', 'input_required')",
   deleteResultChunks: 'DELETE FROM result_chunks WHERE task_id = @taskId',
+  discardCancelledResultChunks:
+    "DELETE FROM result_chunks WHERE task_id = @taskId AND EXISTS (SELECT 1 FROM tasks WHERE task_id = @taskId AND status = 'cancelled')",
   insertResultChunk: 'INSERT INTO result_chunks (task_id, chunk_index, data) VALUES (@taskId, @index, @data)',
   readResultChunk: 'SELECT data FROM result_chunks WHERE task_id = @taskId AND chunk_index = @index',
 
