@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } 
 
 import { TaskJournal } from '../../src/client/index.js';
 import { effectTools, FaultProxy, startIdempotentFront } from '../helpers/fault-proxy.js';
-import { freePort, startServerProcess } from '../helpers/server-process.js';
+import { startServerProcess } from '../helpers/server-process.js';
 import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { cliRunner, ensureBuilt } from './support.js';
@@ -126,9 +126,9 @@ describe('mcp-tasks under faults (spawned CLI, real server, fault proxy)', () =>
   it('when recovery restarts the task after a server crash, call says so from the attempt number the server reports (attempt 2), though the new run first shows no count', async () => {
     const dataDir = join(temp.dir, 'restart-data');
     const log = join(temp.dir, 'stepped.log');
-    const port = await freePort();
     const args = ['--no-builtins', '--tools', PROGRESS_TOOLS, '--lease-ms', '1000', '--poll-interval-ms', '200'];
-    let server = await startServerProcess(dataDir, args, {}, port);
+    let server = await startServerProcess(dataDir, args);
+    const port = Number(new URL(server.url).port);
     try {
       const call = start(['call', 'stepped_job', '--args', JSON.stringify({ steps: 40, stepMs: 150, log }), '--url', server.url]);
       await call.stderrLine(/step \((?:[89]|[1-3]\d)\/40\)/);
@@ -152,9 +152,9 @@ describe('mcp-tasks under faults (spawned CLI, real server, fault proxy)', () =>
       const follow = (id: string, url: string) => cli(command === 'resume' ? ['resume', '--url', url] : ['watch', id, '--url', url]);
       const dataDir = join(temp.dir, 'resume-restart-data');
       const log = join(temp.dir, 'resumed.log');
-      const port = await freePort();
       const args = ['--no-builtins', '--tools', PROGRESS_TOOLS, '--lease-ms', '1000', '--poll-interval-ms', '200'];
-      let server = await startServerProcess(dataDir, args, {}, port);
+      let server = await startServerProcess(dataDir, args);
+      const port = Number(new URL(server.url).port);
       try {
         const detached = await cli(['call', 'stepped_job', '--args', JSON.stringify({ steps: 30, stepMs: 100, log }), '--url', server.url, '--detach']);
         expect(detached.code, detached.stderr).toBe(0);

@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { IDEMPOTENCY_KEY_META_KEY } from '../../src/protocol/constants.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
-import { freePort, type ServerProcess, startServerProcess } from '../helpers/server-process.js';
+import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 
@@ -141,8 +141,8 @@ describe.each([{ backend: 'SQLite' as const }, { backend: 'PostgreSQL' as const 
   it('a wrong key: a process that runs tasks refuses to start while a queued task needs the old key, an API process starts and reads the old task; the old key in MCP_TASKS_ENCRYPTION_KEYS_OLD reads it again', async () => {
     await freshStore('rotate');
     const [first, second] = [key(), key()];
-    const port = await freePort();
-    let server = await start('rotate', { MCP_TASKS_ENCRYPTION_KEY: first }, port);
+    let server = await start('rotate', { MCP_TASKS_ENCRYPTION_KEY: first });
+    const port = Number(new URL(server.url).port);
     const old = await plant(server.url, 'old-secret', 'old-code');
     await server.stop();
     // A task queued under the first key and never run (an API process alone takes the call).
@@ -191,9 +191,9 @@ describe.each([{ backend: 'SQLite' as const }, { backend: 'PostgreSQL' as const 
   it('--fail-unreadable-tasks: the process that would refuse starts, fails every task with data under the lost key at start (queued, waiting for input) and runs the others', async () => {
     await freshStore('give-up');
     const [lost, current] = [key(), key()];
-    const port = await freePort();
     // A task waiting for input, its question sealed under the lost key; then one queued, its arguments sealed too.
-    let server = await start('give-up', { MCP_TASKS_ENCRYPTION_KEY: lost }, port, ['--drain-ms', '500']);
+    let server = await start('give-up', { MCP_TASKS_ENCRYPTION_KEY: lost }, undefined, ['--drain-ms', '500']);
+    const port = Number(new URL(server.url).port);
     const asking = await postModern(server.url, 'tools/call', { name: 'vault', arguments: { secret: 's' } }, { capabilities: ELICITING });
     const askingId = String(asking.body.result?.taskId);
     await pollModernTask(server.url, askingId, { until: (status) => status === 'input_required' });
@@ -223,8 +223,8 @@ describe.each([{ backend: 'SQLite' as const }, { backend: 'PostgreSQL' as const 
   it("a question this process cannot decrypt: its reader is told so in one line, without the key id or the operator's remedy; the log has both", async () => {
     await freshStore('question');
     const [first, second] = [key(), key()];
-    const port = await freePort();
-    let server = await start('question', { MCP_TASKS_ENCRYPTION_KEY: first }, port, ['--drain-ms', '500']);
+    let server = await start('question', { MCP_TASKS_ENCRYPTION_KEY: first }, undefined, ['--drain-ms', '500']);
+    const port = Number(new URL(server.url).port);
     const created = await postModern(server.url, 'tools/call', { name: 'vault', arguments: { secret: 's' } }, { capabilities: ELICITING });
     const taskId = String(created.body.result?.taskId);
     await pollModernTask(server.url, taskId, { until: (status) => status === 'input_required' });

@@ -19,7 +19,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { ensureBuilt, MAIN } from '../cli/support.js';
 import { eventually, runNotes } from '../helpers/run-notes.js';
-import { freePort, type ServerProcess, startServerProcess } from '../helpers/server-process.js';
+import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 import { metricValue } from '../ops/support.js';
@@ -177,10 +177,9 @@ describe('isolated execution never takes the server down (issue 22)', () => {
   }, 60_000);
 
   it('serve refuses to start, with a clear error, when the tool modules fail to load in a worker thread', async () => {
-    const port = await freePort();
     const run = spawnSync(
       process.execPath,
-      [MAIN, 'serve', '--port', String(port), '--data-dir', join(temp.dir, 'refuses'), '--no-builtins', '--tools', THREAD_LOAD_TOOLS],
+      [MAIN, 'serve', '--port', '0', '--data-dir', join(temp.dir, 'refuses'), '--no-builtins', '--tools', THREAD_LOAD_TOOLS],
       {
         env: { ...process.env, ISOLATION_TEST_LOAD_FAILS: '1' },
         encoding: 'utf8',

@@ -27,7 +27,7 @@ import { loadServerSecret } from '../../src/server/signing-key.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { builtinTools } from '../../src/tools/index.js';
 import { type Leak, LeakDetector } from '../helpers/leak-detector.js';
-import { freePort } from '../helpers/server-process.js';
+import { bannerUrl } from '../helpers/server-process.js';
 import { DECLARING, postModern } from '../helpers/wire.js';
 
 const MAIN = resolve(import.meta.dirname, '../../dist/cli/main.js');
@@ -122,11 +122,10 @@ interface CliServer {
 }
 
 async function startCli(cwd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliServer> {
-  const port = await freePort();
   const cleanEnv = { ...process.env, ...env };
   if (!('MCP_TASKS_SECRET' in env)) delete cleanEnv.MCP_TASKS_SECRET;
   if (!('MCP_TASKS_STORE' in env)) delete cleanEnv.MCP_TASKS_STORE;
-  const child = spawn(process.execPath, [MAIN, 'serve', '--port', String(port), '--log-level', 'info', ...args], {
+  const child = spawn(process.execPath, [MAIN, 'serve', '--port', '0', '--log-level', 'info', ...args], {
     cwd,
     env: cleanEnv,
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -141,7 +140,7 @@ async function startCli(cwd: string, args: string[], env: NodeJS.ProcessEnv = {}
     await new Promise((wake) => setTimeout(wake, 25));
   }
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: await bannerUrl(child, () => stderr),
     child,
     stderr: () => stderr,
     async stop() {

@@ -17,7 +17,7 @@ import { describe, expect, it } from 'vitest';
 
 import { cliRunner } from '../cli/support.js';
 import { eventually, runNotes } from '../helpers/run-notes.js';
-import { freePort, type ServerProcess, startServerProcess } from '../helpers/server-process.js';
+import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { sharedStore } from '../helpers/shared-store.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
@@ -63,8 +63,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     const attempts = async (taskId: string) => (await fixture.observer.readEventsAfter(0, 10_000)).filter((e) => e.taskId === taskId && e.kind === 'attempt');
 
     it('kill -9 of serve mid-run, restarted under the same (default) instance id: the task runs again within 2 s, not a lease later', async () => {
-      const port = await freePort();
-      const first = await serve(`${backend}-same-1`, [], port);
+      const first = await serve(`${backend}-same-1`, []);
+      const port = Number(new URL(first.url).port);
       const log = join(temp.dir, `${backend}-same.log`);
       const taskId = await call(first.url, log);
       await eventually('the run to start', () => runNotes(log).find((n) => n.event === 'start'));
@@ -124,17 +124,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('a second live process with the same instance id exits 1 with one line', async () => {
       await serve(`${backend}-dup-1`, ['--instance-id', `${backend}-dup`]);
-      const port = await freePort();
-      const run = await start([
-        'serve',
-        '--port',
-        String(port),
-        '--data-dir',
-        join(temp.dir, `${backend}-dup-2`),
-        ...shared(),
-        '--instance-id',
-        `${backend}-dup`,
-      ]).done;
+      const run = await start(['serve', '--port', '0', '--data-dir', join(temp.dir, `${backend}-dup-2`), ...shared(), '--instance-id', `${backend}-dup`]).done;
       expect(run.code).toBe(1);
       const lines = run.stderr.trim().split('\n');
       expect(lines.at(-1)).toMatch(new RegExp(`instance id ${backend}-dup is held by a live serve process \\(host \\S+, pid \\d+`));
@@ -170,11 +160,10 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const worker = start(['worker', '--data-dir', join(temp.dir, `${backend}-ct-w`), ...shared(), '--instance-id', `${backend}-ct-w`]);
       await worker.stderrLine(/mcp-tasks: worker \S+ running/);
       try {
-        const port = await freePort();
         const api = await start([
           'serve',
           '--port',
-          String(port),
+          '0',
           '--no-worker',
           '--data-dir',
           join(temp.dir, `${backend}-ct-api`),

@@ -23,7 +23,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { checkStoreIntegrity, postgresSnapshot, type SnapshotSource, sqliteSnapshot } from '../../src/testing/store-integrity.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { type HttpAnswer, sendHttp } from '../helpers/raw-http.js';
-import { freePort } from '../helpers/server-process.js';
+import { bannerUrl } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { type Generation, type HttpCase, httpCases, type StdioCase, stdioCases, stdioLine, V1, v1Probe, v2Probe, type World } from './cases.js';
 import { type ServeProcess, spawnServe, StdioPeer } from './targets.js';
@@ -225,10 +225,9 @@ async function fuzzHttp(setup: Setup, backend: 'SQLite' | 'PostgreSQL'): Promise
       ],
     }),
   );
-  const port = await freePort();
   const server = spawnServe([
     '--port',
-    String(port),
+    '0',
     '--data-dir',
     join(temp.dir, `data-http-${backend}`),
     '--auth',
@@ -241,6 +240,7 @@ async function fuzzHttp(setup: Setup, backend: 'SQLite' | 'PostgreSQL'): Promise
     ...store.args,
   ]);
   try {
+    const port = Number(new URL(await bannerUrl(server.child, server.stderr, 30_000)).port);
     await waitForHttp(port, server);
     const world = await seedHttpWorld(port, tokens);
     let next = 0;

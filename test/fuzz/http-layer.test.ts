@@ -21,7 +21,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { checkStoreIntegrity, sqliteSnapshot } from '../../src/testing/store-integrity.js';
 import { type HttpAnswer, sendHttp, sendRawHttp } from '../helpers/raw-http.js';
-import { freePort } from '../helpers/server-process.js';
+import { bannerUrl } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { type BuiltCase, type LayerCase, layerCases, type LayerWorld, V1, V2 } from './http-layer-cases.js';
 import { type ServeProcess, spawnServe } from './targets.js';
@@ -169,12 +169,11 @@ describe(`HTTP layer fuzz: ${TOTAL} generated raw requests (seed ${SEED}) agains
     'no 5xx, no hang, every answer as the model predicts, nothing refused runs, the server lives and the store is sound',
     async () => {
       const dbPath = join(temp.dir, 'tasks.db');
-      const port = await freePort();
       // The default serve (no authentication, SQLite) with the dashboard on; tools on the event loop, since the
       // executor is not what is fuzzed here and worker threads make the canaries slow to start on a loaded machine.
       const server: ServeProcess = spawnServe([
         '--port',
-        String(port),
+        '0',
         '--data-dir',
         join(temp.dir, 'data'),
         '--store',
@@ -193,6 +192,7 @@ describe(`HTTP layer fuzz: ${TOTAL} generated raw requests (seed ${SEED}) agains
       let db: Database.Database | undefined;
       let exitCode: number | null = null;
       try {
+        const port = Number(new URL(await bannerUrl(server.child, server.stderr, 30_000)).port);
         const started = Date.now();
         while ((await v2Post(port, 'tools/list', {}).catch(() => undefined))?.status !== 200) {
           if (!server.alive() || Date.now() - started > 30_000) throw new Error(`server did not start:\n${server.stderr()}`);

@@ -26,7 +26,7 @@ const START_TIMEOUT_MS = 20_000;
  * exits first or does not print it within START_TIMEOUT_MS — and then kill it: a half-started process must not hold
  * its port and store (and CPU) for the rest of the run.
  */
-function startedLine(child: ChildProcess, output: () => string, pattern: RegExp, what: string): Promise<void> {
+function startedLine(child: ChildProcess, output: () => string, pattern: RegExp, what: string, timeoutMs = START_TIMEOUT_MS): Promise<void> {
   return new Promise((resolveStart, reject) => {
     const check = (): void => {
       if (pattern.test(output())) finish();
@@ -35,8 +35,8 @@ function startedLine(child: ChildProcess, output: () => string, pattern: RegExp,
     };
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      finish(new Error(`${what} did not start within ${START_TIMEOUT_MS} ms:\n${output()}`));
-    }, START_TIMEOUT_MS);
+      finish(new Error(`${what} did not start within ${timeoutMs} ms:\n${output()}`));
+    }, timeoutMs);
     const finish = (error?: Error): void => {
       clearTimeout(timer);
       child.stderr?.off('data', check);
@@ -99,38 +99,24 @@ export interface ServerProcess {
 }
 
 /**
- * Start `node dist/cli/main.js serve …extraArgs` on a free port (or `port`, to restart on the same URL), with `env`
- * added, and wait until it says it serves (its banner: the HTTP handler is in place).
+ * Start `node dist/cli/main.js serve …extraArgs` on a port serve chooses (`--port 0`; or on `port`, to restart on the
+ * same URL), with `env` added, and wait until it says it serves (its banner, which names the URL: the HTTP handler
+ * is in place). The helper never picks a free port itself: another test file's process could bind it between the
+ * pick and serve's bind (stop 42's CI: "port … is already in use", exit 64).
  */
-/** How a `serve` that lost its port to another process fails to start (`startServerProcess` retries on it). */
-export const PORT_TAKEN = /exited early \(64\):\nmcp-tasks: port \d+ on \S+ is already in use/;
-
 export async function startServerProcess(dataDir: string, extraArgs: string[] = [], env: Record<string, string> = {}, port?: number): Promise<ServerProcess> {
-  if (port !== undefined) return startOn(dataDir, extraArgs, env, port);
-  // A free port can be taken by another test's process between freePort() and the bind (stop 42's CI: "port … is
-  // already in use", exit 64): on a port of its own choosing the start is tried again on another.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startOn(dataDir, extraArgs, env, await freePort());
-    } catch (error) {
-      if (attempt >= 3 || !PORT_TAKEN.test(String((error as Error).message))) throw error;
-    }
-  }
-}
-
-async function startOn(dataDir: string, extraArgs: string[], env: Record<string, string>, port: number): Promise<ServerProcess> {
   const child = reaped(
-    spawn(process.execPath, [MAIN, 'serve', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], {
+    spawn(process.execPath, [MAIN, 'serve', '--port', String(port ?? 0), '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], {
       stdio: ['ignore', 'ignore', 'pipe'],
       env: { ...process.env, ...env },
     }),
   );
   let output = '';
   child.stderr?.on('data', (chunk) => (output += chunk));
-  const url = `http://127.0.0.1:${port}/mcp`;
   const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
-  // serve prints its banner once its HTTP handler is in place (src/cli/serve.ts).
-  await startedLine(child, () => output, /mcp-tasks: serving http:\/\//, 'server');
+  // serve prints its banner once its HTTP handler is in place (src/cli/serve.ts), with the port it bound.
+  await startedLine(child, () => output, SERVING_BANNER, 'server');
+  const url = SERVING_BANNER.exec(output)?.[1] as string;
   return {
     url,
     child,
@@ -145,6 +131,21 @@ async function startOn(dataDir: string, extraArgs: string[], env: Record<string,
       await exited;
     },
   };
+}
+
+/**
+ * serve's banner line and the URL it serves (`mcp-tasks: serving http://127.0.0.1:PORT/mcp`), whole: up to its line
+ * end, so a stderr chunk cut inside the URL does not match.
+ */
+export const SERVING_BANNER = /mcp-tasks: serving (http:\/\/\S+)\n/;
+
+/**
+ * The URL a `serve --port 0` process (any spawn of it whose stderr `output()` collects) names in its banner, once it
+ * printed it; rejects when the process exits first or after `timeoutMs`.
+ */
+export async function bannerUrl(child: ChildProcess, output: () => string, timeoutMs = START_TIMEOUT_MS): Promise<string> {
+  await startedLine(child, output, SERVING_BANNER, 'server', timeoutMs);
+  return SERVING_BANNER.exec(output())?.[1] as string;
 }
 
 /** A real `mcp-tasks worker` process (built `dist/`). */
