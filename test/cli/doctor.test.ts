@@ -16,6 +16,7 @@ import { newTaskId } from '../../src/core/ids.js';
 import type { NewProcessEntry } from '../../src/core/process-record.js';
 import type { TaskStore } from '../../src/core/store.js';
 import { agreeOnServerSecret } from '../../src/server/signing-key.js';
+import type { StoreDiagnosis } from '../../src/store/diagnosis.js';
 import { AesGcmFieldCipher } from '../../src/store/field-cipher.js';
 import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
@@ -337,34 +338,30 @@ describe('doctor findings that real stores here cannot show', () => {
     check.close();
   });
 
+  /** A diagnosis of a healthy store at host time 1,000,000 with `overrides`. */
+  const diagnosis = (overrides: Partial<StoreDiagnosis> = {}): StoreDiagnosis => ({
+    schemaVersion: 1,
+    knownVersion: 1,
+    hostNow: 1_000_000,
+    storeNow: 1_000_000,
+    waitingForWorker: 0,
+    orphanedEvents: 0,
+    unfinishedByKeyId: [],
+    processes: [],
+    serverSecret: null,
+    ...overrides,
+  });
+
   it('clock skew beyond --max-skew-ms fails; within it passes (the rule, on a diagnosis with a skewed database clock)', () => {
-    const base = {
-      schemaVersion: 1,
-      knownVersion: 1,
-      hostNow: 1_000_000,
-      waitingForWorker: 0,
-      orphanedEvents: 0,
-      unfinishedByKeyId: [],
-      processes: [],
-      serverSecret: null,
-    };
+    const base = diagnosis();
     const skewed = findingsOf({ ...base, storeNow: 1_000_000 + 2_500 }, 1_000).find((f) => f.check === 'clock');
     expect(skewed).toMatchObject({ ok: false, message: expect.stringContaining('store clock +2500 ms from this host') });
     const fine = findingsOf({ ...base, storeNow: 1_000_000 - 300 }, 1_000).find((f) => f.check === 'clock');
     expect(fine).toMatchObject({ ok: true, message: expect.stringContaining('-300 ms') });
   });
+
   it("tasks waiting with no live worker while a worker with this host's at-rest keys would refuse to start: the tasks line says where to start one, not just to start it", () => {
-    const base = {
-      schemaVersion: 1,
-      knownVersion: 1,
-      hostNow: 1_000_000,
-      storeNow: 1_000_000,
-      waitingForWorker: 2,
-      orphanedEvents: 0,
-      unfinishedByKeyId: [{ keyId: 'k-old', taskIds: ['t1', 't2'] }],
-      processes: [],
-      serverSecret: null,
-    };
+    const base = diagnosis({ waitingForWorker: 2, unfinishedByKeyId: [{ keyId: 'k-old', taskIds: ['t1', 't2'] }] });
     const line = (keys: Parameters<typeof findingsOf>[3], check: 'tasks' | 'keys' = 'tasks') =>
       findingsOf(base, 1_000, undefined, keys).find((f) => f.check === check);
     // A key of the deployment missing here: the keys line fails, the tasks line names the way out.
