@@ -16,6 +16,7 @@ import { createKillSwitchControl } from '../ops/rollout/kill-switch-control.js';
 import { TASK_SCOPES } from '../protocol/scopes.js';
 import { createTasksServer } from '../server/create-tasks-server.js';
 import { agreeOnServerSecret } from '../server/signing-key.js';
+import { reserveStdoutForProtocol } from '../server/stdio-output.js';
 import { WorkerPresence } from '../service/worker-presence.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { registerCliProcess, registrationFailure } from './registration.js';
@@ -88,6 +89,8 @@ export function listen(http: HttpServer, port: number, host: string): Promise<nu
  * @throws StartupError (exit 1) when the store cannot be opened: unreachable, a newer schema, an unusable file.
  */
 export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promise<void> {
+  // Before any tool module loads or thread starts: on stdio, stdout is the protocol's alone.
+  const protocolStdout = modes.stdio ? reserveStdoutForProtocol() : undefined;
   const http = resolved.config.http ?? {};
   const options = {
     ...modes,
@@ -262,7 +265,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
     process.stderr.write(
       `mcp-tasks: serving MCP on stdio (store ${settings.storeShown}, ${tools.length} tools, ${role}; at rest: ${settings.encryptionShown}; denied to tools: ${deniedLines.join(', ')})\n`,
     );
-    server.serveStdio();
+    server.serveStdio(protocolStdout);
     process.stdin.on('end', () => void stop().then(() => process.exit(0)));
     return;
   }

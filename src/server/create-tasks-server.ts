@@ -152,8 +152,12 @@ export interface CreateTasksServerOptions {
 export interface TasksServer {
   /** Node `http` request handler for the MCP endpoint (`/mcp`). */
   handleHttp(request: IncomingMessage, response: ServerResponse): Promise<void>;
-  /** Serve MCP over this process's stdin/stdout (both generations, same tools and store). */
-  serveStdio(): StdioServerHandle;
+  /**
+   * Serve MCP over this process's stdin/stdout (both generations, same tools and store).
+   * @param stdout - where the messages go: `process.stdout` by default; `serve --stdio` passes the stream it reserved
+   *   for the protocol, so what tools print cannot land among the messages (see `reserveStdoutForProtocol`).
+   */
+  serveStdio(stdout?: NodeJS.WritableStream): StdioServerHandle;
   /** The task service every entry path goes through (for embedding and tests). */
   readonly service: TaskServices;
   /** The embedded worker, or `undefined` for an API-only server (`worker: false`). */
@@ -308,11 +312,12 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
   };
   return {
     handleHttp: (request, response) => http.handle(request, response),
-    serveStdio() {
+    serveStdio(stdout) {
       const transport = new InputRoutingStdioTransport(
         (message) => isJsonRpcResponse(message) && parseInputRequestId(message.id) !== undefined,
         (message) => routeInputResponse(deps, ANONYMOUS_IDENTITY, message),
         (error) => logger.error({ err: error }, 'routing an elicitation reply failed'),
+        stdout,
       );
       const handle = serveStdio(factory, { legacy: 'serve', transport, onerror: (error) => logger.debug({ err: error }, 'stdio error') });
       stdioHandles.push(handle);

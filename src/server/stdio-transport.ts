@@ -1,3 +1,5 @@
+import type { Writable } from 'node:stream';
+
 import type { JSONRPCMessage, MessageExtraInfo, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 
@@ -19,15 +21,23 @@ function unreadableLineError(error: Error): { code: number; message: string } | 
  * SDK only reports it to `onerror`, leaving the client waiting; found by the hostile-input fuzzer).
  */
 export class InputRoutingStdioTransport implements Transport {
-  private readonly inner = new StdioServerTransport();
+  private readonly inner: StdioServerTransport;
   private handler: ((message: JSONRPCMessage, extra?: MessageExtraInfo) => void) | undefined;
   private errorHandler: ((error: Error) => void) | undefined;
 
   /**
    * @param ours - decides synchronously whether a message is a reply to one of our requests (others keep their order)
    * @param route - takes such a reply
+   * @param stdout - where the messages go (default `process.stdout`; `serve --stdio` passes the stream it reserved,
+   *   see `reserveStdoutForProtocol`)
    */
-  constructor(ours: (message: unknown) => boolean, route: (message: unknown) => Promise<unknown>, onRouteError: (error: unknown) => void) {
+  constructor(
+    ours: (message: unknown) => boolean,
+    route: (message: unknown) => Promise<unknown>,
+    onRouteError: (error: unknown) => void,
+    stdout: NodeJS.WritableStream = process.stdout,
+  ) {
+    this.inner = new StdioServerTransport(process.stdin, stdout as Writable);
     this.inner.onmessage = (message) => {
       if (ours(message)) void route(message).catch(onRouteError);
       else this.handler?.(message);
