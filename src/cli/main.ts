@@ -160,7 +160,7 @@ function withSharedOptions(command: Command): Command {
     .option('--min-threads <n>', 'isolated executor: threads that load the tools at start and stay loaded (the warm pool); start waits for them (default 1)')
     .option(
       '--thread-heap-mb <mb>',
-      'isolated executor: heap limit of each tool thread; a tool that exceeds it fails its run, never the process (default 1024)',
+      'isolated executor: JavaScript heap limit of each tool thread (Buffers and ArrayBuffers are outside it); a tool that exceeds it fails its run, never the process (default 1024)',
     )
     .option('--drain-ms <ms>', 'on SIGTERM, how long runs may finish before they are aborted (reason shutdown) and released (default 30000)')
     .option('--log-level <level>', 'pino log level (logs go to stderr) (default info)')

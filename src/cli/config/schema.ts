@@ -271,7 +271,9 @@ export const ConfigSchema = z
       .int()
       .min(16)
       .optional()
-      .describe('isolated executor: heap limit of each tool thread in MB; a tool that exceeds it fails its run, never the process (default 1024)'),
+      .describe(
+        'isolated executor: JavaScript heap limit of each tool thread in MB (Buffers and ArrayBuffers are outside it); a tool that exceeds it fails its run, never the process (default 1024)',
+      ),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().describe('pino log level (default info)'),
     drainMs: z.number().int().min(0).optional().describe('on SIGTERM, how long runs may finish (default 30000)'),
     limits: LimitsConfigSchema.optional(),
