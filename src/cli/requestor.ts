@@ -15,6 +15,7 @@ import {
   TasksClientError,
   TasksProtocolError,
   TaskTimeoutError,
+  ToolCallFailedError,
   ToolCallOutcomeUnknownError,
 } from '../client/index.js';
 import { ErrorCode, INPUT_REFUSED_META_KEY } from '../protocol/constants.js';
@@ -202,6 +203,17 @@ function describeFailure(error: unknown, hint: string | undefined): { code: numb
     return {
       code: ExitCode.unknownOrExpired,
       json: { taskId: error.taskId, status: 'not_found', message: error.message },
+      text: `mcp-tasks: ${error.message}\n`,
+    };
+  if (error instanceof ToolCallFailedError && error.code !== ErrorCode.InvalidParams)
+    // The server answered the call: it failed, a known outcome (e.g. a sync tool that threw), not a connection problem.
+    return {
+      code: ExitCode.failed,
+      json: {
+        status: 'failed',
+        tool: error.tool,
+        error: { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) },
+      },
       text: `mcp-tasks: ${error.message}\n`,
     };
   if (error instanceof TasksProtocolError && error.code === ErrorCode.InvalidParams) {

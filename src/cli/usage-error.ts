@@ -25,7 +25,7 @@ export const ExitCode = Object.freeze({
   toolError: 1,
   /** `serve`/`worker` could not start (see {@link StartupError}); `doctor` found a FAIL; `verify` a deciding check failed; `admin watch --once` something still in flight. */
   startupFailed: 1,
-  /** `call`/`watch`/`resume`: the task failed (a JSON-RPC error). `verify`: none failed, but some deciding checks were skipped (not verified). */
+  /** `call`/`watch`/`resume`: the task failed (a JSON-RPC error), or the server answered the call itself with a JSON-RPC error (e.g. a `sync` tool that threw). `verify`: none failed, but some deciding checks were skipped (not verified). */
   failed: 2,
   /** `call`/`watch`/`resume`: the task was cancelled. */
   cancelled: 3,

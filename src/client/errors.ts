@@ -64,6 +64,27 @@ export class TasksProtocolError extends TasksClientError {
   override name = 'TasksProtocolError';
 }
 
+/**
+ * The server answered a `tools/call` itself with a JSON-RPC error (`code`, `data` as sent): the call is over and its
+ * outcome known — it failed. Whether the tool ran depends on the error: `-32603` "Internal error in tool …" is a tool
+ * that ran and threw (an inline, `sync` call); a quota (`-31001`) or a kill switch's refusal ran nothing. Not a
+ * connection problem, so never a reason to repeat the call blindly. `-32602` (an unknown tool, refused arguments) is
+ * one too: nothing ran.
+ */
+export class ToolCallFailedError extends TasksProtocolError {
+  override name = 'ToolCallFailedError';
+  constructor(
+    /** The tool that was called. */
+    readonly tool: string,
+    message: string,
+    code: number,
+    data?: JsonValue,
+    options?: { cause?: unknown },
+  ) {
+    super(message, code, data, options);
+  }
+}
+
 /** The task id is unknown to the server: never existed, expired and purged, or owned by someone else (`-32602`). */
 export class TaskNotFoundError extends TasksProtocolError {
   override name = 'TaskNotFoundError';

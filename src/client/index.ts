@@ -17,6 +17,7 @@ export {
   TasksConnectionError,
   TasksProtocolError,
   TaskTimeoutError,
+  ToolCallFailedError,
   ToolCallOutcomeUnknownError,
 } from './errors.js';
 export type { ElicitAnswer, ElicitationParams, InputContext, InputHandler, InputRequest } from './input.js';

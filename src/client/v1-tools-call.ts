@@ -1,5 +1,7 @@
+import { ProtocolError } from '@modelcontextprotocol/client';
+
 import { isAbort, neverDelivered } from './error-mapping.js';
-import { InputNotAnsweredError, TasksConnectionError, TasksProtocolError, ToolCallOutcomeUnknownError } from './errors.js';
+import { InputNotAnsweredError, TasksConnectionError, TasksProtocolError, ToolCallFailedError, ToolCallOutcomeUnknownError } from './errors.js';
 import type { McpSession } from './session.js';
 import type { V1InputRouter } from './v1-input-router.js';
 import type { ToolsCallAnswer } from './v2-tools-call.js';
@@ -10,7 +12,8 @@ import { V1ToolsCallResultSchema } from './wire-schemas.js';
  * it provably did not run; any doubt about delivery becomes a {@link ToolCallOutcomeUnknownError}.
  * @param params - the complete params (`name`, `arguments`, `task?`, `_meta`).
  * @throws InputNotAnsweredError when the call failed after asking something the router's handler did not answer.
- * @throws TasksProtocolError / TasksConnectionError when the call certainly did not run; otherwise
+ * @throws ToolCallFailedError when the server answered the call with a JSON-RPC error (the call failed; see there
+ *   whether it ran); TasksProtocolError / TasksConnectionError when the call certainly did not run; otherwise
  *   ToolCallOutcomeUnknownError.
  */
 export async function callToolLegacy(
@@ -35,8 +38,13 @@ export async function callToolLegacy(
   }
 }
 
-/** Errors proving the call never ran pass through; anything else means it may have started. */
+/**
+ * The server's own JSON-RPC error answer becomes a {@link ToolCallFailedError}; other errors proving the call never ran
+ * pass through; anything else means it may have started.
+ */
 function undeliveredOrUnknown(name: string, error: unknown, options: { signal: AbortSignal | undefined; url: string; listable: boolean }): Error {
+  if (error instanceof TasksProtocolError && error.code !== null && error.cause instanceof ProtocolError)
+    return new ToolCallFailedError(name, `tools/call ${name}: ${error.cause.message} (JSON-RPC ${error.code})`, error.code, error.data, { cause: error.cause });
   if (error instanceof TasksProtocolError) return error;
   if (error instanceof TasksConnectionError && (neverDelivered(error.cause) || (error.httpStatus !== undefined && error.httpStatus < 500))) return error;
   const reason = options.signal?.aborted || isAbort(error) ? 'interrupted' : error instanceof Error ? error.message : String(error);

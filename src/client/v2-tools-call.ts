@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { IMMEDIATE_RESPONSE_META_KEY } from '../protocol/constants.js';
 import type { JsonValue } from '../protocol/types.js';
 import { neverDelivered, rootCause } from './error-mapping.js';
-import { InputNotAnsweredError, TasksConnectionError, TasksProtocolError, ToolCallOutcomeUnknownError } from './errors.js';
+import { InputNotAnsweredError, TasksConnectionError, TasksProtocolError, ToolCallFailedError, ToolCallOutcomeUnknownError } from './errors.js';
 import { collectAnswers, elicitationsOf, type InputHandler } from './input.js';
 import type { CallToolResult, TaskSnapshot } from './types.js';
 import { type ModernEndpoint, modernMeta, postModern, sseMessages } from './v2-http.js';
@@ -108,7 +108,7 @@ async function sendRound(
   }
   if (message?.error) {
     const { code, message: text, data } = message.error;
-    throw new TasksProtocolError(`tools/call ${name}: ${text} (JSON-RPC ${code})`, code, data as JsonValue | undefined);
+    throw new ToolCallFailedError(name, `tools/call ${name}: ${text} (JSON-RPC ${code})`, code, data as JsonValue | undefined);
   }
   if (!message?.result) {
     if (response.status >= 400 && response.status < 500) {

@@ -4,9 +4,11 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 
 import { TokenFileAuthenticator } from '../../src/auth/token-file.js';
 import { connectTasksClient, TaskJournal } from '../../src/client/index.js';
+import { defineTool } from '../../src/core/tool.js';
 import { countingTools } from '../client/support.js';
 import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -157,6 +159,35 @@ describe('mcp-tasks call / get / watch / cancel (spawned CLI against a real serv
     const cancelled = await cli(['cancel', slow.stdout.trim(), '--url', running.url, '--protocol', protocol]);
     expect([cancelled.code, cancelled.stdout]).toEqual([0, `task ${slow.stdout.trim()}: cancelled\n`]);
   });
+
+  it.each(['2025-11-25', '2026-07-28'])(
+    'a sync tool that throws, over %s: the server answered the call, so it failed (exit 2, as a failed task), not "connection or protocol" (5)',
+    async (protocol) => {
+      let runs = 0;
+      const throwing = defineTool({
+        name: 'sync_throws',
+        description: 'throws, inline',
+        execution: 'sync',
+        inputSchema: z.object({}),
+        async run() {
+          runs += 1;
+          throw new Error('sync boom');
+        },
+      });
+      const server = await startTasksServer({ tools: [throwing] });
+      try {
+        const run = await cli(['call', 'sync_throws', '--url', server.url, '--protocol', protocol]);
+        expect([run.code, run.stdout]).toEqual([2, '']);
+        expect(run.stderr).toBe('mcp-tasks: tools/call sync_throws: Internal error in tool sync_throws (JSON-RPC -32603)\n');
+        const json = await cli(['call', 'sync_throws', '--url', server.url, '--protocol', protocol, '--json']);
+        expect(JSON.parse(json.stdout)).toMatchObject({ status: 'failed', tool: 'sync_throws', exitCode: 2, error: { code: -32603 } });
+        // Each call ran the tool once: a known outcome, never resent.
+        expect(runs).toBe(2);
+      } finally {
+        await server.close();
+      }
+    },
+  );
 
   it('connection error exits 5 without a task; get of a task whose server is down says the task keeps its id', async () => {
     const server = createServer();
