@@ -1,4 +1,5 @@
 import { Console } from 'node:console';
+import { syncBuiltinESMExports } from 'node:module';
 
 /**
  * Give the MCP stdio channel file descriptor 1 to itself (`serve --stdio`), and return the stream it writes to.
@@ -9,12 +10,20 @@ import { Console } from 'node:console';
  * output among 2 answers). From here on `process.stdout` is `process.stderr` for everything in the process: in-process
  * tools, worker threads created later (Node pipes a thread's stdout into the parent's `process.stdout` as it stands
  * when the thread starts, so this must run before the executor's warm pool), and the global `console`. Writes that go
- * to the descriptor directly (`fs.writeSync(1, …)`) are not caught.
+ * to the descriptor directly are not caught: `fs.writeSync(1, …)`, and a child process a tool starts with its stdio
+ * inherited (`spawn(…, {stdio: 'inherit'})`), which writes to descriptor 1 itself.
  * @returns the process's original stdout, for the stdio transport only.
  */
 export function reserveStdoutForProtocol(): NodeJS.WriteStream {
   const protocol = process.stdout;
   Object.defineProperty(process, 'stdout', { configurable: true, enumerable: true, get: () => process.stderr });
+  // `import { stdout } from 'node:process'` is a binding of its own, taken when the module was first imported.
+  syncBuiltinESMExports();
   globalThis.console = new Console({ stdout: process.stderr, stderr: process.stderr });
+  // What tools print now goes to stderr; a client that closed its end of it (EPIPE) must not end the process and
+  // every session on it with an uncaught error. Nothing can be said about that anywhere.
+  process.stderr.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
   return protocol;
 }

@@ -16,8 +16,11 @@ const temp = makeTempDir('mcp-tasks-stdio-output-');
 beforeAll(() => ensureBuilt());
 afterAll(() => temp.remove());
 
-/** Run one stdio session: initialize, initialized, `prints` with `lines`; the process's stdout and stderr. */
-async function session(executor: string, lines: number): Promise<{ stdout: string; stderr: string }> {
+/**
+ * Run one stdio session: initialize, initialized, `prints` with `lines`, then stdin closed; the process's stdout,
+ * stderr and exit code. `closeStderr`: the client closes its end of the server's stderr after initialize.
+ */
+async function session(executor: string, lines: number, closeStderr = false): Promise<{ stdout: string; stderr: string; code: number | null }> {
   const child = spawn(
     process.execPath,
     [MAIN, 'serve', '--stdio', '--no-builtins', '--tools', TOOLS, '--executor', executor, '--data-dir', join(temp.dir, executor), '--log-level', 'warn'],
@@ -27,7 +30,7 @@ async function session(executor: string, lines: number): Promise<{ stdout: strin
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
   child.stderr.on('data', (chunk) => (stderr += chunk));
-  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
+  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
   const send = (message: object): boolean => child.stdin.write(`${JSON.stringify(message)}\n`);
   const answered = async (id: number): Promise<void> => {
     const deadline = Date.now() + 30_000;
@@ -43,25 +46,33 @@ async function session(executor: string, lines: number): Promise<{ stdout: strin
     params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'stdout-test', version: '1' } },
   });
   await answered(1);
+  if (closeStderr) child.stderr.destroy();
   send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'prints', arguments: { lines } } });
   await answered(2);
   child.stdin.end();
-  await exited;
-  return { stdout, stderr };
+  return { stdout, stderr, code: await exited };
 }
 
 describe('serve --stdio: what tools print stays off the protocol channel', () => {
   for (const executor of ['isolated', 'in-process']) {
     it(`${executor} executor: every stdout line is a JSON-RPC message; the tool's and its module's prints are on stderr`, async () => {
-      const { stdout, stderr } = await session(executor, 50);
+      const { stdout, stderr, code } = await session(executor, 50);
+      expect(code).toBe(0);
       const lines = stdout.split('\n').filter((line) => line !== '');
       for (const line of lines) expect(JSON.parse(line), line).toMatchObject({ jsonrpc: '2.0' });
       expect(lines.find((line) => line.includes('"id":2'))).toContain('printed 100');
       // Control: the prints happened, and went to stderr.
       expect(stderr).toContain('tool console.log 49');
       expect(stderr).toContain('tool stdout.write 49');
+      expect(stderr).toContain('tool named stdout import');
       expect(stderr).toContain('stdout-tools: loaded (console.log at import)');
+    }, 60_000);
+
+    it(`${executor} executor: a client that closed its end of stderr still gets its answers; the process does not die of EPIPE`, async () => {
+      const { stdout, code } = await session(executor, 50, true);
+      expect(stdout.split('\n').find((line) => line.includes('"id":2'))).toContain('printed 100');
+      expect(code).toBe(0);
     }, 60_000);
   }
 });
