@@ -1,8 +1,8 @@
 import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError, UnauthorizedError } from '@modelcontextprotocol/client';
 
-import { ErrorCode } from '../protocol/constants.js';
+import { ApplicationErrorReason, ErrorCode } from '../protocol/constants.js';
 import type { JsonValue } from '../protocol/types.js';
-import { TasksClientError, TasksConnectionError, TasksProtocolError } from './errors.js';
+import { TasksClientError, TasksConnectionError, TasksProtocolError, ToolCallFailedError, ToolCallOutcomeUnknownError } from './errors.js';
 
 /**
  * Network failures that happen before any byte of the request reaches the server: the request was not delivered,
@@ -106,4 +106,30 @@ export function toClientError(error: unknown, what: string, url: string): Error 
     return new TasksConnectionError(`cannot reach ${url}: ${rootCause(error) ?? 'network error'}`, true, { cause: error });
   }
   return new TasksConnectionError(`${what}: ${error instanceof Error ? error.message : String(error)}`, false, { cause: error });
+}
+
+/** Messages of a store failure from servers that answer without `data.reason` (before stop 43). */
+const STORE_FAILURE_MESSAGE = /^Task store (unavailable|failed)\b/;
+
+/**
+ * The error for a JSON-RPC error that answers a `tools/call` itself (`code`, `message`, `data` as sent): a
+ * {@link ToolCallFailedError} — the call is over and failed — unless the server says its task store failed while it
+ * handled the call (`data.reason` `store_unavailable` / `store_failed`, or such a message with `-32603`): then it
+ * cannot know whether the call was recorded (a connection lost at COMMIT), so the outcome is unknown
+ * ({@link ToolCallOutcomeUnknownError}: the journal's pending entry stays, and a resend with the same idempotency key
+ * is safe).
+ */
+export function callErrorAnswer(name: string, url: string, code: number, message: string, data: JsonValue | undefined, cause?: unknown): Error {
+  const reason = typeof data === 'object' && data !== null && !Array.isArray(data) ? data.reason : undefined;
+  const storeFailed =
+    reason === ApplicationErrorReason.StoreUnavailable ||
+    reason === ApplicationErrorReason.StoreFailed ||
+    (reason === undefined && code === ErrorCode.InternalError && STORE_FAILURE_MESSAGE.test(message));
+  if (storeFailed)
+    return new ToolCallOutcomeUnknownError(
+      `tools/call ${name} reached ${url}, whose task store failed while handling it (${message}); it may have been recorded there, and it was not sent again. Check on the server, or resume it (same idempotency key), before calling again.`,
+      name,
+      cause === undefined ? undefined : { cause },
+    );
+  return new ToolCallFailedError(name, `tools/call ${name}: ${message} (JSON-RPC ${code})`, code, data, cause === undefined ? undefined : { cause });
 }

@@ -67,9 +67,10 @@ export class TasksProtocolError extends TasksClientError {
 /**
  * The server answered a `tools/call` itself with a JSON-RPC error (`code`, `data` as sent): the call is over and its
  * outcome known — it failed. Whether the tool ran depends on the error: `-32603` "Internal error in tool …" is a tool
- * that ran and threw (an inline, `sync` call); a quota (`-31001`) or a kill switch's refusal ran nothing. Not a
- * connection problem, so never a reason to repeat the call blindly. `-32602` (an unknown tool, refused arguments) is
- * one too: nothing ran.
+ * that ran and threw (an inline, `sync` call), as are a runtime limit (`-32603` `runtime_limit`) or `-31003`
+ * `sync_timeout` (it ran until stopped); a quota (`-31001`) or `-32602` (an unknown tool, refused arguments) ran
+ * nothing. Not a connection problem, so never a reason to repeat the call blindly. (A server whose task store failed
+ * while it handled the call cannot say whether it was recorded: that is a {@link ToolCallOutcomeUnknownError}.)
  */
 export class ToolCallFailedError extends TasksProtocolError {
   override name = 'ToolCallFailedError';

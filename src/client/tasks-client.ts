@@ -151,9 +151,12 @@ export class TasksClient {
    * the call itself is journaled while its answer is outstanding. Sent once — resent once, with the same key, only
    * when its answer was lost and the server declares that it honours idempotency keys.
    * @throws CapabilityMissingError when refused by policy (nothing sent).
-   * @throws TasksProtocolError with the server's code when it refused the call (e.g. `-32602` unknown tool).
+   * @throws ToolCallFailedError (a TasksProtocolError) with the server's code when it answered the call with a
+   *   JSON-RPC error: the call is over and failed (e.g. `-32602` unknown tool, nothing ran; `-32603` "Internal error in
+   *   tool …" of a `sync` tool, which ran); TasksProtocolError for other refusals and invalid answers.
    * @throws TasksConnectionError when the call certainly never reached the server.
-   * @throws ToolCallOutcomeUnknownError when it may have reached the server but no answer arrived.
+   * @throws ToolCallOutcomeUnknownError when it may have reached the server but no answer arrived, the server failed
+   *   (HTTP 5xx), or it answered that its task store failed (`data.reason` `store_unavailable` / `store_failed`).
    * @throws RangeError for a bad `ttlMs`, `maxSyncMs` or idempotency key.
    */
   async callTool(name: string, args: Record<string, unknown> = {}, options: CallToolOptions = {}): Promise<CallToolOutcome> {

@@ -15,9 +15,10 @@ import { callToolModern, type ToolsCallAnswer } from './v2-tools-call.js';
 /**
  * Send one `tools/call` (with the identity in `_meta`), journaled as pending while its answer is outstanding.
  * A lost answer is resent once with the same key when the server honours keys (and `retry` allows it).
- * @throws TasksProtocolError when the server refused the call; TasksConnectionError when it certainly never
- *   reached the server (both settle the pending entry); ToolCallOutcomeUnknownError when no answer arrived (the
- *   pending entry stays, evidence for {@link TasksClient.resumeCall}).
+ * @throws ToolCallFailedError when the server answered the call with a JSON-RPC error, TasksProtocolError when it
+ *   refused it otherwise, TasksConnectionError when it certainly never reached the server (all settle the pending
+ *   entry); ToolCallOutcomeUnknownError when no usable answer arrived or the server's task store failed (the pending
+ *   entry stays, evidence for {@link TasksClient.resumeCall}).
  */
 export async function sendToolsCall(
   link: RequestorLink,

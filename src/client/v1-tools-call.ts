@@ -1,7 +1,7 @@
 import { ProtocolError } from '@modelcontextprotocol/client';
 
-import { isAbort, neverDelivered } from './error-mapping.js';
-import { InputNotAnsweredError, TasksConnectionError, TasksProtocolError, ToolCallFailedError, ToolCallOutcomeUnknownError } from './errors.js';
+import { callErrorAnswer, isAbort, neverDelivered } from './error-mapping.js';
+import { InputNotAnsweredError, TasksConnectionError, TasksProtocolError, ToolCallOutcomeUnknownError } from './errors.js';
 import type { McpSession } from './session.js';
 import type { V1InputRouter } from './v1-input-router.js';
 import type { ToolsCallAnswer } from './v2-tools-call.js';
@@ -14,7 +14,7 @@ import { V1ToolsCallResultSchema } from './wire-schemas.js';
  * @throws InputNotAnsweredError when the call failed after asking something the router's handler did not answer.
  * @throws ToolCallFailedError when the server answered the call with a JSON-RPC error (the call failed; see there
  *   whether it ran); TasksProtocolError / TasksConnectionError when the call certainly did not run; otherwise
- *   ToolCallOutcomeUnknownError.
+ *   ToolCallOutcomeUnknownError (also when the server answered that its task store failed).
  */
 export async function callToolLegacy(
   session: McpSession,
@@ -39,12 +39,12 @@ export async function callToolLegacy(
 }
 
 /**
- * The server's own JSON-RPC error answer becomes a {@link ToolCallFailedError}; other errors proving the call never ran
- * pass through; anything else means it may have started.
+ * The server's own JSON-RPC error answer becomes what {@link callErrorAnswer} makes of it (failed, or unknown when its
+ * task store failed); other errors proving the call never ran pass through; anything else means it may have started.
  */
 function undeliveredOrUnknown(name: string, error: unknown, options: { signal: AbortSignal | undefined; url: string; listable: boolean }): Error {
   if (error instanceof TasksProtocolError && error.code !== null && error.cause instanceof ProtocolError)
-    return new ToolCallFailedError(name, `tools/call ${name}: ${error.cause.message} (JSON-RPC ${error.code})`, error.code, error.data, { cause: error.cause });
+    return callErrorAnswer(name, options.url, error.code, error.cause.message, error.data, error.cause);
   if (error instanceof TasksProtocolError) return error;
   if (error instanceof TasksConnectionError && (neverDelivered(error.cause) || (error.httpStatus !== undefined && error.httpStatus < 500))) return error;
   const reason = options.signal?.aborted || isAbort(error) ? 'interrupted' : error instanceof Error ? error.message : String(error);

@@ -4,8 +4,8 @@ import { z } from 'zod';
 
 import { IMMEDIATE_RESPONSE_META_KEY } from '../protocol/constants.js';
 import type { JsonValue } from '../protocol/types.js';
-import { neverDelivered, rootCause } from './error-mapping.js';
-import { InputNotAnsweredError, TasksConnectionError, TasksProtocolError, ToolCallFailedError, ToolCallOutcomeUnknownError } from './errors.js';
+import { callErrorAnswer, neverDelivered, rootCause } from './error-mapping.js';
+import { InputNotAnsweredError, TasksConnectionError, TasksProtocolError, ToolCallOutcomeUnknownError } from './errors.js';
 import { collectAnswers, elicitationsOf, type InputHandler } from './input.js';
 import type { CallToolResult, TaskSnapshot } from './types.js';
 import { type ModernEndpoint, modernMeta, postModern, sseMessages } from './v2-http.js';
@@ -55,11 +55,13 @@ type RoundAnswer = ToolsCallAnswer | { kind: 'input_required'; inputRequests: Re
 /**
  * Call a tool: send `tools/call`, answer MRTR rounds through `onInput` (at most {@link MAX_INPUT_ROUNDS}), and
  * return the task or the result.
- * @throws TasksProtocolError for a JSON-RPC error answer (the call did not run) or an invalid answer.
+ * @throws ToolCallFailedError for the server's JSON-RPC error answer to the call (it failed; see there whether it
+ *   ran); TasksProtocolError for a refusal before the call was read (`id: null`, HTTP 4xx) or an invalid answer.
  * @throws InputNotAnsweredError when the server asks for input the handler does not give (nothing started).
  * @throws TasksConnectionError when a request certainly never arrived (refused, unresolvable, HTTP 4xx without a
  *   JSON-RPC body).
- * @throws ToolCallOutcomeUnknownError when a request may have arrived but no usable answer came back.
+ * @throws ToolCallOutcomeUnknownError when a request may have arrived but no usable answer came back, the server
+ *   failed (HTTP 5xx), or it answered that its task store failed.
  */
 export async function callToolModern(name: string, args: Record<string, unknown>, options: ModernCallOptions): Promise<ToolsCallAnswer> {
   let retry: { inputResponses: Record<string, unknown>; requestState?: string } | undefined;
@@ -108,7 +110,10 @@ async function sendRound(
   }
   if (message?.error) {
     const { code, message: text, data } = message.error;
-    throw new ToolCallFailedError(name, `tools/call ${name}: ${text} (JSON-RPC ${code})`, code, data as JsonValue | undefined);
+    // The answer to this request (not an `id: null` refusal of the HTTP layer) from a server that did not fail itself.
+    if (message.id === id && response.status < 500) throw callErrorAnswer(name, url, code, text, data as JsonValue | undefined);
+    if (response.status >= 500) throw outcomeUnknown(name, url, `HTTP ${response.status}: ${text} (JSON-RPC ${code})`, undefined, response.status);
+    throw new TasksProtocolError(`tools/call ${name}: ${text} (JSON-RPC ${code})`, code, data as JsonValue | undefined);
   }
   if (!message?.result) {
     if (response.status >= 400 && response.status < 500) {

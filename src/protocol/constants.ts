@@ -66,6 +66,13 @@ export const ApplicationErrorReason = Object.freeze({
    * arguments), or by a call whose result is not kept (answered inline, or its task expired or purged): nothing ran.
    */
   IdempotencyKeyUsed: 'idempotency_key_used',
+  /**
+   * `-32603` "Task store unavailable" / "Task store failed…": the server's task store failed while it handled the
+   * request. For a `tools/call` the server cannot tell whether the call was recorded (a connection lost at COMMIT), so
+   * a requestor treats its outcome as unknown, never as failed.
+   */
+  StoreUnavailable: 'store_unavailable',
+  StoreFailed: 'store_failed',
 } as const);
 
 /**

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
+import { TaskJournal } from '../../src/client/index.js';
 import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { createTestDatabase, emptyTaskStore, type PrivateCluster, startPrivateCluster, type TestDatabase, withDatabase } from '../helpers/postgres.js';
 import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
@@ -172,9 +173,21 @@ describe('serve on a PostgreSQL server that goes away', () => {
           if (!/other side closed/.test(String((error as { cause?: unknown }).cause))) throw error;
           return request();
         });
-        expect(response.body.error).toEqual({ code: -32603, message: 'Task store unavailable' });
+        expect(response.body.error).toEqual({ code: -32603, message: 'Task store unavailable', data: { reason: 'store_unavailable' } });
         expect(Date.now() - started).toBeLessThan(15_000);
       }
+      // The requestor: the server cannot know whether the call was recorded, so its outcome is unknown (exit 8), not
+      // failed (2) — and the journal keeps the call for resume (stop 43's review).
+      const journal = join(temp.dir, 'client', 'tasks.json');
+      const call = spawnSync(process.execPath, [MAIN, 'call', 'slow_compute', '--args', '{"seconds":0}', '--url', server.url, '--json'], {
+        encoding: 'utf8',
+        timeout: 60_000,
+        env: { ...process.env, MCP_TASKS_CLIENT_STATE: journal, MCP_TASKS_URL: '', MCP_TASKS_TOKEN: '' },
+      });
+      expect(call.status, call.stderr).toBe(8);
+      expect(JSON.parse(call.stdout)).toMatchObject({ status: 'unknown', tool: 'slow_compute', exitCode: 8 });
+      expect(call.stderr).toContain('whose task store failed while handling it (Task store unavailable)');
+      expect((await new TaskJournal(journal).listPending()).map((entry) => entry.tool)).toEqual(['slow_compute']);
       // A terminal task read before never changes: it is still answered (from the terminal-task cache).
       expect((await postModern(server.url, 'tasks/get', { taskId: doneId })).body.result?.status).toBe('completed');
       expect(server.child.exitCode).toBeNull();

@@ -234,7 +234,11 @@ describe.each([{ backend: 'SQLite' as const }, { backend: 'PostgreSQL' as const 
     // under the first key.
     server = await start('question', { MCP_TASKS_ENCRYPTION_KEY: second }, port, ['--no-worker']);
     const read = await postModern(server.url, 'tasks/get', { taskId }, { capabilities: ELICITING });
-    expect(read.body.error, JSON.stringify(read.body)).toEqual({ code: -32603, message: "This server cannot decrypt this task's stored data" });
+    expect(read.body.error, JSON.stringify(read.body)).toEqual({
+      code: -32603,
+      message: "This server cannot decrypt this task's stored data",
+      data: { reason: 'store_failed' },
+    });
     // The operator's line, in the log only: which key id, and what to do.
     const log = await server.logLine('MCP_TASKS_ENCRYPTION_KEYS_OLD');
     expect(log).toMatch(/cannot decrypt task data: key id [0-9a-f]{16} is not configured/);

@@ -20,18 +20,22 @@ function recordingLogger(): Logger & { errors: unknown[] } {
 
 describe('store errors on the wire (the one mapping, base §8)', () => {
   it('keeps the wire answers the port gave before it had its own codes: conflict -32602, everything else -32603', () => {
-    const cases: Array<[StoreErrorCode, string, { code: number; message: string }]> = [
+    const cases: Array<[StoreErrorCode, string, { code: number; message: string; data?: unknown }]> = [
       ['conflict', 'Idempotency key already used for another request', { code: -32602, message: 'Idempotency key already used for another request' }],
       // A fault's or a schema mismatch's message is the operator's (see the next test): the requestor gets "Task store failed".
-      ['fault', 'Task store failed to write: disk I/O error', { code: -32603, message: 'Task store failed' }],
+      ['fault', 'Task store failed to write: disk I/O error', { code: -32603, message: 'Task store failed', data: { reason: 'store_failed' } }],
       [
         'invalid',
         'Task store refused transition to completed: outcome does not fit',
         { code: -32603, message: 'Task store refused transition to completed: outcome does not fit' },
       ],
-      ['schema_mismatch', 'task store schema is version 9', { code: -32603, message: 'Task store failed' }],
+      ['schema_mismatch', 'task store schema is version 9', { code: -32603, message: 'Task store failed', data: { reason: 'store_failed' } }],
       // No driver detail for an outage: host names, ports and addresses stay in the log.
-      ['unavailable', 'Task store unavailable: cannot connect (connect ECONNREFUSED 10.0.0.5:5432)', { code: -32603, message: 'Task store unavailable' }],
+      [
+        'unavailable',
+        'Task store unavailable: cannot connect (connect ECONNREFUSED 10.0.0.5:5432)',
+        { code: -32603, message: 'Task store unavailable', data: { reason: 'store_unavailable' } },
+      ],
     ];
     for (const [code, message, wire] of cases) expect(storeErrorToWire(new StoreError(code, message)), code).toEqual(wire);
   });
@@ -48,9 +52,9 @@ describe('store errors on the wire (the one mapping, base §8)', () => {
       new StoreError('fault', 'Task store stopped: an fsync of its write-ahead log failed (EIO); the server process must be restarted'),
     ];
     expect(faults.map((fault) => wireErrorOf(fault, logger))).toEqual([
-      { code: -32603, message: 'Task store failed to write' },
-      { code: -32603, message: "This server cannot decrypt this task's stored data" },
-      { code: -32603, message: 'Task store failed' },
+      { code: -32603, message: 'Task store failed to write', data: { reason: 'store_failed' } },
+      { code: -32603, message: "This server cannot decrypt this task's stored data", data: { reason: 'store_failed' } },
+      { code: -32603, message: 'Task store failed', data: { reason: 'store_failed' } },
     ]);
     expect(logger.errors).toEqual(faults.map((err) => expect.objectContaining({ err })));
     // Control: what the caller caused keeps its message, written for the caller.
@@ -84,7 +88,11 @@ describe('store errors on the wire (the one mapping, base §8)', () => {
     const logger = recordingLogger();
     expect(wireErrorOf(new StoreError('conflict', 'taken'), logger)).toEqual({ code: -32602, message: 'taken' });
     expect(logger.errors).toHaveLength(0);
-    expect(wireErrorOf(new StoreError('unavailable', 'down'), logger)).toEqual({ code: -32603, message: 'Task store unavailable' });
+    expect(wireErrorOf(new StoreError('unavailable', 'down'), logger)).toEqual({
+      code: -32603,
+      message: 'Task store unavailable',
+      data: { reason: 'store_unavailable' },
+    });
     expect(logger.errors).toHaveLength(1);
     expect(wireErrorOf(new TasksError(-32602, 'bad cursor'), logger)).toEqual({ code: -32602, message: 'bad cursor' });
     expect(wireErrorOf(new Error('boom'), logger)).toBeUndefined();

@@ -1,0 +1,42 @@
+/**
+ * What a JSON-RPC error answering a `tools/call` tells the requestor (stop 43): the call failed — a known outcome, never
+ * "nothing known, try again" — unless the server's task store failed while it handled the call, when the server
+ * cannot know whether the call was recorded.
+ */
+import { describe, expect, it } from 'vitest';
+
+import { callErrorAnswer } from '../../src/client/error-mapping.js';
+import { TasksProtocolError, ToolCallFailedError, ToolCallOutcomeUnknownError } from '../../src/client/index.js';
+
+const URL = 'http://127.0.0.1:1/mcp';
+
+describe('callErrorAnswer', () => {
+  it('a tool that threw inline, a quota, unknown tool: ToolCallFailedError with the tool, code and data (still a TasksProtocolError)', () => {
+    for (const [code, message, data] of [
+      [-32603, 'Internal error in tool sync_throws', undefined],
+      [-31001, 'Too many active tasks', { reason: 'active_tasks' }],
+      [-32602, 'Unknown tool: nope', undefined],
+    ] as const) {
+      const error = callErrorAnswer('sync_throws', URL, code, message, data);
+      expect(error).toBeInstanceOf(ToolCallFailedError);
+      expect(error).toBeInstanceOf(TasksProtocolError);
+      expect(error).toMatchObject({ tool: 'sync_throws', code, message: `tools/call sync_throws: ${message} (JSON-RPC ${code})` });
+    }
+  });
+
+  it("the server's task store failed (data.reason, or the message of a server without it): outcome unknown", () => {
+    for (const [message, data] of [
+      ['Task store unavailable', { reason: 'store_unavailable' }],
+      ['Task store failed to write', { reason: 'store_failed' }],
+      ['Task store unavailable', undefined],
+      ['Task store failed', undefined],
+    ] as const) {
+      const error = callErrorAnswer('slow', URL, -32603, message, data);
+      expect(error, message).toBeInstanceOf(ToolCallOutcomeUnknownError);
+      expect(error.message).toContain(`whose task store failed while handling it (${message})`);
+    }
+    // Control: the same words under another code, or another reason, are the call's failure.
+    expect(callErrorAnswer('slow', URL, -32602, 'Task store unavailable', undefined)).toBeInstanceOf(ToolCallFailedError);
+    expect(callErrorAnswer('slow', URL, -32603, 'Task store unavailable', { reason: 'runtime_limit' })).toBeInstanceOf(ToolCallFailedError);
+  });
+});
