@@ -67,11 +67,12 @@ export const ApplicationErrorReason = Object.freeze({
    */
   IdempotencyKeyUsed: 'idempotency_key_used',
   /**
-   * `-32603` "Task store unavailable" / "Task store failed…": the server's task store failed while it handled the
-   * request. For a `tools/call` the server cannot tell whether the call was recorded (a connection lost at COMMIT), so
-   * a requestor treats its outcome as unknown, never as failed.
+   * `-32603` "Task store unavailable": the server could not reach its task store while it handled the request. For a
+   * `tools/call` it cannot tell whether the call was recorded (a connection lost at COMMIT), so a requestor treats
+   * the call's outcome as unknown, never as failed.
    */
   StoreUnavailable: 'store_unavailable',
+  /** `-32603` "Task store failed…": the task store failed a read or write of the request; as `store_unavailable`. */
   StoreFailed: 'store_failed',
 } as const);
 
