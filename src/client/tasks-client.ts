@@ -25,7 +25,7 @@ import { deliverResult } from './result-delivery.js';
 import { decideRoute } from './router.js';
 import { McpSession, type SessionRequestOptions } from './session.js';
 import type { AnswerReport, AnswerTaskOptions, CallToolOptions, ConnectTasksClientOptions } from './tasks-client-options.js';
-import { createdOutcome, sendToolsCall } from './tools-call.js';
+import { createdOutcome, keyAlreadyUsed, sendToolsCall } from './tools-call.js';
 import type { CallIdentity, CallToolOutcome, CallToolResult, TaskGeneration, TaskSnapshot, WaitOptions } from './types.js';
 import { V1InputRouter } from './v1-input-router.js';
 import { answerV1Task, V1InputWait } from './v1-task-input.js';
@@ -192,7 +192,8 @@ export class TasksClient {
    * journal): when this server declares that it honours idempotency keys, send it once more with the same key —
    * the server answers with the task it created the first time, or runs it now if it never arrived. Otherwise
    * nothing is sent and the call's outcome is reported unknown. Either way the pending entry is settled.
-   * @throws ToolCallOutcomeUnknownError when the server does not honour keys, or the resend's answer is lost too.
+   * @throws ToolCallOutcomeUnknownError when the server does not honour keys, the resend's answer is lost too, or the
+   *   key is used by a first send the server answered inline (it ran; its result was not kept).
    * @throws TaskNotFoundError when the entry belongs to another endpoint; errors of the resent call.
    */
   async resumeCall(pending: PendingCallEntry): Promise<CallToolOutcome> {
@@ -212,7 +213,15 @@ export class TasksClient {
     }
     const params: Record<string, unknown> = { name: pending.tool, arguments: pending.arguments, ...(pending.task ? { task: pending.task } : {}) };
     const asTask = pending.task !== undefined || this.generation === 'v2';
-    const answer = await sendToolsCall(this.link, params, identity, asTask, this.requestTimeoutMs, undefined, false);
+    const answer = await sendToolsCall(this.link, params, identity, asTask, this.requestTimeoutMs, undefined, false).catch((error: unknown) => {
+      // The key is used up by a call whose result the server did not keep (answered inline): the first send ran.
+      if (!keyAlreadyUsed(error)) throw error;
+      throw new ToolCallOutcomeUnknownError(
+        `tools/call ${pending.tool} sent to ${pending.url} at ${pending.sentAt} (idempotency key ${pending.idempotencyKey}) ran there: the server has its key, but answered it inline and did not keep the result, so it cannot be fetched. It was not run again; check its effect on the server before calling again.`,
+        pending.tool,
+        { cause: error },
+      );
+    });
     if (answer.kind === 'result') return { kind: 'result', result: answer.result, route: 'task', ...identity };
     return createdOutcome(this.link, answer, pending.tool, identity);
   }

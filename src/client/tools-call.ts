@@ -107,7 +107,7 @@ export async function createdOutcome(
  * Whether a resent call was refused because its idempotency key is used up (`data.reason` `idempotency_key_used`);
  * the message is read only for servers from before that reason existed.
  */
-function keyAlreadyUsed(error: unknown): boolean {
+export function keyAlreadyUsed(error: unknown): boolean {
   if (!(error instanceof TasksProtocolError)) return false;
   const data = error.data;
   if (typeof data === 'object' && data !== null && !Array.isArray(data) && 'reason' in data) return data.reason === ApplicationErrorReason.IdempotencyKeyUsed;
