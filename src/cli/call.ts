@@ -152,7 +152,7 @@ async function run(
     return signal.aborted ? ExitCode.interrupted : code;
   }
   if (outcome.kind === 'result') {
-    printResult(outcome.result, flags);
+    await printResult(outcome.result, flags, client);
     return resultExitCode(outcome.result);
   }
   if (outcome.kind === 'handoff') {

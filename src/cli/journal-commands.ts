@@ -145,7 +145,7 @@ async function resumePending(call: PendingCallEntry, clientFor: ClientFor, flags
     }
     if (outcome.kind === 'result') {
       if (follow.several) process.stderr.write(`mcp-tasks: the call of ${call.tool} (correlation id ${call.correlationId}) answered; its result follows\n`);
-      printResult(outcome.result, flags);
+      await printResult(outcome.result, flags, client);
       return resultExitCode(outcome.result);
     }
     return ExitCode.completed;

@@ -341,6 +341,10 @@ withConnectionOptions(program.command('call <tool>'))
   )
   .option('--detach', 'print the task id and exit once the task exists')
   .option('--timeout <sec>', 'stop waiting after this many seconds (the task keeps running)', secondsOption)
+  .option(
+    '--output <file>',
+    'write the result to <file> instead of stdout; a result too large to send inline is read back in full (with --json: the whole CallToolResult)',
+  )
   .option('--ttl-ms <ms>', 'requested task retention (2025-11-25 only; the server may lower it)', integerOption)
   .option('--answers <json>', 'answers for the questions the tool asks (see below); without them a terminal shows a form')
   .option('--detach-on-input', 'exit with code 6 at a question nobody answers here, instead of waiting for `mcp-tasks answer`')
@@ -371,6 +375,10 @@ withConnectionOptions(program.command('get <taskId>'))
 withConnectionOptions(program.command('watch <taskId>'))
   .description('follow a task until it ends and print its result (Ctrl-C detaches)')
   .option('--timeout <sec>', 'stop waiting after this many seconds (the task keeps running)', secondsOption)
+  .option(
+    '--output <file>',
+    'write the result to <file> instead of stdout; a result too large to send inline is read back in full (with --json: the whole CallToolResult)',
+  )
   .addHelpText('after', `\n${EXIT_CODES}`)
   .action(async (taskId: string, flags: WatchFlags) => (await import('./task-commands.js')).watchCommand(taskId, flags));
 

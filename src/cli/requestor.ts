@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises';
+
 import {
   type CallToolResult,
   CapabilityMissingError,
@@ -6,6 +8,7 @@ import {
   type InputHandler,
   InputNotAnsweredError,
   type ProtocolChoice,
+  resultResourceUri,
   TaskCancelledError,
   TaskFailedError,
   TaskJournal,
@@ -31,6 +34,8 @@ export interface RequestorFlags {
   protocol?: ProtocolChoice;
   token?: string;
   json?: boolean;
+  /** `call`/`watch`: write the whole result to this file instead of stdout (a large result read back in full). */
+  output?: string;
 }
 
 /** Where to send requests for a command, and where that choice came from. */
@@ -118,19 +123,43 @@ function inputRefused(result: CallToolResult): boolean {
 }
 
 /** Print a tool result to stdout: its text content, or with `--json` a `{taskId?, status, result}` document. */
-export function printResult(result: CallToolResult, flags: RequestorFlags, taskId?: string): void {
-  if (flags.json) {
+/**
+ * Print a result on stdout (`--json`: one `{taskId?, status, result}` document) and say on stderr when the tool
+ * reported an error. A result too large to answer inline arrives bounded (its first part, a note and a link to the
+ * whole, issue 10 §2): with `--output FILE` the whole result is read back (`resources/read`) and written to FILE
+ * instead of stdout; without it, stderr says how to get it.
+ */
+export async function printResult(result: CallToolResult, flags: RequestorFlags, client: TasksClient, taskId?: string): Promise<void> {
+  const link = resultResourceUri(result);
+  if (flags.output !== undefined) {
+    const whole = link === undefined ? result : await client.readResultResource(link);
+    const body = flags.json
+      ? `${JSON.stringify({ ...(taskId ? { taskId } : {}), status: 'completed', result: whole }, null, 2)}\n`
+      : withNewline(resultText(whole));
+    await writeFile(flags.output, body);
+    process.stderr.write(
+      `mcp-tasks: result written to ${flags.output} (${Buffer.byteLength(body)} bytes${link === undefined ? '' : ', read back in full from the server'})\n`,
+    );
+  } else if (flags.json) {
     process.stdout.write(`${JSON.stringify({ ...(taskId ? { taskId } : {}), status: 'completed', result }, null, 2)}\n`);
-    return;
+  } else {
+    const text = resultText(result);
+    if (text.length > 0) process.stdout.write(withNewline(text));
   }
-  const text = resultText(result);
-  if (text.length > 0) process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  if (link !== undefined && flags.output === undefined)
+    process.stderr.write(
+      `mcp-tasks: the result was too large to send inline; this is its first part. Save all of it with: ${taskId ? `${taskCommand('watch', taskId)} --output <file>` : 'the same call with --output <file>'}\n`,
+    );
   if (result.isError)
     process.stderr.write(
       inputRefused(result)
         ? `mcp-tasks: the arguments were refused; the tool did not run\n`
         : `mcp-tasks: the tool reported an error${taskId ? ` (task ${taskId})` : ''}\n`,
     );
+}
+
+function withNewline(text: string): string {
+  return text.length === 0 || text.endsWith('\n') ? text : `${text}\n`;
 }
 
 /** The human-readable part of a result: its text blocks (other blocks named), else its structured content. */
@@ -269,7 +298,7 @@ export async function followTask(
     });
     status.clear();
     if (options.several) process.stderr.write(`mcp-tasks: task ${taskId}${options.label ? ` (${options.label})` : ''} completed; its result follows\n`);
-    printResult(result, flags, taskId);
+    await printResult(result, flags, client, taskId);
     return resultExitCode(result);
   } catch (error) {
     status.clear();

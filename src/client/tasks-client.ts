@@ -22,6 +22,7 @@ import { ManifestCache } from './manifest-cache.js';
 import { JournalObserver, outcomeUnknown } from './observation.js';
 import { type ClientInput, DEFAULT_CLIENT_INFO, modernEndpointOf, openRequestorLink, type RequestorLink } from './requestor-link.js';
 import { deliverResult } from './result-delivery.js';
+import { readResultResource } from './result-resource.js';
 import { decideRoute } from './router.js';
 import { McpSession, type SessionRequestOptions } from './session.js';
 import type { AnswerReport, AnswerTaskOptions, CallToolOptions, ConnectTasksClientOptions } from './tasks-client-options.js';
@@ -436,6 +437,16 @@ export class TasksClient {
    * One page of this requestor's tasks (v1 `tasks/list`; only when the server declares `tasks.list`).
    * @throws TasksProtocolError `-32601` when listing is not offered (always on v2, which has no `tasks/list`).
    */
+  /**
+   * The whole result of a task whose result was too large to answer inline: its bounded result links to it
+   * (`resource_link` `mcp-tasks://tasks/{taskId}/result`, see {@link resultResourceUri}); read with `resources/read`,
+   * chunk by chunk where the server asks for that. Owner only, until the task expires.
+   * @throws TasksProtocolError `-32602` when it may not be read or is gone.
+   */
+  readResultResource(uri: string): Promise<CallToolResult> {
+    return readResultResource(this.session, uri);
+  }
+
   async listTasks(cursor?: string): Promise<{ tasks: TaskSnapshot[]; nextCursor?: string }> {
     this.requireTasks('tasks/list');
     if (!this.taskCapabilities.list) throw new TasksProtocolError(`${this.url} does not offer tasks/list (no tasks.list capability)`, ErrorCode.MethodNotFound);

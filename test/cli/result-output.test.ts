@@ -1,0 +1,90 @@
+/**
+ * `call --output FILE` / `watch --output FILE` (stop 43's newcomer: a 50 MB result printed 64 KB and
+ * "[resource_link content omitted; use --json]", and the CLI could not fetch the rest): a result too large to send
+ * inline is read back in full (`resources/read`, in chunks where the server asks for that) and written to the file.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+
+import { defineTool, textResult } from '../../src/core/tool.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+import { cliRunner, ensureBuilt } from './support.js';
+
+/** 1.5 MB of numbered lines: above the 1 MiB a buffered resources/read answers whole, so that path reads chunks. */
+const BIG = Array.from({ length: 60_000 }, (_, i) => `line ${String(i).padStart(6, '0')} of the big result`).join('\n');
+
+describe('mcp-tasks call/watch --output: the whole of a large result', () => {
+  const temp = makeTempDir('mcp-tasks-output-');
+  const env: NodeJS.ProcessEnv = { ...process.env, MCP_TASKS_CLIENT_STATE: join(temp.dir, 'journal.json') };
+  delete env.MCP_TASKS_URL;
+  delete env.MCP_TASKS_TOKEN;
+  const { cli } = cliRunner(env);
+  let running: RunningTasksServer;
+
+  beforeAll(async () => {
+    ensureBuilt();
+    const tool = defineTool({
+      name: 'big',
+      description: 'returns 1.5 MB of text',
+      execution: 'task-optional',
+      inputSchema: z.object({}),
+      async run() {
+        return textResult(BIG);
+      },
+    });
+    const small = defineTool({
+      name: 'small',
+      description: 'returns hello',
+      execution: 'task-optional',
+      inputSchema: z.object({}),
+      async run() {
+        return textResult('hello');
+      },
+    });
+    running = await startTasksServer({ tools: [tool, small], limits: { maxResultBytes: 100_000, pollIntervalMs: 100 } });
+  });
+  afterAll(async () => {
+    await running.close();
+    temp.remove();
+  });
+
+  it.each(['2025-11-25', '2026-07-28'])(
+    'over %s: without --output the first part and how to get the rest; with it, all of it in the file',
+    async (protocol) => {
+      const plain = await cli(['call', 'big', '--url', running.url, '--protocol', protocol]);
+      expect(plain.code, plain.stderr).toBe(0);
+      expect(plain.stdout.length).toBeLessThan(BIG.length);
+      expect(plain.stdout).toContain('[Result truncated');
+      const taskId = /task (\S+) created/.exec(plain.stderr)?.[1] as string;
+      expect(plain.stderr).toContain(`the result was too large to send inline; this is its first part. Save all of it with:`);
+      expect(plain.stderr).toContain(`watch ${taskId}`);
+
+      const file = join(temp.dir, `${protocol}.txt`);
+      const saved = await cli(['call', 'big', '--url', running.url, '--protocol', protocol, '--output', file]);
+      expect(saved.code, saved.stderr).toBe(0);
+      expect(saved.stdout).toBe('');
+      expect(readFileSync(file, 'utf8')).toBe(`${BIG}\n`);
+      expect(saved.stderr).toMatch(/result written to \S+ \(\d+ bytes, read back in full from the server\)/);
+
+      // watch of the finished task, and --json: the whole CallToolResult.
+      const json = join(temp.dir, `${protocol}.json`);
+      const watched = await cli(['watch', taskId, '--url', running.url, '--protocol', protocol, '--json', '--output', json]);
+      expect(watched.code, watched.stderr).toBe(0);
+      expect(JSON.parse(readFileSync(json, 'utf8'))).toMatchObject({ taskId, status: 'completed', result: { content: [{ type: 'text', text: BIG }] } });
+    },
+    60_000,
+  );
+
+  it('control: a result small enough to send inline is written as it came, with no read back', async () => {
+    const file = join(temp.dir, 'small.txt');
+    const small = await cli(['call', 'small', '--url', running.url, '--output', file]);
+    expect(small.code, small.stderr).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe('hello\n');
+    expect(small.stderr).toContain(`result written to ${file} (6 bytes)\n`);
+    expect(small.stderr).not.toContain('too large');
+  });
+});
