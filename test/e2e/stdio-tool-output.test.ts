@@ -50,6 +50,11 @@ async function session(executor: string, lines: number, closeStderr = false): Pr
   send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'prints', arguments: { lines } } });
   await answered(2);
+  // A worker thread's stdout reaches the process asynchronously (Node forwards it through a port), so its last print
+  // can come after the answer: wait for it before ending the session (a drain that ends the thread drops what is
+  // still in flight — stop 43's CI). Not when the client closed stderr: nothing arrives there.
+  const deadline = Date.now() + 10_000;
+  while (!closeStderr && !stderr.includes('tool named stdout import') && Date.now() < deadline) await new Promise((wake) => setTimeout(wake, 20));
   child.stdin.end();
   return { stdout, stderr, code: await exited };
 }
