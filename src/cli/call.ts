@@ -7,6 +7,7 @@ import { terminalPrompt } from './prompt-form.js';
 import { CliInput } from './prompt-resolver.js';
 import {
   answerHint,
+  checkOutputWritable,
   detachOnInterrupt,
   followTask,
   openClient,
@@ -88,6 +89,7 @@ function hasRelativeString(args: Record<string, unknown>): boolean {
  */
 export async function callCommand(tool: string, flags: CallFlags): Promise<void> {
   const args = parseToolArguments(flags.args);
+  await checkOutputWritable(flags.output);
   if (flags.fallback !== undefined && flags.task === undefined) throw new UsageError('--fallback needs --task required|preferred|forbidden');
   if (flags.maxSyncMs !== undefined && flags.fallback !== 'sync') throw new UsageError('--max-sync-ms bounds --fallback sync only');
   const answers = flags.answers === undefined ? undefined : ScriptedAnswers.parse(flags.answers);

@@ -122,7 +122,6 @@ function inputRefused(result: CallToolResult): boolean {
   return result._meta?.[INPUT_REFUSED_META_KEY] === true;
 }
 
-/** Print a tool result to stdout: its text content, or with `--json` a `{taskId?, status, result}` document. */
 /**
  * Print a result on stdout (`--json`: one `{taskId?, status, result}` document) and say on stderr when the tool
  * reported an error. A result too large to answer inline arrives bounded (its first part, a note and a link to the
@@ -146,16 +145,33 @@ export async function printResult(result: CallToolResult, flags: RequestorFlags,
     const text = resultText(result);
     if (text.length > 0) process.stdout.write(withNewline(text));
   }
-  if (link !== undefined && flags.output === undefined)
+  if (link !== undefined && flags.output === undefined) {
+    // The link names the task, also when the call was answered inline (a quick task within the inline grace).
+    const owner = taskId ?? /^mcp-tasks:\/\/tasks\/([^/]+)\/result$/.exec(link)?.[1];
     process.stderr.write(
-      `mcp-tasks: the result was too large to send inline; this is its first part. Save all of it with: ${taskId ? `${taskCommand('watch', taskId)} --output <file>` : 'the same call with --output <file>'}\n`,
+      `mcp-tasks: the result was too large to send inline; this is its first part. Save all of it with: ${owner ? `${await resumeHint(client, owner)} --output <file>` : '--output <file>'}\n`,
     );
+  }
   if (result.isError)
     process.stderr.write(
       inputRefused(result)
         ? `mcp-tasks: the arguments were refused; the tool did not run\n`
         : `mcp-tasks: the tool reported an error${taskId ? ` (task ${taskId})` : ''}\n`,
     );
+}
+
+/**
+ * `--output FILE` is checked before anything is sent: a result must not be lost to a path that cannot be written
+ * once its tool has run. Creates the file when missing; an existing one is replaced only when the result is written.
+ * @throws UsageError (exit 64) when it cannot be written.
+ */
+export async function checkOutputWritable(path: string | undefined): Promise<void> {
+  if (path === undefined) return;
+  try {
+    await writeFile(path, '', { flag: 'a' });
+  } catch (error) {
+    throw new UsageError(`--output ${path}: cannot write there (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
 }
 
 function withNewline(text: string): string {

@@ -11,7 +11,7 @@ import {
 import { V1_PROTOCOL_VERSION } from '../protocol/constants.js';
 import { cliCommand, taskCommand } from './invocation.js';
 import { describeField, formFields } from './prompt-schema.js';
-import { detachOnInterrupt, followTask, openClient, reportFailure, type RequestorFlags, resolveTarget, resultText } from './requestor.js';
+import { checkOutputWritable, detachOnInterrupt, followTask, openClient, reportFailure, type RequestorFlags, resolveTarget, resultText } from './requestor.js';
 import { ExitCode } from './usage-error.js';
 
 /** Options of `mcp-tasks watch`. */
@@ -82,6 +82,7 @@ export async function getCommand(taskId: string, flags: RequestorFlags): Promise
  * offers them, else by polling), then print its result. It answers no questions: those are for `mcp-tasks answer`.
  */
 export async function watchCommand(taskId: string, flags: WatchFlags): Promise<void> {
+  await checkOutputWritable(flags.output);
   const deadline = flags.timeout === undefined ? undefined : Date.now() + flags.timeout;
   const interrupt = detachOnInterrupt();
   try {

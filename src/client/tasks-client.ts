@@ -218,7 +218,7 @@ export class TasksClient {
       // The key is used up by a call whose result the server did not keep (answered inline): the first send ran.
       if (!keyAlreadyUsed(error)) throw error;
       throw new ToolCallOutcomeUnknownError(
-        `tools/call ${pending.tool} sent to ${pending.url} at ${pending.sentAt} (idempotency key ${pending.idempotencyKey}) ran there: the server has its key, but answered it inline and did not keep the result, so it cannot be fetched. It was not run again; check its effect on the server before calling again.`,
+        `tools/call ${pending.tool} sent to ${pending.url} at ${pending.sentAt} (idempotency key ${pending.idempotencyKey}, correlation id ${pending.correlationId}) reached the server, which has its key but no result to give: it answered the call inline without keeping the result, or the task it created has expired or been purged (${(error as Error).message}). It was not run again; check its effect on the server before calling again.`,
         pending.tool,
         { cause: error },
       );
@@ -434,10 +434,6 @@ export class TasksClient {
   }
 
   /**
-   * One page of this requestor's tasks (v1 `tasks/list`; only when the server declares `tasks.list`).
-   * @throws TasksProtocolError `-32601` when listing is not offered (always on v2, which has no `tasks/list`).
-   */
-  /**
    * The whole result of a task whose result was too large to answer inline: its bounded result links to it
    * (`resource_link` `mcp-tasks://tasks/{taskId}/result`, see {@link resultResourceUri}); read with `resources/read`,
    * chunk by chunk where the server asks for that. Owner only, until the task expires.
@@ -447,6 +443,10 @@ export class TasksClient {
     return readResultResource(this.session, uri);
   }
 
+  /**
+   * One page of this requestor's tasks (v1 `tasks/list`; only when the server declares `tasks.list`).
+   * @throws TasksProtocolError `-32601` when listing is not offered (always on v2, which has no `tasks/list`).
+   */
   async listTasks(cursor?: string): Promise<{ tasks: TaskSnapshot[]; nextCursor?: string }> {
     this.requireTasks('tasks/list');
     if (!this.taskCapabilities.list) throw new TasksProtocolError(`${this.url} does not offer tasks/list (no tasks.list capability)`, ErrorCode.MethodNotFound);

@@ -24,18 +24,20 @@ describe('mcp-tasks call/watch --output: the whole of a large result', () => {
   delete env.MCP_TASKS_TOKEN;
   const { cli } = cliRunner(env);
   let running: RunningTasksServer;
+  let bigRuns = 0;
+  const bigTool = defineTool({
+    name: 'big',
+    description: 'returns 1.5 MB of text',
+    execution: 'task-optional',
+    inputSchema: z.object({}),
+    async run() {
+      bigRuns += 1;
+      return textResult(BIG);
+    },
+  });
 
   beforeAll(async () => {
     ensureBuilt();
-    const tool = defineTool({
-      name: 'big',
-      description: 'returns 1.5 MB of text',
-      execution: 'task-optional',
-      inputSchema: z.object({}),
-      async run() {
-        return textResult(BIG);
-      },
-    });
     const small = defineTool({
       name: 'small',
       description: 'returns hello',
@@ -45,7 +47,7 @@ describe('mcp-tasks call/watch --output: the whole of a large result', () => {
         return textResult('hello');
       },
     });
-    running = await startTasksServer({ tools: [tool, small], limits: { maxResultBytes: 100_000, pollIntervalMs: 100 } });
+    running = await startTasksServer({ tools: [bigTool, small], limits: { maxResultBytes: 100_000, pollIntervalMs: 100 } });
   });
   afterAll(async () => {
     await running.close();
@@ -78,6 +80,37 @@ describe('mcp-tasks call/watch --output: the whole of a large result', () => {
     },
     60_000,
   );
+
+  it('an --output path that cannot be written is refused before anything is sent (exit 64), so no result is lost to it', async () => {
+    const before = bigRuns;
+    for (const path of [join(temp.dir, 'no', 'such', 'dir', 'x.txt'), temp.dir]) {
+      const refused = await cli(['call', 'big', '--url', running.url, '--output', path]);
+      expect(refused.code, refused.stderr).toBe(64);
+      expect(refused.stderr).toContain(`--output ${path}: cannot write there`);
+    }
+    expect(bigRuns).toBe(before);
+  });
+
+  it('a large result answered inline (a quick task within the inline grace, 2026-07-28): the hint names its task, with the server to ask', async () => {
+    const graceful = await startTasksServer({ tools: [bigTool], limits: { maxResultBytes: 100_000, inlineGraceMs: 5_000 } });
+    try {
+      const before = bigRuns;
+      const run = await cli(['call', 'big', '--url', graceful.url, '--protocol', '2026-07-28']);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).not.toContain('created');
+      const hint = /Save all of it with: (.*) --output <file>\n/.exec(run.stderr)?.[1] ?? '';
+      expect(hint).toMatch(new RegExp(`watch \\S+ --url ${graceful.url.replaceAll('.', '\\.')}`));
+      // Following the hint reads the kept result; the tool does not run again.
+      const file = join(temp.dir, 'inline.txt');
+      const args = hint.split(' ').slice(hint.split(' ').indexOf('watch'));
+      const saved = await cli([...args, '--output', file]);
+      expect(saved.code, saved.stderr).toBe(0);
+      expect(readFileSync(file, 'utf8')).toBe(`${BIG}\n`);
+      expect(bigRuns).toBe(before + 1);
+    } finally {
+      await graceful.close();
+    }
+  });
 
   it('control: a result small enough to send inline is written as it came, with no read back', async () => {
     const file = join(temp.dir, 'small.txt');

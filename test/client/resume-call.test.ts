@@ -59,7 +59,7 @@ describe.each(['2025-11-25', '2026-07-28'] as const)('resumeCall over %s', (prot
       await new TaskJournal(journal).addPending(pending);
       const error = await client.resumeCall(pending).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(ToolCallOutcomeUnknownError);
-      expect((error as Error).message).toContain('ran there: the server has its key, but answered it inline and did not keep the result');
+      expect((error as Error).message).toContain(`correlation id ${pending.correlationId}) reached the server, which has its key but no result to give`);
       expect(runs).toBe(1);
       // Control: a fresh key is a new call, and runs.
       const second = await client.callTool('inline_effect', { label: 'b' });
