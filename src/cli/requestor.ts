@@ -22,6 +22,7 @@ import {
   ToolCallOutcomeUnknownError,
 } from '../client/index.js';
 import { ErrorCode, INPUT_REFUSED_META_KEY } from '../protocol/constants.js';
+import { parseResultUri } from '../protocol/result-uri.js';
 import { taskCommand } from './invocation.js';
 import { type CliInput, describeQuestion, exampleAnswers, InputLeftOpenError } from './prompt-resolver.js';
 import { DEFAULT_URL } from './requestor-options.js';
@@ -130,24 +131,23 @@ function inputRefused(result: CallToolResult): boolean {
  */
 export async function printResult(result: CallToolResult, flags: RequestorFlags, client: TasksClient, taskId?: string): Promise<void> {
   const link = resultResourceUri(result);
+  const document = (shown: CallToolResult): string => `${JSON.stringify({ ...(taskId ? { taskId } : {}), status: 'completed', result: shown }, null, 2)}\n`;
   if (flags.output !== undefined) {
     const whole = link === undefined ? result : await client.readResultResource(link);
-    const body = flags.json
-      ? `${JSON.stringify({ ...(taskId ? { taskId } : {}), status: 'completed', result: whole }, null, 2)}\n`
-      : withNewline(resultText(whole));
+    const body = flags.json ? document(whole) : withNewline(resultText(whole));
     await writeFile(flags.output, body);
     process.stderr.write(
       `mcp-tasks: result written to ${flags.output} (${Buffer.byteLength(body)} bytes${link === undefined ? '' : ', read back in full from the server'})\n`,
     );
   } else if (flags.json) {
-    process.stdout.write(`${JSON.stringify({ ...(taskId ? { taskId } : {}), status: 'completed', result }, null, 2)}\n`);
+    process.stdout.write(document(result));
   } else {
     const text = resultText(result);
     if (text.length > 0) process.stdout.write(withNewline(text));
   }
   if (link !== undefined && flags.output === undefined) {
     // The link names the task, also when the call was answered inline (a quick task within the inline grace).
-    const owner = taskId ?? /^mcp-tasks:\/\/tasks\/([^/]+)\/result$/.exec(link)?.[1];
+    const owner = taskId ?? parseResultUri(link)?.taskId;
     process.stderr.write(
       `mcp-tasks: the result was too large to send inline; this is its first part. Save all of it with: ${owner ? `${await resumeHint(client, owner)} --output <file>` : '--output <file>'}\n`,
     );

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import { ApplicationErrorReason, ErrorCode } from '../protocol/constants.js';
+import { parseResultUri } from '../protocol/result-uri.js';
 import { TasksProtocolError } from './errors.js';
 import type { McpSession } from './session.js';
 import type { CallToolResult } from './types.js';
@@ -11,14 +12,17 @@ const ReadResourceResultSchema = z.looseObject({
   contents: z.array(z.looseObject({ uri: z.string(), text: z.string().optional(), blob: z.string().optional() })).min(1),
 });
 
-/** The `resource_link` of a bounded large result (issue 10 §2): `mcp-tasks://tasks/{taskId}/result`. */
-const RESULT_RESOURCE = /^mcp-tasks:\/\/tasks\/[^/]+\/result$/;
+/** Whether `uri` names a whole large result (`mcp-tasks://tasks/{taskId}/result`), not one of its chunks. */
+function isWholeResultUri(uri: string): boolean {
+  const named = parseResultUri(uri);
+  return named !== undefined && named.chunk === undefined;
+}
 
 /** The URI of the whole result a bounded result links to, or `undefined` for a result that is whole already. */
 export function resultResourceUri(result: CallToolResult): string | undefined {
   for (const block of result.content) {
     const uri = (block as { type: string; uri?: unknown }).uri;
-    if (block.type === 'resource_link' && typeof uri === 'string' && RESULT_RESOURCE.test(uri)) return uri;
+    if (block.type === 'resource_link' && typeof uri === 'string' && isWholeResultUri(uri)) return uri;
   }
   return undefined;
 }

@@ -194,8 +194,11 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
   // The tool is done: from here its outcome is written, and the run is counted by what became of it.
   const toolEndedAt = clock.now();
   shadow?.toolEnded();
-  /** The outcome was not stored (the store failed): the lease lapses and recovery decides; the run's outcome is discarded. */
-  const notStored = (): void => {
+  /**
+   * The run's outcome was not stored: the store failed (the lease lapses and recovery decides), or the task is no
+   * longer this run's (cancelled, expired, taken over).
+   */
+  const discarded = (): void => {
     void shadow?.finish(undefined);
     ended('discarded', undefined, toolEndedAt);
   };
@@ -204,14 +207,13 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
   try {
     settled = await boundLargeResult(store, taskId, unbounded, settings.resultLimits, settings.instanceId);
   } catch (error) {
-    notStored();
+    discarded();
     throw error;
   }
   if (settled === undefined) {
     // Its large result could not be stored: the task is no longer this run's (cancelled, deleted, taken over).
     context.statusWriter.takePending(taskId);
-    void shadow?.finish(undefined);
-    ended('discarded', undefined, toolEndedAt);
+    discarded();
     logger.info({}, 'task changed meanwhile (cancelled, expired or lease lost); its large result is discarded');
     return;
   }
@@ -238,7 +240,7 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
   try {
     written = await write;
   } catch (error) {
-    notStored();
+    discarded();
     throw error;
   } finally {
     if (context.outcomeWrites.get(taskId) === write) context.outcomeWrites.delete(taskId);
@@ -246,8 +248,7 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
   // Counted once the write tells what became of the outcome, as a large result is: a run whose task was cancelled,
   // expired or taken over between the tool's end and the write is `discarded`, not `completed` (stop 41's notes).
   if (!written) {
-    void shadow?.finish(undefined);
-    ended('discarded', undefined, toolEndedAt);
+    discarded();
     logger.info({}, 'task changed meanwhile (cancelled, expired or lease lost); outcome discarded');
     // A bounded result stands for chunks this run wrote: if a cancel won since, nothing will serve them (issue 10 §2).
     if (settled !== unbounded && settled.outcome.kind === 'result') await discardChunks(store, taskId, logger);
