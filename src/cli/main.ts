@@ -534,6 +534,14 @@ program
   .option('--gzip-ratio <r>', 'share of files written gzipped (0–1)', Number, 0.3)
   .action(async (flags: DemoCorpusFlags) => (await import('./demo-corpus.js')).demoCorpusCommand(flags));
 
+// A reader that stopped early (`mcp-tasks tasks | head -2`): what is left to print is dropped and the command ends with
+// its own exit code, not with an unhandled EPIPE stack (only one 'error' is emitted per stream). Not serve and worker:
+// on stdio, stdout is the protocol, whose transport handles a client that went away.
+if (!['serve', 'worker'].includes(process.argv[2] ?? ''))
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
+
 program.parseAsync(protectDashTaskIds(process.argv)).catch((error: unknown) => {
   if (error instanceof UsageError) {
     process.stderr.write(`mcp-tasks: ${error.message}\n`);
