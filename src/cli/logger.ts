@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 
 import type { Logger } from '../core/logger.js';
+import { coalesceOutageLogs } from '../core/outage-log.js';
 import { redactSecrets } from '../core/redaction.js';
 
 /** Errors are logged with secret-like values redacted from their message and stack (tools quote what they read). */
@@ -14,10 +15,11 @@ export function serializeError(error: unknown): unknown {
 
 /**
  * The CLI's logger: pino writing JSON lines to stderr (stdout belongs to MCP in `--stdio` mode), with secret-bearing
- * fields redacted wherever they appear and secret-like values redacted from logged errors.
+ * fields redacted wherever they appear and secret-like values redacted from logged errors, and the lines of a task
+ * store outage coalesced ({@link coalesceOutageLogs}).
  */
 export function createCliLogger(level: string): Logger {
-  return pino(
+  const logger = pino(
     {
       level,
       serializers: { err: serializeError },
@@ -28,4 +30,5 @@ export function createCliLogger(level: string): Logger {
     },
     pino.destination(2),
   ) as unknown as Logger;
+  return coalesceOutageLogs(logger);
 }

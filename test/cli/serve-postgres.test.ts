@@ -48,6 +48,24 @@ async function create(url: string, name: string, args: Record<string, unknown>):
   return taskId;
 }
 
+/**
+ * In a server's JSON log lines, those of `message`: how many were written whole (with their error) and how many
+ * failures they account for (each whole line, plus the `repeats` of its window's summary line).
+ */
+function outageLog(log: string, message: string): { whole: number; counted: number } {
+  let whole = 0;
+  let counted = 0;
+  for (const line of log.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    const entry = JSON.parse(line) as { msg?: string; err?: unknown; repeats?: number };
+    if (entry.msg === message && entry.err !== undefined) {
+      whole += 1;
+      counted += 1;
+    } else if (entry.msg?.startsWith(`${message} — `) && typeof entry.repeats === 'number') counted += entry.repeats;
+  }
+  return { whole, counted };
+}
+
 /** `serve` that is expected to fail at start: exit status and every line it printed. */
 function serveFailing(args: string[], env: Record<string, string> = {}) {
   const temp = makeTempDir();
@@ -159,6 +177,7 @@ describe('serve on a PostgreSQL server that goes away', () => {
     const runningId = await create(server.url, 'idempotent_job', { log });
     await expect.poll(() => (existsSync(log) ? readFileSync(log, 'utf8') : ''), { timeout: 15_000 }).toContain('run');
 
+    const logBefore = server.log().length;
     cluster.halt();
     try {
       for (const request of [
@@ -191,6 +210,13 @@ describe('serve on a PostgreSQL server that goes away', () => {
       // A terminal task read before never changes: it is still answered (from the terminal-task cache).
       expect((await postModern(server.url, 'tasks/get', { taskId: doneId })).body.result?.status).toBe('completed');
       expect(server.child.exitCode).toBeNull();
+      // The log of the outage: each failure is counted, but its stack is written once per line and 10 s window
+      // (a 10 s outage under load wrote 5,777 lines before). Every request above failed in the store: at least 4.
+      await expect
+        .poll(() => outageLog(server.log().slice(logBefore), 'task store failed').counted, { timeout: 15_000, interval: 250 })
+        .toBeGreaterThanOrEqual(4);
+      const { whole, counted } = outageLog(server.log().slice(logBefore), 'task store failed');
+      expect(whole, `${whole} whole lines for ${counted} failures`).toBeLessThanOrEqual(2);
     } finally {
       cluster.resume();
     }

@@ -367,8 +367,9 @@ export class PostgresBatcher {
 
   private failAll(ops: readonly Pending[], error: unknown, action: string): void {
     if (ops.length === 0) return;
-    this.logger.error({ err: error, operations: ops.length }, `task store failed to ${action}`);
+    // The store's error (its cause the driver's), so that an outage's lines are recognised and coalesced.
     const fault = toStoreError(error, action);
+    this.logger.error({ err: fault, operations: ops.length }, `task store failed to ${action}`);
     for (const op of ops) op.reject(fault);
   }
 }

@@ -1,0 +1,87 @@
+import type { Logger } from './logger.js';
+import { StoreError } from './store-error.js';
+
+/**
+ * While the task store is unreachable every request, tool context call, batch and timer fails with the same cause:
+ * measured with 8 running tools and 4 watchers, a 10 s PostgreSQL outage wrote 5,777 error lines with stacks (7 MB)
+ * to one process's log. An operator needs the first line, its cause and how many followed — not each of them.
+ */
+
+/** How long repeats of one outage line are counted instead of written, in ms. */
+export const OUTAGE_LOG_WINDOW_MS = 10_000;
+
+/** What {@link coalesceOutageLogs} counts while a window is open, per line (level and message). */
+interface Window {
+  readonly started: number;
+  repeats: number;
+  /** The latest repeat's `err.message`: the summary says what the failures were at the window's end. */
+  lastCause: string;
+}
+
+const COALESCED = Symbol('coalesceOutageLogs');
+
+type Level = 'warn' | 'error';
+
+/**
+ * `logger`, with the lines that report an outage of the task store coalesced: an `error` or `warn` whose `err` is a
+ * {@link StoreError} `unavailable` is written whole (stack and cause) the first time its message is logged, then
+ * for {@link OUTAGE_LOG_WINDOW_MS} the same level and message are only counted; when that window ends one line at
+ * the same level says how many were left out (`repeats`, `windowMs`, the last `cause`), and the next failure
+ * starts a new window. Every other line — another store error code (`fault`, `schema_mismatch`: each one matters),
+ * `info`, `debug`, another message — is written as before. Children (`child()`) share the windows, so the store's,
+ * the server's and the worker's lines of one process are counted together.
+ *
+ * `serve` and `worker` wrap their logger with it; a library user can wrap theirs. Wrapping twice is a no-op.
+ * `now` and `setTimer` exist for tests; the timer is unref'd, so a window left open never keeps a process alive
+ * (its count is then lost with the process).
+ */
+export function coalesceOutageLogs(
+  logger: Logger,
+  options: { windowMs?: number; now?: () => number; setTimer?: (fn: () => void, ms: number) => void } = {},
+): Logger {
+  if ((logger as { [COALESCED]?: true })[COALESCED]) return logger;
+  const windowMs = options.windowMs ?? OUTAGE_LOG_WINDOW_MS;
+  const now = options.now ?? Date.now;
+  const setTimer =
+    options.setTimer ??
+    ((fn: () => void, ms: number) => {
+      setTimeout(fn, ms).unref();
+    });
+  const windows = new Map<string, Window>();
+
+  const wrap = (target: Logger): Logger => {
+    const write = (level: Level) => (object: object, message?: string) => {
+      const err = (object as { err?: unknown }).err;
+      if (!(err instanceof StoreError) || err.code !== 'unavailable') return target[level](object, message);
+      const key = `${level}\u0000${message ?? ''}`;
+      const open = windows.get(key);
+      if (open) {
+        open.repeats += 1;
+        open.lastCause = err.message;
+        return;
+      }
+      windows.set(key, { started: now(), repeats: 0, lastCause: err.message });
+      target[level]({ ...object, outageLogWindowMs: windowMs }, message);
+      setTimer(() => {
+        const closed = windows.get(key);
+        windows.delete(key);
+        if (!closed || closed.repeats === 0) return;
+        target[level](
+          { repeats: closed.repeats, windowMs: now() - closed.started, cause: closed.lastCause },
+          `${message ?? 'task store unavailable'} — ${closed.repeats} more like it not logged`,
+        );
+      }, windowMs);
+    };
+    return Object.assign(
+      {
+        debug: (object: object, message?: string) => target.debug(object, message),
+        info: (object: object, message?: string) => target.info(object, message),
+        warn: write('warn'),
+        error: write('error'),
+        child: (bindings: object) => wrap(target.child(bindings)),
+      },
+      { [COALESCED]: true as const },
+    );
+  };
+  return wrap(logger);
+}

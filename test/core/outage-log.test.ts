@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+
+import type { Logger } from '../../src/core/logger.js';
+import { coalesceOutageLogs } from '../../src/core/outage-log.js';
+import { StoreError } from '../../src/core/store-error.js';
+
+// A task store outage makes every request, context call and batch of a process fail with the same cause; the log
+// gets the first line whole and a count, not one stack per failure (measured: 5,777 lines in a 10 s outage).
+
+interface Line {
+  level: string;
+  object: Record<string, unknown>;
+  message: string | undefined;
+  bindings: Record<string, unknown>;
+}
+
+/** A recording logger (children record their bindings) and a clock and timers the test moves by hand. */
+function harness(windowMs = 10_000) {
+  const lines: Line[] = [];
+  const recorder = (bindings: Record<string, unknown>): Logger => {
+    const at = (level: string) => (object: object, message?: string) => lines.push({ level, object: object as Record<string, unknown>, message, bindings });
+    return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: (more) => recorder({ ...bindings, ...more }) };
+  };
+  let clock = 1_000;
+  const timers: Array<{ at: number; fn: () => void }> = [];
+  const logger = coalesceOutageLogs(recorder({}), {
+    windowMs,
+    now: () => clock,
+    setTimer: (fn, ms) => timers.push({ at: clock + ms, fn }),
+  });
+  const advance = (ms: number) => {
+    clock += ms;
+    for (const timer of timers.splice(0)) {
+      if (timer.at <= clock) timer.fn();
+      else timers.push(timer);
+    }
+  };
+  return { lines, logger, advance };
+}
+
+const unavailable = (detail = 'ECONNREFUSED 127.0.0.1:5432') => new StoreError('unavailable', `Task store unavailable: cannot connect (${detail})`);
+
+describe('coalesceOutageLogs: the lines of a task store outage', () => {
+  it('the first is written whole; repeats in the window are counted and summarised once when it ends; the next failure opens a new window', () => {
+    const { lines, logger, advance } = harness();
+    for (let i = 0; i < 500; i++) logger.error({ err: unavailable(), method: 'putStep' }, "a tool's context operation failed in the task store");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]?.object).toMatchObject({ method: 'putStep', outageLogWindowMs: 10_000 });
+    expect(lines[0]?.object.err).toBeInstanceOf(StoreError);
+
+    advance(9_999);
+    expect(lines).toHaveLength(1);
+    logger.error({ err: unavailable('timeout') }, "a tool's context operation failed in the task store");
+    advance(1);
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatchObject({
+      level: 'error',
+      object: { repeats: 500, windowMs: 10_000, cause: 'Task store unavailable: cannot connect (timeout)' },
+      message: "a tool's context operation failed in the task store — 500 more like it not logged",
+    });
+    expect(lines[1]?.object.err).toBeUndefined();
+
+    logger.error({ err: unavailable() }, "a tool's context operation failed in the task store");
+    expect(lines).toHaveLength(3);
+    expect(lines[2]?.object.err).toBeInstanceOf(StoreError);
+    // A window with no repeat ends without a summary.
+    advance(10_000);
+    expect(lines).toHaveLength(3);
+  });
+
+  it('children share the windows: the store, the server and the worker of one process are counted together', () => {
+    const { lines, logger, advance } = harness();
+    const store = logger.child({ component: 'postgres-task-store' });
+    const run = logger.child({ taskId: 'abc…' }).child({ tool: 'x' });
+    store.error({ err: unavailable() }, 'task store failed to connect');
+    run.error({ err: unavailable() }, 'task store failed to connect');
+    store.child({ more: 1 }).error({ err: unavailable() }, 'task store failed to connect');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]?.bindings).toEqual({ component: 'postgres-task-store' });
+    advance(10_000);
+    expect(lines[1]?.object).toMatchObject({ repeats: 2 });
+  });
+
+  it('control: other lines are written each time — other messages, levels, store error codes, errors of other kinds', () => {
+    const { lines, logger } = harness();
+    logger.error({ err: unavailable() }, 'task store failed');
+    logger.error({ err: unavailable() }, 'task store failed to write');
+    logger.warn({ err: unavailable() }, 'task store failed');
+    for (let i = 0; i < 3; i++) {
+      logger.error({ err: new StoreError('fault', 'Task store failed: disk full') }, 'task store failed');
+      logger.error({ err: new StoreError('schema_mismatch', 'newer schema') }, 'task store failed');
+      logger.error({ err: new Error('connect ECONNREFUSED') }, 'task store failed');
+      logger.error({ method: 'putStep' }, 'task store failed');
+      logger.info({ err: unavailable() }, 'task store failed');
+      logger.debug({ err: unavailable() }, 'task store failed');
+    }
+    expect(lines).toHaveLength(3 + 3 * 6);
+  });
+
+  it('wrapping twice is a no-op (one set of windows)', () => {
+    const { lines, logger } = harness();
+    const again = coalesceOutageLogs(logger);
+    expect(again).toBe(logger);
+    again.error({ err: unavailable() }, 'task store failed');
+    logger.error({ err: unavailable() }, 'task store failed');
+    expect(lines).toHaveLength(1);
+  });
+});
