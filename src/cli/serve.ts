@@ -245,6 +245,8 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   logger.info({ deniedPaths: deniedLines, skippedRoots: settings.skippedRoots }, 'server state is denied to tools and excluded from every root');
   /** The drain, then everything closed; `afterDrain` runs between (the HTTP listener's last connections). */
   const stop = async (afterDrain?: () => void): Promise<void> => {
+    // In the registry beside the drain (see `worker`): from now on no process counts this one as taking tasks.
+    void registration.markDraining();
     killSwitch.stop();
     workers?.stop();
     await server.drain(settings.drainMs);

@@ -128,6 +128,9 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
   const keepAlive = setInterval(() => {}, 2 ** 30);
   onShutdownSignal(logger, async () => {
     draining = true;
+    // Told to the registry beside the drain, not before it: the drain stops claiming at once whatever the store does,
+    // and `registration.close` waits for the mark. Then doctor and the API processes count this worker as draining.
+    void registration.markDraining();
     clearInterval(keepAlive);
     killSwitch.stop();
     await handle.drain(settings.drainMs);

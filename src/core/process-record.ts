@@ -28,6 +28,25 @@ export interface ProcessRecord extends NewProcessEntry {
   expiresAt: number;
   /** `expiresAt` is still ahead on the store's clock at the time of the read. */
   live: boolean;
+  /**
+   * When this process began to drain (SIGTERM: it finishes or hands back its runs and takes no new task), epoch ms
+   * on the store's clock; `null` while it takes work — and for a process of a version before draining was recorded.
+   */
+  drainingSince: number | null;
+}
+
+/**
+ * Whether `process` takes new tasks now: live, a role that runs tasks (`worker`, or `serve` with its embedded
+ * worker — not `api`), and not draining. The one rule behind `doctor`'s tasks line and an API process's worker
+ * presence (its `/readyz` and the "waiting for a worker" status), so they never disagree about a draining worker.
+ */
+export function takesTasks(process: ProcessRecord): boolean {
+  return process.live && process.role !== 'api' && process.drainingSince === null;
+}
+
+/** Whether `process` is a live worker (or `serve` with one) that drains: it finishes or hands back its runs, takes none. */
+export function drainingWorker(process: ProcessRecord): boolean {
+  return process.live && process.role !== 'api' && process.drainingSince !== null;
 }
 
 /**

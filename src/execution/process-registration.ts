@@ -28,6 +28,13 @@ export interface ProcessRegistration {
   readonly instanceId: string;
   /** Tasks whose leases a predecessor under the same id still held, released at registration for this process's recovery. */
   readonly takenOver: readonly string[];
+  /**
+   * Record in the registry that this process drains (it finishes or hands back its runs and takes no new task), so
+   * `doctor` and the API processes no longer count it as a worker that takes tasks. Call when the drain starts; the
+   * heartbeat goes on until {@link close}, and a registration made again meanwhile is marked again. Never throws: a
+   * mark that cannot be written is logged, and the drain goes on (the registration still goes at close).
+   */
+  markDraining(): Promise<void>;
   /** Stop the heartbeat and remove the registration (a clean stop; leases were released by the drain). */
   close(): Promise<void>;
 }
@@ -113,7 +120,17 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
   }
   let beating: Promise<boolean> | undefined;
   let reaping: Promise<void> | undefined;
+  let marking: Promise<void> | undefined;
   let closed = false;
+  let draining = false;
+  const mark = (): Promise<void> =>
+    (marking = store.markProcessDraining(instanceId, entry.token).then(
+      (held) => {
+        // Reaped meanwhile (a stall longer than three beats): the next beat registers again and marks that one.
+        if (!held && !closed) logger.warn({ instanceId }, 'could not mark this process draining: its registration had lapsed; marked again once registered');
+      },
+      (error: unknown) => logger.warn({ err: error }, 'marking this process draining failed; doctor and the API processes may count it as taking tasks'),
+    ));
   const beat = (): Promise<boolean> => (beating ??= beatOnce().finally(() => (beating = undefined)));
   // The reap is a write of the batch, the heartbeat a statement outside it: the reap runs apart, so a batch stalled on
   // a row lock (up to the statement timeout) holds the reap up but never the next heartbeats — a beat that awaited it
@@ -136,6 +153,8 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
           return false;
         }
         logger.warn({ instanceId }, "this process's registration had lapsed (its leases were released); registered again");
+        // The new registration has no mark of its own: a draining process must not count as taking tasks again.
+        if (draining) await mark();
       }
       return !closed;
     } catch (error) {
@@ -161,14 +180,19 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
   return {
     instanceId,
     takenOver,
+    async markDraining() {
+      if (draining || closed) return;
+      draining = true;
+      await mark();
+    },
     async close() {
       clearInterval(timer);
       closed = true;
-      // A beat in flight ends before the deregistration is sent, so the registration's row is gone when close ends,
-      // and a reap in flight ends before the caller closes the store under it — both waited for one registration
-      // lifetime at most (a beat stuck on a frozen database must not hold the shutdown; what it might still write
-      // then lapses within that lifetime).
-      const inFlight = [beating, reaping].filter((work) => work !== undefined);
+      // A beat (or a draining mark) in flight ends before the deregistration is sent, so the registration's row is
+      // gone when close ends, and a reap in flight ends before the caller closes the store under it — all waited for
+      // one registration lifetime at most (a beat stuck on a frozen database must not hold the shutdown; what it might
+      // still write then lapses within that lifetime).
+      const inFlight = [beating, reaping, marking].filter((work) => work !== undefined);
       if (inFlight.length > 0) await settledWithin(Promise.all(inFlight), ttlMs);
       await store
         .deregisterProcess(instanceId, entry.token)

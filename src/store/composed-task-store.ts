@@ -180,6 +180,9 @@ export abstract class ComposedTaskStore implements TaskStore {
   heartbeatProcess(instanceId: string, token: string, ttlMs: number): Promise<boolean> {
     return this.processes.heartbeatProcess(instanceId, token, ttlMs);
   }
+  markProcessDraining(instanceId: string, token: string): Promise<boolean> {
+    return this.processes.markProcessDraining(instanceId, token);
+  }
   deregisterProcess(instanceId: string, token: string): Promise<void> {
     return this.processes.deregisterProcess(instanceId, token);
   }

@@ -11,6 +11,11 @@ export interface ProcessRow {
   started_at: number;
   heartbeat_at: number;
   expires_at: number;
+  /**
+   * From `draining_processes`, joined on instance id and token (see `markProcessDraining`); `null` or absent (a
+   * schema before the table, read by `doctor`) when the process takes work.
+   */
+  draining_since?: number | null;
 }
 
 /** The registry record of `row`, `live` judged at `now` (the store's clock). */
@@ -26,5 +31,6 @@ export function toProcess(row: ProcessRow, now: number): ProcessRecord {
     heartbeatAt: row.heartbeat_at,
     expiresAt: row.expires_at,
     live: row.expires_at > now,
+    drainingSince: row.draining_since ?? null,
   };
 }

@@ -276,3 +276,44 @@ describe('the reap of lapsed processes (stop 40 review: it runs apart from the h
     }
   });
 });
+
+describe('markDraining (a SIGTERMed process tells the registry it takes no new task)', () => {
+  it('marks its registration; a registration made again after a lapse is marked again; close removes both (control: not marked before)', async () => {
+    const store = openSqliteTaskStore({ path: join(temp.dir, 'draining.db') });
+    try {
+      const registration = await registerProcess({
+        store,
+        instanceId: 'w-drain',
+        role: 'worker',
+        settingsDigest: 'x',
+        heartbeatMs: HEARTBEAT_MS,
+        logger: silentLogger,
+        onLost() {},
+      });
+      expect(await store.listProcesses()).toEqual([expect.objectContaining({ instanceId: 'w-drain', drainingSince: null })]);
+      await registration.markDraining();
+      const [marked] = await store.listProcesses();
+      expect(marked?.drainingSince).toEqual(expect.any(Number));
+      // Its registration lapses and is reaped (a stall; the mark goes with the row): the beat that registers it again
+      // marks the new registration too.
+      await store.deregisterProcess('w-drain', marked?.token as string);
+      const again = await eventuallyListed(store, (p) => p.startedAt > (marked?.startedAt ?? 0) && p.drainingSince !== null);
+      expect(again).toMatchObject({ instanceId: 'w-drain', live: true });
+      await registration.close();
+      expect(await store.listProcesses()).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+/** The registration of `w-drain` once `matches` holds for it (2 s at most). */
+async function eventuallyListed(store: SqliteTaskStore, matches: (p: Awaited<ReturnType<SqliteTaskStore['listProcesses']>>[number]) => boolean) {
+  const deadline = Date.now() + 2_000;
+  for (;;) {
+    const found = (await store.listProcesses()).find((p) => p.instanceId === 'w-drain' && matches(p));
+    if (found) return found;
+    if (Date.now() > deadline) throw new Error(`not within 2 s: ${JSON.stringify(await store.listProcesses())}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

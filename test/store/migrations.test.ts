@@ -372,3 +372,43 @@ describe('migration 9 (kill switches, issue 15)', () => {
     expect(versionsIn(path)).toEqual(VERSIONS);
   });
 });
+
+describe('migration 13 (draining processes)', () => {
+  it('upgrades a version-12 file with a registered process in place; what an older process writes over the row or deletes leaves no mark', async () => {
+    const path = join(temp.dir, 'v12.db');
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    expect(migrate(db, 0, MIGRATIONS.slice(0, 12))).toEqual(VERSIONS.slice(0, 12));
+    const now = Date.now();
+    db.prepare("INSERT INTO processes VALUES ('w-old', 'worker', 'token-old', 'h', 1, 'd', ?, ?, ?)").run(now, now, now + 600_000);
+    db.close();
+    const store = openSqliteTaskStore({ path });
+    // An older process on the same file: its statements over `processes`, as version 12's code wrote them.
+    const older = new Database(path);
+    older.pragma('foreign_keys = ON');
+    try {
+      expect(store.appliedMigrations).toEqual(VERSIONS.slice(12));
+      expect(await store.listProcesses()).toEqual([expect.objectContaining({ instanceId: 'w-old', live: true, drainingSince: null })]);
+      expect(await store.markProcessDraining('w-old', 'token-old')).toBe(true);
+      expect((await store.listProcesses())[0]?.drainingSince).toEqual(expect.any(Number));
+      expect(older.prepare('SELECT * FROM processes ORDER BY instance_id').all()).toEqual([expect.objectContaining({ instance_id: 'w-old' })]);
+      // Its registration written over the row (a restart under the id): a new token, so no inherited mark.
+      older
+        .prepare(
+          `INSERT INTO processes (instance_id, role, token, host, pid, settings_digest, started_at, heartbeat_at, expires_at)
+            VALUES ('w-old', 'worker', 'token-newer', 'h', 2, 'd', @now, @now, @now + 600000)
+            ON CONFLICT (instance_id) DO UPDATE SET token = excluded.token, pid = excluded.pid, started_at = excluded.started_at`,
+        )
+        .run({ now: Date.now() });
+      expect(await store.listProcesses()).toEqual([expect.objectContaining({ token: 'token-newer', drainingSince: null })]);
+      expect(await store.markProcessDraining('w-old', 'token-newer')).toBe(true);
+      // Its clean stop deletes the row; the mark goes with it (no row left for the next registration to inherit).
+      older.prepare("DELETE FROM processes WHERE instance_id = 'w-old' AND token = 'token-newer'").run();
+      expect(older.prepare('SELECT COUNT(*) AS n FROM draining_processes').get()).toEqual({ n: 0 });
+    } finally {
+      older.close();
+      await store.close();
+    }
+    expect(versionsIn(path)).toEqual(VERSIONS);
+  });
+});

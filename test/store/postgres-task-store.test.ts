@@ -347,6 +347,48 @@ describe('migrations', () => {
     }
   });
 
+  it('migration 14 (draining processes) upgrades a version-13 database with a registered process in place; an older process on it keeps working', async () => {
+    const fresh = await createTestDatabase();
+    try {
+      const client = await raw(fresh.url);
+      expect(await migrate(client, POSTGRES_MIGRATIONS.slice(0, 13))).toEqual(Array.from({ length: 13 }, (_, i) => i + 1));
+      // An older process registered and running: its registration, and its named statements over `processes` as
+      // version 13's code prepared them on its connection (the listing reads `p.*`).
+      await client.query(
+        "INSERT INTO mcp_tasks.processes VALUES ('w-old', 'worker', 'token-old', 'h', 1, 'd', mcp_tasks.now_ms(), mcp_tasks.now_ms(), mcp_tasks.now_ms() + 600000)",
+      );
+      const olderList = {
+        name: 'older_list_processes',
+        text: 'WITH n AS (SELECT COALESCE($1::bigint, mcp_tasks.now_ms()) AS now) SELECT p.*, n.now AS store_now FROM n JOIN mcp_tasks.processes p ON true ORDER BY p.instance_id',
+        values: [null],
+      };
+      const olderReplace = {
+        name: 'older_replace_process',
+        text: `UPDATE mcp_tasks.processes p SET token = $2, started_at = mcp_tasks.now_ms() WHERE p.instance_id = $1`,
+      };
+      expect((await client.query(olderList)).rows).toHaveLength(1);
+      const store = await openPostgresTaskStore({ url: fresh.url });
+      try {
+        expect(store.appliedMigrations).toEqual([14]);
+        expect(await store.listProcesses()).toEqual([expect.objectContaining({ instanceId: 'w-old', live: true, drainingSince: null })]);
+        expect(await store.markProcessDraining('w-old', 'token-old')).toBe(true);
+        expect((await store.listProcesses())[0]?.drainingSince).toEqual(expect.any(Number));
+        // The older process's statements still run after the upgrade, and what it writes over the row does not drain.
+        expect((await client.query(olderList)).rows).toEqual([expect.objectContaining({ instance_id: 'w-old', token: 'token-old' })]);
+        await client.query({ ...olderReplace, values: ['w-old', 'token-newer'] });
+        expect(await store.listProcesses()).toEqual([expect.objectContaining({ token: 'token-newer', drainingSince: null })]);
+        // Why a table and not a column of `processes`: a column changes `p.*`, and the older process's named statement
+        // then fails on every execution (negative control).
+        await client.query('ALTER TABLE mcp_tasks.processes ADD COLUMN draining_since bigint');
+        await expect(client.query(olderList)).rejects.toThrow(/cached plan must not change result type/);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await fresh.drop();
+    }
+  });
+
   it('a database that does not exist is a fault with the server message, not a hang', async () => {
     const error = await expectStoreError(openPostgresTaskStore({ url: withDatabase(testPostgresUrl(), 'mcp_tasks_no_such_db') }), 'fault');
     expect(error.message).toMatch(/database "mcp_tasks_no_such_db" does not exist/);

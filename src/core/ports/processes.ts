@@ -16,10 +16,19 @@ export interface ProcessRegistry {
   /** Renew the heartbeat of `instanceId` while `token` holds it; `false` when another token (or nobody) does. */
   heartbeatProcess(instanceId: string, token: string, ttlMs: number): Promise<boolean>;
 
+  /**
+   * Record that the process holding `instanceId` under `token` drains from the store's now on (it finishes or hands
+   * back its runs and takes no new task), for `doctor` and the API processes' worker presence to tell it from a worker
+   * that takes tasks. Idempotent: a second call keeps the first time. The mark belongs to that registration: one that
+   * replaces it (a restart under the id) does not drain. `false`, nothing written, when `token` does not hold the id.
+   * Port addition (draining workers counted as live by `doctor`).
+   */
+  markProcessDraining(instanceId: string, token: string): Promise<boolean>;
+
   /** Remove the registration of `instanceId` if `token` holds it (a clean stop). */
   deregisterProcess(instanceId: string, token: string): Promise<void>;
 
-  /** Every registered process, by instance id, `live` judged on the store's clock. */
+  /** Every registered process, by instance id, `live` judged on the store's clock, `drainingSince` as marked. */
   listProcesses(): Promise<ProcessRecord[]>;
 
   /**

@@ -42,7 +42,7 @@ export async function diagnosePostgresStore(url: string, connectTimeoutMs = 5_00
         : 0,
       unfinishedByKeyId: (await has('task_steps')) ? await unfinishedByKeyIdOf(client) : [],
       processes: (await has('processes'))
-        ? (await client.query<ProcessRow>(`SELECT * FROM ${SCHEMA}.processes ORDER BY instance_id`)).rows.map((row) => toProcess(row, storeNow))
+        ? (await client.query<ProcessRow>(processesSql(await has('draining_processes')))).rows.map((row) => toProcess(row, storeNow))
         : [],
       serverSecret: (await has('server_secret'))
         ? toDiagnosedSecret((await client.query(`SELECT ${DIAGNOSED_SECRET_COLUMNS} FROM ${SCHEMA}.server_secret WHERE id = 1`)).rows[0])
@@ -53,6 +53,14 @@ export async function diagnosePostgresStore(url: string, connectTimeoutMs = 5_00
   } finally {
     await client.end();
   }
+}
+
+/** The registry with each registration's draining mark (migration 14), or without one on an older schema. */
+function processesSql(withDraining: boolean): string {
+  return withDraining
+    ? `SELECT p.*, d.draining_since FROM ${SCHEMA}.processes p
+        LEFT JOIN ${SCHEMA}.draining_processes d ON d.instance_id = p.instance_id AND d.token = p.token ORDER BY p.instance_id`
+    : `SELECT * FROM ${SCHEMA}.processes ORDER BY instance_id`;
 }
 
 /** Whether the schema has `table` (an older or not yet created schema lacks some). */

@@ -321,6 +321,21 @@ END
 $$;
 `;
 
+/**
+ * Draining processes (a newcomer's `doctor` counted two draining workers as live): a process that drains records it
+ * here, as SQLite's version 13. A table of its own, not a column of `processes`: an older process on the database
+ * during a rolling update keeps its named statements over `processes p.*`, which a new column would break ("cached
+ * plan must not change result type"), and a registration an older process writes over the row (a new token) must
+ * not inherit the mark — readers join on instance id *and* token. Deleting a registration deletes its mark.
+ */
+const V14_DRAINING_PROCESSES = `
+CREATE TABLE ${SCHEMA}.draining_processes (
+  instance_id    text   NOT NULL PRIMARY KEY REFERENCES ${SCHEMA}.processes (instance_id) ON DELETE CASCADE,
+  token          text   NOT NULL,
+  draining_since bigint NOT NULL
+);
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
@@ -336,6 +351,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 11, name: 'owner quotas', sql: V11_OWNER_QUOTAS },
   { version: 12, name: 'result chunks', sql: V12_RESULT_CHUNKS },
   { version: 13, name: 'feed notify with events', sql: V13_FEED_NOTIFY_EVENTS },
+  { version: 14, name: 'draining processes', sql: V14_DRAINING_PROCESSES },
 ]);
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */

@@ -18,6 +18,7 @@ export class PostgresProcesses implements ProcessRegistry {
       const previous = row ? toProcess(row, row.store_now) : undefined;
       if (previous?.live && previous.token !== entry.token && previous.token !== replaceToken) return { registered: false, holder: previous };
       await tx.query(previous ? SQL.replaceProcess : SQL.insertProcess, params);
+      if (previous) await tx.query(SQL.clearProcessDraining, [entry.instanceId, entry.token]);
       return { registered: true, previous };
     });
   }
@@ -25,6 +26,12 @@ export class PostgresProcesses implements ProcessRegistry {
   /** See {@link ProcessRegistry.heartbeatProcess}: one statement outside the write batch (see `writeOutsideBatch`). */
   async heartbeatProcess(instanceId: string, token: string, ttlMs: number): Promise<boolean> {
     const rows = await this.ctx.writeOutsideBatch('heartbeat', 'record a heartbeat', SQL.heartbeatProcess, [instanceId, token, this.ctx.clockNow(), ttlMs]);
+    return rows.length > 0;
+  }
+
+  /** See {@link ProcessRegistry.markProcessDraining}: one write of the batch, on the database clock. */
+  async markProcessDraining(instanceId: string, token: string): Promise<boolean> {
+    const rows = await this.ctx.batcher.enqueue((tx) => tx.query(SQL.markProcessDraining, [instanceId, token, this.ctx.clockNow()]));
     return rows.length > 0;
   }
 

@@ -456,7 +456,9 @@ export const SQL = Object.freeze({
     SELECT $1, $2, $3, $4, $5, $6, n.now, n.now, n.now + $8 FROM n
     ON CONFLICT (instance_id) DO NOTHING RETURNING instance_id`,
   /** The row of an instance id, locked for the registration that judges it, with the store's now. */
-  lockProcess: `SELECT p.*, COALESCE($2::bigint, ${S}.now_ms()) AS store_now FROM ${S}.processes p WHERE p.instance_id = $1 FOR UPDATE`,
+  lockProcess: `SELECT p.*, d.draining_since, COALESCE($2::bigint, ${S}.now_ms()) AS store_now FROM ${S}.processes p
+    LEFT JOIN ${S}.draining_processes d ON d.instance_id = p.instance_id AND d.token = p.token
+    WHERE p.instance_id = $1 FOR UPDATE OF p`,
   replaceProcess: `WITH ${NOW('$7')}
     UPDATE ${S}.processes p SET role = $2, token = $3, host = $4, pid = $5, settings_digest = $6, started_at = n.now,
       heartbeat_at = n.now, expires_at = n.now + $8
@@ -464,7 +466,21 @@ export const SQL = Object.freeze({
   heartbeatProcess: `WITH ${NOW('$3')}
     UPDATE ${S}.processes p SET heartbeat_at = n.now, expires_at = n.now + $4 FROM n WHERE p.instance_id = $1 AND p.token = $2 RETURNING p.instance_id`,
   deleteProcess: `DELETE FROM ${S}.processes WHERE instance_id = $1 AND token = $2`,
-  listProcesses: `WITH ${NOW('$1')} SELECT p.*, n.now AS store_now FROM n JOIN ${S}.processes p ON true ORDER BY p.instance_id`,
+  /** Every registration with its draining mark (only the mark of the token that holds the row: see migration 14). */
+  listProcesses: `WITH ${NOW('$1')} SELECT p.*, d.draining_since, n.now AS store_now FROM n JOIN ${S}.processes p ON true
+    LEFT JOIN ${S}.draining_processes d ON d.instance_id = p.instance_id AND d.token = p.token ORDER BY p.instance_id`,
+  /**
+   * Mark the registration `$1` held by token `$2` draining at the store's now; a mark of the same token keeps its
+   * first time. No row, nothing written, when `$2` does not hold `$1`.
+   */
+  markProcessDraining: `WITH ${NOW('$3')}
+    INSERT INTO ${S}.draining_processes AS d (instance_id, token, draining_since)
+    SELECT p.instance_id, p.token, n.now FROM n JOIN ${S}.processes p ON p.instance_id = $1 AND p.token = $2
+    ON CONFLICT (instance_id) DO UPDATE SET token = excluded.token,
+      draining_since = CASE WHEN d.token = excluded.token THEN d.draining_since ELSE excluded.draining_since END
+    RETURNING d.instance_id`,
+  /** A new registration of an id does not drain: the mark of an earlier token goes. */
+  clearProcessDraining: `DELETE FROM ${S}.draining_processes WHERE instance_id = $1 AND token <> $2`,
   /** Lapsed registrations, deleted; `SKIP LOCKED` between concurrent reapers. */
   reapProcesses: `WITH ${NOW('$1')}, lapsed AS (
       SELECT p.instance_id FROM ${S}.processes p, n WHERE p.expires_at <= n.now AND p.instance_id IS DISTINCT FROM $2::text

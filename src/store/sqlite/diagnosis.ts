@@ -30,7 +30,7 @@ export function diagnoseSqliteStore(path: string): StoreDiagnosis {
         ? count("SELECT COUNT(*) AS n FROM task_events e WHERE e.kind <> 'expired' AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.task_id = e.task_id)")
         : 0,
       unfinishedByKeyId: has('task_steps') ? unfinishedByKeyIdOf(db) : [],
-      processes: has('processes') ? (db.prepare('SELECT * FROM processes ORDER BY instance_id').all() as ProcessRow[]).map((row) => toProcess(row, now)) : [],
+      processes: has('processes') ? (db.prepare(processesSql(has('draining_processes'))).all() as ProcessRow[]).map((row) => toProcess(row, now)) : [],
       serverSecret: has('server_secret')
         ? toDiagnosedSecret(db.prepare(`SELECT ${DIAGNOSED_SECRET_COLUMNS} FROM server_secret WHERE id = 1`).get() as Parameters<typeof toDiagnosedSecret>[0])
         : null,
@@ -38,6 +38,14 @@ export function diagnoseSqliteStore(path: string): StoreDiagnosis {
   } finally {
     db.close();
   }
+}
+
+/** The registry with each registration's draining mark (migration 13), or without one on an older schema. */
+function processesSql(withDraining: boolean): string {
+  return withDraining
+    ? `SELECT p.*, d.draining_since FROM processes p
+        LEFT JOIN draining_processes d ON d.instance_id = p.instance_id AND d.token = p.token ORDER BY p.instance_id`
+    : 'SELECT * FROM processes ORDER BY instance_id';
 }
 
 /** Whether the file's schema has `table`. */

@@ -294,6 +294,20 @@ CREATE TABLE result_chunks (
 ) STRICT, WITHOUT ROWID;
 `;
 
+/**
+ * Draining processes: a process that drains (SIGTERM: it finishes or hands back its runs, takes no new task) records
+ * it here, so `doctor` and the API processes' worker presence do not count it as a worker that takes tasks. A table
+ * of its own, joined on instance id *and* token: a registration an older process writes over the row (it knows no
+ * such mark) gets a new token and so does not inherit it; deleting a registration deletes its mark.
+ */
+const V13_DRAINING_PROCESSES = `
+CREATE TABLE draining_processes (
+  instance_id    TEXT    NOT NULL PRIMARY KEY REFERENCES processes (instance_id) ON DELETE CASCADE,
+  token          TEXT    NOT NULL,
+  draining_since INTEGER NOT NULL
+) STRICT;
+`;
+
 /** Every migration, ascending by version. Append only. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'initial', sql: V1_INITIAL },
@@ -308,6 +322,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 10, name: 'session tasks', sql: V10_SESSION_TASKS },
   { version: 11, name: 'owner quotas', sql: V11_OWNER_QUOTAS },
   { version: 12, name: 'result chunks', sql: V12_RESULT_CHUNKS },
+  { version: 13, name: 'draining processes', sql: V13_DRAINING_PROCESSES },
 ]);
 
 /**

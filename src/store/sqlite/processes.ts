@@ -16,12 +16,20 @@ export class SqliteProcesses implements ProcessRegistry {
       const previous = row ? toProcess(row, now) : undefined;
       if (previous?.live && previous.token !== entry.token && previous.token !== replaceToken) return { registered: false, holder: previous };
       stmt.upsertProcess.run({ ...entry, now, ttlMs });
+      if (previous) stmt.clearProcessDraining.run({ instanceId: entry.instanceId, token: entry.token });
       return { registered: true, previous };
     });
   }
 
   async heartbeatProcess(instanceId: string, token: string, ttlMs: number): Promise<boolean> {
     return this.ctx.committer.enqueue(() => this.ctx.stmt.heartbeatProcess.run({ instanceId, token, ttlMs, now: this.ctx.clock.now() }).changes > 0);
+  }
+
+  async markProcessDraining(instanceId: string, token: string): Promise<boolean> {
+    return this.ctx.committer.enqueue(() => {
+      // `changes` counts the upsert's update too, so a second mark of the same token is `true` as well.
+      return this.ctx.stmt.markProcessDraining.run({ instanceId, token, now: this.ctx.clock.now() }).changes > 0;
+    });
   }
 
   async deregisterProcess(instanceId: string, token: string): Promise<void> {

@@ -253,8 +253,18 @@ export const SQL = Object.freeze({
     WHERE lease_owner = @leaseOwner AND status = 'working' AND lease_expires_at > @now
     RETURNING task_id`,
 
-  getProcess: 'SELECT * FROM processes WHERE instance_id = @instanceId',
-  listProcesses: 'SELECT * FROM processes ORDER BY instance_id',
+  getProcess: `SELECT p.*, d.draining_since FROM processes p
+    LEFT JOIN draining_processes d ON d.instance_id = p.instance_id AND d.token = p.token WHERE p.instance_id = @instanceId`,
+  /** Every registration with its draining mark (only the mark of the token that holds the row: see migration 13). */
+  listProcesses: `SELECT p.*, d.draining_since FROM processes p
+    LEFT JOIN draining_processes d ON d.instance_id = p.instance_id AND d.token = p.token ORDER BY p.instance_id`,
+  /** Mark a registration draining; a mark of the same token keeps its first time (nothing when the token does not hold the id). */
+  markProcessDraining: `INSERT INTO draining_processes (instance_id, token, draining_since)
+    SELECT instance_id, token, @now FROM processes WHERE instance_id = @instanceId AND token = @token
+    ON CONFLICT (instance_id) DO UPDATE SET token = excluded.token,
+      draining_since = CASE WHEN draining_processes.token = excluded.token THEN draining_processes.draining_since ELSE excluded.draining_since END`,
+  /** A new registration of an id does not drain: the mark of an earlier token goes. */
+  clearProcessDraining: 'DELETE FROM draining_processes WHERE instance_id = @instanceId AND token <> @token',
   lapsedProcesses: 'SELECT instance_id FROM processes WHERE expires_at <= @now ORDER BY instance_id',
   upsertProcess: `INSERT INTO processes (instance_id, role, token, host, pid, settings_digest, started_at, heartbeat_at, expires_at)
     VALUES (@instanceId, @role, @token, @host, @pid, @settingsDigest, @now, @now, @now + @ttlMs)

@@ -25,8 +25,8 @@ const entry = (instanceId: string, token: string, overrides: Partial<NewProcessE
 
 /**
  * The process-registry part of the {@link TaskStore} contract (issue 11 item 6: `registerProcess`,
- * `heartbeatProcess`, `deregisterProcess`, `listProcesses`, `releaseLeasesOf`, `reapLapsedProcesses`), judged on the
- * suite's clock. Registered inside `describeTaskStoreContract`, which owns the store's lifecycle.
+ * `heartbeatProcess`, `markProcessDraining`, `deregisterProcess`, `listProcesses`, `releaseLeasesOf`,
+ * `reapLapsedProcesses`), judged on the suite's clock. Registered inside `describeTaskStoreContract`, which owns the store's lifecycle.
  */
 export function describeProcessesContract(ctx: RegistryContractContext): void {
   describe('process registry', () => {
@@ -77,6 +77,53 @@ export function describeProcessesContract(ctx: RegistryContractContext): void {
       expect(await store.listProcesses()).toHaveLength(1);
       await store.deregisterProcess('w-1', 'token-a');
       expect(await store.listProcesses()).toEqual([]);
+    });
+
+    it('a draining mark reads back on the store clock, kept from the first mark; another token marks nothing; a new registration of the id and a deregistration end it', async () => {
+      const store = ctx.store();
+      await store.registerProcess(entry('w-1', 'token-a'), TTL);
+      await store.registerProcess(entry('w-2', 'token-b'), TTL);
+      // Control: registered, heartbeating, not draining.
+      expect((await store.listProcesses()).map((p) => [p.instanceId, p.drainingSince])).toEqual([
+        ['w-1', null],
+        ['w-2', null],
+      ]);
+      ctx.clock().advance(500);
+      const since = ctx.clock().now();
+      expect(await store.markProcessDraining('w-1', 'token-a')).toBe(true);
+      ctx.clock().advance(500);
+      expect(await store.markProcessDraining('w-1', 'token-a')).toBe(true);
+      expect(await store.markProcessDraining('w-2', 'token-x')).toBe(false);
+      expect(await store.markProcessDraining('nobody', 'token-a')).toBe(false);
+      expect(await store.heartbeatProcess('w-1', 'token-a', TTL)).toBe(true);
+      expect((await store.listProcesses()).map((p) => [p.instanceId, p.live, p.drainingSince])).toEqual([
+        ['w-1', true, since],
+        ['w-2', true, null],
+      ]);
+      // A process restarted under the id (its predecessor named dead) takes work: the mark was its predecessor's.
+      const restarted = await store.registerProcess(entry('w-1', 'token-c'), TTL, 'token-a');
+      expect(restarted).toMatchObject({ registered: true, previous: { token: 'token-a', drainingSince: since } });
+      expect((await store.listProcesses()).find((p) => p.instanceId === 'w-1')).toMatchObject({ token: 'token-c', drainingSince: null });
+      expect(await store.markProcessDraining('w-1', 'token-a')).toBe(false);
+      expect(await store.markProcessDraining('w-2', 'token-b')).toBe(true);
+      await store.deregisterProcess('w-2', 'token-b');
+      // Registered again after a clean stop: no mark left behind.
+      await store.registerProcess(entry('w-2', 'token-d'), TTL);
+      expect((await store.listProcesses()).map((p) => [p.instanceId, p.drainingSince])).toEqual([
+        ['w-1', null],
+        ['w-2', null],
+      ]);
+    });
+
+    it('a draining registration that lapses is reaped like any other, with its mark', async () => {
+      const store = ctx.store();
+      await store.registerProcess(entry('w-1', 'token-a'), TTL);
+      expect(await store.markProcessDraining('w-1', 'token-a')).toBe(true);
+      ctx.clock().advance(TTL);
+      expect(await store.listProcesses()).toEqual([expect.objectContaining({ live: false, drainingSince: ctx.clock().now() - TTL })]);
+      expect(await store.reapLapsedProcesses()).toEqual({ instanceIds: ['w-1'], taskIds: [] });
+      await store.registerProcess(entry('w-1', 'token-a'), TTL);
+      expect(await store.listProcesses()).toEqual([expect.objectContaining({ token: 'token-a', drainingSince: null })]);
     });
 
     it('releaseLeasesOf lets every lease of one owner lapse now with a released event; others untouched', async () => {
