@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
-import { settingsDifference, settingsVersionGap } from '../core/process-record.js';
+import { drainingWorker, type ProcessRecord, settingsDifference, settingsVersionGap, takesTasks } from '../core/process-record.js';
 import { secretMatchesVerifier } from '../server/signing-key.js';
 import { type ConfiguredKeyIds, type DiagnosedSecret, keysNotConfigured, type StoreDiagnosis } from '../store/diagnosis.js';
 import { AesGcmFieldCipher } from '../store/field-cipher.js';
@@ -116,14 +116,20 @@ export function findingsOf(d: StoreDiagnosis, maxSkewMs: number, local?: LocalSe
     message: `store clock ${skew >= 0 ? '+' : ''}${skew} ms from this host's (at most ±${maxSkewMs} ms; leases and expiry use the store's clock)`,
   });
   const live = d.processes.filter((process) => process.live);
-  const workers = live.filter((process) => process.role !== 'api');
+  // A draining worker is live (it still renews its registration while it finishes or hands back its runs) but takes
+  // no new task: counted apart, or a task it will never take looks served (a newcomer's two SIGTERMed workers).
+  const workers = live.filter(takesTasks);
+  const draining = live.filter(drainingWorker);
   const stuck = d.waitingForWorker > 0 && workers.length === 0;
+  const start = `start ${cliCommand()} worker (or serve without --no-worker)${workerKeyAdvice(d, keys)}`;
   findings.push({
     ok: !stuck,
     check: 'tasks',
-    message: stuck
-      ? `${waiting(d.waitingForWorker)} with a lapsed or no lease and no live worker is registered: start ${cliCommand()} worker (or serve without --no-worker)${workerKeyAdvice(d, keys)}`
-      : `${waiting(d.waitingForWorker)} for a worker; ${workers.length} live worker ${workers.length === 1 ? 'process' : 'processes'} (live: registration renewed within its lifetime — a killed one counts for a few seconds more)`,
+    message: !stuck
+      ? `${waiting(d.waitingForWorker)} for a worker; ${workers.length} live worker ${workers.length === 1 ? 'process' : 'processes'} (live: registration renewed within its lifetime — a killed one counts for a few seconds more)${draining.length > 0 ? `; not counted: ${drainingList(draining, d.storeNow)} (a draining worker takes no new task)` : ''}`
+      : draining.length > 0
+        ? `${waiting(d.waitingForWorker)} for a worker; no worker takes tasks (${drainingList(draining, d.storeNow)}): ${start}`
+        : `${waiting(d.waitingForWorker)} with a lapsed or no lease and no live worker is registered: ${start}`,
   });
   findings.push({
     ok: d.orphanedEvents === 0,
@@ -137,7 +143,7 @@ export function findingsOf(d: StoreDiagnosis, maxSkewMs: number, local?: LocalSe
   findings.push({
     ok: true,
     check: 'processes',
-    message: `${live.length} live (${live.map((process) => `${process.instanceId} ${process.role}`).join(', ') || 'none'})${lapsed.length > 0 ? `; ${lapsed.length} lapsed, reaped by the next live process (${lapsed.map((process) => process.instanceId).join(', ')})` : ''}`,
+    message: `${live.length} live (${live.map((process) => `${process.instanceId} ${process.role}${process.drainingSince === null ? '' : ` ${drainingFor(process.drainingSince, d.storeNow)}`}`).join(', ') || 'none'})${lapsed.length > 0 ? `; ${lapsed.length} lapsed, reaped by the next live process (${lapsed.map((process) => process.instanceId).join(', ')})` : ''}`,
   });
   const digests = new Map<string, string[]>();
   for (const process of live) digests.set(process.settingsDigest, [...(digests.get(process.settingsDigest) ?? []), process.instanceId]);
@@ -170,6 +176,17 @@ function workerKeyAdvice(d: StoreDiagnosis, keys: LocalKeys | string | undefined
   if (keys === undefined || keysNotConfigured(d.unfinishedByKeyId, keys).length === 0) return '';
   if (keys.current === null) return " — where the deployment's at-rest keys are set: one started here, without a key, refuses to start (see the keys line)";
   return " — with the at-rest keys the keys line names: one with this host's keys refuses to start unless given --fail-unreadable-tasks, which fails those tasks";
+}
+
+/** "draining for 12 s": how long a process has drained, on the store's clock (both times epoch ms). */
+function drainingFor(since: number, storeNow: number): string {
+  return `draining for ${Math.max(0, Math.round((storeNow - since) / 1000))} s`;
+}
+
+/** "2 draining: w-1 for 12 s, w-2 for 3 s": the draining workers of the tasks line. */
+function drainingList(draining: readonly ProcessRecord[], storeNow: number): string {
+  const each = draining.map((process) => `${process.instanceId} for ${Math.max(0, Math.round((storeNow - (process.drainingSince ?? storeNow)) / 1000))} s`);
+  return `${draining.length} draining: ${each.join(', ')}`;
 }
 
 /** "1 working task waits" / "n working tasks wait". */

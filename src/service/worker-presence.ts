@@ -1,14 +1,20 @@
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { ProcessRegistry } from '../core/ports/processes.js';
+import { drainingWorker, takesTasks } from '../core/process-record.js';
 import type { TaskRecord } from '../core/task.js';
 
 /** What `/readyz` of an API process says about the workers of its store (issue 26 item 6). */
 export interface WorkerPresenceState {
   /** A worker was live within `absentAfterMs` (or the window since this process started has not passed yet). */
   ok: boolean;
-  /** Worker processes (`worker`, or `serve` with its embedded worker) with a live heartbeat at the last look. */
+  /**
+   * Worker processes (`worker`, or `serve` with its embedded worker) that take tasks at the last look: a live
+   * heartbeat and not draining.
+   */
   live: number;
+  /** Live worker processes that drain at the last look (they finish or hand back their runs, take no new task). */
+  draining: number;
   /** When one was last seen live (ISO 8601), `null` when never since this process started. */
   lastSeenAt: string | null;
   /** The configured window (ms): no live worker for longer makes the process not ready. `0`: never. */
@@ -23,6 +29,7 @@ export interface WorkerPresenceState {
  */
 export class WorkerPresence {
   private live = 0;
+  private draining = 0;
   private lastSeenAt: number | undefined;
   private readonly startedAt: number;
   private timer: NodeJS.Timeout | undefined;
@@ -51,7 +58,10 @@ export class WorkerPresence {
   async refresh(): Promise<void> {
     try {
       const processes = await this.registry.listProcesses();
-      this.live = processes.filter((process) => process.live && (process.role === 'worker' || process.role === 'serve')).length;
+      // A draining worker still heartbeats but takes no new task: it does not make this process ready, nor a task
+      // look like it runs (see `takesTasks`, the rule doctor counts by).
+      this.live = processes.filter(takesTasks).length;
+      this.draining = processes.filter(drainingWorker).length;
       if (this.live > 0) this.lastSeenAt = this.clock.now();
       this.looked = true;
     } catch (error) {
@@ -66,18 +76,22 @@ export class WorkerPresence {
     return {
       ok: !absent,
       live: this.live,
+      draining: this.draining,
       lastSeenAt: this.lastSeenAt === undefined ? null : new Date(this.lastSeenAt).toISOString(),
       absentAfterMs: this.options.absentAfterMs,
     };
   }
 
   /**
-   * The task as a requestor should see it: a `working` task no run has started (`attempt` 0) while no worker is live
-   * says "waiting for a worker" — whatever the tool's first message announced, nothing runs it yet.
+   * The task as a requestor should see it: a `working` task no run has started (`attempt` 0) while no worker takes
+   * tasks (none live, or every live one draining) says "waiting for a worker" — whatever the tool's first message
+   * announced, nothing runs it yet.
    */
   view(task: TaskRecord): TaskRecord {
     if (!this.looked || this.live > 0 || task.status !== 'working' || task.attempt > 0) return task;
     const seen = this.lastSeenAt === undefined ? 'none seen since this server started' : `last seen ${new Date(this.lastSeenAt).toISOString()}`;
-    return { ...task, statusMessage: `waiting for a worker (no worker process is running: ${seen}); the task starts when one runs` };
+    const none =
+      this.draining > 0 ? `no worker process takes tasks: ${this.draining} draining, taking no new task; ${seen}` : `no worker process is running: ${seen}`;
+    return { ...task, statusMessage: `waiting for a worker (${none}); the task starts when one runs` };
   }
 }

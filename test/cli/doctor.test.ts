@@ -143,6 +143,33 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(run.line('schema')).toMatch(/^ok/);
     });
 
+    it('draining workers (SIGTERMed: they finish or hand back their runs) do not count as taking tasks: FAIL tasks naming them, exit 1; a live worker that does not drain counts (control)', async () => {
+      const { store, arg } = await fresh();
+      await store.registerProcess(process1('api-1', 'api'), 60_000);
+      await store.registerProcess(process1('w-1', 'worker'), 60_000);
+      await store.registerProcess(process1('w-2', 'worker'), 60_000);
+      await queued(store);
+      const before = doctor(arg);
+      expect(before.status, before.lines.join('\n')).toBe(0);
+      expect(before.line('tasks')).toContain('1 working task waits for a worker; 2 live worker processes (live:');
+      expect(await store.markProcessDraining('w-1', 't-w-1')).toBe(true);
+      expect(await store.markProcessDraining('w-2', 't-w-2')).toBe(true);
+      const drained = doctor(arg);
+      expect(drained.status).toBe(1);
+      expect(drained.line('tasks')).toMatch(
+        /^FAIL {2}tasks\s+1 working task waits for a worker; no worker takes tasks \(2 draining: w-1 for \d+ s, w-2 for \d+ s\): start .* worker \(or serve without --no-worker\)$/,
+      );
+      expect(drained.line('processes')).toMatch(/^ok {4}processes 3 live \(api-1 api, w-1 worker draining for \d+ s, w-2 worker draining for \d+ s\)$/);
+      // Control: a worker that takes tasks starts beside them; it counts, they are named apart.
+      await store.registerProcess(process1('w-3', 'worker'), 60_000);
+      await store.close();
+      const joined = doctor(arg);
+      expect(joined.status, joined.lines.join('\n')).toBe(0);
+      expect(joined.line('tasks')).toMatch(
+        /^ok {4}tasks\s+1 working task waits for a worker; 1 live worker process \(live: .*\); not counted: 2 draining: w-1 for \d+ s, w-2 for \d+ s \(a draining worker takes no new task\)$/,
+      );
+    });
+
     it('processes of two versions (a rolling update) that agree on every setting they share: the settings line is ok and names the fields not compared yet', async () => {
       const { store, arg } = await fresh();
       await store.registerProcess(process1('api-old', 'api', 'roots=11111111 tools=22222222'), 60_000);
@@ -338,6 +365,17 @@ describe('doctor findings that real stores here cannot show', () => {
     check.close();
   });
 
+  it('a SQLite file before draining was recorded (version 12) with a registered worker: doctor reads it, the worker live and taking tasks', () => {
+    const path = join(temp.dir, 'before-draining.db');
+    const db = new Database(path);
+    migrate(db, 0, MIGRATIONS.slice(0, 12));
+    db.prepare("INSERT INTO processes VALUES ('w-1', 'worker', 't', 'h', 1, 'd', ?, ?, ?)").run(Date.now(), Date.now(), Date.now() + 600_000);
+    db.close();
+    const run = doctor(path);
+    expect(run.line('processes')).toMatch(/^ok {4}processes 1 live \(w-1 worker\)$/);
+    expect(run.line('tasks')).toMatch(/^ok {4}tasks\s+0 working tasks wait for a worker; 1 live worker process/);
+  });
+
   /** A diagnosis of a healthy store at host time 1,000,000 with `overrides`. */
   const diagnosis = (overrides: Partial<StoreDiagnosis> = {}): StoreDiagnosis => ({
     schemaVersion: 1,
@@ -350,6 +388,31 @@ describe('doctor findings that real stores here cannot show', () => {
     processes: [],
     serverSecret: null,
     ...overrides,
+  });
+
+  it('the tasks rule: a live worker that drains does not take tasks, one that does not drain does (control); an API process never does', () => {
+    const worker = (instanceId: string, drainingSince: number | null, role: 'worker' | 'serve' | 'api' = 'worker') => ({
+      ...process1(instanceId, role),
+      startedAt: 990_000,
+      heartbeatAt: 999_000,
+      expiresAt: 1_002_000,
+      live: true,
+      drainingSince,
+    });
+    const tasks = (processes: StoreDiagnosis['processes']) => findingsOf(diagnosis({ waitingForWorker: 1, processes }), 1_000).find((f) => f.check === 'tasks');
+    expect(tasks([worker('api-1', null, 'api'), worker('w-1', 988_000), worker('s-1', 999_600, 'serve')])).toEqual({
+      ok: false,
+      check: 'tasks',
+      message: expect.stringMatching(/^1 working task waits for a worker; no worker takes tasks \(2 draining: w-1 for 12 s, s-1 for 0 s\): start /),
+    });
+    expect(tasks([worker('api-1', null, 'api'), worker('w-1', null)])).toMatchObject({
+      ok: true,
+      message: expect.stringMatching(/^1 working task waits for a worker; 1 live worker process \(live: [^;]*\)$/),
+    });
+    // A draining API process (serve --no-worker SIGTERMed) takes no task either way: it is no draining worker.
+    expect(tasks([worker('api-1', 999_000, 'api')])?.message).toMatch(/no live worker is registered/);
+    // A draining worker whose registration lapsed is gone, not draining.
+    expect(tasks([{ ...worker('w-1', 988_000), live: false }])?.message).toMatch(/no live worker is registered/);
   });
 
   it('clock skew beyond --max-skew-ms fails; within it passes (the rule, on a diagnosis with a skewed database clock)', () => {
