@@ -1,7 +1,16 @@
 import { type JournalEntry, type PendingCallEntry, type ProtocolChoice, TaskJournal, type TasksClient } from '../client/index.js';
 import { cliCommand } from './invocation.js';
-import { detachOnInterrupt, followTask, openClient, printResult, reportFailure, type RequestorFlags, resultExitCode } from './requestor.js';
-import { ExitCode } from './usage-error.js';
+import {
+  checkOutputWritable,
+  detachOnInterrupt,
+  followTask,
+  openClient,
+  printResult,
+  reportFailure,
+  type RequestorFlags,
+  resultExitCode,
+} from './requestor.js';
+import { ExitCode, UsageError } from './usage-error.js';
 
 /** Options of `mcp-tasks resume`. */
 export interface ResumeFlags extends RequestorFlags {
@@ -67,7 +76,9 @@ export async function tasksCommand(flags: RequestorFlags): Promise<void> {
  * endpoint), and take up calls whose answer never arrived (see {@link TasksClient.resumeCall}). Each result is
  * printed as it arrives, so a task waiting for input or running long delays no other; `--timeout` is one deadline
  * for all of them, and a task that got no status before it is reported as not reached, never as running. Exit 0
- * when everything completed, else the exit code of the first (in journal order) that did not.
+ * when everything completed, else the exit code of the first (in journal order) that did not. `--output FILE`
+ * saves the result as `watch --output` does, when there is one thing to resume.
+ * @throws UsageError (exit 64) for `--output` with several things to resume, or a FILE that cannot be written.
  */
 export async function resumeCommand(flags: ResumeFlags): Promise<void> {
   const journal = new TaskJournal(TaskJournal.defaultPath());
@@ -79,6 +90,11 @@ export async function resumeCommand(flags: ResumeFlags): Promise<void> {
     process.exitCode = ExitCode.completed;
     return;
   }
+  if (flags.output !== undefined && tasks.length + pending.length > 1)
+    throw new UsageError(
+      `--output ${flags.output}: saves one result, and ${tasks.length + pending.length} calls are unfinished; narrow with --url, or save each with ${cliCommand()} watch <task> --output FILE`,
+    );
+  await checkOutputWritable(flags.output);
   const deadline = flags.timeout === undefined ? undefined : Date.now() + flags.timeout;
   const interrupt = detachOnInterrupt();
   const clients = new Map<string, Promise<TasksClient>>();

@@ -413,6 +413,10 @@ program
   .option('--token <token>', 'bearer token (default: MCP_TASKS_TOKEN)')
   .option('--json', 'machine-readable JSON on stdout')
   .option('--timeout <sec>', 'one deadline for all: stop waiting after this many seconds (the tasks keep running)', secondsOption)
+  .option(
+    '--output <file>',
+    'with one task (or call) to resume: write its result to <file> instead of stdout, as watch --output does; narrow with --url when there are several',
+  )
   .addHelpText('after', `\n${EXIT_CODES}`)
   .action(async (flags: ResumeFlags) => (await import('./journal-commands.js')).resumeCommand(flags));
 

@@ -1,5 +1,7 @@
-import { writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, realpath, stat } from 'node:fs/promises';
 
+import { writeFileAtomically } from '../client/atomic-file.js';
 import {
   type CallToolResult,
   CapabilityMissingError,
@@ -26,6 +28,7 @@ import { parseResultUri } from '../protocol/result-uri.js';
 import { taskCommand } from './invocation.js';
 import { type CliInput, describeQuestion, exampleAnswers, InputLeftOpenError } from './prompt-resolver.js';
 import { DEFAULT_URL } from './requestor-options.js';
+import { saveLargeResult } from './result-file.js';
 import { StatusLine } from './status-line.js';
 import { ExitCode, UsageError } from './usage-error.js';
 
@@ -133,12 +136,17 @@ export async function printResult(result: CallToolResult, flags: RequestorFlags,
   const link = resultResourceUri(result);
   const document = (shown: CallToolResult): string => `${JSON.stringify({ ...(taskId ? { taskId } : {}), status: 'completed', result: shown }, null, 2)}\n`;
   if (flags.output !== undefined) {
-    const whole = link === undefined ? result : await client.readResultResource(link);
-    const body = flags.json ? document(whole) : withNewline(resultText(whole));
-    await writeFile(flags.output, body);
-    process.stderr.write(
-      `mcp-tasks: result written to ${flags.output} (${Buffer.byteLength(body)} bytes${link === undefined ? '' : ', read back in full from the server'})\n`,
-    );
+    // A large result is read back and rendered as it streams in (bounded memory); either way the file appears only
+    // once complete, so a read that fails leaves no half result under the user's name.
+    const bytes =
+      link === undefined
+        ? await writeFileAtomically(flags.output, async (file) => {
+            const body = Buffer.from(flags.json ? document(result) : withNewline(resultText(result)), 'utf8');
+            await file.writeFile(body);
+            return body.length;
+          })
+        : await saveLargeResult(client, link, flags.output, { json: flags.json === true, ...(taskId ? { taskId } : {}) });
+    process.stderr.write(`mcp-tasks: result written to ${flags.output} (${bytes} bytes${link === undefined ? '' : ', read back in full from the server'})\n`);
   } else if (flags.json) {
     process.stdout.write(document(result));
   } else {
@@ -162,17 +170,32 @@ export async function printResult(result: CallToolResult, flags: RequestorFlags,
 
 /**
  * `--output FILE` is checked before anything is sent: a result must not be lost to a path that cannot be written
- * once its tool has run. Creates the file when missing; an existing one is replaced only when the result is written.
+ * once its tool has run. FILE is neither created nor changed here: the result goes into a new file beside it that
+ * replaces it once complete, so its directory must take a new file, and an existing FILE must be a writable file.
  * @throws UsageError (exit 64) when it cannot be written.
  */
 export async function checkOutputWritable(path: string | undefined): Promise<void> {
   if (path === undefined) return;
   try {
-    await writeFile(path, '', { flag: 'a' });
+    const target = await realpath(path).catch(() => path);
+    const existing = await stat(target).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    });
+    if (existing?.isDirectory()) throw Object.assign(new Error('a directory'), { code: 'EISDIR' });
+    if (existing) await access(target, constants.W_OK);
+    await writeFileAtomically(target, async () => {
+      throw new ProbeDone();
+    }).catch((error: unknown) => {
+      if (!(error instanceof ProbeDone)) throw error;
+    });
   } catch (error) {
     throw new UsageError(`--output ${path}: cannot write there (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
   }
 }
+
+/** Ends the probe of {@link checkOutputWritable} once its file beside the output was created (and is removed). */
+class ProbeDone extends Error {}
 
 function withNewline(text: string): string {
   return text.length === 0 || text.endsWith('\n') ? text : `${text}\n`;

@@ -5,6 +5,7 @@
  * task's outcome (result-delivery.ts), routing and fallbacks, following, listening, input and the journal itself.
  */
 import { randomUUID } from 'node:crypto';
+import type { Writable } from 'node:stream';
 
 import { z } from 'zod';
 
@@ -22,7 +23,7 @@ import { ManifestCache } from './manifest-cache.js';
 import { JournalObserver, outcomeUnknown } from './observation.js';
 import { type ClientInput, DEFAULT_CLIENT_INFO, modernEndpointOf, openRequestorLink, type RequestorLink } from './requestor-link.js';
 import { deliverResult } from './result-delivery.js';
-import { readResultResource } from './result-resource.js';
+import { readResultResource, readResultResourceTo, type ResultWritten } from './result-resource.js';
 import { decideRoute } from './router.js';
 import { McpSession, type SessionRequestOptions } from './session.js';
 import type { AnswerReport, AnswerTaskOptions, CallToolOptions, ConnectTasksClientOptions } from './tasks-client-options.js';
@@ -441,6 +442,14 @@ export class TasksClient {
    */
   readResultResource(uri: string): Promise<CallToolResult> {
     return readResultResource(this.session, uri);
+  }
+
+  /**
+   * {@link readResultResource} without holding the result: its JSON text goes to `destination` (a stream, or a file
+   * that appears only once complete) as it arrives. See {@link readResultResourceTo} for shapes and errors.
+   */
+  readResultResourceTo(uri: string, destination: Writable | string): Promise<ResultWritten> {
+    return readResultResourceTo(this.session, uri, destination);
   }
 
   /**

@@ -1,0 +1,155 @@
+/**
+ * `call|watch|resume --output FILE` saves a large result with bounded memory (a 60 MiB result peaked at ~600 MB RSS
+ * in the CLI when it was read whole): the HTTP fast path's streamed answer and the chunked path (`-31004`
+ * `read_in_chunks`, here a server without the fast path) are rendered into the file as they arrive, multi-byte
+ * characters cut by chunk boundaries intact, and the file appears only once complete.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+
+import { defineTool, textResult } from '../../src/core/tool.js';
+import { RESULT_READ_CHUNK_BYTES } from '../../src/protocol/result-uri.js';
+import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+import { cliRunner, ensureBuilt } from './support.js';
+
+/** Lines of 2-, 3- and 4-byte characters and JSON escapes, of a length that does not divide any chunk size. */
+function bigText(bytes: number): string {
+  const line = 'ligne é ü — 漢字 🙂 "quoted" \\ back\tslash';
+  const lines: string[] = [];
+  for (let i = 0, total = 0; total < bytes; i++) {
+    const next = `${String(i).padStart(7, '0')} ${line}`;
+    lines.push(next);
+    total += Buffer.byteLength(next) + 1;
+  }
+  return lines.join('\n');
+}
+
+/** 3 MiB: above the 1 MiB a buffered resources/read answers whole, so a server without the fast path sends chunks. */
+const BIG = bigText(3 * 1024 * 1024);
+/** 16 MiB for the memory bound: read whole, the CLI needs several times that in heap. */
+const HUGE = bigText(16 * 1024 * 1024);
+
+describe('--output: a large result streamed into the file', () => {
+  const temp = makeTempDir('mcp-tasks-output-stream-');
+  const env: NodeJS.ProcessEnv = { ...process.env, MCP_TASKS_CLIENT_STATE: join(temp.dir, 'journal.json') };
+  delete env.MCP_TASKS_URL;
+  delete env.MCP_TASKS_TOKEN;
+  delete env.NODE_OPTIONS;
+  const { cli } = cliRunner(env);
+  let fast: RunningTasksServer;
+  let chunked: RunningTasksServer;
+  /** While set, the store hands out no result chunk past the third: the server breaks off the answer mid-way. */
+  let breakReads = false;
+  const tools = [
+    defineTool({ name: 'big', description: '3 MiB', execution: 'task-optional', inputSchema: z.object({}), run: async () => textResult(BIG) }),
+    defineTool({ name: 'huge', description: '16 MiB', execution: 'task-optional', inputSchema: z.object({}), run: async () => textResult(HUGE) }),
+    defineTool({ name: 'small', description: 'hello', execution: 'task-optional', inputSchema: z.object({}), run: async () => textResult('hellö') }),
+  ];
+
+  beforeAll(async () => {
+    ensureBuilt();
+    const limits = { maxResultBytes: 100_000, pollIntervalMs: 100 };
+    fast = await startTasksServer({
+      tools,
+      limits,
+      wrapStore: (store) =>
+        new Proxy(store, {
+          get(target, property, receiver) {
+            if (property === 'readResultChunk')
+              return async (taskId: string, index: number) => (breakReads && index > 2 ? undefined : target.readResultChunk(taskId, index));
+            const value = Reflect.get(target, property, receiver) as unknown;
+            return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+          },
+        }),
+    });
+    chunked = await startTasksServer({ tools, limits, fastPath: false });
+  });
+  afterAll(async () => {
+    await fast.close();
+    await chunked.close();
+    temp.remove();
+  });
+
+  it('the test text has chunk boundaries inside multi-byte characters', () => {
+    const json = Buffer.from(JSON.stringify({ content: [{ type: 'text', text: BIG }] }));
+    const cut = Array.from({ length: Math.floor(json.length / RESULT_READ_CHUNK_BYTES) }, (_, i) => json[(i + 1) * RESULT_READ_CHUNK_BYTES]!);
+    expect(cut.some((byte) => (byte & 0xc0) === 0x80)).toBe(true);
+  });
+
+  for (const path of ['fast path', 'chunked path'] as const) {
+    it.each(['2025-11-25', '2026-07-28'])(
+      `${path}, over %s: the file equals the result byte for byte; --json holds the whole result`,
+      async (protocol) => {
+        const url = path === 'fast path' ? fast.url : chunked.url;
+        const file = join(temp.dir, `${path}-${protocol}.txt`);
+        const saved = await cli(['call', 'big', '--url', url, '--protocol', protocol, '--output', file]);
+        expect(saved.code, saved.stderr).toBe(0);
+        expect(readFileSync(file).equals(Buffer.from(`${BIG}\n`, 'utf8'))).toBe(true);
+        expect(saved.stderr).toContain(`(${Buffer.byteLength(`${BIG}\n`)} bytes, read back in full from the server)`);
+
+        const taskId = /task (\S+) created/.exec(saved.stderr)?.[1] as string;
+        const json = join(temp.dir, `${path}-${protocol}.json`);
+        const watched = await cli(['watch', taskId, '--url', url, '--protocol', protocol, '--json', '--output', json]);
+        expect(watched.code, watched.stderr).toBe(0);
+        const document = JSON.parse(readFileSync(json, 'utf8')) as { result: { content: Array<{ text: string }> } };
+        expect(document).toMatchObject({ taskId, status: 'completed', result: { content: [{ type: 'text' }] } });
+        expect(document.result.content[0]!.text === BIG).toBe(true);
+        expect(document.result).not.toHaveProperty('resultType');
+      },
+      60_000,
+    );
+  }
+
+  it('memory stays bounded: 16 MiB saved by a CLI whose heap may not exceed 40 MB (read whole, it ran out of memory)', async () => {
+    const bounded = cliRunner({ ...env, NODE_OPTIONS: '--max-old-space-size=40' });
+    for (const [protocol, flags] of [
+      ['2026-07-28', []],
+      ['2025-11-25', ['--json']],
+    ] as const) {
+      const file = join(temp.dir, `huge-${protocol}.out`);
+      const saved = await bounded.cli(['call', 'huge', '--url', fast.url, '--protocol', protocol, ...flags, '--output', file]);
+      expect(saved.code, saved.stderr.slice(0, 2000)).toBe(0);
+      if (flags.length === 0) expect(readFileSync(file).equals(Buffer.from(`${HUGE}\n`, 'utf8'))).toBe(true);
+    }
+  }, 120_000);
+
+  it('a read that breaks off leaves no file and nothing beside it; a file already there is left as it was', async () => {
+    const file = join(temp.dir, 'broken', 'out.txt');
+    const { mkdirSync, writeFileSync } = await import('node:fs');
+    mkdirSync(join(temp.dir, 'broken'));
+    breakReads = true;
+    try {
+      for (const protocol of ['2025-11-25', '2026-07-28']) {
+        const failed = await cli(['call', 'big', '--url', fast.url, '--protocol', protocol, '--output', file]);
+        expect(failed.code, failed.stderr).not.toBe(0);
+        expect(existsSync(file)).toBe(false);
+        expect(readdirSync(join(temp.dir, 'broken'))).toEqual([]);
+      }
+      writeFileSync(file, 'kept');
+      const again = await cli(['call', 'big', '--url', fast.url, '--output', file]);
+      expect(again.code, again.stderr).not.toBe(0);
+      expect(readFileSync(file, 'utf8')).toBe('kept');
+      expect(readdirSync(join(temp.dir, 'broken'))).toEqual(['out.txt']);
+    } finally {
+      breakReads = false;
+    }
+  }, 60_000);
+
+  it('control: a small result is written as it came, and resume --output saves the one task it follows', async () => {
+    const file = join(temp.dir, 'small.txt');
+    const small = await cli(['call', 'small', '--url', fast.url, '--output', file]);
+    expect(small.code, small.stderr).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe('hellö\n');
+
+    const detached = await cli(['call', 'big', '--url', fast.url, '--detach']);
+    expect(detached.code, detached.stderr).toBe(0);
+    const resumed = join(temp.dir, 'resumed.txt');
+    const resume = await cli(['resume', '--url', fast.url, '--output', resumed]);
+    expect(resume.code, resume.stderr).toBe(0);
+    expect(readFileSync(resumed).equals(Buffer.from(`${BIG}\n`, 'utf8'))).toBe(true);
+  }, 60_000);
+});
