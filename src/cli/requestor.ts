@@ -145,7 +145,16 @@ export async function printResult(result: CallToolResult, flags: RequestorFlags,
             await file.writeFile(body);
             return body.length;
           })
-        : await saveLargeResult(client, link, flags.output, { json: flags.json === true, ...(taskId ? { taskId } : {}) });
+        : await saveLargeResult(client, link, flags.output, { json: flags.json === true, ...(taskId ? { taskId } : {}) }).catch((error: unknown) => {
+            // The task ended, and its result went before it could be read (expired or purged in between): an
+            // unknown or expired task (exit 4), not bad input.
+            if (!(error instanceof TaskNotFoundError)) throw error;
+            throw new TaskNotFoundError(
+              error.taskId,
+              `${error.message}; --output ${flags.output} could not read it (nothing was written). The task ended; its result is gone.`,
+              { cause: error },
+            );
+          });
     process.stderr.write(`mcp-tasks: result written to ${flags.output} (${bytes} bytes${link === undefined ? '' : ', read back in full from the server'})\n`);
   } else if (flags.json) {
     process.stdout.write(document(result));

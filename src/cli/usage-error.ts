@@ -29,7 +29,7 @@ export const ExitCode = Object.freeze({
   failed: 2,
   /** `call`/`watch`/`resume`: the task was cancelled. */
   cancelled: 3,
-  /** Unknown or expired task (`get`, `watch`, `cancel`, `answer`, …), or no such operation (`ops show`, `ops reconcile`). */
+  /** Unknown or expired task (`get`, `watch`, `cancel`, `answer`, …), or a task's result gone before `--output` read it (expired or purged after the task ended); no such operation (`ops show`, `ops reconcile`). */
   unknownOrExpired: 4,
   /** The server is unreachable, refused the connection (401/403), or broke the protocol; nothing is known about the outcome beyond what was printed. */
   connectionOrProtocol: 5,

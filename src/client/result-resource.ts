@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { ApplicationErrorReason, ErrorCode } from '../protocol/constants.js';
 import { parseResultUri } from '../protocol/result-uri.js';
 import { writeFileAtomically } from './atomic-file.js';
-import { TasksProtocolError } from './errors.js';
+import { TaskNotFoundError, TasksProtocolError } from './errors.js';
 import { type TextDiversion, withTextDiversion } from './result-stream.js';
 import type { McpSession } from './session.js';
 import type { CallToolResult } from './types.js';
@@ -35,8 +35,8 @@ export function resultResourceUri(result: CallToolResult): string | undefined {
  * The whole result behind a result resource (`resources/read` of `uri`): in one answer where the server sends it
  * whole (over HTTP it streams it), else chunk by chunk when it answers `-31004` `read_in_chunks` (`data.chunks`,
  * `data.chunkUri`), so no answer is larger than a chunk.
- * @throws TasksProtocolError `-32602` when the caller may not read it or it is gone (the task expired), or for an
- *   answer that is not a tool result.
+ * @throws TaskNotFoundError (`code` `-32602`) when the caller may not read it or it is gone (the task expired or
+ *   was purged); TasksProtocolError for an answer that is not a tool result.
  */
 export async function readResultResource(session: McpSession, uri: string): Promise<CallToolResult> {
   const read = (target: string): Promise<{ text?: string; blob?: string }> => readContent(session, target);
@@ -79,7 +79,8 @@ export interface ResultWritten {
  * read (its `drain` is awaited).
  * @param destination a stream (left open: the caller ends it), or a file path: the file appears only once the whole
  *   result is in it (written next to it, then renamed), and a failed read leaves none behind.
- * @throws TasksProtocolError `-32602` when the caller may not read it or it is gone (the task expired); a
+ * @throws TaskNotFoundError (`code` `-32602`) when the caller may not read it or it is gone (the task expired or
+ *   was purged); a
  *   TasksConnectionError when the answer broke off (the server ends it when the result is deleted while it is sent);
  *   the destination's own errors.
  */
@@ -116,8 +117,23 @@ export async function readResultResourceTo(session: McpSession, uri: string, des
   }
 }
 
+/**
+ * One `resources/read`. The server answers `-32602` for a result it no longer keeps (its task expired or was purged)
+ * as for one the caller may not read — one answer for both, so nothing leaks: a {@link TaskNotFoundError} of the
+ * task the URI names.
+ */
 async function readContent(session: McpSession, uri: string): Promise<{ text?: string; blob?: string }> {
-  return (await session.request('resources/read', { uri }, ReadResourceResultSchema)).contents[0] as { text?: string; blob?: string };
+  try {
+    return (await session.request('resources/read', { uri }, ReadResourceResultSchema)).contents[0] as { text?: string; blob?: string };
+  } catch (error) {
+    const taskId = parseResultUri(uri)?.taskId;
+    if (!(error instanceof TasksProtocolError && error.code === ErrorCode.InvalidParams && taskId !== undefined)) throw error;
+    throw new TaskNotFoundError(
+      taskId,
+      `The result of task ${taskId} is no longer kept on the server (the task expired or was purged), or is not visible to these credentials`,
+      { cause: error },
+    );
+  }
 }
 
 /** Writes to a stream, waiting for `drain` when asked; the stream's error is thrown from {@link drain}. */

@@ -438,7 +438,7 @@ export class TasksClient {
    * The whole result of a task whose result was too large to answer inline: its bounded result links to it
    * (`resource_link` `mcp-tasks://tasks/{taskId}/result`, see {@link resultResourceUri}); read with `resources/read`,
    * chunk by chunk where the server asks for that. Owner only, until the task expires.
-   * @throws TasksProtocolError `-32602` when it may not be read or is gone.
+   * @throws TaskNotFoundError (`code` `-32602`) when it may not be read or is gone (the task expired or was purged).
    */
   readResultResource(uri: string): Promise<CallToolResult> {
     return readResultResource(this.session, uri);

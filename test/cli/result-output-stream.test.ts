@@ -7,11 +7,13 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
 import { defineTool, textResult } from '../../src/core/tool.js';
 import { RESULT_READ_CHUNK_BYTES } from '../../src/protocol/result-uri.js';
+import type { TaskServiceHook } from '../../src/service/hooks.js';
 import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { cliRunner, ensureBuilt } from './support.js';
@@ -42,6 +44,9 @@ describe('--output: a large result streamed into the file', () => {
   const { cli } = cliRunner(env);
   let fast: RunningTasksServer;
   let chunked: RunningTasksServer;
+  let expiring: RunningTasksServer;
+  /** While set, a result read finds its task expired: the server no longer keeps the result. */
+  let expireOnRead = false;
   /** While set, the store hands out no result chunk past the third: the server breaks off the answer mid-way. */
   let breakReads = false;
   const tools = [
@@ -67,10 +72,24 @@ describe('--output: a large result streamed into the file', () => {
         }),
     });
     chunked = await startTasksServer({ tools, limits, fastPath: false });
+    // The task expires between its end and --output's read of its result: its TTL passes, the sweep purges it.
+    const expire: TaskServiceHook = {
+      around: async (context, next) => {
+        if (context.operation === 'readResource' && expireOnRead && context.taskId !== undefined) {
+          const db = new Database(expiring.dbPath);
+          db.prepare('UPDATE tasks SET expires_at = 1 WHERE task_id = ?').run(context.taskId);
+          db.close();
+          await expiring.store.expireDue(100); // the server's own sweep purges it, as it does past a TTL
+        }
+        return next();
+      },
+    };
+    expiring = await startTasksServer({ tools, limits, hooks: [expire] });
   });
   afterAll(async () => {
     await fast.close();
     await chunked.close();
+    await expiring.close();
     temp.remove();
   });
 
@@ -138,6 +157,29 @@ describe('--output: a large result streamed into the file', () => {
       breakReads = false;
     }
   }, 60_000);
+
+  it.each(['2025-11-25', '2026-07-28'])(
+    'over %s: a result gone before --output read it (the task expired) exits 4 naming the task; control: a kept one exits 0',
+    async (protocol) => {
+      const file = join(temp.dir, `expired-${protocol}.txt`);
+      expireOnRead = true;
+      let gone;
+      try {
+        gone = await cli(['call', 'big', '--url', expiring.url, '--protocol', protocol, '--output', file]);
+      } finally {
+        expireOnRead = false;
+      }
+      const taskId = /task (\S+) created/.exec(gone.stderr)?.[1] as string;
+      expect(gone.code, gone.stderr).toBe(4);
+      expect(gone.stderr).toContain(`The result of task ${taskId} is no longer kept on the server`);
+      expect(gone.stderr).toContain(`--output ${file} could not read it`);
+      expect(existsSync(file)).toBe(false);
+      const json = await cli(['call', 'big', '--url', expiring.url, '--protocol', protocol, '--json', '--output', file]);
+      expect(json.code, json.stderr).toBe(0); // control: kept (expireOnRead is off)
+      expect(readFileSync(file, 'utf8')).toContain('"status": "completed"');
+    },
+    60_000,
+  );
 
   it('control: a small result is written as it came, and resume --output saves the one task it follows', async () => {
     const file = join(temp.dir, 'small.txt');
