@@ -1,4 +1,5 @@
 import type { CapabilityManifest } from '../client/index.js';
+import { remoteLine } from '../client/remote-text.js';
 import { openClient, reportFailure, type RequestorFlags, resolveTarget } from './requestor.js';
 import { ExitCode } from './usage-error.js';
 
@@ -23,14 +24,14 @@ export async function inspectCommand(flags: RequestorFlags): Promise<void> {
   }
 }
 
-/** The manifest as an aligned table. */
+/** The manifest as an aligned table; what the server named (itself, its version, its tools) as {@link remoteLine}s. */
 export function describeManifest(manifest: CapabilityManifest, url: string): string {
   const session =
     manifest.session.kind === 'initialize'
       ? `initialize at ${manifest.session.at}${manifest.session.sessionId ? `, session ${manifest.session.sessionId}` : ''}`
       : `server/discover at ${manifest.session.at}`;
   const rows: Array<[string, string]> = [
-    ['server', `${manifest.server ? `${manifest.server.name} ${manifest.server.version}` : '(no serverInfo)'} at ${url}`],
+    ['server', `${manifest.server ? remoteLine(`${manifest.server.name} ${manifest.server.version}`) : '(no serverInfo)'} at ${url}`],
     ['protocol', `MCP ${manifest.protocolVersion}, ${manifest.generation ? `tasks ${manifest.generation}` : 'no tasks'}`],
     ['session', session],
     ['digest', manifest.capabilitiesDigest],
@@ -38,8 +39,9 @@ export function describeManifest(manifest: CapabilityManifest, url: string): str
     ['keys', manifest.idempotencyKeys ? 'idempotency keys honoured (dev.mcp-tasks/idempotency)' : 'idempotency keys not declared: a lost call is never resent'],
     ['tools', String(manifest.tools.length)],
   ];
-  const width = Math.max(0, ...manifest.tools.map((tool) => tool.name.length));
+  const names = manifest.tools.map((tool) => remoteLine(tool.name, 200));
+  const width = Math.max(0, ...names.map((name) => name.length));
   const lines = rows.map(([key, value]) => `${key.padEnd(9)}${value}`);
-  for (const tool of manifest.tools) lines.push(`  ${tool.name.padEnd(width)}  ${tool.taskMode}`);
+  manifest.tools.forEach((tool, index) => lines.push(`  ${(names[index] as string).padEnd(width)}  ${tool.taskMode}`));
   return `${lines.join('\n')}\n`;
 }

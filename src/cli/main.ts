@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 
 import { Command, InvalidArgumentError, Option } from 'commander';
 
+import { remoteLine } from '../client/remote-text.js';
 import type { AnswerFlags } from './answer.js';
 import type { CallFlags } from './call.js';
 import { ConfigError, flagsGiven, resolveConfig, type ResolvedConfig } from './config/resolve.js';
@@ -555,7 +556,8 @@ program.parseAsync(protectDashTaskIds(process.argv)).catch((error: unknown) => {
     process.stderr.write(`mcp-tasks: ${error.message}\n`);
     process.exit(ExitCode.startupFailed);
   }
-  const message = error instanceof Error ? error.message : String(error);
+  // Whatever ended the command may quote a server (an error the requestor library did not wrap): one clean line.
+  const message = remoteLine(error instanceof Error ? error.message : String(error));
   process.stderr.write(`mcp-tasks: ${message}\n`);
   if (jsonRequested(process.argv))
     process.stdout.write(`${JSON.stringify({ status: 'error', exitCode: ExitCode.connectionOrProtocol, error: { message } }, null, 2)}\n`);

@@ -1,6 +1,7 @@
 import { createInterface, type Interface } from 'node:readline';
 
 import type { ElicitAnswer, InputRequest } from '../client/index.js';
+import { remoteLine, remoteLines } from '../client/remote-text.js';
 import { describeField, type FieldValue, type FormField, formFields, parseFieldInput } from './prompt-schema.js';
 
 /** The input closed (Ctrl-D, end of a pipe) before the question was answered. */
@@ -23,9 +24,6 @@ const ACTIONS = new Map<string, ElicitAnswer['action']>([
 ]);
 
 /** Control characters of server-provided text must not move the cursor or recolour the terminal. */
-function printable(text: string): string {
-  return text.replace(/[\p{Cc}\p{Cf}]+/gu, (match) => (match.includes('\n') ? '\n' : ' '));
-}
 
 /**
  * Interactive forms on a terminal (or any line stream): for each question its message, an accept / decline /
@@ -61,9 +59,9 @@ export class PromptSession {
    * @throws PromptClosedError when the input ends; the signal's reason when aborted (e.g. Ctrl-C).
    */
   async answer(request: InputRequest, signal: AbortSignal): Promise<ElicitAnswer> {
-    const where = request.taskId ? `task ${request.taskId}, ${request.key}` : request.key;
-    this.output.write(`\n? ${printable(request.params.message)}\n  (${where})\n`);
-    if (request.params.mode === 'url') this.output.write(`  open: ${printable(String(request.params.url))}\n`);
+    const where = remoteLine(request.taskId ? `task ${request.taskId}, ${request.key}` : request.key);
+    this.output.write(`\n? ${remoteLines(request.params.message, '  ')}\n  (${where})\n`);
+    if (request.params.mode === 'url') this.output.write(`  open: ${remoteLine(request.params.url)}\n`);
     const action = await this.askUntil<ElicitAnswer['action']>('  [a]ccept, [d]ecline or [c]ancel? (a) ', signal, (text) => {
       const choice = ACTIONS.get(text.toLowerCase());
       return choice ? { value: choice } : { reason: 'type a, d or c' };
@@ -83,11 +81,11 @@ export class PromptSession {
   }
 
   private askField(field: FormField, signal: AbortSignal): Promise<FieldValue | undefined> {
-    if (field.description) this.output.write(`  ${printable(field.description)}\n`);
+    if (field.description) this.output.write(`  ${remoteLines(field.description, '  ')}\n`);
     field.options?.forEach((option, index) =>
-      this.output.write(`    ${index + 1}) ${printable(option.title)}${option.title === option.value ? '' : ` [${option.value}]`}\n`),
+      this.output.write(`    ${index + 1}) ${remoteLine(option.title)}${option.title === option.value ? '' : ` [${remoteLine(option.value)}]`}\n`),
     );
-    return this.askUntil(`  ${printable(field.label)} (${describeField(field)}): `, signal, (text) => {
+    return this.askUntil(`  ${remoteLine(field.label)} (${describeField(field)}): `, signal, (text) => {
       if (text === '') {
         if (field.default !== undefined) return { value: field.default };
         return field.required ? { reason: 'an answer is required' } : { value: undefined };

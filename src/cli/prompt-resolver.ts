@@ -1,4 +1,5 @@
 import type { ElicitAnswer, InputHandler, InputRequest } from '../client/index.js';
+import { remoteLine, remoteLines } from '../client/remote-text.js';
 import type { ScriptedAnswers } from './prompt-answers.js';
 import { PromptClosedError, type PromptSession } from './prompt-form.js';
 import { describeField, exampleContent, formFields } from './prompt-schema.js';
@@ -38,7 +39,7 @@ function shellQuote(text: string): string {
 /** The fields of a question, one `  name: what it takes` line each (empty for a form without fields). */
 export function describeQuestion(request: InputRequest): string {
   return formFields(request.params.requestedSchema)
-    .map((field) => `  ${field.name}: ${describeField(field)}\n`)
+    .map((field) => `  ${remoteLine(field.name, 200)}: ${describeField(field)}\n`)
     .join('');
 }
 
@@ -72,17 +73,20 @@ export class CliInput {
     const { stderr } = this.options;
     const scripted = this.options.answers?.answerFor(request, index);
     if (scripted && 'answer' in scripted) {
-      stderr.write(`mcp-tasks: answered ${request.key} (${scripted.answer.action}) from --answers\n`);
+      stderr.write(`mcp-tasks: answered ${remoteLine(request.key, 200)} (${scripted.answer.action}) from --answers\n`);
       return scripted.answer;
     }
-    if (scripted) stderr.write(`mcp-tasks: --answers does not fit ${request.key} ("${request.params.message}"): ${scripted.problems.join('; ')}\n`);
+    if (scripted)
+      stderr.write(
+        `mcp-tasks: --answers does not fit ${remoteLine(request.key, 200)} ("${remoteLine(request.params.message)}"): ${remoteLine(scripted.problems.join('; '))}\n`,
+      );
     if (this.prompt) {
       const answer = await this.ask(this.prompt, request, context.signal);
       if (answer) return answer;
     }
     if (request.taskId === undefined) return undefined; // asked before a task exists: the call reports it
     stderr.write(
-      `mcp-tasks: task ${request.taskId} needs input (${request.key}): ${request.params.message}\n${describeQuestion(request)}` +
+      `mcp-tasks: task ${remoteLine(request.taskId, 200)} needs input (${remoteLine(request.key, 200)}): ${remoteLines(request.params.message, '  ')}\n${describeQuestion(request)}` +
         `  answer it with: ${await this.options.answerCommand(request.taskId)} --answers ${exampleAnswers(request)}\n`,
     );
     if (this.options.detachOnInput) throw new InputLeftOpenError(request);

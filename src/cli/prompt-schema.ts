@@ -3,6 +3,7 @@
  * primitive fields — string, number, integer, boolean, single-select enums in their three spellings, and
  * multi-select arrays), how to read a typed line into a value, and how to check a value given as JSON.
  */
+import { remoteLine } from '../client/remote-text.js';
 
 /** A value a form field takes. */
 export type FieldValue = string | number | boolean | string[];
@@ -241,7 +242,8 @@ export function describeField(field: FormField): string {
   }
   parts.push(field.required ? 'required' : 'optional');
   if (field.default !== undefined) parts.push(`default ${JSON.stringify(field.default)}`);
-  return parts.join(', ');
+  // Option values, the pattern and the default are the server's words.
+  return remoteLine(parts.join(', '));
 }
 
 /** A value for a field in a hint: `true` for yes/no (confirming is what a hint is for), else the default, the first option(s), the minimum or 0, or "…". */

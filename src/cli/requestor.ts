@@ -23,6 +23,7 @@ import {
   ToolCallFailedError,
   ToolCallOutcomeUnknownError,
 } from '../client/index.js';
+import { remoteLine, remoteLines } from '../client/remote-text.js';
 import { ErrorCode, INPUT_REFUSED_META_KEY } from '../protocol/constants.js';
 import { parseResultUri } from '../protocol/result-uri.js';
 import { taskCommand } from './invocation.js';
@@ -30,6 +31,7 @@ import { type CliInput, describeQuestion, exampleAnswers, InputLeftOpenError } f
 import { DEFAULT_URL } from './requestor-options.js';
 import { saveLargeResult } from './result-file.js';
 import { StatusLine } from './status-line.js';
+import { terminalText } from './terminal-text.js';
 import { ExitCode, UsageError } from './usage-error.js';
 
 /** Flags shared by `call`, `get`, `watch` and `cancel`. */
@@ -160,7 +162,8 @@ export async function printResult(result: CallToolResult, flags: RequestorFlags,
     process.stdout.write(document(result));
   } else {
     const text = resultText(result);
-    if (text.length > 0) process.stdout.write(withNewline(text));
+    // A terminal acts on control characters: a result from any server is shown, not run (piped, it passes as is).
+    if (text.length > 0) process.stdout.write(withNewline(process.stdout.isTTY ? terminalText(text) : text));
   }
   if (link !== undefined && flags.output === undefined) {
     // The link names the task, also when the call was answered inline (a quick task within the inline grace).
@@ -251,7 +254,10 @@ function describeFailure(error: unknown, hint: string | undefined): { code: numb
     return { code: ExitCode.outcomeUnknown, json: { status: 'unknown', tool: error.tool }, text: `mcp-tasks: outcome unknown: ${error.message}\n` };
   if (error instanceof InputNotAnsweredError) {
     const questions = error.requests
-      .map((request) => `  ${request.key}: ${request.params.message}\n${describeQuestion(request).replaceAll(/^ {2}/gm, '    ')}`)
+      .map(
+        (request) =>
+          `  ${remoteLine(request.key, 200)}: ${remoteLines(request.params.message, '    ')}\n${describeQuestion(request).replaceAll(/^ {2}/gm, '    ')}`,
+      )
       .join('');
     const example = error.requests[0] ? `  answer with: --answers ${exampleAnswers(error.requests[0])}\n` : '';
     return {
@@ -266,7 +272,7 @@ function describeFailure(error: unknown, hint: string | undefined): { code: numb
     return {
       code: ExitCode.failed,
       json: { taskId: error.taskId, status: 'failed', error: error.error },
-      text: `mcp-tasks: task ${error.taskId} failed: ${error.error.message} (JSON-RPC ${error.error.code})\n`,
+      text: `mcp-tasks: task ${error.taskId} failed: ${error.message} (JSON-RPC ${error.error.code})\n`,
     };
   if (error instanceof TaskCancelledError)
     return { code: ExitCode.cancelled, json: { taskId: error.taskId, status: 'cancelled' }, text: `mcp-tasks: ${error.message}\n` };

@@ -8,10 +8,12 @@ import {
   type TaskSnapshot,
   TaskTimeoutError,
 } from '../client/index.js';
+import { remoteLine, remoteLines } from '../client/remote-text.js';
 import { V1_PROTOCOL_VERSION } from '../protocol/constants.js';
 import { cliCommand, taskCommand } from './invocation.js';
 import { describeField, formFields } from './prompt-schema.js';
 import { checkOutputWritable, detachOnInterrupt, followTask, openClient, reportFailure, type RequestorFlags, resolveTarget, resultText } from './requestor.js';
+import { terminalText } from './terminal-text.js';
 import { ExitCode } from './usage-error.js';
 
 /** Options of `mcp-tasks watch`. */
@@ -163,25 +165,29 @@ function describeSnapshot(snapshot: TaskSnapshot, client: TasksClient): string {
   const rows: Array<[string, string | undefined]> = [
     ['task', snapshot.taskId],
     ['status', snapshot.operations?.length ? `${snapshot.status.padEnd(14)} domain outcome: ${domainOutcome(snapshot.operations)}` : snapshot.status],
-    ['message', snapshot.statusMessage],
+    ['message', snapshot.statusMessage === undefined ? undefined : remoteLine(snapshot.statusMessage)],
     ['created', snapshot.createdAt],
     ['updated', snapshot.lastUpdatedAt],
     ['ttl', snapshot.ttlMs === null ? 'unlimited' : `${snapshot.ttlMs} ms`],
     ['poll', snapshot.pollIntervalMs === undefined ? undefined : `${snapshot.pollIntervalMs} ms`],
     ['server', `${client.url} (tasks ${client.generation}, MCP ${client.protocolVersion})`],
-    ['error', snapshot.error ? `${snapshot.error.message} (JSON-RPC ${snapshot.error.code})` : undefined],
+    ['error', snapshot.error ? `${remoteLine(snapshot.error.message)} (JSON-RPC ${snapshot.error.code})` : undefined],
   ];
   const lines = rows.filter((row): row is [string, string] => row[1] !== undefined).map(([key, value]) => `${key.padEnd(8)} ${value}`);
   const indent = ' '.repeat(9);
   for (const [key, request] of Object.entries(snapshot.inputRequests ?? {})) {
-    const [first, ...more] = String(request.params?.message ?? request.method).split('\n');
-    lines.push(`${'input'.padEnd(8)} ${key}: ${first}`, ...more.map((line) => `${indent}${line}`));
-    for (const field of formFields(request.params?.requestedSchema)) lines.push(`${indent}field ${field.name}: ${describeField(field)}`);
+    lines.push(`${'input'.padEnd(8)} ${remoteLine(key, 200)}: ${remoteLines(request.params?.message ?? request.method, indent)}`);
+    for (const field of formFields(request.params?.requestedSchema)) lines.push(`${indent}field ${remoteLine(field.name, 200)}: ${describeField(field)}`);
   }
   if (snapshot.status === 'input_required') lines.push(`${indent}answer with: ${cliCommand()} answer ${snapshot.taskId}`);
   for (const op of snapshot.operations ?? [])
     lines.push(`${'op'.padEnd(8)} ${op.operationId}  ${op.effect}  ${op.status}${op.receipt ? `  ${JSON.stringify(op.receipt)}` : ''}`);
-  if (snapshot.result) lines.push(`result${snapshot.result.isError ? ' (tool error)' : ''}:`, resultText(snapshot.result));
+  // The result as `call` prints it: shown, not run, on a terminal.
+  if (snapshot.result)
+    lines.push(
+      `result${snapshot.result.isError ? ' (tool error)' : ''}:`,
+      process.stdout.isTTY ? terminalText(resultText(snapshot.result)) : resultText(snapshot.result),
+    );
   return `${lines.join('\n')}\n`;
 }
 

@@ -1,10 +1,19 @@
 import type { JsonRpcErrorObject, JsonValue, TaskStatus } from '../protocol/types.js';
 import type { InputRequest } from './input.js';
+import { remoteLine } from './remote-text.js';
 import type { TaskSnapshot } from './types.js';
+
+/** Most UTF-16 code units of an error's message (a server's words quoted in it included). */
+const MESSAGE_MAX_CHARS = 4_000;
 
 /**
  * Base class of every error the requestor library throws. `code` is the JSON-RPC error code when the server sent
  * one (e.g. `-32602`), or `null` when the failure happened on this side (network, timeout, invalid reply).
+ *
+ * `message` is one line of visible text whatever the server sent (its error message, status, task id or version
+ * quoted in it): escape sequences and control characters removed, role markers neutralised (`remoteLine`), so it can
+ * be printed to a terminal or handed to a model as it is. What the server sent exactly is in `code`, `data`, the
+ * subclasses' fields (`TaskFailedError.error`) and `cause`.
  */
 export class TasksClientError extends Error {
   override name = 'TasksClientError';
@@ -16,7 +25,7 @@ export class TasksClientError extends Error {
     readonly data?: JsonValue,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super(remoteLine(message, MESSAGE_MAX_CHARS), options);
   }
 }
 

@@ -30,9 +30,13 @@ const TRUNCATION_MARK = '...';
  */
 const MAX_INPUT_CHARS = 16 * MODEL_TEXT_MAX_CHARS;
 
-/** ANSI escape sequences (CSI and two-character escapes): removed whole, not left as `[31m`. */
+/**
+ * ANSI escape sequences, removed whole, not left as `[31m` or `52;c;…`: operating system commands ended by BEL or
+ * ST (`ESC ] 52;c;… BEL` writes a terminal's clipboard, `ESC ] 8;;url BEL` makes a disguised link), CSI (also as the
+ * C1 control U+009B) and two-character escapes.
+ */
 // eslint-disable-next-line no-control-regex -- finding escape sequences is the point
-const ANSI_ESCAPE = /\u001b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])/g;
+const ANSI_ESCAPE = /\u001b\][^\u0007\u001b\u009c]*(?:\u0007|\u001b\\|\u009c)|\u001b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])|\u009b[0-?]*[ -/]*[@-~]/g;
 /** Characters that break the line or lie about its order: become a space. */
 const LINE_BREAKING = /[\p{Cc}\p{Zl}\p{Zp}\p{Cs}]/gu;
 /** Characters a reader does not see (format characters and the other default-ignorables): removed. */

@@ -101,7 +101,7 @@ export async function planCall(tools: ToolRegistry, confinement: PathConfinement
   const tool = tools.get(call.name);
   if (!tool) {
     const operation = fallbackHost ? fallbackOperationOf(call.name) : undefined;
-    if (!operation) throw invalidParams(`Unknown tool: ${call.name}`);
+    if (!operation) throw invalidParams(`Unknown tool ${call.name}`);
     // A 2026-07-28 request's `task` param is ignored (SEP-2663: not part of the extension); a 2025-era one is R8.
     if (call.task !== undefined && caller.negotiation === 'per-session')
       throw new TasksError(ErrorCode.MethodNotFound, `Tool '${call.name}' does not support task-augmented execution`);
