@@ -296,7 +296,7 @@ function withConnectionOptions(command: Command): Command {
 }
 
 const EXIT_CODES =
-  'exit codes: 0 completed, 1 tool error (isError), 2 failed, 3 cancelled, 4 unknown or expired task, 5 connection or protocol error, 7 refused by policy (nothing sent) or handed off, 8 outcome unknown (not treated as failed), 64 bad input (usage, unknown tool, refused arguments), 124 timed out (task keeps running), 130 interrupted (detached)';
+  'exit codes: 0 completed, 1 tool error (isError), 2 failed, 3 cancelled, 4 unknown or expired task, 5 connection or protocol error, 7 refused (by policy, nothing sent; or by the server: a quota, its kill switch; nothing ran) or handed off, 8 outcome unknown (not treated as failed), 64 bad input (usage, unknown tool, refused arguments), 124 timed out (task keeps running), 130 interrupted (detached)';
 
 const ANSWERS_HELP = `answers (--answers '<json>'):
   {"confirm": true}                   field values shared by every question (each takes the fields its form has)

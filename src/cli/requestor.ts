@@ -22,6 +22,7 @@ import {
   TaskTimeoutError,
   ToolCallFailedError,
   ToolCallOutcomeUnknownError,
+  ToolCallRefusedError,
 } from '../client/index.js';
 import { remoteLine, remoteLines } from '../client/remote-text.js';
 import { ErrorCode, INPUT_REFUSED_META_KEY } from '../protocol/constants.js';
@@ -288,6 +289,21 @@ function describeFailure(error: unknown, hint: string | undefined): { code: numb
       json: { taskId: error.taskId, status: 'not_found', message: error.message },
       text: `mcp-tasks: ${error.message}\n`,
     };
+  if (error instanceof ToolCallRefusedError) {
+    // Refused before anything ran (a quota, load, the kill switch, a canary): a script may call again later.
+    const retry = error.retryAfterMs === undefined ? '' : `; retry in ${Math.ceil(error.retryAfterMs / 1000)} s`;
+    return {
+      code: ExitCode.refusedByPolicy,
+      json: {
+        status: 'refused',
+        tool: error.tool,
+        reason: error.reason ?? null,
+        retryAfterMs: error.retryAfterMs ?? null,
+        error: { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) },
+      },
+      text: `mcp-tasks: the server refused the call, nothing ran: ${error.message}${retry}\n`,
+    };
+  }
   if (error instanceof ToolCallFailedError && error.code !== ErrorCode.InvalidParams)
     // The server answered the call: it failed, a known outcome (e.g. a sync tool that threw), not a connection problem.
     return {

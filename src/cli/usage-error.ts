@@ -25,7 +25,7 @@ export const ExitCode = Object.freeze({
   toolError: 1,
   /** `serve`/`worker` could not start (see {@link StartupError}); `doctor` found a FAIL; `verify` a deciding check failed; `admin watch --once` something still in flight. */
   startupFailed: 1,
-  /** `call`/`watch`/`resume`: the task failed (a JSON-RPC error), or the server answered the call itself with a JSON-RPC error (e.g. a `sync` tool that threw). `verify`: none failed, but some deciding checks were skipped (not verified). */
+  /** `call`/`watch`/`resume`: the task failed (a JSON-RPC error), or the server answered the call itself with a JSON-RPC error (e.g. a `sync` tool that threw, or was stopped at `maxSyncMs`). `verify`: none failed, but some deciding checks were skipped (not verified). */
   failed: 2,
   /** `call`/`watch`/`resume`: the task was cancelled. */
   cancelled: 3,
@@ -35,7 +35,7 @@ export const ExitCode = Object.freeze({
   connectionOrProtocol: 5,
   /** The task waits for an answer that nobody gave here (`call --detach-on-input`, or `answer` left questions open). */
   inputNeeded: 6,
-  /** `call`: refused by policy — the connection lacks a capability the call's `--task` policy needs (nothing was sent), or the call was handed off (`--fallback handoff`). */
+  /** `call`: refused by policy, nothing ran — the connection lacks a capability the call's `--task` policy needs (nothing was sent), the server refused the call (a quota, load shedding, the kill switch or a canary: JSON-RPC -31001/-31002/-31003; retry later), or the call was handed off (`--fallback handoff`). */
   refusedByPolicy: 7,
   /** Outcome unknown: the call or task may have run, and this client cannot find out now (never treated as failed); `ops reconcile`: still unknown. */
   outcomeUnknown: 8,

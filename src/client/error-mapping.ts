@@ -2,7 +2,14 @@ import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError, UnauthorizedError 
 
 import { ApplicationErrorReason, ErrorCode } from '../protocol/constants.js';
 import type { JsonValue } from '../protocol/types.js';
-import { TasksClientError, TasksConnectionError, TasksProtocolError, ToolCallFailedError, ToolCallOutcomeUnknownError } from './errors.js';
+import {
+  TasksClientError,
+  TasksConnectionError,
+  TasksProtocolError,
+  ToolCallFailedError,
+  ToolCallOutcomeUnknownError,
+  ToolCallRefusedError,
+} from './errors.js';
 
 /**
  * Network failures that happen before any byte of the request reaches the server: the request was not delivered,
@@ -117,7 +124,8 @@ const STORE_FAILURE_MESSAGE = /^Task store (unavailable|failed)\b/;
  * handled the call (`data.reason` `store_unavailable` / `store_failed`, or such a message with `-32603`): then it
  * cannot know whether the call was recorded (a connection lost at COMMIT), so the outcome is unknown
  * ({@link ToolCallOutcomeUnknownError}: the journal's pending entry stays, and a resend with the same idempotency key
- * is safe).
+ * is safe). A refusal before anything ran — a quota, load shedding, the kill switch or a canary, not the kill
+ * switch's `sync_timeout` of a tool that ran — is a {@link ToolCallRefusedError}.
  */
 export function callErrorAnswer(name: string, url: string, code: number, message: string, data: JsonValue | undefined, cause?: unknown): Error {
   const reason = typeof data === 'object' && data !== null && !Array.isArray(data) ? data.reason : undefined;
@@ -131,5 +139,7 @@ export function callErrorAnswer(name: string, url: string, code: number, message
       name,
       cause === undefined ? undefined : { cause },
     );
-  return new ToolCallFailedError(name, `tools/call ${name}: ${message} (JSON-RPC ${code})`, code, data, cause === undefined ? undefined : { cause });
+  const refused = code === ErrorCode.QuotaExceeded || code === ErrorCode.ServerBusy || (code === ErrorCode.KillSwitch && reason !== 'sync_timeout');
+  const Failure = refused ? ToolCallRefusedError : ToolCallFailedError;
+  return new Failure(name, `tools/call ${name}: ${message} (JSON-RPC ${code})`, code, data, cause === undefined ? undefined : { cause });
 }

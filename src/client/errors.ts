@@ -77,8 +77,8 @@ export class TasksProtocolError extends TasksClientError {
  * The server answered a `tools/call` itself with a JSON-RPC error (`code`, `data` as sent): the call is over and its
  * outcome known — it failed. Whether the tool ran depends on the error: `-32603` "Internal error in tool …" is a tool
  * that ran and threw (an inline, `sync` call), as are a runtime limit (`-32603` `runtime_limit`) or `-31003`
- * `sync_timeout` (it ran until stopped); a quota (`-31001`) or `-32602` (an unknown tool, refused arguments) ran
- * nothing. Not a connection problem, so never a reason to repeat the call blindly. (A server whose task store failed
+ * `sync_timeout` (it ran until stopped); `-32602` (an unknown tool, refused arguments) ran nothing, and so did a
+ * refusal by quota, load or kill switch, which is the subclass {@link ToolCallRefusedError}. Not a connection problem, so never a reason to repeat the call blindly. (A server whose task store failed
  * while it handled the call cannot say whether it was recorded: that is a {@link ToolCallOutcomeUnknownError}.)
  */
 export class ToolCallFailedError extends TasksProtocolError {
@@ -92,6 +92,27 @@ export class ToolCallFailedError extends TasksProtocolError {
     options?: { cause?: unknown },
   ) {
     super(message, code, data, options);
+  }
+}
+
+/**
+ * The server refused a `tools/call` before anything ran: a quota (`-31001`, `data.reason` `active_tasks` /
+ * `create_rate`), load shedding (`-31002` `busy`) or the operator's kill switch or canary (`-31003` `kill_switch` /
+ * `canary`). Nothing ran and nothing was recorded, so the call can be made again — after `retryAfterMs` when the
+ * server gave it, or once the operator lifts the switch. A {@link ToolCallFailedError} (the call is over) that says
+ * more; `-31003` `sync_timeout` is not one: that tool ran inline until it was stopped.
+ */
+export class ToolCallRefusedError extends ToolCallFailedError {
+  override name = 'ToolCallRefusedError';
+  /** `data.reason` as the server sent it (`active_tasks`, `create_rate`, `busy`, `kill_switch`, `canary`), if any. */
+  readonly reason: string | undefined;
+  /** `data.retryAfterMs`: when a new call may be admitted, in ms from the answer, if the server said. */
+  readonly retryAfterMs: number | undefined;
+  constructor(tool: string, message: string, code: number, data?: JsonValue, options?: { cause?: unknown }) {
+    super(tool, message, code, data, options);
+    const fields = typeof data === 'object' && data !== null && !Array.isArray(data) ? data : {};
+    this.reason = typeof fields.reason === 'string' ? fields.reason : undefined;
+    this.retryAfterMs = typeof fields.retryAfterMs === 'number' && fields.retryAfterMs >= 0 ? fields.retryAfterMs : undefined;
   }
 }
 

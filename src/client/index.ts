@@ -19,6 +19,7 @@ export {
   TaskTimeoutError,
   ToolCallFailedError,
   ToolCallOutcomeUnknownError,
+  ToolCallRefusedError,
 } from './errors.js';
 export type { ElicitAnswer, ElicitationParams, InputContext, InputHandler, InputRequest } from './input.js';
 export { type JournalEntry, type PendingCallEntry, TaskJournal } from './journal.js';

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { callErrorAnswer } from '../../src/client/error-mapping.js';
-import { TasksProtocolError, ToolCallFailedError, ToolCallOutcomeUnknownError } from '../../src/client/index.js';
+import { TasksProtocolError, ToolCallFailedError, ToolCallOutcomeUnknownError, ToolCallRefusedError } from '../../src/client/index.js';
 
 const URL = 'http://127.0.0.1:1/mcp';
 
@@ -14,7 +14,6 @@ describe('callErrorAnswer', () => {
   it('a tool that threw inline, a quota, unknown tool: ToolCallFailedError with the tool, code and data (still a TasksProtocolError)', () => {
     for (const [code, message, data] of [
       [-32603, 'Internal error in tool sync_throws', undefined],
-      [-31001, 'Too many active tasks', { reason: 'active_tasks' }],
       [-32602, 'Unknown tool nope', undefined],
     ] as const) {
       const error = callErrorAnswer('sync_throws', URL, code, message, data);
@@ -22,6 +21,28 @@ describe('callErrorAnswer', () => {
       expect(error).toBeInstanceOf(TasksProtocolError);
       expect(error).toMatchObject({ tool: 'sync_throws', code, message: `tools/call sync_throws: ${message} (JSON-RPC ${code})` });
     }
+  });
+
+  it('refused before anything ran — a quota, load shedding, the kill switch or a canary: ToolCallRefusedError with reason and retryAfterMs', () => {
+    for (const [code, data, reason, retryAfterMs] of [
+      [-31001, { reason: 'active_tasks', limit: 1 }, 'active_tasks', undefined],
+      [-31001, { reason: 'create_rate', limit: 5, retryAfterMs: 1200 }, 'create_rate', 1200],
+      [-31002, { reason: 'busy', retryAfterMs: 50 }, 'busy', 50],
+      [-31003, { reason: 'kill_switch', tool: 't' }, 'kill_switch', undefined],
+      [-31003, { reason: 'canary', tool: 't' }, 'canary', undefined],
+      [-31003, undefined, undefined, undefined],
+    ] as const) {
+      const error = callErrorAnswer('t', URL, code, 'refused', data);
+      expect(error).toBeInstanceOf(ToolCallRefusedError);
+      expect(error).toBeInstanceOf(ToolCallFailedError);
+      expect(error).toMatchObject({ tool: 't', code, reason, retryAfterMs });
+    }
+  });
+
+  it('control: a sync tool stopped at maxSyncMs (-31003 sync_timeout) ran — failed, not refused', () => {
+    const error = callErrorAnswer('t', URL, -31003, 'stopped', { reason: 'sync_timeout', maxSyncMs: 30_000 });
+    expect(error).toBeInstanceOf(ToolCallFailedError);
+    expect(error).not.toBeInstanceOf(ToolCallRefusedError);
   });
 
   it("a server's words in the message are one line of visible text (escapes, line breaks, role markers); data stays as sent", () => {
