@@ -123,14 +123,24 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
   let marking: Promise<void> | undefined;
   let closed = false;
   let draining = false;
+  /** Whether this registration's draining mark is written (a failed or refused mark is written again by a beat). */
+  let marked = false;
   const mark = (): Promise<void> =>
-    (marking = store.markProcessDraining(instanceId, entry.token).then(
-      (held) => {
-        // Reaped meanwhile (a stall longer than three beats): the next beat registers again and marks that one.
-        if (!held && !closed) logger.warn({ instanceId }, 'could not mark this process draining: its registration had lapsed; marked again once registered');
-      },
-      (error: unknown) => logger.warn({ err: error }, 'marking this process draining failed; doctor and the API processes may count it as taking tasks'),
-    ));
+    (marking ??= store
+      .markProcessDraining(instanceId, entry.token)
+      .then(
+        (held) => {
+          marked = held;
+          // Reaped meanwhile (a stall longer than three beats): the next beat registers again and marks that one.
+          if (!held && !closed) logger.warn({ instanceId }, 'could not mark this process draining: its registration had lapsed; marked again once registered');
+        },
+        (error: unknown) =>
+          logger.warn(
+            { err: error },
+            'marking this process draining failed; retrying at the next beat (until then doctor and the API processes count it as taking tasks)',
+          ),
+      )
+      .finally(() => (marking = undefined)));
   const beat = (): Promise<boolean> => (beating ??= beatOnce().finally(() => (beating = undefined)));
   // The reap is a write of the batch, the heartbeat a statement outside it: the reap runs apart, so a batch stalled on
   // a row lock (up to the statement timeout) holds the reap up but never the next heartbeats — a beat that awaited it
@@ -154,8 +164,10 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
         }
         logger.warn({ instanceId }, "this process's registration had lapsed (its leases were released); registered again");
         // The new registration has no mark of its own: a draining process must not count as taking tasks again.
-        if (draining) await mark();
+        marked = false;
       }
+      // A mark that failed (the store blipped at SIGTERM) is written again, not left for the whole drain.
+      if (draining && !marked && !closed) await mark();
       return !closed;
     } catch (error) {
       logger.warn({ err: error }, 'process heartbeat failed; retrying at the next beat');

@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { silentLogger } from '../../src/core/logger.js';
 import { type NewProcessEntry, settingsDifference, settingsVersionGap } from '../../src/core/process-record.js';
+import { StoreError } from '../../src/core/store-error.js';
 import { checkSettingsAgree, InstanceIdTaken, registerProcess, SettingsDiffer } from '../../src/execution/process-registration.js';
 import { openSqliteTaskStore, type SqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { newTaskInput } from '../helpers/new-task.js';
@@ -301,6 +302,40 @@ describe('markDraining (a SIGTERMed process tells the registry it takes no new t
       expect(again).toMatchObject({ instanceId: 'w-drain', live: true });
       await registration.close();
       expect(await store.listProcesses()).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('markDraining when the store fails the mark', () => {
+  it('a mark that failed once is written by a later beat (the drain is not counted as taking tasks for long); control: it failed first', async () => {
+    const store = openSqliteTaskStore({ path: join(temp.dir, 'draining-retry.db') });
+    const markProcessDraining = store.markProcessDraining.bind(store);
+    let attempts = 0;
+    store.markProcessDraining = async (...args: Parameters<SqliteTaskStore['markProcessDraining']>) => {
+      attempts += 1;
+      // The store blips once at SIGTERM (a statement timeout, a failover): a fault the test cannot cause otherwise.
+      if (attempts === 1) throw new StoreError('unavailable', 'Task store unavailable: cannot write (test)');
+      return markProcessDraining(...args);
+    };
+    try {
+      const registration = await registerProcess({
+        store,
+        instanceId: 'w-drain',
+        role: 'worker',
+        settingsDigest: 'x',
+        heartbeatMs: HEARTBEAT_MS,
+        logger: silentLogger,
+        onLost() {},
+      });
+      await registration.markDraining();
+      expect(attempts).toBe(1);
+      expect((await store.listProcesses())[0]?.drainingSince).toBeNull();
+      const marked = await eventuallyListed(store, (p) => p.drainingSince !== null);
+      expect(marked.live).toBe(true);
+      expect(attempts).toBe(2);
+      await registration.close();
     } finally {
       await store.close();
     }
