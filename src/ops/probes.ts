@@ -35,8 +35,9 @@ export interface Readiness {
      */
     killSwitch: KillSwitchState;
     /**
-     * An API process without a worker (`serve --no-worker`): whether a worker process of the store was live within
-     * the configured window (`--worker-absent-ms`); not ready once none was for longer (issue 26 item 6).
+     * An API process without a worker (`serve --no-worker`): whether a worker process of the store that takes tasks
+     * (live, not draining) was seen within the configured window (`--worker-absent-ms`); not ready once none was for
+     * longer (issue 26 item 6).
      */
     workers?: WorkerPresenceState;
   };

@@ -6,7 +6,7 @@ import type { TaskRecord } from '../core/task.js';
 
 /** What `/readyz` of an API process says about the workers of its store (issue 26 item 6). */
 export interface WorkerPresenceState {
-  /** A worker was live within `absentAfterMs` (or the window since this process started has not passed yet). */
+  /** A worker that takes tasks (live, not draining) was seen within `absentAfterMs` (or the window since this process started has not passed yet). */
   ok: boolean;
   /**
    * Worker processes (`worker`, or `serve` with its embedded worker) that take tasks at the last look: a live

@@ -108,4 +108,28 @@ describe('a SIGTERMed worker on postgres drains: doctor counts it draining, not 
     expect(after.line('tasks')).toMatch(/^FAIL {2}tasks\s+1 working task waits with a lapsed or no lease and no live worker is registered/);
     expect(after.line('processes')).toMatch(/^ok {4}processes 1 live \(api-d api\)$/);
   }, 90_000);
+
+  it('a SIGTERMed serve (its embedded worker) is marked draining too; control: before the SIGTERM it is not', async () => {
+    const serve = await startServerProcess(join(temp.dir, 'serve'), ['--instance-id', 'serve-d', '--drain-ms', '60000', ...common()]);
+    fixture.processes.push(serve);
+    const log = join(temp.dir, 'serve-long.log');
+    await call(serve.url, { log });
+    await eventually('the run to start', () => runNotes(log).find((n) => n.event === 'start'), 15_000, 25);
+    expect((await doctor()).line('processes')).toMatch(/serve-d serve[,)]/);
+
+    serve.child.kill('SIGTERM');
+    const seen = await eventually(
+      'doctor to see serve draining',
+      async () => {
+        const line = (await doctor()).line('processes');
+        return /serve-d serve draining for \d+ s/.test(line) ? line : undefined;
+      },
+      10_000,
+      100,
+    );
+    expect(seen).toMatch(/serve-d serve draining for \d+ s/);
+    const exited = new Promise<number | null>((resolveExit) => serve.child.once('exit', (code) => resolveExit(code)));
+    writeFileSync(`${log}.release`, '');
+    expect(await exited, serve.log()).toBe(0);
+  }, 90_000);
 });

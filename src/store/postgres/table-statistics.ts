@@ -30,7 +30,7 @@ const GROWING_TABLES = [
  * counter estimated at ~2,000 rows, every plan of the batch of creates that joins it looked costly, so PostgreSQL
  * never kept the generic one and planned the create anew on every batch (issue 25: ~0.55 ms of server CPU each).
  */
-const SMALL_TABLES = ['task_feed', 'processes', 'kill_switches', 'server_secret'];
+const SMALL_TABLES = ['task_feed', 'processes', 'draining_processes', 'kill_switches', 'server_secret'];
 
 /**
  * Whether a commit whose events hold the feed seqs `first`…`last` (inclusive) crosses a growth mark
