@@ -10,6 +10,7 @@ import {
   type InputHandler,
   InputNotAnsweredError,
   type ProtocolChoice,
+  resultResourceSize,
   resultResourceUri,
   TaskCancelledError,
   TaskFailedError,
@@ -148,16 +149,18 @@ export async function printResult(result: CallToolResult, flags: RequestorFlags,
             await file.writeFile(body);
             return body.length;
           })
-        : await saveLargeResult(client, link, flags.output, { json: flags.json === true, ...(taskId ? { taskId } : {}) }).catch((error: unknown) => {
-            // The task ended, and its result went before it could be read (expired or purged in between): an
-            // unknown or expired task (exit 4), not bad input.
-            if (!(error instanceof TaskNotFoundError)) throw error;
-            throw new TaskNotFoundError(
-              error.taskId,
-              `${error.message}; --output ${flags.output} could not read it (nothing was written). The task ended; its result is gone.`,
-              { cause: error },
-            );
-          });
+        : await saveLargeResult(client, link, flags.output, { json: flags.json === true, ...(taskId ? { taskId } : {}) }, sizeOf(result)).catch(
+            (error: unknown) => {
+              // The task ended, and its result went before it could be read (expired or purged in between): an
+              // unknown or expired task (exit 4), not bad input.
+              if (!(error instanceof TaskNotFoundError)) throw error;
+              throw new TaskNotFoundError(
+                error.taskId,
+                `${error.message}; --output ${flags.output} could not read it (nothing was written). The task ended; its result is gone.`,
+                { cause: error },
+              );
+            },
+          );
     process.stderr.write(`mcp-tasks: result written to ${flags.output} (${bytes} bytes${link === undefined ? '' : ', read back in full from the server'})\n`);
   } else if (flags.json) {
     process.stdout.write(document(result));
@@ -179,6 +182,12 @@ export async function printResult(result: CallToolResult, flags: RequestorFlags,
         ? `mcp-tasks: the arguments were refused; the tool did not run\n`
         : `mcp-tasks: the tool reported an error${taskId ? ` (task ${taskId})` : ''}\n`,
     );
+}
+
+/** The large result's size from its link, when the server gave one: it fixes the chunks to read and checks them. */
+function sizeOf(result: CallToolResult): { bytes?: number } {
+  const bytes = resultResourceSize(result);
+  return bytes === undefined ? {} : { bytes };
 }
 
 /**

@@ -24,7 +24,7 @@ export {
 export type { ElicitAnswer, ElicitationParams, InputContext, InputHandler, InputRequest } from './input.js';
 export { type JournalEntry, type PendingCallEntry, TaskJournal } from './journal.js';
 export type { TaskSubscription } from './listen.js';
-export { resultResourceUri, type ResultWritten } from './result-resource.js';
+export { type ResultReadOptions, resultResourceSize, resultResourceUri, type ResultWritten } from './result-resource.js';
 export type { CallNeeds, Fallback, HandoffRecord, JobApi, JobApiRequest, TaskPolicy } from './router.js';
 export {
   type AnswerReport,

@@ -1,20 +1,13 @@
 import type { Writable } from 'node:stream';
 
-import { z } from 'zod';
-
 import { ApplicationErrorReason, ErrorCode } from '../protocol/constants.js';
 import { parseResultUri } from '../protocol/result-uri.js';
 import { writeFileAtomically } from './atomic-file.js';
-import { TaskNotFoundError, TasksProtocolError } from './errors.js';
-import { type TextDiversion, withTextDiversion } from './result-stream.js';
+import { TasksProtocolError } from './errors.js';
+import { readResourceContent, readResultChunks, type ResultChunkOptions } from './result-chunks.js';
 import type { McpSession } from './session.js';
 import type { CallToolResult } from './types.js';
 import { CallToolResultSchema, toCallToolResult } from './wire-schemas.js';
-
-/** A `ReadResourceResult` as far as a result resource needs it: its one content, JSON `text` or base64 `blob`. */
-const ReadResourceResultSchema = z.looseObject({
-  contents: z.array(z.looseObject({ uri: z.string(), text: z.string().optional(), blob: z.string().optional() })).min(1),
-});
 
 /** Whether `uri` names a whole large result (`mcp-tasks://tasks/{taskId}/result`), not one of its chunks. */
 function isWholeResultUri(uri: string): boolean {
@@ -32,6 +25,19 @@ export function resultResourceUri(result: CallToolResult): string | undefined {
 }
 
 /**
+ * Bytes of the whole result a bounded result links to: its `resource_link`'s `size` (UTF-8 of the JSON text), for
+ * {@link readResultResourceTo}'s `bytes`; `undefined` without such a link or without a usable `size`.
+ */
+export function resultResourceSize(result: CallToolResult): number | undefined {
+  for (const block of result.content) {
+    const { uri, size } = block as { type: string; uri?: unknown; size?: unknown };
+    if (block.type === 'resource_link' && typeof uri === 'string' && isWholeResultUri(uri))
+      return Number.isSafeInteger(size) && (size as number) > 0 ? (size as number) : undefined;
+  }
+  return undefined;
+}
+
+/**
  * The whole result behind a result resource (`resources/read` of `uri`): in one answer where the server sends it
  * whole (over HTTP it streams it), else chunk by chunk when it answers `-31004` `read_in_chunks` (`data.chunks`,
  * `data.chunkUri`), so no answer is larger than a chunk.
@@ -39,19 +45,15 @@ export function resultResourceUri(result: CallToolResult): string | undefined {
  *   was purged); TasksProtocolError for an answer that is not a tool result.
  */
 export async function readResultResource(session: McpSession, uri: string): Promise<CallToolResult> {
-  const read = (target: string): Promise<{ text?: string; blob?: string }> => readContent(session, target);
   let text: string;
   try {
-    const whole = await read(uri);
+    const whole = await readResourceContent(session, uri);
     text = whole.text ?? Buffer.from(whole.blob ?? '', 'base64').toString('utf8');
   } catch (error) {
     const chunked = readInChunks(error);
     if (!chunked) throw error;
     const parts: Buffer[] = [];
-    for (let index = 0; index < chunked.chunks; index += 1) {
-      const chunk = await read(chunked.chunkUri.replace('{index}', String(index)));
-      parts.push(chunk.blob === undefined ? Buffer.from(chunk.text ?? '', 'utf8') : Buffer.from(chunk.blob, 'base64'));
-    }
+    for await (const chunk of readResultChunks(session, uri, { bytes: chunked.bytes })) parts.push(chunk);
     text = Buffer.concat(parts).toString('utf8');
   }
   let parsed: unknown;
@@ -71,68 +73,46 @@ export interface ResultWritten {
   bytes: number;
 }
 
+/** How {@link readResultResourceTo} reads: see {@link ResultChunkOptions}. */
+export type ResultReadOptions = ResultChunkOptions;
+
 /**
  * Like {@link readResultResource}, without holding the result: its JSON text (the whole `CallToolResult`, UTF-8, as
- * the server keeps it; not parsed here) goes to `destination` as it arrives — from the HTTP answer's body as it is
- * read (the server's fast path streams it), or chunk by chunk when the server answers `-31004` `read_in_chunks`.
- * Memory stays at a piece of the answer, whatever the result's size; a destination that does not keep up slows the
- * read (its `drain` is awaited).
+ * the server keeps it; not parsed here) goes to `destination` chunk by chunk — `resources/read` of its chunk
+ * resources (64 KiB each, a few in flight, written in order), each with its own request timeout. Memory stays at a
+ * few chunks whatever the result's size; a destination that does not keep up slows the reads (its `drain` is
+ * awaited).
  * @param destination a stream (left open: the caller ends it), or a file path: the file appears only once the whole
  *   result is in it (written next to it, then renamed), and a failed read leaves none behind.
+ * @param options `bytes`: the size of the result (its `resource_link`'s `size`), which saves a read at its end and
+ *   checks the chunks' lengths; `signal`: aborts the read (what was written so far stays in a stream destination).
  * @throws TaskNotFoundError (`code` `-32602`) when the caller may not read it or it is gone (the task expired or
- *   was purged); a
- *   TasksConnectionError when the answer broke off (the server ends it when the result is deleted while it is sent);
- *   the destination's own errors.
+ *   was purged); TasksProtocolError for chunks that do not add up to `bytes`; TasksConnectionError when a chunk read
+ *   fails (its request timeout included); the signal's abort error; the destination's own errors.
  */
-export async function readResultResourceTo(session: McpSession, uri: string, destination: Writable | string): Promise<ResultWritten> {
+export async function readResultResourceTo(
+  session: McpSession,
+  uri: string,
+  destination: Writable | string,
+  options: ResultReadOptions = {},
+): Promise<ResultWritten> {
   if (typeof destination === 'string') {
     return writeFileAtomically(destination, async (file) => {
       const stream = file.createWriteStream({ autoClose: false });
-      const written = await readResultResourceTo(session, uri, stream);
+      const written = await readResultResourceTo(session, uri, stream, options);
       await new Promise<void>((resolve, reject) => stream.end((error?: Error | null) => (error ? reject(error) : resolve())));
       return written;
     });
   }
   const out = new DrainingWriter(destination);
   try {
-    const diversion: TextDiversion = { uri, diverted: false, text: (piece) => out.write(Buffer.from(piece, 'utf8')), drain: () => out.drain() };
-    let whole: { text?: string; blob?: string } | undefined;
-    try {
-      whole = await withTextDiversion(diversion, () => readContent(session, uri));
-    } catch (error) {
-      const chunked = readInChunks(error);
-      if (!chunked) throw error;
-      for (let index = 0; index < chunked.chunks; index += 1) {
-        const chunk = await readContent(session, chunked.chunkUri.replace('{index}', String(index)));
-        out.write(chunk.blob === undefined ? Buffer.from(chunk.text ?? '', 'utf8') : Buffer.from(chunk.blob, 'base64'));
-        await out.drain();
-      }
+    for await (const chunk of readResultChunks(session, uri, options)) {
+      out.write(chunk);
+      await out.drain();
     }
-    // Not diverted: an answer that did not come over HTTP (or came whole in a blob), small by the server's bound.
-    if (whole && !diversion.diverted) out.write(whole.text === undefined ? Buffer.from(whole.blob ?? '', 'base64') : Buffer.from(whole.text, 'utf8'));
-    await out.drain();
     return { bytes: out.bytes };
   } finally {
     out.release();
-  }
-}
-
-/**
- * One `resources/read`. The server answers `-32602` for a result it no longer keeps (its task expired or was purged)
- * as for one the caller may not read — one answer for both, so nothing leaks: a {@link TaskNotFoundError} of the
- * task the URI names.
- */
-async function readContent(session: McpSession, uri: string): Promise<{ text?: string; blob?: string }> {
-  try {
-    return (await session.request('resources/read', { uri }, ReadResourceResultSchema)).contents[0] as { text?: string; blob?: string };
-  } catch (error) {
-    const taskId = parseResultUri(uri)?.taskId;
-    if (!(error instanceof TasksProtocolError && error.code === ErrorCode.InvalidParams && taskId !== undefined)) throw error;
-    throw new TaskNotFoundError(
-      taskId,
-      `The result of task ${taskId} is no longer kept on the server (the task expired or was purged), or is not visible to these credentials`,
-      { cause: error },
-    );
   }
 }
 
@@ -176,10 +156,10 @@ class DrainingWriter {
   }
 }
 
-/** The chunks to read instead, when `error` is the server's `-31004` `read_in_chunks`. */
-function readInChunks(error: unknown): { chunks: number; chunkUri: string } | undefined {
+/** The size of the result to read in chunks instead, when `error` is the server's `-31004` `read_in_chunks`. */
+function readInChunks(error: unknown): { bytes: number } | undefined {
   if (!(error instanceof TasksProtocolError) || error.code !== ErrorCode.ResultReadTooLarge) return undefined;
-  const data = error.data as { reason?: unknown; chunks?: unknown; chunkUri?: unknown } | undefined;
-  if (data?.reason !== ApplicationErrorReason.ReadInChunks || typeof data.chunks !== 'number' || typeof data.chunkUri !== 'string') return undefined;
-  return { chunks: data.chunks, chunkUri: data.chunkUri };
+  const data = error.data as { reason?: unknown; bytes?: unknown } | undefined;
+  if (data?.reason !== ApplicationErrorReason.ReadInChunks || !Number.isSafeInteger(data.bytes)) return undefined;
+  return { bytes: data.bytes as number };
 }

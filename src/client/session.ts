@@ -15,7 +15,6 @@ import { toClientError } from './error-mapping.js';
 import { TasksConnectionError, TasksProtocolError } from './errors.js';
 import { ELICITATION_CAPABILITY } from './input.js';
 import { deadlineFetch } from './request-deadline.js';
-import { divertingFetch } from './result-stream.js';
 import type { ProtocolChoice } from './types.js';
 import type { V1InputRouter } from './v1-input-router.js';
 
@@ -171,9 +170,8 @@ export class McpSession {
     const transport = new TrackingTransport(options.url, {
       ...(options.headers ? { requestInit: { headers: options.headers } } : {}),
       ...(options.token !== undefined ? { authProvider: { token: async () => options.token } } : {}),
-      // Every request of this session honours the deadline of the wait it belongs to (see request-deadline.ts); a
-      // large result read into a destination is taken from the answer as it arrives (see result-stream.ts).
-      fetch: divertingFetch(deadlineFetch(options.fetch ?? fetch), options.fetch === undefined),
+      // Every request of this session honours the deadline of the wait it belongs to (see request-deadline.ts).
+      fetch: deadlineFetch(options.fetch ?? fetch),
     });
     try {
       await client.connect(transport, { timeout: options.requestTimeoutMs });

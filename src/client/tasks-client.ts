@@ -23,7 +23,7 @@ import { ManifestCache } from './manifest-cache.js';
 import { JournalObserver, outcomeUnknown } from './observation.js';
 import { type ClientInput, DEFAULT_CLIENT_INFO, modernEndpointOf, openRequestorLink, type RequestorLink } from './requestor-link.js';
 import { deliverResult } from './result-delivery.js';
-import { readResultResource, readResultResourceTo, type ResultWritten } from './result-resource.js';
+import { readResultResource, readResultResourceTo, type ResultReadOptions, type ResultWritten } from './result-resource.js';
 import { decideRoute } from './router.js';
 import { McpSession, type SessionRequestOptions } from './session.js';
 import type { AnswerReport, AnswerTaskOptions, CallToolOptions, ConnectTasksClientOptions } from './tasks-client-options.js';
@@ -446,10 +446,12 @@ export class TasksClient {
 
   /**
    * {@link readResultResource} without holding the result: its JSON text goes to `destination` (a stream, or a file
-   * that appears only once complete) as it arrives. See {@link readResultResourceTo} for shapes and errors.
+   * that appears only once complete) chunk by chunk, a few 64 KiB chunk reads in flight, each with its own request
+   * timeout. `options.bytes` (the link's `size`, see `resultResourceSize`) checks the length; `options.signal`
+   * aborts. See {@link readResultResourceTo} for shapes and errors.
    */
-  readResultResourceTo(uri: string, destination: Writable | string): Promise<ResultWritten> {
-    return readResultResourceTo(this.session, uri, destination);
+  readResultResourceTo(uri: string, destination: Writable | string, options: ResultReadOptions = {}): Promise<ResultWritten> {
+    return readResultResourceTo(this.session, uri, destination, options);
   }
 
   /**

@@ -1,8 +1,8 @@
 /**
  * `call|watch|resume --output FILE` saves a large result with bounded memory (a 60 MiB result peaked at ~600 MB RSS
- * in the CLI when it was read whole): the HTTP fast path's streamed answer and the chunked path (`-31004`
- * `read_in_chunks`, here a server without the fast path) are rendered into the file as they arrive, multi-byte
- * characters cut by chunk boundaries intact, and the file appears only once complete.
+ * in the CLI when it was read whole): its chunk resources, read through the SDK client on a server with the HTTP
+ * fast path and on one without it, are rendered into the file as they arrive, multi-byte characters cut by chunk
+ * boundaries intact, and the file appears only once complete.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -144,13 +144,15 @@ describe('--output: a large result streamed into the file', () => {
     try {
       for (const protocol of ['2025-11-25', '2026-07-28']) {
         const failed = await cli(['call', 'big', '--url', fast.url, '--protocol', protocol, '--output', file]);
-        expect(failed.code, failed.stderr).not.toBe(0);
+        // The server answers the chunk it cannot serve with -32603: a protocol error, nothing about the file.
+        expect(failed.code, failed.stderr).toBe(5);
+        expect(failed.stderr).toContain('the result was deleted while it was read');
         expect(existsSync(file)).toBe(false);
         expect(readdirSync(join(temp.dir, 'broken'))).toEqual([]);
       }
       writeFileSync(file, 'kept');
       const again = await cli(['call', 'big', '--url', fast.url, '--output', file]);
-      expect(again.code, again.stderr).not.toBe(0);
+      expect(again.code, again.stderr).toBe(5);
       expect(readFileSync(file, 'utf8')).toBe('kept');
       expect(readdirSync(join(temp.dir, 'broken'))).toEqual(['out.txt']);
     } finally {

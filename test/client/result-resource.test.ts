@@ -10,25 +10,27 @@ import { TasksProtocolError } from '../../src/client/index.js';
 import { readResultResource, resultResourceUri } from '../../src/client/result-resource.js';
 import type { McpSession } from '../../src/client/session.js';
 import { resultReadTooLarge } from '../../src/core/errors.js';
+import { RESULT_READ_CHUNK_BYTES } from '../../src/protocol/result-uri.js';
 
 const URI = 'mcp-tasks://tasks/AbCdEfGhIjKlMnOpQrStUv/result';
-const WHOLE = JSON.stringify({ content: [{ type: 'text', text: `héllo ${'x'.repeat(1000)} wörld` }], isError: false });
+const WHOLE = JSON.stringify({ content: [{ type: 'text', text: `héllo ${'x'.repeat(RESULT_READ_CHUNK_BYTES)} wörld 漢字` }], isError: false });
 
-/** A session that answers resources/read as the server's buffered path does: whole refused, chunks of 100 bytes. */
+/** A session that answers resources/read as the server's buffered path does: whole refused, 64 KiB chunks. */
 function chunkingSession(reads: string[]): McpSession {
   const bytes = Buffer.from(WHOLE, 'utf8');
-  const chunks = Math.ceil(bytes.length / 100);
+  const size = RESULT_READ_CHUNK_BYTES;
+  const chunks = Math.ceil(bytes.length / size);
   return {
     async request(_method: string, params: Record<string, unknown>) {
       const uri = params.uri as string;
       reads.push(uri);
       if (uri === URI) {
-        const refusal = resultReadTooLarge('AbCdEfGhIjKlMnOpQrStUv', bytes.length, chunks, 100);
+        const refusal = resultReadTooLarge('AbCdEfGhIjKlMnOpQrStUv', bytes.length, chunks, size);
         throw new TasksProtocolError(refusal.message, refusal.code, refusal.data as never);
       }
       const index = Number(/\/chunks\/(\d+)$/.exec(uri)?.[1]);
       // Chunk boundaries fall inside multi-byte characters: they must be joined as bytes, not as text.
-      return { contents: [{ uri, blob: bytes.subarray(index * 100, index * 100 + 100).toString('base64') }] };
+      return { contents: [{ uri, blob: bytes.subarray(index * size, index * size + size).toString('base64') }] };
     },
   } as unknown as McpSession;
 }
