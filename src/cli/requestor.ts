@@ -1,7 +1,4 @@
-import { constants } from 'node:fs';
-import { access, realpath, stat } from 'node:fs/promises';
-
-import { writeFileAtomically } from '../client/atomic-file.js';
+import { probeOutputFile, writeOutputFile } from '../client/file-destination.js';
 import {
   type CallToolResult,
   CapabilityMissingError,
@@ -144,7 +141,7 @@ export async function printResult(result: CallToolResult, flags: RequestorFlags,
     // once complete, so a read that fails leaves no half result under the user's name.
     const bytes =
       link === undefined
-        ? await writeFileAtomically(flags.output, async (file) => {
+        ? await writeOutputFile(flags.output, async (file) => {
             const body = Buffer.from(flags.json ? document(result) : withNewline(resultText(result)), 'utf8');
             await file.writeFile(body);
             return body.length;
@@ -192,32 +189,19 @@ function sizeOf(result: CallToolResult): { bytes?: number } {
 
 /**
  * `--output FILE` is checked before anything is sent: a result must not be lost to a path that cannot be written
- * once its tool has run. FILE is neither created nor changed here: the result goes into a new file beside it that
- * replaces it once complete, so its directory must take a new file, and an existing FILE must be a writable file.
+ * once its tool has run. FILE is neither created nor changed here: a regular (or missing) FILE is replaced by a new
+ * file written beside it, so its directory must take a new file; anything else (`/dev/stdout`, a FIFO, a device) is
+ * written in place once the result is complete, so it must be writable (see `writeOutputFile`).
  * @throws UsageError (exit 64) when it cannot be written.
  */
 export async function checkOutputWritable(path: string | undefined): Promise<void> {
   if (path === undefined) return;
   try {
-    const target = await realpath(path).catch(() => path);
-    const existing = await stat(target).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return undefined;
-      throw error;
-    });
-    if (existing?.isDirectory()) throw Object.assign(new Error('a directory'), { code: 'EISDIR' });
-    if (existing) await access(target, constants.W_OK);
-    await writeFileAtomically(target, async () => {
-      throw new ProbeDone();
-    }).catch((error: unknown) => {
-      if (!(error instanceof ProbeDone)) throw error;
-    });
+    await probeOutputFile(path);
   } catch (error) {
     throw new UsageError(`--output ${path}: cannot write there (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
   }
 }
-
-/** Ends the probe of {@link checkOutputWritable} once its file beside the output was created (and is removed). */
-class ProbeDone extends Error {}
 
 function withNewline(text: string): string {
   return text.length === 0 || text.endsWith('\n') ? text : `${text}\n`;

@@ -4,13 +4,11 @@
  * `--json` the `{taskId, status, result}` document — into a file that replaces FILE only once complete, holding a few
  * chunks at a time whatever the result's size.
  */
-import { randomBytes } from 'node:crypto';
 import { open, unlink } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 
-import { writeFileAtomically } from '../client/atomic-file.js';
+import { destinationOf, scratchPathFor, writeOutputFile } from '../client/file-destination.js';
 import { type TasksClient, TasksProtocolError } from '../client/index.js';
 import { type JsonEvents, JsonStreamError, JsonTokenizer } from '../client/json-tokens.js';
 import { JsonPrinter } from './json-layout.js';
@@ -48,7 +46,7 @@ export interface SaveOptions {
 
 /**
  * Read the large result behind `uri` (a bounded result's link) and write it to `path` as `shape` says, holding a
- * few chunks of it at a time: the file appears only once complete (see {@link writeFileAtomically}); a read that
+ * few chunks of it at a time: the file appears only once complete (see {@link writeOutputFile}); a read that
  * fails or is aborted leaves nothing behind.
  * @returns the bytes written.
  * @throws TaskNotFoundError / TasksProtocolError / TasksConnectionError as `readResultResourceTo` throws them, and
@@ -58,10 +56,10 @@ export interface SaveOptions {
 export async function saveLargeResult(client: TasksClient, uri: string, path: string, shape: OutputShape, options: SaveOptions = {}): Promise<number> {
   // Structured content is written only for a result without content blocks, known at its end: kept aside in a file
   // beside the output until then (text mode only).
-  const spoolPath = join(dirname(resolve(path)), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.structured`);
+  const spoolPath = scratchPathFor(await destinationOf(path), 'structured');
   const spoolFile = shape.json ? undefined : await open(spoolPath, 'wx+', 0o600);
   try {
-    return await writeFileAtomically(path, async (file) => {
+    return await writeOutputFile(path, async (file) => {
       const out = new FileOutput(file);
       const spool = spoolFile && new FileOutput(spoolFile);
       const check = new ShapeCheck();

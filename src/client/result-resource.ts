@@ -2,8 +2,8 @@ import type { Writable } from 'node:stream';
 
 import { ApplicationErrorReason, ErrorCode } from '../protocol/constants.js';
 import { parseResultUri } from '../protocol/result-uri.js';
-import { writeFileAtomically } from './atomic-file.js';
 import { TasksProtocolError } from './errors.js';
+import { writeOutputFile } from './file-destination.js';
 import { readResourceContent, readResultChunks, type ResultChunkOptions } from './result-chunks.js';
 import type { McpSession } from './session.js';
 import type { CallToolResult } from './types.js';
@@ -97,7 +97,7 @@ export async function readResultResourceTo(
   options: ResultReadOptions = {},
 ): Promise<ResultWritten> {
   if (typeof destination === 'string') {
-    return writeFileAtomically(destination, async (file) => {
+    return writeOutputFile(destination, async (file) => {
       const stream = file.createWriteStream({ autoClose: false });
       const written = await readResultResourceTo(session, uri, stream, options);
       await new Promise<void>((resolve, reject) => stream.end((error?: Error | null) => (error ? reject(error) : resolve())));

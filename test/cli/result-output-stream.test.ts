@@ -4,7 +4,8 @@
  * fast path and on one without it, are rendered into the file as they arrive, multi-byte characters cut by chunk
  * boundaries intact, and the file appears only once complete.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
@@ -41,7 +42,7 @@ describe('--output: a large result streamed into the file', () => {
   delete env.MCP_TASKS_URL;
   delete env.MCP_TASKS_TOKEN;
   delete env.NODE_OPTIONS;
-  const { cli } = cliRunner(env);
+  const { cli, start } = cliRunner(env);
   let fast: RunningTasksServer;
   let chunked: RunningTasksServer;
   let expiring: RunningTasksServer;
@@ -195,5 +196,37 @@ describe('--output: a large result streamed into the file', () => {
     const resume = await cli(['resume', '--url', fast.url, '--output', resumed]);
     expect(resume.code, resume.stderr).toBe(0);
     expect(readFileSync(resumed).equals(Buffer.from(`${BIG}\n`, 'utf8'))).toBe(true);
+  }, 60_000);
+
+  it('--output /dev/stdout reaches the pipe, and a FIFO gets the bytes: neither is replaced by a file', async () => {
+    const running = start(['call', 'big', '--url', fast.url, '--output', '/dev/stdout']);
+    const out: Buffer[] = [];
+    running.child.stdout?.on('data', (part: Buffer) => out.push(part)); // bytes: a character may straddle two reads
+    const piped = await running.done;
+    expect(piped.code, piped.stderr).toBe(0);
+    expect(Buffer.concat(out).equals(Buffer.from(`${BIG}\n`, 'utf8'))).toBe(true);
+    expect(lstatSync('/dev/stdout').isSymbolicLink()).toBe(true);
+
+    const dir = join(temp.dir, 'fifo');
+    const fifo = join(dir, 'out');
+    spawnSync('mkdir', [dir]);
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    for (const flags of [[], ['--json']]) {
+      // The reader: a process of its own (opening a FIFO blocks until a writer comes), ended below if none ever does.
+      const reader = spawn('cat', [fifo], { stdio: ['ignore', 'pipe', 'ignore'] });
+      const parts: Buffer[] = [];
+      reader.stdout.on('data', (part: Buffer) => parts.push(part));
+      const read = new Promise<void>((resolveRead) => reader.on('close', () => resolveRead()));
+      const saved = await cli(['call', 'big', '--url', fast.url, ...flags, '--output', fifo]);
+      const replaced = !statSync(fifo).isFIFO();
+      if (replaced) reader.kill();
+      await read;
+      expect(saved.code, saved.stderr).toBe(0);
+      expect(replaced).toBe(false);
+      const got = Buffer.concat(parts).toString('utf8');
+      if (flags.length === 0) expect(got === `${BIG}\n`).toBe(true);
+      else expect((JSON.parse(got) as { result: { content: Array<{ text: string }> } }).result.content[0]!.text === BIG).toBe(true);
+      expect(readdirSync(dir)).toEqual(['out']);
+    }
   }, 60_000);
 });

@@ -1,0 +1,156 @@
+/**
+ * Where a result written to a path goes: a file that appears only once complete, without ever replacing what is not
+ * a plain file. `--output FILE` and `readResultResourceTo(uri, path)` write through it.
+ */
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { access, type FileHandle, open, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+
+/** Bytes copied at a time from the spool into a destination that is written in place. */
+const COPY_BYTES = 256 * 1024;
+
+/**
+ * How a path is written:
+ * - `replace`: a missing path or a regular file — written to a new file beside it (same directory, so the rename
+ *   cannot cross file systems) that replaces it in one rename once complete;
+ * - `in-place`: anything else (a FIFO, a device such as `/dev/null`, a socket) and any path under `/dev/` or
+ *   `/proc/` (`/dev/stdout` is a link to whatever fd 1 is, and renaming over it would replace the link itself) —
+ *   never replaced: the result is first written to a private spool file in the OS temp directory, then copied into
+ *   the path opened for writing, so a failed read still writes nothing there.
+ */
+export interface Destination {
+  kind: 'replace' | 'in-place';
+  /** The path written: for `replace`, the symbolic link's target when the path is one. */
+  target: string;
+}
+
+/**
+ * How `path` would be written now (see {@link Destination}).
+ * @throws the file system's errors other than `ENOENT` (e.g. `EACCES` on a directory on the way); `EISDIR` for a
+ *   directory.
+ */
+export async function destinationOf(path: string): Promise<Destination> {
+  const absolute = resolve(path);
+  if (absolute.startsWith('/dev/') || absolute.startsWith('/proc/')) return { kind: 'in-place', target: path };
+  const target = await realpath(path).catch(() => path);
+  const existing = await stat(target).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
+  if (existing?.isDirectory()) throw Object.assign(new Error(`${path} is a directory`), { code: 'EISDIR' });
+  return { kind: existing === undefined || existing.isFile() ? 'replace' : 'in-place', target };
+}
+
+/**
+ * Write `path` once all of it is written: `fill` writes into a new file (a seekable one, whatever `path` is: see
+ * {@link Destination}); when it returns, that file replaces `path` (`replace`) or is copied into it (`in-place`).
+ * When `fill` fails, the new file is removed and `path` is left as it was — a failed or aborted read never leaves
+ * half a result under the name the user gave, nor anything beside it.
+ * @returns what `fill` returned.
+ * @throws whatever `fill`, opening, writing or the rename throws (e.g. `EACCES` for a directory that cannot be
+ *   written, `ENOSPC` for a full disk).
+ */
+export async function writeOutputFile<T>(path: string, fill: (file: FileHandle) => Promise<T>): Promise<T> {
+  const destination = await destinationOf(path);
+  const temporary = temporaryPathFor(destination);
+  const file = await open(temporary, destination.kind === 'replace' ? 'wx' : 'wx+', destination.kind === 'replace' ? 0o666 : 0o600);
+  let closed = false;
+  let renamed = false;
+  try {
+    const value = await fill(file);
+    if (destination.kind === 'in-place') await copyInto(file, destination.target);
+    closed = true;
+    await file.close();
+    if (destination.kind === 'replace') {
+      await rename(temporary, destination.target);
+      renamed = true;
+    }
+    return value;
+  } finally {
+    if (!closed) await file.close().catch(() => {});
+    if (!renamed) await unlink(temporary).catch(() => {});
+  }
+}
+
+/**
+ * Whether {@link writeOutputFile} could write `path`, without creating or changing it: an existing path must be
+ * writable, and the directory the new file goes to must take one (a file is created there and removed).
+ * @throws the file system's error when it could not (its `code`: `EACCES`, `EISDIR`, `ENOENT`, `EROFS`, …).
+ */
+export async function probeOutputFile(path: string): Promise<void> {
+  const destination = await destinationOf(path);
+  // access(), not open(): opening a FIFO for writing waits for a reader.
+  await access(destination.target, constants.W_OK).catch((error: NodeJS.ErrnoException) => {
+    if (!(destination.kind === 'replace' && error.code === 'ENOENT')) throw error;
+  });
+  const temporary = temporaryPathFor(destination);
+  await (await open(temporary, 'wx', 0o600)).close();
+  await unlink(temporary);
+}
+
+/**
+ * A new file's path for writing `path` (suffix e.g. `partial`): beside the target for `replace`, in the OS temp
+ * directory for `in-place` (never in `/dev`). Hidden, and unique to this process.
+ */
+export function scratchPathFor(destination: Destination, suffix: string): string {
+  const unique = `${process.pid}.${randomBytes(4).toString('hex')}.${suffix}`;
+  return destination.kind === 'replace'
+    ? join(dirname(destination.target), `.${basename(destination.target)}.${unique}`)
+    : join(tmpdir(), `.mcp-tasks-output.${unique}`);
+}
+
+function temporaryPathFor(destination: Destination): string {
+  return scratchPathFor(destination, 'partial');
+}
+
+/**
+ * This process's stdout or stderr when `path` names it (`/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`, and 2): it is
+ * written through the stream Node already has, because re-opening it by name fails when it is a socket (`ENXIO`, as
+ * when a parent process spawned us with pipes) and would bypass what the stream still buffers.
+ */
+function standardStreamOf(path: string): NodeJS.WriteStream | undefined {
+  const absolute = resolve(path);
+  if (['/dev/stdout', '/dev/fd/1', '/proc/self/fd/1'].includes(absolute)) return process.stdout;
+  if (['/dev/stderr', '/dev/fd/2', '/proc/self/fd/2'].includes(absolute)) return process.stderr;
+  return undefined;
+}
+
+/** Copy `spool` (all of it, from its start) into `path`, opened for writing as a shell's `>` would. */
+async function copyInto(spool: FileHandle, path: string): Promise<void> {
+  const stream = standardStreamOf(path);
+  if (stream) {
+    for (let position = 0; ;) {
+      const { bytesRead, buffer } = await spool.read(Buffer.alloc(COPY_BYTES), 0, COPY_BYTES, position);
+      if (bytesRead === 0) return;
+      position += bytesRead;
+      if (!stream.write(buffer.subarray(0, bytesRead))) await waitForDrain(stream);
+    }
+  }
+  const out = await open(path, 'w');
+  try {
+    const buffer = Buffer.alloc(COPY_BYTES);
+    for (let position = 0; ;) {
+      const { bytesRead } = await spool.read(buffer, 0, COPY_BYTES, position);
+      if (bytesRead === 0) break;
+      position += bytesRead;
+      for (let written = 0; written < bytesRead;) written += (await out.write(buffer, written, bytesRead - written)).bytesWritten;
+    }
+  } finally {
+    await out.close();
+  }
+}
+
+/** Until `stream` drains; its error (e.g. `EPIPE`: the reader went away) is thrown. */
+function waitForDrain(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolveDrain, reject) => {
+    const done = (error?: Error): void => {
+      stream.off('drain', done);
+      stream.off('error', done);
+      if (error) reject(error);
+      else resolveDrain();
+    };
+    stream.on('drain', done).on('error', done);
+  });
+}
