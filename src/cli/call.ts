@@ -15,7 +15,6 @@ import {
   reportFailure,
   type RequestorFlags,
   resolveTarget,
-  resultExitCode,
   resumeHint,
 } from './requestor.js';
 import { ExitCode, UsageError } from './usage-error.js';
@@ -154,8 +153,7 @@ async function run(
     return signal.aborted ? ExitCode.interrupted : code;
   }
   if (outcome.kind === 'result') {
-    await printResult(outcome.result, flags, client);
-    return resultExitCode(outcome.result);
+    return printResult(outcome.result, flags, client);
   }
   if (outcome.kind === 'handoff') {
     process.stdout.write(`${JSON.stringify(outcome.handoff, null, 2)}\n`);

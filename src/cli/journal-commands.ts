@@ -8,7 +8,6 @@ import {
   printResult,
   reportFailure,
   type RequestorFlags,
-  resultExitCode,
 } from './requestor.js';
 import { ExitCode, UsageError } from './usage-error.js';
 
@@ -161,8 +160,7 @@ async function resumePending(call: PendingCallEntry, clientFor: ClientFor, flags
     }
     if (outcome.kind === 'result') {
       if (follow.several) process.stderr.write(`mcp-tasks: the call of ${call.tool} (correlation id ${call.correlationId}) answered; its result follows\n`);
-      await printResult(outcome.result, flags, client);
-      return resultExitCode(outcome.result);
+      return await printResult(outcome.result, flags, client);
     }
     return ExitCode.completed;
   } catch (error) {

@@ -1,4 +1,4 @@
-import { probeOutputFile, writeOutputFile } from '../client/file-destination.js';
+import { probeOutputFile } from '../client/file-destination.js';
 import {
   type CallToolResult,
   CapabilityMissingError,
@@ -7,7 +7,6 @@ import {
   type InputHandler,
   InputNotAnsweredError,
   type ProtocolChoice,
-  resultResourceSize,
   resultResourceUri,
   TaskCancelledError,
   TaskFailedError,
@@ -26,9 +25,9 @@ import { remoteLine, remoteLines } from '../client/remote-text.js';
 import { ErrorCode, INPUT_REFUSED_META_KEY } from '../protocol/constants.js';
 import { parseResultUri } from '../protocol/result-uri.js';
 import { taskCommand } from './invocation.js';
+import { OutputWriteError, saveOutput } from './output-file.js';
 import { type CliInput, describeQuestion, exampleAnswers, InputLeftOpenError } from './prompt-resolver.js';
 import { DEFAULT_URL } from './requestor-options.js';
-import { saveLargeResult } from './result-file.js';
 import { StatusLine } from './status-line.js';
 import { terminalText } from './terminal-text.js';
 import { ExitCode, UsageError } from './usage-error.js';
@@ -130,34 +129,30 @@ function inputRefused(result: CallToolResult): boolean {
 /**
  * Print a result on stdout (`--json`: one `{taskId?, status, result}` document) and say on stderr when the tool
  * reported an error. A result too large to answer inline arrives bounded (its first part, a note and a link to the
- * whole, issue 10 §2): with `--output FILE` the whole result is read back (`resources/read`) and written to FILE
- * instead of stdout; without it, stderr says how to get it.
+ * whole, issue 10 §2): with `--output FILE` the whole result is read back (`resources/read` of its chunks) and
+ * written to FILE instead of stdout; without it, stderr says how to get it.
+ * @returns the exit code: {@link resultExitCode}, or 74 (`ioError`) when FILE could not be written here (stderr,
+ *   and with `--json` stdout, say so and how to save the result again).
+ * @throws the read-back's errors (TaskNotFoundError for a result gone, connection and protocol errors).
  */
-export async function printResult(result: CallToolResult, flags: RequestorFlags, client: TasksClient, taskId?: string): Promise<void> {
+export async function printResult(result: CallToolResult, flags: RequestorFlags, client: TasksClient, taskId?: string): Promise<number> {
   const link = resultResourceUri(result);
   const document = (shown: CallToolResult): string => `${JSON.stringify({ ...(taskId ? { taskId } : {}), status: 'completed', result: shown }, null, 2)}\n`;
   if (flags.output !== undefined) {
-    // A large result is read back and rendered as it streams in (bounded memory); either way the file appears only
-    // once complete, so a read that fails leaves no half result under the user's name.
-    const bytes =
-      link === undefined
-        ? await writeOutputFile(flags.output, async (file) => {
-            const body = Buffer.from(flags.json ? document(result) : withNewline(resultText(result)), 'utf8');
-            await file.writeFile(body);
-            return body.length;
-          })
-        : await saveLargeResult(client, link, flags.output, { json: flags.json === true, ...(taskId ? { taskId } : {}) }, sizeOf(result)).catch(
-            (error: unknown) => {
-              // The task ended, and its result went before it could be read (expired or purged in between): an
-              // unknown or expired task (exit 4), not bad input.
-              if (!(error instanceof TaskNotFoundError)) throw error;
-              throw new TaskNotFoundError(
-                error.taskId,
-                `${error.message}; --output ${flags.output} could not read it (nothing was written). The task ended; its result is gone.`,
-                { cause: error },
-              );
-            },
-          );
+    // A large result is read back and rendered as its chunks come in (bounded memory); either way the file appears
+    // only once complete, so a read that fails leaves no half result under the user's name.
+    let bytes: number;
+    try {
+      bytes = await saveOutput(
+        client,
+        result,
+        { path: flags.output, json: flags.json === true, ...(taskId ? { taskId } : {}), ...(link ? { link } : {}) },
+        () => (flags.json ? document(result) : withNewline(resultText(result))),
+      );
+    } catch (error) {
+      if (!(error instanceof OutputWriteError)) throw error;
+      return reportOutputWriteError(error, flags, client, taskId ?? (link === undefined ? undefined : parseResultUri(link)?.taskId));
+    }
     process.stderr.write(`mcp-tasks: result written to ${flags.output} (${bytes} bytes${link === undefined ? '' : ', read back in full from the server'})\n`);
   } else if (flags.json) {
     process.stdout.write(document(result));
@@ -179,12 +174,30 @@ export async function printResult(result: CallToolResult, flags: RequestorFlags,
         ? `mcp-tasks: the arguments were refused; the tool did not run\n`
         : `mcp-tasks: the tool reported an error${taskId ? ` (task ${taskId})` : ''}\n`,
     );
+  return resultExitCode(result);
 }
 
-/** The large result's size from its link, when the server gave one: it fixes the chunks to read and checks them. */
-function sizeOf(result: CallToolResult): { bytes?: number } {
-  const bytes = resultResourceSize(result);
-  return bytes === undefined ? {} : { bytes };
+/**
+ * FILE could not be written here: exit 74, never 5 — the server and the task are fine, and retrying the same command
+ * fails the same way until the disk (or whatever it was) is fixed. The task's result stays on the server until the
+ * task expires, so the message gives the command that saves it again.
+ */
+async function reportOutputWriteError(error: OutputWriteError, flags: RequestorFlags, client: TasksClient, owner: string | undefined): Promise<number> {
+  const again = owner === undefined ? undefined : `${await resumeHint(client, owner)} --output <file>`;
+  const kept = again
+    ? `the task's result is still kept on the server (until the task expires); save it again, once a file can be written, with: ${again}`
+    : 'the result was answered inline and is not kept on the server';
+  if (flags.json) {
+    const failure = {
+      ...(owner ? { taskId: owner } : {}),
+      status: 'output_failed',
+      output: error.path,
+      error: { code: error.code ?? null, message: error.message },
+    };
+    process.stdout.write(`${JSON.stringify({ ...failure, ...(again ? { saveAgain: again } : {}), exitCode: ExitCode.ioError }, null, 2)}\n`);
+  }
+  process.stderr.write(`mcp-tasks: ${error.message}; the result in it is not complete (a regular file there is left as it was).\n  ${kept}\n`);
+  return ExitCode.ioError;
 }
 
 /**
@@ -361,8 +374,7 @@ export async function followTask(
     });
     status.clear();
     if (options.several) process.stderr.write(`mcp-tasks: task ${taskId}${options.label ? ` (${options.label})` : ''} completed; its result follows\n`);
-    await printResult(result, flags, client, taskId);
-    return resultExitCode(result);
+    return await printResult(result, flags, client, taskId);
   } catch (error) {
     status.clear();
     if (options.signal.aborted) {

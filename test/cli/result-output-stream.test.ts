@@ -229,4 +229,18 @@ describe('--output: a large result streamed into the file', () => {
       expect(readdirSync(dir)).toEqual(['out']);
     }
   }, 60_000);
+
+  it('a destination that cannot take the result (ENOSPC: /dev/full) exits 74 and says the result is still on the server', async () => {
+    const full = await cli(['call', 'big', '--url', fast.url, '--output', '/dev/full']);
+    const taskId = /task (\S+) created/.exec(full.stderr)?.[1] as string;
+    expect(full.code, full.stderr).toBe(74);
+    expect(full.stderr).toContain('--output /dev/full: could not write the result here (ENOSPC');
+    expect(full.stderr).toContain(`still kept on the server`);
+    expect(full.stderr).toMatch(new RegExp(`save it again.*\\bwatch ${taskId}\\b.* --output <file>`));
+    expect(lstatSync('/dev/full').isCharacterDevice()).toBe(true);
+
+    const json = await cli(['watch', taskId, '--url', fast.url, '--json', '--output', '/dev/full']);
+    expect(json.code, json.stderr).toBe(74);
+    expect(JSON.parse(json.stdout)).toMatchObject({ taskId, status: 'output_failed', output: '/dev/full', error: { code: 'ENOSPC' }, exitCode: 74 });
+  }, 60_000);
 });
