@@ -153,7 +153,7 @@ async function run(
     return signal.aborted ? ExitCode.interrupted : code;
   }
   if (outcome.kind === 'result') {
-    return printResult(outcome.result, flags, client);
+    return printResult(outcome.result, flags, client, undefined, signal);
   }
   if (outcome.kind === 'handoff') {
     process.stdout.write(`${JSON.stringify(outcome.handoff, null, 2)}\n`);

@@ -1,14 +1,6 @@
 import { type JournalEntry, type PendingCallEntry, type ProtocolChoice, TaskJournal, type TasksClient } from '../client/index.js';
 import { cliCommand } from './invocation.js';
-import {
-  checkOutputWritable,
-  detachOnInterrupt,
-  followTask,
-  openClient,
-  printResult,
-  reportFailure,
-  type RequestorFlags,
-} from './requestor.js';
+import { checkOutputWritable, detachOnInterrupt, followTask, openClient, printResult, reportFailure, type RequestorFlags } from './requestor.js';
 import { ExitCode, UsageError } from './usage-error.js';
 
 /** Options of `mcp-tasks resume`. */
@@ -160,7 +152,7 @@ async function resumePending(call: PendingCallEntry, clientFor: ClientFor, flags
     }
     if (outcome.kind === 'result') {
       if (follow.several) process.stderr.write(`mcp-tasks: the call of ${call.tool} (correlation id ${call.correlationId}) answered; its result follows\n`);
-      return await printResult(outcome.result, flags, client);
+      return await printResult(outcome.result, flags, client, undefined, follow.signal);
     }
     return ExitCode.completed;
   } catch (error) {

@@ -131,11 +131,13 @@ function inputRefused(result: CallToolResult): boolean {
  * reported an error. A result too large to answer inline arrives bounded (its first part, a note and a link to the
  * whole, issue 10 §2): with `--output FILE` the whole result is read back (`resources/read` of its chunks) and
  * written to FILE instead of stdout; without it, stderr says how to get it.
+ * @param signal Ctrl-C (see {@link detachOnInterrupt}): aborts the read-back; the partial file is removed.
  * @returns the exit code: {@link resultExitCode}, or 74 (`ioError`) when FILE could not be written here (stderr,
- *   and with `--json` stdout, say so and how to save the result again).
+ *   and with `--json` stdout, say so and how to save the result again), or 130 when interrupted during the
+ *   read-back (stderr says how to save the result again).
  * @throws the read-back's errors (TaskNotFoundError for a result gone, connection and protocol errors).
  */
-export async function printResult(result: CallToolResult, flags: RequestorFlags, client: TasksClient, taskId?: string): Promise<number> {
+export async function printResult(result: CallToolResult, flags: RequestorFlags, client: TasksClient, taskId?: string, signal?: AbortSignal): Promise<number> {
   const link = resultResourceUri(result);
   const document = (shown: CallToolResult): string => `${JSON.stringify({ ...(taskId ? { taskId } : {}), status: 'completed', result: shown }, null, 2)}\n`;
   if (flags.output !== undefined) {
@@ -146,12 +148,21 @@ export async function printResult(result: CallToolResult, flags: RequestorFlags,
       bytes = await saveOutput(
         client,
         result,
-        { path: flags.output, json: flags.json === true, ...(taskId ? { taskId } : {}), ...(link ? { link } : {}) },
+        { path: flags.output, json: flags.json === true, ...(taskId ? { taskId } : {}), ...(link ? { link } : {}), ...(signal ? { signal } : {}) },
         () => (flags.json ? document(result) : withNewline(resultText(result))),
       );
     } catch (error) {
+      const owner = taskId ?? (link === undefined ? undefined : parseResultUri(link)?.taskId);
+      if (signal?.aborted) {
+        // Ctrl-C while the result was read back: the task is over, so there is nothing to detach from; what was
+        // written is removed (see writeOutputFile) and the result stays on the server.
+        const again =
+          owner === undefined ? '' : `\n  the task's result is still kept on the server; save it with: ${await resumeHint(client, owner)} --output <file>`;
+        process.stderr.write(`mcp-tasks: interrupted; --output ${flags.output} was not written (nothing left beside it)${again}\n`);
+        return ExitCode.interrupted;
+      }
       if (!(error instanceof OutputWriteError)) throw error;
-      return reportOutputWriteError(error, flags, client, taskId ?? (link === undefined ? undefined : parseResultUri(link)?.taskId));
+      return reportOutputWriteError(error, flags, client, owner);
     }
     process.stderr.write(`mcp-tasks: result written to ${flags.output} (${bytes} bytes${link === undefined ? '' : ', read back in full from the server'})\n`);
   } else if (flags.json) {
@@ -374,7 +385,7 @@ export async function followTask(
     });
     status.clear();
     if (options.several) process.stderr.write(`mcp-tasks: task ${taskId}${options.label ? ` (${options.label})` : ''} completed; its result follows\n`);
-    return await printResult(result, flags, client, taskId);
+    return await printResult(result, flags, client, taskId, options.signal);
   } catch (error) {
     status.clear();
     if (options.signal.aborted) {

@@ -6,6 +6,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
@@ -50,6 +51,8 @@ describe('--output: a large result streamed into the file', () => {
   let expireOnRead = false;
   /** While set, the store hands out no result chunk past the third: the server breaks off the answer mid-way. */
   let breakReads = false;
+  /** While set, a read of a stored chunk past the second waits until released: the CLI is mid-read. */
+  let holdReads: { reached(): void; released: Promise<void> } | undefined;
   const tools = [
     defineTool({ name: 'big', description: '3 MiB', execution: 'task-optional', inputSchema: z.object({}), run: async () => textResult(BIG) }),
     defineTool({ name: 'huge', description: '16 MiB', execution: 'task-optional', inputSchema: z.object({}), run: async () => textResult(HUGE) }),
@@ -66,7 +69,13 @@ describe('--output: a large result streamed into the file', () => {
         new Proxy(store, {
           get(target, property, receiver) {
             if (property === 'readResultChunk')
-              return async (taskId: string, index: number) => (breakReads && index > 2 ? undefined : target.readResultChunk(taskId, index));
+              return async (taskId: string, index: number) => {
+                if (holdReads && index > 1) {
+                  holdReads.reached();
+                  await holdReads.released;
+                }
+                return breakReads && index > 2 ? undefined : target.readResultChunk(taskId, index);
+              };
             const value = Reflect.get(target, property, receiver) as unknown;
             return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
           },
@@ -242,5 +251,29 @@ describe('--output: a large result streamed into the file', () => {
     const json = await cli(['watch', taskId, '--url', fast.url, '--json', '--output', '/dev/full']);
     expect(json.code, json.stderr).toBe(74);
     expect(JSON.parse(json.stdout)).toMatchObject({ taskId, status: 'output_failed', output: '/dev/full', error: { code: 'ENOSPC' }, exitCode: 74 });
+  }, 60_000);
+
+  it('Ctrl-C during the read-back exits 130 at once and leaves no file and nothing beside it', async () => {
+    const dir = join(temp.dir, 'interrupted');
+    const file = join(dir, 'out.txt');
+    spawnSync('mkdir', [dir]);
+    let release = (): void => {};
+    const released = new Promise<void>((resolveRelease) => (release = resolveRelease));
+    try {
+      for (const flags of [[], ['--json']]) {
+        const reached = new Promise<void>((resolveReached) => (holdReads = { reached: resolveReached, released }));
+        const running = start(['call', 'big', '--url', fast.url, ...flags, '--output', file]);
+        await reached; // the server holds a chunk: the CLI has written some and waits for the rest
+        running.child.kill('SIGINT');
+        const interrupted = await running.done;
+        expect(interrupted.code, interrupted.stderr).toBe(130);
+        expect(interrupted.stderr).toMatch(/interrupted; --output \S+ was not written.*\n.*still kept on the server; save it with: .*watch \S+/);
+        expect(readdirSync(dir)).toEqual([]);
+        expect(readdirSync(tmpdir()).filter((name) => name.startsWith('.mcp-tasks-output.'))).toEqual([]);
+      }
+    } finally {
+      holdReads = undefined;
+      release();
+    }
   }, 60_000);
 });
