@@ -1,6 +1,6 @@
 import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError, UnauthorizedError } from '@modelcontextprotocol/client';
 
-import { ApplicationErrorReason, ErrorCode } from '../protocol/constants.js';
+import { ApplicationErrorReason, ErrorCode, type KillSwitchReason } from '../protocol/constants.js';
 import type { JsonValue } from '../protocol/types.js';
 import {
   TasksClientError,
@@ -115,6 +115,17 @@ export function toClientError(error: unknown, what: string, url: string): Error 
   return new TasksConnectionError(`${what}: ${error instanceof Error ? error.message : String(error)}`, false, { cause: error });
 }
 
+/**
+ * The refusals before anything ran, by code and `data.reason` (this project's application codes, issue 10 §2): both
+ * must match, so another server's use of these codes, or a reason added later, is a plain failure, never "nothing
+ * ran" said on its behalf.
+ */
+const REFUSAL_REASONS: ReadonlyMap<number, readonly string[]> = new Map([
+  [ErrorCode.QuotaExceeded, [ApplicationErrorReason.ActiveTasks, ApplicationErrorReason.CreateRate]],
+  [ErrorCode.ServerBusy, [ApplicationErrorReason.Busy]],
+  [ErrorCode.KillSwitch, ['kill_switch', 'canary'] satisfies KillSwitchReason[]],
+]);
+
 /** Messages of a store failure from servers that answer without `data.reason` (before stop 43). */
 const STORE_FAILURE_MESSAGE = /^Task store (unavailable|failed)\b/;
 
@@ -139,7 +150,7 @@ export function callErrorAnswer(name: string, url: string, code: number, message
       name,
       cause === undefined ? undefined : { cause },
     );
-  const refused = code === ErrorCode.QuotaExceeded || code === ErrorCode.ServerBusy || (code === ErrorCode.KillSwitch && reason !== 'sync_timeout');
+  const refused = typeof reason === 'string' && REFUSAL_REASONS.get(code)?.includes(reason) === true;
   const Failure = refused ? ToolCallRefusedError : ToolCallFailedError;
   return new Failure(name, `tools/call ${name}: ${message} (JSON-RPC ${code})`, code, data, cause === undefined ? undefined : { cause });
 }

@@ -30,7 +30,6 @@ describe('callErrorAnswer', () => {
       [-31002, { reason: 'busy', retryAfterMs: 50 }, 'busy', 50],
       [-31003, { reason: 'kill_switch', tool: 't' }, 'kill_switch', undefined],
       [-31003, { reason: 'canary', tool: 't' }, 'canary', undefined],
-      [-31003, undefined, undefined, undefined],
     ] as const) {
       const error = callErrorAnswer('t', URL, code, 'refused', data);
       expect(error).toBeInstanceOf(ToolCallRefusedError);
@@ -43,6 +42,20 @@ describe('callErrorAnswer', () => {
     const error = callErrorAnswer('t', URL, -31003, 'stopped', { reason: 'sync_timeout', maxSyncMs: 30_000 });
     expect(error).toBeInstanceOf(ToolCallFailedError);
     expect(error).not.toBeInstanceOf(ToolCallRefusedError);
+  });
+
+  it("another server's use of these codes — no reason, a reason of another code, an unknown one — is failed, never 'nothing ran'", () => {
+    for (const [code, data] of [
+      [-31003, undefined],
+      [-31002, { reason: 'kill_switch' }],
+      [-31001, { reason: 'disk_full' }],
+      [-31001, { reason: 7 }],
+      [-31001, 'active_tasks'],
+    ] as const) {
+      const error = callErrorAnswer('t', URL, code, 'no', data);
+      expect(error).toBeInstanceOf(ToolCallFailedError);
+      expect(error, JSON.stringify([code, data])).not.toBeInstanceOf(ToolCallRefusedError);
+    }
   });
 
   it("a server's words in the message are one line of visible text (escapes, line breaks, role markers); data stays as sent", () => {
