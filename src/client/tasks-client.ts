@@ -215,7 +215,7 @@ export class TasksClient {
     }
     const params: Record<string, unknown> = { name: pending.tool, arguments: pending.arguments, ...(pending.task ? { task: pending.task } : {}) };
     const asTask = pending.task !== undefined || this.generation === 'v2';
-    const answer = await sendToolsCall(this.link, params, identity, asTask, this.requestTimeoutMs, undefined, false).catch((error: unknown) => {
+    const answer = await sendToolsCall(this.link, params, identity, asTask, this.requestTimeoutMs, undefined, false, true).catch((error: unknown) => {
       // The key is used up by a call whose result the server did not keep (answered inline): the first send ran.
       if (!keyAlreadyUsed(error)) throw error;
       throw new ToolCallOutcomeUnknownError(

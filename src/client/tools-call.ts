@@ -5,7 +5,7 @@
  */
 import { ApplicationErrorReason, CORRELATION_ID_META_KEY, IDEMPOTENCY_KEY_META_KEY } from '../protocol/constants.js';
 import { honoursIdempotencyKeys } from '../protocol/manifest.js';
-import { TasksProtocolError, ToolCallOutcomeUnknownError } from './errors.js';
+import { TasksProtocolError, ToolCallOutcomeUnknownError, ToolCallRefusedError } from './errors.js';
 import type { PendingCallEntry } from './journal.js';
 import { modernEndpointOf, type RequestorLink } from './requestor-link.js';
 import type { CallIdentity, CallToolOutcome, TaskGeneration } from './types.js';
@@ -14,7 +14,12 @@ import { callToolModern, type ToolsCallAnswer } from './v2-tools-call.js';
 
 /**
  * Send one `tools/call` (with the identity in `_meta`), journaled as pending while its answer is outstanding.
- * A lost answer is resent once with the same key when the server honours keys (and `retry` allows it).
+ * A lost answer is resent once with the same key when the server honours keys (and `retry` allows it). `resend`:
+ * this send repeats an earlier one whose answer was lost ({@link TasksClient.resumeCall}).
+ *
+ * A refusal of a resend (a quota, the kill switch: {@link ToolCallRefusedError}) proves nothing about the first send,
+ * which may have been recorded before the refusal began (the kill switch is checked before the idempotency key):
+ * its outcome stays unknown and its pending entry stays.
  * @throws ToolCallFailedError when the server answered the call with a JSON-RPC error, TasksProtocolError when it
  *   refused it otherwise, TasksConnectionError when it certainly never reached the server (all settle the pending
  *   entry); ToolCallOutcomeUnknownError when no usable answer arrived or the server's task store failed (the pending
@@ -28,6 +33,7 @@ export async function sendToolsCall(
   timeoutMs: number,
   signal: AbortSignal | undefined,
   retry = true,
+  resend = false,
 ): Promise<ToolsCallAnswer> {
   const name = params.name as string;
   const args = params.arguments as Record<string, unknown>;
@@ -64,13 +70,16 @@ export async function sendToolsCall(
   let answer: ToolsCallAnswer;
   try {
     try {
-      answer = await send();
+      answer = await send().catch((error: unknown) => {
+        throw resend && error instanceof ToolCallRefusedError ? refusedResend(error, pending) : error;
+      });
     } catch (error) {
       if (!(retry && honoured && error instanceof ToolCallOutcomeUnknownError && !signal?.aborted)) throw error;
       // The server promised: same owner + key + tool + arguments → the existing task, never a second run.
       answer = await send().catch((resent: unknown) => {
-        // "Key already used" without a task (an inline call, its result not kept): the outcome stays unknown.
-        throw keyAlreadyUsed(resent) ? error : resent;
+        // "Key already used" without a task (an inline call, its result not kept), or a refusal of the resend (the
+        // first send may be recorded): the outcome stays unknown.
+        throw keyAlreadyUsed(resent) || resent instanceof ToolCallRefusedError ? error : resent;
       });
     }
   } catch (error) {
@@ -81,6 +90,15 @@ export async function sendToolsCall(
   // A task settles the pending entry in the same write that records the task; an inline result needs none.
   if (answer.kind === 'result') await link.journaled.removePending(identity.correlationId);
   return answer;
+}
+
+/** The unknown outcome of a call whose resend the server refused (the first send may have been recorded). */
+function refusedResend(refusal: ToolCallRefusedError, pending: PendingCallEntry): ToolCallOutcomeUnknownError {
+  return new ToolCallOutcomeUnknownError(
+    `tools/call ${pending.tool} sent to ${pending.url} at ${pending.sentAt} (correlation id ${pending.correlationId}) was sent again and refused (${refusal.message}); the first send may have been recorded, so its outcome is still unknown and it stays journaled: resume it later, or check on the server before calling again.`,
+    pending.tool,
+    { cause: refusal },
+  );
 }
 
 /** Journal a created task (settling its pending call) and describe it as the outcome of its call. */

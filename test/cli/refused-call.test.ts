@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { TaskJournal } from '../../src/client/index.js';
 import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { cliRunner, ensureBuilt } from './support.js';
@@ -37,6 +38,8 @@ describe('call refused by the server (a quota, the kill switch): exit 7, nothing
   delete env.MCP_TASKS_URL;
   delete env.MCP_TASKS_TOKEN;
   const { cli } = cliRunner(env);
+  /** The CLI with another journal (`MCP_TASKS_CLIENT_STATE`), a 10 s `--timeout` so a followed task cannot hold it. */
+  const resumeCli = (args: string[], journal: string) => cliRunner({ ...env, MCP_TASKS_CLIENT_STATE: journal }).cli([...args, '--timeout', '10']);
   const dataDir = join(temp.dir, 'data');
   let server: ServerProcess;
   const holding = join(temp.dir, 'holding.log');
@@ -63,7 +66,7 @@ describe('call refused by the server (a quota, the kill switch): exit 7, nothing
       if (waited > 15_000) throw new Error('the holding task never started');
       await new Promise((resolveWait) => setTimeout(resolveWait, 50));
     }
-  });
+  }, 90_000);
   afterAll(async () => {
     writeFileSync(`${holding}.release`, '');
     await server?.stop();
@@ -120,6 +123,59 @@ describe('call refused by the server (a quota, the kill switch): exit 7, nothing
       }
     },
   );
+
+  it('a resend the server refuses (kill switch on after the first send was recorded) stays unknown: resume exits 8, the call stays journaled', async () => {
+    // The held task's call, as if its answer had been lost: a pending entry with its idempotency key in a journal of
+    // its own (so resume does not also follow the held task). The kill switch is checked before the key, so the
+    // resend is refused although the first send is recorded and running — the refusal proves nothing about it.
+    const held = (await new TaskJournal(join(temp.dir, 'tasks.json')).list()).find((entry) => entry.tool === 'idempotent_job');
+    expect(held?.idempotencyKey).toEqual(expect.any(String));
+    const journalPath = join(temp.dir, 'resend.json');
+    const journal = new TaskJournal(journalPath);
+    await journal.addPending({
+      correlationId: 'c-resend-1',
+      idempotencyKey: held?.idempotencyKey as string,
+      url: server.url,
+      generation: 'v2',
+      protocolVersion: held?.protocolVersion as string,
+      tool: 'idempotent_job',
+      arguments: { log: holding },
+      sentAt: new Date().toISOString(),
+      idempotencyHonoured: true,
+    });
+    const admin = (...action: string[]) =>
+      cli([
+        'admin',
+        'kill-switch',
+        ...action,
+        '--tool',
+        'idempotent_job',
+        '--data-dir',
+        dataDir,
+        '--no-builtins',
+        '--fixtures',
+        'conformance',
+        '--tools',
+        TOOLS,
+        '--tools',
+        THROWING,
+      ]);
+    const on = await admin('on', '--fallback', 'reject');
+    expect(on.code, on.stderr).toBe(0);
+    try {
+      // Wait until the server has read the switch (every 100 ms): a new call is refused by it (until then, by the quota).
+      const probe = () => cli(['call', 'idempotent_job', '--args', JSON.stringify({ log: join(temp.dir, 'probe.log') }), '--url', server.url, '--json']);
+      let probed = await probe();
+      for (let attempt = 0; attempt < 40 && !matches(probed.stdout, { reason: 'kill_switch' }); attempt++) probed = await probe();
+      expect(JSON.parse(probed.stdout)).toMatchObject({ reason: 'kill_switch' });
+      const run = await resumeCli(['resume', '--url', server.url], journalPath);
+      expect(run.stderr).toMatch(/was sent again and refused/);
+      expect(run.code, run.stderr).toBe(8);
+      expect((await journal.listPending()).map((entry) => entry.correlationId)).toEqual(['c-resend-1']);
+    } finally {
+      expect((await admin('off')).code).toBe(0);
+    }
+  });
 
   it('control: a call the server answers with the error of a tool that ran (a sync tool that threw) still exits 2', async () => {
     const run = await cli(['call', 'sync_throws', '--url', server.url, '--json']);
