@@ -13,9 +13,13 @@ const COPY_BYTES = 256 * 1024;
 
 /**
  * How a path is written:
- * - `replace`: a missing path or a regular file — written to a new file beside it (same directory, so the rename
- *   cannot cross file systems) that replaces it in one rename once complete;
- * - `in-place`: anything else (a FIFO, a device such as `/dev/null`, a socket) and any path under `/dev/` or
+ * - `replace`: a missing path or a regular file with one name — written to a new file beside it (same directory,
+ *   so the rename cannot cross file systems) that replaces it in one rename once complete. An existing file's
+ *   permission bits are kept, and its owner where this process may set it (root); a new file gets `0666 & ~umask`,
+ *   as a shell's `>` gives it. The new file is `0600` while it is written: a result can hold secrets, and it is
+ *   never more readable than FILE was;
+ * - `in-place`: anything else (a FIFO, a device such as `/dev/null`, a socket, a regular file with other hard
+ *   links, which a rename would split from it) and any path under `/dev/` or
  *   `/proc/` (`/dev/stdout` is a link to whatever fd 1 is, and renaming over it would replace the link itself) —
  *   never replaced: the result is first written to a private spool file in the OS temp directory, then copied into
  *   the path opened for writing, so a failed read still writes nothing there.
@@ -24,6 +28,8 @@ export interface Destination {
   kind: 'replace' | 'in-place';
   /** The path written: for `replace`, the symbolic link's target when the path is one. */
   target: string;
+  /** `replace` of an existing file: its permission bits and owner, which the new file takes. */
+  existing?: { mode: number; uid: number; gid: number };
 }
 
 /**
@@ -40,7 +46,9 @@ export async function destinationOf(path: string): Promise<Destination> {
     throw error;
   });
   if (existing?.isDirectory()) throw Object.assign(new Error(`${path} is a directory`), { code: 'EISDIR' });
-  return { kind: existing === undefined || existing.isFile() ? 'replace' : 'in-place', target };
+  if (existing === undefined) return { kind: 'replace', target };
+  if (!existing.isFile() || existing.nlink > 1) return { kind: 'in-place', target };
+  return { kind: 'replace', target, existing: { mode: existing.mode & 0o7777, uid: existing.uid, gid: existing.gid } };
 }
 
 /**
@@ -55,12 +63,13 @@ export async function destinationOf(path: string): Promise<Destination> {
 export async function writeOutputFile<T>(path: string, fill: (file: FileHandle) => Promise<T>): Promise<T> {
   const destination = await destinationOf(path);
   const temporary = temporaryPathFor(destination);
-  const file = await open(temporary, destination.kind === 'replace' ? 'wx' : 'wx+', destination.kind === 'replace' ? 0o666 : 0o600);
+  const file = await open(temporary, destination.kind === 'replace' ? 'wx' : 'wx+', destination.kind === 'replace' && !destination.existing ? 0o666 : 0o600);
   let closed = false;
   let renamed = false;
   try {
     const value = await fill(file);
     if (destination.kind === 'in-place') await copyInto(file, destination.target);
+    else if (destination.existing) await takeOver(file, destination.existing);
     closed = true;
     await file.close();
     if (destination.kind === 'replace') {
@@ -153,4 +162,16 @@ function waitForDrain(stream: NodeJS.WriteStream): Promise<void> {
     };
     stream.on('drain', done).on('error', done);
   });
+}
+
+/**
+ * Give the new file `existing`'s permission bits and owner. The owner only where this process may (root; a user's
+ * own file already has its uid): EPERM leaves the new file this process's, with the same bits.
+ */
+async function takeOver(file: FileHandle, existing: { mode: number; uid: number; gid: number }): Promise<void> {
+  await file.chown(existing.uid, existing.gid).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPERM') throw error;
+  });
+  // After chown, which clears set-id bits.
+  await file.chmod(existing.mode);
 }

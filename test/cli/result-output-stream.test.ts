@@ -276,4 +276,30 @@ describe('--output: a large result streamed into the file', () => {
       release();
     }
   }, 60_000);
+
+  it('an existing file keeps its mode (0600 stays 0600) and its other hard links; a new one follows the umask', async () => {
+    const { chmodSync, linkSync, writeFileSync } = await import('node:fs');
+    const dir = join(temp.dir, 'modes');
+    spawnSync('mkdir', [dir]);
+    const secret = join(dir, 'secret.txt');
+    writeFileSync(secret, 'old');
+    chmodSync(secret, 0o600);
+    const linked = join(dir, 'linked.txt');
+    writeFileSync(linked, 'old');
+    chmodSync(linked, 0o640);
+    linkSync(linked, join(dir, 'other-name.txt'));
+    for (const [file, mode] of [
+      [secret, 0o600],
+      [linked, 0o640],
+    ] as const) {
+      const saved = await cli(['call', 'big', '--url', fast.url, '--output', file]);
+      expect(saved.code, saved.stderr).toBe(0);
+      expect(statSync(file).mode & 0o777).toBe(mode);
+      expect(readFileSync(file).equals(Buffer.from(`${BIG}\n`, 'utf8'))).toBe(true);
+    }
+    expect(statSync(linked).ino).toBe(statSync(join(dir, 'other-name.txt')).ino);
+    const fresh = join(dir, 'new.txt');
+    expect((await cli(['call', 'small', '--url', fast.url, '--output', fresh])).code).toBe(0);
+    expect(statSync(fresh).mode & 0o777).toBe(0o666 & ~process.umask());
+  }, 60_000);
 });
