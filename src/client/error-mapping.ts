@@ -10,6 +10,7 @@ import {
   ToolCallOutcomeUnknownError,
   ToolCallRefusedError,
 } from './errors.js';
+import { remoteLine } from './remote-text.js';
 
 /**
  * Network failures that happen before any byte of the request reaches the server: the request was not delivered,
@@ -63,7 +64,7 @@ function embeddedRpcError(text: unknown): { code: number; message: string } | un
 
 function httpError(status: number, text: unknown, url: string, cause: unknown): TasksConnectionError {
   const rpc = embeddedRpcError(text);
-  const detail = rpc ? `: ${rpc.message} (JSON-RPC ${rpc.code})` : '';
+  const detail = rpc ? `: ${remoteLine(rpc.message)} (JSON-RPC ${rpc.code})` : '';
   const hint = status === 401 ? ' — the server wants a valid bearer token (--token / MCP_TASKS_TOKEN)' : status === 403 ? ' — access denied' : '';
   return new TasksConnectionError(`HTTP ${status} from ${url}${detail}${hint}`, retryableStatus(status), {
     cause,
@@ -80,7 +81,9 @@ function httpError(status: number, text: unknown, url: string, cause: unknown): 
 export function toClientError(error: unknown, what: string, url: string): Error {
   if (error instanceof TasksClientError || isAbort(error)) return error as Error;
   if (error instanceof ProtocolError) {
-    return new TasksProtocolError(`${what}: ${error.message} (JSON-RPC ${error.code})`, error.code, error.data as JsonValue | undefined, { cause: error });
+    return new TasksProtocolError(`${what}: ${remoteLine(error.message)} (JSON-RPC ${error.code})`, error.code, error.data as JsonValue | undefined, {
+      cause: error,
+    });
   }
   if (error instanceof UnauthorizedError) return httpError(401, undefined, url, error);
   if (error instanceof SdkHttpError) return httpError(error.status, error.data.text, url, error);
@@ -93,7 +96,7 @@ export function toClientError(error: unknown, what: string, url: string): Error 
       case SdkErrorCode.NotConnected:
         return new TasksConnectionError(`${what}: connection to ${url} lost (${error.message})`, true, { cause: error });
       case SdkErrorCode.InvalidResult:
-        return new TasksProtocolError(`${what}: the server sent an invalid reply (${error.message})`, null, undefined, { cause: error });
+        return new TasksProtocolError(`${what}: the server sent an invalid reply (${remoteLine(error.message)})`, null, undefined, { cause: error });
       case SdkErrorCode.MethodNotSupportedByProtocolVersion:
       case SdkErrorCode.CapabilityNotSupported:
         return new TasksProtocolError(`${what}: ${error.message}`, ErrorCode.MethodNotFound, undefined, { cause: error });
@@ -146,11 +149,11 @@ export function callErrorAnswer(name: string, url: string, code: number, message
     (reason === undefined && code === ErrorCode.InternalError && STORE_FAILURE_MESSAGE.test(message));
   if (storeFailed)
     return new ToolCallOutcomeUnknownError(
-      `tools/call ${name} reached ${url}, whose task store failed while handling it (${message}); it may have been recorded there, and it was not sent again. Check on the server, or resume it (same idempotency key), before calling again.`,
+      `tools/call ${name} reached ${url}, whose task store failed while handling it (${remoteLine(message)}); it may have been recorded there, and it was not sent again. Check on the server, or resume it (same idempotency key), before calling again.`,
       name,
       cause === undefined ? undefined : { cause },
     );
   const refused = typeof reason === 'string' && REFUSAL_REASONS.get(code)?.includes(reason) === true;
   const Failure = refused ? ToolCallRefusedError : ToolCallFailedError;
-  return new Failure(name, `tools/call ${name}: ${message} (JSON-RPC ${code})`, code, data, cause === undefined ? undefined : { cause });
+  return new Failure(name, `tools/call ${name}: ${remoteLine(message)} (JSON-RPC ${code})`, code, data, cause === undefined ? undefined : { cause });
 }

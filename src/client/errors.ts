@@ -1,3 +1,4 @@
+import { toVisibleLine } from '../protocol/model-text.js';
 import type { JsonRpcErrorObject, JsonValue, TaskStatus } from '../protocol/types.js';
 import type { InputRequest } from './input.js';
 import { remoteLine } from './remote-text.js';
@@ -10,10 +11,11 @@ const MESSAGE_MAX_CHARS = 4_000;
  * Base class of every error the requestor library throws. `code` is the JSON-RPC error code when the server sent
  * one (e.g. `-32602`), or `null` when the failure happened on this side (network, timeout, invalid reply).
  *
- * `message` is one line of visible text whatever the server sent (its error message, status, task id or version
- * quoted in it): escape sequences and control characters removed, role markers neutralised (`remoteLine`), so it can
- * be printed to a terminal or handed to a model as it is. What the server sent exactly is in `code`, `data`, the
- * subclasses' fields (`TaskFailedError.error`) and `cause`.
+ * `message` is one line of visible text whatever the server sent: escape sequences and control characters removed
+ * (`toVisibleLine`), so it can be printed to a terminal or handed to a model as it is; the server's own words quoted
+ * in it (an error message, a status) also have their role markers neutralised where they are quoted (`remoteLine`),
+ * while this library's words (a tool named `user`) stay as they are. What the server sent exactly is in `code`,
+ * `data`, the subclasses' fields (`TaskFailedError.error`) and `cause`.
  */
 export class TasksClientError extends Error {
   override name = 'TasksClientError';
@@ -25,7 +27,7 @@ export class TasksClientError extends Error {
     readonly data?: JsonValue,
     options?: { cause?: unknown },
   ) {
-    super(remoteLine(message, MESSAGE_MAX_CHARS), options);
+    super(toVisibleLine(message, MESSAGE_MAX_CHARS), options);
   }
 }
 
@@ -139,7 +141,7 @@ export class TaskFailedError extends TasksClientError {
     /** The terminal snapshot. */
     readonly snapshot: TaskSnapshot,
   ) {
-    super(error.message, error.code, error.data);
+    super(remoteLine(error.message), error.code, error.data);
   }
 }
 
@@ -151,7 +153,7 @@ export class TaskCancelledError extends TasksClientError {
     /** The terminal snapshot. */
     readonly snapshot: TaskSnapshot,
   ) {
-    super(`Task ${taskId} was cancelled${snapshot.statusMessage ? `: ${snapshot.statusMessage}` : ''}`);
+    super(`Task ${taskId} was cancelled${snapshot.statusMessage ? `: ${remoteLine(snapshot.statusMessage)}` : ''}`);
   }
 }
 

@@ -183,6 +183,17 @@ function oneVisibleLine(text: string): string {
   return visible.normalize('NFKC').replace(LINE_BREAKING, ' ').replace(INVISIBLE, '').replace(/\s+/g, ' ').trim();
 }
 
+/**
+ * Rules 1, 2 and 4 without rule 3: one line of visible, compatibility-folded text of at most `maxChars` code units,
+ * role markers left as they are — for text of one's own that may quote another's (an error message naming a tool
+ * called `user`), whose quoted parts get {@link toModelLine} where they are quoted.
+ */
+export function toVisibleLine(text: string, maxChars = MODEL_TEXT_MAX_CHARS): string {
+  const line = oneVisibleLine(text);
+  if (line.length <= maxChars) return line;
+  return `${codePointPrefix(line, maxChars - TRUNCATION_MARK.length).trimEnd()}${TRUNCATION_MARK}`;
+}
+
 /** What {@link toModelLine} may do between folding and the final checks. */
 export interface ModelLineOptions {
   /** Most UTF-16 code units of the result. @defaultValue {@link MODEL_TEXT_MAX_CHARS} */
