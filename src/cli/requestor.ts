@@ -318,7 +318,7 @@ function describeFailure(error: unknown, hint: string | undefined): { code: numb
         retryAfterMs: error.retryAfterMs ?? null,
         error: { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) },
       },
-      text: `mcp-tasks: the server refused the call, nothing ran: ${error.message}${retry}\n`,
+      text: `mcp-tasks: the server refused the call, nothing ran${error.reason ? ` (${error.reason})` : ''}: ${error.message}${retry}\n`,
     };
   }
   if (error instanceof ToolCallFailedError && error.code !== ErrorCode.InvalidParams)

@@ -79,7 +79,7 @@ describe('call refused by the server (a quota, the kill switch): exit 7, nothing
       const log = join(temp.dir, `quota-${protocol}.log`);
       const run = await cli(['call', 'idempotent_job', '--args', JSON.stringify({ log }), '--url', server.url, '--protocol', protocol, '--json']);
       expect(run.code, run.stderr).toBe(7);
-      expect(run.stderr).toMatch(/^mcp-tasks: the server refused the call, nothing ran: tools\/call idempotent_job: Quota exceeded/m);
+      expect(run.stderr).toMatch(/^mcp-tasks: the server refused the call, nothing ran \(active_tasks\): tools\/call idempotent_job: Quota exceeded/m);
       expect(JSON.parse(run.stdout)).toMatchObject({ status: 'refused', tool: 'idempotent_job', reason: 'active_tasks', exitCode: 7, error: { code: -31001 } });
       expect(existsSync(log)).toBe(false);
     },
