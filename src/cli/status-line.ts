@@ -1,6 +1,6 @@
 import type { ConnectionEvent, TaskSnapshot } from '../client/index.js';
 import { toModelLine } from '../protocol/model-text.js';
-import { cliCommand } from './invocation.js';
+import { taskCommand } from './invocation.js';
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 const REDRAW_MS = 250;
@@ -135,6 +135,6 @@ function describe(snapshot: TaskSnapshot, hintFor: string | undefined): string {
   // text is shown by the rule ours keeps (one line, no control or bidi characters, bounded).
   const message = snapshot.statusMessage === undefined ? undefined : toModelLine(snapshot.statusMessage);
   const status =
-    snapshot.status === 'input_required' && hintFor !== undefined ? `input_required (answer with: ${cliCommand()} answer ${hintFor})` : snapshot.status;
+    snapshot.status === 'input_required' && hintFor !== undefined ? `input_required (answer with: ${taskCommand('answer', hintFor)})` : snapshot.status;
   return message ? `${status}: ${message}` : status;
 }

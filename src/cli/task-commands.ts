@@ -145,7 +145,7 @@ export async function cancelCommand(taskId: string, flags: CancelFlags): Promise
         `${JSON.stringify({ taskId, acknowledged: true, final: final?.status ?? null, exitCode: code, ...(final ? { task: final } : {}) }, null, 2)}\n`,
       );
     } else if (!final) {
-      process.stdout.write(`task ${taskId}: cancellation requested; not final yet (see ${cliCommand()} get ${taskId})\n`);
+      process.stdout.write(`task ${taskId}: cancellation requested; not final yet (see ${taskCommand('get', taskId)})\n`);
     } else if (answered?.status === final.status && answered.status !== 'cancelled') {
       process.stdout.write(`task ${taskId}: already ${final.status}, nothing to cancel\n`);
     } else {
@@ -179,7 +179,7 @@ function describeSnapshot(snapshot: TaskSnapshot, client: TasksClient): string {
     lines.push(`${'input'.padEnd(8)} ${remoteLine(key, 200)}: ${remoteLines(request.params?.message ?? request.method, indent)}`);
     for (const field of formFields(request.params?.requestedSchema)) lines.push(`${indent}field ${remoteLine(field.name, 200)}: ${describeField(field)}`);
   }
-  if (snapshot.status === 'input_required') lines.push(`${indent}answer with: ${cliCommand()} answer ${snapshot.taskId}`);
+  if (snapshot.status === 'input_required') lines.push(`${indent}answer with: ${taskCommand('answer', snapshot.taskId)}`);
   for (const op of snapshot.operations ?? [])
     lines.push(`${'op'.padEnd(8)} ${op.operationId}  ${op.effect}  ${op.status}${op.receipt ? `  ${JSON.stringify(op.receipt)}` : ''}`);
   // The result as `call` prints it: shown, not run, on a terminal.

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 
 import type { TaskStatus } from '../protocol/types.js';
+import { TaskIdSchema } from './server-fields.js';
 
 /** One task the client created and has not delivered yet, enough to find it again after a crash. */
 export interface JournalEntry {
@@ -62,8 +63,12 @@ export interface PendingCallEntry {
 
 const STATUSES = ['working', 'input_required', 'completed', 'failed', 'cancelled'] as const;
 
+// The task id is checked as the wire schemas check it: an entry an older client saved with an id this one refuses
+// (a control character, a space, a role marker) is left out on read like any malformed entry, and gone with the next
+// write — such a task cannot be followed any more (the server's answers carry the same id), and printing its id in
+// `tasks` or a `resume` hint is what the check prevents. Every other entry of the file loads as before.
 const EntrySchema = z.object({
-  taskId: z.string().min(1),
+  taskId: TaskIdSchema,
   url: z.string().min(1),
   generation: z.enum(['v1', 'v2']),
   protocolVersion: z.string(),

@@ -1,12 +1,14 @@
 import { z } from 'zod';
 
 import { ATTEMPT_META_KEY, IMMEDIATE_RESPONSE_META_KEY, OPERATIONS_META_KEY } from '../protocol/constants.js';
+import { TaskIdSchema } from './server-fields.js';
 import type { CallToolResult, TaskSnapshot } from './types.js';
 
 /**
  * Validation of what servers send back, for both generations. Where the spec tells clients to be lenient the
  * schemas are: a missing `resultType` inside a v2 `result` (X12), unknown extra keys. Where it does not, they are
- * strict: integer, non-negative times (X10), `result` on `completed` and `error` on `failed` (E19).
+ * strict: integer, non-negative times (X10), `result` on `completed` and `error` on `failed` (E19). And where this
+ * client prints a field as it is, stricter than the spec: a task id it could not print is refused (`server-fields.ts`).
  * The SDK client strips the top-level `resultType` before these schemas run, so none of them reads it.
  */
 
@@ -25,7 +27,7 @@ const JsonRpcErrorSchema = z.object({ code: z.number().int(), message: z.string(
 const InputRequestsSchema = z.record(z.string(), z.looseObject({ method: z.string(), params: z.record(z.string(), z.unknown()).optional() }));
 
 const V1TaskSchema = z.looseObject({
-  taskId: z.string().min(1),
+  taskId: TaskIdSchema,
   status: Status,
   statusMessage: z.string().optional(),
   createdAt: z.string(),
@@ -37,20 +39,30 @@ const V1TaskSchema = z.looseObject({
 /** 2025-11-25 `tasks/get` / `tasks/cancel` result (flat `Task`). */
 export const V1GetTaskResultSchema = V1TaskSchema;
 
-/** 2025-11-25 `tools/call` answer: a nested `CreateTaskResult`, or the plain result when the server ran it inline. */
-export const V1ToolsCallResultSchema = z.union([
-  z.looseObject({ task: V1TaskSchema, _meta: z.record(z.string(), z.unknown()).optional() }).transform((created) => {
-    const immediate = created._meta?.[IMMEDIATE_RESPONSE_META_KEY];
-    return { kind: 'task' as const, task: fromV1Task(created.task), ...(typeof immediate === 'string' ? { immediateResponse: immediate } : {}) };
-  }),
-  CallToolResultSchema.transform((result) => ({ kind: 'result' as const, result: toCallToolResult(result) })),
-]);
+const V1CreateTaskAnswerSchema = z.looseObject({ task: V1TaskSchema, _meta: z.record(z.string(), z.unknown()).optional() }).transform((created) => {
+  const immediate = created._meta?.[IMMEDIATE_RESPONSE_META_KEY];
+  return { kind: 'task' as const, task: fromV1Task(created.task), ...(typeof immediate === 'string' ? { immediateResponse: immediate } : {}) };
+});
+const V1InlineAnswerSchema = CallToolResultSchema.transform((result) => ({ kind: 'result' as const, result: toCallToolResult(result) }));
+
+/**
+ * 2025-11-25 `tools/call` answer: a nested `CreateTaskResult` (an answer with `task`), or the plain result when the
+ * server ran it inline. The `task` key picks the schema, so a refused task says what is wrong with it (a union of
+ * both would only say "Invalid input").
+ */
+export const V1ToolsCallResultSchema = z.unknown().transform((answer, context) => {
+  const created = typeof answer === 'object' && answer !== null && 'task' in answer;
+  const parsed = (created ? V1CreateTaskAnswerSchema : V1InlineAnswerSchema).safeParse(answer);
+  if (parsed.success) return parsed.data;
+  for (const issue of parsed.error.issues) context.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+  return z.NEVER;
+});
 
 /** 2025-11-25 `tasks/list` result. */
 export const V1ListTasksResultSchema = z.looseObject({ tasks: z.array(V1TaskSchema), nextCursor: z.string().optional() });
 
 const V2TaskFields = {
-  taskId: z.string().min(1),
+  taskId: TaskIdSchema,
   status: Status,
   statusMessage: z.string().optional(),
   createdAt: z.string(),

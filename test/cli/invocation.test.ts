@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 
 import { describe, expect, it } from 'vitest';
 
-import { cliCommand } from '../../src/cli/invocation.js';
+import { cliCommand, taskCommand } from '../../src/cli/invocation.js';
 
 describe('cliCommand', () => {
   it('names mcp-tasks when started under that name (installed, npm link)', () => {
@@ -25,5 +25,22 @@ describe('cliCommand', () => {
       // The shell hands node exactly the path back (printed by a stand-in for node).
       expect(execFileSync('sh', ['-c', command.replace(/^node /, 'printf %s ')]).toString()).toBe(path);
     }
+  });
+});
+
+describe('taskCommand', () => {
+  it("quotes a server's task id that a shell would act on, so the command hands it back as one word", () => {
+    for (const taskId of ['t;echo${IFS}pwned|cat', '$(id)', '`id`', "it's", 'a&b', 'x>y', '~root', '*', 'a#b']) {
+      const command = taskCommand('watch', taskId, { url: 'http://127.0.0.1:1/mcp' });
+      const words = execFileSync('sh', ['-c', `set -- ${command}; printf '%s\\n' "$@"`])
+        .toString()
+        .split('\n');
+      expect(words.slice(words.indexOf('watch'), words.indexOf('watch') + 4), command).toEqual(['watch', taskId, '--url', 'http://127.0.0.1:1/mcp']);
+    }
+  });
+
+  it('control: leaves the ids real servers make as they are (UUID, hex, base64url, prefixed)', () => {
+    for (const taskId of ['3f2b8c1e-7a4d-4e8f-9b6a-1c2d3e4f5a6b', '4f0c9b1e2d7a', 'Zm9v_YmFy-YmF6', 'tsk_4f0c9b1e2d7a', 'urn:x:1.2@h%20'])
+      expect(taskCommand('get', taskId).endsWith(` get ${taskId}`)).toBe(true);
   });
 });
