@@ -10,12 +10,16 @@ import { StoreError } from './store-error.js';
 /** How long repeats of one outage line are counted instead of written, in ms. */
 export const OUTAGE_LOG_WINDOW_MS = 10_000;
 
+/** Most distinct causes a summary names; the rest are counted together. */
+const MAX_CAUSES = 5;
+
 /** What {@link coalesceOutageLogs} counts while a window is open, per line (level and message). */
 interface Window {
   readonly started: number;
   repeats: number;
-  /** The latest repeat's `err.message`: the summary says what the failures were at the window's end. */
-  lastCause: string;
+  /** The repeats' `err.message`s and how often each came (at most {@link MAX_CAUSES}; see `otherCauses`). */
+  readonly causes: Map<string, number>;
+  otherCauses: number;
 }
 
 const COALESCED = Symbol('coalesceOutageLogs');
@@ -26,8 +30,10 @@ type Level = 'warn' | 'error';
  * `logger`, with the lines that report an outage of the task store coalesced: an `error` or `warn` whose `err` is a
  * {@link StoreError} `unavailable` is written whole (stack and cause) the first time its message is logged, then
  * for {@link OUTAGE_LOG_WINDOW_MS} the same level and message are only counted; when that window ends one line at
- * the same level says how many were left out (`repeats`, `windowMs`, the last `cause`), and the next failure
- * starts a new window. Every other line — another store error code (`fault`, `schema_mismatch`: each one matters),
+ * the same level says how many were left out (`repeats`, `windowMs`, `causes`: each distinct `err.message` and its
+ * count, five at most, `otherCauses` for the rest), and the next failure starts a new window. The summary is written
+ * through `logger` itself, not through the child that opened the window: its repeats came from many children (other
+ * tasks, other components), whose bindings it must not claim. Every other line — another store error code (`fault`, `schema_mismatch`: each one matters),
  * `info`, `debug`, another message — is written as before. Children (`child()`) share the windows, so the store's,
  * the server's and the worker's lines of one process are counted together.
  *
@@ -48,6 +54,12 @@ export function coalesceOutageLogs(
       setTimeout(fn, ms).unref();
     });
   const windows = new Map<string, Window>();
+  const countCause = (window: Window, cause: string): void => {
+    const seen = window.causes.get(cause);
+    if (seen !== undefined) window.causes.set(cause, seen + 1);
+    else if (window.causes.size < MAX_CAUSES) window.causes.set(cause, 1);
+    else window.otherCauses += 1;
+  };
 
   const wrap = (target: Logger): Logger => {
     const write = (level: Level) => (object: object, message?: string) => {
@@ -57,17 +69,22 @@ export function coalesceOutageLogs(
       const open = windows.get(key);
       if (open) {
         open.repeats += 1;
-        open.lastCause = err.message;
+        countCause(open, err.message);
         return;
       }
-      windows.set(key, { started: now(), repeats: 0, lastCause: err.message });
+      windows.set(key, { started: now(), repeats: 0, causes: new Map(), otherCauses: 0 });
       target[level]({ ...object, outageLogWindowMs: windowMs }, message);
       setTimer(() => {
         const closed = windows.get(key);
         windows.delete(key);
         if (!closed || closed.repeats === 0) return;
-        target[level](
-          { repeats: closed.repeats, windowMs: now() - closed.started, cause: closed.lastCause },
+        logger[level](
+          {
+            repeats: closed.repeats,
+            windowMs: now() - closed.started,
+            causes: Object.fromEntries(closed.causes),
+            ...(closed.otherCauses > 0 ? { otherCauses: closed.otherCauses } : {}),
+          },
           `${message ?? 'task store unavailable'} — ${closed.repeats} more like it not logged`,
         );
       }, windowMs);

@@ -55,7 +55,11 @@ describe('coalesceOutageLogs: the lines of a task store outage', () => {
     expect(lines).toHaveLength(2);
     expect(lines[1]).toMatchObject({
       level: 'error',
-      object: { repeats: 500, windowMs: 10_000, cause: 'Task store unavailable: cannot connect (timeout)' },
+      object: {
+        repeats: 500,
+        windowMs: 10_000,
+        causes: { 'Task store unavailable: cannot connect (ECONNREFUSED 127.0.0.1:5432)': 499, 'Task store unavailable: cannot connect (timeout)': 1 },
+      },
       message: "a tool's context operation failed in the task store — 500 more like it not logged",
     });
     expect(lines[1]?.object.err).toBeUndefined();
@@ -68,7 +72,7 @@ describe('coalesceOutageLogs: the lines of a task store outage', () => {
     expect(lines).toHaveLength(3);
   });
 
-  it('children share the windows: the store, the server and the worker of one process are counted together', () => {
+  it("children share the windows; the summary is the process's, not the opening child's (its repeats came from others)", () => {
     const { lines, logger, advance } = harness();
     const store = logger.child({ component: 'postgres-task-store' });
     const run = logger.child({ taskId: 'abc…' }).child({ tool: 'x' });
@@ -79,6 +83,24 @@ describe('coalesceOutageLogs: the lines of a task store outage', () => {
     expect(lines[0]?.bindings).toEqual({ component: 'postgres-task-store' });
     advance(10_000);
     expect(lines[1]?.object).toMatchObject({ repeats: 2 });
+    expect(lines[1]?.bindings).toEqual({});
+  });
+
+  it('the summary counts each distinct cause (five named, the rest together): a different failure amid the outage shows', () => {
+    const { lines, logger, advance } = harness();
+    logger.error({ err: unavailable('ECONNREFUSED') }, 'task store failed');
+    for (let i = 0; i < 3; i++) logger.error({ err: unavailable('ECONNREFUSED') }, 'task store failed');
+    logger.error({ err: unavailable('53300 too many connections') }, 'task store failed');
+    for (let i = 0; i < 6; i++) logger.error({ err: unavailable(`other ${i}`) }, 'task store failed');
+    advance(10_000);
+    const summary = lines[1]?.object as { repeats: number; causes: Record<string, number>; otherCauses: number };
+    expect(summary.repeats).toBe(10);
+    expect(summary.causes).toMatchObject({
+      'Task store unavailable: cannot connect (ECONNREFUSED)': 3,
+      'Task store unavailable: cannot connect (53300 too many connections)': 1,
+    });
+    expect(Object.keys(summary.causes)).toHaveLength(5);
+    expect(summary.otherCauses).toBe(3);
   });
 
   it('control: other lines are written each time — other messages, levels, store error codes, errors of other kinds', () => {
