@@ -52,7 +52,12 @@ const enum Mode {
 const WHITESPACE = new Set([' ', '\t', '\n', '\r']);
 const LITERAL_CHAR = /[A-Za-z0-9+\-.]/;
 const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
-const STRING_STOP = /["\\]/g;
+/**
+ * Where string text stops: its closing quote, an escape, or a raw control character (U+0000–U+001F), which JSON
+ * allows only escaped — `JSON.parse` refuses the text, so a file written from it must not exist either.
+ */
+// eslint-disable-next-line no-control-regex -- the control characters are what this pattern is for
+const STRING_STOP = /["\\\u0000-\u001f]/g;
 const ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
 /** Longest object key held (characters): keys name fields; a longer one is not a document this client reads. */
 const MAX_KEY_CHARS = 64 * 1024;
@@ -198,7 +203,8 @@ export class JsonTokenizer {
       return end;
     }
     if (stop[0] === '\\') this.mode = Mode.Escape;
-    else this.endString();
+    else if (stop[0] === '"') this.endString();
+    else throw new JsonStreamError(`a raw control character (U+${stop[0].charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}) in a string`);
     return end + 1;
   }
 
