@@ -74,7 +74,10 @@ export class JsonTokenizer {
   private unicode = '';
   /** The key being read, while one is. */
   private keyText: string | undefined;
-  /** Decoded string text not yet reported: a high surrogate waiting for its pair. */
+  /**
+   * Decoded string text not yet reported: what this piece of input held, reported at its end ({@link write}), and
+   * between pieces at most a high surrogate waiting for its pair (an escape cut in two waits in `unicode`).
+   */
   private held = '';
 
   constructor(private readonly events: JsonEvents) {}
@@ -111,6 +114,9 @@ export class JsonTokenizer {
           if (!WHITESPACE.has(c)) this.structural(c);
       }
     }
+    // Once per piece, not only where plain text runs to its end: a string made only of escapes would otherwise be
+    // held whole until its closing quote.
+    if (this.mode === Mode.String || this.mode === Mode.Escape || this.mode === Mode.Unicode) this.flushHeld();
   }
 
   /** The text is complete. @throws JsonStreamError when it does not hold exactly one whole value. */
@@ -198,10 +204,7 @@ export class JsonTokenizer {
     const stop = STRING_STOP.exec(text);
     const end = stop === null ? text.length : stop.index;
     if (end > i) this.stringText(text.slice(i, end));
-    if (stop === null) {
-      this.flushHeld();
-      return end;
-    }
+    if (stop === null) return end;
     if (stop[0] === '\\') this.mode = Mode.Escape;
     else if (stop[0] === '"') this.endString();
     else throw new JsonStreamError(`a raw control character (U+${stop[0].charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}) in a string`);

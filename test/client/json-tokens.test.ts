@@ -50,3 +50,44 @@ describe('JsonTokenizer: invalid text', () => {
     expect(parse(['"\\u0000\\n\\t\\u001f\u007f\u0085"'])).toBe('\u0000\n\t\u001f\u007f\u0085');
   });
 });
+
+/** The pieces a string's text is reported in, for the text fed as `pieces`. */
+function stringPieces(pieces: readonly string[]): string[] {
+  const reported: string[] = [];
+  const ignore = (): void => {};
+  const tokenizer = new JsonTokenizer({
+    startObject: ignore,
+    endObject: ignore,
+    startArray: ignore,
+    endArray: ignore,
+    key: ignore,
+    stringStart: ignore,
+    stringChunk: (text) => void reported.push(text),
+    stringEnd: ignore,
+    primitive: ignore,
+  });
+  for (const piece of pieces) tokenizer.write(piece);
+  tokenizer.end();
+  return reported;
+}
+
+describe('JsonTokenizer: a string is never held whole', () => {
+  it('reports a string made only of escapes at the end of each piece of input, not at its closing quote', () => {
+    const unit = '\\u4e2d\\u6587\\n\\"';
+    const pieces = ['"', ...Array.from({ length: 200 }, () => unit.repeat(10)), '"'];
+    const reported = stringPieces(pieces);
+    expect(reported.join('')).toBe('中文\n"'.repeat(2000));
+    // One report per piece of escapes, each that piece's 40 characters.
+    expect(reported).toHaveLength(200);
+    expect(Math.max(...reported.map((piece) => piece.length))).toBe(40);
+  });
+
+  it('keeps back only a high surrogate at the end of a piece, and an escape cut in two', () => {
+    // "x😀y" with the pair escaped, cut after the high surrogate's escape and inside the low one's.
+    expect(stringPieces(['"x\\ud83d', '\\ude', '00y"'])).toEqual(['x', '😀y']);
+    // A plain high surrogate at the end of a piece, its pair in the next.
+    expect(stringPieces(['"a\ud83d', '\ude00b"'])).toEqual(['a', '😀b']);
+    // An escape cut after its backslash: what came before it is reported with its piece.
+    expect(stringPieces(['"ab\\', 'ncd"'])).toEqual(['ab', '\ncd']);
+  });
+});
