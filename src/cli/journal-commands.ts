@@ -1,4 +1,5 @@
 import { type JournalEntry, type PendingCallEntry, type ProtocolChoice, TaskJournal, type TasksClient } from '../client/index.js';
+import { remoteTimestamp } from '../client/remote-text.js';
 import { cliCommand } from './invocation.js';
 import { checkOutputWritable, detachOnInterrupt, followTask, openClient, printResult, reportFailure, type RequestorFlags } from './requestor.js';
 import { ExitCode, UsageError } from './usage-error.js';
@@ -33,7 +34,7 @@ export async function tasksCommand(flags: RequestorFlags): Promise<void> {
       entry.taskId,
       entry.tool,
       lastSeen(entry),
-      entry.lastUpdatedAt ?? entry.createdAt,
+      remoteTimestamp(entry.lastUpdatedAt ?? entry.createdAt),
       `${entry.url} (${entry.generation})`,
       entry.correlationId ?? '-',
     ]),
@@ -165,6 +166,7 @@ async function resumePending(call: PendingCallEntry, clientFor: ClientFor, flags
  * read long ago is history, not the task's state now (a detached task may have ended since).
  */
 export function lastSeen(entry: JournalEntry): string {
-  if (!entry.lastStatus) return `no status seen since its creation at ${entry.createdAt}`;
-  return `last seen ${entry.lastStatus} at ${entry.observedAt ?? entry.lastUpdatedAt ?? entry.createdAt}`;
+  // `observedAt` is this client's clock; the other two are the server's text (journaled as it sent them).
+  if (!entry.lastStatus) return `no status seen since its creation at ${remoteTimestamp(entry.createdAt)}`;
+  return `last seen ${entry.lastStatus} at ${entry.observedAt ?? remoteTimestamp(entry.lastUpdatedAt ?? entry.createdAt)}`;
 }

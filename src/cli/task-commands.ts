@@ -8,7 +8,7 @@ import {
   type TaskSnapshot,
   TaskTimeoutError,
 } from '../client/index.js';
-import { remoteLine, remoteLines } from '../client/remote-text.js';
+import { remoteLine, remoteLines, remoteTimestamp } from '../client/remote-text.js';
 import { V1_PROTOCOL_VERSION } from '../protocol/constants.js';
 import { cliCommand, taskCommand } from './invocation.js';
 import { describeField, formFields } from './prompt-schema.js';
@@ -166,8 +166,8 @@ function describeSnapshot(snapshot: TaskSnapshot, client: TasksClient): string {
     ['task', snapshot.taskId],
     ['status', snapshot.operations?.length ? `${snapshot.status.padEnd(14)} domain outcome: ${domainOutcome(snapshot.operations)}` : snapshot.status],
     ['message', snapshot.statusMessage === undefined ? undefined : remoteLine(snapshot.statusMessage)],
-    ['created', snapshot.createdAt],
-    ['updated', snapshot.lastUpdatedAt],
+    ['created', remoteTimestamp(snapshot.createdAt)],
+    ['updated', remoteTimestamp(snapshot.lastUpdatedAt)],
     ['ttl', snapshot.ttlMs === null ? 'unlimited' : `${snapshot.ttlMs} ms`],
     ['poll', snapshot.pollIntervalMs === undefined ? undefined : `${snapshot.pollIntervalMs} ms`],
     ['server', `${client.url} (tasks ${client.generation}, MCP ${client.protocolVersion})`],
@@ -180,8 +180,12 @@ function describeSnapshot(snapshot: TaskSnapshot, client: TasksClient): string {
     for (const field of formFields(request.params?.requestedSchema)) lines.push(`${indent}field ${remoteLine(field.name, 200)}: ${describeField(field)}`);
   }
   if (snapshot.status === 'input_required') lines.push(`${indent}answer with: ${taskCommand('answer', snapshot.taskId)}`);
+  // Operations come from the server's `_meta` like any other text of it; a receipt is shown as its JSON text, made one
+  // line by the same rule (its strings' line breaks are JSON escapes there, and a role marker after one still counts).
   for (const op of snapshot.operations ?? [])
-    lines.push(`${'op'.padEnd(8)} ${op.operationId}  ${op.effect}  ${op.status}${op.receipt ? `  ${JSON.stringify(op.receipt)}` : ''}`);
+    lines.push(
+      `${'op'.padEnd(8)} ${remoteLine(op.operationId, 200)}  ${remoteLine(op.effect, 200)}  ${op.status}${op.receipt ? `  ${remoteLine(JSON.stringify(op.receipt))}` : ''}`,
+    );
   // The result as `call` prints it: shown, not run, on a terminal.
   if (snapshot.result)
     lines.push(

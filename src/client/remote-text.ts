@@ -25,6 +25,15 @@ export function remoteLine(text: unknown, maxChars = REMOTE_LINE_MAX_CHARS): str
 }
 
 /**
+ * A server's timestamp (`createdAt`, `lastUpdatedAt`) as printed in a line or a table cell of ours: a
+ * {@link remoteLine} of at most 64 characters. The spec asks ISO 8601 (R17), which fits with room to spare, but the
+ * client does not refuse a task over its timestamps: whatever a server sent there is shown by the rule.
+ */
+export function remoteTimestamp(text: unknown): string {
+  return remoteLine(text, 64);
+}
+
+/**
  * A server's text that may span lines (a question's message or a field's description) under a line of ours: each of
  * its lines a {@link remoteLine} (empty ones dropped), joined with a line break and `indent`, so none of them can
  * begin at the margin where the CLI's own lines (`mcp-tasks: …`) do.

@@ -51,15 +51,17 @@ const BRACKET_WORDS = ['INST', 'SYS', 'SYSTEM', 'USER', 'ASSISTANT', 'HUMAN', 'A
 
 /**
  * A role marker, anywhere in the line (all alternatives bounded, so matching is linear in the line):
- * - a role label: one of {@link ROLE_WORDS}, not preceded by a letter, digit or `_`, then optional space and colons
- *   (`SYSTEM:`, `assistant :`, `Human:`) — rendered `‹SYSTEM›`, without the colon that makes it a speaker;
+ * - a role label: one of {@link ROLE_WORDS}, not preceded by a letter, digit or `_` (a JSON escape such as `\n` or
+ *   `\u001b` right before it counts as a boundary: JSON text quoted in a line — a receipt, a quoted value in an
+ *   error — keeps a server's line breaks as escapes, which a model may read as line breaks), then optional space and
+ *   colons (`SYSTEM:`, `assistant :`, `Human:`) — rendered `‹SYSTEM›`, without the colon that makes it a speaker;
  * - a tag: `<` followed by a letter, `/`, `|`, `!` or `?`, at most 80 characters without `<` or `>`, then `>`
  *   (`</tool_result>`, `<|im_start|>`, `<system>`, `<start_of_turn>`) — rendered with `‹` `›` instead of `<` `>`;
  * - a bracketed marker: `[` `/`? one of {@link BRACKET_WORDS} `]` (`[INST]`, `[/INST]`) — rendered `‹INST›`.
  */
 const ROLE_MARKER = new RegExp(
   [
-    String.raw`(?<![\p{L}\p{N}_])(?<label>${ROLE_WORDS.join('|')})\s*:+`,
+    String.raw`(?:(?<![\p{L}\p{N}_])|(?<=\\(?:[bfnrtv]|u[0-9a-fA-F]{4})))(?<label>${ROLE_WORDS.join('|')})\s*:+`,
     String.raw`<(?<tag>[|/!?\p{L}][^<>]{0,80})>`,
     String.raw`\[(?<bracket>/?(?:${BRACKET_WORDS.join('|')}))\]`,
   ].join('|'),
