@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 
+import { remoteLine } from '../client/remote-text.js';
 import { type Gate, GATES, type Generation, HARD_GATES } from '../verify/check.js';
 import {
   ALL_CHECKS,
@@ -56,9 +57,10 @@ function failOnGates(value: string | undefined): Gate[] {
   return [...new Set(gates)] as Gate[];
 }
 
+/** One check's line while the suite runs; its message may quote the server (an error it answered), hence `remoteLine`. */
 function progressLine(result: CheckResult): string {
   const mark = { passed: '✓', warning: '!', failed: '✗', skipped: '-' }[result.status];
-  return `${mark} ${result.id} (${(result.durationMs / 1000).toFixed(1)} s)${result.status === 'passed' ? '' : `: ${result.message.slice(0, 160)}`}\n`;
+  return `${mark} ${result.id} (${(result.durationMs / 1000).toFixed(1)} s)${result.status === 'passed' ? '' : `: ${remoteLine(result.message, 160)}`}\n`;
 }
 
 /**
@@ -127,7 +129,7 @@ export async function verifyCommand(flags: VerifyFlags): Promise<void> {
     });
   } catch (error) {
     if (!(error instanceof TargetUnreachableError)) throw error;
-    process.stderr.write(`mcp-tasks verify: ${error.message}\n`);
+    process.stderr.write(`mcp-tasks verify: ${remoteLine(error.message)}\n`);
     process.exitCode = ExitCode.connectionOrProtocol;
     return;
   }

@@ -30,7 +30,8 @@ const SHOWN_CHARS = 240;
 /** A short description of an answer: HTTP status, then the error or the result (abbreviated). */
 export function describe(answer: WireAnswer): string {
   const response = answer.response;
-  if (response?.error) return `HTTP ${answer.status}, error ${response.error.code} "${response.error.message}"`;
+  // JSON-quoted: a control character or quote in the server's message shows as an escape, and cannot end the quote.
+  if (response?.error) return `HTTP ${answer.status}, error ${response.error.code} ${JSON.stringify(response.error.message)}`;
   if (response?.result) {
     const json = JSON.stringify(response.result);
     return `HTTP ${answer.status}, result ${json.length > SHOWN_CHARS ? `${json.slice(0, SHOWN_CHARS)}…` : json}`;

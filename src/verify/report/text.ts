@@ -2,21 +2,18 @@
  * The human report: one row per gate (passed / warnings / failed / skipped / verdict), then one entry per failure
  * with the request and the answer it is about, warnings, skips grouped by reason, and the load figures.
  */
+import { remoteLine } from '../../client/remote-text.js';
 import type { CheckDefinition, CheckResult } from '../check.js';
 import type { VerifyReport } from '../runner.js';
 import type { Exchange } from '../wire/exchange.js';
 
+/**
+ * Most characters of an answer shown in a report line. What the report quotes of a server (its answers, check
+ * messages that quote them) goes through the requestor's rule for a server's text (`remoteLine`: one visible line,
+ * escape sequences removed, role markers neutralised): an agent reads this report too. An answer is quoted as its
+ * JSON text, so a control character in it still shows as its escape (`\u001b`).
+ */
 const ANSWER_CHARS = 400;
-
-/** A printable one-line rendering: control characters escaped, long text cut. */
-export function printable(text: string, limit = ANSWER_CHARS): string {
-  const escaped = text.replace(
-    // eslint-disable-next-line no-control-regex -- escaping control characters is the point
-    /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069]/g,
-    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
-  return escaped.length > limit ? `${escaped.slice(0, limit)}…` : escaped;
-}
 
 /** The request and the answer of an exchange, two lines. */
 export function exchangeLines(exchange: Exchange): string[] {
@@ -27,9 +24,9 @@ export function exchangeLines(exchange: Exchange): string[] {
     .filter(([name]) => /^(mcp-|authorization)/i.test(name))
     .map(([name, value]) => `${name}: ${value}`)
     .join(', ');
-  const request = `→ ${exchange.request.method} ${method} ${printable(params, 200)}${headers ? ` [${headers}]` : ''}`;
+  const request = `→ ${exchange.request.method} ${method} ${remoteLine(params, 200)}${headers ? ` [${headers}]` : ''}`;
   const response = exchange.response
-    ? `← HTTP ${exchange.response.status} ${printable(exchange.response.messages.length > 0 ? JSON.stringify(exchange.response.messages.at(-1)) : (exchange.response.text ?? ''))}`
+    ? `← HTTP ${exchange.response.status} ${remoteLine(exchange.response.messages.length > 0 ? JSON.stringify(exchange.response.messages.at(-1)) : (exchange.response.text ?? ''), ANSWER_CHARS)}`
     : `← ${exchange.error ?? 'no answer'}`;
   return [request, response];
 }
@@ -74,7 +71,7 @@ function skippedSection(lines: string[], skipped: CheckResult[]): void {
   }
   lines.push('', `SKIPPED (${skipped.length}, ${groups.size === 1 ? 'one reason' : `${groups.size} reasons`}) — not verified, a skip is not a pass`);
   for (const [reason, ids] of [...groups].sort(([, a], [, b]) => b.length - a.length)) {
-    lines.push(`  - ${ids.length === 1 ? '1 check' : `${ids.length} checks`}: ${printable(reason, 600)}`);
+    lines.push(`  - ${ids.length === 1 ? '1 check' : `${ids.length} checks`}: ${remoteLine(reason, 600)}`);
     lines.push(
       `      ${ids.slice(0, SKIP_IDS_SHOWN).join(', ')}${ids.length > SKIP_IDS_SHOWN ? `, … (${ids.length - SKIP_IDS_SHOWN} more; --json lists them)` : ''}`,
     );
@@ -96,7 +93,7 @@ export function renderText(report: VerifyReport): string {
   );
   for (const [generation, profile] of Object.entries(report.profile)) {
     lines.push(
-      `  ${generation === 'v1' ? '2025-11-25' : '2026-07-28'}: ${profile.served ? `served, ${profile.tools?.length ?? 0} tools` : `not served — ${profile.reason}`}`,
+      `  ${generation === 'v1' ? '2025-11-25' : '2026-07-28'}: ${profile.served ? `served, ${profile.tools?.length ?? 0} tools` : `not served — ${remoteLine(profile.reason)}`}`,
     );
   }
   lines.push('');
@@ -112,7 +109,7 @@ export function renderText(report: VerifyReport): string {
     lines.push('', `${title} (${entries.length})`);
     for (const result of entries) {
       lines.push(`  ${mark} ${label(result)}  ${result.spec}`);
-      lines.push(`      ${printable(result.message, 600)}`);
+      lines.push(`      ${remoteLine(result.message, 600)}`);
       if (withExchange && result.failedExchange) for (const line of exchangeLines(result.failedExchange)) lines.push(`      ${line}`);
     }
   };
