@@ -215,6 +215,37 @@ describe('JsonTokenizer: the value JSON.parse gives', () => {
   });
 });
 
+describe('JsonTokenizer: paths', () => {
+  it("hands every event the one live path array (a key: its object's path), never a copy", () => {
+    const seen = new Set<JsonPath>();
+    const keyPaths: string[] = [];
+    const record = (path: JsonPath): void => void seen.add(path);
+    const tokenizer = new JsonTokenizer({
+      ...noEvents(),
+      startObject: record,
+      startArray: record,
+      stringStart: record,
+      primitive: (_raw, path) => record(path),
+      key: (_name, path) => {
+        record(path);
+        keyPaths.push(JSON.stringify(path));
+      },
+    });
+    tokenizer.write('{"a":[{"b":1,"c":"x"}],"d":{"e":null}}');
+    tokenizer.end();
+    expect(seen.size).toBe(1);
+    expect(keyPaths).toEqual(['[]', '["a",0]', '["a",0]', '[]', '["d"]']);
+  });
+
+  it('reads 100,000 levels of nesting', () => {
+    let closed = 0;
+    const tokenizer = new JsonTokenizer({ ...noEvents(), endObject: () => void (closed += 1) });
+    tokenizer.write(`${'[{"a":'.repeat(100_000)}1${'}]'.repeat(100_000)}`);
+    tokenizer.end();
+    expect(closed).toBe(100_000);
+  });
+});
+
 describe('JsonTokenizer: invalid text', () => {
   it('refuses a raw control character (U+0000–U+001F) in a string or a key, as JSON.parse does', () => {
     for (let code = 0; code < 0x20; code += 1) {
