@@ -1,4 +1,5 @@
 import type { AnswerReport, TasksClient } from '../client/index.js';
+import { remoteLine } from '../client/remote-text.js';
 import { ScriptedAnswers } from './prompt-answers.js';
 import { terminalPrompt } from './prompt-form.js';
 import { CliInput } from './prompt-resolver.js';
@@ -70,8 +71,10 @@ async function printReport(report: AnswerReport, client: TasksClient, flags: Ans
     process.stdout.write(`task ${taskId} is input_required, but no question reached this client\n`);
     return ExitCode.inputNeeded;
   }
-  if (report.answered.length > 0) process.stdout.write(`task ${taskId}: answered ${report.answered.join(', ')}\n`);
-  if (report.left.length > 0) process.stdout.write(`task ${taskId}: still waiting for ${report.left.join(', ')}\n`);
+  // A question's key is the server's (a v2 `inputRequests` key, a v1 request id): quoted by the rule, like its message.
+  const keys = (list: string[]): string => list.map((key) => remoteLine(key, 200)).join(', ');
+  if (report.answered.length > 0) process.stdout.write(`task ${taskId}: answered ${keys(report.answered)}\n`);
+  if (report.left.length > 0) process.stdout.write(`task ${taskId}: still waiting for ${keys(report.left)}\n`);
   else process.stderr.write(`mcp-tasks: task ${taskId} goes on; follow it with: ${await resumeHint(client, taskId)}\n`);
   return code;
 }
