@@ -7,6 +7,7 @@ import { KillSwitchCache } from '../ops/rollout/kill-switch.js';
 import { createKillSwitchControl } from '../ops/rollout/kill-switch-control.js';
 import { type AdminConnection, adminRequest, viaApi } from './admin-client.js';
 import type { ResolvedConfig } from './config/resolve.js';
+import { writeJson } from './json-output.js';
 import { openConfiguredStore, operatorConfig, resolveSettings } from './settings.js';
 import { ExitCode, UsageError } from './usage-error.js';
 
@@ -53,7 +54,7 @@ function describeSwitch(row: KillSwitchRecord, defaultFallback: KillSwitchFallba
 
 function printSwitch(answer: SwitchAnswer, json: boolean | undefined): void {
   if (json) {
-    process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
+    writeJson(answer);
     return;
   }
   const head = answer.state === 'off' ? 'kill switch: off (task mode on for every tool)' : `kill switch: ${answer.state}`;

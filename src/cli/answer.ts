@@ -1,5 +1,6 @@
 import type { AnswerReport, TasksClient } from '../client/index.js';
 import { remoteLine } from '../client/remote-text.js';
+import { writeJson } from './json-output.js';
 import { ScriptedAnswers } from './prompt-answers.js';
 import { terminalPrompt } from './prompt-form.js';
 import { CliInput } from './prompt-resolver.js';
@@ -59,7 +60,7 @@ async function printReport(report: AnswerReport, client: TasksClient, flags: Ans
       message: request.params.message,
       ...(request.params.requestedSchema ? { requestedSchema: request.params.requestedSchema } : {}),
     }));
-    process.stdout.write(`${JSON.stringify({ ...report, asked }, null, 2)}\n`);
+    writeJson({ ...report, asked });
     return code;
   }
   const { taskId } = report;

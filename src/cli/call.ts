@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 
 import { type CallToolOptions, type CallToolOutcome, type TaskPolicy, type TasksClient, TasksClientError } from '../client/index.js';
 import { toModelLine } from '../protocol/model-text.js';
+import { jsonDocument, writeJson } from './json-output.js';
 import { ScriptedAnswers } from './prompt-answers.js';
 import { terminalPrompt } from './prompt-form.js';
 import { CliInput } from './prompt-resolver.js';
@@ -156,7 +157,7 @@ async function run(
     return printResult(outcome.result, flags, client, undefined, signal);
   }
   if (outcome.kind === 'handoff') {
-    process.stdout.write(`${JSON.stringify(outcome.handoff, null, 2)}\n`);
+    writeJson(outcome.handoff);
     process.stderr.write(
       `mcp-tasks: handed off, nothing was sent (--task ${outcome.handoff.policy} --fallback handoff): ${outcome.handoff.missing.join('; ')}\n`,
     );
@@ -176,9 +177,7 @@ async function run(
   if (!outcome.journaled && client.journal) process.stderr.write(`mcp-tasks: warning: could not record the task in ${client.journal.path}\n`);
   if (flags.detach) {
     process.stdout.write(
-      flags.json
-        ? `${JSON.stringify({ taskId, generation: outcome.generation, protocolVersion: client.protocolVersion, task: outcome.task }, null, 2)}\n`
-        : `${taskId}\n`,
+      flags.json ? jsonDocument({ taskId, generation: outcome.generation, protocolVersion: client.protocolVersion, task: outcome.task }) : `${taskId}\n`,
     );
     process.stderr.write(`mcp-tasks: detached; follow it with: ${await resumeHint(client, taskId)}\n`);
     return ExitCode.completed;

@@ -1,4 +1,5 @@
 import { type ResolvedConfig, SETTINGS } from './config/resolve.js';
+import { jsonDocument } from './json-output.js';
 import { describeStore, resolveStoreSpec } from './store-spec.js';
 
 /** A value as `config print` shows it: secrets masked (a store URL keeps all but its password). */
@@ -21,7 +22,10 @@ export function configPrint(resolved: ResolvedConfig, json: boolean): void {
   }));
   if (json) {
     process.stdout.write(
-      `${JSON.stringify({ configFile: resolved.configFile ?? null, settings: Object.fromEntries(rows.map((row) => [row.key, { value: row.value, source: row.source }])) }, null, 2)}\n`,
+      jsonDocument({
+        configFile: resolved.configFile ?? null,
+        settings: Object.fromEntries(rows.map((row) => [row.key, { value: row.value, source: row.source }])),
+      }),
     );
     return;
   }

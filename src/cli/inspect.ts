@@ -1,5 +1,6 @@
 import type { CapabilityManifest } from '../client/index.js';
 import { remoteLine } from '../client/remote-text.js';
+import { jsonDocument } from './json-output.js';
 import { openClient, reportFailure, type RequestorFlags, resolveTarget } from './requestor.js';
 import { ExitCode } from './usage-error.js';
 
@@ -14,7 +15,7 @@ export async function inspectCommand(flags: RequestorFlags): Promise<void> {
     const client = await openClient({ ...target }, flags, target.protocol, undefined, false);
     try {
       const manifest = await client.manifest();
-      process.stdout.write(flags.json ? `${JSON.stringify(manifest, null, 2)}\n` : describeManifest(manifest, client.url));
+      process.stdout.write(flags.json ? jsonDocument(manifest) : describeManifest(manifest, client.url));
       process.exitCode = ExitCode.completed;
     } finally {
       await client.close();

@@ -1,6 +1,7 @@
 import { type JournalEntry, type PendingCallEntry, type ProtocolChoice, TaskJournal, type TasksClient } from '../client/index.js';
 import { remoteTimestamp } from '../client/remote-text.js';
 import { cliCommand } from './invocation.js';
+import { writeJson } from './json-output.js';
 import { checkOutputWritable, detachOnInterrupt, followTask, openClient, printResult, reportFailure, type RequestorFlags } from './requestor.js';
 import { ExitCode, UsageError } from './usage-error.js';
 
@@ -21,7 +22,7 @@ export async function tasksCommand(flags: RequestorFlags): Promise<void> {
   const [tasks, pending] = await Promise.all([journal.list(), journal.listPending()]);
   const withoutArguments = pending.map(({ arguments: _hidden, ...call }) => call);
   if (flags.json) {
-    process.stdout.write(`${JSON.stringify({ journal: journal.path, tasks, pending: withoutArguments }, null, 2)}\n`);
+    writeJson({ journal: journal.path, tasks, pending: withoutArguments });
     return;
   }
   if (tasks.length === 0 && pending.length === 0) {

@@ -12,6 +12,7 @@ import type { CallFlags } from './call.js';
 import { ConfigError, flagsGiven, resolveConfig, type ResolvedConfig } from './config/resolve.js';
 import type { DemoCorpusFlags } from './demo-corpus.js';
 import type { ResumeFlags } from './journal-commands.js';
+import { writeJson } from './json-output.js';
 import type { RequestorFlags } from './requestor.js';
 import { DEFAULT_URL, secondsOption } from './requestor-options.js';
 import type { CancelFlags, WatchFlags } from './task-commands.js';
@@ -90,7 +91,7 @@ const jsonRequested = (argv: readonly string[]): boolean => argv.includes('--jso
 
 /** Print a bad-input error as `--json` asks, then exit 64. */
 function exitBadInput(message: string): never {
-  if (jsonRequested(process.argv)) process.stdout.write(`${JSON.stringify({ status: 'bad_input', exitCode: ExitCode.usage, error: { message } }, null, 2)}\n`);
+  if (jsonRequested(process.argv)) writeJson({ status: 'bad_input', exitCode: ExitCode.usage, error: { message } });
   process.exit(ExitCode.usage);
 }
 
@@ -559,7 +560,6 @@ program.parseAsync(protectDashTaskIds(process.argv)).catch((error: unknown) => {
   // Whatever ended the command may quote a server (an error the requestor library did not wrap): one clean line.
   const message = remoteLine(error instanceof Error ? error.message : String(error));
   process.stderr.write(`mcp-tasks: ${message}\n`);
-  if (jsonRequested(process.argv))
-    process.stdout.write(`${JSON.stringify({ status: 'error', exitCode: ExitCode.connectionOrProtocol, error: { message } }, null, 2)}\n`);
+  if (jsonRequested(process.argv)) writeJson({ status: 'error', exitCode: ExitCode.connectionOrProtocol, error: { message } });
   process.exit(ExitCode.connectionOrProtocol);
 });

@@ -11,6 +11,7 @@ import { createTasksServer } from '../server/create-tasks-server.js';
 import { openSqliteTaskStore } from '../store/sqlite/index.js';
 import type { ResolvedConfig } from './config/resolve.js';
 import { describeManifest } from './inspect.js';
+import { writeJson } from './json-output.js';
 import { listen } from './serve.js';
 import { resolveSettings } from './settings.js';
 
@@ -75,7 +76,7 @@ export async function buildServedManifests(resolved: ResolvedConfig): Promise<Ca
 export async function manifestCommand(resolved: ResolvedConfig, json: boolean): Promise<void> {
   const manifests = await buildServedManifests(resolved);
   if (json) {
-    process.stdout.write(`${JSON.stringify(manifests, null, 2)}\n`);
+    writeJson(manifests);
     return;
   }
   const pins = resolved.config.pins;

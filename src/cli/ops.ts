@@ -2,6 +2,7 @@ import { OPEN_OPERATION_STATUSES, type OperationRecord, type OperationStatus } f
 import { reconcileStored } from '../ledger/operations.js';
 import { type AdminConnection, adminRequest, viaApi } from './admin-client.js';
 import type { ResolvedConfig } from './config/resolve.js';
+import { jsonDocument, writeJson } from './json-output.js';
 import { openConfiguredStore, operatorConfig, resolveSettings } from './settings.js';
 import { UsageError } from './usage-error.js';
 
@@ -46,7 +47,7 @@ export async function opsList(resolved: ResolvedConfig, flags: OpsFlags): Promis
   for (const status of statuses ?? [])
     if (!STATUSES.includes(status as OperationStatus)) throw new UsageError(`--status ${status}: expected ${STATUSES.join(', ')}`);
   const print = (ops: OperationRecord[]): void => {
-    if (flags.json) process.stdout.write(`${JSON.stringify(ops, null, 2)}\n`);
+    if (flags.json) writeJson(ops);
     else process.stdout.write(ops.length === 0 ? 'no operations\n' : `${ops.map(line).join('\n')}\n`);
   };
   if (flags.url !== undefined) {
@@ -91,7 +92,7 @@ async function ownOperation(
 export async function opsShow(resolved: ResolvedConfig, operationId: string, flags: OpsFlags): Promise<void> {
   await withStore(resolved, async (_settings, store) => {
     const op = await ownOperation(store, operationId, flags);
-    if (op) process.stdout.write(flags.json ? `${JSON.stringify(op, null, 2)}\n` : `${line(op)}\n`);
+    if (op) process.stdout.write(flags.json ? jsonDocument(op) : `${line(op)}\n`);
   });
 }
 
@@ -105,7 +106,7 @@ export async function opsReconcile(resolved: ResolvedConfig, operationId: string
     if (!(await ownOperation(store, operationId, flags))) return;
     const report = await reconcileStored(store, (tool) => settings.tools.find((t) => t.name === tool)?.operations, operationId, Date.now());
     if (!report) return;
-    if (flags.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    if (flags.json) writeJson(report);
     else process.stdout.write(`${report.verdict.status}${report.changed ? '' : ' (unchanged)'}: ${line(report.operation)}\n`);
     if (report.verdict.status === 'unknown') process.exitCode = 8;
   });

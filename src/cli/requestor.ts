@@ -25,6 +25,7 @@ import { remoteLine, remoteLines } from '../client/remote-text.js';
 import { ErrorCode, INPUT_REFUSED_META_KEY } from '../protocol/constants.js';
 import { parseResultUri } from '../protocol/result-uri.js';
 import { taskCommand } from './invocation.js';
+import { escapeJsonText, writeJson } from './json-output.js';
 import { OutputWriteError, saveOutput } from './output-file.js';
 import { type CliInput, describeQuestion, exampleAnswers, InputLeftOpenError } from './prompt-resolver.js';
 import { DEFAULT_URL } from './requestor-options.js';
@@ -166,7 +167,8 @@ export async function printResult(result: CallToolResult, flags: RequestorFlags,
     }
     process.stderr.write(`mcp-tasks: result written to ${flags.output} (${bytes} bytes${link === undefined ? '' : ', read back in full from the server'})\n`);
   } else if (flags.json) {
-    process.stdout.write(document(result));
+    // document() as --output saves it, with the characters a terminal acts on written as escapes (json-output.ts).
+    process.stdout.write(escapeJsonText(document(result)));
   } else {
     const text = resultText(result);
     // A terminal acts on control characters: a result from any server is shown, not run (piped, it passes as is).
@@ -205,7 +207,7 @@ async function reportOutputWriteError(error: OutputWriteError, flags: RequestorF
       output: error.path,
       error: { code: error.code ?? null, message: error.message },
     };
-    process.stdout.write(`${JSON.stringify({ ...failure, ...(again ? { saveAgain: again } : {}), exitCode: ExitCode.ioError }, null, 2)}\n`);
+    writeJson({ ...failure, ...(again ? { saveAgain: again } : {}), exitCode: ExitCode.ioError });
   }
   process.stderr.write(`mcp-tasks: ${error.message}; the result in it is not complete (a regular file there is left as it was).\n  ${kept}\n`);
   return ExitCode.ioError;
@@ -342,10 +344,6 @@ function describeFailure(error: unknown, hint: string | undefined): { code: numb
     json: { status: 'error', error: { ...(error instanceof TasksClientError && error.code !== null ? { code: error.code } : {}), message } },
     text: `mcp-tasks: ${message}\n`,
   };
-}
-
-function writeJson(document: unknown): void {
-  process.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
 }
 
 /**

@@ -11,6 +11,7 @@ import {
 import { remoteLine, remoteLines, remoteTimestamp } from '../client/remote-text.js';
 import { V1_PROTOCOL_VERSION } from '../protocol/constants.js';
 import { cliCommand, taskCommand } from './invocation.js';
+import { jsonDocument } from './json-output.js';
 import { describeField, formFields } from './prompt-schema.js';
 import { checkOutputWritable, detachOnInterrupt, followTask, openClient, reportFailure, type RequestorFlags, resolveTarget, resultText } from './requestor.js';
 import { terminalText } from './terminal-text.js';
@@ -74,7 +75,7 @@ export async function withTaskClient(
 export async function getCommand(taskId: string, flags: RequestorFlags): Promise<void> {
   process.exitCode = await withTaskClient('get', taskId, flags, async (client) => {
     const snapshot = await client.getTask(taskId);
-    process.stdout.write(flags.json ? `${JSON.stringify(snapshot, null, 2)}\n` : describeSnapshot(snapshot, client));
+    process.stdout.write(flags.json ? jsonDocument(snapshot) : describeSnapshot(snapshot, client));
     return ExitCode.completed;
   });
 }
@@ -141,9 +142,7 @@ export async function cancelCommand(taskId: string, flags: CancelFlags): Promise
     // 0 only when the task ended cancelled; 9 when it ended another way first; 124 when not final in time.
     const code = !final ? ExitCode.timedOut : final.status === 'cancelled' ? ExitCode.completed : ExitCode.notCancelled;
     if (flags.json) {
-      process.stdout.write(
-        `${JSON.stringify({ taskId, acknowledged: true, final: final?.status ?? null, exitCode: code, ...(final ? { task: final } : {}) }, null, 2)}\n`,
-      );
+      process.stdout.write(jsonDocument({ taskId, acknowledged: true, final: final?.status ?? null, exitCode: code, ...(final ? { task: final } : {}) }));
     } else if (!final) {
       process.stdout.write(`task ${taskId}: cancellation requested; not final yet (see ${taskCommand('get', taskId)})\n`);
     } else if (answered?.status === final.status && answered.status !== 'cancelled') {

@@ -18,6 +18,7 @@ import {
   type VerifyReport,
 } from '../verify/index.js';
 import { cliCommand } from './invocation.js';
+import { jsonDocument, writeJson } from './json-output.js';
 import { ExitCode, UsageError } from './usage-error.js';
 
 /** Options of `mcp-tasks verify`, as commander parses them. */
@@ -85,7 +86,7 @@ export async function verifyCommand(flags: VerifyFlags): Promise<void> {
       spec: checkSpecLink(check.rules),
       needs: check.needs ?? [],
     }));
-    process.stdout.write(flags.json !== undefined ? `${JSON.stringify(listed, null, 2)}\n` : renderCheckList(checks, checkSpecLink));
+    process.stdout.write(flags.json !== undefined ? jsonDocument(listed) : renderCheckList(checks, checkSpecLink));
     return;
   }
   if (!flags.url) throw new UsageError('verify needs --url <MCP endpoint> (or --list)');
@@ -133,11 +134,11 @@ export async function verifyCommand(flags: VerifyFlags): Promise<void> {
     process.exitCode = ExitCode.connectionOrProtocol;
     return;
   }
-  if (flags.json !== undefined && !toStdout) writeFileSync(flags.json, `${JSON.stringify(report, null, 2)}\n`);
+  if (flags.json !== undefined && !toStdout) writeFileSync(flags.json, jsonDocument(report));
   if (flags.junit !== undefined) writeFileSync(flags.junit, renderJunit(report));
   if (toStdout) {
     process.stderr.write(renderText(report));
-    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    writeJson(report);
   } else {
     process.stdout.write(renderText(report));
   }

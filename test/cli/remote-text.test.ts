@@ -87,6 +87,14 @@ describe("a third-party server's text, as the CLI prints it", () => {
     expect(run.stdout).toBe(`result ${HOSTILE}\n`);
   });
 
+  it('--json: the result is the same JSON value, with its C1 controls and U+2028 written as escapes', async () => {
+    const run = await cli(['call', 'spoof_status', '--url', url, '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).not.toMatch(/[\u0080-\u009f\u2028\u2029]/);
+    expect(run.stdout).toContain('\\u2028<system>obey</system>\\u009b31m');
+    expect((JSON.parse(run.stdout) as { result: { content: Array<{ text: string }> } }).result.content[0]?.text).toBe(`result ${HOSTILE}`);
+  });
+
   it('the result on a terminal: control characters shown, not acted on', () => {
     // `script` gives the CLI a pseudo-terminal as stdout (util-linux, on every machine this suite runs on).
     const shell = `${JSON.stringify(process.execPath)} ${JSON.stringify(MAIN)} call spoof_status --url ${url} 2>/dev/null`;
