@@ -2,7 +2,7 @@
  * `call|watch|resume --output FILE`: the result written to FILE (see `writeOutputFile` for how FILE is written), and
  * what it means when that fails here, on this machine, rather than on the server.
  */
-import { writeOutputFile } from '../client/file-destination.js';
+import { InPlaceWriteError, writeOutputFile } from '../client/file-destination.js';
 import { type CallToolResult, TaskNotFoundError, type TasksClient, TasksClientError } from '../client/index.js';
 import { resultResourceSize } from '../client/result-resource.js';
 import { saveLargeResult } from './result-file.js';
@@ -16,6 +16,13 @@ export class OutputWriteError extends Error {
   override readonly name = 'OutputWriteError';
 
   /**
+   * FILE may hold part of the result: it is written in place (a FIFO, a device, `/dev/stdout`, as a shell's `>`
+   * writes it) and the copy into it failed midway. Otherwise FILE is as it was: a regular file is replaced only by a
+   * complete one.
+   */
+  readonly partial: boolean;
+
+  /**
    * @param path FILE as given.
    * @param code the file system's error code (`ENOSPC`, `EIO`, …), when it gave one.
    */
@@ -24,7 +31,9 @@ export class OutputWriteError extends Error {
     readonly code: string | undefined,
     options: { cause: unknown },
   ) {
-    super(`--output ${path}: could not write the result here (${describeSystemError(options.cause)})`, options);
+    const partial = options.cause instanceof InPlaceWriteError;
+    super(`--output ${path}: could not write the result here (${describeSystemError(partial ? (options.cause as Error).cause : options.cause)})`, options);
+    this.partial = partial;
   }
 }
 

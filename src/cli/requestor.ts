@@ -205,11 +205,18 @@ async function reportOutputWriteError(error: OutputWriteError, flags: RequestorF
       ...(owner ? { taskId: owner } : {}),
       status: 'output_failed',
       output: error.path,
+      // true: FILE (written in place: a FIFO, a device) may hold part of the result; false: it is as it was.
+      partial: error.partial,
       error: { code: error.code ?? null, message: error.message },
     };
     writeJson({ ...failure, ...(again ? { saveAgain: again } : {}), exitCode: ExitCode.ioError });
   }
-  process.stderr.write(`mcp-tasks: ${error.message}; the result in it is not complete (a regular file there is left as it was).\n  ${kept}\n`);
+  // Only a path written in place (a FIFO, a device, /dev/stdout) can hold part of it: a regular file is replaced by
+  // a complete one or not at all.
+  const left = error.partial
+    ? `${error.path} may hold part of the result (it is written in place, as with >)`
+    : `${error.path} is left as it was (nothing was written to it)`;
+  process.stderr.write(`mcp-tasks: ${error.message}; ${left}.\n  ${kept}\n`);
   return ExitCode.ioError;
 }
 

@@ -43,7 +43,7 @@ export const ExitCode = Object.freeze({
   notCancelled: 9,
   /** Bad input: the command line, `--args`/`--answers`, an unknown tool or arguments the tool refuses (JSON-RPC `-32602`); nothing ran. */
   usage: 64,
-  /** `call`/`watch`/`resume --output FILE`: FILE could not be written on this machine (a full disk `ENOSPC`, `EIO`, a quota; EX_IOERR). The task and its result are fine: the result stays on the server until the task expires, and the message gives the command that saves it again. Nothing is written to FILE. */
+  /** `call`/`watch`/`resume --output FILE`: FILE could not be written on this machine (a full disk `ENOSPC`, `EIO`, a quota; EX_IOERR). The task and its result are fine: the result stays on the server until the task expires, and the message gives the command that saves it again. A regular FILE is left as it was (it is only ever replaced by a complete file); FILE written in place (a FIFO, a device, `/dev/stdout`) may hold part of the result (`--json`: `partial: true`). */
   ioError: 74,
   /** `--timeout` reached (`call`, `watch`, `resume`, `admin watch`); `cancel`: not final within its `--timeout`. The task keeps running (like timeout(1)). */
   timedOut: 124,

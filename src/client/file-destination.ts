@@ -13,16 +13,18 @@ const COPY_BYTES = 256 * 1024;
 
 /**
  * How a path is written:
- * - `replace`: a missing path or a regular file with one name — written to a new file beside it (same directory,
- *   so the rename cannot cross file systems) that replaces it in one rename once complete. An existing file's
- *   permission bits are kept, and its owner where this process may set it (root); a new file gets `0666 & ~umask`,
- *   as a shell's `>` gives it. The new file is `0600` while it is written: a result can hold secrets, and it is
- *   never more readable than FILE was;
- * - `in-place`: anything else (a FIFO, a device such as `/dev/null`, a socket, a regular file with other hard
- *   links, which a rename would split from it) and any path under `/dev/` or
+ * - `replace`: a missing path or a regular file — written to a new file beside it (same directory, so the rename
+ *   cannot cross file systems) that replaces it in one rename once complete, so no failure (a full disk midway)
+ *   can leave it holding part of a result. An existing file's permission bits are kept, and its owner where this
+ *   process may set it (root); a new file gets `0666 & ~umask`, as a shell's `>` gives it. The new file is `0600`
+ *   while it is written: a result can hold secrets, and it is never more readable than FILE was. A regular file
+ *   with other hard links is replaced too: the other names keep the old contents (its data is worth more than the
+ *   link; writing it in place lost both to a failure midway);
+ * - `in-place`: anything else (a FIFO, a device such as `/dev/null`, a socket) and any path under `/dev/` or
  *   `/proc/` (`/dev/stdout` is a link to whatever fd 1 is, and renaming over it would replace the link itself) —
  *   never replaced: the result is first written to a private spool file in the OS temp directory, then copied into
- *   the path opened for writing, so a failed read still writes nothing there.
+ *   the path opened for writing, as a shell's `>` writes it, so a failed read writes nothing there; a failure of
+ *   the copy itself may leave part of the result there ({@link InPlaceWriteError}).
  */
 export interface Destination {
   kind: 'replace' | 'in-place';
@@ -30,6 +32,28 @@ export interface Destination {
   target: string;
   /** `replace` of an existing file: its permission bits and owner, which the new file takes. */
   existing?: { mode: number; uid: number; gid: number };
+}
+
+/**
+ * Writing into an `in-place` destination failed once it was opened: unlike a failed read (nothing written) or a
+ * failed `replace` (the path left as it was), the path may now hold part of the result.
+ */
+export class InPlaceWriteError extends Error {
+  override readonly name = 'InPlaceWriteError';
+  /** The file system's error code (`ENOSPC`, `EPIPE`, …), when it gave one. */
+  readonly code: string | undefined;
+  /** The failed call, as Node's system errors name it: this is a local file error, not one of the read. */
+  readonly syscall: string | undefined;
+
+  constructor(
+    readonly path: string,
+    options: { cause: unknown },
+  ) {
+    const { code, syscall, message } = options.cause as NodeJS.ErrnoException;
+    super(`${path}: ${String(message)}`, options);
+    this.code = code;
+    this.syscall = syscall;
+  }
 }
 
 /**
@@ -47,7 +71,7 @@ export async function destinationOf(path: string): Promise<Destination> {
   });
   if (existing?.isDirectory()) throw Object.assign(new Error(`${path} is a directory`), { code: 'EISDIR' });
   if (existing === undefined) return { kind: 'replace', target };
-  if (!existing.isFile() || existing.nlink > 1) return { kind: 'in-place', target };
+  if (!existing.isFile()) return { kind: 'in-place', target };
   return { kind: 'replace', target, existing: { mode: existing.mode & 0o7777, uid: existing.uid, gid: existing.gid } };
 }
 
@@ -58,7 +82,7 @@ export async function destinationOf(path: string): Promise<Destination> {
  * half a result under the name the user gave, nor anything beside it.
  * @returns what `fill` returned.
  * @throws whatever `fill`, opening, writing or the rename throws (e.g. `EACCES` for a directory that cannot be
- *   written, `ENOSPC` for a full disk).
+ *   written, `ENOSPC` for a full disk); InPlaceWriteError when the copy into an `in-place` destination fails.
  */
 export async function writeOutputFile<T>(path: string, fill: (file: FileHandle) => Promise<T>): Promise<T> {
   const destination = await destinationOf(path);
@@ -68,7 +92,7 @@ export async function writeOutputFile<T>(path: string, fill: (file: FileHandle) 
   let renamed = false;
   try {
     const value = await fill(file);
-    if (destination.kind === 'in-place') await copyInto(file, destination.target);
+    if (destination.kind === 'in-place') await copyInto(file, destination.target, path);
     else if (destination.existing) await takeOver(file, destination.existing);
     closed = true;
     await file.close();
@@ -126,15 +150,24 @@ function standardStreamOf(path: string): NodeJS.WriteStream | undefined {
   return undefined;
 }
 
-/** Copy `spool` (all of it, from its start) into `path`, opened for writing as a shell's `>` would. */
-async function copyInto(spool: FileHandle, path: string): Promise<void> {
+/**
+ * Copy `spool` (all of it, from its start) into `path`, opened for writing as a shell's `>` would.
+ * @param given the path as the user gave it, for the error.
+ * @throws InPlaceWriteError for a failure once `path` is open (it may hold part of the result); opening's own error
+ *   (nothing written) as it is.
+ */
+async function copyInto(spool: FileHandle, path: string, given: string): Promise<void> {
   const stream = standardStreamOf(path);
   if (stream) {
-    for (let position = 0; ;) {
-      const { bytesRead, buffer } = await spool.read(Buffer.alloc(COPY_BYTES), 0, COPY_BYTES, position);
-      if (bytesRead === 0) return;
-      position += bytesRead;
-      if (!stream.write(buffer.subarray(0, bytesRead))) await waitForDrain(stream);
+    try {
+      for (let position = 0; ;) {
+        const { bytesRead, buffer } = await spool.read(Buffer.alloc(COPY_BYTES), 0, COPY_BYTES, position);
+        if (bytesRead === 0) return;
+        position += bytesRead;
+        if (!stream.write(buffer.subarray(0, bytesRead))) await waitForDrain(stream);
+      }
+    } catch (error) {
+      throw new InPlaceWriteError(given, { cause: error });
     }
   }
   const out = await open(path, 'w');
@@ -146,6 +179,8 @@ async function copyInto(spool: FileHandle, path: string): Promise<void> {
       position += bytesRead;
       for (let written = 0; written < bytesRead;) written += (await out.write(buffer, written, bytesRead - written)).bytesWritten;
     }
+  } catch (error) {
+    throw new InPlaceWriteError(given, { cause: error });
   } finally {
     await out.close();
   }

@@ -5,7 +5,7 @@
  * boundaries intact, and the file appears only once complete.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -16,9 +16,10 @@ import { z } from 'zod';
 import { defineTool, textResult } from '../../src/core/tool.js';
 import { RESULT_READ_CHUNK_BYTES } from '../../src/protocol/result-uri.js';
 import type { TaskServiceHook } from '../../src/service/hooks.js';
+import { reaped } from '../helpers/child-reaper.js';
 import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { cliRunner, ensureBuilt } from './support.js';
+import { cliRunner, ensureBuilt, MAIN, type Run } from './support.js';
 
 /** Lines of 2-, 3- and 4-byte characters and JSON escapes, of a length that does not divide any chunk size. */
 function bigText(bytes: number): string {
@@ -44,6 +45,19 @@ describe('--output: a large result streamed into the file', () => {
   delete env.MCP_TASKS_TOKEN;
   delete env.NODE_OPTIONS;
   const { cli, start } = cliRunner(env);
+  /**
+   * The CLI run by `sh -c script`, which runs it as `"$@"` (`$0` is `arg0`): under a `ulimit`, or with `prefix`
+   * (`unshare -m`) in a mount namespace of its own.
+   */
+  const shell = (script: string, arg0: string, args: string[], prefix: string[] = []): Promise<Run> => {
+    const command = [...prefix, 'sh', '-c', script, arg0, process.execPath, MAIN, ...args];
+    const child = reaped(spawn(command[0]!, command.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] }));
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    return new Promise((resolveRun) => child.on('close', (code) => resolveRun({ code, stdout, stderr })));
+  };
   let fast: RunningTasksServer;
   let chunked: RunningTasksServer;
   let expiring: RunningTasksServer;
@@ -277,7 +291,7 @@ describe('--output: a large result streamed into the file', () => {
     }
   }, 60_000);
 
-  it('an existing file keeps its mode (0600 stays 0600) and its other hard links; a new one follows the umask', async () => {
+  it('an existing file keeps its mode (0600 stays 0600), not its other hard links; a new one follows the umask', async () => {
     const { chmodSync, linkSync, writeFileSync } = await import('node:fs');
     const dir = join(temp.dir, 'modes');
     spawnSync('mkdir', [dir]);
@@ -297,9 +311,50 @@ describe('--output: a large result streamed into the file', () => {
       expect(statSync(file).mode & 0o777).toBe(mode);
       expect(readFileSync(file).equals(Buffer.from(`${BIG}\n`, 'utf8'))).toBe(true);
     }
-    expect(statSync(linked).ino).toBe(statSync(join(dir, 'other-name.txt')).ino);
+    // A hard-linked file is replaced like any other (see the next test for why): the other name keeps the old contents.
+    expect(statSync(linked).ino).not.toBe(statSync(join(dir, 'other-name.txt')).ino);
+    expect(readFileSync(join(dir, 'other-name.txt'), 'utf8')).toBe('old');
     const fresh = join(dir, 'new.txt');
     expect((await cli(['call', 'small', '--url', fast.url, '--output', fresh])).code).toBe(0);
     expect(statSync(fresh).mode & 0o777).toBe(0o666 & ~process.umask());
+  }, 60_000);
+
+  it('a hard-linked file on a disk that fills midway is left as it was under both names (written in place, both were cut short)', async () => {
+    // A 1 MiB tmpfs of the CLI's own (a private mount namespace: the mount is gone with it, never on this machine's
+    // tree) holds the file; the 3 MiB result cannot fit. $TMPDIR stays on the big disk, as it often is.
+    const dir = join(temp.dir, 'small-disk');
+    mkdirSync(dir);
+    const script = [
+      'mount -t tmpfs -o size=1m mcp-tasks-test "$0" || exit 99',
+      'cd "$0" && printf old > out.txt && ln out.txt other.txt || exit 98',
+      '"$@"; code=$?',
+      'printf "exit=%s out=%s other=%s files=%s\\n" "$code" "$(head -c 8 out.txt)" "$(head -c 8 other.txt)" "$(ls -A | tr "\\n" " ")"',
+    ].join('\n');
+    const run = await shell(script, dir, ['call', 'big', '--url', fast.url, '--output', join(dir, 'out.txt')], ['unshare', '-m']);
+    // Loud where a mount namespace cannot be had (not root, no unshare): this test needs one.
+    expect(run.code, `unshare -m with a tmpfs mount is needed here: ${run.stderr}`).toBe(0);
+    expect(run.stdout).toBe('exit=74 out=old other=old files=other.txt out.txt \n');
+    expect(run.stderr).toContain(`--output ${join(dir, 'out.txt')}: could not write the result here (ENOSPC`);
+    expect(run.stderr).toContain('is left as it was (nothing was written to it)');
+    expect(readdirSync(dir)).toEqual([]);
+  }, 60_000);
+
+  it('a device written in place that fails midway (a full device) says FILE may hold part of the result', async () => {
+    // Our own /dev/full (character device 1,7) in a temporary directory: whatever the code does with it, the
+    // machine's /dev is never touched.
+    const dir = join(temp.dir, 'device');
+    mkdirSync(dir);
+    const full = join(dir, 'full');
+    expect(spawnSync('mknod', [full, 'c', '1', '7']).status, 'mknod (root) is needed here').toBe(0);
+    const run = await cli(['call', 'big', '--url', fast.url, '--output', full]);
+    const taskId = /task (\S+) created/.exec(run.stderr)?.[1] as string;
+    expect(run.code, run.stderr).toBe(74);
+    expect(run.stderr).toContain(`--output ${full}: could not write the result here (ENOSPC`);
+    expect(run.stderr).toContain(`${full} may hold part of the result (it is written in place, as with >)`);
+    expect(lstatSync(full).isCharacterDevice()).toBe(true);
+    const json = await cli(['watch', taskId, '--url', fast.url, '--json', '--output', full]);
+    expect(json.code, json.stderr).toBe(74);
+    expect(JSON.parse(json.stdout)).toMatchObject({ taskId, status: 'output_failed', output: full, partial: true, error: { code: 'ENOSPC' } });
+    expect(readdirSync(dir)).toEqual(['full']);
   }, 60_000);
 });
