@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { access, type FileHandle, open, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { access, type FileHandle, lstat, open, rename, stat, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 
@@ -20,7 +20,8 @@ const COPY_BYTES = 256 * 1024;
  *   while it is written: a result can hold secrets, and it is never more readable than FILE was. A regular file
  *   with other hard links is replaced too: the other names keep the old contents (its data is worth more than the
  *   link; writing it in place lost both to a failure midway);
- * - `in-place`: anything else (a FIFO, a device such as `/dev/null`, a socket) and any path under `/dev/` or
+ * - `in-place`: anything else (a FIFO, a device such as `/dev/null`, a socket, a symbolic link: see
+ *   {@link destinationOf}) and any path under `/dev/` or
  *   `/proc/` (`/dev/stdout` is a link to whatever fd 1 is, and renaming over it would replace the link itself) —
  *   never replaced: the result is first written to a private spool file in the OS temp directory, then copied into
  *   the path opened for writing, as a shell's `>` writes it, so a failed read writes nothing there; a failure of
@@ -28,7 +29,7 @@ const COPY_BYTES = 256 * 1024;
  */
 export interface Destination {
   kind: 'replace' | 'in-place';
-  /** The path written: for `replace`, the symbolic link's target when the path is one. */
+  /** The path written, as given: never a symbolic link's target resolved here (see {@link destinationOf}). */
   target: string;
   /** `replace` of an existing file: its permission bits and owner, which the new file takes. */
   existing?: { mode: number; uid: number; gid: number };
@@ -57,22 +58,33 @@ export class InPlaceWriteError extends Error {
 }
 
 /**
- * How `path` would be written now (see {@link Destination}).
+ * How `path` would be written now (see {@link Destination}). A symbolic link is never resolved here and its target
+ * never replaced: a rename onto a target resolved in user space would bypass the kernel's `fs.protected_symlinks`
+ * (root saving to `/tmp/out`, which another user made a link to `/etc/shadow`, would replace `/etc/shadow`). A link
+ * is written through, `in-place`, opened as a shell's `>` opens it, so the kernel follows it under its own rules; a
+ * link to nothing is refused, as `>` would create a file wherever it points. Directories on the way are the
+ * kernel's to follow, in each open and rename.
  * @throws the file system's errors other than `ENOENT` (e.g. `EACCES` on a directory on the way); `EISDIR` for a
- *   directory.
+ *   directory (or a link to one); `ENOENT` for a link to nothing.
  */
 export async function destinationOf(path: string): Promise<Destination> {
   const absolute = resolve(path);
   if (absolute.startsWith('/dev/') || absolute.startsWith('/proc/')) return { kind: 'in-place', target: path };
-  const target = await realpath(path).catch(() => path);
-  const existing = await stat(target).catch((error: NodeJS.ErrnoException) => {
+  const missing = (error: NodeJS.ErrnoException): undefined => {
     if (error.code === 'ENOENT') return undefined;
     throw error;
-  });
-  if (existing?.isDirectory()) throw Object.assign(new Error(`${path} is a directory`), { code: 'EISDIR' });
-  if (existing === undefined) return { kind: 'replace', target };
-  if (!existing.isFile()) return { kind: 'in-place', target };
-  return { kind: 'replace', target, existing: { mode: existing.mode & 0o7777, uid: existing.uid, gid: existing.gid } };
+  };
+  const entry = await lstat(path).catch(missing);
+  if (entry?.isSymbolicLink()) {
+    const pointed = await stat(path).catch(missing);
+    if (pointed === undefined) throw Object.assign(new Error(`${path} is a symbolic link to a missing file`), { code: 'ENOENT' });
+    if (pointed.isDirectory()) throw Object.assign(new Error(`${path} is a link to a directory`), { code: 'EISDIR' });
+    return { kind: 'in-place', target: path };
+  }
+  if (entry?.isDirectory()) throw Object.assign(new Error(`${path} is a directory`), { code: 'EISDIR' });
+  if (entry === undefined) return { kind: 'replace', target: path };
+  if (!entry.isFile()) return { kind: 'in-place', target: path };
+  return { kind: 'replace', target: path, existing: { mode: entry.mode & 0o7777, uid: entry.uid, gid: entry.gid } };
 }
 
 /**

@@ -357,4 +357,31 @@ describe('--output: a large result streamed into the file', () => {
     expect(JSON.parse(json.stdout)).toMatchObject({ taskId, status: 'output_failed', output: full, partial: true, error: { code: 'ENOSPC' } });
     expect(readdirSync(dir)).toEqual(['full']);
   }, 60_000);
+
+  it('a symbolic link is written through as > writes it (its target keeps its inode, never replaced by a rename); a link to nothing is refused before the call', async () => {
+    const { symlinkSync, writeFileSync } = await import('node:fs');
+    // Both ends in a temporary directory: a regression replaces a file of this test, never one of the machine's.
+    const dir = join(temp.dir, 'links');
+    mkdirSync(dir);
+    const target = join(dir, 'target.txt');
+    writeFileSync(target, 'old');
+    const link = join(dir, 'link');
+    symlinkSync('target.txt', link);
+    const inode = statSync(target).ino;
+    const saved = await cli(['call', 'big', '--url', fast.url, '--output', link]);
+    expect(saved.code, saved.stderr).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(statSync(target).ino).toBe(inode); // renamed onto, it would be a new inode
+    expect(readFileSync(target).equals(Buffer.from(`${BIG}\n`, 'utf8'))).toBe(true);
+    expect(readdirSync(dir).sort()).toEqual(['link', 'target.txt']);
+
+    const dangling = join(dir, 'dangling');
+    symlinkSync('missing.txt', dangling);
+    const refused = await cli(['call', 'big', '--url', fast.url, '--output', dangling]);
+    expect(refused.code, refused.stderr).toBe(64);
+    expect(refused.stderr).toContain(`--output ${dangling}: cannot write there (ENOENT`);
+    expect(refused.stderr).not.toContain('created'); // refused before the call: no task
+    expect(lstatSync(dangling).isSymbolicLink()).toBe(true);
+    expect(existsSync(join(dir, 'missing.txt'))).toBe(false);
+  }, 60_000);
 });
