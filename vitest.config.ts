@@ -22,7 +22,7 @@ import SlowestFilesReporter from './test/helpers/slowest-files-reporter.js';
 const UNIT = [
   'test/{architecture,auth,client,contract,core,execution,protocol,server,service,store,testing,upstream}/**/*.test.ts',
   'test/tools/**/!(pathological-lines).test.ts',
-  'test/cli/{demo-corpus-command,invocation,prompt,task-id-argument}.test.ts',
+  'test/cli/{demo-corpus-command,invocation,json-layout,prompt,result-render,task-id-argument}.test.ts',
   'test/dashboard/dashboard-{http,jwt,operations}.test.ts',
   'test/ops/{canary,input-wait-metrics,kill-switch,kill-switch-control,tracing}.test.ts',
   'test/verify/verify-{units,seeded-defects}.test.ts',

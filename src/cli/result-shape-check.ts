@@ -52,7 +52,7 @@ export class ShapeCheck implements JsonEvents {
       this.started = true;
     } else if (path.length === 1) {
       const expected = ({ content: 'array', structuredContent: 'object', _meta: 'object', isError: 'boolean' } as Record<string, string>)[path[0] as string];
-      if (expected !== undefined && expected !== kind) throw notAToolResult(`${String(path[0])} is not ${expected === 'array' ? 'an' : 'a'} ${expected}`);
+      if (expected !== undefined && expected !== kind) throw notAToolResult(`${String(path[0])} is not ${expected === 'boolean' ? 'a' : 'an'} ${expected}`);
       if (path[0] === 'content') this.content = true;
     } else if (path.length === 2 && path[0] === 'content') {
       if (kind !== 'object') throw notAToolResult(`content block ${String(path[1])} is not an object`);
