@@ -8,8 +8,12 @@ import type { TextOut } from './rewindable-output.js';
 /**
  * JSON events written again as `JSON.stringify(value, null, 2)` lays the value out, nested `depth` levels deep,
  * with one difference: an object's keys keep the order they came in (`JSON.parse` moves integer-like keys first,
- * and zod puts a tool result's known keys first) — the same JSON value, never held whole. `skipKey` leaves out that
- * key of the top-level object (a 2026-07-28 `resultType`, which the library removes from a result too).
+ * and zod puts a tool result's known keys first), and a repeated key is written each time (`JSON.parse` keeps its
+ * last value) — the same JSON value, never held whole. So a large result saved by `--output` may list keys in
+ * another order than the same result printed inline (docs/guides/requestor.md says so): `JSON.parse`'s order would
+ * mean holding all of an object's keys before writing its first member, without bound for a wide object.
+ * `skipKey` leaves out that key of the top-level object (a 2026-07-28 `resultType`, which the library removes from
+ * a result too).
  */
 export class JsonPrinter implements JsonEvents {
   private readonly counts: number[] = [];

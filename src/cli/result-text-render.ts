@@ -10,8 +10,9 @@ import type { FileOutput, TextOut } from './rewindable-output.js';
  * The text `--output` writes without `--json`, as the result streams past — what `resultText` makes of the whole
  * result, plus a final newline: each content block's `text` for a `text` block, `[<type> content omitted; use
  * --json]` for any other, one newline between them; for a result without content blocks its `structuredContent`
- * laid out as JSON. A block's text is written as it arrives even when its `type` comes after it (JSON keys have no
- * order); should the type then not be `text`, the output is taken back to the block's start.
+ * laid out as JSON — its keys in the server's order, where `resultText` has `JSON.parse`'s (see {@link JsonPrinter}).
+ * A block's text is written as it arrives even when its `type` comes after it (JSON keys have no order); should the
+ * type then not be `text`, the output is taken back to the block's start.
  */
 export class TextRenderer implements JsonEvents {
   /** Containers open: the result's object is 1, `content` 2, a block 3. */

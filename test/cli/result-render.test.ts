@@ -215,6 +215,16 @@ describe('--output of a large result: what the inline path prints', () => {
     expect(await save(withBlock)).toEqual({ text: 'the text\n' });
   });
 
+  it("keeps structuredContent's keys in the server's order, where the inline path has JSON.parse's (documented)", async () => {
+    // As a server that keeps insertion order (Python) may send it: integer-like keys after others, a key twice.
+    const json = '{"content":[],"structuredContent":{"b":1,"10":2,"2":3,"a":{"x":1,"1":0},"b":4}}';
+    const saved = `{\n  "b": 1,\n  "10": 2,\n  "2": 3,\n  "a": {\n    "x": 1,\n    "1": 0\n  },\n  "b": 4\n}\n`;
+    expect(await save(json)).toEqual({ text: saved });
+    expect(inline(json, false)).toBe(`{\n  "2": 3,\n  "10": 2,\n  "b": 4,\n  "a": {\n    "1": 0,\n    "x": 1\n  }\n}\n`);
+    // The same JSON value.
+    expect(JSON.parse(saved)).toEqual(JSON.parse(inline(json, false) as string));
+  });
+
   it('feeds a character cut inside its UTF-8 bytes whole to the renderer', async () => {
     const json = JSON.stringify({ content: [{ type: 'text', text: 'é漢🙂\u{10FFFF}' }] });
     const everyByte = Array.from({ length: Buffer.byteLength(json) }, (_, index) => index / Buffer.byteLength(json));
