@@ -1,7 +1,6 @@
 import { basename, resolve } from 'node:path';
 
-/** Characters a POSIX shell takes literally in a word. */
-const PLAIN = /^[\w./@%+=:,-]+$/;
+import { shellWord } from '../client/shell-word.js';
 
 /**
  * The command a user types to run this CLI again, for the hints it prints (`follow it with: … watch <id>`): `mcp-tasks`
@@ -13,11 +12,6 @@ const PLAIN = /^[\w./@%+=:,-]+$/;
 export function cliCommand(argv1: string | undefined = process.argv[1]): string {
   if (argv1 === undefined || !/^main(\.js)?$/.test(basename(argv1))) return 'mcp-tasks';
   return `node ${shellWord(resolve(argv1.endsWith('.js') ? argv1 : `${argv1}.js`))}`;
-}
-
-/** `word` as a POSIX shell reads it back: as it is when it holds nothing the shell would split or expand, else quoted. */
-export function shellWord(word: string): string {
-  return PLAIN.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { ElicitAnswer, InputHandler, InputRequest } from '../client/index.js';
 import { remoteLine, remoteLines } from '../client/remote-text.js';
+import { shellWord } from '../client/shell-word.js';
 import type { ScriptedAnswers } from './prompt-answers.js';
 import { PromptClosedError, type PromptSession } from './prompt-form.js';
 import { describeField, exampleContent, formFields } from './prompt-schema.js';
@@ -31,11 +32,6 @@ export interface CliInputOptions {
   stderr: NodeJS.WritableStream;
 }
 
-/** Single quotes for a POSIX shell. */
-function shellQuote(text: string): string {
-  return `'${text.replaceAll("'", "'\\''")}'`;
-}
-
 /** The fields of a question, one `  name: what it takes` line each (empty for a form without fields). */
 export function describeQuestion(request: InputRequest): string {
   return formFields(request.params.requestedSchema)
@@ -45,7 +41,7 @@ export function describeQuestion(request: InputRequest): string {
 
 /** An `--answers` value that would answer this question. */
 export function exampleAnswers(request: InputRequest): string {
-  return shellQuote(JSON.stringify(exampleContent(formFields(request.params.requestedSchema))));
+  return shellWord(JSON.stringify(exampleContent(formFields(request.params.requestedSchema))));
 }
 
 /**

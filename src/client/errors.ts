@@ -2,6 +2,7 @@ import { toVisibleLine } from '../protocol/model-text.js';
 import type { JsonRpcErrorObject, JsonValue, TaskStatus } from '../protocol/types.js';
 import type { InputRequest } from './input.js';
 import { remoteLine } from './remote-text.js';
+import { shellWord } from './shell-word.js';
 import type { TaskSnapshot } from './types.js';
 
 /** Most UTF-16 code units of an error's message (a server's words quoted in it included). */
@@ -268,7 +269,7 @@ export class TaskOutcomeUnknownError extends TasksClientError {
     options?: { cause?: unknown },
   ) {
     super(
-      `Outcome of task ${taskId} unknown (${REASON_TEXT[reason]}); last observed status: ${lastStatus ?? 'none'}. It was not treated as failed; check with mcp-tasks get ${taskId} once the server answers.`,
+      `Outcome of task ${taskId} unknown (${REASON_TEXT[reason]}); last observed status: ${lastStatus ?? 'none'}. It was not treated as failed; check with mcp-tasks get ${shellWord(taskId)} once the server answers.`,
       null,
       undefined,
       options,
