@@ -2,7 +2,7 @@
  * `call|watch|resume --output FILE`: the result written to FILE (see `writeOutputFile` for how FILE is written), and
  * what it means when that fails here, on this machine, rather than on the server.
  */
-import { InPlaceWriteError, writeOutputFile } from '../client/file-destination.js';
+import { copyingInPlace, InPlaceWriteError, removeScratchFilesNow, writeOutputFile } from '../client/file-destination.js';
 import { type CallToolResult, TaskNotFoundError, type TasksClient, TasksClientError } from '../client/index.js';
 import { resultResourceSize } from '../client/result-resource.js';
 import { saveLargeResult } from './result-file.js';
@@ -60,11 +60,15 @@ export interface OutputRequest {
 export async function saveOutput(client: TasksClient, result: CallToolResult, request: OutputRequest, inline: () => string): Promise<number> {
   try {
     if (request.link === undefined)
-      return await writeOutputFile(request.path, async (file) => {
-        const body = Buffer.from(inline(), 'utf8');
-        await file.writeFile(body);
-        return body.length;
-      });
+      return await writeOutputFile(
+        request.path,
+        async (file) => {
+          const body = Buffer.from(inline(), 'utf8');
+          await file.writeFile(body);
+          return body.length;
+        },
+        request.signal ? { signal: request.signal } : {},
+      );
     const bytes = resultResourceSize(result);
     return await saveLargeResult(
       client,
@@ -101,4 +105,46 @@ function isLocalFileError(error: unknown): boolean {
 function describeSystemError(error: unknown): string {
   const { code, message } = error as NodeJS.ErrnoException;
   return code === undefined ? String(message) : `${code}: ${message.replace(/^[A-Z]+: /, '')}`;
+}
+
+/** The signals handled while `--output` is written (a shell reports 130, 143, 129 for them: 128 + the number). */
+type OutputSignal = 'SIGINT' | 'SIGTERM' | 'SIGHUP';
+
+/**
+ * While `--output FILE` is being written: SIGTERM, SIGHUP and a Ctrl-C that the read-back's abort does not handle
+ * (a second one, or one during the copy into FILE written in place, whose blocked `open()`/`write()` no abort
+ * reaches) remove this process's scratch files — the new file beside FILE, the spools in `$TMPDIR` — and end the
+ * process by the signal at once (a shell reports 130, 143, 129). Without it, Node's default for these signals ends it
+ * before any `finally` runs and leaves them.
+ * @param signal the read-back's abort (the first Ctrl-C; see `detachOnInterrupt`), when there is one.
+ * @returns `dispose`, to call once FILE is written or the save failed.
+ */
+export function removeScratchOnSignals(path: string, signal: AbortSignal | undefined): { dispose(): void } {
+  let interrupts = 0;
+  const exit = (name: OutputSignal): void => {
+    const partial = copyingInPlace();
+    removeScratchFilesNow();
+    process.stderr.write(
+      `mcp-tasks: ${name === 'SIGINT' ? 'interrupted' : `stopped by ${name}`}; --output ${path} ${partial ? 'may hold part of the result (it is written in place)' : 'was not written'} (nothing left beside it)\n`,
+    );
+    // Die of the signal itself (a shell reports 128 + its number): process.exit() would wait for the thread pool,
+    // where a copy into a FIFO whose reader stopped reading may sit in write() forever. With no listener left, Node
+    // restores the default action, which ends the process at once.
+    process.removeAllListeners(name);
+    process.kill(process.pid, name);
+  };
+  const onInterrupt = (): void => {
+    interrupts++;
+    // The first Ctrl-C of a read-back aborts it (its own listener): the save stops, cleans up and exits 130.
+    if (interrupts === 1 && signal !== undefined && !copyingInPlace()) return;
+    exit('SIGINT');
+  };
+  const onTerminate = (): void => exit('SIGTERM');
+  const onHangUp = (): void => exit('SIGHUP');
+  process.on('SIGINT', onInterrupt).on('SIGTERM', onTerminate).on('SIGHUP', onHangUp);
+  return {
+    dispose: () => {
+      process.off('SIGINT', onInterrupt).off('SIGTERM', onTerminate).off('SIGHUP', onHangUp);
+    },
+  };
 }

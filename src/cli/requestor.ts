@@ -1,4 +1,4 @@
-import { probeOutputFile } from '../client/file-destination.js';
+import { InPlaceWriteError, probeOutputFile } from '../client/file-destination.js';
 import {
   type CallToolResult,
   CapabilityMissingError,
@@ -26,7 +26,7 @@ import { ErrorCode, INPUT_REFUSED_META_KEY } from '../protocol/constants.js';
 import { parseResultUri } from '../protocol/result-uri.js';
 import { taskCommand } from './invocation.js';
 import { escapeJsonText, writeJson } from './json-output.js';
-import { OutputWriteError, saveOutput } from './output-file.js';
+import { OutputWriteError, removeScratchOnSignals, saveOutput } from './output-file.js';
 import { type CliInput, describeQuestion, exampleAnswers, InputLeftOpenError } from './prompt-resolver.js';
 import { DEFAULT_URL } from './requestor-options.js';
 import { StatusLine } from './status-line.js';
@@ -145,6 +145,7 @@ export async function printResult(result: CallToolResult, flags: RequestorFlags,
     // A large result is read back and rendered as its chunks come in (bounded memory); either way the file appears
     // only once complete, so a read that fails leaves no half result under the user's name.
     let bytes: number;
+    const signals = removeScratchOnSignals(flags.output, signal);
     try {
       bytes = await saveOutput(
         client,
@@ -153,18 +154,23 @@ export async function printResult(result: CallToolResult, flags: RequestorFlags,
         () => (flags.json ? document(result) : withNewline(resultText(result))),
       );
     } catch (error) {
+      signals.dispose();
       const owner = taskId ?? (link === undefined ? undefined : parseResultUri(link)?.taskId);
       if (signal?.aborted) {
         // Ctrl-C while the result was read back: the task is over, so there is nothing to detach from; what was
         // written is removed (see writeOutputFile) and the result stays on the server.
         const again =
           owner === undefined ? '' : `\n  the task's result is still kept on the server; save it with: ${await resumeHint(client, owner)} --output <file>`;
-        process.stderr.write(`mcp-tasks: interrupted; --output ${flags.output} was not written (nothing left beside it)${again}\n`);
+        // Stopped during the copy into FILE written in place (a FIFO, /dev/stdout): part of it may be there.
+        const partial = error instanceof InPlaceWriteError || (error instanceof OutputWriteError && error.partial);
+        const state = partial ? 'may hold part of the result (it is written in place)' : 'was not written';
+        process.stderr.write(`mcp-tasks: interrupted; --output ${flags.output} ${state} (nothing left beside it)${again}\n`);
         return ExitCode.interrupted;
       }
       if (!(error instanceof OutputWriteError)) throw error;
       return reportOutputWriteError(error, flags, client, owner);
     }
+    signals.dispose();
     process.stderr.write(`mcp-tasks: result written to ${flags.output} (${bytes} bytes${link === undefined ? '' : ', read back in full from the server'})\n`);
   } else if (flags.json) {
     // document() as --output saves it, with the characters a terminal acts on written as escapes (json-output.ts).

@@ -4,11 +4,11 @@
  * `--json` the `{taskId, status, result}` document — into a file that replaces FILE only once complete, holding a few
  * chunks at a time whatever the result's size.
  */
-import { open, unlink } from 'node:fs/promises';
+import { unlink } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 
-import { destinationOf, scratchPathFor, writeOutputFile } from '../client/file-destination.js';
+import { destinationOf, openScratch, releaseScratch, scratchPathFor, writeOutputFile } from '../client/file-destination.js';
 import { type TasksClient, TasksProtocolError } from '../client/index.js';
 import { type JsonEvents, JsonStreamError, JsonTokenizer } from '../client/json-tokens.js';
 import { JsonPrinter } from './json-layout.js';
@@ -57,59 +57,63 @@ export async function saveLargeResult(client: TasksClient, uri: string, path: st
   // Structured content is written only for a result without content blocks, known at its end: kept aside in a file
   // beside the output until then (text mode only).
   const spoolPath = scratchPathFor(await destinationOf(path), 'structured');
-  const spoolFile = shape.json ? undefined : await open(spoolPath, 'wx+', 0o600);
+  const spoolFile = shape.json ? undefined : await openScratch(spoolPath, 'wx+', 0o600);
   try {
-    return await writeOutputFile(path, async (file) => {
-      const out = new FileOutput(file);
-      const spool = spoolFile && new FileOutput(spoolFile);
-      const check = new ShapeCheck();
-      let render: JsonEvents;
-      let finish: () => Promise<void>;
-      if (spool) {
-        const text = new TextRenderer(out, spool);
-        render = text;
-        finish = () => text.finish(spool);
-      } else {
-        out.write(`{\n${shape.taskId === undefined ? '' : `  "taskId": ${JSON.stringify(shape.taskId)},\n`}  "status": "completed",\n  "result": `);
-        render = new JsonPrinter(out, 1, 'resultType');
-        finish = async () => out.write('\n}\n');
-      }
-      const tokenizer = new JsonTokenizer(tee(check, render));
-      const decoder = new StringDecoder('utf8');
-      const settle = async (): Promise<void> => {
-        await spool?.flush();
-        await out.flush();
-      };
-      const sink = new Writable({
-        write(chunk: Buffer, _encoding, callback) {
-          try {
-            tokenizer.write(decoder.write(chunk));
-          } catch (error) {
-            return callback(error as Error);
-          }
-          settle().then(() => callback(), callback);
-        },
-        final(callback) {
-          try {
-            tokenizer.write(decoder.end());
-            tokenizer.end();
-            check.finish();
-          } catch (error) {
-            return callback(error as Error);
-          }
-          settle()
-            .then(finish)
-            .then(() => out.flush())
-            .then(() => callback(), callback);
-        },
-      });
-      let failed: Error | undefined;
-      sink.on('error', (error) => (failed ??= error));
-      await client.readResultResourceTo(uri, sink, options);
-      await new Promise<void>((resolveEnd) => sink.end(() => resolveEnd()));
-      if (failed) throw failed;
-      return out.position;
-    });
+    return await writeOutputFile(
+      path,
+      async (file) => {
+        const out = new FileOutput(file);
+        const spool = spoolFile && new FileOutput(spoolFile);
+        const check = new ShapeCheck();
+        let render: JsonEvents;
+        let finish: () => Promise<void>;
+        if (spool) {
+          const text = new TextRenderer(out, spool);
+          render = text;
+          finish = () => text.finish(spool);
+        } else {
+          out.write(`{\n${shape.taskId === undefined ? '' : `  "taskId": ${JSON.stringify(shape.taskId)},\n`}  "status": "completed",\n  "result": `);
+          render = new JsonPrinter(out, 1, 'resultType');
+          finish = async () => out.write('\n}\n');
+        }
+        const tokenizer = new JsonTokenizer(tee(check, render));
+        const decoder = new StringDecoder('utf8');
+        const settle = async (): Promise<void> => {
+          await spool?.flush();
+          await out.flush();
+        };
+        const sink = new Writable({
+          write(chunk: Buffer, _encoding, callback) {
+            try {
+              tokenizer.write(decoder.write(chunk));
+            } catch (error) {
+              return callback(error as Error);
+            }
+            settle().then(() => callback(), callback);
+          },
+          final(callback) {
+            try {
+              tokenizer.write(decoder.end());
+              tokenizer.end();
+              check.finish();
+            } catch (error) {
+              return callback(error as Error);
+            }
+            settle()
+              .then(finish)
+              .then(() => out.flush())
+              .then(() => callback(), callback);
+          },
+        });
+        let failed: Error | undefined;
+        sink.on('error', (error) => (failed ??= error));
+        await client.readResultResourceTo(uri, sink, options);
+        await new Promise<void>((resolveEnd) => sink.end(() => resolveEnd()));
+        if (failed) throw failed;
+        return out.position;
+      },
+      options.signal ? { signal: options.signal } : {},
+    );
   } catch (error) {
     if (error instanceof JsonStreamError)
       throw new TasksProtocolError(`resources/read ${uri}: the resource is not a tool result (${error.message})`, null, undefined, { cause: error });
@@ -118,6 +122,7 @@ export async function saveLargeResult(client: TasksClient, uri: string, path: st
     if (spoolFile) {
       await spoolFile.close().catch(() => {});
       await unlink(spoolPath).catch(() => {});
+      releaseScratch(spoolPath);
     }
   }
 }

@@ -3,13 +3,57 @@
  * a plain file. `--output FILE` and `readResultResourceTo(uri, path)` write through it.
  */
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
+import { constants, unlinkSync } from 'node:fs';
 import { access, type FileHandle, lstat, open, rename, stat, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 
 /** Bytes copied at a time from the spool into a destination that is written in place. */
 const COPY_BYTES = 256 * 1024;
+
+/**
+ * The scratch files this process has made and not yet removed or renamed (the new file, a spool): a signal handler
+ * that is about to exit removes them with {@link removeScratchFilesNow}, as no `finally` runs past `process.exit`.
+ */
+const scratchFiles = new Set<string>();
+/** How many copies into an `in-place` destination are under way (see {@link copyingInPlace}). */
+let copies = 0;
+
+/**
+ * Create a scratch file (flags such as `wx`/`wx+`: never an existing one) that {@link removeScratchFilesNow} will
+ * remove until {@link releaseScratch} says it is gone or renamed.
+ */
+export async function openScratch(path: string, flags: string, mode: number): Promise<FileHandle> {
+  const file = await open(path, flags, mode);
+  scratchFiles.add(path);
+  return file;
+}
+
+/** `path` was removed or renamed into place: no longer this process's to remove. */
+export function releaseScratch(path: string): void {
+  scratchFiles.delete(path);
+}
+
+/** Remove every scratch file of this process now, synchronously: for a signal handler about to exit. */
+export function removeScratchFilesNow(): void {
+  for (const path of scratchFiles) {
+    try {
+      unlinkSync(path);
+    } catch {
+      // Gone already (removed or renamed just before the signal): nothing to do.
+    }
+  }
+  scratchFiles.clear();
+}
+
+/**
+ * Whether a complete result is being copied into an `in-place` destination now. Such a copy may sit in an `open()`
+ * of a FIFO that waits for a reader or a `write()` to a full pipe, in a thread no abort signal reaches: a signal
+ * handler then exits at once rather than wait for it.
+ */
+export function copyingInPlace(): boolean {
+  return copies > 0;
+}
 
 /**
  * How a path is written:
@@ -93,29 +137,41 @@ export async function destinationOf(path: string): Promise<Destination> {
  * When `fill` fails, the new file is removed and `path` is left as it was — a failed or aborted read never leaves
  * half a result under the name the user gave, nor anything beside it.
  * @returns what `fill` returned.
+ * @param options `signal`: stops the copy into an `in-place` destination between pieces (and while it waits for a
+ *   pipe to drain); an `open()` or `write()` the kernel blocks is not interrupted (see {@link copyingInPlace}).
  * @throws whatever `fill`, opening, writing or the rename throws (e.g. `EACCES` for a directory that cannot be
- *   written, `ENOSPC` for a full disk); InPlaceWriteError when the copy into an `in-place` destination fails.
+ *   written, `ENOSPC` for a full disk); InPlaceWriteError when the copy into an `in-place` destination fails or is
+ *   aborted once begun; the signal's abort error before it.
  */
-export async function writeOutputFile<T>(path: string, fill: (file: FileHandle) => Promise<T>): Promise<T> {
+export async function writeOutputFile<T>(path: string, fill: (file: FileHandle) => Promise<T>, options: { signal?: AbortSignal } = {}): Promise<T> {
   const destination = await destinationOf(path);
   const temporary = temporaryPathFor(destination);
-  const file = await open(temporary, destination.kind === 'replace' ? 'wx' : 'wx+', destination.kind === 'replace' && !destination.existing ? 0o666 : 0o600);
+  const file = await openScratch(
+    temporary,
+    destination.kind === 'replace' ? 'wx' : 'wx+',
+    destination.kind === 'replace' && !destination.existing ? 0o666 : 0o600,
+  );
   let closed = false;
   let renamed = false;
   try {
     const value = await fill(file);
-    if (destination.kind === 'in-place') await copyInto(file, destination.target, path);
+    options.signal?.throwIfAborted();
+    if (destination.kind === 'in-place') await copyInto(file, destination.target, path, options.signal);
     else if (destination.existing) await takeOver(file, destination.existing);
     closed = true;
     await file.close();
     if (destination.kind === 'replace') {
       await rename(temporary, destination.target);
       renamed = true;
+      releaseScratch(temporary);
     }
     return value;
   } finally {
     if (!closed) await file.close().catch(() => {});
-    if (!renamed) await unlink(temporary).catch(() => {});
+    if (!renamed) {
+      await unlink(temporary).catch(() => {});
+      releaseScratch(temporary);
+    }
   }
 }
 
@@ -131,8 +187,9 @@ export async function probeOutputFile(path: string): Promise<void> {
     if (!(destination.kind === 'replace' && error.code === 'ENOENT')) throw error;
   });
   const temporary = temporaryPathFor(destination);
-  await (await open(temporary, 'wx', 0o600)).close();
+  await (await openScratch(temporary, 'wx', 0o600)).close();
   await unlink(temporary);
+  releaseScratch(temporary);
 }
 
 /**
@@ -165,49 +222,59 @@ function standardStreamOf(path: string): NodeJS.WriteStream | undefined {
 /**
  * Copy `spool` (all of it, from its start) into `path`, opened for writing as a shell's `>` would.
  * @param given the path as the user gave it, for the error.
- * @throws InPlaceWriteError for a failure once `path` is open (it may hold part of the result); opening's own error
- *   (nothing written) as it is.
+ * @throws InPlaceWriteError for a failure or an abort once `path` is open (it may hold part of the result); opening's
+ *   own error (nothing written) as it is.
  */
-async function copyInto(spool: FileHandle, path: string, given: string): Promise<void> {
-  const stream = standardStreamOf(path);
-  if (stream) {
+async function copyInto(spool: FileHandle, path: string, given: string, signal: AbortSignal | undefined): Promise<void> {
+  copies++;
+  try {
+    const stream = standardStreamOf(path);
+    if (stream) {
+      try {
+        for (let position = 0; ;) {
+          signal?.throwIfAborted();
+          const { bytesRead, buffer } = await spool.read(Buffer.alloc(COPY_BYTES), 0, COPY_BYTES, position);
+          if (bytesRead === 0) return;
+          position += bytesRead;
+          if (!stream.write(buffer.subarray(0, bytesRead))) await waitForDrain(stream, signal);
+        }
+      } catch (error) {
+        throw new InPlaceWriteError(given, { cause: error });
+      }
+    }
+    const out = await open(path, 'w');
     try {
+      const buffer = Buffer.alloc(COPY_BYTES);
       for (let position = 0; ;) {
-        const { bytesRead, buffer } = await spool.read(Buffer.alloc(COPY_BYTES), 0, COPY_BYTES, position);
-        if (bytesRead === 0) return;
+        signal?.throwIfAborted();
+        const { bytesRead } = await spool.read(buffer, 0, COPY_BYTES, position);
+        if (bytesRead === 0) break;
         position += bytesRead;
-        if (!stream.write(buffer.subarray(0, bytesRead))) await waitForDrain(stream);
+        for (let written = 0; written < bytesRead;) written += (await out.write(buffer, written, bytesRead - written)).bytesWritten;
       }
     } catch (error) {
       throw new InPlaceWriteError(given, { cause: error });
+    } finally {
+      await out.close();
     }
-  }
-  const out = await open(path, 'w');
-  try {
-    const buffer = Buffer.alloc(COPY_BYTES);
-    for (let position = 0; ;) {
-      const { bytesRead } = await spool.read(buffer, 0, COPY_BYTES, position);
-      if (bytesRead === 0) break;
-      position += bytesRead;
-      for (let written = 0; written < bytesRead;) written += (await out.write(buffer, written, bytesRead - written)).bytesWritten;
-    }
-  } catch (error) {
-    throw new InPlaceWriteError(given, { cause: error });
   } finally {
-    await out.close();
+    copies--;
   }
 }
 
-/** Until `stream` drains; its error (e.g. `EPIPE`: the reader went away) is thrown. */
-function waitForDrain(stream: NodeJS.WriteStream): Promise<void> {
+/** Until `stream` drains; its error (e.g. `EPIPE`: the reader went away) or the signal's abort is thrown. */
+function waitForDrain(stream: NodeJS.WriteStream, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolveDrain, reject) => {
     const done = (error?: Error): void => {
       stream.off('drain', done);
       stream.off('error', done);
+      signal?.removeEventListener('abort', aborted);
       if (error) reject(error);
       else resolveDrain();
     };
+    const aborted = (): void => done(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
     stream.on('drain', done).on('error', done);
+    signal?.addEventListener('abort', aborted);
   });
 }
 

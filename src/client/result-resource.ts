@@ -97,12 +97,16 @@ export async function readResultResourceTo(
   options: ResultReadOptions = {},
 ): Promise<ResultWritten> {
   if (typeof destination === 'string') {
-    return writeOutputFile(destination, async (file) => {
-      const stream = file.createWriteStream({ autoClose: false });
-      const written = await readResultResourceTo(session, uri, stream, options);
-      await new Promise<void>((resolve, reject) => stream.end((error?: Error | null) => (error ? reject(error) : resolve())));
-      return written;
-    });
+    return writeOutputFile(
+      destination,
+      async (file) => {
+        const stream = file.createWriteStream({ autoClose: false });
+        const written = await readResultResourceTo(session, uri, stream, options);
+        await new Promise<void>((resolve, reject) => stream.end((error?: Error | null) => (error ? reject(error) : resolve())));
+        return written;
+      },
+      options.signal ? { signal: options.signal } : {},
+    );
   }
   const out = new DrainingWriter(destination);
   try {

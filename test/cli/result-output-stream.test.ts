@@ -5,8 +5,8 @@
  * boundaries intact, and the file appears only once complete.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
@@ -270,20 +270,24 @@ describe('--output: a large result streamed into the file', () => {
   it('Ctrl-C during the read-back exits 130 at once and leaves no file and nothing beside it', async () => {
     const dir = join(temp.dir, 'interrupted');
     const file = join(dir, 'out.txt');
-    spawnSync('mkdir', [dir]);
+    // $TMPDIR of its own: another process's leftovers in the shared one are not this run's.
+    const spools = join(temp.dir, 'interrupted-tmp');
+    mkdirSync(dir);
+    mkdirSync(spools);
+    const { start: startHere } = cliRunner({ ...env, TMPDIR: spools });
     let release = (): void => {};
     const released = new Promise<void>((resolveRelease) => (release = resolveRelease));
     try {
       for (const flags of [[], ['--json']]) {
         const reached = new Promise<void>((resolveReached) => (holdReads = { reached: resolveReached, released }));
-        const running = start(['call', 'big', '--url', fast.url, ...flags, '--output', file]);
+        const running = startHere(['call', 'big', '--url', fast.url, ...flags, '--output', file]);
         await reached; // the server holds a chunk: the CLI has written some and waits for the rest
         running.child.kill('SIGINT');
         const interrupted = await running.done;
         expect(interrupted.code, interrupted.stderr).toBe(130);
         expect(interrupted.stderr).toMatch(/interrupted; --output \S+ was not written.*\n.*still kept on the server; save it with: .*watch \S+/);
         expect(readdirSync(dir)).toEqual([]);
-        expect(readdirSync(tmpdir()).filter((name) => name.startsWith('.mcp-tasks-output.'))).toEqual([]);
+        expect(readdirSync(spools)).toEqual([]);
       }
     } finally {
       holdReads = undefined;
@@ -383,5 +387,74 @@ describe('--output: a large result streamed into the file', () => {
     expect(refused.stderr).not.toContain('created'); // refused before the call: no task
     expect(lstatSync(dangling).isSymbolicLink()).toBe(true);
     expect(existsSync(join(dir, 'missing.txt'))).toBe(false);
+  }, 60_000);
+
+  it.each([
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ] as const)(
+    '%s during the read-back removes the files beside FILE and ends the CLI by the signal (%i in a shell)',
+    async (name, code) => {
+      const dir = join(temp.dir, `stopped-${name}`);
+      mkdirSync(dir);
+      let release = (): void => {};
+      const released = new Promise<void>((resolveRelease) => (release = resolveRelease));
+      try {
+        const reached = new Promise<void>((resolveReached) => (holdReads = { reached: resolveReached, released }));
+        const running = start(['call', 'big', '--url', fast.url, '--output', join(dir, 'out.txt')]);
+        await reached; // the new file and the structured spool are beside FILE now
+        expect(readdirSync(dir).length).toBeGreaterThan(0);
+        running.child.kill(name);
+        const stopped = await running.done;
+        expect(readdirSync(dir)).toEqual([]);
+        // Ended by the signal itself, after its cleanup: a shell reports 128 + its number.
+        expect([stopped.code, running.child.signalCode], stopped.stderr).toEqual([null, name]);
+        expect(128 + osConstants.signals[name]).toBe(code);
+        expect(stopped.stderr).toContain(`stopped by ${name}; --output ${join(dir, 'out.txt')} was not written (nothing left beside it)`);
+      } finally {
+        holdReads = undefined;
+        release();
+      }
+    },
+    60_000,
+  );
+
+  it('Ctrl-C during the copy into a FIFO whose reader has stopped reading ends the CLI at once (130), leaving nothing in $TMPDIR', async () => {
+    const dir = join(temp.dir, 'stuck-fifo');
+    const spools = join(dir, 'tmp');
+    mkdirSync(spools, { recursive: true });
+    const fifo = join(dir, 'out');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    // A reader that opens the FIFO and never reads: the copy fills the pipe and blocks in write().
+    const reader = reaped(spawn('sh', ['-c', 'exec 3<"$0"; exec sleep 600', fifo], { stdio: 'ignore' }));
+    try {
+      const running = cliRunner({ ...env, TMPDIR: spools }).start(['call', 'big', '--url', fast.url, '--output', fifo]);
+      // Until the CLI has the FIFO open: the read-back is over and the copy has begun.
+      const pid = running.child.pid!;
+      const holdsFifo = (): boolean => {
+        try {
+          return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+            try {
+              return readlinkSync(`/proc/${pid}/fd/${fd}`) === fifo;
+            } catch {
+              return false;
+            }
+          });
+        } catch {
+          return false;
+        }
+      };
+      while (!holdsFifo() && running.child.exitCode === null) await new Promise((resolveWait) => setTimeout(resolveWait, 20));
+      expect(running.child.exitCode, 'the CLI ended before it opened the FIFO').toBe(null);
+      expect(readdirSync(spools).length).toBeGreaterThan(0); // the spool being copied
+      running.child.kill('SIGINT');
+      const interrupted = await running.done;
+      expect([interrupted.code, running.child.signalCode], interrupted.stderr).toEqual([null, 'SIGINT']); // 130 in a shell
+      expect(interrupted.stderr).toContain(`interrupted; --output ${fifo} may hold part of the result (it is written in place) (nothing left beside it)`);
+      expect(readdirSync(spools)).toEqual([]);
+      expect(statSync(fifo).isFIFO()).toBe(true);
+    } finally {
+      reader.kill();
+    }
   }, 60_000);
 });
