@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TaskJournal } from '../../src/client/index.js';
 import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { cliRunner, ensureBuilt } from './support.js';
+import { cliRunner, ensureBuilt, requestorEnv } from './support.js';
 
 // A call the server refuses before anything runs — its quota full, the operator's kill switch on — is not a call
 // that failed: nothing ran, and a script may call again later. `call` exits 7 (refused) with the server's reason,
@@ -34,9 +34,7 @@ function matches(stdout: string, expected: Record<string, unknown>): boolean {
 
 describe('call refused by the server (a quota, the kill switch): exit 7, nothing ran', () => {
   const temp = makeTempDir('mcp-tasks-refused-');
-  const env: NodeJS.ProcessEnv = { ...process.env, MCP_TASKS_CLIENT_STATE: join(temp.dir, 'tasks.json') };
-  delete env.MCP_TASKS_URL;
-  delete env.MCP_TASKS_TOKEN;
+  const env = requestorEnv(join(temp.dir, 'tasks.json'));
   const { cli } = cliRunner(env);
   /** The CLI with another journal (`MCP_TASKS_CLIENT_STATE`), a 10 s `--timeout` so a followed task cannot hold it. */
   const resumeCli = (args: string[], journal: string) => cliRunner({ ...env, MCP_TASKS_CLIENT_STATE: journal }).cli([...args, '--timeout', '10']);

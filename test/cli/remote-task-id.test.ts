@@ -1,4 +1,4 @@
-import { type ChildProcess, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { connectTasksClient, TasksProtocolError } from '../../src/client/index.js';
 import { SHELL_ID } from '../fixtures/hostile-raw-server.mjs';
-import { startFixtureServer } from '../helpers/fixture-server.js';
+import { useFixtureServer } from '../helpers/fixture-server.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { cliRunner, ensureBuilt } from './support.js';
+import { cliRunner, ensureBuilt, requestorEnv } from './support.js';
 
 // A server's task id is printed as it is — in the CLI's own lines, on `call --detach`'s stdout, in the journal and
 // in the commands the CLI suggests, which an agent may run. A third-party server (test/fixtures/hostile-raw-server.mjs)
@@ -26,21 +26,11 @@ function shellWords(command: string): string[] {
 describe("a third-party server's task id, as the CLI takes and prints it", () => {
   const temp = makeTempDir('mcp-tasks-remote-id-');
   const journal = join(temp.dir, 'tasks.json');
-  const env: NodeJS.ProcessEnv = { ...process.env, MCP_TASKS_CLIENT_STATE: journal };
-  delete env.MCP_TASKS_URL;
-  delete env.MCP_TASKS_TOKEN;
+  const env = requestorEnv(journal);
   const { cli } = cliRunner(env);
-  let server: ChildProcess;
-  let url: string;
-
-  beforeAll(async () => {
-    ensureBuilt();
-    ({ server, url } = await startFixtureServer(FIXTURE));
-  });
-  afterAll(() => {
-    server?.kill();
-    temp.remove();
-  });
+  const fixture = useFixtureServer(FIXTURE);
+  beforeAll(() => ensureBuilt());
+  afterAll(() => temp.remove());
 
   const journaledIds = (): string[] => {
     try {
@@ -51,7 +41,7 @@ describe("a third-party server's task id, as the CLI takes and prints it", () =>
   };
 
   it('control: a plain id is printed, journaled and suggested as it is', async () => {
-    const run = await cli(['call', 'plain_task', '--url', url, '--detach']);
+    const run = await cli(['call', 'plain_task', '--url', fixture.url(), '--detach']);
     expect(run.code, run.stderr).toBe(0);
     const taskId = run.stdout.trim();
     expect(taskId).toMatch(/^plain_task-\d+$/);
@@ -65,7 +55,7 @@ describe("a third-party server's task id, as the CLI takes and prints it", () =>
     ['marker_id', 'a role marker'],
   ])('%s: an id with %s is refused — one line naming it, nothing on stdout, nothing journaled', async (tool) => {
     const before = journaledIds();
-    const run = await cli(['call', tool, '--url', url, '--detach']);
+    const run = await cli(['call', tool, '--url', fixture.url(), '--detach']);
     expect(run.code, run.stderr).not.toBe(0);
     expect(run.stdout).toBe('');
     // eslint-disable-next-line no-control-regex -- the point: no escape, bell or line break of the server's
@@ -77,7 +67,7 @@ describe("a third-party server's task id, as the CLI takes and prints it", () =>
   });
 
   it('the library refuses it with a TasksProtocolError whose message quotes the id as one visible line', async () => {
-    const client = await connectTasksClient({ url, journal: false });
+    const client = await connectTasksClient({ url: fixture.url(), journal: false });
     try {
       const error = await client.callTool('hostile_id', {}).then(
         () => undefined,
@@ -94,7 +84,7 @@ describe("a third-party server's task id, as the CLI takes and prints it", () =>
   });
 
   it('an id a shell would act on: accepted, and every suggested command hands it back as one word', async () => {
-    const run = await cli(['call', 'shell_id', '--url', url, '--detach']);
+    const run = await cli(['call', 'shell_id', '--url', fixture.url(), '--detach']);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toBe(`${SHELL_ID}\n`);
     const hint = /follow it with: (.+)$/m.exec(run.stderr)?.[1] as string;

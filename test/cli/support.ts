@@ -94,3 +94,14 @@ export function cliRunner(env: NodeJS.ProcessEnv): { start(args: string[], cwd?:
   };
   return { start, cli: (args, cwd) => start(args, cwd).done };
 }
+
+/**
+ * The environment of a requestor CLI in a test: this process's, with its journal at `journal` and none of the
+ * caller's `MCP_TASKS_URL` / `MCP_TASKS_TOKEN` (a developer's shell must not point the test elsewhere).
+ */
+export function requestorEnv(journal: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, MCP_TASKS_CLIENT_STATE: journal };
+  delete env.MCP_TASKS_URL;
+  delete env.MCP_TASKS_TOKEN;
+  return env;
+}

@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 
+import { afterAll, beforeAll } from 'vitest';
+
 import { reaped } from './child-reaper.js';
 
 /**
@@ -19,4 +21,24 @@ export async function startFixtureServer(fixture: string, env: NodeJS.ProcessEnv
     server.once('exit', (code) => reject(new Error(`${fixture} exited ${code}`)));
   });
   return { server, url };
+}
+
+/**
+ * {@link startFixtureServer} for the test file: started before its tests (`beforeAll`), killed after them; `url()`
+ * is its URL once started.
+ */
+export function useFixtureServer(fixture: string, env: NodeJS.ProcessEnv = {}): { url: () => string } {
+  let running: { server: ChildProcess; url: string } | undefined;
+  beforeAll(async () => {
+    running = await startFixtureServer(fixture, env);
+  });
+  afterAll(() => {
+    running?.server.kill();
+  });
+  return {
+    url: () => {
+      if (!running) throw new Error(`${fixture} is not started`);
+      return running.url;
+    },
+  };
 }
