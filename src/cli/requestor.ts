@@ -168,6 +168,9 @@ export async function printResult(result: CallToolResult, flags: RequestorFlags,
         return ExitCode.interrupted;
       }
       if (!(error instanceof OutputWriteError)) throw error;
+      // The reader of a pipe or FIFO went away (`--output /dev/stdout | head`): it took what it wanted, as a shell's
+      // `> fifo` would give it; quiet, and the command's own exit code, as the CLI does for its stdout (main.ts).
+      if (error.code === 'EPIPE') return resultExitCode(result);
       return reportOutputWriteError(error, flags, client, owner);
     }
     signals.dispose();

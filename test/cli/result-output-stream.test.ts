@@ -336,6 +336,24 @@ describe('--output: a large result streamed into the file', () => {
     expect(readdirSync(dir)).toEqual([]);
   }, 60_000);
 
+  it('a FIFO whose reader stops early (| head) ends the command quietly with its own exit code, not 74; control: the reader got its bytes', async () => {
+    const dir = join(temp.dir, 'fifo-head');
+    mkdirSync(dir);
+    const fifo = join(dir, 'out');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    // The reader takes 10 bytes of the 3 MiB result and goes away, as `head -c 10` does.
+    const reader = spawn('head', ['-c', '10', fifo], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const parts: Buffer[] = [];
+    reader.stdout.on('data', (part: Buffer) => parts.push(part));
+    const read = new Promise<void>((resolveRead) => reader.on('close', () => resolveRead()));
+    const saved = await cli(['call', 'big', '--url', fast.url, '--output', fifo]);
+    await read;
+    expect(Buffer.concat(parts).length).toBe(10);
+    expect(saved.code, saved.stderr).toBe(0);
+    expect(saved.stderr).not.toContain('could not write');
+    expect(statSync(fifo).isFIFO()).toBe(true);
+  }, 60_000);
+
   it('a device written in place that fails midway (a full device) says FILE may hold part of the result', async () => {
     // Our own /dev/full (character device 1,7) in a temporary directory: whatever the code does with it, the
     // machine's /dev is never touched.
