@@ -113,7 +113,12 @@ export class InPlaceWriteError extends Error {
  */
 export async function destinationOf(path: string): Promise<Destination> {
   const absolute = resolve(path);
-  if (absolute.startsWith('/dev/') || absolute.startsWith('/proc/')) return { kind: 'in-place', target: path };
+  if (absolute.startsWith('/dev/') || absolute.startsWith('/proc/')) {
+    // Never renamed onto, but a directory there (/dev/shm) is refused before the call like any other.
+    const entry = await stat(path).catch(() => undefined);
+    if (entry?.isDirectory()) throw Object.assign(new Error(`${path} is a directory`), { code: 'EISDIR' });
+    return { kind: 'in-place', target: path };
+  }
   const missing = (error: NodeJS.ErrnoException): undefined => {
     if (error.code === 'ENOENT') return undefined;
     throw error;

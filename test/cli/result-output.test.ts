@@ -83,7 +83,8 @@ describe('mcp-tasks call/watch --output: the whole of a large result', () => {
 
   it('an --output path that cannot be written is refused before anything is sent (exit 64), so no result is lost to it', async () => {
     const before = bigRuns;
-    for (const path of [join(temp.dir, 'no', 'such', 'dir', 'x.txt'), temp.dir]) {
+    // /dev/shm: a directory where paths are written in place (never renamed onto) — only looked at here.
+    for (const path of [join(temp.dir, 'no', 'such', 'dir', 'x.txt'), temp.dir, '/dev/shm']) {
       const refused = await cli(['call', 'big', '--url', running.url, '--output', path]);
       expect(refused.code, refused.stderr).toBe(64);
       expect(refused.stderr).toContain(`--output ${path}: cannot write there`);
