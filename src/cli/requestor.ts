@@ -1,4 +1,4 @@
-import { InPlaceWriteError, probeOutputFile } from '../client/file-destination.js';
+import { InPlaceWriteError, probeOutputFile, ScratchDirectoryError } from '../client/file-destination.js';
 import {
   type CallToolResult,
   CapabilityMissingError,
@@ -241,6 +241,7 @@ export async function checkOutputWritable(path: string | undefined): Promise<voi
   try {
     await probeOutputFile(path);
   } catch (error) {
+    if (error instanceof ScratchDirectoryError) throw new UsageError(`--output ${path}: ${error.message}`);
     throw new UsageError(`--output ${path}: cannot write there (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
   }
 }

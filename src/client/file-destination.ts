@@ -181,6 +181,24 @@ export async function writeOutputFile<T>(path: string, fill: (file: FileHandle) 
 }
 
 /**
+ * The OS temp directory (`$TMPDIR`) cannot take the scratch file an in-place target (a FIFO, `/dev/stdout`) is
+ * written from: named, so that the user fixes `$TMPDIR`, not FILE. `code` is the file system's (`ENOENT`, `ENOSPC`).
+ */
+export class ScratchDirectoryError extends Error {
+  override readonly name = 'ScratchDirectoryError';
+  readonly code: string | undefined;
+  constructor(
+    readonly directory: string,
+    cause: NodeJS.ErrnoException,
+  ) {
+    super(`the temporary directory ${directory} ($TMPDIR) cannot take the scratch file the result is written from (${cause.code ?? cause.message})`, {
+      cause,
+    });
+    this.code = cause.code;
+  }
+}
+
+/**
  * Whether {@link writeOutputFile} could write `path`, without creating or changing it: an existing path must be
  * writable, and the directory the new file goes to must take one (a file is created there and removed).
  * @throws the file system's error when it could not (its `code`: `EACCES`, `EISDIR`, `ENOENT`, `EROFS`, …).
@@ -192,7 +210,12 @@ export async function probeOutputFile(path: string): Promise<void> {
     if (!(destination.kind === 'replace' && error.code === 'ENOENT')) throw error;
   });
   const temporary = temporaryPathFor(destination);
-  await (await openScratch(temporary, 'wx', 0o600)).close();
+  const scratch = await openScratch(temporary, 'wx', 0o600).catch((error: NodeJS.ErrnoException) => {
+    // In-place targets are written from a scratch file in the OS temp directory: its problem is not FILE's.
+    if (destination.kind === 'in-place') throw new ScratchDirectoryError(dirname(temporary), error);
+    throw error;
+  });
+  await scratch.close();
   await unlink(temporary);
   releaseScratch(temporary);
 }

@@ -3,6 +3,7 @@
  * "[resource_link content omitted; use --json]", and the CLI could not fetch the rest): a result too large to send
  * inline is read back in full (`resources/read`, in chunks where the server asks for that) and written to the file.
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -89,6 +90,17 @@ describe('mcp-tasks call/watch --output: the whole of a large result', () => {
       expect(refused.code, refused.stderr).toBe(64);
       expect(refused.stderr).toContain(`--output ${path}: cannot write there`);
     }
+    expect(bigRuns).toBe(before);
+  });
+
+  it('a $TMPDIR that cannot take the scratch file of an in-place target is named as the problem, not FILE (exit 64 before the call)', async () => {
+    const before = bigRuns;
+    const fifo = join(temp.dir, 'named.fifo');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const missing = join(temp.dir, 'no-such-tmp');
+    const refused = await cliRunner({ ...env, TMPDIR: missing }).cli(['call', 'big', '--url', running.url, '--output', fifo]);
+    expect(refused.code, refused.stderr).toBe(64);
+    expect(refused.stderr).toContain(`--output ${fifo}: the temporary directory ${missing} ($TMPDIR) cannot take the scratch file`);
     expect(bigRuns).toBe(before);
   });
 
