@@ -14,6 +14,8 @@ import { cliRunner, ensureBuilt, requestorEnv } from './support.js';
 
 const TOOLS = resolve(import.meta.dirname, '../fixtures/recovery-tools.mjs');
 const THROWING = resolve(import.meta.dirname, '../fixtures/throwing-tools.mjs');
+/** The server's tools, which the admin command loads too (a kill switch names a tool it knows). */
+const SERVER_TOOLS = ['--no-builtins', '--fixtures', 'conformance', '--tools', TOOLS, '--tools', THROWING];
 const GENERATIONS = [
   ['v2', '2026-07-28'],
   ['v1', '2025-11-25'],
@@ -39,24 +41,14 @@ describe('call refused by the server (a quota, the kill switch): exit 7, nothing
   /** The CLI with another journal (`MCP_TASKS_CLIENT_STATE`), a 10 s `--timeout` so a followed task cannot hold it. */
   const resumeCli = (args: string[], journal: string) => cliRunner({ ...env, MCP_TASKS_CLIENT_STATE: journal }).cli([...args, '--timeout', '10']);
   const dataDir = join(temp.dir, 'data');
+  /** `mcp-tasks admin kill-switch <action…> --tool <tool>` on the server's store. */
+  const killSwitch = (tool: string, ...action: string[]) => cli(['admin', 'kill-switch', ...action, '--tool', tool, '--data-dir', dataDir, ...SERVER_TOOLS]);
   let server: ServerProcess;
   const holding = join(temp.dir, 'holding.log');
 
   beforeAll(async () => {
     ensureBuilt();
-    server = await startServerProcess(dataDir, [
-      '--no-builtins',
-      '--fixtures',
-      'conformance',
-      '--tools',
-      TOOLS,
-      '--tools',
-      THROWING,
-      '--max-active-tasks-per-owner',
-      '1',
-      '--kill-switch-refresh-ms',
-      '100',
-    ]);
+    server = await startServerProcess(dataDir, [...SERVER_TOOLS, '--max-active-tasks-per-owner', '1', '--kill-switch-refresh-ms', '100']);
     // One task holds the owner's only slot until the test releases it.
     const held = await cli(['call', 'idempotent_job', '--args', JSON.stringify({ log: holding }), '--url', server.url, '--detach']);
     expect(held.code, held.stderr).toBe(0);
@@ -86,23 +78,7 @@ describe('call refused by the server (a quota, the kill switch): exit 7, nothing
   it.each(GENERATIONS)(
     '%s: the kill switch is on (fallback reject): the server refuses (-31003), or the v1 manifest already says no task → exit 7',
     async (_generation, protocol) => {
-      const admin = (...action: string[]) =>
-        cli([
-          'admin',
-          'kill-switch',
-          ...action,
-          '--tool',
-          'slow_compute',
-          '--data-dir',
-          dataDir,
-          '--no-builtins',
-          '--fixtures',
-          'conformance',
-          '--tools',
-          TOOLS,
-          '--tools',
-          THROWING,
-        ]);
+      const admin = (...action: string[]) => killSwitch('slow_compute', ...action);
       const call = () => cli(['call', 'slow_compute', '--args', '{"seconds":0}', '--url', server.url, '--protocol', protocol, '--task', 'required', '--json']);
       const on = await admin('on', '--fallback', 'reject');
       expect(on.code, on.stderr).toBe(0);
@@ -141,23 +117,7 @@ describe('call refused by the server (a quota, the kill switch): exit 7, nothing
       sentAt: new Date().toISOString(),
       idempotencyHonoured: true,
     });
-    const admin = (...action: string[]) =>
-      cli([
-        'admin',
-        'kill-switch',
-        ...action,
-        '--tool',
-        'idempotent_job',
-        '--data-dir',
-        dataDir,
-        '--no-builtins',
-        '--fixtures',
-        'conformance',
-        '--tools',
-        TOOLS,
-        '--tools',
-        THROWING,
-      ]);
+    const admin = (...action: string[]) => killSwitch('idempotent_job', ...action);
     const on = await admin('on', '--fallback', 'reject');
     expect(on.code, on.stderr).toBe(0);
     try {

@@ -282,15 +282,7 @@ describe('markDraining (a SIGTERMed process tells the registry it takes no new t
   it('marks its registration; a registration made again after a lapse is marked again; close removes both (control: not marked before)', async () => {
     const store = openSqliteTaskStore({ path: join(temp.dir, 'draining.db') });
     try {
-      const registration = await registerProcess({
-        store,
-        instanceId: 'w-drain',
-        role: 'worker',
-        settingsDigest: 'x',
-        heartbeatMs: HEARTBEAT_MS,
-        logger: silentLogger,
-        onLost() {},
-      });
+      const registration = await registerDrainingWorker(store);
       expect(await store.listProcesses()).toEqual([expect.objectContaining({ instanceId: 'w-drain', drainingSince: null })]);
       await registration.markDraining();
       const [marked] = await store.listProcesses();
@@ -320,15 +312,7 @@ describe('markDraining when the store fails the mark', () => {
       return markProcessDraining(...args);
     };
     try {
-      const registration = await registerProcess({
-        store,
-        instanceId: 'w-drain',
-        role: 'worker',
-        settingsDigest: 'x',
-        heartbeatMs: HEARTBEAT_MS,
-        logger: silentLogger,
-        onLost() {},
-      });
+      const registration = await registerDrainingWorker(store);
       await registration.markDraining();
       expect(attempts).toBe(1);
       expect((await store.listProcesses())[0]?.drainingSince).toBeNull();
@@ -341,6 +325,11 @@ describe('markDraining when the store fails the mark', () => {
     }
   });
 });
+
+/** Worker `w-drain` registered on `store` with 100 ms beats (the draining tests' process). */
+function registerDrainingWorker(store: SqliteTaskStore) {
+  return registerProcess({ store, instanceId: 'w-drain', role: 'worker', settingsDigest: 'x', heartbeatMs: HEARTBEAT_MS, logger: silentLogger, onLost() {} });
+}
 
 /** The registration of `w-drain` once `matches` holds for it (2 s at most). */
 async function eventuallyListed(store: SqliteTaskStore, matches: (p: Awaited<ReturnType<SqliteTaskStore['listProcesses']>>[number]) => boolean) {
