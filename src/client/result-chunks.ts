@@ -65,14 +65,17 @@ export async function* readResultChunks(session: McpSession, uri: string, option
       try {
         chunk = await (inFlight.shift() as Promise<Buffer>);
       } catch (error) {
-        // Size unknown, and the chunk before was whole: this index may be past the end rather than gone.
-        if (total === undefined && index > 0 && error instanceof TaskNotFoundError && !stop.signal.aborted && (await read(index - 1)).length > 0) return;
+        // Size unknown, and the chunk before was whole: this index may be past the end rather than gone — the result
+        // is still there when the chunk before it can be read again.
+        if (!(total === undefined && index > 0 && error instanceof TaskNotFoundError && !stop.signal.aborted)) throw error;
+        const stillKept = (await read(index - 1)).length > 0;
+        if (stillKept) return;
         throw error;
       }
       // Chunks read before an abort are not handed out after it.
       options.signal?.throwIfAborted();
       bytes += chunk.length;
-      if (total !== undefined && options.bytes !== undefined && (index + 1 < total ? chunk.length !== RESULT_READ_CHUNK_BYTES : bytes !== options.bytes))
+      if (total !== undefined && (index + 1 < total ? chunk.length !== RESULT_READ_CHUNK_BYTES : bytes !== options.bytes))
         throw new TasksProtocolError(`resources/read ${uri}: chunk ${index} has ${chunk.length} bytes, which does not add up to the result's ${options.bytes}`);
       yield chunk;
       if (total === undefined && chunk.length < RESULT_READ_CHUNK_BYTES) return;
