@@ -112,11 +112,13 @@ export class InPlaceWriteError extends Error {
  *   directory (or a link to one); `ENOENT` for a link to nothing.
  */
 export async function destinationOf(path: string): Promise<Destination> {
+  /** An error with a file system `code`, as the callers of this module branch on it. */
+  const pathError = (message: string, code: string): Error => Object.assign(new Error(message), { code });
   const absolute = resolve(path);
   if (absolute.startsWith('/dev/') || absolute.startsWith('/proc/')) {
     // Never renamed onto, but a directory there (/dev/shm) is refused before the call like any other.
     const entry = await stat(path).catch(() => undefined);
-    if (entry?.isDirectory()) throw Object.assign(new Error(`${path} is a directory`), { code: 'EISDIR' });
+    if (entry?.isDirectory()) throw pathError(`${path} is a directory`, 'EISDIR');
     return { kind: 'in-place', target: path };
   }
   const missing = (error: NodeJS.ErrnoException): undefined => {
@@ -126,11 +128,11 @@ export async function destinationOf(path: string): Promise<Destination> {
   const entry = await lstat(path).catch(missing);
   if (entry?.isSymbolicLink()) {
     const pointed = await stat(path).catch(missing);
-    if (pointed === undefined) throw Object.assign(new Error(`${path} is a symbolic link to a missing file`), { code: 'ENOENT' });
-    if (pointed.isDirectory()) throw Object.assign(new Error(`${path} is a link to a directory`), { code: 'EISDIR' });
+    if (pointed === undefined) throw pathError(`${path} is a symbolic link to a missing file`, 'ENOENT');
+    if (pointed.isDirectory()) throw pathError(`${path} is a link to a directory`, 'EISDIR');
     return { kind: 'in-place', target: path };
   }
-  if (entry?.isDirectory()) throw Object.assign(new Error(`${path} is a directory`), { code: 'EISDIR' });
+  if (entry?.isDirectory()) throw pathError(`${path} is a directory`, 'EISDIR');
   if (entry === undefined) return { kind: 'replace', target: path };
   if (!entry.isFile()) return { kind: 'in-place', target: path };
   return { kind: 'replace', target: path, existing: { mode: entry.mode & 0o7777, uid: entry.uid, gid: entry.gid } };
