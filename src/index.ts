@@ -13,7 +13,7 @@ export { type ServerStateLocations, type ServerStatePath, serverStatePaths } fro
 export type { ExecutionHost, ExecutionLogEntry, ExecutionOutcome, ExecutionRequest, Executor } from './core/executor.js';
 export { DEFAULT_LIMITS, resolveLimits, type TasksServerLimits } from './core/limits.js';
 export type { Logger } from './core/logger.js';
-export { coalesceOutageLogs, OUTAGE_LOG_WINDOW_MS } from './core/outage-log.js';
+export { coalesceOutageLogs, flushOutageLogs, OUTAGE_LOG_WINDOW_MS } from './core/outage-log.js';
 export { AuthenticationError, type AuthenticationFailure, type Authenticator, ownerKeyOf, type Principal } from './core/owner.js';
 export { ScopePolicy } from './core/scopes.js';
 export type { TaskEvent, TaskEventKind, TaskScope, TaskStore, TransitionRequest } from './core/store.js';

@@ -31,7 +31,7 @@ import {
   startConfiguredExecutor,
 } from './settings.js';
 import { shadowSettingsOf } from './shadow-settings.js';
-import { onShutdownSignal } from './shutdown.js';
+import { drainThenExit, onShutdownSignal } from './shutdown.js';
 import type { StoreSpec } from './store-spec.js';
 import { startProcessTracing } from './tracing-setup.js';
 import { startConfiguredUpstreams, upstreamLines } from './upstream-settings.js';
@@ -268,7 +268,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
       `mcp-tasks: serving MCP on stdio (store ${settings.storeShown}, ${tools.length} tools, ${role}; at rest: ${settings.encryptionShown}; denied to tools: ${deniedLines.join(', ')})\n`,
     );
     server.serveStdio(protocolStdout);
-    process.stdin.on('end', () => void stop().then(() => process.exit(0)));
+    process.stdin.on('end', () => drainThenExit(logger, () => stop()));
     return;
   }
   let dashboard: Dashboard | undefined;

@@ -15,6 +15,8 @@ const MAX_CAUSES = 5;
 
 /** What {@link coalesceOutageLogs} counts while a window is open, per line (level and message). */
 interface Window {
+  readonly level: Level;
+  readonly message: string | undefined;
   readonly started: number;
   repeats: number;
   /** The repeats' `err.message`s and how often each came (at most {@link MAX_CAUSES}; see `otherCauses`). */
@@ -23,6 +25,8 @@ interface Window {
 }
 
 const COALESCED = Symbol('coalesceOutageLogs');
+/** The wrapped root's "write every open window's summary now" (see {@link flushOutageLogs}). */
+const FLUSH = Symbol('flushOutageLogs');
 
 type Level = 'warn' | 'error';
 
@@ -33,13 +37,18 @@ type Level = 'warn' | 'error';
  * the same level says how many were left out (`repeats`, `windowMs`, `causes`: each distinct `err.message` and its
  * count, five at most, `otherCauses` for the rest), and the next failure starts a new window. The summary is written
  * through `logger` itself, not through the child that opened the window: its repeats came from many children (other
- * tasks, other components), whose bindings it must not claim. Every other line — another store error code (`fault`, `schema_mismatch`: each one matters),
- * `info`, `debug`, another message — is written as before. Children (`child()`) share the windows, so the store's,
- * the server's and the worker's lines of one process are counted together.
+ * tasks, other components), whose bindings it must not claim.
  *
- * `serve` and `worker` wrap their logger with it; a library user can wrap theirs. Wrapping twice is a no-op.
- * `now` and `setTimer` exist for tests; the timer is unref'd, so a window left open never keeps a process alive
- * (its count is then lost with the process).
+ * A `fault` (a store that stopped after a failed fsync, a full disk) is coalesced too, but per cause: the same level,
+ * message and `err.message` are counted, while a different fault under the same message is written whole — a stopped
+ * SQLite store fails every later write with one identical fault, and each distinct fault still matters. Every other
+ * line — another store error code (`schema_mismatch`, `conflict`), `info`, `debug`, another message — is written as
+ * before. Children (`child()`) share the windows, so the store's, the server's and the worker's lines of one process
+ * are counted together.
+ *
+ * `serve` and `worker` wrap their logger with it and call {@link flushOutageLogs} before they exit, so the count of a
+ * window still open at shutdown is written; a library user can do the same. Wrapping twice is a no-op. `now` and
+ * `setTimer` exist for tests; the timer is unref'd, so a window left open never keeps a process alive.
  */
 export function coalesceOutageLogs(
   logger: Logger,
@@ -61,33 +70,37 @@ export function coalesceOutageLogs(
     else window.otherCauses += 1;
   };
 
+  /** End the window of `key` (if still open): one summary line when anything was left out. */
+  const close = (key: string): void => {
+    const closed = windows.get(key);
+    windows.delete(key);
+    if (!closed || closed.repeats === 0) return;
+    logger[closed.level](
+      {
+        repeats: closed.repeats,
+        windowMs: now() - closed.started,
+        causes: Object.fromEntries(closed.causes),
+        ...(closed.otherCauses > 0 ? { otherCauses: closed.otherCauses } : {}),
+      },
+      `${closed.message ?? 'task store unavailable'} — ${closed.repeats} more like it not logged`,
+    );
+  };
+
   const wrap = (target: Logger): Logger => {
     const write = (level: Level) => (object: object, message?: string) => {
       const err = (object as { err?: unknown }).err;
-      if (!(err instanceof StoreError) || err.code !== 'unavailable') return target[level](object, message);
-      const key = `${level}\u0000${message ?? ''}`;
+      if (!(err instanceof StoreError) || (err.code !== 'unavailable' && err.code !== 'fault')) return target[level](object, message);
+      // An outage's causes vary (refused, timed out) and are counted under one line; a fault is one line per cause.
+      const key = `${level}\u0000${message ?? ''}${err.code === 'fault' ? `\u0000${err.message}` : ''}`;
       const open = windows.get(key);
       if (open) {
         open.repeats += 1;
         countCause(open, err.message);
         return;
       }
-      windows.set(key, { started: now(), repeats: 0, causes: new Map(), otherCauses: 0 });
+      windows.set(key, { level, message, started: now(), repeats: 0, causes: new Map(), otherCauses: 0 });
       target[level]({ ...object, outageLogWindowMs: windowMs }, message);
-      setTimer(() => {
-        const closed = windows.get(key);
-        windows.delete(key);
-        if (!closed || closed.repeats === 0) return;
-        logger[level](
-          {
-            repeats: closed.repeats,
-            windowMs: now() - closed.started,
-            causes: Object.fromEntries(closed.causes),
-            ...(closed.otherCauses > 0 ? { otherCauses: closed.otherCauses } : {}),
-          },
-          `${message ?? 'task store unavailable'} — ${closed.repeats} more like it not logged`,
-        );
-      }, windowMs);
+      setTimer(() => close(key), windowMs);
     };
     return Object.assign(
       {
@@ -97,8 +110,18 @@ export function coalesceOutageLogs(
         error: write('error'),
         child: (bindings: object) => wrap(target.child(bindings)),
       },
-      { [COALESCED]: true as const },
+      { [COALESCED]: true as const, [FLUSH]: () => [...windows.keys()].forEach(close) },
     );
   };
   return wrap(logger);
+}
+
+/**
+ * Write the summary of every window {@link coalesceOutageLogs} still holds open, now (call it before the process
+ * exits: a window's timer does not keep the process alive, so its count would be lost). `logger` is the wrapped
+ * logger or any of its children; a logger that was not wrapped is left alone. Windows are closed: a later failure
+ * opens a new one.
+ */
+export function flushOutageLogs(logger: Logger): void {
+  (logger as { [FLUSH]?: () => void })[FLUSH]?.();
 }

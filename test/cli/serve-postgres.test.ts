@@ -232,4 +232,25 @@ describe('serve on a PostgreSQL server that goes away', () => {
     const after = await create(server.url, 'slow_compute', { seconds: 0, label: 'back' });
     expect((await pollModernTask(server.url, after)).status).toBe('completed');
   });
+
+  it('a process stopped during the outage writes the count of what its open log window held back before it exits', async () => {
+    const server = await serve(['--store', withDatabase(cluster.url, 'postgres')]);
+    const logBefore = server.log().length;
+    const haltedAt = Date.now();
+    cluster.halt();
+    try {
+      for (let i = 0; i < 5; i++) {
+        const response = await postModern(server.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0, label: `down ${i}` } });
+        expect(response.body.error?.message).toBe('Task store unavailable');
+      }
+      await server.stop();
+      // Well within the first 10 s window: without the flush at exit the repeats would never be written.
+      const { whole, counted } = outageLog(server.log().slice(logBefore), 'task store failed');
+      expect(Date.now() - haltedAt).toBeLessThan(10_000);
+      expect(whole).toBeGreaterThanOrEqual(1);
+      expect(counted, server.log().slice(logBefore)).toBeGreaterThanOrEqual(5);
+    } finally {
+      cluster.resume();
+    }
+  });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import type { Logger } from '../../src/core/logger.js';
-import { coalesceOutageLogs } from '../../src/core/outage-log.js';
+import { type Logger, silentLogger } from '../../src/core/logger.js';
+import { coalesceOutageLogs, flushOutageLogs } from '../../src/core/outage-log.js';
 import { StoreError } from '../../src/core/store-error.js';
 
 // A task store outage makes every request, context call and batch of a process fail with the same cause; the log
@@ -109,7 +109,8 @@ describe('coalesceOutageLogs: the lines of a task store outage', () => {
     logger.error({ err: unavailable() }, 'task store failed to write');
     logger.warn({ err: unavailable() }, 'task store failed');
     for (let i = 0; i < 3; i++) {
-      logger.error({ err: new StoreError('fault', 'Task store failed: disk full') }, 'task store failed');
+      // A fault is coalesced per cause: three distinct ones under one message are each written.
+      logger.error({ err: new StoreError('fault', `Task store failed: disk full (${i})`) }, 'task store failed');
       logger.error({ err: new StoreError('schema_mismatch', 'newer schema') }, 'task store failed');
       logger.error({ err: new Error('connect ECONNREFUSED') }, 'task store failed');
       logger.error({ method: 'putStep' }, 'task store failed');
@@ -117,6 +118,50 @@ describe('coalesceOutageLogs: the lines of a task store outage', () => {
       logger.debug({ err: unavailable() }, 'task store failed');
     }
     expect(lines).toHaveLength(3 + 3 * 6);
+  });
+
+  it('a repeated fault (a stopped store, a full disk) is written once per cause and counted; another cause is written whole', () => {
+    const { lines, logger, advance } = harness();
+    const stopped = () => new StoreError('fault', 'Task store stopped: an fsync of its write-ahead log failed (EIO); the server process must be restarted');
+    for (let i = 0; i < 200; i++) logger.error({ err: stopped(), operations: 3 }, 'task store stopped: a commit could not be made durable');
+    logger.error(
+      { err: new StoreError('fault', 'Task store failed to commit: database or disk is full') },
+      'task store stopped: a commit could not be made durable',
+    );
+    expect(lines).toHaveLength(2);
+    expect(lines.map((line) => (line.object.err as Error).message)).toEqual([
+      'Task store stopped: an fsync of its write-ahead log failed (EIO); the server process must be restarted',
+      'Task store failed to commit: database or disk is full',
+    ]);
+    advance(10_000);
+    expect(lines).toHaveLength(3);
+    expect(lines[2]).toMatchObject({
+      level: 'error',
+      object: { repeats: 199, causes: { 'Task store stopped: an fsync of its write-ahead log failed (EIO); the server process must be restarted': 199 } },
+      message: 'task store stopped: a commit could not be made durable — 199 more like it not logged',
+    });
+  });
+
+  it('flushOutageLogs writes the summary of every open window now (shutdown), from any child, and closes them', () => {
+    const { lines, logger, advance } = harness();
+    const child = logger.child({ component: 'worker' });
+    for (let i = 0; i < 4; i++) child.error({ err: unavailable() }, 'task store failed to connect');
+    for (let i = 0; i < 2; i++) logger.warn({ err: unavailable() }, 'lease renewal failed');
+    logger.error({ err: unavailable() }, 'a window with no repeat');
+    expect(lines).toHaveLength(3);
+    flushOutageLogs(child);
+    expect(lines.slice(3).map((line) => [line.level, line.message, line.object.repeats, line.bindings])).toEqual([
+      ['error', 'task store failed to connect — 3 more like it not logged', 3, {}],
+      ['warn', 'lease renewal failed — 1 more like it not logged', 1, {}],
+    ]);
+    // Closed: the timers find nothing left; the next failure opens a new window and is written whole.
+    advance(10_000);
+    expect(lines).toHaveLength(5);
+    child.error({ err: unavailable() }, 'task store failed to connect');
+    expect(lines).toHaveLength(6);
+    expect(lines[5]?.object.err).toBeInstanceOf(StoreError);
+    // Control: flushing a logger that was never wrapped does nothing and does not throw.
+    expect(() => flushOutageLogs(silentLogger)).not.toThrow();
   });
 
   it('wrapping twice is a no-op (one set of windows)', () => {

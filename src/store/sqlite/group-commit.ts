@@ -242,8 +242,10 @@ export class GroupCommitter {
 
   /** Reject one operation that failed on its own (a condition of the port, or a storage fault). */
   private rejectOne(op: Pending, error: unknown): void {
-    if (!(error instanceof StoreError)) this.logger.warn({ err: error }, 'task store write failed');
-    op.reject(storageFault(error, 'write'));
+    const fault = storageFault(error, 'write');
+    // Logged as the store's error (the driver's as its cause), so a repeated one is coalesced (`coalesceOutageLogs`).
+    if (!(error instanceof StoreError)) this.logger.warn({ err: fault }, 'task store write failed');
+    op.reject(fault);
   }
 
   private rollback(): void {
@@ -255,8 +257,9 @@ export class GroupCommitter {
   }
 
   private failAll(batch: readonly Pending[], error: unknown, action: string): void {
-    this.logger.error({ err: error, operations: batch.length }, `task store failed to ${action}`);
     const fault = storageFault(error, action);
+    // The store's error, the driver's as its cause: a full disk fails every batch alike and is coalesced in the log.
+    this.logger.error({ err: fault, operations: batch.length }, `task store failed to ${action}`);
     for (const op of batch) op.reject(fault);
   }
 }
