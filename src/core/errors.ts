@@ -16,7 +16,8 @@ import type { JsonRpcErrorObject, JsonValue } from './task.js';
  * outcome could not be reconciled (issue 12); `input_needs_task`: an inline call of a tool that asks in place, which
  * a 2026-07-28 call without a task cannot wait for (see {@link inPlaceInputRefused}); `result_too_large`: the tool result exceeded `maxStoredResultBytes` (issue 10 §2);
  * `task_unreadable`: a worker claimed the task but cannot decode its stored arguments (a key it is not configured with,
- * an altered value), so its tool never ran.
+ * an altered value), so its tool never ran; `result_not_stored`: the tool ran but the store refused its outcome for a
+ * reason a re-run would meet again (a full disk, an outcome it rejects), so the task failed rather than run twice.
  */
 export type RuntimeFailureReason =
   | 'interrupted'
@@ -28,6 +29,7 @@ export type RuntimeFailureReason =
   | 'input_needs_task'
   | 'outcome_unknown'
   | 'result_too_large'
+  | 'result_not_stored'
   | 'task_unreadable';
 
 /**

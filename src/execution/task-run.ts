@@ -9,6 +9,7 @@ import type { ProgressListener } from '../core/hand-off.js';
 import { type Logger, redactTaskId } from '../core/logger.js';
 import type { RunTrace, RunTracer } from '../core/run-tracer.js';
 import type { TaskStore } from '../core/store.js';
+import { isStoreError, requestorTextOf } from '../core/store-error.js';
 import type { TaskOutcome, TaskRecord } from '../core/task.js';
 import { immediateResponseOf, settleExecution } from '../core/tool-outcome.js';
 import { TRACE_STEP, traceCarrierFromJson } from '../core/trace-context.js';
@@ -202,13 +203,34 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
     void shadow?.finish(undefined);
     ended('discarded', undefined, toolEndedAt);
   };
+  /**
+   * The outcome's write failed. A store that is away (`unavailable`): the lease lapses and recovery decides, as for a
+   * worker that stopped. A `fault` (a full disk) or an outcome the store refuses (`invalid`) would fail the same way
+   * on a re-run, and recovery would call the task "interrupted (its worker stopped)": it fails now with
+   * `result_not_stored`, if that smaller write can be made, and its tool is not run again. Throws `error` otherwise.
+   */
+  const notStored = async (error: unknown): Promise<void> => {
+    if (!isStoreError(error, 'fault', 'invalid')) {
+      discarded();
+      throw error;
+    }
+    const message = `Tool ${tool.name} ran, but its result could not be stored (${requestorTextOf(error)}); it is not run again`;
+    try {
+      await context.fail(record, 'result_not_stored', message);
+    } catch {
+      discarded();
+      throw error;
+    }
+    logger.error({ err: error }, 'task result could not be stored; the task failed');
+    ended('failed', message, toolEndedAt);
+    void shadow?.finish('failed');
+  };
   const unbounded = settleExecution(record.generation, outcome);
   let settled: Awaited<ReturnType<typeof boundLargeResult>>;
   try {
     settled = await boundLargeResult(store, taskId, unbounded, settings.resultLimits, settings.instanceId);
   } catch (error) {
-    discarded();
-    throw error;
+    return notStored(error);
   }
   if (settled === undefined) {
     // Its large result could not be stored: the task is no longer this run's (cancelled, deleted, taken over).
@@ -240,8 +262,7 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
   try {
     written = await write;
   } catch (error) {
-    discarded();
-    throw error;
+    return notStored(error);
   } finally {
     if (context.outcomeWrites.get(taskId) === write) context.outcomeWrites.delete(taskId);
   }

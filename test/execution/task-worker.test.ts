@@ -356,23 +356,38 @@ describe('TaskWorker', () => {
     expect(await real.readResultChunk(completed, 0)).toBeDefined();
   });
 
-  it('a run whose large result cannot be written (the chunk write throws) counts discarded and ends its trace; its task is recovered', async () => {
+  it.each([
+    {
+      what: 'a store fault (an I/O error, a full disk): the task fails with result_not_stored, counted failed, and is not run again',
+      error: new StoreError('fault', 'Task store failed to write: disk I/O error', { requestorMessage: 'Task store failed to write' }),
+      counted: 'failed',
+    },
+    {
+      what: 'control: a store that is away (unavailable): the run counts discarded, and its lease lapses for recovery',
+      error: new StoreError('unavailable', 'Task store unavailable: cannot connect (ECONNREFUSED)'),
+      counted: 'discarded',
+    },
+  ])('a run whose large result cannot be written (the chunk write throws), $what', async ({ error, counted }) => {
     let chunkWrites = 0;
     const runs: string[] = [];
     const traced: string[] = [];
+    let toolRuns = 0;
     const tool = defineTool({
       name: 'large',
       description: 'returns 200 kB',
       execution: 'task-optional',
       inputSchema: z.object({}),
-      run: async () => textResult('x'.repeat(200_000)),
+      run: async () => {
+        toolRuns += 1;
+        return textResult('x'.repeat(200_000));
+      },
     });
-    const { call, close } = await serverOnWrappedStore(
+    const { real, call, close } = await serverOnWrappedStore(
       [tool],
       () => ({
         putResultChunks: async () => {
           chunkWrites += 1;
-          throw new StoreError('fault', 'Task store failed to write: disk I/O error', { requestorMessage: 'Task store failed to write' });
+          throw error;
         },
       }),
       {
@@ -382,10 +397,19 @@ describe('TaskWorker', () => {
       },
     );
     cleanups.push(close);
-    await call('large');
+    const taskId = await call('large');
     await expect.poll(() => chunkWrites).toBeGreaterThan(0);
-    await expect.poll(() => runs).toEqual(['discarded']);
-    expect(traced).toEqual(['discarded']);
+    await expect.poll(() => runs).toEqual([counted]);
+    expect(traced).toEqual([counted]);
+    expect(toolRuns).toBe(1);
+    const record = await real.getUnscoped(taskId);
+    if (counted === 'failed') {
+      expect(record).toMatchObject({
+        status: 'failed',
+        statusMessage: 'Tool large ran, but its result could not be stored (Task store failed to write); it is not run again',
+        leaseOwner: null,
+      });
+    } else expect(record).toMatchObject({ status: 'working', leaseOwner: 'test-instance' });
   });
 
   it('an API-only server (worker: false) never holds a lease: its tasks wait unleased until a worker claims them', async () => {

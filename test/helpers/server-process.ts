@@ -101,12 +101,22 @@ export interface ServerProcess {
 /**
  * Start `node dist/cli/main.js serve …extraArgs` on a port serve chooses (`--port 0`; or on `port`, to restart on the
  * same URL), with `env` added, and wait until it says it serves (its banner, which names the URL: the HTTP handler
- * is in place). The helper never picks a free port itself: another test file's process could bind it between the
+ * is in place), optionally under `wrapper`. The helper never picks a free port itself: another test file's process could bind it between the
  * pick and serve's bind (stop 42's CI: "port … is already in use", exit 64).
  */
-export async function startServerProcess(dataDir: string, extraArgs: string[] = [], env: Record<string, string> = {}, port?: number): Promise<ServerProcess> {
+export async function startServerProcess(
+  dataDir: string,
+  extraArgs: string[] = [],
+  env: Record<string, string> = {},
+  port?: number,
+  wrapper: string[] = [],
+): Promise<ServerProcess> {
+  // `wrapper`: a command that ends by exec'ing its arguments (e.g. `unshare -m sh -c '…; exec "$@"'`), so the child
+  // signalled below is serve itself.
+  const argv = [process.execPath, MAIN, 'serve', '--port', String(port ?? 0), '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs];
+  const [command, ...args] = [...wrapper, ...argv] as [string, ...string[]];
   const child = reaped(
-    spawn(process.execPath, [MAIN, 'serve', '--port', String(port ?? 0), '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], {
+    spawn(command, args, {
       stdio: ['ignore', 'ignore', 'pipe'],
       env: { ...process.env, ...env },
     }),
