@@ -241,6 +241,7 @@ export async function serve(resolved: ResolvedConfig, modes: ServeModes): Promis
   });
   let draining = false;
   const probes: ProbeSources = { role: modes.worker ? 'serve' : 'api', instanceId, store, draining: () => draining, metrics, killSwitch, executor, workers };
+  metrics.watchProcess({ draining: probes.draining, workers: workers ? () => workers.state() : undefined });
   const deniedLines = describeDenied(settings);
   logger.info({ deniedPaths: deniedLines, skippedRoots: settings.skippedRoots }, 'server state is denied to tools and excluded from every root');
   /** The drain, then everything closed; `afterDrain` runs between (the HTTP listener's last connections). */

@@ -112,6 +112,7 @@ export async function worker(resolved: ResolvedConfig, modes: WorkerModes): Prom
   const killSwitch = new KillSwitchCache(store, logger, resolved.config.rollout?.killSwitchRefreshMs);
   await killSwitch.start();
   const probes: ProbeSources = { role: 'worker', instanceId: handle.instanceId, store, draining: () => draining, metrics, killSwitch, executor };
+  metrics.watchProcess({ draining: probes.draining });
   const health =
     options.healthPort === undefined
       ? undefined

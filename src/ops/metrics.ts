@@ -9,6 +9,7 @@ import type { WorkerObserver } from '../core/worker-observer.js';
 import { ErrorCode } from '../protocol/constants.js';
 import type { CallOutcome } from '../service/calls/call-service.js';
 import type { TaskServiceHook } from '../service/hooks.js';
+import type { WorkerPresenceState } from '../service/worker-presence.js';
 
 /**
  * The Prometheus metrics of one mcp-tasks process (API or worker), on `prom-client`. They are taken at four
@@ -96,6 +97,8 @@ export class TasksMetrics {
   private inputs: Pick<TaskStore, 'listInputRequests' | 'listWaitingSince' | 'getUnscoped'> | undefined;
   /** The upstreams of this process (see {@link TasksMetrics.watchUpstreams}); none until then. */
   private upstreams: () => readonly UpstreamStatus[] = () => [];
+  /** Whether this process drains, and (an API process without a worker) its store's workers: {@link TasksMetrics.watchProcess}. */
+  private process: { draining: () => boolean; workers?: (() => WorkerPresenceState) | undefined } = { draining: () => false };
 
   constructor(options: { role: 'api' | 'worker' | 'serve'; defaultMetrics?: boolean }) {
     const registers = [this.registry];
@@ -219,6 +222,29 @@ export class TasksMetrics {
       (status) => status.failedRestarts,
     );
     upstreamGauge('mcp_tasks_upstream_calls_in_flight', 'Calls forwarded to an upstream MCP server and not answered yet.', (status) => status.inFlight);
+    const processState = (): typeof this.process => this.process;
+    new Gauge({
+      name: 'mcp_tasks_draining',
+      help: 'Whether this process drains (after SIGTERM: it finishes or hands back its runs and takes no new task): 1, else 0.',
+      registers,
+      collect(this: Gauge) {
+        this.set(processState().draining() ? 1 : 0);
+      },
+    });
+    // Only where the process watches its store's workers (serve --no-worker): absent elsewhere rather than a 0 that
+    // would read as "no worker".
+    new Gauge({
+      name: 'mcp_tasks_worker_processes',
+      help: 'Worker processes of the store at the last look of an API process without a worker: takes_tasks (live, not draining) and draining.',
+      labelNames: ['state'],
+      registers,
+      collect(this: Gauge<'state'>) {
+        const workers = processState().workers?.();
+        if (!workers) return;
+        this.set({ state: 'takes_tasks' }, workers.live);
+        this.set({ state: 'draining' }, workers.draining);
+      },
+    });
     const activeRuns = (): number => this.active;
     new Gauge({
       name: 'mcp_tasks_active_runs',
@@ -276,6 +302,14 @@ export class TasksMetrics {
   /** Serve the `mcp_tasks_upstream_*` gauges from `statuses` (the process's upstream connections, read at scrape time). */
   watchUpstreams(statuses: () => readonly UpstreamStatus[]): void {
     this.upstreams = statuses;
+  }
+
+  /**
+   * Serve `mcp_tasks_draining` from `draining` and, for an API process without a worker, `mcp_tasks_worker_processes`
+   * from `workers` (the process's view of its store's workers, as `/readyz` reports it); both read at scrape time.
+   */
+  watchProcess(state: { draining: () => boolean; workers?: (() => WorkerPresenceState) | undefined }): void {
+    this.process = state;
   }
 
   private async observeInputWait(taskId: string, accepted: readonly string[]): Promise<void> {

@@ -61,6 +61,16 @@ describe('a SIGTERMed worker on postgres drains: doctor counts it draining, not 
     const before = await doctor();
     expect(before.line('tasks')).toMatch(/^ok {4}tasks\s+\d+ working tasks? waits? for a worker; 1 live worker process \(live: [^;]*\)$/);
     expect(before.line('processes')).toMatch(/^ok {4}processes 2 live \(api-d api, worker-d worker\)$/);
+    const workerMetrics = async (): Promise<string> => (await fetch(new URL('/metrics', api.url))).text();
+    // The API's gauges of its store's workers, read at scrape time from the same look as /readyz.
+    await eventually(
+      'the API to see the worker',
+      async () => ((await workerMetrics()).includes('mcp_tasks_worker_processes{state="takes_tasks",role="api"} 1') ? true : undefined),
+      10_000,
+      100,
+    );
+    expect(await workerMetrics()).toContain('mcp_tasks_worker_processes{state="draining",role="api"} 0');
+    expect(await workerMetrics()).toContain('mcp_tasks_draining{role="api"} 0');
 
     worker.child.kill('SIGTERM');
     await worker.logLine('draining: waiting for runs to finish');
@@ -93,6 +103,9 @@ describe('a SIGTERMed worker on postgres drains: doctor counts it draining, not 
       100,
     );
     expect(readyz).toMatchObject({ live: 0, draining: 1 });
+    const scraped = await workerMetrics();
+    expect(scraped).toContain('mcp_tasks_worker_processes{state="takes_tasks",role="api"} 0');
+    expect(scraped).toContain('mcp_tasks_worker_processes{state="draining",role="api"} 1');
     expect((await postModern(api.url, 'tasks/get', { taskId: waiting })).body.result).toMatchObject({
       status: 'working',
       statusMessage: expect.stringMatching(/^waiting for a worker \(no worker process takes tasks: 1 draining, taking no new task; last seen /),

@@ -114,11 +114,15 @@ describe('metrics and probes of an API process and a worker process', () => {
     expect(detached.code, detached.stderr).toBe(0);
     await until('the run to start', async () => metricValue((await fetchText(`${workerBase}/metrics`)).body, 'mcp_tasks_active_runs') === 1);
     expect((await fetchText(`${workerBase}/readyz`)).status).toBe(200);
+    expect(metricValue((await fetchText(`${workerBase}/metrics`)).body, 'mcp_tasks_draining')).toBe(0);
+    // Only an API process without a worker watches its store's workers; a worker has no such series.
+    expect((await fetchText(`${workerBase}/metrics`)).body).not.toMatch(/^mcp_tasks_worker_processes\{/m);
     worker.child.kill('SIGTERM');
     await until('readyz to say draining', async () => {
       const probe = await fetchText(`${workerBase}/readyz`);
       return probe.status === 503 && (JSON.parse(probe.body) as { checks: { draining: boolean } }).checks.draining;
     });
+    expect(metricValue((await fetchText(`${workerBase}/metrics`)).body, 'mcp_tasks_draining')).toBe(1);
     const health = await fetchText(`${workerBase}/healthz`);
     expect(health.status).toBe(200);
     expect(JSON.parse(health.body)).toMatchObject({ status: 'draining' });
