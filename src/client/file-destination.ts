@@ -7,6 +7,7 @@ import { constants, unlinkSync } from 'node:fs';
 import { access, type FileHandle, lstat, open, rename, stat, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
+import { isatty } from 'node:tty';
 
 /** Bytes copied at a time from the spool into a destination that is written in place. */
 const COPY_BYTES = 256 * 1024;
@@ -146,11 +147,18 @@ export async function destinationOf(path: string): Promise<Destination> {
  * @returns what `fill` returned.
  * @param options `signal`: stops the copy into an `in-place` destination between pieces (and while it waits for a
  *   pipe to drain); an `open()` or `write()` the kernel blocks is not interrupted (see {@link copyingInPlace}).
+ *   `terminal`: how text is shown when the destination turns out to be a terminal (`--output /dev/tty`, or
+ *   `/dev/stdout` on one): the copy is decoded as UTF-8 and written through it, as a result printed to a terminal
+ *   is; any other destination gets the bytes as written.
  * @throws whatever `fill`, opening, writing or the rename throws (e.g. `EACCES` for a directory that cannot be
  *   written, `ENOSPC` for a full disk); InPlaceWriteError when the copy into an `in-place` destination fails or is
  *   aborted once begun; the signal's abort error before it.
  */
-export async function writeOutputFile<T>(path: string, fill: (file: FileHandle) => Promise<T>, options: { signal?: AbortSignal } = {}): Promise<T> {
+export async function writeOutputFile<T>(
+  path: string,
+  fill: (file: FileHandle) => Promise<T>,
+  options: { signal?: AbortSignal; terminal?: (text: string) => string } = {},
+): Promise<T> {
   const destination = await destinationOf(path);
   const temporary = temporaryPathFor(destination);
   const file = await openScratch(
@@ -163,7 +171,7 @@ export async function writeOutputFile<T>(path: string, fill: (file: FileHandle) 
   try {
     const value = await fill(file);
     options.signal?.throwIfAborted();
-    if (destination.kind === 'in-place') await copyInto(file, destination.target, path, options.signal);
+    if (destination.kind === 'in-place') await copyInto(file, destination.target, path, options);
     else if (destination.existing) await takeOver(file, destination.existing);
     closed = true;
     await file.close();
@@ -255,18 +263,25 @@ function standardStreamOf(path: string): NodeJS.WriteStream | undefined {
  * @throws InPlaceWriteError for a failure or an abort once `path` is open (it may hold part of the result); opening's
  *   own error (nothing written) as it is.
  */
-async function copyInto(spool: FileHandle, path: string, given: string, signal: AbortSignal | undefined): Promise<void> {
+async function copyInto(
+  spool: FileHandle,
+  path: string,
+  given: string,
+  { signal, terminal }: { signal?: AbortSignal | undefined; terminal?: ((text: string) => string) | undefined },
+): Promise<void> {
   copies++;
   try {
     const stream = standardStreamOf(path);
     if (stream) {
+      const shown = stream.isTTY && terminal ? terminalPieces(terminal) : undefined;
       try {
         for (let position = 0; ;) {
           signal?.throwIfAborted();
           const { bytesRead, buffer } = await spool.read(Buffer.alloc(COPY_BYTES), 0, COPY_BYTES, position);
+          const piece = shown ? shown(buffer.subarray(0, bytesRead)) : buffer.subarray(0, bytesRead);
+          if (piece.length > 0 && !stream.write(piece)) await waitForDrain(stream, signal);
           if (bytesRead === 0) return;
           position += bytesRead;
-          if (!stream.write(buffer.subarray(0, bytesRead))) await waitForDrain(stream, signal);
         }
       } catch (error) {
         throw new InPlaceWriteError(given, { cause: error });
@@ -274,13 +289,15 @@ async function copyInto(spool: FileHandle, path: string, given: string, signal: 
     }
     const out = await open(path, 'w');
     try {
+      const shown = terminal && isatty(out.fd) ? terminalPieces(terminal) : undefined;
       const buffer = Buffer.alloc(COPY_BYTES);
       for (let position = 0; ;) {
         signal?.throwIfAborted();
         const { bytesRead } = await spool.read(buffer, 0, COPY_BYTES, position);
+        const piece = shown ? shown(buffer.subarray(0, bytesRead)) : buffer.subarray(0, bytesRead);
+        for (let written = 0; written < piece.length;) written += (await out.write(piece, written, piece.length - written)).bytesWritten;
         if (bytesRead === 0) break;
         position += bytesRead;
-        for (let written = 0; written < bytesRead;) written += (await out.write(buffer, written, bytesRead - written)).bytesWritten;
       }
     } catch (error) {
       throw new InPlaceWriteError(given, { cause: error });
@@ -290,6 +307,15 @@ async function copyInto(spool: FileHandle, path: string, given: string, signal: 
   } finally {
     copies--;
   }
+}
+
+/**
+ * Bytes → the bytes a terminal is given: UTF-8 decoded across pieces (a character split between two reads is kept
+ * whole), passed through `terminal`, encoded again. An empty piece ends the text (flushes the decoder).
+ */
+export function terminalPieces(terminal: (text: string) => string): (bytes: Buffer) => Buffer {
+  const decoder = new TextDecoder('utf-8');
+  return (bytes) => Buffer.from(terminal(decoder.decode(bytes, { stream: bytes.length > 0 })), 'utf8');
 }
 
 /** Until `stream` drains; its error (e.g. `EPIPE`: the reader went away) or the signal's abort is thrown. */

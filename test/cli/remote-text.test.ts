@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -83,6 +84,18 @@ describe("a third-party server's text, as the CLI prints it", () => {
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toContain('result ok␛[2J␛[H␛]52;c;cm0gLXJmIH4=␇');
     expect(run.stdout).not.toContain('\u001b]52');
+  });
+
+  it('--output to a terminal (/dev/tty, or /dev/stdout on one) shows control characters as a printed result does; control: a file gets the bytes', () => {
+    const file = join(temp.dir, 'saved.txt');
+    const shell = [`/dev/tty`, `/dev/stdout`, file]
+      .map((output) => `${JSON.stringify(process.execPath)} ${JSON.stringify(MAIN)} call spoof_status --url ${fixture.url()} --output ${output} 2>/dev/null`)
+      .join(' && ');
+    const run = spawnSync('script', ['-qec', shell, '/dev/null'], { encoding: 'utf8', env, timeout: 60_000 });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout.split('result ok␛[2J␛[H␛]52;c;cm0gLXJmIH4=␇')).toHaveLength(3);
+    expect(run.stdout).not.toContain('\u001b]52');
+    expect(readFileSync(file, 'utf8')).toBe(`result ${HOSTILE}\n`);
   });
 
   it("inspect and get: the server's name, its tools, a task's status and result", async () => {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { destinationOf, writeOutputFile } from '../../src/client/file-destination.js';
+import { destinationOf, terminalPieces, writeOutputFile } from '../../src/client/file-destination.js';
 
 const root = mkdtempSync(join(tmpdir(), 'file-destination-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -124,5 +124,25 @@ describe('destinationOf', () => {
     expect((await destinationOf('/dev/null')).kind).toBe('in-place');
     await expect(destinationOf(dir)).rejects.toMatchObject({ code: 'EISDIR' });
     expect(existsSync(join(dir, 'missing'))).toBe(false);
+  });
+});
+
+describe('terminalPieces: the bytes a terminal is given', () => {
+  const shown = (text: string) => text.replaceAll('\u001b', '␛');
+
+  it('a character split between two reads is decoded whole; the empty piece ends the text', () => {
+    const bytes = Buffer.from('é\u001b[2J€', 'utf8');
+    for (let cut = 0; cut <= bytes.length; cut++) {
+      const pieces = terminalPieces(shown);
+      const out = Buffer.concat([pieces(bytes.subarray(0, cut)), pieces(bytes.subarray(cut)), pieces(Buffer.alloc(0))]).toString('utf8');
+      expect(out, `cut at ${cut}`).toBe('é␛[2J€');
+    }
+  });
+
+  it('control: a truncated character at the end comes out as U+FFFD, not lost silently or held back', () => {
+    const pieces = terminalPieces(shown);
+    const euro = Buffer.from('€', 'utf8');
+    expect(pieces(euro.subarray(0, 2)).toString('utf8')).toBe('');
+    expect(pieces(Buffer.alloc(0)).toString('utf8')).toBe('\ufffd');
   });
 });
