@@ -65,11 +65,14 @@ export async function* readResultChunks(session: McpSession, uri: string, option
       try {
         chunk = await (inFlight.shift() as Promise<Buffer>);
       } catch (error) {
-        // Size unknown, and the chunk before was whole: this index may be past the end rather than gone — the result
-        // is still there when the chunk before it can be read again.
-        if (!(total === undefined && index > 0 && error instanceof TaskNotFoundError && !stop.signal.aborted)) throw error;
+        // This index may be past the end rather than gone — the result is still there when the chunk before it can
+        // be read again: the end, when the size is unknown (the chunk before was whole); a server whose size counts
+        // more chunks than it has, when it is known (a fault of the server, not a result that went away).
+        if (!(index > 0 && error instanceof TaskNotFoundError && !stop.signal.aborted)) throw error;
         const stillKept = (await read(index - 1)).length > 0;
-        if (stillKept) return;
+        if (stillKept && total === undefined) return;
+        if (stillKept)
+          throw new TasksProtocolError(`resources/read ${uri}: chunk ${index} does not exist, but the result's ${options.bytes} bytes need ${total} chunks`);
         throw error;
       }
       // Chunks read before an abort are not handed out after it.

@@ -64,6 +64,18 @@ describe('readResultChunks', () => {
     await expect(collect(chunkSession(whole, { reads: [], maxInFlight: 0 }), whole.length + 10)).rejects.toBeInstanceOf(TasksProtocolError);
   });
 
+  it("a size that counts a chunk more than the server has is the server's fault (protocol error), not a result gone; control: gone with the same size", async () => {
+    const whole = data(2 * RESULT_READ_CHUNK_BYTES);
+    const overstated = whole.length + RESULT_READ_CHUNK_BYTES;
+    const log = { reads: [] as number[], maxInFlight: 0 };
+    const error = await collect(chunkSession(whole, log), overstated).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TasksProtocolError);
+    expect(String((error as Error).message)).toContain(`chunk 2 does not exist, but the result's ${overstated} bytes need 3 chunks`);
+    // Told apart by reading the chunk before again: it is still there.
+    expect(log.reads.filter((index) => index === 1)).toHaveLength(2);
+    await expect(collect(chunkSession(whole, { reads: [], maxInFlight: 0, gone: true }), overstated)).rejects.toBeInstanceOf(TaskNotFoundError);
+  });
+
   it('an aborted signal ends the reads with its error', async () => {
     const whole = data(8 * RESULT_READ_CHUNK_BYTES);
     const controller = new AbortController();
