@@ -242,7 +242,15 @@ export class TaskJournal {
     for (;;) {
       try {
         const handle = await open(lockPath, 'wx', 0o600);
-        await handle.writeFile(String(process.pid));
+        try {
+          await handle.writeFile(String(process.pid));
+        } catch (error) {
+          // A full disk (ENOSPC) lets the file be created but not written: an empty lock reads as one being written
+          // right now, so left behind it would hold every later write for LOCK_WAIT_MS until it goes stale.
+          await handle.close().catch(() => {});
+          await rm(lockPath, { force: true });
+          throw error;
+        }
         await handle.close();
         return () => rm(lockPath, { force: true });
       } catch (error) {
