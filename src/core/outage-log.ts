@@ -98,9 +98,13 @@ export function coalesceOutageLogs(
         countCause(open, err.message);
         return;
       }
-      windows.set(key, { level, message, started: now(), repeats: 0, causes: new Map(), otherCauses: 0 });
+      const window: Window = { level, message, started: now(), repeats: 0, causes: new Map(), otherCauses: 0 };
+      windows.set(key, window);
       target[level]({ ...object, outageLogWindowMs: windowMs }, message);
-      setTimer(() => close(key), windowMs);
+      // Only this window: one flushed early may have been followed by a new one under the same key.
+      setTimer(() => {
+        if (windows.get(key) === window) close(key);
+      }, windowMs);
     };
     return Object.assign(
       {

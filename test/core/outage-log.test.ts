@@ -154,12 +154,17 @@ describe('coalesceOutageLogs: the lines of a task store outage', () => {
       ['error', 'task store failed to connect — 3 more like it not logged', 3, {}],
       ['warn', 'lease renewal failed — 1 more like it not logged', 1, {}],
     ]);
-    // Closed: the timers find nothing left; the next failure opens a new window and is written whole.
-    advance(10_000);
-    expect(lines).toHaveLength(5);
+    // Closed: the next failure opens a new window and is written whole; the flushed window's timer does not end the
+    // new one early — its repeats are counted for a whole window of its own.
+    advance(5_000);
     child.error({ err: unavailable() }, 'task store failed to connect');
     expect(lines).toHaveLength(6);
     expect(lines[5]?.object.err).toBeInstanceOf(StoreError);
+    child.error({ err: unavailable() }, 'task store failed to connect');
+    advance(5_000);
+    expect(lines).toHaveLength(6);
+    advance(5_000);
+    expect(lines[6]).toMatchObject({ message: 'task store failed to connect — 1 more like it not logged', object: { repeats: 1, windowMs: 10_000 } });
     // Control: flushing a logger that was never wrapped does nothing and does not throw.
     expect(() => flushOutageLogs(silentLogger)).not.toThrow();
   });
