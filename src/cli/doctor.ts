@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 import { drainingWorker, type ProcessRecord, settingsDifference, settingsVersionGap, takesTasks } from '../core/process-record.js';
+import { mayStartOn, type SchemaCompatibility } from '../core/schema-compatibility.js';
 import { secretMatchesVerifier } from '../server/signing-key.js';
 import { type ConfiguredKeyIds, type DiagnosedSecret, keysNotConfigured, type StoreDiagnosis } from '../store/diagnosis.js';
 import { AesGcmFieldCipher } from '../store/field-cipher.js';
@@ -14,7 +15,8 @@ import { describeStore, resolveStoreSpec, type StoreSpec } from './store-spec.js
  * (issue 11 item 10), and on request whether the configured tools load in the isolated executor's threads (issue
  * 22). One line per finding, `ok` or `FAIL`; exit 0 when every finding is ok, 1 otherwise. What the next `serve` or
  * `worker` start creates by itself — a SQLite file not made yet, an empty database, an older schema — is reported
- * `ok` with what will happen (issue 26 item 8); a newer schema than the code knows is a FAIL.
+ * `ok` with what will happen (issue 26 item 8); so is a newer schema whose newer migrations are all marked compatible
+ * (this mcp-tasks runs on it: a rolling deploy); a newer schema with a breaking one, or a foreign one, is a FAIL.
  */
 
 /** Options of `mcp-tasks doctor`, as commander parses them. */
@@ -94,21 +96,32 @@ function secretFinding(record: DiagnosedSecret | null, local: LocalSecret | unde
       };
 }
 
+/**
+ * The `schema` line: what `judgeSchema` found, and what the next `serve` or `worker` start of this mcp-tasks does
+ * with it. A newer schema whose newer migrations are all marked compatible is `ok` (a rolling deploy's newer code
+ * migrated it, or this host is the one to roll back to); one with a breaking or unmarked newer migration, or a
+ * foreign history, FAILs with the verdict's reason.
+ */
+function schemaMessage(schema: SchemaCompatibility): string {
+  const { applied, expected } = schema;
+  switch (schema.state) {
+    case 'current':
+      return `schema version ${applied}, as this mcp-tasks expects`;
+    case 'empty':
+      return `no schema yet (a fresh database): the first serve or worker start creates it (version ${expected})`;
+    case 'older':
+      return `schema version ${applied} is older than this mcp-tasks (${expected}): the next serve or worker start migrates it`;
+    case 'newer-compatible':
+      return `schema version ${applied} is newer than this mcp-tasks knows (${expected}); every newer migration (${schema.newer.join(', ')}) is marked compatible: this mcp-tasks starts and is ready on it (a rolling deploy, or a rollback)`;
+    default:
+      return schema.problem ?? `schema version ${applied} is not one this mcp-tasks runs on`;
+  }
+}
+
 /** The findings of one diagnosis (see the module comment); pure but for the secret's digest, for tests of each rule. */
 export function findingsOf(d: StoreDiagnosis, maxSkewMs: number, local?: LocalSecret, keys?: LocalKeys | string): Finding[] {
   const findings: Finding[] = [];
-  findings.push({
-    ok: d.schemaVersion <= d.knownVersion,
-    check: 'schema',
-    message:
-      d.schemaVersion === d.knownVersion
-        ? `schema version ${d.schemaVersion}, as this mcp-tasks expects`
-        : d.schemaVersion > d.knownVersion
-          ? `schema version ${d.schemaVersion} is newer than this mcp-tasks knows (${d.knownVersion}): upgrade mcp-tasks`
-          : d.schemaVersion === 0
-            ? `no schema yet (a fresh database): the first serve or worker start creates it (version ${d.knownVersion})`
-            : `schema version ${d.schemaVersion} is older than this mcp-tasks (${d.knownVersion}): the next serve or worker start migrates it`,
-  });
+  findings.push({ ok: mayStartOn(d.schema), check: 'schema', message: schemaMessage(d.schema) });
   const skew = d.storeNow - d.hostNow;
   findings.push({
     ok: Math.abs(skew) <= maxSkewMs,

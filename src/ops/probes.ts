@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { Executor, ExecutorReadiness } from '../core/executor.js';
+import { readyOn, type SchemaCompatibility } from '../core/schema-compatibility.js';
 import type { TaskStore } from '../core/store.js';
 import type { WorkerPresence, WorkerPresenceState } from '../service/worker-presence.js';
 import type { TasksMetrics } from './metrics.js';
@@ -9,7 +10,7 @@ import type { KillSwitchCache, KillSwitchState } from './rollout/kill-switch.js'
 /**
  * The operations endpoints of an API or worker process: `GET /healthz` (the process answers), `GET /readyz`
  * (ready to take traffic: the store answers within {@link STORE_CHECK_TIMEOUT_MS}, its schema is the one this code
- * expects, the executor can start runs — the isolated executor has a warm thread and none failed to load the tools —
+ * expects or a newer one whose newer migrations are all marked compatible (a rolling deploy), the executor can start runs — the isolated executor has a warm thread and none failed to load the tools —
  * and the process is not draining; an API process without a worker also needs a worker process of its store to have
  * been live within `--worker-absent-ms`; the kill switch state is reported, never gating readiness) and `GET /metrics`
  * (Prometheus text). Kubernetes: liveness → /healthz, readiness → /readyz.
@@ -25,7 +26,13 @@ export interface Readiness {
   instanceId: string | undefined;
   checks: {
     store: { ok: boolean; latencyMs: number; error?: string };
-    migrations: { ok: boolean; applied?: number; expected?: number };
+    /**
+     * The schema judged against this code (`judgeSchema`): ok when current, or newer with every newer migration
+     * marked compatible (`newer: 'compatible'`: a rolling deploy's newer code migrated it); not ok when a newer one is
+     * breaking (`newer: 'breaking'`), the history is foreign, or the schema is older than this process left it —
+     * `reason` says which.
+     */
+    migrations: { ok: boolean; applied?: number; expected?: number; newer?: 'compatible' | 'breaking'; reason?: string };
     draining: boolean;
     /** The executor's warm pool (see `ExecutorReadiness`); `{ ready: true, mode: 'in-process' }` without threads. */
     executor: ExecutorReadiness;
@@ -71,7 +78,7 @@ export async function checkReadiness(sources: ProbeSources): Promise<Readiness> 
       }),
     ]);
     store = { ok: true, latencyMs: Math.round(performance.now() - started) };
-    migrations = { ok: status.applied === status.expected, applied: status.applied, expected: status.expected };
+    migrations = migrationsCheck(status);
   } catch (error) {
     store = { ok: false, latencyMs: Math.round(performance.now() - started), error: error instanceof Error ? error.message : String(error) };
   } finally {
@@ -86,6 +93,16 @@ export async function checkReadiness(sources: ProbeSources): Promise<Readiness> 
     instanceId: sources.instanceId,
     checks: { store, migrations, draining, executor, killSwitch: sources.killSwitch.state(), ...(workers ? { workers } : {}) },
   };
+}
+
+/** The `migrations` check of a schema so judged (see {@link Readiness}). */
+function migrationsCheck(schema: SchemaCompatibility): Readiness['checks']['migrations'] {
+  const { applied, expected } = schema;
+  const ok = readyOn(schema);
+  const newer = schema.state === 'newer-compatible' ? 'compatible' : schema.state === 'newer-breaking' ? 'breaking' : undefined;
+  const reason =
+    schema.problem ?? (ok ? undefined : `schema version ${applied} is older than this mcp-tasks (${expected}): its migrations are missing from the store`);
+  return { ok, applied, expected, ...(newer ? { newer } : {}), ...(reason ? { reason } : {}) };
 }
 
 function json(response: ServerResponse, status: number, body: unknown): void {

@@ -24,6 +24,7 @@ import type { TaskBrowseQuery, TaskRows, TaskScope, TaskWithOutcome, TransitionR
 import type { SessionTables } from '../core/ports/sessions.js';
 import type { TaskSteps } from '../core/ports/steps.js';
 import type { NewProcessEntry, ProcessRecord, RegisterProcessResult } from '../core/process-record.js';
+import type { SchemaCompatibility } from '../core/schema-compatibility.js';
 import type { ServerSecretStore, SessionStore } from '../core/session-store.js';
 import type { TaskStore } from '../core/store.js';
 import type { JsonValue, NewTask, TaskGeneration, TaskOutcome, TaskRecord } from '../core/task.js';
@@ -254,7 +255,7 @@ export abstract class ComposedTaskStore implements TaskStore {
   compact(): Promise<void> {
     return this.maintenance.compact();
   }
-  schemaStatus(): Promise<{ applied: number; expected: number }> {
+  schemaStatus(): Promise<SchemaCompatibility> {
     return this.maintenance.schemaStatus();
   }
 }

@@ -1,14 +1,16 @@
 import type { ProcessRecord } from '../core/process-record.js';
+import type { SchemaCompatibility } from '../core/schema-compatibility.js';
 
 /**
  * What `mcp-tasks doctor` reads from a store, without migrating or writing anything (read-only connection). Times
  * are epoch ms on the store's clock (SQLite: this host's; PostgreSQL: the database's `clock_timestamp()`).
  */
 export interface StoreDiagnosis {
-  /** Highest schema version applied (0 for an empty database). */
-  schemaVersion: number;
-  /** Highest version this code knows. */
-  knownVersion: number;
+  /**
+   * The schema judged against this code (`judgeSchema`, the rule start-up and readiness apply too): applied and
+   * known versions, newer ones, and whether a process of this code may start (and be ready) on it.
+   */
+  schema: SchemaCompatibility;
   /** The store's now, and this host's now read right around it (for the skew). */
   storeNow: number;
   hostNow: number;

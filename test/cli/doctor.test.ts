@@ -307,15 +307,22 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(malformed.lines.join('\n')).not.toContain('not-a-key-value');
     });
 
-    it('a schema newer than the code: FAIL schema, exit 1, nothing migrated', async () => {
+    it('a schema newer than the code: ok while every newer migration is marked compatible (a rolling deploy); FAIL, exit 1, once one is unmarked or breaking', async () => {
       const { store, arg, sql } = await fresh();
       await store.close();
-      await sql(
-        `INSERT INTO ${backend === 'postgres' ? 'mcp_tasks.' : ''}schema_migrations (version, name, applied_at) VALUES (99, 'from a newer mcp-tasks', ${backend === 'postgres' ? 'now()' : '0'})`,
+      const [table, now, no] = backend === 'postgres' ? ['mcp_tasks.schema_migrations', 'now()', 'false'] : ['schema_migrations', '0', '0'];
+      await sql(`INSERT INTO ${table} (version, name, applied_at, breaking) VALUES (98, 'test: additive', ${now}, ${no})`);
+      const compatible = doctor(arg);
+      expect(compatible.status, compatible.lines.join('\n')).toBe(0);
+      expect(compatible.line('schema')).toMatch(
+        /^ok {4}schema\s+schema version 98 is newer than this mcp-tasks knows \(\d+\); every newer migration \(98\) is marked compatible: this mcp-tasks starts and is ready on it/,
       );
+      await sql(`INSERT INTO ${table} (version, name, applied_at) VALUES (99, 'from a newer mcp-tasks', ${now})`);
       const run = doctor(arg);
       expect(run.status).toBe(1);
-      expect(run.line('schema')).toMatch(/^FAIL {2}schema\s+schema version 99 is newer than this mcp-tasks knows \(\d+\): upgrade mcp-tasks$/);
+      expect(run.line('schema')).toMatch(
+        /^FAIL {2}schema\s+schema version 99 is newer than this mcp-tasks knows \(\d+\), and migration 99 \("from a newer mcp-tasks"\) is not marked compatible with older code: upgrade mcp-tasks$/,
+      );
     });
 
     if (backend === 'postgres') {
@@ -378,8 +385,7 @@ describe('doctor findings that real stores here cannot show', () => {
 
   /** A diagnosis of a healthy store at host time 1,000,000 with `overrides`. */
   const diagnosis = (overrides: Partial<StoreDiagnosis> = {}): StoreDiagnosis => ({
-    schemaVersion: 1,
-    knownVersion: 1,
+    schema: { state: 'current', applied: 1, expected: 1, newer: [] },
     hostNow: 1_000_000,
     storeNow: 1_000_000,
     waitingForWorker: 0,

@@ -150,7 +150,7 @@ describe('serve on PostgreSQL', () => {
       expect(result.lines).toEqual([
         expect.stringMatching(
           new RegExp(
-            `^mcp-tasks: cannot open the task store postgres:.*: task store schema is version 999, newer than this mcp-tasks knows \\(${known}\\); upgrade mcp-tasks$`,
+            `^mcp-tasks: cannot open the task store postgres:.*: task store schema version 999 is newer than this mcp-tasks knows \\(${known}\\), and migration 999 \\("from a newer mcp-tasks"\\) is not marked compatible with older code: upgrade mcp-tasks$`,
           ),
         ),
       ]);

@@ -48,7 +48,7 @@ describe.each(['serve', 'worker'] as const)('%s: an unusable store at start is o
     const result = startFailing(role, path);
     expect(result.status).toBe(1);
     expect(result.lines).toEqual([
-      `mcp-tasks: cannot open the task store ${path}: task store schema is version 99, newer than this mcp-tasks knows (${MIGRATIONS.at(-1)?.version}); upgrade mcp-tasks`,
+      `mcp-tasks: cannot open the task store ${path}: task store schema version 99 is newer than this mcp-tasks knows (${MIGRATIONS.at(-1)?.version}), and migration 99 ("from a newer mcp-tasks") is not marked compatible with older code: upgrade mcp-tasks`,
     ]);
     // Nothing migrated or created: the newer version's rows are all there is.
     const check = new Database(path, { readonly: true });

@@ -6,14 +6,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/core/logger.js';
 import { checkReadiness } from '../../src/ops/probes.js';
 import { KillSwitchCache } from '../../src/ops/rollout/kill-switch.js';
+import { migrate, POSTGRES_MIGRATIONS, type PostgresMigration } from '../../src/store/postgres/migrations.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { cliRunner, ensureBuilt, type RunningCli } from '../cli/support.js';
-import { type PrivateCluster, startPrivateCluster } from '../helpers/postgres.js';
+import { createTestDatabase, type PrivateCluster, startPrivateCluster, type TestDatabase, withClient } from '../helpers/postgres.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+import { pollModernTask, postModern } from '../helpers/wire.js';
 import { fetchText, until } from './support.js';
 
 // /readyz with the store down: a `serve` process on a PostgreSQL server of this file's own (never the shared one),
 // which the test stops and starts again. Needs the PostgreSQL server binaries; fails (never skips) without them.
+// /readyz during a rolling deploy: real processes on a database of the shared test server that newer code migrates.
 
 describe('/readyz follows the store', () => {
   const temp = makeTempDir('mcp-tasks-readyz-');
@@ -84,6 +87,96 @@ describe('/readyz follows the store', () => {
     }
   });
 });
+
+describe('/readyz during a rolling deploy on PostgreSQL: processes of this code on a schema newer code migrated', () => {
+  const temp = makeTempDir('mcp-tasks-rolling-');
+  const KNOWN = POSTGRES_MIGRATIONS.length;
+  /** Migrations of a newer mcp-tasks, which these processes do not know: one additive, one that breaks them. */
+  const ADDITIVE: PostgresMigration = {
+    version: KNOWN + 1,
+    name: 'test: a table of newer code',
+    sql: 'CREATE TABLE mcp_tasks.newer_feature (id bigint);',
+    breaking: false,
+  };
+  const BREAKING: PostgresMigration = {
+    version: KNOWN + 2,
+    name: 'test: renames what older code writes',
+    sql: 'ALTER TABLE mcp_tasks.tool_state RENAME COLUMN value TO document;',
+    breaking: true,
+  };
+  let database: TestDatabase;
+  const running: RunningCli[] = [];
+  const { start } = cliRunner({ ...process.env });
+  const args = (role: 'serve' | 'worker', name: string) => [
+    role,
+    ...(role === 'serve' ? ['--port', '0', '--no-worker'] : ['--health-port', '0']),
+    '--store',
+    database.url,
+    '--data-dir',
+    join(temp.dir, name),
+    '--no-builtins',
+    '--fixtures',
+    'conformance',
+    '--log-level',
+    'warn',
+  ];
+  /** Start `role`; the base URL of its probes. */
+  const launch = async (role: 'serve' | 'worker', name: string): Promise<{ base: string; process: RunningCli }> => {
+    const process = start(args(role, name));
+    running.push(process);
+    const port = (
+      await process.stderrLine(role === 'serve' ? /serving http:\/\/127\.0\.0\.1:(\d+)\/mcp/ : /health:\s+http:\/\/127\.0\.0\.1:(\d+)\/healthz/)
+    )[1];
+    return { base: `http://127.0.0.1:${port}`, process };
+  };
+  const readyz = async (base: string) => {
+    const probe = await fetchText(`${base}/readyz`);
+    return { status: probe.status, migrations: (JSON.parse(probe.body) as { checks: { migrations: Record<string, unknown> } }).checks.migrations };
+  };
+
+  beforeAll(async () => {
+    ensureBuilt();
+    database = await createTestDatabase();
+  });
+  afterAll(async () => {
+    for (const { child } of running) if (child.exitCode === null) child.kill('SIGKILL');
+    await database?.drop();
+    temp.remove();
+  });
+
+  it('an API process and a worker stay ready (200, newer: compatible) and keep serving when newer code applies a compatible migration, and a crashed one starts again; a breaking one turns them 503 and refuses a start (negative control)', async () => {
+    const api = await launch('serve', 'api');
+    let worker = await launch('worker', 'worker-1');
+    for (const { base } of [api, worker]) expect(await readyz(base)).toEqual({ status: 200, migrations: { ok: true, applied: KNOWN, expected: KNOWN } });
+
+    // The newer code's first process migrates the shared database (this code's migrate with the newer list).
+    await withClient(database.url, (client) => migrate(client, [...POSTGRES_MIGRATIONS, ADDITIVE]));
+    for (const { base } of [api, worker]) {
+      expect(await readyz(base)).toEqual({ status: 200, migrations: { ok: true, applied: ADDITIVE.version, expected: KNOWN, newer: 'compatible' } });
+    }
+    const created = await postModern(`${api.base}/mcp`, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0, label: 'on a newer schema' } });
+    expect((await pollModernTask(`${api.base}/mcp`, created.body.result?.taskId as string)).status).toBe('completed');
+    // A worker that crashes comes back on the newer schema (before the marks, it exited 1: schema_mismatch).
+    worker.process.child.kill('SIGKILL');
+    await worker.process.done;
+    worker = await launch('worker', 'worker-2');
+    expect((await readyz(worker.base)).status).toBe(200);
+
+    await withClient(database.url, (client) => migrate(client, [...POSTGRES_MIGRATIONS, ADDITIVE, BREAKING]));
+    const reason = `schema version ${BREAKING.version} is newer than this mcp-tasks knows (${KNOWN}), and migration ${BREAKING.version} ("${BREAKING.name}") is breaking for older code: upgrade mcp-tasks`;
+    for (const { base } of [api, worker]) {
+      expect(await readyz(base)).toEqual({ status: 503, migrations: { ok: false, applied: BREAKING.version, expected: KNOWN, newer: 'breaking', reason } });
+    }
+    const refused = await start(args('worker', 'worker-3')).done;
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim()).toMatch(new RegExp(`^mcp-tasks: cannot open the task store postgres:\\S+: task store ${escape(reason)}$`));
+  }, 90_000);
+});
+
+/** `text` as a literal in a RegExp. */
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
 
 describe('kill switch cache (what /readyz and the gate read)', () => {
   const temp = makeTempDir();

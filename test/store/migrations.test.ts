@@ -3,11 +3,15 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { silentLogger } from '../../src/core/logger.js';
 import { StoreError } from '../../src/core/store-error.js';
+import { checkReadiness } from '../../src/ops/probes.js';
+import { KillSwitchCache } from '../../src/ops/rollout/kill-switch.js';
 import { openSessionTasksSql } from '../../src/store/session-table.js';
 import { MIGRATIONS, openSqliteTaskStore } from '../../src/store/sqlite/index.js';
-import { migrate } from '../../src/store/sqlite/migrations.js';
+import { migrate, type Migration } from '../../src/store/sqlite/migrations.js';
 import { SQL } from '../../src/store/sqlite/sql.js';
+import { newTaskInput } from '../helpers/new-task.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { compileSqliteStoreForWorkers } from './helpers/compiled-store.js';
 import { GatedWorkers } from './helpers/gated-workers.js';
@@ -83,7 +87,7 @@ describe('migrations in one process', () => {
 
   it('a failing migration leaves no trace (all pending versions commit or none)', () => {
     const db = new Database(join(temp.dir, 'failing.db'));
-    const broken = [...MIGRATIONS, { version: 99, name: 'broken', sql: 'CREATE TABLE half (a INTEGER); SELECT nope FROM missing;' }];
+    const broken = [...MIGRATIONS, { version: 99, name: 'broken', sql: 'CREATE TABLE half (a INTEGER); SELECT nope FROM missing;', breaking: false }];
     expect(() => migrate(db, 0, broken)).toThrow(/missing/);
     expect(db.inTransaction).toBe(false);
     expect(db.prepare("SELECT name FROM sqlite_master WHERE name IN ('half', 'tasks', 'schema_migrations')").all()).toEqual([]);
@@ -107,7 +111,9 @@ describe('migrations in one process', () => {
     })();
     expect(error).toBeInstanceOf(StoreError);
     expect((error as StoreError).code).toBe('schema_mismatch');
-    expect((error as StoreError).message).toMatch(/schema is version 999, newer than this mcp-tasks knows \(\d+\)/);
+    expect((error as StoreError).message).toBe(
+      `task store schema version 999 is newer than this mcp-tasks knows (${VERSIONS.length}), and migration 999 ("from the future") is not marked compatible with older code: upgrade mcp-tasks`,
+    );
     expect(versionsIn(path)).toEqual([...VERSIONS, 999]);
   });
 
@@ -410,5 +416,102 @@ describe('migration 13 (draining processes)', () => {
       await store.close();
     }
     expect(versionsIn(path)).toEqual(VERSIONS);
+  });
+});
+
+describe('migration 14 (compatibility marks) and rolling deploys on one file', () => {
+  /** What `open` threw, or undefined. */
+  const openError = (path: string): StoreError | undefined => {
+    try {
+      openSqliteTaskStore({ path });
+    } catch (error) {
+      return error as StoreError;
+    }
+    return undefined;
+  };
+  const marks = (path: string): Array<{ version: number; breaking: number | null }> => {
+    const db = new Database(path, { readonly: true });
+    try {
+      return db.prepare('SELECT version, breaking FROM schema_migrations ORDER BY version').all() as Array<{ version: number; breaking: number | null }>;
+    } finally {
+      db.close();
+    }
+  };
+
+  it('upgrades a version-13 file in place: every earlier version marked compatible; the older code’s statements over schema_migrations still run', async () => {
+    const path = join(temp.dir, 'v13.db');
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    expect(migrate(db, 0, MIGRATIONS.slice(0, 13))).toEqual(VERSIONS.slice(0, 13));
+    const store = openSqliteTaskStore({ path });
+    try {
+      expect(store.appliedMigrations).toEqual([14]);
+      expect(marks(path)).toEqual(VERSIONS.map((version) => ({ version, breaking: 0 })));
+      // Version 13's code on the same file: its reads and its record of a version (no `breaking`: unmarked).
+      expect(db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get()).toEqual({ v: 14 });
+      db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'by older code', 0)").run();
+      expect(marks(path).at(-1)).toEqual({ version: 99, breaking: null });
+    } finally {
+      db.close();
+      await store.close();
+    }
+  });
+
+  /** Migrations of a newer mcp-tasks, which this code does not know: one additive, one that breaks this code. */
+  const ADDITIVE: Migration = {
+    version: VERSIONS.length + 1,
+    name: 'test: a table of newer code',
+    sql: 'CREATE TABLE newer_feature (id INTEGER) STRICT;',
+    breaking: false,
+  };
+  const BREAKING: Migration = { version: VERSIONS.length + 2, name: 'test: drops what older code writes', sql: 'DROP TABLE tool_state;', breaking: true };
+
+  it('rolling deploy: a process stays ready on a newer schema whose newer migration is compatible and starts again on it; a breaking one makes it unready and refuses its start (negative control)', async () => {
+    const path = join(temp.dir, 'rolling.db');
+    const older = openSqliteTaskStore({ path });
+    const readiness = () => checkReadiness({ role: 'worker', store: older, draining: () => false, killSwitch: new KillSwitchCache(older, silentLogger) });
+    const newer = new Database(path);
+    try {
+      expect((await readiness()).checks.migrations).toEqual({ ok: true, applied: VERSIONS.length, expected: VERSIONS.length });
+      // The newer code's first process migrates the file (this code's migrate with its longer list, as it would).
+      expect(migrate(newer, 0, [...MIGRATIONS, ADDITIVE])).toEqual([ADDITIVE.version]);
+      const compatible = await readiness();
+      expect(compatible.ready).toBe(true);
+      expect(compatible.checks.migrations).toEqual({ ok: true, applied: ADDITIVE.version, expected: VERSIONS.length, newer: 'compatible' });
+      await older.create(newTaskInput());
+      // A crashed older process comes back (and a rollback starts): nothing applied, nothing refused.
+      const restarted = openSqliteTaskStore({ path });
+      expect(restarted.appliedMigrations).toEqual([]);
+      await restarted.close();
+
+      expect(migrate(newer, 0, [...MIGRATIONS, ADDITIVE, BREAKING])).toEqual([BREAKING.version]);
+      const breaking = await readiness();
+      expect(breaking.ready).toBe(false);
+      expect(breaking.checks.migrations).toMatchObject({ ok: false, applied: BREAKING.version, newer: 'breaking' });
+      const refusal = `schema version ${BREAKING.version} is newer than this mcp-tasks knows (${VERSIONS.length}), and migration ${BREAKING.version} ("${BREAKING.name}") is breaking for older code: upgrade mcp-tasks`;
+      expect(breaking.checks.migrations.reason).toBe(refusal);
+      const error = openError(path);
+      expect(error).toBeInstanceOf(StoreError);
+      expect(error?.code).toBe('schema_mismatch');
+      expect(error?.message).toBe(`task store ${refusal}`);
+      expect(marks(path).slice(-2)).toEqual([
+        { version: ADDITIVE.version, breaking: 0 },
+        { version: BREAKING.version, breaking: 1 },
+      ]);
+    } finally {
+      newer.close();
+      await older.close();
+    }
+  });
+
+  it('a known version under another name is refused (schema_mismatch), as on PostgreSQL', async () => {
+    const path = join(temp.dir, 'foreign.db');
+    await openSqliteTaskStore({ path }).close();
+    const db = new Database(path);
+    db.prepare("UPDATE schema_migrations SET name = 'someone else' WHERE version = 1").run();
+    db.close();
+    const error = openError(path);
+    expect(error?.code).toBe('schema_mismatch');
+    expect(error?.message).toBe('task store schema version 1 is "someone else", expected "initial": its schema_migrations was not written by mcp-tasks');
   });
 });

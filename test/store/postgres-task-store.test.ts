@@ -251,7 +251,9 @@ describe('migrations', () => {
     const client = await raw();
     await client.query("INSERT INTO mcp_tasks.schema_migrations (version, name) VALUES (999, 'from the future')");
     const newer = await expectStoreError(openPostgresTaskStore({ url: database.url }), 'schema_mismatch');
-    expect(newer.message).toBe(`task store schema is version 999, newer than this mcp-tasks knows (${POSTGRES_MIGRATIONS.length}); upgrade mcp-tasks`);
+    expect(newer.message).toBe(
+      `task store schema version 999 is newer than this mcp-tasks knows (${POSTGRES_MIGRATIONS.length}), and migration 999 ("from the future") is not marked compatible with older code: upgrade mcp-tasks`,
+    );
     await client.query('DELETE FROM mcp_tasks.schema_migrations WHERE version = 999');
     await client.query("UPDATE mcp_tasks.schema_migrations SET name = 'someone else' WHERE version = 1");
     const foreign = await expectStoreError(openPostgresTaskStore({ url: database.url }), 'schema_mismatch');
@@ -369,7 +371,7 @@ describe('migrations', () => {
       expect((await client.query(olderList)).rows).toHaveLength(1);
       const store = await openPostgresTaskStore({ url: fresh.url });
       try {
-        expect(store.appliedMigrations).toEqual([14]);
+        expect(store.appliedMigrations).toEqual(POSTGRES_MIGRATIONS.slice(13).map((m) => m.version));
         expect(await store.listProcesses()).toEqual([expect.objectContaining({ instanceId: 'w-old', live: true, drainingSince: null })]);
         expect(await store.markProcessDraining('w-old', 'token-old')).toBe(true);
         expect((await store.listProcesses())[0]?.drainingSince).toEqual(expect.any(Number));

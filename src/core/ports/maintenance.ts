@@ -1,3 +1,5 @@
+import type { SchemaCompatibility } from '../schema-compatibility.js';
+
 /**
  * Maintenance and lifecycle (port "maintenance"): the expiry sweep and retention, giving space back, the schema
  * check readiness probes make, and closing. Judged on the store's clock. Errors: only `StoreError`.
@@ -21,11 +23,13 @@ export interface StoreMaintenance {
   compact(): Promise<void>;
 
   /**
-   * The schema version the database has (`applied`, read from it now, so this also proves it answers) and the one
-   * this code expects (`expected`); readiness probes compare them.
+   * The store's schema judged against this code (`judgeSchema`, read from the database now, so this also proves it
+   * answers): `applied` and `expected` versions, the newer versions this code does not know, and whether it may run
+   * on them. Readiness probes are ready on `current` and `newer-compatible` (a rolling deploy's newer code migrated
+   * additively). Port change: it returned `{applied, expected}` only, and readiness required them equal.
    * @throws {StoreError} when the store cannot be reached.
    */
-  schemaStatus(): Promise<{ applied: number; expected: number }>;
+  schemaStatus(): Promise<SchemaCompatibility>;
 
   /** Finish pending writes and close the backend. */
   close(): Promise<void>;

@@ -1,9 +1,10 @@
 import pg from 'pg';
 
+import { judgeSchema } from '../../core/schema-compatibility.js';
 import { DIAGNOSED_SECRET_COLUMNS, type StoreDiagnosis, toDiagnosedSecret, toUnfinishedByKeyId, unfinishedByKeyIdSql } from '../diagnosis.js';
 import { type ProcessRow, toProcess } from '../process-row.js';
 import { BIGINT_AS_NUMBER } from './connection.js';
-import { POSTGRES_MIGRATIONS, SCHEMA } from './migrations.js';
+import { POSTGRES_MIGRATIONS, readAppliedMigrations, SCHEMA } from './migrations.js';
 
 /** The database's now in epoch ms (what `mcp_tasks.now_ms()` gives, which an older schema may lack). */
 const STORE_NOW_MS = 'floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
@@ -26,10 +27,8 @@ export async function diagnosePostgresStore(url: string, connectTimeoutMs = 5_00
     const before = Date.now();
     const storeNow = await scalar(`SELECT ${STORE_NOW_MS} AS n`);
     const hostNow = Math.round((before + Date.now()) / 2);
-    const schemaVersion = (await has('schema_migrations')) ? await scalar(`SELECT COALESCE(MAX(version), 0) AS n FROM ${SCHEMA}.schema_migrations`) : 0;
     const diagnosis: StoreDiagnosis = {
-      schemaVersion,
-      knownVersion: POSTGRES_MIGRATIONS.at(-1)?.version ?? 0,
+      schema: judgeSchema((await has('schema_migrations')) ? await readAppliedMigrations(client) : [], POSTGRES_MIGRATIONS),
       storeNow,
       hostNow,
       waitingForWorker: (await has('tasks'))

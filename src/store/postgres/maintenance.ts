@@ -1,9 +1,10 @@
 import type { StoreMaintenance } from '../../core/ports/maintenance.js';
+import { type AppliedMigration, judgeSchema, type SchemaCompatibility } from '../../core/schema-compatibility.js';
 import { EXPIRED_EVENT_RETENTION_MS, toLimit } from '../../core/store-rules.js';
 import type { TaskRecord } from '../../core/task.js';
 import type { PostgresContext } from './context.js';
 import { LEDGER_SQL } from './ledger-sql.js';
-import { POSTGRES_MIGRATIONS, SCHEMA } from './migrations.js';
+import { APPLIED_MIGRATIONS_SQL, POSTGRES_MIGRATIONS } from './migrations.js';
 import { SQL } from './sql.js';
 
 /** Maintenance on PostgreSQL (see {@link StoreMaintenance}); `close` is the store's own (it ends the pool). */
@@ -25,12 +26,9 @@ export class PostgresMaintenance implements Omit<StoreMaintenance, 'close'> {
   /** See {@link StoreMaintenance.compact}: nothing to do, autovacuum reclaims dead rows on its own. */
   async compact(): Promise<void> {}
 
-  async schemaStatus(): Promise<{ applied: number; expected: number }> {
-    const [row] = await this.ctx.read<{ v: number }>(
-      'read the schema version',
-      `SELECT COALESCE(MAX(version), 0)::int AS v FROM ${SCHEMA}.schema_migrations`,
-      [],
-    );
-    return { applied: row?.v ?? 0, expected: Math.max(...POSTGRES_MIGRATIONS.map((migration) => migration.version)) };
+  /** See {@link StoreMaintenance.schemaStatus}: the rows of `schema_migrations` judged against this code's migrations. */
+  async schemaStatus(): Promise<SchemaCompatibility> {
+    const rows = await this.ctx.read<AppliedMigration>('read the schema version', APPLIED_MIGRATIONS_SQL, []);
+    return judgeSchema(rows, POSTGRES_MIGRATIONS);
   }
 }

@@ -1,11 +1,13 @@
 import type pg from 'pg';
 
+import { type AppliedMigration, judgeSchema, mayStartOn, type MigrationMark, type SchemaCompatibility } from '../../core/schema-compatibility.js';
 import { StoreError } from '../../core/store-error.js';
 
-/** One forward-only schema step. Versions start at 1 and are never edited once released. */
-export interface PostgresMigration {
-  version: number;
-  name: string;
+/**
+ * One forward-only schema step. Versions start at 1 and are never edited once released; `breaking` says whether code
+ * that predates it can keep running on it (see {@link MigrationMark.breaking}; recorded in `schema_migrations`).
+ */
+export interface PostgresMigration extends MigrationMark {
   sql: string;
 }
 
@@ -336,37 +338,72 @@ CREATE TABLE ${SCHEMA}.draining_processes (
 );
 `;
 
-/** Every migration, ascending by version. Append only. */
+/**
+ * Compatibility marks (rolling deploys): `schema_migrations.breaking` records, with each migration, whether code that
+ * predates it can keep running on the schema (see `core/schema-compatibility.ts`). The column itself is additive
+ * (older code names the columns it reads and writes there). Nullable on purpose: a row written without a mark — by
+ * hand, or by code before this migration — is not declared compatible. The rows already there are versions 1–14,
+ * none breaking for the code before it (see the list below), so they are all marked `false`; a unit test holds this
+ * statement and the list's marks together.
+ */
+const V15_COMPATIBILITY_MARKS = `
+ALTER TABLE ${SCHEMA}.schema_migrations ADD COLUMN breaking boolean;
+UPDATE ${SCHEMA}.schema_migrations SET breaking = false;
+`;
+
+/**
+ * Every migration, ascending by version. Append only. Why none so far is breaking for the code just before it: each
+ * adds tables, indexes, functions or triggers that older statements never name (1–12, 14); 2 widens a CHECK (older
+ * code never writes the new kind, and reads kinds as opaque strings); 4 replaces an index under its name (statements
+ * name no index); 7 and 13 make the feed counter's UPDATE notify (older code does not listen, or — before 13's payload
+ * — reads a payload it cannot parse as "read the feed", which it then does); no migration adds a column to a table
+ * that older code reads with `*`. What a newer process does that an older one does not (a `released` event, chunked
+ * large results, per-owner quotas) is a feature the older process lacks during the deploy, not a statement that fails.
+ */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
-  { version: 1, name: 'initial', sql: V1_INITIAL },
-  { version: 2, name: 'event retention', sql: V2_EVENT_RETENTION },
-  { version: 3, name: 'tool state', sql: V3_TOOL_STATE },
-  { version: 4, name: 'timeline index', sql: V4_TIMELINE_INDEX },
-  { version: 5, name: 'idempotency keys, operation ledger, audit log', sql: V5_LEDGER },
-  { version: 6, name: 'process registry', sql: V6_PROCESS_REGISTRY },
-  { version: 7, name: 'feed notify', sql: V7_FEED_NOTIFY },
-  { version: 8, name: 'sessions and server secret', sql: V8_SESSIONS },
-  { version: 9, name: 'kill switches', sql: V9_KILL_SWITCHES },
-  { version: 10, name: 'session tasks', sql: V10_SESSION_TASKS },
-  { version: 11, name: 'owner quotas', sql: V11_OWNER_QUOTAS },
-  { version: 12, name: 'result chunks', sql: V12_RESULT_CHUNKS },
-  { version: 13, name: 'feed notify with events', sql: V13_FEED_NOTIFY_EVENTS },
-  { version: 14, name: 'draining processes', sql: V14_DRAINING_PROCESSES },
+  { version: 1, name: 'initial', sql: V1_INITIAL, breaking: false },
+  { version: 2, name: 'event retention', sql: V2_EVENT_RETENTION, breaking: false },
+  { version: 3, name: 'tool state', sql: V3_TOOL_STATE, breaking: false },
+  { version: 4, name: 'timeline index', sql: V4_TIMELINE_INDEX, breaking: false },
+  { version: 5, name: 'idempotency keys, operation ledger, audit log', sql: V5_LEDGER, breaking: false },
+  { version: 6, name: 'process registry', sql: V6_PROCESS_REGISTRY, breaking: false },
+  { version: 7, name: 'feed notify', sql: V7_FEED_NOTIFY, breaking: false },
+  { version: 8, name: 'sessions and server secret', sql: V8_SESSIONS, breaking: false },
+  { version: 9, name: 'kill switches', sql: V9_KILL_SWITCHES, breaking: false },
+  { version: 10, name: 'session tasks', sql: V10_SESSION_TASKS, breaking: false },
+  { version: 11, name: 'owner quotas', sql: V11_OWNER_QUOTAS, breaking: false },
+  { version: 12, name: 'result chunks', sql: V12_RESULT_CHUNKS, breaking: false },
+  { version: 13, name: 'feed notify with events', sql: V13_FEED_NOTIFY_EVENTS, breaking: false },
+  { version: 14, name: 'draining processes', sql: V14_DRAINING_PROCESSES, breaking: false },
+  { version: 15, name: 'compatibility marks', sql: V15_COMPATIBILITY_MARKS, breaking: false },
 ]);
+
+/** The first version whose `schema_migrations` has the `breaking` column: from it on, `migrate` records each mark. */
+export const MARKS_SINCE_VERSION = 15;
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */
 export const MIGRATION_LOCK_KEY = '7881702208213641075';
 
+/** What one {@link migrateSchema} call did and found. */
+export interface MigrateOutcome {
+  /** The versions this call applied, ascending (empty when the schema was current, or newer). */
+  applied: number[];
+  /** The schema as found before applying (`newer-compatible`: this code runs on a newer, compatible schema). */
+  schema: SchemaCompatibility;
+}
+
 /**
  * Bring the database up to the newest schema version, in one transaction under a transaction-scoped advisory
  * lock: when several instances start at once, one migrates and the others wait, then find nothing to do. DDL is
- * transactional in PostgreSQL, so either every pending migration commits or none does.
+ * transactional in PostgreSQL, so either every pending migration commits or none does. A schema newer than this code
+ * whose newer migrations are all marked compatible is left as it is (a rolling deploy's newer code migrated it).
  *
- * @returns the versions this call applied (empty when the schema was current).
- * @throws {StoreError} `schema_mismatch` when the database holds a version this code does not know, or a known
- *   version under another name (not this project's schema); driver errors as they come (the caller wraps them).
+ * @returns the versions this call applied (empty when the schema was current or newer) and the schema as found.
+ * @throws {StoreError} `schema_mismatch` when the schema has a newer migration marked breaking or unmarked, or a
+ *   known version under another name (not this project's schema), writing nothing; driver errors as they come (the
+ *   caller wraps them).
  */
-export async function migrate(client: pg.ClientBase, migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS): Promise<number[]> {
+export async function migrateSchema(client: pg.ClientBase, migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS): Promise<MigrateOutcome> {
   await client.query('BEGIN');
   try {
     await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
@@ -374,38 +411,46 @@ export async function migrate(client: pg.ClientBase, migrations: readonly Postgr
     await client.query(
       `CREATE TABLE IF NOT EXISTS ${SCHEMA}.schema_migrations (version integer NOT NULL PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
     );
-    const { rows } = await client.query<{ version: number; name: string }>(`SELECT version, name FROM ${SCHEMA}.schema_migrations ORDER BY version`);
-    checkApplied(rows, migrations);
-    const current = rows.at(-1)?.version ?? 0;
+    const schema = judgeSchema(await readAppliedMigrations(client), migrations);
+    if (!mayStartOn(schema))
+      throw new StoreError('schema_mismatch', `task store ${schema.problem ?? `schema version ${schema.applied} is not one this code runs on`}`);
     const applied: number[] = [];
     for (const migration of migrations) {
-      if (migration.version <= current) continue;
+      if (migration.version <= schema.applied) continue;
       await client.query(migration.sql);
-      await client.query(`INSERT INTO ${SCHEMA}.schema_migrations (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
+      if (migration.version >= MARKS_SINCE_VERSION) {
+        await client.query(`INSERT INTO ${SCHEMA}.schema_migrations (version, name, breaking) VALUES ($1, $2, $3)`, [
+          migration.version,
+          migration.name,
+          migration.breaking,
+        ]);
+      } else {
+        await client.query(`INSERT INTO ${SCHEMA}.schema_migrations (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
+      }
       applied.push(migration.version);
     }
     await client.query('COMMIT');
-    return applied;
+    return { applied, schema };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   }
 }
 
-/** Refuse a schema this code did not write: a newer version, or a known version with another name. */
-function checkApplied(rows: ReadonlyArray<{ version: number; name: string }>, migrations: readonly PostgresMigration[]): void {
-  const known = migrations.at(-1)?.version ?? 0;
-  const newest = rows.at(-1)?.version ?? 0;
-  if (newest > known) {
-    throw new StoreError('schema_mismatch', `task store schema is version ${newest}, newer than this mcp-tasks knows (${known}); upgrade mcp-tasks`);
-  }
-  for (const row of rows) {
-    const expected = migrations.find((m) => m.version === row.version);
-    if (expected?.name !== row.name) {
-      throw new StoreError(
-        'schema_mismatch',
-        `task store schema version ${row.version} is "${row.name}", expected "${expected?.name ?? '(none)'}": ${SCHEMA}.schema_migrations was not written by mcp-tasks`,
-      );
-    }
-  }
+/** {@link migrateSchema}, returning only the versions it applied. */
+export async function migrate(client: pg.ClientBase, migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS): Promise<number[]> {
+  return (await migrateSchema(client, migrations)).applied;
 }
+
+/**
+ * The rows of `schema_migrations`, ascending, with their marks. One statement for every schema version: `breaking`
+ * is read through the row's JSON, which lacks the key before migration 15 (read as unmarked), and whose type stays
+ * `jsonb` whatever columns a later migration adds — so no named statement of an older process over this table can
+ * fail with "cached plan must not change result type".
+ */
+export async function readAppliedMigrations(client: Pick<pg.ClientBase, 'query'>): Promise<AppliedMigration[]> {
+  return (await client.query<AppliedMigration>(APPLIED_MIGRATIONS_SQL)).rows;
+}
+
+/** See {@link readAppliedMigrations}. */
+export const APPLIED_MIGRATIONS_SQL = `SELECT m.version, m.name, to_jsonb(m) -> 'breaking' AS breaking FROM ${SCHEMA}.schema_migrations m ORDER BY m.version`;

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { Clock } from '../../core/clock.js';
 import { type Logger, silentLogger } from '../../core/logger.js';
 import type { CommitWatcher } from '../../core/ports/feed.js';
+import { NEWER_COMPATIBLE_SCHEMA } from '../../core/schema-compatibility.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
 import { RowCodec } from '../codec.js';
 import { ComposedTaskStore } from '../composed-task-store.js';
@@ -16,7 +17,7 @@ import { PostgresInputs } from './inputs.js';
 import { PostgresLeases } from './leases.js';
 import { PostgresLedger } from './ledger.js';
 import { PostgresMaintenance } from './maintenance.js';
-import { migrate } from './migrations.js';
+import { migrateSchema } from './migrations.js';
 import { PostgresProcesses } from './processes.js';
 import { PostgresResults } from './results.js';
 import { PostgresRollout } from './rollout.js';
@@ -103,12 +104,13 @@ export class PostgresTaskStore extends ComposedTaskStore {
     const pool = createPool(options, logger);
     const liveness = createLivenessPools(options, logger);
     try {
-      const applied = await withPooledClient(
+      const { applied, schema } = await withPooledClient(
         pool,
-        (client) => migrate(client),
+        (client) => migrateSchema(client),
         (error) => toStoreError(error, 'connect'),
       );
       if (applied.length > 0) logger.info({ versions: applied }, 'task store schema migrated');
+      if (schema.state === 'newer-compatible') logger.info({ ...schema }, NEWER_COMPATIBLE_SCHEMA);
       const { ctx, statistics } = contextFor(pool, liveness, options, logger);
       await statistics.opened();
       return new PostgresTaskStore(ctx, new PostgresFeed(ctx), statistics, applied);
@@ -177,9 +179,11 @@ function contextFor(
 }
 
 /**
- * Open a PostgreSQL task store: a pool on `options.url`, the schema migrated under an advisory lock.
- * @throws {StoreError} `unavailable` when the server cannot be reached within the connect timeout,
- *   `schema_mismatch` when the database holds a schema version this code does not know, `fault` otherwise.
+ * Open a PostgreSQL task store: a pool on `options.url`, the schema migrated under an advisory lock (see
+ * `migrateSchema`; a newer schema whose newer migrations are all marked compatible opens as it is).
+ * @throws {StoreError} `unavailable` when the server cannot be reached within the connect timeout; `schema_mismatch`
+ *   when the database holds a newer migration marked breaking (or unmarked), or a known version under another name;
+ *   `fault` otherwise.
  */
 export function openPostgresTaskStore(options: PostgresTaskStoreOptions): Promise<PostgresTaskStore> {
   return PostgresTaskStore.open(options);

@@ -2,9 +2,10 @@ import { existsSync } from 'node:fs';
 
 import Database from 'better-sqlite3';
 
+import { judgeSchema } from '../../core/schema-compatibility.js';
 import { DIAGNOSED_SECRET_COLUMNS, type StoreDiagnosis, toDiagnosedSecret, toUnfinishedByKeyId, unfinishedByKeyIdSql } from '../diagnosis.js';
 import { type ProcessRow, toProcess } from '../process-row.js';
-import { MIGRATIONS } from './migrations.js';
+import { MIGRATIONS, readAppliedMigrations } from './migrations.js';
 
 /**
  * Read a {@link StoreDiagnosis} of the SQLite file at `path` over a read-only connection (nothing is created,
@@ -16,11 +17,9 @@ export function diagnoseSqliteStore(path: string): StoreDiagnosis {
   try {
     const has = (table: string): boolean => hasTable(db, table);
     const count = (sql: string, params: unknown[] = []): number => (db.prepare(sql).get(...params) as { n: number }).n;
-    const schemaVersion = has('schema_migrations') ? count('SELECT COALESCE(MAX(version), 0) AS n FROM schema_migrations') : 0;
     const now = Date.now();
     return {
-      schemaVersion,
-      knownVersion: MIGRATIONS.at(-1)?.version ?? 0,
+      schema: judgeSchema(has('schema_migrations') ? readAppliedMigrations(db) : [], MIGRATIONS),
       storeNow: now,
       hostNow: now,
       waitingForWorker: has('tasks')

@@ -1,8 +1,9 @@
 import type { StoreMaintenance } from '../../core/ports/maintenance.js';
+import { judgeSchema, type SchemaCompatibility } from '../../core/schema-compatibility.js';
 import { EXPIRED_EVENT_RETENTION_MS, toLimit } from '../../core/store-rules.js';
 import type { TaskRecord } from '../../core/task.js';
 import type { SqliteContext } from './context.js';
-import { MIGRATIONS } from './migrations.js';
+import { MIGRATIONS, readAppliedMigrations } from './migrations.js';
 
 /** Free pages one {@link SqliteMaintenance.compact} returns to the file system (4 MiB at the default page size). */
 const VACUUM_PAGES = 1024;
@@ -34,12 +35,9 @@ export class SqliteMaintenance implements Omit<StoreMaintenance, 'close'> {
     await this.ctx.committer.enqueue(() => this.ctx.db.pragma(`incremental_vacuum(${VACUUM_PAGES})`));
   }
 
-  async schemaStatus(): Promise<{ applied: number; expected: number }> {
-    const row = (await this.ctx.readDurable('read the schema version', () =>
-      this.ctx.db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get(),
-    )) as {
-      v: number;
-    };
-    return { applied: row.v, expected: Math.max(...MIGRATIONS.map((migration) => migration.version)) };
+  /** See {@link StoreMaintenance.schemaStatus}: the rows of `schema_migrations` judged against this code's migrations. */
+  async schemaStatus(): Promise<SchemaCompatibility> {
+    const rows = await this.ctx.readDurable('read the schema version', () => readAppliedMigrations(this.ctx.db));
+    return judgeSchema(rows, MIGRATIONS);
   }
 }

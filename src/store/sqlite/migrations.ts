@@ -1,11 +1,13 @@
 import type Database from 'better-sqlite3';
 
+import { type AppliedMigration, judgeSchema, mayStartOn, type MigrationMark, type SchemaCompatibility } from '../../core/schema-compatibility.js';
 import { StoreError } from '../../core/store-error.js';
 
-/** One forward-only schema step. Versions start at 1 and are never edited once released. */
-export interface Migration {
-  version: number;
-  name: string;
+/**
+ * One forward-only schema step. Versions start at 1 and are never edited once released; `breaking` says whether code
+ * that predates it can keep running on it (see {@link MigrationMark.breaking}; recorded in `schema_migrations`).
+ */
+export interface Migration extends MigrationMark {
   sql: string;
 }
 
@@ -308,56 +310,116 @@ CREATE TABLE draining_processes (
 ) STRICT;
 `;
 
-/** Every migration, ascending by version. Append only. */
-export const MIGRATIONS: readonly Migration[] = Object.freeze([
-  { version: 1, name: 'initial', sql: V1_INITIAL },
-  { version: 2, name: 'waiting index', sql: V2_WAITING_INDEX },
-  { version: 3, name: 'event retention', sql: V3_EVENT_RETENTION },
-  { version: 4, name: 'tool state', sql: V4_TOOL_STATE },
-  { version: 5, name: 'timeline index', sql: V5_TIMELINE_INDEX },
-  { version: 6, name: 'idempotency keys, operation ledger, audit log', sql: V6_LEDGER },
-  { version: 7, name: 'process registry', sql: V7_PROCESS_REGISTRY },
-  { version: 8, name: 'sessions and server secret', sql: V8_SESSIONS },
-  { version: 9, name: 'kill switches', sql: V9_KILL_SWITCHES },
-  { version: 10, name: 'session tasks', sql: V10_SESSION_TASKS },
-  { version: 11, name: 'owner quotas', sql: V11_OWNER_QUOTAS },
-  { version: 12, name: 'result chunks', sql: V12_RESULT_CHUNKS },
-  { version: 13, name: 'draining processes', sql: V13_DRAINING_PROCESSES },
-]);
+/**
+ * Compatibility marks (rolling deploys, as PostgreSQL's version 15): `schema_migrations.breaking` records, with each
+ * migration, whether code that predates it can keep running on the file's schema (see `core/schema-compatibility.ts`;
+ * 1/0, NULL when none was recorded — by hand, or by code before this migration — which is not declared compatible).
+ * The column is additive: older code names the columns it reads and writes there. The rows already there are
+ * versions 1–13, none breaking for the code before it (see the list below); a unit test holds this statement and the
+ * list's marks together.
+ */
+const V14_COMPATIBILITY_MARKS = `
+ALTER TABLE schema_migrations ADD COLUMN breaking INTEGER CHECK (breaking IN (0, 1));
+UPDATE schema_migrations SET breaking = 0;
+`;
 
 /**
- * Bring `db` up to the newest schema version.
+ * Every migration, ascending by version. Append only. Why none so far is breaking for the code just before it: each
+ * adds tables or indexes that older statements never name; 3 rebuilds `task_events` with the same columns to widen
+ * its CHECK (older code never writes the new kind, reads kinds as opaque strings, and SQLite re-prepares an older
+ * connection's statements after the swap); 5 replaces an index under its name (statements name no index); no
+ * migration adds a column to a table that older code reads with `*`. What a newer process does that an older one does
+ * not (a `released` event, chunked large results, per-owner quotas) is a feature the older one lacks, not a statement
+ * that fails.
+ */
+export const MIGRATIONS: readonly Migration[] = Object.freeze([
+  { version: 1, name: 'initial', sql: V1_INITIAL, breaking: false },
+  { version: 2, name: 'waiting index', sql: V2_WAITING_INDEX, breaking: false },
+  { version: 3, name: 'event retention', sql: V3_EVENT_RETENTION, breaking: false },
+  { version: 4, name: 'tool state', sql: V4_TOOL_STATE, breaking: false },
+  { version: 5, name: 'timeline index', sql: V5_TIMELINE_INDEX, breaking: false },
+  { version: 6, name: 'idempotency keys, operation ledger, audit log', sql: V6_LEDGER, breaking: false },
+  { version: 7, name: 'process registry', sql: V7_PROCESS_REGISTRY, breaking: false },
+  { version: 8, name: 'sessions and server secret', sql: V8_SESSIONS, breaking: false },
+  { version: 9, name: 'kill switches', sql: V9_KILL_SWITCHES, breaking: false },
+  { version: 10, name: 'session tasks', sql: V10_SESSION_TASKS, breaking: false },
+  { version: 11, name: 'owner quotas', sql: V11_OWNER_QUOTAS, breaking: false },
+  { version: 12, name: 'result chunks', sql: V12_RESULT_CHUNKS, breaking: false },
+  { version: 13, name: 'draining processes', sql: V13_DRAINING_PROCESSES, breaking: false },
+  { version: 14, name: 'compatibility marks', sql: V14_COMPATIBILITY_MARKS, breaking: false },
+]);
+
+/** The first version whose `schema_migrations` has the `breaking` column: from it on, `migrate` records each mark. */
+export const MARKS_SINCE_VERSION = 14;
+
+/** What one {@link migrateSchema} call did and found. */
+export interface MigrateOutcome {
+  /** The versions this call applied, ascending (empty when the schema was current, or newer). */
+  applied: number[];
+  /** The schema as found before applying (`newer-compatible`: this code runs on a newer, compatible schema). */
+  schema: SchemaCompatibility;
+}
+
+/**
+ * Bring `db` up to the newest schema version; a schema newer than this code whose newer migrations are all marked
+ * compatible is left as it is (newer code on the same file migrated it).
  *
  * Runs under `BEGIN IMMEDIATE`, so the write lock is taken before `schema_migrations` is read: when two
  * processes open the same new file at once, the second one waits (busy_timeout), then finds the versions
  * already applied and applies nothing. Either all pending migrations commit or none do.
  *
  * @param now epoch ms recorded as `applied_at`.
- * @returns the versions this call applied (empty when the schema was current).
- * @throws {StoreError} `schema_mismatch` when the file holds a newer schema than `migrations` knows; the driver error
- *   when a migration fails or the lock cannot be taken within busy_timeout.
+ * @returns the versions this call applied (empty when the schema was current or newer) and the schema as found.
+ * @throws {StoreError} `schema_mismatch` when the file holds a newer migration marked breaking (or unmarked), or a
+ *   known version under another name, writing nothing; the driver error when a migration fails or the lock cannot be
+ *   taken within busy_timeout.
  */
-export function migrate(db: Database.Database, now: number, migrations: readonly Migration[] = MIGRATIONS): number[] {
+export function migrateSchema(db: Database.Database, now: number, migrations: readonly Migration[] = MIGRATIONS): MigrateOutcome {
   db.exec('BEGIN IMMEDIATE');
   try {
     db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT');
-    const current = (db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get() as { v: number }).v;
-    const known = migrations.at(-1)?.version ?? 0;
-    if (current > known) {
-      throw new StoreError('schema_mismatch', `task store schema is version ${current}, newer than this mcp-tasks knows (${known}); upgrade mcp-tasks`);
-    }
+    const schema = judgeSchema(readAppliedMigrations(db), migrations);
+    if (!mayStartOn(schema))
+      throw new StoreError('schema_mismatch', `task store ${schema.problem ?? `schema version ${schema.applied} is not one this code runs on`}`);
     const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
     const applied: number[] = [];
     for (const migration of migrations) {
-      if (migration.version <= current) continue;
+      if (migration.version <= schema.applied) continue;
       db.exec(migration.sql);
-      record.run(migration.version, migration.name, now);
+      if (migration.version >= MARKS_SINCE_VERSION) {
+        db.prepare('INSERT INTO schema_migrations (version, name, applied_at, breaking) VALUES (?, ?, ?, ?)').run(
+          migration.version,
+          migration.name,
+          now,
+          migration.breaking ? 1 : 0,
+        );
+      } else {
+        record.run(migration.version, migration.name, now);
+      }
       applied.push(migration.version);
     }
     db.exec('COMMIT');
-    return applied;
+    return { applied, schema };
   } catch (error) {
     if (db.inTransaction) db.exec('ROLLBACK');
     throw error;
   }
+}
+
+/** {@link migrateSchema}, returning only the versions it applied. */
+export function migrate(db: Database.Database, now: number, migrations: readonly Migration[] = MIGRATIONS): number[] {
+  return migrateSchema(db, now, migrations).applied;
+}
+
+/**
+ * The rows of `schema_migrations`, ascending, with their marks (`null` where none was recorded, and on a file before
+ * version 14, which has no such column: hence `*`, prepared afresh at each call).
+ */
+export function readAppliedMigrations(db: Database.Database): AppliedMigration[] {
+  const rows = db.prepare('SELECT * FROM schema_migrations ORDER BY version').all() as Array<{ version: number; name: string; breaking?: number | null }>;
+  return rows.map((row) => ({
+    version: row.version,
+    name: row.name,
+    breaking: row.breaking === undefined || row.breaking === null ? null : row.breaking === 1,
+  }));
 }

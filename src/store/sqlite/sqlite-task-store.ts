@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 
 import { type Clock, systemClock } from '../../core/clock.js';
 import { type Logger, silentLogger } from '../../core/logger.js';
+import { NEWER_COMPATIBLE_SCHEMA } from '../../core/schema-compatibility.js';
 import { TaskEventListeners } from '../../core/task-event-listeners.js';
 import { RowCodec } from '../codec.js';
 import { ComposedTaskStore } from '../composed-task-store.js';
@@ -15,7 +16,7 @@ import { SqliteInputs } from './inputs.js';
 import { SqliteLeases } from './leases.js';
 import { SqliteLedger } from './ledger.js';
 import { SqliteMaintenance } from './maintenance.js';
-import { migrate } from './migrations.js';
+import { migrateSchema } from './migrations.js';
 import { SqliteProcesses } from './processes.js';
 import { SqliteResults } from './results.js';
 import { SqliteRollout } from './rollout.js';
@@ -99,8 +100,9 @@ export class SqliteTaskStore extends ComposedTaskStore {
     let db: Database.Database | undefined;
     try {
       db = openConnection(options.path, Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000)));
-      const applied = migrate(db, clock.now());
+      const { applied, schema } = migrateSchema(db, clock.now());
       if (applied.length > 0) logger.info({ versions: applied }, 'task store schema migrated');
+      if (schema.state === 'newer-compatible') logger.info({ ...schema }, NEWER_COMPATIBLE_SCHEMA);
       if (Number(db.pragma('auto_vacuum', { simple: true })) === 0) {
         logger.info(
           { path: options.path },
@@ -149,8 +151,10 @@ export class SqliteTaskStore extends ComposedTaskStore {
 
 /**
  * Open (creating if needed) a SQLite task store: WAL (fsynced by {@link WalSync}), `busy_timeout`, foreign keys on,
- * schema migrated under `BEGIN IMMEDIATE`.
- * @throws {StoreError} `fault` when the file cannot be opened, WAL is unavailable or a migration fails.
+ * schema migrated under `BEGIN IMMEDIATE` (a newer schema whose newer migrations are all marked compatible opens as
+ * it is: see `migrateSchema`).
+ * @throws {StoreError} `schema_mismatch` when the file holds a newer migration marked breaking (or unmarked), or a
+ *   known version under another name; `fault` when the file cannot be opened, WAL is unavailable or a migration fails.
  */
 export function openSqliteTaskStore(options: SqliteTaskStoreOptions): SqliteTaskStore {
   return SqliteTaskStore.open(options);

@@ -1,0 +1,121 @@
+/**
+ * Whether this code can run on a store's schema: the one rule that start-up (each store's `migrate`), readiness
+ * (`StoreMaintenance.schemaStatus`, `/readyz`) and `mcp-tasks doctor` apply, so the three never disagree.
+ *
+ * During a rolling deploy the first new process migrates the shared database while older processes still run on it,
+ * and a rollback starts older code on the schema the newer code left. Each migration therefore declares whether code
+ * that predates it can keep running on the schema it leaves ({@link MigrationMark.breaking}), and the store records
+ * that declaration in `schema_migrations.breaking` when it applies the migration — so an older process, which knows
+ * nothing else about a newer migration, can read it there. A schema newer than this code is fine when every newer
+ * migration is marked not breaking, and refused otherwise (also when a newer row carries no mark: a row nobody
+ * declared compatible is assumed breaking). Code that predates the marks (PostgreSQL schema 15, SQLite 14) cannot
+ * read them and refuses any newer schema (docs/operations/upgrades.md, the one-time step).
+ */
+
+/** A migration as the code that ships it knows it. */
+export interface MigrationMark {
+  /** Schema version, from 1, ascending, never reused. */
+  readonly version: number;
+  /** Its name, recorded with it: a known version under another name is a schema mcp-tasks did not write. */
+  readonly name: string;
+  /**
+   * Whether code that predates this migration can no longer run on the schema it leaves. `true` when a statement of
+   * that older code fails or changes meaning on it: a column it reads or writes dropped, renamed or retyped; a
+   * column added to a table older code reads with `*` in a named statement (PostgreSQL then fails that statement
+   * with "cached plan must not change result type", see `p.*` over `processes`); a constraint that rejects what it
+   * writes; data moved to where it no longer looks. `false` (additive) for new tables, indexes, functions and
+   * triggers, and changes older statements never see. Recorded when the migration is applied; never changed once
+   * released.
+   */
+  readonly breaking: boolean;
+}
+
+/** A row of the store's `schema_migrations` table. */
+export interface AppliedMigration {
+  readonly version: number;
+  readonly name: string;
+  /**
+   * The mark recorded with it: `null` when none was — a row written before the marks existed (the marks migration
+   * sets those of the versions before it), or written by hand. An unmarked newer row counts as breaking.
+   */
+  readonly breaking: boolean | null;
+}
+
+/**
+ * What a schema is to this code:
+ * - `empty`: no migration applied (a fresh database or file): the first start creates the schema.
+ * - `older`: versions this code knows are missing: the next start of this code migrates it.
+ * - `current`: exactly the versions this code knows.
+ * - `newer-compatible`: versions this code does not know, none of them breaking: it starts and is ready on it.
+ * - `newer-breaking`: a version this code does not know is breaking (or unmarked): it must not run on it.
+ * - `foreign`: a version this code knows carries another name: not a schema mcp-tasks wrote.
+ */
+export type SchemaState = 'empty' | 'older' | 'current' | 'newer-compatible' | 'newer-breaking' | 'foreign';
+
+/** The verdict of {@link judgeSchema}. */
+export interface SchemaCompatibility {
+  state: SchemaState;
+  /** Highest version applied (0: none). */
+  applied: number;
+  /** Highest version this code knows. */
+  expected: number;
+  /** The applied versions this code does not know, ascending (empty unless `newer-*`). */
+  newer: number[];
+  /**
+   * One line for operators when this code must not run on the schema (`newer-breaking`, `foreign`), starting
+   * "schema version …"; absent otherwise. Start-up throws it (`schema_mismatch`), `/readyz` and `doctor` show it.
+   */
+  problem?: string;
+}
+
+/**
+ * Judge the rows of a store's `schema_migrations` (any order) against the migrations this code knows (ascending).
+ * Pure; the stores read the rows, this decides.
+ */
+export function judgeSchema(rows: readonly AppliedMigration[], known: readonly MigrationMark[]): SchemaCompatibility {
+  const expected = known.at(-1)?.version ?? 0;
+  const sorted = [...rows].sort((a, b) => a.version - b.version);
+  const applied = sorted.at(-1)?.version ?? 0;
+  const byVersion = new Map(known.map((migration) => [migration.version, migration]));
+  for (const row of sorted) {
+    const mine = byVersion.get(row.version);
+    if (row.version <= expected && mine?.name !== row.name) {
+      return {
+        state: 'foreign',
+        applied,
+        expected,
+        newer: [],
+        problem: `schema version ${row.version} is "${row.name}", expected "${mine?.name ?? '(none)'}": its schema_migrations was not written by mcp-tasks`,
+      };
+    }
+  }
+  const unknown = sorted.filter((row) => row.version > expected);
+  const newer = unknown.map((row) => row.version);
+  if (unknown.length === 0) return { state: applied === 0 ? 'empty' : applied < expected ? 'older' : 'current', applied, expected, newer };
+  // The first newer migration older code cannot run past; an unmarked row was never declared compatible.
+  const first = unknown.find((row) => row.breaking !== false);
+  if (first === undefined) return { state: 'newer-compatible', applied, expected, newer };
+  return {
+    state: 'newer-breaking',
+    applied,
+    expected,
+    newer,
+    problem:
+      `schema version ${applied} is newer than this mcp-tasks knows (${expected}), and migration ${first.version} ("${first.name}") ` +
+      `${first.breaking === null ? 'is not marked compatible with older code' : 'is breaking for older code'}: upgrade mcp-tasks`,
+  };
+}
+
+/** Whether a process of this code may start on a schema so judged (it migrates `empty` and `older` ones first). */
+export function mayStartOn(schema: SchemaCompatibility): boolean {
+  return schema.state !== 'newer-breaking' && schema.state !== 'foreign';
+}
+
+/** Whether a running process of this code is ready on a schema so judged (`/readyz`): current, or newer but compatible. */
+export function readyOn(schema: SchemaCompatibility): boolean {
+  return schema.state === 'current' || schema.state === 'newer-compatible';
+}
+
+/** The log line of a store opened on a `newer-compatible` schema (both stores write it, with the verdict's fields). */
+export const NEWER_COMPATIBLE_SCHEMA =
+  'task store schema is newer than this mcp-tasks knows, and every newer migration is marked compatible: running on it (a rolling deploy or a rollback under way)';

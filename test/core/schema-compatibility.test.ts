@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+
+import { type AppliedMigration, judgeSchema, mayStartOn, type MigrationMark, readyOn } from '../../src/core/schema-compatibility.js';
+import { MARKS_SINCE_VERSION as PG_MARKS_SINCE, POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
+import { MARKS_SINCE_VERSION as SQLITE_MARKS_SINCE, MIGRATIONS } from '../../src/store/sqlite/migrations.js';
+
+// The one rule start-up, /readyz and doctor apply to a schema (rolling deploys: an older process on a schema newer
+// code migrated). Each verdict here is also what the stores' tests see through real databases.
+
+const KNOWN: MigrationMark[] = [
+  { version: 1, name: 'initial', breaking: false },
+  { version: 2, name: 'second', breaking: false },
+];
+const row = (version: number, name: string, breaking: boolean | null = false): AppliedMigration => ({ version, name, breaking });
+const judge = (...rows: AppliedMigration[]) => judgeSchema(rows, KNOWN);
+
+describe('judgeSchema', () => {
+  it('empty, older and current schemas: this code starts on each; only a current one is ready', () => {
+    expect(judge()).toEqual({ state: 'empty', applied: 0, expected: 2, newer: [] });
+    expect(judge(row(1, 'initial'))).toEqual({ state: 'older', applied: 1, expected: 2, newer: [] });
+    expect(judge(row(2, 'second'), row(1, 'initial'))).toEqual({ state: 'current', applied: 2, expected: 2, newer: [] });
+    expect([judge(), judge(row(1, 'initial')), judge(row(1, 'initial'), row(2, 'second'))].map((s) => [mayStartOn(s), readyOn(s)])).toEqual([
+      [true, false],
+      [true, false],
+      [true, true],
+    ]);
+  });
+
+  it('newer versions all marked compatible: starts and is ready, naming them (rolling deploy, rollback)', () => {
+    const schema = judge(row(1, 'initial'), row(2, 'second'), row(3, 'additive'), row(4, 'another'));
+    expect(schema).toEqual({ state: 'newer-compatible', applied: 4, expected: 2, newer: [3, 4] });
+    expect(mayStartOn(schema)).toBe(true);
+    expect(readyOn(schema)).toBe(true);
+  });
+
+  it('one newer migration marked breaking, even below compatible ones: neither starts nor is ready, and the problem names it', () => {
+    const schema = judge(row(1, 'initial'), row(2, 'second'), row(3, 'drop a column', true), row(4, 'additive'));
+    expect(schema).toMatchObject({ state: 'newer-breaking', applied: 4, expected: 2, newer: [3, 4] });
+    expect(schema.problem).toBe(
+      'schema version 4 is newer than this mcp-tasks knows (2), and migration 3 ("drop a column") is breaking for older code: upgrade mcp-tasks',
+    );
+    expect([mayStartOn(schema), readyOn(schema)]).toEqual([false, false]);
+  });
+
+  it('a newer row without a mark (written by hand, or by code before the marks) counts as breaking', () => {
+    const schema = judge(row(1, 'initial'), row(2, 'second'), row(99, 'from the future', null));
+    expect(schema.state).toBe('newer-breaking');
+    expect(schema.problem).toMatch(/migration 99 \("from the future"\) is not marked compatible with older code: upgrade mcp-tasks$/);
+    // Unmarked rows this code knows are fine: their marks are this code's own.
+    expect(judge(row(1, 'initial', null), row(2, 'second', null)).state).toBe('current');
+  });
+
+  it('the name check stays: a known version under another name is foreign, even on a newer compatible schema', () => {
+    const schema = judge(row(1, 'someone else'), row(2, 'second'), row(3, 'additive'));
+    expect(schema).toMatchObject({ state: 'foreign', applied: 3 });
+    expect(schema.problem).toBe('schema version 1 is "someone else", expected "initial": its schema_migrations was not written by mcp-tasks');
+    expect([mayStartOn(schema), readyOn(schema)]).toEqual([false, false]);
+  });
+});
+
+describe('the marks migrations mark the versions before them as the lists do', () => {
+  // Each marks migration sets `breaking = false` on every row before it: true only while no earlier migration of
+  // the list is marked breaking. A mark changed there without the statement (or the other way) fails here.
+  it.each([
+    ['PostgreSQL', POSTGRES_MIGRATIONS, PG_MARKS_SINCE, /SET breaking = false;\s*$/],
+    ['SQLite', MIGRATIONS, SQLITE_MARKS_SINCE, /SET breaking = 0;\s*$/],
+  ] as const)('%s', (_store, migrations, marksSince, backfill) => {
+    const marks = migrations.find((m) => m.version === marksSince);
+    expect(marks?.name).toBe('compatibility marks');
+    expect(marks?.sql).toMatch(backfill);
+    expect(migrations.filter((m) => m.version < marksSince && m.breaking)).toEqual([]);
+    expect(migrations.map((m) => m.version)).toEqual(migrations.map((_, i) => i + 1));
+  });
+});
