@@ -8,8 +8,10 @@
  * - `unavailable`: the backend could not be reached or did not answer in time (connection refused or lost, server
  *   shutting down, pool exhausted past its timeout). Whether a write committed is unknown only when the connection
  *   was lost during COMMIT; every write of the port is conditional, so a retry is safe. Retryable.
- * - `schema_mismatch`: the database holds a schema version this code does not know (newer code migrated it, or it
- *   is not an mcp-tasks database). Raised when a store opens; nothing is written.
+ * - `schema_mismatch`: the database holds a schema this code must not run on: a newer migration marked breaking (or
+ *   not marked) for older code, or a known version under another name (not an mcp-tasks database). A newer schema
+ *   whose newer migrations are all marked compatible is no mismatch (`core/schema-compatibility.ts`). Raised when a
+ *   store opens; nothing is written.
  * - `gone`: a create that requires its v1 session (`NewTask.requireSession`) found no record of that session (it
  *   was deleted or pruned). Nothing was written. The adapter answers the request as one of an unknown session.
  * - `fault`: any other storage failure (SQL error, disk full, the store was closed).
