@@ -6,8 +6,9 @@
  * - `invalid`: the caller broke a precondition of the port (an outcome that does not fit the target status, an input
  *   request key used twice, a park with no request). Nothing was written. A bug of the caller, not of the backend.
  * - `unavailable`: the backend could not be reached or did not answer in time (connection refused or lost, server
- *   shutting down, pool exhausted past its timeout). Whether a write committed is unknown only when the connection
- *   was lost during COMMIT; every write of the port is conditional, so a retry is safe. Retryable.
+ *   shutting down, pool exhausted past its timeout; at open, a migration that could not take a table lock on any
+ *   try). Whether a write committed is unknown only when the connection was lost during COMMIT; every write of the
+ *   port is conditional, so a retry is safe. Retryable.
  * - `schema_mismatch`: the database holds a schema this code must not run on: a newer migration marked breaking (or
  *   not marked) for older code, or a known version under another name (not an mcp-tasks database). A newer schema
  *   whose newer migrations are all marked compatible is no mismatch (`core/schema-compatibility.ts`). Raised when a

@@ -2,17 +2,26 @@ import type pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 
 import { silentLogger } from '../../src/core/logger.js';
+import { StoreError } from '../../src/core/store-error.js';
 import { checkReadiness } from '../../src/ops/probes.js';
 import { KillSwitchCache } from '../../src/ops/rollout/kill-switch.js';
 import { openPostgresTaskStore, type PostgresTaskStore } from '../../src/store/postgres/index.js';
-import { migrate, POSTGRES_MIGRATIONS, type PostgresMigration } from '../../src/store/postgres/migrations.js';
+import {
+  migrate,
+  type MigrateOptions,
+  MIGRATION_LOCK_ATTEMPTS,
+  MIGRATION_LOCK_TIMEOUT_MS,
+  MIGRATION_RETRY_DELAY_MS,
+  POSTGRES_MIGRATIONS,
+  type PostgresMigration,
+} from '../../src/store/postgres/migrations.js';
 import { expectStoreError } from '../../src/testing/store-contract.js';
 import { newTaskInput } from '../helpers/new-task.js';
 import { createTestDatabase, rawClients, type TestDatabase } from '../helpers/postgres.js';
 
-// Migrations on PostgreSQL during a rolling deploy: older processes on a schema newer code migrated (compatibility
-// marks, migration 15). The upgrade of each earlier version stays in postgres-task-store.test.ts; this file has the
-// rules that are about several code versions on one database. Every test has a database of its own.
+// Migrations on PostgreSQL while other sessions use the database: older processes on a schema newer code migrated
+// (compatibility marks, migration 15), and migrations that wait for a table lock (lock_timeout, retries). The
+// upgrade of each earlier version stays in postgres-task-store.test.ts. Every test has a database of its own.
 
 const KNOWN = POSTGRES_MIGRATIONS.length;
 const databases: TestDatabase[] = [];
@@ -117,4 +126,142 @@ describe('rolling deploy: an older process on a newer schema', () => {
     expect(await migrate(newer, [...POSTGRES_MIGRATIONS, ADDITIVE, BREAKING])).toEqual([]);
     await expectStoreError(migrate(newer, [...POSTGRES_MIGRATIONS, ADDITIVE]), 'schema_mismatch');
   });
+});
+
+/** A migration of newer code that needs `ACCESS EXCLUSIVE` on the busiest table, as adding a column does. */
+const ALTER_TASKS: PostgresMigration = {
+  version: KNOWN + 1,
+  name: 'test: a column on tasks',
+  sql: 'ALTER TABLE mcp_tasks.tasks ADD COLUMN newer_note text;',
+  breaking: false,
+};
+
+/** A session in a transaction that read `table` and stays open: it holds `ACCESS SHARE` on it until it ends. */
+async function holdTable(url: string, table: string): Promise<{ client: pg.Client; pid: number }> {
+  const client = await clients.connect(url);
+  const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+  await client.query('BEGIN');
+  await client.query(`SELECT count(*) FROM mcp_tasks.${table}`);
+  return { client, pid };
+}
+
+/**
+ * Run `sql` on `client` again and again (50 ms apart) until `done` settles: the longest one took how long (ms). The
+ * other traffic on a table: while a migration waits for its lock there, each such statement queues behind it.
+ */
+async function longestWhile(done: Promise<unknown>, client: pg.Client, sql: string): Promise<number> {
+  let settled = false;
+  void done.finally(() => (settled = true)).catch(() => undefined);
+  let longest = 0;
+  while (!settled) {
+    const started = performance.now();
+    await client.query(sql);
+    longest = Math.max(longest, performance.now() - started);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return longest;
+}
+
+const settledIn = async <T>(work: Promise<T>): Promise<{ ms: number; value?: T; error?: unknown }> => {
+  const started = performance.now();
+  try {
+    const value = await work;
+    return { ms: performance.now() - started, value };
+  } catch (error) {
+    return { ms: performance.now() - started, error };
+  }
+};
+
+describe('a migration that waits for a table lock (defect: migrations on PostgreSQL waited for locks without a bound)', () => {
+  const FAST: MigrateOptions = { lockTimeoutMs: 1_000, attempts: 3, retryDelayMs: 200 };
+
+  it('waits at most lock_timeout per try, rolls back between tries, then fails typed naming the table and its holder; the table’s readers queue at most about lock_timeout', async () => {
+    const shared = await database();
+    const migrator = await clients.connect(shared.url);
+    await migrate(migrator);
+    const holder = await holdTable(shared.url, 'tasks');
+    const reader = await clients.connect(shared.url);
+    const migration = settledIn(migrate(migrator, [...POSTGRES_MIGRATIONS, ALTER_TASKS], FAST));
+    const longestRead = await longestWhile(migration, reader, 'SELECT count(*) FROM mcp_tasks.tasks');
+    const { ms, error } = await migration;
+    // Three tries of 1 s with pauses of 0.2 s and 0.4 s between them.
+    expect(ms).toBeGreaterThanOrEqual(3 * 1_000 + 200 + 400 - 50);
+    expect(ms).toBeLessThan(3 * 1_000 + 200 + 400 + 1_500);
+    // Readers did queue behind the waiting ALTER (the classic outage; without this the bound below proves nothing),
+    // but never longer than about one lock_timeout.
+    expect(longestRead).toBeGreaterThan(300);
+    expect(longestRead).toBeLessThan(1_000 + 500);
+    expect(error).toBeInstanceOf(StoreError);
+    expect((error as StoreError).code).toBe('unavailable');
+    expect((error as StoreError).message).toMatch(
+      new RegExp(
+        `^task store migration ${ALTER_TASKS.version} \\("test: a column on tasks"\\) could not take its lock within 1000 ms on 3 tries: ` +
+          `mcp_tasks\\.tasks is locked by pid ${holder.pid} \\(in a transaction for \\d+ s\\); end that transaction \\(let it commit or roll back, ` +
+          `or SELECT pg_terminate_backend\\(${holder.pid}\\)\\) and start again\\. Nothing was migrated$`,
+      ),
+    );
+    expect((await migrator.query('SELECT max(version)::int AS v FROM mcp_tasks.schema_migrations')).rows).toEqual([{ v: KNOWN }]);
+    // Once the holder ends, the same migration goes through.
+    await holder.client.query('ROLLBACK');
+    expect(await migrate(migrator, [...POSTGRES_MIGRATIONS, ALTER_TASKS], FAST)).toEqual([ALTER_TASKS.version]);
+  });
+
+  it('a lock released between tries: the next try applies the migration', async () => {
+    const shared = await database();
+    const migrator = await clients.connect(shared.url);
+    await migrate(migrator);
+    const holder = await holdTable(shared.url, 'tasks');
+    setTimeout(() => void holder.client.query('ROLLBACK'), 1_500);
+    const { ms, value, error } = await settledIn(migrate(migrator, [...POSTGRES_MIGRATIONS, ALTER_TASKS], FAST));
+    expect(error).toBeUndefined();
+    expect(value).toEqual([ALTER_TASKS.version]);
+    // The first try gave up at 1 s, the second (from 1.2 s) got the lock when the holder ended at 1.5 s.
+    expect(ms).toBeGreaterThan(1_400);
+    expect(ms).toBeLessThan(3_000);
+  });
+
+  it('control: without lock_timeout (lockTimeoutMs 0, how migrate ran before) the migration and the table’s readers wait as long as the holder lives', async () => {
+    const shared = await database();
+    const migrator = await clients.connect(shared.url);
+    await migrate(migrator);
+    const holder = await holdTable(shared.url, 'tasks');
+    const reader = await clients.connect(shared.url);
+    const migration = settledIn(migrate(migrator, [...POSTGRES_MIGRATIONS, ALTER_TASKS], { ...FAST, lockTimeoutMs: 0 }));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const read = settledIn(reader.query('SELECT count(*) FROM mcp_tasks.tasks'));
+    // Past everything the bounded migration above takes in all (3.6 s), both are still waiting for locks.
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    const waiting = await holder.client.query<{ waiting: number }>(
+      "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+    );
+    expect(waiting.rows).toEqual([{ waiting: 2 }]);
+    await holder.client.query('ROLLBACK');
+    expect((await migration).value).toEqual([ALTER_TASKS.version]);
+    expect((await read).ms).toBeGreaterThan(4_000);
+  });
+
+  it('at start, with the production settings: an older process’s probe of schema_migrations waits at most about 3 s while a held lock keeps migration 15 out; open then fails typed (about 15 s)', async () => {
+    expect([MIGRATION_LOCK_TIMEOUT_MS, MIGRATION_LOCK_ATTEMPTS, MIGRATION_RETRY_DELAY_MS]).toEqual([3_000, 4, 500]);
+    const shared = await database();
+    const older = await clients.connect(shared.url);
+    expect(await migrate(older, POSTGRES_MIGRATIONS.slice(0, 14))).toHaveLength(14);
+    // A long transaction that read the version table (a doctor run, a psql session left open).
+    const holder = await holdTable(shared.url, 'schema_migrations');
+    const opening = settledIn(openPostgresTaskStore({ url: shared.url }));
+    // The status probe of the older process (version 14's readiness) during the upgrade.
+    const longestProbe = await longestWhile(opening, older, 'SELECT COALESCE(MAX(version), 0) AS v FROM mcp_tasks.schema_migrations');
+    const { ms, error } = await opening;
+    expect(longestProbe).toBeGreaterThan(1_000);
+    expect(longestProbe).toBeLessThan(MIGRATION_LOCK_TIMEOUT_MS + 700);
+    expect(ms).toBeGreaterThanOrEqual(4 * 3_000 + 500 + 1_000 + 2_000 - 100);
+    expect(ms).toBeLessThan(4 * 3_000 + 500 + 1_000 + 2_000 + 3_000);
+    expect(error).toBeInstanceOf(StoreError);
+    expect((error as StoreError).code).toBe('unavailable');
+    expect((error as StoreError).message).toMatch(
+      new RegExp(
+        `^task store migration 15 \\("compatibility marks"\\) could not take its lock within 3000 ms on 4 tries: mcp_tasks\\.schema_migrations is locked by pid ${holder.pid} `,
+      ),
+    );
+    expect((await older.query('SELECT max(version)::int AS v FROM mcp_tasks.schema_migrations')).rows).toEqual([{ v: 14 }]);
+  }, 40_000);
 });

@@ -1,3 +1,9 @@
+/*
+ * Over 500 lines on purpose: the schema's whole history, every migration's SQL in order with why it is as it is, reads
+ * as one document, and `migrate` beside it is the only code that applies it.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+
 import type pg from 'pg';
 
 import { type AppliedMigration, judgeSchema, mayStartOn, type MigrationMark, type SchemaCompatibility } from '../../core/schema-compatibility.js';
@@ -384,7 +390,28 @@ export const MARKS_SINCE_VERSION = 15;
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */
 export const MIGRATION_LOCK_KEY = '7881702208213641075';
 
-/** What one {@link migrateSchema} call did and found. */
+/** Longest a migration statement waits for a table lock, per try (ms; PostgreSQL's `lock_timeout`). */
+export const MIGRATION_LOCK_TIMEOUT_MS = 3_000;
+/** Tries of the whole migration transaction when a statement of it could not take its lock in time. */
+export const MIGRATION_LOCK_ATTEMPTS = 4;
+/** Pause before the second try (ms), doubled before each further one: 0.5 s, 1 s, 2 s. */
+export const MIGRATION_RETRY_DELAY_MS = 500;
+
+/** Test and tuning knobs of {@link migrate}; the defaults are what every store uses. */
+export interface MigrateOptions {
+  /**
+   * `lock_timeout` of the migration transaction's statements (ms, default {@link MIGRATION_LOCK_TIMEOUT_MS}). 0 turns
+   * it off: a statement then waits for its lock until `statement_timeout` (the store pool's, 15 s by default; none on
+   * a plain client) — what `migrate` did before, kept for tests that show why it must not.
+   */
+  lockTimeoutMs?: number;
+  /** Tries before giving up (default {@link MIGRATION_LOCK_ATTEMPTS}, at least 1). */
+  attempts?: number;
+  /** Pause before the second try, doubled before each further one (ms, default {@link MIGRATION_RETRY_DELAY_MS}). */
+  retryDelayMs?: number;
+}
+
+/** What one {@link migrate} call did and found. */
 export interface MigrateOutcome {
   /** The versions this call applied, ascending (empty when the schema was current, or newer). */
   applied: number[];
@@ -398,15 +425,58 @@ export interface MigrateOutcome {
  * transactional in PostgreSQL, so either every pending migration commits or none does. A schema newer than this code
  * whose newer migrations are all marked compatible is left as it is (a rolling deploy's newer code migrated it).
  *
+ * Lock waits are bounded (the classic migration outage: an `ALTER TABLE` queued behind a long transaction queues
+ * every later statement on that table behind itself): after the advisory lock, each statement waits at most
+ * `lockTimeoutMs` for a lock; when one gives up, the whole transaction rolls back — releasing every lock it took, so
+ * the table's traffic flows again — and runs again after a pause, up to `attempts` times.
+ *
  * @returns the versions this call applied (empty when the schema was current or newer) and the schema as found.
  * @throws {StoreError} `schema_mismatch` when the schema has a newer migration marked breaking or unmarked, or a
- *   known version under another name (not this project's schema), writing nothing; driver errors as they come (the
- *   caller wraps them).
+ *   known version under another name (not this project's schema), writing nothing; `unavailable` when a statement
+ *   could not take its lock on any try — the message names the migration, the table's holder when it can tell, and
+ *   what to do; driver errors as they come (the caller wraps them).
  */
-export async function migrateSchema(client: pg.ClientBase, migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS): Promise<MigrateOutcome> {
+export async function migrateSchema(
+  client: pg.ClientBase,
+  migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS,
+  options: MigrateOptions = {},
+): Promise<MigrateOutcome> {
+  const lockTimeoutMs = Math.max(0, Math.floor(options.lockTimeoutMs ?? MIGRATION_LOCK_TIMEOUT_MS));
+  const attempts = Math.max(1, Math.floor(options.attempts ?? MIGRATION_LOCK_ATTEMPTS));
+  const retryDelayMs = Math.max(0, options.retryDelayMs ?? MIGRATION_RETRY_DELAY_MS);
+  for (let attempt = 1; ; attempt += 1) {
+    const progress: { running?: PostgresMigration } = {};
+    try {
+      return await migrateOnce(client, migrations, lockTimeoutMs, progress);
+    } catch (error) {
+      if (!isLockTimeout(error)) throw error;
+      if (attempt >= attempts) throw await lockNotTaken(client, error, progress.running, { lockTimeoutMs, attempts });
+      await sleep(retryDelayMs * 2 ** (attempt - 1));
+    }
+  }
+}
+
+/** {@link migrateSchema}, returning only the versions it applied. */
+export async function migrate(
+  client: pg.ClientBase,
+  migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS,
+  options: MigrateOptions = {},
+): Promise<number[]> {
+  return (await migrateSchema(client, migrations, options)).applied;
+}
+
+/** One try of {@link migrateSchema}: `progress.running` names the migration under way when it throws. */
+async function migrateOnce(
+  client: pg.ClientBase,
+  migrations: readonly PostgresMigration[],
+  lockTimeoutMs: number,
+  progress: { running?: PostgresMigration },
+): Promise<MigrateOutcome> {
   await client.query('BEGIN');
   try {
+    // Not bounded by lock_timeout: instances that start together wait here for the one that migrates.
     await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
+    await client.query("SELECT set_config('lock_timeout', $1, true)", [`${lockTimeoutMs}ms`]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
     await client.query(
       `CREATE TABLE IF NOT EXISTS ${SCHEMA}.schema_migrations (version integer NOT NULL PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
@@ -417,6 +487,7 @@ export async function migrateSchema(client: pg.ClientBase, migrations: readonly 
     const applied: number[] = [];
     for (const migration of migrations) {
       if (migration.version <= schema.applied) continue;
+      progress.running = migration;
       await client.query(migration.sql);
       if (migration.version >= MARKS_SINCE_VERSION) {
         await client.query(`INSERT INTO ${SCHEMA}.schema_migrations (version, name, breaking) VALUES ($1, $2, $3)`, [
@@ -429,17 +500,13 @@ export async function migrateSchema(client: pg.ClientBase, migrations: readonly 
       }
       applied.push(migration.version);
     }
+    progress.running = undefined;
     await client.query('COMMIT');
     return { applied, schema };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   }
-}
-
-/** {@link migrateSchema}, returning only the versions it applied. */
-export async function migrate(client: pg.ClientBase, migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS): Promise<number[]> {
-  return (await migrateSchema(client, migrations)).applied;
 }
 
 /**
@@ -454,3 +521,55 @@ export async function readAppliedMigrations(client: Pick<pg.ClientBase, 'query'>
 
 /** See {@link readAppliedMigrations}. */
 export const APPLIED_MIGRATIONS_SQL = `SELECT m.version, m.name, to_jsonb(m) -> 'breaking' AS breaking FROM ${SCHEMA}.schema_migrations m ORDER BY m.version`;
+
+/** PostgreSQL's `lock_not_available`: `lock_timeout` (or NOWAIT) gave up on a lock. */
+function isLockTimeout(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === '55P03';
+}
+
+/**
+ * The `unavailable` error of a migration that could not take its lock on any try: which migration, which table of
+ * the schema another session holds a lock on and since when (the oldest such transaction: the usual culprit), and
+ * what to do. Nothing was migrated (every try rolled back).
+ */
+async function lockNotTaken(
+  client: pg.ClientBase,
+  cause: unknown,
+  running: PostgresMigration | undefined,
+  settings: { lockTimeoutMs: number; attempts: number },
+): Promise<StoreError> {
+  const what = running ? `migration ${running.version} ("${running.name}")` : 'the migration';
+  const holder = await lockHolder(client).catch(() => undefined);
+  const about = holder && [
+    holder.application_name && `"${holder.application_name}"`,
+    holder.xact_seconds !== null && `in a transaction for ${holder.xact_seconds} s`,
+  ];
+  const held = holder
+    ? `${SCHEMA}.${holder.relname} is locked by pid ${holder.pid}${about?.some(Boolean) ? ` (${about.filter(Boolean).join(', ')})` : ''}; ` +
+      `end that transaction (let it commit or roll back, or SELECT pg_terminate_backend(${holder.pid})) and start again`
+    : `a table of ${SCHEMA} is locked by another session's transaction (see pg_locks); end it and start again`;
+  return new StoreError(
+    'unavailable',
+    `task store ${what} could not take its lock within ${settings.lockTimeoutMs} ms on ${settings.attempts} tr${settings.attempts === 1 ? 'y' : 'ies'}: ${held}. Nothing was migrated`,
+    { cause },
+  );
+}
+
+/** The oldest transaction of another session that holds a lock on a table of the schema (best effort; undefined if none). */
+async function lockHolder(
+  client: pg.ClientBase,
+): Promise<{ relname: string; pid: number; application_name: string | null; xact_seconds: number | null } | undefined> {
+  const { rows } = await client.query<{ relname: string; pid: number; application_name: string | null; xact_seconds: number | null }>(
+    `SELECT c.relname, l.pid, NULLIF(a.application_name, '') AS application_name,
+            floor(extract(epoch FROM clock_timestamp() - a.xact_start))::int AS xact_seconds
+       FROM pg_locks l
+       JOIN pg_class c ON c.oid = l.relation
+       JOIN pg_namespace n ON n.oid = c.relnamespace
+       LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND l.granted AND l.pid <> pg_backend_pid()
+      ORDER BY a.xact_start NULLS LAST, l.pid
+      LIMIT 1`,
+    [SCHEMA],
+  );
+  return rows[0];
+}

@@ -181,9 +181,9 @@ function contextFor(
 /**
  * Open a PostgreSQL task store: a pool on `options.url`, the schema migrated under an advisory lock (see
  * `migrateSchema`; a newer schema whose newer migrations are all marked compatible opens as it is).
- * @throws {StoreError} `unavailable` when the server cannot be reached within the connect timeout; `schema_mismatch`
- *   when the database holds a newer migration marked breaking (or unmarked), or a known version under another name;
- *   `fault` otherwise.
+ * @throws {StoreError} `unavailable` when the server cannot be reached within the connect timeout, or a migration
+ *   could not take a table lock on any try (the message names the holder); `schema_mismatch` when the database holds
+ *   a newer migration marked breaking (or unmarked), or a known version under another name; `fault` otherwise.
  */
 export function openPostgresTaskStore(options: PostgresTaskStoreOptions): Promise<PostgresTaskStore> {
   return PostgresTaskStore.open(options);
