@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 import SlowestFilesReporter from './test/helpers/slowest-files-reporter.js';
 
@@ -77,6 +78,22 @@ const CPU_WORKERS = Math.max(2, availableParallelism() - 1);
  */
 const WAITING_WORKERS = Number(process.env.MCP_TASKS_TEST_WORKERS ?? CPU_WORKERS + 1);
 
+/**
+ * vitest's order — group by group; in a group project by project, by name; in a project the files that failed or
+ * took longest last time first, else the largest — with one change: in a group, the projects whose files get a
+ * process each (contract, e2e-alone) start before the one whose files share a process per worker (e2e). By name,
+ * e2e-alone came after e2e: its one 10 s file started last and ran on while the other workers had nothing left (a
+ * clean clone has no durations from a last run). The e2e files stay together, as a worker keeps its process for the
+ * next file only when that file is next in the queue.
+ */
+class SharedProcessesLastSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (file: TestSpecification): number => file.project.config.sequence.groupOrder * 2 + (file.project.config.isolate === false ? 1 : 0);
+    // Array.prototype.sort is stable: vitest's order holds within each rank.
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+  }
+}
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -85,6 +102,7 @@ export default defineConfig({
     // the inline grace (issue 27 §5); the files that measure or test the grace set it themselves.
     env: { MCP_TASKS_INLINE_GRACE_MS: '0' },
     pool: 'forks',
+    sequence: { sequencer: SharedProcessesLastSequencer },
     // Two files at a time even on two cores (vitest's default there is one): most e2e time is waiting on child
     // processes, leases and polls, and the unit tier is CPU-bound on both cores. Measured on this 2-core machine
     // under load: 8 e2e files 492 s → 326 s wall with the same CPU; the unit tier 248 s → 151 s.
