@@ -69,12 +69,15 @@ const LONG_SIZES = {
 
 const ALL = 'test/**/*.test.ts';
 
-/** Files at a time in the unit tier: CPU-bound, so one per core (at least two). */
+/** One file per core (at least two): the `long` tier's runs, each heavy on its own. */
 const CPU_WORKERS = Math.max(2, availableParallelism() - 1);
 /**
- * Files at a time in the contract and e2e tiers. Their time is mostly waiting: a clean-clone `.ci/run` on 2 cores
- * used 18 min 40 s of CPU in 19 min 22 s of wall time with two files at a time, so half of the machine sat idle.
- * MCP_TASKS_TEST_WORKERS overrides it (e.g. 2 on a machine shared with other work).
+ * Files at a time in the unit, contract and e2e tiers: one more than CPU_WORKERS, as their time is mostly waiting.
+ * A clean-clone `.ci/run` on 2 cores used 18 min 40 s of CPU in 19 min 22 s of wall time with two files at a time,
+ * so half of the machine sat idle. The unit tier too: its in-process servers wait on timers, leases and polls far
+ * more than they compute — 107-129 s of CPU in 141 s of wall with two files at a time on 2 cores (under 1 core);
+ * three at a time took 114 s, the same CPU. MCP_TASKS_TEST_WORKERS overrides it (e.g. 2 on a machine shared with
+ * other work).
  */
 const WAITING_WORKERS = Number(process.env.MCP_TASKS_TEST_WORKERS ?? CPU_WORKERS + 1);
 
@@ -104,16 +107,17 @@ export default defineConfig({
     pool: 'forks',
     sequence: { sequencer: SharedProcessesLastSequencer },
     // Two files at a time even on two cores (vitest's default there is one): most e2e time is waiting on child
-    // processes, leases and polls, and the unit tier is CPU-bound on both cores. Measured on this 2-core machine
-    // under load: 8 e2e files 492 s → 326 s wall with the same CPU; the unit tier 248 s → 151 s.
+    // processes, leases and polls. Measured on this 2-core machine under load: 8 e2e files 492 s → 326 s wall with
+    // the same CPU; the unit tier 248 s → 151 s. The unit, contract and e2e tiers set WAITING_WORKERS.
     maxWorkers: CPU_WORKERS,
     reporters: ['default', new SlowestFilesReporter(), ...(process.env.CI_JSON_REPORT ? [['json', { outputFile: process.env.CI_JSON_REPORT }] as const] : [])],
     projects: [
       // One process per worker runs file after file (isolate: false): the source is imported once per worker
-      // instead of once per file, which halves the tier's CPU time.
-      { extends: true, test: { name: 'unit', include: UNIT, exclude: CONTRACT, isolate: false, sequence: { groupOrder: 0 } } },
-      // Files that mostly wait on child processes, PostgreSQL, leases and polls run in a second group, after the
-      // CPU-bound unit tier, with one more file at a time than there are cores (WAITING_WORKERS).
+      // instead of once per file, which halves the tier's CPU time. One more file at a time than cores
+      // (WAITING_WORKERS): its files mostly wait too.
+      { extends: true, test: { name: 'unit', include: UNIT, exclude: CONTRACT, isolate: false, maxWorkers: WAITING_WORKERS, sequence: { groupOrder: 0 } } },
+      // Files that wait on child processes, PostgreSQL, leases and polls run in a second group, after the unit tier,
+      // with one more file at a time than there are cores (WAITING_WORKERS).
       { extends: true, test: { name: 'contract', include: CONTRACT, maxWorkers: WAITING_WORKERS, sequence: { groupOrder: 1 } } },
       // e2e shares one process per worker too: its files spend their time in the processes they spawn, and a fresh
       // process per file imported the sources, the SDKs and the helpers again each time (about a second of CPU per
