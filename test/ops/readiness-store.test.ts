@@ -6,9 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/core/logger.js';
 import { checkReadiness } from '../../src/ops/probes.js';
 import { KillSwitchCache } from '../../src/ops/rollout/kill-switch.js';
-import { migrate, POSTGRES_MIGRATIONS, type PostgresMigration } from '../../src/store/postgres/migrations.js';
+import { migrate, POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { cliRunner, ensureBuilt, type RunningCli } from '../cli/support.js';
+import { BREAKING_REFUSAL, KNOWN_POSTGRES_VERSION, NEWER_ADDITIVE, NEWER_BREAKING } from '../helpers/newer-postgres-migrations.js';
 import { createTestDatabase, type PrivateCluster, startPrivateCluster, type TestDatabase, withClient } from '../helpers/postgres.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
@@ -90,20 +91,9 @@ describe('/readyz follows the store', () => {
 
 describe('/readyz during a rolling deploy on PostgreSQL: processes of this code on a schema newer code migrated', () => {
   const temp = makeTempDir('mcp-tasks-rolling-');
-  const KNOWN = POSTGRES_MIGRATIONS.length;
-  /** Migrations of a newer mcp-tasks, which these processes do not know: one additive, one that breaks them. */
-  const ADDITIVE: PostgresMigration = {
-    version: KNOWN + 1,
-    name: 'test: a table of newer code',
-    sql: 'CREATE TABLE mcp_tasks.newer_feature (id bigint);',
-    breaking: false,
-  };
-  const BREAKING: PostgresMigration = {
-    version: KNOWN + 2,
-    name: 'test: renames what older code writes',
-    sql: 'ALTER TABLE mcp_tasks.tool_state RENAME COLUMN value TO document;',
-    breaking: true,
-  };
+  const KNOWN = KNOWN_POSTGRES_VERSION;
+  const ADDITIVE = NEWER_ADDITIVE;
+  const BREAKING = NEWER_BREAKING;
   let database: TestDatabase;
   const running: RunningCli[] = [];
   const { start } = cliRunner({ ...process.env });
@@ -163,7 +153,7 @@ describe('/readyz during a rolling deploy on PostgreSQL: processes of this code 
     expect((await readyz(worker.base)).status).toBe(200);
 
     await withClient(database.url, (client) => migrate(client, [...POSTGRES_MIGRATIONS, ADDITIVE, BREAKING]));
-    const reason = `schema version ${BREAKING.version} is newer than this mcp-tasks knows (${KNOWN}), and migration ${BREAKING.version} ("${BREAKING.name}") is breaking for older code: upgrade mcp-tasks`;
+    const reason = BREAKING_REFUSAL;
     for (const { base } of [api, worker]) {
       expect(await readyz(base)).toEqual({ status: 503, migrations: { ok: false, applied: BREAKING.version, expected: KNOWN, newer: 'breaking', reason } });
     }

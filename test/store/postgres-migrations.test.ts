@@ -17,6 +17,7 @@ import {
 } from '../../src/store/postgres/migrations.js';
 import { expectStoreError } from '../../src/testing/store-contract.js';
 import { newTaskInput } from '../helpers/new-task.js';
+import { BREAKING_REFUSAL, NEWER_ADDITIVE, NEWER_BREAKING } from '../helpers/newer-postgres-migrations.js';
 import { createTestDatabase, rawClients, type TestDatabase } from '../helpers/postgres.js';
 
 // Migrations on PostgreSQL while other sessions use the database: older processes on a schema newer code migrated
@@ -51,19 +52,8 @@ async function open(url: string): Promise<PostgresTaskStore> {
 const marks = async (client: pg.Client): Promise<Array<{ version: number; breaking: boolean | null }>> =>
   (await client.query('SELECT version, breaking FROM mcp_tasks.schema_migrations ORDER BY version')).rows;
 
-/** Migrations of a newer mcp-tasks, which this code does not know: one additive, one that breaks this code. */
-const ADDITIVE: PostgresMigration = {
-  version: KNOWN + 1,
-  name: 'test: a table of newer code',
-  sql: 'CREATE TABLE mcp_tasks.newer_feature (id bigint PRIMARY KEY);',
-  breaking: false,
-};
-const BREAKING: PostgresMigration = {
-  version: KNOWN + 2,
-  name: 'test: renames what older code writes',
-  sql: 'ALTER TABLE mcp_tasks.tool_state RENAME COLUMN value TO document;',
-  breaking: true,
-};
+const ADDITIVE = NEWER_ADDITIVE;
+const BREAKING = NEWER_BREAKING;
 
 describe('migration 15 (compatibility marks)', () => {
   it('upgrades a version-14 database in place: every earlier version marked compatible; the older code’s statements over schema_migrations still run', async () => {
@@ -113,7 +103,7 @@ describe('rolling deploy: an older process on a newer schema', () => {
     ]);
     const breaking = await readiness();
     expect(breaking.ready).toBe(false);
-    const refusal = `schema version ${BREAKING.version} is newer than this mcp-tasks knows (${KNOWN}), and migration ${BREAKING.version} ("${BREAKING.name}") is breaking for older code: upgrade mcp-tasks`;
+    const refusal = BREAKING_REFUSAL;
     expect(breaking.checks.migrations).toEqual({ ok: false, applied: BREAKING.version, expected: KNOWN, newer: 'breaking', reason: refusal });
     const refused = await expectStoreError(openPostgresTaskStore({ url: shared.url }), 'schema_mismatch');
     expect(refused.message).toBe(`task store ${refusal}`);
