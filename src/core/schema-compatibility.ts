@@ -8,8 +8,10 @@
  * that declaration in `schema_migrations.breaking` when it applies the migration — so an older process, which knows
  * nothing else about a newer migration, can read it there. A schema newer than this code is fine when every newer
  * migration is marked not breaking, and refused otherwise (also when a newer row carries no mark: a row nobody
- * declared compatible is assumed breaking). Code that predates the marks (PostgreSQL schema 15, SQLite 14) cannot
- * read them and refuses any newer schema (docs/operations/upgrades.md, the one-time step).
+ * declared compatible is assumed breaking). The column is not a numbered migration (each store's `migrate` adds it
+ * when missing), so processes of the version before the marks stay ready on the schema this version leaves; they
+ * cannot read marks, though, and refuse any newer schema — so the first later version that adds a numbered migration
+ * needs every process on at least the marks' version first (docs/operations/upgrades.md).
  */
 
 /** A migration as the code that ships it knows it. */
@@ -23,8 +25,9 @@ export interface MigrationMark {
    * that older code fails or changes meaning on it: a column it reads or writes dropped, renamed or retyped; a
    * column added to a table older code reads with `*` in a named statement (PostgreSQL then fails that statement
    * with "cached plan must not change result type", see `p.*` over `processes`); a constraint that rejects what it
-   * writes; data moved to where it no longer looks. `false` (additive) for new tables, indexes, functions and
-   * triggers, and changes older statements never see. Recorded when the migration is applied; never changed once
+   * writes; data moved to where it no longer looks; a changed layout of what older code receives, such as the payload
+   * of an existing NOTIFY channel (older code parses the feed's events there by position: `parseNotification`).
+   * `false` (additive) for new tables, indexes, functions and triggers, and changes older statements never see. Recorded when the migration is applied; never changed once
    * released.
    */
   readonly breaking: boolean;
@@ -35,8 +38,9 @@ export interface AppliedMigration {
   readonly version: number;
   readonly name: string;
   /**
-   * The mark recorded with it: `null` when none was — a row written before the marks existed (the marks migration
-   * sets those of the versions before it), or written by hand. An unmarked newer row counts as breaking.
+   * The mark recorded with it: `null` when none was — a row applied before the store had the column (never
+   * consulted: only rows newer than the reading code are, and code that reads marks wrote its own), or written by
+   * hand. An unmarked newer row counts as breaking.
    */
   readonly breaking: boolean | null;
 }

@@ -12,6 +12,7 @@ import { MIGRATIONS, openSqliteTaskStore } from '../../src/store/sqlite/index.js
 import { migrate, type Migration } from '../../src/store/sqlite/migrations.js';
 import { SQL } from '../../src/store/sqlite/sql.js';
 import { newTaskInput } from '../helpers/new-task.js';
+import { migrateAsPreviousSqlite, PREVIOUS_SQLITE_VERSION, previousSqliteView } from '../helpers/previous-version.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { compileSqliteStoreForWorkers } from './helpers/compiled-store.js';
 import { GatedWorkers } from './helpers/gated-workers.js';
@@ -419,7 +420,7 @@ describe('migration 13 (draining processes)', () => {
   });
 });
 
-describe('migration 14 (compatibility marks) and rolling deploys on one file', () => {
+describe('compatibility marks (no numbered migration) and rolling deploys on one file', () => {
   /** What `open` threw, or undefined. */
   const openError = (path: string): StoreError | undefined => {
     try {
@@ -438,19 +439,29 @@ describe('migration 14 (compatibility marks) and rolling deploys on one file', (
     }
   };
 
-  it('upgrades a version-13 file in place: every earlier version marked compatible; the older code’s statements over schema_migrations still run', async () => {
-    const path = join(temp.dir, 'v13.db');
+  it('a process of the previous version stays ready, and would start, on a file after this code opens it (defect: a marks migration 14 made it unready); marks are written from then on', async () => {
+    const path = join(temp.dir, 'previous.db');
     const db = new Database(path);
     db.pragma('journal_mode = WAL');
-    expect(migrate(db, 0, MIGRATIONS.slice(0, 13))).toEqual(VERSIONS.slice(0, 13));
+    migrateAsPreviousSqlite(db);
+    expect(previousSqliteView(db)).toEqual({ ready: true, startsOn: true, applied: PREVIOUS_SQLITE_VERSION });
     const store = openSqliteTaskStore({ path });
     try {
-      expect(store.appliedMigrations).toEqual([14]);
-      expect(marks(path)).toEqual(VERSIONS.map((version) => ({ version, breaking: 0 })));
-      // Version 13's code on the same file: its reads and its record of a version (no `breaking`: unmarked).
-      expect(db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get()).toEqual({ v: 14 });
+      expect(previousSqliteView(db)).toEqual({ ready: true, startsOn: true, applied: PREVIOUS_SQLITE_VERSION });
+      expect(store.appliedMigrations).toEqual([]);
+      expect(marks(path)).toEqual(VERSIONS.map((version) => ({ version, breaking: null })));
+      // The previous code's record of a version (no `breaking`: unmarked) still runs.
       db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'by older code', 0)").run();
       expect(marks(path).at(-1)).toEqual({ version: 99, breaking: null });
+      db.prepare('DELETE FROM schema_migrations WHERE version = 99').run();
+      // A second open finds the column and adds nothing; the next migration carries its mark.
+      await openSqliteTaskStore({ path }).close();
+      const next: Migration = { version: VERSIONS.length + 1, name: 'test: next', sql: 'CREATE TABLE next_feature (id INTEGER) STRICT;', breaking: false };
+      expect(migrate(db, 0, [...MIGRATIONS, next])).toEqual([next.version]);
+      expect(marks(path).slice(-2)).toEqual([
+        { version: VERSIONS.length, breaking: null },
+        { version: next.version, breaking: 0 },
+      ]);
     } finally {
       db.close();
       await store.close();

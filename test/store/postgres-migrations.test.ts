@@ -19,9 +19,10 @@ import { expectStoreError } from '../../src/testing/store-contract.js';
 import { newTaskInput } from '../helpers/new-task.js';
 import { BREAKING_REFUSAL, NEWER_ADDITIVE, NEWER_BREAKING } from '../helpers/newer-postgres-migrations.js';
 import { createTestDatabase, rawClients, type TestDatabase } from '../helpers/postgres.js';
+import { migrateAsPreviousPostgres, PREVIOUS_POSTGRES_VERSION, previousPostgresView } from '../helpers/previous-version.js';
 
 // Migrations on PostgreSQL while other sessions use the database: older processes on a schema newer code migrated
-// (compatibility marks, migration 15), and migrations that wait for a table lock (lock_timeout, retries). The
+// (compatibility marks), and migrations that wait for a table lock (lock_timeout, retries). The
 // upgrade of each earlier version stays in postgres-task-store.test.ts. Every test has a database of its own.
 
 const KNOWN = POSTGRES_MIGRATIONS.length;
@@ -55,25 +56,35 @@ const marks = async (client: pg.Client): Promise<Array<{ version: number; breaki
 const ADDITIVE = NEWER_ADDITIVE;
 const BREAKING = NEWER_BREAKING;
 
-describe('migration 15 (compatibility marks)', () => {
-  it('upgrades a version-14 database in place: every earlier version marked compatible; the older code’s statements over schema_migrations still run', async () => {
+describe('the compatibility marks column (no numbered migration: defect, a marks migration 15 made every process of the previous version 503)', () => {
+  it('a process of the previous version stays ready, and would start, on the database after this code starts on it; marks are written from then on', async () => {
     const fresh = await database();
-    const client = await clients.connect(fresh.url);
-    expect(await migrate(client, POSTGRES_MIGRATIONS.slice(0, 14))).toEqual(Array.from({ length: 14 }, (_, i) => i + 1));
-    // Version 14's code, as it read and recorded versions (its status probe prepared before the upgrade).
-    const olderStatus = {
-      name: 'older_schema_status',
-      text: 'SELECT COALESCE(MAX(version), 0)::int AS v FROM mcp_tasks.schema_migrations WHERE $1::int IS NULL',
-      values: [null],
-    };
-    expect((await client.query(olderStatus)).rows).toEqual([{ v: 14 }]);
+    const previous = await clients.connect(fresh.url);
+    await migrateAsPreviousPostgres(previous);
+    expect(await previousPostgresView(previous)).toEqual({ ready: true, startsOn: true, applied: PREVIOUS_POSTGRES_VERSION });
     const store = await open(fresh.url);
-    expect(store.appliedMigrations).toEqual([15]);
-    expect(await marks(client)).toEqual(POSTGRES_MIGRATIONS.map((m) => ({ version: m.version, breaking: false })));
-    expect((await client.query(olderStatus)).rows).toEqual([{ v: 15 }]);
-    expect((await client.query('SELECT version, name FROM mcp_tasks.schema_migrations ORDER BY version')).rows).toHaveLength(15);
-    await client.query("INSERT INTO mcp_tasks.schema_migrations (version, name) VALUES (99, 'by older code')");
-    expect((await marks(client)).at(-1)).toEqual({ version: 99, breaking: null });
+    // The previous version's statements, prepared before this code started, still run and still find it current.
+    expect(await previousPostgresView(previous)).toEqual({ ready: true, startsOn: true, applied: PREVIOUS_POSTGRES_VERSION });
+    expect(store.appliedMigrations).toEqual([]);
+    expect(await store.schemaStatus()).toMatchObject({ state: 'current' });
+    expect(await marks(previous)).toEqual(POSTGRES_MIGRATIONS.map((m) => ({ version: m.version, breaking: null })));
+    // The next migration this code's successors apply carries its mark; the rows before it stay unmarked.
+    expect(await migrate(previous, [...POSTGRES_MIGRATIONS, ADDITIVE])).toEqual([ADDITIVE.version]);
+    expect((await marks(previous)).slice(-2)).toEqual([
+      { version: KNOWN, breaking: null },
+      { version: ADDITIVE.version, breaking: false },
+    ]);
+  });
+
+  it('the column is added once: a later start does not wait for a session that holds schema_migrations (no ACCESS EXCLUSIVE when the column exists)', async () => {
+    const fresh = await database();
+    await (await open(fresh.url)).close();
+    const holder = await holdTable(fresh.url, 'schema_migrations');
+    const { ms, value, error } = await settledIn(open(fresh.url));
+    expect(error).toBeUndefined();
+    expect(value?.appliedMigrations).toEqual([]);
+    expect(ms).toBeLessThan(2_000);
+    await holder.client.query('ROLLBACK');
   });
 });
 
@@ -230,15 +241,15 @@ describe('a migration that waits for a table lock (defect: migrations on Postgre
     expect((await read).ms).toBeGreaterThan(4_000);
   });
 
-  it('at start, with the production settings: an older process’s probe of schema_migrations waits at most about 3 s while a held lock keeps migration 15 out; open then fails typed (about 15 s)', async () => {
+  it('at start, with the production settings: an older process’s probe of schema_migrations waits at most about 3 s while a held lock keeps the marks column out (a database of the previous version); open then fails typed (about 15 s)', async () => {
     expect([MIGRATION_LOCK_TIMEOUT_MS, MIGRATION_LOCK_ATTEMPTS, MIGRATION_RETRY_DELAY_MS]).toEqual([3_000, 4, 500]);
     const shared = await database();
     const older = await clients.connect(shared.url);
-    expect(await migrate(older, POSTGRES_MIGRATIONS.slice(0, 14))).toHaveLength(14);
+    await migrateAsPreviousPostgres(older);
     // A long transaction that read the version table (a doctor run, a psql session left open).
     const holder = await holdTable(shared.url, 'schema_migrations');
     const opening = settledIn(openPostgresTaskStore({ url: shared.url }));
-    // The status probe of the older process (version 14's readiness) during the upgrade.
+    // The status probe of the older process (its readiness) during the upgrade.
     const longestProbe = await longestWhile(opening, older, 'SELECT COALESCE(MAX(version), 0) AS v FROM mcp_tasks.schema_migrations');
     const { ms, error } = await opening;
     expect(longestProbe).toBeGreaterThan(1_000);
@@ -249,7 +260,7 @@ describe('a migration that waits for a table lock (defect: migrations on Postgre
     expect((error as StoreError).code).toBe('unavailable');
     expect((error as StoreError).message).toMatch(
       new RegExp(
-        `^task store migration 15 \\("compatibility marks"\\) could not take its lock within 3000 ms on 4 tries: mcp_tasks\\.schema_migrations is locked by pid ${holder.pid} `,
+        `^task store migration \\(adding schema_migrations\\.breaking\\) could not take its lock within 3000 ms on 4 tries: mcp_tasks\\.schema_migrations is locked by pid ${holder.pid} `,
       ),
     );
     expect((await older.query('SELECT max(version)::int AS v FROM mcp_tasks.schema_migrations')).rows).toEqual([{ v: 14 }]);

@@ -345,19 +345,6 @@ CREATE TABLE ${SCHEMA}.draining_processes (
 `;
 
 /**
- * Compatibility marks (rolling deploys): `schema_migrations.breaking` records, with each migration, whether code that
- * predates it can keep running on the schema (see `core/schema-compatibility.ts`). The column itself is additive
- * (older code names the columns it reads and writes there). Nullable on purpose: a row written without a mark — by
- * hand, or by code before this migration — is not declared compatible. The rows already there are versions 1–14,
- * none breaking for the code before it (see the list below), so they are all marked `false`; a unit test holds this
- * statement and the list's marks together.
- */
-const V15_COMPATIBILITY_MARKS = `
-ALTER TABLE ${SCHEMA}.schema_migrations ADD COLUMN breaking boolean;
-UPDATE ${SCHEMA}.schema_migrations SET breaking = false;
-`;
-
-/**
  * Every migration, ascending by version. Append only. Why none so far is breaking for the code just before it: each
  * adds tables, indexes, functions or triggers that older statements never name (1–12, 14); 2 widens a CHECK (older
  * code never writes the new kind, and reads kinds as opaque strings); 4 replaces an index under its name (statements
@@ -381,11 +368,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   { version: 12, name: 'result chunks', sql: V12_RESULT_CHUNKS, breaking: false },
   { version: 13, name: 'feed notify with events', sql: V13_FEED_NOTIFY_EVENTS, breaking: false },
   { version: 14, name: 'draining processes', sql: V14_DRAINING_PROCESSES, breaking: false },
-  { version: 15, name: 'compatibility marks', sql: V15_COMPATIBILITY_MARKS, breaking: false },
 ]);
-
-/** The first version whose `schema_migrations` has the `breaking` column: from it on, `migrate` records each mark. */
-export const MARKS_SINCE_VERSION = 15;
 
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */
 export const MIGRATION_LOCK_KEY = '7881702208213641075';
@@ -445,12 +428,12 @@ export async function migrateSchema(
   const attempts = Math.max(1, Math.floor(options.attempts ?? MIGRATION_LOCK_ATTEMPTS));
   const retryDelayMs = Math.max(0, options.retryDelayMs ?? MIGRATION_RETRY_DELAY_MS);
   for (let attempt = 1; ; attempt += 1) {
-    const progress: { running?: PostgresMigration } = {};
+    const progress: { running?: PostgresMigration; step?: string } = {};
     try {
       return await migrateOnce(client, migrations, lockTimeoutMs, progress);
     } catch (error) {
       if (!isLockTimeout(error)) throw error;
-      if (attempt >= attempts) throw await lockNotTaken(client, error, progress.running, { lockTimeoutMs, attempts });
+      if (attempt >= attempts) throw await lockNotTaken(client, error, progress.running, progress.step, { lockTimeoutMs, attempts });
       await sleep(retryDelayMs * 2 ** (attempt - 1));
     }
   }
@@ -470,7 +453,7 @@ async function migrateOnce(
   client: pg.ClientBase,
   migrations: readonly PostgresMigration[],
   lockTimeoutMs: number,
-  progress: { running?: PostgresMigration },
+  progress: { running?: PostgresMigration; step?: string },
 ): Promise<MigrateOutcome> {
   await client.query('BEGIN');
   try {
@@ -479,8 +462,11 @@ async function migrateOnce(
     await client.query("SELECT set_config('lock_timeout', $1, true)", [`${lockTimeoutMs}ms`]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
     await client.query(
-      `CREATE TABLE IF NOT EXISTS ${SCHEMA}.schema_migrations (version integer NOT NULL PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+      `CREATE TABLE IF NOT EXISTS ${SCHEMA}.schema_migrations (version integer NOT NULL PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now(), breaking boolean)`,
     );
+    progress.step = 'migration (adding schema_migrations.breaking)';
+    await addMarksColumn(client);
+    progress.step = undefined;
     const schema = judgeSchema(await readAppliedMigrations(client), migrations);
     if (!mayStartOn(schema))
       throw new StoreError('schema_mismatch', `task store ${schema.problem ?? `schema version ${schema.applied} is not one this code runs on`}`);
@@ -489,15 +475,11 @@ async function migrateOnce(
       if (migration.version <= schema.applied) continue;
       progress.running = migration;
       await client.query(migration.sql);
-      if (migration.version >= MARKS_SINCE_VERSION) {
-        await client.query(`INSERT INTO ${SCHEMA}.schema_migrations (version, name, breaking) VALUES ($1, $2, $3)`, [
-          migration.version,
-          migration.name,
-          migration.breaking,
-        ]);
-      } else {
-        await client.query(`INSERT INTO ${SCHEMA}.schema_migrations (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
-      }
+      await client.query(`INSERT INTO ${SCHEMA}.schema_migrations (version, name, breaking) VALUES ($1, $2, $3)`, [
+        migration.version,
+        migration.name,
+        migration.breaking,
+      ]);
       applied.push(migration.version);
     }
     progress.running = undefined;
@@ -510,8 +492,25 @@ async function migrateOnce(
 }
 
 /**
+ * Give `schema_migrations` its `breaking` column (the compatibility marks) when it has none: a database an older
+ * mcp-tasks migrated. Outside the numbered migrations on purpose: a numbered one would make the schema newer than every
+ * process of the previous version, which reads it only as `SELECT version, name` and `MAX(version)` and so turned
+ * unready (`applied 15, expected 14`) the moment the first process of this version started. A column those statements
+ * never name changes nothing for them. Rows applied before it have no mark (NULL), and none is ever consulted:
+ * {@link judgeSchema} reads marks only of rows newer than the reading code, and code that reads marks wrote its own.
+ * Checked first because `ADD COLUMN IF NOT EXISTS` takes ACCESS EXCLUSIVE on the table even when the column exists.
+ * Runs in the migration transaction, after the advisory lock, under its `lock_timeout`.
+ */
+async function addMarksColumn(client: pg.ClientBase): Promise<void> {
+  const { rows } = await client.query(
+    `SELECT 1 FROM pg_attribute WHERE attrelid = '${SCHEMA}.schema_migrations'::regclass AND attname = 'breaking' AND NOT attisdropped`,
+  );
+  if (rows.length === 0) await client.query(`ALTER TABLE ${SCHEMA}.schema_migrations ADD COLUMN breaking boolean`);
+}
+
+/**
  * The rows of `schema_migrations`, ascending, with their marks. One statement for every schema version: `breaking`
- * is read through the row's JSON, which lacks the key before migration 15 (read as unmarked), and whose type stays
+ * is read through the row's JSON, which lacks the key before the column exists (read as unmarked), and whose type stays
  * `jsonb` whatever columns a later migration adds — so no named statement of an older process over this table can
  * fail with "cached plan must not change result type".
  */
@@ -536,9 +535,10 @@ async function lockNotTaken(
   client: pg.ClientBase,
   cause: unknown,
   running: PostgresMigration | undefined,
+  step: string | undefined,
   settings: { lockTimeoutMs: number; attempts: number },
 ): Promise<StoreError> {
-  const what = running ? `migration ${running.version} ("${running.name}")` : 'the migration';
+  const what = running ? `migration ${running.version} ("${running.name}")` : (step ?? 'the migration');
   const holder = await lockHolder(client).catch(() => undefined);
   const about = holder && [
     holder.application_name && `"${holder.application_name}"`,

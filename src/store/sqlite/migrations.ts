@@ -311,19 +311,6 @@ CREATE TABLE draining_processes (
 `;
 
 /**
- * Compatibility marks (rolling deploys, as PostgreSQL's version 15): `schema_migrations.breaking` records, with each
- * migration, whether code that predates it can keep running on the file's schema (see `core/schema-compatibility.ts`;
- * 1/0, NULL when none was recorded — by hand, or by code before this migration — which is not declared compatible).
- * The column is additive: older code names the columns it reads and writes there. The rows already there are
- * versions 1–13, none breaking for the code before it (see the list below); a unit test holds this statement and the
- * list's marks together.
- */
-const V14_COMPATIBILITY_MARKS = `
-ALTER TABLE schema_migrations ADD COLUMN breaking INTEGER CHECK (breaking IN (0, 1));
-UPDATE schema_migrations SET breaking = 0;
-`;
-
-/**
  * Every migration, ascending by version. Append only. Why none so far is breaking for the code just before it: each
  * adds tables or indexes that older statements never name; 3 rebuilds `task_events` with the same columns to widen
  * its CHECK (older code never writes the new kind, reads kinds as opaque strings, and SQLite re-prepares an older
@@ -346,11 +333,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 11, name: 'owner quotas', sql: V11_OWNER_QUOTAS, breaking: false },
   { version: 12, name: 'result chunks', sql: V12_RESULT_CHUNKS, breaking: false },
   { version: 13, name: 'draining processes', sql: V13_DRAINING_PROCESSES, breaking: false },
-  { version: 14, name: 'compatibility marks', sql: V14_COMPATIBILITY_MARKS, breaking: false },
 ]);
-
-/** The first version whose `schema_migrations` has the `breaking` column: from it on, `migrate` records each mark. */
-export const MARKS_SINCE_VERSION = 14;
 
 /** What one {@link migrateSchema} call did and found. */
 export interface MigrateOutcome {
@@ -377,25 +360,19 @@ export interface MigrateOutcome {
 export function migrateSchema(db: Database.Database, now: number, migrations: readonly Migration[] = MIGRATIONS): MigrateOutcome {
   db.exec('BEGIN IMMEDIATE');
   try {
-    db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT');
+    db.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL, breaking INTEGER CHECK (breaking IN (0, 1))) STRICT',
+    );
+    addMarksColumn(db);
     const schema = judgeSchema(readAppliedMigrations(db), migrations);
     if (!mayStartOn(schema))
       throw new StoreError('schema_mismatch', `task store ${schema.problem ?? `schema version ${schema.applied} is not one this code runs on`}`);
-    const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+    const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at, breaking) VALUES (?, ?, ?, ?)');
     const applied: number[] = [];
     for (const migration of migrations) {
       if (migration.version <= schema.applied) continue;
       db.exec(migration.sql);
-      if (migration.version >= MARKS_SINCE_VERSION) {
-        db.prepare('INSERT INTO schema_migrations (version, name, applied_at, breaking) VALUES (?, ?, ?, ?)').run(
-          migration.version,
-          migration.name,
-          now,
-          migration.breaking ? 1 : 0,
-        );
-      } else {
-        record.run(migration.version, migration.name, now);
-      }
+      record.run(migration.version, migration.name, now, migration.breaking ? 1 : 0);
       applied.push(migration.version);
     }
     db.exec('COMMIT');
@@ -412,8 +389,21 @@ export function migrate(db: Database.Database, now: number, migrations: readonly
 }
 
 /**
- * The rows of `schema_migrations`, ascending, with their marks (`null` where none was recorded, and on a file before
- * version 14, which has no such column: hence `*`, prepared afresh at each call).
+ * Give `schema_migrations` its `breaking` column (the compatibility marks) when it has none: a file an older
+ * mcp-tasks migrated. Outside the numbered migrations on purpose, as on PostgreSQL: a numbered one would make the file
+ * newer than every process of the previous version, which reads it only as `SELECT version, name` and `MAX(version)`
+ * and so turned unready the moment the first process of this version started; a column those statements never name
+ * changes nothing for them. Rows applied before it have no mark (NULL) and are never consulted (`judgeSchema` reads
+ * marks only of rows newer than the reading code, and code that reads marks wrote its own). Under `BEGIN IMMEDIATE`.
+ */
+function addMarksColumn(db: Database.Database): void {
+  const columns = db.pragma('table_info(schema_migrations)') as Array<{ name: string }>;
+  if (!columns.some((column) => column.name === 'breaking')) db.exec('ALTER TABLE schema_migrations ADD COLUMN breaking INTEGER CHECK (breaking IN (0, 1))');
+}
+
+/**
+ * The rows of `schema_migrations`, ascending, with their marks (`null` where none was recorded, and on a file no
+ * process of this version has opened yet, which has no such column: hence `*`, prepared afresh at each call).
  */
 export function readAppliedMigrations(db: Database.Database): AppliedMigration[] {
   const rows = db.prepare('SELECT * FROM schema_migrations ORDER BY version').all() as Array<{ version: number; name: string; breaking?: number | null }>;
