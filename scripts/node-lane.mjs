@@ -320,9 +320,10 @@ function main() {
   const files = selectFiles(options.files);
   const reportFile = join(scratch(tmpdir(), 'node-lane-'), 'vitest.json');
   const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
-  // Two files at a time even on 2 cores (vitest's default there is one): the longest files wait on fsync (the store
+  // As many files at a time as in npm test (every tier's project sets its own maxWorkers in vitest.config.ts: one
+  // more than cores, so a --maxWorkers here would change nothing): the longest files wait on fsync (the store
   // contracts) or on purpose (the executor's lease and grace periods), not on the CPU.
-  const args = [vitest, 'run', ...files, '--maxWorkers=2', '--reporter=default', '--reporter=json', `--outputFile.json=${reportFile}`];
+  const args = [vitest, 'run', ...files, '--reporter=default', '--reporter=json', `--outputFile.json=${reportFile}`];
   const status = spawnSync(node.binary, args, { cwd: tree, env, stdio: 'inherit' }).status;
   let report;
   try {
