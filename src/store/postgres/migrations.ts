@@ -373,12 +373,22 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
 /** Key of the advisory lock that serialises migrations of one database ('mcptasks' in ASCII). */
 export const MIGRATION_LOCK_KEY = '7881702208213641075';
 
-/** Longest a migration statement waits for a table lock, per try (ms; PostgreSQL's `lock_timeout`). */
-export const MIGRATION_LOCK_TIMEOUT_MS = 3_000;
+/**
+ * Longest a migration statement waits for a table lock, per try (ms; PostgreSQL's `lock_timeout`). While it waits,
+ * every later statement on that table queues behind it — the processes' heartbeat UPDATEs and reaps on `processes`
+ * included — so it must stay well under a registration's lifetime minus one beat (3 × 1000 ms − 1000 ms with the
+ * default heartbeat, `DEFAULT_HEARTBEAT_MS`): at 3 s, heartbeats queued behind a waiting migration came out late by
+ * the whole lifetime, and the reaps queued with them reaped live processes.
+ */
+export const MIGRATION_LOCK_TIMEOUT_MS = 500;
 /** Tries of the whole migration transaction when a statement of it could not take its lock in time. */
-export const MIGRATION_LOCK_ATTEMPTS = 4;
-/** Pause before the second try (ms), doubled before each further one: 0.5 s, 1 s, 2 s. */
-export const MIGRATION_RETRY_DELAY_MS = 500;
+export const MIGRATION_LOCK_ATTEMPTS = 10;
+/**
+ * Shortest pause between tries (ms); each pause is drawn between it and twice it (jitter), at least one default
+ * heartbeat, so the statements that queued behind a try — heartbeats above all — run before the next try queues
+ * them again.
+ */
+export const MIGRATION_RETRY_DELAY_MS = 1_000;
 
 /** Test and tuning knobs of {@link migrate}; the defaults are what every store uses. */
 export interface MigrateOptions {
@@ -390,7 +400,7 @@ export interface MigrateOptions {
   lockTimeoutMs?: number;
   /** Tries before giving up (default {@link MIGRATION_LOCK_ATTEMPTS}, at least 1). */
   attempts?: number;
-  /** Pause before the second try, doubled before each further one (ms, default {@link MIGRATION_RETRY_DELAY_MS}). */
+  /** Shortest pause between tries; each is drawn between it and twice it (ms, default {@link MIGRATION_RETRY_DELAY_MS}). */
   retryDelayMs?: number;
 }
 
@@ -403,15 +413,17 @@ export interface MigrateOutcome {
 }
 
 /**
- * Bring the database up to the newest schema version, in one transaction under a transaction-scoped advisory
- * lock: when several instances start at once, one migrates and the others wait, then find nothing to do. DDL is
+ * Bring the database up to the newest schema version, in one transaction under a session-level advisory lock held
+ * across the tries: when several instances start at once, one migrates and the others wait, then find nothing to do. DDL is
  * transactional in PostgreSQL, so either every pending migration commits or none does. A schema newer than this code
  * whose newer migrations are all marked compatible is left as it is (a rolling deploy's newer code migrated it).
  *
  * Lock waits are bounded (the classic migration outage: an `ALTER TABLE` queued behind a long transaction queues
  * every later statement on that table behind itself): after the advisory lock, each statement waits at most
  * `lockTimeoutMs` for a lock; when one gives up, the whole transaction rolls back — releasing every lock it took, so
- * the table's traffic flows again — and runs again after a pause, up to `attempts` times.
+ * the table's traffic flows again — and runs again after a jittered pause of at least one heartbeat, up to
+ * `attempts` times. `lock_timeout` bounds waiting for a lock, not holding it: a statement that got its lock holds it
+ * until the transaction ends, however long the statement runs.
  *
  * @returns the versions this call applied (empty when the schema was current or newer) and the schema as found.
  * @throws {StoreError} `schema_mismatch` when the schema has a newer migration marked breaking or unmarked, or a
@@ -427,15 +439,24 @@ export async function migrateSchema(
   const lockTimeoutMs = Math.max(0, Math.floor(options.lockTimeoutMs ?? MIGRATION_LOCK_TIMEOUT_MS));
   const attempts = Math.max(1, Math.floor(options.attempts ?? MIGRATION_LOCK_ATTEMPTS));
   const retryDelayMs = Math.max(0, options.retryDelayMs ?? MIGRATION_RETRY_DELAY_MS);
-  for (let attempt = 1; ; attempt += 1) {
-    const progress: { running?: PostgresMigration; step?: string } = {};
-    try {
-      return await migrateOnce(client, migrations, lockTimeoutMs, progress);
-    } catch (error) {
-      if (!isLockTimeout(error)) throw error;
-      if (attempt >= attempts) throw await lockNotTaken(client, error, progress.running, progress.step, { lockTimeoutMs, attempts });
-      await sleep(retryDelayMs * 2 ** (attempt - 1));
+  // Held across all of this process's tries (a session lock: each try's ROLLBACK would release a transaction-scoped
+  // one), so processes starting together do not run their tries back to back — a waiter would start its own stall on
+  // the table the moment another's try gave up, and the statements queued behind both would not get through.
+  // Processes of older versions take the same key transaction-scoped: the two exclude each other.
+  await client.query('SELECT pg_advisory_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
+  try {
+    for (let attempt = 1; ; attempt += 1) {
+      const progress: { running?: PostgresMigration; step?: string } = {};
+      try {
+        return await migrateOnce(client, migrations, lockTimeoutMs, progress);
+      } catch (error) {
+        if (!isLockTimeout(error)) throw error;
+        if (attempt >= attempts) throw await lockNotTaken(client, error, progress.running, progress.step, { lockTimeoutMs, attempts });
+        await sleep(retryDelayMs * (1 + Math.random()));
+      }
     }
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
   }
 }
 
@@ -457,8 +478,6 @@ async function migrateOnce(
 ): Promise<MigrateOutcome> {
   await client.query('BEGIN');
   try {
-    // Not bounded by lock_timeout: instances that start together wait here for the one that migrates.
-    await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
     await client.query("SELECT set_config('lock_timeout', $1, true)", [`${lockTimeoutMs}ms`]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
     await client.query(
