@@ -11,6 +11,7 @@ import {
   migrate,
   type MigrateOptions,
   MIGRATION_LOCK_ATTEMPTS,
+  MIGRATION_LOCK_KEY,
   MIGRATION_LOCK_TIMEOUT_MS,
   MIGRATION_RETRY_DELAY_MS,
   POSTGRES_MIGRATIONS,
@@ -323,4 +324,42 @@ describe('a migration that waits for the lock of processes while processes heart
     const { lapses } = await migrateWhileRegistered({ attempts: 2, lockTimeoutMs: 3_000 });
     expect(lapses).toContainEqual(expect.stringMatching(/^processes stopped heartbeating; their leases were released/));
   }, 40_000);
+});
+
+describe('waiting for the migration advisory lock (defect: the wait ran under the pool’s statement_timeout)', () => {
+  /** Another session holding the migration advisory lock (a process migrating) for `ms`. */
+  async function holdAdvisoryLock(url: string): Promise<{ client: pg.Client; pid: number }> {
+    const client = await clients.connect(url);
+    await client.query("SET application_name = 'another migrator'");
+    const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+    await client.query('SELECT pg_advisory_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
+    return { client, pid };
+  }
+
+  it('a store whose statement_timeout is shorter than the wait waits for the lock, then migrates', async () => {
+    const fresh = await database();
+    const holder = await holdAdvisoryLock(fresh.url);
+    setTimeout(() => void holder.client.query('SELECT pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK_KEY]), 2_500);
+    const { ms, value, error } = await settledIn(openPostgresTaskStore({ url: fresh.url, statementTimeoutMs: 1_000 }));
+    if (value) stores.push(value);
+    expect(error).toBeUndefined();
+    expect(value?.appliedMigrations).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version));
+    expect(ms).toBeGreaterThan(2_400);
+  });
+
+  it('the wait is bounded: then a typed error names the session holding the lock; nothing migrated', async () => {
+    const fresh = await database();
+    const holder = await holdAdvisoryLock(fresh.url);
+    const migrator = await clients.connect(fresh.url);
+    const { ms, error } = await settledIn(migrate(migrator, POSTGRES_MIGRATIONS, { advisoryWaitMs: 600 }));
+    expect(ms).toBeGreaterThanOrEqual(550);
+    expect(ms).toBeLessThan(2_000);
+    expect((error as StoreError).code).toBe('unavailable');
+    expect((error as StoreError).message).toBe(
+      `task store migrations are held by pid ${holder.pid} ("another migrator") for ${(error as StoreError).message.match(/for (\d+) s/)?.[1]} s ` +
+        `(another process migrating, or a session holding advisory lock ${MIGRATION_LOCK_KEY}); waited 600 ms. ` +
+        `Start again once it ends (or SELECT pg_terminate_backend(${holder.pid}) if it is stuck). Nothing was migrated`,
+    );
+    expect((await migrator.query("SELECT to_regclass('mcp_tasks.schema_migrations') AS t")).rows).toEqual([{ t: null }]);
+  });
 });

@@ -390,6 +390,17 @@ export const MIGRATION_LOCK_ATTEMPTS = 10;
  */
 export const MIGRATION_RETRY_DELAY_MS = 1_000;
 
+/**
+ * Longest a process waits for the migration's advisory lock (ms) while other processes migrate (or try to): its turn
+ * comes after theirs, each of which can take all its tries (about 23 s at most on a held table), so seven pods that
+ * start together on such a table wait minutes. Polled with `pg_try_advisory_lock`, so no statement waits: a blocking
+ * `pg_advisory_lock` ran under the pool's `statement_timeout` (15 s) and failed "canceling statement due to statement
+ * timeout" instead of saying who held it.
+ */
+export const MIGRATION_ADVISORY_WAIT_MS = 300_000;
+/** Pause between polls of the advisory lock (ms; jittered up to 1.5 times). */
+const ADVISORY_POLL_MS = 200;
+
 /** Test and tuning knobs of {@link migrate}; the defaults are what every store uses. */
 export interface MigrateOptions {
   /**
@@ -402,6 +413,8 @@ export interface MigrateOptions {
   attempts?: number;
   /** Shortest pause between tries; each is drawn between it and twice it (ms, default {@link MIGRATION_RETRY_DELAY_MS}). */
   retryDelayMs?: number;
+  /** Longest wait for the advisory lock (ms, default {@link MIGRATION_ADVISORY_WAIT_MS}). */
+  advisoryWaitMs?: number;
 }
 
 /** What one {@link migrate} call did and found. */
@@ -443,7 +456,7 @@ export async function migrateSchema(
   // one), so processes starting together do not run their tries back to back — a waiter would start its own stall on
   // the table the moment another's try gave up, and the statements queued behind both would not get through.
   // Processes of older versions take the same key transaction-scoped: the two exclude each other.
-  await client.query('SELECT pg_advisory_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
+  await takeMigrationLock(client, Math.max(0, options.advisoryWaitMs ?? MIGRATION_ADVISORY_WAIT_MS));
   try {
     for (let attempt = 1; ; attempt += 1) {
       const progress: { running?: PostgresMigration; step?: string } = {};
@@ -458,6 +471,46 @@ export async function migrateSchema(
   } finally {
     await client.query('SELECT pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
   }
+}
+
+/**
+ * Take the migration's session-level advisory lock, polling `pg_try_advisory_lock` (each poll returns at once, so the
+ * wait is not bounded by `statement_timeout`) for at most `waitMs`.
+ * @throws {StoreError} `unavailable` naming the session that holds it, when it was not free within `waitMs`.
+ */
+async function takeMigrationLock(client: pg.ClientBase, waitMs: number): Promise<void> {
+  const deadline = performance.now() + waitMs;
+  for (;;) {
+    const { rows } = await client.query<{ taken: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS taken', [MIGRATION_LOCK_KEY]);
+    if (rows[0]?.taken === true) return;
+    if (performance.now() >= deadline) throw await advisoryNotTaken(client, waitMs);
+    await sleep(ADVISORY_POLL_MS * (1 + Math.random() / 2));
+  }
+}
+
+/** The `unavailable` error of a migration that waited `waitMs` for the advisory lock in vain: who holds it. */
+async function advisoryNotTaken(client: pg.ClientBase, waitMs: number): Promise<StoreError> {
+  const { rows } = await client
+    .query<{ pid: number; application_name: string | null; xact_seconds: number | null }>(
+      `SELECT l.pid, NULLIF(a.application_name, '') AS application_name,
+              floor(extract(epoch FROM clock_timestamp() - coalesce(a.xact_start, a.state_change)))::int AS xact_seconds
+         FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+        WHERE l.locktype = 'advisory' AND l.granted AND l.pid <> pg_backend_pid()
+          AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+          AND l.classid::bigint = ($1::bigint >> 32) AND l.objid::bigint = ($1::bigint & 4294967295)
+        LIMIT 1`,
+      [MIGRATION_LOCK_KEY],
+    )
+    .catch(() => ({ rows: [] as Array<{ pid: number; application_name: string | null; xact_seconds: number | null }> }));
+  const holder = rows[0];
+  const who = holder
+    ? `pid ${holder.pid}${holder.application_name ? ` ("${holder.application_name}")` : ''}${holder.xact_seconds === null ? '' : ` for ${holder.xact_seconds} s`}`
+    : 'another session';
+  return new StoreError(
+    'unavailable',
+    `task store migrations are held by ${who} (another process migrating, or a session holding advisory lock ${MIGRATION_LOCK_KEY}); ` +
+      `waited ${waitMs} ms. Start again once it ends${holder ? ` (or SELECT pg_terminate_backend(${holder.pid}) if it is stuck)` : ''}. Nothing was migrated`,
+  );
 }
 
 /** {@link migrateSchema}, returning only the versions it applied. */
