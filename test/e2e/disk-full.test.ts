@@ -32,11 +32,17 @@ afterEach(async () => {
   temp?.remove();
 });
 
-/** Create a `sized_result` task (2026-07-28, always a task: `--inline-grace-ms 0`) and wait for its end. */
-async function run(url: string, kib: number, label: string, log: string): Promise<{ taskId: string; task: Record<string, unknown> }> {
-  const response = await postModern(url, 'tools/call', { name: 'sized_result', arguments: { kib, label, log } });
+/** Create a `sized_result` task (2026-07-28, always a task: `--inline-grace-ms 0`); `at`: when its tool returns. */
+async function create(url: string, kib: number, label: string, log: string, at?: number): Promise<string> {
+  const response = await postModern(url, 'tools/call', { name: 'sized_result', arguments: { kib, label, log, ...(at === undefined ? {} : { at }) } });
   const taskId = response.body.result?.taskId;
   if (typeof taskId !== 'string') throw new Error(`no task: ${JSON.stringify(response.body).slice(0, 300)}`);
+  return taskId;
+}
+
+/** {@link create}, then wait for the task's end. */
+async function run(url: string, kib: number, label: string, log: string): Promise<{ taskId: string; task: Record<string, unknown> }> {
+  const taskId = await create(url, kib, label, log);
   return { taskId, task: await pollModernTask(url, taskId, { timeoutMs: 20_000 }) };
 }
 
@@ -128,5 +134,35 @@ describe('serve on SQLite when its disk is full', () => {
     expect(whole[0]?.err).toMatchObject({ type: 'StoreError', message: expect.stringContaining('database or disk is full') });
     expect(whole.length).toBeLessThanOrEqual(windows);
     expect(counted, server.log()).toBe(notStored);
+  }, 90_000);
+
+  it('small results that shared a failed commit with one that does not fit are stored: each runs again in a commit of its own', async () => {
+    temp = makeTempDir();
+    const data = join(temp.dir, 'data');
+    mkdirSync(data);
+    const log = join(temp.dir, 'runs.log');
+    // In-process: the runs' outcome writes reach the group commit in one turn, as on a busy server (found by review).
+    server = await startServerProcess(
+      data,
+      ['--no-builtins', '--tools', TOOLS, '--inline-grace-ms', '0', '--executor', 'in-process', '--concurrency', '8', '--max-result-bytes', '16000000'],
+      {},
+      undefined,
+      onSmallDisk('3m', data),
+    );
+    // All seven created and started before `at`, even on a loaded machine: their tools then return at one instant.
+    const at = Date.now() + 4_000;
+    const big = await create(server.url, 4_000, 'big', log, at);
+    const small = await Promise.all(Array.from({ length: 6 }, (_, i) => create(server!.url, 1, `small-${i}`, log, at)));
+    expect(await pollModernTask(server.url, big, { timeoutMs: 20_000 })).toMatchObject({
+      status: 'failed',
+      statusMessage: 'Tool sized_result ran, but its result could not be stored (Task store failed to commit); it is not run again',
+    });
+    for (const [i, taskId] of small.entries()) {
+      expect(await pollModernTask(server.url, taskId, { timeoutMs: 20_000 }), `small-${i}`).toMatchObject({ status: 'completed' });
+      expect(runsOf(log, `small-${i}`)).toBe(1);
+    }
+    expect(runsOf(log, 'big')).toBe(1);
+    // Control: the writes did share a commit that failed (else this test proves nothing).
+    expect(server.log()).toMatch(/"operations":[2-9],[^\n]*"msg":"task store failed to commit a batch; its writes run again one by one"/);
   }, 90_000);
 });

@@ -207,6 +207,17 @@ export class GroupCommitter {
       this.statements.commit.run();
     } catch (error) {
       this.rollback();
+      if (done.length > 1) {
+        // One operation's pages may be what did not fit (SQLITE_FULL): sharing a commit must not fail the others, which
+        // would have committed alone. Each runs again in a transaction of its own (rare: only after a failed COMMIT).
+        this.logger.warn(
+          { err: storageFault(error, 'commit'), operations: done.length },
+          'task store failed to commit a batch; its writes run again one by one',
+        );
+        for (const { op, error: own } of failed) this.rejectAfterRead(op, own);
+        for (const { op } of done) this.runBatch([op]);
+        return;
+      }
       this.failAll(batch, error, 'commit');
       return;
     }
