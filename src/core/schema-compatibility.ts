@@ -52,7 +52,8 @@ export interface AppliedMigration {
  * - `current`: exactly the versions this code knows.
  * - `newer-compatible`: versions this code does not know, none of them breaking: it starts and is ready on it.
  * - `newer-breaking`: a version this code does not know is breaking (or unmarked): it must not run on it.
- * - `foreign`: a version this code knows carries another name: not a schema mcp-tasks wrote.
+ * - `foreign`: a version this code knows carries another name, or is missing below the newest applied one: not a
+ *   schema mcp-tasks wrote (or an incomplete one).
  */
 export type SchemaState = 'empty' | 'older' | 'current' | 'newer-compatible' | 'newer-breaking' | 'foreign';
 
@@ -92,6 +93,19 @@ export function judgeSchema(rows: readonly AppliedMigration[], known: readonly M
         problem: `schema version ${row.version} is "${row.name}", expected "${mine?.name ?? '(none)'}": its schema_migrations was not written by mcp-tasks`,
       };
     }
+  }
+  // A gap: a version this code knows is missing below the newest applied one (rows deleted or written by hand, a
+  // migrate that was not this project's). Judged current, `migrate` would skip the missing one for good.
+  const present = new Set(sorted.map((row) => row.version));
+  const missing = known.find((migration) => migration.version < applied && !present.has(migration.version));
+  if (missing !== undefined) {
+    return {
+      state: 'foreign',
+      applied,
+      expected,
+      newer: [],
+      problem: `schema version ${missing.version} ("${missing.name}") is missing below the newest applied version (${applied}): its schema_migrations is incomplete or was not written by mcp-tasks`,
+    };
   }
   const unknown = sorted.filter((row) => row.version > expected);
   const newer = unknown.map((row) => row.version);

@@ -50,6 +50,25 @@ describe('judgeSchema', () => {
     expect(judge(row(1, 'initial', null), row(2, 'second', null)).state).toBe('current');
   });
 
+  it('a known version missing below the newest applied one is foreign (incomplete), not current — migrate would skip it for good', () => {
+    const three: MigrationMark[] = [...KNOWN, { version: 3, name: 'third', breaking: false }];
+    const gap = judgeSchema([row(1, 'initial'), row(3, 'third')], three);
+    expect(gap).toEqual({
+      state: 'foreign',
+      applied: 3,
+      expected: 3,
+      newer: [],
+      problem:
+        'schema version 2 ("second") is missing below the newest applied version (3): its schema_migrations is incomplete or was not written by mcp-tasks',
+    });
+    expect([mayStartOn(gap), readyOn(gap)]).toEqual([false, false]);
+    // Also on a newer schema, and with the lowest version missing.
+    expect(judge(row(2, 'second'), row(3, 'additive')).problem).toMatch(/^schema version 1 \("initial"\) is missing below/);
+    // Control: the same versions without the gap, and a schema that simply stops early.
+    expect(judgeSchema([row(1, 'initial'), row(2, 'second'), row(3, 'third')], three).state).toBe('current');
+    expect(judgeSchema([row(1, 'initial'), row(2, 'second')], three).state).toBe('older');
+  });
+
   it('the name check stays: a known version under another name is foreign, even on a newer compatible schema', () => {
     const schema = judge(row(1, 'someone else'), row(2, 'second'), row(3, 'additive'));
     expect(schema).toMatchObject({ state: 'foreign', applied: 3 });
