@@ -15,6 +15,16 @@ export { DEFAULT_LIMITS, resolveLimits, type TasksServerLimits } from './core/li
 export type { Logger } from './core/logger.js';
 export { coalesceOutageLogs, flushOutageLogs, OUTAGE_LOG_WINDOW_MS } from './core/outage-log.js';
 export { AuthenticationError, type AuthenticationFailure, type Authenticator, ownerKeyOf, type Principal } from './core/owner.js';
+// What `TaskStore.schemaStatus()` returns, and the rule a third-party store applies to its own migrations' rows.
+export {
+  type AppliedMigration,
+  judgeSchema,
+  mayStartOn,
+  type MigrationMark,
+  readyOn,
+  type SchemaCompatibility,
+  type SchemaState,
+} from './core/schema-compatibility.js';
 export { ScopePolicy } from './core/scopes.js';
 export type { TaskEvent, TaskEventKind, TaskScope, TaskStore, TransitionRequest } from './core/store.js';
 export { StoreError, type StoreErrorCode } from './core/store-error.js';
