@@ -28,13 +28,20 @@ export type StoreErrorCode = 'conflict' | 'invalid' | 'unavailable' | 'schema_mi
 export class StoreError extends Error {
   override readonly name = 'StoreError';
   readonly requestorMessage: string | undefined;
+  /**
+   * A `fault` because the backend has no room for the write (SQLite `SQLITE_FULL`, PostgreSQL 53100 `disk_full`):
+   * running the same write again fails the same way until an operator frees space, unlike a fault that passes (a
+   * lock timeout, a deadlock past its retries, out of memory). `false` for every other error.
+   */
+  readonly outOfSpace: boolean;
   constructor(
     readonly code: StoreErrorCode,
     message: string,
-    options?: { cause?: unknown; requestorMessage?: string },
+    options?: { cause?: unknown; requestorMessage?: string; outOfSpace?: boolean },
   ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.requestorMessage = options?.requestorMessage;
+    this.outOfSpace = options?.outOfSpace === true;
   }
 }
 

@@ -204,13 +204,14 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
     ended('discarded', undefined, toolEndedAt);
   };
   /**
-   * The outcome's write failed. A store that is away (`unavailable`): the lease lapses and recovery decides, as for a
-   * worker that stopped. A `fault` (a full disk) or an outcome the store refuses (`invalid`) would fail the same way
-   * on a re-run, and recovery would call the task "interrupted (its worker stopped)": it fails now with
+   * The outcome's write failed. A store that is away (`unavailable`) or a fault that passes (a lock timeout, a
+   * deadlock past its retries): the lease lapses and recovery decides, as for a worker that stopped — a re-run may
+   * store it. A store out of space (`StoreError.outOfSpace`) or an outcome it refuses (`invalid`) would fail the same
+   * way on every re-run, and recovery would call the task "interrupted (its worker stopped)": it fails now with
    * `result_not_stored`, if that smaller write can be made, and its tool is not run again. Throws `error` otherwise.
    */
   const notStored = async (error: unknown): Promise<void> => {
-    if (!isStoreError(error, 'fault', 'invalid')) {
+    if (!(isStoreError(error, 'invalid') || (isStoreError(error, 'fault') && error.outOfSpace))) {
       discarded();
       throw error;
     }

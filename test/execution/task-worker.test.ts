@@ -358,9 +358,19 @@ describe('TaskWorker', () => {
 
   it.each([
     {
-      what: 'a store fault (an I/O error, a full disk): the task fails with result_not_stored, counted failed, and is not run again',
-      error: new StoreError('fault', 'Task store failed to write: disk I/O error', { requestorMessage: 'Task store failed to write' }),
+      what: 'a store out of space (a full disk): the task fails with result_not_stored, counted failed, and is not run again',
+      error: new StoreError('fault', 'Task store failed to write: database or disk is full', {
+        requestorMessage: 'Task store failed to write',
+        outOfSpace: true,
+      }),
       counted: 'failed',
+    },
+    {
+      what: 'control: a fault that passes (a lock timeout): the run counts discarded, and its lease lapses for recovery, whose re-run may store it',
+      error: new StoreError('fault', 'Task store failed to store result chunks: canceling statement due to lock timeout', {
+        requestorMessage: 'Task store failed to store result chunks',
+      }),
+      counted: 'discarded',
     },
     {
       what: 'control: a store that is away (unavailable): the run counts discarded, and its lease lapses for recovery',

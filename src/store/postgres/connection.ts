@@ -199,5 +199,10 @@ export function toStoreError(error: unknown, action: string): StoreError {
   if (error instanceof StoreError) return error;
   const detail = error instanceof Error ? error.message : String(error);
   if (isUnavailable(error)) return new StoreError('unavailable', `Task store unavailable: cannot ${action} (${detail})`, { cause: error });
-  return new StoreError('fault', `Task store failed to ${action}: ${detail}`, { cause: error, requestorMessage: `Task store failed to ${action}` });
+  return new StoreError('fault', `Task store failed to ${action}: ${detail}`, {
+    cause: error,
+    requestorMessage: `Task store failed to ${action}`,
+    // 53100 disk_full: the database server has no room for the write (class 53's others pass: memory, connections).
+    outOfSpace: sqlState(error) === '53100',
+  });
 }

@@ -33,7 +33,8 @@ export interface GroupCommitStats {
 
 /**
  * Wrap a driver error as the store's {@link StoreError}, keeping the original as `cause`: `unavailable` when
- * another process held the write lock past `busy_timeout` (retryable), `fault` otherwise. A {@link StoreError}
+ * another process held the write lock past `busy_timeout` (retryable), `fault` otherwise (`outOfSpace` for
+ * `SQLITE_FULL`: a full disk, or the file at its size limit). A {@link StoreError}
  * (e.g. an idempotency conflict) passes through unchanged.
  */
 export function storageFault(error: unknown, action: string): StoreError {
@@ -44,6 +45,7 @@ export function storageFault(error: unknown, action: string): StoreError {
   return new StoreError(busy ? 'unavailable' : 'fault', `Task store failed to ${action}: ${detail}`, {
     cause: error,
     requestorMessage: `Task store failed to ${action}`,
+    outOfSpace: code === 'SQLITE_FULL',
   });
 }
 
