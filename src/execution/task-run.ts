@@ -14,7 +14,7 @@ import type { TaskOutcome, TaskRecord } from '../core/task.js';
 import { immediateResponseOf, settleExecution } from '../core/tool-outcome.js';
 import { TRACE_STEP, traceCarrierFromJson } from '../core/trace-context.js';
 import { appendAudit, shadowMismatchEntry } from '../ledger/audit.js';
-import type { failByRuntime } from './fail-task.js';
+import { failByRuntime } from './fail-task.js';
 import { boundLargeResult } from './large-result.js';
 import { runHost, tracedHost } from './run-host.js';
 import { inShadowMode, type ShadowSettings, type ShadowSink, ShadowWatch } from './shadow-watch.js';
@@ -216,11 +216,19 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
       throw error;
     }
     const message = `Tool ${tool.name} ran, but its result could not be stored (${requestorTextOf(error)}); it is not run again`;
+    context.statusWriter.takePending(taskId);
+    let failed: TaskRecord | undefined;
     try {
-      await context.fail(record, 'result_not_stored', message);
+      // Only while this run holds the lease: a write that failed late may find the task taken over and running again.
+      failed = await failByRuntime(store, taskId, 'result_not_stored', message, clock.now(), settings.instanceId);
     } catch {
       discarded();
       throw error;
+    }
+    if (!failed) {
+      discarded();
+      logger.info({}, 'task changed meanwhile (cancelled, expired or lease lost); its result, which could not be stored, is discarded');
+      return;
     }
     logger.error({ err: error }, 'task result could not be stored; the task failed');
     ended('failed', message, toolEndedAt);

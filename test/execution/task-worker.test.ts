@@ -422,6 +422,35 @@ describe('TaskWorker', () => {
     } else expect(record).toMatchObject({ status: 'working', leaseOwner: 'test-instance' });
   });
 
+  it('a result that does not fit, of a task cancelled meanwhile: the run counts discarded (not failed) and the task stays cancelled', async () => {
+    const runs: string[] = [];
+    const tool = defineTool({
+      name: 'large',
+      description: 'returns 200 kB',
+      execution: 'task-optional',
+      inputSchema: z.object({}),
+      run: async () => textResult('x'.repeat(200_000)),
+    });
+    const { real, call, close } = await serverOnWrappedStore(
+      [tool],
+      (store) => ({
+        putResultChunks: async (taskId: string) => {
+          // The requestor's cancel lands while the chunks are written; then the disk turns out to be full.
+          await store.transition(taskId, { to: 'cancelled', from: ['working'], releaseLease: true, now: Date.now() });
+          throw new StoreError('fault', 'Task store failed to commit: database or disk is full', {
+            requestorMessage: 'Task store failed to commit',
+            outOfSpace: true,
+          });
+        },
+      }),
+      { limits: { ...LIMITS, maxResultBytes: 100_000 }, workerObserver: { runEnded: (run) => void runs.push(run.outcome) } },
+    );
+    cleanups.push(close);
+    const taskId = await call('large');
+    await expect.poll(() => runs).toEqual(['discarded']);
+    expect(await real.getUnscoped(taskId)).toMatchObject({ status: 'cancelled' });
+  });
+
   it('an API-only server (worker: false) never holds a lease: its tasks wait unleased until a worker claims them', async () => {
     const { store, api, tool } = await apiOnlyOnSqlite(cleanups, LIMITS);
     expect(api.worker).toBeUndefined();
