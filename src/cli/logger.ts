@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 
 import type { Logger } from '../core/logger.js';
-import { coalesceOutageLogs } from '../core/outage-log.js';
+import { coalesceOutageLogs, flushOutageLogs } from '../core/outage-log.js';
 import { redactSecrets } from '../core/redaction.js';
 
 /** Errors are logged with secret-like values redacted from their message and stack (tools quote what they read). */
@@ -16,7 +16,7 @@ export function serializeError(error: unknown): unknown {
 /**
  * The CLI's logger: pino writing JSON lines to stderr (stdout belongs to MCP in `--stdio` mode), with secret-bearing
  * fields redacted wherever they appear and secret-like values redacted from logged errors, and the lines of a task
- * store outage coalesced ({@link coalesceOutageLogs}).
+ * store outage coalesced ({@link coalesceOutageLogs}), whose open windows are written when the process exits.
  */
 export function createCliLogger(level: string): Logger {
   const logger = pino(
@@ -30,5 +30,10 @@ export function createCliLogger(level: string): Logger {
     },
     pino.destination(2),
   ) as unknown as Logger;
-  return coalesceOutageLogs(logger);
+  const coalesced = coalesceOutageLogs(logger);
+  // Whatever ends the process — a drain, a lost registration's process.exit, an uncaught exception — the count of an
+  // outage window still open is written first: before pino's own exit listener, which flushes what its destination
+  // still holds (the write itself goes through libuv's pool, which an exiting process no longer runs).
+  process.prependOnceListener('exit', () => flushOutageLogs(coalesced));
+  return coalesced;
 }

@@ -1,25 +1,15 @@
 import type { Logger } from '../core/logger.js';
-import { flushOutageLogs } from '../core/outage-log.js';
-
-/**
- * Exit with `code`, after writing what the log still holds back: the summary of a task store outage whose window is
- * open (see `flushOutageLogs`) would otherwise be lost with the process.
- */
-export function exitProcess(logger: Logger, code: number): never {
-  flushOutageLogs(logger);
-  process.exit(code);
-}
 
 /**
  * Run `stop` (a drain), then exit 0 when it is done, or 1 when it failed (logged). Used when a process ends on its
- * own terms: a signal, or a stdio client closing stdin.
+ * own terms: a signal, or a stdio client closing stdin. (The CLI's logger writes what an outage left counted at exit.)
  */
 export function drainThenExit(logger: Logger, stop: () => Promise<void>): void {
   stop().then(
-    () => exitProcess(logger, 0),
+    () => process.exit(0),
     (error: unknown) => {
       logger.error({ err: error }, 'drain failed');
-      exitProcess(logger, 1);
+      process.exit(1);
     },
   );
 }
@@ -33,7 +23,7 @@ export function onShutdownSignal(logger: Logger, stop: () => Promise<void>): voi
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stopping) {
       logger.warn({ signal }, 'second signal during the drain: exiting now');
-      exitProcess(logger, 1);
+      process.exit(1);
     }
     stopping = true;
     logger.info({ signal }, 'draining before exit');

@@ -46,8 +46,8 @@ type Level = 'warn' | 'error';
  * before. Children (`child()`) share the windows, so the store's, the server's and the worker's lines of one process
  * are counted together.
  *
- * `serve` and `worker` wrap their logger with it and call {@link flushOutageLogs} before they exit, so the count of a
- * window still open at shutdown is written; a library user can do the same. Wrapping twice is a no-op. `now` and
+ * The CLI's logger (`serve`, `worker`) is wrapped with it and calls {@link flushOutageLogs} when the process exits,
+ * however it ends, so the count of a window still open is written; a library user can do the same. Wrapping twice is a no-op. `now` and
  * `setTimer` exist for tests; the timer is unref'd, so a window left open never keeps a process alive.
  */
 export function coalesceOutageLogs(

@@ -58,3 +58,29 @@ describe('why: a line of the CLI logger is written off the main thread', () => {
     expect(output.indexOf('written later')).toBeLessThan(output.indexOf('the logged line'));
   });
 });
+
+describe('the CLI logger at exit: the count of an open outage window is written, however the process ends', () => {
+  beforeAll(() => ensureBuilt());
+  it.each([
+    { how: 'process.exit (a lost registration, a drain)', end: 'process.exit(3)', code: 3 },
+    { how: 'an uncaught exception', end: "throw new Error('boom')", code: 1 },
+  ])('$how, with the thread pool busy (the write queued behind it)', async ({ end, code }) => {
+    const logger = new URL('../../dist/cli/logger.js', import.meta.url).href;
+    const storeError = new URL('../../dist/core/store-error.js', import.meta.url).href;
+    const script = `Promise.all([import('${logger}'), import('${storeError}')]).then(([{ createCliLogger }, { StoreError }]) => {
+      const log = createCliLogger('info');
+      require('node:crypto').pbkdf2('x', 'y', 300000, 32, 'sha256', () => {});
+      for (let i = 0; i < 4; i++) log.error({ err: new StoreError('unavailable', 'Task store unavailable: cannot connect (ECONNREFUSED)') }, 'task store failed');
+      setTimeout(() => { ${end}; }, 5);
+    })`;
+    const spawned = reaped(spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, UV_THREADPOOL_SIZE: '1' } }));
+    let output = '';
+    spawned.stderr?.on('data', (chunk) => (output += chunk));
+    const exitCode = await new Promise<number | null>((resolveExit) => spawned.on('close', resolveExit));
+    expect(exitCode).toBe(code);
+    // Control: the first line of the window was written whole; then its count, which only the exit could write.
+    expect(output).toContain('"msg":"task store failed"');
+    expect(output, output).toContain('"repeats":3');
+    expect(output).toContain('task store failed — 3 more like it not logged');
+  });
+});
