@@ -6,7 +6,7 @@ import { copyingInPlace, InPlaceWriteError, removeScratchFilesNow, writeOutputFi
 import { type CallToolResult, TaskNotFoundError, type TasksClient, TasksClientError } from '../client/index.js';
 import { resultResourceSize } from '../client/result-resource.js';
 import { saveLargeResult } from './result-file.js';
-import { terminalText } from './terminal-text.js';
+import { onTerminal } from './terminal-text.js';
 
 /**
  * FILE could not be written on this machine (a full disk `ENOSPC`, `EIO`, a quota, permissions changed since the
@@ -68,7 +68,7 @@ export async function saveOutput(client: TasksClient, result: CallToolResult, re
           await file.writeFile(body);
           return body.length;
         },
-        { ...(request.signal ? { signal: request.signal } : {}), terminal: terminalText },
+        { ...(request.signal ? { signal: request.signal } : {}), terminal: onTerminal(request.json) },
       );
     const bytes = resultResourceSize(result);
     return await saveLargeResult(

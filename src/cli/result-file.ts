@@ -15,7 +15,7 @@ import { JsonPrinter } from './json-layout.js';
 import { ShapeCheck } from './result-shape-check.js';
 import { TextRenderer } from './result-text-render.js';
 import { FileOutput } from './rewindable-output.js';
-import { terminalText } from './terminal-text.js';
+import { onTerminal } from './terminal-text.js';
 
 /** Each event to every consumer, in order (the shape check first, so a wrong shape stops before it is written). */
 function tee(...consumers: JsonEvents[]): JsonEvents {
@@ -113,7 +113,7 @@ export async function saveLargeResult(client: TasksClient, uri: string, path: st
         if (failed) throw failed;
         return out.position;
       },
-      { ...(options.signal ? { signal: options.signal } : {}), terminal: terminalText },
+      { ...(options.signal ? { signal: options.signal } : {}), terminal: onTerminal(shape.json) },
     );
   } catch (error) {
     if (error instanceof JsonStreamError)

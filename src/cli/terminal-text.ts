@@ -1,3 +1,5 @@
+import { escapeJsonText } from './json-output.js';
+
 /** C0 controls but tab and line feed, DEL, and C1 controls: what a terminal acts on instead of showing. */
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
 const TERMINAL_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
@@ -16,4 +18,12 @@ export function terminalText(text: string): string {
     if (code === 0x7f) return '\u2421';
     return `<U+${code.toString(16).toUpperCase().padStart(4, '0')}>`;
   });
+}
+
+/**
+ * How `--output` renders what it copies to a terminal: a `--json` document with DEL, the C1 controls and U+2028/U+2029
+ * written as `\uXXXX` escapes (the same JSON value; `escapeJsonText`), a text result with {@link terminalText}.
+ */
+export function onTerminal(json: boolean): (text: string) => string {
+  return json ? escapeJsonText : terminalText;
 }
