@@ -94,11 +94,16 @@ export function judgeSchema(rows: readonly AppliedMigration[], known: readonly M
       };
     }
   }
+  const unknown = sorted.filter((row) => row.version > expected);
+  const newer = unknown.map((row) => row.version);
+  // The first newer migration older code cannot run past; an unmarked row was never declared compatible.
+  const first = unknown.find((row) => row.breaking !== false);
   // A gap: a version this code knows is missing below the newest applied one (rows deleted or written by hand, a
-  // migrate that was not this project's). Judged current, `migrate` would skip the missing one for good.
+  // migrate that was not this project's). Judged current, `migrate` would skip the missing one for good. A newer
+  // breaking migration is said first: this code must not run on that schema either way, and upgrading is the step.
   const present = new Set(sorted.map((row) => row.version));
   const missing = known.find((migration) => migration.version < applied && !present.has(migration.version));
-  if (missing !== undefined) {
+  if (missing !== undefined && first === undefined) {
     return {
       state: 'foreign',
       applied,
@@ -107,11 +112,7 @@ export function judgeSchema(rows: readonly AppliedMigration[], known: readonly M
       problem: `schema version ${missing.version} ("${missing.name}") is missing below the newest applied version (${applied}): its schema_migrations is incomplete or was not written by mcp-tasks`,
     };
   }
-  const unknown = sorted.filter((row) => row.version > expected);
-  const newer = unknown.map((row) => row.version);
   if (unknown.length === 0) return { state: applied === 0 ? 'empty' : applied < expected ? 'older' : 'current', applied, expected, newer };
-  // The first newer migration older code cannot run past; an unmarked row was never declared compatible.
-  const first = unknown.find((row) => row.breaking !== false);
   if (first === undefined) return { state: 'newer-compatible', applied, expected, newer };
   return {
     state: 'newer-breaking',

@@ -64,6 +64,8 @@ describe('judgeSchema', () => {
     expect([mayStartOn(gap), readyOn(gap)]).toEqual([false, false]);
     // Also on a newer schema, and with the lowest version missing.
     expect(judge(row(2, 'second'), row(3, 'additive')).problem).toMatch(/^schema version 1 \("initial"\) is missing below/);
+    // A newer breaking migration is said first (upgrading is the step either way).
+    expect(judge(row(2, 'second'), row(3, 'drop a column', true)).state).toBe('newer-breaking');
     // Control: the same versions without the gap, and a schema that simply stops early.
     expect(judgeSchema([row(1, 'initial'), row(2, 'second'), row(3, 'third')], three).state).toBe('current');
     expect(judgeSchema([row(1, 'initial'), row(2, 'second')], three).state).toBe('older');
