@@ -7,16 +7,8 @@ import { registerProcess } from '../../src/execution/process-registration.js';
 import { checkReadiness } from '../../src/ops/probes.js';
 import { KillSwitchCache } from '../../src/ops/rollout/kill-switch.js';
 import { openPostgresTaskStore, type PostgresTaskStore } from '../../src/store/postgres/index.js';
-import {
-  migrate,
-  type MigrateOptions,
-  MIGRATION_LOCK_ATTEMPTS,
-  MIGRATION_LOCK_KEY,
-  MIGRATION_LOCK_TIMEOUT_MS,
-  MIGRATION_RETRY_DELAY_MS,
-  POSTGRES_MIGRATIONS,
-  type PostgresMigration,
-} from '../../src/store/postgres/migrations.js';
+import { MIGRATION_LOCK_ATTEMPTS, MIGRATION_LOCK_KEY, MIGRATION_LOCK_TIMEOUT_MS, MIGRATION_RETRY_DELAY_MS } from '../../src/store/postgres/migration-locks.js';
+import { migrate, type MigrateOptions, POSTGRES_MIGRATIONS, type PostgresMigration } from '../../src/store/postgres/migrations.js';
 import { expectStoreError } from '../../src/testing/store-contract.js';
 import { captureLogger } from '../helpers/capture-logger.js';
 import { newTaskInput } from '../helpers/new-task.js';
