@@ -25,10 +25,11 @@ const onSmallDisk = (size: string, dir: string) => [
 ];
 
 let temp: ReturnType<typeof makeTempDir>;
-let server: ServerProcess | undefined;
+/** The server of the running test, stopped after it. */
+let running: ServerProcess | undefined;
 afterEach(async () => {
-  await server?.stop();
-  server = undefined;
+  await running?.stop();
+  running = undefined;
   temp?.remove();
 });
 
@@ -53,22 +54,27 @@ const runsOf = (log: string, label: string): number =>
         .filter((line) => line === label).length
     : 0;
 
+/** `serve` with the disk tools on a 3 MiB data directory of its own (`args` added); it, its data directory and run log. */
+async function serveOnSmallDisk(args: string[]): Promise<{ server: ServerProcess; data: string; log: string }> {
+  temp = makeTempDir();
+  const data = join(temp.dir, 'data');
+  mkdirSync(data);
+  running = await startServerProcess(
+    data,
+    ['--no-builtins', '--tools', TOOLS, '--inline-grace-ms', '0', ...args],
+    {},
+    undefined,
+    onSmallDisk('3m', data),
+  ).catch((error: unknown) => {
+    throw new Error(`unshare -m and a tmpfs mount are needed here (root): ${String(error)}`);
+  });
+  return { server: running, data, log: join(temp.dir, 'runs.log') };
+}
+
 describe('serve on SQLite when its disk is full', () => {
   it('a result that cannot be stored fails its task with result_not_stored, the tool is not run again, the server goes on, stores results again once the disk grows, and its log is not flooded', async () => {
-    temp = makeTempDir();
-    const data = join(temp.dir, 'data');
-    mkdirSync(data);
-    const log = join(temp.dir, 'runs.log');
     // A short lease: were the failed write left to recovery, it would re-run this idempotent tool within seconds.
-    server = await startServerProcess(
-      data,
-      ['--no-builtins', '--tools', TOOLS, '--inline-grace-ms', '0', '--lease-ms', '600', '--log-level', 'info'],
-      {},
-      undefined,
-      onSmallDisk('3m', data),
-    ).catch((error: unknown) => {
-      throw new Error(`unshare -m and a tmpfs mount are needed here (root): ${String(error)}`);
-    });
+    const { server, data, log } = await serveOnSmallDisk(['--lease-ms', '600', '--log-level', 'info']);
 
     // 256 KiB results until one does not fit (3 MiB hold a few: each is written to the log, then to the database).
     const completed: string[] = [];
@@ -137,22 +143,12 @@ describe('serve on SQLite when its disk is full', () => {
   }, 90_000);
 
   it('small results that shared a failed commit with one that does not fit are stored: each runs again in a commit of its own', async () => {
-    temp = makeTempDir();
-    const data = join(temp.dir, 'data');
-    mkdirSync(data);
-    const log = join(temp.dir, 'runs.log');
     // In-process: the runs' outcome writes reach the group commit in one turn, as on a busy server (found by review).
-    server = await startServerProcess(
-      data,
-      ['--no-builtins', '--tools', TOOLS, '--inline-grace-ms', '0', '--executor', 'in-process', '--concurrency', '8', '--max-result-bytes', '16000000'],
-      {},
-      undefined,
-      onSmallDisk('3m', data),
-    );
+    const { server, log } = await serveOnSmallDisk(['--executor', 'in-process', '--concurrency', '8', '--max-result-bytes', '16000000']);
     // All seven created and started before `at`, even on a loaded machine: their tools then return at one instant.
     const at = Date.now() + 4_000;
     const big = await create(server.url, 4_000, 'big', log, at);
-    const small = await Promise.all(Array.from({ length: 6 }, (_, i) => create(server!.url, 1, `small-${i}`, log, at)));
+    const small = await Promise.all(Array.from({ length: 6 }, (_, i) => create(server.url, 1, `small-${i}`, log, at)));
     expect(await pollModernTask(server.url, big, { timeoutMs: 20_000 })).toMatchObject({
       status: 'failed',
       statusMessage: 'Tool sized_result ran, but its result could not be stored (Task store failed to commit); it is not run again',
