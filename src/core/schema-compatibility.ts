@@ -14,6 +14,8 @@
  * needs every process on at least the marks' version first (docs/operations/upgrades.md).
  */
 
+import { StoreError } from './store-error.js';
+
 /** A migration as the code that ships it knows it. */
 export interface MigrationMark {
   /** Schema version, from 1, ascending, never reused. */
@@ -128,6 +130,25 @@ export function judgeSchema(rows: readonly AppliedMigration[], known: readonly M
 /** Whether a process of this code may start on a schema so judged (it migrates `empty` and `older` ones first). */
 export function mayStartOn(schema: SchemaCompatibility): boolean {
   return schema.state !== 'newer-breaking' && schema.state !== 'foreign';
+}
+
+/**
+ * Refuse to start on a schema so judged when this code must not run on it (see {@link mayStartOn}); the migration of
+ * either store calls it before it applies anything.
+ * @throws {StoreError} `schema_mismatch` with the judgement's reason (a newer breaking or unmarked migration, a
+ *   foreign or incomplete history).
+ */
+export function assertMayStartOn(schema: SchemaCompatibility): void {
+  if (!mayStartOn(schema))
+    throw new StoreError('schema_mismatch', `task store ${schema.problem ?? `schema version ${schema.applied} is not one this code runs on`}`);
+}
+
+/** What one migration call of a store did and found (`migrateSchema` of either store). */
+export interface MigrateOutcome {
+  /** The versions this call applied, ascending (empty when the schema was current, or newer). */
+  applied: number[];
+  /** The schema as found before applying (`newer-compatible`: this code runs on a newer, compatible schema). */
+  schema: SchemaCompatibility;
 }
 
 /** Whether a running process of this code is ready on a schema so judged (`/readyz`): current, or newer but compatible. */

@@ -7,8 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import type pg from 'pg';
 
-import { type AppliedMigration, judgeSchema, mayStartOn, type MigrationMark, type SchemaCompatibility } from '../../core/schema-compatibility.js';
-import { StoreError } from '../../core/store-error.js';
+import { type AppliedMigration, assertMayStartOn, judgeSchema, type MigrateOutcome, type MigrationMark } from '../../core/schema-compatibility.js';
 import {
   isLockTimeout,
   lockNotTaken,
@@ -397,14 +396,6 @@ export interface MigrateOptions {
   advisoryWaitMs?: number;
 }
 
-/** What one {@link migrate} call did and found. */
-export interface MigrateOutcome {
-  /** The versions this call applied, ascending (empty when the schema was current, or newer). */
-  applied: number[];
-  /** The schema as found before applying (`newer-compatible`: this code runs on a newer, compatible schema). */
-  schema: SchemaCompatibility;
-}
-
 /**
  * Bring the database up to the newest schema version, in one transaction under a session-level advisory lock held
  * across the tries: when several instances start at once, one migrates and the others wait, then find nothing to do. DDL is
@@ -480,8 +471,7 @@ async function migrateOnce(
     await addMarksColumn(client);
     progress.step = undefined;
     const schema = judgeSchema(await readAppliedMigrations(client), migrations);
-    if (!mayStartOn(schema))
-      throw new StoreError('schema_mismatch', `task store ${schema.problem ?? `schema version ${schema.applied} is not one this code runs on`}`);
+    assertMayStartOn(schema);
     const applied: number[] = [];
     for (const migration of migrations) {
       if (migration.version <= schema.applied) continue;

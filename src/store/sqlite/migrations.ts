@@ -1,7 +1,6 @@
 import type Database from 'better-sqlite3';
 
-import { type AppliedMigration, judgeSchema, mayStartOn, type MigrationMark, type SchemaCompatibility } from '../../core/schema-compatibility.js';
-import { StoreError } from '../../core/store-error.js';
+import { type AppliedMigration, assertMayStartOn, judgeSchema, type MigrateOutcome, type MigrationMark } from '../../core/schema-compatibility.js';
 
 /**
  * One forward-only schema step. Versions start at 1 and are never edited once released; `breaking` says whether code
@@ -335,14 +334,6 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 13, name: 'draining processes', sql: V13_DRAINING_PROCESSES, breaking: false },
 ]);
 
-/** What one {@link migrateSchema} call did and found. */
-export interface MigrateOutcome {
-  /** The versions this call applied, ascending (empty when the schema was current, or newer). */
-  applied: number[];
-  /** The schema as found before applying (`newer-compatible`: this code runs on a newer, compatible schema). */
-  schema: SchemaCompatibility;
-}
-
 /**
  * Bring `db` up to the newest schema version; a schema newer than this code whose newer migrations are all marked
  * compatible is left as it is (newer code on the same file migrated it).
@@ -365,8 +356,7 @@ export function migrateSchema(db: Database.Database, now: number, migrations: re
     );
     addMarksColumn(db);
     const schema = judgeSchema(readAppliedMigrations(db), migrations);
-    if (!mayStartOn(schema))
-      throw new StoreError('schema_mismatch', `task store ${schema.problem ?? `schema version ${schema.applied} is not one this code runs on`}`);
+    assertMayStartOn(schema);
     const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at, breaking) VALUES (?, ?, ?, ?)');
     const applied: number[] = [];
     for (const migration of migrations) {
