@@ -14,7 +14,7 @@ import type { TaskOutcome, TaskRecord } from '../core/task.js';
 import { immediateResponseOf, settleExecution } from '../core/tool-outcome.js';
 import { TRACE_STEP, traceCarrierFromJson } from '../core/trace-context.js';
 import { appendAudit, shadowMismatchEntry } from '../ledger/audit.js';
-import { failByRuntime } from './fail-task.js';
+import type { failByRuntime } from './fail-task.js';
 import { boundLargeResult } from './large-result.js';
 import { runHost, tracedHost } from './run-host.js';
 import { inShadowMode, type ShadowSettings, type ShadowSink, ShadowWatch } from './shadow-watch.js';
@@ -61,7 +61,11 @@ export interface RunContext {
   /** What a run that waits for its answers in place (a tool with `elicits: 'in-place'`) needs of its worker. */
   readonly inputWaits: InputWaits;
   abortLocal(taskId: string, reason: AbortReason): void;
-  fail(record: TaskRecord, reason: RuntimeFailure, message: string): Promise<void>;
+  /**
+   * Fail `record`'s task for a reason of the runtime (its pending status text dropped); with `leaseOwner`, only while
+   * that owner holds the lease. Resolves to the failed task, or `undefined` when the failure did not apply.
+   */
+  fail(record: TaskRecord, reason: RuntimeFailure, message: string, leaseOwner?: string): Promise<TaskRecord | undefined>;
   releaseSlot(taskId: string, slot: Slot): void;
 }
 
@@ -216,11 +220,10 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
       throw error;
     }
     const message = `Tool ${tool.name} ran, but its result could not be stored (${requestorTextOf(error)}); it is not run again`;
-    context.statusWriter.takePending(taskId);
     let failed: TaskRecord | undefined;
     try {
       // Only while this run holds the lease: a write that failed late may find the task taken over and running again.
-      failed = await failByRuntime(store, taskId, 'result_not_stored', message, clock.now(), settings.instanceId);
+      failed = await context.fail(record, 'result_not_stored', message, settings.instanceId);
     } catch {
       discarded();
       throw error;

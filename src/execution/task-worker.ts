@@ -105,7 +105,7 @@ export class TaskWorker {
       },
       inputWaits: this.inputWakes,
       abortLocal: (taskId, reason) => this.abortLocal(taskId, reason),
-      fail: (record, reason, message) => this.fail(record, reason, message),
+      fail: (record, reason, message, leaseOwner) => this.fail(record, reason, message, leaseOwner),
       releaseSlot: (taskId, slot) => this.releaseSlot(taskId, slot),
     };
     this.handOff = {
@@ -365,9 +365,9 @@ export class TaskWorker {
     this.fillSlot();
   }
 
-  private async fail(record: TaskRecord, reason: RuntimeFailure, message: string): Promise<void> {
+  private async fail(record: TaskRecord, reason: RuntimeFailure, message: string, leaseOwner?: string): Promise<TaskRecord | undefined> {
     this.statusWriter.takePending(record.taskId);
-    await failByRuntime(this.options.store, record.taskId, reason, message, this.options.clock.now());
+    return failByRuntime(this.options.store, record.taskId, reason, message, this.options.clock.now(), leaseOwner);
   }
 
   private abortLocal(taskId: string, reason: AbortReason): void {
