@@ -109,10 +109,17 @@ export interface ExecutionHost {
   setStatus(message: string): void;
   /** `ctx.progress`, already formatted as its statusMessage (`"<message> (done/total)"`). */
   progress(done: number, total: number | undefined, message: string): void;
-  /** A journaled step's value, or `undefined` when it never completed (always `undefined` inline). */
+  /**
+   * A journaled step's value, or `undefined` when it never completed (always `undefined` inline).
+   * @throws Error when the run no longer holds its task (another run took it over, or it ended): the step must not run.
+   */
   getStep(name: string): Promise<{ value: JsonValue } | undefined>;
-  /** Journal a completed step (first write wins; a no-op inline). */
-  putStep(name: string, value: JsonValue): Promise<void>;
+  /**
+   * Journal a completed step and answer the value the journal holds: `value`, or an earlier run's value that was
+   * journaled first (first write wins; inline, `value` and nothing is written).
+   * @throws Error when the run no longer holds its task: nothing is journaled.
+   */
+  putStep(name: string, value: JsonValue): Promise<JsonValue>;
   /** `ctx.ownerState.get`: the document this tool keeps for the run's owner under `key`, or `undefined`. */
   getOwnerState(key: string): Promise<JsonValue | undefined>;
   /**

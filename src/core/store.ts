@@ -22,7 +22,7 @@ export { RESULT_CHUNK_BYTES, type TaskResults } from './ports/results.js';
 export type { KillSwitchStore } from './ports/rollout.js';
 export type { TaskBrowseQuery, TaskRows, TaskScope, TransitionRequest } from './ports/rows.js';
 export type { SessionTables } from './ports/sessions.js';
-export { MAX_TOOL_STATE_BYTES, MAX_TOOL_STATE_KEYS, MAX_TOOL_STATE_NAME, type TaskSteps } from './ports/steps.js';
+export { type JournalEntry, MAX_TOOL_STATE_BYTES, MAX_TOOL_STATE_KEYS, MAX_TOOL_STATE_NAME, type TaskSteps } from './ports/steps.js';
 
 /**
  * The storage port: the composition of the ports by role in `core/ports/` (one file each: rows, admission, leases,

@@ -209,9 +209,7 @@ async function runInThread(executor: InProcessExecutor, link: ThreadLink, task: 
     log: (entry) => link.send({ run: id, op: 'log', entry }),
     observeShadowJob: (jobId) => link.send({ run: id, op: 'observeShadowJob', jobId }),
     getStep: async (name) => (await call('getStep', [name])) as { value: JsonValue } | undefined,
-    putStep: async (name, value) => {
-      await call('putStep', [name, value]);
-    },
+    putStep: async (name, value) => (await call('putStep', [name, value])) as JsonValue,
     getOwnerState: (key) => call('getOwnerState', [key]),
     putOwnerState: async (key, value) => {
       await call('putOwnerState', [key, value]);

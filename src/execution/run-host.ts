@@ -45,8 +45,20 @@ export function runHost(deps: RunHostDeps, record: TaskRecord, logger: Logger): 
       if (!asking()) statusWriter.set(taskId, sanitizeModelText(message));
       for (const listener of progressListeners.get(taskId) ?? []) listener(done, total, message);
     },
-    getStep: (name) => toolFacing(logger, 'getStep', () => store.getStep(taskId, name)),
-    putStep: (name, value) => toolFacing(logger, 'putStep', () => store.putStep(taskId, name, value)),
+    // The journal is read and written under the run's lease: a run that lost its task (another process took it over
+    // once its lease lapsed, or it ended) neither executes a step nor records a value the new run did not compute.
+    getStep: (name) =>
+      toolFacing(logger, 'getStep', async () => {
+        const entry = await store.lookupStep(taskId, name, deps.leaseOwner);
+        if (entry.kind === 'not_held') throw lostTask(logger, taskId, name);
+        return entry.kind === 'journaled' ? { value: entry.value } : undefined;
+      }),
+    putStep: (name, value) =>
+      toolFacing(logger, 'putStep', async () => {
+        const entry = await store.putStep(taskId, name, value, deps.leaseOwner);
+        if (entry.kind === 'not_held') throw lostTask(logger, taskId, name);
+        return entry.value;
+      }),
     getOwnerState: (key) => toolFacing(logger, 'getOwnerState', () => store.getToolState(record.ownerKey, record.toolName, key)),
     putOwnerState: (key, value) => toolFacing(logger, 'putOwnerState', () => store.putToolState(record.ownerKey, record.toolName, key, value, clock.now())),
     elicit: (requests) => toolFacing(logger, 'elicit', () => elicit(requests)),
@@ -70,6 +82,15 @@ async function toolFacing<T>(logger: Logger, method: string, work: () => Promise
     if (error.code !== 'conflict' && error.code !== 'invalid') logger.error({ err: error, method }, "a tool's context operation failed in the task store");
     throw toolFacingError(error);
   }
+}
+
+/**
+ * What a run's `ctx.step` throws once its task is no longer run under this process's lease (the run's outcome will be
+ * discarded: the worker writes it only under the same lease). Logged here, since the tool may swallow it.
+ */
+function lostTask(logger: Logger, taskId: string, name: string): Error {
+  logger.info({ step: name }, 'run no longer holds its task (taken over, ended or deleted); its step is neither run nor journaled');
+  return new Error(`Task ${taskId} is no longer run here (another run took it over, or it ended); step "${name}" was not journaled`);
 }
 
 /** The elicitor and the operation calls of {@link runHost}, unwrapped. */
@@ -128,9 +149,10 @@ export function tracedHost(host: ExecutionHost, trace: RunTrace): ExecutionHost 
       return journaled;
     },
     putStep: async (name, value) => {
-      await host.putStep(name, value);
+      const journaled = await host.putStep(name, value);
       steps.get(name)?.({ replayed: false });
       steps.delete(name);
+      return journaled;
     },
     openOperation: async (spec) => {
       const opened = await host.openOperation(spec);

@@ -85,9 +85,9 @@ export function createToolContext(input: ToolContextInput): ToolContext {
       if (input.taskId === null) return fn();
       const journaled = await input.host.getStep(name);
       if (journaled) return journaled.value as T;
-      const value = await fn();
-      await input.host.putStep(name, value);
-      return value;
+      // What the journal holds is what this run goes on with: should an earlier run have journaled the step first,
+      // every later run replays that value, so this one must not carry on with its own.
+      return (await input.host.putStep(name, await fn())) as T;
     },
   };
 }

@@ -41,6 +41,7 @@ const STORE_OPERATIONS = new Set([
   'answerInput',
   'listWaitingSince',
   'getStep',
+  'lookupStep',
   'putStep',
   'expireDue',
   'readEventsAfter',

@@ -1,3 +1,4 @@
+import type { JournalEntry } from '../core/ports/steps.js';
 import type { TaskEvent, TaskEventKind } from '../core/store.js';
 import { StoreError } from '../core/store-error.js';
 import { expiresAtOf } from '../core/store-rules.js';
@@ -217,6 +218,25 @@ export class RowCodec {
   stepValue(taskId: string, name: string, text: string): JsonValue {
     return JSON.parse(this.cipher.open(text, stepContext(taskId, name))) as JsonValue;
   }
+
+  /**
+   * A run's journal entry from what either store's `lookupStep` statement answers: whether the task is run under the
+   * owner (a boolean, or SQLite's 0/1) and the step's stored text, if any.
+   * @throws StoreError `fault` when the value cannot be decrypted.
+   */
+  journalEntry(taskId: string, name: string, row: { held: boolean | number; value: string | null }): JournalEntry {
+    if (!row.held) return { kind: 'not_held' };
+    return row.value === null ? { kind: 'absent' } : { kind: 'journaled', value: this.stepValue(taskId, name, row.value) };
+  }
+}
+
+/**
+ * What a `putStep` that inserted nothing answers, from the look at what won: the earlier value, or `not_held`. (Held
+ * with no value cannot follow a write that inserted nothing — the value that blocked it stays with its task — and is
+ * answered as not written, never as a journaled step.)
+ */
+export function writtenEntry(entry: JournalEntry): Exclude<JournalEntry, { kind: 'absent' }> {
+  return entry.kind === 'absent' ? { kind: 'not_held' } : entry;
 }
 
 /** The codec without encryption (for values the codec builds itself). */

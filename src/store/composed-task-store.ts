@@ -22,7 +22,7 @@ import type { TaskResults } from '../core/ports/results.js';
 import type { KillSwitchStore } from '../core/ports/rollout.js';
 import type { TaskBrowseQuery, TaskRows, TaskScope, TaskWithOutcome, TransitionRequest } from '../core/ports/rows.js';
 import type { SessionTables } from '../core/ports/sessions.js';
-import type { TaskSteps } from '../core/ports/steps.js';
+import type { JournalEntry, TaskSteps } from '../core/ports/steps.js';
 import type { NewProcessEntry, ProcessRecord, RegisterProcessResult } from '../core/process-record.js';
 import type { SchemaCompatibility } from '../core/schema-compatibility.js';
 import type { ServerSecretStore, SessionStore } from '../core/session-store.js';
@@ -164,8 +164,11 @@ export abstract class ComposedTaskStore implements TaskStore {
   getStep(taskId: string, name: string): Promise<{ value: JsonValue } | undefined> {
     return this.steps.getStep(taskId, name);
   }
-  putStep(taskId: string, name: string, value: JsonValue): Promise<void> {
-    return this.steps.putStep(taskId, name, value);
+  lookupStep(taskId: string, name: string, leaseOwner: string): Promise<JournalEntry> {
+    return this.steps.lookupStep(taskId, name, leaseOwner);
+  }
+  putStep(taskId: string, name: string, value: JsonValue, leaseOwner?: string): Promise<Exclude<JournalEntry, { kind: 'absent' }>> {
+    return this.steps.putStep(taskId, name, value, leaseOwner);
   }
   getToolState(ownerKey: string, tool: string, key: string): Promise<JsonValue | undefined> {
     return this.steps.getToolState(ownerKey, tool, key);

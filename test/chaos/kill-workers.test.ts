@@ -125,7 +125,14 @@ async function runChaos(url: string, observer: TaskStore, victim: Killable, dir:
     }
     expect(row.status, `${tool} ${taskId}: ${stored}`).toBe('completed');
     if (tool === 'chaos_journaled') {
+      const outcome = await observer.getOutcome(taskId);
+      const went = JSON.parse(outcome?.kind === 'result' ? String((outcome.result.content as Array<{ text?: string }>)[0]?.text) : 'null') as Record<
+        string,
+        string
+      >;
       for (const name of ['a', 'b', 'c']) {
+        // The run that completed went on with what the journal holds (a run that lost its task records nothing).
+        expect(went[name], `step ${name} of ${taskId}: the completed run's value`).toBe((await observer.getStep(taskId, name))?.value);
         const runs = stepRuns.get(`${taskId} ${name}`) ?? [];
         const recorded = (await observer.getStep(taskId, name))?.value;
         expect(typeof recorded, `step ${name} of ${taskId} recorded`).toBe('string');

@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 
 import type { ExecutionHost, ExecutionOutcome } from '../../src/core/executor.js';
+import type { JsonValue } from '../../src/core/task.js';
 import type { IsolatedExecutor } from '../../src/execution/isolated-executor.js';
 import { type IsolatedExecutorOptions, threadEnvironment } from '../../src/execution/isolated-executor.js';
 import { ensureBuilt } from '../cli/support.js';
@@ -37,7 +38,7 @@ function testHost(): ExecutionHost & { startedAt: number | undefined } {
     progress() {},
     log() {},
     getStep: async () => undefined,
-    putStep: async () => {},
+    putStep: async (_name: string, value: JsonValue) => value,
     getOwnerState: async () => undefined,
     putOwnerState: async () => {},
     elicit: async () => ({ answers: [] }),

@@ -9,6 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import type { ExecutionHost, ExecutionOutcome } from '../../src/core/executor.js';
+import type { JsonValue } from '../../src/core/task.js';
 import type { IsolatedExecutor } from '../../src/execution/isolated-executor.js';
 import { ensureBuilt } from '../cli/support.js';
 import { isolatedExecutors, request } from '../helpers/isolated-executors.js';
@@ -33,7 +34,10 @@ function recordingHost(): ExecutionHost & { seen: Seen[]; written: unknown[]; st
     progress: (_done: number, _total: number | undefined, message: string) => host.seen.push({ what: 'progress', text: message }),
     log: () => {},
     getStep: async () => undefined,
-    putStep: async (name: string, value: unknown) => void host.written.push({ step: name, value }),
+    putStep: async (name: string, value: JsonValue) => {
+      host.written.push({ step: name, value });
+      return value;
+    },
     getOwnerState: async () => undefined,
     putOwnerState: async (key: string, value: unknown) => void host.written.push({ key, value }),
     elicit: async () => ({ answers: [] }),

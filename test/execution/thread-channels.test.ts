@@ -14,6 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { TasksError } from '../../src/core/errors.js';
 import type { ExecutionHost, ExecutionOutcome } from '../../src/core/executor.js';
 import { StoreError } from '../../src/core/store-error.js';
+import type { JsonValue } from '../../src/core/task.js';
 import type { IsolatedExecutor } from '../../src/execution/isolated-executor.js';
 import { ensureBuilt } from '../cli/support.js';
 import { isolatedExecutors, request } from '../helpers/isolated-executors.js';
@@ -35,7 +36,7 @@ function recordingHost(): ExecutionHost & { seen: Seen[]; ended: boolean } {
     progress: (_done: number, _total: number | undefined, message: string) => host.seen.push({ what: 'progress', text: message, after: host.ended }),
     log: (entry: { fields: Record<string, unknown> }) => host.seen.push({ what: 'log', text: String(entry.fields.tag), after: host.ended }),
     getStep: async () => undefined,
-    putStep: async () => {},
+    putStep: async (_name: string, value: JsonValue) => value,
     getOwnerState: async (key: string) => ({ tag: key }),
     putOwnerState: async () => {},
     elicit: async () => ({ answers: [] }),

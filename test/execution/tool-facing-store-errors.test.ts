@@ -38,7 +38,7 @@ describe("a tool's context call that fails in the task store (in process)", () =
       getToolState: async () => {
         throw down;
       },
-      getStep: async () => {
+      lookupStep: async () => {
         throw sealed;
       },
     };

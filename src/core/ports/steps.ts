@@ -8,6 +8,15 @@ export const MAX_TOOL_STATE_KEYS = 64;
 export const MAX_TOOL_STATE_NAME = 200;
 
 /**
+ * What a run finds of one journaled step, fenced by the run's lease owner (see {@link TaskSteps.lookupStep}):
+ * - `journaled`: the step completed, in this run or an earlier one; `value` is what the journal holds;
+ * - `absent`: it never completed, and the task is still run under that owner: the run may execute it;
+ * - `not_held`: the task is no longer run under that owner — another process took it over once its lease lapsed, or
+ *   it ended, or it was deleted — so the run must stop: a step it executed now could run beside the new run's.
+ */
+export type JournalEntry = { kind: 'journaled'; value: JsonValue } | { kind: 'absent' } | { kind: 'not_held' };
+
+/**
  * What a tool keeps (port "steps"): the journaled steps of a task (a run that resumes skips what already happened)
  * and a tool's per-owner state between calls. Errors: only `StoreError`; no value answers `undefined`.
  */
@@ -15,8 +24,25 @@ export interface TaskSteps {
   /** A journaled step value, or `undefined` when the step never completed. */
   getStep(taskId: string, name: string): Promise<{ value: JsonValue } | undefined>;
 
-  /** Journal a completed step (first write wins; later writes for the same name are ignored). */
-  putStep(taskId: string, name: string, value: JsonValue): Promise<void>;
+  /**
+   * A run's look into its journal before it executes step `name`: `not_held` unless the task is `working` or
+   * `input_required` with its lease held by `leaseOwner` (a lapsed lease nobody took over is still held).
+   * Port addition (stop 46): a run that lost its task learns it here, before it executes a step the new run may
+   * execute too.
+   */
+  lookupStep(taskId: string, name: string, leaseOwner: string): Promise<JournalEntry>;
+
+  /**
+   * Journal a completed step; first write wins: a later write for the same name keeps the earlier value.
+   * With `leaseOwner` (a run writing its own journal), written only while the task is `working` or
+   * `input_required` under that lease owner, so a run that lost its task never records a value the run that took
+   * it over did not compute.
+   * @returns `journaled` with the value the journal holds after the write (this write's, or the earlier one's that
+   *   won); `not_held`, writing nothing, when the task does not exist or is not run under `leaseOwner`.
+   * Port change (stop 46): fenced by the lease owner and answers what it journaled (it was first-write-wins with no
+   * fence and no answer).
+   */
+  putStep(taskId: string, name: string, value: JsonValue, leaseOwner?: string): Promise<Exclude<JournalEntry, { kind: 'absent' }>>;
 
   /**
    * One document of a tool's per-owner state (what a tool keeps between calls of one owner, e.g.

@@ -54,7 +54,7 @@ export async function runInline(
     setStatus() {},
     progress: (done, total, message) => progress?.report(done, total, message),
     getStep: async () => undefined,
-    putStep: async () => {},
+    putStep: async (_name, value) => value,
     // Per-owner tool state only: an inline call journals no steps (it has no task id).
     getOwnerState: (key) => store.getToolState(caller.ownerKey, tool.name, key),
     putOwnerState: (key, value) => store.putToolState(caller.ownerKey, tool.name, key, value, clock.now()),

@@ -217,10 +217,23 @@ export const SQL = Object.freeze({
        OR (SELECT count(*) FROM tool_state WHERE owner_key = @ownerKey AND tool = @tool) < @maxKeys
     ON CONFLICT (owner_key, tool, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
 
-  /** First write wins; a step of a task that no longer exists is dropped instead of violating the foreign key. */
+  /**
+   * First write wins; a step of a task that no longer exists (or, with `@leaseOwner`, that is not run under it) is
+   * dropped instead of violating the foreign key. `RETURNING` answers only for a row this statement inserted.
+   */
   putStep: `INSERT INTO task_steps (task_id, name, value, created_at)
-    SELECT @taskId, @name, @value, @now WHERE EXISTS (SELECT 1 FROM tasks WHERE task_id = @taskId)
-    ON CONFLICT (task_id, name) DO NOTHING`,
+    SELECT @taskId, @name, @value, @now WHERE EXISTS (SELECT 1 FROM tasks WHERE task_id = @taskId
+      AND (@leaseOwner IS NULL OR (lease_owner = @leaseOwner AND status IN ('working', 'input_required'))))
+    ON CONFLICT (task_id, name) DO NOTHING
+    RETURNING value`,
+
+  /**
+   * A run's journal lookup (`TaskSteps.lookupStep`) and, after a `putStep` that inserted nothing, what won: whether
+   * the task is run under `@leaseOwner` (any task that exists, with no owner given) and the step's value, if any.
+   */
+  lookupStep: `SELECT EXISTS (SELECT 1 FROM tasks WHERE task_id = @taskId
+        AND (@leaseOwner IS NULL OR (lease_owner = @leaseOwner AND status IN ('working', 'input_required')))) AS held,
+      (SELECT value FROM task_steps WHERE task_id = @taskId AND name = @name) AS value`,
 
   /** Steps handed to `create` (the task row was inserted just before, so no existence check is needed). */
   insertStep: 'INSERT INTO task_steps (task_id, name, value, created_at) VALUES (@taskId, @name, @value, @now)',

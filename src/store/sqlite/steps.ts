@@ -1,7 +1,11 @@
-import { MAX_TOOL_STATE_KEYS, type TaskSteps } from '../../core/ports/steps.js';
+import { type JournalEntry, MAX_TOOL_STATE_KEYS, type TaskSteps } from '../../core/ports/steps.js';
 import { toolStateJson, tooManyToolStateKeys } from '../../core/store-rules.js';
 import type { JsonValue } from '../../core/task.js';
+import { writtenEntry } from '../codec.js';
 import type { SqliteContext } from './context.js';
+
+/** What `SQL.lookupStep` answers: whether the task is run under the owner (0/1) and the step's JSON, if any. */
+type JournalRow = { held: number; value: string | null };
 
 /** The steps port on SQLite (see {@link TaskSteps}): journaled steps and per-owner tool state. */
 export class SqliteSteps implements TaskSteps {
@@ -12,11 +16,23 @@ export class SqliteSteps implements TaskSteps {
     return row === undefined ? undefined : { value: this.ctx.codec.stepValue(taskId, name, row.value) };
   }
 
-  /** See {@link TaskSteps.putStep}. A step of a missing task is dropped. */
-  async putStep(taskId: string, name: string, value: JsonValue): Promise<void> {
+  /** See {@link TaskSteps.lookupStep}. */
+  async lookupStep(taskId: string, name: string, leaseOwner: string): Promise<JournalEntry> {
+    const row = (await this.ctx.readDurable('read a step', () => this.ctx.stmt.lookupStep.get({ taskId, name, leaseOwner }))) as JournalRow;
+    return this.ctx.codec.journalEntry(taskId, name, row);
+  }
+
+  /** See {@link TaskSteps.putStep}: the write and, when it inserted nothing, the look at what won, in one write of the committer. */
+  async putStep(taskId: string, name: string, value: JsonValue, leaseOwner?: string): Promise<Exclude<JournalEntry, { kind: 'absent' }>> {
     const json = this.ctx.codec.stepText(taskId, name, value);
     const now = this.ctx.clock.now();
-    await this.ctx.committer.enqueue(() => this.ctx.stmt.putStep.run({ taskId, name, value: json, now }));
+    const owner = leaseOwner ?? null;
+    const won = await this.ctx.committer.enqueue((): JournalRow | 'inserted' =>
+      this.ctx.stmt.putStep.get({ taskId, name, value: json, now, leaseOwner: owner }) !== undefined
+        ? 'inserted'
+        : (this.ctx.stmt.lookupStep.get({ taskId, name, leaseOwner: owner }) as JournalRow),
+    );
+    return won === 'inserted' ? { kind: 'journaled', value } : writtenEntry(this.ctx.codec.journalEntry(taskId, name, won));
   }
 
   async getToolState(ownerKey: string, tool: string, key: string): Promise<JsonValue | undefined> {

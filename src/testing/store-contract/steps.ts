@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 
+import { newTaskId } from '../../core/ids.js';
 import { MAX_TOOL_STATE_BYTES, MAX_TOOL_STATE_KEYS, MAX_TOOL_STATE_NAME, type TaskStore } from '../../core/store.js';
 import type { FakeClock } from '../fake-clock.js';
 import { ALICE, BOB, expectStoreError, type StoreContractContext } from './harness.js';
@@ -23,14 +24,46 @@ export function describeStepsContract(ctx: StoreContractContext): void {
       const { taskId } = await create();
       const other = await create();
       expect(await store.getStep(taskId, 'fetch')).toBeUndefined();
-      await store.putStep(taskId, 'fetch', { rows: [1, 2] });
-      await store.putStep(taskId, 'fetch', { rows: [] });
+      expect(await store.putStep(taskId, 'fetch', { rows: [1, 2] })).toEqual({ kind: 'journaled', value: { rows: [1, 2] } });
+      expect(await store.putStep(taskId, 'fetch', { rows: [] })).toEqual({ kind: 'journaled', value: { rows: [1, 2] } });
       expect(await store.getStep(taskId, 'fetch')).toEqual({ value: { rows: [1, 2] } });
       expect(await store.getStep(other.taskId, 'fetch')).toBeUndefined();
       for (const value of [null, false, 0, '', []]) {
         await store.putStep(taskId, `v-${JSON.stringify(value)}`, value);
         expect(await store.getStep(taskId, `v-${JSON.stringify(value)}`)).toEqual({ value });
       }
+    });
+  });
+
+  describe('steps of a run, fenced by its lease owner (stop 46)', () => {
+    it('a run journals and reads its steps only while its lease owner holds the task; a lapsed lease nobody took is still held', async () => {
+      const { taskId } = await create({ leaseOwner: 'i-a', leaseMs: 1_000 });
+      expect(await store.lookupStep(taskId, 'a', 'i-a')).toEqual({ kind: 'absent' });
+      expect(await store.putStep(taskId, 'a', 'from i-a', 'i-a')).toEqual({ kind: 'journaled', value: 'from i-a' });
+      expect(await store.lookupStep(taskId, 'a', 'i-a')).toEqual({ kind: 'journaled', value: 'from i-a' });
+      clock.set(T0 + 5_000);
+      expect(await store.putStep(taskId, 'b', 'lapsed, not taken', 'i-a')).toEqual({ kind: 'journaled', value: 'lapsed, not taken' });
+      // Another process takes the task over: the first run neither reads nor writes its journal any more.
+      expect(await store.startAttempt(taskId, 'i-b', 10_000)).toMatchObject({ leaseOwner: 'i-b' });
+      expect(await store.lookupStep(taskId, 'a', 'i-a')).toEqual({ kind: 'not_held' });
+      expect(await store.lookupStep(taskId, 'c', 'i-a')).toEqual({ kind: 'not_held' });
+      expect(await store.putStep(taskId, 'c', 'from the lost run', 'i-a')).toEqual({ kind: 'not_held' });
+      expect(await store.getStep(taskId, 'c')).toBeUndefined();
+      expect(await store.lookupStep(taskId, 'c', 'i-b')).toEqual({ kind: 'absent' });
+      expect(await store.lookupStep(taskId, 'a', 'i-b')).toEqual({ kind: 'journaled', value: 'from i-a' });
+      expect(await store.putStep(taskId, 'c', 'from i-b', 'i-b')).toEqual({ kind: 'journaled', value: 'from i-b' });
+    });
+
+    it('a write that loses to an earlier one answers the value that won; an ended or unknown task answers not_held', async () => {
+      const { taskId } = await create({ leaseOwner: 'i-a', leaseMs: 60_000 });
+      await store.putStep(taskId, 'a', { first: true });
+      expect(await store.putStep(taskId, 'a', { first: false }, 'i-a')).toEqual({ kind: 'journaled', value: { first: true } });
+      expect(await store.putStep(taskId, 'a', { first: false })).toEqual({ kind: 'journaled', value: { first: true } });
+      await store.transition(taskId, { to: 'cancelled', releaseLease: true, now: T0 });
+      expect(await store.lookupStep(taskId, 'a', 'i-a')).toEqual({ kind: 'not_held' });
+      expect(await store.putStep(taskId, 'b', 1, 'i-a')).toEqual({ kind: 'not_held' });
+      expect(await store.putStep(newTaskId(), 'a', 1)).toEqual({ kind: 'not_held' });
+      expect(await store.lookupStep(newTaskId(), 'a', 'i-a')).toEqual({ kind: 'not_held' });
     });
   });
 
