@@ -212,9 +212,11 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
    * deadlock past its retries): the lease lapses and recovery decides, as for a worker that stopped — a re-run may
    * store it. A store out of space (`StoreError.outOfSpace`) or an outcome it refuses (`invalid`) would fail the same
    * way on every re-run, and recovery would call the task "interrupted (its worker stopped)": it fails now with
-   * `result_not_stored`, if that smaller write can be made, and its tool is not run again. Throws `error` otherwise.
+   * `result_not_stored`, if that smaller write can be made, and its tool is not run again; chunks the run stored
+   * first (`chunksStored`) are deleted then, since nothing will serve them — on a full disk, that is space back.
+   * Throws `error` otherwise.
    */
-  const notStored = async (error: unknown): Promise<void> => {
+  const notStored = async (error: unknown, chunksStored = false): Promise<void> => {
     if (!(isStoreError(error, 'invalid') || (isStoreError(error, 'fault') && error.outOfSpace))) {
       discarded();
       throw error;
@@ -231,9 +233,11 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
     if (!failed) {
       discarded();
       logger.info({}, 'task changed meanwhile (cancelled, expired or lease lost); its result, which could not be stored, is discarded');
+      if (chunksStored) await discardChunks(store, taskId, logger);
       return;
     }
     logger.error({ err: error }, 'task result could not be stored; the task failed');
+    if (chunksStored) await discardChunks(store, taskId, logger);
     ended('failed', message, toolEndedAt);
     void shadow?.finish('failed');
   };
@@ -274,7 +278,7 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
   try {
     written = await write;
   } catch (error) {
-    return notStored(error);
+    return notStored(error, settled !== unbounded && settled.outcome.kind === 'result');
   } finally {
     if (context.outcomeWrites.get(taskId) === write) context.outcomeWrites.delete(taskId);
   }
@@ -317,14 +321,15 @@ async function startTrace(store: TaskStore, tracer: RunTracer, record: TaskRecor
 }
 
 /**
- * Delete the chunks of a large result whose outcome lost to a cancel (`TaskResults.discardCancelledResultChunks`): they
- * would stay until the task is deleted, its TTL later. Best effort: a failure is logged, the run is over either way.
+ * Delete the chunks of a large result whose outcome was not stored — it lost to a cancel, or its write failed and the
+ * task failed with `result_not_stored` (`TaskResults.discardUnservedResultChunks`): they would stay until the task is
+ * deleted, its TTL later. Best effort: a failure is logged, the run is over either way.
  */
 async function discardChunks(store: TaskStore, taskId: string, logger: Logger): Promise<void> {
   try {
-    const chunks = await store.discardCancelledResultChunks(taskId);
-    if (chunks > 0) logger.info({ chunks }, "the cancelled task's large result chunks were deleted");
+    const chunks = await store.discardUnservedResultChunks(taskId);
+    if (chunks > 0) logger.info({ chunks }, 'the large result chunks nothing will serve were deleted');
   } catch (error) {
-    logger.warn({ err: error }, "could not delete the cancelled task's large result chunks; they go with the task");
+    logger.warn({ err: error }, 'could not delete large result chunks nothing will serve; they go with the task');
   }
 }

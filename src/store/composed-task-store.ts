@@ -153,8 +153,8 @@ export abstract class ComposedTaskStore implements TaskStore {
   putResultChunks(taskId: string, chunks: readonly Uint8Array[], leaseOwner?: string): Promise<boolean> {
     return this.results.putResultChunks(taskId, chunks, leaseOwner);
   }
-  discardCancelledResultChunks(taskId: string): Promise<number> {
-    return this.results.discardCancelledResultChunks(taskId);
+  discardUnservedResultChunks(taskId: string): Promise<number> {
+    return this.results.discardUnservedResultChunks(taskId);
   }
   readResultChunk(taskId: string, index: number): Promise<Uint8Array | undefined> {
     return this.results.readResultChunk(taskId, index);

@@ -422,6 +422,43 @@ describe('TaskWorker', () => {
     } else expect(record).toMatchObject({ status: 'working', leaseOwner: 'test-instance' });
   });
 
+  it('a large result whose chunks were stored but whose outcome write finds the store out of space: the task fails with result_not_stored and its chunks are deleted (stop 46)', async () => {
+    let full = true;
+    let chunksBeforeFault: Uint8Array | undefined;
+    const tool = defineTool({
+      name: 'large',
+      description: 'returns 200 kB',
+      execution: 'task-optional',
+      inputSchema: z.object({}),
+      run: async () => textResult('x'.repeat(200_000)),
+    });
+    const { real, server, call, close } = await serverOnWrappedStore(
+      [tool],
+      (store) => ({
+        transition: async (taskId: string, request: Parameters<SqliteTaskStore['transition']>[1]) => {
+          // The outcome's write (a bounded result linking to its chunks) meets a full disk; the smaller failure fits.
+          if (full && request.outcome?.kind === 'result') {
+            full = false;
+            chunksBeforeFault = await store.readResultChunk(taskId, 0);
+            throw new StoreError('fault', 'Task store failed to commit: database or disk is full', {
+              requestorMessage: 'Task store failed to commit',
+              outOfSpace: true,
+            });
+          }
+          return store.transition(taskId, request);
+        },
+      }),
+      { limits: { ...LIMITS, maxResultBytes: 100_000 } },
+    );
+    cleanups.push(close);
+    const taskId = await call('large');
+    expect(await terminal(server, taskId)).toMatchObject({ status: 'failed' });
+    expect(JSON.stringify(await real.getOutcome(taskId))).toContain('result_not_stored');
+    // The control: the chunks were there when the outcome's write failed.
+    expect(chunksBeforeFault).toBeDefined();
+    await expect.poll(() => real.readResultChunk(taskId, 0)).toBeUndefined();
+  });
+
   it('a result that does not fit, of a task cancelled meanwhile: the run counts discarded (not failed) and the task stays cancelled', async () => {
     const runs: string[] = [];
     const tool = defineTool({

@@ -28,13 +28,16 @@ export interface TaskResults {
   putResultChunks(taskId: string, chunks: readonly Uint8Array[], leaseOwner?: string): Promise<boolean>;
 
   /**
-   * Delete the chunks of `taskId` if it is `cancelled`: a run wrote them, then the cancel committed before the run's
-   * outcome (whose transition was then refused), so nothing will ever serve them. Nothing for a task in any other
-   * state — a run that took the task over may be writing chunks of its own — or one without chunks.
+   * Delete the chunks of `taskId` that nothing will ever serve: it is `cancelled` (a run wrote them, then the cancel
+   * committed before the run's outcome, whose transition was then refused), or it ended with an error outcome (the
+   * run's outcome could not be stored after its chunks were, and the task failed with `result_not_stored`). Nothing
+   * for a task in any other state — a run that took the task over may be writing chunks of its own, and a completed
+   * or failed task whose result is a tool result links to its chunks — or one without chunks.
+   * Port change (stop 46): was `discardCancelledResultChunks`, cancelled tasks only.
    * @returns how many chunks were deleted.
    * @throws {StoreError} `unavailable` / `fault`.
    */
-  discardCancelledResultChunks(taskId: string): Promise<number>;
+  discardUnservedResultChunks(taskId: string): Promise<number>;
 
   /**
    * Chunk `index` (0-based) of `taskId`'s large result, or `undefined` past the last one and for a task without one

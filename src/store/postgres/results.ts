@@ -32,7 +32,7 @@ export class PostgresResults implements TaskResults {
         for (const [index, chunk] of chunks.entries())
           await client.query(SQL.insertResultChunk, [taskId, index, Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)]);
         // A transition that ended the task while the chunks were written is waited for here and seen: this write keeps
-        // nothing. (Chunks a write committed before a cancel: see `discardCancelledResultChunks`.)
+        // nothing. (Chunks a write committed before a cancel: see `discardUnservedResultChunks`.)
         if ((await client.query(SQL.confirmTaskForChunks, [taskId, leaseOwner ?? null])).rowCount === 0) {
           await client.query(SQL.deleteResultChunks, [taskId]);
           return false;
@@ -45,9 +45,9 @@ export class PostgresResults implements TaskResults {
     );
   }
 
-  /** See {@link TaskResults.discardCancelledResultChunks}: one statement; cancelled is final, so no lock is needed. */
-  async discardCancelledResultChunks(taskId: string): Promise<number> {
-    return this.ctx.inTransaction('discard result chunks', async (client) => (await client.query(SQL.discardCancelledResultChunks, [taskId])).rowCount ?? 0);
+  /** See {@link TaskResults.discardUnservedResultChunks}: one statement; an ended task is final, so no lock is needed. */
+  async discardUnservedResultChunks(taskId: string): Promise<number> {
+    return this.ctx.inTransaction('discard result chunks', async (client) => (await client.query(SQL.discardUnservedResultChunks, [taskId])).rowCount ?? 0);
   }
 
   async readResultChunk(taskId: string, index: number): Promise<Uint8Array | undefined> {

@@ -128,7 +128,8 @@ export const SQL = Object.freeze({
    */
   confirmTaskForChunks: `SELECT 1 AS present FROM ${S}.tasks WHERE task_id = $1 AND ($2::text IS NULL OR (lease_owner = $2 AND status IN ('working', 'input_required'))) FOR SHARE`,
   deleteResultChunks: `DELETE FROM ${S}.result_chunks WHERE task_id = $1`,
-  discardCancelledResultChunks: `DELETE FROM ${S}.result_chunks WHERE task_id = $1 AND EXISTS (SELECT 1 FROM ${S}.tasks WHERE task_id = $1 AND status = 'cancelled')`,
+  discardUnservedResultChunks: `DELETE FROM ${S}.result_chunks WHERE task_id = $1 AND EXISTS (SELECT 1 FROM ${S}.tasks t WHERE t.task_id = $1 AND (t.status = 'cancelled'
+      OR (t.status IN ('completed', 'failed') AND EXISTS (SELECT 1 FROM ${S}.task_outcomes o WHERE o.task_id = t.task_id AND o.kind = 'error'))))`,
   insertResultChunk: `INSERT INTO ${S}.result_chunks (task_id, chunk_index, data) VALUES ($1, $2, $3)`,
   readResultChunk: `SELECT data FROM ${S}.result_chunks WHERE task_id = $1 AND chunk_index = $2`,
   /** Quotas (issue 10 §2), run in the create's transaction under `lockOwner` (see `TaskStore.admitCreate`). */

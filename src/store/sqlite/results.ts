@@ -25,9 +25,9 @@ export class SqliteResults implements TaskResults {
     });
   }
 
-  /** See {@link TaskResults.discardCancelledResultChunks}. */
-  async discardCancelledResultChunks(taskId: string): Promise<number> {
-    return this.ctx.committer.enqueue(() => this.ctx.stmt.discardCancelledResultChunks.run({ taskId }).changes);
+  /** See {@link TaskResults.discardUnservedResultChunks}. */
+  async discardUnservedResultChunks(taskId: string): Promise<number> {
+    return this.ctx.committer.enqueue(() => this.ctx.stmt.discardUnservedResultChunks.run({ taskId }).changes);
   }
 
   async readResultChunk(taskId: string, index: number): Promise<Uint8Array | undefined> {

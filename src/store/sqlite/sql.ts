@@ -40,8 +40,8 @@ export const SQL = Object.freeze({
   taskExists: 'SELECT 1 AS present FROM tasks WHERE task_id = @taskId',
   taskRunUnder: "SELECT 1 AS present FROM tasks WHERE task_id = @taskId AND lease_owner = @leaseOwner AND status IN ('working', 'input_required')",
   deleteResultChunks: 'DELETE FROM result_chunks WHERE task_id = @taskId',
-  discardCancelledResultChunks:
-    "DELETE FROM result_chunks WHERE task_id = @taskId AND EXISTS (SELECT 1 FROM tasks WHERE task_id = @taskId AND status = 'cancelled')",
+  discardUnservedResultChunks: `DELETE FROM result_chunks WHERE task_id = @taskId AND EXISTS (SELECT 1 FROM tasks t WHERE t.task_id = @taskId AND (t.status = 'cancelled'
+      OR (t.status IN ('completed', 'failed') AND EXISTS (SELECT 1 FROM task_outcomes o WHERE o.task_id = t.task_id AND o.kind = 'error'))))`,
   insertResultChunk: 'INSERT INTO result_chunks (task_id, chunk_index, data) VALUES (@taskId, @index, @data)',
   readResultChunk: 'SELECT data FROM result_chunks WHERE task_id = @taskId AND chunk_index = @index',
 

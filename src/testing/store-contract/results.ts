@@ -68,28 +68,34 @@ export function describeResultsContract(context: ResultChunkContractContext): vo
       expect(Buffer.from((await store.readResultChunk(task.taskId, 0))!)).toEqual(Buffer.from(bytes(10, 2)));
     });
 
-    it('discardCancelledResultChunks deletes the chunks of a cancelled task only: a working, a completed, a failed and an unknown task keep theirs (or have none)', async () => {
+    it('discardUnservedResultChunks deletes the chunks of a cancelled task and of one that failed with an error outcome: a working, a completed, a failed-with-a-result and an unknown task keep theirs (or have none)', async () => {
       const store = context.store();
       const now = context.clock().now();
       const cancelled = await context.create();
+      const notStored = await context.create();
       const working = await context.create();
       const completed = await context.create();
       const failed = await context.create();
-      for (const task of [cancelled, working, completed, failed])
+      for (const task of [cancelled, notStored, working, completed, failed])
         expect(await store.putResultChunks(task.taskId, [bytes(100, 1), bytes(100, 2), bytes(7, 3)])).toBe(true);
       await store.transition(cancelled.taskId, { to: 'cancelled', now });
+      // The run stored its chunks, then its outcome could not be stored: the task failed with an error instead.
+      const error = { code: -32603, message: 'Tool t ran, but its result could not be stored', data: { reason: 'result_not_stored' } };
+      await store.transition(notStored.taskId, { to: 'failed', outcome: { kind: 'error', error }, now });
+      expect(await store.discardUnservedResultChunks(notStored.taskId)).toBe(3);
+      expect(await store.readResultChunk(notStored.taskId, 0)).toBeUndefined();
       await store.transition(completed.taskId, { to: 'completed', outcome: { kind: 'result', result: { content: [] } }, now });
       // A tool result with isError ends the task failed; a large one links to its chunks as well.
       await store.transition(failed.taskId, { to: 'failed', outcome: { kind: 'result', result: { content: [], isError: true } }, now });
-      expect(await store.discardCancelledResultChunks(cancelled.taskId)).toBe(3);
+      expect(await store.discardUnservedResultChunks(cancelled.taskId)).toBe(3);
       expect(await store.readResultChunk(cancelled.taskId, 0)).toBeUndefined();
-      expect(await store.discardCancelledResultChunks(cancelled.taskId)).toBe(0);
+      expect(await store.discardUnservedResultChunks(cancelled.taskId)).toBe(0);
       // Controls: a task a run may still write chunks for, and a task whose result names its chunks.
-      expect(await store.discardCancelledResultChunks(working.taskId)).toBe(0);
-      expect(await store.discardCancelledResultChunks(completed.taskId)).toBe(0);
-      expect(await store.discardCancelledResultChunks(failed.taskId)).toBe(0);
+      expect(await store.discardUnservedResultChunks(working.taskId)).toBe(0);
+      expect(await store.discardUnservedResultChunks(completed.taskId)).toBe(0);
+      expect(await store.discardUnservedResultChunks(failed.taskId)).toBe(0);
       for (const task of [working, completed, failed]) expect(Buffer.from((await store.readResultChunk(task.taskId, 2))!)).toEqual(Buffer.from(bytes(7, 3)));
-      expect(await store.discardCancelledResultChunks('Zz9Yy8Xx7Ww6Vv5Uu4Tt3S')).toBe(0);
+      expect(await store.discardUnservedResultChunks('Zz9Yy8Xx7Ww6Vv5Uu4Tt3S')).toBe(0);
     });
 
     it('refuses an empty or oversized chunk with invalid, writing nothing (negative control: the bound itself is accepted)', async () => {
