@@ -4,13 +4,29 @@ import type { Logger } from '../core/logger.js';
 import { coalesceOutageLogs, flushOutageLogs } from '../core/outage-log.js';
 import { redactSecrets } from '../core/redaction.js';
 
-/** Errors are logged with secret-like values redacted from their message and stack (tools quote what they read). */
+/**
+ * Errors are logged with secret-like values redacted from their message and stack (tools quote what they read). The
+ * message carries its causes' messages, as pino's serializer writes them, except a cause's message the message
+ * already quotes: a `StoreError` names its driver's error in its own words ("Task store failed to commit: database or
+ * disk is full"), which pino would have repeated after it.
+ */
 export function serializeError(error: unknown): unknown {
   const serialized = pino.stdSerializers.err(error as Error) as unknown as Record<string, unknown>;
+  if (error instanceof Error && typeof serialized.message === 'string') serialized.message = messageWithNewCauses(error);
   for (const field of ['message', 'stack']) {
     if (typeof serialized[field] === 'string') serialized[field] = redactSecrets(serialized[field] as string);
   }
   return serialized;
+}
+
+/** `error`'s message, then each cause's (`: ` between) that the words so far do not already contain; at most 8 deep. */
+function messageWithNewCauses(error: Error): string {
+  let message = error.message;
+  let cause: unknown = error.cause;
+  for (let depth = 0; cause instanceof Error && depth < 8; depth++, cause = cause.cause) {
+    if (cause.message !== '' && !message.includes(cause.message)) message += `: ${cause.message}`;
+  }
+  return message;
 }
 
 /**
