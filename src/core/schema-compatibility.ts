@@ -159,3 +159,37 @@ export function readyOn(schema: SchemaCompatibility): boolean {
 /** The log line of a store opened on a `newer-compatible` schema (both stores write it, with the verdict's fields). */
 export const NEWER_COMPATIBLE_SCHEMA =
   'task store schema is newer than this mcp-tasks knows, and every newer migration is marked compatible: running on it (a rolling deploy or a rollback under way)';
+
+/** A live registration of the store's process registry, as a breaking migration's refusal names it. */
+export interface LiveRegistration {
+  readonly instanceId: string;
+  readonly role: string;
+  readonly host: string;
+  readonly pid: number;
+}
+
+/**
+ * Refuse to apply a breaking migration while other processes are live on the store. Before the migration commits, the
+ * schema is one every live process was written for, so each runs code older than the migration; the moment it
+ * commits, their statements fail or change meaning (that is what breaking means), mid-run, with tasks leased to
+ * them. Registrations lapse a few seconds after their process ends (a beat's lifetime), so an orchestrator that
+ * restarts the refused process gets through once the older processes are gone. Compatible migrations never wait.
+ * Both stores call it in their migration transaction, before applying anything, with the registry's live rows.
+ * @param pending - the migrations this call would apply, ascending
+ * @param live - the registry's live registrations (an empty list when the schema has no registry yet)
+ * @throws {StoreError} `unavailable` (nothing applied; retry once they have stopped), naming the first breaking
+ *   migration and up to 5 of the live processes.
+ */
+export function assertNoLiveProcessesFor(pending: readonly MigrationMark[], live: readonly LiveRegistration[]): void {
+  const breaking = pending.find((migration) => migration.breaking);
+  if (breaking === undefined || live.length === 0) return;
+  const named = live
+    .slice(0, 5)
+    .map((p) => `${p.role} ${p.instanceId} (pid ${p.pid} on ${p.host})`)
+    .join(', ');
+  const more = live.length > 5 ? ` and ${live.length - 5} more` : '';
+  throw new StoreError(
+    'unavailable',
+    `task store migration ${breaking.version} ("${breaking.name}") is breaking for older code, and ${live.length} process${live.length === 1 ? ' is' : 'es are'} live on the store: ${named}${more}; stop them (a registration lapses a few seconds after its process ends), then start this version again. Nothing was migrated`,
+  );
+}

@@ -152,7 +152,19 @@ describe('/readyz during a rolling deploy on PostgreSQL: processes of this code 
     worker = await launch('worker', 'worker-2');
     expect((await readyz(worker.base)).status).toBe(200);
 
-    await withClient(database.url, (client) => migrate(client, [...POSTGRES_MIGRATIONS, ADDITIVE, BREAKING]));
+    // Newer code does not apply a breaking migration under live older processes (reviewer F8 of stop 45)…
+    const guarded = await withClient(database.url, (client) => migrate(client, [...POSTGRES_MIGRATIONS, ADDITIVE, BREAKING])).catch((error: unknown) => error);
+    expect(guarded).toMatchObject({
+      code: 'unavailable',
+      message: expect.stringContaining('is breaking for older code, and 2 processes are live on the store'),
+    });
+    // …but applied all the same (by hand, or while their registrations had lapsed), it turns them unready.
+    await withClient(database.url, async (client) => {
+      await client.query('BEGIN');
+      await client.query(BREAKING.sql);
+      await client.query('INSERT INTO mcp_tasks.schema_migrations (version, name, breaking) VALUES ($1, $2, true)', [BREAKING.version, BREAKING.name]);
+      await client.query('COMMIT');
+    });
     const reason = BREAKING_REFUSAL;
     for (const { base } of [api, worker]) {
       expect(await readyz(base)).toEqual({ status: 503, migrations: { ok: false, applied: BREAKING.version, expected: KNOWN, newer: 'breaking', reason } });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { silentLogger } from '../../src/core/logger.js';
 import { StoreError } from '../../src/core/store-error.js';
+import { registerProcess } from '../../src/execution/process-registration.js';
 import { checkReadiness } from '../../src/ops/probes.js';
 import { KillSwitchCache } from '../../src/ops/rollout/kill-switch.js';
 import { openSessionTasksSql } from '../../src/store/session-table.js';
@@ -511,6 +512,44 @@ describe('compatibility marks (no numbered migration) and rolling deploys on one
       ]);
     } finally {
       newer.close();
+      await older.close();
+    }
+  });
+
+  it('a breaking migration is refused while a process is live on the file, naming it, with nothing applied; it applies once the process stopped; a compatible one never waits (control) (reviewer F8 of stop 45)', async () => {
+    const path = join(temp.dir, 'breaking-under-live.db');
+    const older = openSqliteTaskStore({ path });
+    const registration = await registerProcess({
+      store: older,
+      instanceId: 'older-api',
+      role: 'api',
+      settingsDigest: 'd',
+      heartbeatMs: 1_000,
+      logger: silentLogger,
+      onLost: () => undefined,
+    });
+    let registered = true;
+    const newer = new Database(path);
+    try {
+      expect(migrate(newer, Date.now(), [...MIGRATIONS, ADDITIVE])).toEqual([ADDITIVE.version]);
+      let refused: unknown;
+      try {
+        migrate(newer, Date.now(), [...MIGRATIONS, ADDITIVE, BREAKING]);
+      } catch (error) {
+        refused = error;
+      }
+      expect(refused).toBeInstanceOf(StoreError);
+      expect((refused as StoreError).code).toBe('unavailable');
+      expect((refused as StoreError).message).toContain(
+        `migration ${BREAKING.version} ("${BREAKING.name}") is breaking for older code, and 1 process is live on the store: api older-api (pid ${process.pid} on `,
+      );
+      expect(marks(path).at(-1)).toEqual({ version: ADDITIVE.version, breaking: 0 });
+      await registration.close();
+      registered = false;
+      expect(migrate(newer, Date.now(), [...MIGRATIONS, ADDITIVE, BREAKING])).toEqual([BREAKING.version]);
+    } finally {
+      newer.close();
+      if (registered) await registration.close();
       await older.close();
     }
   });

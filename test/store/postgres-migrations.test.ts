@@ -124,6 +124,41 @@ describe('rolling deploy: an older process on a newer schema', () => {
   });
 });
 
+describe('a breaking migration while processes of older code are live (reviewer F8 of stop 45: it was applied under them)', () => {
+  it('is refused, naming them, with nothing applied; once they stop it applies; a compatible one never waits (control)', async () => {
+    const shared = await database();
+    const older = await open(shared.url);
+    const registration = await registerProcess({
+      store: older,
+      instanceId: 'older-worker',
+      role: 'worker',
+      settingsDigest: 'd',
+      heartbeatMs: 1_000,
+      logger: silentLogger,
+      onLost: () => undefined,
+    });
+    let registered = true;
+    try {
+      const newer = await clients.connect(shared.url);
+      // Control: the additive one goes through under the live process.
+      expect(await migrate(newer, [...POSTGRES_MIGRATIONS, ADDITIVE])).toEqual([ADDITIVE.version]);
+      const refused = await expectStoreError(migrate(newer, [...POSTGRES_MIGRATIONS, ADDITIVE, BREAKING]), 'unavailable');
+      expect(refused.message).toContain(
+        `task store migration ${BREAKING.version} ("${BREAKING.name}") is breaking for older code, and 1 process is live on the store: worker older-worker (pid ${process.pid} on `,
+      );
+      expect(refused.message).toMatch(/stop them .*Nothing was migrated$/);
+      expect((await marks(newer)).at(-1)).toEqual({ version: ADDITIVE.version, breaking: false });
+      // The older process keeps working on the schema it was written for.
+      expect((await older.getUnscoped((await older.create(newTaskInput())).taskId))?.status).toBe('working');
+      await registration.close();
+      registered = false;
+      expect(await migrate(newer, [...POSTGRES_MIGRATIONS, ADDITIVE, BREAKING])).toEqual([BREAKING.version]);
+    } finally {
+      if (registered) await registration.close();
+    }
+  });
+});
+
 /** A migration of newer code that needs `ACCESS EXCLUSIVE` on the busiest table, as adding a column does. */
 const ALTER_TASKS: PostgresMigration = {
   version: KNOWN + 1,
@@ -264,11 +299,16 @@ describe('a migration that waits for a table lock (defect: migrations on Postgre
 });
 
 /** A migration of newer code that needs `ACCESS EXCLUSIVE` on `processes`, which every process heartbeats into. */
+/**
+ * A compatible migration that needs a lock on `processes` its heartbeats conflict with (`SHARE`, as an index built
+ * without `CONCURRENTLY` takes). Not a breaking one: a breaking migration is refused outright while processes are
+ * live (reviewer F8 of stop 45), before it takes any lock.
+ */
 const ALTER_PROCESSES: PostgresMigration = {
   version: KNOWN + 1,
-  name: 'test: a column on processes',
-  sql: 'ALTER TABLE mcp_tasks.processes ADD COLUMN newer_note text;',
-  breaking: true,
+  name: 'test: an index on processes',
+  sql: 'CREATE INDEX processes_host_test ON mcp_tasks.processes (host);',
+  breaking: false,
 };
 
 describe('a migration that waits for the lock of processes while processes heartbeat (defect: a 3 s lock_timeout, the whole registration lifetime, got live processes reaped)', () => {

@@ -7,7 +7,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import type pg from 'pg';
 
-import { type AppliedMigration, assertMayStartOn, judgeSchema, type MigrateOutcome, type MigrationMark } from '../../core/schema-compatibility.js';
+import {
+  type AppliedMigration,
+  assertMayStartOn,
+  assertNoLiveProcessesFor,
+  judgeSchema,
+  type LiveRegistration,
+  type MigrateOutcome,
+  type MigrationMark,
+} from '../../core/schema-compatibility.js';
 import {
   isLockTimeout,
   lockNotTaken,
@@ -472,6 +480,8 @@ async function migrateOnce(
     progress.step = undefined;
     const schema = judgeSchema(await readAppliedMigrations(client), migrations);
     assertMayStartOn(schema);
+    const pending = migrations.filter((migration) => migration.version > schema.applied);
+    if (pending.some((migration) => migration.breaking)) assertNoLiveProcessesFor(pending, await liveRegistrations(client));
     const applied: number[] = [];
     for (const migration of migrations) {
       if (migration.version <= schema.applied) continue;
@@ -491,6 +501,17 @@ async function migrateOnce(
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   }
+}
+
+/** The process registry's live rows, judged on the database's clock; none when the schema has no registry yet. */
+async function liveRegistrations(client: Pick<pg.ClientBase, 'query'>): Promise<LiveRegistration[]> {
+  const { rows } = await client.query<{ exists: boolean }>(`SELECT to_regclass('${SCHEMA}.processes') IS NOT NULL AS exists`);
+  if (!rows[0]?.exists) return [];
+  const live = await client.query<{ instance_id: string; role: string; host: string; pid: number }>(
+    `SELECT instance_id, role, host, pid FROM ${SCHEMA}.processes
+      WHERE expires_at > (extract(epoch FROM clock_timestamp()) * 1000)::bigint ORDER BY started_at, instance_id`,
+  );
+  return live.rows.map((row) => ({ instanceId: row.instance_id, role: row.role, host: row.host, pid: row.pid }));
 }
 
 /**

@@ -1,6 +1,14 @@
 import type Database from 'better-sqlite3';
 
-import { type AppliedMigration, assertMayStartOn, judgeSchema, type MigrateOutcome, type MigrationMark } from '../../core/schema-compatibility.js';
+import {
+  type AppliedMigration,
+  assertMayStartOn,
+  assertNoLiveProcessesFor,
+  judgeSchema,
+  type LiveRegistration,
+  type MigrateOutcome,
+  type MigrationMark,
+} from '../../core/schema-compatibility.js';
 
 /**
  * One forward-only schema step. Versions start at 1 and are never edited once released; `breaking` says whether code
@@ -357,6 +365,8 @@ export function migrateSchema(db: Database.Database, now: number, migrations: re
     addMarksColumn(db);
     const schema = judgeSchema(readAppliedMigrations(db), migrations);
     assertMayStartOn(schema);
+    const pending = migrations.filter((migration) => migration.version > schema.applied);
+    if (pending.some((migration) => migration.breaking)) assertNoLiveProcessesFor(pending, liveRegistrations(db, now));
     const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at, breaking) VALUES (?, ?, ?, ?)');
     const applied: number[] = [];
     for (const migration of migrations) {
@@ -371,6 +381,18 @@ export function migrateSchema(db: Database.Database, now: number, migrations: re
     if (db.inTransaction) db.exec('ROLLBACK');
     throw error;
   }
+}
+
+/** The process registry's live rows at `now` (the store's clock); none when the schema has no registry yet. */
+function liveRegistrations(db: Database.Database, now: number): LiveRegistration[] {
+  if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'processes'").get() === undefined) return [];
+  const rows = db.prepare('SELECT instance_id, role, host, pid FROM processes WHERE expires_at > ? ORDER BY started_at, instance_id').all(now) as Array<{
+    instance_id: string;
+    role: string;
+    host: string;
+    pid: number;
+  }>;
+  return rows.map((row) => ({ instanceId: row.instance_id, role: row.role, host: row.host, pid: row.pid }));
 }
 
 /** {@link migrateSchema}, returning only the versions it applied. */
