@@ -11,7 +11,7 @@ import type { Logger } from '../core/logger.js';
 import type { RunTrace } from '../core/run-tracer.js';
 import type { TaskStore } from '../core/store.js';
 import { StoreError, toolFacingError } from '../core/store-error.js';
-import type { TaskRecord } from '../core/task.js';
+import type { JsonValue, TaskRecord } from '../core/task.js';
 import { sanitizeModelText } from '../core/tool-outcome.js';
 import { appendAudit, operationEntry } from '../ledger/audit.js';
 import type { StatusWriter } from './status-writer.js';
@@ -26,6 +26,12 @@ export interface RunHostDeps {
   progressListeners: ReadonlyMap<string, ReadonlySet<ProgressListener>>;
   /** The tool waits for its answers in place (`elicits: 'in-place'`): see {@link TaskElicitorInput.inPlace}. */
   inPlace?: TaskElicitorInput['inPlace'];
+  /**
+   * This run, apart from any other run of the same task in this process (the fence in the store tells processes
+   * apart, not runs): `signal` is aborted once the run is over (cancelled, expired, lease lost, shutdown), and
+   * `lose()` aborts it when the store says another process holds the task now.
+   */
+  run: { signal: AbortSignal; lose(): void };
 }
 
 /** The host of `record`'s run (see the module comment). */
@@ -37,6 +43,7 @@ export function runHost(deps: RunHostDeps, record: TaskRecord, logger: Logger): 
   // start of the input timeout: what the tool says meanwhile (an upstream's progress) must change neither. Progress
   // listeners (notifications to a live client) still hear it.
   const asking = (): boolean => deps.inPlace?.waits.isWaiting(taskId) === true;
+  let parked = false;
   return {
     setStatus: (message) => {
       if (!asking()) statusWriter.set(taskId, sanitizeModelText(message));
@@ -45,23 +52,32 @@ export function runHost(deps: RunHostDeps, record: TaskRecord, logger: Logger): 
       if (!asking()) statusWriter.set(taskId, sanitizeModelText(message));
       for (const listener of progressListeners.get(taskId) ?? []) listener(done, total, message);
     },
-    // The journal is read and written under the run's lease: a run that lost its task (another process took it over
-    // once its lease lapsed, or it ended) neither executes a step nor records a value the new run did not compute.
+    // The journal is read and written under the run's lease. A run that is over (aborted, or parked for input:
+    // another run of the task may start, in this process too) starts no step; one whose task another process took
+    // over (once its lease lapsed) or that ended neither starts a step nor records a value the new run did not compute.
     getStep: (name) =>
       toolFacing(logger, 'getStep', async () => {
+        if (deps.run.signal.aborted || parked) throw runOver(logger, name);
         const entry = await store.lookupStep(taskId, name, deps.leaseOwner);
-        if (entry.kind === 'not_held') throw lostTask(logger, taskId, name);
+        if (entry.kind === 'not_held') throw lostTask(deps, logger, name);
         return entry.kind === 'journaled' ? { value: entry.value } : undefined;
       }),
+    // A step that was under way when its run parked or was aborted is still journaled while nobody else holds the
+    // task (the next run replays it rather than running it again); the value the journal holds is what the run gets.
     putStep: (name, value) =>
       toolFacing(logger, 'putStep', async () => {
         const entry = await store.putStep(taskId, name, value, deps.leaseOwner);
-        if (entry.kind === 'not_held') throw lostTask(logger, taskId, name);
-        return entry.value;
+        if (entry.kind === 'not_held') throw lostTask(deps, logger, name);
+        return asStored(entry.value);
       }),
     getOwnerState: (key) => toolFacing(logger, 'getOwnerState', () => store.getToolState(record.ownerKey, record.toolName, key)),
     putOwnerState: (key, value) => toolFacing(logger, 'putOwnerState', () => store.putToolState(record.ownerKey, record.toolName, key, value, clock.now())),
-    elicit: (requests) => toolFacing(logger, 'elicit', () => elicit(requests)),
+    elicit: (requests) =>
+      toolFacing(logger, 'elicit', async () => {
+        const answered = await elicit(requests);
+        if ('parked' in answered) parked = true;
+        return answered;
+      }),
     log: (entry) => logger[entry.level](entry.fields, entry.message),
     openOperation: (spec) => toolFacing(logger, 'openOperation', () => openOperation(spec)),
     settleOperation: (operationId, settlement) => toolFacing(logger, 'settleOperation', () => settleOperation(operationId, settlement)),
@@ -85,12 +101,26 @@ async function toolFacing<T>(logger: Logger, method: string, work: () => Promise
 }
 
 /**
- * What a run's `ctx.step` throws once its task is no longer run under this process's lease (the run's outcome will be
- * discarded: the worker writes it only under the same lease). Logged here, since the tool may swallow it.
+ * What a run's `ctx.step` throws once its task is no longer run under this process's lease: the run is aborted as
+ * `lease_lost` (its outcome is discarded, as the heartbeat would have found, and a tool that swallows the error is
+ * stopped all the same). Logged here; the message names no task id (a tool may hand it on).
  */
-function lostTask(logger: Logger, taskId: string, name: string): Error {
+function lostTask(deps: RunHostDeps, logger: Logger, name: string): Error {
   logger.info({ step: name }, 'run no longer holds its task (taken over, ended or deleted); its step is neither run nor journaled');
-  return new Error(`Task ${taskId} is no longer run here (another run took it over, or it ended); step "${name}" was not journaled`);
+  deps.run.lose();
+  return new Error(`This run no longer holds its task (another run took it over, or it ended); step "${name}" was not journaled`);
+}
+
+/** What a run's `ctx.step` throws once the run is over (aborted, or parked for input): no step starts. */
+function runOver(logger: Logger, name: string): Error {
+  logger.info({ step: name }, 'run is over (aborted or parked for input); its step is not run');
+  return new Error(`This run is over (it was stopped, or it is waiting for input); step "${name}" was not run`);
+}
+
+/** `value` as the journal gives it back on a replay (JSON): what a first run gets must be what a later one gets. */
+function asStored(value: JsonValue): JsonValue {
+  const text = JSON.stringify(value);
+  return text === undefined ? value : (JSON.parse(text) as JsonValue);
 }
 
 /** The elicitor and the operation calls of {@link runHost}, unwrapped. */

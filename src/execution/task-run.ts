@@ -155,6 +155,12 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
         statusWriter: context.statusWriter,
         progressListeners: context.progressListeners,
         ...(tool.elicits === 'in-place' ? { inPlace: { waits: context.inputWaits, signal: slot.controller.signal } } : {}),
+        run: {
+          signal: slot.controller.signal,
+          lose: () => {
+            if (!slot.controller.signal.aborted) slot.controller.abort('lease_lost' satisfies AbortReason);
+          },
+        },
       },
       record,
       logger,

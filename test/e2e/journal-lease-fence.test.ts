@@ -4,7 +4,9 @@
  * write wins") while the run that held the task went on with its own value; a resumed run then replayed the stale
  * value. Real server over real HTTP, real SQLite file; the takeover is an UPDATE on that file by a second connection
  * at a chosen point of the tool (the only seam). The store's own fence is in the contract (`store-contract/steps.ts`,
- * both backends); this proves the run host uses it for every executor path a tool's `ctx.step` takes.
+ * both backends); this proves the run host uses it (the in-process executor; the thread's crossing of `ctx.step` is
+ * in thread-channels.test.ts and the chaos run). Two runs of one task in one process share the lease owner, so the
+ * host also fences by run: a run that parked, or was aborted, starts no step.
  * Negative control: the same tool with its task held journals both steps and completes.
  */
 import Database from 'better-sqlite3';
@@ -14,7 +16,7 @@ import { z } from 'zod';
 import { defineTool, textResult } from '../../src/core/tool.js';
 import { type CapturedLine, captureLogger } from '../helpers/capture-logger.js';
 import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
-import { postModern } from '../helpers/wire.js';
+import { postModern, TASKS_EXTENSION } from '../helpers/wire.js';
 
 type Moment = 'inside-step-a' | 'between-steps' | 'another-write-first' | 'never';
 
@@ -92,7 +94,8 @@ async function until(what: string, check: () => boolean): Promise<void> {
   throw new Error(`timed out waiting for ${what}`);
 }
 
-const discarded = (lines: CapturedLine[]) => () => lines.some((line) => line.message?.includes('outcome discarded') === true);
+// The run is aborted as soon as the store says its task is another's (as the heartbeat would find), its outcome dropped.
+const discarded = (lines: CapturedLine[]) => () => lines.some((line) => line.message === 'tool run aborted; its outcome is discarded');
 
 describe('the step journal of a run that lost its task (stop 46)', () => {
   it('a step the run finished after the takeover is not journaled, and the run goes no further', async () => {
@@ -102,6 +105,8 @@ describe('the step journal of a run that lost its task (stop 46)', () => {
     expect(executed).toEqual(['a']);
     expect(read(server.dbPath, taskId)).toEqual({ status: 'working', steps: [] });
     expect(lines.some((line) => line.message?.includes('its step is neither run nor journaled') === true)).toBe(true);
+    // Not logged as a tool that crashed, and no task id in what the tool was told (it may hand that on).
+    expect(lines.filter((line) => line.message === 'tool threw')).toEqual([]);
   });
 
   it('a step not yet begun when the task was taken over is not run', async () => {
@@ -127,5 +132,112 @@ describe('the step journal of a run that lost its task (stop 46)', () => {
     await until('the completion', () => read(server.dbPath, taskId).status === 'completed');
     expect(executed).toEqual(['a', 'b']);
     expect(read(server.dbPath, taskId)).toEqual({ status: 'completed', steps: ['a', 'b'] });
+  });
+});
+
+const ELICITING = { elicitation: { form: {} }, extensions: { [TASKS_EXTENSION]: {} } };
+const QUESTION = { message: 'ok?', requestedSchema: { type: 'object' as const, properties: { ok: { type: 'boolean' as const } } } };
+
+async function answer(server: RunningTasksServer, taskId: string): Promise<void> {
+  const [request] = await server.store.listInputRequests(taskId);
+  await server.store.answerInput(taskId, {
+    answers: [{ key: request!.key, response: { action: 'accept', content: { ok: true } } }],
+    retire: [],
+    add: [],
+    now: Date.now(),
+  });
+}
+
+const status = async (server: RunningTasksServer, taskId: string) => (await server.store.getUnscoped(taskId))?.status;
+
+async function untilAsync(what: string, check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 250; i++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('two runs of one task in one process (review of the fence: the lease owner is the process, not the run)', () => {
+  it('a run that parked for input but carried on starts no step, while the next run of the same task in the same process does', async () => {
+    const executed: number[] = [];
+    const reached: number[] = [];
+    const errors: string[] = [];
+    const gates: Array<() => void> = [];
+    let runs = 0;
+    const tool = defineTool({
+      name: 'ask_then_step',
+      description: 'Asks, then runs one step; its first run swallows the park.',
+      execution: 'task-optional',
+      journaled: true,
+      elicits: true,
+      inputSchema: z.object({}),
+      async run(_args, ctx) {
+        const me = ++runs;
+        try {
+          await ctx.elicit(QUESTION);
+        } catch (error) {
+          if (me !== 1) throw error;
+        }
+        reached.push(me);
+        await new Promise<void>((resolve) => (gates[me] = resolve));
+        try {
+          return textResult(await ctx.step('s', () => (executed.push(me), `run ${me}`)));
+        } catch (error) {
+          errors.push((error as Error).message);
+          throw error;
+        }
+      },
+    });
+    const server = await startTasksServer({ tools: [tool] });
+    servers.push(server);
+    const created = await postModern(server.url, 'tools/call', { name: 'ask_then_step', arguments: {} }, { capabilities: ELICITING });
+    const taskId = created.body.result?.taskId as string;
+    await until('run 1 parked and carried on', () => reached.includes(1));
+    await answer(server, taskId);
+    await until('run 2 at its step', () => reached.includes(2));
+    // The stale run goes first: the store alone cannot tell it apart (same lease owner: this process).
+    gates[1]!();
+    await until('run 1 refused', () => errors.length > 0);
+    expect(errors).toEqual(['This run is over (it was stopped, or it is waiting for input); step "s" was not run']);
+    gates[2]!();
+    await untilAsync('the completion', async () => (await status(server, taskId)) === 'completed');
+    expect(executed).toEqual([2]);
+    expect(await server.store.getStep(taskId, 's')).toEqual({ value: 'run 2' });
+  });
+
+  it('a step under way when its run parked is journaled and replayed by the next run, not run again', async () => {
+    const executed: number[] = [];
+    let runs = 0;
+    let firstStepDone = false;
+    const tool = defineTool({
+      name: 'fetch_and_ask',
+      description: 'Runs a step while it asks.',
+      execution: 'task-optional',
+      journaled: true,
+      elicits: true,
+      inputSchema: z.object({}),
+      async run(_args, ctx) {
+        const me = ++runs;
+        const step = ctx.step('fetch', async () => {
+          executed.push(me);
+          await new Promise((resolve) => setTimeout(resolve, 150));
+          return `fetched by run ${me}`;
+        });
+        void step.finally(() => (firstStepDone ||= me === 1)).catch(() => undefined);
+        const [fetched] = await Promise.all([step, ctx.elicit(QUESTION)]);
+        return textResult(fetched);
+      },
+    });
+    const server = await startTasksServer({ tools: [tool] });
+    servers.push(server);
+    const created = await postModern(server.url, 'tools/call', { name: 'fetch_and_ask', arguments: {} }, { capabilities: ELICITING });
+    const taskId = created.body.result?.taskId as string;
+    await untilAsync('the park', async () => (await status(server, taskId)) === 'input_required');
+    await until("run 1's step", () => firstStepDone);
+    expect(await server.store.getStep(taskId, 'fetch')).toEqual({ value: 'fetched by run 1' });
+    await answer(server, taskId);
+    await untilAsync('the completion', async () => (await status(server, taskId)) === 'completed');
+    expect(executed).toEqual([1]);
   });
 });

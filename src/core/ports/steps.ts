@@ -35,10 +35,11 @@ export interface TaskSteps {
   /**
    * Journal a completed step; first write wins: a later write for the same name keeps the earlier value.
    * With `leaseOwner` (a run writing its own journal), written only while the task is `working` or
-   * `input_required` under that lease owner, so a run that lost its task never records a value the run that took
-   * it over did not compute.
+   * `input_required` under that lease owner or under none (a step under way when its run parked for input is kept,
+   * so the next run replays it rather than running it again), so a run whose task another owner took over never
+   * records a value that run did not compute.
    * @returns `journaled` with the value the journal holds after the write (this write's, or the earlier one's that
-   *   won); `not_held`, writing nothing, when the task does not exist or is not run under `leaseOwner`.
+   *   won); `not_held`, writing nothing, when the task does not exist, or ended, or another lease owner holds it.
    * Port change (stop 46): fenced by the lease owner and answers what it journaled (it was first-write-wins with no
    * fence and no answer).
    */

@@ -403,23 +403,27 @@ export const SQL = Object.freeze({
     RETURNING 1 AS written`,
 
   /**
-   * First write wins; with `$5`, only while the task is run under that lease owner. `FOR KEY SHARE` holds the task row against a concurrent delete (expiry) until commit, so a
-   * step of a task deleted meanwhile is dropped instead of violating the foreign key.
+   * First write wins; with `$5`, written while the task is `working` or `input_required` under that lease owner or
+   * under none (a run that parked while its step was under way). `FOR KEY SHARE` holds the task row against a
+   * concurrent delete (expiry) until commit, so a step of a task deleted meanwhile is dropped instead of violating the
+   * foreign key. It does not wait for a takeover's uncommitted `UPDATE`: a stale run's write may commit beside one,
+   * which is harmless — the new run's own write then answers the value that won, and every run goes on with it.
    */
   putStep: `INSERT INTO ${S}.task_steps (task_id, name, value, created_at)
     SELECT t.task_id, $2, $3, (SELECT COALESCE($4::bigint, ${S}.now_ms())) FROM ${S}.tasks t
-    WHERE t.task_id = $1 AND ($5::text IS NULL OR (t.lease_owner = $5 AND t.status IN ('working', 'input_required')))
+    WHERE t.task_id = $1 AND ($5::text IS NULL OR ((t.lease_owner = $5 OR t.lease_owner IS NULL) AND t.status IN ('working', 'input_required')))
     FOR KEY SHARE OF t
     ON CONFLICT (task_id, name) DO NOTHING
     RETURNING value`,
 
   /**
-   * A run's journal lookup (`TaskSteps.lookupStep`) and, after a `putStep` that inserted nothing, what won (a new
-   * statement, so under READ COMMITTED it sees the row of the concurrent write that won): whether the task is run
-   * under `$3` (any task that exists, with no owner given) and the step's value, if any.
+   * A run's journal lookup (`TaskSteps.lookupStep`: `$4` false, the task run under `$3`) and, after a `putStep` that
+   * inserted nothing, what won (`$4` true: under that owner or none, as `putStep` writes; a new statement, so under
+   * READ COMMITTED it sees the row of the concurrent write that won): whether the condition holds (any task that
+   * exists, with no owner given) and the step's value, if any.
    */
   lookupStep: `SELECT EXISTS (SELECT 1 FROM ${S}.tasks WHERE task_id = $1
-        AND ($3::text IS NULL OR (lease_owner = $3 AND status IN ('working', 'input_required')))) AS held,
+        AND ($3::text IS NULL OR ((lease_owner = $3 OR ($4::boolean AND lease_owner IS NULL)) AND status IN ('working', 'input_required')))) AS held,
       (SELECT value FROM ${S}.task_steps WHERE task_id = $1 AND name = $2) AS value`,
 
   /**

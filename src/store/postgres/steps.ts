@@ -19,7 +19,7 @@ export class PostgresSteps implements TaskSteps {
 
   /** See {@link TaskSteps.lookupStep}. */
   async lookupStep(taskId: string, name: string, leaseOwner: string): Promise<JournalEntry> {
-    const [row] = await this.ctx.read<JournalRow>('read a step', SQL.lookupStep, [taskId, name, leaseOwner]);
+    const [row] = await this.ctx.read<JournalRow>('read a step', SQL.lookupStep, [taskId, name, leaseOwner, false]);
     return this.ctx.codec.journalEntry(taskId, name, row!);
   }
 
@@ -33,7 +33,7 @@ export class PostgresSteps implements TaskSteps {
     const owner = leaseOwner ?? null;
     const won = await this.ctx.batcher.enqueue(async (tx): Promise<JournalRow | 'inserted'> => {
       if ((await tx.query(SQL.putStep, [taskId, name, json, this.ctx.clockNow(), owner])).length > 0) return 'inserted';
-      const [row] = await tx.query<JournalRow>(SQL.lookupStep, [taskId, name, owner]);
+      const [row] = await tx.query<JournalRow>(SQL.lookupStep, [taskId, name, owner, true]);
       return row!;
     });
     return won === 'inserted' ? { kind: 'journaled', value } : writtenEntry(this.ctx.codec.journalEntry(taskId, name, won));

@@ -218,21 +218,24 @@ export const SQL = Object.freeze({
     ON CONFLICT (owner_key, tool, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
 
   /**
-   * First write wins; a step of a task that no longer exists (or, with `@leaseOwner`, that is not run under it) is
-   * dropped instead of violating the foreign key. `RETURNING` answers only for a row this statement inserted.
+   * First write wins; a step of a task that no longer exists is dropped instead of violating the foreign key, and so
+   * is one of a run whose task another owner holds or that ended (with `@leaseOwner`: written while the task is
+   * `working` or `input_required` under that owner or under none — a run that parked while its step was under way).
+   * `RETURNING` answers only for a row this statement inserted.
    */
   putStep: `INSERT INTO task_steps (task_id, name, value, created_at)
     SELECT @taskId, @name, @value, @now WHERE EXISTS (SELECT 1 FROM tasks WHERE task_id = @taskId
-      AND (@leaseOwner IS NULL OR (lease_owner = @leaseOwner AND status IN ('working', 'input_required'))))
+      AND (@leaseOwner IS NULL OR ((lease_owner = @leaseOwner OR lease_owner IS NULL) AND status IN ('working', 'input_required'))))
     ON CONFLICT (task_id, name) DO NOTHING
     RETURNING value`,
 
   /**
-   * A run's journal lookup (`TaskSteps.lookupStep`) and, after a `putStep` that inserted nothing, what won: whether
-   * the task is run under `@leaseOwner` (any task that exists, with no owner given) and the step's value, if any.
+   * A run's journal lookup (`TaskSteps.lookupStep`: `@unheld` 0, the task run under `@leaseOwner`) and, after a
+   * `putStep` that inserted nothing, what won (`@unheld` 1: under that owner or none, as `putStep` writes): whether the
+   * condition holds (any task that exists, with no owner given) and the step's value, if any.
    */
   lookupStep: `SELECT EXISTS (SELECT 1 FROM tasks WHERE task_id = @taskId
-        AND (@leaseOwner IS NULL OR (lease_owner = @leaseOwner AND status IN ('working', 'input_required')))) AS held,
+        AND (@leaseOwner IS NULL OR ((lease_owner = @leaseOwner OR (@unheld = 1 AND lease_owner IS NULL)) AND status IN ('working', 'input_required')))) AS held,
       (SELECT value FROM task_steps WHERE task_id = @taskId AND name = @name) AS value`,
 
   /** Steps handed to `create` (the task row was inserted just before, so no existence check is needed). */

@@ -18,7 +18,7 @@ export class SqliteSteps implements TaskSteps {
 
   /** See {@link TaskSteps.lookupStep}. */
   async lookupStep(taskId: string, name: string, leaseOwner: string): Promise<JournalEntry> {
-    const row = (await this.ctx.readDurable('read a step', () => this.ctx.stmt.lookupStep.get({ taskId, name, leaseOwner }))) as JournalRow;
+    const row = (await this.ctx.readDurable('read a step', () => this.ctx.stmt.lookupStep.get({ taskId, name, leaseOwner, unheld: 0 }))) as JournalRow;
     return this.ctx.codec.journalEntry(taskId, name, row);
   }
 
@@ -30,7 +30,7 @@ export class SqliteSteps implements TaskSteps {
     const won = await this.ctx.committer.enqueue((): JournalRow | 'inserted' =>
       this.ctx.stmt.putStep.get({ taskId, name, value: json, now, leaseOwner: owner }) !== undefined
         ? 'inserted'
-        : (this.ctx.stmt.lookupStep.get({ taskId, name, leaseOwner: owner }) as JournalRow),
+        : (this.ctx.stmt.lookupStep.get({ taskId, name, leaseOwner: owner, unheld: 1 }) as JournalRow),
     );
     return won === 'inserted' ? { kind: 'journaled', value } : writtenEntry(this.ctx.codec.journalEntry(taskId, name, won));
   }

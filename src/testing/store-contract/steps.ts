@@ -52,6 +52,25 @@ export function describeStepsContract(ctx: StoreContractContext): void {
       expect(await store.lookupStep(taskId, 'c', 'i-b')).toEqual({ kind: 'absent' });
       expect(await store.lookupStep(taskId, 'a', 'i-b')).toEqual({ kind: 'journaled', value: 'from i-a' });
       expect(await store.putStep(taskId, 'c', 'from i-b', 'i-b')).toEqual({ kind: 'journaled', value: 'from i-b' });
+      // The lost run's write that meets the new run's value is refused too, not answered with that value.
+      expect(await store.putStep(taskId, 'c', 'from the lost run', 'i-a')).toEqual({ kind: 'not_held' });
+    });
+
+    it('a step under way when its run parked is still journaled while nobody holds the task; the parked run starts no step', async () => {
+      const { taskId } = await create({ leaseOwner: 'i-a', leaseMs: 60_000 });
+      await store.transition(taskId, { to: 'input_required', releaseLease: true, now: T0 });
+      expect(await store.lookupStep(taskId, 'next', 'i-a')).toEqual({ kind: 'not_held' });
+      expect(await store.putStep(taskId, 'fetch', 'fetched', 'i-a')).toEqual({ kind: 'journaled', value: 'fetched' });
+      expect(await store.putStep(taskId, 'fetch', 'again', 'i-a')).toEqual({ kind: 'journaled', value: 'fetched' });
+      expect(await store.getStep(taskId, 'fetch')).toEqual({ value: 'fetched' });
+    });
+
+    it('a task that ended under its lease owner (the lease kept) is not held: no lookup, no write', async () => {
+      const { taskId } = await create({ leaseOwner: 'i-a', leaseMs: 60_000 });
+      await store.transition(taskId, { to: 'completed', outcome: { kind: 'result', result: { content: [] } }, now: T0 });
+      expect((await store.getUnscoped(taskId))?.leaseOwner).toBe('i-a');
+      expect(await store.lookupStep(taskId, 'a', 'i-a')).toEqual({ kind: 'not_held' });
+      expect(await store.putStep(taskId, 'a', 1, 'i-a')).toEqual({ kind: 'not_held' });
     });
 
     it('a write that loses to an earlier one answers the value that won; an ended or unknown task answers not_held', async () => {
