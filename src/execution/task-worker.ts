@@ -212,6 +212,10 @@ export class TaskWorker {
     if (claimed.length > 0) this.options.observer?.leasesTakenOver?.(claimed.length);
     for (const record of claimed) {
       if (this.running.has(record.taskId)) continue;
+      if (record.status === 'input_required') {
+        await this.recoverAsking(record);
+        continue;
+      }
       const tool = tools.get(record.toolName);
       const neverStarted = record.attempt === 0;
       const rerunnable = tool !== undefined && (tool.idempotent === true || tool.journaled === true);
@@ -234,6 +238,25 @@ export class TaskWorker {
         await this.fail(record, 'interrupted', `Task was interrupted (its worker stopped while ${record.toolName} ran) and is not safe to re-run`);
       }
     }
+  }
+
+  /**
+   * A task taken over while it waits for input: its run waited in place and its process is gone (killed, or its lease
+   * lapsed otherwise), as a drain would have settled it (see {@link settleAsking}). A tool that is not safe to re-run
+   * fails `interrupted` now, while this worker holds the lease — an answer arriving meanwhile resumes it under that
+   * lease, so no other worker starts it; one that is safe to re-run is given back parked, its question kept: once
+   * answered, any worker runs it again with the answers replayed.
+   */
+  private async recoverAsking(record: TaskRecord): Promise<void> {
+    const { store, tools, settings, logger } = this.options;
+    const tool = tools.get(record.toolName);
+    if (tool?.idempotent === true || tool?.journaled === true) {
+      await store.releaseUnstarted(settings.instanceId, [record.taskId]);
+      return;
+    }
+    this.options.observer?.orphanRecovered?.('interrupted');
+    logger.info({ taskId: redactTaskId(record.taskId) }, 'a run that waited in place is gone; failing its task');
+    await this.fail(record, 'interrupted', `Task was interrupted (its worker stopped while ${record.toolName} waited for input) and is not safe to re-run`);
   }
 
   /**

@@ -51,23 +51,28 @@ export interface TaskLeases {
    * claimed — the next claim starts it with no recovery decision, whether or not its tool is safe to re-run, since
    * nothing ran. One `released` event each (payload `{leaseOwner, unstarted: true}`), which wakes other workers.
    * Returns the ids given back; ids and events are in the order of `taskIds`. Port addition (issue 22): a drain never turns a run that did not start into an
-   * `interrupted` failure elsewhere.
+   * `interrupted` failure elsewhere. An `input_required` task among `taskIds` whose run waited in place (see
+   * {@link claimLapsed}) is given back the same way: it waits for its answers parked, like a run that ended at its
+   * question, and once answered the next claim starts it (the event then carries `input_required`).
    */
   releaseUnstarted(leaseOwner: string, taskIds: readonly string[]): Promise<string[]>;
 
   /**
    * Atomically take over up to `limit` unexpired `working` tasks whose lease lapsed (`leaseExpiresAt <= now` on the
-   * store's clock) or that have none, leasing them to `leaseOwner` for `leaseMs`. `input_required` tasks hold no
-   * lease and are skipped. Concurrent claimers (any process) get disjoint sets; a backend with row locks skips rows
-   * another transaction holds instead of waiting for them.
+   * store's clock) or that have none, leasing them to `leaseOwner` for `leaseMs`; then, up to what is left of
+   * `limit`, unexpired `input_required` tasks whose run waited in place (`parkForInput` with `hold`: they keep a
+   * lease) and whose lease lapsed — that run is gone, and a question it would have taken must not stay open for it.
+   * A parked `input_required` task holds no lease and is skipped. Concurrent claimers (any process) get disjoint
+   * sets; a backend with row locks skips rows another transaction holds instead of waiting for them.
    * Port change (issue 11): takes a duration instead of the caller's `now` and `leaseExpiresAt`.
    * @returns the tasks taken over, ascending by `seq`.
    */
   claimLapsed(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]>;
 
   /**
-   * Make every lease `leaseOwner` holds on a `working` task lapse now (a `released` event each, which wakes other
-   * workers' recovery): the takeover of a process restarted under the same id. Returns the task ids.
+   * Make every lease `leaseOwner` holds on a `working` task, or on an `input_required` one whose run waited in place,
+   * lapse now (a `released` event each, with the task's status, which wakes other workers' recovery): the takeover
+   * of a process restarted under the same id, or reaped. Returns the task ids.
    */
   releaseLeasesOf(leaseOwner: string): Promise<string[]>;
 }

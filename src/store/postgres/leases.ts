@@ -125,15 +125,16 @@ export class PostgresLeases implements TaskLeases {
   private async release(leaseOwner: string, taskIds: readonly string[], unstarted: boolean): Promise<string[]> {
     if (taskIds.length === 0) return [];
     const rows = await this.ctx.batcher.enqueue(async (tx) => {
-      const released = await tx.query<{ task_id: string; store_now: number }>(unstarted ? SQL.releaseUnstarted : SQL.releaseLeases, [
-        leaseOwner,
-        taskIds,
-        this.ctx.clockNow(),
-      ]);
+      const released = await tx.query<{ task_id: string; status?: TaskEvent['status']; store_now: number }>(
+        unstarted ? SQL.releaseUnstarted : SQL.releaseLeases,
+        [leaseOwner, taskIds, this.ctx.clockNow()],
+      );
       // RETURNING has no order: the events follow the caller's order, as on SQLite, so readers of the feed see one order.
       const ordered = inRequestOrder(taskIds, released);
       const at = released[0]?.store_now ?? 0;
-      for (const taskId of ordered) tx.append(taskId, 'released', 'working', at, unstarted ? { leaseOwner, unstarted } : { leaseOwner });
+      const statuses = new Map(released.map((row) => [row.task_id, row.status ?? 'working']));
+      for (const taskId of ordered)
+        tx.append(taskId, 'released', statuses.get(taskId) ?? 'working', at, unstarted ? { leaseOwner, unstarted } : { leaseOwner });
       return ordered;
     });
     return rows;
@@ -145,9 +146,12 @@ export class PostgresLeases implements TaskLeases {
   }
 }
 
-/** In a batch transaction: let every lease of `leaseOwner` on a `working` task lapse now, one `released` event each. */
+/**
+ * In a batch transaction: let every lease of `leaseOwner` on a `working` task, or on an `input_required` one whose run
+ * waited in place, lapse now, one `released` event each (with the task's status).
+ */
 export async function releaseAllOf(ctx: PostgresContext, tx: BatchTx, leaseOwner: string): Promise<string[]> {
-  const rows = await tx.query<{ task_id: string; store_now: number }>(SQL.releaseLeasesOf, [leaseOwner, ctx.clockNow()]);
-  for (const row of rows) tx.append(row.task_id, 'released', 'working', row.store_now, { leaseOwner });
+  const rows = await tx.query<{ task_id: string; status: TaskEvent['status']; store_now: number }>(SQL.releaseLeasesOf, [leaseOwner, ctx.clockNow()]);
+  for (const row of rows) tx.append(row.task_id, 'released', row.status, row.store_now, { leaseOwner });
   return rows.map((row) => row.task_id);
 }

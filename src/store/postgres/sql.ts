@@ -329,15 +329,25 @@ export const SQL = Object.freeze({
   /**
    * Claiming with `FOR UPDATE SKIP LOCKED`: candidates are locked as they are chosen, and rows another transaction
    * holds (a claim of another worker, a settling run) are skipped instead of waited for, so claimers never queue
-   * behind each other and never get the same task. The task row stays the only queue.
+   * behind each other and never get the same task. The task row stays the only queue. Two selects, each served by
+   * its partial index (`tasks_by_lease`, `tasks_waiting`): running tasks first, then `input_required` tasks whose
+   * run waited in place (they hold a lease; a parked one holds none) up to what is left of the limit.
    */
-  claimLapsed: `WITH ${NOW('$3')}, c AS (
+  claimLapsed: `WITH ${NOW('$3')}, running AS (
       SELECT t.task_id FROM ${S}.tasks t, n
       WHERE t.status = 'working' AND (t.lease_expires_at IS NULL OR t.lease_expires_at <= n.now)
         AND (t.expires_at IS NULL OR t.expires_at > n.now)
       ORDER BY t.lease_expires_at NULLS FIRST, t.seq
       LIMIT $4
-      FOR UPDATE OF t SKIP LOCKED)
+      FOR UPDATE OF t SKIP LOCKED),
+    asking AS (
+      SELECT t.task_id FROM ${S}.tasks t, n
+      WHERE t.status = 'input_required' AND t.lease_owner IS NOT NULL AND t.lease_expires_at <= n.now
+        AND (t.expires_at IS NULL OR t.expires_at > n.now)
+      ORDER BY t.lease_expires_at, t.seq
+      LIMIT (SELECT $4 - count(*) FROM running)
+      FOR UPDATE OF t SKIP LOCKED),
+    c AS (SELECT task_id FROM running UNION ALL SELECT task_id FROM asking)
     UPDATE ${S}.tasks t SET lease_owner = $1, lease_expires_at = n.now + $2
     FROM c, n
     WHERE t.task_id = c.task_id
@@ -453,19 +463,19 @@ export const SQL = Object.freeze({
     WHERE t.task_id = ANY($2::text[]) AND t.lease_owner = $1 AND t.status = 'working'
     RETURNING t.task_id, n.now AS store_now`,
 
-  /** Runs that never started are not counted, and their tasks runnable again (see `releaseUnstarted`). */
+  /** Runs that never started (or a run that waited in place, given back) are not counted; see `releaseUnstarted`. */
   releaseUnstarted: `WITH ${NOW('$3')}
     UPDATE ${S}.tasks t SET attempt = GREATEST(t.attempt - 1, 0), lease_owner = NULL, lease_expires_at = NULL
     FROM n
-    WHERE t.task_id = ANY($2::text[]) AND t.lease_owner = $1 AND t.status = 'working'
-    RETURNING t.task_id, n.now AS store_now`,
+    WHERE t.task_id = ANY($2::text[]) AND t.lease_owner = $1 AND t.status IN ('working', 'input_required')
+    RETURNING t.task_id, t.status, n.now AS store_now`,
 
-  /** Every lease of one owner lapses now (see `releaseLeasesOf`). */
+  /** Every lease of one owner lapses now, a run's that waits in place included (see `releaseLeasesOf`). */
   releaseLeasesOf: `WITH ${NOW('$2')}
     UPDATE ${S}.tasks t SET lease_expires_at = n.now
     FROM n
-    WHERE t.lease_owner = $1 AND t.status = 'working' AND t.lease_expires_at > n.now
-    RETURNING t.task_id, n.now AS store_now`,
+    WHERE t.lease_owner = $1 AND t.status IN ('working', 'input_required') AND t.lease_expires_at > n.now
+    RETURNING t.task_id, t.status, n.now AS store_now`,
 
   /** Register an instance id nobody holds; nothing when a row exists (waits for a concurrent inserter's commit). */
   insertProcess: `WITH ${NOW('$7')}

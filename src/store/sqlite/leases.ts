@@ -74,10 +74,15 @@ export class SqliteLeases implements TaskLeases {
     const released = await this.ctx.committer.enqueue((events) => {
       const now = this.ctx.clock.now();
       const params = { leaseOwner, taskIds: JSON.stringify(taskIds) };
-      const rows = (unstarted ? this.ctx.stmt.releaseUnstarted.all(params) : this.ctx.stmt.releaseLeases.all({ ...params, now })) as Array<{ task_id: string }>;
+      const rows = (unstarted ? this.ctx.stmt.releaseUnstarted.all(params) : this.ctx.stmt.releaseLeases.all({ ...params, now })) as Array<{
+        task_id: string;
+        status?: TaskEvent['status'];
+      }>;
       // RETURNING has no promised order: the events follow the caller's order, on both backends.
       const ordered = inRequestOrder(taskIds, rows);
-      for (const taskId of ordered) this.ctx.append(events, taskId, 'released', 'working', now, unstarted ? { leaseOwner, unstarted } : { leaseOwner });
+      const statuses = new Map(rows.map((row) => [row.task_id, row.status ?? 'working']));
+      for (const taskId of ordered)
+        this.ctx.append(events, taskId, 'released', statuses.get(taskId) ?? 'working', now, unstarted ? { leaseOwner, unstarted } : { leaseOwner });
       return ordered;
     });
     return released;
@@ -89,9 +94,12 @@ export class SqliteLeases implements TaskLeases {
   }
 }
 
-/** Inside a write transaction: let every lease of `leaseOwner` on a `working` task lapse at `now`, one `released` event each. */
+/**
+ * Inside a write transaction: let every lease of `leaseOwner` on a `working` task, or on an `input_required` one whose
+ * run waited in place, lapse at `now`, one `released` event each (with the task's status).
+ */
 export function releaseAllOf(ctx: SqliteContext, events: TaskEvent[], leaseOwner: string, now: number): string[] {
-  const rows = ctx.stmt.releaseLeasesOf.all({ leaseOwner, now }) as Array<{ task_id: string }>;
-  for (const row of rows) ctx.append(events, row.task_id, 'released', 'working', now, { leaseOwner });
+  const rows = ctx.stmt.releaseLeasesOf.all({ leaseOwner, now }) as Array<{ task_id: string; status: TaskEvent['status'] }>;
+  for (const row of rows) ctx.append(events, row.task_id, 'released', row.status, now, { leaseOwner });
   return rows.map((row) => row.task_id);
 }

@@ -133,13 +133,17 @@ export const SQL = Object.freeze({
 
   /**
    * One statement, so the candidates are chosen and taken under the same write lock: two processes can never
-   * claim the same task. Tasks already past their TTL are left to the sweeper.
+   * claim the same task. Tasks already past their TTL are left to the sweeper. An `input_required` task is taken
+   * only when its run waited in place (it holds a lease; a parked one holds none).
    */
   claimLapsed: `UPDATE tasks SET lease_owner = @leaseOwner, lease_expires_at = @leaseExpiresAt
     WHERE task_id IN (
       SELECT task_id FROM tasks
-      WHERE status = 'working' AND (lease_expires_at IS NULL OR lease_expires_at <= @now) AND ${VISIBLE}
-      ORDER BY lease_expires_at, seq LIMIT @limit)
+      WHERE (
+          (status = 'working' AND (lease_expires_at IS NULL OR lease_expires_at <= @now))
+          OR (status = 'input_required' AND lease_owner IS NOT NULL AND lease_expires_at <= @now)
+        ) AND ${VISIBLE}
+      ORDER BY status = 'input_required', lease_expires_at, seq LIMIT @limit)
     RETURNING ${TASK_COLUMNS}`,
 
   /**
@@ -259,15 +263,18 @@ export const SQL = Object.freeze({
     WHERE task_id IN (SELECT value FROM json_each(@taskIds)) AND lease_owner = @leaseOwner AND status = 'working'
     RETURNING task_id`,
 
-  /** Runs that never started are not counted, and their tasks runnable again (see `releaseUnstarted`). */
+  /** Runs that never started (or a run that waited in place, given back) are not counted; see `releaseUnstarted`. */
   releaseUnstarted: `UPDATE tasks SET attempt = MAX(attempt - 1, 0), lease_owner = NULL, lease_expires_at = NULL
-    WHERE task_id IN (SELECT value FROM json_each(@taskIds)) AND lease_owner = @leaseOwner AND status = 'working'
-    RETURNING task_id`,
+    WHERE task_id IN (SELECT value FROM json_each(@taskIds)) AND lease_owner = @leaseOwner AND status IN ('working', 'input_required')
+    RETURNING task_id, status`,
 
-  /** Every lease of one owner lapses now (the takeover of a process restarted or reaped; see `releaseLeasesOf`). */
+  /**
+   * Every lease of one owner lapses now, a run's that waits in place included (the takeover of a process restarted
+   * or reaped; see `releaseLeasesOf`).
+   */
   releaseLeasesOf: `UPDATE tasks SET lease_expires_at = @now
-    WHERE lease_owner = @leaseOwner AND status = 'working' AND lease_expires_at > @now
-    RETURNING task_id`,
+    WHERE lease_owner = @leaseOwner AND status IN ('working', 'input_required') AND lease_expires_at > @now
+    RETURNING task_id, status`,
 
   getProcess: `SELECT p.*, d.draining_since FROM processes p
     LEFT JOIN draining_processes d ON d.instance_id = p.instance_id AND d.token = p.token WHERE p.instance_id = @instanceId`,

@@ -305,6 +305,40 @@ export function describeInputsContract(ctx: InputContractContext): void {
       expect(await store.startAttempt(taskId, 'i-b', 60_000)).toMatchObject({ attempt: 2, leaseOwner: 'i-b' });
     });
 
+    it('a holdLease run that died before its answer: claimLapsed takes the task, still input_required, once the lease lapsed (after lapsed working tasks); releaseUnstarted parks it; releaseLeasesOf lapses such a lease', async () => {
+      const store = ctx.store();
+      const asking = await running();
+      await store.requestInput(asking.taskId, keys('a'), { leaseOwner: RUNNER, statusMessage: 'asks', now: T0 + 10, holdLease: true });
+      const parked = await running();
+      await park(parked.taskId, ['a']);
+      const crashed = await running();
+      ctx.clock().set(asking.leaseExpiresAt! - 1);
+      expect(await store.claimLapsed('i-b', 60_000, 10)).toEqual([]);
+      ctx.clock().set(asking.leaseExpiresAt!);
+      // Running tasks first: a limit of one takes the lapsed working task, the next claim the one that waited in place.
+      expect((await store.claimLapsed('i-b', 60_000, 1)).map((t) => t.taskId)).toEqual([crashed.taskId]);
+      const [taken, ...more] = await store.claimLapsed('i-b', 60_000, 10);
+      expect(more).toEqual([]);
+      expect(taken).toMatchObject({ taskId: asking.taskId, status: 'input_required', leaseOwner: 'i-b', attempt: 1 });
+      expect(await store.claimLapsed('i-c', 60_000, 10)).toEqual([]);
+      // Given back: parked like a run that ended at its question (no lease, run uncounted), its question kept.
+      const start = await store.lastEventSeq();
+      expect(await store.releaseUnstarted('i-b', [asking.taskId])).toEqual([asking.taskId]);
+      expect(await store.getUnscoped(asking.taskId)).toMatchObject({ status: 'input_required', leaseOwner: null, leaseExpiresAt: null, attempt: 0 });
+      expect(await eventsSince(start)).toEqual([['released', 'input_required', { leaseOwner: 'i-b', unstarted: true }]]);
+      expect(await states(asking.taskId)).toEqual([['a', 'pending', null]]);
+      expect(await store.claimLapsed('i-c', 60_000, 10)).toEqual([]);
+      await respond(asking.taskId, { answers: [answer('a')] });
+      expect((await store.claimRunnable('i-c', 60_000, 10)).map((t) => [t.taskId, t.attempt])).toEqual([[asking.taskId, 1]]);
+      // The takeover of a restarted (or reaped) holder: a lease held in place lapses at once, its event with the status.
+      const again = await running();
+      await store.requestInput(again.taskId, keys('a'), { leaseOwner: RUNNER, statusMessage: 'asks', now: T0 + 10, holdLease: true });
+      const before = await store.lastEventSeq();
+      expect(await store.releaseLeasesOf(RUNNER)).toEqual([again.taskId]);
+      expect(await eventsSince(before)).toEqual([['released', 'input_required', { leaseOwner: RUNNER }]]);
+      expect((await store.claimLapsed('i-d', 60_000, 10)).map((t) => [t.taskId, t.status])).toEqual([[again.taskId, 'input_required']]);
+    });
+
     it('answerInput writes nothing unless the task is input_required', async () => {
       const store = ctx.store();
       const working = await running();
