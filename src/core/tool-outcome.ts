@@ -1,5 +1,6 @@
 import { ErrorCode, INPUT_REFUSED_META_KEY } from '../protocol/constants.js';
 import { toModelLine } from '../protocol/model-text.js';
+import { TasksError } from './errors.js';
 import type { ExecutionOutcome } from './executor.js';
 import { redactSecrets } from './redaction.js';
 import type { JsonObject, JsonRpcErrorObject, JsonValue, TaskGeneration, TaskOutcome, TaskStatus } from './task.js';
@@ -30,13 +31,43 @@ function firstText(result: ToolResult): string | undefined {
 }
 
 /**
+ * Deepest nesting of arrays and objects a tool's outcome may have. A result leaves a tool's thread by structured
+ * clone, whose serializer recurses: about 2,000 levels overflow the main thread's stack, and piscina never answered a
+ * run whose result could not be posted (the run held its slot for good). No MCP result needs a tenth of this.
+ */
+export const MAX_RESULT_DEPTH = 1_000;
+
+/**
+ * Whether `value` nests arrays and objects more than `limit` levels deep (a cycle counts as deeper than any limit).
+ * Iterative, depth first: it returns at the first path past the limit, and never overflows the stack itself.
+ */
+export function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const pending: Array<[unknown, number]> = [[value, 0]];
+  while (pending.length > 0) {
+    const [next, depth] = pending.pop()!;
+    if (next === null || typeof next !== 'object') continue;
+    if (depth >= limit) return true;
+    for (const child of Array.isArray(next) ? next : Object.values(next)) if (child !== null && typeof child === 'object') pending.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/** The one-line message of a tool outcome nested past {@link MAX_RESULT_DEPTH} (a model may read it). */
+export function tooDeepMessage(toolName: string, what: 'result' | 'error' = 'result'): string {
+  const subject = what === 'result' ? 'returned a result' : 'threw an error whose data is';
+  return `Tool ${toolName} ${subject} nested more than ${MAX_RESULT_DEPTH} levels deep (or circular), which cannot be stored; only this run failed`;
+}
+
+/**
  * Check a tool's return value against the MCP shape and its `outputSchema`, and turn it into a `CallToolResult`.
- * @throws Error when the tool broke its contract (the caller maps it to `-32603`).
+ * @throws Error when the tool broke its contract (the caller maps it to `-32603`); `TasksError` `-32603` with
+ *   {@link tooDeepMessage} when it nests past {@link MAX_RESULT_DEPTH}.
  */
 export function toCallToolResult(tool: AnyToolDefinition, result: ToolResult): JsonObject {
   if (!result || !Array.isArray(result.content)) {
     throw new Error(`tool ${tool.name} returned no content array`);
   }
+  if (nestedDeeperThan(result, MAX_RESULT_DEPTH)) throw new TasksError(ErrorCode.InternalError, tooDeepMessage(tool.name));
   if (tool.outputSchema && !result.isError) {
     if (result.structuredContent === undefined) throw new Error(`tool ${tool.name} has an outputSchema but returned no structuredContent`);
     const parsed = tool.outputSchema.safeParse(result.structuredContent);

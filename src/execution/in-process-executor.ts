@@ -4,7 +4,7 @@ import type { Logger } from '../core/logger.js';
 import { toProtocolError } from '../core/protocol-errors.js';
 import type { JsonObject, JsonValue } from '../core/task.js';
 import { ToolInputError } from '../core/tool.js';
-import { toCallToolResult } from '../core/tool-outcome.js';
+import { MAX_RESULT_DEPTH, nestedDeeperThan, toCallToolResult, tooDeepMessage } from '../core/tool-outcome.js';
 import type { ToolRegistry } from '../core/tool-registry.js';
 import { ErrorCode } from '../protocol/constants.js';
 import { createToolContext } from './tool-context.js';
@@ -83,6 +83,9 @@ export class InProcessExecutor implements Executor {
 function classify(error: unknown, toolName: string): ExecutionOutcome {
   if (error instanceof ToolInputError) return { kind: 'input_error', message: error.message };
   const wire = toProtocolError(error);
+  // Bounded like a result (see `MAX_RESULT_DEPTH`): an error's `data` is stored and leaves a tool's thread the same way.
+  if (wire && nestedDeeperThan(wire.data, MAX_RESULT_DEPTH - 1))
+    return { kind: 'protocol_error', error: { code: ErrorCode.InternalError, message: tooDeepMessage(toolName, 'error') } };
   if (wire) return { kind: 'protocol_error', error: wire };
   return { kind: 'crashed', message: `Internal error in tool ${toolName}` };
 }

@@ -166,6 +166,8 @@ export async function warmThread(startedAt: number): Promise<(task: ThreadTask |
       if ('nudge' in task) return NUDGED;
       const took = performance.now();
       const loop = performance.eventLoopUtilization();
+      // Its outcome is bounded in depth (`MAX_RESULT_DEPTH`, by the executor): one piscina cannot post (a structured
+      // clone past the stack) is never answered, and the run would hold its slot for good.
       const outcome = await runInThread(executor, link, task);
       return { ...outcome, heldMs: performance.now() - took, idleMs: performance.eventLoopUtilization(loop).idle } satisfies ThreadOutcome;
     };

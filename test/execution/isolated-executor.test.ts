@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 
 import type { ExecutionHost, ExecutionOutcome } from '../../src/core/executor.js';
 import type { JsonValue } from '../../src/core/task.js';
+import { MAX_RESULT_DEPTH, tooDeepMessage } from '../../src/core/tool-outcome.js';
 import type { IsolatedExecutor } from '../../src/execution/isolated-executor.js';
 import { type IsolatedExecutorOptions, threadEnvironment } from '../../src/execution/isolated-executor.js';
 import { ensureBuilt } from '../cli/support.js';
@@ -78,6 +79,27 @@ describe('IsolatedExecutor (issue 22)', () => {
     await executor.warm(30_000);
     return { executor, log };
   };
+
+  it('an outcome nested past MAX_RESULT_DEPTH fails its run with one line (defect: piscina never answered a result it could not post, and the run held its slot for good); the thread goes on', async () => {
+    const { executor } = start(ISOLATION_TOOLS, { maxThreads: 1, minThreads: 1 });
+    await executor.warm(30_000);
+    const run = (tool: string, depth: number) => executor.execute(request(tool, { depth }), testHost(), new AbortController().signal);
+    // Past the depth a structured clone can take (about 2,000 levels on a main thread).
+    expect(await run('nests_deep', 5_000)).toEqual({
+      kind: 'protocol_error',
+      error: { code: -32603, message: tooDeepMessage('nests_deep') },
+    });
+    expect(await run('throws_deep', 5_000)).toEqual({
+      kind: 'protocol_error',
+      error: { code: -32603, message: tooDeepMessage('throws_deep', 'error') },
+    });
+    // Control: within the bound, the result and the error's data arrive whole, on the same thread.
+    const within = await run('nests_deep', MAX_RESULT_DEPTH - 2);
+    expect(within.kind).toBe('returned');
+    expect(JSON.stringify(within)).toContain('"leaf":true');
+    expect(await run('throws_deep', 10)).toMatchObject({ kind: 'protocol_error', error: { code: -32000, message: 'deep data' } });
+    expect(executor.terminated).toBe(0);
+  });
 
   it('a run aborted while every thread still loads the tools ends aborted at once, never starts and terminates nothing', async () => {
     const log = join(temp.dir, 'loading.log');
