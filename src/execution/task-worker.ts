@@ -232,10 +232,10 @@ export class TaskWorker {
         this.launch(record.taskId);
       } else if (tool && rerunnable) {
         this.options.observer?.orphanRecovered?.('attempts_exhausted');
-        await this.fail(record, 'attempts_exhausted', `Task ran ${record.attempt} times without finishing`);
+        await this.failRecovered(record, 'attempts_exhausted', `Task ran ${record.attempt} times without finishing`);
       } else {
         this.options.observer?.orphanRecovered?.('interrupted');
-        await this.fail(record, 'interrupted', `Task was interrupted (its worker stopped while ${record.toolName} ran) and is not safe to re-run`);
+        await this.failRecovered(record, 'interrupted', `Task was interrupted (its worker stopped while ${record.toolName} ran) and is not safe to re-run`);
       }
     }
   }
@@ -256,7 +256,31 @@ export class TaskWorker {
     }
     this.options.observer?.orphanRecovered?.('interrupted');
     logger.info({ taskId: redactTaskId(record.taskId) }, 'a run that waited in place is gone; failing its task');
-    await this.fail(record, 'interrupted', `Task was interrupted (its worker stopped while ${record.toolName} waited for input) and is not safe to re-run`);
+    await this.failRecovered(
+      record,
+      'interrupted',
+      `Task was interrupted (its worker stopped while ${record.toolName} waited for input) and is not safe to re-run`,
+    );
+  }
+
+  /**
+   * Fail a task taken over from a run that is gone, and delete the chunks of a large result that run stored before
+   * it died (its outcome never committed): nothing will serve them, and they would stay until the task's TTL — for
+   * good with unlimited retention. Only chunks of a task that ended with this error outcome go
+   * (`discardUnservedResultChunks`); best effort, logged.
+   */
+  private async failRecovered(record: TaskRecord, reason: RuntimeFailure, message: string): Promise<void> {
+    if (!(await this.fail(record, reason, message))) return;
+    const { store, logger } = this.options;
+    try {
+      const chunks = await store.discardUnservedResultChunks(record.taskId);
+      if (chunks > 0) logger.info({ taskId: redactTaskId(record.taskId), chunks }, 'the large result chunks of the run that is gone were deleted');
+    } catch (error) {
+      logger.warn(
+        { err: error, taskId: redactTaskId(record.taskId) },
+        'could not delete the large result chunks of the run that is gone; they go with the task',
+      );
+    }
   }
 
   /**

@@ -30,7 +30,8 @@ export interface TaskResults {
   /**
    * Delete the chunks of `taskId` that nothing will ever serve: it is `cancelled` (a run wrote them, then the cancel
    * committed before the run's outcome, whose transition was then refused), or it ended with an error outcome (the
-   * run's outcome could not be stored after its chunks were, and the task failed with `result_not_stored`). Nothing
+   * run's outcome could not be stored after its chunks were, and the task failed with `result_not_stored`; or the run
+   * died after them, and recovery failed the task `interrupted` or `attempts_exhausted`). Nothing
    * for a task in any other state — a run that took the task over may be writing chunks of its own, and a completed
    * or failed task whose result is a tool result links to its chunks — or one without chunks.
    * Port change (stop 46): was `discardCancelledResultChunks`, cancelled tasks only.
