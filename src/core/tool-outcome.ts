@@ -59,6 +59,25 @@ export function tooDeepMessage(toolName: string, what: 'result' | 'error' = 'res
 }
 
 /**
+ * What a tool's context call is told when what it hands over (a step's value, owner state, a question) nests past
+ * {@link MAX_RESULT_DEPTH}: it could not be stored, nor leave a tool's thread.
+ */
+export function tooDeepArgument(method: string): string {
+  return `ctx.${CONTEXT_CALLS[method] ?? method} was given a value nested more than ${MAX_RESULT_DEPTH} levels deep (or circular), which cannot be stored`;
+}
+
+/** The `ctx` call behind each host method, for {@link tooDeepArgument}. */
+const CONTEXT_CALLS: Record<string, string> = {
+  putStep: 'step',
+  getStep: 'step',
+  putOwnerState: 'ownerState.put',
+  getOwnerState: 'ownerState.get',
+  elicit: 'elicit',
+  openOperation: 'operation',
+  settleOperation: 'operation',
+};
+
+/**
  * Check a tool's return value against the MCP shape and its `outputSchema`, and turn it into a `CallToolResult`.
  * @throws Error when the tool broke its contract (the caller maps it to `-32603`); `TasksError` `-32603` with
  *   {@link tooDeepMessage} when it nests past {@link MAX_RESULT_DEPTH}.

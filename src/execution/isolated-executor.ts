@@ -219,10 +219,16 @@ export class IsolatedExecutor implements Executor {
         settleOperation: () => host.settleOperation(String(first), second as unknown as Omit<OperationSettlement, 'now'>),
       };
       const work = Promise.resolve().then(operations[message.method]);
-      work.then(
-        (value) => channel.post({ op: 'reply', id: message.id, ok: true, value: value as JsonValue | undefined }),
-        (error: unknown) => channel.post({ op: 'reply', id: message.id, ok: false, error: crossed(error) }),
-      );
+      // An answer that cannot be posted (a structured clone past the stack) is answered as that error, never left
+      // unanswered — nor thrown from here as an unhandled rejection.
+      const fail = (error: unknown): void => channel.post({ op: 'reply', id: message.id, ok: false, error: crossed(error) });
+      work.then((value) => {
+        try {
+          channel.post({ op: 'reply', id: message.id, ok: true, value: value as JsonValue | undefined });
+        } catch (error) {
+          fail(error);
+        }
+      }, fail);
     }
   }
 

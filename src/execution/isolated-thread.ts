@@ -7,6 +7,7 @@ import type { OperationRecord, OperationSettlement } from '../core/ledger.js';
 import { StoreError } from '../core/store-error.js';
 import type { JsonValue } from '../core/task.js';
 import type { ElicitRequest, ElicitResult, OperationSpec } from '../core/tool.js';
+import { MAX_RESULT_DEPTH, nestedDeeperThan, tooDeepArgument } from '../core/tool-outcome.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { loadToolSources } from '../core/tool-source.js';
 import { keepProcessKillForCrashPoints } from '../ledger/crash-points.js';
@@ -96,12 +97,23 @@ class ThreadLink {
     this.runs.delete(run);
   }
 
+  /**
+   * Post `message` to the host. A log line whose fields nest past {@link MAX_RESULT_DEPTH} goes without them: the
+   * host could not read it (a structured clone past the main thread's stack is dropped there, unseen).
+   */
   send(message: ThreadMessage): void {
-    this.port.postMessage(message);
+    if (message.op === 'log' && nestedDeeperThan(message.entry.fields, MAX_RESULT_DEPTH - 1)) {
+      const entry = { ...message.entry, fields: { droppedFields: `nested more than ${MAX_RESULT_DEPTH} levels deep` } };
+      this.port.postMessage({ ...message, entry });
+    } else this.port.postMessage(message);
   }
 
-  /** Call `method` of run `run`'s host; settles with the host's answer (its error rebuilt with its type). */
+  /**
+   * Call `method` of run `run`'s host; settles with the host's answer (its error rebuilt with its type). Arguments
+   * nested past {@link MAX_RESULT_DEPTH} are refused here: the host could not read them, and would never answer.
+   */
   call(run: number, method: HostMethod, args: JsonValue[]): Promise<JsonValue | undefined> {
+    if (nestedDeeperThan(args, MAX_RESULT_DEPTH)) return Promise.reject(new Error(tooDeepArgument(method)));
     return new Promise((resolve, reject) => {
       this.lastCall += 1;
       this.calls.set(this.lastCall, { resolve, reject });

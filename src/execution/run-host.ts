@@ -12,7 +12,7 @@ import type { RunTrace } from '../core/run-tracer.js';
 import type { TaskStore } from '../core/store.js';
 import { StoreError, toolFacingError } from '../core/store-error.js';
 import type { JsonValue, TaskRecord } from '../core/task.js';
-import { sanitizeModelText } from '../core/tool-outcome.js';
+import { MAX_RESULT_DEPTH, nestedDeeperThan, sanitizeModelText, tooDeepArgument } from '../core/tool-outcome.js';
 import { appendAudit, operationEntry } from '../ledger/audit.js';
 import type { StatusWriter } from './status-writer.js';
 import { createTaskElicitor, type TaskElicitorInput } from './task-elicitor.js';
@@ -66,12 +66,17 @@ export function runHost(deps: RunHostDeps, record: TaskRecord, logger: Logger): 
     // task (the next run replays it rather than running it again); the value the journal holds is what the run gets.
     putStep: (name, value) =>
       toolFacing(logger, 'putStep', async () => {
+        if (nestedDeeperThan(value, MAX_RESULT_DEPTH)) throw new Error(tooDeepArgument('putStep'));
         const entry = await store.putStep(taskId, name, value, deps.leaseOwner);
         if (entry.kind === 'not_held') throw lostTask(deps, logger, name);
         return asStored(entry.value);
       }),
     getOwnerState: (key) => toolFacing(logger, 'getOwnerState', () => store.getToolState(record.ownerKey, record.toolName, key)),
-    putOwnerState: (key, value) => toolFacing(logger, 'putOwnerState', () => store.putToolState(record.ownerKey, record.toolName, key, value, clock.now())),
+    putOwnerState: (key, value) =>
+      toolFacing(logger, 'putOwnerState', async () => {
+        if (nestedDeeperThan(value, MAX_RESULT_DEPTH)) throw new Error(tooDeepArgument('putOwnerState'));
+        return store.putToolState(record.ownerKey, record.toolName, key, value, clock.now());
+      }),
     elicit: (requests) =>
       toolFacing(logger, 'elicit', async () => {
         const answered = await elicit(requests);

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 
 import type { ExecutionHost, ExecutionOutcome } from '../../src/core/executor.js';
 import type { JsonValue } from '../../src/core/task.js';
-import { MAX_RESULT_DEPTH, tooDeepMessage } from '../../src/core/tool-outcome.js';
+import { MAX_RESULT_DEPTH, tooDeepArgument, tooDeepMessage } from '../../src/core/tool-outcome.js';
 import type { IsolatedExecutor } from '../../src/execution/isolated-executor.js';
 import { type IsolatedExecutorOptions, threadEnvironment } from '../../src/execution/isolated-executor.js';
 import { ensureBuilt } from '../cli/support.js';
@@ -80,7 +80,7 @@ describe('IsolatedExecutor (issue 22)', () => {
     return { executor, log };
   };
 
-  it('an outcome nested past MAX_RESULT_DEPTH fails its run with one line (defect: piscina never answered a result it could not post, and the run held its slot for good); the thread goes on', async () => {
+  it("an outcome nested past MAX_RESULT_DEPTH fails its run with one line (defect: piscina never answered a result it could not post, and the run held its slot for good); the thread goes on; so does a context call's value", async () => {
     const { executor } = start(ISOLATION_TOOLS, { maxThreads: 1, minThreads: 1 });
     await executor.warm(30_000);
     const run = (tool: string, depth: number) => executor.execute(request(tool, { depth }), testHost(), new AbortController().signal);
@@ -98,6 +98,11 @@ describe('IsolatedExecutor (issue 22)', () => {
     expect(within.kind).toBe('returned');
     expect(JSON.stringify(within)).toContain('"leaf":true');
     expect(await run('throws_deep', 10)).toMatchObject({ kind: 'protocol_error', error: { code: -32000, message: 'deep data' } });
+    // A context call's value the host could not read is refused in the thread (the host never answered it), with control.
+    const step = (depth: number) =>
+      executor.execute({ ...request('steps_deep', { depth }), taskId: 'task-with-a-journal' }, testHost(), new AbortController().signal);
+    expect(JSON.stringify(await step(5_000))).toContain(`refused: ${tooDeepArgument('putStep')}`);
+    expect(JSON.stringify(await step(10))).toContain('journaled');
     expect(executor.terminated).toBe(0);
   });
 
@@ -449,7 +454,7 @@ describe('IsolatedExecutor (issue 22)', () => {
       expect(run.next.kind).toBe('returned');
     });
 
-    it('calls process.exit(): refused in the thread, the run fails saying so, the thread goes on', async () => {
+    it("calls process.exit(): refused in the thread, the run fails saying so, the thread goes on; so does a context call's value", async () => {
       const run = await hostile('calls_exit');
       expect(run.outcome).toEqual({
         kind: 'crashed',
@@ -459,7 +464,7 @@ describe('IsolatedExecutor (issue 22)', () => {
       expect(run.executor.readiness().threads).toMatchObject({ warm: 1, failed: 0 });
     });
 
-    it('throws from a timer during its run: the run fails saying so, the thread goes on', async () => {
+    it("throws from a timer during its run: the run fails saying so, the thread goes on; so does a context call's value", async () => {
       const run = await hostile('throws_in_timer');
       expect(run.outcome).toEqual({
         kind: 'crashed',
