@@ -14,6 +14,7 @@ import { StoreError, toolFacingError } from '../core/store-error.js';
 import type { JsonValue, TaskRecord } from '../core/task.js';
 import { MAX_RESULT_DEPTH, nestedDeeperThan, sanitizeModelText, tooDeepArgument } from '../core/tool-outcome.js';
 import { appendAudit, operationEntry } from '../ledger/audit.js';
+import { judgeUnrenewedLease } from './lease-verdict.js';
 import type { StatusWriter } from './status-writer.js';
 import { createTaskElicitor, type TaskElicitorInput } from './task-elicitor.js';
 
@@ -29,9 +30,9 @@ export interface RunHostDeps {
   /**
    * This run, apart from any other run of the same task in this process (the fence in the store tells processes
    * apart, not runs): `signal` is aborted once the run is over (cancelled, expired, lease lost, shutdown), and
-   * `lose()` aborts it when the store says another process holds the task now.
+   * `lose(reason)` aborts it when the store says the task is no longer this run's (another owner, ended, deleted).
    */
-  run: { signal: AbortSignal; lose(): void };
+  run: { signal: AbortSignal; lose(reason: 'lease_lost' | 'expired' | 'cancelled' | 'settled'): void };
 }
 
 /** The host of `record`'s run (see the module comment). */
@@ -44,6 +45,22 @@ export function runHost(deps: RunHostDeps, record: TaskRecord, logger: Logger): 
   // listeners (notifications to a live client) still hear it.
   const asking = (): boolean => deps.inPlace?.waits.isWaiting(taskId) === true;
   let parked = false;
+  /**
+   * The error for a step the store refused (`not_held`), the run stopped as the heartbeat would stop it: judged from
+   * the task's row — another owner holds it (`lease_lost`), it ended (`cancelled`, `settled`) or is gone (`expired`).
+   * A run that is over already (a park that landed meanwhile: the row names no owner) is only told so.
+   */
+  const notHeld = async (name: string): Promise<Error> => {
+    if (deps.run.signal.aborted || parked) return runOver(logger, name);
+    const row = await store.getUnscoped(taskId).then(
+      (found) => ({ found }),
+      () => undefined,
+    );
+    const verdict = row === undefined ? undefined : judgeUnrenewedLease(row.found, deps.leaseOwner);
+    if (verdict?.kind !== 'abort') return runOver(logger, name);
+    deps.run.lose(verdict.reason);
+    return lostTask(logger, name);
+  };
   return {
     setStatus: (message) => {
       if (!asking()) statusWriter.set(taskId, sanitizeModelText(message));
@@ -59,7 +76,7 @@ export function runHost(deps: RunHostDeps, record: TaskRecord, logger: Logger): 
       toolFacing(logger, 'getStep', async () => {
         if (deps.run.signal.aborted || parked) throw runOver(logger, name);
         const entry = await store.lookupStep(taskId, name, deps.leaseOwner);
-        if (entry.kind === 'not_held') throw lostTask(deps, logger, name);
+        if (entry.kind === 'not_held') throw await notHeld(name);
         return entry.kind === 'journaled' ? { value: entry.value } : undefined;
       }),
     // A step that was under way when its run parked or was aborted is still journaled while nobody else holds the
@@ -68,7 +85,7 @@ export function runHost(deps: RunHostDeps, record: TaskRecord, logger: Logger): 
       toolFacing(logger, 'putStep', async () => {
         if (nestedDeeperThan(value, MAX_RESULT_DEPTH)) throw new Error(tooDeepArgument('putStep'));
         const entry = await store.putStep(taskId, name, value, deps.leaseOwner);
-        if (entry.kind === 'not_held') throw lostTask(deps, logger, name);
+        if (entry.kind === 'not_held') throw await notHeld(name);
         return asStored(entry.value);
       }),
     getOwnerState: (key) => toolFacing(logger, 'getOwnerState', () => store.getToolState(record.ownerKey, record.toolName, key)),
@@ -106,13 +123,12 @@ async function toolFacing<T>(logger: Logger, method: string, work: () => Promise
 }
 
 /**
- * What a run's `ctx.step` throws once its task is no longer run under this process's lease: the run is aborted as
- * `lease_lost` (its outcome is discarded, as the heartbeat would have found, and a tool that swallows the error is
- * stopped all the same). Logged here; the message names no task id (a tool may hand it on).
+ * What a run's `ctx.step` throws once its task is no longer run under this process's lease (the run is aborted by
+ * then: its outcome is discarded, as the heartbeat would have found, and a tool that swallows the error is stopped
+ * all the same). Logged here; the message names no task id (a tool may hand it on).
  */
-function lostTask(deps: RunHostDeps, logger: Logger, name: string): Error {
+function lostTask(logger: Logger, name: string): Error {
   logger.info({ step: name }, 'run no longer holds its task (taken over, ended or deleted); its step is neither run nor journaled');
-  deps.run.lose();
   return new Error(`This run no longer holds its task (another run took it over, or it ended); step "${name}" was not journaled`);
 }
 

@@ -157,8 +157,8 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
         ...(tool.elicits === 'in-place' ? { inPlace: { waits: context.inputWaits, signal: slot.controller.signal } } : {}),
         run: {
           signal: slot.controller.signal,
-          lose: () => {
-            if (!slot.controller.signal.aborted) slot.controller.abort('lease_lost' satisfies AbortReason);
+          lose: (reason) => {
+            if (!slot.controller.signal.aborted) slot.controller.abort(reason satisfies AbortReason);
           },
         },
       },

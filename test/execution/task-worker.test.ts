@@ -459,6 +459,44 @@ describe('TaskWorker', () => {
     await expect.poll(() => real.readResultChunk(taskId, 0)).toBeUndefined();
   });
 
+  it.each([
+    { what: 'a park of this run that landed meanwhile (no owner): the run is told it is over, not counted lease_lost', owner: null, counted: [] },
+    { what: 'control: another process took the task over: the run is aborted as lease_lost', owner: 'other-process', counted: ['aborted_lease_lost'] },
+  ])('a step refused by the store (not_held) is judged from the task row (review of the journal fence): $what', async ({ owner, counted }) => {
+    const runs: string[] = [];
+    const told: string[] = [];
+    const tool = defineTool({
+      name: 'steps',
+      description: 'one journaled step',
+      execution: 'task-optional',
+      journaled: true,
+      inputSchema: z.object({}),
+      run: async (_args, ctx) => {
+        await ctx.step('s', () => 1).catch((error: Error) => told.push(error.message));
+        return textResult('done');
+      },
+    });
+    const { real, call, close } = await serverOnWrappedStore(
+      [tool],
+      (store) => ({
+        // The row changes between the run's start and its lookup: parked (no owner), or taken over by another owner.
+        lookupStep: async (taskId: string, name: string, leaseOwner: string) => {
+          if (owner === null) await store.transition(taskId, { to: 'input_required', releaseLease: true, now: Date.now() });
+          else await real.renewLeases(leaseOwner, [taskId], 0).then(() => store.startAttempt(taskId, owner, 60_000));
+          return store.lookupStep(taskId, name, leaseOwner);
+        },
+      }),
+      { limits: LIMITS, workerObserver: { runEnded: (run) => void runs.push(run.outcome) } },
+    );
+    cleanups.push(close);
+    await call('steps');
+    await expect.poll(() => told).toHaveLength(1);
+    await expect.poll(() => runs).toHaveLength(1);
+    if (counted.length > 0) expect(runs).toEqual(counted);
+    else expect(runs).not.toContain('aborted_lease_lost');
+    expect(told[0]).toMatch(owner === null ? /^This run is over/ : /^This run no longer holds its task/);
+  });
+
   it('a result that does not fit, of a task cancelled meanwhile: the run counts discarded (not failed) and the task stays cancelled', async () => {
     const runs: string[] = [];
     const tool = defineTool({
