@@ -2,6 +2,7 @@ import type { Server, ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 
 import { invalidParams, missingTasksExtension } from '../core/errors.js';
+import { issuesLine } from '../core/input-issues.js';
 import { v2Acknowledgement } from '../protocol/v2/codec.js';
 import type { Caller, TaskCaller } from '../service/caller.js';
 import type { HandlerDeps } from './deps.js';
@@ -17,7 +18,7 @@ type CallerFor = (context: ServerContext) => Caller;
 
 function parse<T>(schema: z.ZodType<T>, method: string, params: unknown): T {
   const parsed = schema.safeParse(params);
-  if (!parsed.success) throw invalidParams(`Invalid params for ${method}: ${z.prettifyError(parsed.error)}`);
+  if (!parsed.success) throw invalidParams(`Invalid params for ${method}: ${issuesLine(parsed.error)}`);
   return parsed.data;
 }
 

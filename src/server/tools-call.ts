@@ -2,6 +2,7 @@ import type { JSONRPCRequest, ServerContext } from '@modelcontextprotocol/server
 import { z } from 'zod';
 
 import { invalidParams } from '../core/errors.js';
+import { issuesLine } from '../core/input-issues.js';
 import type { JsonObject, TaskRecord } from '../core/task.js';
 import { traceCarrierOf } from '../core/trace-context.js';
 import { IDEMPOTENCY_KEY_META_KEY, isValidIdempotencyKey } from '../protocol/constants.js';
@@ -28,7 +29,7 @@ const CallParamsSchema = z.looseObject({
  */
 export function toolCallOf(params: unknown): ToolCall {
   const parsed = CallParamsSchema.safeParse(params ?? {});
-  if (!parsed.success) throw invalidParams(`Invalid params for tools/call: ${z.prettifyError(parsed.error)}`);
+  if (!parsed.success) throw invalidParams(`Invalid params for tools/call: ${issuesLine(parsed.error)}`);
   const { name, arguments: args, task, _meta } = parsed.data as z.infer<typeof CallParamsSchema> & { task?: unknown };
   const idempotencyKey = _meta?.[IDEMPOTENCY_KEY_META_KEY];
   const trace = traceCarrierOf(_meta as { traceparent?: unknown; tracestate?: unknown } | undefined);

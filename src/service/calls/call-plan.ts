@@ -3,9 +3,10 @@ import { z } from 'zod';
 import { type ArgumentLimits, checkArgumentLimits } from '../../core/argument-limits.js';
 import type { PathConfinement } from '../../core/confinement.js';
 import { invalidParams, missingTasksExtension, TasksError } from '../../core/errors.js';
+import { issuesLine } from '../../core/input-issues.js';
 import type { JsonObject } from '../../core/task.js';
 import { type AnyToolDefinition, ToolInputError } from '../../core/tool.js';
-import { immediateResponseOf, inputErrorResult, toolErrorResult } from '../../core/tool-outcome.js';
+import { immediateResponseOf, inputErrorResult, sanitizeModelText, toolErrorResult } from '../../core/tool-outcome.js';
 import type { ToolRegistry } from '../../core/tool-registry.js';
 import type { TraceCarrier } from '../../core/trace-context.js';
 import { ErrorCode } from '../../protocol/constants.js';
@@ -83,6 +84,15 @@ export interface RunPlan {
  * v1 `params.task` (2025-11-25 `TaskMetadata`): an object whose `ttl`, when present, is an integer ≥ 0 (any size:
  * larger than the maximum is clamped, R18).
  */
+/**
+ * The `isError` answer of arguments the server refused before the tool ran (not a tool's own `ToolInputError`, whose
+ * text is the tool's data): server-made text a model reads, which may echo what the caller sent (a record key) — one
+ * sanitised line, as every other model-facing text the server writes (issue 23 §3).
+ */
+function refusedInput(message: string): JsonObject {
+  return inputErrorResult(sanitizeModelText(message));
+}
+
 const V1TaskParamSchema = z.looseObject({ ttl: z.number().min(0).refine(Number.isInteger, 'an integer').optional() });
 
 /**
@@ -106,7 +116,7 @@ export async function planCall(tools: ToolRegistry, confinement: PathConfinement
     if (call.task !== undefined && caller.negotiation === 'per-session')
       throw new TasksError(ErrorCode.MethodNotFound, `Tool '${call.name}' does not support task-augmented execution`);
     const parsed = parseFallbackArguments(call.arguments);
-    if ('error' in parsed) return { kind: 'answer', toolName: call.name, result: inputErrorResult(`Invalid arguments for tool ${call.name}: ${parsed.error}`) };
+    if ('error' in parsed) return { kind: 'answer', toolName: call.name, result: refusedInput(`Invalid arguments for tool ${call.name}: ${parsed.error}`) };
     return { kind: 'task_operation', toolName: call.name, operation, taskId: parsed.taskId };
   }
   const oversized = checkArgumentLimits(call.arguments, options.argumentLimits);
@@ -126,8 +136,7 @@ export async function planCall(tools: ToolRegistry, confinement: PathConfinement
     gated.maxSyncMs = verdict.maxSyncMs;
   }
   const args = tool.inputSchema.safeParse(call.arguments ?? {});
-  if (!args.success)
-    return { kind: 'answer', toolName: tool.name, result: inputErrorResult(`Invalid arguments for tool ${tool.name}: ${z.prettifyError(args.error)}`) };
+  if (!args.success) return { kind: 'answer', toolName: tool.name, result: refusedInput(`Invalid arguments for tool ${tool.name}: ${issuesLine(args.error)}`) };
   try {
     await tool.preflight?.(args.data, { roots: confinement.roots, deniedPaths: confinement.deniedPaths });
   } catch (error) {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 
+import { issuesLine } from '../../core/input-issues.js';
 import type { ToolDescriptor } from '../../core/tool.js';
 
 /**
@@ -55,5 +56,5 @@ export function fallbackOperationOf(name: string): FallbackOperation | undefined
 /** The task id argument of a fallback tool call, or why it is not one. */
 export function parseFallbackArguments(args: unknown): { taskId: string } | { error: string } {
   const parsed = inputSchema.safeParse(args ?? {});
-  return parsed.success ? parsed.data : { error: z.prettifyError(parsed.error) };
+  return parsed.success ? parsed.data : { error: issuesLine(parsed.error) };
 }

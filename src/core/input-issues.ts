@@ -1,0 +1,25 @@
+import type { z } from 'zod';
+
+/** A path segment that reads as a property name as it is. */
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+
+/** `a.b[0]["a key"]`: where in the input an issue is (a key that is not a plain name is quoted as JSON, one line). */
+function pathText(path: readonly PropertyKey[]): string {
+  return path
+    .map((key, index) => {
+      if (typeof key === 'number') return `[${key}]`;
+      if (typeof key === 'string' && IDENTIFIER.test(key)) return index === 0 ? key : `.${key}`;
+      return `[${typeof key === 'string' ? JSON.stringify(key) : String(key)}]`;
+    })
+    .join('');
+}
+
+/**
+ * Every problem zod found in some input, on one line: `path: message` per issue, joined with `; ` — the precise
+ * one-line error bad input gets (`z.prettifyError` writes a `✖ …` line and a `→ at path` line per issue). Zod's
+ * messages name what was expected and what came, never the value itself; a path segment the caller chose (a record
+ * key) is quoted as JSON. Text a model reads still goes through `sanitizeModelText`.
+ */
+export function issuesLine(error: z.ZodError): string {
+  return error.issues.map((issue) => (issue.path.length > 0 ? `${pathText(issue.path)}: ${issue.message}` : issue.message)).join('; ');
+}
