@@ -118,17 +118,29 @@ function schemaMessage(schema: SchemaCompatibility): string {
   }
 }
 
+/** The `schema` line when a start of this mcp-tasks would refuse to migrate: a breaking migration, processes live. */
+function pendingBreakingMessage(schema: SchemaCompatibility, live: number): string {
+  const migration = schema.pendingBreaking!;
+  return `schema version ${schema.applied} is older than this mcp-tasks (${schema.expected}), and migration ${migration.version} ("${migration.name}") is breaking for older code while ${live} process${live === 1 ? ' is' : 'es are'} live on the store: a serve or worker start of this mcp-tasks refuses to migrate until they stop (docs/operations/upgrades.md)`;
+}
+
 /** The findings of one diagnosis (see the module comment); pure but for the secret's digest, for tests of each rule. */
 export function findingsOf(d: StoreDiagnosis, maxSkewMs: number, local?: LocalSecret, keys?: LocalKeys | string): Finding[] {
   const findings: Finding[] = [];
-  findings.push({ ok: mayStartOn(d.schema), check: 'schema', message: schemaMessage(d.schema) });
+  const live = d.processes.filter((process) => process.live);
+  // A breaking migration pending while processes run: the next start refuses to apply it (assertNoLiveProcessesFor).
+  const blocked = d.schema.pendingBreaking !== undefined && live.length > 0;
+  findings.push({
+    ok: mayStartOn(d.schema) && !blocked,
+    check: 'schema',
+    message: blocked ? pendingBreakingMessage(d.schema, live.length) : schemaMessage(d.schema),
+  });
   const skew = d.storeNow - d.hostNow;
   findings.push({
     ok: Math.abs(skew) <= maxSkewMs,
     check: 'clock',
     message: `store clock ${skew >= 0 ? '+' : ''}${skew} ms from this host's (at most ±${maxSkewMs} ms; leases and expiry use the store's clock)`,
   });
-  const live = d.processes.filter((process) => process.live);
   // A draining worker is live (it still renews its registration while it finishes or hands back its runs) but takes
   // no new task: counted apart, or a task it will never take looks served (a newcomer's two SIGTERMed workers).
   const workers = live.filter(takesTasks);

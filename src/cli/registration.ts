@@ -4,6 +4,7 @@
 import { hostname } from 'node:os';
 
 import { type Logger, redactTaskId } from '../core/logger.js';
+import { mayStartOn } from '../core/schema-compatibility.js';
 import type { TaskStore } from '../core/store.js';
 import { failByRuntime } from '../execution/fail-task.js';
 import {
@@ -86,6 +87,11 @@ export async function registerCliProcess(
   const registration = await registerSlot(store, settings, role, instanceId, logger, slots);
   // After registering (the process is live: a peer starting now compares with it) and before any work is taken.
   try {
+    // A breaking migration that newer code applied while this process started (after this one opened the store,
+    // before it registered) is seen here: that migration's guard counts registered processes only.
+    const schema = await store.schemaStatus();
+    if (!mayStartOn(schema))
+      throw new StartupError(`the task store's schema changed while this process started: task store ${schema.problem ?? `schema version ${schema.applied}`}`);
     for (const taskId of unreadable) {
       const failed = await failByRuntime(store, taskId, 'task_unreadable', UNREADABLE_TASK_MESSAGE, Date.now());
       logger.info({ taskId: redactTaskId(taskId), failed: failed !== undefined }, '--fail-unreadable-tasks: task failed (task_unreadable)');

@@ -14,6 +14,7 @@
  * needs every process on at least the marks' version first (docs/operations/upgrades.md).
  */
 
+import { gonePredecessor } from './local-process.js';
 import { StoreError } from './store-error.js';
 
 /** A migration as the code that ships it knows it. */
@@ -73,6 +74,12 @@ export interface SchemaCompatibility {
    * "schema version …"; absent otherwise. Start-up throws it (`schema_mismatch`), `/readyz` and `doctor` show it.
    */
   problem?: string;
+  /**
+   * For an `empty` or `older` schema: the first migration this code would apply that is breaking for older code
+   * (a start refuses to apply it while other processes are live, see {@link assertNoLiveProcessesFor}); absent when
+   * none is.
+   */
+  pendingBreaking?: MigrationMark;
 }
 
 /**
@@ -114,7 +121,11 @@ export function judgeSchema(rows: readonly AppliedMigration[], known: readonly M
       problem: `schema version ${missing.version} ("${missing.name}") is missing below the newest applied version (${applied}): its schema_migrations is incomplete or was not written by mcp-tasks`,
     };
   }
-  if (unknown.length === 0) return { state: applied === 0 ? 'empty' : applied < expected ? 'older' : 'current', applied, expected, newer };
+  if (unknown.length === 0) {
+    const pendingBreaking = known.find((migration) => migration.version > applied && migration.breaking);
+    const state = applied === 0 ? 'empty' : applied < expected ? 'older' : 'current';
+    return pendingBreaking === undefined ? { state, applied, expected, newer } : { state, applied, expected, newer, pendingBreaking };
+  }
   if (first === undefined) return { state: 'newer-compatible', applied, expected, newer };
   return {
     state: 'newer-breaking',
@@ -176,12 +187,15 @@ export interface LiveRegistration {
  * restarts the refused process gets through once the older processes are gone. Compatible migrations never wait.
  * Both stores call it in their migration transaction, before applying anything, with the registry's live rows.
  * @param pending - the migrations this call would apply, ascending
- * @param live - the registry's live registrations (an empty list when the schema has no registry yet)
+ * @param registered - the registry's live rows (an empty list when the schema has no registry yet); a predecessor's
+ *   row of this process (see `gonePredecessor`) does not count
  * @throws {StoreError} `unavailable` (nothing applied; retry once they have stopped), naming the first breaking
  *   migration and up to 5 of the live processes.
  */
-export function assertNoLiveProcessesFor(pending: readonly MigrationMark[], live: readonly LiveRegistration[]): void {
+export function assertNoLiveProcessesFor(pending: readonly MigrationMark[], registered: readonly LiveRegistration[]): void {
   const breaking = pending.find((migration) => migration.breaking);
+  // A predecessor's row (this host, a pid gone or this very pid: a restart) stands for no running code.
+  const live = registered.filter((registration) => !gonePredecessor(registration));
   if (breaking === undefined || live.length === 0) return;
   const named = live
     .slice(0, 5)

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 
+import { gonePredecessor, pidAlive } from '../core/local-process.js';
 import type { Logger } from '../core/logger.js';
 import type { TaskLeases } from '../core/ports/leases.js';
 import type { ProcessRegistry } from '../core/ports/processes.js';
@@ -57,16 +58,6 @@ const BEAT_SLACK_MS = 250;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Whether process `pid` exists on this host (signal 0 probes without signalling). */
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Register this process in the store's process registry (issue 11 item 6) and keep its heartbeat; after every beat
  * that kept it live it also reaps (apart: the heartbeat never waits for it) the other processes whose heartbeat
@@ -90,7 +81,7 @@ export async function registerProcess(options: ProcessRegistrationOptions): Prom
   let result = await store.registerProcess(entry, ttlMs);
   if (!result.registered) {
     const { holder } = result;
-    const deadHere = holder.host === entry.host && (holder.pid === entry.pid || !pidAlive(holder.pid));
+    const deadHere = gonePredecessor(holder);
     if (deadHere) {
       result = await store.registerProcess(entry, ttlMs, holder.token);
     } else {

@@ -421,6 +421,19 @@ describe('doctor findings that real stores here cannot show', () => {
     expect(tasks([{ ...worker('w-1', 988_000), live: false }])?.message).toMatch(/no live worker is registered/);
   });
 
+  it('a breaking migration this mcp-tasks would apply while processes are live: schema FAILs (the start refuses to migrate); with none live it is ok (control)', () => {
+    const older = { state: 'older' as const, applied: 13, expected: 15, newer: [], pendingBreaking: { version: 15, name: 'drops a column', breaking: true } };
+    const live = { ...process1('w-1', 'worker'), startedAt: 990_000, heartbeatAt: 999_000, expiresAt: 1_002_000, live: true, drainingSince: null };
+    const schema = (processes: StoreDiagnosis['processes']) => findingsOf(diagnosis({ schema: older, processes }), 1_000).find((f) => f.check === 'schema');
+    expect(schema([live])).toEqual({
+      ok: false,
+      check: 'schema',
+      message:
+        'schema version 13 is older than this mcp-tasks (15), and migration 15 ("drops a column") is breaking for older code while 1 process is live on the store: a serve or worker start of this mcp-tasks refuses to migrate until they stop (docs/operations/upgrades.md)',
+    });
+    expect(schema([{ ...live, live: false }])).toMatchObject({ ok: true, message: expect.stringContaining('the next serve or worker start migrates it') });
+  });
+
   it('clock skew beyond --max-skew-ms fails; within it passes (the rule, on a diagnosis with a skewed database clock)', () => {
     const base = diagnosis();
     const skewed = findingsOf({ ...base, storeNow: 1_000_000 + 2_500 }, 1_000).find((f) => f.check === 'clock');

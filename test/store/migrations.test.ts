@@ -1,3 +1,5 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
@@ -5,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { silentLogger } from '../../src/core/logger.js';
 import { StoreError } from '../../src/core/store-error.js';
-import { registerProcess } from '../../src/execution/process-registration.js';
 import { checkReadiness } from '../../src/ops/probes.js';
 import { KillSwitchCache } from '../../src/ops/rollout/kill-switch.js';
 import { openSessionTasksSql } from '../../src/store/session-table.js';
@@ -518,19 +519,15 @@ describe('compatibility marks (no numbered migration) and rolling deploys on one
 
   it('a breaking migration is refused while a process is live on the file, naming it, with nothing applied; it applies once the process stopped; a compatible one never waits (control) (reviewer F8 of stop 45)', async () => {
     const path = join(temp.dir, 'breaking-under-live.db');
-    const older = openSqliteTaskStore({ path });
-    const registration = await registerProcess({
-      store: older,
-      instanceId: 'older-api',
-      role: 'api',
-      settingsDigest: 'd',
-      heartbeatMs: 1_000,
-      logger: silentLogger,
-      onLost: () => undefined,
-    });
-    let registered = true;
+    await openSqliteTaskStore({ path }).close();
+    // Another process of this host, registered (its row written as a registration writes it): older code, running.
+    const older = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    const exited = new Promise((resolve) => older.once('exit', resolve));
     const newer = new Database(path);
     try {
+      newer
+        .prepare("INSERT INTO processes VALUES ('older-api', 'api', 't', ?, ?, 'd', ?, ?, ?)")
+        .run(hostname(), older.pid!, Date.now(), Date.now(), Date.now() + 600_000);
       expect(migrate(newer, Date.now(), [...MIGRATIONS, ADDITIVE])).toEqual([ADDITIVE.version]);
       let refused: unknown;
       try {
@@ -541,16 +538,38 @@ describe('compatibility marks (no numbered migration) and rolling deploys on one
       expect(refused).toBeInstanceOf(StoreError);
       expect((refused as StoreError).code).toBe('unavailable');
       expect((refused as StoreError).message).toContain(
-        `migration ${BREAKING.version} ("${BREAKING.name}") is breaking for older code, and 1 process is live on the store: api older-api (pid ${process.pid} on `,
+        `migration ${BREAKING.version} ("${BREAKING.name}") is breaking for older code, and 1 process is live on the store: api older-api (pid ${older.pid} on `,
       );
       expect(marks(path).at(-1)).toEqual({ version: ADDITIVE.version, breaking: 0 });
-      await registration.close();
-      registered = false;
+      // It stops (killed: its row stays until it lapses, but no process of this host runs under that pid any more).
+      older.kill('SIGKILL');
+      await exited;
       expect(migrate(newer, Date.now(), [...MIGRATIONS, ADDITIVE, BREAKING])).toEqual([BREAKING.version]);
     } finally {
       newer.close();
-      if (registered) await registration.close();
-      await older.close();
+      older.kill('SIGKILL');
+    }
+  });
+
+  it("a breaking migration is not held back by this process's own predecessor (this host, this pid or a pid gone: a restart), but is by a live pid of this host (control)", () => {
+    const path = join(temp.dir, 'breaking-after-restart.db');
+    openSqliteTaskStore({ path }).close();
+    const newer = new Database(path);
+    const row = newer.prepare("INSERT OR REPLACE INTO processes VALUES ('me', 'worker', 't', ?, ?, 'd', ?, ?, ?)");
+    const register = (pid: number) => row.run(hostname(), pid, Date.now(), Date.now(), Date.now() + 600_000);
+    try {
+      // A pid that no longer runs here (the child below has exited) and this very pid: predecessors, no live code.
+      const gone = spawnSync(process.execPath, ['-e', '']).pid!;
+      register(gone);
+      expect(migrate(newer, Date.now(), [...MIGRATIONS, ADDITIVE])).toEqual([ADDITIVE.version]);
+      register(process.pid);
+      // Control: pid 1 runs on every host: a live process of this host holds the breaking migration back.
+      newer.prepare("INSERT INTO processes VALUES ('init', 'api', 't', ?, 1, 'd', ?, ?, ?)").run(hostname(), Date.now(), Date.now(), Date.now() + 600_000);
+      expect(() => migrate(newer, Date.now(), [...MIGRATIONS, ADDITIVE, BREAKING])).toThrow(/1 process is live on the store: api init \(pid 1 on /);
+      newer.prepare("DELETE FROM processes WHERE instance_id = 'init'").run();
+      expect(migrate(newer, Date.now(), [...MIGRATIONS, ADDITIVE, BREAKING])).toEqual([BREAKING.version]);
+    } finally {
+      newer.close();
     }
   });
 

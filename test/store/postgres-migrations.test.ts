@@ -1,6 +1,8 @@
 import type pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 
+import { registerCliProcess } from '../../src/cli/registration.js';
+import { StartupError } from '../../src/cli/usage-error.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { StoreError } from '../../src/core/store-error.js';
 import { registerProcess } from '../../src/execution/process-registration.js';
@@ -128,34 +130,37 @@ describe('a breaking migration while processes of older code are live (reviewer 
   it('is refused, naming them, with nothing applied; once they stop it applies; a compatible one never waits (control)', async () => {
     const shared = await database();
     const older = await open(shared.url);
-    const registration = await registerProcess({
-      store: older,
-      instanceId: 'older-worker',
-      role: 'worker',
-      settingsDigest: 'd',
-      heartbeatMs: 1_000,
-      logger: silentLogger,
-      onLost: () => undefined,
-    });
-    let registered = true;
-    try {
-      const newer = await clients.connect(shared.url);
-      // Control: the additive one goes through under the live process.
-      expect(await migrate(newer, [...POSTGRES_MIGRATIONS, ADDITIVE])).toEqual([ADDITIVE.version]);
-      const refused = await expectStoreError(migrate(newer, [...POSTGRES_MIGRATIONS, ADDITIVE, BREAKING]), 'unavailable');
-      expect(refused.message).toContain(
-        `task store migration ${BREAKING.version} ("${BREAKING.name}") is breaking for older code, and 1 process is live on the store: worker older-worker (pid ${process.pid} on `,
-      );
-      expect(refused.message).toMatch(/stop them .*Nothing was migrated$/);
-      expect((await marks(newer)).at(-1)).toEqual({ version: ADDITIVE.version, breaking: false });
-      // The older process keeps working on the schema it was written for.
-      expect((await older.getUnscoped((await older.create(newTaskInput())).taskId))?.status).toBe('working');
-      await registration.close();
-      registered = false;
-      expect(await migrate(newer, [...POSTGRES_MIGRATIONS, ADDITIVE, BREAKING])).toEqual([BREAKING.version]);
-    } finally {
-      if (registered) await registration.close();
-    }
+    const newer = await clients.connect(shared.url);
+    // A process of another host, registered (its row as a registration writes it): older code, running there.
+    await newer.query(
+      `INSERT INTO mcp_tasks.processes VALUES ('older-worker', 'worker', 't', 'another-host', 4242, 'd', 0, 0, (extract(epoch FROM clock_timestamp()) * 1000)::bigint + 600000)`,
+    );
+    // Control: the additive one goes through under the live process.
+    expect(await migrate(newer, [...POSTGRES_MIGRATIONS, ADDITIVE])).toEqual([ADDITIVE.version]);
+    const refused = await expectStoreError(migrate(newer, [...POSTGRES_MIGRATIONS, ADDITIVE, BREAKING]), 'unavailable');
+    expect(refused.message).toContain(
+      `task store migration ${BREAKING.version} ("${BREAKING.name}") is breaking for older code, and 1 process is live on the store: worker older-worker (pid 4242 on another-host)`,
+    );
+    expect(refused.message).toMatch(/stop them .*Nothing was migrated$/);
+    expect((await marks(newer)).at(-1)).toEqual({ version: ADDITIVE.version, breaking: false });
+    // The older code keeps working on the schema it was written for.
+    expect((await older.getUnscoped((await older.create(newTaskInput())).taskId))?.status).toBe('working');
+    // It stops (a clean stop deletes its registration).
+    await newer.query("DELETE FROM mcp_tasks.processes WHERE instance_id = 'older-worker'");
+    expect(await migrate(newer, [...POSTGRES_MIGRATIONS, ADDITIVE, BREAKING])).toEqual([BREAKING.version]);
+  });
+
+  it('a process that opened the store before the breaking migration and registers after it is refused at registration (review: the guard counts registered processes only)', async () => {
+    const shared = await database();
+    const older = await open(shared.url);
+    const newer = await clients.connect(shared.url);
+    expect(await migrate(newer, [...POSTGRES_MIGRATIONS, ADDITIVE, BREAKING])).toEqual([ADDITIVE.version, BREAKING.version]);
+    const settings = { settingsDigest: 'd', heartbeatMs: 1_000, store: { kind: 'postgres', url: shared.url }, encryption: undefined } as never;
+    const refused = await registerCliProcess(older, settings, 'api', 'api-started-before', silentLogger).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(StartupError);
+    expect((refused as Error).message).toBe(`the task store's schema changed while this process started: task store ${BREAKING_REFUSAL}`);
+    // Its registration went with the refusal, not left to lapse.
+    expect(await older.listProcesses()).toEqual([]);
   });
 });
 
@@ -298,9 +303,8 @@ describe('a migration that waits for a table lock (defect: migrations on Postgre
   }, 40_000);
 });
 
-/** A migration of newer code that needs `ACCESS EXCLUSIVE` on `processes`, which every process heartbeats into. */
 /**
- * A compatible migration that needs a lock on `processes` its heartbeats conflict with (`SHARE`, as an index built
+ * A migration of newer code on `processes`, which every process heartbeats into: a compatible one that needs a lock on `processes` its heartbeats conflict with (`SHARE`, as an index built
  * without `CONCURRENTLY` takes). Not a breaking one: a breaking migration is refused outright while processes are
  * live (reviewer F8 of stop 45), before it takes any lock.
  */

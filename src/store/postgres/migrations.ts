@@ -503,10 +503,16 @@ async function migrateOnce(
   }
 }
 
-/** The process registry's live rows, judged on the database's clock; none when the schema has no registry yet. */
+/**
+ * The process registry's live rows, judged on the database's clock; none when the schema has no registry yet. Read
+ * under `SHARE` on `processes`, held to the migration's commit: a process that registers meanwhile (it opened the
+ * store before this migration, and registers after) waits for the commit, and then judges the schema again
+ * (`cli/registration.ts`) — it is refused there instead of running on a schema that breaks it.
+ */
 async function liveRegistrations(client: Pick<pg.ClientBase, 'query'>): Promise<LiveRegistration[]> {
   const { rows } = await client.query<{ exists: boolean }>(`SELECT to_regclass('${SCHEMA}.processes') IS NOT NULL AS exists`);
   if (!rows[0]?.exists) return [];
+  await client.query(`LOCK TABLE ${SCHEMA}.processes IN SHARE MODE`);
   const live = await client.query<{ instance_id: string; role: string; host: string; pid: number }>(
     `SELECT instance_id, role, host, pid FROM ${SCHEMA}.processes
       WHERE expires_at > (extract(epoch FROM clock_timestamp()) * 1000)::bigint ORDER BY started_at, instance_id`,
