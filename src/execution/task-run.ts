@@ -15,7 +15,7 @@ import { immediateResponseOf, settleExecution } from '../core/tool-outcome.js';
 import { TRACE_STEP, traceCarrierFromJson } from '../core/trace-context.js';
 import { appendAudit, shadowMismatchEntry } from '../ledger/audit.js';
 import type { failByRuntime } from './fail-task.js';
-import { boundLargeResult } from './large-result.js';
+import { boundLargeResult, discardUnservedChunks } from './large-result.js';
 import { runHost, tracedHost } from './run-host.js';
 import { inShadowMode, type ShadowSettings, type ShadowSink, ShadowWatch } from './shadow-watch.js';
 import type { StatusWriter } from './status-writer.js';
@@ -239,11 +239,11 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
     if (!failed) {
       discarded();
       logger.info({}, 'task changed meanwhile (cancelled, expired or lease lost); its result, which could not be stored, is discarded');
-      if (chunksStored) await discardChunks(store, taskId, logger);
+      if (chunksStored) await discardUnservedChunks(store, taskId, logger);
       return;
     }
     logger.error({ err: error }, 'task result could not be stored; the task failed');
-    if (chunksStored) await discardChunks(store, taskId, logger);
+    if (chunksStored) await discardUnservedChunks(store, taskId, logger);
     ended('failed', message, toolEndedAt);
     void shadow?.finish('failed');
   };
@@ -294,7 +294,7 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
     discarded();
     logger.info({}, 'task changed meanwhile (cancelled, expired or lease lost); outcome discarded');
     // A bounded result stands for chunks this run wrote: if a cancel won since, nothing will serve them (issue 10 §2).
-    if (settled !== unbounded && settled.outcome.kind === 'result') await discardChunks(store, taskId, logger);
+    if (settled !== unbounded && settled.outcome.kind === 'result') await discardUnservedChunks(store, taskId, logger);
     return;
   }
   ended(settled.status, settled.statusMessage ?? undefined, toolEndedAt);
@@ -324,18 +324,4 @@ async function startTrace(store: TaskStore, tracer: RunTracer, record: TaskRecor
     attempt: record.attempt,
     link: traceCarrierFromJson(stored?.value),
   });
-}
-
-/**
- * Delete the chunks of a large result whose outcome was not stored — it lost to a cancel, or its write failed and the
- * task failed with `result_not_stored` (`TaskResults.discardUnservedResultChunks`): they would stay until the task is
- * deleted, its TTL later. Best effort: a failure is logged, the run is over either way.
- */
-async function discardChunks(store: TaskStore, taskId: string, logger: Logger): Promise<void> {
-  try {
-    const chunks = await store.discardUnservedResultChunks(taskId);
-    if (chunks > 0) logger.info({ chunks }, 'the large result chunks nothing will serve were deleted');
-  } catch (error) {
-    logger.warn({ err: error }, 'could not delete large result chunks nothing will serve; they go with the task');
-  }
 }

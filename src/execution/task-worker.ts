@@ -13,6 +13,7 @@ import type { TaskRecord } from '../core/task.js';
 import { failByRuntime } from './fail-task.js';
 import { InputWakes } from './input-wakes.js';
 import { LeaseHeartbeat } from './lease-heartbeat.js';
+import { failOrphan, type OrphanDeps, recoverAsking } from './orphan-recovery.js';
 import { StatusWriter } from './status-writer.js';
 import { type AbortReason, type RunContext, runTask, type RuntimeFailure, type Slot } from './task-run.js';
 import type { TaskWorkerOptions } from './task-worker-options.js';
@@ -59,6 +60,8 @@ export class TaskWorker {
   private readonly leases: LeaseHeartbeat;
   /** What a run in a slot uses of this worker (see {@link runTask}). */
   private readonly run: RunContext;
+  /** What recovery of a task whose run is gone uses of this worker (see `orphan-recovery.ts`). */
+  private readonly orphans: OrphanDeps;
   private readonly progressListeners = new Map<string, Set<ProgressListener>>();
   /** Outcome writes of runs that have finished here and are not committed yet, by task id. */
   private readonly outcomeWrites = new Map<string, Promise<unknown>>();
@@ -89,6 +92,7 @@ export class TaskWorker {
       inHand: this.inHand,
       abortLocal: (taskId, reason) => this.abortLocal(taskId, reason),
     });
+    this.orphans = { options, fail: (record, reason, message) => this.fail(record, reason, message) };
     this.run = {
       options,
       statusWriter: this.statusWriter,
@@ -213,7 +217,7 @@ export class TaskWorker {
     for (const record of claimed) {
       if (this.running.has(record.taskId)) continue;
       if (record.status === 'input_required') {
-        await this.recoverAsking(record);
+        await recoverAsking(this.orphans, record);
         continue;
       }
       const tool = tools.get(record.toolName);
@@ -232,54 +236,16 @@ export class TaskWorker {
         this.launch(record.taskId);
       } else if (tool && rerunnable) {
         this.options.observer?.orphanRecovered?.('attempts_exhausted');
-        await this.failRecovered(record, 'attempts_exhausted', `Task ran ${record.attempt} times without finishing`);
+        await failOrphan(this.orphans, record, 'attempts_exhausted', `Task ran ${record.attempt} times without finishing`);
       } else {
         this.options.observer?.orphanRecovered?.('interrupted');
-        await this.failRecovered(record, 'interrupted', `Task was interrupted (its worker stopped while ${record.toolName} ran) and is not safe to re-run`);
+        await failOrphan(
+          this.orphans,
+          record,
+          'interrupted',
+          `Task was interrupted (its worker stopped while ${record.toolName} ran) and is not safe to re-run`,
+        );
       }
-    }
-  }
-
-  /**
-   * A task taken over while it waits for input: its run waited in place and its process is gone (killed, or its lease
-   * lapsed otherwise), as a drain would have settled it (see {@link settleAsking}). A tool that is not safe to re-run
-   * fails `interrupted` now, while this worker holds the lease — an answer arriving meanwhile resumes it under that
-   * lease, so no other worker starts it; one that is safe to re-run is given back parked, its question kept: once
-   * answered, any worker runs it again with the answers replayed.
-   */
-  private async recoverAsking(record: TaskRecord): Promise<void> {
-    const { store, tools, settings, logger } = this.options;
-    const tool = tools.get(record.toolName);
-    if (tool?.idempotent === true || tool?.journaled === true) {
-      await store.releaseUnstarted(settings.instanceId, [record.taskId]);
-      return;
-    }
-    this.options.observer?.orphanRecovered?.('interrupted');
-    logger.info({ taskId: redactTaskId(record.taskId) }, 'a run that waited in place is gone; failing its task');
-    await this.failRecovered(
-      record,
-      'interrupted',
-      `Task was interrupted (its worker stopped while ${record.toolName} waited for input) and is not safe to re-run`,
-    );
-  }
-
-  /**
-   * Fail a task taken over from a run that is gone, and delete the chunks of a large result that run stored before
-   * it died (its outcome never committed): nothing will serve them, and they would stay until the task's TTL — for
-   * good with unlimited retention. Only chunks of a task that ended with this error outcome go
-   * (`discardUnservedResultChunks`); best effort, logged.
-   */
-  private async failRecovered(record: TaskRecord, reason: RuntimeFailure, message: string): Promise<void> {
-    if (!(await this.fail(record, reason, message))) return;
-    const { store, logger } = this.options;
-    try {
-      const chunks = await store.discardUnservedResultChunks(record.taskId);
-      if (chunks > 0) logger.info({ taskId: redactTaskId(record.taskId), chunks }, 'the large result chunks of the run that is gone were deleted');
-    } catch (error) {
-      logger.warn(
-        { err: error, taskId: redactTaskId(record.taskId) },
-        'could not delete the large result chunks of the run that is gone; they go with the task',
-      );
     }
   }
 
