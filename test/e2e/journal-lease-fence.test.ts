@@ -15,6 +15,7 @@ import { z } from 'zod';
 
 import { defineTool, textResult } from '../../src/core/tool.js';
 import { type CapturedLine, captureLogger } from '../helpers/capture-logger.js';
+import { eventually } from '../helpers/run-notes.js';
 import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
 import { postModern, TASKS_EXTENSION } from '../helpers/wire.js';
 
@@ -86,14 +87,6 @@ async function call(server: RunningTasksServer): Promise<string> {
   return taskId;
 }
 
-async function until(what: string, check: () => boolean): Promise<void> {
-  for (let i = 0; i < 250; i++) {
-    if (check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 // The run is aborted as soon as the store says its task is another's (as the heartbeat would find), its outcome dropped.
 const discarded = (lines: CapturedLine[]) => () => lines.some((line) => line.message === 'tool run aborted; its outcome is discarded');
 
@@ -101,7 +94,7 @@ describe('the step journal of a run that lost its task (stop 46)', () => {
   it('a step the run finished after the takeover is not journaled, and the run goes no further', async () => {
     const { server, executed, lines } = await start('inside-step-a');
     const taskId = await call(server);
-    await until('the discarded outcome', discarded(lines));
+    await eventually('the discarded outcome', discarded(lines));
     expect(executed).toEqual(['a']);
     expect(read(server.dbPath, taskId)).toEqual({ status: 'working', steps: [] });
     expect(lines.some((line) => line.message?.includes('its step is neither run nor journaled') === true)).toBe(true);
@@ -112,7 +105,7 @@ describe('the step journal of a run that lost its task (stop 46)', () => {
   it('a step not yet begun when the task was taken over is not run', async () => {
     const { server, executed, lines } = await start('between-steps');
     const taskId = await call(server);
-    await until('the discarded outcome', discarded(lines));
+    await eventually('the discarded outcome', discarded(lines));
     expect(executed).toEqual(['a']);
     expect(read(server.dbPath, taskId)).toEqual({ status: 'working', steps: ['a'] });
   });
@@ -120,7 +113,7 @@ describe('the step journal of a run that lost its task (stop 46)', () => {
   it('a run goes on with the value the journal holds when an earlier write of the step won', async () => {
     const { server, executed } = await start('another-write-first');
     const taskId = await call(server);
-    await until('the completion', () => read(server.dbPath, taskId).status === 'completed');
+    await eventually('the completion', () => read(server.dbPath, taskId).status === 'completed');
     expect(executed).toEqual(['a', 'b']);
     const done = await postModern(server.url, 'tasks/get', { taskId });
     expect(JSON.stringify(done.body)).toContain(JSON.stringify(JSON.stringify({ a: 'value of the first write', b: 'value of b' })).slice(1, -1));
@@ -129,7 +122,7 @@ describe('the step journal of a run that lost its task (stop 46)', () => {
   it('negative control: with its task held, the run journals both steps and completes', async () => {
     const { server, executed } = await start('never');
     const taskId = await call(server);
-    await until('the completion', () => read(server.dbPath, taskId).status === 'completed');
+    await eventually('the completion', () => read(server.dbPath, taskId).status === 'completed');
     expect(executed).toEqual(['a', 'b']);
     expect(read(server.dbPath, taskId)).toEqual({ status: 'completed', steps: ['a', 'b'] });
   });
@@ -149,14 +142,6 @@ async function answer(server: RunningTasksServer, taskId: string): Promise<void>
 }
 
 const status = async (server: RunningTasksServer, taskId: string) => (await server.store.getUnscoped(taskId))?.status;
-
-async function untilAsync(what: string, check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 250; i++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe('two runs of one task in one process (review of the fence: the lease owner is the process, not the run)', () => {
   it('a run that parked for input but carried on starts no step, while the next run of the same task in the same process does', async () => {
@@ -193,15 +178,15 @@ describe('two runs of one task in one process (review of the fence: the lease ow
     servers.push(server);
     const created = await postModern(server.url, 'tools/call', { name: 'ask_then_step', arguments: {} }, { capabilities: ELICITING });
     const taskId = created.body.result?.taskId as string;
-    await until('run 1 parked and carried on', () => reached.includes(1));
+    await eventually('run 1 parked and carried on', () => reached.includes(1));
     await answer(server, taskId);
-    await until('run 2 at its step', () => reached.includes(2));
+    await eventually('run 2 at its step', () => reached.includes(2));
     // The stale run goes first: the store alone cannot tell it apart (same lease owner: this process).
     gates[1]!();
-    await until('run 1 refused', () => errors.length > 0);
+    await eventually('run 1 refused', () => errors.length > 0);
     expect(errors).toEqual(['This run is over (it was stopped, or it is waiting for input); step "s" was not run']);
     gates[2]!();
-    await untilAsync('the completion', async () => (await status(server, taskId)) === 'completed');
+    await eventually('the completion', async () => (await status(server, taskId)) === 'completed');
     expect(executed).toEqual([2]);
     expect(await server.store.getStep(taskId, 's')).toEqual({ value: 'run 2' });
   });
@@ -233,11 +218,11 @@ describe('two runs of one task in one process (review of the fence: the lease ow
     servers.push(server);
     const created = await postModern(server.url, 'tools/call', { name: 'fetch_and_ask', arguments: {} }, { capabilities: ELICITING });
     const taskId = created.body.result?.taskId as string;
-    await untilAsync('the park', async () => (await status(server, taskId)) === 'input_required');
-    await until("run 1's step", () => firstStepDone);
+    await eventually('the park', async () => (await status(server, taskId)) === 'input_required');
+    await eventually("run 1's step", () => firstStepDone);
     expect(await server.store.getStep(taskId, 'fetch')).toEqual({ value: 'fetched by run 1' });
     await answer(server, taskId);
-    await untilAsync('the completion', async () => (await status(server, taskId)) === 'completed');
+    await eventually('the completion', async () => (await status(server, taskId)) === 'completed');
     expect(executed).toEqual([1]);
   });
 });
