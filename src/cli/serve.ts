@@ -82,7 +82,8 @@ export function listen(http: HttpServer, port: number, host: string): Promise<nu
  * `mcp-tasks serve`: check every setting, bind the port, then open the store, start the task service (and, unless
  * `--no-worker`, an embedded worker and the sweeper) and serve MCP over HTTP (default) or stdio. SIGINT/SIGTERM
  * drain: the listener closes, listen streams end with their result, runs get `--drain-ms` to finish, the rest are
- * aborted with `shutdown` and their leases released for another worker. Nothing is written to the data directory
+ * aborted with `shutdown` and their leases released for another worker, and HTTP requests still in flight (a blocked
+ * `tasks/result`) get what is left of `--drain-ms` before the sessions close. Nothing is written to the data directory
  * before the settings and the port are known to be good.
  * @throws UsageError (exit 64) for invalid settings: a remote bind without authentication or a Host allow-list,
  *   bad limits, token file or tool module, a short `MCP_TASKS_SECRET`, a busy port.

@@ -165,8 +165,10 @@ export interface TasksServer {
   /** The HTTP front (2025 session count, for tests). */
   readonly http: HttpFront;
   /**
-   * Stop: end listen streams with their result and close sessions, then drain the worker — stop claiming, let runs
-   * finish for up to `drainMs`, abort the rest with `shutdown` and release their leases for another worker.
+   * Stop: end listen streams with their result, drain the worker — stop claiming, let runs finish for up to
+   * `drainMs`, abort the rest with `shutdown` and release their leases for another worker — then wait what is left
+   * of `drainMs` for HTTP POSTs still in flight (a blocked `tasks/result`), then close the sessions (cutting what is
+   * left) and the rest.
    */
   drain(drainMs: number): Promise<void>;
   /** `drain(0)`: every run still going is aborted at once (its lease released for recovery). */
@@ -298,9 +300,13 @@ export async function createTasksServer(options: CreateTasksServerOptions): Prom
   let stopping: Promise<void> | undefined;
   const drain = (drainMs: number): Promise<void> => {
     stopping ??= (async () => {
+      const deadline = performance.now() + drainMs;
       // Listen streams never end by themselves; blocking requests in flight are answered as their runs finish.
       http.endStreams();
       await execution?.stop(drainMs);
+      // Then the requests still in flight (a blocked tasks/result waits on a run of another worker process, or, in an
+      // API-only process, on every run) get what is left of the drain; closing the sessions would cut them unanswered.
+      await http.settle(deadline - performance.now());
       await Promise.allSettled(stdioHandles.map((handle) => handle.close()));
       await http.close();
       await sweeper?.close();

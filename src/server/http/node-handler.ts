@@ -63,6 +63,12 @@ export interface HttpFront {
   readonly legacySessions: LegacySessions;
   /** End every open listen stream with the listen request's own result (base §5), first thing of a shutdown. */
   endStreams(): void;
+  /**
+   * Resolve once no POST is in flight here, or after `waitMs` (a drain's remaining time; 0 = at once). A blocked v1
+   * `tasks/result` is a POST held open until its task ends. GET streams and `subscriptions/listen` POSTs are not
+   * counted: they never end by themselves (`endStreams` and `close` end them).
+   */
+  settle(waitMs: number): Promise<void>;
   /** End the streams, close every session and the SDK handler. */
   close(): Promise<void>;
 }
@@ -95,6 +101,13 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
   const bearer = options.auth ? new BearerAuth({ ...options.auth, logger: options.logger }) : undefined;
   const metadata = options.auth?.resource ? new ResourceMetadataRoute(options.auth.resource) : undefined;
   const anonymous = anonymousCaller(options.scopes);
+  // POSTs being answered (their response not yet closed: ended, or the connection gone), for a drain to wait for.
+  const inFlight = new Set<ServerResponse>();
+  const onSettled = new Set<() => void>();
+  const release = (response: ServerResponse): void => {
+    if (!inFlight.delete(response) || inFlight.size > 0) return;
+    for (const settled of [...onSettled]) settled();
+  };
 
   async function handle(request: IncomingMessage & { auth?: AuthInfo }, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', 'http://localhost');
@@ -164,6 +177,8 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
         return;
       }
       parsedBody = body.value;
+      // A listen stream lasts until it is told to end: a drain must not wait for it.
+      if ((parsedBody as { method?: unknown } | null)?.method === 'subscriptions/listen') release(response);
       if (parsedBody === undefined) {
         writeJsonRpcError(response, 400, null, ErrorCode.ParseError, 'Parse error: the request body is empty');
         return;
@@ -195,14 +210,31 @@ export function createHttpFront(options: HttpFrontOptions): HttpFront {
   }
 
   return {
-    handle: (request, response) =>
-      handle(request, response).catch((error) => {
+    handle: (request, response) => {
+      if (request.method === 'POST') {
+        inFlight.add(response);
+        response.once('close', () => release(response));
+      }
+      return handle(request, response).catch((error) => {
         options.logger.error({ err: error }, 'HTTP request failed');
         if (!response.headersSent) writeJsonRpcError(response, 500, null, ErrorCode.InternalError, 'Internal error');
         else response.end();
-      }),
+      });
+    },
     legacySessions,
     endStreams: () => options.taskListen?.close(),
+    settle: (waitMs) =>
+      inFlight.size === 0 || waitMs <= 0
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            const settled = (): void => {
+              clearTimeout(timer);
+              onSettled.delete(settled);
+              resolve();
+            };
+            const timer = setTimeout(settled, waitMs);
+            onSettled.add(settled);
+          }),
     async close() {
       options.taskListen?.close();
       await legacySessions.close();
