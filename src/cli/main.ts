@@ -164,7 +164,10 @@ function withSharedOptions(command: Command): Command {
       '--thread-heap-mb <mb>',
       'isolated executor: JavaScript heap limit of each tool thread (Buffers and ArrayBuffers are outside it); a tool that exceeds it fails its run, never the process (default 1024)',
     )
-    .option('--drain-ms <ms>', 'on SIGTERM, how long runs may finish before they are aborted (reason shutdown) and released (default 30000)')
+    .option(
+      '--drain-ms <ms>',
+      'on SIGTERM, how long runs and requests in flight (a blocked tasks/result) may finish; then runs are aborted (reason shutdown) and released, and requests cut (default 30000)',
+    )
     .option('--log-level <level>', 'pino log level (logs go to stderr) (default info)')
     .option(
       '--otlp-endpoint <url>',

@@ -275,7 +275,7 @@ export const ConfigSchema = z
         'isolated executor: JavaScript heap limit of each tool thread in MB (Buffers and ArrayBuffers are outside it); a tool that exceeds it fails its run, never the process (default 1024)',
       ),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().describe('pino log level (default info)'),
-    drainMs: z.number().int().min(0).optional().describe('on SIGTERM, how long runs may finish (default 30000)'),
+    drainMs: z.number().int().min(0).optional().describe('on SIGTERM, how long runs and requests in flight may finish (default 30000)'),
     limits: LimitsConfigSchema.optional(),
     http: z
       .object({
