@@ -61,8 +61,11 @@ export interface TaskLeases {
    * Atomically take over up to `limit` unexpired `working` tasks whose lease lapsed (`leaseExpiresAt <= now` on the
    * store's clock) or that have none, leasing them to `leaseOwner` for `leaseMs`; then, up to what is left of
    * `limit`, unexpired `input_required` tasks whose run waited in place (`parkForInput` with `hold`: they keep a
-   * lease) and whose lease lapsed — that run is gone, and a question it would have taken must not stay open for it.
-   * A parked `input_required` task holds no lease and is skipped. Concurrent claimers (any process) get disjoint
+   * lease) and whose lease lapsed while its process is gone: the owner has no live registration in the process
+   * registry (`expiresAt > now` on the store's clock; reaped or lapsed after missed beats), or the owner is
+   * `leaseOwner` itself (its own run, or a predecessor's under its id, which `releaseLeasesOf` let lapse) — that run
+   * is gone, and a question it would have taken must not stay open for it. A live owner whose lease merely lapsed
+   * (a stall) keeps its wait: its heartbeat renews the lease. A parked `input_required` task holds no lease and is skipped. Concurrent claimers (any process) get disjoint
    * sets; a backend with row locks skips rows another transaction holds instead of waiting for them.
    * Port change (issue 11): takes a duration instead of the caller's `now` and `leaseExpiresAt`.
    * @returns the tasks taken over, ascending by `seq`.

@@ -331,7 +331,9 @@ export const SQL = Object.freeze({
    * holds (a claim of another worker, a settling run) are skipped instead of waited for, so claimers never queue
    * behind each other and never get the same task. The task row stays the only queue. Two selects, each served by
    * its partial index (`tasks_by_lease`, `tasks_waiting`): running tasks first, then `input_required` tasks whose
-   * run waited in place (they hold a lease; a parked one holds none) up to what is left of the limit.
+   * run waited in place (they hold a lease; a parked one holds none) and whose process is gone — no live
+   * registration of the owner (a primary-key probe of `processes` per candidate), or the claimer is that owner (see
+   * the SQLite store) — up to what is left of the limit.
    */
   claimLapsed: `WITH ${NOW('$3')}, running AS (
       SELECT t.task_id FROM ${S}.tasks t, n
@@ -344,6 +346,8 @@ export const SQL = Object.freeze({
       SELECT t.task_id FROM ${S}.tasks t, n
       WHERE t.status = 'input_required' AND t.lease_owner IS NOT NULL AND t.lease_expires_at <= n.now
         AND (t.expires_at IS NULL OR t.expires_at > n.now)
+        AND (t.lease_owner = $1
+          OR NOT EXISTS (SELECT 1 FROM ${S}.processes p WHERE p.instance_id = t.lease_owner AND p.expires_at > n.now))
       ORDER BY t.lease_expires_at, t.seq
       LIMIT (SELECT $4 - count(*) FROM running)
       FOR UPDATE OF t SKIP LOCKED),

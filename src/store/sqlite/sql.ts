@@ -134,14 +134,19 @@ export const SQL = Object.freeze({
   /**
    * One statement, so the candidates are chosen and taken under the same write lock: two processes can never
    * claim the same task. Tasks already past their TTL are left to the sweeper. An `input_required` task is taken
-   * only when its run waited in place (it holds a lease; a parked one holds none).
+   * only when its run waited in place (it holds a lease; a parked one holds none) and that run's process is gone:
+   * its owner has no live registration (`expires_at > now`, the registry's rule; a dead process's lapses within three
+   * beats) — a live one whose lease merely lapsed (a stall) keeps its wait and renews it — unless the claimer is
+   * that owner itself (its own run goes on; one restarted under the id recovers its predecessor's wait).
    */
   claimLapsed: `UPDATE tasks SET lease_owner = @leaseOwner, lease_expires_at = @leaseExpiresAt
     WHERE task_id IN (
       SELECT task_id FROM tasks
       WHERE (
           (status = 'working' AND (lease_expires_at IS NULL OR lease_expires_at <= @now))
-          OR (status = 'input_required' AND lease_owner IS NOT NULL AND lease_expires_at <= @now)
+          OR (status = 'input_required' AND lease_owner IS NOT NULL AND lease_expires_at <= @now
+            AND (lease_owner = @leaseOwner
+              OR NOT EXISTS (SELECT 1 FROM processes p WHERE p.instance_id = tasks.lease_owner AND p.expires_at > @now)))
         ) AND ${VISIBLE}
       ORDER BY status = 'input_required', lease_expires_at, seq LIMIT @limit)
     RETURNING ${TASK_COLUMNS}`,

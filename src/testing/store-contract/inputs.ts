@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { newTaskId } from '../../core/ids.js';
+import type { NewProcessEntry } from '../../core/process-record.js';
 import type { TaskEvent, TaskStore } from '../../core/store.js';
 import { StoreError } from '../../core/store-error.js';
 import type { JsonObject, NewTask, TaskRecord } from '../../core/task.js';
@@ -337,6 +338,39 @@ export function describeInputsContract(ctx: InputContractContext): void {
       expect(await store.releaseLeasesOf(RUNNER)).toEqual([again.taskId]);
       expect(await eventsSince(before)).toEqual([['released', 'input_required', { leaseOwner: RUNNER }]]);
       expect((await store.claimLapsed('i-d', 60_000, 10)).map((t) => [t.taskId, t.status])).toEqual([[again.taskId, 'input_required']]);
+    });
+
+    it('a run waiting in place whose lease lapsed while its process is registered live (a stall, not a crash) keeps its wait: claimLapsed takes it only for that id itself, or once the registration lapsed or is gone', async () => {
+      const store = ctx.store();
+      const clock = ctx.clock();
+      const worker = (instanceId: string, token: string): NewProcessEntry => ({ instanceId, role: 'worker', token, host: 'h', pid: 1, settingsDigest: 'd' });
+      const askInPlace = async (owner: string) => {
+        const { taskId } = await ctx.create({ leaseOwner: owner, leaseMs: 30_000, ttlMs: 600_000 });
+        const started = (await store.startAttempt(taskId, owner, 30_000))!;
+        await store.requestInput(taskId, keys('a'), { leaseOwner: owner, statusMessage: 'asks', now: T0 + 10, holdLease: true });
+        return started;
+      };
+      await store.registerProcess(worker(RUNNER, 'token-a'), 45_000);
+      await store.registerProcess(worker('i-z', 'token-z'), 45_000);
+      const asking = await askInPlace(RUNNER);
+      const stopped = await askInPlace('i-z');
+      const stalled = await running({ ttlMs: 600_000 });
+      await store.deregisterProcess('i-z', 'token-z');
+      clock.set(asking.leaseExpiresAt!);
+      // A lapsed working lease is taken whoever holds it (control); of the waits, only the one whose process is gone.
+      const claimed = await store.claimLapsed('i-b', 60_000, 10);
+      expect(claimed.map((t) => [t.taskId, t.status])).toEqual([
+        [stopped.taskId, 'input_required'],
+        [stalled.taskId, 'working'],
+      ]);
+      expect(await store.getUnscoped(asking.taskId)).toMatchObject({ status: 'input_required', leaseOwner: RUNNER, leaseExpiresAt: asking.leaseExpiresAt });
+      expect(await store.claimLapsed('i-c', 60_000, 10)).toEqual([]);
+      // The process under that id itself takes it (its own run goes on; one restarted under the id recovers its predecessor's).
+      expect((await store.claimLapsed(RUNNER, 30_000, 10)).map((t) => t.taskId)).toEqual([asking.taskId]);
+      // Its heartbeat, once the stall is over, renews the wait; once its registration lapses too, the wait is taken.
+      expect(await store.renewLeases(RUNNER, [asking.taskId], 30_000)).toEqual([asking.taskId]);
+      clock.set(asking.leaseExpiresAt! + 30_000);
+      expect((await store.claimLapsed('i-b', 60_000, 10)).map((t) => [t.taskId, t.status, t.leaseOwner])).toEqual([[asking.taskId, 'input_required', 'i-b']]);
     });
 
     it('answerInput writes nothing unless the task is input_required', async () => {
