@@ -1,28 +1,10 @@
 import { ErrorCode } from '../protocol/constants.js';
 import { TasksError } from './errors.js';
+import { depthUpTo } from './json-depth.js';
 import type { TasksServerLimits } from './limits.js';
 
 /** The limits {@link checkArgumentLimits} applies. */
 export type ArgumentLimits = Pick<TasksServerLimits, 'maxArgumentBytes' | 'maxArgumentDepth'>;
-
-/**
- * How deep `value` nests arrays and objects (a scalar is 0, `{}` is 1), counted without recursion and only up to
- * `cap + 1`: hostile input nested thousands deep costs nothing more than reaching the cap.
- */
-export function jsonDepthUpTo(value: unknown, cap: number): number {
-  let deepest = 0;
-  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
-  while (stack.length > 0) {
-    const { value: item, depth } = stack.pop() as { value: unknown; depth: number };
-    if (item === null || typeof item !== 'object') continue;
-    const level = depth + 1;
-    if (level > deepest) deepest = level;
-    if (deepest > cap) return deepest;
-    for (const child of Array.isArray(item) ? item : Object.values(item))
-      if (child !== null && typeof child === 'object') stack.push({ value: child, depth: level });
-  }
-  return deepest;
-}
 
 /**
  * The refusal of `tools/call` arguments beyond the limits (issue 10 §2), or `undefined` when they are within them.
@@ -32,7 +14,7 @@ export function jsonDepthUpTo(value: unknown, cap: number): number {
  *   `"argument_depth"` / `"argument_size"`, `data.limit` and `data.actual`.
  */
 export function checkArgumentLimits(args: unknown, limits: ArgumentLimits): TasksError | undefined {
-  const depth = jsonDepthUpTo(args, limits.maxArgumentDepth);
+  const depth = depthUpTo(args, limits.maxArgumentDepth);
   if (depth > limits.maxArgumentDepth) {
     return new TasksError(
       ErrorCode.InvalidParams,

@@ -2,6 +2,7 @@ import { ErrorCode, INPUT_REFUSED_META_KEY } from '../protocol/constants.js';
 import { toModelLine } from '../protocol/model-text.js';
 import { TasksError } from './errors.js';
 import type { ExecutionOutcome } from './executor.js';
+import { depthUpTo } from './json-depth.js';
 import { redactSecrets } from './redaction.js';
 import type { JsonObject, JsonRpcErrorObject, JsonValue, TaskGeneration, TaskOutcome, TaskStatus } from './task.js';
 import type { AnyToolDefinition, ToolResult } from './tool.js';
@@ -38,18 +39,11 @@ function firstText(result: ToolResult): string | undefined {
 export const MAX_RESULT_DEPTH = 1_000;
 
 /**
- * Whether `value` nests arrays and objects more than `limit` levels deep (a cycle counts as deeper than any limit).
- * Iterative, depth first: it returns at the first path past the limit, and never overflows the stack itself.
+ * Whether `value` nests arrays and objects more than `limit` levels deep (a cycle, or a graph too large to walk,
+ * counts as deeper than any limit; see `json-depth.ts`).
  */
 export function nestedDeeperThan(value: unknown, limit: number): boolean {
-  const pending: Array<[unknown, number]> = [[value, 0]];
-  while (pending.length > 0) {
-    const [next, depth] = pending.pop()!;
-    if (next === null || typeof next !== 'object') continue;
-    if (depth >= limit) return true;
-    for (const child of Array.isArray(next) ? next : Object.values(next)) if (child !== null && typeof child === 'object') pending.push([child, depth + 1]);
-  }
-  return false;
+  return depthUpTo(value, limit) > limit;
 }
 
 /** The one-line message of a tool outcome nested past {@link MAX_RESULT_DEPTH} (a model may read it). */
