@@ -2,7 +2,7 @@ import { TasksError } from '../core/errors.js';
 import type { ExecutionHost, ExecutionLogEntry, ExecutionOutcome, ExecutionRequest, Executor } from '../core/executor.js';
 import type { Logger } from '../core/logger.js';
 import { toProtocolError } from '../core/protocol-errors.js';
-import type { JsonObject, JsonValue } from '../core/task.js';
+import type { JsonObject, JsonRpcErrorObject, JsonValue } from '../core/task.js';
 import { ToolInputError } from '../core/tool.js';
 import { MAX_RESULT_DEPTH, nestedDeeperThan, toCallToolResult, tooDeepMessage } from '../core/tool-outcome.js';
 import type { ToolRegistry } from '../core/tool-registry.js';
@@ -81,13 +81,38 @@ export class InProcessExecutor implements Executor {
 
 /** What an exception thrown by a tool stands for (see {@link ExecutionOutcome}). */
 function classify(error: unknown, toolName: string): ExecutionOutcome {
-  if (error instanceof ToolInputError) return { kind: 'input_error', message: error.message };
+  if (error instanceof ToolInputError) return { kind: 'input_error', message: textOf(error.message) };
   const wire = toProtocolError(error);
-  // Bounded like a result (see `MAX_RESULT_DEPTH`): an error's `data` is stored and leaves a tool's thread the same way.
-  if (wire && nestedDeeperThan(wire.data, MAX_RESULT_DEPTH - 1))
-    return { kind: 'protocol_error', error: { code: ErrorCode.InternalError, message: tooDeepMessage(toolName, 'error') } };
-  if (wire) return { kind: 'protocol_error', error: wire };
-  return { kind: 'crashed', message: `Internal error in tool ${toolName}` };
+  if (!wire) return { kind: 'crashed', message: `Internal error in tool ${toolName}` };
+  return { kind: 'protocol_error', error: asJsonError(wire, toolName) };
+}
+
+/**
+ * A tool's coded error as JSON, which is how it is stored and how it leaves a tool's thread: a message that is not a
+ * string becomes one, and `data` is bounded like a result (see `MAX_RESULT_DEPTH`) and must survive `JSON.stringify`
+ * (a function or a Symbol in it is dropped as JSON drops it; a BigInt or a cycle fails the run with one line). An
+ * outcome a thread cannot post was never answered: the run held its slot for good (review of stop 46).
+ */
+function asJsonError(wire: JsonRpcErrorObject, toolName: string): JsonRpcErrorObject {
+  const message = textOf(wire.message);
+  if (wire.data === undefined) return { code: wire.code, message };
+  if (nestedDeeperThan(wire.data, MAX_RESULT_DEPTH - 1)) return { code: ErrorCode.InternalError, message: tooDeepMessage(toolName, 'error') };
+  try {
+    const text = JSON.stringify(wire.data);
+    return text === undefined ? { code: wire.code, message } : { code: wire.code, message, data: JSON.parse(text) as JsonValue };
+  } catch {
+    return { code: ErrorCode.InternalError, message: `Tool ${toolName} threw an error whose data is not JSON (a BigInt, or a cycle); only this run failed` };
+  }
+}
+
+/** A message as a string, whatever the tool put there. */
+function textOf(message: unknown): string {
+  if (typeof message === 'string') return message;
+  try {
+    return String(message);
+  } catch {
+    return 'an error whose message is not text';
+  }
 }
 
 /** An `Error` (or anything thrown) as JSON for a log line: name, message and stack, nothing else. */

@@ -178,9 +178,11 @@ export async function warmThread(startedAt: number): Promise<(task: ThreadTask |
       if ('nudge' in task) return NUDGED;
       const took = performance.now();
       const loop = performance.eventLoopUtilization();
-      // Its outcome is bounded in depth (`MAX_RESULT_DEPTH`, by the executor): one piscina cannot post (a structured
-      // clone past the stack) is never answered, and the run would hold its slot for good.
-      const outcome = await runInThread(executor, link, task);
+      // An outcome piscina cannot post is never answered, and the run would hold its slot for good. The executor makes
+      // results and errors JSON, bounded in depth (`MAX_RESULT_DEPTH`); anything else that cannot cross fails the run.
+      let outcome = await runInThread(executor, link, task);
+      if (outcome.kind !== 'returned' && !crosses(outcome))
+        outcome = { kind: 'crashed', message: `Tool ${task.request.toolName} ended in a way that cannot be reported from its thread; only this run failed` };
       return { ...outcome, heldMs: performance.now() - took, idleMs: performance.eventLoopUtilization(loop).idle } satisfies ThreadOutcome;
     };
   } catch (error) {
@@ -189,6 +191,16 @@ export async function warmThread(startedAt: number): Promise<(task: ThreadTask |
       if ('nudge' in task) return NUDGED;
       return { kind: 'crashed', message: `Tool ${task.request.toolName} is unavailable: the tool modules failed to load in the executor's thread` };
     };
+  }
+}
+
+/** Whether `outcome` survives a structured clone (small: a result, the one large kind, is JSON by then). */
+function crosses(outcome: ExecutionOutcome): boolean {
+  try {
+    structuredClone(outcome);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -98,6 +98,10 @@ describe('IsolatedExecutor (issue 22)', () => {
     expect(within.kind).toBe('returned');
     expect(JSON.stringify(within)).toContain('"leaf":true');
     expect(await run('throws_deep', 10)).toMatchObject({ kind: 'protocol_error', error: { code: -32000, message: 'deep data' } });
+    // Errors a thread could not post as they are (review: never answered either): made JSON, or failed in one line.
+    const odd = (what: string) => executor.execute(request('throws_odd', { what }), testHost(), new AbortController().signal);
+    expect(await odd('function')).toEqual({ kind: 'protocol_error', error: { code: -32000, message: 'odd', data: { keep: 1 } } });
+    expect(await odd('message')).toEqual({ kind: 'protocol_error', error: { code: -32000, message: '[object Object]' } });
     // A context call's value the host could not read is refused in the thread (the host never answered it), with control.
     const step = (depth: number) =>
       executor.execute({ ...request('steps_deep', { depth }), taskId: 'task-with-a-journal' }, testHost(), new AbortController().signal);
