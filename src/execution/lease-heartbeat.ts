@@ -14,6 +14,8 @@ export interface HeldLeases {
   readonly running: ReadonlyMap<string, Slot>;
   /** Tasks leased and started but not yet in a slot; the heartbeat removes those whose lease is not ours any more. */
   readonly inHand: TaskRecord[];
+  /** Whether the run of `taskId` waits for its answers in place now (it holds its lease for the whole wait). */
+  waitsInPlace(taskId: string): boolean;
   abortLocal(taskId: string, reason: AbortReason): void;
 }
 
@@ -34,7 +36,8 @@ export class LeaseHeartbeat {
    * Renew the leases of every run of this worker. Only the runs that were running when the renewal was sent are
    * judged by its answer, each only while the same run is still in its slot: a run launched meanwhile holds a lease
    * written after that snapshot. A run the renewal missed is judged from its row (see {@link judgeUnrenewedLease}):
-   * aborted as `lease_lost` only when another owner holds the lease (issue 9).
+   * aborted as `lease_lost` only when another owner holds the lease (issue 9), or when it waits in place and its
+   * task was handed back (no owner): it must not carry on beside the run that starts once the task is answered.
    */
   async beat(): Promise<void> {
     if (this.heartbeating) return;
@@ -67,12 +70,15 @@ export class LeaseHeartbeat {
     // A run still starting is judged by its own conditional `startAttempt`; a finished or aborted one needs nothing.
     const current = (): boolean => this.held.running.get(taskId) === slot && slot.record !== undefined && !slot.controller.signal.aborted;
     if (!current()) return;
-    const verdict = judgeUnrenewedLease(await store.getUnscoped(taskId), settings.instanceId);
+    const waitsInPlace = this.held.waitsInPlace(taskId);
+    const verdict = judgeUnrenewedLease(await store.getUnscoped(taskId), settings.instanceId, waitsInPlace);
     if (!current()) return;
     if (verdict.kind === 'retake') {
       await store.renewLeases(settings.instanceId, [taskId], settings.leaseMs);
     } else if (verdict.kind === 'abort') {
-      if (verdict.reason === 'lease_lost') {
+      if (verdict.reason === 'lease_lost' && verdict.leaseOwner === undefined) {
+        logger.warn({ taskId: redactTaskId(taskId) }, 'a run of this process that waits in place was taken over and its task handed back; aborting it');
+      } else if (verdict.reason === 'lease_lost') {
         logger.warn({ taskId: redactTaskId(taskId), leaseOwner: verdict.leaseOwner }, 'another owner holds the lease of a run of this process; aborting it');
       }
       this.held.abortLocal(taskId, verdict.reason);

@@ -90,6 +90,7 @@ export class TaskWorker {
     this.leases = new LeaseHeartbeat(options, {
       running: this.running,
       inHand: this.inHand,
+      waitsInPlace: (taskId) => this.inputWakes.isWaiting(taskId),
       abortLocal: (taskId, reason) => this.abortLocal(taskId, reason),
     });
     this.orphans = { options, fail: (record, reason, message) => this.fail(record, reason, message) };

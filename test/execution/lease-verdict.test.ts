@@ -24,6 +24,15 @@ describe('judgeUnrenewedLease (issue 9): lease_lost only when another owner hold
     expect(judgeUnrenewedLease(row('input_required', null), ME)).toEqual({ kind: 'keep' });
   });
 
+  it('a run that waits in place whose row names no owner was handed back by recovery elsewhere: abort as lease_lost (F4); another owner, this one, or settled as above', () => {
+    expect(judgeUnrenewedLease(row('input_required', null), ME, true)).toEqual({ kind: 'abort', reason: 'lease_lost' });
+    // Answered after it was handed back: working, no owner, and the next run is whoever claims it.
+    expect(judgeUnrenewedLease(row('working', null), ME, true)).toEqual({ kind: 'abort', reason: 'lease_lost' });
+    expect(judgeUnrenewedLease(row('input_required', 'other'), ME, true)).toEqual({ kind: 'abort', reason: 'lease_lost', leaseOwner: 'other' });
+    expect(judgeUnrenewedLease(row('working', ME), ME, true)).toEqual({ kind: 'retake' });
+    expect(judgeUnrenewedLease(row('cancelled', null), ME, true)).toEqual({ kind: 'abort', reason: 'cancelled' });
+  });
+
   it('a task that is gone or settled stops the run for that reason, not as lease_lost', () => {
     expect(judgeUnrenewedLease(undefined, ME)).toEqual({ kind: 'abort', reason: 'expired' });
     expect(judgeUnrenewedLease(row('cancelled', null), ME)).toEqual({ kind: 'abort', reason: 'cancelled' });
