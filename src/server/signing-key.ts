@@ -1,5 +1,5 @@
 import { randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { ServerSecretStore } from '../core/session-store.js';
@@ -12,19 +12,42 @@ export function loadServerSecret(dataDir: string, env: NodeJS.ProcessEnv = proce
   const fromEnv = env.MCP_TASKS_SECRET;
   if (fromEnv && fromEnv.length > 0) return Buffer.from(fromEnv, 'utf8');
   const path = join(dataDir, 'secret');
+  if (existsSync(path)) return readSecret(path);
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(32);
+  // Written whole under a name of its own, then linked into place: a process that starts beside this one reads the
+  // file only complete. (Created in place, it was empty between its creation and its write, and a second process
+  // read that as an empty secret, disagreed with the first and refused to start.) `link` fails if another process
+  // linked first; then we read theirs.
+  const temporary = join(dataDir, `.secret-${process.pid}-${randomBytes(6).toString('hex')}`);
+  writeFileSync(temporary, `${secret.toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
   try {
-    return Buffer.from(readFileSync(path, 'utf8').trim(), 'base64url');
+    chmodSync(temporary, 0o600);
+    linkSync(temporary, path);
+    return secret;
   } catch {
-    mkdirSync(dataDir, { recursive: true });
-    const secret = randomBytes(32);
-    try {
-      // `wx` fails if another process created it first; then we read theirs.
-      writeFileSync(path, `${secret.toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
-      chmodSync(path, 0o600);
-      return secret;
-    } catch {
-      return Buffer.from(readFileSync(path, 'utf8').trim(), 'base64url');
-    }
+    return readSecret(path);
+  } finally {
+    rmSync(temporary, { force: true });
+  }
+}
+
+/** Longest wait for a secret file another process is still writing (an older version wrote it in place), in ms. */
+const SECRET_WRITE_WAIT_MS = 2_000;
+
+/**
+ * The secret in `path`. An empty file is one still being written (by a version that wrote it in place) and is read
+ * again for up to {@link SECRET_WRITE_WAIT_MS}.
+ * @throws Error when it stays empty: starting with an empty secret would sign nothing.
+ */
+function readSecret(path: string): Buffer {
+  const deadline = Date.now() + SECRET_WRITE_WAIT_MS;
+  for (;;) {
+    const secret = Buffer.from(readFileSync(path, 'utf8').trim(), 'base64url');
+    if (secret.length > 0) return secret;
+    if (Date.now() > deadline)
+      throw new Error(`the server secret file ${path} is empty: delete it (a new one is made at the next start) or set MCP_TASKS_SECRET`);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
   }
 }
 

@@ -1,4 +1,6 @@
-import { statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -6,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS, resolveLimits } from '../../src/core/limits.js';
 import { loadServerSecret } from '../../src/server/signing-key.js';
 import { effectiveTtlMs } from '../../src/service/ttl-policy.js';
+import { ensureBuilt } from '../cli/support.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 describe('server settings', () => {
@@ -68,6 +71,43 @@ describe('server settings', () => {
       expect(statSync(join(temp.dir, 'secret')).mode & 0o777).toBe(0o600);
       expect(loadServerSecret(temp.dir, {}).equals(first)).toBe(true);
       expect(loadServerSecret(temp.dir, { MCP_TASKS_SECRET: 'from-the-environment' }).toString()).toBe('from-the-environment');
+    } finally {
+      temp.remove();
+    }
+  });
+
+  it('a secret file still being written (empty) is read again until it is whole; one that stays empty is refused (defect: a second serve started beside the first read an empty secret and refused to start)', async () => {
+    const temp = makeTempDir();
+    try {
+      const path = join(temp.dir, 'secret');
+      // What another process's file looked like between its creation and its write.
+      writeFileSync(path, '');
+      const whole = randomBytes(32).toString('base64url');
+      const writer = spawn(process.execPath, ['-e', `setTimeout(() => require('node:fs').writeFileSync(${JSON.stringify(path)}, '${whole}\\n'), 300)`]);
+      expect(loadServerSecret(temp.dir, {}).toString('base64url')).toBe(whole);
+      writer.kill();
+      writeFileSync(path, '');
+      expect(() => loadServerSecret(temp.dir, {})).toThrow(`the server secret file ${path} is empty: delete it`);
+      // Several processes starting at once on a fresh directory agree on one secret; no temporary file is left.
+      ensureBuilt();
+      const fresh = join(temp.dir, 'fresh');
+      const module = JSON.stringify(new URL('../../dist/server/signing-key.js', import.meta.url).href);
+      const starts = await Promise.all(
+        Array.from({ length: 6 }, async () => {
+          const child = spawn(process.execPath, [
+            '--input-type=module',
+            '-e',
+            `const { loadServerSecret } = await import(${module}); process.stdout.write(loadServerSecret(${JSON.stringify(fresh)}, {}).toString('hex'))`,
+          ]);
+          let out = '';
+          child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+          await new Promise((resolve) => child.once('exit', resolve));
+          return out;
+        }),
+      );
+      expect(starts.every((secret) => secret.length === 64)).toBe(true);
+      expect(new Set(starts).size).toBe(1);
+      expect(readdirSync(fresh)).toEqual(['secret']);
     } finally {
       temp.remove();
     }
