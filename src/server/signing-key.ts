@@ -1,5 +1,5 @@
 import { randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
-import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, constants, copyFileSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { ServerSecretStore } from '../core/session-store.js';
@@ -23,12 +23,27 @@ export function loadServerSecret(dataDir: string, env: NodeJS.ProcessEnv = proce
   writeFileSync(temporary, `${secret.toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
   try {
     chmodSync(temporary, 0o600);
-    linkSync(temporary, path);
+    placeOnce(temporary, path);
     return secret;
-  } catch {
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     return readSecret(path);
   } finally {
     rmSync(temporary, { force: true });
+  }
+}
+
+/**
+ * Put `from`'s file at `to` unless `to` exists (then `EEXIST`): a hard link, whole at once; on a filesystem without
+ * hard links, an exclusive copy, whose brief empty state {@link readSecret} waits out.
+ */
+function placeOnce(from: string, to: string): void {
+  try {
+    linkSync(from, to);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw error;
+    copyFileSync(from, to, constants.COPYFILE_EXCL);
   }
 }
 
