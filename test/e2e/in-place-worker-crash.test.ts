@@ -8,15 +8,10 @@
  */
 import { join, resolve } from 'node:path';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
-import type { TaskStore } from '../../src/core/store.js';
-import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
-import { ensureBuilt } from '../cli/support.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { apiAndWorkersOnPostgres } from '../helpers/api-and-workers.js';
 import { eventually, runNotes } from '../helpers/run-notes.js';
-import { type ServerProcess, startServerProcess, startWorkerProcess, type WorkerProcess } from '../helpers/server-process.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
 import { DECLARING, pollModernTask, postModern } from '../helpers/wire.js';
 
 const TOOLS = resolve(import.meta.dirname, '../fixtures/in-place-tools.mjs');
@@ -25,42 +20,18 @@ const LEASE_MS = 1_500;
 const CAPABILITIES = { ...DECLARING, elicitation: { form: {} } };
 
 describe('kill -9 of the worker whose run waits in place (PostgreSQL, serve --no-worker + 2 workers)', () => {
-  const temp = makeTempDir('mcp-tasks-in-place-crash-');
-  let database: TestDatabase;
-  let observer: TaskStore;
-  let api: ServerProcess;
-  const workers = new Map<string, WorkerProcess>();
-  const shared = () => ['--store', database.url, '--no-builtins', '--tools', TOOLS, '--lease-ms', String(LEASE_MS)];
-  const startWorker = async (id: string) => {
-    const worker = await startWorkerProcess(['--data-dir', join(temp.dir, id), ...shared(), '--instance-id', id]);
-    workers.set(id, worker);
-    return worker;
-  };
-
-  beforeAll(async () => {
-    ensureBuilt();
-    database = await createTestDatabase();
-    observer = await openPostgresTaskStore({ url: database.url });
-    api = await startServerProcess(join(temp.dir, 'api'), ['--no-worker', '--instance-id', 'api-1', ...shared()]);
-  }, 60_000);
-  afterAll(async () => {
-    for (const worker of workers.values()) await worker.stop();
-    await api?.stop();
-    await observer?.close();
-    await database?.drop();
-    temp.remove();
-  });
+  const rig = apiAndWorkersOnPostgres('mcp-tasks-in-place-crash-', () => ['--no-builtins', '--tools', TOOLS, '--lease-ms', String(LEASE_MS)], 'stop');
+  const { temp, startWorker } = rig;
 
   /** A task of `tool` created on the API process, waiting in place in one of two workers: that worker killed -9. */
   async function killWhileAsking(tool: string, log: string) {
     // Only this test's two workers take the task.
-    for (const worker of workers.values()) await worker.stop();
-    workers.clear();
+    await rig.endWorkers();
     const [a, b] = await Promise.all([startWorker(`${tool}-1`), startWorker(`${tool}-2`)]);
-    const created = await postModern(api.url, 'tools/call', { name: tool, arguments: { log } }, { capabilities: CAPABILITIES });
+    const created = await postModern(rig.api.url, 'tools/call', { name: tool, arguments: { log } }, { capabilities: CAPABILITIES });
     const taskId = created.body.result?.taskId;
     if (typeof taskId !== 'string') throw new Error(`no task: ${JSON.stringify(created.body)}`);
-    await pollModernTask(api.url, taskId, { until: (status) => status === 'input_required' });
+    await pollModernTask(rig.api.url, taskId, { until: (status) => status === 'input_required' });
     const started = await eventually('the run to start', () => runNotes(log).find((note) => note.event === 'start'));
     const [asking, other] = started.pid === a.child.pid ? [a, b] : [b, a];
     expect(started.pid).toBe(asking.child.pid);
@@ -73,7 +44,7 @@ describe('kill -9 of the worker whose run waits in place (PostgreSQL, serve --no
     const { taskId } = await killWhileAsking('ask_in_place', log);
     // Lease 1.5 s, recovery every 1.5 s: well within 10 s. Before the fix the task stayed input_required (with the
     // dead worker's lease) until the input timeout, an hour by default, and an answer only made it fail.
-    const ended = await pollModernTask(api.url, taskId, { timeoutMs: 10_000 });
+    const ended = await pollModernTask(rig.api.url, taskId, { timeoutMs: 10_000 });
     expect(ended).toMatchObject({ status: 'failed', error: { data: { reason: 'interrupted' } } });
     expect(ended.statusMessage).toBe('Task was interrupted (its worker stopped while ask_in_place waited for input) and is not safe to re-run');
     expect(ended.inputRequests).toBeUndefined();
@@ -85,11 +56,11 @@ describe('kill -9 of the worker whose run waits in place (PostgreSQL, serve --no
     const { taskId, other } = await killWhileAsking('ask_in_place_idempotent', log);
     // Several lease lengths and recovery passes later, it still waits for its answer, with no run and no lease.
     await new Promise((resolveWait) => setTimeout(resolveWait, 4 * LEASE_MS));
-    const waiting = await pollModernTask(api.url, taskId, { until: () => true });
+    const waiting = await pollModernTask(rig.api.url, taskId, { until: () => true });
     expect(waiting).toMatchObject({ status: 'input_required', inputRequests: { 'input-1': { method: 'elicitation/create' } } });
-    const answered = await postModern(api.url, 'tasks/update', { taskId, inputResponses: { 'input-1': { action: 'accept', content: { go: true } } } });
+    const answered = await postModern(rig.api.url, 'tasks/update', { taskId, inputResponses: { 'input-1': { action: 'accept', content: { go: true } } } });
     expect(answered.body.result).toMatchObject({ resultType: 'complete' });
-    const ended = await pollModernTask(api.url, taskId, { timeoutMs: 10_000 });
+    const ended = await pollModernTask(rig.api.url, taskId, { timeoutMs: 10_000 });
     expect(ended).toMatchObject({ status: 'completed', result: { content: [{ type: 'text', text: `answered accept in ${other.child.pid}` }] } });
     expect(runNotes(log).map((note) => [note.event, note.pid])).toEqual([
       ['start', expect.any(Number)],

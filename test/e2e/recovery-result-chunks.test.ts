@@ -8,15 +8,10 @@
  */
 import { join, resolve } from 'node:path';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
-import type { TaskStore } from '../../src/core/store.js';
-import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
-import { ensureBuilt } from '../cli/support.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { apiAndWorkersOnPostgres } from '../helpers/api-and-workers.js';
 import { eventually } from '../helpers/run-notes.js';
-import { type ServerProcess, startServerProcess, startWorkerProcess, type WorkerProcess } from '../helpers/server-process.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
 import { pollModernTask, postModern } from '../helpers/wire.js';
 
 const TOOLS = resolve(import.meta.dirname, '../fixtures/recovery-tools.mjs');
@@ -24,33 +19,13 @@ const LEASE_MS = 1_500;
 const CHUNKS = Array.from({ length: 4 }, (_, i) => new TextEncoder().encode(`chunk ${i} `.repeat(1_000)));
 
 describe('kill -9 of a worker between its result chunks and its outcome (PostgreSQL, serve --no-worker + workers)', () => {
-  const temp = makeTempDir('mcp-tasks-recovery-chunks-');
-  let database: TestDatabase;
-  let observer: TaskStore;
-  let api: ServerProcess;
-  const workers: WorkerProcess[] = [];
   // One run per task: an idempotent tool whose run died is out of runs (attempts_exhausted).
-  const shared = () => ['--store', database.url, '--no-builtins', '--tools', TOOLS, '--lease-ms', String(LEASE_MS), '--max-attempts', '1'];
-  const startWorker = async (id: string) => {
-    const worker = await startWorkerProcess(['--data-dir', join(temp.dir, id), ...shared(), '--instance-id', id]);
-    workers.push(worker);
-    return worker;
-  };
-
-  beforeAll(async () => {
-    ensureBuilt();
-    database = await createTestDatabase();
-    observer = await openPostgresTaskStore({ url: database.url });
-    api = await startServerProcess(join(temp.dir, 'api'), ['--no-worker', '--instance-id', 'api-1', ...shared()]);
-  }, 60_000);
-  afterAll(async () => {
-    // Their runs wait for a release that never comes: a drain would wait its whole --drain-ms.
-    for (const worker of workers) await worker.kill9();
-    await api?.stop();
-    await observer?.close();
-    await database?.drop();
-    temp.remove();
-  });
+  const rig = apiAndWorkersOnPostgres(
+    'mcp-tasks-recovery-chunks-',
+    () => ['--no-builtins', '--tools', TOOLS, '--lease-ms', String(LEASE_MS), '--max-attempts', '1'],
+    'kill9',
+  );
+  const { temp, startWorker } = rig;
 
   for (const [tool, reason] of [
     ['fragile_job', 'interrupted'],
@@ -58,21 +33,21 @@ describe('kill -9 of a worker between its result chunks and its outcome (Postgre
   ] as const) {
     it(`${tool}: the task fails ${reason} and the chunks its dead run stored are deleted`, async () => {
       // Only this test's workers take its task.
-      for (const worker of workers.splice(0)) await worker.kill9();
+      await rig.endWorkers();
       const id = `${tool}-first`;
       const first = await startWorker(id);
-      const created = await postModern(api.url, 'tools/call', { name: tool, arguments: { log: join(temp.dir, `${tool}.log`) } });
+      const created = await postModern(rig.api.url, 'tools/call', { name: tool, arguments: { log: join(temp.dir, `${tool}.log`) } });
       const taskId = created.body.result?.taskId;
       if (typeof taskId !== 'string') throw new Error(`no task: ${JSON.stringify(created.body)}`);
-      await eventually('the run to hold the lease', async () => (await observer.getUnscoped(taskId))?.leaseOwner === id);
+      await eventually('the run to hold the lease', async () => (await rig.observer.getUnscoped(taskId))?.leaseOwner === id);
       // What the run does as it ends with a large result: its chunks first, under its lease, then its outcome.
-      expect(await observer.putResultChunks(taskId, CHUNKS, id)).toBe(true);
+      expect(await rig.observer.putResultChunks(taskId, CHUNKS, id)).toBe(true);
       await first.kill9();
       await startWorker(`${tool}-second`);
-      const ended = await pollModernTask(api.url, taskId, { timeoutMs: 15_000 });
+      const ended = await pollModernTask(rig.api.url, taskId, { timeoutMs: 15_000 });
       expect(ended).toMatchObject({ status: 'failed', error: { data: { reason } } });
       // Before the fix chunk 0 was still there, kept until the task's TTL.
-      await eventually('the dead run chunks to be deleted', async () => (await observer.readResultChunk(taskId, 0)) === undefined, 5_000);
+      await eventually('the dead run chunks to be deleted', async () => (await rig.observer.readResultChunk(taskId, 0)) === undefined, 5_000);
     }, 60_000);
   }
 });
