@@ -6,9 +6,23 @@
  */
 import { redactTaskId } from '../core/logger.js';
 import type { TaskRecord } from '../core/task.js';
+import type { AnyToolDefinition } from '../core/tool.js';
 import { discardUnservedChunks } from './large-result.js';
 import type { RuntimeFailure } from './task-run.js';
 import type { TaskWorkerOptions } from './task-worker-options.js';
+
+/**
+ * Whether a run of `tool` that did not finish may simply run again: it is idempotent, or journaled (every side effect
+ * in `ctx.step`, replayed instead of repeated). Recovery and the drain both decide by it.
+ */
+export function safeToRerun(tool: AnyToolDefinition | undefined): tool is AnyToolDefinition {
+  return tool?.idempotent === true || tool?.journaled === true;
+}
+
+/** The failure of a task whose run waited in place when its worker stopped (recovery, or the drain) and may not rerun. */
+export function waitInterruptedMessage(toolName: string): string {
+  return `Task was interrupted (its worker stopped while ${toolName} waited for input) and is not safe to re-run`;
+}
 
 /** What the functions here use of the worker: its options, and its one way to fail a task (pending status dropped). */
 export interface OrphanDeps {
@@ -26,18 +40,13 @@ export interface OrphanDeps {
 export async function recoverAsking(deps: OrphanDeps, record: TaskRecord): Promise<void> {
   const { store, tools, settings, logger, observer } = deps.options;
   const tool = tools.get(record.toolName);
-  if (tool?.idempotent === true || tool?.journaled === true) {
+  if (safeToRerun(tool)) {
     await store.releaseUnstarted(settings.instanceId, [record.taskId]);
     return;
   }
   observer?.orphanRecovered?.('interrupted');
   logger.info({ taskId: redactTaskId(record.taskId) }, 'a run that waited in place is gone; failing its task');
-  await failOrphan(
-    deps,
-    record,
-    'interrupted',
-    `Task was interrupted (its worker stopped while ${record.toolName} waited for input) and is not safe to re-run`,
-  );
+  await failOrphan(deps, record, 'interrupted', waitInterruptedMessage(record.toolName));
 }
 
 /**

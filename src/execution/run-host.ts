@@ -45,13 +45,15 @@ export function runHost(deps: RunHostDeps, record: TaskRecord, logger: Logger): 
   // listeners (notifications to a live client) still hear it.
   const asking = (): boolean => deps.inPlace?.waits.isWaiting(taskId) === true;
   let parked = false;
+  /** This run is over: aborted (cancelled, expired, lease lost, shutdown), or parked for input. */
+  const over = (): boolean => deps.run.signal.aborted || parked;
   /**
    * The error for a step the store refused (`not_held`), the run stopped as the heartbeat would stop it: judged from
    * the task's row — another owner holds it (`lease_lost`), it ended (`cancelled`, `settled`) or is gone (`expired`).
    * A run that is over already (a park that landed meanwhile: the row names no owner) is only told so.
    */
   const notHeld = async (name: string): Promise<Error> => {
-    if (deps.run.signal.aborted || parked) return runOver(logger, name);
+    if (over()) return runOver(logger, name);
     const row = await store.getUnscoped(taskId).then(
       (found) => ({ found }),
       () => undefined,
@@ -74,7 +76,7 @@ export function runHost(deps: RunHostDeps, record: TaskRecord, logger: Logger): 
     // over (once its lease lapsed) or that ended neither starts a step nor records a value the new run did not compute.
     getStep: (name) =>
       toolFacing(logger, 'getStep', async () => {
-        if (deps.run.signal.aborted || parked) throw runOver(logger, name);
+        if (over()) throw runOver(logger, name);
         const entry = await store.lookupStep(taskId, name, deps.leaseOwner);
         if (entry.kind === 'not_held') throw await notHeld(name);
         return entry.kind === 'journaled' ? { value: entry.value } : undefined;

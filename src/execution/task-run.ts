@@ -236,14 +236,14 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
       discarded();
       throw error;
     }
+    // Failed here, or cancelled meanwhile: either way nothing will serve the chunks (a takeover's run keeps its own).
+    if (chunksStored) await discardUnservedChunks(store, taskId, logger);
     if (!failed) {
       discarded();
       logger.info({}, 'task changed meanwhile (cancelled, expired or lease lost); its result, which could not be stored, is discarded');
-      if (chunksStored) await discardUnservedChunks(store, taskId, logger);
       return;
     }
     logger.error({ err: error }, 'task result could not be stored; the task failed');
-    if (chunksStored) await discardUnservedChunks(store, taskId, logger);
     ended('failed', message, toolEndedAt);
     void shadow?.finish('failed');
   };

@@ -13,7 +13,7 @@ import type { TaskRecord } from '../core/task.js';
 import { failByRuntime } from './fail-task.js';
 import { InputWakes } from './input-wakes.js';
 import { LeaseHeartbeat } from './lease-heartbeat.js';
-import { failOrphan, type OrphanDeps, recoverAsking } from './orphan-recovery.js';
+import { failOrphan, type OrphanDeps, recoverAsking, safeToRerun, waitInterruptedMessage } from './orphan-recovery.js';
 import { StatusWriter } from './status-writer.js';
 import { type AbortReason, type RunContext, runTask, type RuntimeFailure, type Slot } from './task-run.js';
 import type { TaskWorkerOptions } from './task-worker-options.js';
@@ -223,7 +223,7 @@ export class TaskWorker {
       }
       const tool = tools.get(record.toolName);
       const neverStarted = record.attempt === 0;
-      const rerunnable = tool !== undefined && (tool.idempotent === true || tool.journaled === true);
+      const rerunnable = safeToRerun(tool);
       if (tool && (neverStarted || rerunnable) && record.attempt < settings.maxAttempts) {
         if (this.phase !== 'running' || this.freeSlots() <= 0) {
           // Draining, or a create took the slot meanwhile: the lease just taken (no run counted) goes back at once,
@@ -501,15 +501,10 @@ export class TaskWorker {
   private async settleAsking(slots: readonly Slot[]): Promise<void> {
     const { store, tools, logger } = this.options;
     for (const record of slots.flatMap((slot) => (slot.record ? [slot.record] : []))) {
-      const tool = tools.get(record.toolName);
-      if (tool?.idempotent === true || tool?.journaled === true) continue;
-      await failByRuntime(
-        store,
-        record.taskId,
-        'interrupted',
-        `Task was interrupted (its worker stopped while ${record.toolName} waited for input) and is not safe to re-run`,
-        this.options.clock.now(),
-      ).catch((error: unknown) => logger.warn({ err: error, taskId: redactTaskId(record.taskId) }, 'failing a task that waited in place failed'));
+      if (safeToRerun(tools.get(record.toolName))) continue;
+      await failByRuntime(store, record.taskId, 'interrupted', waitInterruptedMessage(record.toolName), this.options.clock.now()).catch((error: unknown) =>
+        logger.warn({ err: error, taskId: redactTaskId(record.taskId) }, 'failing a task that waited in place failed'),
+      );
     }
   }
 }
