@@ -14,6 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
 import { defineTool, textResult } from '../../src/core/tool.js';
+import { answerPending } from '../helpers/answer-pending.js';
 import { type CapturedLine, captureLogger } from '../helpers/capture-logger.js';
 import { eventually } from '../helpers/run-notes.js';
 import { type RunningTasksServer, startTasksServer } from '../helpers/tasks-server.js';
@@ -132,13 +133,7 @@ const ELICITING = { elicitation: { form: {} }, extensions: { [TASKS_EXTENSION]: 
 const QUESTION = { message: 'ok?', requestedSchema: { type: 'object' as const, properties: { ok: { type: 'boolean' as const } } } };
 
 async function answer(server: RunningTasksServer, taskId: string): Promise<void> {
-  const [request] = await server.store.listInputRequests(taskId);
-  await server.store.answerInput(taskId, {
-    answers: [{ key: request!.key, response: { action: 'accept', content: { ok: true } } }],
-    retire: [],
-    add: [],
-    now: Date.now(),
-  });
+  await answerPending(server.store, taskId, { ok: true });
 }
 
 const status = async (server: RunningTasksServer, taskId: string) => (await server.store.getUnscoped(taskId))?.status;

@@ -9,6 +9,7 @@ import { defineTool, textResult } from '../../src/core/tool.js';
 import { createTasksServer } from '../../src/server/create-tasks-server.js';
 import type { TaskCaller } from '../../src/service/caller.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { answerPending } from '../helpers/answer-pending.js';
 import { anonymousV2Caller, CONFIRM_SCHEMA } from '../helpers/callers.js';
 import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -105,13 +106,7 @@ describe('drain of a worker while a run waits in place', () => {
     const { store, taskId, drainMs } = await drainWhile(true, true);
     expect(drainMs).toBeLessThan(5_000);
     expect(await store.getUnscoped(taskId)).toMatchObject({ status: 'input_required' });
-    const [pending] = (await store.listInputRequests(taskId)).filter((request) => request.state === 'pending');
-    await store.answerInput(taskId, {
-      answers: [{ key: pending!.key, response: { action: 'accept', content: { confirm: true } } }],
-      retire: [],
-      add: [],
-      now: Date.now(),
-    });
+    await answerPending(store, taskId);
     // The drained worker's lease lapses (leaseMs of the quiet limits is a minute: the test lets it lapse now).
     await store.releaseLeasesOf('w1');
     await expect.poll(async () => (await store.getUnscoped(taskId))?.status, { timeout: 5000 }).toBe('completed');

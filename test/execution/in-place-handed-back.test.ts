@@ -9,6 +9,7 @@ import { defineTool, textResult } from '../../src/core/tool.js';
 import { createTasksServer } from '../../src/server/create-tasks-server.js';
 import type { TaskCaller } from '../../src/service/caller.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { answerPending } from '../helpers/answer-pending.js';
 import { anonymousV2Caller, CONFIRM_SCHEMA } from '../helpers/callers.js';
 import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -66,13 +67,7 @@ describe('a run that waits in place whose task recovery elsewhere handed back', 
     expect(await store.getUnscoped(taskId)).toMatchObject({ status: 'input_required', leaseOwner: null });
 
     await expect.poll(() => counts.aborted, { timeout: 3000 }).toBe(1);
-    const [pending] = (await store.listInputRequests(taskId)).filter((request) => request.state === 'pending');
-    await store.answerInput(taskId, {
-      answers: [{ key: pending!.key, response: { action: 'accept', content: { confirm: true } } }],
-      retire: [],
-      add: [],
-      now: Date.now(),
-    });
+    await answerPending(store, taskId);
     await expect.poll(async () => (await store.getUnscoped(taskId))?.status, { timeout: 5000 }).toBe('completed');
     expect(await store.getOutcome(taskId)).toMatchObject({ kind: 'result', result: { content: [{ type: 'text', text: 'run 2: accept' }] } });
     expect(counts.runs).toBe(2);

@@ -14,6 +14,7 @@ import { Sweeper } from '../../src/execution/sweeper.js';
 import { createTasksServer } from '../../src/server/create-tasks-server.js';
 import type { TaskCaller } from '../../src/service/caller.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { answerPending } from '../helpers/answer-pending.js';
 import { anonymousV2Caller, CONFIRM_SCHEMA } from '../helpers/callers.js';
 import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -68,16 +69,7 @@ describe("a tool that asks in place (elicits: 'in-place')", () => {
     if (outcome.kind !== 'task') throw new Error('no task');
     const { taskId } = outcome.task;
     await expect.poll(async () => (await store.getUnscoped(taskId))?.status, { timeout: 5000 }).toBe('input_required');
-    const answer = async (via: TaskStore = store) => {
-      const [pending] = (await via.listInputRequests(taskId)).filter((request) => request.state === 'pending');
-      if (!pending) throw new Error('nothing pending');
-      return via.answerInput(taskId, {
-        answers: [{ key: pending.key, response: { action: 'accept', content: { confirm: true } } }],
-        retire: [],
-        add: [],
-        now: Date.now(),
-      });
-    };
+    const answer = (via: TaskStore = store) => answerPending(via, taskId);
     const done = () => service.tasks.waitForTerminal(CALLER, taskId, AbortSignal.timeout(10_000));
     return { store, path, server, service, taskId, counts, answer, done };
   }
