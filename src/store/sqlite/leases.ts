@@ -23,15 +23,23 @@ export class SqliteLeases implements TaskLeases {
     });
   }
 
-  /** See {@link TaskLeases.claimRunnable}: one `UPDATE … RETURNING` in the write transaction, plus the attempt events. */
+  /**
+   * See {@link TaskLeases.claimRunnable}: the candidates (oldest first), then one `UPDATE … RETURNING` each, in one
+   * write transaction, plus the attempt events.
+   */
   async claimRunnable(leaseOwner: string, leaseMs: number, limit: number): Promise<TaskRecord[]> {
     return this.ctx.committer.enqueue((events) => {
+      const { stmt, codec } = this.ctx;
       const now = this.ctx.clock.now();
-      const rows = (this.ctx.stmt.claimRunnable.all({ leaseOwner, now, leaseExpiresAt: now + leaseMs, limit: toLimit(limit) }) as TaskRow[]).sort(
-        (a, b) => a.seq - b.seq,
-      );
-      for (const row of rows) this.ctx.append(events, row.task_id, 'attempt', 'working', now, { attempt: row.attempt, leaseOwner });
-      return rows.map((row) => this.ctx.codec.toRecord(row));
+      const candidates = stmt.runnableCandidates.all({ now, limit: toLimit(limit) }) as Array<{ task_id: string }>;
+      const claimed: TaskRecord[] = [];
+      for (const { task_id: taskId } of candidates) {
+        const row = stmt.claimRunnable.get({ taskId, leaseOwner, now, leaseExpiresAt: now + leaseMs }) as TaskRow | undefined;
+        if (row === undefined) continue;
+        this.ctx.append(events, taskId, 'attempt', 'working', now, { attempt: row.attempt, leaseOwner });
+        claimed.push(codec.toRecord(row));
+      }
+      return claimed;
     });
   }
 

@@ -3,8 +3,9 @@ import type { TaskEvent } from '../../core/ports/feed.js';
 import type { TaskBrowseQuery, TaskRows, TaskScope, TaskWithOutcome, TransitionRequest } from '../../core/ports/rows.js';
 import { createdEventPayload } from '../../core/session-store.js';
 import { isTerminal } from '../../core/state-machine.js';
+import { StoreError } from '../../core/store-error.js';
 import { checkTransition, idempotencyKeyTaken, sessionGone, toLimit } from '../../core/store-rules.js';
-import type { NewTask, TaskGeneration, TaskRecord } from '../../core/task.js';
+import type { NewTask, TaskGeneration, TaskRecord, TaskStatus } from '../../core/task.js';
 import { outcomeBody, toOutcome } from '../codec.js';
 import { auditValues } from '../ledger-codec.js';
 import type { SqliteContext } from './context.js';
@@ -52,15 +53,17 @@ export class SqliteRows implements TaskRows {
    */
   async transition(taskId: string, request: TransitionRequest): Promise<TaskRecord | undefined> {
     const from = checkTransition(request);
+    const flags = sourceFlags(from);
     const { stmt } = this.ctx;
     return this.ctx.committer.enqueue((events) => {
-      // Inside the write transaction nobody else can change the row, so this is exactly the status replaced.
-      const current = stmt.currentStatus.get({ taskId }) as { status: TaskRecord['status'] } | undefined;
-      if (current === undefined) return undefined;
+      // Inside the write transaction nobody else can change the row, so this is exactly the status replaced. With one
+      // source the write itself tells it (it applies only from there), so the read is saved (issue 25).
+      const replaced = from.length === 1 ? from[0] : (stmt.currentStatus.get({ taskId }) as { status: TaskStatus } | undefined)?.status;
+      if (replaced === undefined) return undefined;
       const row = stmt.transition.get({
         taskId,
         to: request.to,
-        from: JSON.stringify(from),
+        ...flags,
         setMessage: request.statusMessage === undefined ? 0 : 1,
         statusMessage: request.statusMessage ?? null,
         releaseLease: request.releaseLease === true ? 1 : 0,
@@ -71,7 +74,7 @@ export class SqliteRows implements TaskRows {
       if (request.outcome !== undefined) {
         stmt.insertOutcome.run({ taskId, kind: request.outcome.kind, body: outcomeBody(request.outcome) });
       }
-      this.ctx.append(events, taskId, 'status', request.to, request.now, { from: current.status, to: request.to });
+      this.ctx.append(events, taskId, 'status', request.to, request.now, { from: replaced, to: request.to });
       const record = this.ctx.codec.toRecord(row);
       if (request.endedAudit) this.ctx.ledger.appendAudit.run(...auditValues(taskEndedAudit(record, request.now, request.endedAudit.reason)));
       return record;
@@ -153,4 +156,15 @@ export function insertNewTask(ctx: SqliteContext, events: TaskEvent[], task: New
 /** The parameters of `getScoped` for `scope`. */
 function scopedParams(taskId: string, scope: TaskScope): Record<string, string | null> {
   return { taskId, ownerKey: scope.ownerKey, generation: scope.generation ?? null, session: scope.requireSession ?? null };
+}
+
+/**
+ * `from` as the two flags of `SQL.transition`: the state machine makes only `working` and `input_required` sources
+ * (`ALLOWED_TRANSITIONS`), and the statement tests those two.
+ * @throws {StoreError} `invalid` for any other source (a state machine changed without this statement).
+ */
+function sourceFlags(from: readonly TaskStatus[]): { fromWorking: 0 | 1; fromInputRequired: 0 | 1 } {
+  const other = from.find((status) => status !== 'working' && status !== 'input_required');
+  if (other !== undefined) throw new StoreError('invalid', `A transition from ${other} is not one the SQLite store can write`);
+  return { fromWorking: from.includes('working') ? 1 : 0, fromInputRequired: from.includes('input_required') ? 1 : 0 };
 }

@@ -71,8 +71,11 @@ export const SQL = Object.freeze({
   currentStatus: 'SELECT status FROM tasks WHERE task_id = @taskId',
 
   /**
-   * The conditional write that settles cancel-vs-complete races: it applies only while the status is one of
-   * `@from` (and, when `@leaseOwner` is set, while that instance holds the lease).
+   * The conditional write that settles cancel-vs-complete races: it applies only while the status is one `from`
+   * allows (and, when `@leaseOwner` is set, while that instance holds the lease). Only the two non-terminal statuses
+   * are ever sources (`ALLOWED_TRANSITIONS`), so `from` is two flags. Not `status IN (SELECT … json_each(@from))`,
+   * nor `IN (@a, @b)`: with the RETURNING clause either one made this statement cost 2× (~50 against ~24 µs, a
+   * round-robin micro-benchmark on a 100k-row table, issue 25); plain comparisons keep it at the cost of the write.
    */
   transition: `UPDATE tasks SET
       status = @to,
@@ -81,7 +84,7 @@ export const SQL = Object.freeze({
       lease_owner = CASE WHEN @releaseLease = 1 THEN NULL ELSE lease_owner END,
       lease_expires_at = CASE WHEN @releaseLease = 1 THEN NULL ELSE lease_expires_at END
     WHERE task_id = @taskId
-      AND status IN (SELECT value FROM json_each(@from))
+      AND ((status = 'working' AND @fromWorking = 1) OR (status = 'input_required' AND @fromInputRequired = 1))
       AND (@leaseOwner IS NULL OR lease_owner = @leaseOwner)
     RETURNING ${TASK_COLUMNS}`,
 
@@ -115,15 +118,23 @@ export const SQL = Object.freeze({
     RETURNING ${TASK_COLUMNS}`,
 
   /**
-   * Runs of unleased working tasks, chosen and started under the write lock (two processes never start the same
-   * one): the lease and the counted run in one statement. `lease_owner IS NULL` implies `lease_expires_at IS NULL`
-   * (every write clears both together), which lets `tasks_by_lease (status, lease_expires_at)` find them.
+   * Unleased working tasks, oldest first: the candidates of `claimRunnable`, chosen and started by
+   * {@link SQL.claimRunnable} in the same write transaction (under the write lock, so two processes never start the
+   * same one). `lease_owner IS NULL` implies `lease_expires_at IS NULL` (every write clears both together), which
+   * lets `tasks_by_lease (status, lease_expires_at)` find them.
+   */
+  runnableCandidates: `SELECT task_id FROM tasks
+    WHERE status = 'working' AND lease_expires_at IS NULL AND lease_owner IS NULL AND ${VISIBLE}
+    ORDER BY seq LIMIT @limit`,
+
+  /**
+   * Start the run of one candidate of {@link SQL.runnableCandidates}: the lease and the counted run. Its conditions
+   * repeat the candidate's, so a row that stopped being one (nothing else writes inside the transaction, but the
+   * statement does not rely on it) is left alone. One UPDATE per row, not `UPDATE … WHERE task_id IN (SELECT …)
+   * RETURNING`: that form cost ~190 µs for a claim of 3 tasks against ~60 µs for these (issue 25).
    */
   claimRunnable: `UPDATE tasks SET attempt = attempt + 1, lease_owner = @leaseOwner, lease_expires_at = @leaseExpiresAt
-    WHERE task_id IN (
-      SELECT task_id FROM tasks
-      WHERE status = 'working' AND lease_expires_at IS NULL AND lease_owner IS NULL AND ${VISIBLE}
-      ORDER BY seq LIMIT @limit)
+    WHERE task_id = @taskId AND status = 'working' AND lease_owner IS NULL AND ${VISIBLE}
     RETURNING ${TASK_COLUMNS}`,
 
   renewLeases: `UPDATE tasks SET lease_expires_at = @leaseExpiresAt
