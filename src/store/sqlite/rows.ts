@@ -57,7 +57,8 @@ export class SqliteRows implements TaskRows {
     const { stmt } = this.ctx;
     return this.ctx.committer.enqueue((events) => {
       // Inside the write transaction nobody else can change the row, so this is exactly the status replaced. With one
-      // source the write itself tells it (it applies only from there), so the read is saved (issue 25).
+      // source (a return to working, or a caller's one-status `from`) the write itself tells it: no read. A run's end
+      // has two sources and still reads it.
       const replaced = from.length === 1 ? from[0] : (stmt.currentStatus.get({ taskId }) as { status: TaskStatus } | undefined)?.status;
       if (replaced === undefined) return undefined;
       const row = stmt.transition.get({

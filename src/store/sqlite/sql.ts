@@ -5,7 +5,9 @@ export type { EventRow, InputRequestRow, TaskRow } from '../codec.js';
 /**
  * Every data statement of the SQLite store, in one place so that the conditions that settle races can be
  * reviewed together. Schema lives in `migrations.ts`. Parameters are named (`@name`); lists of ids or
- * statuses are bound as one JSON array and expanded with `json_each`, so each statement is prepared once.
+ * statuses are bound as one JSON array and expanded with `json_each`, so each statement is prepared once — except
+ * on the round trip's hot path (`transition`, `claimRunnable`), where that subquery doubled the cost of an
+ * `UPDATE … RETURNING` (see there).
  */
 
 /** Columns of a task row, in the order {@link TaskRow} expects. */
@@ -73,9 +75,9 @@ export const SQL = Object.freeze({
   /**
    * The conditional write that settles cancel-vs-complete races: it applies only while the status is one `from`
    * allows (and, when `@leaseOwner` is set, while that instance holds the lease). Only the two non-terminal statuses
-   * are ever sources (`ALLOWED_TRANSITIONS`), so `from` is two flags. Not `status IN (SELECT … json_each(@from))`,
-   * nor `IN (@a, @b)`: with the RETURNING clause either one made this statement cost 2× (~50 against ~24 µs, a
-   * round-robin micro-benchmark on a 100k-row table, issue 25); plain comparisons keep it at the cost of the write.
+   * are ever sources (`ALLOWED_TRANSITIONS`), so `from` is two flags. Not `status IN (SELECT value FROM
+   * json_each(@from))`: with the RETURNING clause that subquery made the statement cost about 2× (69–73 against
+   * 34–38 µs, `bench/sqlite-statements.mjs` on a 100k-row table, issue 25).
    */
   transition: `UPDATE tasks SET
       status = @to,
@@ -128,10 +130,12 @@ export const SQL = Object.freeze({
     ORDER BY seq LIMIT @limit`,
 
   /**
-   * Start the run of one candidate of {@link SQL.runnableCandidates}: the lease and the counted run. Its conditions
-   * repeat the candidate's, so a row that stopped being one (nothing else writes inside the transaction, but the
-   * statement does not rely on it) is left alone. One UPDATE per row, not `UPDATE … WHERE task_id IN (SELECT …)
-   * RETURNING`: that form cost ~190 µs for a claim of 3 tasks against ~60 µs for these (issue 25).
+   * Start the run of one candidate of {@link SQL.runnableCandidates}: the lease and the counted run. It applies only
+   * to a working, unleased, unexpired task (what makes a candidate; `lease_expires_at IS NULL` follows from
+   * `lease_owner IS NULL`), so a row that stopped being one is left alone: nothing else writes inside the
+   * transaction, but the statement does not rely on it. One UPDATE per row, not `UPDATE … WHERE task_id IN (SELECT …)
+   * RETURNING`: that form cost about 2× for a claim of 3 tasks (252–260 against 113–118 µs,
+   * `bench/sqlite-statements.mjs` on a 100k-row table, issue 25).
    */
   claimRunnable: `UPDATE tasks SET attempt = attempt + 1, lease_owner = @leaseOwner, lease_expires_at = @leaseExpiresAt
     WHERE task_id = @taskId AND status = 'working' AND lease_owner IS NULL AND ${VISIBLE}
