@@ -67,6 +67,24 @@ export class ScriptedAnswers {
     return 'problems' in checked ? { problems: checked.problems } : { answer: { action: 'accept', content: checked.content } };
   }
 
+  /**
+   * Why `--answers` gave nothing for a question {@link answerFor} left uncovered (it answered `undefined`), for the
+   * notice that leaves the question open: the names the object holds, none of them this question's key or one of
+   * its fields (a misspelt field is the usual cause), or an array with no entry this far. `undefined` when there is
+   * nothing to say (an empty object).
+   * @param index - 0-based position of the question among those this command was asked.
+   */
+  missReason(request: InputRequest, index: number): string | undefined {
+    if (Array.isArray(this.document)) {
+      return `it has ${this.document.length} ${this.document.length === 1 ? 'entry' : 'entries'} and this is question ${index + 1}`;
+    }
+    const names = Object.keys(this.document);
+    if (names.length === 0) return undefined;
+    const fields = formFields(request.params.requestedSchema).map((field) => field.name);
+    const given = names.map((name) => JSON.stringify(name)).join(', ');
+    return `it names ${given}, and this question's ${fields.length === 0 ? 'form has no fields' : `fields are ${fields.join(', ')}`}`;
+  }
+
   private explicit(entry: Record<string, unknown>, fields: ReturnType<typeof formFields>): { answer: ElicitAnswer } | { problems: string[] } {
     if (entry.action === 'decline' || entry.action === 'cancel') return { answer: { action: entry.action } };
     if (entry.action !== 'accept') return { problems: [`action must be accept, decline or cancel (got ${JSON.stringify(entry.action)})`] };

@@ -76,6 +76,11 @@ export class CliInput {
       stderr.write(
         `mcp-tasks: --answers does not fit ${remoteLine(request.key, 200)} ("${remoteLine(request.params.message)}"): ${remoteLine(scripted.problems.join('; '))}\n`,
       );
+    else {
+      // Given but silent for this question (a misspelt field, a short array): say so, or exit 6 looks unexplained.
+      const miss = this.options.answers?.missReason(request, index);
+      if (miss) stderr.write(`mcp-tasks: --answers does not cover ${remoteLine(request.key, 200)}: ${remoteLine(miss, 400)}\n`);
+    }
     if (this.prompt) {
       const answer = await this.ask(this.prompt, request, context.signal);
       if (answer) return answer;

@@ -138,6 +138,34 @@ describe('--answers', () => {
     });
   });
 
+  it('names what it holds when it covers a question not at all: a misspelt field, an array too short', () => {
+    const misspelt = ScriptedAnswers.parse('{"confrim": true}');
+    expect(misspelt.answerFor(confirm, 0)).toBeUndefined();
+    expect(misspelt.missReason(confirm, 0)).toBe('it names "confrim", and this question\'s fields are confirm');
+    expect(ScriptedAnswers.parse('[{"confirm": true}]').missReason(confirm, 1)).toBe('it has 1 entry and this is question 2');
+    const noFields = question({ type: 'object', properties: {} });
+    expect(misspelt.missReason(noFields, 0)).toBe('it names "confrim", and this question\'s form has no fields');
+    // Control: nothing to say about an empty object.
+    expect(ScriptedAnswers.parse('{}').missReason(confirm, 0)).toBeUndefined();
+  });
+
+  it('the notice of a question --answers left open names the misspelt field (exit 6 said nothing before)', async () => {
+    const notices = async (answers?: ScriptedAnswers): Promise<string[]> => {
+      const stderr = new PassThrough();
+      let text = '';
+      stderr.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      const cli = new CliInput({ ...(answers ? { answers } : {}), stderr, detachOnInput: false, answerCommand: async () => 'mcp-tasks answer T1' });
+      await cli.handler(confirm, { signal: new AbortController().signal } as never);
+      return text.split('\n').filter((line) => line.startsWith('mcp-tasks: --answers'));
+    };
+    expect(await notices(ScriptedAnswers.parse('{"confrim": true}'))).toEqual([
+      'mcp-tasks: --answers does not cover input-1: it names "confrim", and this question\'s fields are confirm',
+    ]);
+    // Controls: no --answers, no such line; --answers that answers it, no such line either.
+    expect(await notices()).toEqual([]);
+    expect(await notices(ScriptedAnswers.parse('{"confirm": true}'))).toEqual([]);
+  });
+
   it('reports entries that do not fit, and refuses what is not JSON objects', () => {
     expect(ScriptedAnswers.parse('{"input-1": {"confirm": 1}}').answerFor(confirm, 0)).toEqual({ problems: ['confirm must be true or false'] });
     expect(ScriptedAnswers.parse('[{"confirm": true, "extra": 1}]').answerFor(confirm, 0)).toEqual({ problems: ['extra is not a field of this form'] });
