@@ -41,8 +41,8 @@ export class SqliteContext {
 
   /** Insert one `task_events` row inside the current batch and collect it for publication after COMMIT. */
   append(events: TaskEvent[], taskId: string, kind: TaskEvent['kind'], status: TaskEvent['status'], at: number, payload: JsonObject | null): TaskEvent {
-    const row = this.stmt.appendEvent.get({ taskId, kind, status, at, payload: payload === null ? null : JSON.stringify(payload) }) as { seq: number };
-    const event: TaskEvent = { seq: row.seq, taskId, kind, status, at, payload };
+    const { lastInsertRowid } = this.stmt.appendEvent.run({ taskId, kind, status, at, payload: payload === null ? null : JSON.stringify(payload) });
+    const event: TaskEvent = { seq: Number(lastInsertRowid), taskId, kind, status, at, payload };
     events.push(event);
     return event;
   }

@@ -317,8 +317,9 @@ export const SQL = Object.freeze({
   deleteProcess: 'DELETE FROM processes WHERE instance_id = @instanceId AND token = @token',
   deleteLapsedProcess: 'DELETE FROM processes WHERE instance_id = @instanceId AND expires_at <= @now',
 
+  /** `seq` is the row id (`INTEGER PRIMARY KEY`): the caller reads it from the run's `lastInsertRowid`, not RETURNING. */
   appendEvent: `INSERT INTO task_events (task_id, kind, status, at, payload)
-    VALUES (@taskId, @kind, @status, @at, @payload) RETURNING seq`,
+    VALUES (@taskId, @kind, @status, @at, @payload)`,
 
   eventsAfter: 'SELECT seq, task_id, kind, status, at, payload FROM task_events WHERE seq > @afterSeq ORDER BY seq LIMIT @limit',
 
