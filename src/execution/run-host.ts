@@ -14,9 +14,9 @@ import { StoreError, toolFacingError } from '../core/store-error.js';
 import type { JsonValue, TaskRecord } from '../core/task.js';
 import { MAX_RESULT_DEPTH, nestedDeeperThan, sanitizeModelText, tooDeepArgument } from '../core/tool-outcome.js';
 import { appendAudit, operationEntry } from '../ledger/audit.js';
-import { judgeUnrenewedLease } from './lease-verdict.js';
+import { judgeAnsweredWait, judgeUnrenewedLease } from './lease-verdict.js';
 import type { StatusWriter } from './status-writer.js';
-import { createTaskElicitor, type TaskElicitorInput } from './task-elicitor.js';
+import { createTaskElicitor, type InPlaceWait } from './task-elicitor.js';
 
 /** What a run's host works with: the worker's store, clock, lease owner, status writer and progress listeners. */
 export interface RunHostDeps {
@@ -25,14 +25,18 @@ export interface RunHostDeps {
   leaseOwner: string;
   statusWriter: StatusWriter;
   progressListeners: ReadonlyMap<string, ReadonlySet<ProgressListener>>;
-  /** The tool waits for its answers in place (`elicits: 'in-place'`): see {@link TaskElicitorInput.inPlace}. */
-  inPlace?: TaskElicitorInput['inPlace'];
+  /**
+   * The tool waits for its answers in place (`elicits: 'in-place'`): see {@link InPlaceWait}; the host adds the check
+   * made once the answers are in ({@link InPlaceWait.confirmHeld}).
+   */
+  inPlace?: Omit<InPlaceWait, 'confirmHeld'>;
   /**
    * This run, apart from any other run of the same task in this process (the fence in the store tells processes
    * apart, not runs): `signal` is aborted once the run is over (cancelled, expired, lease lost, shutdown), and
-   * `lose(reason)` aborts it when the store says the task is no longer this run's (another owner, ended, deleted).
+   * `lose(reason)` aborts it when the store says the task is no longer this run's (another owner, ended, deleted);
+   * `current()` resolves whether no later run of the task has started in this process (see {@link confirmHeld}).
    */
-  run: { signal: AbortSignal; lose(reason: 'lease_lost' | 'expired' | 'cancelled' | 'settled'): void };
+  run: { signal: AbortSignal; lose(reason: 'lease_lost' | 'expired' | 'cancelled' | 'settled'): void; current(): Promise<boolean> };
 }
 
 /** The host of `record`'s run (see the module comment). */
@@ -157,7 +161,9 @@ function hostCalls(deps: RunHostDeps, record: TaskRecord, logger: Logger): Pick<
       leaseOwner,
       now: () => clock.now(),
       // A status write still pending would land after the question and hide it.
-      ...(deps.inPlace ? { inPlace: deps.inPlace, beforeAsking: () => statusWriter.takePending(taskId) } : {}),
+      ...(deps.inPlace
+        ? { inPlace: { ...deps.inPlace, confirmHeld: () => confirmHeld(deps, record, logger) }, beforeAsking: () => statusWriter.takePending(taskId) }
+        : {}),
     }),
     openOperation: async (spec) => {
       const operationId = newTaskId();
@@ -183,6 +189,29 @@ function hostCalls(deps: RunHostDeps, record: TaskRecord, logger: Logger): Pick<
       return settled;
     },
   };
+}
+
+/**
+ * {@link InPlaceWait.confirmHeld} of `record`'s run: once its answers are in, the task must still be this run's. This
+ * process may have stalled past its lease and registration while the run waited, and recovery elsewhere handed the
+ * task back (its tool safe to re-run); an answer landing before the heartbeat judged the run makes the task runnable,
+ * and it is claimed and run again — elsewhere, or here. The row decides as the heartbeat would
+ * ({@link judgeAnsweredWait}); a claim here restores the row this run knew (same owner, same `attempt`), so the
+ * worker's slot table decides that case. A run that lost its task is aborted as the heartbeat aborts it (`lease_lost`,
+ * or `cancelled` / `settled` / `expired` for a task that ended or is gone).
+ */
+async function confirmHeld(deps: RunHostDeps, record: TaskRecord, logger: Logger): Promise<void> {
+  const row = await deps.store.getUnscoped(record.taskId);
+  const verdict = judgeAnsweredWait(row, deps.leaseOwner, record.attempt);
+  if (verdict.kind !== 'abort' && (await deps.run.current())) return;
+  const reason = verdict.kind === 'abort' ? verdict.reason : 'lease_lost';
+  if (reason === 'lease_lost') {
+    logger.warn(
+      { leaseOwner: row?.leaseOwner ?? null },
+      'a run that waited in place got its answers after its task was handed back (it runs again from the answers); this run does not resume',
+    );
+  }
+  deps.run.lose(reason);
 }
 
 /**

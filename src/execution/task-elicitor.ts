@@ -18,6 +18,19 @@ export interface InputWaits {
   isWaiting(taskId: string): boolean;
 }
 
+/** What a run that waits for its answers in place needs of its host (see {@link waitForAnswers}). */
+export interface InPlaceWait {
+  waits: InputWaits;
+  /** The run's signal: aborted once the run is over (cancelled, expired, lease lost, shutdown). */
+  signal: AbortSignal;
+  /**
+   * Called once every answer a wait needs is in, before the tool gets them: aborts `signal` when the task is no longer
+   * this run's to go on with (recovery elsewhere handed it back and the answered task is another run's to start, it
+   * ended, or it is gone). One read of the task per answered wait. Rejects only when that read fails.
+   */
+  confirmHeld(): Promise<void>;
+}
+
 /** What a task run's questions need. */
 export interface TaskElicitorInput {
   record: TaskRecord;
@@ -25,10 +38,10 @@ export interface TaskElicitorInput {
   leaseOwner: string;
   now(): number;
   /**
-   * The run waits for its answers in place (`elicits: 'in-place'`): what wakes it, and the run's signal. Absent: the
-   * run parks (ends) at an unanswered question.
+   * The run waits for its answers in place (`elicits: 'in-place'`): what wakes it, the run's signal, and the check
+   * made once the answers are in. Absent: the run parks (ends) at an unanswered question.
    */
-  inPlace?: { waits: InputWaits; signal: AbortSignal };
+  inPlace?: InPlaceWait;
   /** Called just before questions are asked in place (drops a status write still pending). */
   beforeAsking?: () => void;
 }
@@ -125,7 +138,9 @@ function waitingMessageOf(toAsk: ReadonlyArray<{ request: JsonObject }>): string
 /**
  * Wait in place until each question in `ordinals` has an answered key, reading the task's input requests after
  * every wake (an answer may land in any API process; a retired invalid answer is asked again under a new key by
- * the process that took it, and its answer counts the same).
+ * the process that took it, and its answer counts the same). The answers go to the tool only while the task is still
+ * this run's (`inPlace.confirmHeld`): an answer may land after recovery elsewhere handed the task back and before the
+ * heartbeat judged this run, and the answered task is then claimed and run again — this run must not resume beside it.
  * @throws the abort reason of `inPlace.signal` (cancelled, expired, lease lost, shutdown).
  */
 async function waitForAnswers(
@@ -140,7 +155,11 @@ async function waitForAnswers(
     woken.catch(() => undefined);
     const rows = await store.listInputRequests(taskId);
     const found = ordinals.map((ordinal) => rows.find((row) => ordinalOfKey(row.key) === ordinal && row.state === 'answered'));
-    if (found.every((row) => row !== undefined)) return found.map((row) => row.response as unknown as ElicitResult);
+    if (found.every((row) => row !== undefined)) {
+      await inPlace.confirmHeld();
+      inPlace.signal.throwIfAborted();
+      return found.map((row) => row.response as unknown as ElicitResult);
+    }
     await woken;
   }
 }

@@ -62,6 +62,11 @@ export interface RunContext {
   readonly inputWaits: InputWaits;
   abortLocal(taskId: string, reason: AbortReason): void;
   /**
+   * Whether the run in `slot` is still this worker's run of `taskId`: no later run of the task has started here (the
+   * store's fence tells processes apart, not runs of one process). See `TaskWorker.isCurrentRun`.
+   */
+  isCurrentRun(taskId: string, slot: Slot): Promise<boolean>;
+  /**
    * Fail `record`'s task for a reason of the runtime (its pending status text dropped); with `leaseOwner`, only while
    * that owner holds the lease. Resolves to the failed task, or `undefined` when the failure did not apply.
    */
@@ -160,6 +165,7 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
           lose: (reason) => {
             if (!slot.controller.signal.aborted) slot.controller.abort(reason satisfies AbortReason);
           },
+          current: () => context.isCurrentRun(taskId, slot),
         },
       },
       record,

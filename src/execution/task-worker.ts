@@ -110,6 +110,7 @@ export class TaskWorker {
       },
       inputWaits: this.inputWakes,
       abortLocal: (taskId, reason) => this.abortLocal(taskId, reason),
+      isCurrentRun: (taskId, slot) => this.isCurrentRun(taskId, slot),
       fail: (record, reason, message, leaseOwner) => this.fail(record, reason, message, leaseOwner),
       releaseSlot: (taskId, slot) => this.releaseSlot(taskId, slot),
     };
@@ -382,6 +383,18 @@ export class TaskWorker {
   private async fail(record: TaskRecord, reason: RuntimeFailure, message: string, leaseOwner?: string): Promise<TaskRecord | undefined> {
     this.statusWriter.takePending(record.taskId);
     return failByRuntime(this.options.store, record.taskId, reason, message, this.options.clock.now(), leaseOwner);
+  }
+
+  /**
+   * Whether the run in `slot` is still this worker's run of `taskId`: no later run of the task was started here, into
+   * a slot of its own or in hand. A run that waited in place asks this once its answers are in, after reading its task
+   * row as held here (see `run-host.ts`): a claim here of the answered task, handed back meanwhile, leaves that same
+   * row. Such a claim committed before that read, so it was sent before the read answered: the claims in flight now
+   * are waited for first, and what they started is in the table then. A claim sent later finds the task leased.
+   */
+  private async isCurrentRun(taskId: string, slot: Slot): Promise<boolean> {
+    if (this.claims.size > 0) await Promise.allSettled([...this.claims]);
+    return this.running.get(taskId) === slot && !this.inHand.some((record) => record.taskId === taskId);
   }
 
   private abortLocal(taskId: string, reason: AbortReason): void {
