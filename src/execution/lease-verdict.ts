@@ -33,23 +33,3 @@ export function judgeUnrenewedLease(row: TaskRecord | undefined, instanceId: str
   // the next heartbeat.
   return { kind: 'keep' };
 }
-
-/**
- * Judge a run that waited in place (`elicits: 'in-place'`) once its answers are all in, before its tool gets them,
- * from its task row as read then. The heartbeat's rule for a run that waits in place ({@link judgeUnrenewedLease}
- * with `waitsInPlace`) decides first: an answer that lands after recovery elsewhere handed the task back, and before
- * the heartbeat judged the run, leaves a row that names no owner yet, or the owner that claimed the answered task.
- * Beyond it, the row must count this run: a hand-back uncounts the run (`releaseUnstarted`), so a row that names this
- * process with another `attempt` was taken over meanwhile (recovery here took the answered task back). A claim here
- * of the answered task counts it again and restores both owner and `attempt`: the row cannot tell that run from this
- * one, and the caller asks the worker's slot table too (see `run-host.ts`). Pure.
- * @param row - the task row read after the answers; `undefined` when it no longer exists
- * @param instanceId - this process's lease owner id
- * @param attempt - the run's `attempt`, as its start counted it
- * @returns `abort` with the reason the run stops for; otherwise the row still holds the task for this run
- */
-export function judgeAnsweredWait(row: TaskRecord | undefined, instanceId: string, attempt: number): LeaseVerdict {
-  const verdict = judgeUnrenewedLease(row, instanceId, true);
-  if (verdict.kind === 'abort' || row === undefined || row.attempt === attempt) return verdict;
-  return { kind: 'abort', reason: 'lease_lost' };
-}

@@ -14,7 +14,7 @@ import { StoreError, toolFacingError } from '../core/store-error.js';
 import type { JsonValue, TaskRecord } from '../core/task.js';
 import { MAX_RESULT_DEPTH, nestedDeeperThan, sanitizeModelText, tooDeepArgument } from '../core/tool-outcome.js';
 import { appendAudit, operationEntry } from '../ledger/audit.js';
-import { judgeAnsweredWait, judgeUnrenewedLease } from './lease-verdict.js';
+import { judgeUnrenewedLease } from './lease-verdict.js';
 import type { StatusWriter } from './status-writer.js';
 import { createTaskElicitor, type InPlaceWait } from './task-elicitor.js';
 
@@ -34,7 +34,7 @@ export interface RunHostDeps {
    * This run, apart from any other run of the same task in this process (the fence in the store tells processes
    * apart, not runs): `signal` is aborted once the run is over (cancelled, expired, lease lost, shutdown), and
    * `lose(reason)` aborts it when the store says the task is no longer this run's (another owner, ended, deleted);
-   * `current()` resolves whether no later run of the task has started in this process (see {@link confirmHeld}).
+   * `current()` resolves whether no later run of the task has started in this process (see `confirmHeld` below).
    */
   run: { signal: AbortSignal; lose(reason: 'lease_lost' | 'expired' | 'cancelled' | 'settled'): void; current(): Promise<boolean> };
 }
@@ -195,20 +195,23 @@ function hostCalls(deps: RunHostDeps, record: TaskRecord, logger: Logger): Pick<
  * {@link InPlaceWait.confirmHeld} of `record`'s run: once its answers are in, the task must still be this run's. This
  * process may have stalled past its lease and registration while the run waited, and recovery elsewhere handed the
  * task back (its tool safe to re-run); an answer landing before the heartbeat judged the run makes the task runnable,
- * and it is claimed and run again — elsewhere, or here. The row decides as the heartbeat would
- * ({@link judgeAnsweredWait}); a claim here restores the row this run knew (same owner, same `attempt`), so the
- * worker's slot table decides that case. A run that lost its task is aborted as the heartbeat aborts it (`lease_lost`,
- * or `cancelled` / `settled` / `expired` for a task that ended or is gone).
+ * and it is claimed and run again — elsewhere, or here. The row decides as the heartbeat would for a run that waits in
+ * place ({@link judgeUnrenewedLease}): no owner, or another one, and the run stops. A row that names this process
+ * does not tell runs apart (a claim here restores the owner and `attempt` this run knew), so the worker's slot table
+ * decides: a later run of the task started here, and this one stops; none (this process's recovery took the answered
+ * task back while this run still held its slot, and started nothing beside it), and this run goes on — the only run.
+ * A run that lost its task is aborted as the heartbeat aborts it (`lease_lost`, or `cancelled` / `settled` / `expired`
+ * for a task that ended or is gone).
  */
 async function confirmHeld(deps: RunHostDeps, record: TaskRecord, logger: Logger): Promise<void> {
   const row = await deps.store.getUnscoped(record.taskId);
-  const verdict = judgeAnsweredWait(row, deps.leaseOwner, record.attempt);
+  const verdict = judgeUnrenewedLease(row, deps.leaseOwner, true);
   if (verdict.kind !== 'abort' && (await deps.run.current())) return;
   const reason = verdict.kind === 'abort' ? verdict.reason : 'lease_lost';
   if (reason === 'lease_lost') {
     logger.warn(
       { leaseOwner: row?.leaseOwner ?? null },
-      'a run that waited in place got its answers after its task was handed back (it runs again from the answers); this run does not resume',
+      'a run that waited in place got its answers after its task was handed back and started again; this run does not resume',
     );
   }
   deps.run.lose(reason);

@@ -186,6 +186,22 @@ describe('a run that waits in place whose answer lands after its task was handed
     await completedByRun2Only();
   }, 20_000);
 
+  it("taken back by this same process's recovery while the old run still holds its slot (nothing started beside it): the old run resumes, the only run", async () => {
+    // One slot, held by the old run: no claim of w1 starts the answered task, and w1's recovery (here its store call)
+    // leases it to w1 without starting a run beside the one in the slot. The row then names w1 with the run uncounted
+    // (attempt 0): aborting the old run for that left the task leased to w1 with no run until the lease lapsed.
+    const { store, taskId, counts, reads, handBack, service, row } = await serve(1);
+    reads.holdNext();
+    await handBack();
+    await answerPending(store, taskId);
+    expect((await store.claimLapsed('w1', 60_000, 10)).map((task) => task.taskId)).toEqual([taskId]);
+    expect(await row()).toMatchObject({ status: 'working', leaseOwner: 'w1', attempt: 0 });
+    reads.open();
+    expect(await service.tasks.waitForTerminal(CALLER, taskId, AbortSignal.timeout(10_000))).toMatchObject({ status: 'completed' });
+    expect(await store.getOutcome(taskId)).toMatchObject({ kind: 'result', result: { content: [{ type: 'text', text: 'run 1: accept' }] } });
+    expect(counts).toEqual({ runs: 1, aborted: 0, resumed: [1] });
+  }, 20_000);
+
   it('claimed by another worker before the old run reads its answers: the old run does not resume; the other worker completes the task', async () => {
     const { store, path, taskId, counts, reads, handBack, holdAfterAnswer, completedByRun2Only, row, start } = await serve(1);
     reads.holdNext();
