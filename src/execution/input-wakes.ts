@@ -13,14 +13,19 @@ export const INPUT_WAKE_FALLBACK_MS = 2000;
  */
 export class InputWakes implements InputWaits {
   private readonly waiters = new Map<string, Set<() => void>>();
-  /** Tasks whose run here waits for answers now. */
-  private readonly waitingRuns = new Set<string>();
+  /**
+   * Runs here that wait for answers now, counted by task: two runs of one task can wait at once for a moment (a run
+   * whose task was handed back, and the run that started again from its answers), and the old one's end must not
+   * clear the new one's mark.
+   */
+  private readonly waitingRuns = new Map<string, number>();
 
   constructor(private readonly fallbackMs = INPUT_WAKE_FALLBACK_MS) {}
 
   /** See {@link InputWaits.waiting}. */
   readonly waiting = (taskId: string, on: boolean): void => {
-    if (on) this.waitingRuns.add(taskId);
+    const count = (this.waitingRuns.get(taskId) ?? 0) + (on ? 1 : -1);
+    if (count > 0) this.waitingRuns.set(taskId, count);
     else this.waitingRuns.delete(taskId);
   };
 
