@@ -2,16 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 
 import type { TasksServerLimits } from '../../src/core/limits.js';
 import type { TaskStore } from '../../src/core/store.js';
-import { defineTool, textResult } from '../../src/core/tool.js';
 import { createTasksServer } from '../../src/server/create-tasks-server.js';
 import type { TaskCaller } from '../../src/service/caller.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { answerPending } from '../helpers/answer-pending.js';
-import { anonymousV2Caller, CONFIRM_SCHEMA } from '../helpers/callers.js';
+import { anonymousV2Caller } from '../helpers/callers.js';
+import { countingInPlaceTool, type InPlaceRunCounts } from '../helpers/in-place-tool.js';
 import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
 import { overrideStore } from '../helpers/store-wrapper.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -79,25 +78,10 @@ describe('a run that waits in place whose answer lands after its task was handed
         return claimed;
       },
     });
-    const counts = { runs: 0, aborted: 0, resumed: [] as number[] };
+    const counts: InPlaceRunCounts = { runs: 0, aborted: 0, resumed: [] };
     /** What a run awaits after its question, before its result (a test holds the new run there). */
     let afterAnswer: Promise<void> = Promise.resolve();
-    const tool = defineTool({
-      name: 'forwarded',
-      description: 'stands for a forwarded upstream call',
-      execution: 'task-optional',
-      idempotent: true,
-      elicits: 'in-place',
-      inputSchema: z.object({}),
-      async run(_args, ctx) {
-        const run = (counts.runs += 1);
-        ctx.signal.addEventListener('abort', () => (counts.aborted += 1));
-        const answer = await ctx.elicit({ message: 'Go on?', requestedSchema: CONFIRM_SCHEMA });
-        counts.resumed.push(run);
-        await afterAnswer;
-        return textResult(`run ${run}: ${answer.action}`);
-      },
-    });
+    const tool = countingInPlaceTool(counts, () => afterAnswer);
     const secret = randomBytes(32);
     const start = async (instanceId: string, on: TaskStore) => {
       const server = await createTasksServer({ tools: [tool], store: on, secret, limits: { ...LIMITS, concurrency }, instanceId });

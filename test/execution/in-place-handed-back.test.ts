@@ -2,15 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 
 import type { TasksServerLimits } from '../../src/core/limits.js';
-import { defineTool, textResult } from '../../src/core/tool.js';
 import { createTasksServer } from '../../src/server/create-tasks-server.js';
 import type { TaskCaller } from '../../src/service/caller.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { answerPending } from '../helpers/answer-pending.js';
-import { anonymousV2Caller, CONFIRM_SCHEMA } from '../helpers/callers.js';
+import { anonymousV2Caller } from '../helpers/callers.js';
+import { countingInPlaceTool, type InPlaceRunCounts } from '../helpers/in-place-tool.js';
 import { QUIET_LIMITS } from '../helpers/quiet-limits.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -36,21 +35,8 @@ describe('a run that waits in place whose task recovery elsewhere handed back', 
     cleanups.push(() => temp.remove());
     const store = openSqliteTaskStore({ path: join(temp.dir, 'tasks.db') });
     cleanups.push(() => store.close());
-    const counts = { runs: 0, aborted: 0 };
-    const tool = defineTool({
-      name: 'forwarded',
-      description: 'stands for a forwarded upstream call',
-      execution: 'task-optional',
-      idempotent: true,
-      elicits: 'in-place',
-      inputSchema: z.object({}),
-      async run(_args, ctx) {
-        const run = (counts.runs += 1);
-        ctx.signal.addEventListener('abort', () => (counts.aborted += 1));
-        const answer = await ctx.elicit({ message: 'Go on?', requestedSchema: CONFIRM_SCHEMA });
-        return textResult(`run ${run}: ${answer.action}`);
-      },
-    });
+    const counts: InPlaceRunCounts = { runs: 0, aborted: 0, resumed: [] };
+    const tool = countingInPlaceTool(counts);
     const server = await createTasksServer({ tools: [tool], store, secret: randomBytes(32), limits: LIMITS, instanceId: 'w1' });
     cleanups.push(() => server.close());
     const { service } = server;
