@@ -23,6 +23,8 @@ export interface RunHostDeps {
   store: TaskStore;
   clock: Clock;
   leaseOwner: string;
+  /** The worker's lease length (ms): a run counted again takes a lease this long (see `confirmHeld` below). */
+  leaseMs: number;
   statusWriter: StatusWriter;
   progressListeners: ReadonlyMap<string, ReadonlySet<ProgressListener>>;
   /**
@@ -206,7 +208,12 @@ function hostCalls(deps: RunHostDeps, record: TaskRecord, logger: Logger): Pick<
 async function confirmHeld(deps: RunHostDeps, record: TaskRecord, logger: Logger): Promise<void> {
   const row = await deps.store.getUnscoped(record.taskId);
   const verdict = judgeUnrenewedLease(row, deps.leaseOwner, true);
-  if (verdict.kind !== 'abort' && (await deps.run.current())) return;
+  if (verdict.kind !== 'abort' && (await deps.run.current())) {
+    // Taken back here by recovery while this run held its slot: the hand-back uncounted the run (`releaseUnstarted`),
+    // and it goes on, so it is counted again — attempts and `maxAttempts` see it, and a crash now is a started run's.
+    if (row?.leaseOwner === deps.leaseOwner && row.attempt < record.attempt) await deps.store.startAttempt(record.taskId, deps.leaseOwner, deps.leaseMs);
+    return;
+  }
   const reason = verdict.kind === 'abort' ? verdict.reason : 'lease_lost';
   if (reason === 'lease_lost') {
     logger.warn(

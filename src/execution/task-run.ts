@@ -157,6 +157,7 @@ export async function runTask(context: RunContext, taskId: string, slot: Slot, s
         store: store,
         clock,
         leaseOwner: settings.instanceId,
+        leaseMs: settings.leaseMs,
         statusWriter: context.statusWriter,
         progressListeners: context.progressListeners,
         ...(tool.elicits === 'in-place' ? { inPlace: { waits: context.inputWaits, signal: slot.controller.signal } } : {}),

@@ -181,7 +181,8 @@ describe('a run that waits in place whose answer lands after its task was handed
     expect((await store.claimLapsed('w1', 60_000, 10)).map((task) => task.taskId)).toEqual([taskId]);
     expect(await row()).toMatchObject({ status: 'working', leaseOwner: 'w1', attempt: 0 });
     reads.open();
-    expect(await service.tasks.waitForTerminal(CALLER, taskId, AbortSignal.timeout(10_000))).toMatchObject({ status: 'completed' });
+    // It goes on counted again (the hand-back had uncounted it): attempt 1, as the run it is.
+    expect(await service.tasks.waitForTerminal(CALLER, taskId, AbortSignal.timeout(10_000))).toMatchObject({ status: 'completed', attempt: 1 });
     expect(await store.getOutcome(taskId)).toMatchObject({ kind: 'result', result: { content: [{ type: 'text', text: 'run 1: accept' }] } });
     expect(counts).toEqual({ runs: 1, aborted: 0, resumed: [1] });
   }, 20_000);
