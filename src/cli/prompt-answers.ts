@@ -82,7 +82,8 @@ export class ScriptedAnswers {
     if (names.length === 0) return undefined;
     const fields = formFields(request.params.requestedSchema).map((field) => field.name);
     const given = names.map((name) => JSON.stringify(name)).join(', ');
-    return `it names ${given}, and this question's ${fields.length === 0 ? 'form has no fields' : `fields are ${fields.join(', ')}`}`;
+    // The question's fields first: the line is cut at its end, and they are what the user needs to see.
+    return `${fields.length === 0 ? 'its form has no fields' : `its fields are ${fields.join(', ')}`}; --answers names ${given}`;
   }
 
   private explicit(entry: Record<string, unknown>, fields: ReturnType<typeof formFields>): { answer: ElicitAnswer } | { problems: string[] } {

@@ -141,10 +141,10 @@ describe('--answers', () => {
   it('names what it holds when it covers a question not at all: a misspelt field, an array too short', () => {
     const misspelt = ScriptedAnswers.parse('{"confrim": true}');
     expect(misspelt.answerFor(confirm, 0)).toBeUndefined();
-    expect(misspelt.missReason(confirm, 0)).toBe('it names "confrim", and this question\'s fields are confirm');
+    expect(misspelt.missReason(confirm, 0)).toBe('its fields are confirm; --answers names "confrim"');
     expect(ScriptedAnswers.parse('[{"confirm": true}]').missReason(confirm, 1)).toBe('it has 1 entry and this is question 2');
     const noFields = question({ type: 'object', properties: {} });
-    expect(misspelt.missReason(noFields, 0)).toBe('it names "confrim", and this question\'s form has no fields');
+    expect(misspelt.missReason(noFields, 0)).toBe('its form has no fields; --answers names "confrim"');
     // Control: nothing to say about an empty object.
     expect(ScriptedAnswers.parse('{}').missReason(confirm, 0)).toBeUndefined();
   });
@@ -159,8 +159,12 @@ describe('--answers', () => {
       return text.split('\n').filter((line) => line.startsWith('mcp-tasks: --answers'));
     };
     expect(await notices(ScriptedAnswers.parse('{"confrim": true}'))).toEqual([
-      'mcp-tasks: --answers does not cover input-1: it names "confrim", and this question\'s fields are confirm',
+      'mcp-tasks: --answers does not cover input-1: its fields are confirm; --answers names "confrim"',
     ]);
+    // Many long names: the line is cut, the question's fields are still in it.
+    const long = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`a-long-descriptive-key-that-names-nothing-${i}`, true]));
+    const [cut] = await notices(ScriptedAnswers.parse(JSON.stringify(long)));
+    expect(cut).toMatch(/^mcp-tasks: --answers does not cover input-1: its fields are confirm; --answers names "a-long/);
     // Controls: no --answers, no such line; --answers that answers it, no such line either.
     expect(await notices()).toEqual([]);
     expect(await notices(ScriptedAnswers.parse('{"confirm": true}'))).toEqual([]);
