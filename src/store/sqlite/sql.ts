@@ -5,9 +5,9 @@ export type { EventRow, InputRequestRow, TaskRow } from '../codec.js';
 /**
  * Every data statement of the SQLite store, in one place so that the conditions that settle races can be
  * reviewed together. Schema lives in `migrations.ts`. Parameters are named (`@name`); lists of ids or
- * statuses are bound as one JSON array and expanded with `json_each`, so each statement is prepared once — except
- * on the round trip's hot path (`transition`, `claimRunnable`), where that subquery doubled the cost of an
- * `UPDATE … RETURNING` (see there).
+ * statuses are bound as one JSON array and expanded with `json_each`, so each statement is prepared once. On the
+ * round trip's hot path (`transition`, `claimRunnable`) an `UPDATE … RETURNING` has no subquery: one there (that
+ * expansion, or the claim's choice of candidates) doubled its cost (see each).
  */
 
 /** Columns of a task row, in the order {@link TaskRow} expects. */
