@@ -1,4 +1,3 @@
-import type { Logger } from '../core/logger.js';
 import { RESULT_CHUNK_BYTES, type TaskResults } from '../core/ports/results.js';
 import type { JsonObject, JsonValue } from '../core/task.js';
 import type { SettledRun } from '../core/tool-outcome.js';
@@ -111,19 +110,4 @@ function utf8Prefix(text: string, maxBytes: number): string {
   const cut = Buffer.from(head).subarray(0, maxBytes).toString('utf8');
   // A character cut in half decodes to U+FFFD at the end: drop it.
   return cut.endsWith('\uFFFD') ? cut.slice(0, -1) : cut;
-}
-
-/**
- * Delete the chunks of a large result that nothing will serve (`TaskResults.discardUnservedResultChunks`): its
- * outcome lost to a cancel, or its write failed and the task failed with `result_not_stored`, or its run died before
- * the outcome and recovery failed the task. They would stay until the task is deleted, its TTL later. Best effort: a
- * failure is logged (on `logger`, which names the task), the run is over either way.
- */
-export async function discardUnservedChunks(store: Pick<TaskResults, 'discardUnservedResultChunks'>, taskId: string, logger: Logger): Promise<void> {
-  try {
-    const chunks = await store.discardUnservedResultChunks(taskId);
-    if (chunks > 0) logger.info({ chunks }, 'the large result chunks nothing will serve were deleted');
-  } catch (error) {
-    logger.warn({ err: error }, 'could not delete large result chunks nothing will serve; they go with the task');
-  }
 }

@@ -7,7 +7,7 @@
 import { redactTaskId } from '../core/logger.js';
 import type { TaskRecord } from '../core/task.js';
 import type { AnyToolDefinition } from '../core/tool.js';
-import { discardUnservedChunks } from './large-result.js';
+import { discardUnservedChunks } from '../core/unserved-chunks.js';
 import type { RuntimeFailure } from './task-run.js';
 import type { TaskWorkerOptions } from './task-worker-options.js';
 

@@ -91,6 +91,7 @@ export function createTaskServices(options: TaskServicesOptions): TaskServices {
     polls: new PollThrottle(MAX_POLL_DELAY_MS, options.pollObserver),
     cursors: new CursorCodec(options.secret),
     ...(options.workers ? { workers: options.workers } : {}),
+    logger,
   });
   const creator = new TaskCreator({ store, ...withHandOff, limits, clock, logger, reads, fresh });
   const calls = new CallService({

@@ -50,4 +50,22 @@ describe('kill -9 of a worker between its result chunks and its outcome (Postgre
       await eventually('the dead run chunks to be deleted', async () => (await rig.observer.readResultChunk(taskId, 0)) === undefined, 5_000);
     }, 60_000);
   }
+
+  it('cancelled before any recovery: the cancel deletes the chunks its dead run stored (recovery passes a cancelled task by)', async () => {
+    await rig.endWorkers();
+    const id = 'cancel-first';
+    const first = await startWorker(id);
+    const created = await postModern(rig.api.url, 'tools/call', { name: 'fragile_job', arguments: { log: join(temp.dir, 'cancelled.log') } });
+    const taskId = created.body.result?.taskId;
+    if (typeof taskId !== 'string') throw new Error(`no task: ${JSON.stringify(created.body)}`);
+    await eventually('the run to hold the lease', async () => (await rig.observer.getUnscoped(taskId))?.leaseOwner === id);
+    expect(await rig.observer.putResultChunks(taskId, CHUNKS, id)).toBe(true);
+    await first.kill9();
+    // No worker runs now: only the cancel can see to them.
+    const cancelled = await postModern(rig.api.url, 'tasks/cancel', { taskId });
+    expect(cancelled.body.error).toBeUndefined();
+    expect(await rig.observer.getUnscoped(taskId)).toMatchObject({ status: 'cancelled' });
+    // Before the fix they stayed until the task's TTL.
+    expect(await rig.observer.readResultChunk(taskId, 0)).toBeUndefined();
+  }, 60_000);
 });

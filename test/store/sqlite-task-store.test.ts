@@ -126,6 +126,20 @@ describe('group commit', () => {
     expect(store.stats()).toEqual({ commits: 8, operations: 64 });
   });
 
+  it('discardUnservedResultChunks of a cancelled task without chunks (every cancel calls it) makes no write; with chunks, one', async () => {
+    const store = open();
+    const plain = await store.create(task());
+    const large = await store.create(task());
+    expect(await store.putResultChunks(large.taskId, [new Uint8Array([1, 2, 3])])).toBe(true);
+    for (const { taskId } of [plain, large]) await store.transition(taskId, { to: 'cancelled', now: T0 });
+    const before = store.stats().commits;
+    expect(await store.discardUnservedResultChunks(plain.taskId)).toBe(0);
+    expect(store.stats().commits - before).toBe(0);
+    // Control: with chunks to delete, the delete is a write.
+    expect(await store.discardUnservedResultChunks(large.taskId)).toBe(1);
+    expect(store.stats().commits - before).toBe(1);
+  });
+
   it('rolls back only the failing operation of a batch (savepoint), leaving no orphan event', async () => {
     const store = open();
     const start = await store.lastEventSeq();

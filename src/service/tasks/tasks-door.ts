@@ -5,10 +5,12 @@ import type { TaskEventFeed } from '../../core/event-feed.js';
 import type { WorkerHandOff } from '../../core/hand-off.js';
 import type { OperationRecord } from '../../core/ledger.js';
 import type { TasksServerLimits } from '../../core/limits.js';
+import { type Logger, redactTaskId } from '../../core/logger.js';
 import { isTerminal } from '../../core/state-machine.js';
 import type { TaskStore } from '../../core/store.js';
 import type { InputRequestRecord, TaskOutcome, TaskRecord } from '../../core/task.js';
 import type { ToolRegistry } from '../../core/tool-registry.js';
+import { discardUnservedChunks } from '../../core/unserved-chunks.js';
 import { largeResultMetaOf, parseResultUri, resultChunkCount, resultResourceUri } from '../../protocol/result-uri.js';
 import { type Actor, assertOwns, type TaskActor } from '../access.js';
 import type { Caller } from '../caller.js';
@@ -75,6 +77,8 @@ export interface TasksDoorOptions {
   cursors: CursorCodec;
   /** The tasks this process created, unchanged since (a blocking `tasks/result` starts from them). */
   fresh?: FreshTasks;
+  /** For what an operation does after its answer is decided (deleting the result chunks a cancel leaves unserved). */
+  logger: Logger;
 }
 
 /** Most operations `tasks/get` lists for one task. */
@@ -230,7 +234,11 @@ export class TasksDoor {
       const record = await door.scoped(actor, taskId, 'cancel');
       if (isTerminal(record.status)) return { cancelled: false, task: record };
       const cancelled = await store.transition(taskId, { to: 'cancelled', statusMessage, releaseLease: true, now: clock.now() });
-      return cancelled ? { cancelled: true, task: cancelled } : { cancelled: false, task: await door.scoped(actor, taskId, 'cancel') };
+      if (!cancelled) return { cancelled: false, task: await door.scoped(actor, taskId, 'cancel') };
+      // A run that stored a large result's chunks and died before its outcome left them: no run will end now to delete
+      // them, and recovery passes a cancelled task by. A live run's own are deleted here too, or by it (both harmless).
+      await discardUnservedChunks(store, taskId, this.options.logger.child({ taskId: redactTaskId(taskId) }));
+      return { cancelled: true, task: cancelled };
     });
   }
 

@@ -25,9 +25,15 @@ export class SqliteResults implements TaskResults {
     });
   }
 
-  /** See {@link TaskResults.discardUnservedResultChunks}. */
+  /**
+   * See {@link TaskResults.discardUnservedResultChunks}. Every cancel calls it: a task without chunks (nearly all) is
+   * answered from a read, without a write transaction and its fsync. Chunks cannot appear after that read for a task
+   * this deletes from: its writes need the task `working` and held (`putResultChunks`).
+   */
   async discardUnservedResultChunks(taskId: string): Promise<number> {
-    return this.ctx.committer.enqueue(() => this.ctx.stmt.discardUnservedResultChunks.run({ taskId }).changes);
+    const { stmt } = this.ctx;
+    if (!(await this.ctx.readDurable('read result chunks', () => stmt.hasResultChunks.get({ taskId })))) return 0;
+    return this.ctx.committer.enqueue(() => stmt.discardUnservedResultChunks.run({ taskId }).changes);
   }
 
   async readResultChunk(taskId: string, index: number): Promise<Uint8Array | undefined> {

@@ -44,6 +44,8 @@ export const SQL = Object.freeze({
   deleteResultChunks: 'DELETE FROM result_chunks WHERE task_id = @taskId',
   discardUnservedResultChunks: `DELETE FROM result_chunks WHERE task_id = @taskId AND EXISTS (SELECT 1 FROM tasks t WHERE t.task_id = @taskId AND (t.status = 'cancelled'
       OR (t.status IN ('completed', 'failed') AND EXISTS (SELECT 1 FROM task_outcomes o WHERE o.task_id = t.task_id AND o.kind = 'error'))))`,
+  /** Whether `discardUnservedResultChunks` has anything to look at (a cancel without a large result: no write). */
+  hasResultChunks: 'SELECT 1 AS present FROM result_chunks WHERE task_id = @taskId LIMIT 1',
   insertResultChunk: 'INSERT INTO result_chunks (task_id, chunk_index, data) VALUES (@taskId, @index, @data)',
   readResultChunk: 'SELECT data FROM result_chunks WHERE task_id = @taskId AND chunk_index = @index',
 
