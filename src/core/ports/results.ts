@@ -29,7 +29,8 @@ export interface TaskResults {
 
   /**
    * Delete the chunks of `taskId` that nothing will ever serve: it is `cancelled` (a run wrote them, then the cancel
-   * committed before the run's outcome, whose transition was then refused), or it ended with an error outcome (the
+   * committed before the run's outcome, whose transition was then refused, or the run died; the run and the cancel
+   * each call this), or it ended with an error outcome (the
    * run's outcome could not be stored after its chunks were, and the task failed with `result_not_stored`; or the run
    * died after them, and recovery failed the task `interrupted` or `attempts_exhausted`). Nothing
    * for a task in any other state — a run that took the task over may be writing chunks of its own, and a completed

@@ -237,7 +237,9 @@ export class TasksDoor {
       if (!cancelled) return { cancelled: false, task: await door.scoped(actor, taskId, 'cancel') };
       // A run that stored a large result's chunks and died before its outcome left them: no run will end now to delete
       // them, and recovery passes a cancelled task by. A live run's own are deleted here too, or by it (both harmless).
-      await discardUnservedChunks(store, taskId, this.options.logger.child({ taskId: redactTaskId(taskId) }));
+      // Not awaited: on PostgreSQL a run writing its chunks holds their rows, and the cancel must not wait for that
+      // write (it sees the cancel and deletes its own); the helper never rejects (a failure is logged).
+      void discardUnservedChunks(store, taskId, this.options.logger.child({ taskId: redactTaskId(taskId) }));
       return { cancelled: true, task: cancelled };
     });
   }
