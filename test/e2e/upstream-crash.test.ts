@@ -14,7 +14,7 @@ import { ensureBuilt } from '../cli/support.js';
 import { eventually } from '../helpers/run-notes.js';
 import { type ServerProcess, startServerProcess, startWorkerProcess, type WorkerProcess } from '../helpers/server-process.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { everythingStdio, tapEntries } from '../helpers/upstream-servers.js';
+import { endUpstreams, everythingStdio, tapEntries } from '../helpers/upstream-servers.js';
 import { pollModernTask, postModern, TASKS_EXTENSION } from '../helpers/wire.js';
 
 const LONG = 'trigger-long-running-operation';
@@ -61,6 +61,8 @@ describe('kill -9 of the worker during a forwarded call (issue 28)', () => {
   }, 120_000);
   afterAll(async () => {
     for (const running of processes.reverse()) await (running as ServerProcess).stop?.().catch(() => undefined);
+    // The upstreams of the workers killed while asking never end their operation (no answer can reach them).
+    for (const log of Object.values(taps)) endUpstreams(log);
     temp.remove();
   });
 

@@ -69,6 +69,25 @@ export interface TapEntry {
   message?: { id?: number | string; method?: string; params?: Record<string, unknown>; result?: unknown; error?: unknown };
 }
 
+/**
+ * Kill every upstream process recorded in `log` that has not exited, and its tap: an upstream whose gateway was killed
+ * mid-operation exits only once that operation ends, and one waiting for an answer to its question never does, so
+ * without this it outlives the test run.
+ */
+export function endUpstreams(log: string): void {
+  const entries = tapEntries(log);
+  const exited = new Set(entries.filter((entry) => entry.dir === 'exit').map((entry) => entry.tap));
+  for (const { tap, server } of entries.filter((entry) => entry.dir === 'start' && !exited.has(entry.tap))) {
+    for (const pid of [server, tap]) {
+      try {
+        if (pid !== undefined) process.kill(pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+}
+
 /** Everything the taps writing to `log` saw so far. */
 export function tapEntries(log: string): TapEntry[] {
   if (!existsSync(log)) return [];
