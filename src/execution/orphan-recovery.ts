@@ -19,9 +19,12 @@ export function safeToRerun(tool: AnyToolDefinition | undefined): tool is AnyToo
   return tool?.idempotent === true || tool?.journaled === true;
 }
 
-/** The failure of a task whose run waited in place when its worker stopped (recovery, or the drain) and may not rerun. */
-export function waitInterruptedMessage(toolName: string): string {
-  return `Task was interrupted (its worker stopped while ${toolName} waited for input) and is not safe to re-run`;
+/**
+ * The failure of a task whose worker stopped while its tool `ran` or `waited for input` (recovery, or the drain) and
+ * whose tool may not run again.
+ */
+export function interruptedMessage(toolName: string, doing: 'ran' | 'waited for input'): string {
+  return `Task was interrupted (its worker stopped while ${toolName} ${doing}) and is not safe to re-run`;
 }
 
 /** What the functions here use of the worker: its options, and its one way to fail a task (pending status dropped). */
@@ -46,7 +49,7 @@ export async function recoverAsking(deps: OrphanDeps, record: TaskRecord): Promi
   }
   observer?.orphanRecovered?.('interrupted');
   logger.info({ taskId: redactTaskId(record.taskId) }, 'a run that waited in place is gone; failing its task');
-  await failOrphan(deps, record, 'interrupted', waitInterruptedMessage(record.toolName));
+  await failOrphan(deps, record, 'interrupted', interruptedMessage(record.toolName, 'waited for input'));
 }
 
 /**

@@ -13,7 +13,7 @@ import type { TaskRecord } from '../core/task.js';
 import { failByRuntime } from './fail-task.js';
 import { InputWakes } from './input-wakes.js';
 import { LeaseHeartbeat } from './lease-heartbeat.js';
-import { failOrphan, type OrphanDeps, recoverAsking, safeToRerun, waitInterruptedMessage } from './orphan-recovery.js';
+import { failOrphan, interruptedMessage, type OrphanDeps, recoverAsking, safeToRerun } from './orphan-recovery.js';
 import { StatusWriter } from './status-writer.js';
 import { type AbortReason, type RunContext, runTask, type RuntimeFailure, type Slot } from './task-run.js';
 import type { TaskWorkerOptions } from './task-worker-options.js';
@@ -241,12 +241,7 @@ export class TaskWorker {
         await failOrphan(this.orphans, record, 'attempts_exhausted', `Task ran ${record.attempt} times without finishing`);
       } else {
         this.options.observer?.orphanRecovered?.('interrupted');
-        await failOrphan(
-          this.orphans,
-          record,
-          'interrupted',
-          `Task was interrupted (its worker stopped while ${record.toolName} ran) and is not safe to re-run`,
-        );
+        await failOrphan(this.orphans, record, 'interrupted', interruptedMessage(record.toolName, 'ran'));
       }
     }
   }
@@ -515,8 +510,8 @@ export class TaskWorker {
     const { store, tools, logger } = this.options;
     for (const record of slots.flatMap((slot) => (slot.record ? [slot.record] : []))) {
       if (safeToRerun(tools.get(record.toolName))) continue;
-      await failByRuntime(store, record.taskId, 'interrupted', waitInterruptedMessage(record.toolName), this.options.clock.now()).catch((error: unknown) =>
-        logger.warn({ err: error, taskId: redactTaskId(record.taskId) }, 'failing a task that waited in place failed'),
+      await failByRuntime(store, record.taskId, 'interrupted', interruptedMessage(record.toolName, 'waited for input'), this.options.clock.now()).catch(
+        (error: unknown) => logger.warn({ err: error, taskId: redactTaskId(record.taskId) }, 'failing a task that waited in place failed'),
       );
     }
   }
